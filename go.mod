@@ -1,0 +1,3 @@
+module github.com/go-gpu/gpu
+
+go 1.26
