@@ -1,0 +1,658 @@
+package random
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"strings"
+
+	"github.com/go-gpu/gpu/dtype"
+)
+
+// PTXVersion is the PTX ISA version the kernels declare (CUDA 11.8 and later drivers; the
+// first with sm_90).
+const PTXVersion = "7.8"
+
+// Kernel is the PTX source of one kernel that fills n contiguous elements of a request.
+//
+// Parameters, each .u64, in order (Spec.Args builds them): out (device address of element
+// 0; aligned to the element size; 16-byte alignment enables vector stores), n (elements),
+// seed, offset (the counter of the request's block 0) and, for Range, lo and hi (two's
+// complement; the int32 kernel reads their low 32 bits; the caller guarantees lo < hi).
+//
+// Each thread takes Philox blocks b = ctaid.x*ntid.x + tid.x, then b + ntid.x*nctaid.x, ...
+// (a grid-stride loop) while b < Blocks(n); block b yields elements b*E .. b*E+E-1
+// (E = ElemsPerBlock), 16 bytes, written with one 16-byte st.global.v4.b32/.f32 or
+// v2.b64/.f64 when the block is whole and out is 16-byte aligned, else element by element
+// with a bounds check. Any grid computes the same output. Recommended launch: 256 threads
+// per block and min(ceil(Blocks(n)/256), 8*SMs) blocks (8 resident 256-thread blocks per
+// SM on sm_90 when the kernel uses at most 32 registers; the grid-stride loop covers the
+// rest). The 32-bit variant (Index64 false) needs n < 2^31 and at most 2^31 threads in the
+// grid; the 64-bit variant has no limit.
+type Kernel struct {
+	Spec    Spec
+	Index64 bool
+	Target  string // e.g. "sm_90"
+	Name    string // the .entry name
+	PTX     string // a complete module: .version, .target, .address_size 64, one .entry
+}
+
+// Index64 reports whether a request of n elements needs the 64-bit index variant.
+func Index64(n int64) bool { return n >= 1<<31 }
+
+// Kernel returns the PTX kernel for s on a GPU of compute capability major.minor
+// (.target sm_<major><minor>; 5.0 or later), with 64-bit index arithmetic if index64.
+// The kernel does not depend on Lo and Hi (they are parameters).
+func (s Spec) Kernel(major, minor int, index64 bool) (Kernel, error) {
+	if major < 5 || minor < 0 || minor > 9 {
+		return Kernel{}, fmt.Errorf("random: unsupported compute capability %d.%d", major, minor)
+	}
+	return genKernel(s, fmt.Sprintf("sm_%d%d", major, minor), index64, MaxRounds)
+}
+
+// KernelName returns the .entry name of s's kernel: random_<dist>_<type>_i32 or _i64.
+func (s Spec) KernelName(index64 bool) string {
+	ix := "i32"
+	if index64 {
+		ix = "i64"
+	}
+	return fmt.Sprintf("random_%v_%v_%s", s.Dist, s.Type, ix)
+}
+
+// asm collects the body of a kernel; registers are numbered per class and declared at
+// the end (%p .pred, %r .b32, %rd .b64, %f .f32, %fd .f64, %h .b16).
+type asm struct {
+	b      strings.Builder
+	counts map[string]int
+	labels int
+}
+
+var regDecl = []struct{ class, typ string }{
+	{"p", ".pred"}, {"h", ".b16"}, {"r", ".b32"}, {"rd", ".b64"}, {"f", ".f32"}, {"fd", ".f64"},
+}
+
+func (a *asm) reg(class string) string {
+	i := a.counts[class]
+	a.counts[class]++
+	return fmt.Sprintf("%%%s%d", class, i)
+}
+
+func (a *asm) ins(format string, args ...any) {
+	a.b.WriteString("\t")
+	fmt.Fprintf(&a.b, format, args...)
+	a.b.WriteString(";\n")
+}
+
+func (a *asm) newLabel(prefix string) string {
+	a.labels++
+	return fmt.Sprintf("$L_%s_%d", prefix, a.labels)
+}
+
+func (a *asm) label(l string) { a.b.WriteString(l + ":\n") }
+
+// op emits "<op> d, args..." into a new register of class and returns it.
+func (a *asm) op(class, op string, args ...string) string {
+	d := a.reg(class)
+	a.ins("%s %s, %s", op, d, strings.Join(args, ", "))
+	return d
+}
+
+func f32imm(x float32) string { return fmt.Sprintf("0f%08X", math.Float32bits(x)) }
+func f64imm(x float64) string { return fmt.Sprintf("0d%016X", math.Float64bits(x)) }
+func imm(x uint64) string     { return fmt.Sprintf("%d", x) }
+func hex(x uint64) string     { return fmt.Sprintf("0x%X", x) }
+
+// xor3 emits x ^ y ^ z, where "0" stands for a known zero.
+func (a *asm) xor3(x, y, z string) string {
+	var nz []string
+	for _, v := range []string{x, y, z} {
+		if v != "0" {
+			nz = append(nz, v)
+		}
+	}
+	switch len(nz) {
+	case 0:
+		return "0"
+	case 1:
+		return nz[0]
+	}
+	r := a.op("r", "xor.b32", nz[0], nz[1])
+	if len(nz) == 3 {
+		r = a.op("r", "xor.b32", r, nz[2])
+	}
+	return r
+}
+
+// philox emits Philox4x32-10 of counter c (registers, or "0") under the round keys and
+// returns the four output words.
+func (a *asm) philox(c [4]string, keys [Rounds][2]string) [4]string {
+	for i := 0; i < Rounds; i++ {
+		lo0, hi0, lo1, hi1 := "0", "0", "0", "0"
+		if c[0] != "0" {
+			p := a.op("rd", "mul.wide.u32", c[0], hex(philoxM0))
+			lo0, hi0 = a.reg("r"), a.reg("r")
+			a.ins("mov.b64 {%s, %s}, %s", lo0, hi0, p)
+		}
+		if c[2] != "0" {
+			p := a.op("rd", "mul.wide.u32", c[2], hex(philoxM1))
+			lo1, hi1 = a.reg("r"), a.reg("r")
+			a.ins("mov.b64 {%s, %s}, %s", lo1, hi1, p)
+		}
+		c = [4]string{a.xor3(hi1, c[1], keys[i][0]), lo1, a.xor3(hi0, c[3], keys[i][1]), lo0}
+	}
+	for i, v := range c { // materialize known zeros (only possible for odd inputs)
+		if v == "0" {
+			c[i] = a.op("r", "mov.b32", "0")
+		}
+	}
+	return c
+}
+
+// output describes the 16 bytes of one block: regs in memory order, each of PTX type typ
+// (b32 or f32: four regs; b64 or f64: two).
+type output struct {
+	regs []string
+	typ  string
+}
+
+// kernelGen holds what the transforms need besides the words.
+type kernelGen struct {
+	a         *asm
+	s         Spec
+	keys      [Rounds][2]string
+	ctrLo     string // counter words 0 and 1 of the current block
+	ctrHi     string
+	lo, r, t  string // Range: lo, range size, rejection threshold
+	maxRounds uint32
+}
+
+func (g *kernelGen) transform(w [4]string) output {
+	a := g.a
+	switch g.s.Dist {
+	case Uniform:
+		switch g.s.Type {
+		case dtype.Float32:
+			var o []string
+			for _, x := range w {
+				v := a.op("r", "shr.u32", x, "8")
+				f := a.op("f", "cvt.rn.f32.u32", v)
+				o = append(o, a.op("f", "mul.rn.f32", f, f32imm(0x1p-24)))
+			}
+			return output{o, "f32"}
+		case dtype.Float64:
+			var o []string
+			for j := 0; j < 2; j++ {
+				x := a.reg("rd")
+				a.ins("mov.b64 %s, {%s, %s}", x, w[2*j], w[2*j+1])
+				v := a.op("rd", "shr.u64", x, "11")
+				f := a.op("fd", "cvt.rn.f64.u64", v)
+				o = append(o, a.op("fd", "mul.rn.f64", f, f64imm(0x1p-53)))
+			}
+			return output{o, "f64"}
+		case dtype.Float16:
+			var o []string
+			for _, x := range w {
+				lo := a.op("r", "and.b32", x, "0xFFFF")
+				lo = a.op("r", "shr.u32", lo, "5")
+				hi := a.op("r", "shr.u32", x, "21")
+				var hs [2]string
+				for k, v := range []string{lo, hi} {
+					f := a.op("f", "cvt.rn.f32.u32", v)
+					f = a.op("f", "mul.rn.f32", f, f32imm(0x1p-11))
+					hs[k] = a.op("h", "cvt.rn.f16.f32", f)
+				}
+				r := a.reg("r")
+				a.ins("mov.b32 %s, {%s, %s}", r, hs[0], hs[1])
+				o = append(o, r)
+			}
+			return output{o, "b32"}
+		case dtype.BFloat16:
+			var o []string
+			for _, x := range w {
+				lo := a.op("r", "and.b32", x, "0xFFFF")
+				lo = a.op("r", "shr.u32", lo, "8")
+				hi := a.op("r", "shr.u32", x, "24")
+				var bs [2]string
+				for k, v := range []string{lo, hi} {
+					f := a.op("f", "cvt.rn.f32.u32", v)
+					f = a.op("f", "mul.rn.f32", f, f32imm(0x1p-8))
+					bs[k] = a.op("r", "mov.b32", f)
+				}
+				l := a.op("r", "shr.u32", bs[0], "16")
+				h := a.op("r", "and.b32", bs[1], "0xFFFF0000")
+				o = append(o, a.op("r", "or.b32", l, h))
+			}
+			return output{o, "b32"}
+		}
+	case Normal:
+		switch g.s.Type {
+		case dtype.Float32:
+			z0, z1 := g.boxMuller32(w[0], w[1])
+			z2, z3 := g.boxMuller32(w[2], w[3])
+			return output{[]string{z0, z1, z2, z3}, "f32"}
+		case dtype.Float64:
+			x0, x1 := a.reg("rd"), a.reg("rd")
+			a.ins("mov.b64 %s, {%s, %s}", x0, w[0], w[1])
+			a.ins("mov.b64 %s, {%s, %s}", x1, w[2], w[3])
+			z0, z1 := g.boxMuller64(x0, x1)
+			return output{[]string{z0, z1}, "f64"}
+		}
+	case FullRange:
+		switch g.s.Type.Size() {
+		case 8:
+			x0, x1 := a.reg("rd"), a.reg("rd")
+			a.ins("mov.b64 %s, {%s, %s}", x0, w[0], w[1])
+			a.ins("mov.b64 %s, {%s, %s}", x1, w[2], w[3])
+			return output{[]string{x0, x1}, "b64"}
+		}
+		if g.s.Type == dtype.Bool {
+			var o []string
+			for _, x := range w {
+				o = append(o, a.op("r", "and.b32", x, "0x01010101"))
+			}
+			return output{o, "b32"}
+		}
+		return output{w[:], "b32"}
+	case Range:
+		if g.s.Type == dtype.Int32 {
+			return g.range32(w)
+		}
+		return g.range64(w)
+	}
+	panic("random: no transform for " + g.s.String())
+}
+
+// range32 emits Lemire's method for four int32 elements, with the rare redraw loop.
+func (g *kernelGen) range32(w [4]string) output {
+	a := g.a
+	var hi [4]string
+	var rej [4]string
+	for k := 0; k < 4; k++ {
+		m := a.op("rd", "mul.wide.u32", w[k], g.r)
+		lo := a.reg("r")
+		hi[k] = a.reg("r")
+		a.ins("mov.b64 {%s, %s}, %s", lo, hi[k], m)
+		rej[k] = a.op("p", "setp.lt.u32", lo, g.t)
+	}
+	resume := g.redraw(rej[:], func(v [4]string, last string) {
+		for k := 0; k < 4; k++ {
+			m := a.op("rd", "mul.wide.u32", v[k], g.r)
+			lo, h := a.reg("r"), a.reg("r")
+			a.ins("mov.b64 {%s, %s}, %s", lo, h, m)
+			a.ins("selp.b32 %s, %s, %s, %s", hi[k], h, hi[k], rej[k])
+			q := a.op("p", "setp.lt.u32", lo, g.t)
+			a.ins("and.pred %s, %s, %s", q, q, last)
+			a.ins("and.pred %s, %s, %s", rej[k], rej[k], q)
+		}
+	})
+	a.label(resume)
+	var o []string
+	for k := 0; k < 4; k++ {
+		o = append(o, a.op("r", "add.u32", hi[k], g.lo))
+	}
+	return output{o, "b32"}
+}
+
+// range64 is range32 for two int64 elements.
+func (g *kernelGen) range64(w [4]string) output {
+	a := g.a
+	var hi, rej [2]string
+	pack := func(x, y string) string {
+		d := a.reg("rd")
+		a.ins("mov.b64 %s, {%s, %s}", d, x, y)
+		return d
+	}
+	for k := 0; k < 2; k++ {
+		x := pack(w[2*k], w[2*k+1])
+		lo := a.op("rd", "mul.lo.u64", x, g.r)
+		hi[k] = a.op("rd", "mul.hi.u64", x, g.r)
+		rej[k] = a.op("p", "setp.lt.u64", lo, g.t)
+	}
+	resume := g.redraw(rej[:], func(v [4]string, last string) {
+		for k := 0; k < 2; k++ {
+			x := pack(v[2*k], v[2*k+1])
+			lo := a.op("rd", "mul.lo.u64", x, g.r)
+			h := a.op("rd", "mul.hi.u64", x, g.r)
+			a.ins("selp.b64 %s, %s, %s, %s", hi[k], h, hi[k], rej[k])
+			q := a.op("p", "setp.lt.u64", lo, g.t)
+			a.ins("and.pred %s, %s, %s", q, q, last)
+			a.ins("and.pred %s, %s, %s", rej[k], rej[k], q)
+		}
+	})
+	a.label(resume)
+	return output{[]string{a.op("rd", "add.u64", hi[0], g.lo), a.op("rd", "add.u64", hi[1], g.lo)}, "b64"}
+}
+
+// redraw emits: if any rej, loop over rounds 1, 2, ... computing the block (ctr, round)
+// and calling body(words, notLast) until no element is rejected; notLast is false in
+// round maxRounds-1, which accepts everything. It returns the label to place after.
+func (g *kernelGen) redraw(rej []string, body func(v [4]string, notLast string)) string {
+	a := g.a
+	resume := a.newLabel("resume")
+	loop := a.newLabel("redraw")
+	anyRej := func() string {
+		p := rej[0]
+		for _, q := range rej[1:] {
+			p = a.op("p", "or.pred", p, q)
+		}
+		return p
+	}
+	a.ins("@!%s bra.uni %s", anyRej(), resume)
+	round := a.op("r", "mov.u32", "1")
+	a.label(loop)
+	v := a.philox([4]string{g.ctrLo, g.ctrHi, round, "0"}, g.keys)
+	notLast := a.op("p", "setp.ne.u32", round, imm(uint64(g.maxRounds-1)))
+	body(v, notLast)
+	a.ins("add.u32 %s, %s, 1", round, round)
+	a.ins("@%s bra %s", anyRej(), loop)
+	return resume
+}
+
+// boxMuller32 emits boxMuller32 (fmath.go) step for step.
+func (g *kernelGen) boxMuller32(w0, w1 string) (z0, z1 string) {
+	a := g.a
+	x := a.op("f", "cvt.rn.f32.u32", w0)
+	u := a.op("f", "fma.rn.f32", x, f32imm(0x1p-32), f32imm(0x1p-33))
+	l := g.log32(u)
+	m := a.op("f", "mul.rn.f32", l, f32imm(-2))
+	r := a.op("f", "sqrt.rn.f32", m)
+	s, c := g.sincos32(w1)
+	return a.op("f", "mul.rn.f32", r, c), a.op("f", "mul.rn.f32", r, s)
+}
+
+// log32 emits log32 (fmath.go) step for step.
+func (g *kernelGen) log32(x string) string {
+	a := g.a
+	b := a.op("r", "mov.b32", x)
+	t := a.op("r", "sub.u32", b, hex(sqrtHalf32Bits))
+	e := a.op("r", "shr.s32", t, "23")
+	t2 := a.op("r", "shl.b32", e, "23")
+	mb := a.op("r", "sub.u32", b, t2)
+	m := a.op("f", "mov.b32", mb)
+	f := a.op("f", "sub.rn.f32", m, f32imm(1))
+	d := a.op("f", "add.rn.f32", f, f32imm(2))
+	s := a.op("f", "div.rn.f32", f, d)
+	z := a.op("f", "mul.rn.f32", s, s)
+	p := a.op("f", "fma.rn.f32", z, f32imm(logCoef32[3]), f32imm(logCoef32[2]))
+	p = a.op("f", "fma.rn.f32", z, p, f32imm(logCoef32[1]))
+	p = a.op("f", "fma.rn.f32", z, p, f32imm(logCoef32[0]))
+	r := a.op("f", "mul.rn.f32", z, p)
+	h := a.op("f", "mul.rn.f32", f, f32imm(0.5))
+	hfsq := a.op("f", "mul.rn.f32", h, f)
+	tt := a.op("f", "add.rn.f32", hfsq, r)
+	ns := a.op("f", "neg.f32", s)
+	u := a.op("f", "fma.rn.f32", ns, tt, hfsq)
+	lm := a.op("f", "sub.rn.f32", f, u)
+	kf := a.op("f", "cvt.rn.f32.s32", e)
+	v := a.op("f", "fma.rn.f32", kf, f32imm(ln2Lo32), lm)
+	return a.op("f", "fma.rn.f32", kf, f32imm(ln2Hi32), v)
+}
+
+// sincos32 emits sincos2pi32 (fmath.go) step for step.
+func (g *kernelGen) sincos32(w string) (sin, cos string) {
+	a := g.a
+	q := a.op("r", "add.u32", w, "0x20000000")
+	q = a.op("r", "shr.u32", q, "30")
+	qs := a.op("r", "shl.b32", q, "30")
+	d := a.op("r", "sub.u32", w, qs)
+	tf := a.op("f", "cvt.rn.f32.s32", d)
+	t := a.op("f", "mul.rn.f32", tf, f32imm(0x1p-30))
+	t2 := a.op("f", "mul.rn.f32", t, t)
+	ps := a.op("f", "fma.rn.f32", t2, f32imm(sinCoef32[4]), f32imm(sinCoef32[3]))
+	for k := 2; k >= 0; k-- {
+		ps = a.op("f", "fma.rn.f32", t2, ps, f32imm(sinCoef32[k]))
+	}
+	s := a.op("f", "mul.rn.f32", t, ps)
+	pc := a.op("f", "fma.rn.f32", t2, f32imm(cosCoef32[4]), f32imm(cosCoef32[3]))
+	for k := 2; k >= 0; k-- {
+		pc = a.op("f", "fma.rn.f32", t2, pc, f32imm(cosCoef32[k]))
+	}
+	c := a.op("f", "fma.rn.f32", t2, pc, f32imm(1))
+	q1 := a.op("r", "and.b32", q, "1")
+	swap := a.op("p", "setp.ne.u32", q1, "0")
+	sa := a.op("f", "selp.f32", c, s, swap)
+	ca := a.op("f", "selp.f32", s, c, swap)
+	ss := a.op("r", "and.b32", q, "2")
+	ss = a.op("r", "shl.b32", ss, "30")
+	cs := a.op("r", "add.u32", q, "1")
+	cs = a.op("r", "and.b32", cs, "2")
+	cs = a.op("r", "shl.b32", cs, "30")
+	sb := a.op("r", "mov.b32", sa)
+	sb = a.op("r", "xor.b32", sb, ss)
+	cb := a.op("r", "mov.b32", ca)
+	cb = a.op("r", "xor.b32", cb, cs)
+	return a.op("f", "mov.b32", sb), a.op("f", "mov.b32", cb)
+}
+
+// boxMuller64 emits boxMuller64 (fmath.go) step for step.
+func (g *kernelGen) boxMuller64(x0, x1 string) (z0, z1 string) {
+	a := g.a
+	x := a.op("fd", "cvt.rn.f64.u64", x0)
+	u := a.op("fd", "fma.rn.f64", x, f64imm(0x1p-64), f64imm(0x1p-65))
+	l := g.log64(u)
+	m := a.op("fd", "mul.rn.f64", l, f64imm(-2))
+	r := a.op("fd", "sqrt.rn.f64", m)
+	s, c := g.sincos64(x1)
+	return a.op("fd", "mul.rn.f64", r, c), a.op("fd", "mul.rn.f64", r, s)
+}
+
+// log64 emits log64 (fmath.go) step for step.
+func (g *kernelGen) log64(x string) string {
+	a := g.a
+	b := a.op("rd", "mov.b64", x)
+	t := a.op("rd", "sub.u64", b, hex(sqrtHalf64Bits))
+	e := a.op("rd", "shr.s64", t, "52")
+	t2 := a.op("rd", "shl.b64", e, "52")
+	mb := a.op("rd", "sub.u64", b, t2)
+	m := a.op("fd", "mov.b64", mb)
+	f := a.op("fd", "sub.rn.f64", m, f64imm(1))
+	d := a.op("fd", "add.rn.f64", f, f64imm(2))
+	s := a.op("fd", "div.rn.f64", f, d)
+	z := a.op("fd", "mul.rn.f64", s, s)
+	p := a.op("fd", "fma.rn.f64", z, f64imm(logCoef64[9]), f64imm(logCoef64[8]))
+	for k := 7; k >= 0; k-- {
+		p = a.op("fd", "fma.rn.f64", z, p, f64imm(logCoef64[k]))
+	}
+	r := a.op("fd", "mul.rn.f64", z, p)
+	h := a.op("fd", "mul.rn.f64", f, f64imm(0.5))
+	hfsq := a.op("fd", "mul.rn.f64", h, f)
+	tt := a.op("fd", "add.rn.f64", hfsq, r)
+	ns := a.op("fd", "neg.f64", s)
+	u := a.op("fd", "fma.rn.f64", ns, tt, hfsq)
+	lm := a.op("fd", "sub.rn.f64", f, u)
+	kf := a.op("fd", "cvt.rn.f64.s64", e)
+	v := a.op("fd", "fma.rn.f64", kf, f64imm(ln2Lo64), lm)
+	return a.op("fd", "fma.rn.f64", kf, f64imm(ln2Hi64), v)
+}
+
+// sincos64 emits sincos2pi64 (fmath.go) step for step.
+func (g *kernelGen) sincos64(x string) (sin, cos string) {
+	a := g.a
+	q := a.op("rd", "add.u64", x, "0x2000000000000000")
+	q = a.op("rd", "shr.u64", q, "62")
+	qs := a.op("rd", "shl.b64", q, "62")
+	d := a.op("rd", "sub.u64", x, qs)
+	tf := a.op("fd", "cvt.rn.f64.s64", d)
+	t := a.op("fd", "mul.rn.f64", tf, f64imm(0x1p-62))
+	t2 := a.op("fd", "mul.rn.f64", t, t)
+	ps := a.op("fd", "fma.rn.f64", t2, f64imm(sinCoef64[8]), f64imm(sinCoef64[7]))
+	for k := 6; k >= 0; k-- {
+		ps = a.op("fd", "fma.rn.f64", t2, ps, f64imm(sinCoef64[k]))
+	}
+	s := a.op("fd", "mul.rn.f64", t, ps)
+	pc := a.op("fd", "fma.rn.f64", t2, f64imm(cosCoef64[7]), f64imm(cosCoef64[6]))
+	for k := 5; k >= 0; k-- {
+		pc = a.op("fd", "fma.rn.f64", t2, pc, f64imm(cosCoef64[k]))
+	}
+	c := a.op("fd", "fma.rn.f64", t2, pc, f64imm(1))
+	q32 := a.op("r", "cvt.u32.u64", q)
+	q1 := a.op("r", "and.b32", q32, "1")
+	swap := a.op("p", "setp.ne.u32", q1, "0")
+	sa := a.op("fd", "selp.f64", c, s, swap)
+	ca := a.op("fd", "selp.f64", s, c, swap)
+	ss := a.op("rd", "and.b64", q, "2")
+	ss = a.op("rd", "shl.b64", ss, "62")
+	cs := a.op("rd", "add.u64", q, "1")
+	cs = a.op("rd", "and.b64", cs, "2")
+	cs = a.op("rd", "shl.b64", cs, "62")
+	sb := a.op("rd", "mov.b64", sa)
+	sb = a.op("rd", "xor.b64", sb, ss)
+	cb := a.op("rd", "mov.b64", ca)
+	cb = a.op("rd", "xor.b64", cb, cs)
+	return a.op("fd", "mov.b64", sb), a.op("fd", "mov.b64", cb)
+}
+
+// genKernel writes the kernel; maxRounds is MaxRounds except in tests.
+func genKernel(s Spec, target string, index64 bool, maxRounds uint32) (Kernel, error) {
+	if s.Dist == Range && s.Lo >= s.Hi { // the bounds are parameters: any valid pair will do
+		s.Lo, s.Hi = 0, 1
+	}
+	if err := s.Validate(); err != nil {
+		return Kernel{}, err
+	}
+	name := s.KernelName(index64)
+	a := &asm{counts: map[string]int{}}
+	g := &kernelGen{a: a, s: s, maxRounds: maxRounds}
+	size := s.Type.Size()
+	epb := 16 / size
+	sh := bits.TrailingZeros(uint(epb))
+
+	params := []string{"out", "n", "seed", "offset"}
+	if s.Dist == Range {
+		params = append(params, "lo", "hi")
+	}
+	p := map[string]string{}
+	for _, n := range params {
+		p[n] = a.reg("rd")
+		a.ins("ld.param.u64 %s, [%s_%s]", p[n], name, n)
+	}
+	// Key schedule: round i uses (k0 + i*W0, k1 + i*W1) mod 2^32.
+	k0 := a.op("r", "cvt.u32.u64", p["seed"])
+	k1 := a.op("r", "cvt.u32.u64", a.op("rd", "shr.u64", p["seed"], "32"))
+	g.keys[0] = [2]string{k0, k1}
+	for i := 1; i < Rounds; i++ {
+		g.keys[i] = [2]string{
+			a.op("r", "add.u32", k0, hex(uint64(uint32(i)*philoxW0))),
+			a.op("r", "add.u32", k1, hex(uint64(uint32(i)*philoxW1))),
+		}
+	}
+	if s.Dist == Range {
+		if s.Type == dtype.Int32 {
+			g.lo = a.op("r", "cvt.u32.u64", p["lo"])
+			h := a.op("r", "cvt.u32.u64", p["hi"])
+			g.r = a.op("r", "sub.u32", h, g.lo)
+			nr := a.op("r", "neg.s32", g.r)
+			g.t = a.op("r", "rem.u32", nr, g.r)
+		} else {
+			g.lo = p["lo"]
+			g.r = a.op("rd", "sub.u64", p["hi"], g.lo)
+			nr := a.op("rd", "neg.s64", g.r)
+			g.t = a.op("rd", "rem.u64", nr, g.r)
+		}
+	}
+	ic, it := "r", "u32" // index register class and type
+	if index64 {
+		ic, it = "rd", "u64"
+	}
+	var n, nb, nfull string
+	if index64 {
+		n = p["n"]
+	} else {
+		n = a.op("r", "cvt.u32.u64", p["n"])
+	}
+	nb = a.op(ic, "add."+it, n, imm(uint64(epb-1)))
+	nb = a.op(ic, "shr."+it, nb, imm(uint64(sh)))
+	nfull = a.op(ic, "shr."+it, n, imm(uint64(sh)))
+	al := a.op("rd", "and.b64", p["out"], "15")
+	aligned := a.op("p", "setp.eq.u64", al, "0")
+	tid := a.op("r", "mov.u32", "%tid.x")
+	ntid := a.op("r", "mov.u32", "%ntid.x")
+	ctaid := a.op("r", "mov.u32", "%ctaid.x")
+	nctaid := a.op("r", "mov.u32", "%nctaid.x")
+	var b, stride string
+	if index64 {
+		b = a.op("rd", "mul.wide.u32", ctaid, ntid)
+		a.ins("add.u64 %s, %s, %s", b, b, a.op("rd", "cvt.u64.u32", tid))
+		stride = a.op("rd", "mul.wide.u32", ntid, nctaid)
+	} else {
+		b = a.op("r", "mad.lo.u32", ctaid, ntid, tid)
+		stride = a.op("r", "mul.lo.u32", ntid, nctaid)
+	}
+	done, loop, scalar, next := a.newLabel("done"), a.newLabel("loop"), a.newLabel("scalar"), a.newLabel("next")
+	a.ins("@%s bra.uni %s", a.op("p", "setp.ge."+it, b, nb), done)
+	a.label(loop)
+	b64 := b
+	if !index64 {
+		b64 = a.op("rd", "cvt.u64.u32", b)
+	}
+	ctr := a.op("rd", "add.u64", p["offset"], b64)
+	g.ctrLo, g.ctrHi = a.reg("r"), a.reg("r")
+	a.ins("mov.b64 {%s, %s}, %s", g.ctrLo, g.ctrHi, ctr)
+	w := a.philox([4]string{g.ctrLo, g.ctrHi, "0", "0"}, g.keys)
+	o := g.transform(w)
+	var boff string
+	if index64 {
+		boff = a.op("rd", "shl.b64", b, "4")
+	} else {
+		boff = a.op("rd", "mul.wide.u32", b, "16")
+	}
+	addr := a.op("rd", "add.u64", p["out"], boff)
+	full := a.op("p", "setp.lt."+it, b, nfull)
+	vec := a.op("p", "and.pred", full, aligned)
+	a.ins("@!%s bra %s", vec, scalar)
+	a.ins("st.global.v%d.%s [%s], {%s}", len(o.regs), o.typ, addr, strings.Join(o.regs, ", "))
+	a.ins("bra.uni %s", next)
+	a.label(scalar)
+	e0 := a.op(ic, "shl.b"+it[1:], b, imm(uint64(sh)))
+	for k := 0; k < epb; k++ {
+		ek := e0
+		if k > 0 {
+			ek = a.op(ic, "add."+it, e0, imm(uint64(k)))
+		}
+		q := a.op("p", "setp.lt."+it, ek, n)
+		at := fmt.Sprintf("[%s+%d]", addr, k*size)
+		switch size {
+		case 4, 8:
+			a.ins("@%s st.global.%s %s, %s", q, o.typ, at, o.regs[k])
+		case 2:
+			h := [2]string{a.reg("h"), a.reg("h")}
+			a.ins("mov.b32 {%s, %s}, %s", h[0], h[1], o.regs[k/2])
+			a.ins("@%s st.global.b16 %s, %s", q, at, h[k%2])
+		case 1:
+			v := o.regs[k/4]
+			if k%4 != 0 {
+				v = a.op("r", "shr.u32", v, imm(uint64(8*(k%4))))
+			}
+			a.ins("@%s st.global.b8 %s, %s", q, at, v)
+		}
+	}
+	a.label(next)
+	a.ins("add.%s %s, %s, %s", it, b, b, stride)
+	a.ins("@%s bra %s", a.op("p", "setp.lt."+it, b, nb), loop)
+	a.label(done)
+	a.ins("ret")
+
+	var m strings.Builder
+	fmt.Fprintf(&m, "// %s: %v, generated by github.com/go-gpu/gpu/random.\n", name, s)
+	fmt.Fprintf(&m, ".version %s\n.target %s\n.address_size 64\n\n", PTXVersion, target)
+	fmt.Fprintf(&m, ".visible .entry %s(\n", name)
+	for i, n := range params {
+		sep := ","
+		if i == len(params)-1 {
+			sep = ""
+		}
+		fmt.Fprintf(&m, "\t.param .u64 %s_%s%s\n", name, n, sep)
+	}
+	m.WriteString(")\n{\n")
+	for _, d := range regDecl {
+		if c := a.counts[d.class]; c > 0 {
+			fmt.Fprintf(&m, "\t.reg %s %%%s<%d>;\n", d.typ, d.class, c)
+		}
+	}
+	m.WriteString(a.b.String())
+	m.WriteString("}\n")
+	if !index64 {
+		s.Lo, s.Hi = 0, 0
+	}
+	return Kernel{Spec: s, Index64: index64, Target: target, Name: name, PTX: m.String()}, nil
+}
