@@ -1,0 +1,400 @@
+package random
+
+import (
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/go-gpu/gpu/dtype"
+)
+
+// exactFMA32 is a*b+c rounded once to float32, computed with math/big.
+func exactFMA32(a, b, c float32) float32 {
+	x := new(big.Float).SetPrec(400).SetFloat64(float64(a))
+	x.Mul(x, new(big.Float).SetFloat64(float64(b)))
+	x.Add(x, new(big.Float).SetFloat64(float64(c)))
+	f, _ := x.Float32() // nearest even, with subnormals
+	if f == 0 && math.Signbit(float64(a*b)) && math.Signbit(float64(c)) {
+		return float32(math.Copysign(0, -1))
+	}
+	return f
+}
+
+func TestFMA32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	n := 300000
+	if testing.Short() {
+		n = 30000
+	}
+	naiveWrong := 0
+	check := func(a, b, c float32) {
+		want := exactFMA32(a, b, c)
+		got := fma32(a, b, c)
+		if math.Float32bits(got) != math.Float32bits(want) && !(got == 0 && want == 0) {
+			t.Fatalf("fma32(%x, %x, %x) = %x, want %x", a, b, c, got, want)
+		}
+		if float32(math.FMA(float64(a), float64(b), float64(c))) != want {
+			naiveWrong++
+		}
+	}
+	randf := func(emin, emax int) float32 {
+		m := 1 + rng.Float64()
+		e := emin + rng.IntN(emax-emin+1)
+		x := float32(math.Ldexp(m, e))
+		if rng.IntN(2) == 0 {
+			x = -x
+		}
+		return x
+	}
+	for i := 0; i < n; i++ {
+		a, b := randf(-30, 30), randf(-30, 30)
+		// c near -a*b so that the sum cancels, or of similar or tiny size.
+		var c float32
+		switch i % 4 {
+		case 0:
+			c = -float32(float64(a) * float64(b))
+		case 1:
+			c = randf(-60, 60)
+		case 2:
+			p := float64(a) * float64(b)
+			c = float32(math.Ldexp(p, -25-rng.IntN(5)))
+		default:
+			c = randf(-149, -126) // subnormal-ish sums
+			a, b = randf(-80, -60), randf(-80, -60)
+		}
+		check(a, b, c)
+	}
+	// Halfway cases where rounding to float64 first makes a tie: a*b = 1 + 2^-24 + 2^-60
+	// style sums. a = 1 + 2^-12, b = 1 + 2^-12 gives 1 + 2^-11 + 2^-24; with c tiny the
+	// exact result is just above the float32 halfway point.
+	for _, c := range []float32{0x1p-80, -0x1p-80, 0x1p-60, -0x1p-60, 0x1p-140} {
+		check(1+0x1p-12, 1+0x1p-12, c)
+		check(1+0x1p-12, -(1 + 0x1p-12), c)
+	}
+	check(0, 0, 0)
+	check(float32(math.Inf(1)), 1, 1)
+	check(float32(math.MaxFloat32), 2, -float32(math.MaxFloat32))
+	check(0x1p-149, 0.5, 0)
+	t.Logf("naive float32(math.FMA) wrong in %d of the checked cases", naiveWrong)
+	if naiveWrong == 0 {
+		t.Errorf("no case exercised double rounding")
+	}
+}
+
+// bigPi returns pi to 300 bits (Machin's formula).
+func bigPi() *big.Float {
+	atanInv := func(x int64) *big.Float {
+		sum := new(big.Float).SetPrec(300)
+		term := new(big.Float).SetPrec(300).Quo(big.NewFloat(1), new(big.Float).SetInt64(x))
+		x2 := new(big.Float).SetInt64(x * x)
+		for k := int64(0); k < 250; k++ {
+			q := new(big.Float).SetPrec(300).Quo(term, new(big.Float).SetInt64(2*k+1))
+			if k%2 == 0 {
+				sum.Add(sum, q)
+			} else {
+				sum.Sub(sum, q)
+			}
+			term.Quo(term, x2)
+		}
+		return sum
+	}
+	a := atanInv(5)
+	a.Mul(a, big.NewFloat(16))
+	b := atanInv(239)
+	b.Mul(b, big.NewFloat(4))
+	return a.Sub(a, b)
+}
+
+// bigLn2 returns ln 2 = 2 atanh(1/3) to 300 bits.
+func bigLn2() *big.Float {
+	sum := new(big.Float).SetPrec(300)
+	term := new(big.Float).SetPrec(300).Quo(big.NewFloat(1), big.NewFloat(3))
+	for k := int64(0); k < 250; k++ {
+		sum.Add(sum, new(big.Float).SetPrec(300).Quo(term, new(big.Float).SetInt64(2*k+1)))
+		term.Quo(term, big.NewFloat(9))
+	}
+	return sum.Mul(sum, big.NewFloat(2))
+}
+
+// TestCoefficients recomputes every polynomial coefficient and ln 2 split with math/big and
+// checks the constants are their correctly rounded values.
+func TestCoefficients(t *testing.T) {
+	half := new(big.Float).SetPrec(300).Quo(bigPi(), big.NewFloat(2))
+	// c[n] = (-1)^(n/2) (pi/2)^n / n!
+	c := make([]*big.Float, 19)
+	pow, fact := new(big.Float).SetPrec(300).SetInt64(1), new(big.Float).SetPrec(300).SetInt64(1)
+	for n := 0; n < len(c); n++ {
+		if n > 0 {
+			pow.Mul(pow, half)
+			fact.Mul(fact, new(big.Float).SetInt64(int64(n)))
+		}
+		c[n] = new(big.Float).SetPrec(300).Quo(pow, fact)
+		if (n/2)%2 == 1 {
+			c[n].Neg(c[n])
+		}
+	}
+	f32 := func(x *big.Float) float32 { v, _ := x.Float32(); return v }
+	f64 := func(x *big.Float) float64 { v, _ := x.Float64(); return v }
+	for k, v := range sinCoef32 {
+		if want := f32(c[2*k+1]); v != want {
+			t.Errorf("sinCoef32[%d] = %x, want %x", k, v, want)
+		}
+	}
+	for k, v := range cosCoef32 {
+		if want := f32(c[2*k+2]); v != want {
+			t.Errorf("cosCoef32[%d] = %x, want %x", k, v, want)
+		}
+	}
+	for k, v := range sinCoef64 {
+		if want := f64(c[2*k+1]); v != want {
+			t.Errorf("sinCoef64[%d] = %x, want %x", k, v, want)
+		}
+	}
+	for k, v := range cosCoef64 {
+		if want := f64(c[2*k+2]); v != want {
+			t.Errorf("cosCoef64[%d] = %x, want %x", k, v, want)
+		}
+	}
+	for k, v := range logCoef32 {
+		q := new(big.Float).SetPrec(300).Quo(big.NewFloat(2), big.NewFloat(float64(2*k+3)))
+		if want := f32(q); v != want {
+			t.Errorf("logCoef32[%d] = %x, want %x", k, v, want)
+		}
+	}
+	for k, v := range logCoef64 {
+		q := new(big.Float).SetPrec(300).Quo(big.NewFloat(2), big.NewFloat(float64(2*k+3)))
+		if want := f64(q); v != want {
+			t.Errorf("logCoef64[%d] = %x, want %x", k, v, want)
+		}
+	}
+	l := bigLn2()
+	hi32 := f32(l)
+	lo32 := f32(new(big.Float).SetPrec(300).Sub(l, big.NewFloat(float64(hi32))))
+	hi64 := f64(l)
+	lo64 := f64(new(big.Float).SetPrec(300).Sub(l, big.NewFloat(hi64)))
+	if hi32 != ln2Hi32 || lo32 != ln2Lo32 || hi64 != ln2Hi64 || lo64 != ln2Lo64 {
+		t.Errorf("ln2 split: got %x %x %x %x, want %x %x %x %x", float32(ln2Hi32), float32(ln2Lo32), ln2Hi64, ln2Lo64, hi32, lo32, hi64, lo64)
+	}
+	if math.Float32bits(math.Float32frombits(sqrtHalf32Bits)) != sqrtHalf32Bits ||
+		math.Abs(float64(math.Float32frombits(sqrtHalf32Bits))-math.Sqrt(0.5)) > 0x1p-25 ||
+		math.Float64frombits(sqrtHalf64Bits) != math.Sqrt(0.5) {
+		t.Errorf("sqrt(1/2) bits")
+	}
+}
+
+// ulps32 returns |got - want| in units of the last place of float32 at want.
+func ulps32(got float32, want float64) float64 {
+	w := float32(want)
+	ulp := float64(math.Nextafter32(float32(math.Abs(float64(w))), float32(math.Inf(1)))) - math.Abs(float64(w))
+	if w == 0 {
+		ulp = 0x1p-149
+	}
+	return math.Abs(float64(got)-want) / ulp
+}
+
+func ulps64(got, want float64) float64 {
+	ulp := math.Nextafter(math.Abs(want), math.Inf(1)) - math.Abs(want)
+	return math.Abs(got-want) / ulp
+}
+
+// TestLog32 measures log32 against math.Log (float64, itself within 1 ulp of float64) on
+// every input the normal generator can produce near the ends of (0, 1] and on random ones.
+func TestLog32(t *testing.T) {
+	if log32(1) != 0 || math.Signbit(float64(log32(1))) {
+		t.Fatalf("log32(1) = %v", log32(1))
+	}
+	worst, at := 0.0, float32(0)
+	check := func(x float32) {
+		got := log32(x)
+		if got > 0 {
+			t.Fatalf("log32(%x) = %v > 0", x, got)
+		}
+		if e := ulps32(got, math.Log(float64(x))); e > worst {
+			worst, at = e, x
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	n := 1 << 20
+	if testing.Short() {
+		n = 1 << 16
+	}
+	for i := 0; i < n; i++ {
+		check(fma32(float32(rng.Uint32()), 0x1p-32, 0x1p-33))
+		check(math.Float32frombits(0x00800000 + rng.Uint32()%(0x3F800000-0x00800000+1)))
+	}
+	for i := uint32(0); i < 1<<16; i++ { // near 1, near 2^-33, around sqrt(1/2)
+		check(math.Float32frombits(0x3F800000 - i))
+		check(fma32(float32(i), 0x1p-32, 0x1p-33))
+		check(math.Float32frombits(sqrtHalf32Bits - 1<<15 + i))
+	}
+	t.Logf("log32: max error %.3f ulp at %x", worst, at)
+	if worst > 2 {
+		t.Errorf("log32 error %.3f ulp at %x", worst, at)
+	}
+}
+
+func TestLog64(t *testing.T) {
+	if log64(1) != 0 || math.Signbit(log64(1)) {
+		t.Fatalf("log64(1) = %v", log64(1))
+	}
+	worst, at := 0.0, 0.0
+	check := func(x float64) {
+		got := log64(x)
+		if got > 0 {
+			t.Fatalf("log64(%x) = %v > 0", x, got)
+		}
+		if e := ulps64(got, math.Log(x)); e > worst {
+			worst, at = e, x
+		}
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	n := 1 << 20
+	if testing.Short() {
+		n = 1 << 16
+	}
+	for i := 0; i < n; i++ {
+		check(math.FMA(float64(rng.Uint64()), 0x1p-64, 0x1p-65))
+		check(math.Float64frombits(0x0010000000000000 + rng.Uint64()%(0x3FF0000000000000-0x0010000000000000+1)))
+	}
+	for i := uint64(0); i < 1<<16; i++ {
+		check(math.Float64frombits(0x3FF0000000000000 - i))
+		check(math.Float64frombits(sqrtHalf64Bits - 1<<15 + i))
+	}
+	t.Logf("log64: max difference from math.Log %.3f ulp at %x", worst, at)
+	if worst > 3 {
+		t.Errorf("log64 error %.3f ulp at %x", worst, at)
+	}
+}
+
+func TestSinCos32(t *testing.T) {
+	worst := 0.0
+	var at uint32
+	check := func(w uint32) {
+		s, c := sincos2pi32(w)
+		// Reference: the same exact reduction and rounded t, then math.Sincos of
+		// pi/2*t in float64; this measures the polynomial evaluation. (Rounding t to
+		// float32 moves the angle by at most pi/2*2^-26 near the ends of [-1/2, 1/2]: the
+		// angles are quantized, part of the definition.)
+		q := (w + 1<<29) >> 30
+		tt := float32(int32(w-q<<30)) * 0x1p-30
+		ws, wc := math.Sincos(math.Pi / 2 * float64(tt))
+		switch q & 3 {
+		case 1:
+			ws, wc = wc, -ws
+		case 2:
+			ws, wc = -ws, -wc
+		case 3:
+			ws, wc = -wc, ws
+		}
+		for _, e := range []float64{ulps32(s, ws), ulps32(c, wc)} {
+			// near a zero of sin or cos the reference's own argument rounding dominates: use
+			// an absolute bound there.
+			if e > worst && (math.Abs(ws) > 0x1p-20 && math.Abs(wc) > 0x1p-20) {
+				worst, at = e, w
+			}
+		}
+		if math.Abs(float64(s)-ws) > 0x1p-23 || math.Abs(float64(c)-wc) > 0x1p-23 {
+			t.Fatalf("sincos2pi32(%#x) = %v, %v; want %v, %v", w, s, c, ws, wc)
+		}
+		if s*s+c*c > 1+0x1p-21 || s*s+c*c < 1-0x1p-21 {
+			t.Fatalf("sincos2pi32(%#x): s^2+c^2 = %v", w, s*s+c*c)
+		}
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	n := 1 << 20
+	if testing.Short() {
+		n = 1 << 16
+	}
+	for i := 0; i < n; i++ {
+		check(rng.Uint32())
+	}
+	for q := uint32(0); q < 8; q++ { // around every multiple of pi/4
+		for d := uint32(0); d < 2048; d++ {
+			check(q<<29 + d - 1024)
+		}
+	}
+	t.Logf("sincos2pi32: max error %.3f ulp at w=%#x", worst, at)
+	if worst > 2 {
+		t.Errorf("sincos2pi32 error %.3f ulp at %#x", worst, at)
+	}
+}
+
+func TestSinCos64(t *testing.T) {
+	worst := 0.0
+	var at uint64
+	check := func(x uint64) {
+		s, c := sincos2pi64(x)
+		// Reference: reduce exactly in integers, then math.Sincos of a small angle.
+		q := (x + 1<<61) >> 62
+		d := int64(x - q<<62)
+		a := math.Pi / 2 * float64(d) * 0x1p-62
+		ws, wc := math.Sincos(a)
+		switch q & 3 {
+		case 1:
+			ws, wc = wc, -ws
+		case 2:
+			ws, wc = -ws, -wc
+		case 3:
+			ws, wc = -wc, ws
+		}
+		for _, e := range []float64{ulps64(s, ws), ulps64(c, wc)} {
+			if e > worst && math.Abs(ws) > 0x1p-40 && math.Abs(wc) > 0x1p-40 {
+				worst, at = e, x
+			}
+		}
+		if math.Abs(s-ws) > 0x1p-52 || math.Abs(c-wc) > 0x1p-52 {
+			t.Fatalf("sincos2pi64(%#x) = %v, %v; want %v, %v", x, s, c, ws, wc)
+		}
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	n := 1 << 20
+	if testing.Short() {
+		n = 1 << 16
+	}
+	for i := 0; i < n; i++ {
+		check(rng.Uint64())
+	}
+	for q := uint64(0); q < 8; q++ {
+		for d := uint64(0); d < 2048; d++ {
+			check(q<<61 + d<<40 - 1024<<40)
+		}
+	}
+	t.Logf("sincos2pi64: max difference from math.Sincos %.3f ulp at x=%#x", worst, at)
+	if worst > 3 {
+		t.Errorf("sincos2pi64 error %.3f ulp at %#x", worst, at)
+	}
+}
+
+// TestF32ToF16 checks the float16 conversion against dtype.Float16FromFloat32 on every
+// float16 value, every midpoint between neighbours (ties to even) and random floats.
+func TestF32ToF16(t *testing.T) {
+	check := func(x float32) {
+		if math.IsNaN(float64(x)) {
+			return
+		}
+		if got, want := f32ToF16(x), dtype.Float16FromFloat32(x); got != want {
+			t.Fatalf("f32ToF16(%x) = %#04x, dtype gives %#04x", x, got, want)
+		}
+	}
+	for h := 0; h < 1<<16; h++ {
+		x := f16ToF32(uint16(h))
+		if !math.IsNaN(float64(x)) && x != dtype.Float16ToFloat32(uint16(h)) {
+			t.Fatalf("f16ToF32(%#04x) = %v, dtype gives %v", h, x, dtype.Float16ToFloat32(uint16(h)))
+		}
+		check(x)
+		if h&0x7FFF < 0x7C00 {
+			y := f16ToF32(uint16(h + 1))
+			if !math.IsInf(float64(y), 0) && !math.IsNaN(float64(y)) {
+				mid := float32((float64(x) + float64(y)) / 2)
+				check(mid)
+				check(math.Nextafter32(mid, 0))
+				check(math.Nextafter32(mid, float32(math.Inf(1))))
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	for i := 0; i < 1<<18; i++ {
+		check(math.Float32frombits(rng.Uint32()))
+	}
+}

@@ -1,0 +1,178 @@
+package random
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/go-gpu/gpu/dtype"
+)
+
+// interpSpecs is Specs with interesting Range bounds: a high rejection rate (r just above
+// 2^31 or 2^63 rejects almost half the draws, so redraw rounds run) and small ranges.
+func interpSpecs() []Spec {
+	var out []Spec
+	for _, s := range Specs() {
+		if s.Dist != Range {
+			out = append(out, s)
+		}
+	}
+	return append(out,
+		Spec{Dist: Range, Type: dtype.Int32, Lo: -1 << 30, Hi: 1<<30 + 1},
+		Spec{Dist: Range, Type: dtype.Int32, Lo: -3, Hi: 4},
+		Spec{Dist: Range, Type: dtype.Int64, Lo: -1 << 62, Hi: 1<<62 + 1},
+		Spec{Dist: Range, Type: dtype.Int64, Lo: 1 << 40, Hi: 1<<40 + 1000003},
+	)
+}
+
+// runKernel interprets k over n elements at address base with the given grid and returns
+// the bytes written into a poisoned buffer.
+func runKernel(t *testing.T, k Kernel, n int64, seed, offset, base uint64, ntid, nctaid uint32) []byte {
+	t.Helper()
+	pk, err := parsePTX(k.PTX)
+	if err != nil {
+		t.Fatalf("%s: %v", k.Name, err)
+	}
+	size := int64(k.Spec.Type.Size())
+	mem := &sliceMem{base: base, b: bytes.Repeat([]byte{0xA5}, int(n*size))}
+	pk.launch(k.Spec.Args(base, n, seed, offset), ntid, nctaid, mem)
+	return mem.b
+}
+
+// TestKernelMatchesGo runs every generated kernel in the PTX interpreter and compares its
+// output with Expected, bit for bit: both index variants, aligned (vector stores) and
+// misaligned (scalar stores) outputs, sizes that end mid-block, grids smaller and larger
+// than the work.
+func TestKernelMatchesGo(t *testing.T) {
+	sizes := []int64{0, 1, 3, 17, 100, 515}
+	if testing.Short() {
+		sizes = []int64{1, 17, 515}
+	}
+	for _, s := range interpSpecs() {
+		for _, ix := range []bool{false, true} {
+			k, err := genKernel(s, "sm_90", ix, MaxRounds)
+			if err != nil {
+				t.Fatal(err)
+			}
+			k.Spec = s
+			t.Run(fmt.Sprintf("%v/%s", s, k.Name), func(t *testing.T) {
+				size := uint64(s.Type.Size())
+				for _, n := range sizes {
+					for _, base := range []uint64{0x10000, 0x10000 + size} {
+						seed, offset := uint64(0x9E3779B97F4A7C15)^uint64(n), uint64(0xFFFFFFFFFFFFFFF0)+uint64(n)
+						want, err := Expected(s, n, seed, offset)
+						if err != nil {
+							t.Fatal(err)
+						}
+						for _, grid := range [][2]uint32{{4, 3}, {32, 8}} {
+							got := runKernel(t, k, n, seed, offset, base, grid[0], grid[1])
+							if !bytes.Equal(got, want) {
+								i := 0
+								for i < len(got) && got[i] == want[i] {
+									i++
+								}
+								t.Fatalf("n=%d base=%#x grid=%v: first difference at byte %d (element %d): got % x, want % x",
+									n, base, grid, i, uint64(i)/size, got[i:min(i+16, len(got))], want[i:min(i+16, len(want))])
+							}
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestKernelLastRound lowers the redraw bound to 2 rounds in both the Go code and the
+// kernel and checks they still agree: with half the draws rejected, many elements take
+// the unconditional last round.
+func TestKernelLastRound(t *testing.T) {
+	for _, s := range []Spec{
+		{Dist: Range, Type: dtype.Int32, Lo: -1 << 30, Hi: 1<<30 + 1},
+		{Dist: Range, Type: dtype.Int64, Lo: -1 << 63, Hi: 1},
+	} {
+		k, err := genKernel(s, "sm_90", false, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k.Spec = s
+		const n = 400
+		got := runKernel(t, k, n, 7, 11, 0x1000, 32, 2)
+		want := make([]byte, 0, n*8)
+		if s.Type == dtype.Int32 {
+			v := make([]int32, n)
+			intRange32(v, 7, 11, 0, int32(s.Lo), int32(s.Hi), 2)
+			for _, x := range v {
+				want = append(want, byte(x), byte(x>>8), byte(x>>16), byte(x>>24))
+			}
+		} else {
+			v := make([]int64, n)
+			intRange64(v, 7, 11, 0, s.Lo, s.Hi, 2)
+			for _, x := range v {
+				for i := 0; i < 8; i++ {
+					want = append(want, byte(x>>(8*i)))
+				}
+			}
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%v: kernel and Go differ with 2 rounds", s)
+		}
+	}
+}
+
+// TestKernelIndex64 runs the 64-bit index kernels on n > 2^32 elements, executing only
+// the threads that own the blocks around 2^31 and 2^32 elements and the last blocks, with
+// a grid big enough that each thread owns one block, and compares those elements with
+// Fill at the same global indices.
+func TestKernelIndex64(t *testing.T) {
+	for _, s := range []Spec{
+		{Dist: Uniform, Type: dtype.Float32},
+		{Dist: FullRange, Type: dtype.Uint8},
+		{Dist: Normal, Type: dtype.Float64},
+		{Dist: Range, Type: dtype.Int32, Lo: -5, Hi: 1 << 30},
+	} {
+		k, err := genKernel(s, "sm_90", true, MaxRounds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k.Spec = s
+		pk, err := parsePTX(k.PTX)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const n = int64(1)<<32 + 37
+		const base = uint64(1) << 40
+		seed, offset := uint64(123), uint64(1)<<63
+		epb := int64(s.ElemsPerBlock())
+		size := int64(s.Type.Size())
+		nb := s.Blocks(n)
+		const ntid = 256
+		nctaid := uint32((nb + ntid - 1) / ntid)
+		params := map[string]uint64{}
+		for i, name := range pk.params {
+			params[name] = s.Args(base, n, seed, offset)[i]
+		}
+		mem := sparseMem{}
+		var blocks []uint64
+		for _, b := range []uint64{1<<31/uint64(epb) - 1, 1 << 31 / uint64(epb), 1<<32/uint64(epb) - 1, 1 << 32 / uint64(epb), nb - 2, nb - 1} {
+			blocks = append(blocks, b)
+			pk.run(params, uint32(b%ntid), ntid, uint32(b/ntid), nctaid, mem)
+		}
+		for _, b := range blocks {
+			i0 := int64(b) * epb
+			i1 := min(i0+epb, n)
+			want := make([]byte, (i1-i0)*size)
+			if err := FillBytes(s, want, seed, offset, i0); err != nil {
+				t.Fatal(err)
+			}
+			for j := range want {
+				got, ok := mem[base+uint64(i0*size)+uint64(j)]
+				if !ok || got != want[j] {
+					t.Fatalf("%v: block %d byte %d: got %#x (written %v), want %#x", s, b, j, got, ok, want[j])
+				}
+			}
+		}
+		if want := int(size) * int(5*epb+n%epb); len(mem) != want {
+			t.Errorf("%v: %d bytes written, want %d", s, len(mem), want)
+		}
+	}
+}
