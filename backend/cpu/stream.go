@@ -1,0 +1,265 @@
+package cpu
+
+import (
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/go-gpu/gpu/backend"
+)
+
+type op func() error
+
+// Stream is an ordered queue of operations run by a goroutine.
+type Stream struct {
+	dev     *Device
+	mu      sync.Mutex
+	queue   []op
+	running bool // a goroutine is draining the queue
+	dead    bool
+}
+
+func (s *Stream) enqueue(f op) error {
+	if err := s.dev.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if s.dead {
+		s.mu.Unlock()
+		return fmt.Errorf("cpu: stream: %w", backend.ErrClosed)
+	}
+	s.queue = append(s.queue, f)
+	if !s.running {
+		s.running = true
+		go s.run()
+	}
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Stream) run() {
+	for {
+		s.mu.Lock()
+		if len(s.queue) == 0 {
+			s.running = false
+			s.queue = nil
+			s.mu.Unlock()
+			return
+		}
+		f := s.queue[0]
+		s.queue[0] = nil
+		s.queue = s.queue[1:]
+		s.mu.Unlock()
+		if s.dev.Err() != nil {
+			continue // a faulted device runs nothing more
+		}
+		if err := safeRun(f); err != nil {
+			s.dev.fault(err)
+		}
+	}
+}
+
+func safeRun(f op) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("cpu: kernel panicked: %v\n%s", r, debug.Stack())
+		}
+	}()
+	return f()
+}
+
+// Query reports whether the stream is idle.
+func (s *Stream) Query() (bool, error) {
+	if err := s.dev.Err(); err != nil {
+		return false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.running, nil
+}
+
+// Synchronize waits until the stream is idle or the device faults.
+func (s *Stream) Synchronize() error {
+	done := make(chan struct{})
+	if err := s.enqueue(func() error { close(done); return nil }); err != nil {
+		return err
+	}
+	select {
+	case <-done:
+	case <-s.dev.faultCh:
+	}
+	return s.dev.Err()
+}
+
+// Record records e on the stream.
+func (s *Stream) Record(be backend.Event) error {
+	e, ok := be.(*Event)
+	if !ok || e.dev != s.dev {
+		return fmt.Errorf("cpu: record of a foreign event: %w", backend.ErrInvalidValue)
+	}
+	ch := make(chan struct{})
+	e.mu.Lock()
+	if e.dead {
+		e.mu.Unlock()
+		return fmt.Errorf("cpu: event: %w", backend.ErrClosed)
+	}
+	prev := e.ch
+	e.ch = ch
+	e.mu.Unlock()
+	err := s.enqueue(func() error {
+		now := time.Now()
+		e.mu.Lock()
+		if e.ch == ch {
+			e.at = now
+		}
+		e.mu.Unlock()
+		close(ch)
+		return nil
+	})
+	if err != nil {
+		e.mu.Lock()
+		if e.ch == ch {
+			e.ch = prev
+		}
+		e.mu.Unlock()
+	}
+	return err
+}
+
+// WaitEvent makes later work on the stream wait for e's current recording.
+func (s *Stream) WaitEvent(be backend.Event) error {
+	e, ok := be.(*Event)
+	if !ok {
+		return fmt.Errorf("cpu: wait on a foreign event: %w", backend.ErrInvalidValue)
+	}
+	ch, err := e.current()
+	if err != nil {
+		return err
+	}
+	select {
+	case <-ch:
+		return nil // already complete: nothing to wait for
+	default:
+	}
+	fault := e.dev.faultCh
+	return s.enqueue(func() error {
+		select {
+		case <-ch:
+			return nil
+		case <-fault:
+			return e.dev.Err()
+		}
+	})
+}
+
+func (s *Stream) mem(m backend.Mem, off, n int64) ([]byte, error) {
+	cm, ok := m.(*Mem)
+	if !ok {
+		return nil, fmt.Errorf("cpu: foreign memory: %w", backend.ErrInvalidValue)
+	}
+	if off < 0 || n < 0 || off+n > cm.Size() {
+		return nil, fmt.Errorf("cpu: range [%d, %d) outside an allocation of %d bytes: %w", off, off+n, cm.Size(), backend.ErrInvalidValue)
+	}
+	return cm.buf[off : off+n], nil
+}
+
+// Memset sets n elements of width bytes to value.
+func (s *Stream) Memset(dst backend.Mem, off int64, value uint32, width int, n int64) error {
+	if width != 1 && width != 2 && width != 4 {
+		return fmt.Errorf("cpu: memset width %d: %w", width, backend.ErrInvalidValue)
+	}
+	b, err := s.mem(dst, off, n*int64(width))
+	if err != nil {
+		return err
+	}
+	return s.enqueue(func() error {
+		for i := 0; i < len(b); i += width {
+			for j := 0; j < width; j++ {
+				b[i+j] = byte(value >> (8 * j))
+			}
+		}
+		return nil
+	})
+}
+
+// Copy copies n bytes between two memories.
+func (s *Stream) Copy(dst backend.Mem, dstOff int64, src backend.Mem, srcOff int64, n int64) error {
+	d, err := s.mem(dst, dstOff, n)
+	if err != nil {
+		return err
+	}
+	r, err := s.mem(src, srcOff, n)
+	if err != nil {
+		return err
+	}
+	return s.enqueue(func() error { copy(d, r); return nil })
+}
+
+// CopyFromHost copies src into dst at off, in stream order.
+func (s *Stream) CopyFromHost(dst backend.Mem, off int64, src []byte) error {
+	d, err := s.mem(dst, off, int64(len(src)))
+	if err != nil {
+		return err
+	}
+	return s.enqueue(func() error { copy(d, src); return nil })
+}
+
+// CopyToHost copies len(dst) bytes from src at off into dst, in stream order.
+func (s *Stream) CopyToHost(dst []byte, src backend.Mem, off int64) error {
+	r, err := s.mem(src, off, int64(len(dst)))
+	if err != nil {
+		return err
+	}
+	return s.enqueue(func() error { copy(dst, r); return nil })
+}
+
+// FreeAsync releases m once the stream reaches this point, poisoning it.
+func (s *Stream) FreeAsync(m backend.Mem) error {
+	cm, ok := m.(*Mem)
+	if !ok {
+		return fmt.Errorf("cpu: free of foreign memory: %w", backend.ErrInvalidValue)
+	}
+	return s.enqueue(func() error { cm.dev.release(cm); return nil })
+}
+
+// Destroy marks the stream dead; queued work still runs.
+func (s *Stream) Destroy() error {
+	s.mu.Lock()
+	s.dead = true
+	s.mu.Unlock()
+	s.dev.mu.Lock()
+	delete(s.dev.streams, s)
+	s.dev.mu.Unlock()
+	return nil
+}
+
+// Launch enqueues a kernel: f must be a *Func.
+func (s *Stream) Launch(f backend.Function, cfg backend.LaunchConfig, args []backend.Arg) error {
+	fn, ok := f.(*Func)
+	if !ok {
+		return fmt.Errorf("cpu: launch of %T, not a CPU function: %w", f, backend.ErrInvalidValue)
+	}
+	l := &Launch{Grid: cfg.Grid, Block: cfg.Block, SharedMem: cfg.SharedMem, dev: s.dev,
+		Args: append([]backend.Arg(nil), args...)}
+	l.mem = make([][]byte, len(args))
+	for i, a := range args {
+		switch a.Kind {
+		case backend.ArgMem:
+			cm, ok := a.Mem.(*Mem)
+			if !ok || a.Off < 0 || a.Off > cm.Size() {
+				return fmt.Errorf("cpu: argument %d: bad memory or offset: %w", i, backend.ErrInvalidValue)
+			}
+			l.mem[i] = cm.buf[a.Off:]
+		case backend.ArgPtr:
+			if a.Val != 0 {
+				b, err := s.dev.resolve(a.Val)
+				if err != nil {
+					return fmt.Errorf("cpu: argument %d: %w", i, err)
+				}
+				l.mem[i] = b
+			}
+		}
+	}
+	return s.enqueue(func() error { return fn.fn(l) })
+}

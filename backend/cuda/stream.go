@@ -1,0 +1,177 @@
+//go:build cgo
+
+package cuda
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync"
+	"unsafe"
+
+	"github.com/go-gpu/gpu/backend"
+	"github.com/go-gpu/gpu/backend/cuda/cu"
+)
+
+// Stream is a CUDA stream.
+type Stream struct {
+	d *Device
+	h cu.Stream
+}
+
+// Handle returns the driver's handle.
+func (s *Stream) Handle() cu.Stream { return s.h }
+
+// Context returns the stream's context.
+func (s *Stream) Context() cu.Context { return s.d.ctx }
+
+type packBuf struct {
+	blob []byte
+	offs []int32
+}
+
+var packPool = sync.Pool{New: func() any { return &packBuf{blob: make([]byte, 0, 256), offs: make([]int32, 0, 16)} }}
+
+// Launch enqueues kernel f. Arguments are packed 8-byte aligned; a by-value Blob is
+// copied whole.
+func (s *Stream) Launch(f backend.Function, cfg backend.LaunchConfig, args []backend.Arg) error {
+	fn, ok := f.(*Function)
+	if !ok {
+		return fmt.Errorf("cuda: launch of %T, not a CUDA function: %w", f, backend.ErrInvalidValue)
+	}
+	if len(args) == 0 {
+		return s.d.ctx.LaunchKernel(fn.h, cfg.Grid, cfg.Block, cfg.SharedMem, s.h, nil, nil)
+	}
+	p := packPool.Get().(*packBuf)
+	blob, offs := p.blob[:0], p.offs[:0]
+	for i, a := range args {
+		off := (len(blob) + 7) &^ 7
+		blob = append(blob, make([]byte, off-len(blob))...)
+		offs = append(offs, int32(off))
+		switch a.Kind {
+		case backend.ArgScalar:
+			if a.Blob != nil {
+				blob = append(blob, a.Blob...)
+				continue
+			}
+			blob = binary.LittleEndian.AppendUint64(blob, a.Val)
+		case backend.ArgMem:
+			cm, ok := a.Mem.(*Mem)
+			if !ok {
+				packPool.Put(p)
+				return fmt.Errorf("cuda: argument %d: memory of type %T: %w", i, a.Mem, backend.ErrInvalidValue)
+			}
+			blob = binary.LittleEndian.AppendUint64(blob, uint64(cm.ptr)+uint64(a.Off))
+		case backend.ArgPtr:
+			blob = binary.LittleEndian.AppendUint64(blob, a.Val)
+		}
+	}
+	err := s.d.ctx.LaunchKernel(fn.h, cfg.Grid, cfg.Block, cfg.SharedMem, s.h, blob, offs)
+	p.blob, p.offs = blob, offs
+	packPool.Put(p)
+	return err
+}
+
+func (s *Stream) mem(m backend.Mem, off, n int64) (*Mem, error) {
+	cm, ok := m.(*Mem)
+	if !ok {
+		return nil, fmt.Errorf("cuda: memory of type %T is not CUDA memory: %w", m, backend.ErrInvalidValue)
+	}
+	if off < 0 || n < 0 || off+n > cm.size {
+		return nil, fmt.Errorf("cuda: range [%d, %d) outside an allocation of %d bytes: %w", off, off+n, cm.size, backend.ErrInvalidValue)
+	}
+	return cm, nil
+}
+
+// Memset sets n elements of width bytes.
+func (s *Stream) Memset(dst backend.Mem, off int64, value uint32, width int, n int64) error {
+	m, err := s.mem(dst, off, n*int64(width))
+	if err != nil || n == 0 {
+		return err
+	}
+	return s.d.ctx.MemsetAsync(m.ptr+cu.DevicePtr(off), value, width, n, s.h)
+}
+
+// Copy copies n bytes; between devices it is a peer copy (cuMemcpyPeerAsync).
+func (s *Stream) Copy(dst backend.Mem, dstOff int64, src backend.Mem, srcOff int64, n int64) error {
+	d, err := s.mem(dst, dstOff, n)
+	if err != nil {
+		return err
+	}
+	r, err := s.mem(src, srcOff, n)
+	if err != nil || n == 0 {
+		return err
+	}
+	dp, sp := d.ptr+cu.DevicePtr(dstOff), r.ptr+cu.DevicePtr(srcOff)
+	if d.d != r.d && d.kind == backend.DeviceMem && r.kind == backend.DeviceMem {
+		return s.d.ctx.MemcpyPeerAsync(dp, d.d.ctx, sp, r.d.ctx, n, s.h)
+	}
+	return s.d.ctx.MemcpyAsync(dp, sp, n, s.h)
+}
+
+// CopyFromHost copies src into dst at off; the caller keeps src pinned until done.
+func (s *Stream) CopyFromHost(dst backend.Mem, off int64, src []byte) error {
+	d, err := s.mem(dst, off, int64(len(src)))
+	if err != nil || len(src) == 0 {
+		return err
+	}
+	return s.d.ctx.MemcpyHtoDAsync(d.ptr+cu.DevicePtr(off), unsafe.Pointer(&src[0]), int64(len(src)), s.h)
+}
+
+// CopyToHost copies into dst from src at off; the caller keeps dst pinned until done.
+func (s *Stream) CopyToHost(dst []byte, src backend.Mem, off int64) error {
+	r, err := s.mem(src, off, int64(len(dst)))
+	if err != nil || len(dst) == 0 {
+		return err
+	}
+	return s.d.ctx.MemcpyDtoHAsync(unsafe.Pointer(&dst[0]), r.ptr+cu.DevicePtr(off), int64(len(dst)), s.h)
+}
+
+func event(e backend.Event) (*Event, error) {
+	ce, ok := e.(*Event)
+	if !ok {
+		return nil, fmt.Errorf("cuda: event of type %T: %w", e, backend.ErrInvalidValue)
+	}
+	return ce, nil
+}
+
+// Record records e on the stream.
+func (s *Stream) Record(e backend.Event) error {
+	ce, err := event(e)
+	if err != nil {
+		return err
+	}
+	return s.d.ctx.EventRecord(ce.h, s.h)
+}
+
+// WaitEvent makes the stream wait for e (which may belong to another device).
+func (s *Stream) WaitEvent(e backend.Event) error {
+	ce, err := event(e)
+	if err != nil {
+		return err
+	}
+	return s.d.ctx.StreamWaitEvent(s.h, ce.h)
+}
+
+// Query reports whether the stream is idle.
+func (s *Stream) Query() (bool, error) { return s.d.ctx.StreamQuery(s.h) }
+
+// Synchronize blocks until the stream is idle.
+func (s *Stream) Synchronize() error { return s.d.ctx.StreamSynchronize(s.h) }
+
+// FreeAsync frees device memory in stream order (cuMemFreeAsync).
+func (s *Stream) FreeAsync(m backend.Mem) error {
+	cm, ok := m.(*Mem)
+	if !ok {
+		return fmt.Errorf("cuda: memory of type %T: %w", m, backend.ErrInvalidValue)
+	}
+	if cm.size == 0 {
+		return nil
+	}
+	if cm.kind != backend.DeviceMem || cm.d.pool == 0 {
+		return fmt.Errorf("cuda: stream-ordered free of %s memory: %w", cm.kind, backend.ErrNotSupported)
+	}
+	return s.d.ctx.MemFreeAsync(cm.ptr, s.h)
+}
+
+// Destroy destroys the stream; its work still completes.
+func (s *Stream) Destroy() error { return s.d.ctx.StreamDestroy(s.h) }

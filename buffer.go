@@ -1,0 +1,511 @@
+package gpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+	"unsafe"
+
+	"github.com/go-gpu/gpu/backend"
+)
+
+// Buffer is memory of one device: device memory, unified (managed) memory or pinned
+// host memory. Buffers are ordered across streams automatically (see Launch and the
+// copy methods): an operation waits for the uses on other streams that it conflicts
+// with, with no explicit synchronization. Views made with Slice share their parent's
+// memory and tracking.
+//
+// Free releases the memory; it is idempotent and safe at any moment, since the memory
+// returns to the pool only after every pending use on every stream. A Buffer dropped
+// without Free is freed the same way when the garbage collector finds it (a backstop,
+// with no timing guarantee). A Buffer is safe for concurrent use.
+type Buffer struct {
+	a    *allocation
+	off  int64
+	size int64
+	root *Buffer // the buffer a view was sliced from, kept alive by the view
+}
+
+// Alloc allocates size bytes of device memory from the device's stream-ordered pool,
+// ordered on the default stream (CUDA Driver API: cuMemAllocAsync). The contents are
+// undefined. Errors wrap ErrOutOfMemory (with the bytes asked for, free and total) or
+// ErrInvalidValue.
+func (d *Device) Alloc(size int64) (*Buffer, error) { return d.alloc(DeviceMem, size, d.def) }
+
+// Alloc allocates size bytes of device memory ordered on s: usable at once on s, and on
+// other streams after s's work so far (which the tracking arranges).
+func (s *Stream) Alloc(size int64) (*Buffer, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	return s.dev.alloc(DeviceMem, size, s)
+}
+
+// AllocUnified allocates size bytes of unified (managed) memory, which the host can read
+// and write directly with HostAccess (CUDA Driver API: cuMemAllocManaged).
+func (d *Device) AllocUnified(size int64) (*Buffer, error) { return d.alloc(UnifiedMem, size, nil) }
+
+// AllocPinned allocates size bytes of pinned (page-locked) host memory that the device
+// can address, the fastest source and destination of host copies (CUDA Driver API:
+// cuMemHostAlloc). HostAccess gives it as a slice.
+func (d *Device) AllocPinned(size int64) (*Buffer, error) { return d.alloc(PinnedMem, size, nil) }
+
+func (d *Device) alloc(kind MemKind, size int64, s *Stream) (*Buffer, error) {
+	if size < 0 {
+		return nil, fmt.Errorf("gpu: allocating %d bytes: %w", size, ErrInvalidValue)
+	}
+	var bs backend.Stream
+	if s != nil {
+		bs = s.be
+	}
+	mem, err := d.be.Alloc(kind, size, bs)
+	if errors.Is(err, ErrOutOfMemory) {
+		// Buffers whose cleanups are pending may hold memory: collect them, let their
+		// frees complete, hand unused pool memory back, and try once more.
+		d.reclaim()
+		mem, err = d.be.Alloc(kind, size, bs)
+		if errors.Is(err, ErrOutOfMemory) {
+			free, total, _ := d.be.MemInfo()
+			return nil, fmt.Errorf("gpu: out of memory: allocating %d bytes of %s memory on %v (%d bytes free of %d): %w",
+				size, kind, d, free, total, err)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("gpu: allocating %d bytes of %s memory on %v: %w", size, kind, d, err)
+	}
+	a := &allocation{id: nextAllocID.Add(1), dev: d, mem: mem, kind: kind}
+	if s != nil && kind == DeviceMem {
+		a.w = access{s: s, seq: s.seq.Add(1)}
+	}
+	b := &Buffer{a: a, size: size}
+	d.liveAllocs.Add(1)
+	runtime.AddCleanup(b, func(a *allocation) { a.free() }, a)
+	return b, nil
+}
+
+// reclaim runs the garbage collector, waits briefly for the frees of buffers it found to
+// be enqueued and for the device to reach them, then trims the pool.
+func (d *Device) reclaim() {
+	runtime.GC()
+	last := d.liveAllocs.Load()
+	for range 50 {
+		time.Sleep(time.Millisecond)
+		n := d.liveAllocs.Load()
+		if n == last {
+			break
+		}
+		last = n
+	}
+	d.Synchronize(context.Background())
+	d.be.TrimPool(0)
+}
+
+// Device returns the buffer's device.
+func (b *Buffer) Device() *Device { return b.a.dev }
+
+// Size returns the buffer's size in bytes.
+func (b *Buffer) Size() int64 { return b.size }
+
+// Kind returns the kind of memory.
+func (b *Buffer) Kind() MemKind { return b.a.kind }
+
+// Offset returns the byte offset of a view in its allocation (0 for an allocation).
+func (b *Buffer) Offset() int64 { return b.off }
+
+// BackendMem returns the backend's memory and the buffer's offset in it, for packages
+// that extend the runtime. Using it bypasses the tracking: prefer Access.
+func (b *Buffer) BackendMem() (backend.Mem, int64) { return b.a.mem, b.off }
+
+// Slice returns a view of n bytes at byte offset off, sharing the buffer's memory and
+// tracking. The view keeps the buffer alive; freeing the buffer frees the view.
+func (b *Buffer) Slice(off, n int64) (*Buffer, error) {
+	if off < 0 || n < 0 || off+n > b.size {
+		return nil, fmt.Errorf("gpu: slice [%d, %d) of a %d-byte buffer: %w", off, off+n, b.size, ErrInvalidValue)
+	}
+	root := b.root
+	if root == nil {
+		root = b
+	}
+	return &Buffer{a: b.a, off: b.off + off, size: n, root: root}, nil
+}
+
+// Free releases the buffer's memory once every pending use of it, on every stream, has
+// completed (for device memory, by a stream-ordered free: CUDA Driver API:
+// cuMemFreeAsync). Later use of the buffer or its views returns an error wrapping
+// ErrClosed. Free is idempotent. Freeing a view is an error: free the buffer it was
+// sliced from.
+func (b *Buffer) Free() error {
+	if b.root != nil {
+		return fmt.Errorf("gpu: Free of a view: free the buffer it was sliced from: %w", ErrInvalidValue)
+	}
+	return b.a.free()
+}
+
+// SetTracking turns the automatic ordering of the buffer (and its views) off or on.
+// Untracked, operations on it neither wait nor record: the caller orders them, for
+// example to let two streams write disjoint halves at once. Free still waits for every
+// stream of the device.
+func (b *Buffer) SetTracking(on bool) error {
+	if err := lockAll([]*allocation{b.a}); err != nil {
+		return err
+	}
+	defer b.a.mu.Unlock()
+	b.a.untracked = !on
+	return nil
+}
+
+func (a *allocation) free() error {
+	if err := lockAll([]*allocation{a}); err != nil {
+		return err
+	}
+	defer a.mu.Unlock()
+	if a.freed {
+		return nil
+	}
+	a.freed = true
+	a.dev.liveAllocs.Add(-1)
+	defer func() {
+		a.w.clear()
+		for i := range a.r {
+			a.r[i].clear()
+		}
+		a.r = nil
+	}()
+	if a.mem.Size() == 0 {
+		return a.dev.be.FreeNow(a.mem)
+	}
+	if a.kind == DeviceMem && !a.untracked {
+		// Free on the one stream that used it, else on the default stream after waiting
+		// for every use.
+		f := a.dev.def
+		if a.w.s != nil && !a.w.s.isClosed() {
+			f = a.w.s
+		}
+		for _, x := range a.r {
+			if x.s != f {
+				f = a.dev.def
+			}
+		}
+		ok := true
+		for _, x := range append([]*access{&a.w}, ptrs(a.r)...) {
+			if x.s == nil || x.s == f {
+				continue
+			}
+			ev, err := x.event()
+			if err == nil {
+				err = f.be.WaitEvent(ev.be)
+			}
+			if err != nil {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			err := f.be.FreeAsync(a.mem)
+			if !errors.Is(err, ErrNotSupported) {
+				return err
+			}
+		}
+	}
+	// Pinned and unified memory (or no pool): free on the host once the uses are done.
+	evs, err := a.pendingEvents(ReadWrite)
+	if err != nil {
+		return err
+	}
+	if len(evs) == 0 {
+		return a.dev.be.FreeNow(a.mem)
+	}
+	mem, dev := a.mem, a.dev
+	go func() {
+		dev.wait(context.Background(), eventsWait{evs}, WaitPolicy{Mode: WaitAuto, Spin: -1})
+		releaseAll(evs)
+		dev.be.FreeNow(mem)
+	}()
+	return nil
+}
+
+func ptrs(xs []access) []*access {
+	out := make([]*access, len(xs))
+	for i := range xs {
+		out[i] = &xs[i]
+	}
+	return out
+}
+
+func (s *Stream) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// Access runs f with the buffer's device address, for enqueuing work on s that the
+// library can't see (a kernel launched through another library, say). The buffer is
+// ordered as for a kernel that uses it with the given mode: s waits for conflicting uses
+// on other streams before f runs, and the use is recorded after f returns, so it can't
+// end before f's work was dispatched. f must enqueue that work on s, and must not use
+// the buffer through this package (that returns an error wrapping ErrInScope).
+func (b *Buffer) Access(s *Stream, mode AccessMode, f func(p DevicePtr) error) error {
+	if mode&ReadWrite == 0 {
+		return fmt.Errorf("gpu: access mode %d: %w", mode, ErrInvalidValue)
+	}
+	_, err := s.trackedScope([]use{{b.a, mode}}, func() error {
+		return f(DevicePtr(b.a.mem.Ptr() + uint64(b.off)))
+	}, true)
+	return err
+}
+
+// HostAccess waits until the host may use the buffer with the given mode (for Read,
+// until pending writes are done; for Write, also pending reads), then runs f with the
+// buffer's bytes. The buffer must be pinned or unified memory (any memory on the CPU
+// backend); device memory gives an error wrapping ErrNotSupported (copy instead). Other
+// operations on the buffer wait until f returns; f must not use the buffer through this
+// package.
+func (b *Buffer) HostAccess(ctx context.Context, mode AccessMode, f func(host []byte) error) error {
+	a := b.a
+	host := a.mem.Host()
+	if host == nil && a.mem.Size() > 0 {
+		return fmt.Errorf("gpu: host access to %s memory on %v: copy it instead: %w", a.kind, a.dev, ErrNotSupported)
+	}
+	for {
+		if err := lockAll([]*allocation{a}); err != nil {
+			return err
+		}
+		if a.freed {
+			a.mu.Unlock()
+			return fmt.Errorf("gpu: buffer used after Free: %w", ErrClosed)
+		}
+		evs, err := a.pendingEvents(mode)
+		ver := a.version
+		a.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		if len(evs) > 0 {
+			err = a.dev.wait(ctx, eventsWait{evs}, *a.dev.policy.Load())
+			releaseAll(evs)
+			if err != nil {
+				return err
+			}
+		}
+		if err := lockAll([]*allocation{a}); err != nil {
+			return err
+		}
+		if a.version != ver || a.freed {
+			a.mu.Unlock()
+			continue
+		}
+		a.scope.Store(goid())
+		err = f(host[b.off : b.off+b.size : b.off+b.size])
+		a.scope.Store(0)
+		if mode&Write != 0 {
+			a.w.clear()
+			for i := range a.r {
+				a.r[i].clear()
+			}
+			a.r = a.r[:0]
+		}
+		a.version++
+		a.mu.Unlock()
+		return err
+	}
+}
+
+// Bytes views a slice of plain values (no pointers) as its bytes, for the copy methods.
+func Bytes[T any](s []T) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	var z T
+	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(z)))
+}
+
+// unpinAfter keeps Go memory pinned until the operation just enqueued on s completes.
+func (s *Stream) unpinAfter(seq uint64, p *runtime.Pinner) error {
+	ev, err := s.eventAfter(seq)
+	if err != nil {
+		// Without an event we can't know when the copy ends: wait for it here.
+		s.be.Synchronize()
+		p.Unpin()
+		return err
+	}
+	s.dev.hub.submit(ev.be, func() { p.Unpin(); ev.release() })
+	return nil
+}
+
+// CopyHtoD enqueues a copy of src into the start of dst (CUDA Driver API:
+// cuMemcpyHtoDAsync). Go memory is kept alive and pinned (runtime.Pinner) until the
+// copy completes; don't modify src until then. len(src) must not exceed dst.Size().
+func (s *Stream) CopyHtoD(dst *Buffer, src []byte) error {
+	_, err := s.copyHtoD(dst, src)
+	return err
+}
+
+func (s *Stream) copyHtoD(dst *Buffer, src []byte) (uint64, error) {
+	if int64(len(src)) > dst.size {
+		return 0, fmt.Errorf("gpu: copying %d bytes into a %d-byte buffer: %w", len(src), dst.size, ErrInvalidValue)
+	}
+	p := new(runtime.Pinner)
+	if len(src) > 0 {
+		p.Pin(&src[0])
+	}
+	seq, err := s.trackedScope([]use{{dst.a, Write}}, func() error {
+		return s.be.CopyFromHost(dst.a.mem, dst.off, src)
+	}, false)
+	if err != nil {
+		p.Unpin()
+		return 0, err
+	}
+	return seq, s.unpinAfter(seq, p)
+}
+
+// CopyDtoH enqueues a copy of the start of src into dst (CUDA Driver API:
+// cuMemcpyDtoHAsync). dst is kept alive and pinned until the copy completes; don't read
+// it until then (wait for the stream or an event). len(dst) must not exceed src.Size().
+func (s *Stream) CopyDtoH(dst []byte, src *Buffer) error {
+	_, err := s.copyDtoH(dst, src)
+	return err
+}
+
+func (s *Stream) copyDtoH(dst []byte, src *Buffer) (uint64, error) {
+	if int64(len(dst)) > src.size {
+		return 0, fmt.Errorf("gpu: copying %d bytes out of a %d-byte buffer: %w", len(dst), src.size, ErrInvalidValue)
+	}
+	p := new(runtime.Pinner)
+	if len(dst) > 0 {
+		p.Pin(&dst[0])
+	}
+	seq, err := s.trackedScope([]use{{src.a, Read}}, func() error {
+		return s.be.CopyToHost(dst, src.a.mem, src.off)
+	}, false)
+	if err != nil {
+		p.Unpin()
+		return 0, err
+	}
+	return seq, s.unpinAfter(seq, p)
+}
+
+// CopyDtoD enqueues a copy of src into dst, two buffers of the same size, possibly on
+// different devices (a peer copy: CUDA Driver API: cuMemcpyPeerAsync).
+func (s *Stream) CopyDtoD(dst, src *Buffer) error {
+	_, err := s.copyDtoD(dst, src)
+	return err
+}
+
+func (s *Stream) copyDtoD(dst, src *Buffer) (uint64, error) {
+	if dst.size != src.size {
+		return 0, fmt.Errorf("gpu: copying a %d-byte buffer into a %d-byte one: %w", src.size, dst.size, ErrInvalidValue)
+	}
+	return s.trackedScope([]use{{dst.a, Write}, {src.a, Read}}, func() error {
+		return s.be.Copy(dst.a.mem, dst.off, src.a.mem, src.off, src.size)
+	}, false)
+}
+
+// Memset enqueues setting every byte of dst to value (CUDA Driver API: cuMemsetD8Async).
+func (s *Stream) Memset(dst *Buffer, value byte) error {
+	return s.tracked([]use{{dst.a, Write}}, func() error {
+		return s.be.Memset(dst.a.mem, dst.off, uint32(value), 1, dst.size)
+	})
+}
+
+// MemsetD32 enqueues setting every 32-bit word of dst to value; dst's size must be a
+// multiple of 4 (CUDA Driver API: cuMemsetD32Async).
+func (s *Stream) MemsetD32(dst *Buffer, value uint32) error {
+	if dst.size%4 != 0 || dst.off%4 != 0 {
+		return fmt.Errorf("gpu: 32-bit memset of %d bytes at offset %d: %w", dst.size, dst.off, ErrInvalidValue)
+	}
+	return s.tracked([]use{{dst.a, Write}}, func() error {
+		return s.be.Memset(dst.a.mem, dst.off, value, 4, dst.size/4)
+	})
+}
+
+// opWait waits for the operation seq on s.
+type opWait struct {
+	s   *Stream
+	seq uint64
+	ev  *pev
+}
+
+func (w *opWait) get() (*pev, error) {
+	if w.ev == nil {
+		ev, err := w.s.eventAfter(w.seq)
+		if err != nil {
+			return nil, err
+		}
+		w.ev = ev
+	}
+	return w.ev, nil
+}
+
+func (w *opWait) query() (bool, error) {
+	ev, err := w.get()
+	if err != nil {
+		return false, err
+	}
+	return ev.be.Query()
+}
+
+func (w *opWait) block() error {
+	ev, err := w.get()
+	if err != nil {
+		return err
+	}
+	return ev.be.Synchronize()
+}
+
+func (w *opWait) park() ([]*pev, error) {
+	ev, err := w.get()
+	if err != nil {
+		return nil, err
+	}
+	return []*pev{ev.retain()}, nil
+}
+
+// waitOp waits for operation seq on s under ctx, then releases its event.
+func (s *Stream) waitOp(ctx context.Context, seq uint64) error {
+	w := &opWait{s: s, seq: seq}
+	err := s.dev.wait(ctx, w, *s.dev.policy.Load())
+	w.ev.release()
+	return err
+}
+
+// CopyFromHost copies src into the start of the buffer and returns once the data is in
+// place (on the device's default stream, ordered like any other use). If ctx ends first
+// it returns ctx.Err() and the copy completes in the background: don't modify src until
+// then.
+func (b *Buffer) CopyFromHost(ctx context.Context, src []byte) error {
+	s := b.a.dev.def
+	seq, err := s.copyHtoD(b, src)
+	if err != nil {
+		return err
+	}
+	return s.waitOp(ctx, seq)
+}
+
+// CopyToHost copies the start of the buffer into dst and returns once dst holds the
+// data. If ctx ends first it returns ctx.Err() and the copy completes in the
+// background: don't use dst until then.
+func (b *Buffer) CopyToHost(ctx context.Context, dst []byte) error {
+	s := b.a.dev.def
+	seq, err := s.copyDtoH(dst, b)
+	if err != nil {
+		return err
+	}
+	return s.waitOp(ctx, seq)
+}
+
+// CopyFrom copies src, a buffer of the same size, into the buffer and returns once the
+// copy is complete.
+func (b *Buffer) CopyFrom(ctx context.Context, src *Buffer) error {
+	s := b.a.dev.def
+	seq, err := s.copyDtoD(b, src)
+	if err != nil {
+		return err
+	}
+	return s.waitOp(ctx, seq)
+}
+
+// TrimMemory hands the device's unused pooled memory back to the system (CUDA Driver
+// API: cuMemPoolTrimTo). The pool otherwise keeps freed memory for reuse.
+func (d *Device) TrimMemory() error { return d.be.TrimPool(0) }

@@ -1,0 +1,61 @@
+package conformance_test
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/go-gpu/gpu"
+	"github.com/go-gpu/gpu/backend/cpu"
+	"github.com/go-gpu/gpu/conformance"
+)
+
+func TestCPU(t *testing.T) {
+	d, err := gpu.OpenBackend("cpu", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conformance.Run(t, d)
+}
+
+func TestCPUFault(t *testing.T) {
+	d, err := gpu.NewDevice(cpu.New(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conformance.RunFault(t, d)
+}
+
+func openCUDA(t *testing.T) *gpu.Device {
+	d, err := gpu.OpenBackend("cuda", 0)
+	if errors.Is(err, gpu.ErrNoDevice) {
+		t.Skipf("no CUDA device, skipping the CUDA conformance run: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestCUDA(t *testing.T) {
+	conformance.Run(t, openCUDA(t))
+}
+
+// TestCUDAFault runs the fault test in a child process: a CUDA fault is sticky for the
+// whole process.
+func TestCUDAFault(t *testing.T) {
+	if os.Getenv("GPU_CONFORMANCE_FAULT_CHILD") == "1" {
+		conformance.RunFault(t, openCUDA(t))
+		return
+	}
+	openCUDA(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCUDAFault$", "-test.v")
+	cmd.Env = append(os.Environ(), "GPU_CONFORMANCE_FAULT_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	t.Logf("child process:\n%s", out)
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestCUDAFault") {
+		t.Fatalf("the fault test failed in its child process: %v", err)
+	}
+}

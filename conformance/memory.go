@@ -1,0 +1,445 @@
+package conformance
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-gpu/gpu"
+)
+
+// RunMemory runs the buffer tests: kinds, copies, tracking across streams, Free and
+// the leak check.
+func RunMemory(t *testing.T, d *gpu.Device) {
+	k := Kernels(t, d)
+	free0 := settledFree(t, d)
+	t.Run("Kinds", func(t *testing.T) { testKinds(t, k) })
+	t.Run("CopyForms", func(t *testing.T) { testCopyForms(t, k) })
+	t.Run("WriteThenReadOtherStream", func(t *testing.T) { testWriteRead(t, k) })
+	t.Run("WriteWaitsForReads", func(t *testing.T) { testWriteWaitsForReads(t, k) })
+	t.Run("FreeWhileRead", func(t *testing.T) { testFreeWhileRead(t, k) })
+	t.Run("FreeAfterAsyncCopy", func(t *testing.T) { testFreeAfterAsyncCopy(t, k) })
+	t.Run("DroppedReferences", func(t *testing.T) { testDropped(t, k) })
+	t.Run("Views", func(t *testing.T) { testViews(t, k) })
+	t.Run("Access", func(t *testing.T) { testAccess(t, k) })
+	t.Run("Untracked", func(t *testing.T) { testUntracked(t, k) })
+	t.Run("UseAfterFree", func(t *testing.T) { testUseAfterFree(t, k) })
+	t.Run("OutOfMemory", func(t *testing.T) { testOOM(t, k) })
+	t.Run("RandomStress", func(t *testing.T) { testRandomStress(t, k) })
+	t.Run("NoLeak", func(t *testing.T) {
+		free1 := settledFree(t, d)
+		if free1 < free0 {
+			t.Errorf("free device memory %d bytes after the memory tests, %d before: %d bytes leaked", free1, free0, free0-free1)
+		}
+	})
+}
+
+// settledFree collects garbage, waits for frees, trims the pool and returns free memory.
+func settledFree(t *testing.T, d *gpu.Device) int64 {
+	t.Helper()
+	for range 3 {
+		runtime.GC()
+		time.Sleep(20 * time.Millisecond)
+	}
+	must(t, d.Synchronize(context.Background()))
+	time.Sleep(20 * time.Millisecond) // host-side frees of pinned and unified memory
+	must(t, d.TrimMemory())
+	free, _, err := d.MemInfo()
+	must(t, err)
+	return free
+}
+
+func testKinds(t *testing.T, k *K) {
+	const n = 3001
+	vals := Random(n)
+	for _, kind := range []gpu.MemKind{gpu.DeviceMem, gpu.UnifiedMem, gpu.PinnedMem} {
+		t.Run(kind.String(), func(t *testing.T) {
+			var b *gpu.Buffer
+			var err error
+			switch kind {
+			case gpu.DeviceMem:
+				b, err = k.D.Alloc(4 * n)
+			case gpu.UnifiedMem:
+				b, err = k.D.AllocUnified(4 * n)
+			case gpu.PinnedMem:
+				b, err = k.D.AllocPinned(4 * n)
+			}
+			must(t, err)
+			defer b.Free()
+			if b.Kind() != kind || b.Size() != 4*n {
+				t.Fatalf("buffer of kind %v, size %d", b.Kind(), b.Size())
+			}
+			must(t, b.CopyFromHost(context.Background(), gpu.Bytes(vals)))
+			s := stream(t, k.D)
+			must(t, k.AddU32(s, b, b, 3))
+			want := make([]uint32, n)
+			for i, v := range vals {
+				want[i] = v + 3
+			}
+			if kind == gpu.DeviceMem && b.Kind() == gpu.DeviceMem && k.D.Backend() == "cuda" {
+				err := b.HostAccess(context.Background(), gpu.Read, func([]byte) error { return nil })
+				if !errors.Is(err, gpu.ErrNotSupported) {
+					t.Errorf("HostAccess of device memory = %v, want ErrNotSupported", err)
+				}
+			} else {
+				// The host sees the kernel's result directly, after the tracked wait.
+				var got []uint32
+				must(t, b.HostAccess(context.Background(), gpu.Read, func(h []byte) error {
+					got = append([]uint32(nil), bytesU32(h)...)
+					return nil
+				}))
+				equalU32(t, "host view after a kernel", got, want)
+				// A host write is seen by the next kernel.
+				must(t, b.HostAccess(context.Background(), gpu.Write, func(h []byte) error {
+					for i := range len(h) / 4 {
+						binary.LittleEndian.PutUint32(h[4*i:], uint32(i))
+					}
+					return nil
+				}))
+				must(t, k.AddU32(s, b, b, 1))
+				for i := range want {
+					want[i] = uint32(i) + 1
+				}
+			}
+			equalU32(t, "copied back", U32s(t, b), want)
+		})
+	}
+}
+
+func bytesU32(b []byte) []uint32 {
+	out := make([]uint32, len(b)/4)
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint32(b[4*i:])
+	}
+	return out
+}
+
+func testCopyForms(t *testing.T, k *K) {
+	ctx := context.Background()
+	for _, n := range []int{0, 1, 255, 1 << 16, 1<<20 + 3} {
+		vals := Random(n)
+		a := alloc(t, k.D, 4*n)
+		b := alloc(t, k.D, 4*n)
+		must(t, a.CopyFromHost(ctx, gpu.Bytes(vals)))
+		must(t, b.CopyFrom(ctx, a))
+		out := make([]uint32, n)
+		for i := range out {
+			out[i] = 0xDEADBEEF
+		}
+		must(t, b.CopyToHost(ctx, gpu.Bytes(out)))
+		equalU32(t, fmt.Sprintf("plain copies of %d words", n), out, vals)
+		// Async forms on a side stream.
+		s := stream(t, k.D)
+		c := alloc(t, k.D, 4*n)
+		vals2 := Random(n)
+		must(t, s.CopyHtoD(c, gpu.Bytes(vals2)))
+		must(t, s.CopyDtoD(b, c))
+		out2 := make([]uint32, n)
+		must(t, s.CopyDtoH(gpu.Bytes(out2), b))
+		must(t, s.Synchronize(ctx))
+		equalU32(t, fmt.Sprintf("async copies of %d words", n), out2, vals2)
+		// Memset.
+		if n > 0 {
+			must(t, s.MemsetD32(c, 0x01020304))
+			must(t, s.Synchronize(ctx))
+			for i, v := range U32s(t, c) {
+				if v != 0x01020304 {
+					t.Fatalf("MemsetD32: word %d = %#x", i, v)
+				}
+			}
+		}
+	}
+	// Sizes that don't fit are errors.
+	a := alloc(t, k.D, 16)
+	if err := a.CopyFromHost(ctx, make([]byte, 17)); !errors.Is(err, gpu.ErrInvalidValue) {
+		t.Errorf("copying 17 bytes into 16 = %v", err)
+	}
+	if err := a.CopyToHost(ctx, make([]byte, 17)); !errors.Is(err, gpu.ErrInvalidValue) {
+		t.Errorf("copying 17 bytes out of 16 = %v", err)
+	}
+	if err := a.CopyFrom(ctx, alloc(t, k.D, 8)); !errors.Is(err, gpu.ErrInvalidValue) {
+		t.Errorf("copying 8 bytes into 16 = %v", err)
+	}
+}
+
+func testWriteRead(t *testing.T, k *K) {
+	a, b := stream(t, k.D), stream(t, k.D)
+	const n = 1 << 14
+	vals := Random(n)
+	src := Upload(t, k.D, vals)
+	defer src.Free()
+	x, y := alloc(t, k.D, 4*n), alloc(t, k.D, 4*n)
+	// A slow write on a, then a read on b with no synchronization by the caller.
+	must(t, k.SpinCopyU32(a, x, src, 50*time.Millisecond, nil))
+	must(t, k.AddU32(b, y, x, 1))
+	out := make([]uint32, n)
+	must(t, b.CopyDtoH(gpu.Bytes(out), y))
+	must(t, b.Synchronize(context.Background()))
+	for i := range vals {
+		vals[i]++
+	}
+	equalU32(t, "read on another stream after a slow write", out, vals)
+}
+
+func testWriteWaitsForReads(t *testing.T, k *K) {
+	a, b, c := stream(t, k.D), stream(t, k.D), stream(t, k.D)
+	const n = 1 << 12
+	vals := Random(n)
+	x := Upload(t, k.D, vals)
+	defer x.Free()
+	ra, rb := alloc(t, k.D, 4*n), alloc(t, k.D, 4*n)
+	sa, sb, sc := alloc(t, k.D, 16), alloc(t, k.D, 16), alloc(t, k.D, 16)
+	other := Upload(t, k.D, Random(n))
+	defer other.Free()
+	must(t, k.SpinCopyU32(a, ra, x, 60*time.Millisecond, sa)) // slow read of x
+	must(t, k.SpinCopyU32(b, rb, x, time.Millisecond, sb))    // fast read of x
+	must(t, k.SpinCopyU32(c, x, other, 0, sc))                // write of x
+	must(t, k.D.Synchronize(context.Background()))
+	ta, tb, tc := U64s(t, sa), U64s(t, sb), U64s(t, sc)
+	if tc[0] < ta[1] || tc[0] < tb[1] {
+		t.Errorf("the write started at %d, before the reads ended (%d, %d)", tc[0], ta[1], tb[1])
+	}
+	equalU32(t, "slow read", U32s(t, ra), vals)
+	equalU32(t, "fast read", U32s(t, rb), vals)
+}
+
+func testFreeWhileRead(t *testing.T, k *K) {
+	a := stream(t, k.D)
+	const n = 1 << 14
+	vals := Random(n)
+	x := Upload(t, k.D, vals)
+	out := alloc(t, k.D, 4*n)
+	must(t, k.SpinCopyU32(a, out, x, 50*time.Millisecond, nil))
+	must(t, x.Free())
+	must(t, x.Free()) // idempotent
+	y, err := k.D.Alloc(4 * n)
+	must(t, err)
+	defer y.Free()
+	must(t, k.FillU32(k.D.DefaultStream(), y, 0xBADBAD))
+	equalU32(t, "a read that outlived Free", U32s(t, out), vals)
+}
+
+func testFreeAfterAsyncCopy(t *testing.T, k *K) {
+	side := stream(t, k.D)
+	const n = 1 << 16
+	vals := Random(n)
+	x := Upload(t, k.D, vals)
+	// Keep the side stream busy so the copy is still pending at Free.
+	must(t, k.SpinFor(side, 30*time.Millisecond))
+	host := make([]uint32, n)
+	must(t, side.CopyDtoH(gpu.Bytes(host), x))
+	must(t, x.Free())
+	y, err := k.D.Alloc(4 * n)
+	must(t, err)
+	defer y.Free()
+	must(t, k.FillU32(k.D.DefaultStream(), y, 0x5A5A5A5A))
+	must(t, side.Synchronize(context.Background()))
+	equalU32(t, "host copy made before Free", host, vals)
+}
+
+func testDropped(t *testing.T, k *K) {
+	s := stream(t, k.D)
+	const n = 1 << 14
+	vals := Random(n)
+	host := make([]uint32, n)
+	func() {
+		x := Upload(t, k.D, vals)
+		y, err := k.D.Alloc(4 * n)
+		must(t, err)
+		must(t, k.SpinCopyU32(s, y, x, 50*time.Millisecond, nil))
+		must(t, s.CopyDtoH(gpu.Bytes(host), y))
+	}()
+	for range 3 {
+		runtime.GC()
+	}
+	must(t, s.Synchronize(context.Background()))
+	equalU32(t, "result of work whose buffers were dropped", host, vals)
+}
+
+func testViews(t *testing.T, k *K) {
+	a, b := stream(t, k.D), stream(t, k.D)
+	const n = 1 << 12
+	vals := Random(n)
+	x := Upload(t, k.D, vals)
+	defer x.Free()
+	lo, err := x.Slice(0, 2*n)
+	must(t, err)
+	hi, err := x.Slice(2*n, 2*n)
+	must(t, err)
+	if _, err := x.Slice(1, 4*n); !errors.Is(err, gpu.ErrInvalidValue) {
+		t.Errorf("a slice past the end = %v", err)
+	}
+	if err := lo.Free(); !errors.Is(err, gpu.ErrInvalidValue) {
+		t.Errorf("Free of a view = %v", err)
+	}
+	// A slow write through a view on a; a read of the whole buffer on b waits for it.
+	src := Upload(t, k.D, Random(n/2))
+	defer src.Free()
+	must(t, k.SpinCopyU32(a, hi, src, 40*time.Millisecond, nil))
+	y := alloc(t, k.D, 4*n)
+	must(t, k.AddU32(b, y, x, 0))
+	want := append(append([]uint32(nil), vals[:n/2]...), U32s(t, src)...)
+	equalU32(t, "whole buffer after a write through a view", U32s(t, y), want)
+}
+
+func testAccess(t *testing.T, k *K) {
+	a, b := stream(t, k.D), stream(t, k.D)
+	const n = 1 << 12
+	vals := Random(n)
+	src := Upload(t, k.D, vals)
+	defer src.Free()
+	x := alloc(t, k.D, 4*n)
+	// Work enqueued with the raw pointer inside the scope is ordered like a launch.
+	must(t, x.Access(a, gpu.Write, func(p gpu.DevicePtr) error {
+		return a.Launch(k.SpinCopy, one, p, gpu.In(src), uint64(n), uint64(40*time.Millisecond), gpu.DevicePtr(0))
+	}))
+	y := alloc(t, k.D, 4*n)
+	must(t, k.AddU32(b, y, x, 2))
+	for i := range vals {
+		vals[i] += 2
+	}
+	equalU32(t, "read after a write made inside Access", U32s(t, y), vals)
+	// Using the buffer through the package inside its own scope is an error, not a hang.
+	err := x.Access(a, gpu.Read, func(p gpu.DevicePtr) error {
+		return k.AddU32(b, y, x, 1)
+	})
+	if !errors.Is(err, gpu.ErrInScope) {
+		t.Errorf("using a buffer inside its own Access scope = %v, want ErrInScope", err)
+	}
+}
+
+func testUntracked(t *testing.T, k *K) {
+	a, b := stream(t, k.D), stream(t, k.D)
+	const n = 1 << 10
+	src := Upload(t, k.D, Random(2*n))
+	defer src.Free()
+	must(t, k.D.DefaultStream().Synchronize(context.Background()))
+	for _, tracked := range []bool{true, false} {
+		x := alloc(t, k.D, 8*n)
+		must(t, k.D.DefaultStream().Synchronize(context.Background()))
+		must(t, x.SetTracking(tracked))
+		lo, _ := x.Slice(0, 4*n)
+		hi, _ := x.Slice(4*n, 4*n)
+		srcLo, _ := src.Slice(0, 4*n)
+		srcHi, _ := src.Slice(4*n, 4*n)
+		sa, sb := alloc(t, k.D, 16), alloc(t, k.D, 16)
+		must(t, k.SpinCopyU32(a, lo, srcLo, 50*time.Millisecond, sa))
+		must(t, k.SpinCopyU32(b, hi, srcHi, 50*time.Millisecond, sb))
+		must(t, k.D.Synchronize(context.Background()))
+		ta, tb := U64s(t, sa), U64s(t, sb)
+		overlap := tb[0] < ta[1] && ta[0] < tb[1]
+		if tracked && overlap {
+			t.Errorf("tracked writes to one buffer on two streams overlapped: [%d, %d] and [%d, %d]", ta[0], ta[1], tb[0], tb[1])
+		}
+		if !tracked && !overlap {
+			t.Errorf("untracked writes to disjoint halves did not overlap: [%d, %d] and [%d, %d]", ta[0], ta[1], tb[0], tb[1])
+		}
+		equalU32(t, "halves written on two streams", U32s(t, x), U32s(t, src))
+	}
+}
+
+func testUseAfterFree(t *testing.T, k *K) {
+	x, err := k.D.Alloc(64)
+	must(t, err)
+	v, _ := x.Slice(0, 32)
+	must(t, x.Free())
+	s := k.D.DefaultStream()
+	for name, err := range map[string]error{
+		"launch":      k.FillU32(s, x, 1),
+		"view launch": k.FillU32(s, v, 1),
+		"copy in":     x.CopyFromHost(context.Background(), make([]byte, 8)),
+		"copy out":    x.CopyToHost(context.Background(), make([]byte, 8)),
+		"access":      x.Access(s, gpu.Read, func(gpu.DevicePtr) error { return nil }),
+	} {
+		if !errors.Is(err, gpu.ErrClosed) {
+			t.Errorf("%s after Free = %v, want ErrClosed", name, err)
+		}
+	}
+}
+
+func testOOM(t *testing.T, k *K) {
+	_, total, err := k.D.MemInfo()
+	must(t, err)
+	_, err = k.D.Alloc(4 * total)
+	if !errors.Is(err, gpu.ErrOutOfMemory) {
+		t.Fatalf("allocating 4x the device's memory = %v, want ErrOutOfMemory", err)
+	}
+	t.Logf("%v", err)
+}
+
+// testRandomStress runs random operations from many goroutines, each on its own stream,
+// on shared buffers; a global lock decides the order in which they are enqueued, and the
+// result must equal that order replayed sequentially on the host.
+func testRandomStress(t *testing.T, k *K) {
+	const buffers, n, goroutines = 6, 2048, 8
+	ops := 60
+	if testing.Short() {
+		ops = 20
+	}
+	bufs := make([]*gpu.Buffer, buffers)
+	ref := make([][]uint32, buffers)
+	for i := range bufs {
+		ref[i] = Random(n)
+		bufs[i] = Upload(t, k.D, ref[i])
+		defer bufs[i].Free()
+	}
+	var mu sync.Mutex
+	errs := make(chan error, goroutines)
+	for range goroutines {
+		go func() {
+			errs <- func() error {
+				s, err := k.D.NewStream()
+				if err != nil {
+					return err
+				}
+				defer s.Close()
+				for range ops {
+					dst, src := rand.IntN(buffers), rand.IntN(buffers)
+					v := rand.Uint32()
+					spin := time.Duration(rand.IntN(3)) * 100 * time.Microsecond
+					mu.Lock()
+					switch rand.IntN(3) {
+					case 0:
+						err = k.AddU32(s, bufs[dst], bufs[src], v)
+						for i := range ref[dst] {
+							ref[dst][i] = ref[src][i] + v
+						}
+					case 1:
+						if dst == src {
+							err = k.FillU32(s, bufs[dst], v)
+							for i := range ref[dst] {
+								ref[dst][i] = v
+							}
+						} else {
+							err = k.SpinCopyU32(s, bufs[dst], bufs[src], spin, nil)
+							copy(ref[dst], ref[src])
+						}
+					case 2:
+						if dst != src {
+							err = s.CopyDtoD(bufs[dst], bufs[src])
+							copy(ref[dst], ref[src])
+						}
+					}
+					mu.Unlock()
+					if err != nil {
+						return err
+					}
+				}
+				return nil
+			}()
+		}()
+	}
+	for range goroutines {
+		must(t, <-errs)
+	}
+	must(t, k.D.Synchronize(context.Background()))
+	for i, b := range bufs {
+		equalU32(t, fmt.Sprintf("buffer %d after %d random operations", i, goroutines*ops), U32s(t, b), ref[i])
+	}
+}

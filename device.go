@@ -1,0 +1,265 @@
+package gpu
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"weak"
+
+	"github.com/go-gpu/gpu/backend"
+	"github.com/go-gpu/gpu/backend/cpu"
+	"github.com/go-gpu/gpu/backend/cuda"
+)
+
+// DeviceInfo describes a device: its backend, name, compute capability,
+// multiprocessor count and memory.
+type DeviceInfo = backend.Info
+
+// MemKind is a kind of memory: DeviceMem, UnifiedMem or PinnedMem.
+type MemKind = backend.MemKind
+
+// The kinds of memory.
+const (
+	DeviceMem  = backend.DeviceMem
+	UnifiedMem = backend.UnifiedMem
+	PinnedMem  = backend.PinnedMem
+)
+
+var (
+	cudaBackend backend.Backend = cuda.Backend{}
+	cpuBackend  backend.Backend = cpu.Backend{}
+
+	openMu sync.Mutex
+	opened = map[string]*Device{}
+)
+
+// Devices lists every device: the CUDA devices, then the CPU.
+func Devices() ([]DeviceInfo, error) {
+	var out []DeviceInfo
+	if n, err := cudaBackend.DeviceCount(); err == nil {
+		for i := range n {
+			d, err := OpenBackend("cuda", i)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, d.Info())
+		}
+	}
+	d, err := OpenBackend("cpu", 0)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, d.Info()), nil
+}
+
+// Open returns the default device: the first CUDA device if there is one, else the CPU.
+// The environment variable GPU_BACKEND forces a choice: "cpu", "cuda" (device 0) or
+// "cuda:N" (device N). Every call returns the same *Device for the same device.
+func Open() (*Device, error) {
+	name, ordinal, err := parseBackendEnv(os.Getenv("GPU_BACKEND"))
+	if err != nil {
+		return nil, err
+	}
+	if name != "" {
+		return OpenBackend(name, ordinal)
+	}
+	d, err := OpenBackend("cuda", 0)
+	if errors.Is(err, ErrNoDevice) {
+		return OpenBackend("cpu", 0)
+	}
+	return d, err
+}
+
+func parseBackendEnv(v string) (string, int, error) {
+	v = strings.TrimSpace(strings.ToLower(v))
+	if v == "" {
+		return "", 0, nil
+	}
+	name, idx, found := strings.Cut(v, ":")
+	ordinal := 0
+	if found {
+		n, err := strconv.Atoi(idx)
+		if err != nil || n < 0 {
+			return "", 0, fmt.Errorf("gpu: GPU_BACKEND=%q: the device index must be a number >= 0: %w", v, ErrInvalidValue)
+		}
+		ordinal = n
+	}
+	if name != "cpu" && name != "cuda" {
+		return "", 0, fmt.Errorf("gpu: GPU_BACKEND=%q: want cpu, cuda or cuda:N: %w", v, ErrInvalidValue)
+	}
+	return name, ordinal, nil
+}
+
+// OpenBackend opens device ordinal of the named backend, "cuda" or "cpu". Every call
+// returns the same *Device for the same device.
+func OpenBackend(name string, ordinal int) (*Device, error) {
+	var b backend.Backend
+	switch name {
+	case "cuda":
+		b = cudaBackend
+	case "cpu":
+		b = cpuBackend
+	default:
+		return nil, fmt.Errorf("gpu: unknown backend %q (want cuda or cpu): %w", name, ErrInvalidValue)
+	}
+	key := fmt.Sprintf("%s:%d", name, ordinal)
+	openMu.Lock()
+	defer openMu.Unlock()
+	if d := opened[key]; d != nil {
+		return d, nil
+	}
+	bd, err := b.Open(ordinal)
+	if err != nil {
+		return nil, err
+	}
+	d, err := NewDevice(bd)
+	if err != nil {
+		return nil, err
+	}
+	opened[key] = d
+	return d, nil
+}
+
+// Device is a GPU (or the CPU backend): it owns a default stream, a pool of internal
+// events, and the threads that complete parked waits. A Device is safe for concurrent
+// use and lives as long as the process.
+type Device struct {
+	be     backend.Device
+	info   DeviceInfo
+	def    *Stream
+	policy atomic.Pointer[WaitPolicy]
+	hub    *hub
+
+	evMu   sync.Mutex
+	evFree []*pev
+
+	stMu    sync.Mutex
+	streams map[uint64]weak.Pointer[Stream]
+	nextID  atomic.Uint64
+
+	liveAllocs atomic.Int64 // allocations not yet freed
+}
+
+// NewDevice wraps a backend device. Most programs use Open or OpenBackend instead;
+// NewDevice serves tests that need a fresh device (such as a new cpu.Device after a
+// fault) and other backends.
+func NewDevice(bd backend.Device) (*Device, error) {
+	d := &Device{be: bd, info: bd.Info(), streams: map[uint64]weak.Pointer[Stream]{}}
+	p := DefaultWaitPolicy
+	d.policy.Store(&p)
+	d.hub = newHub(d)
+	def, err := d.NewStream()
+	if err != nil {
+		return nil, err
+	}
+	d.def = def
+	return d, nil
+}
+
+// Info describes the device.
+func (d *Device) Info() DeviceInfo { return d.info }
+
+// Backend returns the backend's name, "cuda" or "cpu".
+func (d *Device) Backend() string { return d.info.Backend }
+
+// String returns "cuda:0 (NVIDIA H200)".
+func (d *Device) String() string {
+	return fmt.Sprintf("%s:%d (%s)", d.info.Backend, d.info.Ordinal, d.info.Name)
+}
+
+// BackendDevice returns the backend's device, for packages that extend the runtime.
+func (d *Device) BackendDevice() backend.Device { return d.be }
+
+// DefaultStream returns the device's default stream. It is an ordinary stream created
+// with the device (on CUDA a non-blocking one, not the legacy NULL stream), used by the
+// operations that take no stream.
+func (d *Device) DefaultStream() *Stream { return d.def }
+
+// SetWaitPolicy sets the policy of waits that don't give their own.
+func (d *Device) SetWaitPolicy(p WaitPolicy) {
+	p = p.normalize()
+	d.policy.Store(&p)
+}
+
+// WaitPolicy returns the device's wait policy.
+func (d *Device) WaitPolicy() WaitPolicy { return *d.policy.Load() }
+
+// MemInfo returns the device's free and total memory in bytes (CUDA Driver API:
+// cuMemGetInfo).
+func (d *Device) MemInfo() (free, total int64, err error) { return d.be.MemInfo() }
+
+func (d *Device) liveStreams() []*Stream {
+	d.stMu.Lock()
+	defer d.stMu.Unlock()
+	out := make([]*Stream, 0, len(d.streams))
+	for id, w := range d.streams {
+		if s := w.Value(); s != nil {
+			out = append(out, s)
+		} else {
+			delete(d.streams, id)
+		}
+	}
+	return out
+}
+
+// pev is a pooled, reference-counted internal event (timing disabled, blocking sync).
+type pev struct {
+	be   backend.Event
+	dev  *Device
+	refs atomic.Int32
+}
+
+func (e *pev) retain() *pev {
+	if e != nil {
+		e.refs.Add(1)
+	}
+	return e
+}
+
+func (e *pev) release() {
+	if e == nil || e.dev == nil { // nil dev: a wrapper around a user's event
+		return
+	}
+	if n := e.refs.Add(-1); n == 0 {
+		e.dev.putEvent(e)
+	} else if n < 0 {
+		panic("gpu: internal event released too often")
+	}
+}
+
+const maxFreeEvents = 4096
+
+// getEvent returns a pooled event with one reference.
+func (d *Device) getEvent() (*pev, error) {
+	d.evMu.Lock()
+	if n := len(d.evFree); n > 0 {
+		e := d.evFree[n-1]
+		d.evFree = d.evFree[:n-1]
+		d.evMu.Unlock()
+		e.refs.Store(1)
+		return e, nil
+	}
+	d.evMu.Unlock()
+	be, err := d.be.NewEvent(false)
+	if err != nil {
+		return nil, err
+	}
+	e := &pev{be: be, dev: d}
+	e.refs.Store(1)
+	return e, nil
+}
+
+func (d *Device) putEvent(e *pev) {
+	d.evMu.Lock()
+	if len(d.evFree) < maxFreeEvents {
+		d.evFree = append(d.evFree, e)
+		d.evMu.Unlock()
+		return
+	}
+	d.evMu.Unlock()
+	e.be.Destroy()
+}

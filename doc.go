@@ -1,0 +1,35 @@
+// Package gpu is GPU computing for Go: devices, streams, events, memory and kernels,
+// correct under any number of goroutines and streams, on NVIDIA GPUs through the CUDA
+// driver (loaded at run time: building needs no CUDA toolkit) or on the CPU backend,
+// which has the same semantics and is the default where there is no GPU.
+//
+// # Waiting
+//
+// Every wait takes a context.Context and never pins an OS thread for long: a wait
+// queries, spins briefly, then parks the goroutine, and a small, bounded set of waiter
+// threads per device completes parked waits with blocking driver calls that sleep. A
+// cancelled wait returns ctx.Err() at once (the GPU work goes on); a fault ends every
+// wait with an error wrapping ErrLaunchFailed. WaitPolicy chooses another way per call
+// or per device. (CUDA.jl and Metal.jl made their waits non-blocking for the same
+// reasons.)
+//
+// # Buffers are ordered across streams automatically
+//
+// Launch and the copy methods take buffers, not raw pointers, and record each use: an
+// operation on stream S waits for conflicting uses on other streams (a read for the last
+// write; a write also for the reads since), and the event marking a use is recorded
+// after the operation is enqueued. A buffer used on one stream only costs nothing. Raw
+// device pointers exist only inside Buffer.Access, whose use is recorded after the
+// scope returns. Free is safe at any moment.
+//
+// # Errors
+//
+// Errors wrap the sentinels ErrNoDevice, ErrOutOfMemory, ErrInvalidValue,
+// ErrLaunchFailed, ErrNotSupported and ErrClosed; match them with errors.Is. A CUDA
+// error is also a *cu.Error with the CUresult's name and message.
+//
+// # Choosing a device
+//
+// Open returns the first CUDA device, else the CPU. GPU_BACKEND=cpu, cuda or cuda:N
+// forces a choice.
+package gpu

@@ -1,0 +1,28 @@
+package gpu
+
+import (
+	"errors"
+
+	"github.com/go-gpu/gpu/backend"
+)
+
+// Sentinel errors, matched with errors.Is whatever the backend. A CUDA error is also a
+// *cu.Error (package backend/cuda/cu) carrying the CUresult's name and message.
+var (
+	// ErrNoDevice: no driver, no device, or the requested backend can't run here.
+	ErrNoDevice = backend.ErrNoDevice
+	// ErrOutOfMemory: an allocation failed for lack of memory.
+	ErrOutOfMemory = backend.ErrOutOfMemory
+	// ErrInvalidValue: an argument was out of range or of the wrong kind.
+	ErrInvalidValue = backend.ErrInvalidValue
+	// ErrLaunchFailed: a kernel faulted (a trap, an illegal address). On CUDA the fault
+	// is sticky: every later operation on the device fails, as the driver requires.
+	ErrLaunchFailed = backend.ErrLaunchFailed
+	// ErrNotSupported: the backend or device cannot do this.
+	ErrNotSupported = backend.ErrNotSupported
+	// ErrClosed: the stream, event or module was closed, or the buffer freed.
+	ErrClosed = backend.ErrClosed
+	// ErrInScope: an operation used a buffer inside that buffer's own Access or
+	// HostAccess scope, which would deadlock.
+	ErrInScope = errors.New("gpu: buffer used inside its own access scope")
+)

@@ -1,0 +1,140 @@
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/go-gpu/gpu/backend"
+)
+
+// EventFlag is an option of NewEvent.
+type EventFlag uint8
+
+const (
+	// DisableTiming makes an event that can't measure time, which is cheaper to record
+	// (CUDA Driver API: CU_EVENT_DISABLE_TIMING).
+	DisableTiming EventFlag = 1 << iota
+)
+
+// Event marks a point in a stream's work (CUDA: an event created with
+// CU_EVENT_BLOCKING_SYNC, so a thread waiting in the driver sleeps). Record it on a
+// stream with Stream.Record; it completes when the work enqueued before the record has.
+// An event never recorded counts as complete. Re-recording an event moves it: waits
+// started earlier keep the earlier point. An Event is safe for concurrent use.
+type Event struct {
+	dev    *Device
+	be     backend.Event
+	timing bool
+	*eventCore
+}
+
+type eventCore struct {
+	be     backend.Event
+	mu     sync.Mutex
+	closed bool
+}
+
+func (c *eventCore) destroy() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.closed {
+		c.closed = true
+		c.be.Destroy()
+	}
+}
+
+// NewEvent creates an event. Events measure time unless made with DisableTiming.
+func (d *Device) NewEvent(flags ...EventFlag) (*Event, error) {
+	timing := true
+	for _, f := range flags {
+		if f&DisableTiming != 0 {
+			timing = false
+		}
+	}
+	be, err := d.be.NewEvent(timing)
+	if err != nil {
+		return nil, err
+	}
+	e := &Event{dev: d, be: be, timing: timing, eventCore: &eventCore{be: be}}
+	runtime.AddCleanup(e, (*eventCore).destroy, e.eventCore)
+	return e, nil
+}
+
+func (e *Event) check() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return fmt.Errorf("gpu: event: %w", ErrClosed)
+	}
+	return nil
+}
+
+// Close destroys the event. It is idempotent.
+func (e *Event) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil
+	}
+	e.closed = true
+	return e.be.Destroy()
+}
+
+// Device returns the event's device.
+func (e *Event) Device() *Device { return e.dev }
+
+// Query reports whether the event has completed; a fault in the work before it is
+// returned as the error.
+func (e *Event) Query() (bool, error) {
+	if err := e.check(); err != nil {
+		return false, err
+	}
+	return e.be.Query()
+}
+
+// Wait waits until the event completes, without pinning an OS thread (unless the policy
+// is WaitBlock). It returns ctx.Err() if ctx ends first, and the error of a fault.
+func (e *Event) Wait(ctx context.Context, policy ...WaitPolicy) error {
+	if err := e.check(); err != nil {
+		return err
+	}
+	return e.dev.wait(ctx, eventWait{e}, e.dev.pickPolicy(policy))
+}
+
+type eventWait struct{ e *Event }
+
+func (w eventWait) query() (bool, error) { return w.e.be.Query() }
+func (w eventWait) block() error         { return w.e.be.Synchronize() }
+func (w eventWait) park() ([]*pev, error) {
+	// The hub waits on the user's event itself; a dummy pooled wrapper keeps the
+	// park contract (a reference released on completion) without a record.
+	return []*pev{{be: w.e.be, dev: nil}}, nil
+}
+
+// Done returns a channel closed when the event's current recording completes, or when
+// the device faults (then Query or Wait return the error). Each call starts a parked
+// wait unless the event is already complete.
+func (e *Event) Done() <-chan struct{} {
+	if done, err := e.Query(); done || err != nil {
+		return closedChan
+	}
+	return e.dev.hub.submit(e.be, nil).done
+}
+
+// Elapsed returns the time from start to end, two timing events recorded and complete
+// (CUDA Driver API: cuEventElapsedTime; resolution about half a microsecond).
+func Elapsed(start, end *Event) (time.Duration, error) {
+	if !start.timing || !end.timing {
+		return 0, fmt.Errorf("gpu: elapsed time needs events made without DisableTiming: %w", ErrInvalidValue)
+	}
+	if err := start.check(); err != nil {
+		return 0, err
+	}
+	if err := end.check(); err != nil {
+		return 0, err
+	}
+	return end.be.Elapsed(start.be)
+}

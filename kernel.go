@@ -1,0 +1,235 @@
+package gpu
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"unsafe"
+
+	"github.com/go-gpu/gpu/backend"
+	"github.com/go-gpu/gpu/backend/cpu"
+)
+
+// Module is a loaded code module (CUDA: PTX text or a cubin).
+type Module struct {
+	dev *Device
+	be  backend.Module
+}
+
+// LoadModule loads a module from PTX text or a cubin or fatbin image (CUDA Driver API:
+// cuModuleLoadDataEx; the driver compiles PTX for the device and caches the result on
+// disk). A PTX compile error carries the JIT log. On the CPU backend it returns an error
+// wrapping ErrNotSupported: write CPU kernels in Go with NewGoFunction.
+func (d *Device) LoadModule(image []byte) (*Module, error) {
+	be, err := d.be.LoadModule(image)
+	if err != nil {
+		return nil, err
+	}
+	return &Module{dev: d, be: be}, nil
+}
+
+// Function looks up a kernel of the module by name.
+func (m *Module) Function(name string) (*Function, error) {
+	f, err := m.be.Function(name)
+	if err != nil {
+		return nil, err
+	}
+	return &Function{dev: m.dev, be: f}, nil
+}
+
+// Unload unloads the module; its functions can no longer be launched.
+func (m *Module) Unload() error { return m.be.Unload() }
+
+// Function is a kernel that can be launched on the device's streams.
+type Function struct {
+	dev *Device
+	be  backend.Function
+}
+
+// Name returns the kernel's name.
+func (f *Function) Name() string { return f.be.Name() }
+
+// BackendFunction returns the backend's function, for packages that extend the runtime.
+func (f *Function) BackendFunction() backend.Function { return f.be }
+
+// WrapFunction wraps a backend function of device d.
+func WrapFunction(d *Device, f backend.Function) *Function { return &Function{dev: d, be: f} }
+
+// Builtin returns one of the built-in kernels every backend has (see
+// backend.Builtins): "empty" serves the launch benchmark, "trap" the fault tests.
+func (d *Device) Builtin(name string) (*Function, error) {
+	f, err := d.be.Builtin(name)
+	if err != nil {
+		return nil, err
+	}
+	return &Function{dev: d, be: f}, nil
+}
+
+// NewGoFunction returns a kernel written in Go for a CPU device. fn runs once per
+// launch, in stream order, and splits its work with cpu.Launch.Parallel.
+func NewGoFunction(d *Device, name string, fn func(*cpu.Launch) error) (*Function, error) {
+	if d.info.Backend != "cpu" {
+		return nil, fmt.Errorf("gpu: Go kernels run on the CPU backend, not %s: %w", d.info.Backend, ErrNotSupported)
+	}
+	return &Function{dev: d, be: cpu.NewFunc(name, fn)}, nil
+}
+
+// Dim3 is a grid or block size; zero components count as 1.
+type Dim3 struct{ X, Y, Z int }
+
+// LaunchConfig is a kernel's launch geometry.
+type LaunchConfig struct {
+	Grid      Dim3 // blocks
+	Block     Dim3 // threads per block
+	SharedMem int  // dynamic shared memory in bytes
+}
+
+func dims(d Dim3) ([3]uint32, error) {
+	var out [3]uint32
+	for i, v := range [3]int{d.X, d.Y, d.Z} {
+		if v == 0 && i > 0 {
+			v = 1
+		}
+		if v <= 0 || v > math.MaxUint32 {
+			return out, fmt.Errorf("gpu: launch dimension %v: each component must be in [1, 2^32): %w", d, ErrInvalidValue)
+		}
+		out[i] = uint32(v)
+	}
+	return out, nil
+}
+
+// DevicePtr is a raw device address (CUdeviceptr), as handed out inside
+// Buffer.Access. Passed to Launch it is an untracked pointer argument.
+type DevicePtr uint64
+
+// AccessMode says how an operation uses a buffer.
+type AccessMode uint8
+
+const (
+	// Read: the operation only reads the buffer.
+	Read AccessMode = 1 << iota
+	// Write: the operation writes the buffer (and may read it).
+	Write
+	// ReadWrite: both.
+	ReadWrite = Read | Write
+)
+
+// BufferArg is a buffer passed to Launch with its access mode; make one with In, Out or
+// InOut. A *Buffer passed directly counts as InOut.
+type BufferArg struct {
+	Buf  *Buffer
+	Mode AccessMode
+}
+
+// In marks a kernel argument the kernel only reads.
+func In(b *Buffer) BufferArg { return BufferArg{b, Read} }
+
+// Out marks a kernel argument the kernel writes.
+func Out(b *Buffer) BufferArg { return BufferArg{b, Write} }
+
+// InOut marks a kernel argument the kernel reads and writes.
+func InOut(b *Buffer) BufferArg { return BufferArg{b, ReadWrite} }
+
+// ByValue passes the bytes of v (a struct or array of plain values, no pointers) as one
+// by-value kernel parameter.
+func ByValue[T any](v T) ByValueArg {
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&v)), unsafe.Sizeof(v))
+	return ByValueArg(append([]byte(nil), b...))
+}
+
+// ByValueArg is a by-value kernel parameter's bytes.
+type ByValueArg []byte
+
+// Launch enqueues fn on the stream with the given geometry and arguments. Arguments may
+// be Go integers, floats and bools (passed as kernel scalars of their size; int and uint
+// are 64-bit), *Buffer, In/Out/InOut(*Buffer) (device pointers, ordered across streams
+// automatically: see Buffer), DevicePtr (an untracked pointer), and ByValue(struct).
+// Errors: a zero or negative dimension, an argument of another type, a freed buffer, a
+// closed stream; launch errors from the backend.
+func (s *Stream) Launch(fn *Function, cfg LaunchConfig, args ...any) error {
+	if fn == nil || fn.dev != s.dev {
+		return fmt.Errorf("gpu: launch on %v of a function of another device: %w", s, ErrInvalidValue)
+	}
+	var bc backend.LaunchConfig
+	var err error
+	if bc.Grid, err = dims(cfg.Grid); err != nil {
+		return err
+	}
+	if bc.Block, err = dims(cfg.Block); err != nil {
+		return err
+	}
+	if cfg.SharedMem < 0 || cfg.SharedMem > math.MaxUint32 {
+		return fmt.Errorf("gpu: shared memory %d bytes: %w", cfg.SharedMem, ErrInvalidValue)
+	}
+	bc.SharedMem = uint32(cfg.SharedMem)
+	if len(args) == 0 {
+		if err := s.check(); err != nil {
+			return err
+		}
+		return s.be.Launch(fn.be, bc, nil)
+	}
+	var small [8]backend.Arg
+	bargs := small[:0]
+	var usesSmall [4]use
+	uses := usesSmall[:0]
+	for i, a := range args {
+		var ba backend.Arg
+		switch v := a.(type) {
+		case *Buffer:
+			ba, uses, err = bufArg(v, ReadWrite, uses)
+		case BufferArg:
+			ba, uses, err = bufArg(v.Buf, v.Mode, uses)
+		case DevicePtr:
+			ba = backend.Arg{Kind: backend.ArgPtr, Val: uint64(v)}
+		case ByValueArg:
+			ba = backend.Arg{Kind: backend.ArgScalar, Size: uint8(min(len(v), 255)), Blob: v}
+		default:
+			ba, err = scalarArg(a)
+		}
+		if err != nil {
+			return fmt.Errorf("gpu: launch of %s: argument %d: %w", fn.Name(), i, err)
+		}
+		bargs = append(bargs, ba)
+	}
+	return s.tracked(uses, func() error { return s.be.Launch(fn.be, bc, bargs) })
+}
+
+func bufArg(b *Buffer, mode AccessMode, uses []use) (backend.Arg, []use, error) {
+	if b == nil {
+		return backend.Arg{}, uses, fmt.Errorf("nil buffer: %w", ErrInvalidValue)
+	}
+	if mode&ReadWrite == 0 {
+		return backend.Arg{}, uses, fmt.Errorf("access mode %d: %w", mode, ErrInvalidValue)
+	}
+	return backend.Arg{Kind: backend.ArgMem, Mem: b.a.mem, Off: b.off}, append(uses, use{a: b.a, mode: mode}), nil
+}
+
+func scalarArg(a any) (backend.Arg, error) {
+	v := reflect.ValueOf(a)
+	arg := backend.Arg{Kind: backend.ArgScalar}
+	switch v.Kind() {
+	case reflect.Bool:
+		arg.Size = 1
+		if v.Bool() {
+			arg.Val = 1
+		}
+	case reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Int:
+		arg.Size = uint8(v.Type().Size())
+		arg.Val = uint64(v.Int())
+		if arg.Size < 8 {
+			arg.Val &= 1<<(8*arg.Size) - 1
+		}
+	case reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uint, reflect.Uintptr:
+		arg.Size = uint8(v.Type().Size())
+		arg.Val = v.Uint()
+	case reflect.Float32:
+		arg.Size = 4
+		arg.Val = uint64(math.Float32bits(float32(v.Float())))
+	case reflect.Float64:
+		arg.Size = 8
+		arg.Val = math.Float64bits(v.Float())
+	default:
+		return arg, fmt.Errorf("unsupported kernel argument type %T: %w", a, ErrInvalidValue)
+	}
+	return arg, nil
+}

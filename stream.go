@@ -1,0 +1,243 @@
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"weak"
+
+	"github.com/go-gpu/gpu/backend"
+)
+
+// Stream is an ordered queue of device work (CUDA: a stream created non-blocking).
+// Work on one stream runs in order; work on different streams may overlap unless
+// ordered by events or, for buffers, by the automatic tracking. A Stream is safe for
+// concurrent use.
+type Stream struct {
+	dev *Device
+	be  backend.Stream
+	id  uint64
+
+	// seq counts the tracked operations enqueued; it orders buffer uses for lazily
+	// recorded events.
+	seq atomic.Uint64
+
+	*streamCore
+}
+
+// streamCore is the part of a stream its cleanup needs.
+type streamCore struct {
+	be      backend.Stream
+	mu      sync.Mutex
+	closed  bool
+	last    *pev   // the latest internal event recorded on the stream
+	lastSeq uint64 // the seq it covers
+}
+
+// destroy is the backstop for a stream dropped without Close.
+func (c *streamCore) destroy() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.closed {
+		c.closed = true
+		c.be.Destroy()
+	}
+	c.last.release()
+	c.last = nil
+}
+
+// NewStream creates a stream.
+func (d *Device) NewStream() (*Stream, error) {
+	bs, err := d.be.NewStream()
+	if err != nil {
+		return nil, err
+	}
+	s := &Stream{dev: d, be: bs, id: d.nextID.Add(1), streamCore: &streamCore{be: bs}}
+	d.stMu.Lock()
+	d.streams[s.id] = weak.Make(s)
+	d.stMu.Unlock()
+	runtime.AddCleanup(s, (*streamCore).destroy, s.streamCore)
+	return s, nil
+}
+
+// Device returns the stream's device.
+func (s *Stream) Device() *Device { return s.dev }
+
+// BackendStream returns the backend's stream, for packages that extend the runtime.
+func (s *Stream) BackendStream() backend.Stream { return s.be }
+
+// String returns "stream 3 on cuda:0".
+func (s *Stream) String() string {
+	return fmt.Sprintf("stream %d on %s:%d", s.id, s.dev.info.Backend, s.dev.info.Ordinal)
+}
+
+func (s *Stream) check() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return fmt.Errorf("gpu: %v: %w", s, ErrClosed)
+	}
+	return nil
+}
+
+// Close destroys the stream. Work already enqueued still completes, and buffers it used
+// stay ordered after it; later use of the stream returns an error wrapping ErrClosed.
+// Closing the default stream is an error. Close is idempotent.
+func (s *Stream) Close() error {
+	if s == s.dev.def {
+		return fmt.Errorf("gpu: closing the default stream: %w", ErrInvalidValue)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	// Record a last event so that buffer uses on this stream can still be waited for.
+	if cur := s.seq.Load(); s.last == nil || s.lastSeq < cur {
+		ev, err := s.dev.getEvent()
+		if err != nil {
+			return err
+		}
+		if err := s.be.Record(ev.be); err != nil {
+			ev.release()
+			return err
+		}
+		s.last.release()
+		s.last, s.lastSeq = ev, cur
+	}
+	s.closed = true
+	s.dev.stMu.Lock()
+	delete(s.dev.streams, s.id)
+	s.dev.stMu.Unlock()
+	return s.be.Destroy()
+}
+
+// eventAfter returns an event (with a reference for the caller) that completes after
+// every tracked operation up to seq on s: the latest recorded one if it covers seq,
+// else a new one recorded now.
+func (s *Stream) eventAfter(seq uint64) (*pev, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.last != nil && (s.lastSeq >= seq || s.closed) {
+		return s.last.retain(), nil
+	}
+	ev, err := s.dev.getEvent()
+	if err != nil {
+		return nil, err
+	}
+	cur := s.seq.Load()
+	if err := s.be.Record(ev.be); err != nil {
+		ev.release()
+		return nil, err
+	}
+	s.last.release()
+	s.last, s.lastSeq = ev.retain(), cur
+	return ev, nil
+}
+
+// recordNow records an event covering everything enqueued on s so far.
+func (s *Stream) recordNow() (*pev, error) { return s.eventAfter(s.seq.Load() + 1<<62) }
+
+// Query reports whether all work enqueued on the stream so far has completed. A fault
+// in that work is returned as the error.
+func (s *Stream) Query() (bool, error) {
+	if err := s.check(); err != nil {
+		return false, err
+	}
+	return s.be.Query()
+}
+
+// Synchronize waits until all work enqueued on the stream so far has completed, without
+// pinning an OS thread (unless the policy is WaitBlock). It returns ctx.Err() if ctx
+// ends first (the work goes on), and the error of a fault in the work.
+func (s *Stream) Synchronize(ctx context.Context, policy ...WaitPolicy) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	return s.dev.wait(ctx, streamWait{s}, s.dev.pickPolicy(policy))
+}
+
+type streamWait struct{ s *Stream }
+
+func (w streamWait) query() (bool, error) { return w.s.be.Query() }
+func (w streamWait) block() error         { return w.s.be.Synchronize() }
+func (w streamWait) park() ([]*pev, error) {
+	ev, err := w.s.recordNow()
+	if err != nil {
+		return nil, err
+	}
+	return []*pev{ev}, nil
+}
+
+// Record records e on the stream: e completes when the work enqueued so far has.
+func (s *Stream) Record(e *Event) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	if err := e.check(); err != nil {
+		return err
+	}
+	return s.be.Record(e.be)
+}
+
+// WaitEvent makes work enqueued on the stream later wait until e completes (CUDA
+// Driver API: cuStreamWaitEvent). e may belong to another device of the same backend.
+func (s *Stream) WaitEvent(e *Event) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	if err := e.check(); err != nil {
+		return err
+	}
+	return s.be.WaitEvent(e.be)
+}
+
+// Synchronize waits until the work on every stream of the device (those created through
+// this package, and the default stream) has completed, without pinning an OS thread
+// (unless the policy is WaitBlock, which calls cuCtxSynchronize).
+func (d *Device) Synchronize(ctx context.Context, policy ...WaitPolicy) error {
+	return d.wait(ctx, &deviceWait{d: d}, d.pickPolicy(policy))
+}
+
+type deviceWait struct {
+	d       *Device
+	pending []*Stream
+	started bool
+}
+
+func (w *deviceWait) query() (bool, error) {
+	if !w.started {
+		w.pending, w.started = w.d.liveStreams(), true
+	}
+	rest := w.pending[:0]
+	for _, s := range w.pending {
+		done, err := s.be.Query()
+		if err != nil {
+			return false, err
+		}
+		if !done {
+			rest = append(rest, s)
+		}
+	}
+	w.pending = rest
+	return len(rest) == 0, nil
+}
+
+func (w *deviceWait) block() error { return w.d.be.Synchronize() }
+
+func (w *deviceWait) park() ([]*pev, error) {
+	evs := make([]*pev, 0, len(w.pending))
+	for _, s := range w.pending {
+		ev, err := s.recordNow()
+		if err != nil {
+			for _, e := range evs {
+				e.release()
+			}
+			return nil, err
+		}
+		evs = append(evs, ev)
+	}
+	return evs, nil
+}

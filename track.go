@@ -1,0 +1,354 @@
+package gpu
+
+import (
+	"bytes"
+	"fmt"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/go-gpu/gpu/backend"
+)
+
+// Access tracking. Every allocation remembers its last write and the reads since, at
+// most one per stream. An operation on stream S that reads an allocation first makes S
+// wait for a write made on another stream; one that writes also waits for the reads made
+// on other streams. The event marking a use is recorded after the operation is enqueued:
+// eagerly, one event per operation for every allocation it touches, while an allocation
+// is in use on several streams at once (a wait was needed, or reads on other streams are
+// pending); otherwise lazily, the first time another stream needs it, by recording on
+// the using stream at that moment (which orders after everything already queued there).
+// An allocation used on one stream only records and waits for nothing. (cudarc's
+// read/write events; Vortex's sync-on-drop lesson: the record must follow the dispatch,
+// which holding the allocation's lock across the enqueue guarantees.)
+
+// access is one use of an allocation on a stream.
+type access struct {
+	s   *Stream
+	seq uint64 // the stream's operation count at the use
+	ev  *pev   // nil until recorded; the slot owns one reference
+}
+
+// event returns an event that completes after the use, recording one if needed.
+func (x *access) event() (*pev, error) {
+	if x.ev == nil {
+		ev, err := x.s.eventAfter(x.seq)
+		if err != nil {
+			return nil, err
+		}
+		x.ev = ev
+	}
+	return x.ev, nil
+}
+
+func (x *access) clear() {
+	x.ev.release()
+	*x = access{}
+}
+
+var nextAllocID atomic.Uint64
+
+// allocation is the state views of one allocation share.
+type allocation struct {
+	id   uint64
+	dev  *Device
+	mem  backend.Mem
+	kind MemKind
+
+	mu        sync.Mutex
+	scope     atomic.Int64 // goroutine id inside Access or HostAccess, or 0
+	freed     bool
+	untracked bool
+	w         access
+	r         []access
+	version   uint64
+}
+
+// use is an operation's use of an allocation.
+type use struct {
+	a    *allocation
+	mode AccessMode
+}
+
+// goid returns the calling goroutine's id (only on the slow path of a contended lock).
+func goid() int64 {
+	var buf [64]byte
+	b := buf[:runtime.Stack(buf[:], false)]
+	b = bytes.TrimPrefix(b, []byte("goroutine "))
+	if i := bytes.IndexByte(b, ' '); i > 0 {
+		n, _ := strconv.ParseInt(string(b[:i]), 10, 64)
+		return n
+	}
+	return -1
+}
+
+// lockAll locks the allocations (sorted, distinct) without holding some while waiting
+// for others: if one is busy, it releases the rest, waits for that one, and retries. It
+// fails with ErrInScope if the caller holds one in an access scope.
+func lockAll(as []*allocation) error {
+	var me int64
+outer:
+	for {
+		for i, a := range as {
+			if a.mu.TryLock() {
+				continue
+			}
+			for _, b := range as[:i] {
+				b.mu.Unlock()
+			}
+			if g := a.scope.Load(); g != 0 {
+				if me == 0 {
+					me = goid()
+				}
+				if g == me {
+					return fmt.Errorf("%w (use the raw pointer inside the scope)", ErrInScope)
+				}
+			}
+			a.mu.Lock()
+			a.mu.Unlock()
+			continue outer
+		}
+		return nil
+	}
+}
+
+func unlockAll(as []*allocation) {
+	for _, a := range as {
+		a.mu.Unlock()
+	}
+}
+
+// mergeUses sorts uses by allocation and merges duplicates' modes.
+func mergeUses(uses []use) []use {
+	if len(uses) > 1 {
+		slices.SortFunc(uses, func(x, y use) int {
+			switch {
+			case x.a.id < y.a.id:
+				return -1
+			case x.a.id > y.a.id:
+				return 1
+			}
+			return 0
+		})
+		out := uses[:1]
+		for _, u := range uses[1:] {
+			if last := &out[len(out)-1]; last.a == u.a {
+				last.mode |= u.mode
+			} else {
+				out = append(out, u)
+			}
+		}
+		uses = out
+	}
+	return uses
+}
+
+// tracked runs enqueue, which enqueues one operation on s using the allocations in
+// uses, with the waits before it and the tracking update after it. With scope set, the
+// allocations are marked as held by this goroutine while enqueue runs (Access).
+func (s *Stream) tracked(uses []use, enqueue func() error) error {
+	_, err := s.trackedScope(uses, enqueue, false)
+	return err
+}
+
+// trackedScope is tracked, returning the operation's sequence number on s.
+func (s *Stream) trackedScope(uses []use, enqueue func() error, scope bool) (uint64, error) {
+	if err := s.check(); err != nil {
+		return 0, err
+	}
+	uses = mergeUses(uses)
+	var small [4]*allocation
+	as := small[:0]
+	for _, u := range uses {
+		if u.a.dev != s.dev && u.a.dev.info.Backend != s.dev.info.Backend {
+			return 0, fmt.Errorf("gpu: a %s buffer used on %v: %w", u.a.dev.info.Backend, s, ErrInvalidValue)
+		}
+		as = append(as, u.a)
+	}
+	if err := lockAll(as); err != nil {
+		return 0, err
+	}
+	defer unlockAll(as)
+	var waitSmall [4]*pev
+	waits := waitSmall[:0]
+	anyShared := false
+	for _, u := range uses {
+		a := u.a
+		if a.freed {
+			return 0, fmt.Errorf("gpu: buffer used after Free: %w", ErrClosed)
+		}
+		if a.untracked {
+			continue
+		}
+		need := func(x *access) error {
+			if x.s == nil || x.s == s {
+				return nil
+			}
+			anyShared = true
+			ev, err := x.event()
+			if err != nil {
+				return err
+			}
+			if !slices.Contains(waits, ev) {
+				waits = append(waits, ev)
+			}
+			return nil
+		}
+		if err := need(&a.w); err != nil {
+			return 0, err
+		}
+		if u.mode&Write != 0 {
+			for i := range a.r {
+				if err := need(&a.r[i]); err != nil {
+					return 0, err
+				}
+			}
+		} else {
+			// A read while other streams read too: the allocation is in use on several
+			// streams at once, so mark this use precisely.
+			for i := range a.r {
+				anyShared = anyShared || a.r[i].s != s
+			}
+		}
+	}
+	for _, ev := range waits {
+		if err := s.be.WaitEvent(ev.be); err != nil {
+			return 0, err
+		}
+	}
+	if scope {
+		g := goid()
+		for _, a := range as {
+			a.scope.Store(g)
+		}
+	}
+	err := enqueue()
+	if scope {
+		for _, a := range as {
+			a.scope.Store(0)
+		}
+	}
+	if err != nil && !scope {
+		return 0, err // nothing was enqueued
+	}
+	seq := s.seq.Add(1)
+	var ev *pev
+	if anyShared {
+		var rerr error
+		if ev, rerr = s.eventAfter(seq); rerr != nil && err == nil {
+			err = rerr
+		}
+	}
+	for _, u := range uses {
+		a := u.a
+		if a.untracked {
+			continue
+		}
+		a.version++
+		x := access{s: s, seq: seq, ev: ev.retain()}
+		if u.mode&Write != 0 {
+			a.w.clear()
+			for i := range a.r {
+				a.r[i].clear()
+			}
+			a.r = a.r[:0]
+			a.w = x
+			continue
+		}
+		found := false
+		for i := range a.r {
+			if a.r[i].s == s {
+				a.r[i].clear()
+				a.r[i] = x
+				found = true
+				break
+			}
+		}
+		if !found {
+			a.r = append(a.r, x)
+		}
+	}
+	ev.release()
+	return seq, err
+}
+
+// pendingEvents returns events (each with a reference for the caller) for the uses a
+// host access or a free must wait for: the last write, and for a write also the reads.
+// The caller holds a.mu.
+func (a *allocation) pendingEvents(mode AccessMode) ([]*pev, error) {
+	var evs []*pev
+	add := func(x *access) error {
+		if x.s == nil {
+			return nil
+		}
+		ev, err := x.event()
+		if err != nil {
+			return err
+		}
+		evs = append(evs, ev.retain())
+		return nil
+	}
+	err := add(&a.w)
+	if mode&Write != 0 {
+		for i := range a.r {
+			if err == nil {
+				err = add(&a.r[i])
+			}
+		}
+	}
+	if err == nil && a.untracked {
+		// An untracked allocation's uses are unknown: wait for every stream.
+		for _, s := range a.dev.liveStreams() {
+			ev, rerr := s.recordNow()
+			if rerr != nil {
+				err = rerr
+				break
+			}
+			evs = append(evs, ev)
+		}
+	}
+	if err != nil {
+		for _, e := range evs {
+			e.release()
+		}
+		return nil, err
+	}
+	return evs, nil
+}
+
+// eventsWait waits for a set of events.
+type eventsWait struct{ evs []*pev }
+
+func (w eventsWait) query() (bool, error) {
+	for _, e := range w.evs {
+		if done, err := e.be.Query(); !done || err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+func (w eventsWait) block() error {
+	for _, e := range w.evs {
+		if err := e.be.Synchronize(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w eventsWait) park() ([]*pev, error) {
+	out := make([]*pev, len(w.evs))
+	for i, e := range w.evs {
+		out[i] = e.retain()
+	}
+	return out, nil
+}
+
+func releaseAll(evs []*pev) {
+	for _, e := range evs {
+		e.release()
+	}
+}

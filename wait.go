@@ -1,0 +1,284 @@
+package gpu
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/go-gpu/gpu/backend"
+)
+
+// WaitMode says how a wait for the device waits.
+type WaitMode uint8
+
+const (
+	// WaitAuto queries, spins for up to WaitPolicy.Spin, then parks the goroutine; a
+	// small, bounded set of waiter threads per device completes parked waits with
+	// blocking driver waits that sleep rather than spin. Cancellable at any moment.
+	WaitAuto WaitMode = iota
+	// WaitSpin queries in a loop, yielding the processor between queries, until done.
+	// Cancellable; lowest latency; burns a core for the whole wait.
+	WaitSpin
+	// WaitBlock makes the blocking driver call on the calling goroutine's thread
+	// (CUDA Driver API: cuStreamSynchronize, cuEventSynchronize, cuCtxSynchronize). The
+	// thread is pinned for the whole wait and ctx is checked only before it starts.
+	WaitBlock
+)
+
+// String returns "auto", "spin" or "block".
+func (m WaitMode) String() string {
+	switch m {
+	case WaitAuto:
+		return "auto"
+	case WaitSpin:
+		return "spin"
+	case WaitBlock:
+		return "block"
+	}
+	return "waitmode(?)"
+}
+
+// WaitPolicy chooses how waits wait. The zero value is WaitAuto with the default spin.
+type WaitPolicy struct {
+	Mode WaitMode
+	// Spin bounds WaitAuto's spin before it parks (0: DefaultSpin; negative: park at
+	// once after the first query).
+	Spin time.Duration
+}
+
+// DefaultSpin is WaitAuto's default spin: long enough that a wait for a kernel of
+// ~100 us returns as fast as a spinning driver wait, short enough to cost nothing
+// noticeable in a long wait. (CUDA.jl spins 256 queries, the first 32 without
+// yielding, for the same reason.)
+const DefaultSpin = 250 * time.Microsecond
+
+// DefaultWaitPolicy is the policy of a new device.
+var DefaultWaitPolicy = WaitPolicy{Mode: WaitAuto, Spin: DefaultSpin}
+
+func (p WaitPolicy) normalize() WaitPolicy {
+	if p.Spin == 0 {
+		p.Spin = DefaultSpin
+	}
+	return p
+}
+
+func (d *Device) pickPolicy(ps []WaitPolicy) WaitPolicy {
+	if len(ps) > 0 {
+		return ps[0].normalize()
+	}
+	return *d.policy.Load()
+}
+
+// waitable is what a wait waits for.
+type waitable interface {
+	query() (bool, error)
+	// block waits in the driver on the calling thread (WaitBlock).
+	block() error
+	// park returns the events whose completion ends the wait, each with a reference the
+	// caller releases, recording them if needed.
+	park() ([]*pev, error)
+}
+
+// wait runs the policy's wait for w.
+func (d *Device) wait(ctx context.Context, w waitable, p WaitPolicy) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if done, err := w.query(); done || err != nil {
+		return err
+	}
+	switch p.Mode {
+	case WaitBlock:
+		return w.block()
+	case WaitSpin:
+		return spin(ctx, w, -1)
+	}
+	if p.Spin > 0 {
+		if err := spin(ctx, w, p.Spin); err != errSpinExpired {
+			return err
+		}
+	}
+	evs, err := w.park()
+	if err != nil {
+		return err
+	}
+	reqs := make([]*waitReq, len(evs))
+	for i, e := range evs {
+		reqs[i] = d.hub.submit(e.be, e.release)
+	}
+	for _, r := range reqs {
+		select {
+		case <-r.done:
+			if r.err != nil {
+				return r.err
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+type spinExpired struct{}
+
+func (spinExpired) Error() string { return "spin expired" }
+
+var errSpinExpired error = spinExpired{}
+
+// spin queries w until it completes, ctx ends or limit passes (limit < 0: no limit).
+// The first 32 queries don't yield.
+func spin(ctx context.Context, w waitable, limit time.Duration) error {
+	start := time.Now()
+	done := ctx.Done()
+	for i := 0; ; i++ {
+		if ok, err := w.query(); ok || err != nil {
+			return err
+		}
+		select {
+		case <-done:
+			return ctx.Err()
+		default:
+		}
+		if limit >= 0 && time.Since(start) > limit {
+			return errSpinExpired
+		}
+		if i >= 32 {
+			runtime.Gosched()
+		}
+	}
+}
+
+// waitReq is a parked wait: a waiter thread or the poller completes it.
+type waitReq struct {
+	ev      backend.Event
+	done    chan struct{}
+	err     error
+	then    func()
+	claimed bool // taken by a waiter thread or the poller (under hub.mu)
+}
+
+func (r *waitReq) complete(err error) {
+	r.err = err
+	close(r.done)
+	if r.then != nil {
+		r.then()
+	}
+}
+
+// maxWaiterThreads bounds the threads per device that block in driver waits.
+const maxWaiterThreads = 4
+
+// hub completes parked waits. Up to maxWaiterThreads goroutines each block in the
+// driver on the oldest unclaimed wait (a blocking-sync event: the thread sleeps); when
+// more waits are parked than that, a poller queries the rest with a backoff from 20 us
+// to 1 ms. Its goroutines exit when nothing is parked.
+type hub struct {
+	dev      *Device
+	mu       sync.Mutex
+	queue    []*waitReq
+	blockers int
+	polling  bool
+}
+
+func newHub(d *Device) *hub { return &hub{dev: d} }
+
+// submit parks a wait for ev; then, if not nil, runs after completion.
+func (h *hub) submit(ev backend.Event, then func()) *waitReq {
+	r := &waitReq{ev: ev, done: make(chan struct{}), then: then}
+	h.mu.Lock()
+	h.queue = append(h.queue, r)
+	if h.blockers < maxWaiterThreads {
+		h.blockers++
+		go h.blockLoop()
+	} else if !h.polling {
+		h.polling = true
+		go h.pollLoop()
+	}
+	h.mu.Unlock()
+	return r
+}
+
+// next pops the oldest unclaimed wait, compacting claimed ones away.
+func (h *hub) next() *waitReq {
+	for len(h.queue) > 0 {
+		r := h.queue[0]
+		h.queue[0] = nil
+		h.queue = h.queue[1:]
+		if !r.claimed {
+			r.claimed = true
+			return r
+		}
+	}
+	h.queue = nil
+	return nil
+}
+
+func (h *hub) blockLoop() {
+	for {
+		h.mu.Lock()
+		r := h.next()
+		if r == nil {
+			h.blockers--
+			h.mu.Unlock()
+			return
+		}
+		if len(h.queue) > 0 && !h.polling {
+			h.polling = true
+			go h.pollLoop()
+		}
+		h.mu.Unlock()
+		r.complete(r.ev.Synchronize())
+	}
+}
+
+func (h *hub) pollLoop() {
+	const minBackoff, maxBackoff = 20 * time.Microsecond, time.Millisecond
+	backoff := minBackoff
+	var batch []*waitReq
+	for {
+		h.mu.Lock()
+		batch = batch[:0]
+		live := h.queue[:0]
+		for _, r := range h.queue {
+			if !r.claimed {
+				live = append(live, r)
+				batch = append(batch, r)
+			}
+		}
+		clear(h.queue[len(live):])
+		h.queue = live
+		if len(batch) == 0 {
+			h.polling = false
+			h.mu.Unlock()
+			return
+		}
+		h.mu.Unlock()
+		progressed := false
+		start := time.Now()
+		for _, r := range batch {
+			done, err := r.ev.Query()
+			if !done && err == nil {
+				continue
+			}
+			h.mu.Lock()
+			mine := !r.claimed
+			r.claimed = true
+			h.mu.Unlock()
+			if mine {
+				r.complete(err)
+				progressed = true
+			}
+		}
+		if progressed {
+			backoff = minBackoff
+		} else {
+			backoff = min(2*backoff, maxBackoff)
+		}
+		// Keep the poller's share of a core small even with thousands of waits.
+		time.Sleep(max(backoff, 10*time.Since(start)))
+	}
+}
+
+// closedChan is a closed channel.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
