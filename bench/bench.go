@@ -1,0 +1,263 @@
+// Package bench is the harness behind cmd/gpubench: a registry of benchmarks, a
+// runner that warms them up, calibrates and samples them, and the outputs (an
+// aligned table, Go benchmark format for benchstat, JSON, a comparison with an
+// earlier run, CuPy and PyTorch figures measured on the same machine, and an
+// SVG chart).
+//
+// # Names
+//
+// Benchmarks keep Metal.jl's CI suite names where one exists
+// (array/reductions/reduce/Float32/dims=1, kernel/launch, ...), so figures
+// compare with Metal.jl's and with each other across runs. Julia is
+// column-major: Julia's dims=1 is our last axis. Our own rows, at 2^28 elements
+// (a 16384x16384 array, or its flattened vector for the 1d benchmarks), carry
+// the suffix [LargeSuffix] ("/16k"). Metal.jl's own "L" names (dims=1L,
+// dims=2L) keep Metal.jl's meaning: its 3x1000000 long matrix. [PeerNames] maps
+// names onto the keys of the peer figures.
+//
+// # Registering
+//
+// Suites register benchmarks from init functions, usually one file per group
+// in package main of cmd/gpubench:
+//
+//	func init() {
+//		var rot *bench.Rotation[*gpu.Array[float32]]
+//		bench.Register(bench.Benchmark{
+//			Name:  "array/reductions/reduce/Float32/dims=1/16k",
+//			Bytes: 16384*16384*4 + 16384*4, // read the input, write the sums
+//			Mode:  bench.GPU,                // device events around the work
+//			Setup: func(env *bench.Env) error {
+//				// make bench.SetsFor(setBytes, l2Bytes) inputs, then
+//				rot = bench.NewRotation(inputs...)
+//				return nil
+//			},
+//			Body: func() error { _, err := gpu.Sum(s, rot.Next(), gpu.Axis(1)); return err },
+//		})
+//	}
+//
+// # Timing
+//
+// A benchmark in [GPU] mode is timed by the run's [Timer] (device events, from
+// the runtime) around a sample of calls; one in [Host] mode by the host clock
+// around the calls and a synchronize ([HostTimer]), which is what latency
+// benchmarks want. Until the runtime provides an event timer, GPU mode falls
+// back to the host timer and results say so (Result.Timing).
+//
+// Each benchmark is warmed up (both a minimum number of calls and a minimum
+// time), its calls per sample are calibrated so that a sample lasts at least
+// Config.MinSampleTime (as testing.B grows b.N), and then samples are taken
+// until the time budget or the sample count is reached. Every sample is kept;
+// the statistics are per call.
+package bench
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"unicode"
+)
+
+// Mode says how a benchmark is timed.
+type Mode int
+
+const (
+	// GPU times the work with the run's device timer (events recorded before
+	// and after a sample). Use it for throughput: kernels, copies, operations.
+	GPU Mode = iota
+	// Host times the work with the host clock around the calls and a
+	// synchronize. Use it for latency: launch cost, synchronization, round
+	// trips that include the host.
+	Host
+)
+
+// String returns "GPU" or "Host".
+func (m Mode) String() string {
+	switch m {
+	case GPU:
+		return "GPU"
+	case Host:
+		return "Host"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// MarshalText encodes the mode as its name.
+func (m Mode) MarshalText() ([]byte, error) {
+	if m != GPU && m != Host {
+		return nil, fmt.Errorf("bench: invalid mode %d", int(m))
+	}
+	return []byte(m.String()), nil
+}
+
+// UnmarshalText decodes a mode from its name.
+func (m *Mode) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "GPU":
+		*m = GPU
+	case "Host":
+		*m = Host
+	default:
+		return fmt.Errorf("bench: unknown mode %q", b)
+	}
+	return nil
+}
+
+// Env is handed to a benchmark's Setup and Teardown.
+type Env struct {
+	// Backend is the -backend flag: "auto", "cpu" or "cuda".
+	Backend string
+	// Device is the runtime's handle for the device under test (whatever the
+	// command's open hook returned in Target.Handle); nil for host-only runs.
+	Device any
+	// Timer is the run's timer for GPU-mode benchmarks (nil: host clock).
+	Timer Timer
+	// Sync waits for all work queued on the device; never nil.
+	Sync SyncFunc
+}
+
+// Benchmark describes one benchmark.
+type Benchmark struct {
+	// Name is the benchmark's name, Metal.jl's where one exists: slash
+	// separated, no spaces, not ending in "-<digits>" (benchstat would read
+	// that as GOMAXPROCS).
+	Name string
+	// Group is the benchmark's group ("array", "kernel", "sync", "host", ...).
+	// Empty means the first element of Name.
+	Group string
+	// Bytes is the number of bytes one call moves through device memory, read
+	// plus written, counting each input read once and each output written
+	// once. Zero for latency benchmarks; GB/s is then not reported.
+	Bytes int64
+	// Mode selects the timing: GPU (device events) or Host (host clock and a
+	// synchronize).
+	Mode Mode
+	// Iters fixes the number of calls per sample. Zero calibrates it so that
+	// a sample lasts at least Config.MinSampleTime.
+	Iters int
+	// Reference marks the device-to-device copy whose GB/s is the reference
+	// bandwidth ("% of copy"). The runner runs it first when the run is not
+	// given a reference bandwidth. At most one benchmark should be marked.
+	Reference bool
+	// Timer, if not nil, times this benchmark in GPU mode instead of the run's
+	// timer (for example events on the benchmark's own stream).
+	Timer Timer
+	// Setup, if not nil, runs once before the warm-up. An error skips the
+	// benchmark and is reported.
+	Setup func(env *Env) error
+	// Teardown, if not nil, runs once after the last sample, also after an
+	// error in the body, whenever Setup succeeded.
+	Teardown func(env *Env) error
+	// Body does one call of the work. It must not synchronize in GPU mode
+	// unless the synchronization is what is measured.
+	Body func() error
+}
+
+// group returns b.Group, or the first element of b.Name.
+func (b *Benchmark) group() string {
+	if b.Group != "" {
+		return b.Group
+	}
+	g, _, _ := strings.Cut(b.Name, "/")
+	return g
+}
+
+// ValidName reports whether name can be used as a benchmark name, and if not, why.
+func ValidName(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("empty name")
+	case strings.HasPrefix(name, "/") || strings.HasSuffix(name, "/") || strings.Contains(name, "//"):
+		return fmt.Errorf("name %q has an empty element", name)
+	case strings.IndexFunc(name, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }) >= 0:
+		return fmt.Errorf("name %q contains a space or control character", name)
+	}
+	if i := strings.LastIndexByte(name, '-'); i >= 0 && i+1 < len(name) &&
+		strings.Trim(name[i+1:], "0123456789") == "" {
+		return fmt.Errorf("name %q ends in -<digits>, which benchstat reads as GOMAXPROCS", name)
+	}
+	return nil
+}
+
+// Registry holds benchmarks in registration order. The zero value is ready to use.
+type Registry struct {
+	mu     sync.Mutex
+	list   []Benchmark
+	byName map[string]int
+}
+
+// Default is the registry that Register adds to and cmd/gpubench runs.
+var Default = &Registry{}
+
+// Register adds b to the Default registry. It panics if b is invalid or its
+// name is taken; call it from init functions.
+func Register(b Benchmark) { Default.Register(b) }
+
+// Register adds b to r. It panics if b has an invalid name, no body, an
+// invalid mode, negative bytes or iterations, or a name already registered.
+func (r *Registry) Register(b Benchmark) {
+	if err := ValidName(b.Name); err != nil {
+		panic("bench: Register: " + err.Error())
+	}
+	if b.Body == nil {
+		panic("bench: Register " + b.Name + ": nil Body")
+	}
+	if b.Mode != GPU && b.Mode != Host {
+		panic(fmt.Sprintf("bench: Register %s: invalid mode %d", b.Name, int(b.Mode)))
+	}
+	if b.Bytes < 0 || b.Iters < 0 {
+		panic("bench: Register " + b.Name + ": negative Bytes or Iters")
+	}
+	b.Group = b.group()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.byName == nil {
+		r.byName = make(map[string]int)
+	}
+	if _, dup := r.byName[b.Name]; dup {
+		panic("bench: Register: duplicate benchmark " + b.Name)
+	}
+	r.byName[b.Name] = len(r.list)
+	r.list = append(r.list, b)
+}
+
+// All returns every registered benchmark in registration order.
+func (r *Registry) All() []Benchmark {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.list)
+}
+
+// Lookup returns the benchmark with the given name.
+func (r *Registry) Lookup(name string) (Benchmark, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	i, ok := r.byName[name]
+	if !ok {
+		return Benchmark{}, false
+	}
+	return r.list[i], true
+}
+
+// Select returns the benchmarks whose full name matches re (unanchored, like
+// grep; a nil re selects all), in registration order.
+func (r *Registry) Select(re *regexp.Regexp) []Benchmark {
+	var out []Benchmark
+	for _, b := range r.All() {
+		if re == nil || re.MatchString(b.Name) {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// Reference returns the first benchmark marked Reference.
+func (r *Registry) Reference() (Benchmark, bool) {
+	for _, b := range r.All() {
+		if b.Reference {
+			return b, true
+		}
+	}
+	return Benchmark{}, false
+}

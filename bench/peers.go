@@ -1,0 +1,295 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+)
+
+// Size says which of the peers' fixture sizes a peer figure is for.
+type Size string
+
+const (
+	// SizeS is Metal.jl's fixtures: its 512x1000 Julia matrix (a NumPy
+	// (1000, 512) array, or its 512000-element vector), and for the dims=1L
+	// and dims=2L names its 3x1000000 Julia matrix (NumPy (1000000, 3)).
+	SizeS Size = "S"
+	// SizeL is our bandwidth size: a 16384x16384 array, 2^28 elements (its
+	// flattened vector for the 1d benchmarks). Our names carry LargeSuffix.
+	SizeL Size = "L"
+)
+
+// LargeSuffix ends the names of our 2^28-element benchmarks.
+const LargeSuffix = "/16k"
+
+// PeerName maps one of our benchmark names onto a key of the peer figures.
+type PeerName struct {
+	// Ours is our benchmark's full name.
+	Ours string
+	// Key is the peers' key: Metal.jl's name without "array/" (and without
+	// the storage level "private/" or "shared/", and with copyto! as copyto);
+	// kernel/ and sync/ keys keep their group.
+	Key string
+	// Size selects the peers' section: cupy_S/torch_S or cupy_L/torch_L.
+	Size Size
+}
+
+// PeerNames is the one table that maps our benchmark names onto the peer
+// figures' keys and sizes. peers/peers.py measures exactly the (Key, Size)
+// pairs listed here (a test checks it); several of our names may share one
+// pair (variants of a synchronization, say). Add a row when a benchmark with a
+// peer counterpart is added to the suite, and the same benchmark to
+// peers/peers.py.
+//
+// What the peers run for each key is documented in peers/peers.py. Notes:
+// copyto/*_pinned copy to or from page-locked host memory (the analogue of
+// Metal.jl's shared storage); kernel/launch is the host cost of launching an
+// empty kernel, without a synchronize (as Metal.jl measures it); sync/stream
+// and sync/context synchronize an idle stream or device; construct at L
+// allocates an uninitialized 16384x16384 float32 array (at S, Metal.jl's
+// one-element Int64 array).
+var PeerNames = []PeerName{
+	{"array/construct", "construct", SizeS},
+	{"array/copy", "copy", SizeS},
+	{"array/copyto/cpu_to_gpu", "copyto/cpu_to_gpu", SizeS},
+	{"array/copyto/gpu_to_cpu", "copyto/gpu_to_cpu", SizeS},
+	{"array/copyto/gpu_to_gpu", "copyto/gpu_to_gpu", SizeS},
+	{"array/copyto/cpu_to_gpu_pinned", "copyto/cpu_to_gpu_pinned", SizeS},
+	{"array/copyto/gpu_to_cpu_pinned", "copyto/gpu_to_cpu_pinned", SizeS},
+	{"array/iteration/scalar", "iteration/scalar", SizeS},
+	{"array/iteration/logical", "iteration/logical", SizeS},
+	{"array/iteration/findall/bool", "iteration/findall/bool", SizeS},
+	{"array/iteration/findall/int", "iteration/findall/int", SizeS},
+	{"array/iteration/findfirst/bool", "iteration/findfirst/bool", SizeS},
+	{"array/iteration/findfirst/int", "iteration/findfirst/int", SizeS},
+	{"array/iteration/findmin/1d", "iteration/findmin/1d", SizeS},
+	{"array/iteration/findmin/2d", "iteration/findmin/2d", SizeS},
+	{"array/broadcast", "broadcast", SizeS},
+	{"array/accumulate/Float32/1d", "accumulate/Float32/1d", SizeS},
+	{"array/accumulate/Float32/dims=1", "accumulate/Float32/dims=1", SizeS},
+	{"array/accumulate/Float32/dims=2", "accumulate/Float32/dims=2", SizeS},
+	{"array/accumulate/Float32/dims=1L", "accumulate/Float32/dims=1L", SizeS},
+	{"array/accumulate/Float32/dims=2L", "accumulate/Float32/dims=2L", SizeS},
+	{"array/accumulate/Int64/1d", "accumulate/Int64/1d", SizeS},
+	{"array/accumulate/Int64/dims=1", "accumulate/Int64/dims=1", SizeS},
+	{"array/accumulate/Int64/dims=2", "accumulate/Int64/dims=2", SizeS},
+	{"array/accumulate/Int64/dims=1L", "accumulate/Int64/dims=1L", SizeS},
+	{"array/accumulate/Int64/dims=2L", "accumulate/Int64/dims=2L", SizeS},
+	{"array/reductions/reduce/Float32/1d", "reductions/reduce/Float32/1d", SizeS},
+	{"array/reductions/reduce/Float32/dims=1", "reductions/reduce/Float32/dims=1", SizeS},
+	{"array/reductions/reduce/Float32/dims=2", "reductions/reduce/Float32/dims=2", SizeS},
+	{"array/reductions/reduce/Float32/dims=1L", "reductions/reduce/Float32/dims=1L", SizeS},
+	{"array/reductions/reduce/Float32/dims=2L", "reductions/reduce/Float32/dims=2L", SizeS},
+	{"array/reductions/reduce/Int64/1d", "reductions/reduce/Int64/1d", SizeS},
+	{"array/reductions/reduce/Int64/dims=1", "reductions/reduce/Int64/dims=1", SizeS},
+	{"array/reductions/reduce/Int64/dims=2", "reductions/reduce/Int64/dims=2", SizeS},
+	{"array/reductions/reduce/Int64/dims=1L", "reductions/reduce/Int64/dims=1L", SizeS},
+	{"array/reductions/reduce/Int64/dims=2L", "reductions/reduce/Int64/dims=2L", SizeS},
+	{"array/reductions/mapreduce/Float32/1d", "reductions/mapreduce/Float32/1d", SizeS},
+	{"array/reductions/mapreduce/Float32/dims=1", "reductions/mapreduce/Float32/dims=1", SizeS},
+	{"array/reductions/mapreduce/Float32/dims=2", "reductions/mapreduce/Float32/dims=2", SizeS},
+	{"array/reductions/mapreduce/Float32/dims=1L", "reductions/mapreduce/Float32/dims=1L", SizeS},
+	{"array/reductions/mapreduce/Float32/dims=2L", "reductions/mapreduce/Float32/dims=2L", SizeS},
+	{"array/reductions/mapreduce/Int64/1d", "reductions/mapreduce/Int64/1d", SizeS},
+	{"array/reductions/mapreduce/Int64/dims=1", "reductions/mapreduce/Int64/dims=1", SizeS},
+	{"array/reductions/mapreduce/Int64/dims=2", "reductions/mapreduce/Int64/dims=2", SizeS},
+	{"array/reductions/mapreduce/Int64/dims=1L", "reductions/mapreduce/Int64/dims=1L", SizeS},
+	{"array/reductions/mapreduce/Int64/dims=2L", "reductions/mapreduce/Int64/dims=2L", SizeS},
+	{"array/random/rand/Float32", "random/rand/Float32", SizeS},
+	{"array/random/rand/Int64", "random/rand/Int64", SizeS},
+	{"array/random/rand!/Float32", "random/rand!/Float32", SizeS},
+	{"array/random/rand!/Int64", "random/rand!/Int64", SizeS},
+	{"array/random/randn/Float32", "random/randn/Float32", SizeS},
+	{"array/random/randn!/Float32", "random/randn!/Float32", SizeS},
+	{"array/permutedims/2d", "permutedims/2d", SizeS},
+	{"array/permutedims/3d", "permutedims/3d", SizeS},
+	{"array/permutedims/4d", "permutedims/4d", SizeS},
+	{"kernel/launch", "kernel/launch", SizeS},
+	{"kernel/indexing", "kernel/indexing", SizeS},
+	{"kernel/indexing_checked", "kernel/indexing_checked", SizeS},
+	{"sync/stream", "sync/stream", SizeS},
+	{"sync/stream/blocking", "sync/stream", SizeS},
+	{"sync/context", "sync/context", SizeS},
+	{"sync/device", "sync/context", SizeS},
+	{"array/construct/16k", "construct", SizeL},
+	{"array/copy/16k", "copy", SizeL},
+	{"array/copyto/cpu_to_gpu/16k", "copyto/cpu_to_gpu", SizeL},
+	{"array/copyto/gpu_to_cpu/16k", "copyto/gpu_to_cpu", SizeL},
+	{"array/copyto/gpu_to_gpu/16k", "copyto/gpu_to_gpu", SizeL},
+	{"array/copyto/cpu_to_gpu_pinned/16k", "copyto/cpu_to_gpu_pinned", SizeL},
+	{"array/copyto/gpu_to_cpu_pinned/16k", "copyto/gpu_to_cpu_pinned", SizeL},
+	{"array/iteration/scalar/16k", "iteration/scalar", SizeL},
+	{"array/iteration/logical/16k", "iteration/logical", SizeL},
+	{"array/iteration/findall/bool/16k", "iteration/findall/bool", SizeL},
+	{"array/iteration/findall/int/16k", "iteration/findall/int", SizeL},
+	{"array/iteration/findfirst/bool/16k", "iteration/findfirst/bool", SizeL},
+	{"array/iteration/findfirst/int/16k", "iteration/findfirst/int", SizeL},
+	{"array/iteration/findmin/1d/16k", "iteration/findmin/1d", SizeL},
+	{"array/iteration/findmin/2d/16k", "iteration/findmin/2d", SizeL},
+	{"array/broadcast/16k", "broadcast", SizeL},
+	{"array/accumulate/Float32/1d/16k", "accumulate/Float32/1d", SizeL},
+	{"array/accumulate/Float32/dims=1/16k", "accumulate/Float32/dims=1", SizeL},
+	{"array/accumulate/Float32/dims=2/16k", "accumulate/Float32/dims=2", SizeL},
+	{"array/accumulate/Int64/1d/16k", "accumulate/Int64/1d", SizeL},
+	{"array/accumulate/Int64/dims=1/16k", "accumulate/Int64/dims=1", SizeL},
+	{"array/accumulate/Int64/dims=2/16k", "accumulate/Int64/dims=2", SizeL},
+	{"array/reductions/reduce/Float32/1d/16k", "reductions/reduce/Float32/1d", SizeL},
+	{"array/reductions/reduce/Float32/dims=1/16k", "reductions/reduce/Float32/dims=1", SizeL},
+	{"array/reductions/reduce/Float32/dims=2/16k", "reductions/reduce/Float32/dims=2", SizeL},
+	{"array/reductions/reduce/Int64/1d/16k", "reductions/reduce/Int64/1d", SizeL},
+	{"array/reductions/reduce/Int64/dims=1/16k", "reductions/reduce/Int64/dims=1", SizeL},
+	{"array/reductions/reduce/Int64/dims=2/16k", "reductions/reduce/Int64/dims=2", SizeL},
+	{"array/reductions/mapreduce/Float32/1d/16k", "reductions/mapreduce/Float32/1d", SizeL},
+	{"array/reductions/mapreduce/Float32/dims=1/16k", "reductions/mapreduce/Float32/dims=1", SizeL},
+	{"array/reductions/mapreduce/Float32/dims=2/16k", "reductions/mapreduce/Float32/dims=2", SizeL},
+	{"array/reductions/mapreduce/Int64/1d/16k", "reductions/mapreduce/Int64/1d", SizeL},
+	{"array/reductions/mapreduce/Int64/dims=1/16k", "reductions/mapreduce/Int64/dims=1", SizeL},
+	{"array/reductions/mapreduce/Int64/dims=2/16k", "reductions/mapreduce/Int64/dims=2", SizeL},
+	{"array/random/rand/Float32/16k", "random/rand/Float32", SizeL},
+	{"array/random/rand/Int64/16k", "random/rand/Int64", SizeL},
+	{"array/random/rand!/Float32/16k", "random/rand!/Float32", SizeL},
+	{"array/random/rand!/Int64/16k", "random/rand!/Int64", SizeL},
+	{"array/random/randn/Float32/16k", "random/randn/Float32", SizeL},
+	{"array/random/randn!/Float32/16k", "random/randn!/Float32", SizeL},
+	{"array/permutedims/2d/16k", "permutedims/2d", SizeL},
+	{"array/permutedims/3d/16k", "permutedims/3d", SizeL},
+	{"array/permutedims/4d/16k", "permutedims/4d", SizeL},
+	{"kernel/indexing/16k", "kernel/indexing", SizeL},
+	{"kernel/indexing_checked/16k", "kernel/indexing_checked", SizeL},
+}
+
+var (
+	peerIndexOnce sync.Once
+	peerIndex     map[string]PeerName
+)
+
+// PeerKey returns the peer key and size our benchmark name maps onto.
+func PeerKey(name string) (key string, size Size, ok bool) {
+	peerIndexOnce.Do(func() {
+		peerIndex = make(map[string]PeerName, len(PeerNames))
+		for _, p := range PeerNames {
+			if _, dup := peerIndex[p.Ours]; dup {
+				panic("bench: PeerNames lists " + p.Ours + " twice")
+			}
+			peerIndex[p.Ours] = p
+		}
+	})
+	p, ok := peerIndex[name]
+	return p.Key, p.Size, ok
+}
+
+// Peers holds the peers' figures: the JSON written by peers/peers.py. Times
+// are the median wall time of one call plus a synchronize, in nanoseconds.
+type Peers struct {
+	// Ceilings are the machine's bandwidth ceilings in GB/s
+	// ("d2d_copy_GBps(read+write)", "torch_sum_4GiB_GBps", ...).
+	Ceilings map[string]float64 `json:"ceilings"`
+	// CupyS, TorchS, CupyL and TorchL map peer keys to times, per library and size.
+	CupyS  map[string]float64 `json:"cupy_S"`
+	TorchS map[string]float64 `json:"torch_S"`
+	CupyL  map[string]float64 `json:"cupy_L"`
+	TorchL map[string]float64 `json:"torch_L"`
+	// Path is the file the figures were read from.
+	Path string `json:"-"`
+}
+
+// PeerFigures are the peers' times for one of our benchmarks.
+type PeerFigures struct {
+	// Key and Size are where the figures were found (see PeerNames).
+	Key  string `json:"key"`
+	Size Size   `json:"size"`
+	// CuPyNs and TorchNs are the peers' median times in nanoseconds; 0 when
+	// that peer has no figure.
+	CuPyNs  float64 `json:"cupy_ns,omitempty"`
+	TorchNs float64 `json:"torch_ns,omitempty"`
+}
+
+// Best returns the lower of the two peers' times and the peer's name
+// ("CuPy" or "PyTorch"); 0 and "" when neither has a figure.
+func (f PeerFigures) Best() (ns float64, peer string) {
+	switch {
+	case f.CuPyNs > 0 && (f.TorchNs <= 0 || f.CuPyNs <= f.TorchNs):
+		return f.CuPyNs, "CuPy"
+	case f.TorchNs > 0:
+		return f.TorchNs, "PyTorch"
+	}
+	return 0, ""
+}
+
+// Lookup returns the peers' figures for our benchmark name. ok is false when
+// the name has no row in PeerNames or neither peer has a figure for it.
+func (p *Peers) Lookup(name string) (f PeerFigures, ok bool) {
+	if p == nil {
+		return f, false
+	}
+	key, size, ok := PeerKey(name)
+	if !ok {
+		return f, false
+	}
+	f = PeerFigures{Key: key, Size: size}
+	if size == SizeL {
+		f.CuPyNs, f.TorchNs = p.CupyL[key], p.TorchL[key]
+	} else {
+		f.CuPyNs, f.TorchNs = p.CupyS[key], p.TorchS[key]
+	}
+	return f, f.CuPyNs > 0 || f.TorchNs > 0
+}
+
+// Annotate sets Result.Peer on every result of r that has peer figures, and
+// records p's path in r.Meta.Peers.
+func (p *Peers) Annotate(r *Report) {
+	if p == nil {
+		return
+	}
+	r.Meta.Peers = p.Path
+	for i := range r.Results {
+		if f, ok := p.Lookup(r.Results[i].Name); ok {
+			r.Results[i].Peer = &f
+		}
+	}
+}
+
+// ReadPeers reads a peer-figures JSON file.
+func ReadPeers(path string) (*Peers, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var p Peers
+	if err := json.Unmarshal(b, &p); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if p.CupyS == nil && p.TorchS == nil && p.CupyL == nil && p.TorchL == nil {
+		return nil, fmt.Errorf("%s: no cupy_S, torch_S, cupy_L or torch_L section", path)
+	}
+	p.Path = path
+	return &p, nil
+}
+
+// FindPeersFile looks for peers/h200-*.json in dir and its parents, up to the
+// first directory holding a go.mod, and returns the last such file in name
+// order (the latest date), or "" if there is none.
+func FindPeersFile(dir string) string {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	for {
+		m, _ := filepath.Glob(filepath.Join(dir, "peers", "h200-*.json"))
+		if len(m) > 0 {
+			slices.Sort(m)
+			return m[len(m)-1]
+		}
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return ""
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}

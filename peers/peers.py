@@ -1,0 +1,836 @@
+#!/usr/bin/env python3
+"""Time CuPy and PyTorch on this machine for gpubench's peer columns.
+
+Measures, with CuPy and PyTorch on the current CUDA device, the benchmarks of
+Metal.jl's CI suite (perf/array.jl, perf/kernel.jl, perf/metal.jl) that
+gpubench keeps, at two sizes:
+
+  S  Metal.jl's own fixtures: its 512x1000 Julia matrix, which is a NumPy
+     (1000, 512) array (the 1d benchmarks use its 512000-element vector), and
+     for the dims=1L/dims=2L names its 3x1000000 Julia matrix, a NumPy
+     (1000000, 3) array.
+  L  a (16384, 16384) array, 2^28 elements (1d: its flattened vector).
+
+Julia is column-major: Julia's dims=1 is the last NumPy axis (axis=1 of a
+matrix), dims=2 is axis=0, and a Julia permutation p of an n-d array is the
+NumPy transpose with axes[j] = n - p[n-1-j].
+
+Each figure is the median wall time, in nanoseconds, of one call plus a
+synchronize of the current stream (as Metal.@sync measures), after a warm-up
+(at least 3 calls and 0.1 s). Exceptions, documented per benchmark below:
+kernel/launch times the launch call alone (as Metal.jl does; the synchronize
+follows, untimed), and sync/* time the synchronization itself. Inputs stay the
+same between calls (no rotation): S inputs sit in the L2 cache, as in
+Metal.jl's suite.
+
+The ceilings are bandwidths in GB/s (10^9 bytes per second) of large
+operations, timed the same way; "(read+write)" counts both directions.
+
+Output: JSON in the format of peers/h200-2026-11-30.json:
+
+  {"ceilings": {name: GB/s},
+   "cupy_S": {key: ns}, "torch_S": {key: ns}, "cupy_L": {key: ns}, "torch_L": {key: ns},
+   "meta": {...}}
+
+"meta" is added by this script (gpubench ignores it): date, host, device,
+driver, python/numpy/cupy/torch versions, the settings, "samples" (the number
+of samples behind each figure, keyed "cupy_S/<key>") and "skipped" (why a
+figure is missing, keyed the same way, or by ceiling name).
+
+The keys are gpubench's peer keys (bench.PeerNames in bench/peers.go): the
+Metal.jl name without "array/" and the storage level, copyto! written copyto;
+gpubench's test checks that this script's --dry-run lists exactly the keys and
+sizes of that table.
+
+Usage:
+
+  python3 peers/peers.py -o peers/h200-$(date +%F).json
+  python3 peers/peers.py --select 'reductions/' --sizes L --libs torch
+  python3 peers/peers.py --dry-run        # list what would be measured
+
+It needs no network. A missing CuPy or PyTorch (or no CUDA device for it) is
+skipped with a message; NumPy is needed for any measurement.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import statistics
+import sys
+import time
+
+# Metal.jl's fixtures (Julia m x n, column-major) and ours, as NumPy shapes.
+M, N = 512, 1000
+M_LONG, N_LONG = 3, 1_000_000
+BIG = 16384
+GiB = 1 << 30
+
+SHAPES = {
+    "S": {
+        "mat": (N, M),                # Julia 512x1000
+        "long": (N_LONG, M_LONG),     # Julia 3x1000000
+        "3d": (25, 40, M),            # Julia (512, 40, 25)
+        "4d": (10, 10, 10, M),        # Julia (512, 10, 10, 10)
+    },
+    "L": {
+        "mat": (BIG, BIG),
+        "3d": (128, 128, BIG),        # Julia (16384, 128, 128)
+        "4d": (32, 32, 16, BIG),      # Julia (16384, 16, 32, 32)
+    },
+}
+
+LIBS = ("cupy", "torch")
+SIZES = ("S", "L")
+WARMUP_CALLS = 3
+WARMUP_SECONDS = 0.1
+MIN_SAMPLES = 5
+
+
+class Unsupported(Exception):
+    """The library has no such operation."""
+
+
+def julia_axis(dims, ndim):
+    """The NumPy axis of Julia's dims (1-based, column-major)."""
+    return ndim - dims
+
+
+def julia_perm(perm):
+    """The NumPy transpose axes of Julia's permutedims permutation."""
+    n = len(perm)
+    return tuple(n - perm[n - 1 - j] for j in range(n))
+
+
+def numel(shape):
+    p = 1
+    for s in shape:
+        p *= s
+    return p
+
+
+# ---------------------------------------------------------------------------
+# Library adapters: the same operations in CuPy and PyTorch.
+
+
+class CuPy:
+    name = "cupy"
+
+    def __init__(self):
+        import cupy
+        import numpy
+        self.cp = cupy
+        self.np = numpy
+        cupy.cuda.Device().use()
+        self.rng = numpy.random.default_rng(123)
+        self._kernels = None
+
+    def version(self):
+        return self.cp.__version__
+
+    def device_name(self):
+        props = self.cp.cuda.runtime.getDeviceProperties(self.cp.cuda.Device().id)
+        name = props["name"]
+        return name.decode() if isinstance(name, bytes) else str(name)
+
+    def sync(self):
+        self.cp.cuda.get_current_stream().synchronize()
+
+    def free(self):
+        self.sync()
+        self.cp.get_default_memory_pool().free_all_blocks()
+        self.cp.get_default_pinned_memory_pool().free_all_blocks()
+
+    def dtype(self, t):
+        return {"f32": self.cp.float32, "i64": self.cp.int64}[t]
+
+    def empty(self, shape, t):
+        return self.cp.empty(shape, dtype=self.dtype(t))
+
+    def f32(self, shape):
+        return self.cp.random.random(shape, dtype=self.cp.float32)
+
+    def i64(self, shape):  # Metal.jl: rand(rng, -10:10, ...)
+        return self.cp.random.randint(-10, 11, size=shape, dtype=self.cp.int64)
+
+    def bools(self, shape):
+        return self.cp.random.random(shape, dtype=self.cp.float32) < 0.5
+
+    def host_f32(self, shape, pinned):
+        a = self.rng.random(shape, dtype=self.np.float32)
+        if not pinned:
+            return a
+        import cupyx
+        p = cupyx.empty_pinned(shape, dtype=self.np.float32)
+        p[...] = a
+        return p
+
+    def copy(self, x):
+        return x.copy()
+
+    def h2d(self, dst, src):
+        dst.set(src, stream=self.cp.cuda.get_current_stream())
+
+    def d2h(self, dst, src):
+        src.get(out=dst, stream=self.cp.cuda.get_current_stream())
+
+    def d2d(self, dst, src):
+        self.cp.copyto(dst, src)
+
+    def scalar10(self, v):
+        return [float(v[i]) for i in range(10)]
+
+    def logical(self, v, mask):
+        return v[mask]
+
+    def isodd(self, x):
+        return x % 2 != 0
+
+    def findall(self, mask):
+        return self.cp.flatnonzero(mask)
+
+    def findfirst(self, mask):
+        return int(self.cp.argmax(mask))
+
+    def findmin(self, x, axis):
+        i = self.cp.argmin(x, axis=axis)
+        if axis is None:
+            return x[i], i
+        return self.cp.take_along_axis(x, self.cp.expand_dims(i, axis), axis), i
+
+    def fill0(self, x):
+        x.fill(0)
+
+    def cumsum(self, x, axis):
+        return self.cp.cumsum(x, axis=axis)
+
+    def sum(self, x, axis):
+        return self.cp.sum(x, axis=axis)
+
+    def mapreduce(self, x, axis):
+        return self.cp.sum(x + 1, axis=axis)
+
+    def rand(self, n, t):
+        if t == "f32":
+            return self.cp.random.rand(n, dtype=self.cp.float32)
+        return self.cp.random.randint(0, 2**63 - 1, size=n, dtype=self.cp.int64)
+
+    def rand_(self, x):
+        if x.dtype != self.cp.float32:
+            raise Unsupported("CuPy has no in-place integer generator")
+        self._gen().random(size=x.shape, dtype=self.cp.float32, out=x)
+
+    def randn(self, n):
+        return self.cp.random.standard_normal(n, dtype=self.cp.float32)
+
+    def randn_(self, x):
+        self._gen().standard_normal(size=x.shape, dtype=self.cp.float32, out=x)
+
+    def _gen(self):
+        if not hasattr(self, "_generator"):
+            self._generator = self.cp.random.default_rng(123)
+        return self._generator
+
+    def permute(self, x, axes):
+        return self.cp.ascontiguousarray(x.transpose(axes))
+
+    def kernels(self):
+        if self._kernels is None:
+            src = r'''
+            extern "C" __global__ void empty_kernel() {}
+            extern "C" __global__ void copy_unchecked(float *dest, const float *src) {
+                size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+                dest[i] = src[i];
+            }
+            extern "C" __global__ void copy_checked(float *dest, const float *src, size_t n) {
+                size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+                if (i < n) dest[i] = src[i];
+            }
+            '''
+            mod = self.cp.RawModule(code=src)
+            self._kernels = {k: mod.get_function(k) for k in ("empty_kernel", "copy_unchecked", "copy_checked")}
+        return self._kernels
+
+    def launch_empty(self):
+        self.kernels()["empty_kernel"]((1,), (1,), ())
+
+    def launch_copy(self, dest, src, checked, threads):
+        n = dest.size
+        blocks = (n + threads - 1) // threads
+        if checked:
+            self.kernels()["copy_checked"]((blocks,), (threads,), (dest, src, self.np.uint64(n)))
+        else:
+            self.kernels()["copy_unchecked"]((blocks,), (threads,), (dest, src))
+
+    def stream_sync(self):
+        self.cp.cuda.get_current_stream().synchronize()
+
+    def device_sync(self):
+        self.cp.cuda.Device().synchronize()
+
+
+class Torch:
+    name = "torch"
+
+    def __init__(self):
+        import torch
+        if not torch.cuda.is_available():
+            raise RuntimeError("torch.cuda.is_available() is False")
+        self.t = torch
+        self.dev = torch.device("cuda", torch.cuda.current_device())
+        self.gen = torch.Generator(device="cpu").manual_seed(123)
+
+    def version(self):
+        return self.t.__version__
+
+    def device_name(self):
+        return self.t.cuda.get_device_name(self.dev)
+
+    def sync(self):
+        self.t.cuda.current_stream().synchronize()
+
+    def free(self):
+        self.sync()
+        self.t.cuda.empty_cache()
+
+    def dtype(self, t):
+        return {"f32": self.t.float32, "i64": self.t.int64}[t]
+
+    def empty(self, shape, t):
+        return self.t.empty(shape, dtype=self.dtype(t), device=self.dev)
+
+    def f32(self, shape):
+        return self.t.rand(shape, device=self.dev)
+
+    def i64(self, shape):
+        return self.t.randint(-10, 11, shape, dtype=self.t.int64, device=self.dev)
+
+    def bools(self, shape):
+        return self.t.rand(shape, device=self.dev) < 0.5
+
+    def host_f32(self, shape, pinned):
+        a = self.t.rand(shape, generator=self.gen)
+        return a.pin_memory() if pinned else a
+
+    def copy(self, x):
+        return x.clone()
+
+    def h2d(self, dst, src):
+        dst.copy_(src, non_blocking=src.is_pinned())
+
+    def d2h(self, dst, src):
+        dst.copy_(src, non_blocking=dst.is_pinned())
+
+    def d2d(self, dst, src):
+        dst.copy_(src)
+
+    def scalar10(self, v):
+        return [v[i].item() for i in range(10)]
+
+    def logical(self, v, mask):
+        return v[mask]
+
+    def isodd(self, x):
+        return x % 2 != 0
+
+    def findall(self, mask):
+        return self.t.nonzero(mask)
+
+    def findfirst(self, mask):
+        # argmax is not implemented for bool; it returns the first maximum.
+        return int(self.t.argmax(mask.to(self.t.uint8)))
+
+    def findmin(self, x, axis):
+        if axis is None:
+            return self.t.min(x, 0)
+        return self.t.min(x, dim=axis)
+
+    def fill0(self, x):
+        x.fill_(0)
+
+    def cumsum(self, x, axis):
+        return self.t.cumsum(x, dim=axis)
+
+    def sum(self, x, axis):
+        return self.t.sum(x) if axis is None else self.t.sum(x, dim=axis)
+
+    def mapreduce(self, x, axis):
+        return self.sum(x + 1, axis)
+
+    def rand(self, n, t):
+        if t == "f32":
+            return self.t.rand(n, device=self.dev)
+        return self.t.empty(n, dtype=self.t.int64, device=self.dev).random_()
+
+    def rand_(self, x):
+        if x.dtype == self.t.float32:
+            x.uniform_()
+        else:
+            x.random_()
+
+    def randn(self, n):
+        return self.t.randn(n, device=self.dev)
+
+    def randn_(self, x):
+        x.normal_()
+
+    def permute(self, x, axes):
+        return x.permute(axes).contiguous()
+
+    def launch_empty(self):
+        raise Unsupported("PyTorch launches no user kernels without compiling them")
+
+    def launch_copy(self, dest, src, checked, threads):
+        raise Unsupported("PyTorch launches no user kernels without compiling them")
+
+    def stream_sync(self):
+        self.t.cuda.current_stream().synchronize()
+
+    def device_sync(self):
+        self.t.cuda.synchronize()
+
+
+ADAPTERS = {"cupy": CuPy, "torch": Torch}
+
+
+# ---------------------------------------------------------------------------
+# The benchmarks.
+
+
+class Bench:
+    """One peer key: make(lib, size) prepares the inputs and returns the call."""
+
+    def __init__(self, key, sizes, make, desc, mode="call", libs=LIBS):
+        self.key, self.sizes, self.make, self.desc, self.mode, self.libs = key, sizes, make, desc, mode, libs
+
+
+def flat(x):
+    return x.reshape(-1)
+
+
+def benchmarks():
+    B = []
+    SL = ("S", "L")
+
+    def add(key, sizes, make, desc, mode="call", libs=LIBS):
+        B.append(Bench(key, sizes, make, desc, mode, libs))
+
+    def construct(lib, sz):
+        if sz == "S":
+            return lambda: lib.empty((1,), "i64")
+        return lambda: lib.empty(SHAPES["L"]["mat"], "f32")
+    add("construct", SL, construct, "S: empty Int64 array of one element; L: empty float32 16384x16384")
+
+    def copy(lib, sz):
+        x = lib.f32(SHAPES[sz]["mat"])
+        return lambda: lib.copy(x)
+    add("copy", SL, copy, "copy of the float32 matrix (new array)")
+
+    def copyto(direction, pinned):
+        def make(lib, sz):
+            shape = SHAPES[sz]["mat"]
+            if direction == "gpu_to_gpu":
+                src, dst = lib.f32(shape), lib.empty(shape, "f32")
+                return lambda: lib.d2d(dst, src)
+            host = lib.host_f32(shape, pinned)
+            dev = lib.f32(shape)
+            if direction == "cpu_to_gpu":
+                return lambda: lib.h2d(dev, host)
+            return lambda: lib.d2h(host, dev)
+        return make
+    for direction in ("cpu_to_gpu", "gpu_to_cpu", "gpu_to_gpu"):
+        add("copyto/" + direction, SL, copyto(direction, False), "copyto! of the float32 matrix, " + direction)
+    for direction in ("cpu_to_gpu", "gpu_to_cpu"):
+        add("copyto/%s_pinned" % direction, SL, copyto(direction, True),
+            "copyto! of the float32 matrix, %s, page-locked host memory" % direction)
+
+    def scalar(lib, sz):
+        v = flat(lib.f32(SHAPES[sz]["mat"]))
+        return lambda: lib.scalar10(v)
+    add("iteration/scalar", SL, scalar, "read elements 0..9 one by one to the host")
+
+    def logical(lib, sz):
+        shape = SHAPES[sz]["mat"]
+        v, mask = flat(lib.f32(shape)), flat(lib.bools(shape))
+        return lambda: lib.logical(v, mask)
+    add("iteration/logical", SL, logical, "v[mask] of the float32 vector and a random bool mask")
+
+    def findall(kind):
+        def make(lib, sz):
+            shape = SHAPES[sz]["mat"]
+            if kind == "bool":
+                mask = flat(lib.bools(shape))
+                return lambda: lib.findall(mask)
+            x = flat(lib.i64(shape))
+            return lambda: lib.findall(lib.isodd(x))
+        return make
+    add("iteration/findall/bool", SL, findall("bool"), "indices of the true elements of a bool vector")
+    add("iteration/findall/int", SL, findall("int"), "indices of the odd elements of an Int64 vector in [-10, 10]")
+
+    def findfirst(kind):
+        def make(lib, sz):
+            shape = SHAPES[sz]["mat"]
+            if kind == "bool":
+                mask = flat(lib.bools(shape))
+                return lambda: lib.findfirst(mask)
+            x = flat(lib.i64(shape))
+            return lambda: lib.findfirst(lib.isodd(x))
+        return make
+    add("iteration/findfirst/bool", SL, findfirst("bool"), "index of the first true element (argmax), to the host")
+    add("iteration/findfirst/int", SL, findfirst("int"), "index of the first odd element (argmax of the mask), to the host")
+
+    def findmin(d):
+        def make(lib, sz):
+            x = lib.f32(SHAPES[sz]["mat"])
+            if d == "1d":
+                v = flat(x)
+                return lambda: lib.findmin(v, None)
+            return lambda: lib.findmin(x, julia_axis(1, 2))
+        return make
+    add("iteration/findmin/1d", SL, findmin("1d"), "minimum and its index of the float32 vector")
+    add("iteration/findmin/2d", SL, findmin("2d"), "minima and indices along Julia dims=1 (axis 1)")
+
+    def broadcast(lib, sz):
+        x = lib.f32(SHAPES[sz]["mat"])
+        return lambda: lib.fill0(x)
+    add("broadcast", SL, broadcast, "fill the float32 matrix with 0 (mat .= 0f0)")
+
+    for op, what in (("accumulate", "cumsum"), ("reductions/reduce", "sum"), ("reductions/mapreduce", "sum of x+1")):
+        for T in ("Float32", "Int64"):
+            for d in ("1d", "dims=1", "dims=2", "dims=1L", "dims=2L"):
+                sizes = ("S",) if d.endswith("L") else SL
+
+                def make(lib, sz, op=op, T=T, d=d):
+                    fixture = "long" if d.endswith("L") else "mat"
+                    shape = SHAPES[sz][fixture]
+                    x = lib.f32(shape) if T == "Float32" else lib.i64(shape)
+                    if d == "1d":
+                        x, axis = flat(x), (0 if op == "accumulate" else None)
+                    else:
+                        axis = julia_axis(int(d[5]), 2)
+                    f = {"accumulate": lib.cumsum, "reductions/reduce": lib.sum, "reductions/mapreduce": lib.mapreduce}[op]
+                    return lambda: f(x, axis)
+                fixture = "the 3x1000000 matrix" if d.endswith("L") else "the matrix"
+                where = "of the vector" if d == "1d" else "along Julia %s (axis %d) of %s" % (
+                    d.rstrip("L"), julia_axis(int(d[5]), 2), fixture)
+                add("%s/%s/%s" % (op, T, d), sizes, make, "%s %s %s" % (what, T, where))
+
+    def rand(t):
+        def make(lib, sz):
+            n = numel(SHAPES[sz]["mat"])
+            return lambda: lib.rand(n, t)
+        return make
+
+    def rand_(t):
+        def make(lib, sz):
+            shape = SHAPES[sz]["mat"]
+            x = flat(lib.f32(shape) if t == "f32" else lib.i64(shape))
+            return lambda: lib.rand_(x)
+        return make
+    add("random/rand/Float32", SL, rand("f32"), "new vector of uniform float32 in [0, 1)")
+    add("random/rand/Int64", SL, rand("i64"), "new vector of uniform Int64 (non-negative)")
+    add("random/rand!/Float32", SL, rand_("f32"), "fill a float32 vector with uniform [0, 1)")
+    add("random/rand!/Int64", SL, rand_("i64"), "fill an Int64 vector with uniform integers (PyTorch only)")
+
+    def randn(lib, sz):
+        n = numel(SHAPES[sz]["mat"])
+        return lambda: lib.randn(n)
+
+    def randn_(lib, sz):
+        x = flat(lib.f32(SHAPES[sz]["mat"]))
+        return lambda: lib.randn_(x)
+    add("random/randn/Float32", SL, randn, "new vector of standard normal float32")
+    add("random/randn!/Float32", SL, randn_, "fill a float32 vector with standard normals")
+
+    for nd, perm in (("2d", (2, 1)), ("3d", (3, 1, 2)), ("4d", (2, 1, 4, 3))):
+        def make(lib, sz, nd=nd, perm=perm):
+            shape = SHAPES[sz]["mat" if nd == "2d" else nd]
+            x = lib.f32(shape)
+            axes = julia_perm(perm)
+            return lambda: lib.permute(x, axes)
+        add("permutedims/" + nd, SL, make, "materialized permutedims %s (NumPy transpose %s)" % (perm, julia_perm(perm)))
+
+    add("kernel/launch", ("S",), lambda lib, sz: lib.launch_empty,
+        "launch an empty kernel, host time of the launch call only", mode="launch", libs=("cupy",))
+
+    def indexing(checked):
+        def make(lib, sz):
+            shape = SHAPES[sz]["mat"]
+            src, dst = lib.f32(shape), lib.empty(shape, "f32")
+            return lambda: lib.launch_copy(dst, src, checked, 512)
+        return make
+    add("kernel/indexing", SL, indexing(False), "copy kernel dest[i] = src[i], 512 threads per block", libs=("cupy",))
+    add("kernel/indexing_checked", SL, indexing(True), "the same with a bounds check (i < n)", libs=("cupy",))
+
+    add("sync/stream", ("S",), lambda lib, sz: lib.stream_sync, "synchronize the idle current stream", mode="sync")
+    add("sync/context", ("S",), lambda lib, sz: lib.device_sync, "synchronize the idle device", mode="sync")
+    return B
+
+
+class Ceiling:
+    """A bandwidth ceiling: make(lib) returns (call, bytes moved)."""
+
+    def __init__(self, name, libs, make, desc):
+        self.name, self.libs, self.make, self.desc = name, libs, make, desc
+
+
+def ceilings():
+    n4 = 4 * GiB // 4  # float32 elements in 4 GiB
+
+    def d2d(lib):
+        x, y = lib.f32((n4,)), lib.empty((n4,), "f32")
+        return (lambda: lib.d2d(y, x)), 2 * 4 * GiB
+
+    def sum4(lib):
+        x = lib.f32((n4,))
+        return (lambda: lib.sum(x, None)), 4 * GiB
+
+    def cumsum4(lib):
+        x = lib.f32((n4,))
+        return (lambda: lib.cumsum(x, 0)), 2 * 4 * GiB
+
+    def transpose(lib):
+        x = lib.f32((BIG, BIG))
+        return (lambda: lib.permute(x, (1, 0))), 2 * BIG * BIG * 4
+
+    return [
+        Ceiling("d2d_copy_GBps(read+write)", ("torch", "cupy"), d2d, "4 GiB float32 device-to-device copy (PyTorch; CuPy if PyTorch is missing)"),
+        Ceiling("torch_sum_4GiB_GBps", ("torch",), sum4, "torch.sum of 4 GiB float32"),
+        Ceiling("torch_cumsum_4GiB_GBps(read+write)", ("torch",), cumsum4, "torch.cumsum of 4 GiB float32"),
+        Ceiling("cupy_cumsum_4GiB_GBps(read+write)", ("cupy",), cumsum4, "cupy.cumsum of 4 GiB float32"),
+        Ceiling("cupy_sum_4GiB_GBps", ("cupy",), sum4, "cupy.sum of 4 GiB float32"),
+        Ceiling("torch_transpose_16k^2_GBps(read+write)", ("torch",), transpose, "x.t().contiguous() of a 16384^2 float32"),
+    ]
+
+
+# ---------------------------------------------------------------------------
+# Measuring.
+
+
+def measure(lib, fn, mode, budget, max_samples):
+    """Median and count of samples (ns) of fn timed per mode."""
+    clock = time.perf_counter_ns
+
+    def once():
+        if mode == "launch":
+            t0 = clock()
+            fn()
+            t1 = clock()
+            lib.sync()
+            return t1 - t0
+        if mode == "sync":
+            t0 = clock()
+            fn()
+            return clock() - t0
+        t0 = clock()
+        fn()
+        lib.sync()
+        return clock() - t0
+
+    lib.sync()
+    start, calls = time.perf_counter(), 0
+    while calls < WARMUP_CALLS or time.perf_counter() - start < WARMUP_SECONDS:
+        once()
+        calls += 1
+    samples = []
+    start = time.perf_counter()
+    while len(samples) < max_samples and (len(samples) < MIN_SAMPLES or time.perf_counter() - start < budget):
+        samples.append(once())
+    return statistics.median(samples), len(samples)
+
+
+def driver_version():
+    try:
+        with open("/proc/driver/nvidia/version") as f:
+            m = re.search(r"Kernel Module\s+([0-9.]+)", f.read())
+            return m.group(1) if m else ""
+    except OSError:
+        return ""
+
+
+def log(msg):
+    print("peers.py: " + msg, file=sys.stderr, flush=True)
+
+
+def plan(args):
+    """The (size, key, libs, desc) entries and ceilings selected by args."""
+    sel = re.compile(args.select) if args.select else None
+    entries = []
+    for b in benchmarks():
+        if sel and not sel.search(b.key):
+            continue
+        libs = [l for l in b.libs if l in args.libs]
+        for sz in b.sizes:
+            if sz in args.sizes and libs:
+                entries.append((sz, b, libs))
+    cs = []
+    if not args.no_ceilings:
+        for c in ceilings():
+            libs = [l for l in c.libs if l in args.libs]
+            if libs and (not sel or sel.search(c.name)):
+                cs.append((c, libs))
+    return entries, cs
+
+
+def empty_result():
+    return {"ceilings": {}, "cupy_S": {}, "torch_S": {}, "cupy_L": {}, "torch_L": {}}
+
+
+def write_json(result, path):
+    text = json.dumps(result, indent=1) + "\n"
+    if path and path != "-":
+        with open(path, "w") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description="Time CuPy and PyTorch for gpubench's peer columns.")
+    p.add_argument("-o", "--output", default="-", help="write the JSON to FILE (default: stdout)")
+    p.add_argument("-k", "--select", default="", help="measure only keys (and ceilings) matching this regex (re.search)")
+    p.add_argument("--sizes", default="S,L", help="sizes to measure: S, L or S,L (default S,L)")
+    p.add_argument("--libs", default="cupy,torch", help="libraries: cupy, torch or both (default both)")
+    p.add_argument("--no-ceilings", action="store_true", help="skip the bandwidth ceilings")
+    p.add_argument("--time-per-bench", type=float, default=0.5, metavar="SECONDS",
+                   help="sampling time per figure after the warm-up (default 0.5; at least %d samples)" % MIN_SAMPLES)
+    p.add_argument("--max-samples", type=int, default=1000, help="most samples per figure (default 1000)")
+    p.add_argument("--max-time", type=float, default=540, metavar="SECONDS",
+                   help="stop starting new figures after this long; the rest are listed in meta.skipped (default 540)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="list what would be measured (size, key, libraries, operation) on stdout and measure nothing; "
+                        "with -o FILE also write the JSON skeleton there")
+    args = p.parse_args(argv)
+    args.sizes = [s.strip() for s in args.sizes.split(",") if s.strip()]
+    args.libs = [s.strip() for s in args.libs.split(",") if s.strip()]
+    for s in args.sizes:
+        if s not in SIZES:
+            p.error("--sizes: unknown size %r (want S or L)" % s)
+    for lib in args.libs:
+        if lib not in LIBS:
+            p.error("--libs: unknown library %r (want cupy or torch)" % lib)
+    if args.select:
+        try:
+            re.compile(args.select)
+        except re.error as e:
+            p.error("--select: %s" % e)
+    if args.time_per_bench <= 0 or args.max_samples <= 0 or args.max_time <= 0:
+        p.error("--time-per-bench, --max-samples and --max-time must be positive")
+    return args
+
+
+def base_meta(args):
+    return {
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "host": platform.node(),
+        "python": platform.python_version(),
+        "method": "median wall time of one call plus a stream synchronize, ns; warm-up %d calls and %.1f s"
+                  % (WARMUP_CALLS, WARMUP_SECONDS),
+        "settings": {"select": args.select, "sizes": args.sizes, "libs": args.libs,
+                     "time_per_bench_s": args.time_per_bench, "max_samples": args.max_samples,
+                     "max_time_s": args.max_time},
+        "samples": {},
+        "skipped": {},
+    }
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    entries, cs = plan(args)
+    result = empty_result()
+    meta = base_meta(args)
+
+    if args.dry_run:
+        for sz, b, libs in entries:
+            print("%s\t%s\t%s\t%s" % (sz, b.key, ",".join(libs), b.desc))
+        for c, libs in cs:
+            print("ceiling\t%s\t%s\t%s" % (c.name, libs[0], c.desc))
+        log("dry run: %d figures in %d entries, %d ceilings" % (
+            sum(len(libs) for _, _, libs in entries), len(entries), len(cs)))
+        if args.output != "-":
+            meta["dry_run"] = True
+            result["meta"] = meta
+            write_json(result, args.output)
+        return 0
+
+    adapters = {}
+    for name in args.libs:
+        try:
+            adapters[name] = ADAPTERS[name]()
+        except Exception as e:  # ImportError, no device, ...
+            log("skipping %s: %s" % (name, e))
+            meta["skipped"][name] = str(e)
+    if not adapters:
+        log("neither CuPy nor PyTorch can run here; writing an empty result")
+    for name, lib in adapters.items():
+        meta[name] = lib.version()
+        meta.setdefault("device", lib.device_name())
+    try:
+        import numpy
+        meta["numpy"] = numpy.__version__
+    except ImportError:
+        pass
+    meta["driver"] = driver_version()
+
+    start = time.perf_counter()
+
+    def out_of_time():
+        return time.perf_counter() - start > args.max_time
+
+    for c, libs in cs:
+        libs = [l for l in libs if l in adapters]
+        if not libs:
+            meta["skipped"][c.name] = "library not available"
+            continue
+        if out_of_time():
+            meta["skipped"][c.name] = "--max-time reached"
+            continue
+        lib = adapters[libs[0]]
+        try:
+            fn, nbytes = c.make(lib)
+            ns, n = measure(lib, fn, "call", args.time_per_bench, args.max_samples)
+            result["ceilings"][c.name] = nbytes / ns
+            meta["samples"][c.name] = n
+            log("%-45s %s %9.1f GB/s" % (c.name, lib.name, nbytes / ns))
+        except Exception as e:
+            meta["skipped"][c.name] = "%s: %s" % (type(e).__name__, e)
+            log("%s: %s" % (c.name, e))
+        finally:
+            fn = None
+            lib.free()
+
+    for name, lib in adapters.items():
+        for sz, b, libs in entries:
+            if name not in libs:
+                continue
+            section = "%s_%s" % (name, sz)
+            tag = "%s/%s" % (section, b.key)
+            if out_of_time():
+                meta["skipped"][tag] = "--max-time reached"
+                continue
+            fn = None
+            try:
+                fn = b.make(lib, sz)
+                ns, n = measure(lib, fn, b.mode, args.time_per_bench, args.max_samples)
+                result[section][b.key] = ns
+                meta["samples"][tag] = n
+                log("%-45s %-8s %14.1f ns" % (b.key, section, ns))
+            except Unsupported as e:
+                meta["skipped"][tag] = "unsupported: %s" % e
+            except Exception as e:
+                meta["skipped"][tag] = "%s: %s" % (type(e).__name__, e)
+                log("%s %s: %s: %s" % (section, b.key, type(e).__name__, e))
+            finally:
+                fn = None
+                lib.free()
+
+    meta["elapsed_s"] = round(time.perf_counter() - start, 1)
+    result["meta"] = meta
+    write_json(result, args.output)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

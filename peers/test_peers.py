@@ -1,0 +1,216 @@
+"""Tests of peers.py that need no GPU: NumPy stands in for CuPy and PyTorch.
+
+Run: python3 peers/test_peers.py   (needs NumPy; skips without it)
+"""
+
+import io
+import json
+import os
+import sys
+import tempfile
+import unittest
+from contextlib import redirect_stderr, redirect_stdout
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import peers  # noqa: E402
+
+try:
+    import numpy as np
+except ImportError:
+    np = None
+
+
+class FakeLib:
+    """The adapter interface on NumPy arrays, on the CPU."""
+
+    name = "fake"
+
+    def __init__(self):
+        self.rng = np.random.default_rng(1)
+        self.syncs = 0
+
+    def version(self): return np.__version__
+    def device_name(self): return "cpu (NumPy)"
+    def sync(self): self.syncs += 1
+    def free(self): pass
+    def empty(self, shape, t): return np.empty(shape, dtype={"f32": np.float32, "i64": np.int64}[t])
+    def f32(self, shape): return self.rng.random(shape, dtype=np.float32)
+    def i64(self, shape): return self.rng.integers(-10, 11, size=shape, dtype=np.int64)
+    def bools(self, shape): return self.rng.random(shape) < 0.5
+    def host_f32(self, shape, pinned): return self.f32(shape)
+    def copy(self, x): return x.copy()
+    def h2d(self, dst, src): dst[...] = src
+    def d2h(self, dst, src): dst[...] = src
+    def d2d(self, dst, src): np.copyto(dst, src)
+    def scalar10(self, v): return [float(v[i]) for i in range(10)]
+    def logical(self, v, mask): return v[mask]
+    def isodd(self, x): return x % 2 != 0
+    def findall(self, mask): return np.flatnonzero(mask)
+    def findfirst(self, mask): return int(np.argmax(mask))
+
+    def findmin(self, x, axis):
+        i = np.argmin(x, axis=axis)
+        if axis is None:
+            return x[i], i
+        return np.take_along_axis(x, np.expand_dims(i, axis), axis), i
+
+    def fill0(self, x): x.fill(0)
+    def cumsum(self, x, axis): return np.cumsum(x, axis=axis)
+    def sum(self, x, axis): return np.sum(x, axis=axis)
+    def mapreduce(self, x, axis): return np.sum(x + 1, axis=axis)
+
+    def rand(self, n, t):
+        return self.rng.random(n, dtype=np.float32) if t == "f32" else self.rng.integers(0, 2**63 - 1, n)
+
+    def rand_(self, x):
+        if x.dtype != np.float32:
+            raise peers.Unsupported("no in-place integers")
+        self.rng.random(dtype=np.float32, out=x)
+
+    def randn(self, n): return self.rng.standard_normal(n, dtype=np.float32)
+    def randn_(self, x): self.rng.standard_normal(dtype=np.float32, out=x)
+    def permute(self, x, axes): return np.ascontiguousarray(x.transpose(axes))
+    def launch_empty(self): pass
+    def launch_copy(self, dest, src, checked, threads): dest[...] = src
+    def stream_sync(self): self.syncs += 1
+    def device_sync(self): self.syncs += 1
+
+
+class FakeCuPy(FakeLib):
+    name = "cupy"
+
+
+class FakeTorch(FakeLib):
+    name = "torch"
+
+    def rand_(self, x):
+        if x.dtype == np.float32:
+            self.rng.random(dtype=np.float32, out=x)
+        else:
+            x[...] = self.rng.integers(0, 2**63 - 1, x.shape)
+
+
+class PureTests(unittest.TestCase):
+    def test_julia_layout(self):
+        self.assertEqual(peers.julia_perm((2, 1)), (1, 0))
+        self.assertEqual(peers.julia_perm((3, 1, 2)), (1, 2, 0))
+        self.assertEqual(peers.julia_perm((2, 1, 4, 3)), (1, 0, 3, 2))
+        self.assertEqual(peers.julia_axis(1, 2), 1)
+        self.assertEqual(peers.julia_axis(2, 2), 0)
+        self.assertEqual(peers.SHAPES["S"]["mat"], (1000, 512))
+        self.assertEqual(peers.numel(peers.SHAPES["L"]["mat"]), 1 << 28)
+        for sz in peers.SIZES:
+            for k in ("3d", "4d"):
+                self.assertEqual(peers.numel(peers.SHAPES[sz][k]), peers.numel(peers.SHAPES[sz]["mat"]))
+
+    def test_keys_unique(self):
+        keys = [b.key for b in peers.benchmarks()]
+        self.assertEqual(len(keys), len(set(keys)))
+
+    def test_dry_run(self):
+        out, err = io.StringIO(), io.StringIO()
+        with redirect_stdout(out), redirect_stderr(err):
+            peers.main(["--dry-run", "--select", "^reductions/reduce/Int64", "--sizes", "L", "--no-ceilings"])
+        lines = out.getvalue().splitlines()
+        self.assertEqual([l.split("\t")[:3] for l in lines], [
+            ["L", "reductions/reduce/Int64/1d", "cupy,torch"],
+            ["L", "reductions/reduce/Int64/dims=1", "cupy,torch"],
+            ["L", "reductions/reduce/Int64/dims=2", "cupy,torch"],
+        ])
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "p.json")
+            with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
+                peers.main(["--dry-run", "-o", path, "--libs", "cupy"])
+            with open(path) as f:
+                j = json.load(f)
+        self.assertEqual(list(j), ["ceilings", "cupy_S", "torch_S", "cupy_L", "torch_L", "meta"])
+        self.assertTrue(j["meta"]["dry_run"])
+
+    def test_bad_flags(self):
+        for argv in (["--sizes", "M"], ["--libs", "jax"], ["--select", "("], ["--time-per-bench", "0"]):
+            with redirect_stderr(io.StringIO()), self.assertRaises(SystemExit):
+                peers.parse_args(argv)
+
+
+@unittest.skipIf(np is None, "NumPy is not installed")
+class FakeRunTests(unittest.TestCase):
+    def setUp(self):
+        self.saved = (peers.ADAPTERS, dict(peers.SHAPES["L"]), peers.GiB, peers.BIG, peers.WARMUP_SECONDS)
+        peers.ADAPTERS = {"cupy": FakeCuPy, "torch": FakeTorch}
+        # Shrink L and the ceilings so that a CPU gets through them.
+        peers.SHAPES["L"].update({"mat": (64, 64), "3d": (4, 4, 256), "4d": (2, 2, 4, 256)})
+        peers.GiB, peers.BIG, peers.WARMUP_SECONDS = 1 << 16, 64, 0.001
+
+    def tearDown(self):
+        peers.ADAPTERS, L, peers.GiB, peers.BIG, peers.WARMUP_SECONDS = self.saved
+        peers.SHAPES["L"].clear()
+        peers.SHAPES["L"].update(L)
+
+    def test_results(self):
+        lib = FakeLib()
+        byk = {b.key: b for b in peers.benchmarks()}
+
+        def run(key, sz="S"):
+            return byk[key].make(lib, sz)()
+        self.assertEqual(run("reductions/reduce/Float32/dims=1").shape, (1000,))   # Julia dims=1: 1000 sums of 512
+        self.assertEqual(run("reductions/reduce/Float32/dims=2").shape, (512,))
+        self.assertEqual(run("reductions/reduce/Int64/dims=1L").shape, (1000000,))  # 3x1000000: sums of 3
+        self.assertEqual(run("reductions/reduce/Int64/dims=2L").shape, (3,))
+        self.assertEqual(np.shape(run("reductions/mapreduce/Float32/1d")), ())
+        self.assertEqual(run("accumulate/Int64/1d").shape, (512000,))
+        self.assertEqual(run("accumulate/Float32/dims=2").shape, (1000, 512))
+        self.assertEqual(run("permutedims/2d").shape, (512, 1000))
+        self.assertEqual(run("permutedims/3d").shape, (40, 512, 25))      # Julia (25, 512, 40)
+        self.assertEqual(run("permutedims/4d").shape, (10, 10, 512, 10))  # Julia (10, 512, 10, 10)
+        self.assertEqual(run("random/rand/Float32", "L").shape, (64 * 64,))
+        self.assertEqual(run("construct", "L").shape, (64, 64))
+        v, i = run("iteration/findmin/2d")
+        self.assertEqual(v.shape, (1000, 1))
+
+    def test_main(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "p.json")
+            err = io.StringIO()
+            with redirect_stderr(err):
+                peers.main(["-o", path, "--time-per-bench", "0.001", "--max-samples", "7"])
+            with open(path) as f:
+                j = json.load(f)
+        self.assertEqual(list(j), ["ceilings", "cupy_S", "torch_S", "cupy_L", "torch_L", "meta"])
+        entries, cs = peers.plan(peers.parse_args([]))
+        want = {("%s_%s" % (lib, sz), b.key) for sz, b, libs in entries for lib in libs}
+        got = {(sec, k) for sec in ("cupy_S", "torch_S", "cupy_L", "torch_L") for k in j[sec]}
+        skipped = {tuple(t.split("/", 1)) for t in j["meta"]["skipped"]}
+        self.assertEqual(got | skipped, want, err.getvalue())
+        # Only what the fake CuPy cannot do (as the real one cannot) is missing.
+        self.assertEqual(skipped, {("cupy_S", "random/rand!/Int64"), ("cupy_L", "random/rand!/Int64")})
+        for sec in ("cupy_S", "torch_L"):
+            for k, ns in j[sec].items():
+                self.assertGreater(ns, 0, k)
+                self.assertLessEqual(j["meta"]["samples"]["%s/%s" % (sec, k)], 7)
+        self.assertEqual(set(j["ceilings"]), {c.name for c in peers.ceilings()})
+        self.assertEqual(j["meta"]["device"], "cpu (NumPy)")
+
+    def test_max_time(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "p.json")
+            with redirect_stderr(io.StringIO()):
+                peers.main(["-o", path, "--max-time", "1e-9", "--libs", "torch", "--select", "copy"])
+            with open(path) as f:
+                j = json.load(f)
+        self.assertFalse(j["torch_S"])
+        self.assertTrue(all(v == "--max-time reached" for v in j["meta"]["skipped"].values()))
+
+    def test_measure_modes(self):
+        lib = FakeLib()
+        calls = []
+        ns, n = peers.measure(lib, lambda: calls.append(1), "call", 0.001, 9)
+        self.assertGreater(ns, 0)
+        self.assertTrue(peers.MIN_SAMPLES <= n <= 9)
+        self.assertGreaterEqual(lib.syncs, len(calls))
+        lib.syncs = 0
+        peers.measure(lib, lambda: None, "sync", 0.001, 9)
+        self.assertEqual(lib.syncs, 1)  # only the one before the warm-up
+
+
+if __name__ == "__main__":
+    unittest.main()
