@@ -51,10 +51,7 @@ func UniformFloat32(dst []float32, seed, offset uint64, first int64) {
 	k := Key(seed)
 	fill(dst, first, 4, func(b uint64, out []float32) {
 		w0, w1, w2, w3 := block(k[0], k[1], offset+b)
-		out[0] = float32(w0>>8) * 0x1p-24
-		out[1] = float32(w1>>8) * 0x1p-24
-		out[2] = float32(w2>>8) * 0x1p-24
-		out[3] = float32(w3>>8) * 0x1p-24
+		out[0], out[1], out[2], out[3] = uniformF32(w0), uniformF32(w1), uniformF32(w2), uniformF32(w3)
 	})
 }
 
@@ -64,10 +61,16 @@ func UniformFloat64(dst []float64, seed, offset uint64, first int64) {
 	k := Key(seed)
 	fill(dst, first, 2, func(b uint64, out []float64) {
 		w0, w1, w2, w3 := block(k[0], k[1], offset+b)
-		out[0] = float64((uint64(w1)<<32|uint64(w0))>>11) * 0x1p-53
-		out[1] = float64((uint64(w3)<<32|uint64(w2))>>11) * 0x1p-53
+		out[0] = uniformF64(uint64(w1)<<32 | uint64(w0))
+		out[1] = uniformF64(uint64(w3)<<32 | uint64(w2))
 	})
 }
+
+// uniformF32 is (w >> 8) * 2^-24, exact: at most 1 - 2^-24.
+func uniformF32(w uint32) float32 { return float32(w>>8) * 0x1p-24 }
+
+// uniformF64 is (x >> 11) * 2^-53, exact: at most 1 - 2^-53.
+func uniformF64(x uint64) float64 { return float64(x>>11) * 0x1p-53 }
 
 // uniformF16 is the float16 bits of (h >> 5) * 2^-11, computed as the GPU does
 // (cvt.rn.f16.f32 of an exact float32).

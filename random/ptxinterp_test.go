@@ -273,8 +273,8 @@ func sext(v uint64, w int) int64 {
 	return int64(v<<uint(64-w)) >> uint(64-w)
 }
 
-func f32of(v uint64) float32 { return math.Float32frombits(uint32(v)) }
-func f64of(v uint64) float64 { return math.Float64frombits(v) }
+func f32of(v uint64) float32   { return math.Float32frombits(uint32(v)) }
+func f64of(v uint64) float64   { return math.Float64frombits(v) }
 func fbits32(x float32) uint64 { return uint64(math.Float32bits(x)) }
 func fbits64(x float64) uint64 { return math.Float64bits(x) }
 

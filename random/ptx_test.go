@@ -1,0 +1,196 @@
+package random
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// findTool returns the path of a CUDA tool: $PTXAS (for ptxas; its directory for the
+// others), then PATH, then /opt/ctk/usr/bin.
+func findTool(name string) string {
+	if p := os.Getenv("PTXAS"); p != "" {
+		if name == "ptxas" {
+			return p
+		}
+		if q := filepath.Join(filepath.Dir(p), name); fileExists(q) {
+			return q
+		}
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	if q := filepath.Join("/opt/ctk/usr/bin", name); fileExists(q) {
+		return q
+	}
+	return ""
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+var (
+	reRegs  = regexp.MustCompile(`Used (\d+) registers`)
+	reSpill = regexp.MustCompile(`(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads`)
+	reSass  = regexp.MustCompile(`^\s+/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;`)
+	reBra   = regexp.MustCompile("BRA `\\((\\.L_x_\\d+)\\)")
+	reLabel = regexp.MustCompile(`^(\.L_x_\d+):`)
+)
+
+// sassStats returns the instruction counts of the main grid-stride loop of one function's
+// SASS (nvdisasm text): the whole loop body, and the path a whole, aligned block takes
+// (without the scalar tail stores and without the rejection redraw loop).
+func sassStats(sass string) (loop, fast int, err error) {
+	var prog []string
+	labels := map[string]int{} // label -> index of the next instruction
+	for _, line := range strings.Split(sass, "\n") {
+		if m := reLabel.FindStringSubmatch(line); m != nil {
+			labels[m[1]] = len(prog)
+			continue
+		}
+		if m := reSass.FindStringSubmatch(line); m != nil {
+			prog = append(prog, m[2])
+		}
+	}
+	target := func(i int) int {
+		if m := reBra.FindStringSubmatch(prog[i]); m != nil {
+			if j, ok := labels[m[1]]; ok {
+				return j
+			}
+		}
+		return -1
+	}
+	// Backward branches: the last one closes the main loop; others inside it are the
+	// redraw loop.
+	type edge struct{ from, to int }
+	var back []edge
+	for i := range prog {
+		if j := target(i); j >= 0 && j < i {
+			back = append(back, edge{i, j})
+		}
+	}
+	if len(back) == 0 {
+		return 0, 0, fmt.Errorf("no loop found")
+	}
+	main := back[len(back)-1]
+	loop = main.from - main.to + 1
+	fast = loop
+	for _, e := range back[:len(back)-1] {
+		if e.to > main.to && e.from < main.from {
+			fast -= e.from - e.to + 1
+		}
+	}
+	// The scalar tail: from the forward branch right after the vector store to its target.
+	for i := main.to; i < main.from; i++ {
+		if strings.Contains(prog[i], "STG.E.128") {
+			if j := target(i + 1); j > i+1 {
+				fast -= j - (i + 2)
+			}
+			break
+		}
+	}
+	return loop, fast, nil
+}
+
+// module joins kernels into one PTX module (they share .version and .target).
+func module(ks []Kernel) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, ".version %s\n.target %s\n.address_size 64\n", PTXVersion, ks[0].Target)
+	for _, k := range ks {
+		b.WriteString("\n")
+		b.WriteString(k.PTX[strings.Index(k.PTX, ".visible .entry"):])
+	}
+	return b.String()
+}
+
+var reFunc = regexp.MustCompile(`(?:Compiling entry function|Function properties for) '?([A-Za-z0-9_]+)'?`)
+
+// TestPTXAssembles assembles every kernel variant with ptxas for sm_90 (and, without
+// -short, sm_80 and sm_52), requiring no spills, no stack frame and no local memory, and
+// logs the register counts and, with nvdisasm, the SASS instruction counts of the loop.
+// All kernels of a target go into one module: one ptxas and one nvdisasm run (cuobjdump
+// -sass gives the same code but takes about 0.7 s a kernel).
+func TestPTXAssembles(t *testing.T) {
+	ptxas := findTool("ptxas")
+	if ptxas == "" {
+		t.Skip("ptxas not found ($PTXAS, PATH, /opt/ctk/usr/bin/ptxas): PTX not assembled")
+	}
+	nvdisasm := findTool("nvdisasm")
+	dir := t.TempDir()
+	targets := [][2]int{{9, 0}}
+	if !testing.Short() {
+		targets = append(targets, [2]int{8, 0}, [2]int{5, 2})
+	}
+	for _, cc := range targets {
+		var ks []Kernel
+		for _, s := range Specs() {
+			for _, ix := range []bool{false, true} {
+				k, err := s.Kernel(cc[0], cc[1], ix)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ks = append(ks, k)
+			}
+		}
+		target := ks[0].Target
+		base := filepath.Join(dir, target)
+		if err := os.WriteFile(base+".ptx", []byte(module(ks)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := exec.Command(ptxas, "-arch="+target, "-v", base+".ptx", "-o", base+".cubin").CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: ptxas: %v\n%s", target, err, out)
+		}
+		// ptxas -v: per function, "Function properties for NAME", then the stack/spill
+		// line, then "Used N registers".
+		regs := map[string]string{}
+		fn := ""
+		for _, line := range strings.Split(string(out), "\n") {
+			if m := reFunc.FindStringSubmatch(line); m != nil {
+				fn = m[1]
+			}
+			if m := reSpill.FindStringSubmatch(line); m != nil && (m[1] != "0" || m[2] != "0" || m[3] != "0") {
+				t.Errorf("%s %s: %s", fn, target, strings.TrimSpace(line))
+			}
+			if m := reRegs.FindStringSubmatch(line); m != nil {
+				regs[fn] = m[1]
+			}
+			if strings.Contains(line, "lmem") {
+				t.Errorf("%s %s: local memory: %s", fn, target, line)
+			}
+		}
+		sass := map[string]string{}
+		if nvdisasm != "" && target == "sm_90" {
+			d, err := exec.Command(nvdisasm, "-c", base+".cubin").CombinedOutput()
+			if err != nil {
+				t.Fatalf("nvdisasm: %v\n%s", err, d)
+			}
+			for _, part := range strings.Split(string(d), "//--------------------- .text.")[1:] {
+				name, body, _ := strings.Cut(part, " ")
+				sass[name] = body
+			}
+		}
+		for _, k := range ks {
+			r, ok := regs[k.Name]
+			if !ok {
+				t.Errorf("%s %s: no register count in ptxas output", k.Name, target)
+				continue
+			}
+			line := fmt.Sprintf("%-32s %-6s %3s registers", k.Name, target, r)
+			if body, ok := sass[k.Name]; ok {
+				loop, fast, err := sassStats(body)
+				if err != nil {
+					t.Errorf("%s: %v", k.Name, err)
+				} else {
+					epb := k.Spec.ElemsPerBlock()
+					line += fmt.Sprintf(", loop %3d SASS instructions, %3d per whole block of %2d elements (%.1f per element)",
+						loop, fast, epb, float64(fast)/float64(epb))
+				}
+			}
+			t.Log(line)
+		}
+	}
+}
