@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 )
@@ -155,6 +156,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, reg *Reg
 	case "none", "":
 	case "auto":
 		if path = FindPeersFile("."); path != "" {
+			if wd, err := os.Getwd(); err == nil {
+				if rel, err := filepath.Rel(wd, path); err == nil {
+					path = rel
+				}
+			}
 			if p, err := ReadPeers(path); err == nil {
 				peers = p
 			} else {

@@ -83,8 +83,22 @@ func WriteTable(w io.Writer, rep *Report, opt TableOptions) error {
 	default:
 		fmt.Fprintf(bw, "%% copy: no reference bandwidth in this run\n")
 	}
-	if opt.Peers != nil {
-		fmt.Fprintf(bw, "peers: %s; vs peer = our median / the faster peer's (below 1: we are faster)\n", opt.Peers.Path)
+	if p := opt.Peers; p != nil {
+		date := ""
+		if d := p.Date(); d != "" {
+			date = ", measured " + d
+		}
+		fmt.Fprintf(bw, "peers: %s%s: median wall time of one call plus a synchronize\n", p.Path, date)
+		fmt.Fprintf(bw, "vs peer = our median / the faster peer's (below 1: we are faster)\n")
+	}
+	var hostTimed []string
+	for _, r := range rep.Results {
+		if r.Mode == GPU && r.Timing == TimingHost && r.Err == "" {
+			hostTimed = append(hostTimed, r.Name)
+		}
+	}
+	if len(hostTimed) > 0 {
+		fmt.Fprintf(bw, "no device timer: %d GPU-mode benchmarks were timed by the host clock and a synchronize\n", len(hostTimed))
 	}
 	if c := opt.Comparison; c != nil {
 		regs := c.Regressions()

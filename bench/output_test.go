@@ -179,6 +179,9 @@ func TestWriteTable(t *testing.T) {
 	if !strings.HasPrefix(lines[0], "benchmark") || !strings.Contains(lines[0], "median") || strings.Contains(lines[0], "CuPy") {
 		t.Errorf("header %q", lines[0])
 	}
+	if strings.Contains(out, "no device timer") {
+		t.Errorf("device-timed results reported as host-timed:\n%s", out)
+	}
 	for _, want := range []string{
 		"array/reductions/reduce/Float32/1d/16k", "270 µs", "268 µs", "3977", // 2^30 B / 270 µs
 		"99.4%", "5.00 µs", "FAILED kernel/launch: launch failed", "% copy: GB/s over array/copy/16k",
@@ -197,7 +200,7 @@ func TestWriteTable(t *testing.T) {
 	}
 
 	// With peers and a comparison.
-	peers := &Peers{Path: "peers/h200.json",
+	peers := &Peers{Path: "peers/h200.json", Meta: map[string]any{"date": "2026-12-01T09:00:00Z"},
 		CupyS:  map[string]float64{"reductions/reduce/Float32/1d": 22328.5},
 		TorchS: map[string]float64{"reductions/reduce/Float32/1d": 25406, "sync/stream": 8332},
 		CupyL:  map[string]float64{"reductions/reduce/Float32/1d": 256337.5, "copy": 1288885.5},
@@ -213,7 +216,7 @@ func TestWriteTable(t *testing.T) {
 	for _, want := range []string{"CuPy", "PyTorch", "vs peer", "old", "vs old",
 		"22.3 µs", "25.4 µs", "0.90x", // 20 µs / CuPy's 22.3 µs
 		"1.05x", "1.29 ms", "521 µs", // copy/16k: 538 µs / PyTorch's 521 µs
-		"2.00x", "REGRESSION", "1 regressions past 10%", "peers/h200.json",
+		"2.00x", "REGRESSION", "1 regressions past 10%", "peers/h200.json, measured 2026-12-01T09:00:00Z",
 		"8.33 µs", "0.60x", // sync/stream/blocking maps onto sync/stream
 	} {
 		if !strings.Contains(out, want) {

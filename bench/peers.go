@@ -44,6 +44,11 @@ type PeerName struct {
 // peer counterpart is added to the suite, and the same benchmark to
 // peers/peers.py.
 //
+// The peers' figures are wall times of one call plus a synchronize, launch
+// and Python overhead included. A GPU-mode benchmark timed with device events
+// over back-to-back calls measures less than that; for a like-for-like ratio
+// at S, where that overhead dominates, time the benchmark in Host mode.
+//
 // What the peers run for each key is documented in peers/peers.py. Notes:
 // copyto/*_pinned copy to or from page-locked host memory (the analogue of
 // Metal.jl's shared storage); kernel/launch is the host cost of launching an
@@ -192,8 +197,19 @@ type Peers struct {
 	TorchS map[string]float64 `json:"torch_S"`
 	CupyL  map[string]float64 `json:"cupy_L"`
 	TorchL map[string]float64 `json:"torch_L"`
+	// Meta is the "meta" object peers.py adds (date, device, versions, ...);
+	// nil for files without one.
+	Meta map[string]any `json:"meta,omitempty"`
 	// Path is the file the figures were read from.
 	Path string `json:"-"`
+}
+
+// Date returns meta.date, or "" when the file has none.
+func (p *Peers) Date() string {
+	if d, ok := p.Meta["date"].(string); ok {
+		return d
+	}
+	return ""
 }
 
 // PeerFigures are the peers' times for one of our benchmarks.
