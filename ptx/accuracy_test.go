@@ -1,0 +1,134 @@
+package ptx
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/go-gpu/gpu/ptx/gomath"
+)
+
+var long = flag.Bool("long", false, "run the long accuracy sweeps (millions of inputs per function)")
+
+// ulp32 returns the error of got in float32 ulps of the exact value ref.
+func ulp32(got float32, ref float64) float64 {
+	if math.IsNaN(ref) || got != got {
+		if math.IsNaN(ref) && got != got {
+			return 0
+		}
+		return math.Inf(1)
+	}
+	g := float64(got)
+	r32 := float32(ref)
+	if math.IsInf(g, 0) || math.IsInf(float64(r32), 0) {
+		if g == float64(r32) {
+			return 0
+		}
+		if math.IsInf(g, 0) {
+			g = math.Copysign(0x1p128, g)
+		}
+	}
+	a := math.Abs(ref)
+	_, e := math.Frexp(a)
+	e-- // a in [2^e, 2^(e+1))
+	if e < -126 {
+		e = -126
+	}
+	if math.IsInf(ref, 0) {
+		ref = math.Copysign(0x1p128, ref)
+		e = 127
+	}
+	return math.Abs(g-ref) / math.Ldexp(1, e-23)
+}
+
+// errStat collects the worst error of a function.
+type errStat struct {
+	mu    sync.Mutex
+	max   float64
+	worst []float64 // arguments of the worst case
+	n     int
+}
+
+func (s *errStat) add(e float64, args ...float64) {
+	s.mu.Lock()
+	s.n++
+	if e > s.max || s.worst == nil {
+		s.max, s.worst = e, args
+	}
+	s.mu.Unlock()
+}
+
+type case32 struct {
+	fn     MathFn
+	mirror func(x, y float32) float32
+	ref    func(x, y float64) float64
+	lo, hi float64 // sampling range of the first argument (also uniform-bits sampling)
+	bound  float64 // allowed max ulp
+}
+
+func one32(f func(float32) float32) func(x, y float32) float32 {
+	return func(x, _ float32) float32 { return f(x) }
+}
+
+func one64(f func(float64) float64) func(x, y float64) float64 {
+	return func(x, _ float64) float64 { return f(x) }
+}
+
+var cases32 = []case32{
+	{Exp, one32(gomath.ExpF32), one64(math.Exp), -110, 90, 1},
+	{Exp2, one32(gomath.Exp2F32), one64(math.Exp2), -160, 130, 1},
+	{Expm1, one32(gomath.Expm1F32), one64(math.Expm1), -20, 90, 1},
+}
+
+// inputs32 returns n float32 arguments: uniform in [lo, hi], uniform bit patterns
+// (every magnitude), and special values.
+func inputs32(r *rand.Rand, n int, lo, hi float64) []float32 {
+	xs := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)),
+		float32(math.NaN()), math.MaxFloat32, -math.MaxFloat32, math.SmallestNonzeroFloat32,
+		-math.SmallestNonzeroFloat32, 0x1p-126, -0x1p-126, 1, -1, 0.5, 2, float32(lo), float32(hi)}
+	for len(xs) < n {
+		switch len(xs) % 3 {
+		case 0, 1:
+			xs = append(xs, float32(lo+(hi-lo)*r.Float64()))
+		default:
+			xs = append(xs, math.Float32frombits(r.Uint32()))
+		}
+	}
+	return xs
+}
+
+func TestAccuracy32(t *testing.T) {
+	n := 200000
+	if *long {
+		n = 20000000
+	}
+	var rows []string
+	for _, c := range cases32 {
+		t.Run(c.fn.String(), func(t *testing.T) {
+			t.Parallel()
+			r := rand.New(rand.NewPCG(uint64(c.fn), 32))
+			xs := inputs32(r, n, c.lo, c.hi)
+			var st errStat
+			for _, x := range xs {
+				got := c.mirror(x, 0)
+				e := ulp32(got, c.ref(float64(x), 0))
+				if e > st.max {
+					st.add(e, float64(x))
+				}
+			}
+			rows = append(rows, fmt.Sprintf("%-6s f32 max %.3f ulp at x=%g", c.fn, st.max, st.worst))
+			if st.max > c.bound {
+				t.Errorf("%v: max error %.3f ulp at %v (bound %v)", c.fn, st.max, st.worst, c.bound)
+			}
+		})
+	}
+	t.Cleanup(func() {
+		sort.Strings(rows)
+		t.Log("\n" + strings.Join(rows, "\n"))
+	})
+}
