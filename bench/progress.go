@@ -46,7 +46,11 @@ func (p *progress) tick() {
 
 func (p *progress) draw() {
 	p.last = time.Now()
-	line := fmt.Sprintf("[%d/%d] %s  %s", p.i, p.total, p.name, time.Since(p.start).Round(100*time.Millisecond))
+	pos := fmt.Sprintf("%d/%d", p.i, p.total)
+	if p.i == 0 {
+		pos = "ref"
+	}
+	line := fmt.Sprintf("[%s] %s  %s", pos, p.name, time.Since(p.start).Round(100*time.Millisecond))
 	pad := p.width - len(line)
 	p.width = len(line)
 	if pad < 0 {

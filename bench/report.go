@@ -86,11 +86,16 @@ type Meta struct {
 
 // Settings are the sampling settings of a run (see Config).
 type Settings struct {
-	Benchtime     Duration `json:"benchtime"`
-	Count         int      `json:"count"`
-	MinSamples    int      `json:"min_samples"`
-	WarmupTime    Duration `json:"warmup_time"`
-	WarmupCount   int      `json:"warmup_count"`
+	// Benchtime is the sampling budget per benchmark.
+	Benchtime Duration `json:"benchtime"`
+	// Count is the most samples per benchmark.
+	Count int `json:"count"`
+	// MinSamples is the fewest samples per benchmark.
+	MinSamples int `json:"min_samples"`
+	// WarmupTime and WarmupCount are the least warm-up time and calls.
+	WarmupTime  Duration `json:"warmup_time"`
+	WarmupCount int      `json:"warmup_count"`
+	// MinSampleTime is the shortest sample (see Config.MinSampleTime).
 	MinSampleTime Duration `json:"min_sample_time"`
 }
 
