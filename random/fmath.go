@@ -24,6 +24,14 @@ func fma32(a, b, c float32) float32 {
 	p := float64(float64(a) * float64(b)) // exact
 	cc := float64(c)
 	s := float64(p + cc)
+	// Fast path: float32 midpoints are float64 numbers, so if s = RN64(p+cc) is not one,
+	// no midpoint lies between p+cc and s and RN32(s) = RN32(p+cc). In float32's normal
+	// range a midpoint has the 29 low significand bits 1000...0.
+	if sb := math.Float64bits(s); sb&0x1FFFFFFF != 0x10000000 {
+		if e := sb >> 52 & 0x7FF; e >= 1023-126 && e <= 1023+127 {
+			return float32(s)
+		}
+	}
 	if math.IsInf(s, 0) || math.IsNaN(s) {
 		return float32(s)
 	}

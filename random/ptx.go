@@ -42,7 +42,8 @@ func Index64(n int64) bool { return n >= 1<<31 }
 
 // Kernel returns the PTX kernel for s on a GPU of compute capability major.minor
 // (.target sm_<major><minor>; 5.0 or later), with 64-bit index arithmetic if index64.
-// The kernel does not depend on Lo and Hi (they are parameters).
+// For Range the kernel does not depend on Lo and Hi (they are parameters, checked by
+// the caller: Spec.Validate).
 func (s Spec) Kernel(major, minor int, index64 bool) (Kernel, error) {
 	if major < 5 || minor < 0 || minor > 9 {
 		return Kernel{}, fmt.Errorf("random: unsupported compute capability %d.%d", major, minor)
@@ -504,10 +505,11 @@ func (g *kernelGen) sincos64(x string) (sin, cos string) {
 
 // genKernel writes the kernel; maxRounds is MaxRounds except in tests.
 func genKernel(s Spec, target string, index64 bool, maxRounds uint32) (Kernel, error) {
-	if s.Dist == Range && s.Lo >= s.Hi { // the bounds are parameters: any valid pair will do
-		s.Lo, s.Hi = 0, 1
+	vs := s
+	if s.Dist == Range { // the bounds are kernel parameters: validate the rest
+		vs.Lo, vs.Hi = 0, 1
 	}
-	if err := s.Validate(); err != nil {
+	if err := vs.Validate(); err != nil {
 		return Kernel{}, err
 	}
 	name := s.KernelName(index64)
@@ -651,8 +653,5 @@ func genKernel(s Spec, target string, index64 bool, maxRounds uint32) (Kernel, e
 	}
 	m.WriteString(a.b.String())
 	m.WriteString("}\n")
-	if !index64 {
-		s.Lo, s.Hi = 0, 0
-	}
 	return Kernel{Spec: s, Index64: index64, Target: target, Name: name, PTX: m.String()}, nil
 }

@@ -1,0 +1,116 @@
+// Package random generates counter-based random numbers that are identical, bit for bit,
+// on the CPU (Go) and on NVIDIA GPUs (PTX kernels generated here), so that an array filled
+// on either backend, in any number of chunks, by any grid, holds the same values.
+//
+// # Generator
+//
+// The bit generator is Philox4x32-10 (J. K. Salmon, M. A. Moraes, R. O. Dror and
+// D. E. Shaw, "Parallel random numbers: as easy as 1, 2, 3", SC 2011), checked against
+// the known-answer vectors of the Random123 library. It maps a 128-bit counter and a
+// 64-bit key to four 32-bit words, a "block".
+//
+// A request is (seed, offset, n elements of one Spec). Its key is the seed's two 32-bit
+// halves (Key). Its blocks j = 0, 1, ... have counters (offset + j mod 2^64) in the low 64
+// bits (counter words 0 and 1) and a draw round in the high 64 bits (words 2 and 3),
+// which is 0 for every first draw (Counter, Block). Rounds 1, 2, ... are used only by
+// the rejection step of Range, and only with that request's own low counters.
+//
+// # Element mapping
+//
+// Every block gives 16 bytes of output: its words w0, w1, w2, w3 in little-endian order.
+// For an element type of S bytes (S = 1, 2, 4 or 8) a block holds E = 16/S elements
+// (Spec.ElemsPerBlock), and element i of the request comes from block j = i / E, slot
+// k = i % E:
+//
+//   - S = 4: word k.  S = 8: the 64-bit word x = w[2k] | w[2k+1] << 32.
+//   - S = 2: the 16-bit half h = (w[k/2] >> (16*(k%2))) & 0xFFFF (low half first).
+//   - S = 1: the byte (w[k/4] >> (8*(k%4))) & 0xFF (least significant first).
+//
+// A request of n elements therefore consumes Blocks(n) = ceil(n*S/16) blocks, counters
+// offset .. offset+Blocks(n)-1, whatever the distribution. A generator that adds
+// Blocks(n) to its offset after each request never reuses a block; the unused slots of a
+// request's last block are discarded. Element i depends only on (seed, offset, i), so a
+// chunk [i0, i1) of an output is computed on its own (Fill with first = i0).
+//
+// # Distributions
+//
+// With the slot's bits as above:
+//
+//   - Uniform float32 in [0, 1): (w >> 8) * 2^-24; largest 1 - 2^-24.
+//   - Uniform float64 in [0, 1): (x >> 11) * 2^-53; largest 1 - 2^-53.
+//   - Uniform float16 in [0, 1): (h >> 5) * 2^-11 (bits of the exact binary16 value);
+//     largest 1 - 2^-11.
+//   - Uniform bfloat16 in [0, 1): (h >> 8) * 2^-8; largest 1 - 2^-8.
+//
+// Every value is exact in its type, so 1.0 never appears. Converting a wider uniform to
+// a narrower type is not safe: 1 - 2^-24 rounds to 1.0 in float16 and bfloat16, and
+// 1 - 2^-53 rounds to 1.0 in float32. That is why the half types have their own
+// generators with their own mantissa widths.
+//
+//   - FullRange integers (int8 ... uint64): the slot's bits as the type (two's complement
+//     for signed types). Bool: bit 0 of the byte slot (a fair coin).
+//   - Range int32 [lo, hi): D. Lemire, "Fast random integer generation in an interval",
+//     ACM TOMACS 29(1), 2019, without bias. r = uint32(hi - lo), t = (2^32 - r) mod r;
+//     for draw w, m = w * r (64-bit); if uint32(m) >= t the element is lo + int32(m >> 32);
+//     otherwise the element redraws with the same slot k of the block with counter
+//     (offset + j, round), round = 1, 2, ... The result does not depend on which thread
+//     draws, or in what order. Round MaxRounds-1 = 63 is accepted whatever it draws; a
+//     draw is rejected with probability t/2^32 < 1/2, so an element reaches that round
+//     with probability below 2^-63 (and is then still in [lo, hi)).
+//   - Range int64 [lo, hi): the same with 64-bit draws x, r = uint64(hi - lo),
+//     t = (2^64 - r) mod r and the 128-bit product x * r.
+//   - Normal float32 (mean 0, variance 1): Box-Muller on the word pairs (w0, w1) and
+//     (w2, w3) of a block: for a pair (a, b), elements 2p and 2p+1 are (r cos t, r sin t)
+//     with u = fl(fl(a) * 2^-32 + 2^-33) in [2^-33, 1], r = sqrt(-2 ln u), t = 2 pi b / 2^32.
+//     |z| <= sqrt(66 ln 2) < 6.764.
+//   - Normal float64: Box-Muller on (x0, x1) = (w0 | w1 << 32, w2 | w3 << 32) of a block:
+//     elements 2j, 2j+1 are (r cos t, r sin t) with u = fl(fl(x0) * 2^-64 + 2^-65),
+//     r = sqrt(-2 ln u), t = 2 pi x1 / 2^64. |z| <= sqrt(130 ln 2) < 9.5.
+//
+// # Reproducible floating point
+//
+// The normal generators use only operations that IEEE 754 defines exactly and that both
+// Go and PTX perform identically: add, sub, mul, fma, div and sqrt with rounding to
+// nearest even (PTX .rn; never .approx, never .ftz, and always .rn so that ptxas does not
+// contract a mul and an add into an fma), integer to float conversions with .rn, and
+// integer operations. ln and sin/cos are this package's own domain-restricted functions
+// (log32, sincos2pi32 and their float64 versions in fmath.go), each a fixed sequence of
+// such operations that the kernel generator emits step for step:
+//
+//   - ln: x = 2^e * m, m in [sqrt(1/2), sqrt(2)), from the bits; f = m - 1;
+//     s = f/(2+f); ln(m) = f - (f^2/2 - s (f^2/2 + R(s^2))), R the Taylor series of
+//     2 atanh(s)/s - 2 to s^8 (float32) or s^20 (float64); ln x = e ln2hi + (e ln2lo +
+//     ln m) (fdlibm's scheme). Within 0.9 ulp (float32) and 1 ulp of math.Log (float64)
+//     on (0, 1] in the tests.
+//   - sin/cos of 2 pi w / 2^W: exact integer reduction to a quadrant q and a signed
+//     remainder d, t = fl(d) * 2^-(W-2) in [-1/2, 1/2], Taylor polynomials of
+//     sin(pi/2 t) and cos(pi/2 t) (to t^9 and t^10 in float32, t^17 and t^16 in float64),
+//     then a swap and sign flips by quadrant. Within 1.7 ulp (float32) and 2 ulp of
+//     math.Sincos (float64).
+//
+// Go may fuse x*y+z into an fma on some architectures unless a conversion rounds the
+// product, so the Go code wraps products in explicit conversions. Go has no float32 fma,
+// and float32(math.FMA(a, b, c)) rounds twice; fma32 rounds the float64 sum to odd first
+// (Boldo and Melquiond 2008), which makes the second rounding correct; it is tested
+// against math/big.
+//
+// Float32 normals are computed in float32, not in float64 rounded once at the end: on the
+// H200 (sm_90) the float32 kernel's loop is about 216 SASS instructions per block of
+// four normals (54 per element: Philox about 11, the rest ln, sqrt, division, sin/cos),
+// while the float64 kernel needs about 115 per element, most of them FP64 operations that
+// run at half the FP32 rate (about 34 TFLOP/s FP64 without tensor cores). Estimate for
+// 2^28 float32 normals (1 GiB written, about 0.26 ms at 4.2 TB/s): 2^28 * 54 /
+// (132 SMs * 128 lanes * 1.98 GHz) = 0.43 ms in float32, compute-bound at roughly 60%
+// of memory speed; in float64 more than twice that. The uniform and integer kernels (4 to
+// 18 instructions per element) should run at memory speed. The kernels are not yet
+// measured on the GPU.
+//
+// # API
+//
+// Chunk functions (one goroutine; first is the global index of dst[0]): UniformFloat32,
+// UniformFloat64, UniformFloat16, UniformBFloat16, NormalFloat32, NormalFloat64, Bits,
+// Bool, IntRange32, IntRange64, and the generic Fill and FillBytes. Whole requests over
+// all cores: FillParallel, Expected (the reference bytes a GPU kernel must write) and
+// Parallel. Kernels: Spec.Kernel returns the PTX (see Kernel for its parameters and the
+// recommended launch) and Spec.Args its arguments.
+package random
