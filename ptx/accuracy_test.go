@@ -82,7 +82,11 @@ func one64(f func(float64) float64) func(x, y float64) float64 {
 var cases32 = []case32{
 	{Exp, one32(gomath.ExpF32), one64(math.Exp), -110, 90, 1},
 	{Exp2, one32(gomath.Exp2F32), one64(math.Exp2), -160, 130, 1},
-	{Expm1, one32(gomath.Expm1F32), one64(math.Expm1), -20, 90, 1},
+	{Expm1, one32(gomath.Expm1F32), one64(math.Expm1), -20, 90, 1.5},
+	{Log, one32(gomath.LogF32), one64(math.Log), 0, 10, 1},
+	{Log2, one32(gomath.Log2F32), one64(math.Log2), 0, 10, 1},
+	{Log10, one32(gomath.Log10F32), one64(math.Log10), 0, 10, 1},
+	{Log1p, one32(gomath.Log1pF32), one64(math.Log1p), -1, 10, 1},
 }
 
 // inputs32 returns n float32 arguments: uniform in [lo, hi], uniform bit patterns

@@ -268,4 +268,3 @@ func pick(c bool, a, b string) string {
 	}
 	return b
 }
-

@@ -551,3 +551,304 @@ func Expm1F64(x float64) float64 {
 	}
 	return v3
 }
+
+// LogF32 is the Go mirror of the device function log for float32.
+func LogF32(x float32) float32 {
+	v3 := math.Float32bits(x)
+	v4 := uint32(v3 - uint32(0x800000))
+	v6 := v4 >= uint32(0x7f000000)
+	v7 := x
+	v9 := uint32(0x0)
+	if v6 {
+		v10 := math.Float32bits(x)
+		v11 := v10 < uint32(0x800000)
+		if v11 {
+			v13 := float32(x * float32(0x1p+23))
+			v7 = v13
+			v9 = uint32(0xffffffe9)
+		}
+	}
+	v15 := math.Float32bits(v7)
+	v17 := uint32(v15 - uint32(0x3f3504f3))
+	v19 := uint32(int32(v17) >> uint32(0x17))
+	v20 := v19 << uint32(0x17)
+	v21 := uint32(v15 - v20)
+	v22 := math.Float32frombits(v21)
+	v24 := float32(v22 - float32(0x1p+00))
+	v25 := uint32(v19 + v9)
+	v26 := float32(int32(v25))
+	v29 := FMA32(float32(0x1.13755ap-04), v24, float32(-0x1.de403ap-04))
+	v31 := FMA32(v29, v24, float32(0x1.e7768ap-04))
+	v33 := FMA32(v31, v24, float32(-0x1.fc346p-04))
+	v35 := FMA32(v33, v24, float32(0x1.232d98p-03))
+	v37 := FMA32(v35, v24, float32(-0x1.555ab2p-03))
+	v39 := FMA32(v37, v24, float32(0x1.99a53ep-03))
+	v41 := FMA32(v39, v24, float32(-0x1.000012p-02))
+	v43 := FMA32(v41, v24, float32(0x1.555546p-02))
+	v45 := FMA32(v43, v24, float32(-0x1p-01))
+	v46 := float32(v24 * v24)
+	v47 := float32(v46 * v45)
+	v50 := FMA32(v26, float32(-0x1.05c61p-29), v47)
+	v51 := float32(v24 + v50)
+	v52 := FMA32(v26, float32(0x1.62e43p-01), v51)
+	v53 := v52
+	if v6 {
+		v54 := math.Float32bits(x)
+		v56 := v54 == uint32(0x7f800000)
+		v58 := v52
+		if v56 {
+			v58 = math.Float32frombits(0x7f800000)
+		}
+		v59 := v54 > uint32(0x7f800000)
+		v61 := v58
+		if v59 {
+			v61 = math.Float32frombits(0x7fffffff)
+		}
+		v63 := x == float32(0x0p+00)
+		v64 := -math.Float32frombits(0x7f800000)
+		v65 := v61
+		if v63 {
+			v65 = v64
+		}
+		v53 = v65
+	}
+	return v53
+}
+
+// Log2F32 is the Go mirror of the device function log2 for float32.
+func Log2F32(x float32) float32 {
+	v3 := math.Float32bits(x)
+	v4 := uint32(v3 - uint32(0x800000))
+	v6 := v4 >= uint32(0x7f000000)
+	v7 := x
+	v9 := uint32(0x0)
+	if v6 {
+		v10 := math.Float32bits(x)
+		v11 := v10 < uint32(0x800000)
+		if v11 {
+			v13 := float32(x * float32(0x1p+23))
+			v7 = v13
+			v9 = uint32(0xffffffe9)
+		}
+	}
+	v15 := math.Float32bits(v7)
+	v17 := uint32(v15 - uint32(0x3f3504f3))
+	v19 := uint32(int32(v17) >> uint32(0x17))
+	v20 := v19 << uint32(0x17)
+	v21 := uint32(v15 - v20)
+	v22 := math.Float32frombits(v21)
+	v24 := float32(v22 - float32(0x1p+00))
+	v25 := uint32(v19 + v9)
+	v26 := float32(int32(v25))
+	v29 := FMA32(float32(0x1.13755ap-04), v24, float32(-0x1.de403ap-04))
+	v31 := FMA32(v29, v24, float32(0x1.e7768ap-04))
+	v33 := FMA32(v31, v24, float32(-0x1.fc346p-04))
+	v35 := FMA32(v33, v24, float32(0x1.232d98p-03))
+	v37 := FMA32(v35, v24, float32(-0x1.555ab2p-03))
+	v39 := FMA32(v37, v24, float32(0x1.99a53ep-03))
+	v41 := FMA32(v39, v24, float32(-0x1.000012p-02))
+	v43 := FMA32(v41, v24, float32(0x1.555546p-02))
+	v45 := FMA32(v43, v24, float32(-0x1p-01))
+	v46 := float32(v24 * v24)
+	v47 := float32(v46 * v45)
+	v49 := float32(v24 * float32(0x1.715476p+00))
+	v50 := -v49
+	v51 := FMA32(v24, float32(0x1.715476p+00), v50)
+	v53 := FMA32(v24, float32(0x1.4ae0cp-26), v51)
+	v54 := FMA32(v47, float32(0x1.715476p+00), v53)
+	v56 := FMA32(v26, float32(0x0p+00), v54)
+	v57 := float32(v26 * float32(0x1p+00))
+	v58 := float32(v57 + v49)
+	v59 := float32(v57 - v58)
+	v60 := float32(v59 + v49)
+	v61 := float32(v60 + v56)
+	v62 := float32(v58 + v61)
+	v63 := v62
+	if v6 {
+		v64 := math.Float32bits(x)
+		v66 := v64 == uint32(0x7f800000)
+		v68 := v62
+		if v66 {
+			v68 = math.Float32frombits(0x7f800000)
+		}
+		v69 := v64 > uint32(0x7f800000)
+		v71 := v68
+		if v69 {
+			v71 = math.Float32frombits(0x7fffffff)
+		}
+		v72 := x == float32(0x0p+00)
+		v73 := -math.Float32frombits(0x7f800000)
+		v74 := v71
+		if v72 {
+			v74 = v73
+		}
+		v63 = v74
+	}
+	return v63
+}
+
+// Log10F32 is the Go mirror of the device function log10 for float32.
+func Log10F32(x float32) float32 {
+	v3 := math.Float32bits(x)
+	v4 := uint32(v3 - uint32(0x800000))
+	v6 := v4 >= uint32(0x7f000000)
+	v7 := x
+	v9 := uint32(0x0)
+	if v6 {
+		v10 := math.Float32bits(x)
+		v11 := v10 < uint32(0x800000)
+		if v11 {
+			v13 := float32(x * float32(0x1p+23))
+			v7 = v13
+			v9 = uint32(0xffffffe9)
+		}
+	}
+	v15 := math.Float32bits(v7)
+	v17 := uint32(v15 - uint32(0x3f3504f3))
+	v19 := uint32(int32(v17) >> uint32(0x17))
+	v20 := v19 << uint32(0x17)
+	v21 := uint32(v15 - v20)
+	v22 := math.Float32frombits(v21)
+	v24 := float32(v22 - float32(0x1p+00))
+	v25 := uint32(v19 + v9)
+	v26 := float32(int32(v25))
+	v29 := FMA32(float32(0x1.13755ap-04), v24, float32(-0x1.de403ap-04))
+	v31 := FMA32(v29, v24, float32(0x1.e7768ap-04))
+	v33 := FMA32(v31, v24, float32(-0x1.fc346p-04))
+	v35 := FMA32(v33, v24, float32(0x1.232d98p-03))
+	v37 := FMA32(v35, v24, float32(-0x1.555ab2p-03))
+	v39 := FMA32(v37, v24, float32(0x1.99a53ep-03))
+	v41 := FMA32(v39, v24, float32(-0x1.000012p-02))
+	v43 := FMA32(v41, v24, float32(0x1.555546p-02))
+	v45 := FMA32(v43, v24, float32(-0x1p-01))
+	v46 := float32(v24 * v24)
+	v47 := float32(v46 * v45)
+	v49 := float32(v24 * float32(0x1.bcb7b2p-02))
+	v50 := -v49
+	v51 := FMA32(v24, float32(0x1.bcb7b2p-02), v50)
+	v53 := FMA32(v24, float32(-0x1.5b235ep-27), v51)
+	v54 := FMA32(v47, float32(0x1.bcb7b2p-02), v53)
+	v56 := FMA32(v26, float32(0x1.427de8p-24), v54)
+	v58 := float32(v26 * float32(0x1.34413p-02))
+	v59 := float32(v58 + v49)
+	v60 := float32(v58 - v59)
+	v61 := float32(v60 + v49)
+	v62 := float32(v61 + v56)
+	v63 := float32(v59 + v62)
+	v64 := v63
+	if v6 {
+		v65 := math.Float32bits(x)
+		v67 := v65 == uint32(0x7f800000)
+		v69 := v63
+		if v67 {
+			v69 = math.Float32frombits(0x7f800000)
+		}
+		v70 := v65 > uint32(0x7f800000)
+		v72 := v69
+		if v70 {
+			v72 = math.Float32frombits(0x7fffffff)
+		}
+		v74 := x == float32(0x0p+00)
+		v75 := -math.Float32frombits(0x7f800000)
+		v76 := v72
+		if v74 {
+			v76 = v75
+		}
+		v64 = v76
+	}
+	return v64
+}
+
+// Log1pF32 is the Go mirror of the device function log1p for float32.
+func Log1pF32(x float32) float32 {
+	v3 := float32(0x0p+00)
+	v5 := x >= float32(-0x1.2bec34p-02)
+	v7 := x <= float32(0x1.a8279ap-02)
+	v8 := v5 && v7
+	if v8 {
+		v11 := FMA32(float32(0x1.13755ap-04), x, float32(-0x1.de403ap-04))
+		v13 := FMA32(v11, x, float32(0x1.e7768ap-04))
+		v15 := FMA32(v13, x, float32(-0x1.fc346p-04))
+		v17 := FMA32(v15, x, float32(0x1.232d98p-03))
+		v19 := FMA32(v17, x, float32(-0x1.555ab2p-03))
+		v21 := FMA32(v19, x, float32(0x1.99a53ep-03))
+		v23 := FMA32(v21, x, float32(-0x1.000012p-02))
+		v25 := FMA32(v23, x, float32(0x1.555546p-02))
+		v27 := FMA32(v25, x, float32(-0x1p-01))
+		v28 := float32(x * x)
+		v29 := FMA32(v28, v27, x)
+		v3 = v29
+	} else {
+		v31 := float32(x + float32(0x1p+00))
+		v33 := math.Float32bits(v31)
+		v34 := uint32(v33 - uint32(0x800000))
+		v36 := v34 >= uint32(0x7f000000)
+		v37 := v31
+		v39 := uint32(0x0)
+		if v36 {
+			v40 := math.Float32bits(v31)
+			v41 := v40 < uint32(0x800000)
+			if v41 {
+				v43 := float32(v31 * float32(0x1p+23))
+				v37 = v43
+				v39 = uint32(0xffffffe9)
+			}
+		}
+		v45 := math.Float32bits(v37)
+		v47 := uint32(v45 - uint32(0x3f3504f3))
+		v49 := uint32(int32(v47) >> uint32(0x17))
+		v50 := v49 << uint32(0x17)
+		v51 := uint32(v45 - v50)
+		v52 := math.Float32frombits(v51)
+		v53 := float32(v52 - float32(0x1p+00))
+		v54 := uint32(v49 + v39)
+		v55 := float32(int32(v54))
+		v56 := FMA32(float32(0x1.13755ap-04), v53, float32(-0x1.de403ap-04))
+		v57 := FMA32(v56, v53, float32(0x1.e7768ap-04))
+		v58 := FMA32(v57, v53, float32(-0x1.fc346p-04))
+		v59 := FMA32(v58, v53, float32(0x1.232d98p-03))
+		v60 := FMA32(v59, v53, float32(-0x1.555ab2p-03))
+		v61 := FMA32(v60, v53, float32(0x1.99a53ep-03))
+		v62 := FMA32(v61, v53, float32(-0x1.000012p-02))
+		v63 := FMA32(v62, v53, float32(0x1.555546p-02))
+		v64 := FMA32(v63, v53, float32(-0x1p-01))
+		v65 := float32(v53 * v53)
+		v66 := float32(v65 * v64)
+		v68 := v31 > float32(0x1p+01)
+		v69 := float32(v31 - x)
+		v70 := float32(float32(0x1p+00) - v69)
+		v71 := float32(v31 - float32(0x1p+00))
+		v72 := float32(x - v71)
+		v73 := v72
+		if v68 {
+			v73 = v70
+		}
+		v74 := float32(v73 / v31)
+		v77 := FMA32(v55, float32(-0x1.05c61p-29), v66)
+		v78 := float32(v77 + v74)
+		v79 := float32(v53 + v78)
+		v80 := FMA32(v55, float32(0x1.62e43p-01), v79)
+		v3 = v80
+		if v36 {
+			v81 := math.Float32bits(v31)
+			v83 := v81 == uint32(0x7f800000)
+			v85 := v80
+			if v83 {
+				v85 = math.Float32frombits(0x7f800000)
+			}
+			v86 := v81 > uint32(0x7f800000)
+			v88 := v85
+			if v86 {
+				v88 = math.Float32frombits(0x7fffffff)
+			}
+			v89 := v31 == float32(0x0p+00)
+			v90 := -math.Float32frombits(0x7f800000)
+			v91 := v88
+			if v89 {
+				v91 = v90
+			}
+			v3 = v91
+		}
+	}
+	return v3
+}
