@@ -398,3 +398,38 @@ func TestF32ToF16(t *testing.T) {
 		check(math.Float32frombits(rng.Uint32()))
 	}
 }
+
+// TestConversions checks that Go's integer to float conversions, which stand for PTX's
+// cvt.rn.f32.u32, cvt.rn.f32.s32, cvt.rn.f64.u64 and cvt.rn.f64.s64, round to nearest
+// even, including ties and uint64 values of 2^63 and more.
+func TestConversions(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	for i := 0; i < 200000; i++ {
+		// Values with few significant bits around the rounding point make ties likely.
+		u := rng.Uint64() >> uint(rng.IntN(64))
+		if i%3 == 0 {
+			u = u&^(1<<11-1) | 1<<10 // a tie at 53 bits when u >= 2^63
+		}
+		if i%3 == 1 {
+			u = u | 1<<63
+		}
+		b := new(big.Float).SetUint64(u)
+		if want, _ := b.Float64(); float64(u) != want {
+			t.Fatalf("float64(uint64 %#x) = %x, want %x", u, float64(u), want)
+		}
+		s := int64(u)
+		if want, _ := new(big.Float).SetInt64(s).Float64(); float64(s) != want {
+			t.Fatalf("float64(int64 %d) = %x, want %x", s, float64(s), want)
+		}
+		w := uint32(u)
+		if i%2 == 0 {
+			w = w&^(1<<8-1) | 1<<7
+		}
+		if want, _ := new(big.Float).SetUint64(uint64(w)).Float32(); float32(w) != want {
+			t.Fatalf("float32(uint32 %#x) = %x, want %x", w, float32(w), want)
+		}
+		if want, _ := new(big.Float).SetInt64(int64(int32(w))).Float32(); float32(int32(w)) != want {
+			t.Fatalf("float32(int32 %d) = %x, want %x", int32(w), float32(int32(w)), want)
+		}
+	}
+}

@@ -54,7 +54,6 @@ func TestKernelMatchesGo(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			k.Spec = s
 			t.Run(fmt.Sprintf("%v/%s", s, k.Name), func(t *testing.T) {
 				size := uint64(s.Type.Size())
 				for _, n := range sizes {
@@ -94,7 +93,6 @@ func TestKernelLastRound(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		k.Spec = s
 		const n = 400
 		got := runKernel(t, k, n, 7, 11, 0x1000, 32, 2)
 		want := make([]byte, 0, n*8)
@@ -134,7 +132,6 @@ func TestKernelIndex64(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		k.Spec = s
 		pk, err := parsePTX(k.PTX)
 		if err != nil {
 			t.Fatal(err)
