@@ -34,6 +34,24 @@
 // can see it. Set NCCL_NVLS_ENABLE yourself only on machines where multicast is known
 // to be safe.
 //
+// # OS threads and the current device
+//
+// NCCL keeps two kinds of state per OS thread, and a goroutine may change OS threads
+// between two calls:
+//
+//   - Group state: the calls between GroupStart and GroupEnd are collected in
+//     thread-local lists, so a group must start and end on one OS thread. Call
+//     runtime.LockOSThread before GroupStart and unlock after GroupEnd.
+//   - The current CUDA device: CommInitRank and CommInitRankConfig create the
+//     communicator on the calling thread's current device (NCCL calls cudaGetDevice,
+//     which follows the driver context current on the thread). Lock the goroutine to
+//     its thread, make the device's primary context current on it (cuCtxSetCurrent),
+//     then call. Collectives take their device from the communicator, but NCCL
+//     switches the thread's device while it launches and then switches back to what
+//     it found: call them with the communicator's device current too, so that no
+//     context is created or made current on another device. Their stream must
+//     belong to the device's primary context (the one NCCL uses).
+//
 // # Errors
 //
 // Every call returns nil or an *Error: the NCCL result code, its name, the operation,

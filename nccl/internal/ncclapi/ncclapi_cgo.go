@@ -422,8 +422,9 @@ func GetUniqueID() (UniqueID, error) {
 }
 
 // CommInitRank creates the communicator of rank rank in a clique of nranks ranks on the
-// current CUDA device; every rank calls it with the same id, concurrently (NCCL API:
-// ncclCommInitRank).
+// calling OS thread's current CUDA device (see the package doc: lock the goroutine to
+// its thread and make the device's context current first); every rank calls it with
+// the same id, concurrently (NCCL API: ncclCommInitRank).
 func CommInitRank(nranks int, id UniqueID, rank int) (Comm, error) {
 	if e := ready(); e != nil {
 		return 0, e.at("ncclCommInitRank")
@@ -433,7 +434,8 @@ func CommInitRank(nranks int, id UniqueID, rank int) (Comm, error) {
 }
 
 // CommInitRankConfig is CommInitRank with a configuration; nil means DefaultConfig()
-// (NCCL API: ncclCommInitRankConfig). With cfg.Blocking == 0 it may return a valid Comm
+// (NCCL API: ncclCommInitRankConfig, NCCL 2.14 and later). Like CommInitRank it uses
+// the calling OS thread's current device. With cfg.Blocking == 0 it may return a valid Comm
 // together with an error matching ErrInProgress: initialisation goes on in the
 // background; poll CommGetAsyncError until it reports Success or a failure.
 func CommInitRankConfig(nranks int, id UniqueID, rank int, cfg *Config) (Comm, error) {
@@ -639,7 +641,9 @@ func Recv(recv uintptr, count uint64, dt DataType, peer int, comm Comm, stream u
 }
 
 // GroupStart starts a group: the following calls are only enqueued, and launched together
-// by GroupEnd (NCCL API: ncclGroupStart). Groups nest.
+// by GroupEnd (NCCL API: ncclGroupStart). Groups nest. NCCL keeps the group in
+// thread-local state: the whole group, GroupStart to GroupEnd, must run on one OS
+// thread (runtime.LockOSThread).
 func GroupStart() error {
 	if e := ready(); e != nil {
 		return e.at("ncclGroupStart")
@@ -648,7 +652,8 @@ func GroupStart() error {
 }
 
 // GroupEnd ends a group and launches its operations; on non-blocking communicators it may
-// return an ErrInProgress-matching error (NCCL API: ncclGroupEnd).
+// return an ErrInProgress-matching error. Call it on the OS thread that called
+// GroupStart (NCCL API: ncclGroupEnd).
 func GroupEnd() error {
 	if e := ready(); e != nil {
 		return e.at("ncclGroupEnd")
