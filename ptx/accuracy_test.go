@@ -87,6 +87,9 @@ var cases32 = []case32{
 	{Log2, one32(gomath.Log2F32), one64(math.Log2), 0, 10, 1},
 	{Log10, one32(gomath.Log10F32), one64(math.Log10), 0, 10, 1},
 	{Log1p, one32(gomath.Log1pF32), one64(math.Log1p), -1, 10, 1},
+	{Sin, one32(gomath.SinF32), one64(math.Sin), -1e6, 1e6, 1.5},
+	{Cos, one32(gomath.CosF32), one64(math.Cos), -1e6, 1e6, 1.5},
+	{Tan, one32(gomath.TanF32), one64(math.Tan), -1e6, 1e6, 1.5},
 }
 
 // inputs32 returns n float32 arguments: uniform in [lo, hi], uniform bit patterns

@@ -852,3 +852,363 @@ func Log1pF32(x float32) float32 {
 	}
 	return v3
 }
+
+// SinF32 is the Go mirror of the device function sin for float32.
+func SinF32(x float32) float32 {
+	v2 := abs32(x)
+	v5 := FMA32(v2, float32(0x1.45f306p-01), float32(0x1.8p+23))
+	v6 := float32(v5 - float32(0x1.8p+23))
+	v8 := FMA32(v6, float32(-0x1.921fb6p+00), v2)
+	v10 := float32(v6 * float32(-0x1.777a5cp-25))
+	v11 := -v10
+	v12 := FMA32(v6, float32(-0x1.777a5cp-25), v11)
+	v13 := float32(v8 - v10)
+	v14 := float32(v13 - v8)
+	v15 := float32(v13 - v14)
+	v16 := float32(v8 - v15)
+	v17 := -v10
+	v18 := float32(v17 - v14)
+	v19 := float32(v16 + v18)
+	v21 := float32(v19 - v12)
+	v22 := FMA32(v6, float32(0x1.ee59dap-50), v21)
+	v23 := float32(v13 + v22)
+	v24 := float32(v13 - v23)
+	v25 := float32(v24 + v22)
+	v26 := v23
+	v27 := v25
+	v28 := math.Float32bits(v5)
+	v29 := math.Float32bits(float32(0x1.8p+23))
+	v30 := uint32(v28 - v29)
+	v31 := v30
+	v33 := !(v2 <= float32(0x1.9c8fp+16))
+	if v33 {
+		v34 := math.Float32bits(v2)
+		v36 := v34 & uint32(0x7fffff)
+		v38 := v36 | uint32(0x800000)
+		v40 := v34 >> uint32(0x17)
+		v42 := uint32(v40 - uint32(0x78))
+		v44 := v42 >> uint32(0x5)
+		v46 := v42 & uint32(0x1f)
+		v48 := uint32(uint32(0x20) - v46)
+		v49 := tbl_two_over_pi_u32[v44]
+		v51 := uint32(v44 + uint32(0x1))
+		v52 := tbl_two_over_pi_u32[v51]
+		v54 := uint32(v44 + uint32(0x2))
+		v55 := tbl_two_over_pi_u32[v54]
+		v57 := uint32(v44 + uint32(0x3))
+		v58 := tbl_two_over_pi_u32[v57]
+		v59 := v49 << v46
+		v60 := v52 >> v48
+		v61 := v59 | v60
+		v62 := v52 << v46
+		v63 := v55 >> v48
+		v64 := v62 | v63
+		v65 := v55 << v46
+		v66 := v58 >> v48
+		v67 := v65 | v66
+		v68 := uint64(v38) * uint64(v67)
+		v69 := uint64(v38) * uint64(v64)
+		v70 := uint64(v38) * uint64(v61)
+		v71 := v68 >> uint32(0x20)
+		v72 := uint64(v71 + v69)
+		v73 := v72 >> uint32(0x20)
+		v74 := uint64(v70 + v73)
+		v76 := v74 >> uint32(0x1e)
+		v77 := uint32(v76)
+		v78 := v77 & uint32(0x3)
+		v80 := v74 << uint32(0x22)
+		v82 := v72 & uint64(0xffffffff)
+		v83 := v82 << uint32(0x2)
+		v84 := v80 | v83
+		v85 := v68 & uint64(0xffffffff)
+		v86 := v85 >> uint32(0x1e)
+		v87 := v84 | v86
+		v89 := v87 >> uint32(0x3f)
+		v90 := uint32(v89)
+		v91 := uint32(v78 + v90)
+		v92 := float64(int64(v87))
+		v94 := float64(v92 * float64(0x1.921fb54442d18p-64))
+		v95 := float32(v94)
+		v96 := float64(v95)
+		v97 := float64(v94 - v96)
+		v98 := float32(v97)
+		v26 = v95
+		v27 = v98
+		v31 = v91
+	}
+	v99 := float32(v26 * v26)
+	v100 := float32(v26 * v99)
+	v103 := FMA32(float32(0x1.6cd1f2p-19), v99, float32(-0x1.a00f8p-13))
+	v105 := FMA32(v103, v99, float32(0x1.111108p-07))
+	v107 := FMA32(v105, v99, float32(-0x1.555556p-03))
+	v108 := FMA32(v100, v107, v27)
+	v109 := float32(v26 + v108)
+	v113 := FMA32(float32(0x1.9916ap-16), v99, float32(-0x1.6c07f2p-10))
+	v115 := FMA32(v113, v99, float32(0x1.55553cp-05))
+	v117 := FMA32(v115, v99, float32(-0x1p-01))
+	v118 := float32(v26 * v27)
+	v119 := -v118
+	v120 := FMA32(v99, v117, v119)
+	v121 := float32(float32(0x1p+00) + v120)
+	v122 := v31 & uint32(0x1)
+	v124 := v122 != uint32(0x0)
+	v125 := v109
+	if v124 {
+		v125 = v121
+	}
+	v126 := v31 & uint32(0x2)
+	v127 := v126 << uint32(0x1e)
+	v128 := math.Float32bits(x)
+	v130 := v128 & uint32(0x80000000)
+	v131 := v127 ^ v130
+	v132 := math.Float32bits(v125)
+	v133 := v132 ^ v131
+	v134 := math.Float32frombits(v133)
+	v136 := !(v2 < math.Float32frombits(0x7f800000))
+	v138 := v134
+	if v136 {
+		v138 = math.Float32frombits(0x7fffffff)
+	}
+	return v138
+}
+
+// CosF32 is the Go mirror of the device function cos for float32.
+func CosF32(x float32) float32 {
+	v2 := abs32(x)
+	v5 := FMA32(v2, float32(0x1.45f306p-01), float32(0x1.8p+23))
+	v6 := float32(v5 - float32(0x1.8p+23))
+	v8 := FMA32(v6, float32(-0x1.921fb6p+00), v2)
+	v10 := float32(v6 * float32(-0x1.777a5cp-25))
+	v11 := -v10
+	v12 := FMA32(v6, float32(-0x1.777a5cp-25), v11)
+	v13 := float32(v8 - v10)
+	v14 := float32(v13 - v8)
+	v15 := float32(v13 - v14)
+	v16 := float32(v8 - v15)
+	v17 := -v10
+	v18 := float32(v17 - v14)
+	v19 := float32(v16 + v18)
+	v21 := float32(v19 - v12)
+	v22 := FMA32(v6, float32(0x1.ee59dap-50), v21)
+	v23 := float32(v13 + v22)
+	v24 := float32(v13 - v23)
+	v25 := float32(v24 + v22)
+	v26 := v23
+	v27 := v25
+	v28 := math.Float32bits(v5)
+	v29 := math.Float32bits(float32(0x1.8p+23))
+	v30 := uint32(v28 - v29)
+	v31 := v30
+	v33 := !(v2 <= float32(0x1.9c8fp+16))
+	if v33 {
+		v34 := math.Float32bits(v2)
+		v36 := v34 & uint32(0x7fffff)
+		v38 := v36 | uint32(0x800000)
+		v40 := v34 >> uint32(0x17)
+		v42 := uint32(v40 - uint32(0x78))
+		v44 := v42 >> uint32(0x5)
+		v46 := v42 & uint32(0x1f)
+		v48 := uint32(uint32(0x20) - v46)
+		v49 := tbl_two_over_pi_u32[v44]
+		v51 := uint32(v44 + uint32(0x1))
+		v52 := tbl_two_over_pi_u32[v51]
+		v54 := uint32(v44 + uint32(0x2))
+		v55 := tbl_two_over_pi_u32[v54]
+		v57 := uint32(v44 + uint32(0x3))
+		v58 := tbl_two_over_pi_u32[v57]
+		v59 := v49 << v46
+		v60 := v52 >> v48
+		v61 := v59 | v60
+		v62 := v52 << v46
+		v63 := v55 >> v48
+		v64 := v62 | v63
+		v65 := v55 << v46
+		v66 := v58 >> v48
+		v67 := v65 | v66
+		v68 := uint64(v38) * uint64(v67)
+		v69 := uint64(v38) * uint64(v64)
+		v70 := uint64(v38) * uint64(v61)
+		v71 := v68 >> uint32(0x20)
+		v72 := uint64(v71 + v69)
+		v73 := v72 >> uint32(0x20)
+		v74 := uint64(v70 + v73)
+		v76 := v74 >> uint32(0x1e)
+		v77 := uint32(v76)
+		v78 := v77 & uint32(0x3)
+		v80 := v74 << uint32(0x22)
+		v82 := v72 & uint64(0xffffffff)
+		v83 := v82 << uint32(0x2)
+		v84 := v80 | v83
+		v85 := v68 & uint64(0xffffffff)
+		v86 := v85 >> uint32(0x1e)
+		v87 := v84 | v86
+		v89 := v87 >> uint32(0x3f)
+		v90 := uint32(v89)
+		v91 := uint32(v78 + v90)
+		v92 := float64(int64(v87))
+		v94 := float64(v92 * float64(0x1.921fb54442d18p-64))
+		v95 := float32(v94)
+		v96 := float64(v95)
+		v97 := float64(v94 - v96)
+		v98 := float32(v97)
+		v26 = v95
+		v27 = v98
+		v31 = v91
+	}
+	v99 := float32(v26 * v26)
+	v100 := float32(v26 * v99)
+	v103 := FMA32(float32(0x1.6cd1f2p-19), v99, float32(-0x1.a00f8p-13))
+	v105 := FMA32(v103, v99, float32(0x1.111108p-07))
+	v107 := FMA32(v105, v99, float32(-0x1.555556p-03))
+	v108 := FMA32(v100, v107, v27)
+	v109 := float32(v26 + v108)
+	v113 := FMA32(float32(0x1.9916ap-16), v99, float32(-0x1.6c07f2p-10))
+	v115 := FMA32(v113, v99, float32(0x1.55553cp-05))
+	v117 := FMA32(v115, v99, float32(-0x1p-01))
+	v118 := float32(v26 * v27)
+	v119 := -v118
+	v120 := FMA32(v99, v117, v119)
+	v121 := float32(float32(0x1p+00) + v120)
+	v122 := uint32(v31 + uint32(0x1))
+	v123 := v122 & uint32(0x1)
+	v125 := v123 != uint32(0x0)
+	v126 := v109
+	if v125 {
+		v126 = v121
+	}
+	v127 := v122 & uint32(0x2)
+	v128 := v127 << uint32(0x1e)
+	v129 := math.Float32bits(v126)
+	v130 := v129 ^ v128
+	v131 := math.Float32frombits(v130)
+	v133 := !(v2 < math.Float32frombits(0x7f800000))
+	v135 := v131
+	if v133 {
+		v135 = math.Float32frombits(0x7fffffff)
+	}
+	return v135
+}
+
+// TanF32 is the Go mirror of the device function tan for float32.
+func TanF32(x float32) float32 {
+	v2 := abs32(x)
+	v5 := FMA32(v2, float32(0x1.45f306p-01), float32(0x1.8p+23))
+	v6 := float32(v5 - float32(0x1.8p+23))
+	v8 := FMA32(v6, float32(-0x1.921fb6p+00), v2)
+	v10 := float32(v6 * float32(-0x1.777a5cp-25))
+	v11 := -v10
+	v12 := FMA32(v6, float32(-0x1.777a5cp-25), v11)
+	v13 := float32(v8 - v10)
+	v14 := float32(v13 - v8)
+	v15 := float32(v13 - v14)
+	v16 := float32(v8 - v15)
+	v17 := -v10
+	v18 := float32(v17 - v14)
+	v19 := float32(v16 + v18)
+	v21 := float32(v19 - v12)
+	v22 := FMA32(v6, float32(0x1.ee59dap-50), v21)
+	v23 := float32(v13 + v22)
+	v24 := float32(v13 - v23)
+	v25 := float32(v24 + v22)
+	v26 := v23
+	v27 := v25
+	v28 := math.Float32bits(v5)
+	v29 := math.Float32bits(float32(0x1.8p+23))
+	v30 := uint32(v28 - v29)
+	v31 := v30
+	v33 := !(v2 <= float32(0x1.9c8fp+16))
+	if v33 {
+		v34 := math.Float32bits(v2)
+		v36 := v34 & uint32(0x7fffff)
+		v38 := v36 | uint32(0x800000)
+		v40 := v34 >> uint32(0x17)
+		v42 := uint32(v40 - uint32(0x78))
+		v44 := v42 >> uint32(0x5)
+		v46 := v42 & uint32(0x1f)
+		v48 := uint32(uint32(0x20) - v46)
+		v49 := tbl_two_over_pi_u32[v44]
+		v51 := uint32(v44 + uint32(0x1))
+		v52 := tbl_two_over_pi_u32[v51]
+		v54 := uint32(v44 + uint32(0x2))
+		v55 := tbl_two_over_pi_u32[v54]
+		v57 := uint32(v44 + uint32(0x3))
+		v58 := tbl_two_over_pi_u32[v57]
+		v59 := v49 << v46
+		v60 := v52 >> v48
+		v61 := v59 | v60
+		v62 := v52 << v46
+		v63 := v55 >> v48
+		v64 := v62 | v63
+		v65 := v55 << v46
+		v66 := v58 >> v48
+		v67 := v65 | v66
+		v68 := uint64(v38) * uint64(v67)
+		v69 := uint64(v38) * uint64(v64)
+		v70 := uint64(v38) * uint64(v61)
+		v71 := v68 >> uint32(0x20)
+		v72 := uint64(v71 + v69)
+		v73 := v72 >> uint32(0x20)
+		v74 := uint64(v70 + v73)
+		v76 := v74 >> uint32(0x1e)
+		v77 := uint32(v76)
+		v78 := v77 & uint32(0x3)
+		v80 := v74 << uint32(0x22)
+		v82 := v72 & uint64(0xffffffff)
+		v83 := v82 << uint32(0x2)
+		v84 := v80 | v83
+		v85 := v68 & uint64(0xffffffff)
+		v86 := v85 >> uint32(0x1e)
+		v87 := v84 | v86
+		v89 := v87 >> uint32(0x3f)
+		v90 := uint32(v89)
+		v91 := uint32(v78 + v90)
+		v92 := float64(int64(v87))
+		v94 := float64(v92 * float64(0x1.921fb54442d18p-64))
+		v95 := float32(v94)
+		v96 := float64(v95)
+		v97 := float64(v94 - v96)
+		v98 := float32(v97)
+		v26 = v95
+		v27 = v98
+		v31 = v91
+	}
+	v99 := float32(v26 * v26)
+	v100 := float32(v26 * v99)
+	v103 := FMA32(float32(0x1.1ece02p-08), v99, float32(0x1.77588ap-14))
+	v105 := FMA32(v103, v99, float32(0x1.6311c6p-07))
+	v107 := FMA32(v105, v99, float32(0x1.5cafep-06))
+	v109 := FMA32(v107, v99, float32(0x1.badbep-05))
+	v111 := FMA32(v109, v99, float32(0x1.110d8ep-03))
+	v113 := FMA32(v111, v99, float32(0x1.55556p-02))
+	v114 := FMA32(v27, v99, v27)
+	v115 := FMA32(v100, v113, v114)
+	v116 := float32(v26 + v115)
+	v117 := float32(v26 - v116)
+	v118 := float32(v117 + v115)
+	v120 := float32(float32(-0x1p+00) / v116)
+	v122 := FMA32(v120, v116, float32(0x1p+00))
+	v123 := FMA32(v120, v118, v122)
+	v124 := FMA32(v120, v123, v120)
+	v125 := v31 & uint32(0x1)
+	v127 := v125 != uint32(0x0)
+	v128 := v116
+	if v127 {
+		v128 = v124
+	}
+	v129 := math.Float32bits(v128)
+	v130 := math.Float32bits(x)
+	v132 := v130 & uint32(0x80000000)
+	v133 := v129 ^ v132
+	v134 := math.Float32frombits(v133)
+	v136 := !(v2 < math.Float32frombits(0x7f800000))
+	v138 := v134
+	if v136 {
+		v138 = math.Float32frombits(0x7fffffff)
+	}
+	return v138
+}
+
+var tbl_two_over_pi_u32 = [8]uint32{
+	uint32(0x0), uint32(0xa2f9836e), uint32(0x4e441529), uint32(0xfc2757d1),
+	uint32(0xf534ddc0), uint32(0xdb629599), uint32(0x3c439041), uint32(0xfe5163ab),
+}

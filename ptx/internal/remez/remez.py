@@ -117,5 +117,10 @@ P['expP_f32'] = lambda d: run('expP_f32', lambda r: (mp.expm1(r) - r) / r**2 if 
 P['expP_f64'] = lambda d: run('expP_f64', lambda r: (mp.expm1(r) - r) / r**2 if abs(r) > 1e-15 else mp.mpf(1) / 2,
                                powers(range(d)), -L, L, lambda r: 2*r**2/mp.expm1(r)/r if abs(r) > 1e-15 else 2, 53)
 
+P['tan_f32'] = lambda d: run('tan_f32', lambda t: (mp.tan(mp.sqrt(t)) - mp.sqrt(t)) / (t * mp.sqrt(t)) if abs(t) > 1e-30 else mp.mpf(1) / 3,
+                             powers(range(d)), 0, (mp.pi / 4)**2, lambda t: t if abs(t) < 1e-30 else t * mp.sqrt(t) / mp.tan(mp.sqrt(t)), 24)
+P['tanh_f32'] = lambda d: run('tanh_f32', lambda t: (mp.tanh(mp.sqrt(t)) - mp.sqrt(t)) / (t * mp.sqrt(t)) if abs(t) > 1e-30 else -mp.mpf(1) / 3,
+                             powers(range(d)), 0, mp.mpf(0.55)**2, lambda t: t if abs(t) < 1e-30 else t * mp.sqrt(t) / mp.tanh(mp.sqrt(t)), 24)
+
 if __name__ == '__main__':
     P[sys.argv[1]](int(sys.argv[2]))
