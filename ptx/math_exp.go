@@ -155,6 +155,11 @@ func (b *mb) expPoly(r val, natural bool) val {
 // expGeneric computes e^x or 2^x. lim is the bound under which 2^n stays normal;
 // over and under are where the result overflows to +Inf and underflows to 0.
 func (b *mb) expGeneric(x val, natural bool, lim, over, under float64) val {
+	return b.expScaled(x, natural, lim, over, under, 0)
+}
+
+// expScaled returns e^x·2^off (or 2^x·2^off); off is a small integer.
+func (b *mb) expScaled(x val, natural bool, lim, over, under float64, off int) val {
 	t := b.typ(x)
 	p := fpOf(t)
 	_, s, r := b.expReduce(x, natural)
@@ -166,7 +171,7 @@ func (b *mb) expGeneric(x val, natural bool, lim, over, under float64) val {
 		// -64 (subnormal side), both factors normal.
 		pos := b.cmp(cGt, x, b.fc(t, 0))
 		adj := b.sel(pos, b.uconst(t, 1), b.uconst(t, uint64(1<<64-64)&mask(t)))
-		s1 := b.pow2(s, b.sub(b.uconst(t, 0), adj))
+		s1 := b.pow2(s, b.sub(b.uconst(t, uint64(off)&mask(t)), adj))
 		s2 := b.fromBits(b.shl(b.add(adj, b.uconst(t, p.bias)), b.u32(uint32(p.mant))))
 		v := b.mul(b.mul(e, s1), s2)
 		v = b.sel(b.cmp(cGt, x, b.fc(t, over)), b.inf(t), v)
@@ -174,7 +179,7 @@ func (b *mb) expGeneric(x val, natural bool, lim, over, under float64) val {
 		v = b.sel(b.isNaN(x), b.nan(t), v)
 		b.set(res, v)
 	}, func() {
-		b.set(res, b.mul(e, b.pow2(s, b.uconst(t, 0))))
+		b.set(res, b.mul(e, b.pow2(s, b.uconst(t, uint64(off)&mask(t)))))
 	})
 	return res
 }

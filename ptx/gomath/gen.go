@@ -1208,6 +1208,534 @@ func TanF32(x float32) float32 {
 	return v138
 }
 
+// SinhF32 is the Go mirror of the device function sinh for float32.
+func SinhF32(x float32) float32 {
+	v2 := abs32(x)
+	v3 := x
+	v5 := v2 <= float32(0x1p+00)
+	if v5 {
+		v6 := float32(x * x)
+		v7 := float32(x * v6)
+		v10 := FMA32(float32(0x1.b68b5ep-26), v6, float32(0x1.71cc7p-19))
+		v12 := FMA32(v10, v6, float32(0x1.a01a24p-13))
+		v14 := FMA32(v12, v6, float32(0x1.11111p-07))
+		v16 := FMA32(v14, v6, float32(0x1.555556p-03))
+		v17 := FMA32(v7, v16, x)
+		v3 = v17
+	} else {
+		v19 := v2 < float32(0x1.2p+03)
+		if v19 {
+			v21 := float32(0x0p+00)
+			v22 := abs32(v2)
+			v24 := v22 <= float32(0x1.62d0e6p-02)
+			if v24 {
+				v27 := FMA32(float32(0x1.a032bep-13), v2, float32(0x1.6d71e6p-10))
+				v29 := FMA32(v27, v2, float32(0x1.11118ap-07))
+				v31 := FMA32(v29, v2, float32(0x1.5554b2p-05))
+				v33 := FMA32(v31, v2, float32(0x1.555554p-03))
+				v35 := FMA32(v33, v2, float32(0x1p-01))
+				v36 := float32(v2 * v2)
+				v37 := FMA32(v36, v35, v2)
+				v21 = v37
+			} else {
+				v39 := v22 < float32(0x1.5cp+06)
+				if v39 {
+					v42 := FMA32(v2, float32(0x1.715476p+00), float32(0x1.8p+23))
+					v43 := float32(v42 - float32(0x1.8p+23))
+					v45 := FMA32(v43, float32(-0x1.62e43p-01), v2)
+					v47 := FMA32(v43, float32(0x1.05c61p-29), v45)
+					v48 := FMA32(float32(0x1.a032bep-13), v47, float32(0x1.6d71e6p-10))
+					v49 := FMA32(v48, v47, float32(0x1.11118ap-07))
+					v50 := FMA32(v49, v47, float32(0x1.5554b2p-05))
+					v51 := FMA32(v50, v47, float32(0x1.555554p-03))
+					v52 := FMA32(v51, v47, float32(0x1p-01))
+					v53 := float32(v47 * v47)
+					v54 := FMA32(v53, v52, v47)
+					v56 := math.Float32bits(v42)
+					v57 := math.Float32bits(float32(0x1.8p+23))
+					v58 := uint32(v56 - v57)
+					v60 := uint32(v58 + uint32(0x7f))
+					v61 := uint32(v60 + uint32(0x0))
+					v63 := v61 << uint32(0x17)
+					v64 := math.Float32frombits(v63)
+					v65 := float32(v64 - float32(0x1p+00))
+					v66 := FMA32(v64, v54, v65)
+					v67 := math.Float32bits(v42)
+					v68 := math.Float32bits(float32(0x1.8p+23))
+					v69 := uint32(v67 - v68)
+					v70 := uint32(uint32(0x7f) - v69)
+					v71 := v70 << uint32(0x17)
+					v72 := math.Float32frombits(v71)
+					v73 := float32(v54 - v72)
+					v74 := FMA32(v64, v73, v64)
+					v76 := v2 > float32(0x1.fbd70ap+03)
+					v77 := v66
+					if v76 {
+						v77 = v74
+					}
+					v79 := v2 < float32(-0x1.18p+04)
+					v81 := v77
+					if v79 {
+						v81 = float32(-0x1p+00)
+					}
+					v21 = v81
+				} else {
+					v82 := FMA32(v2, float32(0x1.715476p+00), float32(0x1.8p+23))
+					v83 := float32(v82 - float32(0x1.8p+23))
+					v84 := FMA32(v83, float32(-0x1.62e43p-01), v2)
+					v85 := FMA32(v83, float32(0x1.05c61p-29), v84)
+					v86 := FMA32(float32(0x1.a032bep-13), v85, float32(0x1.6d71e6p-10))
+					v87 := FMA32(v86, v85, float32(0x1.11118ap-07))
+					v88 := FMA32(v87, v85, float32(0x1.5554b2p-05))
+					v89 := FMA32(v88, v85, float32(0x1.555554p-03))
+					v90 := FMA32(v89, v85, float32(0x1p-01))
+					v91 := FMA32(v90, v85, float32(0x1p+00))
+					v92 := FMA32(v91, v85, float32(0x1p+00))
+					v93 := float32(0x0p+00)
+					v94 := abs32(v2)
+					v95 := !(v94 < float32(0x1.5cp+06))
+					if v95 {
+						v96 := v2 > float32(0x0p+00)
+						v99 := uint32(0xffffffc0)
+						if v96 {
+							v99 = uint32(0x1)
+						}
+						v100 := uint32(uint32(0x0) - v99)
+						v101 := math.Float32bits(v82)
+						v102 := math.Float32bits(float32(0x1.8p+23))
+						v103 := uint32(v101 - v102)
+						v104 := uint32(v103 + uint32(0x7f))
+						v105 := uint32(v104 + v100)
+						v106 := v105 << uint32(0x17)
+						v107 := math.Float32frombits(v106)
+						v108 := uint32(v99 + uint32(0x7f))
+						v109 := v108 << uint32(0x17)
+						v110 := math.Float32frombits(v109)
+						v111 := float32(v92 * v107)
+						v112 := float32(v111 * v110)
+						v114 := v2 > float32(0x1.64p+06)
+						v116 := v112
+						if v114 {
+							v116 = math.Float32frombits(0x7f800000)
+						}
+						v118 := v2 < float32(-0x1.ap+06)
+						v119 := v116
+						if v118 {
+							v119 = float32(0x0p+00)
+						}
+						v120 := v2 != v2
+						v122 := v119
+						if v120 {
+							v122 = math.Float32frombits(0x7fffffff)
+						}
+						v93 = v122
+					} else {
+						v123 := math.Float32bits(v82)
+						v124 := math.Float32bits(float32(0x1.8p+23))
+						v125 := uint32(v123 - v124)
+						v126 := uint32(v125 + uint32(0x7f))
+						v127 := uint32(v126 + uint32(0x0))
+						v128 := v127 << uint32(0x17)
+						v129 := math.Float32frombits(v128)
+						v130 := float32(v92 * v129)
+						v93 = v130
+					}
+					v131 := v2 < float32(0x0p+00)
+					v132 := v93
+					if v131 {
+						v132 = float32(-0x1p+00)
+					}
+					v21 = v132
+				}
+			}
+			v133 := float32(v21 + float32(0x1p+00))
+			v134 := float32(v21 / v133)
+			v135 := float32(v21 + v134)
+			v136 := float32(v135 * float32(0x1p-01))
+			v137 := math.Float32bits(x)
+			v139 := v137 & uint32(0x80000000)
+			v140 := math.Float32bits(v136)
+			v141 := v140 | v139
+			v142 := math.Float32frombits(v141)
+			v3 = v142
+		} else {
+			v143 := FMA32(v2, float32(0x1.715476p+00), float32(0x1.8p+23))
+			v144 := float32(v143 - float32(0x1.8p+23))
+			v145 := FMA32(v144, float32(-0x1.62e43p-01), v2)
+			v146 := FMA32(v144, float32(0x1.05c61p-29), v145)
+			v147 := FMA32(float32(0x1.a032bep-13), v146, float32(0x1.6d71e6p-10))
+			v148 := FMA32(v147, v146, float32(0x1.11118ap-07))
+			v149 := FMA32(v148, v146, float32(0x1.5554b2p-05))
+			v150 := FMA32(v149, v146, float32(0x1.555554p-03))
+			v151 := FMA32(v150, v146, float32(0x1p-01))
+			v152 := FMA32(v151, v146, float32(0x1p+00))
+			v153 := FMA32(v152, v146, float32(0x1p+00))
+			v154 := float32(0x0p+00)
+			v155 := abs32(v2)
+			v156 := !(v155 < float32(0x1.5cp+06))
+			if v156 {
+				v157 := v2 > float32(0x0p+00)
+				v158 := uint32(0xffffffc0)
+				if v157 {
+					v158 = uint32(0x1)
+				}
+				v160 := uint32(uint32(0xffffffff) - v158)
+				v161 := math.Float32bits(v143)
+				v162 := math.Float32bits(float32(0x1.8p+23))
+				v163 := uint32(v161 - v162)
+				v164 := uint32(v163 + uint32(0x7f))
+				v165 := uint32(v164 + v160)
+				v166 := v165 << uint32(0x17)
+				v167 := math.Float32frombits(v166)
+				v168 := uint32(v158 + uint32(0x7f))
+				v169 := v168 << uint32(0x17)
+				v170 := math.Float32frombits(v169)
+				v171 := float32(v153 * v167)
+				v172 := float32(v171 * v170)
+				v174 := v2 > float32(0x1.66p+06)
+				v175 := v172
+				if v174 {
+					v175 = math.Float32frombits(0x7f800000)
+				}
+				v177 := v2 < float32(-0x1.f4p+09)
+				v178 := v175
+				if v177 {
+					v178 = float32(0x0p+00)
+				}
+				v179 := v2 != v2
+				v180 := v178
+				if v179 {
+					v180 = math.Float32frombits(0x7fffffff)
+				}
+				v154 = v180
+			} else {
+				v181 := math.Float32bits(v143)
+				v182 := math.Float32bits(float32(0x1.8p+23))
+				v183 := uint32(v181 - v182)
+				v184 := uint32(v183 + uint32(0x7f))
+				v185 := uint32(v184 + uint32(0xffffffff))
+				v186 := v185 << uint32(0x17)
+				v187 := math.Float32frombits(v186)
+				v188 := float32(v153 * v187)
+				v154 = v188
+			}
+			v189 := x != x
+			v190 := math.Float32bits(x)
+			v191 := v190 & uint32(0x80000000)
+			v192 := math.Float32bits(v154)
+			v193 := v192 | v191
+			v194 := math.Float32frombits(v193)
+			v195 := v194
+			if v189 {
+				v195 = math.Float32frombits(0x7fffffff)
+			}
+			v3 = v195
+		}
+	}
+	return v3
+}
+
+// CoshF32 is the Go mirror of the device function cosh for float32.
+func CoshF32(x float32) float32 {
+	v2 := abs32(x)
+	v3 := x
+	v5 := v2 < float32(0x1.2p+03)
+	if v5 {
+		v8 := FMA32(v2, float32(0x1.715476p+00), float32(0x1.8p+23))
+		v9 := float32(v8 - float32(0x1.8p+23))
+		v11 := FMA32(v9, float32(-0x1.62e43p-01), v2)
+		v13 := FMA32(v9, float32(0x1.05c61p-29), v11)
+		v17 := FMA32(float32(0x1.a032bep-13), v13, float32(0x1.6d71e6p-10))
+		v19 := FMA32(v17, v13, float32(0x1.11118ap-07))
+		v21 := FMA32(v19, v13, float32(0x1.5554b2p-05))
+		v23 := FMA32(v21, v13, float32(0x1.555554p-03))
+		v25 := FMA32(v23, v13, float32(0x1p-01))
+		v26 := FMA32(v25, v13, float32(0x1p+00))
+		v27 := FMA32(v26, v13, float32(0x1p+00))
+		v29 := float32(0x0p+00)
+		v30 := abs32(v2)
+		v32 := !(v30 < float32(0x1.5cp+06))
+		if v32 {
+			v33 := v2 > float32(0x0p+00)
+			v36 := uint32(0xffffffc0)
+			if v33 {
+				v36 = uint32(0x1)
+			}
+			v38 := uint32(uint32(0x0) - v36)
+			v39 := math.Float32bits(v8)
+			v40 := math.Float32bits(float32(0x1.8p+23))
+			v41 := uint32(v39 - v40)
+			v43 := uint32(v41 + uint32(0x7f))
+			v44 := uint32(v43 + v38)
+			v46 := v44 << uint32(0x17)
+			v47 := math.Float32frombits(v46)
+			v48 := uint32(v36 + uint32(0x7f))
+			v49 := v48 << uint32(0x17)
+			v50 := math.Float32frombits(v49)
+			v51 := float32(v27 * v47)
+			v52 := float32(v51 * v50)
+			v54 := v2 > float32(0x1.64p+06)
+			v56 := v52
+			if v54 {
+				v56 = math.Float32frombits(0x7f800000)
+			}
+			v58 := v2 < float32(-0x1.ap+06)
+			v59 := v56
+			if v58 {
+				v59 = float32(0x0p+00)
+			}
+			v60 := v2 != v2
+			v62 := v59
+			if v60 {
+				v62 = math.Float32frombits(0x7fffffff)
+			}
+			v29 = v62
+		} else {
+			v63 := math.Float32bits(v8)
+			v64 := math.Float32bits(float32(0x1.8p+23))
+			v65 := uint32(v63 - v64)
+			v66 := uint32(v65 + uint32(0x7f))
+			v67 := uint32(v66 + uint32(0x0))
+			v68 := v67 << uint32(0x17)
+			v69 := math.Float32frombits(v68)
+			v70 := float32(v27 * v69)
+			v29 = v70
+		}
+		v71 := float32(float32(0x1p-01) / v29)
+		v72 := FMA32(v29, float32(0x1p-01), v71)
+		v3 = v72
+	} else {
+		v73 := FMA32(v2, float32(0x1.715476p+00), float32(0x1.8p+23))
+		v74 := float32(v73 - float32(0x1.8p+23))
+		v75 := FMA32(v74, float32(-0x1.62e43p-01), v2)
+		v76 := FMA32(v74, float32(0x1.05c61p-29), v75)
+		v77 := FMA32(float32(0x1.a032bep-13), v76, float32(0x1.6d71e6p-10))
+		v78 := FMA32(v77, v76, float32(0x1.11118ap-07))
+		v79 := FMA32(v78, v76, float32(0x1.5554b2p-05))
+		v80 := FMA32(v79, v76, float32(0x1.555554p-03))
+		v81 := FMA32(v80, v76, float32(0x1p-01))
+		v82 := FMA32(v81, v76, float32(0x1p+00))
+		v83 := FMA32(v82, v76, float32(0x1p+00))
+		v84 := float32(0x0p+00)
+		v85 := abs32(v2)
+		v86 := !(v85 < float32(0x1.5cp+06))
+		if v86 {
+			v87 := v2 > float32(0x0p+00)
+			v88 := uint32(0xffffffc0)
+			if v87 {
+				v88 = uint32(0x1)
+			}
+			v90 := uint32(uint32(0xffffffff) - v88)
+			v91 := math.Float32bits(v73)
+			v92 := math.Float32bits(float32(0x1.8p+23))
+			v93 := uint32(v91 - v92)
+			v94 := uint32(v93 + uint32(0x7f))
+			v95 := uint32(v94 + v90)
+			v96 := v95 << uint32(0x17)
+			v97 := math.Float32frombits(v96)
+			v98 := uint32(v88 + uint32(0x7f))
+			v99 := v98 << uint32(0x17)
+			v100 := math.Float32frombits(v99)
+			v101 := float32(v83 * v97)
+			v102 := float32(v101 * v100)
+			v104 := v2 > float32(0x1.66p+06)
+			v105 := v102
+			if v104 {
+				v105 = math.Float32frombits(0x7f800000)
+			}
+			v107 := v2 < float32(-0x1.f4p+09)
+			v108 := v105
+			if v107 {
+				v108 = float32(0x0p+00)
+			}
+			v109 := v2 != v2
+			v110 := v108
+			if v109 {
+				v110 = math.Float32frombits(0x7fffffff)
+			}
+			v84 = v110
+		} else {
+			v111 := math.Float32bits(v73)
+			v112 := math.Float32bits(float32(0x1.8p+23))
+			v113 := uint32(v111 - v112)
+			v114 := uint32(v113 + uint32(0x7f))
+			v115 := uint32(v114 + uint32(0xffffffff))
+			v116 := v115 << uint32(0x17)
+			v117 := math.Float32frombits(v116)
+			v118 := float32(v83 * v117)
+			v84 = v118
+		}
+		v119 := x != x
+		v120 := v84
+		if v119 {
+			v120 = math.Float32frombits(0x7fffffff)
+		}
+		v3 = v120
+	}
+	return v3
+}
+
+// TanhF32 is the Go mirror of the device function tanh for float32.
+func TanhF32(x float32) float32 {
+	v2 := abs32(x)
+	v3 := x
+	v5 := v2 <= float32(0x1.19999ap-01)
+	if v5 {
+		v6 := float32(x * x)
+		v7 := float32(x * v6)
+		v10 := FMA32(float32(-0x1.9b3046p-08), v6, float32(0x1.593d08p-06))
+		v12 := FMA32(v10, v6, float32(-0x1.b9287ap-05))
+		v14 := FMA32(v12, v6, float32(0x1.110d26p-03))
+		v16 := FMA32(v14, v6, float32(-0x1.55554ap-02))
+		v17 := FMA32(v7, v16, x)
+		v3 = v17
+	} else {
+		v18 := float32(v2 + v2)
+		v20 := float32(0x0p+00)
+		v21 := abs32(v18)
+		v23 := v21 <= float32(0x1.62d0e6p-02)
+		if v23 {
+			v26 := FMA32(float32(0x1.a032bep-13), v18, float32(0x1.6d71e6p-10))
+			v28 := FMA32(v26, v18, float32(0x1.11118ap-07))
+			v30 := FMA32(v28, v18, float32(0x1.5554b2p-05))
+			v32 := FMA32(v30, v18, float32(0x1.555554p-03))
+			v34 := FMA32(v32, v18, float32(0x1p-01))
+			v35 := float32(v18 * v18)
+			v36 := FMA32(v35, v34, v18)
+			v20 = v36
+		} else {
+			v38 := v21 < float32(0x1.5cp+06)
+			if v38 {
+				v41 := FMA32(v18, float32(0x1.715476p+00), float32(0x1.8p+23))
+				v42 := float32(v41 - float32(0x1.8p+23))
+				v44 := FMA32(v42, float32(-0x1.62e43p-01), v18)
+				v46 := FMA32(v42, float32(0x1.05c61p-29), v44)
+				v47 := FMA32(float32(0x1.a032bep-13), v46, float32(0x1.6d71e6p-10))
+				v48 := FMA32(v47, v46, float32(0x1.11118ap-07))
+				v49 := FMA32(v48, v46, float32(0x1.5554b2p-05))
+				v50 := FMA32(v49, v46, float32(0x1.555554p-03))
+				v51 := FMA32(v50, v46, float32(0x1p-01))
+				v52 := float32(v46 * v46)
+				v53 := FMA32(v52, v51, v46)
+				v55 := math.Float32bits(v41)
+				v56 := math.Float32bits(float32(0x1.8p+23))
+				v57 := uint32(v55 - v56)
+				v59 := uint32(v57 + uint32(0x7f))
+				v60 := uint32(v59 + uint32(0x0))
+				v62 := v60 << uint32(0x17)
+				v63 := math.Float32frombits(v62)
+				v65 := float32(v63 - float32(0x1p+00))
+				v66 := FMA32(v63, v53, v65)
+				v67 := math.Float32bits(v41)
+				v68 := math.Float32bits(float32(0x1.8p+23))
+				v69 := uint32(v67 - v68)
+				v70 := uint32(uint32(0x7f) - v69)
+				v71 := v70 << uint32(0x17)
+				v72 := math.Float32frombits(v71)
+				v73 := float32(v53 - v72)
+				v74 := FMA32(v63, v73, v63)
+				v76 := v18 > float32(0x1.fbd70ap+03)
+				v77 := v66
+				if v76 {
+					v77 = v74
+				}
+				v79 := v18 < float32(-0x1.18p+04)
+				v81 := v77
+				if v79 {
+					v81 = float32(-0x1p+00)
+				}
+				v20 = v81
+			} else {
+				v82 := FMA32(v18, float32(0x1.715476p+00), float32(0x1.8p+23))
+				v83 := float32(v82 - float32(0x1.8p+23))
+				v84 := FMA32(v83, float32(-0x1.62e43p-01), v18)
+				v85 := FMA32(v83, float32(0x1.05c61p-29), v84)
+				v86 := FMA32(float32(0x1.a032bep-13), v85, float32(0x1.6d71e6p-10))
+				v87 := FMA32(v86, v85, float32(0x1.11118ap-07))
+				v88 := FMA32(v87, v85, float32(0x1.5554b2p-05))
+				v89 := FMA32(v88, v85, float32(0x1.555554p-03))
+				v90 := FMA32(v89, v85, float32(0x1p-01))
+				v91 := FMA32(v90, v85, float32(0x1p+00))
+				v92 := FMA32(v91, v85, float32(0x1p+00))
+				v93 := float32(0x0p+00)
+				v94 := abs32(v18)
+				v95 := !(v94 < float32(0x1.5cp+06))
+				if v95 {
+					v96 := v18 > float32(0x0p+00)
+					v99 := uint32(0xffffffc0)
+					if v96 {
+						v99 = uint32(0x1)
+					}
+					v100 := uint32(uint32(0x0) - v99)
+					v101 := math.Float32bits(v82)
+					v102 := math.Float32bits(float32(0x1.8p+23))
+					v103 := uint32(v101 - v102)
+					v104 := uint32(v103 + uint32(0x7f))
+					v105 := uint32(v104 + v100)
+					v106 := v105 << uint32(0x17)
+					v107 := math.Float32frombits(v106)
+					v108 := uint32(v99 + uint32(0x7f))
+					v109 := v108 << uint32(0x17)
+					v110 := math.Float32frombits(v109)
+					v111 := float32(v92 * v107)
+					v112 := float32(v111 * v110)
+					v114 := v18 > float32(0x1.64p+06)
+					v116 := v112
+					if v114 {
+						v116 = math.Float32frombits(0x7f800000)
+					}
+					v118 := v18 < float32(-0x1.ap+06)
+					v119 := v116
+					if v118 {
+						v119 = float32(0x0p+00)
+					}
+					v120 := v18 != v18
+					v122 := v119
+					if v120 {
+						v122 = math.Float32frombits(0x7fffffff)
+					}
+					v93 = v122
+				} else {
+					v123 := math.Float32bits(v82)
+					v124 := math.Float32bits(float32(0x1.8p+23))
+					v125 := uint32(v123 - v124)
+					v126 := uint32(v125 + uint32(0x7f))
+					v127 := uint32(v126 + uint32(0x0))
+					v128 := v127 << uint32(0x17)
+					v129 := math.Float32frombits(v128)
+					v130 := float32(v92 * v129)
+					v93 = v130
+				}
+				v131 := v18 < float32(0x0p+00)
+				v132 := v93
+				if v131 {
+					v132 = float32(-0x1p+00)
+				}
+				v20 = v132
+			}
+		}
+		v134 := float32(v20 + float32(0x1p+01))
+		v135 := float32(v20 / v134)
+		v137 := v2 >= float32(0x1.233334p+03)
+		v138 := v135
+		if v137 {
+			v138 = float32(0x1p+00)
+		}
+		v139 := math.Float32bits(x)
+		v141 := v139 & uint32(0x80000000)
+		v142 := math.Float32bits(v138)
+		v143 := v142 | v141
+		v144 := math.Float32frombits(v143)
+		v145 := x != x
+		v146 := v144
+		if v145 {
+			v146 = math.Float32frombits(0x7fffffff)
+		}
+		v3 = v146
+	}
+	return v3
+}
+
 var tbl_two_over_pi_u32 = [8]uint32{
 	uint32(0x0), uint32(0xa2f9836e), uint32(0x4e441529), uint32(0xfc2757d1),
 	uint32(0xf534ddc0), uint32(0xdb629599), uint32(0x3c439041), uint32(0xfe5163ab),

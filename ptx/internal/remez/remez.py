@@ -122,5 +122,10 @@ P['tan_f32'] = lambda d: run('tan_f32', lambda t: (mp.tan(mp.sqrt(t)) - mp.sqrt(
 P['tanh_f32'] = lambda d: run('tanh_f32', lambda t: (mp.tanh(mp.sqrt(t)) - mp.sqrt(t)) / (t * mp.sqrt(t)) if abs(t) > 1e-30 else -mp.mpf(1) / 3,
                              powers(range(d)), 0, mp.mpf(0.55)**2, lambda t: t if abs(t) < 1e-30 else t * mp.sqrt(t) / mp.tanh(mp.sqrt(t)), 24)
 
+P['exp2_f64'] = lambda d: run('exp2_f64', lambda r: (mp.power(2, r) - 1) / r if abs(r) > 1e-15 else mp.log(2),
+                              powers(range(d)), -0.5, 0.5, lambda r: abs(r) / mp.power(2, r) if abs(r) > 1e-15 else mp.mpf(2)**-20, 53)
+P['sinh_f32'] = lambda d: run('sinh_f32', lambda t: (mp.sinh(mp.sqrt(t)) - mp.sqrt(t)) / (t * mp.sqrt(t)) if abs(t) > 1e-30 else mp.mpf(1) / 6,
+                             powers(range(d)), 0, mp.mpf(1)**2, lambda t: t * mp.sqrt(t) / mp.sinh(mp.sqrt(t)) if abs(t) > 1e-30 else mp.mpf(2)**-20, 24)
+
 if __name__ == '__main__':
     P[sys.argv[1]](int(sys.argv[2]))
