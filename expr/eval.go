@@ -211,8 +211,11 @@ func compile(root Node) (*Program, error) {
 	}
 	bufBase := next
 	var free []int32
-	alloc := func() int32 {
-		if len(free) > 0 {
+	// alloc returns a chunk buffer. Buffers of temporaries are reused once their value
+	// is dead; a broadcast buffer is filled once per Eval, so it must be fresh (a freed
+	// temporary's buffer is written again in every chunk) and is never freed.
+	alloc := func(fresh bool) int32 {
+		if len(free) > 0 && !fresh {
 			b := free[len(free)-1]
 			free = free[:len(free)-1]
 			return b
@@ -227,7 +230,7 @@ func compile(root Node) (*Program, error) {
 			return v.ptr
 		}
 		if v.bcast == 0 {
-			v.bcast = alloc()
+			v.bcast = alloc(true)
 			k := fillKernel(v.n.DType().Size())
 			p.bcasts = append(p.bcasts, instr{k: k, dst: v.bcast, a: v.ptr})
 		}
@@ -266,7 +269,7 @@ func compile(root Node) (*Program, error) {
 		if i == rootID {
 			v.ptr = ptrOut
 		} else {
-			v.ptr = alloc()
+			v.ptr = alloc(false)
 		}
 		for _, a := range v.args {
 			if av := &vals[a]; !av.uniform && av.lastUse == i && av.ptr >= bufBase {
@@ -342,8 +345,9 @@ func (p *Program) putFrame(f *frame) {
 // expression reads must hold a Go value of the parameter's type (float32, int64 or int,
 // uint16 bits for Float16 and BFloat16 ...) or a Scalar of that type.
 //
-// Eval allocates nothing once warm. It returns an error, and writes nothing, if an
-// argument has the wrong type or length.
+// Eval allocates nothing once warm (but converting a slice or a float32 to an interface
+// value allocates in Go: keep the interface values across calls, or use EvalBytes). It
+// returns an error, and writes nothing, if an argument has the wrong type or length.
 func (p *Program) Eval(out any, inputs []any, params []any) error {
 	outPtr, n, err := slicePtr(out, p.typ)
 	if err != nil {

@@ -291,10 +291,12 @@ func (c *checker) expr(e ast.Expr) operand {
 		return c.binary(e)
 	case *ast.CallExpr:
 		return c.call(e)
-	case *ast.IndexExpr, *ast.IndexListExpr:
-		c.errorf(e.Pos(), "index expressions are not supported")
+	case *ast.IndexExpr:
+		c.errorf(e.Lbrack, "index expressions are not supported")
+	case *ast.IndexListExpr:
+		c.errorf(e.Lbrack, "index expressions are not supported")
 	case *ast.SliceExpr:
-		c.errorf(e.Pos(), "slice expressions are not supported")
+		c.errorf(e.Lbrack, "slice expressions are not supported")
 	case *ast.SelectorExpr:
 		c.errorf(e.Pos(), "selectors (x.y) are not supported")
 	case *ast.StarExpr:
@@ -346,7 +348,7 @@ func (c *checker) ident(id *ast.Ident) operand {
 				}
 				return operand{val: v, kind: k, pos: pos}
 			}
-			return operand{n: &Const{Value: d.Value}, weak: d.Weak, pos: pos}
+			return operand{n: &Const{Value: d.Value.Canonical()}, weak: d.Weak, pos: pos}
 		}
 	}
 	switch id.Name {
@@ -359,7 +361,7 @@ func (c *checker) ident(id *ast.Ident) operand {
 	case "inf":
 		return operand{n: &Const{Value: ScalarOf(math.Inf(1))}, weak: true, pos: pos}
 	case "nan":
-		return operand{n: &Const{Value: ScalarOf(math.NaN())}, weak: true, pos: pos}
+		return operand{n: &Const{Value: ScalarOf(math.NaN()).Canonical()}, weak: true, pos: pos}
 	}
 	if _, ok := universeTypes[id.Name]; ok {
 		c.errorf(pos, "%s is a type, not a value", id.Name)
@@ -946,7 +948,7 @@ func fold(root Node) Node {
 			r = n
 		}
 		if v, ok := evalConst(r); ok {
-			r = &Const{Value: v}
+			r = &Const{Value: v.Canonical()}
 		}
 		memo[n] = r
 		return r

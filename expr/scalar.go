@@ -166,8 +166,8 @@ func (s Scalar) Convert(t dtype.DType) Scalar {
 }
 
 // String returns the value in the expression language's source form, which parses back
-// to the same Scalar: "true", "int32(-5)", "float32(0.1)", "-float64(0)",
-// "float16(inf)", "float32(nan)".
+// to the same Scalar (for a NaN: to the canonical NaN of that sign, see Canonical):
+// "true", "int32(-5)", "float32(0.1)", "-float64(0)", "float16(inf)", "float32(nan)".
 func (s Scalar) String() string {
 	t := s.t
 	switch {
@@ -185,6 +185,8 @@ func (s Scalar) String() string {
 	}
 	f := s.Float64()
 	switch {
+	case math.IsNaN(f) && math.Signbit(f):
+		return t.String() + "(-nan)"
 	case math.IsNaN(f):
 		return t.String() + "(nan)"
 	case math.IsInf(f, 1):
@@ -199,6 +201,31 @@ func (s Scalar) String() string {
 		bits = 64
 	}
 	return t.String() + "(" + strconv.FormatFloat(f, 'g', -1, bits) + ")"
+}
+
+// Canonical returns s with a NaN replaced by the canonical quiet NaN of the same sign
+// (no payload); other values are returned unchanged. Parse keeps every constant of the
+// IR canonical, so that NaN payloads, which differ between CPUs and GPUs, never reach a
+// Key.
+func (s Scalar) Canonical() Scalar {
+	var q uint64
+	switch s.t {
+	case dtype.Float16:
+		q = 0x7e00
+	case dtype.BFloat16:
+		q = 0x7fc0
+	case dtype.Float32:
+		q = 0x7fc00000
+	case dtype.Float64:
+		q = 0x7ff8000000000000
+	default:
+		return s
+	}
+	if !math.IsNaN(s.Float64()) {
+		return s
+	}
+	sign := s.bits &^ (1<<(s.t.Bits()-1) - 1) // the sign bit alone
+	return Scalar{s.t, sign | q}
 }
 
 // GoString returns a Go-syntax representation, for %#v.
