@@ -60,12 +60,30 @@ func (d *Device) alloc(kind MemKind, size int64, s *Stream) (*Buffer, error) {
 	if s != nil {
 		bs = s.be
 	}
-	mem, err := d.be.Alloc(kind, size, bs)
+	var mem backend.Mem
+	var err error
+	class := cacheClass(size)
+	if kind == DeviceMem && s != nil && class > 0 {
+		mem = d.cache.get(s, class)
+	}
+	if mem == nil {
+		req := size
+		if kind == DeviceMem && s != nil && class > 0 {
+			req = class
+		}
+		mem, err = d.be.Alloc(kind, req, bs)
+		if err == nil && kind == DeviceMem && s != nil {
+			s.enqueued()
+		}
+	}
 	if errors.Is(err, ErrOutOfMemory) {
 		// Buffers whose cleanups are pending may hold memory: collect them, let their
 		// frees complete, hand unused pool memory back, and try once more.
 		d.reclaim()
 		mem, err = d.be.Alloc(kind, size, bs)
+		if err == nil && kind == DeviceMem && s != nil {
+			s.enqueued()
+		}
 		if errors.Is(err, ErrOutOfMemory) {
 			free, total, _ := d.be.MemInfo()
 			return nil, fmt.Errorf("gpu: out of memory: allocating %d bytes of %s memory on %v (%d bytes free of %d): %w",
@@ -98,8 +116,7 @@ func (d *Device) reclaim() {
 		}
 		last = n
 	}
-	d.Synchronize(context.Background())
-	d.be.TrimPool(0)
+	d.TrimMemory(context.Background())
 }
 
 // Device returns the buffer's device.
@@ -201,9 +218,16 @@ func (a *allocation) free() error {
 				ok = false
 				break
 			}
+			f.enqueued()
 		}
 		if ok {
+			if a.dev.cache.put(f, a.mem) {
+				return nil
+			}
 			err := f.be.FreeAsync(a.mem)
+			if err == nil {
+				f.enqueued()
+			}
 			if !errors.Is(err, ErrNotSupported) {
 				return err
 			}
@@ -338,13 +362,16 @@ func (s *Stream) unpinAfter(seq uint64, p *runtime.Pinner) error {
 // cuMemcpyHtoDAsync). Go memory is kept alive and pinned (runtime.Pinner) until the
 // copy completes; don't modify src until then. len(src) must not exceed dst.Size().
 func (s *Stream) CopyHtoD(dst *Buffer, src []byte) error {
-	_, err := s.copyHtoD(dst, src)
-	return err
+	seq, p, err := s.copyHtoD(dst, src)
+	if err != nil {
+		return err
+	}
+	return s.unpinAfter(seq, p)
 }
 
-func (s *Stream) copyHtoD(dst *Buffer, src []byte) (uint64, error) {
+func (s *Stream) copyHtoD(dst *Buffer, src []byte) (uint64, *runtime.Pinner, error) {
 	if int64(len(src)) > dst.size {
-		return 0, fmt.Errorf("gpu: copying %d bytes into a %d-byte buffer: %w", len(src), dst.size, ErrInvalidValue)
+		return 0, nil, fmt.Errorf("gpu: copying %d bytes into a %d-byte buffer: %w", len(src), dst.size, ErrInvalidValue)
 	}
 	p := new(runtime.Pinner)
 	if len(src) > 0 {
@@ -355,22 +382,25 @@ func (s *Stream) copyHtoD(dst *Buffer, src []byte) (uint64, error) {
 	}, false)
 	if err != nil {
 		p.Unpin()
-		return 0, err
+		return 0, nil, err
 	}
-	return seq, s.unpinAfter(seq, p)
+	return seq, p, nil
 }
 
 // CopyDtoH enqueues a copy of the start of src into dst (CUDA Driver API:
 // cuMemcpyDtoHAsync). dst is kept alive and pinned until the copy completes; don't read
 // it until then (wait for the stream or an event). len(dst) must not exceed src.Size().
 func (s *Stream) CopyDtoH(dst []byte, src *Buffer) error {
-	_, err := s.copyDtoH(dst, src)
-	return err
+	seq, p, err := s.copyDtoH(dst, src)
+	if err != nil {
+		return err
+	}
+	return s.unpinAfter(seq, p)
 }
 
-func (s *Stream) copyDtoH(dst []byte, src *Buffer) (uint64, error) {
+func (s *Stream) copyDtoH(dst []byte, src *Buffer) (uint64, *runtime.Pinner, error) {
 	if int64(len(dst)) > src.size {
-		return 0, fmt.Errorf("gpu: copying %d bytes out of a %d-byte buffer: %w", len(dst), src.size, ErrInvalidValue)
+		return 0, nil, fmt.Errorf("gpu: copying %d bytes out of a %d-byte buffer: %w", len(dst), src.size, ErrInvalidValue)
 	}
 	p := new(runtime.Pinner)
 	if len(dst) > 0 {
@@ -381,9 +411,9 @@ func (s *Stream) copyDtoH(dst []byte, src *Buffer) (uint64, error) {
 	}, false)
 	if err != nil {
 		p.Unpin()
-		return 0, err
+		return 0, nil, err
 	}
-	return seq, s.unpinAfter(seq, p)
+	return seq, p, nil
 }
 
 // CopyDtoD enqueues a copy of src into dst, two buffers of the same size, possibly on
@@ -420,7 +450,9 @@ func (s *Stream) MemsetD32(dst *Buffer, value uint32) error {
 	})
 }
 
-// opWait waits for the operation seq on s.
+// opWait waits for the operation seq on s: while spinning it queries the stream
+// (covering later work too, which costs no event record); to park or block it records
+// an event after the operation.
 type opWait struct {
 	s   *Stream
 	seq uint64
@@ -439,11 +471,10 @@ func (w *opWait) get() (*pev, error) {
 }
 
 func (w *opWait) query() (bool, error) {
-	ev, err := w.get()
-	if err != nil {
-		return false, err
+	if w.ev != nil {
+		return w.ev.be.Query()
 	}
-	return ev.be.Query()
+	return w.s.be.Query()
 }
 
 func (w *opWait) block() error {
@@ -462,11 +493,23 @@ func (w *opWait) park() ([]*pev, error) {
 	return []*pev{ev.retain()}, nil
 }
 
-// waitOp waits for operation seq on s under ctx, then releases its event.
+// waitOp waits for operation seq on s under ctx.
 func (s *Stream) waitOp(ctx context.Context, seq uint64) error {
 	w := &opWait{s: s, seq: seq}
 	err := s.dev.wait(ctx, w, *s.dev.policy.Load())
 	w.ev.release()
+	return err
+}
+
+// waitUnpin waits for operation seq on s, then unpins p; if ctx ends first, the unpin
+// waits for the operation in the background.
+func (s *Stream) waitUnpin(ctx context.Context, seq uint64, p *runtime.Pinner) error {
+	err := s.waitOp(ctx, seq)
+	if err != nil && ctx.Err() != nil {
+		s.unpinAfter(seq, p)
+		return err
+	}
+	p.Unpin()
 	return err
 }
 
@@ -476,11 +519,11 @@ func (s *Stream) waitOp(ctx context.Context, seq uint64) error {
 // then.
 func (b *Buffer) CopyFromHost(ctx context.Context, src []byte) error {
 	s := b.a.dev.def
-	seq, err := s.copyHtoD(b, src)
+	seq, p, err := s.copyHtoD(b, src)
 	if err != nil {
 		return err
 	}
-	return s.waitOp(ctx, seq)
+	return s.waitUnpin(ctx, seq, p)
 }
 
 // CopyToHost copies the start of the buffer into dst and returns once dst holds the
@@ -488,11 +531,11 @@ func (b *Buffer) CopyFromHost(ctx context.Context, src []byte) error {
 // background: don't use dst until then.
 func (b *Buffer) CopyToHost(ctx context.Context, dst []byte) error {
 	s := b.a.dev.def
-	seq, err := s.copyDtoH(dst, b)
+	seq, p, err := s.copyDtoH(dst, b)
 	if err != nil {
 		return err
 	}
-	return s.waitOp(ctx, seq)
+	return s.waitUnpin(ctx, seq, p)
 }
 
 // CopyFrom copies src, a buffer of the same size, into the buffer and returns once the
@@ -506,6 +549,14 @@ func (b *Buffer) CopyFrom(ctx context.Context, src *Buffer) error {
 	return s.waitOp(ctx, seq)
 }
 
-// TrimMemory hands the device's unused pooled memory back to the system (CUDA Driver
-// API: cuMemPoolTrimTo). The pool otherwise keeps freed memory for reuse.
-func (d *Device) TrimMemory() error { return d.be.TrimPool(0) }
+// TrimMemory hands the device's unused memory back to the system: it frees the small
+// blocks kept for reuse, waits (under ctx) for the device's streams, and trims the
+// memory pool (CUDA Driver API: cuMemPoolTrimTo). The pool otherwise keeps freed memory
+// for reuse.
+func (d *Device) TrimMemory(ctx context.Context) error {
+	d.cache.flush(nil)
+	if err := d.Synchronize(ctx); err != nil {
+		return err
+	}
+	return d.be.TrimPool(0)
+}

@@ -142,6 +142,39 @@ type Device struct {
 	nextID  atomic.Uint64
 
 	liveAllocs atomic.Int64 // allocations not yet freed
+	active     atomic.Int32 // goroutines querying the driver in a wait
+
+	// pend counts operations enqueued on the device's streams; idleAt is the count at
+	// the last moment every stream was seen idle. Equal, Synchronize has nothing to do.
+	pend, idleAt atomic.Uint64
+	// external is set once a stream's backend handle was handed out: work may then be
+	// enqueued that pend doesn't count.
+	external atomic.Bool
+	fault    atomic.Pointer[error] // the first fault a wait saw
+
+	cache blockCache
+}
+
+// setFault remembers the first fault: the idle fast paths return it.
+func (d *Device) setFault(err error) { d.fault.CompareAndSwap(nil, &err) }
+
+// Err returns the fault that ended a wait on the device (on CUDA, sticky for the
+// process), or nil.
+func (d *Device) Err() error {
+	if p := d.fault.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// advance raises c to at least v.
+func advance(c *atomic.Uint64, v uint64) {
+	for {
+		cur := c.Load()
+		if cur >= v || c.CompareAndSwap(cur, v) {
+			return
+		}
+	}
 }
 
 // NewDevice wraps a backend device. Most programs use Open or OpenBackend instead;
@@ -206,11 +239,13 @@ func (d *Device) liveStreams() []*Stream {
 	return out
 }
 
-// pev is a pooled, reference-counted internal event (timing disabled, blocking sync).
+// pev is a pooled, reference-counted internal event (timing disabled, blocking sync),
+// or, with dev nil, a wrapper around a user's event whose release calls free.
 type pev struct {
 	be   backend.Event
 	dev  *Device
 	refs atomic.Int32
+	free func()
 }
 
 func (e *pev) retain() *pev {
@@ -221,7 +256,13 @@ func (e *pev) retain() *pev {
 }
 
 func (e *pev) release() {
-	if e == nil || e.dev == nil { // nil dev: a wrapper around a user's event
+	if e == nil {
+		return
+	}
+	if e.dev == nil { // a wrapper around a user's event
+		if e.free != nil {
+			e.free()
+		}
 		return
 	}
 	if n := e.refs.Add(-1); n == 0 {

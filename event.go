@@ -31,19 +31,49 @@ type Event struct {
 	*eventCore
 }
 
+// eventCore is the part of an event its cleanup needs. Parked waits hold the event
+// (holds): it is destroyed when closed and no parked wait still uses it, since the
+// driver must not destroy an event a thread is synchronizing on.
 type eventCore struct {
-	be     backend.Event
-	mu     sync.Mutex
-	closed bool
+	be        backend.Event
+	mu        sync.Mutex
+	closed    bool
+	destroyed bool
+	holds     int
 }
 
+// hold keeps the event alive for a parked wait; false if it is closed.
+func (c *eventCore) hold() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	c.holds++
+	return true
+}
+
+func (c *eventCore) unhold() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.holds--
+	c.maybeDestroyLocked()
+}
+
+func (c *eventCore) maybeDestroyLocked() error {
+	if c.closed && c.holds == 0 && !c.destroyed {
+		c.destroyed = true
+		return c.be.Destroy()
+	}
+	return nil
+}
+
+// destroy is the backstop for an event dropped without Close.
 func (c *eventCore) destroy() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.closed {
-		c.closed = true
-		c.be.Destroy()
-	}
+	c.closed = true
+	c.maybeDestroyLocked()
 }
 
 // NewEvent creates an event. Events measure time unless made with DisableTiming.
@@ -72,7 +102,7 @@ func (e *Event) check() error {
 	return nil
 }
 
-// Close destroys the event. It is idempotent.
+// Close destroys the event (once no parked wait uses it). It is idempotent.
 func (e *Event) Close() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -80,7 +110,7 @@ func (e *Event) Close() error {
 		return nil
 	}
 	e.closed = true
-	return e.be.Destroy()
+	return e.maybeDestroyLocked()
 }
 
 // Device returns the event's device.
@@ -109,19 +139,21 @@ type eventWait struct{ e *Event }
 func (w eventWait) query() (bool, error) { return w.e.be.Query() }
 func (w eventWait) block() error         { return w.e.be.Synchronize() }
 func (w eventWait) park() ([]*pev, error) {
-	// The hub waits on the user's event itself; a dummy pooled wrapper keeps the
-	// park contract (a reference released on completion) without a record.
-	return []*pev{{be: w.e.be, dev: nil}}, nil
+	// The hub waits on the user's event itself, held open until the wait ends.
+	if !w.e.hold() {
+		return nil, fmt.Errorf("gpu: event: %w", ErrClosed)
+	}
+	return []*pev{{be: w.e.be, free: w.e.unhold}}, nil
 }
 
 // Done returns a channel closed when the event's current recording completes, or when
 // the device faults (then Query or Wait return the error). Each call starts a parked
 // wait unless the event is already complete.
 func (e *Event) Done() <-chan struct{} {
-	if done, err := e.Query(); done || err != nil {
+	if done, err := e.Query(); done || err != nil || !e.hold() {
 		return closedChan
 	}
-	return e.dev.hub.submit(e.be, nil).done
+	return e.dev.hub.submit(e.be, e.unhold).done
 }
 
 // Elapsed returns the time from start to end, two timing events recorded and complete

@@ -166,7 +166,11 @@ func (s *Stream) Launch(fn *Function, cfg LaunchConfig, args ...any) error {
 		if err := s.check(); err != nil {
 			return err
 		}
-		return s.be.Launch(fn.be, bc, nil)
+		if err := s.be.Launch(fn.be, bc, nil); err != nil {
+			return err
+		}
+		s.enqueued()
+		return nil
 	}
 	var small [8]backend.Arg
 	bargs := small[:0]

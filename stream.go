@@ -23,25 +23,30 @@ type Stream struct {
 	// seq counts the tracked operations enqueued; it orders buffer uses for lazily
 	// recorded events.
 	seq atomic.Uint64
+	// pend counts every operation enqueued; idleAt is its value when the stream was last
+	// seen idle. Equal (and no handle handed out), the stream has nothing pending.
+	pend, idleAt atomic.Uint64
+	external     atomic.Bool
 
 	*streamCore
 }
 
 // streamCore is the part of a stream its cleanup needs.
 type streamCore struct {
-	be      backend.Stream
-	mu      sync.Mutex
-	closed  bool
-	last    *pev   // the latest internal event recorded on the stream
-	lastSeq uint64 // the seq it covers
+	be        backend.Stream
+	mu        sync.Mutex
+	closed    bool   // no new work is accepted
+	destroyed bool   // the backend stream is gone; last covers all its work
+	last      *pev   // the latest internal event recorded on the stream
+	lastSeq   uint64 // the seq it covers
 }
 
 // destroy is the backstop for a stream dropped without Close.
 func (c *streamCore) destroy() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.closed {
-		c.closed = true
+	if !c.destroyed {
+		c.closed, c.destroyed = true, true
 		c.be.Destroy()
 	}
 	c.last.release()
@@ -66,7 +71,22 @@ func (d *Device) NewStream() (*Stream, error) {
 func (s *Stream) Device() *Device { return s.dev }
 
 // BackendStream returns the backend's stream, for packages that extend the runtime.
-func (s *Stream) BackendStream() backend.Stream { return s.be }
+// Work enqueued through it is invisible to the runtime's bookkeeping, so from then on
+// waits on this stream and on the device always ask the driver.
+func (s *Stream) BackendStream() backend.Stream {
+	s.external.Store(true)
+	s.dev.external.Store(true)
+	return s.be
+}
+
+// enqueued counts an operation just enqueued on s.
+func (s *Stream) enqueued() {
+	s.pend.Add(1)
+	s.dev.pend.Add(1)
+}
+
+// idle reports whether nothing was enqueued on s since it was last seen idle.
+func (s *Stream) idle() bool { return s.pend.Load() == s.idleAt.Load() && !s.external.Load() }
 
 // String returns "stream 3 on cuda:0".
 func (s *Stream) String() string {
@@ -90,10 +110,15 @@ func (s *Stream) Close() error {
 		return fmt.Errorf("gpu: closing the default stream: %w", ErrInvalidValue)
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
 		return nil
 	}
+	s.closed = true // no new work from here on
+	s.mu.Unlock()
+	s.dev.cache.flush(s)
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	// Record a last event so that buffer uses on this stream can still be waited for.
 	if cur := s.seq.Load(); s.last == nil || s.lastSeq < cur {
 		ev, err := s.dev.getEvent()
@@ -107,7 +132,7 @@ func (s *Stream) Close() error {
 		s.last.release()
 		s.last, s.lastSeq = ev, cur
 	}
-	s.closed = true
+	s.destroyed = true
 	s.dev.stMu.Lock()
 	delete(s.dev.streams, s.id)
 	s.dev.stMu.Unlock()
@@ -120,7 +145,7 @@ func (s *Stream) Close() error {
 func (s *Stream) eventAfter(seq uint64) (*pev, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.last != nil && (s.lastSeq >= seq || s.closed) {
+	if s.last != nil && (s.lastSeq >= seq || s.destroyed) {
 		return s.last.retain(), nil
 	}
 	ev, err := s.dev.getEvent()
@@ -132,6 +157,7 @@ func (s *Stream) eventAfter(seq uint64) (*pev, error) {
 		ev.release()
 		return nil, err
 	}
+	s.enqueued()
 	s.last.release()
 	s.last, s.lastSeq = ev.retain(), cur
 	return ev, nil
@@ -146,7 +172,15 @@ func (s *Stream) Query() (bool, error) {
 	if err := s.check(); err != nil {
 		return false, err
 	}
-	return s.be.Query()
+	if s.idle() {
+		return true, s.dev.Err()
+	}
+	p := s.pend.Load()
+	done, err := s.be.Query()
+	if done && err == nil {
+		advance(&s.idleAt, p)
+	}
+	return done, err
 }
 
 // Synchronize waits until all work enqueued on the stream so far has completed, without
@@ -156,7 +190,15 @@ func (s *Stream) Synchronize(ctx context.Context, policy ...WaitPolicy) error {
 	if err := s.check(); err != nil {
 		return err
 	}
-	return s.dev.wait(ctx, streamWait{s}, s.dev.pickPolicy(policy))
+	if s.idle() {
+		return s.dev.Err()
+	}
+	p := s.pend.Load()
+	err := s.dev.wait(ctx, streamWait{s}, s.dev.pickPolicy(policy))
+	if err == nil {
+		advance(&s.idleAt, p)
+	}
+	return err
 }
 
 type streamWait struct{ s *Stream }
@@ -179,7 +221,11 @@ func (s *Stream) Record(e *Event) error {
 	if err := e.check(); err != nil {
 		return err
 	}
-	return s.be.Record(e.be)
+	if err := s.be.Record(e.be); err != nil {
+		return err
+	}
+	s.enqueued()
+	return nil
 }
 
 // WaitEvent makes work enqueued on the stream later wait until e completes (CUDA
@@ -191,14 +237,30 @@ func (s *Stream) WaitEvent(e *Event) error {
 	if err := e.check(); err != nil {
 		return err
 	}
-	return s.be.WaitEvent(e.be)
+	if err := s.be.WaitEvent(e.be); err != nil {
+		return err
+	}
+	s.enqueued()
+	return nil
 }
 
 // Synchronize waits until the work on every stream of the device (those created through
 // this package, and the default stream) has completed, without pinning an OS thread
 // (unless the policy is WaitBlock, which calls cuCtxSynchronize).
 func (d *Device) Synchronize(ctx context.Context, policy ...WaitPolicy) error {
-	return d.wait(ctx, &deviceWait{d: d}, d.pickPolicy(policy))
+	p := d.pend.Load()
+	if p == d.idleAt.Load() && !d.external.Load() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return d.Err()
+	}
+	w := &deviceWait{d: d}
+	err := d.wait(ctx, w, d.pickPolicy(policy))
+	if err == nil {
+		advance(&d.idleAt, p)
+	}
+	return err
 }
 
 type deviceWait struct {
@@ -209,7 +271,12 @@ type deviceWait struct {
 
 func (w *deviceWait) query() (bool, error) {
 	if !w.started {
-		w.pending, w.started = w.d.liveStreams(), true
+		w.started = true
+		for _, s := range w.d.liveStreams() {
+			if !s.idle() {
+				w.pending = append(w.pending, s)
+			}
+		}
 	}
 	rest := w.pending[:0]
 	for _, s := range w.pending {

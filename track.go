@@ -217,6 +217,7 @@ func (s *Stream) trackedScope(uses []use, enqueue func() error, scope bool) (uin
 		if err := s.be.WaitEvent(ev.be); err != nil {
 			return 0, err
 		}
+		s.enqueued()
 	}
 	if scope {
 		g := goid()
@@ -233,6 +234,7 @@ func (s *Stream) trackedScope(uses []use, enqueue func() error, scope bool) (uin
 	if err != nil && !scope {
 		return 0, err // nothing was enqueued
 	}
+	s.enqueued()
 	seq := s.seq.Add(1)
 	var ev *pev
 	if anyShared {

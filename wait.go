@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"sync"
 	"time"
@@ -80,24 +81,51 @@ type waitable interface {
 	park() ([]*pev, error)
 }
 
+// maxActiveWaits bounds the goroutines per device that query the driver while waiting;
+// past it a wait parks at once. Thousands of goroutines spinning on driver queries would
+// contend inside the driver, and calls that stall make the Go runtime start threads.
+const maxActiveWaits = 4
+
 // wait runs the policy's wait for w.
 func (d *Device) wait(ctx context.Context, w waitable, p WaitPolicy) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if done, err := w.query(); done || err != nil {
-		return err
+	err := d.waitInner(ctx, w, p)
+	if err != nil && errors.Is(err, ErrLaunchFailed) {
+		d.setFault(err)
 	}
-	switch p.Mode {
-	case WaitBlock:
-		return w.block()
-	case WaitSpin:
-		return spin(ctx, w, -1)
-	}
-	if p.Spin > 0 {
-		if err := spin(ctx, w, p.Spin); err != errSpinExpired {
+	return err
+}
+
+func (d *Device) waitInner(ctx context.Context, w waitable, p WaitPolicy) error {
+	if p.Mode == WaitBlock {
+		if done, err := w.query(); done || err != nil {
 			return err
 		}
+		return w.block()
+	}
+	if d.active.Add(1) <= maxActiveWaits {
+		done, err := w.query()
+		if !done && err == nil {
+			switch {
+			case p.Mode == WaitSpin:
+				err = spin(ctx, w, -1)
+				done = err == nil
+			case p.Spin > 0:
+				err = spin(ctx, w, p.Spin)
+				done = err == nil
+				if err == errSpinExpired {
+					err = nil
+				}
+			}
+		}
+		d.active.Add(-1)
+		if done || err != nil {
+			return err
+		}
+	} else {
+		d.active.Add(-1)
 	}
 	evs, err := w.park()
 	if err != nil {

@@ -19,25 +19,49 @@ import (
 func RunMemory(t *testing.T, d *gpu.Device) {
 	k := Kernels(t, d)
 	free0 := settledFree(t, d)
-	t.Run("Kinds", func(t *testing.T) { testKinds(t, k) })
-	t.Run("CopyForms", func(t *testing.T) { testCopyForms(t, k) })
-	t.Run("WriteThenReadOtherStream", func(t *testing.T) { testWriteRead(t, k) })
-	t.Run("WriteWaitsForReads", func(t *testing.T) { testWriteWaitsForReads(t, k) })
-	t.Run("FreeWhileRead", func(t *testing.T) { testFreeWhileRead(t, k) })
-	t.Run("FreeAfterAsyncCopy", func(t *testing.T) { testFreeAfterAsyncCopy(t, k) })
-	t.Run("DroppedReferences", func(t *testing.T) { testDropped(t, k) })
-	t.Run("Views", func(t *testing.T) { testViews(t, k) })
-	t.Run("Access", func(t *testing.T) { testAccess(t, k) })
-	t.Run("Untracked", func(t *testing.T) { testUntracked(t, k) })
-	t.Run("UseAfterFree", func(t *testing.T) { testUseAfterFree(t, k) })
-	t.Run("OutOfMemory", func(t *testing.T) { testOOM(t, k) })
-	t.Run("RandomStress", func(t *testing.T) { testRandomStress(t, k) })
+	last := free0
+	for _, tc := range []struct {
+		name string
+		f    func(*testing.T, *K)
+	}{
+		{"Kinds", testKinds}, {"CopyForms", testCopyForms},
+		{"WriteThenReadOtherStream", testWriteRead}, {"WriteWaitsForReads", testWriteWaitsForReads},
+		{"FreeWhileRead", testFreeWhileRead}, {"FreeAfterAsyncCopy", testFreeAfterAsyncCopy},
+		{"DroppedReferences", testDropped}, {"Views", testViews}, {"Access", testAccess},
+		{"Untracked", testUntracked}, {"UseAfterFree", testUseAfterFree},
+		{"OutOfMemory", testOOM}, {"RandomStress", testRandomStress},
+	} {
+		t.Run(tc.name, func(t *testing.T) { tc.f(t, k) })
+		free := settledFree(t, d)
+		t.Logf("free device memory after %s: %d bytes (%+d)%s", tc.name, free, free-last, poolStats(d))
+		last = free
+	}
 	t.Run("NoLeak", func(t *testing.T) {
 		free1 := settledFree(t, d)
 		if free1 < free0 {
-			t.Errorf("free device memory %d bytes after the memory tests, %d before: %d bytes leaked", free1, free0, free0-free1)
+			t.Errorf("free device memory %d bytes after the memory tests, %d before: %d bytes leaked%s", free1, free0, free0-free1, poolStats(d))
+			// Does a real driver synchronize let the pool release more?
+			d.BackendDevice().Synchronize()
+			d.TrimMemory(context.Background())
+			free2, _, _ := d.MemInfo()
+			t.Logf("after cuCtxSynchronize and a trim: %d bytes free (%+d)%s", free2, free2-free1, poolStats(d))
 		}
 	})
+}
+
+// poolStats describes the backend's memory pool, where it can.
+func poolStats(d *gpu.Device) string {
+	p, ok := d.BackendDevice().(interface {
+		PoolReserved() (reserved, used uint64, err error)
+	})
+	if !ok {
+		return ""
+	}
+	r, u, err := p.PoolReserved()
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("; pool reserved %d, used %d", r, u)
 }
 
 // settledFree collects garbage, waits for frees, trims the pool and returns free memory.
@@ -49,7 +73,7 @@ func settledFree(t *testing.T, d *gpu.Device) int64 {
 	}
 	must(t, d.Synchronize(context.Background()))
 	time.Sleep(20 * time.Millisecond) // host-side frees of pinned and unified memory
-	must(t, d.TrimMemory())
+	must(t, d.TrimMemory(context.Background()))
 	free, _, err := d.MemInfo()
 	must(t, err)
 	return free

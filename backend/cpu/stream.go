@@ -9,18 +9,26 @@ import (
 	"github.com/go-gpu/gpu/backend"
 )
 
-type op func() error
+// op is one queued operation; after, if set, runs once the operation counts as done
+// (it completes events, so that a completed event implies an idle stream behind it).
+type op struct {
+	run   func() error
+	after func()
+}
 
 // Stream is an ordered queue of operations run by a goroutine.
 type Stream struct {
-	dev     *Device
-	mu      sync.Mutex
-	queue   []op
-	running bool // a goroutine is draining the queue
-	dead    bool
+	dev       *Device
+	mu        sync.Mutex
+	queue     []op
+	running   bool   // a goroutine is draining the queue
+	enq, done uint64 // operations enqueued and completed
+	dead      bool
 }
 
-func (s *Stream) enqueue(f op) error {
+func (s *Stream) enqueue(f func() error) error { return s.enqueueOp(op{run: f}) }
+
+func (s *Stream) enqueueOp(f op) error {
 	if err := s.dev.Err(); err != nil {
 		return err
 	}
@@ -30,6 +38,7 @@ func (s *Stream) enqueue(f op) error {
 		return fmt.Errorf("cpu: stream: %w", backend.ErrClosed)
 	}
 	s.queue = append(s.queue, f)
+	s.enq++
 	if !s.running {
 		s.running = true
 		go s.run()
@@ -48,19 +57,26 @@ func (s *Stream) run() {
 			return
 		}
 		f := s.queue[0]
-		s.queue[0] = nil
+		s.queue[0] = op{}
 		s.queue = s.queue[1:]
 		s.mu.Unlock()
 		if s.dev.Err() != nil {
 			continue // a faulted device runs nothing more
 		}
-		if err := safeRun(f); err != nil {
+		err := safeRun(f.run)
+		if err != nil {
 			s.dev.fault(err)
+		}
+		s.mu.Lock()
+		s.done++
+		s.mu.Unlock()
+		if err == nil && f.after != nil {
+			f.after()
 		}
 	}
 }
 
-func safeRun(f op) (err error) {
+func safeRun(f func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("cpu: kernel panicked: %v\n%s", r, debug.Stack())
@@ -76,13 +92,13 @@ func (s *Stream) Query() (bool, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return !s.running, nil
+	return s.done == s.enq, nil
 }
 
 // Synchronize waits until the stream is idle or the device faults.
 func (s *Stream) Synchronize() error {
 	done := make(chan struct{})
-	if err := s.enqueue(func() error { close(done); return nil }); err != nil {
+	if err := s.enqueueOp(op{run: func() error { return nil }, after: func() { close(done) }}); err != nil {
 		return err
 	}
 	select {
@@ -107,16 +123,15 @@ func (s *Stream) Record(be backend.Event) error {
 	prev := e.ch
 	e.ch = ch
 	e.mu.Unlock()
-	err := s.enqueue(func() error {
+	err := s.enqueueOp(op{run: func() error {
 		now := time.Now()
 		e.mu.Lock()
 		if e.ch == ch {
 			e.at = now
 		}
 		e.mu.Unlock()
-		close(ch)
 		return nil
-	})
+	}, after: func() { close(ch) }})
 	if err != nil {
 		e.mu.Lock()
 		if e.ch == ch {

@@ -1,0 +1,445 @@
+//go:build cgo
+
+package gpu_test
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"syscall"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/go-gpu/gpu"
+	"github.com/go-gpu/gpu/backend/cuda"
+	"github.com/go-gpu/gpu/backend/cuda/cu"
+)
+
+// These benchmarks compare the runtime with the raw driver called directly through cgo,
+// in the same run. They skip without a CUDA device.
+
+func cudaDev(b testing.TB) *gpu.Device {
+	d, err := gpu.OpenBackend("cuda", 0)
+	if errors.Is(err, gpu.ErrNoDevice) {
+		b.Skipf("no CUDA device: %v", err)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	return d
+}
+
+// raw returns the device's context and a raw stream of its own, so that the baselines
+// don't touch the runtime's streams (handing out a runtime stream's handle turns off
+// the runtime's idle bookkeeping).
+func raw(b testing.TB, d *gpu.Device) (cu.Context, cu.Stream) {
+	ctx := d.BackendDevice().(*cuda.Device).Context()
+	h, err := ctx.StreamCreate(cu.StreamNonBlocking)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ctx.StreamDestroy(h) })
+	return ctx, h
+}
+
+func BenchmarkDriverCall(b *testing.B) {
+	d := cudaDev(b)
+	ctx, _ := raw(b, d)
+	b.Run("cgo-noop", func(b *testing.B) {
+		for b.Loop() {
+			cu.Noop()
+		}
+	})
+	b.Run("cuCtxGetCurrent", func(b *testing.B) {
+		for b.Loop() {
+			cu.GetCurrentRaw()
+		}
+	})
+	b.Run("context-check", func(b *testing.B) {
+		for b.Loop() {
+			ctx.EnsureOnly()
+		}
+	})
+}
+
+func policies() []struct {
+	name string
+	p    gpu.WaitPolicy
+} {
+	return []struct {
+		name string
+		p    gpu.WaitPolicy
+	}{
+		{"default", gpu.DefaultWaitPolicy},
+		{"spinning", gpu.WaitPolicy{Mode: gpu.WaitSpin}},
+		{"blocking", gpu.WaitPolicy{Mode: gpu.WaitBlock}},
+	}
+}
+
+func BenchmarkSync(b *testing.B) {
+	d := cudaDev(b)
+	s, err := d.NewStream()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx, h := raw(b, d)
+	bg := context.Background()
+	empty, err := d.Builtin("empty")
+	if err != nil {
+		b.Fatal(err)
+	}
+	fempty := empty.BackendFunction().(*cuda.Function).Handle()
+	one := gpu.LaunchConfig{Grid: gpu.Dim3{X: 1}, Block: gpu.Dim3{X: 1}}
+	for _, p := range policies() {
+		b.Run("after-empty-kernel/"+p.name, func(b *testing.B) {
+			for b.Loop() {
+				s.Launch(empty, one)
+				if err := s.Synchronize(bg, p.p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	b.Run("after-empty-kernel/raw-cuStreamSynchronize", func(b *testing.B) {
+		for b.Loop() {
+			ctx.LaunchKernel(fempty, [3]uint32{1, 1, 1}, [3]uint32{1, 1, 1}, 0, h, nil, nil)
+			if err := ctx.StreamSynchronize(h); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("stream/raw-cuStreamQuery", func(b *testing.B) {
+		for b.Loop() {
+			ctx.StreamQuery(h)
+		}
+	})
+	for _, p := range policies() {
+		b.Run("stream/"+p.name, func(b *testing.B) {
+			for b.Loop() {
+				if err := s.Synchronize(bg, p.p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	b.Run("stream/raw-cuStreamSynchronize", func(b *testing.B) {
+		for b.Loop() {
+			if err := ctx.StreamSynchronize(h); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	for _, p := range policies() {
+		b.Run("context/"+p.name, func(b *testing.B) {
+			for b.Loop() {
+				if err := d.Synchronize(bg, p.p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	b.Run("context/raw-cuCtxSynchronize", func(b *testing.B) {
+		for b.Loop() {
+			if err := ctx.Synchronize(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkWaitAfterKernel times a 100 us kernel plus the wait for it.
+func BenchmarkWaitAfterKernel(b *testing.B) {
+	d := cudaDev(b)
+	s, _ := d.NewStream()
+	defer s.Close()
+	spin, err := d.Builtin("spin")
+	if err != nil {
+		b.Fatal(err)
+	}
+	one := gpu.LaunchConfig{Grid: gpu.Dim3{X: 1}, Block: gpu.Dim3{X: 1}}
+	ctx, h := raw(b, d)
+	fspin := spin.BackendFunction().(*cuda.Function).Handle()
+	bg := context.Background()
+	for _, us := range []int{10, 100} {
+		ns := uint64(us) * 1000
+		for _, p := range policies() {
+			b.Run(fmt.Sprintf("%dus/%s", us, p.name), func(b *testing.B) {
+				for b.Loop() {
+					s.Launch(spin, one, ns)
+					if err := s.Synchronize(bg, p.p); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+		b.Run(fmt.Sprintf("%dus/raw-cuStreamSynchronize", us), func(b *testing.B) {
+			blob := binary.LittleEndian.AppendUint64(nil, ns)
+			for b.Loop() {
+				ctx.LaunchKernel(fspin, [3]uint32{1, 1, 1}, [3]uint32{1, 1, 1}, 0, h, blob, []int32{0})
+				if err := ctx.StreamSynchronize(h); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkWaitLongKernel waits for a 2 s kernel and reports the process's CPU time
+// over the wall time of the wait.
+func BenchmarkWaitLongKernel(b *testing.B) {
+	d := cudaDev(b)
+	s, _ := d.NewStream()
+	defer s.Close()
+	spin, _ := d.Builtin("spin")
+	one := gpu.LaunchConfig{Grid: gpu.Dim3{X: 1}, Block: gpu.Dim3{X: 1}}
+	ctx, h := raw(b, d)
+	fspin := spin.BackendFunction().(*cuda.Function).Handle()
+	blob := binary.LittleEndian.AppendUint64(nil, uint64(2*time.Second))
+	for _, name := range []string{"default", "raw-cuStreamSynchronize"} {
+		b.Run(name, func(b *testing.B) {
+			var frac float64
+			for b.Loop() {
+				var err error
+				if name == "default" {
+					s.Launch(spin, one, uint64(2*time.Second))
+				} else {
+					ctx.LaunchKernel(fspin, [3]uint32{1, 1, 1}, [3]uint32{1, 1, 1}, 0, h, blob, []int32{0})
+				}
+				c0, t0 := cpuTime(), time.Now()
+				if name == "default" {
+					err = s.Synchronize(context.Background())
+				} else {
+					err = ctx.StreamSynchronize(h)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				frac = float64(cpuTime()-c0) / float64(time.Since(t0))
+			}
+			b.ReportMetric(100*frac, "%cpu")
+		})
+	}
+}
+
+func BenchmarkLaunch(b *testing.B) {
+	d := cudaDev(b)
+	s, _ := d.NewStream()
+	defer s.Close()
+	empty, err := d.Builtin("empty")
+	if err != nil {
+		b.Fatal(err)
+	}
+	one := gpu.LaunchConfig{Grid: gpu.Dim3{X: 1}, Block: gpu.Dim3{X: 1}}
+	ctx, h := raw(b, d)
+	f := empty.BackendFunction().(*cuda.Function).Handle()
+	bg := context.Background()
+	const batch = 1000 // synchronize every batch launches so the queue never fills
+	b.Run("gpu", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			if err := s.Launch(empty, one); err != nil {
+				b.Fatal(err)
+			}
+			if i++; i%batch == 0 {
+				s.Synchronize(bg)
+			}
+		}
+		s.Synchronize(bg)
+	})
+	b.Run("raw-cgo-loop", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			if err := ctx.LaunchKernel(f, [3]uint32{1, 1, 1}, [3]uint32{1, 1, 1}, 0, h, nil, nil); err != nil {
+				b.Fatal(err)
+			}
+			if i++; i%batch == 0 {
+				ctx.StreamSynchronize(h)
+			}
+		}
+		ctx.StreamSynchronize(h)
+	})
+	b.Run("raw-c-loop", func(b *testing.B) {
+		n := b.N
+		b.ResetTimer()
+		for n > 0 {
+			k := min(n, batch)
+			if err := ctx.RawLaunchLoop(f, h, k); err != nil {
+				b.Fatal(err)
+			}
+			ctx.StreamSynchronize(h)
+			n -= k
+		}
+	})
+}
+
+// BenchmarkTrackedLaunch launches a kernel with two buffer arguments: tracked on one
+// stream, untracked (raw pointers), and alternating between two streams.
+func BenchmarkTrackedLaunch(b *testing.B) {
+	d := cudaDev(b)
+	s1, _ := d.NewStream()
+	s2, _ := d.NewStream()
+	defer s1.Close()
+	defer s2.Close()
+	fill, _ := d.Builtin("add_u32")
+	cfg := gpu.LaunchConfig{Grid: gpu.Dim3{X: 1}, Block: gpu.Dim3{X: 32}}
+	x, _ := s1.Alloc(1024)
+	y, _ := s1.Alloc(1024)
+	defer x.Free()
+	defer y.Free()
+	bg := context.Background()
+	var px, py gpu.DevicePtr
+	x.Access(s1, gpu.Read, func(p gpu.DevicePtr) error { px = p; return nil })
+	y.Access(s1, gpu.Read, func(p gpu.DevicePtr) error { py = p; return nil })
+	const batch = 1000
+	run := func(b *testing.B, launch func(i int) error) {
+		i := 0
+		for b.Loop() {
+			if err := launch(i); err != nil {
+				b.Fatal(err)
+			}
+			if i++; i%batch == 0 {
+				d.Synchronize(bg)
+			}
+		}
+		d.Synchronize(bg)
+	}
+	b.Run("untracked-pointers", func(b *testing.B) {
+		run(b, func(int) error { return s1.Launch(fill, cfg, py, px, uint32(1), uint64(0)) })
+	})
+	b.Run("tracked-one-stream", func(b *testing.B) {
+		run(b, func(int) error { return s1.Launch(fill, cfg, gpu.Out(y), gpu.In(x), uint32(1), uint64(0)) })
+	})
+	b.Run("tracked-two-streams", func(b *testing.B) {
+		run(b, func(i int) error {
+			s := s1
+			if i%2 == 1 {
+				s = s2
+			}
+			return s.Launch(fill, cfg, gpu.Out(y), gpu.In(x), uint32(1), uint64(0))
+		})
+	})
+}
+
+// BenchmarkCopy compares the plain copies with raw driver copies plus a stream
+// synchronize, for pageable (Go) and pinned host memory.
+func BenchmarkCopy(b *testing.B) {
+	d := cudaDev(b)
+	s := d.DefaultStream()
+	ctx, h := raw(b, d)
+	bg := context.Background()
+	for _, size := range []int64{2 << 20, 1 << 30} {
+		dev, err := d.Alloc(size)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pinned, err := d.AllocPinned(size)
+		if err != nil {
+			b.Fatal(err)
+		}
+		page := make([]byte, size)
+		for i := range page {
+			page[i] = byte(i * 7)
+		}
+		var pdev gpu.DevicePtr
+		dev.Access(s, gpu.Read, func(p gpu.DevicePtr) error { pdev = p; return nil })
+		var hostPinned []byte
+		pinned.HostAccess(bg, gpu.Write, func(h []byte) error { hostPinned = h; copy(h, page); return nil })
+		name := fmt.Sprintf("%dMB", size>>20)
+		set := func(b *testing.B) { b.SetBytes(size) }
+		b.Run("HtoD/pageable/"+name+"/gpu", func(b *testing.B) {
+			set(b)
+			for b.Loop() {
+				if err := dev.CopyFromHost(bg, page); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("HtoD/pageable/"+name+"/raw", func(b *testing.B) {
+			set(b)
+			for b.Loop() {
+				ctx.MemcpyHtoDAsync(cu.DevicePtr(pdev), unsafe.Pointer(&page[0]), size, h)
+				ctx.StreamSynchronize(h)
+			}
+		})
+		b.Run("DtoH/pageable/"+name+"/gpu", func(b *testing.B) {
+			set(b)
+			for b.Loop() {
+				if err := dev.CopyToHost(bg, page); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("DtoH/pageable/"+name+"/raw", func(b *testing.B) {
+			set(b)
+			for b.Loop() {
+				ctx.MemcpyDtoHAsync(unsafe.Pointer(&page[0]), cu.DevicePtr(pdev), size, h)
+				ctx.StreamSynchronize(h)
+			}
+		})
+		b.Run("HtoD/pinned/"+name+"/gpu", func(b *testing.B) {
+			set(b)
+			for b.Loop() {
+				if err := dev.CopyFrom(bg, pinned); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("HtoD/pinned/"+name+"/raw", func(b *testing.B) {
+			set(b)
+			for b.Loop() {
+				ctx.MemcpyHtoDAsync(cu.DevicePtr(pdev), unsafe.Pointer(&hostPinned[0]), size, h)
+				ctx.StreamSynchronize(h)
+			}
+		})
+		b.Run("DtoH/pinned/"+name+"/gpu", func(b *testing.B) {
+			set(b)
+			for b.Loop() {
+				if err := pinned.CopyFrom(bg, dev); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("DtoH/pinned/"+name+"/raw", func(b *testing.B) {
+			set(b)
+			for b.Loop() {
+				ctx.MemcpyDtoHAsync(unsafe.Pointer(&hostPinned[0]), cu.DevicePtr(pdev), size, h)
+				ctx.StreamSynchronize(h)
+			}
+		})
+		dev.Free()
+		pinned.Free()
+	}
+}
+
+// BenchmarkAlloc is array/construct's allocation: 8 bytes from the pool, and back.
+func BenchmarkAlloc(b *testing.B) {
+	d := cudaDev(b)
+	ctx, h := raw(b, d)
+	b.Run("gpu", func(b *testing.B) {
+		for b.Loop() {
+			x, err := d.Alloc(8)
+			if err != nil {
+				b.Fatal(err)
+			}
+			x.Free()
+		}
+	})
+	b.Run("raw-cuMemAllocAsync", func(b *testing.B) {
+		for b.Loop() {
+			p, err := ctx.MemAllocAsync(8, h)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx.MemFreeAsync(p, h)
+		}
+	})
+}
