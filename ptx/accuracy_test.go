@@ -112,6 +112,59 @@ func inputs32(r *rand.Rand, n int, lo, hi float64) []float32 {
 	return xs
 }
 
+// TestPow32 checks pow against math.Pow on (x, y) pairs over every magnitude and on the
+// special cases of C99 Annex F.
+func TestPow32(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	n := 300000
+	if *long {
+		n = 30000000
+	}
+	sp := []float32{0, float32(math.Copysign(0, -1)), 1, -1, 2, -2, 0.5, -0.5, 3, -3, float32(math.Inf(1)),
+		float32(math.Inf(-1)), float32(math.NaN()), 0x1p-149, -0x1p-149, math.MaxFloat32, 0x1p24, -0x1p24, 0x1p24 + 2, 1.5, -1.5, 0x1p31}
+	var st errStat
+	check := func(x, y float32) {
+		got := gomath.PowF32(x, y)
+		want := math.Pow(float64(x), float64(y))
+		e := ulp32(got, want)
+		if e > st.max {
+			st.add(e, float64(x), float64(y))
+		}
+		if want == 0 || math.IsInf(want, 0) {
+			if math.Float32bits(got) != math.Float32bits(float32(want)) {
+				t.Errorf("pow(%g, %g) = %g, want %g", x, y, got, want)
+			}
+		}
+	}
+	for _, x := range sp {
+		for _, y := range sp {
+			check(x, y)
+		}
+	}
+	for range n {
+		var x, y float32
+		switch r.IntN(4) {
+		case 0: // any magnitude, moderate exponent
+			x = math.Float32frombits(r.Uint32())
+			y = float32(r.NormFloat64() * 4)
+		case 1: // near 1, large exponent
+			x = 1 + float32(r.NormFloat64()*1e-3)
+			y = float32(r.NormFloat64() * 1e5)
+		case 2: // negative base, integer exponent
+			x = -float32(r.Float64() * 10)
+			y = float32(r.IntN(81) - 40)
+		default: // results near overflow and underflow
+			x = float32(r.Float64()*100 + 1e-3)
+			y = float32((r.Float64()*2 - 1) * 150 / math.Log2(float64(x)))
+		}
+		check(x, y)
+	}
+	t.Logf("Pow    f32 max %.3f ulp at (x, y)=%v", st.max, st.worst)
+	if st.max > 1 {
+		t.Errorf("pow: max error %.3f ulp at %v", st.max, st.worst)
+	}
+}
+
 func TestAccuracy32(t *testing.T) {
 	n := 200000
 	if *long {

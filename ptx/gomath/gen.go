@@ -1736,7 +1736,244 @@ func TanhF32(x float32) float32 {
 	return v3
 }
 
+// PowF32 is the Go mirror of the device function pow for float32.
+func PowF32(x, y float32) float32 {
+	v3 := abs32(x)
+	v4 := abs32(y)
+	v5 := rint32(y)
+	v6 := v5 == y
+	v8 := v4 < float32(0x1p+24)
+	v9 := v6 && v8
+	v10 := cvtRniS32(float64(y))
+	v12 := v10 & uint32(0x1)
+	v14 := v12 != uint32(0x0)
+	v15 := v9 && v14
+	v16 := math.Float32bits(x)
+	v18 := v16 & uint32(0x80000000)
+	v19 := v18 != uint32(0x0)
+	v20 := v19 && v15
+	v21 := uint32(0x0)
+	if v20 {
+		v21 = uint32(0x80000000)
+	}
+	v22 := v3
+	v23 := uint32(0x0)
+	v24 := math.Float32bits(v3)
+	v26 := v24 < uint32(0x800000)
+	if v26 {
+		v27 := float32(v3 * float32(0x1p+24))
+		v22 = v27
+		v23 = uint32(0xffffffe8)
+	}
+	v29 := math.Float32bits(v22)
+	v31 := uint32(v29 - uint32(0x3f3504f3))
+	v33 := uint32(int32(v31) >> uint32(0x17))
+	v34 := uint32(v33 + v23)
+	v35 := uint32(int32(v31) >> uint32(0x17))
+	v36 := v35 << uint32(0x17)
+	v37 := uint32(v29 - v36)
+	v38 := math.Float32frombits(v37)
+	v39 := float64(v38)
+	v41 := v31 >> uint32(0x10)
+	v43 := v41 & uint32(0x7f)
+	v44 := tbl_pow_log2_r[v43]
+	v46 := math.FMA(v39, v44, float64(-0x1p+00))
+	v49 := math.FMA(float64(0x1.a61762a7aded9p-03), v46, float64(-0x1.ec709dc3a03fdp-03))
+	v51 := math.FMA(v49, v46, float64(0x1.2776c50ef9bfep-02))
+	v53 := math.FMA(v51, v46, float64(-0x1.71547652b82fep-02))
+	v55 := math.FMA(v53, v46, float64(0x1.ec709dc3a03fdp-02))
+	v57 := math.FMA(v55, v46, float64(-0x1.71547652b82fep-01))
+	v59 := math.FMA(v57, v46, float64(0x1.71547652b82fep+00))
+	v60 := float64(int32(v34))
+	v61 := tbl_pow_log2_t[v43]
+	v62 := float64(v60 + v61)
+	v63 := math.FMA(v46, v59, v62)
+	v64 := float64(y)
+	v65 := float64(v64 * v63)
+	v67 := v65 > float64(0x1.9p+07)
+	v68 := v65
+	if v67 {
+		v68 = float64(0x1.9p+07)
+	}
+	v70 := v68 < float64(-0x1.9p+07)
+	v71 := v68
+	if v70 {
+		v71 = float64(-0x1.9p+07)
+	}
+	v73 := float64(v71 + float64(0x1.8p+52))
+	v74 := float64(v73 - float64(0x1.8p+52))
+	v75 := float64(v71 - v74)
+	v78 := math.FMA(float64(0x1.b3de2f82ac95fp-24), v75, float64(0x1.63e6965449604p-20))
+	v80 := math.FMA(v78, v75, float64(0x1.ffce2fc2ad5f8p-17))
+	v82 := math.FMA(v80, v75, float64(0x1.430897f3406b7p-13))
+	v84 := math.FMA(v82, v75, float64(0x1.5d87fd9387d94p-10))
+	v86 := math.FMA(v84, v75, float64(0x1.3b2ab724121bap-07))
+	v88 := math.FMA(v86, v75, float64(0x1.c6b08d70c8814p-05))
+	v90 := math.FMA(v88, v75, float64(0x1.ebfbdff81be06p-03))
+	v92 := math.FMA(v90, v75, float64(0x1.62e42fefa37d1p-01))
+	v94 := math.FMA(v92, v75, float64(0x1p+00))
+	v96 := math.Float64bits(v73)
+	v97 := math.Float64bits(float64(0x1.8p+52))
+	v98 := uint64(v96 - v97)
+	v100 := uint64(v98 + uint64(0x3ff))
+	v101 := uint64(v100 + uint64(0x0))
+	v103 := v101 << uint32(0x34)
+	v104 := math.Float64frombits(v103)
+	v105 := float64(v94 * v104)
+	v106 := float32(v105)
+	v107 := math.Float32bits(v106)
+	v108 := v107 ^ v21
+	v109 := math.Float32frombits(v108)
+	v110 := v109
+	v111 := !v6
+	v112 := v19 && v111
+	if v112 {
+		v110 = math.Float32frombits(0x7fffffff)
+	}
+	v114 := math.Float32bits(v3)
+	v115 := uint32(v114 - uint32(0x1))
+	v117 := v115 >= uint32(0x7f7fffff)
+	v119 := !(v4 < math.Float32frombits(0x7f800000))
+	v121 := y == float32(0x0p+00)
+	v122 := v119 || v121
+	v123 := v117 || v122
+	if v123 {
+		v125 := v3 == float32(0x0p+00)
+		v126 := uint32(0x0)
+		if v125 {
+			v126 = uint32(0x1)
+		}
+		v127 := y < float32(0x0p+00)
+		v128 := uint32(0x0)
+		if v127 {
+			v128 = uint32(0x1)
+		}
+		v129 := v126 == v128
+		v130 := float32(0x0p+00)
+		if v129 {
+			v130 = math.Float32frombits(0x7f800000)
+		}
+		v131 := math.Float32bits(v130)
+		v132 := v131 ^ v21
+		v133 := math.Float32frombits(v132)
+		v134 := v3 < float32(0x1p+00)
+		v135 := uint32(0x0)
+		if v134 {
+			v135 = uint32(0x1)
+		}
+		v136 := y > float32(0x0p+00)
+		v137 := uint32(0x0)
+		if v136 {
+			v137 = uint32(0x1)
+		}
+		v138 := v135 == v137
+		v139 := v3 == float32(0x1p+00)
+		v140 := math.Float32frombits(0x7f800000)
+		if v138 {
+			v140 = float32(0x0p+00)
+		}
+		v141 := v140
+		if v139 {
+			v141 = float32(0x1p+00)
+		}
+		v142 := v4 == math.Float32frombits(0x7f800000)
+		v143 := v133
+		if v142 {
+			v143 = v141
+		}
+		v144 := x != x
+		v145 := y != y
+		v146 := v144 || v145
+		v147 := v143
+		if v146 {
+			v147 = math.Float32frombits(0x7fffffff)
+		}
+		v148 := x == float32(0x1p+00)
+		v149 := v147
+		if v148 {
+			v149 = float32(0x1p+00)
+		}
+		v150 := y == float32(0x0p+00)
+		v151 := v149
+		if v150 {
+			v151 = float32(0x1p+00)
+		}
+		v110 = v151
+	}
+	return v110
+}
+
 var tbl_two_over_pi_u32 = [8]uint32{
 	uint32(0x0), uint32(0xa2f9836e), uint32(0x4e441529), uint32(0xfc2757d1),
 	uint32(0xf534ddc0), uint32(0xdb629599), uint32(0x3c439041), uint32(0xfe5163ab),
+}
+
+var tbl_pow_log2_r = [128]float64{
+	float64(0x1.690aap+00), float64(0x1.67103p+00), float64(0x1.651b5p+00), float64(0x1.632bep+00),
+	float64(0x1.6141dp+00), float64(0x1.5f5cfp+00), float64(0x1.5d7d4p+00), float64(0x1.5ba2bp+00),
+	float64(0x1.59cd1p+00), float64(0x1.57fc7p+00), float64(0x1.5630ap+00), float64(0x1.5469ap+00),
+	float64(0x1.52a75p+00), float64(0x1.50e9ap+00), float64(0x1.4f308p+00), float64(0x1.4d7bdp+00),
+	float64(0x1.4bcbap+00), float64(0x1.4a1fcp+00), float64(0x1.48783p+00), float64(0x1.46d4dp+00),
+	float64(0x1.4535ap+00), float64(0x1.439a9p+00), float64(0x1.42038p+00), float64(0x1.40707p+00),
+	float64(0x1.3ee14p+00), float64(0x1.3d56p+00), float64(0x1.3bce8p+00), float64(0x1.3a4adp+00),
+	float64(0x1.38cadp+00), float64(0x1.374e7p+00), float64(0x1.35d5ap+00), float64(0x1.34607p+00),
+	float64(0x1.32eebp+00), float64(0x1.31807p+00), float64(0x1.30158p+00), float64(0x1.2eaep+00),
+	float64(0x1.2d49cp+00), float64(0x1.2be8dp+00), float64(0x1.2a8b1p+00), float64(0x1.29308p+00),
+	float64(0x1.27d9p+00), float64(0x1.2684bp+00), float64(0x1.25336p+00), float64(0x1.23e51p+00),
+	float64(0x1.2299bp+00), float64(0x1.21514p+00), float64(0x1.200bcp+00), float64(0x1.1ec91p+00),
+	float64(0x1.1d893p+00), float64(0x1.1c4c1p+00), float64(0x1.1b11cp+00), float64(0x1.19da1p+00),
+	float64(0x1.18a51p+00), float64(0x1.1772cp+00), float64(0x1.1643p+00), float64(0x1.1515dp+00),
+	float64(0x1.13eb3p+00), float64(0x1.12c3p+00), float64(0x1.119d6p+00), float64(0x1.107a2p+00),
+	float64(0x1.0f595p+00), float64(0x1.0e3aep+00), float64(0x1.0d1edp+00), float64(0x1.0c051p+00),
+	float64(0x1.0aed9p+00), float64(0x1.09d86p+00), float64(0x1.08c57p+00), float64(0x1.07b4bp+00),
+	float64(0x1.06a62p+00), float64(0x1.0599cp+00), float64(0x1.048f8p+00), float64(0x1.03875p+00),
+	float64(0x1.02814p+00), float64(0x1.017d4p+00), float64(0x1p+00), float64(0x1.fdee6p-01),
+	float64(0x1.f9fe8p-01), float64(0x1.f61ep-01), float64(0x1.f24cap-01), float64(0x1.ee8ap-01),
+	float64(0x1.ead5ep-01), float64(0x1.e72fcp-01), float64(0x1.e3976p-01), float64(0x1.e00cap-01),
+	float64(0x1.dc8fp-01), float64(0x1.d91e4p-01), float64(0x1.d5ba2p-01), float64(0x1.d2626p-01),
+	float64(0x1.cf16cp-01), float64(0x1.cbd6ep-01), float64(0x1.c8a2ap-01), float64(0x1.c579cp-01),
+	float64(0x1.c25cp-01), float64(0x1.bf492p-01), float64(0x1.bc40ep-01), float64(0x1.b9432p-01),
+	float64(0x1.b64fap-01), float64(0x1.b3664p-01), float64(0x1.b086ap-01), float64(0x1.adb0ap-01),
+	float64(0x1.aae4p-01), float64(0x1.a820cp-01), float64(0x1.a566ap-01), float64(0x1.a2b56p-01),
+	float64(0x1.a00cep-01), float64(0x1.9d6dp-01), float64(0x1.9ad58p-01), float64(0x1.98466p-01),
+	float64(0x1.95bf4p-01), float64(0x1.93402p-01), float64(0x1.90c8cp-01), float64(0x1.8e592p-01),
+	float64(0x1.8bf12p-01), float64(0x1.89906p-01), float64(0x1.8736ep-01), float64(0x1.84e4ap-01),
+	float64(0x1.82996p-01), float64(0x1.8055p-01), float64(0x1.7e174p-01), float64(0x1.7be06p-01),
+	float64(0x1.79afep-01), float64(0x1.7785ep-01), float64(0x1.75622p-01), float64(0x1.7344ap-01),
+	float64(0x1.712d4p-01), float64(0x1.6f1bep-01), float64(0x1.6d106p-01), float64(0x1.6b0aap-01),
+}
+
+var tbl_pow_log2_t = [128]float64{
+	float64(-0x1.fbece5f9941a2p-02), float64(-0x1.f3cef1f158416p-02), float64(-0x1.ebbc861d3b39ap-02), float64(-0x1.e3b55e1965cfp-02),
+	float64(-0x1.dbb9760beb802p-02), float64(-0x1.d3c8429e42a1ap-02), float64(-0x1.cbe1ff89d130ap-02), float64(-0x1.c406a5046ad66p-02),
+	float64(-0x1.bc35a19542032p-02), float64(-0x1.b46f72c1ca92cp-02), float64(-0x1.acb383a641cf4p-02), float64(-0x1.a5020bcb284c6p-02),
+	float64(-0x1.9d5ab78f4b6p-02), float64(-0x1.95bd770387a2ap-02), float64(-0x1.8e2a3931703d8p-02), float64(-0x1.86a0a538075dap-02),
+	float64(-0x1.7f213571c558cp-02), float64(-0x1.77ab47a70c382p-02), float64(-0x1.703f0d904f7eap-02), float64(-0x1.68dc28a0df99ep-02),
+	float64(-0x1.6182c924ccff6p-02), float64(-0x1.5a32d6b909aa8p-02), float64(-0x1.52ebee7bf03cp-02), float64(-0x1.4bae3e8928fc2p-02),
+	float64(-0x1.44796112d4b72p-02), float64(-0x1.3d4dcd32c0bb6p-02), float64(-0x1.362ad06450788p-02), float64(-0x1.2f10e0f51c2cep-02),
+	float64(-0x1.27ff943feec8p-02), float64(-0x1.20f6c8f95c8a2p-02), float64(-0x1.19f65cb1d0be6p-02), float64(-0x1.12fec520fbc96p-02),
+	float64(-0x1.0c0f45af1970ep-02), float64(-0x1.05285335b9d8cp-02), float64(-0x1.fc925ab325fp-03), float64(-0x1.eee52c50dac1cp-03),
+	float64(-0x1.e147952651644p-03), float64(-0x1.d3ba7d781e3ep-03), float64(-0x1.c63cf5e5c2898p-03), float64(-0x1.b8cf47f045adcp-03),
+	float64(-0x1.ab707e030eb94p-03), float64(-0x1.9e221f5014548p-03), float64(-0x1.90e2931d30dcp-03), float64(-0x1.83b21e602894cp-03),
+	float64(-0x1.769063d8640ccp-03), float64(-0x1.697da73dde598p-03), float64(-0x1.5c7a2cbb943acp-03), float64(-0x1.4f84ef3e714ecp-03),
+	float64(-0x1.429e2f7d6d58p-03), float64(-0x1.35c58853b9804p-03), float64(-0x1.28fbe02812a28p-03), float64(-0x1.1c3f81c4824a8p-03),
+	float64(-0x1.0f91517df6374p-03), float64(-0x1.02f18dc64a44p-03), float64(-0x1.ecbe43560e7fp-04), float64(-0x1.d3b49020ca238p-04),
+	float64(-0x1.bac678768b878p-04), float64(-0x1.a1f1c3668db5p-04), float64(-0x1.89399366ea7ep-04), float64(-0x1.709a50354145p-04),
+	float64(-0x1.5815c2b53ab48p-04), float64(-0x1.3faafe7e4be68p-04), float64(-0x1.275a716466678p-04), float64(-0x1.0f232923246c8p-04),
+	float64(-0x1.ee085cb3eed2p-05), float64(-0x1.bdfe97aeb053p-05), float64(-0x1.8e2711445b1fp-05), float64(-0x1.5e7fcd3a3f71p-05),
+	float64(-0x1.2f0994fdf042p-05), float64(-0x1.ff8a6669d2b4p-06), float64(-0x1.a1613bf8a248p-06), float64(-0x1.439382298258p-06),
+	float64(-0x1.cc50d37a4f9cp-07), float64(-0x1.1237868bbebp-07), math.Float64frombits(0x8000000000000000), float64(0x1.7ed1504c4c13ap-08),
+	float64(0x1.16e830478bbap-06), float64(0x1.ccb692def7ff6p-06), float64(0x1.40901b486615ap-05), float64(0x1.9a1605edd315ap-05),
+	float64(0x1.f2edb4d3207cep-05), float64(0x1.258f0189fe878p-04), float64(0x1.5153feb33bfb1p-04), float64(0x1.7cc4de5338c6p-04),
+	float64(0x1.a7e557e2b406ep-04), float64(0x1.d2b62af6cc3c4p-04), float64(0x1.fd3827ba68d5bp-04), float64(0x1.13b6178edc6b1p-03),
+	float64(0x1.28a99982062d2p-03), float64(0x1.3d77e8d4aa44ep-03), float64(0x1.5220c4f324d44p-03), float64(0x1.66a4c0bd684d4p-03),
+	float64(0x1.7b0477e0e91a5p-03), float64(0x1.8f408eebd0b64p-03), float64(0x1.a359b35f8c848p-03), float64(0x1.b74fc57e134d9p-03),
+	float64(0x1.cb23809088c7p-03), float64(0x1.ded4cfe0081e2p-03), float64(0x1.f26557590d8d9p-03), float64(0x1.02ea88f04de2cp-02),
+	float64(0x1.0c926db3fa581p-02), float64(0x1.1629edb602faap-02), float64(0x1.1fb17c070ddf6p-02), float64(0x1.292990782e2a9p-02),
+	float64(0x1.3292360137f19p-02), float64(0x1.3beb7984d670bp-02), float64(0x1.4535dce86d9b2p-02), float64(0x1.4e70ff568a73ep-02),
+	float64(0x1.579ddc9cf033bp-02), float64(0x1.60bc189e72bb3p-02), float64(0x1.69cc424bf6395p-02), float64(0x1.72ce002c90db5p-02),
+	float64(0x1.7bc16f5cf5bfdp-02), float64(0x1.84a79f4e0ab2bp-02), float64(0x1.8d803ccdb367dp-02), float64(0x1.964af3e85d55dp-02),
+	float64(0x1.9f08647e30337p-02), float64(0x1.a7b8b87b453c9p-02), float64(0x1.b05c97b3e07e3p-02), float64(0x1.b8f2bd48951e5p-02),
+	float64(0x1.c17cccea6fdd7p-02), float64(0x1.c9f9ffbb35a81p-02), float64(0x1.d26b072ac0bf2p-02), float64(0x1.dacf9b240a4e9p-02),
+	float64(0x1.e327f302effd8p-02), float64(0x1.eb74486cc8e04p-02), float64(0x1.f3b4d753cf93p-02), float64(0x1.fbe9ddfa77eefp-02),
 }
