@@ -24,6 +24,9 @@ func ulp32(got float32, ref float64) float64 {
 		return math.Inf(1)
 	}
 	g := float64(got)
+	if g == 0 && ref == 0 && math.Signbit(g) != math.Signbit(ref) {
+		return math.Inf(1) // wrong sign of zero
+	}
 	r32 := float32(ref)
 	if math.IsInf(g, 0) || math.IsInf(float64(r32), 0) {
 		if g == float64(r32) {

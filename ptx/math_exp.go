@@ -206,7 +206,8 @@ func (b *mb) expm1Generic(x val, small, big, minusOne float64, poly []float64, e
 	ax := b.abs(x)
 	b.ifElse(b.cmp(cLe, ax, b.fc(t, small)), func() {
 		q := b.horner(x, poly)
-		b.set(res, b.fma(b.mul(x, x), q, x))
+		// x + x²q; x itself for ±0 (the sum would give +0 for -0)
+		b.set(res, b.sel(b.cmp(cEq, x, b.fc(t, 0)), x, b.fma(b.mul(x, x), q, x)))
 	}, func() {
 		b.ifElse(b.cmp(cLt, ax, b.fc(t, big)), func() {
 			_, s, r := b.expReduce(x, true)

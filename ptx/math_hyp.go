@@ -41,7 +41,7 @@ func tanhF32(b *mb, t vtype, xs []val) val {
 	res := b.variable(x)
 	b.ifElse(b.cmp(cLe, ax, b.f32(0.55)), func() {
 		x2 := b.mul(x, x)
-		b.set(res, b.fma(b.mul(x, x2), b.horner(x2, tanhPolyF32), x))
+		b.set(res, b.sel(b.cmp(cEq, x, b.f32(0)), x, b.fma(b.mul(x, x2), b.horner(x2, tanhPolyF32), x)))
 	}, func() {
 		e := b.expm1Generic(b.add(ax, ax), 0.3465, 87, -17.5, expm1PolyF32, expF32)
 		v := b.div(e, b.add(e, b.f32(2)))

@@ -173,7 +173,8 @@ func log1pF32(b *mb, t vtype, xs []val) val {
 	inner := b.and(b.cmp(cGe, x, b.fc(t, math.Sqrt2/2-1)), b.cmp(cLe, x, b.fc(t, math.Sqrt2-1)))
 	b.ifElse(inner, func() {
 		q := b.horner(x, logPolyF32)
-		b.set(res, b.fma(b.mul(x, x), q, x))
+		// x + x²q; x itself for ±0 (the sum would give +0 for -0)
+		b.set(res, b.sel(b.cmp(cEq, x, b.fc(t, 0)), x, b.fma(b.mul(x, x), q, x)))
 	}, func() {
 		u := b.add(x, b.fc(t, 1))
 		ef, f, s, special := b.logParts(u)

@@ -292,118 +292,123 @@ func Expm1F32(x float32) float32 {
 		v13 := FMA32(v11, x, float32(0x1.5554b2p-05))
 		v15 := FMA32(v13, x, float32(0x1.555554p-03))
 		v17 := FMA32(v15, x, float32(0x1p-01))
-		v18 := float32(x * x)
-		v19 := FMA32(v18, v17, x)
-		v3 = v19
+		v18 := x == float32(0x0p+00)
+		v19 := float32(x * x)
+		v20 := FMA32(v19, v17, x)
+		v21 := v20
+		if v18 {
+			v21 = x
+		}
+		v3 = v21
 	} else {
-		v21 := v4 < float32(0x1.5cp+06)
-		if v21 {
-			v24 := FMA32(x, float32(0x1.715476p+00), float32(0x1.8p+23))
-			v25 := float32(v24 - float32(0x1.8p+23))
-			v27 := FMA32(v25, float32(-0x1.62e43p-01), x)
-			v29 := FMA32(v25, float32(0x1.05c61p-29), v27)
-			v30 := FMA32(float32(0x1.a032bep-13), v29, float32(0x1.6d71e6p-10))
-			v31 := FMA32(v30, v29, float32(0x1.11118ap-07))
-			v32 := FMA32(v31, v29, float32(0x1.5554b2p-05))
-			v33 := FMA32(v32, v29, float32(0x1.555554p-03))
-			v34 := FMA32(v33, v29, float32(0x1p-01))
-			v35 := float32(v29 * v29)
-			v36 := FMA32(v35, v34, v29)
-			v38 := math.Float32bits(v24)
-			v39 := math.Float32bits(float32(0x1.8p+23))
-			v40 := uint32(v38 - v39)
-			v42 := uint32(v40 + uint32(0x7f))
-			v43 := uint32(v42 + uint32(0x0))
-			v45 := v43 << uint32(0x17)
-			v46 := math.Float32frombits(v45)
-			v48 := float32(v46 - float32(0x1p+00))
-			v49 := FMA32(v46, v36, v48)
-			v50 := math.Float32bits(v24)
-			v51 := math.Float32bits(float32(0x1.8p+23))
-			v52 := uint32(v50 - v51)
-			v53 := uint32(uint32(0x7f) - v52)
-			v54 := v53 << uint32(0x17)
-			v55 := math.Float32frombits(v54)
-			v56 := float32(v36 - v55)
-			v57 := FMA32(v46, v56, v46)
-			v59 := x > float32(0x1.fbd70ap+03)
-			v60 := v49
-			if v59 {
-				v60 = v57
+		v23 := v4 < float32(0x1.5cp+06)
+		if v23 {
+			v26 := FMA32(x, float32(0x1.715476p+00), float32(0x1.8p+23))
+			v27 := float32(v26 - float32(0x1.8p+23))
+			v29 := FMA32(v27, float32(-0x1.62e43p-01), x)
+			v31 := FMA32(v27, float32(0x1.05c61p-29), v29)
+			v32 := FMA32(float32(0x1.a032bep-13), v31, float32(0x1.6d71e6p-10))
+			v33 := FMA32(v32, v31, float32(0x1.11118ap-07))
+			v34 := FMA32(v33, v31, float32(0x1.5554b2p-05))
+			v35 := FMA32(v34, v31, float32(0x1.555554p-03))
+			v36 := FMA32(v35, v31, float32(0x1p-01))
+			v37 := float32(v31 * v31)
+			v38 := FMA32(v37, v36, v31)
+			v40 := math.Float32bits(v26)
+			v41 := math.Float32bits(float32(0x1.8p+23))
+			v42 := uint32(v40 - v41)
+			v44 := uint32(v42 + uint32(0x7f))
+			v45 := uint32(v44 + uint32(0x0))
+			v47 := v45 << uint32(0x17)
+			v48 := math.Float32frombits(v47)
+			v50 := float32(v48 - float32(0x1p+00))
+			v51 := FMA32(v48, v38, v50)
+			v52 := math.Float32bits(v26)
+			v53 := math.Float32bits(float32(0x1.8p+23))
+			v54 := uint32(v52 - v53)
+			v55 := uint32(uint32(0x7f) - v54)
+			v56 := v55 << uint32(0x17)
+			v57 := math.Float32frombits(v56)
+			v58 := float32(v38 - v57)
+			v59 := FMA32(v48, v58, v48)
+			v61 := x > float32(0x1.fbd70ap+03)
+			v62 := v51
+			if v61 {
+				v62 = v59
 			}
-			v62 := x < float32(-0x1.18p+04)
-			v64 := v60
-			if v62 {
-				v64 = float32(-0x1p+00)
+			v64 := x < float32(-0x1.18p+04)
+			v66 := v62
+			if v64 {
+				v66 = float32(-0x1p+00)
 			}
-			v3 = v64
+			v3 = v66
 		} else {
-			v65 := FMA32(x, float32(0x1.715476p+00), float32(0x1.8p+23))
-			v66 := float32(v65 - float32(0x1.8p+23))
-			v67 := FMA32(v66, float32(-0x1.62e43p-01), x)
-			v68 := FMA32(v66, float32(0x1.05c61p-29), v67)
-			v69 := FMA32(float32(0x1.a032bep-13), v68, float32(0x1.6d71e6p-10))
-			v70 := FMA32(v69, v68, float32(0x1.11118ap-07))
-			v71 := FMA32(v70, v68, float32(0x1.5554b2p-05))
-			v72 := FMA32(v71, v68, float32(0x1.555554p-03))
-			v73 := FMA32(v72, v68, float32(0x1p-01))
-			v74 := FMA32(v73, v68, float32(0x1p+00))
-			v75 := FMA32(v74, v68, float32(0x1p+00))
-			v76 := float32(0x0p+00)
-			v77 := abs32(x)
-			v78 := !(v77 < float32(0x1.5cp+06))
-			if v78 {
-				v79 := x > float32(0x0p+00)
-				v82 := uint32(0xffffffc0)
-				if v79 {
-					v82 = uint32(0x1)
+			v67 := FMA32(x, float32(0x1.715476p+00), float32(0x1.8p+23))
+			v68 := float32(v67 - float32(0x1.8p+23))
+			v69 := FMA32(v68, float32(-0x1.62e43p-01), x)
+			v70 := FMA32(v68, float32(0x1.05c61p-29), v69)
+			v71 := FMA32(float32(0x1.a032bep-13), v70, float32(0x1.6d71e6p-10))
+			v72 := FMA32(v71, v70, float32(0x1.11118ap-07))
+			v73 := FMA32(v72, v70, float32(0x1.5554b2p-05))
+			v74 := FMA32(v73, v70, float32(0x1.555554p-03))
+			v75 := FMA32(v74, v70, float32(0x1p-01))
+			v76 := FMA32(v75, v70, float32(0x1p+00))
+			v77 := FMA32(v76, v70, float32(0x1p+00))
+			v78 := float32(0x0p+00)
+			v79 := abs32(x)
+			v80 := !(v79 < float32(0x1.5cp+06))
+			if v80 {
+				v81 := x > float32(0x0p+00)
+				v84 := uint32(0xffffffc0)
+				if v81 {
+					v84 = uint32(0x1)
 				}
-				v83 := uint32(uint32(0x0) - v82)
-				v84 := math.Float32bits(v65)
-				v85 := math.Float32bits(float32(0x1.8p+23))
-				v86 := uint32(v84 - v85)
-				v87 := uint32(v86 + uint32(0x7f))
-				v88 := uint32(v87 + v83)
-				v89 := v88 << uint32(0x17)
-				v90 := math.Float32frombits(v89)
-				v91 := uint32(v82 + uint32(0x7f))
-				v92 := v91 << uint32(0x17)
-				v93 := math.Float32frombits(v92)
-				v94 := float32(v75 * v90)
-				v95 := float32(v94 * v93)
-				v97 := x > float32(0x1.64p+06)
-				v99 := v95
-				if v97 {
-					v99 = math.Float32frombits(0x7f800000)
+				v85 := uint32(uint32(0x0) - v84)
+				v86 := math.Float32bits(v67)
+				v87 := math.Float32bits(float32(0x1.8p+23))
+				v88 := uint32(v86 - v87)
+				v89 := uint32(v88 + uint32(0x7f))
+				v90 := uint32(v89 + v85)
+				v91 := v90 << uint32(0x17)
+				v92 := math.Float32frombits(v91)
+				v93 := uint32(v84 + uint32(0x7f))
+				v94 := v93 << uint32(0x17)
+				v95 := math.Float32frombits(v94)
+				v96 := float32(v77 * v92)
+				v97 := float32(v96 * v95)
+				v99 := x > float32(0x1.64p+06)
+				v101 := v97
+				if v99 {
+					v101 = math.Float32frombits(0x7f800000)
 				}
-				v101 := x < float32(-0x1.ap+06)
-				v102 := v99
-				if v101 {
-					v102 = float32(0x0p+00)
-				}
-				v103 := x != x
-				v105 := v102
+				v103 := x < float32(-0x1.ap+06)
+				v104 := v101
 				if v103 {
-					v105 = math.Float32frombits(0x7fffffff)
+					v104 = float32(0x0p+00)
 				}
-				v76 = v105
+				v105 := x != x
+				v107 := v104
+				if v105 {
+					v107 = math.Float32frombits(0x7fffffff)
+				}
+				v78 = v107
 			} else {
-				v106 := math.Float32bits(v65)
-				v107 := math.Float32bits(float32(0x1.8p+23))
-				v108 := uint32(v106 - v107)
-				v109 := uint32(v108 + uint32(0x7f))
-				v110 := uint32(v109 + uint32(0x0))
-				v111 := v110 << uint32(0x17)
-				v112 := math.Float32frombits(v111)
-				v113 := float32(v75 * v112)
-				v76 = v113
+				v108 := math.Float32bits(v67)
+				v109 := math.Float32bits(float32(0x1.8p+23))
+				v110 := uint32(v108 - v109)
+				v111 := uint32(v110 + uint32(0x7f))
+				v112 := uint32(v111 + uint32(0x0))
+				v113 := v112 << uint32(0x17)
+				v114 := math.Float32frombits(v113)
+				v115 := float32(v77 * v114)
+				v78 = v115
 			}
-			v114 := x < float32(0x0p+00)
-			v115 := v76
-			if v114 {
-				v115 = float32(-0x1p+00)
+			v116 := x < float32(0x0p+00)
+			v117 := v78
+			if v116 {
+				v117 = float32(-0x1p+00)
 			}
-			v3 = v115
+			v3 = v117
 		}
 	}
 	return v3
@@ -425,128 +430,133 @@ func Expm1F64(x float64) float64 {
 		v23 := math.FMA(v21, x, float64(0x1.555555555553fp-05))
 		v25 := math.FMA(v23, x, float64(0x1.5555555555559p-03))
 		v27 := math.FMA(v25, x, float64(0x1p-01))
-		v28 := float64(x * x)
-		v29 := math.FMA(v28, v27, x)
-		v3 = v29
+		v28 := x == float64(0x0p+00)
+		v29 := float64(x * x)
+		v30 := math.FMA(v29, v27, x)
+		v31 := v30
+		if v28 {
+			v31 = x
+		}
+		v3 = v31
 	} else {
-		v31 := v4 < float64(0x1.62p+09)
-		if v31 {
-			v34 := math.FMA(x, float64(0x1.71547652b82fep+00), float64(0x1.8p+52))
-			v35 := float64(v34 - float64(0x1.8p+52))
-			v37 := math.FMA(v35, float64(-0x1.62e42fefa38p-01), x)
-			v39 := math.FMA(v35, float64(-0x1.ef35793c7673p-45), v37)
-			v40 := math.FMA(float64(0x1.1ee889a5a0432p-29), v39, float64(0x1.af5e684e653abp-26))
-			v41 := math.FMA(v40, v39, float64(0x1.27e536252afe5p-22))
-			v42 := math.FMA(v41, v39, float64(0x1.71ddf88569795p-19))
-			v43 := math.FMA(v42, v39, float64(0x1.a01a017bcc79ap-16))
-			v44 := math.FMA(v43, v39, float64(0x1.a01a01afd17cfp-13))
-			v45 := math.FMA(v44, v39, float64(0x1.6c16c16c1f05cp-10))
-			v46 := math.FMA(v45, v39, float64(0x1.111111110f6dfp-07))
-			v47 := math.FMA(v46, v39, float64(0x1.555555555553fp-05))
-			v48 := math.FMA(v47, v39, float64(0x1.5555555555559p-03))
-			v49 := math.FMA(v48, v39, float64(0x1p-01))
-			v50 := float64(v39 * v39)
-			v51 := math.FMA(v50, v49, v39)
-			v53 := math.Float64bits(v34)
-			v54 := math.Float64bits(float64(0x1.8p+52))
-			v55 := uint64(v53 - v54)
-			v57 := uint64(v55 + uint64(0x3ff))
-			v58 := uint64(v57 + uint64(0x0))
-			v60 := v58 << uint32(0x34)
-			v61 := math.Float64frombits(v60)
-			v63 := float64(v61 - float64(0x1p+00))
-			v64 := math.FMA(v61, v51, v63)
-			v65 := math.Float64bits(v34)
-			v66 := math.Float64bits(float64(0x1.8p+52))
-			v67 := uint64(v65 - v66)
-			v68 := uint64(uint64(0x3ff) - v67)
-			v69 := v68 << uint32(0x34)
-			v70 := math.Float64frombits(v69)
-			v71 := float64(v51 - v70)
-			v72 := math.FMA(v61, v71, v61)
-			v74 := x > float64(0x1.1f0a3d70a3d7p+05)
-			v75 := v64
-			if v74 {
-				v75 = v72
+		v33 := v4 < float64(0x1.62p+09)
+		if v33 {
+			v36 := math.FMA(x, float64(0x1.71547652b82fep+00), float64(0x1.8p+52))
+			v37 := float64(v36 - float64(0x1.8p+52))
+			v39 := math.FMA(v37, float64(-0x1.62e42fefa38p-01), x)
+			v41 := math.FMA(v37, float64(-0x1.ef35793c7673p-45), v39)
+			v42 := math.FMA(float64(0x1.1ee889a5a0432p-29), v41, float64(0x1.af5e684e653abp-26))
+			v43 := math.FMA(v42, v41, float64(0x1.27e536252afe5p-22))
+			v44 := math.FMA(v43, v41, float64(0x1.71ddf88569795p-19))
+			v45 := math.FMA(v44, v41, float64(0x1.a01a017bcc79ap-16))
+			v46 := math.FMA(v45, v41, float64(0x1.a01a01afd17cfp-13))
+			v47 := math.FMA(v46, v41, float64(0x1.6c16c16c1f05cp-10))
+			v48 := math.FMA(v47, v41, float64(0x1.111111110f6dfp-07))
+			v49 := math.FMA(v48, v41, float64(0x1.555555555553fp-05))
+			v50 := math.FMA(v49, v41, float64(0x1.5555555555559p-03))
+			v51 := math.FMA(v50, v41, float64(0x1p-01))
+			v52 := float64(v41 * v41)
+			v53 := math.FMA(v52, v51, v41)
+			v55 := math.Float64bits(v36)
+			v56 := math.Float64bits(float64(0x1.8p+52))
+			v57 := uint64(v55 - v56)
+			v59 := uint64(v57 + uint64(0x3ff))
+			v60 := uint64(v59 + uint64(0x0))
+			v62 := v60 << uint32(0x34)
+			v63 := math.Float64frombits(v62)
+			v65 := float64(v63 - float64(0x1p+00))
+			v66 := math.FMA(v63, v53, v65)
+			v67 := math.Float64bits(v36)
+			v68 := math.Float64bits(float64(0x1.8p+52))
+			v69 := uint64(v67 - v68)
+			v70 := uint64(uint64(0x3ff) - v69)
+			v71 := v70 << uint32(0x34)
+			v72 := math.Float64frombits(v71)
+			v73 := float64(v53 - v72)
+			v74 := math.FMA(v63, v73, v63)
+			v76 := x > float64(0x1.1f0a3d70a3d7p+05)
+			v77 := v66
+			if v76 {
+				v77 = v74
 			}
-			v77 := x < float64(-0x1.3p+05)
-			v79 := v75
-			if v77 {
-				v79 = float64(-0x1p+00)
+			v79 := x < float64(-0x1.3p+05)
+			v81 := v77
+			if v79 {
+				v81 = float64(-0x1p+00)
 			}
-			v3 = v79
+			v3 = v81
 		} else {
-			v80 := math.FMA(x, float64(0x1.71547652b82fep+00), float64(0x1.8p+52))
-			v81 := float64(v80 - float64(0x1.8p+52))
-			v82 := math.FMA(v81, float64(-0x1.62e42fefa38p-01), x)
-			v83 := math.FMA(v81, float64(-0x1.ef35793c7673p-45), v82)
-			v84 := math.FMA(float64(0x1.1ee889a5a0432p-29), v83, float64(0x1.af5e684e653abp-26))
-			v85 := math.FMA(v84, v83, float64(0x1.27e536252afe5p-22))
-			v86 := math.FMA(v85, v83, float64(0x1.71ddf88569795p-19))
-			v87 := math.FMA(v86, v83, float64(0x1.a01a017bcc79ap-16))
-			v88 := math.FMA(v87, v83, float64(0x1.a01a01afd17cfp-13))
-			v89 := math.FMA(v88, v83, float64(0x1.6c16c16c1f05cp-10))
-			v90 := math.FMA(v89, v83, float64(0x1.111111110f6dfp-07))
-			v91 := math.FMA(v90, v83, float64(0x1.555555555553fp-05))
-			v92 := math.FMA(v91, v83, float64(0x1.5555555555559p-03))
-			v93 := math.FMA(v92, v83, float64(0x1p-01))
-			v94 := math.FMA(v93, v83, float64(0x1p+00))
-			v95 := math.FMA(v94, v83, float64(0x1p+00))
-			v96 := float64(0x0p+00)
-			v97 := abs64(x)
-			v98 := !(v97 < float64(0x1.62p+09))
-			if v98 {
-				v99 := x > float64(0x0p+00)
-				v102 := uint64(0xffffffffffffffc0)
-				if v99 {
-					v102 = uint64(0x1)
+			v82 := math.FMA(x, float64(0x1.71547652b82fep+00), float64(0x1.8p+52))
+			v83 := float64(v82 - float64(0x1.8p+52))
+			v84 := math.FMA(v83, float64(-0x1.62e42fefa38p-01), x)
+			v85 := math.FMA(v83, float64(-0x1.ef35793c7673p-45), v84)
+			v86 := math.FMA(float64(0x1.1ee889a5a0432p-29), v85, float64(0x1.af5e684e653abp-26))
+			v87 := math.FMA(v86, v85, float64(0x1.27e536252afe5p-22))
+			v88 := math.FMA(v87, v85, float64(0x1.71ddf88569795p-19))
+			v89 := math.FMA(v88, v85, float64(0x1.a01a017bcc79ap-16))
+			v90 := math.FMA(v89, v85, float64(0x1.a01a01afd17cfp-13))
+			v91 := math.FMA(v90, v85, float64(0x1.6c16c16c1f05cp-10))
+			v92 := math.FMA(v91, v85, float64(0x1.111111110f6dfp-07))
+			v93 := math.FMA(v92, v85, float64(0x1.555555555553fp-05))
+			v94 := math.FMA(v93, v85, float64(0x1.5555555555559p-03))
+			v95 := math.FMA(v94, v85, float64(0x1p-01))
+			v96 := math.FMA(v95, v85, float64(0x1p+00))
+			v97 := math.FMA(v96, v85, float64(0x1p+00))
+			v98 := float64(0x0p+00)
+			v99 := abs64(x)
+			v100 := !(v99 < float64(0x1.62p+09))
+			if v100 {
+				v101 := x > float64(0x0p+00)
+				v104 := uint64(0xffffffffffffffc0)
+				if v101 {
+					v104 = uint64(0x1)
 				}
-				v103 := uint64(uint64(0x0) - v102)
-				v104 := math.Float64bits(v80)
-				v105 := math.Float64bits(float64(0x1.8p+52))
-				v106 := uint64(v104 - v105)
-				v107 := uint64(v106 + uint64(0x3ff))
-				v108 := uint64(v107 + v103)
-				v109 := v108 << uint32(0x34)
-				v110 := math.Float64frombits(v109)
-				v111 := uint64(v102 + uint64(0x3ff))
-				v112 := v111 << uint32(0x34)
-				v113 := math.Float64frombits(v112)
-				v114 := float64(v95 * v110)
-				v115 := float64(v114 * v113)
-				v117 := x > float64(0x1.63p+09)
-				v119 := v115
-				if v117 {
-					v119 = math.Float64frombits(0x7ff0000000000000)
+				v105 := uint64(uint64(0x0) - v104)
+				v106 := math.Float64bits(v82)
+				v107 := math.Float64bits(float64(0x1.8p+52))
+				v108 := uint64(v106 - v107)
+				v109 := uint64(v108 + uint64(0x3ff))
+				v110 := uint64(v109 + v105)
+				v111 := v110 << uint32(0x34)
+				v112 := math.Float64frombits(v111)
+				v113 := uint64(v104 + uint64(0x3ff))
+				v114 := v113 << uint32(0x34)
+				v115 := math.Float64frombits(v114)
+				v116 := float64(v97 * v112)
+				v117 := float64(v116 * v115)
+				v119 := x > float64(0x1.63p+09)
+				v121 := v117
+				if v119 {
+					v121 = math.Float64frombits(0x7ff0000000000000)
 				}
-				v121 := x < float64(-0x1.75p+09)
-				v122 := v119
-				if v121 {
-					v122 = float64(0x0p+00)
-				}
-				v123 := x != x
-				v125 := v122
+				v123 := x < float64(-0x1.75p+09)
+				v124 := v121
 				if v123 {
-					v125 = math.Float64frombits(0x7fffffffffffffff)
+					v124 = float64(0x0p+00)
 				}
-				v96 = v125
+				v125 := x != x
+				v127 := v124
+				if v125 {
+					v127 = math.Float64frombits(0x7fffffffffffffff)
+				}
+				v98 = v127
 			} else {
-				v126 := math.Float64bits(v80)
-				v127 := math.Float64bits(float64(0x1.8p+52))
-				v128 := uint64(v126 - v127)
-				v129 := uint64(v128 + uint64(0x3ff))
-				v130 := uint64(v129 + uint64(0x0))
-				v131 := v130 << uint32(0x34)
-				v132 := math.Float64frombits(v131)
-				v133 := float64(v95 * v132)
-				v96 = v133
+				v128 := math.Float64bits(v82)
+				v129 := math.Float64bits(float64(0x1.8p+52))
+				v130 := uint64(v128 - v129)
+				v131 := uint64(v130 + uint64(0x3ff))
+				v132 := uint64(v131 + uint64(0x0))
+				v133 := v132 << uint32(0x34)
+				v134 := math.Float64frombits(v133)
+				v135 := float64(v97 * v134)
+				v98 = v135
 			}
-			v134 := x < float64(0x0p+00)
-			v135 := v96
-			if v134 {
-				v135 = float64(-0x1p+00)
+			v136 := x < float64(0x0p+00)
+			v137 := v98
+			if v136 {
+				v137 = float64(-0x1p+00)
 			}
-			v3 = v135
+			v3 = v137
 		}
 	}
 	return v3
@@ -775,79 +785,84 @@ func Log1pF32(x float32) float32 {
 		v23 := FMA32(v21, x, float32(-0x1.000012p-02))
 		v25 := FMA32(v23, x, float32(0x1.555546p-02))
 		v27 := FMA32(v25, x, float32(-0x1p-01))
-		v28 := float32(x * x)
-		v29 := FMA32(v28, v27, x)
-		v3 = v29
+		v28 := x == float32(0x0p+00)
+		v29 := float32(x * x)
+		v30 := FMA32(v29, v27, x)
+		v31 := v30
+		if v28 {
+			v31 = x
+		}
+		v3 = v31
 	} else {
-		v31 := float32(x + float32(0x1p+00))
-		v33 := math.Float32bits(v31)
-		v34 := uint32(v33 - uint32(0x800000))
-		v36 := v34 >= uint32(0x7f000000)
-		v37 := v31
-		v39 := uint32(0x0)
-		if v36 {
-			v40 := math.Float32bits(v31)
-			v41 := v40 < uint32(0x800000)
-			if v41 {
-				v43 := float32(v31 * float32(0x1p+23))
-				v37 = v43
-				v39 = uint32(0xffffffe9)
+		v33 := float32(x + float32(0x1p+00))
+		v35 := math.Float32bits(v33)
+		v36 := uint32(v35 - uint32(0x800000))
+		v38 := v36 >= uint32(0x7f000000)
+		v39 := v33
+		v41 := uint32(0x0)
+		if v38 {
+			v42 := math.Float32bits(v33)
+			v43 := v42 < uint32(0x800000)
+			if v43 {
+				v45 := float32(v33 * float32(0x1p+23))
+				v39 = v45
+				v41 = uint32(0xffffffe9)
 			}
 		}
-		v45 := math.Float32bits(v37)
-		v47 := uint32(v45 - uint32(0x3f3504f3))
-		v49 := uint32(int32(v47) >> uint32(0x17))
-		v50 := v49 << uint32(0x17)
-		v51 := uint32(v45 - v50)
-		v52 := math.Float32frombits(v51)
-		v53 := float32(v52 - float32(0x1p+00))
-		v54 := uint32(v49 + v39)
-		v55 := float32(int32(v54))
-		v56 := FMA32(float32(0x1.13755ap-04), v53, float32(-0x1.de403ap-04))
-		v57 := FMA32(v56, v53, float32(0x1.e7768ap-04))
-		v58 := FMA32(v57, v53, float32(-0x1.fc346p-04))
-		v59 := FMA32(v58, v53, float32(0x1.232d98p-03))
-		v60 := FMA32(v59, v53, float32(-0x1.555ab2p-03))
-		v61 := FMA32(v60, v53, float32(0x1.99a53ep-03))
-		v62 := FMA32(v61, v53, float32(-0x1.000012p-02))
-		v63 := FMA32(v62, v53, float32(0x1.555546p-02))
-		v64 := FMA32(v63, v53, float32(-0x1p-01))
-		v65 := float32(v53 * v53)
-		v66 := float32(v65 * v64)
-		v68 := v31 > float32(0x1p+01)
-		v69 := float32(v31 - x)
-		v70 := float32(float32(0x1p+00) - v69)
-		v71 := float32(v31 - float32(0x1p+00))
-		v72 := float32(x - v71)
-		v73 := v72
-		if v68 {
-			v73 = v70
+		v47 := math.Float32bits(v39)
+		v49 := uint32(v47 - uint32(0x3f3504f3))
+		v51 := uint32(int32(v49) >> uint32(0x17))
+		v52 := v51 << uint32(0x17)
+		v53 := uint32(v47 - v52)
+		v54 := math.Float32frombits(v53)
+		v55 := float32(v54 - float32(0x1p+00))
+		v56 := uint32(v51 + v41)
+		v57 := float32(int32(v56))
+		v58 := FMA32(float32(0x1.13755ap-04), v55, float32(-0x1.de403ap-04))
+		v59 := FMA32(v58, v55, float32(0x1.e7768ap-04))
+		v60 := FMA32(v59, v55, float32(-0x1.fc346p-04))
+		v61 := FMA32(v60, v55, float32(0x1.232d98p-03))
+		v62 := FMA32(v61, v55, float32(-0x1.555ab2p-03))
+		v63 := FMA32(v62, v55, float32(0x1.99a53ep-03))
+		v64 := FMA32(v63, v55, float32(-0x1.000012p-02))
+		v65 := FMA32(v64, v55, float32(0x1.555546p-02))
+		v66 := FMA32(v65, v55, float32(-0x1p-01))
+		v67 := float32(v55 * v55)
+		v68 := float32(v67 * v66)
+		v70 := v33 > float32(0x1p+01)
+		v71 := float32(v33 - x)
+		v72 := float32(float32(0x1p+00) - v71)
+		v73 := float32(v33 - float32(0x1p+00))
+		v74 := float32(x - v73)
+		v75 := v74
+		if v70 {
+			v75 = v72
 		}
-		v74 := float32(v73 / v31)
-		v77 := FMA32(v55, float32(-0x1.05c61p-29), v66)
-		v78 := float32(v77 + v74)
-		v79 := float32(v53 + v78)
-		v80 := FMA32(v55, float32(0x1.62e43p-01), v79)
-		v3 = v80
-		if v36 {
-			v81 := math.Float32bits(v31)
-			v83 := v81 == uint32(0x7f800000)
-			v85 := v80
-			if v83 {
-				v85 = math.Float32frombits(0x7f800000)
+		v76 := float32(v75 / v33)
+		v79 := FMA32(v57, float32(-0x1.05c61p-29), v68)
+		v80 := float32(v79 + v76)
+		v81 := float32(v55 + v80)
+		v82 := FMA32(v57, float32(0x1.62e43p-01), v81)
+		v3 = v82
+		if v38 {
+			v83 := math.Float32bits(v33)
+			v85 := v83 == uint32(0x7f800000)
+			v87 := v82
+			if v85 {
+				v87 = math.Float32frombits(0x7f800000)
 			}
-			v86 := v81 > uint32(0x7f800000)
-			v88 := v85
-			if v86 {
-				v88 = math.Float32frombits(0x7fffffff)
+			v88 := v83 > uint32(0x7f800000)
+			v90 := v87
+			if v88 {
+				v90 = math.Float32frombits(0x7fffffff)
 			}
-			v89 := v31 == float32(0x0p+00)
-			v90 := -math.Float32frombits(0x7f800000)
-			v91 := v88
-			if v89 {
-				v91 = v90
+			v91 := v33 == float32(0x0p+00)
+			v92 := -math.Float32frombits(0x7f800000)
+			v93 := v90
+			if v91 {
+				v93 = v92
 			}
-			v3 = v91
+			v3 = v93
 		}
 	}
 	return v3
@@ -1234,202 +1249,207 @@ func SinhF32(x float32) float32 {
 				v31 := FMA32(v29, v2, float32(0x1.5554b2p-05))
 				v33 := FMA32(v31, v2, float32(0x1.555554p-03))
 				v35 := FMA32(v33, v2, float32(0x1p-01))
-				v36 := float32(v2 * v2)
-				v37 := FMA32(v36, v35, v2)
-				v21 = v37
+				v36 := v2 == float32(0x0p+00)
+				v37 := float32(v2 * v2)
+				v38 := FMA32(v37, v35, v2)
+				v39 := v38
+				if v36 {
+					v39 = v2
+				}
+				v21 = v39
 			} else {
-				v39 := v22 < float32(0x1.5cp+06)
-				if v39 {
-					v42 := FMA32(v2, float32(0x1.715476p+00), float32(0x1.8p+23))
-					v43 := float32(v42 - float32(0x1.8p+23))
-					v45 := FMA32(v43, float32(-0x1.62e43p-01), v2)
-					v47 := FMA32(v43, float32(0x1.05c61p-29), v45)
-					v48 := FMA32(float32(0x1.a032bep-13), v47, float32(0x1.6d71e6p-10))
-					v49 := FMA32(v48, v47, float32(0x1.11118ap-07))
-					v50 := FMA32(v49, v47, float32(0x1.5554b2p-05))
-					v51 := FMA32(v50, v47, float32(0x1.555554p-03))
-					v52 := FMA32(v51, v47, float32(0x1p-01))
-					v53 := float32(v47 * v47)
-					v54 := FMA32(v53, v52, v47)
-					v56 := math.Float32bits(v42)
-					v57 := math.Float32bits(float32(0x1.8p+23))
-					v58 := uint32(v56 - v57)
-					v60 := uint32(v58 + uint32(0x7f))
-					v61 := uint32(v60 + uint32(0x0))
-					v63 := v61 << uint32(0x17)
-					v64 := math.Float32frombits(v63)
-					v65 := float32(v64 - float32(0x1p+00))
-					v66 := FMA32(v64, v54, v65)
-					v67 := math.Float32bits(v42)
-					v68 := math.Float32bits(float32(0x1.8p+23))
-					v69 := uint32(v67 - v68)
-					v70 := uint32(uint32(0x7f) - v69)
-					v71 := v70 << uint32(0x17)
-					v72 := math.Float32frombits(v71)
-					v73 := float32(v54 - v72)
-					v74 := FMA32(v64, v73, v64)
-					v76 := v2 > float32(0x1.fbd70ap+03)
-					v77 := v66
-					if v76 {
-						v77 = v74
+				v41 := v22 < float32(0x1.5cp+06)
+				if v41 {
+					v44 := FMA32(v2, float32(0x1.715476p+00), float32(0x1.8p+23))
+					v45 := float32(v44 - float32(0x1.8p+23))
+					v47 := FMA32(v45, float32(-0x1.62e43p-01), v2)
+					v49 := FMA32(v45, float32(0x1.05c61p-29), v47)
+					v50 := FMA32(float32(0x1.a032bep-13), v49, float32(0x1.6d71e6p-10))
+					v51 := FMA32(v50, v49, float32(0x1.11118ap-07))
+					v52 := FMA32(v51, v49, float32(0x1.5554b2p-05))
+					v53 := FMA32(v52, v49, float32(0x1.555554p-03))
+					v54 := FMA32(v53, v49, float32(0x1p-01))
+					v55 := float32(v49 * v49)
+					v56 := FMA32(v55, v54, v49)
+					v58 := math.Float32bits(v44)
+					v59 := math.Float32bits(float32(0x1.8p+23))
+					v60 := uint32(v58 - v59)
+					v62 := uint32(v60 + uint32(0x7f))
+					v63 := uint32(v62 + uint32(0x0))
+					v65 := v63 << uint32(0x17)
+					v66 := math.Float32frombits(v65)
+					v67 := float32(v66 - float32(0x1p+00))
+					v68 := FMA32(v66, v56, v67)
+					v69 := math.Float32bits(v44)
+					v70 := math.Float32bits(float32(0x1.8p+23))
+					v71 := uint32(v69 - v70)
+					v72 := uint32(uint32(0x7f) - v71)
+					v73 := v72 << uint32(0x17)
+					v74 := math.Float32frombits(v73)
+					v75 := float32(v56 - v74)
+					v76 := FMA32(v66, v75, v66)
+					v78 := v2 > float32(0x1.fbd70ap+03)
+					v79 := v68
+					if v78 {
+						v79 = v76
 					}
-					v79 := v2 < float32(-0x1.18p+04)
-					v81 := v77
-					if v79 {
-						v81 = float32(-0x1p+00)
+					v81 := v2 < float32(-0x1.18p+04)
+					v83 := v79
+					if v81 {
+						v83 = float32(-0x1p+00)
 					}
-					v21 = v81
+					v21 = v83
 				} else {
-					v82 := FMA32(v2, float32(0x1.715476p+00), float32(0x1.8p+23))
-					v83 := float32(v82 - float32(0x1.8p+23))
-					v84 := FMA32(v83, float32(-0x1.62e43p-01), v2)
-					v85 := FMA32(v83, float32(0x1.05c61p-29), v84)
-					v86 := FMA32(float32(0x1.a032bep-13), v85, float32(0x1.6d71e6p-10))
-					v87 := FMA32(v86, v85, float32(0x1.11118ap-07))
-					v88 := FMA32(v87, v85, float32(0x1.5554b2p-05))
-					v89 := FMA32(v88, v85, float32(0x1.555554p-03))
-					v90 := FMA32(v89, v85, float32(0x1p-01))
-					v91 := FMA32(v90, v85, float32(0x1p+00))
-					v92 := FMA32(v91, v85, float32(0x1p+00))
-					v93 := float32(0x0p+00)
-					v94 := abs32(v2)
-					v95 := !(v94 < float32(0x1.5cp+06))
-					if v95 {
-						v96 := v2 > float32(0x0p+00)
-						v99 := uint32(0xffffffc0)
-						if v96 {
-							v99 = uint32(0x1)
+					v84 := FMA32(v2, float32(0x1.715476p+00), float32(0x1.8p+23))
+					v85 := float32(v84 - float32(0x1.8p+23))
+					v86 := FMA32(v85, float32(-0x1.62e43p-01), v2)
+					v87 := FMA32(v85, float32(0x1.05c61p-29), v86)
+					v88 := FMA32(float32(0x1.a032bep-13), v87, float32(0x1.6d71e6p-10))
+					v89 := FMA32(v88, v87, float32(0x1.11118ap-07))
+					v90 := FMA32(v89, v87, float32(0x1.5554b2p-05))
+					v91 := FMA32(v90, v87, float32(0x1.555554p-03))
+					v92 := FMA32(v91, v87, float32(0x1p-01))
+					v93 := FMA32(v92, v87, float32(0x1p+00))
+					v94 := FMA32(v93, v87, float32(0x1p+00))
+					v95 := float32(0x0p+00)
+					v96 := abs32(v2)
+					v97 := !(v96 < float32(0x1.5cp+06))
+					if v97 {
+						v98 := v2 > float32(0x0p+00)
+						v101 := uint32(0xffffffc0)
+						if v98 {
+							v101 = uint32(0x1)
 						}
-						v100 := uint32(uint32(0x0) - v99)
-						v101 := math.Float32bits(v82)
-						v102 := math.Float32bits(float32(0x1.8p+23))
-						v103 := uint32(v101 - v102)
-						v104 := uint32(v103 + uint32(0x7f))
-						v105 := uint32(v104 + v100)
-						v106 := v105 << uint32(0x17)
-						v107 := math.Float32frombits(v106)
-						v108 := uint32(v99 + uint32(0x7f))
-						v109 := v108 << uint32(0x17)
-						v110 := math.Float32frombits(v109)
-						v111 := float32(v92 * v107)
-						v112 := float32(v111 * v110)
-						v114 := v2 > float32(0x1.64p+06)
-						v116 := v112
-						if v114 {
-							v116 = math.Float32frombits(0x7f800000)
+						v102 := uint32(uint32(0x0) - v101)
+						v103 := math.Float32bits(v84)
+						v104 := math.Float32bits(float32(0x1.8p+23))
+						v105 := uint32(v103 - v104)
+						v106 := uint32(v105 + uint32(0x7f))
+						v107 := uint32(v106 + v102)
+						v108 := v107 << uint32(0x17)
+						v109 := math.Float32frombits(v108)
+						v110 := uint32(v101 + uint32(0x7f))
+						v111 := v110 << uint32(0x17)
+						v112 := math.Float32frombits(v111)
+						v113 := float32(v94 * v109)
+						v114 := float32(v113 * v112)
+						v116 := v2 > float32(0x1.64p+06)
+						v118 := v114
+						if v116 {
+							v118 = math.Float32frombits(0x7f800000)
 						}
-						v118 := v2 < float32(-0x1.ap+06)
-						v119 := v116
-						if v118 {
-							v119 = float32(0x0p+00)
-						}
-						v120 := v2 != v2
-						v122 := v119
+						v120 := v2 < float32(-0x1.ap+06)
+						v121 := v118
 						if v120 {
-							v122 = math.Float32frombits(0x7fffffff)
+							v121 = float32(0x0p+00)
 						}
-						v93 = v122
+						v122 := v2 != v2
+						v124 := v121
+						if v122 {
+							v124 = math.Float32frombits(0x7fffffff)
+						}
+						v95 = v124
 					} else {
-						v123 := math.Float32bits(v82)
-						v124 := math.Float32bits(float32(0x1.8p+23))
-						v125 := uint32(v123 - v124)
-						v126 := uint32(v125 + uint32(0x7f))
-						v127 := uint32(v126 + uint32(0x0))
-						v128 := v127 << uint32(0x17)
-						v129 := math.Float32frombits(v128)
-						v130 := float32(v92 * v129)
-						v93 = v130
+						v125 := math.Float32bits(v84)
+						v126 := math.Float32bits(float32(0x1.8p+23))
+						v127 := uint32(v125 - v126)
+						v128 := uint32(v127 + uint32(0x7f))
+						v129 := uint32(v128 + uint32(0x0))
+						v130 := v129 << uint32(0x17)
+						v131 := math.Float32frombits(v130)
+						v132 := float32(v94 * v131)
+						v95 = v132
 					}
-					v131 := v2 < float32(0x0p+00)
-					v132 := v93
-					if v131 {
-						v132 = float32(-0x1p+00)
+					v133 := v2 < float32(0x0p+00)
+					v134 := v95
+					if v133 {
+						v134 = float32(-0x1p+00)
 					}
-					v21 = v132
+					v21 = v134
 				}
 			}
-			v133 := float32(v21 + float32(0x1p+00))
-			v134 := float32(v21 / v133)
-			v135 := float32(v21 + v134)
-			v136 := float32(v135 * float32(0x1p-01))
-			v137 := math.Float32bits(x)
-			v139 := v137 & uint32(0x80000000)
-			v140 := math.Float32bits(v136)
-			v141 := v140 | v139
-			v142 := math.Float32frombits(v141)
-			v3 = v142
+			v135 := float32(v21 + float32(0x1p+00))
+			v136 := float32(v21 / v135)
+			v137 := float32(v21 + v136)
+			v138 := float32(v137 * float32(0x1p-01))
+			v139 := math.Float32bits(x)
+			v141 := v139 & uint32(0x80000000)
+			v142 := math.Float32bits(v138)
+			v143 := v142 | v141
+			v144 := math.Float32frombits(v143)
+			v3 = v144
 		} else {
-			v143 := FMA32(v2, float32(0x1.715476p+00), float32(0x1.8p+23))
-			v144 := float32(v143 - float32(0x1.8p+23))
-			v145 := FMA32(v144, float32(-0x1.62e43p-01), v2)
-			v146 := FMA32(v144, float32(0x1.05c61p-29), v145)
-			v147 := FMA32(float32(0x1.a032bep-13), v146, float32(0x1.6d71e6p-10))
-			v148 := FMA32(v147, v146, float32(0x1.11118ap-07))
-			v149 := FMA32(v148, v146, float32(0x1.5554b2p-05))
-			v150 := FMA32(v149, v146, float32(0x1.555554p-03))
-			v151 := FMA32(v150, v146, float32(0x1p-01))
-			v152 := FMA32(v151, v146, float32(0x1p+00))
-			v153 := FMA32(v152, v146, float32(0x1p+00))
-			v154 := float32(0x0p+00)
-			v155 := abs32(v2)
-			v156 := !(v155 < float32(0x1.5cp+06))
-			if v156 {
-				v157 := v2 > float32(0x0p+00)
-				v158 := uint32(0xffffffc0)
-				if v157 {
-					v158 = uint32(0x1)
+			v145 := FMA32(v2, float32(0x1.715476p+00), float32(0x1.8p+23))
+			v146 := float32(v145 - float32(0x1.8p+23))
+			v147 := FMA32(v146, float32(-0x1.62e43p-01), v2)
+			v148 := FMA32(v146, float32(0x1.05c61p-29), v147)
+			v149 := FMA32(float32(0x1.a032bep-13), v148, float32(0x1.6d71e6p-10))
+			v150 := FMA32(v149, v148, float32(0x1.11118ap-07))
+			v151 := FMA32(v150, v148, float32(0x1.5554b2p-05))
+			v152 := FMA32(v151, v148, float32(0x1.555554p-03))
+			v153 := FMA32(v152, v148, float32(0x1p-01))
+			v154 := FMA32(v153, v148, float32(0x1p+00))
+			v155 := FMA32(v154, v148, float32(0x1p+00))
+			v156 := float32(0x0p+00)
+			v157 := abs32(v2)
+			v158 := !(v157 < float32(0x1.5cp+06))
+			if v158 {
+				v159 := v2 > float32(0x0p+00)
+				v160 := uint32(0xffffffc0)
+				if v159 {
+					v160 = uint32(0x1)
 				}
-				v160 := uint32(uint32(0xffffffff) - v158)
-				v161 := math.Float32bits(v143)
-				v162 := math.Float32bits(float32(0x1.8p+23))
-				v163 := uint32(v161 - v162)
-				v164 := uint32(v163 + uint32(0x7f))
-				v165 := uint32(v164 + v160)
-				v166 := v165 << uint32(0x17)
-				v167 := math.Float32frombits(v166)
-				v168 := uint32(v158 + uint32(0x7f))
-				v169 := v168 << uint32(0x17)
-				v170 := math.Float32frombits(v169)
-				v171 := float32(v153 * v167)
-				v172 := float32(v171 * v170)
-				v174 := v2 > float32(0x1.66p+06)
-				v175 := v172
-				if v174 {
-					v175 = math.Float32frombits(0x7f800000)
+				v162 := uint32(uint32(0xffffffff) - v160)
+				v163 := math.Float32bits(v145)
+				v164 := math.Float32bits(float32(0x1.8p+23))
+				v165 := uint32(v163 - v164)
+				v166 := uint32(v165 + uint32(0x7f))
+				v167 := uint32(v166 + v162)
+				v168 := v167 << uint32(0x17)
+				v169 := math.Float32frombits(v168)
+				v170 := uint32(v160 + uint32(0x7f))
+				v171 := v170 << uint32(0x17)
+				v172 := math.Float32frombits(v171)
+				v173 := float32(v155 * v169)
+				v174 := float32(v173 * v172)
+				v176 := v2 > float32(0x1.66p+06)
+				v177 := v174
+				if v176 {
+					v177 = math.Float32frombits(0x7f800000)
 				}
-				v177 := v2 < float32(-0x1.f4p+09)
-				v178 := v175
-				if v177 {
-					v178 = float32(0x0p+00)
-				}
-				v179 := v2 != v2
-				v180 := v178
+				v179 := v2 < float32(-0x1.f4p+09)
+				v180 := v177
 				if v179 {
-					v180 = math.Float32frombits(0x7fffffff)
+					v180 = float32(0x0p+00)
 				}
-				v154 = v180
+				v181 := v2 != v2
+				v182 := v180
+				if v181 {
+					v182 = math.Float32frombits(0x7fffffff)
+				}
+				v156 = v182
 			} else {
-				v181 := math.Float32bits(v143)
-				v182 := math.Float32bits(float32(0x1.8p+23))
-				v183 := uint32(v181 - v182)
-				v184 := uint32(v183 + uint32(0x7f))
-				v185 := uint32(v184 + uint32(0xffffffff))
-				v186 := v185 << uint32(0x17)
-				v187 := math.Float32frombits(v186)
-				v188 := float32(v153 * v187)
-				v154 = v188
+				v183 := math.Float32bits(v145)
+				v184 := math.Float32bits(float32(0x1.8p+23))
+				v185 := uint32(v183 - v184)
+				v186 := uint32(v185 + uint32(0x7f))
+				v187 := uint32(v186 + uint32(0xffffffff))
+				v188 := v187 << uint32(0x17)
+				v189 := math.Float32frombits(v188)
+				v190 := float32(v155 * v189)
+				v156 = v190
 			}
-			v189 := x != x
-			v190 := math.Float32bits(x)
-			v191 := v190 & uint32(0x80000000)
-			v192 := math.Float32bits(v154)
-			v193 := v192 | v191
-			v194 := math.Float32frombits(v193)
-			v195 := v194
-			if v189 {
-				v195 = math.Float32frombits(0x7fffffff)
+			v191 := x != x
+			v192 := math.Float32bits(x)
+			v193 := v192 & uint32(0x80000000)
+			v194 := math.Float32bits(v156)
+			v195 := v194 | v193
+			v196 := math.Float32frombits(v195)
+			v197 := v196
+			if v191 {
+				v197 = math.Float32frombits(0x7fffffff)
 			}
-			v3 = v195
+			v3 = v197
 		}
 	}
 	return v3
@@ -1582,156 +1602,166 @@ func TanhF32(x float32) float32 {
 	v5 := v2 <= float32(0x1.19999ap-01)
 	if v5 {
 		v6 := float32(x * x)
-		v7 := float32(x * v6)
-		v10 := FMA32(float32(-0x1.9b3046p-08), v6, float32(0x1.593d08p-06))
-		v12 := FMA32(v10, v6, float32(-0x1.b9287ap-05))
-		v14 := FMA32(v12, v6, float32(0x1.110d26p-03))
-		v16 := FMA32(v14, v6, float32(-0x1.55554ap-02))
-		v17 := FMA32(v7, v16, x)
-		v3 = v17
+		v8 := x == float32(0x0p+00)
+		v9 := float32(x * v6)
+		v12 := FMA32(float32(-0x1.9b3046p-08), v6, float32(0x1.593d08p-06))
+		v14 := FMA32(v12, v6, float32(-0x1.b9287ap-05))
+		v16 := FMA32(v14, v6, float32(0x1.110d26p-03))
+		v18 := FMA32(v16, v6, float32(-0x1.55554ap-02))
+		v19 := FMA32(v9, v18, x)
+		v20 := v19
+		if v8 {
+			v20 = x
+		}
+		v3 = v20
 	} else {
-		v18 := float32(v2 + v2)
-		v20 := float32(0x0p+00)
-		v21 := abs32(v18)
-		v23 := v21 <= float32(0x1.62d0e6p-02)
-		if v23 {
-			v26 := FMA32(float32(0x1.a032bep-13), v18, float32(0x1.6d71e6p-10))
-			v28 := FMA32(v26, v18, float32(0x1.11118ap-07))
-			v30 := FMA32(v28, v18, float32(0x1.5554b2p-05))
-			v32 := FMA32(v30, v18, float32(0x1.555554p-03))
-			v34 := FMA32(v32, v18, float32(0x1p-01))
-			v35 := float32(v18 * v18)
-			v36 := FMA32(v35, v34, v18)
-			v20 = v36
+		v21 := float32(v2 + v2)
+		v22 := float32(0x0p+00)
+		v23 := abs32(v21)
+		v25 := v23 <= float32(0x1.62d0e6p-02)
+		if v25 {
+			v28 := FMA32(float32(0x1.a032bep-13), v21, float32(0x1.6d71e6p-10))
+			v30 := FMA32(v28, v21, float32(0x1.11118ap-07))
+			v32 := FMA32(v30, v21, float32(0x1.5554b2p-05))
+			v34 := FMA32(v32, v21, float32(0x1.555554p-03))
+			v36 := FMA32(v34, v21, float32(0x1p-01))
+			v37 := v21 == float32(0x0p+00)
+			v38 := float32(v21 * v21)
+			v39 := FMA32(v38, v36, v21)
+			v40 := v39
+			if v37 {
+				v40 = v21
+			}
+			v22 = v40
 		} else {
-			v38 := v21 < float32(0x1.5cp+06)
-			if v38 {
-				v41 := FMA32(v18, float32(0x1.715476p+00), float32(0x1.8p+23))
-				v42 := float32(v41 - float32(0x1.8p+23))
-				v44 := FMA32(v42, float32(-0x1.62e43p-01), v18)
-				v46 := FMA32(v42, float32(0x1.05c61p-29), v44)
-				v47 := FMA32(float32(0x1.a032bep-13), v46, float32(0x1.6d71e6p-10))
-				v48 := FMA32(v47, v46, float32(0x1.11118ap-07))
-				v49 := FMA32(v48, v46, float32(0x1.5554b2p-05))
-				v50 := FMA32(v49, v46, float32(0x1.555554p-03))
-				v51 := FMA32(v50, v46, float32(0x1p-01))
-				v52 := float32(v46 * v46)
-				v53 := FMA32(v52, v51, v46)
-				v55 := math.Float32bits(v41)
-				v56 := math.Float32bits(float32(0x1.8p+23))
-				v57 := uint32(v55 - v56)
-				v59 := uint32(v57 + uint32(0x7f))
-				v60 := uint32(v59 + uint32(0x0))
-				v62 := v60 << uint32(0x17)
-				v63 := math.Float32frombits(v62)
-				v65 := float32(v63 - float32(0x1p+00))
-				v66 := FMA32(v63, v53, v65)
-				v67 := math.Float32bits(v41)
-				v68 := math.Float32bits(float32(0x1.8p+23))
-				v69 := uint32(v67 - v68)
-				v70 := uint32(uint32(0x7f) - v69)
-				v71 := v70 << uint32(0x17)
-				v72 := math.Float32frombits(v71)
-				v73 := float32(v53 - v72)
-				v74 := FMA32(v63, v73, v63)
-				v76 := v18 > float32(0x1.fbd70ap+03)
-				v77 := v66
-				if v76 {
-					v77 = v74
+			v42 := v23 < float32(0x1.5cp+06)
+			if v42 {
+				v45 := FMA32(v21, float32(0x1.715476p+00), float32(0x1.8p+23))
+				v46 := float32(v45 - float32(0x1.8p+23))
+				v48 := FMA32(v46, float32(-0x1.62e43p-01), v21)
+				v50 := FMA32(v46, float32(0x1.05c61p-29), v48)
+				v51 := FMA32(float32(0x1.a032bep-13), v50, float32(0x1.6d71e6p-10))
+				v52 := FMA32(v51, v50, float32(0x1.11118ap-07))
+				v53 := FMA32(v52, v50, float32(0x1.5554b2p-05))
+				v54 := FMA32(v53, v50, float32(0x1.555554p-03))
+				v55 := FMA32(v54, v50, float32(0x1p-01))
+				v56 := float32(v50 * v50)
+				v57 := FMA32(v56, v55, v50)
+				v59 := math.Float32bits(v45)
+				v60 := math.Float32bits(float32(0x1.8p+23))
+				v61 := uint32(v59 - v60)
+				v63 := uint32(v61 + uint32(0x7f))
+				v64 := uint32(v63 + uint32(0x0))
+				v66 := v64 << uint32(0x17)
+				v67 := math.Float32frombits(v66)
+				v69 := float32(v67 - float32(0x1p+00))
+				v70 := FMA32(v67, v57, v69)
+				v71 := math.Float32bits(v45)
+				v72 := math.Float32bits(float32(0x1.8p+23))
+				v73 := uint32(v71 - v72)
+				v74 := uint32(uint32(0x7f) - v73)
+				v75 := v74 << uint32(0x17)
+				v76 := math.Float32frombits(v75)
+				v77 := float32(v57 - v76)
+				v78 := FMA32(v67, v77, v67)
+				v80 := v21 > float32(0x1.fbd70ap+03)
+				v81 := v70
+				if v80 {
+					v81 = v78
 				}
-				v79 := v18 < float32(-0x1.18p+04)
-				v81 := v77
-				if v79 {
-					v81 = float32(-0x1p+00)
+				v83 := v21 < float32(-0x1.18p+04)
+				v85 := v81
+				if v83 {
+					v85 = float32(-0x1p+00)
 				}
-				v20 = v81
+				v22 = v85
 			} else {
-				v82 := FMA32(v18, float32(0x1.715476p+00), float32(0x1.8p+23))
-				v83 := float32(v82 - float32(0x1.8p+23))
-				v84 := FMA32(v83, float32(-0x1.62e43p-01), v18)
-				v85 := FMA32(v83, float32(0x1.05c61p-29), v84)
-				v86 := FMA32(float32(0x1.a032bep-13), v85, float32(0x1.6d71e6p-10))
-				v87 := FMA32(v86, v85, float32(0x1.11118ap-07))
-				v88 := FMA32(v87, v85, float32(0x1.5554b2p-05))
-				v89 := FMA32(v88, v85, float32(0x1.555554p-03))
-				v90 := FMA32(v89, v85, float32(0x1p-01))
-				v91 := FMA32(v90, v85, float32(0x1p+00))
-				v92 := FMA32(v91, v85, float32(0x1p+00))
-				v93 := float32(0x0p+00)
-				v94 := abs32(v18)
-				v95 := !(v94 < float32(0x1.5cp+06))
-				if v95 {
-					v96 := v18 > float32(0x0p+00)
-					v99 := uint32(0xffffffc0)
-					if v96 {
-						v99 = uint32(0x1)
+				v86 := FMA32(v21, float32(0x1.715476p+00), float32(0x1.8p+23))
+				v87 := float32(v86 - float32(0x1.8p+23))
+				v88 := FMA32(v87, float32(-0x1.62e43p-01), v21)
+				v89 := FMA32(v87, float32(0x1.05c61p-29), v88)
+				v90 := FMA32(float32(0x1.a032bep-13), v89, float32(0x1.6d71e6p-10))
+				v91 := FMA32(v90, v89, float32(0x1.11118ap-07))
+				v92 := FMA32(v91, v89, float32(0x1.5554b2p-05))
+				v93 := FMA32(v92, v89, float32(0x1.555554p-03))
+				v94 := FMA32(v93, v89, float32(0x1p-01))
+				v95 := FMA32(v94, v89, float32(0x1p+00))
+				v96 := FMA32(v95, v89, float32(0x1p+00))
+				v97 := float32(0x0p+00)
+				v98 := abs32(v21)
+				v99 := !(v98 < float32(0x1.5cp+06))
+				if v99 {
+					v100 := v21 > float32(0x0p+00)
+					v103 := uint32(0xffffffc0)
+					if v100 {
+						v103 = uint32(0x1)
 					}
-					v100 := uint32(uint32(0x0) - v99)
-					v101 := math.Float32bits(v82)
-					v102 := math.Float32bits(float32(0x1.8p+23))
-					v103 := uint32(v101 - v102)
-					v104 := uint32(v103 + uint32(0x7f))
-					v105 := uint32(v104 + v100)
-					v106 := v105 << uint32(0x17)
-					v107 := math.Float32frombits(v106)
-					v108 := uint32(v99 + uint32(0x7f))
-					v109 := v108 << uint32(0x17)
-					v110 := math.Float32frombits(v109)
-					v111 := float32(v92 * v107)
-					v112 := float32(v111 * v110)
-					v114 := v18 > float32(0x1.64p+06)
-					v116 := v112
-					if v114 {
-						v116 = math.Float32frombits(0x7f800000)
-					}
-					v118 := v18 < float32(-0x1.ap+06)
-					v119 := v116
+					v104 := uint32(uint32(0x0) - v103)
+					v105 := math.Float32bits(v86)
+					v106 := math.Float32bits(float32(0x1.8p+23))
+					v107 := uint32(v105 - v106)
+					v108 := uint32(v107 + uint32(0x7f))
+					v109 := uint32(v108 + v104)
+					v110 := v109 << uint32(0x17)
+					v111 := math.Float32frombits(v110)
+					v112 := uint32(v103 + uint32(0x7f))
+					v113 := v112 << uint32(0x17)
+					v114 := math.Float32frombits(v113)
+					v115 := float32(v96 * v111)
+					v116 := float32(v115 * v114)
+					v118 := v21 > float32(0x1.64p+06)
+					v120 := v116
 					if v118 {
-						v119 = float32(0x0p+00)
+						v120 = math.Float32frombits(0x7f800000)
 					}
-					v120 := v18 != v18
-					v122 := v119
-					if v120 {
-						v122 = math.Float32frombits(0x7fffffff)
+					v122 := v21 < float32(-0x1.ap+06)
+					v123 := v120
+					if v122 {
+						v123 = float32(0x0p+00)
 					}
-					v93 = v122
+					v124 := v21 != v21
+					v126 := v123
+					if v124 {
+						v126 = math.Float32frombits(0x7fffffff)
+					}
+					v97 = v126
 				} else {
-					v123 := math.Float32bits(v82)
-					v124 := math.Float32bits(float32(0x1.8p+23))
-					v125 := uint32(v123 - v124)
-					v126 := uint32(v125 + uint32(0x7f))
-					v127 := uint32(v126 + uint32(0x0))
-					v128 := v127 << uint32(0x17)
-					v129 := math.Float32frombits(v128)
-					v130 := float32(v92 * v129)
-					v93 = v130
+					v127 := math.Float32bits(v86)
+					v128 := math.Float32bits(float32(0x1.8p+23))
+					v129 := uint32(v127 - v128)
+					v130 := uint32(v129 + uint32(0x7f))
+					v131 := uint32(v130 + uint32(0x0))
+					v132 := v131 << uint32(0x17)
+					v133 := math.Float32frombits(v132)
+					v134 := float32(v96 * v133)
+					v97 = v134
 				}
-				v131 := v18 < float32(0x0p+00)
-				v132 := v93
-				if v131 {
-					v132 = float32(-0x1p+00)
+				v135 := v21 < float32(0x0p+00)
+				v136 := v97
+				if v135 {
+					v136 = float32(-0x1p+00)
 				}
-				v20 = v132
+				v22 = v136
 			}
 		}
-		v134 := float32(v20 + float32(0x1p+01))
-		v135 := float32(v20 / v134)
-		v137 := v2 >= float32(0x1.233334p+03)
-		v138 := v135
-		if v137 {
-			v138 = float32(0x1p+00)
+		v138 := float32(v22 + float32(0x1p+01))
+		v139 := float32(v22 / v138)
+		v141 := v2 >= float32(0x1.233334p+03)
+		v142 := v139
+		if v141 {
+			v142 = float32(0x1p+00)
 		}
-		v139 := math.Float32bits(x)
-		v141 := v139 & uint32(0x80000000)
-		v142 := math.Float32bits(v138)
-		v143 := v142 | v141
-		v144 := math.Float32frombits(v143)
-		v145 := x != x
-		v146 := v144
-		if v145 {
-			v146 = math.Float32frombits(0x7fffffff)
+		v143 := math.Float32bits(x)
+		v145 := v143 & uint32(0x80000000)
+		v146 := math.Float32bits(v142)
+		v147 := v146 | v145
+		v148 := math.Float32frombits(v147)
+		v149 := x != x
+		v150 := v148
+		if v149 {
+			v150 = math.Float32frombits(0x7fffffff)
 		}
-		v3 = v146
+		v3 = v150
 	}
 	return v3
 }

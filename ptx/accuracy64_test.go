@@ -1,0 +1,76 @@
+package ptx
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/go-gpu/gpu/ptx/gomath"
+)
+
+type case64 struct {
+	fn     MathFn
+	mirror func(float64) float64
+	ref    func(*big.Float) *big.Float // exact-ish value for a finite argument
+	goRef  func(float64) float64       // for special values (NaN, Inf, 0)
+	lo, hi float64
+	bound  float64
+}
+
+var cases64 = []case64{
+	{Exp, gomath.ExpF64, bigExp, math.Exp, -746, 710, 1},
+	{Exp2, gomath.Exp2F64, func(x *big.Float) *big.Float { return bigExp(newF().Mul(x, bigLn2())) }, math.Exp2, -1076, 1025, 1},
+	{Expm1, gomath.Expm1F64, bigExpm1, math.Expm1, -40, 710, 1.5},
+}
+
+func TestAccuracy64(t *testing.T) {
+	n := 3000
+	if *long {
+		n = 300000
+	}
+	var rows []string
+	for _, c := range cases64 {
+		t.Run(c.fn.String(), func(t *testing.T) {
+			t.Parallel()
+			r := rand.New(rand.NewPCG(uint64(c.fn), 64))
+			xs := []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), math.NaN(), 1, -1, 0.5,
+				math.SmallestNonzeroFloat64, 0x1p-1022, c.lo, c.hi, 1e-300, -1e-300}
+			for len(xs) < n {
+				if len(xs)%3 == 2 {
+					xs = append(xs, math.Float64frombits(r.Uint64()))
+				} else {
+					xs = append(xs, c.lo+(c.hi-c.lo)*r.Float64())
+				}
+			}
+			var st errStat
+			for _, x := range xs {
+				got := c.mirror(x)
+				want := c.goRef(x)
+				var e float64
+				switch {
+				case math.IsNaN(x) || math.IsInf(x, 0) || x == 0 || math.Abs(x) > 2000:
+					if !(got == want || got != got && want != want) || math.Signbit(got) != math.Signbit(want) && want == 0 {
+						e = math.Inf(1)
+					}
+				default:
+					e = ulp64(got, c.ref(bf(x)))
+				}
+				if e > st.max || st.worst == nil {
+					st.add(e, x)
+				}
+			}
+			rows = append(rows, fmt.Sprintf("%-6s f64 max %.3f ulp at x=%v", c.fn, st.max, st.worst))
+			if st.max > c.bound {
+				t.Errorf("%v: max error %.3f ulp at %v (bound %v)", c.fn, st.max, st.worst, c.bound)
+			}
+		})
+	}
+	t.Cleanup(func() {
+		sort.Strings(rows)
+		t.Log("\n" + strings.Join(rows, "\n"))
+	})
+}

@@ -1,0 +1,129 @@
+package ptx
+
+import (
+	"math"
+	"math/big"
+	"sync"
+)
+
+// High-precision references for the float64 accuracy tests, in math/big at 300 bits.
+
+const refPrec = 300
+
+func bf(x float64) *big.Float { return new(big.Float).SetPrec(refPrec).SetFloat64(x) }
+
+func newF() *big.Float { return new(big.Float).SetPrec(refPrec) }
+
+var bigLn2 = sync.OnceValue(func() *big.Float {
+	// ln2 = 2 atanh(1/3) = sum 2/((2i+1) 3^(2i+1))
+	sum := newF()
+	third := newF().Quo(bf(1), bf(3))
+	p := newF().Set(third)
+	nine := bf(9)
+	for i := 0; i < 200; i++ {
+		term := newF().Quo(p, bf(float64(2*i+1)))
+		sum.Add(sum, term)
+		p.Quo(p, nine)
+	}
+	return sum.Mul(sum, bf(2))
+})
+
+// bigExp returns e^x for a finite x with |x| < 2000.
+func bigExp(x *big.Float) *big.Float {
+	ln2 := bigLn2()
+	kf, _ := newF().Quo(x, ln2).Float64()
+	k := math.Round(kf)
+	r := newF().Sub(x, newF().Mul(bf(k), ln2))
+	r.SetMantExp(r, -16)
+	// Taylor series of e^r - 1 (kept as the sum without the 1 for the squarings)
+	sum := newF()
+	term := bf(1)
+	for i := 1; i < 60; i++ {
+		term.Mul(term, r)
+		term.Quo(term, bf(float64(i)))
+		sum.Add(sum, term)
+		if term.Sign() == 0 || term.MantExp(nil) < -refPrec-40 {
+			break
+		}
+	}
+	// (1+s)^2 - 1 = 2s + s^2, sixteen times
+	for i := 0; i < 16; i++ {
+		sq := newF().Mul(sum, sum)
+		sum.Add(sum, sum)
+		sum.Add(sum, sq)
+	}
+	sum.Add(sum, bf(1))
+	return sum.SetMantExp(sum, int(k))
+}
+
+// bigExpm1 returns e^x - 1 accurately also for tiny x.
+func bigExpm1(x *big.Float) *big.Float {
+	if xf, _ := x.Float64(); math.Abs(xf) < 0.5 {
+		sum := newF()
+		term := bf(1)
+		for i := 1; i < 120; i++ {
+			term.Mul(term, x)
+			term.Quo(term, bf(float64(i)))
+			sum.Add(sum, term)
+			if term.Sign() == 0 || term.MantExp(nil) < sum.MantExp(nil)-refPrec-10 {
+				break
+			}
+		}
+		return sum
+	}
+	return newF().Sub(bigExp(x), bf(1))
+}
+
+// bigLog returns log(x) for x > 0 by Newton's iteration on exp.
+func bigLog(x *big.Float) *big.Float {
+	xf, _ := x.Float64()
+	y := bf(math.Log(xf))
+	if xf == 0 || math.IsInf(xf, 0) {
+		m := newF()
+		e := x.MantExp(m)
+		mf, _ := m.Float64()
+		l := bf(math.Log(mf))
+		for range 6 {
+			ey := bigExp(l)
+			d := newF().Sub(m, ey)
+			d.Quo(d, ey)
+			l.Add(l, d)
+		}
+		return l.Add(l, newF().Mul(bf(float64(e)), bigLn2()))
+	}
+	for range 5 {
+		ey := bigExp(y)
+		d := newF().Sub(x, ey)
+		d.Quo(d, ey)
+		y.Add(y, d)
+	}
+	return y
+}
+
+// ulp64 returns the error of got in float64 ulps of ref (exact).
+func ulp64(got float64, ref *big.Float) float64 {
+	if math.IsNaN(got) {
+		return math.Inf(1)
+	}
+	rf, _ := ref.Float64()
+	if math.IsInf(got, 0) || math.IsInf(rf, 0) {
+		if got == rf {
+			return 0
+		}
+		return math.Inf(1)
+	}
+	if ref.Sign() == 0 {
+		if got == 0 {
+			return 0
+		}
+		return math.Inf(1)
+	}
+	e := ref.MantExp(nil) - 1 // |ref| in [2^e, 2^(e+1))
+	if e < -1022 {
+		e = -1022
+	}
+	d := newF().Sub(bf(got), ref)
+	d.SetMantExp(d, -(e - 52))
+	v, _ := d.Float64()
+	return math.Abs(v)
+}
