@@ -161,7 +161,6 @@ func log10F32(b *mb, t vtype, x []val) val {
 	return b.logBase(x[0], lh, ll, mh, ml)
 }
 
-
 // log1p(x): for x in [sqrt(1/2)-1, sqrt(2)-1] the polynomial on x itself; otherwise
 // u = 1 + x rounded, log(u) from the parts, plus the correction c/u for the rounding of
 // 1 + x (c = x - (u - 1) or 1 - (u - x), exact; Goldberg, "What every computer
