@@ -13,7 +13,14 @@
 // (a 16384x16384 array, or its flattened vector for the 1d benchmarks), carry
 // the suffix [LargeSuffix] ("/16k"). Metal.jl's own "L" names (dims=1L,
 // dims=2L) keep Metal.jl's meaning: its 3x1000000 long matrix. [PeerNames] maps
-// names onto the keys of the peer figures.
+// names onto the keys of the peer figures. On the CPU backend the "/16k" rows
+// run at [ReducedLargeSide] (-large chooses): size them from [Env.Side] in
+// Setup and set [Env.Bytes] to match.
+//
+// A raw driver baseline measured in the same run carries the prefix "raw/"
+// and our name ("raw/sync/stream/cuStreamSynchronize" beside
+// "sync/stream/blocking"); ours names it in [Benchmark.Baseline], and the two
+// share an [Benchmark.Interleave] group so that they are sampled in turn.
 //
 // # Registering
 //
@@ -51,6 +58,7 @@
 package bench
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -115,7 +123,31 @@ type Env struct {
 	Timer Timer
 	// Sync waits for all work queued on the device; never nil.
 	Sync SyncFunc
+	// LargeSide is the side of the square arrays the LargeSuffix benchmarks
+	// use in this run: LargeSide (16384) on a GPU, ReducedLargeSide on the
+	// CPU backend, or what -large asked for. Zero means LargeSide.
+	LargeSide int
+	// Bytes is the benchmark's Bytes. Setup may change it, like
+	// testing.B.SetBytes, when the size is only known once the device is
+	// open (a LargeSuffix benchmark at a reduced size); the result reports
+	// the value Setup left. Each benchmark gets its own Env, so this does not
+	// leak into the next one.
+	Bytes int64
 }
+
+// Side returns e.LargeSide, or LargeSide when it is zero.
+func (e *Env) Side() int {
+	if e == nil || e.LargeSide <= 0 {
+		return LargeSide
+	}
+	return e.LargeSide
+}
+
+// ErrSkip, returned (or wrapped) by a Setup, skips the benchmark on this
+// device: a raw CUDA driver baseline on the CPU backend, say. A skipped
+// benchmark has no result; the report lists it with the error's text as the
+// reason, and the run does not count as failed.
+var ErrSkip = errors.New("skipped")
 
 // Benchmark describes one benchmark.
 type Benchmark struct {
@@ -140,9 +172,27 @@ type Benchmark struct {
 	// bandwidth ("% of copy"). The runner runs it first when the run is not
 	// given a reference bandwidth. At most one benchmark should be marked.
 	Reference bool
-	// Timer, if not nil, times this benchmark in GPU mode instead of the run's
-	// timer (for example events on the benchmark's own stream).
+	// Timer, if not nil, times this benchmark instead of the run's timer (GPU
+	// mode) or the run's host timer (Host mode): events on the benchmark's
+	// own stream, or a HostTimer whose Sync waits for a stream the run's Sync
+	// does not cover (a raw driver baseline on a stream of its own). In Host
+	// mode the result's timing is "host" whatever the timer.
 	Timer Timer
+	// Interleave, if not empty, names a group of benchmarks that are sampled
+	// in turn: ours and its raw driver baseline, say. The group runs when
+	// its first member is reached: each member is set up and warmed up, then
+	// the runner takes one sample of each member in registration order,
+	// round after round, until every member has its samples (the budget is
+	// Benchtime per member), so that drift of the machine (clocks, other
+	// load) hits them alike and their medians compare fairly. Each member
+	// keeps its own result, in its own place in the run order. The
+	// reference benchmark is always measured alone.
+	Interleave string
+	// Baseline, if not empty, is the name of the benchmark this one is
+	// compared with in the same run (a raw driver call doing the same work).
+	// When both ran, the result's VsBaseline is this median over the
+	// baseline's, and the table shows it.
+	Baseline string
 	// Setup, if not nil, runs once before the warm-up. An error skips the
 	// benchmark and is reported.
 	Setup func(env *Env) error

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -9,7 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // Target is what a command's open hook returns: the device under test and
@@ -24,6 +27,10 @@ type Target struct {
 	Sync SyncFunc
 	// Handle is passed to benchmarks as Env.Device.
 	Handle any
+	// LargeSide is the device's default side for the LargeSuffix benchmarks
+	// (what -large auto picks): 0 for LargeSide, ReducedLargeSide for a slow
+	// device such as the CPU backend.
+	LargeSide int
 	// Close, if not nil, releases the device after the run.
 	Close func() error
 }
@@ -81,6 +88,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, reg *Reg
 		warmupCount = fs.Int("warmup-count", DefaultWarmupCount, "least warm-up calls per benchmark")
 		minSample   = fs.Duration("min-sample", DefaultMinSampleTime, "shortest sample: faster bodies are called several times per sample")
 		refGBps     = fs.Float64("ref-gbps", 0, "reference copy bandwidth in GB/s for % copy; 0: measure the reference benchmark first")
+		large       = fs.String("large", "auto", "side of the "+LargeSuffix+" benchmarks' arrays: auto (full on a GPU, reduced on the CPU backend), full (16384), reduced (4096), off (skip them), or a `side`")
 		quiet       = fs.Bool("q", false, "no progress line on stderr")
 		list        = fs.Bool("list", false, "list the selected benchmarks and exit")
 	)
@@ -121,10 +129,27 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, reg *Reg
 			return usage("-run: %v", err)
 		}
 	}
+	side := 0 // auto
+	switch *large {
+	case "auto", "off":
+	case "full":
+		side = LargeSide
+	case "reduced":
+		side = ReducedLargeSide
+	default:
+		n, err := strconv.Atoi(*large)
+		if err != nil || n <= 0 || n > LargeSide {
+			return usage("-large %q: want auto, full, reduced, off or a side from 1 to %d", *large, LargeSide)
+		}
+		side = n
+	}
 	bs := reg.Select(re)
+	if *large == "off" {
+		bs = slices.DeleteFunc(bs, func(b Benchmark) bool { return strings.HasSuffix(b.Name, LargeSuffix) })
+	}
 
 	if *list {
-		rows := [][]string{{"benchmark", "group", "mode", "peer key", "bytes"}}
+		rows := [][]string{{"benchmark", "group", "mode", "peer key", "bytes", "baseline"}}
 		for _, b := range bs {
 			peer := "-"
 			if key, size, ok := PeerKey(b.Name); ok {
@@ -134,7 +159,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, reg *Reg
 			if b.Reference {
 				ref = " (reference)"
 			}
-			rows = append(rows, []string{b.Name + ref, b.group(), b.Mode.String(), peer, strconv.FormatInt(b.Bytes, 10)})
+			rows = append(rows, []string{b.Name + ref, b.group(), b.Mode.String(), peer, strconv.FormatInt(b.Bytes, 10), cmp.Or(b.Baseline, "-")})
 		}
 		writeAligned(stdout, rows, 4)
 		return ExitOK
@@ -196,6 +221,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, reg *Reg
 		Timer:         tgt.Timer,
 		Sync:          tgt.Sync,
 		Device:        tgt.Handle,
+		LargeSide:     cmp.Or(side, tgt.LargeSide, LargeSide),
 		Meta:          Meta{Device: tgt.Device, Driver: tgt.Driver, Backend: *backend, Args: args},
 	}
 	if *warmup == 0 {
@@ -214,9 +240,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, reg *Reg
 		fmt.Fprintf(stderr, "gpubench: run stopped: %v; writing the %d results so far\n", runErr, len(rep.Results))
 	}
 	peers.Annotate(rep)
-	var cmp *Comparison
+	var comp *Comparison
 	if old != nil {
-		cmp = Compare(rep, old, *threshold)
+		comp = Compare(rep, old, *threshold)
 	}
 
 	status := ExitOK
@@ -225,7 +251,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, reg *Reg
 	}
 	switch *format {
 	case "table":
-		err = WriteTable(stdout, rep, TableOptions{Peers: peers, Comparison: cmp})
+		err = WriteTable(stdout, rep, TableOptions{Peers: peers, Comparison: comp})
 	case "gobench":
 		err = WriteGoBench(stdout, rep, *gobenchRuns)
 	case "json":
@@ -257,7 +283,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, reg *Reg
 		}
 	}
 
-	if regs := cmp.Regressions(); len(regs) > 0 {
+	if regs := comp.Regressions(); len(regs) > 0 {
 		fmt.Fprintf(stderr, "gpubench: %d regressions past %.0f%% against %s:\n", len(regs), 100**threshold, *compare)
 		for _, d := range regs {
 			fmt.Fprintf(stderr, "  %s: %s -> %s (%s)\n", d.Name, fmtNs(d.OldNs), fmtNs(d.NewNs), fmtRatio(d.Ratio))

@@ -1,5 +1,10 @@
 package bench
 
+import (
+	"cmp"
+	"strings"
+)
+
 // DefaultThreshold is the default regression threshold: 10% slower.
 const DefaultThreshold = 0.10
 
@@ -31,13 +36,18 @@ type Comparison struct {
 // Compare compares cur with old, benchmark by benchmark (matched by name).
 // A benchmark whose median grew by more than threshold (0.10: 10%) is a
 // regression. Benchmarks that failed or have no samples in either run are
-// left out.
+// left out, and so are the LargeSuffix ones when the two runs used different
+// sides (Meta.LargeSide).
 func Compare(cur, old *Report, threshold float64) *Comparison {
 	c := &Comparison{Threshold: threshold, Old: old}
+	sameLarge := cmp.Or(cur.Meta.LargeSide, LargeSide) == cmp.Or(old.Meta.LargeSide, LargeSide)
 	for _, r := range cur.Results {
 		o, ok := old.Lookup(r.Name)
 		if !ok || r.Err != "" || o.Err != "" || r.MedianNs <= 0 || o.MedianNs <= 0 {
 			continue
+		}
+		if !sameLarge && strings.HasSuffix(r.Name, LargeSuffix) {
+			continue // another size under the same name
 		}
 		ratio := r.MedianNs / o.MedianNs
 		c.Deltas = append(c.Deltas, Delta{

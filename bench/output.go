@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -25,6 +26,10 @@ type TableOptions struct {
 // and a regression flag. Failed benchmarks are listed after the table.
 func WriteTable(w io.Writer, rep *Report, opt TableOptions) error {
 	head := []string{"benchmark", "median", "min", "GB/s", "% copy"}
+	baselines := slices.ContainsFunc(rep.Results, func(r Result) bool { return r.Baseline != "" })
+	if baselines {
+		head = append(head, "vs raw")
+	}
 	if opt.Peers != nil {
 		head = append(head, "CuPy", "PyTorch", "vs peer")
 	}
@@ -36,6 +41,15 @@ func WriteTable(w io.Writer, rep *Report, opt TableOptions) error {
 		row := []string{r.Name, fmtNs(r.MedianNs), fmtNs(r.MinNs), fmtGBps(r.GBps), fmtPct(r.FracOfRef)}
 		if r.Err != "" {
 			row[1] = "FAILED"
+		}
+		if baselines {
+			vs := ""
+			if r.VsBaseline > 0 {
+				vs = fmtRatio(r.VsBaseline)
+			} else if r.Baseline != "" {
+				vs = "-"
+			}
+			row = append(row, vs)
 		}
 		if opt.Peers != nil {
 			f, ok := PeerFigures{}, false
@@ -90,6 +104,25 @@ func WriteTable(w io.Writer, rep *Report, opt TableOptions) error {
 		}
 		fmt.Fprintf(bw, "peers: %s%s: median wall time of one call plus a synchronize\n", p.Path, date)
 		fmt.Fprintf(bw, "vs peer = our median / the faster peer's (below 1: we are faster)\n")
+	}
+	if baselines {
+		fmt.Fprintf(bw, "vs raw = our median / the median of the same work done by raw driver calls (the raw/ row), sampled in turn with ours in this run\n")
+	}
+	if m.LargeSide > 0 && m.LargeSide != LargeSide && slices.ContainsFunc(rep.Results, func(r Result) bool { return strings.HasSuffix(r.Name, LargeSuffix) }) {
+		fmt.Fprintf(bw, "%s rows ran at %dx%d, not %dx%d (-large)\n", LargeSuffix, m.LargeSide, m.LargeSide, LargeSide, LargeSide)
+	}
+	if len(rep.Skipped) > 0 {
+		var reasons []string
+		count := map[string]int{}
+		for _, sk := range rep.Skipped {
+			if count[sk.Reason] == 0 {
+				reasons = append(reasons, sk.Reason)
+			}
+			count[sk.Reason]++
+		}
+		for _, why := range reasons {
+			fmt.Fprintf(bw, "skipped %d: %s\n", count[why], why)
+		}
 	}
 	var hostTimed []string
 	for _, r := range rep.Results {

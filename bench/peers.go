@@ -25,6 +25,17 @@ const (
 // LargeSuffix ends the names of our 2^28-element benchmarks.
 const LargeSuffix = "/16k"
 
+// LargeSide is the side of the square arrays of the LargeSuffix benchmarks:
+// 16384x16384, 2^28 elements (1 GiB of float32).
+const LargeSide = 16384
+
+// ReducedLargeSide is the side the LargeSuffix benchmarks use instead on the
+// CPU backend (and with -large reduced): 4096x4096, 2^24 elements (64 MiB of
+// float32), still far larger than a CPU's caches, so that the whole suite runs
+// in a minute or two on a few cores. The names keep LargeSuffix; the report
+// records the side (Meta.LargeSide) and the bytes.
+const ReducedLargeSide = 4096
+
 // PeerName maps one of our benchmark names onto a key of the peer figures.
 type PeerName struct {
 	// Ours is our benchmark's full name.

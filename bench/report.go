@@ -22,7 +22,7 @@ const Schema = "gpubench/1"
 //	    "date": "2026-12-01T10:00:00Z", "go_version": "go1.26.8",
 //	    "goos": "linux", "goarch": "amd64", "hostname": "...",
 //	    "args": ["-run", "array/"],
-//	    "reference": "array/copy/16k", "ref_gbps": 4100.5,
+//	    "reference": "reference/dtod_copy", "ref_gbps": 4100.5,
 //	    "peers": "peers/h200-2026-11-30.json",
 //	    "settings": {"benchtime": "500ms", "count": 1000, "min_samples": 5,
 //	                 "warmup_time": "50ms", "warmup_count": 2, "min_sample_time": "10µs"}
@@ -34,8 +34,10 @@ const Schema = "gpubench/1"
 //	     "n": 120, "min_ns": ..., "median_ns": ..., "mean_ns": ..., "max_ns": ..., "stddev_ns": ...,
 //	     "gbps": 4105.2, "frac_of_ref": 1.0,
 //	     "peer": {"key": "copy", "size": "L", "cupy_ns": 1288885.5, "torch_ns": 521374.5},
+//	     "baseline": "raw/...", "vs_baseline": 1.03,
 //	     "error": "..."}
-//	  ]
+//	  ],
+//	  "skipped": [{"name": "raw/kernel/launch", "reason": "..."}]
 //	}
 //
 // Times are nanoseconds per call (float). "reference" is the name of the
@@ -44,8 +46,12 @@ const Schema = "gpubench/1"
 // timer (events) timed the benchmark and "host" when the host clock did
 // (always for Host mode). gbps (bytes / median) and frac_of_ref are absent
 // when zero; peer is present when peer figures were loaded and the name maps
-// onto a peer key; error is present when the benchmark failed (its stats then
-// cover the samples taken before the failure, possibly none).
+// onto a peer key; baseline and vs_baseline when the benchmark names a
+// baseline (vs_baseline when both ran); error is present when the benchmark
+// failed (its stats then cover the samples taken before the failure, possibly
+// none). meta.large_side is present when the "/16k" benchmarks ran at another
+// side than 16384 (the CPU backend). skipped lists the benchmarks that do not
+// apply to the device.
 type Report struct {
 	// Schema is "gpubench/1".
 	Schema string `json:"schema"`
@@ -53,6 +59,15 @@ type Report struct {
 	Meta Meta `json:"meta"`
 	// Results holds one entry per benchmark, in run order.
 	Results []Result `json:"benchmarks"`
+	// Skipped lists the benchmarks whose Setup skipped them on this device
+	// (ErrSkip), in run order.
+	Skipped []Skipped `json:"skipped,omitempty"`
+}
+
+// Skipped is a benchmark skipped on this device, and why.
+type Skipped struct {
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
 }
 
 // Meta describes a run: the machine, the software, the settings.
@@ -80,6 +95,9 @@ type Meta struct {
 	RefGBps float64 `json:"ref_gbps,omitempty"`
 	// Peers is the peer-figures file used, if any.
 	Peers string `json:"peers,omitempty"`
+	// LargeSide is the side of the square arrays the LargeSuffix benchmarks
+	// used (Env.LargeSide); absent means LargeSide.
+	LargeSide int `json:"large_side,omitempty"`
 	// Settings are the run's sampling settings.
 	Settings Settings `json:"settings"`
 }
@@ -144,6 +162,11 @@ type Result struct {
 	FracOfRef float64 `json:"frac_of_ref,omitempty"`
 	// Peer holds the peers' figures for this benchmark, when known.
 	Peer *PeerFigures `json:"peer,omitempty"`
+	// Baseline is the benchmark's Baseline (a raw driver baseline's name) and
+	// VsBaseline this median over the baseline's median in the same run
+	// (absent when either is missing or failed).
+	Baseline   string  `json:"baseline,omitempty"`
+	VsBaseline float64 `json:"vs_baseline,omitempty"`
 	// Err is the failure, if the benchmark failed.
 	Err string `json:"error,omitempty"`
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strings"
 	"time"
 )
 
@@ -57,6 +58,9 @@ type Config struct {
 	Sync SyncFunc
 	// Device is handed to benchmarks as Env.Device.
 	Device any
+	// LargeSide is handed to benchmarks as Env.LargeSide: the side of the
+	// LargeSuffix benchmarks' arrays (0: LargeSide).
+	LargeSide int
 	// Meta describes the run (device, driver, backend); Run fills in the
 	// date, the Go version, the platform, the settings and the reference.
 	Meta Meta
@@ -93,11 +97,13 @@ func (c *Config) fill() {
 
 // Run runs the benchmarks in order and returns the report. A benchmark that
 // fails (setup, body, timer or teardown error, or a panic) gets Result.Err and
-// the run goes on. If ctx is cancelled Run stops between samples and returns
-// the results so far with ctx's error.
-func Run(ctx context.Context, cfg Config, bs []Benchmark) (*Report, error) {
+// the run goes on; one whose Setup returns ErrSkip is listed in
+// Report.Skipped. Benchmarks that share an Interleave group are sampled in
+// turn when the first of them is reached. If ctx is cancelled Run stops
+// between samples and returns the results so far with ctx's error.
+func Run(ctx context.Context, cfg Config, bs []Benchmark) (rep *Report, err error) {
 	cfg.fill()
-	rep := &Report{Schema: Schema, Meta: cfg.Meta}
+	rep = &Report{Schema: Schema, Meta: cfg.Meta}
 	m := &rep.Meta
 	m.Date = time.Now().UTC().Truncate(time.Second)
 	m.GoVersion = runtime.Version()
@@ -113,10 +119,14 @@ func Run(ctx context.Context, cfg Config, bs []Benchmark) (*Report, error) {
 		WarmupCount:   cfg.WarmupCount,
 		MinSampleTime: Duration(cfg.MinSampleTime),
 	}
-	env := &Env{Backend: m.Backend, Device: cfg.Device, Timer: cfg.Timer, Sync: cfg.Sync}
+	if cfg.LargeSide > 0 && cfg.LargeSide != LargeSide {
+		m.LargeSide = cfg.LargeSide
+	}
+	env := &Env{Backend: m.Backend, Device: cfg.Device, Timer: cfg.Timer, Sync: cfg.Sync, LargeSide: cfg.LargeSide}
 	r := &runner{cfg: &cfg, env: env, start: time.Now()}
 	r.prog = newProgress(cfg.Progress, len(bs), r.start)
 	defer r.prog.done()
+	defer compareBaselines(rep)
 
 	// The reference copy first, unless given.
 	var refResult *Result
@@ -125,39 +135,83 @@ func Run(ctx context.Context, cfg Config, bs []Benchmark) (*Report, error) {
 		m.Reference = "given"
 	} else if cfg.Reference != nil {
 		r.prog.begin(0, cfg.Reference.Name+" (reference)")
-		res, err := r.one(ctx, *cfg.Reference)
+		j, err := r.runAlone(ctx, *cfg.Reference)
 		if err != nil {
 			return rep, err
 		}
-		refResult = &res
-		if res.Err == "" && res.GBps > 0 {
-			ref = res.GBps
-			m.Reference = res.Name
+		if j.skipped == "" {
+			refResult = &j.res
+			if j.res.Err == "" && j.res.GBps > 0 {
+				ref = j.res.GBps
+				m.Reference = j.res.Name
+			}
 		}
 	}
 	m.RefGBps = ref
 
+	// Interleaved groups run when their first member comes up; their jobs wait
+	// here for their turn in the output.
+	done := map[string]*job{}
 	for i, b := range bs {
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
-		r.prog.begin(i+1, b.Name)
-		var res Result
-		if refResult != nil && b.Name == refResult.Name {
-			res = *refResult
-		} else {
-			var err error
-			res, err = r.one(ctx, b)
+		j := done[b.Name]
+		switch {
+		case j != nil:
+		case refResult != nil && b.Name == refResult.Name:
+			j = &job{res: *refResult}
+		case b.Interleave != "":
+			var members []Benchmark
+			for _, o := range bs[i:] {
+				if o.Interleave == b.Interleave && (refResult == nil || o.Name != refResult.Name) {
+					members = append(members, o)
+				}
+			}
+			label := b.Name
+			if len(members) > 1 {
+				label = fmt.Sprintf("%s (+%d interleaved)", b.Name, len(members)-1)
+			}
+			r.prog.begin(i+1, label)
+			jobs, err := r.runInterleaved(ctx, members)
 			if err != nil {
 				return rep, err
 			}
+			for _, mj := range jobs {
+				done[mj.b.Name] = mj
+			}
+			j = done[b.Name]
+		default:
+			r.prog.begin(i+1, b.Name)
+			var err error
+			if j, err = r.runAlone(ctx, b); err != nil {
+				return rep, err
+			}
 		}
+		if j.skipped != "" {
+			rep.Skipped = append(rep.Skipped, Skipped{Name: b.Name, Reason: j.skipped})
+			continue
+		}
+		res := j.res
 		if ref > 0 && res.GBps > 0 {
 			res.FracOfRef = res.GBps / ref
 		}
 		rep.Results = append(rep.Results, res)
 	}
 	return rep, nil
+}
+
+// compareBaselines sets VsBaseline on the results whose baseline ran.
+func compareBaselines(rep *Report) {
+	for i := range rep.Results {
+		r := &rep.Results[i]
+		if r.Baseline == "" || r.Err != "" || r.MedianNs <= 0 {
+			continue
+		}
+		if b, ok := rep.Lookup(r.Baseline); ok && b.Err == "" && b.MedianNs > 0 {
+			r.VsBaseline = r.MedianNs / b.MedianNs
+		}
+	}
 }
 
 type runner struct {
@@ -167,104 +221,187 @@ type runner struct {
 	prog  *progress
 }
 
-// errCancelled wraps a context error seen between samples.
-type errCancelled struct{ err error }
-
-func (e errCancelled) Error() string { return e.err.Error() }
-func (e errCancelled) Unwrap() error { return e.err }
-
-// one runs a benchmark. It returns an error only when ctx is cancelled; other
-// failures are in Result.Err.
-func (r *runner) one(ctx context.Context, b Benchmark) (res Result, err error) {
-	res = Result{Name: b.Name, Group: b.group(), Mode: b.Mode, Bytes: b.Bytes, Timing: TimingHost}
-	timer := Timer(NewHostTimer(r.cfg.Sync))
-	if b.Mode == GPU {
-		if b.Timer != nil {
-			timer = b.Timer
-		} else if r.cfg.Timer != nil {
-			timer = r.cfg.Timer
-		}
-		if _, host := timer.(*HostTimer); !host {
-			res.Timing = TimingDevice
-		}
-	}
-	if b.Setup != nil {
-		if err := protect(func() error { return b.Setup(r.env) }); err != nil {
-			res.Err = "setup: " + err.Error()
-			return res, nil
-		}
-	}
-	if b.Teardown != nil {
-		defer func() {
-			if terr := protect(func() error { return b.Teardown(r.env) }); terr != nil && res.Err == "" {
-				res.Err = "teardown: " + terr.Error()
-			}
-		}()
-	}
-	if err := protect(r.cfg.Sync); err != nil {
-		res.Err = "sync after setup: " + err.Error()
-		return res, nil
-	}
-	samples, iters, serr := r.measure(ctx, b, timer)
-	res.Iters = iters
-	res.Samples = samples
-	res.Stats = Summarize(samples)
-	res.GBps = GBps(b.Bytes, res.MedianNs)
-	if serr != nil {
-		var c errCancelled
-		if errors.As(serr, &c) {
-			return res, c.err
-		}
-		res.Err = serr.Error()
-	}
-	return res, nil
+// job is one benchmark being run: its result so far and its sampling state.
+type job struct {
+	b       Benchmark
+	env     Env
+	timer   Timer
+	res     Result
+	n       int    // calls per sample
+	fixed   bool   // n is b.Iters
+	setUp   bool   // Setup succeeded: Teardown is due
+	over    bool   // failed (res.Err), skipped, or out of samples
+	skipped string // the reason, when Setup returned ErrSkip
+	samples []float64
 }
 
-// measure warms b up, calibrates its calls per sample, and samples it.
-func (r *runner) measure(ctx context.Context, b Benchmark, t Timer) (samples []float64, iters int, err error) {
-	c := r.cfg
-	n, fixed := b.Iters, b.Iters > 0
-	if !fixed {
-		n = 1
+func (r *runner) newJob(b Benchmark) *job {
+	j := &job{b: b, env: *r.env}
+	j.env.Bytes = b.Bytes
+	j.res = Result{Name: b.Name, Group: b.group(), Mode: b.Mode, Bytes: b.Bytes, Timing: TimingHost, Baseline: b.Baseline}
+	switch {
+	case b.Timer != nil:
+		j.timer = b.Timer
+	case b.Mode == GPU && r.cfg.Timer != nil:
+		j.timer = r.cfg.Timer
+	default:
+		j.timer = NewHostTimer(r.cfg.Sync)
 	}
-	// Warm-up and calibration.
+	if _, host := j.timer.(*HostTimer); b.Mode == GPU && !host {
+		j.res.Timing = TimingDevice
+	}
+	j.n, j.fixed = b.Iters, b.Iters > 0
+	if !j.fixed {
+		j.n = 1
+	}
+	return j
+}
+
+func (j *job) fail(err string) {
+	if j.res.Err == "" {
+		j.res.Err = err
+	}
+	j.over = true
+}
+
+// setup runs the benchmark's Setup and waits for the device.
+func (r *runner) setup(j *job) {
+	if j.b.Setup != nil {
+		if err := protect(func() error { return j.b.Setup(&j.env) }); err != nil {
+			if errors.Is(err, ErrSkip) {
+				j.skipped, j.over = strings.TrimSuffix(err.Error(), ": "+ErrSkip.Error()), true
+				return
+			}
+			j.fail("setup: " + err.Error())
+			return
+		}
+	}
+	j.setUp = true
+	if j.env.Bytes < 0 {
+		j.fail(fmt.Sprintf("setup: negative Bytes %d", j.env.Bytes))
+		return
+	}
+	j.res.Bytes = j.env.Bytes
+	if err := protect(r.cfg.Sync); err != nil {
+		j.fail("sync after setup: " + err.Error())
+	}
+}
+
+// finish runs the Teardown if it is due and summarizes the samples.
+func (r *runner) finish(j *job) {
+	if j.setUp && j.b.Teardown != nil {
+		if err := protect(func() error { return j.b.Teardown(&j.env) }); err != nil {
+			j.fail("teardown: " + err.Error())
+		}
+	}
+	j.setUp = false
+	j.res.Iters = j.n
+	j.res.Samples = j.samples
+	j.res.Stats = Summarize(j.samples)
+	j.res.GBps = GBps(j.res.Bytes, j.res.MedianNs)
+}
+
+// warm warms the benchmark up and calibrates its calls per sample. It returns
+// an error only when ctx is cancelled; a failing body fails the job.
+func (r *runner) warm(ctx context.Context, j *job) error {
+	c := r.cfg
 	wstart := time.Now()
 	calls := 0
-	for {
+	for !j.over {
 		if err := ctx.Err(); err != nil {
-			return nil, n, errCancelled{err}
+			return err
 		}
-		d, err := sample(t, b.Body, n)
+		d, err := sample(j.timer, j.b.Body, j.n)
 		if err != nil {
-			return nil, n, fmt.Errorf("warm-up: %w", err)
+			j.fail("warm-up: " + err.Error())
+			return nil
 		}
-		calls += n
-		calibrated := fixed || d >= c.MinSampleTime || n >= maxIters
+		calls += j.n
+		calibrated := j.fixed || d >= c.MinSampleTime || j.n >= maxIters
 		if !calibrated {
-			n = predictIters(c.MinSampleTime, n, d)
+			j.n = predictIters(c.MinSampleTime, j.n, d)
 		}
 		r.prog.tick()
 		if calibrated && calls >= c.WarmupCount && time.Since(wstart) >= c.WarmupTime {
 			break
 		}
 	}
-	// Sampling.
-	sstart := time.Now()
-	for len(samples) < c.Count {
-		if len(samples) >= c.MinSamples && time.Since(sstart) >= c.Benchtime {
-			break
-		}
-		if err := ctx.Err(); err != nil {
-			return samples, n, errCancelled{err}
-		}
-		d, err := sample(t, b.Body, n)
-		if err != nil {
-			return samples, n, err
-		}
-		samples = append(samples, float64(d.Nanoseconds())/float64(n))
-		r.prog.tick()
+	return nil
+}
+
+// sampleOnce takes one sample. It returns an error only when ctx is cancelled.
+func (r *runner) sampleOnce(ctx context.Context, j *job) error {
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	return samples, n, nil
+	d, err := sample(j.timer, j.b.Body, j.n)
+	if err != nil {
+		j.fail(err.Error())
+		return nil
+	}
+	j.samples = append(j.samples, float64(d.Nanoseconds())/float64(j.n))
+	if len(j.samples) >= r.cfg.Count {
+		j.over = true
+	}
+	r.prog.tick()
+	return nil
+}
+
+// runAlone runs one benchmark. It returns an error only when ctx is
+// cancelled; other failures are in the job's result.
+func (r *runner) runAlone(ctx context.Context, b Benchmark) (*job, error) {
+	jobs, err := r.runInterleaved(ctx, []Benchmark{b})
+	if err != nil {
+		return nil, err
+	}
+	return jobs[0], nil
+}
+
+// runInterleaved runs benchmarks together: set up and warm up each, then one
+// sample of each in turn until every one has its samples, then tear down.
+func (r *runner) runInterleaved(ctx context.Context, bs []Benchmark) ([]*job, error) {
+	jobs := make([]*job, len(bs))
+	for i, b := range bs {
+		jobs[i] = r.newJob(b)
+	}
+	defer func() {
+		for _, j := range jobs {
+			r.finish(j)
+		}
+	}()
+	live := 0
+	for _, j := range jobs {
+		r.setup(j)
+		if err := r.warm(ctx, j); err != nil {
+			return nil, err
+		}
+		if !j.over {
+			live++
+		}
+	}
+	// The budget is Benchtime per member still sampling after the warm-up.
+	budget := time.Duration(live) * r.cfg.Benchtime
+	sstart := time.Now()
+	for {
+		enough := time.Since(sstart) >= budget
+		more := false
+		for _, j := range jobs {
+			if !j.over && (len(j.samples) < r.cfg.MinSamples || !enough) {
+				more = true
+			}
+		}
+		if !more {
+			return jobs, nil
+		}
+		for _, j := range jobs {
+			if j.over {
+				continue
+			}
+			if err := r.sampleOnce(ctx, j); err != nil {
+				return nil, err
+			}
+		}
+	}
 }
 
 // sample times n calls of body with t.
