@@ -157,7 +157,9 @@ func TestMainLargeFlag(t *testing.T) {
 	body := func() error { return nil }
 	r.Register(Benchmark{Name: "x/big/16k", Mode: Host, Setup: func(env *Env) error { sides = append(sides, env.Side()); return nil }, Body: body})
 	r.Register(Benchmark{Name: "x/small", Mode: Host, Body: body})
-	open := func(backend string) (*Target, error) { return &Target{Device: "slow", LargeSide: ReducedLargeSide}, nil }
+	open := func(backend string) (*Target, error) {
+		return &Target{Device: "slow", LargeSide: ReducedLargeSide}, nil
+	}
 	for _, tc := range []struct {
 		flag string
 		side int
