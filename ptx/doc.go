@@ -55,8 +55,8 @@
 //
 // The algorithms and their sources are described in each math_*.go file: Cody & Waite
 // argument reduction and minimax polynomials (coefficients from internal/remez,
-// an offline Remez tool) for exp and log, Tang's table method for the logarithm inside
-// pow, Cody-Waite plus Payne & Hanek reduction for sin, cos and tan of any argument.
+// an offline Remez tool) for exp and log, Tang's table method for the float64 logarithm
+// and the logarithm inside pow, Cody-Waite plus Payne & Hanek reduction for sin, cos and tan of any argument.
 //
 // # Lowering an expression
 //
@@ -97,12 +97,12 @@
 // all paths. None spills or uses local memory.
 //
 //	function  float32 ulp  SASS (fp)   float64 ulp  SASS (fp)
-//	exp       0.82         48 (14)     0.76         81 (19)
-//	exp2      0.79         46 (13)     0.71         84 (24)
-//	expm1     1.23         83 (35)     0.92        177 (50)
-//	log       0.82         45 (16)     -
-//	log2      1.00         54 (24)     -
-//	log10     1.00         53 (24)     -
+//	exp       0.82         48 (14)     0.77         81 (19)
+//	exp2      0.79         46 (13)     0.73         84 (24)
+//	expm1     1.23         83 (35)     1.06        180 (50)
+//	log       0.82         45 (16)     0.50        142 (42)
+//	log2      1.00         54 (24)     0.50        150 (46)
+//	log10     1.00         53 (24)     0.50        150 (46)
 //	log1p     0.85        187 (55)     -
 //	sin       1.12        110 (35)     -
 //	cos       1.10        110 (35)     -

@@ -15,9 +15,6 @@ import "math"
 // scaled by 2^mant first, in a branch.
 
 func init() {
-	register(Log, logF32, nil)
-	register(Log2, log2F32, nil)
-	register(Log10, log10F32, nil)
 	register(Log1p, log1pF32, nil)
 }
 

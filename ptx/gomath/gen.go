@@ -625,6 +625,116 @@ func LogF32(x float32) float32 {
 	return v53
 }
 
+// LogF64 is the Go mirror of the device function log for float64.
+func LogF64(x float64) float64 {
+	v3 := math.Float64bits(x)
+	v4 := uint64(v3 - uint64(0x10000000000000))
+	v6 := v4 >= uint64(0x7fe0000000000000)
+	v7 := x
+	v9 := uint64(0x0)
+	if v6 {
+		v10 := math.Float64bits(x)
+		v11 := v10 < uint64(0x10000000000000)
+		if v11 {
+			v13 := float64(x * float64(0x1p+52))
+			v7 = v13
+			v9 = uint64(0xffffffffffffffcc)
+		}
+	}
+	v16 := float64(0x0p+00)
+	v17 := float64(0x0p+00)
+	v19 := float64(v7 - float64(0x1p+00))
+	v20 := abs64(v19)
+	v22 := v20 < float64(0x1p-06)
+	if v22 {
+		v23 := float64(v19 * v19)
+		v25 := float64(v23 * float64(0x1p-01))
+		v26 := float64(v19 * v19)
+		v27 := float64(v19 * v26)
+		v30 := math.FMA(float64(0x1.745d1745d1746p-04), v19, float64(-0x1.999999999999ap-04))
+		v32 := math.FMA(v30, v19, float64(0x1.c71c71c71c71cp-04))
+		v34 := math.FMA(v32, v19, float64(-0x1p-03))
+		v36 := math.FMA(v34, v19, float64(0x1.2492492492492p-03))
+		v38 := math.FMA(v36, v19, float64(-0x1.5555555555555p-03))
+		v40 := math.FMA(v38, v19, float64(0x1.999999999999ap-03))
+		v42 := math.FMA(v40, v19, float64(-0x1p-02))
+		v44 := math.FMA(v42, v19, float64(0x1.5555555555555p-02))
+		v45 := -v25
+		v46 := math.FMA(v27, v44, v45)
+		v47 := float64(v19 + v46)
+		v16 = v47
+		v48 := float64(v19 - v47)
+		v49 := float64(v48 + v46)
+		v17 = v49
+	} else {
+		v50 := math.Float64bits(v7)
+		v52 := uint64(v50 - uint64(0x3fe6a09e667f3bcd))
+		v54 := uint64(int64(v52) >> uint32(0x34))
+		v55 := v54 << uint32(0x34)
+		v56 := uint64(v50 - v55)
+		v57 := math.Float64frombits(v56)
+		v59 := v52 >> uint32(0x2d)
+		v61 := v59 & uint64(0x7f)
+		v62 := uint32(v61)
+		v63 := uint64(v54 + v9)
+		v64 := float64(int64(v63))
+		v65 := tbl_log64_r[v62]
+		v67 := math.FMA(v57, v65, float64(-0x1p+00))
+		v69 := tbl_log64_thi[v62]
+		v70 := math.FMA(v64, float64(0x1.62e42fefa38p-01), v69)
+		v71 := float64(v67 * v67)
+		v72 := float64(v71 * float64(0x1p-01))
+		v73 := float64(v67 * v67)
+		v74 := float64(v67 * v73)
+		v75 := math.FMA(float64(0x1.c71c71c71c71cp-04), v67, float64(-0x1p-03))
+		v76 := math.FMA(v75, v67, float64(0x1.2492492492492p-03))
+		v77 := math.FMA(v76, v67, float64(-0x1.5555555555555p-03))
+		v78 := math.FMA(v77, v67, float64(0x1.999999999999ap-03))
+		v79 := math.FMA(v78, v67, float64(-0x1p-02))
+		v80 := math.FMA(v79, v67, float64(0x1.5555555555555p-02))
+		v81 := -v72
+		v82 := math.FMA(v74, v80, v81)
+		v84 := tbl_log64_tlo[v62]
+		v85 := math.FMA(v64, float64(0x1.ef35793c7673p-45), v84)
+		v86 := float64(v82 + v85)
+		v87 := float64(v67 + v86)
+		v88 := float64(v67 - v87)
+		v89 := float64(v88 + v86)
+		v90 := float64(v70 + v87)
+		v91 := float64(v90 - v70)
+		v92 := float64(v90 - v91)
+		v93 := float64(v70 - v92)
+		v94 := float64(v87 - v91)
+		v95 := float64(v93 + v94)
+		v16 = v90
+		v96 := float64(v95 + v89)
+		v17 = v96
+	}
+	v97 := float64(v16 + v17)
+	v98 := v97
+	if v6 {
+		v99 := math.Float64bits(x)
+		v101 := v99 == uint64(0x7ff0000000000000)
+		v103 := v97
+		if v101 {
+			v103 = math.Float64frombits(0x7ff0000000000000)
+		}
+		v104 := v99 > uint64(0x7ff0000000000000)
+		v106 := v103
+		if v104 {
+			v106 = math.Float64frombits(0x7fffffffffffffff)
+		}
+		v107 := x == float64(0x0p+00)
+		v108 := -math.Float64frombits(0x7ff0000000000000)
+		v109 := v106
+		if v107 {
+			v109 = v108
+		}
+		v98 = v109
+	}
+	return v98
+}
+
 // Log2F32 is the Go mirror of the device function log2 for float32.
 func Log2F32(x float32) float32 {
 	v3 := math.Float32bits(x)
@@ -697,6 +807,121 @@ func Log2F32(x float32) float32 {
 	return v63
 }
 
+// Log2F64 is the Go mirror of the device function log2 for float64.
+func Log2F64(x float64) float64 {
+	v3 := math.Float64bits(x)
+	v4 := uint64(v3 - uint64(0x10000000000000))
+	v6 := v4 >= uint64(0x7fe0000000000000)
+	v7 := x
+	v9 := uint64(0x0)
+	if v6 {
+		v10 := math.Float64bits(x)
+		v11 := v10 < uint64(0x10000000000000)
+		if v11 {
+			v13 := float64(x * float64(0x1p+52))
+			v7 = v13
+			v9 = uint64(0xffffffffffffffcc)
+		}
+	}
+	v16 := float64(0x0p+00)
+	v17 := float64(0x0p+00)
+	v19 := float64(v7 - float64(0x1p+00))
+	v20 := abs64(v19)
+	v22 := v20 < float64(0x1p-06)
+	if v22 {
+		v23 := float64(v19 * v19)
+		v25 := float64(v23 * float64(0x1p-01))
+		v26 := float64(v19 * v19)
+		v27 := float64(v19 * v26)
+		v30 := math.FMA(float64(0x1.745d1745d1746p-04), v19, float64(-0x1.999999999999ap-04))
+		v32 := math.FMA(v30, v19, float64(0x1.c71c71c71c71cp-04))
+		v34 := math.FMA(v32, v19, float64(-0x1p-03))
+		v36 := math.FMA(v34, v19, float64(0x1.2492492492492p-03))
+		v38 := math.FMA(v36, v19, float64(-0x1.5555555555555p-03))
+		v40 := math.FMA(v38, v19, float64(0x1.999999999999ap-03))
+		v42 := math.FMA(v40, v19, float64(-0x1p-02))
+		v44 := math.FMA(v42, v19, float64(0x1.5555555555555p-02))
+		v45 := -v25
+		v46 := math.FMA(v27, v44, v45)
+		v47 := float64(v19 + v46)
+		v16 = v47
+		v48 := float64(v19 - v47)
+		v49 := float64(v48 + v46)
+		v17 = v49
+	} else {
+		v50 := math.Float64bits(v7)
+		v52 := uint64(v50 - uint64(0x3fe6a09e667f3bcd))
+		v54 := uint64(int64(v52) >> uint32(0x34))
+		v55 := v54 << uint32(0x34)
+		v56 := uint64(v50 - v55)
+		v57 := math.Float64frombits(v56)
+		v59 := v52 >> uint32(0x2d)
+		v61 := v59 & uint64(0x7f)
+		v62 := uint32(v61)
+		v63 := uint64(v54 + v9)
+		v64 := float64(int64(v63))
+		v65 := tbl_log64_r[v62]
+		v67 := math.FMA(v57, v65, float64(-0x1p+00))
+		v69 := tbl_log64_thi[v62]
+		v70 := math.FMA(v64, float64(0x1.62e42fefa38p-01), v69)
+		v71 := float64(v67 * v67)
+		v72 := float64(v71 * float64(0x1p-01))
+		v73 := float64(v67 * v67)
+		v74 := float64(v67 * v73)
+		v75 := math.FMA(float64(0x1.c71c71c71c71cp-04), v67, float64(-0x1p-03))
+		v76 := math.FMA(v75, v67, float64(0x1.2492492492492p-03))
+		v77 := math.FMA(v76, v67, float64(-0x1.5555555555555p-03))
+		v78 := math.FMA(v77, v67, float64(0x1.999999999999ap-03))
+		v79 := math.FMA(v78, v67, float64(-0x1p-02))
+		v80 := math.FMA(v79, v67, float64(0x1.5555555555555p-02))
+		v81 := -v72
+		v82 := math.FMA(v74, v80, v81)
+		v84 := tbl_log64_tlo[v62]
+		v85 := math.FMA(v64, float64(0x1.ef35793c7673p-45), v84)
+		v86 := float64(v82 + v85)
+		v87 := float64(v67 + v86)
+		v88 := float64(v67 - v87)
+		v89 := float64(v88 + v86)
+		v90 := float64(v70 + v87)
+		v91 := float64(v90 - v70)
+		v92 := float64(v90 - v91)
+		v93 := float64(v70 - v92)
+		v94 := float64(v87 - v91)
+		v95 := float64(v93 + v94)
+		v16 = v90
+		v96 := float64(v95 + v89)
+		v17 = v96
+	}
+	v98 := float64(v16 * float64(0x1.71547652b82fep+00))
+	v99 := -v98
+	v100 := math.FMA(v16, float64(0x1.71547652b82fep+00), v99)
+	v102 := math.FMA(v16, float64(0x1.777d0ffda0d24p-56), v100)
+	v103 := math.FMA(v17, float64(0x1.71547652b82fep+00), v102)
+	v104 := float64(v98 + v103)
+	v105 := v104
+	if v6 {
+		v106 := math.Float64bits(x)
+		v108 := v106 == uint64(0x7ff0000000000000)
+		v110 := v104
+		if v108 {
+			v110 = math.Float64frombits(0x7ff0000000000000)
+		}
+		v111 := v106 > uint64(0x7ff0000000000000)
+		v113 := v110
+		if v111 {
+			v113 = math.Float64frombits(0x7fffffffffffffff)
+		}
+		v114 := x == float64(0x0p+00)
+		v115 := -math.Float64frombits(0x7ff0000000000000)
+		v116 := v113
+		if v114 {
+			v116 = v115
+		}
+		v105 = v116
+	}
+	return v105
+}
+
 // Log10F32 is the Go mirror of the device function log10 for float32.
 func Log10F32(x float32) float32 {
 	v3 := math.Float32bits(x)
@@ -767,6 +992,121 @@ func Log10F32(x float32) float32 {
 		v64 = v76
 	}
 	return v64
+}
+
+// Log10F64 is the Go mirror of the device function log10 for float64.
+func Log10F64(x float64) float64 {
+	v3 := math.Float64bits(x)
+	v4 := uint64(v3 - uint64(0x10000000000000))
+	v6 := v4 >= uint64(0x7fe0000000000000)
+	v7 := x
+	v9 := uint64(0x0)
+	if v6 {
+		v10 := math.Float64bits(x)
+		v11 := v10 < uint64(0x10000000000000)
+		if v11 {
+			v13 := float64(x * float64(0x1p+52))
+			v7 = v13
+			v9 = uint64(0xffffffffffffffcc)
+		}
+	}
+	v16 := float64(0x0p+00)
+	v17 := float64(0x0p+00)
+	v19 := float64(v7 - float64(0x1p+00))
+	v20 := abs64(v19)
+	v22 := v20 < float64(0x1p-06)
+	if v22 {
+		v23 := float64(v19 * v19)
+		v25 := float64(v23 * float64(0x1p-01))
+		v26 := float64(v19 * v19)
+		v27 := float64(v19 * v26)
+		v30 := math.FMA(float64(0x1.745d1745d1746p-04), v19, float64(-0x1.999999999999ap-04))
+		v32 := math.FMA(v30, v19, float64(0x1.c71c71c71c71cp-04))
+		v34 := math.FMA(v32, v19, float64(-0x1p-03))
+		v36 := math.FMA(v34, v19, float64(0x1.2492492492492p-03))
+		v38 := math.FMA(v36, v19, float64(-0x1.5555555555555p-03))
+		v40 := math.FMA(v38, v19, float64(0x1.999999999999ap-03))
+		v42 := math.FMA(v40, v19, float64(-0x1p-02))
+		v44 := math.FMA(v42, v19, float64(0x1.5555555555555p-02))
+		v45 := -v25
+		v46 := math.FMA(v27, v44, v45)
+		v47 := float64(v19 + v46)
+		v16 = v47
+		v48 := float64(v19 - v47)
+		v49 := float64(v48 + v46)
+		v17 = v49
+	} else {
+		v50 := math.Float64bits(v7)
+		v52 := uint64(v50 - uint64(0x3fe6a09e667f3bcd))
+		v54 := uint64(int64(v52) >> uint32(0x34))
+		v55 := v54 << uint32(0x34)
+		v56 := uint64(v50 - v55)
+		v57 := math.Float64frombits(v56)
+		v59 := v52 >> uint32(0x2d)
+		v61 := v59 & uint64(0x7f)
+		v62 := uint32(v61)
+		v63 := uint64(v54 + v9)
+		v64 := float64(int64(v63))
+		v65 := tbl_log64_r[v62]
+		v67 := math.FMA(v57, v65, float64(-0x1p+00))
+		v69 := tbl_log64_thi[v62]
+		v70 := math.FMA(v64, float64(0x1.62e42fefa38p-01), v69)
+		v71 := float64(v67 * v67)
+		v72 := float64(v71 * float64(0x1p-01))
+		v73 := float64(v67 * v67)
+		v74 := float64(v67 * v73)
+		v75 := math.FMA(float64(0x1.c71c71c71c71cp-04), v67, float64(-0x1p-03))
+		v76 := math.FMA(v75, v67, float64(0x1.2492492492492p-03))
+		v77 := math.FMA(v76, v67, float64(-0x1.5555555555555p-03))
+		v78 := math.FMA(v77, v67, float64(0x1.999999999999ap-03))
+		v79 := math.FMA(v78, v67, float64(-0x1p-02))
+		v80 := math.FMA(v79, v67, float64(0x1.5555555555555p-02))
+		v81 := -v72
+		v82 := math.FMA(v74, v80, v81)
+		v84 := tbl_log64_tlo[v62]
+		v85 := math.FMA(v64, float64(0x1.ef35793c7673p-45), v84)
+		v86 := float64(v82 + v85)
+		v87 := float64(v67 + v86)
+		v88 := float64(v67 - v87)
+		v89 := float64(v88 + v86)
+		v90 := float64(v70 + v87)
+		v91 := float64(v90 - v70)
+		v92 := float64(v90 - v91)
+		v93 := float64(v70 - v92)
+		v94 := float64(v87 - v91)
+		v95 := float64(v93 + v94)
+		v16 = v90
+		v96 := float64(v95 + v89)
+		v17 = v96
+	}
+	v98 := float64(v16 * float64(0x1.bcb7b1526e50ep-02))
+	v99 := -v98
+	v100 := math.FMA(v16, float64(0x1.bcb7b1526e50ep-02), v99)
+	v102 := math.FMA(v16, float64(0x1.95355baaafad3p-57), v100)
+	v103 := math.FMA(v17, float64(0x1.bcb7b1526e50ep-02), v102)
+	v104 := float64(v98 + v103)
+	v105 := v104
+	if v6 {
+		v106 := math.Float64bits(x)
+		v108 := v106 == uint64(0x7ff0000000000000)
+		v110 := v104
+		if v108 {
+			v110 = math.Float64frombits(0x7ff0000000000000)
+		}
+		v111 := v106 > uint64(0x7ff0000000000000)
+		v113 := v110
+		if v111 {
+			v113 = math.Float64frombits(0x7fffffffffffffff)
+		}
+		v114 := x == float64(0x0p+00)
+		v115 := -math.Float64frombits(0x7ff0000000000000)
+		v116 := v113
+		if v114 {
+			v116 = v115
+		}
+		v105 = v116
+	}
+	return v105
 }
 
 // Log1pF32 is the Go mirror of the device function log1p for float32.
@@ -1931,6 +2271,111 @@ func PowF32(x, y float32) float32 {
 		v110 = v151
 	}
 	return v110
+}
+
+var tbl_log64_r = [128]float64{
+	float64(0x1.69p+00), float64(0x1.67p+00), float64(0x1.65p+00), float64(0x1.63p+00),
+	float64(0x1.61p+00), float64(0x1.5fp+00), float64(0x1.5dp+00), float64(0x1.5cp+00),
+	float64(0x1.5ap+00), float64(0x1.58p+00), float64(0x1.56p+00), float64(0x1.54p+00),
+	float64(0x1.53p+00), float64(0x1.51p+00), float64(0x1.4fp+00), float64(0x1.4dp+00),
+	float64(0x1.4cp+00), float64(0x1.4ap+00), float64(0x1.48p+00), float64(0x1.47p+00),
+	float64(0x1.45p+00), float64(0x1.44p+00), float64(0x1.42p+00), float64(0x1.4p+00),
+	float64(0x1.3fp+00), float64(0x1.3dp+00), float64(0x1.3cp+00), float64(0x1.3ap+00),
+	float64(0x1.39p+00), float64(0x1.37p+00), float64(0x1.36p+00), float64(0x1.34p+00),
+	float64(0x1.33p+00), float64(0x1.32p+00), float64(0x1.3p+00), float64(0x1.2fp+00),
+	float64(0x1.2dp+00), float64(0x1.2cp+00), float64(0x1.2bp+00), float64(0x1.29p+00),
+	float64(0x1.28p+00), float64(0x1.27p+00), float64(0x1.25p+00), float64(0x1.24p+00),
+	float64(0x1.23p+00), float64(0x1.21p+00), float64(0x1.2p+00), float64(0x1.1fp+00),
+	float64(0x1.1ep+00), float64(0x1.1cp+00), float64(0x1.1bp+00), float64(0x1.1ap+00),
+	float64(0x1.19p+00), float64(0x1.17p+00), float64(0x1.16p+00), float64(0x1.15p+00),
+	float64(0x1.14p+00), float64(0x1.13p+00), float64(0x1.12p+00), float64(0x1.1p+00),
+	float64(0x1.0fp+00), float64(0x1.0ep+00), float64(0x1.0dp+00), float64(0x1.0cp+00),
+	float64(0x1.0bp+00), float64(0x1.0ap+00), float64(0x1.09p+00), float64(0x1.08p+00),
+	float64(0x1.07p+00), float64(0x1.06p+00), float64(0x1.05p+00), float64(0x1.04p+00),
+	float64(0x1.03p+00), float64(0x1.01p+00), float64(0x1p+00), float64(0x1.fep-01),
+	float64(0x1.fap-01), float64(0x1.f6p-01), float64(0x1.f2p-01), float64(0x1.eep-01),
+	float64(0x1.eap-01), float64(0x1.e8p-01), float64(0x1.e4p-01), float64(0x1.ep-01),
+	float64(0x1.dcp-01), float64(0x1.dap-01), float64(0x1.d6p-01), float64(0x1.d2p-01),
+	float64(0x1.dp-01), float64(0x1.ccp-01), float64(0x1.c8p-01), float64(0x1.c6p-01),
+	float64(0x1.c2p-01), float64(0x1.cp-01), float64(0x1.bcp-01), float64(0x1.bap-01),
+	float64(0x1.b6p-01), float64(0x1.b4p-01), float64(0x1.bp-01), float64(0x1.aep-01),
+	float64(0x1.aap-01), float64(0x1.a8p-01), float64(0x1.a6p-01), float64(0x1.a2p-01),
+	float64(0x1.ap-01), float64(0x1.9ep-01), float64(0x1.9ap-01), float64(0x1.98p-01),
+	float64(0x1.96p-01), float64(0x1.94p-01), float64(0x1.9p-01), float64(0x1.8ep-01),
+	float64(0x1.8cp-01), float64(0x1.8ap-01), float64(0x1.88p-01), float64(0x1.84p-01),
+	float64(0x1.82p-01), float64(0x1.8p-01), float64(0x1.7ep-01), float64(0x1.7cp-01),
+	float64(0x1.7ap-01), float64(0x1.78p-01), float64(0x1.76p-01), float64(0x1.74p-01),
+	float64(0x1.72p-01), float64(0x1.7p-01), float64(0x1.6ep-01), float64(0x1.6cp-01),
+}
+
+var tbl_log64_thi = [128]float64{
+	float64(-0x1.5ff3070a79p-02), float64(-0x1.5a42ab0f4dp-02), float64(-0x1.548a2c3addp-02), float64(-0x1.4ec97326p-02),
+	float64(-0x1.4900680401p-02), float64(-0x1.432ef2a04fp-02), float64(-0x1.3d54fa5c1fp-02), float64(-0x1.3a64c55694p-02),
+	float64(-0x1.347dd9a988p-02), float64(-0x1.2e8e2bae12p-02), float64(-0x1.2895a13de8p-02), float64(-0x1.22941fbcf8p-02),
+	float64(-0x1.1f8ff9e48ap-02), float64(-0x1.1980d2dd42p-02), float64(-0x1.136870293bp-02), float64(-0x1.0d46b579abp-02),
+	float64(-0x1.0a324e2739p-02), float64(-0x1.0402594b4dp-02), float64(-0x1.fb9186d5e4p-03), float64(-0x1.f550a564b8p-03),
+	float64(-0x1.e8c0252aa6p-03), float64(-0x1.e27076e2bp-03), float64(-0x1.d5c216b4fcp-03), float64(-0x1.c8ff7c79aap-03),
+	float64(-0x1.c2968558c2p-03), float64(-0x1.b5b519e8fcp-03), float64(-0x1.af3c94e80cp-03), float64(-0x1.a23bc1fe2cp-03),
+	float64(-0x1.9bb362e7ep-03), float64(-0x1.8e928de886p-03), float64(-0x1.87fa06520cp-03), float64(-0x1.7ab890210ep-03),
+	float64(-0x1.740f8f5404p-03), float64(-0x1.6d60fe719ep-03), float64(-0x1.5ff3070a7ap-03), float64(-0x1.59338d9982p-03),
+	float64(-0x1.4ba36f39a6p-03), float64(-0x1.44d2b6ccb8p-03), float64(-0x1.3dfc2b0eccp-03), float64(-0x1.303d718e48p-03),
+	float64(-0x1.29552f82p-03), float64(-0x1.2266f190a6p-03), float64(-0x1.1478584674p-03), float64(-0x1.0d77e7cd08p-03),
+	float64(-0x1.0671512ca6p-03), float64(-0x1.f0a30c0118p-04), float64(-0x1.e27076e2bp-04), float64(-0x1.d4313d66ccp-04),
+	float64(-0x1.c5e548f5bcp-04), float64(-0x1.a926d3a4acp-04), float64(-0x1.9ab4246204p-04), float64(-0x1.8c345d6318p-04),
+	float64(-0x1.7da766d7bp-04), float64(-0x1.60658a9374p-04), float64(-0x1.51b073f06p-04), float64(-0x1.42edcbea64p-04),
+	float64(-0x1.341d7961bcp-04), float64(-0x1.253f62f0ap-04), float64(-0x1.16536eea38p-04), float64(-0x1.f0a30c0118p-05),
+	float64(-0x1.d276b8adbp-05), float64(-0x1.b42dd71198p-05), float64(-0x1.95c830ec9p-05), float64(-0x1.77458f633p-05),
+	float64(-0x1.58a5bafc9p-05), float64(-0x1.39e87b9fe8p-05), float64(-0x1.1b0d98924p-05), float64(-0x1.f829b0e78p-06),
+	float64(-0x1.b9fc027bp-06), float64(-0x1.7b91b07d6p-06), float64(-0x1.3cea44347p-06), float64(-0x1.fc0a8b0fcp-07),
+	float64(-0x1.7dc475f82p-07), float64(-0x1.ff00aa2bp-09), math.Float64frombits(0x8000000000000000), float64(0x1.008055958p-08),
+	float64(0x1.82448a388p-07), float64(0x1.432a92598p-06), float64(0x1.c63d2ec15p-06), float64(0x1.252f32f8dp-05),
+	float64(0x1.67c94f2d48p-05), float64(0x1.894aa149f8p-05), float64(0x1.ccb73cddd8p-05), float64(0x1.08598b59e4p-04),
+	float64(0x1.2aa04a447p-04), float64(0x1.3bdf5a7d2p-04), float64(0x1.5e95a4d978p-04), float64(0x1.8197e2f41p-04),
+	float64(0x1.9335e5d594p-04), float64(0x1.b6ac88dad4p-04), float64(0x1.da72763844p-04), float64(0x1.ec739830ap-04),
+	float64(0x1.08598b59e4p-03), float64(0x1.1178e8227ep-03), float64(0x1.23d712a49cp-03), float64(0x1.2d1610c868p-03),
+	float64(0x1.3fb45a5992p-03), float64(0x1.4913d8333cp-03), float64(0x1.5bf406b544p-03), float64(0x1.6574ebe8c2p-03),
+	float64(0x1.7898d85444p-03), float64(0x1.823c16551ap-03), float64(0x1.8beafeb39p-03), float64(0x1.9f6c40708ap-03),
+	float64(0x1.a93ed3c8aep-03), float64(0x1.b31d8575bcp-03), float64(0x1.c6ffbc6fp-03), float64(0x1.d1037f2656p-03),
+	float64(0x1.db13db0d48p-03), float64(0x1.e530effe72p-03), float64(0x1.f991c6cb3cp-03), float64(0x1.01eae5626cp-02),
+	float64(0x1.07138604d6p-02), float64(0x1.0c42d67616p-02), float64(0x1.1178e8227ep-02), float64(0x1.1bf99635a7p-02),
+	float64(0x1.214456d0ecp-02), float64(0x1.269621134ep-02), float64(0x1.2bef07cdc9p-02), float64(0x1.314f1e1d36p-02),
+	float64(0x1.36b6776be1p-02), float64(0x1.3c25277333p-02), float64(0x1.419b423d5fp-02), float64(0x1.4718dc271cp-02),
+	float64(0x1.4c9e09e173p-02), float64(0x1.522ae0738ap-02), float64(0x1.57bf753c8dp-02), float64(0x1.5d5bddf596p-02),
+}
+
+var tbl_log64_tlo = [128]float64{
+	float64(-0x1.e9e439f105039p-45), float64(0x1.e63af2df7ba69p-50), float64(-0x1.3167e63081cf7p-45), float64(-0x1.34d7aaf04d104p-45),
+	float64(0x1.8bccffe1a0f8cp-44), float64(0x1.fb129931715adp-44), float64(-0x1.c3e1cd9a395e3p-44), float64(-0x1.7a71cbcd735dp-44),
+	float64(0x1.5594dd4c58092p-45), float64(0x1.67b1e99b72bd8p-45), float64(-0x1.a8d7ad24c13fp-44), float64(0x1.a6976f5eb0963p-44),
+	float64(-0x1.7946c040cbe77p-45), float64(-0x1.b7b3a7a361c9ap-45), float64(0x1.d3e8499d67123p-44), float64(-0x1.d2c81f640e1e6p-44),
+	float64(-0x1.c6bee7ef4030ep-47), float64(-0x1.036b89ef42d7fp-48), float64(0x1.d572aab993c87p-47), float64(0x1.323e3a09202fep-45),
+	float64(0x1.6805b80e8e6ffp-45), float64(0x1.a342c2af0003cp-44), float64(0x1.1ba91bbca681bp-45), float64(0x1.7794f689f8434p-45),
+	float64(0x1.cfd73dee38a4p-45), float64(0x1.4b722ec011f31p-44), float64(0x1.a4e633fcd9066p-52), float64(0x1.539cd91dc9f0bp-44),
+	float64(0x1.1f2a8a1ce0ffcp-45), float64(-0x1.a8154b13d72d5p-44), float64(-0x1.22120401202fcp-44), float64(0x1.bdb9072534a58p-45),
+	float64(0x1.0b66c99018aa1p-44), float64(0x1.bc6e557134767p-44), float64(0x1.8586f183bebf2p-44), float64(-0x1.0ba68b7555d4ap-48),
+	float64(0x1.4354bb3f219e5p-44), float64(0x1.70cc16135783cp-46), float64(-0x1.8a72a62b8c13fp-45), float64(0x1.680b5ce3ecb05p-50),
+	float64(0x1.5b967f4471dfcp-44), float64(0x1.4d20ab840e7f6p-45), float64(-0x1.563451027c75p-46), float64(-0x1.cb2cd2ee2f482p-44),
+	float64(0x1.a47579cdc0a3dp-45), float64(0x1.d599e83368e91p-44), float64(0x1.a342c2af0003cp-45), float64(0x1.9454379135713p-45),
+	float64(-0x1.d0c57585fbe06p-46), float64(-0x1.563650bd22a9cp-44), float64(0x1.8a64826787061p-45), float64(-0x1.b20f5acb42a66p-44),
+	float64(-0x1.2cc844480c89bp-44), float64(-0x1.0c3b1dee9c4f8p-44), float64(-0x1.83f69278e686ap-44), float64(-0x1.bc0eeea7c9acdp-46),
+	float64(-0x1.1d0929983761p-44), float64(-0x1.416f8fb69a701p-44), float64(0x1.47c5e768fa309p-46), float64(0x1.d599e83368e91p-45),
+	float64(-0x1.6a423c78a64bp-46), float64(0x1.c827ae5d6704cp-46), float64(0x1.c148297c5feb8p-45), float64(0x1.181dce586af09p-44),
+	float64(0x1.b2b739570ad39p-45), float64(-0x1.eafd480ad9015p-44), float64(0x1.3401e9ae889bbp-44), float64(-0x1.980267c7e09e4p-45),
+	float64(0x1.b9a010ae6922ap-44), float64(0x1.3b955b602ace4p-44), float64(0x1.6a2c432d6a40bp-44), float64(-0x1.f1e7cf6d3a69cp-50),
+	float64(0x1.eb1245b5da1f5p-44), float64(-0x1.0bc04a086b56ap-45), float64(0x0p+00), float64(0x1.166afcb31c67bp-45),
+	float64(0x1.4554412c584ep-44), float64(0x1.98139928637fep-47), float64(-0x1.5439ce030a687p-44), float64(0x1.83e9ae021b67bp-45),
+	float64(0x1.dac20827cca0cp-44), float64(0x1.9a19a8be97661p-44), float64(0x1.965c36e09f5fep-44), float64(-0x1.7e5dd7009902cp-46),
+	float64(0x1.7a48ba8b1cb41p-44), float64(-0x1.19bd0ad125895p-44), float64(0x1.1cb7ce1d17171p-44), float64(-0x1.c0fe460d20041p-44),
+	float64(0x1.3115c3abd47dap-45), float64(0x1.b1bdff50225c7p-44), float64(0x1.a89401fa71733p-46), float64(0x1.11fcba80cdd1p-44),
+	float64(-0x1.7e5dd7009902cp-45), float64(0x1.1ef78ce2d07f2p-45), float64(0x1.00d238fd3df5cp-46), float64(0x1.39d6ccb81b4a1p-47),
+	float64(0x1.19713c0cae559p-44), float64(-0x1.53e43558124c4p-44), float64(-0x1.27023eb68981cp-46), float64(-0x1.98c1d34f0f462p-44),
+	float64(0x1.8e67be3dbaf3fp-44), float64(0x1.e0ddb9a631e83p-46), float64(-0x1.73d54aae92cd1p-47), float64(-0x1.337d94bcd3f43p-44),
+	float64(-0x1.8724350562169p-45), float64(0x1.c794e562a63cbp-44), float64(0x1.ee138d3a69d43p-44), float64(-0x1.84a7e75b6f6e4p-47),
+	float64(0x1.2806a847527e6p-44), float64(-0x1.fdbdbb13f7c18p-44), float64(-0x1.90d04cd7cc834p-44), float64(0x1.a43dcfade85aep-44),
+	float64(-0x1.e76324e912b17p-44), float64(0x1.7188b163ceae9p-45), float64(0x1.1ef78ce2d07f2p-44), float64(-0x1.1ac89575c2125p-44),
+	float64(-0x1.caf0428b728a3p-44), float64(-0x1.1b61f10522625p-44), float64(0x1.a9cfa4a5004f4p-45), float64(-0x1.8e27ad3213cb8p-45),
+	float64(0x1.16ecdb0f177c8p-46), float64(0x1.83b54b606bd5cp-46), float64(-0x1.ce379226de3ecp-44), float64(0x1.06c18fb4c14c5p-44),
+	float64(-0x1.e20891b0ad8a4p-45), float64(0x1.ebe708164c759p-45), float64(0x1.fadedee5d40efp-46), float64(-0x1.a0b2a08a465dcp-47),
 }
 
 var tbl_two_over_pi_u32 = [8]uint32{
