@@ -153,6 +153,7 @@ type Device struct {
 	fault    atomic.Pointer[error] // the first fault a wait saw
 
 	cache blockCache
+	kc    kernelCache
 }
 
 // setFault remembers the first fault: the idle fast paths return it.

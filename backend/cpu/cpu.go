@@ -190,16 +190,17 @@ func (d *Device) release(m *Mem) {
 	}
 }
 
-// resolve finds the allocation holding address p, for raw pointer arguments.
-func (d *Device) resolve(p uint64) ([]byte, error) {
+// resolve finds the allocation holding address p, for raw pointer arguments, and p's
+// offset in it.
+func (d *Device) resolve(p uint64) ([]byte, int, error) {
 	d.allocMu.RLock()
 	defer d.allocMu.RUnlock()
 	i := sort.Search(len(d.allocs), func(i int) bool { return d.allocs[i].Ptr() > p }) - 1
 	if i < 0 || p >= d.allocs[i].Ptr()+uint64(d.allocs[i].Size()) {
-		return nil, fmt.Errorf("cpu: address %#x is not in any allocation: %w", p, backend.ErrInvalidValue)
+		return nil, 0, fmt.Errorf("cpu: address %#x is not in any allocation: %w", p, backend.ErrInvalidValue)
 	}
 	a := d.allocs[i]
-	return a.buf[p-a.Ptr():], nil
+	return a.buf, int(p - a.Ptr()), nil
 }
 
 // FreeNow releases memory at once.

@@ -31,12 +31,18 @@ type Launch struct {
 	SharedMem   uint32
 	Args        []backend.Arg
 	mem         [][]byte
+	full        [][]byte
+	off         []int
 	dev         *Device
 }
 
 // Mem returns the memory of argument i (an ArgMem or non-nil ArgPtr argument) from its
 // offset to the end of its allocation.
 func (l *Launch) Mem(i int) []byte { return l.mem[i] }
+
+// MemAt returns the whole allocation argument i points into and the byte offset it
+// points at, for kernels that reach before the pointer (negative strides).
+func (l *Launch) MemAt(i int) ([]byte, int) { return l.full[i], l.off[i] }
 
 // Uint64 returns scalar argument i zero-extended to 64 bits.
 func (l *Launch) Uint64(i int) uint64 { return l.Args[i].Val }

@@ -258,6 +258,8 @@ func (s *Stream) Launch(f backend.Function, cfg backend.LaunchConfig, args []bac
 	l := &Launch{Grid: cfg.Grid, Block: cfg.Block, SharedMem: cfg.SharedMem, dev: s.dev,
 		Args: append([]backend.Arg(nil), args...)}
 	l.mem = make([][]byte, len(args))
+	l.full = make([][]byte, len(args))
+	l.off = make([]int, len(args))
 	for i, a := range args {
 		switch a.Kind {
 		case backend.ArgMem:
@@ -266,13 +268,15 @@ func (s *Stream) Launch(f backend.Function, cfg backend.LaunchConfig, args []bac
 				return fmt.Errorf("cpu: argument %d: bad memory or offset: %w", i, backend.ErrInvalidValue)
 			}
 			l.mem[i] = cm.buf[a.Off:]
+			l.full[i], l.off[i] = cm.buf, int(a.Off)
 		case backend.ArgPtr:
 			if a.Val != 0 {
-				b, err := s.dev.resolve(a.Val)
+				full, off, err := s.dev.resolve(a.Val)
 				if err != nil {
 					return fmt.Errorf("cpu: argument %d: %w", i, err)
 				}
-				l.mem[i] = b
+				l.mem[i] = full[off:]
+				l.full[i], l.off[i] = full, off
 			}
 		}
 	}

@@ -195,34 +195,34 @@ func (e *Elementwise) CPU() (func(*cpu.Launch) error, error) {
 		if n == 0 {
 			return nil
 		}
-		mems := func(a int, t dtype.DType, k OpKind, st []int) ([]byte, error) {
-			m := l.Mem(a)
-			need := 0
+		// mems returns an operand's memory and the byte offset of its element 0 in it
+		// (strided operands get the whole allocation: negative strides reach before).
+		mems := func(a int, t dtype.DType, k OpKind, st []int) ([]byte, int, error) {
+			full, off := l.MemAt(a)
+			lo, hi := 0, 0
 			switch k {
 			case Contig:
-				need = n * t.Size()
-			case Scalar:
-				need = t.Size()
+				hi = n - 1
 			case Strided:
-				lo, hi := extent(shape, st)
-				if lo < 0 {
-					return nil, fmt.Errorf("kernel: strided operand reaches %d elements before its start: %w", -lo, backend.ErrLaunchFailed)
-				}
-				need = (hi + 1) * t.Size()
+				lo, hi = extent(shape, st)
 			}
-			if len(m) < need {
-				return nil, fmt.Errorf("kernel: illegal address: operand of %d bytes needs %d: %w", len(m), need, backend.ErrLaunchFailed)
+			if off+lo*t.Size() < 0 || off+(hi+1)*t.Size() > len(full) {
+				return nil, 0, fmt.Errorf("kernel: illegal address: operand elements [%d, %d] outside its allocation: %w", lo, hi, backend.ErrLaunchFailed)
 			}
-			return m, nil
+			if k == Strided {
+				return full, off, nil
+			}
+			return full[off:], 0, nil
 		}
-		out, err := mems(outArg, e.Out.DType, e.Out.Kind, strides[-1])
+		out, outOff, err := mems(outArg, e.Out.DType, e.Out.Kind, strides[-1])
 		if err != nil {
 			return err
 		}
 		ins := make([][]byte, len(e.Ins))
+		insOff := make([]int, len(e.Ins))
 		for k, in := range e.Ins {
 			if in.Kind != Index {
-				if ins[k], err = mems(inArg[k], in.DType, in.Kind, strides[k]); err != nil {
+				if ins[k], insOff[k], err = mems(inArg[k], in.DType, in.Kind, strides[k]); err != nil {
 					return err
 				}
 			}
@@ -260,7 +260,7 @@ func (e *Elementwise) CPU() (func(*cpu.Launch) error, error) {
 						if tmpIn[k] == nil {
 							tmpIn[k] = make([]byte, chunk*sz)
 						}
-						gather(tmpIn[k][:m*sz], ins[k], sz, shape, strides[k], c)
+						gather(tmpIn[k][:m*sz], ins[k], insOff[k], sz, shape, strides[k], c)
 						view[k] = tmpIn[k][:m*sz]
 					}
 				}
@@ -278,7 +278,7 @@ func (e *Elementwise) CPU() (func(*cpu.Launch) error, error) {
 					return
 				}
 				if e.Out.Kind == Strided {
-					scatter(out, dst, outSize, shape, strides[-1], c)
+					scatter(out, outOff, dst, outSize, shape, strides[-1], c)
 				}
 			}
 		})
@@ -327,17 +327,21 @@ func offsets(shape, st []int, first, m int, f func(j, off int)) {
 	}
 }
 
-func gather(dst, src []byte, sz int, shape, st []int, first int) {
+// gather copies the strided elements first.. of src (element 0 at byte base) into dst.
+func gather(dst, src []byte, base, sz int, shape, st []int, first int) {
 	m := len(dst) / sz
 	offsets(shape, st, first, m, func(j, off int) {
-		copy(dst[j*sz:(j+1)*sz], src[off*sz:(off+1)*sz])
+		p := base + off*sz
+		copy(dst[j*sz:(j+1)*sz], src[p:p+sz])
 	})
 }
 
-func scatter(dst, src []byte, sz int, shape, st []int, first int) {
+// scatter copies src into the strided elements first.. of dst (element 0 at byte base).
+func scatter(dst []byte, base int, src []byte, sz int, shape, st []int, first int) {
 	m := len(src) / sz
 	offsets(shape, st, first, m, func(j, off int) {
-		copy(dst[off*sz:(off+1)*sz], src[j*sz:(j+1)*sz])
+		p := base + off*sz
+		copy(dst[p:p+sz], src[j*sz:(j+1)*sz])
 	})
 }
 

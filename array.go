@@ -1,0 +1,765 @@
+package gpu
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"unsafe"
+
+	"github.com/go-gpu/gpu/dtype"
+)
+
+// Elem is the set of Go element types of arrays: bool, the sized integers, int and
+// uint (64-bit), float32 and float64. (float16 and bfloat16 arrays will use named types
+// of their own.)
+type Elem = dtype.Number
+
+// Array is an n-dimensional array of T on one device: a view (shape, strides and an
+// offset, in elements, row-major like NumPy and gonum) of a Buffer. Views made by
+// Reshape, Slice, Transpose and BroadcastTo share the buffer and its automatic ordering
+// across streams; operations take the stream they are enqueued on. Operations never
+// modify their inputs unless named for it (Fill, Copy, Set, the ...Into forms).
+type Array[T Elem] struct {
+	buf     *Buffer
+	dt      dtype.DType
+	shape   []int
+	strides []int // in elements; 0 for broadcast dimensions
+	off     int   // in elements from the buffer's start
+	view    bool
+}
+
+// AnyArray is an array of any element type, as passed to Eval and the other
+// operations that mix types.
+type AnyArray interface {
+	DType() dtype.DType
+	Shape() []int
+	header() *header
+}
+
+// header is an array's layout without its Go type.
+type header struct {
+	buf     *Buffer
+	dt      dtype.DType
+	shape   []int
+	strides []int
+	off     int
+}
+
+func (a *Array[T]) header() *header {
+	return &header{buf: a.buf, dt: a.dt, shape: a.shape, strides: a.strides, off: a.off}
+}
+
+// DType returns the element type.
+func (a *Array[T]) DType() dtype.DType { return a.dt }
+
+// Shape returns the shape (a copy).
+func (a *Array[T]) Shape() []int { return slices.Clone(a.shape) }
+
+// Strides returns the strides in elements (a copy).
+func (a *Array[T]) Strides() []int { return slices.Clone(a.strides) }
+
+// Ndim returns the number of dimensions.
+func (a *Array[T]) Ndim() int { return len(a.shape) }
+
+// Size returns the number of elements.
+func (a *Array[T]) Size() int { return prod(a.shape) }
+
+// Device returns the array's device.
+func (a *Array[T]) Device() *Device { return a.buf.a.dev }
+
+// Buffer returns the buffer the array views.
+func (a *Array[T]) Buffer() *Buffer { return a.buf }
+
+// Offset returns the array's first element's offset in its buffer, in elements.
+func (a *Array[T]) Offset() int { return a.off }
+
+// String describes the array: "Array[float32](1000, 512) on cuda:0".
+func (a *Array[T]) String() string {
+	dims := make([]string, len(a.shape))
+	for i, n := range a.shape {
+		dims[i] = fmt.Sprint(n)
+	}
+	return fmt.Sprintf("Array[%v](%s) on %s:%d", a.dt, strings.Join(dims, ", "), a.Device().info.Backend, a.Device().info.Ordinal)
+}
+
+// IsContiguous reports whether the array is laid out row-major with no gaps.
+func (a *Array[T]) IsContiguous() bool { return contiguous(a.shape, a.strides) }
+
+// Free frees the array's buffer (see Buffer.Free). Freeing a view is an error: free the
+// array it was made from.
+func (a *Array[T]) Free() error {
+	if a.view {
+		return fmt.Errorf("gpu: Free of an array view: free the array it was made from: %w", ErrInvalidValue)
+	}
+	return a.buf.Free()
+}
+
+func prod(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}
+
+func rowMajor(shape []int) []int {
+	st := make([]int, len(shape))
+	s := 1
+	for d := len(shape) - 1; d >= 0; d-- {
+		st[d] = s
+		s *= shape[d]
+	}
+	return st
+}
+
+func contiguous(shape, strides []int) bool {
+	want := 1
+	for d := len(shape) - 1; d >= 0; d-- {
+		if shape[d] != 1 && strides[d] != want {
+			return false
+		}
+		want *= shape[d]
+	}
+	return true
+}
+
+// checkShape validates a shape and returns its element count.
+func checkShape(shape []int) (int, error) {
+	n := 1
+	for _, d := range shape {
+		if d < 0 {
+			return 0, fmt.Errorf("gpu: negative dimension in shape %v: %w", shape, ErrInvalidValue)
+		}
+		if d > 0 && n > math.MaxInt/d {
+			return 0, fmt.Errorf("gpu: shape %v has too many elements: %w", shape, ErrInvalidValue)
+		}
+		n *= d
+	}
+	return n, nil
+}
+
+func sizeOf[T Elem]() int {
+	var z T
+	return int(unsafe.Sizeof(z))
+}
+
+// Empty returns a new contiguous array of the given shape, allocated on s; its contents
+// are undefined. A shape of no dimensions is a 0-d array of one element.
+func Empty[T Elem](s *Stream, shape ...int) (*Array[T], error) {
+	n, err := checkShape(shape)
+	if err != nil {
+		return nil, err
+	}
+	size := sizeOf[T]()
+	if n > math.MaxInt64/size {
+		return nil, fmt.Errorf("gpu: shape %v is too large: %w", shape, ErrInvalidValue)
+	}
+	buf, err := s.Alloc(int64(n * size))
+	if err != nil {
+		return nil, err
+	}
+	sh := slices.Clone(shape)
+	return &Array[T]{buf: buf, dt: dtype.Of[T](), shape: sh, strides: rowMajor(sh)}, nil
+}
+
+// Zeros returns a new array of zeros.
+func Zeros[T Elem](s *Stream, shape ...int) (*Array[T], error) {
+	a, err := Empty[T](s, shape...)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Memset(a.buf, 0); err != nil {
+		a.Free()
+		return nil, err
+	}
+	return a, nil
+}
+
+// Ones returns a new array of ones.
+func Ones[T Elem](s *Stream, shape ...int) (*Array[T], error) {
+	var one T
+	switch p := any(&one).(type) {
+	case *bool:
+		*p = true
+	default:
+		one = fromFloat[T](1)
+	}
+	return Full(s, one, shape...)
+}
+
+// Full returns a new array with every element v.
+func Full[T Elem](s *Stream, v T, shape ...int) (*Array[T], error) {
+	a, err := Empty[T](s, shape...)
+	if err != nil {
+		return nil, err
+	}
+	if err := Fill(s, a, v); err != nil {
+		a.Free()
+		return nil, err
+	}
+	return a, nil
+}
+
+// fromFloat converts a float64 to T as a Go conversion would.
+func fromFloat[T Elem](f float64) T {
+	var v T
+	switch p := any(&v).(type) {
+	case *bool:
+		*p = f != 0
+	case *int8:
+		*p = int8(f)
+	case *int16:
+		*p = int16(f)
+	case *int32:
+		*p = int32(f)
+	case *int64:
+		*p = int64(f)
+	case *int:
+		*p = int(f)
+	case *uint8:
+		*p = uint8(f)
+	case *uint16:
+		*p = uint16(f)
+	case *uint32:
+		*p = uint32(f)
+	case *uint64:
+		*p = uint64(f)
+	case *uint:
+		*p = uint(f)
+	case *float32:
+		*p = float32(f)
+	case *float64:
+		*p = f
+	}
+	return v
+}
+
+// bitsOf returns the element's bits, zero-extended.
+func bitsOf[T Elem](v T) uint64 {
+	var b [8]byte
+	*(*T)(unsafe.Pointer(&b[0])) = v
+	return binary.LittleEndian.Uint64(b[:])
+}
+
+func boolToU64(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Fill sets every element of a (any view, broadcast views excepted) to v.
+func Fill[T Elem](s *Stream, a *Array[T], v T) error {
+	if a.Size() == 0 {
+		return nil
+	}
+	if a.IsContiguous() {
+		bits := bitsOf(v)
+		buf, err := a.bytes()
+		if err != nil {
+			return err
+		}
+		switch size := sizeOf[T](); {
+		case size == 1:
+			return s.Memset(buf, byte(bits))
+		case size == 4:
+			return s.MemsetD32(buf, uint32(bits))
+		case size == 2:
+			return s.tracked([]use{{buf.a, Write}}, func() error {
+				return s.be.Memset(buf.a.mem, buf.off, uint32(bits), 2, buf.size/2)
+			})
+		case size == 8 && uint32(bits) == uint32(bits>>32):
+			return s.MemsetD32(buf, uint32(bits))
+		}
+	}
+	return evalInto(s, a.header(), "v", Vars{"v": v}, true)
+}
+
+// bytes returns the buffer view holding a contiguous array's elements.
+func (a *Array[T]) bytes() (*Buffer, error) {
+	size := int64(sizeOf[T]())
+	return a.buf.Slice(int64(a.off)*size, int64(a.Size())*size)
+}
+
+// FromSlice returns a new contiguous array holding data, with the given shape (a 1-d
+// array of len(data) elements if no shape is given), copied on s. data may be reused as
+// soon as FromSlice returns.
+func FromSlice[T Elem](s *Stream, data []T, shape ...int) (*Array[T], error) {
+	if len(shape) == 0 {
+		shape = []int{len(data)}
+	}
+	n, err := checkShape(shape)
+	if err != nil {
+		return nil, err
+	}
+	if n != len(data) {
+		return nil, fmt.Errorf("gpu: %d values for shape %v of %d elements: %w", len(data), shape, n, ErrInvalidValue)
+	}
+	a, err := Empty[T](s, shape...)
+	if err != nil {
+		return nil, err
+	}
+	if n > 0 {
+		if err := s.CopyHtoD(a.buf, Bytes(data)); err != nil {
+			a.Free()
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// ToSlice copies the array to a new Go slice in row-major order and returns once it
+// holds the data; it waits for pending writes to the array, on any stream, without
+// pinning an OS thread. A non-contiguous array is first made contiguous on the device's
+// default stream.
+func (a *Array[T]) ToSlice(ctx context.Context) ([]T, error) {
+	out := make([]T, a.Size())
+	return out, a.CopyToHost(ctx, out)
+}
+
+// CopyToHost copies the array into dst (len(dst) == Size()) and returns once it is there.
+func (a *Array[T]) CopyToHost(ctx context.Context, dst []T) error {
+	if len(dst) != a.Size() {
+		return fmt.Errorf("gpu: copying %d elements into %d: %w", a.Size(), len(dst), ErrInvalidValue)
+	}
+	if len(dst) == 0 {
+		return nil
+	}
+	c := a
+	if !a.IsContiguous() {
+		var err error
+		if c, err = Contiguous(a.Device().def, a); err != nil {
+			return err
+		}
+		defer c.Free()
+	}
+	buf, err := c.bytes()
+	if err != nil {
+		return err
+	}
+	return buf.CopyToHost(ctx, Bytes(dst))
+}
+
+// CopyFromHost copies src (len(src) == Size(), row-major) into the array, which must be
+// contiguous, and returns once it is there.
+func (a *Array[T]) CopyFromHost(ctx context.Context, src []T) error {
+	if len(src) != a.Size() {
+		return fmt.Errorf("gpu: copying %d elements into %d: %w", len(src), a.Size(), ErrInvalidValue)
+	}
+	if !a.IsContiguous() {
+		return fmt.Errorf("gpu: copying from the host into a non-contiguous array: %w", ErrInvalidValue)
+	}
+	if len(src) == 0 {
+		return nil
+	}
+	buf, err := a.bytes()
+	if err != nil {
+		return err
+	}
+	return buf.CopyFromHost(ctx, Bytes(src))
+}
+
+// index returns the element offset of idx, checking bounds (negative indices count
+// from the end, as in NumPy).
+func (a *Array[T]) index(idx []int) (int, error) {
+	if len(idx) != len(a.shape) {
+		return 0, fmt.Errorf("gpu: %d indices for a %d-d array: %w", len(idx), len(a.shape), ErrInvalidValue)
+	}
+	off := a.off
+	for d, i := range idx {
+		if i < 0 {
+			i += a.shape[d]
+		}
+		if i < 0 || i >= a.shape[d] {
+			return 0, fmt.Errorf("gpu: index %d out of range for axis %d of size %d: %w", idx[d], d, a.shape[d], ErrInvalidValue)
+		}
+		off += i * a.strides[d]
+	}
+	return off, nil
+}
+
+// At returns one element. It is a round trip to the device (slow: use ToSlice for
+// many); on unified memory it reads the host's view directly.
+func (a *Array[T]) At(ctx context.Context, idx ...int) (T, error) {
+	var v [1]T
+	off, err := a.index(idx)
+	if err != nil {
+		return v[0], err
+	}
+	size := int64(sizeOf[T]())
+	elem, err := a.buf.Slice(int64(off)*size, size)
+	if err != nil {
+		return v[0], err
+	}
+	if a.buf.Kind() != DeviceMem || a.Device().info.Backend == "cpu" {
+		err = elem.HostAccess(ctx, Read, func(h []byte) error { copy(Bytes(v[:]), h); return nil })
+		return v[0], err
+	}
+	return v[0], elem.CopyToHost(ctx, Bytes(v[:]))
+}
+
+// Set sets one element and returns once it is written (a round trip, like At).
+func (a *Array[T]) Set(ctx context.Context, v T, idx ...int) error {
+	off, err := a.index(idx)
+	if err != nil {
+		return err
+	}
+	size := int64(sizeOf[T]())
+	elem, err := a.buf.Slice(int64(off)*size, size)
+	if err != nil {
+		return err
+	}
+	val := [1]T{v}
+	if a.buf.Kind() != DeviceMem || a.Device().info.Backend == "cpu" {
+		return elem.HostAccess(ctx, Write, func(h []byte) error { copy(h, Bytes(val[:])); return nil })
+	}
+	return elem.CopyFromHost(ctx, Bytes(val[:]))
+}
+
+func (a *Array[T]) derive(shape, strides []int, off int) *Array[T] {
+	return &Array[T]{buf: a.buf, dt: a.dt, shape: shape, strides: strides, off: off, view: true}
+}
+
+// Reshape returns a view with a new shape of the same size; one dimension may be -1
+// (inferred). The array must be contiguous (use Contiguous first otherwise).
+func (a *Array[T]) Reshape(shape ...int) (*Array[T], error) {
+	shape = slices.Clone(shape)
+	infer := -1
+	n := 1
+	for d, v := range shape {
+		switch {
+		case v == -1 && infer < 0:
+			infer = d
+		case v < 0:
+			return nil, fmt.Errorf("gpu: reshape to %v: %w", shape, ErrInvalidValue)
+		default:
+			n *= v
+		}
+	}
+	if infer >= 0 {
+		if n == 0 || a.Size()%n != 0 {
+			return nil, fmt.Errorf("gpu: reshape of %d elements to %v: %w", a.Size(), shape, ErrInvalidValue)
+		}
+		shape[infer] = a.Size() / n
+		n *= shape[infer]
+	}
+	if n != a.Size() {
+		return nil, fmt.Errorf("gpu: reshape of %d elements to %v: %w", a.Size(), shape, ErrInvalidValue)
+	}
+	if !a.IsContiguous() {
+		return nil, fmt.Errorf("gpu: reshape of a non-contiguous array: make it Contiguous first: %w", ErrInvalidValue)
+	}
+	return a.derive(shape, rowMajor(shape), a.off), nil
+}
+
+// End stands for "to the end" as a Range's Stop.
+const End = math.MaxInt
+
+// Range selects indices Start, Start+Step, ... before Stop along one axis, as NumPy's
+// start:stop:step. Negative Start and Stop count from the end; Stop is clamped; Step 0
+// means 1; a negative Step walks backwards (then Stop End means "past the start").
+type Range struct{ Start, Stop, Step int }
+
+// R makes a Range: R() is the whole axis, R(i) the single index i (the axis is kept,
+// with size 1), R(start, stop) and R(start, stop, step) as in NumPy.
+func R(bounds ...int) Range {
+	switch len(bounds) {
+	case 0:
+		return Range{0, End, 1}
+	case 1:
+		if bounds[0] == -1 {
+			return Range{-1, End, 1}
+		}
+		return Range{bounds[0], bounds[0] + 1, 1}
+	case 2:
+		return Range{bounds[0], bounds[1], 1}
+	}
+	return Range{bounds[0], bounds[1], bounds[2]}
+}
+
+// resolve returns the first index, count and step of r over an axis of size n
+// (numpy's slice.indices).
+func (r Range) resolve(n int) (start, count, step int) {
+	step = r.Step
+	if step == 0 {
+		step = 1
+	}
+	clamp := func(i, lo, hi int) int { return max(lo, min(i, hi)) }
+	norm := func(i int) int {
+		if i < 0 && i != -End {
+			i += n
+		}
+		return i
+	}
+	if step > 0 {
+		start = clamp(norm(r.Start), 0, n)
+		stop := n
+		if r.Stop != End {
+			stop = clamp(norm(r.Stop), 0, n)
+		}
+		if stop > start {
+			count = (stop - start + step - 1) / step
+		}
+		return start, count, step
+	}
+	start = clamp(norm(r.Start), -1, n-1)
+	if r.Start == 0 && r.Stop == End {
+		start = n - 1 // R(0, End, -1) walks the whole axis backwards
+	}
+	stop := -1
+	if r.Stop != End {
+		stop = clamp(norm(r.Stop), -1, n-1)
+	}
+	if start > stop {
+		count = (start - stop - step - 1) / -step
+	}
+	return start, count, step
+}
+
+// Slice returns a view selecting ranges along the leading axes (the remaining axes are
+// whole), like NumPy's a[r0, r1, ...].
+func (a *Array[T]) Slice(ranges ...Range) (*Array[T], error) {
+	if len(ranges) > len(a.shape) {
+		return nil, fmt.Errorf("gpu: %d ranges for a %d-d array: %w", len(ranges), len(a.shape), ErrInvalidValue)
+	}
+	shape, strides, off := slices.Clone(a.shape), slices.Clone(a.strides), a.off
+	for d, r := range ranges {
+		start, count, step := r.resolve(a.shape[d])
+		if count > 0 {
+			off += start * a.strides[d]
+		}
+		shape[d] = count
+		strides[d] = a.strides[d] * step
+	}
+	return a.derive(shape, strides, off), nil
+}
+
+// Transpose returns a view with the axes permuted (reversed when none are given), as
+// numpy.transpose.
+func (a *Array[T]) Transpose(axes ...int) (*Array[T], error) {
+	n := len(a.shape)
+	if len(axes) == 0 {
+		axes = make([]int, n)
+		for i := range axes {
+			axes[i] = n - 1 - i
+		}
+	}
+	if len(axes) != n {
+		return nil, fmt.Errorf("gpu: %d axes for a %d-d array: %w", len(axes), n, ErrInvalidValue)
+	}
+	seen := make([]bool, n)
+	shape, strides := make([]int, n), make([]int, n)
+	for i, ax := range axes {
+		if ax < 0 {
+			ax += n
+		}
+		if ax < 0 || ax >= n || seen[ax] {
+			return nil, fmt.Errorf("gpu: axes %v are not a permutation of %d axes: %w", axes, n, ErrInvalidValue)
+		}
+		seen[ax] = true
+		shape[i], strides[i] = a.shape[ax], a.strides[ax]
+	}
+	return a.derive(shape, strides, a.off), nil
+}
+
+// BroadcastTo returns a read-only view of the array broadcast to shape by NumPy's rules
+// (numpy.broadcast_to): writing through it is an error.
+func (a *Array[T]) BroadcastTo(shape ...int) (*Array[T], error) {
+	st, err := broadcastStrides(a.shape, a.strides, shape)
+	if err != nil {
+		return nil, err
+	}
+	return a.derive(slices.Clone(shape), st, a.off), nil
+}
+
+// broadcastStrides returns the strides of an array of shape from/strides viewed with
+// shape to, or an error if it doesn't broadcast.
+func broadcastStrides(from, strides, to []int) ([]int, error) {
+	if len(from) > len(to) {
+		return nil, fmt.Errorf("gpu: shape %v doesn't broadcast to %v: %w", from, to, ErrInvalidValue)
+	}
+	out := make([]int, len(to))
+	k := len(to) - len(from)
+	for d := range to {
+		if d < k {
+			continue
+		}
+		switch f := from[d-k]; {
+		case f == to[d]:
+			out[d] = strides[d-k]
+		case f == 1:
+			out[d] = 0
+		default:
+			return nil, fmt.Errorf("gpu: shape %v doesn't broadcast to %v: %w", from, to, ErrInvalidValue)
+		}
+	}
+	return out, nil
+}
+
+// BroadcastShapes returns the shape NumPy's broadcasting gives the shapes
+// (numpy.broadcast_shapes).
+func BroadcastShapes(shapes ...[]int) ([]int, error) {
+	r := 0
+	for _, s := range shapes {
+		r = max(r, len(s))
+	}
+	out := make([]int, r)
+	for i := range out {
+		out[i] = 1
+	}
+	for _, s := range shapes {
+		k := r - len(s)
+		for d, n := range s {
+			switch {
+			case n == out[k+d] || n == 1:
+			case out[k+d] == 1:
+				out[k+d] = n
+			default:
+				return nil, fmt.Errorf("gpu: shapes %v don't broadcast together: %w", shapes, ErrInvalidValue)
+			}
+		}
+	}
+	return out, nil
+}
+
+// Contiguous returns a contiguous array with a's elements: a itself if it already is
+// contiguous (numpy.ascontiguousarray), else a new copy made on s.
+func Contiguous[T Elem](s *Stream, a *Array[T]) (*Array[T], error) {
+	if a.IsContiguous() && !a.hasZeroStride() {
+		return a, nil
+	}
+	out, err := Empty[T](s, a.shape...)
+	if err != nil {
+		return nil, err
+	}
+	if err := Copy(s, out, a); err != nil {
+		out.Free()
+		return nil, err
+	}
+	return out, nil
+}
+
+func (a *Array[T]) hasZeroStride() bool {
+	for d, st := range a.strides {
+		if st == 0 && a.shape[d] > 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// Copy copies src into dst on s: src broadcasts to dst's shape (numpy.copyto). Both may
+// be views; contiguous arrays of the same shape copy with the driver's memcpy.
+func Copy[T Elem](s *Stream, dst, src *Array[T]) error {
+	if dst.hasZeroStride() {
+		return fmt.Errorf("gpu: copy into a broadcast view: %w", ErrInvalidValue)
+	}
+	if dst.Size() == 0 {
+		return nil
+	}
+	if slices.Equal(dst.shape, src.shape) && dst.IsContiguous() && src.IsContiguous() {
+		db, err := dst.bytes()
+		if err != nil {
+			return err
+		}
+		sb, err := src.bytes()
+		if err != nil {
+			return err
+		}
+		return s.CopyDtoD(db, sb)
+	}
+	return evalInto(s, dst.header(), "x", Vars{"x": src}, false)
+}
+
+// Astype returns a new array of a's elements converted to R (numpy.ndarray.astype with
+// casting="unsafe": float to integer truncates toward zero; NaN and out-of-range values
+// follow the rules of package expr).
+func Astype[R, T Elem](s *Stream, a *Array[T]) (*Array[R], error) {
+	return Eval[R](s, "x", Vars{"x": a})
+}
+
+// Arange returns the 1-d array start, start+step, ... up to but excluding stop, as
+// numpy.arange: ceil((stop-start)/step) elements, element i computed as start + i*step
+// in float64 (integers exactly in int64) and converted to T. step 0 is an error.
+func Arange[T Elem](s *Stream, start, stop, step T) (*Array[T], error) {
+	f0, f1, fs := toFloat(start), toFloat(stop), toFloat(step)
+	if fs == 0 || math.IsNaN(f0) || math.IsNaN(f1) || math.IsNaN(fs) {
+		return nil, fmt.Errorf("gpu: arange(%v, %v, %v): %w", start, stop, step, ErrInvalidValue)
+	}
+	n := int(max(0, math.Ceil((f1-f0)/fs)))
+	a, err := Empty[T](s, n)
+	if err != nil {
+		return nil, err
+	}
+	src := "float64(i)*d + a"
+	vars := Vars{"i": LinearIndex, "a": f0, "d": fs}
+	if dtype.Of[T]().IsInteger() {
+		src = "i*d + a"
+		vars = Vars{"i": LinearIndex, "a": int64(f0), "d": int64(fs)}
+	}
+	if err := evalInto(s, a.header(), src, vars, false); err != nil {
+		a.Free()
+		return nil, err
+	}
+	return a, nil
+}
+
+// Linspace returns num evenly spaced values from start to stop inclusive
+// (numpy.linspace with endpoint=True), computed in float64.
+func Linspace[T Float](s *Stream, start, stop T, num int) (*Array[T], error) {
+	if num < 0 {
+		return nil, fmt.Errorf("gpu: linspace of %d values: %w", num, ErrInvalidValue)
+	}
+	a, err := Empty[T](s, num)
+	if err != nil {
+		return nil, err
+	}
+	step := 0.0
+	if num > 1 {
+		step = (float64(stop) - float64(start)) / float64(num-1)
+	}
+	vars := Vars{"i": LinearIndex, "a": float64(start), "d": step, "b": float64(stop), "last": int64(num - 1)}
+	if err := evalInto(s, a.header(), "where(i == last, b, float64(i)*d + a)", vars, false); err != nil {
+		a.Free()
+		return nil, err
+	}
+	return a, nil
+}
+
+func toFloat[T Elem](v T) float64 {
+	switch x := any(v).(type) {
+	case bool:
+		if x {
+			return 1
+		}
+		return 0
+	case int8:
+		return float64(x)
+	case int16:
+		return float64(x)
+	case int32:
+		return float64(x)
+	case int64:
+		return float64(x)
+	case int:
+		return float64(x)
+	case uint8:
+		return float64(x)
+	case uint16:
+		return float64(x)
+	case uint32:
+		return float64(x)
+	case uint64:
+		return float64(x)
+	case uint:
+		return float64(x)
+	case float32:
+		return float64(x)
+	case float64:
+		return x
+	}
+	return math.NaN()
+}

@@ -1,0 +1,414 @@
+package gpu_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/go-gpu/gpu"
+)
+
+// devices returns the devices to test: the CPU, and CUDA device 0 when there is one.
+func devices(t *testing.T) []*gpu.Device {
+	t.Helper()
+	cpuDev, err := gpu.OpenBackend("cpu", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := []*gpu.Device{cpuDev}
+	if d, err := gpu.OpenBackend("cuda", 0); err == nil {
+		out = append(out, d)
+	} else if !errors.Is(err, gpu.ErrNoDevice) {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func forDevices(t *testing.T, f func(t *testing.T, d *gpu.Device, s *gpu.Stream)) {
+	for _, d := range devices(t) {
+		t.Run(d.Backend(), func(t *testing.T) {
+			s, err := d.NewStream()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			f(t, d, s)
+		})
+	}
+}
+
+var sizes = []int{0, 1, 2, 31, 32, 33, 255, 256, 257, 1023, 1024, 1025, 1<<20 + 3}
+
+var bg = context.Background()
+
+func randF32(n int) []float32 {
+	out := make([]float32, n)
+	for i := range out {
+		out[i] = float32(rand.NormFloat64())
+	}
+	return out
+}
+
+func toSlice[T gpu.Elem](t *testing.T, a *gpu.Array[T]) []T {
+	t.Helper()
+	out, err := a.ToSlice(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func mustArr[T gpu.Elem](t *testing.T) func(*gpu.Array[T], error) *gpu.Array[T] {
+	return func(a *gpu.Array[T], err error) *gpu.Array[T] {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+}
+
+func TestConstruct(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		for _, n := range sizes {
+			z := mustArr[float64](t)(gpu.Zeros[float64](s, n))
+			o := mustArr[int32](t)(gpu.Ones[int32](s, n))
+			f := mustArr[float32](t)(gpu.Full[float32](s, 2.5, n))
+			f8 := mustArr[int64](t)(gpu.Full[int64](s, -3<<40+7, n))
+			b := mustArr[bool](t)(gpu.Full(s, true, n))
+			for i, v := range toSlice(t, z) {
+				if v != 0 {
+					t.Fatalf("Zeros(%d)[%d] = %v", n, i, v)
+				}
+			}
+			for i, v := range toSlice(t, o) {
+				if v != 1 {
+					t.Fatalf("Ones(%d)[%d] = %v", n, i, v)
+				}
+			}
+			for i, v := range toSlice(t, f) {
+				if v != 2.5 {
+					t.Fatalf("Full(%d)[%d] = %v", n, i, v)
+				}
+			}
+			for i, v := range toSlice(t, f8) {
+				if v != -3<<40+7 {
+					t.Fatalf("Full int64(%d)[%d] = %v", n, i, v)
+				}
+			}
+			for i, v := range toSlice(t, b) {
+				if !v {
+					t.Fatalf("Full bool(%d)[%d] = %v", n, i, v)
+				}
+			}
+			for _, a := range []interface{ Free() error }{z, o, f, f8, b} {
+				a.Free()
+			}
+		}
+	})
+}
+
+func TestFromSliceRoundTrip(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		for _, n := range sizes {
+			data := randF32(n)
+			a := mustArr[float32](t)(gpu.FromSlice(s, data))
+			got := toSlice(t, a)
+			if !slices.Equal(got, data) {
+				t.Fatalf("round trip of %d elements differs", n)
+			}
+			a.Free()
+		}
+		if _, err := gpu.FromSlice(s, []float32{1, 2, 3}, 2, 2); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("FromSlice with a wrong shape = %v", err)
+		}
+	})
+}
+
+func TestEvalFused(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		for _, n := range sizes {
+			xs := randF32(n)
+			x := mustArr[float32](t)(gpu.FromSlice(s, xs))
+			y := mustArr[float32](t)(gpu.Eval[float32](s, "a*x + b", gpu.Vars{"a": 2.0, "x": x, "b": 1.0}))
+			got := toSlice(t, y)
+			for i, v := range xs {
+				if want := 2*v + 1; got[i] != want {
+					t.Fatalf("n=%d: a*x+b at %d = %v, want %v", n, i, got[i], want)
+				}
+			}
+			// The input is unchanged.
+			if !slices.Equal(toSlice(t, x), xs) {
+				t.Fatalf("n=%d: Eval modified its input", n)
+			}
+			x.Free()
+			y.Free()
+		}
+	})
+}
+
+func TestEvalBroadcastStrided(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		const r, c = 37, 53
+		as := randF32(r * c)
+		bs := randF32(c)
+		a := mustArr[float32](t)(gpu.FromSlice(s, as, r, c))
+		b := mustArr[float32](t)(gpu.FromSlice(s, bs, c))
+		// Broadcast a row over the rows.
+		y := mustArr[float64](t)(gpu.Eval[float64](s, "a - b", gpu.Vars{"a": a, "b": b}))
+		got := toSlice(t, y)
+		for i := range r {
+			for j := range c {
+				if want := float64(as[i*c+j] - bs[j]); got[i*c+j] != want {
+					t.Fatalf("a-b at (%d,%d) = %v, want %v", i, j, got[i*c+j], want)
+				}
+			}
+		}
+		// A transposed (strided) operand.
+		at, err := a.Transpose()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tt := mustArr[float32](t)(gpu.Eval[float32](s, "x * 2", gpu.Vars{"x": at}))
+		if sh := tt.Shape(); !slices.Equal(sh, []int{c, r}) {
+			t.Fatalf("shape %v", sh)
+		}
+		got32 := toSlice(t, tt)
+		for i := range c {
+			for j := range r {
+				if want := 2 * as[j*c+i]; got32[i*r+j] != want {
+					t.Fatalf("transpose*2 at (%d,%d) = %v, want %v", i, j, got32[i*r+j], want)
+				}
+			}
+		}
+		// A reversed, stepped slice written in place.
+		v, err := a.Slice(gpu.R(1, gpu.End, 3), gpu.R(0, gpu.End, -1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs := toSlice(t, v)
+		if err := gpu.EvalInto(s, v, "v + 1", gpu.Vars{"v": v}); err != nil {
+			t.Fatal(err)
+		}
+		after := toSlice(t, a)
+		k := 0
+		for i := 1; i < r; i += 3 {
+			for j := c - 1; j >= 0; j-- {
+				if after[i*c+j] != vs[k]+1 {
+					t.Fatalf("in-place update through a reversed view at (%d,%d) = %v, want %v", i, j, after[i*c+j], vs[k]+1)
+				}
+				k++
+			}
+		}
+		for i := 0; i < r; i++ {
+			if i%3 == 1 {
+				continue
+			}
+			for j := range c {
+				if after[i*c+j] != as[i*c+j] {
+					t.Fatalf("row %d outside the view changed", i)
+				}
+			}
+		}
+	})
+}
+
+func TestEvalTypes(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		n := 1000
+		is := make([]int32, n)
+		for i := range is {
+			is[i] = rand.Int32N(2000) - 1000
+		}
+		a := mustArr[int32](t)(gpu.FromSlice(s, is))
+		// int32 with a weak float: float64 (NEP 50), then converted to float32.
+		h := mustArr[float32](t)(gpu.Eval[float32](s, "a * 0.5", gpu.Vars{"a": a}))
+		for i, v := range toSlice(t, h) {
+			if want := float32(float64(is[i]) * 0.5); v != want {
+				t.Fatalf("a*0.5 at %d = %v, want %v", i, v, want)
+			}
+		}
+		// Integer division truncates toward zero and division by zero gives 0.
+		q := mustArr[int32](t)(gpu.Eval[int32](s, "a / 7 + a % 7 + a / 0", gpu.Vars{"a": a}))
+		for i, v := range toSlice(t, q) {
+			if want := is[i]/7 + is[i]%7; v != want {
+				t.Fatalf("integer ops at %d = %v, want %v", i, v, want)
+			}
+		}
+		// Comparisons give bool; where selects.
+		m := mustArr[bool](t)(gpu.Eval[bool](s, "a > 0", gpu.Vars{"a": a}))
+		w := mustArr[int64](t)(gpu.Eval[int64](s, "where(m, a, -a)", gpu.Vars{"m": m, "a": a}))
+		mv, wv := toSlice(t, m), toSlice(t, w)
+		for i, x := range is {
+			if mv[i] != (x > 0) {
+				t.Fatalf("a > 0 at %d = %v", i, mv[i])
+			}
+			if want := int64(max(x, -x)); wv[i] != want {
+				t.Fatalf("where at %d = %v, want %v", i, wv[i], want)
+			}
+		}
+		// Math functions within a few ulp of float64.
+		xs := randF32(n)
+		x := mustArr[float32](t)(gpu.FromSlice(s, xs))
+		y := mustArr[float32](t)(gpu.Eval[float32](s, "exp(x) + sin(x)*cos(x) - tanh(x) + sqrt(abs(x))", gpu.Vars{"x": x}))
+		for i, v := range toSlice(t, y) {
+			f := float64(xs[i])
+			want := math.Exp(f) + math.Sin(f)*math.Cos(f) - math.Tanh(f) + math.Sqrt(math.Abs(f))
+			if math.Abs(float64(v)-want) > 1e-5*math.Max(1, math.Abs(want)) {
+				t.Fatalf("math at %d: %v, want %v", i, v, want)
+			}
+		}
+		// Errors, not panics.
+		if _, err := gpu.Eval[float32](s, "x +", gpu.Vars{"x": x}); err == nil {
+			t.Error("a syntax error was accepted")
+		}
+		if _, err := gpu.Eval[float32](s, "y", gpu.Vars{"x": x}); err == nil {
+			t.Error("an unknown name was accepted")
+		}
+		b2 := mustArr[float32](t)(gpu.Zeros[float32](s, 3, 7))
+		if _, err := gpu.Eval[float32](s, "x + b", gpu.Vars{"x": x, "b": b2}); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("shapes that don't broadcast = %v", err)
+		}
+	})
+}
+
+func TestViews(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		xs := randF32(24)
+		a := mustArr[float32](t)(gpu.FromSlice(s, xs, 2, 3, 4))
+		r, err := a.Reshape(4, -1)
+		if err != nil || !slices.Equal(r.Shape(), []int{4, 6}) {
+			t.Fatalf("Reshape: %v %v", r, err)
+		}
+		tr, _ := a.Transpose(2, 0, 1)
+		c := mustArr[float32](t)(gpu.Contiguous(s, tr))
+		got := toSlice(t, c)
+		for i := range 4 {
+			for j := range 2 {
+				for k := range 3 {
+					if got[i*6+j*3+k] != xs[j*12+k*4+i] {
+						t.Fatalf("transpose(2,0,1) at (%d,%d,%d)", i, j, k)
+					}
+				}
+			}
+		}
+		if _, err := tr.Reshape(24); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("Reshape of a non-contiguous view = %v", err)
+		}
+		bc, err := mustArr[float32](t)(gpu.FromSlice(s, []float32{1, 2, 3}, 3)).BroadcastTo(2, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := toSlice(t, bc); !slices.Equal(got, []float32{1, 2, 3, 1, 2, 3}) {
+			t.Errorf("BroadcastTo = %v", got)
+		}
+		v, err := a.At(bg, 1, 2, 3)
+		if err != nil || v != xs[23] {
+			t.Errorf("At = %v, %v; want %v", v, err, xs[23])
+		}
+		if err := a.Set(bg, 42, 0, 1, 2); err != nil {
+			t.Fatal(err)
+		}
+		if v, _ := a.At(bg, 0, 1, 2); v != 42 {
+			t.Errorf("At after Set = %v", v)
+		}
+		if _, err := a.At(bg, 2, 0, 0); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("At out of range = %v", err)
+		}
+	})
+}
+
+func TestArangeLinspaceAstype(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		a := mustArr[float64](t)(gpu.Arange[float64](s, 1, 10, 0.5))
+		want := []float64{}
+		for v := 1.0; v < 10; v += 0.5 {
+			want = append(want, v)
+		}
+		if got := toSlice(t, a); !slices.Equal(got, want) {
+			t.Errorf("Arange = %v", got)
+		}
+		l := mustArr[float32](t)(gpu.Linspace[float32](s, 0, 1, 5))
+		if got := toSlice(t, l); !slices.Equal(got, []float32{0, 0.25, 0.5, 0.75, 1}) {
+			t.Errorf("Linspace = %v", got)
+		}
+		i := mustArr[int32](t)(gpu.Astype[int32](s, a))
+		for k, v := range toSlice(t, i) {
+			if v != int32(want[k]) {
+				t.Fatalf("Astype at %d = %v", k, v)
+			}
+		}
+	})
+}
+
+func TestRandomArrays(t *testing.T) {
+	var ref []float32
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		g := gpu.NewGenerator(42)
+		for _, n := range []int{0, 1, 1023, 1 << 20} {
+			u := mustArr[float32](t)(gpu.Rand[float32](s, g, n))
+			vals := toSlice(t, u)
+			var sum float64
+			for _, v := range vals {
+				if v < 0 || v >= 1 {
+					t.Fatalf("uniform value %v outside [0, 1)", v)
+				}
+				sum += float64(v)
+			}
+			if n >= 1023 {
+				if mean := sum / float64(n); math.Abs(mean-0.5) > 5/math.Sqrt(12*float64(n)) {
+					t.Errorf("mean of %d uniforms = %v", n, mean)
+				}
+			}
+			if n == 1<<20 {
+				if ref == nil {
+					ref = vals
+				} else if !slices.Equal(ref, vals) {
+					t.Errorf("%s gives other uniforms than the first device for the same seed", d.Backend())
+				}
+			}
+		}
+		z := mustArr[float64](t)(gpu.RandN[float64](s, g, 1<<16))
+		var m, v float64
+		zs := toSlice(t, z)
+		for _, x := range zs {
+			m += x
+		}
+		m /= float64(len(zs))
+		for _, x := range zs {
+			v += (x - m) * (x - m)
+		}
+		v /= float64(len(zs))
+		if math.Abs(m) > 0.02 || math.Abs(v-1) > 0.03 {
+			t.Errorf("normals: mean %v, variance %v", m, v)
+		}
+		k := mustArr[int64](t)(gpu.RandInt[int64](s, g, -5, 7, 10000))
+		seen := map[int64]bool{}
+		for _, x := range toSlice(t, k) {
+			if x < -5 || x >= 7 {
+				t.Fatalf("RandInt value %d outside [-5, 7)", x)
+			}
+			seen[x] = true
+		}
+		if len(seen) != 12 {
+			t.Errorf("RandInt hit %d of 12 values", len(seen))
+		}
+		if _, err := gpu.RandInt[int32](s, g, 5, 5, 3); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("RandInt with an empty range = %v", err)
+		}
+	})
+}
+
+func ExampleEval() {
+	d, _ := gpu.OpenBackend("cpu", 0)
+	s := d.DefaultStream()
+	x, _ := gpu.FromSlice(s, []float32{1, 2, 3, 4}, 2, 2)
+	y, _ := gpu.Eval[float32](s, "a*x + b", gpu.Vars{"a": 2.0, "x": x, "b": 1.0})
+	out, _ := y.ToSlice(context.Background())
+	fmt.Println(y.Shape(), out)
+	// Output: [2 2] [3 5 7 9]
+}

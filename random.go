@@ -1,0 +1,190 @@
+package gpu
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/go-gpu/gpu/backend/cpu"
+	"github.com/go-gpu/gpu/dtype"
+	"github.com/go-gpu/gpu/random"
+)
+
+// Generator is a counter-based random number generator: Philox4x32-10 with (seed,
+// offset) state (Salmon et al., SC 2011), giving the same numbers on the CPU and on
+// CUDA for the same seed. Each request advances the offset by the Philox blocks it
+// used, so requests never overlap. A Generator is safe for concurrent use; requests
+// made from several goroutines get disjoint numbers in the order they are made. See
+// package random for the exact mapping of elements to blocks.
+type Generator struct {
+	mu     sync.Mutex
+	seed   uint64
+	offset uint64
+}
+
+// NewGenerator returns a generator with the given seed and offset 0.
+func NewGenerator(seed uint64) *Generator { return &Generator{seed: seed} }
+
+// State returns the generator's seed and offset.
+func (g *Generator) State() (seed, offset uint64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.seed, g.offset
+}
+
+// reserve returns the offset of a request of the given spec and size, advancing the
+// generator past it.
+func (g *Generator) reserve(sp random.Spec, n int) (seed, offset uint64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	seed, offset = g.seed, g.offset
+	g.offset += sp.Blocks(int64(n))
+	return
+}
+
+// randSpec adapts a random.Spec to the kernel cache.
+type randSpec struct {
+	sp      random.Spec
+	index64 bool
+}
+
+func (r randSpec) Key() string {
+	return fmt.Sprintf("rand|%v|%v|%d|%v", r.sp.Dist, r.sp.Type, boolToU64(r.index64), r.sp.KernelName(r.index64))
+}
+
+func (r randSpec) PTX(major, minor int) (string, string, error) {
+	k, err := r.sp.Kernel(major, minor, r.index64)
+	if err != nil {
+		return "", "", err
+	}
+	return k.PTX, k.Name, nil
+}
+
+func (r randSpec) Geometry(n, sms int) (int, int) {
+	blocks := int(r.sp.Blocks(int64(n)))
+	return max(1, min((blocks+255)/256, 8*max(1, sms))), 256
+}
+
+func (r randSpec) CPU() (func(*cpu.Launch) error, error) {
+	return func(l *cpu.Launch) error {
+		n := int(l.Uint64(1))
+		seed, offset := l.Uint64(2), l.Uint64(3)
+		sp := r.sp
+		if sp.Dist == random.Range {
+			sp.Lo, sp.Hi = int64(l.Uint64(4)), int64(l.Uint64(5))
+		}
+		size := sp.Type.Size()
+		out := l.Mem(0)
+		if len(out) < n*size {
+			return fmt.Errorf("gpu: random fill past its buffer")
+		}
+		var err error
+		var once sync.Once
+		l.Parallel(n, 1<<14, func(lo, hi int) {
+			if e := random.FillBytes(sp, out[lo*size:hi*size], seed, offset, int64(lo)); e != nil {
+				once.Do(func() { err = e })
+			}
+		})
+		return err
+	}, nil
+}
+
+// randFill fills a with numbers of sp from g, on s.
+func randFill[T Elem](s *Stream, g *Generator, a *Array[T], sp random.Spec) error {
+	if err := sp.Validate(); err != nil {
+		return fmt.Errorf("gpu: %v: %w", err, ErrInvalidValue)
+	}
+	n := a.Size()
+	if n == 0 {
+		return nil
+	}
+	if !a.IsContiguous() || a.hasZeroStride() {
+		tmp, err := Empty[T](s, a.shape...)
+		if err != nil {
+			return err
+		}
+		defer tmp.Free()
+		if err := randFill(s, g, tmp, sp); err != nil {
+			return err
+		}
+		return Copy(s, a, tmp)
+	}
+	spec := randSpec{sp: sp, index64: n >= 1<<31}
+	fn, err := s.dev.kernel(spec)
+	if err != nil {
+		return err
+	}
+	seed, offset := g.reserve(sp, n)
+	args := []any{Out(elemView(a.header())), uint64(n), seed, offset}
+	if sp.Dist == random.Range {
+		args = append(args, uint64(sp.Lo), uint64(sp.Hi))
+	}
+	return s.Launch(fn, s.dev.geometry(spec, n), args...)
+}
+
+// Float is the set of float element types.
+type Float interface{ ~float32 | ~float64 }
+
+// Integer is the set of integer element types.
+type Integer interface {
+	~int8 | ~int16 | ~int32 | ~int64 | ~int | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~uint
+}
+
+// Rand returns a new array of uniform random floats in [0, 1) (never 1.0) from g
+// (numpy.random.Generator.random).
+func Rand[T Float](s *Stream, g *Generator, shape ...int) (*Array[T], error) {
+	return newRand[T](s, g, random.Spec{Dist: random.Uniform, Type: dtype.Of[T]()}, shape)
+}
+
+// RandN returns a new array of standard normal random floats from g (Box-Muller;
+// numpy.random.Generator.standard_normal).
+func RandN[T Float](s *Stream, g *Generator, shape ...int) (*Array[T], error) {
+	return newRand[T](s, g, random.Spec{Dist: random.Normal, Type: dtype.Of[T]()}, shape)
+}
+
+// RandInt returns a new array of random integers uniform on [lo, hi) from g, without
+// modulo bias (Lemire 2019; numpy.random.Generator.integers). T must be int32 or int64
+// (int) for a bounded range.
+func RandInt[T Integer](s *Stream, g *Generator, lo, hi int64, shape ...int) (*Array[T], error) {
+	return newRand[T](s, g, random.Spec{Dist: random.Range, Type: dtype.Of[T](), Lo: lo, Hi: hi}, shape)
+}
+
+// RandBits returns a new array of random integers over T's full range (bool: a fair
+// coin).
+func RandBits[T Elem](s *Stream, g *Generator, shape ...int) (*Array[T], error) {
+	return newRand[T](s, g, random.Spec{Dist: random.FullRange, Type: dtype.Of[T]()}, shape)
+}
+
+func newRand[T Elem](s *Stream, g *Generator, sp random.Spec, shape []int) (*Array[T], error) {
+	if err := sp.Validate(); err != nil {
+		return nil, fmt.Errorf("gpu: %v: %w", err, ErrInvalidValue)
+	}
+	a, err := Empty[T](s, shape...)
+	if err != nil {
+		return nil, err
+	}
+	if err := randFill(s, g, a, sp); err != nil {
+		a.Free()
+		return nil, err
+	}
+	return a, nil
+}
+
+// RandInto fills a with uniform random floats in [0, 1) (rand! in Julia).
+func RandInto[T Float](s *Stream, g *Generator, a *Array[T]) error {
+	return randFill(s, g, a, random.Spec{Dist: random.Uniform, Type: dtype.Of[T]()})
+}
+
+// RandNInto fills a with standard normal random floats (randn! in Julia).
+func RandNInto[T Float](s *Stream, g *Generator, a *Array[T]) error {
+	return randFill(s, g, a, random.Spec{Dist: random.Normal, Type: dtype.Of[T]()})
+}
+
+// RandIntInto fills a with random integers uniform on [lo, hi).
+func RandIntInto[T Integer](s *Stream, g *Generator, a *Array[T], lo, hi int64) error {
+	return randFill(s, g, a, random.Spec{Dist: random.Range, Type: dtype.Of[T](), Lo: lo, Hi: hi})
+}
+
+// RandBitsInto fills a with random integers over T's full range.
+func RandBitsInto[T Elem](s *Stream, g *Generator, a *Array[T]) error {
+	return randFill(s, g, a, random.Spec{Dist: random.FullRange, Type: dtype.Of[T]()})
+}
