@@ -10,24 +10,16 @@ import "math"
 
 // Float16ToFloat32 returns the value of the float16 with bits h. The conversion is exact.
 func Float16ToFloat32(h uint16) float32 {
+	// Place exponent and mantissa in a float32 with the float16 exponent bias; one
+	// exact multiplication by 2^112 rebiases normal and subnormal values alike. (A
+	// float16 subnormal becomes a float32 subnormal here, which some CPUs multiply
+	// slowly; they are rare.) Inf and NaN get the float32 exponent field instead.
+	o := uint32(h&0x7fff) << 13
 	sign := uint32(h&0x8000) << 16
-	exp := uint32(h>>10) & 0x1f
-	mant := uint32(h & 0x3ff)
-	switch exp {
-	case 0:
-		if mant == 0 {
-			return math.Float32frombits(sign)
-		}
-		// Subnormal: mant × 2^-24, exact in float32.
-		f := float32(mant) * (1.0 / (1 << 24))
-		if sign != 0 {
-			f = -f
-		}
-		return f
-	case 0x1f:
-		return math.Float32frombits(sign | 0x7f800000 | mant<<13)
+	if o >= 0x0f800000 {
+		return math.Float32frombits(sign | 0x7f800000 | o)
 	}
-	return math.Float32frombits(sign | (exp+112)<<23 | mant<<13)
+	return math.Float32frombits(sign | math.Float32bits(math.Float32frombits(o)*0x1p112))
 }
 
 // Float16ToFloat64 returns the value of the float16 with bits h. The conversion is exact.
@@ -37,39 +29,29 @@ func Float16ToFloat64(h uint16) float64 { return float64(Float16ToFloat32(h)) }
 // Magnitudes of 65520 and more become ±Inf; magnitudes of 2^-25 and less become ±0.
 func Float16FromFloat32(f float32) uint16 {
 	b := math.Float32bits(f)
-	sign := uint16(b>>16) & 0x8000
-	exp := int(b>>23) & 0xff
-	mant := b & 0x7fffff
-	if exp == 0xff {
-		if mant == 0 {
-			return sign | 0x7c00
-		}
-		return sign | 0x7e00 | uint16(mant>>13)
+	a := b &^ 0x80000000
+	if a-113<<23 < (143-113)<<23 { // the result is a normal float16: rebias and round
+		return uint16(b>>16)&0x8000 | uint16((a-(127-15)<<23+0xfff+(a>>13)&1)>>13)
 	}
-	e := exp - 127 + 15 // the float16 biased exponent
-	if e >= 0x1f {
+	return float16FromFloat32Slow(b)
+}
+
+// float16FromFloat32Slow handles the results that are not normal numbers, after F.
+// Giesen's float_to_half_fast3_rtne (keeping NaN payloads).
+func float16FromFloat32Slow(b uint32) uint16 {
+	sign := uint16(b>>16) & 0x8000
+	b &^= 0x80000000
+	if b >= (127+16)<<23 { // overflow, Inf or NaN
+		if b > 0x7f800000 {
+			return sign | 0x7e00 | uint16(b&0x7fffff>>13)
+		}
 		return sign | 0x7c00
 	}
-	if e <= 0 {
-		if e < -10 {
-			return sign
-		}
-		m := mant | 0x800000
-		shift := uint(14 - e)
-		h := m >> shift
-		rem := m & (1<<shift - 1)
-		half := uint32(1) << (shift - 1)
-		if rem > half || (rem == half && h&1 == 1) {
-			h++
-		}
-		return sign | uint16(h)
-	}
-	h := uint32(e)<<10 | mant>>13
-	rem := mant & 0x1fff
-	if rem > 0x1000 || (rem == 0x1000 && h&1 == 1) {
-		h++ // a carry out of the mantissa rounds up the exponent, to Inf at the top
-	}
-	return sign | uint16(h)
+	// The result is subnormal or zero: adding 0.5 aligns the 10 mantissa bits at the
+	// bottom of the float, and the float32 addition rounds to nearest even.
+	const magic = ((127 - 15) + (23 - 10) + 1) << 23
+	b = math.Float32bits(math.Float32frombits(b)+math.Float32frombits(magic)) - magic
+	return sign | uint16(b)
 }
 
 // Float16FromFloat64 returns the bits of the float16 nearest to f (ties to even), rounding
