@@ -50,3 +50,61 @@ func BenchmarkAXPBArrays(b *testing.B) {
 	b.SetBytes(16 * benchN)
 	benchEval(b, "a*x + b", env, []any{a, x, c}, nil, out)
 }
+
+// BenchmarkAXPBGoLoop is the baseline for BenchmarkAXPB: the same computation as a plain
+// Go loop, as a program would write it by hand.
+func BenchmarkAXPBGoLoop(b *testing.B) {
+	x, out := benchF32(benchN), make([]float32, benchN)
+	b.SetBytes(8 * benchN)
+	a, c := float32(2), float32(1)
+	for b.Loop() {
+		for i := range out {
+			out[i] = a*x[i] + c
+		}
+	}
+	b.ReportMetric(float64(benchN)*float64(b.N)/b.Elapsed().Seconds(), "elem/s")
+}
+
+// BenchmarkAXPBFloat16 evaluates a*x + b on 2^20 float16 elements (computed in float32,
+// rounded after each operation).
+func BenchmarkAXPBFloat16(b *testing.B) {
+	env := Env{"x": OperandDecl(0, dtype.Float16), "a": ParamDecl(0, dtype.Float16), "b": ParamDecl(1, dtype.Float16)}
+	x, out := make([]uint16, benchN), make([]uint16, benchN)
+	for i := range x {
+		x[i] = dtype.Float16FromFloat32(float32(i%1000) * 0.001)
+	}
+	b.SetBytes(4 * benchN)
+	benchEval(b, "a*x + b", env, []any{x}, []any{uint16(0x4000), uint16(0x3c00)}, out)
+}
+
+// BenchmarkWhereSqrt evaluates where(x > 0, sqrt(x), -x) on 2^20 float32 elements.
+func BenchmarkWhereSqrt(b *testing.B) {
+	env := Env{"x": OperandDecl(0, dtype.Float32)}
+	x, out := benchF32(benchN), make([]float32, benchN)
+	b.SetBytes(8 * benchN)
+	benchEval(b, "where(x > 0.5, sqrt(x), -x)", env, []any{x}, nil, out)
+}
+
+// BenchmarkExp evaluates exp(x) on 2^20 float32 elements (Go's math.Exp in float64).
+func BenchmarkExp(b *testing.B) {
+	env := Env{"x": OperandDecl(0, dtype.Float32)}
+	x, out := benchF32(benchN), make([]float32, benchN)
+	b.SetBytes(8 * benchN)
+	benchEval(b, "exp(x)", env, []any{x}, nil, out)
+}
+
+// BenchmarkParseCompile measures Parse plus Compile of a small expression: the cost of a
+// kernel-cache miss on the CPU.
+func BenchmarkParseCompile(b *testing.B) {
+	env := Env{"x": OperandDecl(0, dtype.Float32), "a": ParamDecl(0, dtype.Float32), "b": WeakParamDecl(1, dtype.Float64)}
+	b.ReportAllocs()
+	for b.Loop() {
+		e, err := Parse("where(x > 0, a*x + b, exp(x))", env)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := e.Compile(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -378,7 +378,14 @@ func kF32ToF16(n int, d, a, _, _ unsafe.Pointer) {
 	z := sl[uint16](d, n)
 	x := sl[float32](a, n)[:len(z)]
 	for i := range z {
-		z[i] = dtype.Float16FromFloat32(x[i])
+		// dtype.Float16FromFloat32's fast path, inlined (the function is too large for
+		// Go's inliner): a result that is a normal float16 is the rebiased, rounded bits.
+		b := math.Float32bits(x[i])
+		if m := b &^ 0x80000000; m-113<<23 < (143-113)<<23 {
+			z[i] = uint16(b>>16)&0x8000 | uint16((m-(127-15)<<23+0xfff+(m>>13)&1)>>13)
+		} else {
+			z[i] = dtype.Float16FromFloat32(x[i])
+		}
 	}
 }
 

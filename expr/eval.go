@@ -263,8 +263,14 @@ func compile(root Node) (*Program, error) {
 			p.uni = append(p.uni, in)
 			continue
 		}
-		for j, a := range v.args {
-			ptrs[j] = argPtr(a)
+		if sk := vectorScalarKernel(v.n, vals[v.args[0]].uniform, len(v.args) > 1 && vals[v.args[1]].uniform); sk != nil {
+			// The uniform operand is read in place from its slot, with no broadcast.
+			in.k = sk
+			ptrs[0], ptrs[1] = vals[v.args[0]].ptr, vals[v.args[1]].ptr
+		} else {
+			for j, a := range v.args {
+				ptrs[j] = argPtr(a)
+			}
 		}
 		if i == rootID {
 			v.ptr = ptrOut
@@ -289,6 +295,16 @@ func compile(root Node) (*Program, error) {
 	}
 	p.nptr = int(bufBase) + p.nbuf
 	return p, nil
+}
+
+// vectorScalarKernel returns the kernel for a Binary node with exactly one uniform
+// operand that reads the uniform one as a scalar, or nil.
+func vectorScalarKernel(n Node, u0, u1 bool) kernel {
+	b, ok := n.(*Binary)
+	if !ok || u0 == u1 {
+		return nil
+	}
+	return scalarKernel(b.Op, b.X.DType(), u0)
 }
 
 // DType returns the type of the result elements.

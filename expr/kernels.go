@@ -263,58 +263,6 @@ func compareKernel[T number](op BinaryOp) kernel {
 	return nil
 }
 
-func kAdd[T number](n int, d, a, b, _ unsafe.Pointer) {
-	z := sl[T](d, n)
-	x := sl[T](a, n)[:len(z)]
-	y := sl[T](b, n)[:len(z)]
-	i := 0
-	for ; i+4 <= len(z); i += 4 {
-		zz, xx, yy := z[i:i+4:i+4], x[i:i+4:i+4], y[i:i+4:i+4]
-		zz[0] = xx[0] + yy[0]
-		zz[1] = xx[1] + yy[1]
-		zz[2] = xx[2] + yy[2]
-		zz[3] = xx[3] + yy[3]
-	}
-	for ; i < len(z); i++ {
-		z[i] = x[i] + y[i]
-	}
-}
-
-func kSub[T number](n int, d, a, b, _ unsafe.Pointer) {
-	z := sl[T](d, n)
-	x := sl[T](a, n)[:len(z)]
-	y := sl[T](b, n)[:len(z)]
-	for i := range z {
-		z[i] = x[i] - y[i]
-	}
-}
-
-func kMul[T number](n int, d, a, b, _ unsafe.Pointer) {
-	z := sl[T](d, n)
-	x := sl[T](a, n)[:len(z)]
-	y := sl[T](b, n)[:len(z)]
-	i := 0
-	for ; i+4 <= len(z); i += 4 {
-		zz, xx, yy := z[i:i+4:i+4], x[i:i+4:i+4], y[i:i+4:i+4]
-		zz[0] = xx[0] * yy[0]
-		zz[1] = xx[1] * yy[1]
-		zz[2] = xx[2] * yy[2]
-		zz[3] = xx[3] * yy[3]
-	}
-	for ; i < len(z); i++ {
-		z[i] = x[i] * y[i]
-	}
-}
-
-func kDivFloat[T float](n int, d, a, b, _ unsafe.Pointer) {
-	z := sl[T](d, n)
-	x := sl[T](a, n)[:len(z)]
-	y := sl[T](b, n)[:len(z)]
-	for i := range z {
-		z[i] = x[i] / y[i]
-	}
-}
-
 // kDivInt divides with Go's truncation; x/0 is 0 and MinInt/-1 wraps to MinInt.
 func kDivInt[T integer](n int, d, a, b, _ unsafe.Pointer) {
 	z := sl[T](d, n)
