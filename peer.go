@@ -1,0 +1,54 @@
+package gpu
+
+import "fmt"
+
+// Peer access between devices of one backend.
+//
+// Copies between two devices need nothing from the caller: Stream.CopyDtoD and
+// Buffer.CopyFrom accept buffers of two devices of the same backend (a peer copy: CUDA
+// Driver API: cuMemcpyPeerAsync), and the tracking orders a buffer of one device used
+// on another device's stream like any other use (cross-device event waits). Peer access
+// matters for two things: a kernel on one device that reads or writes a buffer of
+// another (that faults without it), and the speed of peer copies (with it, they go
+// directly over NVLink or PCIe; without it, the driver stages them through host memory).
+
+// CanAccessPeer reports whether kernels running on d can address memory of peer once
+// EnablePeerAccess(peer) has been called on d (CUDA Driver API: cuDeviceCanAccessPeer).
+// A device can always access itself; devices of different backends never can. On the
+// CPU backend every CPU device can access every other one.
+func (d *Device) CanAccessPeer(peer *Device) (bool, error) {
+	if peer == nil {
+		return false, fmt.Errorf("gpu: CanAccessPeer(nil): %w", ErrInvalidValue)
+	}
+	if peer == d {
+		return true, nil
+	}
+	if peer.info.Backend != d.info.Backend {
+		return false, nil
+	}
+	return d.be.CanAccessPeer(peer.be)
+}
+
+// EnablePeerAccess lets kernels running on d address memory of peer (CUDA Driver API:
+// cuCtxEnablePeerAccess on d's primary context with peer's). It enables one direction
+// only: for kernels on peer to address d's memory, call peer.EnablePeerAccess(d) as
+// well. Enabling access that is already enabled, or access of a device to itself, is
+// not an error. It returns an error wrapping ErrInvalidValue for a device of another
+// backend, and the driver's error where the devices cannot access each other (check
+// CanAccessPeer first). Access stays enabled for the life of the process. On the CPU
+// backend it does nothing.
+func (d *Device) EnablePeerAccess(peer *Device) error {
+	if peer == nil {
+		return fmt.Errorf("gpu: EnablePeerAccess(nil): %w", ErrInvalidValue)
+	}
+	if peer == d {
+		return nil
+	}
+	if peer.info.Backend != d.info.Backend {
+		return fmt.Errorf("gpu: peer access from %v to %v, a device of another backend: %w", d, peer, ErrInvalidValue)
+	}
+	if err := d.be.EnablePeerAccess(peer.be); err != nil {
+		return fmt.Errorf("gpu: enabling peer access from %v to %v: %w", d, peer, err)
+	}
+	return nil
+}
