@@ -25,6 +25,18 @@ var cases64 = []case64{
 	{Exp, gomath.ExpF64, bigExp, math.Exp, -746, 710, 1},
 	{Exp2, gomath.Exp2F64, func(x *big.Float) *big.Float { return bigExp(newF().Mul(x, bigLn2())) }, math.Exp2, -1076, 1025, 1},
 	{Expm1, gomath.Expm1F64, bigExpm1, math.Expm1, -40, 710, 1.5},
+	{Tanh, gomath.TanhF64, func(x *big.Float) *big.Float {
+		e := bigExpm1(newF().Add(x, x))
+		return e.Quo(e, newF().Add(e, bf(2)))
+	}, math.Tanh, -25, 25, 1.5},
+	{Sinh, gomath.SinhF64, func(x *big.Float) *big.Float {
+		e, f := bigExpm1(x), bigExpm1(newF().Neg(x))
+		return e.Sub(e, f).Quo(e, bf(2))
+	}, math.Sinh, -712, 712, 1.5},
+	{Cosh, gomath.CoshF64, func(x *big.Float) *big.Float {
+		e, f := bigExp(x), bigExp(newF().Neg(x))
+		return e.Add(e, f).Quo(e, bf(2))
+	}, math.Cosh, -712, 712, 1.5},
 	{Log, gomath.LogF64, bigLogPos, math.Log, 0, 4, 1},
 	{Log2, gomath.Log2F64, func(x *big.Float) *big.Float { return newF().Quo(bigLogPos(x), bigLn2()) }, math.Log2, 0, 4, 1},
 	{Log10, gomath.Log10F64, func(x *big.Float) *big.Float { return newF().Quo(bigLogPos(x), bigLogPos(bf(10))) }, math.Log10, 0, 4, 1},
@@ -66,7 +78,7 @@ func TestAccuracy64(t *testing.T) {
 				want := c.goRef(x)
 				var e float64
 				switch {
-				case math.IsNaN(x) || math.IsInf(x, 0) || x == 0 || math.Abs(x) > 2000 && (c.fn == Exp || c.fn == Exp2 || c.fn == Expm1) || x < 0 && (c.fn == Log || c.fn == Log2 || c.fn == Log10):
+				case math.IsNaN(x) || math.IsInf(x, 0) || x == 0 || math.Abs(x) > 2000 && (c.fn == Exp || c.fn == Exp2 || c.fn == Expm1 || c.fn == Sinh || c.fn == Cosh || c.fn == Tanh) || x < 0 && (c.fn == Log || c.fn == Log2 || c.fn == Log10):
 					if !(got == want || got != got && want != want) || math.Signbit(got) != math.Signbit(want) && want == 0 {
 						e = math.Inf(1)
 					}

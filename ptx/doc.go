@@ -107,9 +107,9 @@
 //	sin       1.12        110 (35)     -
 //	cos       1.10        110 (35)     -
 //	tan       1.07        219 (59)     -
-//	sinh      1.35        251 (81)     -
-//	cosh      1.25        200 (50)     -
-//	tanh      1.45        218 (66)     -
+//	sinh      1.35        251 (81)     1.13        402 (119)
+//	cosh      1.25        200 (50)     1.15        253 (72)
+//	tanh      1.45        218 (66)     1.31        340 (101)
 //	pow       0.50        145 (30)     -
 //
 // The common path is much shorter than the static count: exp(float32) runs 10 FFMA,

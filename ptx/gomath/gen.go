@@ -1757,7 +1757,7 @@ func SinhF32(x float32) float32 {
 				if v176 {
 					v177 = math.Float32frombits(0x7f800000)
 				}
-				v179 := v2 < float32(-0x1.f4p+09)
+				v179 := v2 < float32(-0x1.e848p+19)
 				v180 := v177
 				if v179 {
 					v180 = float32(0x0p+00)
@@ -1790,6 +1790,261 @@ func SinhF32(x float32) float32 {
 				v197 = math.Float32frombits(0x7fffffff)
 			}
 			v3 = v197
+		}
+	}
+	return v3
+}
+
+// SinhF64 is the Go mirror of the device function sinh for float64.
+func SinhF64(x float64) float64 {
+	v2 := abs64(x)
+	v3 := x
+	v5 := v2 <= float64(0x1p+00)
+	if v5 {
+		v6 := float64(x * x)
+		v7 := float64(x * v6)
+		v10 := math.FMA(float64(0x1.9a7940f5401c1p-49), v6, float64(0x1.ae756e9911c6cp-41))
+		v12 := math.FMA(v10, v6, float64(0x1.61246afa2dc91p-33))
+		v14 := math.FMA(v12, v6, float64(0x1.ae6456741b8fp-26))
+		v16 := math.FMA(v14, v6, float64(0x1.71de3a5573f79p-19))
+		v18 := math.FMA(v16, v6, float64(0x1.a01a01a019fc1p-13))
+		v20 := math.FMA(v18, v6, float64(0x1.1111111111111p-07))
+		v22 := math.FMA(v20, v6, float64(0x1.5555555555555p-03))
+		v23 := math.FMA(v7, v22, x)
+		v3 = v23
+	} else {
+		v25 := v2 < float64(0x1.6p+04)
+		if v25 {
+			v27 := float64(0x0p+00)
+			v28 := abs64(v2)
+			v30 := v28 <= float64(0x1.62d0e56041893p-02)
+			if v30 {
+				v33 := math.FMA(float64(0x1.1ee889a5a0432p-29), v2, float64(0x1.af5e684e653abp-26))
+				v35 := math.FMA(v33, v2, float64(0x1.27e536252afe5p-22))
+				v37 := math.FMA(v35, v2, float64(0x1.71ddf88569795p-19))
+				v39 := math.FMA(v37, v2, float64(0x1.a01a017bcc79ap-16))
+				v41 := math.FMA(v39, v2, float64(0x1.a01a01afd17cfp-13))
+				v43 := math.FMA(v41, v2, float64(0x1.6c16c16c1f05cp-10))
+				v45 := math.FMA(v43, v2, float64(0x1.111111110f6dfp-07))
+				v47 := math.FMA(v45, v2, float64(0x1.555555555553fp-05))
+				v49 := math.FMA(v47, v2, float64(0x1.5555555555559p-03))
+				v51 := math.FMA(v49, v2, float64(0x1p-01))
+				v52 := v2 == float64(0x0p+00)
+				v53 := float64(v2 * v2)
+				v54 := math.FMA(v53, v51, v2)
+				v55 := v54
+				if v52 {
+					v55 = v2
+				}
+				v27 = v55
+			} else {
+				v57 := v28 < float64(0x1.62p+09)
+				if v57 {
+					v60 := math.FMA(v2, float64(0x1.71547652b82fep+00), float64(0x1.8p+52))
+					v61 := float64(v60 - float64(0x1.8p+52))
+					v63 := math.FMA(v61, float64(-0x1.62e42fefa38p-01), v2)
+					v65 := math.FMA(v61, float64(-0x1.ef35793c7673p-45), v63)
+					v66 := math.FMA(float64(0x1.1ee889a5a0432p-29), v65, float64(0x1.af5e684e653abp-26))
+					v67 := math.FMA(v66, v65, float64(0x1.27e536252afe5p-22))
+					v68 := math.FMA(v67, v65, float64(0x1.71ddf88569795p-19))
+					v69 := math.FMA(v68, v65, float64(0x1.a01a017bcc79ap-16))
+					v70 := math.FMA(v69, v65, float64(0x1.a01a01afd17cfp-13))
+					v71 := math.FMA(v70, v65, float64(0x1.6c16c16c1f05cp-10))
+					v72 := math.FMA(v71, v65, float64(0x1.111111110f6dfp-07))
+					v73 := math.FMA(v72, v65, float64(0x1.555555555553fp-05))
+					v74 := math.FMA(v73, v65, float64(0x1.5555555555559p-03))
+					v75 := math.FMA(v74, v65, float64(0x1p-01))
+					v76 := float64(v65 * v65)
+					v77 := math.FMA(v76, v75, v65)
+					v79 := math.Float64bits(v60)
+					v80 := math.Float64bits(float64(0x1.8p+52))
+					v81 := uint64(v79 - v80)
+					v83 := uint64(v81 + uint64(0x3ff))
+					v84 := uint64(v83 + uint64(0x0))
+					v86 := v84 << uint32(0x34)
+					v87 := math.Float64frombits(v86)
+					v88 := float64(v87 - float64(0x1p+00))
+					v89 := math.FMA(v87, v77, v88)
+					v90 := math.Float64bits(v60)
+					v91 := math.Float64bits(float64(0x1.8p+52))
+					v92 := uint64(v90 - v91)
+					v93 := uint64(uint64(0x3ff) - v92)
+					v94 := v93 << uint32(0x34)
+					v95 := math.Float64frombits(v94)
+					v96 := float64(v77 - v95)
+					v97 := math.FMA(v87, v96, v87)
+					v99 := v2 > float64(0x1.1f0a3d70a3d7p+05)
+					v100 := v89
+					if v99 {
+						v100 = v97
+					}
+					v102 := v2 < float64(-0x1.3p+05)
+					v104 := v100
+					if v102 {
+						v104 = float64(-0x1p+00)
+					}
+					v27 = v104
+				} else {
+					v105 := math.FMA(v2, float64(0x1.71547652b82fep+00), float64(0x1.8p+52))
+					v106 := float64(v105 - float64(0x1.8p+52))
+					v107 := math.FMA(v106, float64(-0x1.62e42fefa38p-01), v2)
+					v108 := math.FMA(v106, float64(-0x1.ef35793c7673p-45), v107)
+					v109 := math.FMA(float64(0x1.1ee889a5a0432p-29), v108, float64(0x1.af5e684e653abp-26))
+					v110 := math.FMA(v109, v108, float64(0x1.27e536252afe5p-22))
+					v111 := math.FMA(v110, v108, float64(0x1.71ddf88569795p-19))
+					v112 := math.FMA(v111, v108, float64(0x1.a01a017bcc79ap-16))
+					v113 := math.FMA(v112, v108, float64(0x1.a01a01afd17cfp-13))
+					v114 := math.FMA(v113, v108, float64(0x1.6c16c16c1f05cp-10))
+					v115 := math.FMA(v114, v108, float64(0x1.111111110f6dfp-07))
+					v116 := math.FMA(v115, v108, float64(0x1.555555555553fp-05))
+					v117 := math.FMA(v116, v108, float64(0x1.5555555555559p-03))
+					v118 := math.FMA(v117, v108, float64(0x1p-01))
+					v119 := math.FMA(v118, v108, float64(0x1p+00))
+					v120 := math.FMA(v119, v108, float64(0x1p+00))
+					v121 := float64(0x0p+00)
+					v122 := abs64(v2)
+					v123 := !(v122 < float64(0x1.62p+09))
+					if v123 {
+						v124 := v2 > float64(0x0p+00)
+						v127 := uint64(0xffffffffffffffc0)
+						if v124 {
+							v127 = uint64(0x1)
+						}
+						v128 := uint64(uint64(0x0) - v127)
+						v129 := math.Float64bits(v105)
+						v130 := math.Float64bits(float64(0x1.8p+52))
+						v131 := uint64(v129 - v130)
+						v132 := uint64(v131 + uint64(0x3ff))
+						v133 := uint64(v132 + v128)
+						v134 := v133 << uint32(0x34)
+						v135 := math.Float64frombits(v134)
+						v136 := uint64(v127 + uint64(0x3ff))
+						v137 := v136 << uint32(0x34)
+						v138 := math.Float64frombits(v137)
+						v139 := float64(v120 * v135)
+						v140 := float64(v139 * v138)
+						v142 := v2 > float64(0x1.63p+09)
+						v144 := v140
+						if v142 {
+							v144 = math.Float64frombits(0x7ff0000000000000)
+						}
+						v146 := v2 < float64(-0x1.75p+09)
+						v147 := v144
+						if v146 {
+							v147 = float64(0x0p+00)
+						}
+						v148 := v2 != v2
+						v150 := v147
+						if v148 {
+							v150 = math.Float64frombits(0x7fffffffffffffff)
+						}
+						v121 = v150
+					} else {
+						v151 := math.Float64bits(v105)
+						v152 := math.Float64bits(float64(0x1.8p+52))
+						v153 := uint64(v151 - v152)
+						v154 := uint64(v153 + uint64(0x3ff))
+						v155 := uint64(v154 + uint64(0x0))
+						v156 := v155 << uint32(0x34)
+						v157 := math.Float64frombits(v156)
+						v158 := float64(v120 * v157)
+						v121 = v158
+					}
+					v159 := v2 < float64(0x0p+00)
+					v160 := v121
+					if v159 {
+						v160 = float64(-0x1p+00)
+					}
+					v27 = v160
+				}
+			}
+			v161 := float64(v27 + float64(0x1p+00))
+			v162 := float64(v27 / v161)
+			v163 := float64(v27 + v162)
+			v164 := float64(v163 * float64(0x1p-01))
+			v165 := math.Float64bits(x)
+			v167 := v165 & uint64(0x8000000000000000)
+			v168 := math.Float64bits(v164)
+			v169 := v168 | v167
+			v170 := math.Float64frombits(v169)
+			v3 = v170
+		} else {
+			v171 := math.FMA(v2, float64(0x1.71547652b82fep+00), float64(0x1.8p+52))
+			v172 := float64(v171 - float64(0x1.8p+52))
+			v173 := math.FMA(v172, float64(-0x1.62e42fefa38p-01), v2)
+			v174 := math.FMA(v172, float64(-0x1.ef35793c7673p-45), v173)
+			v175 := math.FMA(float64(0x1.1ee889a5a0432p-29), v174, float64(0x1.af5e684e653abp-26))
+			v176 := math.FMA(v175, v174, float64(0x1.27e536252afe5p-22))
+			v177 := math.FMA(v176, v174, float64(0x1.71ddf88569795p-19))
+			v178 := math.FMA(v177, v174, float64(0x1.a01a017bcc79ap-16))
+			v179 := math.FMA(v178, v174, float64(0x1.a01a01afd17cfp-13))
+			v180 := math.FMA(v179, v174, float64(0x1.6c16c16c1f05cp-10))
+			v181 := math.FMA(v180, v174, float64(0x1.111111110f6dfp-07))
+			v182 := math.FMA(v181, v174, float64(0x1.555555555553fp-05))
+			v183 := math.FMA(v182, v174, float64(0x1.5555555555559p-03))
+			v184 := math.FMA(v183, v174, float64(0x1p-01))
+			v185 := math.FMA(v184, v174, float64(0x1p+00))
+			v186 := math.FMA(v185, v174, float64(0x1p+00))
+			v187 := float64(0x0p+00)
+			v188 := abs64(v2)
+			v189 := !(v188 < float64(0x1.62p+09))
+			if v189 {
+				v190 := v2 > float64(0x0p+00)
+				v191 := uint64(0xffffffffffffffc0)
+				if v190 {
+					v191 = uint64(0x1)
+				}
+				v193 := uint64(uint64(0xffffffffffffffff) - v191)
+				v194 := math.Float64bits(v171)
+				v195 := math.Float64bits(float64(0x1.8p+52))
+				v196 := uint64(v194 - v195)
+				v197 := uint64(v196 + uint64(0x3ff))
+				v198 := uint64(v197 + v193)
+				v199 := v198 << uint32(0x34)
+				v200 := math.Float64frombits(v199)
+				v201 := uint64(v191 + uint64(0x3ff))
+				v202 := v201 << uint32(0x34)
+				v203 := math.Float64frombits(v202)
+				v204 := float64(v186 * v200)
+				v205 := float64(v204 * v203)
+				v207 := v2 > float64(0x1.634p+09)
+				v208 := v205
+				if v207 {
+					v208 = math.Float64frombits(0x7ff0000000000000)
+				}
+				v210 := v2 < float64(-0x1.e848p+19)
+				v211 := v208
+				if v210 {
+					v211 = float64(0x0p+00)
+				}
+				v212 := v2 != v2
+				v213 := v211
+				if v212 {
+					v213 = math.Float64frombits(0x7fffffffffffffff)
+				}
+				v187 = v213
+			} else {
+				v214 := math.Float64bits(v171)
+				v215 := math.Float64bits(float64(0x1.8p+52))
+				v216 := uint64(v214 - v215)
+				v217 := uint64(v216 + uint64(0x3ff))
+				v218 := uint64(v217 + uint64(0xffffffffffffffff))
+				v219 := v218 << uint32(0x34)
+				v220 := math.Float64frombits(v219)
+				v221 := float64(v186 * v220)
+				v187 = v221
+			}
+			v222 := x != x
+			v223 := math.Float64bits(x)
+			v224 := v223 & uint64(0x8000000000000000)
+			v225 := math.Float64bits(v187)
+			v226 := v225 | v224
+			v227 := math.Float64frombits(v226)
+			v228 := v227
+			if v222 {
+				v228 = math.Float64frombits(0x7fffffffffffffff)
+			}
+			v3 = v228
 		}
 	}
 	return v3
@@ -1903,7 +2158,7 @@ func CoshF32(x float32) float32 {
 			if v104 {
 				v105 = math.Float32frombits(0x7f800000)
 			}
-			v107 := v2 < float32(-0x1.f4p+09)
+			v107 := v2 < float32(-0x1.e848p+19)
 			v108 := v105
 			if v107 {
 				v108 = float32(0x0p+00)
@@ -1931,6 +2186,156 @@ func CoshF32(x float32) float32 {
 			v120 = math.Float32frombits(0x7fffffff)
 		}
 		v3 = v120
+	}
+	return v3
+}
+
+// CoshF64 is the Go mirror of the device function cosh for float64.
+func CoshF64(x float64) float64 {
+	v2 := abs64(x)
+	v3 := x
+	v5 := v2 < float64(0x1.6p+04)
+	if v5 {
+		v8 := math.FMA(v2, float64(0x1.71547652b82fep+00), float64(0x1.8p+52))
+		v9 := float64(v8 - float64(0x1.8p+52))
+		v11 := math.FMA(v9, float64(-0x1.62e42fefa38p-01), v2)
+		v13 := math.FMA(v9, float64(-0x1.ef35793c7673p-45), v11)
+		v17 := math.FMA(float64(0x1.1ee889a5a0432p-29), v13, float64(0x1.af5e684e653abp-26))
+		v19 := math.FMA(v17, v13, float64(0x1.27e536252afe5p-22))
+		v21 := math.FMA(v19, v13, float64(0x1.71ddf88569795p-19))
+		v23 := math.FMA(v21, v13, float64(0x1.a01a017bcc79ap-16))
+		v25 := math.FMA(v23, v13, float64(0x1.a01a01afd17cfp-13))
+		v27 := math.FMA(v25, v13, float64(0x1.6c16c16c1f05cp-10))
+		v29 := math.FMA(v27, v13, float64(0x1.111111110f6dfp-07))
+		v31 := math.FMA(v29, v13, float64(0x1.555555555553fp-05))
+		v33 := math.FMA(v31, v13, float64(0x1.5555555555559p-03))
+		v35 := math.FMA(v33, v13, float64(0x1p-01))
+		v36 := math.FMA(v35, v13, float64(0x1p+00))
+		v37 := math.FMA(v36, v13, float64(0x1p+00))
+		v39 := float64(0x0p+00)
+		v40 := abs64(v2)
+		v42 := !(v40 < float64(0x1.62p+09))
+		if v42 {
+			v43 := v2 > float64(0x0p+00)
+			v46 := uint64(0xffffffffffffffc0)
+			if v43 {
+				v46 = uint64(0x1)
+			}
+			v48 := uint64(uint64(0x0) - v46)
+			v49 := math.Float64bits(v8)
+			v50 := math.Float64bits(float64(0x1.8p+52))
+			v51 := uint64(v49 - v50)
+			v53 := uint64(v51 + uint64(0x3ff))
+			v54 := uint64(v53 + v48)
+			v56 := v54 << uint32(0x34)
+			v57 := math.Float64frombits(v56)
+			v58 := uint64(v46 + uint64(0x3ff))
+			v59 := v58 << uint32(0x34)
+			v60 := math.Float64frombits(v59)
+			v61 := float64(v37 * v57)
+			v62 := float64(v61 * v60)
+			v64 := v2 > float64(0x1.63p+09)
+			v66 := v62
+			if v64 {
+				v66 = math.Float64frombits(0x7ff0000000000000)
+			}
+			v68 := v2 < float64(-0x1.75p+09)
+			v69 := v66
+			if v68 {
+				v69 = float64(0x0p+00)
+			}
+			v70 := v2 != v2
+			v72 := v69
+			if v70 {
+				v72 = math.Float64frombits(0x7fffffffffffffff)
+			}
+			v39 = v72
+		} else {
+			v73 := math.Float64bits(v8)
+			v74 := math.Float64bits(float64(0x1.8p+52))
+			v75 := uint64(v73 - v74)
+			v76 := uint64(v75 + uint64(0x3ff))
+			v77 := uint64(v76 + uint64(0x0))
+			v78 := v77 << uint32(0x34)
+			v79 := math.Float64frombits(v78)
+			v80 := float64(v37 * v79)
+			v39 = v80
+		}
+		v81 := float64(float64(0x1p-01) / v39)
+		v82 := math.FMA(v39, float64(0x1p-01), v81)
+		v3 = v82
+	} else {
+		v83 := math.FMA(v2, float64(0x1.71547652b82fep+00), float64(0x1.8p+52))
+		v84 := float64(v83 - float64(0x1.8p+52))
+		v85 := math.FMA(v84, float64(-0x1.62e42fefa38p-01), v2)
+		v86 := math.FMA(v84, float64(-0x1.ef35793c7673p-45), v85)
+		v87 := math.FMA(float64(0x1.1ee889a5a0432p-29), v86, float64(0x1.af5e684e653abp-26))
+		v88 := math.FMA(v87, v86, float64(0x1.27e536252afe5p-22))
+		v89 := math.FMA(v88, v86, float64(0x1.71ddf88569795p-19))
+		v90 := math.FMA(v89, v86, float64(0x1.a01a017bcc79ap-16))
+		v91 := math.FMA(v90, v86, float64(0x1.a01a01afd17cfp-13))
+		v92 := math.FMA(v91, v86, float64(0x1.6c16c16c1f05cp-10))
+		v93 := math.FMA(v92, v86, float64(0x1.111111110f6dfp-07))
+		v94 := math.FMA(v93, v86, float64(0x1.555555555553fp-05))
+		v95 := math.FMA(v94, v86, float64(0x1.5555555555559p-03))
+		v96 := math.FMA(v95, v86, float64(0x1p-01))
+		v97 := math.FMA(v96, v86, float64(0x1p+00))
+		v98 := math.FMA(v97, v86, float64(0x1p+00))
+		v99 := float64(0x0p+00)
+		v100 := abs64(v2)
+		v101 := !(v100 < float64(0x1.62p+09))
+		if v101 {
+			v102 := v2 > float64(0x0p+00)
+			v103 := uint64(0xffffffffffffffc0)
+			if v102 {
+				v103 = uint64(0x1)
+			}
+			v105 := uint64(uint64(0xffffffffffffffff) - v103)
+			v106 := math.Float64bits(v83)
+			v107 := math.Float64bits(float64(0x1.8p+52))
+			v108 := uint64(v106 - v107)
+			v109 := uint64(v108 + uint64(0x3ff))
+			v110 := uint64(v109 + v105)
+			v111 := v110 << uint32(0x34)
+			v112 := math.Float64frombits(v111)
+			v113 := uint64(v103 + uint64(0x3ff))
+			v114 := v113 << uint32(0x34)
+			v115 := math.Float64frombits(v114)
+			v116 := float64(v98 * v112)
+			v117 := float64(v116 * v115)
+			v119 := v2 > float64(0x1.634p+09)
+			v120 := v117
+			if v119 {
+				v120 = math.Float64frombits(0x7ff0000000000000)
+			}
+			v122 := v2 < float64(-0x1.e848p+19)
+			v123 := v120
+			if v122 {
+				v123 = float64(0x0p+00)
+			}
+			v124 := v2 != v2
+			v125 := v123
+			if v124 {
+				v125 = math.Float64frombits(0x7fffffffffffffff)
+			}
+			v99 = v125
+		} else {
+			v126 := math.Float64bits(v83)
+			v127 := math.Float64bits(float64(0x1.8p+52))
+			v128 := uint64(v126 - v127)
+			v129 := uint64(v128 + uint64(0x3ff))
+			v130 := uint64(v129 + uint64(0xffffffffffffffff))
+			v131 := v130 << uint32(0x34)
+			v132 := math.Float64frombits(v131)
+			v133 := float64(v98 * v132)
+			v99 = v133
+		}
+		v134 := x != x
+		v135 := v99
+		if v134 {
+			v135 = math.Float64frombits(0x7fffffffffffffff)
+		}
+		v3 = v135
 	}
 	return v3
 }
@@ -2102,6 +2507,198 @@ func TanhF32(x float32) float32 {
 			v150 = math.Float32frombits(0x7fffffff)
 		}
 		v3 = v150
+	}
+	return v3
+}
+
+// TanhF64 is the Go mirror of the device function tanh for float64.
+func TanhF64(x float64) float64 {
+	v2 := abs64(x)
+	v3 := x
+	v5 := v2 <= float64(0x1.199999999999ap-01)
+	if v5 {
+		v6 := float64(x * x)
+		v8 := x == float64(0x0p+00)
+		v9 := float64(x * v6)
+		v12 := math.FMA(float64(-0x1.47110a6ab3229p-16), v6, float64(0x1.5d745a02734abp-14))
+		v14 := math.FMA(v12, v6, float64(-0x1.e96fc5c824104p-13))
+		v16 := math.FMA(v14, v6, float64(0x1.3483ae8d11fabp-11))
+		v18 := math.FMA(v16, v6, float64(-0x1.7d8fd3acffad3p-10))
+		v20 := math.FMA(v18, v6, float64(0x1.d6d29b96dda4bp-09))
+		v22 := math.FMA(v20, v6, float64(-0x1.226e2f147ac1fp-07))
+		v24 := math.FMA(v22, v6, float64(0x1.664f485970a37p-06))
+		v26 := math.FMA(v24, v6, float64(-0x1.ba1ba1b97d88ep-05))
+		v28 := math.FMA(v26, v6, float64(0x1.111111111079fp-03))
+		v30 := math.FMA(v28, v6, float64(-0x1.555555555554fp-02))
+		v31 := math.FMA(v9, v30, x)
+		v32 := v31
+		if v8 {
+			v32 = x
+		}
+		v3 = v32
+	} else {
+		v33 := float64(v2 + v2)
+		v34 := float64(0x0p+00)
+		v35 := abs64(v33)
+		v37 := v35 <= float64(0x1.62d0e56041893p-02)
+		if v37 {
+			v40 := math.FMA(float64(0x1.1ee889a5a0432p-29), v33, float64(0x1.af5e684e653abp-26))
+			v42 := math.FMA(v40, v33, float64(0x1.27e536252afe5p-22))
+			v44 := math.FMA(v42, v33, float64(0x1.71ddf88569795p-19))
+			v46 := math.FMA(v44, v33, float64(0x1.a01a017bcc79ap-16))
+			v48 := math.FMA(v46, v33, float64(0x1.a01a01afd17cfp-13))
+			v50 := math.FMA(v48, v33, float64(0x1.6c16c16c1f05cp-10))
+			v52 := math.FMA(v50, v33, float64(0x1.111111110f6dfp-07))
+			v54 := math.FMA(v52, v33, float64(0x1.555555555553fp-05))
+			v56 := math.FMA(v54, v33, float64(0x1.5555555555559p-03))
+			v58 := math.FMA(v56, v33, float64(0x1p-01))
+			v59 := v33 == float64(0x0p+00)
+			v60 := float64(v33 * v33)
+			v61 := math.FMA(v60, v58, v33)
+			v62 := v61
+			if v59 {
+				v62 = v33
+			}
+			v34 = v62
+		} else {
+			v64 := v35 < float64(0x1.62p+09)
+			if v64 {
+				v67 := math.FMA(v33, float64(0x1.71547652b82fep+00), float64(0x1.8p+52))
+				v68 := float64(v67 - float64(0x1.8p+52))
+				v70 := math.FMA(v68, float64(-0x1.62e42fefa38p-01), v33)
+				v72 := math.FMA(v68, float64(-0x1.ef35793c7673p-45), v70)
+				v73 := math.FMA(float64(0x1.1ee889a5a0432p-29), v72, float64(0x1.af5e684e653abp-26))
+				v74 := math.FMA(v73, v72, float64(0x1.27e536252afe5p-22))
+				v75 := math.FMA(v74, v72, float64(0x1.71ddf88569795p-19))
+				v76 := math.FMA(v75, v72, float64(0x1.a01a017bcc79ap-16))
+				v77 := math.FMA(v76, v72, float64(0x1.a01a01afd17cfp-13))
+				v78 := math.FMA(v77, v72, float64(0x1.6c16c16c1f05cp-10))
+				v79 := math.FMA(v78, v72, float64(0x1.111111110f6dfp-07))
+				v80 := math.FMA(v79, v72, float64(0x1.555555555553fp-05))
+				v81 := math.FMA(v80, v72, float64(0x1.5555555555559p-03))
+				v82 := math.FMA(v81, v72, float64(0x1p-01))
+				v83 := float64(v72 * v72)
+				v84 := math.FMA(v83, v82, v72)
+				v86 := math.Float64bits(v67)
+				v87 := math.Float64bits(float64(0x1.8p+52))
+				v88 := uint64(v86 - v87)
+				v90 := uint64(v88 + uint64(0x3ff))
+				v91 := uint64(v90 + uint64(0x0))
+				v93 := v91 << uint32(0x34)
+				v94 := math.Float64frombits(v93)
+				v96 := float64(v94 - float64(0x1p+00))
+				v97 := math.FMA(v94, v84, v96)
+				v98 := math.Float64bits(v67)
+				v99 := math.Float64bits(float64(0x1.8p+52))
+				v100 := uint64(v98 - v99)
+				v101 := uint64(uint64(0x3ff) - v100)
+				v102 := v101 << uint32(0x34)
+				v103 := math.Float64frombits(v102)
+				v104 := float64(v84 - v103)
+				v105 := math.FMA(v94, v104, v94)
+				v107 := v33 > float64(0x1.1f0a3d70a3d7p+05)
+				v108 := v97
+				if v107 {
+					v108 = v105
+				}
+				v110 := v33 < float64(-0x1.3p+05)
+				v112 := v108
+				if v110 {
+					v112 = float64(-0x1p+00)
+				}
+				v34 = v112
+			} else {
+				v113 := math.FMA(v33, float64(0x1.71547652b82fep+00), float64(0x1.8p+52))
+				v114 := float64(v113 - float64(0x1.8p+52))
+				v115 := math.FMA(v114, float64(-0x1.62e42fefa38p-01), v33)
+				v116 := math.FMA(v114, float64(-0x1.ef35793c7673p-45), v115)
+				v117 := math.FMA(float64(0x1.1ee889a5a0432p-29), v116, float64(0x1.af5e684e653abp-26))
+				v118 := math.FMA(v117, v116, float64(0x1.27e536252afe5p-22))
+				v119 := math.FMA(v118, v116, float64(0x1.71ddf88569795p-19))
+				v120 := math.FMA(v119, v116, float64(0x1.a01a017bcc79ap-16))
+				v121 := math.FMA(v120, v116, float64(0x1.a01a01afd17cfp-13))
+				v122 := math.FMA(v121, v116, float64(0x1.6c16c16c1f05cp-10))
+				v123 := math.FMA(v122, v116, float64(0x1.111111110f6dfp-07))
+				v124 := math.FMA(v123, v116, float64(0x1.555555555553fp-05))
+				v125 := math.FMA(v124, v116, float64(0x1.5555555555559p-03))
+				v126 := math.FMA(v125, v116, float64(0x1p-01))
+				v127 := math.FMA(v126, v116, float64(0x1p+00))
+				v128 := math.FMA(v127, v116, float64(0x1p+00))
+				v129 := float64(0x0p+00)
+				v130 := abs64(v33)
+				v131 := !(v130 < float64(0x1.62p+09))
+				if v131 {
+					v132 := v33 > float64(0x0p+00)
+					v135 := uint64(0xffffffffffffffc0)
+					if v132 {
+						v135 = uint64(0x1)
+					}
+					v136 := uint64(uint64(0x0) - v135)
+					v137 := math.Float64bits(v113)
+					v138 := math.Float64bits(float64(0x1.8p+52))
+					v139 := uint64(v137 - v138)
+					v140 := uint64(v139 + uint64(0x3ff))
+					v141 := uint64(v140 + v136)
+					v142 := v141 << uint32(0x34)
+					v143 := math.Float64frombits(v142)
+					v144 := uint64(v135 + uint64(0x3ff))
+					v145 := v144 << uint32(0x34)
+					v146 := math.Float64frombits(v145)
+					v147 := float64(v128 * v143)
+					v148 := float64(v147 * v146)
+					v150 := v33 > float64(0x1.63p+09)
+					v152 := v148
+					if v150 {
+						v152 = math.Float64frombits(0x7ff0000000000000)
+					}
+					v154 := v33 < float64(-0x1.75p+09)
+					v155 := v152
+					if v154 {
+						v155 = float64(0x0p+00)
+					}
+					v156 := v33 != v33
+					v158 := v155
+					if v156 {
+						v158 = math.Float64frombits(0x7fffffffffffffff)
+					}
+					v129 = v158
+				} else {
+					v159 := math.Float64bits(v113)
+					v160 := math.Float64bits(float64(0x1.8p+52))
+					v161 := uint64(v159 - v160)
+					v162 := uint64(v161 + uint64(0x3ff))
+					v163 := uint64(v162 + uint64(0x0))
+					v164 := v163 << uint32(0x34)
+					v165 := math.Float64frombits(v164)
+					v166 := float64(v128 * v165)
+					v129 = v166
+				}
+				v167 := v33 < float64(0x0p+00)
+				v168 := v129
+				if v167 {
+					v168 = float64(-0x1p+00)
+				}
+				v34 = v168
+			}
+		}
+		v170 := float64(v34 + float64(0x1p+01))
+		v171 := float64(v34 / v170)
+		v173 := v2 >= float64(0x1.6p+04)
+		v174 := v171
+		if v173 {
+			v174 = float64(0x1p+00)
+		}
+		v175 := math.Float64bits(x)
+		v177 := v175 & uint64(0x8000000000000000)
+		v178 := math.Float64bits(v174)
+		v179 := v178 | v177
+		v180 := math.Float64frombits(v179)
+		v181 := x != x
+		v182 := v180
+		if v181 {
+			v182 = math.Float64frombits(0x7fffffffffffffff)
+		}
+		v3 = v182
 	}
 	return v3
 }
