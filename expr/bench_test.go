@@ -108,3 +108,22 @@ func BenchmarkParseCompile(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEvalBytesChunk measures one EvalBytes call on ChunkSize float32 elements (a*x +
+// b), the per-call cost a backend pays when it hands out chunks to workers.
+func BenchmarkEvalBytesChunk(b *testing.B) {
+	env := Env{"x": OperandDecl(0, dtype.Float32), "a": ParamDecl(0, dtype.Float32), "b": WeakParamDecl(1, dtype.Float64)}
+	p, err := MustParse("a*x + b", env).Compile()
+	if err != nil {
+		b.Fatal(err)
+	}
+	x, out := make([]byte, 4*ChunkSize), make([]byte, 4*ChunkSize)
+	in, params := [][]byte{x}, []Scalar{ScalarOf(float32(2)), ScalarOf(1.0)}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := p.EvalBytes(ChunkSize, out, in, params); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(ChunkSize)*float64(b.N)/b.Elapsed().Seconds(), "elem/s")
+}

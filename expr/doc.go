@@ -45,8 +45,15 @@
 // float64, as NumPy converts a Python float. NumPy's extensions to Go's constant rules:
 // a bool constant converts to 0 or 1, and bool(number) is number != 0.
 //
+// Being exact, untyped constants have no negative zero (-0.0 is 0, as in Go; write
+// -float64(0)), and comparisons need representable constants too (u8 < 300 is an error,
+// where NumPy 2 answers true).
+//
 // Every implicit conversion appears in the IR as a Cast node, and every constant as a
-// typed Const; Expr.String shows them ("x*2" prints as "x * float32(2)").
+// typed Const; Expr.String shows them ("x*2" prints as "x * float32(2)"). Operations
+// whose operands are all constants are folded (with the CPU kernels, so the value is the
+// one evaluation would give), and NaN constants are canonical quiet NaNs (see
+// Scalar.Canonical).
 //
 // # Operators
 //
@@ -129,6 +136,16 @@
 // syntax errors, unknown names, wrong argument counts, type errors (&& on floats, % on
 // bool, << on floats) and constant errors (overflow, truncation, division by zero). It
 // never panics, whatever the input.
+//
+// # The IR, for code generators
+//
+// Node documents the invariants of the IR (operation types are never float16 or
+// bfloat16; operands of an operation share its type; comparisons and predicates give
+// bool); BinaryOp, UnaryOp, Func and Cast document the exact semantics a backend must
+// reproduce, including the cases Go or PTX leave open (integer division by zero, shift
+// counts, float→integer saturation). Postorder lists the nodes in evaluation order,
+// Operands gives a node's operands, Validate checks hand-built IR, and Key identifies
+// an IR with its types for a kernel cache.
 //
 // # Evaluation
 //

@@ -118,7 +118,7 @@ func compile(root Node) (*Program, error) {
 		}
 		k := valueKey{t: n.DType(), a: -1, b: -1, c: -1}
 		var args []int
-		for _, a := range operands(n) {
+		for _, a := range Operands(n) {
 			args = append(args, add(a))
 		}
 		if len(args) > 0 {

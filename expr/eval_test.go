@@ -24,7 +24,7 @@ func interp(n Node, inputs [][]Scalar, params []Scalar, i int) Scalar {
 	case *Const:
 		return n.Value
 	}
-	args := operands(n)
+	args := Operands(n)
 	var in [3]uint64
 	var ptrs [3]unsafe.Pointer
 	for j, a := range args {
@@ -434,5 +434,21 @@ func TestEvalAllocs(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(100, func() { p.Eval(o, in, params) }); n > 0 {
 		t.Errorf("Eval allocates %v times per call", n)
+	}
+}
+
+func TestPostorder(t *testing.T) {
+	x := &Input{Slot: 0, Type: dtype.Float32}
+	sq := &Binary{Op: Mul, X: x, Y: x, Type: dtype.Float32}
+	root := &Call{Func: Sqrt, Args: []Node{&Binary{Op: Add, X: sq, Y: sq, Type: dtype.Float32}}, Type: dtype.Float32}
+	got := Postorder(root)
+	if len(got) != 4 || got[0] != Node(x) || got[1] != Node(sq) || got[3] != Node(root) {
+		t.Errorf("Postorder = %v", got)
+	}
+	if Operands(x) != nil || len(Operands(root)) != 1 {
+		t.Error("Operands")
+	}
+	if (&Expr{}).DType() != dtype.Invalid {
+		t.Error("DType of an empty Expr")
 	}
 }

@@ -416,6 +416,27 @@ func (f Func) AcceptsInt() bool { return f > 0 && f < numFuncs && funcInfo[f].cl
 
 func isHalf(t dtype.DType) bool { return t == dtype.Float16 || t == dtype.BFloat16 }
 
+// Postorder returns the distinct nodes of the IR rooted at n, each after its operands
+// (an evaluation order; a node shared by several parents appears once, n last). A code
+// generator can give each one a register in this order.
+func Postorder(n Node) []Node {
+	var out []Node
+	seen := map[Node]bool{}
+	var walk func(Node)
+	walk = func(n Node) {
+		if n == nil || seen[n] {
+			return
+		}
+		seen[n] = true
+		for _, a := range Operands(n) {
+			walk(a)
+		}
+		out = append(out, n)
+	}
+	walk(n)
+	return out
+}
+
 // Validate checks that the IR rooted at n keeps the invariants documented on Node. Parse
 // always returns valid IR; Validate is for IR built or rewritten by hand.
 func Validate(n Node) error {

@@ -48,8 +48,13 @@ type Slot struct {
 	Weak  bool        // a weak parameter
 }
 
-// DType returns the type of the expression's value.
-func (e *Expr) DType() dtype.DType { return e.Root.DType() }
+// DType returns the type of the expression's value (Invalid if Root is nil).
+func (e *Expr) DType() dtype.DType {
+	if e.Root == nil {
+		return dtype.Invalid
+	}
+	return e.Root.DType()
+}
 
 // String returns the IR in source form with the declared names; parsing it with the
 // same Env gives an Expr with the same Key. Implicit conversions show as explicit
@@ -958,7 +963,7 @@ func fold(root Node) Node {
 
 // evalConst computes an operation node whose operands are all constants.
 func evalConst(n Node) (Scalar, bool) {
-	args := operands(n)
+	args := Operands(n)
 	if args == nil {
 		return Scalar{}, false
 	}
@@ -982,8 +987,9 @@ func evalConst(n Node) (Scalar, bool) {
 	return ScalarFromBits(t, loadBits(unsafe.Pointer(&out), t.Size())), true
 }
 
-// operands returns the operands of an operation node, nil for leaves.
-func operands(n Node) []Node {
+// Operands returns the operands of a node in order (Unary: X; Binary: X, Y; Call: Args;
+// Cast: X; Select: Cond, X, Y), and nil for the leaves Input, Param and Const.
+func Operands(n Node) []Node {
 	switch n := n.(type) {
 	case *Unary:
 		return []Node{n.X}

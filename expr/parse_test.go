@@ -338,6 +338,7 @@ func TestErrors(t *testing.T) {
 		{"", 1, "expected operand"},
 		{"f32 +\n  foo", 3, "undefined: foo"},
 		{"k3 + 2147483648", 6, "constant 2147483648 overflows int32"},
+		{"u8 < 300", 6, "constant 300 overflows uint8"},
 	}
 	env := stdEnv()
 	for _, c := range cases {
