@@ -1563,6 +1563,46 @@ func TanF32(x float32) float32 {
 	return v138
 }
 
+// AtanF32 is the Go mirror of the device function atan for float32.
+func AtanF32(x float32) float32 {
+	v2 := abs32(x)
+	v4 := v2 > float32(0x1p+00)
+	v5 := float32(float32(0x1p+00) / v2)
+	v6 := v2
+	if v4 {
+		v6 = v5
+	}
+	v7 := float32(v6 * v6)
+	v8 := float32(v6 * v7)
+	v11 := FMA32(float32(0x1.23f93p-10), v7, float32(-0x1.df970cp-08))
+	v13 := FMA32(v11, v7, float32(0x1.714b1cp-06))
+	v15 := FMA32(v13, v7, float32(-0x1.6e19a2p-05))
+	v17 := FMA32(v15, v7, float32(0x1.1422c8p-04))
+	v19 := FMA32(v17, v7, float32(-0x1.68e6fep-04))
+	v21 := FMA32(v19, v7, float32(0x1.c4f1e2p-04))
+	v23 := FMA32(v21, v7, float32(-0x1.247374p-03))
+	v25 := FMA32(v23, v7, float32(0x1.9997ep-03))
+	v27 := FMA32(v25, v7, float32(-0x1.555552p-02))
+	v28 := FMA32(v8, v27, v6)
+	v30 := float32(float32(0x1.921fb6p+00) - v28)
+	v32 := float32(v30 + float32(-0x1.777a5cp-25))
+	v33 := v28
+	if v4 {
+		v33 = v32
+	}
+	v34 := x != x
+	v36 := math.Float32bits(x)
+	v38 := v36 & uint32(0x80000000)
+	v39 := math.Float32bits(v33)
+	v40 := v39 | v38
+	v41 := math.Float32frombits(v40)
+	v42 := v41
+	if v34 {
+		v42 = math.Float32frombits(0x7fffffff)
+	}
+	return v42
+}
+
 // SinhF32 is the Go mirror of the device function sinh for float32.
 func SinhF32(x float32) float32 {
 	v2 := abs32(x)

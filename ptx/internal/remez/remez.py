@@ -132,5 +132,8 @@ P['tanh_f64'] = lambda d: run('tanh_f64', lambda t: (mp.tanh(mp.sqrt(t)) - mp.sq
 P['sinh_f64'] = lambda d: run('sinh_f64', lambda t: (mp.sinh(mp.sqrt(t)) - mp.sqrt(t)) / (t * mp.sqrt(t)) if abs(t) > 1e-30 else mp.mpf(1) / 6,
                              powers(range(d)), 0, mp.mpf(1)**2, lambda t: t * mp.sqrt(t) / mp.sinh(mp.sqrt(t)) if abs(t) > 1e-30 else mp.mpf(2)**-20, 53)
 
+P['atan_f32'] = lambda d: run('atan_f32', lambda t: (mp.atan(mp.sqrt(t)) - mp.sqrt(t)) / (t * mp.sqrt(t)) if abs(t) > 1e-30 else -mp.mpf(1) / 3,
+                             powers(range(d)), 0, 1, lambda t: t * mp.sqrt(t) / mp.atan(mp.sqrt(t)) if abs(t) > 1e-30 else mp.mpf(2)**-20, 24)
+
 if __name__ == '__main__':
     P[sys.argv[1]](int(sys.argv[2]))
