@@ -412,3 +412,54 @@ func ExampleEval() {
 	fmt.Println(y.Shape(), out)
 	// Output: [2 2] [3 5 7 9]
 }
+
+func TestNamedOps(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		as, bs := randF32(999), randF32(999)
+		bs[3], as[5] = float32(math.NaN()), float32(math.Inf(1))
+		a := mustArr[float32](t)(gpu.FromSlice(s, as))
+		b := mustArr[float32](t)(gpu.FromSlice(s, bs))
+		check := func(name string, got *gpu.Array[float32], err error, f func(x, y float32) float32) {
+			t.Helper()
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			for i, v := range toSlice(t, got) {
+				w := f(as[i], bs[i])
+				if v != w && !(v != v && w != w) {
+					t.Fatalf("%s at %d: %v, want %v", name, i, v, w)
+				}
+			}
+		}
+		c, err := gpu.Add(s, a, b)
+		check("Add", c, err, func(x, y float32) float32 { return x + y })
+		c, err = gpu.Subtract(s, a, b)
+		check("Subtract", c, err, func(x, y float32) float32 { return x - y })
+		c, err = gpu.Multiply(s, a, b)
+		check("Multiply", c, err, func(x, y float32) float32 { return x * y })
+		c, err = gpu.Divide(s, a, b)
+		check("Divide", c, err, func(x, y float32) float32 { return x / y })
+		c, err = gpu.Minimum(s, a, b)
+		check("Minimum", c, err, func(x, y float32) float32 {
+			if x != x || y != y {
+				return float32(math.NaN())
+			}
+			return min(x, y)
+		})
+		c, err = gpu.Negative(s, a)
+		check("Negative", c, err, func(x, _ float32) float32 { return -x })
+		c, err = gpu.Floor(s, a)
+		check("Floor", c, err, func(x, _ float32) float32 { return float32(math.Floor(float64(x))) })
+		m, err := gpu.Less(s, a, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := gpu.Where(s, m, a, b)
+		check("Where(Less)", w, err, func(x, y float32) float32 {
+			if x < y {
+				return x
+			}
+			return y
+		})
+	})
+}
