@@ -154,6 +154,7 @@ type Device struct {
 
 	cache blockCache
 	kc    kernelCache
+	plans planCache
 }
 
 // setFault remembers the first fault: the idle fast paths return it.

@@ -5,6 +5,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"sync"
 
 	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/expr"
@@ -106,64 +107,185 @@ var LinearIndex = linearIndex{}
 
 type linearIndex struct{}
 
-// evalInto evaluates src into out. fillOnly marks Fill's scalar broadcast (no arrays).
-func evalInto(s *Stream, out *header, src string, vars Vars, fillOnly bool) error {
-	d := s.dev
-	names := make([]string, 0, len(vars))
+// evalPlan is a parsed expression for one signature of its variables (names, kinds and
+// types) and one result type, with the kernels compiled for it by operand layout. The
+// device caches plans, so a repeated Eval parses nothing and builds no kernel key.
+type evalPlan struct {
+	e     *expr.Expr
+	names []string // sorted
+	kinds []byte   // per name: 'a' array, 'i' linear index, 's' scalar
+	read  []bool   // per operand slot: does the expression read it
+	nops  int
+
+	mu  sync.Mutex
+	fns map[layoutKey]*Function
+}
+
+// layoutKey is the part of an elementwise spec that varies between launches of a plan.
+type layoutKey struct {
+	kinds   [maxPlanOps + 1]kernel.OpKind
+	rank    uint8
+	index64 bool
+	vector  bool
+}
+
+const maxPlanOps = 15
+
+type planCache struct {
+	mu sync.Mutex
+	m  map[string]*evalPlan
+}
+
+var sigPool = sync.Pool{New: func() any { b := make([]byte, 0, 128); return &b }}
+
+// plan returns the cached plan of src over vars' signature with result type out.
+func (d *Device) plan(src string, vars Vars, out dtype.DType) (*evalPlan, error) {
+	bp := sigPool.Get().(*[]byte)
+	defer sigPool.Put(bp)
+	sig := append((*bp)[:0], src...)
+	sig = append(sig, 0, byte(out))
+	// Map iteration order varies; the signature sorts by name without allocating for
+	// the usual few variables.
+	var nameBuf [8]string
+	names := nameBuf[:0]
 	for name := range vars {
 		names = append(names, name)
 	}
 	slices.Sort(names)
-	env := expr.Env{}
-	var ops []evalOperand
-	type param struct {
-		t    dtype.DType
-		bits uint64
-	}
-	var params []param
 	for _, name := range names {
+		sig = append(sig, 0)
+		sig = append(sig, name...)
 		switch v := vars[name].(type) {
 		case linearIndex:
-			env[name] = expr.OperandDecl(len(ops), dtype.Int64)
-			ops = append(ops, evalOperand{name: name, index: true})
+			sig = append(sig, 'i')
 		case AnyArray:
-			h := v.header()
-			if h.buf.a.dev != d && h.buf.a.dev.info.Backend != d.info.Backend {
-				return fmt.Errorf("gpu: operand %q is on %v, the stream on %v: %w", name, h.buf.a.dev, d, ErrInvalidValue)
-			}
-			st, err := broadcastStrides(h.shape, h.strides, out.shape)
-			if err != nil {
-				return fmt.Errorf("gpu: operand %q: %w", name, err)
-			}
-			env[name] = expr.OperandDecl(len(ops), h.dt)
-			ops = append(ops, evalOperand{h: h, st: st, name: name})
+			sig = append(sig, 'a', byte(v.DType()))
 		default:
-			decl, t, bits, err := scalarDecl(len(params), v)
+			rv := reflect.ValueOf(v)
+			if !rv.IsValid() {
+				return nil, fmt.Errorf("gpu: variable %q is nil: %w", name, ErrInvalidValue)
+			}
+			sig = append(sig, 's', byte(rv.Kind()))
+		}
+	}
+	*bp = sig
+	d.plans.mu.Lock()
+	p := d.plans.m[string(sig)]
+	d.plans.mu.Unlock()
+	if p != nil {
+		return p, nil
+	}
+	p, err := newPlan(src, vars, slices.Clone(names), out)
+	if err != nil {
+		return nil, err
+	}
+	d.plans.mu.Lock()
+	if d.plans.m == nil {
+		d.plans.m = map[string]*evalPlan{}
+	}
+	if len(d.plans.m) > 4096 {
+		clear(d.plans.m) // a program that builds expressions on the fly: keep memory bounded
+	}
+	d.plans.m[string(sig)] = p
+	d.plans.mu.Unlock()
+	return p, nil
+}
+
+func newPlan(src string, vars Vars, names []string, out dtype.DType) (*evalPlan, error) {
+	env := expr.Env{}
+	p := &evalPlan{names: names, kinds: make([]byte, len(names)), fns: map[layoutKey]*Function{}}
+	params := 0
+	for i, name := range names {
+		switch v := vars[name].(type) {
+		case linearIndex:
+			env[name] = expr.OperandDecl(p.nops, dtype.Int64)
+			p.kinds[i] = 'i'
+			p.nops++
+		case AnyArray:
+			env[name] = expr.OperandDecl(p.nops, v.DType())
+			p.kinds[i] = 'a'
+			p.nops++
+		default:
+			decl, _, _, err := scalarDecl(params, v)
 			if err != nil {
-				return fmt.Errorf("gpu: variable %q: %w", name, err)
+				return nil, fmt.Errorf("gpu: variable %q: %w", name, err)
 			}
 			env[name] = decl
-			params = append(params, param{t, bits})
+			p.kinds[i] = 's'
+			params++
 		}
 	}
 	e, err := expr.Parse(src, env)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if e.DType() != out.dt {
-		e = &expr.Expr{Root: &expr.Cast{X: e.Root, Type: out.dt}, Inputs: e.Inputs, Params: e.Params}
+	if e.DType() != out {
+		e = &expr.Expr{Root: &expr.Cast{X: e.Root, Type: out}, Inputs: e.Inputs, Params: e.Params}
+	}
+	p.e = e
+	p.read = make([]bool, p.nops)
+	for _, sl := range e.Inputs {
+		p.read[sl.Index] = true
+	}
+	return p, nil
+}
+
+// evalInto evaluates src into out. fillOnly marks Fill's scalar broadcast (no arrays).
+func evalInto(s *Stream, out *header, src string, vars Vars, fillOnly bool) error {
+	d := s.dev
+	p, err := d.plan(src, vars, out.dt)
+	if err != nil {
+		return err
 	}
 	n := prod(out.shape)
 	if n == 0 {
 		return nil
 	}
+	var opBuf [4]evalOperand
+	ops := opBuf[:0]
+	type param struct {
+		t    dtype.DType
+		bits uint64
+	}
+	var paramBuf [4]param
+	params := paramBuf[:0]
+	simple := true // every array operand has out's shape and is contiguous, as is out
+	outContig := contiguous(out.shape, out.strides)
+	for i, name := range p.names {
+		switch p.kinds[i] {
+		case 'i':
+			ops = append(ops, evalOperand{name: name, index: true})
+		case 'a':
+			h := vars[name].(AnyArray).header()
+			if h.buf.a.dev != d && h.buf.a.dev.info.Backend != d.info.Backend {
+				return fmt.Errorf("gpu: operand %q is on %v, the stream on %v: %w", name, h.buf.a.dev, d, ErrInvalidValue)
+			}
+			op := evalOperand{h: h, name: name}
+			if outContig && slices.Equal(h.shape, out.shape) && contiguous(h.shape, h.strides) {
+				op.st = out.strides
+			} else {
+				simple = false
+				if op.st, err = broadcastStrides(h.shape, h.strides, out.shape); err != nil {
+					return fmt.Errorf("gpu: operand %q: %w", name, err)
+				}
+			}
+			ops = append(ops, op)
+		default:
+			_, t, bits, err := scalarDecl(len(params), vars[name])
+			if err != nil {
+				return fmt.Errorf("gpu: variable %q: %w", name, err)
+			}
+			params = append(params, param{t, bits})
+		}
+	}
+	simple = simple && outContig
 	// An operand that shares out's memory with another layout is copied first, as
 	// NumPy does, so that no element is overwritten before it is read.
 	for i, op := range ops {
-		if op.index {
+		if op.index || op.h.buf.a != out.buf.a {
 			continue
 		}
-		if op.h.buf.a == out.buf.a && (op.h.off != out.off || !slices.Equal(op.st, out.strides)) {
+		if op.h.off != out.off || !slices.Equal(op.st, out.strides) {
 			tmp, err := copyOf(s, op.h)
 			if err != nil {
 				return err
@@ -171,69 +293,75 @@ func evalInto(s *Stream, out *header, src string, vars Vars, fillOnly bool) erro
 			defer tmp.buf.Free()
 			ops[i].h = tmp
 			ops[i].st, _ = broadcastStrides(tmp.shape, tmp.strides, out.shape)
+			simple = false
 		}
 	}
-	// Collapse the iteration space and classify each operand.
-	all := make([][]int, 0, 1+len(ops))
-	all = append(all, out.strides)
-	for _, op := range ops {
-		if op.index {
-			all = append(all, make([]int, len(out.shape)))
-			continue
+	var lk layoutKey
+	var cshape []int
+	var cst [][]int
+	if simple {
+		// The common case: everything contiguous and of one shape.
+		lk.kinds[0] = kernel.Contig
+		for i, op := range ops {
+			lk.kinds[i+1] = kernel.Contig
+			if op.index {
+				lk.kinds[i+1] = kernel.Index
+			}
 		}
-		all = append(all, op.st)
-	}
-	cshape, cst := kernel.Collapse(out.shape, all)
-	spec := &kernel.Elementwise{Expr: e, Out: kernel.Operand{DType: out.dt, Kind: kernel.Classify(cshape, cst[0])}}
-	if spec.Out.Kind == kernel.Scalar {
-		spec.Out.Kind = kernel.Contig // one element
+	} else {
+		all := make([][]int, 0, 1+len(ops))
+		all = append(all, out.strides)
+		for _, op := range ops {
+			if op.index {
+				all = append(all, make([]int, len(out.shape)))
+				continue
+			}
+			all = append(all, op.st)
+		}
+		cshape, cst = kernel.Collapse(out.shape, all)
+		lk.kinds[0] = kernel.Classify(cshape, cst[0])
+		if lk.kinds[0] == kernel.Scalar {
+			lk.kinds[0] = kernel.Contig // one element
+		}
+		for i, op := range ops {
+			if op.index {
+				lk.kinds[i+1] = kernel.Index
+			} else {
+				lk.kinds[i+1] = kernel.Classify(cshape, cst[i+1])
+			}
+		}
 	}
 	var strided [][]int
-	if spec.Out.Kind == kernel.Strided {
-		strided = append(strided, cst[0])
-	}
-	read := make([]bool, len(ops))
-	for _, sl := range e.Inputs {
-		read[sl.Index] = true
-	}
-	spec.Ins = make([]kernel.Operand, len(ops))
-	for i, op := range ops {
-		if op.index {
-			spec.Ins[i] = kernel.Operand{DType: dtype.Int64, Kind: kernel.Index}
-			continue
-		}
-		k := kernel.Classify(cshape, cst[i+1])
-		spec.Ins[i] = kernel.Operand{DType: op.h.dt, Kind: k}
-		if k == kernel.Strided && read[i] {
-			strided = append(strided, cst[i+1])
-		}
-	}
-	anyStrided := len(strided) > 0
-	if anyStrided {
-		spec.Rank = len(cshape)
-	} else {
-		// Without strided operands the iteration is linear: no shape parameters.
-		cshape = nil
-	}
-	spec.Index64 = kernel.NeedIndex64(n, cshape, strided...)
-	ptr := func(h *header) uint64 { return h.buf.a.mem.Ptr() + uint64(h.buf.off) + uint64(h.off*h.dt.Size()) }
-	spec.Vector = !anyStrided && ptr(out)%16 == 0
-	for i, op := range ops {
-		if read[i] && spec.Ins[i].Kind == kernel.Contig && ptr(op.h)%16 != 0 {
-			spec.Vector = false
+	for i := range 1 + len(ops) {
+		if lk.kinds[i] == kernel.Strided && (i == 0 || p.read[i-1]) {
+			strided = append(strided, cst[i])
 		}
 	}
 	// Operands the expression doesn't read are passed as unused scalar operands.
 	for i := range ops {
-		if !read[i] && spec.Ins[i].Kind != kernel.Index {
-			spec.Ins[i].Kind = kernel.Scalar
+		if !p.read[i] && lk.kinds[i+1] != kernel.Index {
+			lk.kinds[i+1] = kernel.Scalar
 		}
 	}
-	fn, err := d.kernel(spec)
+	if len(strided) > 0 {
+		lk.rank = uint8(len(cshape))
+	} else {
+		cshape = nil
+	}
+	lk.index64 = kernel.NeedIndex64(n, cshape, strided...)
+	ptr := func(h *header) uint64 { return h.buf.a.mem.Ptr() + uint64(h.buf.off) + uint64(h.off*h.dt.Size()) }
+	lk.vector = len(strided) == 0 && ptr(out)%16 == 0
+	for i, op := range ops {
+		if p.read[i] && lk.kinds[i+1] == kernel.Contig && ptr(op.h)%16 != 0 {
+			lk.vector = false
+		}
+	}
+	fn, spec, err := d.planKernel(p, lk, out.dt, ops)
 	if err != nil {
 		return err
 	}
-	args := make([]any, 0, 2+len(ops)+spec.Rank*(1+len(strided))+len(params))
+	var argBuf [16]any
+	args := argBuf[:0]
 	args = append(args, Out(elemView(out)), uint64(n))
 	for _, op := range ops {
 		if !op.index {
@@ -243,14 +371,9 @@ func evalInto(s *Stream, out *header, src string, vars Vars, fillOnly bool) erro
 	for _, dim := range cshape {
 		args = append(args, uint64(dim))
 	}
-	if spec.Out.Kind == kernel.Strided {
-		for _, v := range cst[0] {
-			args = append(args, int64(v))
-		}
-	}
-	for i := range ops {
-		if spec.Ins[i].Kind == kernel.Strided {
-			for _, v := range cst[i+1] {
+	for i := range 1 + len(ops) {
+		if lk.kinds[i] == kernel.Strided {
+			for _, v := range cst[i] {
 				args = append(args, int64(v))
 			}
 		}
@@ -259,6 +382,36 @@ func evalInto(s *Stream, out *header, src string, vars Vars, fillOnly bool) erro
 		args = append(args, scalarOfSize(p.t, p.bits))
 	}
 	return s.Launch(fn, d.geometry(spec, n), args...)
+}
+
+// planKernel returns the kernel of plan p for a layout, compiling it on first use.
+func (d *Device) planKernel(p *evalPlan, lk layoutKey, outDT dtype.DType, ops []evalOperand) (*Function, kernelSpec, error) {
+	spec := &kernel.Elementwise{Expr: p.e, Out: kernel.Operand{DType: outDT, Kind: lk.kinds[0]},
+		Rank: int(lk.rank), Index64: lk.index64, Vector: lk.vector, Ins: make([]kernel.Operand, len(ops))}
+	for i, op := range ops {
+		spec.Ins[i] = kernel.Operand{DType: dtype.Int64, Kind: lk.kinds[i+1]}
+		if !op.index {
+			spec.Ins[i].DType = op.h.dt
+		}
+	}
+	if len(ops) > maxPlanOps {
+		fn, err := d.kernel(spec)
+		return fn, spec, err
+	}
+	p.mu.Lock()
+	fn := p.fns[lk]
+	p.mu.Unlock()
+	if fn != nil {
+		return fn, spec, nil
+	}
+	fn, err := d.kernel(spec)
+	if err != nil {
+		return nil, nil, err
+	}
+	p.mu.Lock()
+	p.fns[lk] = fn
+	p.mu.Unlock()
+	return fn, spec, nil
 }
 
 // scalarOfSize returns bits as a Go value of t's size, for a kernel parameter.
