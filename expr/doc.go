@@ -58,8 +58,9 @@
 // # Operators
 //
 // Operators are Go's, applied to the promoted type:
-//   - + - * on integers wrap around; / truncates toward zero and % has the sign of the
-//     dividend (Go, C; numpy.fmod, not numpy.remainder); integer division or remainder
+//   - + - * on integers wrap around; / truncates toward zero (Go's /: NumPy's / would
+//     be true division and its // floors) and % has the sign of the dividend (Go, C;
+//     numpy.fmod, not numpy.remainder, which is Python's %); integer division or remainder
 //     by zero gives 0 (NumPy also gives 0, with a warning); MinInt / -1 is MinInt and
 //     MinInt % -1 is 0, as in Go.
 //   - On floats, + - * / are IEEE 754 and % is fmod (exact, sign of the dividend; Go's
