@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/go-gpu/gpu/ptx/gomath"
@@ -56,6 +57,7 @@ func TestAccuracy64(t *testing.T) {
 		n = 300000
 	}
 	var rows []string
+	var rowsMu sync.Mutex
 	for _, c := range cases64 {
 		t.Run(c.fn.String(), func(t *testing.T) {
 			t.Parallel()
@@ -89,7 +91,9 @@ func TestAccuracy64(t *testing.T) {
 					st.add(e, x)
 				}
 			}
+			rowsMu.Lock()
 			rows = append(rows, fmt.Sprintf("%-6s f64 max %.3f ulp at x=%v", c.fn, st.max, st.worst))
+			rowsMu.Unlock()
 			if st.max > c.bound {
 				t.Errorf("%v: max error %.3f ulp at %v (bound %v)", c.fn, st.max, st.worst, c.bound)
 			}

@@ -175,6 +175,7 @@ func TestAccuracy32(t *testing.T) {
 		n = 20000000
 	}
 	var rows []string
+	var rowsMu sync.Mutex
 	for _, c := range cases32 {
 		t.Run(c.fn.String(), func(t *testing.T) {
 			t.Parallel()
@@ -188,7 +189,9 @@ func TestAccuracy32(t *testing.T) {
 					st.add(e, float64(x))
 				}
 			}
+			rowsMu.Lock()
 			rows = append(rows, fmt.Sprintf("%-6s f32 max %.3f ulp at x=%g", c.fn, st.max, st.worst))
+			rowsMu.Unlock()
 			if st.max > c.bound {
 				t.Errorf("%v: max error %.3f ulp at %v (bound %v)", c.fn, st.max, st.worst, c.bound)
 			}
