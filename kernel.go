@@ -114,21 +114,43 @@ const (
 	ReadWrite = Read | Write
 )
 
-// BufferArg is a buffer passed to Launch with its access mode; make one with In, Out or
-// InOut. A *Buffer passed directly counts as InOut.
+// Operand is memory a kernel argument points at: a *Buffer (its first byte) or an
+// *Array[T] (its element 0).
+type Operand interface {
+	argBuffer() *Buffer
+}
+
+func (b *Buffer) argBuffer() *Buffer { return b }
+
+func (a *Array[T]) argBuffer() *Buffer {
+	if a == nil {
+		return nil
+	}
+	return elemView(a.header())
+}
+
+// BufferArg is a buffer or array passed to Launch with its access mode; make one with
+// In, Out or InOut. A *Buffer or *Array[T] passed directly counts as InOut.
 type BufferArg struct {
 	Buf  *Buffer
 	Mode AccessMode
 }
 
 // In marks a kernel argument the kernel only reads.
-func In(b *Buffer) BufferArg { return BufferArg{b, Read} }
+func In(x Operand) BufferArg { return BufferArg{operandBuffer(x), Read} }
 
 // Out marks a kernel argument the kernel writes.
-func Out(b *Buffer) BufferArg { return BufferArg{b, Write} }
+func Out(x Operand) BufferArg { return BufferArg{operandBuffer(x), Write} }
 
 // InOut marks a kernel argument the kernel reads and writes.
-func InOut(b *Buffer) BufferArg { return BufferArg{b, ReadWrite} }
+func InOut(x Operand) BufferArg { return BufferArg{operandBuffer(x), ReadWrite} }
+
+func operandBuffer(x Operand) *Buffer {
+	if x == nil {
+		return nil
+	}
+	return x.argBuffer()
+}
 
 // ByValue passes the bytes of v (a struct or array of plain values, no pointers) as one
 // by-value kernel parameter.
@@ -142,8 +164,9 @@ type ByValueArg []byte
 
 // Launch enqueues fn on the stream with the given geometry and arguments. Arguments may
 // be Go integers, floats and bools (passed as kernel scalars of their size; int and uint
-// are 64-bit), *Buffer, In/Out/InOut(*Buffer) (device pointers, ordered across streams
-// automatically: see Buffer), DevicePtr (an untracked pointer), and ByValue(struct).
+// are 64-bit), *Buffer and *Array[T] and In/Out/InOut of them (device pointers to the
+// buffer's first byte or the array's element 0, ordered across streams automatically:
+// see Buffer), DevicePtr (an untracked pointer), and ByValue(struct).
 // Errors: a zero or negative dimension, an argument of another type, a freed buffer, a
 // closed stream; launch errors from the backend.
 func (s *Stream) Launch(fn *Function, cfg LaunchConfig, args ...any) error {
@@ -181,6 +204,8 @@ func (s *Stream) Launch(fn *Function, cfg LaunchConfig, args ...any) error {
 		switch v := a.(type) {
 		case *Buffer:
 			ba, uses, err = bufArg(v, ReadWrite, uses)
+		case Operand:
+			ba, uses, err = bufArg(v.argBuffer(), ReadWrite, uses)
 		case BufferArg:
 			ba, uses, err = bufArg(v.Buf, v.Mode, uses)
 		case DevicePtr:
