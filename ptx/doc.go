@@ -117,4 +117,9 @@
 // 1 FADD, 1 FMUL and 3 integer instructions when |x| < 87. Functions with a division
 // (tan, tanh, sinh, cosh, log1p) include the div.rn slow path that ptxas adds.
 // TestMathSassCounts (go test -v -run MathSassCounts ./ptx) prints the counts.
+//
+// Not written yet: float32 asin, acos, atan2, asinh, acosh, atanh, cbrt, hypot, erf,
+// fmod; float64 log1p, sin, cos, tan (needs a float64 Payne-Hanek), the inverse
+// trigonometric and inverse hyperbolic functions, pow, cbrt, hypot, erf, fmod.
+// Supports reports false for them and Math panics.
 package ptx
