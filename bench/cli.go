@@ -143,13 +143,13 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, reg *Reg
 		}
 		side = n
 	}
-	bs := reg.Select(re)
+	bs := withBaselines(reg, reg.Select(re))
 	if *large == "off" {
 		bs = slices.DeleteFunc(bs, func(b Benchmark) bool { return strings.HasSuffix(b.Name, LargeSuffix) })
 	}
 
 	if *list {
-		rows := [][]string{{"benchmark", "group", "mode", "peer key", "bytes", "baseline"}}
+		rows := [][]string{{"benchmark", "group", "mode", "peer key", "baseline", "bytes"}}
 		for _, b := range bs {
 			peer := "-"
 			if key, size, ok := PeerKey(b.Name); ok {
@@ -159,9 +159,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, reg *Reg
 			if b.Reference {
 				ref = " (reference)"
 			}
-			rows = append(rows, []string{b.Name + ref, b.group(), b.Mode.String(), peer, strconv.FormatInt(b.Bytes, 10), cmp.Or(b.Baseline, "-")})
+			rows = append(rows, []string{b.Name + ref, b.group(), b.Mode.String(), peer, cmp.Or(b.Baseline, "-"), strconv.FormatInt(b.Bytes, 10)})
 		}
-		writeAligned(stdout, rows, 4)
+		writeAligned(stdout, rows, 5)
 		return ExitOK
 	}
 	if len(bs) == 0 {
@@ -293,4 +293,32 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, reg *Reg
 		}
 	}
 	return status
+}
+
+// withBaselines adds to bs the baselines its benchmarks name, so that -run
+// selecting one of ours also runs the raw driver baseline it is compared with;
+// the result keeps the registry's order.
+func withBaselines(reg *Registry, bs []Benchmark) []Benchmark {
+	want := map[string]bool{}
+	for _, b := range bs {
+		want[b.Name] = true
+	}
+	added := false
+	for _, b := range bs {
+		if b.Baseline != "" && !want[b.Baseline] {
+			if _, ok := reg.Lookup(b.Baseline); ok {
+				want[b.Baseline], added = true, true
+			}
+		}
+	}
+	if !added {
+		return bs
+	}
+	var out []Benchmark
+	for _, b := range reg.All() {
+		if want[b.Name] {
+			out = append(out, b)
+		}
+	}
+	return out
 }

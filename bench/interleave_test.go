@@ -93,13 +93,23 @@ func TestRunInterleavedFailureAndCancel(t *testing.T) {
 		t.Errorf("bad %q, good %q with %d samples", b.Err, g.Err, g.N)
 	}
 
+	// Cancelled while sampling (the second member's 5th call is past its
+	// warm-up): both are torn down, no result is kept.
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	torn := 0
 	slow := Benchmark{Name: "a/slow", Mode: Host, Interleave: "h", Teardown: func(*Env) error { torn++; return nil },
 		Body: func() error { time.Sleep(time.Millisecond); return nil }}
 	other := slow
 	other.Name = "a/other"
-	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
+	otherCalls := 0
+	other.Body = func() error {
+		if otherCalls++; otherCalls == 5 {
+			cancel()
+		}
+		time.Sleep(time.Millisecond)
+		return nil
+	}
 	cfg := quick()
 	cfg.Benchtime = time.Hour
 	cfg.Count = 1 << 30
@@ -179,5 +189,31 @@ func TestMainLargeFlag(t *testing.T) {
 		if code, _, _ := runMain(t, &r, open, "-large", bad); code != ExitUsage {
 			t.Errorf("-large %s: exit %d", bad, code)
 		}
+	}
+}
+
+func TestMainRunAddsBaselines(t *testing.T) {
+	var r Registry
+	var ran []string
+	mk := func(name, base string) Benchmark {
+		return Benchmark{Name: name, Mode: Host, Interleave: "g", Baseline: base, Body: func() error {
+			if len(ran) == 0 || ran[len(ran)-1] != name {
+				ran = append(ran, name)
+			}
+			return nil
+		}}
+	}
+	r.Register(mk("sync/stream", "raw/sync/stream/cuStreamSynchronize"))
+	r.Register(mk("sync/stream/blocking", "raw/sync/stream/cuStreamSynchronize"))
+	r.Register(mk("raw/sync/stream/cuStreamSynchronize", ""))
+	r.Register(mk("other", "raw/missing"))
+	open := func(string) (*Target, error) { return &Target{}, nil }
+	code, out, errs := runMain(t, &r, open, "-run", "blocking$|other", "-peers", "none")
+	if code != ExitOK || strings.Contains(out, "sync/stream ") || !strings.Contains(out, "raw/sync/stream/cuStreamSynchronize") ||
+		!strings.Contains(out, "vs raw") || !strings.Contains(out, "other") {
+		t.Errorf("exit %d: %s\n%s", code, errs, out)
+	}
+	if code, out, _ := runMain(t, &r, open, "-list", "-run", "blocking$"); code != ExitOK || !strings.Contains(out, "raw/sync/stream/cuStreamSynchronize") {
+		t.Errorf("-list does not show the baseline:\n%s", out)
 	}
 }

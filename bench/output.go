@@ -26,7 +26,7 @@ type TableOptions struct {
 // and a regression flag. Failed benchmarks are listed after the table.
 func WriteTable(w io.Writer, rep *Report, opt TableOptions) error {
 	head := []string{"benchmark", "median", "min", "GB/s", "% copy"}
-	baselines := slices.ContainsFunc(rep.Results, func(r Result) bool { return r.Baseline != "" })
+	baselines := slices.ContainsFunc(rep.Results, func(r Result) bool { return r.VsBaseline > 0 })
 	if baselines {
 		head = append(head, "vs raw")
 	}

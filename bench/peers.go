@@ -64,7 +64,9 @@ type PeerName struct {
 // copyto/*_pinned copy to or from page-locked host memory (the analogue of
 // Metal.jl's shared storage); kernel/launch is the host cost of launching an
 // empty kernel, without a synchronize (as Metal.jl measures it); sync/stream
-// and sync/context synchronize an idle stream or device; construct at L
+// and sync/context synchronize an idle stream or device (ours with each wait
+// policy; the after_kernel variants and the raw/ baselines have no peer
+// figure); construct at L
 // allocates an uninitialized 16384x16384 float32 array (at S, Metal.jl's
 // one-element Int64 array).
 var PeerNames = []PeerName{
@@ -128,8 +130,10 @@ var PeerNames = []PeerName{
 	{"kernel/indexing_checked", "kernel/indexing_checked", SizeS},
 	{"sync/stream", "sync/stream", SizeS},
 	{"sync/stream/blocking", "sync/stream", SizeS},
+	{"sync/stream/spinning", "sync/stream", SizeS},
 	{"sync/context", "sync/context", SizeS},
-	{"sync/device", "sync/context", SizeS},
+	{"sync/context/blocking", "sync/context", SizeS},
+	{"sync/context/spinning", "sync/context", SizeS},
 	{"array/construct/16k", "construct", SizeL},
 	{"array/copy/16k", "copy", SizeL},
 	{"array/copyto/cpu_to_gpu/16k", "copyto/cpu_to_gpu", SizeL},
