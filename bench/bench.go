@@ -47,8 +47,15 @@
 // A benchmark in [GPU] mode is timed by the run's [Timer] (device events, from
 // the runtime) around a sample of calls; one in [Host] mode by the host clock
 // around the calls and a synchronize ([HostTimer]), which is what latency
-// benchmarks want. Until the runtime provides an event timer, GPU mode falls
-// back to the host timer and results say so (Result.Timing).
+// benchmarks want. A benchmark may bring its own [Benchmark.Timer] (a
+// HostTimer that synchronizes a stream of its own, say). Where the open hook
+// gives no event timer, GPU mode falls back to the host timer and results say
+// so (Result.Timing).
+//
+// Benchmarks that share an [Benchmark.Interleave] group (ours and its raw
+// driver baseline) are sampled in turn, one sample of each per round, so that
+// the machine's drift hits them alike; a benchmark whose Setup returns
+// [ErrSkip] (a CUDA baseline on the CPU backend) is listed as skipped.
 //
 // Each benchmark is warmed up (both a minimum number of calls and a minimum
 // time), its calls per sample are calibrated so that a sample lasts at least
