@@ -443,3 +443,121 @@ func BenchmarkAlloc(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkArrayBandwidth times fill, copy and a fused a*x+b at 2^28 float32 elements,
+// rand and randn, against the device-to-device copy of the same bytes, all with events.
+func BenchmarkArrayBandwidth(b *testing.B) {
+	d := cudaDev(b)
+	s, _ := d.NewStream()
+	defer s.Close()
+	const n = 1 << 28
+	x, err := gpu.Full[float32](s, 1.5, n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer x.Free()
+	y, _ := gpu.Empty[float32](s, n)
+	defer y.Free()
+	g := gpu.NewGenerator(1)
+	start, _ := d.NewEvent()
+	end, _ := d.NewEvent()
+	timed := func(b *testing.B, bytes int64, f func() error) {
+		b.SetBytes(bytes)
+		if err := f(); err != nil { // warm up: compile, load
+			b.Fatal(err)
+		}
+		var total time.Duration
+		for b.Loop() {
+			s.Record(start)
+			if err := f(); err != nil {
+				b.Fatal(err)
+			}
+			s.Record(end)
+			end.Wait(context.Background())
+			el, _ := gpu.Elapsed(start, end)
+			total += el
+		}
+		b.ReportMetric(float64(bytes)*float64(b.N)/total.Seconds()/1e9, "GB/s(events)")
+	}
+	xb, _ := x.Buffer().Slice(0, 4*n)
+	yb, _ := y.Buffer().Slice(0, 4*n)
+	b.Run("d2d-copy", func(b *testing.B) { timed(b, 8*n, func() error { return s.CopyDtoD(yb, xb) }) })
+	b.Run("fill", func(b *testing.B) { timed(b, 4*n, func() error { return gpu.Fill(s, y, 2.5) }) })
+	b.Run("fill-kernel", func(b *testing.B) {
+		timed(b, 4*n, func() error { return gpu.EvalInto(s, y, "v", gpu.Vars{"v": float32(2.5)}) })
+	})
+	b.Run("copy", func(b *testing.B) { timed(b, 8*n, func() error { return gpu.Copy(s, y, x) }) })
+	b.Run("copy-kernel", func(b *testing.B) {
+		timed(b, 8*n, func() error { return gpu.EvalInto(s, y, "x", gpu.Vars{"x": x}) })
+	})
+	b.Run("axpb", func(b *testing.B) {
+		timed(b, 8*n, func() error {
+			return gpu.EvalInto(s, y, "a*x + b", gpu.Vars{"a": 2.0, "x": x, "b": 1.0})
+		})
+	})
+	b.Run("rand", func(b *testing.B) { timed(b, 4*n, func() error { return gpu.RandInto(s, g, y) }) })
+	b.Run("randn", func(b *testing.B) { timed(b, 4*n, func() error { return gpu.RandNInto(s, g, y) }) })
+}
+
+// BenchmarkEvalLaunch compares the host time of a cached Eval with a raw launch of a
+// kernel with as many parameters (the built-in add_u32), both without synchronizing.
+func BenchmarkEvalLaunch(b *testing.B) {
+	d := cudaDev(b)
+	s, _ := d.NewStream()
+	defer s.Close()
+	x, _ := gpu.Zeros[float32](s, 64)
+	y, _ := gpu.Zeros[float32](s, 64)
+	defer x.Free()
+	defer y.Free()
+	add, _ := d.Builtin("add_u32")
+	f := add.BackendFunction().(*cuda.Function).Handle()
+	ctx, h := raw(b, d)
+	var px, py gpu.DevicePtr
+	x.Buffer().Access(s, gpu.Read, func(p gpu.DevicePtr) error { px = p; return nil })
+	y.Buffer().Access(s, gpu.Read, func(p gpu.DevicePtr) error { py = p; return nil })
+	bg := context.Background()
+	const batch = 1000
+	b.Run("eval", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			if err := gpu.EvalInto(s, y, "x + 1", gpu.Vars{"x": x}); err != nil {
+				b.Fatal(err)
+			}
+			if i++; i%batch == 0 {
+				s.Synchronize(bg)
+			}
+		}
+		s.Synchronize(bg)
+	})
+	b.Run("launch-tracked", func(b *testing.B) {
+		i := 0
+		cfg := gpu.LaunchConfig{Grid: gpu.Dim3{X: 1}, Block: gpu.Dim3{X: 64}}
+		for b.Loop() {
+			if err := s.Launch(add, cfg, gpu.Out(y), gpu.In(x), uint32(1), uint64(64)); err != nil {
+				b.Fatal(err)
+			}
+			if i++; i%batch == 0 {
+				s.Synchronize(bg)
+			}
+		}
+		s.Synchronize(bg)
+	})
+	b.Run("raw-cuLaunchKernel", func(b *testing.B) {
+		blob := make([]byte, 32)
+		binary.LittleEndian.PutUint64(blob[0:], uint64(py))
+		binary.LittleEndian.PutUint64(blob[8:], uint64(px))
+		binary.LittleEndian.PutUint64(blob[16:], 1)
+		binary.LittleEndian.PutUint64(blob[24:], 64)
+		offs := []int32{0, 8, 16, 24}
+		i := 0
+		for b.Loop() {
+			if err := ctx.LaunchKernel(f, [3]uint32{1, 1, 1}, [3]uint32{64, 1, 1}, 0, h, blob, offs); err != nil {
+				b.Fatal(err)
+			}
+			if i++; i%batch == 0 {
+				ctx.StreamSynchronize(h)
+			}
+		}
+		ctx.StreamSynchronize(h)
+	})
+}
