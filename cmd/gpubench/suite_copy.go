@@ -247,7 +247,15 @@ func registerCopy(dir string, large bool) {
 				rhost = hostBytes(n)
 				r.pinGo(rhost)
 			}
-			return r.copyHtoD(dsrc, rhost) // a nonzero source for the device-side copies
+			// A nonzero source for the device-side copies.
+			if err := r.copyHtoD(dsrc, rhost); err != nil {
+				err = errors.Join(err, r.memFree(dsrc), r.memFree(ddst))
+				if dir == "cpu_to_gpu_pinned" || dir == "gpu_to_cpu_pinned" {
+					err = errors.Join(err, r.hostFree(rhost))
+				}
+				return err
+			}
+			return nil
 		},
 		Teardown: func(r *raw) error {
 			err := errors.Join(r.memFree(dsrc), r.memFree(ddst))
