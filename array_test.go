@@ -463,3 +463,29 @@ func TestNamedOps(t *testing.T) {
 		})
 	})
 }
+
+func TestKernel(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		k := gpu.NewKernel[float32]("a*x + b - z", "x", "a", "z", "b")
+		xs, zs := randF32(1000), randF32(1000)
+		x := mustArr[float32](t)(gpu.FromSlice(s, xs))
+		z := mustArr[float32](t)(gpu.FromSlice(s, zs))
+		for round := range 3 {
+			y, err := k.Eval(s, x, float32(round), z, 0.5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range toSlice(t, y) {
+				if want := float32(round)*xs[i] + 0.5 - zs[i]; v != want {
+					t.Fatalf("round %d: element %d = %v, want %v", round, i, v, want)
+				}
+			}
+		}
+		if _, err := k.Eval(s, x, 1.0); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("a kernel call with too few operands = %v", err)
+		}
+		if _, err := gpu.NewKernel[float32]("x + x", "x", "x").Eval(s, x, x); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("a kernel with a repeated name = %v", err)
+		}
+	})
+}

@@ -529,6 +529,19 @@ func BenchmarkEvalLaunch(b *testing.B) {
 		}
 		s.Synchronize(bg)
 	})
+	b.Run("kernel", func(b *testing.B) {
+		k := gpu.NewKernel[float32]("x + 1", "x")
+		i := 0
+		for b.Loop() {
+			if err := k.Into(s, y, x); err != nil {
+				b.Fatal(err)
+			}
+			if i++; i%batch == 0 {
+				s.Synchronize(bg)
+			}
+		}
+		s.Synchronize(bg)
+	})
 	b.Run("launch-tracked", func(b *testing.B) {
 		i := 0
 		cfg := gpu.LaunchConfig{Grid: gpu.Dim3{X: 1}, Block: gpu.Dim3{X: 64}}

@@ -232,11 +232,22 @@ func newPlan(src string, vars Vars, names []string, out dtype.DType) (*evalPlan,
 
 // evalInto evaluates src into out. fillOnly marks Fill's scalar broadcast (no arrays).
 func evalInto(s *Stream, out *header, src string, vars Vars, fillOnly bool) error {
-	d := s.dev
-	p, err := d.plan(src, vars, out.dt)
+	p, err := s.dev.plan(src, vars, out.dt)
 	if err != nil {
 		return err
 	}
+	var valBuf [8]any
+	vals := valBuf[:0]
+	for _, name := range p.names {
+		vals = append(vals, vars[name])
+	}
+	return runPlan(s, out, p, vals)
+}
+
+// runPlan launches plan p into out with the variables' values in p.names' order.
+func runPlan(s *Stream, out *header, p *evalPlan, vals []any) error {
+	d := s.dev
+	var err error
 	n := prod(out.shape)
 	if n == 0 {
 		return nil
@@ -256,7 +267,7 @@ func evalInto(s *Stream, out *header, src string, vars Vars, fillOnly bool) erro
 		case 'i':
 			ops = append(ops, evalOperand{name: name, index: true})
 		case 'a':
-			h := vars[name].(AnyArray).header()
+			h := vals[i].(AnyArray).header()
 			if h.buf.a.dev != d && h.buf.a.dev.info.Backend != d.info.Backend {
 				return fmt.Errorf("gpu: operand %q is on %v, the stream on %v: %w", name, h.buf.a.dev, d, ErrInvalidValue)
 			}
@@ -271,7 +282,7 @@ func evalInto(s *Stream, out *header, src string, vars Vars, fillOnly bool) erro
 			}
 			ops = append(ops, op)
 		default:
-			_, t, bits, err := scalarDecl(len(params), vars[name])
+			_, t, bits, err := scalarDecl(len(params), vals[i])
 			if err != nil {
 				return fmt.Errorf("gpu: variable %q: %w", name, err)
 			}
@@ -463,4 +474,130 @@ func (x headerArray) header() *header    { return x.h }
 
 func evalIntoHeader(s *Stream, out, in *header) error {
 	return evalInto(s, out, "x", Vars{"x": headerArray{in}}, false)
+}
+
+// Kernel is an elementwise expression compiled for positional operands: the fast path
+// for a kernel launched many times (CuPy's ElementwiseKernel). Each call matches its
+// operands' kinds and types against the plans it has, without parsing or allocating a
+// map; the kernels themselves come from the device's cache as for Eval. A Kernel is
+// safe for concurrent use.
+//
+//	axpb := gpu.NewKernel[float32]("a*x + b", "a", "x", "b")
+//	err := axpb.Into(s, y, 2.0, x, 1.0)
+type Kernel[R Elem] struct {
+	src   string
+	names []string
+	mu    sync.Mutex
+	plans map[kernelSig]*evalPlan
+}
+
+type kernelSig struct {
+	d   *Device
+	sig [2*maxPlanOps + 2]byte
+}
+
+// NewKernel returns the expression src over the operands named, in the order the calls
+// will pass them (arrays, LinearIndex, or Go scalars as in Vars).
+func NewKernel[R Elem](src string, names ...string) *Kernel[R] {
+	return &Kernel[R]{src: src, names: slices.Clone(names), plans: map[kernelSig]*evalPlan{}}
+}
+
+// checkNames reports duplicate operand names.
+func (k *Kernel[R]) checkNames() error {
+	seen := map[string]bool{}
+	for _, n := range k.names {
+		if seen[n] {
+			return fmt.Errorf("gpu: kernel %q: operand %q named twice: %w", k.src, n, ErrInvalidValue)
+		}
+		seen[n] = true
+	}
+	return nil
+}
+
+func (k *Kernel[R]) plan(d *Device, args []any) (*evalPlan, error) {
+	if len(args) != len(k.names) {
+		return nil, fmt.Errorf("gpu: kernel %q takes %d operands (%v), got %d: %w", k.src, len(k.names), k.names, len(args), ErrInvalidValue)
+	}
+	if len(args) > maxPlanOps {
+		if err := k.checkNames(); err != nil {
+			return nil, err
+		}
+		vars := Vars{}
+		for i, name := range k.names {
+			vars[name] = args[i]
+		}
+		return d.plan(k.src, vars, dtype.Of[R]())
+	}
+	key := kernelSig{d: d}
+	for i, a := range args {
+		switch v := a.(type) {
+		case linearIndex:
+			key.sig[2*i] = 'i'
+		case AnyArray:
+			key.sig[2*i], key.sig[2*i+1] = 'a', byte(v.DType())
+		default:
+			rv := reflect.ValueOf(v)
+			if !rv.IsValid() {
+				return nil, fmt.Errorf("gpu: operand %q is nil: %w", k.names[i], ErrInvalidValue)
+			}
+			key.sig[2*i], key.sig[2*i+1] = 's', byte(rv.Kind())
+		}
+	}
+	k.mu.Lock()
+	p := k.plans[key]
+	k.mu.Unlock()
+	if p != nil {
+		return p, nil
+	}
+	if err := k.checkNames(); err != nil {
+		return nil, err
+	}
+	vars := Vars{}
+	for i, name := range k.names {
+		vars[name] = args[i]
+	}
+	// The plan's operand and parameter slots follow the positional order of the names.
+	p, err := newPlan(k.src, vars, k.names, dtype.Of[R]())
+	if err != nil {
+		return nil, err
+	}
+	k.mu.Lock()
+	k.plans[key] = p
+	k.mu.Unlock()
+	return p, nil
+}
+
+// Into evaluates the kernel into out with the operands in the order of NewKernel's names.
+func (k *Kernel[R]) Into(s *Stream, out *Array[R], args ...any) error {
+	if out.hasZeroStride() {
+		return fmt.Errorf("gpu: evaluating into a broadcast view: %w", ErrInvalidValue)
+	}
+	p, err := k.plan(s.dev, args)
+	if err != nil {
+		return err
+	}
+	return runPlan(s, out.header(), p, args)
+}
+
+// Eval evaluates the kernel into a new array of the operands' broadcast shape.
+func (k *Kernel[R]) Eval(s *Stream, args ...any) (*Array[R], error) {
+	var shapes [][]int
+	for _, v := range args {
+		if a, ok := v.(AnyArray); ok {
+			shapes = append(shapes, a.header().shape)
+		}
+	}
+	shape, err := BroadcastShapes(shapes...)
+	if err != nil {
+		return nil, err
+	}
+	out, err := Empty[R](s, shape...)
+	if err != nil {
+		return nil, err
+	}
+	if err := k.Into(s, out, args...); err != nil {
+		out.Free()
+		return nil, err
+	}
+	return out, nil
 }
