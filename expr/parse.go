@@ -390,8 +390,7 @@ func (c *checker) represent(o operand, t dtype.DType) Scalar {
 		if t == dtype.Bool {
 			return ScalarOf(b)
 		}
-		s := ScalarOf(b).Convert(t)
-		return s
+		return ScalarOf(b).Convert(t)
 	}
 	switch {
 	case t == dtype.Bool:
