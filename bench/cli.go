@@ -27,6 +27,10 @@ type Target struct {
 	Sync SyncFunc
 	// Handle is passed to benchmarks as Env.Device.
 	Handle any
+	// Backend is the backend of the device opened ("cuda", "cpu"); empty if
+	// unknown. The peer figures are GPU figures: -peers auto shows them only
+	// when Backend is "cuda" or empty.
+	Backend string
 	// LargeSide is the device's default side for the LargeSuffix benchmarks
 	// (what -large auto picks): 0 for LargeSide, ReducedLargeSide for a slow
 	// device such as the CPU backend.
@@ -80,7 +84,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, reg *Reg
 		compare     = fs.String("compare", "", "compare with an earlier JSON report `file`: adds old median and new/old ratio")
 		threshold   = fs.Float64("threshold", DefaultThreshold, "regression threshold for -compare, a `fraction` (0.10: 10% slower)")
 		failOnReg   = fs.Bool("fail-on-regression", false, "exit with status 3 if -compare finds regressions")
-		peersPath   = fs.String("peers", "auto", "peer figures JSON `file` (from peers/peers.py); auto: the latest peers/h200-*.json in this or a parent directory; none: no peers")
+		peersPath   = fs.String("peers", "auto", "peer figures JSON `file` (from peers/peers.py); auto: the latest peers/h200-*.json in this or a parent directory, for a CUDA device; none: no peers")
 		plotOut     = fs.String("plot", "", "write a chart of our times beside the peers' to `file` (.svg; .png and .pdf work too)")
 		benchtime   = fs.Duration("benchtime", DefaultBenchtime, "sampling time budget per benchmark")
 		count       = fs.Int("count", DefaultCount, "most samples per benchmark")
@@ -177,6 +181,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, reg *Reg
 		}
 	}
 	var peers *Peers
+	autoPeers := false
 	switch path := *peersPath; path {
 	case "none", "":
 	case "auto":
@@ -187,7 +192,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, reg *Reg
 				}
 			}
 			if p, err := ReadPeers(path); err == nil {
-				peers = p
+				peers, autoPeers = p, true
 			} else {
 				fmt.Fprintf(stderr, "gpubench: ignoring peer figures: %v\n", err)
 			}
@@ -203,6 +208,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, reg *Reg
 	tgt, err := open(*backend)
 	if err != nil {
 		return fail("opening backend %s: %v", *backend, err)
+	}
+	if autoPeers && tgt.Backend != "" && tgt.Backend != "cuda" {
+		peers = nil // GPU figures: no comparison for the CPU backend unless -peers names them
 	}
 	if tgt.Close != nil {
 		defer func() {

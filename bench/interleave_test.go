@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -215,5 +217,45 @@ func TestMainRunAddsBaselines(t *testing.T) {
 	}
 	if code, out, _ := runMain(t, &r, open, "-list", "-run", "blocking$"); code != ExitOK || !strings.Contains(out, "raw/sync/stream/cuStreamSynchronize") {
 		t.Errorf("-list does not show the baseline:\n%s", out)
+	}
+}
+
+func TestPeersAtOtherSizes(t *testing.T) {
+	p := &Peers{CupyS: map[string]float64{"copy": 10}, CupyL: map[string]float64{"copy": 1000}}
+	full := &Report{}
+	reduced := &Report{Meta: Meta{LargeSide: ReducedLargeSide}}
+	if _, ok := p.LookupIn(full, "array/copy/16k"); !ok {
+		t.Errorf("L figure missing at full size")
+	}
+	if _, ok := p.LookupIn(reduced, "array/copy/16k"); ok {
+		t.Errorf("L figure shown for a reduced run")
+	}
+	if _, ok := p.LookupIn(reduced, "array/copy"); !ok {
+		t.Errorf("S figure missing in a reduced run")
+	}
+	reduced.Results = []Result{{Name: "array/copy/16k"}, {Name: "array/copy"}}
+	p.Annotate(reduced)
+	if reduced.Results[0].Peer != nil || reduced.Results[1].Peer == nil {
+		t.Errorf("Annotate: %+v", reduced.Results)
+	}
+
+	// -peers auto shows GPU figures for a CUDA device only; a named file
+	// always.
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "peers"), 0o755)
+	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module x\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "peers", "h200-2026-11-30.json"), []byte(`{"cupy_S": {"copy": 10}}`), 0o644)
+	t.Chdir(dir)
+	var r Registry
+	r.Register(Benchmark{Name: "array/copy", Mode: Host, Body: nop})
+	for _, tc := range []struct {
+		backend, peers string
+		shown          bool
+	}{{"cuda", "auto", true}, {"", "auto", true}, {"cpu", "auto", false}, {"cpu", "peers/h200-2026-11-30.json", true}} {
+		open := func(string) (*Target, error) { return &Target{Backend: tc.backend}, nil }
+		code, out, errs := runMain(t, &r, open, "-peers", tc.peers)
+		if code != ExitOK || strings.Contains(out, "CuPy") != tc.shown {
+			t.Errorf("backend %q, -peers %s: exit %d, peers shown %v, want %v\n%s%s", tc.backend, tc.peers, code, strings.Contains(out, "CuPy"), tc.shown, out, errs)
+		}
 	}
 }

@@ -56,7 +56,7 @@ func WriteTable(w io.Writer, rep *Report, opt TableOptions) error {
 			if r.Peer != nil {
 				f, ok = *r.Peer, true
 			} else {
-				f, ok = opt.Peers.Lookup(r.Name)
+				f, ok = opt.Peers.LookupIn(rep, r.Name)
 			}
 			vs := "-"
 			if best, _ := f.Best(); ok && best > 0 && r.MedianNs > 0 && r.Err == "" {

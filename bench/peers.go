@@ -269,15 +269,25 @@ func (p *Peers) Lookup(name string) (f PeerFigures, ok bool) {
 	return f, f.CuPyNs > 0 || f.TorchNs > 0
 }
 
-// Annotate sets Result.Peer on every result of r that has peer figures, and
-// records p's path in r.Meta.Peers.
+// LookupIn is Lookup for a result of rep: the peers' L figures do not apply
+// when rep's LargeSuffix benchmarks ran at another side (Meta.LargeSide).
+func (p *Peers) LookupIn(rep *Report, name string) (f PeerFigures, ok bool) {
+	f, ok = p.Lookup(name)
+	if ok && f.Size == SizeL && rep != nil && rep.Meta.LargeSide > 0 && rep.Meta.LargeSide != LargeSide {
+		return PeerFigures{}, false
+	}
+	return f, ok
+}
+
+// Annotate sets Result.Peer on every result of r that has peer figures (see
+// LookupIn), and records p's path in r.Meta.Peers.
 func (p *Peers) Annotate(r *Report) {
 	if p == nil {
 		return
 	}
 	r.Meta.Peers = p.Path
 	for i := range r.Results {
-		if f, ok := p.Lookup(r.Results[i].Name); ok {
+		if f, ok := p.LookupIn(r, r.Results[i].Name); ok {
 			r.Results[i].Peer = &f
 		}
 	}

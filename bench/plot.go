@@ -57,7 +57,7 @@ func writePlot(w io.Writer, rep *Report, peers *Peers, format string) (err error
 		if r.Peer != nil {
 			f, ok = *r.Peer, true
 		} else {
-			f, ok = peers.Lookup(r.Name)
+			f, ok = peers.LookupIn(rep, r.Name)
 		}
 		if ok {
 			add(&cupy, row, f.CuPyNs)

@@ -89,6 +89,7 @@ func open(backend string) (*bench.Target, error) {
 		Driver:    driverVersion(info),
 		Timer:     t,
 		Sync:      func() error { return s.Synchronize(bg) },
+		Backend:   info.Backend,
 		Handle:    &device{dev: d, s: s, empty: empty, backend: info.Backend},
 		LargeSide: side,
 		Close: func() error {
