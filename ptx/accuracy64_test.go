@@ -20,27 +20,74 @@ type case64 struct {
 	goRef  func(float64) float64       // for special values (NaN, Inf, 0)
 	lo, hi float64
 	bound  float64
+	// special reports the arguments compared exactly with goRef instead (NaN, ±Inf and
+	// ±0 always).
+	special func(x float64) bool
+	extra   []float64 // hard cases added to the arguments
+}
+
+// expLike marks the arguments whose results overflow or vanish: compared with Go's.
+func expLike(x float64) bool { return math.Abs(x) > 2000 }
+
+// logLike marks the negative arguments of logarithms.
+func logLike(x float64) bool { return x < 0 }
+
+// trigHard holds float64 arguments very close to multiples of π/2: the worst case of
+// all float64 (6381956970095103·2^797, about 2^-61 from one), the nearest float64 to
+// k·π/2 for small k and a few large ones.
+var trigHard = func() []float64 {
+	xs := []float64{math.Ldexp(6381956970095103, 797), -math.Ldexp(6381956970095103, 797),
+		math.Ldexp(5319172537579963, 63), 0x1p1023, math.MaxFloat64, 0x1p28, 0x1p28 - 0x1p-25,
+		1e22, 3.14159265358979e15, 1.5707963267948966, 4.71238898038469, 355, 103993, 0x1.921fb54442d18p1}
+	for k := 1; k < 40; k++ {
+		xs = append(xs, float64(k)*math.Pi/2, math.Nextafter(float64(k)*math.Pi/2, 0))
+	}
+	return xs
+}()
+
+func bigSin(x *big.Float) *big.Float {
+	f, _ := x.Float64()
+	s, _ := bigSinCos(f)
+	return s
+}
+
+func bigCos(x *big.Float) *big.Float {
+	f, _ := x.Float64()
+	_, c := bigSinCos(f)
+	return c
+}
+
+func bigTan(x *big.Float) *big.Float {
+	f, _ := x.Float64()
+	s, c := bigSinCos(f)
+	return s.Quo(s, c)
 }
 
 var cases64 = []case64{
-	{Exp, gomath.ExpF64, bigExp, math.Exp, -746, 710, 1},
-	{Exp2, gomath.Exp2F64, func(x *big.Float) *big.Float { return bigExp(newF().Mul(x, bigLn2())) }, math.Exp2, -1076, 1025, 1},
-	{Expm1, gomath.Expm1F64, bigExpm1, math.Expm1, -40, 710, 1.5},
-	{Tanh, gomath.TanhF64, func(x *big.Float) *big.Float {
+	{fn: Exp, mirror: gomath.ExpF64, ref: bigExp, goRef: math.Exp, lo: -746, hi: 710, bound: 1, special: expLike},
+	{fn: Exp2, mirror: gomath.Exp2F64, ref: func(x *big.Float) *big.Float { return bigExp(newF().Mul(x, bigLn2())) },
+		goRef: math.Exp2, lo: -1076, hi: 1025, bound: 1, special: expLike},
+	{fn: Expm1, mirror: gomath.Expm1F64, ref: bigExpm1, goRef: math.Expm1, lo: -40, hi: 710, bound: 1.5, special: expLike},
+	{fn: Tanh, mirror: gomath.TanhF64, ref: func(x *big.Float) *big.Float {
 		e := bigExpm1(newF().Add(x, x))
 		return e.Quo(e, newF().Add(e, bf(2)))
-	}, math.Tanh, -25, 25, 1.5},
-	{Sinh, gomath.SinhF64, func(x *big.Float) *big.Float {
+	}, goRef: math.Tanh, lo: -25, hi: 25, bound: 1.5, special: expLike},
+	{fn: Sinh, mirror: gomath.SinhF64, ref: func(x *big.Float) *big.Float {
 		e, f := bigExpm1(x), bigExpm1(newF().Neg(x))
 		return e.Sub(e, f).Quo(e, bf(2))
-	}, math.Sinh, -712, 712, 1.5},
-	{Cosh, gomath.CoshF64, func(x *big.Float) *big.Float {
+	}, goRef: math.Sinh, lo: -712, hi: 712, bound: 1.5, special: expLike},
+	{fn: Cosh, mirror: gomath.CoshF64, ref: func(x *big.Float) *big.Float {
 		e, f := bigExp(x), bigExp(newF().Neg(x))
 		return e.Add(e, f).Quo(e, bf(2))
-	}, math.Cosh, -712, 712, 1.5},
-	{Log, gomath.LogF64, bigLogPos, math.Log, 0, 4, 1},
-	{Log2, gomath.Log2F64, func(x *big.Float) *big.Float { return newF().Quo(bigLogPos(x), bigLn2()) }, math.Log2, 0, 4, 1},
-	{Log10, gomath.Log10F64, func(x *big.Float) *big.Float { return newF().Quo(bigLogPos(x), bigLogPos(bf(10))) }, math.Log10, 0, 4, 1},
+	}, goRef: math.Cosh, lo: -712, hi: 712, bound: 1.5, special: expLike},
+	{fn: Log, mirror: gomath.LogF64, ref: bigLogPos, goRef: math.Log, lo: 0, hi: 4, bound: 1, special: logLike},
+	{fn: Log2, mirror: gomath.Log2F64, ref: func(x *big.Float) *big.Float { return newF().Quo(bigLogPos(x), bigLn2()) },
+		goRef: math.Log2, lo: 0, hi: 4, bound: 1, special: logLike},
+	{fn: Log10, mirror: gomath.Log10F64, ref: func(x *big.Float) *big.Float { return newF().Quo(bigLogPos(x), bigLogPos(bf(10))) },
+		goRef: math.Log10, lo: 0, hi: 4, bound: 1, special: logLike},
+	{fn: Sin, mirror: gomath.SinF64, ref: bigSin, goRef: math.Sin, lo: -10, hi: 10, bound: 1, extra: trigHard},
+	{fn: Cos, mirror: gomath.CosF64, ref: bigCos, goRef: math.Cos, lo: -10, hi: 10, bound: 1, extra: trigHard},
+	{fn: Tan, mirror: gomath.TanF64, ref: bigTan, goRef: math.Tan, lo: -10, hi: 10, bound: 1, extra: trigHard},
 }
 
 // bigLogPos is log for positive x; NaN (as a nil-free sentinel) is left to goRef.
@@ -64,6 +111,7 @@ func TestAccuracy64(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(c.fn), 64))
 			xs := []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), math.NaN(), 1, -1, 0.5,
 				math.SmallestNonzeroFloat64, 0x1p-1022, c.lo, c.hi, 1e-300, -1e-300}
+			xs = append(xs, c.extra...)
 			for len(xs) < n {
 				switch len(xs) % 4 {
 				case 3:
@@ -80,7 +128,7 @@ func TestAccuracy64(t *testing.T) {
 				want := c.goRef(x)
 				var e float64
 				switch {
-				case math.IsNaN(x) || math.IsInf(x, 0) || x == 0 || math.Abs(x) > 2000 && (c.fn == Exp || c.fn == Exp2 || c.fn == Expm1 || c.fn == Sinh || c.fn == Cosh || c.fn == Tanh) || x < 0 && (c.fn == Log || c.fn == Log2 || c.fn == Log10):
+				case math.IsNaN(x) || math.IsInf(x, 0) || x == 0 || c.special != nil && c.special(x):
 					if !(got == want || got != got && want != want) || math.Signbit(got) != math.Signbit(want) && want == 0 {
 						e = math.Inf(1)
 					}

@@ -117,3 +117,57 @@ func ulp64(got float64, ref *big.Float) float64 {
 	v, _ := d.Float64()
 	return math.Abs(v)
 }
+
+// The π the references use, to more bits than any float64 reduction needs.
+const piRefPrec = 2400
+
+var bigPiRef = sync.OnceValue(func() *big.Float { return bigPi(piRefPrec) })
+
+// bigSinCos returns sin x and cos x for a finite float64 x: x - k·π/2 with 2400-bit π,
+// then the Taylor series.
+func bigSinCos(x float64) (s, c *big.Float) {
+	ax := math.Abs(x)
+	xb := new(big.Float).SetPrec(piRefPrec).SetFloat64(ax)
+	halfPi := new(big.Float).SetPrec(piRefPrec).Quo(bigPiRef(), big.NewFloat(2))
+	q := new(big.Float).SetPrec(piRefPrec).Quo(xb, halfPi)
+	q.Add(q, big.NewFloat(0.5))
+	k, _ := q.Int(nil) // floor, q > 0
+	r := new(big.Float).SetPrec(piRefPrec).Mul(new(big.Float).SetPrec(piRefPrec).SetInt(k), halfPi)
+	r.Sub(xb, r)
+	r = newF().Set(r)
+	r2 := newF().Mul(r, r)
+	s, c = newF(), bf(1)
+	term := newF().Set(r) // r^(2n+1)/(2n+1)!
+	cterm := bf(1)        // r^(2n)/(2n)!
+	for n := 1; n < 200; n++ {
+		if n%2 == 1 {
+			s.Add(s, term)
+		} else {
+			s.Sub(s, term)
+		}
+		cterm.Mul(cterm, r2)
+		cterm.Quo(cterm, bf(float64((2*n-1)*(2*n))))
+		if n%2 == 1 {
+			c.Sub(c, cterm)
+		} else {
+			c.Add(c, cterm)
+		}
+		term.Mul(term, r2)
+		term.Quo(term, bf(float64((2*n)*(2*n+1))))
+		if term.Sign() == 0 || term.MantExp(nil) < -refPrec-80 {
+			break
+		}
+	}
+	switch new(big.Int).And(k, big.NewInt(3)).Int64() {
+	case 1:
+		s, c = c, s.Neg(s)
+	case 2:
+		s, c = s.Neg(s), c.Neg(c)
+	case 3:
+		s, c = c.Neg(c), s
+	}
+	if x < 0 {
+		s.Neg(s)
+	}
+	return s, c
+}

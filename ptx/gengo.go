@@ -162,6 +162,16 @@ func (g *gogen) block(ns []*node) {
 				g.indent--
 			}
 			g.line("}")
+		case oLoop:
+			g.line("for {")
+			g.indent++
+			g.block(n.then)
+			g.line("if !(%s) {", a(0))
+			g.line("\tbreak")
+			g.line("}")
+			g.block(n.els)
+			g.indent--
+			g.line("}")
 		case oAdd, oSub, oMul:
 			sym := map[opc]string{oAdd: "+", oSub: "-", oMul: "*"}[n.op]
 			g.line("%s := %s(%s %s %s)", d, gt, a(0), sym, a(1))

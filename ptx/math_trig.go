@@ -18,12 +18,6 @@ import (
 // in r², and the quadrant j selects and negates them (Muller, "Elementary Functions",
 // ch. 11). The functions are computed for |x| and the sign applied at the end.
 
-func init() {
-	register(Sin, sinF32, nil)
-	register(Cos, cosF32, nil)
-	register(Tan, tanF32, nil)
-}
-
 // Bits of 2/π, 32 per word, most significant first.
 var twoOverPi = []uint64{0xa2f9836e, 0x4e441529, 0xfc2757d1, 0xf534ddc0, 0xdb629599, 0x3c439041,
 	0xfe5163ab, 0xdebbc561, 0xb7246e3a, 0x424dd2e0, 0x06492eea, 0x09d1921c, 0xfe1deb1c, 0xb129a73e,

@@ -80,6 +80,7 @@ const (
 	oCvtSI                   // signed integer (s32 in tU32 / s64 in tU64) -> float, rn
 	oCvtFI                   // float -> s32 rounding to nearest even (cvt.rni.s32), saturating
 	oLoad                    // table load: imm = table index, a[0] = u32 index
+	oLoop                    // while: then computes the condition a[0]; els is the body
 )
 
 // cmpKind is a comparison. Signed variants compare integers as two's complement.
@@ -335,6 +336,19 @@ func (b *mb) ifElse(p val, then, els func()) {
 
 func (b *mb) ifThen(p val, then func()) { b.ifElse(p, then, nil) }
 
+// loop runs body while the predicate cond returns is true; cond is evaluated before
+// every iteration, and values it makes are visible in body. State lives in variables.
+func (b *mb) loop(cond func() val, body func()) {
+	n := &node{op: oLoop}
+	saved := b.cur
+	b.cur = &n.then
+	n.a[0] = cond()
+	b.cur = &n.els
+	body()
+	b.cur = saved
+	b.emit(n)
+}
+
 // table registers a constant table and returns its index for load.
 func (b *mb) table(name string, t vtype, data []uint64) uint64 {
 	for i, tb := range b.tables {
@@ -393,6 +407,13 @@ func (b *mb) dce() {
 					n.then = sweep(n.then)
 					n.els = sweep(n.els)
 					if len(n.then) == 0 && len(n.els) == 0 {
+						changed = true
+						continue
+					}
+				case n.op == oLoop:
+					n.then = sweep(n.then)
+					n.els = sweep(n.els)
+					if len(n.els) == 0 {
 						changed = true
 						continue
 					}

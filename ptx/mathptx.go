@@ -125,6 +125,14 @@ func (l *lowerer) block(ns []*node) {
 				l.block(n.els)
 			}
 			f.Place(end)
+		case oLoop:
+			top, end := f.NewLabel(), f.NewLabel()
+			f.Place(top)
+			l.block(n.then)
+			f.AtNot(l.reg(n.a[0])).Bra(end)
+			l.block(n.els)
+			f.Bra(top)
+			f.Place(end)
 		case oAdd, oSub, oMul:
 			name := map[opc]string{oAdd: "add", oSub: "sub", oMul: "mul"}[n.op]
 			if isF(n.t) {

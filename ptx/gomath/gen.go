@@ -1327,6 +1327,172 @@ func SinF32(x float32) float32 {
 	return v138
 }
 
+// SinF64 is the Go mirror of the device function sin for float64.
+func SinF64(x float64) float64 {
+	v2 := abs64(x)
+	v5 := math.FMA(v2, float64(0x1.45f306dc9c883p-01), float64(0x1.8p+52))
+	v6 := float64(v5 - float64(0x1.8p+52))
+	v8 := math.FMA(v6, float64(-0x1.921fb54442d18p+00), v2)
+	v10 := float64(v6 * float64(0x1.1a62633145c07p-54))
+	v11 := -v10
+	v12 := math.FMA(v6, float64(0x1.1a62633145c07p-54), v11)
+	v13 := -v10
+	v14 := float64(v8 + v13)
+	v15 := float64(v14 - v8)
+	v16 := float64(v14 - v15)
+	v17 := float64(v8 - v16)
+	v18 := float64(v13 - v15)
+	v19 := float64(v17 + v18)
+	v21 := float64(v19 - v12)
+	v22 := math.FMA(v6, float64(0x1.f1976b7ed8fbcp-110), v21)
+	v23 := float64(v14 + v22)
+	v24 := float64(v14 - v23)
+	v25 := float64(v24 + v22)
+	v26 := v23
+	v27 := v25
+	v28 := math.Float64bits(v5)
+	v29 := math.Float64bits(float64(0x1.8p+52))
+	v30 := uint64(v28 - v29)
+	v31 := uint32(v30)
+	v32 := v31
+	v34 := !(v2 < float64(0x1p+28))
+	if v34 {
+		v35 := math.Float64bits(v2)
+		v37 := v35 & uint64(0xfffffffffffff)
+		v39 := v37 | uint64(0x10000000000000)
+		v41 := v35 >> uint32(0x34)
+		v42 := uint32(v41)
+		v44 := uint32(v42 - uint32(0x3f5))
+		v46 := v44 >> uint32(0x6)
+		v48 := v44 & uint32(0x3f)
+		v50 := uint32(uint32(0x40) - v48)
+		v52 := uint32(v46 + uint32(0x0))
+		v53 := tbl_two_over_pi_u64[v52]
+		v55 := uint32(v46 + uint32(0x1))
+		v56 := tbl_two_over_pi_u64[v55]
+		v58 := uint32(v46 + uint32(0x2))
+		v59 := tbl_two_over_pi_u64[v58]
+		v61 := uint32(v46 + uint32(0x3))
+		v62 := tbl_two_over_pi_u64[v61]
+		v63 := v53 << v48
+		v64 := v56 >> v50
+		v65 := v63 | v64
+		v66 := v56 << v48
+		v67 := v59 >> v50
+		v68 := v66 | v67
+		v69 := v59 << v48
+		v70 := v62 >> v50
+		v71 := v69 | v70
+		v72 := uint64(v39 * v71)
+		v73 := mulhi64(v39, v71)
+		v74 := uint64(v39 * v68)
+		v75 := mulhi64(v39, v68)
+		v76 := uint64(v39 * v65)
+		v77 := uint64(v73 + v74)
+		v78 := v77 < v73
+		v81 := uint64(0x0)
+		if v78 {
+			v81 = uint64(0x1)
+		}
+		v82 := uint64(v75 + v76)
+		v83 := uint64(v82 + v81)
+		v84 := v83 << uint32(0x2)
+		v86 := v77 >> uint32(0x3e)
+		v87 := v84 | v86
+		v88 := v77 << uint32(0x2)
+		v89 := v72 >> uint32(0x3e)
+		v90 := v88 | v89
+		v91 := v72 << uint32(0x2)
+		v92 := v83 >> uint32(0x3e)
+		v93 := uint32(v92)
+		v94 := v87 >> uint32(0x3f)
+		v95 := uint32(v94)
+		v96 := uint32(v93 + v95)
+		v98 := uint64(int64(v87) >> uint32(0xc))
+		v100 := v87 & uint64(0xfff)
+		v102 := v100 << uint32(0x28)
+		v104 := v90 >> uint32(0x18)
+		v105 := v102 | v104
+		v107 := v90 & uint64(0xffffff)
+		v109 := v107 << uint32(0x1c)
+		v111 := v91 >> uint32(0x24)
+		v112 := v109 | v111
+		v113 := float64(int64(v98))
+		v115 := float64(v113 * float64(0x1p-52))
+		v116 := float64(int64(v105))
+		v118 := float64(v116 * float64(0x1p-104))
+		v119 := float64(int64(v112))
+		v121 := float64(v119 * float64(0x1p-156))
+		v122 := float64(v115 + v118)
+		v123 := float64(v115 - v122)
+		v124 := float64(v123 + v118)
+		v125 := float64(v124 + v121)
+		v127 := float64(v122 * float64(0x1.921fb54442d18p+00))
+		v128 := -v127
+		v129 := math.FMA(v122, float64(0x1.921fb54442d18p+00), v128)
+		v130 := float64(v125 * float64(0x1.921fb54442d18p+00))
+		v131 := math.FMA(v122, float64(0x1.1a62633145c07p-54), v130)
+		v132 := float64(v129 + v131)
+		v133 := float64(v127 + v132)
+		v134 := float64(v127 - v133)
+		v135 := float64(v134 + v132)
+		v26 = v133
+		v27 = v135
+		v32 = v96
+	}
+	v136 := float64(v26 * v26)
+	v138 := float64(v136 * float64(0x1p-01))
+	v139 := float64(v26 * v136)
+	v142 := math.FMA(float64(-0x1.aaa2471038fa4p-41), v136, float64(0x1.61208c47c61c7p-33))
+	v144 := math.FMA(v142, v136, float64(-0x1.ae64528d7e59ep-26))
+	v146 := math.FMA(v144, v136, float64(0x1.71de3a53308b8p-19))
+	v148 := math.FMA(v146, v136, float64(-0x1.a01a01a018a6dp-13))
+	v150 := math.FMA(v148, v136, float64(0x1.111111111110bp-07))
+	v152 := math.FMA(v150, v136, float64(-0x1.5555555555555p-03))
+	v153 := -v138
+	v154 := math.FMA(v153, v27, v27)
+	v155 := math.FMA(v139, v152, v154)
+	v156 := float64(v26 + v155)
+	v159 := -v136
+	v160 := math.FMA(v26, v26, v159)
+	v162 := float64(float64(0x1p+00) - v138)
+	v163 := float64(float64(0x1p+00) - v162)
+	v164 := float64(v163 - v138)
+	v165 := float64(v136 * v136)
+	v168 := math.FMA(float64(-0x1.8fa49a08829dep-37), v136, float64(0x1.1ee9d7b4e4735p-29))
+	v170 := math.FMA(v168, v136, float64(-0x1.27e4f7eac4bd7p-22))
+	v172 := math.FMA(v170, v136, float64(0x1.a01a019c844f5p-16))
+	v174 := math.FMA(v172, v136, float64(-0x1.6c16c16c14f91p-10))
+	v176 := math.FMA(v174, v136, float64(0x1.555555555554bp-05))
+	v177 := float64(v26 * v27)
+	v178 := math.FMA(v160, float64(0x1p-01), v177)
+	v179 := -v178
+	v180 := math.FMA(v165, v176, v179)
+	v181 := float64(v164 + v180)
+	v182 := float64(v162 + v181)
+	v185 := v32 & uint32(0x1)
+	v186 := v185 != uint32(0x0)
+	v187 := v156
+	if v186 {
+		v187 = v182
+	}
+	v188 := v32 & uint32(0x2)
+	v189 := uint64(v188)
+	v190 := v189 << uint32(0x3e)
+	v191 := math.Float64bits(x)
+	v193 := v191 & uint64(0x8000000000000000)
+	v194 := v190 ^ v193
+	v195 := math.Float64bits(v187)
+	v196 := v195 ^ v194
+	v197 := math.Float64frombits(v196)
+	v199 := !(v2 < math.Float64frombits(0x7ff0000000000000))
+	v201 := v197
+	if v199 {
+		v201 = math.Float64frombits(0x7fffffffffffffff)
+	}
+	return v201
+}
+
 // CosF32 is the Go mirror of the device function cos for float32.
 func CosF32(x float32) float32 {
 	v2 := abs32(x)
@@ -1442,6 +1608,170 @@ func CosF32(x float32) float32 {
 		v135 = math.Float32frombits(0x7fffffff)
 	}
 	return v135
+}
+
+// CosF64 is the Go mirror of the device function cos for float64.
+func CosF64(x float64) float64 {
+	v2 := abs64(x)
+	v5 := math.FMA(v2, float64(0x1.45f306dc9c883p-01), float64(0x1.8p+52))
+	v6 := float64(v5 - float64(0x1.8p+52))
+	v8 := math.FMA(v6, float64(-0x1.921fb54442d18p+00), v2)
+	v10 := float64(v6 * float64(0x1.1a62633145c07p-54))
+	v11 := -v10
+	v12 := math.FMA(v6, float64(0x1.1a62633145c07p-54), v11)
+	v13 := -v10
+	v14 := float64(v8 + v13)
+	v15 := float64(v14 - v8)
+	v16 := float64(v14 - v15)
+	v17 := float64(v8 - v16)
+	v18 := float64(v13 - v15)
+	v19 := float64(v17 + v18)
+	v21 := float64(v19 - v12)
+	v22 := math.FMA(v6, float64(0x1.f1976b7ed8fbcp-110), v21)
+	v23 := float64(v14 + v22)
+	v24 := float64(v14 - v23)
+	v25 := float64(v24 + v22)
+	v26 := v23
+	v27 := v25
+	v28 := math.Float64bits(v5)
+	v29 := math.Float64bits(float64(0x1.8p+52))
+	v30 := uint64(v28 - v29)
+	v31 := uint32(v30)
+	v32 := v31
+	v34 := !(v2 < float64(0x1p+28))
+	if v34 {
+		v35 := math.Float64bits(v2)
+		v37 := v35 & uint64(0xfffffffffffff)
+		v39 := v37 | uint64(0x10000000000000)
+		v41 := v35 >> uint32(0x34)
+		v42 := uint32(v41)
+		v44 := uint32(v42 - uint32(0x3f5))
+		v46 := v44 >> uint32(0x6)
+		v48 := v44 & uint32(0x3f)
+		v50 := uint32(uint32(0x40) - v48)
+		v52 := uint32(v46 + uint32(0x0))
+		v53 := tbl_two_over_pi_u64[v52]
+		v55 := uint32(v46 + uint32(0x1))
+		v56 := tbl_two_over_pi_u64[v55]
+		v58 := uint32(v46 + uint32(0x2))
+		v59 := tbl_two_over_pi_u64[v58]
+		v61 := uint32(v46 + uint32(0x3))
+		v62 := tbl_two_over_pi_u64[v61]
+		v63 := v53 << v48
+		v64 := v56 >> v50
+		v65 := v63 | v64
+		v66 := v56 << v48
+		v67 := v59 >> v50
+		v68 := v66 | v67
+		v69 := v59 << v48
+		v70 := v62 >> v50
+		v71 := v69 | v70
+		v72 := uint64(v39 * v71)
+		v73 := mulhi64(v39, v71)
+		v74 := uint64(v39 * v68)
+		v75 := mulhi64(v39, v68)
+		v76 := uint64(v39 * v65)
+		v77 := uint64(v73 + v74)
+		v78 := v77 < v73
+		v81 := uint64(0x0)
+		if v78 {
+			v81 = uint64(0x1)
+		}
+		v82 := uint64(v75 + v76)
+		v83 := uint64(v82 + v81)
+		v84 := v83 << uint32(0x2)
+		v86 := v77 >> uint32(0x3e)
+		v87 := v84 | v86
+		v88 := v77 << uint32(0x2)
+		v89 := v72 >> uint32(0x3e)
+		v90 := v88 | v89
+		v91 := v72 << uint32(0x2)
+		v92 := v83 >> uint32(0x3e)
+		v93 := uint32(v92)
+		v94 := v87 >> uint32(0x3f)
+		v95 := uint32(v94)
+		v96 := uint32(v93 + v95)
+		v98 := uint64(int64(v87) >> uint32(0xc))
+		v100 := v87 & uint64(0xfff)
+		v102 := v100 << uint32(0x28)
+		v104 := v90 >> uint32(0x18)
+		v105 := v102 | v104
+		v107 := v90 & uint64(0xffffff)
+		v109 := v107 << uint32(0x1c)
+		v111 := v91 >> uint32(0x24)
+		v112 := v109 | v111
+		v113 := float64(int64(v98))
+		v115 := float64(v113 * float64(0x1p-52))
+		v116 := float64(int64(v105))
+		v118 := float64(v116 * float64(0x1p-104))
+		v119 := float64(int64(v112))
+		v121 := float64(v119 * float64(0x1p-156))
+		v122 := float64(v115 + v118)
+		v123 := float64(v115 - v122)
+		v124 := float64(v123 + v118)
+		v125 := float64(v124 + v121)
+		v127 := float64(v122 * float64(0x1.921fb54442d18p+00))
+		v128 := -v127
+		v129 := math.FMA(v122, float64(0x1.921fb54442d18p+00), v128)
+		v130 := float64(v125 * float64(0x1.921fb54442d18p+00))
+		v131 := math.FMA(v122, float64(0x1.1a62633145c07p-54), v130)
+		v132 := float64(v129 + v131)
+		v133 := float64(v127 + v132)
+		v134 := float64(v127 - v133)
+		v135 := float64(v134 + v132)
+		v26 = v133
+		v27 = v135
+		v32 = v96
+	}
+	v136 := float64(v26 * v26)
+	v138 := float64(v136 * float64(0x1p-01))
+	v139 := float64(v26 * v136)
+	v142 := math.FMA(float64(-0x1.aaa2471038fa4p-41), v136, float64(0x1.61208c47c61c7p-33))
+	v144 := math.FMA(v142, v136, float64(-0x1.ae64528d7e59ep-26))
+	v146 := math.FMA(v144, v136, float64(0x1.71de3a53308b8p-19))
+	v148 := math.FMA(v146, v136, float64(-0x1.a01a01a018a6dp-13))
+	v150 := math.FMA(v148, v136, float64(0x1.111111111110bp-07))
+	v152 := math.FMA(v150, v136, float64(-0x1.5555555555555p-03))
+	v153 := -v138
+	v154 := math.FMA(v153, v27, v27)
+	v155 := math.FMA(v139, v152, v154)
+	v156 := float64(v26 + v155)
+	v159 := -v136
+	v160 := math.FMA(v26, v26, v159)
+	v162 := float64(float64(0x1p+00) - v138)
+	v163 := float64(float64(0x1p+00) - v162)
+	v164 := float64(v163 - v138)
+	v165 := float64(v136 * v136)
+	v168 := math.FMA(float64(-0x1.8fa49a08829dep-37), v136, float64(0x1.1ee9d7b4e4735p-29))
+	v170 := math.FMA(v168, v136, float64(-0x1.27e4f7eac4bd7p-22))
+	v172 := math.FMA(v170, v136, float64(0x1.a01a019c844f5p-16))
+	v174 := math.FMA(v172, v136, float64(-0x1.6c16c16c14f91p-10))
+	v176 := math.FMA(v174, v136, float64(0x1.555555555554bp-05))
+	v177 := float64(v26 * v27)
+	v178 := math.FMA(v160, float64(0x1p-01), v177)
+	v179 := -v178
+	v180 := math.FMA(v165, v176, v179)
+	v181 := float64(v164 + v180)
+	v182 := float64(v162 + v181)
+	v185 := uint32(v32 + uint32(0x1))
+	v186 := v185 & uint32(0x1)
+	v187 := v186 != uint32(0x0)
+	v188 := v156
+	if v187 {
+		v188 = v182
+	}
+	v189 := v185 & uint32(0x2)
+	v190 := uint64(v189)
+	v191 := v190 << uint32(0x3e)
+	v192 := math.Float64bits(v188)
+	v193 := v192 ^ v191
+	v194 := math.Float64frombits(v193)
+	v196 := !(v2 < math.Float64frombits(0x7ff0000000000000))
+	v198 := v194
+	if v196 {
+		v198 = math.Float64frombits(0x7fffffffffffffff)
+	}
+	return v198
 }
 
 // TanF32 is the Go mirror of the device function tan for float32.
@@ -1561,6 +1891,208 @@ func TanF32(x float32) float32 {
 		v138 = math.Float32frombits(0x7fffffff)
 	}
 	return v138
+}
+
+// TanF64 is the Go mirror of the device function tan for float64.
+func TanF64(x float64) float64 {
+	v2 := abs64(x)
+	v5 := math.FMA(v2, float64(0x1.45f306dc9c883p-01), float64(0x1.8p+52))
+	v6 := float64(v5 - float64(0x1.8p+52))
+	v8 := math.FMA(v6, float64(-0x1.921fb54442d18p+00), v2)
+	v10 := float64(v6 * float64(0x1.1a62633145c07p-54))
+	v11 := -v10
+	v12 := math.FMA(v6, float64(0x1.1a62633145c07p-54), v11)
+	v13 := -v10
+	v14 := float64(v8 + v13)
+	v15 := float64(v14 - v8)
+	v16 := float64(v14 - v15)
+	v17 := float64(v8 - v16)
+	v18 := float64(v13 - v15)
+	v19 := float64(v17 + v18)
+	v21 := float64(v19 - v12)
+	v22 := math.FMA(v6, float64(0x1.f1976b7ed8fbcp-110), v21)
+	v23 := float64(v14 + v22)
+	v24 := float64(v14 - v23)
+	v25 := float64(v24 + v22)
+	v26 := v23
+	v27 := v25
+	v28 := math.Float64bits(v5)
+	v29 := math.Float64bits(float64(0x1.8p+52))
+	v30 := uint64(v28 - v29)
+	v31 := uint32(v30)
+	v32 := v31
+	v34 := !(v2 < float64(0x1p+28))
+	if v34 {
+		v35 := math.Float64bits(v2)
+		v37 := v35 & uint64(0xfffffffffffff)
+		v39 := v37 | uint64(0x10000000000000)
+		v41 := v35 >> uint32(0x34)
+		v42 := uint32(v41)
+		v44 := uint32(v42 - uint32(0x3f5))
+		v46 := v44 >> uint32(0x6)
+		v48 := v44 & uint32(0x3f)
+		v50 := uint32(uint32(0x40) - v48)
+		v52 := uint32(v46 + uint32(0x0))
+		v53 := tbl_two_over_pi_u64[v52]
+		v55 := uint32(v46 + uint32(0x1))
+		v56 := tbl_two_over_pi_u64[v55]
+		v58 := uint32(v46 + uint32(0x2))
+		v59 := tbl_two_over_pi_u64[v58]
+		v61 := uint32(v46 + uint32(0x3))
+		v62 := tbl_two_over_pi_u64[v61]
+		v63 := v53 << v48
+		v64 := v56 >> v50
+		v65 := v63 | v64
+		v66 := v56 << v48
+		v67 := v59 >> v50
+		v68 := v66 | v67
+		v69 := v59 << v48
+		v70 := v62 >> v50
+		v71 := v69 | v70
+		v72 := uint64(v39 * v71)
+		v73 := mulhi64(v39, v71)
+		v74 := uint64(v39 * v68)
+		v75 := mulhi64(v39, v68)
+		v76 := uint64(v39 * v65)
+		v77 := uint64(v73 + v74)
+		v78 := v77 < v73
+		v81 := uint64(0x0)
+		if v78 {
+			v81 = uint64(0x1)
+		}
+		v82 := uint64(v75 + v76)
+		v83 := uint64(v82 + v81)
+		v84 := v83 << uint32(0x2)
+		v86 := v77 >> uint32(0x3e)
+		v87 := v84 | v86
+		v88 := v77 << uint32(0x2)
+		v89 := v72 >> uint32(0x3e)
+		v90 := v88 | v89
+		v91 := v72 << uint32(0x2)
+		v92 := v83 >> uint32(0x3e)
+		v93 := uint32(v92)
+		v94 := v87 >> uint32(0x3f)
+		v95 := uint32(v94)
+		v96 := uint32(v93 + v95)
+		v98 := uint64(int64(v87) >> uint32(0xc))
+		v100 := v87 & uint64(0xfff)
+		v102 := v100 << uint32(0x28)
+		v104 := v90 >> uint32(0x18)
+		v105 := v102 | v104
+		v107 := v90 & uint64(0xffffff)
+		v109 := v107 << uint32(0x1c)
+		v111 := v91 >> uint32(0x24)
+		v112 := v109 | v111
+		v113 := float64(int64(v98))
+		v115 := float64(v113 * float64(0x1p-52))
+		v116 := float64(int64(v105))
+		v118 := float64(v116 * float64(0x1p-104))
+		v119 := float64(int64(v112))
+		v121 := float64(v119 * float64(0x1p-156))
+		v122 := float64(v115 + v118)
+		v123 := float64(v115 - v122)
+		v124 := float64(v123 + v118)
+		v125 := float64(v124 + v121)
+		v127 := float64(v122 * float64(0x1.921fb54442d18p+00))
+		v128 := -v127
+		v129 := math.FMA(v122, float64(0x1.921fb54442d18p+00), v128)
+		v130 := float64(v125 * float64(0x1.921fb54442d18p+00))
+		v131 := math.FMA(v122, float64(0x1.1a62633145c07p-54), v130)
+		v132 := float64(v129 + v131)
+		v133 := float64(v127 + v132)
+		v134 := float64(v127 - v133)
+		v135 := float64(v134 + v132)
+		v26 = v133
+		v27 = v135
+		v32 = v96
+	}
+	v136 := float64(v26 * v26)
+	v138 := float64(v136 * float64(0x1p-01))
+	v139 := float64(v26 * v136)
+	v142 := math.FMA(float64(-0x1.aaa2471038fa4p-41), v136, float64(0x1.61208c47c61c7p-33))
+	v144 := math.FMA(v142, v136, float64(-0x1.ae64528d7e59ep-26))
+	v146 := math.FMA(v144, v136, float64(0x1.71de3a53308b8p-19))
+	v148 := math.FMA(v146, v136, float64(-0x1.a01a01a018a6dp-13))
+	v150 := math.FMA(v148, v136, float64(0x1.111111111110bp-07))
+	v152 := math.FMA(v150, v136, float64(-0x1.5555555555555p-03))
+	v153 := -v138
+	v154 := math.FMA(v153, v27, v27)
+	v155 := math.FMA(v139, v152, v154)
+	v156 := float64(v26 + v155)
+	v157 := float64(v26 - v156)
+	v158 := float64(v157 + v155)
+	v159 := -v136
+	v160 := math.FMA(v26, v26, v159)
+	v162 := float64(float64(0x1p+00) - v138)
+	v163 := float64(float64(0x1p+00) - v162)
+	v164 := float64(v163 - v138)
+	v165 := float64(v136 * v136)
+	v168 := math.FMA(float64(-0x1.8fa49a08829dep-37), v136, float64(0x1.1ee9d7b4e4735p-29))
+	v170 := math.FMA(v168, v136, float64(-0x1.27e4f7eac4bd7p-22))
+	v172 := math.FMA(v170, v136, float64(0x1.a01a019c844f5p-16))
+	v174 := math.FMA(v172, v136, float64(-0x1.6c16c16c14f91p-10))
+	v176 := math.FMA(v174, v136, float64(0x1.555555555554bp-05))
+	v177 := float64(v26 * v27)
+	v178 := math.FMA(v160, float64(0x1p-01), v177)
+	v179 := -v178
+	v180 := math.FMA(v165, v176, v179)
+	v181 := float64(v164 + v180)
+	v182 := float64(v162 + v181)
+	v183 := float64(v162 - v182)
+	v184 := float64(v183 + v181)
+	v185 := v32 & uint32(0x1)
+	v186 := v185 != uint32(0x0)
+	v187 := v156
+	if v186 {
+		v187 = v182
+	}
+	v188 := v158
+	if v186 {
+		v188 = v184
+	}
+	v189 := -v156
+	v190 := v182
+	if v186 {
+		v190 = v189
+	}
+	v191 := -v158
+	v192 := v184
+	if v186 {
+		v192 = v191
+	}
+	v193 := float64(v187 / v190)
+	v194 := -v193
+	v195 := math.FMA(v194, v190, v187)
+	v196 := abs64(v190)
+	v198 := math.Float64bits(v196)
+	v199 := uint64(uint64(0x7fde62384f000000) - v198)
+	v200 := math.Float64frombits(v199)
+	v201 := -v196
+	v202 := math.FMA(v201, v200, float64(0x1p+00))
+	v203 := math.FMA(v200, v202, v200)
+	v204 := -v196
+	v205 := math.FMA(v204, v203, float64(0x1p+00))
+	v206 := math.FMA(v203, v205, v203)
+	v207 := math.Float64bits(v206)
+	v208 := math.Float64bits(v190)
+	v210 := v208 & uint64(0x8000000000000000)
+	v211 := v207 | v210
+	v212 := math.Float64frombits(v211)
+	v213 := -v193
+	v214 := float64(v195 + v188)
+	v215 := math.FMA(v213, v192, v214)
+	v216 := math.FMA(v215, v212, v193)
+	v217 := math.Float64bits(v216)
+	v218 := math.Float64bits(x)
+	v219 := v218 & uint64(0x8000000000000000)
+	v220 := v217 ^ v219
+	v221 := math.Float64frombits(v220)
+	v223 := !(v2 < math.Float64frombits(0x7ff0000000000000))
+	v225 := v221
+	if v223 {
+		v225 = math.Float64frombits(0x7fffffffffffffff)
+	}
+	return v225
 }
 
 // AtanF32 is the Go mirror of the device function atan for float32.
@@ -3018,6 +3550,14 @@ var tbl_log64_tlo = [128]float64{
 var tbl_two_over_pi_u32 = [8]uint32{
 	uint32(0x0), uint32(0xa2f9836e), uint32(0x4e441529), uint32(0xfc2757d1),
 	uint32(0xf534ddc0), uint32(0xdb629599), uint32(0x3c439041), uint32(0xfe5163ab),
+}
+
+var tbl_two_over_pi_u64 = [20]uint64{
+	uint64(0x0), uint64(0xa2f9836e4e441529), uint64(0xfc2757d1f534ddc0), uint64(0xdb6295993c439041),
+	uint64(0xfe5163abdebbc561), uint64(0xb7246e3a424dd2e0), uint64(0x6492eea09d1921c), uint64(0xfe1deb1cb129a73e),
+	uint64(0xe88235f52ebb4484), uint64(0xe99c7026b45f7e41), uint64(0x3991d639835339f4), uint64(0x9c845f8bbdf9283b),
+	uint64(0x1ff897ffde05980f), uint64(0xef2f118b5a0a6d1f), uint64(0x6d367ecf27cb09b7), uint64(0x4f463f669e5fea2d),
+	uint64(0x7527bac7ebe5f17b), uint64(0x3d0739f78a5292ea), uint64(0x6bfb5fb11f8d5d08), uint64(0x56033046fc7b6bab),
 }
 
 var tbl_pow_log2_r = [128]float64{

@@ -135,5 +135,53 @@ P['sinh_f64'] = lambda d: run('sinh_f64', lambda t: (mp.sinh(mp.sqrt(t)) - mp.sq
 P['atan_f32'] = lambda d: run('atan_f32', lambda t: (mp.atan(mp.sqrt(t)) - mp.sqrt(t)) / (t * mp.sqrt(t)) if abs(t) > 1e-30 else -mp.mpf(1) / 3,
                              powers(range(d)), 0, 1, lambda t: t * mp.sqrt(t) / mp.atan(mp.sqrt(t)) if abs(t) > 1e-30 else mp.mpf(2)**-20, 24)
 
+
+# ---- float64 trigonometric, inverse trigonometric and hyperbolic, pow, erf, cbrt ----
+
+def rel_odd(F, lo, hi, d, prec):
+    """F(x) = x + x^3 P(x^2): P on t = x^2 in [lo, hi], relative error of F."""
+    def g(t):
+        s = mp.sqrt(t)
+        return (F(s) - s) / (t * s)
+    def w(t):
+        s = mp.sqrt(t)
+        return t * s / F(s)
+    return lambda name: run(name, lambda t: g(t) if t > mp.mpf(2)**-60 else g(mp.mpf(2)**-60), powers(range(d)), lo, hi,
+                            lambda t: w(t) if t > mp.mpf(2)**-60 else w(mp.mpf(2)**-60), prec)
+
+P['sin_f64'] = lambda d: rel_odd(mp.sin, 0, (mp.pi / 4)**2, d, 53)('sin_f64')
+# cos(r) = 1 - r^2/2 + r^4 C(r^2), relative error of cos
+P['cos2_f64'] = lambda d: run('cos2_f64', lambda t: (mp.cos(mp.sqrt(t)) - 1 + t / 2) / t**2 if t > 1e-20 else mp.mpf(1) / 24,
+                              powers(range(d)), 0, (mp.pi / 4)**2, lambda t: t**2 / mp.cos(mp.sqrt(t)), 53)
+P['atan_f64'] = lambda d: rel_odd(mp.atan, 0, mp.mpf(1) / 256, d, 53)('atan_f64')
+P['asin_f64'] = lambda d: rel_odd(mp.asin, 0, mp.mpf(1) / 4, d, 53)('asin_f64')
+# float32 asin/acos evaluate their polynomial in float64
+P['asin_f32'] = lambda d: rel_odd(mp.asin, 0, mp.mpf(1) / 4, d, 53)('asin_f32')
+P['atan01_f32'] = lambda d: rel_odd(mp.atan, 0, 1, d, 53)('atan01_f32')
+# pow: log1p(z) = z - z^2/2 + z^3 P(z), |z| <= 2^-7, relative error of log1p
+P['powlog_f64'] = lambda d: run('powlog_f64', lambda z: (mp.log1p(z) - z + z**2 / 2) / z**3 if abs(z) > 1e-30 else mp.mpf(1) / 3,
+                                powers(range(d)), -mp.mpf(2)**-7, mp.mpf(2)**-7, lambda z: abs(z**3 / mp.log1p(z)) if abs(z) > 1e-30 else mp.mpf(2)**-60, 53)
+# pow: e^r = 1 + r + r^2 Q(r), |r| <= ln2/256
+P['powexp_f64'] = lambda d: run('powexp_f64', lambda r: (mp.expm1(r) - r) / r**2 if abs(r) > 1e-30 else mp.mpf(1) / 2,
+                                powers(range(d)), -mp.log(2) / 256, mp.log(2) / 256, lambda r: r**2 / mp.exp(r), 53)
+# erf(x) = x + x F(x^2) for |x| < 1, F(t) = erf(sqrt t)/sqrt t - 1; relative error of erf
+def erfF(t):
+    s = mp.sqrt(t)
+    return mp.erf(s) / s - 1 if t > 1e-40 else 2 / mp.sqrt(mp.pi) - 1
+P['erf_f64'] = lambda d: run('erf_f64', erfF, powers(range(d)), 0, 1, lambda t: 1 / (1 + erfF(t)), 53)
+P['erf_f32'] = lambda d: run('erf_f32', erfF, powers(range(d)), 0, 1, lambda t: 1 / (1 + erfF(t)), 24)
+# erfc(x) on [a, b] as a polynomial in x - (a+b)/2, absolute error
+def erfc_piece(a, b, d, prec):
+    a, b = mp.mpf(a), mp.mpf(b)
+    c = (a + b) / 2
+    return run('erfc[%s,%s]' % (a, b), lambda u: mp.erfc(c + u), powers(range(d)), a - c, b - c, lambda u: 1, prec)
+P['erfc_piece'] = None
+# cbrt: f^(-1/3) on [1, 2] (a starting value for Newton's iteration)
+P['rcbrt'] = lambda d: run('rcbrt', lambda f: mp.cbrt(f)**-1, powers(range(d)), 1, 2, lambda f: mp.cbrt(f), 53)
+
+if __name__ == '__main__' and sys.argv[1] == 'erfc_piece':
+    erfc_piece(sys.argv[3], sys.argv[4], int(sys.argv[2]), int(sys.argv[5]) if len(sys.argv) > 5 else 53)
+    sys.exit(0)
+
 if __name__ == '__main__':
     P[sys.argv[1]](int(sys.argv[2]))

@@ -1,0 +1,64 @@
+package ptx
+
+// Exact transformations and double-word ("double-double") helpers for the float64
+// functions, after Dekker, "A floating-point technique for extending the available
+// precision", Numer. Math. 18, 1971, and Knuth, TAOCP vol. 2, §4.2.2; see also Muller
+// et al., "Handbook of Floating-Point Arithmetic", ch. 4. A double-word value is an
+// unevaluated sum hi + lo with |lo| <= ulp(hi)/2 (or close to it).
+
+// twoSum returns s = RN(x + y) and the exact error e = x + y - s (Knuth; any order).
+func (b *mb) twoSum(x, y val) (s, e val) {
+	s = b.add(x, y)
+	bb := b.sub(s, x)
+	e = b.add(b.sub(x, b.sub(s, bb)), b.sub(y, bb))
+	return s, e
+}
+
+// fastTwoSum is twoSum for |x| >= |y| or x = 0 (Dekker): three operations.
+func (b *mb) fastTwoSum(x, y val) (s, e val) {
+	s = b.add(x, y)
+	return s, b.add(b.sub(x, s), y)
+}
+
+// twoProd returns p = RN(x·y) and the exact error x·y - p (one fma).
+func (b *mb) twoProd(x, y val) (p, e val) {
+	p = b.mul(x, y)
+	return p, b.fma(x, y, b.neg(p))
+}
+
+// rcpApprox returns 1/x to about 2^-17 relative error for a positive float64 x in
+// [2^-1020, 2^1020]: a first guess from the bits (the exponent negated, a linear
+// approximation of the significand; Muller, "Elementary Functions", §5.1) and two
+// Newton-Raphson steps y + y(1 - xy), each squaring the error (5% at first). It only
+// scales the small correction terms of the double-word code, where 2^-12 is plenty, and
+// it has no division's slow path.
+func (b *mb) rcpApprox(x val) val {
+	y := b.fromBits(b.sub(b.u64(0x7fde62384f000000), b.bits(x)))
+	one := b.f64(1)
+	for range 2 {
+		y = b.fma(y, b.fma(b.neg(x), y, one), y)
+	}
+	return y
+}
+
+// sqrtDD returns sqrt(h + l) as a double-word value for h positive normal and
+// |l| <= ulp(h): the rounded root and its correction (h + l - s²)/(2s), the residual
+// h - s² being exact in one fma.
+func (b *mb) sqrtDD(h, l val) (s, sl val) {
+	s = b.sqrt(h)
+	r := b.add(b.fma(b.neg(s), s, h), l)
+	return s, b.mul(r, b.mul(b.f64(0.5), b.rcpApprox(s)))
+}
+
+// mulDD returns (xh + xl)·(yh + yl) as a double-word value (the xl·yl term dropped).
+func (b *mb) mulDD(xh, xl, yh, yl val) (h, l val) {
+	p, e := b.twoProd(xh, yh)
+	e = b.add(e, b.fma(xh, yl, b.mul(xl, yh)))
+	return b.fastTwoSum(p, e)
+}
+
+// constDD returns a constant given as decimal digits as a double-word pair of float64.
+func constDD(digits string) (hi, lo float64) {
+	c := splitConst(digits, 2, tF64)
+	return c[0], c[1]
+}
