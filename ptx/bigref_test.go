@@ -171,3 +171,80 @@ func bigSinCos(x float64) (s, c *big.Float) {
 	}
 	return s, c
 }
+
+// bigLog1p returns log(1 + x) for x > -1, by its series for small |x|.
+func bigLog1p(x *big.Float) *big.Float {
+	if xf, _ := x.Float64(); math.Abs(xf) < 0x1p-10 {
+		sum := newF()
+		term := newF().Set(x) // x^k
+		for k := 1; k < 200; k++ {
+			t := newF().Quo(term, bf(float64(k)))
+			if k%2 == 1 {
+				sum.Add(sum, t)
+			} else {
+				sum.Sub(sum, t)
+			}
+			term.Mul(term, x)
+			if term.Sign() == 0 || term.MantExp(nil) < sum.MantExp(nil)-refPrec-10 {
+				break
+			}
+		}
+		return sum
+	}
+	return bigLog(newF().Add(x, bf(1)))
+}
+
+// bigPow returns |x|^y·(sign) for finite x != 0 and finite y when |y·log|x|| < 2000,
+// or nil when the result certainly overflows or vanishes.
+func bigPow(x, y float64) *big.Float {
+	l := bigLog(bf(math.Abs(x)))
+	w := l.Mul(l, bf(y))
+	if wf, _ := w.Float64(); math.Abs(wf) > 1900 {
+		return nil
+	}
+	r := bigExp(w)
+	if x < 0 && math.Mod(y, 2) != 0 {
+		r.Neg(r)
+	}
+	return r
+}
+
+var bigHalfPi = sync.OnceValue(func() *big.Float { return newF().Quo(bigPiRef(), bf(2)) })
+
+// bigAtanAny returns atan x for any finite x.
+func bigAtanAny(x *big.Float) *big.Float {
+	ax := newF().Abs(x)
+	var r *big.Float
+	if ax.Cmp(bf(1)) <= 0 {
+		r = bigAtan(ax)
+	} else {
+		r = bigAtan(newF().Quo(bf(1), ax))
+		r.Sub(bigHalfPi(), r)
+	}
+	r = newF().Set(r)
+	if x.Sign() < 0 {
+		r.Neg(r)
+	}
+	return r
+}
+
+// bigAtan2 returns atan2(y, x) for finite x, y not both zero.
+func bigAtan2(y, x float64) *big.Float {
+	ay, ax := math.Abs(y), math.Abs(x)
+	var r *big.Float
+	if ay <= ax {
+		r = bigAtan(newF().Quo(bf(ay), bf(ax)))
+	} else {
+		r = bigAtan(newF().Quo(bf(ax), bf(ay)))
+		r.Sub(bigHalfPi(), r)
+	}
+	r = newF().Set(r)
+	if math.Signbit(x) {
+		r.Sub(bigPiRef(), r)
+		r = newF().Set(r)
+	}
+	if math.Signbit(y) {
+		r.Neg(r)
+	}
+	return r
+}

@@ -4,10 +4,6 @@ package ptx
 // [0, 1]; beyond, atan|x| = π/2 - atan(1/|x|) (Cody & Waite, ch. 14, without their
 // second reduction: the polynomial covers [0, 1] directly), the sign applied last.
 
-func init() {
-	register(Atan, atanF32, nil)
-}
-
 // atan(t) = t + t³ P(t²) for |t| <= 1 (float32, relative error 2^-31.2).
 var atanPolyF32 = []float64{-0x1.555552p-2, 0x1.9997ep-3, -0x1.247374p-3, 0x1.c4f1e2p-4, -0x1.68e6fep-4,
 	0x1.1422c8p-4, -0x1.6e19a2p-5, 0x1.714b1cp-6, -0x1.df970cp-8, 0x1.23f93p-10}

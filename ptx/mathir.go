@@ -263,6 +263,12 @@ func (b *mb) toU32(n val) val {
 
 func (b *mb) cmp(k cmpKind, x, y val) val {
 	t := b.same(x, y)
+	if k >= cLtU && k <= cNaN && t != tF32 && t != tF64 {
+		panic("mathir: unordered comparison of integers")
+	}
+	if k >= cSLt && (t == tF32 || t == tF64) {
+		panic("mathir: signed integer comparison of floats")
+	}
 	return b.emit(&node{op: oCmp, t: t, dst: b.newVal(tPred), a: [3]val{x, y}, imm: uint64(k)})
 }
 

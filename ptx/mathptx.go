@@ -212,7 +212,7 @@ func (l *lowerer) block(ns []*node) {
 			f.Op("cvt.rni.s32"+ftype(l.b.typ(n.a[0])), l.def(n), a(0))
 		case oLoad:
 			tb := l.b.tables[n.imm]
-			sym := "__gpumath_" + tb.name
+			sym := "__gpumath_tbl_" + tb.name // apart from the function names
 			size := 4
 			if tb.t == tF64 || tb.t == tU64 {
 				size = 8

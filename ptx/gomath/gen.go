@@ -1208,6 +1208,131 @@ func Log1pF32(x float32) float32 {
 	return v3
 }
 
+// Log1pF64 is the Go mirror of the device function log1p for float64.
+func Log1pF64(x float64) float64 {
+	v3 := float64(x + float64(0x1p+00))
+	v4 := abs64(x)
+	v5 := v4 >= float64(0x1p+00)
+	v6 := float64(v3 - x)
+	v7 := float64(float64(0x1p+00) - v6)
+	v8 := float64(v3 - float64(0x1p+00))
+	v9 := float64(x - v8)
+	v10 := v9
+	if v5 {
+		v10 = v7
+	}
+	v11 := v3
+	v13 := uint64(0x0)
+	v14 := math.Float64bits(v3)
+	v16 := v14 < uint64(0x10000000000000)
+	if v16 {
+		v18 := float64(v3 * float64(0x1p+52))
+		v11 = v18
+		v13 = uint64(0xffffffffffffffcc)
+	}
+	v20 := math.Float64bits(v11)
+	v22 := uint64(v20 - uint64(0x3fe6a09e667f3bcd))
+	v24 := uint64(int64(v22) >> uint32(0x34))
+	v25 := v24 << uint32(0x34)
+	v26 := uint64(v20 - v25)
+	v27 := math.Float64frombits(v26)
+	v29 := v22 >> uint32(0x2d)
+	v31 := v29 & uint64(0x7f)
+	v32 := uint32(v31)
+	v33 := uint64(v24 + v13)
+	v34 := float64(int64(v33))
+	v35 := tbl_logp_r[v32]
+	v37 := math.FMA(v27, v35, float64(-0x1p+00))
+	v38 := float64(v37 * v37)
+	v39 := -v38
+	v40 := math.FMA(v37, v37, v39)
+	v42 := float64(v38 * float64(-0x1p-01))
+	v43 := float64(v37 + v42)
+	v44 := float64(v37 - v43)
+	v45 := float64(v44 + v42)
+	v46 := math.FMA(v40, float64(-0x1p-01), v45)
+	v47 := float64(v37 * v38)
+	v50 := math.FMA(float64(0x1.c729cc57737efp-04), v37, float64(-0x1.00068f7fc8152p-03))
+	v52 := math.FMA(v50, v37, float64(0x1.249249100f582p-03))
+	v54 := math.FMA(v52, v37, float64(-0x1.555555449c66bp-03))
+	v56 := math.FMA(v54, v37, float64(0x1.9999999999b0fp-03))
+	v58 := math.FMA(v56, v37, float64(-0x1.0000000000067p-02))
+	v60 := math.FMA(v58, v37, float64(0x1.5555555555555p-02))
+	v61 := math.FMA(v47, v60, v46)
+	v63 := tbl_logp_tlo[v32]
+	v64 := math.FMA(v34, float64(0x1.ef35793c7673p-45), v63)
+	v65 := float64(v61 + v64)
+	v67 := tbl_logp_thi[v32]
+	v68 := math.FMA(v34, float64(0x1.62e42fefa38p-01), v67)
+	v69 := float64(v68 + v43)
+	v70 := float64(v69 - v68)
+	v71 := float64(v69 - v70)
+	v72 := float64(v68 - v71)
+	v73 := float64(v43 - v70)
+	v74 := float64(v72 + v73)
+	v75 := float64(v74 + v65)
+	v76 := float64(v69 + v75)
+	v77 := float64(v69 - v76)
+	v78 := float64(v77 + v75)
+	v80 := v3 > float64(0x1p+1000)
+	v81 := v3
+	if v80 {
+		v81 = float64(0x1p+1000)
+	}
+	v83 := math.Float64bits(v81)
+	v84 := uint64(uint64(0x7fde62384f000000) - v83)
+	v85 := math.Float64frombits(v84)
+	v86 := -v81
+	v87 := math.FMA(v86, v85, float64(0x1p+00))
+	v88 := math.FMA(v85, v87, v85)
+	v89 := -v81
+	v90 := math.FMA(v89, v88, float64(0x1p+00))
+	v91 := math.FMA(v88, v90, v88)
+	v93 := float64(float64(0x1p+01) - v3)
+	v94 := -v3
+	v95 := math.FMA(v94, v93, float64(0x1p+00))
+	v96 := math.FMA(v93, v95, v93)
+	v97 := float64(v3 - float64(0x1p+00))
+	v98 := abs64(v97)
+	v100 := v98 <= float64(0x1p-02)
+	v101 := v91
+	if v100 {
+		v101 = v96
+	}
+	v103 := v10
+	if v80 {
+		v103 = float64(0x0p+00)
+	}
+	v104 := math.FMA(v103, v101, v78)
+	v105 := float64(v76 + v104)
+	v106 := v105
+	v107 := math.Float64bits(v3)
+	v109 := uint64(v107 - uint64(0x1))
+	v111 := v109 >= uint64(0x7fefffffffffffff)
+	v112 := x == float64(0x0p+00)
+	v113 := v111 || v112
+	if v113 {
+		v115 := x == math.Float64frombits(0x7ff0000000000000)
+		v117 := math.Float64frombits(0x7fffffffffffffff)
+		if v115 {
+			v117 = x
+		}
+		v118 := v3 == float64(0x0p+00)
+		v119 := -math.Float64frombits(0x7ff0000000000000)
+		v120 := v117
+		if v118 {
+			v120 = v119
+		}
+		v121 := x == float64(0x0p+00)
+		v122 := v120
+		if v121 {
+			v122 = x
+		}
+		v106 = v122
+	}
+	return v106
+}
+
 // SinF32 is the Go mirror of the device function sin for float32.
 func SinF32(x float32) float32 {
 	v2 := abs32(x)
@@ -2133,6 +2258,369 @@ func AtanF32(x float32) float32 {
 		v42 = math.Float32frombits(0x7fffffff)
 	}
 	return v42
+}
+
+// AtanF64 is the Go mirror of the device function atan for float64.
+func AtanF64(x float64) float64 {
+	v2 := abs64(x)
+	v3 := math.Float64bits(v2)
+	v5 := v3 >> uint32(0x30)
+	v6 := uint32(v5)
+	v8 := uint32(v6 - uint32(0x3fb0))
+	v10 := uint32(v8 + uint32(0x1))
+	v11 := v6 < uint32(0x3fb0)
+	v13 := v10
+	if v11 {
+		v13 = uint32(0x0)
+	}
+	v15 := v6 >= uint32(0x4030)
+	v17 := v13
+	if v15 {
+		v17 = uint32(0x81)
+	}
+	v19 := uint32(v17 * uint32(0x3))
+	v20 := tbl_atan_f64[v19]
+	v21 := uint32(v19 + uint32(0x1))
+	v22 := tbl_atan_f64[v21]
+	v24 := uint32(v19 + uint32(0x2))
+	v25 := tbl_atan_f64[v24]
+	v27 := v2 >= float64(0x1p+00)
+	v29 := math.FMA(v20, v2, float64(-0x1p+00))
+	v30 := float64(v2 - v20)
+	v31 := v30
+	if v27 {
+		v31 = v29
+	}
+	v32 := float64(v2 + v20)
+	v33 := math.FMA(v20, v2, float64(0x1p+00))
+	v34 := v33
+	if v27 {
+		v34 = v32
+	}
+	v35 := float64(v31 / v34)
+	v36 := float64(v35 * v35)
+	v37 := float64(v35 * v36)
+	v40 := math.FMA(float64(-0x1.70c21cea1430cp-04), v36, float64(0x1.c7187fb7f9e22p-04))
+	v42 := math.FMA(v40, v36, float64(-0x1.249248296d3bbp-03))
+	v44 := math.FMA(v42, v36, float64(0x1.999999996312dp-03))
+	v46 := math.FMA(v44, v36, float64(-0x1.5555555555537p-02))
+	v47 := math.FMA(v37, v46, v25)
+	v48 := float64(v35 + v47)
+	v49 := float64(v22 + v48)
+	v51 := v2 == math.Float64frombits(0x7ff0000000000000)
+	v53 := v49
+	if v51 {
+		v53 = float64(0x1.921fb54442d18p+00)
+	}
+	v54 := x != x
+	v56 := math.Float64bits(x)
+	v58 := v56 & uint64(0x8000000000000000)
+	v59 := math.Float64bits(v53)
+	v60 := v59 | v58
+	v61 := math.Float64frombits(v60)
+	v62 := v61
+	if v54 {
+		v62 = math.Float64frombits(0x7fffffffffffffff)
+	}
+	return v62
+}
+
+// Atan2F32 is the Go mirror of the device function atan2 for float32.
+func Atan2F32(x, y float32) float32 {
+	v3 := abs32(x)
+	v4 := abs32(y)
+	v5 := v3 > v4
+	v6 := v3
+	if v5 {
+		v6 = v4
+	}
+	v7 := float64(v6)
+	v8 := v4
+	if v5 {
+		v8 = v3
+	}
+	v9 := float64(v8)
+	v10 := float64(v7 / v9)
+	v11 := float64(v10 * v10)
+	v12 := float64(v10 * v11)
+	v15 := math.FMA(float64(0x1.23f92f48ca9eep-10), v11, float64(-0x1.df970b1f74001p-08))
+	v17 := math.FMA(v15, v11, float64(0x1.714b1bfd209fcp-06))
+	v19 := math.FMA(v17, v11, float64(-0x1.6e19a1b79e9f3p-05))
+	v21 := math.FMA(v19, v11, float64(0x1.1422c7b01f43fp-04))
+	v23 := math.FMA(v21, v11, float64(-0x1.68e6fe64bd42ep-04))
+	v25 := math.FMA(v23, v11, float64(0x1.c4f1e16d6d444p-04))
+	v27 := math.FMA(v25, v11, float64(-0x1.2473738064093p-03))
+	v29 := math.FMA(v27, v11, float64(0x1.9997e03091edfp-03))
+	v31 := math.FMA(v29, v11, float64(-0x1.55555104052d1p-02))
+	v32 := math.FMA(v12, v31, v10)
+	v33 := math.Float32bits(y)
+	v35 := v33 & uint32(0x80000000)
+	v37 := v35 != uint32(0x0)
+	v38 := v5 != v37
+	v39 := !v5
+	v40 := v37 && v39
+	v41 := v5 || v37
+	v44 := float64(0x1.921fb54442d18p+00)
+	if v40 {
+		v44 = float64(0x1.921fb54442d18p+01)
+	}
+	v46 := float64(0x0p+00)
+	if v41 {
+		v46 = v44
+	}
+	v47 := -v32
+	v48 := v32
+	if v38 {
+		v48 = v47
+	}
+	v49 := float64(v46 + v48)
+	v50 := float32(v49)
+	v51 := v50
+	v53 := v4 == float32(0x0p+00)
+	v54 := v3 == float32(0x0p+00)
+	v55 := v53 || v54
+	v57 := !(v4 < math.Float32frombits(0x7f800000))
+	v58 := !(v3 < math.Float32frombits(0x7f800000))
+	v59 := v57 || v58
+	v60 := v55 || v59
+	if v60 {
+		v61 := math.Float32bits(y)
+		v62 := v61 & uint32(0x80000000)
+		v63 := v62 != uint32(0x0)
+		v65 := float32(0x0p+00)
+		if v63 {
+			v65 = float32(0x1.921fb6p+01)
+		}
+		v66 := v4 == float32(0x0p+00)
+		v67 := v3 < float32(0x0p+00) || v3 > float32(0x0p+00)
+		v68 := v66 && v67
+		v70 := v65
+		if v68 {
+			v70 = float32(0x1.921fb6p+00)
+		}
+		v71 := v3 == math.Float32frombits(0x7f800000)
+		v72 := v4 < math.Float32frombits(0x7f800000)
+		v73 := v71 && v72
+		v74 := v70
+		if v73 {
+			v74 = float32(0x1.921fb6p+00)
+		}
+		v75 := v3 == math.Float32frombits(0x7f800000)
+		v76 := v4 == math.Float32frombits(0x7f800000)
+		v77 := v75 && v76
+		v80 := float32(0x1.921fb6p-01)
+		if v63 {
+			v80 = float32(0x1.2d97c8p+01)
+		}
+		v81 := v74
+		if v77 {
+			v81 = v80
+		}
+		v82 := y != y || x != x
+		v84 := v81
+		if v82 {
+			v84 = math.Float32frombits(0x7fffffff)
+		}
+		v51 = v84
+	}
+	v85 := v51 != v51
+	v86 := math.Float32bits(x)
+	v87 := v86 & uint32(0x80000000)
+	v88 := math.Float32bits(v51)
+	v89 := v88 | v87
+	v90 := math.Float32frombits(v89)
+	v91 := v90
+	if v85 {
+		v91 = v51
+	}
+	return v91
+}
+
+// Atan2F64 is the Go mirror of the device function atan2 for float64.
+func Atan2F64(x, y float64) float64 {
+	v3 := abs64(x)
+	v4 := abs64(y)
+	v5 := v3 > v4
+	v6 := v3
+	if v5 {
+		v6 = v4
+	}
+	v7 := v6
+	v8 := v4
+	if v5 {
+		v8 = v3
+	}
+	v9 := v8
+	v11 := v9 >= float64(0x1p+901)
+	v13 := v9 < float64(0x1p-900)
+	v14 := v11 || v13
+	if v14 {
+		v16 := v9 > float64(0x1p+00)
+		v19 := float64(0x1p+600)
+		if v16 {
+			v19 = float64(0x1p-600)
+		}
+		v20 := float64(v7 * v19)
+		v7 = v20
+		v21 := float64(v9 * v19)
+		v9 = v21
+	}
+	v22 := float64(v7 / v9)
+	v23 := math.Float64bits(v22)
+	v25 := v23 >> uint32(0x30)
+	v26 := uint32(v25)
+	v28 := uint32(v26 - uint32(0x3fb0))
+	v30 := uint32(v28 + uint32(0x1))
+	v31 := v26 < uint32(0x3fb0)
+	v33 := v30
+	if v31 {
+		v33 = uint32(0x0)
+	}
+	v35 := v26 >= uint32(0x4030)
+	v37 := v33
+	if v35 {
+		v37 = uint32(0x81)
+	}
+	v39 := v37 > uint32(0x40)
+	v40 := v37
+	if v39 {
+		v40 = uint32(0x40)
+	}
+	v42 := uint32(v40 * uint32(0x3))
+	v43 := tbl_atan_f64[v42]
+	v44 := uint32(v42 + uint32(0x1))
+	v45 := tbl_atan_f64[v44]
+	v47 := uint32(v42 + uint32(0x2))
+	v48 := tbl_atan_f64[v47]
+	v49 := -v43
+	v50 := math.FMA(v49, v9, v7)
+	v51 := math.FMA(v43, v7, v9)
+	v52 := float64(v50 / v51)
+	v53 := -v52
+	v54 := math.FMA(v53, v51, v50)
+	v56 := math.Float64bits(v51)
+	v57 := uint64(uint64(0x7fde62384f000000) - v56)
+	v58 := math.Float64frombits(v57)
+	v59 := -v51
+	v60 := math.FMA(v59, v58, float64(0x1p+00))
+	v61 := math.FMA(v58, v60, v58)
+	v62 := -v51
+	v63 := math.FMA(v62, v61, float64(0x1p+00))
+	v64 := math.FMA(v61, v63, v61)
+	v65 := float64(v54 * v64)
+	v66 := math.Float64bits(y)
+	v68 := v66 & uint64(0x8000000000000000)
+	v70 := v68 != uint64(0x0)
+	v71 := v5 != v70
+	v72 := !v5
+	v73 := v70 && v72
+	v74 := v5 || v70
+	v77 := float64(0x1.921fb54442d18p+00)
+	if v73 {
+		v77 = float64(0x1.921fb54442d18p+01)
+	}
+	v79 := float64(0x0p+00)
+	if v74 {
+		v79 = v77
+	}
+	v80 := v5 || v70
+	v83 := float64(0x1.1a62633145c07p-54)
+	if v73 {
+		v83 = float64(0x1.1a62633145c07p-53)
+	}
+	v84 := float64(0x0p+00)
+	if v80 {
+		v84 = v83
+	}
+	v85 := -v45
+	v86 := v45
+	if v71 {
+		v86 = v85
+	}
+	v87 := float64(v79 + v86)
+	v88 := float64(v79 - v87)
+	v89 := float64(v88 + v86)
+	v90 := float64(v48 + v65)
+	v91 := -v90
+	v92 := v90
+	if v71 {
+		v92 = v91
+	}
+	v93 := float64(v84 + v92)
+	v94 := float64(v89 + v93)
+	v95 := -v52
+	v96 := v52
+	if v71 {
+		v96 = v95
+	}
+	v97 := float64(v96 * v96)
+	v98 := float64(v96 * v97)
+	v101 := math.FMA(float64(-0x1.70c21cea1430cp-04), v97, float64(0x1.c7187fb7f9e22p-04))
+	v103 := math.FMA(v101, v97, float64(-0x1.249248296d3bbp-03))
+	v105 := math.FMA(v103, v97, float64(0x1.999999996312dp-03))
+	v107 := math.FMA(v105, v97, float64(-0x1.5555555555537p-02))
+	v108 := math.FMA(v98, v107, v94)
+	v109 := float64(v96 + v108)
+	v110 := float64(v87 + v109)
+	v111 := v110
+	v112 := v4 == float64(0x0p+00)
+	v113 := v3 == float64(0x0p+00)
+	v114 := v112 || v113
+	v116 := !(v4 < math.Float64frombits(0x7ff0000000000000))
+	v117 := !(v3 < math.Float64frombits(0x7ff0000000000000))
+	v118 := v116 || v117
+	v119 := v114 || v118
+	if v119 {
+		v120 := math.Float64bits(y)
+		v121 := v120 & uint64(0x8000000000000000)
+		v122 := v121 != uint64(0x0)
+		v123 := float64(0x0p+00)
+		if v122 {
+			v123 = float64(0x1.921fb54442d18p+01)
+		}
+		v124 := v4 == float64(0x0p+00)
+		v125 := v3 < float64(0x0p+00) || v3 > float64(0x0p+00)
+		v126 := v124 && v125
+		v127 := v123
+		if v126 {
+			v127 = float64(0x1.921fb54442d18p+00)
+		}
+		v128 := v3 == math.Float64frombits(0x7ff0000000000000)
+		v129 := v4 < math.Float64frombits(0x7ff0000000000000)
+		v130 := v128 && v129
+		v131 := v127
+		if v130 {
+			v131 = float64(0x1.921fb54442d18p+00)
+		}
+		v132 := v3 == math.Float64frombits(0x7ff0000000000000)
+		v133 := v4 == math.Float64frombits(0x7ff0000000000000)
+		v134 := v132 && v133
+		v137 := float64(0x1.921fb54442d18p-01)
+		if v122 {
+			v137 = float64(0x1.2d97c7f3321d2p+01)
+		}
+		v138 := v131
+		if v134 {
+			v138 = v137
+		}
+		v139 := y != y || x != x
+		v141 := v138
+		if v139 {
+			v141 = math.Float64frombits(0x7fffffffffffffff)
+		}
+		v111 = v141
+	}
+	v142 := v111 != v111
+	v143 := math.Float64bits(x)
+	v144 := v143 & uint64(0x8000000000000000)
+	v145 := math.Float64bits(v111)
+	v146 := v145 | v144
+	v147 := math.Float64frombits(v146)
+	v148 := v147
+	if v142 {
+		v148 = v111
+	}
+	return v148
 }
 
 // SinhF32 is the Go mirror of the device function sinh for float32.
@@ -3442,6 +3930,230 @@ func PowF32(x, y float32) float32 {
 	return v110
 }
 
+// PowF64 is the Go mirror of the device function pow for float64.
+func PowF64(x, y float64) float64 {
+	v3 := abs64(x)
+	v4 := abs64(y)
+	v7 := math.RoundToEven(y)
+	v8 := v7 == y
+	v10 := float64(y * float64(0x1p-01))
+	v11 := math.RoundToEven(v10)
+	v12 := v11 < v10 || v11 > v10
+	v13 := v8 && v12
+	v14 := math.Float64bits(x)
+	v16 := v14 & uint64(0x8000000000000000)
+	v18 := v16 != uint64(0x0)
+	v19 := v18 && v13
+	v20 := uint64(0x0)
+	if v19 {
+		v20 = uint64(0x8000000000000000)
+	}
+	v21 := v3
+	v22 := uint64(0x0)
+	v23 := math.Float64bits(v3)
+	v25 := v23 < uint64(0x10000000000000)
+	if v25 {
+		v27 := float64(v3 * float64(0x1p+52))
+		v21 = v27
+		v22 = uint64(0xffffffffffffffcc)
+	}
+	v29 := math.Float64bits(v21)
+	v31 := uint64(v29 - uint64(0x3fe6a09e667f3bcd))
+	v33 := uint64(int64(v31) >> uint32(0x34))
+	v34 := v33 << uint32(0x34)
+	v35 := uint64(v29 - v34)
+	v36 := math.Float64frombits(v35)
+	v38 := v31 >> uint32(0x2d)
+	v40 := v38 & uint64(0x7f)
+	v41 := uint32(v40)
+	v42 := uint64(v33 + v22)
+	v43 := float64(int64(v42))
+	v44 := tbl_logp_r[v41]
+	v46 := math.FMA(v36, v44, float64(-0x1p+00))
+	v47 := float64(v46 * v46)
+	v48 := -v47
+	v49 := math.FMA(v46, v46, v48)
+	v51 := float64(v47 * float64(-0x1p-01))
+	v52 := float64(v46 + v51)
+	v53 := float64(v46 - v52)
+	v54 := float64(v53 + v51)
+	v55 := math.FMA(v49, float64(-0x1p-01), v54)
+	v56 := float64(v46 * v47)
+	v59 := math.FMA(float64(0x1.c729cc57737efp-04), v46, float64(-0x1.00068f7fc8152p-03))
+	v61 := math.FMA(v59, v46, float64(0x1.249249100f582p-03))
+	v63 := math.FMA(v61, v46, float64(-0x1.555555449c66bp-03))
+	v65 := math.FMA(v63, v46, float64(0x1.9999999999b0fp-03))
+	v67 := math.FMA(v65, v46, float64(-0x1.0000000000067p-02))
+	v69 := math.FMA(v67, v46, float64(0x1.5555555555555p-02))
+	v70 := math.FMA(v56, v69, v55)
+	v72 := tbl_logp_tlo[v41]
+	v73 := math.FMA(v43, float64(0x1.ef35793c7673p-45), v72)
+	v74 := float64(v70 + v73)
+	v76 := tbl_logp_thi[v41]
+	v77 := math.FMA(v43, float64(0x1.62e42fefa38p-01), v76)
+	v78 := float64(v77 + v52)
+	v79 := float64(v78 - v77)
+	v80 := float64(v78 - v79)
+	v81 := float64(v77 - v80)
+	v82 := float64(v52 - v79)
+	v83 := float64(v81 + v82)
+	v84 := float64(v83 + v74)
+	v85 := float64(v78 + v84)
+	v86 := float64(v78 - v85)
+	v87 := float64(v86 + v84)
+	v88 := float64(y * v85)
+	v89 := -v88
+	v90 := math.FMA(y, v85, v89)
+	v91 := math.FMA(y, v87, v90)
+	v94 := math.FMA(v88, float64(0x1.71547652b82fep+07), float64(0x1.8p+52))
+	v95 := float64(v94 - float64(0x1.8p+52))
+	v97 := math.FMA(v95, float64(-0x1.62e42fef8p-08), v88)
+	v99 := math.FMA(v95, float64(-0x1.1cf79abc9e3b4p-43), v91)
+	v100 := float64(v97 + v99)
+	v101 := float64(v100 * v100)
+	v104 := math.FMA(float64(0x1.6c16b98151466p-10), v100, float64(0x1.111115b78979ep-07))
+	v106 := math.FMA(v104, v100, float64(0x1.55555555558fdp-05))
+	v108 := math.FMA(v106, v100, float64(0x1.555555555549p-03))
+	v109 := math.FMA(v108, v100, float64(0x1p-01))
+	v110 := math.FMA(v101, v109, v99)
+	v111 := float64(v97 + v110)
+	v112 := math.Float64bits(v94)
+	v113 := math.Float64bits(float64(0x1.8p+52))
+	v114 := uint64(v112 - v113)
+	v115 := v114 & uint64(0x7f)
+	v116 := uint32(v115)
+	v118 := uint64(int64(v114) >> uint32(0x7))
+	v120 := uint32(v116 * uint32(0x2))
+	v121 := tbl_exp2_128[v120]
+	v122 := uint32(v116 * uint32(0x2))
+	v124 := uint32(v122 + uint32(0x1))
+	v125 := tbl_exp2_128[v124]
+	v126 := math.FMA(v125, v111, v125)
+	v127 := math.FMA(v121, v111, v126)
+	v128 := float64(v121 + v127)
+	v129 := v128
+	v130 := abs64(v88)
+	v132 := !(v130 < float64(0x1.618p+09))
+	if v132 {
+		v133 := v88 > float64(0x0p+00)
+		v136 := uint64(0xffffffffffffffc0)
+		if v133 {
+			v136 = uint64(0x1)
+		}
+		v137 := uint64(v118 - v136)
+		v139 := uint64(v137 + uint64(0x3ff))
+		v140 := v139 << uint32(0x34)
+		v141 := math.Float64frombits(v140)
+		v142 := uint64(v136 + uint64(0x3ff))
+		v143 := v142 << uint32(0x34)
+		v144 := math.Float64frombits(v143)
+		v145 := float64(v128 * v141)
+		v146 := float64(v145 * v144)
+		v148 := v88 > float64(0x1.63p+09)
+		v150 := v146
+		if v148 {
+			v150 = math.Float64frombits(0x7ff0000000000000)
+		}
+		v152 := v88 < float64(-0x1.75p+09)
+		v153 := v150
+		if v152 {
+			v153 = float64(0x0p+00)
+		}
+		v154 := v88 != v88
+		v156 := v153
+		if v154 {
+			v156 = math.Float64frombits(0x7fffffffffffffff)
+		}
+		v129 = v156
+	} else {
+		v157 := uint64(v118 + uint64(0x3ff))
+		v158 := v157 << uint32(0x34)
+		v159 := math.Float64frombits(v158)
+		v160 := float64(v128 * v159)
+		v129 = v160
+	}
+	v161 := math.Float64bits(v129)
+	v162 := v161 ^ v20
+	v163 := math.Float64frombits(v162)
+	v164 := v163
+	v165 := !v8
+	v166 := v18 && v165
+	if v166 {
+		v164 = math.Float64frombits(0x7fffffffffffffff)
+	}
+	v167 := math.Float64bits(v3)
+	v168 := uint64(v167 - uint64(0x1))
+	v170 := v168 >= uint64(0x7fefffffffffffff)
+	v171 := !(v4 < math.Float64frombits(0x7ff0000000000000))
+	v172 := y == float64(0x0p+00)
+	v173 := v171 || v172
+	v174 := v170 || v173
+	if v174 {
+		v175 := v3 == float64(0x0p+00)
+		v177 := uint32(0x0)
+		if v175 {
+			v177 = uint32(0x1)
+		}
+		v178 := y < float64(0x0p+00)
+		v179 := uint32(0x0)
+		if v178 {
+			v179 = uint32(0x1)
+		}
+		v180 := v177 == v179
+		v181 := float64(0x0p+00)
+		if v180 {
+			v181 = math.Float64frombits(0x7ff0000000000000)
+		}
+		v182 := math.Float64bits(v181)
+		v183 := v182 ^ v20
+		v184 := math.Float64frombits(v183)
+		v185 := v3 < float64(0x1p+00)
+		v186 := uint32(0x0)
+		if v185 {
+			v186 = uint32(0x1)
+		}
+		v187 := y > float64(0x0p+00)
+		v188 := uint32(0x0)
+		if v187 {
+			v188 = uint32(0x1)
+		}
+		v189 := v186 == v188
+		v190 := v3 == float64(0x1p+00)
+		v191 := math.Float64frombits(0x7ff0000000000000)
+		if v189 {
+			v191 = float64(0x0p+00)
+		}
+		v192 := v191
+		if v190 {
+			v192 = float64(0x1p+00)
+		}
+		v193 := v4 == math.Float64frombits(0x7ff0000000000000)
+		v194 := v184
+		if v193 {
+			v194 = v192
+		}
+		v195 := x != x
+		v196 := y != y
+		v197 := v195 || v196
+		v198 := v194
+		if v197 {
+			v198 = math.Float64frombits(0x7fffffffffffffff)
+		}
+		v199 := x == float64(0x1p+00)
+		v200 := v198
+		if v199 {
+			v200 = float64(0x1p+00)
+		}
+		v201 := y == float64(0x0p+00)
+		v202 := v200
+		if v201 {
+			v202 = float64(0x1p+00)
+		}
+		v164 = v202
+	}
+	return v164
+}
+
 var tbl_log64_r = [128]float64{
 	float64(0x1.69p+00), float64(0x1.67p+00), float64(0x1.65p+00), float64(0x1.63p+00),
 	float64(0x1.61p+00), float64(0x1.5fp+00), float64(0x1.5dp+00), float64(0x1.5cp+00),
@@ -3547,6 +4259,111 @@ var tbl_log64_tlo = [128]float64{
 	float64(-0x1.e20891b0ad8a4p-45), float64(0x1.ebe708164c759p-45), float64(0x1.fadedee5d40efp-46), float64(-0x1.a0b2a08a465dcp-47),
 }
 
+var tbl_logp_r = [128]float64{
+	float64(0x1.6ap+00), float64(0x1.68p+00), float64(0x1.66p+00), float64(0x1.64p+00),
+	float64(0x1.62p+00), float64(0x1.6p+00), float64(0x1.5ep+00), float64(0x1.5cp+00),
+	float64(0x1.5ap+00), float64(0x1.58p+00), float64(0x1.56p+00), float64(0x1.54p+00),
+	float64(0x1.52p+00), float64(0x1.5p+00), float64(0x1.5p+00), float64(0x1.4ep+00),
+	float64(0x1.4cp+00), float64(0x1.4ap+00), float64(0x1.48p+00), float64(0x1.46p+00),
+	float64(0x1.46p+00), float64(0x1.44p+00), float64(0x1.42p+00), float64(0x1.4p+00),
+	float64(0x1.3ep+00), float64(0x1.3ep+00), float64(0x1.3cp+00), float64(0x1.3ap+00),
+	float64(0x1.38p+00), float64(0x1.38p+00), float64(0x1.36p+00), float64(0x1.34p+00),
+	float64(0x1.32p+00), float64(0x1.32p+00), float64(0x1.3p+00), float64(0x1.2ep+00),
+	float64(0x1.2ep+00), float64(0x1.2cp+00), float64(0x1.2ap+00), float64(0x1.2ap+00),
+	float64(0x1.28p+00), float64(0x1.26p+00), float64(0x1.26p+00), float64(0x1.24p+00),
+	float64(0x1.22p+00), float64(0x1.22p+00), float64(0x1.2p+00), float64(0x1.1ep+00),
+	float64(0x1.1ep+00), float64(0x1.1cp+00), float64(0x1.1cp+00), float64(0x1.1ap+00),
+	float64(0x1.18p+00), float64(0x1.18p+00), float64(0x1.16p+00), float64(0x1.16p+00),
+	float64(0x1.14p+00), float64(0x1.12p+00), float64(0x1.12p+00), float64(0x1.1p+00),
+	float64(0x1.1p+00), float64(0x1.0ep+00), float64(0x1.0ep+00), float64(0x1.0cp+00),
+	float64(0x1.0ap+00), float64(0x1.0ap+00), float64(0x1.08p+00), float64(0x1.08p+00),
+	float64(0x1.06p+00), float64(0x1.06p+00), float64(0x1.04p+00), float64(0x1.04p+00),
+	float64(0x1.02p+00), float64(0x1.02p+00), float64(0x1p+00), float64(0x1.fep-01),
+	float64(0x1.fap-01), float64(0x1.f6p-01), float64(0x1.f2p-01), float64(0x1.eep-01),
+	float64(0x1.eap-01), float64(0x1.e8p-01), float64(0x1.e4p-01), float64(0x1.ep-01),
+	float64(0x1.dcp-01), float64(0x1.dap-01), float64(0x1.d6p-01), float64(0x1.d2p-01),
+	float64(0x1.dp-01), float64(0x1.ccp-01), float64(0x1.c8p-01), float64(0x1.c6p-01),
+	float64(0x1.c2p-01), float64(0x1.cp-01), float64(0x1.bcp-01), float64(0x1.bap-01),
+	float64(0x1.b6p-01), float64(0x1.b4p-01), float64(0x1.bp-01), float64(0x1.aep-01),
+	float64(0x1.aap-01), float64(0x1.a8p-01), float64(0x1.a6p-01), float64(0x1.a2p-01),
+	float64(0x1.ap-01), float64(0x1.9ep-01), float64(0x1.9ap-01), float64(0x1.98p-01),
+	float64(0x1.96p-01), float64(0x1.94p-01), float64(0x1.9p-01), float64(0x1.8ep-01),
+	float64(0x1.8cp-01), float64(0x1.8ap-01), float64(0x1.88p-01), float64(0x1.84p-01),
+	float64(0x1.82p-01), float64(0x1.8p-01), float64(0x1.7ep-01), float64(0x1.7cp-01),
+	float64(0x1.7ap-01), float64(0x1.78p-01), float64(0x1.76p-01), float64(0x1.74p-01),
+	float64(0x1.72p-01), float64(0x1.7p-01), float64(0x1.6ep-01), float64(0x1.6cp-01),
+}
+
+var tbl_logp_thi = [128]float64{
+	float64(-0x1.62c82f2b9cp-02), float64(-0x1.5d1bdbf581p-02), float64(-0x1.5767717456p-02), float64(-0x1.51aad872ep-02),
+	float64(-0x1.4be5f95778p-02), float64(-0x1.4618bc21c6p-02), float64(-0x1.404308686ap-02), float64(-0x1.3a64c55694p-02),
+	float64(-0x1.347dd9a988p-02), float64(-0x1.2e8e2bae12p-02), float64(-0x1.2895a13de8p-02), float64(-0x1.22941fbcf8p-02),
+	float64(-0x1.1c898c169ap-02), float64(-0x1.1675cababap-02), float64(-0x1.1675cababap-02), float64(-0x1.1058bf9ae5p-02),
+	float64(-0x1.0a324e2739p-02), float64(-0x1.0402594b4dp-02), float64(-0x1.fb9186d5e4p-03), float64(-0x1.ef0adcbdc6p-03),
+	float64(-0x1.ef0adcbdc6p-03), float64(-0x1.e27076e2bp-03), float64(-0x1.d5c216b4fcp-03), float64(-0x1.c8ff7c79aap-03),
+	float64(-0x1.bc286742d8p-03), float64(-0x1.bc286742d8p-03), float64(-0x1.af3c94e80cp-03), float64(-0x1.a23bc1fe2cp-03),
+	float64(-0x1.9525a9cf46p-03), float64(-0x1.9525a9cf46p-03), float64(-0x1.87fa06520cp-03), float64(-0x1.7ab890210ep-03),
+	float64(-0x1.6d60fe719ep-03), float64(-0x1.6d60fe719ep-03), float64(-0x1.5ff3070a7ap-03), float64(-0x1.526e5e3a1cp-03),
+	float64(-0x1.526e5e3a1cp-03), float64(-0x1.44d2b6ccb8p-03), float64(-0x1.371fc201e8p-03), float64(-0x1.371fc201e8p-03),
+	float64(-0x1.29552f82p-03), float64(-0x1.1b72ad52f6p-03), float64(-0x1.1b72ad52f6p-03), float64(-0x1.0d77e7cd08p-03),
+	float64(-0x1.fec9131dcp-04), float64(-0x1.fec9131dcp-04), float64(-0x1.e27076e2bp-04), float64(-0x1.c5e548f5bcp-04),
+	float64(-0x1.c5e548f5bcp-04), float64(-0x1.a926d3a4acp-04), float64(-0x1.a926d3a4acp-04), float64(-0x1.8c345d6318p-04),
+	float64(-0x1.6f0d28ae58p-04), float64(-0x1.6f0d28ae58p-04), float64(-0x1.51b073f06p-04), float64(-0x1.51b073f06p-04),
+	float64(-0x1.341d7961bcp-04), float64(-0x1.16536eea38p-04), float64(-0x1.16536eea38p-04), float64(-0x1.f0a30c0118p-05),
+	float64(-0x1.f0a30c0118p-05), float64(-0x1.b42dd71198p-05), float64(-0x1.b42dd71198p-05), float64(-0x1.77458f633p-05),
+	float64(-0x1.39e87b9fe8p-05), float64(-0x1.39e87b9fe8p-05), float64(-0x1.f829b0e78p-06), float64(-0x1.f829b0e78p-06),
+	float64(-0x1.7b91b07d6p-06), float64(-0x1.7b91b07d6p-06), float64(-0x1.fc0a8b0fcp-07), float64(-0x1.fc0a8b0fcp-07),
+	float64(-0x1.fe02a6b1p-08), float64(-0x1.fe02a6b1p-08), math.Float64frombits(0x8000000000000000), float64(0x1.008055958p-08),
+	float64(0x1.82448a388p-07), float64(0x1.432a92598p-06), float64(0x1.c63d2ec15p-06), float64(0x1.252f32f8dp-05),
+	float64(0x1.67c94f2d48p-05), float64(0x1.894aa149f8p-05), float64(0x1.ccb73cddd8p-05), float64(0x1.08598b59e4p-04),
+	float64(0x1.2aa04a447p-04), float64(0x1.3bdf5a7d2p-04), float64(0x1.5e95a4d978p-04), float64(0x1.8197e2f41p-04),
+	float64(0x1.9335e5d594p-04), float64(0x1.b6ac88dad4p-04), float64(0x1.da72763844p-04), float64(0x1.ec739830ap-04),
+	float64(0x1.08598b59e4p-03), float64(0x1.1178e8227ep-03), float64(0x1.23d712a49cp-03), float64(0x1.2d1610c868p-03),
+	float64(0x1.3fb45a5992p-03), float64(0x1.4913d8333cp-03), float64(0x1.5bf406b544p-03), float64(0x1.6574ebe8c2p-03),
+	float64(0x1.7898d85444p-03), float64(0x1.823c16551ap-03), float64(0x1.8beafeb39p-03), float64(0x1.9f6c40708ap-03),
+	float64(0x1.a93ed3c8aep-03), float64(0x1.b31d8575bcp-03), float64(0x1.c6ffbc6fp-03), float64(0x1.d1037f2656p-03),
+	float64(0x1.db13db0d48p-03), float64(0x1.e530effe72p-03), float64(0x1.f991c6cb3cp-03), float64(0x1.01eae5626cp-02),
+	float64(0x1.07138604d6p-02), float64(0x1.0c42d67616p-02), float64(0x1.1178e8227ep-02), float64(0x1.1bf99635a7p-02),
+	float64(0x1.214456d0ecp-02), float64(0x1.269621134ep-02), float64(0x1.2bef07cdc9p-02), float64(0x1.314f1e1d36p-02),
+	float64(0x1.36b6776be1p-02), float64(0x1.3c25277333p-02), float64(0x1.419b423d5fp-02), float64(0x1.4718dc271cp-02),
+	float64(0x1.4c9e09e173p-02), float64(0x1.522ae0738ap-02), float64(0x1.57bf753c8dp-02), float64(0x1.5d5bddf596p-02),
+}
+
+var tbl_logp_tlo = [128]float64{
+	float64(-0x1.e54bdbd7c8a98p-44), float64(0x1.8d6bdc9c7c238p-44), float64(0x1.64ead9524d7cap-44), float64(0x1.f4bd8db0a7cc1p-44),
+	float64(0x1.d7c92cd9ad824p-44), float64(0x1.3d82f484c84ccp-46), float64(-0x1.f8ef43049f7d3p-44), float64(-0x1.7a71cbcd735dp-44),
+	float64(0x1.5594dd4c58092p-45), float64(0x1.67b1e99b72bd8p-45), float64(-0x1.a8d7ad24c13fp-44), float64(0x1.a6976f5eb0963p-44),
+	float64(0x1.81410e5c62affp-44), float64(-0x1.8380e731f55c4p-44), float64(-0x1.8380e731f55c4p-44), float64(0x1.4ab9d817d52cdp-44),
+	float64(-0x1.c6bee7ef4030ep-47), float64(-0x1.036b89ef42d7fp-48), float64(0x1.d572aab993c87p-47), float64(0x1.b26b79c86af24p-45),
+	float64(0x1.b26b79c86af24p-45), float64(0x1.a342c2af0003cp-44), float64(0x1.1ba91bbca681bp-45), float64(0x1.7794f689f8434p-45),
+	float64(-0x1.9ac53f39d121cp-44), float64(-0x1.9ac53f39d121cp-44), float64(0x1.a4e633fcd9066p-52), float64(0x1.539cd91dc9f0bp-44),
+	float64(0x1.297137d9f158fp-44), float64(0x1.297137d9f158fp-44), float64(-0x1.22120401202fcp-44), float64(0x1.bdb9072534a58p-45),
+	float64(0x1.bc6e557134767p-44), float64(0x1.bc6e557134767p-44), float64(0x1.8586f183bebf2p-44), float64(0x1.790ba37fc5238p-44),
+	float64(0x1.790ba37fc5238p-44), float64(0x1.70cc16135783cp-46), float64(-0x1.ee8779b2d8abcp-44), float64(-0x1.ee8779b2d8abcp-44),
+	float64(0x1.5b967f4471dfcp-44), float64(-0x1.e80a41811a396p-45), float64(-0x1.e80a41811a396p-45), float64(-0x1.cb2cd2ee2f482p-44),
+	float64(0x1.54555d1ae6607p-44), float64(0x1.54555d1ae6607p-44), float64(0x1.a342c2af0003cp-45), float64(-0x1.d0c57585fbe06p-46),
+	float64(-0x1.d0c57585fbe06p-46), float64(-0x1.563650bd22a9cp-44), float64(-0x1.563650bd22a9cp-44), float64(-0x1.b20f5acb42a66p-44),
+	float64(0x1.4b4641b664613p-44), float64(0x1.4b4641b664613p-44), float64(-0x1.83f69278e686ap-44), float64(-0x1.83f69278e686ap-44),
+	float64(-0x1.1d0929983761p-44), float64(0x1.47c5e768fa309p-46), float64(0x1.47c5e768fa309p-46), float64(0x1.d599e83368e91p-45),
+	float64(0x1.d599e83368e91p-45), float64(0x1.c827ae5d6704cp-46), float64(0x1.c827ae5d6704cp-46), float64(0x1.181dce586af09p-44),
+	float64(-0x1.eafd480ad9015p-44), float64(-0x1.eafd480ad9015p-44), float64(-0x1.980267c7e09e4p-45), float64(-0x1.980267c7e09e4p-45),
+	float64(0x1.3b955b602ace4p-44), float64(0x1.3b955b602ace4p-44), float64(-0x1.f1e7cf6d3a69cp-50), float64(-0x1.f1e7cf6d3a69cp-50),
+	float64(-0x1.9e23f0dda40e4p-46), float64(-0x1.9e23f0dda40e4p-46), float64(0x0p+00), float64(0x1.166afcb31c67bp-45),
+	float64(0x1.4554412c584ep-44), float64(0x1.98139928637fep-47), float64(-0x1.5439ce030a687p-44), float64(0x1.83e9ae021b67bp-45),
+	float64(0x1.dac20827cca0cp-44), float64(0x1.9a19a8be97661p-44), float64(0x1.965c36e09f5fep-44), float64(-0x1.7e5dd7009902cp-46),
+	float64(0x1.7a48ba8b1cb41p-44), float64(-0x1.19bd0ad125895p-44), float64(0x1.1cb7ce1d17171p-44), float64(-0x1.c0fe460d20041p-44),
+	float64(0x1.3115c3abd47dap-45), float64(0x1.b1bdff50225c7p-44), float64(0x1.a89401fa71733p-46), float64(0x1.11fcba80cdd1p-44),
+	float64(-0x1.7e5dd7009902cp-45), float64(0x1.1ef78ce2d07f2p-45), float64(0x1.00d238fd3df5cp-46), float64(0x1.39d6ccb81b4a1p-47),
+	float64(0x1.19713c0cae559p-44), float64(-0x1.53e43558124c4p-44), float64(-0x1.27023eb68981cp-46), float64(-0x1.98c1d34f0f462p-44),
+	float64(0x1.8e67be3dbaf3fp-44), float64(0x1.e0ddb9a631e83p-46), float64(-0x1.73d54aae92cd1p-47), float64(-0x1.337d94bcd3f43p-44),
+	float64(-0x1.8724350562169p-45), float64(0x1.c794e562a63cbp-44), float64(0x1.ee138d3a69d43p-44), float64(-0x1.84a7e75b6f6e4p-47),
+	float64(0x1.2806a847527e6p-44), float64(-0x1.fdbdbb13f7c18p-44), float64(-0x1.90d04cd7cc834p-44), float64(0x1.a43dcfade85aep-44),
+	float64(-0x1.e76324e912b17p-44), float64(0x1.7188b163ceae9p-45), float64(0x1.1ef78ce2d07f2p-44), float64(-0x1.1ac89575c2125p-44),
+	float64(-0x1.caf0428b728a3p-44), float64(-0x1.1b61f10522625p-44), float64(0x1.a9cfa4a5004f4p-45), float64(-0x1.8e27ad3213cb8p-45),
+	float64(0x1.16ecdb0f177c8p-46), float64(0x1.83b54b606bd5cp-46), float64(-0x1.ce379226de3ecp-44), float64(0x1.06c18fb4c14c5p-44),
+	float64(-0x1.e20891b0ad8a4p-45), float64(0x1.ebe708164c759p-45), float64(0x1.fadedee5d40efp-46), float64(-0x1.a0b2a08a465dcp-47),
+}
+
 var tbl_two_over_pi_u32 = [8]uint32{
 	uint32(0x0), uint32(0xa2f9836e), uint32(0x4e441529), uint32(0xfc2757d1),
 	uint32(0xf534ddc0), uint32(0xdb629599), uint32(0x3c439041), uint32(0xfe5163ab),
@@ -3558,6 +4375,107 @@ var tbl_two_over_pi_u64 = [20]uint64{
 	uint64(0xe88235f52ebb4484), uint64(0xe99c7026b45f7e41), uint64(0x3991d639835339f4), uint64(0x9c845f8bbdf9283b),
 	uint64(0x1ff897ffde05980f), uint64(0xef2f118b5a0a6d1f), uint64(0x6d367ecf27cb09b7), uint64(0x4f463f669e5fea2d),
 	uint64(0x7527bac7ebe5f17b), uint64(0x3d0739f78a5292ea), uint64(0x6bfb5fb11f8d5d08), uint64(0x56033046fc7b6bab),
+}
+
+var tbl_atan_f64 = [390]float64{
+	float64(0x0p+00), float64(0x0p+00), float64(0x0p+00), float64(0x1.08p-04),
+	float64(0x1.07a2a58a0c16fp-04), float64(0x1.286a0aa8fbfd2p-58), float64(0x1.18p-04), float64(0x1.1790a88aca931p-04),
+	float64(0x1.c57fd08281008p-58), float64(0x1.28p-04), float64(0x1.277c80c02ec4dp-04), float64(0x1.869be03c4d7fp-58),
+	float64(0x1.38p-04), float64(0x1.37660f1a6b5d8p-04), float64(0x1.00c2bea115efp-58), float64(0x1.48p-04),
+	float64(0x1.474d34a4bbb9dp-04), float64(-0x1.0d3965910af34p-62), float64(0x1.58p-04), float64(0x1.5731d286c4ecbp-04),
+	float64(-0x1.e6e754b5c9fdp-59), float64(0x1.68p-04), float64(0x1.6713ca05f38b3p-04), float64(0x1.8844be8e0089bp-61),
+	float64(0x1.78p-04), float64(0x1.76f2fc86d613dp-04), float64(-0x1.0517b6267cdb9p-59), float64(0x1.88p-04),
+	float64(0x1.86cf4b8e73cbfp-04), float64(-0x1.dcdd915cf736bp-58), float64(0x1.98p-04), float64(0x1.96a898c39fefbp-04),
+	float64(-0x1.1cfa6eef407cep-58), float64(0x1.a8p-04), float64(0x1.a67ec5f04910ap-04), float64(0x1.9eda51bd12082p-58),
+	float64(0x1.b8p-04), float64(0x1.b651b502c480ap-04), float64(-0x1.c46fc87331bap-58), float64(0x1.c8p-04),
+	float64(0x1.c621480f15a6ap-04), float64(-0x1.cfccaa3f6687p-60), float64(0x1.d8p-04), float64(0x1.d5ed6150311dcp-04),
+	float64(0x1.eb3fd6855286cp-59), float64(0x1.e8p-04), float64(0x1.e5b5e3293b7cfp-04), float64(0x1.d4aae80ff2fd5p-59),
+	float64(0x1.f8p-04), float64(0x1.f57ab026c3a9p-04), float64(-0x1.c26c3afc8b17ap-59), float64(0x1.08p-03),
+	float64(0x1.068d584212b3ep-03), float64(-0x1.9e2d283019bfdp-57), float64(0x1.18p-03), float64(0x1.164654106085p-03),
+	float64(0x1.6bcee8ae7ea92p-57), float64(0x1.28p-03), float64(0x1.25f6e171a535cp-03), float64(0x1.7c6d7bde1a31p-57),
+	float64(0x1.38p-03), float64(0x1.359e8edeb99a4p-03), float64(-0x1.a5fd74e4604c6p-57), float64(0x1.48p-03),
+	float64(0x1.453cec6092a9ep-03), float64(0x1.1f653b3a5a78bp-57), float64(0x1.58p-03), float64(0x1.54d18ba11570ap-03),
+	float64(0x1.18282f2884073p-57), float64(0x1.68p-03), float64(0x1.645bfffb3aa74p-03), float64(-0x1.f536b677c2cb4p-60),
+	float64(0x1.78p-03), float64(0x1.73dbde8a7d202p-03), float64(-0x1.5ad0f6d4a665dp-58), float64(0x1.88p-03),
+	float64(0x1.8350be398ebc8p-03), float64(-0x1.5a91332b9c90dp-58), float64(0x1.98p-03), float64(0x1.92ba37d050272p-03),
+	float64(-0x1.0d3ded0ff4764p-57), float64(0x1.a8p-03), float64(0x1.a217e601081a6p-03), float64(-0x1.0def8a60af374p-57),
+	float64(0x1.b8p-03), float64(0x1.b1696574d780cp-03), float64(-0x1.85ab8fc15a673p-58), float64(0x1.c8p-03),
+	float64(0x1.c0ae54d768467p-03), float64(-0x1.04cdbf55f26dcp-57), float64(0x1.d8p-03), float64(0x1.cfe654e1d5395p-03),
+	float64(0x1.47b9a3f71eafbp-57), float64(0x1.e8p-03), float64(0x1.df110864c9d9ep-03), float64(-0x1.5818b53bf4781p-60),
+	float64(0x1.f8p-03), float64(0x1.ee2e1451d980dp-03), float64(-0x1.9a7708c46ba91p-58), float64(0x1.08p-02),
+	float64(0x1.025fa510665b6p-02), float64(-0x1.672df6832fa48p-56), float64(0x1.18p-02), float64(0x1.1151a362431cap-02),
+	float64(-0x1.4dc8dc9077b9fp-56), float64(0x1.28p-02), float64(0x1.2025567e47c96p-02), float64(-0x1.1832328f4290ep-57),
+	float64(0x1.38p-02), float64(0x1.2ed987a823cfep-02), float64(0x1.b91258ea012cap-57), float64(0x1.48p-02),
+	float64(0x1.3d6d129271134p-02), float64(0x1.137ca41cc958ap-56), float64(0x1.58p-02), float64(0x1.4bdee586890e7p-02),
+	float64(-0x1.e4dc77c22a757p-57), float64(0x1.68p-02), float64(0x1.5a2e0175e0f4ep-02), float64(0x1.13b7a8f82e457p-56),
+	float64(0x1.78p-02), float64(0x1.685979f5fa6fep-02), float64(-0x1.257814d1ada9cp-59), float64(0x1.88p-02),
+	float64(0x1.7660752817502p-02), float64(-0x1.dd11791cc76p-59), float64(0x1.98p-02), float64(0x1.84422b8df95d7p-02),
+	float64(0x1.d76a0299b41b6p-56), float64(0x1.a8p-02), float64(0x1.91fde7cd0c662p-02), float64(0x1.1074188054b53p-56),
+	float64(0x1.b8p-02), float64(0x1.9f93066168002p-02), float64(-0x1.c827047c9439ap-56), float64(0x1.c8p-02),
+	float64(0x1.ad00f5422058bp-02), float64(0x1.fc4c33891d2e8p-56), float64(0x1.d8p-02), float64(0x1.ba473378624a5p-02),
+	float64(0x1.519a1b46e4affp-56), float64(0x1.e8p-02), float64(0x1.c76550aad71f9p-02), float64(-0x1.74b8bff7043e4p-56),
+	float64(0x1.f8p-02), float64(0x1.d45aec9ec862bp-02), float64(0x1.89421163ef92dp-57), float64(0x1.08p-01),
+	float64(0x1.e77eb7f175a34p-02), float64(0x1.0e53dc1bf3435p-56), float64(0x1.18p-01), float64(0x1.0039c73c1a40cp-01),
+	float64(-0x1.b32c949c9d593p-55), float64(0x1.28p-01), float64(0x1.0c6145b5b43dap-01), float64(0x1.974fa13b5404fp-58),
+	float64(0x1.38p-01), float64(0x1.1835a88be7c13p-01), float64(0x1.c621cec00c301p-55), float64(0x1.48p-01),
+	float64(0x1.23b71e2cc9e6ap-01), float64(0x1.c421c9f38224ep-57), float64(0x1.58p-01), float64(0x1.2ee628406cbcap-01),
+	float64(0x1.c5d5e9ff0cf8dp-55), float64(0x1.68p-01), float64(0x1.39c391cd4171ap-01), float64(-0x1.2304331d8bf46p-55),
+	float64(0x1.78p-01), float64(0x1.445065b795b56p-01), float64(-0x1.f76d0163f79c8p-56), float64(0x1.88p-01),
+	float64(0x1.4e8de5bb6ec04p-01), float64(0x1.4a33dbeb3796cp-55), float64(0x1.98p-01), float64(0x1.587d81f732fbbp-01),
+	float64(-0x1.5e5c9d8c5a95p-56), float64(0x1.a8p-01), float64(0x1.6220d115d7b8ep-01), float64(-0x1.2b785350ee8c1p-57),
+	float64(0x1.b8p-01), float64(0x1.6b798920b3d99p-01), float64(-0x1.a80386188c50ep-55), float64(0x1.c8p-01),
+	float64(0x1.748978fba8e0fp-01), float64(0x1.7b2a6165884a1p-59), float64(0x1.d8p-01), float64(0x1.7d528289fa093p-01),
+	float64(0x1.560821e2f3aa9p-55), float64(0x1.e8p-01), float64(0x1.85d69576cc2c5p-01), float64(0x1.6b66e7fc8b8c3p-57),
+	float64(0x1.f8p-01), float64(0x1.8e17aa99cc05ep-01), float64(-0x1.ec182ab042f61p-56), float64(0x1.f07c1f07c1f08p-01),
+	float64(0x1.9a000a935bd8ep-01), float64(0x1.658087c182fbep-58), float64(0x1.d41d41d41d41dp-01), float64(0x1.a908afa5b1d4ap-01),
+	float64(-0x1.f5178704707a5p-59), float64(0x1.bacf914c1badp-01), float64(0x1.b7291b4e25bdap-01), float64(-0x1.dfa1b7555cb46p-55),
+	float64(0x1.a41a41a41a41ap-01), float64(0x1.c470abf2d3d01p-01), float64(0x1.521c4f0a670b6p-55), float64(0x1.8f9c18f9c18fap-01),
+	float64(0x1.d0ee2253886a6p-01), float64(0x1.22d3f59dc7ecep-56), float64(0x1.7d05f417d05f4p-01), float64(0x1.dcaf82dc1a6f4p-01),
+	float64(-0x1.bc4ebc3e105ap-55), float64(0x1.6c16c16c16c17p-01), float64(0x1.e7c2042350f87p-01), float64(-0x1.d387b1da94cb1p-56),
+	float64(0x1.5c9882b931057p-01), float64(0x1.f232073aeb172p-01), float64(-0x1.ee4d4c857516dp-56), float64(0x1.4e5e0a72f0539p-01),
+	float64(0x1.fc0b171ec926cp-01), float64(0x1.2a8bde59b3c32p-55), float64(0x1.4141414141414p-01), float64(0x1.02abf692f6d0cp+00),
+	float64(-0x1.613371fd09fbfp-54), float64(0x1.3521cfb2b78c1p-01), float64(0x1.07113c6a93a21p+00), float64(0x1.7d1e4d1579814p-55),
+	float64(0x1.29e4129e4129ep-01), float64(0x1.0b39f4eca23aep+00), float64(0x1.86f149720218bp-54), float64(0x1.1f7047dc11f7p-01),
+	float64(0x1.0f2a5d9fff026p+00), float64(0x1.609d349498ff4p-54), float64(0x1.15b1e5f75270dp-01), float64(0x1.12e65fa32aaedp+00),
+	float64(-0x1.eba67114dc952p-54), float64(0x1.0c9714fbcda3bp-01), float64(0x1.167195a203265p+00), float64(0x1.6f3f27af6c7e5p-55),
+	float64(0x1.041041041041p-01), float64(0x1.19cf51b0603ddp+00), float64(-0x1.f2fdf2ece11efp-57), float64(0x1.f07c1f07c1f08p-02),
+	float64(0x1.1e8d473c5d5cap+00), float64(0x1.0e761ff2559b8p-54), float64(0x1.d41d41d41d41dp-02), float64(0x1.245b4faf23111p+00),
+	float64(-0x1.863a9ac66c582p-54), float64(0x1.bacf914c1badp-02), float64(0x1.29a33f97bdbeap+00), float64(0x1.8666955557389p-55),
+	float64(0x1.a41a41a41a41ap-02), float64(0x1.2e75728833a54p+00), float64(0x1.f7a0f22fdfb7bp-56), float64(0x1.8f9c18f9c18fap-02),
+	float64(0x1.32dfe01c11c21p+00), float64(0x1.94eb1bcaecbbep-54), float64(0x1.7d05f417d05f4p-02), float64(0x1.36ee7f2a24644p+00),
+	float64(-0x1.1797138d768e2p-54), float64(0x1.6c16c16c16c17p-02), float64(0x1.3aab98641f26bp+00), float64(-0x1.25a8476b64567p-54),
+	float64(0x1.5c9882b931057p-02), float64(0x1.3e200aea00d99p+00), float64(-0x1.2569dec850766p-54), float64(0x1.4e5e0a72f0539p-02),
+	float64(0x1.41538521b2f98p+00), float64(0x1.45546a79ffda6p-55), float64(0x1.4141414141414p-02), float64(0x1.444cb3d7d780cp+00),
+	float64(0x1.97353eccd5617p-54), float64(0x1.3521cfb2b78c1p-02), float64(0x1.4711695fedde2p+00), float64(-0x1.aa755002c50edp-56),
+	float64(0x1.29e4129e4129ep-02), float64(0x1.49a6be20c3a52p+00), float64(0x1.9e0cb6159d404p-54), float64(0x1.1f7047dc11f7p-02),
+	float64(0x1.4c112bb9f7c63p+00), float64(0x1.030a7ee2143e1p-55), float64(0x1.15b1e5f75270dp-02), float64(0x1.4e54a3b8e6cf8p+00),
+	float64(-0x1.4c51142f83db2p-55), float64(0x1.0c9714fbcda3bp-02), float64(0x1.5074a2a612ac3p+00), float64(-0x1.e6830e2479a44p-55),
+	float64(0x1.041041041041p-02), float64(0x1.5274400eea72bp+00), float64(-0x1.8bb69413111f5p-54), float64(0x1.f07c1f07c1f08p-03),
+	float64(0x1.553ce48a04765p+00), float64(-0x1.1ae3dce2441a3p-54), float64(0x1.d41d41d41d41dp-03), float64(0x1.58990974dfc9bp+00),
+	float64(-0x1.192a965241e18p-54), float64(0x1.bacf914c1badp-03), float64(0x1.5b9c9494c0d73p+00), float64(-0x1.579c15c50203ep-55),
+	float64(0x1.a41a41a41a41ap-03), float64(0x1.5e545b9b1a4c8p+00), float64(-0x1.9279e5cf524adp-54), float64(0x1.8f9c18f9c18fap-03),
+	float64(0x1.60cadf03e444dp+00), float64(-0x1.3ac2d9772cc47p-54), float64(0x1.7d05f417d05f4p-03), float64(0x1.6308ca2a1ee29p+00),
+	float64(0x1.80b4252e19e53p-55), float64(0x1.6c16c16c16c17p-03), float64(0x1.6515542adf35bp+00), float64(0x1.f8d02ed91381bp-55),
+	float64(0x1.5c9882b931057p-03), float64(0x1.66f689fe6ecd7p+00), float64(0x1.7386ef97a3c5p-56), float64(0x1.4e5e0a72f0539p-03),
+	float64(0x1.68b187b9d2c61p+00), float64(-0x1.abce868b37beep-54), float64(0x1.4141414141414p-03), float64(0x1.6a4aa53aac449p+00),
+	float64(-0x1.2fd8fddd2a8dp-55), float64(0x1.3521cfb2b78c1p-03), float64(0x1.6bc59952bf3b1p+00), float64(0x1.ff631c0590474p-56),
+	float64(0x1.29e4129e4129ep-03), float64(0x1.6d2595b4f5943p+00), float64(0x1.8d2666e3ad998p-54), float64(0x1.1f7047dc11f7p-03),
+	float64(0x1.6e6d5d4f4d24bp+00), float64(0x1.f801a183f8e96p-57), float64(0x1.15b1e5f75270dp-03), float64(0x1.6f9f5650fd3efp+00),
+	float64(0x1.9d286bc492898p-54), float64(0x1.0c9714fbcda3bp-03), float64(0x1.70bd98cd96433p+00), float64(-0x1.16c5703828e2ep-60),
+	float64(0x1.041041041041p-03), float64(0x1.71c9fab4414b3p+00), float64(-0x1.f2df5c25b4e46p-54), float64(0x1.f07c1f07c1f08p-04),
+	float64(0x1.733e83ec95ff3p+00), float64(0x1.cb576d64d0fcep-54), float64(0x1.d41d41d41d41dp-04), float64(0x1.74fe3c2f08578p+00),
+	float64(-0x1.64f2bd8ebfbaep-55), float64(0x1.bacf914c1badp-04), float64(0x1.768e250aec6fcp+00), float64(0x1.4686546b48e29p-55),
+	float64(0x1.a41a41a41a41ap-04), float64(0x1.77f57d148f11cp+00), float64(-0x1.c03cf052d1627p-57), float64(0x1.8f9c18f9c18fap-04),
+	float64(0x1.793a1f5a56d14p+00), float64(-0x1.52e09d31e659ap-54), float64(0x1.7d05f417d05f4p-04), float64(0x1.7a60d4728e3dap+00),
+	float64(-0x1.36e532735323ep-54), float64(0x1.6c16c16c16c17p-04), float64(0x1.7b6d8e630ad5ep+00), float64(0x1.6b0fe48ac3eb4p-55),
+	float64(0x1.5c9882b931057p-04), float64(0x1.7c63958a05d02p+00), float64(-0x1.3e56469f39348p-54), float64(0x1.4e5e0a72f0539p-04),
+	float64(0x1.7d45aab9c6633p+00), float64(-0x1.70f286869c503p-54), float64(0x1.4141414141414p-04), float64(0x1.7e16216f80625p+00),
+	float64(0x1.f323db7fd7713p-56), float64(0x1.3521cfb2b78c1p-04), float64(0x1.7ed6f431b596fp+00), float64(-0x1.62a664352093bp-57),
+	float64(0x1.29e4129e4129ep-04), float64(0x1.7f89d48cc7f43p+00), float64(0x1.15fb65b4b01d5p-55), float64(0x1.1f7047dc11f7p-04),
+	float64(0x1.803037bd17135p+00), float64(-0x1.c43988cd38631p-54), float64(0x1.15b1e5f75270dp-04), float64(0x1.80cb60cd9f7edp+00),
+	float64(-0x1.e24ca4adbc086p-54), float64(0x1.0c9714fbcda3bp-04), float64(0x1.815c68beac681p+00), float64(0x1.638ff9c50a0a8p-54),
+	float64(0x1.041041041041p-04), float64(0x1.81e445233973dp+00), float64(-0x1.38e27321c5bcdp-55), float64(0x0p+00),
+	float64(0x1.921fb54442d18p+00), float64(0x1.1a62633145c07p-54),
 }
 
 var tbl_pow_log2_r = [128]float64{
@@ -3628,4 +4546,71 @@ var tbl_pow_log2_t = [128]float64{
 	float64(0x1.9f08647e30337p-02), float64(0x1.a7b8b87b453c9p-02), float64(0x1.b05c97b3e07e3p-02), float64(0x1.b8f2bd48951e5p-02),
 	float64(0x1.c17cccea6fdd7p-02), float64(0x1.c9f9ffbb35a81p-02), float64(0x1.d26b072ac0bf2p-02), float64(0x1.dacf9b240a4e9p-02),
 	float64(0x1.e327f302effd8p-02), float64(0x1.eb74486cc8e04p-02), float64(0x1.f3b4d753cf93p-02), float64(0x1.fbe9ddfa77eefp-02),
+}
+
+var tbl_exp2_128 = [256]float64{
+	float64(0x1p+00), float64(0x0p+00), float64(0x1.0163da9fb3335p+00), float64(0x1.b61299ab8cdb7p-54),
+	float64(0x1.02c9a3e778061p+00), float64(-0x1.19083535b085dp-56), float64(0x1.04315e86e7f85p+00), float64(-0x1.0a31c1977c96ep-54),
+	float64(0x1.059b0d3158574p+00), float64(0x1.d73e2a475b465p-55), float64(0x1.0706b29ddf6dep+00), float64(-0x1.c91dfe2b13c27p-55),
+	float64(0x1.0874518759bc8p+00), float64(0x1.186be4bb284ffp-57), float64(0x1.09e3ecac6f383p+00), float64(0x1.1487818316136p-54),
+	float64(0x1.0b5586cf9890fp+00), float64(0x1.8a62e4adc610bp-54), float64(0x1.0cc922b7247f7p+00), float64(0x1.01edc16e24f71p-54),
+	float64(0x1.0e3ec32d3d1a2p+00), float64(0x1.03a1727c57b53p-59), float64(0x1.0fb66affed31bp+00), float64(-0x1.b9bedc44ebd7bp-57),
+	float64(0x1.11301d0125b51p+00), float64(-0x1.6c51039449b3ap-54), float64(0x1.12abdc06c31ccp+00), float64(-0x1.1b514b36ca5c7p-58),
+	float64(0x1.1429aaea92dep+00), float64(-0x1.32fbf9af1369ep-54), float64(0x1.15a98c8a58e51p+00), float64(0x1.2406ab9eeab0ap-55),
+	float64(0x1.172b83c7d517bp+00), float64(-0x1.19041b9d78a76p-55), float64(0x1.18af9388c8deap+00), float64(-0x1.11023d1970f6cp-54),
+	float64(0x1.1a35beb6fcb75p+00), float64(0x1.e5b4c7b4968e4p-55), float64(0x1.1bbe084045cd4p+00), float64(-0x1.95386352ef607p-54),
+	float64(0x1.1d4873168b9aap+00), float64(0x1.e016e00a2643cp-54), float64(0x1.1ed5022fcd91dp+00), float64(-0x1.1df98027bb78cp-54),
+	float64(0x1.2063b88628cd6p+00), float64(0x1.dc775814a8495p-55), float64(0x1.21f49917ddc96p+00), float64(0x1.2a97e9494a5eep-55),
+	float64(0x1.2387a6e756238p+00), float64(0x1.9b07eb6c70573p-54), float64(0x1.251ce4fb2a63fp+00), float64(0x1.ac155bef4f4a4p-55),
+	float64(0x1.26b4565e27cddp+00), float64(0x1.2bd339940e9d9p-55), float64(0x1.284dfe1f56381p+00), float64(-0x1.a4c3a8c3f0d7ep-54),
+	float64(0x1.29e9df51fdee1p+00), float64(0x1.612e8afad1255p-55), float64(0x1.2b87fd0dad99p+00), float64(-0x1.10adcd6381aa4p-59),
+	float64(0x1.2d285a6e4030bp+00), float64(0x1.0024754db41d5p-54), float64(0x1.2ecafa93e2f56p+00), float64(0x1.1ca0f45d52383p-56),
+	float64(0x1.306fe0a31b715p+00), float64(0x1.6f46ad23182e4p-55), float64(0x1.32170fc4cd831p+00), float64(0x1.a9ce78e18047cp-55),
+	float64(0x1.33c08b26416ffp+00), float64(0x1.32721843659a6p-54), float64(0x1.356c55f929ff1p+00), float64(-0x1.b5cee5c4e4628p-55),
+	float64(0x1.371a7373aa9cbp+00), float64(-0x1.63aeabf42eae2p-54), float64(0x1.38cae6d05d866p+00), float64(-0x1.e958d3c9904bdp-54),
+	float64(0x1.3a7db34e59ff7p+00), float64(-0x1.5e436d661f5e3p-56), float64(0x1.3c32dc313a8e5p+00), float64(-0x1.efff8375d29c3p-54),
+	float64(0x1.3dea64c123422p+00), float64(0x1.ada0911f09ebcp-55), float64(0x1.3fa4504ac801cp+00), float64(-0x1.7d023f956f9f3p-54),
+	float64(0x1.4160a21f72e2ap+00), float64(-0x1.ef3691c309278p-58), float64(0x1.431f5d950a897p+00), float64(-0x1.1c7dde35f7999p-55),
+	float64(0x1.44e086061892dp+00), float64(0x1.89b7a04ef80dp-59), float64(0x1.46a41ed1d0057p+00), float64(0x1.c944bd1648a76p-54),
+	float64(0x1.486a2b5c13cdp+00), float64(0x1.3c1a3b69062fp-56), float64(0x1.4a32af0d7d3dep+00), float64(0x1.9cb62f3d1be56p-54),
+	float64(0x1.4bfdad5362a27p+00), float64(0x1.d4397afec42e2p-56), float64(0x1.4dcb299fddd0dp+00), float64(0x1.8ecdbbc6a7833p-54),
+	float64(0x1.4f9b2769d2ca7p+00), float64(-0x1.4b309d25957e3p-54), float64(0x1.516daa2cf6642p+00), float64(-0x1.f768569bd93efp-55),
+	float64(0x1.5342b569d4f82p+00), float64(-0x1.07abe1db13cadp-55), float64(0x1.551a4ca5d920fp+00), float64(-0x1.d689cefede59bp-55),
+	float64(0x1.56f4736b527dap+00), float64(0x1.9bb2c011d93adp-54), float64(0x1.58d12d497c7fdp+00), float64(0x1.295e15b9a1de8p-55),
+	float64(0x1.5ab07dd485429p+00), float64(0x1.6324c054647adp-54), float64(0x1.5c9268a5946b7p+00), float64(0x1.c4b1b816986a2p-60),
+	float64(0x1.5e76f15ad2148p+00), float64(0x1.ba6f93080e65ep-54), float64(0x1.605e1b976dc09p+00), float64(-0x1.3e2429b56de47p-54),
+	float64(0x1.6247eb03a5585p+00), float64(-0x1.383c17e40b497p-54), float64(0x1.6434634ccc32p+00), float64(-0x1.c483c759d8933p-55),
+	float64(0x1.6623882552225p+00), float64(-0x1.bb60987591c34p-54), float64(0x1.68155d44ca973p+00), float64(0x1.038ae44f73e65p-57),
+	float64(0x1.6a09e667f3bcdp+00), float64(-0x1.bdd3413b26456p-54), float64(0x1.6c012750bdabfp+00), float64(-0x1.2895667ff0b0dp-56),
+	float64(0x1.6dfb23c651a2fp+00), float64(-0x1.bbe3a683c88abp-57), float64(0x1.6ff7df9519484p+00), float64(-0x1.83c0f25860ef6p-55),
+	float64(0x1.71f75e8ec5f74p+00), float64(-0x1.16e4786887a99p-55), float64(0x1.73f9a48a58174p+00), float64(-0x1.0a8d96c65d53cp-54),
+	float64(0x1.75feb564267c9p+00), float64(-0x1.0245957316dd3p-54), float64(0x1.780694fde5d3fp+00), float64(0x1.866b80a02162dp-54),
+	float64(0x1.7a11473eb0187p+00), float64(-0x1.41577ee04992fp-55), float64(0x1.7c1ed0130c132p+00), float64(0x1.f124cd1164dd6p-54),
+	float64(0x1.7e2f336cf4e62p+00), float64(0x1.05d02ba15797ep-56), float64(0x1.80427543e1a12p+00), float64(-0x1.27c86626d972bp-54),
+	float64(0x1.82589994cce13p+00), float64(-0x1.d4c1dd41532d8p-54), float64(0x1.8471a4623c7adp+00), float64(-0x1.8d684a341cdfbp-55),
+	float64(0x1.868d99b4492edp+00), float64(-0x1.fc6f89bd4f6bap-54), float64(0x1.88ac7d98a6699p+00), float64(0x1.994c2f37cb53ap-54),
+	float64(0x1.8ace5422aa0dbp+00), float64(0x1.6e9f156864b27p-54), float64(0x1.8cf3216b5448cp+00), float64(-0x1.0d55e32e9e3aap-56),
+	float64(0x1.8f1ae99157736p+00), float64(0x1.5cc13a2e3976cp-55), float64(0x1.9145b0b91ffc6p+00), float64(-0x1.dd6792e582524p-54),
+	float64(0x1.93737b0cdc5e5p+00), float64(-0x1.75fc781b57ebcp-57), float64(0x1.95a44cbc8520fp+00), float64(-0x1.64b7c96a5f039p-56),
+	float64(0x1.97d829fde4e5p+00), float64(-0x1.d185b7c1b85d1p-54), float64(0x1.9a0f170ca07bap+00), float64(-0x1.173bd91cee632p-54),
+	float64(0x1.9c49182a3f09p+00), float64(0x1.c7c46b071f2bep-56), float64(0x1.9e86319e32323p+00), float64(0x1.824ca78e64c6ep-56),
+	float64(0x1.a0c667b5de565p+00), float64(-0x1.359495d1cd533p-54), float64(0x1.a309bec4a2d33p+00), float64(0x1.6305c7ddc36abp-54),
+	float64(0x1.a5503b23e255dp+00), float64(-0x1.d2f6edb8d41e1p-54), float64(0x1.a799e1330b358p+00), float64(0x1.bcb7ecac563c7p-54),
+	float64(0x1.a9e6b5579fdbfp+00), float64(0x1.0fac90ef7fd31p-54), float64(0x1.ac36bbfd3f37ap+00), float64(-0x1.f9234cae76cdp-55),
+	float64(0x1.ae89f995ad3adp+00), float64(0x1.7a1cd345dcc81p-54), float64(0x1.b0e07298db666p+00), float64(-0x1.bdef54c80e425p-54),
+	float64(0x1.b33a2b84f15fbp+00), float64(-0x1.2805e3084d708p-57), float64(0x1.b59728de5593ap+00), float64(-0x1.c71dfbbba6de3p-54),
+	float64(0x1.b7f76f2fb5e47p+00), float64(-0x1.5584f7e54ac3bp-56), float64(0x1.ba5b030a1064ap+00), float64(-0x1.efcd30e54292ep-54),
+	float64(0x1.bcc1e904bc1d2p+00), float64(0x1.23dd07a2d9e84p-55), float64(0x1.bf2c25bd71e09p+00), float64(-0x1.efdca3f6b9c73p-54),
+	float64(0x1.c199bdd85529cp+00), float64(0x1.11065895048ddp-55), float64(0x1.c40ab5fffd07ap+00), float64(0x1.b4537e083c60ap-54),
+	float64(0x1.c67f12e57d14bp+00), float64(0x1.2884dff483cadp-54), float64(0x1.c8f6d9406e7b5p+00), float64(0x1.1acbc48805c44p-56),
+	float64(0x1.cb720dcef9069p+00), float64(0x1.503cbd1e949dbp-56), float64(0x1.cdf0b555dc3fap+00), float64(-0x1.dd83b53829d72p-55),
+	float64(0x1.d072d4a07897cp+00), float64(-0x1.cbc3743797a9cp-54), float64(0x1.d2f87080d89f2p+00), float64(-0x1.d487b719d8578p-54),
+	float64(0x1.d5818dcfba487p+00), float64(0x1.2ed02d75b3707p-55), float64(0x1.d80e316c98398p+00), float64(-0x1.11ec18beddfe8p-54),
+	float64(0x1.da9e603db3285p+00), float64(0x1.c2300696db532p-54), float64(0x1.dd321f301b46p+00), float64(0x1.2da5778f018c3p-54),
+	float64(0x1.dfc97337b9b5fp+00), float64(-0x1.1a5cd4f184b5cp-54), float64(0x1.e264614f5a129p+00), float64(-0x1.7b627817a1496p-54),
+	float64(0x1.e502ee78b3ff6p+00), float64(0x1.39e8980a9cc8fp-55), float64(0x1.e7a51fbc74c83p+00), float64(0x1.2d522ca0c8de2p-54),
+	float64(0x1.ea4afa2a490dap+00), float64(-0x1.e9c23179c2893p-54), float64(0x1.ecf482d8e67f1p+00), float64(-0x1.c93f3b411ad8cp-54),
+	float64(0x1.efa1bee615a27p+00), float64(0x1.dc7f486a4b6bp-54), float64(0x1.f252b376bba97p+00), float64(0x1.3a1a5bf0d8e43p-54),
+	float64(0x1.f50765b6e454p+00), float64(0x1.9d3e12dd8a18bp-54), float64(0x1.f7bfdad9cbe14p+00), float64(-0x1.dbb12d006350ap-54),
+	float64(0x1.fa7c1819e90d8p+00), float64(0x1.74853f3a5931ep-55), float64(0x1.fd3c22b8f71f1p+00), float64(0x1.2eb74966579e7p-57),
 }
