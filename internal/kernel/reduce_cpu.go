@@ -1,0 +1,1260 @@
+package kernel
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"unsafe"
+
+	"github.com/go-gpu/gpu/backend"
+	"github.com/go-gpu/gpu/backend/cpu"
+	"github.com/go-gpu/gpu/dtype"
+	"github.com/go-gpu/gpu/expr"
+)
+
+// The CPU reduction.
+//
+// Order of evaluation. Integer sums and products wrap, so any order gives the same
+// result; Min, Max, Any, All and the arg operations are made independent of the order
+// by their rules (canonical NaN, -0 < +0, first index among ties). Float sums and
+// products follow one fixed tree per output that depends only on k (the number of
+// elements reduced), never on the number of workers: NumPy's pairwise summation
+// (pairwise_sum in numpy/_core/src/umath/loops_utils.h.src; Higham, "The accuracy of
+// floating point summation", SIAM J. Sci. Comput. 14(4), 1993): fewer than 8 elements
+// are added in order; up to 128 elements go to 8 interleaved accumulators that are
+// then added as ((a0+a1)+(a2+a3))+((a4+a5)+(a6+a7)), followed by the leftover
+// elements in order; longer runs split at n2 = n/2 rounded down to a multiple of 8 and
+// add the two halves' results. The error is O(log2(k)·ε) times the sum of magnitudes.
+// Workers only ever evaluate whole subtrees of that tree (outputs, tiles of outputs, or
+// the top levels of one output's tree), so the result is bitwise the same for any
+// number of workers; it does depend on the memory layout, because reduced dims are read
+// in the order the layout collapses them to.
+
+// redChunk is the number of elements materialized at once.
+const redChunk = 1024
+
+// redTile is the number of outputs a column-order worker accumulates at once.
+const redTile = 256
+
+// redGrain is the least work (elements) worth a goroutine.
+const redGrain = 1 << 15
+
+type redMem struct {
+	full []byte
+	off  int // byte offset of element 0 in full
+}
+
+type redArgs struct {
+	out, idx  []byte // from element 0; nil when not stored
+	m, k      int
+	ins       []redMem
+	kept, red []int
+	kst, rst  [][]int
+	count     int
+	params    []expr.Scalar
+	workers   int
+}
+
+// CPU returns the reduction as a Go function for the CPU backend (the parameters are
+// Reduce's).
+func (r *Reduce) CPU() (func(*cpu.Launch) error, error) {
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	if r.GPU.Partial || r.Pre == PrePartial {
+		return nil, fmt.Errorf("kernel: partial reductions are a GPU strategy")
+	}
+	var prog *expr.Program
+	if r.Pre == PreExpr {
+		var err error
+		if prog, err = r.Map.Compile(); err != nil {
+			return nil, err
+		}
+	}
+	return func(l *cpu.Launch) error {
+		if len(l.Args) != r.numParams() {
+			return fmt.Errorf("kernel: %s: %d arguments, want %d: %w", r.Key(), len(l.Args), r.numParams(), backend.ErrInvalidValue)
+		}
+		a, err := r.decode(l)
+		if err != nil {
+			return err
+		}
+		a.workers = l.Workers()
+		return r.run(a, prog)
+	}, nil
+}
+
+// decode reads the launch's arguments and checks every access against the memory.
+func (r *Reduce) decode(l *cpu.Launch) (*redArgs, error) {
+	a := &redArgs{}
+	i := 0
+	next := func() int { i++; return i - 1 }
+	mem := func(j int) []byte {
+		if l.Args[j].Kind == backend.ArgPtr && l.Args[j].Val == 0 {
+			return nil
+		}
+		return l.Mem(j)
+	}
+	a.out = mem(next())
+	if r.Op.IsArg() {
+		a.idx = mem(next())
+	}
+	a.m = int(l.Uint64(next()))
+	a.k = int(l.Uint64(next()))
+	inArgs := make([]int, len(r.Ins))
+	for j := range r.Ins {
+		inArgs[j] = next()
+	}
+	idxArg := -1
+	if r.Op.IsArg() && r.Pre == PrePartial {
+		idxArg = next()
+	}
+	a.kept = make([]int, r.KeptRank)
+	for d := range a.kept {
+		a.kept[d] = int(l.Uint64(next()))
+	}
+	a.red = make([]int, r.RedRank)
+	for d := range a.red {
+		a.red[d] = int(l.Uint64(next()))
+	}
+	a.kst = make([][]int, len(r.Ins))
+	a.rst = make([][]int, len(r.Ins))
+	for j := range r.Ins {
+		a.kst[j] = make([]int, r.KeptRank)
+		for d := range a.kst[j] {
+			a.kst[j][d] = int(l.Int64(next()))
+		}
+	}
+	for j := range r.Ins {
+		a.rst[j] = make([]int, r.RedRank)
+		for d := range a.rst[j] {
+			a.rst[j][d] = int(l.Int64(next()))
+		}
+	}
+	if r.Mean {
+		a.count = int(l.Uint64(next()))
+	}
+	if r.Map != nil {
+		for _, p := range r.Map.Params {
+			for len(a.params) < p.Index {
+				a.params = append(a.params, expr.Scalar{})
+			}
+			a.params = append(a.params, expr.ScalarFromBits(p.DType, l.Args[next()].Val))
+		}
+	}
+	_ = idxArg
+	if redProd(a.kept) != a.m || redProd(a.red) != a.k {
+		return nil, fmt.Errorf("kernel: reduction of %d outputs over %d with shapes %v, %v: %w", a.m, a.k, a.kept, a.red, backend.ErrInvalidValue)
+	}
+	if a.m == 0 {
+		return a, nil
+	}
+	fault := func(what string) error {
+		return fmt.Errorf("kernel: illegal address: %s outside its allocation: %w", what, backend.ErrLaunchFailed)
+	}
+	if a.out != nil && len(a.out) < a.m*r.Acc.Size() {
+		return nil, fault("the output")
+	}
+	if r.Op.IsArg() && (a.idx == nil || len(a.idx) < a.m*8) {
+		return nil, fault("the indices")
+	}
+	if !r.Op.IsArg() && a.out == nil {
+		return nil, fault("the output")
+	}
+	a.ins = make([]redMem, len(r.Ins))
+	for j, t := range r.Ins {
+		full, off := l.MemAt(inArgs[j])
+		a.ins[j] = redMem{full, off}
+		if a.k == 0 {
+			continue
+		}
+		if r.Pre == PreExpr && !redExprReads(r.Map, j) {
+			continue
+		}
+		lo, hi := reduceExtent(a.kept, a.red, a.kst[j], a.rst[j])
+		sz := t.Size()
+		if off+lo*sz < 0 || off+(hi+1)*sz > len(full) {
+			return nil, fault(fmt.Sprintf("operand %d elements [%d, %d]", j, lo, hi))
+		}
+		if off%sz != 0 {
+			return nil, fmt.Errorf("kernel: operand %d is misaligned: %w", j, backend.ErrLaunchFailed)
+		}
+	}
+	return a, nil
+}
+
+func redExprReads(e *expr.Expr, slot int) bool {
+	for _, s := range e.Inputs {
+		if s.Index == slot {
+			return true
+		}
+	}
+	return false
+}
+
+// redNum is the set of Go types the CPU reduction computes on (bools are uint8 0/1).
+type redNum interface {
+	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~float32 | ~float64
+}
+
+// run computes the reduction.
+func (r *Reduce) run(a *redArgs, prog *expr.Program) error {
+	if a.m == 0 {
+		return nil
+	}
+	if a.k == 0 && (r.Op == RedMin || r.Op == RedMax || r.Op.IsArg()) {
+		return fmt.Errorf("kernel: %v over no elements: %w", r.Op, backend.ErrLaunchFailed)
+	}
+	switch r.Acc {
+	case dtype.Bool, dtype.Uint8:
+		return redRun[uint8](r, a, prog)
+	case dtype.Int8:
+		return redRun[int8](r, a, prog)
+	case dtype.Int16:
+		return redRun[int16](r, a, prog)
+	case dtype.Int32:
+		return redRun[int32](r, a, prog)
+	case dtype.Int64:
+		return redRun[int64](r, a, prog)
+	case dtype.Uint16:
+		return redRun[uint16](r, a, prog)
+	case dtype.Uint32:
+		return redRun[uint32](r, a, prog)
+	case dtype.Uint64:
+		return redRun[uint64](r, a, prog)
+	case dtype.Float32:
+		return redRun[float32](r, a, prog)
+	case dtype.Float64:
+		return redRun[float64](r, a, prog)
+	}
+	return fmt.Errorf("kernel: reduction into %v", r.Acc)
+}
+
+// redSource produces the values a reduction combines, as A.
+type redSource[A redNum] struct {
+	// fill writes the values of output o at positions r0, r0+1, ... into dst.
+	fill func(dst []A, o, r0 int, sc *redScratch)
+	// direct returns the values of output o at positions r0..r0+n-1 without copying,
+	// when the operand can be read in place (nil if never).
+	direct func(o, r0, n int) []A
+	// fillCol writes the values at position r of outputs o0, o0+1, ... into dst: the
+	// outputs share all kept indices but the innermost (column order only).
+	fillCol func(dst []A, o0, r int, sc *redScratch)
+	// directCol is direct for fillCol.
+	directCol func(o0, r, n int) []A
+	// colOK reports that column order is possible: the innermost kept dim has stride 1
+	// in every operand.
+	colOK bool
+}
+
+// redScratch is one worker's scratch memory.
+type redScratch struct {
+	offs  []int
+	bytes [][]byte
+	vals  []byte
+	vecs  [][]byte
+}
+
+func (sc *redScratch) offsets(n int) []int {
+	if cap(sc.offs) < n {
+		sc.offs = make([]int, max(n, redChunk))
+	}
+	return sc.offs[:n]
+}
+
+func redScratchOf[A redNum](buf *[]byte, n int) []A {
+	var z A
+	sz := int(unsafe.Sizeof(z))
+	if cap(*buf) < n*sz+8 {
+		*buf = make([]byte, max(n, redChunk)*sz+8)
+	}
+	b := *buf
+	// align for A (make's memory is 8-aligned; keep it so)
+	return unsafe.Slice((*A)(unsafe.Pointer(unsafe.SliceData(b))), n)
+}
+
+// redLayout is the address arithmetic of one operand.
+type redLayout struct {
+	kept, red []int
+	kst, rst  []int
+	base      int // element index of element 0 in the operand's typed view
+}
+
+// baseOf returns the element index of output o's first element (position 0).
+func (l *redLayout) baseOf(o int) int {
+	off := l.base
+	for d := len(l.kept) - 1; d >= 0; d-- {
+		n := l.kept[d]
+		off += (o % n) * l.kst[d]
+		o /= n
+	}
+	return off
+}
+
+// contigRed reports whether positions are consecutive elements.
+func (l *redLayout) contigRed() bool {
+	return len(l.red) == 0 || len(l.red) == 1 && l.rst[0] == 1
+}
+
+// redOffset returns the element offset of position r.
+func (l *redLayout) redOffset(r int) int {
+	off := 0
+	for d := len(l.red) - 1; d >= 0; d-- {
+		n := l.red[d]
+		off += (r % n) * l.rst[d]
+		r /= n
+	}
+	return off
+}
+
+// fillOffsets writes the element indices of positions r0, r0+1, ... of the output
+// whose first element is at base.
+func (l *redLayout) fillOffsets(offs []int, base, r0 int) {
+	if l.contigRed() {
+		st := 0
+		if len(l.red) == 1 {
+			st = l.rst[0]
+		}
+		for i := range offs {
+			offs[i] = base + (r0+i)*st
+		}
+		return
+	}
+	offsets(l.red, l.rst, r0, len(offs), func(j, off int) { offs[j] = base + off })
+}
+
+func redView[T redNum](m redMem) ([]T, int) {
+	var z T
+	sz := int(unsafe.Sizeof(z))
+	if len(m.full) < sz {
+		return nil, 0
+	}
+	return cpu.Slice[T](m.full), m.off / sz
+}
+
+// redConvSource reads operand 0 of type T and converts it to A (or maps it to 0/1 when
+// nonzero is set).
+func redConvSource[T, A redNum](a *redArgs, toBool bool) *redSource[A] {
+	view, base := redView[T](a.ins[0])
+	l := &redLayout{kept: a.kept, red: a.red, kst: a.kst[0], rst: a.rst[0], base: base}
+	s := &redSource[A]{}
+	s.fill = func(dst []A, o, r0 int, sc *redScratch) {
+		b := l.baseOf(o)
+		if l.contigRed() && len(l.red) == 1 {
+			redConvert(dst, view[b+r0:b+r0+len(dst)], toBool)
+			return
+		}
+		offs := sc.offsets(len(dst))
+		l.fillOffsets(offs, b, r0)
+		if toBool {
+			for i, off := range offs {
+				dst[i] = redB2N[A](view[off] != 0)
+			}
+			return
+		}
+		for i, off := range offs {
+			dst[i] = A(view[off])
+		}
+	}
+	same := redSameType[T, A]() && !toBool
+	if same && l.contigRed() && len(l.red) == 1 {
+		s.direct = func(o, r0, n int) []A {
+			b := l.baseOf(o)
+			v := view[b+r0 : b+r0+n]
+			return unsafe.Slice((*A)(unsafe.Pointer(unsafe.SliceData(v))), n)
+		}
+	}
+	if len(a.kept) > 0 && a.kst[0][len(a.kept)-1] == 1 {
+		s.colOK = true
+		s.fillCol = func(dst []A, o0, r int, sc *redScratch) {
+			b := l.baseOf(o0) + l.redOffset(r)
+			redConvert(dst, view[b:b+len(dst)], toBool)
+		}
+		if same {
+			s.directCol = func(o0, r, n int) []A {
+				b := l.baseOf(o0) + l.redOffset(r)
+				v := view[b : b+n]
+				return unsafe.Slice((*A)(unsafe.Pointer(unsafe.SliceData(v))), n)
+			}
+		}
+	}
+	return s
+}
+
+func redSameType[T, A redNum]() bool {
+	var t T
+	_, ok := any(t).(A)
+	return ok
+}
+
+func redB2N[A redNum](b bool) A {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func redConvert[T, A redNum](dst []A, src []T, toBool bool) {
+	src = src[:len(dst)]
+	if toBool {
+		for i, v := range src {
+			dst[i] = redB2N[A](v != 0)
+		}
+		return
+	}
+	for i, v := range src {
+		dst[i] = A(v)
+	}
+}
+
+// redExprSource evaluates the map over gathered operands.
+func redExprSource[A redNum](r *Reduce, a *redArgs, prog *expr.Program) *redSource[A] {
+	type opnd struct {
+		l    *redLayout
+		sz   int
+		read bool
+	}
+	ops := make([]opnd, len(r.Ins))
+	colOK := len(a.kept) > 0
+	for j, t := range r.Ins {
+		sz := t.Size()
+		ops[j] = opnd{l: &redLayout{kept: a.kept, red: a.red, kst: a.kst[j], rst: a.rst[j], base: a.ins[j].off / sz}, sz: sz, read: redExprReads(r.Map, j)}
+		if ops[j].read && colOK && a.kst[j][len(a.kept)-1] != 1 {
+			colOK = false
+		}
+	}
+	eval := func(dst []A, sc *redScratch, gather func(j int, buf []byte)) {
+		n := len(dst)
+		if len(sc.bytes) < len(ops) {
+			sc.bytes = make([][]byte, len(ops))
+		}
+		ins := make([][]byte, len(ops))
+		for j, op := range ops {
+			if !op.read {
+				continue
+			}
+			if cap(sc.bytes[j]) < n*op.sz {
+				sc.bytes[j] = make([]byte, max(n, redChunk)*op.sz)
+			}
+			ins[j] = sc.bytes[j][:n*op.sz]
+			gather(j, ins[j])
+		}
+		out := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(dst))), n*int(unsafe.Sizeof(dst[0])))
+		if err := prog.EvalBytes(n, out, ins, a.params); err != nil {
+			panic(err) // faults the device: the spec was validated, this is a bug
+		}
+	}
+	s := &redSource[A]{colOK: colOK}
+	s.fill = func(dst []A, o, r0 int, sc *redScratch) {
+		eval(dst, sc, func(j int, buf []byte) {
+			op := ops[j]
+			offs := sc.offsets(len(dst))
+			op.l.fillOffsets(offs, op.l.baseOf(o), r0)
+			redGather(buf, a.ins[j].full, offs, op.sz)
+		})
+	}
+	s.fillCol = func(dst []A, o0, r int, sc *redScratch) {
+		eval(dst, sc, func(j int, buf []byte) {
+			op := ops[j]
+			p := (op.l.baseOf(o0) + op.l.redOffset(r)) * op.sz
+			copy(buf, a.ins[j].full[p:p+len(buf)])
+		})
+	}
+	return s
+}
+
+// redGather copies the elements at element indices offs (of size sz) into dst.
+func redGather(dst, full []byte, offs []int, sz int) {
+	switch sz {
+	case 1:
+		for i, o := range offs {
+			dst[i] = full[o]
+		}
+	case 2:
+		d, s := cpu.Slice[uint16](dst), cpu.Slice[uint16](full)
+		for i, o := range offs {
+			d[i] = s[o]
+		}
+	case 4:
+		d, s := cpu.Slice[uint32](dst), cpu.Slice[uint32](full)
+		for i, o := range offs {
+			d[i] = s[o]
+		}
+	default:
+		d, s := cpu.Slice[uint64](dst), cpu.Slice[uint64](full)
+		for i, o := range offs {
+			d[i] = s[o]
+		}
+	}
+}
+
+// redMakeSource returns the reduction's redSource of values.
+func redMakeSource[A redNum](r *Reduce, a *redArgs, prog *expr.Program) (*redSource[A], error) {
+	if r.Pre == PreExpr {
+		return redExprSource[A](r, a, prog), nil
+	}
+	toBool := r.Pre == PreNonzero || r.Acc == dtype.Bool
+	switch r.Ins[0] {
+	case dtype.Bool, dtype.Uint8:
+		return redConvSource[uint8, A](a, toBool), nil
+	case dtype.Int8:
+		return redConvSource[int8, A](a, toBool), nil
+	case dtype.Int16:
+		return redConvSource[int16, A](a, toBool), nil
+	case dtype.Int32:
+		return redConvSource[int32, A](a, toBool), nil
+	case dtype.Int64:
+		return redConvSource[int64, A](a, toBool), nil
+	case dtype.Uint16:
+		return redConvSource[uint16, A](a, toBool), nil
+	case dtype.Uint32:
+		return redConvSource[uint32, A](a, toBool), nil
+	case dtype.Uint64:
+		return redConvSource[uint64, A](a, toBool), nil
+	case dtype.Float32:
+		return redConvSource[float32, A](a, toBool), nil
+	case dtype.Float64:
+		return redConvSource[float64, A](a, toBool), nil
+	}
+	return nil, fmt.Errorf("kernel: reduction of %v", r.Ins[0])
+}
+
+// redIsFloat reports whether A is a float type.
+func redIsFloat[A redNum]() bool {
+	var z A
+	switch any(z).(type) {
+	case float32, float64:
+		return true
+	}
+	return false
+}
+
+// ops on A.
+
+func redCanonNaN[A redNum]() A {
+	var z A
+	switch p := any(&z).(type) {
+	case *float32:
+		*p = math.Float32frombits(0x7fffffff)
+	case *float64:
+		*p = math.Float64frombits(0x7fffffffffffffff)
+	}
+	return z
+}
+
+// redOrBits returns the value whose bits are a's | b's (for equal floats: keeps a sign).
+func redOrBits[A redNum](a, b A) A {
+	switch x := any(a).(type) {
+	case float32:
+		return A(math.Float32frombits(math.Float32bits(x) | math.Float32bits(float32(b))))
+	case float64:
+		return A(math.Float64frombits(math.Float64bits(x) | math.Float64bits(float64(b))))
+	}
+	return a
+}
+
+func redAndBits[A redNum](a, b A) A {
+	switch x := any(a).(type) {
+	case float32:
+		return A(math.Float32frombits(math.Float32bits(x) & math.Float32bits(float32(b))))
+	case float64:
+		return A(math.Float64frombits(math.Float64bits(x) & math.Float64bits(float64(b))))
+	}
+	return a
+}
+
+// redIdentity returns the redIdentity of op in A (for min/max: the extreme values).
+func redIdentity[A redNum](op ReduceOp) A {
+	var z A
+	switch op {
+	case RedSum, RedAny:
+		return 0
+	case RedProd, RedAll:
+		return 1
+	case RedMin, RedArgMin:
+		return redMaxOf[A]()
+	case RedMax, RedArgMax:
+		return redMinOf[A]()
+	}
+	return z
+}
+
+func redMaxOf[A redNum]() A {
+	var z A
+	switch p := any(&z).(type) {
+	case *float32:
+		*p = float32(math.Inf(1))
+	case *float64:
+		*p = math.Inf(1)
+	case *int8:
+		*p = math.MaxInt8
+	case *int16:
+		*p = math.MaxInt16
+	case *int32:
+		*p = math.MaxInt32
+	case *int64:
+		*p = math.MaxInt64
+	case *uint8:
+		*p = math.MaxUint8
+	case *uint16:
+		*p = math.MaxUint16
+	case *uint32:
+		*p = math.MaxUint32
+	case *uint64:
+		*p = math.MaxUint64
+	}
+	return z
+}
+
+func redMinOf[A redNum]() A {
+	var z A
+	switch p := any(&z).(type) {
+	case *float32:
+		*p = float32(math.Inf(-1))
+	case *float64:
+		*p = math.Inf(-1)
+	case *int8:
+		*p = math.MinInt8
+	case *int16:
+		*p = math.MinInt16
+	case *int32:
+		*p = math.MinInt32
+	case *int64:
+		*p = math.MinInt64
+	}
+	return z
+}
+
+// redMinMax combines a and b by RedMin or RedMax's rules (NaN aside: callers track NaN).
+func redMinMax[A redNum](isMin bool, a, b A) A {
+	if isMin {
+		if b < a {
+			return b
+		}
+		if b == a {
+			return redOrBits(a, b)
+		}
+		return a
+	}
+	if b > a {
+		return b
+	}
+	if b == a {
+		return redAndBits(a, b)
+	}
+	return a
+}
+
+// redArgBetter reports whether (a, ia) comes before (b, ib) for argmin (isMin) or argmax:
+// NaN first, then the least (greatest) value, then the least index.
+func redArgBetter[A redNum](isMin bool, a A, ia int64, b A, ib int64) bool {
+	an, bn := a != a, b != b
+	switch {
+	case an && bn:
+		return ia < ib
+	case an:
+		return true
+	case bn:
+		return false
+	case a == b:
+		return ia < ib
+	case isMin:
+		return a < b
+	}
+	return a > b
+}
+
+// redAcc is a running reduction of one output.
+type redAcc[A redNum] struct {
+	v   A
+	nan bool
+	i   int64 // arg operations: the index of v (-1: none yet)
+}
+
+func newRedAcc[A redNum](op ReduceOp) redAcc[A] {
+	return redAcc[A]{v: redIdentity[A](op), i: -1}
+}
+
+// redFold folds values x (positions r0, r0+1, ...) into acc for the operations
+// whose result doesn't depend on the order (integer sums and products, min, max, any,
+// all, argmin, argmax).
+func redFold[A redNum](op ReduceOp, acc *redAcc[A], x []A, r0 int) {
+	switch op {
+	case RedSum:
+		s := acc.v
+		for _, v := range x {
+			s += v
+		}
+		acc.v = s
+	case RedProd:
+		p := acc.v
+		for _, v := range x {
+			p *= v
+		}
+		acc.v = p
+	case RedMin, RedMax:
+		isMin := op == RedMin
+		m := acc.v
+		nan := acc.nan
+		if redIsFloat[A]() {
+			for _, v := range x {
+				if v != v {
+					nan = true
+				}
+				m = redMinMax(isMin, m, v)
+			}
+		} else if isMin {
+			for _, v := range x {
+				m = min(m, v)
+			}
+		} else {
+			for _, v := range x {
+				m = max(m, v)
+			}
+		}
+		acc.v, acc.nan = m, nan
+	case RedAny:
+		if acc.v != 0 {
+			return
+		}
+		for _, v := range x {
+			if v != 0 {
+				acc.v = 1
+				return
+			}
+		}
+	case RedAll:
+		if acc.v == 0 {
+			return
+		}
+		for _, v := range x {
+			if v == 0 {
+				acc.v = 0
+				return
+			}
+		}
+	case RedArgMin, RedArgMax:
+		isMin := op == RedArgMin
+		if acc.nan {
+			return
+		}
+		b, bi := acc.v, acc.i
+		for j, v := range x {
+			if v != v {
+				acc.v, acc.i, acc.nan = v, int64(r0+j), true
+				return
+			}
+			if bi < 0 || isMin && v < b || !isMin && v > b {
+				b, bi = v, int64(r0+j)
+			}
+		}
+		acc.v, acc.i = b, bi
+	}
+}
+
+// merge combines acc with b, an accumulator of positions after acc's.
+func (acc *redAcc[A]) merge(op ReduceOp, b redAcc[A]) {
+	switch op {
+	case RedSum:
+		acc.v += b.v
+	case RedProd:
+		acc.v *= b.v
+	case RedMin, RedMax:
+		acc.v = redMinMax(op == RedMin, acc.v, b.v)
+		acc.nan = acc.nan || b.nan
+	case RedAny:
+		if b.v != 0 {
+			acc.v = 1
+		}
+	case RedAll:
+		if b.v == 0 {
+			acc.v = 0
+		}
+	case RedArgMin, RedArgMax:
+		if b.i >= 0 && (acc.i < 0 || redArgBetter(op == RedArgMin, b.v, b.i, acc.v, acc.i)) {
+			*acc = b
+		}
+	}
+}
+
+func (acc *redAcc[A]) result(op ReduceOp) A {
+	if (op == RedMin || op == RedMax) && acc.nan {
+		return redCanonNaN[A]()
+	}
+	return acc.v
+}
+
+// redPairwise returns the sum (product) of x by NumPy's pairwise rule.
+func redPairwise[A redNum](prod bool, x []A) A {
+	n := len(x)
+	switch {
+	case n == 0:
+		if prod {
+			return 1
+		}
+		return 0
+	case n < 8:
+		s := x[0]
+		if prod {
+			for _, v := range x[1:] {
+				s *= v
+			}
+			return s
+		}
+		for _, v := range x[1:] {
+			s += v
+		}
+		return s
+	case n <= 128:
+		var a [8]A
+		copy(a[:], x[:8])
+		i := 8
+		if prod {
+			for ; i < n-n%8; i += 8 {
+				y := x[i : i+8 : i+8]
+				a[0] *= y[0]
+				a[1] *= y[1]
+				a[2] *= y[2]
+				a[3] *= y[3]
+				a[4] *= y[4]
+				a[5] *= y[5]
+				a[6] *= y[6]
+				a[7] *= y[7]
+			}
+			s := ((a[0] * a[1]) * (a[2] * a[3])) * ((a[4] * a[5]) * (a[6] * a[7]))
+			for ; i < n; i++ {
+				s *= x[i]
+			}
+			return s
+		}
+		for ; i < n-n%8; i += 8 {
+			y := x[i : i+8 : i+8]
+			a[0] += y[0]
+			a[1] += y[1]
+			a[2] += y[2]
+			a[3] += y[3]
+			a[4] += y[4]
+			a[5] += y[5]
+			a[6] += y[6]
+			a[7] += y[7]
+		}
+		s := ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]))
+		for ; i < n; i++ {
+			s += x[i]
+		}
+		return s
+	}
+	n2 := n / 2
+	n2 -= n2 % 8
+	a, b := redPairwise(prod, x[:n2]), redPairwise(prod, x[n2:])
+	if prod {
+		return a * b
+	}
+	return a + b
+}
+
+// redSplit returns where the pairwise rule splits n elements (n > 128).
+func redSplit(n int) int {
+	n2 := n / 2
+	return n2 - n2%8
+}
+
+// redRows reduces outputs one at a time.
+type redRows[A redNum] struct {
+	op       ReduceOp
+	pairwise bool // float sum or product
+	src      *redSource[A]
+	k        int
+}
+
+// values returns output o's values at positions [lo, lo+n), n <= redChunk.
+func (rr *redRows[A]) values(o, lo, n int, sc *redScratch) []A {
+	if rr.src.direct != nil {
+		return rr.src.direct(o, lo, n)
+	}
+	buf := redScratchOf[A](&sc.vals, n)
+	rr.src.fill(buf, o, lo, sc)
+	return buf
+}
+
+// tree returns the pairwise sum (product) of output o's values at [lo, hi), running
+// the top levels on up to par goroutines.
+func (rr *redRows[A]) tree(o, lo, hi, par int, sc *redScratch) A {
+	prod := rr.op == RedProd
+	n := hi - lo
+	if n <= redChunk || n <= 128 {
+		return redPairwise(prod, rr.values(o, lo, n, sc))
+	}
+	mid := lo + redSplit(n)
+	var a, b A
+	if par > 1 && n >= 2*redGrain {
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a = rr.tree(o, lo, mid, par/2, &redScratch{})
+		}()
+		b = rr.tree(o, mid, hi, par-par/2, sc)
+		wg.Wait()
+	} else {
+		a = rr.tree(o, lo, mid, 1, sc)
+		b = rr.tree(o, mid, hi, 1, sc)
+	}
+	if prod {
+		return a * b
+	}
+	return a + b
+}
+
+// fold folds output o's values at [lo, hi) in chunks (order-free operations).
+func (rr *redRows[A]) fold(o, lo, hi int, sc *redScratch) redAcc[A] {
+	acc := newRedAcc[A](rr.op)
+	for r := lo; r < hi; r += redChunk {
+		n := min(redChunk, hi-r)
+		redFold(rr.op, &acc, rr.values(o, r, n, sc), r)
+		if rr.op == RedAny && acc.v != 0 || rr.op == RedAll && acc.v == 0 || rr.op.IsArg() && acc.nan {
+			break
+		}
+	}
+	return acc
+}
+
+// reduce returns output o's result, using up to par goroutines.
+func (rr *redRows[A]) reduce(o, par int, sc *redScratch) redAcc[A] {
+	if rr.pairwise {
+		return redAcc[A]{v: rr.tree(o, 0, rr.k, par, sc)}
+	}
+	if par <= 1 || rr.k < 2*redGrain {
+		return rr.fold(o, 0, rr.k, sc)
+	}
+	parts := min(par, rr.k/redGrain)
+	accs := make([]redAcc[A], parts)
+	step := (rr.k + parts - 1) / parts
+	cpu.Parallel(parts, parts, 1, func(lo, hi int) {
+		sc := &redScratch{}
+		for p := lo; p < hi; p++ {
+			accs[p] = rr.fold(o, p*step, min(rr.k, (p+1)*step), sc)
+		}
+	})
+	acc := accs[0]
+	for _, b := range accs[1:] {
+		acc.merge(rr.op, b)
+	}
+	return acc
+}
+
+// redCols reduces tiles of up to redTile outputs that differ only in their
+// innermost kept index, a row of values at a time.
+type redCols[A redNum] struct {
+	op       ReduceOp
+	pairwise bool
+	src      *redSource[A]
+	k        int
+}
+
+func (cr *redCols[A]) row(o0, r, w int, buf []A, sc *redScratch) []A {
+	if cr.src.directCol != nil {
+		return cr.src.directCol(o0, r, w)
+	}
+	cr.src.fillCol(buf[:w], o0, r, sc)
+	return buf[:w]
+}
+
+// redColScratch holds a worker's vectors for column order.
+type redColScratch[A redNum] struct {
+	sc    redScratch
+	row   []A
+	acc8  [8][]A
+	level [][]A
+}
+
+func newRedColScratch[A redNum](w int) *redColScratch[A] {
+	cs := &redColScratch[A]{row: make([]A, w)}
+	for i := range cs.acc8 {
+		cs.acc8[i] = make([]A, w)
+	}
+	return cs
+}
+
+func (cs *redColScratch[A]) levelVec(d, w int) []A {
+	for len(cs.level) <= d {
+		cs.level = append(cs.level, make([]A, w))
+	}
+	return cs.level[d][:w]
+}
+
+// tree writes the pairwise sum (product) of rows [lo, hi) of the tile at o0 into dst,
+// with NumPy's rule applied to each column (the same tree as redRows.tree).
+func (cr *redCols[A]) tree(o0, w, lo, hi, depth, par int, dst []A, cs *redColScratch[A]) {
+	prod := cr.op == RedProd
+	n := hi - lo
+	switch {
+	case n == 0:
+		v := redIdentity[A](cr.op)
+		for i := range dst {
+			dst[i] = v
+		}
+	case n < 8:
+		copy(dst, cr.row(o0, lo, w, cs.row, &cs.sc))
+		for r := lo + 1; r < hi; r++ {
+			x := cr.row(o0, r, w, cs.row, &cs.sc)
+			if prod {
+				for i := range dst {
+					dst[i] *= x[i]
+				}
+			} else {
+				for i := range dst {
+					dst[i] += x[i]
+				}
+			}
+		}
+	case n <= 128:
+		a := &cs.acc8
+		for j := 0; j < 8; j++ {
+			copy(a[j][:w], cr.row(o0, lo+j, w, cs.row, &cs.sc))
+		}
+		i := 8
+		for ; i < n-n%8; i += 8 {
+			for j := 0; j < 8; j++ {
+				x := cr.row(o0, lo+i+j, w, cs.row, &cs.sc)
+				aj := a[j][:w]
+				if prod {
+					for c := range aj {
+						aj[c] *= x[c]
+					}
+				} else {
+					for c := range aj {
+						aj[c] += x[c]
+					}
+				}
+			}
+		}
+		for c := range dst {
+			if prod {
+				dst[c] = ((a[0][c] * a[1][c]) * (a[2][c] * a[3][c])) * ((a[4][c] * a[5][c]) * (a[6][c] * a[7][c]))
+			} else {
+				dst[c] = ((a[0][c] + a[1][c]) + (a[2][c] + a[3][c])) + ((a[4][c] + a[5][c]) + (a[6][c] + a[7][c]))
+			}
+		}
+		for ; i < n; i++ {
+			x := cr.row(o0, lo+i, w, cs.row, &cs.sc)
+			if prod {
+				for c := range dst {
+					dst[c] *= x[c]
+				}
+			} else {
+				for c := range dst {
+					dst[c] += x[c]
+				}
+			}
+		}
+	default:
+		mid := lo + redSplit(n)
+		tmp := cs.levelVec(depth, w)
+		if par > 1 && n >= 2*redGrain/max(1, w) {
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				cr.tree(o0, w, lo, mid, depth+1, par/2, dst, newRedColScratch[A](w))
+			}()
+			cr.tree(o0, w, mid, hi, depth+1, par-par/2, tmp, cs)
+			wg.Wait()
+		} else {
+			cr.tree(o0, w, lo, mid, depth+1, 1, dst, cs)
+			cr.tree(o0, w, mid, hi, depth+1, 1, tmp, cs)
+		}
+		if prod {
+			for c := range dst {
+				dst[c] *= tmp[c]
+			}
+		} else {
+			for c := range dst {
+				dst[c] += tmp[c]
+			}
+		}
+	}
+}
+
+// fold folds rows [lo, hi) of the tile into accs (order-free operations).
+func (cr *redCols[A]) fold(o0, w, lo, hi int, accs []redAcc[A], cs *redColScratch[A]) {
+	op := cr.op
+	isMin := op == RedMin || op == RedArgMin
+	fl := redIsFloat[A]()
+	for r := lo; r < hi; r++ {
+		x := cr.row(o0, r, w, cs.row, &cs.sc)
+		switch op {
+		case RedSum:
+			for c := range x {
+				accs[c].v += x[c]
+			}
+		case RedProd:
+			for c := range x {
+				accs[c].v *= x[c]
+			}
+		case RedMin, RedMax:
+			for c, v := range x {
+				if fl && v != v {
+					accs[c].nan = true
+				}
+				accs[c].v = redMinMax(isMin, accs[c].v, v)
+			}
+		case RedAny:
+			for c, v := range x {
+				if v != 0 {
+					accs[c].v = 1
+				}
+			}
+		case RedAll:
+			for c, v := range x {
+				if v == 0 {
+					accs[c].v = 0
+				}
+			}
+		default: // arg
+			for c, v := range x {
+				a := &accs[c]
+				if a.nan {
+					continue
+				}
+				if v != v {
+					a.v, a.i, a.nan = v, int64(r), true
+				} else if a.i < 0 || isMin && v < a.v || !isMin && v > a.v {
+					a.v, a.i = v, int64(r)
+				}
+			}
+		}
+	}
+}
+
+// tiles lists the column tiles: (first output, width).
+func redColTiles(kept []int, m int) [][2]int {
+	inner := kept[len(kept)-1]
+	var t [][2]int
+	for o := 0; o < m; o += inner {
+		for c := 0; c < inner; c += redTile {
+			t = append(t, [2]int{o + c, min(redTile, inner-c)})
+		}
+	}
+	return t
+}
+
+func redRun[A redNum](r *Reduce, a *redArgs, prog *expr.Program) error {
+	src, err := redMakeSource[A](r, a, prog)
+	if err != nil {
+		return err
+	}
+	op := r.Op
+	pairwise := redIsFloat[A]() && (op == RedSum || op == RedProd)
+	res := make([]redAcc[A], a.m)
+	if a.k == 0 {
+		for o := range res {
+			res[o] = newRedAcc[A](op)
+		}
+	} else if redUseCols(a, src) {
+		redRunCols(op, pairwise, src, a, res)
+	} else {
+		rr := &redRows[A]{op: op, pairwise: pairwise, src: src, k: a.k}
+		if a.m >= a.workers && a.m*a.k >= 2*redGrain || a.m*a.k < 2*redGrain {
+			grain := max(1, redGrain/a.k)
+			cpu.Parallel(a.workers, a.m, grain, func(lo, hi int) {
+				sc := &redScratch{}
+				for o := lo; o < hi; o++ {
+					res[o] = rr.reduce(o, 1, sc)
+				}
+			})
+		} else {
+			sc := &redScratch{}
+			for o := range res {
+				res[o] = rr.reduce(o, a.workers, sc)
+			}
+		}
+	}
+	return redStore(r, a, res)
+}
+
+// redUseCols chooses column order: the innermost kept dim is contiguous in every operand
+// while the reduced elements are not, and it is wide enough to be worth it.
+func redUseCols[A redNum](a *redArgs, src *redSource[A]) bool {
+	if !src.colOK || len(a.kept) == 0 || a.kept[len(a.kept)-1] < 4 {
+		return false
+	}
+	for j := range a.rst {
+		if len(a.red) == 1 && a.rst[j][0] == 1 {
+			return false
+		}
+	}
+	return true
+}
+
+func redRunCols[A redNum](op ReduceOp, pairwise bool, src *redSource[A], a *redArgs, res []redAcc[A]) {
+	cr := &redCols[A]{op: op, pairwise: pairwise, src: src, k: a.k}
+	tiles := redColTiles(a.kept, a.m)
+	par := 1
+	if len(tiles) < a.workers && a.m*a.k >= 2*redGrain {
+		par = a.workers
+	}
+	grain := max(1, redGrain/(redTile*a.k))
+	cpu.Parallel(a.workers, len(tiles), grain, func(lo, hi int) {
+		cs := newRedColScratch[A](redTile)
+		dst := make([]A, redTile)
+		for _, t := range tiles[lo:hi] {
+			o0, w := t[0], t[1]
+			out := res[o0 : o0+w]
+			if pairwise {
+				cr.tree(o0, w, 0, a.k, 0, par, dst[:w], cs)
+				for c := range out {
+					out[c] = redAcc[A]{v: dst[c]}
+				}
+				continue
+			}
+			for c := range out {
+				out[c] = newRedAcc[A](op)
+			}
+			if par <= 1 {
+				cr.fold(o0, w, 0, a.k, out, cs)
+				continue
+			}
+			parts := min(par, max(1, a.k*w/redGrain))
+			step := (a.k + parts - 1) / parts
+			accs := make([][]redAcc[A], parts)
+			cpu.Parallel(parts, parts, 1, func(plo, phi int) {
+				cs := newRedColScratch[A](w)
+				for p := plo; p < phi; p++ {
+					accs[p] = make([]redAcc[A], w)
+					for c := range accs[p] {
+						accs[p][c] = newRedAcc[A](op)
+					}
+					cr.fold(o0, w, p*step, min(a.k, (p+1)*step), accs[p], cs)
+				}
+			})
+			for p := range accs {
+				for c := range out {
+					out[c].merge(op, accs[p][c])
+				}
+			}
+		}
+	})
+}
+
+// redStore writes the results (divided by count for Mean) to the output.
+func redStore[A redNum](r *Reduce, a *redArgs, res []redAcc[A]) error {
+	if r.Op.IsArg() {
+		idx := cpu.Slice[int64](a.idx)
+		for o, acc := range res {
+			idx[o] = acc.i
+		}
+		if a.out == nil {
+			return nil
+		}
+	}
+	out := cpu.Slice[A](a.out)
+	for o, acc := range res {
+		v := acc.result(r.Op)
+		if r.Mean {
+			v /= A(a.count)
+		}
+		out[o] = v
+	}
+	return nil
+}

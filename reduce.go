@@ -1,0 +1,753 @@
+package gpu
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/go-gpu/gpu/dtype"
+	"github.com/go-gpu/gpu/expr"
+	"github.com/go-gpu/gpu/internal/kernel"
+)
+
+// Reductions: Sum, Prod, Min, Max, Any, All, Count, Mean, MapReduce, ArgMin, ArgMax,
+// FindMin and FindMax, over all elements or any set of axes (NumPy's names and
+// semantics; Julia's findmin and findmax).
+//
+// Axes. With no option a reduction covers every element and returns a 0-d array (use
+// At(ctx) for its value). Axes(1), Axes(0, -1) reduce over the given axes (negative
+// axes count from the end; a repeated or out-of-range axis is an error); Axes() with no
+// axes reduces over none, as NumPy's axis=(). KeepDims() keeps the reduced axes with
+// size 1, so the result broadcasts against the input.
+//
+// Result types. Go's generics fix the result type statically, while NumPy derives it from
+// the input's; so the reductions whose NumPy result type differs from the input's take it
+// as their first type parameter, with the meaning of NumPy's dtype= argument: R is the
+// type elements are converted to and accumulated in, and the result's type.
+// gpu.Sum[int64](s, a) of an int32 array is numpy.sum(a) (NumPy's default, AccumType
+// gives it for any T); gpu.Sum[float64](s, x) of a float32 array is numpy.sum(x,
+// dtype=float64). The other type parameter is inferred from the array. Converting floats
+// to integer accumulators is refused (write the conversion in a MapReduce expression
+// instead); bool accumulators are refused for sums and products. Min, Max, ArgMin,
+// ArgMax, FindMin and FindMax keep the element type; Any and All give bool, Count int64;
+// Mean[R] takes a float R (float64 is NumPy's choice for integer inputs, T for float
+// inputs).
+//
+// Semantics. The sum of no elements is 0 and their product 1 (Any: false, All: true,
+// Mean: NaN); Min, Max, ArgMin, ArgMax, FindMin and FindMax of no elements (an empty
+// array, or an empty reduced axis with a non-empty result) are errors wrapping
+// ErrInvalidValue. Min and Max propagate NaN (the result is the canonical NaN) and order
+// -0 below +0. ArgMin and ArgMax return the index of the first NaN if there is one, else
+// the first index among equal extreme values; indices are int64 (flat row-major indices
+// over all elements, or positions along the one reduced axis). Integer sums and
+// products wrap as in Go.
+//
+// Accuracy. Float sums and products use tree (pairwise) order on every backend, never one
+// sequential accumulator: the error bound grows with log2(n), not n (Higham, "The
+// accuracy of floating point summation", SIAM J. Sci. Comput. 14(4), 1993). The CPU
+// backend follows NumPy's pairwise rule exactly (blocks of 8 interleaved accumulators up
+// to 128 elements, halving above) per output; CUDA threads each keep Unroll×Vec
+// accumulators of a few dozen terms at most (for arrays that fill the GPU) that then
+// combine as a tree (see internal/kernel PlanReduce). The two backends' float sums
+// therefore differ in the last bits; each is deterministic: the same inputs and shapes
+// give bitwise the same result at every call, and the CPU's result doesn't depend on
+// its number of workers. Everything else (integers, Min, Max, Any, All, the arg
+// operations) is exact and identical on both backends.
+//
+// Kernels. One or two launches per reduction (CUDA: a split of long reductions writes
+// partial results that a second launch combines; temporary buffers come from the
+// stream's small-block cache); nothing is ever launched for an empty result. The
+// operations never modify their inputs.
+
+// ReduceOption configures a reduction: Axes, KeepDims.
+type ReduceOption func(*reduceConfig)
+
+type reduceConfig struct {
+	axes     []int
+	axesSet  bool
+	keepDims bool
+}
+
+// Axes reduces over the given axes only (negative axes count from the end). Axes()
+// with no axes reduces over none (numpy's axis=()).
+func Axes(axes ...int) ReduceOption {
+	axes = slices.Clone(axes)
+	return func(c *reduceConfig) { c.axes, c.axesSet = axes, true }
+}
+
+// KeepDims keeps the reduced axes in the result, with size 1 (numpy's keepdims=True).
+func KeepDims() ReduceOption { return func(c *reduceConfig) { c.keepDims = true } }
+
+// Any and All operators of MapReduce (OpSum, OpProd, OpMax and OpMin are the scans'):
+// logical or and and of bool values.
+const (
+	OpAny Op = "a || b"
+	OpAll Op = "a && b"
+)
+
+// reduceOpOf maps MapReduce's operators to the kernels'.
+func reduceOpOf(op Op) (kernel.ReduceOp, error) {
+	switch op {
+	case OpSum:
+		return kernel.RedSum, nil
+	case OpProd:
+		return kernel.RedProd, nil
+	case OpMin:
+		return kernel.RedMin, nil
+	case OpMax:
+		return kernel.RedMax, nil
+	case OpAny:
+		return kernel.RedAny, nil
+	case OpAll:
+		return kernel.RedAll, nil
+	}
+	return 0, fmt.Errorf("gpu: reduction operator %q: only OpSum, OpProd, OpMin, OpMax, OpAny and OpAll reduce: %w", string(op), ErrNotSupported)
+}
+
+// resolveAxes returns the mask of reduced axes of a rank-n array and the result shape.
+func resolveAxes(shape []int, opts []ReduceOption, oneAxis bool) (mask []bool, out []int, err error) {
+	var c reduceConfig
+	for _, o := range opts {
+		o(&c)
+	}
+	n := len(shape)
+	mask = make([]bool, n)
+	if !c.axesSet {
+		for d := range mask {
+			mask[d] = true
+		}
+	} else {
+		if oneAxis && len(c.axes) != 1 {
+			return nil, nil, fmt.Errorf("gpu: axes %v: give one axis or none (all elements): %w", c.axes, ErrInvalidValue)
+		}
+		for _, ax := range c.axes {
+			a := ax
+			if a < 0 {
+				a += n
+			}
+			if a < 0 || a >= n {
+				return nil, nil, fmt.Errorf("gpu: axis %d out of range for a %d-d array: %w", ax, n, ErrInvalidValue)
+			}
+			if mask[a] {
+				return nil, nil, fmt.Errorf("gpu: axis %d repeated in %v: %w", ax, c.axes, ErrInvalidValue)
+			}
+			mask[a] = true
+		}
+	}
+	for d, v := range shape {
+		switch {
+		case !mask[d]:
+			out = append(out, v)
+		case c.keepDims:
+			out = append(out, 1)
+		}
+	}
+	if out == nil {
+		out = []int{}
+	}
+	return mask, out, nil
+}
+
+// redOperand is an operand of a reduction: its layout and its strides over the
+// iteration shape.
+type redOperand struct {
+	h  *header
+	st []int
+}
+
+// redJob is a reduction to run.
+type redJob struct {
+	spec   kernel.Reduce // Op, Pre, Map, Ins, Acc, Mean
+	shape  []int         // iteration shape
+	mask   []bool        // reduced axes
+	ops    []redOperand
+	params []redParam
+}
+
+type redParam struct {
+	t    dtype.DType
+	bits uint64
+}
+
+// run computes the reduction into vals (contiguous, the result's size; nil for the arg
+// operations when only indices are wanted) and idx (arg operations: contiguous int64).
+func (j *redJob) run(s *Stream, vals, idx *header) error {
+	d := s.dev
+	for i, op := range j.ops {
+		if op.h.buf.a.dev != d && op.h.buf.a.dev.info.Backend != d.info.Backend {
+			return fmt.Errorf("gpu: reduction operand %d is on %v, the stream on %v: %w", i, op.h.buf.a.dev, d, ErrInvalidValue)
+		}
+	}
+	strides := make([][]int, len(j.ops))
+	for i, op := range j.ops {
+		strides[i] = op.st
+	}
+	arg := j.spec.Op.IsArg()
+	l := kernel.CollapseReduce(j.shape, strides, j.mask, !arg)
+	m, k := l.M(), l.K()
+	if m == 0 {
+		return nil
+	}
+	if k == 0 && (arg || j.spec.Op == kernel.RedMin || j.spec.Op == kernel.RedMax) {
+		return fmt.Errorf("gpu: %v over an empty axis: %w", j.spec.Op, ErrInvalidValue)
+	}
+	// Outputs that share memory with an operand are written through a temporary.
+	for _, out := range []*header{vals, idx} {
+		if out == nil {
+			continue
+		}
+		for _, op := range j.ops {
+			if op.h.buf.a == out.buf.a {
+				return j.viaTemp(s, vals, idx)
+			}
+		}
+	}
+	if d.info.Backend == "cpu" {
+		sp := j.spec
+		sp.KeptRank, sp.RedRank = len(l.Kept), len(l.Red)
+		return j.launch(s, &sp, l, 1, 1, 1, vals, idx, nil, nil)
+	}
+	aligned := make([]bool, len(j.ops))
+	for i, op := range j.ops {
+		aligned[i] = redPtr(op.h)%16 == 0
+	}
+	passes := kernel.PlanReduce(j.spec, l, aligned, d.info.Multiprocessors)
+	if len(passes) == 1 {
+		p := passes[0]
+		return j.launch(s, p.Spec, p.Layout, p.GridX, p.GridY, p.Block, vals, idx, nil, nil)
+	}
+	p1, p2 := passes[0], passes[1]
+	vb, ib := kernel.ReducePartialBytes(p1.Spec, m, p1.GridY)
+	pv, err := s.Alloc(vb)
+	if err != nil {
+		return err
+	}
+	defer pv.Free()
+	var pi *Buffer
+	if ib > 0 {
+		if pi, err = s.Alloc(ib); err != nil {
+			return err
+		}
+		defer pi.Free()
+	}
+	if err := j.launch(s, p1.Spec, p1.Layout, p1.GridX, p1.GridY, p1.Block, nil, nil, pv, pi); err != nil {
+		return err
+	}
+	return j.launchPartial(s, p2, pv, pi, vals, idx)
+}
+
+// viaTemp computes into fresh arrays and copies them to vals and idx.
+func (j *redJob) viaTemp(s *Stream, vals, idx *header) error {
+	tmp := func(h *header) (*header, error) {
+		if h == nil {
+			return nil, nil
+		}
+		buf, err := s.Alloc(int64(prod(h.shape) * h.dt.Size()))
+		if err != nil {
+			return nil, err
+		}
+		return &header{buf: buf, dt: h.dt, shape: h.shape, strides: rowMajor(h.shape)}, nil
+	}
+	tv, err := tmp(vals)
+	if err != nil {
+		return err
+	}
+	ti, err := tmp(idx)
+	if err != nil {
+		if tv != nil {
+			tv.buf.Free()
+		}
+		return err
+	}
+	for _, t := range []*header{tv, ti} {
+		if t != nil {
+			defer t.buf.Free()
+		}
+	}
+	if err := j.run(s, tv, ti); err != nil {
+		return err
+	}
+	for _, p := range [][2]*header{{vals, tv}, {idx, ti}} {
+		if p[0] != nil {
+			if err := evalIntoHeader(s, p[0], p[1]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// redPtr returns the device address of an array's element 0.
+func redPtr(h *header) uint64 {
+	return h.buf.a.mem.Ptr() + uint64(h.buf.off) + uint64(h.off*h.dt.Size())
+}
+
+// launch enqueues one pass over layout l. The outputs are vals/idx (arrays) or, for a
+// partial pass, the buffers pv/pi.
+func (j *redJob) launch(s *Stream, sp *kernel.Reduce, l kernel.ReduceLayout, gx, gy, block int, vals, idx *header, pv, pi *Buffer) error {
+	fn, err := s.dev.kernel(sp)
+	if err != nil {
+		return err
+	}
+	arg := sp.Op.IsArg()
+	args := make([]any, 0, 16)
+	switch {
+	case pv != nil:
+		args = append(args, Out(pv))
+	case vals != nil:
+		args = append(args, Out(elemView(vals)))
+	default:
+		args = append(args, DevicePtr(0))
+	}
+	if arg {
+		if pi != nil {
+			args = append(args, Out(pi))
+		} else {
+			args = append(args, Out(elemView(idx)))
+		}
+	}
+	args = append(args, uint64(l.M()), uint64(l.K()))
+	for _, op := range j.ops {
+		args = append(args, In(elemView(op.h)))
+	}
+	for _, n := range l.Kept {
+		args = append(args, uint64(n))
+	}
+	for _, n := range l.Red {
+		args = append(args, uint64(n))
+	}
+	for i := range j.ops {
+		for _, v := range l.KeptStr[i] {
+			args = append(args, int64(v))
+		}
+	}
+	for i := range j.ops {
+		for _, v := range l.RedStr[i] {
+			args = append(args, int64(v))
+		}
+	}
+	if sp.Mean {
+		args = append(args, uint64(j.count()))
+	}
+	for _, p := range j.params {
+		args = append(args, scalarOfSize(p.t, p.bits))
+	}
+	cfg := LaunchConfig{Grid: Dim3{X: gx, Y: gy}, Block: Dim3{X: block}}
+	return s.Launch(fn, cfg, args...)
+}
+
+// count returns the number of elements each output reduces.
+func (j *redJob) count() int {
+	n := 1
+	for d, v := range j.shape {
+		if j.mask[d] {
+			n *= v
+		}
+	}
+	return n
+}
+
+// launchPartial enqueues the second pass p over the partial results pv (values) and pi
+// (indices), into vals and idx.
+func (j *redJob) launchPartial(s *Stream, p kernel.ReducePass, pv, pi *Buffer, vals, idx *header) error {
+	sp := p.Spec
+	fn, err := s.dev.kernel(sp)
+	if err != nil {
+		return err
+	}
+	l := p.Layout
+	args := make([]any, 0, 16)
+	if vals != nil {
+		args = append(args, Out(elemView(vals)))
+	} else {
+		args = append(args, DevicePtr(0))
+	}
+	if sp.Op.IsArg() {
+		args = append(args, Out(elemView(idx)))
+	}
+	args = append(args, uint64(l.M()), uint64(l.K()), In(pv))
+	if sp.Op.IsArg() {
+		args = append(args, In(pi))
+	}
+	for _, n := range l.Kept {
+		args = append(args, uint64(n))
+	}
+	for _, n := range l.Red {
+		args = append(args, uint64(n))
+	}
+	for _, v := range l.KeptStr[0] {
+		args = append(args, int64(v))
+	}
+	for _, v := range l.RedStr[0] {
+		args = append(args, int64(v))
+	}
+	if sp.Mean {
+		args = append(args, uint64(j.count()))
+	}
+	cfg := LaunchConfig{Grid: Dim3{X: p.GridX, Y: p.GridY}, Block: Dim3{X: p.Block}}
+	return s.Launch(fn, cfg, args...)
+}
+
+// newJob builds the reduction of one array a (Pre convert or nonzero).
+func newJob[T Elem](a *Array[T], op kernel.ReduceOp, pre kernel.ReducePre, acc dtype.DType, mask []bool) *redJob {
+	h := a.header()
+	return &redJob{
+		spec:  kernel.Reduce{Op: op, Pre: pre, Ins: []dtype.DType{h.dt}, Acc: acc},
+		shape: h.shape,
+		mask:  mask,
+		ops:   []redOperand{{h: h, st: h.strides}},
+	}
+}
+
+// checkAcc checks the accumulator type R of a sum or product of T.
+func checkAcc(name string, t, r dtype.DType) error {
+	switch {
+	case r == dtype.Bool:
+		return fmt.Errorf("gpu: %s into bool: use Any or All, or an integer type: %w", name, ErrInvalidValue)
+	case t.IsFloat() && r.IsInteger():
+		return fmt.Errorf("gpu: %s of %v in %v: convert explicitly with MapReduce (\"int64(x)\"): %w", name, t, r, ErrInvalidValue)
+	}
+	return nil
+}
+
+// reduceNew runs j into a new array of R with the result shape.
+func reduceNew[R Elem](s *Stream, j *redJob, out []int) (*Array[R], error) {
+	res, err := Empty[R](s, out...)
+	if err != nil {
+		return nil, err
+	}
+	if err := j.run(s, res.header(), nil); err != nil {
+		res.Free()
+		return nil, err
+	}
+	return res, nil
+}
+
+// reduceTo runs j into out, which must have the result shape (any view that isn't a
+// broadcast); a non-contiguous out is written through a temporary.
+func reduceTo[R Elem](s *Stream, j *redJob, out *Array[R], shape []int) error {
+	if !slices.Equal(out.shape, shape) {
+		return fmt.Errorf("gpu: reduction result of shape %v into an array of shape %v: %w", shape, out.shape, ErrInvalidValue)
+	}
+	if out.hasZeroStride() {
+		return fmt.Errorf("gpu: reduction into a broadcast view: %w", ErrInvalidValue)
+	}
+	if out.IsContiguous() {
+		return j.run(s, out.header(), nil)
+	}
+	tmp, err := reduceNew[R](s, j, shape)
+	if err != nil {
+		return err
+	}
+	defer tmp.Free()
+	return Copy(s, out, tmp)
+}
+
+func sumLike[R, T Elem](s *Stream, name string, op kernel.ReduceOp, a *Array[T], opts []ReduceOption) (*redJob, []int, error) {
+	r := dtype.Of[R]()
+	if err := checkAcc(name, a.dt, r); err != nil {
+		return nil, nil, err
+	}
+	mask, out, err := resolveAxes(a.shape, opts, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	return newJob(a, op, kernel.PreConvert, r, mask), out, nil
+}
+
+// Sum returns the sum of a's elements over the axes (all by default), accumulated in
+// R (numpy.sum(a, axis, dtype=R); NumPy's default R is AccumType(T): int64 for bool
+// and signed integers, uint64 for unsigned, T for floats). See the package's
+// reductions overview (reduce.go) for axes, types and accuracy.
+//
+//	total, err := gpu.Sum[float32](s, x)                  // 0-d
+//	rows, err := gpu.Sum[int64](s, counts, gpu.Axes(-1))  // one per row
+func Sum[R, T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[R], error) {
+	j, out, err := sumLike[R](s, "sum", kernel.RedSum, a, opts)
+	if err != nil {
+		return nil, err
+	}
+	return reduceNew[R](s, j, out)
+}
+
+// Prod returns the product of a's elements over the axes, accumulated in R
+// (numpy.prod(a, axis, dtype=R)); the product of no elements is 1.
+func Prod[R, T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[R], error) {
+	j, out, err := sumLike[R](s, "prod", kernel.RedProd, a, opts)
+	if err != nil {
+		return nil, err
+	}
+	return reduceNew[R](s, j, out)
+}
+
+// Mean returns the arithmetic mean of a's elements over the axes: their sum
+// accumulated in R, divided by their number (numpy.mean(a, axis, dtype=R); NumPy's
+// default R is float64 for integer and bool inputs, T for float inputs). The mean of
+// no elements is NaN.
+func Mean[R Float, T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[R], error) {
+	j, out, err := sumLike[R](s, "mean", kernel.RedSum, a, opts)
+	if err != nil {
+		return nil, err
+	}
+	j.spec.Mean = true
+	return reduceNew[R](s, j, out)
+}
+
+func minMax[T Elem](s *Stream, op kernel.ReduceOp, a *Array[T], opts []ReduceOption) (*redJob, []int, error) {
+	mask, out, err := resolveAxes(a.shape, opts, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	return newJob(a, op, kernel.PreConvert, a.dt, mask), out, nil
+}
+
+// Min returns the least of a's elements over the axes (numpy.amin): NaN if any is NaN
+// (the canonical NaN), with -0 below +0. An empty reduction (no elements for a
+// non-empty result) is an error wrapping ErrInvalidValue.
+func Min[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[T], error) {
+	j, out, err := minMax(s, kernel.RedMin, a, opts)
+	if err != nil {
+		return nil, err
+	}
+	return reduceNew[T](s, j, out)
+}
+
+// Max returns the greatest of a's elements over the axes (numpy.amax): NaN if any is
+// NaN, with +0 above -0. An empty reduction is an error wrapping ErrInvalidValue.
+func Max[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[T], error) {
+	j, out, err := minMax(s, kernel.RedMax, a, opts)
+	if err != nil {
+		return nil, err
+	}
+	return reduceNew[T](s, j, out)
+}
+
+func anyAll[T Elem](s *Stream, op kernel.ReduceOp, a *Array[T], opts []ReduceOption) (*Array[bool], error) {
+	mask, out, err := resolveAxes(a.shape, opts, false)
+	if err != nil {
+		return nil, err
+	}
+	return reduceNew[bool](s, newJob(a, op, kernel.PreConvert, dtype.Bool, mask), out)
+}
+
+// Any reports over the axes whether any element of a is nonzero (NaN counts as
+// nonzero) (numpy.any); false for no elements.
+func Any[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[bool], error) {
+	return anyAll(s, kernel.RedAny, a, opts)
+}
+
+// All reports over the axes whether every element of a is nonzero (numpy.all); true
+// for no elements.
+func All[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[bool], error) {
+	return anyAll(s, kernel.RedAll, a, opts)
+}
+
+// Count returns the number of nonzero elements of a over the axes (NaN counts as
+// nonzero) (numpy.count_nonzero(a, axis)). CountNonzero gives the count over all
+// elements as a Go int.
+func Count[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[int64], error) {
+	mask, out, err := resolveAxes(a.shape, opts, false)
+	if err != nil {
+		return nil, err
+	}
+	return reduceNew[int64](s, newJob(a, kernel.RedSum, kernel.PreNonzero, dtype.Int64, mask), out)
+}
+
+// ReduceInto reduces a with op (OpSum, OpProd, OpMin, OpMax, OpAny, OpAll) over the
+// axes into out, which must have the result's shape (KeepDims included) and may be any
+// view that isn't broadcast. Elements are converted to R and accumulated in R, with
+// the rules of Sum (OpSum, OpProd), Min and Max (R must then be T) and Any and All (R
+// must be bool).
+func ReduceInto[R, T Elem](s *Stream, out *Array[R], op Op, a *Array[T], opts ...ReduceOption) error {
+	kop, err := reduceOpOf(op)
+	if err != nil {
+		return err
+	}
+	r := dtype.Of[R]()
+	switch kop {
+	case kernel.RedSum, kernel.RedProd:
+		if err := checkAcc(string(op), a.dt, r); err != nil {
+			return err
+		}
+	case kernel.RedMin, kernel.RedMax:
+		if r != a.dt {
+			return fmt.Errorf("gpu: %s of %v into %v: the types must match: %w", string(op), a.dt, r, ErrInvalidValue)
+		}
+	default:
+		if r != dtype.Bool {
+			return fmt.Errorf("gpu: %s into %v: want bool: %w", string(op), r, ErrInvalidValue)
+		}
+	}
+	mask, shape, err := resolveAxes(a.shape, opts, false)
+	if err != nil {
+		return err
+	}
+	return reduceTo(s, newJob(a, kop, kernel.PreConvert, r, mask), out, shape)
+}
+
+// MapReduce evaluates the expression src over vars elementwise (as Eval: arrays
+// broadcast together, Go scalars are parameters; the value is converted to R) and
+// reduces the values with op over the axes of the broadcast shape, in one kernel with
+// no intermediate array: the sum of squares is
+//
+//	ss, err := gpu.MapReduce[float32](s, "x*x", gpu.Vars{"x": x}, gpu.OpSum)
+//
+// op is OpSum, OpProd, OpMin, OpMax, OpAny or OpAll (R must be bool for the last two,
+// and not bool for sums and products), with the semantics of the named reductions.
+func MapReduce[R Elem](s *Stream, src string, vars Vars, op Op, opts ...ReduceOption) (*Array[R], error) {
+	j, shape, err := mapReduceJob[R](src, vars, op, opts)
+	if err != nil {
+		return nil, err
+	}
+	return reduceNew[R](s, j, shape)
+}
+
+// MapReduceInto is MapReduce into out, which must have the result's shape (any view
+// that isn't broadcast).
+func MapReduceInto[R Elem](s *Stream, out *Array[R], src string, vars Vars, op Op, opts ...ReduceOption) error {
+	j, shape, err := mapReduceJob[R](src, vars, op, opts)
+	if err != nil {
+		return err
+	}
+	return reduceTo(s, j, out, shape)
+}
+
+func mapReduceJob[R Elem](src string, vars Vars, op Op, opts []ReduceOption) (*redJob, []int, error) {
+	kop, err := reduceOpOf(op)
+	if err != nil {
+		return nil, nil, err
+	}
+	r := dtype.Of[R]()
+	switch {
+	case (kop == kernel.RedAny || kop == kernel.RedAll) && r != dtype.Bool:
+		return nil, nil, fmt.Errorf("gpu: %s into %v: want bool: %w", string(op), r, ErrInvalidValue)
+	case (kop == kernel.RedSum || kop == kernel.RedProd) && r == dtype.Bool:
+		return nil, nil, fmt.Errorf("gpu: %s into bool: %w", string(op), ErrInvalidValue)
+	}
+	names := make([]string, 0, len(vars))
+	for name := range vars {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	env := expr.Env{}
+	var ops []redOperand
+	var ins []dtype.DType
+	var params []redParam
+	var shapes [][]int
+	for _, name := range names {
+		switch v := vars[name].(type) {
+		case linearIndex:
+			return nil, nil, fmt.Errorf("gpu: MapReduce variable %q: LinearIndex is not available in reductions: %w", name, ErrNotSupported)
+		case AnyArray:
+			h := v.header()
+			env[name] = expr.OperandDecl(len(ops), h.dt)
+			ops = append(ops, redOperand{h: h})
+			ins = append(ins, h.dt)
+			shapes = append(shapes, h.shape)
+		default:
+			decl, t, bits, err := scalarDecl(len(params), v)
+			if err != nil {
+				return nil, nil, fmt.Errorf("gpu: variable %q: %w", name, err)
+			}
+			env[name] = decl
+			params = append(params, redParam{t, bits})
+		}
+	}
+	if len(ops) == 0 {
+		return nil, nil, fmt.Errorf("gpu: MapReduce of %q without an array operand: %w", src, ErrInvalidValue)
+	}
+	shape, err := BroadcastShapes(shapes...)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range ops {
+		if ops[i].st, err = broadcastStrides(ops[i].h.shape, ops[i].h.strides, shape); err != nil {
+			return nil, nil, err
+		}
+	}
+	e, err := expr.Parse(src, env)
+	if err != nil {
+		return nil, nil, err
+	}
+	if e.DType() != r {
+		e = &expr.Expr{Root: &expr.Cast{X: e.Root, Type: r}, Inputs: e.Inputs, Params: e.Params}
+	}
+	mask, out, err := resolveAxes(shape, opts, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	j := &redJob{
+		spec:   kernel.Reduce{Op: kop, Pre: kernel.PreExpr, Map: e, Ins: ins, Acc: r},
+		shape:  shape,
+		mask:   mask,
+		ops:    ops,
+		params: params,
+	}
+	return j, out, nil
+}
+
+func argJob[T Elem](op kernel.ReduceOp, a *Array[T], opts []ReduceOption) (*redJob, []int, error) {
+	mask, out, err := resolveAxes(a.shape, opts, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	return newJob(a, op, kernel.PreConvert, a.dt, mask), out, nil
+}
+
+func argRun[T Elem](s *Stream, op kernel.ReduceOp, a *Array[T], opts []ReduceOption, values bool) (*Array[T], *Array[int64], error) {
+	j, shape, err := argJob(op, a, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	idx, err := Empty[int64](s, shape...)
+	if err != nil {
+		return nil, nil, err
+	}
+	var vals *Array[T]
+	var vh *header
+	if values {
+		if vals, err = Empty[T](s, shape...); err != nil {
+			idx.Free()
+			return nil, nil, err
+		}
+		vh = vals.header()
+	}
+	if err := j.run(s, vh, idx.header()); err != nil {
+		idx.Free()
+		if vals != nil {
+			vals.Free()
+		}
+		return nil, nil, err
+	}
+	return vals, idx, nil
+}
+
+// ArgMin returns the index of the least element of a (numpy.argmin): over all elements
+// by default (a 0-d array holding the flat row-major index), or along the one axis
+// given with Axes (the position along that axis; KeepDims keeps it with size 1). A NaN
+// is least: the index of the first NaN is returned if there is one; among equal values
+// (-0 equals +0) the first index wins. An empty reduction is an error wrapping
+// ErrInvalidValue.
+func ArgMin[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[int64], error) {
+	_, idx, err := argRun(s, kernel.RedArgMin, a, opts, false)
+	return idx, err
+}
+
+// ArgMax returns the index of the greatest element of a (numpy.argmax), with ArgMin's
+// rules (NaN first, then the first index among ties).
+func ArgMax[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[int64], error) {
+	_, idx, err := argRun(s, kernel.RedArgMax, a, opts, false)
+	return idx, err
+}
+
+// FindMin returns the least elements of a and their indices, as ArgMin (Julia's
+// findmin): vals holds the elements at the indices (a NaN as it is in a).
+func FindMin[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (vals *Array[T], idx *Array[int64], err error) {
+	return argRun(s, kernel.RedArgMin, a, opts, true)
+}
+
+// FindMax returns the greatest elements of a and their indices, as ArgMax (Julia's
+// findmax).
+func FindMax[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (vals *Array[T], idx *Array[int64], err error) {
+	return argRun(s, kernel.RedArgMax, a, opts, true)
+}

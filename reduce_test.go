@@ -1,0 +1,1399 @@
+package gpu_test
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"unsafe"
+
+	"github.com/go-gpu/gpu"
+	"github.com/go-gpu/gpu/backend/cpu"
+	"github.com/go-gpu/gpu/dtype"
+)
+
+// The reductions are tested on the CPU backend, on the PTX interpreter behind a fake
+// CUDA device (reduce_simt_test.go: the planner, both passes and the generated kernels),
+// and on CUDA device 0 when there is one, against references computed here (float64
+// with compensation for float sums, exact arithmetic in the accumulator type for
+// integers).
+
+type redDev struct {
+	name string
+	d    *gpu.Device
+	simt bool
+}
+
+func redDevices(t testing.TB) []redDev {
+	t.Helper()
+	cpuDev, err := gpu.OpenBackend("cpu", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := []redDev{{"cpu", cpuDev, false}}
+	sd, err := simtGPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out = append(out, redDev{"simt", sd, true})
+	if d, err := gpu.OpenBackend("cuda", 0); err == nil {
+		out = append(out, redDev{"cuda", d, false})
+	} else if !errors.Is(err, gpu.ErrNoDevice) {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func forRedDevices(t *testing.T, f func(t *testing.T, rd redDev, s *gpu.Stream)) {
+	for _, rd := range redDevices(t) {
+		t.Run(rd.name, func(t *testing.T) {
+			s, err := rd.d.NewStream()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			f(t, rd, s)
+		})
+	}
+}
+
+// ---- host references ----
+
+// logical returns a view's elements in row-major order, from the data its base array
+// was made from.
+func logical[T any](data []T, shape, strides []int, off int) []T {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	out := make([]T, 0, n)
+	if n == 0 {
+		return out
+	}
+	idx := make([]int, len(shape))
+	for range n {
+		p := off
+		for d, i := range idx {
+			p += i * strides[d]
+		}
+		out = append(out, data[p])
+		for d := len(idx) - 1; d >= 0; d-- {
+			idx[d]++
+			if idx[d] < shape[d] {
+				break
+			}
+			idx[d] = 0
+		}
+	}
+	return out
+}
+
+// groups splits row-major values of shape into the reduction's groups: one per output
+// (row-major over the kept axes), each in row-major order over the reduced axes.
+func groups[T any](vals []T, shape []int, mask []bool) [][]T {
+	m := 1
+	for d, n := range shape {
+		if !mask[d] {
+			m *= n
+		}
+	}
+	out := make([][]T, m)
+	idx := make([]int, len(shape))
+	for _, v := range vals {
+		o := 0
+		for d, i := range idx {
+			if !mask[d] {
+				o = o*shape[d] + i
+			}
+		}
+		out[o] = append(out[o], v)
+		for d := len(idx) - 1; d >= 0; d-- {
+			idx[d]++
+			if idx[d] < shape[d] {
+				break
+			}
+			idx[d] = 0
+		}
+	}
+	return out
+}
+
+// maskOf returns the reduced-axes mask of axes (nil: all) for a rank.
+func maskOf(rank int, axes []int) []bool {
+	m := make([]bool, rank)
+	if axes == nil {
+		for d := range m {
+			m[d] = true
+		}
+	}
+	for _, a := range axes {
+		if a < 0 {
+			a += rank
+		}
+		m[a] = true
+	}
+	return m
+}
+
+// resultShape returns the result shape of a reduction.
+func resultShape(shape []int, mask []bool, keep bool) []int {
+	out := []int{}
+	for d, n := range shape {
+		if !mask[d] {
+			out = append(out, n)
+		} else if keep {
+			out = append(out, 1)
+		}
+	}
+	return out
+}
+
+func axesOpts(axes []int, keep bool) []gpu.ReduceOption {
+	var o []gpu.ReduceOption
+	if axes != nil {
+		o = append(o, gpu.Axes(axes...))
+	}
+	if keep {
+		o = append(o, gpu.KeepDims())
+	}
+	return o
+}
+
+// fsum returns the sum of xs in float64 with Neumaier's compensation, and the sum of
+// magnitudes.
+func fsum(xs []float64) (sum, mag float64) {
+	var c float64
+	for _, x := range xs {
+		t := sum + x
+		if math.Abs(sum) >= math.Abs(x) {
+			c += (sum - t) + x
+		} else {
+			c += (x - t) + sum
+		}
+		sum = t
+		mag += math.Abs(x)
+	}
+	return sum + c, mag
+}
+
+func toF64[T gpu.Elem](v T) float64 {
+	switch x := any(v).(type) {
+	case bool:
+		if x {
+			return 1
+		}
+		return 0
+	case int8:
+		return float64(x)
+	case int16:
+		return float64(x)
+	case int32:
+		return float64(x)
+	case int64:
+		return float64(x)
+	case int:
+		return float64(x)
+	case uint8:
+		return float64(x)
+	case uint16:
+		return float64(x)
+	case uint32:
+		return float64(x)
+	case uint64:
+		return float64(x)
+	case uint:
+		return float64(x)
+	case float32:
+		return float64(x)
+	case float64:
+		return x
+	}
+	panic("type")
+}
+
+// conv converts like the reductions' conversions (Go's numeric conversion; bools 0/1).
+func conv[R, T gpu.Elem](v T) R {
+	var r R
+	switch p := any(&r).(type) {
+	case *bool:
+		*p = toF64(v) != 0 || isNaNv(v)
+		return r
+	case *float32:
+		switch x := any(v).(type) {
+		case int64:
+			*p = float32(x)
+		case uint64:
+			*p = float32(x)
+		case int:
+			*p = float32(x)
+		case uint:
+			*p = float32(x)
+		default:
+			*p = float32(toF64(v))
+		}
+		return r
+	case *float64:
+		switch x := any(v).(type) {
+		case int64:
+			*p = float64(x)
+		case uint64:
+			*p = float64(x)
+		default:
+			*p = toF64(v)
+		}
+		return r
+	}
+	// integers: through int64/uint64 bits (wrapping)
+	var bitsv uint64
+	switch x := any(v).(type) {
+	case bool:
+		if x {
+			bitsv = 1
+		}
+	case int8:
+		bitsv = uint64(int64(x))
+	case int16:
+		bitsv = uint64(int64(x))
+	case int32:
+		bitsv = uint64(int64(x))
+	case int64:
+		bitsv = uint64(x)
+	case int:
+		bitsv = uint64(x)
+	case uint8:
+		bitsv = uint64(x)
+	case uint16:
+		bitsv = uint64(x)
+	case uint32:
+		bitsv = uint64(x)
+	case uint64:
+		bitsv = x
+	case uint:
+		bitsv = uint64(x)
+	default:
+		panic("float to integer")
+	}
+	switch p := any(&r).(type) {
+	case *int8:
+		*p = int8(bitsv)
+	case *int16:
+		*p = int16(bitsv)
+	case *int32:
+		*p = int32(bitsv)
+	case *int64:
+		*p = int64(bitsv)
+	case *int:
+		*p = int(bitsv)
+	case *uint8:
+		*p = uint8(bitsv)
+	case *uint16:
+		*p = uint16(bitsv)
+	case *uint32:
+		*p = uint32(bitsv)
+	case *uint64:
+		*p = bitsv
+	case *uint:
+		*p = uint(bitsv)
+	}
+	return r
+}
+
+func isNaNv[T gpu.Elem](v T) bool {
+	switch x := any(v).(type) {
+	case float32:
+		return x != x
+	case float64:
+		return x != x
+	}
+	return false
+}
+
+func isFloatT[T gpu.Elem]() bool {
+	var z T
+	switch any(z).(type) {
+	case float32, float64:
+		return true
+	}
+	return false
+}
+
+func epsOf[R gpu.Elem]() float64 {
+	var z R
+	if _, ok := any(z).(float32); ok {
+		return 0x1p-24
+	}
+	return 0x1p-53
+}
+
+// less orders values for min/max/arg references (bools as 0 < 1; NaN handled by callers).
+func less[T gpu.Elem](a, b T) bool { return toF64Ord(a) < toF64Ord(b) }
+
+// toF64Ord is an exact order key for comparisons (int64/uint64 beyond 2^53 kept exact).
+func toF64Ord[T gpu.Elem](v T) float64 { return toF64(v) }
+
+func lessExact[T gpu.Elem](a, b T) bool {
+	switch x := any(a).(type) {
+	case int64:
+		return x < any(b).(int64)
+	case int:
+		return x < any(b).(int)
+	case uint64:
+		return x < any(b).(uint64)
+	case uint:
+		return x < any(b).(uint)
+	}
+	return less(a, b)
+}
+
+func eqExact[T gpu.Elem](a, b T) bool { return !lessExact(a, b) && !lessExact(b, a) }
+
+// refArg returns the index of the result of argmin (isMin) or argmax over g.
+func refArg[T gpu.Elem](g []T, isMin bool) int {
+	best := -1
+	for i, v := range g {
+		if isNaNv(v) {
+			return i
+		}
+		if best < 0 || isMin && lessExact(v, g[best]) || !isMin && lessExact(g[best], v) {
+			best = i
+		}
+	}
+	return best
+}
+
+// refMinMax returns min or max of g: NaN if any, -0 below +0.
+func refMinMax[T gpu.Elem](g []T, isMin bool) T {
+	m := g[0]
+	for _, v := range g {
+		if isNaNv(v) {
+			return v
+		}
+		if isMin && (lessExact(v, m) || eqExact(v, m) && math.Signbit(toF64(v))) ||
+			!isMin && (lessExact(m, v) || eqExact(v, m) && !math.Signbit(toF64(v))) {
+			m = v
+		}
+	}
+	return m
+}
+
+// sameValue compares exactly (NaN equals NaN; -0 differs from +0 for floats).
+func sameValue[T gpu.Elem](a, b T) bool {
+	if isNaNv(a) || isNaNv(b) {
+		return isNaNv(a) && isNaNv(b)
+	}
+	if isFloatT[T]() && a == b {
+		return math.Signbit(toF64(a)) == math.Signbit(toF64(b))
+	}
+	return a == b
+}
+
+// ---- data ----
+
+func randVals[T gpu.Elem](rng *rand.Rand, n int) []T {
+	out := make([]T, n)
+	for i := range out {
+		var v T
+		switch p := any(&v).(type) {
+		case *bool:
+			*p = rng.IntN(3) == 0
+		case *float32:
+			*p = float32(rng.NormFloat64())
+		case *float64:
+			*p = rng.NormFloat64()
+		default:
+			b := rng.Uint64()
+			*(*uint64)(unsafe.Pointer(&b)) = b
+			v = fromBits[T](b)
+		}
+		out[i] = v
+	}
+	return out
+}
+
+func fromBits[T gpu.Elem](b uint64) T {
+	var v T
+	size := int(unsafe.Sizeof(v))
+	for i := 0; i < size; i++ {
+		*(*byte)(unsafe.Add(unsafe.Pointer(&v), i)) = byte(b >> (8 * i))
+	}
+	return v
+}
+
+// smallInts returns integers in [-lo, hi) as T (for readable tie-rich data).
+func smallInts[T gpu.Elem](rng *rand.Rand, n, lo, hi int) []T {
+	out := make([]T, n)
+	for i := range out {
+		out[i] = conv[T](int64(rng.IntN(lo+hi) - lo))
+	}
+	return out
+}
+
+func upload[T gpu.Elem](t testing.TB, s *gpu.Stream, data []T, shape ...int) *gpu.Array[T] {
+	t.Helper()
+	a, err := gpu.FromSlice(s, data, shape...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func download[T gpu.Elem](t testing.TB, a *gpu.Array[T]) []T {
+	t.Helper()
+	v, err := a.ToSlice(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// ---- checks ----
+
+// checkSum compares float or integer sums with the reference.
+func checkSum[R, T gpu.Elem](t *testing.T, what string, got []R, gs [][]T, mean bool) {
+	t.Helper()
+	if len(got) != len(gs) {
+		t.Fatalf("%s: %d results, want %d", what, len(got), len(gs))
+	}
+	for o, g := range gs {
+		if isFloatT[R]() {
+			xs := make([]float64, len(g))
+			for i, v := range g {
+				xs[i] = toF64(conv[R](v))
+			}
+			want, mag := fsum(xs)
+			n := float64(len(g))
+			if mean {
+				want, mag = want/n, mag/n
+				if len(g) == 0 {
+					if !math.IsNaN(toF64(got[o])) {
+						t.Fatalf("%s: mean of nothing = %v, want NaN", what, got[o])
+					}
+					continue
+				}
+			}
+			tol := epsOf[R]() * (2*math.Log2(n+1) + 128) * mag
+			if mean {
+				tol += epsOf[R]() * math.Abs(want)
+			}
+			if d := math.Abs(toF64(got[o]) - want); !(d <= tol) {
+				t.Fatalf("%s: output %d of %d (%d elements) = %v, want %v (error %g > %g)", what, o, len(gs), len(g), got[o], want, d, tol)
+			}
+			continue
+		}
+		var want R
+		for _, v := range g {
+			want = addR(want, conv[R](v))
+		}
+		if got[o] != want {
+			t.Fatalf("%s: output %d (%d elements) = %v, want %v", what, o, len(g), got[o], want)
+		}
+	}
+}
+
+func addR[R gpu.Elem](a, b R) R {
+	switch x := any(a).(type) {
+	case int8:
+		return any(x + any(b).(int8)).(R)
+	case int16:
+		return any(x + any(b).(int16)).(R)
+	case int32:
+		return any(x + any(b).(int32)).(R)
+	case int64:
+		return any(x + any(b).(int64)).(R)
+	case int:
+		return any(x + any(b).(int)).(R)
+	case uint8:
+		return any(x + any(b).(uint8)).(R)
+	case uint16:
+		return any(x + any(b).(uint16)).(R)
+	case uint32:
+		return any(x + any(b).(uint32)).(R)
+	case uint64:
+		return any(x + any(b).(uint64)).(R)
+	case uint:
+		return any(x + any(b).(uint)).(R)
+	}
+	panic("addR")
+}
+
+func mulR[R gpu.Elem](a, b R) R {
+	switch x := any(a).(type) {
+	case int8:
+		return any(x * any(b).(int8)).(R)
+	case int16:
+		return any(x * any(b).(int16)).(R)
+	case int32:
+		return any(x * any(b).(int32)).(R)
+	case int64:
+		return any(x * any(b).(int64)).(R)
+	case int:
+		return any(x * any(b).(int)).(R)
+	case uint8:
+		return any(x * any(b).(uint8)).(R)
+	case uint16:
+		return any(x * any(b).(uint16)).(R)
+	case uint32:
+		return any(x * any(b).(uint32)).(R)
+	case uint64:
+		return any(x * any(b).(uint64)).(R)
+	case uint:
+		return any(x * any(b).(uint)).(R)
+	}
+	panic("mulR")
+}
+
+func checkMinMax[T gpu.Elem](t *testing.T, what string, got []T, gs [][]T, isMin bool) {
+	t.Helper()
+	for o, g := range gs {
+		want := refMinMax(g, isMin)
+		if !sameValue(got[o], want) {
+			t.Fatalf("%s: output %d (%d elements) = %v, want %v", what, o, len(g), got[o], want)
+		}
+	}
+}
+
+func checkArg[T gpu.Elem](t *testing.T, what string, got []int64, vals []T, gs [][]T, isMin bool) {
+	t.Helper()
+	for o, g := range gs {
+		want := refArg(g, isMin)
+		if got[o] != int64(want) {
+			t.Fatalf("%s: output %d (%d elements) = %d, want %d (%v vs %v)", what, o, len(g), got[o], want, g[min(max(0, int(got[o])), len(g)-1)], g[want])
+		}
+		if vals != nil && !sameValue(vals[o], g[want]) {
+			t.Fatalf("%s: value %d = %v, want %v", what, o, vals[o], g[want])
+		}
+	}
+}
+
+func must[T any](t testing.TB) func(T, error) T {
+	return func(v T, err error) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+}
+
+// ---- tests ----
+
+func TestReduceSizes(t *testing.T) {
+	forRedDevices(t, func(t *testing.T, rd redDev, s *gpu.Stream) {
+		rng := rand.New(rand.NewPCG(1, 2))
+		for _, n := range sizes {
+			big := n > 1<<16
+			if big && rd.simt && raceEnabled {
+				continue
+			}
+			xs := randVals[float32](rng, n)
+			x := upload(t, s, xs)
+			gs := [][]float32{xs}
+			checkSum(t, fmt.Sprint("sum f32 ", n), download(t, must[*gpu.Array[float32]](t)(gpu.Sum[float32](s, x))), gs, false)
+			if n > 0 {
+				checkArg(t, fmt.Sprint("argmax ", n), download(t, must[*gpu.Array[int64]](t)(gpu.ArgMax(s, x))), nil, gs, false)
+			}
+			if !big || !rd.simt {
+				checkSum(t, fmt.Sprint("sum f64 ", n), download(t, must[*gpu.Array[float64]](t)(gpu.Sum[float64](s, x))), gs, false)
+				checkSum(t, fmt.Sprint("mean ", n), download(t, must[*gpu.Array[float32]](t)(gpu.Mean[float32](s, x))), gs, true)
+				if n > 0 {
+					checkMinMax(t, fmt.Sprint("min ", n), download(t, must[*gpu.Array[float32]](t)(gpu.Min(s, x))), gs, true)
+					checkMinMax(t, fmt.Sprint("max ", n), download(t, must[*gpu.Array[float32]](t)(gpu.Max(s, x))), gs, false)
+					v, i, err := gpu.FindMin(s, x)
+					if err != nil {
+						t.Fatal(err)
+					}
+					checkArg(t, fmt.Sprint("findmin ", n), download(t, i), download(t, v), gs, true)
+				}
+				is := smallInts[int32](rng, n, 1<<30, 1<<30)
+				ia := upload(t, s, is)
+				igs := [][]int32{is}
+				checkSum(t, fmt.Sprint("sum i32 ", n), download(t, must[*gpu.Array[int64]](t)(gpu.Sum[int64](s, ia))), igs, false)
+				checkSum(t, fmt.Sprint("sum i32 in i32 ", n), download(t, must[*gpu.Array[int32]](t)(gpu.Sum[int32](s, ia))), igs, false)
+				if n > 0 {
+					checkArg(t, fmt.Sprint("argmin i32 ", n), download(t, must[*gpu.Array[int64]](t)(gpu.ArgMin(s, ia))), nil, igs, true)
+					checkMinMax(t, fmt.Sprint("max i32 ", n), download(t, must[*gpu.Array[int32]](t)(gpu.Max(s, ia))), igs, false)
+				}
+				bs := randVals[bool](rng, n)
+				ba := upload(t, s, bs)
+				checkSum(t, fmt.Sprint("sum bool ", n), download(t, must[*gpu.Array[int64]](t)(gpu.Sum[int64](s, ba))), [][]bool{bs}, false)
+				cnt := download(t, must[*gpu.Array[int64]](t)(gpu.Count(s, x)))
+				if cnt[0] != int64(n) {
+					t.Fatalf("count %d = %d", n, cnt[0])
+				}
+				anyT, allT := false, true
+				for _, b := range bs {
+					anyT = anyT || b
+					allT = allT && b
+				}
+				if got := download(t, must[*gpu.Array[bool]](t)(gpu.Any(s, ba))); got[0] != anyT {
+					t.Fatalf("any %d = %v", n, got[0])
+				}
+				if got := download(t, must[*gpu.Array[bool]](t)(gpu.All(s, ba))); got[0] != allT {
+					t.Fatalf("all %d = %v", n, got[0])
+				}
+				ia.Free()
+				ba.Free()
+			}
+			x.Free()
+		}
+	})
+}
+
+// layout is a way to view an array: contiguous, transposed, or sliced with steps.
+type layout struct {
+	name string
+	make func(a *gpu.Array[float32]) (*gpu.Array[float32], error)
+}
+
+var layouts = []layout{
+	{"contig", func(a *gpu.Array[float32]) (*gpu.Array[float32], error) { return a, nil }},
+	{"transposed", func(a *gpu.Array[float32]) (*gpu.Array[float32], error) { return a.Transpose() }},
+	{"sliced", func(a *gpu.Array[float32]) (*gpu.Array[float32], error) {
+		var rs []gpu.Range
+		for d, n := range a.Shape() {
+			switch {
+			case n >= 4 && d%2 == 0:
+				rs = append(rs, gpu.R(1, gpu.End, 2))
+			case n >= 2:
+				rs = append(rs, gpu.Range{Start: -1, Stop: gpu.End, Step: -1})
+			default:
+				rs = append(rs, gpu.R())
+			}
+		}
+		return a.Slice(rs...)
+	}},
+}
+
+// subsets returns every subset of the axes of a rank (as axes lists), then nil (all).
+func subsets(rank int) [][]int {
+	var out [][]int
+	for m := 0; m < 1<<rank; m++ {
+		axes := []int{}
+		for d := 0; d < rank; d++ {
+			if m&(1<<d) != 0 {
+				axes = append(axes, d)
+			}
+		}
+		out = append(out, axes)
+	}
+	return append(out, nil)
+}
+
+func TestReduceAxes(t *testing.T) {
+	shapes := [][]int{{7}, {5, 9}, {1, 1}, {3, 1, 33}, {2, 3, 5, 7}, {3, 1, 4, 2, 5}, {37, 129}, {129, 37}, {4, 300, 5}, {2, 1, 1, 3}}
+	forRedDevices(t, func(t *testing.T, rd redDev, s *gpu.Stream) {
+		rng := rand.New(rand.NewPCG(3, 4))
+		for _, shape := range shapes {
+			n := 1
+			for _, d := range shape {
+				n *= d
+			}
+			data := randVals[float32](rng, n)
+			base := upload(t, s, data, shape...)
+			for _, lay := range layouts {
+				v := must[*gpu.Array[float32]](t)(lay.make(base))
+				vals := logical(data, v.Shape(), v.Strides(), v.Offset())
+				rank := len(v.Shape())
+				for si, axes := range subsets(rank) {
+					if rd.simt && raceEnabled && (si%3 != 0 || lay.name == "sliced" || n > 4000 && lay.name != "contig") {
+						continue
+					}
+					keep := si%2 == 1
+					what := fmt.Sprintf("%v %s axes %v keep %v", shape, lay.name, axes, keep)
+					mask := maskOf(rank, axes)
+					gs := groups(vals, v.Shape(), mask)
+					want := resultShape(v.Shape(), mask, keep)
+					sum := must[*gpu.Array[float64]](t)(gpu.Sum[float64](s, v, axesOpts(axes, keep)...))
+					if !slices.Equal(sum.Shape(), want) {
+						t.Fatalf("%s: shape %v, want %v", what, sum.Shape(), want)
+					}
+					checkSum(t, "sum "+what, download(t, sum), gs, false)
+					checkMinMax(t, "max "+what, download(t, must[*gpu.Array[float32]](t)(gpu.Max(s, v, axesOpts(axes, keep)...))), gs, false)
+					if rd.simt && n > 4000 && si%3 != 0 {
+						continue
+					}
+					checkSum(t, "sum32 "+what, download(t, must[*gpu.Array[float32]](t)(gpu.Sum[float32](s, v, axesOpts(axes, keep)...))), gs, false)
+					if axes == nil || len(axes) == 1 {
+						val, idx, err := gpu.FindMax(s, v, axesOpts(axes, keep)...)
+						if err != nil {
+							t.Fatal(what, err)
+						}
+						if !slices.Equal(idx.Shape(), want) {
+							t.Fatalf("%s: argmax shape %v, want %v", what, idx.Shape(), want)
+						}
+						checkArg(t, "findmax "+what, download(t, idx), download(t, val), gs, false)
+						val.Free()
+						idx.Free()
+					}
+					sum.Free()
+				}
+			}
+			// integer sums over axes (exact)
+			is := smallInts[int32](rng, n, 1<<31, 1<<31-1)
+			ia := upload(t, s, is, shape...)
+			for _, axes := range subsets(len(shape)) {
+				gs := groups(is, shape, maskOf(len(shape), axes))
+				checkSum(t, fmt.Sprintf("isum %v %v", shape, axes), download(t, must[*gpu.Array[int64]](t)(gpu.Sum[int64](s, ia, axesOpts(axes, false)...))), gs, false)
+			}
+			ia.Free()
+			base.Free()
+		}
+	})
+}
+
+func TestReduceNaNInfTies(t *testing.T) {
+	nan := float32(math.NaN())
+	inf := float32(math.Inf(1))
+	negz := float32(math.Copysign(0, -1))
+	cases := [][]float32{
+		{1, nan, 3, nan},
+		{nan},
+		{3, 1, 1, 3},
+		{inf, -inf, 2},
+		{-inf, -inf},
+		{0, negz, 0},
+		{negz, 0},
+		{5, 5, 5, 5, 5},
+		{inf, inf},
+		{2, nan, inf, -inf},
+	}
+	forRedDevices(t, func(t *testing.T, rd redDev, s *gpu.Stream) {
+		for _, c := range cases {
+			x := upload(t, s, c)
+			gs := [][]float32{c}
+			checkMinMax(t, fmt.Sprint("min ", c), download(t, must[*gpu.Array[float32]](t)(gpu.Min(s, x))), gs, true)
+			checkMinMax(t, fmt.Sprint("max ", c), download(t, must[*gpu.Array[float32]](t)(gpu.Max(s, x))), gs, false)
+			checkArg(t, fmt.Sprint("argmin ", c), download(t, must[*gpu.Array[int64]](t)(gpu.ArgMin(s, x))), nil, gs, true)
+			checkArg(t, fmt.Sprint("argmax ", c), download(t, must[*gpu.Array[int64]](t)(gpu.ArgMax(s, x))), nil, gs, false)
+			sum := download(t, must[*gpu.Array[float32]](t)(gpu.Sum[float32](s, x)))[0]
+			xs := make([]float64, len(c))
+			for i, v := range c {
+				xs[i] = float64(v)
+			}
+			var want float64
+			for _, v := range xs {
+				want += v
+			}
+			if !(sum == float32(want) || math.IsNaN(want) && sum != sum) {
+				t.Fatalf("sum %v = %v, want %v", c, sum, want)
+			}
+			x.Free()
+		}
+		// Long arrays: NaNs and ties far apart, so that different blocks and passes meet.
+		for _, n := range []int{1000, 100003, 1<<20 + 3} {
+			if rd.simt && (n > 1<<17 || raceEnabled && n > 1000) {
+				continue
+			}
+			xs := make([]float32, n)
+			for i := range xs {
+				xs[i] = float32(i % 1000)
+			}
+			xs[n/3] = 5000
+			xs[n-2] = 5000
+			xs[n/2] = -7
+			xs[n-5] = -7
+			x := upload(t, s, xs)
+			gs := [][]float32{xs}
+			checkArg(t, fmt.Sprint("argmax ties ", n), download(t, must[*gpu.Array[int64]](t)(gpu.ArgMax(s, x))), nil, gs, false)
+			checkArg(t, fmt.Sprint("argmin ties ", n), download(t, must[*gpu.Array[int64]](t)(gpu.ArgMin(s, x))), nil, gs, true)
+			xs[n-3] = nan
+			xs[2*n/3] = nan
+			x2 := upload(t, s, xs)
+			gs = [][]float32{xs}
+			checkArg(t, fmt.Sprint("argmax nan ", n), download(t, must[*gpu.Array[int64]](t)(gpu.ArgMax(s, x2))), nil, gs, false)
+			checkArg(t, fmt.Sprint("argmin nan ", n), download(t, must[*gpu.Array[int64]](t)(gpu.ArgMin(s, x2))), nil, gs, true)
+			checkMinMax(t, fmt.Sprint("max nan ", n), download(t, must[*gpu.Array[float32]](t)(gpu.Max(s, x2))), gs, false)
+			checkMinMax(t, fmt.Sprint("min nan ", n), download(t, must[*gpu.Array[float32]](t)(gpu.Min(s, x2))), gs, true)
+			x.Free()
+			x2.Free()
+		}
+		// Along axes: NaN in some rows and columns.
+		rows, cols := 37, 300
+		xs := make([]float32, rows*cols)
+		for i := range xs {
+			xs[i] = float32((i * 7919) % 101)
+		}
+		xs[5*cols+17] = nan
+		xs[9*cols+250] = nan
+		xs[30*cols+17] = nan
+		xs[12*cols+3] = -inf
+		x := upload(t, s, xs, rows, cols)
+		for _, ax := range []int{0, 1} {
+			gs := groups(xs, []int{rows, cols}, maskOf(2, []int{ax}))
+			checkMinMax(t, fmt.Sprint("max axis ", ax), download(t, must[*gpu.Array[float32]](t)(gpu.Max(s, x, gpu.Axes(ax)))), gs, false)
+			checkMinMax(t, fmt.Sprint("min axis ", ax), download(t, must[*gpu.Array[float32]](t)(gpu.Min(s, x, gpu.Axes(ax)))), gs, true)
+			checkArg(t, fmt.Sprint("argmax axis ", ax), download(t, must[*gpu.Array[int64]](t)(gpu.ArgMax(s, x, gpu.Axes(ax)))), nil, gs, false)
+			checkArg(t, fmt.Sprint("argmin axis ", ax), download(t, must[*gpu.Array[int64]](t)(gpu.ArgMin(s, x, gpu.Axes(ax)))), nil, gs, true)
+		}
+		x.Free()
+	})
+}
+
+func TestReduceEmpty(t *testing.T) {
+	forRedDevices(t, func(t *testing.T, rd redDev, s *gpu.Stream) {
+		for _, shape := range [][]int{{0}, {0, 3}, {3, 0}, {2, 0, 4}} {
+			a := must[*gpu.Array[float32]](t)(gpu.Empty[float32](s, shape...))
+			if v := download(t, must[*gpu.Array[float32]](t)(gpu.Sum[float32](s, a))); v[0] != 0 {
+				t.Fatalf("sum of %v = %v", shape, v)
+			}
+			if v := download(t, must[*gpu.Array[float64]](t)(gpu.Prod[float64](s, a))); v[0] != 1 {
+				t.Fatalf("prod of %v = %v", shape, v)
+			}
+			if v := download(t, must[*gpu.Array[bool]](t)(gpu.Any(s, a))); v[0] {
+				t.Fatalf("any of %v = %v", shape, v)
+			}
+			if v := download(t, must[*gpu.Array[bool]](t)(gpu.All(s, a))); !v[0] {
+				t.Fatalf("all of %v = %v", shape, v)
+			}
+			if v := download(t, must[*gpu.Array[int64]](t)(gpu.Count(s, a))); v[0] != 0 {
+				t.Fatalf("count of %v = %v", shape, v)
+			}
+			if v := download(t, must[*gpu.Array[float32]](t)(gpu.Mean[float32](s, a))); !math.IsNaN(float64(v[0])) {
+				t.Fatalf("mean of %v = %v", shape, v)
+			}
+			for name, f := range map[string]func() error{
+				"min":     func() error { _, err := gpu.Min(s, a); return err },
+				"max":     func() error { _, err := gpu.Max(s, a); return err },
+				"argmin":  func() error { _, err := gpu.ArgMin(s, a); return err },
+				"argmax":  func() error { _, err := gpu.ArgMax(s, a); return err },
+				"findmax": func() error { _, _, err := gpu.FindMax(s, a); return err },
+			} {
+				if err := f(); !errors.Is(err, gpu.ErrInvalidValue) {
+					t.Fatalf("%s of %v: %v, want ErrInvalidValue", name, shape, err)
+				}
+			}
+			// Each axis: an empty reduced axis with outputs is an error for min; an
+			// empty result is fine.
+			for ax := range shape {
+				mask := maskOf(len(shape), []int{ax})
+				out := resultShape(shape, mask, false)
+				outN := 1
+				for _, d := range out {
+					outN *= d
+				}
+				sum := must[*gpu.Array[float32]](t)(gpu.Sum[float32](s, a, gpu.Axes(ax)))
+				if !slices.Equal(sum.Shape(), out) {
+					t.Fatalf("sum of %v axis %d: shape %v, want %v", shape, ax, sum.Shape(), out)
+				}
+				for _, v := range download(t, sum) {
+					if v != 0 {
+						t.Fatalf("sum of %v axis %d = %v", shape, ax, v)
+					}
+				}
+				_, err := gpu.Min(s, a, gpu.Axes(ax))
+				if wantErr := shape[ax] == 0 && outN > 0; wantErr != (err != nil) {
+					t.Fatalf("min of %v axis %d: %v (want an error: %v)", shape, ax, err, wantErr)
+				}
+				_, err = gpu.ArgMax(s, a, gpu.Axes(ax))
+				if wantErr := shape[ax] == 0 && outN > 0; wantErr != (err != nil) {
+					t.Fatalf("argmax of %v axis %d: %v (want an error: %v)", shape, ax, err, wantErr)
+				}
+			}
+		}
+	})
+}
+
+// dtypeCase runs the reductions of one element type over a [33, 17] array.
+func dtypeCase[T gpu.Elem, R gpu.Elem](t *testing.T, s *gpu.Stream, rng *rand.Rand) {
+	shape := []int{33, 17}
+	data := randVals[T](rng, 33*17)
+	a := upload(t, s, data, shape...)
+	defer a.Free()
+	for ai, axes := range [][]int{nil, {0}, {1}, {-1}} {
+		if raceEnabled && ai%2 == 1 {
+			continue
+		}
+		mask := maskOf(2, axes)
+		gs := groups(data, shape, mask)
+		what := fmt.Sprintf("%v axes %v", dtype.Of[T](), axes)
+		checkSum(t, "sum "+what, download(t, must[*gpu.Array[R]](t)(gpu.Sum[R](s, a, axesOpts(axes, false)...))), gs, false)
+		checkMinMax(t, "min "+what, download(t, must[*gpu.Array[T]](t)(gpu.Min(s, a, axesOpts(axes, false)...))), gs, true)
+		checkMinMax(t, "max "+what, download(t, must[*gpu.Array[T]](t)(gpu.Max(s, a, axesOpts(axes, false)...))), gs, false)
+		checkArg(t, "argmin "+what, download(t, must[*gpu.Array[int64]](t)(gpu.ArgMin(s, a, axesOpts(axes, false)...))), nil, gs, true)
+		v, i, err := gpu.FindMax(s, a, axesOpts(axes, false)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkArg(t, "findmax "+what, download(t, i), download(t, v), gs, false)
+		cnt := download(t, must[*gpu.Array[int64]](t)(gpu.Count(s, a, axesOpts(axes, false)...)))
+		anys := download(t, must[*gpu.Array[bool]](t)(gpu.Any(s, a, axesOpts(axes, false)...)))
+		alls := download(t, must[*gpu.Array[bool]](t)(gpu.All(s, a, axesOpts(axes, false)...)))
+		for o, g := range gs {
+			c := 0
+			for _, x := range g {
+				if conv[bool](x) {
+					c++
+				}
+			}
+			if cnt[o] != int64(c) || anys[o] != (c > 0) || alls[o] != (c == len(g)) {
+				t.Fatalf("%s: output %d: count %d any %v all %v, want %d of %d", what, o, cnt[o], anys[o], alls[o], c, len(g))
+			}
+		}
+		if !isFloatT[R]() {
+			// products wrap: compare with the exact product in R
+			prod := download(t, must[*gpu.Array[R]](t)(gpu.Prod[R](s, a, axesOpts(axes, false)...)))
+			for o, g := range gs {
+				want := conv[R](int64(1))
+				for _, x := range g {
+					want = mulR(want, conv[R](x))
+				}
+				if prod[o] != want {
+					t.Fatalf("%s: prod %d = %v, want %v", what, o, prod[o], want)
+				}
+			}
+		}
+	}
+}
+
+func TestReduceDTypes(t *testing.T) {
+	forRedDevices(t, func(t *testing.T, rd redDev, s *gpu.Stream) {
+		rng := rand.New(rand.NewPCG(5, 6))
+		t.Run("bool", func(t *testing.T) { dtypeCase[bool, int64](t, s, rng) })
+		t.Run("int8", func(t *testing.T) { dtypeCase[int8, int64](t, s, rng) })
+		t.Run("int16", func(t *testing.T) { dtypeCase[int16, int64](t, s, rng) })
+		t.Run("int32", func(t *testing.T) { dtypeCase[int32, int64](t, s, rng) })
+		t.Run("int64", func(t *testing.T) { dtypeCase[int64, int64](t, s, rng) })
+		t.Run("int", func(t *testing.T) { dtypeCase[int, int](t, s, rng) })
+		t.Run("uint8", func(t *testing.T) { dtypeCase[uint8, uint64](t, s, rng) })
+		t.Run("uint16", func(t *testing.T) { dtypeCase[uint16, uint64](t, s, rng) })
+		t.Run("uint32", func(t *testing.T) { dtypeCase[uint32, uint64](t, s, rng) })
+		t.Run("uint64", func(t *testing.T) { dtypeCase[uint64, uint64](t, s, rng) })
+		t.Run("uint", func(t *testing.T) { dtypeCase[uint, uint](t, s, rng) })
+		t.Run("float32", func(t *testing.T) { dtypeCase[float32, float32](t, s, rng) })
+		t.Run("float64", func(t *testing.T) { dtypeCase[float64, float64](t, s, rng) })
+		// narrow accumulators wrap (numpy.sum(a, dtype=int8))
+		t.Run("int8-in-int8", func(t *testing.T) { dtypeCase[int8, int8](t, s, rng) })
+		t.Run("uint16-in-int32", func(t *testing.T) { dtypeCase[uint16, int32](t, s, rng) })
+		t.Run("int32-in-float64", func(t *testing.T) { dtypeCase[int32, float64](t, s, rng) })
+		t.Run("int64-in-float32", func(t *testing.T) { dtypeCase[int64, float32](t, s, rng) })
+	})
+}
+
+func TestReduceRepeat(t *testing.T) {
+	forRedDevices(t, func(t *testing.T, rd redDev, s *gpu.Stream) {
+		n, reps := 100003, 1000
+		if rd.simt {
+			n = 1025
+			if raceEnabled {
+				reps = 200
+			}
+		}
+		rng := rand.New(rand.NewPCG(7, 8))
+		xs := randVals[float32](rng, n)
+		x := upload(t, s, xs, n)
+		first := download(t, must[*gpu.Array[float32]](t)(gpu.Sum[float32](s, x)))[0]
+		firstMax := download(t, must[*gpu.Array[int64]](t)(gpu.ArgMax(s, x)))[0]
+		for i := 1; i < reps; i++ {
+			r := must[*gpu.Array[float32]](t)(gpu.Sum[float32](s, x))
+			v := download(t, r)[0]
+			r.Free()
+			if math.Float32bits(v) != math.Float32bits(first) {
+				t.Fatalf("repetition %d: %v, first %v", i, v, first)
+			}
+			if i%100 == 0 {
+				if a := download(t, must[*gpu.Array[int64]](t)(gpu.ArgMax(s, x)))[0]; a != firstMax {
+					t.Fatalf("argmax repetition %d: %d, first %d", i, a, firstMax)
+				}
+			}
+		}
+		if !slices.Equal(download(t, x), xs) {
+			t.Fatal("the input changed")
+		}
+		// Axis reductions leave their input alone too.
+		m := upload(t, s, xs[:100*10], 100, 10)
+		for _, ax := range []int{0, 1} {
+			must[*gpu.Array[float32]](t)(gpu.Sum[float32](s, m, gpu.Axes(ax)))
+			must[*gpu.Array[int64]](t)(gpu.ArgMin(s, m, gpu.Axes(ax)))
+			must[*gpu.Array[float32]](t)(gpu.MapReduce[float32](s, "x*x", gpu.Vars{"x": m}, gpu.OpMax, gpu.Axes(ax)))
+		}
+		if !slices.Equal(download(t, m), xs[:1000]) {
+			t.Fatal("an axis reduction changed its input")
+		}
+	})
+}
+
+func TestReduceInto(t *testing.T) {
+	forRedDevices(t, func(t *testing.T, rd redDev, s *gpu.Stream) {
+		rng := rand.New(rand.NewPCG(9, 10))
+		rows, cols := 33, 65
+		xs := randVals[float32](rng, rows*cols)
+		x := upload(t, s, xs, rows, cols)
+		gs := groups(xs, []int{rows, cols}, maskOf(2, []int{1}))
+		nan := float32(math.NaN())
+		// a contiguous output, poisoned
+		out := must[*gpu.Array[float32]](t)(gpu.Full(s, nan, rows))
+		if err := gpu.ReduceInto(s, out, gpu.OpSum, x, gpu.Axes(1)); err != nil {
+			t.Fatal(err)
+		}
+		checkSum(t, "sum into", download(t, out), gs, false)
+		if err := gpu.ReduceInto(s, out, gpu.OpMax, x, gpu.Axes(1)); err != nil {
+			t.Fatal(err)
+		}
+		checkMinMax(t, "max into", download(t, out), gs, false)
+		// a strided output: column 2 of a poisoned [rows, 4] array, the result kept 2-d
+		big := must[*gpu.Array[float32]](t)(gpu.Full(s, nan, rows, 4))
+		col := must[*gpu.Array[float32]](t)(big.Slice(gpu.R(), gpu.R(2)))
+		if err := gpu.ReduceInto(s, col, gpu.OpSum, x, gpu.Axes(1), gpu.KeepDims()); err != nil {
+			t.Fatal(err)
+		}
+		all := download(t, big)
+		got := make([]float32, rows)
+		for r := range rows {
+			got[r] = all[r*4+2]
+			for c := range 4 {
+				if c != 2 && !math.IsNaN(float64(all[r*4+c])) {
+					t.Fatalf("element (%d, %d) outside the output view was written: %v", r, c, all[r*4+c])
+				}
+			}
+		}
+		checkSum(t, "sum into a strided view", got, gs, false)
+		// MapReduceInto, poisoned
+		out2 := must[*gpu.Array[float64]](t)(gpu.Full(s, math.NaN(), cols))
+		if err := gpu.MapReduceInto(s, out2, "float64(x)*2", gpu.Vars{"x": x}, gpu.OpSum, gpu.Axes(0)); err != nil {
+			t.Fatal(err)
+		}
+		g0 := groups(xs, []int{rows, cols}, maskOf(2, []int{0}))
+		got2 := download(t, out2)
+		for o := range got2 {
+			got2[o] /= 2
+		}
+		checkSum(t, "mapreduce into", got2, g0, false)
+		// an output in the input's own memory: the sums of the rows into column 0 of x
+		xcopy := upload(t, s, xs, rows, cols)
+		c0 := must[*gpu.Array[float32]](t)(xcopy.Slice(gpu.R(), gpu.R(0)))
+		if err := gpu.ReduceInto(s, c0, gpu.OpSum, xcopy, gpu.Axes(1), gpu.KeepDims()); err != nil {
+			t.Fatal(err)
+		}
+		after := download(t, xcopy)
+		got3 := make([]float32, rows)
+		for r := range rows {
+			got3[r] = after[r*cols]
+		}
+		checkSum(t, "sum into its own input", got3, gs, false)
+		// shape and type errors
+		if err := gpu.ReduceInto(s, out, gpu.OpSum, x, gpu.Axes(0)); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Fatalf("ReduceInto with a wrong shape: %v", err)
+		}
+		bad := must[*gpu.Array[float64]](t)(gpu.Empty[float64](s, rows))
+		if err := gpu.ReduceInto(s, bad, gpu.OpMin, x, gpu.Axes(1)); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Fatalf("ReduceInto min into another type: %v", err)
+		}
+	})
+}
+
+func TestMapReduce(t *testing.T) {
+	forRedDevices(t, func(t *testing.T, rd redDev, s *gpu.Stream) {
+		rng := rand.New(rand.NewPCG(11, 12))
+		rows, cols := 70, 130
+		xs := randVals[float32](rng, rows*cols)
+		ys := randVals[float32](rng, cols)
+		is := smallInts[int32](rng, rows*cols, 1000, 1000)
+		x := upload(t, s, xs, rows, cols)
+		y := upload(t, s, ys, 1, cols)
+		ia := upload(t, s, is, rows, cols)
+		shape := []int{rows, cols}
+		for ai, axes := range [][]int{nil, {0}, {1}, {}} {
+			if rd.simt && raceEnabled && ai%2 == 1 {
+				continue
+			}
+			mask := maskOf(2, axes)
+			if axes != nil && len(axes) == 0 {
+				mask = []bool{false, false}
+			}
+			what := fmt.Sprint(" axes ", axes)
+			opts := axesOpts(axes, false)
+			// x*x
+			sq := make([]float32, len(xs))
+			for i, v := range xs {
+				sq[i] = v * v
+			}
+			checkSum(t, "x*x"+what, download(t, must[*gpu.Array[float32]](t)(gpu.MapReduce[float32](s, "x*x", gpu.Vars{"x": x}, gpu.OpSum, opts...))), groups(sq, shape, mask), false)
+			// a*x + y with a broadcast y and a parameter, into float64
+			axy := make([]float64, len(xs))
+			for i, v := range xs {
+				axy[i] = float64(float32(float32(2.5)*v) + ys[i%cols])
+			}
+			checkSum(t, "a*x+y"+what, download(t, must[*gpu.Array[float64]](t)(gpu.MapReduce[float64](s, "a*x + y", gpu.Vars{"x": x, "y": y, "a": 2.5}, gpu.OpSum, opts...))), groups(axy, shape, mask), false)
+			// max of abs
+			ab := make([]float32, len(xs))
+			for i, v := range xs {
+				ab[i] = float32(math.Abs(float64(v)))
+			}
+			checkMinMax(t, "max abs"+what, download(t, must[*gpu.Array[float32]](t)(gpu.MapReduce[float32](s, "abs(x)", gpu.Vars{"x": x}, gpu.OpMax, opts...))), groups(ab, shape, mask), false)
+			// integer map, wrapping sum in int64; min of a mixed-type expression
+			i7 := make([]int64, len(is))
+			for i, v := range is {
+				i7[i] = int64(v%7) * 3
+			}
+			checkSum(t, "i%7*3"+what, download(t, must[*gpu.Array[int64]](t)(gpu.MapReduce[int64](s, "i%7*3", gpu.Vars{"i": ia}, gpu.OpSum, opts...))), groups(i7, shape, mask), false)
+			mix := make([]float64, len(is))
+			for i, v := range is {
+				mix[i] = float64(v) - float64(xs[i])
+			}
+			checkMinMax(t, "i-x"+what, download(t, must[*gpu.Array[float64]](t)(gpu.MapReduce[float64](s, "i - x", gpu.Vars{"i": ia, "x": x}, gpu.OpMin, opts...))), groups(mix, shape, mask), true)
+			// any and all of predicates
+			gt := make([]bool, len(xs))
+			for i, v := range xs {
+				gt[i] = v > 2
+			}
+			anyv := download(t, must[*gpu.Array[bool]](t)(gpu.MapReduce[bool](s, "x > 2", gpu.Vars{"x": x}, gpu.OpAny, opts...)))
+			allv := download(t, must[*gpu.Array[bool]](t)(gpu.MapReduce[bool](s, "x > -4", gpu.Vars{"x": x}, gpu.OpAll, opts...)))
+			for o, g := range groups(gt, shape, mask) {
+				w := false
+				for _, b := range g {
+					w = w || b
+				}
+				if anyv[o] != w {
+					t.Fatalf("any x > 2%s: output %d = %v", what, o, anyv[o])
+				}
+			}
+			for o, g := range groups(xs, shape, mask) {
+				w := true
+				for _, v := range g {
+					w = w && v > -4
+				}
+				if allv[o] != w {
+					t.Fatalf("all x > -4%s: output %d = %v", what, o, allv[o])
+				}
+			}
+		}
+		if _, err := gpu.MapReduce[float32](s, "x*", gpu.Vars{"x": x}, gpu.OpSum); err == nil {
+			t.Fatal("MapReduce with a syntax error succeeded")
+		}
+		if _, err := gpu.MapReduce[float32](s, "x", gpu.Vars{"x": x}, gpu.Op("a - b"), gpu.Axes(0)); !errors.Is(err, gpu.ErrNotSupported) {
+			t.Fatalf("MapReduce with an expression operator: %v", err)
+		}
+		if _, err := gpu.MapReduce[float32](s, "x", gpu.Vars{"x": x}, gpu.OpAny); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Fatalf("MapReduce any into float32: %v", err)
+		}
+		if _, err := gpu.MapReduce[float32](s, "x + z", gpu.Vars{"x": x, "z": upload(t, s, []float32{1, 2, 3})}, gpu.OpSum); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Fatalf("MapReduce of shapes that don't broadcast: %v", err)
+		}
+	})
+}
+
+func TestReduceErrors(t *testing.T) {
+	d, err := gpu.OpenBackend("cpu", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := d.DefaultStream()
+	x := upload(t, s, make([]float32, 24), 2, 3, 4)
+	for name, f := range map[string]func() error{
+		"repeated axis":    func() error { _, err := gpu.Sum[float32](s, x, gpu.Axes(1, -2)); return err },
+		"axis too large":   func() error { _, err := gpu.Sum[float32](s, x, gpu.Axes(3)); return err },
+		"axis too small":   func() error { _, err := gpu.Max(s, x, gpu.Axes(-4)); return err },
+		"sum into bool":    func() error { _, err := gpu.Sum[bool](s, x); return err },
+		"float sum in int": func() error { _, err := gpu.Sum[int64](s, x); return err },
+		"argmax two axes":  func() error { _, err := gpu.ArgMax(s, x, gpu.Axes(0, 1)); return err },
+		"argmax no axes":   func() error { _, err := gpu.ArgMax(s, x, gpu.Axes()); return err },
+	} {
+		if err := f(); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("%s: %v, want ErrInvalidValue", name, err)
+		}
+	}
+	// Axes() reduces nothing: the result is the input (converted).
+	y := upload(t, s, []int32{1, -2, 3, 4, 5, 6}, 2, 3)
+	r := must[*gpu.Array[int64]](t)(gpu.Sum[int64](s, y, gpu.Axes()))
+	if !slices.Equal(r.Shape(), []int{2, 3}) || !slices.Equal(download(t, r), []int64{1, -2, 3, 4, 5, 6}) {
+		t.Fatalf("sum over no axes: %v %v", r.Shape(), download(t, r))
+	}
+	k := must[*gpu.Array[int64]](t)(gpu.Sum[int64](s, y, gpu.KeepDims()))
+	if !slices.Equal(k.Shape(), []int{1, 1}) || download(t, k)[0] != 17 {
+		t.Fatalf("sum keepdims: %v %v", k.Shape(), download(t, k))
+	}
+	// 0-d arrays
+	z := must[*gpu.Array[float64]](t)(gpu.Full(s, 2.5))
+	if v := download(t, must[*gpu.Array[float64]](t)(gpu.Sum[float64](s, z))); v[0] != 2.5 {
+		t.Fatalf("sum of a 0-d array: %v", v)
+	}
+	if v := download(t, must[*gpu.Array[int64]](t)(gpu.ArgMax(s, z))); v[0] != 0 {
+		t.Fatalf("argmax of a 0-d array: %v", v)
+	}
+}
+
+// TestReduceCPUWorkers checks that the CPU's float sums don't depend on the number of
+// workers, bit for bit.
+func TestReduceCPUWorkers(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	type tc struct {
+		shape []int
+		axes  []int
+	}
+	cases := []tc{{[]int{1<<20 + 3}, nil}, {[]int{300, 1000}, []int{0}}, {[]int{300, 1000}, []int{1}}, {[]int{3, 200000}, []int{1}}, {[]int{200000, 3}, []int{0}}, {[]int{64, 70, 30}, []int{0, 2}}}
+	var ref [][]float32
+	for wi, workers := range []int{1, 2, 3, 8} {
+		d, err := gpu.NewDevice(cpu.New(workers))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := d.DefaultStream()
+		for ci, c := range cases {
+			n := 1
+			for _, v := range c.shape {
+				n *= v
+			}
+			if wi == 0 {
+				ref = append(ref, nil)
+			}
+			r := rand.New(rand.NewPCG(uint64(ci), 1))
+			xs := randVals[float32](r, n)
+			x := upload(t, s, xs, c.shape...)
+			got := download(t, must[*gpu.Array[float32]](t)(gpu.Sum[float32](s, x, axesOpts(c.axes, false)...)))
+			got = append(got, download(t, must[*gpu.Array[float32]](t)(gpu.Prod[float32](s, x, axesOpts(c.axes, false)...)))...)
+			if wi == 0 {
+				ref[ci] = got
+				checkSum(t, fmt.Sprint("sum ", c), got[:len(got)/2], groups(xs, c.shape, maskOf(len(c.shape), c.axes)), false)
+				continue
+			}
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(ref[ci][i]) {
+					t.Fatalf("%v with %d workers: result %d = %v, with 1 worker %v", c, workers, i, got[i], ref[ci][i])
+				}
+			}
+		}
+	}
+	_ = rng
+}
+
+// TestReduceVsCPU compares CUDA's results (the interpreter's here) with the CPU
+// backend's on random shapes, axes and layouts: exactly for integers, min, max and the
+// arg operations, within the accuracy bound for float sums.
+func TestReduceVsCPU(t *testing.T) {
+	cpuDev, err := gpu.OpenBackend("cpu", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := cpuDev.DefaultStream()
+	for _, rd := range redDevices(t) {
+		if rd.name == "cpu" {
+			continue
+		}
+		t.Run(rd.name, func(t *testing.T) {
+			s, err := rd.d.NewStream()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			rng := rand.New(rand.NewPCG(15, 16))
+			iters, limit := 300, 1<<18
+			if rd.simt {
+				iters, limit = 60, 6000
+				if raceEnabled {
+					iters = 20
+				}
+			}
+			for it := 0; it < iters; it++ {
+				rank := 1 + rng.IntN(4)
+				shape := make([]int, rank)
+				n := 1
+				for d := range shape {
+					shape[d] = 1 + rng.IntN(40)
+					if rng.IntN(6) == 0 {
+						shape[d] = 1
+					}
+					n *= shape[d]
+				}
+				if n > limit {
+					it--
+					continue
+				}
+				is := smallInts[int16](rng, n, 50, 50)
+				fs := randVals[float64](rng, n)
+				var axes []int
+				if rng.IntN(4) > 0 {
+					for d := range rank {
+						if rng.IntN(2) == 0 {
+							axes = append(axes, d-rank*rng.IntN(2))
+						}
+					}
+				}
+				var one []int
+				if rng.IntN(3) > 0 {
+					one = []int{rng.IntN(rank)}
+				}
+				keep := rng.IntN(2) == 0
+				what := fmt.Sprintf("shape %v axes %v keep %v", shape, axes, keep)
+				ga, ca := upload(t, s, is, shape...), upload(t, cs, is, shape...)
+				gf, cf := upload(t, s, fs, shape...), upload(t, cs, fs, shape...)
+				if rng.IntN(2) == 0 {
+					ga, ca = must[*gpu.Array[int16]](t)(ga.Transpose()), must[*gpu.Array[int16]](t)(ca.Transpose())
+					gf, cf = must[*gpu.Array[float64]](t)(gf.Transpose()), must[*gpu.Array[float64]](t)(cf.Transpose())
+					what += " transposed"
+				}
+				opts := axesOpts(axes, keep)
+				eqI := func(name string, g, c *gpu.Array[int64]) {
+					if a, b := download(t, g), download(t, c); !slices.Equal(a, b) {
+						t.Fatalf("%s %s: %v, cpu %v", name, what, a, b)
+					}
+				}
+				eqI("sum", must[*gpu.Array[int64]](t)(gpu.Sum[int64](s, ga, opts...)), must[*gpu.Array[int64]](t)(gpu.Sum[int64](cs, ca, opts...)))
+				eqI("count", must[*gpu.Array[int64]](t)(gpu.Count(s, ga, opts...)), must[*gpu.Array[int64]](t)(gpu.Count(cs, ca, opts...)))
+				g1, c1 := must[*gpu.Array[int16]](t)(gpu.Min(s, ga, opts...)), must[*gpu.Array[int16]](t)(gpu.Min(cs, ca, opts...))
+				if a, b := download(t, g1), download(t, c1); !slices.Equal(a, b) {
+					t.Fatalf("min %s: %v, cpu %v", what, a, b)
+				}
+				g2, c2 := must[*gpu.Array[float64]](t)(gpu.Max(s, gf, opts...)), must[*gpu.Array[float64]](t)(gpu.Max(cs, cf, opts...))
+				if a, b := download(t, g2), download(t, c2); !slices.Equal(a, b) {
+					t.Fatalf("max %s: %v, cpu %v", what, a, b)
+				}
+				oneOpts := axesOpts(one, keep)
+				eqI("argmax "+fmt.Sprint(one), must[*gpu.Array[int64]](t)(gpu.ArgMax(s, gf, oneOpts...)), must[*gpu.Array[int64]](t)(gpu.ArgMax(cs, cf, oneOpts...)))
+				eqI("argmin "+fmt.Sprint(one), must[*gpu.Array[int64]](t)(gpu.ArgMin(s, ga, oneOpts...)), must[*gpu.Array[int64]](t)(gpu.ArgMin(cs, ca, oneOpts...)))
+				g3, c3 := download(t, must[*gpu.Array[float64]](t)(gpu.Sum[float64](s, gf, opts...))), download(t, must[*gpu.Array[float64]](t)(gpu.Sum[float64](cs, cf, opts...)))
+				for i := range g3 {
+					if d := math.Abs(g3[i] - c3[i]); d > 1e-12*float64(n) {
+						t.Fatalf("sum %s: output %d = %v, cpu %v", what, i, g3[i], c3[i])
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestReduceLarge reduces arrays past 2^31 elements on CUDA (64-bit indexing).
+func TestReduceLarge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("large arrays: not in -short")
+	}
+	d, err := gpu.OpenBackend("cuda", 0)
+	if err != nil {
+		t.Skipf("no CUDA device: %v", err)
+	}
+	const n = 1<<31 + 9
+	if free, _, err := d.MemInfo(); err != nil || free < 3*n {
+		t.Skipf("not enough device memory (%d free): %v", free, err)
+	}
+	s, err := d.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ones := must[*gpu.Array[uint8]](t)(gpu.Full[uint8](s, 1, n))
+	if v := download(t, must[*gpu.Array[uint64]](t)(gpu.Sum[uint64](s, ones))); v[0] != n {
+		t.Fatalf("sum of %d ones = %d", n, v[0])
+	}
+	ones.Free()
+	x := must[*gpu.Array[int8]](t)(gpu.Full[int8](s, 3, n))
+	for _, i := range []int{n - 4, 1<<31 + 1} {
+		if err := x.Set(bg, 100, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if v := download(t, must[*gpu.Array[int64]](t)(gpu.ArgMax(s, x))); v[0] != 1<<31+1 {
+		t.Fatalf("argmax past 2^31 = %d, want %d", v[0], 1<<31+1)
+	}
+	if v := download(t, must[*gpu.Array[int64]](t)(gpu.Sum[int64](s, x))); v[0] != 3*(n-2)+200 {
+		t.Fatalf("sum of int8 past 2^31 = %d", v[0])
+	}
+	// one axis past 2^31 elements in total: [2, n/2] over axis 1 and axis 0
+	x2 := must[*gpu.Array[int8]](t)(x.Slice(gpu.R(0, n-1)))
+	x2 = must[*gpu.Array[int8]](t)(x2.Reshape(2, (n-1)/2))
+	for ax := range 2 {
+		v := download(t, must[*gpu.Array[int64]](t)(gpu.ArgMax(s, x2, gpu.Axes(ax))))
+		t.Logf("argmax axis %d: %d values", ax, len(v))
+	}
+	x.Free()
+}
