@@ -1,0 +1,122 @@
+package kernel
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/go-gpu/gpu/backend"
+	"github.com/go-gpu/gpu/backend/cpu"
+)
+
+// Permute copies a strided view into a contiguous array of the same shape when the
+// output's innermost dimension A (Rank-1) is not the input's contiguous one (a
+// transpose): tiles of TB x TA elements over dimension B (the one the input is read
+// along, ideally of stride 1) and A go through shared memory, read with consecutive
+// threads along B and written with consecutive threads along A, so that both global
+// accesses are coalesced; the shared tile has one element of padding per row so that
+// the transposed reads hit distinct banks (NVIDIA's "An Efficient Matrix Transpose in
+// CUDA C/C++", Harris 2013). The other dimensions form the batch: one block per
+// (batch, B tile, A tile). Views whose innermost dimension stays innermost are copied
+// without shared memory by the elementwise copy.
+//
+// Kernel parameters, in order:
+//
+//	in       u64  address of the input's element 0 (any strides)
+//	out      u64  address of the contiguous output
+//	shape_d  u64  Rank dimensions of the (collapsed) output shape, outermost first
+//	istr_d   s64  Rank input strides in elements, for the output's dimensions
+//
+// The grid has exactly Blocks(shape) blocks of PermuteBlock threads, with TA*(TB+1)*Size
+// bytes of static shared memory. Without Index64 every offset is below 2^31.
+type Permute struct {
+	Size    int // element size in bytes: 1, 2, 4 or 8
+	Rank    int // >= 2
+	B       int // the dimension read along, < Rank-1
+	TB, TA  int // tile sizes along B and A (powers of two, TB*TA >= PermuteBlock)
+	Index64 bool
+}
+
+// PermuteBlock is the number of threads of a Permute block.
+const PermuteBlock = 256
+
+// Key identifies the kernel.
+func (p *Permute) Key() string {
+	return fmt.Sprintf("permute|s%d|r%d|b%d|%dx%d|i64=%v", p.Size, p.Rank, p.B, p.TB, p.TA, p.Index64)
+}
+
+// Validate checks the spec.
+func (p *Permute) Validate() error {
+	switch p.Size {
+	case 1, 2, 4, 8:
+	default:
+		return fmt.Errorf("kernel: permute of %d-byte elements: %w", p.Size, backend.ErrNotSupported)
+	}
+	if p.Rank < 2 || p.B < 0 || p.B >= p.Rank-1 {
+		return fmt.Errorf("kernel: permute rank %d, dimension %d", p.Rank, p.B)
+	}
+	pow2 := func(v int) bool { return v > 0 && v&(v-1) == 0 }
+	if !pow2(p.TB) || !pow2(p.TA) || p.TB*p.TA < PermuteBlock || p.TB > PermuteBlock || p.TA > PermuteBlock {
+		return fmt.Errorf("kernel: permute tile %dx%d", p.TB, p.TA)
+	}
+	return nil
+}
+
+// Blocks returns the grid size for the output shape: batch * tiles along B * tiles
+// along A.
+func (p *Permute) Blocks(shape []int) int {
+	n := (shape[p.B] + p.TB - 1) / p.TB * ((shape[p.Rank-1] + p.TA - 1) / p.TA)
+	for d, v := range shape {
+		if d != p.B && d != p.Rank-1 {
+			n *= v
+		}
+	}
+	return n
+}
+
+// PermuteNeedIndex64 reports whether the copy of n elements with these input strides
+// needs 64-bit offsets.
+func PermuteNeedIndex64(shape, istr []int) bool {
+	n := 1
+	for _, v := range shape {
+		n *= v
+	}
+	return NeedIndex64(n, shape, istr) || n >= math.MaxInt32
+}
+
+// CPU returns the kernel for the CPU backend: a parallel gather in output order.
+func (p *Permute) CPU() (func(*cpu.Launch) error, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return func(l *cpu.Launch) error {
+		r := p.Rank
+		shape := make([]int, r)
+		st := make([]int, r)
+		n := 1
+		for d := range shape {
+			shape[d] = int(l.Uint64(2 + d))
+			st[d] = int(l.Int64(2 + r + d))
+			n *= shape[d]
+		}
+		if n == 0 {
+			return nil
+		}
+		full, base := l.MemAt(0)
+		lo, hi := extent(shape, st)
+		sz := p.Size
+		if base+lo*sz < 0 || base+(hi+1)*sz > len(full) {
+			return fmt.Errorf("kernel: illegal address: permute input [%d, %d] outside its allocation: %w", lo, hi, backend.ErrLaunchFailed)
+		}
+		out := l.Mem(1)
+		if len(out) < n*sz {
+			return fmt.Errorf("kernel: illegal address: permute output past its allocation: %w", backend.ErrLaunchFailed)
+		}
+		l.Parallel(n, 4*chunk, func(a, b int) {
+			for c := a; c < b; c += chunk {
+				m := min(chunk, b-c)
+				gather(out[c*sz:(c+m)*sz], full, base, sz, shape, st, c)
+			}
+		})
+		return nil
+	}, nil
+}

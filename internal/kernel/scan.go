@@ -1,0 +1,362 @@
+package kernel
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/go-gpu/gpu/backend"
+	"github.com/go-gpu/gpu/backend/cpu"
+	"github.com/go-gpu/gpu/dtype"
+	"github.com/go-gpu/gpu/expr"
+)
+
+// Scans.
+//
+// A scan runs along one axis of an array viewed as [outer, n, inner]: out[o, k, j] is
+// the combination of x[o, 0, j], ..., x[o, k, j] (inclusive) or init and x[o, 0, j], ...,
+// x[o, k-1, j] (exclusive), each element converted to the accumulator type first (NumPy's
+// dtype argument of cumsum). Two kernels cover the layouts:
+//
+//   - ScanTiles scans contiguous rows: 1-D arrays, the last axis (inner == 1), and axes
+//     with a few interleaved columns (inner == Group <= MaxScanGroup), in a single pass
+//     with decoupled look-back (Merrill and Garland, "Single-pass Parallel Prefix Scan
+//     with Decoupled Look-back", NVIDIA technical report NVR-2016-002).
+//   - ScanColumns scans any axis of any strided array by mapping threads to the kept
+//     columns (coalesced along inner) and looping over the scanned axis; long axes are cut
+//     into chunks linked by the same look-back, per column.
+//
+// Both write a contiguous [outer, n, inner] output. The operator is associative (not
+// necessarily commutative): the kernels combine in index order and only reassociate.
+
+// ScanOp is the operator of a scan.
+type ScanOp uint8
+
+// The scan operators. On Bool accumulators ScanAdd and ScanMax are "or", ScanMul and
+// ScanMin "and".
+const (
+	// ScanAdd is a + b (integers wrap, floats IEEE 754).
+	ScanAdd ScanOp = iota + 1
+	// ScanMul is a * b.
+	ScanMul
+	// ScanMax is numpy.maximum: NaN if either is NaN, +0 above -0.
+	ScanMax
+	// ScanMin is numpy.minimum: NaN if either is NaN, -0 below +0.
+	ScanMin
+	// ScanExpr is an expression of the running value (input slot 0) and the next
+	// element (slot 1), both of the accumulator type, whose result is the accumulator
+	// type.
+	ScanExpr
+)
+
+var scanOpNames = [...]string{ScanAdd: "add", ScanMul: "mul", ScanMax: "max", ScanMin: "min", ScanExpr: "expr"}
+
+// String returns "add", "mul", "max", "min" or "expr".
+func (op ScanOp) String() string {
+	if int(op) < len(scanOpNames) && scanOpNames[op] != "" {
+		return scanOpNames[op]
+	}
+	return fmt.Sprintf("ScanOp(%d)", uint8(op))
+}
+
+// Combine is an associative operator on values of one type.
+type Combine struct {
+	Op   ScanOp
+	Type dtype.DType
+	// Expr is the operator of ScanExpr: input slot 0 is the left operand (the earlier
+	// elements), slot 1 the right one; both and the result have type Type. It has no
+	// parameters.
+	Expr *expr.Expr
+}
+
+func (c Combine) key() string {
+	if c.Op == ScanExpr {
+		return "expr(" + c.Expr.Key() + "):" + c.Type.String()
+	}
+	return c.Op.String() + ":" + c.Type.String()
+}
+
+// Validate checks the operator.
+func (c Combine) Validate() error {
+	if !c.Type.Valid() || c.Type == dtype.Float16 || c.Type == dtype.BFloat16 {
+		return fmt.Errorf("kernel: scan accumulator of type %v: %w", c.Type, backend.ErrNotSupported)
+	}
+	switch c.Op {
+	case ScanAdd, ScanMul, ScanMax, ScanMin:
+		return nil
+	case ScanExpr:
+		e := c.Expr
+		if e == nil {
+			return fmt.Errorf("kernel: scan expression missing")
+		}
+		if e.DType() != c.Type {
+			return fmt.Errorf("kernel: scan expression of type %v, accumulator %v", e.DType(), c.Type)
+		}
+		if len(e.Params) > 0 {
+			return fmt.Errorf("kernel: scan expression with parameters")
+		}
+		for _, s := range e.Inputs {
+			if s.Index > 1 || s.DType != c.Type {
+				return fmt.Errorf("kernel: scan expression reads input %d of type %v", s.Index, s.DType)
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("kernel: scan operator %v", c.Op)
+}
+
+// Identity returns the identity of a built-in operator as bits of Type (0 for sums,
+// 1 for products, the lowest value or -Inf for maximum, the highest or +Inf for
+// minimum), and false for ScanExpr.
+func (c Combine) Identity() (uint64, bool) {
+	t := c.Type
+	var v expr.Scalar
+	switch c.Op {
+	case ScanAdd:
+		v = expr.ScalarFromBits(t, 0)
+	case ScanMul:
+		v = expr.ScalarOf(1.0).Convert(t)
+	case ScanMax:
+		switch {
+		case t == dtype.Bool || t.IsUnsigned():
+			v = expr.ScalarFromBits(t, 0)
+		case t.IsSigned():
+			v = expr.ScalarFromBits(t, 1<<(t.Bits()-1))
+		default:
+			v = expr.ScalarOf(scanNegInf()).Convert(t)
+		}
+	case ScanMin:
+		switch {
+		case t == dtype.Bool:
+			v = expr.ScalarFromBits(t, 1)
+		case t.IsUnsigned():
+			v = expr.ScalarFromBits(t, ^uint64(0)>>(64-t.Bits()))
+		case t.IsSigned():
+			v = expr.ScalarFromBits(t, (1<<(t.Bits()-1))-1)
+		default:
+			v = expr.ScalarOf(-scanNegInf()).Convert(t)
+		}
+	default:
+		return 0, false
+	}
+	return v.Bits(), true
+}
+
+func scanNegInf() float64 {
+	zero := 0.0
+	return -1 / zero
+}
+
+// MaxScanGroup is the largest scanNum of interleaved columns ScanTiles handles.
+const MaxScanGroup = 8
+
+// ScanTilesBlock is the scanNum of threads of a ScanTiles block.
+const ScanTilesBlock = 256
+
+// ScanTiles scans rows rows of RowLen contiguous elements each (row r at element
+// r*RowLen of the input and of the output), in tiles of Tile() elements that never
+// cross a row. Within a row, element i belongs to column i%Group (RowLen is a multiple
+// of Group): each column is scanned on its own, as for an axis whose inner size is
+// Group. Each thread holds Items consecutive elements (a multiple of Group).
+//
+// Kernel parameters, in order:
+//
+//	in          u64  address of the input's first element (In, contiguous)
+//	out         u64  address of the output's first element (Comb.Type, contiguous)
+//	status      u64  scratch of StatusBytes(tiles) bytes, zeroed before the launch
+//	rows        u64  scanNum of rows
+//	rowLen      u64  elements per row (a multiple of Group, > 0)
+//	tilesPerRow u64  ceil(rowLen / Tile())
+//	init        u64  the initial value's bits (Comb.Type), read when Exclusive
+//
+// The grid has exactly rows*tilesPerRow blocks of ScanTilesBlock threads. Blocks take
+// tile numbers from a counter in the scratch, so a tile's predecessors have started
+// before it (no deadlock whatever the scheduling). Each tile publishes its aggregate,
+// then its inclusive prefix, in the scratch; later tiles of the row read them back
+// (look-back over a window of 32 predecessors at a time). With Vector set the input and
+// output addresses are 16-byte aligned and so is every row (rowLen*size % 16 == 0 for
+// both types), so full tiles use vector loads and stores.
+type ScanTiles struct {
+	In        dtype.DType
+	Comb      Combine
+	Exclusive bool
+	Group     int
+	Items     int
+	Vector    bool
+}
+
+// Tile returns the elements per tile.
+func (s *ScanTiles) Tile() int { return ScanTilesBlock * s.Items }
+
+// Packed reports whether the tile status is one 64-bit word (a flag and a 32-bit
+// value): a single column of a 4-byte accumulator.
+func (s *ScanTiles) Packed() bool { return s.Group == 1 && s.Comb.Type.Size() == 4 }
+
+// StatusBytes returns the scratch size for the given scanNum of tiles: a 16-byte header
+// (the tile counter) and, per tile, either one 64-bit word (Packed) or a 32-bit flag and
+// two Group-vectors (the aggregate and the inclusive prefix).
+func (s *ScanTiles) StatusBytes(tiles int) int {
+	if s.Packed() {
+		return 16 + 8*tiles
+	}
+	return scanStatusBytes(tiles, s.Group*scanWordBytes(s.Comb.Type))
+}
+
+// scanStatusBytes is the layout of a flagged status: header, flags (u32 per tile,
+// padded to 16 bytes), aggregates, inclusive prefixes (vec bytes per tile each, padded).
+func scanStatusBytes(tiles, vec int) int {
+	return 16 + scanPad16(4*tiles) + 2*scanPad16(vec*tiles)
+}
+
+// scanWordBytes is the bytes a value of type t takes in a status: 4 or 8 (values move
+// as 32-bit words).
+func scanWordBytes(t dtype.DType) int {
+	if t.Size() == 8 {
+		return 8
+	}
+	return 4
+}
+
+func scanPad16(n int) int { return (n + 15) &^ 15 }
+
+// Key identifies the kernel.
+func (s *ScanTiles) Key() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "scan.tiles|%v|%s|g%d|k%d", s.In, s.Comb.key(), s.Group, s.Items)
+	if s.Exclusive {
+		b.WriteString("|excl")
+	}
+	if s.Vector {
+		b.WriteString("|v16")
+	}
+	return b.String()
+}
+
+// Validate checks the spec.
+func (s *ScanTiles) Validate() error {
+	if err := s.Comb.Validate(); err != nil {
+		return err
+	}
+	if !s.In.Valid() || s.In == dtype.Float16 || s.In == dtype.BFloat16 {
+		return fmt.Errorf("kernel: scan input of type %v: %w", s.In, backend.ErrNotSupported)
+	}
+	if s.Group < 1 || s.Group > MaxScanGroup {
+		return fmt.Errorf("kernel: scan group %d", s.Group)
+	}
+	if s.Items < 1 || s.Items%s.Group != 0 || s.Items > 32 {
+		return fmt.Errorf("kernel: scan items %d for group %d", s.Items, s.Group)
+	}
+	if s.Exclusive && s.Comb.Op == ScanExpr {
+		// fine: the caller passes init
+	}
+	return nil
+}
+
+// CPU returns the kernel for the CPU backend. Its results don't depend on the scanNum
+// of workers: see scanCPU.
+func (s *ScanTiles) CPU() (func(*cpu.Launch) error, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	run, err := newScanCPU(s.In, s.Comb, s.Exclusive)
+	if err != nil {
+		return nil, err
+	}
+	return func(l *cpu.Launch) error {
+		rows, rowLen := int(l.Uint64(3)), int(l.Uint64(4))
+		g := s.Group
+		lay := scanLayout{outer: rows, n: rowLen / g, inner: g, so: rowLen, sk: g, sj: 1}
+		return run(l, 0, 1, lay, l.Uint64(6))
+	}, nil
+}
+
+// ScanColumnsBlock is the scanNum of threads of a ScanColumns block.
+const ScanColumnsBlock = 256
+
+// ScanColumns scans along the middle axis of an [outer, n, inner] array with any
+// strides. The outer*inner columns are flattened (column c is (c/inner, c%inner)) and
+// cut into blocks of Width() columns; a thread owns one column and Rows consecutive
+// elements of it, and the Groups thread groups of a block cover Groups*Rows consecutive
+// elements of the axis (a tile). Tiles along the axis (chunks) are linked by decoupled
+// look-back per column; the tile scanNum, from a counter, is chunk*colBlocks + block, so
+// a tile's predecessor along the axis has always started first.
+//
+// Kernel parameters, in order:
+//
+//	in      u64  address of element (0, 0, 0) of the input (In)
+//	out     u64  address of the contiguous output (Comb.Type)
+//	status  u64  scratch of StatusBytes(tiles) bytes, zeroed before the launch when
+//	             chunks > 1 (unused otherwise)
+//	outer   u64
+//	n       u64  the scanned axis' length (> 0)
+//	inner   u64
+//	so      s64  input strides in elements of the three axes
+//	sk      s64
+//	sj      s64
+//	chunks  u64  ceil(n / (Groups*Rows))
+//	init    u64  the initial value's bits, read when Exclusive
+//
+// The grid has chunks*colBlocks blocks (colBlocks = ceil(outer*inner / Width())) of
+// ScanColumnsBlock threads.
+type ScanColumns struct {
+	In        dtype.DType
+	Comb      Combine
+	Exclusive bool
+	Groups    int // 1 or 8
+	Rows      int
+}
+
+// Width returns the columns per block.
+func (s *ScanColumns) Width() int { return ScanColumnsBlock / s.Groups }
+
+// TileRows returns the elements of the axis per tile.
+func (s *ScanColumns) TileRows() int { return s.Groups * s.Rows }
+
+// StatusBytes returns the scratch size for the given scanNum of tiles (a 16-byte
+// header, a 32-bit flag per tile and two Width()-vectors per tile).
+func (s *ScanColumns) StatusBytes(tiles int) int {
+	return scanStatusBytes(tiles, s.Width()*scanWordBytes(s.Comb.Type))
+}
+
+// Key identifies the kernel.
+func (s *ScanColumns) Key() string {
+	ex := ""
+	if s.Exclusive {
+		ex = "|excl"
+	}
+	return fmt.Sprintf("scan.cols|%v|%s|h%d|r%d%s", s.In, s.Comb.key(), s.Groups, s.Rows, ex)
+}
+
+// Validate checks the spec.
+func (s *ScanColumns) Validate() error {
+	if err := s.Comb.Validate(); err != nil {
+		return err
+	}
+	if !s.In.Valid() || s.In == dtype.Float16 || s.In == dtype.BFloat16 {
+		return fmt.Errorf("kernel: scan input of type %v: %w", s.In, backend.ErrNotSupported)
+	}
+	if s.Groups != 1 && s.Groups != 8 {
+		return fmt.Errorf("kernel: scan column groups %d", s.Groups)
+	}
+	if s.Rows < 1 || s.Rows > 32 {
+		return fmt.Errorf("kernel: scan column rows %d", s.Rows)
+	}
+	return nil
+}
+
+// CPU returns the kernel for the CPU backend.
+func (s *ScanColumns) CPU() (func(*cpu.Launch) error, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	run, err := newScanCPU(s.In, s.Comb, s.Exclusive)
+	if err != nil {
+		return nil, err
+	}
+	return func(l *cpu.Launch) error {
+		lay := scanLayout{
+			outer: int(l.Uint64(3)), n: int(l.Uint64(4)), inner: int(l.Uint64(5)),
+			so: int(l.Int64(6)), sk: int(l.Int64(7)), sj: int(l.Int64(8)),
+		}
+		return run(l, 0, 1, lay, l.Uint64(10))
+	}, nil
+}

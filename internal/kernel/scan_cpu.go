@@ -1,0 +1,310 @@
+package kernel
+
+import (
+	"encoding/binary"
+	"fmt"
+	"unsafe"
+
+	"github.com/go-gpu/gpu/backend"
+	"github.com/go-gpu/gpu/backend/cpu"
+	"github.com/go-gpu/gpu/dtype"
+	"github.com/go-gpu/gpu/expr"
+)
+
+// The CPU scan: the input is converted into the output (which has the accumulator type
+// and the contiguous [outer, n, inner] layout), in parallel, and then scanned in place.
+// The scanned axis is cut into chunks of a fixed scanNum of elements (scanChunk, whole
+// rows of inner columns): chunk aggregates are computed in parallel, combined in order
+// into chunk prefixes, and each chunk is then scanned from its prefix in parallel (the
+// two-pass "reduce then scan" scheme). Within a chunk the fold is sequential, left to
+// right. The chunking doesn't depend on the scanNum of workers, so the results are the
+// same on every machine: exact for integers and for maximum and minimum; for float
+// sums and products, the sequential fold reassociated at chunk boundaries.
+
+// scanChunk is the scanNum of elements per chunk of the CPU scan.
+const scanChunk = 1 << 16
+
+// scanLayout is an [outer, n, inner] input with strides in elements.
+type scanLayout struct {
+	outer, n, inner int
+	so, sk, sj      int
+}
+
+// scanRun scans the input of argument inArg (layout lay) into the contiguous output of
+// argument outArg.
+type scanRun func(l *cpu.Launch, inArg, outArg int, lay scanLayout, init uint64) error
+
+// newScanCPU returns the CPU scan of in elements with the operator c.
+func newScanCPU(in dtype.DType, c Combine, excl bool) (scanRun, error) {
+	conv, err := scanCastProgram(in, c.Type)
+	if err != nil {
+		return nil, err
+	}
+	var prog *expr.Program
+	if c.Op == ScanExpr {
+		if prog, err = c.Expr.Compile(); err != nil {
+			return nil, err
+		}
+	}
+	switch c.Type {
+	case dtype.Bool:
+		return scanOfT[bool](in, conv, scanBoolOp(c.Op), prog, excl), nil
+	case dtype.Int8:
+		return scanOfT[int8](in, conv, scanNumOp[int8](c.Op), prog, excl), nil
+	case dtype.Int16:
+		return scanOfT[int16](in, conv, scanNumOp[int16](c.Op), prog, excl), nil
+	case dtype.Int32:
+		return scanOfT[int32](in, conv, scanNumOp[int32](c.Op), prog, excl), nil
+	case dtype.Int64:
+		return scanOfT[int64](in, conv, scanNumOp[int64](c.Op), prog, excl), nil
+	case dtype.Uint8:
+		return scanOfT[uint8](in, conv, scanNumOp[uint8](c.Op), prog, excl), nil
+	case dtype.Uint16:
+		return scanOfT[uint16](in, conv, scanNumOp[uint16](c.Op), prog, excl), nil
+	case dtype.Uint32:
+		return scanOfT[uint32](in, conv, scanNumOp[uint32](c.Op), prog, excl), nil
+	case dtype.Uint64:
+		return scanOfT[uint64](in, conv, scanNumOp[uint64](c.Op), prog, excl), nil
+	case dtype.Float32:
+		return scanOfT[float32](in, conv, scanNumOp[float32](c.Op), prog, excl), nil
+	case dtype.Float64:
+		return scanOfT[float64](in, conv, scanNumOp[float64](c.Op), prog, excl), nil
+	}
+	return nil, fmt.Errorf("kernel: scan accumulator %v: %w", c.Type, backend.ErrNotSupported)
+}
+
+// scanCastProgram returns the program converting in to out as expr's Cast does, or nil if
+// the types are equal.
+func scanCastProgram(in, out dtype.DType) (*expr.Program, error) {
+	if in == out {
+		return nil, nil
+	}
+	e, err := expr.Parse("x", expr.Env{"x": expr.OperandDecl(0, in)})
+	if err != nil {
+		return nil, err
+	}
+	e = &expr.Expr{Root: &expr.Cast{X: e.Root, Type: out}, Inputs: e.Inputs, Params: e.Params}
+	return e.Compile()
+}
+
+type scanNum interface {
+	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~float32 | ~float64
+}
+
+// scanNumOp returns the built-in operator on A (nil for ScanExpr). Go's min and max
+// propagate NaN and order -0 below +0, as numpy.minimum and numpy.maximum do.
+func scanNumOp[A scanNum](op ScanOp) func(a, b A) A {
+	switch op {
+	case ScanAdd:
+		return func(a, b A) A { return a + b }
+	case ScanMul:
+		return func(a, b A) A { return a * b }
+	case ScanMax:
+		return func(a, b A) A { return max(a, b) }
+	case ScanMin:
+		return func(a, b A) A { return min(a, b) }
+	}
+	return nil
+}
+
+func scanBoolOp(op ScanOp) func(a, b bool) bool {
+	switch op {
+	case ScanAdd, ScanMax:
+		return func(a, b bool) bool { return a || b }
+	case ScanMul, ScanMin:
+		return func(a, b bool) bool { return a && b }
+	}
+	return nil
+}
+
+// scanExprOp returns a factory of evaluators of a two-operand program (one per worker:
+// each has its own buffers).
+func scanExprOp[A any](p *expr.Program) func() func(a, b A) A {
+	return func() func(a, b A) A {
+		buf := make([]A, 3)
+		size := int(unsafe.Sizeof(buf[0]))
+		bytesAt := func(i int) []byte { return unsafe.Slice((*byte)(unsafe.Pointer(&buf[i])), size) }
+		ins := [][]byte{bytesAt(0), bytesAt(1)}
+		out := bytesAt(2)
+		return func(a, b A) A {
+			buf[0], buf[1] = a, b
+			if err := p.EvalBytes(1, out, ins, nil); err != nil {
+				panic(err)
+			}
+			return buf[2]
+		}
+	}
+}
+
+// scanFromBits returns the value of type A whose bits (little-endian) are the low bits of v.
+func scanFromBits[A any](v uint64) A {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], v)
+	return *(*A)(unsafe.Pointer(&b[0]))
+}
+
+func scanOfT[A any](in dtype.DType, conv *expr.Program, op func(a, b A) A, prog *expr.Program, excl bool) scanRun {
+	newOp := func() func(a, b A) A { return op }
+	if prog != nil {
+		newOp = scanExprOp[A](prog)
+	}
+	return func(l *cpu.Launch, inArg, outArg int, lay scanLayout, initBits uint64) error {
+		var z A
+		size := int(unsafe.Sizeof(z))
+		total := lay.outer * lay.n * lay.inner
+		if total == 0 {
+			return nil
+		}
+		outMem := l.Mem(outArg)
+		if len(outMem) < total*size {
+			return fmt.Errorf("kernel: illegal address: scan output of %d elements past its allocation: %w", total, backend.ErrLaunchFailed)
+		}
+		if err := scanLoad(l, inArg, outMem[:total*size], lay, in, conv, size); err != nil {
+			return err
+		}
+		out := cpu.Slice[A](outMem[:total*size])
+		init := scanFromBits[A](initBits)
+		scanInPlace(l, out, lay.outer, lay.n, lay.inner, newOp, excl, init)
+		return nil
+	}
+}
+
+// scanLoad converts the input into out (contiguous, the accumulator type), in parallel.
+func scanLoad(l *cpu.Launch, inArg int, out []byte, lay scanLayout, in dtype.DType, conv *expr.Program, accSize int) error {
+	inSize := in.Size()
+	shape := []int{lay.outer, lay.n, lay.inner}
+	st := []int{lay.so, lay.sk, lay.sj}
+	total := lay.outer * lay.n * lay.inner
+	full, base := l.MemAt(inArg)
+	lo, hi := extent(shape, st)
+	if base+lo*inSize < 0 || base+(hi+1)*inSize > len(full) {
+		return fmt.Errorf("kernel: illegal address: scan input elements [%d, %d] outside its allocation: %w", lo, hi, backend.ErrLaunchFailed)
+	}
+	contig := Classify(shape, st) == Contig
+	var evalErr error
+	l.Parallel(total, 4*chunk, func(a, b int) {
+		var tmp []byte
+		for c := a; c < b; c += chunk {
+			m := min(chunk, b-c)
+			var src []byte
+			if contig {
+				src = full[base+c*inSize : base+(c+m)*inSize]
+			} else {
+				if tmp == nil {
+					tmp = make([]byte, chunk*inSize)
+				}
+				src = tmp[:m*inSize]
+				gather(src, full, base, inSize, shape, st, c)
+			}
+			dst := out[c*accSize : (c+m)*accSize]
+			if conv == nil {
+				copy(dst, src)
+				continue
+			}
+			if err := conv.EvalBytes(m, dst, [][]byte{src}, nil); err != nil {
+				evalErr = err
+				return
+			}
+		}
+	})
+	return evalErr
+}
+
+// scanInPlace scans the contiguous [outer, n, inner] array x along its middle axis.
+func scanInPlace[A any](l *cpu.Launch, x []A, outer, n, inner int, newOp func() func(a, b A) A, excl bool, init A) {
+	rowsPer := max(1, scanChunk/inner) // rows of the axis per chunk
+	nk := (n + rowsPer - 1) / rowsPer
+	units := outer * nk
+	grain := max(1, scanChunk/(rowsPer*inner))
+	// prefix[(o*nk+c)*inner + j] is the value before chunk c (has[o*nk+c] says whether
+	// there is one: not before the first chunk of an inclusive scan).
+	var prefix []A
+	var has []bool
+	if nk > 1 {
+		agg := make([]A, units*inner)
+		l.Parallel(units, grain, func(a, b int) {
+			op := newOp()
+			for u := a; u < b; u++ {
+				o, c := u/nk, u%nk
+				if c == nk-1 {
+					continue
+				}
+				r0, r1 := c*rowsPer, min(n, (c+1)*rowsPer)
+				acc := agg[u*inner : (u+1)*inner]
+				copy(acc, x[(o*n+r0)*inner:(o*n+r0+1)*inner])
+				for r := r0 + 1; r < r1; r++ {
+					row := x[(o*n+r)*inner : (o*n+r+1)*inner]
+					for j, v := range row {
+						acc[j] = op(acc[j], v)
+					}
+				}
+			}
+		})
+		prefix = make([]A, units*inner)
+		has = make([]bool, units)
+		op := newOp()
+		for o := 0; o < outer; o++ {
+			for c := 0; c < nk; c++ {
+				u := o*nk + c
+				p := prefix[u*inner : (u+1)*inner]
+				switch {
+				case c == 0 && excl:
+					for j := range p {
+						p[j] = init
+					}
+					has[u] = true
+				case c == 0:
+				case !has[u-1]:
+					copy(p, agg[(u-1)*inner:u*inner])
+					has[u] = true
+				default:
+					q := prefix[(u-1)*inner : u*inner]
+					a := agg[(u-1)*inner : u*inner]
+					for j := range p {
+						p[j] = op(q[j], a[j])
+					}
+					has[u] = true
+				}
+			}
+		}
+	}
+	l.Parallel(units, grain, func(a, b int) {
+		op := newOp()
+		run := make([]A, inner)
+		for u := a; u < b; u++ {
+			o, c := u/nk, u%nk
+			r0, r1 := c*rowsPer, min(n, (c+1)*rowsPer)
+			ok := false
+			switch {
+			case prefix != nil && has[u]:
+				copy(run, prefix[u*inner:(u+1)*inner])
+				ok = true
+			case excl:
+				for j := range run {
+					run[j] = init
+				}
+				ok = true
+			}
+			r := r0
+			if !ok {
+				// Inclusive from the start: the first row is its own value.
+				copy(run, x[(o*n+r)*inner:(o*n+r+1)*inner])
+				r++
+			}
+			for ; r < r1; r++ {
+				row := x[(o*n+r)*inner : (o*n+r+1)*inner]
+				if excl {
+					for j, v := range row {
+						row[j] = run[j]
+						run[j] = op(run[j], v)
+					}
+				} else {
+					for j, v := range row {
+						run[j] = op(run[j], v)
+						row[j] = run[j]
+					}
+				}
+			}
+		}
+	})
+}

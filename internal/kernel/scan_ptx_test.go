@@ -1,0 +1,88 @@
+package kernel
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/go-gpu/gpu/dtype"
+	"github.com/go-gpu/gpu/expr"
+)
+
+// scanExprComb parses a two-operand expression operator.
+func scanExprComb(t testing.TB, src string, ty dtype.DType) Combine {
+	env := expr.Env{"a": expr.OperandDecl(0, ty), "b": expr.OperandDecl(1, ty)}
+	e, err := expr.Parse(src, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.DType() != ty {
+		e = &expr.Expr{Root: &expr.Cast{X: e.Root, Type: ty}, Inputs: e.Inputs, Params: e.Params}
+	}
+	return Combine{Op: ScanExpr, Type: ty, Expr: e}
+}
+
+// TestScanTilesPtxas assembles the row scan for the operators, types, groups and
+// modes, and reports registers and SASS size.
+func TestScanTilesPtxas(t *testing.T) {
+	type tc struct {
+		in   dtype.DType
+		comb Combine
+		g, k int
+		ex   bool
+		vec  bool
+	}
+	cases := []tc{
+		{dtype.Float32, Combine{Op: ScanAdd, Type: dtype.Float32}, 1, 16, false, true},
+		{dtype.Float32, Combine{Op: ScanAdd, Type: dtype.Float32}, 1, 16, true, true},
+		{dtype.Int64, Combine{Op: ScanAdd, Type: dtype.Int64}, 1, 8, false, true},
+		{dtype.Int32, Combine{Op: ScanAdd, Type: dtype.Int64}, 1, 8, false, true},
+		{dtype.Bool, Combine{Op: ScanAdd, Type: dtype.Int64}, 1, 8, true, true},
+		{dtype.Float32, Combine{Op: ScanMax, Type: dtype.Float32}, 1, 16, false, true},
+		{dtype.Float64, Combine{Op: ScanMin, Type: dtype.Float64}, 1, 8, false, true},
+		{dtype.Float32, Combine{Op: ScanAdd, Type: dtype.Float32}, 3, 12, false, true},
+		{dtype.Int64, Combine{Op: ScanAdd, Type: dtype.Int64}, 3, 6, true, false},
+		{dtype.Int8, Combine{Op: ScanMul, Type: dtype.Int8}, 1, 16, false, true},
+		{dtype.Bool, Combine{Op: ScanMax, Type: dtype.Bool}, 2, 16, false, true},
+		{dtype.Uint16, Combine{Op: ScanMin, Type: dtype.Uint16}, 8, 8, true, true},
+		{dtype.Int32, scanExprComb(t, "a ^ b", dtype.Int64), 1, 8, true, true},
+		{dtype.Float32, scanExprComb(t, "fmax(a, b)", dtype.Float32), 1, 16, false, true},
+		{dtype.Float64, Combine{Op: ScanAdd, Type: dtype.Float32}, 1, 16, false, true},
+	}
+	for _, c := range cases {
+		sp := &ScanTiles{In: c.in, Comb: c.comb, Exclusive: c.ex, Group: c.g, Items: c.k, Vector: c.vec}
+		t.Run(sp.Key(), func(t *testing.T) {
+			src, _, err := sp.PTX(9, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			log, cubin := scanPtxas(t, src)
+			regs, smem := scanRegs(log)
+			t.Logf("%s: %d registers, %d bytes smem, %d SASS", sp.Key(), regs, smem, scanSassCount(t, cubin))
+		})
+	}
+	_ = fmt.Sprint
+}
+
+// TestScanColumnsPtxas assembles the column scan.
+func TestScanColumnsPtxas(t *testing.T) {
+	cases := []*ScanColumns{
+		{In: dtype.Float32, Comb: Combine{Op: ScanAdd, Type: dtype.Float32}, Groups: 8, Rows: 16},
+		{In: dtype.Float32, Comb: Combine{Op: ScanAdd, Type: dtype.Float32}, Groups: 1, Rows: 3},
+		{In: dtype.Int32, Comb: Combine{Op: ScanAdd, Type: dtype.Int64}, Groups: 8, Rows: 16, Exclusive: true},
+		{In: dtype.Int64, Comb: Combine{Op: ScanAdd, Type: dtype.Int64}, Groups: 8, Rows: 16},
+		{In: dtype.Float64, Comb: Combine{Op: ScanMax, Type: dtype.Float64}, Groups: 8, Rows: 16},
+		{In: dtype.Bool, Comb: Combine{Op: ScanMin, Type: dtype.Bool}, Groups: 1, Rows: 9, Exclusive: true},
+		{In: dtype.Int32, Comb: scanExprComb(t, "where(a > b, a, b)", dtype.Int64), Groups: 8, Rows: 16},
+	}
+	for _, sp := range cases {
+		t.Run(sp.Key(), func(t *testing.T) {
+			src, _, err := sp.PTX(9, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			log, cubin := scanPtxas(t, src)
+			regs, smem := scanRegs(log)
+			t.Logf("%s: %d registers, %d bytes smem, %d SASS", sp.Key(), regs, smem, scanSassCount(t, cubin))
+		})
+	}
+}

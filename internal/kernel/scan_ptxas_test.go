@@ -1,0 +1,94 @@
+package kernel
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// scanPtxasPath finds ptxas: $PTXAS, then ptxas on PATH, then /opt/ctk/usr/bin/ptxas.
+func scanPtxasPath() string {
+	if p := os.Getenv("PTXAS"); p != "" {
+		return p
+	}
+	if p, err := exec.LookPath("ptxas"); err == nil {
+		return p
+	}
+	if _, err := os.Stat("/opt/ctk/usr/bin/ptxas"); err == nil {
+		return "/opt/ctk/usr/bin/ptxas"
+	}
+	return ""
+}
+
+var (
+	scanReSpill = regexp.MustCompile(`(\d+) bytes spill stores, (\d+) bytes spill loads`)
+	scanReStack = regexp.MustCompile(`(\d+) bytes stack frame`)
+	scanReRegs  = regexp.MustCompile(`Used (\d+) registers`)
+	scanReSmem  = regexp.MustCompile(`(\d+) bytes smem`)
+	scanReSass  = regexp.MustCompile(`(?m)^\s+/\*[0-9a-f]{4,}\*/\s+\S[^;]*;`)
+)
+
+// scanPtxas assembles src for sm_90 with -v and returns the log and the cubin's path;
+// it fails on an error, a spill or a stack frame, and skips without ptxas.
+func scanPtxas(t testing.TB, src string) (log, cubin string) {
+	t.Helper()
+	p := scanPtxasPath()
+	if p == "" {
+		t.Skip("ptxas not found ($PTXAS, PATH, /opt/ctk/usr/bin/ptxas)")
+	}
+	dir := t.TempDir()
+	in := filepath.Join(dir, "m.ptx")
+	cubin = filepath.Join(dir, "m.cubin")
+	if err := os.WriteFile(in, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, err := exec.Command(p, "-arch=sm_90", "-v", in, "-o", cubin).CombinedOutput()
+	if err != nil {
+		var nb strings.Builder
+		for i, l := range strings.Split(src, "\n") {
+			nb.WriteString(strconv.Itoa(i+1) + "\t" + l + "\n")
+		}
+		t.Fatalf("ptxas failed: %v\n%s\n--- source ---\n%s", err, b, nb.String())
+	}
+	log = string(b)
+	for _, m := range scanReSpill.FindAllStringSubmatch(log, -1) {
+		if m[1] != "0" || m[2] != "0" {
+			t.Errorf("spills: %s\n%s", m[0], log)
+		}
+	}
+	for _, m := range scanReStack.FindAllStringSubmatch(log, -1) {
+		if m[1] != "0" {
+			t.Errorf("stack frame: %s\n%s", m[0], log)
+		}
+	}
+	return log, cubin
+}
+
+// scanRegs returns the register count and shared memory of a ptxas -v log.
+func scanRegs(log string) (regs, smem int) {
+	if m := scanReRegs.FindStringSubmatch(log); m != nil {
+		regs, _ = strconv.Atoi(m[1])
+	}
+	if m := scanReSmem.FindStringSubmatch(log); m != nil {
+		smem, _ = strconv.Atoi(m[1])
+	}
+	return
+}
+
+// scanSassCount returns the number of SASS instructions in a cubin (0 without
+// cuobjdump).
+func scanSassCount(t testing.TB, cubin string) int {
+	p := filepath.Join(filepath.Dir(scanPtxasPath()), "cuobjdump")
+	if _, err := os.Stat(p); err != nil {
+		return 0
+	}
+	b, err := exec.Command(p, "-sass", cubin).CombinedOutput()
+	if err != nil {
+		t.Fatalf("cuobjdump: %v\n%s", err, b)
+	}
+	return len(scanReSass.FindAllString(string(b), -1))
+}

@@ -1,0 +1,362 @@
+package gpu
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/go-gpu/gpu/dtype"
+	"github.com/go-gpu/gpu/expr"
+	"github.com/go-gpu/gpu/internal/kernel"
+)
+
+// Scans (cumulative sums, products, maxima and minima, and Accumulate with any
+// associative operator) along one axis, as numpy.cumsum, numpy.cumprod,
+// numpy.maximum.accumulate and numpy.minimum.accumulate, and Julia's accumulate.
+//
+// The result is a new contiguous array of the input's shape. Types follow NumPy: the
+// result type R is the accumulator (NumPy's dtype argument): every element is
+// converted to R first (with the conversion rules of package expr) and combined in R.
+// NumPy's default for sums and products is AccumType(T): int64 for bool and signed
+// integers, uint64 for unsigned integers, T itself for floats, so CumSum[int64] of an
+// int32 array is NumPy's cumsum, which never overflows where int32 would. Integer
+// overflow wraps as in Go. CumMax and CumMin keep T and propagate NaN (numpy.maximum:
+// once a NaN is met, every later element is NaN), with -0 below +0.
+//
+// On CUDA, scans of contiguous rows (1-D arrays, the last axis, and axes followed by at
+// most 8 elements) run in a single pass over the data with decoupled look-back
+// (Merrill and Garland, "Single-pass Parallel Prefix Scan with Decoupled Look-back",
+// NVIDIA NVR-2016-002, 2016): tiles of up to 4096 elements take their numbers from an
+// atomic counter, publish their aggregate and then their inclusive prefix with flags,
+// and later tiles combine the published values of their predecessors. Other axes map
+// threads to the kept columns and loop along the scanned axis (coalesced), with long
+// axes cut into chunks linked by the same look-back per column. A scan is one kernel
+// launch, plus a memset of its scratch (from the stream's pool) when it has more than
+// one tile along the axis. Strided inputs that the kernels can't address directly are
+// copied to a contiguous array first.
+//
+// Float results depend on the association: the GPU combines within a thread, then
+// across a warp, a block, and tiles; the CPU folds left to right within chunks of 65536
+// elements and combines chunk totals in order, the same on any number of cores.
+// Integer scans and CumMax/CumMin are exact and identical on every backend (NaN
+// payloads aside).
+
+// Op is the associative operator of Accumulate: OpSum, OpProd, OpMax, OpMin, or an
+// expression of the names a (the combination of the earlier elements) and b (the next
+// element), both of the accumulator type, in the language of Eval ("a + 2*b" is not
+// associative and gives unspecified results; "maximum(a, b)", "a | b", "a & b" are).
+// The expression's result is converted to the accumulator type.
+type Op string
+
+// The built-in operators.
+const (
+	OpSum  Op = "a + b"
+	OpProd Op = "a * b"
+	OpMax  Op = "maximum(a, b)"
+	OpMin  Op = "minimum(a, b)"
+)
+
+// ScanOption is an option of a scan.
+type ScanOption func(*scanOptions)
+
+type scanOptions struct {
+	exclusive bool
+	init      any
+}
+
+// Exclusive makes a scan exclusive: element k combines the elements before k, starting
+// from the operator's identity (0 for sums, 1 for products, the lowest value or -Inf
+// for CumMax, the highest or +Inf for CumMin), so element 0 is the identity. For an
+// expression operator, use ExclusiveFrom.
+func Exclusive() ScanOption { return func(o *scanOptions) { o.exclusive = true } }
+
+// ExclusiveFrom makes a scan exclusive starting from init (a Go number or bool,
+// converted to the accumulator type): element 0 is init, element k is init combined
+// with the elements before k.
+func ExclusiveFrom(init any) ScanOption {
+	return func(o *scanOptions) { o.exclusive, o.init = true, init }
+}
+
+// AccumType returns NumPy's accumulator type for sums and products of t: Int64 for Bool
+// and the signed integers, Uint64 for the unsigned ones, t for floats.
+func AccumType(t dtype.DType) dtype.DType {
+	switch {
+	case t == dtype.Bool || t.IsSigned():
+		return dtype.Int64
+	case t.IsUnsigned():
+		return dtype.Uint64
+	}
+	return t
+}
+
+// CumSum returns the cumulative sums of a along axis (negative counts from the end),
+// accumulated in R (numpy.cumsum(a, axis, dtype=R); NumPy's default R is AccumType(T)).
+//
+//	c, err := gpu.CumSum[float32](s, x, 0)
+//	n, err := gpu.CumSum[int64](s, counts32, -1, gpu.Exclusive())
+func CumSum[R, T Elem](s *Stream, a *Array[T], axis int, opts ...ScanOption) (*Array[R], error) {
+	return Accumulate[R](s, a, OpSum, axis, opts...)
+}
+
+// CumProd returns the cumulative products of a along axis, accumulated in R
+// (numpy.cumprod).
+func CumProd[R, T Elem](s *Stream, a *Array[T], axis int, opts ...ScanOption) (*Array[R], error) {
+	return Accumulate[R](s, a, OpProd, axis, opts...)
+}
+
+// CumMax returns the running maximum of a along axis (numpy.maximum.accumulate):
+// NaN from the first NaN on; bools combine with "or".
+func CumMax[T Elem](s *Stream, a *Array[T], axis int, opts ...ScanOption) (*Array[T], error) {
+	return Accumulate[T](s, a, OpMax, axis, opts...)
+}
+
+// CumMin returns the running minimum of a along axis (numpy.minimum.accumulate):
+// NaN from the first NaN on; bools combine with "and".
+func CumMin[T Elem](s *Stream, a *Array[T], axis int, opts ...ScanOption) (*Array[T], error) {
+	return Accumulate[T](s, a, OpMin, axis, opts...)
+}
+
+// Accumulate returns the scan of a along axis with the associative operator op,
+// accumulated in R (Julia's accumulate(op, a; dims), NumPy's ufunc.accumulate). On
+// Bool accumulators OpSum and OpMax are "or", OpProd and OpMin "and". An expression
+// operator runs on the CPU through the expression interpreter (one call per element,
+// slow) and on CUDA through the scan kernels' expression lowering, which covers
+// arithmetic, comparisons, bit operations, minimum/maximum/fmin/fmax, abs, where and
+// conversions; other functions are an error wrapping ErrNotSupported on CUDA.
+func Accumulate[R, T Elem](s *Stream, a *Array[T], op Op, axis int, opts ...ScanOption) (*Array[R], error) {
+	if nd := len(a.shape); axis < -nd || axis >= nd {
+		return nil, fmt.Errorf("gpu: scan axis %d of a %d-d array: %w", axis, nd, ErrInvalidValue)
+	}
+	out, err := Empty[R](s, a.shape...)
+	if err != nil {
+		return nil, err
+	}
+	if err := accumulate(s, out, a, op, axis, opts); err != nil {
+		out.Free()
+		return nil, err
+	}
+	return out, nil
+}
+
+// AccumulateInto is Accumulate writing into out, an array of a's shape (any view
+// that isn't broadcast; NumPy's out argument). out must not share memory with a.
+func AccumulateInto[R, T Elem](s *Stream, out *Array[R], a *Array[T], op Op, axis int, opts ...ScanOption) error {
+	if !slices.Equal(out.shape, a.shape) {
+		return fmt.Errorf("gpu: scan of shape %v into shape %v: %w", a.shape, out.shape, ErrInvalidValue)
+	}
+	if out.hasZeroStride() {
+		return fmt.Errorf("gpu: scan into a broadcast view: %w", ErrInvalidValue)
+	}
+	if out.buf.a == a.buf.a {
+		return fmt.Errorf("gpu: scan into an array sharing memory with its input: %w", ErrInvalidValue)
+	}
+	if out.IsContiguous() {
+		return accumulate(s, out, a, op, axis, opts)
+	}
+	tmp, err := Empty[R](s, a.shape...)
+	if err != nil {
+		return err
+	}
+	defer tmp.Free()
+	if err := accumulate(s, tmp, a, op, axis, opts); err != nil {
+		return err
+	}
+	return Copy(s, out, tmp)
+}
+
+// accumulate scans a into the contiguous out.
+func accumulate[R, T Elem](s *Stream, out *Array[R], a *Array[T], op Op, axis int, opts []ScanOption) error {
+	var o scanOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	rt := dtype.Of[R]()
+	comb, err := scanCombine(op, rt)
+	if err != nil {
+		return err
+	}
+	nd := len(a.shape)
+	if axis < 0 {
+		axis += nd
+	}
+	if axis < 0 || axis >= nd {
+		return fmt.Errorf("gpu: scan axis %d of a %d-d array: %w", axis, nd, ErrInvalidValue)
+	}
+	var init uint64
+	if o.exclusive {
+		if o.init != nil {
+			if init, err = scanScalarBits(o.init, rt); err != nil {
+				return err
+			}
+		} else if id, ok := comb.Identity(); ok {
+			init = id
+		} else {
+			return fmt.Errorf("gpu: exclusive scan with operator %q needs an initial value (ExclusiveFrom): %w", op, ErrInvalidValue)
+		}
+	}
+	return scanInto(s, out.header(), a.header(), comb, axis, o.exclusive, init)
+}
+
+// scanCombine parses op for accumulator type t.
+func scanCombine(op Op, t dtype.DType) (kernel.Combine, error) {
+	if t == dtype.Float16 || t == dtype.BFloat16 {
+		return kernel.Combine{}, fmt.Errorf("gpu: scans of %v: %w", t, ErrNotSupported)
+	}
+	switch op {
+	case OpSum:
+		return kernel.Combine{Op: kernel.ScanAdd, Type: t}, nil
+	case OpProd:
+		return kernel.Combine{Op: kernel.ScanMul, Type: t}, nil
+	case OpMax:
+		return kernel.Combine{Op: kernel.ScanMax, Type: t}, nil
+	case OpMin:
+		return kernel.Combine{Op: kernel.ScanMin, Type: t}, nil
+	}
+	env := expr.Env{"a": expr.OperandDecl(0, t), "b": expr.OperandDecl(1, t)}
+	e, err := expr.Parse(string(op), env)
+	if err != nil {
+		return kernel.Combine{}, err
+	}
+	if e.DType() != t {
+		e = &expr.Expr{Root: &expr.Cast{X: e.Root, Type: t}, Inputs: e.Inputs, Params: e.Params}
+	}
+	return kernel.Combine{Op: kernel.ScanExpr, Type: t, Expr: e}, nil
+}
+
+// scanScalarBits converts a Go number or bool to t (Cast's rules) and returns its bits.
+func scanScalarBits(v any, t dtype.DType) (uint64, error) {
+	_, vt, bits, err := scalarDecl(0, v)
+	if err != nil {
+		return 0, fmt.Errorf("gpu: initial value: %w", err)
+	}
+	return expr.ScalarFromBits(vt, bits).Convert(t).Bits(), nil
+}
+
+// scanInto scans in along axis into out (contiguous, in's shape, comb's type).
+func scanInto(s *Stream, out, in *header, comb kernel.Combine, axis int, excl bool, init uint64) error {
+	d := s.dev
+	if in.buf.a.dev != d && in.buf.a.dev.info.Backend != d.info.Backend {
+		return fmt.Errorf("gpu: scan of an array on %v on a stream of %v: %w", in.buf.a.dev, d, ErrInvalidValue)
+	}
+	outer, n, inner := prod(in.shape[:axis]), in.shape[axis], prod(in.shape[axis+1:])
+	if outer*n*inner == 0 {
+		return nil
+	}
+	so, okO := scanCollapseStride(in.shape[:axis], in.strides[:axis])
+	sj, okJ := scanCollapseStride(in.shape[axis+1:], in.strides[axis+1:])
+	sk := in.strides[axis]
+	isCPU := d.info.Backend == "cpu"
+	tiles := inner <= kernel.MaxScanGroup && n*inner > 64
+	contig := contiguous(in.shape, in.strides)
+	if (tiles && !contig) || !okO || !okJ {
+		c, err := copyOf(s, in)
+		if err != nil {
+			return err
+		}
+		defer c.buf.Free()
+		in = c
+		so, sk, sj = n*inner, inner, 1
+	}
+	if tiles {
+		so, sk, sj = n*inner, inner, 1
+	}
+	if tiles {
+		sp := &kernel.ScanTiles{In: in.dt, Comb: comb, Exclusive: excl, Group: inner}
+		rowLen := n * inner
+		kmax := 16
+		if comb.Type.Size() == 8 {
+			kmax = 8
+		}
+		// The fewest items per thread (a multiple of the group) for a tile to cover a
+		// row, up to kmax (or one group).
+		kfull := max(inner, kmax/inner*inner)
+		if inner > 4 {
+			kfull = inner // registers: the warp scan moves inner values per lane
+		}
+		perThread := (rowLen + kernel.ScanTilesBlock - 1) / kernel.ScanTilesBlock
+		k := min(kfull, (perThread+inner-1)/inner*inner)
+		sp.Items = k
+		ptr := func(h *header) uint64 { return h.buf.a.mem.Ptr() + uint64(h.buf.off) + uint64(h.off*h.dt.Size()) }
+		sp.Vector = ptr(in)%16 == 0 && ptr(out)%16 == 0 &&
+			(outer == 1 || (rowLen*in.dt.Size()%16 == 0 && rowLen*comb.Type.Size()%16 == 0))
+		tile := sp.Tile()
+		tpr := (rowLen + tile - 1) / tile
+		ntiles := outer * tpr
+		if ntiles > 1<<31-1 {
+			return fmt.Errorf("gpu: scan of %d tiles: %w", ntiles, ErrNotSupported)
+		}
+		fn, err := d.kernel(sp)
+		if err != nil {
+			return err
+		}
+		status, err := scanStatus(s, isCPU || tpr == 1, sp.StatusBytes(ntiles))
+		if err != nil {
+			return err
+		}
+		defer status.Free()
+		cfg := LaunchConfig{Grid: Dim3{X: ntiles}, Block: Dim3{X: kernel.ScanTilesBlock}}
+		return s.Launch(fn, cfg, In(elemView(in)), Out(elemView(out)), InOut(status),
+			uint64(outer), uint64(rowLen), uint64(tpr), init)
+	}
+	sp := &kernel.ScanColumns{In: in.dt, Comb: comb, Exclusive: excl, Groups: 8, Rows: 16}
+	if n <= sp.Rows {
+		sp.Groups, sp.Rows = 1, n
+	}
+	cols := outer * inner
+	colBlocks := (cols + sp.Width() - 1) / sp.Width()
+	chunks := (n + sp.TileRows() - 1) / sp.TileRows()
+	ntiles := colBlocks * chunks
+	if ntiles > 1<<31-1 {
+		return fmt.Errorf("gpu: scan of %d tiles: %w", ntiles, ErrNotSupported)
+	}
+	fn, err := d.kernel(sp)
+	if err != nil {
+		return err
+	}
+	status, err := scanStatus(s, isCPU || chunks == 1, sp.StatusBytes(ntiles))
+	if err != nil {
+		return err
+	}
+	defer status.Free()
+	cfg := LaunchConfig{Grid: Dim3{X: ntiles}, Block: Dim3{X: kernel.ScanColumnsBlock}}
+	return s.Launch(fn, cfg, In(elemView(in)), Out(elemView(out)), InOut(status),
+		uint64(outer), uint64(n), uint64(inner), int64(so), int64(sk), int64(sj), uint64(chunks), init)
+}
+
+// scanStatus returns a zeroed scratch buffer of size bytes from s's pool, or a small
+// unused one when none is needed.
+func scanStatus(s *Stream, unused bool, size int) (*Buffer, error) {
+	if unused {
+		return s.Alloc(16)
+	}
+	b, err := s.Alloc(int64(size))
+	if err != nil {
+		return nil, err
+	}
+	if err := s.MemsetD32(b, 0); err != nil {
+		b.Free()
+		return nil, err
+	}
+	return b, nil
+}
+
+// scanCollapseStride returns the single stride that walks the dimensions shape (with
+// strides st) in row-major order, and false if there is none.
+func scanCollapseStride(shape, st []int) (int, bool) {
+	stride, ok := 0, true
+	first := true
+	want := 0
+	for d := len(shape) - 1; d >= 0; d-- {
+		if shape[d] == 1 {
+			continue
+		}
+		if first {
+			stride, want, first = st[d], st[d]*shape[d], false
+			continue
+		}
+		if st[d] != want {
+			ok = false
+		}
+		want = st[d] * shape[d]
+	}
+	return stride, ok
+}

@@ -1,0 +1,342 @@
+package gpu
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"slices"
+
+	"github.com/go-gpu/gpu/dtype"
+	"github.com/go-gpu/gpu/internal/kernel"
+)
+
+// Search: the indices of the nonzero elements (numpy.flatnonzero, numpy.argwhere,
+// Julia's findall), boolean-mask selection (a[mask], numpy.extract), the first nonzero
+// element (Julia's findfirst) and counting (numpy.count_nonzero). "Nonzero" is NumPy's
+// truth: x != 0, so NaN counts and -0 doesn't; the ...Where forms take a predicate
+// expression instead (evaluated by Eval into a bool array first).
+//
+// Results whose size depends on the data (Nonzero, Argwhere, Extract) are computed in
+// two passes over the flags on the stream: a count pass, a single-pass scan of the
+// per-tile counts with decoupled look-back (Merrill and Garland, NVR-2016-002, 2016),
+// then one 8-byte device-to-host copy of the total, which is the only host
+// synchronization (under ctx), then the output is allocated and a scatter pass writes
+// each tile's elements as one contiguous run at its offset. Indices are int64 flat
+// (row-major) indices, exact past 2^31 elements. FindFirst and CountNonzero return
+// their result to the host (one 8-byte copy).
+
+// searchItems returns the elements per thread of the search kernels for elements of
+// the given size.
+func searchItems(size int) int {
+	if size <= 2 {
+		return 16
+	}
+	return 8
+}
+
+// Nonzero returns the flat indices of the nonzero elements of a, in increasing order
+// (numpy.flatnonzero; Julia's findall on a vector), as a new 1-D int64 array. It waits
+// (under ctx) for the count, to size the result: see the package notes above.
+func Nonzero[T Elem](ctx context.Context, s *Stream, a *Array[T]) (*Array[int64], error) {
+	h, err := compact(ctx, s, a.header(), nil)
+	if err != nil {
+		return nil, err
+	}
+	return &Array[int64]{buf: h.buf, dt: dtype.Int64, shape: h.shape, strides: h.strides}, nil
+}
+
+// NonzeroWhere returns the flat indices where the predicate src (an expression over
+// vars as in Eval, converted to bool) is true, over the broadcast shape of the arrays in
+// vars (Julia's findall(pred, a)).
+//
+//	odd, err := gpu.NonzeroWhere(ctx, s, "x % 2 != 0", gpu.Vars{"x": x})
+func NonzeroWhere(ctx context.Context, s *Stream, src string, vars Vars) (*Array[int64], error) {
+	mask, err := Eval[bool](s, src, vars)
+	if err != nil {
+		return nil, err
+	}
+	defer mask.Free()
+	return Nonzero(ctx, s, mask)
+}
+
+// Argwhere returns the multi-indices of the nonzero elements of a as an (N, ndim)
+// int64 array, one row per element in row-major order (numpy.argwhere; the rows of
+// numpy.nonzero's tuple are its columns). A 0-d array gives (N, 0).
+func Argwhere[T Elem](ctx context.Context, s *Stream, a *Array[T]) (*Array[int64], error) {
+	flat, err := Nonzero(ctx, s, a)
+	if err != nil {
+		return nil, err
+	}
+	nd := len(a.shape)
+	n := flat.Size()
+	if nd == 1 {
+		return flat.Reshape(n, 1)
+	}
+	if nd == 0 || n == 0 {
+		flat.Free()
+		return Empty[int64](s, n, nd)
+	}
+	defer flat.Free()
+	st := rowMajor(a.shape)
+	sh64 := make([]int64, nd)
+	st64 := make([]int64, nd)
+	for k := range sh64 {
+		sh64[k], st64[k] = int64(a.shape[k]), int64(st[k])
+	}
+	shA, err := FromSlice(s, sh64)
+	if err != nil {
+		return nil, err
+	}
+	defer shA.Free()
+	stA, err := FromSlice(s, st64)
+	if err != nil {
+		return nil, err
+	}
+	defer stA.Free()
+	col, err := flat.Reshape(n, 1)
+	if err != nil {
+		return nil, err
+	}
+	return Eval[int64](s, "i / st % sh", Vars{"i": col, "st": stA, "sh": shA})
+}
+
+// Extract returns the elements of a where mask is true, in row-major order, as a new
+// 1-D array: boolean-mask selection a[mask] (numpy.extract(mask, a); Julia's a[mask]).
+// mask must have a's shape.
+func Extract[T Elem](ctx context.Context, s *Stream, mask *Array[bool], a *Array[T]) (*Array[T], error) {
+	if !slices.Equal(mask.shape, a.shape) {
+		return nil, fmt.Errorf("gpu: mask of shape %v for an array of shape %v: %w", mask.shape, a.shape, ErrInvalidValue)
+	}
+	h, err := compact(ctx, s, mask.header(), a.header())
+	if err != nil {
+		return nil, err
+	}
+	return &Array[T]{buf: h.buf, dt: h.dt, shape: h.shape, strides: h.strides}, nil
+}
+
+// contiguousHeader returns h, or a contiguous copy of it (and a function freeing it).
+func contiguousHeader(s *Stream, h *header) (*header, func(), error) {
+	if contiguous(h.shape, h.strides) {
+		return h, func() {}, nil
+	}
+	c, err := copyOf(s, h)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, func() { c.buf.Free() }, nil
+}
+
+// readU64 copies the 8 bytes at off in b to the host on s and waits for them.
+func readU64(ctx context.Context, s *Stream, b *Buffer, off int64) (uint64, error) {
+	v, err := b.Slice(off, 8)
+	if err != nil {
+		return 0, err
+	}
+	var host [8]byte
+	seq, p, err := s.copyDtoH(host[:], v)
+	if err != nil {
+		return 0, err
+	}
+	if err := s.waitUnpin(ctx, seq, p); err != nil {
+		return 0, err
+	}
+	return binary.LittleEndian.Uint64(host[:]), nil
+}
+
+// compact returns the indices of the nonzero elements of flags (values nil) or the
+// elements of values at them, as a new 1-D contiguous array.
+func compact(ctx context.Context, s *Stream, flags, values *header) (*header, error) {
+	d := s.dev
+	for _, h := range []*header{flags, values} {
+		if h != nil && h.buf.a.dev != d && h.buf.a.dev.info.Backend != d.info.Backend {
+			return nil, fmt.Errorf("gpu: search of an array on %v on a stream of %v: %w", h.buf.a.dev, d, ErrInvalidValue)
+		}
+	}
+	outType := dtype.Int64
+	if values != nil {
+		outType = values.dt
+	}
+	n := prod(flags.shape)
+	empty := func() (*header, error) {
+		buf, err := s.Alloc(0)
+		if err != nil {
+			return nil, err
+		}
+		return &header{buf: buf, dt: outType, shape: []int{0}, strides: []int{1}}, nil
+	}
+	if n == 0 {
+		return empty()
+	}
+	flags, freeF, err := contiguousHeader(s, flags)
+	if err != nil {
+		return nil, err
+	}
+	defer freeF()
+	var vt dtype.DType
+	if values != nil {
+		var freeV func()
+		if values, freeV, err = contiguousHeader(s, values); err != nil {
+			return nil, err
+		}
+		defer freeV()
+		vt = values.dt
+	}
+	items := searchItems(flags.dt.Size())
+	ptr := func(h *header) uint64 { return h.buf.a.mem.Ptr() + uint64(h.buf.off) + uint64(h.off*h.dt.Size()) }
+	vec := ptr(flags)%16 == 0
+	count := &kernel.CompactCount{In: flags.dt, Items: items, Vector: vec}
+	scatter := &kernel.CompactScatter{In: flags.dt, Values: vt, Items: items, Vector: vec}
+	tile := count.Tile()
+	tiles := (n + tile - 1) / tile
+	if tiles > 1<<31-1 {
+		return nil, fmt.Errorf("gpu: compaction of %d tiles: %w", tiles, ErrNotSupported)
+	}
+	fnCount, err := d.kernel(count)
+	if err != nil {
+		return nil, err
+	}
+	fnScatter, err := d.kernel(scatter)
+	if err != nil {
+		return nil, err
+	}
+	status, err := s.Alloc(int64(16 + 8*tiles))
+	if err != nil {
+		return nil, err
+	}
+	defer status.Free()
+	if err := s.MemsetD32(status, 0); err != nil {
+		return nil, err
+	}
+	cfg := LaunchConfig{Grid: Dim3{X: tiles}, Block: Dim3{X: kernel.SearchBlock}}
+	if err := s.Launch(fnCount, cfg, In(elemView(flags)), InOut(status), uint64(n)); err != nil {
+		return nil, err
+	}
+	word, err := readU64(ctx, s, status, int64(16+8*(tiles-1)))
+	if err != nil {
+		return nil, err
+	}
+	total := int(word & (1<<62 - 1))
+	if word>>62 != 2 || total > n {
+		return nil, fmt.Errorf("gpu: compaction status word %#x for %d elements: %w", word, n, ErrLaunchFailed)
+	}
+	if total == 0 {
+		return empty()
+	}
+	buf, err := s.Alloc(int64(total * outType.Size()))
+	if err != nil {
+		return nil, err
+	}
+	valArg := any(DevicePtr(0))
+	if values != nil {
+		valArg = In(elemView(values))
+	}
+	out := &header{buf: buf, dt: outType, shape: []int{total}, strides: []int{1}}
+	if err := s.Launch(fnScatter, cfg, In(elemView(flags)), In(status), Out(buf), valArg, uint64(n)); err != nil {
+		buf.Free()
+		return nil, err
+	}
+	return out, nil
+}
+
+// FindFirst returns the flat index of the first nonzero element of a, or -1 if there
+// is none (Julia's findfirst; numpy.argmax of a bool array when one is true). Blocks
+// skip the tiles past an index already found, so the kernel ends early when the
+// element comes early. It waits (under ctx) for the result.
+func FindFirst[T Elem](ctx context.Context, s *Stream, a *Array[T]) (int, error) {
+	return findFirst(ctx, s, a.header())
+}
+
+// FindFirstWhere returns the flat index of the first element where the predicate src
+// (an expression over vars as in Eval, converted to bool) is true, or -1 (Julia's
+// findfirst(pred, a)). The predicate is evaluated for every element first.
+func FindFirstWhere(ctx context.Context, s *Stream, src string, vars Vars) (int, error) {
+	mask, err := Eval[bool](s, src, vars)
+	if err != nil {
+		return 0, err
+	}
+	defer mask.Free()
+	return findFirst(ctx, s, mask.header())
+}
+
+func findFirst(ctx context.Context, s *Stream, h *header) (int, error) {
+	d := s.dev
+	if h.buf.a.dev != d && h.buf.a.dev.info.Backend != d.info.Backend {
+		return 0, fmt.Errorf("gpu: search of an array on %v on a stream of %v: %w", h.buf.a.dev, d, ErrInvalidValue)
+	}
+	n := prod(h.shape)
+	if n == 0 {
+		return -1, nil
+	}
+	h, free, err := contiguousHeader(s, h)
+	if err != nil {
+		return 0, err
+	}
+	defer free()
+	sp := &kernel.FindFirst{In: h.dt, Items: searchItems(h.dt.Size())}
+	fn, err := d.kernel(sp)
+	if err != nil {
+		return 0, err
+	}
+	res, err := s.Alloc(8)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Free()
+	if err := s.MemsetD32(res, 0xFFFFFFFF); err != nil {
+		return 0, err
+	}
+	tiles := (n + sp.Tile() - 1) / sp.Tile()
+	grid := min(tiles, 8*max(1, d.info.Multiprocessors))
+	cfg := LaunchConfig{Grid: Dim3{X: grid}, Block: Dim3{X: kernel.SearchBlock}}
+	if err := s.Launch(fn, cfg, In(elemView(h)), InOut(res), uint64(n)); err != nil {
+		return 0, err
+	}
+	v, err := readU64(ctx, s, res, 0)
+	if err != nil {
+		return 0, err
+	}
+	if v == ^uint64(0) {
+		return -1, nil
+	}
+	return int(v), nil
+}
+
+// CountNonzero returns the number of nonzero elements of a (numpy.count_nonzero with no
+// axis). It waits (under ctx) for the result.
+func CountNonzero[T Elem](ctx context.Context, s *Stream, a *Array[T]) (int, error) {
+	d := s.dev
+	h := a.header()
+	if h.buf.a.dev != d && h.buf.a.dev.info.Backend != d.info.Backend {
+		return 0, fmt.Errorf("gpu: count of an array on %v on a stream of %v: %w", h.buf.a.dev, d, ErrInvalidValue)
+	}
+	n := prod(h.shape)
+	if n == 0 {
+		return 0, nil
+	}
+	h, free, err := contiguousHeader(s, h)
+	if err != nil {
+		return 0, err
+	}
+	defer free()
+	sp := &kernel.CountNonzero{In: h.dt, Items: searchItems(h.dt.Size())}
+	fn, err := d.kernel(sp)
+	if err != nil {
+		return 0, err
+	}
+	res, err := s.Alloc(8)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Free()
+	if err := s.MemsetD32(res, 0); err != nil {
+		return 0, err
+	}
+	tiles := (n + sp.Tile() - 1) / sp.Tile()
+	grid := min(tiles, 4*max(1, d.info.Multiprocessors))
+	cfg := LaunchConfig{Grid: Dim3{X: grid}, Block: Dim3{X: kernel.SearchBlock}}
+	if err := s.Launch(fn, cfg, In(elemView(h)), InOut(res), uint64(n)); err != nil {
+		return 0, err
+	}
+	v, err := readU64(ctx, s, res, 0)
+	return int(v), err
+}

@@ -1,0 +1,347 @@
+package gpu_test
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/go-gpu/gpu"
+)
+
+// Search tests: Nonzero, Argwhere, Extract, FindFirst, CountNonzero and the predicate
+// forms against references computed here, for every dtype, the 1-D sizes, densities
+// from none to all, NaN and -0, multi-dimensional and strided inputs, empty arrays.
+
+// srNonzero is the reference: NumPy's truth of each element.
+func srNonzero[T gpu.Elem](xs []T) []int64 {
+	var out []int64
+	for i, v := range xs {
+		if srTrue(v) {
+			out = append(out, int64(i))
+		}
+	}
+	return out
+}
+
+func srTrue[T gpu.Elem](v T) bool {
+	switch x := any(v).(type) {
+	case float32:
+		return x != 0 // NaN is true, -0 false
+	case float64:
+		return x != 0
+	}
+	var z T
+	return v != z
+}
+
+// srGen returns n values of T, nonzero with probability p (floats include NaN and -0
+// among the nonzero and zero values).
+func srGen[T gpu.Elem](rng *rand.Rand, n int, p float64) []T {
+	xs := scGen[T](rng, n)
+	var z T
+	for i := range xs {
+		if rng.Float64() >= p {
+			xs[i] = z
+			if _, ok := any(z).(float32); ok && rng.IntN(2) == 0 {
+				xs[i] = any(float32(math.Copysign(0, -1))).(T)
+			}
+			if _, ok := any(z).(float64); ok && rng.IntN(2) == 0 {
+				xs[i] = any(math.Copysign(0, -1)).(T)
+			}
+			continue
+		}
+		if xs[i] == z || scIsNaN(xs[i]) {
+			xs[i] = scFromI[T](1)
+		}
+		switch p := any(&xs[i]).(type) {
+		case *float32:
+			if rng.IntN(10) == 0 {
+				*p = float32(math.NaN())
+			}
+		case *float64:
+			if rng.IntN(10) == 0 {
+				*p = math.NaN()
+			}
+		}
+	}
+	return xs
+}
+
+func srCheck[T gpu.Elem](t *testing.T, s *gpu.Stream, rng *rand.Rand, n int, p float64) {
+	t.Helper()
+	if !scBig(n) && !(p == 0.5 && (srIs[T, bool]() || srIs[T, float32]())) {
+		return
+	}
+	xs := srGen[T](rng, n, p)
+	a := mustArr[T](t)(gpu.FromSlice(s, xs))
+	defer a.Free()
+	what := fmt.Sprintf("%v %T n=%d p=%g", s.Device(), xs, n, p)
+	idx, err := gpu.Nonzero(bg, s, a)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	want := srNonzero(xs)
+	if idx.Ndim() != 1 || idx.Size() != len(want) {
+		t.Fatalf("%s: shape %v, want (%d)", what, idx.Shape(), len(want))
+	}
+	scCheckExact(t, what+" nonzero", toSlice(t, idx), want)
+	idx.Free()
+	c, err := gpu.CountNonzero(bg, s, a)
+	if err != nil || c != len(want) {
+		t.Fatalf("%s: CountNonzero = %d, %v; want %d", what, c, err, len(want))
+	}
+	first, err := gpu.FindFirst(bg, s, a)
+	wantFirst := -1
+	if len(want) > 0 {
+		wantFirst = int(want[0])
+	}
+	if err != nil || first != wantFirst {
+		t.Fatalf("%s: FindFirst = %d, %v; want %d", what, first, err, wantFirst)
+	}
+	if got := toSlice(t, a); !slices.EqualFunc(got, xs, scSame[T]) {
+		t.Fatalf("%s: input modified", what)
+	}
+}
+
+func srIs[T, U any]() bool {
+	var z T
+	_, ok := any(z).(U)
+	return ok
+}
+
+func TestNonzeroSizes(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		rng := rand.New(rand.NewPCG(21, 22))
+		for _, n := range sizes {
+			for _, p := range []float64{0, 0.01, 0.5, 1} {
+				srCheck[bool](t, s, rng, n, p)
+				srCheck[float32](t, s, rng, n, p)
+				srCheck[int64](t, s, rng, n, p)
+			}
+			srCheck[int8](t, s, rng, n, 0.3)
+			srCheck[uint8](t, s, rng, n, 0.3)
+			srCheck[int16](t, s, rng, n, 0.3)
+			srCheck[uint16](t, s, rng, n, 0.3)
+			srCheck[int32](t, s, rng, n, 0.3)
+			srCheck[uint32](t, s, rng, n, 0.3)
+			srCheck[uint64](t, s, rng, n, 0.3)
+			srCheck[float64](t, s, rng, n, 0.3)
+			srCheck[int](t, s, rng, n, 0.3)
+		}
+	})
+}
+
+// TestFindFirstPositions puts a single nonzero element at chosen places of long
+// arrays, so that early exits and tile boundaries are exercised.
+func TestFindFirstPositions(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		n := 1<<20 + 3
+		for _, pos := range []int{0, 1, 31, 4095, 4096, 4097, 70000, 1 << 19, n - 1, -1} {
+			xs := make([]uint8, n)
+			if pos >= 0 {
+				xs[pos] = 7
+				if pos+10 < n {
+					xs[pos+10] = 1 // a later one must not win
+				}
+				xs[n-1] = 1
+			}
+			a := mustArr[uint8](t)(gpu.FromSlice(s, xs))
+			got, err := gpu.FindFirst(bg, s, a)
+			if err != nil || got != pos {
+				t.Fatalf("FindFirst with the first at %d = %d, %v", pos, got, err)
+			}
+			a.Free()
+		}
+		// Nonzero elements in every block past the first: blocks must not report a
+		// later index than an earlier block's.
+		xs := make([]float64, n)
+		for i := 5000; i < n; i += 4096 {
+			xs[i] = 1
+		}
+		a := mustArr[float64](t)(gpu.FromSlice(s, xs))
+		defer a.Free()
+		if got, err := gpu.FindFirst(bg, s, a); err != nil || got != 5000 {
+			t.Fatalf("FindFirst = %d, %v, want 5000", got, err)
+		}
+	})
+}
+
+func TestNonzeroShapes(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		rng := rand.New(rand.NewPCG(23, 24))
+		for _, shape := range scanShapes {
+			m := 1
+			for _, v := range shape {
+				m *= v
+			}
+			xs := srGen[int32](rng, m, 0.4)
+			a := mustArr[int32](t)(gpu.FromSlice(s, xs, shape...))
+			views := []*gpu.Array[int32]{a}
+			if v, err := a.Transpose(); err == nil {
+				views = append(views, v)
+			}
+			if len(shape) > 1 && shape[0] > 2 {
+				if v, err := a.Slice(gpu.R(0, gpu.End, 2)); err == nil {
+					views = append(views, v)
+				}
+			}
+			for _, v := range views {
+				hv := scHostView(xs, v.Shape(), v.Strides(), v.Offset())
+				want := srNonzero(hv)
+				got := toSlice(t, mustArr[int64](t)(gpu.Nonzero(bg, s, v)))
+				scCheckExact(t, fmt.Sprintf("nonzero of %v", v.Shape()), got, want)
+				aw := mustArr[int64](t)(gpu.Argwhere(bg, s, v))
+				if sh := aw.Shape(); len(sh) != 2 || sh[0] != len(want) || sh[1] != len(v.Shape()) {
+					t.Fatalf("argwhere of %v: shape %v", v.Shape(), sh)
+				}
+				rows := toSlice(t, aw)
+				vs := v.Shape()
+				for r, flat := range want {
+					rem := int(flat)
+					for k := len(vs) - 1; k >= 0; k-- {
+						if rows[r*len(vs)+k] != int64(rem%vs[k]) {
+							t.Fatalf("argwhere of %v: row %d = %v, flat %d", vs, r, rows[r*len(vs):(r+1)*len(vs)], flat)
+						}
+						rem /= vs[k]
+					}
+				}
+				first := -1
+				if len(want) > 0 {
+					first = int(want[0])
+				}
+				if got, err := gpu.FindFirst(bg, s, v); err != nil || got != first {
+					t.Fatalf("FindFirst of %v = %d, %v, want %d", v.Shape(), got, err, first)
+				}
+				if c, err := gpu.CountNonzero(bg, s, v); err != nil || c != len(want) {
+					t.Fatalf("CountNonzero of %v = %d, %v, want %d", v.Shape(), c, err, len(want))
+				}
+			}
+			a.Free()
+		}
+	})
+}
+
+func TestExtract(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		rng := rand.New(rand.NewPCG(25, 26))
+		for _, n := range sizes {
+			for _, p := range []float64{0, 0.5, 1} {
+				if !scBig(n) && p != 0.5 {
+					continue
+				}
+				mask := srGen[bool](rng, n, p)
+				xf := scGen[float32](rng, n)
+				xd := scGen[int64](rng, n)
+				m := mustArr[bool](t)(gpu.FromSlice(s, mask))
+				af := mustArr[float32](t)(gpu.FromSlice(s, xf))
+				ad := mustArr[int64](t)(gpu.FromSlice(s, xd))
+				var wf []float32
+				var wd []int64
+				for i, b := range mask {
+					if b {
+						wf = append(wf, xf[i])
+						wd = append(wd, xd[i])
+					}
+				}
+				gf := mustArr[float32](t)(gpu.Extract(bg, s, m, af))
+				gd := mustArr[int64](t)(gpu.Extract(bg, s, m, ad))
+				scCheckExact(t, "extract float32", toSlice(t, gf), wf)
+				scCheckExact(t, "extract int64", toSlice(t, gd), wd)
+				for _, a := range []interface{ Free() error }{m, af, ad, gf, gd} {
+					a.Free()
+				}
+			}
+		}
+		// 2-D, with a transposed mask and values.
+		mask := srGen[bool](rng, 35*40, 0.5)
+		xs := scGen[int16](rng, 35*40)
+		m := mustArr[bool](t)(gpu.FromSlice(s, mask, 35, 40))
+		a := mustArr[int16](t)(gpu.FromSlice(s, xs, 35, 40))
+		mt, _ := m.Transpose()
+		at, _ := a.Transpose()
+		hm := scHostView(mask, mt.Shape(), mt.Strides(), 0)
+		ha := scHostView(xs, at.Shape(), at.Strides(), 0)
+		var want []int16
+		for i, b := range hm {
+			if b {
+				want = append(want, ha[i])
+			}
+		}
+		got := toSlice(t, mustArr[int16](t)(gpu.Extract(bg, s, mt, at)))
+		scCheckExact(t, "extract transposed", got, want)
+		if _, err := gpu.Extract(bg, s, m, at); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("Extract with a mismatched shape: %v", err)
+		}
+	})
+}
+
+func TestNonzeroWhere(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		rng := rand.New(rand.NewPCG(27, 28))
+		for _, n := range []int{0, 1, 1000, 1<<20 + 3} {
+			xs := make([]int64, n)
+			for i := range xs {
+				xs[i] = rng.Int64N(21) - 10
+			}
+			a := mustArr[int64](t)(gpu.FromSlice(s, xs))
+			got := toSlice(t, mustArr[int64](t)(gpu.NonzeroWhere(bg, s, "x % 2 != 0", gpu.Vars{"x": a})))
+			var want []int64
+			for i, v := range xs {
+				if v%2 != 0 {
+					want = append(want, int64(i))
+				}
+			}
+			scCheckExact(t, "odd", got, want)
+			first, err := gpu.FindFirstWhere(bg, s, "x > lim", gpu.Vars{"x": a, "lim": 8})
+			wantFirst := -1
+			for i, v := range xs {
+				if v > 8 {
+					wantFirst = i
+					break
+				}
+			}
+			if err != nil || first != wantFirst {
+				t.Fatalf("FindFirstWhere = %d, %v, want %d", first, err, wantFirst)
+			}
+			a.Free()
+		}
+	})
+}
+
+func TestSearchEmpty(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		for _, shape := range [][]int{{0}, {3, 0}, {0, 4, 2}} {
+			a := mustArr[float32](t)(gpu.Empty[float32](s, shape...))
+			idx := mustArr[int64](t)(gpu.Nonzero(bg, s, a))
+			if idx.Size() != 0 || idx.Ndim() != 1 {
+				t.Fatalf("Nonzero of %v: shape %v", shape, idx.Shape())
+			}
+			aw := mustArr[int64](t)(gpu.Argwhere(bg, s, a))
+			if sh := aw.Shape(); sh[0] != 0 || sh[1] != len(shape) {
+				t.Fatalf("Argwhere of %v: shape %v", shape, sh)
+			}
+			if i, err := gpu.FindFirst(bg, s, a); err != nil || i != -1 {
+				t.Fatalf("FindFirst of %v = %d, %v", shape, i, err)
+			}
+			if c, err := gpu.CountNonzero(bg, s, a); err != nil || c != 0 {
+				t.Fatalf("CountNonzero of %v = %d, %v", shape, c, err)
+			}
+			m := mustArr[bool](t)(gpu.Empty[bool](s, shape...))
+			e := mustArr[float32](t)(gpu.Extract(bg, s, m, a))
+			if e.Size() != 0 {
+				t.Fatalf("Extract of %v: %v", shape, e.Shape())
+			}
+		}
+		// A 0-d array.
+		z := mustArr[int32](t)(gpu.Full[int32](s, 5))
+		idx := toSlice(t, mustArr[int64](t)(gpu.Nonzero(bg, s, z)))
+		scCheckExact(t, "0-d", idx, []int64{0})
+		aw := mustArr[int64](t)(gpu.Argwhere(bg, s, z))
+		if sh := aw.Shape(); sh[0] != 1 || sh[1] != 0 {
+			t.Fatalf("Argwhere of a 0-d array: shape %v", sh)
+		}
+	})
+}
