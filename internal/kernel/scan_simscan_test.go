@@ -74,15 +74,15 @@ func TestScanTilesSim(t *testing.T) {
 	cases := []tc{
 		{dtype.Int32, i64, 1, 1, false, true, 1, 256*40 + 17, 0, 6},                                       // 41 tiles: two look-back windows
 		{dtype.Int32, i64, 1, 1, true, true, 1, 256 * 35, 0, 40},                                          // exclusive, all resident
-		{dtype.Int64, i64, 1, 2, false, false, 3, 512*5 + 3, 0, 4},                                         // rows of several tiles
-		{dtype.Bool, i64, 1, 4, true, true, 2, 1024 * 3, 0, 3},                                          // bool input, vector loads of 4 bytes
+		{dtype.Int64, i64, 1, 2, false, false, 3, 512*5 + 3, 0, 4},                                        // rows of several tiles
+		{dtype.Bool, i64, 1, 4, true, true, 2, 1024 * 3, 0, 3},                                            // bool input, vector loads of 4 bytes
 		{dtype.Int32, Combine{Op: ScanAdd, Type: dtype.Int32}, 1, 16, false, true, 1, 4096*3 + 100, 0, 2}, // packed status, K=16
 		{dtype.Int32, Combine{Op: ScanAdd, Type: dtype.Int32}, 1, 16, true, false, 1, 4096 * 2, 4, 2},     // misaligned, scalar path
 		{dtype.Float32, Combine{Op: ScanMax, Type: dtype.Float32}, 1, 2, false, true, 1, 512 * 9, 0, 5},   // NaN, -0
 		{dtype.Float32, Combine{Op: ScanMin, Type: dtype.Float32}, 1, 2, true, false, 2, 512*4 + 2, 0, 5},
 		{dtype.Float64, Combine{Op: ScanMax, Type: dtype.Float64}, 1, 1, false, true, 1, 256 * 33, 0, 8},
 		{dtype.Float32, Combine{Op: ScanAdd, Type: dtype.Float32}, 1, 4, false, true, 1, 1024 * 6, 0, 3},
-		{dtype.Int32, i64, 3, 3, false, false, 2, 768*4 + 3*7, 0, 4},                                      // three interleaved columns
+		{dtype.Int32, i64, 3, 3, false, false, 2, 768*4 + 3*7, 0, 4},                                     // three interleaved columns
 		{dtype.Int16, Combine{Op: ScanMin, Type: dtype.Int16}, 5, 5, true, false, 2, 1280*3 + 5*3, 0, 3}, // five
 		{dtype.Uint8, Combine{Op: ScanMul, Type: dtype.Uint8}, 2, 4, false, true, 1, 1024*7 + 2, 0, 3},
 		{dtype.Bool, Combine{Op: ScanMax, Type: dtype.Bool}, 1, 2, false, true, 1, 512 * 5, 0, 3},
@@ -97,8 +97,8 @@ func TestScanTilesSim(t *testing.T) {
 		{dtype.Int32, scanExprComb(t, "b", dtype.Int32), 1, 1, true, true, 2, 256 * 35, 0, 6},
 		{dtype.Int64, scanExprComb(t, "b", dtype.Int64), 3, 3, false, false, 1, 768*35 + 6, 0, 9},
 		{dtype.Int64, scanExprComb(t, "a", dtype.Int64), 2, 2, true, false, 1, 512*35 + 6, 0, 9},
-		{dtype.Int8, Combine{Op: ScanAdd, Type: dtype.Int8}, 1, 8, false, true, 1, 2048*2 + 9, 0, 3},    // wrap
-		{dtype.Uint32, Combine{Op: ScanAdd, Type: dtype.Uint64}, 1, 1, false, true, 1, 10, 0, 1},        // tiny
+		{dtype.Int8, Combine{Op: ScanAdd, Type: dtype.Int8}, 1, 8, false, true, 1, 2048*2 + 9, 0, 3}, // wrap
+		{dtype.Uint32, Combine{Op: ScanAdd, Type: dtype.Uint64}, 1, 1, false, true, 1, 10, 0, 1},     // tiny
 	}
 	for _, c := range cases {
 		sp := &ScanTiles{In: c.in, Comb: c.comb, Exclusive: c.excl, Group: c.g, Items: c.k, Vector: c.vec}
