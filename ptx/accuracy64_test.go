@@ -89,6 +89,8 @@ var cases64 = []case64{
 		special: func(x float64) bool { return x <= -1 }, extra: []float64{-1 + 0x1p-53, -0.5, 0x1p-53, -0x1p-54, 1e-300, 0x1p1020, 0x1p1023, math.MaxFloat64, 0x1p53 + 2}},
 	{fn: Atan, mirror: gomath.AtanF64, ref: bigAtanAny, goRef: math.Atan, lo: -20, hi: 20, bound: 1,
 		extra: []float64{1, 1.0625, 0.0625, 0.0625 - 0x1p-56, 16, 16 - 0x1p-49, 1e300, 1e-300, 0.96875, 0.9999999999999999}},
+	{fn: Cbrt, mirror: gomath.CbrtF64, ref: bigCbrt, goRef: math.Cbrt, lo: -30, hi: 30, bound: 1,
+		extra: []float64{27, -8, 0x1p-1074, 0x1p-1073, 3e-320, 1e308, 1000, 0x1p3}},
 	{fn: Sin, mirror: gomath.SinF64, ref: bigSin, goRef: math.Sin, lo: -10, hi: 10, bound: 1, extra: trigHard},
 	{fn: Cos, mirror: gomath.CosF64, ref: bigCos, goRef: math.Cos, lo: -10, hi: 10, bound: 1, extra: trigHard},
 	{fn: Tan, mirror: gomath.TanF64, ref: bigTan, goRef: math.Tan, lo: -10, hi: 10, bound: 1, extra: trigHard},

@@ -94,6 +94,7 @@ var cases32 = []case32{
 	{Cos, one32(gomath.CosF32), one64(math.Cos), -1e6, 1e6, 1.5},
 	{Tan, one32(gomath.TanF32), one64(math.Tan), -1e6, 1e6, 1.5},
 	{Atan, one32(gomath.AtanF32), one64(math.Atan), -4, 4, 1.5},
+	{Cbrt, one32(gomath.CbrtF32), one64(math.Cbrt), -30, 30, 1},
 	{Tanh, one32(gomath.TanhF32), one64(math.Tanh), -12, 12, 1.5},
 	{Sinh, one32(gomath.SinhF32), one64(math.Sinh), -92, 92, 1.5},
 	{Cosh, one32(gomath.CoshF32), one64(math.Cosh), -92, 92, 1.5},

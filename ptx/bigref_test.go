@@ -248,3 +248,26 @@ func bigAtan2(y, x float64) *big.Float {
 	}
 	return r
 }
+
+// bigCbrt returns the real cube root of x (Newton's iteration from Go's value).
+func bigCbrt(x *big.Float) *big.Float {
+	xf, _ := x.Float64()
+	c := bf(math.Cbrt(xf))
+	if c.Sign() == 0 {
+		return c
+	}
+	for range 4 {
+		c2 := newF().Mul(c, c)
+		d := newF().Sub(newF().Mul(c2, c), x)
+		d.Quo(d, newF().Mul(c2, bf(3)))
+		c.Sub(c, d)
+	}
+	return c
+}
+
+// bigHypot returns sqrt(x² + y²).
+func bigHypot(x, y float64) *big.Float {
+	s := newF().Mul(bf(x), bf(x))
+	s.Add(s, newF().Mul(bf(y), bf(y)))
+	return s.Sqrt(s)
+}

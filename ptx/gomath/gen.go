@@ -4154,6 +4154,440 @@ func PowF64(x, y float64) float64 {
 	return v164
 }
 
+// CbrtF32 is the Go mirror of the device function cbrt for float32.
+func CbrtF32(x float32) float32 {
+	v2 := abs32(x)
+	v3 := float64(v2)
+	v4 := math.Float64bits(v3)
+	v6 := v4 >> uint32(0x34)
+	v7 := uint32(v6)
+	v9 := uint32(v7 + uint32(0xb1))
+	v11 := mulhi32(v9, uint32(0xaaaaaaab))
+	v13 := v11 >> uint32(0x1)
+	v15 := uint32(v13 * uint32(0x3))
+	v16 := uint32(v9 - v15)
+	v18 := uint32(v13 - uint32(0x190))
+	v20 := v4 & uint64(0xfffffffffffff)
+	v22 := v20 | uint64(0x3ff0000000000000)
+	v23 := math.Float64frombits(v22)
+	v25 := uint32(v16 + uint32(0x3ff))
+	v26 := uint64(v25)
+	v27 := v26 << uint32(0x34)
+	v28 := v20 | v27
+	v29 := math.Float64frombits(v28)
+	v31 := v16 == uint32(0x0)
+	v33 := v16 == uint32(0x1)
+	v36 := float64(0x1.428a2f98d728bp-01)
+	if v33 {
+		v36 = float64(0x1.965fea53d6e3ep-01)
+	}
+	v37 := v36
+	if v31 {
+		v37 = float64(0x1p+00)
+	}
+	v40 := math.FMA(float64(-0x1.99154641d4dfbp-05), v23, float64(0x1.45621fcebca63p-02))
+	v42 := math.FMA(v40, v23, float64(-0x1.9eb31eb914e57p-01))
+	v44 := math.FMA(v42, v23, float64(0x1.8ab91b8964b7fp+00))
+	v45 := float64(v44 * v37)
+	v47 := -v29
+	v48 := float64(v45 * v45)
+	v49 := float64(v48 * v45)
+	v50 := math.FMA(v47, v49, float64(0x1p+00))
+	v51 := float64(v45 * v50)
+	v52 := math.FMA(v51, float64(0x1.5555555555555p-02), v45)
+	v53 := -v29
+	v54 := float64(v52 * v52)
+	v55 := float64(v54 * v52)
+	v56 := math.FMA(v53, v55, float64(0x1p+00))
+	v57 := float64(v52 * v56)
+	v58 := math.FMA(v57, float64(0x1.5555555555555p-02), v52)
+	v59 := float64(v58 * v58)
+	v60 := float64(v29 * v59)
+	v61 := uint32(v18 + uint32(0x3ff))
+	v62 := uint64(v61)
+	v63 := v62 << uint32(0x34)
+	v64 := math.Float64frombits(v63)
+	v65 := float64(v60 * v64)
+	v66 := float32(v65)
+	v67 := math.Float32bits(x)
+	v69 := v67 & uint32(0x80000000)
+	v70 := math.Float32bits(v66)
+	v71 := v70 | v69
+	v72 := math.Float32frombits(v71)
+	v73 := abs32(x)
+	v74 := math.Float32bits(v73)
+	v75 := uint32(v74 - uint32(0x1))
+	v77 := v75 >= uint32(0x7f7fffff)
+	v78 := x != x
+	v80 := x
+	if v78 {
+		v80 = math.Float32frombits(0x7fffffff)
+	}
+	v81 := v72
+	if v77 {
+		v81 = v80
+	}
+	return v81
+}
+
+// CbrtF64 is the Go mirror of the device function cbrt for float64.
+func CbrtF64(x float64) float64 {
+	v2 := abs64(x)
+	v4 := v2 < float64(0x1p-1022)
+	v6 := float64(v2 * float64(0x1p+54))
+	v7 := v2
+	if v4 {
+		v7 = v6
+	}
+	v8 := math.Float64bits(v7)
+	v10 := v8 >> uint32(0x34)
+	v11 := uint32(v10)
+	v13 := uint32(v11 + uint32(0xb1))
+	v15 := mulhi32(v13, uint32(0xaaaaaaab))
+	v17 := v15 >> uint32(0x1)
+	v19 := uint32(v17 * uint32(0x3))
+	v20 := uint32(v13 - v19)
+	v22 := uint32(v17 - uint32(0x190))
+	v24 := v8 & uint64(0xfffffffffffff)
+	v26 := v24 | uint64(0x3ff0000000000000)
+	v27 := math.Float64frombits(v26)
+	v29 := uint32(v20 + uint32(0x3ff))
+	v30 := uint64(v29)
+	v31 := v30 << uint32(0x34)
+	v32 := v24 | v31
+	v33 := math.Float64frombits(v32)
+	v35 := v20 == uint32(0x0)
+	v37 := v20 == uint32(0x1)
+	v40 := float64(0x1.428a2f98d728bp-01)
+	if v37 {
+		v40 = float64(0x1.965fea53d6e3ep-01)
+	}
+	v41 := v40
+	if v35 {
+		v41 = float64(0x1p+00)
+	}
+	v44 := math.FMA(float64(-0x1.99154641d4dfbp-05), v27, float64(0x1.45621fcebca63p-02))
+	v46 := math.FMA(v44, v27, float64(-0x1.9eb31eb914e57p-01))
+	v48 := math.FMA(v46, v27, float64(0x1.8ab91b8964b7fp+00))
+	v49 := float64(v48 * v41)
+	v51 := -v33
+	v52 := float64(v49 * v49)
+	v53 := float64(v52 * v49)
+	v54 := math.FMA(v51, v53, float64(0x1p+00))
+	v55 := float64(v49 * v54)
+	v56 := math.FMA(v55, float64(0x1.5555555555555p-02), v49)
+	v57 := -v33
+	v58 := float64(v56 * v56)
+	v59 := float64(v58 * v56)
+	v60 := math.FMA(v57, v59, float64(0x1p+00))
+	v61 := float64(v56 * v60)
+	v62 := math.FMA(v61, float64(0x1.5555555555555p-02), v56)
+	v64 := uint32(v22 - uint32(0x12))
+	v65 := v22
+	if v4 {
+		v65 = v64
+	}
+	v66 := float64(v62 * v62)
+	v67 := float64(v33 * v66)
+	v68 := float64(v67 * v67)
+	v69 := -v68
+	v70 := math.FMA(v67, v67, v69)
+	v71 := float64(v67 * v68)
+	v72 := -v71
+	v73 := math.FMA(v67, v68, v72)
+	v74 := math.FMA(v67, v70, v73)
+	v75 := float64(v33 - v71)
+	v76 := float64(v75 - v74)
+	v77 := float64(v62 * v62)
+	v78 := float64(v76 * v77)
+	v79 := math.FMA(v78, float64(0x1.5555555555555p-02), v67)
+	v80 := uint32(v65 + uint32(0x3ff))
+	v81 := uint64(v80)
+	v82 := v81 << uint32(0x34)
+	v83 := math.Float64frombits(v82)
+	v84 := float64(v79 * v83)
+	v85 := math.Float64bits(x)
+	v87 := v85 & uint64(0x8000000000000000)
+	v88 := math.Float64bits(v84)
+	v89 := v88 | v87
+	v90 := math.Float64frombits(v89)
+	v91 := math.Float64bits(v2)
+	v93 := uint64(v91 - uint64(0x1))
+	v95 := v93 >= uint64(0x7fefffffffffffff)
+	v96 := x != x
+	v98 := x
+	if v96 {
+		v98 = math.Float64frombits(0x7fffffffffffffff)
+	}
+	v99 := v90
+	if v95 {
+		v99 = v98
+	}
+	return v99
+}
+
+// HypotF32 is the Go mirror of the device function hypot for float32.
+func HypotF32(x, y float32) float32 {
+	v3 := abs32(x)
+	v4 := float64(v3)
+	v5 := abs32(y)
+	v6 := float64(v5)
+	v7 := float64(v6 * v6)
+	v8 := math.FMA(v4, v4, v7)
+	v9 := math.Sqrt(v8)
+	v10 := float32(v9)
+	v11 := abs32(x)
+	v12 := abs32(y)
+	v13 := v11 != v11 || v12 != v12
+	v15 := v10
+	if v13 {
+		v15 = math.Float32frombits(0x7fffffff)
+	}
+	v17 := v11 == math.Float32frombits(0x7f800000)
+	v18 := v12 == math.Float32frombits(0x7f800000)
+	v19 := v17 || v18
+	v20 := v15
+	if v19 {
+		v20 = math.Float32frombits(0x7f800000)
+	}
+	return v20
+}
+
+// HypotF64 is the Go mirror of the device function hypot for float64.
+func HypotF64(x, y float64) float64 {
+	v3 := abs64(x)
+	v4 := abs64(y)
+	v5 := v3 > v4
+	v6 := v4
+	if v5 {
+		v6 = v3
+	}
+	v7 := v3
+	if v5 {
+		v7 = v4
+	}
+	v9 := v6 > float64(0x1p+500)
+	v11 := v6 < float64(0x1p-500)
+	v15 := float64(0x1p+00)
+	if v11 {
+		v15 = float64(0x1p+600)
+	}
+	v16 := v15
+	if v9 {
+		v16 = float64(0x1p-600)
+	}
+	v17 := float64(0x1p+00)
+	if v11 {
+		v17 = float64(0x1p-600)
+	}
+	v18 := v17
+	if v9 {
+		v18 = float64(0x1p+600)
+	}
+	v19 := float64(v6 * v16)
+	v20 := float64(v7 * v16)
+	v21 := float64(v19 * v19)
+	v22 := -v21
+	v23 := math.FMA(v19, v19, v22)
+	v24 := float64(v20 * v20)
+	v25 := -v24
+	v26 := math.FMA(v20, v20, v25)
+	v27 := float64(v21 + v24)
+	v28 := float64(v21 - v27)
+	v29 := float64(v28 + v24)
+	v30 := float64(v23 + v26)
+	v31 := float64(v29 + v30)
+	v32 := math.Sqrt(v27)
+	v33 := -v32
+	v34 := math.FMA(v33, v32, v27)
+	v35 := float64(v34 + v31)
+	v38 := math.Float64bits(v32)
+	v39 := uint64(uint64(0x7fde62384f000000) - v38)
+	v40 := math.Float64frombits(v39)
+	v41 := -v32
+	v42 := math.FMA(v41, v40, float64(0x1p+00))
+	v43 := math.FMA(v40, v42, v40)
+	v44 := -v32
+	v45 := math.FMA(v44, v43, float64(0x1p+00))
+	v46 := math.FMA(v43, v45, v43)
+	v47 := float64(float64(0x1p-01) * v46)
+	v48 := float64(v35 * v47)
+	v49 := float64(v32 + v48)
+	v50 := float64(v49 * v18)
+	v52 := v19 == float64(0x0p+00)
+	v53 := v50
+	if v52 {
+		v53 = float64(0x0p+00)
+	}
+	v54 := v3 != v3 || v4 != v4
+	v56 := v53
+	if v54 {
+		v56 = math.Float64frombits(0x7fffffffffffffff)
+	}
+	v58 := v3 == math.Float64frombits(0x7ff0000000000000)
+	v59 := v4 == math.Float64frombits(0x7ff0000000000000)
+	v60 := v58 || v59
+	v61 := v56
+	if v60 {
+		v61 = math.Float64frombits(0x7ff0000000000000)
+	}
+	return v61
+}
+
+// FmodF32 is the Go mirror of the device function fmod for float32.
+func FmodF32(x, y float32) float32 {
+	v3 := abs32(x)
+	v4 := abs32(y)
+	v6 := x
+	v7 := x != x || y != y
+	v8 := v3 == math.Float32frombits(0x7f800000)
+	v10 := v4 == float32(0x0p+00)
+	v11 := v8 || v10
+	v12 := v7 || v11
+	if v12 {
+		v6 = math.Float32frombits(0x7fffffff)
+	} else {
+		v14 := v3 >= v4
+		if v14 {
+			v15 := float64(v3)
+			v16 := float64(v4)
+			v17 := math.Float64bits(v16)
+			v19 := v17 >> uint32(0x34)
+			v20 := uint32(v19)
+			v22 := v15
+			for {
+				v23 := v22 >= v16
+				if !(v23) {
+					break
+				}
+				v24 := math.Float64bits(v22)
+				v25 := v24 >> uint32(0x34)
+				v26 := uint32(v25)
+				v27 := uint32(v26 - v20)
+				v29 := uint32(v27 - uint32(0x33))
+				v30 := uint32(v29 - uint32(0x0))
+				v32 := uint32(int32(v30) >> uint32(0x1))
+				v34 := uint32(v32 + uint32(0x3ff))
+				v35 := uint64(v34)
+				v36 := v35 << uint32(0x34)
+				v37 := math.Float64frombits(v36)
+				v38 := float64(v16 * v37)
+				v39 := uint32(v30 - v32)
+				v40 := uint32(v39 + uint32(0x3ff))
+				v41 := uint64(v40)
+				v42 := v41 << uint32(0x34)
+				v43 := math.Float64frombits(v42)
+				v44 := float64(v38 * v43)
+				v45 := int32(v29) > int32(uint32(0x0))
+				v46 := v16
+				if v45 {
+					v46 = v44
+				}
+				v47 := float64(v22 / v46)
+				v48 := math.Trunc(v47)
+				v49 := -v48
+				v50 := math.FMA(v49, v46, v22)
+				v52 := v50 < float64(0x0p+00)
+				v53 := float64(v50 + v46)
+				v54 := v50
+				if v52 {
+					v54 = v53
+				}
+				v22 = v54
+			}
+			v55 := float32(v22)
+			v56 := math.Float32bits(x)
+			v58 := v56 & uint32(0x80000000)
+			v59 := math.Float32bits(v55)
+			v60 := v59 | v58
+			v61 := math.Float32frombits(v60)
+			v6 = v61
+		}
+	}
+	return v6
+}
+
+// FmodF64 is the Go mirror of the device function fmod for float64.
+func FmodF64(x, y float64) float64 {
+	v3 := abs64(x)
+	v4 := abs64(y)
+	v6 := x
+	v7 := x != x || y != y
+	v8 := v3 == math.Float64frombits(0x7ff0000000000000)
+	v10 := v4 == float64(0x0p+00)
+	v11 := v8 || v10
+	v12 := v7 || v11
+	if v12 {
+		v6 = math.Float64frombits(0x7fffffffffffffff)
+	} else {
+		v14 := v3 >= v4
+		if v14 {
+			v21 := v4 < float64(0x1p-1022)
+			v23 := float64(v4 * float64(0x1p+54))
+			v24 := v4
+			if v21 {
+				v24 = v23
+			}
+			v26 := uint32(0x0)
+			if v21 {
+				v26 = uint32(0x36)
+			}
+			v27 := math.Float64bits(v24)
+			v28 := v27 >> uint32(0x34)
+			v29 := uint32(v28)
+			v30 := uint32(v29 - v26)
+			v31 := v3
+			for {
+				v32 := v31 >= v4
+				if !(v32) {
+					break
+				}
+				v33 := math.Float64bits(v31)
+				v34 := v33 >> uint32(0x34)
+				v35 := uint32(v34)
+				v36 := uint32(v35 - v30)
+				v38 := uint32(v36 - uint32(0x33))
+				v39 := uint32(v38 - v26)
+				v41 := uint32(int32(v39) >> uint32(0x1))
+				v43 := uint32(v41 + uint32(0x3ff))
+				v44 := uint64(v43)
+				v45 := v44 << uint32(0x34)
+				v46 := math.Float64frombits(v45)
+				v47 := float64(v24 * v46)
+				v48 := uint32(v39 - v41)
+				v49 := uint32(v48 + uint32(0x3ff))
+				v50 := uint64(v49)
+				v51 := v50 << uint32(0x34)
+				v52 := math.Float64frombits(v51)
+				v53 := float64(v47 * v52)
+				v54 := int32(v38) > int32(uint32(0x0))
+				v55 := v4
+				if v54 {
+					v55 = v53
+				}
+				v56 := float64(v31 / v55)
+				v57 := math.Trunc(v56)
+				v58 := -v57
+				v59 := math.FMA(v58, v55, v31)
+				v60 := v59 < float64(0x0p+00)
+				v61 := float64(v59 + v55)
+				v62 := v59
+				if v60 {
+					v62 = v61
+				}
+				v31 = v62
+			}
+			v63 := math.Float64bits(x)
+			v65 := v63 & uint64(0x8000000000000000)
+			v66 := math.Float64bits(v31)
+			v67 := v66 | v65
+			v68 := math.Float64frombits(v67)
+			v6 = v68
+		}
+	}
+	return v6
+}
+
 var tbl_log64_r = [128]float64{
 	float64(0x1.69p+00), float64(0x1.67p+00), float64(0x1.65p+00), float64(0x1.63p+00),
 	float64(0x1.61p+00), float64(0x1.5fp+00), float64(0x1.5dp+00), float64(0x1.5cp+00),

@@ -1,0 +1,110 @@
+package ptx
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/go-gpu/gpu/ptx/gomath"
+)
+
+// pairs returns (x, y) pairs: special values crossed, then random pairs of every
+// magnitude and of nearby magnitudes.
+func pairs(r *rand.Rand, n int, f32 bool) [][2]float64 {
+	sp := []float64{0, math.Copysign(0, -1), 1, -1, 2, -3, 0.5, 0.1, math.Inf(1), math.Inf(-1), math.NaN(),
+		math.SmallestNonzeroFloat64, -math.SmallestNonzeroFloat64, math.MaxFloat64, -math.MaxFloat64, 0x1p-1022,
+		0x1.fffffffffffffp-1023, 1e300, 1e-300, 3 * math.SmallestNonzeroFloat64}
+	if f32 {
+		sp = []float64{0, math.Copysign(0, -1), 1, -1, 2, -3, 0.5, 0.1, math.Inf(1), math.Inf(-1), math.NaN(),
+			math.MaxFloat32, -math.MaxFloat32, math.SmallestNonzeroFloat32, -math.SmallestNonzeroFloat32, 0x1p-126,
+			0x1.fffffcp-127, 1e30, 1e-30, 3 * math.SmallestNonzeroFloat32}
+	}
+	var ps [][2]float64
+	for _, y := range sp {
+		for _, x := range sp {
+			ps = append(ps, [2]float64{x, y})
+		}
+	}
+	for len(ps) < n {
+		var x, y float64
+		switch r.IntN(3) {
+		case 0:
+			x, y = r.NormFloat64()*100, r.NormFloat64()
+		case 1:
+			if f32 {
+				x = float64(math.Float32frombits(r.Uint32()))
+				y = float64(math.Float32frombits(r.Uint32()))
+			} else {
+				x = math.Float64frombits(r.Uint64())
+				y = math.Float64frombits(r.Uint64())
+			}
+		default:
+			x = r.NormFloat64() * math.Ldexp(1, r.IntN(60)-30)
+			y = x * r.NormFloat64() * math.Ldexp(1, -r.IntN(40))
+		}
+		if f32 {
+			x, y = float64(float32(x)), float64(float32(y))
+		}
+		ps = append(ps, [2]float64{x, y})
+	}
+	return ps
+}
+
+// TestFmod checks that fmod is exact: bit for bit Go's math.Mod, which is exact.
+func TestFmod(t *testing.T) {
+	n := 100000
+	if *long {
+		n = 10000000
+	}
+	for _, p := range pairs(rand.New(rand.NewPCG(5, 32)), n, true) {
+		x, y := float32(p[0]), float32(p[1])
+		got := gomath.FmodF32(x, y)
+		want := float32(math.Mod(float64(x), float64(y)))
+		if math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
+			t.Fatalf("fmod(%g, %g) float32 = %g, want %g", x, y, got, want)
+		}
+	}
+	for _, p := range pairs(rand.New(rand.NewPCG(5, 64)), n, false) {
+		x, y := p[0], p[1]
+		got := gomath.FmodF64(x, y)
+		want := math.Mod(x, y)
+		if math.Float64bits(got) != math.Float64bits(want) && !(got != got && want != want) {
+			t.Fatalf("fmod(%g, %g) float64 = %g, want %g", x, y, got, want)
+		}
+	}
+}
+
+func TestHypot(t *testing.T) {
+	n := 100000
+	if *long {
+		n = 10000000
+	}
+	var st32, st64 errStat
+	for _, p := range pairs(rand.New(rand.NewPCG(6, 32)), n, true) {
+		x, y := float32(p[0]), float32(p[1])
+		e := ulp32(gomath.HypotF32(x, y), math.Hypot(float64(x), float64(y)))
+		if e > st32.max || st32.worst == nil {
+			st32.add(e, float64(x), float64(y))
+		}
+	}
+	for _, p := range pairs(rand.New(rand.NewPCG(6, 64)), n/10, false) {
+		x, y := p[0], p[1]
+		got := gomath.HypotF64(x, y)
+		var e float64
+		if math.IsInf(x, 0) || math.IsInf(y, 0) || x != x || y != y {
+			want := math.Hypot(x, y)
+			if math.Float64bits(got) != math.Float64bits(want) && !(got != got && want != want) {
+				e = math.Inf(1)
+			}
+		} else {
+			e = ulp64(got, bigHypot(x, y))
+		}
+		if e > st64.max || st64.worst == nil {
+			st64.add(e, x, y)
+		}
+	}
+	t.Logf("Hypot  f32 max %.3f ulp at %v; f64 max %.3f ulp at %v", st32.max, st32.worst, st64.max, st64.worst)
+	if st32.max > 1 || st64.max > 1 {
+		t.Errorf("hypot: max error %.3f (f32), %.3f (f64)", st32.max, st64.max)
+	}
+}
