@@ -21,6 +21,7 @@ type kArg struct {
 	buf  bool
 	data []byte
 	off  int
+	ptr  int // the pointer passed is ptr bytes into data (elements before it are readable)
 	val  uint64
 }
 
@@ -76,7 +77,7 @@ func runSim(t testing.TB, sp ptxSpecT, grid, block, resident int, args []kArg) [
 		base := d.alloc(len(a.data)+a.off, 0xEE)
 		copy(d.bytes(base+uint64(a.off), len(a.data)), a.data)
 		addrs[i] = base + uint64(a.off)
-		params[i] = addrs[i]
+		params[i] = addrs[i] + uint64(a.ptr)
 	}
 	if err := simLaunch(k, d.mem, grid, block, resident, params); err != nil {
 		t.Fatalf("%s: %v", sp.Key(), err)
@@ -121,7 +122,7 @@ func runCPU(t testing.TB, sp ptxSpecT, grid, block int, args []kArg) [][]byte {
 		}
 		copy(m.(*cpu.Mem).Host()[a.off:], a.data)
 		mems[i] = m
-		bargs[i] = backend.Arg{Kind: backend.ArgMem, Mem: m, Off: int64(a.off)}
+		bargs[i] = backend.Arg{Kind: backend.ArgMem, Mem: m, Off: int64(a.off + a.ptr)}
 	}
 	cfg := backend.LaunchConfig{Grid: [3]uint32{uint32(grid), 1, 1}, Block: [3]uint32{uint32(block), 1, 1}}
 	if err := bs.Launch(cpu.NewFunc(sp.Key(), fn), cfg, bargs); err != nil {

@@ -1,0 +1,172 @@
+package kernel
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/go-gpu/gpu/dtype"
+)
+
+// The search kernels' PTX on the simulator against the CPU implementation.
+
+func TestSearchPtxas(t *testing.T) {
+	var specs []ptxSpecT
+	for _, in := range []dtype.DType{dtype.Bool, dtype.Int8, dtype.Uint16, dtype.Float32, dtype.Int64, dtype.Float64} {
+		k := 16
+		if in.Size() > 2 {
+			k = 8
+		}
+		specs = append(specs,
+			&CompactCount{In: in, Items: k, Vector: true},
+			&CompactScatter{In: in, Items: k, Vector: true},
+			&FindFirst{In: in, Items: k},
+			&CountNonzero{In: in, Items: k})
+	}
+	specs = append(specs, &CompactScatter{In: dtype.Bool, Values: dtype.Float32, Items: 16, Vector: true},
+		&CompactScatter{In: dtype.Bool, Values: dtype.Int16, Items: 16})
+	for _, sp := range specs {
+		t.Run(sp.Key(), func(t *testing.T) {
+			t.Parallel()
+			src, _, err := sp.PTX(9, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			log, cubin := scanPtxas(t, src)
+			regs, smem := scanRegs(log)
+			sass := 0
+			if testing.Verbose() {
+				sass = scanSassCount(t, cubin)
+			}
+			t.Logf("%s: %d registers, %d bytes smem, %d SASS", sp.Key(), regs, smem, sass)
+		})
+	}
+}
+
+// sparseBytes returns n elements of type t, nonzero with probability p.
+func sparseBytes(rng *rand.Rand, t dtype.DType, n int, p float64) []byte {
+	b := randBytes(rng, t, n, true)
+	sz := t.Size()
+	for i := 0; i < n; i++ {
+		e := b[i*sz : (i+1)*sz]
+		if rng.Float64() >= p {
+			for k := range e {
+				e[k] = 0
+			}
+			if t.IsFloat() && rng.IntN(2) == 0 {
+				e[sz-1] = 0x80 // -0
+			}
+		} else if t == dtype.Bool {
+			e[0] = 1
+		} else {
+			e[0] |= 1 // nonzero
+		}
+	}
+	return b
+}
+
+func TestCompactSim(t *testing.T) {
+	rng := rand.New(rand.NewPCG(51, 52))
+	type tc struct {
+		in     dtype.DType
+		values dtype.DType
+		k      int
+		vec    bool
+		n      int
+		p      float64
+		res    int
+		off    int
+	}
+	cases := []tc{
+		{dtype.Bool, dtype.Invalid, 1, true, 256*40 + 7, 0.5, 6, 0}, // 41 tiles, two windows
+		{dtype.Bool, dtype.Invalid, 16, true, 4096*2 + 100, 0.3, 3, 0},
+		{dtype.Bool, dtype.Invalid, 16, false, 4096 + 1, 1, 2, 1},
+		{dtype.Float32, dtype.Invalid, 2, true, 512*7 + 3, 0.5, 4, 0},
+		{dtype.Int64, dtype.Invalid, 1, true, 256*33 + 1, 0.02, 8, 0},
+		{dtype.Float64, dtype.Invalid, 2, true, 512 * 5, 0, 3, 0},
+		{dtype.Bool, dtype.Float32, 4, true, 1024*5 + 9, 0.5, 3, 0},
+		{dtype.Bool, dtype.Int16, 2, false, 512*3 + 1, 0.7, 3, 0},
+		{dtype.Uint8, dtype.Uint8, 8, true, 2048*2 + 5, 0.4, 3, 0},
+		{dtype.Int32, dtype.Invalid, 1, true, 3, 1, 1, 0},
+	}
+	for _, c := range cases {
+		cnt := &CompactCount{In: c.in, Items: c.k, Vector: c.vec}
+		sc := &CompactScatter{In: c.in, Values: c.values, Items: c.k, Vector: c.vec}
+		name := fmt.Sprintf("%s/%s/n%d/p%v", cnt.Key(), sc.Key(), c.n, c.p)
+		t.Run(name, func(t *testing.T) {
+			tiles := (c.n + cnt.Tile() - 1) / cnt.Tile()
+			in := sparseBytes(rng, c.in, c.n, c.p)
+			status := make([]byte, 16+8*tiles)
+			args := []kArg{kBufOff(in, c.off), kBuf(status), kU64(uint64(c.n))}
+			gs := runSim(t, cnt, tiles, SearchBlock, c.res, args)
+			ws := runCPU(t, cnt, tiles, SearchBlock, args)
+			// The words must agree (the header holds the tile counter on the GPU).
+			if i := sameElems(dtype.Uint64, gs[1][16:], ws[1][16:]); i >= 0 {
+				t.Fatalf("status word %d = %#x, CPU %#x", i, binary.LittleEndian.Uint64(gs[1][16+8*i:]), binary.LittleEndian.Uint64(ws[1][16+8*i:]))
+			}
+			total := int(binary.LittleEndian.Uint64(ws[1][16+8*(tiles-1):]) & statusMask)
+			ot := sc.OutType()
+			out := make([]byte, max(1, total)*ot.Size())
+			for i := range out {
+				out[i] = 0xCD
+			}
+			var vals []byte
+			if c.values != dtype.Invalid {
+				vals = randBytes(rng, c.values, c.n, false)
+			} else {
+				vals = make([]byte, 8)
+			}
+			sargs := []kArg{kBufOff(in, c.off), kBuf(gs[1]), kBuf(out), kBuf(vals), kU64(uint64(c.n))}
+			gout := runSim(t, sc, tiles, SearchBlock, c.res, sargs)
+			wout := runCPU(t, sc, tiles, SearchBlock, sargs)
+			if i := sameElems(ot, gout[2], wout[2]); i >= 0 {
+				t.Fatalf("output %d differs: %x vs CPU %x", i, gout[2][i*ot.Size():(i+1)*ot.Size()], wout[2][i*ot.Size():(i+1)*ot.Size()])
+			}
+		})
+	}
+}
+
+func TestFindFirstCountSim(t *testing.T) {
+	rng := rand.New(rand.NewPCG(53, 54))
+	for _, c := range []struct {
+		in   dtype.DType
+		k    int
+		n    int
+		pos  []int
+		grid int
+	}{
+		{dtype.Bool, 1, 256 * 20, []int{-1}, 4},
+		{dtype.Bool, 1, 256 * 20, []int{0}, 4},
+		{dtype.Bool, 2, 512*9 + 3, []int{512*7 + 1, 512*8 + 2}, 3},
+		{dtype.Float32, 1, 256*12 + 5, []int{256*11 + 4}, 5},
+		{dtype.Int64, 4, 1024 * 3, []int{1500, 1024*2 + 3, 2999}, 2},
+		{dtype.Float64, 1, 256 * 6, []int{600}, 6},
+	} {
+		ff := &FindFirst{In: c.in, Items: c.k}
+		cn := &CountNonzero{In: c.in, Items: c.k}
+		t.Run(fmt.Sprintf("%s/%v", ff.Key(), c.pos), func(t *testing.T) {
+			in := sparseBytes(rng, c.in, c.n, 0) // all zeros (floats: some -0)
+			sz := c.in.Size()
+			for _, p := range c.pos {
+				if p >= 0 {
+					in[p*sz] = 1
+				}
+			}
+			res := []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+			args := []kArg{kBuf(in), kBuf(res), kU64(uint64(c.n))}
+			got := runSim(t, ff, c.grid, SearchBlock, c.grid, args)
+			want := runCPU(t, ff, c.grid, SearchBlock, args)
+			if g, w := binary.LittleEndian.Uint64(got[1]), binary.LittleEndian.Uint64(want[1]); g != w {
+				t.Fatalf("find first = %d, CPU %d", int64(g), int64(w))
+			}
+			zero := make([]byte, 8)
+			cargs := []kArg{kBuf(in), kBuf(zero), kU64(uint64(c.n))}
+			got = runSim(t, cn, c.grid, SearchBlock, c.grid, cargs)
+			want = runCPU(t, cn, c.grid, SearchBlock, cargs)
+			if g, w := binary.LittleEndian.Uint64(got[1]), binary.LittleEndian.Uint64(want[1]); g != w {
+				t.Fatalf("count = %d, CPU %d", g, w)
+			}
+		})
+	}
+}
