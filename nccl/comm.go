@@ -219,6 +219,9 @@ func (c *Comm) Device() *gpu.Device { return c.dev }
 
 // String returns "rank 1 of 2 on cuda:1 (NVIDIA H200)".
 func (c *Comm) String() string {
+	if c == nil {
+		return "nil communicator"
+	}
 	return fmt.Sprintf("rank %d of %d on %v", c.rank, c.world, c.dev)
 }
 
@@ -233,13 +236,19 @@ func (c *Comm) Err() error {
 // fail aborts the communicator once, with cause. It may be called again from inside
 // be.abort (a clique aborting its ranks), which then returns at once.
 func (c *Comm) fail(cause error) {
+	if err, ok := c.setErr(cause); ok {
+		c.be.abort(err)
+	}
+}
+
+// setErr records the communicator's failure, wrapped to match ErrAborted, unless one
+// is recorded already.
+func (c *Comm) setErr(cause error) (error, bool) {
 	err := cause
 	if !errors.Is(err, ErrAborted) {
 		err = fmt.Errorf("%w: %w", ErrAborted, cause)
 	}
-	if c.err.CompareAndSwap(nil, &err) {
-		c.be.abort(err)
-	}
+	return err, c.err.CompareAndSwap(nil, &err)
 }
 
 // Abort aborts the communicator (NCCL API: ncclCommAbort): collectives in flight end
@@ -580,6 +589,9 @@ func (c *Comm) Group(f func() error) error { return Group([]*Comm{c}, f) }
 // a group, but on one stream only. Groups nest: a Group inside f, on communicators of
 // the outer group or on others (which join it), launches with the outer one.
 func Group(comms []*Comm, f func() error) error {
+	if f == nil {
+		return fmt.Errorf("nccl: Group of a nil function: %w", gpu.ErrInvalidValue)
+	}
 	for _, c := range comms {
 		if c == nil {
 			return fmt.Errorf("nccl: Group of a nil communicator: %w", gpu.ErrInvalidValue)

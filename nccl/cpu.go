@@ -261,8 +261,12 @@ func (cc *cpuComm) launch(ops []*op) error {
 		}
 		by[x] = append(by[x], o)
 	}
-	for _, x := range order {
+	for i, x := range order {
 		if err := x.launchOwn(by[x]); err != nil {
+			// The ranks launched already would wait for this one forever.
+			for _, y := range order[:i] {
+				y.c.fail(err)
+			}
 			return err
 		}
 	}

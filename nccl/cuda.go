@@ -3,6 +3,7 @@
 package nccl
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -45,6 +46,9 @@ type cudaComm struct {
 	noFault  bool
 	siblings []*Comm // the other ranks of a NewGroup, aborted together
 
+	// callMu serializes the calls that enqueue work: NCCL communicators are not safe
+	// for concurrent calls.
+	callMu sync.Mutex
 	// mu guards h: calls hold it shared, abort, destroy hold it exclusively. abortReq
 	// makes shared holders that poll (non-blocking calls in progress) let go.
 	mu       sync.RWMutex
@@ -123,11 +127,20 @@ func pollInit(ctx context.Context, hs []ncclapi.Comm) error {
 	}
 }
 
+// abortHandle aborts a communicator (NCCL API: ncclCommAbort) on a locked thread with
+// ctx current, or at least tried: a faulted context must not keep it alive.
+func abortHandle(ctx cu.Context, h ncclapi.Comm) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	ctx.EnsureOnly()
+	ncclapi.CommAbort(h)
+}
+
 // abortHandles aborts communicators whose creation failed.
 func abortHandles(ctxs []cu.Context, hs []ncclapi.Comm) {
 	for i, h := range hs {
 		if h != 0 {
-			onDevice(ctxs[i], func() error { return ncclapi.CommAbort(h) })
+			abortHandle(ctxs[i], h)
 		}
 	}
 }
@@ -203,9 +216,7 @@ func initHandles(ctx context.Context, ctxs []cu.Context, id UniqueID, ranks []in
 	case <-ctx.Done():
 		go func() {
 			if r := <-ch; r.err == nil {
-				for i, h := range r.hs {
-					onDevice(ctxs[i], func() error { return ncclapi.CommDestroy(h) })
-				}
+				abortHandles(ctxs, r.hs)
 			}
 		}()
 		return nil, context.Cause(ctx)
@@ -334,7 +345,27 @@ func planUses(ops []*op) ([]bufUse, [][2]bufRef, error) {
 			refs[i][j] = bufRef{use: k, delta: off - uses[k].off}
 		}
 	}
-	return uses, refs, nil
+	// Nested scopes hold their buffers' locks: open them in one global order (by
+	// address) so that two launches sharing buffers can't deadlock.
+	order := make([]int, len(uses))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(uses[a].mem.Ptr(), uses[b].mem.Ptr()) })
+	where := make([]int, len(uses))
+	sorted := make([]bufUse, len(uses))
+	for to, from := range order {
+		sorted[to] = uses[from]
+		where[from] = to
+	}
+	for i := range refs {
+		for j := range refs[i] {
+			if refs[i][j].use >= 0 {
+				refs[i][j].use = where[refs[i][j].use]
+			}
+		}
+	}
+	return sorted, refs, nil
 }
 
 // withAccess opens the Access scopes of uses[i:], nested, and runs f inside the
@@ -367,6 +398,14 @@ func (cc *cudaComm) launch(ops []*op) error {
 	if err != nil {
 		return err
 	}
+	for _, x := range ccs {
+		x.callMu.Lock()
+	}
+	defer func() {
+		for _, x := range ccs {
+			x.callMu.Unlock()
+		}
+	}()
 	for i, x := range ccs {
 		x.mu.RLock()
 		if x.dead || x.abortReq.Load() {
@@ -465,39 +504,45 @@ func issue(ops []*op, ccs []*cudaComm, refs [][2]bufRef, ptrs []gpu.DevicePtr) e
 	}
 	// A non-blocking communicator launches in the background: wait until the kernels
 	// are on their streams (or it fails), so that the uses are recorded after them.
-	for _, x := range ccs {
-		if x.blocking {
-			continue
-		}
-		if err := x.settle(); err != nil && first == nil {
-			first = err
-		}
+	if err := settle(ccs); err != nil && first == nil {
+		first = err
 	}
 	return first
 }
 
-// settle polls the communicator until no operation of it is in progress. The caller
-// holds mu shared; an abort request makes it give up.
-func (cc *cudaComm) settle() error {
+// settle polls the non-blocking communicators of ccs until no operation of theirs is
+// in progress. The caller holds their mu shared; an abort request on any of them makes
+// it give up.
+func settle(ccs []*cudaComm) error {
 	delay := 10 * time.Microsecond
 	for i := 0; ; i++ {
-		r, err := ncclapi.CommGetAsyncError(cc.h)
-		if err != nil {
-			return err
-		}
-		switch r {
-		case ncclapi.Success:
-			return nil
-		case ncclapi.InProgress:
-		default:
-			err := fmt.Errorf("nccl: %v: %w: %s", cc.c, r.Err(), ncclapi.LastError(cc.h))
-			return err
-		}
-		if cc.abortReq.Load() {
-			if err := cc.c.Err(); err != nil {
+		busy := false
+		for _, x := range ccs {
+			if x.blocking {
+				continue
+			}
+			r, err := ncclapi.CommGetAsyncError(x.h)
+			if err != nil {
 				return err
 			}
-			return fmt.Errorf("nccl: %v: %w", cc.c, ErrAborted)
+			switch r {
+			case ncclapi.Success:
+			case ncclapi.InProgress:
+				busy = true
+			default:
+				return fmt.Errorf("nccl: %v: %w: %s", x.c, r.Err(), ncclapi.LastError(x.h))
+			}
+		}
+		if !busy {
+			return nil
+		}
+		for _, x := range ccs {
+			if x.abortReq.Load() {
+				if err := x.c.Err(); err != nil {
+					return err
+				}
+				return fmt.Errorf("nccl: %v: %w", x.c, ErrAborted)
+			}
 		}
 		if i < 64 {
 			runtime.Gosched()
@@ -604,7 +649,7 @@ func (cc *cudaComm) abort(cause error) {
 	}
 	cc.mu.Lock()
 	if !cc.dead {
-		onDevice(cc.ctx, func() error { return ncclapi.CommAbort(cc.h) })
+		abortHandle(cc.ctx, cc.h)
 		cc.dead = true
 	}
 	cc.mu.Unlock()
@@ -642,20 +687,23 @@ func (cc *cudaComm) close() error {
 	if cc.hb != nil {
 		cc.hb.stop()
 	}
+	cc.callMu.Lock()
 	cc.mu.RLock()
 	if cc.dead {
 		cc.mu.RUnlock()
+		cc.callMu.Unlock()
 		return nil
 	}
 	err := onDevice(cc.ctx, func() error { return ncclapi.CommFinalize(cc.h) })
 	if inProgress(err) {
-		err = cc.settle()
+		err = settle([]*cudaComm{cc})
 	}
 	cc.mu.RUnlock()
+	cc.callMu.Unlock()
 	cc.mu.Lock()
 	if !cc.dead {
 		if err != nil {
-			onDevice(cc.ctx, func() error { return ncclapi.CommAbort(cc.h) })
+			abortHandle(cc.ctx, cc.h)
 		} else if derr := onDevice(cc.ctx, func() error { return ncclapi.CommDestroy(cc.h) }); derr != nil && !inProgress(derr) {
 			err = derr
 		}
@@ -677,8 +725,12 @@ func (cc *cudaComm) close() error {
 	return nil
 }
 
-// peerLost handles the loss of the rendezvous connection: it lets launches in flight
-// finish for a grace period, then aborts the communicator.
+// peerLost handles the loss of the rendezvous connection. Launches in flight may
+// still complete (the peer may have closed after its last collective): they get a
+// grace period; if they are still in flight after it, they wait for a rank that is
+// gone, and the communicator is aborted. Otherwise later calls fail, but the
+// communicator is left for Close to finalize: aborting it could disturb the peer's own
+// orderly Close.
 func (cc *cudaComm) peerLost(err error) {
 	cause := fmt.Errorf("nccl: %v: lost the job's other ranks: %w", cc.c, err)
 	deadline := time.Now().Add(peerLostGrace)
@@ -688,7 +740,11 @@ func (cc *cudaComm) peerLost(err error) {
 	if cc.hb.stopping() {
 		return
 	}
-	cc.c.fail(cause)
+	if cc.anyInflight() {
+		cc.c.fail(cause)
+		return
+	}
+	cc.c.setErr(cause)
 }
 
 // heartbeat keeps FromEnv's rendezvous group as a liveness check: every rank enters a
