@@ -29,6 +29,9 @@ type case64 struct {
 // expLike marks the arguments whose results overflow or vanish: compared with Go's.
 func expLike(x float64) bool { return math.Abs(x) > 2000 }
 
+// outside1 marks the arguments outside [-1, 1].
+func outside1(x float64) bool { return math.Abs(x) > 1 }
+
 // logLike marks the negative arguments of logarithms.
 func logLike(x float64) bool { return x < 0 }
 
@@ -91,6 +94,16 @@ var cases64 = []case64{
 		extra: []float64{1, 1.0625, 0.0625, 0.0625 - 0x1p-56, 16, 16 - 0x1p-49, 1e300, 1e-300, 0.96875, 0.9999999999999999}},
 	{fn: Cbrt, mirror: gomath.CbrtF64, ref: bigCbrt, goRef: math.Cbrt, lo: -30, hi: 30, bound: 1,
 		extra: []float64{27, -8, 0x1p-1074, 0x1p-1073, 3e-320, 1e308, 1000, 0x1p3}},
+	{fn: Asin, mirror: gomath.AsinF64, ref: bigAsin, goRef: math.Asin, lo: -1, hi: 1, bound: 1, special: outside1,
+		extra: []float64{0.5, -0.5, 0.5 + 0x1p-53, 1 - 0x1p-53, -1 + 0x1p-53, 1e-300, 0.49999999999999994, 2, -2}},
+	{fn: Acos, mirror: gomath.AcosF64, ref: bigAcos, goRef: math.Acos, lo: -1, hi: 1, bound: 1, special: outside1,
+		extra: []float64{0.5, -0.5, 0.5 + 0x1p-53, 1 - 0x1p-53, -1 + 0x1p-53, 1e-300, 0.49999999999999994, 2, -2}},
+	{fn: Asinh, mirror: gomath.AsinhF64, ref: bigAsinh, goRef: math.Asinh, lo: -8, hi: 8, bound: 1,
+		extra: []float64{0x1p28, 0x1p28 - 0x1p-24, -0x1p28, 1e300, 0x1p-30, 0x1p-20, 0x1p-1022, 0.5, 1, 0x1p1023}},
+	{fn: Acosh, mirror: gomath.AcoshF64, ref: bigAcosh, goRef: math.Acosh, lo: 1, hi: 8, bound: 1,
+		special: func(x float64) bool { return x <= 1 }, extra: []float64{1 + 0x1p-52, 1 + 0x1p-30, 1.25, 2, 0x1p28, 0x1p28 - 0x1p-24, 1e300, 0x1p1023}},
+	{fn: Atanh, mirror: gomath.AtanhF64, ref: bigAtanh, goRef: math.Atanh, lo: -1, hi: 1, bound: 1,
+		special: func(x float64) bool { return math.Abs(x) >= 1 }, extra: []float64{1 - 0x1p-53, -1 + 0x1p-53, 0.5, 1e-300, 0x1p-30, 0x1p-20}},
 	{fn: Sin, mirror: gomath.SinF64, ref: bigSin, goRef: math.Sin, lo: -10, hi: 10, bound: 1, extra: trigHard},
 	{fn: Cos, mirror: gomath.CosF64, ref: bigCos, goRef: math.Cos, lo: -10, hi: 10, bound: 1, extra: trigHard},
 	{fn: Tan, mirror: gomath.TanF64, ref: bigTan, goRef: math.Tan, lo: -10, hi: 10, bound: 1, extra: trigHard},

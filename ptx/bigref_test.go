@@ -271,3 +271,84 @@ func bigHypot(x, y float64) *big.Float {
 	s.Add(s, newF().Mul(bf(y), bf(y)))
 	return s.Sqrt(s)
 }
+
+// bigAsin returns asin x for |x| <= 1: atan(x/sqrt(1 - x²)).
+func bigAsin(x *big.Float) *big.Float {
+	d := newF().Mul(x, x)
+	d.Sub(bf(1), d)
+	if d.Sign() == 0 {
+		r := newF().Set(bigHalfPi())
+		if x.Sign() < 0 {
+			r.Neg(r)
+		}
+		return r
+	}
+	d.Sqrt(d)
+	return bigAtanAny(d.Quo(x, d))
+}
+
+// bigAcos returns acos x = π/2 - asin x for |x| <= 1.
+func bigAcos(x *big.Float) *big.Float {
+	return newF().Sub(bigHalfPi(), bigAsin(x))
+}
+
+// bigOddSeries returns sum over k of c(k)·x^(2k+1), to refPrec bits, for small x.
+func bigOddSeries(x *big.Float, c func(k int) *big.Float) *big.Float {
+	sum := newF()
+	p := newF().Set(x)
+	x2 := newF().Mul(x, x)
+	for k := 0; k < 400; k++ {
+		t := newF().Mul(p, c(k))
+		sum.Add(sum, t)
+		p.Mul(p, x2)
+		if p.Sign() == 0 || p.MantExp(nil) < sum.MantExp(nil)-refPrec-10 {
+			break
+		}
+	}
+	return sum
+}
+
+// bigAsinh returns asinh x.
+func bigAsinh(x *big.Float) *big.Float {
+	if xf, _ := x.Float64(); math.Abs(xf) < 0x1p-20 {
+		return bigOddSeries(x, func(k int) *big.Float {
+			// (-1)^k (2k)! / (4^k (k!)^2 (2k+1))
+			c := bf(1)
+			for i := 1; i <= k; i++ {
+				c.Mul(c, bf(float64((2*i-1)*(2*i))))
+				c.Quo(c, bf(float64(4*i*i)))
+			}
+			c.Quo(c, bf(float64(2*k+1)))
+			if k%2 == 1 {
+				c.Neg(c)
+			}
+			return c
+		})
+	}
+	ax := newF().Abs(x)
+	w := newF().Mul(ax, ax)
+	w.Add(w, bf(1)).Sqrt(w).Add(w, ax)
+	r := bigLog(w)
+	if x.Sign() < 0 {
+		r.Neg(r)
+	}
+	return r
+}
+
+// bigAcosh returns acosh x for x >= 1.
+func bigAcosh(x *big.Float) *big.Float {
+	w := newF().Mul(x, x)
+	w.Sub(w, bf(1)).Sqrt(w).Add(w, x)
+	return bigLog(w)
+}
+
+// bigAtanh returns atanh x for |x| < 1.
+func bigAtanh(x *big.Float) *big.Float {
+	if xf, _ := x.Float64(); math.Abs(xf) < 0x1p-20 {
+		return bigOddSeries(x, func(k int) *big.Float { return newF().Quo(bf(1), bf(float64(2*k+1))) })
+	}
+	w := newF().Add(bf(1), x)
+	w.Quo(w, newF().Sub(bf(1), x))
+	r := bigLog(w)
+	return r.Quo(r, bf(2))
+}

@@ -41,13 +41,24 @@ func (b *mb) rcpApprox(x val) val {
 	return y
 }
 
-// sqrtDD returns sqrt(h + l) as a double-word value for h positive normal and
-// |l| <= ulp(h): the rounded root and its correction (h + l - s²)/(2s), the residual
-// h - s² being exact in one fma.
+// rcpAcc is rcpApprox made accurate near 1, for corrections that matter relative to
+// x - 1 (a logarithm's argument): within 1/4 of 1 it is 2 - x improved by one Newton
+// step, with relative error (x - 1)^4 (below 2^-7·|x - 1|), and exactly 1 at 1.
+func (b *mb) rcpAcc(x val) val {
+	one := b.f64(1)
+	y0 := b.sub(b.f64(2), x)
+	near := b.fma(y0, b.fma(b.neg(x), y0, one), y0)
+	return b.sel(b.cmp(cLe, b.abs(b.sub(x, one)), b.f64(0.25)), near, b.rcpApprox(x))
+}
+
+// sqrtDD returns sqrt(h + l) as a double-word value for h zero or positive normal and
+// |l| <= ulp(h) (a normalised pair: the correction is linear in l): the rounded root
+// and its correction (h + l - s²)/(2s), the residual h - s² being exact in one fma.
 func (b *mb) sqrtDD(h, l val) (s, sl val) {
 	s = b.sqrt(h)
 	r := b.add(b.fma(b.neg(s), s, h), l)
-	return s, b.mul(r, b.mul(b.f64(0.5), b.rcpApprox(s)))
+	tiny := b.f64(0x1p-1000) // s = 0 (h = 0, l = 0) must give 0, not 0·garbage
+	return s, b.mul(r, b.mul(b.f64(0.5), b.rcpAcc(b.sel(b.cmp(cLt, s, tiny), tiny, s))))
 }
 
 // mulDD returns (xh + xl)·(yh + yl) as a double-word value (the xl·yl term dropped).

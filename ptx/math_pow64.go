@@ -222,16 +222,11 @@ func powF64(b *mb, t vtype, xs []val) val {
 // logW returns log(wh + wl) rounded, for wh positive finite, wh >= 2^-1000 and
 // |wl| <= ulp(wh): log wh as a double-word plus wl/wh (negligible, and not computed,
 // past 2^1000). Near 1, where log wh is small, wl/wh must be as accurate as the
-// logarithm: 1/wh there is 2 - wh improved by one Newton step (relative error
-// (wh - 1)^4, below 2^-7·|wh - 1| for |wh - 1| <= 1/4); elsewhere rcpApprox is enough.
+// logarithm: rcpAcc.
 func (b *mb) logW(wh, wl val) val {
 	h, l := b.logPrec64(wh)
-	one := b.f64(1)
 	big := b.cmp(cGt, wh, b.f64(0x1p1000))
-	far := b.rcpApprox(b.sel(big, b.f64(0x1p1000), wh))
-	y0 := b.sub(b.f64(2), wh)
-	near := b.fma(y0, b.fma(b.neg(wh), y0, one), y0)
-	inv := b.sel(b.cmp(cLe, b.abs(b.sub(wh, one)), b.f64(0.25)), near, far)
+	inv := b.rcpAcc(b.sel(big, b.f64(0x1p1000), wh))
 	return b.add(h, b.fma(b.sel(big, b.f64(0), wl), inv, l))
 }
 

@@ -1279,25 +1279,25 @@ func Log1pF64(x float64) float64 {
 	if v80 {
 		v81 = float64(0x1p+1000)
 	}
-	v83 := math.Float64bits(v81)
-	v84 := uint64(uint64(0x7fde62384f000000) - v83)
-	v85 := math.Float64frombits(v84)
-	v86 := -v81
-	v87 := math.FMA(v86, v85, float64(0x1p+00))
-	v88 := math.FMA(v85, v87, v85)
-	v89 := -v81
-	v90 := math.FMA(v89, v88, float64(0x1p+00))
-	v91 := math.FMA(v88, v90, v88)
-	v93 := float64(float64(0x1p+01) - v3)
-	v94 := -v3
-	v95 := math.FMA(v94, v93, float64(0x1p+00))
-	v96 := math.FMA(v93, v95, v93)
-	v97 := float64(v3 - float64(0x1p+00))
-	v98 := abs64(v97)
-	v100 := v98 <= float64(0x1p-02)
-	v101 := v91
-	if v100 {
-		v101 = v96
+	v83 := float64(float64(0x1p+01) - v81)
+	v84 := -v81
+	v85 := math.FMA(v84, v83, float64(0x1p+00))
+	v86 := math.FMA(v83, v85, v83)
+	v87 := float64(v81 - float64(0x1p+00))
+	v88 := abs64(v87)
+	v90 := v88 <= float64(0x1p-02)
+	v92 := math.Float64bits(v81)
+	v93 := uint64(uint64(0x7fde62384f000000) - v92)
+	v94 := math.Float64frombits(v93)
+	v95 := -v81
+	v96 := math.FMA(v95, v94, float64(0x1p+00))
+	v97 := math.FMA(v94, v96, v94)
+	v98 := -v81
+	v99 := math.FMA(v98, v97, float64(0x1p+00))
+	v100 := math.FMA(v97, v99, v97)
+	v101 := v100
+	if v90 {
+		v101 = v86
 	}
 	v103 := v10
 	if v80 {
@@ -2218,6 +2218,348 @@ func TanF64(x float64) float64 {
 		v225 = math.Float64frombits(0x7fffffffffffffff)
 	}
 	return v225
+}
+
+// AsinF32 is the Go mirror of the device function asin for float32.
+func AsinF32(x float32) float32 {
+	v2 := float64(x)
+	v3 := abs64(v2)
+	v5 := v3 <= float64(0x1p-01)
+	v7 := float64(float64(0x1p+00) - v3)
+	v8 := float64(v7 * float64(0x1p-01))
+	v9 := float64(v2 * v2)
+	v10 := v8
+	if v5 {
+		v10 = v9
+	}
+	v11 := math.Sqrt(v8)
+	v13 := v11
+	if v5 {
+		v13 = v3
+	}
+	v14 := float64(v13 * v10)
+	v17 := math.FMA(float64(0x1.3355c19203164p-05), v10, float64(0x1.d91fa42a30edbp-07))
+	v19 := math.FMA(v17, v10, float64(0x1.0491a129edf6ep-05))
+	v21 := math.FMA(v19, v10, float64(0x1.6caed2181bfd7p-05))
+	v23 := math.FMA(v21, v10, float64(0x1.33387c9d1f86cp-04))
+	v25 := math.FMA(v23, v10, float64(0x1.55554c5fb07cfp-03))
+	v26 := math.FMA(v14, v25, float64(0x0p+00))
+	v29 := float64(0x1.921fb54442d18p+00)
+	if v5 {
+		v29 = float64(0x0p+00)
+	}
+	v31 := float64(0x1.1a62633145c07p-54)
+	if v5 {
+		v31 = float64(0x0p+00)
+	}
+	v33 := float64(-0x1p+01)
+	if v5 {
+		v33 = float64(0x1p+00)
+	}
+	v34 := float64(v33 * v13)
+	v35 := float64(v29 + v34)
+	v36 := float64(v29 - v35)
+	v37 := float64(v36 + v34)
+	v38 := float64(v37 + v31)
+	v39 := math.FMA(v33, v26, v38)
+	v40 := float64(v35 + v39)
+	v41 := math.Float64bits(v2)
+	v43 := v41 & uint64(0x8000000000000000)
+	v44 := math.Float64bits(v40)
+	v45 := v44 | v43
+	v46 := math.Float64frombits(v45)
+	v47 := !(v3 <= float64(0x1p+00))
+	v49 := v46
+	if v47 {
+		v49 = math.Float64frombits(0x7fffffffffffffff)
+	}
+	v50 := float32(v49)
+	return v50
+}
+
+// AsinF64 is the Go mirror of the device function asin for float64.
+func AsinF64(x float64) float64 {
+	v2 := abs64(x)
+	v4 := v2 <= float64(0x1p-01)
+	v6 := float64(float64(0x1p+00) - v2)
+	v7 := float64(v6 * float64(0x1p-01))
+	v8 := float64(x * x)
+	v9 := v7
+	if v4 {
+		v9 = v8
+	}
+	v11 := v7 >= float64(0x0p+00)
+	v12 := float64(0x0p+00)
+	if v11 {
+		v12 = v7
+	}
+	v13 := math.Sqrt(v12)
+	v14 := -v13
+	v15 := math.FMA(v14, v13, v12)
+	v16 := float64(v15 + float64(0x0p+00))
+	v18 := v13 < float64(0x1p-1000)
+	v19 := v13
+	if v18 {
+		v19 = float64(0x1p-1000)
+	}
+	v21 := float64(float64(0x1p+01) - v19)
+	v22 := -v19
+	v23 := math.FMA(v22, v21, float64(0x1p+00))
+	v24 := math.FMA(v21, v23, v21)
+	v25 := float64(v19 - float64(0x1p+00))
+	v26 := abs64(v25)
+	v28 := v26 <= float64(0x1p-02)
+	v30 := math.Float64bits(v19)
+	v31 := uint64(uint64(0x7fde62384f000000) - v30)
+	v32 := math.Float64frombits(v31)
+	v33 := -v19
+	v34 := math.FMA(v33, v32, float64(0x1p+00))
+	v35 := math.FMA(v32, v34, v32)
+	v36 := -v19
+	v37 := math.FMA(v36, v35, float64(0x1p+00))
+	v38 := math.FMA(v35, v37, v35)
+	v39 := v38
+	if v28 {
+		v39 = v24
+	}
+	v40 := float64(float64(0x1p-01) * v39)
+	v41 := float64(v16 * v40)
+	v42 := v41
+	if v4 {
+		v42 = float64(0x0p+00)
+	}
+	v43 := v13
+	if v4 {
+		v43 = v2
+	}
+	v44 := float64(v43 * v9)
+	v47 := math.FMA(float64(0x1.13996ebf66826p-05), v9, float64(-0x1.ac667598d1a28p-06))
+	v49 := math.FMA(v47, v9, float64(0x1.96bbfad7518dep-06))
+	v51 := math.FMA(v49, v9, float64(0x1.65deff25a0ac3p-11))
+	v53 := math.FMA(v51, v9, float64(0x1.47ff9bf55a6bfp-07))
+	v55 := math.FMA(v53, v9, float64(0x1.36c4e117fa894p-07))
+	v57 := math.FMA(v55, v9, float64(0x1.7ba3f4688a66ap-07))
+	v59 := math.FMA(v57, v9, float64(0x1.c980e69d561d7p-07))
+	v61 := math.FMA(v59, v9, float64(0x1.1c4f854d7816bp-06))
+	v63 := math.FMA(v61, v9, float64(0x1.6e8b9af35af06p-06))
+	v65 := math.FMA(v63, v9, float64(0x1.f1c71ca831c53p-06))
+	v67 := math.FMA(v65, v9, float64(0x1.6db6db6d48c01p-05))
+	v69 := math.FMA(v67, v9, float64(0x1.3333333333a3bp-04))
+	v71 := math.FMA(v69, v9, float64(0x1.5555555555553p-03))
+	v72 := math.FMA(v44, v71, v42)
+	v75 := float64(0x1.921fb54442d18p+00)
+	if v4 {
+		v75 = float64(0x0p+00)
+	}
+	v77 := float64(0x1.1a62633145c07p-54)
+	if v4 {
+		v77 = float64(0x0p+00)
+	}
+	v79 := float64(-0x1p+01)
+	if v4 {
+		v79 = float64(0x1p+00)
+	}
+	v80 := float64(v79 * v43)
+	v81 := float64(v75 + v80)
+	v82 := float64(v75 - v81)
+	v83 := float64(v82 + v80)
+	v84 := float64(v83 + v77)
+	v85 := math.FMA(v79, v72, v84)
+	v86 := float64(v81 + v85)
+	v87 := math.Float64bits(x)
+	v89 := v87 & uint64(0x8000000000000000)
+	v90 := math.Float64bits(v86)
+	v91 := v90 | v89
+	v92 := math.Float64frombits(v91)
+	v93 := !(v2 <= float64(0x1p+00))
+	v95 := v92
+	if v93 {
+		v95 = math.Float64frombits(0x7fffffffffffffff)
+	}
+	return v95
+}
+
+// AcosF32 is the Go mirror of the device function acos for float32.
+func AcosF32(x float32) float32 {
+	v2 := float64(x)
+	v3 := abs64(v2)
+	v5 := v3 <= float64(0x1p-01)
+	v7 := float64(float64(0x1p+00) - v3)
+	v8 := float64(v7 * float64(0x1p-01))
+	v9 := float64(v2 * v2)
+	v10 := v8
+	if v5 {
+		v10 = v9
+	}
+	v11 := math.Sqrt(v8)
+	v13 := v11
+	if v5 {
+		v13 = v3
+	}
+	v14 := float64(v13 * v10)
+	v17 := math.FMA(float64(0x1.3355c19203164p-05), v10, float64(0x1.d91fa42a30edbp-07))
+	v19 := math.FMA(v17, v10, float64(0x1.0491a129edf6ep-05))
+	v21 := math.FMA(v19, v10, float64(0x1.6caed2181bfd7p-05))
+	v23 := math.FMA(v21, v10, float64(0x1.33387c9d1f86cp-04))
+	v25 := math.FMA(v23, v10, float64(0x1.55554c5fb07cfp-03))
+	v26 := math.FMA(v14, v25, float64(0x0p+00))
+	v27 := v2 < float64(0x0p+00)
+	v30 := float64(0x0p+00)
+	if v27 {
+		v30 = float64(0x1.921fb54442d18p+01)
+	}
+	v31 := v30
+	if v5 {
+		v31 = float64(0x1.921fb54442d18p+00)
+	}
+	v34 := float64(0x0p+00)
+	if v27 {
+		v34 = float64(0x1.1a62633145c07p-53)
+	}
+	v35 := v34
+	if v5 {
+		v35 = float64(0x1.1a62633145c07p-54)
+	}
+	v37 := float64(-0x1p+00)
+	if v27 {
+		v37 = float64(0x1p+00)
+	}
+	v40 := float64(0x1p+01)
+	if v27 {
+		v40 = float64(-0x1p+01)
+	}
+	v41 := v40
+	if v5 {
+		v41 = v37
+	}
+	v42 := float64(v41 * v13)
+	v43 := float64(v31 + v42)
+	v44 := float64(v31 - v43)
+	v45 := float64(v44 + v42)
+	v46 := float64(v45 + v35)
+	v47 := math.FMA(v41, v26, v46)
+	v48 := float64(v43 + v47)
+	v49 := !(v3 <= float64(0x1p+00))
+	v51 := v48
+	if v49 {
+		v51 = math.Float64frombits(0x7fffffffffffffff)
+	}
+	v52 := float32(v51)
+	return v52
+}
+
+// AcosF64 is the Go mirror of the device function acos for float64.
+func AcosF64(x float64) float64 {
+	v2 := abs64(x)
+	v4 := v2 <= float64(0x1p-01)
+	v6 := float64(float64(0x1p+00) - v2)
+	v7 := float64(v6 * float64(0x1p-01))
+	v8 := float64(x * x)
+	v9 := v7
+	if v4 {
+		v9 = v8
+	}
+	v11 := v7 >= float64(0x0p+00)
+	v12 := float64(0x0p+00)
+	if v11 {
+		v12 = v7
+	}
+	v13 := math.Sqrt(v12)
+	v14 := -v13
+	v15 := math.FMA(v14, v13, v12)
+	v16 := float64(v15 + float64(0x0p+00))
+	v18 := v13 < float64(0x1p-1000)
+	v19 := v13
+	if v18 {
+		v19 = float64(0x1p-1000)
+	}
+	v21 := float64(float64(0x1p+01) - v19)
+	v22 := -v19
+	v23 := math.FMA(v22, v21, float64(0x1p+00))
+	v24 := math.FMA(v21, v23, v21)
+	v25 := float64(v19 - float64(0x1p+00))
+	v26 := abs64(v25)
+	v28 := v26 <= float64(0x1p-02)
+	v30 := math.Float64bits(v19)
+	v31 := uint64(uint64(0x7fde62384f000000) - v30)
+	v32 := math.Float64frombits(v31)
+	v33 := -v19
+	v34 := math.FMA(v33, v32, float64(0x1p+00))
+	v35 := math.FMA(v32, v34, v32)
+	v36 := -v19
+	v37 := math.FMA(v36, v35, float64(0x1p+00))
+	v38 := math.FMA(v35, v37, v35)
+	v39 := v38
+	if v28 {
+		v39 = v24
+	}
+	v40 := float64(float64(0x1p-01) * v39)
+	v41 := float64(v16 * v40)
+	v42 := v41
+	if v4 {
+		v42 = float64(0x0p+00)
+	}
+	v43 := v13
+	if v4 {
+		v43 = v2
+	}
+	v44 := float64(v43 * v9)
+	v47 := math.FMA(float64(0x1.13996ebf66826p-05), v9, float64(-0x1.ac667598d1a28p-06))
+	v49 := math.FMA(v47, v9, float64(0x1.96bbfad7518dep-06))
+	v51 := math.FMA(v49, v9, float64(0x1.65deff25a0ac3p-11))
+	v53 := math.FMA(v51, v9, float64(0x1.47ff9bf55a6bfp-07))
+	v55 := math.FMA(v53, v9, float64(0x1.36c4e117fa894p-07))
+	v57 := math.FMA(v55, v9, float64(0x1.7ba3f4688a66ap-07))
+	v59 := math.FMA(v57, v9, float64(0x1.c980e69d561d7p-07))
+	v61 := math.FMA(v59, v9, float64(0x1.1c4f854d7816bp-06))
+	v63 := math.FMA(v61, v9, float64(0x1.6e8b9af35af06p-06))
+	v65 := math.FMA(v63, v9, float64(0x1.f1c71ca831c53p-06))
+	v67 := math.FMA(v65, v9, float64(0x1.6db6db6d48c01p-05))
+	v69 := math.FMA(v67, v9, float64(0x1.3333333333a3bp-04))
+	v71 := math.FMA(v69, v9, float64(0x1.5555555555553p-03))
+	v72 := math.FMA(v44, v71, v42)
+	v73 := x < float64(0x0p+00)
+	v76 := float64(0x0p+00)
+	if v73 {
+		v76 = float64(0x1.921fb54442d18p+01)
+	}
+	v77 := v76
+	if v4 {
+		v77 = float64(0x1.921fb54442d18p+00)
+	}
+	v80 := float64(0x0p+00)
+	if v73 {
+		v80 = float64(0x1.1a62633145c07p-53)
+	}
+	v81 := v80
+	if v4 {
+		v81 = float64(0x1.1a62633145c07p-54)
+	}
+	v83 := float64(-0x1p+00)
+	if v73 {
+		v83 = float64(0x1p+00)
+	}
+	v85 := float64(0x1p+01)
+	if v73 {
+		v85 = float64(-0x1p+01)
+	}
+	v86 := v85
+	if v4 {
+		v86 = v83
+	}
+	v87 := float64(v86 * v43)
+	v88 := float64(v77 + v87)
+	v89 := float64(v77 - v88)
+	v90 := float64(v89 + v87)
+	v91 := float64(v90 + v81)
+	v92 := math.FMA(v86, v72, v91)
+	v93 := float64(v88 + v92)
+	v94 := !(v2 <= float64(0x1p+00))
+	v96 := v93
+	if v94 {
+		v96 = math.Float64frombits(0x7fffffffffffffff)
+	}
+	return v96
 }
 
 // AtanF32 is the Go mirror of the device function atan for float32.
@@ -3763,6 +4105,742 @@ func TanhF64(x float64) float64 {
 	return v3
 }
 
+// AsinhF32 is the Go mirror of the device function asinh for float32.
+func AsinhF32(x float32) float32 {
+	v2 := abs32(x)
+	v3 := float64(v2)
+	v5 := math.FMA(v3, v3, float64(0x1p+00))
+	v6 := math.Sqrt(v5)
+	v7 := float64(v3 + v6)
+	v8 := math.Float64bits(v7)
+	v10 := uint64(v8 - uint64(0x3fe6a09e60000000))
+	v12 := uint64(int64(v10) >> uint32(0x34))
+	v13 := v12 << uint32(0x34)
+	v14 := uint64(v8 - v13)
+	v15 := math.Float64frombits(v14)
+	v17 := v10 >> uint32(0x2d)
+	v19 := v17 & uint64(0x7f)
+	v20 := uint32(v19)
+	v21 := tbl_pow_log2_r[v20]
+	v23 := math.FMA(v15, v21, float64(-0x1p+00))
+	v26 := math.FMA(float64(0x1.2776c50ef9bfep-02), v23, float64(-0x1.71547652b82fep-02))
+	v28 := math.FMA(v26, v23, float64(0x1.ec709dc3a03fdp-02))
+	v30 := math.FMA(v28, v23, float64(-0x1.71547652b82fep-01))
+	v32 := math.FMA(v30, v23, float64(0x1.71547652b82fep+00))
+	v33 := float64(int64(v12))
+	v34 := tbl_pow_log2_t[v20]
+	v35 := float64(v33 + v34)
+	v36 := math.FMA(v23, v32, v35)
+	v38 := float64(v36 * float64(0x1.62e42fefa39efp-01))
+	v40 := v3 < float64(0x1p-12)
+	v41 := float64(v3 * v3)
+	v42 := float64(v3 * v41)
+	v44 := math.FMA(v42, float64(-0x1.5555555555555p-03), v3)
+	v45 := v38
+	if v40 {
+		v45 = v44
+	}
+	v46 := float32(v45)
+	v47 := abs32(x)
+	v49 := !(v47 < math.Float32frombits(0x7f800000))
+	v50 := x != x
+	v52 := x
+	if v50 {
+		v52 = math.Float32frombits(0x7fffffff)
+	}
+	v53 := math.Float32bits(x)
+	v55 := v53 & uint32(0x80000000)
+	v56 := math.Float32bits(v46)
+	v57 := v56 | v55
+	v58 := math.Float32frombits(v57)
+	v59 := v58
+	if v49 {
+		v59 = v52
+	}
+	return v59
+}
+
+// AsinhF64 is the Go mirror of the device function asinh for float64.
+func AsinhF64(x float64) float64 {
+	v2 := abs64(x)
+	v4 := float64(0x0p+00)
+	v6 := v2 < float64(0x1p+28)
+	if v6 {
+		v7 := float64(v2 * v2)
+		v8 := -v7
+		v9 := math.FMA(v2, v2, v8)
+		v11 := float64(float64(0x1p+00) + v7)
+		v12 := float64(v11 - float64(0x1p+00))
+		v13 := float64(v11 - v12)
+		v14 := float64(float64(0x1p+00) - v13)
+		v15 := float64(v7 - v12)
+		v16 := float64(v14 + v15)
+		v17 := float64(v16 + v9)
+		v18 := math.Sqrt(v11)
+		v19 := -v18
+		v20 := math.FMA(v19, v18, v11)
+		v21 := float64(v20 + v17)
+		v24 := v18 < float64(0x1p-1000)
+		v25 := v18
+		if v24 {
+			v25 = float64(0x1p-1000)
+		}
+		v27 := float64(float64(0x1p+01) - v25)
+		v28 := -v25
+		v29 := math.FMA(v28, v27, float64(0x1p+00))
+		v30 := math.FMA(v27, v29, v27)
+		v31 := float64(v25 - float64(0x1p+00))
+		v32 := abs64(v31)
+		v34 := v32 <= float64(0x1p-02)
+		v36 := math.Float64bits(v25)
+		v37 := uint64(uint64(0x7fde62384f000000) - v36)
+		v38 := math.Float64frombits(v37)
+		v39 := -v25
+		v40 := math.FMA(v39, v38, float64(0x1p+00))
+		v41 := math.FMA(v38, v40, v38)
+		v42 := -v25
+		v43 := math.FMA(v42, v41, float64(0x1p+00))
+		v44 := math.FMA(v41, v43, v41)
+		v45 := v44
+		if v34 {
+			v45 = v30
+		}
+		v46 := float64(float64(0x1p-01) * v45)
+		v47 := float64(v21 * v46)
+		v48 := float64(v18 + v2)
+		v49 := float64(v18 - v48)
+		v50 := float64(v49 + v2)
+		v51 := float64(v50 + v47)
+		v52 := v48
+		v54 := uint64(0x0)
+		v55 := math.Float64bits(v48)
+		v57 := v55 < uint64(0x10000000000000)
+		if v57 {
+			v59 := float64(v48 * float64(0x1p+52))
+			v52 = v59
+			v54 = uint64(0xffffffffffffffcc)
+		}
+		v61 := math.Float64bits(v52)
+		v63 := uint64(v61 - uint64(0x3fe6a09e667f3bcd))
+		v65 := uint64(int64(v63) >> uint32(0x34))
+		v66 := v65 << uint32(0x34)
+		v67 := uint64(v61 - v66)
+		v68 := math.Float64frombits(v67)
+		v70 := v63 >> uint32(0x2d)
+		v72 := v70 & uint64(0x7f)
+		v73 := uint32(v72)
+		v74 := uint64(v65 + v54)
+		v75 := float64(int64(v74))
+		v76 := tbl_logp_r[v73]
+		v78 := math.FMA(v68, v76, float64(-0x1p+00))
+		v79 := float64(v78 * v78)
+		v80 := -v79
+		v81 := math.FMA(v78, v78, v80)
+		v83 := float64(v79 * float64(-0x1p-01))
+		v84 := float64(v78 + v83)
+		v85 := float64(v78 - v84)
+		v86 := float64(v85 + v83)
+		v87 := math.FMA(v81, float64(-0x1p-01), v86)
+		v88 := float64(v78 * v79)
+		v91 := math.FMA(float64(0x1.c729cc57737efp-04), v78, float64(-0x1.00068f7fc8152p-03))
+		v93 := math.FMA(v91, v78, float64(0x1.249249100f582p-03))
+		v95 := math.FMA(v93, v78, float64(-0x1.555555449c66bp-03))
+		v97 := math.FMA(v95, v78, float64(0x1.9999999999b0fp-03))
+		v99 := math.FMA(v97, v78, float64(-0x1.0000000000067p-02))
+		v101 := math.FMA(v99, v78, float64(0x1.5555555555555p-02))
+		v102 := math.FMA(v88, v101, v87)
+		v104 := tbl_logp_tlo[v73]
+		v105 := math.FMA(v75, float64(0x1.ef35793c7673p-45), v104)
+		v106 := float64(v102 + v105)
+		v108 := tbl_logp_thi[v73]
+		v109 := math.FMA(v75, float64(0x1.62e42fefa38p-01), v108)
+		v110 := float64(v109 + v84)
+		v111 := float64(v110 - v109)
+		v112 := float64(v110 - v111)
+		v113 := float64(v109 - v112)
+		v114 := float64(v84 - v111)
+		v115 := float64(v113 + v114)
+		v116 := float64(v115 + v106)
+		v117 := float64(v110 + v116)
+		v118 := float64(v110 - v117)
+		v119 := float64(v118 + v116)
+		v121 := v48 > float64(0x1p+1000)
+		v122 := v48
+		if v121 {
+			v122 = float64(0x1p+1000)
+		}
+		v123 := float64(float64(0x1p+01) - v122)
+		v124 := -v122
+		v125 := math.FMA(v124, v123, float64(0x1p+00))
+		v126 := math.FMA(v123, v125, v123)
+		v127 := float64(v122 - float64(0x1p+00))
+		v128 := abs64(v127)
+		v129 := v128 <= float64(0x1p-02)
+		v130 := math.Float64bits(v122)
+		v131 := uint64(uint64(0x7fde62384f000000) - v130)
+		v132 := math.Float64frombits(v131)
+		v133 := -v122
+		v134 := math.FMA(v133, v132, float64(0x1p+00))
+		v135 := math.FMA(v132, v134, v132)
+		v136 := -v122
+		v137 := math.FMA(v136, v135, float64(0x1p+00))
+		v138 := math.FMA(v135, v137, v135)
+		v139 := v138
+		if v129 {
+			v139 = v126
+		}
+		v140 := v51
+		if v121 {
+			v140 = float64(0x0p+00)
+		}
+		v141 := math.FMA(v140, v139, v119)
+		v142 := float64(v117 + v141)
+		v143 := math.Float64bits(x)
+		v145 := v143 & uint64(0x8000000000000000)
+		v146 := math.Float64bits(v142)
+		v147 := v146 | v145
+		v148 := math.Float64frombits(v147)
+		v4 = v148
+	} else {
+		v149 := v2
+		v150 := uint64(0x0)
+		v151 := math.Float64bits(v2)
+		v152 := v151 < uint64(0x10000000000000)
+		if v152 {
+			v153 := float64(v2 * float64(0x1p+52))
+			v149 = v153
+			v150 = uint64(0xffffffffffffffcc)
+		}
+		v154 := math.Float64bits(v149)
+		v155 := uint64(v154 - uint64(0x3fe6a09e667f3bcd))
+		v156 := uint64(int64(v155) >> uint32(0x34))
+		v157 := v156 << uint32(0x34)
+		v158 := uint64(v154 - v157)
+		v159 := math.Float64frombits(v158)
+		v160 := v155 >> uint32(0x2d)
+		v161 := v160 & uint64(0x7f)
+		v162 := uint32(v161)
+		v163 := uint64(v156 + v150)
+		v164 := float64(int64(v163))
+		v165 := tbl_logp_r[v162]
+		v166 := math.FMA(v159, v165, float64(-0x1p+00))
+		v167 := float64(v166 * v166)
+		v168 := -v167
+		v169 := math.FMA(v166, v166, v168)
+		v170 := float64(v167 * float64(-0x1p-01))
+		v171 := float64(v166 + v170)
+		v172 := float64(v166 - v171)
+		v173 := float64(v172 + v170)
+		v174 := math.FMA(v169, float64(-0x1p-01), v173)
+		v175 := float64(v166 * v167)
+		v176 := math.FMA(float64(0x1.c729cc57737efp-04), v166, float64(-0x1.00068f7fc8152p-03))
+		v177 := math.FMA(v176, v166, float64(0x1.249249100f582p-03))
+		v178 := math.FMA(v177, v166, float64(-0x1.555555449c66bp-03))
+		v179 := math.FMA(v178, v166, float64(0x1.9999999999b0fp-03))
+		v180 := math.FMA(v179, v166, float64(-0x1.0000000000067p-02))
+		v181 := math.FMA(v180, v166, float64(0x1.5555555555555p-02))
+		v182 := math.FMA(v175, v181, v174)
+		v183 := tbl_logp_tlo[v162]
+		v184 := math.FMA(v164, float64(0x1.ef35793c7673p-45), v183)
+		v185 := float64(v182 + v184)
+		v186 := tbl_logp_thi[v162]
+		v187 := math.FMA(v164, float64(0x1.62e42fefa38p-01), v186)
+		v188 := float64(v187 + v171)
+		v189 := float64(v188 - v187)
+		v190 := float64(v188 - v189)
+		v191 := float64(v187 - v190)
+		v192 := float64(v171 - v189)
+		v193 := float64(v191 + v192)
+		v194 := float64(v193 + v185)
+		v195 := float64(v188 + v194)
+		v196 := float64(v188 - v195)
+		v197 := float64(v196 + v194)
+		v199 := float64(v195 + float64(0x1.62e42fefa39efp-01))
+		v200 := float64(v195 - v199)
+		v201 := float64(v200 + float64(0x1.62e42fefa39efp-01))
+		v203 := float64(v197 + float64(0x1.abc9e3b39803fp-56))
+		v204 := float64(v201 + v203)
+		v205 := float64(v199 + v204)
+		v206 := math.Float64bits(x)
+		v207 := v206 & uint64(0x8000000000000000)
+		v208 := math.Float64bits(v205)
+		v209 := v208 | v207
+		v210 := math.Float64frombits(v209)
+		v212 := v2 == math.Float64frombits(0x7ff0000000000000)
+		v213 := v210
+		if v212 {
+			v213 = x
+		}
+		v214 := x != x
+		v216 := v213
+		if v214 {
+			v216 = math.Float64frombits(0x7fffffffffffffff)
+		}
+		v4 = v216
+	}
+	return v4
+}
+
+// AcoshF32 is the Go mirror of the device function acosh for float32.
+func AcoshF32(x float32) float32 {
+	v2 := float64(x)
+	v4 := math.FMA(v2, v2, float64(-0x1p+00))
+	v5 := math.Sqrt(v4)
+	v6 := float64(v2 + v5)
+	v7 := math.Float64bits(v6)
+	v9 := uint64(v7 - uint64(0x3fe6a09e60000000))
+	v11 := uint64(int64(v9) >> uint32(0x34))
+	v12 := v11 << uint32(0x34)
+	v13 := uint64(v7 - v12)
+	v14 := math.Float64frombits(v13)
+	v16 := v9 >> uint32(0x2d)
+	v18 := v16 & uint64(0x7f)
+	v19 := uint32(v18)
+	v20 := tbl_pow_log2_r[v19]
+	v21 := math.FMA(v14, v20, float64(-0x1p+00))
+	v24 := math.FMA(float64(0x1.2776c50ef9bfep-02), v21, float64(-0x1.71547652b82fep-02))
+	v26 := math.FMA(v24, v21, float64(0x1.ec709dc3a03fdp-02))
+	v28 := math.FMA(v26, v21, float64(-0x1.71547652b82fep-01))
+	v30 := math.FMA(v28, v21, float64(0x1.71547652b82fep+00))
+	v31 := float64(int64(v11))
+	v32 := tbl_pow_log2_t[v19]
+	v33 := float64(v31 + v32)
+	v34 := math.FMA(v21, v30, v33)
+	v36 := float64(v34 * float64(0x1.62e42fefa39efp-01))
+	v37 := float32(v36)
+	v39 := x == math.Float32frombits(0x7f800000)
+	v40 := v37
+	if v39 {
+		v40 = x
+	}
+	v42 := !(x >= float32(0x1p+00))
+	v44 := v40
+	if v42 {
+		v44 = math.Float32frombits(0x7fffffff)
+	}
+	return v44
+}
+
+// AcoshF64 is the Go mirror of the device function acosh for float64.
+func AcoshF64(x float64) float64 {
+	v3 := float64(0x0p+00)
+	v5 := x < float64(0x1p+28)
+	if v5 {
+		v6 := float64(x * x)
+		v7 := -v6
+		v8 := math.FMA(x, x, v7)
+		v10 := float64(v6 + float64(-0x1p+00))
+		v11 := float64(v6 - v10)
+		v12 := float64(v11 + float64(-0x1p+00))
+		v13 := float64(v12 + v8)
+		v14 := float64(v10 + v13)
+		v15 := float64(v10 - v14)
+		v16 := float64(v15 + v13)
+		v17 := math.Sqrt(v14)
+		v18 := -v17
+		v19 := math.FMA(v18, v17, v14)
+		v20 := float64(v19 + v16)
+		v23 := v17 < float64(0x1p-1000)
+		v24 := v17
+		if v23 {
+			v24 = float64(0x1p-1000)
+		}
+		v27 := float64(float64(0x1p+01) - v24)
+		v28 := -v24
+		v29 := math.FMA(v28, v27, float64(0x1p+00))
+		v30 := math.FMA(v27, v29, v27)
+		v31 := float64(v24 - float64(0x1p+00))
+		v32 := abs64(v31)
+		v34 := v32 <= float64(0x1p-02)
+		v36 := math.Float64bits(v24)
+		v37 := uint64(uint64(0x7fde62384f000000) - v36)
+		v38 := math.Float64frombits(v37)
+		v39 := -v24
+		v40 := math.FMA(v39, v38, float64(0x1p+00))
+		v41 := math.FMA(v38, v40, v38)
+		v42 := -v24
+		v43 := math.FMA(v42, v41, float64(0x1p+00))
+		v44 := math.FMA(v41, v43, v41)
+		v45 := v44
+		if v34 {
+			v45 = v30
+		}
+		v46 := float64(float64(0x1p-01) * v45)
+		v47 := float64(v20 * v46)
+		v48 := float64(x + v17)
+		v49 := float64(x - v48)
+		v50 := float64(v49 + v17)
+		v51 := float64(v50 + v47)
+		v52 := v48
+		v54 := uint64(0x0)
+		v55 := math.Float64bits(v48)
+		v57 := v55 < uint64(0x10000000000000)
+		if v57 {
+			v59 := float64(v48 * float64(0x1p+52))
+			v52 = v59
+			v54 = uint64(0xffffffffffffffcc)
+		}
+		v61 := math.Float64bits(v52)
+		v63 := uint64(v61 - uint64(0x3fe6a09e667f3bcd))
+		v65 := uint64(int64(v63) >> uint32(0x34))
+		v66 := v65 << uint32(0x34)
+		v67 := uint64(v61 - v66)
+		v68 := math.Float64frombits(v67)
+		v70 := v63 >> uint32(0x2d)
+		v72 := v70 & uint64(0x7f)
+		v73 := uint32(v72)
+		v74 := uint64(v65 + v54)
+		v75 := float64(int64(v74))
+		v76 := tbl_logp_r[v73]
+		v77 := math.FMA(v68, v76, float64(-0x1p+00))
+		v78 := float64(v77 * v77)
+		v79 := -v78
+		v80 := math.FMA(v77, v77, v79)
+		v82 := float64(v78 * float64(-0x1p-01))
+		v83 := float64(v77 + v82)
+		v84 := float64(v77 - v83)
+		v85 := float64(v84 + v82)
+		v86 := math.FMA(v80, float64(-0x1p-01), v85)
+		v87 := float64(v77 * v78)
+		v90 := math.FMA(float64(0x1.c729cc57737efp-04), v77, float64(-0x1.00068f7fc8152p-03))
+		v92 := math.FMA(v90, v77, float64(0x1.249249100f582p-03))
+		v94 := math.FMA(v92, v77, float64(-0x1.555555449c66bp-03))
+		v96 := math.FMA(v94, v77, float64(0x1.9999999999b0fp-03))
+		v98 := math.FMA(v96, v77, float64(-0x1.0000000000067p-02))
+		v100 := math.FMA(v98, v77, float64(0x1.5555555555555p-02))
+		v101 := math.FMA(v87, v100, v86)
+		v103 := tbl_logp_tlo[v73]
+		v104 := math.FMA(v75, float64(0x1.ef35793c7673p-45), v103)
+		v105 := float64(v101 + v104)
+		v107 := tbl_logp_thi[v73]
+		v108 := math.FMA(v75, float64(0x1.62e42fefa38p-01), v107)
+		v109 := float64(v108 + v83)
+		v110 := float64(v109 - v108)
+		v111 := float64(v109 - v110)
+		v112 := float64(v108 - v111)
+		v113 := float64(v83 - v110)
+		v114 := float64(v112 + v113)
+		v115 := float64(v114 + v105)
+		v116 := float64(v109 + v115)
+		v117 := float64(v109 - v116)
+		v118 := float64(v117 + v115)
+		v120 := v48 > float64(0x1p+1000)
+		v121 := v48
+		if v120 {
+			v121 = float64(0x1p+1000)
+		}
+		v122 := float64(float64(0x1p+01) - v121)
+		v123 := -v121
+		v124 := math.FMA(v123, v122, float64(0x1p+00))
+		v125 := math.FMA(v122, v124, v122)
+		v126 := float64(v121 - float64(0x1p+00))
+		v127 := abs64(v126)
+		v128 := v127 <= float64(0x1p-02)
+		v129 := math.Float64bits(v121)
+		v130 := uint64(uint64(0x7fde62384f000000) - v129)
+		v131 := math.Float64frombits(v130)
+		v132 := -v121
+		v133 := math.FMA(v132, v131, float64(0x1p+00))
+		v134 := math.FMA(v131, v133, v131)
+		v135 := -v121
+		v136 := math.FMA(v135, v134, float64(0x1p+00))
+		v137 := math.FMA(v134, v136, v134)
+		v138 := v137
+		if v128 {
+			v138 = v125
+		}
+		v139 := v51
+		if v120 {
+			v139 = float64(0x0p+00)
+		}
+		v140 := math.FMA(v139, v138, v118)
+		v141 := float64(v116 + v140)
+		v142 := !(x >= float64(0x1p+00))
+		v144 := v141
+		if v142 {
+			v144 = math.Float64frombits(0x7fffffffffffffff)
+		}
+		v3 = v144
+	} else {
+		v145 := x
+		v146 := uint64(0x0)
+		v147 := math.Float64bits(x)
+		v148 := v147 < uint64(0x10000000000000)
+		if v148 {
+			v149 := float64(x * float64(0x1p+52))
+			v145 = v149
+			v146 = uint64(0xffffffffffffffcc)
+		}
+		v150 := math.Float64bits(v145)
+		v151 := uint64(v150 - uint64(0x3fe6a09e667f3bcd))
+		v152 := uint64(int64(v151) >> uint32(0x34))
+		v153 := v152 << uint32(0x34)
+		v154 := uint64(v150 - v153)
+		v155 := math.Float64frombits(v154)
+		v156 := v151 >> uint32(0x2d)
+		v157 := v156 & uint64(0x7f)
+		v158 := uint32(v157)
+		v159 := uint64(v152 + v146)
+		v160 := float64(int64(v159))
+		v161 := tbl_logp_r[v158]
+		v162 := math.FMA(v155, v161, float64(-0x1p+00))
+		v163 := float64(v162 * v162)
+		v164 := -v163
+		v165 := math.FMA(v162, v162, v164)
+		v166 := float64(v163 * float64(-0x1p-01))
+		v167 := float64(v162 + v166)
+		v168 := float64(v162 - v167)
+		v169 := float64(v168 + v166)
+		v170 := math.FMA(v165, float64(-0x1p-01), v169)
+		v171 := float64(v162 * v163)
+		v172 := math.FMA(float64(0x1.c729cc57737efp-04), v162, float64(-0x1.00068f7fc8152p-03))
+		v173 := math.FMA(v172, v162, float64(0x1.249249100f582p-03))
+		v174 := math.FMA(v173, v162, float64(-0x1.555555449c66bp-03))
+		v175 := math.FMA(v174, v162, float64(0x1.9999999999b0fp-03))
+		v176 := math.FMA(v175, v162, float64(-0x1.0000000000067p-02))
+		v177 := math.FMA(v176, v162, float64(0x1.5555555555555p-02))
+		v178 := math.FMA(v171, v177, v170)
+		v179 := tbl_logp_tlo[v158]
+		v180 := math.FMA(v160, float64(0x1.ef35793c7673p-45), v179)
+		v181 := float64(v178 + v180)
+		v182 := tbl_logp_thi[v158]
+		v183 := math.FMA(v160, float64(0x1.62e42fefa38p-01), v182)
+		v184 := float64(v183 + v167)
+		v185 := float64(v184 - v183)
+		v186 := float64(v184 - v185)
+		v187 := float64(v183 - v186)
+		v188 := float64(v167 - v185)
+		v189 := float64(v187 + v188)
+		v190 := float64(v189 + v181)
+		v191 := float64(v184 + v190)
+		v192 := float64(v184 - v191)
+		v193 := float64(v192 + v190)
+		v195 := float64(v191 + float64(0x1.62e42fefa39efp-01))
+		v196 := float64(v191 - v195)
+		v197 := float64(v196 + float64(0x1.62e42fefa39efp-01))
+		v199 := float64(v193 + float64(0x1.abc9e3b39803fp-56))
+		v200 := float64(v197 + v199)
+		v201 := float64(v195 + v200)
+		v203 := x == math.Float64frombits(0x7ff0000000000000)
+		v204 := v201
+		if v203 {
+			v204 = x
+		}
+		v205 := x != x
+		v206 := v204
+		if v205 {
+			v206 = math.Float64frombits(0x7fffffffffffffff)
+		}
+		v3 = v206
+	}
+	return v3
+}
+
+// AtanhF32 is the Go mirror of the device function atanh for float32.
+func AtanhF32(x float32) float32 {
+	v2 := abs32(x)
+	v3 := float64(v2)
+	v5 := float64(float64(0x1p+00) + v3)
+	v6 := float64(float64(0x1p+00) - v3)
+	v7 := float64(v5 / v6)
+	v8 := math.Float64bits(v7)
+	v10 := uint64(v8 - uint64(0x3fe6a09e60000000))
+	v12 := uint64(int64(v10) >> uint32(0x34))
+	v13 := v12 << uint32(0x34)
+	v14 := uint64(v8 - v13)
+	v15 := math.Float64frombits(v14)
+	v17 := v10 >> uint32(0x2d)
+	v19 := v17 & uint64(0x7f)
+	v20 := uint32(v19)
+	v21 := tbl_pow_log2_r[v20]
+	v23 := math.FMA(v15, v21, float64(-0x1p+00))
+	v26 := math.FMA(float64(0x1.2776c50ef9bfep-02), v23, float64(-0x1.71547652b82fep-02))
+	v28 := math.FMA(v26, v23, float64(0x1.ec709dc3a03fdp-02))
+	v30 := math.FMA(v28, v23, float64(-0x1.71547652b82fep-01))
+	v32 := math.FMA(v30, v23, float64(0x1.71547652b82fep+00))
+	v33 := float64(int64(v12))
+	v34 := tbl_pow_log2_t[v20]
+	v35 := float64(v33 + v34)
+	v36 := math.FMA(v23, v32, v35)
+	v38 := float64(v36 * float64(0x1.62e42fefa39efp-01))
+	v40 := float64(v38 * float64(0x1p-01))
+	v42 := v3 < float64(0x1p-12)
+	v43 := float64(v3 * v3)
+	v44 := float64(v3 * v43)
+	v46 := math.FMA(v44, float64(0x1.5555555555555p-02), v3)
+	v47 := v40
+	if v42 {
+		v47 = v46
+	}
+	v48 := float32(v47)
+	v49 := math.Float32bits(x)
+	v51 := v49 & uint32(0x80000000)
+	v52 := math.Float32bits(v48)
+	v53 := v52 | v51
+	v54 := math.Float32frombits(v53)
+	v55 := v3 == float64(0x1p+00)
+	v57 := math.Float32bits(x)
+	v58 := v57 & uint32(0x80000000)
+	v59 := math.Float32bits(math.Float32frombits(0x7f800000))
+	v60 := v59 | v58
+	v61 := math.Float32frombits(v60)
+	v62 := v54
+	if v55 {
+		v62 = v61
+	}
+	v63 := !(v3 <= float64(0x1p+00))
+	v65 := v62
+	if v63 {
+		v65 = math.Float32frombits(0x7fffffff)
+	}
+	return v65
+}
+
+// AtanhF64 is the Go mirror of the device function atanh for float64.
+func AtanhF64(x float64) float64 {
+	v2 := abs64(x)
+	v4 := float64(float64(0x1p+00) + v2)
+	v5 := float64(float64(0x1p+00) - v4)
+	v6 := float64(v5 + v2)
+	v7 := -v2
+	v8 := float64(float64(0x1p+00) + v7)
+	v9 := float64(float64(0x1p+00) - v8)
+	v10 := float64(v9 + v7)
+	v11 := float64(v4 / v8)
+	v12 := -v11
+	v13 := math.FMA(v12, v8, v4)
+	v14 := -v11
+	v15 := float64(v13 + v6)
+	v16 := math.FMA(v14, v10, v15)
+	v18 := float64(float64(0x1p+01) - v8)
+	v19 := -v8
+	v20 := math.FMA(v19, v18, float64(0x1p+00))
+	v21 := math.FMA(v18, v20, v18)
+	v22 := float64(v8 - float64(0x1p+00))
+	v23 := abs64(v22)
+	v25 := v23 <= float64(0x1p-02)
+	v27 := math.Float64bits(v8)
+	v28 := uint64(uint64(0x7fde62384f000000) - v27)
+	v29 := math.Float64frombits(v28)
+	v30 := -v8
+	v31 := math.FMA(v30, v29, float64(0x1p+00))
+	v32 := math.FMA(v29, v31, v29)
+	v33 := -v8
+	v34 := math.FMA(v33, v32, float64(0x1p+00))
+	v35 := math.FMA(v32, v34, v32)
+	v36 := v35
+	if v25 {
+		v36 = v21
+	}
+	v37 := float64(v16 * v36)
+	v38 := v11
+	v40 := uint64(0x0)
+	v41 := math.Float64bits(v11)
+	v43 := v41 < uint64(0x10000000000000)
+	if v43 {
+		v45 := float64(v11 * float64(0x1p+52))
+		v38 = v45
+		v40 = uint64(0xffffffffffffffcc)
+	}
+	v47 := math.Float64bits(v38)
+	v49 := uint64(v47 - uint64(0x3fe6a09e667f3bcd))
+	v51 := uint64(int64(v49) >> uint32(0x34))
+	v52 := v51 << uint32(0x34)
+	v53 := uint64(v47 - v52)
+	v54 := math.Float64frombits(v53)
+	v56 := v49 >> uint32(0x2d)
+	v58 := v56 & uint64(0x7f)
+	v59 := uint32(v58)
+	v60 := uint64(v51 + v40)
+	v61 := float64(int64(v60))
+	v62 := tbl_logp_r[v59]
+	v64 := math.FMA(v54, v62, float64(-0x1p+00))
+	v65 := float64(v64 * v64)
+	v66 := -v65
+	v67 := math.FMA(v64, v64, v66)
+	v69 := float64(v65 * float64(-0x1p-01))
+	v70 := float64(v64 + v69)
+	v71 := float64(v64 - v70)
+	v72 := float64(v71 + v69)
+	v73 := math.FMA(v67, float64(-0x1p-01), v72)
+	v74 := float64(v64 * v65)
+	v77 := math.FMA(float64(0x1.c729cc57737efp-04), v64, float64(-0x1.00068f7fc8152p-03))
+	v79 := math.FMA(v77, v64, float64(0x1.249249100f582p-03))
+	v81 := math.FMA(v79, v64, float64(-0x1.555555449c66bp-03))
+	v83 := math.FMA(v81, v64, float64(0x1.9999999999b0fp-03))
+	v85 := math.FMA(v83, v64, float64(-0x1.0000000000067p-02))
+	v87 := math.FMA(v85, v64, float64(0x1.5555555555555p-02))
+	v88 := math.FMA(v74, v87, v73)
+	v90 := tbl_logp_tlo[v59]
+	v91 := math.FMA(v61, float64(0x1.ef35793c7673p-45), v90)
+	v92 := float64(v88 + v91)
+	v94 := tbl_logp_thi[v59]
+	v95 := math.FMA(v61, float64(0x1.62e42fefa38p-01), v94)
+	v96 := float64(v95 + v70)
+	v97 := float64(v96 - v95)
+	v98 := float64(v96 - v97)
+	v99 := float64(v95 - v98)
+	v100 := float64(v70 - v97)
+	v101 := float64(v99 + v100)
+	v102 := float64(v101 + v92)
+	v103 := float64(v96 + v102)
+	v104 := float64(v96 - v103)
+	v105 := float64(v104 + v102)
+	v107 := v11 > float64(0x1p+1000)
+	v108 := v11
+	if v107 {
+		v108 = float64(0x1p+1000)
+	}
+	v109 := float64(float64(0x1p+01) - v108)
+	v110 := -v108
+	v111 := math.FMA(v110, v109, float64(0x1p+00))
+	v112 := math.FMA(v109, v111, v109)
+	v113 := float64(v108 - float64(0x1p+00))
+	v114 := abs64(v113)
+	v115 := v114 <= float64(0x1p-02)
+	v116 := math.Float64bits(v108)
+	v117 := uint64(uint64(0x7fde62384f000000) - v116)
+	v118 := math.Float64frombits(v117)
+	v119 := -v108
+	v120 := math.FMA(v119, v118, float64(0x1p+00))
+	v121 := math.FMA(v118, v120, v118)
+	v122 := -v108
+	v123 := math.FMA(v122, v121, float64(0x1p+00))
+	v124 := math.FMA(v121, v123, v121)
+	v125 := v124
+	if v115 {
+		v125 = v112
+	}
+	v127 := v37
+	if v107 {
+		v127 = float64(0x0p+00)
+	}
+	v128 := math.FMA(v127, v125, v105)
+	v129 := float64(v103 + v128)
+	v131 := float64(v129 * float64(0x1p-01))
+	v132 := math.Float64bits(x)
+	v134 := v132 & uint64(0x8000000000000000)
+	v135 := math.Float64bits(v131)
+	v136 := v135 | v134
+	v137 := math.Float64frombits(v136)
+	v138 := v2 == float64(0x1p+00)
+	v140 := math.Float64bits(x)
+	v141 := v140 & uint64(0x8000000000000000)
+	v142 := math.Float64bits(math.Float64frombits(0x7ff0000000000000))
+	v143 := v142 | v141
+	v144 := math.Float64frombits(v143)
+	v145 := v137
+	if v138 {
+		v145 = v144
+	}
+	v146 := !(v2 <= float64(0x1p+00))
+	v148 := v145
+	if v146 {
+		v148 = math.Float64frombits(0x7fffffffffffffff)
+	}
+	return v148
+}
+
 // PowF32 is the Go mirror of the device function pow for float32.
 func PowF32(x, y float32) float32 {
 	v3 := abs32(x)
@@ -4401,37 +5479,53 @@ func HypotF64(x, y float64) float64 {
 	v33 := -v32
 	v34 := math.FMA(v33, v32, v27)
 	v35 := float64(v34 + v31)
-	v38 := math.Float64bits(v32)
-	v39 := uint64(uint64(0x7fde62384f000000) - v38)
-	v40 := math.Float64frombits(v39)
-	v41 := -v32
-	v42 := math.FMA(v41, v40, float64(0x1p+00))
-	v43 := math.FMA(v40, v42, v40)
-	v44 := -v32
-	v45 := math.FMA(v44, v43, float64(0x1p+00))
-	v46 := math.FMA(v43, v45, v43)
-	v47 := float64(float64(0x1p-01) * v46)
-	v48 := float64(v35 * v47)
-	v49 := float64(v32 + v48)
-	v50 := float64(v49 * v18)
-	v52 := v19 == float64(0x0p+00)
-	v53 := v50
-	if v52 {
-		v53 = float64(0x0p+00)
+	v38 := v32 < float64(0x1p-1000)
+	v39 := v32
+	if v38 {
+		v39 = float64(0x1p-1000)
 	}
-	v54 := v3 != v3 || v4 != v4
-	v56 := v53
-	if v54 {
-		v56 = math.Float64frombits(0x7fffffffffffffff)
+	v41 := float64(float64(0x1p+01) - v39)
+	v42 := -v39
+	v43 := math.FMA(v42, v41, float64(0x1p+00))
+	v44 := math.FMA(v41, v43, v41)
+	v45 := float64(v39 - float64(0x1p+00))
+	v46 := abs64(v45)
+	v48 := v46 <= float64(0x1p-02)
+	v50 := math.Float64bits(v39)
+	v51 := uint64(uint64(0x7fde62384f000000) - v50)
+	v52 := math.Float64frombits(v51)
+	v53 := -v39
+	v54 := math.FMA(v53, v52, float64(0x1p+00))
+	v55 := math.FMA(v52, v54, v52)
+	v56 := -v39
+	v57 := math.FMA(v56, v55, float64(0x1p+00))
+	v58 := math.FMA(v55, v57, v55)
+	v59 := v58
+	if v48 {
+		v59 = v44
 	}
-	v58 := v3 == math.Float64frombits(0x7ff0000000000000)
-	v59 := v4 == math.Float64frombits(0x7ff0000000000000)
-	v60 := v58 || v59
-	v61 := v56
-	if v60 {
-		v61 = math.Float64frombits(0x7ff0000000000000)
+	v60 := float64(float64(0x1p-01) * v59)
+	v61 := float64(v35 * v60)
+	v62 := float64(v32 + v61)
+	v63 := float64(v62 * v18)
+	v65 := v19 == float64(0x0p+00)
+	v66 := v63
+	if v65 {
+		v66 = float64(0x0p+00)
 	}
-	return v61
+	v67 := v3 != v3 || v4 != v4
+	v69 := v66
+	if v67 {
+		v69 = math.Float64frombits(0x7fffffffffffffff)
+	}
+	v71 := v3 == math.Float64frombits(0x7ff0000000000000)
+	v72 := v4 == math.Float64frombits(0x7ff0000000000000)
+	v73 := v71 || v72
+	v74 := v69
+	if v73 {
+		v74 = math.Float64frombits(0x7ff0000000000000)
+	}
+	return v74
 }
 
 // FmodF32 is the Go mirror of the device function fmod for float32.
