@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/expr"
@@ -211,7 +212,7 @@ func (j *redJob) run(s *Stream, vals, idx *header) error {
 	for i, op := range j.ops {
 		aligned[i] = redPtr(op.h)%16 == 0
 	}
-	passes := kernel.PlanReduce(j.spec, l, aligned, d.info.Multiprocessors)
+	passes := kernel.PlanReduce(j.spec, l, aligned, d.info.Multiprocessors, d.redOccupancy)
 	if len(passes) == 1 {
 		p := passes[0]
 		return j.launch(s, p.Spec, p.Layout, p.GridX, p.GridY, p.Block, vals, idx, nil, nil)
@@ -234,6 +235,31 @@ func (j *redJob) run(s *Stream, vals, idx *header) error {
 		return err
 	}
 	return j.launchPartial(s, p2, pv, pi, vals, idx)
+}
+
+// redOccupancies caches the blocks per multiprocessor of reduction kernels.
+var redOccupancies sync.Map // *Function -> int
+
+// redOccupancy returns how many blocks of sp's kernel fit on one multiprocessor of d,
+// or 0 if the backend can't tell.
+func (d *Device) redOccupancy(sp *kernel.Reduce) int {
+	fn, err := d.kernel(sp)
+	if err != nil {
+		return 0
+	}
+	if v, ok := redOccupancies.Load(fn); ok {
+		return v.(int)
+	}
+	n := 0
+	if o, ok := fn.BackendFunction().(interface {
+		OccupancyBlocks(block, dynSmem int) (int, error)
+	}); ok {
+		if v, err := o.OccupancyBlocks(sp.GPU.Block, 0); err == nil {
+			n = v
+		}
+	}
+	redOccupancies.Store(fn, n)
+	return n
 }
 
 // viaTemp computes into fresh arrays and copies them to vals and idx.

@@ -146,6 +146,7 @@ type ReduceGPU struct {
 	Vec     int  // elements per load: 1, 2 or 4
 	Unroll  int  // loads in flight per thread: 1, 2 or 4
 	Partial bool // write out[y*m + o] (y = ctaid.y) for a later pass: no Mean, no final conversion
+	Cascade int  // if > 0: fold the accumulators into an outer one every Cascade iterations
 }
 
 // Key identifies the kernel.
@@ -166,7 +167,7 @@ func (r *Reduce) Key() string {
 	}
 	g := r.GPU
 	if g.Block > 0 {
-		fmt.Fprintf(&b, "|cols=%v|l%d|b%d|v%d|u%d|p=%v", g.Cols, g.Lanes, g.Block, g.Vec, g.Unroll, g.Partial)
+		fmt.Fprintf(&b, "|cols=%v|l%d|b%d|v%d|u%d|p=%v|c%d", g.Cols, g.Lanes, g.Block, g.Vec, g.Unroll, g.Partial, g.Cascade)
 	}
 	return b.String()
 }

@@ -19,62 +19,70 @@ type ReducePass struct {
 // Tunables of PlanReduce.
 const (
 	redBlock        = 256     // threads per block
-	redBlocksPerSM  = 8       // blocks of redBlock threads resident on an SM
-	redWaves        = 4       // a split aims at this many times the resident blocks
+	redBlocksPerSM  = 8       // blocks per SM assumed when the occupancy is unknown
 	redSplitMin     = 1 << 17 // fewer elements than this never split (one launch)
 	redSmallK       = 16      // rows this short get one thread per output
-	redWarpK        = 4096    // rows up to this long get a warp per output...
-	redPartialSoft  = 1 << 20 // partial results kept within the small-block cache if possible
+	redWarpK        = 4096    // rows up to this long get a warp per output
+	redWaveEff      = 0.94    // the least fraction of the last wave a split grid fills
+	redCascade      = 16      // float accumulators fold into an outer one this often
 	redPartialLimit = 64 << 20
 )
 
 // PlanReduce chooses how CUDA computes the reduction base (Op, Pre, Map, Ins, Acc and
 // Mean set; the rest is filled in) over the iteration space l, whose operands' element 0
 // addresses are 16-byte aligned where aligned[j] is set, on a GPU of sms
-// multiprocessors. It returns one pass, or two when the first writes S partial results
-// per output (an [S][M] array of Acc, and of int64 indices for the arg operations)
-// that the second combines.
+// multiprocessors. occupancy, if not nil, returns how many blocks of a spec's kernel
+// fit on one multiprocessor (CUDA's occupancy calculator; redBlocksPerSM is assumed
+// otherwise). It returns one pass, or two when the first writes S partial results per
+// output (an [S][M] array of Acc, and of int64 indices for the arg operations) that the
+// second combines.
 //
 // The choice follows the shape (CUDA.jl's mapreducedim makes the same distinctions):
 //
 //   - reduced elements contiguous ("rows": the innermost reduced dim has stride 1 in
 //     every operand): one thread per output for rows of at most 16 elements, a warp per
-//     output for rows up to 4096 elements or when there are enough outputs to fill the
-//     GPU with warps, else a block per output; 16-byte vector loads when the rows are
-//     aligned. A whole-array reduction is the one-row case.
+//     output for rows up to 4096 elements, else a block per output; 16-byte vector
+//     loads when the rows are aligned. A whole-array reduction is the one-row case.
 //   - outputs contiguous ("columns": the innermost kept dim has stride 1 and the reduced
 //     elements are strided, e.g. a sum over the leading axis): threads map to
 //     consecutive outputs (coalesced reads, vector loads of 4 outputs where aligned) and
-//     groups of threads in a block split the reduced axis;
-//   - anything else: rows with one thread per output reading through the strides.
+//     the block's row lanes split the reduced axis;
+//   - anything else: rows of one thread (short) or a warp per output reading through the
+//     strides.
 //
-// When the outputs alone can't keep the GPU busy (fewer tiles than redWaves times the
-// resident blocks) and there are at least redSplitMin elements, the reduced axis is
-// split across S = gridDim.y blocks, S chosen so that every thread still has Unroll
-// loads to do and the grid reaches redWaves waves; the second pass then reduces the
-// [S][M] partials (as columns, or as one row when M = 1).
-func PlanReduce(base Reduce, l ReduceLayout, aligned []bool, sms int) []ReducePass {
+// Splits. The blocks of a grid run in waves of sms×occupancy; a grid that fills its
+// last wave badly wastes the difference, and a grid of fewer tiles than one wave
+// leaves multiprocessors idle. So when there are at least redSplitMin elements and the
+// output tiles alone fill less than redWaveEff of their last wave, the reduced axis is
+// split across S = gridDim.y blocks, the smallest S that fills waves to redWaveEff (a
+// whole-array reduction gets exactly one block per resident slot), with every thread
+// keeping at least Unroll loads; the second pass then reduces the [S][M] partials.
+//
+// Accuracy. Every thread keeps Unroll×Vec accumulators; for float sums and products
+// they fold, every redCascade iterations, into an outer accumulator, so no float
+// accumulator adds more than redCascade×... terms in sequence: at most 16 per inner
+// accumulator and k/(16×L×S×Unroll×Vec) per outer one (L threads per output), the
+// rest being trees (the accumulators, the warp butterflies, shared memory, the second
+// pass).
+func PlanReduce(base Reduce, l ReduceLayout, aligned []bool, sms int, occupancy func(*Reduce) int) []ReducePass {
 	sms = max(1, sms)
 	first := base
 	first.KeptRank, first.RedRank = len(l.Kept), len(l.Red)
-	p1 := planPass(&first, l, aligned, sms, true)
+	first.Index64 = ReduceNeedIndex64(&l, 1)
+	p1 := planPass(&first, l, aligned, sms, occupancy, true)
 	if p1.GridY <= 1 {
-		first.GPU.Partial = false
-		first.Index64 = ReduceNeedIndex64(&l, 1)
 		return []ReducePass{p1}
 	}
-	first.GPU.Partial = true
-	first.Mean = false
-	first.Index64 = ReduceNeedIndex64(&l, p1.GridY)
 	m, s := l.M(), p1.GridY
+	first.Index64 = ReduceNeedIndex64(&l, s)
 	second := Reduce{Op: base.Op, Pre: PreConvert, Ins: []dtype.DType{base.Acc}, Acc: base.Acc, Mean: base.Mean}
 	if base.Op.IsArg() {
 		second.Pre = PrePartial
 	}
 	l2 := CollapseReduce([]int{s, m}, [][]int{{m, 1}}, []bool{true, false}, false)
 	second.KeptRank, second.RedRank = len(l2.Kept), len(l2.Red)
-	p2 := planPass(&second, l2, []bool{true}, sms, false)
 	second.Index64 = ReduceNeedIndex64(&l2, 1)
+	p2 := planPass(&second, l2, []bool{true}, sms, occupancy, false)
 	return []ReducePass{p1, p2}
 }
 
@@ -88,6 +96,9 @@ func redVmax(r *Reduce) int {
 		}
 		v = min(v, 16/t.Size())
 	}
+	if r.Op.IsArg() && r.Pre == PrePartial {
+		v = min(v, 2) // the int64 indices load alongside
+	}
 	return v
 }
 
@@ -98,11 +109,43 @@ func floorPow2(n int) int {
 	return 1 << (bits.Len(uint(n)) - 1)
 }
 
-// planPass fills r's strategy for the layout and returns the pass (GridY > 1 asks for
-// a partial pass when split is allowed).
-func planPass(r *Reduce, l ReduceLayout, aligned []bool, sms int, split bool) ReducePass {
+// waveEff returns the fraction of its last wave's slots a grid of b blocks uses, over
+// all its waves.
+func waveEff(b, resident int) float64 {
+	waves := (b + resident - 1) / resident
+	return float64(b) / float64(waves*resident)
+}
+
+// chooseSplit returns S for a grid of tiles blocks whose threads can each take at most
+// maxS splits (each keeping Unroll loads), with resident blocks per wave.
+func chooseSplit(tiles, maxS, resident int) int {
+	if maxS <= 1 || waveEff(tiles, resident) >= redWaveEff && tiles >= resident {
+		return 1
+	}
+	if tiles == 1 {
+		return min(resident, maxS)
+	}
+	best, bestEff := 1, waveEff(tiles, resident)*min(1, float64(tiles)/float64(resident))
+	for s := 2; s <= maxS && s <= 4*resident; s++ {
+		b := tiles * s
+		e := waveEff(b, resident)
+		if b < resident {
+			e *= float64(b) / float64(resident)
+		}
+		if e > bestEff+1e-9 {
+			best, bestEff = s, e
+		}
+		if e >= redWaveEff {
+			return s
+		}
+	}
+	return best
+}
+
+// planPass fills r's strategy for the layout and returns the pass (GridY > 1: r is a
+// partial pass; split is false for a second pass, which never splits).
+func planPass(r *Reduce, l ReduceLayout, aligned []bool, sms int, occupancy func(*Reduce) int, split bool) ReducePass {
 	m, k := l.M(), l.K()
-	resident := sms * redBlocksPerSM
 	reads := func(j int) bool { return r.Pre != PreExpr || redExprReads(r.Map, j) }
 	allAligned := true
 	for j := range r.Ins {
@@ -143,20 +186,33 @@ func planPass(r *Reduce, l ReduceLayout, aligned []bool, sms int, split bool) Re
 		}
 		return true
 	}
+	cascade := 0
+	if r.Acc.IsFloat() && (r.Op == RedSum || r.Op == RedProd) {
+		cascade = redCascade
+	}
 	pass := ReducePass{Spec: r, Layout: l, GridY: 1}
-	splits := func(tiles, perSplitMax int) int {
-		if !split || m*k < redSplitMin || tiles >= redWaves*resident {
+	// splitFor returns S for tiles output tiles whose threads can take maxS splits.
+	splitFor := func(tiles, maxS int) int {
+		if !split || m*k < redSplitMin {
 			return 1
 		}
-		s := min((redWaves*resident+tiles-1)/tiles, max(1, perSplitMax), 65535)
+		r.GPU.Partial = true
+		occ := redBlocksPerSM
+		if occupancy != nil {
+			if o := occupancy(r); o > 0 {
+				occ = o
+			}
+		}
+		s := chooseSplit(tiles, min(maxS, 65535), sms*occ)
 		acc := r.Acc.Size()
 		if r.Op.IsArg() {
 			acc += 8
 		}
-		if soft := redPartialSoft / max(1, m*acc); s > soft && tiles*soft >= resident {
-			s = max(1, soft)
-		}
 		s = min(s, max(1, redPartialLimit/max(1, m*acc)))
+		if s <= 1 {
+			r.GPU.Partial = false
+			s = 1
+		}
 		return s
 	}
 	if colsOK && !rowsOK {
@@ -166,16 +222,13 @@ func planPass(r *Reduce, l ReduceLayout, aligned []bool, sms int, split bool) Re
 			V = vmax
 		}
 		mv := m / V
-		C := 32
-		if mv < 32 {
-			C = mv
-		}
+		C := min(mv, 32)
 		R := floorPow2(redBlock / C)
 		U := 4
-		r.GPU = ReduceGPU{Cols: true, Lanes: R, Block: C * R, Vec: V, Unroll: U}
+		r.GPU = ReduceGPU{Cols: true, Lanes: R, Block: C * R, Vec: V, Unroll: U, Cascade: cascade}
 		tiles := (mv + C - 1) / C
-		pass.GridY = splits(tiles, k/(R*U))
-		pass.GridX = max(1, min(tiles, 32*resident))
+		pass.GridY = splitFor(tiles, k/(R*U))
+		pass.GridX = max(1, min(tiles, 1<<24))
 		pass.Block = C * R
 		return pass
 	}
@@ -185,20 +238,16 @@ func planPass(r *Reduce, l ReduceLayout, aligned []bool, sms int, split bool) Re
 	}
 	G := redBlock
 	switch {
-	case k <= redSmallK || !rowsOK && k < 64:
+	case k <= redSmallK || !rowsOK && k <= 64:
 		G = 1
-	case k <= redWarpK || m >= 8*resident:
+	case k <= redWarpK || !rowsOK:
 		G = 32
 	}
-	if !rowsOK && G > 1 && m >= resident*redBlock/32 {
-		// strided rows with many outputs: one thread each
-		G = 1
-	}
 	U := 4
-	r.GPU = ReduceGPU{Lanes: G, Block: redBlock, Vec: V, Unroll: U}
+	r.GPU = ReduceGPU{Lanes: G, Block: redBlock, Vec: V, Unroll: U, Cascade: cascade}
 	tiles := (m + redBlock/G - 1) / (redBlock / G)
-	pass.GridY = splits(tiles, (k/V)/(G*U))
-	pass.GridX = max(1, min(tiles, 32*resident))
+	pass.GridY = splitFor(tiles, (k/V)/(G*U))
+	pass.GridX = max(1, min(tiles, 1<<24))
 	pass.Block = redBlock
 	return pass
 }

@@ -460,6 +460,61 @@ func (g *redGen) argTakes(a, b redVal) ptx.Reg {
 	return res
 }
 
+// redCascadeState is the outer accumulators of a cascade (one per group of
+// accumulators) and the iteration counter; nil without a cascade.
+type redCascadeState struct {
+	outer []redVal
+	cnt   ptx.Reg
+}
+
+func (g *redGen) newCascade(n int) *redCascadeState {
+	if g.g.Cascade <= 0 {
+		return nil
+	}
+	c := &redCascadeState{cnt: g.f.Reg(ptx.U32)}
+	g.f.Mov(c.cnt, ptx.Int(0))
+	for i := 0; i < n; i++ {
+		c.outer = append(c.outer, g.newAcc())
+	}
+	return c
+}
+
+// cascadeStep counts a main-loop iteration and, every Cascade iterations, folds each
+// group pairwise into its outer accumulator and resets the accumulators.
+func (g *redGen) cascadeStep(c *redCascadeState, accs []redVal, groups [][]redVal) {
+	if c == nil {
+		return
+	}
+	f := g.f
+	f.Add(c.cnt, c.cnt, ptx.Int(1))
+	skip := f.NewLabel()
+	f.At(f.Setp(ptx.Lt, c.cnt, ptx.Int(g.g.Cascade))).Bra(skip)
+	for i, grp := range groups {
+		g.combine(c.outer[i], g.combineAll(slicesClone(grp)))
+	}
+	for _, a := range accs {
+		f.Mov(a.v, g.identity())
+	}
+	f.Mov(c.cnt, ptx.Int(0))
+	f.Place(skip)
+}
+
+// finish returns each group's result: its accumulators combined pairwise, folded into
+// the outer accumulator if there is a cascade.
+func (g *redGen) finish(c *redCascadeState, groups [][]redVal) []redVal {
+	res := make([]redVal, len(groups))
+	for i, grp := range groups {
+		res[i] = g.combineAll(slicesClone(grp))
+		if c != nil {
+			g.combine(c.outer[i], res[i])
+			res[i] = c.outer[i]
+		}
+	}
+	return res
+}
+
+func slicesClone(s []redVal) []redVal { return append([]redVal(nil), s...) }
+
 // combineAll combines accs pairwise into accs[0].
 func (g *redGen) combineAll(accs []redVal) redVal {
 	for len(accs) > 1 {
@@ -822,6 +877,8 @@ func (g *redGen) buildRows() {
 	for i := range accs {
 		accs[i] = g.newAcc()
 	}
+	groups := [][]redVal{accs} // all fold into one result
+	casc := g.newCascade(len(groups))
 	combine := f.NewLabel()
 	f.AtNot(valid).Bra(combine)
 	koff := g.keptOffsets(o)
@@ -868,6 +925,7 @@ func (g *redGen) buildRows() {
 		for u := 0; u < U; u++ {
 			g.fold(accs[u*V:(u+1)*V], lds[u])
 		}
+		g.cascadeStep(casc, accs, groups)
 		f.Fma(rr, step, g.imm(U), rr)
 		f.Bra(mainL)
 	}
@@ -879,7 +937,7 @@ func (g *redGen) buildRows() {
 	f.Bra(tailL)
 
 	f.Place(combine)
-	acc := g.combineAll(accs)
+	acc := g.finish(casc, groups)[0]
 	if G > 1 {
 		g.butterfly(acc, min(G, 32))
 	}
@@ -943,6 +1001,14 @@ func (g *redGen) buildCols() {
 	for i := range accs {
 		accs[i] = g.newAcc()
 	}
+	// per vector element v, its U accumulators
+	groups := make([][]redVal, V)
+	for v := range groups {
+		for u := 0; u < U; u++ {
+			groups[v] = append(groups[v], accs[u*V+v])
+		}
+	}
+	casc := g.newCascade(len(groups))
 	combine := f.NewLabel()
 	f.AtNot(valid).Bra(combine)
 	koff := g.keptOffsets(o)
@@ -970,6 +1036,7 @@ func (g *redGen) buildCols() {
 		for u := 0; u < U; u++ {
 			g.fold(accs[u*V:(u+1)*V], lds[u])
 		}
+		g.cascadeStep(casc, accs, groups)
 		f.Fma(rr, step, g.imm(U), rr)
 		f.Bra(mainL)
 	}
@@ -981,14 +1048,7 @@ func (g *redGen) buildCols() {
 
 	f.Place(combine)
 	// combine the U sets: per vector element v, pairwise over u
-	res := make([]redVal, V)
-	for v := 0; v < V; v++ {
-		set := make([]redVal, U)
-		for u := range set {
-			set[u] = accs[u*V+v]
-		}
-		res[v] = g.combineAll(set)
-	}
+	res := g.finish(casc, groups)
 	if R > 1 {
 		g.laneTree(res, tid, R, B)
 	}
