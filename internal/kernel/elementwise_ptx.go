@@ -1,0 +1,758 @@
+package kernel
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math/bits"
+
+	"github.com/go-gpu/gpu/dtype"
+	"github.com/go-gpu/gpu/expr"
+	"github.com/go-gpu/gpu/ptx"
+)
+
+// The CUDA implementation of Elementwise: one PTX module with one kernel (and the device
+// functions it calls), written with package ptx.
+//
+// Shape of the kernel. Every thread starts at its global index g = ctaid*ntid + tid and
+// walks a grid-stride loop with step T = ntid*nctaid, so any launch grid is correct;
+// threads with g >= n return at once. The per-element code is the IR lowered node by
+// node (elementwise_lower.go); nodes that depend only on parameters, constants and
+// Scalar operands are computed once per thread before the loop.
+//
+//   - Vector (every operand Contig and 16-byte aligned): the loop runs over vectors of V
+//     elements, V = 16 bytes / the widest element size among the memory operands, so
+//     the widest operand moves in 16-byte accesses and a narrower one in V*size-byte
+//     accesses (ld.global.nc.v4.f32, v2.b32 of packed bytes, ...). Each iteration handles
+//     U vectors, v, v+T, ..., v+(U-1)T, issuing every load before the first use. A second
+//     loop takes the remaining full vectors one at a time, and the last n mod V elements
+//     go to threads g < n mod V, one element each (a loop, for launches of fewer threads).
+//   - Otherwise: the same grid-stride loop over elements, unrolled U times, with scalar
+//     loads and stores. Strided operands follow the multi-index of the element in the
+//     iteration shape: each thread divides its first index into digits once, then adds
+//     the digits of T with carries at each step (no division in the loop).
+//   - Index64 unset: indices, the multi-index and strided offsets are 32-bit (n and every
+//     offset are below 2^31, and T is clamped to n so that i+T cannot wrap); byte
+//     addresses are always 64-bit. Index64 set: everything is 64-bit.
+//
+// Inputs are read with ld.global.nc (the read-only path). An input may share memory with
+// the output only element for element (an in-place update out[i] = f(x[i]), each element
+// read before it is written, by the thread that writes it).
+
+// ewBlock is the block size Geometry chooses; ewBlocksPerSM blocks of it fill an SM.
+const (
+	ewBlock       = 256
+	ewBlocksPerSM = 8
+)
+
+// ewPlan is how a kernel walks the elements: V elements per vector access (1: scalar
+// accesses) and U vectors or elements per loop iteration.
+type ewPlan struct {
+	V, U int
+}
+
+// plan returns the kernel's vector width and unroll factor.
+func (e *Elementwise) plan() ewPlan {
+	reads := e.readSlots()
+	streams := 0
+	for _, s := range reads {
+		if k := e.Ins[s].Kind; k == Contig || k == Strided {
+			streams++
+		}
+	}
+	heavy := e.Expr != nil && ewHeavy(e.Expr.Root)
+	p := ewPlan{V: 1, U: 4}
+	if e.Vector {
+		widest := e.Out.DType.Size()
+		for _, s := range reads {
+			if e.Ins[s].Kind == Contig {
+				widest = max(widest, e.Ins[s].DType.Size())
+			}
+		}
+		p.V = 16 / widest
+		p.U = min(4, 32/p.V) // at most 32 elements in flight per thread
+	}
+	switch {
+	case streams >= 5:
+		p.U = 1
+	case streams >= 3 || heavy:
+		p.U = min(p.U, 2)
+	}
+	return p
+}
+
+// ewHeavy reports whether the IR calls a device function (math library, fmod, integer
+// pow): such kernels compute more than they move, and unrolling only grows the code.
+func ewHeavy(n expr.Node) bool {
+	heavy := false
+	ewWalk(n, func(n expr.Node) {
+		switch n := n.(type) {
+		case *expr.Call:
+			if _, ok := ewMathFns[n.Func]; ok || n.Func == expr.Pow {
+				heavy = true
+			}
+		case *expr.Binary:
+			if n.Op == expr.Rem && n.X.DType().IsFloat() {
+				heavy = true
+			}
+		}
+	})
+	return heavy
+}
+
+// ewWalk calls f once for every node of the IR rooted at n, ewChildren first.
+func ewWalk(n expr.Node, f func(expr.Node)) {
+	seen := map[expr.Node]bool{}
+	var walk func(n expr.Node)
+	walk = func(n expr.Node) {
+		if n == nil || seen[n] {
+			return
+		}
+		seen[n] = true
+		for _, c := range ewChildren(n) {
+			walk(c)
+		}
+		f(n)
+	}
+	walk(n)
+}
+
+func ewChildren(n expr.Node) []expr.Node {
+	switch n := n.(type) {
+	case *expr.Unary:
+		return []expr.Node{n.X}
+	case *expr.Binary:
+		return []expr.Node{n.X, n.Y}
+	case *expr.Call:
+		return n.Args
+	case *expr.Cast:
+		return []expr.Node{n.X}
+	case *expr.Select:
+		return []expr.Node{n.Cond, n.X, n.Y}
+	}
+	return nil
+}
+
+// readSlots returns the input slots the expression reads, in increasing order.
+func (e *Elementwise) readSlots() []int {
+	if e.Expr == nil {
+		return nil
+	}
+	var s []int
+	for _, in := range e.Expr.Inputs {
+		if in.Index < len(e.Ins) {
+			s = append(s, in.Index)
+		}
+	}
+	return s
+}
+
+// Geometry returns the launch the array layer uses for n elements on a device with the
+// given number of multiprocessors: blocks of 256 threads, enough for one loop iteration
+// per thread, but at most 8 blocks per multiprocessor (2048 threads, a full SM), which
+// the grid-stride loop then reuses. n must be positive.
+func (e *Elementwise) Geometry(n, multiprocessors int) (grid, block int) {
+	p := e.plan()
+	per := p.V * p.U
+	block = ewBlock
+	need := (n + block*per - 1) / (block * per)
+	grid = min(max(need, 1), max(multiprocessors, 1)*ewBlocksPerSM)
+	return grid, block
+}
+
+// EntryName returns the kernel's name: "ew_" and 16 hex digits of a hash of Key.
+func (e *Elementwise) EntryName() string {
+	h := sha256.Sum256([]byte(e.Key()))
+	return "ew_" + hex.EncodeToString(h[:8])
+}
+
+// ewGenError is a failure to lower the spec (a function the math library lacks), carried
+// by panic from deep in the lowering to PTX, which returns it.
+type ewGenError struct{ err error }
+
+// PTX returns the kernel as a PTX module for a GPU of compute capability major.minor, and
+// the name of its entry. The parameters are those documented on Elementwise, in that
+// order; Geometry gives the launch. It fails for a spec that does not validate and for a
+// math function the device library (package ptx) does not have for the type.
+func (e *Elementwise) PTX(major, minor int) (src string, entry string, err error) {
+	if err := e.Validate(); err != nil {
+		return "", "", err
+	}
+	if err := expr.Validate(e.Expr.Root); err != nil {
+		return "", "", fmt.Errorf("kernel: %w", err)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			ge, ok := r.(ewGenError)
+			if !ok {
+				panic(r)
+			}
+			src, entry, err = "", "", ge.err
+		}
+	}()
+	g := newEWGen(e, major, minor)
+	g.build()
+	return g.m.String(), g.entry, nil
+}
+
+// ewGen writes one elementwise kernel.
+type ewGen struct {
+	e     *Elementwise
+	plan  ewPlan
+	sm    int // compute capability as major*10+minor
+	m     *ptx.Module
+	f     *ptx.Func
+	entry string
+
+	i64 bool
+	it  ptx.Type // index type: U32 or U64
+	st  ptx.Type // strided offset type: S32 or S64
+
+	outBase ptx.Reg
+	inBase  map[int]ptx.Reg   // read Contig/Strided/Scalar input slots: element 0's address
+	shape   []ptx.Reg         // it
+	strides map[int][]ptx.Reg // operand (-1 for the output) -> strides, st
+	params  map[int]ptx.Reg   // parameter slot -> value
+	reads   []int             // input slots read
+
+	T     ptx.Reg // grid stride (it)
+	delta []ptx.Reg
+
+	uniform   map[expr.Node]bool
+	uniCtx    *ewElem
+	uniPacked []ptx.Reg // a uniform root, packed for vector stores
+}
+
+// ewElem is the evaluation context of one element.
+type ewElem struct {
+	ins   map[int]ptx.Reg // input slot -> the element's value (Contig, Strided)
+	index func() ptx.Reg  // the element's linear index as an S64 (Index operands)
+	memo  map[expr.Node]ptx.Reg
+}
+
+func newEWGen(e *Elementwise, major, minor int) *ewGen {
+	g := &ewGen{
+		e:       e,
+		plan:    e.plan(),
+		sm:      major*10 + minor,
+		m:       ptx.NewModule(major, minor),
+		entry:   e.EntryName(),
+		i64:     e.Index64,
+		it:      ptx.U32,
+		st:      ptx.S32,
+		inBase:  map[int]ptx.Reg{},
+		strides: map[int][]ptx.Reg{},
+		params:  map[int]ptx.Reg{},
+		reads:   e.readSlots(),
+		uniform: map[expr.Node]bool{},
+	}
+	if g.i64 {
+		g.it, g.st = ptx.U64, ptx.S64
+	}
+	return g
+}
+
+// ewParamType is the PTX type of a scalar kernel parameter of element type t.
+func ewParamType(t dtype.DType) ptx.Type {
+	switch t {
+	case dtype.Bool, dtype.Uint8:
+		return ptx.U8
+	case dtype.Int8:
+		return ptx.S8
+	case dtype.Int16:
+		return ptx.S16
+	case dtype.Uint16:
+		return ptx.U16
+	case dtype.Float16, dtype.BFloat16:
+		return ptx.B16
+	}
+	return ewRT(t)
+}
+
+func (g *ewGen) build() {
+	e := g.e
+	var params []ptx.Param
+	add := func(name string, t ptx.Type) int {
+		params = append(params, ptx.P(name, t))
+		return len(params) - 1
+	}
+	pOut := add("ew_out", ptx.U64)
+	pN := add("ew_n", ptx.U64)
+	pIn := map[int]int{}
+	for k, in := range e.Ins {
+		if in.Kind != Index {
+			pIn[k] = add(fmt.Sprintf("ew_in%d", k), ptx.U64)
+		}
+	}
+	pShape := make([]int, e.Rank)
+	for d := range pShape {
+		pShape[d] = add(fmt.Sprintf("ew_shape%d", d), ptx.U64)
+	}
+	pStride := map[int][]int{}
+	for _, op := range e.stridedOrder() {
+		name := "out"
+		if op >= 0 {
+			name = fmt.Sprintf("in%d", op)
+		}
+		for d := 0; d < e.Rank; d++ {
+			pStride[op] = append(pStride[op], add(fmt.Sprintf("ew_stride_%s_%d", name, d), ptx.S64))
+		}
+	}
+	pParam := map[int]int{}
+	for _, p := range e.Expr.Params {
+		pParam[p.Index] = add(fmt.Sprintf("ew_p%d", p.Index), ewParamType(p.DType))
+	}
+	g.f = g.m.Kernel(g.entry, params...)
+	f := g.f
+	f.Comment(fmt.Sprintf("%s\nout = %s; V=%d U=%d", e.Key(), e.Expr.String(), g.plan.V, g.plan.U))
+
+	// Thread index and grid stride, 64-bit; threads past n have nothing to do.
+	tid := f.Special(ptx.TidX)
+	ntid := f.Special(ptx.NtidX)
+	ctaid := f.Special(ptx.CtaidX)
+	nctaid := f.Special(ptx.NctaidX)
+	tid64 := f.Reg(ptx.U64)
+	f.Cvt(tid64, tid)
+	g64 := f.Reg(ptx.U64)
+	f.Op("mad.wide.u32", g64, ctaid, ntid, tid64)
+	t64 := f.Reg(ptx.U64)
+	f.MulWide(t64, ntid, nctaid)
+	n64 := g.ldParam(params[pN])
+	done := f.NewLabel()
+	f.At(f.Setp(ptx.Ge, g64, n64)).Bra(done)
+	var gi, n ptx.Reg
+	if g.i64 {
+		gi, n, g.T = g64, n64, t64
+	} else {
+		// n < 2^31 and, with T clamped to n, i + T < 2^32 for any i < n.
+		tc := f.Reg(ptx.U64)
+		f.Min(tc, t64, n64)
+		gi, n, g.T = g.narrow(g64), g.narrow(n64), g.narrow(tc)
+	}
+
+	// Parameters, Scalar operands and the uniform part of the expression.
+	g.outBase = g.ldParam(params[pOut])
+	for _, s := range g.reads {
+		if e.Ins[s].Kind != Index {
+			g.inBase[s] = g.ldParam(params[pIn[s]])
+		}
+	}
+	for _, p := range pShape {
+		r := g.ldParam(params[p])
+		if !g.i64 {
+			r = g.narrow(r)
+		}
+		g.shape = append(g.shape, r)
+	}
+	for op, ps := range pStride {
+		if op >= 0 && !g.isRead(op) {
+			continue
+		}
+		for _, p := range ps {
+			r := g.ldParam(params[p])
+			if !g.i64 {
+				r = g.narrow(r).As(ptx.S32)
+			}
+			g.strides[op] = append(g.strides[op], r)
+		}
+	}
+	for _, p := range e.Expr.Params {
+		g.params[p.Index] = g.ldValueParam(params[pParam[p.Index]], p.DType)
+	}
+	g.hoist()
+
+	if g.plan.V > 1 {
+		g.vectorLoops(gi, n)
+	} else {
+		g.scalarLoops(gi, n)
+	}
+	f.Place(done)
+	f.Ret()
+}
+
+func (g *ewGen) isRead(slot int) bool {
+	for _, s := range g.reads {
+		if s == slot {
+			return true
+		}
+	}
+	return false
+}
+
+// narrow returns the low 32 bits of a 64-bit register.
+func (g *ewGen) narrow(r ptx.Reg) ptx.Reg {
+	d := g.f.Reg(ptx.U32)
+	g.f.Cvt(d, r.As(ptx.U64))
+	return d
+}
+
+func (g *ewGen) ldParam(p ptx.Param) ptx.Reg {
+	r := g.f.Reg(p.Type)
+	g.f.Op("ld.param"+p.Type.String(), r, ptx.Mem(ptx.Sym(p.Name), 0))
+	return r
+}
+
+// ldValueParam loads a scalar parameter of element type t as a value.
+func (g *ewGen) ldValueParam(p ptx.Param, t dtype.DType) ptx.Reg {
+	f := g.f
+	switch t {
+	case dtype.Bool:
+		r := f.Reg(ptx.U32)
+		f.Op("ld.param.u8", r, ptx.Mem(ptx.Sym(p.Name), 0))
+		return f.Setp(ptx.Ne, r, ptx.Int(0))
+	case dtype.Int8, dtype.Int16, dtype.Uint8, dtype.Uint16:
+		r := f.Reg(ewRT(t))
+		f.Op("ld.param"+p.Type.String(), r, ptx.Mem(ptx.Sym(p.Name), 0))
+		return r
+	}
+	r := f.Reg(ewRT(t))
+	f.Op("ld.param"+p.Type.String(), r, ptx.Mem(ptx.Sym(p.Name), 0))
+	return r
+}
+
+// hoist marks the uniform nodes (no per-element input below them) and computes the
+// maximal ones once, before the loops.
+func (g *ewGen) hoist() {
+	e := g.e
+	ewWalk(e.Expr.Root, func(n expr.Node) {
+		u := true
+		switch n := n.(type) {
+		case *expr.Input:
+			u = e.Ins[n.Slot].Kind == Scalar
+		case *expr.Param, *expr.Const:
+		default:
+			for _, c := range ewChildren(n) {
+				u = u && g.uniform[c]
+			}
+		}
+		g.uniform[n] = u
+	})
+	g.uniCtx = &ewElem{ins: map[int]ptx.Reg{}, memo: map[expr.Node]ptx.Reg{}}
+	for _, s := range g.reads {
+		if e.Ins[s].Kind == Scalar {
+			g.uniCtx.ins[s] = g.ldElem(e.Ins[s].DType, ptx.Mem(g.inBase[s], 0), true)
+		}
+	}
+	var top func(n expr.Node)
+	top = func(n expr.Node) {
+		if g.uniform[n] {
+			g.eval(n, g.uniCtx)
+			return
+		}
+		for _, c := range ewChildren(n) {
+			top(c)
+		}
+	}
+	top(e.Expr.Root)
+	if g.plan.V > 1 && g.uniform[e.Expr.Root] {
+		v := g.eval(e.Expr.Root, g.uniCtx)
+		vals := make([]ptx.Reg, g.plan.V)
+		for j := range vals {
+			vals[j] = v
+		}
+		g.uniPacked = g.pack(e.Out.DType, vals)
+	}
+}
+
+// scalarLoops writes the element loop: U elements per iteration while all U are below
+// n, then one at a time.
+func (g *ewGen) scalarLoops(i, n ptx.Reg) {
+	f := g.f
+	U := g.plan.U
+	var digits []ptx.Reg
+	if g.e.Rank > 0 {
+		digits = g.decompose(i, true)
+		g.delta = g.decompose(g.T, false)
+	}
+	tail, end := f.NewLabel(), f.NewLabel()
+	if U > 1 {
+		lim := g.limit(n, U)
+		loop := f.NewLabel()
+		f.At(f.Setp(ptx.Ge, i, lim)).Bra(tail)
+		f.Place(loop)
+		last := g.elements(i, digits, U)
+		f.Add(i, last, g.T)
+		f.At(f.Setp(ptx.Lt, i, lim)).Bra(loop)
+	}
+	f.Place(tail)
+	loop := f.NewLabel()
+	f.At(f.Setp(ptx.Ge, i, n)).Bra(end)
+	f.Place(loop)
+	g.elements(i, digits, 1)
+	f.Add(i, i, g.T)
+	f.At(f.Setp(ptx.Lt, i, n)).Bra(loop)
+	f.Place(end)
+}
+
+// limit returns max(n - (u-1)*T, 0): while i < limit, elements i, i+T, ... i+(u-1)T
+// are all below n. It is computed in 64 bits.
+func (g *ewGen) limit(n ptx.Reg, u int) ptx.Reg {
+	f := g.f
+	n64, t64 := n, g.T
+	if !g.i64 {
+		n64, t64 = f.Reg(ptx.U64), f.Reg(ptx.U64)
+		f.Cvt(n64, n)
+		f.Cvt(t64, g.T)
+	}
+	c := f.Reg(ptx.U64)
+	f.Mul(c, t64, ptx.Int(u-1))
+	d := f.Reg(ptx.U64)
+	f.Sub(d, n64, c)
+	lim := f.Reg(ptx.U64)
+	f.Selp(lim, d, ptx.Int(0), f.Setp(ptx.Gt, n64, c))
+	if g.i64 {
+		return lim
+	}
+	return g.narrow(lim)
+}
+
+// decompose returns the multi-index (digits, outermost first) of the linear index x in
+// the iteration shape. The outermost digit is not reduced. With fresh set, the digits
+// are new registers the caller may update in place.
+func (g *ewGen) decompose(x ptx.Reg, fresh bool) []ptx.Reg {
+	f := g.f
+	r := len(g.shape)
+	digits := make([]ptx.Reg, r)
+	rem := x
+	for d := r - 1; d >= 1; d-- {
+		q := f.Reg(g.it)
+		f.Div(q, rem, g.shape[d])
+		m := f.Reg(g.it)
+		f.Mul(m, q, g.shape[d])
+		digits[d] = f.Reg(g.it)
+		f.Sub(digits[d], rem, m)
+		rem = q
+	}
+	digits[0] = f.Reg(g.it)
+	f.Mov(digits[0], rem)
+	return digits
+}
+
+// advance adds the digits of T to the multi-index digits in place, with carries.
+func (g *ewGen) advance(digits []ptx.Reg) {
+	f := g.f
+	var carry ptx.Reg
+	for d := len(digits) - 1; d >= 0; d-- {
+		f.Add(digits[d], digits[d], g.delta[d])
+		if carry.Valid() {
+			f.At(carry).Op("add"+g.it.String(), digits[d], digits[d], ptx.Int(1))
+		}
+		if d > 0 {
+			carry = f.Setp(ptx.Ge, digits[d], g.shape[d])
+			f.At(carry).Op("sub"+g.it.String(), digits[d], digits[d], g.shape[d])
+		}
+	}
+}
+
+// offset returns the strided offset sum of digit*stride for operand op.
+func (g *ewGen) offset(op int, digits []ptx.Reg) ptx.Reg {
+	f := g.f
+	st := g.strides[op]
+	off := f.Reg(g.st)
+	f.Mul(off, digits[0].As(g.st), st[0])
+	for d := 1; d < len(digits); d++ {
+		f.Fma(off, digits[d].As(g.st), st[d], off)
+	}
+	return off
+}
+
+// scaled returns the 64-bit address base + x*size for an index x of type it.
+func (g *ewGen) scaled(base, x ptx.Reg, size int) ptx.Reg {
+	a := g.f.Reg(ptx.U64)
+	if g.i64 {
+		g.f.Op("mad.lo.u64", a, x.As(ptx.U64), ptx.Int(size), base)
+	} else {
+		g.f.Op("mad.wide.u32", a, x.As(ptx.U32), ptx.Int(size), base)
+	}
+	return a
+}
+
+// scaledSigned returns base + off*size for a strided offset off of type st.
+func (g *ewGen) scaledSigned(base, off ptx.Reg, size int) ptx.Reg {
+	a := g.f.Reg(ptx.U64)
+	if g.i64 {
+		g.f.Op("mad.lo.s64", a, off, ptx.Int(size), base)
+	} else {
+		g.f.Op("mad.wide.s32", a, off, ptx.Int(size), base)
+	}
+	return a
+}
+
+// index64 returns an S64 copy of a linear index of type it.
+func (g *ewGen) index64(i ptx.Reg) ptx.Reg {
+	r := g.f.Reg(ptx.S64)
+	if g.i64 {
+		g.f.Mov(r, i)
+	} else {
+		g.f.Cvt(r.As(ptx.U64), i.As(ptx.U32))
+	}
+	return r
+}
+
+// elements writes u elements i, i+T, ..., i+(u-1)T: addresses and loads of all of them
+// first, then the computations and stores. It advances digits (when strided) by u steps
+// and returns the register holding the last element's index.
+func (g *ewGen) elements(i ptx.Reg, digits []ptx.Reg, u int) ptx.Reg {
+	f := g.f
+	e := g.e
+	type slot struct {
+		i    ptx.Reg
+		offs map[int]ptx.Reg
+		ctx  *ewElem
+	}
+	slots := make([]slot, u)
+	cur := i
+	for k := range slots {
+		if k > 0 {
+			nx := f.Reg(g.it)
+			f.Add(nx, cur, g.T)
+			cur = nx
+		}
+		s := slot{i: cur, offs: map[int]ptx.Reg{}}
+		if digits != nil {
+			for _, op := range e.stridedOrder() {
+				if op < 0 || g.isRead(op) {
+					s.offs[op] = g.offset(op, digits)
+				}
+			}
+			g.advance(digits)
+		}
+		ik := cur
+		s.ctx = &ewElem{ins: map[int]ptx.Reg{}, memo: map[expr.Node]ptx.Reg{}}
+		var idx ptx.Reg
+		s.ctx.index = func() ptx.Reg {
+			if !idx.Valid() {
+				idx = g.index64(ik)
+			}
+			return idx
+		}
+		for _, sl := range g.reads {
+			in := e.Ins[sl]
+			switch in.Kind {
+			case Contig:
+				s.ctx.ins[sl] = g.ldElem(in.DType, ptx.Mem(g.scaled(g.inBase[sl], cur, in.DType.Size()), 0), true)
+			case Strided:
+				s.ctx.ins[sl] = g.ldElem(in.DType, ptx.Mem(g.scaledSigned(g.inBase[sl], s.offs[sl], in.DType.Size()), 0), true)
+			}
+		}
+		slots[k] = s
+	}
+	size := e.Out.DType.Size()
+	for _, s := range slots {
+		v := g.eval(e.Expr.Root, s.ctx)
+		var a ptx.Reg
+		if e.Out.Kind == Strided {
+			a = g.scaledSigned(g.outBase, s.offs[-1], size)
+		} else {
+			a = g.scaled(g.outBase, s.i, size)
+		}
+		g.stElem(e.Out.DType, ptx.Mem(a, 0), v)
+	}
+	return cur
+}
+
+// vectorLoops writes the vector loops and the scalar tail.
+func (g *ewGen) vectorLoops(gi, n ptx.Reg) {
+	f := g.f
+	V, U := g.plan.V, g.plan.U
+	sh := bits.TrailingZeros(uint(V))
+	nv := f.Reg(g.it)
+	f.Shr(nv, n, ptx.Int(sh))
+	v := f.Reg(g.it)
+	f.Mov(v, gi)
+	tail, scalar, end := f.NewLabel(), f.NewLabel(), f.NewLabel()
+	if U > 1 {
+		lim := g.limit(nv, U)
+		loop := f.NewLabel()
+		f.At(f.Setp(ptx.Ge, v, lim)).Bra(tail)
+		f.Place(loop)
+		last := g.vectors(v, U)
+		f.Add(v, last, g.T)
+		f.At(f.Setp(ptx.Lt, v, lim)).Bra(loop)
+	}
+	f.Place(tail)
+	loop := f.NewLabel()
+	f.At(f.Setp(ptx.Ge, v, nv)).Bra(scalar)
+	f.Place(loop)
+	g.vectors(v, 1)
+	f.Add(v, v, g.T)
+	f.At(f.Setp(ptx.Lt, v, nv)).Bra(loop)
+
+	// The last n mod V elements: element n - r + j for thread j, j < r (a loop for
+	// launches of fewer than r threads).
+	f.Place(scalar)
+	r := f.Reg(g.it)
+	f.And(r, n, ptx.Int(V-1))
+	j := f.Reg(g.it)
+	f.Mov(j, gi)
+	f.At(f.Setp(ptx.Ge, j, r)).Bra(end)
+	first := f.Reg(g.it)
+	f.Sub(first, n, r)
+	loop = f.NewLabel()
+	f.Place(loop)
+	i := f.Reg(g.it)
+	f.Add(i, first, j)
+	g.elements(i, nil, 1)
+	f.Add(j, j, g.T)
+	f.At(f.Setp(ptx.Lt, j, r)).Bra(loop)
+	f.Place(end)
+}
+
+// vectors writes u vectors v, v+T, ..., v+(u-1)T: all loads first, then the
+// computations and stores. It returns the register holding the last vector's index.
+func (g *ewGen) vectors(v ptx.Reg, u int) ptx.Reg {
+	f := g.f
+	e := g.e
+	V := g.plan.V
+	sh := bits.TrailingZeros(uint(V))
+	vs := make([]ptx.Reg, u)
+	loads := make([]map[int][]ptx.Reg, u)
+	cur := v
+	for k := range vs {
+		if k > 0 {
+			nx := f.Reg(g.it)
+			f.Add(nx, cur, g.T)
+			cur = nx
+		}
+		vs[k] = cur
+		loads[k] = map[int][]ptx.Reg{}
+		for _, sl := range g.reads {
+			in := e.Ins[sl]
+			if in.Kind == Contig {
+				a := g.scaled(g.inBase[sl], cur, V*in.DType.Size())
+				loads[k][sl] = g.ldVec(in.DType, V, ptx.Mem(a, 0))
+			}
+		}
+	}
+	for k, vk := range vs {
+		var base ptx.Reg // the vector's first element index, S64, for Index operands
+		vals := make([]ptx.Reg, V)
+		for j := range vals {
+			ctx := &ewElem{ins: map[int]ptx.Reg{}, memo: map[expr.Node]ptx.Reg{}}
+			for sl, l := range loads[k] {
+				ctx.ins[sl] = l[j]
+			}
+			ctx.index = func() ptx.Reg {
+				if !base.Valid() {
+					i := f.Reg(g.it)
+					f.Shl(i, vk, ptx.Int(sh))
+					base = g.index64(i)
+				}
+				if j == 0 {
+					return base
+				}
+				r := f.Reg(ptx.S64)
+				f.Add(r, base, ptx.Int(j))
+				return r
+			}
+			vals[j] = g.eval(e.Expr.Root, ctx)
+		}
+		a := g.scaled(g.outBase, vk, V*e.Out.DType.Size())
+		words := g.uniPacked
+		if words == nil {
+			words = g.pack(e.Out.DType, vals)
+		}
+		g.stWords(ptx.Mem(a, 0), e.Out.DType, words)
+	}
+	return cur
+}

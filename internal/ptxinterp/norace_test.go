@@ -1,0 +1,5 @@
+//go:build !race
+
+package ptxinterp
+
+const iterScale = 1

@@ -1,0 +1,610 @@
+package ptxinterp
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Parsing: the module text is cut into statements (ending in ';'), block braces and
+// labels, then read as directives, function headers and instructions.
+
+type tokKind uint8
+
+const (
+	tStmt tokKind = iota
+	tOpen
+	tClose
+	tLabel
+	tHeader // a function header followed by its body
+)
+
+type token struct {
+	kind tokKind
+	text string
+	line int
+}
+
+func stripComments(src string) string {
+	var b strings.Builder
+	for i := 0; i < len(src); i++ {
+		switch {
+		case strings.HasPrefix(src[i:], "//"):
+			for i < len(src) && src[i] != '\n' {
+				i++
+			}
+			if i < len(src) {
+				b.WriteByte('\n')
+			}
+		case strings.HasPrefix(src[i:], "/*"):
+			j := strings.Index(src[i+2:], "*/")
+			if j < 0 {
+				return b.String()
+			}
+			b.WriteString(strings.Repeat("\n", strings.Count(src[i:i+2+j+2], "\n")))
+			i += 2 + j + 1
+		default:
+			b.WriteByte(src[i])
+		}
+	}
+	return b.String()
+}
+
+func isIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, c := range s {
+		ok := c == '_' || c == '$' || c == '%' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (i > 0 && c >= '0' && c <= '9')
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func tokenize(src string) []token {
+	src = stripComments(src)
+	var toks []token
+	var buf strings.Builder
+	depth := 0 // braces and parentheses inside a statement
+	line := 1
+	startLine := 1
+	flush := func(k tokKind) {
+		s := strings.TrimSpace(buf.String())
+		buf.Reset()
+		if s != "" || k != tStmt {
+			toks = append(toks, token{k, s, startLine})
+		}
+	}
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		if strings.TrimSpace(buf.String()) == "" {
+			startLine = line
+		}
+		switch c {
+		case '\n':
+			line++
+			buf.WriteByte(' ')
+		case ';':
+			if depth == 0 {
+				flush(tStmt)
+				continue
+			}
+			buf.WriteByte(c)
+		case '{':
+			s := strings.TrimSpace(buf.String())
+			switch {
+			case s == "":
+				toks = append(toks, token{tOpen, "", line})
+			case depth == 0 && strings.HasPrefix(s, ".") && !strings.Contains(s, "="):
+				flush(tHeader)
+				toks = append(toks, token{tOpen, "", line})
+			default:
+				depth++
+				buf.WriteByte(c)
+			}
+		case '}':
+			if depth > 0 {
+				depth--
+				buf.WriteByte(c)
+				continue
+			}
+			flush(tStmt)
+			toks = append(toks, token{tClose, "", line})
+		case '(', '[':
+			depth++
+			buf.WriteByte(c)
+		case ')', ']':
+			depth--
+			buf.WriteByte(c)
+		case ':':
+			s := strings.TrimSpace(buf.String())
+			if depth == 0 && isIdent(s) && (i+1 >= len(src) || src[i+1] != ':') && (i == 0 || src[i-1] != ':') {
+				buf.Reset()
+				toks = append(toks, token{tLabel, s, line})
+				continue
+			}
+			buf.WriteByte(c)
+		default:
+			buf.WriteByte(c)
+		}
+	}
+	flush(tStmt)
+	return toks
+}
+
+// Parse parses a PTX module: its module-scope variables, device functions and kernels.
+func Parse(src string) (*Module, error) {
+	m := &Module{funcs: map[string]*Func{}, syms: map[string]uint64{}, gbase: globalBase}
+	toks := tokenize(src)
+	for i := 0; i < len(toks); i++ {
+		tk := toks[i]
+		switch tk.kind {
+		case tHeader:
+			f, err := parseHeader(tk.text)
+			if err != nil {
+				return nil, fmt.Errorf("line %d: %v", tk.line, err)
+			}
+			f.mod = m
+			if i+1 >= len(toks) || toks[i+1].kind != tOpen {
+				return nil, fmt.Errorf("line %d: function %s without a body", tk.line, f.Name)
+			}
+			j, err := f.parseBody(toks, i+2)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %v", f.Name, err)
+			}
+			i = j
+			if m.funcs[f.Name] != nil {
+				return nil, fmt.Errorf("line %d: function %s defined twice", tk.line, f.Name)
+			}
+			m.funcs[f.Name] = f
+			if f.Entry {
+				m.entries = append(m.entries, f)
+			}
+		case tStmt:
+			s := tk.text
+			switch {
+			case s == "":
+			case strings.HasPrefix(s, ".version"), strings.HasPrefix(s, ".target"), strings.HasPrefix(s, ".address_size"):
+			case strings.Contains(s, ".func") || strings.Contains(s, ".entry"):
+				// a prototype
+			case strings.HasPrefix(s, ".global"), strings.HasPrefix(s, ".const"):
+				if err := m.parseVar(s); err != nil {
+					return nil, fmt.Errorf("line %d: %v", tk.line, err)
+				}
+			default:
+				return nil, fmt.Errorf("line %d: unsupported module-scope statement %q", tk.line, s)
+			}
+		default:
+			return nil, fmt.Errorf("line %d: unexpected token %q", tk.line, tk.text)
+		}
+	}
+	for _, f := range m.funcs {
+		for _, in := range f.prog {
+			if in.callee != "" && m.funcs[in.callee] == nil {
+				return nil, fmt.Errorf("%s: call of undefined function %s", f.Name, in.callee)
+			}
+		}
+	}
+	return m, nil
+}
+
+// parseParams parses ".param .u64 a, .param .f32 b" (without the parentheses).
+func parseParams(s string) ([]Param, error) {
+	var ps []Param
+	for _, p := range splitTop(s, ',') {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		f := strings.Fields(p)
+		if len(f) < 3 || f[0] != ".param" {
+			return nil, fmt.Errorf("bad parameter %q", p)
+		}
+		name := f[len(f)-1]
+		typ := strings.TrimPrefix(f[len(f)-2], ".")
+		size := 0
+		if k := strings.IndexByte(name, '['); k >= 0 {
+			n, err := strconv.Atoi(strings.TrimSuffix(name[k+1:], "]"))
+			if err != nil {
+				return nil, fmt.Errorf("bad parameter %q", p)
+			}
+			size, name = n, name[:k]
+		} else {
+			t, ok := parseType(typ)
+			if !ok {
+				return nil, fmt.Errorf("bad parameter type in %q", p)
+			}
+			size = (t.bits + 7) / 8
+		}
+		ps = append(ps, Param{Name: name, Type: typ, Size: size})
+	}
+	return ps, nil
+}
+
+// splitTop splits s at sep outside brackets, braces and parentheses.
+func splitTop(s string, sep byte) []string {
+	var out []string
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '{', '[', '(':
+			depth++
+		case '}', ']', ')':
+			depth--
+		case sep:
+			if depth == 0 {
+				out = append(out, strings.TrimSpace(s[start:i]))
+				start = i + 1
+			}
+		}
+	}
+	if t := strings.TrimSpace(s[start:]); t != "" {
+		out = append(out, t)
+	}
+	return out
+}
+
+func parseHeader(h string) (*Func, error) {
+	f := &Func{regIdx: map[string]int{}, labels: map[string]int{}}
+	rest := h
+	switch {
+	case strings.Contains(h, ".entry"):
+		f.Entry = true
+		rest = h[strings.Index(h, ".entry")+len(".entry"):]
+	case strings.Contains(h, ".func"):
+		rest = h[strings.Index(h, ".func")+len(".func"):]
+	default:
+		return nil, fmt.Errorf("bad function header %q", h)
+	}
+	rest = strings.TrimSpace(rest)
+	if !f.Entry && strings.HasPrefix(rest, "(") {
+		end := strings.IndexByte(rest, ')')
+		rets, err := parseParams(rest[1:end])
+		if err != nil {
+			return nil, err
+		}
+		f.Rets = rets
+		rest = strings.TrimSpace(rest[end+1:])
+	}
+	open := strings.IndexByte(rest, '(')
+	if open < 0 {
+		f.Name = strings.Fields(rest)[0]
+		return f, nil
+	}
+	f.Name = strings.TrimSpace(rest[:open])
+	end := strings.LastIndexByte(rest, ')')
+	params, err := parseParams(rest[open+1 : end])
+	if err != nil {
+		return nil, err
+	}
+	f.Params = params
+	return f, nil
+}
+
+// parseBody reads a function body from toks[i] to its closing brace and returns the
+// index of that brace.
+func (f *Func) parseBody(toks []token, i int) (int, error) {
+	depth := 1
+	var stmts []token
+	for ; i < len(toks); i++ {
+		tk := toks[i]
+		switch tk.kind {
+		case tOpen:
+			depth++
+		case tClose:
+			depth--
+			if depth == 0 {
+				for _, s := range stmts {
+					in, err := f.parseInst(s.text)
+					if err != nil {
+						return 0, fmt.Errorf("line %d: %q: %v", s.line, s.text, err)
+					}
+					f.prog = append(f.prog, in)
+				}
+				return i, nil
+			}
+		case tLabel:
+			f.labels[tk.text] = len(stmts)
+		case tStmt:
+			s := tk.text
+			switch {
+			case s == "":
+			case strings.HasPrefix(s, ".reg"):
+				if err := f.declRegs(s); err != nil {
+					return 0, fmt.Errorf("line %d: %v", tk.line, err)
+				}
+			case strings.HasPrefix(s, ".param"):
+				// a call scope's parameter: st.param/ld.param create it
+			case strings.HasPrefix(s, ".maxntid"), strings.HasPrefix(s, ".minnctapersm"), strings.HasPrefix(s, ".reqntid"), strings.HasPrefix(s, ".pragma"):
+			case strings.HasPrefix(s, "."):
+				return 0, fmt.Errorf("line %d: unsupported directive %q", tk.line, s)
+			default:
+				stmts = append(stmts, tk)
+			}
+		default:
+			return 0, fmt.Errorf("line %d: unexpected %q", tk.line, tk.text)
+		}
+	}
+	return 0, fmt.Errorf("missing closing brace")
+}
+
+// declRegs handles ".reg .b32 %r<10>;" and ".reg .f32 %f1, %f2;".
+func (f *Func) declRegs(s string) error {
+	fs := strings.Fields(s)
+	if len(fs) < 3 {
+		return fmt.Errorf("bad register declaration %q", s)
+	}
+	t, ok := parseType(strings.TrimPrefix(fs[1], "."))
+	if !ok {
+		return fmt.Errorf("bad register type in %q", s)
+	}
+	w := t.bits
+	if t.kind == 'p' {
+		w = 1
+	}
+	for _, d := range splitTop(strings.Join(fs[2:], " "), ',') {
+		if lt := strings.IndexByte(d, '<'); lt >= 0 {
+			n, err := strconv.Atoi(strings.TrimSuffix(d[lt+1:], ">"))
+			if err != nil {
+				return fmt.Errorf("bad register declaration %q", s)
+			}
+			for k := 0; k < n; k++ {
+				f.addReg(d[:lt]+strconv.Itoa(k), w)
+			}
+		} else {
+			f.addReg(d, w)
+		}
+	}
+	return nil
+}
+
+func (f *Func) addReg(name string, width int) {
+	f.regIdx[name] = len(f.regWidth)
+	f.regWidth = append(f.regWidth, width)
+}
+
+// parseVar reads a module-scope variable: ".global .align 4 .b32 name[8] = {1, 2, ...}".
+func (m *Module) parseVar(s string) error {
+	decl, init, _ := strings.Cut(s, "=")
+	fs := strings.Fields(decl)
+	var t ptype
+	align := 0
+	var name string
+	for i := 1; i < len(fs); i++ {
+		switch {
+		case fs[i] == ".align" && i+1 < len(fs):
+			align, _ = strconv.Atoi(fs[i+1])
+			i++
+		case strings.HasPrefix(fs[i], "."):
+			tt, ok := parseType(fs[i][1:])
+			if !ok {
+				return fmt.Errorf("bad variable declaration %q", s)
+			}
+			t = tt
+		default:
+			name = fs[i]
+		}
+	}
+	count := 1
+	if k := strings.IndexByte(name, '['); k >= 0 {
+		n, err := strconv.Atoi(strings.TrimSuffix(name[k+1:], "]"))
+		if err != nil {
+			return fmt.Errorf("bad variable declaration %q", s)
+		}
+		count, name = n, name[:k]
+	}
+	size := t.bits / 8
+	if size == 0 {
+		return fmt.Errorf("bad variable type in %q", s)
+	}
+	if align < size {
+		align = size
+	}
+	for m.gsize%uint64(align) != 0 {
+		m.gsize++
+	}
+	off := m.gsize
+	m.syms[name] = m.gbase + off
+	m.gsize += uint64(count * size)
+	m.gdata = append(m.gdata, make([]byte, int(m.gsize)-len(m.gdata))...)
+	if init = strings.TrimSpace(init); init != "" {
+		vals := splitTop(strings.Trim(init, "{} "), ',')
+		for i, v := range vals {
+			x, err := parseImm(strings.TrimSpace(v))
+			if err != nil {
+				return fmt.Errorf("variable %s: %v", name, err)
+			}
+			for b := 0; b < size; b++ {
+				m.gdata[int(off)+i*size+b] = byte(x >> (8 * b))
+			}
+		}
+	}
+	return nil
+}
+
+// parseImm parses an immediate: decimal, hex (0x), 0fXXXXXXXX (float32 bits) or
+// 0dXXXXXXXXXXXXXXXX (float64 bits).
+func parseImm(s string) (uint64, error) {
+	switch {
+	case len(s) == 10 && (strings.HasPrefix(s, "0f") || strings.HasPrefix(s, "0F")):
+		return strconv.ParseUint(s[2:], 16, 32)
+	case len(s) == 18 && (strings.HasPrefix(s, "0d") || strings.HasPrefix(s, "0D")):
+		return strconv.ParseUint(s[2:], 16, 64)
+	}
+	s = strings.TrimSuffix(s, "U")
+	if v, err := strconv.ParseUint(s, 0, 64); err == nil {
+		return v, nil
+	}
+	v, err := strconv.ParseInt(s, 0, 64)
+	return uint64(v), err
+}
+
+// ptype is a PTX fundamental type.
+type ptype struct {
+	bits int
+	kind byte // 'b', 'u', 's', 'f', 'p'
+	bf16 bool
+}
+
+func parseType(s string) (ptype, bool) {
+	switch s {
+	case "pred":
+		return ptype{1, 'p', false}, true
+	case "bf16":
+		return ptype{16, 'f', true}, true
+	case "f16":
+		return ptype{16, 'f', false}, true
+	}
+	if len(s) < 2 {
+		return ptype{}, false
+	}
+	k := s[0]
+	if k != 'b' && k != 'u' && k != 's' && k != 'f' {
+		return ptype{}, false
+	}
+	n, err := strconv.Atoi(s[1:])
+	if err != nil {
+		return ptype{}, false
+	}
+	switch n {
+	case 8, 16, 32, 64:
+	default:
+		return ptype{}, false
+	}
+	if k == 'f' && n < 32 {
+		return ptype{}, false
+	}
+	return ptype{n, k, false}, true
+}
+
+func (t ptype) format() format {
+	switch {
+	case t.bf16:
+		return fmtBF16
+	case t.bits == 16:
+		return fmtF16
+	case t.bits == 32:
+		return fmtF32
+	}
+	return fmtF64
+}
+
+type okind uint8
+
+const (
+	oReg okind = iota
+	oImm
+	oVec
+	oMem
+	oSpecial
+	oSym // a variable or function name
+	oList
+)
+
+type opnd struct {
+	kind okind
+	reg  int  // oReg, oMem with a register base (-1 otherwise)
+	neg  bool // !%p
+	imm  uint64
+	vec  []int
+	off  int64
+	name string   // oSpecial, oSym, oMem with a symbol base
+	list []string // oList: (a, b)
+}
+
+func (f *Func) parseOperand(s string) (opnd, error) {
+	switch {
+	case strings.HasPrefix(s, "{"):
+		o := opnd{kind: oVec}
+		for _, r := range splitTop(strings.TrimSuffix(strings.TrimPrefix(s, "{"), "}"), ',') {
+			i, ok := f.regIdx[r]
+			if !ok {
+				return o, fmt.Errorf("unknown register %q", r)
+			}
+			o.vec = append(o.vec, i)
+		}
+		return o, nil
+	case strings.HasPrefix(s, "("):
+		o := opnd{kind: oList}
+		for _, n := range splitTop(strings.TrimSuffix(strings.TrimPrefix(s, "("), ")"), ',') {
+			o.list = append(o.list, n)
+		}
+		return o, nil
+	case strings.HasPrefix(s, "["):
+		in := strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(s, "["), "]"))
+		o := opnd{kind: oMem, reg: -1}
+		if k := strings.IndexAny(in, "+-"); k > 0 {
+			off, err := strconv.ParseInt(strings.ReplaceAll(in[k:], "+", ""), 0, 64)
+			if err != nil {
+				return o, err
+			}
+			o.off = off
+			in = strings.TrimSpace(in[:k])
+		}
+		if r, ok := f.regIdx[in]; ok {
+			o.reg = r
+		} else {
+			o.name = in
+		}
+		return o, nil
+	case strings.HasPrefix(s, "!%"):
+		i, ok := f.regIdx[s[1:]]
+		if !ok {
+			return opnd{}, fmt.Errorf("unknown register %q", s)
+		}
+		return opnd{kind: oReg, reg: i, neg: true}, nil
+	case strings.HasPrefix(s, "%"):
+		if i, ok := f.regIdx[s]; ok {
+			return opnd{kind: oReg, reg: i}, nil
+		}
+		if _, ok := specialValue(s, &thread{}); ok {
+			return opnd{kind: oSpecial, name: s}, nil
+		}
+		return opnd{}, fmt.Errorf("unknown register %q", s)
+	case s != "" && (s[0] == '-' || (s[0] >= '0' && s[0] <= '9')):
+		v, err := parseImm(s)
+		return opnd{kind: oImm, imm: v}, err
+	case isIdent(s):
+		return opnd{kind: oSym, name: s}, nil
+	}
+	return opnd{}, fmt.Errorf("bad operand %q", s)
+}
+
+func (f *Func) parseInst(s string) (*inst, error) {
+	in := &inst{text: s, guard: -1}
+	if strings.HasPrefix(s, "@") {
+		sp := strings.IndexByte(s, ' ')
+		if sp < 0 {
+			return nil, fmt.Errorf("bad guard")
+		}
+		g := s[1:sp]
+		if strings.HasPrefix(g, "!") {
+			in.gneg = true
+			g = g[1:]
+		}
+		r, ok := f.regIdx[g]
+		if !ok {
+			return nil, fmt.Errorf("unknown guard %q", g)
+		}
+		in.guard = r
+		s = strings.TrimSpace(s[sp+1:])
+	}
+	op, rest, _ := strings.Cut(s, " ")
+	in.op = op
+	in.parts = strings.Split(op, ".")
+	for _, a := range splitTop(rest, ',') {
+		o, err := f.parseOperand(a)
+		if err != nil {
+			return nil, err
+		}
+		in.args = append(in.args, o)
+	}
+	ex, err := f.compile(in)
+	if err != nil {
+		return nil, err
+	}
+	in.exec = ex
+	return in, nil
+}
