@@ -354,7 +354,7 @@ func (g *ewGen) lower(n expr.Node, c *ewElem) ptx.Reg {
 		}
 		return g.call(n.Func, n.Args[0].DType(), args)
 	case *expr.Cast:
-		return g.cast(g.eval(n.X, c), n.X.DType(), n.Type)
+		return g.castKeep(g.eval(n.X, c), n.X.DType(), n.Type, g.keepNaN == nil || g.keepNaN[n])
 	case *expr.Select:
 		return g.sel(n.Type, g.eval(n.Cond, c), g.eval(n.X, c), g.eval(n.Y, c))
 	}
@@ -785,8 +785,12 @@ func (g *ewGen) sign(t dtype.DType, x ptx.Reg) ptx.Reg {
 
 // ---- conversions ----
 
-// cast converts the value x of type from to type to.
-func (g *ewGen) cast(x ptx.Reg, from, to dtype.DType) ptx.Reg {
+// cast converts the value x of type from to type to, keeping the sign of a NaN.
+func (g *ewGen) cast(x ptx.Reg, from, to dtype.DType) ptx.Reg { return g.castKeep(x, from, to, true) }
+
+// castKeep is cast, keeping the sign of a NaN through float conversions only if keep
+// (see nanSignCasts).
+func (g *ewGen) castKeep(x ptx.Reg, from, to dtype.DType, keep bool) ptx.Reg {
 	f := g.f
 	switch {
 	case from == to:
@@ -815,12 +819,15 @@ func (g *ewGen) cast(x ptx.Reg, from, to dtype.DType) ptx.Reg {
 		}
 		return d
 	case ewIsHalf(from):
-		return g.cast(g.halfToF32(x, from), dtype.Float32, to)
+		return g.castKeep(g.halfToF32(x, from, keep), dtype.Float32, to, keep)
 	case ewIsHalf(to):
-		return g.toHalf(x, from, to)
+		return g.toHalf(x, from, to, keep)
 	case ewIsFloat(from) && ewIsFloat(to):
 		d := g.reg(to)
 		f.Cvt(d, x) // .rn when narrowing, exact when widening
+		if !keep {
+			return d
+		}
 		return g.keepSign(d, to, g.signWord(x, from))
 	case ewIsFloat(from):
 		return g.floatToInt(x, from, to)
@@ -880,7 +887,7 @@ func (g *ewGen) floatToInt(x ptx.Reg, from, to dtype.DType) ptx.Reg {
 }
 
 // halfToF32 converts float16 or bfloat16 bits to float32 (exact).
-func (g *ewGen) halfToF32(x ptx.Reg, from dtype.DType) ptx.Reg {
+func (g *ewGen) halfToF32(x ptx.Reg, from dtype.DType, keep bool) ptx.Reg {
 	f := g.f
 	d := f.Reg(ptx.F32)
 	z := f.Reg(ptx.B16)
@@ -889,6 +896,9 @@ func (g *ewGen) halfToF32(x ptx.Reg, from dtype.DType) ptx.Reg {
 	f.Op("mov.b32", w, ptx.Vec{z, x})
 	if from == dtype.Float16 {
 		f.Op("cvt.f32.f16", d, x)
+		if !keep {
+			return d
+		}
 		return g.keepSign(d, dtype.Float32, w)
 	}
 	f.Op("mov.b32", d, w)
@@ -915,7 +925,7 @@ func (g *ewGen) signWord(x ptx.Reg, t dtype.DType) ptx.Reg {
 // keepSign sets the sign bit of the float d of type t to bit 31 of sw. Conversions
 // between float types keep the sign, so this changes only NaNs: the GPU may return its
 // canonical NaN, but the sign of a NaN is data (signbit, copysign), and Go's
-// conversions keep it.
+// conversions keep it. It is applied where nanSignCasts says the sign matters.
 func (g *ewGen) keepSign(d ptx.Reg, t dtype.DType, sw ptx.Reg) ptx.Reg {
 	f := g.f
 	m := f.Reg(ptx.B32)
@@ -950,14 +960,18 @@ func (g *ewGen) keepSign(d ptx.Reg, t dtype.DType, sw ptx.Reg) ptx.Reg {
 // nearest even. Sources wider than float32 go through float32 rounded to odd, which
 // float32's 24 bits make exact for the final rounding to 11 or 8 bits (Boldo &
 // Melquiond); integers of at most 16 bits convert to float32 exactly.
-func (g *ewGen) toHalf(x ptx.Reg, from, to dtype.DType) ptx.Reg {
+func (g *ewGen) toHalf(x ptx.Reg, from, to dtype.DType, keep bool) ptx.Reg {
 	f := g.f
 	var x32 ptx.Reg
 	switch {
-	case from == dtype.Float32:
+	case from == dtype.Float32 && keep:
 		return g.keepSign(g.f32ToHalf(x, to), to, g.signWord(x, from))
-	case from == dtype.Float64:
+	case from == dtype.Float32:
+		return g.f32ToHalf(x, to)
+	case from == dtype.Float64 && keep:
 		return g.keepSign(g.f32ToHalf(g.f64ToF32Odd(x), to), to, g.signWord(x, from))
+	case from == dtype.Float64:
+		return g.f32ToHalf(g.f64ToF32Odd(x), to)
 	case from.Bits() <= 16:
 		x32 = f.Reg(ptx.F32)
 		f.Cvt(x32, x)
@@ -1028,4 +1042,79 @@ func (g *ewGen) f32ToHalf(x ptx.Reg, to dtype.DType) ptx.Reg {
 	f.Op("cvt.u16.u32", h, l)
 	f.Op("selp.b16", d, ptx.Uint(0x7fff), h, f.Setp(ptx.NaN, x, x))
 	return d
+}
+
+// nanSignCasts returns the conversions between float types that must keep the sign of a
+// NaN (keepSign): those whose NaN sign reaches the result (stored, or read by signbit
+// or copysign, through moves, conversions, negation and select) and whose operand still
+// has the sign the CPU computes, because it comes from data (inputs, parameters,
+// constants) through moves and conversions only. The NaNs of arithmetic are the GPU's
+// canonical NaN whatever the CPU gives, so there the sign is lost anyway.
+func nanSignCasts(root expr.Node) map[expr.Node]bool {
+	isF := func(t dtype.DType) bool { return t.IsFloat() }
+	var order []expr.Node // children first
+	ewWalk(root, func(n expr.Node) { order = append(order, n) })
+	exact := map[expr.Node]bool{}
+	for _, n := range order {
+		switch n := n.(type) {
+		case *expr.Input, *expr.Param, *expr.Const:
+			exact[n] = true
+		case *expr.Cast:
+			exact[n] = !isF(n.X.DType()) || exact[n.X]
+		case *expr.Select:
+			exact[n] = exact[n.X] && exact[n.Y]
+		case *expr.Unary:
+			exact[n] = n.Op != expr.Neg || exact[n.X]
+		case *expr.Call:
+			switch n.Func {
+			case expr.Abs:
+				exact[n] = true
+			case expr.Copysign:
+				exact[n] = exact[n.Args[1]]
+			case expr.Sign:
+				exact[n] = exact[n.Args[0]]
+			default:
+				exact[n] = !isF(n.Type) // integer results have no NaN
+			}
+		default:
+			exact[n] = !isF(n.DType())
+		}
+	}
+	seen := map[expr.Node]bool{root: true}
+	for i := len(order) - 1; i >= 0; i-- { // parents first
+		n := order[i]
+		obs := seen[n]
+		switch n := n.(type) {
+		case *expr.Cast:
+			if obs && isF(n.Type) {
+				seen[n.X] = true
+			}
+		case *expr.Select:
+			if obs {
+				seen[n.X], seen[n.Y] = true, true
+			}
+		case *expr.Unary:
+			if obs && n.Op == expr.Neg {
+				seen[n.X] = true
+			}
+		case *expr.Call:
+			switch n.Func {
+			case expr.Copysign:
+				seen[n.Args[1]] = true
+			case expr.Signbit:
+				seen[n.Args[0]] = true
+			case expr.Sign:
+				if obs {
+					seen[n.Args[0]] = true
+				}
+			}
+		}
+	}
+	keep := map[expr.Node]bool{}
+	for _, n := range order {
+		if c, ok := n.(*expr.Cast); ok && isF(c.X.DType()) && isF(c.Type) && seen[c] && exact[c.X] {
+			keep[c] = true
+		}
+	}
+	return keep
 }

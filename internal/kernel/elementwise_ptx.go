@@ -219,6 +219,7 @@ type ewGen struct {
 	delta []ptx.Reg
 
 	uniform   map[expr.Node]bool
+	keepNaN   map[expr.Node]bool // float conversions keeping the sign of NaNs
 	uniCtx    *ewElem
 	uniPacked []ptx.Reg // a uniform root, packed for vector stores
 }
@@ -245,6 +246,7 @@ func newEWGen(e *Elementwise, major, minor int) *ewGen {
 		params:  map[int]ptx.Reg{},
 		reads:   e.readSlots(),
 		uniform: map[expr.Node]bool{},
+		keepNaN: nanSignCasts(e.Expr.Root),
 	}
 	if g.i64 {
 		g.it, g.st = ptx.U64, ptx.S64
@@ -464,24 +466,110 @@ func (g *ewGen) scalarLoops(i, n ptx.Reg) {
 		digits = g.decompose(i, true)
 		g.delta = g.decompose(g.T, false)
 	}
+	p := g.newPtrs(i, 1)
 	tail, end := f.NewLabel(), f.NewLabel()
 	if U > 1 {
 		lim := g.limit(n, U)
+		ut := f.Reg(g.it) // U*T: wraps only if the loop never runs
+		f.Mul(ut, g.T, ptx.Int(U))
 		loop := f.NewLabel()
 		f.At(f.Setp(ptx.Ge, i, lim)).Bra(tail)
 		f.Place(loop)
-		last := g.elements(i, digits, U)
-		f.Add(i, last, g.T)
+		g.elements(i, digits, U, p)
+		f.Add(i, i, ut)
 		f.At(f.Setp(ptx.Lt, i, lim)).Bra(loop)
 	}
 	f.Place(tail)
 	loop := f.NewLabel()
 	f.At(f.Setp(ptx.Ge, i, n)).Bra(end)
 	f.Place(loop)
-	g.elements(i, digits, 1)
+	g.elements(i, digits, 1, p)
 	f.Add(i, i, g.T)
 	f.At(f.Setp(ptx.Lt, i, n)).Bra(loop)
 	f.Place(end)
+}
+
+// ewPtrs are the running addresses of the contiguous memory operands (-1 the output):
+// ptr is the current element's or vector's, step the distance to the next one of the
+// thread (T of them), in bytes.
+type ewPtrs struct {
+	ops  []int
+	ptr  map[int]ptx.Reg
+	step map[int]ptx.Reg
+}
+
+// contigOps lists the contiguous memory operands: the output (-1) and the read inputs.
+func (g *ewGen) contigOps() []int {
+	var ops []int
+	if g.e.Out.Kind == Contig {
+		ops = append(ops, -1)
+	}
+	for _, s := range g.reads {
+		if g.e.Ins[s].Kind == Contig {
+			ops = append(ops, s)
+		}
+	}
+	return ops
+}
+
+func (g *ewGen) opType(op int) dtype.DType {
+	if op < 0 {
+		return g.e.Out.DType
+	}
+	return g.e.Ins[op].DType
+}
+
+func (g *ewGen) opBase(op int) ptx.Reg {
+	if op < 0 {
+		return g.outBase
+	}
+	return g.inBase[op]
+}
+
+// newPtrs starts the running addresses at index idx, of per elements each.
+func (g *ewGen) newPtrs(idx ptx.Reg, per int) *ewPtrs {
+	f := g.f
+	p := &ewPtrs{ptr: map[int]ptx.Reg{}, step: map[int]ptx.Reg{}}
+	for _, op := range g.contigOps() {
+		b := per * g.opType(op).Size()
+		p.ops = append(p.ops, op)
+		p.ptr[op] = g.scaled(g.opBase(op), idx, b)
+		st := f.Reg(ptx.U64)
+		if g.i64 {
+			f.Mul(st, g.T, ptx.Int(b))
+		} else {
+			f.MulWide(st, g.T, ptx.Int(b))
+		}
+		p.step[op] = st
+	}
+	return p
+}
+
+// addrs returns the addresses of the u next elements or vectors of the thread, and
+// advances the running addresses past them.
+func (g *ewGen) addrs(p *ewPtrs, u int) []map[int]ptx.Reg {
+	f := g.f
+	out := make([]map[int]ptx.Reg, u)
+	for k := range out {
+		out[k] = map[int]ptx.Reg{}
+		for _, op := range p.ops {
+			if k == 0 {
+				out[k][op] = p.ptr[op]
+				continue
+			}
+			a := f.Reg(ptx.U64)
+			f.Add(a, out[k-1][op], p.step[op])
+			out[k][op] = a
+		}
+	}
+	return out
+}
+
+// advance moves the running addresses past the addresses last (from addrs).
+func (g *ewGen) advancePtrs(p *ewPtrs, last map[int]ptx.Reg) {
+	for _, op := range p.ops {
+		g.f.Add(p.ptr[op], last[op], p.step[op])
+	}
 }
 
 // limit returns max(n - (u-1)*T, 0): while i < limit, elements i, i+T, ... i+(u-1)T
@@ -590,25 +678,38 @@ func (g *ewGen) index64(i ptx.Reg) ptx.Reg {
 }
 
 // elements writes u elements i, i+T, ..., i+(u-1)T: addresses and loads of all of them
-// first, then the computations and stores. It advances digits (when strided) by u steps
-// and returns the register holding the last element's index.
-func (g *ewGen) elements(i ptx.Reg, digits []ptx.Reg, u int) ptx.Reg {
+// first, then the computations and stores. It advances digits (when strided) and the
+// running addresses p by u steps; with p nil, contiguous operands are addressed from i
+// (one element).
+func (g *ewGen) elements(i ptx.Reg, digits []ptx.Reg, u int, p *ewPtrs) {
 	f := g.f
 	e := g.e
 	type slot struct {
-		i    ptx.Reg
 		offs map[int]ptx.Reg
+		adr  map[int]ptx.Reg
 		ctx  *ewElem
+	}
+	var adrs []map[int]ptx.Reg
+	if p != nil {
+		adrs = g.addrs(p, u)
 	}
 	slots := make([]slot, u)
 	cur := i
 	for k := range slots {
-		if k > 0 {
+		if k > 0 && g.hasIndex() {
 			nx := f.Reg(g.it)
 			f.Add(nx, cur, g.T)
 			cur = nx
 		}
-		s := slot{i: cur, offs: map[int]ptx.Reg{}}
+		s := slot{offs: map[int]ptx.Reg{}}
+		if p != nil {
+			s.adr = adrs[k]
+		} else {
+			s.adr = map[int]ptx.Reg{}
+			for _, op := range g.contigOps() {
+				s.adr[op] = g.scaled(g.opBase(op), i, g.opType(op).Size())
+			}
+		}
 		if digits != nil {
 			for _, op := range e.stridedOrder() {
 				if op < 0 || g.isRead(op) {
@@ -630,7 +731,7 @@ func (g *ewGen) elements(i ptx.Reg, digits []ptx.Reg, u int) ptx.Reg {
 			in := e.Ins[sl]
 			switch in.Kind {
 			case Contig:
-				s.ctx.ins[sl] = g.ldElem(in.DType, ptx.Mem(g.scaled(g.inBase[sl], cur, in.DType.Size()), 0), true)
+				s.ctx.ins[sl] = g.ldElem(in.DType, ptx.Mem(s.adr[sl], 0), true)
 			case Strided:
 				s.ctx.ins[sl] = g.ldElem(in.DType, ptx.Mem(g.scaledSigned(g.inBase[sl], s.offs[sl], in.DType.Size()), 0), true)
 			}
@@ -644,11 +745,23 @@ func (g *ewGen) elements(i ptx.Reg, digits []ptx.Reg, u int) ptx.Reg {
 		if e.Out.Kind == Strided {
 			a = g.scaledSigned(g.outBase, s.offs[-1], size)
 		} else {
-			a = g.scaled(g.outBase, s.i, size)
+			a = s.adr[-1]
 		}
 		g.stElem(e.Out.DType, ptx.Mem(a, 0), v)
 	}
-	return cur
+	if p != nil {
+		g.advancePtrs(p, adrs[u-1])
+	}
+}
+
+// hasIndex reports whether the expression reads an Index operand.
+func (g *ewGen) hasIndex() bool {
+	for _, s := range g.reads {
+		if g.e.Ins[s].Kind == Index {
+			return true
+		}
+	}
+	return false
 }
 
 // vectorLoops writes the vector loops and the scalar tail.
@@ -660,21 +773,24 @@ func (g *ewGen) vectorLoops(gi, n ptx.Reg) {
 	f.Shr(nv, n, ptx.Int(sh))
 	v := f.Reg(g.it)
 	f.Mov(v, gi)
+	p := g.newPtrs(v, V)
 	tail, scalar, end := f.NewLabel(), f.NewLabel(), f.NewLabel()
 	if U > 1 {
 		lim := g.limit(nv, U)
+		ut := f.Reg(g.it) // U*T: wraps only if the loop never runs
+		f.Mul(ut, g.T, ptx.Int(U))
 		loop := f.NewLabel()
 		f.At(f.Setp(ptx.Ge, v, lim)).Bra(tail)
 		f.Place(loop)
-		last := g.vectors(v, U)
-		f.Add(v, last, g.T)
+		g.vectors(v, U, p)
+		f.Add(v, v, ut)
 		f.At(f.Setp(ptx.Lt, v, lim)).Bra(loop)
 	}
 	f.Place(tail)
 	loop := f.NewLabel()
 	f.At(f.Setp(ptx.Ge, v, nv)).Bra(scalar)
 	f.Place(loop)
-	g.vectors(v, 1)
+	g.vectors(v, 1, p)
 	f.Add(v, v, g.T)
 	f.At(f.Setp(ptx.Lt, v, nv)).Bra(loop)
 
@@ -692,24 +808,25 @@ func (g *ewGen) vectorLoops(gi, n ptx.Reg) {
 	f.Place(loop)
 	i := f.Reg(g.it)
 	f.Add(i, first, j)
-	g.elements(i, nil, 1)
+	g.elements(i, nil, 1, nil)
 	f.Add(j, j, g.T)
 	f.At(f.Setp(ptx.Lt, j, r)).Bra(loop)
 	f.Place(end)
 }
 
-// vectors writes u vectors v, v+T, ..., v+(u-1)T: all loads first, then the
-// computations and stores. It returns the register holding the last vector's index.
-func (g *ewGen) vectors(v ptx.Reg, u int) ptx.Reg {
+// vectors writes u vectors v, v+T, ..., v+(u-1)T at the running addresses p: all loads
+// first, then the computations and stores. It advances p past them.
+func (g *ewGen) vectors(v ptx.Reg, u int, p *ewPtrs) {
 	f := g.f
 	e := g.e
 	V := g.plan.V
 	sh := bits.TrailingZeros(uint(V))
+	adrs := g.addrs(p, u)
 	vs := make([]ptx.Reg, u)
 	loads := make([]map[int][]ptx.Reg, u)
 	cur := v
 	for k := range vs {
-		if k > 0 {
+		if k > 0 && g.hasIndex() {
 			nx := f.Reg(g.it)
 			f.Add(nx, cur, g.T)
 			cur = nx
@@ -719,8 +836,7 @@ func (g *ewGen) vectors(v ptx.Reg, u int) ptx.Reg {
 		for _, sl := range g.reads {
 			in := e.Ins[sl]
 			if in.Kind == Contig {
-				a := g.scaled(g.inBase[sl], cur, V*in.DType.Size())
-				loads[k][sl] = g.ldVec(in.DType, V, ptx.Mem(a, 0))
+				loads[k][sl] = g.ldVec(in.DType, V, ptx.Mem(adrs[k][sl], 0))
 			}
 		}
 	}
@@ -747,12 +863,11 @@ func (g *ewGen) vectors(v ptx.Reg, u int) ptx.Reg {
 			}
 			vals[j] = g.eval(e.Expr.Root, ctx)
 		}
-		a := g.scaled(g.outBase, vk, V*e.Out.DType.Size())
 		words := g.uniPacked
 		if words == nil {
 			words = g.pack(e.Out.DType, vals)
 		}
-		g.stWords(ptx.Mem(a, 0), e.Out.DType, words)
+		g.stWords(ptx.Mem(adrs[k][-1], 0), e.Out.DType, words)
 	}
-	return cur
+	g.advancePtrs(p, adrs[u-1])
 }

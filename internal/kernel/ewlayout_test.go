@@ -360,3 +360,21 @@ func elementsOf(g, T, n int64, e *Elementwise) []int64 {
 	}
 	return out
 }
+
+// TestElementwisePTXIndex runs kernels reading the element index (arange-like), in
+// every contiguous layout.
+func TestElementwisePTXIndex(t *testing.T) {
+	for _, src := range []string{"float32(i)*float32(p) + float32(x)", "i", "float64(i) - float64(x)", "int8(i) == int8(x)", "uint16(i)"} {
+		ex := expr.MustParse(src, stridedEnv(dtype.Int16))
+		for _, v := range variants[:4] {
+			e := &Elementwise{Expr: ex, Ins: []Operand{{dtype.Int16, Contig}, {dtype.Int16, Contig}, {dtype.Bool, Contig}, {dtype.Int64, Index}},
+				Out: Operand{ex.DType(), Contig}, Vector: v.vector, Index64: v.index64}
+			r := rand.New(rand.NewSource(int64(hashOf(src))))
+			sizes := []int{1, 37, 1025}
+			if ewRace {
+				sizes = sizes[:2]
+			}
+			runCaseExempt(t, e, sizes, r.Int63(), v.misaligned, 0, nil, nil)
+		}
+	}
+}
