@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/expr"
@@ -179,16 +180,29 @@ func (j *redJob) run(s *Stream, vals, idx *header) error {
 			return fmt.Errorf("gpu: reduction operand %d is on %v, the stream on %v: %w", i, op.h.buf.a.dev, d, ErrInvalidValue)
 		}
 	}
-	strides := make([][]int, len(j.ops))
-	for i, op := range j.ops {
-		strides[i] = op.st
+	key, cacheable := j.planKey(d)
+	var plan *redPlan
+	if cacheable {
+		if v, ok := redPlans.Load(key); ok {
+			plan = v.(*redPlan)
+		}
 	}
-	arg := j.spec.Op.IsArg()
-	l := kernel.CollapseReduce(j.shape, strides, j.mask, !arg)
+	if plan == nil {
+		plan = j.plan(d)
+		if cacheable {
+			if redPlanCount.Add(1) > redPlanMax {
+				redPlans.Clear()
+				redPlanCount.Store(0)
+			}
+			redPlans.Store(key, plan)
+		}
+	}
+	l := plan.layout
 	m, k := l.M(), l.K()
 	if m == 0 {
 		return nil
 	}
+	arg := j.spec.Op.IsArg()
 	if k == 0 && (arg || j.spec.Op == kernel.RedMin || j.spec.Op == kernel.RedMax) {
 		return fmt.Errorf("gpu: %v over an empty axis: %w", j.spec.Op, ErrInvalidValue)
 	}
@@ -203,16 +217,7 @@ func (j *redJob) run(s *Stream, vals, idx *header) error {
 			}
 		}
 	}
-	if d.info.Backend == "cpu" {
-		sp := j.spec
-		sp.KeptRank, sp.RedRank = len(l.Kept), len(l.Red)
-		return j.launch(s, &sp, l, 1, 1, 1, vals, idx, nil, nil)
-	}
-	aligned := make([]bool, len(j.ops))
-	for i, op := range j.ops {
-		aligned[i] = redPtr(op.h)%16 == 0
-	}
-	passes := kernel.PlanReduce(j.spec, l, aligned, d.info.Multiprocessors, d.redOccupancy)
+	passes := plan.passes
 	if len(passes) == 1 {
 		p := passes[0]
 		return j.launch(s, p.Spec, p.Layout, p.GridX, p.GridY, p.Block, vals, idx, nil, nil)
@@ -236,6 +241,97 @@ func (j *redJob) run(s *Stream, vals, idx *header) error {
 	}
 	return j.launchPartial(s, p2, pv, pi, vals, idx)
 }
+
+// redPlan is a reduction's iteration space and launches.
+type redPlan struct {
+	layout kernel.ReduceLayout
+	passes []kernel.ReducePass
+}
+
+// Plans are cached by everything they depend on, so that a repeated reduction spends no
+// time planning (collapsing, choosing the passes, the kernels' keys).
+const redPlanMax = 4096
+
+var (
+	redPlans     sync.Map // redPlanKey -> *redPlan
+	redPlanCount atomic.Int64
+)
+
+type redPlanKey struct {
+	dev     *Device
+	op      kernel.ReduceOp
+	pre     kernel.ReducePre
+	acc     dtype.DType
+	mean    bool
+	nins    int8
+	ins     [4]dtype.DType
+	mapKey  string
+	rank    int8
+	mask    uint16
+	shape   [8]int
+	strides [4][8]int
+	aligned uint8
+}
+
+// planKey returns the job's plan key, if it fits one.
+func (j *redJob) planKey(d *Device) (redPlanKey, bool) {
+	k := redPlanKey{dev: d, op: j.spec.Op, pre: j.spec.Pre, acc: j.spec.Acc, mean: j.spec.Mean,
+		nins: int8(len(j.spec.Ins)), rank: int8(len(j.shape))}
+	if len(j.shape) > len(k.shape) || len(j.ops) > len(k.strides) || len(j.spec.Ins) > len(k.ins) {
+		return k, false
+	}
+	copy(k.ins[:], j.spec.Ins)
+	if j.spec.Map != nil {
+		k.mapKey = j.spec.Map.Key()
+	}
+	copy(k.shape[:], j.shape)
+	for d, r := range j.mask {
+		if r {
+			k.mask |= 1 << d
+		}
+	}
+	for i, op := range j.ops {
+		copy(k.strides[i][:], op.st)
+		if redPtr(op.h)%16 == 0 {
+			k.aligned |= 1 << i
+		}
+	}
+	return k, true
+}
+
+// plan collapses the job's iteration space and plans its launches on d.
+func (j *redJob) plan(d *Device) *redPlan {
+	strides := make([][]int, len(j.ops))
+	for i, op := range j.ops {
+		strides[i] = op.st
+	}
+	l := kernel.CollapseReduce(j.shape, strides, j.mask, !j.spec.Op.IsArg())
+	p := &redPlan{layout: l}
+	if l.M() == 0 {
+		return p
+	}
+	if d.info.Backend == "cpu" {
+		sp := j.spec
+		sp.KeptRank, sp.RedRank = len(l.Kept), len(l.Red)
+		p.passes = []kernel.ReducePass{{Spec: &sp, Layout: l, GridX: 1, GridY: 1, Block: 1}}
+		return p
+	}
+	aligned := make([]bool, len(j.ops))
+	for i, op := range j.ops {
+		aligned[i] = redPtr(op.h)%16 == 0
+	}
+	p.passes = kernel.PlanReduce(j.spec, l, aligned, d.info.Multiprocessors, d.redOccupancy)
+	if redForceIndex64 {
+		for _, q := range p.passes {
+			q.Spec.Index64 = true
+		}
+	}
+	return p
+}
+
+// redForceIndex64 makes every CUDA reduction use 64-bit indexing (for tests of those
+// kernels on small arrays).
+var redForceIndex64 bool
 
 // redOccupancies caches the blocks per multiprocessor of reduction kernels.
 var redOccupancies sync.Map // *Function -> int

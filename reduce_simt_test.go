@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -984,7 +985,7 @@ func compileCvt(dt, st string, p []string) (func(*sThread, *sInst), error) {
 }
 
 // launch runs the kernel over the launch's grid.
-func (k *simtKernel) launch(l *cpu.Launch) (err error) {
+func (k *simtKernel) launch(l *cpu.Launch) error {
 	if len(l.Args) != len(k.params) {
 		return fmt.Errorf("simt: %s: %d arguments for %d parameters: %w", k.name, len(l.Args), len(k.params), backend.ErrLaunchFailed)
 	}
@@ -1014,19 +1015,26 @@ func (k *simtKernel) launch(l *cpu.Launch) (err error) {
 	if gx*gy == 0 || ntid == 0 || l.Block[1] > 1 || l.Block[2] > 1 || l.Grid[2] > 1 {
 		return fmt.Errorf("simt: grid %v block %v: %w", l.Grid, l.Block, backend.ErrLaunchFailed)
 	}
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("simt: %s: %v: %w", k.name, p, backend.ErrLaunchFailed)
-		}
-	}()
-	for by := 0; by < gy; by++ {
-		for bx := 0; bx < gx; bx++ {
-			b := &sBlock{k: k, ctaid: [2]int{bx, by}, nctaid: [2]int{gx, gy}, ntid: ntid,
+	// Blocks are independent: run them on all cores.
+	var mu sync.Mutex
+	var first error
+	cpu.Parallel(runtime.GOMAXPROCS(0), gx*gy, 1, func(lo, hi int) {
+		defer func() {
+			if p := recover(); p != nil {
+				mu.Lock()
+				if first == nil {
+					first = fmt.Errorf("simt: %s: %v: %w", k.name, p, backend.ErrLaunchFailed)
+				}
+				mu.Unlock()
+			}
+		}()
+		for i := lo; i < hi; i++ {
+			b := &sBlock{k: k, ctaid: [2]int{i % gx, i / gx}, nctaid: [2]int{gx, gy}, ntid: ntid,
 				shared: make([]byte, k.smBytes), mem: mem, params: params}
 			b.run()
 		}
-	}
-	return nil
+	})
+	return first
 }
 
 const simtMaxSteps = 1 << 34

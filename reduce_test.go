@@ -1397,3 +1397,77 @@ func TestReduceLarge(t *testing.T) {
 	}
 	x.Free()
 }
+
+// TestReduceIndex64 runs the 64-bit-index kernels (chosen past 2^31 elements) on small
+// arrays in the interpreter.
+func TestReduceIndex64(t *testing.T) {
+	d, err := simtGPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpu.SetReduceIndex64(true)
+	defer gpu.SetReduceIndex64(false)
+	s, err := d.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rng := rand.New(rand.NewPCG(17, 18))
+	shapes := [][]int{{1000}, {140001}, {33, 70}, {3, 45000}, {5, 7, 9}}
+	if raceEnabled {
+		shapes = [][]int{{1000}, {33, 70}, {5, 7, 9}}
+	}
+	for _, shape := range shapes {
+		n := 1
+		for _, v := range shape {
+			n *= v
+		}
+		xs := randVals[float32](rng, n)
+		xs[n/2] = float32(math.NaN())
+		x := upload(t, s, xs, shape...)
+		xt := must[*gpu.Array[float32]](t)(x.Transpose())
+		views := []*gpu.Array[float32]{x, xt}
+		if n > 100000 {
+			views = views[:1] // large: contiguous only, to keep the interpreter's time down
+		}
+		for _, v := range views {
+			vals := logical(xs, v.Shape(), v.Strides(), v.Offset())
+			for _, axes := range [][]int{nil, {0}, {-1}} {
+				if axes != nil && axes[0] == 0 && len(shape) == 1 {
+					continue
+				}
+				gs := groups(vals, v.Shape(), maskOf(len(shape), axes))
+				what := fmt.Sprintf("%v axes %v", v.Shape(), axes)
+				checkArg(t, "argmax64 "+what, download(t, must[*gpu.Array[int64]](t)(gpu.ArgMax(s, v, axesOpts(axes, false)...))), nil, gs, false)
+				if n > 100000 && axes != nil {
+					continue
+				}
+				checkMinMax(t, "min64 "+what, download(t, must[*gpu.Array[float32]](t)(gpu.Min(s, v, axesOpts(axes, false)...))), gs, true)
+				cnt := download(t, must[*gpu.Array[int64]](t)(gpu.Count(s, v, axesOpts(axes, false)...)))
+				for o, g := range gs {
+					c := 0
+					for _, f := range g {
+						if f != 0 {
+							c++
+						}
+					}
+					if cnt[o] != int64(c) {
+						t.Fatalf("count64 %s: %d = %d, want %d", what, o, cnt[o], c)
+					}
+				}
+				mr := download(t, must[*gpu.Array[float64]](t)(gpu.MapReduce[float64](s, "where(isnan(x), 0, x)", gpu.Vars{"x": v}, gpu.OpSum, axesOpts(axes, false)...)))
+				clean := make([][]float32, len(gs))
+				for o, g := range gs {
+					for _, f := range g {
+						if f != f {
+							f = 0
+						}
+						clean[o] = append(clean[o], f)
+					}
+				}
+				checkSum(t, "mapreduce64 "+what, mr, clean, false)
+			}
+		}
+		x.Free()
+	}
+}

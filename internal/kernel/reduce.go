@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
+	"strconv"
 
 	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/expr"
@@ -151,25 +151,45 @@ type ReduceGPU struct {
 
 // Key identifies the kernel.
 func (r *Reduce) Key() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "red|%v|%v|acc=%v|km%d|kr%d", r.Op, r.Pre, r.Acc, r.KeptRank, r.RedRank)
+	b := make([]byte, 0, 96)
+	b = append(b, "red|"...)
+	b = append(b, r.Op.String()...)
+	b = append(b, '|')
+	b = append(b, r.Pre.String()...)
+	b = append(b, "|acc="...)
+	b = append(b, r.Acc.String()...)
+	b = append(b, "|km"...)
+	b = strconv.AppendInt(b, int64(r.KeptRank), 10)
+	b = append(b, "|kr"...)
+	b = strconv.AppendInt(b, int64(r.RedRank), 10)
 	for _, t := range r.Ins {
-		fmt.Fprintf(&b, "|%v", t)
+		b = append(b, '|')
+		b = append(b, t.String()...)
 	}
 	if r.Map != nil {
-		fmt.Fprintf(&b, "|map=%s", r.Map.Key())
+		b = append(b, "|map="...)
+		b = append(b, r.Map.Key()...)
 	}
 	if r.Mean {
-		b.WriteString("|mean")
+		b = append(b, "|mean"...)
 	}
 	if r.Index64 {
-		b.WriteString("|i64")
+		b = append(b, "|i64"...)
 	}
-	g := r.GPU
-	if g.Block > 0 {
-		fmt.Fprintf(&b, "|cols=%v|l%d|b%d|v%d|u%d|p=%v|c%d", g.Cols, g.Lanes, g.Block, g.Vec, g.Unroll, g.Partial, g.Cascade)
+	if g := r.GPU; g.Block > 0 {
+		b = append(b, "|cols="...)
+		b = strconv.AppendBool(b, g.Cols)
+		for _, f := range [...]struct {
+			c byte
+			v int
+		}{{'l', g.Lanes}, {'b', g.Block}, {'v', g.Vec}, {'u', g.Unroll}, {'c', g.Cascade}} {
+			b = append(b, '|', f.c)
+			b = strconv.AppendInt(b, int64(f.v), 10)
+		}
+		b = append(b, "|p="...)
+		b = strconv.AppendBool(b, g.Partial)
 	}
-	return b.String()
+	return string(b)
 }
 
 // reduceAccOK reports whether t can be an accumulator type (no half-precision floats).

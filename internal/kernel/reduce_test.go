@@ -314,3 +314,27 @@ func TestCollapseReduce(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkReducePlan measures the host-side planning of a small reduction: collapsing
+// the layout, planning the passes and the kernels' keys.
+func BenchmarkReducePlan(b *testing.B) {
+	shape := []int{1000, 512}
+	st := [][]int{{512, 1}}
+	mask := []bool{true, false}
+	for b.Loop() {
+		l := CollapseReduce(shape, st, mask, true)
+		ps := PlanReduce(Reduce{Op: RedSum, Pre: PreConvert, Ins: []dtype.DType{dtype.Float32}, Acc: dtype.Float32}, l, []bool{true}, 132, nil)
+		for _, p := range ps {
+			_ = p.Spec.Key()
+		}
+	}
+}
+
+// BenchmarkReduceKey measures a spec's key.
+func BenchmarkReduceKey(b *testing.B) {
+	r := &Reduce{Op: RedSum, Pre: PreConvert, Ins: []dtype.DType{dtype.Float32}, Acc: dtype.Float32, KeptRank: 1, RedRank: 1,
+		GPU: ReduceGPU{Cols: true, Lanes: 8, Block: 256, Vec: 4, Unroll: 4, Partial: true, Cascade: 16}}
+	for b.Loop() {
+		_ = r.Key()
+	}
+}
