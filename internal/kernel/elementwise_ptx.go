@@ -39,10 +39,13 @@ import (
 // the output only element for element (an in-place update out[i] = f(x[i]), each element
 // read before it is written, by the thread that writes it).
 
-// ewBlock is the block size Geometry chooses; ewBlocksPerSM blocks of it fill an SM.
+// ewBlock is the block size Geometry chooses; ewBlocksPerSM blocks of it fill an SM
+// (2048 threads, when a kernel needs at most 32 registers), and the grid is at most
+// ewWaves such fillings.
 const (
 	ewBlock       = 256
 	ewBlocksPerSM = 8
+	ewWaves       = 8
 )
 
 // ewPlan is how a kernel walks the elements: V elements per vector access (1: scalar
@@ -148,15 +151,26 @@ func (e *Elementwise) readSlots() []int {
 }
 
 // Geometry returns the launch the array layer uses for n elements on a device with the
-// given number of multiprocessors: blocks of 256 threads, enough for one loop iteration
-// per thread, but at most 8 blocks per multiprocessor (2048 threads, a full SM), which
-// the grid-stride loop then reuses. n must be positive.
+// given number of multiprocessors: blocks of 256 threads, one block per 256 loop
+// iterations of U vectors (or elements), at most 64 blocks per multiprocessor, which the
+// grid-stride loop then reuses. Any grid is correct; this one is chosen for speed:
+//   - with several blocks of work per multiprocessor slot, a kernel whose registers
+//     allow fewer than 8 resident blocks loses at most a fraction of a wave to the
+//     last, partial wave (one persistent wave of 8 blocks per SM would lose up to half);
+//   - an array too small to give every multiprocessor a full set of blocks gets one
+//     vector per thread instead (the one-vector loop), spreading its loads over more
+//     multiprocessors: such launches are latency-bound.
+//
+// n must be positive.
 func (e *Elementwise) Geometry(n, multiprocessors int) (grid, block int) {
 	p := e.plan()
-	per := p.V * p.U
+	sms := max(multiprocessors, 1)
 	block = ewBlock
-	need := (n + block*per - 1) / (block * per)
-	grid = min(max(need, 1), max(multiprocessors, 1)*ewBlocksPerSM)
+	need := (n + block*p.V*p.U - 1) / (block * p.V * p.U)
+	if need < sms*ewBlocksPerSM {
+		need = (n + block*p.V - 1) / (block * p.V)
+	}
+	grid = min(max(need, 1), sms*ewBlocksPerSM*ewWaves)
 	return grid, block
 }
 

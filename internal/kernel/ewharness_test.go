@@ -237,6 +237,9 @@ type ewCase struct {
 	// ref, if not nil, replaces the CPU reference (the n output elements from the
 	// inputs as the kernel sees them).
 	ref func(n int, logical [][]byte) ([]byte, error)
+	// data, if set for an input slot of kind Contig, gives its elements' bits (repeated
+	// to n elements) instead of random ones.
+	data map[int][]uint64
 }
 
 // operand is one operand's memory.
@@ -325,6 +328,11 @@ func (c *ewCase) run(t testing.TB, src, entry string) *ewResult {
 		size := in.DType.Size()
 		for i := 0; i+size <= len(o.mem); i += size {
 			putBits(o.mem[i:], size, randBits(r, in.DType))
+		}
+		if d := c.data[k]; d != nil && in.Kind == Contig {
+			for i := 0; i < n; i++ {
+				putBits(o.mem[o.elem0+i*size:], size, d[i%len(d)])
+			}
 		}
 		res.ins[k] = o
 		res.inBefore[k] = append([]byte(nil), o.mem...)
