@@ -244,8 +244,9 @@ func scanInto(s *Stream, out, in *header, comb kernel.Combine, axis int, excl bo
 	so, okO := scanCollapseStride(in.shape[:axis], in.strides[:axis])
 	sj, okJ := scanCollapseStride(in.shape[axis+1:], in.strides[axis+1:])
 	sk := in.strides[axis]
-	isCPU := d.info.Backend == "cpu"
-	tiles := inner <= kernel.MaxScanGroup && n*inner > 64
+	// Rows of at least a block's worth of elements go to the tile kernel; shorter
+	// rows are better served by a thread each.
+	tiles := inner <= kernel.MaxScanGroup && n*inner >= kernel.ScanTilesBlock
 	contig := contiguous(in.shape, in.strides)
 	if (tiles && !contig) || !okO || !okJ {
 		c, err := copyOf(s, in)
@@ -268,7 +269,15 @@ func scanInto(s *Stream, out, in *header, comb kernel.Combine, axis int, excl bo
 		}
 		// The fewest items per thread (a multiple of the group) for a tile to cover a
 		// row, up to kmax (or one group).
+		// The largest multiple of the group up to kmax, preferring thread chunks of a
+		// multiple of 16 bytes (vector accesses).
 		kfull := max(inner, kmax/inner*inner)
+		for k := kfull; k >= inner; k -= inner {
+			if k*comb.Type.Size()%16 == 0 {
+				kfull = k
+				break
+			}
+		}
 		if inner > 4 {
 			kfull = inner // registers: the warp scan moves inner values per lane
 		}
@@ -288,7 +297,7 @@ func scanInto(s *Stream, out, in *header, comb kernel.Combine, axis int, excl bo
 		if err != nil {
 			return err
 		}
-		status, err := scanStatus(s, isCPU || tpr == 1, sp.StatusBytes(ntiles))
+		status, err := scanStatus(s, tpr == 1, sp.StatusBytes(ntiles))
 		if err != nil {
 			return err
 		}
@@ -312,7 +321,7 @@ func scanInto(s *Stream, out, in *header, comb kernel.Combine, axis int, excl bo
 	if err != nil {
 		return err
 	}
-	status, err := scanStatus(s, isCPU || chunks == 1, sp.StatusBytes(ntiles))
+	status, err := scanStatus(s, chunks == 1, sp.StatusBytes(ntiles))
 	if err != nil {
 		return err
 	}

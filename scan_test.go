@@ -911,3 +911,66 @@ func TestScanCrossBackend(t *testing.T) {
 		}
 	}
 }
+
+// scCUDA returns the CUDA device for the tests past 2^31 elements, or skips: they
+// need a GPU, the long mode (not -short) and free device memory of need bytes.
+func scCUDA(t *testing.T, need int64) *gpu.Device {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("a test past 2^31 elements: not in -short mode")
+	}
+	d, err := gpu.OpenBackend("cuda", 0)
+	if errors.Is(err, gpu.ErrNoDevice) {
+		t.Skip("no CUDA device")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	free, _, err := d.MemInfo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if free < need {
+		t.Skipf("%d bytes of device memory free, %d needed", free, need)
+	}
+	return d
+}
+
+// TestCumSumPast2G scans 2^31+4099 int8 values into int32 (exact) on CUDA and checks
+// every element on the host, and the last elements of an int64 exclusive scan.
+func TestCumSumPast2G(t *testing.T) {
+	n := 1<<31 + 4099
+	d := scCUDA(t, int64(n)*(1+4)+1<<30)
+	s := d.DefaultStream()
+	xs := make([]int8, n)
+	rng := rand.New(rand.NewPCG(71, 72))
+	for i := range xs {
+		xs[i] = int8(rng.IntN(3) - 1)
+	}
+	xs[n-1] = 7
+	a := mustArr[int8](t)(gpu.FromSlice(s, xs))
+	defer a.Free()
+	out := scMust[int32](t)(gpu.CumSum[int32](s, a, 0))
+	got := toSlice(t, out)
+	out.Free()
+	var run int32
+	for i, v := range xs {
+		run += int32(v)
+		if got[i] != run {
+			t.Fatalf("element %d = %d, want %d", i, got[i], run)
+		}
+	}
+	got = nil
+	// The int64 exclusive scan of the same data: check the tail, past 2^31.
+	ex := scMust[int64](t)(gpu.CumSum[int64](s, a, 0, gpu.Exclusive()))
+	defer ex.Free()
+	tail, err := ex.Slice(gpu.R(n-5000, n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tv := toSlice(t, tail)
+	want := int64(run) - int64(xs[n-1])
+	if tv[len(tv)-1] != want {
+		t.Fatalf("last exclusive element = %d, want %d", tv[len(tv)-1], want)
+	}
+}

@@ -345,3 +345,52 @@ func TestSearchEmpty(t *testing.T) {
 		}
 	})
 }
+
+// TestNonzeroPast2G runs Nonzero, FindFirst and CountNonzero on a bool array of
+// 2^31+5000 elements on CUDA, with true elements on both sides of 2^31.
+func TestNonzeroPast2G(t *testing.T) {
+	n := 1<<31 + 5000
+	d := scCUDA(t, int64(n)+1<<30)
+	s := d.DefaultStream()
+	xs := make([]bool, n)
+	var want []int64
+	for i := 12345; i < n; i += 1<<20 + 7 {
+		xs[i] = true
+	}
+	for _, i := range []int{1<<31 - 1, 1 << 31, 1<<31 + 1, n - 1} {
+		xs[i] = true
+	}
+	for i, v := range xs {
+		if v {
+			want = append(want, int64(i))
+		}
+	}
+	a := mustArr[bool](t)(gpu.FromSlice(s, xs))
+	defer a.Free()
+	idx := mustArr[int64](t)(gpu.Nonzero(bg, s, a))
+	scCheckExact(t, "nonzero past 2^31", toSlice(t, idx), want)
+	idx.Free()
+	if c, err := gpu.CountNonzero(bg, s, a); err != nil || c != len(want) {
+		t.Fatalf("CountNonzero = %d, %v, want %d", c, err, len(want))
+	}
+	// FindFirst of the part past 2^31: a view starting at 2^31 - 10.
+	v, err := a.Slice(gpu.R(1<<31-10, n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i, err := gpu.FindFirst(bg, s, v); err != nil || i != 9 {
+		t.Fatalf("FindFirst of the tail = %d, %v, want 9", i, err)
+	}
+	// Only one true element, past 2^31.
+	for i := range xs {
+		xs[i] = false
+	}
+	xs[n-3] = true
+	b := mustArr[bool](t)(gpu.FromSlice(s, xs))
+	defer b.Free()
+	if i, err := gpu.FindFirst(bg, s, b); err != nil || i != n-3 {
+		t.Fatalf("FindFirst = %d, %v, want %d", i, err, n-3)
+	}
+	idx = mustArr[int64](t)(gpu.Nonzero(bg, s, b))
+	scCheckExact(t, "single nonzero past 2^31", toSlice(t, idx), []int64{int64(n - 3)})
+}

@@ -101,6 +101,12 @@ func (p *Permute) CPU() (func(*cpu.Launch) error, error) {
 		if n == 0 {
 			return nil
 		}
+		if int(l.Grid[0]) != p.Blocks(shape) || l.Block[0] != PermuteBlock {
+			return launchErr("grid %d, block %d for %d tiles", l.Grid[0], l.Block[0], p.Blocks(shape))
+		}
+		if !p.Index64 && PermuteNeedIndex64(shape, st) {
+			return launchErr("32-bit offsets for shape %v, strides %v", shape, st)
+		}
 		full, base := l.MemAt(0)
 		lo, hi := extent(shape, st)
 		sz := p.Size

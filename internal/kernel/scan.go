@@ -3,6 +3,7 @@ package kernel
 import (
 	"fmt"
 	"strings"
+	"unsafe"
 
 	"github.com/go-gpu/gpu/backend"
 	"github.com/go-gpu/gpu/backend/cpu"
@@ -263,6 +264,9 @@ func (s *ScanTiles) CPU() (func(*cpu.Launch) error, error) {
 	}
 	return func(l *cpu.Launch) error {
 		rows, rowLen := int(l.Uint64(3)), int(l.Uint64(4))
+		if err := s.checkLaunch(l); err != nil {
+			return err
+		}
 		g := s.Group
 		lay := scanLayout{outer: rows, n: rowLen / g, inner: g, so: rowLen, sk: g, sj: 1}
 		return run(l, 0, 1, lay, l.Uint64(6))
@@ -353,10 +357,78 @@ func (s *ScanColumns) CPU() (func(*cpu.Launch) error, error) {
 		return nil, err
 	}
 	return func(l *cpu.Launch) error {
+		if err := s.checkLaunch(l); err != nil {
+			return err
+		}
 		lay := scanLayout{
 			outer: int(l.Uint64(3)), n: int(l.Uint64(4)), inner: int(l.Uint64(5)),
 			so: int(l.Int64(6)), sk: int(l.Int64(7)), sj: int(l.Int64(8)),
 		}
 		return run(l, 0, 1, lay, l.Uint64(10))
 	}, nil
+}
+
+// The CPU implementations check the launch contract the GPU kernels rely on (grid,
+// block, scratch size and contents, alignment claims), so that the CPU tests also
+// validate the host code that plans CUDA launches.
+
+func launchErr(format string, args ...any) error {
+	return fmt.Errorf("kernel: launch contract: "+format+": %w", append(args, backend.ErrInvalidValue)...)
+}
+
+// checkZero reports whether b is all zeros.
+func checkZero(b []byte) bool {
+	for _, v := range b {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// aligned16 reports whether argument i points to a 16-byte aligned address.
+func aligned16(l *cpu.Launch, i int) bool {
+	m := l.Mem(i)
+	return len(m) == 0 || uintptr(unsafe.Pointer(&m[0]))%16 == 0
+}
+
+func (s *ScanTiles) checkLaunch(l *cpu.Launch) error {
+	rows, rowLen, tpr := int(l.Uint64(3)), int(l.Uint64(4)), int(l.Uint64(5))
+	if rowLen <= 0 || rowLen%s.Group != 0 || tpr != (rowLen+s.Tile()-1)/s.Tile() {
+		return launchErr("row length %d, %d tiles per row for group %d, tile %d", rowLen, tpr, s.Group, s.Tile())
+	}
+	if int(l.Grid[0]) != rows*tpr || l.Block[0] != ScanTilesBlock {
+		return launchErr("grid %d, block %d for %d tiles", l.Grid[0], l.Block[0], rows*tpr)
+	}
+	if tpr > 1 {
+		st := l.Mem(2)
+		if len(st) < s.StatusBytes(rows*tpr) || !checkZero(st[:s.StatusBytes(rows*tpr)]) {
+			return launchErr("status of %d bytes, %d needed, zeroed", len(st), s.StatusBytes(rows*tpr))
+		}
+	}
+	if s.Vector {
+		if !aligned16(l, 0) || !aligned16(l, 1) ||
+			(rows > 1 && (rowLen*s.In.Size()%16 != 0 || rowLen*s.Comb.Type.Size()%16 != 0)) {
+			return launchErr("vector accesses on unaligned data")
+		}
+	}
+	return nil
+}
+
+func (s *ScanColumns) checkLaunch(l *cpu.Launch) error {
+	outer, n, inner, chunks := int(l.Uint64(3)), int(l.Uint64(4)), int(l.Uint64(5)), int(l.Uint64(9))
+	cb := (outer*inner + s.Width() - 1) / s.Width()
+	if n <= 0 || chunks != (n+s.TileRows()-1)/s.TileRows() {
+		return launchErr("%d chunks of %d rows for an axis of %d", chunks, s.TileRows(), n)
+	}
+	if int(l.Grid[0]) != chunks*cb || l.Block[0] != ScanColumnsBlock {
+		return launchErr("grid %d, block %d for %d tiles", l.Grid[0], l.Block[0], chunks*cb)
+	}
+	if chunks > 1 {
+		st := l.Mem(2)
+		if len(st) < s.StatusBytes(chunks*cb) || !checkZero(st[:s.StatusBytes(chunks*cb)]) {
+			return launchErr("status of %d bytes, %d needed, zeroed", len(st), s.StatusBytes(chunks*cb))
+		}
+	}
+	return nil
 }

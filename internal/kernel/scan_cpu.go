@@ -48,27 +48,27 @@ func newScanCPU(in dtype.DType, c Combine, excl bool) (scanRun, error) {
 	}
 	switch c.Type {
 	case dtype.Bool:
-		return scanOfT[bool](in, conv, scanBoolOp(c.Op), prog, excl), nil
+		return scanOfT[bool](in, conv, scanBoolOp(c.Op), nil, prog, excl), nil
 	case dtype.Int8:
-		return scanOfT[int8](in, conv, scanNumOp[int8](c.Op), prog, excl), nil
+		return scanOfT[int8](in, conv, scanNumOp[int8](c.Op), scanKernPtr[int8](c.Op), prog, excl), nil
 	case dtype.Int16:
-		return scanOfT[int16](in, conv, scanNumOp[int16](c.Op), prog, excl), nil
+		return scanOfT[int16](in, conv, scanNumOp[int16](c.Op), scanKernPtr[int16](c.Op), prog, excl), nil
 	case dtype.Int32:
-		return scanOfT[int32](in, conv, scanNumOp[int32](c.Op), prog, excl), nil
+		return scanOfT[int32](in, conv, scanNumOp[int32](c.Op), scanKernPtr[int32](c.Op), prog, excl), nil
 	case dtype.Int64:
-		return scanOfT[int64](in, conv, scanNumOp[int64](c.Op), prog, excl), nil
+		return scanOfT[int64](in, conv, scanNumOp[int64](c.Op), scanKernPtr[int64](c.Op), prog, excl), nil
 	case dtype.Uint8:
-		return scanOfT[uint8](in, conv, scanNumOp[uint8](c.Op), prog, excl), nil
+		return scanOfT[uint8](in, conv, scanNumOp[uint8](c.Op), scanKernPtr[uint8](c.Op), prog, excl), nil
 	case dtype.Uint16:
-		return scanOfT[uint16](in, conv, scanNumOp[uint16](c.Op), prog, excl), nil
+		return scanOfT[uint16](in, conv, scanNumOp[uint16](c.Op), scanKernPtr[uint16](c.Op), prog, excl), nil
 	case dtype.Uint32:
-		return scanOfT[uint32](in, conv, scanNumOp[uint32](c.Op), prog, excl), nil
+		return scanOfT[uint32](in, conv, scanNumOp[uint32](c.Op), scanKernPtr[uint32](c.Op), prog, excl), nil
 	case dtype.Uint64:
-		return scanOfT[uint64](in, conv, scanNumOp[uint64](c.Op), prog, excl), nil
+		return scanOfT[uint64](in, conv, scanNumOp[uint64](c.Op), scanKernPtr[uint64](c.Op), prog, excl), nil
 	case dtype.Float32:
-		return scanOfT[float32](in, conv, scanNumOp[float32](c.Op), prog, excl), nil
+		return scanOfT[float32](in, conv, scanNumOp[float32](c.Op), scanKernPtr[float32](c.Op), prog, excl), nil
 	case dtype.Float64:
-		return scanOfT[float64](in, conv, scanNumOp[float64](c.Op), prog, excl), nil
+		return scanOfT[float64](in, conv, scanNumOp[float64](c.Op), scanKernPtr[float64](c.Op), prog, excl), nil
 	}
 	return nil, fmt.Errorf("kernel: scan accumulator %v: %w", c.Type, backend.ErrNotSupported)
 }
@@ -85,6 +85,15 @@ func scanCastProgram(in, out dtype.DType) (*expr.Program, error) {
 	}
 	e = &expr.Expr{Root: &expr.Cast{X: e.Root, Type: out}, Inputs: e.Inputs, Params: e.Params}
 	return e.Compile()
+}
+
+// scanKernPtr returns the built-in operator's loops (nil for ScanExpr).
+func scanKernPtr[A scanNum](op ScanOp) *scanKern[A] {
+	if op == ScanExpr {
+		return nil
+	}
+	k := scanNumKern[A](op)
+	return &k
 }
 
 type scanNum interface {
@@ -143,10 +152,14 @@ func scanFromBits[A any](v uint64) A {
 	return *(*A)(unsafe.Pointer(&b[0]))
 }
 
-func scanOfT[A any](in dtype.DType, conv *expr.Program, op func(a, b A) A, prog *expr.Program, excl bool) scanRun {
+func scanOfT[A any](in dtype.DType, conv *expr.Program, op func(a, b A) A, kern *scanKern[A], prog *expr.Program, excl bool) scanRun {
 	newOp := func() func(a, b A) A { return op }
 	if prog != nil {
 		newOp = scanExprOp[A](prog)
+	}
+	newKern := func() scanKern[A] { return scanGenericKern(newOp()) }
+	if kern != nil && prog == nil {
+		newKern = func() scanKern[A] { return *kern }
 	}
 	return func(l *cpu.Launch, inArg, outArg int, lay scanLayout, initBits uint64) error {
 		var z A
@@ -164,7 +177,7 @@ func scanOfT[A any](in dtype.DType, conv *expr.Program, op func(a, b A) A, prog 
 		}
 		out := cpu.Slice[A](outMem[:total*size])
 		init := scanFromBits[A](initBits)
-		scanInPlace(l, out, lay.outer, lay.n, lay.inner, newOp, excl, init)
+		scanInPlace(l, out, lay.outer, lay.n, lay.inner, newKern, newOp, excl, init)
 		return nil
 	}
 }
@@ -210,34 +223,193 @@ func scanLoad(l *cpu.Launch, inArg int, out []byte, lay scanLayout, in dtype.DTy
 	return evalErr
 }
 
+// scanKern folds rows of inner values: reduce sets acc[j] = acc[j] ⊕ x[r*inner+j] over
+// the rows of x; scan folds run through the rows of x in place (exclusive: each row
+// gets run before it is combined in).
+type scanKern[A any] struct {
+	reduce func(acc, x []A, inner int)
+	scan   func(run, x []A, inner int, excl bool)
+}
+
+// scanGenericKern calls op per element.
+func scanGenericKern[A any](op func(a, b A) A) scanKern[A] {
+	return scanKern[A]{
+		reduce: func(acc, x []A, inner int) {
+			for r := 0; r+inner <= len(x); r += inner {
+				row := x[r : r+inner]
+				for j, v := range row {
+					acc[j] = op(acc[j], v)
+				}
+			}
+		},
+		scan: func(run, x []A, inner int, excl bool) {
+			for r := 0; r+inner <= len(x); r += inner {
+				row := x[r : r+inner]
+				for j, v := range row {
+					if excl {
+						row[j] = run[j]
+						run[j] = op(run[j], v)
+					} else {
+						run[j] = op(run[j], v)
+						row[j] = run[j]
+					}
+				}
+			}
+		},
+	}
+}
+
+// scanNumKern has the built-in operators' loops written out (Go's min and max:
+// NaN-propagating, -0 below +0).
+func scanNumKern[A scanNum](op ScanOp) scanKern[A] {
+	k := scanGenericKern(scanNumOp[A](op))
+	if op == ScanMul {
+		return k
+	}
+	k.scan = func(run, x []A, inner int, excl bool) {
+		if inner == 1 {
+			r := run[0]
+			switch {
+			case op == ScanAdd && !excl:
+				for i, v := range x {
+					r += v
+					x[i] = r
+				}
+			case op == ScanAdd:
+				for i, v := range x {
+					x[i] = r
+					r += v
+				}
+			case op == ScanMax && !excl:
+				for i, v := range x {
+					r = max(r, v)
+					x[i] = r
+				}
+			case op == ScanMax:
+				for i, v := range x {
+					x[i] = r
+					r = max(r, v)
+				}
+			case !excl:
+				for i, v := range x {
+					r = min(r, v)
+					x[i] = r
+				}
+			default:
+				for i, v := range x {
+					x[i] = r
+					r = min(r, v)
+				}
+			}
+			run[0] = r
+			return
+		}
+		for r := 0; r+inner <= len(x); r += inner {
+			row := x[r : r+inner]
+			run := run[:len(row)]
+			switch {
+			case op == ScanAdd && !excl:
+				for j, v := range row {
+					run[j] += v
+					row[j] = run[j]
+				}
+			case op == ScanAdd:
+				for j, v := range row {
+					row[j] = run[j]
+					run[j] += v
+				}
+			case op == ScanMax && !excl:
+				for j, v := range row {
+					run[j] = max(run[j], v)
+					row[j] = run[j]
+				}
+			case op == ScanMax:
+				for j, v := range row {
+					row[j] = run[j]
+					run[j] = max(run[j], v)
+				}
+			case !excl:
+				for j, v := range row {
+					run[j] = min(run[j], v)
+					row[j] = run[j]
+				}
+			default:
+				for j, v := range row {
+					row[j] = run[j]
+					run[j] = min(run[j], v)
+				}
+			}
+		}
+	}
+	k.reduce = func(acc, x []A, inner int) {
+		if inner == 1 {
+			a := acc[0]
+			switch op {
+			case ScanAdd:
+				for _, v := range x {
+					a += v
+				}
+			case ScanMax:
+				for _, v := range x {
+					a = max(a, v)
+				}
+			default:
+				for _, v := range x {
+					a = min(a, v)
+				}
+			}
+			acc[0] = a
+			return
+		}
+		for r := 0; r+inner <= len(x); r += inner {
+			row := x[r : r+inner]
+			acc := acc[:len(row)]
+			switch op {
+			case ScanAdd:
+				for j, v := range row {
+					acc[j] += v
+				}
+			case ScanMax:
+				for j, v := range row {
+					acc[j] = max(acc[j], v)
+				}
+			default:
+				for j, v := range row {
+					acc[j] = min(acc[j], v)
+				}
+			}
+		}
+	}
+	return k
+}
+
 // scanInPlace scans the contiguous [outer, n, inner] array x along its middle axis.
-func scanInPlace[A any](l *cpu.Launch, x []A, outer, n, inner int, newOp func() func(a, b A) A, excl bool, init A) {
+func scanInPlace[A any](l *cpu.Launch, x []A, outer, n, inner int, newKern func() scanKern[A], newOp func() func(a, b A) A, excl bool, init A) {
 	rowsPer := max(1, scanChunk/inner) // rows of the axis per chunk
 	nk := (n + rowsPer - 1) / rowsPer
 	units := outer * nk
 	grain := max(1, scanChunk/(rowsPer*inner))
-	// prefix[(o*nk+c)*inner + j] is the value before chunk c (has[o*nk+c] says whether
-	// there is one: not before the first chunk of an inclusive scan).
+	chunkOf := func(u int) []A {
+		o, c := u/nk, u%nk
+		r0, r1 := c*rowsPer, min(n, (c+1)*rowsPer)
+		return x[(o*n+r0)*inner : (o*n+r1)*inner]
+	}
+	// prefix[u*inner + j] is the value before chunk u (has[u] says whether there is
+	// one: not before the first chunk of an inclusive scan).
 	var prefix []A
 	var has []bool
 	if nk > 1 {
 		agg := make([]A, units*inner)
 		l.Parallel(units, grain, func(a, b int) {
-			op := newOp()
+			k := newKern()
 			for u := a; u < b; u++ {
-				o, c := u/nk, u%nk
-				if c == nk-1 {
+				if u%nk == nk-1 {
 					continue
 				}
-				r0, r1 := c*rowsPer, min(n, (c+1)*rowsPer)
+				ch := chunkOf(u)
 				acc := agg[u*inner : (u+1)*inner]
-				copy(acc, x[(o*n+r0)*inner:(o*n+r0+1)*inner])
-				for r := r0 + 1; r < r1; r++ {
-					row := x[(o*n+r)*inner : (o*n+r+1)*inner]
-					for j, v := range row {
-						acc[j] = op(acc[j], v)
-					}
-				}
+				copy(acc, ch[:inner])
+				k.reduce(acc, ch[inner:], inner)
 			}
 		})
 		prefix = make([]A, units*inner)
@@ -269,41 +441,23 @@ func scanInPlace[A any](l *cpu.Launch, x []A, outer, n, inner int, newOp func() 
 		}
 	}
 	l.Parallel(units, grain, func(a, b int) {
-		op := newOp()
+		k := newKern()
 		run := make([]A, inner)
 		for u := a; u < b; u++ {
-			o, c := u/nk, u%nk
-			r0, r1 := c*rowsPer, min(n, (c+1)*rowsPer)
-			ok := false
+			ch := chunkOf(u)
 			switch {
 			case prefix != nil && has[u]:
 				copy(run, prefix[u*inner:(u+1)*inner])
-				ok = true
+				k.scan(run, ch, inner, excl)
 			case excl:
 				for j := range run {
 					run[j] = init
 				}
-				ok = true
-			}
-			r := r0
-			if !ok {
+				k.scan(run, ch, inner, true)
+			default:
 				// Inclusive from the start: the first row is its own value.
-				copy(run, x[(o*n+r)*inner:(o*n+r+1)*inner])
-				r++
-			}
-			for ; r < r1; r++ {
-				row := x[(o*n+r)*inner : (o*n+r+1)*inner]
-				if excl {
-					for j, v := range row {
-						row[j] = run[j]
-						run[j] = op(run[j], v)
-					}
-				} else {
-					for j, v := range row {
-						run[j] = op(run[j], v)
-						row[j] = run[j]
-					}
-				}
+				copy(run, ch[:inner])
+				k.scan(run, ch[inner:], inner, false)
 			}
 		}
 	})

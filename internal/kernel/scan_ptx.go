@@ -99,6 +99,9 @@ func (tg *tilesGen) build() {
 	f.Shared("sc_wh", ptx.B32, 4, warps)
 	f.Shared("sc_wv", ptx.B32, 8, warps*G*nw)
 	f.Shared("sc_pv", ptx.B32, 8, G*nw)
+	if tg.transposedStore() {
+		f.Shared("sc_xs", ptx.B32, 16, warps*tg.xsWords())
+	}
 
 	pin, pout, pst := f.Reg(ptx.U64), f.Reg(ptx.U64), f.Reg(ptx.U64)
 	f.CvtaTo(ptx.Global, pin, f.LdParam(0))
@@ -164,14 +167,15 @@ func (tg *tilesGen) build() {
 	f.Fma(ain, idx, ptx.Int(inSize), pin)
 	f.Fma(aout, idx, ptx.Int(accSize), pout)
 
-	// 2. Loads.
+	// 2. Loads and the thread's aggregates per column (agg), in fixed registers: the
+	// full-tile path needs no per-element guards.
 	x := make([]ptx.Reg, K)
 	for i := range x {
 		x[i] = g.reg()
 	}
-	valid := make([]ptx.Reg, K)
-	for i := range valid {
-		valid[i] = f.Setp(ptx.Gt, cnt, ptx.Int(i))
+	agg := make([]ptx.Reg, G)
+	for c := range agg {
+		agg[c] = g.reg()
 	}
 	loaded := f.NewLabel()
 	if s.Vector {
@@ -184,24 +188,34 @@ func (tg *tilesGen) build() {
 				g.movTo(x[i+j], castValue(g.ew, val, s.In, g.t))
 			}
 		}
+		for c := 0; c < G; c++ {
+			a := x[c]
+			for i := c + G; i < K; i += G {
+				a = g.op(a, x[i])
+			}
+			g.movTo(agg[c], a)
+		}
 		f.Bra(loaded)
 		f.Place(partial)
 	}
-	for i := 0; i < K; i++ {
-		raw := tg.guardedLoad(valid[i], ptx.Mem(ain, int64(i*inSize)))
-		g.movTo(x[i], castValue(g.ew, raw, s.In, g.t))
-	}
-	f.Place(loaded)
-
-	// Thread aggregates per column.
-	has := f.Setp(ptx.Gt, cnt, ptx.Int(0))
-	agg := make([]ptx.Reg, G)
-	for c := 0; c < G; c++ {
-		agg[c] = x[c]
-		for i := c + G; i < K; i += G {
-			agg[c] = g.sel(valid[i], g.op(agg[c], x[i]), agg[c])
+	{
+		valid := make([]ptx.Reg, K)
+		for i := range valid {
+			valid[i] = f.Setp(ptx.Gt, cnt, ptx.Int(i))
+			raw := tg.guardedLoad(valid[i], ptx.Mem(ain, int64(i*inSize)))
+			g.movTo(x[i], castValue(g.ew, raw, s.In, g.t))
+		}
+		for c := 0; c < G; c++ {
+			a := x[c]
+			for i := c + G; i < K; i += G {
+				a = g.sel(valid[i], g.op(a, x[i]), a)
+			}
+			g.movTo(agg[c], a)
 		}
 	}
+	f.Place(loaded)
+	has := f.Setp(ptx.Gt, cnt, ptx.Int(0))
+	agg = append([]ptx.Reg(nil), agg...)
 
 	// 3. Warp scan.
 	for d := 1; d < 32; d *= 2 {
@@ -361,22 +375,97 @@ func (tg *tilesGen) build() {
 	if s.Vector {
 		partial := f.NewLabel()
 		f.AtNot(full).Bra(partial)
-		v := vectorWidth(K, accSize)
-		for i := 0; i < K; i += v {
-			storeVector(f, g.t, ptx.Mem(aout, int64(i*accSize)), out[i:i+v])
+		if tg.transposedStore() {
+			tg.storeTransposed(out, aout, lane)
+		} else {
+			v := vectorWidth(K, accSize)
+			for i := 0; i < K; i += v {
+				storeVector(f, g.t, ptx.Mem(aout, int64(i*accSize)), out[i:i+v])
+			}
 		}
 		f.Bra(done)
 		f.Place(partial)
 	}
 	for i := 0; i < K; i++ {
 		skip := f.NewLabel()
-		f.AtNot(valid[i]).Bra(skip)
+		f.AtNot(f.Setp(ptx.Gt, cnt, ptx.Int(i))).Bra(skip)
 		storeValue(f, g.t, ptx.Mem(aout, int64(i*accSize)), out[i])
 		f.Place(skip)
 	}
 	f.Place(done)
 	f.Ret()
 	_ = packed
+}
+
+// transposedStore reports whether full tiles are stored through shared memory, warp
+// by warp, so that each store instruction writes 512 contiguous bytes: for 4- and
+// 8-byte accumulators whose thread chunk is 16, 32 or 64 bytes.
+func (tg *tilesGen) transposedStore() bool {
+	kw := tg.s.Items * tg.g.nwords()
+	size := tg.s.Comb.Type.Size()
+	return tg.s.Vector && (size == 4 || size == 8) && (kw == 4 || kw == 8 || kw == 16)
+}
+
+// xsWords is the words of a warp's staging area: 32 lanes of Items*nwords words, one
+// word of padding after every 32 (word i at i + i/32) so that both the blocked writes
+// and the striped reads hit 32 distinct banks.
+func (tg *tilesGen) xsWords() int {
+	kw := tg.s.Items * tg.g.nwords()
+	return 32*kw + kw
+}
+
+// storeTransposed stores the thread's outputs (a full tile) through the warp's
+// staging area: blocked writes (lane l, word j at l*kw + j), bar.warp.sync, then
+// striped reads of 4 words (lane l, row r: words 128r + 4l .. +3) and 16-byte stores,
+// each row of the warp 512 contiguous bytes.
+func (tg *tilesGen) storeTransposed(out []ptx.Reg, aout, lane ptx.Reg) {
+	g := tg.g
+	f := g.f
+	K := tg.s.Items
+	nw := g.nwords()
+	kw := K * nw
+	warpBase := f.Reg(ptx.U32) // the warp's staging area
+	warp := f.Reg(ptx.U32)
+	f.Shr(warp, f.Special(ptx.TidX), ptx.Int(5))
+	f.Op("mov.u32", warpBase, ptx.Sym("sc_xs"))
+	f.Fma(warpBase, warp, ptx.Int(4*tg.xsWords()), warpBase)
+	// Blocked writes: word l*kw + j at (l*kw + (l*kw)/32 + j)*4 (kw divides 32).
+	wb := f.Reg(ptx.U32)
+	f.Mul(wb, lane, ptx.Int(kw))
+	pad := f.Reg(ptx.U32)
+	f.Shr(pad, wb, ptx.Int(5))
+	f.Add(wb, wb, pad)
+	f.Fma(wb, wb, ptx.Int(4), warpBase)
+	j := 0
+	for _, v := range out {
+		for _, w := range g.words(v) {
+			f.St(ptx.Shared, ptx.CacheDefault, ptx.B32, ptx.Mem(wb, int64(4*j)), w)
+			j++
+		}
+	}
+	f.Op("bar.warp.sync", ptx.Uint(0xffffffff))
+	// Striped reads: words 128r + 4l + q at (132r + 4l + l/8 + q)*4.
+	rb := f.Reg(ptx.U32)
+	f.Shl(rb, lane, ptx.Int(2))
+	l8 := f.Reg(ptx.U32)
+	f.Shr(l8, lane, ptx.Int(3))
+	f.Add(rb, rb, l8)
+	f.Fma(rb, rb, ptx.Int(4), warpBase)
+	// The warp's output: aout of lane 0 (lane l's chunk starts l*K elements later).
+	wo := f.Reg(ptx.U64)
+	lo := f.Reg(ptx.U64)
+	f.MulWide(lo, lane, ptx.Int(K*tg.s.Comb.Type.Size()))
+	f.Sub(wo, aout, lo)
+	lo16 := f.Reg(ptx.U64)
+	f.MulWide(lo16, lane, ptx.Int(16))
+	f.Add(wo, wo, lo16)
+	for r := 0; r < kw/4; r++ {
+		ws := f.Regs(ptx.B32, 4)
+		for q := range ws {
+			f.Ld(ptx.Shared, ptx.CacheDefault, ptx.B32, ptx.Mem(rb, int64(4*(132*r+q))), ws[q])
+		}
+		f.St(ptx.Global, ptx.CacheDefault, ptx.B32, ptx.Mem(wo, int64(512*r)), regsToOps(ws)...)
+	}
 }
 
 // guardedLoad loads the element at a when p holds (zero otherwise), as a value of the

@@ -326,6 +326,8 @@ type simBlock struct {
 	// race detection: per shared byte, the last writer and reader in an epoch
 	wEpoch, rEpoch []int32
 	wTid, rTid     []int32
+	wWarp, rWarp   []int32 // the warp epoch of the write; the reading warp (-1: several)
+	rWEp           []int32 // the warp epoch of the reads
 }
 
 type simWarp struct {
@@ -354,7 +356,8 @@ type simThread struct {
 	blk    *simBlock
 	warp   *simWarp
 	lane   int
-	epoch  int32
+	epoch  int32 // block barriers passed
+	wepoch int32 // warp barriers passed
 	pc     int
 	done   bool
 	sim    *simRun
@@ -442,6 +445,9 @@ func simLaunch(k *simKernel, mem *simMem, grid, block, resident int, params []ui
 		blk.rEpoch = make([]int32, k.smem)
 		blk.wTid = make([]int32, k.smem)
 		blk.rTid = make([]int32, k.smem)
+		blk.wWarp = make([]int32, k.smem)
+		blk.rWarp = make([]int32, k.smem)
+		blk.rWEp = make([]int32, k.smem)
 		for i := range blk.wEpoch {
 			blk.wEpoch[i], blk.rEpoch[i] = -1, -1
 		}
@@ -603,28 +609,50 @@ func (t *simThread) smemAccess(addr uint64, n int, write bool) []byte {
 		panic(fmt.Sprintf("shared access of %d bytes at %#x (size %d)", n, addr, len(b.smem)))
 	}
 	tid := int32(t.tid)
+	warp := tid / 32
+	// Two accesses of different threads conflict when no barrier separates them: the
+	// same block epoch, and different warps or the same warp epoch.
+	ordered := func(epoch int32, otherTid int32, wep int32) bool {
+		if epoch != t.epoch || otherTid == tid {
+			return true
+		}
+		return otherTid >= 0 && otherTid/32 == warp && wep != t.wepoch
+	}
 	for i := int(addr); i < int(addr)+n; i++ {
-		if b.wEpoch[i] == t.epoch && b.wTid[i] != tid {
+		if b.wEpoch[i] >= 0 && !ordered(b.wEpoch[i], b.wTid[i], b.wWarp[i]) {
 			kind := "read after write"
 			if write {
 				kind = "write after write"
 			}
 			t.sim.fail(fmt.Errorf("sim: block %d: shared memory %s hazard at byte %d between threads %d and %d (%q)", t.ctaid, kind, i, b.wTid[i], tid, t.k.prog[t.pc-1].text))
 		}
-		if write && b.rEpoch[i] == t.epoch && b.rTid[i] != tid && b.rTid[i] != -2 {
-			t.sim.fail(fmt.Errorf("sim: block %d: shared memory write after read hazard at byte %d between threads %d and %d (%q)", t.ctaid, i, b.rTid[i], tid, t.k.prog[t.pc-1].text))
-		}
-		if write && b.rEpoch[i] == t.epoch && b.rTid[i] == -2 {
-			t.sim.fail(fmt.Errorf("sim: block %d: shared memory write after read hazard at byte %d by thread %d (%q)", t.ctaid, i, tid, t.k.prog[t.pc-1].text))
+		if write && b.rEpoch[i] == t.epoch {
+			rt := b.rTid[i]
+			conflict := false
+			switch {
+			case rt == tid:
+			case rt >= 0:
+				conflict = !ordered(b.rEpoch[i], rt, b.rWEp[i])
+			default: // several readers: all of this warp before a warp barrier, or not
+				conflict = b.rWarp[i] != warp || b.rWEp[i] == t.wepoch
+			}
+			if conflict {
+				t.sim.fail(fmt.Errorf("sim: block %d: shared memory write after read hazard at byte %d by thread %d (%q)", t.ctaid, i, tid, t.k.prog[t.pc-1].text))
+			}
 		}
 		if write {
-			b.wEpoch[i], b.wTid[i] = t.epoch, tid
-		} else {
-			if b.rEpoch[i] == t.epoch && b.rTid[i] != tid {
-				b.rTid[i] = -2 // several readers
-			} else if b.rEpoch[i] != t.epoch {
-				b.rEpoch[i], b.rTid[i] = t.epoch, tid
+			b.wEpoch[i], b.wTid[i], b.wWarp[i] = t.epoch, tid, t.wepoch
+			continue
+		}
+		switch {
+		case b.rEpoch[i] != t.epoch:
+			b.rEpoch[i], b.rTid[i], b.rWarp[i], b.rWEp[i] = t.epoch, tid, warp, t.wepoch
+		case b.rTid[i] != tid:
+			if b.rWarp[i] != warp {
+				b.rWarp[i] = -1
 			}
+			b.rTid[i] = -2
+			b.rWEp[i] = max(b.rWEp[i], t.wepoch)
 		}
 	}
 	return b.smem[addr : addr+uint64(n)]
@@ -944,6 +972,15 @@ func (k *simKernel) compile(in *simInst) (func(*simThread, *simInst), error) {
 	case "ret", "exit":
 		return func(t *simThread, in *simInst) { t.done = true }, nil
 	case "bar":
+		if len(p) > 1 && p[1] == "warp" {
+			return func(t *simThread, in *simInst) {
+				if t.val(&in.args[0])&0xffffffff != 0xffffffff {
+					panic("bar.warp.sync with a partial mask")
+				}
+				t.warpSync(0, 0, 0, false, func(w *simWarp) {})
+				t.wepoch++
+			}, nil
+		}
 		return func(t *simThread, in *simInst) { t.barrier() }, nil
 	case "fence", "membar":
 		return func(t *simThread, in *simInst) {}, nil

@@ -90,6 +90,12 @@ func TestScanTilesSim(t *testing.T) {
 		{dtype.Int32, scanExprComb(t, "a ^ b", dtype.Int64), 1, 2, true, true, 1, 512*6 + 1, 0, 3},
 		{dtype.Int32, scanExprComb(t, "where(a > b, a, b)", dtype.Int32), 1, 1, false, true, 1, 256*34 + 1, 0, 7},
 		{dtype.Float64, Combine{Op: ScanAdd, Type: dtype.Float32}, 1, 2, false, true, 1, 512 * 3, 0, 3}, // conversion
+		// Transposed stores of full tiles (4- and 8-byte accumulators, 4 to 16 words).
+		{dtype.Int32, i64, 1, 2, false, true, 1, 512*9 + 5, 0, 4},
+		{dtype.Int16, i64, 1, 4, true, true, 1, 1024*5 + 1, 0, 4},
+		{dtype.Int64, i64, 1, 8, false, true, 2, 2048 * 3, 0, 4},
+		{dtype.Float32, Combine{Op: ScanMax, Type: dtype.Float32}, 1, 8, false, true, 1, 2048*3 + 7, 0, 3},
+		{dtype.Int32, Combine{Op: ScanAdd, Type: dtype.Uint32}, 2, 4, true, true, 1, 1024*4 + 2, 0, 3},
 		// Non-commutative operators: projections catch any operand swapped.
 		{dtype.Int32, scanExprComb(t, "a", dtype.Int32), 1, 1, false, true, 1, 256*40 + 3, 0, 6},
 		{dtype.Int32, scanExprComb(t, "b", dtype.Int32), 1, 1, false, true, 1, 256*40 + 3, 0, 6},

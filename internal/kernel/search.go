@@ -102,6 +102,12 @@ func (c *CompactCount) CPU() (func(*cpu.Launch) error, error) {
 		if len(status) < 16+8*tiles {
 			return fmt.Errorf("kernel: illegal address: status of %d tiles: %w", tiles, backend.ErrLaunchFailed)
 		}
+		if int(l.Grid[0]) != tiles || l.Block[0] != SearchBlock || !checkZero(status[:16+8*tiles]) {
+			return launchErr("grid %d, block %d, zeroed status, for %d tiles", l.Grid[0], l.Block[0], tiles)
+		}
+		if c.Vector && !aligned16(l, 0) {
+			return launchErr("vector loads of an unaligned input")
+		}
 		words := cpu.Slice[uint64](status[16 : 16+8*tiles])
 		sz := c.In.Size()
 		l.Parallel(tiles, 16, func(lo, hi int) {
@@ -243,7 +249,18 @@ func (c *CompactScatter) CPU() (func(*cpu.Launch) error, error) {
 		if len(status) < 16+8*tiles {
 			return fmt.Errorf("kernel: illegal address: status of %d tiles: %w", tiles, backend.ErrLaunchFailed)
 		}
+		if int(l.Grid[0]) != tiles || l.Block[0] != SearchBlock {
+			return launchErr("grid %d, block %d for %d tiles", l.Grid[0], l.Block[0], tiles)
+		}
+		if c.Vector && !aligned16(l, 0) {
+			return launchErr("vector loads of an unaligned input")
+		}
 		words := cpu.Slice[uint64](status[16 : 16+8*tiles])
+		for _, w := range words {
+			if w>>statusShift != statusPrefix {
+				return launchErr("status word %#x before the scatter", w)
+			}
+		}
 		total := 0
 		if tiles > 0 {
 			total = int(words[tiles-1] & statusMask)
@@ -343,6 +360,9 @@ func (f *FindFirst) CPU() (func(*cpu.Launch) error, error) {
 		res := l.Mem(1)
 		if len(res) < 8 {
 			return fmt.Errorf("kernel: illegal address: find-first result: %w", backend.ErrLaunchFailed)
+		}
+		if l.Block[0] != SearchBlock || l.Grid[0] == 0 || leU64(res) != ^uint64(0) {
+			return launchErr("block %d, result %#x before the launch", l.Block[0], leU64(res))
 		}
 		found := new(atomic.Uint64)
 		found.Store(^uint64(0))

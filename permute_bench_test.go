@@ -1,0 +1,47 @@
+package gpu_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/go-gpu/gpu"
+)
+
+// BenchmarkPermute: the transpose of a 16384x16384 float32 array against the copy
+// bandwidth of the same bytes (acceptance: within 20%; PyTorch reaches 26%), and
+// Metal.jl's permutedims shapes at S (2d: (1000, 512) -> (512, 1000); 3d: (25, 40,
+// 512) with axes (1, 2, 0); 4d: (10, 10, 10, 512) with axes (1, 0, 3, 2)). GB/s counts
+// bytes read plus written.
+func BenchmarkPermute(b *testing.B) {
+	d := scBenchDev(b)
+	s := d.DefaultStream()
+	cases := []struct {
+		name        string
+		shape, axes []int
+	}{
+		{"permutedims/2d", []int{1000, 512}, []int{1, 0}},
+		{"permutedims/3d", []int{25, 40, 512}, []int{1, 2, 0}},
+		{"permutedims/4d", []int{10, 10, 10, 512}, []int{1, 0, 3, 2}},
+	}
+	if scBenchLarge(d) {
+		cases = append(cases, struct {
+			name        string
+			shape, axes []int
+		}{"transpose/16k", []int{16384, 16384}, []int{1, 0}})
+		b.Run("transpose/16k/copy", func(b *testing.B) { scCopyBench[float32](b, s, 16384, 16384) })
+	}
+	for _, c := range cases {
+		n := 1
+		for _, v := range c.shape {
+			n *= v
+		}
+		b.Run(fmt.Sprintf("%s/float32", c.name), func(b *testing.B) {
+			x, err := gpu.Rand[float32](s, gpu.NewGenerator(10), c.shape...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer x.Free()
+			scRun(b, s, int64(8*n), func() (interface{ Free() error }, error) { return gpu.Permute(s, x, c.axes...) })
+		})
+	}
+}

@@ -1,0 +1,195 @@
+package gpu_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/go-gpu/gpu"
+)
+
+// Benchmarks of the scans, search and permute figures (run them on the H200):
+//
+//	go test -run '^$' -bench 'CumSum|Accumulate|Findall|Findfirst|Logical|Permute' -benchtime 2s .
+//
+// Each iteration is one call and a stream synchronize (as Metal.@sync and the peers'
+// scripts measure); GB/s counts the bytes read plus written. The .../copy rows are a
+// device-to-device copy of the same bytes in the same run: the ceiling the acceptance
+// figures are relative to. Metal.jl's names: S is the 512x1000 fixture (a NumPy
+// (1000, 512) array) or 3x1e6 for the L variants of dims; L is 16384x16384 (2^28).
+// Without CUDA they run on the CPU with the large sizes skipped (set GPU_BENCH_CPU_L=1
+// to run them anyway).
+
+// scBenchDev returns the CUDA device, or the CPU device when there is none.
+func scBenchDev(b *testing.B) *gpu.Device {
+	b.Helper()
+	if d, err := gpu.OpenBackend("cuda", 0); err == nil {
+		return d
+	} else if !errors.Is(err, gpu.ErrNoDevice) {
+		b.Fatal(err)
+	}
+	d, err := gpu.OpenBackend("cpu", 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return d
+}
+
+// scBenchLarge reports whether a large case runs on d.
+func scBenchLarge(d *gpu.Device) bool {
+	return d.Backend() == "cuda" || os.Getenv("GPU_BENCH_CPU_L") != ""
+}
+
+// scRun times f (one call, whose result it frees) plus a synchronize, and reports
+// GB/s for bytes moved per call.
+func scRun(b *testing.B, s *gpu.Stream, bytes int64, f func() (interface{ Free() error }, error)) {
+	b.Helper()
+	ctx := context.Background()
+	// Warm up: compile the kernels, fill the pool.
+	for range 2 {
+		r, err := f()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if r != nil {
+			r.Free()
+		}
+	}
+	if err := s.Synchronize(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	start := time.Now()
+	for b.Loop() {
+		r, err := f()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Synchronize(ctx); err != nil {
+			b.Fatal(err)
+		}
+		if r != nil {
+			r.Free()
+		}
+	}
+	el := time.Since(start)
+	if bytes > 0 && b.N > 0 {
+		b.ReportMetric(float64(bytes)*float64(b.N)/el.Seconds()/1e9, "GB/s")
+	}
+}
+
+type scNoFree struct{}
+
+func (scNoFree) Free() error { return nil }
+
+// scCopyBench is the device-to-device copy of n elements of T (bytes read plus
+// written), the ceiling of the bandwidth figures.
+func scCopyBench[T gpu.Elem](b *testing.B, s *gpu.Stream, shape ...int) {
+	src, err := gpu.Zeros[T](s, shape...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer src.Free()
+	dst, err := gpu.Empty[T](s, shape...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer dst.Free()
+	bytes := int64(2 * src.Size() * int(scDtypeSize[T]()))
+	scRun(b, s, bytes, func() (interface{ Free() error }, error) { return scNoFree{}, gpu.Copy(s, dst, src) })
+}
+
+func scDtypeSize[T gpu.Elem]() int64 {
+	var z T
+	switch any(z).(type) {
+	case bool, int8, uint8:
+		return 1
+	case int16, uint16:
+		return 2
+	case int32, uint32, float32:
+		return 4
+	}
+	return 8
+}
+
+// BenchmarkCumSum is the 1-D CumSum of 2^28 float32 against the copy bandwidth
+// (acceptance: within 20% of copy), plus int64.
+func BenchmarkCumSum(b *testing.B) {
+	d := scBenchDev(b)
+	s := d.DefaultStream()
+	n := 1 << 28
+	if !scBenchLarge(d) {
+		n = 1 << 22
+	}
+	b.Run(fmt.Sprintf("1d/%d/float32/copy", n), func(b *testing.B) { scCopyBench[float32](b, s, n) })
+	b.Run(fmt.Sprintf("1d/%d/float32", n), func(b *testing.B) {
+		x, err := gpu.Rand[float32](s, gpu.NewGenerator(1), n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer x.Free()
+		scRun(b, s, int64(8*n), func() (interface{ Free() error }, error) { return gpu.CumSum[float32](s, x, 0) })
+	})
+	b.Run(fmt.Sprintf("1d/%d/int64", n/2), func(b *testing.B) {
+		x, err := gpu.RandInt[int64](s, gpu.NewGenerator(2), -10, 11, n/2)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer x.Free()
+		scRun(b, s, int64(16*(n/2)), func() (interface{ Free() error }, error) { return gpu.CumSum[int64](s, x, 0) })
+	})
+	b.Run(fmt.Sprintf("1d/%d/int64/copy", n/2), func(b *testing.B) { scCopyBench[int64](b, s, n/2) })
+}
+
+// BenchmarkAccumulate is Metal.jl's accumulate group (cumsum): Float32 and Int64;
+// 1d (the flattened matrix), dims=1 (Julia's dims=1: NumPy axis 1, contiguous) and
+// dims=2 (axis 0) of the 512x1000 matrix, and of 3x1e6 for dims=1L/dims=2L; the L
+// size (16384^2) for 1d, dims=1 and dims=2. Acceptance: at most half the time of the
+// better of CuPy and PyTorch (../shared/peers).
+func BenchmarkAccumulate(b *testing.B) {
+	d := scBenchDev(b)
+	s := d.DefaultStream()
+	type fixture struct {
+		name  string
+		shape []int
+		axis  int // -1: flattened
+	}
+	fixtures := []fixture{
+		{"1d", []int{1000 * 512}, 0},
+		{"dims=1", []int{1000, 512}, 1},
+		{"dims=2", []int{1000, 512}, 0},
+		{"dims=1L", []int{1000000, 3}, 1},
+		{"dims=2L", []int{1000000, 3}, 0},
+	}
+	if scBenchLarge(d) {
+		fixtures = append(fixtures,
+			fixture{"1d/16k", []int{16384 * 16384}, 0},
+			fixture{"dims=1/16k", []int{16384, 16384}, 1},
+			fixture{"dims=2/16k", []int{16384, 16384}, 0})
+	}
+	for _, fx := range fixtures {
+		n := 1
+		for _, v := range fx.shape {
+			n *= v
+		}
+		b.Run("Float32/"+fx.name, func(b *testing.B) {
+			x, err := gpu.Rand[float32](s, gpu.NewGenerator(3), fx.shape...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer x.Free()
+			scRun(b, s, int64(8*n), func() (interface{ Free() error }, error) { return gpu.CumSum[float32](s, x, fx.axis) })
+		})
+		b.Run("Int64/"+fx.name, func(b *testing.B) {
+			x, err := gpu.RandInt[int64](s, gpu.NewGenerator(4), -10, 11, fx.shape...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer x.Free()
+			scRun(b, s, int64(16*n), func() (interface{ Free() error }, error) { return gpu.CumSum[int64](s, x, fx.axis) })
+		})
+	}
+}
