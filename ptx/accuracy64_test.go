@@ -104,6 +104,8 @@ var cases64 = []case64{
 		special: func(x float64) bool { return x <= 1 }, extra: []float64{1 + 0x1p-52, 1 + 0x1p-30, 1.25, 2, 0x1p28, 0x1p28 - 0x1p-24, 1e300, 0x1p1023}},
 	{fn: Atanh, mirror: gomath.AtanhF64, ref: bigAtanh, goRef: math.Atanh, lo: -1, hi: 1, bound: 1,
 		special: func(x float64) bool { return math.Abs(x) >= 1 }, extra: []float64{1 - 0x1p-53, -1 + 0x1p-53, 0.5, 1e-300, 0x1p-30, 0x1p-20}},
+	{fn: Erf, mirror: gomath.ErfF64, ref: bigErf, goRef: math.Erf, lo: -7, hi: 7, bound: 1,
+		special: func(x float64) bool { return math.Abs(x) > 7 }, extra: []float64{1, 1 - 0x1p-53, 1.5, 5.9, 6, 6 - 0x1p-50, 0x1p-1070, 1e-300}},
 	{fn: Sin, mirror: gomath.SinF64, ref: bigSin, goRef: math.Sin, lo: -10, hi: 10, bound: 1, extra: trigHard},
 	{fn: Cos, mirror: gomath.CosF64, ref: bigCos, goRef: math.Cos, lo: -10, hi: 10, bound: 1, extra: trigHard},
 	{fn: Tan, mirror: gomath.TanF64, ref: bigTan, goRef: math.Tan, lo: -10, hi: 10, bound: 1, extra: trigHard},

@@ -100,6 +100,7 @@ var cases32 = []case32{
 	{Asinh, one32(gomath.AsinhF32), one64(math.Asinh), -10, 10, 1},
 	{Acosh, one32(gomath.AcoshF32), one64(math.Acosh), 1, 10, 1},
 	{Atanh, one32(gomath.AtanhF32), one64(math.Atanh), -1, 1, 1},
+	{Erf, one32(gomath.ErfF32), one64(math.Erf), -5, 5, 1},
 	{Tanh, one32(gomath.TanhF32), one64(math.Tanh), -12, 12, 1.5},
 	{Sinh, one32(gomath.SinhF32), one64(math.Sinh), -92, 92, 1.5},
 	{Cosh, one32(gomath.CoshF32), one64(math.Cosh), -92, 92, 1.5},

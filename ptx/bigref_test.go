@@ -352,3 +352,25 @@ func bigAtanh(x *big.Float) *big.Float {
 	r := bigLog(w)
 	return r.Quo(r, bf(2))
 }
+
+var bigTwoOverSqrtPi = sync.OnceValue(func() *big.Float {
+	s := newF().Sqrt(newF().Set(bigPiRef()))
+	return s.Quo(bf(2), s)
+})
+
+// bigErf returns erf x by its Taylor series (|x| <= 7: at most 52 bits cancel, of 300).
+func bigErf(x *big.Float) *big.Float {
+	x2 := newF().Mul(x, x)
+	sum := newF()
+	term := newF().Set(x) // (-1)^n x^(2n+1)/n!
+	for n := 0; n < 2000; n++ {
+		t := newF().Quo(term, bf(float64(2*n+1)))
+		sum.Add(sum, t)
+		term.Mul(term, x2)
+		term.Quo(term, bf(float64(-(n + 1))))
+		if n > 10 && term.Sign() != 0 && term.MantExp(nil) < -refPrec-20 {
+			break
+		}
+	}
+	return sum.Mul(sum, bigTwoOverSqrtPi())
+}

@@ -3,6 +3,7 @@ package ptx
 import (
 	"math"
 	"math/big"
+	"sync"
 )
 
 // float64 logarithms: Tang's table method (ACM TOMS 16(4), 1990). x = 2^e·m with m in
@@ -54,8 +55,13 @@ func bigLogSmall(r float64) *big.Float {
 	return sum.Mul(sum, new(big.Float).SetInt64(2))
 }
 
-// log64Tables returns r_j, T_hi and T_lo for the 128 buckets.
+// log64Tables returns r_j, T_hi and T_lo for the 128 buckets (computed once).
 func log64Tables() (r, thi, tlo []uint64) {
+	t := log64TablesOnce()
+	return t[0], t[1], t[2]
+}
+
+var log64TablesOnce = sync.OnceValue(func() (t [3][]uint64) {
 	base := math.Float64bits(math.Sqrt2 / 2)
 	for j := uint64(0); j < 128; j++ {
 		lo := math.Float64frombits(base + j<<45)
@@ -64,17 +70,17 @@ func log64Tables() (r, thi, tlo []uint64) {
 		if lo <= 1 && 1 < hi {
 			rj = 1
 		}
-		t := bigLogSmall(rj)
-		t.Neg(t)
-		tf, _ := t.Float64()
+		lg := bigLogSmall(rj)
+		lg.Neg(lg)
+		tf, _ := lg.Float64()
 		th := math.Ldexp(math.Round(math.Ldexp(tf, 42)), -42)
-		tl, _ := new(big.Float).SetPrec(300).Sub(t, new(big.Float).SetFloat64(th)).Float64()
-		r = append(r, math.Float64bits(rj))
-		thi = append(thi, math.Float64bits(th))
-		tlo = append(tlo, math.Float64bits(tl))
+		tl, _ := new(big.Float).SetPrec(300).Sub(lg, new(big.Float).SetFloat64(th)).Float64()
+		t[0] = append(t[0], math.Float64bits(rj))
+		t[1] = append(t[1], math.Float64bits(th))
+		t[2] = append(t[2], math.Float64bits(tl))
 	}
-	return r, thi, tlo
-}
+	return t
+})
 
 // logDD returns log(x) as hi + lo (|lo| <= ulp(hi)) for x in [min normal, +Inf) and
 // the special predicate, as logParts does for float32.

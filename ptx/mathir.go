@@ -437,3 +437,11 @@ func (b *mb) dce() {
 		}
 	}
 }
+
+// fbits returns the bits of x rounded to the float type t.
+func fbits(t vtype, x float64) uint64 {
+	if t == tF32 {
+		return uint64(math.Float32bits(float32(x)))
+	}
+	return math.Float64bits(x)
+}

@@ -5528,6 +5528,180 @@ func HypotF64(x, y float64) float64 {
 	return v74
 }
 
+// ErfF32 is the Go mirror of the device function erf for float32.
+func ErfF32(x float32) float32 {
+	v2 := abs32(x)
+	v4 := x
+	v5 := v2 < float32(0x1p+00)
+	if v5 {
+		v6 := float32(x * x)
+		v9 := FMA32(float32(0x1.496a32p-14), v6, float32(-0x1.a3f7p-11))
+		v11 := FMA32(v9, v6, float32(0x1.5405b2p-08))
+		v13 := FMA32(v11, v6, float32(-0x1.b7f90ep-06))
+		v15 := FMA32(v13, v6, float32(0x1.ce2cf8p-04))
+		v17 := FMA32(v15, v6, float32(-0x1.81273ep-02))
+		v19 := FMA32(v17, v6, float32(0x1.06eba8p-03))
+		v20 := FMA32(x, v19, x)
+		v4 = v20
+	} else {
+		v21 := float32(v2 - float32(0x1p+00))
+		v22 := float32(v21 * float32(0x1p+00))
+		v23 := floor32(v22)
+		v25 := v23 < float32(0x1p+01)
+		v26 := float32(0x1p+01)
+		if v25 {
+			v26 = v23
+		}
+		v28 := FMA32(v26, float32(0x1p+00), float32(0x1.8p+00))
+		v29 := float32(v2 - v28)
+		v30 := cvtRniS32(float64(v26))
+		v32 := uint32(v30 * uint32(0xa))
+		v34 := uint32(v32 + uint32(0x9))
+		v35 := tbl_erfc_f32[v34]
+		v37 := uint32(v32 + uint32(0x8))
+		v38 := tbl_erfc_f32[v37]
+		v39 := FMA32(v35, v29, v38)
+		v41 := uint32(v32 + uint32(0x7))
+		v42 := tbl_erfc_f32[v41]
+		v43 := FMA32(v39, v29, v42)
+		v45 := uint32(v32 + uint32(0x6))
+		v46 := tbl_erfc_f32[v45]
+		v47 := FMA32(v43, v29, v46)
+		v49 := uint32(v32 + uint32(0x5))
+		v50 := tbl_erfc_f32[v49]
+		v51 := FMA32(v47, v29, v50)
+		v53 := uint32(v32 + uint32(0x4))
+		v54 := tbl_erfc_f32[v53]
+		v55 := FMA32(v51, v29, v54)
+		v57 := uint32(v32 + uint32(0x3))
+		v58 := tbl_erfc_f32[v57]
+		v59 := FMA32(v55, v29, v58)
+		v61 := uint32(v32 + uint32(0x2))
+		v62 := tbl_erfc_f32[v61]
+		v63 := FMA32(v59, v29, v62)
+		v65 := uint32(v32 + uint32(0x1))
+		v66 := tbl_erfc_f32[v65]
+		v67 := FMA32(v63, v29, v66)
+		v69 := uint32(v32 + uint32(0x0))
+		v70 := tbl_erfc_f32[v69]
+		v71 := FMA32(v67, v29, v70)
+		v72 := float32(float32(0x1p+00) - v71)
+		v74 := v2 >= float32(0x1p+02)
+		v75 := v72
+		if v74 {
+			v75 = float32(0x1p+00)
+		}
+		v76 := x != x
+		v78 := math.Float32bits(x)
+		v80 := v78 & uint32(0x80000000)
+		v81 := math.Float32bits(v75)
+		v82 := v81 | v80
+		v83 := math.Float32frombits(v82)
+		v84 := v83
+		if v76 {
+			v84 = math.Float32frombits(0x7fffffff)
+		}
+		v4 = v84
+	}
+	return v4
+}
+
+// ErfF64 is the Go mirror of the device function erf for float64.
+func ErfF64(x float64) float64 {
+	v2 := abs64(x)
+	v4 := x
+	v5 := v2 < float64(0x1p+00)
+	if v5 {
+		v6 := float64(x * x)
+		v9 := math.FMA(float64(0x1.0579ab6781f95p-34), v6, float64(-0x1.386ac1072584dp-30))
+		v11 := math.FMA(v9, v6, float64(0x1.f7a41243f4332p-27))
+		v13 := math.FMA(v11, v6, float64(-0x1.5f1d36c450065p-23))
+		v15 := math.FMA(v13, v6, float64(0x1.b9def19e32224p-20))
+		v17 := math.FMA(v15, v6, float64(-0x1.f4d1df395063p-17))
+		v19 := math.FMA(v17, v6, float64(0x1.f9a321a11e172p-14))
+		v21 := math.FMA(v19, v6, float64(-0x1.c02db3d8ed26ep-11))
+		v23 := math.FMA(v21, v6, float64(0x1.565bcd0db02e5p-08))
+		v25 := math.FMA(v23, v6, float64(-0x1.b82ce3128499cp-06))
+		v27 := math.FMA(v25, v6, float64(0x1.ce2f21a042b2p-04))
+		v29 := math.FMA(v27, v6, float64(-0x1.812746b0379e6p-02))
+		v31 := math.FMA(v29, v6, float64(0x1.06eba8214db69p-03))
+		v32 := math.FMA(x, v31, x)
+		v4 = v32
+	} else {
+		v33 := float64(v2 - float64(0x1p+00))
+		v35 := float64(v33 * float64(0x1p+01))
+		v36 := math.Floor(v35)
+		v38 := v36 < float64(0x1.2p+03)
+		v39 := float64(0x1.2p+03)
+		if v38 {
+			v39 = v36
+		}
+		v42 := math.FMA(v39, float64(0x1p-01), float64(0x1.4p+00))
+		v43 := float64(v2 - v42)
+		v44 := cvtRniS32(v39)
+		v46 := uint32(v44 * uint32(0xe))
+		v48 := uint32(v46 + uint32(0xd))
+		v49 := tbl_erfc_f64[v48]
+		v51 := uint32(v46 + uint32(0xc))
+		v52 := tbl_erfc_f64[v51]
+		v53 := math.FMA(v49, v43, v52)
+		v55 := uint32(v46 + uint32(0xb))
+		v56 := tbl_erfc_f64[v55]
+		v57 := math.FMA(v53, v43, v56)
+		v59 := uint32(v46 + uint32(0xa))
+		v60 := tbl_erfc_f64[v59]
+		v61 := math.FMA(v57, v43, v60)
+		v63 := uint32(v46 + uint32(0x9))
+		v64 := tbl_erfc_f64[v63]
+		v65 := math.FMA(v61, v43, v64)
+		v67 := uint32(v46 + uint32(0x8))
+		v68 := tbl_erfc_f64[v67]
+		v69 := math.FMA(v65, v43, v68)
+		v71 := uint32(v46 + uint32(0x7))
+		v72 := tbl_erfc_f64[v71]
+		v73 := math.FMA(v69, v43, v72)
+		v75 := uint32(v46 + uint32(0x6))
+		v76 := tbl_erfc_f64[v75]
+		v77 := math.FMA(v73, v43, v76)
+		v79 := uint32(v46 + uint32(0x5))
+		v80 := tbl_erfc_f64[v79]
+		v81 := math.FMA(v77, v43, v80)
+		v83 := uint32(v46 + uint32(0x4))
+		v84 := tbl_erfc_f64[v83]
+		v85 := math.FMA(v81, v43, v84)
+		v87 := uint32(v46 + uint32(0x3))
+		v88 := tbl_erfc_f64[v87]
+		v89 := math.FMA(v85, v43, v88)
+		v91 := uint32(v46 + uint32(0x2))
+		v92 := tbl_erfc_f64[v91]
+		v93 := math.FMA(v89, v43, v92)
+		v95 := uint32(v46 + uint32(0x1))
+		v96 := tbl_erfc_f64[v95]
+		v97 := math.FMA(v93, v43, v96)
+		v99 := uint32(v46 + uint32(0x0))
+		v100 := tbl_erfc_f64[v99]
+		v101 := math.FMA(v97, v43, v100)
+		v102 := float64(float64(0x1p+00) - v101)
+		v104 := v2 >= float64(0x1.8p+02)
+		v105 := v102
+		if v104 {
+			v105 = float64(0x1p+00)
+		}
+		v106 := x != x
+		v108 := math.Float64bits(x)
+		v110 := v108 & uint64(0x8000000000000000)
+		v111 := math.Float64bits(v105)
+		v112 := v111 | v110
+		v113 := math.Float64frombits(v112)
+		v114 := v113
+		if v106 {
+			v114 = math.Float64frombits(0x7fffffffffffffff)
+		}
+		v4 = v114
+	}
+	return v4
+}
+
 // FmodF32 is the Go mirror of the device function fmod for float32.
 func FmodF32(x, y float32) float32 {
 	v3 := abs32(x)
@@ -6141,4 +6315,53 @@ var tbl_exp2_128 = [256]float64{
 	float64(0x1.efa1bee615a27p+00), float64(0x1.dc7f486a4b6bp-54), float64(0x1.f252b376bba97p+00), float64(0x1.3a1a5bf0d8e43p-54),
 	float64(0x1.f50765b6e454p+00), float64(0x1.9d3e12dd8a18bp-54), float64(0x1.f7bfdad9cbe14p+00), float64(-0x1.dbb12d006350ap-54),
 	float64(0x1.fa7c1819e90d8p+00), float64(0x1.74853f3a5931ep-55), float64(0x1.fd3c22b8f71f1p+00), float64(0x1.2eb74966579e7p-57),
+}
+
+var tbl_erfc_f32 = [30]float32{
+	float32(0x1.15aaa8p-05), float32(-0x1.e72372p-04), float32(0x1.6d5a94p-03), float32(-0x1.1c2a22p-03),
+	float32(0x1.6d5ba8p-05), float32(0x1.e74e4cp-07), float32(-0x1.3cbfe8p-06), float32(0x1.33e28ep-08),
+	float32(0x1.3aaa6p-09), float32(-0x1.923402p-10), float32(0x1.aab85p-12), float32(-0x1.1d8318p-09),
+	float32(0x1.64e44ep-08), float32(-0x1.119d8ap-07), float32(0x1.1a8294p-07), float32(-0x1.90eb8ap-08),
+	float32(0x1.7012fep-09), float32(-0x1.1b8682p-11), float32(-0x1.41217p-12), float32(0x1.00c2dep-12),
+	float32(0x1.8ef3c8p-21), float32(-0x1.6a5984p-18), float32(0x1.3d0738p-16), float32(-0x1.62cc4ep-15),
+	float32(0x1.1c4034p-14), float32(-0x1.5872p-14), float32(0x1.4393bp-14), float32(-0x1.e7b728p-15),
+	float32(0x1.36acd4p-15), float32(-0x1.04fdc2p-16),
+}
+
+var tbl_erfc_f64 = [140]float64{
+	float64(0x1.3bcd133aa0ffcp-04), float64(-0x1.e4652fadcb6b1p-03), float64(0x1.2ebf3dcc9f20ep-02), float64(-0x1.571d01c5c599p-03),
+	float64(0x1.93a9a7bc04f2bp-08), float64(0x1.8281ce0ba3e21p-05), float64(-0x1.5d0003bc36ba5p-06), float64(-0x1.db43cb5825089p-09),
+	float64(0x1.7567363126d94p-08), float64(-0x1.cc21420e8323bp-11), float64(-0x1.a00e3c7d115b7p-11), float64(0x1.53875fa77134p-12),
+	float64(0x1.bf9378ed5ad5bp-15), float64(-0x1.c71b9e91ef77dp-15), float64(0x1.b4be201caa4b5p-07), float64(-0x1.b055303221018p-05),
+	float64(0x1.7a4a8a2bdcd24p-04), float64(-0x1.7148c3d57c01p-04), float64(0x1.8a0da54323eb7p-05), float64(-0x1.b22257ded4cddp-08),
+	float64(-0x1.25b378f5f42a7p-07), float64(0x1.8d10fbea39717p-08), float64(-0x1.7ec151d557f79p-11), float64(-0x1.d4cf994ec9179p-11),
+	float64(0x1.d02a7714b1fdfp-12), float64(0x1.72da1acb539dp-18), float64(-0x1.1bc476deea1aep-14), float64(0x1.1bc7c0c265cebp-16),
+	float64(0x1.7f713f9cc977dp-10), float64(-0x1.d4143a9dfe95fp-08), float64(0x1.074b60f8df5ffp-06), float64(-0x1.63ef61e824745p-06),
+	float64(0x1.38a983275d9f1p-06), float64(-0x1.5d3b17bba439ap-07), float64(0x1.7cae0dc816825p-09), float64(0x1.5f8312afbbbe6p-11),
+	float64(-0x1.060311d766a8ap-10), float64(0x1.8353170d4a1fdp-12), float64(0x1.82e4be156e903p-17), float64(-0x1.1148a175fec32p-14),
+	float64(0x1.702c696694a7ap-16), float64(0x1.9dff0f81caad9p-20), float64(0x1.a609f7584d349p-14), float64(-0x1.3360ccd23db3ap-11),
+	float64(0x1.a6a519a114204p-10), float64(-0x1.69cf466ccdf8fp-09), float64(0x1.ab0c273b1ddb5p-09), float64(-0x1.69359606632d4p-09),
+	float64(0x1.b2755bb8c21eap-10), float64(-0x1.52b62640c36d3p-11), float64(0x1.7558370241715p-14), float64(0x1.2abb3e777cba5p-14),
+	float64(-0x1.cd7d4a7a396a8p-15), float64(0x1.09d02cae96777p-16), float64(0x1.54655d2b36c55p-20), float64(-0x1.68a24191482aap-19),
+	float64(0x1.20c1303550f0fp-18), float64(-0x1.e9b5e8d00cec8p-16), float64(0x1.8de3cd290a77p-14), float64(-0x1.9aa489e3c95f1p-13),
+	float64(0x1.2c7d5ef0553dcp-12), float64(-0x1.490a4d2388394p-12), float64(0x1.145464e9a9e3ap-12), float64(-0x1.647f71d5c6e13p-13),
+	float64(0x1.56747a1be052ep-14), float64(-0x1.b2c373a45dedfp-16), float64(0x1.38928c38eb895p-19), float64(0x1.80a5c4f08bb73p-19),
+	float64(-0x1.ff3185d1b7e29p-20), float64(0x1.1db615061135bp-21), float64(0x1.e87470e4f3c83p-24), float64(-0x1.d9371e2ff78ecp-21),
+	float64(0x1.bba3ac4d09ed7p-19), float64(-0x1.0b6a7b0f221f6p-17), float64(0x1.d06f585c2a5b7p-17), float64(-0x1.3436bc9db67c7p-16),
+	float64(0x1.4357b62830e67p-16), float64(-0x1.110de52a6881fp-16), float64(0x1.7566735433991p-17), float64(-0x1.99f5755a969a6p-18),
+	float64(0x1.5d84b7164bd95p-19), float64(-0x1.a07393605d454p-21), float64(0x1.5af8b871a95cp-24), float64(0x1.055c2438da422p-24),
+	float64(0x1.fcae93fb74afbp-30), float64(-0x1.155a09065d17cp-26), float64(0x1.26afa9969d2e3p-24), float64(-0x1.95ea6fe009979p-23),
+	float64(0x1.96ba737042627p-22), float64(-0x1.3b46801790c38p-21), float64(0x1.8868e008fb829p-21), float64(-0x1.916e92c65ec0bp-21),
+	float64(0x1.566f53bef068bp-21), float64(-0x1.eab4bd26afe3p-22), float64(0x1.274999cf46f27p-22), float64(-0x1.27dfc5718435bp-23),
+	float64(0x1.e5c8e75792c51p-25), float64(-0x1.24567a8c58ceep-26), float64(0x1.453141083f078p-36), float64(-0x1.8a61745ed7995p-33),
+	float64(0x1.d453ba2b30acfp-31), float64(-0x1.6a8aeba26dc1p-29), float64(0x1.9b017b67740a7p-28), float64(-0x1.6b43c9a1df75p-27),
+	float64(0x1.042f1a5470b0ap-26), float64(-0x1.35dc786f14fa9p-26), float64(0x1.3837c2cc6ef54p-26), float64(-0x1.0d4e735de638bp-26),
+	float64(0x1.9023bdb485c93p-27), float64(-0x1.01aacbf8e3845p-27), float64(0x1.2b16ffc845446p-28), float64(-0x1.1adb5f2b7e48bp-29),
+	float64(0x1.fd5f08ae96a94p-44), float64(-0x1.5422ef5e1ca79p-40), float64(0x1.be6dda08016bcp-38), float64(-0x1.7f8a0f2b2874ap-36),
+	float64(0x1.e4cb4f41909b5p-35), float64(-0x1.e044b6ca8b9c4p-34), float64(0x1.83e9e3a1d49fbp-33), float64(-0x1.0659270357f0ap-32),
+	float64(0x1.2ece91fb69cp-32), float64(-0x1.2e3f5386ea2b7p-32), float64(0x1.06a8dfaf7f4c9p-32), float64(-0x1.93190851891e6p-33),
+	float64(0x1.254becccf666p-33), float64(-0x1.5cfcf90709fp-34), float64(0x1.e7eea035d0e25p-52), float64(-0x1.63daf8b86dd2p-48),
+	float64(0x1.ff8ac4cc083fp-46), float64(-0x1.e2d06cf4c4164p-44), float64(0x1.505da0abfe5cbp-42), float64(-0x1.70b70a64cdb65p-41),
+	float64(0x1.4aec55c00aa45p-40), float64(-0x1.f3c4511a468e2p-40), float64(0x1.43d98c680c781p-39), float64(-0x1.6d2f622a389bp-39),
+	float64(0x1.681519486aa38p-39), float64(-0x1.3d56d422b4c26p-39), float64(0x1.1461a2980c26p-39), float64(-0x1.830ee6f20b46fp-40),
 }
