@@ -215,3 +215,32 @@ func BenchmarkReduceMetal(b *testing.B) {
 		i64.Free()
 	}
 }
+
+// BenchmarkReduceCPU measures the CPU backend's reductions (all its workers).
+func BenchmarkReduceCPU(b *testing.B) {
+	d, err := gpu.OpenBackend("cpu", 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := d.DefaultStream()
+	const n = 1 << 24
+	x := must[*gpu.Array[float32]](b)(gpu.Full[float32](s, 1, n))
+	m := must[*gpu.Array[float32]](b)(x.Reshape(4096, 4096))
+	i := must[*gpu.Array[int32]](b)(gpu.Full[int32](s, 1, n))
+	for _, c := range []struct {
+		name string
+		op   func() (interface{ Free() error }, error)
+	}{
+		{"sum/f32", func() (interface{ Free() error }, error) { return gpu.Sum[float32](s, x) }},
+		{"sum/i32", func() (interface{ Free() error }, error) { return gpu.Sum[int64](s, i) }},
+		{"max/f32", func() (interface{ Free() error }, error) { return gpu.Max(s, x) }},
+		{"argmax/f32", func() (interface{ Free() error }, error) { return gpu.ArgMax(s, x) }},
+		{"sum/axis=0", func() (interface{ Free() error }, error) { return gpu.Sum[float32](s, m, gpu.Axes(0)) }},
+		{"sum/axis=1", func() (interface{ Free() error }, error) { return gpu.Sum[float32](s, m, gpu.Axes(1)) }},
+		{"mapreduce/x*x", func() (interface{ Free() error }, error) {
+			return gpu.MapReduce[float32](s, "x*x", gpu.Vars{"x": x}, gpu.OpSum)
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) { benchLoop(b, s, 4*n, c.op) })
+	}
+}

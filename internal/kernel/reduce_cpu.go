@@ -544,21 +544,26 @@ func redCanonNaN[A redNum]() A {
 
 // redOrBits returns the value whose bits are a's | b's (for equal floats: keeps a sign).
 func redOrBits[A redNum](a, b A) A {
-	switch x := any(a).(type) {
-	case float32:
-		return A(math.Float32frombits(math.Float32bits(x) | math.Float32bits(float32(b))))
-	case float64:
-		return A(math.Float64frombits(math.Float64bits(x) | math.Float64bits(float64(b))))
+	switch unsafe.Sizeof(a) {
+	case 4:
+		r := *(*uint32)(unsafe.Pointer(&a)) | *(*uint32)(unsafe.Pointer(&b))
+		return *(*A)(unsafe.Pointer(&r))
+	case 8:
+		r := *(*uint64)(unsafe.Pointer(&a)) | *(*uint64)(unsafe.Pointer(&b))
+		return *(*A)(unsafe.Pointer(&r))
 	}
 	return a
 }
 
+// redAndBits returns the value whose bits are a's & b's.
 func redAndBits[A redNum](a, b A) A {
-	switch x := any(a).(type) {
-	case float32:
-		return A(math.Float32frombits(math.Float32bits(x) & math.Float32bits(float32(b))))
-	case float64:
-		return A(math.Float64frombits(math.Float64bits(x) & math.Float64bits(float64(b))))
+	switch unsafe.Sizeof(a) {
+	case 4:
+		r := *(*uint32)(unsafe.Pointer(&a)) & *(*uint32)(unsafe.Pointer(&b))
+		return *(*A)(unsafe.Pointer(&r))
+	case 8:
+		r := *(*uint64)(unsafe.Pointer(&a)) & *(*uint64)(unsafe.Pointer(&b))
+		return *(*A)(unsafe.Pointer(&r))
 	}
 	return a
 }
@@ -693,21 +698,34 @@ func redFold[A redNum](op ReduceOp, acc *redAcc[A], x []A, r0 int) {
 		}
 		acc.v = p
 	case RedMin, RedMax:
-		isMin := op == RedMin
 		m := acc.v
 		nan := acc.nan
-		if redIsFloat[A]() {
+		switch {
+		case redIsFloat[A]() && op == RedMin:
 			for _, v := range x {
-				if v != v {
+				if v < m {
+					m = v
+				} else if v == m && v == 0 {
+					m = redOrBits(m, v) // -0 wins over +0
+				} else if v != v {
 					nan = true
 				}
-				m = redMinMax(isMin, m, v)
 			}
-		} else if isMin {
+		case redIsFloat[A]():
+			for _, v := range x {
+				if v > m {
+					m = v
+				} else if v == m && v == 0 {
+					m = redAndBits(m, v) // +0 wins over -0
+				} else if v != v {
+					nan = true
+				}
+			}
+		case op == RedMin:
 			for _, v := range x {
 				m = min(m, v)
 			}
-		} else {
+		default:
 			for _, v := range x {
 				m = max(m, v)
 			}
@@ -1094,10 +1112,17 @@ func (cr *redCols[A]) fold(o0, w, lo, hi int, accs []redAcc[A], cs *redColScratc
 			}
 		case RedMin, RedMax:
 			for c, v := range x {
-				if fl && v != v {
-					accs[c].nan = true
+				a := &accs[c]
+				switch {
+				case isMin && v < a.v || !isMin && v > a.v:
+					a.v = v
+				case v == a.v && v == 0:
+					if fl {
+						a.v = redMinMax(isMin, a.v, v)
+					}
+				case fl && v != v:
+					a.nan = true
 				}
-				accs[c].v = redMinMax(isMin, accs[c].v, v)
 			}
 		case RedAny:
 			for c, v := range x {
