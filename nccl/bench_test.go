@@ -169,7 +169,7 @@ func benchCollective(b *testing.B, comms []*Comm, op string, size int64) {
 			return nil
 		})
 	}
-	sync := func() {
+	waitAll := func() {
 		for _, s := range streams {
 			if err := s.Synchronize(ctx); err != nil {
 				b.Fatal(err)
@@ -181,14 +181,14 @@ func benchCollective(b *testing.B, comms []*Comm, op string, size int64) {
 			b.Fatal(err)
 		}
 	}
-	sync()
+	waitAll()
 	b.ResetTimer()
 	for range b.N {
 		if err := launch(); err != nil {
 			b.Fatal(err)
 		}
 	}
-	sync()
+	waitAll()
 	b.StopTimer()
 	report(b, op, world, size)
 }
@@ -241,7 +241,7 @@ func benchRawAllReduce(b *testing.B, comms []*Comm, size int64) {
 			return first
 		})
 	}
-	sync := func() {
+	waitAll := func() {
 		for r := range world {
 			if err := ctxs[r].StreamSynchronize(streams[r]); err != nil {
 				b.Fatal(err)
@@ -253,14 +253,14 @@ func benchRawAllReduce(b *testing.B, comms []*Comm, size int64) {
 			b.Fatal(err)
 		}
 	}
-	sync()
+	waitAll()
 	b.ResetTimer()
 	for range b.N {
 		if err := launch(); err != nil {
 			b.Fatal(err)
 		}
 	}
-	sync()
+	waitAll()
 	b.StopTimer()
 	report(b, "AllReduce", world, size)
 }

@@ -225,7 +225,8 @@ func (c *Comm) String() string {
 	return fmt.Sprintf("rank %d of %d on %v", c.rank, c.world, c.dev)
 }
 
-// Err returns the error that aborted the communicator (matching ErrAborted), or nil.
+// Err returns the error that aborted the communicator, or that made it unusable (the
+// loss of another process of a FromEnv job), matching ErrAborted; nil while it works.
 func (c *Comm) Err() error {
 	if p := c.err.Load(); p != nil {
 		return *p

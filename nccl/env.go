@@ -128,12 +128,14 @@ func NewComm(ctx context.Context, dev *gpu.Device, id UniqueID, rank, world int,
 // MASTER_ADDR:MASTER_PORT, makes the id with NewUniqueID and sends it to the others),
 // then calls NewComm. A nil dev means CUDA device LOCAL_RANK.
 //
-// The rendezvous connection stays open while the communicator lives: a rank whose
-// process exits, or whose communicator is aborted or closed, is noticed by the others
-// within about a second. A rank noticing it aborts its communicator, at once if it has
-// no collective in flight, else after a grace period of two seconds in which they may
-// still complete (a rank that closed after its last collective, with the others still
-// finishing theirs).
+// The rendezvous connection stays open while the communicator lives, as a liveness
+// check (a barrier every 250 ms): a rank whose process exits, or whose communicator is
+// aborted or closed, is noticed by the others within about a second. NCCL alone does
+// not notice a peer that exits while the others' kernels wait for it over NVLink. A
+// rank that notices gives its collectives in flight a grace period of two seconds (the
+// peer may have closed after its last collective, with this rank still finishing its
+// own), then aborts the communicator (see Comm.Abort); with nothing in flight it only
+// makes later calls fail, and leaves the communicator to Close. Err reports the loss.
 //
 // On the CPU backend only WORLD_SIZE=1 is supported (a communicator of one rank);
 // more ranks return an error wrapping ErrNotSupported.

@@ -67,6 +67,23 @@ def free_port():
         return s.getsockname()[1]
 
 
+def make_call(op, n, world, dev):
+    """Returns a function making one call of op on n float32 elements (S = 4n bytes)."""
+    if op in ("allreduce", "broadcast"):
+        x = torch.zeros(n, dtype=torch.float32, device=dev)
+        if op == "allreduce":
+            return lambda: dist.all_reduce(x)
+        return lambda: dist.broadcast(x, src=0)
+    per = n // world
+    if op == "allgather":
+        inp = torch.zeros(per, dtype=torch.float32, device=dev)
+        out = torch.zeros(per * world, dtype=torch.float32, device=dev)
+        return lambda: dist.all_gather_into_tensor(out, inp)
+    inp = torch.zeros(per * world, dtype=torch.float32, device=dev)
+    out = torch.zeros(per, dtype=torch.float32, device=dev)
+    return lambda: dist.reduce_scatter_tensor(out, inp)
+
+
 def worker(rank, world, port, sizes, ops, out_path):
     torch.cuda.set_device(rank)
     dev = torch.device(f"cuda:{rank}")
@@ -76,24 +93,7 @@ def worker(rank, world, port, sizes, ops, out_path):
     results = []
     for op in ops:
         for size in sizes:
-            n = size // 4
-            if op in ("allreduce", "broadcast"):
-                x = torch.zeros(n, dtype=torch.float32, device=dev)
-                if op == "allreduce":
-                    fn = lambda: dist.all_reduce(x)
-                else:
-                    fn = lambda: dist.broadcast(x, src=0)
-                bufs = [x]
-            elif op == "allgather":
-                inp = torch.zeros(n // world, dtype=torch.float32, device=dev)
-                out = torch.zeros((n // world) * world, dtype=torch.float32, device=dev)
-                fn = lambda: dist.all_gather_into_tensor(out, inp)
-                bufs = [inp, out]
-            else:  # reducescatter
-                inp = torch.zeros((n // world) * world, dtype=torch.float32, device=dev)
-                out = torch.zeros(n // world, dtype=torch.float32, device=dev)
-                fn = lambda: dist.reduce_scatter_tensor(out, inp)
-                bufs = [inp, out]
+            fn = make_call(op, size // 4, world, dev)
             for _ in range(3):
                 fn()
             torch.cuda.synchronize()
@@ -120,7 +120,7 @@ def worker(rank, world, port, sizes, ops, out_path):
                     "busbw_GBps": algbw * bus_factor(op, world),
                 }
             )
-            del bufs, fn
+            del fn  # frees the tensors the call holds
             torch.cuda.empty_cache()
     if rank == 0:
         with open(out_path, "w") as f:
