@@ -37,6 +37,11 @@ func (d *Device) CanAccessPeer(peer *Device) (bool, error) {
 // backend, and the driver's error where the devices cannot access each other (check
 // CanAccessPeer first). Access stays enabled for the life of the process. On the CPU
 // backend it does nothing.
+//
+// The access covers every buffer of peer, those of its stream-ordered pool included (on
+// CUDA that takes cuMemPoolSetAccess on peer's pool besides cuCtxEnablePeerAccess,
+// which alone does not reach pool allocations); the conformance test PeerKernel checks
+// it.
 func (d *Device) EnablePeerAccess(peer *Device) error {
 	if peer == nil {
 		return fmt.Errorf("gpu: EnablePeerAccess(nil): %w", ErrInvalidValue)

@@ -313,42 +313,81 @@ func BenchmarkPeerCopy(b *testing.B) {
 		b.StopTimer()
 		gbs(b)
 	})
-	b.Run("raw/1GiB", func(b *testing.B) {
-		c0 := devs[0].BackendDevice().(*cuda.Device).Context()
-		c1 := devs[1].BackendDevice().(*cuda.Device).Context()
-		h, err := c0.StreamCreate(cu.StreamNonBlocking)
-		if err != nil {
-			b.Fatal(err)
+	// raw: cuMemAlloc memory; rawpool: memory of the devices' stream-ordered pools, as
+	// Device.Alloc gives (cuMemAllocAsync), so that a gap between gpu and raw can be
+	// told apart from a cost of pool memory.
+	for _, pool := range []bool{false, true} {
+		name := "raw/1GiB"
+		if pool {
+			name = "rawpool/1GiB"
 		}
-		defer c0.StreamDestroy(h)
-		src, err := c0.MemAlloc(size)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer c0.MemFree(src)
-		dst, err := c1.MemAlloc(size)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer c1.MemFree(dst)
-		for range 3 {
-			if err := c0.MemcpyPeerAsync(dst, c1, src, c0, size, h); err != nil {
-				b.Fatal(err)
+		b.Run(name, func(b *testing.B) { benchRawPeerCopy(b, devs, size, pool) })
+	}
+}
+
+func benchRawPeerCopy(b *testing.B, devs []*gpu.Device, size int64, pool bool) {
+	gbs := func(b *testing.B) {
+		b.ReportMetric(float64(size)/(b.Elapsed().Seconds()/float64(b.N))/1e9, "GB/s")
+	}
+	c0 := devs[0].BackendDevice().(*cuda.Device).Context()
+	c1 := devs[1].BackendDevice().(*cuda.Device).Context()
+	h, err := c0.StreamCreate(cu.StreamNonBlocking)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c0.StreamDestroy(h)
+	alloc := func(c cu.Context) cu.DevicePtr {
+		var p cu.DevicePtr
+		var err error
+		if pool {
+			s, serr := c.StreamCreate(cu.StreamNonBlocking)
+			if serr != nil {
+				b.Fatal(serr)
 			}
-		}
-		if err := c0.StreamSynchronize(h); err != nil {
-			b.Fatal(err)
-		}
-		b.ResetTimer()
-		for range b.N {
-			if err := c0.MemcpyPeerAsync(dst, c1, src, c0, size, h); err != nil {
-				b.Fatal(err)
+			defer c.StreamDestroy(s)
+			if p, err = c.MemAllocAsync(size, s); err == nil {
+				err = c.StreamSynchronize(s)
 			}
+		} else {
+			p, err = c.MemAlloc(size)
 		}
-		if err := c0.StreamSynchronize(h); err != nil {
+		if err != nil {
 			b.Fatal(err)
 		}
-		b.StopTimer()
-		gbs(b)
-	})
+		return p
+	}
+	free := func(c cu.Context, p cu.DevicePtr) {
+		c.Synchronize()
+		if pool {
+			s, _ := c.StreamCreate(cu.StreamNonBlocking)
+			c.MemFreeAsync(p, s)
+			c.StreamSynchronize(s)
+			c.StreamDestroy(s)
+			return
+		}
+		c.MemFree(p)
+	}
+	src := alloc(c0)
+	defer free(c0, src)
+	dst := alloc(c1)
+	defer free(c1, dst)
+	for range 3 {
+		if err := c0.MemcpyPeerAsync(dst, c1, src, c0, size, h); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := c0.StreamSynchronize(h); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		if err := c0.MemcpyPeerAsync(dst, c1, src, c0, size, h); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := c0.StreamSynchronize(h); err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	gbs(b)
 }
