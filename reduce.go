@@ -12,9 +12,10 @@ import (
 	"github.com/go-gpu/gpu/internal/kernel"
 )
 
-// Reductions: Sum, Prod, Min, Max, Any, All, Count, Mean, MapReduce, ArgMin, ArgMax,
-// FindMin and FindMax, over all elements or any set of axes (NumPy's names and
-// semantics; Julia's findmin and findmax).
+// ReduceOption configures a reduction (Sum, Prod, Min, Max, Any, All, Count, Mean,
+// MapReduce, ReduceInto, ArgMin, ArgMax, FindMin, FindMax): Axes, KeepDims. The
+// reductions cover all elements or any set of axes, with NumPy's names and semantics
+// (Julia's findmin and findmax for FindMin and FindMax).
 //
 // Axes. With no option a reduction covers every element and returns a 0-d array (use
 // At(ctx) for its value). Axes(1), Axes(0, -1) reduce over the given axes (negative
@@ -48,20 +49,26 @@ import (
 // sequential accumulator: the error bound grows with log2(n), not n (Higham, "The
 // accuracy of floating point summation", SIAM J. Sci. Comput. 14(4), 1993). The CPU
 // backend follows NumPy's pairwise rule exactly (blocks of 8 interleaved accumulators up
-// to 128 elements, halving above) per output; CUDA threads each keep Unroll×Vec
-// accumulators of a few dozen terms at most (for arrays that fill the GPU) that then
-// combine as a tree (see internal/kernel PlanReduce). The two backends' float sums
-// therefore differ in the last bits; each is deterministic: the same inputs and shapes
-// give bitwise the same result at every call, and the CPU's result doesn't depend on
-// its number of workers. Everything else (integers, Min, Max, Any, All, the arg
-// operations) is exact and identical on both backends.
+// to 128 elements, halving above) per output; a CUDA thread keeps 4 to 16 independent
+// accumulators that each add at most 16 terms in sequence before they fold, pairwise,
+// into an outer accumulator, and the threads' results combine as trees (warp shuffles,
+// shared memory, the second pass; see internal/kernel PlanReduce). The two backends'
+// float sums therefore differ in the last bits; each is deterministic: the same inputs
+// and shapes give bitwise the same result at every call, and the CPU's result doesn't
+// depend on its number of workers. Everything else (integers, Min, Max, Any, All, the
+// arg operations, NaN and signed zeros included) is exact and identical on both
+// backends.
 //
-// Kernels. One or two launches per reduction (CUDA: a split of long reductions writes
-// partial results that a second launch combines; temporary buffers come from the
-// stream's small-block cache); nothing is ever launched for an empty result. The
-// operations never modify their inputs.
-
-// ReduceOption configures a reduction: Axes, KeepDims.
+// Kernels. Each reduction is one kernel, or two when a long reduced axis is split
+// across blocks for parallelism (the first writes partial results, from the stream's
+// small-block cache, that the second combines); nothing is launched for an empty
+// result, and inputs are never modified. On CUDA: Harris's tree reduction ("Optimizing Parallel Reduction in CUDA", NVIDIA 2007)
+// with warp shuffles, and CUDA.jl's choice of strategy by shape: a whole-array
+// reduction, a thread, warp or block per output when the reduced elements are
+// contiguous, threads across outputs when the outputs are (a sum over the leading
+// axis). Adjacent reduced and kept axes are collapsed first; loads are 16 bytes wide
+// where aligned, several in flight per thread; indexing is 64-bit past 2^31 elements.
+// internal/kernel's PlanReduce documents the choices.
 type ReduceOption func(*reduceConfig)
 
 type reduceConfig struct {
@@ -188,7 +195,10 @@ func (j *redJob) run(s *Stream, vals, idx *header) error {
 		}
 	}
 	if plan == nil {
-		plan = j.plan(d)
+		var err error
+		if plan, err = j.plan(d); err != nil {
+			return err
+		}
 		if cacheable {
 			if redPlanCount.Add(1) > redPlanMax {
 				redPlans.Clear()
@@ -220,7 +230,7 @@ func (j *redJob) run(s *Stream, vals, idx *header) error {
 	passes := plan.passes
 	if len(passes) == 1 {
 		p := passes[0]
-		return j.launch(s, p.Spec, p.Layout, p.GridX, p.GridY, p.Block, vals, idx, nil, nil)
+		return j.launch(s, plan.fns[0], p.Spec, p.Layout, p.GridX, p.GridY, p.Block, vals, idx, nil, nil)
 	}
 	p1, p2 := passes[0], passes[1]
 	vb, ib := kernel.ReducePartialBytes(p1.Spec, m, p1.GridY)
@@ -236,16 +246,17 @@ func (j *redJob) run(s *Stream, vals, idx *header) error {
 		}
 		defer pi.Free()
 	}
-	if err := j.launch(s, p1.Spec, p1.Layout, p1.GridX, p1.GridY, p1.Block, nil, nil, pv, pi); err != nil {
+	if err := j.launch(s, plan.fns[0], p1.Spec, p1.Layout, p1.GridX, p1.GridY, p1.Block, nil, nil, pv, pi); err != nil {
 		return err
 	}
-	return j.launchPartial(s, p2, pv, pi, vals, idx)
+	return j.launchPartial(s, plan.fns[1], p2, pv, pi, vals, idx)
 }
 
-// redPlan is a reduction's iteration space and launches.
+// redPlan is a reduction's iteration space, launches and their kernels.
 type redPlan struct {
 	layout kernel.ReduceLayout
 	passes []kernel.ReducePass
+	fns    []*Function
 }
 
 // Plans are cached by everything they depend on, so that a repeated reduction spends no
@@ -299,8 +310,21 @@ func (j *redJob) planKey(d *Device) (redPlanKey, bool) {
 	return k, true
 }
 
-// plan collapses the job's iteration space and plans its launches on d.
-func (j *redJob) plan(d *Device) *redPlan {
+// plan collapses the job's iteration space, plans its launches on d and compiles their
+// kernels.
+func (j *redJob) plan(d *Device) (*redPlan, error) {
+	p := j.planPasses(d)
+	for _, q := range p.passes {
+		fn, err := d.kernel(q.Spec)
+		if err != nil {
+			return nil, err
+		}
+		p.fns = append(p.fns, fn)
+	}
+	return p, nil
+}
+
+func (j *redJob) planPasses(d *Device) *redPlan {
 	strides := make([][]int, len(j.ops))
 	for i, op := range j.ops {
 		strides[i] = op.st
@@ -406,11 +430,7 @@ func redPtr(h *header) uint64 {
 
 // launch enqueues one pass over layout l. The outputs are vals/idx (arrays) or, for a
 // partial pass, the buffers pv/pi.
-func (j *redJob) launch(s *Stream, sp *kernel.Reduce, l kernel.ReduceLayout, gx, gy, block int, vals, idx *header, pv, pi *Buffer) error {
-	fn, err := s.dev.kernel(sp)
-	if err != nil {
-		return err
-	}
+func (j *redJob) launch(s *Stream, fn *Function, sp *kernel.Reduce, l kernel.ReduceLayout, gx, gy, block int, vals, idx *header, pv, pi *Buffer) error {
 	arg := sp.Op.IsArg()
 	args := make([]any, 0, 16)
 	switch {
@@ -471,12 +491,8 @@ func (j *redJob) count() int {
 
 // launchPartial enqueues the second pass p over the partial results pv (values) and pi
 // (indices), into vals and idx.
-func (j *redJob) launchPartial(s *Stream, p kernel.ReducePass, pv, pi *Buffer, vals, idx *header) error {
+func (j *redJob) launchPartial(s *Stream, fn *Function, p kernel.ReducePass, pv, pi *Buffer, vals, idx *header) error {
 	sp := p.Spec
-	fn, err := s.dev.kernel(sp)
-	if err != nil {
-		return err
-	}
 	l := p.Layout
 	args := make([]any, 0, 16)
 	if vals != nil {

@@ -135,10 +135,11 @@ type Reduce struct {
 // consecutive threads share one output (Lanes is 1, 32 or Block), splitting its reduced
 // elements between them (and between the gridDim.y blocks of a split), and combine
 // their partial results with warp shuffles and, for Lanes = Block, shared memory. With
-// Cols set, consecutive threads take consecutive outputs (Vec of them each) and the
-// Lanes = Block/Cols... groups of threads ("row lanes") split the reduced elements; the
-// row lanes combine through shared memory. Threads load Vec consecutive elements at
-// once (along r for rows, along o for columns) and keep Unroll loads in flight.
+// Cols set, the block is Lanes "row lanes" of C = Block/Lanes threads: consecutive
+// threads of a row lane take consecutive outputs (Vec each, C×Vec per tile), the row
+// lanes split the reduced elements, and they combine through shared memory. Threads
+// load Vec consecutive elements at once (along r for rows, along o for columns) and keep
+// Unroll loads in flight.
 type ReduceGPU struct {
 	Cols    bool // columns: threads map to consecutive outputs
 	Lanes   int  // rows: threads per output (1, 32 or Block); columns: row lanes (a power of 2)

@@ -59,11 +59,11 @@ const (
 // keeping at least Unroll loads; the second pass then reduces the [S][M] partials.
 //
 // Accuracy. Every thread keeps Unroll×Vec accumulators; for float sums and products
-// they fold, every redCascade iterations, into an outer accumulator, so no float
-// accumulator adds more than redCascade×... terms in sequence: at most 16 per inner
-// accumulator and k/(16×L×S×Unroll×Vec) per outer one (L threads per output), the
-// rest being trees (the accumulators, the warp butterflies, shared memory, the second
-// pass).
+// they fold pairwise, every redCascade = 16 iterations of the main loop, into an outer
+// accumulator. So an inner accumulator adds at most 16 terms in sequence, and an outer
+// one k/(16×L×S×Unroll×Vec) (L threads per output): 6 for a 2^28-element sum on an
+// H200. Everything above is trees: the accumulators, the warp butterflies, shared
+// memory, the second pass.
 func PlanReduce(base Reduce, l ReduceLayout, aligned []bool, sms int, occupancy func(*Reduce) int) []ReducePass {
 	sms = max(1, sms)
 	first := base
