@@ -230,7 +230,7 @@ func (g *gogen) block(ns []*node) {
 			case k >= cSLt:
 				st := pick(n.t == tU32, "int32", "int64")
 				op := map[cmpKind]string{cSLt: "<", cSLe: "<=", cSGt: ">", cSGe: ">="}[k]
-				g.line("%s := %s(%s) %s %s(%s)", d, st, x, op, st, y)
+				g.line("%s := %s %s %s", d, g.signed(n.a[0], st), op, g.signed(n.a[1], st))
 			default:
 				g.line("%s := "+goCmp[k], d, x, y)
 			}
@@ -270,6 +270,18 @@ func (g *gogen) block(ns []*node) {
 			panic("gogen: unknown op")
 		}
 	}
+}
+
+// signed returns v as a signed integer of Go type st (int32, int64); constants are
+// written as signed literals (a conversion of an out-of-range constant doesn't compile).
+func (g *gogen) signed(v val, st string) string {
+	if bits, ok := g.b.isConst(v); ok {
+		if st == "int32" {
+			return fmt.Sprintf("int32(%d)", int32(uint32(bits)))
+		}
+		return fmt.Sprintf("int64(%d)", int64(bits))
+	}
+	return st + "(" + g.name(v) + ")"
 }
 
 func pick(c bool, a, b string) string {

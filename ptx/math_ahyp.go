@@ -82,7 +82,7 @@ func atanhF32(b *mb, t vtype, xs []val) val {
 
 // logBig returns log x + log 2 for large finite x (asinh, acosh beyond 2^28).
 func (b *mb) logBig(x val) val {
-	h, l := b.logPrec64(x)
+	h, l := b.logPrec64(x, 0)
 	l2h, l2l := constDD(ln2Digits)
 	s, e := b.fastTwoSum(h, b.f64(l2h))
 	return b.add(s, b.add(e, b.add(l, b.f64(l2l))))
@@ -94,8 +94,9 @@ func asinhF64(b *mb, t vtype, xs []val) val {
 	res := b.variable(b.f64(0))
 	b.ifElse(b.cmp(cLt, ax, b.f64(0x1p28)), func() {
 		ph, pl := b.twoProd(ax, ax)
-		sh, se := b.twoSum(b.f64(1), ph)
-		q, ql := b.sqrtDD(sh, b.add(se, pl))
+		ge1 := b.cmp(cGe, ph, b.f64(1))
+		sh, se := b.fastTwoSum(b.sel(ge1, ph, b.f64(1)), b.sel(ge1, b.f64(1), ph))
+		q, ql := b.sqrtDD(sh, b.add(se, pl), true)
 		wh, we := b.fastTwoSum(q, ax)
 		b.set(res, b.withSign(b.logW(wh, b.add(we, ql)), x))
 	}, func() {
@@ -113,7 +114,7 @@ func acoshF64(b *mb, t vtype, xs []val) val {
 		ph, pl := b.twoProd(x, x)
 		vh, ve := b.fastTwoSum(ph, b.f64(-1))
 		vh, ve = b.fastTwoSum(vh, b.add(ve, pl)) // normalise: pl may exceed ulp(x² - 1)
-		q, ql := b.sqrtDD(vh, ve)
+		q, ql := b.sqrtDD(vh, ve, false)
 		wh, we := b.fastTwoSum(x, q)
 		v := b.logW(wh, b.add(we, ql))
 		b.set(res, b.sel(b.cmp(cLtU, x, b.f64(1)), b.nan(t), v))

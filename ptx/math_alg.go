@@ -123,7 +123,7 @@ func hypotF64(b *mb, t vtype, xs []val) val {
 	ah, al := b.twoProd(a, a)
 	ch, cl := b.twoProd(c, c)
 	sh, se := b.fastTwoSum(ah, ch)
-	s, sl := b.sqrtDD(sh, b.add(se, b.add(al, cl)))
+	s, sl := b.sqrtDD(sh, b.add(se, b.add(al, cl)), false)
 	h := b.mul(b.add(s, sl), un)
 	h = b.sel(b.cmp(cEq, a, b.f64(0)), b.f64(0), h)
 	return b.hypotSpecial(ax, ay, h, t)

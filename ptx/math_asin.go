@@ -42,7 +42,7 @@ func (b *mb) asinAcos(x val, acos, f32 bool) val {
 		s = b.sqrt(zl)
 		sl = b.f64(0)
 	} else {
-		s, sl = b.sqrtDD(b.sel(b.cmp(cGe, zl, b.f64(0)), zl, b.f64(0)), b.f64(0))
+		s, sl = b.sqrtDD(b.sel(b.cmp(cGe, zl, b.f64(0)), zl, b.f64(0)), b.f64(0), false)
 		sl = b.sel(small, b.f64(0), sl)
 	}
 	s = b.sel(small, ax, s)

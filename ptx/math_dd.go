@@ -54,18 +54,17 @@ func (b *mb) rcpAcc(x val) val {
 // sqrtDD returns sqrt(h + l) as a double-word value for h zero or positive normal and
 // |l| <= ulp(h) (a normalised pair: the correction is linear in l): the rounded root
 // and its correction (h + l - s²)/(2s), the residual h - s² being exact in one fma.
-func (b *mb) sqrtDD(h, l val) (s, sl val) {
+// near asks for rcpAcc instead of rcpApprox, when the root near 1 feeds a logarithm.
+func (b *mb) sqrtDD(h, l val, near bool) (s, sl val) {
 	s = b.sqrt(h)
 	r := b.add(b.fma(b.neg(s), s, h), l)
 	tiny := b.f64(0x1p-1000) // s = 0 (h = 0, l = 0) must give 0, not 0·garbage
-	return s, b.mul(r, b.mul(b.f64(0.5), b.rcpAcc(b.sel(b.cmp(cLt, s, tiny), tiny, s))))
-}
-
-// mulDD returns (xh + xl)·(yh + yl) as a double-word value (the xl·yl term dropped).
-func (b *mb) mulDD(xh, xl, yh, yl val) (h, l val) {
-	p, e := b.twoProd(xh, yh)
-	e = b.add(e, b.fma(xh, yl, b.mul(xl, yh)))
-	return b.fastTwoSum(p, e)
+	sc := b.sel(b.cmp(cLt, s, tiny), tiny, s)
+	inv := b.rcpApprox(sc)
+	if near {
+		inv = b.rcpAcc(sc)
+	}
+	return s, b.mul(r, b.mul(b.f64(0.5), inv))
 }
 
 // constDD returns a constant given as decimal digits as a double-word pair of float64.

@@ -91,9 +91,12 @@ func ln2Parts() (hi, lo float64) {
 	return hi, lo
 }
 
-// logPrec64 returns log x as a double-word for x positive and finite (subnormals
-// included); other x give garbage.
-func (b *mb) logPrec64(x val) (hi, lo val) {
+// logPrec64 returns log(x + xl) as a double-word for x positive and finite
+// (subnormals included; other x give garbage). xl (0: none) is a low part, |xl| <=
+// ulp(x), for x in [2^-1000, 2^1000]: it joins z exactly scaled, since
+// log(x + xl) = log(2^e·m·r_j·(1 + xl/x)) and (1 + z)·xl/x = r_j·xl·2^-e, so that
+// log1p(z + zl) = log1p(z) + zl·(1 - z) to 2^-14 of zl.
+func (b *mb) logPrec64(x, xl val) (hi, lo val) {
 	xv := b.variable(x)
 	eb := b.variable(b.u64(0))
 	b.ifThen(b.cmp(cLt, b.bits(x), b.u64(1<<52)), func() {
@@ -108,11 +111,19 @@ func (b *mb) logPrec64(x val) (hi, lo val) {
 	m := b.fromBits(b.sub(xb, b.shl(e, b.u32(52))))
 	j := b.lo(b.and(b.shr(ix, b.u32(45)), b.u64(0x7f)))
 	ef := b.cvtSI(b.add(e, eb), tF64)
-	z := b.fma(m, b.load(tr, j), b.f64(-1)) // exact
+	r := b.load(tr, j)
+	z := b.fma(m, r, b.f64(-1)) // exact
 	l2h, l2l := ln2Parts()
 	zz, zzl := b.twoProd(z, z)
 	s1, e1 := b.fastTwoSum(z, b.mul(zz, b.f64(-0.5)))
 	low := b.fma(zzl, b.f64(-0.5), e1)
+	if xl != 0 {
+		// 2^-e for e in [-1000, 1000] (xl is 0 outside)
+		ec := b.sel(b.cmp(cSGt, e, b.u64(1000)), b.u64(1000), e)
+		ec = b.sel(b.cmp(cSLt, ec, b.u64(uint64(1<<64-1000))), b.u64(uint64(1<<64-1000)), ec)
+		zl := b.mul(b.mul(xl, r), b.fromBits(b.shl(b.sub(b.u64(1023), ec), b.u32(52))))
+		low = b.add(low, b.fma(b.neg(zl), z, zl))
+	}
 	low = b.fma(b.mul(z, zz), b.horner(z, powLogPoly), low)
 	low = b.add(low, b.fma(ef, b.f64(l2l), b.load(ttl, j)))
 	a := b.fma(ef, b.f64(l2h), b.load(tth, j)) // exact
@@ -190,7 +201,7 @@ func powF64(b *mb, t vtype, xs []val) val {
 	xNeg := b.cmp(cNe, b.and(b.bits(x), b.u64(signBit64)), b.u64(0))
 	signFlip := b.sel(b.and(xNeg, yOdd), b.u64(signBit64), b.u64(0))
 
-	lh, ll := b.logPrec64(ax)
+	lh, ll := b.logPrec64(ax, 0)
 	wh, wl := b.twoProd(y, lh)
 	wl = b.fma(y, ll, wl)
 	r := b.expDD64(wh, wl)
@@ -220,14 +231,13 @@ func powF64(b *mb, t vtype, xs []val) val {
 }
 
 // logW returns log(wh + wl) rounded, for wh positive finite, wh >= 2^-1000 and
-// |wl| <= ulp(wh): log wh as a double-word plus wl/wh (negligible, and not computed,
-// past 2^1000). Near 1, where log wh is small, wl/wh must be as accurate as the
-// logarithm: rcpAcc.
+// |wl| <= ulp(wh) (wl is dropped past 2^1000, where it is negligible): logPrec64 with
+// the low part folded into its reduced argument, so it is as accurate near 1, where
+// log wh is small, as elsewhere.
 func (b *mb) logW(wh, wl val) val {
-	h, l := b.logPrec64(wh)
-	big := b.cmp(cGt, wh, b.f64(0x1p1000))
-	inv := b.rcpAcc(b.sel(big, b.f64(0x1p1000), wh))
-	return b.add(h, b.fma(b.sel(big, b.f64(0), wl), inv, l))
+	wl = b.sel(b.cmp(cGt, wh, b.f64(0x1p1000)), b.f64(0), wl)
+	h, l := b.logPrec64(wh, wl)
+	return b.add(h, l)
 }
 
 // log1p(x) = log(u) + c/u with u = RN(1 + x) and c = 1 + x - u exact (Fast2Sum);

@@ -1221,116 +1221,109 @@ func Log1pF64(x float64) float64 {
 	if v5 {
 		v10 = v7
 	}
-	v11 := v3
-	v13 := uint64(0x0)
-	v14 := math.Float64bits(v3)
-	v16 := v14 < uint64(0x10000000000000)
-	if v16 {
-		v18 := float64(v3 * float64(0x1p+52))
-		v11 = v18
-		v13 = uint64(0xffffffffffffffcc)
+	v12 := v3 > float64(0x1p+1000)
+	v14 := v10
+	if v12 {
+		v14 = float64(0x0p+00)
 	}
-	v20 := math.Float64bits(v11)
-	v22 := uint64(v20 - uint64(0x3fe6a09e667f3bcd))
-	v24 := uint64(int64(v22) >> uint32(0x34))
-	v25 := v24 << uint32(0x34)
-	v26 := uint64(v20 - v25)
-	v27 := math.Float64frombits(v26)
-	v29 := v22 >> uint32(0x2d)
-	v31 := v29 & uint64(0x7f)
-	v32 := uint32(v31)
-	v33 := uint64(v24 + v13)
-	v34 := float64(int64(v33))
-	v35 := tbl_logp_r[v32]
-	v37 := math.FMA(v27, v35, float64(-0x1p+00))
-	v38 := float64(v37 * v37)
-	v39 := -v38
-	v40 := math.FMA(v37, v37, v39)
-	v42 := float64(v38 * float64(-0x1p-01))
-	v43 := float64(v37 + v42)
-	v44 := float64(v37 - v43)
-	v45 := float64(v44 + v42)
-	v46 := math.FMA(v40, float64(-0x1p-01), v45)
-	v47 := float64(v37 * v38)
-	v50 := math.FMA(float64(0x1.c729cc57737efp-04), v37, float64(-0x1.00068f7fc8152p-03))
-	v52 := math.FMA(v50, v37, float64(0x1.249249100f582p-03))
-	v54 := math.FMA(v52, v37, float64(-0x1.555555449c66bp-03))
-	v56 := math.FMA(v54, v37, float64(0x1.9999999999b0fp-03))
-	v58 := math.FMA(v56, v37, float64(-0x1.0000000000067p-02))
-	v60 := math.FMA(v58, v37, float64(0x1.5555555555555p-02))
-	v61 := math.FMA(v47, v60, v46)
-	v63 := tbl_logp_tlo[v32]
-	v64 := math.FMA(v34, float64(0x1.ef35793c7673p-45), v63)
-	v65 := float64(v61 + v64)
-	v67 := tbl_logp_thi[v32]
-	v68 := math.FMA(v34, float64(0x1.62e42fefa38p-01), v67)
-	v69 := float64(v68 + v43)
-	v70 := float64(v69 - v68)
-	v71 := float64(v69 - v70)
-	v72 := float64(v68 - v71)
-	v73 := float64(v43 - v70)
-	v74 := float64(v72 + v73)
-	v75 := float64(v74 + v65)
-	v76 := float64(v69 + v75)
-	v77 := float64(v69 - v76)
-	v78 := float64(v77 + v75)
-	v80 := v3 > float64(0x1p+1000)
-	v81 := v3
-	if v80 {
-		v81 = float64(0x1p+1000)
+	v15 := v3
+	v17 := uint64(0x0)
+	v18 := math.Float64bits(v3)
+	v20 := v18 < uint64(0x10000000000000)
+	if v20 {
+		v22 := float64(v3 * float64(0x1p+52))
+		v15 = v22
+		v17 = uint64(0xffffffffffffffcc)
 	}
-	v83 := float64(float64(0x1p+01) - v81)
-	v84 := -v81
-	v85 := math.FMA(v84, v83, float64(0x1p+00))
-	v86 := math.FMA(v83, v85, v83)
-	v87 := float64(v81 - float64(0x1p+00))
-	v88 := abs64(v87)
-	v90 := v88 <= float64(0x1p-02)
-	v92 := math.Float64bits(v81)
-	v93 := uint64(uint64(0x7fde62384f000000) - v92)
-	v94 := math.Float64frombits(v93)
-	v95 := -v81
-	v96 := math.FMA(v95, v94, float64(0x1p+00))
-	v97 := math.FMA(v94, v96, v94)
-	v98 := -v81
-	v99 := math.FMA(v98, v97, float64(0x1p+00))
-	v100 := math.FMA(v97, v99, v97)
-	v101 := v100
-	if v90 {
-		v101 = v86
+	v24 := math.Float64bits(v15)
+	v26 := uint64(v24 - uint64(0x3fe6a09e667f3bcd))
+	v28 := uint64(int64(v26) >> uint32(0x34))
+	v29 := v28 << uint32(0x34)
+	v30 := uint64(v24 - v29)
+	v31 := math.Float64frombits(v30)
+	v33 := v26 >> uint32(0x2d)
+	v35 := v33 & uint64(0x7f)
+	v36 := uint32(v35)
+	v37 := uint64(v28 + v17)
+	v38 := float64(int64(v37))
+	v39 := tbl_logp_r[v36]
+	v41 := math.FMA(v31, v39, float64(-0x1p+00))
+	v42 := float64(v41 * v41)
+	v43 := -v42
+	v44 := math.FMA(v41, v41, v43)
+	v46 := float64(v42 * float64(-0x1p-01))
+	v47 := float64(v41 + v46)
+	v48 := float64(v41 - v47)
+	v49 := float64(v48 + v46)
+	v50 := math.FMA(v44, float64(-0x1p-01), v49)
+	v52 := int64(v28) > int64(1000)
+	v53 := v28
+	if v52 {
+		v53 = uint64(0x3e8)
 	}
-	v103 := v10
-	if v80 {
-		v103 = float64(0x0p+00)
+	v55 := int64(v53) < int64(-1000)
+	v56 := v53
+	if v55 {
+		v56 = uint64(0xfffffffffffffc18)
 	}
-	v104 := math.FMA(v103, v101, v78)
-	v105 := float64(v76 + v104)
-	v106 := v105
-	v107 := math.Float64bits(v3)
-	v109 := uint64(v107 - uint64(0x1))
-	v111 := v109 >= uint64(0x7fefffffffffffff)
-	v112 := x == float64(0x0p+00)
-	v113 := v111 || v112
-	if v113 {
-		v115 := x == math.Float64frombits(0x7ff0000000000000)
-		v117 := math.Float64frombits(0x7fffffffffffffff)
-		if v115 {
-			v117 = x
+	v57 := float64(v14 * v39)
+	v59 := uint64(uint64(0x3ff) - v56)
+	v60 := v59 << uint32(0x34)
+	v61 := math.Float64frombits(v60)
+	v62 := float64(v57 * v61)
+	v63 := -v62
+	v64 := math.FMA(v63, v41, v62)
+	v65 := float64(v50 + v64)
+	v66 := float64(v41 * v42)
+	v69 := math.FMA(float64(0x1.c729cc57737efp-04), v41, float64(-0x1.00068f7fc8152p-03))
+	v71 := math.FMA(v69, v41, float64(0x1.249249100f582p-03))
+	v73 := math.FMA(v71, v41, float64(-0x1.555555449c66bp-03))
+	v75 := math.FMA(v73, v41, float64(0x1.9999999999b0fp-03))
+	v77 := math.FMA(v75, v41, float64(-0x1.0000000000067p-02))
+	v79 := math.FMA(v77, v41, float64(0x1.5555555555555p-02))
+	v80 := math.FMA(v66, v79, v65)
+	v82 := tbl_logp_tlo[v36]
+	v83 := math.FMA(v38, float64(0x1.ef35793c7673p-45), v82)
+	v84 := float64(v80 + v83)
+	v86 := tbl_logp_thi[v36]
+	v87 := math.FMA(v38, float64(0x1.62e42fefa38p-01), v86)
+	v88 := float64(v87 + v47)
+	v89 := float64(v88 - v87)
+	v90 := float64(v88 - v89)
+	v91 := float64(v87 - v90)
+	v92 := float64(v47 - v89)
+	v93 := float64(v91 + v92)
+	v94 := float64(v93 + v84)
+	v95 := float64(v88 + v94)
+	v96 := float64(v88 - v95)
+	v97 := float64(v96 + v94)
+	v98 := float64(v95 + v97)
+	v99 := v98
+	v100 := math.Float64bits(v3)
+	v102 := uint64(v100 - uint64(0x1))
+	v104 := v102 >= uint64(0x7fefffffffffffff)
+	v105 := x == float64(0x0p+00)
+	v106 := v104 || v105
+	if v106 {
+		v108 := x == math.Float64frombits(0x7ff0000000000000)
+		v110 := math.Float64frombits(0x7fffffffffffffff)
+		if v108 {
+			v110 = x
 		}
-		v118 := v3 == float64(0x0p+00)
-		v119 := -math.Float64frombits(0x7ff0000000000000)
-		v120 := v117
-		if v118 {
-			v120 = v119
+		v111 := v3 == float64(0x0p+00)
+		v112 := -math.Float64frombits(0x7ff0000000000000)
+		v113 := v110
+		if v111 {
+			v113 = v112
 		}
-		v121 := x == float64(0x0p+00)
-		v122 := v120
-		if v121 {
-			v122 = x
+		v114 := x == float64(0x0p+00)
+		v115 := v113
+		if v114 {
+			v115 = x
 		}
-		v106 = v122
+		v99 = v115
 	}
-	return v106
+	return v99
 }
 
 // SinF32 is the Go mirror of the device function sin for float32.
@@ -2302,81 +2295,70 @@ func AsinF64(x float64) float64 {
 	if v18 {
 		v19 = float64(0x1p-1000)
 	}
-	v21 := float64(float64(0x1p+01) - v19)
-	v22 := -v19
-	v23 := math.FMA(v22, v21, float64(0x1p+00))
-	v24 := math.FMA(v21, v23, v21)
-	v25 := float64(v19 - float64(0x1p+00))
-	v26 := abs64(v25)
-	v28 := v26 <= float64(0x1p-02)
-	v30 := math.Float64bits(v19)
-	v31 := uint64(uint64(0x7fde62384f000000) - v30)
-	v32 := math.Float64frombits(v31)
-	v33 := -v19
-	v34 := math.FMA(v33, v32, float64(0x1p+00))
-	v35 := math.FMA(v32, v34, v32)
-	v36 := -v19
-	v37 := math.FMA(v36, v35, float64(0x1p+00))
-	v38 := math.FMA(v35, v37, v35)
-	v39 := v38
-	if v28 {
-		v39 = v24
-	}
-	v40 := float64(float64(0x1p-01) * v39)
-	v41 := float64(v16 * v40)
-	v42 := v41
+	v21 := math.Float64bits(v19)
+	v22 := uint64(uint64(0x7fde62384f000000) - v21)
+	v23 := math.Float64frombits(v22)
+	v24 := -v19
+	v25 := math.FMA(v24, v23, float64(0x1p+00))
+	v26 := math.FMA(v23, v25, v23)
+	v27 := -v19
+	v28 := math.FMA(v27, v26, float64(0x1p+00))
+	v29 := math.FMA(v26, v28, v26)
+	v30 := float64(float64(0x1p-01) * v29)
+	v31 := float64(v16 * v30)
+	v32 := v31
 	if v4 {
-		v42 = float64(0x0p+00)
+		v32 = float64(0x0p+00)
 	}
-	v43 := v13
+	v33 := v13
 	if v4 {
-		v43 = v2
+		v33 = v2
 	}
-	v44 := float64(v43 * v9)
-	v47 := math.FMA(float64(0x1.13996ebf66826p-05), v9, float64(-0x1.ac667598d1a28p-06))
-	v49 := math.FMA(v47, v9, float64(0x1.96bbfad7518dep-06))
-	v51 := math.FMA(v49, v9, float64(0x1.65deff25a0ac3p-11))
-	v53 := math.FMA(v51, v9, float64(0x1.47ff9bf55a6bfp-07))
-	v55 := math.FMA(v53, v9, float64(0x1.36c4e117fa894p-07))
-	v57 := math.FMA(v55, v9, float64(0x1.7ba3f4688a66ap-07))
-	v59 := math.FMA(v57, v9, float64(0x1.c980e69d561d7p-07))
-	v61 := math.FMA(v59, v9, float64(0x1.1c4f854d7816bp-06))
-	v63 := math.FMA(v61, v9, float64(0x1.6e8b9af35af06p-06))
-	v65 := math.FMA(v63, v9, float64(0x1.f1c71ca831c53p-06))
-	v67 := math.FMA(v65, v9, float64(0x1.6db6db6d48c01p-05))
-	v69 := math.FMA(v67, v9, float64(0x1.3333333333a3bp-04))
-	v71 := math.FMA(v69, v9, float64(0x1.5555555555553p-03))
-	v72 := math.FMA(v44, v71, v42)
-	v75 := float64(0x1.921fb54442d18p+00)
+	v34 := float64(v33 * v9)
+	v37 := math.FMA(float64(0x1.13996ebf66826p-05), v9, float64(-0x1.ac667598d1a28p-06))
+	v39 := math.FMA(v37, v9, float64(0x1.96bbfad7518dep-06))
+	v41 := math.FMA(v39, v9, float64(0x1.65deff25a0ac3p-11))
+	v43 := math.FMA(v41, v9, float64(0x1.47ff9bf55a6bfp-07))
+	v45 := math.FMA(v43, v9, float64(0x1.36c4e117fa894p-07))
+	v47 := math.FMA(v45, v9, float64(0x1.7ba3f4688a66ap-07))
+	v49 := math.FMA(v47, v9, float64(0x1.c980e69d561d7p-07))
+	v51 := math.FMA(v49, v9, float64(0x1.1c4f854d7816bp-06))
+	v53 := math.FMA(v51, v9, float64(0x1.6e8b9af35af06p-06))
+	v55 := math.FMA(v53, v9, float64(0x1.f1c71ca831c53p-06))
+	v57 := math.FMA(v55, v9, float64(0x1.6db6db6d48c01p-05))
+	v59 := math.FMA(v57, v9, float64(0x1.3333333333a3bp-04))
+	v61 := math.FMA(v59, v9, float64(0x1.5555555555553p-03))
+	v62 := math.FMA(v34, v61, v32)
+	v65 := float64(0x1.921fb54442d18p+00)
 	if v4 {
-		v75 = float64(0x0p+00)
+		v65 = float64(0x0p+00)
 	}
-	v77 := float64(0x1.1a62633145c07p-54)
+	v67 := float64(0x1.1a62633145c07p-54)
 	if v4 {
-		v77 = float64(0x0p+00)
+		v67 = float64(0x0p+00)
 	}
-	v79 := float64(-0x1p+01)
+	v69 := float64(-0x1p+01)
 	if v4 {
-		v79 = float64(0x1p+00)
+		v69 = float64(0x1p+00)
 	}
-	v80 := float64(v79 * v43)
-	v81 := float64(v75 + v80)
-	v82 := float64(v75 - v81)
-	v83 := float64(v82 + v80)
-	v84 := float64(v83 + v77)
-	v85 := math.FMA(v79, v72, v84)
-	v86 := float64(v81 + v85)
-	v87 := math.Float64bits(x)
-	v89 := v87 & uint64(0x8000000000000000)
-	v90 := math.Float64bits(v86)
-	v91 := v90 | v89
-	v92 := math.Float64frombits(v91)
-	v93 := !(v2 <= float64(0x1p+00))
-	v95 := v92
-	if v93 {
-		v95 = math.Float64frombits(0x7fffffffffffffff)
+	v70 := float64(v69 * v33)
+	v71 := float64(v65 + v70)
+	v72 := float64(v65 - v71)
+	v73 := float64(v72 + v70)
+	v74 := float64(v73 + v67)
+	v75 := math.FMA(v69, v62, v74)
+	v76 := float64(v71 + v75)
+	v77 := math.Float64bits(x)
+	v79 := v77 & uint64(0x8000000000000000)
+	v80 := math.Float64bits(v76)
+	v81 := v80 | v79
+	v82 := math.Float64frombits(v81)
+	v83 := !(v2 <= float64(0x1p+00))
+	v85 := v82
+	if v83 {
+		v85 = math.Float64frombits(0x7fffffffffffffff)
 	}
-	return v95
+	return v85
 }
 
 // AcosF32 is the Go mirror of the device function acos for float32.
@@ -2473,93 +2455,82 @@ func AcosF64(x float64) float64 {
 	if v18 {
 		v19 = float64(0x1p-1000)
 	}
-	v21 := float64(float64(0x1p+01) - v19)
-	v22 := -v19
-	v23 := math.FMA(v22, v21, float64(0x1p+00))
-	v24 := math.FMA(v21, v23, v21)
-	v25 := float64(v19 - float64(0x1p+00))
-	v26 := abs64(v25)
-	v28 := v26 <= float64(0x1p-02)
-	v30 := math.Float64bits(v19)
-	v31 := uint64(uint64(0x7fde62384f000000) - v30)
-	v32 := math.Float64frombits(v31)
-	v33 := -v19
-	v34 := math.FMA(v33, v32, float64(0x1p+00))
-	v35 := math.FMA(v32, v34, v32)
-	v36 := -v19
-	v37 := math.FMA(v36, v35, float64(0x1p+00))
-	v38 := math.FMA(v35, v37, v35)
-	v39 := v38
-	if v28 {
-		v39 = v24
-	}
-	v40 := float64(float64(0x1p-01) * v39)
-	v41 := float64(v16 * v40)
-	v42 := v41
+	v21 := math.Float64bits(v19)
+	v22 := uint64(uint64(0x7fde62384f000000) - v21)
+	v23 := math.Float64frombits(v22)
+	v24 := -v19
+	v25 := math.FMA(v24, v23, float64(0x1p+00))
+	v26 := math.FMA(v23, v25, v23)
+	v27 := -v19
+	v28 := math.FMA(v27, v26, float64(0x1p+00))
+	v29 := math.FMA(v26, v28, v26)
+	v30 := float64(float64(0x1p-01) * v29)
+	v31 := float64(v16 * v30)
+	v32 := v31
 	if v4 {
-		v42 = float64(0x0p+00)
+		v32 = float64(0x0p+00)
 	}
-	v43 := v13
+	v33 := v13
 	if v4 {
-		v43 = v2
+		v33 = v2
 	}
-	v44 := float64(v43 * v9)
-	v47 := math.FMA(float64(0x1.13996ebf66826p-05), v9, float64(-0x1.ac667598d1a28p-06))
-	v49 := math.FMA(v47, v9, float64(0x1.96bbfad7518dep-06))
-	v51 := math.FMA(v49, v9, float64(0x1.65deff25a0ac3p-11))
-	v53 := math.FMA(v51, v9, float64(0x1.47ff9bf55a6bfp-07))
-	v55 := math.FMA(v53, v9, float64(0x1.36c4e117fa894p-07))
-	v57 := math.FMA(v55, v9, float64(0x1.7ba3f4688a66ap-07))
-	v59 := math.FMA(v57, v9, float64(0x1.c980e69d561d7p-07))
-	v61 := math.FMA(v59, v9, float64(0x1.1c4f854d7816bp-06))
-	v63 := math.FMA(v61, v9, float64(0x1.6e8b9af35af06p-06))
-	v65 := math.FMA(v63, v9, float64(0x1.f1c71ca831c53p-06))
-	v67 := math.FMA(v65, v9, float64(0x1.6db6db6d48c01p-05))
-	v69 := math.FMA(v67, v9, float64(0x1.3333333333a3bp-04))
-	v71 := math.FMA(v69, v9, float64(0x1.5555555555553p-03))
-	v72 := math.FMA(v44, v71, v42)
-	v73 := x < float64(0x0p+00)
-	v76 := float64(0x0p+00)
-	if v73 {
-		v76 = float64(0x1.921fb54442d18p+01)
+	v34 := float64(v33 * v9)
+	v37 := math.FMA(float64(0x1.13996ebf66826p-05), v9, float64(-0x1.ac667598d1a28p-06))
+	v39 := math.FMA(v37, v9, float64(0x1.96bbfad7518dep-06))
+	v41 := math.FMA(v39, v9, float64(0x1.65deff25a0ac3p-11))
+	v43 := math.FMA(v41, v9, float64(0x1.47ff9bf55a6bfp-07))
+	v45 := math.FMA(v43, v9, float64(0x1.36c4e117fa894p-07))
+	v47 := math.FMA(v45, v9, float64(0x1.7ba3f4688a66ap-07))
+	v49 := math.FMA(v47, v9, float64(0x1.c980e69d561d7p-07))
+	v51 := math.FMA(v49, v9, float64(0x1.1c4f854d7816bp-06))
+	v53 := math.FMA(v51, v9, float64(0x1.6e8b9af35af06p-06))
+	v55 := math.FMA(v53, v9, float64(0x1.f1c71ca831c53p-06))
+	v57 := math.FMA(v55, v9, float64(0x1.6db6db6d48c01p-05))
+	v59 := math.FMA(v57, v9, float64(0x1.3333333333a3bp-04))
+	v61 := math.FMA(v59, v9, float64(0x1.5555555555553p-03))
+	v62 := math.FMA(v34, v61, v32)
+	v63 := x < float64(0x0p+00)
+	v66 := float64(0x0p+00)
+	if v63 {
+		v66 = float64(0x1.921fb54442d18p+01)
+	}
+	v67 := v66
+	if v4 {
+		v67 = float64(0x1.921fb54442d18p+00)
+	}
+	v70 := float64(0x0p+00)
+	if v63 {
+		v70 = float64(0x1.1a62633145c07p-53)
+	}
+	v71 := v70
+	if v4 {
+		v71 = float64(0x1.1a62633145c07p-54)
+	}
+	v73 := float64(-0x1p+00)
+	if v63 {
+		v73 = float64(0x1p+00)
+	}
+	v76 := float64(0x1p+01)
+	if v63 {
+		v76 = float64(-0x1p+01)
 	}
 	v77 := v76
 	if v4 {
-		v77 = float64(0x1.921fb54442d18p+00)
+		v77 = v73
 	}
-	v80 := float64(0x0p+00)
-	if v73 {
-		v80 = float64(0x1.1a62633145c07p-53)
+	v78 := float64(v77 * v33)
+	v79 := float64(v67 + v78)
+	v80 := float64(v67 - v79)
+	v81 := float64(v80 + v78)
+	v82 := float64(v81 + v71)
+	v83 := math.FMA(v77, v62, v82)
+	v84 := float64(v79 + v83)
+	v85 := !(v2 <= float64(0x1p+00))
+	v87 := v84
+	if v85 {
+		v87 = math.Float64frombits(0x7fffffffffffffff)
 	}
-	v81 := v80
-	if v4 {
-		v81 = float64(0x1.1a62633145c07p-54)
-	}
-	v83 := float64(-0x1p+00)
-	if v73 {
-		v83 = float64(0x1p+00)
-	}
-	v85 := float64(0x1p+01)
-	if v73 {
-		v85 = float64(-0x1p+01)
-	}
-	v86 := v85
-	if v4 {
-		v86 = v83
-	}
-	v87 := float64(v86 * v43)
-	v88 := float64(v77 + v87)
-	v89 := float64(v77 - v88)
-	v90 := float64(v89 + v87)
-	v91 := float64(v90 + v81)
-	v92 := math.FMA(v86, v72, v91)
-	v93 := float64(v88 + v92)
-	v94 := !(v2 <= float64(0x1p+00))
-	v96 := v93
-	if v94 {
-		v96 = math.Float64frombits(0x7fffffffffffffff)
-	}
-	return v96
+	return v87
 }
 
 // AtanF32 is the Go mirror of the device function atan for float32.
@@ -4169,214 +4140,213 @@ func AsinhF64(x float64) float64 {
 		v7 := float64(v2 * v2)
 		v8 := -v7
 		v9 := math.FMA(v2, v2, v8)
-		v11 := float64(float64(0x1p+00) + v7)
-		v12 := float64(v11 - float64(0x1p+00))
-		v13 := float64(v11 - v12)
-		v14 := float64(float64(0x1p+00) - v13)
-		v15 := float64(v7 - v12)
-		v16 := float64(v14 + v15)
+		v11 := v7 >= float64(0x1p+00)
+		v12 := float64(0x1p+00)
+		if v11 {
+			v12 = v7
+		}
+		v13 := v7
+		if v11 {
+			v13 = float64(0x1p+00)
+		}
+		v14 := float64(v12 + v13)
+		v15 := float64(v12 - v14)
+		v16 := float64(v15 + v13)
 		v17 := float64(v16 + v9)
-		v18 := math.Sqrt(v11)
+		v18 := math.Sqrt(v14)
 		v19 := -v18
-		v20 := math.FMA(v19, v18, v11)
+		v20 := math.FMA(v19, v18, v14)
 		v21 := float64(v20 + v17)
-		v24 := v18 < float64(0x1p-1000)
-		v25 := v18
-		if v24 {
-			v25 = float64(0x1p-1000)
+		v23 := v18 < float64(0x1p-1000)
+		v24 := v18
+		if v23 {
+			v24 = float64(0x1p-1000)
 		}
-		v27 := float64(float64(0x1p+01) - v25)
-		v28 := -v25
-		v29 := math.FMA(v28, v27, float64(0x1p+00))
-		v30 := math.FMA(v27, v29, v27)
-		v31 := float64(v25 - float64(0x1p+00))
-		v32 := abs64(v31)
-		v34 := v32 <= float64(0x1p-02)
-		v36 := math.Float64bits(v25)
-		v37 := uint64(uint64(0x7fde62384f000000) - v36)
-		v38 := math.Float64frombits(v37)
-		v39 := -v25
-		v40 := math.FMA(v39, v38, float64(0x1p+00))
-		v41 := math.FMA(v38, v40, v38)
-		v42 := -v25
-		v43 := math.FMA(v42, v41, float64(0x1p+00))
-		v44 := math.FMA(v41, v43, v41)
-		v45 := v44
-		if v34 {
-			v45 = v30
+		v36 := float64(float64(0x1p+01) - v24)
+		v37 := -v24
+		v38 := math.FMA(v37, v36, float64(0x1p+00))
+		v39 := math.FMA(v36, v38, v36)
+		v40 := float64(v24 - float64(0x1p+00))
+		v41 := abs64(v40)
+		v43 := v41 <= float64(0x1p-02)
+		v44 := math.Float64bits(v24)
+		v45 := uint64(uint64(0x7fde62384f000000) - v44)
+		v46 := math.Float64frombits(v45)
+		v47 := -v24
+		v48 := math.FMA(v47, v46, float64(0x1p+00))
+		v49 := math.FMA(v46, v48, v46)
+		v50 := -v24
+		v51 := math.FMA(v50, v49, float64(0x1p+00))
+		v52 := math.FMA(v49, v51, v49)
+		v53 := v52
+		if v43 {
+			v53 = v39
 		}
-		v46 := float64(float64(0x1p-01) * v45)
-		v47 := float64(v21 * v46)
-		v48 := float64(v18 + v2)
-		v49 := float64(v18 - v48)
-		v50 := float64(v49 + v2)
-		v51 := float64(v50 + v47)
-		v52 := v48
-		v54 := uint64(0x0)
-		v55 := math.Float64bits(v48)
-		v57 := v55 < uint64(0x10000000000000)
-		if v57 {
-			v59 := float64(v48 * float64(0x1p+52))
-			v52 = v59
-			v54 = uint64(0xffffffffffffffcc)
+		v55 := float64(float64(0x1p-01) * v53)
+		v56 := float64(v21 * v55)
+		v57 := float64(v18 + v2)
+		v58 := float64(v18 - v57)
+		v59 := float64(v58 + v2)
+		v60 := float64(v59 + v56)
+		v62 := v57 > float64(0x1p+1000)
+		v63 := v60
+		if v62 {
+			v63 = float64(0x0p+00)
 		}
-		v61 := math.Float64bits(v52)
-		v63 := uint64(v61 - uint64(0x3fe6a09e667f3bcd))
-		v65 := uint64(int64(v63) >> uint32(0x34))
-		v66 := v65 << uint32(0x34)
-		v67 := uint64(v61 - v66)
-		v68 := math.Float64frombits(v67)
-		v70 := v63 >> uint32(0x2d)
-		v72 := v70 & uint64(0x7f)
-		v73 := uint32(v72)
-		v74 := uint64(v65 + v54)
-		v75 := float64(int64(v74))
-		v76 := tbl_logp_r[v73]
-		v78 := math.FMA(v68, v76, float64(-0x1p+00))
-		v79 := float64(v78 * v78)
-		v80 := -v79
-		v81 := math.FMA(v78, v78, v80)
-		v83 := float64(v79 * float64(-0x1p-01))
-		v84 := float64(v78 + v83)
-		v85 := float64(v78 - v84)
-		v86 := float64(v85 + v83)
-		v87 := math.FMA(v81, float64(-0x1p-01), v86)
-		v88 := float64(v78 * v79)
-		v91 := math.FMA(float64(0x1.c729cc57737efp-04), v78, float64(-0x1.00068f7fc8152p-03))
-		v93 := math.FMA(v91, v78, float64(0x1.249249100f582p-03))
-		v95 := math.FMA(v93, v78, float64(-0x1.555555449c66bp-03))
-		v97 := math.FMA(v95, v78, float64(0x1.9999999999b0fp-03))
-		v99 := math.FMA(v97, v78, float64(-0x1.0000000000067p-02))
-		v101 := math.FMA(v99, v78, float64(0x1.5555555555555p-02))
-		v102 := math.FMA(v88, v101, v87)
-		v104 := tbl_logp_tlo[v73]
-		v105 := math.FMA(v75, float64(0x1.ef35793c7673p-45), v104)
-		v106 := float64(v102 + v105)
-		v108 := tbl_logp_thi[v73]
-		v109 := math.FMA(v75, float64(0x1.62e42fefa38p-01), v108)
-		v110 := float64(v109 + v84)
-		v111 := float64(v110 - v109)
-		v112 := float64(v110 - v111)
-		v113 := float64(v109 - v112)
-		v114 := float64(v84 - v111)
-		v115 := float64(v113 + v114)
-		v116 := float64(v115 + v106)
-		v117 := float64(v110 + v116)
-		v118 := float64(v110 - v117)
-		v119 := float64(v118 + v116)
-		v121 := v48 > float64(0x1p+1000)
-		v122 := v48
-		if v121 {
-			v122 = float64(0x1p+1000)
+		v64 := v57
+		v66 := uint64(0x0)
+		v67 := math.Float64bits(v57)
+		v69 := v67 < uint64(0x10000000000000)
+		if v69 {
+			v71 := float64(v57 * float64(0x1p+52))
+			v64 = v71
+			v66 = uint64(0xffffffffffffffcc)
 		}
-		v123 := float64(float64(0x1p+01) - v122)
-		v124 := -v122
-		v125 := math.FMA(v124, v123, float64(0x1p+00))
-		v126 := math.FMA(v123, v125, v123)
-		v127 := float64(v122 - float64(0x1p+00))
-		v128 := abs64(v127)
-		v129 := v128 <= float64(0x1p-02)
-		v130 := math.Float64bits(v122)
-		v131 := uint64(uint64(0x7fde62384f000000) - v130)
-		v132 := math.Float64frombits(v131)
-		v133 := -v122
-		v134 := math.FMA(v133, v132, float64(0x1p+00))
-		v135 := math.FMA(v132, v134, v132)
-		v136 := -v122
-		v137 := math.FMA(v136, v135, float64(0x1p+00))
-		v138 := math.FMA(v135, v137, v135)
-		v139 := v138
-		if v129 {
-			v139 = v126
+		v73 := math.Float64bits(v64)
+		v75 := uint64(v73 - uint64(0x3fe6a09e667f3bcd))
+		v77 := uint64(int64(v75) >> uint32(0x34))
+		v78 := v77 << uint32(0x34)
+		v79 := uint64(v73 - v78)
+		v80 := math.Float64frombits(v79)
+		v82 := v75 >> uint32(0x2d)
+		v84 := v82 & uint64(0x7f)
+		v85 := uint32(v84)
+		v86 := uint64(v77 + v66)
+		v87 := float64(int64(v86))
+		v88 := tbl_logp_r[v85]
+		v90 := math.FMA(v80, v88, float64(-0x1p+00))
+		v91 := float64(v90 * v90)
+		v92 := -v91
+		v93 := math.FMA(v90, v90, v92)
+		v95 := float64(v91 * float64(-0x1p-01))
+		v96 := float64(v90 + v95)
+		v97 := float64(v90 - v96)
+		v98 := float64(v97 + v95)
+		v99 := math.FMA(v93, float64(-0x1p-01), v98)
+		v101 := int64(v77) > int64(1000)
+		v102 := v77
+		if v101 {
+			v102 = uint64(0x3e8)
 		}
-		v140 := v51
-		if v121 {
-			v140 = float64(0x0p+00)
+		v104 := int64(v102) < int64(-1000)
+		v105 := v102
+		if v104 {
+			v105 = uint64(0xfffffffffffffc18)
 		}
-		v141 := math.FMA(v140, v139, v119)
-		v142 := float64(v117 + v141)
-		v143 := math.Float64bits(x)
-		v145 := v143 & uint64(0x8000000000000000)
-		v146 := math.Float64bits(v142)
-		v147 := v146 | v145
-		v148 := math.Float64frombits(v147)
-		v4 = v148
+		v106 := float64(v63 * v88)
+		v108 := uint64(uint64(0x3ff) - v105)
+		v109 := v108 << uint32(0x34)
+		v110 := math.Float64frombits(v109)
+		v111 := float64(v106 * v110)
+		v112 := -v111
+		v113 := math.FMA(v112, v90, v111)
+		v114 := float64(v99 + v113)
+		v115 := float64(v90 * v91)
+		v118 := math.FMA(float64(0x1.c729cc57737efp-04), v90, float64(-0x1.00068f7fc8152p-03))
+		v120 := math.FMA(v118, v90, float64(0x1.249249100f582p-03))
+		v122 := math.FMA(v120, v90, float64(-0x1.555555449c66bp-03))
+		v124 := math.FMA(v122, v90, float64(0x1.9999999999b0fp-03))
+		v126 := math.FMA(v124, v90, float64(-0x1.0000000000067p-02))
+		v128 := math.FMA(v126, v90, float64(0x1.5555555555555p-02))
+		v129 := math.FMA(v115, v128, v114)
+		v131 := tbl_logp_tlo[v85]
+		v132 := math.FMA(v87, float64(0x1.ef35793c7673p-45), v131)
+		v133 := float64(v129 + v132)
+		v135 := tbl_logp_thi[v85]
+		v136 := math.FMA(v87, float64(0x1.62e42fefa38p-01), v135)
+		v137 := float64(v136 + v96)
+		v138 := float64(v137 - v136)
+		v139 := float64(v137 - v138)
+		v140 := float64(v136 - v139)
+		v141 := float64(v96 - v138)
+		v142 := float64(v140 + v141)
+		v143 := float64(v142 + v133)
+		v144 := float64(v137 + v143)
+		v145 := float64(v137 - v144)
+		v146 := float64(v145 + v143)
+		v147 := float64(v144 + v146)
+		v148 := math.Float64bits(x)
+		v150 := v148 & uint64(0x8000000000000000)
+		v151 := math.Float64bits(v147)
+		v152 := v151 | v150
+		v153 := math.Float64frombits(v152)
+		v4 = v153
 	} else {
-		v149 := v2
-		v150 := uint64(0x0)
-		v151 := math.Float64bits(v2)
-		v152 := v151 < uint64(0x10000000000000)
-		if v152 {
-			v153 := float64(v2 * float64(0x1p+52))
-			v149 = v153
-			v150 = uint64(0xffffffffffffffcc)
+		v154 := v2
+		v155 := uint64(0x0)
+		v156 := math.Float64bits(v2)
+		v157 := v156 < uint64(0x10000000000000)
+		if v157 {
+			v158 := float64(v2 * float64(0x1p+52))
+			v154 = v158
+			v155 = uint64(0xffffffffffffffcc)
 		}
-		v154 := math.Float64bits(v149)
-		v155 := uint64(v154 - uint64(0x3fe6a09e667f3bcd))
-		v156 := uint64(int64(v155) >> uint32(0x34))
-		v157 := v156 << uint32(0x34)
-		v158 := uint64(v154 - v157)
-		v159 := math.Float64frombits(v158)
-		v160 := v155 >> uint32(0x2d)
-		v161 := v160 & uint64(0x7f)
-		v162 := uint32(v161)
-		v163 := uint64(v156 + v150)
-		v164 := float64(int64(v163))
-		v165 := tbl_logp_r[v162]
-		v166 := math.FMA(v159, v165, float64(-0x1p+00))
-		v167 := float64(v166 * v166)
-		v168 := -v167
-		v169 := math.FMA(v166, v166, v168)
-		v170 := float64(v167 * float64(-0x1p-01))
-		v171 := float64(v166 + v170)
-		v172 := float64(v166 - v171)
-		v173 := float64(v172 + v170)
-		v174 := math.FMA(v169, float64(-0x1p-01), v173)
-		v175 := float64(v166 * v167)
-		v176 := math.FMA(float64(0x1.c729cc57737efp-04), v166, float64(-0x1.00068f7fc8152p-03))
-		v177 := math.FMA(v176, v166, float64(0x1.249249100f582p-03))
-		v178 := math.FMA(v177, v166, float64(-0x1.555555449c66bp-03))
-		v179 := math.FMA(v178, v166, float64(0x1.9999999999b0fp-03))
-		v180 := math.FMA(v179, v166, float64(-0x1.0000000000067p-02))
-		v181 := math.FMA(v180, v166, float64(0x1.5555555555555p-02))
-		v182 := math.FMA(v175, v181, v174)
-		v183 := tbl_logp_tlo[v162]
-		v184 := math.FMA(v164, float64(0x1.ef35793c7673p-45), v183)
-		v185 := float64(v182 + v184)
-		v186 := tbl_logp_thi[v162]
-		v187 := math.FMA(v164, float64(0x1.62e42fefa38p-01), v186)
-		v188 := float64(v187 + v171)
-		v189 := float64(v188 - v187)
-		v190 := float64(v188 - v189)
-		v191 := float64(v187 - v190)
-		v192 := float64(v171 - v189)
-		v193 := float64(v191 + v192)
-		v194 := float64(v193 + v185)
-		v195 := float64(v188 + v194)
-		v196 := float64(v188 - v195)
-		v197 := float64(v196 + v194)
-		v199 := float64(v195 + float64(0x1.62e42fefa39efp-01))
-		v200 := float64(v195 - v199)
-		v201 := float64(v200 + float64(0x1.62e42fefa39efp-01))
-		v203 := float64(v197 + float64(0x1.abc9e3b39803fp-56))
-		v204 := float64(v201 + v203)
-		v205 := float64(v199 + v204)
-		v206 := math.Float64bits(x)
-		v207 := v206 & uint64(0x8000000000000000)
-		v208 := math.Float64bits(v205)
-		v209 := v208 | v207
-		v210 := math.Float64frombits(v209)
-		v212 := v2 == math.Float64frombits(0x7ff0000000000000)
-		v213 := v210
-		if v212 {
-			v213 = x
+		v159 := math.Float64bits(v154)
+		v160 := uint64(v159 - uint64(0x3fe6a09e667f3bcd))
+		v161 := uint64(int64(v160) >> uint32(0x34))
+		v162 := v161 << uint32(0x34)
+		v163 := uint64(v159 - v162)
+		v164 := math.Float64frombits(v163)
+		v165 := v160 >> uint32(0x2d)
+		v166 := v165 & uint64(0x7f)
+		v167 := uint32(v166)
+		v168 := uint64(v161 + v155)
+		v169 := float64(int64(v168))
+		v170 := tbl_logp_r[v167]
+		v171 := math.FMA(v164, v170, float64(-0x1p+00))
+		v172 := float64(v171 * v171)
+		v173 := -v172
+		v174 := math.FMA(v171, v171, v173)
+		v175 := float64(v172 * float64(-0x1p-01))
+		v176 := float64(v171 + v175)
+		v177 := float64(v171 - v176)
+		v178 := float64(v177 + v175)
+		v179 := math.FMA(v174, float64(-0x1p-01), v178)
+		v180 := float64(v171 * v172)
+		v181 := math.FMA(float64(0x1.c729cc57737efp-04), v171, float64(-0x1.00068f7fc8152p-03))
+		v182 := math.FMA(v181, v171, float64(0x1.249249100f582p-03))
+		v183 := math.FMA(v182, v171, float64(-0x1.555555449c66bp-03))
+		v184 := math.FMA(v183, v171, float64(0x1.9999999999b0fp-03))
+		v185 := math.FMA(v184, v171, float64(-0x1.0000000000067p-02))
+		v186 := math.FMA(v185, v171, float64(0x1.5555555555555p-02))
+		v187 := math.FMA(v180, v186, v179)
+		v188 := tbl_logp_tlo[v167]
+		v189 := math.FMA(v169, float64(0x1.ef35793c7673p-45), v188)
+		v190 := float64(v187 + v189)
+		v191 := tbl_logp_thi[v167]
+		v192 := math.FMA(v169, float64(0x1.62e42fefa38p-01), v191)
+		v193 := float64(v192 + v176)
+		v194 := float64(v193 - v192)
+		v195 := float64(v193 - v194)
+		v196 := float64(v192 - v195)
+		v197 := float64(v176 - v194)
+		v198 := float64(v196 + v197)
+		v199 := float64(v198 + v190)
+		v200 := float64(v193 + v199)
+		v201 := float64(v193 - v200)
+		v202 := float64(v201 + v199)
+		v204 := float64(v200 + float64(0x1.62e42fefa39efp-01))
+		v205 := float64(v200 - v204)
+		v206 := float64(v205 + float64(0x1.62e42fefa39efp-01))
+		v208 := float64(v202 + float64(0x1.abc9e3b39803fp-56))
+		v209 := float64(v206 + v208)
+		v210 := float64(v204 + v209)
+		v211 := math.Float64bits(x)
+		v212 := v211 & uint64(0x8000000000000000)
+		v213 := math.Float64bits(v210)
+		v214 := v213 | v212
+		v215 := math.Float64frombits(v214)
+		v217 := v2 == math.Float64frombits(0x7ff0000000000000)
+		v218 := v215
+		if v217 {
+			v218 = x
 		}
-		v214 := x != x
-		v216 := v213
-		if v214 {
-			v216 = math.Float64frombits(0x7fffffffffffffff)
+		v219 := x != x
+		v221 := v218
+		if v219 {
+			v221 = math.Float64frombits(0x7fffffffffffffff)
 		}
-		v4 = v216
+		v4 = v221
 	}
 	return v4
 }
@@ -4440,198 +4410,180 @@ func AcoshF64(x float64) float64 {
 		v18 := -v17
 		v19 := math.FMA(v18, v17, v14)
 		v20 := float64(v19 + v16)
-		v23 := v17 < float64(0x1p-1000)
-		v24 := v17
-		if v23 {
-			v24 = float64(0x1p-1000)
+		v22 := v17 < float64(0x1p-1000)
+		v23 := v17
+		if v22 {
+			v23 = float64(0x1p-1000)
 		}
-		v27 := float64(float64(0x1p+01) - v24)
-		v28 := -v24
-		v29 := math.FMA(v28, v27, float64(0x1p+00))
-		v30 := math.FMA(v27, v29, v27)
-		v31 := float64(v24 - float64(0x1p+00))
-		v32 := abs64(v31)
-		v34 := v32 <= float64(0x1p-02)
-		v36 := math.Float64bits(v24)
-		v37 := uint64(uint64(0x7fde62384f000000) - v36)
-		v38 := math.Float64frombits(v37)
-		v39 := -v24
-		v40 := math.FMA(v39, v38, float64(0x1p+00))
-		v41 := math.FMA(v38, v40, v38)
-		v42 := -v24
-		v43 := math.FMA(v42, v41, float64(0x1p+00))
-		v44 := math.FMA(v41, v43, v41)
-		v45 := v44
-		if v34 {
-			v45 = v30
+		v25 := math.Float64bits(v23)
+		v26 := uint64(uint64(0x7fde62384f000000) - v25)
+		v27 := math.Float64frombits(v26)
+		v29 := -v23
+		v30 := math.FMA(v29, v27, float64(0x1p+00))
+		v31 := math.FMA(v27, v30, v27)
+		v32 := -v23
+		v33 := math.FMA(v32, v31, float64(0x1p+00))
+		v34 := math.FMA(v31, v33, v31)
+		v36 := float64(float64(0x1p-01) * v34)
+		v37 := float64(v20 * v36)
+		v38 := float64(x + v17)
+		v39 := float64(x - v38)
+		v40 := float64(v39 + v17)
+		v41 := float64(v40 + v37)
+		v43 := v38 > float64(0x1p+1000)
+		v44 := v41
+		if v43 {
+			v44 = float64(0x0p+00)
 		}
-		v46 := float64(float64(0x1p-01) * v45)
-		v47 := float64(v20 * v46)
-		v48 := float64(x + v17)
-		v49 := float64(x - v48)
-		v50 := float64(v49 + v17)
-		v51 := float64(v50 + v47)
-		v52 := v48
-		v54 := uint64(0x0)
-		v55 := math.Float64bits(v48)
-		v57 := v55 < uint64(0x10000000000000)
-		if v57 {
-			v59 := float64(v48 * float64(0x1p+52))
-			v52 = v59
-			v54 = uint64(0xffffffffffffffcc)
+		v45 := v38
+		v47 := uint64(0x0)
+		v48 := math.Float64bits(v38)
+		v50 := v48 < uint64(0x10000000000000)
+		if v50 {
+			v52 := float64(v38 * float64(0x1p+52))
+			v45 = v52
+			v47 = uint64(0xffffffffffffffcc)
 		}
-		v61 := math.Float64bits(v52)
-		v63 := uint64(v61 - uint64(0x3fe6a09e667f3bcd))
-		v65 := uint64(int64(v63) >> uint32(0x34))
-		v66 := v65 << uint32(0x34)
-		v67 := uint64(v61 - v66)
-		v68 := math.Float64frombits(v67)
-		v70 := v63 >> uint32(0x2d)
-		v72 := v70 & uint64(0x7f)
-		v73 := uint32(v72)
-		v74 := uint64(v65 + v54)
-		v75 := float64(int64(v74))
-		v76 := tbl_logp_r[v73]
-		v77 := math.FMA(v68, v76, float64(-0x1p+00))
-		v78 := float64(v77 * v77)
-		v79 := -v78
-		v80 := math.FMA(v77, v77, v79)
-		v82 := float64(v78 * float64(-0x1p-01))
-		v83 := float64(v77 + v82)
-		v84 := float64(v77 - v83)
-		v85 := float64(v84 + v82)
-		v86 := math.FMA(v80, float64(-0x1p-01), v85)
-		v87 := float64(v77 * v78)
-		v90 := math.FMA(float64(0x1.c729cc57737efp-04), v77, float64(-0x1.00068f7fc8152p-03))
-		v92 := math.FMA(v90, v77, float64(0x1.249249100f582p-03))
-		v94 := math.FMA(v92, v77, float64(-0x1.555555449c66bp-03))
-		v96 := math.FMA(v94, v77, float64(0x1.9999999999b0fp-03))
-		v98 := math.FMA(v96, v77, float64(-0x1.0000000000067p-02))
-		v100 := math.FMA(v98, v77, float64(0x1.5555555555555p-02))
-		v101 := math.FMA(v87, v100, v86)
-		v103 := tbl_logp_tlo[v73]
-		v104 := math.FMA(v75, float64(0x1.ef35793c7673p-45), v103)
-		v105 := float64(v101 + v104)
-		v107 := tbl_logp_thi[v73]
-		v108 := math.FMA(v75, float64(0x1.62e42fefa38p-01), v107)
-		v109 := float64(v108 + v83)
-		v110 := float64(v109 - v108)
-		v111 := float64(v109 - v110)
-		v112 := float64(v108 - v111)
-		v113 := float64(v83 - v110)
-		v114 := float64(v112 + v113)
-		v115 := float64(v114 + v105)
-		v116 := float64(v109 + v115)
-		v117 := float64(v109 - v116)
-		v118 := float64(v117 + v115)
-		v120 := v48 > float64(0x1p+1000)
-		v121 := v48
-		if v120 {
-			v121 = float64(0x1p+1000)
+		v54 := math.Float64bits(v45)
+		v56 := uint64(v54 - uint64(0x3fe6a09e667f3bcd))
+		v58 := uint64(int64(v56) >> uint32(0x34))
+		v59 := v58 << uint32(0x34)
+		v60 := uint64(v54 - v59)
+		v61 := math.Float64frombits(v60)
+		v63 := v56 >> uint32(0x2d)
+		v65 := v63 & uint64(0x7f)
+		v66 := uint32(v65)
+		v67 := uint64(v58 + v47)
+		v68 := float64(int64(v67))
+		v69 := tbl_logp_r[v66]
+		v70 := math.FMA(v61, v69, float64(-0x1p+00))
+		v71 := float64(v70 * v70)
+		v72 := -v71
+		v73 := math.FMA(v70, v70, v72)
+		v75 := float64(v71 * float64(-0x1p-01))
+		v76 := float64(v70 + v75)
+		v77 := float64(v70 - v76)
+		v78 := float64(v77 + v75)
+		v79 := math.FMA(v73, float64(-0x1p-01), v78)
+		v81 := int64(v58) > int64(1000)
+		v82 := v58
+		if v81 {
+			v82 = uint64(0x3e8)
 		}
-		v122 := float64(float64(0x1p+01) - v121)
-		v123 := -v121
-		v124 := math.FMA(v123, v122, float64(0x1p+00))
-		v125 := math.FMA(v122, v124, v122)
-		v126 := float64(v121 - float64(0x1p+00))
-		v127 := abs64(v126)
-		v128 := v127 <= float64(0x1p-02)
-		v129 := math.Float64bits(v121)
-		v130 := uint64(uint64(0x7fde62384f000000) - v129)
-		v131 := math.Float64frombits(v130)
-		v132 := -v121
-		v133 := math.FMA(v132, v131, float64(0x1p+00))
-		v134 := math.FMA(v131, v133, v131)
-		v135 := -v121
-		v136 := math.FMA(v135, v134, float64(0x1p+00))
-		v137 := math.FMA(v134, v136, v134)
-		v138 := v137
+		v84 := int64(v82) < int64(-1000)
+		v85 := v82
+		if v84 {
+			v85 = uint64(0xfffffffffffffc18)
+		}
+		v86 := float64(v44 * v69)
+		v88 := uint64(uint64(0x3ff) - v85)
+		v89 := v88 << uint32(0x34)
+		v90 := math.Float64frombits(v89)
+		v91 := float64(v86 * v90)
+		v92 := -v91
+		v93 := math.FMA(v92, v70, v91)
+		v94 := float64(v79 + v93)
+		v95 := float64(v70 * v71)
+		v98 := math.FMA(float64(0x1.c729cc57737efp-04), v70, float64(-0x1.00068f7fc8152p-03))
+		v100 := math.FMA(v98, v70, float64(0x1.249249100f582p-03))
+		v102 := math.FMA(v100, v70, float64(-0x1.555555449c66bp-03))
+		v104 := math.FMA(v102, v70, float64(0x1.9999999999b0fp-03))
+		v106 := math.FMA(v104, v70, float64(-0x1.0000000000067p-02))
+		v108 := math.FMA(v106, v70, float64(0x1.5555555555555p-02))
+		v109 := math.FMA(v95, v108, v94)
+		v111 := tbl_logp_tlo[v66]
+		v112 := math.FMA(v68, float64(0x1.ef35793c7673p-45), v111)
+		v113 := float64(v109 + v112)
+		v115 := tbl_logp_thi[v66]
+		v116 := math.FMA(v68, float64(0x1.62e42fefa38p-01), v115)
+		v117 := float64(v116 + v76)
+		v118 := float64(v117 - v116)
+		v119 := float64(v117 - v118)
+		v120 := float64(v116 - v119)
+		v121 := float64(v76 - v118)
+		v122 := float64(v120 + v121)
+		v123 := float64(v122 + v113)
+		v124 := float64(v117 + v123)
+		v125 := float64(v117 - v124)
+		v126 := float64(v125 + v123)
+		v127 := float64(v124 + v126)
+		v128 := !(x >= float64(0x1p+00))
+		v130 := v127
 		if v128 {
-			v138 = v125
+			v130 = math.Float64frombits(0x7fffffffffffffff)
 		}
-		v139 := v51
-		if v120 {
-			v139 = float64(0x0p+00)
-		}
-		v140 := math.FMA(v139, v138, v118)
-		v141 := float64(v116 + v140)
-		v142 := !(x >= float64(0x1p+00))
-		v144 := v141
-		if v142 {
-			v144 = math.Float64frombits(0x7fffffffffffffff)
-		}
-		v3 = v144
+		v3 = v130
 	} else {
-		v145 := x
-		v146 := uint64(0x0)
-		v147 := math.Float64bits(x)
-		v148 := v147 < uint64(0x10000000000000)
-		if v148 {
-			v149 := float64(x * float64(0x1p+52))
-			v145 = v149
-			v146 = uint64(0xffffffffffffffcc)
+		v131 := x
+		v132 := uint64(0x0)
+		v133 := math.Float64bits(x)
+		v134 := v133 < uint64(0x10000000000000)
+		if v134 {
+			v135 := float64(x * float64(0x1p+52))
+			v131 = v135
+			v132 = uint64(0xffffffffffffffcc)
 		}
-		v150 := math.Float64bits(v145)
-		v151 := uint64(v150 - uint64(0x3fe6a09e667f3bcd))
-		v152 := uint64(int64(v151) >> uint32(0x34))
-		v153 := v152 << uint32(0x34)
-		v154 := uint64(v150 - v153)
-		v155 := math.Float64frombits(v154)
-		v156 := v151 >> uint32(0x2d)
-		v157 := v156 & uint64(0x7f)
-		v158 := uint32(v157)
-		v159 := uint64(v152 + v146)
-		v160 := float64(int64(v159))
-		v161 := tbl_logp_r[v158]
-		v162 := math.FMA(v155, v161, float64(-0x1p+00))
-		v163 := float64(v162 * v162)
-		v164 := -v163
-		v165 := math.FMA(v162, v162, v164)
-		v166 := float64(v163 * float64(-0x1p-01))
-		v167 := float64(v162 + v166)
-		v168 := float64(v162 - v167)
-		v169 := float64(v168 + v166)
-		v170 := math.FMA(v165, float64(-0x1p-01), v169)
-		v171 := float64(v162 * v163)
-		v172 := math.FMA(float64(0x1.c729cc57737efp-04), v162, float64(-0x1.00068f7fc8152p-03))
-		v173 := math.FMA(v172, v162, float64(0x1.249249100f582p-03))
-		v174 := math.FMA(v173, v162, float64(-0x1.555555449c66bp-03))
-		v175 := math.FMA(v174, v162, float64(0x1.9999999999b0fp-03))
-		v176 := math.FMA(v175, v162, float64(-0x1.0000000000067p-02))
-		v177 := math.FMA(v176, v162, float64(0x1.5555555555555p-02))
-		v178 := math.FMA(v171, v177, v170)
-		v179 := tbl_logp_tlo[v158]
-		v180 := math.FMA(v160, float64(0x1.ef35793c7673p-45), v179)
-		v181 := float64(v178 + v180)
-		v182 := tbl_logp_thi[v158]
-		v183 := math.FMA(v160, float64(0x1.62e42fefa38p-01), v182)
-		v184 := float64(v183 + v167)
-		v185 := float64(v184 - v183)
-		v186 := float64(v184 - v185)
-		v187 := float64(v183 - v186)
-		v188 := float64(v167 - v185)
-		v189 := float64(v187 + v188)
-		v190 := float64(v189 + v181)
-		v191 := float64(v184 + v190)
-		v192 := float64(v184 - v191)
-		v193 := float64(v192 + v190)
-		v195 := float64(v191 + float64(0x1.62e42fefa39efp-01))
-		v196 := float64(v191 - v195)
-		v197 := float64(v196 + float64(0x1.62e42fefa39efp-01))
-		v199 := float64(v193 + float64(0x1.abc9e3b39803fp-56))
-		v200 := float64(v197 + v199)
-		v201 := float64(v195 + v200)
-		v203 := x == math.Float64frombits(0x7ff0000000000000)
-		v204 := v201
-		if v203 {
-			v204 = x
+		v136 := math.Float64bits(v131)
+		v137 := uint64(v136 - uint64(0x3fe6a09e667f3bcd))
+		v138 := uint64(int64(v137) >> uint32(0x34))
+		v139 := v138 << uint32(0x34)
+		v140 := uint64(v136 - v139)
+		v141 := math.Float64frombits(v140)
+		v142 := v137 >> uint32(0x2d)
+		v143 := v142 & uint64(0x7f)
+		v144 := uint32(v143)
+		v145 := uint64(v138 + v132)
+		v146 := float64(int64(v145))
+		v147 := tbl_logp_r[v144]
+		v148 := math.FMA(v141, v147, float64(-0x1p+00))
+		v149 := float64(v148 * v148)
+		v150 := -v149
+		v151 := math.FMA(v148, v148, v150)
+		v152 := float64(v149 * float64(-0x1p-01))
+		v153 := float64(v148 + v152)
+		v154 := float64(v148 - v153)
+		v155 := float64(v154 + v152)
+		v156 := math.FMA(v151, float64(-0x1p-01), v155)
+		v157 := float64(v148 * v149)
+		v158 := math.FMA(float64(0x1.c729cc57737efp-04), v148, float64(-0x1.00068f7fc8152p-03))
+		v159 := math.FMA(v158, v148, float64(0x1.249249100f582p-03))
+		v160 := math.FMA(v159, v148, float64(-0x1.555555449c66bp-03))
+		v161 := math.FMA(v160, v148, float64(0x1.9999999999b0fp-03))
+		v162 := math.FMA(v161, v148, float64(-0x1.0000000000067p-02))
+		v163 := math.FMA(v162, v148, float64(0x1.5555555555555p-02))
+		v164 := math.FMA(v157, v163, v156)
+		v165 := tbl_logp_tlo[v144]
+		v166 := math.FMA(v146, float64(0x1.ef35793c7673p-45), v165)
+		v167 := float64(v164 + v166)
+		v168 := tbl_logp_thi[v144]
+		v169 := math.FMA(v146, float64(0x1.62e42fefa38p-01), v168)
+		v170 := float64(v169 + v153)
+		v171 := float64(v170 - v169)
+		v172 := float64(v170 - v171)
+		v173 := float64(v169 - v172)
+		v174 := float64(v153 - v171)
+		v175 := float64(v173 + v174)
+		v176 := float64(v175 + v167)
+		v177 := float64(v170 + v176)
+		v178 := float64(v170 - v177)
+		v179 := float64(v178 + v176)
+		v181 := float64(v177 + float64(0x1.62e42fefa39efp-01))
+		v182 := float64(v177 - v181)
+		v183 := float64(v182 + float64(0x1.62e42fefa39efp-01))
+		v185 := float64(v179 + float64(0x1.abc9e3b39803fp-56))
+		v186 := float64(v183 + v185)
+		v187 := float64(v181 + v186)
+		v189 := x == math.Float64frombits(0x7ff0000000000000)
+		v190 := v187
+		if v189 {
+			v190 = x
 		}
-		v205 := x != x
-		v206 := v204
-		if v205 {
-			v206 = math.Float64frombits(0x7fffffffffffffff)
+		v191 := x != x
+		v192 := v190
+		if v191 {
+			v192 = math.Float64frombits(0x7fffffffffffffff)
 		}
-		v3 = v206
+		v3 = v192
 	}
 	return v3
 }
@@ -4733,112 +4685,105 @@ func AtanhF64(x float64) float64 {
 		v36 = v21
 	}
 	v37 := float64(v16 * v36)
-	v38 := v11
-	v40 := uint64(0x0)
-	v41 := math.Float64bits(v11)
-	v43 := v41 < uint64(0x10000000000000)
-	if v43 {
-		v45 := float64(v11 * float64(0x1p+52))
-		v38 = v45
-		v40 = uint64(0xffffffffffffffcc)
+	v39 := v11 > float64(0x1p+1000)
+	v41 := v37
+	if v39 {
+		v41 = float64(0x0p+00)
 	}
-	v47 := math.Float64bits(v38)
-	v49 := uint64(v47 - uint64(0x3fe6a09e667f3bcd))
-	v51 := uint64(int64(v49) >> uint32(0x34))
-	v52 := v51 << uint32(0x34)
-	v53 := uint64(v47 - v52)
-	v54 := math.Float64frombits(v53)
-	v56 := v49 >> uint32(0x2d)
-	v58 := v56 & uint64(0x7f)
-	v59 := uint32(v58)
-	v60 := uint64(v51 + v40)
-	v61 := float64(int64(v60))
-	v62 := tbl_logp_r[v59]
-	v64 := math.FMA(v54, v62, float64(-0x1p+00))
-	v65 := float64(v64 * v64)
-	v66 := -v65
-	v67 := math.FMA(v64, v64, v66)
-	v69 := float64(v65 * float64(-0x1p-01))
-	v70 := float64(v64 + v69)
-	v71 := float64(v64 - v70)
-	v72 := float64(v71 + v69)
-	v73 := math.FMA(v67, float64(-0x1p-01), v72)
-	v74 := float64(v64 * v65)
-	v77 := math.FMA(float64(0x1.c729cc57737efp-04), v64, float64(-0x1.00068f7fc8152p-03))
-	v79 := math.FMA(v77, v64, float64(0x1.249249100f582p-03))
-	v81 := math.FMA(v79, v64, float64(-0x1.555555449c66bp-03))
-	v83 := math.FMA(v81, v64, float64(0x1.9999999999b0fp-03))
-	v85 := math.FMA(v83, v64, float64(-0x1.0000000000067p-02))
-	v87 := math.FMA(v85, v64, float64(0x1.5555555555555p-02))
-	v88 := math.FMA(v74, v87, v73)
-	v90 := tbl_logp_tlo[v59]
-	v91 := math.FMA(v61, float64(0x1.ef35793c7673p-45), v90)
-	v92 := float64(v88 + v91)
-	v94 := tbl_logp_thi[v59]
-	v95 := math.FMA(v61, float64(0x1.62e42fefa38p-01), v94)
-	v96 := float64(v95 + v70)
-	v97 := float64(v96 - v95)
-	v98 := float64(v96 - v97)
-	v99 := float64(v95 - v98)
-	v100 := float64(v70 - v97)
-	v101 := float64(v99 + v100)
-	v102 := float64(v101 + v92)
-	v103 := float64(v96 + v102)
-	v104 := float64(v96 - v103)
-	v105 := float64(v104 + v102)
-	v107 := v11 > float64(0x1p+1000)
-	v108 := v11
-	if v107 {
-		v108 = float64(0x1p+1000)
+	v42 := v11
+	v44 := uint64(0x0)
+	v45 := math.Float64bits(v11)
+	v47 := v45 < uint64(0x10000000000000)
+	if v47 {
+		v49 := float64(v11 * float64(0x1p+52))
+		v42 = v49
+		v44 = uint64(0xffffffffffffffcc)
 	}
-	v109 := float64(float64(0x1p+01) - v108)
-	v110 := -v108
-	v111 := math.FMA(v110, v109, float64(0x1p+00))
-	v112 := math.FMA(v109, v111, v109)
-	v113 := float64(v108 - float64(0x1p+00))
-	v114 := abs64(v113)
-	v115 := v114 <= float64(0x1p-02)
-	v116 := math.Float64bits(v108)
-	v117 := uint64(uint64(0x7fde62384f000000) - v116)
-	v118 := math.Float64frombits(v117)
-	v119 := -v108
-	v120 := math.FMA(v119, v118, float64(0x1p+00))
-	v121 := math.FMA(v118, v120, v118)
-	v122 := -v108
-	v123 := math.FMA(v122, v121, float64(0x1p+00))
-	v124 := math.FMA(v121, v123, v121)
-	v125 := v124
-	if v115 {
-		v125 = v112
+	v51 := math.Float64bits(v42)
+	v53 := uint64(v51 - uint64(0x3fe6a09e667f3bcd))
+	v55 := uint64(int64(v53) >> uint32(0x34))
+	v56 := v55 << uint32(0x34)
+	v57 := uint64(v51 - v56)
+	v58 := math.Float64frombits(v57)
+	v60 := v53 >> uint32(0x2d)
+	v62 := v60 & uint64(0x7f)
+	v63 := uint32(v62)
+	v64 := uint64(v55 + v44)
+	v65 := float64(int64(v64))
+	v66 := tbl_logp_r[v63]
+	v68 := math.FMA(v58, v66, float64(-0x1p+00))
+	v69 := float64(v68 * v68)
+	v70 := -v69
+	v71 := math.FMA(v68, v68, v70)
+	v73 := float64(v69 * float64(-0x1p-01))
+	v74 := float64(v68 + v73)
+	v75 := float64(v68 - v74)
+	v76 := float64(v75 + v73)
+	v77 := math.FMA(v71, float64(-0x1p-01), v76)
+	v79 := int64(v55) > int64(1000)
+	v80 := v55
+	if v79 {
+		v80 = uint64(0x3e8)
 	}
-	v127 := v37
-	if v107 {
-		v127 = float64(0x0p+00)
+	v82 := int64(v80) < int64(-1000)
+	v83 := v80
+	if v82 {
+		v83 = uint64(0xfffffffffffffc18)
 	}
-	v128 := math.FMA(v127, v125, v105)
-	v129 := float64(v103 + v128)
-	v131 := float64(v129 * float64(0x1p-01))
-	v132 := math.Float64bits(x)
-	v134 := v132 & uint64(0x8000000000000000)
-	v135 := math.Float64bits(v131)
-	v136 := v135 | v134
-	v137 := math.Float64frombits(v136)
-	v138 := v2 == float64(0x1p+00)
-	v140 := math.Float64bits(x)
-	v141 := v140 & uint64(0x8000000000000000)
-	v142 := math.Float64bits(math.Float64frombits(0x7ff0000000000000))
-	v143 := v142 | v141
-	v144 := math.Float64frombits(v143)
-	v145 := v137
-	if v138 {
-		v145 = v144
+	v84 := float64(v41 * v66)
+	v86 := uint64(uint64(0x3ff) - v83)
+	v87 := v86 << uint32(0x34)
+	v88 := math.Float64frombits(v87)
+	v89 := float64(v84 * v88)
+	v90 := -v89
+	v91 := math.FMA(v90, v68, v89)
+	v92 := float64(v77 + v91)
+	v93 := float64(v68 * v69)
+	v96 := math.FMA(float64(0x1.c729cc57737efp-04), v68, float64(-0x1.00068f7fc8152p-03))
+	v98 := math.FMA(v96, v68, float64(0x1.249249100f582p-03))
+	v100 := math.FMA(v98, v68, float64(-0x1.555555449c66bp-03))
+	v102 := math.FMA(v100, v68, float64(0x1.9999999999b0fp-03))
+	v104 := math.FMA(v102, v68, float64(-0x1.0000000000067p-02))
+	v106 := math.FMA(v104, v68, float64(0x1.5555555555555p-02))
+	v107 := math.FMA(v93, v106, v92)
+	v109 := tbl_logp_tlo[v63]
+	v110 := math.FMA(v65, float64(0x1.ef35793c7673p-45), v109)
+	v111 := float64(v107 + v110)
+	v113 := tbl_logp_thi[v63]
+	v114 := math.FMA(v65, float64(0x1.62e42fefa38p-01), v113)
+	v115 := float64(v114 + v74)
+	v116 := float64(v115 - v114)
+	v117 := float64(v115 - v116)
+	v118 := float64(v114 - v117)
+	v119 := float64(v74 - v116)
+	v120 := float64(v118 + v119)
+	v121 := float64(v120 + v111)
+	v122 := float64(v115 + v121)
+	v123 := float64(v115 - v122)
+	v124 := float64(v123 + v121)
+	v125 := float64(v122 + v124)
+	v127 := float64(v125 * float64(0x1p-01))
+	v128 := math.Float64bits(x)
+	v130 := v128 & uint64(0x8000000000000000)
+	v131 := math.Float64bits(v127)
+	v132 := v131 | v130
+	v133 := math.Float64frombits(v132)
+	v134 := v2 == float64(0x1p+00)
+	v136 := math.Float64bits(x)
+	v137 := v136 & uint64(0x8000000000000000)
+	v138 := math.Float64bits(math.Float64frombits(0x7ff0000000000000))
+	v139 := v138 | v137
+	v140 := math.Float64frombits(v139)
+	v141 := v133
+	if v134 {
+		v141 = v140
 	}
-	v146 := !(v2 <= float64(0x1p+00))
-	v148 := v145
-	if v146 {
-		v148 = math.Float64frombits(0x7fffffffffffffff)
+	v142 := !(v2 <= float64(0x1p+00))
+	v144 := v141
+	if v142 {
+		v144 = math.Float64frombits(0x7fffffffffffffff)
 	}
-	return v148
+	return v144
 }
 
 // PowF32 is the Go mirror of the device function pow for float32.
@@ -5479,53 +5424,42 @@ func HypotF64(x, y float64) float64 {
 	v33 := -v32
 	v34 := math.FMA(v33, v32, v27)
 	v35 := float64(v34 + v31)
-	v38 := v32 < float64(0x1p-1000)
-	v39 := v32
-	if v38 {
-		v39 = float64(0x1p-1000)
+	v37 := v32 < float64(0x1p-1000)
+	v38 := v32
+	if v37 {
+		v38 = float64(0x1p-1000)
 	}
-	v41 := float64(float64(0x1p+01) - v39)
-	v42 := -v39
-	v43 := math.FMA(v42, v41, float64(0x1p+00))
-	v44 := math.FMA(v41, v43, v41)
-	v45 := float64(v39 - float64(0x1p+00))
-	v46 := abs64(v45)
-	v48 := v46 <= float64(0x1p-02)
-	v50 := math.Float64bits(v39)
-	v51 := uint64(uint64(0x7fde62384f000000) - v50)
-	v52 := math.Float64frombits(v51)
-	v53 := -v39
-	v54 := math.FMA(v53, v52, float64(0x1p+00))
-	v55 := math.FMA(v52, v54, v52)
-	v56 := -v39
-	v57 := math.FMA(v56, v55, float64(0x1p+00))
-	v58 := math.FMA(v55, v57, v55)
-	v59 := v58
-	if v48 {
-		v59 = v44
+	v40 := math.Float64bits(v38)
+	v41 := uint64(uint64(0x7fde62384f000000) - v40)
+	v42 := math.Float64frombits(v41)
+	v43 := -v38
+	v44 := math.FMA(v43, v42, float64(0x1p+00))
+	v45 := math.FMA(v42, v44, v42)
+	v46 := -v38
+	v47 := math.FMA(v46, v45, float64(0x1p+00))
+	v48 := math.FMA(v45, v47, v45)
+	v50 := float64(float64(0x1p-01) * v48)
+	v51 := float64(v35 * v50)
+	v52 := float64(v32 + v51)
+	v53 := float64(v52 * v18)
+	v55 := v19 == float64(0x0p+00)
+	v56 := v53
+	if v55 {
+		v56 = float64(0x0p+00)
 	}
-	v60 := float64(float64(0x1p-01) * v59)
-	v61 := float64(v35 * v60)
-	v62 := float64(v32 + v61)
-	v63 := float64(v62 * v18)
-	v65 := v19 == float64(0x0p+00)
-	v66 := v63
-	if v65 {
-		v66 = float64(0x0p+00)
+	v57 := v3 != v3 || v4 != v4
+	v59 := v56
+	if v57 {
+		v59 = math.Float64frombits(0x7fffffffffffffff)
 	}
-	v67 := v3 != v3 || v4 != v4
-	v69 := v66
-	if v67 {
-		v69 = math.Float64frombits(0x7fffffffffffffff)
+	v61 := v3 == math.Float64frombits(0x7ff0000000000000)
+	v62 := v4 == math.Float64frombits(0x7ff0000000000000)
+	v63 := v61 || v62
+	v64 := v59
+	if v63 {
+		v64 = math.Float64frombits(0x7ff0000000000000)
 	}
-	v71 := v3 == math.Float64frombits(0x7ff0000000000000)
-	v72 := v4 == math.Float64frombits(0x7ff0000000000000)
-	v73 := v71 || v72
-	v74 := v69
-	if v73 {
-		v74 = math.Float64frombits(0x7ff0000000000000)
-	}
-	return v74
+	return v64
 }
 
 // ErfF32 is the Go mirror of the device function erf for float32.
@@ -5746,7 +5680,7 @@ func FmodF32(x, y float32) float32 {
 				v42 := v41 << uint32(0x34)
 				v43 := math.Float64frombits(v42)
 				v44 := float64(v38 * v43)
-				v45 := int32(v29) > int32(uint32(0x0))
+				v45 := int32(v29) > int32(0)
 				v46 := v16
 				if v45 {
 					v46 = v44
@@ -5828,7 +5762,7 @@ func FmodF64(x, y float64) float64 {
 				v51 := v50 << uint32(0x34)
 				v52 := math.Float64frombits(v51)
 				v53 := float64(v47 * v52)
-				v54 := int32(v38) > int32(uint32(0x0))
+				v54 := int32(v38) > int32(0)
 				v55 := v4
 				if v54 {
 					v55 = v53
