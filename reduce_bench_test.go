@@ -157,14 +157,15 @@ func BenchmarkReduceAxis16k(b *testing.B) {
 }
 
 // BenchmarkReduceMetal runs Metal.jl's reduction benchmarks: S is the 512x1000 Julia
-// array (a (1000, 512) array here), L the 3x1e6 one ((1000000, 3)); Julia's dims=1 is
-// our last axis. reduce is sum, mapreduce is sum of x+1, findmin is FindMin.
+// array (a (1000, 512) array here), L the 3x1e6 one ((1000000, 3)), and L16k the
+// 16384x16384 array of the peers' L column (../shared/peers); Julia's dims=1 is our
+// last axis. reduce is sum, mapreduce is sum of x+1, findmin is FindMin.
 func BenchmarkReduceMetal(b *testing.B) {
 	_, s := benchDevice(b)
 	sizes := []struct {
 		name  string
 		shape []int
-	}{{"S", []int{1000, 512}}, {"L", []int{bsz(1000000, 20000), 3}}}
+	}{{"S", []int{1000, 512}}, {"L", []int{bsz(1000000, 20000), 3}}, {"L16k", []int{bsz(16384, 200), bsz(16384, 300)}}}
 	for _, sz := range sizes {
 		n := sz.shape[0] * sz.shape[1]
 		f32, err := gpu.Full[float32](s, 1, sz.shape...)

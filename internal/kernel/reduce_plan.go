@@ -81,7 +81,8 @@ func PlanReduce(base Reduce, l ReduceLayout, aligned []bool, sms int, occupancy 
 	}
 	l2 := CollapseReduce([]int{s, m}, [][]int{{m, 1}}, []bool{true, false}, false)
 	second.KeptRank, second.RedRank = len(l2.Kept), len(l2.Red)
-	second.Index64 = ReduceNeedIndex64(&l2, 1)
+	// The partial indices of a 64-bit first pass need 64-bit index registers.
+	second.Index64 = ReduceNeedIndex64(&l2, 1) || first.Index64 && base.Op.IsArg()
 	p2 := planPass(&second, l2, []bool{true}, sms, occupancy, false)
 	return []ReducePass{p1, p2}
 }

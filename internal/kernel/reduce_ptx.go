@@ -99,6 +99,7 @@ type redGen struct {
 	it  ptx.Type // positions and counts: U32 or U64
 	st  ptx.Type // signed element offsets: S32 or S64
 	at  ptx.Type // accumulator register type
+	ixt ptx.Type // arg operations' index registers: S32 (positions < 2^31) or S64
 	arg bool
 
 	params                             []ptx.Param
@@ -130,9 +131,9 @@ func (r *Reduce) PTX(major, minor int) (src string, entry string, err error) {
 		}
 	}()
 	g := &redGen{r: r, g: r.GPU, m: ptx.NewModule(major, minor), sm: major*10 + minor,
-		it: ptx.U32, st: ptx.S32, at: redRT(r.Acc), arg: r.Op.IsArg()}
+		it: ptx.U32, st: ptx.S32, ixt: ptx.S32, at: redRT(r.Acc), arg: r.Op.IsArg()}
 	if r.Index64 {
-		g.it, g.st = ptx.U64, ptx.S64
+		g.it, g.st, g.ixt = ptx.U64, ptx.S64, ptx.S64
 	}
 	g.build()
 	return g.m.String(), r.EntryName(), nil
@@ -346,10 +347,19 @@ func (g *redGen) newAcc() redVal {
 	a := redVal{v: f.Reg(g.at)}
 	f.Mov(a.v, g.identity())
 	if g.arg {
-		a.i = f.Reg(ptx.S64)
-		f.Mov(a.i, ptx.Int(math.MaxInt64))
+		a.i = f.Reg(g.ixt)
+		f.Mov(a.i, g.noIndex())
 	}
 	return a
+}
+
+// noIndex is the index of an accumulator without an element: greater than any index,
+// so that it loses every tie.
+func (g *redGen) noIndex() ptx.Operand {
+	if g.ixt == ptx.S32 {
+		return ptx.Int(math.MaxInt32)
+	}
+	return ptx.Int(math.MaxInt64)
 }
 
 // ---- combining ----
@@ -741,16 +751,9 @@ func (g *redGen) address(base ptx.Reg, a, b ptx.Reg, size int) ptx.Reg {
 	return addr
 }
 
-// pos64 returns an S64 copy of a position.
+// pos64 returns a position as an index (ixt: the same width as it).
 func (g *redGen) pos64(p ptx.Reg) ptx.Reg {
-	f := g.f
-	r := f.Reg(ptx.S64)
-	if g.it == ptx.U64 {
-		f.Mov(r, p)
-	} else {
-		f.Cvt(r.As(ptx.U64), p)
-	}
-	return r
+	return p.As(g.ixt)
 }
 
 // ---- the kernel ----
@@ -782,6 +785,14 @@ func (g *redGen) loadAt(koff, roff []ptx.Reg, V int, index func(v int) ptx.Reg) 
 		if r.Pre == PrePartial {
 			a := g.address(g.inIdx, koff[0], roff[0], 8)
 			is := g.load(dtype.Int64, a, V)
+			if g.ixt == ptx.S32 {
+				// positions below 2^31 (the sentinel MaxInt32 of an empty split too)
+				for i, x := range is {
+					d := g.f.Reg(ptx.S32)
+					g.f.CvtRound(d.As(ptx.U32), x.As(ptx.U64), "")
+					is[i] = d
+				}
+			}
 			ld.idx = is
 		} else {
 			for v := 0; v < V; v++ {
@@ -888,8 +899,8 @@ func (g *redGen) buildRows() {
 		return func(v int) ptx.Reg {
 			i := g.pos64(p)
 			if V > 1 {
-				d := f.Reg(ptx.S64)
-				f.Op("mad.lo.s64", d, i, ptx.Int(V), ptx.Int(v))
+				d := f.Reg(g.ixt)
+				f.Fma(d, i, ptx.Int(V), ptx.Int(v))
 				return d
 			}
 			return i
@@ -1082,7 +1093,7 @@ func (g *redGen) declareShared(n int) {
 	g.f.Shared(g.smV, g.at, size, n)
 	if g.arg {
 		g.smI = "red_smi"
-		g.f.Shared(g.smI, ptx.S64, 8, n)
+		g.f.Shared(g.smI, g.ixt, g.ixt.Bits()/8, n)
 	}
 }
 
@@ -1106,7 +1117,7 @@ func (g *redGen) stShared(a redVal, i ptx.Reg) {
 	f := g.f
 	f.St(ptx.Shared, ptx.CacheDefault, g.at, ptx.Mem(g.smAddr(g.smV, i, g.at.Bits()/8), 0), a.v)
 	if g.arg {
-		f.St(ptx.Shared, ptx.CacheDefault, ptx.S64, ptx.Mem(g.smAddr(g.smI, i, 8), 0), a.i)
+		f.St(ptx.Shared, ptx.CacheDefault, g.ixt, ptx.Mem(g.smAddr(g.smI, i, g.ixt.Bits()/8), 0), a.i)
 	}
 }
 
@@ -1115,8 +1126,8 @@ func (g *redGen) ldShared(i ptx.Reg) redVal {
 	x := redVal{v: f.Reg(g.at)}
 	f.Ld(ptx.Shared, ptx.CacheDefault, g.at, ptx.Mem(g.smAddr(g.smV, i, g.at.Bits()/8), 0), x.v)
 	if g.arg {
-		x.i = f.Reg(ptx.S64)
-		f.Ld(ptx.Shared, ptx.CacheDefault, ptx.S64, ptx.Mem(g.smAddr(g.smI, i, 8), 0), x.i)
+		x.i = f.Reg(g.ixt)
+		f.Ld(ptx.Shared, ptx.CacheDefault, g.ixt, ptx.Mem(g.smAddr(g.smI, i, g.ixt.Bits()/8), 0), x.i)
 	}
 	return x
 }
@@ -1247,7 +1258,12 @@ func (g *redGen) store(acc redVal, o, y ptx.Reg) {
 	if g.arg {
 		a := f.Reg(ptx.U64)
 		f.Op("mad.lo.u64", a, off, ptx.Int(8), g.idx)
-		f.St(ptx.Global, ptx.CacheDefault, ptx.S64, ptx.Mem(a, 0), acc.i)
+		i := acc.i
+		if g.ixt != ptx.S64 {
+			i = f.Reg(ptx.S64)
+			f.Cvt(i, acc.i)
+		}
+		f.St(ptx.Global, ptx.CacheDefault, ptx.S64, ptx.Mem(a, 0), i)
 		noVal := f.NewLabel()
 		f.At(f.Setp(ptx.Eq, g.out, ptx.Int(0))).Bra(noVal)
 		defer f.Place(noVal)

@@ -6,8 +6,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/go-gpu/gpu/dtype"
@@ -50,33 +52,45 @@ func redAssemble(t *testing.T, mods map[string]string) map[string]int {
 	regs := map[string]int{}
 	dir := t.TempDir()
 	// Kernels without device functions can share a module: strip the headers.
-	const batch = 40
+	const batch = 24
+	var srcs []string
 	for i := 0; i < len(names); i += batch {
 		var b strings.Builder
 		b.WriteString(".version 7.8\n.target sm_90\n.address_size 64\n")
-		var solo []string
 		for _, n := range names[i:min(i+batch, len(names))] {
 			src := mods[n]
 			if strings.Contains(src, ".func") {
-				solo = append(solo, n)
+				srcs = append(srcs, src)
 				continue
 			}
 			j := strings.Index(src, ".visible .entry")
 			b.WriteString(src[j:])
 			b.WriteString("\n")
 		}
-		srcs := []string{b.String()}
-		for _, n := range solo {
-			srcs = append(srcs, mods[n])
-		}
-		for k, src := range srcs {
-			in := filepath.Join(dir, fmt.Sprintf("m%d_%d.ptx", i, k))
+		srcs = append(srcs, b.String())
+	}
+	var mu sync.Mutex
+	var errs []string
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for k, src := range srcs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			in := filepath.Join(dir, fmt.Sprintf("m%d.ptx", k))
 			if err := os.WriteFile(in, []byte(src), 0o644); err != nil {
-				t.Fatal(err)
+				mu.Lock()
+				errs = append(errs, err.Error())
+				mu.Unlock()
+				return
 			}
 			out, err := exec.Command(p, "-arch=sm_90", "-v", in, "-o", in+".cubin").CombinedOutput()
+			mu.Lock()
+			defer mu.Unlock()
 			if err != nil {
-				t.Fatalf("ptxas: %v\n%s", err, out)
+				errs = append(errs, fmt.Sprintf("ptxas: %v\n%s", err, out))
+				return
 			}
 			log := string(out)
 			for _, m := range redReRegs.FindAllStringSubmatch(log, -1) {
@@ -86,15 +100,19 @@ func redAssemble(t *testing.T, mods map[string]string) map[string]int {
 			}
 			for _, m := range redReSpill.FindAllStringSubmatch(log, -1) {
 				if m[1] != "0" || m[2] != "0" {
-					t.Errorf("spills: %s", m[0])
+					errs = append(errs, "spills: "+m[0])
 				}
 			}
 			for _, m := range redReStack.FindAllStringSubmatch(log, -1) {
 				if m[1] != "0" {
-					t.Errorf("stack frame: %s", m[0])
+					errs = append(errs, "stack frame: "+m[0])
 				}
 			}
-		}
+		}()
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		t.Fatal(strings.Join(errs, "\n"))
 	}
 	return regs
 }
