@@ -118,10 +118,10 @@ func CumMin[T Elem](s *Stream, a *Array[T], axis int, opts ...ScanOption) (*Arra
 // Accumulate returns the scan of a along axis with the associative operator op,
 // accumulated in R (Julia's accumulate(op, a; dims), NumPy's ufunc.accumulate). On
 // Bool accumulators OpSum and OpMax are "or", OpProd and OpMin "and". An expression
-// operator runs on the CPU through the expression interpreter (one call per element,
-// slow) and on CUDA through the scan kernels' expression lowering, which covers
-// arithmetic, comparisons, bit operations, minimum/maximum/fmin/fmax, abs, where and
-// conversions; other functions are an error wrapping ErrNotSupported on CUDA.
+// operator has Eval's semantics: on CUDA it is lowered into the scan kernels by the
+// elementwise generator (an expression it can't lower is an error wrapping
+// ErrNotSupported); on the CPU it runs through the expression interpreter, one call
+// per element (slow: prefer the built-in operators).
 func Accumulate[R, T Elem](s *Stream, a *Array[T], op Op, axis int, opts ...ScanOption) (*Array[R], error) {
 	if nd := len(a.shape); axis < -nd || axis >= nd {
 		return nil, fmt.Errorf("gpu: scan axis %d of a %d-d array: %w", axis, nd, ErrInvalidValue)

@@ -3,6 +3,7 @@ package kernel
 import (
 	"fmt"
 
+	"github.com/go-gpu/gpu/backend"
 	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/ptx"
 )
@@ -46,7 +47,7 @@ const (
 // scanPTXError converts a panic of the generators into an error.
 func scanPTXError(err *error) {
 	if r := recover(); r != nil {
-		*err = fmt.Errorf("kernel: PTX generation: %v", r)
+		*err = fmt.Errorf("kernel: PTX generation: %v: %w", r, backend.ErrNotSupported)
 	}
 }
 
