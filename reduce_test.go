@@ -47,7 +47,21 @@ func redDevices(t testing.TB) []redDev {
 }
 
 func forRedDevices(t *testing.T, f func(t *testing.T, rd redDev, s *gpu.Stream)) {
+	forRedDevicesOpt(t, false, f)
+}
+
+// forHeavyRedDevices is forRedDevices for the long tests: under the race detector,
+// which slows the interpreter down several times, they leave the interpreter out (the
+// normal runs cover it; the race detector's business is the host code).
+func forHeavyRedDevices(t *testing.T, f func(t *testing.T, rd redDev, s *gpu.Stream)) {
+	forRedDevicesOpt(t, raceEnabled, f)
+}
+
+func forRedDevicesOpt(t *testing.T, noSimt bool, f func(t *testing.T, rd redDev, s *gpu.Stream)) {
 	for _, rd := range redDevices(t) {
+		if rd.simt && noSimt {
+			continue
+		}
 		t.Run(rd.name, func(t *testing.T) {
 			s, err := rd.d.NewStream()
 			if err != nil {
@@ -580,7 +594,7 @@ func must[T any](t testing.TB) func(T, error) T {
 // ---- tests ----
 
 func TestReduceSizes(t *testing.T) {
-	forRedDevices(t, func(t *testing.T, rd redDev, s *gpu.Stream) {
+	forHeavyRedDevices(t, func(t *testing.T, rd redDev, s *gpu.Stream) {
 		rng := rand.New(rand.NewPCG(1, 2))
 		for _, n := range sizes {
 			big := n > 1<<16
@@ -683,7 +697,7 @@ func subsets(rank int) [][]int {
 
 func TestReduceAxes(t *testing.T) {
 	shapes := [][]int{{7}, {5, 9}, {1, 1}, {3, 1, 33}, {2, 3, 5, 7}, {3, 1, 4, 2, 5}, {37, 129}, {129, 37}, {4, 300, 5}, {2, 1, 1, 3}}
-	forRedDevices(t, func(t *testing.T, rd redDev, s *gpu.Stream) {
+	forHeavyRedDevices(t, func(t *testing.T, rd redDev, s *gpu.Stream) {
 		rng := rand.New(rand.NewPCG(3, 4))
 		for _, shape := range shapes {
 			n := 1
@@ -759,7 +773,7 @@ func TestReduceNaNInfTies(t *testing.T) {
 		{inf, inf},
 		{2, nan, inf, -inf},
 	}
-	forRedDevices(t, func(t *testing.T, rd redDev, s *gpu.Stream) {
+	forHeavyRedDevices(t, func(t *testing.T, rd redDev, s *gpu.Stream) {
 		for _, c := range cases {
 			x := upload(t, s, c)
 			gs := [][]float32{c}
@@ -948,7 +962,7 @@ func dtypeCase[T gpu.Elem, R gpu.Elem](t *testing.T, s *gpu.Stream, rng *rand.Ra
 }
 
 func TestReduceDTypes(t *testing.T) {
-	forRedDevices(t, func(t *testing.T, rd redDev, s *gpu.Stream) {
+	forHeavyRedDevices(t, func(t *testing.T, rd redDev, s *gpu.Stream) {
 		rng := rand.New(rand.NewPCG(5, 6))
 		t.Run("bool", func(t *testing.T) { dtypeCase[bool, int64](t, s, rng) })
 		t.Run("int8", func(t *testing.T) { dtypeCase[int8, int64](t, s, rng) })
@@ -1084,7 +1098,7 @@ func TestReduceInto(t *testing.T) {
 }
 
 func TestMapReduce(t *testing.T) {
-	forRedDevices(t, func(t *testing.T, rd redDev, s *gpu.Stream) {
+	forHeavyRedDevices(t, func(t *testing.T, rd redDev, s *gpu.Stream) {
 		rng := rand.New(rand.NewPCG(11, 12))
 		rows, cols := 70, 130
 		xs := randVals[float32](rng, rows*cols)
