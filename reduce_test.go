@@ -982,6 +982,8 @@ func TestReduceDTypes(t *testing.T) {
 		t.Run("uint16-in-int32", func(t *testing.T) { dtypeCase[uint16, int32](t, s, rng) })
 		t.Run("int32-in-float64", func(t *testing.T) { dtypeCase[int32, float64](t, s, rng) })
 		t.Run("int64-in-float32", func(t *testing.T) { dtypeCase[int64, float32](t, s, rng) })
+		t.Run("float64-in-float32", func(t *testing.T) { dtypeCase[float64, float32](t, s, rng) })
+		t.Run("float32-in-float64", func(t *testing.T) { dtypeCase[float32, float64](t, s, rng) })
 	})
 }
 
@@ -1170,6 +1172,19 @@ func TestMapReduce(t *testing.T) {
 				}
 				if allv[o] != w {
 					t.Fatalf("all x > -4%s: output %d = %v", what, o, allv[o])
+				}
+			}
+		}
+		// a map that reads no operand: the count of elements per output
+		for _, axes := range [][]int{nil, {1}} {
+			c := download(t, must[*gpu.Array[int64]](t)(gpu.MapReduce[int64](s, "1", gpu.Vars{"x": x}, gpu.OpSum, axesOpts(axes, false)...)))
+			want := int64(rows * cols)
+			if axes != nil {
+				want = int64(cols)
+			}
+			for o, v := range c {
+				if v != want {
+					t.Fatalf("count by a constant map, axes %v: output %d = %d, want %d", axes, o, v, want)
 				}
 			}
 		}

@@ -105,9 +105,8 @@ func (r *Reduce) decode(l *cpu.Launch) (*redArgs, error) {
 	for j := range r.Ins {
 		inArgs[j] = next()
 	}
-	idxArg := -1
 	if r.Op.IsArg() && r.Pre == PrePartial {
-		idxArg = next()
+		next() // never: the CPU refuses partial specs
 	}
 	a.kept = make([]int, r.KeptRank)
 	for d := range a.kept {
@@ -142,7 +141,6 @@ func (r *Reduce) decode(l *cpu.Launch) (*redArgs, error) {
 			a.params = append(a.params, expr.ScalarFromBits(p.DType, l.Args[next()].Val))
 		}
 	}
-	_ = idxArg
 	if redProd(a.kept) != a.m || redProd(a.red) != a.k {
 		return nil, fmt.Errorf("kernel: reduction of %d outputs over %d with shapes %v, %v: %w", a.m, a.k, a.kept, a.red, backend.ErrInvalidValue)
 	}

@@ -245,6 +245,9 @@ func planPass(r *Reduce, l ReduceLayout, aligned []bool, sms int, occupancy func
 		G = 32
 	}
 	U := 4
+	if G == 1 && k/V < U {
+		U = max(1, k/V) // short rows: every load of a row in flight at once
+	}
 	r.GPU = ReduceGPU{Lanes: G, Block: redBlock, Vec: V, Unroll: U, Cascade: cascade}
 	tiles := (m + redBlock/G - 1) / (redBlock / G)
 	pass.GridY = splitFor(tiles, (k/V)/(G*U))
