@@ -37,6 +37,7 @@ type AnyArray interface {
 	DType() dtype.DType
 	Shape() []int
 	header() *header
+	hdr() header
 }
 
 // header is an array's layout without its Go type.
@@ -49,7 +50,12 @@ type header struct {
 }
 
 func (a *Array[T]) header() *header {
-	return &header{buf: a.buf, dt: a.dt, shape: a.shape, strides: a.strides, off: a.off}
+	h := a.hdr()
+	return &h
+}
+
+func (a *Array[T]) hdr() header {
+	return header{buf: a.buf, dt: a.dt, shape: a.shape, strides: a.strides, off: a.off}
 }
 
 // DType returns the element type.

@@ -6,6 +6,9 @@ import (
 	"reflect"
 	"slices"
 	"sync"
+	"sync/atomic"
+
+	"github.com/go-gpu/gpu/backend"
 
 	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/expr"
@@ -94,7 +97,7 @@ func scalarDecl(slot int, v any) (expr.Decl, dtype.DType, uint64, error) {
 }
 
 type evalOperand struct {
-	h     *header
+	h     header
 	st    []int // strides broadcast to the output's shape
 	name  string
 	index bool // the linear index (LinearIndex)
@@ -118,7 +121,7 @@ type evalPlan struct {
 	nops  int
 
 	mu  sync.Mutex
-	fns map[layoutKey]*Function
+	fns map[layoutKey]*planEntry
 }
 
 // layoutKey is the part of an elementwise spec that varies between launches of a plan.
@@ -193,7 +196,7 @@ func (d *Device) plan(src string, vars Vars, out dtype.DType) (*evalPlan, error)
 
 func newPlan(src string, vars Vars, names []string, out dtype.DType) (*evalPlan, error) {
 	env := expr.Env{}
-	p := &evalPlan{names: names, kinds: make([]byte, len(names)), fns: map[layoutKey]*Function{}}
+	p := &evalPlan{names: names, kinds: make([]byte, len(names)), fns: map[layoutKey]*planEntry{}}
 	params := 0
 	for i, name := range names {
 		switch v := vars[name].(type) {
@@ -245,7 +248,11 @@ func evalInto(s *Stream, out *header, src string, vars Vars, fillOnly bool) erro
 }
 
 // runPlan launches plan p into out with the variables' values in p.names' order.
-func runPlan(s *Stream, out *header, p *evalPlan, vals []any) error {
+func runPlan(s *Stream, outp *header, p *evalPlan, vals []any) error {
+	return runPlanHdr(s, *outp, p, vals)
+}
+
+func runPlanHdr(s *Stream, out header, p *evalPlan, vals []any) error {
 	d := s.dev
 	var err error
 	n := prod(out.shape)
@@ -267,7 +274,7 @@ func runPlan(s *Stream, out *header, p *evalPlan, vals []any) error {
 		case 'i':
 			ops = append(ops, evalOperand{name: name, index: true})
 		case 'a':
-			h := vals[i].(AnyArray).header()
+			h := vals[i].(AnyArray).hdr()
 			if h.buf.a.dev != d && h.buf.a.dev.info.Backend != d.info.Backend {
 				return fmt.Errorf("gpu: operand %q is on %v, the stream on %v: %w", name, h.buf.a.dev, d, ErrInvalidValue)
 			}
@@ -297,12 +304,12 @@ func runPlan(s *Stream, out *header, p *evalPlan, vals []any) error {
 			continue
 		}
 		if op.h.off != out.off || !slices.Equal(op.st, out.strides) {
-			tmp, err := copyOf(s, op.h)
+			tmp, err := copyOfVal(s, ops[i].h)
 			if err != nil {
 				return err
 			}
 			defer tmp.buf.Free()
-			ops[i].h = tmp
+			ops[i].h = *tmp
 			ops[i].st, _ = broadcastStrides(tmp.shape, tmp.strides, out.shape)
 			simple = false
 		}
@@ -361,42 +368,88 @@ func runPlan(s *Stream, out *header, p *evalPlan, vals []any) error {
 	}
 	lk.index64 = kernel.NeedIndex64(n, cshape, strided...)
 	ptr := func(h *header) uint64 { return h.buf.a.mem.Ptr() + uint64(h.buf.off) + uint64(h.off*h.dt.Size()) }
-	lk.vector = len(strided) == 0 && ptr(out)%16 == 0
-	for i, op := range ops {
-		if p.read[i] && lk.kinds[i+1] == kernel.Contig && ptr(op.h)%16 != 0 {
+	lk.vector = len(strided) == 0 && ptr(&out)%16 == 0
+	for i := range ops {
+		if p.read[i] && lk.kinds[i+1] == kernel.Contig && ptr(&ops[i].h)%16 != 0 {
 			lk.vector = false
 		}
 	}
-	fn, spec, err := d.planKernel(p, lk, out.dt, ops)
+	pe, err := d.planKernel(p, lk, out.dt, ops)
 	if err != nil {
 		return err
 	}
-	var argBuf [16]any
-	args := argBuf[:0]
-	args = append(args, Out(elemView(out)), uint64(n))
-	for _, op := range ops {
-		if !op.index {
-			args = append(args, In(elemView(op.h)))
+	// Build the backend's arguments directly: no boxing, no views.
+	ap := argPool.Get().(*[]backend.Arg)
+	bargs := (*ap)[:0]
+	var usesSmall [5]use
+	uses := usesSmall[:0]
+	memArg := func(h *header, mode AccessMode) {
+		bargs = append(bargs, backend.Arg{Kind: backend.ArgMem, Mem: h.buf.a.mem, Off: h.buf.off + int64(h.off*h.dt.Size())})
+		uses = append(uses, use{a: h.buf.a, mode: mode})
+	}
+	memArg(&out, Write)
+	bargs = append(bargs, backend.Arg{Kind: backend.ArgScalar, Size: 8, Val: uint64(n)})
+	for i := range ops {
+		if !ops[i].index {
+			memArg(&ops[i].h, Read)
 		}
 	}
 	for _, dim := range cshape {
-		args = append(args, uint64(dim))
+		bargs = append(bargs, backend.Arg{Kind: backend.ArgScalar, Size: 8, Val: uint64(dim)})
 	}
 	for i := range 1 + len(ops) {
 		if lk.kinds[i] == kernel.Strided {
 			for _, v := range cst[i] {
-				args = append(args, int64(v))
+				bargs = append(bargs, backend.Arg{Kind: backend.ArgScalar, Size: 8, Val: uint64(v)})
 			}
 		}
 	}
 	for _, p := range params {
-		args = append(args, scalarOfSize(p.t, p.bits))
+		bargs = append(bargs, backend.Arg{Kind: backend.ArgScalar, Size: uint8(p.t.Size()), Val: p.bits})
 	}
-	return s.Launch(fn, d.geometry(spec, n), args...)
+	err = s.launchTracked(pe.fn, pe.config(d, n), bargs, uses)
+	clear(bargs)
+	*ap = bargs[:0]
+	argPool.Put(ap)
+	return err
+}
+
+var argPool = sync.Pool{New: func() any { a := make([]backend.Arg, 0, 16); return &a }}
+
+// planEntry is a plan's kernel for one layout, with the launch geometry of the last n.
+type planEntry struct {
+	fn   *Function
+	spec kernelSpec
+	geo  atomic.Pointer[planGeometry]
+}
+
+type planGeometry struct {
+	n   int
+	cfg backend.LaunchConfig
+}
+
+// config returns the backend launch geometry for n elements.
+func (pe *planEntry) config(d *Device, n int) backend.LaunchConfig {
+	if g := pe.geo.Load(); g != nil && g.n == n {
+		return g.cfg
+	}
+	c := d.geometry(pe.spec, n)
+	g := &planGeometry{n: n, cfg: backend.LaunchConfig{
+		Grid: [3]uint32{uint32(c.Grid.X), 1, 1}, Block: [3]uint32{uint32(c.Block.X), 1, 1}}}
+	pe.geo.Store(g)
+	return g.cfg
 }
 
 // planKernel returns the kernel of plan p for a layout, compiling it on first use.
-func (d *Device) planKernel(p *evalPlan, lk layoutKey, outDT dtype.DType, ops []evalOperand) (*Function, kernelSpec, error) {
+func (d *Device) planKernel(p *evalPlan, lk layoutKey, outDT dtype.DType, ops []evalOperand) (*planEntry, error) {
+	if len(ops) <= maxPlanOps {
+		p.mu.Lock()
+		pe := p.fns[lk]
+		p.mu.Unlock()
+		if pe != nil {
+			return pe, nil
+		}
+	}
 	spec := &kernel.Elementwise{Expr: p.e, Out: kernel.Operand{DType: outDT, Kind: lk.kinds[0]},
 		Rank: int(lk.rank), Index64: lk.index64, Vector: lk.vector, Ins: make([]kernel.Operand, len(ops))}
 	for i, op := range ops {
@@ -405,24 +458,17 @@ func (d *Device) planKernel(p *evalPlan, lk layoutKey, outDT dtype.DType, ops []
 			spec.Ins[i].DType = op.h.dt
 		}
 	}
-	if len(ops) > maxPlanOps {
-		fn, err := d.kernel(spec)
-		return fn, spec, err
-	}
-	p.mu.Lock()
-	fn := p.fns[lk]
-	p.mu.Unlock()
-	if fn != nil {
-		return fn, spec, nil
-	}
 	fn, err := d.kernel(spec)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	p.mu.Lock()
-	p.fns[lk] = fn
-	p.mu.Unlock()
-	return fn, spec, nil
+	pe := &planEntry{fn: fn, spec: spec}
+	if len(ops) <= maxPlanOps {
+		p.mu.Lock()
+		p.fns[lk] = pe
+		p.mu.Unlock()
+	}
+	return pe, nil
 }
 
 // scalarOfSize returns bits as a Go value of t's size, for a kernel parameter.
@@ -450,7 +496,10 @@ func elemView(h *header) *Buffer {
 }
 
 // copyOf returns a contiguous copy of h.
-func copyOf(s *Stream, h *header) (*header, error) {
+func copyOf(s *Stream, h *header) (*header, error) { return copyOfVal(s, *h) }
+
+// copyOfVal is copyOf of a header passed by value.
+func copyOfVal(s *Stream, h header) (*header, error) {
 	size := h.dt.Size()
 	n := prod(h.shape)
 	buf, err := s.Alloc(int64(n * size))
@@ -458,7 +507,7 @@ func copyOf(s *Stream, h *header) (*header, error) {
 		return nil, err
 	}
 	out := &header{buf: buf, dt: h.dt, shape: slices.Clone(h.shape), strides: rowMajor(h.shape)}
-	if err := evalIntoHeader(s, out, h); err != nil {
+	if err := evalIntoHeader(s, out, &h); err != nil {
 		buf.Free()
 		return nil, err
 	}
@@ -471,6 +520,7 @@ type headerArray struct{ h *header }
 func (x headerArray) DType() dtype.DType { return x.h.dt }
 func (x headerArray) Shape() []int       { return slices.Clone(x.h.shape) }
 func (x headerArray) header() *header    { return x.h }
+func (x headerArray) hdr() header        { return *x.h }
 
 func evalIntoHeader(s *Stream, out, in *header) error {
 	return evalInto(s, out, "x", Vars{"x": headerArray{in}}, false)
@@ -576,7 +626,7 @@ func (k *Kernel[R]) Into(s *Stream, out *Array[R], args ...any) error {
 	if err != nil {
 		return err
 	}
-	return runPlan(s, out.header(), p, args)
+	return runPlanHdr(s, out.hdr(), p, args)
 }
 
 // Eval evaluates the kernel into a new array of the operands' broadcast shape.

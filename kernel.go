@@ -117,40 +117,47 @@ const (
 // Operand is memory a kernel argument points at: a *Buffer (its first byte) or an
 // *Array[T] (its element 0).
 type Operand interface {
-	argBuffer() *Buffer
+	ref() (*allocation, int64)
 }
 
-func (b *Buffer) argBuffer() *Buffer { return b }
-
-func (a *Array[T]) argBuffer() *Buffer {
-	if a == nil {
-		return nil
+func (b *Buffer) ref() (*allocation, int64) {
+	if b == nil {
+		return nil, 0
 	}
-	return elemView(a.header())
+	return b.a, b.off
+}
+
+func (a *Array[T]) ref() (*allocation, int64) {
+	if a == nil {
+		return nil, 0
+	}
+	return a.buf.a, a.buf.off + int64(a.off*a.dt.Size())
 }
 
 // BufferArg is a buffer or array passed to Launch with its access mode; make one with
 // In, Out or InOut. A *Buffer or *Array[T] passed directly counts as InOut.
 type BufferArg struct {
-	Buf  *Buffer
-	Mode AccessMode
+	a    *allocation
+	off  int64
+	mode AccessMode
+}
+
+func bufferArg(x Operand, mode AccessMode) BufferArg {
+	if x == nil {
+		return BufferArg{mode: mode}
+	}
+	a, off := x.ref()
+	return BufferArg{a: a, off: off, mode: mode}
 }
 
 // In marks a kernel argument the kernel only reads.
-func In(x Operand) BufferArg { return BufferArg{operandBuffer(x), Read} }
+func In(x Operand) BufferArg { return bufferArg(x, Read) }
 
 // Out marks a kernel argument the kernel writes.
-func Out(x Operand) BufferArg { return BufferArg{operandBuffer(x), Write} }
+func Out(x Operand) BufferArg { return bufferArg(x, Write) }
 
 // InOut marks a kernel argument the kernel reads and writes.
-func InOut(x Operand) BufferArg { return BufferArg{operandBuffer(x), ReadWrite} }
-
-func operandBuffer(x Operand) *Buffer {
-	if x == nil {
-		return nil
-	}
-	return x.argBuffer()
-}
+func InOut(x Operand) BufferArg { return bufferArg(x, ReadWrite) }
 
 // ByValue passes the bytes of v (a struct or array of plain values, no pointers) as one
 // by-value kernel parameter.
@@ -195,19 +202,22 @@ func (s *Stream) Launch(fn *Function, cfg LaunchConfig, args ...any) error {
 		s.enqueued()
 		return nil
 	}
-	var small [8]backend.Arg
-	bargs := small[:0]
+	ap := argPool.Get().(*[]backend.Arg)
+	defer func() {
+		clear(*ap)
+		*ap = (*ap)[:0]
+		argPool.Put(ap)
+	}()
+	bargs := (*ap)[:0]
 	var usesSmall [4]use
 	uses := usesSmall[:0]
 	for i, a := range args {
 		var ba backend.Arg
 		switch v := a.(type) {
-		case *Buffer:
-			ba, uses, err = bufArg(v, ReadWrite, uses)
-		case Operand:
-			ba, uses, err = bufArg(v.argBuffer(), ReadWrite, uses)
 		case BufferArg:
-			ba, uses, err = bufArg(v.Buf, v.Mode, uses)
+			ba, uses, err = bufArg(v, uses)
+		case Operand:
+			ba, uses, err = bufArg(bufferArg(v, ReadWrite), uses)
 		case DevicePtr:
 			ba = backend.Arg{Kind: backend.ArgPtr, Val: uint64(v)}
 		case ByValueArg:
@@ -220,20 +230,46 @@ func (s *Stream) Launch(fn *Function, cfg LaunchConfig, args ...any) error {
 		}
 		bargs = append(bargs, ba)
 	}
-	return s.tracked(uses, func() error { return s.be.Launch(fn.be, bc, bargs) })
+	*ap = bargs
+	return s.launchTracked(fn, bc, bargs, uses)
 }
 
-func bufArg(b *Buffer, mode AccessMode, uses []use) (backend.Arg, []use, error) {
-	if b == nil {
-		return backend.Arg{}, uses, fmt.Errorf("nil buffer: %w", ErrInvalidValue)
+// launchTracked enqueues a launch whose buffer arguments are uses.
+func (s *Stream) launchTracked(fn *Function, bc backend.LaunchConfig, bargs []backend.Arg, uses []use) error {
+	var small [4]*allocation
+	t, err := s.trackBegin(uses, small[:0])
+	if err != nil {
+		return err
 	}
-	if mode&ReadWrite == 0 {
-		return backend.Arg{}, uses, fmt.Errorf("access mode %d: %w", mode, ErrInvalidValue)
+	_, err = s.trackEnd(t, s.be.Launch(fn.be, bc, bargs), false)
+	return err
+}
+
+func bufArg(b BufferArg, uses []use) (backend.Arg, []use, error) {
+	if b.a == nil {
+		return backend.Arg{}, uses, fmt.Errorf("nil buffer or array: %w", ErrInvalidValue)
 	}
-	return backend.Arg{Kind: backend.ArgMem, Mem: b.a.mem, Off: b.off}, append(uses, use{a: b.a, mode: mode}), nil
+	if b.mode&ReadWrite == 0 {
+		return backend.Arg{}, uses, fmt.Errorf("access mode %d: %w", b.mode, ErrInvalidValue)
+	}
+	return backend.Arg{Kind: backend.ArgMem, Mem: b.a.mem, Off: b.off}, append(uses, use{a: b.a, mode: b.mode}), nil
 }
 
 func scalarArg(a any) (backend.Arg, error) {
+	switch x := a.(type) {
+	case uint64:
+		return backend.Arg{Kind: backend.ArgScalar, Size: 8, Val: x}, nil
+	case uint32:
+		return backend.Arg{Kind: backend.ArgScalar, Size: 4, Val: uint64(x)}, nil
+	case int64:
+		return backend.Arg{Kind: backend.ArgScalar, Size: 8, Val: uint64(x)}, nil
+	case int:
+		return backend.Arg{Kind: backend.ArgScalar, Size: 8, Val: uint64(x)}, nil
+	case float32:
+		return backend.Arg{Kind: backend.ArgScalar, Size: 4, Val: uint64(math.Float32bits(x))}, nil
+	case float64:
+		return backend.Arg{Kind: backend.ArgScalar, Size: 8, Val: math.Float64bits(x)}, nil
+	}
 	v := reflect.ValueOf(a)
 	arg := backend.Arg{Kind: backend.ArgScalar}
 	switch v.Kind() {

@@ -146,63 +146,105 @@ func mergeUses(uses []use) []use {
 }
 
 // tracked runs enqueue, which enqueues one operation on s using the allocations in
-// uses, with the waits before it and the tracking update after it. With scope set, the
-// allocations are marked as held by this goroutine while enqueue runs (Access).
+// uses, with the waits before it and the tracking update after it.
 func (s *Stream) tracked(uses []use, enqueue func() error) error {
 	_, err := s.trackedScope(uses, enqueue, false)
 	return err
 }
 
-// trackedScope is tracked, returning the operation's sequence number on s.
+// trackedScope is tracked, returning the operation's sequence number on s. With scope
+// set, the allocations are marked as held by this goroutine while enqueue runs (Access).
 func (s *Stream) trackedScope(uses []use, enqueue func() error, scope bool) (uint64, error) {
-	if err := s.check(); err != nil {
+	var small [4]*allocation
+	t, err := s.trackBegin(uses, small[:0])
+	if err != nil {
 		return 0, err
 	}
+	if scope {
+		g := goid()
+		for _, a := range t.as {
+			a.scope.Store(g)
+		}
+	}
+	err = enqueue()
+	if scope {
+		for _, a := range t.as {
+			a.scope.Store(0)
+		}
+	}
+	return s.trackEnd(t, err, scope)
+}
+
+// tracking is one tracked operation in progress, between trackBegin and trackEnd. It
+// lives on the caller's stack.
+type tracking struct {
+	uses      []use
+	as        []*allocation // backed by the caller's array
+	anyShared bool
+}
+
+// trackBegin locks the allocations of uses and makes s wait for the conflicting uses on
+// other streams. as is scratch space for the allocations (the caller's small array, so
+// that nothing here allocates). On success the caller enqueues its operation and calls
+// trackEnd; on error nothing is held.
+func (s *Stream) trackBegin(uses []use, as []*allocation) (tracking, error) {
+	if err := s.check(); err != nil {
+		return tracking{}, err
+	}
 	uses = mergeUses(uses)
-	var small [4]*allocation
-	as := small[:0]
 	for _, u := range uses {
 		if u.a.dev != s.dev && u.a.dev.info.Backend != s.dev.info.Backend {
-			return 0, fmt.Errorf("gpu: a %s buffer used on %v: %w", u.a.dev.info.Backend, s, ErrInvalidValue)
+			return tracking{}, fmt.Errorf("gpu: a %s buffer used on %v: %w", u.a.dev.info.Backend, s, ErrInvalidValue)
 		}
 		as = append(as, u.a)
 	}
 	if err := lockAll(as); err != nil {
-		return 0, err
+		return tracking{}, err
 	}
-	defer unlockAll(as)
+	t := tracking{uses: uses, as: as}
+	shared, err := s.trackWaits(uses)
+	if err != nil {
+		unlockAll(as)
+		return tracking{}, err
+	}
+	t.anyShared = shared
+	return t, nil
+}
+
+// trackWaits makes s wait for the uses on other streams that conflict with uses, and
+// reports whether the allocations are in use on several streams at once.
+func (s *Stream) trackWaits(uses []use) (anyShared bool, err error) {
 	var waitSmall [4]*pev
 	waits := waitSmall[:0]
-	anyShared := false
+	need := func(x *access) error {
+		if x.s == nil || x.s == s {
+			return nil
+		}
+		anyShared = true
+		ev, err := x.event()
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(waits, ev) {
+			waits = append(waits, ev)
+		}
+		return nil
+	}
 	for _, u := range uses {
 		a := u.a
 		if a.freed {
-			return 0, fmt.Errorf("gpu: buffer used after Free: %w", ErrClosed)
+			return false, fmt.Errorf("gpu: buffer used after Free: %w", ErrClosed)
 		}
 		if a.untracked {
 			continue
 		}
-		need := func(x *access) error {
-			if x.s == nil || x.s == s {
-				return nil
-			}
-			anyShared = true
-			ev, err := x.event()
-			if err != nil {
-				return err
-			}
-			if !slices.Contains(waits, ev) {
-				waits = append(waits, ev)
-			}
-			return nil
-		}
 		if err := need(&a.w); err != nil {
-			return 0, err
+			return false, err
 		}
 		if u.mode&Write != 0 {
 			for i := range a.r {
 				if err := need(&a.r[i]); err != nil {
-					return 0, err
+					return false, err
 				}
 			}
 		} else {
@@ -215,35 +257,31 @@ func (s *Stream) trackedScope(uses []use, enqueue func() error, scope bool) (uin
 	}
 	for _, ev := range waits {
 		if err := s.be.WaitEvent(ev.be); err != nil {
-			return 0, err
+			return false, err
 		}
 		s.enqueued()
 	}
-	if scope {
-		g := goid()
-		for _, a := range as {
-			a.scope.Store(g)
-		}
-	}
-	err := enqueue()
-	if scope {
-		for _, a := range as {
-			a.scope.Store(0)
-		}
-	}
-	if err != nil && !scope {
-		return 0, err // nothing was enqueued
+	return anyShared, nil
+}
+
+// trackEnd records the operation just enqueued (unless enqErr says nothing was, which
+// only a scope may leave unknown) and unlocks. It returns the operation's sequence number.
+func (s *Stream) trackEnd(t tracking, enqErr error, scope bool) (uint64, error) {
+	defer unlockAll(t.as)
+	if enqErr != nil && !scope {
+		return 0, enqErr // nothing was enqueued
 	}
 	s.enqueued()
 	seq := s.seq.Add(1)
 	var ev *pev
-	if anyShared {
+	err := enqErr
+	if t.anyShared {
 		var rerr error
 		if ev, rerr = s.eventAfter(seq); rerr != nil && err == nil {
 			err = rerr
 		}
 	}
-	for _, u := range uses {
+	for _, u := range t.uses {
 		a := u.a
 		if a.untracked {
 			continue
