@@ -1417,12 +1417,27 @@ func TestReduceLarge(t *testing.T) {
 	if v := download(t, must[*gpu.Array[int64]](t)(gpu.Sum[int64](s, x))); v[0] != 3*(n-2)+200 {
 		t.Fatalf("sum of int8 past 2^31 = %d", v[0])
 	}
-	// one axis past 2^31 elements in total: [2, n/2] over axis 1 and axis 0
+	// axes of an array of 2^31+8 elements: [2, 2^30+4], the 100s at row 1, columns
+	// 2^30-3 and 2^30+1
+	const half = (n - 1) / 2
 	x2 := must[*gpu.Array[int8]](t)(x.Slice(gpu.R(0, n-1)))
-	x2 = must[*gpu.Array[int8]](t)(x2.Reshape(2, (n-1)/2))
-	for ax := range 2 {
-		v := download(t, must[*gpu.Array[int64]](t)(gpu.ArgMax(s, x2, gpu.Axes(ax))))
-		t.Logf("argmax axis %d: %d values", ax, len(v))
+	x2 = must[*gpu.Array[int8]](t)(x2.Reshape(2, half))
+	if v := download(t, must[*gpu.Array[int64]](t)(gpu.ArgMax(s, x2, gpu.Axes(1)))); v[0] != 0 || v[1] != 1<<30-3 {
+		t.Fatalf("argmax over axis 1 = %v, want [0 %d]", v, 1<<30-3)
+	}
+	cols := download(t, must[*gpu.Array[int64]](t)(gpu.ArgMax(s, x2, gpu.Axes(0))))
+	for c, v := range cols {
+		want := int64(0)
+		if c == 1<<30-3 || c == 1<<30+1 {
+			want = 1
+		}
+		if v != want {
+			t.Fatalf("argmax over axis 0: column %d = %d, want %d", c, v, want)
+		}
+	}
+	sums := download(t, must[*gpu.Array[int64]](t)(gpu.Sum[int64](s, x2, gpu.Axes(1))))
+	if sums[0] != 3*half || sums[1] != 3*(half-2)+200 {
+		t.Fatalf("sums over axis 1 = %v", sums)
 	}
 	x.Free()
 }
