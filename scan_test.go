@@ -974,3 +974,47 @@ func TestCumSumPast2G(t *testing.T) {
 		t.Fatalf("last exclusive element = %d, want %d", tv[len(tv)-1], want)
 	}
 }
+
+// TestScanRepeatCUDA repeats multi-tile scans and compactions on CUDA: the
+// look-back's results must never change (a protocol race would show as a rare
+// difference). Integer scans are exact, so every run must equal the host reference.
+func TestScanRepeatCUDA(t *testing.T) {
+	d, err := gpu.OpenBackend("cuda", 0)
+	if errors.Is(err, gpu.ErrNoDevice) {
+		t.Skip("no CUDA device")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := d.DefaultStream()
+	reps := 200
+	if testing.Short() {
+		reps = 20
+	}
+	rng := rand.New(rand.NewPCG(81, 82))
+	n := 1<<22 + 3
+	xs := scGen[int32](rng, n)
+	a := mustArr[int32](t)(gpu.FromSlice(s, xs))
+	defer a.Free()
+	rs := make([]int64, n)
+	for i, v := range xs {
+		rs[i] = int64(v)
+	}
+	want := scanRef(rs, []int{n}, 0, scAdd[int64], false, 0)
+	wantF := scanRef(xs, []int{n}, 0, scMax[int32], false, 0)
+	flags := srGen[bool](rng, n, 0.3)
+	m := mustArr[bool](t)(gpu.FromSlice(s, flags))
+	defer m.Free()
+	wantIdx := srNonzero(flags)
+	for r := 0; r < reps; r++ {
+		o64 := scMust[int64](t)(gpu.CumSum[int64](s, a, 0))
+		scCheckExact(t, fmt.Sprintf("run %d: int64 sum", r), toSlice(t, o64), want)
+		o32 := scMust[int32](t)(gpu.CumMax(s, a, 0))
+		scCheckExact(t, fmt.Sprintf("run %d: int32 max (packed status)", r), toSlice(t, o32), wantF)
+		idx := mustArr[int64](t)(gpu.Nonzero(bg, s, m))
+		scCheckExact(t, fmt.Sprintf("run %d: nonzero", r), toSlice(t, idx), wantIdx)
+		o64.Free()
+		o32.Free()
+		idx.Free()
+	}
+}
