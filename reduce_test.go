@@ -1515,3 +1515,24 @@ func TestReduceIndex64(t *testing.T) {
 		x.Free()
 	}
 }
+
+// TestReduceMeanSplit takes means large enough to be split in two passes on CUDA (the
+// division happens once, in the second).
+func TestReduceMeanSplit(t *testing.T) {
+	forRedDevices(t, func(t *testing.T, rd redDev, s *gpu.Stream) {
+		rng := rand.New(rand.NewPCG(19, 20))
+		for _, shape := range [][]int{{200003}, {3, 50000}, {50000, 3}} {
+			n := shape[0] * shape[len(shape)-1]
+			if len(shape) == 1 {
+				n = shape[0]
+			}
+			is := smallInts[int32](rng, n, 1000, 1000)
+			a := upload(t, s, is, shape...)
+			for _, axes := range [][]int{nil, {0}, {-1}} {
+				gs := groups(is, shape, maskOf(len(shape), axes))
+				checkSum(t, fmt.Sprintf("mean %v %v", shape, axes), download(t, must[*gpu.Array[float64]](t)(gpu.Mean[float64](s, a, axesOpts(axes, false)...))), gs, true)
+			}
+			a.Free()
+		}
+	})
+}

@@ -197,7 +197,10 @@ func planPass(r *Reduce, l ReduceLayout, aligned []bool, sms int, occupancy func
 		if !split || m*k < redSplitMin {
 			return 1
 		}
-		r.GPU.Partial = true
+		// Ask for the occupancy of the partial kernel: it writes partials, and a mean
+		// divides only in the second pass.
+		mean := r.Mean
+		r.GPU.Partial, r.Mean = true, false
 		occ := redBlocksPerSM
 		if occupancy != nil {
 			if o := occupancy(r); o > 0 {
@@ -211,7 +214,7 @@ func planPass(r *Reduce, l ReduceLayout, aligned []bool, sms int, occupancy func
 		}
 		s = min(s, max(1, redPartialLimit/max(1, m*acc)))
 		if s <= 1 {
-			r.GPU.Partial = false
+			r.GPU.Partial, r.Mean = false, mean
 			s = 1
 		}
 		return s
