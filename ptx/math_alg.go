@@ -12,10 +12,11 @@ import "math"
 // exact from one fma; a negative remainder gets y_k added back, exactly. Since y_k is
 // y times a power of two, fmod(r, y_k) has the same remainder modulo y, and each step
 // removes 51 bits of exponent difference: one step for quotients below 2^51, at most
-// 42 for float64 (float32 runs in float64: at most 6). This is the schoolbook long
-// division of Muller et al., "Handbook of Floating-Point Arithmetic", §11.2, 51 bits at
-// a time. The result takes the sign of x; fmod(±0, y) = ±0, fmod(x, ±Inf) = x, and an
-// infinite x, a zero y or a NaN give NaN (C99 F.9.7.1).
+// 42 for float64 (float32 runs in float64: at most 6). This is schoolbook long
+// division, 51 bits at a time (that the remainder of a division is representable is in
+// Muller et al., "Handbook of Floating-Point Arithmetic"). The result takes the sign of
+// x; fmod(±0, y) = ±0, fmod(x, ±Inf) = x, and an infinite x, a zero y or a NaN give NaN
+// (C99 F.9.7.1).
 //
 // hypot(x, y) = sqrt(x² + y²) with the larger operand scaled by 2^±600 when it is
 // outside [2^-500, 2^500], so nothing overflows or underflows spuriously; float64 forms

@@ -2,8 +2,8 @@ package ptx
 
 import "math"
 
-// asin and acos (Cody & Waite, "Software Manual for the Elementary Functions", ch. 10;
-// the same reduction as fdlibm): for |x| <= 1/2, asin x = x + x³·P(x²); above,
+// asin and acos (Cody & Waite, "Software Manual for the Elementary Functions"; the same
+// reduction as fdlibm): for |x| <= 1/2, asin x = x + x³·P(x²); above,
 // asin|x| = π/2 - 2·asin s with s = sqrt(z), z = (1 - |x|)/2 (exact), which brings
 // the argument back into [0, 1/2] and P is evaluated at z = s² exactly. P is one
 // minimax polynomial on [0, 1/4] in either case (float64: 14 terms, relative error

@@ -8,8 +8,8 @@ import (
 
 // float64 atan, and atan2 for both types.
 //
-// float64 atan (Tang's table method, as in Muller, "Elementary Functions", §6.2, and
-// Gal & Bachelis's accurate tables): t = |x| in [2^-4, 2^4) falls in one of 128 buckets
+// float64 atan (a table-based reduction in the manner of Tang's methods; Muller,
+// "Elementary Functions", on table-based methods): t = |x| in [2^-4, 2^4) falls in one of 128 buckets
 // of relative width 1/16 (the exponent and the top 4 significand bits); each holds a
 // point c and B = atan(c) (for t < 1) or B = π/2 - atan(c) (for t >= 1, c ≈ 1/t) as a
 // double-word. Then

@@ -3,7 +3,7 @@ package ptx
 // Exact transformations and double-word ("double-double") helpers for the float64
 // functions, after Dekker, "A floating-point technique for extending the available
 // precision", Numer. Math. 18, 1971, and Knuth, TAOCP vol. 2, §4.2.2; see also Muller
-// et al., "Handbook of Floating-Point Arithmetic", ch. 4. A double-word value is an
+// et al., "Handbook of Floating-Point Arithmetic". A double-word value is an
 // unevaluated sum hi + lo with |lo| <= ulp(hi)/2 (or close to it).
 
 // twoSum returns s = RN(x + y) and the exact error e = x + y - s (Knuth; any order).
@@ -27,8 +27,8 @@ func (b *mb) twoProd(x, y val) (p, e val) {
 }
 
 // rcpApprox returns 1/x to about 2^-17 relative error for a positive float64 x in
-// [2^-1020, 2^1020]: a first guess from the bits (the exponent negated, a linear
-// approximation of the significand; Muller, "Elementary Functions", §5.1) and two
+// [2^-1020, 2^1020]: a first guess from the bits (subtracting them from a constant
+// negates the exponent and approximates the significand's reciprocal linearly) and two
 // Newton-Raphson steps y + y(1 - xy), each squaring the error (5% at first). It only
 // scales the small correction terms of the double-word code, where 2^-12 is plenty, and
 // it has no division's slow path.

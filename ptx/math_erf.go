@@ -3,13 +3,14 @@ package ptx
 // erf (float32 and float64).
 //
 // |x| < 1: erf x = x + x·F(x²), F(t) = erf(sqrt t)/sqrt t - 1 minimax on [0, 1]
-// (relative error of erf 2^-62.7 for float64 with 13 terms, 2^-29.6 for float32 with 7).
+// (relative error of erf 2^-62.7 for float64 with 13 terms, 2^-29.6 for float32 with 7),
+// the last steps in double-word arithmetic.
 // 1 <= |x| < 6 (float32: 4): erf x = 1 - erfc|x| with erfc a minimax polynomial in
 // |x| - c on pieces of width 1/2 (float32: 1) around their centres c, read from a table
-// (absolute error below 2^-58.7, 2^-32.6 for float32; Muller, "Elementary Functions",
-// §3.6 on piecewise approximation): erfc is small there, so the rounding of its Horner
-// sum is a small fraction of an ulp of erf = 1 - erfc. Beyond, erf is ±1 (erfc(5.9) <
-// 2^-54, erfc(3.9) < 2^-25). The sign is applied last; NaN gives NaN.
+// (absolute error below 2^-58.7, 2^-32.6 for float32; coefficients from
+// internal/remez): erfc is small there, so the rounding of its Horner sum is a small
+// fraction of an ulp of erf = 1 - erfc. Beyond, erf is ±1 (erfc(5.9) < 2^-54,
+// erfc(3.9) < 2^-25). The sign is applied last; NaN gives NaN.
 
 func init() {
 	register(Erf, erfF32, erfF64)
@@ -74,7 +75,21 @@ func erfGeneric(b *mb, t vtype, xs []val, poly, pieces []float64, perUnit float6
 	one := b.fc(t, 1)
 	res := b.variable(x)
 	b.ifElse(b.cmp(cLt, ax, one), func() {
-		b.set(res, b.fma(x, b.horner(b.mul(x, x), poly), x))
+		// x + x·F(t), t = x², with the last two Horner steps and the final sum in
+		// double-word arithmetic: F reaches -0.157 at 1, where plain Horner's rounding
+		// errors would cost a third of an ulp.
+		t2 := b.mul(x, x)
+		r := b.horner(t2, poly[2:])
+		ph, pl := b.twoProd(t2, r)
+		s1, e1 := b.fastTwoSum(b.fc(t, poly[1]), ph) // |c1| >= |t·R|
+		l1 := b.add(e1, pl)
+		qh, ql := b.twoProd(t2, s1)
+		fh, fe := b.twoSum(b.fc(t, poly[0]), qh)
+		fl := b.fma(t2, l1, b.add(fe, ql))
+		ah, al := b.twoProd(x, fh)
+		vh, ve := b.fastTwoSum(x, ah)
+		v := b.add(vh, b.fma(x, fl, b.add(ve, al)))
+		b.set(res, b.sel(b.cmp(cEq, x, b.fc(t, 0)), x, v)) // ±0 keeps its sign
 	}, func() {
 		name := "erfc_f64"
 		tt := tF64

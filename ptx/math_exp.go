@@ -78,16 +78,18 @@ func (b *mb) inf(t vtype) val { return b.constant(t, fpOf(t).infBits) }
 // isNaN returns the predicate x != x.
 func (b *mb) isNaN(x val) val { return b.cmp(cNeU, x, x) }
 
-// expReduce returns n (as a float), the shifter sum s (whose bits hold n) and
-// r = x - n*ln2 (or x - n for base 2, scaled by ln2 when natural is false).
-func (b *mb) expReduce(x val, natural bool) (n, s, r val) {
+// expReduce returns n (as a float), the shifter sum s (whose bits hold n),
+// r = x - n*ln2 (or x - n for base 2, scaled by ln2 when natural is false) and rl, the
+// rounding error of r (x - n·ln2 = r + rl to about 2^-106; 0 for base 2, where r is
+// exact).
+func (b *mb) expReduce(x val, natural bool) (n, s, r, rl val) {
 	t := b.typ(x)
 	p := fpOf(t)
 	sh := b.fc(t, p.shifter)
 	if !natural {
 		s = b.add(x, sh)
 		n = b.sub(s, sh)
-		return n, s, b.sub(x, n) // exact
+		return n, s, b.sub(x, n), b.fc(t, 0) // exact
 	}
 	s = b.fma(x, b.fc(t, math.Log2E), sh)
 	n = b.sub(s, sh)
@@ -100,9 +102,9 @@ func (b *mb) expReduce(x val, natural bool) (n, s, r val) {
 		hi = math.Float64frombits(math.Float64bits(math.Ln2) &^ 0x7ff)
 		lo = ln2Lo(hi)
 	}
-	r = b.fma(n, b.fc(t, -hi), x)
-	r = b.fma(n, b.fc(t, -lo), r)
-	return n, s, r
+	r1 := b.fma(n, b.fc(t, -hi), x) // exact
+	r = b.fma(n, b.fc(t, -lo), r1)
+	return n, s, r, b.fma(n, b.fc(t, -lo), b.sub(r1, r))
 }
 
 // ln2Lo returns ln2 - hi rounded to float64, from a 120-bit value of ln2.
@@ -162,7 +164,7 @@ func (b *mb) expGeneric(x val, natural bool, lim, over, under float64) val {
 func (b *mb) expScaled(x val, natural bool, lim, over, under float64, off int) val {
 	t := b.typ(x)
 	p := fpOf(t)
-	_, s, r := b.expReduce(x, natural)
+	_, s, r, _ := b.expReduce(x, natural)
 	e := b.expPoly(r, natural)
 	res := b.variable(b.fc(t, 0))
 	rare := b.cmp(cGeU, b.abs(x), b.fc(t, lim))
@@ -198,8 +200,10 @@ func exp2F32(b *mb, t vtype, x []val) val { return b.expGeneric(x[0], false, 126
 func exp2F64(b *mb, t vtype, x []val) val { return b.expGeneric(x[0], false, 1022, 1025, -1076) }
 
 // expm1: for |x| <= ln2/2 the polynomial alone, expm1(x) = x + x²P(x); beyond,
-// expm1(x) = 2^n (expm1(r)) + (2^n - 1), one fma (for large n, 2^n + 2^n·(expm1(r) - 2^-n)); past the point where 2^n would
-// overflow, e^x (the 1 is far below an ulp); and -1 when e^x < ulp(1)/4.
+// expm1(x) = 2^n (expm1(r)) + (2^n - 1) with expm1(r) a double-word (r's own rounding
+// error included) and the sum formed exactly by Fast2Sum before the low parts join (for
+// large n, 2^n + 2^n·(expm1(r) - 2^-n)); past the point where 2^n would overflow, e^x
+// (the 1 is far below an ulp); and -1 when e^x < ulp(1)/4.
 func (b *mb) expm1Generic(x val, small, big, minusOne float64, poly []float64, expf func(*mb, vtype, []val) val) val {
 	t := b.typ(x)
 	res := b.variable(b.fc(t, 0))
@@ -210,11 +214,16 @@ func (b *mb) expm1Generic(x val, small, big, minusOne float64, poly []float64, e
 		b.set(res, b.sel(b.cmp(cEq, x, b.fc(t, 0)), x, b.fma(b.mul(x, x), q, x)))
 	}, func() {
 		b.ifElse(b.cmp(cLt, ax, b.fc(t, big)), func() {
-			_, s, r := b.expReduce(x, true)
+			_, s, r, rl := b.expReduce(x, true)
 			q := b.horner(r, poly)
-			u := b.fma(b.mul(r, r), q, r)
+			// u = expm1(r + rl) as a double-word uh + ul
+			uh, ul := b.fastTwoSum(r, b.fma(b.mul(r, r), q, rl))
+			u := b.add(uh, ul)
 			sc := b.pow2(s, b.uconst(t, 0))
-			v := b.fma(sc, u, b.sub(sc, b.fc(t, 1))) // sc - 1 is exact while n <= mant+1
+			// (sc - 1) + sc·uh, both exact, |sc - 1| >= |sc·uh| or sc = 1: Fast2Sum,
+			// then the low parts; the cancellation for n = ±1 costs no accuracy.
+			vh, ve := b.fastTwoSum(b.sub(sc, b.fc(t, 1)), b.mul(sc, uh))
+			v := b.add(vh, b.fma(sc, ul, ve)) // sc - 1 is exact while n <= mant+1
 			// For larger n, s·(1+u) - 1 = s + s·(u - 2^-n) with one rounding.
 			p := fpOf(t)
 			k := b.sub(b.bits(s), b.bits(b.fc(t, p.shifter)))

@@ -82,7 +82,7 @@ func powF32(b *mb, t vtype, xs []val) val {
 	w := b.mul(b.cvtF(y, tF64), l)
 	w = b.sel(b.cmp(cGt, w, b.f64(200)), b.f64(200), w)
 	w = b.sel(b.cmp(cLt, w, b.f64(-200)), b.f64(-200), w)
-	n, s, f := b.expReduce(w, false)
+	n, s, f, _ := b.expReduce(w, false)
 	_ = n
 	p := b.fma(b.horner(f, exp2PolyF64Short), f, b.f64(1))
 	r32 := b.cvtF(b.mul(p, b.pow2(s, b.u64(0))), tF32)

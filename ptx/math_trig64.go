@@ -10,8 +10,8 @@ import (
 //
 // Argument reduction x = j·π/2 + r, |r| <= π/4, r kept as a double-word r_hi + r_lo:
 //
-//   - |x| < 2^28: Cody & Waite ("Software Manual for the Elementary Functions", 1980,
-//     ch. 8) with π/2 = c0 + c1 + c2 (53 + 53 + 53 bits). j = rint(x·2/π) comes from one
+//   - |x| < 2^28: Cody & Waite ("Software Manual for the Elementary Functions", 1980)
+//     with π/2 = c0 + c1 + c2 (53 + 53 + 53 bits). j = rint(x·2/π) comes from one
 //     fma with the 1.5·2^52 shifter. x - j·c0 is exact in one fma (it is a multiple of
 //     2^-53 below 1 in magnitude), j·c1 is split exactly (TwoProduct) and subtracted with
 //     TwoSum, and j·c2 goes into the low part. The error is below 2^-131, while no
@@ -25,7 +25,8 @@ import (
 //     (rounded to the nearest quadrant by reading it as a signed number), converted to
 //     a double-word through three exact 52-bit pieces and multiplied by π/2. The table
 //     tail beyond the 192 bits contributes less than 2^-136, against |r| >= 2^-61 for
-//     every float64 (Muller, "Elementary Functions", §11.5).
+//     every float64 (the worst case, found by Lefèvre and Muller, is in Muller's
+//     "Elementary Functions", in the chapter on range reduction).
 //
 // sin r = r + r³·S(r²) and cos r = 1 - r²/2 + r⁴·C(r²), S and C minimax (internal/remez;
 // relative errors 2^-68.7 and 2^-64), with the low part of r and the rounding error of

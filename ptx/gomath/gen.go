@@ -12,63 +12,63 @@ func ExpF32(x float32) float32 {
 	v5 := float32(v4 - float32(0x1.8p+23))
 	v7 := FMA32(v5, float32(-0x1.62e43p-01), x)
 	v9 := FMA32(v5, float32(0x1.05c61p-29), v7)
-	v13 := FMA32(float32(0x1.a032bep-13), v9, float32(0x1.6d71e6p-10))
-	v15 := FMA32(v13, v9, float32(0x1.11118ap-07))
-	v17 := FMA32(v15, v9, float32(0x1.5554b2p-05))
-	v19 := FMA32(v17, v9, float32(0x1.555554p-03))
-	v21 := FMA32(v19, v9, float32(0x1p-01))
-	v22 := FMA32(v21, v9, float32(0x1p+00))
-	v23 := FMA32(v22, v9, float32(0x1p+00))
-	v25 := float32(0x0p+00)
-	v26 := abs32(x)
-	v28 := !(v26 < float32(0x1.5cp+06))
-	if v28 {
-		v29 := x > float32(0x0p+00)
-		v32 := uint32(0xffffffc0)
-		if v29 {
-			v32 = uint32(0x1)
+	v15 := FMA32(float32(0x1.a032bep-13), v9, float32(0x1.6d71e6p-10))
+	v17 := FMA32(v15, v9, float32(0x1.11118ap-07))
+	v19 := FMA32(v17, v9, float32(0x1.5554b2p-05))
+	v21 := FMA32(v19, v9, float32(0x1.555554p-03))
+	v23 := FMA32(v21, v9, float32(0x1p-01))
+	v24 := FMA32(v23, v9, float32(0x1p+00))
+	v25 := FMA32(v24, v9, float32(0x1p+00))
+	v27 := float32(0x0p+00)
+	v28 := abs32(x)
+	v30 := !(v28 < float32(0x1.5cp+06))
+	if v30 {
+		v31 := x > float32(0x0p+00)
+		v34 := uint32(0xffffffc0)
+		if v31 {
+			v34 = uint32(0x1)
 		}
-		v34 := uint32(uint32(0x0) - v32)
-		v35 := math.Float32bits(v4)
-		v36 := math.Float32bits(float32(0x1.8p+23))
-		v37 := uint32(v35 - v36)
-		v39 := uint32(v37 + uint32(0x7f))
-		v40 := uint32(v39 + v34)
-		v42 := v40 << uint32(0x17)
-		v43 := math.Float32frombits(v42)
-		v44 := uint32(v32 + uint32(0x7f))
-		v45 := v44 << uint32(0x17)
-		v46 := math.Float32frombits(v45)
-		v47 := float32(v23 * v43)
-		v48 := float32(v47 * v46)
-		v50 := x > float32(0x1.64p+06)
-		v52 := v48
-		if v50 {
-			v52 = math.Float32frombits(0x7f800000)
+		v36 := uint32(uint32(0x0) - v34)
+		v37 := math.Float32bits(v4)
+		v38 := math.Float32bits(float32(0x1.8p+23))
+		v39 := uint32(v37 - v38)
+		v41 := uint32(v39 + uint32(0x7f))
+		v42 := uint32(v41 + v36)
+		v44 := v42 << uint32(0x17)
+		v45 := math.Float32frombits(v44)
+		v46 := uint32(v34 + uint32(0x7f))
+		v47 := v46 << uint32(0x17)
+		v48 := math.Float32frombits(v47)
+		v49 := float32(v25 * v45)
+		v50 := float32(v49 * v48)
+		v52 := x > float32(0x1.64p+06)
+		v54 := v50
+		if v52 {
+			v54 = math.Float32frombits(0x7f800000)
 		}
-		v54 := x < float32(-0x1.ap+06)
-		v55 := v52
-		if v54 {
-			v55 = float32(0x0p+00)
-		}
-		v56 := x != x
-		v58 := v55
+		v56 := x < float32(-0x1.ap+06)
+		v57 := v54
 		if v56 {
-			v58 = math.Float32frombits(0x7fffffff)
+			v57 = float32(0x0p+00)
 		}
-		v25 = v58
+		v58 := x != x
+		v60 := v57
+		if v58 {
+			v60 = math.Float32frombits(0x7fffffff)
+		}
+		v27 = v60
 	} else {
-		v59 := math.Float32bits(v4)
-		v60 := math.Float32bits(float32(0x1.8p+23))
-		v61 := uint32(v59 - v60)
-		v62 := uint32(v61 + uint32(0x7f))
-		v63 := uint32(v62 + uint32(0x0))
-		v64 := v63 << uint32(0x17)
-		v65 := math.Float32frombits(v64)
-		v66 := float32(v23 * v65)
-		v25 = v66
+		v61 := math.Float32bits(v4)
+		v62 := math.Float32bits(float32(0x1.8p+23))
+		v63 := uint32(v61 - v62)
+		v64 := uint32(v63 + uint32(0x7f))
+		v65 := uint32(v64 + uint32(0x0))
+		v66 := v65 << uint32(0x17)
+		v67 := math.Float32frombits(v66)
+		v68 := float32(v25 * v67)
+		v27 = v68
 	}
-	return v25
+	return v27
 }
 
 // ExpF64 is the Go mirror of the device function exp for float64.
@@ -77,68 +77,68 @@ func ExpF64(x float64) float64 {
 	v5 := float64(v4 - float64(0x1.8p+52))
 	v7 := math.FMA(v5, float64(-0x1.62e42fefa38p-01), x)
 	v9 := math.FMA(v5, float64(-0x1.ef35793c7673p-45), v7)
-	v13 := math.FMA(float64(0x1.1ee889a5a0432p-29), v9, float64(0x1.af5e684e653abp-26))
-	v15 := math.FMA(v13, v9, float64(0x1.27e536252afe5p-22))
-	v17 := math.FMA(v15, v9, float64(0x1.71ddf88569795p-19))
-	v19 := math.FMA(v17, v9, float64(0x1.a01a017bcc79ap-16))
-	v21 := math.FMA(v19, v9, float64(0x1.a01a01afd17cfp-13))
-	v23 := math.FMA(v21, v9, float64(0x1.6c16c16c1f05cp-10))
-	v25 := math.FMA(v23, v9, float64(0x1.111111110f6dfp-07))
-	v27 := math.FMA(v25, v9, float64(0x1.555555555553fp-05))
-	v29 := math.FMA(v27, v9, float64(0x1.5555555555559p-03))
-	v31 := math.FMA(v29, v9, float64(0x1p-01))
-	v32 := math.FMA(v31, v9, float64(0x1p+00))
-	v33 := math.FMA(v32, v9, float64(0x1p+00))
-	v35 := float64(0x0p+00)
-	v36 := abs64(x)
-	v38 := !(v36 < float64(0x1.62p+09))
-	if v38 {
-		v39 := x > float64(0x0p+00)
-		v42 := uint64(0xffffffffffffffc0)
-		if v39 {
-			v42 = uint64(0x1)
+	v15 := math.FMA(float64(0x1.1ee889a5a0432p-29), v9, float64(0x1.af5e684e653abp-26))
+	v17 := math.FMA(v15, v9, float64(0x1.27e536252afe5p-22))
+	v19 := math.FMA(v17, v9, float64(0x1.71ddf88569795p-19))
+	v21 := math.FMA(v19, v9, float64(0x1.a01a017bcc79ap-16))
+	v23 := math.FMA(v21, v9, float64(0x1.a01a01afd17cfp-13))
+	v25 := math.FMA(v23, v9, float64(0x1.6c16c16c1f05cp-10))
+	v27 := math.FMA(v25, v9, float64(0x1.111111110f6dfp-07))
+	v29 := math.FMA(v27, v9, float64(0x1.555555555553fp-05))
+	v31 := math.FMA(v29, v9, float64(0x1.5555555555559p-03))
+	v33 := math.FMA(v31, v9, float64(0x1p-01))
+	v34 := math.FMA(v33, v9, float64(0x1p+00))
+	v35 := math.FMA(v34, v9, float64(0x1p+00))
+	v37 := float64(0x0p+00)
+	v38 := abs64(x)
+	v40 := !(v38 < float64(0x1.62p+09))
+	if v40 {
+		v41 := x > float64(0x0p+00)
+		v44 := uint64(0xffffffffffffffc0)
+		if v41 {
+			v44 = uint64(0x1)
 		}
-		v44 := uint64(uint64(0x0) - v42)
-		v45 := math.Float64bits(v4)
-		v46 := math.Float64bits(float64(0x1.8p+52))
-		v47 := uint64(v45 - v46)
-		v49 := uint64(v47 + uint64(0x3ff))
-		v50 := uint64(v49 + v44)
-		v52 := v50 << uint32(0x34)
-		v53 := math.Float64frombits(v52)
-		v54 := uint64(v42 + uint64(0x3ff))
-		v55 := v54 << uint32(0x34)
-		v56 := math.Float64frombits(v55)
-		v57 := float64(v33 * v53)
-		v58 := float64(v57 * v56)
-		v60 := x > float64(0x1.63p+09)
-		v62 := v58
-		if v60 {
-			v62 = math.Float64frombits(0x7ff0000000000000)
+		v46 := uint64(uint64(0x0) - v44)
+		v47 := math.Float64bits(v4)
+		v48 := math.Float64bits(float64(0x1.8p+52))
+		v49 := uint64(v47 - v48)
+		v51 := uint64(v49 + uint64(0x3ff))
+		v52 := uint64(v51 + v46)
+		v54 := v52 << uint32(0x34)
+		v55 := math.Float64frombits(v54)
+		v56 := uint64(v44 + uint64(0x3ff))
+		v57 := v56 << uint32(0x34)
+		v58 := math.Float64frombits(v57)
+		v59 := float64(v35 * v55)
+		v60 := float64(v59 * v58)
+		v62 := x > float64(0x1.63p+09)
+		v64 := v60
+		if v62 {
+			v64 = math.Float64frombits(0x7ff0000000000000)
 		}
-		v64 := x < float64(-0x1.75p+09)
-		v65 := v62
-		if v64 {
-			v65 = float64(0x0p+00)
-		}
-		v66 := x != x
-		v68 := v65
+		v66 := x < float64(-0x1.75p+09)
+		v67 := v64
 		if v66 {
-			v68 = math.Float64frombits(0x7fffffffffffffff)
+			v67 = float64(0x0p+00)
 		}
-		v35 = v68
+		v68 := x != x
+		v70 := v67
+		if v68 {
+			v70 = math.Float64frombits(0x7fffffffffffffff)
+		}
+		v37 = v70
 	} else {
-		v69 := math.Float64bits(v4)
-		v70 := math.Float64bits(float64(0x1.8p+52))
-		v71 := uint64(v69 - v70)
-		v72 := uint64(v71 + uint64(0x3ff))
-		v73 := uint64(v72 + uint64(0x0))
-		v74 := v73 << uint32(0x34)
-		v75 := math.Float64frombits(v74)
-		v76 := float64(v33 * v75)
-		v35 = v76
+		v71 := math.Float64bits(v4)
+		v72 := math.Float64bits(float64(0x1.8p+52))
+		v73 := uint64(v71 - v72)
+		v74 := uint64(v73 + uint64(0x3ff))
+		v75 := uint64(v74 + uint64(0x0))
+		v76 := v75 << uint32(0x34)
+		v77 := math.Float64frombits(v76)
+		v78 := float64(v35 * v77)
+		v37 = v78
 	}
-	return v35
+	return v37
 }
 
 // Exp2F32 is the Go mirror of the device function exp2 for float32.
@@ -146,13 +146,13 @@ func Exp2F32(x float32) float32 {
 	v3 := float32(x + float32(0x1.8p+23))
 	v4 := float32(v3 - float32(0x1.8p+23))
 	v5 := float32(x - v4)
-	v9 := FMA32(float32(0x1.fde5fep-17), v5, float32(0x1.445c84p-13))
-	v11 := FMA32(v9, v5, float32(0x1.5d8a86p-10))
-	v13 := FMA32(v11, v5, float32(0x1.3b29f4p-07))
-	v15 := FMA32(v13, v5, float32(0x1.c6b08ap-05))
-	v17 := FMA32(v15, v5, float32(0x1.ebfbep-03))
-	v19 := FMA32(v17, v5, float32(0x1.62e43p-01))
-	v20 := FMA32(v19, v5, float32(0x1p+00))
+	v10 := FMA32(float32(0x1.fde5fep-17), v5, float32(0x1.445c84p-13))
+	v12 := FMA32(v10, v5, float32(0x1.5d8a86p-10))
+	v14 := FMA32(v12, v5, float32(0x1.3b29f4p-07))
+	v16 := FMA32(v14, v5, float32(0x1.c6b08ap-05))
+	v18 := FMA32(v16, v5, float32(0x1.ebfbep-03))
+	v20 := FMA32(v18, v5, float32(0x1.62e43p-01))
+	v21 := FMA32(v20, v5, float32(0x1p+00))
 	v22 := float32(0x0p+00)
 	v23 := abs32(x)
 	v25 := !(v23 < float32(0x1.f8p+06))
@@ -173,7 +173,7 @@ func Exp2F32(x float32) float32 {
 		v41 := uint32(v29 + uint32(0x7f))
 		v42 := v41 << uint32(0x17)
 		v43 := math.Float32frombits(v42)
-		v44 := float32(v20 * v40)
+		v44 := float32(v21 * v40)
 		v45 := float32(v44 * v43)
 		v47 := x > float32(0x1.02p+07)
 		v49 := v45
@@ -199,7 +199,7 @@ func Exp2F32(x float32) float32 {
 		v60 := uint32(v59 + uint32(0x0))
 		v61 := v60 << uint32(0x17)
 		v62 := math.Float32frombits(v61)
-		v63 := float32(v20 * v62)
+		v63 := float32(v21 * v62)
 		v22 = v63
 	}
 	return v22
@@ -210,25 +210,25 @@ func Exp2F64(x float64) float64 {
 	v3 := float64(x + float64(0x1.8p+52))
 	v4 := float64(v3 - float64(0x1.8p+52))
 	v5 := float64(x - v4)
-	v8 := float64(v5 * float64(0x1.62e42fefa39efp-01))
-	v9 := -v8
-	v10 := math.FMA(v5, float64(0x1.62e42fefa39efp-01), v9)
-	v12 := math.FMA(v5, float64(0x1.abc9e3b39803fp-56), v10)
-	v15 := math.FMA(float64(0x1.1ee889a5a0432p-29), v8, float64(0x1.af5e684e653abp-26))
-	v17 := math.FMA(v15, v8, float64(0x1.27e536252afe5p-22))
-	v19 := math.FMA(v17, v8, float64(0x1.71ddf88569795p-19))
-	v21 := math.FMA(v19, v8, float64(0x1.a01a017bcc79ap-16))
-	v23 := math.FMA(v21, v8, float64(0x1.a01a01afd17cfp-13))
-	v25 := math.FMA(v23, v8, float64(0x1.6c16c16c1f05cp-10))
-	v27 := math.FMA(v25, v8, float64(0x1.111111110f6dfp-07))
-	v29 := math.FMA(v27, v8, float64(0x1.555555555553fp-05))
-	v31 := math.FMA(v29, v8, float64(0x1.5555555555559p-03))
-	v33 := math.FMA(v31, v8, float64(0x1p-01))
-	v34 := float64(v33 * v8)
-	v35 := math.FMA(v12, v8, v12)
-	v36 := math.FMA(v34, v8, v35)
-	v37 := float64(v8 + v36)
-	v38 := float64(float64(0x1p+00) + v37)
+	v9 := float64(v5 * float64(0x1.62e42fefa39efp-01))
+	v10 := -v9
+	v11 := math.FMA(v5, float64(0x1.62e42fefa39efp-01), v10)
+	v13 := math.FMA(v5, float64(0x1.abc9e3b39803fp-56), v11)
+	v16 := math.FMA(float64(0x1.1ee889a5a0432p-29), v9, float64(0x1.af5e684e653abp-26))
+	v18 := math.FMA(v16, v9, float64(0x1.27e536252afe5p-22))
+	v20 := math.FMA(v18, v9, float64(0x1.71ddf88569795p-19))
+	v22 := math.FMA(v20, v9, float64(0x1.a01a017bcc79ap-16))
+	v24 := math.FMA(v22, v9, float64(0x1.a01a01afd17cfp-13))
+	v26 := math.FMA(v24, v9, float64(0x1.6c16c16c1f05cp-10))
+	v28 := math.FMA(v26, v9, float64(0x1.111111110f6dfp-07))
+	v30 := math.FMA(v28, v9, float64(0x1.555555555553fp-05))
+	v32 := math.FMA(v30, v9, float64(0x1.5555555555559p-03))
+	v34 := math.FMA(v32, v9, float64(0x1p-01))
+	v35 := float64(v34 * v9)
+	v36 := math.FMA(v13, v9, v13)
+	v37 := math.FMA(v35, v9, v36)
+	v38 := float64(v9 + v37)
+	v39 := float64(float64(0x1p+00) + v38)
 	v40 := float64(0x0p+00)
 	v41 := abs64(x)
 	v43 := !(v41 < float64(0x1.ffp+09))
@@ -249,7 +249,7 @@ func Exp2F64(x float64) float64 {
 		v59 := uint64(v47 + uint64(0x3ff))
 		v60 := v59 << uint32(0x34)
 		v61 := math.Float64frombits(v60)
-		v62 := float64(v38 * v58)
+		v62 := float64(v39 * v58)
 		v63 := float64(v62 * v61)
 		v65 := x > float64(0x1.004p+10)
 		v67 := v63
@@ -275,7 +275,7 @@ func Exp2F64(x float64) float64 {
 		v78 := uint64(v77 + uint64(0x0))
 		v79 := v78 << uint32(0x34)
 		v80 := math.Float64frombits(v79)
-		v81 := float64(v38 * v80)
+		v81 := float64(v39 * v80)
 		v40 = v81
 	}
 	return v40
@@ -307,108 +307,119 @@ func Expm1F32(x float32) float32 {
 			v27 := float32(v26 - float32(0x1.8p+23))
 			v29 := FMA32(v27, float32(-0x1.62e43p-01), x)
 			v31 := FMA32(v27, float32(0x1.05c61p-29), v29)
-			v32 := FMA32(float32(0x1.a032bep-13), v31, float32(0x1.6d71e6p-10))
-			v33 := FMA32(v32, v31, float32(0x1.11118ap-07))
-			v34 := FMA32(v33, v31, float32(0x1.5554b2p-05))
-			v35 := FMA32(v34, v31, float32(0x1.555554p-03))
-			v36 := FMA32(v35, v31, float32(0x1p-01))
-			v37 := float32(v31 * v31)
-			v38 := FMA32(v37, v36, v31)
-			v40 := math.Float32bits(v26)
-			v41 := math.Float32bits(float32(0x1.8p+23))
-			v42 := uint32(v40 - v41)
-			v44 := uint32(v42 + uint32(0x7f))
-			v45 := uint32(v44 + uint32(0x0))
-			v47 := v45 << uint32(0x17)
-			v48 := math.Float32frombits(v47)
-			v50 := float32(v48 - float32(0x1p+00))
-			v51 := FMA32(v48, v38, v50)
-			v52 := math.Float32bits(v26)
-			v53 := math.Float32bits(float32(0x1.8p+23))
-			v54 := uint32(v52 - v53)
-			v55 := uint32(uint32(0x7f) - v54)
-			v56 := v55 << uint32(0x17)
-			v57 := math.Float32frombits(v56)
-			v58 := float32(v38 - v57)
-			v59 := FMA32(v48, v58, v48)
-			v61 := x > float32(0x1.fbd70ap+03)
-			v62 := v51
-			if v61 {
-				v62 = v59
+			v32 := float32(v29 - v31)
+			v33 := FMA32(v27, float32(0x1.05c61p-29), v32)
+			v34 := FMA32(float32(0x1.a032bep-13), v31, float32(0x1.6d71e6p-10))
+			v35 := FMA32(v34, v31, float32(0x1.11118ap-07))
+			v36 := FMA32(v35, v31, float32(0x1.5554b2p-05))
+			v37 := FMA32(v36, v31, float32(0x1.555554p-03))
+			v38 := FMA32(v37, v31, float32(0x1p-01))
+			v39 := float32(v31 * v31)
+			v40 := FMA32(v39, v38, v33)
+			v41 := float32(v31 + v40)
+			v42 := float32(v31 - v41)
+			v43 := float32(v42 + v40)
+			v44 := float32(v41 + v43)
+			v46 := math.Float32bits(v26)
+			v47 := math.Float32bits(float32(0x1.8p+23))
+			v48 := uint32(v46 - v47)
+			v50 := uint32(v48 + uint32(0x7f))
+			v51 := uint32(v50 + uint32(0x0))
+			v53 := v51 << uint32(0x17)
+			v54 := math.Float32frombits(v53)
+			v56 := float32(v54 - float32(0x1p+00))
+			v57 := float32(v54 * v41)
+			v58 := float32(v56 + v57)
+			v59 := float32(v56 - v58)
+			v60 := float32(v59 + v57)
+			v61 := FMA32(v54, v43, v60)
+			v62 := float32(v58 + v61)
+			v63 := math.Float32bits(v26)
+			v64 := math.Float32bits(float32(0x1.8p+23))
+			v65 := uint32(v63 - v64)
+			v66 := uint32(uint32(0x7f) - v65)
+			v67 := v66 << uint32(0x17)
+			v68 := math.Float32frombits(v67)
+			v69 := float32(v44 - v68)
+			v70 := FMA32(v54, v69, v54)
+			v72 := x > float32(0x1.fbd70ap+03)
+			v73 := v62
+			if v72 {
+				v73 = v70
 			}
-			v64 := x < float32(-0x1.18p+04)
-			v66 := v62
-			if v64 {
-				v66 = float32(-0x1p+00)
+			v75 := x < float32(-0x1.18p+04)
+			v77 := v73
+			if v75 {
+				v77 = float32(-0x1p+00)
 			}
-			v3 = v66
+			v3 = v77
 		} else {
-			v67 := FMA32(x, float32(0x1.715476p+00), float32(0x1.8p+23))
-			v68 := float32(v67 - float32(0x1.8p+23))
-			v69 := FMA32(v68, float32(-0x1.62e43p-01), x)
-			v70 := FMA32(v68, float32(0x1.05c61p-29), v69)
-			v71 := FMA32(float32(0x1.a032bep-13), v70, float32(0x1.6d71e6p-10))
-			v72 := FMA32(v71, v70, float32(0x1.11118ap-07))
-			v73 := FMA32(v72, v70, float32(0x1.5554b2p-05))
-			v74 := FMA32(v73, v70, float32(0x1.555554p-03))
-			v75 := FMA32(v74, v70, float32(0x1p-01))
-			v76 := FMA32(v75, v70, float32(0x1p+00))
-			v77 := FMA32(v76, v70, float32(0x1p+00))
-			v78 := float32(0x0p+00)
-			v79 := abs32(x)
-			v80 := !(v79 < float32(0x1.5cp+06))
-			if v80 {
-				v81 := x > float32(0x0p+00)
-				v84 := uint32(0xffffffc0)
-				if v81 {
-					v84 = uint32(0x1)
+			v78 := FMA32(x, float32(0x1.715476p+00), float32(0x1.8p+23))
+			v79 := float32(v78 - float32(0x1.8p+23))
+			v80 := FMA32(v79, float32(-0x1.62e43p-01), x)
+			v81 := FMA32(v79, float32(0x1.05c61p-29), v80)
+			v84 := FMA32(float32(0x1.a032bep-13), v81, float32(0x1.6d71e6p-10))
+			v85 := FMA32(v84, v81, float32(0x1.11118ap-07))
+			v86 := FMA32(v85, v81, float32(0x1.5554b2p-05))
+			v87 := FMA32(v86, v81, float32(0x1.555554p-03))
+			v88 := FMA32(v87, v81, float32(0x1p-01))
+			v89 := FMA32(v88, v81, float32(0x1p+00))
+			v90 := FMA32(v89, v81, float32(0x1p+00))
+			v91 := float32(0x0p+00)
+			v92 := abs32(x)
+			v93 := !(v92 < float32(0x1.5cp+06))
+			if v93 {
+				v94 := x > float32(0x0p+00)
+				v97 := uint32(0xffffffc0)
+				if v94 {
+					v97 = uint32(0x1)
 				}
-				v85 := uint32(uint32(0x0) - v84)
-				v86 := math.Float32bits(v67)
-				v87 := math.Float32bits(float32(0x1.8p+23))
-				v88 := uint32(v86 - v87)
-				v89 := uint32(v88 + uint32(0x7f))
-				v90 := uint32(v89 + v85)
-				v91 := v90 << uint32(0x17)
-				v92 := math.Float32frombits(v91)
-				v93 := uint32(v84 + uint32(0x7f))
-				v94 := v93 << uint32(0x17)
-				v95 := math.Float32frombits(v94)
-				v96 := float32(v77 * v92)
-				v97 := float32(v96 * v95)
-				v99 := x > float32(0x1.64p+06)
-				v101 := v97
-				if v99 {
-					v101 = math.Float32frombits(0x7f800000)
+				v98 := uint32(uint32(0x0) - v97)
+				v99 := math.Float32bits(v78)
+				v100 := math.Float32bits(float32(0x1.8p+23))
+				v101 := uint32(v99 - v100)
+				v102 := uint32(v101 + uint32(0x7f))
+				v103 := uint32(v102 + v98)
+				v104 := v103 << uint32(0x17)
+				v105 := math.Float32frombits(v104)
+				v106 := uint32(v97 + uint32(0x7f))
+				v107 := v106 << uint32(0x17)
+				v108 := math.Float32frombits(v107)
+				v109 := float32(v90 * v105)
+				v110 := float32(v109 * v108)
+				v112 := x > float32(0x1.64p+06)
+				v114 := v110
+				if v112 {
+					v114 = math.Float32frombits(0x7f800000)
 				}
-				v103 := x < float32(-0x1.ap+06)
-				v104 := v101
-				if v103 {
-					v104 = float32(0x0p+00)
+				v116 := x < float32(-0x1.ap+06)
+				v117 := v114
+				if v116 {
+					v117 = float32(0x0p+00)
 				}
-				v105 := x != x
-				v107 := v104
-				if v105 {
-					v107 = math.Float32frombits(0x7fffffff)
+				v118 := x != x
+				v120 := v117
+				if v118 {
+					v120 = math.Float32frombits(0x7fffffff)
 				}
-				v78 = v107
+				v91 = v120
 			} else {
-				v108 := math.Float32bits(v67)
-				v109 := math.Float32bits(float32(0x1.8p+23))
-				v110 := uint32(v108 - v109)
-				v111 := uint32(v110 + uint32(0x7f))
-				v112 := uint32(v111 + uint32(0x0))
-				v113 := v112 << uint32(0x17)
-				v114 := math.Float32frombits(v113)
-				v115 := float32(v77 * v114)
-				v78 = v115
+				v121 := math.Float32bits(v78)
+				v122 := math.Float32bits(float32(0x1.8p+23))
+				v123 := uint32(v121 - v122)
+				v124 := uint32(v123 + uint32(0x7f))
+				v125 := uint32(v124 + uint32(0x0))
+				v126 := v125 << uint32(0x17)
+				v127 := math.Float32frombits(v126)
+				v128 := float32(v90 * v127)
+				v91 = v128
 			}
-			v116 := x < float32(0x0p+00)
-			v117 := v78
-			if v116 {
-				v117 = float32(-0x1p+00)
+			v129 := x < float32(0x0p+00)
+			v130 := v91
+			if v129 {
+				v130 = float32(-0x1p+00)
 			}
-			v3 = v117
+			v3 = v130
 		}
 	}
 	return v3
@@ -445,118 +456,129 @@ func Expm1F64(x float64) float64 {
 			v37 := float64(v36 - float64(0x1.8p+52))
 			v39 := math.FMA(v37, float64(-0x1.62e42fefa38p-01), x)
 			v41 := math.FMA(v37, float64(-0x1.ef35793c7673p-45), v39)
-			v42 := math.FMA(float64(0x1.1ee889a5a0432p-29), v41, float64(0x1.af5e684e653abp-26))
-			v43 := math.FMA(v42, v41, float64(0x1.27e536252afe5p-22))
-			v44 := math.FMA(v43, v41, float64(0x1.71ddf88569795p-19))
-			v45 := math.FMA(v44, v41, float64(0x1.a01a017bcc79ap-16))
-			v46 := math.FMA(v45, v41, float64(0x1.a01a01afd17cfp-13))
-			v47 := math.FMA(v46, v41, float64(0x1.6c16c16c1f05cp-10))
-			v48 := math.FMA(v47, v41, float64(0x1.111111110f6dfp-07))
-			v49 := math.FMA(v48, v41, float64(0x1.555555555553fp-05))
-			v50 := math.FMA(v49, v41, float64(0x1.5555555555559p-03))
-			v51 := math.FMA(v50, v41, float64(0x1p-01))
-			v52 := float64(v41 * v41)
-			v53 := math.FMA(v52, v51, v41)
-			v55 := math.Float64bits(v36)
-			v56 := math.Float64bits(float64(0x1.8p+52))
-			v57 := uint64(v55 - v56)
-			v59 := uint64(v57 + uint64(0x3ff))
-			v60 := uint64(v59 + uint64(0x0))
-			v62 := v60 << uint32(0x34)
-			v63 := math.Float64frombits(v62)
-			v65 := float64(v63 - float64(0x1p+00))
-			v66 := math.FMA(v63, v53, v65)
-			v67 := math.Float64bits(v36)
-			v68 := math.Float64bits(float64(0x1.8p+52))
-			v69 := uint64(v67 - v68)
-			v70 := uint64(uint64(0x3ff) - v69)
-			v71 := v70 << uint32(0x34)
-			v72 := math.Float64frombits(v71)
-			v73 := float64(v53 - v72)
-			v74 := math.FMA(v63, v73, v63)
-			v76 := x > float64(0x1.1f0a3d70a3d7p+05)
-			v77 := v66
-			if v76 {
-				v77 = v74
+			v42 := float64(v39 - v41)
+			v43 := math.FMA(v37, float64(-0x1.ef35793c7673p-45), v42)
+			v44 := math.FMA(float64(0x1.1ee889a5a0432p-29), v41, float64(0x1.af5e684e653abp-26))
+			v45 := math.FMA(v44, v41, float64(0x1.27e536252afe5p-22))
+			v46 := math.FMA(v45, v41, float64(0x1.71ddf88569795p-19))
+			v47 := math.FMA(v46, v41, float64(0x1.a01a017bcc79ap-16))
+			v48 := math.FMA(v47, v41, float64(0x1.a01a01afd17cfp-13))
+			v49 := math.FMA(v48, v41, float64(0x1.6c16c16c1f05cp-10))
+			v50 := math.FMA(v49, v41, float64(0x1.111111110f6dfp-07))
+			v51 := math.FMA(v50, v41, float64(0x1.555555555553fp-05))
+			v52 := math.FMA(v51, v41, float64(0x1.5555555555559p-03))
+			v53 := math.FMA(v52, v41, float64(0x1p-01))
+			v54 := float64(v41 * v41)
+			v55 := math.FMA(v54, v53, v43)
+			v56 := float64(v41 + v55)
+			v57 := float64(v41 - v56)
+			v58 := float64(v57 + v55)
+			v59 := float64(v56 + v58)
+			v61 := math.Float64bits(v36)
+			v62 := math.Float64bits(float64(0x1.8p+52))
+			v63 := uint64(v61 - v62)
+			v65 := uint64(v63 + uint64(0x3ff))
+			v66 := uint64(v65 + uint64(0x0))
+			v68 := v66 << uint32(0x34)
+			v69 := math.Float64frombits(v68)
+			v71 := float64(v69 - float64(0x1p+00))
+			v72 := float64(v69 * v56)
+			v73 := float64(v71 + v72)
+			v74 := float64(v71 - v73)
+			v75 := float64(v74 + v72)
+			v76 := math.FMA(v69, v58, v75)
+			v77 := float64(v73 + v76)
+			v78 := math.Float64bits(v36)
+			v79 := math.Float64bits(float64(0x1.8p+52))
+			v80 := uint64(v78 - v79)
+			v81 := uint64(uint64(0x3ff) - v80)
+			v82 := v81 << uint32(0x34)
+			v83 := math.Float64frombits(v82)
+			v84 := float64(v59 - v83)
+			v85 := math.FMA(v69, v84, v69)
+			v87 := x > float64(0x1.1f0a3d70a3d7p+05)
+			v88 := v77
+			if v87 {
+				v88 = v85
 			}
-			v79 := x < float64(-0x1.3p+05)
-			v81 := v77
-			if v79 {
-				v81 = float64(-0x1p+00)
+			v90 := x < float64(-0x1.3p+05)
+			v92 := v88
+			if v90 {
+				v92 = float64(-0x1p+00)
 			}
-			v3 = v81
+			v3 = v92
 		} else {
-			v82 := math.FMA(x, float64(0x1.71547652b82fep+00), float64(0x1.8p+52))
-			v83 := float64(v82 - float64(0x1.8p+52))
-			v84 := math.FMA(v83, float64(-0x1.62e42fefa38p-01), x)
-			v85 := math.FMA(v83, float64(-0x1.ef35793c7673p-45), v84)
-			v86 := math.FMA(float64(0x1.1ee889a5a0432p-29), v85, float64(0x1.af5e684e653abp-26))
-			v87 := math.FMA(v86, v85, float64(0x1.27e536252afe5p-22))
-			v88 := math.FMA(v87, v85, float64(0x1.71ddf88569795p-19))
-			v89 := math.FMA(v88, v85, float64(0x1.a01a017bcc79ap-16))
-			v90 := math.FMA(v89, v85, float64(0x1.a01a01afd17cfp-13))
-			v91 := math.FMA(v90, v85, float64(0x1.6c16c16c1f05cp-10))
-			v92 := math.FMA(v91, v85, float64(0x1.111111110f6dfp-07))
-			v93 := math.FMA(v92, v85, float64(0x1.555555555553fp-05))
-			v94 := math.FMA(v93, v85, float64(0x1.5555555555559p-03))
-			v95 := math.FMA(v94, v85, float64(0x1p-01))
-			v96 := math.FMA(v95, v85, float64(0x1p+00))
-			v97 := math.FMA(v96, v85, float64(0x1p+00))
-			v98 := float64(0x0p+00)
-			v99 := abs64(x)
-			v100 := !(v99 < float64(0x1.62p+09))
-			if v100 {
-				v101 := x > float64(0x0p+00)
-				v104 := uint64(0xffffffffffffffc0)
-				if v101 {
-					v104 = uint64(0x1)
+			v93 := math.FMA(x, float64(0x1.71547652b82fep+00), float64(0x1.8p+52))
+			v94 := float64(v93 - float64(0x1.8p+52))
+			v95 := math.FMA(v94, float64(-0x1.62e42fefa38p-01), x)
+			v96 := math.FMA(v94, float64(-0x1.ef35793c7673p-45), v95)
+			v99 := math.FMA(float64(0x1.1ee889a5a0432p-29), v96, float64(0x1.af5e684e653abp-26))
+			v100 := math.FMA(v99, v96, float64(0x1.27e536252afe5p-22))
+			v101 := math.FMA(v100, v96, float64(0x1.71ddf88569795p-19))
+			v102 := math.FMA(v101, v96, float64(0x1.a01a017bcc79ap-16))
+			v103 := math.FMA(v102, v96, float64(0x1.a01a01afd17cfp-13))
+			v104 := math.FMA(v103, v96, float64(0x1.6c16c16c1f05cp-10))
+			v105 := math.FMA(v104, v96, float64(0x1.111111110f6dfp-07))
+			v106 := math.FMA(v105, v96, float64(0x1.555555555553fp-05))
+			v107 := math.FMA(v106, v96, float64(0x1.5555555555559p-03))
+			v108 := math.FMA(v107, v96, float64(0x1p-01))
+			v109 := math.FMA(v108, v96, float64(0x1p+00))
+			v110 := math.FMA(v109, v96, float64(0x1p+00))
+			v111 := float64(0x0p+00)
+			v112 := abs64(x)
+			v113 := !(v112 < float64(0x1.62p+09))
+			if v113 {
+				v114 := x > float64(0x0p+00)
+				v117 := uint64(0xffffffffffffffc0)
+				if v114 {
+					v117 = uint64(0x1)
 				}
-				v105 := uint64(uint64(0x0) - v104)
-				v106 := math.Float64bits(v82)
-				v107 := math.Float64bits(float64(0x1.8p+52))
-				v108 := uint64(v106 - v107)
-				v109 := uint64(v108 + uint64(0x3ff))
-				v110 := uint64(v109 + v105)
-				v111 := v110 << uint32(0x34)
-				v112 := math.Float64frombits(v111)
-				v113 := uint64(v104 + uint64(0x3ff))
-				v114 := v113 << uint32(0x34)
-				v115 := math.Float64frombits(v114)
-				v116 := float64(v97 * v112)
-				v117 := float64(v116 * v115)
-				v119 := x > float64(0x1.63p+09)
-				v121 := v117
-				if v119 {
-					v121 = math.Float64frombits(0x7ff0000000000000)
+				v118 := uint64(uint64(0x0) - v117)
+				v119 := math.Float64bits(v93)
+				v120 := math.Float64bits(float64(0x1.8p+52))
+				v121 := uint64(v119 - v120)
+				v122 := uint64(v121 + uint64(0x3ff))
+				v123 := uint64(v122 + v118)
+				v124 := v123 << uint32(0x34)
+				v125 := math.Float64frombits(v124)
+				v126 := uint64(v117 + uint64(0x3ff))
+				v127 := v126 << uint32(0x34)
+				v128 := math.Float64frombits(v127)
+				v129 := float64(v110 * v125)
+				v130 := float64(v129 * v128)
+				v132 := x > float64(0x1.63p+09)
+				v134 := v130
+				if v132 {
+					v134 = math.Float64frombits(0x7ff0000000000000)
 				}
-				v123 := x < float64(-0x1.75p+09)
-				v124 := v121
-				if v123 {
-					v124 = float64(0x0p+00)
+				v136 := x < float64(-0x1.75p+09)
+				v137 := v134
+				if v136 {
+					v137 = float64(0x0p+00)
 				}
-				v125 := x != x
-				v127 := v124
-				if v125 {
-					v127 = math.Float64frombits(0x7fffffffffffffff)
+				v138 := x != x
+				v140 := v137
+				if v138 {
+					v140 = math.Float64frombits(0x7fffffffffffffff)
 				}
-				v98 = v127
+				v111 = v140
 			} else {
-				v128 := math.Float64bits(v82)
-				v129 := math.Float64bits(float64(0x1.8p+52))
-				v130 := uint64(v128 - v129)
-				v131 := uint64(v130 + uint64(0x3ff))
-				v132 := uint64(v131 + uint64(0x0))
-				v133 := v132 << uint32(0x34)
-				v134 := math.Float64frombits(v133)
-				v135 := float64(v97 * v134)
-				v98 = v135
+				v141 := math.Float64bits(v93)
+				v142 := math.Float64bits(float64(0x1.8p+52))
+				v143 := uint64(v141 - v142)
+				v144 := uint64(v143 + uint64(0x3ff))
+				v145 := uint64(v144 + uint64(0x0))
+				v146 := v145 << uint32(0x34)
+				v147 := math.Float64frombits(v146)
+				v148 := float64(v110 * v147)
+				v111 = v148
 			}
-			v136 := x < float64(0x0p+00)
-			v137 := v98
-			if v136 {
-				v137 = float64(-0x1p+00)
+			v149 := x < float64(0x0p+00)
+			v150 := v111
+			if v149 {
+				v150 = float64(-0x1p+00)
 			}
-			v3 = v137
+			v3 = v150
 		}
 	}
 	return v3
@@ -2977,192 +2999,203 @@ func SinhF32(x float32) float32 {
 					v45 := float32(v44 - float32(0x1.8p+23))
 					v47 := FMA32(v45, float32(-0x1.62e43p-01), v2)
 					v49 := FMA32(v45, float32(0x1.05c61p-29), v47)
-					v50 := FMA32(float32(0x1.a032bep-13), v49, float32(0x1.6d71e6p-10))
-					v51 := FMA32(v50, v49, float32(0x1.11118ap-07))
-					v52 := FMA32(v51, v49, float32(0x1.5554b2p-05))
-					v53 := FMA32(v52, v49, float32(0x1.555554p-03))
-					v54 := FMA32(v53, v49, float32(0x1p-01))
-					v55 := float32(v49 * v49)
-					v56 := FMA32(v55, v54, v49)
-					v58 := math.Float32bits(v44)
-					v59 := math.Float32bits(float32(0x1.8p+23))
-					v60 := uint32(v58 - v59)
-					v62 := uint32(v60 + uint32(0x7f))
-					v63 := uint32(v62 + uint32(0x0))
-					v65 := v63 << uint32(0x17)
-					v66 := math.Float32frombits(v65)
-					v67 := float32(v66 - float32(0x1p+00))
-					v68 := FMA32(v66, v56, v67)
-					v69 := math.Float32bits(v44)
-					v70 := math.Float32bits(float32(0x1.8p+23))
-					v71 := uint32(v69 - v70)
-					v72 := uint32(uint32(0x7f) - v71)
-					v73 := v72 << uint32(0x17)
-					v74 := math.Float32frombits(v73)
-					v75 := float32(v56 - v74)
-					v76 := FMA32(v66, v75, v66)
-					v78 := v2 > float32(0x1.fbd70ap+03)
-					v79 := v68
-					if v78 {
-						v79 = v76
+					v50 := float32(v47 - v49)
+					v51 := FMA32(v45, float32(0x1.05c61p-29), v50)
+					v52 := FMA32(float32(0x1.a032bep-13), v49, float32(0x1.6d71e6p-10))
+					v53 := FMA32(v52, v49, float32(0x1.11118ap-07))
+					v54 := FMA32(v53, v49, float32(0x1.5554b2p-05))
+					v55 := FMA32(v54, v49, float32(0x1.555554p-03))
+					v56 := FMA32(v55, v49, float32(0x1p-01))
+					v57 := float32(v49 * v49)
+					v58 := FMA32(v57, v56, v51)
+					v59 := float32(v49 + v58)
+					v60 := float32(v49 - v59)
+					v61 := float32(v60 + v58)
+					v62 := float32(v59 + v61)
+					v64 := math.Float32bits(v44)
+					v65 := math.Float32bits(float32(0x1.8p+23))
+					v66 := uint32(v64 - v65)
+					v68 := uint32(v66 + uint32(0x7f))
+					v69 := uint32(v68 + uint32(0x0))
+					v71 := v69 << uint32(0x17)
+					v72 := math.Float32frombits(v71)
+					v73 := float32(v72 - float32(0x1p+00))
+					v74 := float32(v72 * v59)
+					v75 := float32(v73 + v74)
+					v76 := float32(v73 - v75)
+					v77 := float32(v76 + v74)
+					v78 := FMA32(v72, v61, v77)
+					v79 := float32(v75 + v78)
+					v80 := math.Float32bits(v44)
+					v81 := math.Float32bits(float32(0x1.8p+23))
+					v82 := uint32(v80 - v81)
+					v83 := uint32(uint32(0x7f) - v82)
+					v84 := v83 << uint32(0x17)
+					v85 := math.Float32frombits(v84)
+					v86 := float32(v62 - v85)
+					v87 := FMA32(v72, v86, v72)
+					v89 := v2 > float32(0x1.fbd70ap+03)
+					v90 := v79
+					if v89 {
+						v90 = v87
 					}
-					v81 := v2 < float32(-0x1.18p+04)
-					v83 := v79
-					if v81 {
-						v83 = float32(-0x1p+00)
+					v92 := v2 < float32(-0x1.18p+04)
+					v94 := v90
+					if v92 {
+						v94 = float32(-0x1p+00)
 					}
-					v21 = v83
+					v21 = v94
 				} else {
-					v84 := FMA32(v2, float32(0x1.715476p+00), float32(0x1.8p+23))
-					v85 := float32(v84 - float32(0x1.8p+23))
-					v86 := FMA32(v85, float32(-0x1.62e43p-01), v2)
-					v87 := FMA32(v85, float32(0x1.05c61p-29), v86)
-					v88 := FMA32(float32(0x1.a032bep-13), v87, float32(0x1.6d71e6p-10))
-					v89 := FMA32(v88, v87, float32(0x1.11118ap-07))
-					v90 := FMA32(v89, v87, float32(0x1.5554b2p-05))
-					v91 := FMA32(v90, v87, float32(0x1.555554p-03))
-					v92 := FMA32(v91, v87, float32(0x1p-01))
-					v93 := FMA32(v92, v87, float32(0x1p+00))
-					v94 := FMA32(v93, v87, float32(0x1p+00))
-					v95 := float32(0x0p+00)
-					v96 := abs32(v2)
-					v97 := !(v96 < float32(0x1.5cp+06))
-					if v97 {
-						v98 := v2 > float32(0x0p+00)
-						v101 := uint32(0xffffffc0)
-						if v98 {
-							v101 = uint32(0x1)
+					v95 := FMA32(v2, float32(0x1.715476p+00), float32(0x1.8p+23))
+					v96 := float32(v95 - float32(0x1.8p+23))
+					v97 := FMA32(v96, float32(-0x1.62e43p-01), v2)
+					v98 := FMA32(v96, float32(0x1.05c61p-29), v97)
+					v101 := FMA32(float32(0x1.a032bep-13), v98, float32(0x1.6d71e6p-10))
+					v102 := FMA32(v101, v98, float32(0x1.11118ap-07))
+					v103 := FMA32(v102, v98, float32(0x1.5554b2p-05))
+					v104 := FMA32(v103, v98, float32(0x1.555554p-03))
+					v105 := FMA32(v104, v98, float32(0x1p-01))
+					v106 := FMA32(v105, v98, float32(0x1p+00))
+					v107 := FMA32(v106, v98, float32(0x1p+00))
+					v108 := float32(0x0p+00)
+					v109 := abs32(v2)
+					v110 := !(v109 < float32(0x1.5cp+06))
+					if v110 {
+						v111 := v2 > float32(0x0p+00)
+						v114 := uint32(0xffffffc0)
+						if v111 {
+							v114 = uint32(0x1)
 						}
-						v102 := uint32(uint32(0x0) - v101)
-						v103 := math.Float32bits(v84)
-						v104 := math.Float32bits(float32(0x1.8p+23))
-						v105 := uint32(v103 - v104)
-						v106 := uint32(v105 + uint32(0x7f))
-						v107 := uint32(v106 + v102)
-						v108 := v107 << uint32(0x17)
-						v109 := math.Float32frombits(v108)
-						v110 := uint32(v101 + uint32(0x7f))
-						v111 := v110 << uint32(0x17)
-						v112 := math.Float32frombits(v111)
-						v113 := float32(v94 * v109)
-						v114 := float32(v113 * v112)
-						v116 := v2 > float32(0x1.64p+06)
-						v118 := v114
-						if v116 {
-							v118 = math.Float32frombits(0x7f800000)
+						v115 := uint32(uint32(0x0) - v114)
+						v116 := math.Float32bits(v95)
+						v117 := math.Float32bits(float32(0x1.8p+23))
+						v118 := uint32(v116 - v117)
+						v119 := uint32(v118 + uint32(0x7f))
+						v120 := uint32(v119 + v115)
+						v121 := v120 << uint32(0x17)
+						v122 := math.Float32frombits(v121)
+						v123 := uint32(v114 + uint32(0x7f))
+						v124 := v123 << uint32(0x17)
+						v125 := math.Float32frombits(v124)
+						v126 := float32(v107 * v122)
+						v127 := float32(v126 * v125)
+						v129 := v2 > float32(0x1.64p+06)
+						v131 := v127
+						if v129 {
+							v131 = math.Float32frombits(0x7f800000)
 						}
-						v120 := v2 < float32(-0x1.ap+06)
-						v121 := v118
-						if v120 {
-							v121 = float32(0x0p+00)
+						v133 := v2 < float32(-0x1.ap+06)
+						v134 := v131
+						if v133 {
+							v134 = float32(0x0p+00)
 						}
-						v122 := v2 != v2
-						v124 := v121
-						if v122 {
-							v124 = math.Float32frombits(0x7fffffff)
+						v135 := v2 != v2
+						v137 := v134
+						if v135 {
+							v137 = math.Float32frombits(0x7fffffff)
 						}
-						v95 = v124
+						v108 = v137
 					} else {
-						v125 := math.Float32bits(v84)
-						v126 := math.Float32bits(float32(0x1.8p+23))
-						v127 := uint32(v125 - v126)
-						v128 := uint32(v127 + uint32(0x7f))
-						v129 := uint32(v128 + uint32(0x0))
-						v130 := v129 << uint32(0x17)
-						v131 := math.Float32frombits(v130)
-						v132 := float32(v94 * v131)
-						v95 = v132
+						v138 := math.Float32bits(v95)
+						v139 := math.Float32bits(float32(0x1.8p+23))
+						v140 := uint32(v138 - v139)
+						v141 := uint32(v140 + uint32(0x7f))
+						v142 := uint32(v141 + uint32(0x0))
+						v143 := v142 << uint32(0x17)
+						v144 := math.Float32frombits(v143)
+						v145 := float32(v107 * v144)
+						v108 = v145
 					}
-					v133 := v2 < float32(0x0p+00)
-					v134 := v95
-					if v133 {
-						v134 = float32(-0x1p+00)
+					v146 := v2 < float32(0x0p+00)
+					v147 := v108
+					if v146 {
+						v147 = float32(-0x1p+00)
 					}
-					v21 = v134
+					v21 = v147
 				}
 			}
-			v135 := float32(v21 + float32(0x1p+00))
-			v136 := float32(v21 / v135)
-			v137 := float32(v21 + v136)
-			v138 := float32(v137 * float32(0x1p-01))
-			v139 := math.Float32bits(x)
-			v141 := v139 & uint32(0x80000000)
-			v142 := math.Float32bits(v138)
-			v143 := v142 | v141
-			v144 := math.Float32frombits(v143)
-			v3 = v144
+			v148 := float32(v21 + float32(0x1p+00))
+			v149 := float32(v21 / v148)
+			v150 := float32(v21 + v149)
+			v151 := float32(v150 * float32(0x1p-01))
+			v152 := math.Float32bits(x)
+			v154 := v152 & uint32(0x80000000)
+			v155 := math.Float32bits(v151)
+			v156 := v155 | v154
+			v157 := math.Float32frombits(v156)
+			v3 = v157
 		} else {
-			v145 := FMA32(v2, float32(0x1.715476p+00), float32(0x1.8p+23))
-			v146 := float32(v145 - float32(0x1.8p+23))
-			v147 := FMA32(v146, float32(-0x1.62e43p-01), v2)
-			v148 := FMA32(v146, float32(0x1.05c61p-29), v147)
-			v149 := FMA32(float32(0x1.a032bep-13), v148, float32(0x1.6d71e6p-10))
-			v150 := FMA32(v149, v148, float32(0x1.11118ap-07))
-			v151 := FMA32(v150, v148, float32(0x1.5554b2p-05))
-			v152 := FMA32(v151, v148, float32(0x1.555554p-03))
-			v153 := FMA32(v152, v148, float32(0x1p-01))
-			v154 := FMA32(v153, v148, float32(0x1p+00))
-			v155 := FMA32(v154, v148, float32(0x1p+00))
-			v156 := float32(0x0p+00)
-			v157 := abs32(v2)
-			v158 := !(v157 < float32(0x1.5cp+06))
-			if v158 {
-				v159 := v2 > float32(0x0p+00)
-				v160 := uint32(0xffffffc0)
-				if v159 {
-					v160 = uint32(0x1)
+			v158 := FMA32(v2, float32(0x1.715476p+00), float32(0x1.8p+23))
+			v159 := float32(v158 - float32(0x1.8p+23))
+			v160 := FMA32(v159, float32(-0x1.62e43p-01), v2)
+			v161 := FMA32(v159, float32(0x1.05c61p-29), v160)
+			v164 := FMA32(float32(0x1.a032bep-13), v161, float32(0x1.6d71e6p-10))
+			v165 := FMA32(v164, v161, float32(0x1.11118ap-07))
+			v166 := FMA32(v165, v161, float32(0x1.5554b2p-05))
+			v167 := FMA32(v166, v161, float32(0x1.555554p-03))
+			v168 := FMA32(v167, v161, float32(0x1p-01))
+			v169 := FMA32(v168, v161, float32(0x1p+00))
+			v170 := FMA32(v169, v161, float32(0x1p+00))
+			v171 := float32(0x0p+00)
+			v172 := abs32(v2)
+			v173 := !(v172 < float32(0x1.5cp+06))
+			if v173 {
+				v174 := v2 > float32(0x0p+00)
+				v175 := uint32(0xffffffc0)
+				if v174 {
+					v175 = uint32(0x1)
 				}
-				v162 := uint32(uint32(0xffffffff) - v160)
-				v163 := math.Float32bits(v145)
-				v164 := math.Float32bits(float32(0x1.8p+23))
-				v165 := uint32(v163 - v164)
-				v166 := uint32(v165 + uint32(0x7f))
-				v167 := uint32(v166 + v162)
-				v168 := v167 << uint32(0x17)
-				v169 := math.Float32frombits(v168)
-				v170 := uint32(v160 + uint32(0x7f))
-				v171 := v170 << uint32(0x17)
-				v172 := math.Float32frombits(v171)
-				v173 := float32(v155 * v169)
-				v174 := float32(v173 * v172)
-				v176 := v2 > float32(0x1.66p+06)
-				v177 := v174
-				if v176 {
-					v177 = math.Float32frombits(0x7f800000)
+				v177 := uint32(uint32(0xffffffff) - v175)
+				v178 := math.Float32bits(v158)
+				v179 := math.Float32bits(float32(0x1.8p+23))
+				v180 := uint32(v178 - v179)
+				v181 := uint32(v180 + uint32(0x7f))
+				v182 := uint32(v181 + v177)
+				v183 := v182 << uint32(0x17)
+				v184 := math.Float32frombits(v183)
+				v185 := uint32(v175 + uint32(0x7f))
+				v186 := v185 << uint32(0x17)
+				v187 := math.Float32frombits(v186)
+				v188 := float32(v170 * v184)
+				v189 := float32(v188 * v187)
+				v191 := v2 > float32(0x1.66p+06)
+				v192 := v189
+				if v191 {
+					v192 = math.Float32frombits(0x7f800000)
 				}
-				v179 := v2 < float32(-0x1.e848p+19)
-				v180 := v177
-				if v179 {
-					v180 = float32(0x0p+00)
+				v194 := v2 < float32(-0x1.e848p+19)
+				v195 := v192
+				if v194 {
+					v195 = float32(0x0p+00)
 				}
-				v181 := v2 != v2
-				v182 := v180
-				if v181 {
-					v182 = math.Float32frombits(0x7fffffff)
+				v196 := v2 != v2
+				v197 := v195
+				if v196 {
+					v197 = math.Float32frombits(0x7fffffff)
 				}
-				v156 = v182
+				v171 = v197
 			} else {
-				v183 := math.Float32bits(v145)
-				v184 := math.Float32bits(float32(0x1.8p+23))
-				v185 := uint32(v183 - v184)
-				v186 := uint32(v185 + uint32(0x7f))
-				v187 := uint32(v186 + uint32(0xffffffff))
-				v188 := v187 << uint32(0x17)
-				v189 := math.Float32frombits(v188)
-				v190 := float32(v155 * v189)
-				v156 = v190
+				v198 := math.Float32bits(v158)
+				v199 := math.Float32bits(float32(0x1.8p+23))
+				v200 := uint32(v198 - v199)
+				v201 := uint32(v200 + uint32(0x7f))
+				v202 := uint32(v201 + uint32(0xffffffff))
+				v203 := v202 << uint32(0x17)
+				v204 := math.Float32frombits(v203)
+				v205 := float32(v170 * v204)
+				v171 = v205
 			}
-			v191 := x != x
-			v192 := math.Float32bits(x)
-			v193 := v192 & uint32(0x80000000)
-			v194 := math.Float32bits(v156)
-			v195 := v194 | v193
-			v196 := math.Float32frombits(v195)
-			v197 := v196
-			if v191 {
-				v197 = math.Float32frombits(0x7fffffff)
+			v206 := x != x
+			v207 := math.Float32bits(x)
+			v208 := v207 & uint32(0x80000000)
+			v209 := math.Float32bits(v171)
+			v210 := v209 | v208
+			v211 := math.Float32frombits(v210)
+			v212 := v211
+			if v206 {
+				v212 = math.Float32frombits(0x7fffffff)
 			}
-			v3 = v197
+			v3 = v212
 		}
 	}
 	return v3
@@ -3217,207 +3250,218 @@ func SinhF64(x float64) float64 {
 					v61 := float64(v60 - float64(0x1.8p+52))
 					v63 := math.FMA(v61, float64(-0x1.62e42fefa38p-01), v2)
 					v65 := math.FMA(v61, float64(-0x1.ef35793c7673p-45), v63)
-					v66 := math.FMA(float64(0x1.1ee889a5a0432p-29), v65, float64(0x1.af5e684e653abp-26))
-					v67 := math.FMA(v66, v65, float64(0x1.27e536252afe5p-22))
-					v68 := math.FMA(v67, v65, float64(0x1.71ddf88569795p-19))
-					v69 := math.FMA(v68, v65, float64(0x1.a01a017bcc79ap-16))
-					v70 := math.FMA(v69, v65, float64(0x1.a01a01afd17cfp-13))
-					v71 := math.FMA(v70, v65, float64(0x1.6c16c16c1f05cp-10))
-					v72 := math.FMA(v71, v65, float64(0x1.111111110f6dfp-07))
-					v73 := math.FMA(v72, v65, float64(0x1.555555555553fp-05))
-					v74 := math.FMA(v73, v65, float64(0x1.5555555555559p-03))
-					v75 := math.FMA(v74, v65, float64(0x1p-01))
-					v76 := float64(v65 * v65)
-					v77 := math.FMA(v76, v75, v65)
-					v79 := math.Float64bits(v60)
-					v80 := math.Float64bits(float64(0x1.8p+52))
-					v81 := uint64(v79 - v80)
-					v83 := uint64(v81 + uint64(0x3ff))
-					v84 := uint64(v83 + uint64(0x0))
-					v86 := v84 << uint32(0x34)
-					v87 := math.Float64frombits(v86)
-					v88 := float64(v87 - float64(0x1p+00))
-					v89 := math.FMA(v87, v77, v88)
-					v90 := math.Float64bits(v60)
-					v91 := math.Float64bits(float64(0x1.8p+52))
-					v92 := uint64(v90 - v91)
-					v93 := uint64(uint64(0x3ff) - v92)
-					v94 := v93 << uint32(0x34)
-					v95 := math.Float64frombits(v94)
-					v96 := float64(v77 - v95)
-					v97 := math.FMA(v87, v96, v87)
-					v99 := v2 > float64(0x1.1f0a3d70a3d7p+05)
-					v100 := v89
-					if v99 {
-						v100 = v97
+					v66 := float64(v63 - v65)
+					v67 := math.FMA(v61, float64(-0x1.ef35793c7673p-45), v66)
+					v68 := math.FMA(float64(0x1.1ee889a5a0432p-29), v65, float64(0x1.af5e684e653abp-26))
+					v69 := math.FMA(v68, v65, float64(0x1.27e536252afe5p-22))
+					v70 := math.FMA(v69, v65, float64(0x1.71ddf88569795p-19))
+					v71 := math.FMA(v70, v65, float64(0x1.a01a017bcc79ap-16))
+					v72 := math.FMA(v71, v65, float64(0x1.a01a01afd17cfp-13))
+					v73 := math.FMA(v72, v65, float64(0x1.6c16c16c1f05cp-10))
+					v74 := math.FMA(v73, v65, float64(0x1.111111110f6dfp-07))
+					v75 := math.FMA(v74, v65, float64(0x1.555555555553fp-05))
+					v76 := math.FMA(v75, v65, float64(0x1.5555555555559p-03))
+					v77 := math.FMA(v76, v65, float64(0x1p-01))
+					v78 := float64(v65 * v65)
+					v79 := math.FMA(v78, v77, v67)
+					v80 := float64(v65 + v79)
+					v81 := float64(v65 - v80)
+					v82 := float64(v81 + v79)
+					v83 := float64(v80 + v82)
+					v85 := math.Float64bits(v60)
+					v86 := math.Float64bits(float64(0x1.8p+52))
+					v87 := uint64(v85 - v86)
+					v89 := uint64(v87 + uint64(0x3ff))
+					v90 := uint64(v89 + uint64(0x0))
+					v92 := v90 << uint32(0x34)
+					v93 := math.Float64frombits(v92)
+					v94 := float64(v93 - float64(0x1p+00))
+					v95 := float64(v93 * v80)
+					v96 := float64(v94 + v95)
+					v97 := float64(v94 - v96)
+					v98 := float64(v97 + v95)
+					v99 := math.FMA(v93, v82, v98)
+					v100 := float64(v96 + v99)
+					v101 := math.Float64bits(v60)
+					v102 := math.Float64bits(float64(0x1.8p+52))
+					v103 := uint64(v101 - v102)
+					v104 := uint64(uint64(0x3ff) - v103)
+					v105 := v104 << uint32(0x34)
+					v106 := math.Float64frombits(v105)
+					v107 := float64(v83 - v106)
+					v108 := math.FMA(v93, v107, v93)
+					v110 := v2 > float64(0x1.1f0a3d70a3d7p+05)
+					v111 := v100
+					if v110 {
+						v111 = v108
 					}
-					v102 := v2 < float64(-0x1.3p+05)
-					v104 := v100
-					if v102 {
-						v104 = float64(-0x1p+00)
+					v113 := v2 < float64(-0x1.3p+05)
+					v115 := v111
+					if v113 {
+						v115 = float64(-0x1p+00)
 					}
-					v27 = v104
+					v27 = v115
 				} else {
-					v105 := math.FMA(v2, float64(0x1.71547652b82fep+00), float64(0x1.8p+52))
-					v106 := float64(v105 - float64(0x1.8p+52))
-					v107 := math.FMA(v106, float64(-0x1.62e42fefa38p-01), v2)
-					v108 := math.FMA(v106, float64(-0x1.ef35793c7673p-45), v107)
-					v109 := math.FMA(float64(0x1.1ee889a5a0432p-29), v108, float64(0x1.af5e684e653abp-26))
-					v110 := math.FMA(v109, v108, float64(0x1.27e536252afe5p-22))
-					v111 := math.FMA(v110, v108, float64(0x1.71ddf88569795p-19))
-					v112 := math.FMA(v111, v108, float64(0x1.a01a017bcc79ap-16))
-					v113 := math.FMA(v112, v108, float64(0x1.a01a01afd17cfp-13))
-					v114 := math.FMA(v113, v108, float64(0x1.6c16c16c1f05cp-10))
-					v115 := math.FMA(v114, v108, float64(0x1.111111110f6dfp-07))
-					v116 := math.FMA(v115, v108, float64(0x1.555555555553fp-05))
-					v117 := math.FMA(v116, v108, float64(0x1.5555555555559p-03))
-					v118 := math.FMA(v117, v108, float64(0x1p-01))
-					v119 := math.FMA(v118, v108, float64(0x1p+00))
-					v120 := math.FMA(v119, v108, float64(0x1p+00))
-					v121 := float64(0x0p+00)
-					v122 := abs64(v2)
-					v123 := !(v122 < float64(0x1.62p+09))
-					if v123 {
-						v124 := v2 > float64(0x0p+00)
-						v127 := uint64(0xffffffffffffffc0)
-						if v124 {
-							v127 = uint64(0x1)
+					v116 := math.FMA(v2, float64(0x1.71547652b82fep+00), float64(0x1.8p+52))
+					v117 := float64(v116 - float64(0x1.8p+52))
+					v118 := math.FMA(v117, float64(-0x1.62e42fefa38p-01), v2)
+					v119 := math.FMA(v117, float64(-0x1.ef35793c7673p-45), v118)
+					v122 := math.FMA(float64(0x1.1ee889a5a0432p-29), v119, float64(0x1.af5e684e653abp-26))
+					v123 := math.FMA(v122, v119, float64(0x1.27e536252afe5p-22))
+					v124 := math.FMA(v123, v119, float64(0x1.71ddf88569795p-19))
+					v125 := math.FMA(v124, v119, float64(0x1.a01a017bcc79ap-16))
+					v126 := math.FMA(v125, v119, float64(0x1.a01a01afd17cfp-13))
+					v127 := math.FMA(v126, v119, float64(0x1.6c16c16c1f05cp-10))
+					v128 := math.FMA(v127, v119, float64(0x1.111111110f6dfp-07))
+					v129 := math.FMA(v128, v119, float64(0x1.555555555553fp-05))
+					v130 := math.FMA(v129, v119, float64(0x1.5555555555559p-03))
+					v131 := math.FMA(v130, v119, float64(0x1p-01))
+					v132 := math.FMA(v131, v119, float64(0x1p+00))
+					v133 := math.FMA(v132, v119, float64(0x1p+00))
+					v134 := float64(0x0p+00)
+					v135 := abs64(v2)
+					v136 := !(v135 < float64(0x1.62p+09))
+					if v136 {
+						v137 := v2 > float64(0x0p+00)
+						v140 := uint64(0xffffffffffffffc0)
+						if v137 {
+							v140 = uint64(0x1)
 						}
-						v128 := uint64(uint64(0x0) - v127)
-						v129 := math.Float64bits(v105)
-						v130 := math.Float64bits(float64(0x1.8p+52))
-						v131 := uint64(v129 - v130)
-						v132 := uint64(v131 + uint64(0x3ff))
-						v133 := uint64(v132 + v128)
-						v134 := v133 << uint32(0x34)
-						v135 := math.Float64frombits(v134)
-						v136 := uint64(v127 + uint64(0x3ff))
-						v137 := v136 << uint32(0x34)
-						v138 := math.Float64frombits(v137)
-						v139 := float64(v120 * v135)
-						v140 := float64(v139 * v138)
-						v142 := v2 > float64(0x1.63p+09)
-						v144 := v140
-						if v142 {
-							v144 = math.Float64frombits(0x7ff0000000000000)
+						v141 := uint64(uint64(0x0) - v140)
+						v142 := math.Float64bits(v116)
+						v143 := math.Float64bits(float64(0x1.8p+52))
+						v144 := uint64(v142 - v143)
+						v145 := uint64(v144 + uint64(0x3ff))
+						v146 := uint64(v145 + v141)
+						v147 := v146 << uint32(0x34)
+						v148 := math.Float64frombits(v147)
+						v149 := uint64(v140 + uint64(0x3ff))
+						v150 := v149 << uint32(0x34)
+						v151 := math.Float64frombits(v150)
+						v152 := float64(v133 * v148)
+						v153 := float64(v152 * v151)
+						v155 := v2 > float64(0x1.63p+09)
+						v157 := v153
+						if v155 {
+							v157 = math.Float64frombits(0x7ff0000000000000)
 						}
-						v146 := v2 < float64(-0x1.75p+09)
-						v147 := v144
-						if v146 {
-							v147 = float64(0x0p+00)
+						v159 := v2 < float64(-0x1.75p+09)
+						v160 := v157
+						if v159 {
+							v160 = float64(0x0p+00)
 						}
-						v148 := v2 != v2
-						v150 := v147
-						if v148 {
-							v150 = math.Float64frombits(0x7fffffffffffffff)
+						v161 := v2 != v2
+						v163 := v160
+						if v161 {
+							v163 = math.Float64frombits(0x7fffffffffffffff)
 						}
-						v121 = v150
+						v134 = v163
 					} else {
-						v151 := math.Float64bits(v105)
-						v152 := math.Float64bits(float64(0x1.8p+52))
-						v153 := uint64(v151 - v152)
-						v154 := uint64(v153 + uint64(0x3ff))
-						v155 := uint64(v154 + uint64(0x0))
-						v156 := v155 << uint32(0x34)
-						v157 := math.Float64frombits(v156)
-						v158 := float64(v120 * v157)
-						v121 = v158
+						v164 := math.Float64bits(v116)
+						v165 := math.Float64bits(float64(0x1.8p+52))
+						v166 := uint64(v164 - v165)
+						v167 := uint64(v166 + uint64(0x3ff))
+						v168 := uint64(v167 + uint64(0x0))
+						v169 := v168 << uint32(0x34)
+						v170 := math.Float64frombits(v169)
+						v171 := float64(v133 * v170)
+						v134 = v171
 					}
-					v159 := v2 < float64(0x0p+00)
-					v160 := v121
-					if v159 {
-						v160 = float64(-0x1p+00)
+					v172 := v2 < float64(0x0p+00)
+					v173 := v134
+					if v172 {
+						v173 = float64(-0x1p+00)
 					}
-					v27 = v160
+					v27 = v173
 				}
 			}
-			v161 := float64(v27 + float64(0x1p+00))
-			v162 := float64(v27 / v161)
-			v163 := float64(v27 + v162)
-			v164 := float64(v163 * float64(0x1p-01))
-			v165 := math.Float64bits(x)
-			v167 := v165 & uint64(0x8000000000000000)
-			v168 := math.Float64bits(v164)
-			v169 := v168 | v167
-			v170 := math.Float64frombits(v169)
-			v3 = v170
+			v174 := float64(v27 + float64(0x1p+00))
+			v175 := float64(v27 / v174)
+			v176 := float64(v27 + v175)
+			v177 := float64(v176 * float64(0x1p-01))
+			v178 := math.Float64bits(x)
+			v180 := v178 & uint64(0x8000000000000000)
+			v181 := math.Float64bits(v177)
+			v182 := v181 | v180
+			v183 := math.Float64frombits(v182)
+			v3 = v183
 		} else {
-			v171 := math.FMA(v2, float64(0x1.71547652b82fep+00), float64(0x1.8p+52))
-			v172 := float64(v171 - float64(0x1.8p+52))
-			v173 := math.FMA(v172, float64(-0x1.62e42fefa38p-01), v2)
-			v174 := math.FMA(v172, float64(-0x1.ef35793c7673p-45), v173)
-			v175 := math.FMA(float64(0x1.1ee889a5a0432p-29), v174, float64(0x1.af5e684e653abp-26))
-			v176 := math.FMA(v175, v174, float64(0x1.27e536252afe5p-22))
-			v177 := math.FMA(v176, v174, float64(0x1.71ddf88569795p-19))
-			v178 := math.FMA(v177, v174, float64(0x1.a01a017bcc79ap-16))
-			v179 := math.FMA(v178, v174, float64(0x1.a01a01afd17cfp-13))
-			v180 := math.FMA(v179, v174, float64(0x1.6c16c16c1f05cp-10))
-			v181 := math.FMA(v180, v174, float64(0x1.111111110f6dfp-07))
-			v182 := math.FMA(v181, v174, float64(0x1.555555555553fp-05))
-			v183 := math.FMA(v182, v174, float64(0x1.5555555555559p-03))
-			v184 := math.FMA(v183, v174, float64(0x1p-01))
-			v185 := math.FMA(v184, v174, float64(0x1p+00))
-			v186 := math.FMA(v185, v174, float64(0x1p+00))
-			v187 := float64(0x0p+00)
-			v188 := abs64(v2)
-			v189 := !(v188 < float64(0x1.62p+09))
-			if v189 {
-				v190 := v2 > float64(0x0p+00)
-				v191 := uint64(0xffffffffffffffc0)
-				if v190 {
-					v191 = uint64(0x1)
+			v184 := math.FMA(v2, float64(0x1.71547652b82fep+00), float64(0x1.8p+52))
+			v185 := float64(v184 - float64(0x1.8p+52))
+			v186 := math.FMA(v185, float64(-0x1.62e42fefa38p-01), v2)
+			v187 := math.FMA(v185, float64(-0x1.ef35793c7673p-45), v186)
+			v190 := math.FMA(float64(0x1.1ee889a5a0432p-29), v187, float64(0x1.af5e684e653abp-26))
+			v191 := math.FMA(v190, v187, float64(0x1.27e536252afe5p-22))
+			v192 := math.FMA(v191, v187, float64(0x1.71ddf88569795p-19))
+			v193 := math.FMA(v192, v187, float64(0x1.a01a017bcc79ap-16))
+			v194 := math.FMA(v193, v187, float64(0x1.a01a01afd17cfp-13))
+			v195 := math.FMA(v194, v187, float64(0x1.6c16c16c1f05cp-10))
+			v196 := math.FMA(v195, v187, float64(0x1.111111110f6dfp-07))
+			v197 := math.FMA(v196, v187, float64(0x1.555555555553fp-05))
+			v198 := math.FMA(v197, v187, float64(0x1.5555555555559p-03))
+			v199 := math.FMA(v198, v187, float64(0x1p-01))
+			v200 := math.FMA(v199, v187, float64(0x1p+00))
+			v201 := math.FMA(v200, v187, float64(0x1p+00))
+			v202 := float64(0x0p+00)
+			v203 := abs64(v2)
+			v204 := !(v203 < float64(0x1.62p+09))
+			if v204 {
+				v205 := v2 > float64(0x0p+00)
+				v206 := uint64(0xffffffffffffffc0)
+				if v205 {
+					v206 = uint64(0x1)
 				}
-				v193 := uint64(uint64(0xffffffffffffffff) - v191)
-				v194 := math.Float64bits(v171)
-				v195 := math.Float64bits(float64(0x1.8p+52))
-				v196 := uint64(v194 - v195)
-				v197 := uint64(v196 + uint64(0x3ff))
-				v198 := uint64(v197 + v193)
-				v199 := v198 << uint32(0x34)
-				v200 := math.Float64frombits(v199)
-				v201 := uint64(v191 + uint64(0x3ff))
-				v202 := v201 << uint32(0x34)
-				v203 := math.Float64frombits(v202)
-				v204 := float64(v186 * v200)
-				v205 := float64(v204 * v203)
-				v207 := v2 > float64(0x1.634p+09)
-				v208 := v205
-				if v207 {
-					v208 = math.Float64frombits(0x7ff0000000000000)
+				v208 := uint64(uint64(0xffffffffffffffff) - v206)
+				v209 := math.Float64bits(v184)
+				v210 := math.Float64bits(float64(0x1.8p+52))
+				v211 := uint64(v209 - v210)
+				v212 := uint64(v211 + uint64(0x3ff))
+				v213 := uint64(v212 + v208)
+				v214 := v213 << uint32(0x34)
+				v215 := math.Float64frombits(v214)
+				v216 := uint64(v206 + uint64(0x3ff))
+				v217 := v216 << uint32(0x34)
+				v218 := math.Float64frombits(v217)
+				v219 := float64(v201 * v215)
+				v220 := float64(v219 * v218)
+				v222 := v2 > float64(0x1.634p+09)
+				v223 := v220
+				if v222 {
+					v223 = math.Float64frombits(0x7ff0000000000000)
 				}
-				v210 := v2 < float64(-0x1.e848p+19)
-				v211 := v208
-				if v210 {
-					v211 = float64(0x0p+00)
+				v225 := v2 < float64(-0x1.e848p+19)
+				v226 := v223
+				if v225 {
+					v226 = float64(0x0p+00)
 				}
-				v212 := v2 != v2
-				v213 := v211
-				if v212 {
-					v213 = math.Float64frombits(0x7fffffffffffffff)
+				v227 := v2 != v2
+				v228 := v226
+				if v227 {
+					v228 = math.Float64frombits(0x7fffffffffffffff)
 				}
-				v187 = v213
+				v202 = v228
 			} else {
-				v214 := math.Float64bits(v171)
-				v215 := math.Float64bits(float64(0x1.8p+52))
-				v216 := uint64(v214 - v215)
-				v217 := uint64(v216 + uint64(0x3ff))
-				v218 := uint64(v217 + uint64(0xffffffffffffffff))
-				v219 := v218 << uint32(0x34)
-				v220 := math.Float64frombits(v219)
-				v221 := float64(v186 * v220)
-				v187 = v221
+				v229 := math.Float64bits(v184)
+				v230 := math.Float64bits(float64(0x1.8p+52))
+				v231 := uint64(v229 - v230)
+				v232 := uint64(v231 + uint64(0x3ff))
+				v233 := uint64(v232 + uint64(0xffffffffffffffff))
+				v234 := v233 << uint32(0x34)
+				v235 := math.Float64frombits(v234)
+				v236 := float64(v201 * v235)
+				v202 = v236
 			}
-			v222 := x != x
-			v223 := math.Float64bits(x)
-			v224 := v223 & uint64(0x8000000000000000)
-			v225 := math.Float64bits(v187)
-			v226 := v225 | v224
-			v227 := math.Float64frombits(v226)
-			v228 := v227
-			if v222 {
-				v228 = math.Float64frombits(0x7fffffffffffffff)
+			v237 := x != x
+			v238 := math.Float64bits(x)
+			v239 := v238 & uint64(0x8000000000000000)
+			v240 := math.Float64bits(v202)
+			v241 := v240 | v239
+			v242 := math.Float64frombits(v241)
+			v243 := v242
+			if v237 {
+				v243 = math.Float64frombits(0x7fffffffffffffff)
 			}
-			v3 = v228
+			v3 = v243
 		}
 	}
 	return v3
@@ -3433,132 +3477,132 @@ func CoshF32(x float32) float32 {
 		v9 := float32(v8 - float32(0x1.8p+23))
 		v11 := FMA32(v9, float32(-0x1.62e43p-01), v2)
 		v13 := FMA32(v9, float32(0x1.05c61p-29), v11)
-		v17 := FMA32(float32(0x1.a032bep-13), v13, float32(0x1.6d71e6p-10))
-		v19 := FMA32(v17, v13, float32(0x1.11118ap-07))
-		v21 := FMA32(v19, v13, float32(0x1.5554b2p-05))
-		v23 := FMA32(v21, v13, float32(0x1.555554p-03))
-		v25 := FMA32(v23, v13, float32(0x1p-01))
-		v26 := FMA32(v25, v13, float32(0x1p+00))
-		v27 := FMA32(v26, v13, float32(0x1p+00))
-		v29 := float32(0x0p+00)
-		v30 := abs32(v2)
-		v32 := !(v30 < float32(0x1.5cp+06))
-		if v32 {
-			v33 := v2 > float32(0x0p+00)
-			v36 := uint32(0xffffffc0)
-			if v33 {
-				v36 = uint32(0x1)
+		v19 := FMA32(float32(0x1.a032bep-13), v13, float32(0x1.6d71e6p-10))
+		v21 := FMA32(v19, v13, float32(0x1.11118ap-07))
+		v23 := FMA32(v21, v13, float32(0x1.5554b2p-05))
+		v25 := FMA32(v23, v13, float32(0x1.555554p-03))
+		v27 := FMA32(v25, v13, float32(0x1p-01))
+		v28 := FMA32(v27, v13, float32(0x1p+00))
+		v29 := FMA32(v28, v13, float32(0x1p+00))
+		v31 := float32(0x0p+00)
+		v32 := abs32(v2)
+		v34 := !(v32 < float32(0x1.5cp+06))
+		if v34 {
+			v35 := v2 > float32(0x0p+00)
+			v38 := uint32(0xffffffc0)
+			if v35 {
+				v38 = uint32(0x1)
 			}
-			v38 := uint32(uint32(0x0) - v36)
-			v39 := math.Float32bits(v8)
-			v40 := math.Float32bits(float32(0x1.8p+23))
-			v41 := uint32(v39 - v40)
-			v43 := uint32(v41 + uint32(0x7f))
-			v44 := uint32(v43 + v38)
-			v46 := v44 << uint32(0x17)
-			v47 := math.Float32frombits(v46)
-			v48 := uint32(v36 + uint32(0x7f))
-			v49 := v48 << uint32(0x17)
-			v50 := math.Float32frombits(v49)
-			v51 := float32(v27 * v47)
-			v52 := float32(v51 * v50)
-			v54 := v2 > float32(0x1.64p+06)
-			v56 := v52
-			if v54 {
-				v56 = math.Float32frombits(0x7f800000)
+			v40 := uint32(uint32(0x0) - v38)
+			v41 := math.Float32bits(v8)
+			v42 := math.Float32bits(float32(0x1.8p+23))
+			v43 := uint32(v41 - v42)
+			v45 := uint32(v43 + uint32(0x7f))
+			v46 := uint32(v45 + v40)
+			v48 := v46 << uint32(0x17)
+			v49 := math.Float32frombits(v48)
+			v50 := uint32(v38 + uint32(0x7f))
+			v51 := v50 << uint32(0x17)
+			v52 := math.Float32frombits(v51)
+			v53 := float32(v29 * v49)
+			v54 := float32(v53 * v52)
+			v56 := v2 > float32(0x1.64p+06)
+			v58 := v54
+			if v56 {
+				v58 = math.Float32frombits(0x7f800000)
 			}
-			v58 := v2 < float32(-0x1.ap+06)
-			v59 := v56
-			if v58 {
-				v59 = float32(0x0p+00)
-			}
-			v60 := v2 != v2
-			v62 := v59
+			v60 := v2 < float32(-0x1.ap+06)
+			v61 := v58
 			if v60 {
-				v62 = math.Float32frombits(0x7fffffff)
+				v61 = float32(0x0p+00)
 			}
-			v29 = v62
+			v62 := v2 != v2
+			v64 := v61
+			if v62 {
+				v64 = math.Float32frombits(0x7fffffff)
+			}
+			v31 = v64
 		} else {
-			v63 := math.Float32bits(v8)
-			v64 := math.Float32bits(float32(0x1.8p+23))
-			v65 := uint32(v63 - v64)
-			v66 := uint32(v65 + uint32(0x7f))
-			v67 := uint32(v66 + uint32(0x0))
-			v68 := v67 << uint32(0x17)
-			v69 := math.Float32frombits(v68)
-			v70 := float32(v27 * v69)
-			v29 = v70
+			v65 := math.Float32bits(v8)
+			v66 := math.Float32bits(float32(0x1.8p+23))
+			v67 := uint32(v65 - v66)
+			v68 := uint32(v67 + uint32(0x7f))
+			v69 := uint32(v68 + uint32(0x0))
+			v70 := v69 << uint32(0x17)
+			v71 := math.Float32frombits(v70)
+			v72 := float32(v29 * v71)
+			v31 = v72
 		}
-		v71 := float32(float32(0x1p-01) / v29)
-		v72 := FMA32(v29, float32(0x1p-01), v71)
-		v3 = v72
+		v73 := float32(float32(0x1p-01) / v31)
+		v74 := FMA32(v31, float32(0x1p-01), v73)
+		v3 = v74
 	} else {
-		v73 := FMA32(v2, float32(0x1.715476p+00), float32(0x1.8p+23))
-		v74 := float32(v73 - float32(0x1.8p+23))
-		v75 := FMA32(v74, float32(-0x1.62e43p-01), v2)
-		v76 := FMA32(v74, float32(0x1.05c61p-29), v75)
-		v77 := FMA32(float32(0x1.a032bep-13), v76, float32(0x1.6d71e6p-10))
-		v78 := FMA32(v77, v76, float32(0x1.11118ap-07))
-		v79 := FMA32(v78, v76, float32(0x1.5554b2p-05))
-		v80 := FMA32(v79, v76, float32(0x1.555554p-03))
-		v81 := FMA32(v80, v76, float32(0x1p-01))
-		v82 := FMA32(v81, v76, float32(0x1p+00))
-		v83 := FMA32(v82, v76, float32(0x1p+00))
-		v84 := float32(0x0p+00)
-		v85 := abs32(v2)
-		v86 := !(v85 < float32(0x1.5cp+06))
-		if v86 {
-			v87 := v2 > float32(0x0p+00)
-			v88 := uint32(0xffffffc0)
-			if v87 {
-				v88 = uint32(0x1)
+		v75 := FMA32(v2, float32(0x1.715476p+00), float32(0x1.8p+23))
+		v76 := float32(v75 - float32(0x1.8p+23))
+		v77 := FMA32(v76, float32(-0x1.62e43p-01), v2)
+		v78 := FMA32(v76, float32(0x1.05c61p-29), v77)
+		v81 := FMA32(float32(0x1.a032bep-13), v78, float32(0x1.6d71e6p-10))
+		v82 := FMA32(v81, v78, float32(0x1.11118ap-07))
+		v83 := FMA32(v82, v78, float32(0x1.5554b2p-05))
+		v84 := FMA32(v83, v78, float32(0x1.555554p-03))
+		v85 := FMA32(v84, v78, float32(0x1p-01))
+		v86 := FMA32(v85, v78, float32(0x1p+00))
+		v87 := FMA32(v86, v78, float32(0x1p+00))
+		v88 := float32(0x0p+00)
+		v89 := abs32(v2)
+		v90 := !(v89 < float32(0x1.5cp+06))
+		if v90 {
+			v91 := v2 > float32(0x0p+00)
+			v92 := uint32(0xffffffc0)
+			if v91 {
+				v92 = uint32(0x1)
 			}
-			v90 := uint32(uint32(0xffffffff) - v88)
-			v91 := math.Float32bits(v73)
-			v92 := math.Float32bits(float32(0x1.8p+23))
-			v93 := uint32(v91 - v92)
-			v94 := uint32(v93 + uint32(0x7f))
-			v95 := uint32(v94 + v90)
-			v96 := v95 << uint32(0x17)
-			v97 := math.Float32frombits(v96)
-			v98 := uint32(v88 + uint32(0x7f))
-			v99 := v98 << uint32(0x17)
-			v100 := math.Float32frombits(v99)
-			v101 := float32(v83 * v97)
-			v102 := float32(v101 * v100)
-			v104 := v2 > float32(0x1.66p+06)
-			v105 := v102
-			if v104 {
-				v105 = math.Float32frombits(0x7f800000)
+			v94 := uint32(uint32(0xffffffff) - v92)
+			v95 := math.Float32bits(v75)
+			v96 := math.Float32bits(float32(0x1.8p+23))
+			v97 := uint32(v95 - v96)
+			v98 := uint32(v97 + uint32(0x7f))
+			v99 := uint32(v98 + v94)
+			v100 := v99 << uint32(0x17)
+			v101 := math.Float32frombits(v100)
+			v102 := uint32(v92 + uint32(0x7f))
+			v103 := v102 << uint32(0x17)
+			v104 := math.Float32frombits(v103)
+			v105 := float32(v87 * v101)
+			v106 := float32(v105 * v104)
+			v108 := v2 > float32(0x1.66p+06)
+			v109 := v106
+			if v108 {
+				v109 = math.Float32frombits(0x7f800000)
 			}
-			v107 := v2 < float32(-0x1.e848p+19)
-			v108 := v105
-			if v107 {
-				v108 = float32(0x0p+00)
+			v111 := v2 < float32(-0x1.e848p+19)
+			v112 := v109
+			if v111 {
+				v112 = float32(0x0p+00)
 			}
-			v109 := v2 != v2
-			v110 := v108
-			if v109 {
-				v110 = math.Float32frombits(0x7fffffff)
+			v113 := v2 != v2
+			v114 := v112
+			if v113 {
+				v114 = math.Float32frombits(0x7fffffff)
 			}
-			v84 = v110
+			v88 = v114
 		} else {
-			v111 := math.Float32bits(v73)
-			v112 := math.Float32bits(float32(0x1.8p+23))
-			v113 := uint32(v111 - v112)
-			v114 := uint32(v113 + uint32(0x7f))
-			v115 := uint32(v114 + uint32(0xffffffff))
-			v116 := v115 << uint32(0x17)
-			v117 := math.Float32frombits(v116)
-			v118 := float32(v83 * v117)
-			v84 = v118
+			v115 := math.Float32bits(v75)
+			v116 := math.Float32bits(float32(0x1.8p+23))
+			v117 := uint32(v115 - v116)
+			v118 := uint32(v117 + uint32(0x7f))
+			v119 := uint32(v118 + uint32(0xffffffff))
+			v120 := v119 << uint32(0x17)
+			v121 := math.Float32frombits(v120)
+			v122 := float32(v87 * v121)
+			v88 = v122
 		}
-		v119 := x != x
-		v120 := v84
-		if v119 {
-			v120 = math.Float32frombits(0x7fffffff)
+		v123 := x != x
+		v124 := v88
+		if v123 {
+			v124 = math.Float32frombits(0x7fffffff)
 		}
-		v3 = v120
+		v3 = v124
 	}
 	return v3
 }
@@ -3573,142 +3617,142 @@ func CoshF64(x float64) float64 {
 		v9 := float64(v8 - float64(0x1.8p+52))
 		v11 := math.FMA(v9, float64(-0x1.62e42fefa38p-01), v2)
 		v13 := math.FMA(v9, float64(-0x1.ef35793c7673p-45), v11)
-		v17 := math.FMA(float64(0x1.1ee889a5a0432p-29), v13, float64(0x1.af5e684e653abp-26))
-		v19 := math.FMA(v17, v13, float64(0x1.27e536252afe5p-22))
-		v21 := math.FMA(v19, v13, float64(0x1.71ddf88569795p-19))
-		v23 := math.FMA(v21, v13, float64(0x1.a01a017bcc79ap-16))
-		v25 := math.FMA(v23, v13, float64(0x1.a01a01afd17cfp-13))
-		v27 := math.FMA(v25, v13, float64(0x1.6c16c16c1f05cp-10))
-		v29 := math.FMA(v27, v13, float64(0x1.111111110f6dfp-07))
-		v31 := math.FMA(v29, v13, float64(0x1.555555555553fp-05))
-		v33 := math.FMA(v31, v13, float64(0x1.5555555555559p-03))
-		v35 := math.FMA(v33, v13, float64(0x1p-01))
-		v36 := math.FMA(v35, v13, float64(0x1p+00))
-		v37 := math.FMA(v36, v13, float64(0x1p+00))
-		v39 := float64(0x0p+00)
-		v40 := abs64(v2)
-		v42 := !(v40 < float64(0x1.62p+09))
-		if v42 {
-			v43 := v2 > float64(0x0p+00)
-			v46 := uint64(0xffffffffffffffc0)
-			if v43 {
-				v46 = uint64(0x1)
+		v19 := math.FMA(float64(0x1.1ee889a5a0432p-29), v13, float64(0x1.af5e684e653abp-26))
+		v21 := math.FMA(v19, v13, float64(0x1.27e536252afe5p-22))
+		v23 := math.FMA(v21, v13, float64(0x1.71ddf88569795p-19))
+		v25 := math.FMA(v23, v13, float64(0x1.a01a017bcc79ap-16))
+		v27 := math.FMA(v25, v13, float64(0x1.a01a01afd17cfp-13))
+		v29 := math.FMA(v27, v13, float64(0x1.6c16c16c1f05cp-10))
+		v31 := math.FMA(v29, v13, float64(0x1.111111110f6dfp-07))
+		v33 := math.FMA(v31, v13, float64(0x1.555555555553fp-05))
+		v35 := math.FMA(v33, v13, float64(0x1.5555555555559p-03))
+		v37 := math.FMA(v35, v13, float64(0x1p-01))
+		v38 := math.FMA(v37, v13, float64(0x1p+00))
+		v39 := math.FMA(v38, v13, float64(0x1p+00))
+		v41 := float64(0x0p+00)
+		v42 := abs64(v2)
+		v44 := !(v42 < float64(0x1.62p+09))
+		if v44 {
+			v45 := v2 > float64(0x0p+00)
+			v48 := uint64(0xffffffffffffffc0)
+			if v45 {
+				v48 = uint64(0x1)
 			}
-			v48 := uint64(uint64(0x0) - v46)
-			v49 := math.Float64bits(v8)
-			v50 := math.Float64bits(float64(0x1.8p+52))
-			v51 := uint64(v49 - v50)
-			v53 := uint64(v51 + uint64(0x3ff))
-			v54 := uint64(v53 + v48)
-			v56 := v54 << uint32(0x34)
-			v57 := math.Float64frombits(v56)
-			v58 := uint64(v46 + uint64(0x3ff))
-			v59 := v58 << uint32(0x34)
-			v60 := math.Float64frombits(v59)
-			v61 := float64(v37 * v57)
-			v62 := float64(v61 * v60)
-			v64 := v2 > float64(0x1.63p+09)
-			v66 := v62
-			if v64 {
-				v66 = math.Float64frombits(0x7ff0000000000000)
+			v50 := uint64(uint64(0x0) - v48)
+			v51 := math.Float64bits(v8)
+			v52 := math.Float64bits(float64(0x1.8p+52))
+			v53 := uint64(v51 - v52)
+			v55 := uint64(v53 + uint64(0x3ff))
+			v56 := uint64(v55 + v50)
+			v58 := v56 << uint32(0x34)
+			v59 := math.Float64frombits(v58)
+			v60 := uint64(v48 + uint64(0x3ff))
+			v61 := v60 << uint32(0x34)
+			v62 := math.Float64frombits(v61)
+			v63 := float64(v39 * v59)
+			v64 := float64(v63 * v62)
+			v66 := v2 > float64(0x1.63p+09)
+			v68 := v64
+			if v66 {
+				v68 = math.Float64frombits(0x7ff0000000000000)
 			}
-			v68 := v2 < float64(-0x1.75p+09)
-			v69 := v66
-			if v68 {
-				v69 = float64(0x0p+00)
-			}
-			v70 := v2 != v2
-			v72 := v69
+			v70 := v2 < float64(-0x1.75p+09)
+			v71 := v68
 			if v70 {
-				v72 = math.Float64frombits(0x7fffffffffffffff)
+				v71 = float64(0x0p+00)
 			}
-			v39 = v72
+			v72 := v2 != v2
+			v74 := v71
+			if v72 {
+				v74 = math.Float64frombits(0x7fffffffffffffff)
+			}
+			v41 = v74
 		} else {
-			v73 := math.Float64bits(v8)
-			v74 := math.Float64bits(float64(0x1.8p+52))
-			v75 := uint64(v73 - v74)
-			v76 := uint64(v75 + uint64(0x3ff))
-			v77 := uint64(v76 + uint64(0x0))
-			v78 := v77 << uint32(0x34)
-			v79 := math.Float64frombits(v78)
-			v80 := float64(v37 * v79)
-			v39 = v80
+			v75 := math.Float64bits(v8)
+			v76 := math.Float64bits(float64(0x1.8p+52))
+			v77 := uint64(v75 - v76)
+			v78 := uint64(v77 + uint64(0x3ff))
+			v79 := uint64(v78 + uint64(0x0))
+			v80 := v79 << uint32(0x34)
+			v81 := math.Float64frombits(v80)
+			v82 := float64(v39 * v81)
+			v41 = v82
 		}
-		v81 := float64(float64(0x1p-01) / v39)
-		v82 := math.FMA(v39, float64(0x1p-01), v81)
-		v3 = v82
+		v83 := float64(float64(0x1p-01) / v41)
+		v84 := math.FMA(v41, float64(0x1p-01), v83)
+		v3 = v84
 	} else {
-		v83 := math.FMA(v2, float64(0x1.71547652b82fep+00), float64(0x1.8p+52))
-		v84 := float64(v83 - float64(0x1.8p+52))
-		v85 := math.FMA(v84, float64(-0x1.62e42fefa38p-01), v2)
-		v86 := math.FMA(v84, float64(-0x1.ef35793c7673p-45), v85)
-		v87 := math.FMA(float64(0x1.1ee889a5a0432p-29), v86, float64(0x1.af5e684e653abp-26))
-		v88 := math.FMA(v87, v86, float64(0x1.27e536252afe5p-22))
-		v89 := math.FMA(v88, v86, float64(0x1.71ddf88569795p-19))
-		v90 := math.FMA(v89, v86, float64(0x1.a01a017bcc79ap-16))
-		v91 := math.FMA(v90, v86, float64(0x1.a01a01afd17cfp-13))
-		v92 := math.FMA(v91, v86, float64(0x1.6c16c16c1f05cp-10))
-		v93 := math.FMA(v92, v86, float64(0x1.111111110f6dfp-07))
-		v94 := math.FMA(v93, v86, float64(0x1.555555555553fp-05))
-		v95 := math.FMA(v94, v86, float64(0x1.5555555555559p-03))
-		v96 := math.FMA(v95, v86, float64(0x1p-01))
-		v97 := math.FMA(v96, v86, float64(0x1p+00))
-		v98 := math.FMA(v97, v86, float64(0x1p+00))
-		v99 := float64(0x0p+00)
-		v100 := abs64(v2)
-		v101 := !(v100 < float64(0x1.62p+09))
-		if v101 {
-			v102 := v2 > float64(0x0p+00)
-			v103 := uint64(0xffffffffffffffc0)
-			if v102 {
-				v103 = uint64(0x1)
+		v85 := math.FMA(v2, float64(0x1.71547652b82fep+00), float64(0x1.8p+52))
+		v86 := float64(v85 - float64(0x1.8p+52))
+		v87 := math.FMA(v86, float64(-0x1.62e42fefa38p-01), v2)
+		v88 := math.FMA(v86, float64(-0x1.ef35793c7673p-45), v87)
+		v91 := math.FMA(float64(0x1.1ee889a5a0432p-29), v88, float64(0x1.af5e684e653abp-26))
+		v92 := math.FMA(v91, v88, float64(0x1.27e536252afe5p-22))
+		v93 := math.FMA(v92, v88, float64(0x1.71ddf88569795p-19))
+		v94 := math.FMA(v93, v88, float64(0x1.a01a017bcc79ap-16))
+		v95 := math.FMA(v94, v88, float64(0x1.a01a01afd17cfp-13))
+		v96 := math.FMA(v95, v88, float64(0x1.6c16c16c1f05cp-10))
+		v97 := math.FMA(v96, v88, float64(0x1.111111110f6dfp-07))
+		v98 := math.FMA(v97, v88, float64(0x1.555555555553fp-05))
+		v99 := math.FMA(v98, v88, float64(0x1.5555555555559p-03))
+		v100 := math.FMA(v99, v88, float64(0x1p-01))
+		v101 := math.FMA(v100, v88, float64(0x1p+00))
+		v102 := math.FMA(v101, v88, float64(0x1p+00))
+		v103 := float64(0x0p+00)
+		v104 := abs64(v2)
+		v105 := !(v104 < float64(0x1.62p+09))
+		if v105 {
+			v106 := v2 > float64(0x0p+00)
+			v107 := uint64(0xffffffffffffffc0)
+			if v106 {
+				v107 = uint64(0x1)
 			}
-			v105 := uint64(uint64(0xffffffffffffffff) - v103)
-			v106 := math.Float64bits(v83)
-			v107 := math.Float64bits(float64(0x1.8p+52))
-			v108 := uint64(v106 - v107)
-			v109 := uint64(v108 + uint64(0x3ff))
-			v110 := uint64(v109 + v105)
-			v111 := v110 << uint32(0x34)
-			v112 := math.Float64frombits(v111)
-			v113 := uint64(v103 + uint64(0x3ff))
-			v114 := v113 << uint32(0x34)
-			v115 := math.Float64frombits(v114)
-			v116 := float64(v98 * v112)
-			v117 := float64(v116 * v115)
-			v119 := v2 > float64(0x1.634p+09)
-			v120 := v117
-			if v119 {
-				v120 = math.Float64frombits(0x7ff0000000000000)
+			v109 := uint64(uint64(0xffffffffffffffff) - v107)
+			v110 := math.Float64bits(v85)
+			v111 := math.Float64bits(float64(0x1.8p+52))
+			v112 := uint64(v110 - v111)
+			v113 := uint64(v112 + uint64(0x3ff))
+			v114 := uint64(v113 + v109)
+			v115 := v114 << uint32(0x34)
+			v116 := math.Float64frombits(v115)
+			v117 := uint64(v107 + uint64(0x3ff))
+			v118 := v117 << uint32(0x34)
+			v119 := math.Float64frombits(v118)
+			v120 := float64(v102 * v116)
+			v121 := float64(v120 * v119)
+			v123 := v2 > float64(0x1.634p+09)
+			v124 := v121
+			if v123 {
+				v124 = math.Float64frombits(0x7ff0000000000000)
 			}
-			v122 := v2 < float64(-0x1.e848p+19)
-			v123 := v120
-			if v122 {
-				v123 = float64(0x0p+00)
+			v126 := v2 < float64(-0x1.e848p+19)
+			v127 := v124
+			if v126 {
+				v127 = float64(0x0p+00)
 			}
-			v124 := v2 != v2
-			v125 := v123
-			if v124 {
-				v125 = math.Float64frombits(0x7fffffffffffffff)
+			v128 := v2 != v2
+			v129 := v127
+			if v128 {
+				v129 = math.Float64frombits(0x7fffffffffffffff)
 			}
-			v99 = v125
+			v103 = v129
 		} else {
-			v126 := math.Float64bits(v83)
-			v127 := math.Float64bits(float64(0x1.8p+52))
-			v128 := uint64(v126 - v127)
-			v129 := uint64(v128 + uint64(0x3ff))
-			v130 := uint64(v129 + uint64(0xffffffffffffffff))
-			v131 := v130 << uint32(0x34)
-			v132 := math.Float64frombits(v131)
-			v133 := float64(v98 * v132)
-			v99 = v133
+			v130 := math.Float64bits(v85)
+			v131 := math.Float64bits(float64(0x1.8p+52))
+			v132 := uint64(v130 - v131)
+			v133 := uint64(v132 + uint64(0x3ff))
+			v134 := uint64(v133 + uint64(0xffffffffffffffff))
+			v135 := v134 << uint32(0x34)
+			v136 := math.Float64frombits(v135)
+			v137 := float64(v102 * v136)
+			v103 = v137
 		}
-		v134 := x != x
-		v135 := v99
-		if v134 {
-			v135 = math.Float64frombits(0x7fffffffffffffff)
+		v138 := x != x
+		v139 := v103
+		if v138 {
+			v139 = math.Float64frombits(0x7fffffffffffffff)
 		}
-		v3 = v135
+		v3 = v139
 	}
 	return v3
 }
@@ -3758,128 +3802,139 @@ func TanhF32(x float32) float32 {
 				v46 := float32(v45 - float32(0x1.8p+23))
 				v48 := FMA32(v46, float32(-0x1.62e43p-01), v21)
 				v50 := FMA32(v46, float32(0x1.05c61p-29), v48)
-				v51 := FMA32(float32(0x1.a032bep-13), v50, float32(0x1.6d71e6p-10))
-				v52 := FMA32(v51, v50, float32(0x1.11118ap-07))
-				v53 := FMA32(v52, v50, float32(0x1.5554b2p-05))
-				v54 := FMA32(v53, v50, float32(0x1.555554p-03))
-				v55 := FMA32(v54, v50, float32(0x1p-01))
-				v56 := float32(v50 * v50)
-				v57 := FMA32(v56, v55, v50)
-				v59 := math.Float32bits(v45)
-				v60 := math.Float32bits(float32(0x1.8p+23))
-				v61 := uint32(v59 - v60)
-				v63 := uint32(v61 + uint32(0x7f))
-				v64 := uint32(v63 + uint32(0x0))
-				v66 := v64 << uint32(0x17)
-				v67 := math.Float32frombits(v66)
-				v69 := float32(v67 - float32(0x1p+00))
-				v70 := FMA32(v67, v57, v69)
-				v71 := math.Float32bits(v45)
-				v72 := math.Float32bits(float32(0x1.8p+23))
-				v73 := uint32(v71 - v72)
-				v74 := uint32(uint32(0x7f) - v73)
-				v75 := v74 << uint32(0x17)
-				v76 := math.Float32frombits(v75)
-				v77 := float32(v57 - v76)
-				v78 := FMA32(v67, v77, v67)
-				v80 := v21 > float32(0x1.fbd70ap+03)
-				v81 := v70
-				if v80 {
-					v81 = v78
+				v51 := float32(v48 - v50)
+				v52 := FMA32(v46, float32(0x1.05c61p-29), v51)
+				v53 := FMA32(float32(0x1.a032bep-13), v50, float32(0x1.6d71e6p-10))
+				v54 := FMA32(v53, v50, float32(0x1.11118ap-07))
+				v55 := FMA32(v54, v50, float32(0x1.5554b2p-05))
+				v56 := FMA32(v55, v50, float32(0x1.555554p-03))
+				v57 := FMA32(v56, v50, float32(0x1p-01))
+				v58 := float32(v50 * v50)
+				v59 := FMA32(v58, v57, v52)
+				v60 := float32(v50 + v59)
+				v61 := float32(v50 - v60)
+				v62 := float32(v61 + v59)
+				v63 := float32(v60 + v62)
+				v65 := math.Float32bits(v45)
+				v66 := math.Float32bits(float32(0x1.8p+23))
+				v67 := uint32(v65 - v66)
+				v69 := uint32(v67 + uint32(0x7f))
+				v70 := uint32(v69 + uint32(0x0))
+				v72 := v70 << uint32(0x17)
+				v73 := math.Float32frombits(v72)
+				v75 := float32(v73 - float32(0x1p+00))
+				v76 := float32(v73 * v60)
+				v77 := float32(v75 + v76)
+				v78 := float32(v75 - v77)
+				v79 := float32(v78 + v76)
+				v80 := FMA32(v73, v62, v79)
+				v81 := float32(v77 + v80)
+				v82 := math.Float32bits(v45)
+				v83 := math.Float32bits(float32(0x1.8p+23))
+				v84 := uint32(v82 - v83)
+				v85 := uint32(uint32(0x7f) - v84)
+				v86 := v85 << uint32(0x17)
+				v87 := math.Float32frombits(v86)
+				v88 := float32(v63 - v87)
+				v89 := FMA32(v73, v88, v73)
+				v91 := v21 > float32(0x1.fbd70ap+03)
+				v92 := v81
+				if v91 {
+					v92 = v89
 				}
-				v83 := v21 < float32(-0x1.18p+04)
-				v85 := v81
-				if v83 {
-					v85 = float32(-0x1p+00)
+				v94 := v21 < float32(-0x1.18p+04)
+				v96 := v92
+				if v94 {
+					v96 = float32(-0x1p+00)
 				}
-				v22 = v85
+				v22 = v96
 			} else {
-				v86 := FMA32(v21, float32(0x1.715476p+00), float32(0x1.8p+23))
-				v87 := float32(v86 - float32(0x1.8p+23))
-				v88 := FMA32(v87, float32(-0x1.62e43p-01), v21)
-				v89 := FMA32(v87, float32(0x1.05c61p-29), v88)
-				v90 := FMA32(float32(0x1.a032bep-13), v89, float32(0x1.6d71e6p-10))
-				v91 := FMA32(v90, v89, float32(0x1.11118ap-07))
-				v92 := FMA32(v91, v89, float32(0x1.5554b2p-05))
-				v93 := FMA32(v92, v89, float32(0x1.555554p-03))
-				v94 := FMA32(v93, v89, float32(0x1p-01))
-				v95 := FMA32(v94, v89, float32(0x1p+00))
-				v96 := FMA32(v95, v89, float32(0x1p+00))
-				v97 := float32(0x0p+00)
-				v98 := abs32(v21)
-				v99 := !(v98 < float32(0x1.5cp+06))
-				if v99 {
-					v100 := v21 > float32(0x0p+00)
-					v103 := uint32(0xffffffc0)
-					if v100 {
-						v103 = uint32(0x1)
+				v97 := FMA32(v21, float32(0x1.715476p+00), float32(0x1.8p+23))
+				v98 := float32(v97 - float32(0x1.8p+23))
+				v99 := FMA32(v98, float32(-0x1.62e43p-01), v21)
+				v100 := FMA32(v98, float32(0x1.05c61p-29), v99)
+				v103 := FMA32(float32(0x1.a032bep-13), v100, float32(0x1.6d71e6p-10))
+				v104 := FMA32(v103, v100, float32(0x1.11118ap-07))
+				v105 := FMA32(v104, v100, float32(0x1.5554b2p-05))
+				v106 := FMA32(v105, v100, float32(0x1.555554p-03))
+				v107 := FMA32(v106, v100, float32(0x1p-01))
+				v108 := FMA32(v107, v100, float32(0x1p+00))
+				v109 := FMA32(v108, v100, float32(0x1p+00))
+				v110 := float32(0x0p+00)
+				v111 := abs32(v21)
+				v112 := !(v111 < float32(0x1.5cp+06))
+				if v112 {
+					v113 := v21 > float32(0x0p+00)
+					v116 := uint32(0xffffffc0)
+					if v113 {
+						v116 = uint32(0x1)
 					}
-					v104 := uint32(uint32(0x0) - v103)
-					v105 := math.Float32bits(v86)
-					v106 := math.Float32bits(float32(0x1.8p+23))
-					v107 := uint32(v105 - v106)
-					v108 := uint32(v107 + uint32(0x7f))
-					v109 := uint32(v108 + v104)
-					v110 := v109 << uint32(0x17)
-					v111 := math.Float32frombits(v110)
-					v112 := uint32(v103 + uint32(0x7f))
-					v113 := v112 << uint32(0x17)
-					v114 := math.Float32frombits(v113)
-					v115 := float32(v96 * v111)
-					v116 := float32(v115 * v114)
-					v118 := v21 > float32(0x1.64p+06)
-					v120 := v116
-					if v118 {
-						v120 = math.Float32frombits(0x7f800000)
+					v117 := uint32(uint32(0x0) - v116)
+					v118 := math.Float32bits(v97)
+					v119 := math.Float32bits(float32(0x1.8p+23))
+					v120 := uint32(v118 - v119)
+					v121 := uint32(v120 + uint32(0x7f))
+					v122 := uint32(v121 + v117)
+					v123 := v122 << uint32(0x17)
+					v124 := math.Float32frombits(v123)
+					v125 := uint32(v116 + uint32(0x7f))
+					v126 := v125 << uint32(0x17)
+					v127 := math.Float32frombits(v126)
+					v128 := float32(v109 * v124)
+					v129 := float32(v128 * v127)
+					v131 := v21 > float32(0x1.64p+06)
+					v133 := v129
+					if v131 {
+						v133 = math.Float32frombits(0x7f800000)
 					}
-					v122 := v21 < float32(-0x1.ap+06)
-					v123 := v120
-					if v122 {
-						v123 = float32(0x0p+00)
+					v135 := v21 < float32(-0x1.ap+06)
+					v136 := v133
+					if v135 {
+						v136 = float32(0x0p+00)
 					}
-					v124 := v21 != v21
-					v126 := v123
-					if v124 {
-						v126 = math.Float32frombits(0x7fffffff)
+					v137 := v21 != v21
+					v139 := v136
+					if v137 {
+						v139 = math.Float32frombits(0x7fffffff)
 					}
-					v97 = v126
+					v110 = v139
 				} else {
-					v127 := math.Float32bits(v86)
-					v128 := math.Float32bits(float32(0x1.8p+23))
-					v129 := uint32(v127 - v128)
-					v130 := uint32(v129 + uint32(0x7f))
-					v131 := uint32(v130 + uint32(0x0))
-					v132 := v131 << uint32(0x17)
-					v133 := math.Float32frombits(v132)
-					v134 := float32(v96 * v133)
-					v97 = v134
+					v140 := math.Float32bits(v97)
+					v141 := math.Float32bits(float32(0x1.8p+23))
+					v142 := uint32(v140 - v141)
+					v143 := uint32(v142 + uint32(0x7f))
+					v144 := uint32(v143 + uint32(0x0))
+					v145 := v144 << uint32(0x17)
+					v146 := math.Float32frombits(v145)
+					v147 := float32(v109 * v146)
+					v110 = v147
 				}
-				v135 := v21 < float32(0x0p+00)
-				v136 := v97
-				if v135 {
-					v136 = float32(-0x1p+00)
+				v148 := v21 < float32(0x0p+00)
+				v149 := v110
+				if v148 {
+					v149 = float32(-0x1p+00)
 				}
-				v22 = v136
+				v22 = v149
 			}
 		}
-		v138 := float32(v22 + float32(0x1p+01))
-		v139 := float32(v22 / v138)
-		v141 := v2 >= float32(0x1.233334p+03)
-		v142 := v139
-		if v141 {
-			v142 = float32(0x1p+00)
+		v151 := float32(v22 + float32(0x1p+01))
+		v152 := float32(v22 / v151)
+		v154 := v2 >= float32(0x1.233334p+03)
+		v155 := v152
+		if v154 {
+			v155 = float32(0x1p+00)
 		}
-		v143 := math.Float32bits(x)
-		v145 := v143 & uint32(0x80000000)
-		v146 := math.Float32bits(v142)
-		v147 := v146 | v145
-		v148 := math.Float32frombits(v147)
-		v149 := x != x
-		v150 := v148
-		if v149 {
-			v150 = math.Float32frombits(0x7fffffff)
+		v156 := math.Float32bits(x)
+		v158 := v156 & uint32(0x80000000)
+		v159 := math.Float32bits(v155)
+		v160 := v159 | v158
+		v161 := math.Float32frombits(v160)
+		v162 := x != x
+		v163 := v161
+		if v162 {
+			v163 = math.Float32frombits(0x7fffffff)
 		}
-		v3 = v150
+		v3 = v163
 	}
 	return v3
 }
@@ -3940,138 +3995,149 @@ func TanhF64(x float64) float64 {
 				v68 := float64(v67 - float64(0x1.8p+52))
 				v70 := math.FMA(v68, float64(-0x1.62e42fefa38p-01), v33)
 				v72 := math.FMA(v68, float64(-0x1.ef35793c7673p-45), v70)
-				v73 := math.FMA(float64(0x1.1ee889a5a0432p-29), v72, float64(0x1.af5e684e653abp-26))
-				v74 := math.FMA(v73, v72, float64(0x1.27e536252afe5p-22))
-				v75 := math.FMA(v74, v72, float64(0x1.71ddf88569795p-19))
-				v76 := math.FMA(v75, v72, float64(0x1.a01a017bcc79ap-16))
-				v77 := math.FMA(v76, v72, float64(0x1.a01a01afd17cfp-13))
-				v78 := math.FMA(v77, v72, float64(0x1.6c16c16c1f05cp-10))
-				v79 := math.FMA(v78, v72, float64(0x1.111111110f6dfp-07))
-				v80 := math.FMA(v79, v72, float64(0x1.555555555553fp-05))
-				v81 := math.FMA(v80, v72, float64(0x1.5555555555559p-03))
-				v82 := math.FMA(v81, v72, float64(0x1p-01))
-				v83 := float64(v72 * v72)
-				v84 := math.FMA(v83, v82, v72)
-				v86 := math.Float64bits(v67)
-				v87 := math.Float64bits(float64(0x1.8p+52))
-				v88 := uint64(v86 - v87)
-				v90 := uint64(v88 + uint64(0x3ff))
-				v91 := uint64(v90 + uint64(0x0))
-				v93 := v91 << uint32(0x34)
-				v94 := math.Float64frombits(v93)
-				v96 := float64(v94 - float64(0x1p+00))
-				v97 := math.FMA(v94, v84, v96)
-				v98 := math.Float64bits(v67)
-				v99 := math.Float64bits(float64(0x1.8p+52))
-				v100 := uint64(v98 - v99)
-				v101 := uint64(uint64(0x3ff) - v100)
-				v102 := v101 << uint32(0x34)
-				v103 := math.Float64frombits(v102)
-				v104 := float64(v84 - v103)
-				v105 := math.FMA(v94, v104, v94)
-				v107 := v33 > float64(0x1.1f0a3d70a3d7p+05)
-				v108 := v97
-				if v107 {
-					v108 = v105
+				v73 := float64(v70 - v72)
+				v74 := math.FMA(v68, float64(-0x1.ef35793c7673p-45), v73)
+				v75 := math.FMA(float64(0x1.1ee889a5a0432p-29), v72, float64(0x1.af5e684e653abp-26))
+				v76 := math.FMA(v75, v72, float64(0x1.27e536252afe5p-22))
+				v77 := math.FMA(v76, v72, float64(0x1.71ddf88569795p-19))
+				v78 := math.FMA(v77, v72, float64(0x1.a01a017bcc79ap-16))
+				v79 := math.FMA(v78, v72, float64(0x1.a01a01afd17cfp-13))
+				v80 := math.FMA(v79, v72, float64(0x1.6c16c16c1f05cp-10))
+				v81 := math.FMA(v80, v72, float64(0x1.111111110f6dfp-07))
+				v82 := math.FMA(v81, v72, float64(0x1.555555555553fp-05))
+				v83 := math.FMA(v82, v72, float64(0x1.5555555555559p-03))
+				v84 := math.FMA(v83, v72, float64(0x1p-01))
+				v85 := float64(v72 * v72)
+				v86 := math.FMA(v85, v84, v74)
+				v87 := float64(v72 + v86)
+				v88 := float64(v72 - v87)
+				v89 := float64(v88 + v86)
+				v90 := float64(v87 + v89)
+				v92 := math.Float64bits(v67)
+				v93 := math.Float64bits(float64(0x1.8p+52))
+				v94 := uint64(v92 - v93)
+				v96 := uint64(v94 + uint64(0x3ff))
+				v97 := uint64(v96 + uint64(0x0))
+				v99 := v97 << uint32(0x34)
+				v100 := math.Float64frombits(v99)
+				v102 := float64(v100 - float64(0x1p+00))
+				v103 := float64(v100 * v87)
+				v104 := float64(v102 + v103)
+				v105 := float64(v102 - v104)
+				v106 := float64(v105 + v103)
+				v107 := math.FMA(v100, v89, v106)
+				v108 := float64(v104 + v107)
+				v109 := math.Float64bits(v67)
+				v110 := math.Float64bits(float64(0x1.8p+52))
+				v111 := uint64(v109 - v110)
+				v112 := uint64(uint64(0x3ff) - v111)
+				v113 := v112 << uint32(0x34)
+				v114 := math.Float64frombits(v113)
+				v115 := float64(v90 - v114)
+				v116 := math.FMA(v100, v115, v100)
+				v118 := v33 > float64(0x1.1f0a3d70a3d7p+05)
+				v119 := v108
+				if v118 {
+					v119 = v116
 				}
-				v110 := v33 < float64(-0x1.3p+05)
-				v112 := v108
-				if v110 {
-					v112 = float64(-0x1p+00)
+				v121 := v33 < float64(-0x1.3p+05)
+				v123 := v119
+				if v121 {
+					v123 = float64(-0x1p+00)
 				}
-				v34 = v112
+				v34 = v123
 			} else {
-				v113 := math.FMA(v33, float64(0x1.71547652b82fep+00), float64(0x1.8p+52))
-				v114 := float64(v113 - float64(0x1.8p+52))
-				v115 := math.FMA(v114, float64(-0x1.62e42fefa38p-01), v33)
-				v116 := math.FMA(v114, float64(-0x1.ef35793c7673p-45), v115)
-				v117 := math.FMA(float64(0x1.1ee889a5a0432p-29), v116, float64(0x1.af5e684e653abp-26))
-				v118 := math.FMA(v117, v116, float64(0x1.27e536252afe5p-22))
-				v119 := math.FMA(v118, v116, float64(0x1.71ddf88569795p-19))
-				v120 := math.FMA(v119, v116, float64(0x1.a01a017bcc79ap-16))
-				v121 := math.FMA(v120, v116, float64(0x1.a01a01afd17cfp-13))
-				v122 := math.FMA(v121, v116, float64(0x1.6c16c16c1f05cp-10))
-				v123 := math.FMA(v122, v116, float64(0x1.111111110f6dfp-07))
-				v124 := math.FMA(v123, v116, float64(0x1.555555555553fp-05))
-				v125 := math.FMA(v124, v116, float64(0x1.5555555555559p-03))
-				v126 := math.FMA(v125, v116, float64(0x1p-01))
-				v127 := math.FMA(v126, v116, float64(0x1p+00))
-				v128 := math.FMA(v127, v116, float64(0x1p+00))
-				v129 := float64(0x0p+00)
-				v130 := abs64(v33)
-				v131 := !(v130 < float64(0x1.62p+09))
-				if v131 {
-					v132 := v33 > float64(0x0p+00)
-					v135 := uint64(0xffffffffffffffc0)
-					if v132 {
-						v135 = uint64(0x1)
+				v124 := math.FMA(v33, float64(0x1.71547652b82fep+00), float64(0x1.8p+52))
+				v125 := float64(v124 - float64(0x1.8p+52))
+				v126 := math.FMA(v125, float64(-0x1.62e42fefa38p-01), v33)
+				v127 := math.FMA(v125, float64(-0x1.ef35793c7673p-45), v126)
+				v130 := math.FMA(float64(0x1.1ee889a5a0432p-29), v127, float64(0x1.af5e684e653abp-26))
+				v131 := math.FMA(v130, v127, float64(0x1.27e536252afe5p-22))
+				v132 := math.FMA(v131, v127, float64(0x1.71ddf88569795p-19))
+				v133 := math.FMA(v132, v127, float64(0x1.a01a017bcc79ap-16))
+				v134 := math.FMA(v133, v127, float64(0x1.a01a01afd17cfp-13))
+				v135 := math.FMA(v134, v127, float64(0x1.6c16c16c1f05cp-10))
+				v136 := math.FMA(v135, v127, float64(0x1.111111110f6dfp-07))
+				v137 := math.FMA(v136, v127, float64(0x1.555555555553fp-05))
+				v138 := math.FMA(v137, v127, float64(0x1.5555555555559p-03))
+				v139 := math.FMA(v138, v127, float64(0x1p-01))
+				v140 := math.FMA(v139, v127, float64(0x1p+00))
+				v141 := math.FMA(v140, v127, float64(0x1p+00))
+				v142 := float64(0x0p+00)
+				v143 := abs64(v33)
+				v144 := !(v143 < float64(0x1.62p+09))
+				if v144 {
+					v145 := v33 > float64(0x0p+00)
+					v148 := uint64(0xffffffffffffffc0)
+					if v145 {
+						v148 = uint64(0x1)
 					}
-					v136 := uint64(uint64(0x0) - v135)
-					v137 := math.Float64bits(v113)
-					v138 := math.Float64bits(float64(0x1.8p+52))
-					v139 := uint64(v137 - v138)
-					v140 := uint64(v139 + uint64(0x3ff))
-					v141 := uint64(v140 + v136)
-					v142 := v141 << uint32(0x34)
-					v143 := math.Float64frombits(v142)
-					v144 := uint64(v135 + uint64(0x3ff))
-					v145 := v144 << uint32(0x34)
-					v146 := math.Float64frombits(v145)
-					v147 := float64(v128 * v143)
-					v148 := float64(v147 * v146)
-					v150 := v33 > float64(0x1.63p+09)
-					v152 := v148
-					if v150 {
-						v152 = math.Float64frombits(0x7ff0000000000000)
+					v149 := uint64(uint64(0x0) - v148)
+					v150 := math.Float64bits(v124)
+					v151 := math.Float64bits(float64(0x1.8p+52))
+					v152 := uint64(v150 - v151)
+					v153 := uint64(v152 + uint64(0x3ff))
+					v154 := uint64(v153 + v149)
+					v155 := v154 << uint32(0x34)
+					v156 := math.Float64frombits(v155)
+					v157 := uint64(v148 + uint64(0x3ff))
+					v158 := v157 << uint32(0x34)
+					v159 := math.Float64frombits(v158)
+					v160 := float64(v141 * v156)
+					v161 := float64(v160 * v159)
+					v163 := v33 > float64(0x1.63p+09)
+					v165 := v161
+					if v163 {
+						v165 = math.Float64frombits(0x7ff0000000000000)
 					}
-					v154 := v33 < float64(-0x1.75p+09)
-					v155 := v152
-					if v154 {
-						v155 = float64(0x0p+00)
+					v167 := v33 < float64(-0x1.75p+09)
+					v168 := v165
+					if v167 {
+						v168 = float64(0x0p+00)
 					}
-					v156 := v33 != v33
-					v158 := v155
-					if v156 {
-						v158 = math.Float64frombits(0x7fffffffffffffff)
+					v169 := v33 != v33
+					v171 := v168
+					if v169 {
+						v171 = math.Float64frombits(0x7fffffffffffffff)
 					}
-					v129 = v158
+					v142 = v171
 				} else {
-					v159 := math.Float64bits(v113)
-					v160 := math.Float64bits(float64(0x1.8p+52))
-					v161 := uint64(v159 - v160)
-					v162 := uint64(v161 + uint64(0x3ff))
-					v163 := uint64(v162 + uint64(0x0))
-					v164 := v163 << uint32(0x34)
-					v165 := math.Float64frombits(v164)
-					v166 := float64(v128 * v165)
-					v129 = v166
+					v172 := math.Float64bits(v124)
+					v173 := math.Float64bits(float64(0x1.8p+52))
+					v174 := uint64(v172 - v173)
+					v175 := uint64(v174 + uint64(0x3ff))
+					v176 := uint64(v175 + uint64(0x0))
+					v177 := v176 << uint32(0x34)
+					v178 := math.Float64frombits(v177)
+					v179 := float64(v141 * v178)
+					v142 = v179
 				}
-				v167 := v33 < float64(0x0p+00)
-				v168 := v129
-				if v167 {
-					v168 = float64(-0x1p+00)
+				v180 := v33 < float64(0x0p+00)
+				v181 := v142
+				if v180 {
+					v181 = float64(-0x1p+00)
 				}
-				v34 = v168
+				v34 = v181
 			}
 		}
-		v170 := float64(v34 + float64(0x1p+01))
-		v171 := float64(v34 / v170)
-		v173 := v2 >= float64(0x1.6p+04)
-		v174 := v171
-		if v173 {
-			v174 = float64(0x1p+00)
+		v183 := float64(v34 + float64(0x1p+01))
+		v184 := float64(v34 / v183)
+		v186 := v2 >= float64(0x1.6p+04)
+		v187 := v184
+		if v186 {
+			v187 = float64(0x1p+00)
 		}
-		v175 := math.Float64bits(x)
-		v177 := v175 & uint64(0x8000000000000000)
-		v178 := math.Float64bits(v174)
-		v179 := v178 | v177
-		v180 := math.Float64frombits(v179)
-		v181 := x != x
-		v182 := v180
-		if v181 {
-			v182 = math.Float64frombits(0x7fffffffffffffff)
+		v188 := math.Float64bits(x)
+		v190 := v188 & uint64(0x8000000000000000)
+		v191 := math.Float64bits(v187)
+		v192 := v191 | v190
+		v193 := math.Float64frombits(v192)
+		v194 := x != x
+		v195 := v193
+		if v194 {
+			v195 = math.Float64frombits(0x7fffffffffffffff)
 		}
-		v3 = v182
+		v3 = v195
 	}
 	return v3
 }
@@ -4853,104 +4919,104 @@ func PowF32(x, y float32) float32 {
 	v73 := float64(v71 + float64(0x1.8p+52))
 	v74 := float64(v73 - float64(0x1.8p+52))
 	v75 := float64(v71 - v74)
-	v78 := math.FMA(float64(0x1.b3de2f82ac95fp-24), v75, float64(0x1.63e6965449604p-20))
-	v80 := math.FMA(v78, v75, float64(0x1.ffce2fc2ad5f8p-17))
-	v82 := math.FMA(v80, v75, float64(0x1.430897f3406b7p-13))
-	v84 := math.FMA(v82, v75, float64(0x1.5d87fd9387d94p-10))
-	v86 := math.FMA(v84, v75, float64(0x1.3b2ab724121bap-07))
-	v88 := math.FMA(v86, v75, float64(0x1.c6b08d70c8814p-05))
-	v90 := math.FMA(v88, v75, float64(0x1.ebfbdff81be06p-03))
-	v92 := math.FMA(v90, v75, float64(0x1.62e42fefa37d1p-01))
-	v94 := math.FMA(v92, v75, float64(0x1p+00))
-	v96 := math.Float64bits(v73)
-	v97 := math.Float64bits(float64(0x1.8p+52))
-	v98 := uint64(v96 - v97)
-	v100 := uint64(v98 + uint64(0x3ff))
-	v101 := uint64(v100 + uint64(0x0))
-	v103 := v101 << uint32(0x34)
-	v104 := math.Float64frombits(v103)
-	v105 := float64(v94 * v104)
-	v106 := float32(v105)
-	v107 := math.Float32bits(v106)
-	v108 := v107 ^ v21
-	v109 := math.Float32frombits(v108)
-	v110 := v109
-	v111 := !v6
-	v112 := v19 && v111
-	if v112 {
-		v110 = math.Float32frombits(0x7fffffff)
+	v79 := math.FMA(float64(0x1.b3de2f82ac95fp-24), v75, float64(0x1.63e6965449604p-20))
+	v81 := math.FMA(v79, v75, float64(0x1.ffce2fc2ad5f8p-17))
+	v83 := math.FMA(v81, v75, float64(0x1.430897f3406b7p-13))
+	v85 := math.FMA(v83, v75, float64(0x1.5d87fd9387d94p-10))
+	v87 := math.FMA(v85, v75, float64(0x1.3b2ab724121bap-07))
+	v89 := math.FMA(v87, v75, float64(0x1.c6b08d70c8814p-05))
+	v91 := math.FMA(v89, v75, float64(0x1.ebfbdff81be06p-03))
+	v93 := math.FMA(v91, v75, float64(0x1.62e42fefa37d1p-01))
+	v95 := math.FMA(v93, v75, float64(0x1p+00))
+	v97 := math.Float64bits(v73)
+	v98 := math.Float64bits(float64(0x1.8p+52))
+	v99 := uint64(v97 - v98)
+	v101 := uint64(v99 + uint64(0x3ff))
+	v102 := uint64(v101 + uint64(0x0))
+	v104 := v102 << uint32(0x34)
+	v105 := math.Float64frombits(v104)
+	v106 := float64(v95 * v105)
+	v107 := float32(v106)
+	v108 := math.Float32bits(v107)
+	v109 := v108 ^ v21
+	v110 := math.Float32frombits(v109)
+	v111 := v110
+	v112 := !v6
+	v113 := v19 && v112
+	if v113 {
+		v111 = math.Float32frombits(0x7fffffff)
 	}
-	v114 := math.Float32bits(v3)
-	v115 := uint32(v114 - uint32(0x1))
-	v117 := v115 >= uint32(0x7f7fffff)
-	v119 := !(v4 < math.Float32frombits(0x7f800000))
-	v121 := y == float32(0x0p+00)
-	v122 := v119 || v121
-	v123 := v117 || v122
-	if v123 {
-		v125 := v3 == float32(0x0p+00)
-		v126 := uint32(0x0)
-		if v125 {
-			v126 = uint32(0x1)
+	v115 := math.Float32bits(v3)
+	v116 := uint32(v115 - uint32(0x1))
+	v118 := v116 >= uint32(0x7f7fffff)
+	v120 := !(v4 < math.Float32frombits(0x7f800000))
+	v122 := y == float32(0x0p+00)
+	v123 := v120 || v122
+	v124 := v118 || v123
+	if v124 {
+		v126 := v3 == float32(0x0p+00)
+		v127 := uint32(0x0)
+		if v126 {
+			v127 = uint32(0x1)
 		}
-		v127 := y < float32(0x0p+00)
-		v128 := uint32(0x0)
-		if v127 {
-			v128 = uint32(0x1)
+		v128 := y < float32(0x0p+00)
+		v129 := uint32(0x0)
+		if v128 {
+			v129 = uint32(0x1)
 		}
-		v129 := v126 == v128
-		v130 := float32(0x0p+00)
-		if v129 {
-			v130 = math.Float32frombits(0x7f800000)
+		v130 := v127 == v129
+		v131 := float32(0x0p+00)
+		if v130 {
+			v131 = math.Float32frombits(0x7f800000)
 		}
-		v131 := math.Float32bits(v130)
-		v132 := v131 ^ v21
-		v133 := math.Float32frombits(v132)
-		v134 := v3 < float32(0x1p+00)
-		v135 := uint32(0x0)
-		if v134 {
-			v135 = uint32(0x1)
+		v132 := math.Float32bits(v131)
+		v133 := v132 ^ v21
+		v134 := math.Float32frombits(v133)
+		v135 := v3 < float32(0x1p+00)
+		v136 := uint32(0x0)
+		if v135 {
+			v136 = uint32(0x1)
 		}
-		v136 := y > float32(0x0p+00)
-		v137 := uint32(0x0)
-		if v136 {
-			v137 = uint32(0x1)
+		v137 := y > float32(0x0p+00)
+		v138 := uint32(0x0)
+		if v137 {
+			v138 = uint32(0x1)
 		}
-		v138 := v135 == v137
-		v139 := v3 == float32(0x1p+00)
-		v140 := math.Float32frombits(0x7f800000)
-		if v138 {
-			v140 = float32(0x0p+00)
-		}
-		v141 := v140
+		v139 := v136 == v138
+		v140 := v3 == float32(0x1p+00)
+		v141 := math.Float32frombits(0x7f800000)
 		if v139 {
-			v141 = float32(0x1p+00)
+			v141 = float32(0x0p+00)
 		}
-		v142 := v4 == math.Float32frombits(0x7f800000)
-		v143 := v133
-		if v142 {
-			v143 = v141
+		v142 := v141
+		if v140 {
+			v142 = float32(0x1p+00)
 		}
-		v144 := x != x
-		v145 := y != y
-		v146 := v144 || v145
-		v147 := v143
-		if v146 {
-			v147 = math.Float32frombits(0x7fffffff)
+		v143 := v4 == math.Float32frombits(0x7f800000)
+		v144 := v134
+		if v143 {
+			v144 = v142
 		}
-		v148 := x == float32(0x1p+00)
-		v149 := v147
-		if v148 {
-			v149 = float32(0x1p+00)
+		v145 := x != x
+		v146 := y != y
+		v147 := v145 || v146
+		v148 := v144
+		if v147 {
+			v148 = math.Float32frombits(0x7fffffff)
 		}
-		v150 := y == float32(0x0p+00)
-		v151 := v149
-		if v150 {
-			v151 = float32(0x1p+00)
+		v149 := x == float32(0x1p+00)
+		v150 := v148
+		if v149 {
+			v150 = float32(0x1p+00)
 		}
-		v110 = v151
+		v151 := y == float32(0x0p+00)
+		v152 := v150
+		if v151 {
+			v152 = float32(0x1p+00)
+		}
+		v111 = v152
 	}
-	return v110
+	return v111
 }
 
 // PowF64 is the Go mirror of the device function pow for float64.
@@ -5473,69 +5539,98 @@ func ErfF32(x float32) float32 {
 		v11 := FMA32(v9, v6, float32(0x1.5405b2p-08))
 		v13 := FMA32(v11, v6, float32(-0x1.b7f90ep-06))
 		v15 := FMA32(v13, v6, float32(0x1.ce2cf8p-04))
-		v17 := FMA32(v15, v6, float32(-0x1.81273ep-02))
-		v19 := FMA32(v17, v6, float32(0x1.06eba8p-03))
-		v20 := FMA32(x, v19, x)
-		v4 = v20
+		v16 := float32(v6 * v15)
+		v17 := -v16
+		v18 := FMA32(v6, v15, v17)
+		v20 := float32(float32(-0x1.81273ep-02) + v16)
+		v21 := float32(float32(-0x1.81273ep-02) - v20)
+		v22 := float32(v21 + v16)
+		v23 := float32(v22 + v18)
+		v24 := float32(v6 * v20)
+		v25 := -v24
+		v26 := FMA32(v6, v20, v25)
+		v28 := float32(float32(0x1.06eba8p-03) + v24)
+		v29 := float32(v28 - float32(0x1.06eba8p-03))
+		v30 := float32(v28 - v29)
+		v31 := float32(float32(0x1.06eba8p-03) - v30)
+		v32 := float32(v24 - v29)
+		v33 := float32(v31 + v32)
+		v34 := float32(v33 + v26)
+		v35 := FMA32(v6, v23, v34)
+		v36 := float32(x * v28)
+		v37 := -v36
+		v38 := FMA32(x, v28, v37)
+		v39 := float32(x + v36)
+		v40 := float32(x - v39)
+		v41 := float32(v40 + v36)
+		v42 := float32(v41 + v38)
+		v43 := FMA32(x, v35, v42)
+		v44 := float32(v39 + v43)
+		v46 := x == float32(0x0p+00)
+		v47 := v44
+		if v46 {
+			v47 = x
+		}
+		v4 = v47
 	} else {
-		v21 := float32(v2 - float32(0x1p+00))
-		v22 := float32(v21 * float32(0x1p+00))
-		v23 := floor32(v22)
-		v25 := v23 < float32(0x1p+01)
-		v26 := float32(0x1p+01)
-		if v25 {
-			v26 = v23
+		v48 := float32(v2 - float32(0x1p+00))
+		v49 := float32(v48 * float32(0x1p+00))
+		v50 := floor32(v49)
+		v52 := v50 < float32(0x1p+01)
+		v53 := float32(0x1p+01)
+		if v52 {
+			v53 = v50
 		}
-		v28 := FMA32(v26, float32(0x1p+00), float32(0x1.8p+00))
-		v29 := float32(v2 - v28)
-		v30 := cvtRniS32(float64(v26))
-		v32 := uint32(v30 * uint32(0xa))
-		v34 := uint32(v32 + uint32(0x9))
-		v35 := tbl_erfc_f32[v34]
-		v37 := uint32(v32 + uint32(0x8))
-		v38 := tbl_erfc_f32[v37]
-		v39 := FMA32(v35, v29, v38)
-		v41 := uint32(v32 + uint32(0x7))
-		v42 := tbl_erfc_f32[v41]
-		v43 := FMA32(v39, v29, v42)
-		v45 := uint32(v32 + uint32(0x6))
-		v46 := tbl_erfc_f32[v45]
-		v47 := FMA32(v43, v29, v46)
-		v49 := uint32(v32 + uint32(0x5))
-		v50 := tbl_erfc_f32[v49]
-		v51 := FMA32(v47, v29, v50)
-		v53 := uint32(v32 + uint32(0x4))
-		v54 := tbl_erfc_f32[v53]
-		v55 := FMA32(v51, v29, v54)
-		v57 := uint32(v32 + uint32(0x3))
-		v58 := tbl_erfc_f32[v57]
-		v59 := FMA32(v55, v29, v58)
-		v61 := uint32(v32 + uint32(0x2))
+		v55 := FMA32(v53, float32(0x1p+00), float32(0x1.8p+00))
+		v56 := float32(v2 - v55)
+		v57 := cvtRniS32(float64(v53))
+		v59 := uint32(v57 * uint32(0xa))
+		v61 := uint32(v59 + uint32(0x9))
 		v62 := tbl_erfc_f32[v61]
-		v63 := FMA32(v59, v29, v62)
-		v65 := uint32(v32 + uint32(0x1))
-		v66 := tbl_erfc_f32[v65]
-		v67 := FMA32(v63, v29, v66)
-		v69 := uint32(v32 + uint32(0x0))
-		v70 := tbl_erfc_f32[v69]
-		v71 := FMA32(v67, v29, v70)
-		v72 := float32(float32(0x1p+00) - v71)
-		v74 := v2 >= float32(0x1p+02)
-		v75 := v72
-		if v74 {
-			v75 = float32(0x1p+00)
+		v64 := uint32(v59 + uint32(0x8))
+		v65 := tbl_erfc_f32[v64]
+		v66 := FMA32(v62, v56, v65)
+		v68 := uint32(v59 + uint32(0x7))
+		v69 := tbl_erfc_f32[v68]
+		v70 := FMA32(v66, v56, v69)
+		v72 := uint32(v59 + uint32(0x6))
+		v73 := tbl_erfc_f32[v72]
+		v74 := FMA32(v70, v56, v73)
+		v76 := uint32(v59 + uint32(0x5))
+		v77 := tbl_erfc_f32[v76]
+		v78 := FMA32(v74, v56, v77)
+		v80 := uint32(v59 + uint32(0x4))
+		v81 := tbl_erfc_f32[v80]
+		v82 := FMA32(v78, v56, v81)
+		v84 := uint32(v59 + uint32(0x3))
+		v85 := tbl_erfc_f32[v84]
+		v86 := FMA32(v82, v56, v85)
+		v88 := uint32(v59 + uint32(0x2))
+		v89 := tbl_erfc_f32[v88]
+		v90 := FMA32(v86, v56, v89)
+		v92 := uint32(v59 + uint32(0x1))
+		v93 := tbl_erfc_f32[v92]
+		v94 := FMA32(v90, v56, v93)
+		v96 := uint32(v59 + uint32(0x0))
+		v97 := tbl_erfc_f32[v96]
+		v98 := FMA32(v94, v56, v97)
+		v99 := float32(float32(0x1p+00) - v98)
+		v101 := v2 >= float32(0x1p+02)
+		v102 := v99
+		if v101 {
+			v102 = float32(0x1p+00)
 		}
-		v76 := x != x
-		v78 := math.Float32bits(x)
-		v80 := v78 & uint32(0x80000000)
-		v81 := math.Float32bits(v75)
-		v82 := v81 | v80
-		v83 := math.Float32frombits(v82)
-		v84 := v83
-		if v76 {
-			v84 = math.Float32frombits(0x7fffffff)
+		v103 := x != x
+		v105 := math.Float32bits(x)
+		v107 := v105 & uint32(0x80000000)
+		v108 := math.Float32bits(v102)
+		v109 := v108 | v107
+		v110 := math.Float32frombits(v109)
+		v111 := v110
+		if v103 {
+			v111 = math.Float32frombits(0x7fffffff)
 		}
-		v4 = v84
+		v4 = v111
 	}
 	return v4
 }
@@ -5557,81 +5652,110 @@ func ErfF64(x float64) float64 {
 		v23 := math.FMA(v21, v6, float64(0x1.565bcd0db02e5p-08))
 		v25 := math.FMA(v23, v6, float64(-0x1.b82ce3128499cp-06))
 		v27 := math.FMA(v25, v6, float64(0x1.ce2f21a042b2p-04))
-		v29 := math.FMA(v27, v6, float64(-0x1.812746b0379e6p-02))
-		v31 := math.FMA(v29, v6, float64(0x1.06eba8214db69p-03))
-		v32 := math.FMA(x, v31, x)
-		v4 = v32
+		v28 := float64(v6 * v27)
+		v29 := -v28
+		v30 := math.FMA(v6, v27, v29)
+		v32 := float64(float64(-0x1.812746b0379e6p-02) + v28)
+		v33 := float64(float64(-0x1.812746b0379e6p-02) - v32)
+		v34 := float64(v33 + v28)
+		v35 := float64(v34 + v30)
+		v36 := float64(v6 * v32)
+		v37 := -v36
+		v38 := math.FMA(v6, v32, v37)
+		v40 := float64(float64(0x1.06eba8214db69p-03) + v36)
+		v41 := float64(v40 - float64(0x1.06eba8214db69p-03))
+		v42 := float64(v40 - v41)
+		v43 := float64(float64(0x1.06eba8214db69p-03) - v42)
+		v44 := float64(v36 - v41)
+		v45 := float64(v43 + v44)
+		v46 := float64(v45 + v38)
+		v47 := math.FMA(v6, v35, v46)
+		v48 := float64(x * v40)
+		v49 := -v48
+		v50 := math.FMA(x, v40, v49)
+		v51 := float64(x + v48)
+		v52 := float64(x - v51)
+		v53 := float64(v52 + v48)
+		v54 := float64(v53 + v50)
+		v55 := math.FMA(x, v47, v54)
+		v56 := float64(v51 + v55)
+		v58 := x == float64(0x0p+00)
+		v59 := v56
+		if v58 {
+			v59 = x
+		}
+		v4 = v59
 	} else {
-		v33 := float64(v2 - float64(0x1p+00))
-		v35 := float64(v33 * float64(0x1p+01))
-		v36 := math.Floor(v35)
-		v38 := v36 < float64(0x1.2p+03)
-		v39 := float64(0x1.2p+03)
-		if v38 {
-			v39 = v36
+		v60 := float64(v2 - float64(0x1p+00))
+		v62 := float64(v60 * float64(0x1p+01))
+		v63 := math.Floor(v62)
+		v65 := v63 < float64(0x1.2p+03)
+		v66 := float64(0x1.2p+03)
+		if v65 {
+			v66 = v63
 		}
-		v42 := math.FMA(v39, float64(0x1p-01), float64(0x1.4p+00))
-		v43 := float64(v2 - v42)
-		v44 := cvtRniS32(v39)
-		v46 := uint32(v44 * uint32(0xe))
-		v48 := uint32(v46 + uint32(0xd))
-		v49 := tbl_erfc_f64[v48]
-		v51 := uint32(v46 + uint32(0xc))
-		v52 := tbl_erfc_f64[v51]
-		v53 := math.FMA(v49, v43, v52)
-		v55 := uint32(v46 + uint32(0xb))
-		v56 := tbl_erfc_f64[v55]
-		v57 := math.FMA(v53, v43, v56)
-		v59 := uint32(v46 + uint32(0xa))
-		v60 := tbl_erfc_f64[v59]
-		v61 := math.FMA(v57, v43, v60)
-		v63 := uint32(v46 + uint32(0x9))
-		v64 := tbl_erfc_f64[v63]
-		v65 := math.FMA(v61, v43, v64)
-		v67 := uint32(v46 + uint32(0x8))
-		v68 := tbl_erfc_f64[v67]
-		v69 := math.FMA(v65, v43, v68)
-		v71 := uint32(v46 + uint32(0x7))
-		v72 := tbl_erfc_f64[v71]
-		v73 := math.FMA(v69, v43, v72)
-		v75 := uint32(v46 + uint32(0x6))
+		v69 := math.FMA(v66, float64(0x1p-01), float64(0x1.4p+00))
+		v70 := float64(v2 - v69)
+		v71 := cvtRniS32(v66)
+		v73 := uint32(v71 * uint32(0xe))
+		v75 := uint32(v73 + uint32(0xd))
 		v76 := tbl_erfc_f64[v75]
-		v77 := math.FMA(v73, v43, v76)
-		v79 := uint32(v46 + uint32(0x5))
-		v80 := tbl_erfc_f64[v79]
-		v81 := math.FMA(v77, v43, v80)
-		v83 := uint32(v46 + uint32(0x4))
-		v84 := tbl_erfc_f64[v83]
-		v85 := math.FMA(v81, v43, v84)
-		v87 := uint32(v46 + uint32(0x3))
-		v88 := tbl_erfc_f64[v87]
-		v89 := math.FMA(v85, v43, v88)
-		v91 := uint32(v46 + uint32(0x2))
-		v92 := tbl_erfc_f64[v91]
-		v93 := math.FMA(v89, v43, v92)
-		v95 := uint32(v46 + uint32(0x1))
-		v96 := tbl_erfc_f64[v95]
-		v97 := math.FMA(v93, v43, v96)
-		v99 := uint32(v46 + uint32(0x0))
-		v100 := tbl_erfc_f64[v99]
-		v101 := math.FMA(v97, v43, v100)
-		v102 := float64(float64(0x1p+00) - v101)
-		v104 := v2 >= float64(0x1.8p+02)
-		v105 := v102
-		if v104 {
-			v105 = float64(0x1p+00)
+		v78 := uint32(v73 + uint32(0xc))
+		v79 := tbl_erfc_f64[v78]
+		v80 := math.FMA(v76, v70, v79)
+		v82 := uint32(v73 + uint32(0xb))
+		v83 := tbl_erfc_f64[v82]
+		v84 := math.FMA(v80, v70, v83)
+		v86 := uint32(v73 + uint32(0xa))
+		v87 := tbl_erfc_f64[v86]
+		v88 := math.FMA(v84, v70, v87)
+		v90 := uint32(v73 + uint32(0x9))
+		v91 := tbl_erfc_f64[v90]
+		v92 := math.FMA(v88, v70, v91)
+		v94 := uint32(v73 + uint32(0x8))
+		v95 := tbl_erfc_f64[v94]
+		v96 := math.FMA(v92, v70, v95)
+		v98 := uint32(v73 + uint32(0x7))
+		v99 := tbl_erfc_f64[v98]
+		v100 := math.FMA(v96, v70, v99)
+		v102 := uint32(v73 + uint32(0x6))
+		v103 := tbl_erfc_f64[v102]
+		v104 := math.FMA(v100, v70, v103)
+		v106 := uint32(v73 + uint32(0x5))
+		v107 := tbl_erfc_f64[v106]
+		v108 := math.FMA(v104, v70, v107)
+		v110 := uint32(v73 + uint32(0x4))
+		v111 := tbl_erfc_f64[v110]
+		v112 := math.FMA(v108, v70, v111)
+		v114 := uint32(v73 + uint32(0x3))
+		v115 := tbl_erfc_f64[v114]
+		v116 := math.FMA(v112, v70, v115)
+		v118 := uint32(v73 + uint32(0x2))
+		v119 := tbl_erfc_f64[v118]
+		v120 := math.FMA(v116, v70, v119)
+		v122 := uint32(v73 + uint32(0x1))
+		v123 := tbl_erfc_f64[v122]
+		v124 := math.FMA(v120, v70, v123)
+		v126 := uint32(v73 + uint32(0x0))
+		v127 := tbl_erfc_f64[v126]
+		v128 := math.FMA(v124, v70, v127)
+		v129 := float64(float64(0x1p+00) - v128)
+		v131 := v2 >= float64(0x1.8p+02)
+		v132 := v129
+		if v131 {
+			v132 = float64(0x1p+00)
 		}
-		v106 := x != x
-		v108 := math.Float64bits(x)
-		v110 := v108 & uint64(0x8000000000000000)
-		v111 := math.Float64bits(v105)
-		v112 := v111 | v110
-		v113 := math.Float64frombits(v112)
-		v114 := v113
-		if v106 {
-			v114 = math.Float64frombits(0x7fffffffffffffff)
+		v133 := x != x
+		v135 := math.Float64bits(x)
+		v137 := v135 & uint64(0x8000000000000000)
+		v138 := math.Float64bits(v132)
+		v139 := v138 | v137
+		v140 := math.Float64frombits(v139)
+		v141 := v140
+		if v133 {
+			v141 = math.Float64frombits(0x7fffffffffffffff)
 		}
-		v4 = v114
+		v4 = v141
 	}
 	return v4
 }
