@@ -769,3 +769,30 @@ func toFloat[T Elem](v T) float64 {
 	}
 	return math.NaN()
 }
+
+// ArrayOf returns a contiguous array of the given shape over the start of buffer b (any
+// kind of memory: device, unified or pinned), sharing b's memory and tracking; the array
+// is a view (Free b itself). b must hold at least the array's bytes.
+func ArrayOf[T Elem](b *Buffer, shape ...int) (*Array[T], error) {
+	n, err := checkShape(shape)
+	if err != nil {
+		return nil, err
+	}
+	if need := int64(n) * int64(sizeOf[T]()); need > b.size {
+		return nil, fmt.Errorf("gpu: an array of shape %v needs %d bytes, the buffer has %d: %w", shape, need, b.size, ErrInvalidValue)
+	}
+	if b.off%int64(sizeOf[T]()) != 0 {
+		return nil, fmt.Errorf("gpu: buffer offset %d is not aligned for %v: %w", b.off, dtype.Of[T](), ErrInvalidValue)
+	}
+	view := b
+	if b.off != 0 {
+		// Express the offset in elements of the root allocation.
+		root := b.root
+		if root == nil {
+			root = b
+		}
+		view = root
+	}
+	sh := slices.Clone(shape)
+	return &Array[T]{buf: view, dt: dtype.Of[T](), shape: sh, strides: rowMajor(sh), off: int(b.off / int64(sizeOf[T]())), view: true}, nil
+}

@@ -489,3 +489,36 @@ func TestKernel(t *testing.T) {
 		}
 	})
 }
+
+func TestArrayOfUnified(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		b, err := d.AllocUnified(4 * 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Free()
+		a, err := gpu.ArrayOf[float32](b, 10, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := gpu.Fill(s, a, 3); err != nil {
+			t.Fatal(err)
+		}
+		y, err := gpu.Eval[float32](s, "x * 2", gpu.Vars{"x": a})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range toSlice(t, y) {
+			if v != 6 {
+				t.Fatalf("element %d = %v", i, v)
+			}
+		}
+		// The host reads unified memory directly, after the tracked wait.
+		if v, err := a.At(bg, 9, 99); err != nil || v != 3 {
+			t.Errorf("At on unified memory = %v, %v", v, err)
+		}
+		if _, err := gpu.ArrayOf[float32](b, 2000); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("an array larger than its buffer = %v", err)
+		}
+	})
+}
