@@ -194,10 +194,10 @@ func (a *allocation) free() error {
 		return a.dev.be.FreeNow(a.mem)
 	}
 	if a.kind == DeviceMem && !a.untracked {
-		// Free on the one stream that used it, else on the default stream after waiting
-		// for every use.
+		// Free on the one stream (of the buffer's device) that used it, else on the
+		// default stream after waiting for every use.
 		f := a.dev.def
-		if a.w.s != nil && !a.w.s.isClosed() {
+		if a.w.s != nil && a.w.s.dev == a.dev && !a.w.s.isClosed() {
 			f = a.w.s
 		}
 		for _, x := range a.r {

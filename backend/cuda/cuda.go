@@ -301,7 +301,14 @@ func (d *Device) EnablePeerAccess(peer backend.Device) error {
 	if p == d {
 		return nil
 	}
-	return d.ctx.EnablePeerAccess(p.ctx)
+	if err := d.ctx.EnablePeerAccess(p.ctx); err != nil {
+		return err
+	}
+	// Pool allocations need their own grant (cuMemPoolSetAccess).
+	if p.pool != 0 {
+		return p.ctx.MemPoolSetAccessDevice(p.pool, d.dev)
+	}
+	return nil
 }
 
 // Module is a loaded module.

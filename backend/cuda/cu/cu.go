@@ -25,6 +25,7 @@ enum {
 	P_cuEventElapsedTime,
 	P_cuMemAlloc, P_cuMemFree, P_cuMemAllocAsync, P_cuMemFreeAsync,
 	P_cuDeviceGetDefaultMemPool, P_cuMemPoolSetAttribute, P_cuMemPoolGetAttribute, P_cuMemPoolTrimTo,
+	P_cuMemPoolSetAccess,
 	P_cuMemAllocManaged, P_cuMemHostAlloc, P_cuMemFreeHost, P_cuMemHostGetDevicePointer,
 	P_cuMemGetInfo,
 	P_cuMemcpyHtoDAsync, P_cuMemcpyDtoHAsync, P_cuMemcpyDtoDAsync, P_cuMemcpyAsync, P_cuMemcpyPeerAsync,
@@ -48,7 +49,7 @@ static const char* const gocu_names[P_COUNT][2] = {
 	{"cuEventSynchronize", 0}, {"cuEventElapsedTime_v2", "cuEventElapsedTime"},
 	{"cuMemAlloc_v2", 0}, {"cuMemFree_v2", 0}, {"cuMemAllocAsync", 0}, {"cuMemFreeAsync", 0},
 	{"cuDeviceGetDefaultMemPool", 0}, {"cuMemPoolSetAttribute", 0}, {"cuMemPoolGetAttribute", 0},
-	{"cuMemPoolTrimTo", 0},
+	{"cuMemPoolTrimTo", 0}, {"cuMemPoolSetAccess", 0},
 	{"cuMemAllocManaged", 0}, {"cuMemHostAlloc", 0}, {"cuMemFreeHost", 0},
 	{"cuMemHostGetDevicePointer_v2", 0}, {"cuMemGetInfo_v2", 0},
 	{"cuMemcpyHtoDAsync_v2", 0}, {"cuMemcpyDtoHAsync_v2", 0}, {"cuMemcpyDtoDAsync_v2", 0},
@@ -137,6 +138,14 @@ static CUresult w_cuDeviceGetDefaultMemPool(H* pool, int d) { return FP(cuDevice
 static CUresult w_cuMemPoolSetAttributeU64(H ctx, H pool, int attr, unsigned long long v) { ENSURE(ctx); return FP(cuMemPoolSetAttribute, void*, int, void*)((void*)pool, attr, &v); }
 static CUresult w_cuMemPoolGetAttributeU64(H ctx, H pool, int attr, unsigned long long* v) { ENSURE(ctx); return FP(cuMemPoolGetAttribute, void*, int, void*)((void*)pool, attr, v); }
 static CUresult w_cuMemPoolTrimTo(H ctx, H pool, size_t keep) { ENSURE(ctx); return FP(cuMemPoolTrimTo, void*, size_t)((void*)pool, keep); }
+// CUmemAccessDesc: {CUmemLocation{type, id}, flags}; CU_MEM_LOCATION_TYPE_DEVICE = 1,
+// CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3.
+typedef struct { int type; int id; int flags; } gocu_access_desc;
+static CUresult w_cuMemPoolSetAccessDevice(H ctx, H pool, int dev) {
+	ENSURE(ctx);
+	gocu_access_desc d = {1, dev, 3};
+	return FP(cuMemPoolSetAccess, void*, const gocu_access_desc*, size_t)((void*)pool, &d, 1);
+}
 static CUresult w_cuMemAllocManaged(H ctx, DPTR* p, size_t n) { ENSURE(ctx); return FP(cuMemAllocManaged, DPTR*, size_t, unsigned)(p, n, 1); }
 static CUresult w_cuMemHostAlloc(H ctx, void** p, size_t n, unsigned flags) { ENSURE(ctx); return FP(cuMemHostAlloc, void**, size_t, unsigned)(p, n, flags); }
 static CUresult w_cuMemFreeHost(H ctx, void* p) { ENSURE(ctx); return FP(cuMemFreeHost, void*)(p); }
@@ -517,6 +526,13 @@ func (c Context) MemPoolGetAttribute(p MemPool, attr MemPoolAttribute) (uint64, 
 // MemPoolTrimTo releases unused pool memory down to keep bytes.
 func (c Context) MemPoolTrimTo(p MemPool, keep int64) error {
 	return check("cuMemPoolTrimTo", C.w_cuMemPoolTrimTo(h(uintptr(c)), h(uintptr(p)), C.size_t(keep)))
+}
+
+// MemPoolSetAccessDevice lets device dev read and write memory of pool p (CUDA Driver
+// API: cuMemPoolSetAccess with CU_MEM_ACCESS_FLAGS_PROT_READWRITE). Peer access through
+// cuCtxEnablePeerAccess doesn't cover stream-ordered pool allocations.
+func (c Context) MemPoolSetAccessDevice(p MemPool, dev Device) error {
+	return check("cuMemPoolSetAccess", C.w_cuMemPoolSetAccessDevice(h(uintptr(c)), h(uintptr(p)), C.int(dev)))
 }
 
 // MemAllocManaged allocates managed memory attached globally.
