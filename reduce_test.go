@@ -1536,3 +1536,112 @@ func TestReduceMeanSplit(t *testing.T) {
 		}
 	})
 }
+
+// TestReduceSplit runs every operation on shapes large enough for CUDA to split them in
+// two passes (partial results, then their combination): whole arrays, long rows and long
+// columns, with NaN and ties placed in different splits.
+func TestReduceSplit(t *testing.T) {
+	forHeavyRedDevices(t, func(t *testing.T, rd redDev, s *gpu.Stream) {
+		rng := rand.New(rand.NewPCG(21, 22))
+		shapes := [][]int{{150001}, {3, 50001}, {50001, 3}}
+		if rd.simt {
+			// the interpreter splits from 4096 elements here, to keep its time down
+			old := gpu.SetReduceSplitMin(4096)
+			defer gpu.SetReduceSplitMin(old)
+			shapes = [][]int{{15001}, {3, 5001}, {5001, 3}}
+		}
+		for _, shape := range shapes {
+			n := 1
+			for _, v := range shape {
+				n *= v
+			}
+			xs := randVals[float32](rng, n)
+			for i := range xs {
+				xs[i] = float32(math.Round(float64(xs[i]) * 4)) // many ties
+			}
+			ps := make([]float32, n)
+			for i := range ps {
+				ps[i] = float32(1 + rng.NormFloat64()/1000)
+			}
+			nanx := slices.Clone(xs)
+			nanx[n-7], nanx[n/2+1] = float32(math.NaN()), float32(math.NaN())
+			bs := make([]bool, n)
+			for i := range bs {
+				bs[i] = true
+			}
+			bs[n-2] = false
+			fs := make([]bool, n)
+			fs[n/3] = true
+			x, p, nx := upload(t, s, xs, shape...), upload(t, s, ps, shape...), upload(t, s, nanx, shape...)
+			b, f := upload(t, s, bs, shape...), upload(t, s, fs, shape...)
+			for _, axes := range [][]int{nil, {0}, {-1}} {
+				if len(shape) == 1 && axes != nil {
+					continue
+				}
+				o := axesOpts(axes, false)
+				mask := maskOf(len(shape), axes)
+				what := fmt.Sprintf(" %v %v", shape, axes)
+				gs := groups(xs, shape, mask)
+				checkSum(t, "sum"+what, download(t, must[*gpu.Array[float32]](t)(gpu.Sum[float32](s, x, o...))), gs, false)
+				checkSum(t, "mean"+what, download(t, must[*gpu.Array[float64]](t)(gpu.Mean[float64](s, x, o...))), gs, true)
+				sq := make([]float64, n)
+				for i, v := range xs {
+					sq[i] = float64(v * v)
+				}
+				checkSum(t, "x*x"+what, download(t, must[*gpu.Array[float64]](t)(gpu.MapReduce[float64](s, "x*x", gpu.Vars{"x": x}, gpu.OpSum, o...))), groups(sq, shape, mask), false)
+				pr := download(t, must[*gpu.Array[float64]](t)(gpu.Prod[float64](s, p, o...)))
+				for oi, g := range groups(ps, shape, mask) {
+					want := 1.0
+					for _, v := range g {
+						want *= float64(v)
+					}
+					if math.Abs(pr[oi]-want) > 1e-9*math.Abs(want) {
+						t.Fatalf("prod%s: output %d = %v, want %v", what, oi, pr[oi], want)
+					}
+				}
+				ngs := groups(nanx, shape, mask)
+				for _, arr := range []struct {
+					a  *gpu.Array[float32]
+					gs [][]float32
+				}{{x, gs}, {nx, ngs}} {
+					checkMinMax(t, "min"+what, download(t, must[*gpu.Array[float32]](t)(gpu.Min(s, arr.a, o...))), arr.gs, true)
+					checkMinMax(t, "max"+what, download(t, must[*gpu.Array[float32]](t)(gpu.Max(s, arr.a, o...))), arr.gs, false)
+					if axes == nil || len(axes) == 1 {
+						v, i, err := gpu.FindMin(s, arr.a, o...)
+						if err != nil {
+							t.Fatal(err)
+						}
+						checkArg(t, "findmin"+what, download(t, i), download(t, v), arr.gs, true)
+						v, i, err = gpu.FindMax(s, arr.a, o...)
+						if err != nil {
+							t.Fatal(err)
+						}
+						checkArg(t, "findmax"+what, download(t, i), download(t, v), arr.gs, false)
+					}
+				}
+				all := download(t, must[*gpu.Array[bool]](t)(gpu.All(s, b, o...)))
+				for oi, g := range groups(bs, shape, mask) {
+					if want := !slices.Contains(g, false); all[oi] != want {
+						t.Fatalf("all%s: output %d = %v", what, oi, all[oi])
+					}
+				}
+				anys := download(t, must[*gpu.Array[bool]](t)(gpu.Any(s, f, o...)))
+				cnt := download(t, must[*gpu.Array[int64]](t)(gpu.Count(s, f, o...)))
+				for oi, g := range groups(fs, shape, mask) {
+					c := 0
+					for _, v := range g {
+						if v {
+							c++
+						}
+					}
+					if anys[oi] != (c > 0) || cnt[oi] != int64(c) {
+						t.Fatalf("any/count%s: output %d = %v %d, want %d", what, oi, anys[oi], cnt[oi], c)
+					}
+				}
+			}
+			for _, a := range []interface{ Free() error }{x, p, nx, b, f} {
+				a.Free()
+			}
+		}
+	})
+}

@@ -16,15 +16,18 @@ type ReducePass struct {
 	Block  int
 }
 
+// RedSplitMin is the least number of elements a reduction must have for PlanReduce to
+// split it (fewer take one launch). Tests lower it to exercise the split passes.
+var RedSplitMin = 1 << 17
+
 // Tunables of PlanReduce.
 const (
-	redBlock        = 256     // threads per block
-	redBlocksPerSM  = 8       // blocks per SM assumed when the occupancy is unknown
-	redSplitMin     = 1 << 17 // fewer elements than this never split (one launch)
-	redSmallK       = 16      // rows this short get one thread per output
-	redWarpK        = 4096    // rows up to this long get a warp per output
-	redWaveEff      = 0.94    // the least fraction of the last wave a split grid fills
-	redCascade      = 16      // float accumulators fold into an outer one this often
+	redBlock        = 256  // threads per block
+	redBlocksPerSM  = 8    // blocks per SM assumed when the occupancy is unknown
+	redSmallK       = 16   // rows this short get one thread per output
+	redWarpK        = 4096 // rows up to this long get a warp per output
+	redWaveEff      = 0.94 // the least fraction of the last wave a split grid fills
+	redCascade      = 16   // float accumulators fold into an outer one this often
 	redPartialLimit = 64 << 20
 )
 
@@ -52,7 +55,7 @@ const (
 //
 // Splits. The blocks of a grid run in waves of sms×occupancy; a grid that fills its
 // last wave badly wastes the difference, and a grid of fewer tiles than one wave
-// leaves multiprocessors idle. So when there are at least redSplitMin elements and the
+// leaves multiprocessors idle. So when there are at least RedSplitMin elements and the
 // output tiles alone fill less than redWaveEff of their last wave, the reduced axis is
 // split across S = gridDim.y blocks, the smallest S that fills waves to redWaveEff (a
 // whole-array reduction gets exactly one block per resident slot), with every thread
@@ -194,7 +197,7 @@ func planPass(r *Reduce, l ReduceLayout, aligned []bool, sms int, occupancy func
 	pass := ReducePass{Spec: r, Layout: l, GridY: 1}
 	// splitFor returns S for tiles output tiles whose threads can take maxS splits.
 	splitFor := func(tiles, maxS int) int {
-		if !split || m*k < redSplitMin {
+		if !split || m*k < RedSplitMin {
 			return 1
 		}
 		// Ask for the occupancy of the partial kernel: it writes partials, and a mean
