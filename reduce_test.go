@@ -1457,7 +1457,10 @@ func TestReduceIndex64(t *testing.T) {
 	}
 	defer s.Close()
 	rng := rand.New(rand.NewPCG(17, 18))
-	shapes := [][]int{{1000}, {140001}, {33, 70}, {3, 45000}, {5, 7, 9}}
+	// the interpreter splits from 2048 elements here, to test the 64-bit partial passes
+	old := gpu.SetReduceSplitMin(2048)
+	defer gpu.SetReduceSplitMin(old)
+	shapes := [][]int{{1000}, {9001}, {33, 70}, {3, 3001}, {3001, 3}, {5, 7, 9}}
 	if raceEnabled {
 		shapes = [][]int{{1000}, {33, 70}, {5, 7, 9}}
 	}
@@ -1471,9 +1474,7 @@ func TestReduceIndex64(t *testing.T) {
 		x := upload(t, s, xs, shape...)
 		xt := must[*gpu.Array[float32]](t)(x.Transpose())
 		views := []*gpu.Array[float32]{x, xt}
-		if n > 100000 {
-			views = views[:1] // large: contiguous only, to keep the interpreter's time down
-		}
+
 		for _, v := range views {
 			vals := logical(xs, v.Shape(), v.Strides(), v.Offset())
 			for _, axes := range [][]int{nil, {0}, {-1}} {
@@ -1483,9 +1484,6 @@ func TestReduceIndex64(t *testing.T) {
 				gs := groups(vals, v.Shape(), maskOf(len(shape), axes))
 				what := fmt.Sprintf("%v axes %v", v.Shape(), axes)
 				checkArg(t, "argmax64 "+what, download(t, must[*gpu.Array[int64]](t)(gpu.ArgMax(s, v, axesOpts(axes, false)...))), nil, gs, false)
-				if n > 100000 && axes != nil {
-					continue
-				}
 				checkMinMax(t, "min64 "+what, download(t, must[*gpu.Array[float32]](t)(gpu.Min(s, v, axesOpts(axes, false)...))), gs, true)
 				cnt := download(t, must[*gpu.Array[int64]](t)(gpu.Count(s, v, axesOpts(axes, false)...)))
 				for o, g := range gs {
@@ -1516,27 +1514,6 @@ func TestReduceIndex64(t *testing.T) {
 	}
 }
 
-// TestReduceMeanSplit takes means large enough to be split in two passes on CUDA (the
-// division happens once, in the second).
-func TestReduceMeanSplit(t *testing.T) {
-	forRedDevices(t, func(t *testing.T, rd redDev, s *gpu.Stream) {
-		rng := rand.New(rand.NewPCG(19, 20))
-		for _, shape := range [][]int{{200003}, {3, 50000}, {50000, 3}} {
-			n := shape[0] * shape[len(shape)-1]
-			if len(shape) == 1 {
-				n = shape[0]
-			}
-			is := smallInts[int32](rng, n, 1000, 1000)
-			a := upload(t, s, is, shape...)
-			for _, axes := range [][]int{nil, {0}, {-1}} {
-				gs := groups(is, shape, maskOf(len(shape), axes))
-				checkSum(t, fmt.Sprintf("mean %v %v", shape, axes), download(t, must[*gpu.Array[float64]](t)(gpu.Mean[float64](s, a, axesOpts(axes, false)...))), gs, true)
-			}
-			a.Free()
-		}
-	})
-}
-
 // TestReduceSplit runs every operation on shapes large enough for CUDA to split them in
 // two passes (partial results, then their combination): whole arrays, long rows and long
 // columns, with NaN and ties placed in different splits.
@@ -1546,9 +1523,9 @@ func TestReduceSplit(t *testing.T) {
 		shapes := [][]int{{150001}, {3, 50001}, {50001, 3}}
 		if rd.simt {
 			// the interpreter splits from 4096 elements here, to keep its time down
-			old := gpu.SetReduceSplitMin(4096)
+			old := gpu.SetReduceSplitMin(2048)
 			defer gpu.SetReduceSplitMin(old)
-			shapes = [][]int{{15001}, {3, 5001}, {5001, 3}}
+			shapes = [][]int{{9001}, {3, 3001}, {3001, 3}}
 		}
 		for _, shape := range shapes {
 			n := 1
