@@ -110,9 +110,10 @@ func UniformBFloat16(dst []uint16, seed, offset uint64, first int64) {
 
 // NormalFloat32 writes standard normal float32 values: block offset + i/4 gives elements
 // 4j..4j+3 as two Box-Muller pairs, (z0, z1) = boxMuller32(w0, w1) and
-// (z2, z3) = boxMuller32(w2, w3), where boxMuller32(a, b) is (r cos t, r sin t) with
-// r = sqrt(-2 ln u), u = fl32(a)*2^-32 + 2^-33, t = 2*pi*b/2^32, every step as the package
-// doc specifies. |z| < 6.8.
+// (z2, z3) = boxMuller32(w2, w3), where boxMuller32(a, b) is (s r cos(pi t), r sin(pi t))
+// with r = sqrt(-2 ln u), u = fl32(2k+1)*2^-32 for k = a & 0x7FFFFFFF, s = -1 if bit 31 of
+// a is set, t = fl32(int32(b))*2^-32, every step as the package doc specifies.
+// |z| < 6.6605.
 func NormalFloat32(dst []float32, seed, offset uint64, first int64) {
 	k := Key(seed)
 	fill(dst, first, 4, func(b uint64, out []float32) {

@@ -252,6 +252,9 @@ func TestUniformBounds(t *testing.T) {
 	}
 }
 
+// TestNormalExtremes checks the documented bounds |z| <= 6.6605 (float32: u >= 2^-32,
+// sqrt(64 ln 2) = 6.66041) and |z| <= 9.56 (float64), with every angle near the maxima of
+// |cos| and |sin| at the largest radius, and that u = 1 gives 0.
 func TestNormalExtremes(t *testing.T) {
 	check := func(z0, z1 float64, lim float64, what string) {
 		for _, z := range []float64{z0, z1} {
@@ -260,13 +263,25 @@ func TestNormalExtremes(t *testing.T) {
 			}
 		}
 	}
+	const lim32 = 6.6605
 	var biggest32 float32
+	check32 := func(w0, w1 uint32) {
+		z0, z1 := boxMuller32(w0, w1)
+		check(float64(z0), float64(z1), lim32, fmt.Sprintf("boxMuller32(%#x, %#x)", w0, w1))
+		biggest32 = max(biggest32, float32(math.Abs(float64(z0))), float32(math.Abs(float64(z1))))
+	}
+	for d := uint32(0); d < 1<<16; d++ { // the largest radius (a = 0: u = 2^-32), both signs
+		for _, w0 := range []uint32{0, 0x80000000} {
+			check32(w0, d)
+			check32(w0, -d)
+			check32(w0, 0x80000000+d<<7)
+			check32(w0, 0x7FFFFFFF-d<<7)
+		}
+	}
 	for w := uint32(0); w < 512; w++ {
 		for _, w0 := range []uint32{w, 0xFFFFFFFF - w, 0x80000000 + w - 256} {
 			for _, w1 := range []uint32{0, 1 << 29, 1 << 30, 0xFFFFFFFF, w * 0x9E3779B9} {
-				z0, z1 := boxMuller32(w0, w1)
-				check(float64(z0), float64(z1), 6.77, fmt.Sprintf("boxMuller32(%#x, %#x)", w0, w1))
-				biggest32 = max(biggest32, float32(math.Abs(float64(z0))), float32(math.Abs(float64(z1))))
+				check32(w0, w1)
 			}
 			x0 := uint64(w0) << 32
 			if w0 < 512 {
@@ -276,13 +291,12 @@ func TestNormalExtremes(t *testing.T) {
 			check(z0, z1, 9.56, fmt.Sprintf("boxMuller64(%#x)", x0))
 		}
 	}
-	if z0, _ := boxMuller32(0, 0); z0 != sqrt32(mul32(log32(0x1p-33), -2)) {
-		t.Errorf("boxMuller32(0, 0) = %v", z0)
+	for _, w0 := range []uint32{0x7FFFFFFF, 0xFFFFFFFF} { // u = 1
+		if z0, z1 := boxMuller32(w0, 12345); z0 != 0 || z1 != 0 {
+			t.Errorf("u = 1 gives %v, %v, want 0", z0, z1)
+		}
 	}
-	if z0, z1 := boxMuller32(0xFFFFFFFF, 12345); z0 != 0 || z1 != 0 {
-		t.Errorf("u = 1 gives %v, %v, want 0", z0, z1)
-	}
-	t.Logf("largest |z| float32 = %v (bound sqrt(66 ln 2) = %v)", biggest32, math.Sqrt(66*math.Ln2))
+	t.Logf("largest |z| float32 = %v (sqrt(64 ln 2) = %v)", biggest32, math.Sqrt(64*math.Ln2))
 }
 
 // ksStat returns the Kolmogorov-Smirnov statistic of sorted x against cdf.
@@ -368,6 +382,91 @@ func TestStatistics(t *testing.T) {
 				c.s, seed, n, mean, vr, skew, kurt, d, d*sq, ksCritical(n)*sq)
 			if d > ksCritical(n) {
 				t.Errorf("%v seed %d: KS D = %.6f > %.6f", c.s, seed, d, ksCritical(n))
+			}
+		}
+	}
+}
+
+// chi2Crit is the chi-square critical value at significance 0.001 for k degrees of
+// freedom (Wilson-Hilferty).
+func chi2Crit(k int) float64 {
+	v := 2 / (9 * float64(k))
+	return float64(k) * math.Pow(1-v+3.0902*math.Sqrt(v), 3)
+}
+
+// TestNormalPairs looks for structure the one-dimensional tests cannot see, in float32
+// and float64 normals (the pairs of Box-Muller): correlations between the elements of a
+// pair, of a block and of neighbouring blocks; the angle of each pair (360 bins) and
+// r^2 = z0^2 + z1^2 (Kolmogorov-Smirnov against the exponential of mean 2); their
+// independence (8 x 8 contingency table); and the tail frequencies P(|z| > 3, 4, 5).
+func TestNormalPairs(t *testing.T) {
+	n := 1 << 20
+	if testing.Short() {
+		n = 1 << 18
+	}
+	for _, s := range []Spec{{Dist: Normal, Type: dtype.Float32}, {Dist: Normal, Type: dtype.Float64}} {
+		raw, err := Expected(s, int64(n), 0x5EED, 77)
+		if err != nil {
+			t.Fatal(err)
+		}
+		z := make([]float64, n)
+		for i := range z {
+			if s.Type == dtype.Float32 {
+				z[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:])))
+			} else {
+				z[i] = math.Float64frombits(binary.LittleEndian.Uint64(raw[8*i:]))
+			}
+		}
+		bound := 5 / math.Sqrt(float64(n/4))
+		corr := func(i0, di, step int) float64 { // correlation of z[i] and z[i+di], i = i0 mod step
+			var sxy, sxx, syy float64
+			for i := i0; i+di < n; i += step {
+				sxy += z[i] * z[i+di]
+				sxx += z[i] * z[i]
+				syy += z[i+di] * z[i+di]
+			}
+			return sxy / math.Sqrt(sxx*syy)
+		}
+		for _, c := range []struct {
+			name         string
+			i0, di, step int
+		}{{"pair (z0, z1)", 0, 1, 2}, {"block (z1, z2)", 1, 1, 4}, {"block (z0, z2)", 0, 2, 4}, {"block (z0, z3)", 0, 3, 4},
+			{"next block (z3, z4)", 3, 1, 4}, {"next block (z0, z4)", 0, 4, 4}, {"lag 8", 0, 8, 1}} {
+			if r := corr(c.i0, c.di, c.step); math.Abs(r) > bound {
+				t.Errorf("%v: correlation %s = %.5f (bound %.5f)", s, c.name, r, bound)
+			}
+		}
+		np := n / 2
+		var angle [360]int
+		var joint [64]int
+		r2 := make([]float64, np)
+		for p := 0; p < np; p++ {
+			x, y := z[2*p], z[2*p+1]
+			a := math.Atan2(y, x)/(2*math.Pi) + 0.5 // in [0, 1]
+			ai := min(int(a*360), 359)
+			angle[ai]++
+			r2[p] = x*x + y*y
+			ri := min(int((1-math.Exp(-r2[p]/2))*8), 7)
+			joint[8*ri+ai*8/360]++
+		}
+		ca, cj := chi2(angle[:], np), chi2(joint[:], np)
+		sort.Float64s(r2)
+		d := ksStat(r2, func(x float64) float64 { return 1 - math.Exp(-x/2) })
+		t.Logf("%v: angle chi2 %.1f (critical %.1f), radius x angle chi2 %.1f (critical %.1f), r^2 KS D %.5f (critical %.5f)",
+			s, ca, chi2Crit(359), cj, chi2Crit(63), d, ksCritical(np))
+		if ca > chi2Crit(359) || cj > chi2Crit(63) || d > ksCritical(np) {
+			t.Errorf("%v: angle chi2 %.1f, joint chi2 %.1f, r^2 KS %.5f", s, ca, cj, d)
+		}
+		for _, x := range []float64{3, 4, 5} {
+			k := 0
+			for _, v := range z {
+				if math.Abs(v) > x {
+					k++
+				}
+			}
+			want := float64(n) * math.Erfc(x/math.Sqrt2)
+			if math.Abs(float64(k)-want) > 5*math.Sqrt(want)+1 {
+				t.Errorf("%v: %d of %d beyond %v, want %.1f", s, k, n, x, want)
 			}
 		}
 	}

@@ -60,9 +60,13 @@
 //   - Range int64 [lo, hi): the same with 64-bit draws x, r = uint64(hi - lo),
 //     t = (2^64 - r) mod r and the 128-bit product x * r.
 //   - Normal float32 (mean 0, variance 1): Box-Muller on the word pairs (w0, w1) and
-//     (w2, w3) of a block: for a pair (a, b), elements 2p and 2p+1 are (r cos t, r sin t)
-//     with u = fl(fl(a) * 2^-32 + 2^-33) in [2^-33, 1], r = sqrt(-2 ln u), t = 2 pi b / 2^32.
-//     |z| <= sqrt(66 ln 2) < 6.764.
+//     (w2, w3) of a block: for a pair (a, b), elements 2p and 2p+1 are
+//     (s r cos(pi t), r sin(pi t)) with r = sqrt(-2 ln u), u = fl32(2k+1) * 2^-32 for
+//     k = a & 0x7FFFFFFF (so u in [2^-32, 1]), s = -1 if bit 31 of a is set (else 1), and
+//     t = fl32(int32(b)) * 2^-32 in [-1/2, 1/2]. The angle pi t covers the right
+//     half-plane and s mirrors it onto the left one, so the angle is uniform on the
+//     circle. |z| <= sqrt(64 ln 2) (1 + 2^-21) < 6.6605 (the largest radius, for u =
+//     2^-32, times the bounds of the rounding errors below).
 //   - Normal float64: Box-Muller on (x0, x1) = (w0 | w1 << 32, w2 | w3 << 32) of a block:
 //     elements 2j, 2j+1 are (r cos t, r sin t) with u = fl(fl(x0) * 2^-64 + 2^-65),
 //     r = sqrt(-2 ln u), t = 2 pi x1 / 2^64. |z| <= sqrt(130 ln 2) < 9.5.
@@ -73,20 +77,39 @@
 // Go and PTX perform identically: add, sub, mul, fma, div and sqrt with rounding to
 // nearest even (PTX .rn; never .approx, never .ftz, and always .rn so that ptxas does not
 // contract a mul and an add into an fma), integer to float conversions with .rn, and
-// integer operations. ln and sin/cos are this package's own domain-restricted functions
-// (log32, sincos2pi32 and their float64 versions in fmath.go), each a fixed sequence of
-// such operations that the kernel generator emits step for step:
+// integer operations. ln, sqrt and sin/cos are this package's own domain-restricted
+// sequences of such operations (fmath.go), which the kernel generator emits step for
+// step; the results depend only on the words, not on the GPU.
+//
+// Float32 (boxMuller32, radius32, sincospi32; no division, one sqrt.rn a pair):
+//
+//   - ln: from the bits of x = fl32(2k+1) (u = x 2^-32 = 2^e m, m in [sqrt(1/2),
+//     sqrt(2))), with integer operations: e, and the bits of M = m 2^32; f' = sigma (m - 1)
+//     by one fma; L' = lambda (-2 ln u) = e fl32(-2 lambda ln 2) + f' P(f'), P a monic
+//     degree-7 minimax polynomial; r' = sqrt(L') = sqrt(lambda) r. L' is exactly 0 for
+//     u = 1 and within 5.1 * 2^-24 relative of lambda (-2 ln u); r within 3.2 * 2^-24.
+//   - sin and cos of pi t: ts = fl(fl32(int32(b)) alpha 2^-32), y = ts^2; sin(pi t) /
+//     sqrt(lambda) = ts S(y) and cos(pi t) / sqrt(lambda) = C(y), S and C monic degree-4
+//     minimax polynomials (absolute errors below 2.5 and 3.4 * 2^-24 after the scaling).
+//   - z0 = fl(s r' C(y)), z1 = fl(r' fl(ts S(y))): the factors sqrt(lambda) cancel.
+//
+// The constants lambda (about 8.3e5), sigma and alpha make every polynomial monic, so
+// that its first Horner step adds one immediate (an SASS FFMA takes one immediate
+// operand). Against Box-Muller in float64 on the same float32 inputs u and t, a float32
+// normal is within 5.5 * 2^-24 r (r <= 6.661, so within 1e-6); with the exact angle
+// int32(b) 2^-32, within 1.5e-6. (u is the float32 value fl32(2k+1) 2^-32 by definition:
+// near 1 its spacing is 2^-24, so the smallest radii are sqrt(-2 ln(1 - j 2^-24)).)
+//
+// Float64 (boxMuller64, log64, sincos2pi64):
 //
 //   - ln: x = 2^e * m, m in [sqrt(1/2), sqrt(2)), from the bits; f = m - 1;
 //     s = f/(2+f); ln(m) = f - (f^2/2 - s (f^2/2 + R(s^2))), R the Taylor series of
-//     2 atanh(s)/s - 2 to s^8 (float32) or s^20 (float64); ln x = e ln2hi + (e ln2lo +
-//     ln m) (fdlibm's scheme). Within 0.9 ulp (float32) and 1 ulp of math.Log (float64)
-//     on (0, 1] in the tests.
-//   - sin/cos of 2 pi w / 2^W: exact integer reduction to a quadrant q and a signed
-//     remainder d, t = fl(d) * 2^-(W-2) in [-1/2, 1/2], Taylor polynomials of
-//     sin(pi/2 t) and cos(pi/2 t) (to t^9 and t^10 in float32, t^17 and t^16 in float64),
-//     then a swap and sign flips by quadrant. Within 1.7 ulp (float32) and 2 ulp of
-//     math.Sincos (float64).
+//     2 atanh(s)/s - 2 to s^20; ln x = e ln2hi + (e ln2lo + ln m) (fdlibm's scheme).
+//     Within 1 ulp of math.Log on (0, 1] in the tests.
+//   - sin/cos of 2 pi w / 2^64: exact integer reduction to a quadrant q and a signed
+//     remainder d, t = fl(d) * 2^-62 in [-1/2, 1/2], Taylor polynomials of sin(pi/2 t) and
+//     cos(pi/2 t) to t^17 and t^16, then a swap and sign flips by quadrant. Within 2 ulp
+//     of math.Sincos.
 //
 // Go may fuse x*y+z into an fma on some architectures unless a conversion rounds the
 // product, so the Go code wraps products in explicit conversions. Go has no float32 fma,
@@ -94,16 +117,17 @@
 // (Boldo and Melquiond 2008), which makes the second rounding correct; it is tested
 // against math/big.
 //
-// Float32 normals are computed in float32, not in float64 rounded once at the end: on the
-// H200 (sm_90) the float32 kernel's loop is about 216 SASS instructions per block of
-// four normals (54 per element: Philox about 11, the rest ln, sqrt, division, sin/cos),
-// while the float64 kernel needs about 115 per element, most of them FP64 operations that
-// run at half the FP32 rate (about 34 TFLOP/s FP64 without tensor cores). Estimate for
-// 2^28 float32 normals (1 GiB written, about 0.26 ms at 4.2 TB/s): 2^28 * 54 /
-// (132 SMs * 128 lanes * 1.98 GHz) = 0.43 ms in float32, compute-bound at roughly 60%
-// of memory speed; in float64 more than twice that. The uniform and integer kernels (4 to
-// 18 instructions per element) should run at memory speed. The kernels are not yet
-// measured on the GPU.
+// # Performance
+//
+// On the H200 (sm_90) the float32 normal kernel's main loop does two blocks per thread
+// and iteration in 257 SASS instructions, 32 per element: Philox about 10, the transform
+// about 20 (a pair: ln 17, sqrt.rn 10, sin/cos and the products 14), the loop and stores
+// 1.5. (The previous float32 kernel, with div.rn in ln and a quadrant reduction, took 54
+// per element.) At about 33e12 instructions/s (132 SMs * 4 schedulers * 32 lanes *
+// 1.98 GHz), 2^28 float32 normals take 0.26 ms of issue, about the 0.27 ms it takes to
+// write 1 GiB at the copy bandwidth. Float64 normals: 100 per element (FP64 at half the
+// FP32 rate; their polynomial coefficients come from a constant bank). The uniform and
+// integer kernels (4 to 18 instructions per element) run at memory speed.
 //
 // # API
 //

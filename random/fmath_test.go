@@ -117,8 +117,10 @@ func bigLn2() *big.Float {
 	return sum.Mul(sum, big.NewFloat(2))
 }
 
-// TestCoefficients recomputes every polynomial coefficient and ln 2 split with math/big and
-// checks the constants are their correctly rounded values.
+// TestCoefficients recomputes the float64 Taylor coefficients and ln 2 split with math/big
+// and checks the constants are their correctly rounded values. (The float32 normal
+// transform's polynomials are fitted, not Taylor: TestRadius32, TestSinCosPi32 and
+// TestBoxMuller32 check what they achieve.)
 func TestCoefficients(t *testing.T) {
 	half := new(big.Float).SetPrec(300).Quo(bigPi(), big.NewFloat(2))
 	// c[n] = (-1)^(n/2) (pi/2)^n / n!
@@ -134,18 +136,7 @@ func TestCoefficients(t *testing.T) {
 			c[n].Neg(c[n])
 		}
 	}
-	f32 := func(x *big.Float) float32 { v, _ := x.Float32(); return v }
 	f64 := func(x *big.Float) float64 { v, _ := x.Float64(); return v }
-	for k, v := range sinCoef32 {
-		if want := f32(c[2*k+1]); v != want {
-			t.Errorf("sinCoef32[%d] = %x, want %x", k, v, want)
-		}
-	}
-	for k, v := range cosCoef32 {
-		if want := f32(c[2*k+2]); v != want {
-			t.Errorf("cosCoef32[%d] = %x, want %x", k, v, want)
-		}
-	}
 	for k, v := range sinCoef64 {
 		if want := f64(c[2*k+1]); v != want {
 			t.Errorf("sinCoef64[%d] = %x, want %x", k, v, want)
@@ -156,12 +147,6 @@ func TestCoefficients(t *testing.T) {
 			t.Errorf("cosCoef64[%d] = %x, want %x", k, v, want)
 		}
 	}
-	for k, v := range logCoef32 {
-		q := new(big.Float).SetPrec(300).Quo(big.NewFloat(2), big.NewFloat(float64(2*k+3)))
-		if want := f32(q); v != want {
-			t.Errorf("logCoef32[%d] = %x, want %x", k, v, want)
-		}
-	}
 	for k, v := range logCoef64 {
 		q := new(big.Float).SetPrec(300).Quo(big.NewFloat(2), big.NewFloat(float64(2*k+3)))
 		if want := f64(q); v != want {
@@ -169,12 +154,10 @@ func TestCoefficients(t *testing.T) {
 		}
 	}
 	l := bigLn2()
-	hi32 := f32(l)
-	lo32 := f32(new(big.Float).SetPrec(300).Sub(l, big.NewFloat(float64(hi32))))
 	hi64 := f64(l)
 	lo64 := f64(new(big.Float).SetPrec(300).Sub(l, big.NewFloat(hi64)))
-	if hi32 != ln2Hi32 || lo32 != ln2Lo32 || hi64 != ln2Hi64 || lo64 != ln2Lo64 {
-		t.Errorf("ln2 split: got %x %x %x %x, want %x %x %x %x", float32(ln2Hi32), float32(ln2Lo32), ln2Hi64, ln2Lo64, hi32, lo32, hi64, lo64)
+	if hi64 != ln2Hi64 || lo64 != ln2Lo64 {
+		t.Errorf("ln2 split: got %x %x, want %x %x", ln2Hi64, ln2Lo64, hi64, lo64)
 	}
 	if math.Float32bits(math.Float32frombits(sqrtHalf32Bits)) != sqrtHalf32Bits ||
 		math.Abs(float64(math.Float32frombits(sqrtHalf32Bits))-math.Sqrt(0.5)) > 0x1p-25 ||
@@ -198,39 +181,66 @@ func ulps64(got, want float64) float64 {
 	return math.Abs(got-want) / ulp
 }
 
-// TestLog32 measures log32 against math.Log (float64, itself within 1 ulp of float64) on
-// every input the normal generator can produce near the ends of (0, 1] and on random ones.
-func TestLog32(t *testing.T) {
-	if log32(1) != 0 || math.Signbit(float64(log32(1))) {
-		t.Fatalf("log32(1) = %v", log32(1))
-	}
-	worst, at := 0.0, float32(0)
-	check := func(x float32) {
-		got := log32(x)
-		if got > 0 {
-			t.Fatalf("log32(%x) = %v > 0", x, got)
-		}
-		if e := ulps32(got, math.Log(float64(x))); e > worst {
-			worst, at = e, x
-		}
-	}
+// radiusRef is sqrt(-2 ln u) in float64 for the u that radius32(a) uses, and
+// radius32(a)/sqrt(lambda) in float64 (exact up to the division's rounding).
+func radiusRef(a uint32) (got, want float64) {
+	u := float64(float32(a<<1|1)) * 0x1p-32
+	return float64(radius32(a)) / math.Sqrt(radLambda32), math.Sqrt(-2 * math.Log(u))
+}
+
+// radiusInputs returns random words and every word near the ends of the range of u and
+// near the split of its reduction (m = sqrt(1/2)).
+func radiusInputs(n int) []uint32 {
 	rng := rand.New(rand.NewPCG(3, 4))
+	var as []uint32
+	for i := 0; i < n; i++ {
+		as = append(as, rng.Uint32())
+	}
+	for i := uint32(0); i < 1<<14; i++ {
+		as = append(as, i, 0x7FFFFFFF-i, 0x3504F333-i*37, 0x3504F333+i*37, 0x80000000|i<<10)
+	}
+	for e := uint32(1); e < 31; e++ { // every power of two and sqrt(1/2) multiple of u
+		for d := uint32(0); d < 64; d++ {
+			as = append(as, 1<<e-32+d, uint32(float64(uint32(1)<<e)*math.Sqrt(0.5))-32+d)
+		}
+	}
+	return as
+}
+
+// TestRadius32 measures radius32 against sqrt(-2 ln u) in float64 on the same u:
+// relative error below 3.2 * 2^-24 (L' = lambda (-2 ln u) within 5.1 * 2^-24 relative,
+// then the square root and its rounding), r = 0 exactly for u = 1, and the largest radius
+// sqrt(64 ln 2) for u = 2^-32.
+func TestRadius32(t *testing.T) {
 	n := 1 << 20
 	if testing.Short() {
 		n = 1 << 16
 	}
-	for i := 0; i < n; i++ {
-		check(fma32(float32(rng.Uint32()), 0x1p-32, 0x1p-33))
-		check(math.Float32frombits(0x00800000 + rng.Uint32()%(0x3F800000-0x00800000+1)))
+	worst, at := 0.0, uint32(0)
+	for _, a := range radiusInputs(n) {
+		got, want := radiusRef(a)
+		if math.IsNaN(got) || got < 0 {
+			t.Fatalf("radius32(%#x) = %v", a, got)
+		}
+		if want == 0 {
+			if got != 0 {
+				t.Fatalf("radius32(%#x) = %v for u = 1", a, got)
+			}
+			continue
+		}
+		if e := math.Abs(got-want) / want / 0x1p-24; e > worst {
+			worst, at = e, a
+		}
 	}
-	for i := uint32(0); i < 1<<16; i++ { // near 1, near 2^-33, around sqrt(1/2)
-		check(math.Float32frombits(0x3F800000 - i))
-		check(fma32(float32(i), 0x1p-32, 0x1p-33))
-		check(math.Float32frombits(sqrtHalf32Bits - 1<<15 + i))
+	t.Logf("radius32: max relative error %.3f * 2^-24 at a=%#x", worst, at)
+	if worst > 3.2 {
+		t.Errorf("radius32 error %.3f * 2^-24 at %#x", worst, at)
 	}
-	t.Logf("log32: max error %.3f ulp at %x", worst, at)
-	if worst > 2 {
-		t.Errorf("log32 error %.3f ulp at %x", worst, at)
+	if r := radius32(0x7FFFFFFF); r != 0 {
+		t.Errorf("radius32 at u = 1: %v", r)
+	}
+	if got, want := radiusRef(0); math.Abs(got-math.Sqrt(64*math.Ln2)) > 3e-7 || want != math.Sqrt(64*math.Ln2) {
+		t.Errorf("largest radius %v, want %v", got, want)
 	}
 }
 
@@ -267,56 +277,95 @@ func TestLog64(t *testing.T) {
 	}
 }
 
-func TestSinCos32(t *testing.T) {
-	worst := 0.0
-	var at uint32
-	check := func(w uint32) {
-		s, c := sincos2pi32(w)
-		// Reference: the same exact reduction and rounded t, then math.Sincos of
-		// pi/2*t in float64; this measures the polynomial evaluation. (Rounding t to
-		// float32 moves the angle by at most pi/2*2^-26 near the ends of [-1/2, 1/2]: the
-		// angles are quantized, part of the definition.)
-		q := (w + 1<<29) >> 30
-		tt := float32(int32(w-q<<30)) * 0x1p-30
-		ws, wc := math.Sincos(math.Pi / 2 * float64(tt))
-		switch q & 3 {
-		case 1:
-			ws, wc = wc, -ws
-		case 2:
-			ws, wc = -ws, -wc
-		case 3:
-			ws, wc = -wc, ws
-		}
-		for _, e := range []float64{ulps32(s, ws), ulps32(c, wc)} {
-			// near a zero of sin or cos the reference's own argument rounding dominates: use
-			// an absolute bound there.
-			if e > worst && (math.Abs(ws) > 0x1p-20 && math.Abs(wc) > 0x1p-20) {
-				worst, at = e, w
-			}
-		}
-		if math.Abs(float64(s)-ws) > 0x1p-23 || math.Abs(float64(c)-wc) > 0x1p-23 {
-			t.Fatalf("sincos2pi32(%#x) = %v, %v; want %v, %v", w, s, c, ws, wc)
-		}
-		if s*s+c*c > 1+0x1p-21 || s*s+c*c < 1-0x1p-21 {
-			t.Fatalf("sincos2pi32(%#x): s^2+c^2 = %v", w, s*s+c*c)
-		}
-	}
+// angleInputs returns random words and every word near the ends and the middle of the
+// half-turn and near its quarters.
+func angleInputs(n int) []uint32 {
 	rng := rand.New(rand.NewPCG(7, 8))
+	var bs []uint32
+	for i := 0; i < n; i++ {
+		bs = append(bs, rng.Uint32())
+	}
+	for i := uint32(0); i < 1<<14; i++ {
+		bs = append(bs, i, -i, 0x80000000+i, 0x7FFFFFFF-i, 0x40000000+i-1<<13, 0xC0000000+i-1<<13)
+	}
+	return bs
+}
+
+// TestSinCosPi32 measures sincospi32 (times sqrt(lambda)) against math.Sincos of pi*t in
+// float64 for the same t = fl32(int32(b)) * 2^-32: absolute errors below 2.5 * 2^-24 (sin)
+// and 3.4 * 2^-24 (cos), and s^2 + c^2 = 1 within 2^-21.
+func TestSinCosPi32(t *testing.T) {
 	n := 1 << 20
 	if testing.Short() {
 		n = 1 << 16
 	}
-	for i := 0; i < n; i++ {
-		check(rng.Uint32())
-	}
-	for q := uint32(0); q < 8; q++ { // around every multiple of pi/4
-		for d := uint32(0); d < 2048; d++ {
-			check(q<<29 + d - 1024)
+	sl := math.Sqrt(radLambda32)
+	var ws, wc float64
+	var as, ac uint32
+	for _, b := range angleInputs(n) {
+		s, c := sincospi32(b)
+		gs, gc := float64(s)*sl, float64(c)*sl
+		rs, rc := math.Sincos(math.Pi * float64(float32(int32(b))) * 0x1p-32)
+		if e := math.Abs(gs-rs) / 0x1p-24; e > ws {
+			ws, as = e, b
+		}
+		if e := math.Abs(gc-rc) / 0x1p-24; e > wc {
+			wc, ac = e, b
+		}
+		if n := gs*gs + gc*gc; math.Abs(n-1) > 0x1p-21 {
+			t.Fatalf("sincospi32(%#x): s^2+c^2 = %v", b, n)
 		}
 	}
-	t.Logf("sincos2pi32: max error %.3f ulp at w=%#x", worst, at)
-	if worst > 2 {
-		t.Errorf("sincos2pi32 error %.3f ulp at %#x", worst, at)
+	t.Logf("sincospi32: max absolute error %.3f * 2^-24 (sin, at %#x), %.3f * 2^-24 (cos, at %#x)", ws, as, wc, ac)
+	if ws > 2.5 || wc > 3.4 {
+		t.Errorf("sincospi32 errors %.3f, %.3f * 2^-24", ws, wc)
+	}
+}
+
+// TestBoxMuller32 compares boxMuller32 with Box-Muller in float64 (the sign from bit 31
+// of a), first on the same float32 inputs (u = fl32(2k+1) 2^-32, t = fl32(int32(b))
+// 2^-32): |z - z64| <= 5.5 * 2^-24 * r64 (r64 = sqrt(-2 ln u)); then with the exact angle
+// t = int32(b) 2^-32, which adds the rounding of its conversion: |z - z64| <= 1.5e-6
+// (|z| <= 6.661). (u is the float32 fl32(2k+1) 2^-32 by definition, as a float32 uniform
+// is: near 1 its spacing is 2^-24, so r near 0 takes the values sqrt(-2 ln(1 - j 2^-24)).)
+func TestBoxMuller32(t *testing.T) {
+	n := 1 << 20
+	if testing.Short() {
+		n = 1 << 16
+	}
+	as, bs := radiusInputs(n), angleInputs(n)
+	rel, abs, absExact := 0.0, 0.0, 0.0
+	for i := range as {
+		a, b := as[i], bs[i%len(bs)]
+		if i%4 == 1 { // also pair every special radius with every special angle
+			b = bs[len(bs)-1-i%(6<<14)]
+		}
+		z0, z1 := boxMuller32(a, b)
+		for j, in := range [2][2]float64{
+			{float64(float32(a<<1 | 1)), float64(float32(int32(b)))},
+			{float64(float32(a<<1 | 1)), float64(int32(b))},
+		} {
+			r := math.Sqrt(-2 * math.Log(in[0]*0x1p-32))
+			s, c := math.Sincos(math.Pi * in[1] * 0x1p-32)
+			if a&0x80000000 != 0 {
+				c = -c
+			}
+			for _, d := range [2]float64{math.Abs(float64(z0) - r*c), math.Abs(float64(z1) - r*s)} {
+				if j == 1 {
+					absExact = math.Max(absExact, d)
+					continue
+				}
+				abs = math.Max(abs, d)
+				if r > 0 {
+					rel = math.Max(rel, d/r/0x1p-24)
+				}
+			}
+		}
+	}
+	t.Logf("boxMuller32 vs float64 on the float32 inputs: max |z - z64| = %.3g, max |z - z64|/r64 = %.3f * 2^-24; with the exact angle: max |z - z64| = %.3g",
+		abs, rel, absExact)
+	if rel > 5.5 || absExact > 1.5e-6 {
+		t.Errorf("boxMuller32 error %.3f * 2^-24 relative to r, %.3g absolute (exact angle)", rel, absExact)
 	}
 }
 

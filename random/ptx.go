@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"strconv"
 	"strings"
 
 	"github.com/go-gpu/gpu/dtype"
@@ -24,11 +25,19 @@ const PTXVersion = "7.8"
 // (a grid-stride loop) while b < Blocks(n); block b yields elements b*E .. b*E+E-1
 // (E = ElemsPerBlock), 16 bytes, written with one 16-byte st.global.v4.b32/.f32 or
 // v2.b64/.f64 when the block is whole and out is 16-byte aligned, else element by element
-// with a bounds check. Any grid computes the same output. Recommended launch: 256 threads
-// per block and min(ceil(Blocks(n)/256), 8*SMs) blocks (8 resident 256-thread blocks per
-// SM on sm_90 when the kernel uses at most 32 registers; the grid-stride loop covers the
-// rest). The 32-bit variant (Index64 false) needs n < 2^31 and at most 2^31 threads in the
-// grid; the 64-bit variant has no limit.
+// with a bounds check. The normal float32 kernel first does the blocks [0, lim), lim =
+// 64*floor(F/64) with F = floor(n/4) the whole blocks, when out is 16-byte aligned and
+// the grid has W >= 1 groups of 32 threads (thread g = ctaid.x*ntid.x + tid.x is lane
+// g%32 of group g/32; a last partial group sits this part out): group w takes chunks
+// q = w, w+W, ... of 64 blocks, its lane l blocks 64q+l and 64q+32+l (two blocks in flight
+// per thread; each of the two vector stores of a group writes 512 contiguous bytes); then
+// the grid-stride loop above does blocks lim+g, lim+g+threads, ... Any grid computes the
+// same output. Recommended launch: 256 threads per block and min(ceil(Blocks(n)/256),
+// 8*SMs) blocks (8 resident 256-thread blocks per SM on sm_90 when the kernel uses at most
+// 32 registers, as every kernel does there; the normal float32 kernel declares .maxnreg 32
+// from sm_75 on). The 32-bit variant (Index64 false) needs n < 2^31 and at most 2^31
+// threads in the grid; the 64-bit variant has no limit. The float64 normal kernel's module
+// also declares a .const table of its polynomial coefficients.
 type Kernel struct {
 	Spec    Spec
 	Index64 bool
@@ -165,6 +174,31 @@ type kernelGen struct {
 	ctrHi     string
 	lo, r, t  string // Range: lo, range size, rejection threshold
 	maxRounds uint32
+	tabName   string   // the kernel's .const table of float64 constants
+	tab       []uint64 // its values
+	tabIdx    map[uint64]int
+}
+
+// d returns a register loaded with the float64 constant x from the kernel's .const table:
+// ptxas turns the load into a constant-bank operand of the instruction that uses it,
+// where a 64-bit immediate would cost two moves.
+// (A constant whose low 32 bits are zero, such as a power of two, stays an immediate:
+// SASS encodes those in the instruction.)
+func (g *kernelGen) d(x float64) string {
+	b := math.Float64bits(x)
+	if uint32(b) == 0 {
+		return f64imm(x)
+	}
+	i, ok := g.tabIdx[b]
+	if !ok {
+		if g.tabIdx == nil {
+			g.tabIdx = map[uint64]int{}
+		}
+		i = len(g.tab)
+		g.tab = append(g.tab, b)
+		g.tabIdx[b] = i
+	}
+	return g.a.op("fd", "ld.const.f64", fmt.Sprintf("[%s+%d]", g.tabName, 8*i))
 }
 
 func (g *kernelGen) transform(w [4]string) output {
@@ -352,86 +386,52 @@ func (g *kernelGen) redraw(rej []string, body func(v [4]string, notLast string))
 // boxMuller32 emits boxMuller32 (fmath.go) step for step.
 func (g *kernelGen) boxMuller32(w0, w1 string) (z0, z1 string) {
 	a := g.a
-	x := a.op("f", "cvt.rn.f32.u32", w0)
-	u := a.op("f", "fma.rn.f32", x, f32imm(0x1p-32), f32imm(0x1p-33))
-	l := g.log32(u)
-	m := a.op("f", "mul.rn.f32", l, f32imm(-2))
-	r := a.op("f", "sqrt.rn.f32", m)
-	s, c := g.sincos32(w1)
-	return a.op("f", "mul.rn.f32", r, c), a.op("f", "mul.rn.f32", r, s)
-}
-
-// log32 emits log32 (fmath.go) step for step.
-func (g *kernelGen) log32(x string) string {
-	a := g.a
-	b := a.op("r", "mov.b32", x)
-	t := a.op("r", "sub.u32", b, hex(sqrtHalf32Bits))
-	e := a.op("r", "shr.s32", t, "23")
-	t2 := a.op("r", "shl.b32", e, "23")
-	mb := a.op("r", "sub.u32", b, t2)
+	// Angle first: it does not depend on the radius, so it overlaps with the log.
+	tf := a.op("f", "cvt.rn.f32.s32", w1)
+	ts := a.op("f", "mul.rn.f32", tf, f32imm(angA32))
+	y := a.op("f", "mul.rn.f32", ts, ts)
+	n := len(sinpiCoef32)
+	ps := a.op("f", "add.rn.f32", y, f32imm(sinpiCoef32[n-1]))
+	pc := a.op("f", "add.rn.f32", y, f32imm(cospiCoef32[n-1]))
+	for k := n - 2; k >= 0; k-- {
+		ps = a.op("f", "fma.rn.f32", y, ps, f32imm(sinpiCoef32[k]))
+		pc = a.op("f", "fma.rn.f32", y, pc, f32imm(cospiCoef32[k]))
+	}
+	sin := a.op("f", "mul.rn.f32", ts, ps)
+	// Radius.
+	k := a.op("r", "shl.b32", w0, "1")
+	k = a.op("r", "or.b32", k, "1")
+	x := a.op("f", "cvt.rn.f32.u32", k)
+	xb := a.op("r", "mov.b32", x)
+	e := a.op("r", "sub.u32", xb, hex(radSplit32))
+	e = a.op("r", "shr.s32", e, "23")
+	es := a.op("r", "shl.b32", e, "23")
+	mb := a.op("r", "sub.u32", xb, es)
 	m := a.op("f", "mov.b32", mb)
-	f := a.op("f", "sub.rn.f32", m, f32imm(1))
-	d := a.op("f", "add.rn.f32", f, f32imm(2))
-	s := a.op("f", "div.rn.f32", f, d)
-	z := a.op("f", "mul.rn.f32", s, s)
-	p := a.op("f", "fma.rn.f32", z, f32imm(logCoef32[3]), f32imm(logCoef32[2]))
-	p = a.op("f", "fma.rn.f32", z, p, f32imm(logCoef32[1]))
-	p = a.op("f", "fma.rn.f32", z, p, f32imm(logCoef32[0]))
-	r := a.op("f", "mul.rn.f32", z, p)
-	h := a.op("f", "mul.rn.f32", f, f32imm(0.5))
-	hfsq := a.op("f", "mul.rn.f32", h, f)
-	tt := a.op("f", "add.rn.f32", hfsq, r)
-	ns := a.op("f", "neg.f32", s)
-	u := a.op("f", "fma.rn.f32", ns, tt, hfsq)
-	lm := a.op("f", "sub.rn.f32", f, u)
-	kf := a.op("f", "cvt.rn.f32.s32", e)
-	v := a.op("f", "fma.rn.f32", kf, f32imm(ln2Lo32), lm)
-	return a.op("f", "fma.rn.f32", kf, f32imm(ln2Hi32), v)
-}
-
-// sincos32 emits sincos2pi32 (fmath.go) step for step.
-func (g *kernelGen) sincos32(w string) (sin, cos string) {
-	a := g.a
-	q := a.op("r", "add.u32", w, "0x20000000")
-	q = a.op("r", "shr.u32", q, "30")
-	qs := a.op("r", "shl.b32", q, "30")
-	d := a.op("r", "sub.u32", w, qs)
-	tf := a.op("f", "cvt.rn.f32.s32", d)
-	t := a.op("f", "mul.rn.f32", tf, f32imm(0x1p-30))
-	t2 := a.op("f", "mul.rn.f32", t, t)
-	ps := a.op("f", "fma.rn.f32", t2, f32imm(sinCoef32[4]), f32imm(sinCoef32[3]))
-	for k := 2; k >= 0; k-- {
-		ps = a.op("f", "fma.rn.f32", t2, ps, f32imm(sinCoef32[k]))
+	f := a.op("f", "fma.rn.f32", m, f32imm(radSigK32), f32imm(radNegSig32))
+	n = len(radCoef32)
+	q := a.op("f", "add.rn.f32", f, f32imm(radCoef32[n-1]))
+	for k := n - 2; k >= 0; k-- {
+		q = a.op("f", "fma.rn.f32", f, q, f32imm(radCoef32[k]))
 	}
-	s := a.op("f", "mul.rn.f32", t, ps)
-	pc := a.op("f", "fma.rn.f32", t2, f32imm(cosCoef32[4]), f32imm(cosCoef32[3]))
-	for k := 2; k >= 0; k-- {
-		pc = a.op("f", "fma.rn.f32", t2, pc, f32imm(cosCoef32[k]))
-	}
-	c := a.op("f", "fma.rn.f32", t2, pc, f32imm(1))
-	q1 := a.op("r", "and.b32", q, "1")
-	swap := a.op("p", "setp.ne.u32", q1, "0")
-	sa := a.op("f", "selp.f32", c, s, swap)
-	ca := a.op("f", "selp.f32", s, c, swap)
-	ss := a.op("r", "and.b32", q, "2")
-	ss = a.op("r", "shl.b32", ss, "30")
-	cs := a.op("r", "add.u32", q, "1")
-	cs = a.op("r", "and.b32", cs, "2")
-	cs = a.op("r", "shl.b32", cs, "30")
-	sb := a.op("r", "mov.b32", sa)
-	sb = a.op("r", "xor.b32", sb, ss)
-	cb := a.op("r", "mov.b32", ca)
-	cb = a.op("r", "xor.b32", cb, cs)
-	return a.op("f", "mov.b32", sb), a.op("f", "mov.b32", cb)
+	fq := a.op("f", "mul.rn.f32", f, q)
+	ef := a.op("f", "cvt.rn.f32.s32", e)
+	l := a.op("f", "fma.rn.f32", ef, f32imm(radLC32), fq)
+	r := a.op("f", "sqrt.rn.f32", l)
+	rb := a.op("r", "mov.b32", r)
+	sg := a.op("r", "and.b32", w0, "0x80000000")
+	rsb := a.op("r", "xor.b32", rb, sg)
+	rs := a.op("f", "mov.b32", rsb)
+	return a.op("f", "mul.rn.f32", rs, pc), a.op("f", "mul.rn.f32", r, sin)
 }
 
 // boxMuller64 emits boxMuller64 (fmath.go) step for step.
 func (g *kernelGen) boxMuller64(x0, x1 string) (z0, z1 string) {
 	a := g.a
 	x := a.op("fd", "cvt.rn.f64.u64", x0)
-	u := a.op("fd", "fma.rn.f64", x, f64imm(0x1p-64), f64imm(0x1p-65))
+	u := a.op("fd", "fma.rn.f64", x, g.d(0x1p-64), g.d(0x1p-65))
 	l := g.log64(u)
-	m := a.op("fd", "mul.rn.f64", l, f64imm(-2))
+	m := a.op("fd", "mul.rn.f64", l, g.d(-2))
 	r := a.op("fd", "sqrt.rn.f64", m)
 	s, c := g.sincos64(x1)
 	return a.op("fd", "mul.rn.f64", r, c), a.op("fd", "mul.rn.f64", r, s)
@@ -446,24 +446,24 @@ func (g *kernelGen) log64(x string) string {
 	t2 := a.op("rd", "shl.b64", e, "52")
 	mb := a.op("rd", "sub.u64", b, t2)
 	m := a.op("fd", "mov.b64", mb)
-	f := a.op("fd", "sub.rn.f64", m, f64imm(1))
-	d := a.op("fd", "add.rn.f64", f, f64imm(2))
+	f := a.op("fd", "sub.rn.f64", m, g.d(1))
+	d := a.op("fd", "add.rn.f64", f, g.d(2))
 	s := a.op("fd", "div.rn.f64", f, d)
 	z := a.op("fd", "mul.rn.f64", s, s)
-	p := a.op("fd", "fma.rn.f64", z, f64imm(logCoef64[9]), f64imm(logCoef64[8]))
+	p := a.op("fd", "fma.rn.f64", z, g.d(logCoef64[9]), g.d(logCoef64[8]))
 	for k := 7; k >= 0; k-- {
-		p = a.op("fd", "fma.rn.f64", z, p, f64imm(logCoef64[k]))
+		p = a.op("fd", "fma.rn.f64", z, p, g.d(logCoef64[k]))
 	}
 	r := a.op("fd", "mul.rn.f64", z, p)
-	h := a.op("fd", "mul.rn.f64", f, f64imm(0.5))
+	h := a.op("fd", "mul.rn.f64", f, g.d(0.5))
 	hfsq := a.op("fd", "mul.rn.f64", h, f)
 	tt := a.op("fd", "add.rn.f64", hfsq, r)
 	ns := a.op("fd", "neg.f64", s)
 	u := a.op("fd", "fma.rn.f64", ns, tt, hfsq)
 	lm := a.op("fd", "sub.rn.f64", f, u)
 	kf := a.op("fd", "cvt.rn.f64.s64", e)
-	v := a.op("fd", "fma.rn.f64", kf, f64imm(ln2Lo64), lm)
-	return a.op("fd", "fma.rn.f64", kf, f64imm(ln2Hi64), v)
+	v := a.op("fd", "fma.rn.f64", kf, g.d(ln2Lo64), lm)
+	return a.op("fd", "fma.rn.f64", kf, g.d(ln2Hi64), v)
 }
 
 // sincos64 emits sincos2pi64 (fmath.go) step for step.
@@ -474,18 +474,18 @@ func (g *kernelGen) sincos64(x string) (sin, cos string) {
 	qs := a.op("rd", "shl.b64", q, "62")
 	d := a.op("rd", "sub.u64", x, qs)
 	tf := a.op("fd", "cvt.rn.f64.s64", d)
-	t := a.op("fd", "mul.rn.f64", tf, f64imm(0x1p-62))
+	t := a.op("fd", "mul.rn.f64", tf, g.d(0x1p-62))
 	t2 := a.op("fd", "mul.rn.f64", t, t)
-	ps := a.op("fd", "fma.rn.f64", t2, f64imm(sinCoef64[8]), f64imm(sinCoef64[7]))
+	ps := a.op("fd", "fma.rn.f64", t2, g.d(sinCoef64[8]), g.d(sinCoef64[7]))
 	for k := 6; k >= 0; k-- {
-		ps = a.op("fd", "fma.rn.f64", t2, ps, f64imm(sinCoef64[k]))
+		ps = a.op("fd", "fma.rn.f64", t2, ps, g.d(sinCoef64[k]))
 	}
 	s := a.op("fd", "mul.rn.f64", t, ps)
-	pc := a.op("fd", "fma.rn.f64", t2, f64imm(cosCoef64[7]), f64imm(cosCoef64[6]))
+	pc := a.op("fd", "fma.rn.f64", t2, g.d(cosCoef64[7]), g.d(cosCoef64[6]))
 	for k := 5; k >= 0; k-- {
-		pc = a.op("fd", "fma.rn.f64", t2, pc, f64imm(cosCoef64[k]))
+		pc = a.op("fd", "fma.rn.f64", t2, pc, g.d(cosCoef64[k]))
 	}
-	c := a.op("fd", "fma.rn.f64", t2, pc, f64imm(1))
+	c := a.op("fd", "fma.rn.f64", t2, pc, g.d(1))
 	q32 := a.op("r", "cvt.u32.u64", q)
 	q1 := a.op("r", "and.b32", q32, "1")
 	swap := a.op("p", "setp.ne.u32", q1, "0")
@@ -503,6 +503,74 @@ func (g *kernelGen) sincos64(x string) (sin, cos string) {
 	return a.op("fd", "mov.b64", sb), a.op("fd", "mov.b64", cb)
 }
 
+// pairLoop emits the main loop of the normal kernels. When out is 16-byte aligned and the
+// grid has W = floor(threads/32) >= 1 groups of 32 threads (thread g is in group g/32,
+// lane g%32), the blocks [0, lim), lim = floor(nfull/64)*64, go in chunks of 64: group w
+// does chunks w, w+W, w+2W, ..., and lane l of it blocks 64q+l and 64q+32+l of chunk q,
+// two independent Philox blocks and transforms in flight per thread, stored with two
+// vector stores 512 bytes apart (each store of a group writes 512 contiguous bytes). b
+// (the thread's first block for the general loop) is then advanced by lim, so the general
+// loop does the rest, [lim, Blocks(n)).
+func (g *kernelGen) pairLoop(out, offset, b, stride, nfull, aligned string, index64 bool) {
+	a := g.a
+	ic, it, bt := "r", "u32", "b32"
+	if index64 {
+		ic, it, bt = "rd", "u64", "b64"
+	}
+	skip, loop := a.newLabel("pairs_end"), a.newLabel("pairs")
+	warps := a.op(ic, "shr."+it, stride, "5")
+	lim := a.op(ic, "and."+bt, nfull, "-64")
+	on := a.op("p", "setp.ne."+it, warps, "0")
+	a.ins("and.pred %s, %s, %s", on, on, aligned)
+	a.ins("selp.%s %s, %s, 0, %s", bt, lim, lim, on)
+	w := a.op(ic, "shr."+it, b, "5")
+	lane := a.op(ic, "and."+bt, b, "31")
+	bb := a.op(ic, "shl."+bt, w, "6")
+	a.ins("add.%s %s, %s, %s", it, bb, bb, lane)
+	a.ins("add.%s %s, %s, %s", it, b, b, lim)
+	in := a.op("p", "setp.lt."+it, w, warps)
+	lt := a.op("p", "setp.lt."+it, bb, lim)
+	a.ins("and.pred %s, %s, %s", in, in, lt)
+	a.ins("@!%s bra %s", in, skip)
+	// step = 64*W blocks; in 32 bits, clamped to 2^31 (> lim) so that bb+step cannot wrap.
+	var step, step64 string
+	if index64 {
+		step = a.op("rd", "shl.b64", warps, "6")
+		step64 = step
+	} else {
+		step64 = a.op("rd", "mul.wide.u32", warps, "64")
+		a.ins("min.u64 %s, %s, %s", step64, step64, "0x80000000")
+		step = a.op("r", "cvt.u32.u64", step64)
+	}
+	bb64 := bb
+	if !index64 {
+		bb64 = a.op("rd", "cvt.u64.u32", bb)
+	}
+	ctr := a.op("rd", "add.u64", offset, bb64)
+	addr := a.op("rd", "add.u64", out, a.op("rd", "shl.b64", bb64, "4"))
+	stepAddr := a.op("rd", "shl.b64", step64, "4")
+	a.label(loop)
+	var os [2]output
+	for i := range os {
+		c := ctr
+		if i == 1 {
+			c = a.op("rd", "add.u64", ctr, "32")
+		}
+		g.ctrLo, g.ctrHi = a.reg("r"), a.reg("r")
+		a.ins("mov.b64 {%s, %s}, %s", g.ctrLo, g.ctrHi, c)
+		w := a.philox([4]string{g.ctrLo, g.ctrHi, "0", "0"}, g.keys)
+		os[i] = g.transform(w)
+	}
+	for i, o := range os {
+		a.ins("st.global.v%d.%s [%s+%d], {%s}", len(o.regs), o.typ, addr, 512*i, strings.Join(o.regs, ", "))
+	}
+	a.ins("add.u64 %s, %s, %s", ctr, ctr, step64)
+	a.ins("add.u64 %s, %s, %s", addr, addr, stepAddr)
+	a.ins("add.%s %s, %s, %s", it, bb, bb, step)
+	a.ins("@%s bra %s", a.op("p", "setp.lt."+it, bb, lim), loop)
+	a.label(skip)
+}
+
 // genKernel writes the kernel; maxRounds is MaxRounds except in tests.
 func genKernel(s Spec, target string, index64 bool, maxRounds uint32) (Kernel, error) {
 	vs := s
@@ -514,7 +582,7 @@ func genKernel(s Spec, target string, index64 bool, maxRounds uint32) (Kernel, e
 	}
 	name := s.KernelName(index64)
 	a := &asm{counts: map[string]int{}}
-	g := &kernelGen{a: a, s: s, maxRounds: maxRounds}
+	g := &kernelGen{a: a, s: s, maxRounds: maxRounds, tabName: name + "_c"}
 	size := s.Type.Size()
 	epb := 16 / size
 	sh := bits.TrailingZeros(uint(epb))
@@ -531,6 +599,14 @@ func genKernel(s Spec, target string, index64 bool, maxRounds uint32) (Kernel, e
 	// Key schedule: round i uses (k0 + i*W0, k1 + i*W1) mod 2^32.
 	k0 := a.op("r", "cvt.u32.u64", p["seed"])
 	k1 := a.op("r", "cvt.u32.u64", a.op("rd", "shr.u64", p["seed"], "32"))
+	if s.Dist == Normal {
+		// An opaque zero (ntid.x <= 1024): with k0 and k1 computed rather than read from
+		// the parameter bank, ptxas keeps them in registers instead of reloading them in
+		// every iteration of the main loop.
+		z := a.op("r", "shr.u32", a.op("r", "mov.u32", "%ntid.x"), "11")
+		k0 = a.op("r", "xor.b32", k0, z)
+		k1 = a.op("r", "xor.b32", k1, z)
+	}
 	g.keys[0] = [2]string{k0, k1}
 	for i := 1; i < Rounds; i++ {
 		g.keys[i] = [2]string{
@@ -581,6 +657,9 @@ func genKernel(s Spec, target string, index64 bool, maxRounds uint32) (Kernel, e
 		stride = a.op("r", "mul.lo.u32", ntid, nctaid)
 	}
 	done, loop, scalar, next := a.newLabel("done"), a.newLabel("loop"), a.newLabel("scalar"), a.newLabel("next")
+	if s.Dist == Normal && s.Type == dtype.Float32 {
+		g.pairLoop(p["out"], p["offset"], b, stride, nfull, aligned, index64)
+	}
 	a.ins("@%s bra.uni %s", a.op("p", "setp.ge."+it, b, nb), done)
 	a.label(loop)
 	b64 := b
@@ -637,6 +716,21 @@ func genKernel(s Spec, target string, index64 bool, maxRounds uint32) (Kernel, e
 	var m strings.Builder
 	fmt.Fprintf(&m, "// %s: %v, generated by github.com/go-gpu/gpu/random.\n", name, s)
 	fmt.Fprintf(&m, ".version %s\n.target %s\n.address_size 64\n\n", PTXVersion, target)
+	if len(g.tab) > 0 {
+		// The table of float64 constants (kernelGen.d). The placeholder before it ends the
+		// statement that the PTX interpreter of the tests (internal/ptxinterp), which reads
+		// module-scope statements up to a ';', would otherwise merge with the directives
+		// above and skip.
+		fmt.Fprintf(&m, ".const .align 8 .b8 %s_pad[1];\n", name)
+		fmt.Fprintf(&m, ".const .align 8 .b64 %s[%d] = {", g.tabName, len(g.tab))
+		for i, v := range g.tab {
+			if i > 0 {
+				m.WriteString(", ")
+			}
+			fmt.Fprintf(&m, "%#x", v)
+		}
+		m.WriteString("};\n\n")
+	}
 	fmt.Fprintf(&m, ".visible .entry %s(\n", name)
 	for i, n := range params {
 		sep := ","
@@ -645,7 +739,14 @@ func genKernel(s Spec, target string, index64 bool, maxRounds uint32) (Kernel, e
 		}
 		fmt.Fprintf(&m, "\t.param .u64 %s_%s%s\n", name, n, sep)
 	}
-	m.WriteString(")\n{\n")
+	m.WriteString(")\n")
+	if cc, _ := strconv.Atoi(strings.TrimPrefix(target, "sm_")); s.Dist == Normal && s.Type == dtype.Float32 && cc >= 75 {
+		// At most 32 registers (8 resident blocks of 256 threads per SM; see Kernel):
+		// ptxas needs them without spilling from sm_75 on, where the round keys live in
+		// uniform registers.
+		m.WriteString(".maxnreg 32\n")
+	}
+	m.WriteString("{\n")
 	for _, d := range regDecl {
 		if c := a.counts[d.class]; c > 0 {
 			fmt.Fprintf(&m, "\t.reg %s %%%s<%d>;\n", d.typ, d.class, c)
