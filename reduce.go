@@ -3,10 +3,10 @@ package gpu
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"sync"
 	"sync/atomic"
 
+	"github.com/go-gpu/gpu/backend"
 	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/expr"
 	"github.com/go-gpu/gpu/internal/kernel"
@@ -276,7 +276,7 @@ type redPlanKey struct {
 	mean    bool
 	nins    int8
 	ins     [4]dtype.DType
-	mapKey  string
+	mapExpr *expr.Expr // the device's cached parse: equal pointers, equal maps
 	rank    int8
 	mask    uint16
 	shape   [8]int
@@ -292,9 +292,7 @@ func (j *redJob) planKey(d *Device) (redPlanKey, bool) {
 		return k, false
 	}
 	copy(k.ins[:], j.spec.Ins)
-	if j.spec.Map != nil {
-		k.mapKey = j.spec.Map.Key()
-	}
+	k.mapExpr = j.spec.Map
 	copy(k.shape[:], j.shape)
 	for d, r := range j.mask {
 		if r {
@@ -429,53 +427,70 @@ func redPtr(h *header) uint64 {
 }
 
 // launch enqueues one pass over layout l. The outputs are vals/idx (arrays) or, for a
-// partial pass, the buffers pv/pi.
+// partial pass, the buffers pv/pi. The backend's arguments are built directly (no
+// boxing), as Eval does.
 func (j *redJob) launch(s *Stream, fn *Function, sp *kernel.Reduce, l kernel.ReduceLayout, gx, gy, block int, vals, idx *header, pv, pi *Buffer) error {
-	arg := sp.Op.IsArg()
-	args := make([]any, 0, 16)
+	ap := argPool.Get().(*[]backend.Arg)
+	bargs := (*ap)[:0]
+	var usesSmall [6]use
+	uses := usesSmall[:0]
+	mem := func(a *allocation, off int64, mode AccessMode) {
+		bargs = append(bargs, backend.Arg{Kind: backend.ArgMem, Mem: a.mem, Off: off})
+		uses = append(uses, use{a: a, mode: mode})
+	}
+	hdr := func(h *header, mode AccessMode) { mem(h.buf.a, h.buf.off+int64(h.off*h.dt.Size()), mode) }
+	u64 := func(v uint64) { bargs = append(bargs, backend.Arg{Kind: backend.ArgScalar, Size: 8, Val: v}) }
 	switch {
 	case pv != nil:
-		args = append(args, Out(pv))
+		mem(pv.a, pv.off, Write)
 	case vals != nil:
-		args = append(args, Out(elemView(vals)))
+		hdr(vals, Write)
 	default:
-		args = append(args, DevicePtr(0))
+		bargs = append(bargs, backend.Arg{Kind: backend.ArgPtr})
 	}
-	if arg {
+	if sp.Op.IsArg() {
 		if pi != nil {
-			args = append(args, Out(pi))
+			mem(pi.a, pi.off, Write)
 		} else {
-			args = append(args, Out(elemView(idx)))
+			hdr(idx, Write)
 		}
 	}
-	args = append(args, uint64(l.M()), uint64(l.K()))
-	for _, op := range j.ops {
-		args = append(args, In(elemView(op.h)))
+	u64(uint64(l.M()))
+	u64(uint64(l.K()))
+	for i := range j.ops {
+		hdr(j.ops[i].h, Read)
 	}
 	for _, n := range l.Kept {
-		args = append(args, uint64(n))
+		u64(uint64(n))
 	}
 	for _, n := range l.Red {
-		args = append(args, uint64(n))
+		u64(uint64(n))
 	}
 	for i := range j.ops {
 		for _, v := range l.KeptStr[i] {
-			args = append(args, int64(v))
+			u64(uint64(v))
 		}
 	}
 	for i := range j.ops {
 		for _, v := range l.RedStr[i] {
-			args = append(args, int64(v))
+			u64(uint64(v))
 		}
 	}
 	if sp.Mean {
-		args = append(args, uint64(j.count()))
+		u64(uint64(j.count()))
 	}
 	for _, p := range j.params {
-		args = append(args, scalarOfSize(p.t, p.bits))
+		bargs = append(bargs, backend.Arg{Kind: backend.ArgScalar, Size: uint8(p.t.Size()), Val: p.bits})
 	}
-	cfg := LaunchConfig{Grid: Dim3{X: gx, Y: gy}, Block: Dim3{X: block}}
-	return s.Launch(fn, cfg, args...)
+	err := s.launchTracked(fn, redConfig(gx, gy, block), bargs, uses)
+	clear(bargs)
+	*ap = bargs[:0]
+	argPool.Put(ap)
+	return err
+}
+
+func redConfig(gx, gy, block int) backend.LaunchConfig {
+	return backend.LaunchConfig{Grid: [3]uint32{uint32(gx), uint32(gy), 1}, Block: [3]uint32{uint32(block), 1, 1}}
 }
 
 // count returns the number of elements each output reduces.
@@ -494,36 +509,50 @@ func (j *redJob) count() int {
 func (j *redJob) launchPartial(s *Stream, fn *Function, p kernel.ReducePass, pv, pi *Buffer, vals, idx *header) error {
 	sp := p.Spec
 	l := p.Layout
-	args := make([]any, 0, 16)
+	ap := argPool.Get().(*[]backend.Arg)
+	bargs := (*ap)[:0]
+	var usesSmall [4]use
+	uses := usesSmall[:0]
+	mem := func(a *allocation, off int64, mode AccessMode) {
+		bargs = append(bargs, backend.Arg{Kind: backend.ArgMem, Mem: a.mem, Off: off})
+		uses = append(uses, use{a: a, mode: mode})
+	}
+	hdr := func(h *header, mode AccessMode) { mem(h.buf.a, h.buf.off+int64(h.off*h.dt.Size()), mode) }
+	u64 := func(v uint64) { bargs = append(bargs, backend.Arg{Kind: backend.ArgScalar, Size: 8, Val: v}) }
 	if vals != nil {
-		args = append(args, Out(elemView(vals)))
+		hdr(vals, Write)
 	} else {
-		args = append(args, DevicePtr(0))
+		bargs = append(bargs, backend.Arg{Kind: backend.ArgPtr})
 	}
 	if sp.Op.IsArg() {
-		args = append(args, Out(elemView(idx)))
+		hdr(idx, Write)
 	}
-	args = append(args, uint64(l.M()), uint64(l.K()), In(pv))
+	u64(uint64(l.M()))
+	u64(uint64(l.K()))
+	mem(pv.a, pv.off, Read)
 	if sp.Op.IsArg() {
-		args = append(args, In(pi))
+		mem(pi.a, pi.off, Read)
 	}
 	for _, n := range l.Kept {
-		args = append(args, uint64(n))
+		u64(uint64(n))
 	}
 	for _, n := range l.Red {
-		args = append(args, uint64(n))
+		u64(uint64(n))
 	}
 	for _, v := range l.KeptStr[0] {
-		args = append(args, int64(v))
+		u64(uint64(v))
 	}
 	for _, v := range l.RedStr[0] {
-		args = append(args, int64(v))
+		u64(uint64(v))
 	}
 	if sp.Mean {
-		args = append(args, uint64(j.count()))
+		u64(uint64(j.count()))
 	}
-	cfg := LaunchConfig{Grid: Dim3{X: p.GridX, Y: p.GridY}, Block: Dim3{X: p.Block}}
-	return s.Launch(fn, cfg, args...)
+	err := s.launchTracked(fn, redConfig(p.GridX, p.GridY, p.Block), bargs, uses)
+	clear(bargs)
+	*ap = bargs[:0]
+	argPool.Put(ap)
+	return err
 }
 
 // newJob builds the reduction of one array a (Pre convert or nonzero).
@@ -733,7 +762,7 @@ func ReduceInto[R, T Elem](s *Stream, out *Array[R], op Op, a *Array[T], opts ..
 // op is OpSum, OpProd, OpMin, OpMax, OpAny or OpAll (R must be bool for the last two,
 // and not bool for sums and products), with the semantics of the named reductions.
 func MapReduce[R Elem](s *Stream, src string, vars Vars, op Op, opts ...ReduceOption) (*Array[R], error) {
-	j, shape, err := mapReduceJob[R](src, vars, op, opts)
+	j, shape, err := mapReduceJob[R](s, src, vars, op, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -743,14 +772,14 @@ func MapReduce[R Elem](s *Stream, src string, vars Vars, op Op, opts ...ReduceOp
 // MapReduceInto is MapReduce into out, which must have the result's shape (any view
 // that isn't broadcast).
 func MapReduceInto[R Elem](s *Stream, out *Array[R], src string, vars Vars, op Op, opts ...ReduceOption) error {
-	j, shape, err := mapReduceJob[R](src, vars, op, opts)
+	j, shape, err := mapReduceJob[R](s, src, vars, op, opts)
 	if err != nil {
 		return err
 	}
 	return reduceTo(s, j, out, shape)
 }
 
-func mapReduceJob[R Elem](src string, vars Vars, op Op, opts []ReduceOption) (*redJob, []int, error) {
+func mapReduceJob[R Elem](s *Stream, src string, vars Vars, op Op, opts []ReduceOption) (*redJob, []int, error) {
 	kop, err := reduceOpOf(op)
 	if err != nil {
 		return nil, nil, err
@@ -762,32 +791,30 @@ func mapReduceJob[R Elem](src string, vars Vars, op Op, opts []ReduceOption) (*r
 	case (kop == kernel.RedSum || kop == kernel.RedProd) && r == dtype.Bool:
 		return nil, nil, fmt.Errorf("gpu: %s into bool: %w", string(op), ErrInvalidValue)
 	}
-	names := make([]string, 0, len(vars))
-	for name := range vars {
-		names = append(names, name)
+	// The parsed expression comes from the device's cache of Eval's plans (same
+	// signature rules), so a repeated MapReduce parses nothing.
+	p, err := s.dev.plan(src, vars, r)
+	if err != nil {
+		return nil, nil, err
 	}
-	sort.Strings(names)
-	env := expr.Env{}
 	var ops []redOperand
 	var ins []dtype.DType
 	var params []redParam
 	var shapes [][]int
-	for _, name := range names {
-		switch v := vars[name].(type) {
-		case linearIndex:
+	for i, name := range p.names {
+		switch p.kinds[i] {
+		case 'i':
 			return nil, nil, fmt.Errorf("gpu: MapReduce variable %q: LinearIndex is not available in reductions: %w", name, ErrNotSupported)
-		case AnyArray:
-			h := v.header()
-			env[name] = expr.OperandDecl(len(ops), h.dt)
+		case 'a':
+			h := vars[name].(AnyArray).header()
 			ops = append(ops, redOperand{h: h})
 			ins = append(ins, h.dt)
 			shapes = append(shapes, h.shape)
 		default:
-			decl, t, bits, err := scalarDecl(len(params), v)
+			_, t, bits, err := scalarDecl(len(params), vars[name])
 			if err != nil {
 				return nil, nil, fmt.Errorf("gpu: variable %q: %w", name, err)
 			}
-			env[name] = decl
 			params = append(params, redParam{t, bits})
 		}
 	}
@@ -803,19 +830,12 @@ func mapReduceJob[R Elem](src string, vars Vars, op Op, opts []ReduceOption) (*r
 			return nil, nil, err
 		}
 	}
-	e, err := expr.Parse(src, env)
-	if err != nil {
-		return nil, nil, err
-	}
-	if e.DType() != r {
-		e = &expr.Expr{Root: &expr.Cast{X: e.Root, Type: r}, Inputs: e.Inputs, Params: e.Params}
-	}
 	mask, out, err := resolveAxes(shape, opts, false)
 	if err != nil {
 		return nil, nil, err
 	}
 	j := &redJob{
-		spec:   kernel.Reduce{Op: kop, Pre: kernel.PreExpr, Map: e, Ins: ins, Acc: r},
+		spec:   kernel.Reduce{Op: kop, Pre: kernel.PreExpr, Map: p.e, Ins: ins, Acc: r},
 		shape:  shape,
 		mask:   mask,
 		ops:    ops,
