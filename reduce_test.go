@@ -1443,19 +1443,26 @@ func TestReduceLarge(t *testing.T) {
 }
 
 // TestReduceIndex64 runs the 64-bit-index kernels (chosen past 2^31 elements) on small
-// arrays in the interpreter.
+// arrays, in the interpreter and on CUDA.
 func TestReduceIndex64(t *testing.T) {
-	d, err := simtGPU()
-	if err != nil {
-		t.Fatal(err)
-	}
 	gpu.SetReduceIndex64(true)
 	defer gpu.SetReduceIndex64(false)
-	s, err := d.NewStream()
-	if err != nil {
-		t.Fatal(err)
+	for _, rd := range redDevices(t) {
+		if rd.name == "cpu" {
+			continue
+		}
+		t.Run(rd.name, func(t *testing.T) {
+			s, err := rd.d.NewStream()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			index64Cases(t, s)
+		})
 	}
-	defer s.Close()
+}
+
+func index64Cases(t *testing.T, s *gpu.Stream) {
 	rng := rand.New(rand.NewPCG(17, 18))
 	// the interpreter splits from 2048 elements here, to test the 64-bit partial passes
 	old := gpu.SetReduceSplitMin(2048)
