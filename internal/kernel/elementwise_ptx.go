@@ -31,9 +31,13 @@ import (
 //     loads and stores. Strided operands follow the multi-index of the element in the
 //     iteration shape: each thread divides its first index into digits once, then adds
 //     the digits of T with carries at each step (no division in the loop).
+//   - Contiguous operands are addressed by running 64-bit pointers, advanced by T
+//     elements (or vectors) of their size per step, so an access costs one add.
 //   - Index64 unset: indices, the multi-index and strided offsets are 32-bit (n and every
 //     offset are below 2^31, and T is clamped to n so that i+T cannot wrap); byte
 //     addresses are always 64-bit. Index64 set: everything is 64-bit.
+//   - Float fmod and integer pow, which loop, are device functions (elementwise_helpers.go);
+//     the math functions are the device library's (package ptx, Module.MathFunc).
 //
 // Inputs are read with ld.global.nc (the read-only path). An input may share memory with
 // the output only element for element (an in-place update out[i] = f(x[i]), each element
