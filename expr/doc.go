@@ -108,10 +108,12 @@
 //   - The floating-point functions (sqrt ... erf, atan2, hypot, copysign, rint) promote
 //     integer and bool arguments to the smallest float type that holds them, as NumPy's
 //     loops do: bool, int8 and uint8 to float16; int16 and uint16 to float32; wider
-//     integers to float64 (sqrt(i32) is float64, sqrt(i8) is float16). They compute in
-//     float64 with Go's math package and round once to float32 for float32 arguments;
-//     float16 and bfloat16 compute in float32 (so: float64, rounded to float32, rounded
-//     to the half type).
+//     integers to float64 (sqrt(i32) is float64, sqrt(i8) is float16). The
+//     transcendental ones (cbrt, exp ... erf, atan2, hypot, pow) are the device math
+//     library's Go mirrors (package ptx/gomath): the same IEEE operations as the PTX the
+//     GPU runs, so the CPU and CUDA backends agree bit for bit, within 2 ulp of the
+//     correctly rounded result; the others are exact. float16 and bfloat16 compute in
+//     float32 and round once to the half type.
 //   - abs, sign, square, reciprocal, pow, minimum, maximum, fmod keep integer types
 //     (integer results wrap; reciprocal and integer division truncate; see Pow for
 //     negative integer exponents); abs of bool or unsigned is the identity; sign,

@@ -258,11 +258,10 @@ func (op BinaryOp) precedence() int {
 type Func uint8
 
 // The functions. "Float" functions take Float32 or Float64 arguments; "numeric" ones
-// also take integers; the predicates return Bool. Floating-point functions are computed
-// as Go's math package computes them, in float64, and rounded to Float32 for Float32
-// arguments (a GPU backend may differ by an ulp or so on the transcendental ones; Abs,
-// Sqrt, Floor, Ceil, Trunc, Rint, Minimum, Maximum, Fmin, Fmax, Copysign, Sign, Square,
-// Reciprocal and the predicates are exact and must match bit for bit).
+// also take integers; the predicates return Bool. The transcendental functions are
+// computed by the device math library's Go mirrors (ptx/gomath), bit for bit what the
+// GPU computes; Abs, Sqrt, Floor, Ceil, Trunc, Rint, Minimum, Maximum, Fmin, Fmax,
+// Copysign, Sign, Square, Reciprocal and the predicates are exact.
 const (
 	// Abs is |x| (numpy.absolute). Numeric. Integers wrap: abs(MinInt) == MinInt.
 	Abs Func = iota + 1
@@ -310,7 +309,7 @@ const (
 	Acosh
 	// Atanh is the inverse hyperbolic tangent (numpy.arctanh). Float.
 	Atanh
-	// Pow is x^y (numpy.power). Numeric, 2 arguments. Floats: Go's math.Pow (C's pow).
+	// Pow is x^y (numpy.power). Numeric, 2 arguments. Floats: C99's pow semantics.
 	// Integers: exact with wrap-around; for y < 0 the result is 1/x^|y| truncated: 1 for
 	// x == 1, ±1 for x == -1, 0 otherwise, also for x == 0 (NumPy raises an error).
 	Pow

@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"github.com/go-gpu/gpu/ptx/gomath"
 	"math"
 	"unsafe"
 
@@ -623,53 +624,53 @@ func floatCall[T float](f Func) kernel {
 	case Rint:
 		return kMath1[T](math.RoundToEven)
 	case Cbrt:
-		return kMath1[T](math.Cbrt)
+		return kMirror1[T](gomath.CbrtF32, gomath.CbrtF64)
 	case Exp:
-		return kMath1[T](math.Exp)
+		return kMirror1[T](gomath.ExpF32, gomath.ExpF64)
 	case Exp2:
-		return kMath1[T](math.Exp2)
+		return kMirror1[T](gomath.Exp2F32, gomath.Exp2F64)
 	case Expm1:
-		return kMath1[T](math.Expm1)
+		return kMirror1[T](gomath.Expm1F32, gomath.Expm1F64)
 	case Log:
-		return kMath1[T](math.Log)
+		return kMirror1[T](gomath.LogF32, gomath.LogF64)
 	case Log2:
-		return kMath1[T](math.Log2)
+		return kMirror1[T](gomath.Log2F32, gomath.Log2F64)
 	case Log10:
-		return kMath1[T](math.Log10)
+		return kMirror1[T](gomath.Log10F32, gomath.Log10F64)
 	case Log1p:
-		return kMath1[T](math.Log1p)
+		return kMirror1[T](gomath.Log1pF32, gomath.Log1pF64)
 	case Sin:
-		return kMath1[T](math.Sin)
+		return kMirror1[T](gomath.SinF32, gomath.SinF64)
 	case Cos:
-		return kMath1[T](math.Cos)
+		return kMirror1[T](gomath.CosF32, gomath.CosF64)
 	case Tan:
-		return kMath1[T](math.Tan)
+		return kMirror1[T](gomath.TanF32, gomath.TanF64)
 	case Asin:
-		return kMath1[T](math.Asin)
+		return kMirror1[T](gomath.AsinF32, gomath.AsinF64)
 	case Acos:
-		return kMath1[T](math.Acos)
+		return kMirror1[T](gomath.AcosF32, gomath.AcosF64)
 	case Atan:
-		return kMath1[T](math.Atan)
+		return kMirror1[T](gomath.AtanF32, gomath.AtanF64)
 	case Sinh:
-		return kMath1[T](math.Sinh)
+		return kMirror1[T](gomath.SinhF32, gomath.SinhF64)
 	case Cosh:
-		return kMath1[T](math.Cosh)
+		return kMirror1[T](gomath.CoshF32, gomath.CoshF64)
 	case Tanh:
-		return kMath1[T](math.Tanh)
+		return kMirror1[T](gomath.TanhF32, gomath.TanhF64)
 	case Asinh:
-		return kMath1[T](math.Asinh)
+		return kMirror1[T](gomath.AsinhF32, gomath.AsinhF64)
 	case Acosh:
-		return kMath1[T](math.Acosh)
+		return kMirror1[T](gomath.AcoshF32, gomath.AcoshF64)
 	case Atanh:
-		return kMath1[T](math.Atanh)
+		return kMirror1[T](gomath.AtanhF32, gomath.AtanhF64)
 	case Erf:
-		return kMath1[T](math.Erf)
+		return kMirror1[T](gomath.ErfF32, gomath.ErfF64)
 	case Atan2:
-		return kMath2[T](math.Atan2)
+		return kMirror2[T](gomath.Atan2F32, gomath.Atan2F64)
 	case Hypot:
-		return kMath2[T](math.Hypot)
+		return kMirror2[T](gomath.HypotF32, gomath.HypotF64)
 	case Pow:
-		return kMath2[T](math.Pow)
+		return kMirror2[T](gomath.PowF32, gomath.PowF64)
 	case Copysign:
 		return kMath2[T](math.Copysign)
 	case Minimum:
@@ -699,6 +700,52 @@ func floatCall[T float](f Func) kernel {
 }
 
 // kMath1 applies a float64 function; for float32 the result is rounded once to float32.
+// kMirror1 applies the device math library's Go mirror (package ptx/gomath) of a
+// function, so that the CPU gives the GPU's results bit for bit (and avoids the Go math
+// package's large errors on some inputs, such as sin of huge arguments).
+func kMirror1[T float](f32 func(float32) float32, f64 func(float64) float64) kernel {
+	var z T
+	if unsafe.Sizeof(z) == 4 {
+		return func(n int, d, a, _, _ unsafe.Pointer) {
+			z := sl[float32](d, n)
+			x := sl[float32](a, n)[:len(z)]
+			for i := range z {
+				z[i] = f32(x[i])
+			}
+		}
+	}
+	return func(n int, d, a, _, _ unsafe.Pointer) {
+		z := sl[float64](d, n)
+		x := sl[float64](a, n)[:len(z)]
+		for i := range z {
+			z[i] = f64(x[i])
+		}
+	}
+}
+
+// kMirror2 is kMirror1 for functions of two arguments.
+func kMirror2[T float](f32 func(float32, float32) float32, f64 func(float64, float64) float64) kernel {
+	var z T
+	if unsafe.Sizeof(z) == 4 {
+		return func(n int, d, a, b, _ unsafe.Pointer) {
+			z := sl[float32](d, n)
+			x := sl[float32](a, n)[:len(z)]
+			y := sl[float32](b, n)[:len(z)]
+			for i := range z {
+				z[i] = f32(x[i], y[i])
+			}
+		}
+	}
+	return func(n int, d, a, b, _ unsafe.Pointer) {
+		z := sl[float64](d, n)
+		x := sl[float64](a, n)[:len(z)]
+		y := sl[float64](b, n)[:len(z)]
+		for i := range z {
+			z[i] = f64(x[i], y[i])
+		}
+	}
+}
+
 func kMath1[T float](f func(float64) float64) kernel {
 	return func(n int, d, a, _, _ unsafe.Pointer) {
 		z := sl[T](d, n)

@@ -252,7 +252,10 @@ func refFunction(name string, f Func, typ, rt dtype.DType, x, y Scalar) Scalar {
 	if y.t.Valid() {
 		yf = refCast(y, rt).Float64()
 	}
-	v := refMath(f, xf, yf)
+	v, ok := mirrorRef(f, xf, yf, rt == dtype.Float64)
+	if !ok {
+		v = refMath(f, xf, yf)
+	}
 	if rt != dtype.Float64 {
 		v = float64(float32(v))
 	}
