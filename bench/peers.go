@@ -42,7 +42,7 @@ type PeerName struct {
 	Ours string
 	// Key is the peers' key: Metal.jl's name without "array/" (and without
 	// the storage level "private/" or "shared/", and with copyto! as copyto);
-	// kernel/ and sync/ keys keep their group.
+	// kernel/, integration/ and sync/ keys keep their group.
 	Key string
 	// Size selects the peers' section: cupy_S/torch_S or cupy_L/torch_L.
 	Size Size
@@ -68,7 +68,11 @@ type PeerName struct {
 // policy; the after_kernel variants and the raw/ baselines have no peer
 // figure); construct at L
 // allocates an uninitialized 16384x16384 float32 array (at S, Metal.jl's
-// one-element Int64 array).
+// one-element Int64 array); kernel/* (but launch) and integration/* are
+// hand-written kernels, the same in CUDA C (CuPy's RawModule) as in
+// gpubench's PTX, and the integration keys exist at S only (Metal.jl's
+// 3072x1536 matrix). Our array/shared/... names (unified memory) have no row:
+// the peers have no unified-memory figures.
 var PeerNames = []PeerName{
 	{"array/construct", "construct", SizeS},
 	{"array/copy", "copy", SizeS},
@@ -128,6 +132,12 @@ var PeerNames = []PeerName{
 	{"kernel/launch", "kernel/launch", SizeS},
 	{"kernel/indexing", "kernel/indexing", SizeS},
 	{"kernel/indexing_checked", "kernel/indexing_checked", SizeS},
+	{"kernel/rand", "kernel/rand", SizeS},
+	{"integration/byval/reference", "integration/byval/reference", SizeS},
+	{"integration/byval/slices=1", "integration/byval/slices=1", SizeS},
+	{"integration/byval/slices=2", "integration/byval/slices=2", SizeS},
+	{"integration/byval/slices=3", "integration/byval/slices=3", SizeS},
+	{"integration/metaldevrt", "integration/metaldevrt", SizeS},
 	{"sync/stream", "sync/stream", SizeS},
 	{"sync/stream/blocking", "sync/stream", SizeS},
 	{"sync/stream/spinning", "sync/stream", SizeS},
@@ -179,6 +189,7 @@ var PeerNames = []PeerName{
 	{"array/permutedims/4d/16k", "permutedims/4d", SizeL},
 	{"kernel/indexing/16k", "kernel/indexing", SizeL},
 	{"kernel/indexing_checked/16k", "kernel/indexing_checked", SizeL},
+	{"kernel/rand/16k", "kernel/rand", SizeL},
 }
 
 var (

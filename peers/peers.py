@@ -2,14 +2,20 @@
 """Time CuPy and PyTorch on this machine for gpubench's peer columns.
 
 Measures, with CuPy and PyTorch on the current CUDA device, the benchmarks of
-Metal.jl's CI suite (perf/array.jl, perf/kernel.jl, perf/metal.jl) that
-gpubench keeps, at two sizes:
+Metal.jl's CI suite (perf/array.jl, perf/kernel.jl, perf/metal.jl, and the
+integration benchmarks perf/byval.jl and perf/metaldevrt.jl) that gpubench
+keeps, at two sizes:
 
   S  Metal.jl's own fixtures: its 512x1000 Julia matrix, which is a NumPy
      (1000, 512) array (the 1d benchmarks use its 512000-element vector), and
      for the dims=1L/dims=2L names its 3x1000000 Julia matrix, a NumPy
      (1000000, 3) array.
   L  a (16384, 16384) array, 2^28 elements (1d: its flattened vector).
+
+The hand-written kernels (kernel/*, integration/*) are CUDA C compiled with
+CuPy's RawModule, the same kernels as gpubench's PTX (cmd/gpubench/
+suite_kernels.go); PyTorch has no such figures. The integration benchmarks use
+Metal.jl's 3072x1536 Julia matrix, a NumPy (1536, 3072) array, at S only.
 
 Julia is column-major: Julia's dims=1 is the last NumPy axis (axis=1 of a
 matrix), dims=2 is axis=0, and a Julia permutation p of an n-d array is the
@@ -74,6 +80,7 @@ SHAPES = {
         "long": (N_LONG, M_LONG),     # Julia 3x1000000
         "3d": (25, 40, M),            # Julia (512, 40, 25)
         "4d": (10, 10, 10, M),        # Julia (512, 10, 10, 10)
+        "byval": (1536, 3072),        # Julia 3072x1536 (perf/byval.jl, perf/metaldevrt.jl)
     },
     "L": {
         "mat": (BIG, BIG),
@@ -248,9 +255,11 @@ class CuPy:
                 size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
                 if (i < n) dest[i] = src[i];
             }
-            '''
+            ''' + KERNELS_SRC
             mod = self.cp.RawModule(code=src)
-            self._kernels = {k: mod.get_function(k) for k in ("empty_kernel", "copy_unchecked", "copy_checked")}
+            names = ("empty_kernel", "copy_unchecked", "copy_checked", "rand_f32", "add_f32",
+                     "add_slices1", "add_slices2", "add_slices3", "add_mat_vec")
+            self._kernels = {k: mod.get_function(k) for k in names}
         return self._kernels
 
     def launch_empty(self):
@@ -263,6 +272,23 @@ class CuPy:
             self.kernels()["copy_checked"]((blocks,), (threads,), (dest, src, self.np.uint64(n)))
         else:
             self.kernels()["copy_unchecked"]((blocks,), (threads,), (dest, src))
+
+    def launch_rand(self, dest, ctr):
+        blocks = dest.size // RAND_BLOCK
+        self.kernels()["rand_f32"]((blocks,), (RAND_BLOCK,), (dest, self.np.uint32(RAND_SEED), self.np.uint32(ctr)))
+
+    def launch_add(self, y, x1, x2):
+        n = y.size
+        self.kernels()["add_f32"](((n + BYVAL_BLOCK - 1) // BYVAL_BLOCK,), (BYVAL_BLOCK,), (self.np.uint64(n), x1, x2, y))
+
+    def launch_add_slices(self, ys, x1s, x2s):
+        k, n = len(ys), ys[0].size
+        grid = ((n + BYVAL_BLOCK - 1) // BYVAL_BLOCK, k)
+        self.kernels()["add_slices%d" % k](grid, (BYVAL_BLOCK,), (self.np.uint64(n), *x1s, *x2s, *ys))
+
+    def launch_add_mat_vec(self, y, x1, x2):
+        rows, m = y.shape
+        self.kernels()["add_mat_vec"]((rows,), (BYVAL_BLOCK,), (self.np.uint64(m), x1, x2, y))
 
     def stream_sync(self):
         self.cp.cuda.get_current_stream().synchronize()
@@ -385,6 +411,11 @@ class Torch:
     def launch_copy(self, dest, src, checked, threads):
         raise Unsupported("PyTorch launches no user kernels without compiling them")
 
+    def launch_rand(self, *args):
+        raise Unsupported("PyTorch launches no user kernels without compiling them")
+
+    launch_add = launch_add_slices = launch_add_mat_vec = launch_rand
+
     def stream_sync(self):
         self.t.cuda.current_stream().synchronize()
 
@@ -393,6 +424,76 @@ class Torch:
 
 
 ADAPTERS = {"cupy": CuPy, "torch": Torch}
+
+
+# The hand-written kernels of kernel/rand and integration/*, as gpubench's PTX
+# computes them (cmd/gpubench/suite_kernels.go).
+RAND_BLOCK = 512        # kernel/*: Metal.jl's threads=size(src,1) of its 512x1000 matrix
+RAND_SEED = 0x5eed1234
+BYVAL_BLOCK = 256       # perf/byval.jl and perf/metaldevrt.jl: threads = 256
+
+KERNELS_SRC = r'''
+// kernel/rand: dest[i] = the upper 24 bits of the first word of Philox2x32-10
+// (Random123) of the counter (i, ctr) under key seed, times 2^-24.
+extern "C" __global__ void rand_f32(float *dest, unsigned int seed, unsigned int ctr) {
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned int x0 = i, x1 = ctr, key = seed;
+    for (int r = 0; r < 10; r++) {
+        unsigned long long p = (unsigned long long)x0 * 0xD256D193u;
+        x0 = (unsigned int)(p >> 32) ^ x1 ^ key;
+        x1 = (unsigned int)p;
+        key += 0x9E3779B9u;
+    }
+    dest[(size_t)blockIdx.x * blockDim.x + threadIdx.x] = (float)(x0 >> 8) * (1.0f / 16777216.0f);
+}
+
+// integration/byval/reference: y = x1 + x2, the arrays as pointer arguments.
+extern "C" __global__ void add_f32(size_t n, const float *x1, const float *x2, float *y) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x1[i] + x2[i];
+}
+
+// integration/byval/slices=k: Julia's kernel_add_mat_z_slices, the 3k arrays
+// passed by value (x1s, x2s, ys), block row j adding slice j.
+#define SLICE(j, a, b, c) ((j) == 0 ? (a) : (j) == 1 ? (b) : (c))
+extern "C" __global__ void add_slices1(size_t n, const float *a0, const float *b0, float *c0) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) c0[i] = a0[i] + b0[i];
+}
+extern "C" __global__ void add_slices2(size_t n, const float *a0, const float *a1,
+        const float *b0, const float *b1, float *c0, float *c1) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned int j = blockIdx.y;
+    const float *a = SLICE(j, a0, a1, a1), *b = SLICE(j, b0, b1, b1);
+    float *c = SLICE(j, c0, c1, c1);
+    if (i < n) c[i] = a[i] + b[i];
+}
+extern "C" __global__ void add_slices3(size_t n, const float *a0, const float *a1, const float *a2,
+        const float *b0, const float *b1, const float *b2, float *c0, float *c1, float *c2) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned int j = blockIdx.y;
+    const float *a = SLICE(j, a0, a1, a2), *b = SLICE(j, b0, b1, b2);
+    float *c = SLICE(j, c0, c1, c2);
+    if (i < n) c[i] = a[i] + b[i];
+}
+
+// integration/metaldevrt: y[j, :] = x1[j, :] + x2[j], one block per row of m
+// (Julia's column), every element through a call of a device function.
+__device__ __noinline__ float addf(float a, float b) { return a + b; }
+extern "C" __global__ void add_mat_vec(size_t m, const float *x1, const float *x2, float *y) {
+    size_t off = (size_t)blockIdx.x * m;
+    float v = x2[blockIdx.x];
+    for (size_t i = threadIdx.x; i < m; i += blockDim.x) y[off + i] = addf(x1[off + i], v);
+}
+'''
+
+
+def launcher(lib, method, fallback):
+    """lib's raw-kernel launcher method, or, for an adapter without raw
+    kernels (the NumPy stand-in of test_peers.py), fallback: the same
+    arithmetic with array operations. The real adapters have the methods
+    (PyTorch's raise Unsupported, and the kernel benchmarks list CuPy only)."""
+    return getattr(lib, method, None) or fallback
 
 
 # ---------------------------------------------------------------------------
@@ -563,6 +664,47 @@ def benchmarks():
         return make
     add("kernel/indexing", SL, indexing(False), "copy kernel dest[i] = src[i], 512 threads per block", libs=("cupy",))
     add("kernel/indexing_checked", SL, indexing(True), "the same with a bounds check (i < n)", libs=("cupy",))
+
+    def krand(lib, sz):
+        dest = lib.empty((numel(SHAPES[sz]["mat"]),), "f32")
+        run = launcher(lib, "launch_rand", lambda d, ctr: lib.rand_(d))
+        ctr = [0]
+
+        def call():
+            ctr[0] += 1
+            run(dest, ctr[0])
+        return call
+    add("kernel/rand", SL, krand, "each thread writes a uniform float32 from Philox2x32-10 of its index, "
+        "512 threads per block", libs=("cupy",))
+
+    def byval(k):
+        def make(lib, sz):
+            shape = SHAPES[sz]["byval"]
+            x1 = [lib.f32(shape) for _ in range(max(k, 1))]
+            x2 = [lib.f32(shape) for _ in range(max(k, 1))]
+            y = [lib.empty(shape, "f32") for _ in range(max(k, 1))]
+            if k == 0:
+                run = launcher(lib, "launch_add", lambda y, a, b: lib.d2d(y, a + b))
+                return lambda: run(y[0], x1[0], x2[0])
+            run = launcher(lib, "launch_add_slices", lambda ys, As, Bs: [lib.d2d(c, a + b) for a, b, c in zip(As, Bs, ys)])
+            return lambda: run(y, x1, x2)
+        return make
+    add("integration/byval/reference", ("S",), byval(0),
+        "y = x1 + x2 of the float32 (1536, 3072) matrices, kernel with pointer arguments, 256 threads per block",
+        libs=("cupy",))
+    for k in range(1, 4):
+        add("integration/byval/slices=%d" % k, ("S",), byval(k),
+            "y_j = x1_j + x2_j for %d slices in one launch, the %d arrays as by-value arguments" % (k, 3 * k),
+            libs=("cupy",))
+
+    def devrt(lib, sz):
+        rows, m = SHAPES[sz]["byval"]
+        x1, x2, y = lib.f32((rows, m)), lib.f32((rows, 1)), lib.empty((rows, m), "f32")
+        run = launcher(lib, "launch_add_mat_vec", lambda y, a, b: lib.d2d(y, a + b))
+        return lambda: run(y, x1, x2)
+    add("integration/metaldevrt", ("S",), devrt,
+        "y[j, :] = x1[j, :] + x2[j], one block per row, every element through a __noinline__ device function",
+        libs=("cupy",))
 
     add("sync/stream", ("S",), lambda lib, sz: lib.stream_sync, "synchronize the idle current stream", mode="sync")
     add("sync/context", ("S",), lambda lib, sz: lib.device_sync, "synchronize the idle device", mode="sync")
