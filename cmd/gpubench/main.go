@@ -32,6 +32,26 @@
 //   - reference/dtod_copy: the device-to-device copy whose GB/s is the run's
 //     reference bandwidth (the "% copy" column), device events.
 //
+// The array-level suite (suite_array.go, suite_reduce.go, suite_random.go) and
+// the hand-written kernels (suite_kernels.go), registered between copyto and
+// latency: the rest of Metal.jl's CI suite under its names, each doing what
+// peers/peers.py does under the same key:
+//
+//   - array/copy and array/iteration/{scalar, logical, findall/{bool,int},
+//     findfirst/{bool,int}, findmin/{1d,2d}}, on device memory and, as
+//     array/shared/..., on unified memory (Metal.jl's private and shared);
+//   - array/broadcast, array/accumulate, array/reductions/{reduce,mapreduce}
+//     (Float32 and Int64; 1d, dims=1, dims=2, dims=1L, dims=2L),
+//     array/random/{rand,rand!,randn,randn!}, array/permutedims/{2d,3d,4d};
+//   - kernel/{indexing,indexing_checked,rand}: PTX loaded with
+//     Device.LoadModule (Go functions on the CPU backend);
+//   - integration/byval/{reference,slices=1,2,3} and integration/metaldevrt.
+//
+// At Metal.jl's sizes these are timed as Metal.@sync and the peers time them:
+// one call and a stream synchronize on the host clock. The same operations at
+// 2^28 elements (/16k; 4096^2 on the CPU backend) are bandwidth figures timed
+// with device events.
+//
 // Each benchmark that has a raw driver counterpart is sampled in turn with it
 // (raw/<name>/<driver call>: cuStreamSynchronize, cuLaunchKernel,
 // cuMemcpyHtoDAsync, ... on a stream of its own), and the table shows our

@@ -1,12 +1,20 @@
 package main
 
-// The runtime-level suite, in the order the table lists it. Suites of later
-// layers (arrays, ...) register from their own suite_<group>.go files.
+// The suite, in the order the table lists it: the runtime level (sync,
+// kernel/launch, construct, copyto), the array level (suite_array.go,
+// suite_reduce.go, suite_random.go), the hand-written kernels and Metal.jl's
+// integration benchmarks (suite_kernels.go), then latency and the reference
+// copy.
 func init() {
 	registerSync()
 	registerKernel()
 	registerConstruct()
 	registerCopies()
+	registerArrays()
+	registerReductions()
+	registerRandom()
+	registerPermutations()
+	registerKernels()
 	registerLatency()
 	registerReference()
 }
