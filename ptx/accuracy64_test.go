@@ -89,7 +89,8 @@ var cases64 = []case64{
 	{fn: Log10, mirror: gomath.Log10F64, ref: func(x *big.Float) *big.Float { return newF().Quo(bigLogPos(x), bigLogPos(bf(10))) },
 		goRef: math.Log10, lo: 0, hi: 4, bound: 1, special: logLike},
 	{fn: Log1p, mirror: gomath.Log1pF64, ref: bigLog1p, goRef: math.Log1p, lo: -1, hi: 4, bound: 1,
-		special: func(x float64) bool { return x <= -1 }, extra: []float64{-1 + 0x1p-53, -0.5, 0x1p-53, -0x1p-54, 1e-300, 0x1p1020, 0x1p1023, math.MaxFloat64, 0x1p53 + 2}},
+		special: func(x float64) bool { return x <= -1 }, extra: []float64{-1 + 0x1p-53, -0.5, 0x1p-53, -0x1p-54, 1e-300, 0x1p1020, 0x1p1023, math.MaxFloat64, 0x1p53 + 2,
+			-5.814211639333188e-17, 8.352538917294027e-16, 0x1p-20}},
 	{fn: Atan, mirror: gomath.AtanF64, ref: bigAtanAny, goRef: math.Atan, lo: -20, hi: 20, bound: 1,
 		extra: []float64{1, 1.0625, 0.0625, 0.0625 - 0x1p-56, 16, 16 - 0x1p-49, 1e300, 1e-300, 0.96875, 0.9999999999999999}},
 	{fn: Cbrt, mirror: gomath.CbrtF64, ref: bigCbrt, goRef: math.Cbrt, lo: -30, hi: 30, bound: 1,
@@ -99,11 +100,12 @@ var cases64 = []case64{
 	{fn: Acos, mirror: gomath.AcosF64, ref: bigAcos, goRef: math.Acos, lo: -1, hi: 1, bound: 1, special: outside1,
 		extra: []float64{0.5, -0.5, 0.5 + 0x1p-53, 1 - 0x1p-53, -1 + 0x1p-53, 1e-300, 0.49999999999999994, 2, -2}},
 	{fn: Asinh, mirror: gomath.AsinhF64, ref: bigAsinh, goRef: math.Asinh, lo: -8, hi: 8, bound: 1,
-		extra: []float64{0x1p28, 0x1p28 - 0x1p-24, -0x1p28, 1e300, 0x1p-30, 0x1p-20, 0x1p-1022, 0.5, 1, 0x1p1023}},
+		extra: []float64{0x1p28, 0x1p28 - 0x1p-24, -0x1p28, 1e300, 0x1p-30, 0x1p-20, 0x1p-1022, 0.5, 1, 0x1p1023,
+			1.232389809893982e-16, 0x1p-20 - 0x1p-75, 2.2424829297125855e-4}},
 	{fn: Acosh, mirror: gomath.AcoshF64, ref: bigAcosh, goRef: math.Acosh, lo: 1, hi: 8, bound: 1,
 		special: func(x float64) bool { return x <= 1 }, extra: []float64{1 + 0x1p-52, 1 + 0x1p-30, 1.25, 2, 0x1p28, 0x1p28 - 0x1p-24, 1e300, 0x1p1023}},
 	{fn: Atanh, mirror: gomath.AtanhF64, ref: bigAtanh, goRef: math.Atanh, lo: -1, hi: 1, bound: 1,
-		special: func(x float64) bool { return math.Abs(x) >= 1 }, extra: []float64{1 - 0x1p-53, -1 + 0x1p-53, 0.5, 1e-300, 0x1p-30, 0x1p-20}},
+		special: func(x float64) bool { return math.Abs(x) >= 1 }, extra: []float64{1 - 0x1p-53, -1 + 0x1p-53, 0.5, 1e-300, 0x1p-30, 0x1p-20, -6.087491410644313e-17, 9.066874664194878e-05}},
 	{fn: Erf, mirror: gomath.ErfF64, ref: bigErf, goRef: math.Erf, lo: -7, hi: 7, bound: 1,
 		special: func(x float64) bool { return math.Abs(x) > 7 }, extra: []float64{1, 1 - 0x1p-53, 1.5, 5.9, 6, 6 - 0x1p-50, 0x1p-1070, 1e-300}},
 	{fn: Sin, mirror: gomath.SinF64, ref: bigSin, goRef: math.Sin, lo: -10, hi: 10, bound: 1, extra: trigHard},
@@ -134,7 +136,9 @@ func TestAccuracy64(t *testing.T) {
 				math.SmallestNonzeroFloat64, 0x1p-1022, c.lo, c.hi, 1e-300, -1e-300}
 			xs = append(xs, c.extra...)
 			for len(xs) < n {
-				switch len(xs) % 4 {
+				switch len(xs) % 5 {
+				case 4: // small magnitudes, log-uniform down to 2^-70
+					xs = append(xs, math.Copysign(math.Ldexp(1+r.Float64(), -r.IntN(70)), r.NormFloat64()))
 				case 3:
 					xs = append(xs, 1+r.NormFloat64()*math.Ldexp(1, -r.IntN(50))) // near 1
 				case 2:

@@ -11,8 +11,9 @@ import "math"
 // float64 forms the argument w of the logarithm as a double-word (x² by TwoProduct,
 // 1 ± x and x² ± 1 by Fast2Sum, the root by sqrtDD, the quotient with its exact
 // remainder) and takes log w = log w_hi + w_lo/w_hi with the extra-precise logarithm
-// of pow (logW), so that arguments near 0 (w near 1) keep full relative accuracy
-// without a separate series. Beyond 2^28, asinh and acosh are log|x| + log 2.
+// of pow (logW), so that arguments near 0 (w near 1) keep full relative accuracy;
+// only below 2^-20, where the square of w's low part would matter, asinh and atanh
+// take x - x³/6 and x + x³/3. Beyond 2^28, asinh and acosh are log|x| + log 2.
 //
 // float32 computes w in float64, where its rounding (2^-53) is far below a float32
 // ulp of the result except for tiny |x|, which take the first terms of the series
@@ -98,7 +99,11 @@ func asinhF64(b *mb, t vtype, xs []val) val {
 		sh, se := b.fastTwoSum(b.sel(ge1, ph, b.f64(1)), b.sel(ge1, b.f64(1), ph))
 		q, ql := b.sqrtDD(sh, b.add(se, pl), true)
 		wh, we := b.fastTwoSum(q, ax)
-		b.set(res, b.withSign(b.logW(wh, b.add(we, ql)), x))
+		v := b.logW(wh, b.add(we, ql))
+		// below 2^-20, x - x³/6 (logW drops second-order terms of w's low part,
+		// which matter when w - 1 is that small)
+		v = b.sel(b.cmp(cLt, ax, b.f64(0x1p-20)), b.fma(b.mul(ax, b.mul(ax, ax)), b.f64(-1.0/6), ax), v)
+		b.set(res, b.withSign(v, x))
 	}, func() {
 		v := b.withSign(b.logBig(ax), x)
 		v = b.sel(b.cmp(cEq, ax, b.inf(t)), x, v)
@@ -135,7 +140,9 @@ func atanhF64(b *mb, t vtype, xs []val) val {
 	q := b.div(ph, dh)
 	rem := b.fma(b.neg(q), dh, ph) // exact
 	ql := b.mul(b.fma(b.neg(q), de, b.add(rem, pe)), b.rcpAcc(dh))
-	v := b.withSign(b.mul(b.logW(q, ql), b.f64(0.5)), x)
+	v := b.mul(b.logW(q, ql), b.f64(0.5))
+	v = b.sel(b.cmp(cLt, ax, b.f64(0x1p-20)), b.fma(b.mul(ax, b.mul(ax, ax)), b.f64(1.0/3), ax), v) // x + x³/3
+	v = b.withSign(v, x)
 	v = b.sel(b.cmp(cEq, ax, one), b.withSign(b.inf(t), x), v)
 	return b.sel(b.cmp(cGtU, ax, one), b.nan(t), v)
 }

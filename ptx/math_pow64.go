@@ -242,13 +242,16 @@ func (b *mb) logW(wh, wl val) val {
 
 // log1p(x) = log(u) + c/u with u = RN(1 + x) and c = 1 + x - u exact (Fast2Sum);
 // Goldberg, "What every computer scientist should know about floating-point
-// arithmetic", 1991, Theorem 4, in double-word form.
+// arithmetic", 1991, Theorem 4, in double-word form (c joins logPrec64's reduced
+// argument); below 2^-20 the series x - x²/2 + x³/3.
 func log1pF64(b *mb, t vtype, xs []val) val {
 	x := xs[0]
 	one := b.f64(1)
 	u := b.add(x, one)
 	c := b.sel(b.cmp(cGe, b.abs(x), one), b.sub(one, b.sub(u, x)), b.sub(x, b.sub(u, one)))
 	v := b.logW(u, c)
+	// below 2^-20: x - x²/2 + x³/3 (logW drops the square of c, which matters there)
+	v = b.sel(b.cmp(cLt, b.abs(x), b.f64(0x1p-20)), b.fma(b.mul(x, x), b.fma(x, b.f64(1.0/3), b.f64(-0.5)), x), v)
 	res := b.variable(v)
 	// x = ±0 keeps its sign; not in (-1, +Inf): -1 → -Inf, below or NaN → NaN, +Inf → +Inf.
 	b.ifThen(b.or(b.cmp(cGe, b.sub(b.bits(u), b.u64(1)), b.u64(0x7fefffffffffffff)), b.cmp(cEq, x, b.f64(0))), func() {

@@ -1320,32 +1320,41 @@ func Log1pF64(x float64) float64 {
 	v96 := float64(v88 - v95)
 	v97 := float64(v96 + v94)
 	v98 := float64(v95 + v97)
-	v99 := v98
-	v100 := math.Float64bits(v3)
-	v102 := uint64(v100 - uint64(0x1))
-	v104 := v102 >= uint64(0x7fefffffffffffff)
-	v105 := x == float64(0x0p+00)
-	v106 := v104 || v105
-	if v106 {
-		v108 := x == math.Float64frombits(0x7ff0000000000000)
-		v110 := math.Float64frombits(0x7fffffffffffffff)
-		if v108 {
-			v110 = x
-		}
-		v111 := v3 == float64(0x0p+00)
-		v112 := -math.Float64frombits(0x7ff0000000000000)
-		v113 := v110
-		if v111 {
-			v113 = v112
-		}
-		v114 := x == float64(0x0p+00)
-		v115 := v113
-		if v114 {
-			v115 = x
-		}
-		v99 = v115
+	v99 := abs64(x)
+	v101 := v99 < float64(0x1p-20)
+	v102 := float64(x * x)
+	v103 := math.FMA(x, float64(0x1.5555555555555p-02), float64(-0x1p-01))
+	v104 := math.FMA(v102, v103, x)
+	v105 := v98
+	if v101 {
+		v105 = v104
 	}
-	return v99
+	v106 := v105
+	v107 := math.Float64bits(v3)
+	v109 := uint64(v107 - uint64(0x1))
+	v111 := v109 >= uint64(0x7fefffffffffffff)
+	v112 := x == float64(0x0p+00)
+	v113 := v111 || v112
+	if v113 {
+		v115 := x == math.Float64frombits(0x7ff0000000000000)
+		v117 := math.Float64frombits(0x7fffffffffffffff)
+		if v115 {
+			v117 = x
+		}
+		v118 := v3 == float64(0x0p+00)
+		v119 := -math.Float64frombits(0x7ff0000000000000)
+		v120 := v117
+		if v118 {
+			v120 = v119
+		}
+		v121 := x == float64(0x0p+00)
+		v122 := v120
+		if v121 {
+			v122 = x
+		}
+		v106 = v122
+	}
+	return v106
 }
 
 // SinF32 is the Go mirror of the device function sin for float32.
@@ -4331,88 +4340,96 @@ func AsinhF64(x float64) float64 {
 		v145 := float64(v137 - v144)
 		v146 := float64(v145 + v143)
 		v147 := float64(v144 + v146)
-		v148 := math.Float64bits(x)
-		v150 := v148 & uint64(0x8000000000000000)
-		v151 := math.Float64bits(v147)
-		v152 := v151 | v150
-		v153 := math.Float64frombits(v152)
-		v4 = v153
+		v149 := v2 < float64(0x1p-20)
+		v150 := float64(v2 * v2)
+		v151 := float64(v2 * v150)
+		v153 := math.FMA(v151, float64(-0x1.5555555555555p-03), v2)
+		v154 := v147
+		if v149 {
+			v154 = v153
+		}
+		v155 := math.Float64bits(x)
+		v157 := v155 & uint64(0x8000000000000000)
+		v158 := math.Float64bits(v154)
+		v159 := v158 | v157
+		v160 := math.Float64frombits(v159)
+		v4 = v160
 	} else {
-		v154 := v2
-		v155 := uint64(0x0)
-		v156 := math.Float64bits(v2)
-		v157 := v156 < uint64(0x10000000000000)
-		if v157 {
-			v158 := float64(v2 * float64(0x1p+52))
-			v154 = v158
-			v155 = uint64(0xffffffffffffffcc)
+		v161 := v2
+		v162 := uint64(0x0)
+		v163 := math.Float64bits(v2)
+		v164 := v163 < uint64(0x10000000000000)
+		if v164 {
+			v165 := float64(v2 * float64(0x1p+52))
+			v161 = v165
+			v162 = uint64(0xffffffffffffffcc)
 		}
-		v159 := math.Float64bits(v154)
-		v160 := uint64(v159 - uint64(0x3fe6a09e667f3bcd))
-		v161 := uint64(int64(v160) >> uint32(0x34))
-		v162 := v161 << uint32(0x34)
-		v163 := uint64(v159 - v162)
-		v164 := math.Float64frombits(v163)
-		v165 := v160 >> uint32(0x2d)
-		v166 := v165 & uint64(0x7f)
-		v167 := uint32(v166)
-		v168 := uint64(v161 + v155)
-		v169 := float64(int64(v168))
-		v170 := tbl_logp_r[v167]
-		v171 := math.FMA(v164, v170, float64(-0x1p+00))
-		v172 := float64(v171 * v171)
-		v173 := -v172
-		v174 := math.FMA(v171, v171, v173)
-		v175 := float64(v172 * float64(-0x1p-01))
-		v176 := float64(v171 + v175)
-		v177 := float64(v171 - v176)
-		v178 := float64(v177 + v175)
-		v179 := math.FMA(v174, float64(-0x1p-01), v178)
-		v180 := float64(v171 * v172)
-		v181 := math.FMA(float64(0x1.c729cc57737efp-04), v171, float64(-0x1.00068f7fc8152p-03))
-		v182 := math.FMA(v181, v171, float64(0x1.249249100f582p-03))
-		v183 := math.FMA(v182, v171, float64(-0x1.555555449c66bp-03))
-		v184 := math.FMA(v183, v171, float64(0x1.9999999999b0fp-03))
-		v185 := math.FMA(v184, v171, float64(-0x1.0000000000067p-02))
-		v186 := math.FMA(v185, v171, float64(0x1.5555555555555p-02))
-		v187 := math.FMA(v180, v186, v179)
-		v188 := tbl_logp_tlo[v167]
-		v189 := math.FMA(v169, float64(0x1.ef35793c7673p-45), v188)
-		v190 := float64(v187 + v189)
-		v191 := tbl_logp_thi[v167]
-		v192 := math.FMA(v169, float64(0x1.62e42fefa38p-01), v191)
-		v193 := float64(v192 + v176)
-		v194 := float64(v193 - v192)
-		v195 := float64(v193 - v194)
-		v196 := float64(v192 - v195)
-		v197 := float64(v176 - v194)
-		v198 := float64(v196 + v197)
-		v199 := float64(v198 + v190)
-		v200 := float64(v193 + v199)
-		v201 := float64(v193 - v200)
-		v202 := float64(v201 + v199)
-		v204 := float64(v200 + float64(0x1.62e42fefa39efp-01))
-		v205 := float64(v200 - v204)
-		v206 := float64(v205 + float64(0x1.62e42fefa39efp-01))
-		v208 := float64(v202 + float64(0x1.abc9e3b39803fp-56))
-		v209 := float64(v206 + v208)
-		v210 := float64(v204 + v209)
-		v211 := math.Float64bits(x)
-		v212 := v211 & uint64(0x8000000000000000)
-		v213 := math.Float64bits(v210)
-		v214 := v213 | v212
-		v215 := math.Float64frombits(v214)
-		v217 := v2 == math.Float64frombits(0x7ff0000000000000)
-		v218 := v215
-		if v217 {
-			v218 = x
+		v166 := math.Float64bits(v161)
+		v167 := uint64(v166 - uint64(0x3fe6a09e667f3bcd))
+		v168 := uint64(int64(v167) >> uint32(0x34))
+		v169 := v168 << uint32(0x34)
+		v170 := uint64(v166 - v169)
+		v171 := math.Float64frombits(v170)
+		v172 := v167 >> uint32(0x2d)
+		v173 := v172 & uint64(0x7f)
+		v174 := uint32(v173)
+		v175 := uint64(v168 + v162)
+		v176 := float64(int64(v175))
+		v177 := tbl_logp_r[v174]
+		v178 := math.FMA(v171, v177, float64(-0x1p+00))
+		v179 := float64(v178 * v178)
+		v180 := -v179
+		v181 := math.FMA(v178, v178, v180)
+		v182 := float64(v179 * float64(-0x1p-01))
+		v183 := float64(v178 + v182)
+		v184 := float64(v178 - v183)
+		v185 := float64(v184 + v182)
+		v186 := math.FMA(v181, float64(-0x1p-01), v185)
+		v187 := float64(v178 * v179)
+		v188 := math.FMA(float64(0x1.c729cc57737efp-04), v178, float64(-0x1.00068f7fc8152p-03))
+		v189 := math.FMA(v188, v178, float64(0x1.249249100f582p-03))
+		v190 := math.FMA(v189, v178, float64(-0x1.555555449c66bp-03))
+		v191 := math.FMA(v190, v178, float64(0x1.9999999999b0fp-03))
+		v192 := math.FMA(v191, v178, float64(-0x1.0000000000067p-02))
+		v193 := math.FMA(v192, v178, float64(0x1.5555555555555p-02))
+		v194 := math.FMA(v187, v193, v186)
+		v195 := tbl_logp_tlo[v174]
+		v196 := math.FMA(v176, float64(0x1.ef35793c7673p-45), v195)
+		v197 := float64(v194 + v196)
+		v198 := tbl_logp_thi[v174]
+		v199 := math.FMA(v176, float64(0x1.62e42fefa38p-01), v198)
+		v200 := float64(v199 + v183)
+		v201 := float64(v200 - v199)
+		v202 := float64(v200 - v201)
+		v203 := float64(v199 - v202)
+		v204 := float64(v183 - v201)
+		v205 := float64(v203 + v204)
+		v206 := float64(v205 + v197)
+		v207 := float64(v200 + v206)
+		v208 := float64(v200 - v207)
+		v209 := float64(v208 + v206)
+		v211 := float64(v207 + float64(0x1.62e42fefa39efp-01))
+		v212 := float64(v207 - v211)
+		v213 := float64(v212 + float64(0x1.62e42fefa39efp-01))
+		v215 := float64(v209 + float64(0x1.abc9e3b39803fp-56))
+		v216 := float64(v213 + v215)
+		v217 := float64(v211 + v216)
+		v218 := math.Float64bits(x)
+		v219 := v218 & uint64(0x8000000000000000)
+		v220 := math.Float64bits(v217)
+		v221 := v220 | v219
+		v222 := math.Float64frombits(v221)
+		v224 := v2 == math.Float64frombits(0x7ff0000000000000)
+		v225 := v222
+		if v224 {
+			v225 = x
 		}
-		v219 := x != x
-		v221 := v218
-		if v219 {
-			v221 = math.Float64frombits(0x7fffffffffffffff)
+		v226 := x != x
+		v228 := v225
+		if v226 {
+			v228 = math.Float64frombits(0x7fffffffffffffff)
 		}
-		v4 = v221
+		v4 = v228
 	}
 	return v4
 }
@@ -4829,27 +4846,35 @@ func AtanhF64(x float64) float64 {
 	v124 := float64(v123 + v121)
 	v125 := float64(v122 + v124)
 	v127 := float64(v125 * float64(0x1p-01))
-	v128 := math.Float64bits(x)
-	v130 := v128 & uint64(0x8000000000000000)
-	v131 := math.Float64bits(v127)
-	v132 := v131 | v130
-	v133 := math.Float64frombits(v132)
-	v134 := v2 == float64(0x1p+00)
-	v136 := math.Float64bits(x)
-	v137 := v136 & uint64(0x8000000000000000)
-	v138 := math.Float64bits(math.Float64frombits(0x7ff0000000000000))
-	v139 := v138 | v137
-	v140 := math.Float64frombits(v139)
-	v141 := v133
-	if v134 {
-		v141 = v140
+	v129 := v2 < float64(0x1p-20)
+	v130 := float64(v2 * v2)
+	v131 := float64(v2 * v130)
+	v132 := math.FMA(v131, float64(0x1.5555555555555p-02), v2)
+	v133 := v127
+	if v129 {
+		v133 = v132
 	}
-	v142 := !(v2 <= float64(0x1p+00))
-	v144 := v141
-	if v142 {
-		v144 = math.Float64frombits(0x7fffffffffffffff)
+	v134 := math.Float64bits(x)
+	v136 := v134 & uint64(0x8000000000000000)
+	v137 := math.Float64bits(v133)
+	v138 := v137 | v136
+	v139 := math.Float64frombits(v138)
+	v140 := v2 == float64(0x1p+00)
+	v142 := math.Float64bits(x)
+	v143 := v142 & uint64(0x8000000000000000)
+	v144 := math.Float64bits(math.Float64frombits(0x7ff0000000000000))
+	v145 := v144 | v143
+	v146 := math.Float64frombits(v145)
+	v147 := v139
+	if v140 {
+		v147 = v146
 	}
-	return v144
+	v148 := !(v2 <= float64(0x1p+00))
+	v150 := v147
+	if v148 {
+		v150 = math.Float64frombits(0x7fffffffffffffff)
+	}
+	return v150
 }
 
 // PowF32 is the Go mirror of the device function pow for float32.

@@ -1,7 +1,9 @@
 """Minimax polynomial coefficients for the ptx math library (offline tool).
 
-Run with python3 and mpmath: python3 remez.py NAME. It prints the coefficients as
-exact hexadecimal floats rounded to the target format, for pasting into the Go source.
+Run with python3 and mpmath: python3 remez.py NAME DEGREE (the number of terms). It
+prints the coefficients as exact hexadecimal floats rounded to the target format, for
+pasting into the Go source. The erfc pieces of erf: python3 remez.py erfc_piece TERMS
+A B PREC (e.g. erfc_piece 14 1.0 1.5 53, erfc_piece 10 1 2 24).
 The Remez exchange algorithm (E. Remez, 1934; see J.-M. Muller, "Elementary
 Functions", 3rd ed., ch. 3) on a dense grid: solve for the polynomial that equioscillates
 on n+1 reference points, move the references to the extrema of the weighted error, repeat.
@@ -149,7 +151,6 @@ def rel_odd(F, lo, hi, d, prec):
     return lambda name: run(name, lambda t: g(t) if t > mp.mpf(2)**-60 else g(mp.mpf(2)**-60), powers(range(d)), lo, hi,
                             lambda t: w(t) if t > mp.mpf(2)**-60 else w(mp.mpf(2)**-60), prec)
 
-P['sin_f64'] = lambda d: rel_odd(mp.sin, 0, (mp.pi / 4)**2, d, 53)('sin_f64')
 # cos(r) = 1 - r^2/2 + r^4 C(r^2), relative error of cos
 P['cos2_f64'] = lambda d: run('cos2_f64', lambda t: (mp.cos(mp.sqrt(t)) - 1 + t / 2) / t**2 if t > 1e-20 else mp.mpf(1) / 24,
                               powers(range(d)), 0, (mp.pi / 4)**2, lambda t: t**2 / mp.cos(mp.sqrt(t)), 53)
@@ -175,7 +176,6 @@ def erfc_piece(a, b, d, prec):
     a, b = mp.mpf(a), mp.mpf(b)
     c = (a + b) / 2
     return run('erfc[%s,%s]' % (a, b), lambda u: mp.erfc(c + u), powers(range(d)), a - c, b - c, lambda u: 1, prec)
-P['erfc_piece'] = None
 # cbrt: f^(-1/3) on [1, 2] (a starting value for Newton's iteration)
 P['rcbrt'] = lambda d: run('rcbrt', lambda f: mp.cbrt(f)**-1, powers(range(d)), 1, 2, lambda f: mp.cbrt(f), 53)
 
