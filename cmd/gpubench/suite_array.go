@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"unsafe"
 
 	"github.com/go-gpu/gpu"
@@ -402,6 +403,9 @@ func registerIteration(st storage, large bool) {
 				return nil, 0, err
 			}
 			s := c.s()
+			if err := checkSize(gpu.Extract(bg, s, rot.Sets()[0].mask, rot.Sets()[0].v))(k); err != nil {
+				return nil, 0, err
+			}
 			return func() error {
 				x := rot.Next()
 				out, err := gpu.Extract(bg, s, x.mask, x.v)
@@ -423,6 +427,9 @@ func registerIteration(st storage, large bool) {
 				return nil, 0, err
 			}
 			s := c.s()
+			if err := checkSize(gpu.Nonzero(bg, s, rot.Sets()[0]))(k); err != nil {
+				return nil, 0, err
+			}
 			return func() error {
 				out, err := gpu.Nonzero(bg, s, rot.Next())
 				return freeing(err, out)
@@ -446,6 +453,9 @@ func registerIteration(st storage, large bool) {
 				return nil, 0, err
 			}
 			s := c.s()
+			if err := checkSize(gpu.NonzeroWhere(bg, s, "x % 2 != 0", rot.Sets()[0]))(int(k)); err != nil {
+				return nil, 0, err
+			}
 			return func() error {
 				out, err := gpu.NonzeroWhere(bg, s, "x % 2 != 0", rot.Next())
 				return freeing(err, out)
@@ -474,6 +484,9 @@ func registerIteration(st storage, large bool) {
 				return nil, 0, err
 			}
 			s := c.s()
+			if err := checkFirst(c.large, int(m))(gpu.FindFirst(bg, s, rot.Sets()[0])); err != nil {
+				return nil, 0, err
+			}
 			return func() error {
 				_, err := gpu.FindFirst(bg, s, rot.Next())
 				return err
@@ -503,6 +516,9 @@ func registerIteration(st storage, large bool) {
 				return nil, 0, err
 			}
 			s := c.s()
+			if err := checkFirst(c.large, int(m))(gpu.FindFirstWhere(bg, s, "x % 2 != 0", rot.Sets()[0])); err != nil {
+				return nil, 0, err
+			}
 			return func() error {
 				_, err := gpu.FindFirstWhere(bg, s, "x % 2 != 0", rot.Next())
 				return err
@@ -546,6 +562,33 @@ func registerIteration(st storage, large bool) {
 			}, 4*m + 12*int64(shape[0]), nil
 		},
 	})
+}
+
+// checkSize returns a check that a search's result (freed) has k elements.
+func checkSize[T gpu.Elem](out *gpu.Array[T], err error) func(k int) error {
+	return func(k int) error {
+		if err != nil {
+			return err
+		}
+		if n := out.Size(); n != k {
+			err = fmt.Errorf("the search found %d elements, want %d", n, k)
+		}
+		return freeing(err, out)
+	}
+}
+
+// checkFirst returns a check of a FindFirst over m elements: the last element
+// at /16k, where it is the only hit; any hit at Metal.jl's size.
+func checkFirst(large bool, m int) func(i int, err error) error {
+	return func(i int, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case large && i != m-1, i < 0 || i >= m:
+			return fmt.Errorf("the first hit is at %d of %d", i, m)
+		}
+		return nil
+	}
 }
 
 // countWhere returns how many elements satisfy the predicate src over vars.
