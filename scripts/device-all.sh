@@ -35,7 +35,7 @@ tests)
       "$root/.gpu/conformance.test" -test.run 'TestCUDA$' -test.short 2>&1) > "$OUT/san-$tool-conformance.log"
     echo "== $tool conformance: exit $?"; grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|Invalid|Race reported' "$OUT/san-$tool-conformance.log" | head -5
     timeout 150 compute-sanitizer --tool $tool --report-api-errors no --error-exitcode 3 \
-      .gpu/root.test -test.run 'TestCumSumSizes|TestNonzeroSizes|TestPermuteMetal|TestReduceAxes|TestEvalBroadcastStrided|TestRandomExact' -test.short > "$OUT/san-$tool-arrays.log" 2>&1
+      .gpu/root.test -test.run 'TestScanCrossBackend|TestNonzeroShapes|TestPermuteMetal|TestReduceNaNInfTies|TestEvalBroadcastStrided|TestFindFirstPositions' -test.short > "$OUT/san-$tool-arrays.log" 2>&1
     echo "== $tool arrays: exit $?"; grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|Invalid|Race reported' "$OUT/san-$tool-arrays.log" | head -5
   done
   ;;
@@ -56,9 +56,9 @@ gpubench)
 nccl)
   nvidia-smi topo -m | head -5
   T=400 pkgtest nccl nccl 'NCCL|Multi'
-  timeout 300 .gpu/nccl.test -test.run '^$' -test.bench "${BENCH:-NCCL/AllReduce/.*/1GiB|NCCL/.*/(256MiB|1GiB|4GiB)|PeerCopy}" -test.benchtime 5x > "$OUT/nccl-bench.log" 2>&1
+  timeout 300 .gpu/nccl.test -test.run '^$' -test.bench "${BENCH:-NCCL/[A-Za-z]+/(nonblocking|blocking|raw)/(8MiB|256MiB|1GiB|4GiB)|PeerCopy}" -test.benchtime 5x > "$OUT/nccl-bench.log" 2>&1
   echo "nccl bench exit $?"; grep -E '^(Benchmark|FAIL|panic)' "$OUT/nccl-bench.log"
-  PYTHONUNBUFFERED=1 timeout 200 python3 nccl/bench/torch_nccl.py > "$OUT/torch_nccl.json" 2> "$OUT/torch_nccl.err"
+  PYTHONUNBUFFERED=1 timeout 200 python3 nccl/bench/torch_nccl.py --sizes 8M,256M,1G,4G > "$OUT/torch_nccl.json" 2> "$OUT/torch_nccl.err"
   echo "torch exit $?"; cat "$OUT/torch_nccl.json" | head -40
   ;;
 esac
