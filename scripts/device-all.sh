@@ -55,10 +55,11 @@ gpubench)
   ;;
 nccl)
   nvidia-smi topo -m | head -5
-  T=400 pkgtest nccl nccl 'NCCL|Multi'
-  timeout 300 .gpu/nccl.test -test.run '^$' -test.bench "${BENCH:-NCCL/[A-Za-z]+/(nonblocking|blocking|raw)/(8MiB|256MiB|1GiB|4GiB)|PeerCopy}" -test.benchtime 5x > "$OUT/nccl-bench.log" 2>&1
+  T=200 pkgtest nccl nccl 'NCCL|Multi'
+  T=60 pkgtest conformance conformance 'TestMulti'
+  timeout 170 .gpu/nccl.test -test.run '^$' -test.bench "${BENCH:-NCCL/[A-Za-z]+/(nonblocking|blocking|raw)/(8MiB|256MiB|1GiB|4GiB)|PeerCopy}" -test.benchtime 5x > "$OUT/nccl-bench.log" 2>&1
   echo "nccl bench exit $?"; grep -E '^(Benchmark|FAIL|panic)' "$OUT/nccl-bench.log"
-  PYTHONUNBUFFERED=1 timeout 200 python3 nccl/bench/torch_nccl.py --sizes 8M,256M,1G,4G > "$OUT/torch_nccl.json" 2> "$OUT/torch_nccl.err"
+  PYTHONUNBUFFERED=1 timeout 120 python3 nccl/bench/torch_nccl.py --sizes 8M,256M,1G,4G > "$OUT/torch_nccl.json" 2> "$OUT/torch_nccl.err"
   echo "torch exit $?"; cat "$OUT/torch_nccl.json" | head -40
   ;;
 esac
