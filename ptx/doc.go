@@ -46,17 +46,27 @@
 // Every function is written once, in a small intermediate form (mathir.go), from which
 // both the PTX and a Go function in package gomath are generated (go generate ./ptx).
 // Each IR node is one IEEE operation with a defined rounding: add/sub/mul/fma/div/sqrt
-// with .rn, cvt with explicit rounding, integer and bit operations, table loads. No
-// .approx instruction is used. The Go mirror (gomath.ExpF32, gomath.PowF64, ...) performs
+// with .rn, cvt with explicit rounding, integer and bit operations, table loads, plus
+// if/else and a while loop (fmod's). No .approx instruction is used. The Go mirror (gomath.ExpF32, gomath.PowF64, ...) performs
 // the same operations in the same order (float32 fma through gomath.FMA32, which is
 // exact; every float result is converted explicitly so Go can't fuse), so the CPU
 // backend gets bit-identical results, NaN included: NaN results are the canonical NaN
-// the GPU produces (0x7fffffff, 0x7fffffffffffffff).
+// the GPU produces (0x7fffffff, 0x7fffffffffffffff). A test runs an independent
+// interpreter of the IR against the generated mirrors.
 //
 // The algorithms and their sources are described in each math_*.go file: Cody & Waite
-// argument reduction and minimax polynomials (coefficients from internal/remez,
-// an offline Remez tool) for exp and log, Tang's table method for the float64 logarithm
-// and the logarithm inside pow, Cody-Waite plus Payne & Hanek reduction for sin, cos and tan of any argument.
+// argument reduction and minimax polynomials (coefficients from internal/remez, an
+// offline Remez tool) throughout; Tang's table methods for the float64 logarithms, for
+// the extra-precise logarithm and exponential inside float64 pow (also behind log1p,
+// asinh, acosh and atanh) and for float64 atan and atan2; Cody-Waite plus Payne & Hanek
+// reduction (a 192-bit window of 2/π for float64) for sin, cos and tan of any argument;
+// double-word arithmetic (Dekker's and Knuth's exact sums and products, math_dd.go)
+// wherever a rounding would otherwise cost a visible fraction of an ulp; fmod by exact
+// long division, 51 bits per step; cbrt by division-free Newton steps; erf by a series
+// below 1 and piecewise polynomials for erfc above. Several float32 functions (asin,
+// acos, atan2, asinh, acosh, atanh, cbrt, hypot, fmod, pow) compute in float64 and round
+// once: on sm_90 float64 runs at half the float32 rate, and a short float64 path keeps
+// them within half an ulp.
 //
 // # Lowering an expression
 //
@@ -87,39 +97,59 @@
 //
 // # Accuracy and cost
 //
-// Maximum error measured against correctly rounded results (float32: float64 math as
-// the reference, 200,000 arguments per function in the default test run, uniform over
-// the interesting range plus uniform bit patterns over every magnitude plus special
-// values; pow on 300,000 pairs; float64: math/big references at 300 bits). "SASS" is the
-// static instruction count of the inlined function in a one-element kernel compiled by
-// ptxas 11.8 for sm_90, rare paths and kernel overhead (about 12) included; "fp" counts
-// the floating-point arithmetic instructions (FFMA, FADD, FMUL, DFMA, ...), again over
-// all paths. None spills or uses local memory.
+// Maximum error measured against correctly rounded results: float32 against float64
+// Go math (math.Mod for fmod, bit for bit), float64 against math/big references at 300
+// bits (2400-bit π for the trigonometric reduction). The arguments are uniform over the
+// interesting range, uniform bit patterns over every magnitude, values near 1, small
+// magnitudes down to 2^-70, special values and known hard cases (the float64 nearest
+// to a multiple of π/2, k·π/2 for small k); the two-argument functions take random
+// pairs of every magnitude, of close magnitudes, of ratios near 1 and, for pow, bases
+// near 1 with huge exponents and results at the overflow and underflow thresholds.
+// The default run takes 200,000 arguments per float32 function and 3,000 to 20,000 per
+// float64 one; the numbers below are the maxima over "go test -long" (20 million and
+// 300,000 to 1 million). Subnormal results of float64 pow and atan2 round twice (at
+// most one subnormal ulp): for normal results both are within 0.51 ulp.
 //
-//	function  float32 ulp  SASS (fp)   float64 ulp  SASS (fp)
-//	exp       0.82         48 (14)     0.77         81 (19)
-//	exp2      0.79         46 (13)     0.73         84 (24)
-//	expm1     1.23         83 (35)     1.06        180 (50)
-//	log       0.82         45 (16)     0.50        142 (42)
-//	log2      1.00         54 (24)     0.50        150 (46)
-//	log10     1.00         53 (24)     0.50        150 (46)
-//	log1p     0.85        187 (55)     -
-//	sin       1.12        110 (35)     -
-//	cos       1.10        110 (35)     -
-//	tan       1.07        219 (59)     -
-//	atan      1.33        141 (36)    -
-//	sinh      1.35        251 (81)     1.13        402 (119)
-//	cosh      1.25        200 (50)     1.15        253 (72)
-//	tanh      1.45        218 (66)     1.31        340 (101)
-//	pow       0.50        145 (30)     -
+// "path" counts the floating-point operations one argument executes on the common path
+// (go test -v -run MathPathCost, an interpreter of the IR), "+d" and "+s" a division
+// or square root, about 10 instructions each in SASS (float64: MUFU.RCP64H or
+// MUFU.RSQ64H plus DFMA steps). "SASS" is the static instruction count of the inlined
+// function in a one-element kernel compiled by ptxas 11.8 for sm_90, rare paths, the
+// division's slow path and kernel overhead (about 12) included; "fp" counts its
+// floating-point arithmetic instructions (FFMA, FADD, DFMA, MUFU, ...), again over all
+// paths (go test -v -run MathSassCounts). None spills or uses local memory.
 //
-// The common path is much shorter than the static count: exp(float32) runs 10 FFMA,
-// 1 FADD, 1 FMUL and 3 integer instructions when |x| < 87. Functions with a division
-// (tan, tanh, sinh, cosh, log1p) include the div.rn slow path that ptxas adds.
-// TestMathSassCounts (go test -v -run MathSassCounts ./ptx) prints the counts.
+//	function  float32: ulp  path    SASS (fp)    float64: ulp  path    SASS (fp)
+//	exp       0.86          12      48 (14)      0.84          17      81 (19)
+//	exp2      0.86          11      46 (13)      0.77          22      84 (24)
+//	expm1     0.87          26      96 (46)      0.92          31      191 (61)
+//	log       0.87          16      45 (16)      0.50          28      142 (42)
+//	log2      1.01          24      54 (24)      0.50          32      150 (46)
+//	log10     1.01          24      53 (24)      0.50          32      150 (46)
+//	log1p     0.94          22+d    189 (55)     0.55          43      145 (43)
+//	sin       1.18          29      110 (35)     0.71          43      210 (59)
+//	cos       1.17          29      110 (35)     0.72          43      210 (59)
+//	tan       1.21          32+d    219 (59)     0.76          55+d    339 (110)
+//	asin      0.51          19+s    121 (42)     0.59          33+s    165 (56)
+//	acos      0.51          19+s    128 (42)     0.59          33+s    170 (56)
+//	atan      1.36          14+d    141 (36)     0.53          13+d    172 (50)
+//	atan2     0.51          16+d    192 (53)     0.74          23+2d   266 (76)
+//	sinh      1.33          29+d    264 (92)     1.23          34+d    413 (130)
+//	cosh      1.30          13+d    200 (50)     1.26          18+d    253 (72)
+//	tanh      1.50          28+d    233 (77)     1.49          33+d    351 (112)
+//	asinh     0.50          16+s    132 (37)     0.59          60+s    331 (119)
+//	acosh     0.50          13+s    123 (34)     0.54          56+s    316 (114)
+//	atanh     0.50          17+d    176 (52)     0.58          57+d    259 (93)
+//	pow       0.50          29      145 (30)     0.73          52      221 (55)
+//	cbrt      0.50          19      67 (20)      0.50          28      83 (28)
+//	hypot     0.50          5+s     86 (27)      0.50          21+s    130 (45)
+//	erf       0.76          32      106 (45)     0.81          37      160 (55)
+//	fmod      exact         8+d     162 (44)     exact         6+d     168 (45)
 //
-// Not written yet: float32 asin, acos, atan2, asinh, acosh, atanh, cbrt, hypot, erf,
-// fmod; float64 log1p, sin, cos, tan (needs a float64 Payne-Hanek), the inverse
-// trigonometric and inverse hyperbolic functions, pow, cbrt, hypot, erf, fmod.
-// Supports reports false for them and Math panics.
+// The float32 functions computed in float64 (asin, acos, atan2, asinh, acosh, atanh,
+// pow, cbrt, hypot, fmod) show their float64 operations in "path". fmod's path is one
+// step of its loop, taken once for quotients below 2^51 (float64: up to 42 steps for the
+// widest exponent gaps). The float64 inverse hyperbolic functions are the longest
+// common paths (about 60 operations plus a root or a division): they trade length for
+// full accuracy at every argument through the double-word logarithm.
 package ptx
