@@ -2,9 +2,29 @@ package gpu
 
 import (
 	"fmt"
+	"os"
+	"sync/atomic"
 
 	"github.com/go-gpu/gpu/internal/kernel"
 )
+
+// permuteVariant selects the tiled permute kernel: 1 (the default) the first one, 2
+// the second (kernel.Permute.V2: every load of a thread in flight before any use,
+// 16-byte accesses where aligned, 32-bit block decomposition, smaller tiles when the
+// grid would not fill the device). GPU_PERMUTE_VARIANT=v2 in the environment selects
+// the second at start-up; tests and benchmarks switch with setPermuteVariant.
+var permuteVariant atomic.Int32
+
+func init() {
+	permuteVariant.Store(1)
+	if v := os.Getenv("GPU_PERMUTE_VARIANT"); v == "v2" || v == "2" {
+		permuteVariant.Store(2)
+	}
+}
+
+// setPermuteVariant selects the tiled permute kernel (1 or 2) and returns the
+// previous choice.
+func setPermuteVariant(v int) int { return int(permuteVariant.Swap(int32(v))) }
 
 // Permute returns a new contiguous array holding a with its axes permuted: axis i of
 // the result is axis axes[i] of a (numpy.transpose(a, axes) made contiguous, i.e.
@@ -94,6 +114,9 @@ func permuteInto(s *Stream, out, in *header) error {
 			sp.TA = kernel.PermuteBlock / 16
 		}
 	}
+	if permuteVariant.Load() == 2 {
+		permuteV2(sp, cshape, ist, in, out, d.info.Multiprocessors)
+	}
 	fn, err := d.kernel(sp)
 	if err != nil {
 		return err
@@ -112,4 +135,33 @@ func permuteInto(s *Stream, out, in *header) error {
 	}
 	cfg := LaunchConfig{Grid: Dim3{X: blocks}, Block: Dim3{X: kernel.PermuteBlock}}
 	return s.Launch(fn, cfg, args...)
+}
+
+// permuteV2 turns the first kernel's spec into the second's: tiles of 32 along a
+// dimension of 17 to 32 (the first kernel's 64 would leave half the threads idle),
+// 32x32 tiles instead of 64x64 when 64x64 gives fewer than two blocks per
+// multiprocessor (512x1000 float32: 128 blocks of 64x64 on 132 SMs, 512 of 32x32), and
+// the widest vector (up to 16 bytes, at most 4 elements) that the shape, the strides
+// and the element-0 addresses allow.
+func permuteV2(sp *kernel.Permute, shape, istr []int, in, out *header, sms int) {
+	sp.V2 = true
+	r := sp.Rank
+	sa, sb := shape[r-1], shape[sp.B]
+	if sa > 16 && sa <= 32 && sp.TA > 32 {
+		sp.TA = 32
+	}
+	if sb > 16 && sb <= 32 && sp.TB > 32 {
+		sp.TB = 32
+	}
+	if sp.TA == 64 && sp.TB == 64 && sp.Blocks(shape) < 2*max(sms, 1) {
+		sp.TA, sp.TB = 32, 32
+	}
+	ptr := func(h *header) uint64 { return h.buf.a.mem.Ptr() + uint64(h.buf.off) + uint64(h.off*h.dt.Size()) }
+	for _, v := range []int{4, 2} {
+		sp.Vec = v
+		if sp.Validate() == nil && sp.VecOK(shape, istr) && ptr(in)%uint64(v*sp.Size) == 0 && ptr(out)%uint64(v*sp.Size) == 0 {
+			return
+		}
+	}
+	sp.Vec = 1
 }

@@ -11,7 +11,8 @@ import (
 // bandwidth of the same bytes (acceptance: within 20%; PyTorch reaches 26%), and
 // Metal.jl's permutedims shapes at S (2d: (1000, 512) -> (512, 1000); 3d: (25, 40,
 // 512) with axes (1, 2, 0); 4d: (10, 10, 10, 512) with axes (1, 0, 3, 2)). GB/s counts
-// bytes read plus written.
+// bytes read plus written. Each case runs with the first tiled kernel and, as
+// <case>/float32/v2, with the second (gpu.SetPermuteVariant).
 func BenchmarkPermute(b *testing.B) {
 	d := scBenchDev(b)
 	s := d.DefaultStream()
@@ -35,13 +36,21 @@ func BenchmarkPermute(b *testing.B) {
 		for _, v := range c.shape {
 			n *= v
 		}
-		b.Run(fmt.Sprintf("%s/float32", c.name), func(b *testing.B) {
-			x, err := gpu.Rand[float32](s, gpu.NewGenerator(10), c.shape...)
-			if err != nil {
-				b.Fatal(err)
+		for _, variant := range []int{1, 2} {
+			name := fmt.Sprintf("%s/float32", c.name)
+			if variant == 2 {
+				name += "/v2"
 			}
-			defer x.Free()
-			scRun(b, s, int64(8*n), func() (interface{ Free() error }, error) { return gpu.Permute(s, x, c.axes...) })
-		})
+			b.Run(name, func(b *testing.B) {
+				old := gpu.SetPermuteVariant(variant)
+				defer gpu.SetPermuteVariant(old)
+				x, err := gpu.Rand[float32](s, gpu.NewGenerator(10), c.shape...)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer x.Free()
+				scRun(b, s, int64(8*n), func() (interface{ Free() error }, error) { return gpu.Permute(s, x, c.axes...) })
+			})
+		}
 	}
 }

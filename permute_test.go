@@ -14,24 +14,30 @@ import (
 // copies, short and long tile dimensions), every element size, strided inputs,
 // Metal.jl's permutedims shapes, empty arrays, against the host-computed transpose.
 
-// pmCheck permutes a (holding xs as a view with shape/strides/off over xs) and
-// compares with the host's transpose.
+// pmCheck permutes a (holding xs as a view with shape/strides/off over xs) with each
+// tiled kernel variant (gpu.SetPermuteVariant) and compares with the host's
+// transpose.
 func pmCheck[T gpu.Elem](t *testing.T, s *gpu.Stream, a *gpu.Array[T], base []T, axes []int) {
 	t.Helper()
-	out, err := gpu.Permute(s, a, axes...)
-	if err != nil {
-		t.Fatalf("Permute %v of %v: %v", axes, a.Shape(), err)
+	old := gpu.SetPermuteVariant(1)
+	defer gpu.SetPermuteVariant(old)
+	for _, variant := range []int{1, 2} {
+		gpu.SetPermuteVariant(variant)
+		out, err := gpu.Permute(s, a, axes...)
+		if err != nil {
+			t.Fatalf("v%d: Permute %v of %v: %v", variant, axes, a.Shape(), err)
+		}
+		v, err := a.Transpose(axes...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(out.Shape(), v.Shape()) || !out.IsContiguous() {
+			t.Fatalf("v%d: Permute %v of %v: shape %v", variant, axes, a.Shape(), out.Shape())
+		}
+		want := scHostView(base, v.Shape(), v.Strides(), v.Offset())
+		scCheckExact(t, fmt.Sprintf("%v v%d permute %v of %v (strides %v)", s.Device(), variant, axes, a.Shape(), a.Strides()), toSlice(t, out), want)
+		out.Free()
 	}
-	defer out.Free()
-	v, err := a.Transpose(axes...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(out.Shape(), v.Shape()) || !out.IsContiguous() {
-		t.Fatalf("Permute %v of %v: shape %v", axes, a.Shape(), out.Shape())
-	}
-	want := scHostView(base, v.Shape(), v.Strides(), v.Offset())
-	scCheckExact(t, fmt.Sprintf("%v permute %v of %v (strides %v)", s.Device(), axes, a.Shape(), a.Strides()), toSlice(t, out), want)
 }
 
 func pmRandomCase[T gpu.Elem](t *testing.T, s *gpu.Stream, rng *rand.Rand, shape []int) {
@@ -103,6 +109,9 @@ func TestPermuteMetal(t *testing.T) {
 			{[]int{25, 40, 512}, []int{1, 2, 0}},
 			{[]int{10, 10, 10, 512}, []int{1, 0, 3, 2}},
 			{[]int{1025, 2049}, []int{1, 0}},
+			{[]int{1028, 2052}, []int{1, 0}},            // 16-byte accesses, partial tiles (v2)
+			{[]int{20, 4, 36, 1000}, []int{3, 1, 0, 2}}, // 16-byte accesses with a batch
+			{[]int{24, 40}, []int{1, 0}},                // 17..32-element tiles
 		}
 		for _, c := range cases {
 			m := 1

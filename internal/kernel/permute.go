@@ -34,6 +34,15 @@ type Permute struct {
 	B       int // the dimension read along, < Rank-1
 	TB, TA  int // tile sizes along B and A (powers of two, TB*TA >= PermuteBlock)
 	Index64 bool
+	// V2 selects the second kernel (PermuteV2 in permute_ptx.go): every load of a
+	// thread issued before any use, Vec elements per access, 32-bit block
+	// decomposition. Vec (1, 2 or 4; V2 only; 0 reads as 1) is the number of
+	// consecutive elements a thread moves per global access: the host sets it above 1
+	// only when the input is read along B with stride 1, shape[A] and shape[B] and
+	// every other input stride are multiples of Vec, and both element-0 addresses
+	// are aligned to Vec*Size bytes.
+	V2  bool
+	Vec int
 }
 
 // PermuteBlock is the number of threads of a Permute block.
@@ -41,7 +50,19 @@ const PermuteBlock = 256
 
 // Key identifies the kernel.
 func (p *Permute) Key() string {
-	return fmt.Sprintf("permute|s%d|r%d|b%d|%dx%d|i64=%v", p.Size, p.Rank, p.B, p.TB, p.TA, p.Index64)
+	k := fmt.Sprintf("permute|s%d|r%d|b%d|%dx%d|i64=%v", p.Size, p.Rank, p.B, p.TB, p.TA, p.Index64)
+	if p.V2 {
+		k += fmt.Sprintf("|v2|vec%d", p.vec())
+	}
+	return k
+}
+
+// vec returns the elements per access (1 for the first kernel).
+func (p *Permute) vec() int {
+	if !p.V2 || p.Vec == 0 {
+		return 1
+	}
+	return p.Vec
 }
 
 // Validate checks the spec.
@@ -58,6 +79,13 @@ func (p *Permute) Validate() error {
 	if !pow2(p.TB) || !pow2(p.TA) || p.TB*p.TA < PermuteBlock || p.TB > PermuteBlock || p.TA > PermuteBlock {
 		return fmt.Errorf("kernel: permute tile %dx%d", p.TB, p.TA)
 	}
+	if p.Vec != 0 && !p.V2 {
+		return fmt.Errorf("kernel: permute vector width %d without V2", p.Vec)
+	}
+	switch v := p.vec(); {
+	case v != 1 && v != 2 && v != 4, v*p.Size > 16, p.TB*p.TA < PermuteBlock*v, p.TB < v, p.TA < v:
+		return fmt.Errorf("kernel: permute vector width %d for %d-byte elements and tile %dx%d", p.Vec, p.Size, p.TB, p.TA)
+	}
 	return nil
 }
 
@@ -71,6 +99,25 @@ func (p *Permute) Blocks(shape []int) int {
 		}
 	}
 	return n
+}
+
+// VecOK reports whether the shape and input strides allow the spec's vector width
+// (the element-0 addresses are the host's to check): the input read along B with
+// stride 1, and shape[A], shape[B] and the other input strides multiples of it.
+func (p *Permute) VecOK(shape, istr []int) bool {
+	v := p.vec()
+	if v == 1 {
+		return true
+	}
+	if istr[p.B] != 1 || shape[p.B]%v != 0 || shape[p.Rank-1]%v != 0 {
+		return false
+	}
+	for d, s := range istr {
+		if d != p.B && s%v != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // PermuteNeedIndex64 reports whether the copy of n elements with these input strides
@@ -106,6 +153,9 @@ func (p *Permute) CPU() (func(*cpu.Launch) error, error) {
 		}
 		if !p.Index64 && PermuteNeedIndex64(shape, st) {
 			return launchErr("32-bit offsets for shape %v, strides %v", shape, st)
+		}
+		if !p.VecOK(shape, st) {
+			return launchErr("%d-element accesses for shape %v, strides %v", p.vec(), shape, st)
 		}
 		full, base := l.MemAt(0)
 		lo, hi := extent(shape, st)

@@ -15,6 +15,9 @@ func (p *Permute) PTX(major, minor int) (src, entry string, err error) {
 	if err := p.Validate(); err != nil {
 		return "", "", err
 	}
+	if p.V2 {
+		return p.ptxV2(major, minor)
+	}
 	defer scanPTXError(&err)
 	m := ptx.NewModule(major, minor)
 	entry = "permute_tiled"
@@ -160,6 +163,229 @@ func (p *Permute) PTX(major, minor int) (src, entry string, err error) {
 			f.Add(ob, ob, ptx.Int(rowsS))
 			f.Add(oaddr, oaddr, stepB)
 			f.Add(ss, ss, ptx.Int(rowsS*sz))
+		}
+	}
+	f.Ret()
+	return m.String(), entry, nil
+}
+
+// ptxV2 returns the second tiled permute kernel. The tile, grid and parameters are the
+// first kernel's; what changes is how a thread moves its elements:
+//
+//   - every global load of a thread is issued, into its own registers, before any of
+//     them is stored to shared memory (the first kernel reuses one register, so that
+//     ptxas serializes load -> shared store -> next load: one load in flight per
+//     thread, a DRAM round trip per element row);
+//   - with Vec > 1 a thread moves Vec consecutive elements per global access
+//     (ld.global.nc.v4.u32 and st.global.v4.u32 for float32: 16 bytes), read along B
+//     and written along A; the padded shared tile is accessed with scalars (the
+//     padding column makes rows odd, at most 2-way bank conflicts);
+//   - the shared-memory reads of the store phase are all issued before the global
+//     stores;
+//   - without Index64 the block number is decomposed with 32-bit divisions (the
+//     first kernel calls the 64-bit division routine two or more times per thread).
+func (p *Permute) ptxV2(major, minor int) (src, entry string, err error) {
+	defer scanPTXError(&err)
+	m := ptx.NewModule(major, minor)
+	entry = "permute_tiled_v2"
+	r := p.Rank
+	params := []ptx.Param{ptx.P("in", ptx.U64), ptx.P("out", ptx.U64)}
+	for d := 0; d < r; d++ {
+		params = append(params, ptx.P(fmt.Sprintf("shape%d", d), ptx.U64))
+	}
+	for d := 0; d < r; d++ {
+		params = append(params, ptx.P(fmt.Sprintf("istr%d", d), ptx.S64))
+	}
+	f := m.Kernel(entry, params...)
+	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", PermuteBlock))
+	A, B := r-1, p.B
+	TA, TB, sz, V := p.TA, p.TB, p.Size, p.vec()
+	pitch := TB + 1
+	et := map[int]ptx.Type{1: ptx.U8, 2: ptx.U16, 4: ptx.U32, 8: ptx.U64}[sz]
+	rt := ptx.U32
+	if sz == 8 {
+		rt = ptx.U64
+	}
+	vs := map[int]string{1: "", 2: ".v2", 4: ".v4"}[V]
+	f.Shared("pm_tile", et, 16, TA*pitch)
+	pin, pout := f.Reg(ptx.U64), f.Reg(ptx.U64)
+	f.CvtaTo(ptx.Global, pin, f.LdParam(0))
+	f.CvtaTo(ptx.Global, pout, f.LdParam(1))
+	shape := make([]ptx.Reg, r)
+	istr := make([]ptx.Reg, r)
+	for d := 0; d < r; d++ {
+		shape[d] = f.LdParam(2 + d)
+		istr[d] = f.LdParam(2 + r + d)
+	}
+	ostr := make([]ptx.Reg, r)
+	ostr[r-1] = f.Reg(ptx.U64)
+	f.Mov(ostr[r-1], ptx.Int(1))
+	for d := r - 2; d >= 0; d-- {
+		ostr[d] = f.Reg(ptx.U64)
+		f.Mul(ostr[d], ostr[d+1], shape[d+1])
+	}
+	// Block -> (batch, tile along B, tile along A), in 32 bits unless Index64 (then
+	// every count is below 2^31).
+	it := ptx.U64
+	if !p.Index64 {
+		it = ptx.U32
+	}
+	narrow := func(x ptx.Reg) ptx.Reg {
+		if it == ptx.U64 {
+			return x
+		}
+		y := f.Reg(ptx.U32)
+		f.Cvt(y, x)
+		return y
+	}
+	wide := func(x ptx.Reg) ptx.Reg {
+		if it == ptx.U64 {
+			return x
+		}
+		y := f.Reg(ptx.U64)
+		f.Cvt(y, x)
+		return y
+	}
+	nA, nB := f.Reg(it), f.Reg(it)
+	f.Add(nA, narrow(shape[A]), ptx.Int(TA-1))
+	f.Shr(nA, nA, ptx.Int(scanLog2(TA)))
+	f.Add(nB, narrow(shape[B]), ptx.Int(TB-1))
+	f.Shr(nB, nB, ptx.Int(scanLog2(TB)))
+	bid := f.Special(ptx.CtaidX)
+	if it == ptx.U64 {
+		b64 := f.Reg(ptx.U64)
+		f.Cvt(b64, bid)
+		bid = b64
+	}
+	rest := f.Reg(it)
+	f.Div(rest, bid, nA)
+	tA := f.Reg(it)
+	f.Mul(tA, rest, nA)
+	f.Sub(tA, bid, tA)
+	batch := f.Reg(it)
+	f.Div(batch, rest, nB)
+	tB := f.Reg(it)
+	f.Mul(tB, batch, nB)
+	f.Sub(tB, rest, tB)
+	inBase, outBase := f.Reg(ptx.S64), f.Reg(ptx.U64)
+	f.Mov(inBase, ptx.Int(0))
+	f.Mov(outBase, ptx.Int(0))
+	for d := r - 1; d >= 0; d-- {
+		if d == A || d == B {
+			continue
+		}
+		sd := narrow(shape[d])
+		q := f.Reg(it)
+		f.Div(q, batch, sd)
+		idx := f.Reg(it)
+		f.Mul(idx, q, sd)
+		f.Sub(idx, batch, idx)
+		f.Mov(batch, q)
+		iw := wide(idx)
+		f.Fma(inBase, iw.As(ptx.S64), istr[d], inBase)
+		f.Fma(outBase, iw, ostr[d], outBase)
+	}
+	a0, b0 := f.Reg(ptx.U64), f.Reg(ptx.U64)
+	f.Shl(a0, wide(tA), ptx.Int(scanLog2(TA)))
+	f.Shl(b0, wide(tB), ptx.Int(scanLog2(TB)))
+	tid := f.Special(ptx.TidX)
+
+	// Loads: threads per row along B tpr = TB/V; lb = V*(tid % tpr) along B, la =
+	// tid/tpr + i*rowsL along A.
+	tpr := TB / V
+	rowsL := PermuteBlock / tpr
+	nL := TA / rowsL
+	lb, la := f.Reg(ptx.U32), f.Reg(ptx.U32)
+	f.And(lb, tid, ptx.Int(tpr-1))
+	f.Shl(lb, lb, ptx.Int(scanLog2(V)))
+	f.Shr(la, tid, ptx.Int(scanLog2(tpr)))
+	gb := f.Reg(ptx.U64)
+	f.Cvt(gb, lb)
+	f.Add(gb, gb, b0)
+	bOK := f.Setp(ptx.Lt, gb, shape[B])
+	ga := f.Reg(ptx.U64)
+	f.Cvt(ga, la)
+	f.Add(ga, ga, a0)
+	off := f.Reg(ptx.S64)
+	f.Fma(off, ga.As(ptx.S64), istr[A], inBase)
+	f.Fma(off, gb.As(ptx.S64), istr[B], off)
+	addr := f.Reg(ptx.S64)
+	f.Fma(addr, off, ptx.Int(sz), pin.As(ptx.S64))
+	stepA := f.Reg(ptx.S64)
+	f.Mul(stepA, istr[A], ptx.Int(rowsL*sz))
+	vals := make([][]ptx.Reg, nL)
+	for i := 0; i < nL; i++ {
+		vals[i] = f.Regs(rt, V)
+		ok := f.Setp(ptx.Lt, ga, shape[A])
+		f.Op("and.pred", ok, ok, bOK)
+		if V == 1 {
+			f.At(ok).Op("ld.global.nc"+et.String(), vals[i][0], ptx.Mem(addr, 0))
+		} else {
+			f.At(ok).Op("ld.global.nc"+vs+et.String(), ptx.Vec(vals[i]), ptx.Mem(addr, 0))
+		}
+		if i+1 < nL {
+			f.Add(ga, ga, ptx.Int(rowsL))
+			f.Add(addr, addr, stepA)
+		}
+	}
+	// Shared stores, unguarded: a slot outside the array holds a value no store
+	// reads back.
+	sa := f.Reg(ptx.U32)
+	f.Op("mov.u32", sa, ptx.Sym("pm_tile"))
+	f.Fma(sa, la, ptx.Int(pitch*sz), sa)
+	f.Fma(sa, lb, ptx.Int(sz), sa)
+	for i := 0; i < nL; i++ {
+		for j := 0; j < V; j++ {
+			f.Op("st.shared"+et.String(), ptx.Mem(sa, int64((i*rowsL*pitch+j)*sz)), vals[i][j])
+		}
+	}
+	f.BarSync(0)
+
+	// Stores: threads per row along A tpa = TA/V; wa = V*(tid % tpa) along A, wb =
+	// tid/tpa + i*rowsS along B.
+	tpa := TA / V
+	rowsS := PermuteBlock / tpa
+	nS := TB / rowsS
+	wa, wb := f.Reg(ptx.U32), f.Reg(ptx.U32)
+	f.And(wa, tid, ptx.Int(tpa-1))
+	f.Shl(wa, wa, ptx.Int(scanLog2(V)))
+	f.Shr(wb, tid, ptx.Int(scanLog2(tpa)))
+	ss := f.Reg(ptx.U32)
+	f.Op("mov.u32", ss, ptx.Sym("pm_tile"))
+	f.Fma(ss, wa, ptx.Int(pitch*sz), ss)
+	f.Fma(ss, wb, ptx.Int(sz), ss)
+	outv := make([][]ptx.Reg, nS)
+	for i := 0; i < nS; i++ {
+		outv[i] = f.Regs(rt, V)
+		for j := 0; j < V; j++ {
+			f.Op("ld.shared"+et.String(), outv[i][j], ptx.Mem(ss, int64((i*rowsS+j*pitch)*sz)))
+		}
+	}
+	oa := f.Reg(ptx.U64)
+	f.Cvt(oa, wa)
+	f.Add(oa, oa, a0)
+	aOK := f.Setp(ptx.Lt, oa, shape[A])
+	ob := f.Reg(ptx.U64)
+	f.Cvt(ob, wb)
+	f.Add(ob, ob, b0)
+	o := f.Reg(ptx.U64)
+	f.Fma(o, ob, ostr[B], outBase)
+	f.Add(o, o, oa)
+	oaddr := f.Reg(ptx.U64)
+	f.Fma(oaddr, o, ptx.Int(sz), pout)
+	stepB := f.Reg(ptx.U64)
+	f.Mul(stepB, ostr[B], ptx.Int(rowsS*sz))
+	for i := 0; i < nS; i++ {
+		ok := f.Setp(ptx.Lt, ob, shape[B])
+		f.Op("and.pred", ok, ok, aOK)
+		if V == 1 {
+			f.At(ok).Op("st.global"+et.String(), ptx.Mem(oaddr, 0), outv[i][0])
+		} else {
+			f.At(ok).Op("st.global"+vs+et.String(), ptx.Mem(oaddr, 0), ptx.Vec(outv[i]))
+		}
+		if i+1 < nS {
+			f.Add(ob, ob, ptx.Int(rowsS))
+			f.Add(oaddr, oaddr, stepB)
 		}
 	}
 	f.Ret()
