@@ -2,7 +2,9 @@ package gpu
 
 import (
 	"fmt"
+	"os"
 	"slices"
+	"sync/atomic"
 
 	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/expr"
@@ -267,6 +269,12 @@ func scanInto(s *Stream, out, in *header, comb kernel.Combine, axis int, excl bo
 		if comb.Type.Size() == 8 {
 			kmax = 8
 		}
+		if scanVariant.Load() == 2 && (comb.Type.Size() == 4 || comb.Type.Size() == 8) {
+			// The second variant: twice the items per thread (tiles of 8192 4-byte or
+			// 4096 8-byte values), so twice the bytes in flight per thread and half the
+			// tiles (atomics, look-backs, barriers) per byte.
+			kmax *= 2
+		}
 		// The fewest items per thread (a multiple of the group) for a tile to cover a
 		// row, up to kmax (or one group).
 		// The largest multiple of the group up to kmax, preferring thread chunks of a
@@ -369,3 +377,21 @@ func scanCollapseStride(shape, st []int) (int, bool) {
 	}
 	return stride, ok
 }
+
+// scanVariant selects the row-scan configuration: 1 (the default) the first one, 2
+// the second: 32 items per thread for 4-byte accumulators and 16 for 8-byte ones
+// (kernel.ScanTiles with Items 32 or 16, stored through the warp staging area),
+// instead of 16 and 8. GPU_SCAN_VARIANT=v2 in the environment selects the second at
+// start-up; tests and benchmarks switch with setScanVariant.
+var scanVariant atomic.Int32
+
+func init() {
+	scanVariant.Store(1)
+	if v := os.Getenv("GPU_SCAN_VARIANT"); v == "v2" || v == "2" {
+		scanVariant.Store(2)
+	}
+}
+
+// setScanVariant selects the row-scan configuration (1 or 2) and returns the previous
+// choice.
+func setScanVariant(v int) int { return int(scanVariant.Swap(int32(v))) }

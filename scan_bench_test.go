@@ -116,7 +116,8 @@ func scDtypeSize[T gpu.Elem]() int64 {
 }
 
 // BenchmarkCumSum is the 1-D CumSum of 2^28 float32 against the copy bandwidth
-// (acceptance: within 20% of copy), plus int64.
+// (acceptance: within 20% of copy), plus int64; each with the first row-scan
+// configuration and, as <name>/v2, the second (gpu.SetScanVariant).
 func BenchmarkCumSum(b *testing.B) {
 	d := scBenchDev(b)
 	s := d.DefaultStream()
@@ -125,22 +126,30 @@ func BenchmarkCumSum(b *testing.B) {
 		n = 1 << 22
 	}
 	b.Run(fmt.Sprintf("1d/%d/float32/copy", n), func(b *testing.B) { scCopyBench[float32](b, s, n) })
-	b.Run(fmt.Sprintf("1d/%d/float32", n), func(b *testing.B) {
-		x, err := gpu.Rand[float32](s, gpu.NewGenerator(1), n)
-		if err != nil {
-			b.Fatal(err)
+	for _, variant := range []int{1, 2} {
+		suffix := ""
+		if variant == 2 {
+			suffix = "/v2"
 		}
-		defer x.Free()
-		scRun(b, s, int64(8*n), func() (interface{ Free() error }, error) { return gpu.CumSum[float32](s, x, 0) })
-	})
-	b.Run(fmt.Sprintf("1d/%d/int64", n/2), func(b *testing.B) {
-		x, err := gpu.RandInt[int64](s, gpu.NewGenerator(2), -10, 11, n/2)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer x.Free()
-		scRun(b, s, int64(16*(n/2)), func() (interface{ Free() error }, error) { return gpu.CumSum[int64](s, x, 0) })
-	})
+		b.Run(fmt.Sprintf("1d/%d/float32%s", n, suffix), func(b *testing.B) {
+			defer gpu.SetScanVariant(gpu.SetScanVariant(variant))
+			x, err := gpu.Rand[float32](s, gpu.NewGenerator(1), n)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer x.Free()
+			scRun(b, s, int64(8*n), func() (interface{ Free() error }, error) { return gpu.CumSum[float32](s, x, 0) })
+		})
+		b.Run(fmt.Sprintf("1d/%d/int64%s", n/2, suffix), func(b *testing.B) {
+			defer gpu.SetScanVariant(gpu.SetScanVariant(variant))
+			x, err := gpu.RandInt[int64](s, gpu.NewGenerator(2), -10, 11, n/2)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer x.Free()
+			scRun(b, s, int64(16*(n/2)), func() (interface{ Free() error }, error) { return gpu.CumSum[int64](s, x, 0) })
+		})
+	}
 	b.Run(fmt.Sprintf("1d/%d/int64/copy", n/2), func(b *testing.B) { scCopyBench[int64](b, s, n/2) })
 }
 

@@ -310,7 +310,18 @@ func runScan[R, T gpu.Elem](s *gpu.Stream, a *gpu.Array[T], op scanOp, axis int,
 // float sums and products.
 func checkScan[R, T gpu.Elem](t *testing.T, s *gpu.Stream, a *gpu.Array[T], xs []T, shape []int, op scanOp, axis int, excl bool) {
 	t.Helper()
-	what := fmt.Sprintf("%v %s[%v<-%v] shape %v axis %d excl %v", s.Device(), op, dtype.Of[R](), dtype.Of[T](), shape, axis, excl)
+	old := gpu.SetScanVariant(1)
+	defer gpu.SetScanVariant(old)
+	for _, variant := range []int{1, 2} {
+		gpu.SetScanVariant(variant)
+		checkScanVariant[R](t, s, a, xs, shape, op, axis, excl, variant)
+	}
+}
+
+// checkScanVariant is checkScan with the row-scan configuration variant selected.
+func checkScanVariant[R, T gpu.Elem](t *testing.T, s *gpu.Stream, a *gpu.Array[T], xs []T, shape []int, op scanOp, axis int, excl bool, variant int) {
+	t.Helper()
+	what := fmt.Sprintf("%v v%d %s[%v<-%v] shape %v axis %d excl %v", s.Device(), variant, op, dtype.Of[R](), dtype.Of[T](), shape, axis, excl)
 	var opts []gpu.ScanOption
 	if excl {
 		opts = append(opts, gpu.Exclusive())
@@ -950,6 +961,16 @@ func TestCumSumPast2G(t *testing.T) {
 	xs[n-1] = 7
 	a := mustArr[int8](t)(gpu.FromSlice(s, xs))
 	defer a.Free()
+	defer gpu.SetScanVariant(gpu.SetScanVariant(1))
+	for _, variant := range []int{1, 2} {
+		gpu.SetScanVariant(variant)
+		scPast2G(t, s, a, xs, variant)
+	}
+}
+
+// scPast2G runs TestCumSumPast2G's checks with one row-scan configuration.
+func scPast2G(t *testing.T, s *gpu.Stream, a *gpu.Array[int8], xs []int8, variant int) {
+	n := len(xs)
 	out := scMust[int32](t)(gpu.CumSum[int32](s, a, 0))
 	got := toSlice(t, out)
 	out.Free()
@@ -957,7 +978,7 @@ func TestCumSumPast2G(t *testing.T) {
 	for i, v := range xs {
 		run += int32(v)
 		if got[i] != run {
-			t.Fatalf("element %d = %d, want %d", i, got[i], run)
+			t.Fatalf("v%d: element %d = %d, want %d", variant, i, got[i], run)
 		}
 	}
 	got = nil
@@ -971,7 +992,7 @@ func TestCumSumPast2G(t *testing.T) {
 	tv := toSlice(t, tail)
 	want := int64(run) - int64(xs[n-1])
 	if tv[len(tv)-1] != want {
-		t.Fatalf("last exclusive element = %d, want %d", tv[len(tv)-1], want)
+		t.Fatalf("v%d: last exclusive element = %d, want %d", variant, tv[len(tv)-1], want)
 	}
 }
 
@@ -1006,7 +1027,9 @@ func TestScanRepeatCUDA(t *testing.T) {
 	m := mustArr[bool](t)(gpu.FromSlice(s, flags))
 	defer m.Free()
 	wantIdx := srNonzero(flags)
-	for r := 0; r < reps; r++ {
+	defer gpu.SetScanVariant(gpu.SetScanVariant(1))
+	for r := 0; r < 2*reps; r++ {
+		gpu.SetScanVariant(1 + r%2) // both row-scan configurations, alternately
 		o64 := scMust[int64](t)(gpu.CumSum[int64](s, a, 0))
 		scCheckExact(t, fmt.Sprintf("run %d: int64 sum", r), toSlice(t, o64), want)
 		o32 := scMust[int32](t)(gpu.CumMax(s, a, 0))

@@ -404,7 +404,7 @@ func (tg *tilesGen) build() {
 func (tg *tilesGen) transposedStore() bool {
 	kw := tg.s.Items * tg.g.nwords()
 	size := tg.s.Comb.Type.Size()
-	return tg.s.Vector && (size == 4 || size == 8) && (kw == 4 || kw == 8 || kw == 16)
+	return tg.s.Vector && (size == 4 || size == 8) && (kw == 4 || kw == 8 || kw == 16 || kw == 32)
 }
 
 // xsWords is the words of a warp's staging area: 32 lanes of Items*nwords words, one

@@ -47,6 +47,13 @@ func TestScanTilesPtxas(t *testing.T) {
 		{dtype.Int32, scanExprComb(t, "a ^ b", dtype.Int64), 1, 8, true, true},
 		{dtype.Float32, scanExprComb(t, "fmax(a, b)", dtype.Float32), 1, 16, false, true},
 		{dtype.Float64, Combine{Op: ScanAdd, Type: dtype.Float32}, 1, 16, false, true},
+		// The second row-scan configuration (GPU_SCAN_VARIANT=v2).
+		{dtype.Float32, Combine{Op: ScanAdd, Type: dtype.Float32}, 1, 32, false, true},
+		{dtype.Float32, Combine{Op: ScanAdd, Type: dtype.Float32}, 1, 32, true, true},
+		{dtype.Int64, Combine{Op: ScanAdd, Type: dtype.Int64}, 1, 16, false, true},
+		{dtype.Int32, Combine{Op: ScanAdd, Type: dtype.Int64}, 1, 16, false, true},
+		{dtype.Float32, Combine{Op: ScanMax, Type: dtype.Float32}, 1, 32, false, true},
+		{dtype.Float64, Combine{Op: ScanMin, Type: dtype.Float64}, 1, 16, false, true},
 	}
 	for _, c := range cases {
 		sp := &ScanTiles{In: c.in, Comb: c.comb, Exclusive: c.ex, Group: c.g, Items: c.k, Vector: c.vec}

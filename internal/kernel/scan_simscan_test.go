@@ -106,8 +106,20 @@ func TestScanTilesSim(t *testing.T) {
 		{dtype.Int8, Combine{Op: ScanAdd, Type: dtype.Int8}, 1, 8, false, true, 1, 2048*2 + 9, 0, 3}, // wrap
 		{dtype.Uint32, Combine{Op: ScanAdd, Type: dtype.Uint64}, 1, 1, false, true, 1, 10, 0, 1},     // tiny
 	}
+	// The second row-scan configuration (GPU_SCAN_VARIANT=v2): 32 items per thread for
+	// 4-byte accumulators, 16 for 8-byte ones (32 words: transposed stores of 8 rows).
+	v2 := len(cases)
+	cases = append(cases, []tc{
+		{dtype.Float32, Combine{Op: ScanAdd, Type: dtype.Float32}, 1, 32, false, true, 1, 8192*3 + 100, 0, 2},
+		{dtype.Int32, Combine{Op: ScanAdd, Type: dtype.Int32}, 1, 32, true, true, 2, 8192*2 + 36, 0, 3}, // packed status
+		{dtype.Int64, i64, 1, 16, false, true, 1, 4096*3 + 5, 0, 2},
+		{dtype.Int64, i64, 1, 16, true, true, 2, 4096 * 2, 0, 3},
+		{dtype.Int32, i64, 1, 16, false, true, 1, 4096*2 + 17, 0, 2},
+		{dtype.Float64, Combine{Op: ScanMax, Type: dtype.Float64}, 1, 16, false, true, 1, 4096*2 + 1, 0, 2},
+		{dtype.Float32, Combine{Op: ScanMin, Type: dtype.Float32}, 1, 32, true, false, 1, 8192*2 + 3, 4, 2}, // misaligned, scalar path
+	}...)
 	for i, c := range cases {
-		if simRace && i != 1 && i != 5 && i != 20 {
+		if simRace && i != 1 && i != 5 && i != 20 && i != v2 {
 			continue // see simRace
 		}
 		sp := &ScanTiles{In: c.in, Comb: c.comb, Exclusive: c.excl, Group: c.g, Items: c.k, Vector: c.vec}
