@@ -13,7 +13,7 @@ import (
 // on the same stream is safe without waits: the block's last uses were ordered before
 // its free on that stream, and the new owner's work follows on it (the rule of
 // stream-ordered allocation, CUDA Programming Guide: "Stream Ordered Memory
-// Allocator"). Blocks come in power-of-two classes from 512 bytes to 1 MiB; at most
+// Allocator"). Blocks come in power-of-two classes from 512 bytes to 32 MiB; at most
 // cacheMaxBytes are kept, and TrimMemory, Stream.Close and out-of-memory recovery hand
 // them back.
 type blockCache struct {
@@ -29,8 +29,8 @@ type cacheKey struct {
 
 const (
 	cacheMinBlock = 512
-	cacheMaxBlock = 1 << 20
-	cacheMaxBytes = 256 << 20
+	cacheMaxBlock = 32 << 20
+	cacheMaxBytes = 1 << 30
 )
 
 // cacheClass returns the block size that serves size bytes, or 0 if size isn't cached.
