@@ -63,6 +63,29 @@ type cudaComm struct {
 	watching bool
 
 	hb *heartbeat // FromEnv's rendezvous connection, or nil
+
+	// trap and trapStream are made at creation, so that poison needs no module load or
+	// stream creation while a kernel of the communicator is stuck (either can wait for
+	// the device).
+	trap       *gpu.Function
+	trapStream *gpu.Stream
+}
+
+// prepareTrap loads the trap kernel and makes the stream poison launches it on.
+func (cc *cudaComm) prepareTrap(d *gpu.Device) error {
+	if cc.noFault {
+		return nil
+	}
+	trap, err := d.Builtin("trap")
+	if err != nil {
+		return err
+	}
+	s, err := d.NewStream()
+	if err != nil {
+		return err
+	}
+	cc.trap, cc.trapStream = trap, s
+	return nil
 }
 
 // onDevice runs f on a locked OS thread with ctx current.
@@ -248,6 +271,9 @@ func newCUDAGroup(ctx context.Context, devs []*gpu.Device, o options) ([]*Comm, 
 	comms := make([]*Comm, len(devs))
 	for i, d := range devs {
 		cc := &cudaComm{ctx: ctxs[i], h: hs[i], blocking: o.blocking, noFault: o.noFault, inflight: map[*gpu.Stream]*gpu.Event{}}
+		if err := cc.prepareTrap(d); err != nil {
+			return nil, fmt.Errorf("nccl: NewGroup: %w", err)
+		}
 		comms[i] = newComm(d, i, len(devs), cc)
 		cc.c = comms[i]
 	}
@@ -295,6 +321,9 @@ func newCUDAComm(ctx context.Context, dev *gpu.Device, id UniqueID, rank, world 
 		return fail(err)
 	}
 	cc := &cudaComm{ctx: bd.Context(), h: hs[0], blocking: o.blocking, noFault: o.noFault, inflight: map[*gpu.Stream]*gpu.Event{}}
+	if err := cc.prepareTrap(dev); err != nil {
+		return fail(err)
+	}
 	c := newComm(dev, rank, world, cc)
 	cc.c = c
 	if hb != nil {
@@ -661,16 +690,11 @@ func (cc *cudaComm) abort(cause error) {
 	}
 }
 
-// poison launches the trap kernel on a stream of its own and waits (briefly) for the
-// fault.
+// poison launches the trap kernel on a stream of its own (both made at creation) and
+// waits (briefly) for the fault.
 func (cc *cudaComm) poison() {
-	d := cc.c.dev
-	trap, err := d.Builtin("trap")
-	if err != nil {
-		return
-	}
-	s, err := d.NewStream()
-	if err != nil {
+	trap, s := cc.trap, cc.trapStream
+	if trap == nil || s == nil {
 		return
 	}
 	if err := s.Launch(trap, gpu.LaunchConfig{Grid: gpu.Dim3{X: 1}, Block: gpu.Dim3{X: 1}}); err != nil {
@@ -686,6 +710,9 @@ func (cc *cudaComm) poison() {
 func (cc *cudaComm) close() error {
 	if cc.hb != nil {
 		cc.hb.stop()
+	}
+	if cc.trapStream != nil {
+		defer cc.trapStream.Close()
 	}
 	cc.callMu.Lock()
 	cc.mu.RLock()
