@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -573,4 +574,50 @@ func BenchmarkEvalLaunch(b *testing.B) {
 		}
 		ctx.StreamSynchronize(h)
 	})
+}
+
+// BenchmarkTrackedLaunchInterleaved alternates rounds of launches with untracked
+// pointers and with tracked buffers (one stream, two buffers), each round 2000 launches
+// then a synchronize, and reports the median per-launch time of each and their ratio.
+func BenchmarkTrackedLaunchInterleaved(b *testing.B) {
+	d := cudaDev(b)
+	s, _ := d.NewStream()
+	defer s.Close()
+	add, _ := d.Builtin("add_u32")
+	cfg := gpu.LaunchConfig{Grid: gpu.Dim3{X: 1}, Block: gpu.Dim3{X: 32}}
+	x, _ := s.Alloc(1024)
+	y, _ := s.Alloc(1024)
+	defer x.Free()
+	defer y.Free()
+	var px, py gpu.DevicePtr
+	x.Access(s, gpu.Read, func(p gpu.DevicePtr) error { px = p; return nil })
+	y.Access(s, gpu.Read, func(p gpu.DevicePtr) error { py = p; return nil })
+	bg := context.Background()
+	const per = 2000
+	round := func(tracked bool) time.Duration {
+		start := time.Now()
+		for range per {
+			if tracked {
+				s.Launch(add, cfg, gpu.Out(y), gpu.In(x), uint32(1), uint64(0))
+			} else {
+				s.Launch(add, cfg, py, px, uint32(1), uint64(0))
+			}
+		}
+		s.Synchronize(bg)
+		return time.Since(start) / per
+	}
+	round(false)
+	round(true)
+	var un, tr []time.Duration
+	for b.Loop() {
+		un = append(un, round(false))
+		tr = append(tr, round(true))
+	}
+	med := func(v []time.Duration) float64 {
+		slices.Sort(v)
+		return float64(v[len(v)/2])
+	}
+	b.ReportMetric(med(un), "untracked-ns/launch")
+	b.ReportMetric(med(tr), "tracked-ns/launch")
+	b.ReportMetric(med(tr)/med(un), "ratio")
 }
