@@ -281,7 +281,7 @@ func Fill[T Elem](s *Stream, a *Array[T], v T) error {
 			return s.MemsetD32(buf, uint32(bits))
 		}
 	}
-	return evalInto(s, a.header(), "v", Vars{"v": v}, true)
+	return evalInto(s, a.header(), "v", Vars{"v": v})
 }
 
 // bytes returns the buffer view holding a contiguous array's elements.
@@ -677,7 +677,7 @@ func Copy[T Elem](s *Stream, dst, src *Array[T]) error {
 		}
 		return s.CopyDtoD(db, sb)
 	}
-	return evalInto(s, dst.header(), "x", Vars{"x": src}, false)
+	return evalInto(s, dst.header(), "x", Vars{"x": src})
 }
 
 // Astype returns a new array of a's elements converted to R (numpy.ndarray.astype with
@@ -706,7 +706,7 @@ func Arange[T Elem](s *Stream, start, stop, step T) (*Array[T], error) {
 		src = "i*d + a"
 		vars = Vars{"i": LinearIndex, "a": int64(f0), "d": int64(fs)}
 	}
-	if err := evalInto(s, a.header(), src, vars, false); err != nil {
+	if err := evalInto(s, a.header(), src, vars); err != nil {
 		a.Free()
 		return nil, err
 	}
@@ -728,7 +728,7 @@ func Linspace[T Float](s *Stream, start, stop T, num int) (*Array[T], error) {
 		step = (float64(stop) - float64(start)) / float64(num-1)
 	}
 	vars := Vars{"i": LinearIndex, "a": float64(start), "d": step, "b": float64(stop), "last": int64(num - 1)}
-	if err := evalInto(s, a.header(), "where(i == last, b, float64(i)*d + a)", vars, false); err != nil {
+	if err := evalInto(s, a.header(), "where(i == last, b, float64(i)*d + a)", vars); err != nil {
 		a.Free()
 		return nil, err
 	}

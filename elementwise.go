@@ -44,7 +44,7 @@ func Eval[R Elem](s *Stream, src string, vars Vars) (*Array[R], error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := evalInto(s, out.header(), src, vars, false); err != nil {
+	if err := evalInto(s, out.header(), src, vars); err != nil {
 		out.Free()
 		return nil, err
 	}
@@ -58,7 +58,7 @@ func EvalInto[T Elem](s *Stream, out *Array[T], src string, vars Vars) error {
 	if out.hasZeroStride() {
 		return fmt.Errorf("gpu: evaluating into a broadcast view: %w", ErrInvalidValue)
 	}
-	return evalInto(s, out.header(), src, vars, false)
+	return evalInto(s, out.header(), src, vars)
 }
 
 // scalarDecl returns the declaration of a Go scalar and its bits.
@@ -233,8 +233,8 @@ func newPlan(src string, vars Vars, names []string, out dtype.DType) (*evalPlan,
 	return p, nil
 }
 
-// evalInto evaluates src into out. fillOnly marks Fill's scalar broadcast (no arrays).
-func evalInto(s *Stream, out *header, src string, vars Vars, fillOnly bool) error {
+// evalInto evaluates src into out.
+func evalInto(s *Stream, out *header, src string, vars Vars) error {
 	p, err := s.dev.plan(src, vars, out.dt)
 	if err != nil {
 		return err
@@ -484,15 +484,10 @@ func scalarOfSize(t dtype.DType, bits uint64) any {
 	return bits
 }
 
-// elemView returns a buffer view whose address is the array's element 0, sharing the
-// allocation's tracking (the offset may be past elements reached by negative strides).
-func elemView(h *header) *Buffer {
-	b := h.buf
-	root := b.root
-	if root == nil {
-		root = b
-	}
-	return &Buffer{a: b.a, off: b.off + int64(h.off*h.dt.Size()), size: 0, root: root}
+// ref makes a header a kernel argument pointing at the array's element 0 (the offset
+// may be past elements reached by negative strides), sharing the allocation's tracking.
+func (h *header) ref() (*allocation, int64) {
+	return h.buf.a, h.buf.off + int64(h.off*h.dt.Size())
 }
 
 // copyOf returns a contiguous copy of h.
@@ -523,7 +518,7 @@ func (x headerArray) header() *header    { return x.h }
 func (x headerArray) hdr() header        { return *x.h }
 
 func evalIntoHeader(s *Stream, out, in *header) error {
-	return evalInto(s, out, "x", Vars{"x": headerArray{in}}, false)
+	return evalInto(s, out, "x", Vars{"x": headerArray{in}})
 }
 
 // Kernel is an elementwise expression compiled for positional operands: the fast path

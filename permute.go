@@ -128,7 +128,7 @@ func permuteInto(s *Stream, out, in *header) error {
 		return fmt.Errorf("gpu: permute of %d tiles: %w", blocks, ErrNotSupported)
 	}
 	args := make([]any, 0, 2+2*r)
-	args = append(args, In(elemView(in)), Out(elemView(out)))
+	args = append(args, In(in), Out(out))
 	for _, v := range cshape {
 		args = append(args, uint64(v))
 	}

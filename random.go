@@ -114,7 +114,7 @@ func randFill[T Elem](s *Stream, g *Generator, a *Array[T], sp random.Spec) erro
 		return err
 	}
 	seed, offset := g.reserve(sp, n)
-	args := []any{Out(elemView(a.header())), uint64(n), seed, offset}
+	args := []any{Out(a), uint64(n), seed, offset}
 	if sp.Dist == random.Range {
 		args = append(args, uint64(sp.Lo), uint64(sp.Hi))
 	}

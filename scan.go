@@ -311,7 +311,7 @@ func scanInto(s *Stream, out, in *header, comb kernel.Combine, axis int, excl bo
 		}
 		defer status.Free()
 		cfg := LaunchConfig{Grid: Dim3{X: ntiles}, Block: Dim3{X: kernel.ScanTilesBlock}}
-		return s.Launch(fn, cfg, In(elemView(in)), Out(elemView(out)), InOut(status),
+		return s.Launch(fn, cfg, In(in), Out(out), InOut(status),
 			uint64(outer), uint64(rowLen), uint64(tpr), init)
 	}
 	sp := &kernel.ScanColumns{In: in.dt, Comb: comb, Exclusive: excl, Groups: 8, Rows: 16}
@@ -335,7 +335,7 @@ func scanInto(s *Stream, out, in *header, comb kernel.Combine, axis int, excl bo
 	}
 	defer status.Free()
 	cfg := LaunchConfig{Grid: Dim3{X: ntiles}, Block: Dim3{X: kernel.ScanColumnsBlock}}
-	return s.Launch(fn, cfg, In(elemView(in)), Out(elemView(out)), InOut(status),
+	return s.Launch(fn, cfg, In(in), Out(out), InOut(status),
 		uint64(outer), uint64(n), uint64(inner), int64(so), int64(sk), int64(sj), uint64(chunks), init)
 }
 

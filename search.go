@@ -208,7 +208,7 @@ func compact(ctx context.Context, s *Stream, flags, values *header) (*header, er
 		return nil, err
 	}
 	cfg := LaunchConfig{Grid: Dim3{X: tiles}, Block: Dim3{X: kernel.SearchBlock}}
-	if err := s.Launch(fnCount, cfg, In(elemView(flags)), InOut(status), uint64(n)); err != nil {
+	if err := s.Launch(fnCount, cfg, In(flags), InOut(status), uint64(n)); err != nil {
 		return nil, err
 	}
 	word, err := readU64(ctx, s, status, int64(16+8*(tiles-1)))
@@ -228,10 +228,10 @@ func compact(ctx context.Context, s *Stream, flags, values *header) (*header, er
 	}
 	valArg := any(DevicePtr(0))
 	if values != nil {
-		valArg = In(elemView(values))
+		valArg = In(values)
 	}
 	out := &header{buf: buf, dt: outType, shape: []int{total}, strides: []int{1}}
-	if err := s.Launch(fnScatter, cfg, In(elemView(flags)), In(status), Out(buf), valArg, uint64(n)); err != nil {
+	if err := s.Launch(fnScatter, cfg, In(flags), In(status), Out(buf), valArg, uint64(n)); err != nil {
 		buf.Free()
 		return nil, err
 	}
@@ -288,7 +288,7 @@ func findFirst(ctx context.Context, s *Stream, h *header) (int, error) {
 	tiles := (n + sp.Tile() - 1) / sp.Tile()
 	grid := min(tiles, 8*max(1, d.info.Multiprocessors))
 	cfg := LaunchConfig{Grid: Dim3{X: grid}, Block: Dim3{X: kernel.SearchBlock}}
-	if err := s.Launch(fn, cfg, In(elemView(h)), InOut(res), uint64(n)); err != nil {
+	if err := s.Launch(fn, cfg, In(h), InOut(res), uint64(n)); err != nil {
 		return 0, err
 	}
 	v, err := readU64(ctx, s, res, 0)
@@ -334,7 +334,7 @@ func CountNonzero[T Elem](ctx context.Context, s *Stream, a *Array[T]) (int, err
 	tiles := (n + sp.Tile() - 1) / sp.Tile()
 	grid := min(tiles, 4*max(1, d.info.Multiprocessors))
 	cfg := LaunchConfig{Grid: Dim3{X: grid}, Block: Dim3{X: kernel.SearchBlock}}
-	if err := s.Launch(fn, cfg, In(elemView(h)), InOut(res), uint64(n)); err != nil {
+	if err := s.Launch(fn, cfg, In(h), InOut(res), uint64(n)); err != nil {
 		return 0, err
 	}
 	v, err := readU64(ctx, s, res, 0)
