@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/go-gpu/gpu/dtype"
@@ -29,6 +30,7 @@ type Array[T Elem] struct {
 	strides []int // in elements; 0 for broadcast dimensions
 	off     int   // in elements from the buffer's start
 	view    bool
+	args    atomic.Pointer[argRefs]
 }
 
 // AnyArray is an array of any element type, as passed to Eval and the other

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -26,6 +27,7 @@ type Buffer struct {
 	off  int64
 	size int64
 	root *Buffer // the buffer a view was sliced from, kept alive by the view
+	args atomic.Pointer[argRefs]
 }
 
 // Alloc allocates size bytes of device memory from the device's stream-ordered pool,

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/go-gpu/gpu/backend"
@@ -135,19 +136,68 @@ func (a *Array[T]) ref() (*allocation, int64) {
 }
 
 // BufferArg is a buffer or array passed to Launch with its access mode; make one with
-// In, Out or InOut. A *Buffer or *Array[T] passed directly counts as InOut.
-type BufferArg struct {
+// In, Out or InOut. A *Buffer or *Array[T] passed directly counts as InOut. A BufferArg
+// is one pointer, to a record its buffer or array keeps, so passing it through Launch's
+// ...any allocates nothing.
+type BufferArg struct{ r *argRef }
+
+// argRef is an operand's memory and an access mode.
+type argRef struct {
 	a    *allocation
 	off  int64
 	mode AccessMode
 }
 
+// argRefs holds an operand's three argRefs, at index mode-1.
+type argRefs [3]argRef
+
+// newArgRefs returns the argRefs of memory at off in a.
+func newArgRefs(a *allocation, off int64) *argRefs {
+	return &argRefs{{a, off, Read}, {a, off, Write}, {a, off, ReadWrite}}
+}
+
+// cachedArgRefs returns the argRefs kept in p, making them on first use.
+func cachedArgRefs(p *atomic.Pointer[argRefs], a *allocation, off int64) *argRefs {
+	if r := p.Load(); r != nil {
+		return r
+	}
+	r := newArgRefs(a, off)
+	if p.CompareAndSwap(nil, r) {
+		return r
+	}
+	return p.Load()
+}
+
+// argCacher is an operand that keeps its argRefs.
+type argCacher interface {
+	argRefs() *argRefs
+}
+
+func (b *Buffer) argRefs() *argRefs {
+	a, off := b.ref()
+	return cachedArgRefs(&b.args, a, off)
+}
+
+func (a *Array[T]) argRefs() *argRefs {
+	al, off := a.ref()
+	return cachedArgRefs(&a.args, al, off)
+}
+
 func bufferArg(x Operand, mode AccessMode) BufferArg {
-	if x == nil {
-		return BufferArg{mode: mode}
+	if x == nil || mode&ReadWrite == 0 {
+		return BufferArg{}
+	}
+	if c, ok := x.(argCacher); ok {
+		if r := c.argRefs(); r[0].a != nil {
+			return BufferArg{&r[mode-1]}
+		}
+		return BufferArg{}
 	}
 	a, off := x.ref()
-	return BufferArg{a: a, off: off, mode: mode}
+	if a == nil {
+		return BufferArg{}
+	}
+	return BufferArg{&newArgRefs(a, off)[mode-1]}
 }
 
 // In marks a kernel argument the kernel only reads.
@@ -246,13 +296,11 @@ func (s *Stream) launchTracked(fn *Function, bc backend.LaunchConfig, bargs []ba
 }
 
 func bufArg(b BufferArg, uses []use) (backend.Arg, []use, error) {
-	if b.a == nil {
+	r := b.r
+	if r == nil || r.a == nil {
 		return backend.Arg{}, uses, fmt.Errorf("nil buffer or array: %w", ErrInvalidValue)
 	}
-	if b.mode&ReadWrite == 0 {
-		return backend.Arg{}, uses, fmt.Errorf("access mode %d: %w", b.mode, ErrInvalidValue)
-	}
-	return backend.Arg{Kind: backend.ArgMem, Mem: b.a.mem, Off: b.off}, append(uses, use{a: b.a, mode: b.mode}), nil
+	return backend.Arg{Kind: backend.ArgMem, Mem: r.a.mem, Off: r.off}, append(uses, use{a: r.a, mode: r.mode}), nil
 }
 
 func scalarArg(a any) (backend.Arg, error) {

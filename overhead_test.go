@@ -78,4 +78,16 @@ func BenchmarkHostOverhead(b *testing.B) {
 			}
 		}
 	})
+	b.Run("launch/untracked", func(b *testing.B) {
+		// The same launch with raw pointers: the difference to "launch" is the tracking.
+		cfg := LaunchConfig{Grid: Dim3{X: 1}, Block: Dim3{X: 64}}
+		var px, py DevicePtr
+		x.buf.Access(s, Read, func(p DevicePtr) error { px = p; return nil })
+		y.buf.Access(s, Read, func(p DevicePtr) error { py = p; return nil })
+		for b.Loop() {
+			if err := s.Launch(add, cfg, py, px, uint32(1), uint64(64)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
