@@ -102,8 +102,17 @@ func (s *Stream) Copy(dst backend.Mem, dstOff int64, src backend.Mem, srcOff int
 		return err
 	}
 	dp, sp := d.ptr+cu.DevicePtr(dstOff), r.ptr+cu.DevicePtr(srcOff)
-	if d.d != r.d && d.kind == backend.DeviceMem && r.kind == backend.DeviceMem {
+	dk, sk := d.kind, r.kind
+	switch {
+	case d.d != r.d && dk == backend.DeviceMem && sk == backend.DeviceMem:
 		return s.d.ctx.MemcpyPeerAsync(dp, d.d.ctx, sp, r.d.ctx, n, s.h)
+	case d.d == r.d && dk == backend.DeviceMem && sk == backend.DeviceMem:
+		return s.d.ctx.MemcpyDtoDAsync(dp, sp, n, s.h)
+	case dk == backend.DeviceMem && sk == backend.PinnedMem && r.host != nil:
+		// The direction-specific calls skip cuMemcpyAsync's lookup of both pointers.
+		return s.d.ctx.MemcpyHtoDAsync(dp, unsafe.Add(r.host, srcOff), n, s.h)
+	case dk == backend.PinnedMem && sk == backend.DeviceMem && d.host != nil:
+		return s.d.ctx.MemcpyDtoHAsync(unsafe.Add(d.host, dstOff), sp, n, s.h)
 	}
 	return s.d.ctx.MemcpyAsync(dp, sp, n, s.h)
 }
