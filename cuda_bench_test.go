@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"syscall"
 	"testing"
@@ -620,4 +621,78 @@ func BenchmarkTrackedLaunchInterleaved(b *testing.B) {
 	b.ReportMetric(med(un), "untracked-ns/launch")
 	b.ReportMetric(med(tr), "tracked-ns/launch")
 	b.ReportMetric(med(tr)/med(un), "ratio")
+}
+
+// BenchmarkWaitPrimitives times a 100 us kernel plus a raw driver wait for it, by
+// primitive: cuStreamSynchronize, a spin on cuStreamQuery, a spin on cuEventQuery of an
+// event recorded after the kernel, and those spins with runtime.Gosched between queries.
+// It also reports the cost of one query while the stream is busy. (Which primitive sees
+// completion soonest decides the spin of WaitAuto.)
+func BenchmarkWaitPrimitives(b *testing.B) {
+	d := cudaDev(b)
+	spin, err := d.Builtin("spin")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, h := raw(b, d)
+	ev, err := ctx.EventCreate(cu.EventDisableTiming)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ctx.EventDestroy(ev)
+	fspin := spin.BackendFunction().(*cuda.Function).Handle()
+	blob := binary.LittleEndian.AppendUint64(nil, 100_000)
+	launch := func() {
+		ctx.LaunchKernel(fspin, [3]uint32{1, 1, 1}, [3]uint32{1, 1, 1}, 0, h, blob, []int32{0})
+	}
+	waits := []struct {
+		name string
+		wait func()
+	}{
+		{"cuStreamSynchronize", func() { ctx.StreamSynchronize(h) }},
+		{"spin-cuStreamQuery", func() {
+			for ok, _ := ctx.StreamQuery(h); !ok; ok, _ = ctx.StreamQuery(h) {
+			}
+		}},
+		{"spin-cuStreamQuery-gosched", func() {
+			for ok, _ := ctx.StreamQuery(h); !ok; ok, _ = ctx.StreamQuery(h) {
+				runtime.Gosched()
+			}
+		}},
+		{"spin-cuEventQuery", func() {
+			ctx.EventRecord(ev, h)
+			for ok, _ := ctx.EventQuery(ev); !ok; ok, _ = ctx.EventQuery(ev) {
+			}
+		}},
+		{"spin-cuEventQuery-gosched", func() {
+			ctx.EventRecord(ev, h)
+			for ok, _ := ctx.EventQuery(ev); !ok; ok, _ = ctx.EventQuery(ev) {
+				runtime.Gosched()
+			}
+		}},
+	}
+	for _, w := range waits {
+		b.Run("100us/"+w.name, func(b *testing.B) {
+			for b.Loop() {
+				launch()
+				w.wait()
+			}
+		})
+	}
+	for _, q := range []string{"cuStreamQuery", "cuEventQuery"} {
+		b.Run("busy-query/"+q, func(b *testing.B) {
+			long := binary.LittleEndian.AppendUint64(nil, 50_000_000)
+			ctx.LaunchKernel(fspin, [3]uint32{1, 1, 1}, [3]uint32{1, 1, 1}, 0, h, long, []int32{0})
+			ctx.EventRecord(ev, h)
+			for b.Loop() {
+				if q == "cuStreamQuery" {
+					ctx.StreamQuery(h)
+				} else {
+					ctx.EventQuery(ev)
+				}
+			}
+			b.StopTimer()
+			ctx.StreamSynchronize(h)
+		})
+	}
 }
