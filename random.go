@@ -2,6 +2,8 @@ package gpu
 
 import (
 	"fmt"
+	"os"
+	"strconv"
 	"sync"
 
 	"github.com/go-gpu/gpu/backend/cpu"
@@ -61,7 +63,18 @@ func (r randSpec) PTX(major, minor int) (string, string, error) {
 
 func (r randSpec) Geometry(n, sms int) (int, int) {
 	blocks := int(r.sp.Blocks(int64(n)))
-	return max(1, min((blocks+255)/256, 8*max(1, sms))), 256
+	return max(1, min((blocks+255)/256, randWaves*8*max(1, sms))), 256
+}
+
+// randWaves is the most 256-thread blocks per SM of a random fill, in units of the 8
+// that are resident at once (the kernels compute the same output for any grid).
+// GPU_RANDOM_WAVES in the environment sets it at start-up (a tuning knob).
+var randWaves = 1
+
+func init() {
+	if v, err := strconv.Atoi(os.Getenv("GPU_RANDOM_WAVES")); err == nil && v > 0 {
+		randWaves = v
+	}
 }
 
 func (r randSpec) CPU() (func(*cpu.Launch) error, error) {

@@ -121,12 +121,15 @@
 // # Performance
 //
 // On the H200 (sm_90) the float32 normal kernel's main loop does two blocks per thread
-// and iteration in 257 SASS instructions, 32 per element: Philox about 10, the transform
-// about 20 (a pair: ln 17, sqrt.rn 10, sin/cos and the products 14), the loop and stores
-// 1.5. (The previous float32 kernel, with div.rn in ln and a quadrant reduction, took 54
-// per element.) At about 33e12 instructions/s (132 SMs * 4 schedulers * 32 lanes *
-// 1.98 GHz), 2^28 float32 normals take 0.26 ms of issue, about the 0.27 ms it takes to
-// write 1 GiB at the copy bandwidth. Float64 normals: 100 per element (FP64 at half the
+// and iteration in 253 SASS instructions (ptxas 11.8), 31.6 per element: Philox about
+// 10.5, the transform about 19.5 (a pair: ln 17, the square root 7, sin/cos and the
+// products 14), the loop and stores 1.5. (The first float32 kernel, with div.rn in ln and
+// a quadrant reduction, took 54 per element; sqrt.rn.f32's range check and branch took 5
+// more per pair than the sequence used now.) At about 33e12 instructions/s (132 SMs * 4
+// schedulers * 32 lanes * 1.98 GHz), 2^28 float32 normals take 0.26 ms of issue, about
+// the 0.27 ms it takes to write 1 GiB at the copy bandwidth; measured, the schedulers
+// issue in about 70% of cycles, so the kernel runs at about two thirds of the copy
+// bandwidth. Float64 normals: 100 per element (FP64 at half the
 // FP32 rate; their polynomial coefficients come from a constant bank). The uniform and
 // integer kernels (4 to 18 instructions per element) run at memory speed.
 //

@@ -417,12 +417,28 @@ func (g *kernelGen) boxMuller32(w0, w1 string) (z0, z1 string) {
 	fq := a.op("f", "mul.rn.f32", f, q)
 	ef := a.op("f", "cvt.rn.f32.s32", e)
 	l := a.op("f", "fma.rn.f32", ef, f32imm(radLC32), fq)
-	r := a.op("f", "sqrt.rn.f32", l)
+	r := g.sqrt32(l)
 	rb := a.op("r", "mov.b32", r)
 	sg := a.op("r", "and.b32", w0, "0x80000000")
 	rsb := a.op("r", "xor.b32", rb, sg)
 	rs := a.op("f", "mov.b32", rsb)
 	return a.op("f", "mul.rn.f32", rs, pc), a.op("f", "mul.rn.f32", r, sin)
+}
+
+// sqrt32 emits the correctly rounded square root of x for x = 0 and x in [2^-100,
+// 2^126] (x here is L' of radius32: 0, or between about 0.1 and 2^26): the fast path of
+// ptxas's own sqrt.rn.f32 sequence on sm_90 (y = rsqrt.approx(x), h = x*y, the residual
+// x - h*h, and h + residual*y/2), without its range check and branch to the general
+// routine, which cost 5 of its 10 instructions. The rsqrt's argument is at least 2^-64,
+// so that x = 0 gives h = 0 and a result of 0 rather than 0 * inf.
+func (g *kernelGen) sqrt32(x string) string {
+	a := g.a
+	y := a.op("f", "rsqrt.approx.ftz.f32", a.op("f", "max.f32", x, f32imm(0x1p-64)))
+	h := a.op("f", "mul.rn.f32", x, y)
+	hy := a.op("f", "mul.rn.f32", y, f32imm(0.5))
+	nh := a.op("f", "neg.f32", h)
+	e := a.op("f", "fma.rn.f32", nh, h, x)
+	return a.op("f", "fma.rn.f32", e, hy, h)
 }
 
 // boxMuller64 emits boxMuller64 (fmath.go) step for step.

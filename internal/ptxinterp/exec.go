@@ -35,6 +35,8 @@ func (f *Func) compile(in *inst) (execFn, error) {
 			return compileFloat(in, t)
 		}
 		return compileInt(in, t)
+	case "rsqrt":
+		return compileRsqrt(in)
 	case "and", "or", "xor", "not", "cnot":
 		return compileLogic(in)
 	case "shl", "shr":
@@ -922,4 +924,31 @@ func saturate(k uint64, ok, neg bool, t ptype) uint64 {
 		return mask(^uint64(0), t.bits)
 	}
 	return k
+}
+
+// compileRsqrt runs rsqrt.approx[.ftz].f32 and .f64 as the correctly rounded reciprocal
+// square root: the hardware's approximation (MUFU.RSQ) is within 2^-22.9 of it, and
+// code that needs exact results refines it (as sqrt.rn's own sequence does).
+func compileRsqrt(in *inst) (execFn, error) {
+	p := in.parts
+	if len(p) < 3 || p[1] != "approx" || (len(p) == 4 && p[2] != "ftz") || len(p) > 4 {
+		return nil, fmt.Errorf("%s: unsupported form", in.op)
+	}
+	if err := needArgs(in, 2); err != nil {
+		return nil, err
+	}
+	d := in.args[0]
+	switch p[len(p)-1] {
+	case "f32":
+		return func(t *thread, in *inst) {
+			x := math.Float32frombits(uint32(t.val(in.args[1])))
+			t.set(d, canon32(float32(1/math.Sqrt(float64(x)))))
+		}, nil
+	case "f64":
+		return func(t *thread, in *inst) {
+			x := math.Float64frombits(t.val(in.args[1]))
+			t.set(d, canon64(1/math.Sqrt(x)))
+		}, nil
+	}
+	return nil, fmt.Errorf("%s: unsupported type", in.op)
 }
