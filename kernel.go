@@ -174,11 +174,16 @@ type argCacher interface {
 }
 
 func (b *Buffer) argRefs() *argRefs {
-	a, off := b.ref()
-	return cachedArgRefs(&b.args, a, off)
+	if b == nil || b.a == nil {
+		return nil
+	}
+	return cachedArgRefs(&b.args, b.a, b.off)
 }
 
 func (a *Array[T]) argRefs() *argRefs {
+	if a == nil || a.buf == nil {
+		return nil
+	}
 	al, off := a.ref()
 	return cachedArgRefs(&a.args, al, off)
 }
@@ -188,7 +193,7 @@ func bufferArg(x Operand, mode AccessMode) BufferArg {
 		return BufferArg{}
 	}
 	if c, ok := x.(argCacher); ok {
-		if r := c.argRefs(); r[0].a != nil {
+		if r := c.argRefs(); r != nil {
 			return BufferArg{&r[mode-1]}
 		}
 		return BufferArg{}
