@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strconv"
-	"sync"
 	"sync/atomic"
 
 	"github.com/go-gpu/gpu/dtype"
@@ -297,12 +295,6 @@ func scanInto(s *Stream, out, in *header, comb kernel.Combine, axis int, excl bo
 		ptr := func(h *header) uint64 { return h.buf.a.mem.Ptr() + uint64(h.buf.off) + uint64(h.off*h.dt.Size()) }
 		sp.Vector = ptr(in)%16 == 0 && ptr(out)%16 == 0 &&
 			(outer == 1 || (rowLen*in.dt.Size()%16 == 0 && rowLen*comb.Type.Size()%16 == 0))
-		pipe := scanVariant.Load() == 3 && inner == 1
-		if pipe {
-			pipe = scanPipelined(d, sp, perThread)
-		} else if mb := scanMinBlocks.Load(); mb > 0 && inner <= 2 {
-			sp.MinBlocks = int(mb)
-		}
 		tile := sp.Tile()
 		tpr := (rowLen + tile - 1) / tile
 		ntiles := outer * tpr
@@ -319,22 +311,6 @@ func scanInto(s *Stream, out, in *header, comb kernel.Combine, axis int, excl bo
 		}
 		defer status.Free()
 		cfg := LaunchConfig{Grid: Dim3{X: ntiles}, Block: Dim3{X: kernel.ScanTilesBlock}}
-		if pipe {
-			dyn := sp.DynShared()
-			bps := int(scanBlocksPerSM.Load())
-			if bps <= 0 {
-				// As many blocks as the shared memory lets reside (228 KiB per SM on
-				// the H100 and H200, 1 KiB of it reserved per block), at most 8 of 256
-				// threads; blocks beyond what registers allow start late, find no
-				// tile left and exit.
-				bps = min(8, max(1, (228<<10)/(dyn+(1<<10)+256)))
-			}
-			cfg.Grid.X = min(ntiles, bps*max(1, d.info.Multiprocessors))
-			cfg.SharedMem = dyn
-			if err := scanAllowShared(fn, dyn); err != nil {
-				return err
-			}
-		}
 		return s.Launch(fn, cfg, In(in), Out(out), InOut(status),
 			uint64(outer), uint64(rowLen), uint64(tpr), init)
 	}
@@ -402,55 +378,6 @@ func scanCollapseStride(shape, st []int) (int, bool) {
 	return stride, ok
 }
 
-// scanPipelined configures sp (a row scan of one column planned with the current
-// variant's items per thread) as the persistent pipelined kernel of variant 3, and
-// reports whether it could: scanItems items per thread for 4-byte accumulators (half
-// for 8-byte ones, fewer when the rows are short: perThread), scanStages stages.
-func scanPipelined(d *Device, sp *kernel.ScanTiles, perThread int) bool {
-	if !sp.Vector || (d.info.Backend == "cuda" && d.info.ComputeMajor < 8) {
-		return false
-	}
-	c := *sp
-	k := int(scanItems.Load())
-	if c.Comb.Type.Size() == 8 {
-		k /= 2
-	}
-	c.Items = max(1, min(k, perThread))
-	c.Stages = int(scanStages.Load())
-	c.MinBlocks = int(scanMinBlocks.Load())
-	if c.Validate() != nil {
-		return false
-	}
-	if lim := d.info.MaxSharedPerBlock; lim > 0 && c.DynShared()+1024 > lim {
-		return false
-	}
-	*sp = c
-	return true
-}
-
-// scanShared records the functions allowed more than 48 KiB of dynamic shared memory.
-var scanShared sync.Map // *Function -> int
-
-// scanAllowShared lets fn use n bytes of dynamic shared memory (an attribute of the
-// function past 48 KiB).
-func scanAllowShared(fn *Function, n int) error {
-	if n <= 48<<10 {
-		return nil
-	}
-	if v, ok := scanShared.Load(fn); ok && v.(int) >= n {
-		return nil
-	}
-	f, ok := fn.BackendFunction().(interface{ SetMaxDynamicShared(int) error })
-	if !ok {
-		return nil // the CPU backend
-	}
-	if err := f.SetMaxDynamicShared(n); err != nil {
-		return fmt.Errorf("gpu: scan with %d bytes of shared memory: %w", n, err)
-	}
-	scanShared.Store(fn, n)
-	return nil
-}
-
 // scanVariant selects the row-scan configuration: 2 (the default) 32 items per thread
 // for 4-byte accumulators and 16 for 8-byte ones (kernel.ScanTiles with Items 32 or 16,
 // stored through the warp staging area), 1 the first configuration's 16 and 8.
@@ -458,56 +385,13 @@ func scanAllowShared(fn *Function, n int) error {
 // with v2 against 2214 with v1, of 2^27 int64 at 1666 against 1409 (device copy 4144).
 // GPU_SCAN_VARIANT=v1 in the environment selects the first at start-up; tests and
 // benchmarks switch with setScanVariant.
-//
-// Variant 3 (GPU_SCAN_VARIANT=v3) is the persistent pipelined kernel
-// (kernel.ScanTiles.Stages) for 1-D arrays and last-axis scans: a grid of a few
-// blocks per multiprocessor that loop over tiles and copy the next tiles into shared
-// memory (cp.async) while they scan, look back and store the current one. Read at
-// start-up, for measurements:
-//
-//	GPU_SCAN_ITEMS      items per thread for 4-byte accumulators (8-byte: half); 16
-//	GPU_SCAN_STAGES     tiles of shared memory per block (2 to 4); 2
-//	GPU_SCAN_BLOCKS     blocks per multiprocessor of the grid; 0: as shared memory allows
-//	GPU_SCAN_MINBLOCKS  .minnctapersm, a register cap (any variant); 0: none
 var scanVariant atomic.Int32
-
-var scanItems, scanStages, scanBlocksPerSM, scanMinBlocks atomic.Int32
 
 func init() {
 	scanVariant.Store(2)
-	switch os.Getenv("GPU_SCAN_VARIANT") {
-	case "v1", "1":
+	if v := os.Getenv("GPU_SCAN_VARIANT"); v == "v1" || v == "1" {
 		scanVariant.Store(1)
-	case "v3", "3":
-		scanVariant.Store(3)
 	}
-	scanItems.Store(16)
-	scanStages.Store(2)
-	envInt := func(name string, v *atomic.Int32, lo, hi int) {
-		if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n >= lo && n <= hi {
-			v.Store(int32(n))
-		}
-	}
-	envInt("GPU_SCAN_ITEMS", &scanItems, 1, 32)
-	envInt("GPU_SCAN_STAGES", &scanStages, 2, 4)
-	envInt("GPU_SCAN_BLOCKS", &scanBlocksPerSM, 0, 32)
-	envInt("GPU_SCAN_MINBLOCKS", &scanMinBlocks, 0, 32)
-}
-
-// setScanPipeline sets variant 3's items per thread, stages and blocks per
-// multiprocessor (0 keeps a value) and returns the previous ones.
-func setScanPipeline(items, stages, blocks int) (int, int, int) {
-	pi, ps, pb := int(scanItems.Load()), int(scanStages.Load()), int(scanBlocksPerSM.Load())
-	if items > 0 {
-		scanItems.Store(int32(items))
-	}
-	if stages > 0 {
-		scanStages.Store(int32(stages))
-	}
-	if blocks > 0 {
-		scanBlocksPerSM.Store(int32(blocks))
-	}
-	return pi, ps, pb
 }
 
 // setScanVariant selects the row-scan configuration (1 or 2) and returns the previous

@@ -117,8 +117,7 @@ func scDtypeSize[T gpu.Elem]() int64 {
 
 // BenchmarkCumSum is the 1-D CumSum of 2^28 float32 against the copy bandwidth
 // (acceptance: within 20% of copy), plus int64; each with the first row-scan
-// configuration and, as <name>/v2, the second (gpu.SetScanVariant), and as
-// <name>/v3k<items>s<stages> the pipelined third with items per 4-byte thread and stages.
+// configuration and, as <name>/v2, the second (gpu.SetScanVariant).
 func BenchmarkCumSum(b *testing.B) {
 	d := scBenchDev(b)
 	s := d.DefaultStream()
@@ -127,22 +126,12 @@ func BenchmarkCumSum(b *testing.B) {
 		n = 1 << 22
 	}
 	b.Run(fmt.Sprintf("1d/%d/float32/copy", n), func(b *testing.B) { scCopyBench[float32](b, s, n) })
-	type cfg struct{ variant, items, stages int }
-	for _, c := range []cfg{{1, 0, 0}, {2, 0, 0}, {3, 16, 2}, {3, 32, 2}, {3, 16, 3}, {3, 8, 4}} {
-		variant := c.variant
+	for _, variant := range []int{1, 2} {
 		suffix := ""
-		switch variant {
-		case 2:
+		if variant == 2 {
 			suffix = "/v2"
-		case 3:
-			suffix = fmt.Sprintf("/v3k%ds%d", c.items, c.stages)
-		}
-		pipe := func() func() {
-			pi, ps, _ := gpu.SetScanPipeline(c.items, c.stages, 0)
-			return func() { gpu.SetScanPipeline(pi, ps, 0) }
 		}
 		b.Run(fmt.Sprintf("1d/%d/float32%s", n, suffix), func(b *testing.B) {
-			defer pipe()()
 			defer gpu.SetScanVariant(gpu.SetScanVariant(variant))
 			x, err := gpu.Rand[float32](s, gpu.NewGenerator(1), n)
 			if err != nil {
@@ -152,7 +141,6 @@ func BenchmarkCumSum(b *testing.B) {
 			scRun(b, s, int64(8*n), func() (interface{ Free() error }, error) { return gpu.CumSum[float32](s, x, 0) })
 		})
 		b.Run(fmt.Sprintf("1d/%d/int64%s", n/2, suffix), func(b *testing.B) {
-			defer pipe()()
 			defer gpu.SetScanVariant(gpu.SetScanVariant(variant))
 			x, err := gpu.RandInt[int64](s, gpu.NewGenerator(2), -10, 11, n/2)
 			if err != nil {

@@ -312,7 +312,7 @@ func checkScan[R, T gpu.Elem](t *testing.T, s *gpu.Stream, a *gpu.Array[T], xs [
 	t.Helper()
 	old := gpu.SetScanVariant(1)
 	defer gpu.SetScanVariant(old)
-	for _, variant := range []int{1, 2, 3} {
+	for _, variant := range []int{1, 2} {
 		gpu.SetScanVariant(variant)
 		checkScanVariant[R](t, s, a, xs, shape, op, axis, excl, variant)
 	}
@@ -962,7 +962,7 @@ func TestCumSumPast2G(t *testing.T) {
 	a := mustArr[int8](t)(gpu.FromSlice(s, xs))
 	defer a.Free()
 	defer gpu.SetScanVariant(gpu.SetScanVariant(1))
-	for _, variant := range []int{1, 2, 3} {
+	for _, variant := range []int{1, 2} {
 		gpu.SetScanVariant(variant)
 		scPast2G(t, s, a, xs, variant)
 	}
@@ -1029,7 +1029,7 @@ func TestScanRepeatCUDA(t *testing.T) {
 	wantIdx := srNonzero(flags)
 	defer gpu.SetScanVariant(gpu.SetScanVariant(1))
 	for r := 0; r < 2*reps; r++ {
-		gpu.SetScanVariant(1 + r%3) // the row-scan configurations, in turn
+		gpu.SetScanVariant(1 + r%2) // both row-scan configurations, alternately
 		o64 := scMust[int64](t)(gpu.CumSum[int64](s, a, 0))
 		scCheckExact(t, fmt.Sprintf("run %d: int64 sum", r), toSlice(t, o64), want)
 		o32 := scMust[int32](t)(gpu.CumMax(s, a, 0))

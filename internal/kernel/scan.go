@@ -183,18 +183,6 @@ type ScanTiles struct {
 	Group     int
 	Items     int
 	Vector    bool
-	// Stages, when > 0 (2 to 4, with Vector), selects the persistent pipelined kernel:
-	// the grid has at most rows*tilesPerRow blocks (any number from 1), each block
-	// loops over tiles (from the counter, or blockIdx + k*gridDim when tilesPerRow is
-	// 1) and copies full tiles into dynamic shared memory with cp.async Stages-1 tiles
-	// ahead, so that loads stay in flight during the look-back and the stores. The
-	// launch passes DynShared() bytes of dynamic shared memory. It needs compute
-	// capability 8.0; the accumulator is 4 or 8 bytes wide and a thread's chunk of
-	// input and of output a multiple of 16 bytes.
-	Stages int
-	// MinBlocks, when > 0, asks ptxas for registers that let MinBlocks blocks reside
-	// on a multiprocessor (.minnctapersm).
-	MinBlocks int
 }
 
 // Tile returns the elements per tile.
@@ -241,24 +229,8 @@ func (s *ScanTiles) Key() string {
 	if s.Vector {
 		b.WriteString("|v16")
 	}
-	if s.Stages > 0 {
-		fmt.Fprintf(&b, "|p%d", s.Stages)
-	}
-	if s.MinBlocks > 0 {
-		fmt.Fprintf(&b, "|m%d", s.MinBlocks)
-	}
 	return b.String()
 }
-
-// stageBytes is the bytes of one pipeline stage (Stages > 0): a tile of the wider of
-// the input and the accumulator (the buffer also stages the outputs).
-func (s *ScanTiles) stageBytes() int {
-	return s.Tile() * max(s.In.Size(), s.Comb.Type.Size())
-}
-
-// DynShared returns the dynamic shared memory of a launch in bytes: Stages tiles
-// (0 without Stages).
-func (s *ScanTiles) DynShared() int { return s.Stages * s.stageBytes() }
 
 // Validate checks the spec.
 func (s *ScanTiles) Validate() error {
@@ -274,15 +246,8 @@ func (s *ScanTiles) Validate() error {
 	if s.Items < 1 || s.Items%s.Group != 0 || s.Items > 32 {
 		return fmt.Errorf("kernel: scan items %d for group %d", s.Items, s.Group)
 	}
-	if s.Stages != 0 {
-		acc := s.Comb.Type.Size()
-		if s.Stages < 2 || s.Stages > 4 || !s.Vector || (acc != 4 && acc != 8) ||
-			s.Items*s.In.Size()%16 != 0 || s.Items*acc%16 != 0 {
-			return fmt.Errorf("kernel: scan stages %d for %d items of %v into %v", s.Stages, s.Items, s.In, s.Comb.Type)
-		}
-	}
-	if s.MinBlocks < 0 || s.MinBlocks > 32 {
-		return fmt.Errorf("kernel: scan min blocks %d", s.MinBlocks)
+	if s.Exclusive && s.Comb.Op == ScanExpr {
+		// fine: the caller passes init
 	}
 	return nil
 }
@@ -432,14 +397,7 @@ func (s *ScanTiles) checkLaunch(l *cpu.Launch) error {
 	if rowLen <= 0 || rowLen%s.Group != 0 || tpr != (rowLen+s.Tile()-1)/s.Tile() {
 		return launchErr("row length %d, %d tiles per row for group %d, tile %d", rowLen, tpr, s.Group, s.Tile())
 	}
-	if s.Stages > 0 {
-		if l.Grid[0] < 1 || int(l.Grid[0]) > rows*tpr || l.Block[0] != ScanTilesBlock {
-			return launchErr("grid %d, block %d for %d tiles", l.Grid[0], l.Block[0], rows*tpr)
-		}
-		if int(l.SharedMem) < s.DynShared() {
-			return launchErr("%d bytes of dynamic shared memory, %d needed", l.SharedMem, s.DynShared())
-		}
-	} else if int(l.Grid[0]) != rows*tpr || l.Block[0] != ScanTilesBlock {
+	if int(l.Grid[0]) != rows*tpr || l.Block[0] != ScanTilesBlock {
 		return launchErr("grid %d, block %d for %d tiles", l.Grid[0], l.Block[0], rows*tpr)
 	}
 	if tpr > 1 {

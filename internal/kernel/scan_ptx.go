@@ -76,14 +76,6 @@ func (s *ScanTiles) PTX(major, minor int) (src, entry string, err error) {
 	if s.Group > 2 {
 		// Several columns per lane: let ptxas use the registers rather than spill.
 		k.Attr(".maxnreg 128")
-	} else if s.MinBlocks > 0 {
-		k.Attr(fmt.Sprintf(".minnctapersm %d", s.MinBlocks))
-	}
-	if s.Stages > 0 {
-		if major < 8 {
-			return "", "", fmt.Errorf("kernel: pipelined scan on compute capability %d.%d: %w", major, minor, backend.ErrNotSupported)
-		}
-		m.ExternShared("sc_dyn", 16)
 	}
 	(&tilesGen{s: s, g: newSGen(m, k, major*10+minor, s.Comb)}).build()
 	return m.String(), entry, nil
@@ -108,8 +100,7 @@ func (tg *tilesGen) build() {
 	f.Shared("sc_wh", ptx.B32, 4, warps)
 	f.Shared("sc_wv", ptx.B32, 8, warps*G*nw)
 	f.Shared("sc_pv", ptx.B32, 8, G*nw)
-	pers := s.Stages > 0
-	if tg.transposedStore() && !pers {
+	if tg.transposedStore() {
 		f.Shared("sc_xs", ptx.B32, 16, warps*tg.xsWords())
 	}
 
@@ -130,17 +121,10 @@ func (tg *tilesGen) build() {
 
 	// 1. The tile number.
 	tile := f.Reg(ptx.U32)
+	f.Mov(tile, ptx.SReg(ptx.CtaidX))
 	oneTile := f.Setp(ptx.Eq, tpr, ptx.Int(1))
 	gotTile := f.NewLabel()
-	var pl *persistLoop
-	if pers {
-		pl = tg.persistStart(pin, pst, tpr, rowLen, tid, oneTile)
-		f.Mov(tile, pl.cur)
-		f.Bra(gotTile)
-	} else {
-		f.Mov(tile, ptx.SReg(ptx.CtaidX))
-		f.At(oneTile).Bra(gotTile)
-	}
+	f.At(oneTile).Bra(gotTile)
 	{
 		skip := f.NewLabel()
 		f.AtNot(tid0).Bra(skip)
@@ -198,15 +182,11 @@ func (tg *tilesGen) build() {
 	if s.Vector {
 		partial := f.NewLabel()
 		f.AtNot(full).Bra(partial)
-		if pers {
-			tg.loadStaged(x, pl.buf, tid)
-		} else {
-			v := vectorWidth(K, inSize)
-			for i := 0; i < K; i += v {
-				vals := loadVector(f, s.In, v, ptx.Mem(ain, int64(i*inSize)))
-				for j, val := range vals {
-					g.movTo(x[i+j], castValue(g.ew, val, s.In, g.t))
-				}
+		v := vectorWidth(K, inSize)
+		for i := 0; i < K; i += v {
+			vals := loadVector(f, s.In, v, ptx.Mem(ain, int64(i*inSize)))
+			for j, val := range vals {
+				g.movTo(x[i+j], castValue(g.ew, val, s.In, g.t))
 			}
 		}
 		for c := 0; c < G; c++ {
@@ -396,9 +376,7 @@ func (tg *tilesGen) build() {
 	if s.Vector {
 		partial := f.NewLabel()
 		f.AtNot(full).Bra(partial)
-		if pers {
-			tg.storeStaged(out, aout, pl.buf, tid, lane)
-		} else if tg.transposedStore() {
+		if tg.transposedStore() {
 			tg.storeTransposed(out, aout, lane)
 		} else {
 			v := vectorWidth(K, accSize)
@@ -416,246 +394,8 @@ func (tg *tilesGen) build() {
 		f.Place(skip)
 	}
 	f.Place(done)
-	if pers {
-		tg.persistEnd(pl)
-	} else {
-		f.Ret()
-	}
+	f.Ret()
 	_ = packed
-}
-
-// The persistent pipelined kernel (Stages > 0). Each block loops over tiles; tile
-// numbers come from the counter (or blockIdx + k*gridDim when every row is one tile),
-// taken by the block's last thread one iteration before they are needed and passed
-// through a ring of Stages+1 slots in shared memory, so that the atomic's latency is
-// hidden. Full tiles are copied into Stages buffers of dynamic shared memory with
-// cp.async.cg (16 bytes per thread and instruction, coalesced), Stages-1 tiles ahead:
-// iteration i waits for its tile's group (cp.async.wait_group Stages-2), passes a
-// barrier (the copies of every thread visible; the ring slot written; the buffer of
-// iteration i-1 free), issues the copy of the tile of iteration i+Stages-1 into that
-// buffer, and processes its tile: the threads read their chunks from the buffer
-// (swizzled so that both the striped copies and the blocked reads are free of bank
-// conflicts), and after the look-back stage their outputs in the same buffer and
-// store them striped (512 contiguous bytes per warp and instruction). Partial tiles
-// (the end of a row) take the guarded global loads and stores.
-//
-// A block handles its tiles in increasing order and takes each tile number while it
-// runs, so the lowest unfinished tile is always being processed by a running block
-// whose predecessors are finished: no deadlock.
-//
-// Shared buffer chunk c (16 bytes) of a tile lives at chunk c ^ ((c >> 3) & 7).
-
-type persistLoop struct {
-	loop           ptx.Label
-	it, nxt        ptx.Reg // iteration; the tile number taken for iteration it+Stages
-	cur, buf       ptx.Reg // the tile; the address of its buffer
-	writer, newSlt ptx.Reg
-}
-
-// persistStart emits the prologue (the first Stages tile numbers, the first Stages-1
-// copies) and the head of the loop, which ends the kernel when the tile is past the
-// last one.
-func (tg *tilesGen) persistStart(pin, pst, tpr, rowLen, tid, oneTile ptx.Reg) *persistLoop {
-	s, g := tg.s, tg.g
-	f := g.f
-	S := s.Stages
-	R := S + 1
-	sb := s.stageBytes()
-	pl := &persistLoop{}
-	f.Shared("sc_ring", ptx.U32, 4, R)
-	nt64 := f.Reg(ptx.U64)
-	f.Mul(nt64, f.LdParam(3), f.LdParam(5))
-	ntiles := f.Reg(ptx.U32)
-	f.Cvt(ntiles, nt64)
-	ctaid, nct := f.Special(ptx.CtaidX), f.Special(ptx.NctaidX)
-	pl.writer = f.Setp(ptx.Eq, tid, ptx.Int(ScanTilesBlock-1))
-	wStatic, wAtom := f.Reg(ptx.Pred), f.Reg(ptx.Pred)
-	f.Op("and.pred", wStatic, pl.writer, oneTile)
-	notOne := f.Reg(ptx.Pred)
-	f.Op("not.pred", notOne, oneTile)
-	f.Op("and.pred", wAtom, pl.writer, notOne)
-	pl.nxt = f.Reg(ptx.U32)
-	fetch := func(k ptx.Operand) { // the tile number of iteration k, in the writer
-		f.At(wStatic).Op("mad.lo.u32", pl.nxt, k, nct, ctaid)
-		f.At(wAtom).Op("atom.global.add.u32", pl.nxt, ptx.Mem(pst, 0), ptx.Int(1))
-	}
-	// swz: the thread's chunk of a striped copy, swizzled (tid ^ ((tid >> 3) & 7)).
-	swz := f.Reg(ptx.U32)
-	f.Shr(swz, tid, ptx.Int(3))
-	f.And(swz, swz, ptx.Int(7))
-	f.Xor(swz, swz, tid)
-	f.Shl(swz, swz, ptx.Int(4))
-	dyn := f.Reg(ptx.U32)
-	f.Op("mov.u32", dyn, ptx.Sym("sc_dyn"))
-	f.Add(swz, swz, dyn)
-	ring := f.Reg(ptx.U32)
-	f.Op("mov.u32", ring, ptx.Sym("sc_ring"))
-	for k := 0; k < S; k++ {
-		fetch(ptx.Int(k))
-		f.At(pl.writer).Op("st.shared.u32", ptx.Mem(ring, int64(4*k)), pl.nxt)
-	}
-	f.BarSync(0)
-	issue := func(t, off ptx.Reg) {
-		valid := f.Setp(ptx.Lt, t, ntiles)
-		row, r := f.Reg(ptx.U32), f.Reg(ptx.U32)
-		f.Div(row, t, tpr)
-		f.Mul(r, row, tpr)
-		f.Sub(r, t, r)
-		ts := f.Reg(ptx.U64)
-		f.MulWide(ts, r, ptx.Int(s.Tile()))
-		left := f.Reg(ptx.U64)
-		f.Sub(left, rowLen, ts)
-		full := f.Setp(ptx.Ge, left.As(ptx.S64), ptx.Int(s.Tile()))
-		do := f.Reg(ptx.Pred)
-		f.Op("and.pred", do, valid, full)
-		e := f.Reg(ptx.U64)
-		f.Cvt(e, row)
-		f.Mul(e, e, rowLen)
-		f.Add(e, e, ts)
-		src := f.Reg(ptx.U64)
-		f.Fma(src, e, ptx.Int(s.In.Size()), pin)
-		t16 := f.Reg(ptx.U64)
-		f.MulWide(t16, tid, ptx.Int(16))
-		f.Add(src, src, t16)
-		dst := f.Reg(ptx.U32)
-		f.Add(dst, swz, off)
-		for m := 0; m < s.Tile()*s.In.Size()/16/ScanTilesBlock; m++ {
-			f.At(do).Op("cp.async.cg.shared.global", ptx.Mem(dst, int64(4096*m)), ptx.Mem(src, int64(4096*m)), ptx.Int(16))
-		}
-		f.Op("cp.async.commit_group")
-	}
-	for k := 0; k < S-1; k++ {
-		t := f.Reg(ptx.U32)
-		f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(ring, int64(4*k)), t)
-		off := f.Reg(ptx.U32)
-		f.Mov(off, ptx.Int(k*sb))
-		issue(t, off)
-	}
-	pl.it = f.Reg(ptx.U32)
-	f.Mov(pl.it, ptx.Int(0))
-	pl.loop = f.NewLabel()
-	f.Place(pl.loop)
-	f.Op("cp.async.wait_group", ptx.Int(S-2))
-	f.BarSync(0)
-	slot := func(add int) ptx.Reg {
-		v := f.Reg(ptx.U32)
-		f.Add(v, pl.it, ptx.Int(add))
-		f.Rem(v, v, ptx.Int(R))
-		f.Fma(v, v, ptx.Int(4), ring)
-		return v
-	}
-	pl.cur = f.Reg(ptx.U32)
-	f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(slot(0), 0), pl.cur)
-	pf := f.Reg(ptx.U32)
-	f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(slot(S-1), 0), pf)
-	pl.newSlt = slot(S)
-	kn := f.Reg(ptx.U32)
-	f.Add(kn, pl.it, ptx.Int(S))
-	fetch(kn)
-	f.At(f.Setp(ptx.Ge, pl.cur, ntiles)).Op("ret")
-	off := f.Reg(ptx.U32)
-	f.Add(off, pl.it, ptx.Int(S-1))
-	f.Rem(off, off, ptx.Int(S))
-	f.Mul(off, off, ptx.Int(sb))
-	issue(pf, off)
-	pl.buf = f.Reg(ptx.U32)
-	f.Rem(pl.buf, pl.it, ptx.Int(S))
-	f.Mul(pl.buf, pl.buf, ptx.Int(sb))
-	f.Add(pl.buf, pl.buf, dyn)
-	return pl
-}
-
-// persistEnd closes the loop: the writer passes the tile number it took on.
-func (tg *tilesGen) persistEnd(pl *persistLoop) {
-	f := tg.g.f
-	f.At(pl.writer).Op("st.shared.u32", ptx.Mem(pl.newSlt, 0), pl.nxt)
-	f.Add(pl.it, pl.it, ptx.Int(1))
-	f.Bra(pl.loop)
-}
-
-// stagedChunk returns the shared address of chunk c (a u32 register) of the buffer at
-// buf: buf + 16*(c ^ ((c >> 3) & 7)).
-func stagedChunk(f *ptx.Func, buf, c ptx.Reg) ptx.Reg {
-	k := f.Reg(ptx.U32)
-	f.Shr(k, c, ptx.Int(3))
-	f.And(k, k, ptx.Int(7))
-	f.Xor(k, k, c)
-	a := f.Reg(ptx.U32)
-	f.Fma(a, k, ptx.Int(16), buf)
-	return a
-}
-
-// loadStaged reads the thread's Items elements (chunks tid*C .. tid*C+C-1) from the
-// tile's buffer into x, converted to the accumulator type.
-func (tg *tilesGen) loadStaged(x []ptx.Reg, buf, tid ptx.Reg) {
-	s, g := tg.s, tg.g
-	f := g.f
-	size := s.In.Size()
-	C := s.Items * size / 16
-	per := 16 / size
-	a := f.Reg(ptx.U32)
-	f.Mul(a, tid, ptx.Int(C))
-	for j := 0; j < C; j++ {
-		c := f.Reg(ptx.U32)
-		f.Add(c, a, ptx.Int(j))
-		ws := f.Regs(ptx.B32, 4)
-		f.Op("ld.shared.v4.b32", ptx.Vec(ws), ptx.Mem(stagedChunk(f, buf, c), 0))
-		for e := 0; e < per; e++ {
-			var v ptx.Reg
-			switch {
-			case size == 8:
-				v = f.Reg(ewRT(s.In))
-				f.Op("mov.b64", v, ptx.Vec(ws[2*e:2*e+2]))
-			case size == 4:
-				v = f.Reg(ewRT(s.In))
-				f.Op("mov.b32", v, ws[e])
-			default:
-				v = extractValue(f, s.In, ws[e*size/4], e%(4/size))
-			}
-			g.movTo(x[j*per+e], castValue(g.ew, v, s.In, g.t))
-		}
-	}
-}
-
-// storeStaged stores a full tile's outputs through the tile's buffer: the thread
-// writes its chunks (tid*C ..), then each warp reads its own region striped and stores
-// 16 bytes per lane, 512 contiguous bytes per instruction. Every thread has read its
-// input chunks before (barriers since), and each warp reads only what it wrote.
-func (tg *tilesGen) storeStaged(out []ptx.Reg, aout, buf, tid, lane ptx.Reg) {
-	s, g := tg.s, tg.g
-	f := g.f
-	var words []ptx.Reg
-	for _, v := range out {
-		words = append(words, g.words(v)...)
-	}
-	C := len(words) / 4
-	a := f.Reg(ptx.U32)
-	f.Mul(a, tid, ptx.Int(C))
-	for j := 0; j < C; j++ {
-		c := f.Reg(ptx.U32)
-		f.Add(c, a, ptx.Int(j))
-		f.Op("st.shared.v4.b32", ptx.Mem(stagedChunk(f, buf, c), 0), ptx.Vec(words[4*j:4*j+4]))
-	}
-	f.Op("bar.warp.sync", ptx.Uint(0xffffffff))
-	// The warp's first chunk: (tid - lane) * C.
-	wc := f.Reg(ptx.U32)
-	f.Sub(wc, tid, lane)
-	f.Mul(wc, wc, ptx.Int(C))
-	f.Add(wc, wc, lane)
-	wo := f.Reg(ptx.U64)
-	lo := f.Reg(ptx.U64)
-	f.MulWide(lo, lane, ptx.Int(s.Items*s.Comb.Type.Size()))
-	f.Sub(wo, aout, lo)
-	lo16 := f.Reg(ptx.U64)
-	f.MulWide(lo16, lane, ptx.Int(16))
-	f.Add(wo, wo, lo16)
-	for r := 0; r < C; r++ {
-		c := f.Reg(ptx.U32)
-		f.Add(c, wc, ptx.Int(32*r))
-		ws := f.Regs(ptx.B32, 4)
-		f.Op("ld.shared.v4.b32", ptx.Vec(ws), ptx.Mem(stagedChunk(f, buf, c), 0))
-		f.St(ptx.Global, ptx.CacheDefault, ptx.B32, ptx.Mem(wo, int64(512*r)), regsToOps(ws)...)
-	}
 }
 
 // transposedStore reports whether full tiles are stored through shared memory, warp

@@ -30,48 +30,33 @@ func TestScanTilesPtxas(t *testing.T) {
 		g, k int
 		ex   bool
 		vec  bool
-		st   int // Stages
-		mb   int // MinBlocks
 	}
 	cases := []tc{
-		{dtype.Float32, Combine{Op: ScanAdd, Type: dtype.Float32}, 1, 16, false, true, 0, 0},
-		{dtype.Float32, Combine{Op: ScanAdd, Type: dtype.Float32}, 1, 16, true, true, 0, 0},
-		{dtype.Int64, Combine{Op: ScanAdd, Type: dtype.Int64}, 1, 8, false, true, 0, 0},
-		{dtype.Int32, Combine{Op: ScanAdd, Type: dtype.Int64}, 1, 8, false, true, 0, 0},
-		{dtype.Bool, Combine{Op: ScanAdd, Type: dtype.Int64}, 1, 8, true, true, 0, 0},
-		{dtype.Float32, Combine{Op: ScanMax, Type: dtype.Float32}, 1, 16, false, true, 0, 0},
-		{dtype.Float64, Combine{Op: ScanMin, Type: dtype.Float64}, 1, 8, false, true, 0, 0},
-		{dtype.Float32, Combine{Op: ScanAdd, Type: dtype.Float32}, 3, 12, false, true, 0, 0},
-		{dtype.Int64, Combine{Op: ScanAdd, Type: dtype.Int64}, 3, 6, true, false, 0, 0},
-		{dtype.Int8, Combine{Op: ScanMul, Type: dtype.Int8}, 1, 16, false, true, 0, 0},
-		{dtype.Bool, Combine{Op: ScanMax, Type: dtype.Bool}, 2, 16, false, true, 0, 0},
-		{dtype.Uint16, Combine{Op: ScanMin, Type: dtype.Uint16}, 8, 8, true, true, 0, 0},
-		{dtype.Int32, scanExprComb(t, "a ^ b", dtype.Int64), 1, 8, true, true, 0, 0},
-		{dtype.Float32, scanExprComb(t, "fmax(a, b)", dtype.Float32), 1, 16, false, true, 0, 0},
-		{dtype.Float64, Combine{Op: ScanAdd, Type: dtype.Float32}, 1, 16, false, true, 0, 0},
+		{dtype.Float32, Combine{Op: ScanAdd, Type: dtype.Float32}, 1, 16, false, true},
+		{dtype.Float32, Combine{Op: ScanAdd, Type: dtype.Float32}, 1, 16, true, true},
+		{dtype.Int64, Combine{Op: ScanAdd, Type: dtype.Int64}, 1, 8, false, true},
+		{dtype.Int32, Combine{Op: ScanAdd, Type: dtype.Int64}, 1, 8, false, true},
+		{dtype.Bool, Combine{Op: ScanAdd, Type: dtype.Int64}, 1, 8, true, true},
+		{dtype.Float32, Combine{Op: ScanMax, Type: dtype.Float32}, 1, 16, false, true},
+		{dtype.Float64, Combine{Op: ScanMin, Type: dtype.Float64}, 1, 8, false, true},
+		{dtype.Float32, Combine{Op: ScanAdd, Type: dtype.Float32}, 3, 12, false, true},
+		{dtype.Int64, Combine{Op: ScanAdd, Type: dtype.Int64}, 3, 6, true, false},
+		{dtype.Int8, Combine{Op: ScanMul, Type: dtype.Int8}, 1, 16, false, true},
+		{dtype.Bool, Combine{Op: ScanMax, Type: dtype.Bool}, 2, 16, false, true},
+		{dtype.Uint16, Combine{Op: ScanMin, Type: dtype.Uint16}, 8, 8, true, true},
+		{dtype.Int32, scanExprComb(t, "a ^ b", dtype.Int64), 1, 8, true, true},
+		{dtype.Float32, scanExprComb(t, "fmax(a, b)", dtype.Float32), 1, 16, false, true},
+		{dtype.Float64, Combine{Op: ScanAdd, Type: dtype.Float32}, 1, 16, false, true},
 		// The second row-scan configuration (GPU_SCAN_VARIANT=v2).
-		{dtype.Float32, Combine{Op: ScanAdd, Type: dtype.Float32}, 1, 32, false, true, 0, 0},
-		{dtype.Float32, Combine{Op: ScanAdd, Type: dtype.Float32}, 1, 32, true, true, 0, 0},
-		{dtype.Int64, Combine{Op: ScanAdd, Type: dtype.Int64}, 1, 16, false, true, 0, 0},
-		{dtype.Int32, Combine{Op: ScanAdd, Type: dtype.Int64}, 1, 16, false, true, 0, 0},
-		{dtype.Float32, Combine{Op: ScanMax, Type: dtype.Float32}, 1, 32, false, true, 0, 0},
-		{dtype.Float64, Combine{Op: ScanMin, Type: dtype.Float64}, 1, 16, false, true, 0, 0},
-		// The persistent pipelined kernel (GPU_SCAN_VARIANT=v3). MinBlocks 6 with 16
-		// float32 items (40 registers) and 5 with 32 (48) spill a little: not listed.
-		{dtype.Float32, Combine{Op: ScanAdd, Type: dtype.Float32}, 1, 16, false, true, 2, 0},
-		{dtype.Float32, Combine{Op: ScanAdd, Type: dtype.Float32}, 1, 16, false, true, 3, 0},
-		{dtype.Float32, Combine{Op: ScanAdd, Type: dtype.Float32}, 1, 32, false, true, 2, 0},
-		{dtype.Float32, Combine{Op: ScanAdd, Type: dtype.Float32}, 1, 8, false, true, 4, 0},
-		{dtype.Float32, Combine{Op: ScanAdd, Type: dtype.Float32}, 1, 16, true, true, 2, 0},
-		{dtype.Int64, Combine{Op: ScanAdd, Type: dtype.Int64}, 1, 8, false, true, 2, 0},
-		{dtype.Int64, Combine{Op: ScanAdd, Type: dtype.Int64}, 1, 16, false, true, 2, 0},
-		{dtype.Int32, Combine{Op: ScanAdd, Type: dtype.Int64}, 1, 8, false, true, 3, 0},
-		{dtype.Bool, Combine{Op: ScanAdd, Type: dtype.Int64}, 1, 16, true, true, 2, 0},
-		{dtype.Float64, Combine{Op: ScanMin, Type: dtype.Float64}, 1, 8, false, true, 2, 0},
-		{dtype.Float32, Combine{Op: ScanMax, Type: dtype.Float32}, 1, 16, false, true, 2, 0},
+		{dtype.Float32, Combine{Op: ScanAdd, Type: dtype.Float32}, 1, 32, false, true},
+		{dtype.Float32, Combine{Op: ScanAdd, Type: dtype.Float32}, 1, 32, true, true},
+		{dtype.Int64, Combine{Op: ScanAdd, Type: dtype.Int64}, 1, 16, false, true},
+		{dtype.Int32, Combine{Op: ScanAdd, Type: dtype.Int64}, 1, 16, false, true},
+		{dtype.Float32, Combine{Op: ScanMax, Type: dtype.Float32}, 1, 32, false, true},
+		{dtype.Float64, Combine{Op: ScanMin, Type: dtype.Float64}, 1, 16, false, true},
 	}
 	for _, c := range cases {
-		sp := &ScanTiles{In: c.in, Comb: c.comb, Exclusive: c.ex, Group: c.g, Items: c.k, Vector: c.vec, Stages: c.st, MinBlocks: c.mb}
+		sp := &ScanTiles{In: c.in, Comb: c.comb, Exclusive: c.ex, Group: c.g, Items: c.k, Vector: c.vec}
 		t.Run(sp.Key(), func(t *testing.T) {
 			t.Parallel()
 			src, _, err := sp.PTX(9, 0)

@@ -75,7 +75,6 @@ type simKernel struct {
 	labels  map[string]int
 	shared  map[string]int // symbol -> offset in the block's shared memory
 	smem    int
-	dyn     string // the dynamic shared memory's symbol (at offset smem), if any
 }
 
 func simParse(src, entry string) (*simKernel, error) {
@@ -103,12 +102,6 @@ func simParse(src, entry string) (*simKernel, error) {
 		}
 		if strings.HasPrefix(line, ".func") {
 			in = false
-			continue
-		}
-		if strings.HasPrefix(line, ".extern .shared") {
-			// .extern .shared .align A .b8 name[];
-			f := strings.Fields(strings.TrimSuffix(line, ";"))
-			k.dyn = strings.TrimSuffix(f[len(f)-1], "[]")
 			continue
 		}
 		if !in {
@@ -162,10 +155,6 @@ func simParse(src, entry string) (*simKernel, error) {
 	}
 	if k.name == "" {
 		return nil, fmt.Errorf("sim: no entry %s", entry)
-	}
-	k.smem = (k.smem + 15) &^ 15
-	if k.dyn != "" {
-		k.shared[k.dyn] = k.smem
 	}
 	for _, s := range stmts {
 		inst, err := k.parseInst(s)
@@ -372,17 +361,6 @@ type simThread struct {
 	pc     int
 	done   bool
 	sim    *simRun
-	cpq    []simCp // cp.async copies not yet waited for
-	cpDone int     // groups committed
-}
-
-// simCp is a cp.async copy: garbage is written to its destination when it is issued
-// and its data when it is waited for (the two ends of its window, for the hazard
-// checks, and a read before the wait sees garbage); group is -1 until committed.
-type simCp struct {
-	dst   uint64
-	data  []byte
-	group int
 }
 
 type simRun struct {
@@ -434,13 +412,8 @@ func (s *simRun) wakeAll() {
 }
 
 // simLaunch runs the kernel over grid blocks of block threads, at most resident
-// blocks at a time, and returns the first error. dyn, if given, is the bytes of
-// dynamic shared memory.
-func simLaunch(k *simKernel, mem *simMem, grid, block, resident int, params []uint64, dyn ...int) error {
-	smem := k.smem
-	for _, d := range dyn {
-		smem += d
-	}
+// blocks at a time, and returns the first error.
+func simLaunch(k *simKernel, mem *simMem, grid, block, resident int, params []uint64) error {
 	if len(params) != len(k.params) {
 		return fmt.Errorf("sim: %d params for %d", len(params), len(k.params))
 	}
@@ -466,15 +439,15 @@ func simLaunch(k *simKernel, mem *simMem, grid, block, resident int, params []ui
 	}()
 	for b := 0; b < grid && !run.abort.Load(); b++ {
 		sem <- struct{}{}
-		blk := &simBlock{id: b, smem: make([]byte, smem), size: block, alive: block}
+		blk := &simBlock{id: b, smem: make([]byte, k.smem), size: block, alive: block}
 		blk.cond = sync.NewCond(&blk.mu)
-		blk.wEpoch = make([]int32, smem)
-		blk.rEpoch = make([]int32, smem)
-		blk.wTid = make([]int32, smem)
-		blk.rTid = make([]int32, smem)
-		blk.wWarp = make([]int32, smem)
-		blk.rWarp = make([]int32, smem)
-		blk.rWEp = make([]int32, smem)
+		blk.wEpoch = make([]int32, k.smem)
+		blk.rEpoch = make([]int32, k.smem)
+		blk.wTid = make([]int32, k.smem)
+		blk.rTid = make([]int32, k.smem)
+		blk.wWarp = make([]int32, k.smem)
+		blk.rWarp = make([]int32, k.smem)
+		blk.rWEp = make([]int32, k.smem)
 		for i := range blk.wEpoch {
 			blk.wEpoch[i], blk.rEpoch[i] = -1, -1
 		}
@@ -1009,8 +982,6 @@ func (k *simKernel) compile(in *simInst) (func(*simThread, *simInst), error) {
 			}, nil
 		}
 		return func(t *simThread, in *simInst) { t.barrier() }, nil
-	case "cp":
-		return k.compileCp(in)
 	case "fence", "membar":
 		return func(t *simThread, in *simInst) {}, nil
 	case "nanosleep":
@@ -1049,65 +1020,6 @@ func (k *simKernel) compile(in *simInst) (func(*simThread, *simInst), error) {
 			} else {
 				t.set(&in.args[0], 0)
 			}
-		}, nil
-	}
-	return nil, fmt.Errorf("unsupported instruction %s", in.op)
-}
-
-// compileCp compiles cp.async.{ca,cg}.shared.global [dst], [src], n, commit_group,
-// wait_group N and wait_all.
-func (k *simKernel) compileCp(in *simInst) (func(*simThread, *simInst), error) {
-	p := in.parts
-	if len(p) < 3 || p[1] != "async" {
-		return nil, fmt.Errorf("unsupported instruction %s", in.op)
-	}
-	switch p[2] {
-	case "commit_group":
-		return func(t *simThread, in *simInst) {
-			for i := range t.cpq {
-				if t.cpq[i].group < 0 {
-					t.cpq[i].group = t.cpDone
-				}
-			}
-			t.cpDone++
-		}, nil
-	case "wait_group", "wait_all":
-		return func(t *simThread, in *simInst) {
-			n := 0
-			if p[2] == "wait_group" {
-				n = int(t.val(&in.args[0]))
-			}
-			keep := t.cpq[:0]
-			for _, c := range t.cpq {
-				if c.group >= 0 && (p[2] == "wait_all" || c.group < t.cpDone-n) {
-					t.smemWrite(c.dst, c.data)
-					continue
-				}
-				keep = append(keep, c)
-			}
-			t.cpq = keep
-		}, nil
-	case "ca", "cg":
-		if !has(p, "shared") || !has(p, "global") || len(in.args) != 3 {
-			return nil, fmt.Errorf("unsupported instruction %s", in.op)
-		}
-		return func(t *simThread, in *simInst) {
-			dst, src, n := t.addr(&in.args[0]), t.addr(&in.args[1]), int(t.val(&in.args[2]))
-			m := t.mem
-			m.mu.Lock()
-			off, err := m.check(src, n)
-			if err != nil {
-				m.mu.Unlock()
-				panic(err)
-			}
-			data := append([]byte(nil), m.buf[off:off+n]...)
-			m.mu.Unlock()
-			poison := make([]byte, n)
-			for i := range poison {
-				poison[i] = 0xA5
-			}
-			t.smemWrite(dst, poison) // not there yet: a read before the wait sees garbage
-			t.cpq = append(t.cpq, simCp{dst: dst, data: data, group: -1})
 		}, nil
 	}
 	return nil, fmt.Errorf("unsupported instruction %s", in.op)

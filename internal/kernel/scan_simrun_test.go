@@ -59,12 +59,6 @@ func simKernelOf(t testing.TB, sp ptxSpecT) *simKernel {
 // and returns the buffers' final contents.
 func runSim(t testing.TB, sp ptxSpecT, grid, block, resident int, args []kArg) [][]byte {
 	t.Helper()
-	return runSimDyn(t, sp, grid, block, resident, 0, args)
-}
-
-// runSimDyn is runSim with dyn bytes of dynamic shared memory.
-func runSimDyn(t testing.TB, sp ptxSpecT, grid, block, resident, dyn int, args []kArg) [][]byte {
-	t.Helper()
 	k := simKernelOf(t, sp)
 	size := 1 << 12
 	for _, a := range args {
@@ -85,7 +79,7 @@ func runSimDyn(t testing.TB, sp ptxSpecT, grid, block, resident, dyn int, args [
 		addrs[i] = base + uint64(a.off)
 		params[i] = addrs[i] + uint64(a.ptr)
 	}
-	if err := simLaunch(k, d.mem, grid, block, resident, params, dyn); err != nil {
+	if err := simLaunch(k, d.mem, grid, block, resident, params); err != nil {
 		t.Fatalf("%s: %v", sp.Key(), err)
 	}
 	out := make([][]byte, len(args))
@@ -104,12 +98,6 @@ var (
 
 // runCPU runs sp's CPU implementation on a CPU device with the same arguments.
 func runCPU(t testing.TB, sp ptxSpecT, grid, block int, args []kArg) [][]byte {
-	t.Helper()
-	return runCPUDyn(t, sp, grid, block, 0, args)
-}
-
-// runCPUDyn is runCPU with a launch of dyn bytes of dynamic shared memory.
-func runCPUDyn(t testing.TB, sp ptxSpecT, grid, block, dyn int, args []kArg) [][]byte {
 	t.Helper()
 	cpuDevOnce.Do(func() { cpuDev = cpu.New(2) })
 	fn, err := sp.CPU()
@@ -136,7 +124,7 @@ func runCPUDyn(t testing.TB, sp ptxSpecT, grid, block, dyn int, args []kArg) [][
 		mems[i] = m
 		bargs[i] = backend.Arg{Kind: backend.ArgMem, Mem: m, Off: int64(a.off + a.ptr)}
 	}
-	cfg := backend.LaunchConfig{Grid: [3]uint32{uint32(grid), 1, 1}, Block: [3]uint32{uint32(block), 1, 1}, SharedMem: uint32(dyn)}
+	cfg := backend.LaunchConfig{Grid: [3]uint32{uint32(grid), 1, 1}, Block: [3]uint32{uint32(block), 1, 1}}
 	if err := bs.Launch(cpu.NewFunc(sp.Key(), fn), cfg, bargs); err != nil {
 		t.Fatal(err)
 	}

@@ -146,66 +146,6 @@ func TestScanTilesSim(t *testing.T) {
 	}
 }
 
-// TestScanTilesPipelinedSim runs the persistent pipelined row scan (Stages > 0) on the
-// simulator: grids smaller than the tiles, blocks that are not resident at first,
-// partial tiles, rows of one tile (static tile numbers), conversions between input
-// and accumulator widths, and non-commutative operators.
-func TestScanTilesPipelinedSim(t *testing.T) {
-	rng := rand.New(rand.NewPCG(43, 44))
-	type tc struct {
-		in             dtype.DType
-		comb           Combine
-		k, stages      int
-		excl           bool
-		rows, len      int
-		grid, resident int
-	}
-	f32 := Combine{Op: ScanAdd, Type: dtype.Float32}
-	i64 := Combine{Op: ScanAdd, Type: dtype.Int64}
-	cases := []tc{
-		{dtype.Float32, f32, 16, 2, false, 1, 4096*7 + 100, 3, 3},
-		{dtype.Int32, Combine{Op: ScanAdd, Type: dtype.Int32}, 16, 2, true, 2, 4096*3 + 36, 4, 2}, // packed status
-		{dtype.Int32, i64, 8, 3, false, 2, 2048*5 + 36, 4, 2},                                     // wider output
-		{dtype.Int64, i64, 16, 2, true, 3, 4096 * 2, 2, 2},
-		{dtype.Float32, f32, 16, 2, false, 5, 4096, 2, 2},                                             // one tile per row
-		{dtype.Int32, i64, 8, 2, true, 4, 1000, 3, 3},                                                 // one partial tile per row
-		{dtype.Bool, i64, 16, 2, true, 1, 4096*3 + 1, 2, 2},                                           // bool input
-		{dtype.Int8, Combine{Op: ScanAdd, Type: dtype.Int32}, 16, 3, false, 1, 4096*4 + 9, 3, 2},      // narrow input
-		{dtype.Uint16, Combine{Op: ScanMax, Type: dtype.Uint32}, 8, 2, false, 1, 2048*6 + 3, 3, 3},    // conversion
-		{dtype.Float32, Combine{Op: ScanMax, Type: dtype.Float32}, 4, 4, false, 1, 1024*40 + 5, 5, 3}, // NaN, -0, two windows
-		{dtype.Float64, Combine{Op: ScanMin, Type: dtype.Float64}, 2, 3, true, 1, 512*35 + 1, 4, 4},
-		{dtype.Int32, scanExprComb(t, "b", dtype.Int32), 4, 2, false, 1, 1024*35 + 3, 3, 3},
-		{dtype.Int32, scanExprComb(t, "a", dtype.Int32), 4, 3, true, 2, 1024*17 + 4, 3, 2},
-	}
-	for i, c := range cases {
-		if simRace && i != 2 {
-			continue // see simRace
-		}
-		sp := &ScanTiles{In: c.in, Comb: c.comb, Exclusive: c.excl, Group: 1, Items: c.k, Vector: true, Stages: c.stages}
-		name := fmt.Sprintf("%s/rows%d/len%d/grid%d/res%d", sp.Key(), c.rows, c.len, c.grid, c.resident)
-		t.Run(name, func(t *testing.T) {
-			T := sp.Tile()
-			tpr := (c.len + T - 1) / T
-			tiles := c.rows * tpr
-			in := randBytes(rng, c.in, c.rows*c.len, true)
-			out := make([]byte, c.rows*c.len*c.comb.Type.Size())
-			for i := range out {
-				out[i] = 0xCD // poison
-			}
-			status := make([]byte, sp.StatusBytes(tiles))
-			init := scanInitBits(rng, c.comb, c.excl)
-			args := []kArg{kBuf(in), kBuf(out), kBuf(status), kU64(uint64(c.rows)), kU64(uint64(c.len)), kU64(uint64(tpr)), kU64(init)}
-			grid := min(c.grid, tiles)
-			got := runSimDyn(t, sp, grid, ScanTilesBlock, c.resident, sp.DynShared(), args)
-			want := runCPUDyn(t, sp, grid, ScanTilesBlock, sp.DynShared(), args)
-			scanCompare(t, name, c.comb.Type, c.comb.Op, got[1], want[1])
-			if sameElems(dtype.Uint8, got[0], in) >= 0 {
-				t.Fatalf("%s: input modified", name)
-			}
-		})
-	}
-}
-
 func TestScanColumnsSim(t *testing.T) {
 	rng := rand.New(rand.NewPCG(43, 44))
 	type tc struct {
