@@ -68,8 +68,10 @@ func (r randSpec) Geometry(n, sms int) (int, int) {
 
 // randWaves is the most 256-thread blocks per SM of a random fill, in units of the 8
 // that are resident at once (the kernels compute the same output for any grid).
+// Measured on the H200 with 2^28 float32 elements (share of the copy bandwidth, 1 / 4 /
+// 16 waves): uniform 92 / 95-96 / 99%, normal 65-68 / 66-70 / 65%.
 // GPU_RANDOM_WAVES in the environment sets it at start-up (a tuning knob).
-var randWaves = 1
+var randWaves = 4
 
 func init() {
 	if v, err := strconv.Atoi(os.Getenv("GPU_RANDOM_WAVES")); err == nil && v > 0 {
