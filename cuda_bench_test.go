@@ -417,6 +417,18 @@ func BenchmarkCopy(b *testing.B) {
 				ctx.StreamSynchronize(h)
 			}
 		})
+		// The same raw copy into page-locked memory allocated with no flags (gpubench's
+		// raw rows), against ours (portable and mapped).
+		if plain, err := ctx.MemHostAlloc(size, 0); err == nil {
+			b.Run("DtoH/pinned-noflags/"+name+"/raw", func(b *testing.B) {
+				set(b)
+				for b.Loop() {
+					ctx.MemcpyDtoHAsync(plain, cu.DevicePtr(pdev), size, h)
+					ctx.StreamSynchronize(h)
+				}
+			})
+			ctx.MemFreeHost(plain)
+		}
 		dev.Free()
 		pinned.Free()
 	}
