@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"sync/atomic"
 
 	"github.com/go-gpu/gpu/dtype"
@@ -269,7 +270,8 @@ func scanInto(s *Stream, out, in *header, comb kernel.Combine, axis int, excl bo
 		if comb.Type.Size() == 8 {
 			kmax = 8
 		}
-		if scanVariant.Load() == 2 && (comb.Type.Size() == 4 || comb.Type.Size() == 8) {
+		tune := *scanCfg.Load()
+		if tune.Variant == 2 && (comb.Type.Size() == 4 || comb.Type.Size() == 8) {
 			// The second variant: twice the items per thread (tiles of 8192 4-byte or
 			// 4096 8-byte values), so twice the bytes in flight per thread and half the
 			// tiles (atomics, look-backs, barriers) per byte.
@@ -292,6 +294,11 @@ func scanInto(s *Stream, out, in *header, comb kernel.Combine, axis int, excl bo
 		perThread := (rowLen + kernel.ScanTilesBlock - 1) / kernel.ScanTilesBlock
 		k := min(kfull, (perThread+inner-1)/inner*inner)
 		sp.Items = k
+		sp.Lookback = tune.Lookback
+		sp.Stage = tune.Stage && sp.CanStage()
+		if inner == 1 {
+			sp.MinBlocks = tune.MinBlocks
+		}
 		ptr := func(h *header) uint64 { return h.buf.a.mem.Ptr() + uint64(h.buf.off) + uint64(h.off*h.dt.Size()) }
 		sp.Vector = ptr(in)%16 == 0 && ptr(out)%16 == 0 &&
 			(outer == 1 || (rowLen*in.dt.Size()%16 == 0 && rowLen*comb.Type.Size()%16 == 0))
@@ -378,22 +385,85 @@ func scanCollapseStride(shape, st []int) (int, bool) {
 	return stride, ok
 }
 
-// scanVariant selects the row-scan configuration: 2 (the default) 32 items per thread
-// for 4-byte accumulators and 16 for 8-byte ones (kernel.ScanTiles with Items 32 or 16,
-// stored through the warp staging area), 1 the first configuration's 16 and 8.
-// Measured on the H200 (2026-11-30, one run): 1-D CumSum of 2^28 float32 at 2366 GB/s
-// with v2 against 2214 with v1, of 2^27 int64 at 1666 against 1409 (device copy 4144).
-// GPU_SCAN_VARIANT=v1 in the environment selects the first at start-up; tests and
-// benchmarks switch with setScanVariant.
-var scanVariant atomic.Int32
-
-func init() {
-	scanVariant.Store(2)
-	if v := os.Getenv("GPU_SCAN_VARIANT"); v == "v1" || v == "1" {
-		scanVariant.Store(1)
-	}
+// scanConfig is the row-scan configuration (kernel.ScanTiles's tuning options).
+//
+// Variant 2 (the default) takes 32 items per thread for 4-byte accumulators and 16 for
+// 8-byte ones (kernel.ScanTiles with Items 32 or 16, stored through the warp staging
+// area), variant 1 the first configuration's 16 and 8. Measured on the H200
+// (2026-11-30, one run): 1-D CumSum of 2^28 float32 at 2366 GB/s with v2 against 2214
+// with v1, of 2^27 int64 at 1666 against 1409 (device copy 4144).
+//
+// The other options are off by default until measured:
+//
+//   - Stage (ScanTiles.Stage, where CanStage): each thread scans its elements and
+//     stages them in shared memory right after its loads; only the tile's prefix is
+//     combined after the look-back (far fewer registers live: 40 without spills with
+//     MinBlocks 6 for both v2 kernels of 1-D CumSum).
+//   - Lookback n (1, 2, 4, 8; ScanTiles.Lookback): the wide look-back, 32n predecessors
+//     per round trip, waiting only up to the nearest inclusive prefix; 0: windows of 32.
+//   - MinBlocks n (ScanTiles.MinBlocks, single-column rows only): .minnctapersm n.
+//
+// Environment variables select them at start-up:
+//
+//	GPU_SCAN_VARIANT=v1|v2|v4   v4: v2 with Stage
+//	GPU_SCAN_STAGE=1            Stage with any variant (v1: staged tiles of 4096 float32)
+//	GPU_SCAN_LOOKBACK=0|1|2|4|8
+//	GPU_SCAN_MINBLOCKS=0..8
+//
+// Tests and benchmarks switch with setScanVariant and setScanConfig
+// (BenchmarkCumSumTuned sweeps the combinations in one run).
+type scanConfig struct {
+	Variant   int // 1 or 2
+	Stage     bool
+	Lookback  int // 0, 1, 2, 4, 8
+	MinBlocks int // 0 (none) to 8
 }
 
-// setScanVariant selects the row-scan configuration (1 or 2) and returns the previous
-// choice.
-func setScanVariant(v int) int { return int(scanVariant.Swap(int32(v))) }
+var scanCfg atomic.Pointer[scanConfig]
+
+func init() {
+	c := scanConfigFromEnv(os.Getenv)
+	scanCfg.Store(&c)
+}
+
+// scanConfigFromEnv returns the configuration the environment (getenv) selects;
+// values it doesn't know leave the defaults.
+func scanConfigFromEnv(getenv func(string) string) scanConfig {
+	c := scanConfig{Variant: 2}
+	switch getenv("GPU_SCAN_VARIANT") {
+	case "v1", "1":
+		c.Variant = 1
+	case "v4", "4":
+		c.Stage = true
+	}
+	switch getenv("GPU_SCAN_STAGE") {
+	case "1", "true", "on":
+		c.Stage = true
+	case "0", "false", "off":
+		c.Stage = false
+	}
+	switch v := getenv("GPU_SCAN_LOOKBACK"); v {
+	case "0", "1", "2", "4", "8":
+		c.Lookback, _ = strconv.Atoi(v)
+	}
+	if n, err := strconv.Atoi(getenv("GPU_SCAN_MINBLOCKS")); err == nil && n >= 0 && n <= 8 {
+		c.MinBlocks = n
+	}
+	return c
+}
+
+// setScanConfig selects the row-scan configuration and returns the previous one.
+func setScanConfig(c scanConfig) scanConfig { return *scanCfg.Swap(&c) }
+
+// setScanVariant selects the row-scan variant (1 or 2), keeping the other options, and
+// returns the previous variant.
+func setScanVariant(v int) int {
+	for {
+		old := scanCfg.Load()
+		c := *old
+		c.Variant = v
+		if scanCfg.CompareAndSwap(old, &c) {
+			return old.Variant
+		}
+	}
+}

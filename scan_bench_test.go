@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"testing"
 	"time"
@@ -201,4 +202,120 @@ func BenchmarkAccumulate(b *testing.B) {
 			scRun(b, s, int64(16*n), func() (interface{ Free() error }, error) { return gpu.CumSum[int64](s, x, fx.axis) })
 		})
 	}
+}
+
+// scTunedConfigs are the row-scan configurations BenchmarkCumSumTuned sweeps.
+var scTunedConfigs = []gpu.ScanConfig{
+	{Variant: 2},
+	{Variant: 2, Lookback: 1},
+	{Variant: 2, Lookback: 2},
+	{Variant: 2, Lookback: 4},
+	{Variant: 2, Stage: true},
+	{Variant: 2, Stage: true, Lookback: 2},
+	{Variant: 2, Stage: true, Lookback: 4},
+	{Variant: 2, Stage: true, Lookback: 8},
+	{Variant: 2, Stage: true, MinBlocks: 5},
+	{Variant: 2, Stage: true, MinBlocks: 6},
+	{Variant: 2, Stage: true, Lookback: 2, MinBlocks: 6},
+	{Variant: 2, Stage: true, Lookback: 4, MinBlocks: 5},
+	{Variant: 2, Stage: true, Lookback: 4, MinBlocks: 6},
+	{Variant: 2, Stage: true, Lookback: 8, MinBlocks: 5},
+	{Variant: 1, Stage: true, Lookback: 2},
+	{Variant: 1, Stage: true, Lookback: 4},
+	{Variant: 1, Stage: true, Lookback: 2, MinBlocks: 8},
+	{Variant: 1, Stage: true, Lookback: 4, MinBlocks: 8},
+}
+
+// scConfigName names a configuration as its environment variables would:
+// v2 (GPU_SCAN_VARIANT), -stage (GPU_SCAN_STAGE=1; v2-stage is GPU_SCAN_VARIANT=v4),
+// -lbN (GPU_SCAN_LOOKBACK=N), -mbN (GPU_SCAN_MINBLOCKS=N).
+func scConfigName(c gpu.ScanConfig) string {
+	n := fmt.Sprintf("v%d", c.Variant)
+	if c.Stage {
+		n += "-stage"
+	}
+	if c.Lookback > 0 {
+		n += fmt.Sprintf("-lb%d", c.Lookback)
+	}
+	if c.MinBlocks > 0 {
+		n += fmt.Sprintf("-mb%d", c.MinBlocks)
+	}
+	return n
+}
+
+// BenchmarkCumSumTuned is BenchmarkCumSum's 1-D float32 and int64 scans under each
+// row-scan configuration of scTunedConfigs (the options of GPU_SCAN_VARIANT,
+// GPU_SCAN_STAGE, GPU_SCAN_LOOKBACK and GPU_SCAN_MINBLOCKS), in one run:
+//
+//	go test -run '^$' -bench 'CumSumTuned' -benchtime 2s .
+//
+// Each configuration's result is checked once against the default's (exactly for
+// int64; float32 within a relative 1e-3, since the association differs).
+func BenchmarkCumSumTuned(b *testing.B) {
+	d := scBenchDev(b)
+	s := d.DefaultStream()
+	n := 1 << 28
+	if !scBenchLarge(d) {
+		n = 1 << 22
+	}
+	xf, err := gpu.Rand[float32](s, gpu.NewGenerator(1), n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer xf.Free()
+	xi, err := gpu.RandInt[int64](s, gpu.NewGenerator(2), -10, 11, n/2)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer xi.Free()
+	var refF []float32
+	var refI []int64
+	b.Run(fmt.Sprintf("1d/%d/float32/copy", n), func(b *testing.B) { scCopyBench[float32](b, s, n) })
+	b.Run(fmt.Sprintf("1d/%d/int64/copy", n/2), func(b *testing.B) { scCopyBench[int64](b, s, n/2) })
+	for _, c := range scTunedConfigs {
+		name := scConfigName(c)
+		b.Run(fmt.Sprintf("1d/%d/float32/%s", n, name), func(b *testing.B) {
+			defer gpu.SetScanConfig(gpu.SetScanConfig(c))
+			got := scBenchResult[float32](b, s, xf)
+			if refF == nil {
+				refF = got
+			} else {
+				for i := range got {
+					if g, w := float64(got[i]), float64(refF[i]); math.Abs(g-w) > 1e-3*(1+math.Abs(w)) {
+						b.Fatalf("%s: element %d = %v, default configuration %v", name, i, got[i], refF[i])
+					}
+				}
+			}
+			scRun(b, s, int64(8*n), func() (interface{ Free() error }, error) { return gpu.CumSum[float32](s, xf, 0) })
+		})
+		b.Run(fmt.Sprintf("1d/%d/int64/%s", n/2, name), func(b *testing.B) {
+			defer gpu.SetScanConfig(gpu.SetScanConfig(c))
+			got := scBenchResult[int64](b, s, xi)
+			if refI == nil {
+				refI = got
+			} else {
+				for i := range got {
+					if got[i] != refI[i] {
+						b.Fatalf("%s: element %d = %d, default configuration %d", name, i, got[i], refI[i])
+					}
+				}
+			}
+			scRun(b, s, int64(16*(n/2)), func() (interface{ Free() error }, error) { return gpu.CumSum[int64](s, xi, 0) })
+		})
+	}
+}
+
+// scBenchResult returns the 1-D CumSum of x on the host.
+func scBenchResult[T gpu.Elem](b *testing.B, s *gpu.Stream, x *gpu.Array[T]) []T {
+	b.Helper()
+	r, err := gpu.CumSum[T](s, x, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Free()
+	h, err := r.ToSlice(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return h
 }

@@ -3,3 +3,13 @@ package gpu
 // SetScanVariant selects the row-scan configuration (1 or 2) for tests and
 // benchmarks and returns the previous choice.
 func SetScanVariant(v int) int { return setScanVariant(v) }
+
+// ScanConfig is the row-scan configuration (variant and tuning options).
+type ScanConfig = scanConfig
+
+// SetScanConfig selects the row-scan configuration for tests and benchmarks and
+// returns the previous one.
+func SetScanConfig(c ScanConfig) ScanConfig { return setScanConfig(c) }
+
+// ScanConfigFromEnv is scanConfigFromEnv.
+func ScanConfigFromEnv(getenv func(string) string) ScanConfig { return scanConfigFromEnv(getenv) }

@@ -310,18 +310,32 @@ func runScan[R, T gpu.Elem](s *gpu.Stream, a *gpu.Array[T], op scanOp, axis int,
 // float sums and products.
 func checkScan[R, T gpu.Elem](t *testing.T, s *gpu.Stream, a *gpu.Array[T], xs []T, shape []int, op scanOp, axis int, excl bool) {
 	t.Helper()
-	old := gpu.SetScanVariant(1)
-	defer gpu.SetScanVariant(old)
-	for _, variant := range []int{1, 2} {
-		gpu.SetScanVariant(variant)
-		checkScanVariant[R](t, s, a, xs, shape, op, axis, excl, variant)
+	old := gpu.SetScanConfig(gpu.ScanConfig{Variant: 1})
+	defer gpu.SetScanConfig(old)
+	for _, c := range scTestConfigs(s.Device()) {
+		gpu.SetScanConfig(c)
+		checkScanVariant[R](t, s, a, xs, shape, op, axis, excl, c)
 	}
 }
 
-// checkScanVariant is checkScan with the row-scan configuration variant selected.
-func checkScanVariant[R, T gpu.Elem](t *testing.T, s *gpu.Stream, a *gpu.Array[T], xs []T, shape []int, op scanOp, axis int, excl bool, variant int) {
+// scTestConfigs returns the row-scan configurations the tests run on d: both variants,
+// and on CUDA the tuning options too (on the CPU they only change the tile size).
+func scTestConfigs(d *gpu.Device) []gpu.ScanConfig {
+	cs := []gpu.ScanConfig{{Variant: 1}, {Variant: 2}}
+	if d.Backend() == "cuda" {
+		cs = append(cs,
+			gpu.ScanConfig{Variant: 2, Stage: true, Lookback: 4, MinBlocks: 6},
+			gpu.ScanConfig{Variant: 1, Stage: true, Lookback: 2, MinBlocks: 8},
+			gpu.ScanConfig{Variant: 2, Lookback: 1},
+			gpu.ScanConfig{Variant: 2, Stage: true, Lookback: 8})
+	}
+	return cs
+}
+
+// checkScanVariant is checkScan with the row-scan configuration c selected.
+func checkScanVariant[R, T gpu.Elem](t *testing.T, s *gpu.Stream, a *gpu.Array[T], xs []T, shape []int, op scanOp, axis int, excl bool, c gpu.ScanConfig) {
 	t.Helper()
-	what := fmt.Sprintf("%v v%d %s[%v<-%v] shape %v axis %d excl %v", s.Device(), variant, op, dtype.Of[R](), dtype.Of[T](), shape, axis, excl)
+	what := fmt.Sprintf("%v %+v %s[%v<-%v] shape %v axis %d excl %v", s.Device(), c, op, dtype.Of[R](), dtype.Of[T](), shape, axis, excl)
 	var opts []gpu.ScanOption
 	if excl {
 		opts = append(opts, gpu.Exclusive())
@@ -961,15 +975,15 @@ func TestCumSumPast2G(t *testing.T) {
 	xs[n-1] = 7
 	a := mustArr[int8](t)(gpu.FromSlice(s, xs))
 	defer a.Free()
-	defer gpu.SetScanVariant(gpu.SetScanVariant(1))
-	for _, variant := range []int{1, 2} {
-		gpu.SetScanVariant(variant)
-		scPast2G(t, s, a, xs, variant)
+	defer gpu.SetScanConfig(gpu.SetScanConfig(gpu.ScanConfig{Variant: 1}))
+	for _, c := range scTestConfigs(d)[:3] { // the variants and the first tuned one
+		gpu.SetScanConfig(c)
+		scPast2G(t, s, a, xs, fmt.Sprintf("%+v", c))
 	}
 }
 
 // scPast2G runs TestCumSumPast2G's checks with one row-scan configuration.
-func scPast2G(t *testing.T, s *gpu.Stream, a *gpu.Array[int8], xs []int8, variant int) {
+func scPast2G(t *testing.T, s *gpu.Stream, a *gpu.Array[int8], xs []int8, variant string) {
 	n := len(xs)
 	out := scMust[int32](t)(gpu.CumSum[int32](s, a, 0))
 	got := toSlice(t, out)
@@ -978,7 +992,7 @@ func scPast2G(t *testing.T, s *gpu.Stream, a *gpu.Array[int8], xs []int8, varian
 	for i, v := range xs {
 		run += int32(v)
 		if got[i] != run {
-			t.Fatalf("v%d: element %d = %d, want %d", variant, i, got[i], run)
+			t.Fatalf("%s: element %d = %d, want %d", variant, i, got[i], run)
 		}
 	}
 	got = nil
@@ -992,7 +1006,7 @@ func scPast2G(t *testing.T, s *gpu.Stream, a *gpu.Array[int8], xs []int8, varian
 	tv := toSlice(t, tail)
 	want := int64(run) - int64(xs[n-1])
 	if tv[len(tv)-1] != want {
-		t.Fatalf("v%d: last exclusive element = %d, want %d", variant, tv[len(tv)-1], want)
+		t.Fatalf("%s: last exclusive element = %d, want %d", variant, tv[len(tv)-1], want)
 	}
 }
 
@@ -1027,9 +1041,10 @@ func TestScanRepeatCUDA(t *testing.T) {
 	m := mustArr[bool](t)(gpu.FromSlice(s, flags))
 	defer m.Free()
 	wantIdx := srNonzero(flags)
-	defer gpu.SetScanVariant(gpu.SetScanVariant(1))
-	for r := 0; r < 2*reps; r++ {
-		gpu.SetScanVariant(1 + r%2) // both row-scan configurations, alternately
+	defer gpu.SetScanConfig(gpu.SetScanConfig(gpu.ScanConfig{Variant: 1}))
+	cs := scTestConfigs(d)
+	for r := 0; r < 3*reps; r++ {
+		gpu.SetScanConfig(cs[r%len(cs)]) // every row-scan configuration, in turn
 		o64 := scMust[int64](t)(gpu.CumSum[int64](s, a, 0))
 		scCheckExact(t, fmt.Sprintf("run %d: int64 sum", r), toSlice(t, o64), want)
 		o32 := scMust[int32](t)(gpu.CumMax(s, a, 0))
@@ -1039,5 +1054,27 @@ func TestScanRepeatCUDA(t *testing.T) {
 		o64.Free()
 		o32.Free()
 		idx.Free()
+	}
+}
+
+// TestScanConfigFromEnv checks the environment variables of the row-scan
+// configuration.
+func TestScanConfigFromEnv(t *testing.T) {
+	cases := []struct {
+		env  map[string]string
+		want gpu.ScanConfig
+	}{
+		{nil, gpu.ScanConfig{Variant: 2}},
+		{map[string]string{"GPU_SCAN_VARIANT": "v1"}, gpu.ScanConfig{Variant: 1}},
+		{map[string]string{"GPU_SCAN_VARIANT": "v4"}, gpu.ScanConfig{Variant: 2, Stage: true}},
+		{map[string]string{"GPU_SCAN_VARIANT": "v1", "GPU_SCAN_STAGE": "1", "GPU_SCAN_LOOKBACK": "4", "GPU_SCAN_MINBLOCKS": "8"},
+			gpu.ScanConfig{Variant: 1, Stage: true, Lookback: 4, MinBlocks: 8}},
+		{map[string]string{"GPU_SCAN_VARIANT": "v4", "GPU_SCAN_STAGE": "0", "GPU_SCAN_LOOKBACK": "2"}, gpu.ScanConfig{Variant: 2, Lookback: 2}},
+		{map[string]string{"GPU_SCAN_LOOKBACK": "3", "GPU_SCAN_MINBLOCKS": "9"}, gpu.ScanConfig{Variant: 2}},
+	}
+	for _, c := range cases {
+		if got := gpu.ScanConfigFromEnv(func(k string) string { return c.env[k] }); got != c.want {
+			t.Errorf("%v: %+v, want %+v", c.env, got, c.want)
+		}
 	}
 }

@@ -176,6 +176,23 @@ const ScanTilesBlock = 256
 // (look-back over a window of 32 predecessors at a time). With Vector set the input and
 // output addresses are 16-byte aligned and so is every row (rowLen*size % 16 == 0 for
 // both types), so full tiles use vector loads and stores.
+//
+// Tuning options (zero values: the original kernel):
+//
+//   - Lookback n (1, 2, 4 or 8): the wide look-back. Each lane of warp 0 loads the status
+//     of n consecutive predecessors per round trip (a window of 32n tiles, all loads
+//     issued before any is used), and the warp waits only for the predecessors up to the
+//     nearest inclusive prefix, not the whole window. 0: windows of 32 that wait for all
+//     32 predecessors.
+//   - Stage: staged outputs (CanStage). Every warp folds its in-tile prefixes (the
+//     block's warp and lane prefixes and its elements, without the tile's prefix) into its
+//     shared-memory staging area before the second barrier, warp 0 too (while its first
+//     look-back loads are in flight), so nothing but one combination per element waits
+//     for the look-back: after the barrier each thread reads striped words, combines the
+//     tile's prefix on the left, and stores them. The elements leave the registers before
+//     the look-back, so the kernel needs far fewer of them.
+//   - MinBlocks n > 0: .minnctapersm n (ptxas caps the registers so that n blocks fit on
+//     an SM).
 type ScanTiles struct {
 	In        dtype.DType
 	Comb      Combine
@@ -183,6 +200,20 @@ type ScanTiles struct {
 	Group     int
 	Items     int
 	Vector    bool
+	Lookback  int
+	Stage     bool
+	MinBlocks int
+}
+
+// CanStage reports whether the spec admits Stage: one column of a 4- or 8-byte
+// accumulator whose thread chunk is 4, 8, 16 or 32 words.
+func (s *ScanTiles) CanStage() bool {
+	size := s.Comb.Type.Size()
+	if s.Group != 1 || (size != 4 && size != 8) || s.Comb.Type == dtype.Bool {
+		return false
+	}
+	kw := s.Items * size / 4
+	return kw == 4 || kw == 8 || kw == 16 || kw == 32
 }
 
 // Tile returns the elements per tile.
@@ -229,6 +260,15 @@ func (s *ScanTiles) Key() string {
 	if s.Vector {
 		b.WriteString("|v16")
 	}
+	if s.Lookback > 0 {
+		fmt.Fprintf(&b, "|lb%d", s.Lookback)
+	}
+	if s.Stage {
+		b.WriteString("|stage")
+	}
+	if s.MinBlocks > 0 {
+		fmt.Fprintf(&b, "|mb%d", s.MinBlocks)
+	}
 	return b.String()
 }
 
@@ -248,6 +288,17 @@ func (s *ScanTiles) Validate() error {
 	}
 	if s.Exclusive && s.Comb.Op == ScanExpr {
 		// fine: the caller passes init
+	}
+	switch s.Lookback {
+	case 0, 1, 2, 4, 8:
+	default:
+		return fmt.Errorf("kernel: scan look-back of %d tiles per lane", s.Lookback)
+	}
+	if s.Stage && !s.CanStage() {
+		return fmt.Errorf("kernel: staged scan of group %d, items %d, %v", s.Group, s.Items, s.Comb.Type)
+	}
+	if s.MinBlocks < 0 || s.MinBlocks > 8 {
+		return fmt.Errorf("kernel: scan min blocks %d", s.MinBlocks)
 	}
 	return nil
 }

@@ -77,6 +77,9 @@ func (s *ScanTiles) PTX(major, minor int) (src, entry string, err error) {
 		// Several columns per lane: let ptxas use the registers rather than spill.
 		k.Attr(".maxnreg 128")
 	}
+	if s.MinBlocks > 0 {
+		k.Attr(fmt.Sprintf(".minnctapersm %d", s.MinBlocks))
+	}
 	(&tilesGen{s: s, g: newSGen(m, k, major*10+minor, s.Comb)}).build()
 	return m.String(), entry, nil
 }
@@ -100,7 +103,7 @@ func (tg *tilesGen) build() {
 	f.Shared("sc_wh", ptx.B32, 4, warps)
 	f.Shared("sc_wv", ptx.B32, 8, warps*G*nw)
 	f.Shared("sc_pv", ptx.B32, 8, G*nw)
-	if tg.transposedStore() {
+	if tg.transposedStore() || s.Stage {
 		f.Shared("sc_xs", ptx.B32, 16, warps*tg.xsWords())
 	}
 
@@ -189,12 +192,16 @@ func (tg *tilesGen) build() {
 				g.movTo(x[i+j], castValue(g.ew, val, s.In, g.t))
 			}
 		}
-		for c := 0; c < G; c++ {
-			a := x[c]
-			for i := c + G; i < K; i += G {
-				a = g.op(a, x[i])
+		if s.Stage {
+			g.movTo(agg[0], tg.stageLocal(x, nil, lane, warp))
+		} else {
+			for c := 0; c < G; c++ {
+				a := x[c]
+				for i := c + G; i < K; i += G {
+					a = g.op(a, x[i])
+				}
+				g.movTo(agg[c], a)
 			}
-			g.movTo(agg[c], a)
 		}
 		f.Bra(loaded)
 		f.Place(partial)
@@ -206,12 +213,16 @@ func (tg *tilesGen) build() {
 			raw := tg.guardedLoad(valid[i], ptx.Mem(ain, int64(i*inSize)))
 			g.movTo(x[i], castValue(g.ew, raw, s.In, g.t))
 		}
-		for c := 0; c < G; c++ {
-			a := x[c]
-			for i := c + G; i < K; i += G {
-				a = g.sel(valid[i], g.op(a, x[i]), a)
+		if s.Stage {
+			g.movTo(agg[0], tg.stageLocal(x, valid, lane, warp))
+		} else {
+			for c := 0; c < G; c++ {
+				a := x[c]
+				for i := c + G; i < K; i += G {
+					a = g.sel(valid[i], g.op(a, x[i]), a)
+				}
+				g.movTo(agg[c], a)
 			}
-			g.movTo(agg[c], a)
 		}
 	}
 	f.Place(loaded)
@@ -293,6 +304,12 @@ func (tg *tilesGen) build() {
 		hp, tp[c] = g.combineHas(hw, wp[c], hlx, lx[c])
 	}
 
+	if s.Stage {
+		tg.stagedTail(stagedArgs{pst: pst, tile: tile, r: r, tpr: tpr, lane: lane, warp: warp, tid: tid,
+			tid0: tid0, initV: initV, ta: ta, tp: tp, hp: hp, full: full, tileLen: tileLen, aout: aout})
+		return
+	}
+
 	// 4. The tile's prefix.
 	rZero := f.Setp(ptx.Eq, r, ptx.Int(0))
 	tileG := tile // global tile number, the status index
@@ -323,7 +340,12 @@ func (tg *tilesGen) build() {
 		tg.publish(pst, tileG, scanFlagAgg, ta)
 		f.Place(skipA)
 		f.AtNot(f.Setp(ptx.Eq, warp, ptx.Int(0))).Bra(prefixDone)
-		X := tg.lookback(pst, tile, r, lane, initV)
+		var X []ptx.Reg
+		if s.Lookback > 0 {
+			X = tg.lookbackWide(pst, tile, r, lane, initV)
+		} else {
+			X = tg.lookback(pst, tile, r, lane, initV)
+		}
 		skipP := f.NewLabel()
 		f.AtNot(tid0).Bra(skipP)
 		incl := make([]ptx.Reg, G)

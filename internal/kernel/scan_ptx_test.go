@@ -103,3 +103,56 @@ func TestScanColumnsPtxas(t *testing.T) {
 		})
 	}
 }
+
+// TestScanTilesPtxasTuned assembles the 1-D CumSum kernels (float32 with 32 or 16
+// items a thread, int64 with 16) with the tuning options and logs registers, spills
+// and shared memory (go test -run ScanTilesPtxasTuned -v ./internal/kernel/). The
+// configurations without MinBlocks and with at most 4 look-back tiles a lane must not
+// spill; the others' spills are reported, not failed (ptxas trades them for
+// occupancy).
+func TestScanTilesPtxasTuned(t *testing.T) {
+	type tc struct {
+		in    dtype.DType
+		acc   dtype.DType
+		k     int
+		excl  bool
+		lb    int
+		stage bool
+		mb    int
+	}
+	var cases []tc
+	for _, base := range []tc{{in: dtype.Float32, acc: dtype.Float32, k: 32}, {in: dtype.Float32, acc: dtype.Float32, k: 16},
+		{in: dtype.Int64, acc: dtype.Int64, k: 16}} {
+		for _, stage := range []bool{false, true} {
+			for _, lb := range []int{0, 1, 2, 4, 8} {
+				for _, mb := range []int{0, 5, 6, 8} {
+					c := base
+					c.lb, c.stage, c.mb = lb, stage, mb
+					cases = append(cases, c)
+				}
+			}
+		}
+	}
+	cases = append(cases, tc{in: dtype.Float32, acc: dtype.Float32, k: 32, excl: true, lb: 4, stage: true},
+		tc{in: dtype.Int64, acc: dtype.Int64, k: 16, excl: true, lb: 4, stage: true})
+	for _, c := range cases {
+		sp := &ScanTiles{In: c.in, Comb: Combine{Op: ScanAdd, Type: c.acc}, Exclusive: c.excl, Group: 1, Items: c.k, Vector: true,
+			Lookback: c.lb, Stage: c.stage, MinBlocks: c.mb}
+		t.Run(sp.Key(), func(t *testing.T) {
+			t.Parallel()
+			src, _, err := sp.PTX(9, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var log string
+			if c.mb == 0 && c.lb <= 4 {
+				log, _ = scanPtxas(t, src)
+			} else {
+				log, _ = scanPtxasRaw(t, src)
+			}
+			regs, smem := scanRegs(log)
+			st, ld := scanSpills(log)
+			t.Logf("%s: %d registers, spills %d/%d bytes, %d bytes smem", sp.Key(), regs, st, ld, smem)
+		})
+	}
+}

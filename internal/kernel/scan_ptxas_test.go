@@ -36,6 +36,33 @@ var (
 // it fails on an error, a spill or a stack frame, and skips without ptxas.
 func scanPtxas(t testing.TB, src string) (log, cubin string) {
 	t.Helper()
+	log, cubin = scanPtxasRaw(t, src)
+	for _, m := range scanReSpill.FindAllStringSubmatch(log, -1) {
+		if m[1] != "0" || m[2] != "0" {
+			t.Errorf("spills: %s\n%s", m[0], log)
+		}
+	}
+	for _, m := range scanReStack.FindAllStringSubmatch(log, -1) {
+		if m[1] != "0" {
+			t.Errorf("stack frame: %s\n%s", m[0], log)
+		}
+	}
+	return log, cubin
+}
+
+// scanSpills returns the spill stores and loads (bytes) of a ptxas -v log.
+func scanSpills(log string) (st, ld int) {
+	for _, m := range scanReSpill.FindAllStringSubmatch(log, -1) {
+		a, _ := strconv.Atoi(m[1])
+		b, _ := strconv.Atoi(m[2])
+		st, ld = st+a, ld+b
+	}
+	return
+}
+
+// scanPtxasRaw is scanPtxas without the spill and stack checks.
+func scanPtxasRaw(t testing.TB, src string) (log, cubin string) {
+	t.Helper()
 	p := scanPtxasPath()
 	if p == "" {
 		t.Skip("ptxas not found ($PTXAS, PATH, /opt/ctk/usr/bin/ptxas)")
@@ -54,18 +81,7 @@ func scanPtxas(t testing.TB, src string) (log, cubin string) {
 		}
 		t.Fatalf("ptxas failed: %v\n%s\n--- source ---\n%s", err, b, nb.String())
 	}
-	log = string(b)
-	for _, m := range scanReSpill.FindAllStringSubmatch(log, -1) {
-		if m[1] != "0" || m[2] != "0" {
-			t.Errorf("spills: %s\n%s", m[0], log)
-		}
-	}
-	for _, m := range scanReStack.FindAllStringSubmatch(log, -1) {
-		if m[1] != "0" {
-			t.Errorf("stack frame: %s\n%s", m[0], log)
-		}
-	}
-	return log, cubin
+	return string(b), cubin
 }
 
 // scanRegs returns the register count and shared memory of a ptxas -v log.
