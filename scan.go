@@ -393,15 +393,22 @@ func scanCollapseStride(shape, st []int) (int, bool) {
 // (2026-11-30, one run): 1-D CumSum of 2^28 float32 at 2366 GB/s with v2 against 2214
 // with v1, of 2^27 int64 at 1666 against 1409 (device copy 4144).
 //
-// The other options are off by default until measured:
+// Options (the defaults are Stage on and MinBlocks 5, measured best):
 //
 //   - Stage (ScanTiles.Stage, where CanStage): each thread scans its elements and
 //     stages them in shared memory right after its loads; only the tile's prefix is
-//     combined after the look-back (far fewer registers live: 40 without spills with
-//     MinBlocks 6 for both v2 kernels of 1-D CumSum).
+//     combined after the look-back (far fewer registers live: 48 with MinBlocks 5,
+//     40 without spills with MinBlocks 6, for both v2 kernels of 1-D CumSum).
 //   - Lookback n (1, 2, 4, 8; ScanTiles.Lookback): the wide look-back, 32n predecessors
-//     per round trip, waiting only up to the nearest inclusive prefix; 0: windows of 32.
+//     per round trip, waiting only up to the nearest inclusive prefix; 0 (the default):
+//     windows of 32.
 //   - MinBlocks n (ScanTiles.MinBlocks, single-column rows only): .minnctapersm n.
+//
+// Measured on the H200 (BenchmarkCumSumTuned, one run, 1-D CumSum of 2^28 float32 /
+// 2^27 int64, median us): v2 913 / 1296; v2 Stage 889 / 1210; v2 Stage MinBlocks 5 865
+// / 1088; MinBlocks 6 975 / 1168; Lookback 2 with Stage 885 / 1159, Lookback 4 945 /
+// 1197, Lookback 8 1103 / 1304 (wider look-backs cost more than the round trips they
+// save); v1 Stage Lookback 2 910 / 1241.
 //
 // Environment variables select them at start-up:
 //
@@ -429,7 +436,7 @@ func init() {
 // scanConfigFromEnv returns the configuration the environment (getenv) selects;
 // values it doesn't know leave the defaults.
 func scanConfigFromEnv(getenv func(string) string) scanConfig {
-	c := scanConfig{Variant: 2}
+	c := scanConfig{Variant: 2, Stage: true, MinBlocks: 5}
 	switch getenv("GPU_SCAN_VARIANT") {
 	case "v1", "1":
 		c.Variant = 1

@@ -1064,13 +1064,14 @@ func TestScanConfigFromEnv(t *testing.T) {
 		env  map[string]string
 		want gpu.ScanConfig
 	}{
-		{nil, gpu.ScanConfig{Variant: 2}},
-		{map[string]string{"GPU_SCAN_VARIANT": "v1"}, gpu.ScanConfig{Variant: 1}},
-		{map[string]string{"GPU_SCAN_VARIANT": "v4"}, gpu.ScanConfig{Variant: 2, Stage: true}},
+		{nil, gpu.ScanConfig{Variant: 2, Stage: true, MinBlocks: 5}},
+		{map[string]string{"GPU_SCAN_VARIANT": "v1"}, gpu.ScanConfig{Variant: 1, Stage: true, MinBlocks: 5}},
+		{map[string]string{"GPU_SCAN_VARIANT": "v4"}, gpu.ScanConfig{Variant: 2, Stage: true, MinBlocks: 5}},
 		{map[string]string{"GPU_SCAN_VARIANT": "v1", "GPU_SCAN_STAGE": "1", "GPU_SCAN_LOOKBACK": "4", "GPU_SCAN_MINBLOCKS": "8"},
 			gpu.ScanConfig{Variant: 1, Stage: true, Lookback: 4, MinBlocks: 8}},
-		{map[string]string{"GPU_SCAN_VARIANT": "v4", "GPU_SCAN_STAGE": "0", "GPU_SCAN_LOOKBACK": "2"}, gpu.ScanConfig{Variant: 2, Lookback: 2}},
-		{map[string]string{"GPU_SCAN_LOOKBACK": "3", "GPU_SCAN_MINBLOCKS": "9"}, gpu.ScanConfig{Variant: 2}},
+		{map[string]string{"GPU_SCAN_VARIANT": "v4", "GPU_SCAN_STAGE": "0", "GPU_SCAN_LOOKBACK": "2", "GPU_SCAN_MINBLOCKS": "0"},
+			gpu.ScanConfig{Variant: 2, Lookback: 2}},
+		{map[string]string{"GPU_SCAN_LOOKBACK": "3", "GPU_SCAN_MINBLOCKS": "9"}, gpu.ScanConfig{Variant: 2, Stage: true, MinBlocks: 5}},
 	}
 	for _, c := range cases {
 		if got := gpu.ScanConfigFromEnv(func(k string) string { return c.env[k] }); got != c.want {
