@@ -272,6 +272,28 @@ func newEWGen(e *Elementwise, major, minor int) *ewGen {
 	return g
 }
 
+// newEWLowering returns the expression lowering of e (its eval method) writing into f
+// of m, a kernel other than Elementwise's own: a reduction's map, a scan's combine. Only
+// the parts eval uses are set; params maps parameter slots to their registers (nil:
+// none).
+func newEWLowering(e *Elementwise, m *ptx.Module, f *ptx.Func, sm int, params map[int]ptx.Reg) *ewGen {
+	if params == nil {
+		params = map[int]ptx.Reg{}
+	}
+	return &ewGen{
+		e:       e,
+		sm:      sm,
+		m:       m,
+		f:       f,
+		it:      ptx.U32,
+		st:      ptx.S32,
+		inBase:  map[int]ptx.Reg{},
+		strides: map[int][]ptx.Reg{},
+		params:  params,
+		uniform: map[expr.Node]bool{},
+	}
+}
+
 // ewParamType is the PTX type of a scalar kernel parameter of element type t.
 func ewParamType(t dtype.DType) ptx.Type {
 	switch t {

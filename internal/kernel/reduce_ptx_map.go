@@ -19,18 +19,7 @@ func lowerForReduce(m *ptx.Module, f *ptx.Func, sm int, e *expr.Expr, ins, param
 		ops[s.Index] = Operand{DType: s.DType, Kind: Contig}
 	}
 	ew := &Elementwise{Expr: e, Ins: ops, Out: Operand{DType: e.DType(), Kind: Contig}}
-	g := &ewGen{
-		e:       ew,
-		sm:      sm,
-		m:       m,
-		f:       f,
-		it:      ptx.U32,
-		st:      ptx.S32,
-		inBase:  map[int]ptx.Reg{},
-		strides: map[int][]ptx.Reg{},
-		params:  params,
-		uniform: map[expr.Node]bool{},
-	}
+	g := newEWLowering(ew, m, f, sm, params)
 	c := &ewElem{ins: ins, memo: map[expr.Node]ptx.Reg{}}
 	return g.eval(e.Root, c)
 }

@@ -37,8 +37,7 @@ func scanEW(m *ptx.Module, f *ptx.Func, sm int, ins ...dtype.DType) *ewGen {
 	for k, t := range ins {
 		e.Ins[k] = Operand{DType: t, Kind: Contig}
 	}
-	return &ewGen{e: e, sm: sm, m: m, f: f,
-		inBase: map[int]ptx.Reg{}, strides: map[int][]ptx.Reg{}, params: map[int]ptx.Reg{}, uniform: map[expr.Node]bool{}}
+	return newEWLowering(e, m, f, sm, nil)
 }
 
 // vt is the register type of a value.
