@@ -322,9 +322,10 @@ func (b *Buffer) HostAccess(ctx context.Context, mode AccessMode, f func(host []
 			a.mu.Unlock()
 			continue
 		}
-		a.scope.Store(goid())
+		a.scope.Store(enterScope())
 		err = f(host[b.off : b.off+b.size : b.off+b.size])
 		a.scope.Store(0)
+		leaveScope()
 		if mode&Write != 0 {
 			a.w.clear()
 			for i := range a.r {

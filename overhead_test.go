@@ -78,6 +78,13 @@ func BenchmarkHostOverhead(b *testing.B) {
 			}
 		}
 	})
+	b.Run("access", func(b *testing.B) {
+		for b.Loop() {
+			if err := x.buf.Access(s, Read, func(DevicePtr) error { return nil }); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("launch/untracked", func(b *testing.B) {
 		// The same launch with raw pointers: the difference to "launch" is the tracking.
 		cfg := LaunchConfig{Grid: Dim3{X: 1}, Block: Dim3{X: 64}}

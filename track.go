@@ -58,7 +58,7 @@ type allocation struct {
 	kind MemKind
 
 	mu        sync.Mutex
-	scope     atomic.Int64 // goroutine id inside Access or HostAccess, or 0
+	scope     atomic.Int64 // the holder's enterScope id inside Access or HostAccess, or 0
 	freed     bool
 	untracked bool
 	w         access
@@ -72,7 +72,8 @@ type use struct {
 	mode AccessMode
 }
 
-// goid returns the calling goroutine's id (only on the slow path of a contended lock).
+// goid returns the calling goroutine's id, parsed from its stack trace (microseconds:
+// scopes use a thread id on Linux, see enterScope).
 func goid() int64 {
 	var buf [64]byte
 	b := buf[:runtime.Stack(buf[:], false)]
@@ -100,7 +101,7 @@ outer:
 			}
 			if g := a.scope.Load(); g != 0 {
 				if me == 0 {
-					me = goid()
+					me = scopeID()
 				}
 				if g == me {
 					return fmt.Errorf("%w (use the raw pointer inside the scope)", ErrInScope)
@@ -161,7 +162,7 @@ func (s *Stream) trackedScope(uses []use, enqueue func() error, scope bool) (uin
 		return 0, err
 	}
 	if scope {
-		g := goid()
+		g := enterScope()
 		for _, a := range t.as {
 			a.scope.Store(g)
 		}
@@ -171,6 +172,7 @@ func (s *Stream) trackedScope(uses []use, enqueue func() error, scope bool) (uin
 		for _, a := range t.as {
 			a.scope.Store(0)
 		}
+		leaveScope()
 	}
 	return s.trackEnd(t, err, scope)
 }

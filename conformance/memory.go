@@ -346,6 +346,32 @@ func testAccess(t *testing.T, k *K) {
 	if !errors.Is(err, gpu.ErrInScope) {
 		t.Errorf("using a buffer inside its own Access scope = %v, want ErrInScope", err)
 	}
+	// Another goroutine's use waits for the scope to end: not an error, not a hang.
+	done := make(chan error, 1)
+	must(t, x.Access(a, gpu.Read, func(gpu.DevicePtr) error {
+		go func() { done <- k.AddU32(b, y, x, 3) }()
+		select {
+		case err := <-done:
+			return fmt.Errorf("another goroutine used the buffer inside the scope (err %v)", err)
+		case <-time.After(20 * time.Millisecond):
+			return nil
+		}
+	}))
+	must(t, <-done)
+	for i := range vals {
+		vals[i]++ // x + 3
+	}
+	equalU32(t, "a use from another goroutine after the scope", U32s(t, y), vals)
+	// The same for a host access scope.
+	h, err := k.D.AllocPinned(64)
+	must(t, err)
+	defer h.Free()
+	err = h.HostAccess(context.Background(), gpu.Write, func([]byte) error {
+		return b.Memset(h, 7)
+	})
+	if !errors.Is(err, gpu.ErrInScope) {
+		t.Errorf("using a buffer inside its own HostAccess scope = %v, want ErrInScope", err)
+	}
 }
 
 func testUntracked(t *testing.T, k *K) {
