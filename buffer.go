@@ -271,7 +271,9 @@ func (s *Stream) isClosed() bool {
 // ordered as for a kernel that uses it with the given mode: s waits for conflicting uses
 // on other streams before f runs, and the use is recorded after f returns, so it can't
 // end before f's work was dispatched. f must enqueue that work on s, and must not use
-// the buffer through this package (that returns an error wrapping ErrInScope).
+// the buffer through this package (that returns an error wrapping ErrInScope); other
+// goroutines' uses of the buffer wait until f returns. On Linux f runs locked to its OS
+// thread (runtime.LockOSThread), which is how a use inside the scope is recognized.
 func (b *Buffer) Access(s *Stream, mode AccessMode, f func(p DevicePtr) error) error {
 	if mode&ReadWrite == 0 {
 		return fmt.Errorf("gpu: access mode %d: %w", mode, ErrInvalidValue)
