@@ -261,6 +261,9 @@ func boolToU64(b bool) uint64 {
 
 // Fill sets every element of a (any view, broadcast views excepted) to v.
 func Fill[T Elem](s *Stream, a *Array[T], v T) error {
+	if a.hasZeroStride() {
+		return fmt.Errorf("gpu: fill of a broadcast view: %w", ErrInvalidValue)
+	}
 	if a.Size() == 0 {
 		return nil
 	}
@@ -409,8 +412,13 @@ func (a *Array[T]) At(ctx context.Context, idx ...int) (T, error) {
 	return v[0], elem.CopyToHost(ctx, Bytes(v[:]))
 }
 
-// Set sets one element and returns once it is written (a round trip, like At).
+// Set sets one element and returns once it is written (a round trip, like At). Setting
+// an element of a broadcast view is an error (ErrInvalidValue), as writing one would
+// write every element it stands for.
 func (a *Array[T]) Set(ctx context.Context, v T, idx ...int) error {
+	if a.hasZeroStride() {
+		return fmt.Errorf("gpu: Set on a broadcast view: %w", ErrInvalidValue)
+	}
 	off, err := a.index(idx)
 	if err != nil {
 		return err

@@ -522,3 +522,75 @@ func TestArrayOfUnified(t *testing.T) {
 		}
 	})
 }
+
+// TestBroadcastViewWrites: writing through a broadcast view is an error for every writer
+// (one element stands for many), and a failed random fill leaves the generator alone.
+func TestBroadcastViewWrites(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		ctx := context.Background()
+		z, err := gpu.FromSlice(s, []float32{1, 2, 3, 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer z.Free()
+		first, _ := z.Slice(gpu.R(0, 1))
+		bv, err := first.BroadcastTo(3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := gpu.Fill(s, bv, 7); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("Fill of a broadcast view = %v, want ErrInvalidValue", err)
+		}
+		if err := bv.Set(ctx, 9, 2); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("Set on a broadcast view = %v, want ErrInvalidValue", err)
+		}
+		g := gpu.NewGenerator(5)
+		seed, off := g.State()
+		if err := gpu.RandInto(s, g, bv); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("RandInto a broadcast view = %v, want ErrInvalidValue", err)
+		}
+		if s2, off2 := g.State(); s2 != seed || off2 != off {
+			t.Errorf("a failed RandInto moved the generator from %d to %d", off, off2)
+		}
+		got, err := z.ToSlice(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, []float32{1, 2, 3, 4}) {
+			t.Errorf("the array behind the view changed: %v", got)
+		}
+	})
+}
+
+// TestRandIntInt32Bounds: hi is exclusive, so int32's maximum can be drawn with hi = 2^31;
+// the whole int32 range (hi - lo = 2^32) is an error pointing at RandBits.
+func TestRandIntInt32Bounds(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		lo := int64(math.MaxInt32 - 2)
+		a, err := gpu.RandInt[int32](s, gpu.NewGenerator(11), lo, 1<<31, 4096)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Free()
+		v, err := a.ToSlice(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[int32]int{}
+		for _, x := range v {
+			if int64(x) < lo {
+				t.Fatalf("value %d below lo %d", x, lo)
+			}
+			seen[x]++
+		}
+		if len(seen) != 3 || seen[math.MaxInt32] == 0 {
+			t.Errorf("values drawn: %v, want each of %d..%d", seen, lo, math.MaxInt32)
+		}
+		if _, err := gpu.RandInt[int32](s, gpu.NewGenerator(1), math.MinInt32, 1<<31, 8); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("the whole int32 range = %v, want ErrInvalidValue", err)
+		}
+		if _, err := gpu.RandInt[int32](s, gpu.NewGenerator(1), 0, 1<<31+1, 8); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("hi past 2^31 = %v, want ErrInvalidValue", err)
+		}
+	})
+}

@@ -108,6 +108,10 @@ func randFill[T Elem](s *Stream, g *Generator, a *Array[T], sp random.Spec) erro
 	if err := sp.Validate(); err != nil {
 		return fmt.Errorf("gpu: %v: %w", err, ErrInvalidValue)
 	}
+	if a.hasZeroStride() {
+		// Checked first: a failed request leaves the generator where it was.
+		return fmt.Errorf("gpu: random numbers into a broadcast view: %w", ErrInvalidValue)
+	}
 	n := a.Size()
 	if n == 0 {
 		return nil
@@ -144,6 +148,10 @@ type Integer interface {
 	~int8 | ~int16 | ~int32 | ~int64 | ~int | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~uint
 }
 
+// RangeInteger is the set of element types RandInt draws bounded integers of: 32- and
+// 64-bit signed integers (int is 64-bit).
+type RangeInteger interface{ ~int32 | ~int64 | ~int }
+
 // Rand returns a new array of uniform random floats in [0, 1) (never 1.0) from g
 // (numpy.random.Generator.random).
 func Rand[T Float](s *Stream, g *Generator, shape ...int) (*Array[T], error) {
@@ -157,9 +165,10 @@ func RandN[T Float](s *Stream, g *Generator, shape ...int) (*Array[T], error) {
 }
 
 // RandInt returns a new array of random integers uniform on [lo, hi) from g, without
-// modulo bias (Lemire 2019; numpy.random.Generator.integers). T must be int32 or int64
-// (int) for a bounded range.
-func RandInt[T Integer](s *Stream, g *Generator, lo, hi int64, shape ...int) (*Array[T], error) {
+// modulo bias (Lemire 2019; numpy.random.Generator.integers). lo and hi must be within
+// T's range, except that hi is exclusive and may be one past T's maximum (2^31 for
+// int32); the whole int32 range is RandBits'. Errors wrap ErrInvalidValue.
+func RandInt[T RangeInteger](s *Stream, g *Generator, lo, hi int64, shape ...int) (*Array[T], error) {
 	return newRand[T](s, g, random.Spec{Dist: random.Range, Type: dtype.Of[T](), Lo: lo, Hi: hi}, shape)
 }
 
@@ -195,7 +204,7 @@ func RandNInto[T Float](s *Stream, g *Generator, a *Array[T]) error {
 }
 
 // RandIntInto fills a with random integers uniform on [lo, hi).
-func RandIntInto[T Integer](s *Stream, g *Generator, a *Array[T], lo, hi int64) error {
+func RandIntInto[T RangeInteger](s *Stream, g *Generator, a *Array[T], lo, hi int64) error {
 	return randFill(s, g, a, random.Spec{Dist: random.Range, Type: dtype.Of[T](), Lo: lo, Hi: hi})
 }
 

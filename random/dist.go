@@ -214,17 +214,19 @@ func bits64(dst []uint64, seed, offset uint64, first int64) {
 // block offset + i/4, as Bits) gives m = w*r (64-bit); if uint32(m) >= t the element is
 // lo + int32(m >> 32); otherwise the draw is rejected and the element draws again from word
 // i%4 of the block with counter (offset + i/4, round), round = 1, 2, ..., MaxRounds-1, the
-// last round accepted unconditionally. It panics if hi <= lo.
-func IntRange32(dst []int32, seed, offset uint64, first int64, lo, hi int32) {
+// last round accepted unconditionally. hi is exclusive, so it may be 2^31 (MaxInt32 can
+// be drawn); it panics if hi <= lo, hi > 2^31 or hi - lo >= 2^32 (the whole int32 range:
+// use Bits).
+func IntRange32(dst []int32, seed, offset uint64, first int64, lo int32, hi int64) {
 	intRange32(dst, seed, offset, first, lo, hi, MaxRounds)
 }
 
-func intRange32(dst []int32, seed, offset uint64, first int64, lo, hi int32, maxRounds uint32) {
-	if hi <= lo {
-		panic(fmt.Sprintf("random: empty range [%d, %d)", lo, hi))
+func intRange32(dst []int32, seed, offset uint64, first int64, lo int32, hi int64, maxRounds uint32) {
+	if hi <= int64(lo) || hi > 1<<31 || hi-int64(lo) >= 1<<32 {
+		panic(fmt.Sprintf("random: int32 range [%d, %d) empty or too wide", lo, hi))
 	}
 	k := Key(seed)
-	r := uint32(hi) - uint32(lo)
+	r := uint32(hi - int64(lo))
 	t := -r % r
 	pick := func(ctr uint64, j int, w uint32) int32 {
 		for round := uint32(0); ; round++ {

@@ -498,7 +498,7 @@ func TestRangeBias(t *testing.T) {
 
 	v32 := make([]int32, n)
 	lo32, hi32 := int32(-3<<29), int32(3<<29)
-	IntRange32(v32, 77, 0, 0, lo32, hi32)
+	IntRange32(v32, 77, 0, 0, lo32, int64(hi32))
 	w32 := make([]uint32, n)
 	Bits(w32, 77, 0, 0)
 	var good, mod, noRej [9]int
@@ -610,8 +610,13 @@ func TestAPIErrors(t *testing.T) {
 		{Dist: Normal, Type: dtype.Float16},
 		{Dist: FullRange, Type: dtype.Float32},
 		{Dist: Range, Type: dtype.Int32, Lo: 3, Hi: 3},
-		{Dist: Range, Type: dtype.Int32, Lo: 0, Hi: 1 << 31},
+		{Dist: Range, Type: dtype.Int32, Lo: 0, Hi: 1<<31 + 1},
+		{Dist: Range, Type: dtype.Int32, Lo: -1 << 31, Hi: 1 << 31}, // the whole range: FullRange
+		{Dist: Range, Type: dtype.Int32, Lo: -1<<31 - 1, Hi: 0},
 		{Dist: Range, Type: dtype.Uint32, Lo: 0, Hi: 5},
+	}
+	if err := (Spec{Dist: Range, Type: dtype.Int32, Lo: 0, Hi: 1 << 31}).Validate(); err != nil {
+		t.Errorf("[0, 2^31) for int32 (hi exclusive): %v", err)
 	}
 	for _, s := range bad {
 		if s.Validate() == nil {

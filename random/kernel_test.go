@@ -108,7 +108,7 @@ func TestKernelLastRound(t *testing.T) {
 		want := make([]byte, 0, n*8)
 		if s.Type == dtype.Int32 {
 			v := make([]int32, n)
-			intRange32(v, 7, 11, 0, int32(s.Lo), int32(s.Hi), 2)
+			intRange32(v, 7, 11, 0, int32(s.Lo), s.Hi, 2)
 			for _, x := range v {
 				want = append(want, byte(x), byte(x>>8), byte(x>>16), byte(x>>24))
 			}

@@ -44,7 +44,8 @@ func (d Dist) String() string {
 type Spec struct {
 	Dist Dist
 	Type dtype.DType
-	// Lo and Hi bound Range: values in [Lo, Hi), Lo < Hi, both within Type's range.
+	// Lo and Hi bound Range: values in [Lo, Hi), Lo < Hi, Lo within Type's range and Hi at
+	// most one past its maximum (for Int32 also Hi - Lo < 2^32).
 	// Ignored by the other distributions.
 	Lo, Hi int64
 }
@@ -85,8 +86,13 @@ func (s Spec) Validate() error {
 	case Range:
 		switch s.Type {
 		case dtype.Int32:
-			if s.Lo < math.MinInt32 || s.Hi > math.MaxInt32 {
+			// hi is exclusive: up to 2^31. The kernels draw from r = hi - lo values as a
+			// uint32, so the whole int32 range (r = 2^32) is FullRange's.
+			if s.Lo < math.MinInt32 || s.Hi > math.MaxInt32+1 {
 				return fmt.Errorf("random: %v: bounds outside int32", s)
+			}
+			if s.Lo < s.Hi && s.Hi-s.Lo > math.MaxUint32 {
+				return fmt.Errorf("random: %v: the whole int32 range: use full-range integers (RandBits)", s)
 			}
 			ok = true
 		case dtype.Int64:
@@ -326,7 +332,7 @@ func fillPtr(s Spec, p unsafe.Pointer, n int, seed, offset uint64, first int64) 
 	case Range:
 		switch s.Type {
 		case dtype.Int32:
-			IntRange32(unsafe.Slice((*int32)(p), n), seed, offset, first, int32(s.Lo), int32(s.Hi))
+			IntRange32(unsafe.Slice((*int32)(p), n), seed, offset, first, int32(s.Lo), s.Hi)
 		case dtype.Int64:
 			IntRange64(unsafe.Slice((*int64)(p), n), seed, offset, first, s.Lo, s.Hi)
 		}
