@@ -291,6 +291,9 @@ func (b *Buffer) Access(s *Stream, mode AccessMode, f func(p DevicePtr) error) e
 // operations on the buffer wait until f returns; f must not use the buffer through this
 // package.
 func (b *Buffer) HostAccess(ctx context.Context, mode AccessMode, f func(host []byte) error) error {
+	if mode&ReadWrite == 0 {
+		return fmt.Errorf("gpu: access mode %d: %w", mode, ErrInvalidValue)
+	}
 	a := b.a
 	host := a.mem.Host()
 	if host == nil && a.mem.Size() > 0 {
@@ -324,8 +327,15 @@ func (b *Buffer) HostAccess(ctx context.Context, mode AccessMode, f func(host []
 			a.mu.Unlock()
 			continue
 		}
-		a.scope.Store(enterScope())
-		err = f(host[b.off : b.off+b.size : b.off+b.size])
+		return a.hostScope(mode, host[b.off:b.off+b.size:b.off+b.size], f)
+	}
+}
+
+// hostScope runs f inside a host access scope of a, which the caller has locked, and
+// unlocks it: also when f panics (the panic goes on after the scope ends).
+func (a *allocation) hostScope(mode AccessMode, host []byte, f func(host []byte) error) error {
+	a.scope.Store(enterScope())
+	defer func() {
 		a.scope.Store(0)
 		leaveScope()
 		if mode&Write != 0 {
@@ -337,8 +347,8 @@ func (b *Buffer) HostAccess(ctx context.Context, mode AccessMode, f func(host []
 		}
 		a.version++
 		a.mu.Unlock()
-		return err
-	}
+	}()
+	return f(host)
 }
 
 // Bytes views a slice of plain values (no pointers) as its bytes, for the copy methods.

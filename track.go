@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -154,27 +155,43 @@ func (s *Stream) tracked(uses []use, enqueue func() error) error {
 }
 
 // trackedScope is tracked, returning the operation's sequence number on s. With scope
-// set, the allocations are marked as held by this goroutine while enqueue runs (Access).
+// set, the allocations are marked as held by this goroutine while enqueue runs (Access),
+// and if enqueue panics the scope still ends (its use recorded, as for an error, since
+// the work it enqueued is unknown) before the panic goes on.
 func (s *Stream) trackedScope(uses []use, enqueue func() error, scope bool) (uint64, error) {
 	var small [4]*allocation
 	t, err := s.trackBegin(uses, small[:0])
 	if err != nil {
 		return 0, err
 	}
-	if scope {
-		g := enterScope()
-		for _, a := range t.as {
-			a.scope.Store(g)
-		}
+	if !scope {
+		return s.trackEnd(t, enqueue(), false)
 	}
+	g := enterScope()
+	for _, a := range t.as {
+		a.scope.Store(g)
+	}
+	returned := false
+	defer func() {
+		if !returned {
+			s.endScope(t, errScopePanic)
+		}
+	}()
 	err = enqueue()
-	if scope {
-		for _, a := range t.as {
-			a.scope.Store(0)
-		}
-		leaveScope()
+	returned = true
+	return s.endScope(t, err)
+}
+
+// errScopePanic stands for the outcome of a scope whose function panicked.
+var errScopePanic = errors.New("gpu: access scope ended by a panic")
+
+// endScope ends an Access scope begun by trackedScope and records its use.
+func (s *Stream) endScope(t tracking, err error) (uint64, error) {
+	for _, a := range t.as {
+		a.scope.Store(0)
 	}
-	return s.trackEnd(t, err, scope)
+	leaveScope()
+	return s.trackEnd(t, err, true)
 }
 
 // tracking is one tracked operation in progress, between trackBegin and trackEnd. It

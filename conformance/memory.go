@@ -362,6 +362,32 @@ func testAccess(t *testing.T, k *K) {
 		vals[i]++ // x + 3
 	}
 	equalU32(t, "a use from another goroutine after the scope", U32s(t, y), vals)
+	// A panic inside a scope ends the scope: the buffer stays usable.
+	u, err := k.D.AllocUnified(4 * n)
+	must(t, err)
+	defer u.Free()
+	for _, buf := range []*gpu.Buffer{x, u} {
+		func() {
+			defer func() {
+				if r := recover(); r != "boom" {
+					t.Errorf("recovered %v, want the scope's panic", r)
+				}
+			}()
+			if buf == u {
+				_ = u.HostAccess(context.Background(), gpu.Write, func([]byte) error { panic("boom") })
+			} else {
+				_ = x.Access(a, gpu.Write, func(gpu.DevicePtr) error { panic("boom") })
+			}
+		}()
+		done := make(chan error, 1)
+		go func() { done <- k.AddU32(b, y, buf, 1) }()
+		select {
+		case err := <-done:
+			must(t, err)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("a use after a panic in a scope (unified %v) did not finish", buf == u)
+		}
+	}
 	// The same for a host access scope.
 	h, err := k.D.AllocPinned(64)
 	must(t, err)
