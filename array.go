@@ -332,6 +332,7 @@ func (a *Array[T]) ToSlice(ctx context.Context) ([]T, error) {
 }
 
 // CopyToHost copies the array into dst (len(dst) == Size()) and returns once it is there.
+// If ctx ends first, see Buffer.CopyToHost.
 func (a *Array[T]) CopyToHost(ctx context.Context, dst []T) error {
 	if len(dst) != a.Size() {
 		return fmt.Errorf("gpu: copying %d elements into %d: %w", a.Size(), len(dst), ErrInvalidValue)

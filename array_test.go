@@ -594,3 +594,24 @@ func TestRandIntInt32Bounds(t *testing.T) {
 		}
 	})
 }
+
+// TestExpressionErrors: a bad expression is an error wrapping ErrInvalidValue.
+func TestExpressionErrors(t *testing.T) {
+	d, _ := gpu.OpenBackend("cpu", 0)
+	s := d.DefaultStream()
+	x, err := gpu.FromSlice(s, []float32{1, 2, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Free()
+	for _, src := range []string{"x +", "y * 2", "x(", "x && 1.5"} {
+		if _, err := gpu.Eval[float32](s, src, gpu.Vars{"x": x}); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("Eval(%q) = %v, want ErrInvalidValue", src, err)
+		}
+	}
+	for _, op := range []gpu.Op{"a +", "a + c"} {
+		if _, err := gpu.Accumulate[float32](s, x, op, 0); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("Accumulate with %q = %v, want ErrInvalidValue", op, err)
+		}
+	}
+}

@@ -531,7 +531,8 @@ func (s *Stream) waitUnpin(ctx context.Context, seq uint64, p *runtime.Pinner) e
 // CopyFromHost copies src into the start of the buffer and returns once the data is in
 // place (on the device's default stream, ordered like any other use). If ctx ends first
 // it returns ctx.Err() and the copy completes in the background: don't modify src until
-// then.
+// then (the device's default stream runs it: Device.DefaultStream().Synchronize or
+// Device.Synchronize waits for it).
 func (b *Buffer) CopyFromHost(ctx context.Context, src []byte) error {
 	s := b.a.dev.def
 	seq, p, err := s.copyHtoD(b, src)
@@ -543,7 +544,8 @@ func (b *Buffer) CopyFromHost(ctx context.Context, src []byte) error {
 
 // CopyToHost copies the start of the buffer into dst and returns once dst holds the
 // data. If ctx ends first it returns ctx.Err() and the copy completes in the
-// background: don't use dst until then.
+// background: don't use dst until then (the device's default stream runs it:
+// Device.DefaultStream().Synchronize or Device.Synchronize waits for it).
 func (b *Buffer) CopyToHost(ctx context.Context, dst []byte) error {
 	s := b.a.dev.def
 	seq, p, err := s.copyDtoH(dst, b)

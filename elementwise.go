@@ -220,7 +220,7 @@ func newPlan(src string, vars Vars, names []string, out dtype.DType) (*evalPlan,
 	}
 	e, err := expr.Parse(src, env)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w (%w)", err, ErrInvalidValue)
 	}
 	if e.DType() != out {
 		e = &expr.Expr{Root: &expr.Cast{X: e.Root, Type: out}, Inputs: e.Inputs, Params: e.Params}

@@ -232,7 +232,10 @@ type ByValueArg []byte
 // Errors: a zero or negative dimension, an argument of another type, a freed buffer, a
 // closed stream; launch errors from the backend.
 func (s *Stream) Launch(fn *Function, cfg LaunchConfig, args ...any) error {
-	if fn == nil || fn.dev != s.dev {
+	if fn == nil {
+		return fmt.Errorf("gpu: launch of a nil function: %w", ErrInvalidValue)
+	}
+	if fn.dev != s.dev {
 		return fmt.Errorf("gpu: launch on %v of a function of another device: %w", s, ErrInvalidValue)
 	}
 	var bc backend.LaunchConfig

@@ -217,7 +217,7 @@ func scanCombine(op Op, t dtype.DType) (kernel.Combine, error) {
 	env := expr.Env{"a": expr.OperandDecl(0, t), "b": expr.OperandDecl(1, t)}
 	e, err := expr.Parse(string(op), env)
 	if err != nil {
-		return kernel.Combine{}, err
+		return kernel.Combine{}, fmt.Errorf("%w (%w)", err, ErrInvalidValue)
 	}
 	if e.DType() != t {
 		e = &expr.Expr{Root: &expr.Cast{X: e.Root, Type: t}, Inputs: e.Inputs, Params: e.Params}
