@@ -40,7 +40,10 @@ type AnyArray interface {
 	Shape() []int
 	header() *header
 	hdr() header
+	isNil() bool
 }
+
+func (a *Array[T]) isNil() bool { return a == nil || a.buf == nil }
 
 // header is an array's layout without its Go type.
 type header struct {
@@ -261,6 +264,9 @@ func boolToU64(b bool) uint64 {
 
 // Fill sets every element of a (any view, broadcast views excepted) to v.
 func Fill[T Elem](s *Stream, a *Array[T], v T) error {
+	if err := nonNil(a); err != nil {
+		return err
+	}
 	if a.hasZeroStride() {
 		return fmt.Errorf("gpu: fill of a broadcast view: %w", ErrInvalidValue)
 	}
@@ -476,12 +482,15 @@ func (a *Array[T]) Reshape(shape ...int) (*Array[T], error) {
 const End = math.MaxInt
 
 // Range selects indices Start, Start+Step, ... before Stop along one axis, as NumPy's
-// start:stop:step. Negative Start and Stop count from the end; Stop is clamped; Step 0
-// means 1; a negative Step walks backwards (then Stop End means "past the start").
+// start:stop:step. Negative Start and Stop count from the end; Start and Stop are
+// clamped; Step 0 means 1; a negative Step walks backwards (then Stop End means "past
+// the start"). Go has no "omitted start": Range{0, End, -1} is NumPy's ::-1 (the whole
+// axis reversed), not 0::-1 (which is R(0, 1)).
 type Range struct{ Start, Stop, Step int }
 
-// R makes a Range: R() is the whole axis, R(i) the single index i (the axis is kept,
-// with size 1), R(start, stop) and R(start, stop, step) as in NumPy.
+// R makes a Range: R() is the whole axis, R(i) the index i as the range i:i+1 (the axis
+// is kept, with size 1, or 0 when i is past the end, as NumPy's a[i:i+1]; R(-1) is the
+// last index), R(start, stop) and R(start, stop, step) as in NumPy.
 func R(bounds ...int) Range {
 	switch len(bounds) {
 	case 0:
@@ -518,7 +527,10 @@ func (r Range) resolve(n int) (start, count, step int) {
 			stop = clamp(norm(r.Stop), 0, n)
 		}
 		if stop > start {
-			count = (stop - start + step - 1) / step
+			count = (stop-start-1)/step + 1 // no overflow for any step
+		}
+		if count <= 1 {
+			step = 1 // a step past the axis selects one element: keep strides small
 		}
 		return start, count, step
 	}
@@ -531,7 +543,14 @@ func (r Range) resolve(n int) (start, count, step int) {
 		stop = clamp(norm(r.Stop), -1, n-1)
 	}
 	if start > stop {
-		count = (start - stop - step - 1) / -step
+		if step == math.MinInt {
+			count = 1 // -step overflows; any such step selects one element
+		} else {
+			count = (start-stop-1)/-step + 1
+		}
+	}
+	if count <= 1 {
+		step = 1
 	}
 	return start, count, step
 }
@@ -645,6 +664,9 @@ func BroadcastShapes(shapes ...[]int) ([]int, error) {
 // Contiguous returns a contiguous array with a's elements: a itself if it already is
 // contiguous (numpy.ascontiguousarray), else a new copy made on s.
 func Contiguous[T Elem](s *Stream, a *Array[T]) (*Array[T], error) {
+	if err := nonNil(a); err != nil {
+		return nil, err
+	}
 	if a.IsContiguous() && !a.hasZeroStride() {
 		return a, nil
 	}
@@ -671,6 +693,9 @@ func (a *Array[T]) hasZeroStride() bool {
 // Copy copies src into dst on s: src broadcasts to dst's shape (numpy.copyto). Both may
 // be views; contiguous arrays of the same shape copy with the driver's memcpy.
 func Copy[T Elem](s *Stream, dst, src *Array[T]) error {
+	if err := nonNil(dst, src); err != nil {
+		return err
+	}
 	if dst.hasZeroStride() {
 		return fmt.Errorf("gpu: copy into a broadcast view: %w", ErrInvalidValue)
 	}
@@ -695,6 +720,9 @@ func Copy[T Elem](s *Stream, dst, src *Array[T]) error {
 // casting="unsafe": float to integer truncates toward zero; NaN and out-of-range values
 // follow the rules of package expr).
 func Astype[R, T Elem](s *Stream, a *Array[T]) (*Array[R], error) {
+	if err := nonNil(a); err != nil {
+		return nil, err
+	}
 	return Eval[R](s, "x", Vars{"x": a})
 }
 
@@ -806,4 +834,14 @@ func ArrayOf[T Elem](b *Buffer, shape ...int) (*Array[T], error) {
 	}
 	sh := slices.Clone(shape)
 	return &Array[T]{buf: view, dt: dtype.Of[T](), shape: sh, strides: rowMajor(sh), off: int(b.off / int64(sizeOf[T]())), view: true}, nil
+}
+
+// nonNil returns an error wrapping ErrInvalidValue if an array argument is nil.
+func nonNil(arrays ...AnyArray) error {
+	for _, a := range arrays {
+		if a == nil || a.isNil() {
+			return fmt.Errorf("gpu: a nil array: %w", ErrInvalidValue)
+		}
+	}
+	return nil
 }

@@ -615,3 +615,105 @@ func TestExpressionErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestNilArrays: a nil array argument is an error wrapping ErrInvalidValue, not a panic.
+func TestNilArrays(t *testing.T) {
+	d, _ := gpu.OpenBackend("cpu", 0)
+	s := d.DefaultStream()
+	var nilA *gpu.Array[float32]
+	x, err := gpu.FromSlice(s, []float32{1, 2, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Free()
+	check := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("%s with a nil array = %v, want ErrInvalidValue", what, err)
+		}
+	}
+	_, err = gpu.Eval[float32](s, "x + y", gpu.Vars{"x": x, "y": nilA})
+	check("Eval", err)
+	_, err = gpu.Sum[float32](s, nilA)
+	check("Sum", err)
+	_, err = gpu.ArgMax(s, nilA)
+	check("ArgMax", err)
+	_, err = gpu.CumSum[float32](s, nilA, 0)
+	check("CumSum", err)
+	_, err = gpu.Nonzero(context.Background(), s, nilA)
+	check("Nonzero", err)
+	_, err = gpu.Permute(s, nilA, 0)
+	check("Permute", err)
+	check("Copy", gpu.Copy(s, nilA, x))
+	check("Fill", gpu.Fill(s, nilA, 1))
+	check("RandInto", gpu.RandInto(s, gpu.NewGenerator(1), nilA))
+}
+
+// TestWeakIntRange: a Go int out of the range of the integer type it converts to is an
+// error (as the same literal is), not a wrapped value.
+func TestWeakIntRange(t *testing.T) {
+	d, _ := gpu.OpenBackend("cpu", 0)
+	s := d.DefaultStream()
+	u8, err := gpu.FromSlice(s, []uint8{200, 100, 255})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u8.Free()
+	for _, k := range []int{300, -1, 256} {
+		if _, err := gpu.Eval[bool](s, "u8 > k", gpu.Vars{"u8": u8, "k": k}); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("u8 > %d = %v, want ErrInvalidValue", k, err)
+		}
+		if _, err := gpu.MapReduce[int64](s, "int64(u8 + k)", gpu.Vars{"u8": u8, "k": k}, gpu.OpSum); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("MapReduce u8 + %d = %v, want ErrInvalidValue", k, err)
+		}
+	}
+	got, err := gpu.Eval[bool](s, "u8 > k", gpu.Vars{"u8": u8, "k": 150})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _ := got.ToSlice(context.Background())
+	if !slices.Equal(v, []bool{true, false, true}) {
+		t.Errorf("u8 > 150 = %v", v)
+	}
+	got.Free()
+	// A float array takes any int.
+	f, _ := gpu.FromSlice(s, []float32{1})
+	defer f.Free()
+	if _, err := gpu.Eval[float32](s, "f + k", gpu.Vars{"f": f, "k": 1 << 40}); err != nil {
+		t.Errorf("float32 + 2^40: %v", err)
+	}
+}
+
+// TestRangeHugeSteps: steps past the axis select one element (NumPy), without overflow.
+func TestRangeHugeSteps(t *testing.T) {
+	d, _ := gpu.OpenBackend("cpu", 0)
+	s := d.DefaultStream()
+	x, err := gpu.FromSlice(s, []float32{0, 1, 2, 3, 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Free()
+	for _, c := range []struct {
+		r    gpu.Range
+		want []float32
+	}{
+		{gpu.Range{0, 3, math.MaxInt}, []float32{0}},
+		{gpu.Range{4, 0, -math.MaxInt}, []float32{4}},
+		{gpu.Range{4, gpu.End, math.MinInt}, []float32{4}},
+		{gpu.Range{1, gpu.End, 2}, []float32{1, 3}},
+		{gpu.Range{4, 0, -3}, []float32{4, 1}},
+		{gpu.Range{0, gpu.End, -1}, []float32{4, 3, 2, 1, 0}},
+	} {
+		v, err := x.Slice(c.r)
+		if err != nil {
+			t.Fatalf("%v: %v", c.r, err)
+		}
+		got, err := v.ToSlice(context.Background())
+		if err != nil {
+			t.Fatalf("%v: %v", c.r, err)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("x[%v] = %v, want %v", c.r, got, c.want)
+		}
+	}
+}

@@ -31,8 +31,11 @@ type Vars map[string]any
 //	y, err := gpu.Eval[float32](s, "a*x + b", gpu.Vars{"a": 2.0, "x": x, "b": 1.0})
 func Eval[R Elem](s *Stream, src string, vars Vars) (*Array[R], error) {
 	var shapes [][]int
-	for _, v := range vars {
+	for name, v := range vars {
 		if a, ok := v.(AnyArray); ok {
+			if a.isNil() {
+				return nil, fmt.Errorf("gpu: variable %q is a nil array: %w", name, ErrInvalidValue)
+			}
 			shapes = append(shapes, a.header().shape)
 		}
 	}
@@ -114,11 +117,12 @@ type linearIndex struct{}
 // types) and one result type, with the kernels compiled for it by operand layout. The
 // device caches plans, so a repeated Eval parses nothing and builds no kernel key.
 type evalPlan struct {
-	e     *expr.Expr
-	names []string // sorted
-	kinds []byte   // per name: 'a' array, 'i' linear index, 's' scalar
-	read  []bool   // per operand slot: does the expression read it
-	nops  int
+	e      *expr.Expr
+	narrow map[int][]dtype.DType // weak integer parameter slot -> integer types it is converted to
+	names  []string              // sorted
+	kinds  []byte                // per name: 'a' array, 'i' linear index, 's' scalar
+	read   []bool                // per operand slot: does the expression read it
+	nops   int
 
 	mu  sync.Mutex
 	fns map[layoutKey]*planEntry
@@ -162,6 +166,9 @@ func (d *Device) plan(src string, vars Vars, out dtype.DType) (*evalPlan, error)
 		case linearIndex:
 			sig = append(sig, 'i')
 		case AnyArray:
+			if v.isNil() {
+				return nil, fmt.Errorf("gpu: variable %q is a nil array: %w", name, ErrInvalidValue)
+			}
 			sig = append(sig, 'a', byte(v.DType()))
 		default:
 			rv := reflect.ValueOf(v)
@@ -226,11 +233,78 @@ func newPlan(src string, vars Vars, names []string, out dtype.DType) (*evalPlan,
 		e = &expr.Expr{Root: &expr.Cast{X: e.Root, Type: out}, Inputs: e.Inputs, Params: e.Params}
 	}
 	p.e = e
+	p.narrow = weakIntCasts(e)
 	p.read = make([]bool, p.nops)
 	for _, sl := range e.Inputs {
 		p.read[sl.Index] = true
 	}
 	return p, nil
+}
+
+// weakIntCasts returns, per weak integer parameter slot of e (a Go int), the integer
+// types narrower than int64 that e converts it to: the value must fit them, as a
+// literal must (NumPy 2 raises OverflowError for a Python int out of an array's range).
+func weakIntCasts(e *expr.Expr) map[int][]dtype.DType {
+	weak := map[int]bool{}
+	for _, sl := range e.Params {
+		if sl.Weak && sl.DType == dtype.Int64 {
+			weak[sl.Index] = true
+		}
+	}
+	if len(weak) == 0 {
+		return nil
+	}
+	out := map[int][]dtype.DType{}
+	var walk func(n expr.Node)
+	walk = func(n expr.Node) {
+		switch n := n.(type) {
+		case *expr.Cast:
+			if p, ok := n.X.(*expr.Param); ok && weak[p.Slot] && n.Type.IsInteger() && n.Type != dtype.Int64 {
+				if !slices.Contains(out[p.Slot], n.Type) {
+					out[p.Slot] = append(out[p.Slot], n.Type)
+				}
+			}
+			walk(n.X)
+		case *expr.Unary:
+			walk(n.X)
+		case *expr.Binary:
+			walk(n.X)
+			walk(n.Y)
+		case *expr.Call:
+			for _, a := range n.Args {
+				walk(a)
+			}
+		case *expr.Select:
+			walk(n.Cond)
+			walk(n.X)
+			walk(n.Y)
+		}
+	}
+	walk(e.Root)
+	return out
+}
+
+// checkParam checks the value (bits) of scalar parameter slot, the variable name,
+// against the integer types the expression converts it to.
+func (p *evalPlan) checkParam(slot int, name string, bits uint64) error {
+	for _, t := range p.narrow[slot] {
+		if v := int64(bits); !intFits(v, t) {
+			return fmt.Errorf("gpu: variable %q: %d overflows %v: %w", name, v, t, ErrInvalidValue)
+		}
+	}
+	return nil
+}
+
+// intFits reports whether v is a value of integer type t.
+func intFits(v int64, t dtype.DType) bool {
+	if t == dtype.Uint64 {
+		return v >= 0
+	}
+	bits := 8 * t.Size()
+	if t.IsSigned() {
+		return v >= -1<<(bits-1) && v < 1<<(bits-1)
+	}
+	return v >= 0 && v < 1<<bits
 }
 
 // evalInto evaluates src into out.
@@ -274,7 +348,11 @@ func runPlanHdr(s *Stream, out header, p *evalPlan, vals []any) error {
 		case 'i':
 			ops = append(ops, evalOperand{name: name, index: true})
 		case 'a':
-			h := vals[i].(AnyArray).hdr()
+			av := vals[i].(AnyArray)
+			if av.isNil() {
+				return fmt.Errorf("gpu: operand %q is a nil array: %w", name, ErrInvalidValue)
+			}
+			h := av.hdr()
 			if h.buf.a.dev != d && h.buf.a.dev.info.Backend != d.info.Backend {
 				return fmt.Errorf("gpu: operand %q is on %v, the stream on %v: %w", name, h.buf.a.dev, d, ErrInvalidValue)
 			}
@@ -289,9 +367,13 @@ func runPlanHdr(s *Stream, out header, p *evalPlan, vals []any) error {
 			}
 			ops = append(ops, op)
 		default:
-			_, t, bits, err := scalarDecl(len(params), vals[i])
+			slot := len(params)
+			_, t, bits, err := scalarDecl(slot, vals[i])
 			if err != nil {
 				return fmt.Errorf("gpu: variable %q: %w", name, err)
+			}
+			if err := p.checkParam(slot, name, bits); err != nil {
+				return err
 			}
 			params = append(params, param{t, bits})
 		}
@@ -516,6 +598,7 @@ func (x headerArray) DType() dtype.DType { return x.h.dt }
 func (x headerArray) Shape() []int       { return slices.Clone(x.h.shape) }
 func (x headerArray) header() *header    { return x.h }
 func (x headerArray) hdr() header        { return *x.h }
+func (x headerArray) isNil() bool        { return x.h == nil }
 
 func evalIntoHeader(s *Stream, out, in *header) error {
 	return evalInto(s, out, "x", Vars{"x": headerArray{in}})
@@ -627,8 +710,11 @@ func (k *Kernel[R]) Into(s *Stream, out *Array[R], args ...any) error {
 // Eval evaluates the kernel into a new array of the operands' broadcast shape.
 func (k *Kernel[R]) Eval(s *Stream, args ...any) (*Array[R], error) {
 	var shapes [][]int
-	for _, v := range args {
+	for i, v := range args {
 		if a, ok := v.(AnyArray); ok {
+			if a.isNil() {
+				return nil, fmt.Errorf("gpu: operand %d is a nil array: %w", i, ErrInvalidValue)
+			}
 			shapes = append(shapes, a.header().shape)
 		}
 	}

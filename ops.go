@@ -22,11 +22,17 @@ func Add[T Elem](s *Stream, a, b *Array[T]) (*Array[T], error) { return binaryOp
 
 // Subtract returns a - b (numpy.subtract).
 func Subtract[T Elem](s *Stream, a, b *Array[T]) (*Array[T], error) {
+	if err := nonNil(a, b); err != nil {
+		return nil, err
+	}
 	return binaryOp(s, "x - y", a, b)
 }
 
 // Multiply returns a * b (numpy.multiply).
 func Multiply[T Elem](s *Stream, a, b *Array[T]) (*Array[T], error) {
+	if err := nonNil(a, b); err != nil {
+		return nil, err
+	}
 	return binaryOp(s, "x * y", a, b)
 }
 
@@ -36,16 +42,25 @@ func Divide[T Elem](s *Stream, a, b *Array[T]) (*Array[T], error) { return binar
 
 // Power returns a ** b elementwise (numpy.power).
 func Power[T Float](s *Stream, a, b *Array[T]) (*Array[T], error) {
+	if err := nonNil(a, b); err != nil {
+		return nil, err
+	}
 	return binaryOp(s, "pow(x, y)", a, b)
 }
 
 // Minimum returns the elementwise minimum, NaN if either is NaN (numpy.minimum).
 func Minimum[T Elem](s *Stream, a, b *Array[T]) (*Array[T], error) {
+	if err := nonNil(a, b); err != nil {
+		return nil, err
+	}
 	return binaryOp(s, "minimum(x, y)", a, b)
 }
 
 // Maximum returns the elementwise maximum, NaN if either is NaN (numpy.maximum).
 func Maximum[T Elem](s *Stream, a, b *Array[T]) (*Array[T], error) {
+	if err := nonNil(a, b); err != nil {
+		return nil, err
+	}
 	return binaryOp(s, "maximum(x, y)", a, b)
 }
 
@@ -84,41 +99,65 @@ func Ceil[T Float](s *Stream, a *Array[T]) (*Array[T], error) { return unary(s, 
 
 // Equal returns a == b (numpy.equal).
 func Equal[T Elem](s *Stream, a, b *Array[T]) (*Array[bool], error) {
+	if err := nonNil(a, b); err != nil {
+		return nil, err
+	}
 	return compare(s, "x == y", a, b)
 }
 
 // NotEqual returns a != b (numpy.not_equal).
 func NotEqual[T Elem](s *Stream, a, b *Array[T]) (*Array[bool], error) {
+	if err := nonNil(a, b); err != nil {
+		return nil, err
+	}
 	return compare(s, "x != y", a, b)
 }
 
 // Less returns a < b (numpy.less).
 func Less[T Elem](s *Stream, a, b *Array[T]) (*Array[bool], error) {
+	if err := nonNil(a, b); err != nil {
+		return nil, err
+	}
 	return compare(s, "x < y", a, b)
 }
 
 // LessEqual returns a <= b (numpy.less_equal).
 func LessEqual[T Elem](s *Stream, a, b *Array[T]) (*Array[bool], error) {
+	if err := nonNil(a, b); err != nil {
+		return nil, err
+	}
 	return compare(s, "x <= y", a, b)
 }
 
 // Greater returns a > b (numpy.greater).
 func Greater[T Elem](s *Stream, a, b *Array[T]) (*Array[bool], error) {
+	if err := nonNil(a, b); err != nil {
+		return nil, err
+	}
 	return compare(s, "x > y", a, b)
 }
 
 // GreaterEqual returns a >= b (numpy.greater_equal).
 func GreaterEqual[T Elem](s *Stream, a, b *Array[T]) (*Array[bool], error) {
+	if err := nonNil(a, b); err != nil {
+		return nil, err
+	}
 	return compare(s, "x >= y", a, b)
 }
 
 // LogicalAnd returns a && b (numpy.logical_and).
 func LogicalAnd(s *Stream, a, b *Array[bool]) (*Array[bool], error) {
+	if err := nonNil(a, b); err != nil {
+		return nil, err
+	}
 	return compare(s, "x && y", a, b)
 }
 
 // LogicalOr returns a || b (numpy.logical_or).
 func LogicalOr(s *Stream, a, b *Array[bool]) (*Array[bool], error) {
+	if err := nonNil(a, b); err != nil {
+		return nil, err
+	}
 	return compare(s, "x || y", a, b)
 }
 
@@ -128,5 +167,8 @@ func LogicalNot(s *Stream, a *Array[bool]) (*Array[bool], error) { return unary(
 // Where returns x where cond is true and y elsewhere (numpy.where), all three
 // broadcast together.
 func Where[T Elem](s *Stream, cond *Array[bool], x, y *Array[T]) (*Array[T], error) {
+	if err := nonNil(cond, x, y); err != nil {
+		return nil, err
+	}
 	return Eval[T](s, "where(c, x, y)", Vars{"c": cond, "x": x, "y": y})
 }

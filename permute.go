@@ -43,6 +43,9 @@ func setPermuteVariant(v int) int { return int(permuteVariant.Swap(int32(v))) }
 // padding column against bank conflicts (Harris, "An Efficient Matrix Transpose in
 // CUDA C/C++", NVIDIA 2013). Otherwise it is the elementwise strided copy (Copy).
 func Permute[T Elem](s *Stream, a *Array[T], axes ...int) (*Array[T], error) {
+	if err := nonNil(a); err != nil {
+		return nil, err
+	}
 	if len(axes) != len(a.shape) {
 		return nil, fmt.Errorf("gpu: permutation %v of a %d-d array: %w", axes, len(a.shape), ErrInvalidValue)
 	}
@@ -53,6 +56,9 @@ func Permute[T Elem](s *Stream, a *Array[T], axes ...int) (*Array[T], error) {
 // Array.Transpose views them: reversed when no axes are given (numpy.transpose
 // followed by numpy.ascontiguousarray). It is Permute's kernel.
 func Transpose[T Elem](s *Stream, a *Array[T], axes ...int) (*Array[T], error) {
+	if err := nonNil(a); err != nil {
+		return nil, err
+	}
 	v, err := a.Transpose(axes...)
 	if err != nil {
 		return nil, err

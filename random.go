@@ -105,6 +105,9 @@ func (r randSpec) CPU() (func(*cpu.Launch) error, error) {
 
 // randFill fills a with numbers of sp from g, on s.
 func randFill[T Elem](s *Stream, g *Generator, a *Array[T], sp random.Spec) error {
+	if err := nonNil(a); err != nil {
+		return err
+	}
 	if err := sp.Validate(); err != nil {
 		return fmt.Errorf("gpu: %v: %w", err, ErrInvalidValue)
 	}

@@ -630,6 +630,9 @@ func sumLike[R, T Elem](s *Stream, name string, op kernel.ReduceOp, a *Array[T],
 //	total, err := gpu.Sum[float32](s, x)                  // 0-d
 //	rows, err := gpu.Sum[int64](s, counts, gpu.Axes(-1))  // one per row
 func Sum[R, T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[R], error) {
+	if err := nonNil(a); err != nil {
+		return nil, err
+	}
 	j, out, err := sumLike[R](s, "sum", kernel.RedSum, a, opts)
 	if err != nil {
 		return nil, err
@@ -640,6 +643,9 @@ func Sum[R, T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[R], er
 // Prod returns the product of a's elements over the axes, accumulated in R
 // (numpy.prod(a, axis, dtype=R)); the product of no elements is 1.
 func Prod[R, T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[R], error) {
+	if err := nonNil(a); err != nil {
+		return nil, err
+	}
 	j, out, err := sumLike[R](s, "prod", kernel.RedProd, a, opts)
 	if err != nil {
 		return nil, err
@@ -652,6 +658,9 @@ func Prod[R, T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[R], e
 // default R is float64 for integer and bool inputs, T for float inputs). The mean of
 // no elements is NaN.
 func Mean[R Float, T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[R], error) {
+	if err := nonNil(a); err != nil {
+		return nil, err
+	}
 	j, out, err := sumLike[R](s, "mean", kernel.RedSum, a, opts)
 	if err != nil {
 		return nil, err
@@ -672,6 +681,9 @@ func minMax[T Elem](s *Stream, op kernel.ReduceOp, a *Array[T], opts []ReduceOpt
 // (the canonical NaN), with -0 below +0. An empty reduction (no elements for a
 // non-empty result) is an error wrapping ErrInvalidValue.
 func Min[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[T], error) {
+	if err := nonNil(a); err != nil {
+		return nil, err
+	}
 	j, out, err := minMax(s, kernel.RedMin, a, opts)
 	if err != nil {
 		return nil, err
@@ -682,6 +694,9 @@ func Min[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[T], error
 // Max returns the greatest of a's elements over the axes (numpy.amax): NaN if any is
 // NaN, with +0 above -0. An empty reduction is an error wrapping ErrInvalidValue.
 func Max[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[T], error) {
+	if err := nonNil(a); err != nil {
+		return nil, err
+	}
 	j, out, err := minMax(s, kernel.RedMax, a, opts)
 	if err != nil {
 		return nil, err
@@ -700,12 +715,18 @@ func anyAll[T Elem](s *Stream, op kernel.ReduceOp, a *Array[T], opts []ReduceOpt
 // Any reports over the axes whether any element of a is nonzero (NaN counts as
 // nonzero) (numpy.any); false for no elements.
 func Any[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[bool], error) {
+	if err := nonNil(a); err != nil {
+		return nil, err
+	}
 	return anyAll(s, kernel.RedAny, a, opts)
 }
 
 // All reports over the axes whether every element of a is nonzero (numpy.all); true
 // for no elements.
 func All[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[bool], error) {
+	if err := nonNil(a); err != nil {
+		return nil, err
+	}
 	return anyAll(s, kernel.RedAll, a, opts)
 }
 
@@ -713,6 +734,9 @@ func All[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[bool], er
 // nonzero) (numpy.count_nonzero(a, axis)). CountNonzero gives the count over all
 // elements as a Go int.
 func Count[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[int64], error) {
+	if err := nonNil(a); err != nil {
+		return nil, err
+	}
 	mask, out, err := resolveAxes(a.shape, opts, false)
 	if err != nil {
 		return nil, err
@@ -726,6 +750,9 @@ func Count[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[int64],
 // the rules of Sum (OpSum, OpProd), Min and Max (R must then be T) and Any and All (R
 // must be bool).
 func ReduceInto[R, T Elem](s *Stream, out *Array[R], op Op, a *Array[T], opts ...ReduceOption) error {
+	if err := nonNil(out, a); err != nil {
+		return err
+	}
 	kop, err := reduceOpOf(op)
 	if err != nil {
 		return err
@@ -772,6 +799,9 @@ func MapReduce[R Elem](s *Stream, src string, vars Vars, op Op, opts ...ReduceOp
 // MapReduceInto is MapReduce into out, which must have the result's shape (any view
 // that isn't broadcast).
 func MapReduceInto[R Elem](s *Stream, out *Array[R], src string, vars Vars, op Op, opts ...ReduceOption) error {
+	if err := nonNil(out); err != nil {
+		return err
+	}
 	j, shape, err := mapReduceJob[R](s, src, vars, op, opts)
 	if err != nil {
 		return err
@@ -814,6 +844,9 @@ func mapReduceJob[R Elem](s *Stream, src string, vars Vars, op Op, opts []Reduce
 			_, t, bits, err := scalarDecl(len(params), vars[name])
 			if err != nil {
 				return nil, nil, fmt.Errorf("gpu: variable %q: %w", name, err)
+			}
+			if err := p.checkParam(len(params), name, bits); err != nil {
+				return nil, nil, err
 			}
 			params = append(params, redParam{t, bits})
 		}
@@ -887,6 +920,9 @@ func argRun[T Elem](s *Stream, op kernel.ReduceOp, a *Array[T], opts []ReduceOpt
 // (-0 equals +0) the first index wins. An empty reduction is an error wrapping
 // ErrInvalidValue.
 func ArgMin[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[int64], error) {
+	if err := nonNil(a); err != nil {
+		return nil, err
+	}
 	_, idx, err := argRun(s, kernel.RedArgMin, a, opts, false)
 	return idx, err
 }
@@ -894,6 +930,9 @@ func ArgMin[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[int64]
 // ArgMax returns the index of the greatest element of a (numpy.argmax), with ArgMin's
 // rules (NaN first, then the first index among ties).
 func ArgMax[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[int64], error) {
+	if err := nonNil(a); err != nil {
+		return nil, err
+	}
 	_, idx, err := argRun(s, kernel.RedArgMax, a, opts, false)
 	return idx, err
 }
@@ -901,11 +940,17 @@ func ArgMax[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[int64]
 // FindMin returns the least elements of a and their indices, as ArgMin (Julia's
 // findmin): vals holds the elements at the indices (a NaN as it is in a).
 func FindMin[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (vals *Array[T], idx *Array[int64], err error) {
+	if err := nonNil(a); err != nil {
+		return nil, nil, err
+	}
 	return argRun(s, kernel.RedArgMin, a, opts, true)
 }
 
 // FindMax returns the greatest elements of a and their indices, as ArgMax (Julia's
 // findmax).
 func FindMax[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (vals *Array[T], idx *Array[int64], err error) {
+	if err := nonNil(a); err != nil {
+		return nil, nil, err
+	}
 	return argRun(s, kernel.RedArgMax, a, opts, true)
 }

@@ -97,24 +97,36 @@ func AccumType(t dtype.DType) dtype.DType {
 //	c, err := gpu.CumSum[float32](s, x, 0)
 //	n, err := gpu.CumSum[int64](s, counts32, -1, gpu.Exclusive())
 func CumSum[R, T Elem](s *Stream, a *Array[T], axis int, opts ...ScanOption) (*Array[R], error) {
+	if err := nonNil(a); err != nil {
+		return nil, err
+	}
 	return Accumulate[R](s, a, OpSum, axis, opts...)
 }
 
 // CumProd returns the cumulative products of a along axis, accumulated in R
 // (numpy.cumprod).
 func CumProd[R, T Elem](s *Stream, a *Array[T], axis int, opts ...ScanOption) (*Array[R], error) {
+	if err := nonNil(a); err != nil {
+		return nil, err
+	}
 	return Accumulate[R](s, a, OpProd, axis, opts...)
 }
 
 // CumMax returns the running maximum of a along axis (numpy.maximum.accumulate):
 // NaN from the first NaN on; bools combine with "or".
 func CumMax[T Elem](s *Stream, a *Array[T], axis int, opts ...ScanOption) (*Array[T], error) {
+	if err := nonNil(a); err != nil {
+		return nil, err
+	}
 	return Accumulate[T](s, a, OpMax, axis, opts...)
 }
 
 // CumMin returns the running minimum of a along axis (numpy.minimum.accumulate):
 // NaN from the first NaN on; bools combine with "and".
 func CumMin[T Elem](s *Stream, a *Array[T], axis int, opts ...ScanOption) (*Array[T], error) {
+	if err := nonNil(a); err != nil {
+		return nil, err
+	}
 	return Accumulate[T](s, a, OpMin, axis, opts...)
 }
 
@@ -126,6 +138,9 @@ func CumMin[T Elem](s *Stream, a *Array[T], axis int, opts ...ScanOption) (*Arra
 // ErrNotSupported); on the CPU it runs through the expression interpreter, one call
 // per element (slow: prefer the built-in operators).
 func Accumulate[R, T Elem](s *Stream, a *Array[T], op Op, axis int, opts ...ScanOption) (*Array[R], error) {
+	if err := nonNil(a); err != nil {
+		return nil, err
+	}
 	if nd := len(a.shape); axis < -nd || axis >= nd {
 		return nil, fmt.Errorf("gpu: scan axis %d of a %d-d array: %w", axis, nd, ErrInvalidValue)
 	}
@@ -143,6 +158,9 @@ func Accumulate[R, T Elem](s *Stream, a *Array[T], op Op, axis int, opts ...Scan
 // AccumulateInto is Accumulate writing into out, an array of a's shape (any view
 // that isn't broadcast; NumPy's out argument). out must not share memory with a.
 func AccumulateInto[R, T Elem](s *Stream, out *Array[R], a *Array[T], op Op, axis int, opts ...ScanOption) error {
+	if err := nonNil(out, a); err != nil {
+		return err
+	}
 	if !slices.Equal(out.shape, a.shape) {
 		return fmt.Errorf("gpu: scan of shape %v into shape %v: %w", a.shape, out.shape, ErrInvalidValue)
 	}

@@ -38,6 +38,9 @@ func searchItems(size int) int {
 // (numpy.flatnonzero; Julia's findall on a vector), as a new 1-D int64 array. It waits
 // (under ctx) for the count, to size the result: see the package notes above.
 func Nonzero[T Elem](ctx context.Context, s *Stream, a *Array[T]) (*Array[int64], error) {
+	if err := nonNil(a); err != nil {
+		return nil, err
+	}
 	h, err := compact(ctx, s, a.header(), nil)
 	if err != nil {
 		return nil, err
@@ -63,6 +66,9 @@ func NonzeroWhere(ctx context.Context, s *Stream, src string, vars Vars) (*Array
 // int64 array, one row per element in row-major order (numpy.argwhere; the rows of
 // numpy.nonzero's tuple are its columns). A 0-d array gives (N, 0).
 func Argwhere[T Elem](ctx context.Context, s *Stream, a *Array[T]) (*Array[int64], error) {
+	if err := nonNil(a); err != nil {
+		return nil, err
+	}
 	flat, err := Nonzero(ctx, s, a)
 	if err != nil {
 		return nil, err
@@ -104,6 +110,9 @@ func Argwhere[T Elem](ctx context.Context, s *Stream, a *Array[T]) (*Array[int64
 // 1-D array: boolean-mask selection a[mask] (numpy.extract(mask, a); Julia's a[mask]).
 // mask must have a's shape.
 func Extract[T Elem](ctx context.Context, s *Stream, mask *Array[bool], a *Array[T]) (*Array[T], error) {
+	if err := nonNil(mask, a); err != nil {
+		return nil, err
+	}
 	if !slices.Equal(mask.shape, a.shape) {
 		return nil, fmt.Errorf("gpu: mask of shape %v for an array of shape %v: %w", mask.shape, a.shape, ErrInvalidValue)
 	}
@@ -243,6 +252,9 @@ func compact(ctx context.Context, s *Stream, flags, values *header) (*header, er
 // skip the tiles past an index already found, so the kernel ends early when the
 // element comes early. It waits (under ctx) for the result.
 func FindFirst[T Elem](ctx context.Context, s *Stream, a *Array[T]) (int, error) {
+	if err := nonNil(a); err != nil {
+		return 0, err
+	}
 	return findFirst(ctx, s, a.header())
 }
 
@@ -304,6 +316,9 @@ func findFirst(ctx context.Context, s *Stream, h *header) (int, error) {
 // CountNonzero returns the number of nonzero elements of a (numpy.count_nonzero with no
 // axis). It waits (under ctx) for the result.
 func CountNonzero[T Elem](ctx context.Context, s *Stream, a *Array[T]) (int, error) {
+	if err := nonNil(a); err != nil {
+		return 0, err
+	}
 	d := s.dev
 	h := a.header()
 	if h.buf.a.dev != d && h.buf.a.dev.info.Backend != d.info.Backend {
