@@ -248,12 +248,13 @@ func compact(ctx context.Context, s *Stream, flags, values *header) (*header, er
 }
 
 // FindFirst returns the flat index of the first nonzero element of a, or -1 if there
-// is none (Julia's findfirst; numpy.argmax of a bool array when one is true). Blocks
+// is none (Julia's findfirst; numpy.argmax of a bool array when one is true); -1 with
+// an error too. Blocks
 // skip the tiles past an index already found, so the kernel ends early when the
 // element comes early. It waits (under ctx) for the result.
 func FindFirst[T Elem](ctx context.Context, s *Stream, a *Array[T]) (int, error) {
 	if err := nonNil(a); err != nil {
-		return 0, err
+		return -1, err
 	}
 	return findFirst(ctx, s, a.header())
 }
@@ -264,7 +265,7 @@ func FindFirst[T Elem](ctx context.Context, s *Stream, a *Array[T]) (int, error)
 func FindFirstWhere(ctx context.Context, s *Stream, src string, vars Vars) (int, error) {
 	mask, err := Eval[bool](s, src, vars)
 	if err != nil {
-		return 0, err
+		return -1, err
 	}
 	defer mask.Free()
 	return findFirst(ctx, s, mask.header())
@@ -273,7 +274,7 @@ func FindFirstWhere(ctx context.Context, s *Stream, src string, vars Vars) (int,
 func findFirst(ctx context.Context, s *Stream, h *header) (int, error) {
 	d := s.dev
 	if h.buf.a.dev != d && h.buf.a.dev.info.Backend != d.info.Backend {
-		return 0, fmt.Errorf("gpu: search of an array on %v on a stream of %v: %w", h.buf.a.dev, d, ErrInvalidValue)
+		return -1, fmt.Errorf("gpu: search of an array on %v on a stream of %v: %w", h.buf.a.dev, d, ErrInvalidValue)
 	}
 	n := prod(h.shape)
 	if n == 0 {
@@ -281,31 +282,31 @@ func findFirst(ctx context.Context, s *Stream, h *header) (int, error) {
 	}
 	h, free, err := contiguousHeader(s, h)
 	if err != nil {
-		return 0, err
+		return -1, err
 	}
 	defer free()
 	sp := &kernel.FindFirst{In: h.dt, Items: searchItems(h.dt.Size())}
 	fn, err := d.kernel(sp)
 	if err != nil {
-		return 0, err
+		return -1, err
 	}
 	res, err := s.Alloc(8)
 	if err != nil {
-		return 0, err
+		return -1, err
 	}
 	defer res.Free()
 	if err := s.MemsetD32(res, 0xFFFFFFFF); err != nil {
-		return 0, err
+		return -1, err
 	}
 	tiles := (n + sp.Tile() - 1) / sp.Tile()
 	grid := min(tiles, 8*max(1, d.info.Multiprocessors))
 	cfg := LaunchConfig{Grid: Dim3{X: grid}, Block: Dim3{X: kernel.SearchBlock}}
 	if err := s.Launch(fn, cfg, In(h), InOut(res), uint64(n)); err != nil {
-		return 0, err
+		return -1, err
 	}
 	v, err := readU64(ctx, s, res, 0)
 	if err != nil {
-		return 0, err
+		return -1, err
 	}
 	if v == ^uint64(0) {
 		return -1, nil
