@@ -604,6 +604,9 @@ func (a *Array[T]) Transpose(axes ...int) (*Array[T], error) {
 // BroadcastTo returns a read-only view of the array broadcast to shape by NumPy's rules
 // (numpy.broadcast_to): writing through it is an error.
 func (a *Array[T]) BroadcastTo(shape ...int) (*Array[T], error) {
+	if _, err := checkShape(shape); err != nil {
+		return nil, err
+	}
 	st, err := broadcastStrides(a.shape, a.strides, shape)
 	if err != nil {
 		return nil, err
@@ -766,7 +769,8 @@ func Linspace[T Float](s *Stream, start, stop T, num int) (*Array[T], error) {
 	if num > 1 {
 		step = (float64(stop) - float64(start)) / float64(num-1)
 	}
-	vars := Vars{"i": LinearIndex, "a": float64(start), "d": step, "b": float64(stop), "last": int64(num - 1)}
+	// The last value is stop exactly, except for one value, which is start (NumPy).
+	vars := Vars{"i": LinearIndex, "a": float64(start), "d": step, "b": float64(stop), "last": int64(max(num-1, 1))}
 	if err := evalInto(s, a.header(), "where(i == last, b, float64(i)*d + a)", vars); err != nil {
 		a.Free()
 		return nil, err

@@ -717,3 +717,42 @@ func TestRangeHugeSteps(t *testing.T) {
 		}
 	}
 }
+
+// TestBadShapesAndBounds: slices past a buffer's end (also when off+n overflows),
+// negative broadcast shapes, a nil output and Linspace of one value.
+func TestBadShapesAndBounds(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		b, err := d.Alloc(64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Free()
+		for _, c := range [][2]int64{{math.MaxInt64, 2}, {1 << 62, 1 << 62}, {16, math.MaxInt64 - 8}, {65, 0}, {60, 5}} {
+			if _, err := b.Slice(c[0], c[1]); !errors.Is(err, gpu.ErrInvalidValue) {
+				t.Errorf("Slice(%d, %d) of 64 bytes = %v, want ErrInvalidValue", c[0], c[1], err)
+			}
+		}
+		if v, err := b.Slice(64, 0); err != nil || v.Size() != 0 {
+			t.Errorf("Slice(64, 0) = %v, %v", v, err)
+		}
+		x, err := gpu.Zeros[float32](s, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer x.Free()
+		if _, err := x.BroadcastTo(-3, 4); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("BroadcastTo(-3, 4) = %v, want ErrInvalidValue", err)
+		}
+		if err := gpu.EvalInto[float32](s, nil, "x", gpu.Vars{"x": x}); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("EvalInto a nil array = %v, want ErrInvalidValue", err)
+		}
+		l, err := gpu.Linspace[float64](s, 2, 3, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Free()
+		if v, _ := l.ToSlice(context.Background()); !slices.Equal(v, []float64{2}) {
+			t.Errorf("Linspace(2, 3, 1) = %v, want [2] (NumPy)", v)
+		}
+	})
+}

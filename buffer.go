@@ -140,8 +140,8 @@ func (b *Buffer) BackendMem() (backend.Mem, int64) { return b.a.mem, b.off }
 // Slice returns a view of n bytes at byte offset off, sharing the buffer's memory and
 // tracking. The view keeps the buffer alive; freeing the buffer frees the view.
 func (b *Buffer) Slice(off, n int64) (*Buffer, error) {
-	if off < 0 || n < 0 || off+n > b.size {
-		return nil, fmt.Errorf("gpu: slice [%d, %d) of a %d-byte buffer: %w", off, off+n, b.size, ErrInvalidValue)
+	if off < 0 || n < 0 || off > b.size || n > b.size-off {
+		return nil, fmt.Errorf("gpu: slice of %d bytes at %d of a %d-byte buffer: %w", n, off, b.size, ErrInvalidValue)
 	}
 	root := b.root
 	if root == nil {

@@ -214,7 +214,8 @@ func (d *Device) BackendDevice() backend.Device { return d.be }
 // operations that take no stream.
 func (d *Device) DefaultStream() *Stream { return d.def }
 
-// SetWaitPolicy sets the policy of waits that don't give their own.
+// SetWaitPolicy sets the policy of waits that don't give their own. A Mode other than
+// WaitAuto, WaitSpin and WaitBlock makes those waits fail with ErrInvalidValue.
 func (d *Device) SetWaitPolicy(p WaitPolicy) {
 	p = p.normalize()
 	d.policy.Store(&p)

@@ -58,6 +58,9 @@ func Eval[R Elem](s *Stream, src string, vars Vars) (*Array[R], error) {
 // type, into out (any view that isn't broadcast; the operands broadcast to its shape).
 // out may also be an operand (an in-place update such as "x + 1" into x).
 func EvalInto[T Elem](s *Stream, out *Array[T], src string, vars Vars) error {
+	if err := nonNil(out); err != nil {
+		return err
+	}
 	if out.hasZeroStride() {
 		return fmt.Errorf("gpu: evaluating into a broadcast view: %w", ErrInvalidValue)
 	}
@@ -697,6 +700,9 @@ func (k *Kernel[R]) plan(d *Device, args []any) (*evalPlan, error) {
 
 // Into evaluates the kernel into out with the operands in the order of NewKernel's names.
 func (k *Kernel[R]) Into(s *Stream, out *Array[R], args ...any) error {
+	if err := nonNil(out); err != nil {
+		return err
+	}
 	if out.hasZeroStride() {
 		return fmt.Errorf("gpu: evaluating into a broadcast view: %w", ErrInvalidValue)
 	}

@@ -75,7 +75,7 @@ func NewGoFunction(d *Device, name string, fn func(*cpu.Launch) error) (*Functio
 	return &Function{dev: d, be: cpu.NewFunc(name, fn)}, nil
 }
 
-// Dim3 is a grid or block size; zero components count as 1.
+// Dim3 is a grid or block size. X must be at least 1; a zero Y or Z counts as 1.
 type Dim3 struct{ X, Y, Z int }
 
 // LaunchConfig is a kernel's launch geometry.
@@ -85,14 +85,14 @@ type LaunchConfig struct {
 	SharedMem int  // dynamic shared memory in bytes
 }
 
-func dims(d Dim3) ([3]uint32, error) {
+func dims(what string, d Dim3) ([3]uint32, error) {
 	var out [3]uint32
 	for i, v := range [3]int{d.X, d.Y, d.Z} {
 		if v == 0 && i > 0 {
 			v = 1
 		}
 		if v <= 0 || v > math.MaxUint32 {
-			return out, fmt.Errorf("gpu: launch dimension %v: each component must be in [1, 2^32): %w", d, ErrInvalidValue)
+			return out, fmt.Errorf("gpu: %s %v: X must be in [1, 2^32), Y and Z in [0, 2^32): %w", what, d, ErrInvalidValue)
 		}
 		out[i] = uint32(v)
 	}
@@ -240,10 +240,10 @@ func (s *Stream) Launch(fn *Function, cfg LaunchConfig, args ...any) error {
 	}
 	var bc backend.LaunchConfig
 	var err error
-	if bc.Grid, err = dims(cfg.Grid); err != nil {
+	if bc.Grid, err = dims("grid", cfg.Grid); err != nil {
 		return err
 	}
-	if bc.Block, err = dims(cfg.Block); err != nil {
+	if bc.Block, err = dims("block", cfg.Block); err != nil {
 		return err
 	}
 	if cfg.SharedMem < 0 || cfg.SharedMem > math.MaxUint32 {

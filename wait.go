@@ -3,6 +3,7 @@ package gpu
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"runtime"
 	"sync"
@@ -91,6 +92,9 @@ const maxActiveWaits = 4
 func (d *Device) wait(ctx context.Context, w waitable, p WaitPolicy) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if p.Mode > WaitBlock {
+		return fmt.Errorf("gpu: wait mode %d: %w", p.Mode, ErrInvalidValue)
 	}
 	err := d.waitInner(ctx, w, p)
 	if err != nil && errors.Is(err, ErrLaunchFailed) {

@@ -262,6 +262,15 @@ func testEventCrossStream(t *testing.T, k *K) {
 func testDoneWaitCancel(t *testing.T, k *K) {
 	g0 := runtime.NumGoroutine()
 	s := stream(t, k.D)
+	e1, err := k.D.NewEvent()
+	must(t, err)
+	e2, err := k.D.NewEvent()
+	must(t, err)
+	if _, err := gpu.Elapsed(e1, e2); err == nil {
+		t.Error("Elapsed of two events never recorded succeeded")
+	}
+	must(t, e1.Close())
+	must(t, e2.Close())
 	ev, err := k.D.NewEvent()
 	must(t, err)
 	defer ev.Close()
@@ -279,6 +288,9 @@ func testDoneWaitCancel(t *testing.T, k *K) {
 	}
 	if ok, err := ev.Query(); ok || err != nil {
 		t.Fatalf("Query during the kernel = %v, %v; want false, nil", ok, err)
+	}
+	if err := ev.Wait(context.Background(), gpu.WaitPolicy{Mode: 7}); !errors.Is(err, gpu.ErrInvalidValue) {
+		t.Errorf("a wait with mode 7 = %v, want ErrInvalidValue", err)
 	}
 	// Cancellation: the wait returns ctx's error promptly, several times over.
 	best := time.Hour

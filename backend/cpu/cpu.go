@@ -324,10 +324,14 @@ func (e *Event) Elapsed(start backend.Event) (time.Duration, error) {
 		}
 	}
 	s.mu.Lock()
-	t0 := s.at
+	t0, rec0 := s.at, s.ch != nil
 	s.mu.Unlock()
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if !rec0 || e.ch == nil {
+		// As CUDA: cuEventElapsedTime of an event never recorded is an error.
+		return 0, fmt.Errorf("cpu: elapsed time of an event never recorded: %w", backend.ErrInvalidValue)
+	}
 	return e.at.Sub(t0), nil
 }
 
