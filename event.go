@@ -22,8 +22,12 @@ const (
 // Event marks a point in a stream's work (CUDA: an event created with
 // CU_EVENT_BLOCKING_SYNC, so a thread waiting in the driver sleeps). Record it on a
 // stream with Stream.Record; it completes when the work enqueued before the record has.
-// An event never recorded counts as complete. Re-recording an event moves it: waits
-// started earlier keep the earlier point. An Event is safe for concurrent use.
+// An event never recorded counts as complete. Re-recording an event moves it: Query,
+// Wait, Done and Stream.WaitEvent called afterwards see the new point (as CUDA's
+// cuEventQuery and cuEventSynchronize see the latest cuEventRecord). A Wait or Done
+// still pending when the event is re-recorded may end at either point: don't re-record
+// an event that others are waiting on (use one event per point instead). An Event is
+// safe for concurrent use.
 type Event struct {
 	dev    *Device
 	be     backend.Event
@@ -146,8 +150,8 @@ func (w eventWait) park() ([]*pev, error) {
 	return []*pev{{be: w.e.be, free: w.e.unhold}}, nil
 }
 
-// Done returns a channel closed when the event's current recording completes, or when
-// the device faults (then Query or Wait return the error). Each call starts a parked
+// Done returns a channel closed when the event's current recording completes (see Event
+// about re-recording), or when the device faults (then Query or Wait return the error). Each call starts a parked
 // wait unless the event is already complete.
 func (e *Event) Done() <-chan struct{} {
 	if done, err := e.Query(); done || err != nil || !e.hold() {
