@@ -123,8 +123,32 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, reg *Reg
 	default:
 		return usage("-format %q: want table, gobench or json", *format)
 	}
-	if *threshold < 0 || *count <= 0 || *benchtime <= 0 || *warmupCount <= 0 || *minSample <= 0 || *refGBps < 0 || *gobenchRuns <= 0 {
-		return usage("-threshold, -count, -benchtime, -warmup-count, -min-sample, -ref-gbps and -gobench-runs must be positive")
+	for _, c := range []struct {
+		name string
+		bad  bool
+	}{
+		{"-threshold", *threshold < 0}, {"-count", *count <= 0}, {"-benchtime", *benchtime <= 0},
+		{"-warmup-count", *warmupCount <= 0}, {"-min-sample", *minSample <= 0},
+		{"-ref-gbps", *refGBps < 0}, {"-gobench-runs", *gobenchRuns <= 0},
+	} {
+		if c.bad {
+			return usage("%s must be positive (-threshold and -ref-gbps may be 0)", c.name)
+		}
+	}
+	// Output files: their folders must exist and the chart's format be known before the
+	// run, so that a typo does not cost one.
+	for _, o := range []struct{ flag, path string }{{"-json", *jsonOut}, {"-gobench", *gobenchOut}, {"-plot", *plotOut}} {
+		if o.path == "" {
+			continue
+		}
+		if fi, err := os.Stat(filepath.Dir(o.path)); err != nil || !fi.IsDir() {
+			return fail("%s %q: no such folder %q", o.flag, o.path, filepath.Dir(o.path))
+		}
+	}
+	if *plotOut != "" {
+		if err := checkPlotFormat(*plotOut); err != nil {
+			return usage("-plot: %v", err)
+		}
 	}
 	var re *regexp.Regexp
 	if *runRe != "" {

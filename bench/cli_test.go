@@ -165,6 +165,8 @@ func TestMainListAndErrors(t *testing.T) {
 		{[]string{"-format", "xml"}, ExitUsage, "-format"},
 		{[]string{"-run", "("}, ExitUsage, "-run"},
 		{[]string{"-threshold", "-1"}, ExitUsage, "must be positive"},
+		{[]string{"-count", "-3"}, ExitUsage, "-count must be positive"},
+		{[]string{"-run", "noop", "-plot", "out.xyz"}, ExitUsage, "unknown chart format"},
 		{[]string{"-nosuchflag"}, ExitUsage, "not defined"},
 		{[]string{"extra"}, ExitUsage, "unexpected arguments"},
 		{[]string{"-run", "nothing-matches"}, ExitFailed, "no benchmark matches"},

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"image/color"
@@ -124,10 +125,10 @@ func writePlot(w io.Writer, rep *Report, peers *Peers, format string) (err error
 // SavePlot writes WritePlot's chart to a file, in the format its extension
 // names: .svg, or any other that gonum/plot writes (.png, .pdf, .eps, ...).
 func SavePlot(path string, rep *Report, peers *Peers) error {
-	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
-	if format == "" {
-		format = "svg"
+	if err := checkPlotFormat(path); err != nil {
+		return err
 	}
+	format := plotFormat(path)
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -137,6 +138,22 @@ func SavePlot(path string, rep *Report, peers *Peers) error {
 		return err
 	}
 	return f.Close()
+}
+
+// plotFormat returns the chart format a file name asks for (svg without an extension).
+func plotFormat(path string) string {
+	return cmp.Or(strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), "."), "svg")
+}
+
+// checkPlotFormat reports an error for a chart file name whose format gonum/plot does
+// not write.
+func checkPlotFormat(path string) error {
+	switch f := plotFormat(path); f {
+	case "svg", "png", "jpg", "jpeg", "tif", "tiff", "pdf", "eps", "tex":
+		return nil
+	default:
+		return fmt.Errorf("%q: unknown chart format %q (svg, png, jpg, tif, pdf, eps or tex)", path, f)
+	}
 }
 
 // timeTicks marks the powers of ten of a time axis in nanoseconds, labelled
