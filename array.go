@@ -490,7 +490,8 @@ type Range struct{ Start, Stop, Step int }
 
 // R makes a Range: R() is the whole axis, R(i) the index i as the range i:i+1 (the axis
 // is kept, with size 1, or 0 when i is past the end, as NumPy's a[i:i+1]; R(-1) is the
-// last index), R(start, stop) and R(start, stop, step) as in NumPy.
+// last index), R(start, stop) and R(start, stop, step) as in NumPy; bounds past the
+// third are ignored.
 func R(bounds ...int) Range {
 	switch len(bounds) {
 	case 0:
