@@ -258,32 +258,17 @@ func weakIntCasts(e *expr.Expr) map[int][]dtype.DType {
 		return nil
 	}
 	out := map[int][]dtype.DType{}
-	var walk func(n expr.Node)
-	walk = func(n expr.Node) {
-		switch n := n.(type) {
-		case *expr.Cast:
-			if p, ok := n.X.(*expr.Param); ok && weak[p.Slot] && n.Type.IsInteger() && n.Type != dtype.Int64 {
-				if !slices.Contains(out[p.Slot], n.Type) {
-					out[p.Slot] = append(out[p.Slot], n.Type)
-				}
-			}
-			walk(n.X)
-		case *expr.Unary:
-			walk(n.X)
-		case *expr.Binary:
-			walk(n.X)
-			walk(n.Y)
-		case *expr.Call:
-			for _, a := range n.Args {
-				walk(a)
-			}
-		case *expr.Select:
-			walk(n.Cond)
-			walk(n.X)
-			walk(n.Y)
+	expr.Walk(e.Root, func(n expr.Node) {
+		c, ok := n.(*expr.Cast)
+		if !ok {
+			return
 		}
-	}
-	walk(e.Root)
+		if p, ok := c.X.(*expr.Param); ok && weak[p.Slot] && c.Type.IsInteger() && c.Type != dtype.Int64 {
+			if !slices.Contains(out[p.Slot], c.Type) {
+				out[p.Slot] = append(out[p.Slot], c.Type)
+			}
+		}
+	})
 	return out
 }
 

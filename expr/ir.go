@@ -747,3 +747,38 @@ func writeKey(b *strings.Builder, n Node) {
 		fmt.Fprintf(b, "%T", n)
 	}
 }
+
+// Walk calls f for every node of the IR under root once (a node shared by several
+// parents too), children before their parents.
+func Walk(root Node, f func(Node)) {
+	seen := map[Node]bool{}
+	var walk func(n Node)
+	walk = func(n Node) {
+		if n == nil || seen[n] {
+			return
+		}
+		seen[n] = true
+		for _, c := range Children(n) {
+			walk(c)
+		}
+		f(n)
+	}
+	walk(root)
+}
+
+// Children returns the operands of n (none for Input, Param and Const).
+func Children(n Node) []Node {
+	switch n := n.(type) {
+	case *Unary:
+		return []Node{n.X}
+	case *Binary:
+		return []Node{n.X, n.Y}
+	case *Call:
+		return n.Args
+	case *Cast:
+		return []Node{n.X}
+	case *Select:
+		return []Node{n.Cond, n.X, n.Y}
+	}
+	return nil
+}

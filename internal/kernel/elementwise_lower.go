@@ -1053,7 +1053,7 @@ func (g *ewGen) f32ToHalf(x ptx.Reg, to dtype.DType) ptx.Reg {
 func nanSignCasts(root expr.Node) map[expr.Node]bool {
 	isF := func(t dtype.DType) bool { return t.IsFloat() }
 	var order []expr.Node // children first
-	ewWalk(root, func(n expr.Node) { order = append(order, n) })
+	expr.Walk(root, func(n expr.Node) { order = append(order, n) })
 	exact := map[expr.Node]bool{}
 	for _, n := range order {
 		switch n := n.(type) {

@@ -92,7 +92,7 @@ func (e *Elementwise) plan() ewPlan {
 // pow): such kernels compute more than they move, and unrolling only grows the code.
 func ewHeavy(n expr.Node) bool {
 	heavy := false
-	ewWalk(n, func(n expr.Node) {
+	expr.Walk(n, func(n expr.Node) {
 		switch n := n.(type) {
 		case *expr.Call:
 			if _, ok := ewMathFns[n.Func]; ok || n.Func == expr.Pow {
@@ -105,39 +105,6 @@ func ewHeavy(n expr.Node) bool {
 		}
 	})
 	return heavy
-}
-
-// ewWalk calls f once for every node of the IR rooted at n, ewChildren first.
-func ewWalk(n expr.Node, f func(expr.Node)) {
-	seen := map[expr.Node]bool{}
-	var walk func(n expr.Node)
-	walk = func(n expr.Node) {
-		if n == nil || seen[n] {
-			return
-		}
-		seen[n] = true
-		for _, c := range ewChildren(n) {
-			walk(c)
-		}
-		f(n)
-	}
-	walk(n)
-}
-
-func ewChildren(n expr.Node) []expr.Node {
-	switch n := n.(type) {
-	case *expr.Unary:
-		return []expr.Node{n.X}
-	case *expr.Binary:
-		return []expr.Node{n.X, n.Y}
-	case *expr.Call:
-		return n.Args
-	case *expr.Cast:
-		return []expr.Node{n.X}
-	case *expr.Select:
-		return []expr.Node{n.Cond, n.X, n.Y}
-	}
-	return nil
 }
 
 // readSlots returns the input slots the expression reads, in increasing order.
@@ -456,14 +423,14 @@ func (g *ewGen) ldValueParam(p ptx.Param, t dtype.DType) ptx.Reg {
 // maximal ones once, before the loops.
 func (g *ewGen) hoist() {
 	e := g.e
-	ewWalk(e.Expr.Root, func(n expr.Node) {
+	expr.Walk(e.Expr.Root, func(n expr.Node) {
 		u := true
 		switch n := n.(type) {
 		case *expr.Input:
 			u = e.Ins[n.Slot].Kind == Scalar
 		case *expr.Param, *expr.Const:
 		default:
-			for _, c := range ewChildren(n) {
+			for _, c := range expr.Children(n) {
 				u = u && g.uniform[c]
 			}
 		}
@@ -481,7 +448,7 @@ func (g *ewGen) hoist() {
 			g.eval(n, g.uniCtx)
 			return
 		}
-		for _, c := range ewChildren(n) {
+		for _, c := range expr.Children(n) {
 			top(c)
 		}
 	}

@@ -64,7 +64,7 @@ var funcs2 = []string{"atan2", "pow", "hypot", "minimum", "maximum", "fmin", "fm
 // differ from the CPU evaluator's by a few ulps) and whether all its calls are supported.
 func usesLibrary(n expr.Node) (uses, supported bool) {
 	supported = true
-	ewWalk(n, func(n expr.Node) {
+	expr.Walk(n, func(n expr.Node) {
 		c, ok := n.(*expr.Call)
 		if !ok {
 			return
