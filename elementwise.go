@@ -31,12 +31,10 @@ type Vars map[string]any
 //	y, err := gpu.Eval[float32](s, "a*x + b", gpu.Vars{"a": 2.0, "x": x, "b": 1.0})
 func Eval[R Elem](s *Stream, src string, vars Vars) (*Array[R], error) {
 	var shapes [][]int
+	var err error
 	for name, v := range vars {
-		if a, ok := v.(AnyArray); ok {
-			if a.isNil() {
-				return nil, fmt.Errorf("gpu: variable %q is a nil array: %w", name, ErrInvalidValue)
-			}
-			shapes = append(shapes, a.header().shape)
+		if shapes, err = appendShape(shapes, v, name, 0); err != nil {
+			return nil, err
 		}
 	}
 	shape, err := BroadcastShapes(shapes...)
@@ -242,6 +240,22 @@ func newPlan(src string, vars Vars, names []string, out dtype.DType) (*evalPlan,
 		p.read[sl.Index] = true
 	}
 	return p, nil
+}
+
+// appendShape appends v's shape to shapes if v is an array; errors name it as the
+// variable name, or operand i when name is "".
+func appendShape(shapes [][]int, v any, name string, i int) ([][]int, error) {
+	a, ok := v.(AnyArray)
+	if !ok {
+		return shapes, nil
+	}
+	if a.isNil() {
+		if name == "" {
+			return shapes, fmt.Errorf("gpu: operand %d is a nil array: %w", i, ErrInvalidValue)
+		}
+		return shapes, fmt.Errorf("gpu: variable %q is a nil array: %w", name, ErrInvalidValue)
+	}
+	return append(shapes, a.header().shape), nil
 }
 
 // weakIntCasts returns, per weak integer parameter slot of e (a Go int), the integer
@@ -701,12 +715,10 @@ func (k *Kernel[R]) Into(s *Stream, out *Array[R], args ...any) error {
 // Eval evaluates the kernel into a new array of the operands' broadcast shape.
 func (k *Kernel[R]) Eval(s *Stream, args ...any) (*Array[R], error) {
 	var shapes [][]int
+	var err error
 	for i, v := range args {
-		if a, ok := v.(AnyArray); ok {
-			if a.isNil() {
-				return nil, fmt.Errorf("gpu: operand %d is a nil array: %w", i, ErrInvalidValue)
-			}
-			shapes = append(shapes, a.header().shape)
+		if shapes, err = appendShape(shapes, v, "", i); err != nil {
+			return nil, err
 		}
 	}
 	shape, err := BroadcastShapes(shapes...)
