@@ -295,8 +295,6 @@ func scanInto(s *Stream, out, in *header, comb kernel.Combine, axis int, excl bo
 			// tiles (atomics, look-backs, barriers) per byte.
 			kmax *= 2
 		}
-		// The fewest items per thread (a multiple of the group) for a tile to cover a
-		// row, up to kmax (or one group).
 		// The largest multiple of the group up to kmax, preferring thread chunks of a
 		// multiple of 16 bytes (vector accesses).
 		kfull := max(inner, kmax/inner*inner)
@@ -309,8 +307,15 @@ func scanInto(s *Stream, out, in *header, comb kernel.Combine, axis int, excl bo
 		if inner > 4 {
 			kfull = inner // registers: the warp scan moves inner values per lane
 		}
+		// Shorter rows take fewer items per thread: the groups per thread that cover the
+		// row, rounded up to a power of two so that rows of any length share a handful of
+		// kernels (each distinct kernel is a compilation, tens of milliseconds).
 		perThread := (rowLen + kernel.ScanTilesBlock - 1) / kernel.ScanTilesBlock
-		k := min(kfull, (perThread+inner-1)/inner*inner)
+		groups := 1
+		for groups*inner < perThread {
+			groups *= 2
+		}
+		k := min(kfull, groups*inner)
 		sp.Items = k
 		sp.Lookback = tune.Lookback
 		sp.Stage = tune.Stage && sp.CanStage()
