@@ -219,16 +219,25 @@ func (s *ScanTiles) CanStage() bool {
 // Tile returns the elements per tile.
 func (s *ScanTiles) Tile() int { return ScanTilesBlock * s.Items }
 
-// Packed reports whether the tile status is one 64-bit word (a flag and a 32-bit
-// value): a single column of a 4-byte accumulator.
-func (s *ScanTiles) Packed() bool { return s.Group == 1 && s.Comb.Type.Size() == 4 }
+// Packed reports whether the tile status is packed: PackedWords() 64-bit words per
+// tile, each a flag in the high half and a 32-bit word of the value in the low half (a
+// single column of a 4-byte accumulator, or of an 8-byte one with Stage: without it the
+// second word's registers make the 8-byte kernels spill).
+func (s *ScanTiles) Packed() bool {
+	size := s.Comb.Type.Size()
+	return s.Group == 1 && (size == 4 || size == 8 && s.Stage)
+}
+
+// PackedWords returns the 64-bit status words per tile of a packed status: 1 for a
+// 4-byte accumulator, 2 for an 8-byte one.
+func (s *ScanTiles) PackedWords() int { return s.Comb.Type.Size() / 4 }
 
 // StatusBytes returns the scratch size for the given scanNum of tiles: a 16-byte header
-// (the tile counter) and, per tile, either one 64-bit word (Packed) or a 32-bit flag and
-// two Group-vectors (the aggregate and the inclusive prefix).
+// (the tile counter) and, per tile, either PackedWords() 64-bit words (Packed) or a
+// 32-bit flag and two Group-vectors (the aggregate and the inclusive prefix).
 func (s *ScanTiles) StatusBytes(tiles int) int {
 	if s.Packed() {
-		return 16 + 8*tiles
+		return 16 + 8*s.PackedWords()*tiles
 	}
 	return scanStatusBytes(tiles, s.Group*scanWordBytes(s.Comb.Type))
 }

@@ -29,9 +29,13 @@ import (
 //  5. Each thread folds its elements from its prefix (tile prefix, warp prefix, lanes
 //     before it) and stores them (vector stores for full tiles).
 //
-// Status: with one column of a 4-byte accumulator, a 64-bit word per tile (flag in the
-// high half, value in the low half) written and read with relaxed .gpu accesses, which
-// are single-copy atomic, so no fence is needed. Otherwise a 32-bit flag per tile and
+// Status: with one column of a 4- or 8-byte accumulator, one or two 64-bit words per
+// tile, each with the flag in its high half and a 32-bit word of the value in its low
+// half, written and read with relaxed .gpu accesses, which are single-copy atomic, so no
+// fence is needed (the flag travels with the data). A reader of two words uses them only
+// when both carry the same flag, and otherwise reads again: the words of one status are
+// written together and flags only increase, so equal flags mean words of one value.
+// Otherwise a 32-bit flag per tile and
 // separate aggregate and inclusive-prefix vectors: the publisher stores the values,
 // then fence.acq_rel.gpu, then the flag (a release pattern); a reader that sees the
 // flag with a relaxed load issues fence.acq_rel.gpu before reading the values (an
@@ -552,15 +556,39 @@ func (tg *tilesGen) publish(pst, tile ptx.Reg, flag int, vals []ptx.Reg) {
 	f := g.f
 	if tg.s.Packed() {
 		w := g.words(vals[0])
-		word := f.Reg(ptx.U64)
-		f.Op("mov.b64", word, ptx.Vec{w[0], tg.constWord(flag)})
+		fl := tg.constWord(flag)
 		a := f.Reg(ptx.U64)
-		f.MulWide(a, tile, ptx.Int(8))
+		f.MulWide(a, tile, ptx.Int(8*len(w)))
 		f.Add(a, a, pst)
-		f.Op("st.relaxed.gpu.global.u64", ptx.Mem(a, 16), word)
+		for i := range w {
+			word := f.Reg(ptx.U64)
+			f.Op("mov.b64", word, ptx.Vec{w[i], fl})
+			f.Op("st.relaxed.gpu.global.u64", ptx.Mem(a, int64(16+8*i)), word)
+		}
 		return
 	}
 	publishFlagged(g, pst, tile, flag, vals, tg.vecBytes(), tg.layoutReg(pst))
+}
+
+// loadPacked loads a packed status at addr+off (PackedWords() relaxed 64-bit loads, under
+// valid), leaves the low halves in lo (0 where not valid) and, where valid, sets flag to
+// the words' common flag, or to 0 (not yet published) when their flags differ.
+func (tg *tilesGen) loadPacked(valid, addr ptx.Reg, off int64, lo []ptx.Reg, flag ptx.Reg) {
+	f := tg.g.f
+	hi := make([]ptx.Reg, len(lo))
+	for i := range lo {
+		w := f.Reg(ptx.U64)
+		f.Mov(w, ptx.Int(0))
+		f.At(valid).Op("ld.relaxed.gpu.global.u64", w, ptx.Mem(addr, off+int64(8*i)))
+		hi[i] = f.Reg(ptx.B32)
+		f.Op("mov.b64", ptx.Vec{lo[i], hi[i]}, w)
+	}
+	fl := hi[0].As(ptx.U32)
+	if len(hi) == 2 {
+		same := f.Setp(ptx.Eq, fl, hi[1].As(ptx.U32))
+		f.Selp(fl, fl, ptx.Int(0), same)
+	}
+	f.At(valid).Op("mov.u32", flag, fl)
 }
 
 // constWord returns a .b32 register holding v.
@@ -662,11 +690,12 @@ func (tg *tilesGen) lookback(pst, tile, r, lane ptx.Reg, initV ptx.Reg) []ptx.Re
 	tj := f.Reg(ptx.U32)
 	f.Add(tj, first, j.As(ptx.U32))
 	flag := f.Reg(ptx.U32)
-	var word, fa ptx.Reg
+	var words []ptx.Reg
+	var fa ptx.Reg
 	if s.Packed() {
-		word = f.Reg(ptx.U64)
+		words = f.Regs(ptx.B32, s.PackedWords())
 		fa = f.Reg(ptx.U64)
-		f.MulWide(fa, tj, ptx.Int(8))
+		f.MulWide(fa, tj, ptx.Int(8*s.PackedWords()))
 		f.Add(fa, fa, pst)
 	} else {
 		fa = f.Reg(ptx.U64)
@@ -676,11 +705,7 @@ func (tg *tilesGen) lookback(pst, tile, r, lane ptx.Reg, initV ptx.Reg) []ptx.Re
 	f.Place(spin)
 	f.Mov(flag, ptx.Int(scanFlagIncl))
 	if s.Packed() {
-		f.Mov(word, ptx.Int(0))
-		f.At(valid).Op("ld.relaxed.gpu.global.u64", word, ptx.Mem(fa, 16))
-		hi := f.Reg(ptx.U64)
-		f.Shr(hi, word, ptx.Int(32))
-		f.At(valid).Op("cvt.u32.u64", flag, hi)
+		tg.loadPacked(valid, fa, 16, words, flag)
 	} else {
 		f.At(valid).Op("ld.relaxed.gpu.global.u32", flag, ptx.Mem(fa, 0))
 	}
@@ -699,9 +724,7 @@ func (tg *tilesGen) lookback(pst, tile, r, lane ptx.Reg, initV ptx.Reg) []ptx.Re
 	// The lanes' values: the status's, or init for the virtual tile before the row.
 	v := make([]ptx.Reg, G)
 	if s.Packed() {
-		lo := f.Reg(ptx.B32)
-		f.Op("cvt.u32.u64", lo.As(ptx.U32), word)
-		v[0] = g.value([]ptx.Reg{lo})
+		v[0] = g.value(words)
 	} else {
 		va, vi := f.Reg(ptx.U64), f.Reg(ptx.U64)
 		f.MulWide(va, tj, ptx.Int(tg.vecBytes()))

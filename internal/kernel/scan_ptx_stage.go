@@ -277,18 +277,18 @@ func (tg *tilesGen) lookbackWide(pst, tile, r, lane ptx.Reg, initV ptx.Reg) []pt
 	// address before the status when that tile is before the row's first one).
 	valid := make([]ptx.Reg, L)
 	flag := make([]ptx.Reg, L)
-	word := make([]ptx.Reg, L)
+	words := make([][]ptx.Reg, L)
 	for q := range L {
 		valid[q] = f.Reg(ptx.Pred)
 		flag[q] = f.Reg(ptx.U32)
 		if s.Packed() {
-			word[q] = f.Reg(ptx.U64)
+			words[q] = f.Regs(ptx.B32, s.PackedWords())
 		}
 	}
 	j, tj, fa := f.Reg(ptx.S32), f.Reg(ptx.U32), f.Reg(ptx.U64)
 	stride := int64(4)
 	if s.Packed() {
-		stride = 8
+		stride = int64(8 * s.PackedWords())
 	}
 	addrs := func() {
 		f.Sub(j, base, lo)
@@ -310,17 +310,9 @@ func (tg *tilesGen) lookbackWide(pst, tile, r, lane ptx.Reg, initV ptx.Reg) []pt
 		for q := range L {
 			f.Mov(flag[q], ptx.Int(scanFlagIncl))
 			if s.Packed() {
-				f.Mov(word[q], ptx.Int(0))
-				f.At(valid[q]).Op("ld.relaxed.gpu.global.u64", word[q], ptx.Mem(fa, 16+stride*int64(L-1-q)))
+				tg.loadPacked(valid[q], fa, 16+stride*int64(L-1-q), words[q], flag[q])
 			} else {
 				f.At(valid[q]).Op("ld.relaxed.gpu.global.u32", flag[q], ptx.Mem(fa, stride*int64(L-1-q)))
-			}
-		}
-		if s.Packed() {
-			for q := range L {
-				hi := f.Reg(ptx.U64)
-				f.Shr(hi, word[q], ptx.Int(32))
-				f.At(valid[q]).Op("cvt.u32.u64", flag[q], hi)
 			}
 		}
 	}
@@ -371,9 +363,7 @@ func (tg *tilesGen) lookbackWide(pst, tile, r, lane ptx.Reg, initV ptx.Reg) []pt
 	for q := range L {
 		v[q] = make([]ptx.Reg, G)
 		if s.Packed() {
-			w := f.Reg(ptx.B32)
-			f.Op("cvt.u32.u64", w.As(ptx.U32), word[q])
-			v[q][0] = g.value([]ptx.Reg{w})
+			v[q][0] = g.value(words[q])
 		} else {
 			tq := f.Reg(ptx.U32)
 			f.Sub(tq, tj, ptx.Int(q))

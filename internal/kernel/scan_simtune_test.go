@@ -184,7 +184,10 @@ func TestScanTilesSimDeepLookback(t *testing.T) {
 					flag, v = scanFlagIncl, leUint(inclAt((tl+1)*T-1))
 				}
 				if sp.Packed() {
-					binary.LittleEndian.PutUint64(status[16+8*tl:], uint64(uint32(v))|uint64(flag)<<32)
+					pw := sp.PackedWords()
+					for i := range pw {
+						binary.LittleEndian.PutUint64(status[16+8*(pw*tl+i):], uint64(uint32(v>>(32*i)))|uint64(flag)<<32)
+					}
 					continue
 				}
 				lay := flaggedLayout(tiles, size)
