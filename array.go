@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/big"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -191,14 +192,7 @@ func Zeros[T Elem](s *Stream, shape ...int) (*Array[T], error) {
 
 // Ones returns a new array of ones.
 func Ones[T Elem](s *Stream, shape ...int) (*Array[T], error) {
-	var one T
-	switch p := any(&one).(type) {
-	case *bool:
-		*p = true
-	default:
-		one = fromFloat[T](1)
-	}
-	return Full(s, one, shape...)
+	return Full(s, fromFloat[T](1), shape...)
 }
 
 // Full returns a new array with every element v.
@@ -214,36 +208,34 @@ func Full[T Elem](s *Stream, v T, shape ...int) (*Array[T], error) {
 	return a, nil
 }
 
-// fromFloat converts a float64 to T as a Go conversion would.
+// fromFloat converts a float64 to T as a Go conversion would (bool: f != 0). T may be a
+// named type (type Celsius float32): the conversion goes by T's element type.
 func fromFloat[T Elem](f float64) T {
 	var v T
-	switch p := any(&v).(type) {
-	case *bool:
-		*p = f != 0
-	case *int8:
-		*p = int8(f)
-	case *int16:
-		*p = int16(f)
-	case *int32:
-		*p = int32(f)
-	case *int64:
-		*p = int64(f)
-	case *int:
-		*p = int(f)
-	case *uint8:
-		*p = uint8(f)
-	case *uint16:
-		*p = uint16(f)
-	case *uint32:
-		*p = uint32(f)
-	case *uint64:
-		*p = uint64(f)
-	case *uint:
-		*p = uint(f)
-	case *float32:
-		*p = float32(f)
-	case *float64:
-		*p = f
+	p := unsafe.Pointer(&v)
+	switch dtype.Of[T]() {
+	case dtype.Bool:
+		*(*bool)(p) = f != 0
+	case dtype.Int8:
+		*(*int8)(p) = int8(f)
+	case dtype.Int16:
+		*(*int16)(p) = int16(f)
+	case dtype.Int32:
+		*(*int32)(p) = int32(f)
+	case dtype.Int64:
+		*(*int64)(p) = int64(f)
+	case dtype.Uint8:
+		*(*uint8)(p) = uint8(f)
+	case dtype.Uint16:
+		*(*uint16)(p) = uint16(f)
+	case dtype.Uint32:
+		*(*uint32)(p) = uint32(f)
+	case dtype.Uint64:
+		*(*uint64)(p) = uint64(f)
+	case dtype.Float32:
+		*(*float32)(p) = float32(f)
+	case dtype.Float64:
+		*(*float64)(p) = f
 	}
 	return v
 }
@@ -458,6 +450,10 @@ func (a *Array[T]) Reshape(shape ...int) (*Array[T], error) {
 			infer = d
 		case v < 0:
 			return nil, fmt.Errorf("gpu: reshape to %v: %w", shape, ErrInvalidValue)
+		case v > 0 && n > math.MaxInt/v:
+			// A product that wrapped around could equal the size and give a view whose
+			// indices reach past the buffer.
+			return nil, fmt.Errorf("gpu: reshape of %d elements to %v: %w", a.Size(), shape, ErrInvalidValue)
 		default:
 			n *= v
 		}
@@ -732,28 +728,95 @@ func Astype[R, T Elem](s *Stream, a *Array[T]) (*Array[R], error) {
 
 // Arange returns the 1-d array start, start+step, ... up to but excluding stop, as
 // numpy.arange: ceil((stop-start)/step) elements, element i computed as start + i*step
-// in float64 (integers exactly in int64) and converted to T. step 0 is an error.
+// in float64 (integers exactly in int64) and converted to T. step 0, a NaN bound and
+// more elements than an int counts are errors wrapping ErrInvalidValue.
 func Arange[T Elem](s *Stream, start, stop, step T) (*Array[T], error) {
+	if t := dtype.Of[T](); t.IsInteger() {
+		return arangeInt[T](s, start, stop, step, t.IsUnsigned())
+	}
 	f0, f1, fs := toFloat(start), toFloat(stop), toFloat(step)
 	if fs == 0 || math.IsNaN(f0) || math.IsNaN(f1) || math.IsNaN(fs) {
 		return nil, fmt.Errorf("gpu: arange(%v, %v, %v): %w", start, stop, step, ErrInvalidValue)
 	}
-	n := int(max(0, math.Ceil((f1-f0)/fs)))
-	a, err := Empty[T](s, n)
+	cnt := max(0, math.Ceil((f1-f0)/fs))
+	if !(cnt < math.MaxInt) { // +Inf, or more than an int counts
+		return nil, fmt.Errorf("gpu: arange(%v, %v, %v): too many elements: %w", start, stop, step, ErrInvalidValue)
+	}
+	a, err := Empty[T](s, int(cnt))
 	if err != nil {
 		return nil, err
 	}
-	src := "float64(i)*d + a"
 	vars := Vars{"i": LinearIndex, "a": f0, "d": fs}
-	if dtype.Of[T]().IsInteger() {
-		src = "i*d + a"
-		vars = Vars{"i": LinearIndex, "a": int64(f0), "d": int64(fs)}
-	}
-	if err := evalInto(s, a.header(), src, vars); err != nil {
+	if err := evalInto(s, a.header(), "float64(i)*d + a", vars); err != nil {
 		a.Free()
 		return nil, err
 	}
 	return a, nil
+}
+
+// arangeInt is Arange of an integer type: the count and the elements are exact (start
+// and step never pass through float64).
+func arangeInt[T Elem](s *Stream, start, stop, step T, unsigned bool) (*Array[T], error) {
+	i0, i1, is := intBits(start), intBits(stop), intBits(step)
+	toBig := func(v int64) *big.Int {
+		if unsigned {
+			return new(big.Int).SetUint64(uint64(v))
+		}
+		return big.NewInt(v)
+	}
+	b0, b1, bs := toBig(i0), toBig(i1), toBig(is)
+	if bs.Sign() == 0 {
+		return nil, fmt.Errorf("gpu: arange(%v, %v, %v): %w", start, stop, step, ErrInvalidValue)
+	}
+	// n = ceil((stop-start)/step) = floor((stop-start + step-sign(step)) / step) when
+	// positive.
+	n := 0
+	d := new(big.Int).Sub(b1, b0)
+	if d.Sign() == bs.Sign() {
+		d.Add(d, bs).Sub(d, big.NewInt(int64(bs.Sign())))
+		q := d.Quo(d, bs)
+		if !q.IsInt64() || q.Int64() > math.MaxInt {
+			return nil, fmt.Errorf("gpu: arange(%v, %v, %v): too many elements: %w", start, stop, step, ErrInvalidValue)
+		}
+		n = int(q.Int64())
+	}
+	a, err := Empty[T](s, n)
+	if err != nil {
+		return nil, err
+	}
+	// int64 arithmetic wraps like the element type's, so i*d + a is exact modulo 2^64
+	// and each element, which is within T's range, converts exactly.
+	vars := Vars{"i": LinearIndex, "a": i0, "d": is}
+	if err := evalInto(s, a.header(), "i*d + a", vars); err != nil {
+		a.Free()
+		return nil, err
+	}
+	return a, nil
+}
+
+// intBits returns an integer element's value as an int64: sign-extended for signed
+// types, zero-extended (and read as uint64 bits) for unsigned ones.
+func intBits[T Elem](v T) int64 {
+	p := unsafe.Pointer(&v)
+	switch dtype.Of[T]() {
+	case dtype.Int8:
+		return int64(*(*int8)(p))
+	case dtype.Int16:
+		return int64(*(*int16)(p))
+	case dtype.Int32:
+		return int64(*(*int32)(p))
+	case dtype.Int64:
+		return *(*int64)(p)
+	case dtype.Uint8:
+		return int64(*(*uint8)(p))
+	case dtype.Uint16:
+		return int64(*(*uint16)(p))
+	case dtype.Uint32:
+		return int64(*(*uint32)(p))
+	case dtype.Uint64:
+		return int64(*(*uint64)(p))
+	}
+	return 0
 }
 
 // Linspace returns num evenly spaced values from start to stop inclusive
@@ -780,36 +843,33 @@ func Linspace[T Float](s *Stream, start, stop T, num int) (*Array[T], error) {
 }
 
 func toFloat[T Elem](v T) float64 {
-	switch x := any(v).(type) {
-	case bool:
-		if x {
+	p := unsafe.Pointer(&v)
+	switch dtype.Of[T]() {
+	case dtype.Bool:
+		if *(*bool)(p) {
 			return 1
 		}
 		return 0
-	case int8:
-		return float64(x)
-	case int16:
-		return float64(x)
-	case int32:
-		return float64(x)
-	case int64:
-		return float64(x)
-	case int:
-		return float64(x)
-	case uint8:
-		return float64(x)
-	case uint16:
-		return float64(x)
-	case uint32:
-		return float64(x)
-	case uint64:
-		return float64(x)
-	case uint:
-		return float64(x)
-	case float32:
-		return float64(x)
-	case float64:
-		return x
+	case dtype.Int8:
+		return float64(*(*int8)(p))
+	case dtype.Int16:
+		return float64(*(*int16)(p))
+	case dtype.Int32:
+		return float64(*(*int32)(p))
+	case dtype.Int64:
+		return float64(*(*int64)(p))
+	case dtype.Uint8:
+		return float64(*(*uint8)(p))
+	case dtype.Uint16:
+		return float64(*(*uint16)(p))
+	case dtype.Uint32:
+		return float64(*(*uint32)(p))
+	case dtype.Uint64:
+		return float64(*(*uint64)(p))
+	case dtype.Float32:
+		return float64(*(*float32)(p))
+	case dtype.Float64:
+		return *(*float64)(p)
 	}
 	return math.NaN()
 }

@@ -345,6 +345,92 @@ func TestArangeLinspaceAstype(t *testing.T) {
 	})
 }
 
+// TestArangeIntegersExact checks that integer Arange is exact in int64 (start and step
+// never pass through float64) and that a bound NumPy can't count is an error.
+func TestArangeIntegersExact(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		a := mustArr[int64](t)(gpu.Arange[int64](s, 1<<53+1, 1<<53+4, 1))
+		if got, want := toSlice(t, a), []int64{1<<53 + 1, 1<<53 + 2, 1<<53 + 3}; !slices.Equal(got, want) {
+			t.Errorf("Arange(2^53+1, 2^53+4, 1) = %v, want %v", got, want)
+		}
+		a = mustArr[int64](t)(gpu.Arange[int64](s, math.MinInt64, math.MaxInt64, math.MaxInt64))
+		if got, want := toSlice(t, a), []int64{math.MinInt64, -1, math.MaxInt64 - 1}; !slices.Equal(got, want) {
+			t.Errorf("Arange(MinInt64, MaxInt64, MaxInt64) = %v, want %v", got, want)
+		}
+		a = mustArr[int64](t)(gpu.Arange[int64](s, 10, -2, -4))
+		if got, want := toSlice(t, a), []int64{10, 6, 2}; !slices.Equal(got, want) {
+			t.Errorf("Arange(10, -2, -4) = %v, want %v", got, want)
+		}
+		u := mustArr[uint64](t)(gpu.Arange[uint64](s, math.MaxUint64-5, math.MaxUint64, 2))
+		if got, want := toSlice(t, u), []uint64{math.MaxUint64 - 5, math.MaxUint64 - 3, math.MaxUint64 - 1}; !slices.Equal(got, want) {
+			t.Errorf("Arange(MaxUint64-5, MaxUint64, 2) = %v, want %v", got, want)
+		}
+		if _, err := gpu.Arange[float32](s, 0, float32(math.Inf(1)), 1); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("Arange(0, +Inf, 1): %v, want ErrInvalidValue", err)
+		}
+	})
+}
+
+// TestReshapeOverflow: a shape whose product wraps around to the array's size is an
+// error, not a view whose indices reach past the buffer.
+func TestReshapeOverflow(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		x := mustArr[int32](t)(gpu.Zeros[int32](s, 12))
+		// (2^62+3)*2*2 = 2^64 + 12, which wraps to 12.
+		if r, err := x.Reshape(1<<62+3, 2, 2); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("Reshape(2^62+3, 2, 2) of 12 elements = %v, %v; want ErrInvalidValue", r, err)
+		}
+		if r, err := x.Reshape(1<<62+3, -1, 4); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("Reshape(2^62+3, -1, 4) of 12 elements = %v, %v; want ErrInvalidValue", r, err)
+		}
+	})
+}
+
+// Named element types (Elem allows ~float32 and the like) construct the same values as
+// their underlying types.
+type celsius float32
+type count int32
+type flag bool
+
+func TestNamedElementTypes(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		if got := toSlice(t, mustArr[celsius](t)(gpu.Ones[celsius](s, 2))); !slices.Equal(got, []celsius{1, 1}) {
+			t.Errorf("Ones[celsius] = %v", got)
+		}
+		if got := toSlice(t, mustArr[count](t)(gpu.Ones[count](s, 2))); !slices.Equal(got, []count{1, 1}) {
+			t.Errorf("Ones[count] = %v", got)
+		}
+		if got := toSlice(t, mustArr[flag](t)(gpu.Ones[flag](s, 2))); !slices.Equal(got, []flag{true, true}) {
+			t.Errorf("Ones[flag] = %v", got)
+		}
+		if got := toSlice(t, mustArr[celsius](t)(gpu.Arange[celsius](s, 0, 3, 1))); !slices.Equal(got, []celsius{0, 1, 2}) {
+			t.Errorf("Arange[celsius] = %v", got)
+		}
+		if got := toSlice(t, mustArr[count](t)(gpu.Arange[count](s, 5, 0, -2))); !slices.Equal(got, []count{5, 3, 1}) {
+			t.Errorf("Arange[count] = %v", got)
+		}
+	})
+}
+
+// TestNilArguments: a nil Generator or Go kernel is an error wrapping ErrInvalidValue,
+// not a panic or a device fault.
+func TestNilArguments(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		if _, err := gpu.Rand[float32](s, nil, 3); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("Rand with a nil Generator: %v", err)
+		}
+		x := mustArr[float64](t)(gpu.Zeros[float64](s, 3))
+		if err := gpu.RandNInto(s, nil, x); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("RandNInto with a nil Generator: %v", err)
+		}
+		if d.Backend() == "cpu" {
+			if _, err := gpu.NewGoFunction(d, "nil", nil); !errors.Is(err, gpu.ErrInvalidValue) {
+				t.Errorf("NewGoFunction(nil): %v", err)
+			}
+		}
+	})
+}
+
 func TestRandomArrays(t *testing.T) {
 	var ref []float32
 	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {

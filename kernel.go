@@ -72,6 +72,10 @@ func NewGoFunction(d *Device, name string, fn func(*cpu.Launch) error) (*Functio
 	if d.info.Backend != "cpu" {
 		return nil, fmt.Errorf("gpu: Go kernels run on the CPU backend, not %s: %w", d.info.Backend, ErrNotSupported)
 	}
+	if fn == nil {
+		// Launching it would fault the device for good (faults are sticky).
+		return nil, fmt.Errorf("gpu: Go kernel %q is a nil function: %w", name, ErrInvalidValue)
+	}
 	return &Function{dev: d, be: cpu.NewFunc(name, fn)}, nil
 }
 

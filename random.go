@@ -108,6 +108,9 @@ func randFill[T Elem](s *Stream, g *Generator, a *Array[T], sp random.Spec) erro
 	if err := nonNil(a); err != nil {
 		return err
 	}
+	if g == nil {
+		return fmt.Errorf("gpu: random numbers from a nil Generator: %w", ErrInvalidValue)
+	}
 	if err := sp.Validate(); err != nil {
 		return fmt.Errorf("gpu: %v: %w", err, ErrInvalidValue)
 	}

@@ -23,7 +23,9 @@
 // with Go's precedence. The names pi and e are untyped float constants; inf and nan are
 // weak float64 constants (NumPy's numpy.inf and numpy.nan). Anything else (strings,
 // characters, imaginary numbers, index and slice expressions, selectors, function
-// literals, composite literals...) is an error.
+// literals, composite literals, comments...) is an error. Python's operators that Go
+// lacks are errors too, never read another way: x ** y (write pow(x, y)) and x // y
+// (Go would read a comment; write floor(x / y)).
 //
 // # Types and promotion
 //

@@ -10,6 +10,7 @@ import (
 	"go/token"
 	"math"
 	"sort"
+	"strings"
 	"unsafe"
 
 	"github.com/go-gpu/gpu/dtype"
@@ -65,12 +66,38 @@ func (e *Expr) String() string { return format(e.Root, e) }
 // Key returns Key(e.Root): equal for expressions with the same IR and types.
 func (e *Expr) Key() string { return Key(e.Root) }
 
+// checkNoComments returns an *Error at the first comment in src. Go's parser skips
+// comments, which would make a NumPy user's floor division "x // 2" parse as "x".
+func checkNoComments(src string) *Error {
+	fset := token.NewFileSet()
+	f := fset.AddFile("", -1, len(src))
+	var s scanner.Scanner
+	s.Init(f, []byte(src), nil, scanner.ScanComments) // syntax errors are the parser's
+	for {
+		pos, tok, lit := s.Scan()
+		switch tok {
+		case token.EOF:
+			return nil
+		case token.COMMENT:
+			p := fset.Position(pos)
+			msg := "comments are not supported"
+			if strings.HasPrefix(lit, "//") {
+				msg += " (// is not floor division: write floor(x / y))"
+			}
+			return &Error{Line: p.Line, Col: p.Column, Msg: msg}
+		}
+	}
+}
+
 // Parse parses src, an expression in Go syntax, and type-checks it against env. It
 // returns an *Error (with the column of the offending token) for a syntax or type error,
 // and a plain error for an inconsistent env. It never panics.
 func Parse(src string, env Env) (ex *Expr, err error) {
 	if err := env.check(); err != nil {
 		return nil, err
+	}
+	if e := checkNoComments(src); e != nil {
+		return nil, e
 	}
 	fset := token.NewFileSet()
 	x, err := parser.ParseExprFrom(fset, "", src, parser.SkipObjectResolution)
@@ -305,7 +332,8 @@ func (c *checker) expr(e ast.Expr) operand {
 	case *ast.SelectorExpr:
 		c.errorf(e.Pos(), "selectors (x.y) are not supported")
 	case *ast.StarExpr:
-		c.errorf(e.Pos(), "pointer indirection is not supported")
+		// x ** y parses as x * (*y).
+		c.errorf(e.Pos(), "pointer indirection is not supported (for x**y write pow(x, y))")
 	case *ast.FuncLit:
 		c.errorf(e.Pos(), "function literals are not supported")
 	case *ast.CompositeLit:
