@@ -413,7 +413,10 @@ func (a *Array[T]) At(ctx context.Context, idx ...int) (T, error) {
 
 // Set sets one element and returns once it is written (a round trip, like At). Setting
 // an element of a broadcast view is an error (ErrInvalidValue), as writing one would
-// write every element it stands for.
+// write every element it stands for. If ctx ends first, Set returns ctx.Err() and the
+// element may or may not be written: a copy to device memory already enqueued goes on,
+// while a write to host-visible memory (the CPU backend, unified memory) that has not
+// started is dropped.
 func (a *Array[T]) Set(ctx context.Context, v T, idx ...int) error {
 	if a.hasZeroStride() {
 		return fmt.Errorf("gpu: Set on a broadcast view: %w", ErrInvalidValue)

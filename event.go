@@ -135,7 +135,11 @@ func (e *Event) Wait(ctx context.Context, policy ...WaitPolicy) error {
 	if err := e.check(); err != nil {
 		return err
 	}
-	return e.dev.wait(ctx, eventWait{e}, e.dev.pickPolicy(policy))
+	p, err := e.dev.pickPolicy(policy)
+	if err != nil {
+		return err
+	}
+	return e.dev.wait(ctx, eventWait{e}, p)
 }
 
 type eventWait struct{ e *Event }

@@ -190,11 +190,15 @@ func (s *Stream) Synchronize(ctx context.Context, policy ...WaitPolicy) error {
 	if err := s.check(); err != nil {
 		return err
 	}
+	pol, err := s.dev.pickPolicy(policy)
+	if err != nil {
+		return err
+	}
 	if s.idle() {
 		return s.dev.Err()
 	}
 	p := s.pend.Load()
-	err := s.dev.wait(ctx, streamWait{s}, s.dev.pickPolicy(policy))
+	err = s.dev.wait(ctx, streamWait{s}, pol)
 	if err == nil {
 		advance(&s.idleAt, p)
 	}
@@ -248,6 +252,10 @@ func (s *Stream) WaitEvent(e *Event) error {
 // this package, and the default stream) has completed, without pinning an OS thread
 // (unless the policy is WaitBlock, which calls cuCtxSynchronize).
 func (d *Device) Synchronize(ctx context.Context, policy ...WaitPolicy) error {
+	pol, err := d.pickPolicy(policy)
+	if err != nil {
+		return err
+	}
 	p := d.pend.Load()
 	if p == d.idleAt.Load() && !d.external.Load() {
 		if err := ctx.Err(); err != nil {
@@ -256,7 +264,7 @@ func (d *Device) Synchronize(ctx context.Context, policy ...WaitPolicy) error {
 		return d.Err()
 	}
 	w := &deviceWait{d: d}
-	err := d.wait(ctx, w, d.pickPolicy(policy))
+	err = d.wait(ctx, w, pol)
 	if err == nil {
 		advance(&d.idleAt, p)
 	}

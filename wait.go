@@ -66,11 +66,17 @@ func (p WaitPolicy) normalize() WaitPolicy {
 	return p
 }
 
-func (d *Device) pickPolicy(ps []WaitPolicy) WaitPolicy {
+// pickPolicy returns the call's policy, else the device's; an unknown mode is an
+// error whether or not there is anything to wait for.
+func (d *Device) pickPolicy(ps []WaitPolicy) (WaitPolicy, error) {
+	p := *d.policy.Load()
 	if len(ps) > 0 {
-		return ps[0].normalize()
+		p = ps[0].normalize()
 	}
-	return *d.policy.Load()
+	if p.Mode > WaitBlock {
+		return p, fmt.Errorf("gpu: wait mode %d: %w", p.Mode, ErrInvalidValue)
+	}
+	return p, nil
 }
 
 // waitable is what a wait waits for.
@@ -93,7 +99,7 @@ func (d *Device) wait(ctx context.Context, w waitable, p WaitPolicy) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if p.Mode > WaitBlock {
+	if p.Mode > WaitBlock { // a device policy set with an unknown mode (pickPolicy checks the others)
 		return fmt.Errorf("gpu: wait mode %d: %w", p.Mode, ErrInvalidValue)
 	}
 	err := d.waitInner(ctx, w, p)

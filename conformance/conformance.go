@@ -292,6 +292,13 @@ func testDoneWaitCancel(t *testing.T, k *K) {
 	if err := ev.Wait(context.Background(), gpu.WaitPolicy{Mode: 7}); !errors.Is(err, gpu.ErrInvalidValue) {
 		t.Errorf("a wait with mode 7 = %v, want ErrInvalidValue", err)
 	}
+	// Even with nothing to wait for.
+	idle, err := k.D.NewStream()
+	must(t, err)
+	defer idle.Close()
+	if err := idle.Synchronize(context.Background(), gpu.WaitPolicy{Mode: 7}); !errors.Is(err, gpu.ErrInvalidValue) {
+		t.Errorf("synchronizing an idle stream with mode 7 = %v, want ErrInvalidValue", err)
+	}
 	// Cancellation: the wait returns ctx's error promptly, several times over.
 	best := time.Hour
 	for range 5 {
