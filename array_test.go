@@ -550,6 +550,34 @@ func TestNamedOps(t *testing.T) {
 	})
 }
 
+// TestBoolAddMultiply: numpy.add and numpy.multiply of bool arrays are logical or and
+// logical and.
+func TestBoolAddMultiply(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		rng := rand.New(rand.NewPCG(41, 42))
+		xs, ys := make([]bool, 257), make([]bool, 257)
+		for i := range xs {
+			xs[i], ys[i] = rng.IntN(2) == 1, rng.IntN(2) == 1
+		}
+		x := mustArr[bool](t)(gpu.FromSlice(s, xs))
+		y := mustArr[bool](t)(gpu.FromSlice(s, ys))
+		sum, err := gpu.Add(s, x, y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prod, err := gpu.Multiply(s, x, y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gs, gp := toSlice(t, sum), toSlice(t, prod)
+		for i := range xs {
+			if gs[i] != (xs[i] || ys[i]) || gp[i] != (xs[i] && ys[i]) {
+				t.Fatalf("element %d: %v + %v = %v, * = %v", i, xs[i], ys[i], gs[i], gp[i])
+			}
+		}
+	})
+}
+
 func TestKernel(t *testing.T) {
 	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
 		k := gpu.NewKernel[float32]("a*x + b - z", "x", "a", "z", "b")

@@ -1,5 +1,7 @@
 package gpu
 
+import "github.com/go-gpu/gpu/dtype"
+
 // Named elementwise operations, NumPy's names for the common cases. Each is one kernel
 // (an Eval of a fixed expression); to fuse several, write the whole expression with
 // Eval. Operands broadcast by NumPy's rules; the operators follow package expr (Go's
@@ -17,8 +19,13 @@ func compare[T Elem](s *Stream, src string, a, b *Array[T]) (*Array[bool], error
 	return Eval[bool](s, src, Vars{"x": a, "y": b})
 }
 
-// Add returns a + b (numpy.add).
-func Add[T Elem](s *Stream, a, b *Array[T]) (*Array[T], error) { return binaryOp(s, "x + y", a, b) }
+// Add returns a + b (numpy.add; on bool arrays, as there, logical or).
+func Add[T Elem](s *Stream, a, b *Array[T]) (*Array[T], error) {
+	if dtype.Of[T]() == dtype.Bool {
+		return binaryOp(s, "x || y", a, b)
+	}
+	return binaryOp(s, "x + y", a, b)
+}
 
 // Subtract returns a - b (numpy.subtract).
 func Subtract[T Elem](s *Stream, a, b *Array[T]) (*Array[T], error) {
@@ -28,10 +35,13 @@ func Subtract[T Elem](s *Stream, a, b *Array[T]) (*Array[T], error) {
 	return binaryOp(s, "x - y", a, b)
 }
 
-// Multiply returns a * b (numpy.multiply).
+// Multiply returns a * b (numpy.multiply; on bool arrays, as there, logical and).
 func Multiply[T Elem](s *Stream, a, b *Array[T]) (*Array[T], error) {
 	if err := nonNil(a, b); err != nil {
 		return nil, err
+	}
+	if dtype.Of[T]() == dtype.Bool {
+		return binaryOp(s, "x && y", a, b)
 	}
 	return binaryOp(s, "x * y", a, b)
 }
