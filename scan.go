@@ -74,7 +74,8 @@ func Exclusive() ScanOption { return func(o *scanOptions) { o.exclusive = true }
 
 // ExclusiveFrom makes a scan exclusive starting from init (a Go number or bool,
 // converted to the accumulator type): element 0 is init, element k is init combined
-// with the elements before k.
+// with the elements before k. For an integer accumulator, init must be one of its
+// values (ErrInvalidValue otherwise: no wrapping, no truncation of a fraction).
 func ExclusiveFrom(init any) ScanOption {
 	return func(o *scanOptions) { o.exclusive, o.init = true, init }
 }
@@ -249,7 +250,23 @@ func scanScalarBits(v any, t dtype.DType) (uint64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("gpu: initial value: %w", err)
 	}
-	return expr.ScalarFromBits(vt, bits).Convert(t).Bits(), nil
+	x := expr.ScalarFromBits(vt, bits)
+	c := x.Convert(t)
+	if t.IsInteger() && (c.Convert(vt).Bits() != x.Bits() || scalarNegative(c) != scalarNegative(x)) {
+		return 0, fmt.Errorf("gpu: initial value %v is not a value of the accumulator type %v: %w", v, t, ErrInvalidValue)
+	}
+	return c.Bits(), nil
+}
+
+// scalarNegative reports whether x is below zero.
+func scalarNegative(x expr.Scalar) bool {
+	switch t := x.DType(); {
+	case t.IsFloat():
+		return x.Float64() < 0
+	case t.IsSigned():
+		return x.Int64() < 0
+	}
+	return false
 }
 
 // scanInto scans in along axis into out (contiguous, in's shape, comb's type).

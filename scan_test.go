@@ -797,6 +797,31 @@ func TestScanErrors(t *testing.T) {
 		if _, err := gpu.Accumulate[float32](s, a, "maximum(b, a)", 0, gpu.Exclusive()); err == nil {
 			t.Errorf("exclusive expression scan without an initial value accepted")
 		}
+		// Initial values that are not values of an integer accumulator.
+		ai := mustArr[int32](t)(gpu.Arange[int32](s, 1, 7, 1))
+		defer ai.Free()
+		for _, c := range []struct {
+			init          any
+			int32, uint64 bool // fits
+		}{
+			{int64(1) << 40, false, true}, {1.5, false, false}, {math.NaN(), false, false},
+			{-1, true, false}, {uint64(1) << 63, false, true}, {math.Inf(1), false, false},
+		} {
+			_, err := gpu.CumSum[int32](s, ai, 0, gpu.ExclusiveFrom(c.init))
+			if (err == nil) != c.int32 || (err != nil && !errors.Is(err, gpu.ErrInvalidValue)) {
+				t.Errorf("ExclusiveFrom(%v) into int32: %v", c.init, err)
+			}
+			_, err = gpu.CumSum[uint64](s, ai, 0, gpu.ExclusiveFrom(c.init))
+			if (err == nil) != c.uint64 || (err != nil && !errors.Is(err, gpu.ErrInvalidValue)) {
+				t.Errorf("ExclusiveFrom(%v) into uint64: %v", c.init, err)
+			}
+		}
+		if got := toSlice(t, scMust[uint64](t)(gpu.CumSum[uint64](s, ai, 0, gpu.ExclusiveFrom(uint64(1)<<63)))); got[1] != 1<<63+1 {
+			t.Errorf("ExclusiveFrom(2^63) into uint64: %v", got)
+		}
+		if got := toSlice(t, scMust[int32](t)(gpu.CumSum[int32](s, ai, 0, gpu.ExclusiveFrom(2.0)))); got[0] != 2 || got[1] != 3 {
+			t.Errorf("ExclusiveFrom(2.0) into int32: %v", got)
+		}
 		out := mustArr[float32](t)(gpu.Zeros[float32](s, 4, 3))
 		if err := gpu.AccumulateInto(s, out, a, gpu.OpSum, 0); !errors.Is(err, gpu.ErrInvalidValue) {
 			t.Errorf("AccumulateInto with a wrong shape: %v", err)
