@@ -80,11 +80,14 @@ func (d *Device) alloc(kind MemKind, size int64, s *Stream) (*Buffer, error) {
 	}
 	if errors.Is(err, ErrOutOfMemory) {
 		// Buffers whose cleanups are pending may hold memory: collect them, let their
-		// frees complete, hand unused pool memory back, and try once more.
-		d.reclaim()
-		mem, err = d.be.Alloc(kind, size, bs)
-		if err == nil && kind == DeviceMem && s != nil {
-			s.enqueued()
+		// frees complete, hand unused pool memory back, and try once more. Not for more
+		// than the device's memory: waiting for the device's work can't serve that.
+		if _, total, terr := d.be.MemInfo(); terr != nil || size <= total {
+			d.reclaim()
+			mem, err = d.be.Alloc(kind, size, bs)
+			if err == nil && kind == DeviceMem && s != nil {
+				s.enqueued()
+			}
 		}
 		if errors.Is(err, ErrOutOfMemory) {
 			free, total, _ := d.be.MemInfo()
@@ -208,30 +211,49 @@ func (a *allocation) free() error {
 			}
 		}
 		ok := true
+		var waitSmall [4]*pev
+		waits := waitSmall[:0]
 		for _, x := range append([]*access{&a.w}, ptrs(a.r)...) {
 			if x.s == nil || x.s == f {
 				continue
 			}
-			ev, err := x.event()
-			if err == nil {
-				err = f.be.WaitEvent(ev.be)
-			}
+			ev, err := x.event() // locks x.s: before f is locked
 			if err != nil {
 				ok = false
 				break
 			}
-			f.enqueued()
+			waits = append(waits, ev)
 		}
 		if ok {
-			if a.dev.cache.put(f, a.mem) {
-				return nil
-			}
-			err := f.be.FreeAsync(a.mem)
-			if err == nil {
+			// f stays locked while the free is enqueued on it, so that a Close can't
+			// destroy it meanwhile; closed already, the free takes the host path below.
+			f.mu.Lock()
+			ok = !f.closed
+			for _, ev := range waits {
+				if !ok {
+					break
+				}
+				if err := f.be.WaitEvent(ev.be); err != nil {
+					ok = false
+					break
+				}
 				f.enqueued()
 			}
-			if !errors.Is(err, ErrNotSupported) {
-				return err
+			if ok {
+				if a.dev.cache.put(f, a.mem) {
+					f.mu.Unlock()
+					return nil
+				}
+				err := f.be.FreeAsync(a.mem)
+				f.mu.Unlock()
+				if err == nil {
+					f.enqueued()
+				}
+				if !errors.Is(err, ErrNotSupported) {
+					return err
+				}
+			} else {
+				f.mu.Unlock()
 			}
 		}
 	}
@@ -275,6 +297,9 @@ func (s *Stream) isClosed() bool {
 // goroutines' uses of the buffer wait until f returns. On Linux f runs locked to its OS
 // thread (runtime.LockOSThread), which is how a use inside the scope is recognized.
 func (b *Buffer) Access(s *Stream, mode AccessMode, f func(p DevicePtr) error) error {
+	if f == nil {
+		return fmt.Errorf("gpu: Access with a nil function: %w", ErrInvalidValue)
+	}
 	if mode&ReadWrite == 0 {
 		return fmt.Errorf("gpu: access mode %d: %w", mode, ErrInvalidValue)
 	}
@@ -291,6 +316,9 @@ func (b *Buffer) Access(s *Stream, mode AccessMode, f func(p DevicePtr) error) e
 // operations on the buffer wait until f returns; f must not use the buffer through this
 // package.
 func (b *Buffer) HostAccess(ctx context.Context, mode AccessMode, f func(host []byte) error) error {
+	if f == nil {
+		return fmt.Errorf("gpu: HostAccess with a nil function: %w", ErrInvalidValue)
+	}
 	if mode&ReadWrite == 0 {
 		return fmt.Errorf("gpu: access mode %d: %w", mode, ErrInvalidValue)
 	}
@@ -351,6 +379,9 @@ func (a *allocation) hostScope(mode AccessMode, host []byte, f func(host []byte)
 	return f(host)
 }
 
+// errNilBuffer is the error of a nil *Buffer passed to a copy or memset.
+var errNilBuffer = fmt.Errorf("gpu: nil buffer: %w", ErrInvalidValue)
+
 // Bytes views a slice of plain values (no pointers) as its bytes, for the copy methods.
 func Bytes[T any](s []T) []byte {
 	if len(s) == 0 {
@@ -385,6 +416,9 @@ func (s *Stream) CopyHtoD(dst *Buffer, src []byte) error {
 }
 
 func (s *Stream) copyHtoD(dst *Buffer, src []byte) (uint64, *runtime.Pinner, error) {
+	if dst == nil {
+		return 0, nil, errNilBuffer
+	}
 	if int64(len(src)) > dst.size {
 		return 0, nil, fmt.Errorf("gpu: copying %d bytes into a %d-byte buffer: %w", len(src), dst.size, ErrInvalidValue)
 	}
@@ -414,6 +448,9 @@ func (s *Stream) CopyDtoH(dst []byte, src *Buffer) error {
 }
 
 func (s *Stream) copyDtoH(dst []byte, src *Buffer) (uint64, *runtime.Pinner, error) {
+	if src == nil {
+		return 0, nil, errNilBuffer
+	}
 	if int64(len(dst)) > src.size {
 		return 0, nil, fmt.Errorf("gpu: copying %d bytes out of a %d-byte buffer: %w", len(dst), src.size, ErrInvalidValue)
 	}
@@ -439,6 +476,9 @@ func (s *Stream) CopyDtoD(dst, src *Buffer) error {
 }
 
 func (s *Stream) copyDtoD(dst, src *Buffer) (uint64, error) {
+	if dst == nil || src == nil {
+		return 0, errNilBuffer
+	}
 	if dst.size != src.size {
 		return 0, fmt.Errorf("gpu: copying a %d-byte buffer into a %d-byte one: %w", src.size, dst.size, ErrInvalidValue)
 	}
@@ -449,6 +489,9 @@ func (s *Stream) copyDtoD(dst, src *Buffer) (uint64, error) {
 
 // Memset enqueues setting every byte of dst to value (CUDA Driver API: cuMemsetD8Async).
 func (s *Stream) Memset(dst *Buffer, value byte) error {
+	if dst == nil {
+		return errNilBuffer
+	}
 	return s.tracked([]use{{dst.a, Write}}, func() error {
 		return s.be.Memset(dst.a.mem, dst.off, uint32(value), 1, dst.size)
 	})
@@ -457,6 +500,9 @@ func (s *Stream) Memset(dst *Buffer, value byte) error {
 // MemsetD32 enqueues setting every 32-bit word of dst to value; dst's size must be a
 // multiple of 4 (CUDA Driver API: cuMemsetD32Async).
 func (s *Stream) MemsetD32(dst *Buffer, value uint32) error {
+	if dst == nil {
+		return errNilBuffer
+	}
 	if dst.size%4 != 0 || dst.off%4 != 0 {
 		return fmt.Errorf("gpu: 32-bit memset of %d bytes at offset %d: %w", dst.size, dst.off, ErrInvalidValue)
 	}
@@ -534,6 +580,9 @@ func (s *Stream) waitUnpin(ctx context.Context, seq uint64, p *runtime.Pinner) e
 // then (the device's default stream runs it: Device.DefaultStream().Synchronize or
 // Device.Synchronize waits for it).
 func (b *Buffer) CopyFromHost(ctx context.Context, src []byte) error {
+	if err := b.a.dev.policyErr(); err != nil {
+		return err // before the copy is enqueued
+	}
 	s := b.a.dev.def
 	seq, p, err := s.copyHtoD(b, src)
 	if err != nil {
@@ -547,6 +596,9 @@ func (b *Buffer) CopyFromHost(ctx context.Context, src []byte) error {
 // background: don't use dst until then (the device's default stream runs it:
 // Device.DefaultStream().Synchronize or Device.Synchronize waits for it).
 func (b *Buffer) CopyToHost(ctx context.Context, dst []byte) error {
+	if err := b.a.dev.policyErr(); err != nil {
+		return err // before the copy is enqueued
+	}
 	s := b.a.dev.def
 	seq, p, err := s.copyDtoH(dst, b)
 	if err != nil {
@@ -558,6 +610,9 @@ func (b *Buffer) CopyToHost(ctx context.Context, dst []byte) error {
 // CopyFrom copies src, a buffer of the same size, into the buffer and returns once the
 // copy is complete.
 func (b *Buffer) CopyFrom(ctx context.Context, src *Buffer) error {
+	if err := b.a.dev.policyErr(); err != nil {
+		return err // before the copy is enqueued
+	}
 	s := b.a.dev.def
 	seq, err := s.copyDtoD(b, src)
 	if err != nil {

@@ -59,7 +59,8 @@ func (c *blockCache) get(s *Stream, class int64) backend.Mem {
 	return m
 }
 
-// put keeps m, freed in stream order on s, if there is room.
+// put keeps m, freed in stream order on s, if there is room. The caller holds s.mu and
+// has seen s open (Close flushes s's blocks after closing it).
 func (c *blockCache) put(s *Stream, m backend.Mem) bool {
 	class := m.Size()
 	if cacheClass(class) != class {
@@ -67,8 +68,8 @@ func (c *blockCache) put(s *Stream, m backend.Mem) bool {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.bytes+class > cacheMaxBytes || s.isClosed() {
-		return false // a closed stream's blocks were flushed; keep none for it
+	if c.bytes+class > cacheMaxBytes {
+		return false
 	}
 	if c.lists == nil {
 		c.lists = map[cacheKey][]backend.Mem{}

@@ -140,6 +140,11 @@ type Device struct {
 	stMu    sync.Mutex
 	streams map[uint64]weak.Pointer[Stream]
 	nextID  atomic.Uint64
+	// tails holds, for each stream closed with work pending, an event after that work
+	// (one reference each), until it completes: device waits and the free of an
+	// untracked buffer wait for them.
+	tails      []*pev
+	tailsPrune int // addTail drops completed tails when there are this many
 
 	liveAllocs atomic.Int64 // allocations not yet freed
 	active     atomic.Int32 // goroutines querying the driver in a wait
@@ -227,6 +232,47 @@ func (d *Device) WaitPolicy() WaitPolicy { return *d.policy.Load() }
 // MemInfo returns the device's free and total memory in bytes (CUDA Driver API:
 // cuMemGetInfo).
 func (d *Device) MemInfo() (free, total int64, err error) { return d.be.MemInfo() }
+
+// addTail keeps ev, an event after the work of a stream just closed or dropped, with
+// the caller's reference. Completed tails are dropped as the list grows.
+func (d *Device) addTail(ev *pev) {
+	d.stMu.Lock()
+	defer d.stMu.Unlock()
+	if len(d.tails) >= d.tailsPrune {
+		rest := d.tails[:0]
+		for _, e := range d.tails {
+			if done, err := e.be.Query(); done && err == nil {
+				e.release()
+			} else {
+				rest = append(rest, e)
+			}
+		}
+		clear(d.tails[len(rest):])
+		d.tails = rest
+		d.tailsPrune = max(64, 2*len(rest))
+	}
+	d.tails = append(d.tails, ev)
+}
+
+// pendingTails returns the events (each with a reference for the caller) of closed
+// streams' work not yet seen complete, dropping those that are.
+func (d *Device) pendingTails() []*pev {
+	d.stMu.Lock()
+	defer d.stMu.Unlock()
+	var out []*pev
+	rest := d.tails[:0]
+	for _, e := range d.tails {
+		if done, err := e.be.Query(); done && err == nil {
+			e.release()
+			continue
+		}
+		rest = append(rest, e)
+		out = append(out, e.retain())
+	}
+	clear(d.tails[len(rest):])
+	d.tails = rest
+	return out
+}
 
 func (d *Device) liveStreams() []*Stream {
 	d.stMu.Lock()

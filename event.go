@@ -97,15 +97,6 @@ func (d *Device) NewEvent(flags ...EventFlag) (*Event, error) {
 	return e, nil
 }
 
-func (e *Event) check() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
-		return fmt.Errorf("gpu: event: %w", ErrClosed)
-	}
-	return nil
-}
-
 // Close destroys the event (once no parked wait uses it). It is idempotent.
 func (e *Event) Close() error {
 	e.mu.Lock()
@@ -123,18 +114,23 @@ func (e *Event) Device() *Device { return e.dev }
 // Query reports whether the event has completed; a fault in the work before it is
 // returned as the error.
 func (e *Event) Query() (bool, error) {
-	if err := e.check(); err != nil {
-		return false, err
+	// Held, so that a concurrent Close doesn't destroy the event under the query.
+	if !e.hold() {
+		return false, fmt.Errorf("gpu: event: %w", ErrClosed)
 	}
+	defer e.unhold()
 	return e.be.Query()
 }
 
 // Wait waits until the event completes, without pinning an OS thread (unless the policy
 // is WaitBlock). It returns ctx.Err() if ctx ends first, and the error of a fault.
 func (e *Event) Wait(ctx context.Context, policy ...WaitPolicy) error {
-	if err := e.check(); err != nil {
-		return err
+	// Held for the whole wait: a Close meanwhile destroys the event only once the wait
+	// (spinning or blocking in the driver) is done with it. A parked wait holds it too.
+	if !e.hold() {
+		return fmt.Errorf("gpu: event: %w", ErrClosed)
 	}
+	defer e.unhold()
 	p, err := e.dev.pickPolicy(policy)
 	if err != nil {
 		return err
@@ -167,14 +163,19 @@ func (e *Event) Done() <-chan struct{} {
 // Elapsed returns the time from start to end, two timing events recorded and complete
 // (CUDA Driver API: cuEventElapsedTime; resolution about half a microsecond).
 func Elapsed(start, end *Event) (time.Duration, error) {
+	if start == nil || end == nil {
+		return 0, fmt.Errorf("gpu: elapsed time of a nil event: %w", ErrInvalidValue)
+	}
 	if !start.timing || !end.timing {
 		return 0, fmt.Errorf("gpu: elapsed time needs events made without DisableTiming: %w", ErrInvalidValue)
 	}
-	if err := start.check(); err != nil {
-		return 0, err
+	if !start.hold() {
+		return 0, fmt.Errorf("gpu: event: %w", ErrClosed)
 	}
-	if err := end.check(); err != nil {
-		return 0, err
+	defer start.unhold()
+	if !end.hold() {
+		return 0, fmt.Errorf("gpu: event: %w", ErrClosed)
 	}
+	defer end.unhold()
 	return end.be.Elapsed(start.be)
 }

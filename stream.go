@@ -33,6 +33,7 @@ type Stream struct {
 
 // streamCore is the part of a stream its cleanup needs.
 type streamCore struct {
+	dev       *Device
 	be        backend.Stream
 	mu        sync.Mutex
 	closed    bool   // no new work is accepted
@@ -47,6 +48,14 @@ func (c *streamCore) destroy() {
 	defer c.mu.Unlock()
 	if !c.destroyed {
 		c.closed, c.destroyed = true, true
+		// Its work still runs: device waits wait for it, as for a closed stream's.
+		if ev, err := c.dev.getEvent(); err == nil {
+			if c.be.Record(ev.be) == nil {
+				c.dev.addTail(ev)
+			} else {
+				ev.release()
+			}
+		}
 		c.be.Destroy()
 	}
 	c.last.release()
@@ -59,7 +68,7 @@ func (d *Device) NewStream() (*Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Stream{dev: d, be: bs, id: d.nextID.Add(1), streamCore: &streamCore{be: bs}}
+	s := &Stream{dev: d, be: bs, id: d.nextID.Add(1), streamCore: &streamCore{dev: d, be: bs}}
 	d.stMu.Lock()
 	d.streams[s.id] = weak.Make(s)
 	d.stMu.Unlock()
@@ -119,8 +128,10 @@ func (s *Stream) Close() error {
 	s.dev.cache.flush(s)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	// Record a last event so that buffer uses on this stream can still be waited for.
-	if cur := s.seq.Load(); s.last == nil || s.lastSeq < cur {
+	// Record a last event so that buffer uses on this stream, and its work for device
+	// waits, can still be waited for.
+	busy := !s.idle()
+	if cur := s.seq.Load(); s.last == nil || s.lastSeq < cur || busy {
 		ev, err := s.dev.getEvent()
 		if err != nil {
 			return err
@@ -136,6 +147,9 @@ func (s *Stream) Close() error {
 	s.dev.stMu.Lock()
 	delete(s.dev.streams, s.id)
 	s.dev.stMu.Unlock()
+	if busy {
+		s.dev.addTail(s.last.retain())
+	}
 	return s.be.Destroy()
 }
 
@@ -222,9 +236,13 @@ func (s *Stream) Record(e *Event) error {
 	if err := s.check(); err != nil {
 		return err
 	}
-	if err := e.check(); err != nil {
-		return err
+	if e == nil {
+		return fmt.Errorf("gpu: Record(nil): %w", ErrInvalidValue)
 	}
+	if !e.hold() { // so that a concurrent Close doesn't destroy it under the call
+		return fmt.Errorf("gpu: event: %w", ErrClosed)
+	}
+	defer e.unhold()
 	if err := s.be.Record(e.be); err != nil {
 		return err
 	}
@@ -238,9 +256,13 @@ func (s *Stream) WaitEvent(e *Event) error {
 	if err := s.check(); err != nil {
 		return err
 	}
-	if err := e.check(); err != nil {
-		return err
+	if e == nil {
+		return fmt.Errorf("gpu: WaitEvent(nil): %w", ErrInvalidValue)
 	}
+	if !e.hold() { // so that a concurrent Close doesn't destroy it under the call
+		return fmt.Errorf("gpu: event: %w", ErrClosed)
+	}
+	defer e.unhold()
 	if err := s.be.WaitEvent(e.be); err != nil {
 		return err
 	}
@@ -265,6 +287,7 @@ func (d *Device) Synchronize(ctx context.Context, policy ...WaitPolicy) error {
 	}
 	w := &deviceWait{d: d}
 	err = d.wait(ctx, w, pol)
+	w.done()
 	if err == nil {
 		advance(&d.idleAt, p)
 	}
@@ -274,10 +297,19 @@ func (d *Device) Synchronize(ctx context.Context, policy ...WaitPolicy) error {
 type deviceWait struct {
 	d       *Device
 	pending []*Stream
+	tails   []*pev // closed streams' work; one reference each, released by done
 	started bool
 }
 
-func (w *deviceWait) query() (bool, error) {
+// done releases what the wait holds.
+func (w *deviceWait) done() {
+	releaseAll(w.tails)
+	w.tails = nil
+}
+
+// start lists the streams with work pending, once: the first query does it, or park
+// when the wait parks at once without querying (too many active waits).
+func (w *deviceWait) start() {
 	if !w.started {
 		w.started = true
 		for _, s := range w.d.liveStreams() {
@@ -285,7 +317,12 @@ func (w *deviceWait) query() (bool, error) {
 				w.pending = append(w.pending, s)
 			}
 		}
+		w.tails = w.d.pendingTails()
 	}
+}
+
+func (w *deviceWait) query() (bool, error) {
+	w.start()
 	rest := w.pending[:0]
 	for _, s := range w.pending {
 		done, err := s.be.Query()
@@ -297,13 +334,31 @@ func (w *deviceWait) query() (bool, error) {
 		}
 	}
 	w.pending = rest
-	return len(rest) == 0, nil
+	tails := w.tails[:0]
+	for _, e := range w.tails {
+		done, err := e.be.Query()
+		if err != nil {
+			return false, err
+		}
+		if done {
+			e.release()
+		} else {
+			tails = append(tails, e)
+		}
+	}
+	clear(w.tails[len(tails):])
+	w.tails = tails
+	return len(rest) == 0 && len(tails) == 0, nil
 }
 
 func (w *deviceWait) block() error { return w.d.be.Synchronize() }
 
 func (w *deviceWait) park() ([]*pev, error) {
-	evs := make([]*pev, 0, len(w.pending))
+	w.start()
+	evs := make([]*pev, 0, len(w.pending)+len(w.tails))
+	for _, e := range w.tails {
+		evs = append(evs, e.retain())
+	}
 	for _, s := range w.pending {
 		ev, err := s.recordNow()
 		if err != nil {

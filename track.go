@@ -358,7 +358,9 @@ func (a *allocation) pendingEvents(mode AccessMode) ([]*pev, error) {
 		}
 	}
 	if err == nil && a.untracked {
-		// An untracked allocation's uses are unknown: wait for every stream.
+		// An untracked allocation's uses are unknown: wait for every stream, those
+		// closed with work pending included.
+		evs = append(evs, a.dev.pendingTails()...)
 		for _, s := range a.dev.liveStreams() {
 			ev, rerr := s.recordNow()
 			if rerr != nil {

@@ -79,6 +79,13 @@ func (d *Device) pickPolicy(ps []WaitPolicy) (WaitPolicy, error) {
 	return p, nil
 }
 
+// policyErr returns the error waits under the device's policy fail with (an invalid
+// mode), for operations that must fail before they enqueue anything.
+func (d *Device) policyErr() error {
+	_, err := d.pickPolicy(nil)
+	return err
+}
+
 // waitable is what a wait waits for.
 type waitable interface {
 	query() (bool, error)

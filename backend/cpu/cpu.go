@@ -235,7 +235,7 @@ func (d *Device) Synchronize() error {
 	}
 	d.mu.Unlock()
 	for _, s := range ss {
-		if err := s.Synchronize(); err != nil {
+		if err := s.sync(true); err != nil {
 			return err
 		}
 	}

@@ -28,12 +28,16 @@ type Stream struct {
 
 func (s *Stream) enqueue(f func() error) error { return s.enqueueOp(op{run: f}) }
 
-func (s *Stream) enqueueOp(f op) error {
+func (s *Stream) enqueueOp(f op) error { return s.push(f, false) }
+
+// push queues f; onDead allows it on a destroyed stream (whose queued work still runs),
+// for Device.Synchronize.
+func (s *Stream) push(f op, onDead bool) error {
 	if err := s.dev.Err(); err != nil {
 		return err
 	}
 	s.mu.Lock()
-	if s.dead {
+	if s.dead && !onDead {
 		s.mu.Unlock()
 		return fmt.Errorf("cpu: stream: %w", backend.ErrClosed)
 	}
@@ -53,7 +57,11 @@ func (s *Stream) run() {
 		if len(s.queue) == 0 {
 			s.running = false
 			s.queue = nil
+			dead := s.dead
 			s.mu.Unlock()
+			if dead {
+				s.dev.forget(s) // a destroyed stream leaves the device once drained
+			}
 			return
 		}
 		f := s.queue[0]
@@ -96,9 +104,12 @@ func (s *Stream) Query() (bool, error) {
 }
 
 // Synchronize waits until the stream is idle or the device faults.
-func (s *Stream) Synchronize() error {
+func (s *Stream) Synchronize() error { return s.sync(false) }
+
+// sync is Synchronize; onDead allows it on a destroyed stream.
+func (s *Stream) sync(onDead bool) error {
 	done := make(chan struct{})
-	if err := s.enqueueOp(op{run: func() error { return nil }, after: func() { close(done) }}); err != nil {
+	if err := s.push(op{run: func() error { return nil }, after: func() { close(done) }}, onDead); err != nil {
 		return err
 	}
 	select {
@@ -238,15 +249,24 @@ func (s *Stream) FreeAsync(m backend.Mem) error {
 	return s.enqueue(func() error { cm.dev.release(cm); return nil })
 }
 
-// Destroy marks the stream dead; queued work still runs.
+// Destroy marks the stream dead; queued work still runs, and the device's Synchronize
+// waits for it (as cuCtxSynchronize waits for the work of destroyed streams).
 func (s *Stream) Destroy() error {
 	s.mu.Lock()
 	s.dead = true
+	idle := !s.running
 	s.mu.Unlock()
-	s.dev.mu.Lock()
-	delete(s.dev.streams, s)
-	s.dev.mu.Unlock()
+	if idle {
+		s.dev.forget(s)
+	}
 	return nil
+}
+
+// forget removes a destroyed, drained stream from the device.
+func (d *Device) forget(s *Stream) {
+	d.mu.Lock()
+	delete(d.streams, s)
+	d.mu.Unlock()
 }
 
 // Launch enqueues a kernel: f must be a *Func.
@@ -254,6 +274,9 @@ func (s *Stream) Launch(f backend.Function, cfg backend.LaunchConfig, args []bac
 	fn, ok := f.(*Func)
 	if !ok {
 		return fmt.Errorf("cpu: launch of %T, not a CPU function: %w", f, backend.ErrInvalidValue)
+	}
+	if err := s.dev.checkGeometry(cfg); err != nil {
+		return err
 	}
 	l := &Launch{Grid: cfg.Grid, Block: cfg.Block, SharedMem: cfg.SharedMem, dev: s.dev,
 		Args: append([]backend.Arg(nil), args...)}
@@ -281,4 +304,22 @@ func (s *Stream) Launch(f backend.Function, cfg backend.LaunchConfig, args []bac
 		}
 	}
 	return s.enqueue(func() error { return fn.fn(l) })
+}
+
+// checkGeometry rejects the launch geometries CUDA rejects (CUDA_ERROR_INVALID_VALUE):
+// a block of more than MaxThreadsPerBlock threads or past 1024 x 1024 x 64, a grid past
+// 2^31-1 x 65535 x 65535, more dynamic shared memory than MaxSharedPerBlock.
+func (d *Device) checkGeometry(cfg backend.LaunchConfig) error {
+	info := d.Info()
+	b, g := cfg.Block, cfg.Grid
+	if b[0] > 1024 || b[1] > 1024 || b[2] > 64 || uint64(b[0])*uint64(b[1])*uint64(b[2]) > uint64(info.MaxThreadsPerBlock) {
+		return fmt.Errorf("cpu: block %v: at most %d threads, 1024 x 1024 x 64: %w", b, info.MaxThreadsPerBlock, backend.ErrInvalidValue)
+	}
+	if g[0] > 1<<31-1 || g[1] > 65535 || g[2] > 65535 {
+		return fmt.Errorf("cpu: grid %v: at most 2^31-1 x 65535 x 65535: %w", g, backend.ErrInvalidValue)
+	}
+	if int64(cfg.SharedMem) > int64(info.MaxSharedPerBlock) {
+		return fmt.Errorf("cpu: %d bytes of shared memory: at most %d: %w", cfg.SharedMem, info.MaxSharedPerBlock, backend.ErrInvalidValue)
+	}
+	return nil
 }
