@@ -881,6 +881,9 @@ func toFloat[T Elem](v T) float64 {
 // kind of memory: device, unified or pinned), sharing b's memory and tracking; the array
 // is a view (Free b itself). b must hold at least the array's bytes.
 func ArrayOf[T Elem](b *Buffer, shape ...int) (*Array[T], error) {
+	if b == nil {
+		return nil, fmt.Errorf("gpu: ArrayOf a nil buffer: %w", ErrInvalidValue)
+	}
 	n, err := checkShape(shape)
 	if err != nil {
 		return nil, err

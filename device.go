@@ -188,6 +188,9 @@ func advance(c *atomic.Uint64, v uint64) {
 // NewDevice serves tests that need a fresh device (such as a new cpu.Device after a
 // fault) and other backends.
 func NewDevice(bd backend.Device) (*Device, error) {
+	if bd == nil {
+		return nil, fmt.Errorf("gpu: NewDevice(nil): %w", ErrInvalidValue)
+	}
 	d := &Device{be: bd, info: bd.Info(), streams: map[uint64]weak.Pointer[Stream]{}}
 	p := DefaultWaitPolicy
 	d.policy.Store(&p)

@@ -270,6 +270,8 @@ func TestNilInputs(t *testing.T) {
 	})
 	noPanic(t, "Access nil func", func() error { return b.Access(s, gpu.Read, nil) })
 	noPanic(t, "HostAccess nil func", func() error { return b.HostAccess(ctx, gpu.Read, nil) })
+	noPanic(t, "ArrayOf(nil)", func() error { _, err := gpu.ArrayOf[float32](nil, 2); return err })
+	noPanic(t, "NewDevice(nil)", func() error { _, err := gpu.NewDevice(nil); return err })
 	_ = k
 }
 
