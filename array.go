@@ -570,6 +570,12 @@ func (a *Array[T]) Slice(ranges ...Range) (*Array[T], error) {
 		shape[d] = count
 		strides[d] = a.strides[d] * step
 	}
+	if prod(shape) == 0 {
+		// An empty view has no element to point at: keep the parent's offset, which
+		// is within the buffer (a start along one axis is not when another axis, and
+		// so the buffer, is empty).
+		off = a.off
+	}
 	return a.derive(shape, strides, off), nil
 }
 
@@ -685,6 +691,9 @@ func Contiguous[T Elem](s *Stream, a *Array[T]) (*Array[T], error) {
 }
 
 func (a *Array[T]) hasZeroStride() bool {
+	if a.Size() == 0 {
+		return false // no element to write twice (row-major strides of (3, 0) are (0, 1))
+	}
 	for d, st := range a.strides {
 		if st == 0 && a.shape[d] > 1 {
 			return true
@@ -703,7 +712,8 @@ func Copy[T Elem](s *Stream, dst, src *Array[T]) error {
 		return fmt.Errorf("gpu: copy into a broadcast view: %w", ErrInvalidValue)
 	}
 	if dst.Size() == 0 {
-		return nil
+		_, err := broadcastStrides(src.shape, src.strides, dst.shape)
+		return err
 	}
 	if slices.Equal(dst.shape, src.shape) && dst.IsContiguous() && src.IsContiguous() {
 		db, err := dst.bytes()
@@ -887,6 +897,9 @@ func ArrayOf[T Elem](b *Buffer, shape ...int) (*Array[T], error) {
 	n, err := checkShape(shape)
 	if err != nil {
 		return nil, err
+	}
+	if n > math.MaxInt64/sizeOf[T]() {
+		return nil, fmt.Errorf("gpu: shape %v is too large: %w", shape, ErrInvalidValue)
 	}
 	if need := int64(n) * int64(sizeOf[T]()); need > b.size {
 		return nil, fmt.Errorf("gpu: an array of shape %v needs %d bytes, the buffer has %d: %w", shape, need, b.size, ErrInvalidValue)

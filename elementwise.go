@@ -332,9 +332,6 @@ func runPlanHdr(s *Stream, out header, p *evalPlan, vals []any) error {
 	d := s.dev
 	var err error
 	n := prod(out.shape)
-	if n == 0 {
-		return nil
-	}
 	var opBuf [4]evalOperand
 	ops := opBuf[:0]
 	type param struct {
@@ -380,6 +377,9 @@ func runPlanHdr(s *Stream, out header, p *evalPlan, vals []any) error {
 			params = append(params, param{t, bits})
 		}
 	}
+	if n == 0 {
+		return nil // after checking the operands: they must broadcast to an empty out too
+	}
 	simple = simple && outContig
 	// An operand that shares out's memory with another layout is copied first, as
 	// NumPy does, so that no element is overwritten before it is read.
@@ -387,7 +387,9 @@ func runPlanHdr(s *Stream, out header, p *evalPlan, vals []any) error {
 		if op.index || op.h.buf.a != out.buf.a {
 			continue
 		}
-		if op.h.off != out.off || !slices.Equal(op.st, out.strides) {
+		// (The same layout means the same elements: same element size too, else an
+		// int64 out over an int32 operand's memory overwrites elements not yet read.)
+		if op.h.off != out.off || op.h.dt.Size() != out.dt.Size() || !slices.Equal(op.st, out.strides) {
 			tmp, err := copyOfVal(s, ops[i].h)
 			if err != nil {
 				return err

@@ -188,6 +188,9 @@ func newRand[T Elem](s *Stream, g *Generator, sp random.Spec, shape []int) (*Arr
 	if err := sp.Validate(); err != nil {
 		return nil, fmt.Errorf("gpu: %v: %w", err, ErrInvalidValue)
 	}
+	if g == nil {
+		return nil, fmt.Errorf("gpu: random numbers from a nil Generator: %w", ErrInvalidValue)
+	}
 	a, err := Empty[T](s, shape...)
 	if err != nil {
 		return nil, err

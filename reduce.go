@@ -858,6 +858,9 @@ func mapReduceJob[R Elem](s *Stream, src string, vars Vars, op Op, opts []Reduce
 	if err != nil {
 		return nil, nil, err
 	}
+	if _, err := checkShape(shape); err != nil {
+		return nil, nil, err // an element count that wraps would reduce the wrong number of values
+	}
 	for i := range ops {
 		if ops[i].st, err = broadcastStrides(ops[i].h.shape, ops[i].h.strides, shape); err != nil {
 			return nil, nil, err

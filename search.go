@@ -76,7 +76,9 @@ func Argwhere[T Elem](ctx context.Context, s *Stream, a *Array[T]) (*Array[int64
 	nd := len(a.shape)
 	n := flat.Size()
 	if nd == 1 {
-		return flat.Reshape(n, 1)
+		// The result owns flat's buffer (a view could not be freed: its parent is
+		// not the caller's).
+		return &Array[int64]{buf: flat.buf, dt: dtype.Int64, shape: []int{n, 1}, strides: []int{1, 1}}, nil
 	}
 	if nd == 0 || n == 0 {
 		flat.Free()
