@@ -724,7 +724,11 @@ func Copy[T Elem](s *Stream, dst, src *Array[T]) error {
 		if err != nil {
 			return err
 		}
-		return s.CopyDtoD(db, sb)
+		// Overlapping ranges (a[1:] from a[:-1]) go through the elementwise copy, which
+		// reads an operand sharing out's memory from a copy first.
+		if !db.overlaps(sb) {
+			return s.CopyDtoD(db, sb)
+		}
 	}
 	return evalInto(s, dst.header(), "x", Vars{"x": src})
 }

@@ -870,3 +870,44 @@ func TestBadShapesAndBounds(t *testing.T) {
 		}
 	})
 }
+
+// TestCopyOverlapping: Copy between overlapping views of one array gives NumPy's result
+// (a[1:] = a[:-1] shifts by one), and CopyDtoD between overlapping buffers is refused
+// (the driver's result would be undefined).
+func TestCopyOverlapping(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		for _, n := range []int{33, 1<<20 + 3} {
+			xs := randF32(n)
+			a := mustArr[float32](t)(gpu.FromSlice(s, xs))
+			dst := mustArr[float32](t)(a.Slice(gpu.R(1, gpu.End)))
+			src := mustArr[float32](t)(a.Slice(gpu.R(0, n-1)))
+			if err := gpu.Copy(s, dst, src); err != nil {
+				t.Fatal(err)
+			}
+			got := toSlice(t, a)
+			if got[0] != xs[0] {
+				t.Fatalf("n=%d: element 0 = %v, want %v", n, got[0], xs[0])
+			}
+			for i := 1; i < n; i++ {
+				if got[i] != xs[i-1] {
+					t.Fatalf("n=%d: element %d = %v, want %v", n, i, got[i], xs[i-1])
+				}
+			}
+			a.Free()
+		}
+		b, err := s.Alloc(64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Free()
+		lo, _ := b.Slice(0, 32)
+		hi, _ := b.Slice(16, 32)
+		if err := s.CopyDtoD(hi, lo); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("CopyDtoD between overlapping buffers = %v, want ErrInvalidValue", err)
+		}
+		other, _ := b.Slice(32, 32)
+		if err := s.CopyDtoD(other, lo); err != nil {
+			t.Errorf("CopyDtoD between adjacent buffers: %v", err)
+		}
+	})
+}

@@ -469,7 +469,9 @@ func (s *Stream) copyDtoH(dst []byte, src *Buffer) (uint64, *runtime.Pinner, err
 }
 
 // CopyDtoD enqueues a copy of src into dst, two buffers of the same size, possibly on
-// different devices (a peer copy: CUDA Driver API: cuMemcpyPeerAsync).
+// different devices (a peer copy: CUDA Driver API: cuMemcpyPeerAsync). Overlapping
+// buffers (views of one allocation sharing bytes) are an error, ErrInvalidValue: the
+// driver's copies leave the result of an overlapping copy undefined.
 func (s *Stream) CopyDtoD(dst, src *Buffer) error {
 	_, err := s.copyDtoD(dst, src)
 	return err
@@ -482,9 +484,17 @@ func (s *Stream) copyDtoD(dst, src *Buffer) (uint64, error) {
 	if dst.size != src.size {
 		return 0, fmt.Errorf("gpu: copying a %d-byte buffer into a %d-byte one: %w", src.size, dst.size, ErrInvalidValue)
 	}
+	if dst.overlaps(src) {
+		return 0, fmt.Errorf("gpu: copying between overlapping buffers (bytes %d and %d of one allocation, %d long): %w", src.off, dst.off, src.size, ErrInvalidValue)
+	}
 	return s.trackedScope([]use{{dst.a, Write}, {src.a, Read}}, func() error {
 		return s.be.Copy(dst.a.mem, dst.off, src.a.mem, src.off, src.size)
 	}, false)
+}
+
+// overlaps reports whether b and c share bytes of one allocation.
+func (b *Buffer) overlaps(c *Buffer) bool {
+	return b.a == c.a && b.size > 0 && c.size > 0 && b.off < c.off+c.size && c.off < b.off+b.size
 }
 
 // Memset enqueues setting every byte of dst to value (CUDA Driver API: cuMemsetD8Async).
