@@ -19,8 +19,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -381,6 +383,50 @@ func testDeviceSynchronize(t *testing.T, k *K) {
 	if err := k.D.Synchronize(ctx); !errors.Is(err, context.Canceled) {
 		t.Errorf("Device.Synchronize with a cancelled context = %v", err)
 	}
+	want := U32s(t, src)
+	// A stream closed with work pending: Device.Synchronize still waits for that work,
+	// in every mode (cuCtxSynchronize does; the parked and spinning waits must too).
+	for _, mode := range []gpu.WaitMode{gpu.WaitAuto, gpu.WaitSpin, gpu.WaitBlock} {
+		s, err := k.D.NewStream()
+		must(t, err)
+		out := alloc(t, k.D, 4*n)
+		start := time.Now() // the kernel ends 100 ms after this at the earliest
+		must(t, k.SpinCopyU32(s, out, src, 100*time.Millisecond, nil))
+		must(t, s.Close())
+		must(t, k.D.Synchronize(context.Background(), gpu.WaitPolicy{Mode: mode}))
+		if el := time.Since(start); el < 100*time.Millisecond {
+			t.Errorf("mode %v: Device.Synchronize returned %v after the launch of a closed stream's 100 ms kernel", mode, el)
+		}
+		if got := U32s(t, out); !slices.Equal(got, want) {
+			t.Errorf("mode %v: the closed stream's copy is not complete after Device.Synchronize", mode)
+		}
+		out.Free()
+	}
+	// With more goroutines already querying than maxActiveWaits, a device wait parks at
+	// once, without querying first: it must still wait for every stream.
+	long := stream(t, k.D)
+	must(t, k.SpinFor(long, 300*time.Millisecond))
+	var wg sync.WaitGroup
+	for range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			long.Synchronize(context.Background(), gpu.WaitPolicy{Mode: gpu.WaitSpin})
+		}()
+	}
+	time.Sleep(20 * time.Millisecond)
+	s := stream(t, k.D)
+	out := alloc(t, k.D, 4*n)
+	start := time.Now()
+	must(t, k.SpinCopyU32(s, out, src, 100*time.Millisecond, nil))
+	must(t, k.D.Synchronize(context.Background()))
+	if el := time.Since(start); el < 100*time.Millisecond {
+		t.Errorf("Device.Synchronize with busy waiters returned %v after the launch of a 100 ms kernel", el)
+	}
+	if done, err := s.Query(); !done || err != nil {
+		t.Errorf("after Device.Synchronize with busy waiters: Query = %v, %v", done, err)
+	}
+	wg.Wait()
 }
 
 func testManyGoroutines(t *testing.T, k *K) {
