@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"reflect"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -209,35 +210,49 @@ func Full[T Elem](s *Stream, v T, shape ...int) (*Array[T], error) {
 }
 
 // fromFloat converts a float64 to T as a Go conversion would (bool: f != 0). T may be a
-// named type (type Celsius float32): the conversion goes by T's element type.
+// named type (type Celsius float32): the conversion goes by its kind, as dtype.Of does.
 func fromFloat[T Elem](f float64) T {
 	var v T
-	p := unsafe.Pointer(&v)
-	switch dtype.Of[T]() {
-	case dtype.Bool:
-		*(*bool)(p) = f != 0
-	case dtype.Int8:
-		*(*int8)(p) = int8(f)
-	case dtype.Int16:
-		*(*int16)(p) = int16(f)
-	case dtype.Int32:
-		*(*int32)(p) = int32(f)
-	case dtype.Int64:
-		*(*int64)(p) = int64(f)
-	case dtype.Uint8:
-		*(*uint8)(p) = uint8(f)
-	case dtype.Uint16:
-		*(*uint16)(p) = uint16(f)
-	case dtype.Uint32:
-		*(*uint32)(p) = uint32(f)
-	case dtype.Uint64:
-		*(*uint64)(p) = uint64(f)
-	case dtype.Float32:
-		*(*float32)(p) = float32(f)
-	case dtype.Float64:
-		*(*float64)(p) = f
+	rv := reflect.ValueOf(&v).Elem()
+	switch rv.Kind() {
+	case reflect.Bool:
+		rv.SetBool(f != 0)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		rv.SetInt(int64(f))
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		rv.SetUint(uint64(f))
+	default:
+		rv.SetFloat(f)
 	}
 	return v
+}
+
+// toFloat returns v as a float64 (bool: 0 or 1).
+func toFloat[T Elem](v T) float64 {
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Bool:
+		if rv.Bool() {
+			return 1
+		}
+		return 0
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return float64(rv.Int())
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return float64(rv.Uint())
+	}
+	return rv.Float()
+}
+
+// intBits returns an integer element's value as an int64: sign-extended for signed
+// types, the uint64 bits for unsigned ones.
+func intBits[T Elem](v T) int64 {
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return int64(rv.Uint())
+	}
+	return rv.Int()
 }
 
 // bitsOf returns the element's bits, zero-extended.
@@ -811,31 +826,6 @@ func arangeInt[T Elem](s *Stream, start, stop, step T, unsigned bool) (*Array[T]
 	return a, nil
 }
 
-// intBits returns an integer element's value as an int64: sign-extended for signed
-// types, zero-extended (and read as uint64 bits) for unsigned ones.
-func intBits[T Elem](v T) int64 {
-	p := unsafe.Pointer(&v)
-	switch dtype.Of[T]() {
-	case dtype.Int8:
-		return int64(*(*int8)(p))
-	case dtype.Int16:
-		return int64(*(*int16)(p))
-	case dtype.Int32:
-		return int64(*(*int32)(p))
-	case dtype.Int64:
-		return *(*int64)(p)
-	case dtype.Uint8:
-		return int64(*(*uint8)(p))
-	case dtype.Uint16:
-		return int64(*(*uint16)(p))
-	case dtype.Uint32:
-		return int64(*(*uint32)(p))
-	case dtype.Uint64:
-		return int64(*(*uint64)(p))
-	}
-	return 0
-}
-
 // Linspace returns num evenly spaced values from start to stop inclusive
 // (numpy.linspace with endpoint=True), computed in float64.
 func Linspace[T Float](s *Stream, start, stop T, num int) (*Array[T], error) {
@@ -857,38 +847,6 @@ func Linspace[T Float](s *Stream, start, stop T, num int) (*Array[T], error) {
 		return nil, err
 	}
 	return a, nil
-}
-
-func toFloat[T Elem](v T) float64 {
-	p := unsafe.Pointer(&v)
-	switch dtype.Of[T]() {
-	case dtype.Bool:
-		if *(*bool)(p) {
-			return 1
-		}
-		return 0
-	case dtype.Int8:
-		return float64(*(*int8)(p))
-	case dtype.Int16:
-		return float64(*(*int16)(p))
-	case dtype.Int32:
-		return float64(*(*int32)(p))
-	case dtype.Int64:
-		return float64(*(*int64)(p))
-	case dtype.Uint8:
-		return float64(*(*uint8)(p))
-	case dtype.Uint16:
-		return float64(*(*uint16)(p))
-	case dtype.Uint32:
-		return float64(*(*uint32)(p))
-	case dtype.Uint64:
-		return float64(*(*uint64)(p))
-	case dtype.Float32:
-		return float64(*(*float32)(p))
-	case dtype.Float64:
-		return *(*float64)(p)
-	}
-	return math.NaN()
 }
 
 // ArrayOf returns a contiguous array of the given shape over the start of buffer b (any

@@ -342,7 +342,10 @@ func (b *Buffer) HostAccess(ctx context.Context, mode AccessMode, f func(host []
 			return err
 		}
 		if len(evs) > 0 {
-			err = a.dev.wait(ctx, eventsWait{evs}, *a.dev.policy.Load())
+			var pol WaitPolicy
+			if pol, err = a.dev.pickPolicy(nil); err == nil {
+				err = a.dev.wait(ctx, eventsWait{evs}, pol)
+			}
 			releaseAll(evs)
 			if err != nil {
 				return err
@@ -566,8 +569,12 @@ func (w *opWait) park() ([]*pev, error) {
 
 // waitOp waits for operation seq on s under ctx.
 func (s *Stream) waitOp(ctx context.Context, seq uint64) error {
+	pol, err := s.dev.pickPolicy(nil)
+	if err != nil {
+		return err
+	}
 	w := &opWait{s: s, seq: seq}
-	err := s.dev.wait(ctx, w, *s.dev.policy.Load())
+	err = s.dev.wait(ctx, w, pol)
 	w.ev.release()
 	return err
 }

@@ -103,13 +103,16 @@ func (r randSpec) CPU() (func(*cpu.Launch) error, error) {
 	}, nil
 }
 
+// errNilGenerator is the error of random numbers asked of a nil *Generator.
+var errNilGenerator = fmt.Errorf("gpu: random numbers from a nil Generator: %w", ErrInvalidValue)
+
 // randFill fills a with numbers of sp from g, on s.
 func randFill[T Elem](s *Stream, g *Generator, a *Array[T], sp random.Spec) error {
 	if err := nonNil(a); err != nil {
 		return err
 	}
 	if g == nil {
-		return fmt.Errorf("gpu: random numbers from a nil Generator: %w", ErrInvalidValue)
+		return errNilGenerator
 	}
 	if err := sp.Validate(); err != nil {
 		return fmt.Errorf("gpu: %v: %w", err, ErrInvalidValue)
@@ -189,7 +192,7 @@ func newRand[T Elem](s *Stream, g *Generator, sp random.Spec, shape []int) (*Arr
 		return nil, fmt.Errorf("gpu: %v: %w", err, ErrInvalidValue)
 	}
 	if g == nil {
-		return nil, fmt.Errorf("gpu: random numbers from a nil Generator: %w", ErrInvalidValue)
+		return nil, errNilGenerator
 	}
 	a, err := Empty[T](s, shape...)
 	if err != nil {

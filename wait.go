@@ -106,13 +106,10 @@ type waitable interface {
 // contend inside the driver, and calls that stall make the Go runtime start threads.
 const maxActiveWaits = 4
 
-// wait runs the policy's wait for w.
+// wait runs the policy's wait for w; p comes from pickPolicy, which checks its mode.
 func (d *Device) wait(ctx context.Context, w waitable, p WaitPolicy) error {
 	if err := ctx.Err(); err != nil {
 		return err
-	}
-	if p.Mode > WaitBlock { // a device policy set with an unknown mode (pickPolicy checks the others)
-		return fmt.Errorf("gpu: wait mode %d: %w", p.Mode, ErrInvalidValue)
 	}
 	err := d.waitInner(ctx, w, p)
 	if err != nil && errors.Is(err, ErrLaunchFailed) {
