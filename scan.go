@@ -453,6 +453,25 @@ func scanCollapseStride(shape, st []int) (int, bool) {
 // instead of two), which took gpubench's 1-D CumSum of 2^28 int64 from 1.91 ms to 1.40
 // ms (72.5% of the device copy; 2^28 float32 in the same run: 726 us, 69.9%).
 //
+// Two more designs were built, passed the simulator, CUDA, memcheck and racecheck, and
+// were measured slower, so they were not kept (H200, 2026-11-30 session 4,
+// BenchmarkCumSumTuned, 1-D CumSum of 2^28 float32 / 2^27 int64, us; the default in the
+// same runs 738 / 731 and 738 / 719, the device copy 517):
+//
+//   - warp tiles: each warp a tile of 32*Items elements with its own look-back and no
+//     block barrier after the tile number: 935-1089 / 1016-1398 with windows of 32,
+//     3600-3850 / 6960-7110 with the wide look-back (Lookback 4 or 8);
+//   - persistent blocks: a grid of the resident blocks, each looping over tiles from
+//     the counter and issuing the next tile's loads before the look-back and stores of
+//     the current one: 894 / 892 at 3 blocks an SM (78 registers), 1027 / 832 at 4,
+//     1412 / 1322 at 5 (spills); 1110-1889 / 1050-2981 with 16 float32 a thread.
+//
+// Both multiply the tiles in flight (8 times, or a current and a next tile a block)
+// and got slower as they had more: the look-back, not the bytes in flight, bounds the
+// kernel. With R tiles started per microsecond and a status round trip of RT
+// microseconds, a tile's look-back crosses about R*RT/32 windows of 32 before it meets
+// an inclusive prefix, and smaller tiles raise R.
+//
 // Environment variables select them at start-up:
 //
 //	GPU_SCAN_VARIANT=v1|v2|v4   v4: v2 with Stage
