@@ -466,11 +466,11 @@ func scanCollapseStride(shape, st []int) (int, bool) {
 //     the current one: 894 / 892 at 3 blocks an SM (78 registers), 1027 / 832 at 4,
 //     1412 / 1322 at 5 (spills); 1110-1889 / 1050-2981 with 16 float32 a thread.
 //
-// Both multiply the tiles in flight (8 times, or a current and a next tile a block)
-// and got slower as they had more: the look-back, not the bytes in flight, bounds the
-// kernel. With R tiles started per microsecond and a status round trip of RT
-// microseconds, a tile's look-back crosses about R*RT/32 windows of 32 before it meets
-// an inclusive prefix, and smaller tiles raise R.
+// Both put more tiles in flight (8 times as many, or a current and a next tile a
+// block) and got slower the more they had, which suggests that the look-back rather
+// than the bytes in flight bounds the kernel: with R tiles started per microsecond and
+// a status round trip of RT microseconds, a tile's look-back crosses about R*RT/32
+// windows of 32 before it meets an inclusive prefix, and smaller tiles raise R.
 //
 // Environment variables select them at start-up:
 //
