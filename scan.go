@@ -453,10 +453,10 @@ func scanCollapseStride(shape, st []int) (int, bool) {
 // instead of two), which took gpubench's 1-D CumSum of 2^28 int64 from 1.91 ms to 1.40
 // ms (72.5% of the device copy; 2^28 float32 in the same run: 726 us, 69.9%).
 //
-// Two more designs were built, passed the simulator, CUDA, memcheck and racecheck, and
-// were measured slower, so they were not kept (H200, 2026-11-30 session 4,
+// Three more designs were built, passed the simulator, CUDA, memcheck and racecheck,
+// and were measured slower, so they were not kept (H200, 2026-11-30 session 4,
 // BenchmarkCumSumTuned, 1-D CumSum of 2^28 float32 / 2^27 int64, us; the default in the
-// same runs 738 / 731 and 738 / 719, the device copy 517):
+// same runs 737-738 / 715-731, the device copy 514-517):
 //
 //   - warp tiles: each warp a tile of 32*Items elements with its own look-back and no
 //     block barrier after the tile number: 935-1089 / 1016-1398 with windows of 32,
@@ -464,13 +464,15 @@ func scanCollapseStride(shape, st []int) (int, bool) {
 //   - persistent blocks: a grid of the resident blocks, each looping over tiles from
 //     the counter and issuing the next tile's loads before the look-back and stores of
 //     the current one: 894 / 892 at 3 blocks an SM (78 registers), 1027 / 832 at 4,
-//     1412 / 1322 at 5 (spills); 1110-1889 / 1050-2981 with 16 float32 a thread.
+//     1412 / 1322 at 5 (spills); 1110-1889 / 1050-2981 with 16 float32 a thread;
+//   - blocks of 512 or 1024 threads (tiles of 16384 or 32768 float32, the staging area
+//     in dynamic shared memory): 777-971 / 753-1028 with 512, 909-919 / 998-1011 with
+//     1024; 780-804 / 773-906 with 16 float32 a thread.
 //
-// Both put more tiles in flight (8 times as many, or a current and a next tile a
-// block) and got slower the more they had, which suggests that the look-back rather
-// than the bytes in flight bounds the kernel: with R tiles started per microsecond and
-// a status round trip of RT microseconds, a tile's look-back crosses about R*RT/32
-// windows of 32 before it meets an inclusive prefix, and smaller tiles raise R.
+// So neither more tiles in flight nor fewer, larger tiles helped. The same kernel scans
+// 16384 rows of 16384 float32 (two tiles a row, so each look-back ends at the row's
+// first tile) at 81.6% of the copy bandwidth against 70.5% for the 1-D scan of as many
+// elements in the same run: what the 1-D scan loses is in its chain of look-backs.
 //
 // Environment variables select them at start-up:
 //
