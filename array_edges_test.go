@@ -255,3 +255,44 @@ func TestMapReduceBroadcastOverflow(t *testing.T) {
 		}
 	}
 }
+
+// An operation on one device's stream with an array of another device of the same
+// backend launches a kernel that addresses the other device's memory: refused until
+// the stream's device has enabled peer access (on CUDA the kernel would fault, and the
+// fault is sticky), then right. Reductions, scans and searches take the same launch
+// path.
+func TestOperandOfAnotherDevice(t *testing.T) {
+	s0, s1 := edgeStream(t), edgeStream(t)
+	a := []float32{1, 2, 3, 4, 5}
+	b := []float32{0.5, -1, 7, 2, 3}
+	x0, err := gpu.FromSlice(s0, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x1, err := gpu.FromSlice(s1, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := gpu.Add(s0, x0, x1); !errors.Is(err, gpu.ErrInvalidValue) {
+		t.Fatalf("Add of an array of another device without peer access: %v, %v; want ErrInvalidValue", r, err)
+	}
+	if r, err := gpu.Sum[float32](s0, x1); !errors.Is(err, gpu.ErrInvalidValue) {
+		t.Fatalf("Sum of an array of another device without peer access: %v, %v; want ErrInvalidValue", r, err)
+	}
+	if err := s0.Device().EnablePeerAccess(s1.Device()); err != nil {
+		t.Fatal(err)
+	}
+	r, err := gpu.Add(s0, x0, x1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.ToSlice(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range a {
+		if got[i] != a[i]+b[i] {
+			t.Fatalf("element %d = %v, want %v", i, got[i], a[i]+b[i])
+		}
+	}
+}

@@ -156,6 +156,9 @@ type Device struct {
 	// enqueued that pend doesn't count.
 	external atomic.Bool
 	fault    atomic.Pointer[error] // the first fault a wait saw
+	// peers holds the devices whose memory d's kernels may address (EnablePeerAccess
+	// succeeded): *Device -> struct{}.
+	peers sync.Map
 
 	cache blockCache
 	kc    kernelCache

@@ -234,7 +234,8 @@ type ByValueArg []byte
 // buffer's first byte or the array's element 0, ordered across streams automatically:
 // see Buffer), DevicePtr (an untracked pointer), and ByValue(struct).
 // Errors: a zero or negative dimension, an argument of another type, a freed buffer, a
-// closed stream; launch errors from the backend.
+// closed stream, device memory of another device whose memory s's device has not been
+// allowed to address (Device.EnablePeerAccess); launch errors from the backend.
 func (s *Stream) Launch(fn *Function, cfg LaunchConfig, args ...any) error {
 	if fn == nil {
 		return fmt.Errorf("gpu: launch of a nil function: %w", ErrInvalidValue)
@@ -298,6 +299,9 @@ func (s *Stream) Launch(fn *Function, cfg LaunchConfig, args ...any) error {
 
 // launchTracked enqueues a launch whose buffer arguments are uses.
 func (s *Stream) launchTracked(fn *Function, bc backend.LaunchConfig, bargs []backend.Arg, uses []use) error {
+	if err := s.checkPeers(fn, uses); err != nil {
+		return err
+	}
 	var small [4]*allocation
 	t, err := s.trackBegin(uses, small[:0])
 	if err != nil {

@@ -9,8 +9,10 @@ import "fmt"
 // Driver API: cuMemcpyPeerAsync), and the tracking orders a buffer of one device used
 // on another device's stream like any other use (cross-device event waits). Peer access
 // matters for two things: a kernel on one device that reads or writes a buffer of
-// another (that faults without it), and the speed of peer copies (with it, they go
-// directly over NVLink or PCIe; without it, the driver stages them through host memory).
+// another (Stream.Launch and the array operations refuse it unless the kernel's device
+// has enabled access to the buffer's: on CUDA the kernel would fault), and the speed of
+// peer copies (with it, they go directly over NVLink or PCIe; without it, the driver
+// stages them through host memory).
 
 // CanAccessPeer reports whether kernels running on d can address memory of peer once
 // EnablePeerAccess(peer) has been called on d (CUDA Driver API: cuDeviceCanAccessPeer).
@@ -36,7 +38,7 @@ func (d *Device) CanAccessPeer(peer *Device) (bool, error) {
 // not an error. It returns an error wrapping ErrInvalidValue for a device of another
 // backend, and the driver's error where the devices cannot access each other (check
 // CanAccessPeer first). Access stays enabled for the life of the process. On the CPU
-// backend it does nothing.
+// backend it only records the access, which launches check as on CUDA.
 //
 // The access covers every buffer of peer, those of its stream-ordered pool included (on
 // CUDA that takes cuMemPoolSetAccess on peer's pool besides cuCtxEnablePeerAccess,
@@ -54,6 +56,23 @@ func (d *Device) EnablePeerAccess(peer *Device) error {
 	}
 	if err := d.be.EnablePeerAccess(peer.be); err != nil {
 		return fmt.Errorf("gpu: enabling peer access from %v to %v: %w", d, peer, err)
+	}
+	d.peers.Store(peer, struct{}{})
+	return nil
+}
+
+// checkPeers returns an error if a kernel on s would address device memory of another
+// device without d.EnablePeerAccess(that device): on CUDA that kernel would fault, and
+// the fault is sticky (the device's context is lost). The CPU backend keeps the same
+// rule, so that code tested there does not fault on a GPU.
+func (s *Stream) checkPeers(fn *Function, uses []use) error {
+	for _, u := range uses {
+		if o := u.a.dev; o != s.dev && u.a.kind == DeviceMem {
+			if _, ok := s.dev.peers.Load(o); !ok {
+				return fmt.Errorf("gpu: launch of %s on %v with a buffer of %v: peer access from %v to %v is not enabled (Device.EnablePeerAccess): %w",
+					fn.Name(), s, o, s.dev, o, ErrInvalidValue)
+			}
+		}
 	}
 	return nil
 }

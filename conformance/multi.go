@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -22,6 +23,8 @@ func RunMulti(t *testing.T, d0, d1 *gpu.Device) {
 		t.Fatal("RunMulti needs two distinct devices")
 	}
 	k0, k1 := Kernels(t, d0), Kernels(t, d1)
+	// First: PeerAccess enables access both ways, for the rest of the process.
+	t.Run("KernelNeedsPeerAccess", func(t *testing.T) { testKernelNeedsPeerAccess(t, k0, k1) })
 	t.Run("PeerAccess", func(t *testing.T) { testPeerAccess(t, d0, d1) })
 	t.Run("PeerCopyRoundTrip", func(t *testing.T) { testPeerCopyRoundTrip(t, k0, k1) })
 	t.Run("WriteThenPeerRead", func(t *testing.T) { testWriteThenPeerRead(t, k0, k1) })
@@ -156,6 +159,29 @@ func testPeerReadThenWrite(t *testing.T, k0, k1 *K) {
 		want[i] = 0xA5A5A5A5
 	}
 	equalU32(t, "the overwrite", U32s(t, x), want)
+}
+
+// testKernelNeedsPeerAccess launches a kernel on d0 with a buffer of d1, before any
+// test enables access from d0 to d1: the launch fails with ErrInvalidValue (on CUDA the kernel
+// would fault), enqueues nothing, and the stream goes on working.
+func testKernelNeedsPeerAccess(t *testing.T, k0, k1 *K) {
+	s0 := stream(t, k0.D)
+	const n = 1 << 10
+	vals := Random(n)
+	src := Upload(t, k1.D, vals) // on d1
+	defer src.Free()
+	dst := alloc(t, k0.D, 4*n)
+	err := k0.AddU32(s0, dst, src, 1)
+	if !errors.Is(err, gpu.ErrInvalidValue) {
+		t.Fatalf("a kernel on %v with a buffer of %v, without peer access: %v, want ErrInvalidValue", k0.D, k1.D, err)
+	}
+	own := Upload(t, k0.D, vals)
+	defer own.Free()
+	must(t, k0.AddU32(s0, dst, own, 1))
+	for i := range vals {
+		vals[i]++
+	}
+	equalU32(t, "the stream after the refused launch", U32s(t, dst), vals)
 }
 
 // testPeerKernel launches a kernel on d1 that reads a d0 buffer written by a slow kernel
