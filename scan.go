@@ -469,10 +469,15 @@ func scanCollapseStride(shape, st []int) (int, bool) {
 //     in dynamic shared memory): 777-971 / 753-1028 with 512, 909-919 / 998-1011 with
 //     1024; 780-804 / 773-906 with 16 float32 a thread.
 //
-// So neither more tiles in flight nor fewer, larger tiles helped. The same kernel scans
-// 16384 rows of 16384 float32 (two tiles a row, so each look-back ends at the row's
-// first tile) at 81.6% of the copy bandwidth against 70.5% for the 1-D scan of as many
-// elements in the same run: what the 1-D scan loses is in its chain of look-backs.
+// So neither more tiles in flight nor fewer, larger tiles helped. Nor is the length of
+// the chain of look-backs the cost: BenchmarkCumSumRows (same session) scans 2^28
+// float32 as k rows, k chains each k times shorter and started k times less often, in
+// 727, 727, 728, 728, 729 and 720 us for k = 1, 2, 4, 8, 32 and 128; only where a
+// row's look-backs reach its first tile, which publishes its inclusive prefix at once,
+// does it get faster: 673 us at 1024 rows (32 tiles a row), 640 at 16384 (2 tiles),
+// against a copy of 513. A tile's prefix needs every earlier tile's aggregate, so one
+// late tile (loads still in flight) holds up the look-backs of all the tiles after it
+// in its row; rows bound how far that reaches.
 //
 // Environment variables select them at start-up:
 //

@@ -319,3 +319,33 @@ func scBenchResult[T gpu.Elem](b *testing.B, s *gpu.Stream, x *gpu.Array[T]) []T
 	}
 	return h
 }
+
+// BenchmarkCumSumRows scans 2^28 float32 as k rows of 2^28/k along the rows (k
+// independent chains of look-backs, each 1/k as long, started k times less often), for
+// k from 1 (the 1-D scan) to 16384 (two tiles a row, so every look-back ends at once):
+// where the 1-D scan loses against the rows tells what the chain of look-backs costs.
+//
+//	go test -run '^$' -bench 'CumSumRows' -benchtime 1s .
+func BenchmarkCumSumRows(b *testing.B) {
+	d := scBenchDev(b)
+	s := d.DefaultStream()
+	n := 1 << 28
+	if !scBenchLarge(d) {
+		n = 1 << 20
+	}
+	x, err := gpu.Rand[float32](s, gpu.NewGenerator(1), n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer x.Free()
+	b.Run("copy", func(b *testing.B) { scCopyBench[float32](b, s, n) })
+	for _, k := range []int{1, 2, 4, 8, 32, 128, 1024, 16384} {
+		b.Run(fmt.Sprintf("rows=%d", k), func(b *testing.B) {
+			v, err := x.Reshape(k, n/k)
+			if err != nil {
+				b.Fatal(err)
+			}
+			scRun(b, s, int64(8*n), func() (interface{ Free() error }, error) { return gpu.CumSum[float32](s, v, 1) })
+		})
+	}
+}
