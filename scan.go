@@ -453,7 +453,7 @@ func scanCollapseStride(shape, st []int) (int, bool) {
 // instead of two), which took gpubench's 1-D CumSum of 2^28 int64 from 1.91 ms to 1.40
 // ms (72.5% of the device copy; 2^28 float32 in the same run: 726 us, 69.9%).
 //
-// Three more designs were built, passed the simulator, CUDA, memcheck and racecheck,
+// Four more designs were built, passed the simulator, CUDA, memcheck and racecheck,
 // and were measured slower, so they were not kept (H200, 2026-11-30 session 4,
 // BenchmarkCumSumTuned, 1-D CumSum of 2^28 float32 / 2^27 int64, us; the default in the
 // same runs 737-738 / 715-731, the device copy 514-517):
@@ -467,9 +467,15 @@ func scanCollapseStride(shape, st []int) (int, bool) {
 //     1412 / 1322 at 5 (spills); 1110-1889 / 1050-2981 with 16 float32 a thread;
 //   - blocks of 512 or 1024 threads (tiles of 16384 or 32768 float32, the staging area
 //     in dynamic shared memory): 777-971 / 753-1028 with 512, 909-919 / 998-1011 with
-//     1024; 780-804 / 773-906 with 16 float32 a thread.
+//     1024; 780-804 / 773-906 with 16 float32 a thread;
+//   - two passes in persistent blocks: each block reads a new tile and publishes its
+//     aggregate at once, then looks back for the tile it took before and reads that
+//     again (from L2) to scan and store it, so that no aggregate waits for another
+//     tile: 931-946 / 930-957, and 759-806 / 790-878 with 16 float32 a thread (the
+//     default 740 / 732 in that run); 16384 rows of 16384 float32 910 us against 632.
 //
-// So neither more tiles in flight nor fewer, larger tiles helped. Nor is the length of
+// So neither more tiles in flight nor fewer, larger tiles helped, nor aggregates
+// published without waiting. Nor is the length of
 // the chain of look-backs the cost: BenchmarkCumSumRows (same session) scans 2^28
 // float32 as k rows, k chains each k times shorter and started k times less often, in
 // 727, 727, 728, 728, 729 and 720 us for k = 1, 2, 4, 8, 32 and 128; only where a
