@@ -271,6 +271,9 @@ func boolToU64(b bool) uint64 {
 
 // Fill sets every element of a (any view, broadcast views excepted) to v.
 func Fill[T Elem](s *Stream, a *Array[T], v T) error {
+	if err := nilStream(s); err != nil {
+		return err
+	}
 	if err := nonNil(a); err != nil {
 		return err
 	}
@@ -347,6 +350,9 @@ func (a *Array[T]) ToSlice(ctx context.Context) ([]T, error) {
 // CopyToHost copies the array into dst (len(dst) == Size()) and returns once it is there.
 // If ctx ends first, see Buffer.CopyToHost.
 func (a *Array[T]) CopyToHost(ctx context.Context, dst []T) error {
+	if err := nilContext(ctx); err != nil {
+		return err
+	}
 	if len(dst) != a.Size() {
 		return fmt.Errorf("gpu: copying %d elements into %d: %w", a.Size(), len(dst), ErrInvalidValue)
 	}
@@ -371,6 +377,9 @@ func (a *Array[T]) CopyToHost(ctx context.Context, dst []T) error {
 // CopyFromHost copies src (len(src) == Size(), row-major) into the array, which must be
 // contiguous, and returns once it is there.
 func (a *Array[T]) CopyFromHost(ctx context.Context, src []T) error {
+	if err := nilContext(ctx); err != nil {
+		return err
+	}
 	if len(src) != a.Size() {
 		return fmt.Errorf("gpu: copying %d elements into %d: %w", len(src), a.Size(), ErrInvalidValue)
 	}
@@ -688,6 +697,9 @@ func BroadcastShapes(shapes ...[]int) ([]int, error) {
 // Contiguous returns a contiguous array with a's elements: a itself if it already is
 // contiguous (numpy.ascontiguousarray), else a new copy made on s.
 func Contiguous[T Elem](s *Stream, a *Array[T]) (*Array[T], error) {
+	if err := nilStream(s); err != nil {
+		return nil, err
+	}
 	if err := nonNil(a); err != nil {
 		return nil, err
 	}
@@ -720,6 +732,9 @@ func (a *Array[T]) hasZeroStride() bool {
 // Copy copies src into dst on s: src broadcasts to dst's shape (numpy.copyto). Both may
 // be views; contiguous arrays of the same shape copy with the driver's memcpy.
 func Copy[T Elem](s *Stream, dst, src *Array[T]) error {
+	if err := nilStream(s); err != nil {
+		return err
+	}
 	if err := nonNil(dst, src); err != nil {
 		return err
 	}

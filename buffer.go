@@ -316,6 +316,9 @@ func (b *Buffer) Access(s *Stream, mode AccessMode, f func(p DevicePtr) error) e
 // operations on the buffer wait until f returns; f must not use the buffer through this
 // package.
 func (b *Buffer) HostAccess(ctx context.Context, mode AccessMode, f func(host []byte) error) error {
+	if err := nilContext(ctx); err != nil {
+		return err
+	}
 	if f == nil {
 		return fmt.Errorf("gpu: HostAccess with a nil function: %w", ErrInvalidValue)
 	}
@@ -579,11 +582,11 @@ func (s *Stream) waitOp(ctx context.Context, seq uint64) error {
 	return err
 }
 
-// waitUnpin waits for operation seq on s, then unpins p; if ctx ends first, the unpin
-// waits for the operation in the background.
+// waitUnpin waits for operation seq on s, then unpins p; if ctx ends first (or is nil,
+// which the callers rule out), the unpin waits for the operation in the background.
 func (s *Stream) waitUnpin(ctx context.Context, seq uint64, p *runtime.Pinner) error {
 	err := s.waitOp(ctx, seq)
-	if err != nil && ctx.Err() != nil {
+	if err != nil && (ctx == nil || ctx.Err() != nil) {
 		s.unpinAfter(seq, p)
 		return err
 	}
@@ -597,6 +600,9 @@ func (s *Stream) waitUnpin(ctx context.Context, seq uint64, p *runtime.Pinner) e
 // then (the device's default stream runs it: Device.DefaultStream().Synchronize or
 // Device.Synchronize waits for it).
 func (b *Buffer) CopyFromHost(ctx context.Context, src []byte) error {
+	if err := nilContext(ctx); err != nil {
+		return err
+	}
 	if err := b.a.dev.policyErr(); err != nil {
 		return err // before the copy is enqueued
 	}
@@ -613,6 +619,9 @@ func (b *Buffer) CopyFromHost(ctx context.Context, src []byte) error {
 // background: don't use dst until then (the device's default stream runs it:
 // Device.DefaultStream().Synchronize or Device.Synchronize waits for it).
 func (b *Buffer) CopyToHost(ctx context.Context, dst []byte) error {
+	if err := nilContext(ctx); err != nil {
+		return err
+	}
 	if err := b.a.dev.policyErr(); err != nil {
 		return err // before the copy is enqueued
 	}
@@ -627,6 +636,9 @@ func (b *Buffer) CopyToHost(ctx context.Context, dst []byte) error {
 // CopyFrom copies src, a buffer of the same size, into the buffer and returns once the
 // copy is complete.
 func (b *Buffer) CopyFrom(ctx context.Context, src *Buffer) error {
+	if err := nilContext(ctx); err != nil {
+		return err
+	}
 	if err := b.a.dev.policyErr(); err != nil {
 		return err // before the copy is enqueued
 	}
@@ -646,6 +658,9 @@ func (b *Buffer) CopyFrom(ctx context.Context, src *Buffer) error {
 // the device is idle; it returns at once unless work enqueued outside this package is
 // still running.
 func (d *Device) TrimMemory(ctx context.Context) error {
+	if err := nilContext(ctx); err != nil {
+		return err
+	}
 	d.cache.flush(nil)
 	if err := d.Synchronize(ctx); err != nil {
 		return err

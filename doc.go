@@ -28,6 +28,10 @@
 // ErrLaunchFailed, ErrNotSupported and ErrClosed; match them with errors.Is. A CUDA
 // error is also a *cu.Error with the CUresult's name and message.
 //
+// Bad input gets an error, never a panic: a nil *Stream (as an argument or as the
+// receiver), a nil array or a nil context.Context given to an operation is an error
+// wrapping ErrInvalidValue.
+//
 // # Choosing a device
 //
 // Open returns the first CUDA device, else the CPU. GPU_BACKEND=cpu, cuda or cuda:N

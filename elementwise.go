@@ -26,7 +26,7 @@ type Vars map[string]any
 // kernel on s, and returns the result as a new array of R. Array operands broadcast
 // together by NumPy's rules; the result, computed in the promoted type, is converted to
 // R (as numpy.ndarray.astype). Errors: a syntax or type error (an *expr.Error with
-// the column), shapes that don't broadcast.
+// the column), shapes that don't broadcast, a nil stream or array.
 //
 //	y, err := gpu.Eval[float32](s, "a*x + b", gpu.Vars{"a": 2.0, "x": x, "b": 1.0})
 func Eval[R Elem](s *Stream, src string, vars Vars) (*Array[R], error) {
@@ -311,6 +311,9 @@ func intFits(v int64, t dtype.DType) bool {
 
 // evalInto evaluates src into out.
 func evalInto(s *Stream, out *header, src string, vars Vars) error {
+	if err := nilStream(s); err != nil {
+		return err
+	}
 	p, err := s.dev.plan(src, vars, out.dt)
 	if err != nil {
 		return err
@@ -329,6 +332,9 @@ func runPlan(s *Stream, outp *header, p *evalPlan, vals []any) error {
 }
 
 func runPlanHdr(s *Stream, out header, p *evalPlan, vals []any) error {
+	if err := nilStream(s); err != nil {
+		return err
+	}
 	d := s.dev
 	var err error
 	n := prod(out.shape)
@@ -706,6 +712,9 @@ func (k *Kernel[R]) Into(s *Stream, out *Array[R], args ...any) error {
 	}
 	if out.hasZeroStride() {
 		return fmt.Errorf("gpu: evaluating into a broadcast view: %w", ErrInvalidValue)
+	}
+	if err := nilStream(s); err != nil {
+		return err
 	}
 	p, err := k.plan(s.dev, args)
 	if err != nil {

@@ -233,10 +233,14 @@ type ByValueArg []byte
 // are 64-bit), *Buffer and *Array[T] and In/Out/InOut of them (device pointers to the
 // buffer's first byte or the array's element 0, ordered across streams automatically:
 // see Buffer), DevicePtr (an untracked pointer), and ByValue(struct).
-// Errors: a zero or negative dimension, an argument of another type, a freed buffer, a
-// closed stream, device memory of another device whose memory s's device has not been
-// allowed to address (Device.EnablePeerAccess); launch errors from the backend.
+// Errors: a nil stream or function, a zero or negative dimension, an argument of another
+// type, a freed buffer, a closed stream, device memory of another device whose memory
+// s's device has not been allowed to address (Device.EnablePeerAccess); launch errors
+// from the backend.
 func (s *Stream) Launch(fn *Function, cfg LaunchConfig, args ...any) error {
+	if s == nil {
+		return errNilStream
+	}
 	if fn == nil {
 		return fmt.Errorf("gpu: launch of a nil function: %w", ErrInvalidValue)
 	}

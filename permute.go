@@ -76,6 +76,9 @@ func Transpose[T Elem](s *Stream, a *Array[T], axes ...int) (*Array[T], error) {
 
 // permuteInto copies the view in into the contiguous out of the same shape.
 func permuteInto(s *Stream, out, in *header) error {
+	if err := nilStream(s); err != nil {
+		return err
+	}
 	d := s.dev
 	if in.buf.a.dev != d && in.buf.a.dev.info.Backend != d.info.Backend {
 		return fmt.Errorf("gpu: permute of an array on %v on a stream of %v: %w", in.buf.a.dev, d, ErrInvalidValue)

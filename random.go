@@ -108,6 +108,9 @@ var errNilGenerator = fmt.Errorf("gpu: random numbers from a nil Generator: %w",
 
 // randFill fills a with numbers of sp from g, on s.
 func randFill[T Elem](s *Stream, g *Generator, a *Array[T], sp random.Spec) error {
+	if err := nilStream(s); err != nil {
+		return err // before g.reserve: a failed call leaves the generator's offset as it was
+	}
 	if err := nonNil(a); err != nil {
 		return err
 	}

@@ -181,6 +181,9 @@ type redParam struct {
 // run computes the reduction into vals (contiguous, the result's size; nil for the arg
 // operations when only indices are wanted) and idx (arg operations: contiguous int64).
 func (j *redJob) run(s *Stream, vals, idx *header) error {
+	if err := nilStream(s); err != nil {
+		return err
+	}
 	d := s.dev
 	for i, op := range j.ops {
 		if op.h.buf.a.dev != d && op.h.buf.a.dev.info.Backend != d.info.Backend {
@@ -810,6 +813,9 @@ func MapReduceInto[R Elem](s *Stream, out *Array[R], src string, vars Vars, op O
 }
 
 func mapReduceJob[R Elem](s *Stream, src string, vars Vars, op Op, opts []ReduceOption) (*redJob, []int, error) {
+	if err := nilStream(s); err != nil {
+		return nil, nil, err
+	}
 	kop, err := reduceOpOf(op)
 	if err != nil {
 		return nil, nil, err

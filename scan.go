@@ -271,6 +271,9 @@ func scalarNegative(x expr.Scalar) bool {
 
 // scanInto scans in along axis into out (contiguous, in's shape, comb's type).
 func scanInto(s *Stream, out, in *header, comb kernel.Combine, axis int, excl bool, init uint64) error {
+	if err := nilStream(s); err != nil {
+		return err
+	}
 	d := s.dev
 	if in.buf.a.dev != d && in.buf.a.dev.info.Backend != d.info.Backend {
 		return fmt.Errorf("gpu: scan of an array on %v on a stream of %v: %w", in.buf.a.dev, d, ErrInvalidValue)

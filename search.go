@@ -23,7 +23,17 @@ import (
 // synchronization (under ctx), then the output is allocated and a scatter pass writes
 // each tile's elements as one contiguous run at its offset. Indices are int64 flat
 // (row-major) indices, exact past 2^31 elements. FindFirst and CountNonzero return
-// their result to the host (one 8-byte copy).
+// their result to the host (one 8-byte copy). Each checks its stream and context
+// (searchArgs) before it enqueues anything.
+
+// searchArgs returns the error of a nil stream or a nil context, which the search
+// functions check first: they wait on the host, and the ...Where forms run Eval before.
+func searchArgs(ctx context.Context, s *Stream) error {
+	if err := nilStream(s); err != nil {
+		return err
+	}
+	return nilContext(ctx)
+}
 
 // searchItems returns the elements per thread of the search kernels for elements of
 // the given size.
@@ -38,6 +48,9 @@ func searchItems(size int) int {
 // (numpy.flatnonzero; Julia's findall on a vector), as a new 1-D int64 array. It waits
 // (under ctx) for the count, to size the result: see the package notes above.
 func Nonzero[T Elem](ctx context.Context, s *Stream, a *Array[T]) (*Array[int64], error) {
+	if err := searchArgs(ctx, s); err != nil {
+		return nil, err
+	}
 	if err := nonNil(a); err != nil {
 		return nil, err
 	}
@@ -54,6 +67,9 @@ func Nonzero[T Elem](ctx context.Context, s *Stream, a *Array[T]) (*Array[int64]
 //
 //	odd, err := gpu.NonzeroWhere(ctx, s, "x % 2 != 0", gpu.Vars{"x": x})
 func NonzeroWhere(ctx context.Context, s *Stream, src string, vars Vars) (*Array[int64], error) {
+	if err := searchArgs(ctx, s); err != nil {
+		return nil, err
+	}
 	mask, err := Eval[bool](s, src, vars)
 	if err != nil {
 		return nil, err
@@ -66,6 +82,9 @@ func NonzeroWhere(ctx context.Context, s *Stream, src string, vars Vars) (*Array
 // int64 array, one row per element in row-major order (numpy.argwhere; the rows of
 // numpy.nonzero's tuple are its columns). A 0-d array gives (N, 0).
 func Argwhere[T Elem](ctx context.Context, s *Stream, a *Array[T]) (*Array[int64], error) {
+	if err := searchArgs(ctx, s); err != nil {
+		return nil, err
+	}
 	if err := nonNil(a); err != nil {
 		return nil, err
 	}
@@ -112,6 +131,9 @@ func Argwhere[T Elem](ctx context.Context, s *Stream, a *Array[T]) (*Array[int64
 // 1-D array: boolean-mask selection a[mask] (numpy.extract(mask, a); Julia's a[mask]).
 // mask must have a's shape.
 func Extract[T Elem](ctx context.Context, s *Stream, mask *Array[bool], a *Array[T]) (*Array[T], error) {
+	if err := searchArgs(ctx, s); err != nil {
+		return nil, err
+	}
 	if err := nonNil(mask, a); err != nil {
 		return nil, err
 	}
@@ -255,6 +277,9 @@ func compact(ctx context.Context, s *Stream, flags, values *header) (*header, er
 // skip the tiles past an index already found, so the kernel ends early when the
 // element comes early. It waits (under ctx) for the result.
 func FindFirst[T Elem](ctx context.Context, s *Stream, a *Array[T]) (int, error) {
+	if err := searchArgs(ctx, s); err != nil {
+		return -1, err
+	}
 	if err := nonNil(a); err != nil {
 		return -1, err
 	}
@@ -265,6 +290,9 @@ func FindFirst[T Elem](ctx context.Context, s *Stream, a *Array[T]) (int, error)
 // (an expression over vars as in Eval, converted to bool) is true, or -1 (Julia's
 // findfirst(pred, a)). The predicate is evaluated for every element first.
 func FindFirstWhere(ctx context.Context, s *Stream, src string, vars Vars) (int, error) {
+	if err := searchArgs(ctx, s); err != nil {
+		return -1, err
+	}
 	mask, err := Eval[bool](s, src, vars)
 	if err != nil {
 		return -1, err
@@ -319,6 +347,9 @@ func findFirst(ctx context.Context, s *Stream, h *header) (int, error) {
 // CountNonzero returns the number of nonzero elements of a (numpy.count_nonzero with no
 // axis). It waits (under ctx) for the result.
 func CountNonzero[T Elem](ctx context.Context, s *Stream, a *Array[T]) (int, error) {
+	if err := searchArgs(ctx, s); err != nil {
+		return 0, err
+	}
 	if err := nonNil(a); err != nil {
 		return 0, err
 	}

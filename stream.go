@@ -15,6 +15,10 @@ import (
 // Work on one stream runs in order; work on different streams may overlap unless
 // ordered by events or, for buffers, by the automatic tracking. A Stream is safe for
 // concurrent use.
+//
+// A nil *Stream is never valid: every operation given one, as receiver or argument,
+// returns an error wrapping ErrInvalidValue (Device, BackendStream and String, which
+// return no error, return nil, nil and "<nil stream>").
 type Stream struct {
 	dev *Device
 	be  backend.Stream
@@ -76,13 +80,34 @@ func (d *Device) NewStream() (*Stream, error) {
 	return s, nil
 }
 
-// Device returns the stream's device.
-func (s *Stream) Device() *Device { return s.dev }
+// errNilStream is the error of a nil *Stream given to an operation.
+var errNilStream = fmt.Errorf("gpu: nil stream: %w", ErrInvalidValue)
 
-// BackendStream returns the backend's stream, for packages that extend the runtime.
-// Work enqueued through it is invisible to the runtime's bookkeeping, so from then on
-// waits on this stream and on the device always ask the driver.
+// nilStream returns an error wrapping ErrInvalidValue if s is nil (nonNil's
+// counterpart for streams), for operations that use s before reaching s.check.
+func nilStream(s *Stream) error {
+	if s == nil {
+		return errNilStream
+	}
+	return nil
+}
+
+// Device returns the stream's device (nil for a nil stream).
+func (s *Stream) Device() *Device {
+	if s == nil {
+		return nil
+	}
+	return s.dev
+}
+
+// BackendStream returns the backend's stream, for packages that extend the runtime
+// (nil for a nil stream). Work enqueued through it is invisible to the runtime's
+// bookkeeping, so from then on waits on this stream and on the device always ask the
+// driver.
 func (s *Stream) BackendStream() backend.Stream {
+	if s == nil {
+		return nil
+	}
 	s.external.Store(true)
 	s.dev.external.Store(true)
 	return s.be
@@ -97,12 +122,21 @@ func (s *Stream) enqueued() {
 // idle reports whether nothing was enqueued on s since it was last seen idle.
 func (s *Stream) idle() bool { return s.pend.Load() == s.idleAt.Load() && !s.external.Load() }
 
-// String returns "stream 3 on cuda:0".
+// String returns "stream 3 on cuda:0" ("<nil stream>" for a nil stream).
 func (s *Stream) String() string {
+	if s == nil {
+		return "<nil stream>"
+	}
 	return fmt.Sprintf("stream %d on %s:%d", s.id, s.dev.info.Backend, s.dev.info.Ordinal)
 }
 
+// check returns the error of an operation on s: s is nil or closed. Every operation
+// that enqueues work on s calls it, directly or through trackBegin; those that use s
+// before that (its device, to pick a kernel) check nilStream(s) first.
 func (s *Stream) check() error {
+	if s == nil {
+		return errNilStream
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -113,8 +147,11 @@ func (s *Stream) check() error {
 
 // Close destroys the stream. Work already enqueued still completes, and buffers it used
 // stay ordered after it; later use of the stream returns an error wrapping ErrClosed.
-// Closing the default stream is an error. Close is idempotent.
+// Closing the default stream, or a nil one, is an error. Close is idempotent.
 func (s *Stream) Close() error {
+	if s == nil {
+		return errNilStream
+	}
 	if s == s.dev.def {
 		return fmt.Errorf("gpu: closing the default stream: %w", ErrInvalidValue)
 	}
@@ -204,6 +241,9 @@ func (s *Stream) Synchronize(ctx context.Context, policy ...WaitPolicy) error {
 	if err := s.check(); err != nil {
 		return err
 	}
+	if err := nilContext(ctx); err != nil {
+		return err
+	}
 	pol, err := s.dev.pickPolicy(policy)
 	if err != nil {
 		return err
@@ -274,6 +314,9 @@ func (s *Stream) WaitEvent(e *Event) error {
 // this package, and the default stream) has completed, without pinning an OS thread
 // (unless the policy is WaitBlock, which calls cuCtxSynchronize).
 func (d *Device) Synchronize(ctx context.Context, policy ...WaitPolicy) error {
+	if err := nilContext(ctx); err != nil {
+		return err
+	}
 	pol, err := d.pickPolicy(policy)
 	if err != nil {
 		return err

@@ -106,8 +106,23 @@ type waitable interface {
 // contend inside the driver, and calls that stall make the Go runtime start threads.
 const maxActiveWaits = 4
 
+// errNilContext is the error of a nil context.Context given to an operation that waits.
+var errNilContext = fmt.Errorf("gpu: nil context: %w", ErrInvalidValue)
+
+// nilContext returns an error wrapping ErrInvalidValue if ctx is nil. The exported
+// operations that wait check it before they enqueue anything; wait checks it too.
+func nilContext(ctx context.Context) error {
+	if ctx == nil {
+		return errNilContext
+	}
+	return nil
+}
+
 // wait runs the policy's wait for w; p comes from pickPolicy, which checks its mode.
 func (d *Device) wait(ctx context.Context, w waitable, p WaitPolicy) error {
+	if ctx == nil {
+		return errNilContext
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
