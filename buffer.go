@@ -39,9 +39,10 @@ func (d *Device) Alloc(size int64) (*Buffer, error) { return d.alloc(DeviceMem, 
 // Alloc allocates size bytes of device memory ordered on s: usable at once on s, and on
 // other streams after s's work so far (which the tracking arranges).
 func (s *Stream) Alloc(size int64) (*Buffer, error) {
-	if err := s.check(); err != nil {
+	if err := s.hold(); err != nil {
 		return nil, err
 	}
+	defer s.unhold()
 	return s.dev.alloc(DeviceMem, size, s)
 }
 
@@ -401,8 +402,9 @@ func Bytes[T any](s []T) []byte {
 func (s *Stream) unpinAfter(seq uint64, p *runtime.Pinner) error {
 	ev, err := s.eventAfter(seq)
 	if err != nil {
-		// Without an event we can't know when the copy ends: wait for it here.
-		s.be.Synchronize()
+		// Without an event we can't know when the copy ends: wait for it here (for the
+		// whole device: s may be closed and destroyed by now).
+		s.dev.be.Synchronize()
 		p.Unpin()
 		return err
 	}
@@ -661,7 +663,7 @@ func (d *Device) TrimMemory(ctx context.Context) error {
 	if err := nilContext(ctx); err != nil {
 		return err
 	}
-	d.cache.flush(nil)
+	d.cache.flush(nil, false)
 	if err := d.Synchronize(ctx); err != nil {
 		return err
 	}

@@ -80,8 +80,12 @@ func (c *blockCache) put(s *Stream, m backend.Mem) bool {
 	return true
 }
 
-// flush frees the blocks kept for s (every stream if s is nil) in stream order.
-func (c *blockCache) flush(s *Stream) {
+// flush frees the blocks kept for s (every stream if s is nil) in stream order. own
+// says the caller owns s's backend stream (Close, before destroying it); otherwise each
+// stream is held (holdBackend) while its blocks are freed on it, and the blocks of a
+// stream whose Close is destroying it meanwhile are freed on the host once the device
+// is idle, in a goroutine.
+func (c *blockCache) flush(s *Stream, own bool) {
 	c.mu.Lock()
 	var free []cacheKey
 	var mems [][]backend.Mem
@@ -94,11 +98,28 @@ func (c *blockCache) flush(s *Stream) {
 		}
 	}
 	c.mu.Unlock()
+	var left []backend.Mem
 	for i, k := range free {
+		if !own && !k.s.holdBackend() {
+			left = append(left, mems[i]...)
+			continue
+		}
 		for _, m := range mems[i] {
 			if k.s.be.FreeAsync(m) == nil {
 				k.s.enqueued()
 			}
 		}
+		if !own {
+			k.s.unhold()
+		}
+	}
+	if len(left) > 0 {
+		be := free[0].s.dev.be
+		go func() {
+			be.Synchronize()
+			for _, m := range left {
+				be.FreeNow(m)
+			}
+		}()
 	}
 }

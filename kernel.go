@@ -260,9 +260,10 @@ func (s *Stream) Launch(fn *Function, cfg LaunchConfig, args ...any) error {
 	}
 	bc.SharedMem = uint32(cfg.SharedMem)
 	if len(args) == 0 {
-		if err := s.check(); err != nil {
+		if err := s.hold(); err != nil {
 			return err
 		}
+		defer s.unhold()
 		if err := s.be.Launch(fn.be, bc, nil); err != nil {
 			return err
 		}

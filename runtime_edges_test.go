@@ -93,7 +93,7 @@ func TestOOMPastTotalFailsFast(t *testing.T) {
 }
 
 // checkDev wraps the CPU backend and flags what CUDA forbids: a driver call on an event
-// after (or while) it is destroyed.
+// or a stream after (or while) it is destroyed.
 type checkDev struct {
 	*cpu.Device
 	bad atomic.Int32
@@ -120,10 +120,28 @@ func (d *checkDev) NewStream() (backend.Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	return checkStream{s}, nil
+	return &checkStream{Stream: s, d: d}, nil
 }
 
-type checkStream struct{ backend.Stream }
+// checkStream flags, like checkEvent, a driver call on a stream after (or while) it is
+// destroyed.
+type checkStream struct {
+	backend.Stream
+	d        *checkDev
+	mu       sync.Mutex
+	inflight int
+	dead     bool
+}
+
+func (s *checkStream) enter() {
+	s.mu.Lock()
+	if s.dead {
+		s.d.bad.Add(1)
+	}
+	s.inflight++
+	s.mu.Unlock()
+}
+func (s *checkStream) leave() { s.mu.Lock(); s.inflight--; s.mu.Unlock() }
 
 func unwrap(e backend.Event) backend.Event {
 	if c, ok := e.(*checkEvent); ok {
@@ -131,8 +149,65 @@ func unwrap(e backend.Event) backend.Event {
 	}
 	return e
 }
-func (s checkStream) Record(e backend.Event) error    { return s.Stream.Record(unwrap(e)) }
-func (s checkStream) WaitEvent(e backend.Event) error { return s.Stream.WaitEvent(unwrap(e)) }
+func (s *checkStream) Record(e backend.Event) error {
+	s.enter()
+	defer s.leave()
+	return s.Stream.Record(unwrap(e))
+}
+func (s *checkStream) WaitEvent(e backend.Event) error {
+	s.enter()
+	defer s.leave()
+	return s.Stream.WaitEvent(unwrap(e))
+}
+func (s *checkStream) Launch(f backend.Function, c backend.LaunchConfig, a []backend.Arg) error {
+	s.enter()
+	defer s.leave()
+	return s.Stream.Launch(f, c, a)
+}
+func (s *checkStream) Memset(m backend.Mem, off int64, v uint32, size int, n int64) error {
+	s.enter()
+	defer s.leave()
+	return s.Stream.Memset(m, off, v, size, n)
+}
+func (s *checkStream) Copy(dst backend.Mem, doff int64, src backend.Mem, soff, n int64) error {
+	s.enter()
+	defer s.leave()
+	return s.Stream.Copy(dst, doff, src, soff, n)
+}
+func (s *checkStream) CopyFromHost(dst backend.Mem, off int64, src []byte) error {
+	s.enter()
+	defer s.leave()
+	return s.Stream.CopyFromHost(dst, off, src)
+}
+func (s *checkStream) CopyToHost(dst []byte, src backend.Mem, off int64) error {
+	s.enter()
+	defer s.leave()
+	return s.Stream.CopyToHost(dst, src, off)
+}
+func (s *checkStream) Query() (bool, error) {
+	s.enter()
+	defer s.leave()
+	return s.Stream.Query()
+}
+func (s *checkStream) Synchronize() error {
+	s.enter()
+	defer s.leave()
+	return s.Stream.Synchronize()
+}
+func (s *checkStream) FreeAsync(m backend.Mem) error {
+	s.enter()
+	defer s.leave()
+	return s.Stream.FreeAsync(m)
+}
+func (s *checkStream) Destroy() error {
+	s.mu.Lock()
+	if s.inflight > 0 || s.dead {
+		s.d.bad.Add(1)
+	}
+	s.dead = true
+	s.mu.Unlock()
+	return s.Stream.Destroy()
+}
 
 func (e *checkEvent) enter() {
 	e.mu.Lock()
@@ -620,5 +695,109 @@ func TestDeviceSyncWithBusyWaiters(t *testing.T) {
 	}
 	if done, _ := s.Query(); !done {
 		t.Errorf("after Device.Synchronize returned nil, the stream still has work")
+	}
+}
+
+// A stream closed while other goroutines launch, copy, record, query, synchronize and
+// allocate on it, and synchronize and trim the device: every operation either runs or fails with ErrClosed (never a panic or
+// another error), Close returns nil at once, the backend stream is destroyed only after
+// the operations that got past the closed check (checkDev: on CUDA a destroyed handle
+// can be reused by a new stream, so work enqueued after the destroy could land on a
+// stranger's stream), and the device's Synchronize returns.
+func TestStreamCloseWhileInUse(t *testing.T) {
+	cd := &checkDev{Device: cpu.New(4)}
+	d, err := gpu.NewDevice(cd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	add, err := d.Builtin("add_u32")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 1 << 12
+	for round := range 40 {
+		s, err := d.NewStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, err := d.Alloc(4 * n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, err := d.Alloc(4 * n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev, err := d.NewEvent(gpu.DisableTiming)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ok := func(op string, err error) bool {
+			if err == nil {
+				return true
+			}
+			if !errors.Is(err, gpu.ErrClosed) {
+				t.Errorf("round %d: %s on a stream being closed: %v, want nil or ErrClosed", round, op, err)
+			}
+			return false
+		}
+		var wg sync.WaitGroup
+		for g := range 6 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				cfg := gpu.LaunchConfig{Grid: gpu.Dim3{X: 1}, Block: gpu.Dim3{X: 64}}
+				for i := 0; ; i++ {
+					var err error
+					var op string
+					switch (g + i) % 9 {
+					case 0:
+						op, err = "Launch", s.Launch(add, cfg, gpu.Out(y), gpu.In(x), uint32(1), uint64(n))
+					case 1:
+						op, err = "CopyDtoD", s.CopyDtoD(y, x)
+					case 2:
+						op, err = "Record", s.Record(ev)
+					case 3:
+						op = "Query"
+						_, err = s.Query()
+					case 4:
+						op, err = "Synchronize", s.Synchronize(ctx)
+					case 5:
+						var b *gpu.Buffer
+						op = "Alloc"
+						if b, err = s.Alloc(256); err == nil {
+							err = b.Free()
+						}
+					case 6:
+						op, err = "MemsetD32", s.MemsetD32(x, uint32(i))
+					case 7:
+						op, err = "Device.Synchronize", d.Synchronize(ctx)
+					case 8:
+						op, err = "TrimMemory", d.TrimMemory(ctx) // frees s's cached blocks on s
+					}
+					if !ok(op, err) {
+						return
+					}
+				}
+			}()
+		}
+		time.Sleep(time.Duration(round%5) * 100 * time.Microsecond)
+		if err := s.Close(); err != nil {
+			t.Errorf("round %d: Close: %v", round, err)
+		}
+		wg.Wait()
+		if err := d.Synchronize(ctx); err != nil {
+			t.Fatalf("round %d: device Synchronize: %v", round, err)
+		}
+		for _, b := range []*gpu.Buffer{x, y} {
+			if err := b.Free(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ev.Close()
+	}
+	if n := cd.bad.Load(); n > 0 {
+		t.Errorf("%d driver calls on a stream destroyed or being destroyed", n)
 	}
 }

@@ -41,6 +41,8 @@ type streamCore struct {
 	be        backend.Stream
 	mu        sync.Mutex
 	closed    bool   // no new work is accepted
+	holds     int    // operations between hold and unhold (using be)
+	finishing bool   // Close's backend part has started (closed and no holds)
 	destroyed bool   // the backend stream is gone; last covers all its work
 	last      *pev   // the latest internal event recorded on the stream
 	lastSeq   uint64 // the seq it covers
@@ -84,7 +86,7 @@ func (d *Device) NewStream() (*Stream, error) {
 var errNilStream = fmt.Errorf("gpu: nil stream: %w", ErrInvalidValue)
 
 // nilStream returns an error wrapping ErrInvalidValue if s is nil (nonNil's
-// counterpart for streams), for operations that use s before reaching s.check.
+// counterpart for streams), for operations that use s before reaching s.hold.
 func nilStream(s *Stream) error {
 	if s == nil {
 		return errNilStream
@@ -130,10 +132,14 @@ func (s *Stream) String() string {
 	return fmt.Sprintf("stream %d on %s:%d", s.id, s.dev.info.Backend, s.dev.info.Ordinal)
 }
 
-// check returns the error of an operation on s: s is nil or closed. Every operation
-// that enqueues work on s calls it, directly or through trackBegin; those that use s
-// before that (its device, to pick a kernel) check nilStream(s) first.
-func (s *Stream) check() error {
+// hold returns the error of an operation on s (s is nil or closed), or else keeps s's
+// backend stream alive until the matching unhold: every operation that uses the
+// backend stream (enqueues work on it, queries or synchronizes it) holds s, directly or
+// through trackBegin, so that a Close from another goroutine meanwhile destroys the
+// backend stream only after the operation (and records its last event after the
+// operation's work). Those that use s before (its device, to pick a kernel) check
+// nilStream(s) first.
+func (s *Stream) hold() error {
 	if s == nil {
 		return errNilStream
 	}
@@ -142,12 +148,42 @@ func (s *Stream) check() error {
 	if s.closed {
 		return fmt.Errorf("gpu: %v: %w", s, ErrClosed)
 	}
+	s.holds++
 	return nil
+}
+
+// holdBackend is hold for the runtime's own work on s (freeing its cached blocks): it
+// succeeds on a closed stream too, until the Close's backend part has started, and
+// reports whether it did.
+func (s *Stream) holdBackend() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.finishing {
+		return false
+	}
+	s.holds++
+	return true
+}
+
+// unhold ends a hold; the last one of a closed stream finishes its Close.
+func (s *Stream) unhold() {
+	s.mu.Lock()
+	s.holds--
+	fin := s.closed && s.holds == 0 && !s.finishing
+	if fin {
+		s.finishing = true
+	}
+	s.mu.Unlock()
+	if fin {
+		s.finishClose() // its error has no caller left to take it: the stream is gone either way
+	}
 }
 
 // Close destroys the stream. Work already enqueued still completes, and buffers it used
 // stay ordered after it; later use of the stream returns an error wrapping ErrClosed.
-// Closing the default stream, or a nil one, is an error. Close is idempotent.
+// Operations running on the stream in other goroutines meanwhile complete first: the
+// backend stream is destroyed after the last of them. Closing the default stream, or a
+// nil one, is an error. Close is idempotent.
 func (s *Stream) Close() error {
 	if s == nil {
 		return errNilStream
@@ -161,8 +197,21 @@ func (s *Stream) Close() error {
 		return nil
 	}
 	s.closed = true // no new work from here on
+	fin := s.holds == 0
+	if fin {
+		s.finishing = true
+	}
 	s.mu.Unlock()
-	s.dev.cache.flush(s)
+	if !fin {
+		return nil // the last operation still holding s finishes the Close
+	}
+	return s.finishClose()
+}
+
+// finishClose is Close's backend part, once s is closed and nothing holds it: it flushes
+// s's cached blocks, records a last event after all its work, and destroys it.
+func (s *Stream) finishClose() error {
+	s.dev.cache.flush(s, true)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	// Record a last event so that buffer uses on this stream, and its work for device
@@ -220,9 +269,10 @@ func (s *Stream) recordNow() (*pev, error) { return s.eventAfter(s.seq.Load() + 
 // Query reports whether all work enqueued on the stream so far has completed. A fault
 // in that work is returned as the error.
 func (s *Stream) Query() (bool, error) {
-	if err := s.check(); err != nil {
+	if err := s.hold(); err != nil {
 		return false, err
 	}
+	defer s.unhold()
 	if s.idle() {
 		return true, s.dev.Err()
 	}
@@ -238,12 +288,13 @@ func (s *Stream) Query() (bool, error) {
 // pinning an OS thread (unless the policy is WaitBlock). It returns ctx.Err() if ctx
 // ends first (the work goes on), and the error of a fault in the work.
 func (s *Stream) Synchronize(ctx context.Context, policy ...WaitPolicy) error {
-	if err := s.check(); err != nil {
-		return err
-	}
 	if err := nilContext(ctx); err != nil {
 		return err
 	}
+	if err := s.hold(); err != nil {
+		return err
+	}
+	defer s.unhold()
 	pol, err := s.dev.pickPolicy(policy)
 	if err != nil {
 		return err
@@ -273,9 +324,10 @@ func (w streamWait) park() ([]*pev, error) {
 
 // Record records e on the stream: e completes when the work enqueued so far has.
 func (s *Stream) Record(e *Event) error {
-	if err := s.check(); err != nil {
+	if err := s.hold(); err != nil {
 		return err
 	}
+	defer s.unhold()
 	if e == nil {
 		return fmt.Errorf("gpu: Record(nil): %w", ErrInvalidValue)
 	}
@@ -293,9 +345,10 @@ func (s *Stream) Record(e *Event) error {
 // WaitEvent makes work enqueued on the stream later wait until e completes (CUDA
 // Driver API: cuStreamWaitEvent). e may belong to another device of the same backend.
 func (s *Stream) WaitEvent(e *Event) error {
-	if err := s.check(); err != nil {
+	if err := s.hold(); err != nil {
 		return err
 	}
+	defer s.unhold()
 	if e == nil {
 		return fmt.Errorf("gpu: WaitEvent(nil): %w", ErrInvalidValue)
 	}
@@ -337,6 +390,21 @@ func (d *Device) Synchronize(ctx context.Context, policy ...WaitPolicy) error {
 	return err
 }
 
+// queryWork reports whether the work enqueued on s so far has completed, from the
+// backend stream, or once that is destroyed (a Close in another goroutine), from its
+// last event, which covers all its work.
+func (s *Stream) queryWork() (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.destroyed {
+		if s.last == nil {
+			return true, nil
+		}
+		return s.last.be.Query()
+	}
+	return s.be.Query()
+}
+
 type deviceWait struct {
 	d       *Device
 	pending []*Stream
@@ -368,7 +436,7 @@ func (w *deviceWait) query() (bool, error) {
 	w.start()
 	rest := w.pending[:0]
 	for _, s := range w.pending {
-		done, err := s.be.Query()
+		done, err := s.queryWork()
 		if err != nil {
 			return false, err
 		}

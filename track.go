@@ -202,28 +202,31 @@ type tracking struct {
 	anyShared bool
 }
 
-// trackBegin locks the allocations of uses and makes s wait for the conflicting uses on
-// other streams. as is scratch space for the allocations (the caller's small array, so
+// trackBegin holds s, locks the allocations of uses and makes s wait for the
+// conflicting uses on other streams. as is scratch space for the allocations (the caller's small array, so
 // that nothing here allocates). On success the caller enqueues its operation and calls
 // trackEnd; on error nothing is held.
 func (s *Stream) trackBegin(uses []use, as []*allocation) (tracking, error) {
-	if err := s.check(); err != nil {
+	if err := s.hold(); err != nil {
 		return tracking{}, err
 	}
 	uses = mergeUses(uses)
 	for _, u := range uses {
 		if u.a.dev != s.dev && u.a.dev.info.Backend != s.dev.info.Backend {
+			s.unhold()
 			return tracking{}, fmt.Errorf("gpu: a %s buffer used on %v: %w", u.a.dev.info.Backend, s, ErrInvalidValue)
 		}
 		as = append(as, u.a)
 	}
 	if err := lockAll(as); err != nil {
+		s.unhold()
 		return tracking{}, err
 	}
 	t := tracking{uses: uses, as: as}
 	shared, err := s.trackWaits(uses)
 	if err != nil {
 		unlockAll(as)
+		s.unhold()
 		return tracking{}, err
 	}
 	t.anyShared = shared
@@ -286,6 +289,7 @@ func (s *Stream) trackWaits(uses []use) (anyShared bool, err error) {
 // trackEnd records the operation just enqueued (unless enqErr says nothing was, which
 // only a scope may leave unknown) and unlocks. It returns the operation's sequence number.
 func (s *Stream) trackEnd(t tracking, enqErr error, scope bool) (uint64, error) {
+	defer s.unhold() // after the allocations' unlock (deferred below: runs first)
 	defer unlockAll(t.as)
 	if enqErr != nil && !scope {
 		return 0, enqErr // nothing was enqueued
