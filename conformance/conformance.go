@@ -210,7 +210,84 @@ func Run(t *testing.T, d *gpu.Device) {
 	t.Run("ManyGoroutines", func(t *testing.T) { testManyGoroutines(t, k) })
 	t.Run("TimingEvents", func(t *testing.T) { testTiming(t, k) })
 	t.Run("BadInput", func(t *testing.T) { testBadInput(t, k) })
+	t.Run("CloseWhileInUse", func(t *testing.T) { testCloseWhileInUse(t, k) })
 	RunMemory(t, d)
+}
+
+// testCloseWhileInUse closes streams while other goroutines launch, copy, record,
+// query and synchronize on them and synchronize the device: every operation either
+// runs or fails with ErrClosed, Close returns nil, and the device stays healthy (on
+// CUDA a stream destroyed under a driver call is undefined behaviour). Then the work
+// that ran is checked to be complete and right.
+func testCloseWhileInUse(t *testing.T, k *K) {
+	ctx := context.Background()
+	const n = 1 << 12
+	for round := range 20 {
+		s, err := k.D.NewStream()
+		must(t, err)
+		vals := Random(n)
+		x := Upload(t, k.D, vals)
+		ev, err := k.D.NewEvent(gpu.DisableTiming)
+		must(t, err)
+		var ys [4]*gpu.Buffer
+		for i := range ys {
+			ys[i] = alloc(t, k.D, 4*n)
+		}
+		var wg sync.WaitGroup
+		var errs [4]error
+		var adds [4]int
+		for g := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				y := ys[g] // each goroutine's own output: the last add it ran says what y holds
+				for i := 0; ; i++ {
+					var err error
+					switch (g + i) % 5 {
+					case 0:
+						if err = k.AddU32(s, y, x, uint32(g)); err == nil {
+							adds[g]++
+						}
+					case 1:
+						err = s.Record(ev)
+					case 2:
+						_, err = s.Query()
+					case 3:
+						err = s.Synchronize(ctx)
+					case 4:
+						err = k.D.Synchronize(ctx)
+					}
+					if err != nil {
+						errs[g] = err
+						return
+					}
+				}
+			}()
+		}
+		time.Sleep(time.Duration(round%4) * 200 * time.Microsecond)
+		must(t, s.Close())
+		wg.Wait()
+		for g, err := range errs {
+			if !errors.Is(err, gpu.ErrClosed) {
+				t.Fatalf("round %d, goroutine %d: %v, want ErrClosed", round, g, err)
+			}
+		}
+		must(t, k.D.Synchronize(ctx))
+		must(t, k.D.Err())
+		for g, y := range ys {
+			if adds[g] == 0 {
+				continue // closed before its first add
+			}
+			got := U32s(t, y)
+			for i := range got {
+				if got[i] != vals[i]+uint32(g) {
+					t.Fatalf("round %d: y%d[%d] = %d after %d adds, want %d", round, g, i, got[i], adds[g], vals[i]+uint32(g))
+				}
+			}
+		}
+		ev.Close()
+		x.Free()
+	}
 }
 
 func testStreamOrder(t *testing.T, k *K) {
