@@ -730,7 +730,9 @@ func (a *Array[T]) hasZeroStride() bool {
 }
 
 // Copy copies src into dst on s: src broadcasts to dst's shape (numpy.copyto). Both may
-// be views; contiguous arrays of the same shape copy with the driver's memcpy.
+// be views; contiguous arrays of the same shape copy with the driver's memcpy, also
+// between two devices. Other copies run a kernel on s, which needs peer access to an
+// array of another device (see Launch).
 func Copy[T Elem](s *Stream, dst, src *Array[T]) error {
 	if err := nilStream(s); err != nil {
 		return err

@@ -530,8 +530,9 @@ func (s *Stream) MemsetD32(dst *Buffer, value uint32) error {
 }
 
 // opWait waits for the operation seq on s: while spinning it queries the stream
-// (covering later work too, which costs no event record); to park or block it records
-// an event after the operation.
+// (covering later work too, which costs no event record; through queryWork, since s
+// may be closed and destroyed meanwhile: the wait holds no stream); to park or block it
+// records an event after the operation.
 type opWait struct {
 	s   *Stream
 	seq uint64
@@ -553,7 +554,7 @@ func (w *opWait) query() (bool, error) {
 	if w.ev != nil {
 		return w.ev.be.Query()
 	}
-	return w.s.be.Query()
+	return w.s.queryWork()
 }
 
 func (w *opWait) block() error {

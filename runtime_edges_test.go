@@ -801,3 +801,49 @@ func TestStreamCloseWhileInUse(t *testing.T) {
 		t.Errorf("%d driver calls on a stream destroyed or being destroyed", n)
 	}
 }
+
+// A search on a stream waits for its result on the host (readU64): a Close of the
+// stream from another goroutine meanwhile (the search holds no stream between its
+// operations) must not leave the wait querying the destroyed backend stream (checkDev).
+func TestSearchWaitWhileStreamCloses(t *testing.T) {
+	cd := &checkDev{Device: cpu.New(0)}
+	d, err := gpu.NewDevice(cd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.SetWaitPolicy(gpu.WaitPolicy{Mode: gpu.WaitSpin}) // the wait queries until done
+	k := conformance.Kernels(t, d)
+	ctx := context.Background()
+	x, err := gpu.FromSlice(d.DefaultStream(), []int32{0, 1, 0, 2, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Free()
+	s, err := d.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := k.SpinFor(s, 200*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		n   int
+		err error
+	}
+	res := make(chan result, 1)
+	go func() {
+		n, err := gpu.CountNonzero(ctx, s, x)
+		res <- result{n, err}
+	}()
+	time.Sleep(50 * time.Millisecond) // CountNonzero has enqueued its work and waits
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r := <-res
+	if r.err != nil || r.n != 3 {
+		t.Errorf("CountNonzero on a stream closed during its wait: %d, %v; want 3, nil", r.n, r.err)
+	}
+	if n := cd.bad.Load(); n > 0 {
+		t.Errorf("%d driver calls on a stream destroyed or being destroyed", n)
+	}
+}

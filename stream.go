@@ -230,12 +230,14 @@ func (s *Stream) finishClose() error {
 		s.last, s.lastSeq = ev, cur
 	}
 	s.destroyed = true
-	s.dev.stMu.Lock()
-	delete(s.dev.streams, s.id)
-	s.dev.stMu.Unlock()
+	// The tail first: a device wait lists the live streams, then the tails, so a
+	// stream gone from the one must already be in the other.
 	if busy {
 		s.dev.addTail(s.last.retain())
 	}
+	s.dev.stMu.Lock()
+	delete(s.dev.streams, s.id)
+	s.dev.stMu.Unlock()
 	return s.be.Destroy()
 }
 
@@ -419,7 +421,8 @@ func (w *deviceWait) done() {
 }
 
 // start lists the streams with work pending, once: the first query does it, or park
-// when the wait parks at once without querying (too many active waits).
+// when the wait parks at once without querying (too many active waits). The tails come
+// after the live streams: a stream closed meanwhile adds its tail before it leaves them.
 func (w *deviceWait) start() {
 	if !w.started {
 		w.started = true

@@ -363,8 +363,8 @@ func (a *allocation) pendingEvents(mode AccessMode) ([]*pev, error) {
 	}
 	if err == nil && a.untracked {
 		// An untracked allocation's uses are unknown: wait for every stream, those
-		// closed with work pending included.
-		evs = append(evs, a.dev.pendingTails()...)
+		// closed with work pending included (listed after the live streams: a stream
+		// closed meanwhile adds its tail before it leaves them).
 		for _, s := range a.dev.liveStreams() {
 			ev, rerr := s.recordNow()
 			if rerr != nil {
@@ -372,6 +372,9 @@ func (a *allocation) pendingEvents(mode AccessMode) ([]*pev, error) {
 				break
 			}
 			evs = append(evs, ev)
+		}
+		if err == nil {
+			evs = append(evs, a.dev.pendingTails()...)
 		}
 	}
 	if err != nil {
