@@ -43,9 +43,13 @@ type AnyArray interface {
 	header() *header
 	hdr() header
 	isNil() bool
+	isFreed() bool
 }
 
 func (a *Array[T]) isNil() bool { return a == nil || a.buf == nil }
+
+// isFreed reports whether the array's memory was freed (views share their array's).
+func (a *Array[T]) isFreed() bool { return a.buf.a.gone.Load() }
 
 // header is an array's layout without its Go type.
 type header struct {
@@ -353,6 +357,9 @@ func (a *Array[T]) CopyToHost(ctx context.Context, dst []T) error {
 	if err := nilContext(ctx); err != nil {
 		return err
 	}
+	if err := nonNil(a); err != nil {
+		return err
+	}
 	if len(dst) != a.Size() {
 		return fmt.Errorf("gpu: copying %d elements into %d: %w", a.Size(), len(dst), ErrInvalidValue)
 	}
@@ -378,6 +385,9 @@ func (a *Array[T]) CopyToHost(ctx context.Context, dst []T) error {
 // contiguous, and returns once it is there.
 func (a *Array[T]) CopyFromHost(ctx context.Context, src []T) error {
 	if err := nilContext(ctx); err != nil {
+		return err
+	}
+	if err := nonNil(a); err != nil {
 		return err
 	}
 	if len(src) != a.Size() {
@@ -904,6 +914,11 @@ func nonNil(arrays ...AnyArray) error {
 	for _, a := range arrays {
 		if a == nil || a.isNil() {
 			return fmt.Errorf("gpu: a nil array: %w", ErrInvalidValue)
+		}
+		if a.isFreed() {
+			// Also caught where the memory is used, but not by operations that have
+			// nothing to do (empty arrays).
+			return fmt.Errorf("gpu: array used after Free: %w", ErrClosed)
 		}
 	}
 	return nil

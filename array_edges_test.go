@@ -296,3 +296,40 @@ func TestOperandOfAnotherDevice(t *testing.T) {
 		}
 	}
 }
+
+// An array used after its Free is an error wrapping ErrClosed, for an empty array too
+// (whose operations have no memory to touch, so only the arguments' check can tell).
+func TestFreedArrayEdges(t *testing.T) {
+	s := edgeStream(t)
+	ctx := context.Background()
+	for _, n := range []int{0, 5} {
+		a, err := gpu.FromSlice(s, make([]float32, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Free(); err != nil {
+			t.Fatal(err)
+		}
+		calls := map[string]func() error{
+			"ToSlice":  func() error { _, err := a.ToSlice(ctx); return err },
+			"CopyFrom": func() error { return a.CopyFromHost(ctx, make([]float32, n)) },
+			"Add":      func() error { _, err := gpu.Add(s, a, a); return err },
+			"Eval":     func() error { _, err := gpu.Eval[float32](s, "2*x", gpu.Vars{"x": a}); return err },
+			"Sum":      func() error { _, err := gpu.Sum[float32](s, a); return err },
+			"CumSum":   func() error { _, err := gpu.CumSum[float32](s, a, 0); return err },
+			"Copy": func() error {
+				b, err := gpu.Empty[float32](s, n)
+				if err != nil {
+					return err
+				}
+				defer b.Free()
+				return gpu.Copy(s, b, a)
+			},
+		}
+		for name, f := range calls {
+			if err := f(); !errors.Is(err, gpu.ErrClosed) {
+				t.Errorf("%s of a freed array of %d elements: %v, want ErrClosed", name, n, err)
+			}
+		}
+	}
+}

@@ -188,6 +188,7 @@ func (a *allocation) free() error {
 		return nil
 	}
 	a.freed = true
+	a.gone.Store(true)
 	a.dev.liveAllocs.Add(-1)
 	defer func() {
 		a.w.clear()

@@ -170,6 +170,9 @@ func (d *Device) plan(src string, vars Vars, out dtype.DType) (*evalPlan, error)
 			if v.isNil() {
 				return nil, fmt.Errorf("gpu: variable %q is a nil array: %w", name, ErrInvalidValue)
 			}
+			if v.isFreed() {
+				return nil, fmt.Errorf("gpu: variable %q: array used after Free: %w", name, ErrClosed)
+			}
 			sig = append(sig, 'a', byte(v.DType()))
 		default:
 			rv := reflect.ValueOf(v)
@@ -254,6 +257,12 @@ func appendShape(shapes [][]int, v any, name string, i int) ([][]int, error) {
 			return shapes, fmt.Errorf("gpu: operand %d is a nil array: %w", i, ErrInvalidValue)
 		}
 		return shapes, fmt.Errorf("gpu: variable %q is a nil array: %w", name, ErrInvalidValue)
+	}
+	if a.isFreed() {
+		if name == "" {
+			return shapes, fmt.Errorf("gpu: operand %d: array used after Free: %w", i, ErrClosed)
+		}
+		return shapes, fmt.Errorf("gpu: variable %q: array used after Free: %w", name, ErrClosed)
 	}
 	return append(shapes, a.header().shape), nil
 }
@@ -609,6 +618,7 @@ func (x headerArray) Shape() []int       { return slices.Clone(x.h.shape) }
 func (x headerArray) header() *header    { return x.h }
 func (x headerArray) hdr() header        { return *x.h }
 func (x headerArray) isNil() bool        { return x.h == nil }
+func (x headerArray) isFreed() bool      { return x.h.buf.a.gone.Load() }
 
 func evalIntoHeader(s *Stream, out, in *header) error {
 	return evalInto(s, out, "x", Vars{"x": headerArray{in}})

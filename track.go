@@ -61,6 +61,7 @@ type allocation struct {
 	mu        sync.Mutex
 	scope     atomic.Int64 // the holder's enterScope id inside Access or HostAccess, or 0
 	freed     bool
+	gone      atomic.Bool // set with freed, for checks without the lock (nonNil)
 	untracked bool
 	w         access
 	r         []access
