@@ -459,7 +459,8 @@ func scanCollapseStride(shape, st []int) (int, bool) {
 // Four more designs were built, passed the simulator, CUDA, memcheck and racecheck,
 // and were measured slower, so they were not kept (H200, 2026-11-30 session 4,
 // BenchmarkCumSumTuned, 1-D CumSum of 2^28 float32 / 2^27 int64, us; the default in the
-// same runs 737-738 / 715-731, the device copy 514-517):
+// same runs 737-740 / 715-732, the device copy 514-520; the outputs are in
+// docs/benchmarks/h200-2026-11-30-s4-scan.txt):
 //
 //   - warp tiles: each warp a tile of 32*Items elements with its own look-back and no
 //     block barrier after the tile number: 935-1089 / 1016-1398 with windows of 32,
