@@ -6,6 +6,10 @@
 #                                          # but the five slowest scan tests
 #   bash scripts/device-session.sh bench   # gpubench (peers from peers/*.json) and the
 #                                          # runtime benchmarks against the raw driver
+#   bash scripts/device-session.sh multi   # on nvidia-h200-x2 (pack with ./nccl too): the
+#                                          # two-device conformance tests and NCCL's tests
+#   bash scripts/device-session.sh overhead  # launch, sync, construct and copy rows
+#                                          # against the raw driver, TrackedLaunch
 # Logs and results go to $OUT.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -31,5 +35,21 @@ bench)
   timeout 150 .gpu/root.test -test.run '^$' -test.bench 'WaitLongKernel|TrackedLaunch$|^BenchmarkCopy$' \
     -test.benchtime 0.3s -test.count 3 > "$OUT/gotest.txt" 2>&1
   echo "go bench exit $?"; grep -E '^(Benchmark|FAIL|panic)' "$OUT/gotest.txt"
+  ;;
+multi)
+  (cd conformance && timeout 90 ../.gpu/conformance.test -test.run 'TestMulti' -test.v > "$OUT/multi.log" 2>&1
+   echo "multi exit $?, $(grep -c -- '--- PASS' "$OUT/multi.log") passed, $(grep -c -- '--- SKIP' "$OUT/multi.log") skipped")
+  grep -E -- '--- FAIL|^panic' "$OUT/multi.log" | head
+  (cd nccl && NCCL_NVLS_ENABLE=0 timeout 200 ../.gpu/nccl.test -test.run 'NCCL|Multi' -test.v > "$OUT/nccl.log" 2>&1
+   echo "nccl exit $?, $(grep -c -- '--- PASS' "$OUT/nccl.log") passed, $(grep -c -- '--- SKIP' "$OUT/nccl.log") skipped")
+  grep -E -- '--- FAIL|^panic' "$OUT/nccl.log" | head
+  ;;
+overhead)
+  timeout 120 .gpu/bin/gpubench -q -peers auto -run 'sync/|kernel/launch|array/construct$|copyto/gpu_to_gpu' \
+    > "$OUT/overhead.table" 2>&1
+  echo "gpubench exit $?"; cat "$OUT/overhead.table"
+  timeout 60 .gpu/root.test -test.run '^$' -test.bench 'TrackedLaunch$' -test.benchtime 0.3s -test.count 3 \
+    > "$OUT/tracked.txt" 2>&1
+  grep -E '^(Benchmark|FAIL|panic)' "$OUT/tracked.txt"
   ;;
 esac
