@@ -604,6 +604,141 @@ func TestKernel(t *testing.T) {
 	})
 }
 
+// TestEvalManyOperands: expressions of more operands than the plans' layout keys hold
+// (15): Eval and MapReduce over 20 arrays (contiguous, transposed and broadcast), and a
+// Kernel of 17 operands, arrays and scalars, named out of sorted order, whose values
+// must reach their own names (the >15 path plans by sorted names).
+func TestEvalManyOperands(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		const nops, rows, cols = 20, 5, 7
+		vars := gpu.Vars{}
+		src := ""
+		host := make([][]float64, nops) // each operand broadcast to (rows, cols), row-major
+		for k := range nops {
+			name := fmt.Sprintf("v%02d", k)
+			h := make([]float64, rows*cols)
+			var a *gpu.Array[float64]
+			switch k % 3 {
+			case 0: // contiguous
+				vals := make([]float64, rows*cols)
+				for i := range vals {
+					vals[i] = rand.NormFloat64()
+				}
+				copy(h, vals)
+				a = mustArr[float64](t)(gpu.FromSlice(s, vals, rows, cols))
+			case 1: // a transposed view
+				vals := make([]float64, cols*rows)
+				for i := range vals {
+					vals[i] = rand.NormFloat64()
+				}
+				for i := range rows {
+					for j := range cols {
+						h[i*cols+j] = vals[j*rows+i]
+					}
+				}
+				var err error
+				if a, err = mustArr[float64](t)(gpu.FromSlice(s, vals, cols, rows)).Transpose(); err != nil {
+					t.Fatal(err)
+				}
+			case 2: // a row broadcast along the rows
+				vals := make([]float64, cols)
+				for j := range vals {
+					vals[j] = rand.NormFloat64()
+				}
+				for i := range rows {
+					copy(h[i*cols:], vals)
+				}
+				a = mustArr[float64](t)(gpu.FromSlice(s, vals, cols))
+			}
+			host[k] = h
+			vars[name] = a
+			if k > 0 {
+				src += " + "
+			}
+			src += fmt.Sprintf("%d*%s", k+1, name)
+		}
+		want := make([]float64, rows*cols)
+		for i := range want {
+			for k := range nops {
+				want[i] += float64(k+1) * host[k][i]
+			}
+		}
+		y, err := gpu.Eval[float64](s, src, vars)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range toSlice(t, y) {
+			if math.Abs(v-want[i]) > 1e-12*(1+math.Abs(want[i])) {
+				t.Fatalf("Eval of %d operands: element %d = %v, want %v", nops, i, v, want[i])
+			}
+		}
+		// Into a poisoned transposed view.
+		buf := mustArr[float64](t)(gpu.Full(s, math.NaN(), cols, rows))
+		bt, err := buf.Transpose()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := gpu.EvalInto(s, bt, src, vars); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range toSlice(t, buf) {
+			j, r := i/rows, i%rows
+			if w := want[r*cols+j]; math.Abs(v-w) > 1e-12*(1+math.Abs(w)) {
+				t.Fatalf("EvalInto a transposed view, %d operands: element %d = %v, want %v", nops, i, v, w)
+			}
+		}
+		sums, err := gpu.MapReduce[float64](s, src, vars, gpu.OpSum, gpu.Axes(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j, v := range toSlice(t, sums) {
+			var w float64
+			for i := range rows {
+				w += want[i*cols+j]
+			}
+			if math.Abs(v-w) > 1e-12*(1+math.Abs(w)) {
+				t.Fatalf("MapReduce of %d operands: column %d = %v, want %v", nops, j, v, w)
+			}
+		}
+
+		// A Kernel of 17 operands, named in reverse order: x, then scalars s15 ... s00.
+		names := []string{"x"}
+		ksrc := "x"
+		for k := 15; k >= 0; k-- {
+			names = append(names, fmt.Sprintf("s%02d", k))
+			ksrc += fmt.Sprintf(" + %d*s%02d", 1<<k, k)
+		}
+		k := gpu.NewKernel[float64](ksrc, names...)
+		xs := make([]float64, 100)
+		for i := range xs {
+			xs[i] = rand.NormFloat64()
+		}
+		x := mustArr[float64](t)(gpu.FromSlice(s, xs))
+		for round := range 2 {
+			args := []any{x}
+			for k := 15; k >= 0; k-- {
+				args = append(args, float64(k+10*round)) // s_k's value
+			}
+			out := mustArr[float64](t)(gpu.Full(s, math.NaN(), len(xs)))
+			if err := k.Into(s, out, args...); err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range toSlice(t, out) {
+				w := xs[i] // in the expression's order
+				for k := 15; k >= 0; k-- {
+					w += float64(int(1)<<k) * float64(k+10*round)
+				}
+				if v != w {
+					t.Fatalf("round %d: Kernel of 17 operands: element %d = %v, want %v", round, i, v, w)
+				}
+			}
+		}
+		if _, err := gpu.NewKernel[float64](ksrc, append(names[:16:16], "x")...).Eval(s, make([]any, 17)...); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("a kernel of 17 operands with a repeated name = %v", err)
+		}
+	})
+}
+
 func TestArrayOfUnified(t *testing.T) {
 	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
 		b, err := d.AllocUnified(4 * 1000)
@@ -761,6 +896,14 @@ func TestNilArrays(t *testing.T) {
 	check("Copy", gpu.Copy(s, nilA, x))
 	check("Fill", gpu.Fill(s, nilA, 1))
 	check("RandInto", gpu.RandInto(s, gpu.NewGenerator(1), nilA))
+	k := gpu.NewKernel[float32]("x + y", "x", "y")
+	check("Kernel.Into", k.Into(s, x, x, nilA))
+	_, err = k.Eval(s, nilA, x)
+	check("Kernel.Eval", err)
+	if _, err := k.Eval(s, x, x); err != nil { // the kernel still works
+		t.Errorf("Kernel.Eval after a nil operand: %v", err)
+	}
+	check("Kernel.Into, a cached plan", k.Into(s, x, x, nilA))
 }
 
 // TestWeakIntRange: a Go int out of the range of the integer type it converts to is an

@@ -29,8 +29,8 @@
 // error is also a *cu.Error with the CUresult's name and message.
 //
 // Bad input gets an error, never a panic: a nil *Stream (as an argument or as the
-// receiver), a nil array or a nil context.Context given to an operation is an error
-// wrapping ErrInvalidValue.
+// receiver), a nil array, a nil context.Context or a nil ReduceOption or ScanOption
+// given to an operation is an error wrapping ErrInvalidValue.
 //
 // # Choosing a device
 //

@@ -416,15 +416,20 @@ func runPlanHdr(s *Stream, out header, p *evalPlan, vals []any) error {
 		}
 	}
 	var lk layoutKey
+	// The operands' kinds: in lk, whose kernels the plan caches, for up to maxPlanOps.
+	kinds := lk.kinds[:]
+	if len(ops) > maxPlanOps {
+		kinds = make([]kernel.OpKind, 1+len(ops))
+	}
 	var cshape []int
 	var cst [][]int
 	if simple {
 		// The common case: everything contiguous and of one shape.
-		lk.kinds[0] = kernel.Contig
+		kinds[0] = kernel.Contig
 		for i, op := range ops {
-			lk.kinds[i+1] = kernel.Contig
+			kinds[i+1] = kernel.Contig
 			if op.index {
-				lk.kinds[i+1] = kernel.Index
+				kinds[i+1] = kernel.Index
 			}
 		}
 	} else {
@@ -438,28 +443,28 @@ func runPlanHdr(s *Stream, out header, p *evalPlan, vals []any) error {
 			all = append(all, op.st)
 		}
 		cshape, cst = kernel.Collapse(out.shape, all)
-		lk.kinds[0] = kernel.Classify(cshape, cst[0])
-		if lk.kinds[0] == kernel.Scalar {
-			lk.kinds[0] = kernel.Contig // one element
+		kinds[0] = kernel.Classify(cshape, cst[0])
+		if kinds[0] == kernel.Scalar {
+			kinds[0] = kernel.Contig // one element
 		}
 		for i, op := range ops {
 			if op.index {
-				lk.kinds[i+1] = kernel.Index
+				kinds[i+1] = kernel.Index
 			} else {
-				lk.kinds[i+1] = kernel.Classify(cshape, cst[i+1])
+				kinds[i+1] = kernel.Classify(cshape, cst[i+1])
 			}
 		}
 	}
 	var strided [][]int
 	for i := range 1 + len(ops) {
-		if lk.kinds[i] == kernel.Strided && (i == 0 || p.read[i-1]) {
+		if kinds[i] == kernel.Strided && (i == 0 || p.read[i-1]) {
 			strided = append(strided, cst[i])
 		}
 	}
 	// Operands the expression doesn't read are passed as unused scalar operands.
 	for i := range ops {
-		if !p.read[i] && lk.kinds[i+1] != kernel.Index {
-			lk.kinds[i+1] = kernel.Scalar
+		if !p.read[i] && kinds[i+1] != kernel.Index {
+			kinds[i+1] = kernel.Scalar
 		}
 	}
 	if len(strided) > 0 {
@@ -471,11 +476,11 @@ func runPlanHdr(s *Stream, out header, p *evalPlan, vals []any) error {
 	ptr := func(h *header) uint64 { return h.buf.a.mem.Ptr() + uint64(h.buf.off) + uint64(h.off*h.dt.Size()) }
 	lk.vector = len(strided) == 0 && ptr(&out)%16 == 0
 	for i := range ops {
-		if p.read[i] && lk.kinds[i+1] == kernel.Contig && ptr(&ops[i].h)%16 != 0 {
+		if p.read[i] && kinds[i+1] == kernel.Contig && ptr(&ops[i].h)%16 != 0 {
 			lk.vector = false
 		}
 	}
-	pe, err := d.planKernel(p, lk, out.dt, ops)
+	pe, err := d.planKernel(p, lk, kinds, out.dt, ops)
 	if err != nil {
 		return err
 	}
@@ -499,7 +504,7 @@ func runPlanHdr(s *Stream, out header, p *evalPlan, vals []any) error {
 		bargs = append(bargs, backend.Arg{Kind: backend.ArgScalar, Size: 8, Val: uint64(dim)})
 	}
 	for i := range 1 + len(ops) {
-		if lk.kinds[i] == kernel.Strided {
+		if kinds[i] == kernel.Strided {
 			for _, v := range cst[i] {
 				bargs = append(bargs, backend.Arg{Kind: backend.ArgScalar, Size: 8, Val: uint64(v)})
 			}
@@ -541,8 +546,10 @@ func (pe *planEntry) config(d *Device, n int) backend.LaunchConfig {
 	return g.cfg
 }
 
-// planKernel returns the kernel of plan p for a layout, compiling it on first use.
-func (d *Device) planKernel(p *evalPlan, lk layoutKey, outDT dtype.DType, ops []evalOperand) (*planEntry, error) {
+// planKernel returns the kernel of plan p for a layout (kinds: the output's and the
+// operands' kinds, lk.kinds' when there are at most maxPlanOps operands), compiling it
+// on first use.
+func (d *Device) planKernel(p *evalPlan, lk layoutKey, kinds []kernel.OpKind, outDT dtype.DType, ops []evalOperand) (*planEntry, error) {
 	if len(ops) <= maxPlanOps {
 		p.mu.Lock()
 		pe := p.fns[lk]
@@ -551,10 +558,10 @@ func (d *Device) planKernel(p *evalPlan, lk layoutKey, outDT dtype.DType, ops []
 			return pe, nil
 		}
 	}
-	spec := &kernel.Elementwise{Expr: p.e, Out: kernel.Operand{DType: outDT, Kind: lk.kinds[0]},
+	spec := &kernel.Elementwise{Expr: p.e, Out: kernel.Operand{DType: outDT, Kind: kinds[0]},
 		Rank: int(lk.rank), Index64: lk.index64, Vector: lk.vector, Ins: make([]kernel.Operand, len(ops))}
 	for i, op := range ops {
-		spec.Ins[i] = kernel.Operand{DType: dtype.Int64, Kind: lk.kinds[i+1]}
+		spec.Ins[i] = kernel.Operand{DType: dtype.Int64, Kind: kinds[i+1]}
 		if !op.index {
 			spec.Ins[i].DType = op.h.dt
 		}
@@ -662,19 +669,30 @@ func (k *Kernel[R]) checkNames() error {
 	return nil
 }
 
-func (k *Kernel[R]) plan(d *Device, args []any) (*evalPlan, error) {
+// plan returns the kernel's plan for args on d, and args in the order of the plan's
+// names.
+func (k *Kernel[R]) plan(d *Device, args []any) (*evalPlan, []any, error) {
 	if len(args) != len(k.names) {
-		return nil, fmt.Errorf("gpu: kernel %q takes %d operands (%v), got %d: %w", k.src, len(k.names), k.names, len(args), ErrInvalidValue)
+		return nil, nil, fmt.Errorf("gpu: kernel %q takes %d operands (%v), got %d: %w", k.src, len(k.names), k.names, len(args), ErrInvalidValue)
 	}
 	if len(args) > maxPlanOps {
 		if err := k.checkNames(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		vars := Vars{}
 		for i, name := range k.names {
 			vars[name] = args[i]
 		}
-		return d.plan(k.src, vars, dtype.Of[R]())
+		// The device's plan sorts the names: pass the values in its order.
+		p, err := d.plan(k.src, vars, dtype.Of[R]())
+		if err != nil {
+			return nil, nil, err
+		}
+		vals := make([]any, len(p.names))
+		for i, name := range p.names {
+			vals[i] = vars[name]
+		}
+		return p, vals, nil
 	}
 	key := kernelSig{d: d}
 	for i, a := range args {
@@ -682,11 +700,14 @@ func (k *Kernel[R]) plan(d *Device, args []any) (*evalPlan, error) {
 		case linearIndex:
 			key.sig[2*i] = 'i'
 		case AnyArray:
+			if v.isNil() {
+				return nil, nil, fmt.Errorf("gpu: operand %q is a nil array: %w", k.names[i], ErrInvalidValue)
+			}
 			key.sig[2*i], key.sig[2*i+1] = 'a', byte(v.DType())
 		default:
 			rv := reflect.ValueOf(v)
 			if !rv.IsValid() {
-				return nil, fmt.Errorf("gpu: operand %q is nil: %w", k.names[i], ErrInvalidValue)
+				return nil, nil, fmt.Errorf("gpu: operand %q is nil: %w", k.names[i], ErrInvalidValue)
 			}
 			key.sig[2*i], key.sig[2*i+1] = 's', byte(rv.Kind())
 		}
@@ -695,10 +716,10 @@ func (k *Kernel[R]) plan(d *Device, args []any) (*evalPlan, error) {
 	p := k.plans[key]
 	k.mu.Unlock()
 	if p != nil {
-		return p, nil
+		return p, args, nil
 	}
 	if err := k.checkNames(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	vars := Vars{}
 	for i, name := range k.names {
@@ -707,12 +728,12 @@ func (k *Kernel[R]) plan(d *Device, args []any) (*evalPlan, error) {
 	// The plan's operand and parameter slots follow the positional order of the names.
 	p, err := newPlan(k.src, vars, k.names, dtype.Of[R]())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	k.mu.Lock()
 	k.plans[key] = p
 	k.mu.Unlock()
-	return p, nil
+	return p, args, nil
 }
 
 // Into evaluates the kernel into out with the operands in the order of NewKernel's names.
@@ -726,11 +747,11 @@ func (k *Kernel[R]) Into(s *Stream, out *Array[R], args ...any) error {
 	if err := nilStream(s); err != nil {
 		return err
 	}
-	p, err := k.plan(s.dev, args)
+	p, vals, err := k.plan(s.dev, args)
 	if err != nil {
 		return err
 	}
-	return runPlanHdr(s, out.hdr(), p, args)
+	return runPlanHdr(s, out.hdr(), p, vals)
 }
 
 // Eval evaluates the kernel into a new array of the operands' broadcast shape.

@@ -117,6 +117,9 @@ func reduceOpOf(op Op) (kernel.ReduceOp, error) {
 func resolveAxes(shape []int, opts []ReduceOption, oneAxis bool) (mask []bool, out []int, err error) {
 	var c reduceConfig
 	for _, o := range opts {
+		if o == nil {
+			return nil, nil, fmt.Errorf("gpu: a nil ReduceOption: %w", ErrInvalidValue)
+		}
 		o(&c)
 	}
 	n := len(shape)

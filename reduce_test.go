@@ -1218,6 +1218,18 @@ func TestReduceErrors(t *testing.T) {
 		"float sum in int": func() error { _, err := gpu.Sum[int64](s, x); return err },
 		"argmax two axes":  func() error { _, err := gpu.ArgMax(s, x, gpu.Axes(0, 1)); return err },
 		"argmax no axes":   func() error { _, err := gpu.ArgMax(s, x, gpu.Axes()); return err },
+		// A nil option is bad input, not a panic.
+		"nil option":           func() error { _, err := gpu.Sum[float32](s, x, gpu.Axes(0), nil); return err },
+		"nil option of argmax": func() error { _, err := gpu.ArgMax(s, x, nil); return err },
+		"nil option of mapreduce": func() error {
+			_, err := gpu.MapReduce[float32](s, "x*x", gpu.Vars{"x": x}, gpu.OpSum, nil)
+			return err
+		},
+		"nil option of ReduceInto": func() error {
+			out := upload(t, s, make([]float32, 1))
+			r, _ := out.Reshape()
+			return gpu.ReduceInto(s, r, gpu.OpMax, x, nil)
+		},
 	} {
 		if err := f(); !errors.Is(err, gpu.ErrInvalidValue) {
 			t.Errorf("%s: %v, want ErrInvalidValue", name, err)

@@ -63,6 +63,7 @@ type ScanOption func(*scanOptions)
 
 type scanOptions struct {
 	exclusive bool
+	from      bool // ExclusiveFrom: init is the initial value
 	init      any
 }
 
@@ -77,7 +78,7 @@ func Exclusive() ScanOption { return func(o *scanOptions) { o.exclusive = true }
 // with the elements before k. For an integer accumulator, init must be one of its
 // values (ErrInvalidValue otherwise: no wrapping, no truncation of a fraction).
 func ExclusiveFrom(init any) ScanOption {
-	return func(o *scanOptions) { o.exclusive, o.init = true, init }
+	return func(o *scanOptions) { o.exclusive, o.from, o.init = true, true, init }
 }
 
 // AccumType returns NumPy's accumulator type for sums and products of t: Int64 for Bool
@@ -189,6 +190,9 @@ func AccumulateInto[R, T Elem](s *Stream, out *Array[R], a *Array[T], op Op, axi
 func accumulate[R, T Elem](s *Stream, out *Array[R], a *Array[T], op Op, axis int, opts []ScanOption) error {
 	var o scanOptions
 	for _, f := range opts {
+		if f == nil {
+			return fmt.Errorf("gpu: a nil ScanOption: %w", ErrInvalidValue)
+		}
 		f(&o)
 	}
 	rt := dtype.Of[R]()
@@ -205,7 +209,7 @@ func accumulate[R, T Elem](s *Stream, out *Array[R], a *Array[T], op Op, axis in
 	}
 	var init uint64
 	if o.exclusive {
-		if o.init != nil {
+		if o.from {
 			if init, err = scanScalarBits(o.init, rt); err != nil {
 				return err
 			}

@@ -797,6 +797,20 @@ func TestScanErrors(t *testing.T) {
 		if _, err := gpu.Accumulate[float32](s, a, "maximum(b, a)", 0, gpu.Exclusive()); err == nil {
 			t.Errorf("exclusive expression scan without an initial value accepted")
 		}
+		// ExclusiveFrom(nil) names no initial value: an error, not the identity.
+		if _, err := gpu.CumSum[float32](s, a, 0, gpu.ExclusiveFrom(nil)); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("ExclusiveFrom(nil): %v", err)
+		}
+		if _, err := gpu.Accumulate[float32](s, a, "maximum(b, a)", 0, gpu.ExclusiveFrom(nil)); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("ExclusiveFrom(nil) of an expression: %v", err)
+		}
+		// A nil option is bad input, not a panic.
+		if _, err := gpu.CumSum[float32](s, a, 0, nil); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("a nil ScanOption: %v", err)
+		}
+		if err := gpu.AccumulateInto(s, mustArr[float32](t)(gpu.Zeros[float32](s, 3, 4)), a, gpu.OpMax, 1, gpu.Exclusive(), nil); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("a nil ScanOption of AccumulateInto: %v", err)
+		}
 		// Initial values that are not values of an integer accumulator.
 		ai := mustArr[int32](t)(gpu.Arange[int32](s, 1, 7, 1))
 		defer ai.Free()
