@@ -25,6 +25,12 @@ type Elem = dtype.Number
 // Reshape, Slice, Transpose and BroadcastTo share the buffer and its automatic ordering
 // across streams; operations take the stream they are enqueued on. Operations never
 // modify their inputs unless named for it (Fill, Copy, Set, the ...Into forms).
+//
+// A nil *Array (or a zero Array, which has no buffer) is never valid: its methods that
+// return an error, Free included, return one wrapping ErrInvalidValue, and the others
+// return zero values (nil, 0, false, dtype.Invalid, "<nil array>" for String), so that
+// a chain such as a.Reshape(...) then BroadcastTo or Free after a failed call gives an
+// error, not a panic.
 type Array[T Elem] struct {
 	buf     *Buffer
 	dt      dtype.DType
@@ -69,32 +75,80 @@ func (a *Array[T]) hdr() header {
 	return header{buf: a.buf, dt: a.dt, shape: a.shape, strides: a.strides, off: a.off}
 }
 
-// DType returns the element type.
-func (a *Array[T]) DType() dtype.DType { return a.dt }
+// errNilArray is the error of a nil array, as receiver or argument.
+var errNilArray = fmt.Errorf("gpu: nil array: %w", ErrInvalidValue)
 
-// Shape returns the shape (a copy).
-func (a *Array[T]) Shape() []int { return slices.Clone(a.shape) }
+// DType returns the element type (dtype.Invalid for a nil array).
+func (a *Array[T]) DType() dtype.DType {
+	if a.isNil() {
+		return dtype.Invalid
+	}
+	return a.dt
+}
 
-// Strides returns the strides in elements (a copy).
-func (a *Array[T]) Strides() []int { return slices.Clone(a.strides) }
+// Shape returns the shape (a copy; nil for a nil array).
+func (a *Array[T]) Shape() []int {
+	if a.isNil() {
+		return nil
+	}
+	return slices.Clone(a.shape)
+}
 
-// Ndim returns the number of dimensions.
-func (a *Array[T]) Ndim() int { return len(a.shape) }
+// Strides returns the strides in elements (a copy; nil for a nil array).
+func (a *Array[T]) Strides() []int {
+	if a.isNil() {
+		return nil
+	}
+	return slices.Clone(a.strides)
+}
 
-// Size returns the number of elements.
-func (a *Array[T]) Size() int { return prod(a.shape) }
+// Ndim returns the number of dimensions (0 for a nil array).
+func (a *Array[T]) Ndim() int {
+	if a.isNil() {
+		return 0
+	}
+	return len(a.shape)
+}
 
-// Device returns the array's device.
-func (a *Array[T]) Device() *Device { return a.buf.a.dev }
+// Size returns the number of elements (0 for a nil array).
+func (a *Array[T]) Size() int {
+	if a.isNil() {
+		return 0
+	}
+	return prod(a.shape)
+}
 
-// Buffer returns the buffer the array views.
-func (a *Array[T]) Buffer() *Buffer { return a.buf }
+// Device returns the array's device (nil for a nil array).
+func (a *Array[T]) Device() *Device {
+	if a.isNil() {
+		return nil
+	}
+	return a.buf.a.dev
+}
 
-// Offset returns the array's first element's offset in its buffer, in elements.
-func (a *Array[T]) Offset() int { return a.off }
+// Buffer returns the buffer the array views (nil for a nil array).
+func (a *Array[T]) Buffer() *Buffer {
+	if a.isNil() {
+		return nil
+	}
+	return a.buf
+}
 
-// String describes the array: "Array[float32](1000, 512) on cuda:0".
+// Offset returns the array's first element's offset in its buffer, in elements (0 for
+// a nil array).
+func (a *Array[T]) Offset() int {
+	if a.isNil() {
+		return 0
+	}
+	return a.off
+}
+
+// String describes the array: "Array[float32](1000, 512) on cuda:0" ("<nil array>" for
+// a nil array).
 func (a *Array[T]) String() string {
+	if a.isNil() {
+		return "<nil array>"
+	}
 	dims := make([]string, len(a.shape))
 	for i, n := range a.shape {
 		dims[i] = fmt.Sprint(n)
@@ -102,12 +156,21 @@ func (a *Array[T]) String() string {
 	return fmt.Sprintf("Array[%v](%s) on %s:%d", a.dt, strings.Join(dims, ", "), a.Device().info.Backend, a.Device().info.Ordinal)
 }
 
-// IsContiguous reports whether the array is laid out row-major with no gaps.
-func (a *Array[T]) IsContiguous() bool { return contiguous(a.shape, a.strides) }
+// IsContiguous reports whether the array is laid out row-major with no gaps (false for
+// a nil array).
+func (a *Array[T]) IsContiguous() bool {
+	if a.isNil() {
+		return false
+	}
+	return contiguous(a.shape, a.strides)
+}
 
 // Free frees the array's buffer (see Buffer.Free). Freeing a view is an error: free the
-// array it was made from.
+// array it was made from. Freeing a nil array is an error wrapping ErrInvalidValue.
 func (a *Array[T]) Free() error {
+	if a.isNil() {
+		return errNilArray
+	}
 	if a.view {
 		return fmt.Errorf("gpu: Free of an array view: free the array it was made from: %w", ErrInvalidValue)
 	}
@@ -347,6 +410,12 @@ func FromSlice[T Elem](s *Stream, data []T, shape ...int) (*Array[T], error) {
 // pinning an OS thread. A non-contiguous array is first made contiguous on the device's
 // default stream.
 func (a *Array[T]) ToSlice(ctx context.Context) ([]T, error) {
+	if err := nilContext(ctx); err != nil {
+		return nil, err
+	}
+	if a.isNil() {
+		return nil, errNilArray
+	}
 	out := make([]T, a.Size())
 	return out, a.CopyToHost(ctx, out)
 }
@@ -429,6 +498,9 @@ func (a *Array[T]) index(idx []int) (int, error) {
 // many); on unified memory it reads the host's view directly.
 func (a *Array[T]) At(ctx context.Context, idx ...int) (T, error) {
 	var v [1]T
+	if a.isNil() {
+		return v[0], errNilArray
+	}
 	off, err := a.index(idx)
 	if err != nil {
 		return v[0], err
@@ -452,6 +524,9 @@ func (a *Array[T]) At(ctx context.Context, idx ...int) (T, error) {
 // while a write to host-visible memory (the CPU backend, unified memory) that has not
 // started is dropped.
 func (a *Array[T]) Set(ctx context.Context, v T, idx ...int) error {
+	if a.isNil() {
+		return errNilArray
+	}
 	if a.hasZeroStride() {
 		return fmt.Errorf("gpu: Set on a broadcast view: %w", ErrInvalidValue)
 	}
@@ -478,6 +553,9 @@ func (a *Array[T]) derive(shape, strides []int, off int) *Array[T] {
 // Reshape returns a view with a new shape of the same size; one dimension may be -1
 // (inferred). The array must be contiguous (use Contiguous first otherwise).
 func (a *Array[T]) Reshape(shape ...int) (*Array[T], error) {
+	if a.isNil() {
+		return nil, errNilArray
+	}
 	shape = slices.Clone(shape)
 	infer := -1
 	n := 1
@@ -592,6 +670,9 @@ func (r Range) resolve(n int) (start, count, step int) {
 // Slice returns a view selecting ranges along the leading axes (the remaining axes are
 // whole), like NumPy's a[r0, r1, ...].
 func (a *Array[T]) Slice(ranges ...Range) (*Array[T], error) {
+	if a.isNil() {
+		return nil, errNilArray
+	}
 	if len(ranges) > len(a.shape) {
 		return nil, fmt.Errorf("gpu: %d ranges for a %d-d array: %w", len(ranges), len(a.shape), ErrInvalidValue)
 	}
@@ -616,6 +697,9 @@ func (a *Array[T]) Slice(ranges ...Range) (*Array[T], error) {
 // Transpose returns a view with the axes permuted (reversed when none are given), as
 // numpy.transpose.
 func (a *Array[T]) Transpose(axes ...int) (*Array[T], error) {
+	if a.isNil() {
+		return nil, errNilArray
+	}
 	n := len(a.shape)
 	if len(axes) == 0 {
 		axes = make([]int, n)
@@ -644,6 +728,9 @@ func (a *Array[T]) Transpose(axes ...int) (*Array[T], error) {
 // BroadcastTo returns a read-only view of the array broadcast to shape by NumPy's rules
 // (numpy.broadcast_to): writing through it is an error.
 func (a *Array[T]) BroadcastTo(shape ...int) (*Array[T], error) {
+	if a.isNil() {
+		return nil, errNilArray
+	}
 	if _, err := checkShape(shape); err != nil {
 		return nil, err
 	}
@@ -913,7 +1000,7 @@ func ArrayOf[T Elem](b *Buffer, shape ...int) (*Array[T], error) {
 func nonNil(arrays ...AnyArray) error {
 	for _, a := range arrays {
 		if a == nil || a.isNil() {
-			return fmt.Errorf("gpu: a nil array: %w", ErrInvalidValue)
+			return errNilArray
 		}
 		if a.isFreed() {
 			// Also caught where the memory is used, but not by operations that have

@@ -22,6 +22,10 @@ import (
 // returns to the pool only after every pending use on every stream. A Buffer dropped
 // without Free is freed the same way when the garbage collector finds it (a backstop,
 // with no timing guarantee). A Buffer is safe for concurrent use.
+//
+// A nil *Buffer is never valid: its methods that return an error, Free included, return
+// one wrapping ErrInvalidValue, and the others return zero values (nil, 0, DeviceMem
+// for Kind).
 type Buffer struct {
 	a    *allocation
 	off  int64
@@ -34,7 +38,12 @@ type Buffer struct {
 // ordered on the default stream (CUDA Driver API: cuMemAllocAsync). The contents are
 // undefined. Errors wrap ErrOutOfMemory (with the bytes asked for, free and total) or
 // ErrInvalidValue.
-func (d *Device) Alloc(size int64) (*Buffer, error) { return d.alloc(DeviceMem, size, d.def) }
+func (d *Device) Alloc(size int64) (*Buffer, error) {
+	if d == nil {
+		return nil, errNilDevice
+	}
+	return d.alloc(DeviceMem, size, d.def)
+}
 
 // Alloc allocates size bytes of device memory ordered on s: usable at once on s, and on
 // other streams after s's work so far (which the tracking arranges).
@@ -48,12 +57,22 @@ func (s *Stream) Alloc(size int64) (*Buffer, error) {
 
 // AllocUnified allocates size bytes of unified (managed) memory, which the host can read
 // and write directly with HostAccess (CUDA Driver API: cuMemAllocManaged).
-func (d *Device) AllocUnified(size int64) (*Buffer, error) { return d.alloc(UnifiedMem, size, nil) }
+func (d *Device) AllocUnified(size int64) (*Buffer, error) {
+	if d == nil {
+		return nil, errNilDevice
+	}
+	return d.alloc(UnifiedMem, size, nil)
+}
 
 // AllocPinned allocates size bytes of pinned (page-locked) host memory that the device
 // can address, the fastest source and destination of host copies (CUDA Driver API:
 // cuMemHostAlloc). HostAccess gives it as a slice.
-func (d *Device) AllocPinned(size int64) (*Buffer, error) { return d.alloc(PinnedMem, size, nil) }
+func (d *Device) AllocPinned(size int64) (*Buffer, error) {
+	if d == nil {
+		return nil, errNilDevice
+	}
+	return d.alloc(PinnedMem, size, nil)
+}
 
 func (d *Device) alloc(kind MemKind, size int64, s *Stream) (*Buffer, error) {
 	if size < 0 {
@@ -125,25 +144,55 @@ func (d *Device) reclaim() {
 	d.TrimMemory(context.Background())
 }
 
-// Device returns the buffer's device.
-func (b *Buffer) Device() *Device { return b.a.dev }
+// Device returns the buffer's device (nil for a nil buffer).
+func (b *Buffer) Device() *Device {
+	if b == nil {
+		return nil
+	}
+	return b.a.dev
+}
 
-// Size returns the buffer's size in bytes.
-func (b *Buffer) Size() int64 { return b.size }
+// Size returns the buffer's size in bytes (0 for a nil buffer).
+func (b *Buffer) Size() int64 {
+	if b == nil {
+		return 0
+	}
+	return b.size
+}
 
-// Kind returns the kind of memory.
-func (b *Buffer) Kind() MemKind { return b.a.kind }
+// Kind returns the kind of memory (DeviceMem, the zero MemKind, for a nil buffer).
+func (b *Buffer) Kind() MemKind {
+	if b == nil {
+		return DeviceMem
+	}
+	return b.a.kind
+}
 
-// Offset returns the byte offset of a view in its allocation (0 for an allocation).
-func (b *Buffer) Offset() int64 { return b.off }
+// Offset returns the byte offset of a view in its allocation (0 for an allocation or a
+// nil buffer).
+func (b *Buffer) Offset() int64 {
+	if b == nil {
+		return 0
+	}
+	return b.off
+}
 
 // BackendMem returns the backend's memory and the buffer's offset in it, for packages
-// that extend the runtime. Using it bypasses the tracking: prefer Access.
-func (b *Buffer) BackendMem() (backend.Mem, int64) { return b.a.mem, b.off }
+// that extend the runtime (nil and 0 for a nil buffer). Using it bypasses the tracking:
+// prefer Access.
+func (b *Buffer) BackendMem() (backend.Mem, int64) {
+	if b == nil {
+		return nil, 0
+	}
+	return b.a.mem, b.off
+}
 
 // Slice returns a view of n bytes at byte offset off, sharing the buffer's memory and
 // tracking. The view keeps the buffer alive; freeing the buffer frees the view.
 func (b *Buffer) Slice(off, n int64) (*Buffer, error) {
+	if b == nil {
+		return nil, errNilBuffer
+	}
 	if off < 0 || n < 0 || off > b.size || n > b.size-off {
 		return nil, fmt.Errorf("gpu: slice of %d bytes at %d of a %d-byte buffer: %w", n, off, b.size, ErrInvalidValue)
 	}
@@ -158,8 +207,11 @@ func (b *Buffer) Slice(off, n int64) (*Buffer, error) {
 // completed (for device memory, by a stream-ordered free: CUDA Driver API:
 // cuMemFreeAsync). Later use of the buffer or its views returns an error wrapping
 // ErrClosed. Free is idempotent. Freeing a view is an error: free the buffer it was
-// sliced from.
+// sliced from. Freeing a nil buffer is an error wrapping ErrInvalidValue.
 func (b *Buffer) Free() error {
+	if b == nil {
+		return errNilBuffer
+	}
 	if b.root != nil {
 		return fmt.Errorf("gpu: Free of a view: free the buffer it was sliced from: %w", ErrInvalidValue)
 	}
@@ -171,6 +223,9 @@ func (b *Buffer) Free() error {
 // example to let two streams write disjoint halves at once. Free still waits for every
 // stream of the device.
 func (b *Buffer) SetTracking(on bool) error {
+	if b == nil {
+		return errNilBuffer
+	}
 	if err := lockAll([]*allocation{b.a}); err != nil {
 		return err
 	}
@@ -299,6 +354,9 @@ func (s *Stream) isClosed() bool {
 // goroutines' uses of the buffer wait until f returns. On Linux f runs locked to its OS
 // thread (runtime.LockOSThread), which is how a use inside the scope is recognized.
 func (b *Buffer) Access(s *Stream, mode AccessMode, f func(p DevicePtr) error) error {
+	if b == nil {
+		return errNilBuffer
+	}
 	if f == nil {
 		return fmt.Errorf("gpu: Access with a nil function: %w", ErrInvalidValue)
 	}
@@ -320,6 +378,9 @@ func (b *Buffer) Access(s *Stream, mode AccessMode, f func(p DevicePtr) error) e
 func (b *Buffer) HostAccess(ctx context.Context, mode AccessMode, f func(host []byte) error) error {
 	if err := nilContext(ctx); err != nil {
 		return err
+	}
+	if b == nil {
+		return errNilBuffer
 	}
 	if f == nil {
 		return fmt.Errorf("gpu: HostAccess with a nil function: %w", ErrInvalidValue)
@@ -387,7 +448,7 @@ func (a *allocation) hostScope(mode AccessMode, host []byte, f func(host []byte)
 	return f(host)
 }
 
-// errNilBuffer is the error of a nil *Buffer passed to a copy or memset.
+// errNilBuffer is the error of a nil *Buffer, as receiver or argument.
 var errNilBuffer = fmt.Errorf("gpu: nil buffer: %w", ErrInvalidValue)
 
 // Bytes views a slice of plain values (no pointers) as its bytes, for the copy methods.
@@ -607,6 +668,9 @@ func (b *Buffer) CopyFromHost(ctx context.Context, src []byte) error {
 	if err := nilContext(ctx); err != nil {
 		return err
 	}
+	if b == nil {
+		return errNilBuffer
+	}
 	if err := b.a.dev.policyErr(); err != nil {
 		return err // before the copy is enqueued
 	}
@@ -626,6 +690,9 @@ func (b *Buffer) CopyToHost(ctx context.Context, dst []byte) error {
 	if err := nilContext(ctx); err != nil {
 		return err
 	}
+	if b == nil {
+		return errNilBuffer
+	}
 	if err := b.a.dev.policyErr(); err != nil {
 		return err // before the copy is enqueued
 	}
@@ -642,6 +709,9 @@ func (b *Buffer) CopyToHost(ctx context.Context, dst []byte) error {
 func (b *Buffer) CopyFrom(ctx context.Context, src *Buffer) error {
 	if err := nilContext(ctx); err != nil {
 		return err
+	}
+	if b == nil {
+		return errNilBuffer
 	}
 	if err := b.a.dev.policyErr(); err != nil {
 		return err // before the copy is enqueued
@@ -664,6 +734,9 @@ func (b *Buffer) CopyFrom(ctx context.Context, src *Buffer) error {
 func (d *Device) TrimMemory(ctx context.Context) error {
 	if err := nilContext(ctx); err != nil {
 		return err
+	}
+	if d == nil {
+		return errNilDevice
 	}
 	d.cache.flush(nil, false)
 	if err := d.Synchronize(ctx); err != nil {

@@ -127,6 +127,10 @@ func OpenBackend(name string, ordinal int) (*Device, error) {
 // Device is a GPU (or the CPU backend): it owns a default stream, a pool of internal
 // events, and the threads that complete parked waits. A Device is safe for concurrent
 // use and lives as long as the process.
+//
+// A nil *Device is never valid: its methods that return an error return one wrapping
+// ErrInvalidValue (Err included), and the others return zero values (nil, "", a zero
+// DeviceInfo or WaitPolicy, "<nil device>" for String; SetWaitPolicy does nothing).
 type Device struct {
 	be     backend.Device
 	info   DeviceInfo
@@ -165,12 +169,18 @@ type Device struct {
 	plans planCache
 }
 
+// errNilDevice is the error of a nil *Device, as receiver or argument.
+var errNilDevice = fmt.Errorf("gpu: nil device: %w", ErrInvalidValue)
+
 // setFault remembers the first fault: the idle fast paths return it.
 func (d *Device) setFault(err error) { d.fault.CompareAndSwap(nil, &err) }
 
 // Err returns the fault that ended a wait on the device (on CUDA, sticky for the
-// process), or nil.
+// process), or nil; for a nil device, an error wrapping ErrInvalidValue.
 func (d *Device) Err() error {
+	if d == nil {
+		return errNilDevice
+	}
 	if p := d.fault.Load(); p != nil {
 		return *p
 	}
@@ -206,38 +216,76 @@ func NewDevice(bd backend.Device) (*Device, error) {
 	return d, nil
 }
 
-// Info describes the device.
-func (d *Device) Info() DeviceInfo { return d.info }
+// Info describes the device (a zero DeviceInfo for a nil device).
+func (d *Device) Info() DeviceInfo {
+	if d == nil {
+		return DeviceInfo{}
+	}
+	return d.info
+}
 
-// Backend returns the backend's name, "cuda" or "cpu".
-func (d *Device) Backend() string { return d.info.Backend }
+// Backend returns the backend's name, "cuda" or "cpu" ("" for a nil device).
+func (d *Device) Backend() string {
+	if d == nil {
+		return ""
+	}
+	return d.info.Backend
+}
 
-// String returns "cuda:0 (NVIDIA H200)".
+// String returns "cuda:0 (NVIDIA H200)" ("<nil device>" for a nil device).
 func (d *Device) String() string {
+	if d == nil {
+		return "<nil device>"
+	}
 	return fmt.Sprintf("%s:%d (%s)", d.info.Backend, d.info.Ordinal, d.info.Name)
 }
 
-// BackendDevice returns the backend's device, for packages that extend the runtime.
-func (d *Device) BackendDevice() backend.Device { return d.be }
+// BackendDevice returns the backend's device, for packages that extend the runtime (nil
+// for a nil device).
+func (d *Device) BackendDevice() backend.Device {
+	if d == nil {
+		return nil
+	}
+	return d.be
+}
 
 // DefaultStream returns the device's default stream. It is an ordinary stream created
 // with the device (on CUDA a non-blocking one, not the legacy NULL stream), used by the
-// operations that take no stream.
-func (d *Device) DefaultStream() *Stream { return d.def }
+// operations that take no stream. It is nil for a nil device.
+func (d *Device) DefaultStream() *Stream {
+	if d == nil {
+		return nil
+	}
+	return d.def
+}
 
 // SetWaitPolicy sets the policy of waits that don't give their own. A Mode other than
-// WaitAuto, WaitSpin and WaitBlock makes those waits fail with ErrInvalidValue.
+// WaitAuto, WaitSpin and WaitBlock makes those waits fail with ErrInvalidValue. On a
+// nil device it does nothing.
 func (d *Device) SetWaitPolicy(p WaitPolicy) {
+	if d == nil {
+		return
+	}
 	p = p.normalize()
 	d.policy.Store(&p)
 }
 
-// WaitPolicy returns the device's wait policy.
-func (d *Device) WaitPolicy() WaitPolicy { return *d.policy.Load() }
+// WaitPolicy returns the device's wait policy (a zero WaitPolicy for a nil device).
+func (d *Device) WaitPolicy() WaitPolicy {
+	if d == nil {
+		return WaitPolicy{}
+	}
+	return *d.policy.Load()
+}
 
 // MemInfo returns the device's free and total memory in bytes (CUDA Driver API:
 // cuMemGetInfo).
-func (d *Device) MemInfo() (free, total int64, err error) { return d.be.MemInfo() }
+func (d *Device) MemInfo() (free, total int64, err error) {
+	if d == nil {
+		return 0, 0, errNilDevice
+	}
+	return d.be.MemInfo()
+}
 
 // addTail keeps ev, an event after the work of a stream just closed or dropped, with
 // the caller's reference. Completed tails are dropped as the list grows.

@@ -28,9 +28,14 @@
 // ErrLaunchFailed, ErrNotSupported and ErrClosed; match them with errors.Is. A CUDA
 // error is also a *cu.Error with the CUresult's name and message.
 //
-// Bad input gets an error, never a panic: a nil *Stream (as an argument or as the
-// receiver), a nil array, a nil context.Context or a nil ReduceOption or ScanOption
-// given to an operation is an error wrapping ErrInvalidValue.
+// Bad input gets an error, never a panic: a nil *Stream, a nil array, a nil
+// context.Context or a nil ReduceOption or ScanOption given to an operation is an error
+// wrapping ErrInvalidValue, and so is a method called on a nil receiver (a nil *Array,
+// *Buffer, *Device, *Event, *Module, *Kernel or *Stream), Free and Close included: a
+// nil array from a failed Reshape gives BroadcastTo or Free an error. On a nil receiver
+// of any of the package's types (*Function and *Generator too) the methods that return
+// no error return zero values (Size 0, Shape nil, String "<nil array>"), as each type's
+// documentation says.
 //
 // # Choosing a device
 //

@@ -639,6 +639,8 @@ func evalIntoHeader(s *Stream, out, in *header) error {
 //
 //	axpb := gpu.NewKernel[float32]("a*x + b", "a", "x", "b")
 //	err := axpb.Into(s, y, 2.0, x, 1.0)
+//
+// A nil *Kernel is never valid: Into and Eval return an error wrapping ErrInvalidValue.
 type Kernel[R Elem] struct {
 	src   string
 	names []string
@@ -736,8 +738,14 @@ func (k *Kernel[R]) plan(d *Device, args []any) (*evalPlan, []any, error) {
 	return p, args, nil
 }
 
+// errNilKernel is the error of a nil *Kernel as the receiver.
+var errNilKernel = fmt.Errorf("gpu: nil kernel: %w", ErrInvalidValue)
+
 // Into evaluates the kernel into out with the operands in the order of NewKernel's names.
 func (k *Kernel[R]) Into(s *Stream, out *Array[R], args ...any) error {
+	if k == nil {
+		return errNilKernel
+	}
 	if err := nonNil(out); err != nil {
 		return err
 	}
@@ -756,6 +764,9 @@ func (k *Kernel[R]) Into(s *Stream, out *Array[R], args ...any) error {
 
 // Eval evaluates the kernel into a new array of the operands' broadcast shape.
 func (k *Kernel[R]) Eval(s *Stream, args ...any) (*Array[R], error) {
+	if k == nil {
+		return nil, errNilKernel
+	}
 	var shapes [][]int
 	var err error
 	for i, v := range args {

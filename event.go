@@ -28,6 +28,10 @@ const (
 // still pending when the event is re-recorded may end at either point: don't re-record
 // an event that others are waiting on (use one event per point instead). An Event is
 // safe for concurrent use.
+//
+// A nil *Event is never valid: its methods that return an error, Close included, return
+// one wrapping ErrInvalidValue; Device returns nil, and Done a closed channel (as for a
+// closed event: Query and Wait give the error).
 type Event struct {
 	dev    *Device
 	be     backend.Event
@@ -82,6 +86,9 @@ func (c *eventCore) destroy() {
 
 // NewEvent creates an event. Events measure time unless made with DisableTiming.
 func (d *Device) NewEvent(flags ...EventFlag) (*Event, error) {
+	if d == nil {
+		return nil, errNilDevice
+	}
 	timing := true
 	for _, f := range flags {
 		if f&DisableTiming != 0 {
@@ -97,8 +104,15 @@ func (d *Device) NewEvent(flags ...EventFlag) (*Event, error) {
 	return e, nil
 }
 
-// Close destroys the event (once no parked wait uses it). It is idempotent.
+// errNilEvent is the error of a nil *Event as the receiver.
+var errNilEvent = fmt.Errorf("gpu: nil event: %w", ErrInvalidValue)
+
+// Close destroys the event (once no parked wait uses it). It is idempotent. Closing a
+// nil event is an error wrapping ErrInvalidValue.
 func (e *Event) Close() error {
+	if e == nil {
+		return errNilEvent
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
@@ -108,12 +122,20 @@ func (e *Event) Close() error {
 	return e.maybeDestroyLocked()
 }
 
-// Device returns the event's device.
-func (e *Event) Device() *Device { return e.dev }
+// Device returns the event's device (nil for a nil event).
+func (e *Event) Device() *Device {
+	if e == nil {
+		return nil
+	}
+	return e.dev
+}
 
 // Query reports whether the event has completed; a fault in the work before it is
 // returned as the error.
 func (e *Event) Query() (bool, error) {
+	if e == nil {
+		return false, errNilEvent
+	}
 	// Held, so that a concurrent Close doesn't destroy the event under the query.
 	if !e.hold() {
 		return false, fmt.Errorf("gpu: event: %w", ErrClosed)
@@ -125,6 +147,9 @@ func (e *Event) Query() (bool, error) {
 // Wait waits until the event completes, without pinning an OS thread (unless the policy
 // is WaitBlock). It returns ctx.Err() if ctx ends first, and the error of a fault.
 func (e *Event) Wait(ctx context.Context, policy ...WaitPolicy) error {
+	if e == nil {
+		return errNilEvent
+	}
 	// Held for the whole wait: a Close meanwhile destroys the event only once the wait
 	// (spinning or blocking in the driver) is done with it. A parked wait holds it too.
 	if !e.hold() {
@@ -152,8 +177,12 @@ func (w eventWait) park() ([]*pev, error) {
 
 // Done returns a channel closed when the event's current recording completes (see Event
 // about re-recording), or when the device faults (then Query or Wait return the error). Each call starts a parked
-// wait unless the event is already complete.
+// wait unless the event is already complete. For a nil event the channel is closed
+// (Query and Wait return the error), never one that blocks forever.
 func (e *Event) Done() <-chan struct{} {
+	if e == nil {
+		return closedChan
+	}
 	if done, err := e.Query(); done || err != nil || !e.hold() {
 		return closedChan
 	}

@@ -12,6 +12,9 @@ import (
 )
 
 // Module is a loaded code module (CUDA: PTX text or a cubin).
+//
+// A nil *Module is never valid: Function and Unload return an error wrapping
+// ErrInvalidValue.
 type Module struct {
 	dev *Device
 	be  backend.Module
@@ -22,6 +25,9 @@ type Module struct {
 // disk). A PTX compile error carries the JIT log. On the CPU backend it returns an error
 // wrapping ErrNotSupported: write CPU kernels in Go with NewGoFunction.
 func (d *Device) LoadModule(image []byte) (*Module, error) {
+	if d == nil {
+		return nil, errNilDevice
+	}
 	be, err := d.be.LoadModule(image)
 	if err != nil {
 		return nil, err
@@ -29,8 +35,14 @@ func (d *Device) LoadModule(image []byte) (*Module, error) {
 	return &Module{dev: d, be: be}, nil
 }
 
+// errNilModule is the error of a nil *Module as the receiver.
+var errNilModule = fmt.Errorf("gpu: nil module: %w", ErrInvalidValue)
+
 // Function looks up a kernel of the module by name.
 func (m *Module) Function(name string) (*Function, error) {
+	if m == nil {
+		return nil, errNilModule
+	}
 	f, err := m.be.Function(name)
 	if err != nil {
 		return nil, err
@@ -38,20 +50,41 @@ func (m *Module) Function(name string) (*Function, error) {
 	return &Function{dev: m.dev, be: f}, nil
 }
 
-// Unload unloads the module; its functions can no longer be launched.
-func (m *Module) Unload() error { return m.be.Unload() }
+// Unload unloads the module; its functions can no longer be launched. Unloading a nil
+// module is an error wrapping ErrInvalidValue.
+func (m *Module) Unload() error {
+	if m == nil {
+		return errNilModule
+	}
+	return m.be.Unload()
+}
 
 // Function is a kernel that can be launched on the device's streams.
+//
+// A nil *Function is never valid: Stream.Launch refuses it with an error wrapping
+// ErrInvalidValue, and its methods, which return no error, return zero values ("" and
+// nil).
 type Function struct {
 	dev *Device
 	be  backend.Function
 }
 
-// Name returns the kernel's name.
-func (f *Function) Name() string { return f.be.Name() }
+// Name returns the kernel's name ("" for a nil function).
+func (f *Function) Name() string {
+	if f == nil {
+		return ""
+	}
+	return f.be.Name()
+}
 
-// BackendFunction returns the backend's function, for packages that extend the runtime.
-func (f *Function) BackendFunction() backend.Function { return f.be }
+// BackendFunction returns the backend's function, for packages that extend the runtime
+// (nil for a nil function).
+func (f *Function) BackendFunction() backend.Function {
+	if f == nil {
+		return nil
+	}
+	return f.be
+}
 
 // WrapFunction wraps a backend function of device d.
 func WrapFunction(d *Device, f backend.Function) *Function { return &Function{dev: d, be: f} }
@@ -59,6 +92,9 @@ func WrapFunction(d *Device, f backend.Function) *Function { return &Function{de
 // Builtin returns one of the built-in kernels every backend has (see
 // backend.Builtins): "empty" serves the launch benchmark, "trap" the fault tests.
 func (d *Device) Builtin(name string) (*Function, error) {
+	if d == nil {
+		return nil, errNilDevice
+	}
 	f, err := d.be.Builtin(name)
 	if err != nil {
 		return nil, err
@@ -69,6 +105,9 @@ func (d *Device) Builtin(name string) (*Function, error) {
 // NewGoFunction returns a kernel written in Go for a CPU device. fn runs once per
 // launch, in stream order, and splits its work with cpu.Launch.Parallel.
 func NewGoFunction(d *Device, name string, fn func(*cpu.Launch) error) (*Function, error) {
+	if d == nil {
+		return nil, errNilDevice
+	}
 	if d.info.Backend != "cpu" {
 		return nil, fmt.Errorf("gpu: Go kernels run on the CPU backend, not %s: %w", d.info.Backend, ErrNotSupported)
 	}

@@ -19,6 +19,9 @@ import "fmt"
 // A device can always access itself; devices of different backends never can. On the
 // CPU backend every CPU device can access every other one.
 func (d *Device) CanAccessPeer(peer *Device) (bool, error) {
+	if d == nil {
+		return false, errNilDevice
+	}
 	if peer == nil {
 		return false, fmt.Errorf("gpu: CanAccessPeer(nil): %w", ErrInvalidValue)
 	}
@@ -45,6 +48,9 @@ func (d *Device) CanAccessPeer(peer *Device) (bool, error) {
 // which alone does not reach pool allocations); the conformance test PeerKernel checks
 // it.
 func (d *Device) EnablePeerAccess(peer *Device) error {
+	if d == nil {
+		return errNilDevice
+	}
 	if peer == nil {
 		return fmt.Errorf("gpu: EnablePeerAccess(nil): %w", ErrInvalidValue)
 	}

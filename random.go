@@ -17,6 +17,9 @@ import (
 // used, so requests never overlap. A Generator is safe for concurrent use; requests
 // made from several goroutines get disjoint numbers in the order they are made. See
 // package random for the exact mapping of elements to blocks.
+//
+// A nil *Generator is never valid: the operations given one return an error wrapping
+// ErrInvalidValue, and State returns (0, 0).
 type Generator struct {
 	mu     sync.Mutex
 	seed   uint64
@@ -26,8 +29,11 @@ type Generator struct {
 // NewGenerator returns a generator with the given seed and offset 0.
 func NewGenerator(seed uint64) *Generator { return &Generator{seed: seed} }
 
-// State returns the generator's seed and offset.
+// State returns the generator's seed and offset ((0, 0) for a nil generator).
 func (g *Generator) State() (seed, offset uint64) {
+	if g == nil {
+		return 0, 0
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.seed, g.offset

@@ -70,6 +70,9 @@ func (c *streamCore) destroy() {
 
 // NewStream creates a stream.
 func (d *Device) NewStream() (*Stream, error) {
+	if d == nil {
+		return nil, errNilDevice
+	}
 	bs, err := d.be.NewStream()
 	if err != nil {
 		return nil, err
@@ -371,6 +374,9 @@ func (s *Stream) WaitEvent(e *Event) error {
 func (d *Device) Synchronize(ctx context.Context, policy ...WaitPolicy) error {
 	if err := nilContext(ctx); err != nil {
 		return err
+	}
+	if d == nil {
+		return errNilDevice
 	}
 	pol, err := d.pickPolicy(policy)
 	if err != nil {
