@@ -36,8 +36,12 @@ func nilRecvCases(f *nilFixture) []nilCase {
 		ev *gpu.Event
 		m  *gpu.Module
 		k  *gpu.Kernel[float32]
+		g  *gpu.Generator
 	)
 	cases := []nilCase{
+		// Generator.
+		{"Generator.SetState", func() error { return g.SetState(1, 2) }},
+
 		// Buffer.
 		{"Buffer.Access", func() error {
 			return b.Access(f.s, gpu.ReadWrite, func(gpu.DevicePtr) error {

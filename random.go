@@ -18,8 +18,8 @@ import (
 // made from several goroutines get disjoint numbers in the order they are made. See
 // package random for the exact mapping of elements to blocks.
 //
-// A nil *Generator is never valid: the operations given one return an error wrapping
-// ErrInvalidValue, and State returns (0, 0).
+// A nil *Generator is never valid: the operations given one, and SetState, return an
+// error wrapping ErrInvalidValue, and State returns (0, 0).
 type Generator struct {
 	mu     sync.Mutex
 	seed   uint64
@@ -37,6 +37,20 @@ func (g *Generator) State() (seed, offset uint64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.seed, g.offset
+}
+
+// SetState sets the generator's seed and offset, for example to a State saved earlier:
+// the requests that follow give the numbers they gave after that State (NumPy's
+// bit_generator.state, PyTorch's Generator.set_state). It returns an error wrapping
+// ErrInvalidValue for a nil generator.
+func (g *Generator) SetState(seed, offset uint64) error {
+	if g == nil {
+		return fmt.Errorf("gpu: SetState of a nil generator: %w", ErrInvalidValue)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.seed, g.offset = seed, offset
+	return nil
 }
 
 // reserve returns the offset of a request of the given spec and size, advancing the
