@@ -128,11 +128,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, reg *Reg
 		bad  bool
 	}{
 		{"-threshold", *threshold < 0}, {"-count", *count <= 0}, {"-benchtime", *benchtime <= 0},
-		{"-warmup-count", *warmupCount <= 0}, {"-min-sample", *minSample <= 0},
+		{"-warmup", *warmup < 0}, {"-warmup-count", *warmupCount <= 0}, {"-min-sample", *minSample <= 0},
 		{"-ref-gbps", *refGBps < 0}, {"-gobench-runs", *gobenchRuns <= 0},
 	} {
 		if c.bad {
-			return usage("%s must be positive (-threshold and -ref-gbps may be 0)", c.name)
+			return usage("%s must be positive (-threshold, -warmup and -ref-gbps may be 0)", c.name)
 		}
 	}
 	// Output files: their folders must exist and the chart's format be known before the

@@ -166,6 +166,7 @@ func TestMainListAndErrors(t *testing.T) {
 		{[]string{"-run", "("}, ExitUsage, "-run"},
 		{[]string{"-threshold", "-1"}, ExitUsage, "must be positive"},
 		{[]string{"-count", "-3"}, ExitUsage, "-count must be positive"},
+		{[]string{"-warmup", "-1s"}, ExitUsage, "-warmup must be positive"},
 		{[]string{"-run", "noop", "-plot", "out.xyz"}, ExitUsage, "unknown chart format"},
 		{[]string{"-nosuchflag"}, ExitUsage, "not defined"},
 		{[]string{"extra"}, ExitUsage, "unexpected arguments"},
