@@ -218,10 +218,11 @@ func (b *Buffer) Free() error {
 	return b.a.free()
 }
 
-// SetTracking turns the automatic ordering of the buffer (and its views) off or on.
-// Untracked, operations on it neither wait nor record: the caller orders them, for
-// example to let two streams write disjoint halves at once. Free still waits for every
-// stream of the device.
+// SetTracking turns the automatic ordering of the buffer (and its views) off or on; it
+// applies to the whole allocation, so on a view it also sets the buffer the view was
+// sliced from and its other views. Untracked, operations on it neither wait nor record:
+// the caller orders them, for example to let two streams write disjoint halves at once.
+// Free still waits for every stream of the device.
 func (b *Buffer) SetTracking(on bool) error {
 	if b == nil {
 		return errNilBuffer
@@ -374,7 +375,8 @@ func (b *Buffer) Access(s *Stream, mode AccessMode, f func(p DevicePtr) error) e
 // buffer's bytes. The buffer must be pinned or unified memory (any memory on the CPU
 // backend); device memory gives an error wrapping ErrNotSupported (copy instead). Other
 // operations on the buffer wait until f returns; f must not use the buffer through this
-// package.
+// package. If ctx ends first (before the call, too), HostAccess returns ctx.Err()
+// without running f.
 func (b *Buffer) HostAccess(ctx context.Context, mode AccessMode, f func(host []byte) error) error {
 	if err := nilContext(ctx); err != nil {
 		return err
@@ -392,6 +394,9 @@ func (b *Buffer) HostAccess(ctx context.Context, mode AccessMode, f func(host []
 	host := a.mem.Host()
 	if host == nil && a.mem.Size() > 0 {
 		return fmt.Errorf("gpu: host access to %s memory on %v: copy it instead: %w", a.kind, a.dev, ErrNotSupported)
+	}
+	if err := ctx.Err(); err != nil {
+		return err // as when it ends during the wait, whether or not there is one
 	}
 	for {
 		if err := lockAll([]*allocation{a}); err != nil {
@@ -577,8 +582,9 @@ func (s *Stream) Memset(dst *Buffer, value byte) error {
 	})
 }
 
-// MemsetD32 enqueues setting every 32-bit word of dst to value; dst's size must be a
-// multiple of 4 (CUDA Driver API: cuMemsetD32Async).
+// MemsetD32 enqueues setting every 32-bit word of dst to value; dst's size, and its
+// offset in its allocation (Offset) for a view, must be multiples of 4 (CUDA Driver
+// API: cuMemsetD32Async, whose address must be 4-byte aligned).
 func (s *Stream) MemsetD32(dst *Buffer, value uint32) error {
 	if dst == nil {
 		return errNilBuffer
@@ -705,7 +711,9 @@ func (b *Buffer) CopyToHost(ctx context.Context, dst []byte) error {
 }
 
 // CopyFrom copies src, a buffer of the same size, into the buffer and returns once the
-// copy is complete.
+// copy is complete (on the device's default stream, ordered like any other use). If ctx
+// ends first it returns ctx.Err() and the copy completes in the background
+// (Device.DefaultStream().Synchronize or Device.Synchronize waits for it).
 func (b *Buffer) CopyFrom(ctx context.Context, src *Buffer) error {
 	if err := nilContext(ctx); err != nil {
 		return err

@@ -305,6 +305,10 @@ func (s *Stream) Synchronize(ctx context.Context, policy ...WaitPolicy) error {
 		return err
 	}
 	if s.idle() {
+		// As every wait (and Device.Synchronize's idle path): an ended ctx is its error.
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		return s.dev.Err()
 	}
 	p := s.pend.Load()

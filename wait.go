@@ -45,8 +45,8 @@ func (m WaitMode) String() string {
 // WaitPolicy chooses how waits wait. The zero value is WaitAuto with the default spin.
 type WaitPolicy struct {
 	Mode WaitMode
-	// Spin bounds WaitAuto's spin before it parks (0: DefaultSpin; negative: park at
-	// once after the first query).
+	// Spin bounds WaitAuto's spin before it parks (0: the default spin, DefaultSpin or
+	// GPU_WAIT_SPIN; negative: park at once after the first query).
 	Spin time.Duration
 }
 
@@ -58,15 +58,19 @@ type WaitPolicy struct {
 // copy and its wait), 602 us with a spin of 250 us, 516 us with 1 ms and with 3 ms,
 // against 515-521 us for cuMemcpyDtoDAsync and cuStreamSynchronize. (CUDA.jl spins 256
 // queries, the first 32 without yielding, for the same reason.) GPU_WAIT_SPIN in the
-// environment overrides it at start-up.
+// environment (a duration such as 250us; negative: park at once) overrides it at
+// start-up, for DefaultWaitPolicy and for every policy whose Spin is 0.
 const DefaultSpin = time.Millisecond
 
 // DefaultWaitPolicy is the policy of a new device.
 var DefaultWaitPolicy = WaitPolicy{Mode: WaitAuto, Spin: DefaultSpin}
 
+// defaultSpin is the spin of a policy whose Spin is 0: DefaultSpin, or GPU_WAIT_SPIN.
+var defaultSpin = DefaultSpin
+
 func (p WaitPolicy) normalize() WaitPolicy {
 	if p.Spin == 0 {
-		p.Spin = DefaultSpin
+		p.Spin = defaultSpin
 	}
 	return p
 }
@@ -227,8 +231,10 @@ func init() {
 	if v, err := time.ParseDuration(os.Getenv("GPU_SPIN_YIELD")); err == nil && v >= 0 {
 		spinYield = v
 	}
-	// GPU_WAIT_SPIN (a duration) sets DefaultWaitPolicy's spin at start-up (a tuning knob).
+	// GPU_WAIT_SPIN (a duration) sets the default spin at start-up (a tuning knob): that
+	// of DefaultWaitPolicy and of the policies whose Spin is 0.
 	if v, err := time.ParseDuration(os.Getenv("GPU_WAIT_SPIN")); err == nil && v != 0 {
+		defaultSpin = v
 		DefaultWaitPolicy.Spin = v
 	}
 }

@@ -167,6 +167,10 @@ func Blocking() Option { return func(o *options) { o.blocking = true } }
 //
 // A Comm is safe for concurrent use, but the order of collectives must be the same on
 // every rank, so calls from several goroutines need an order of their own.
+//
+// A nil *Comm is never valid: its calls, Group, Abort, Close and Err return errors
+// wrapping gpu.ErrInvalidValue, and Rank, World and Device return zero values (0, 0,
+// nil).
 type Comm struct {
 	dev   *gpu.Device
 	rank  int
@@ -208,14 +212,34 @@ func (c *Comm) watchContext(ctx context.Context) {
 	})
 }
 
-// Rank returns the communicator's rank, 0 to World-1 (NCCL API: ncclCommUserRank).
-func (c *Comm) Rank() int { return c.rank }
+// Rank returns the communicator's rank, 0 to World-1 (NCCL API: ncclCommUserRank); 0
+// for a nil communicator.
+func (c *Comm) Rank() int {
+	if c == nil {
+		return 0
+	}
+	return c.rank
+}
 
-// World returns the number of ranks (NCCL API: ncclCommCount).
-func (c *Comm) World() int { return c.world }
+// World returns the number of ranks (NCCL API: ncclCommCount); 0 for a nil
+// communicator.
+func (c *Comm) World() int {
+	if c == nil {
+		return 0
+	}
+	return c.world
+}
 
-// Device returns the communicator's device.
-func (c *Comm) Device() *gpu.Device { return c.dev }
+// Device returns the communicator's device (nil for a nil communicator).
+func (c *Comm) Device() *gpu.Device {
+	if c == nil {
+		return nil
+	}
+	return c.dev
+}
+
+// errNilComm is the error of a nil *Comm as the receiver.
+var errNilComm = fmt.Errorf("nccl: nil communicator: %w", gpu.ErrInvalidValue)
 
 // String returns "rank 1 of 2 on cuda:1 (NVIDIA H200)".
 func (c *Comm) String() string {
@@ -227,7 +251,11 @@ func (c *Comm) String() string {
 
 // Err returns the error that aborted the communicator, or that made it unusable (the
 // loss of another process of a FromEnv job), matching ErrAborted; nil while it works.
+// For a nil communicator it returns an error wrapping gpu.ErrInvalidValue.
 func (c *Comm) Err() error {
+	if c == nil {
+		return errNilComm
+	}
 	if p := c.err.Load(); p != nil {
 		return *p
 	}
@@ -267,7 +295,11 @@ func (c *Comm) setErr(cause error) (error, bool) {
 //
 // The communicator's context, ending, aborts it the same way. Abort is idempotent and
 // safe to call at any time from any goroutine; after it, Close has nothing left to do.
+// Aborting a nil communicator is an error wrapping gpu.ErrInvalidValue.
 func (c *Comm) Abort() error {
+	if c == nil {
+		return errNilComm
+	}
 	c.fail(fmt.Errorf("nccl: rank %d: Abort called", c.rank))
 	return nil
 }
@@ -277,8 +309,12 @@ func (c *Comm) Abort() error {
 // ErrClosed. Close is not collective, but a rank that closes while others still wait for
 // it makes them fail (or hang, where nothing detects it): close after the last
 // collective has completed everywhere. Close of an aborted communicator returns nil.
-// Close is idempotent.
+// Close is idempotent. Closing a nil communicator is an error wrapping
+// gpu.ErrInvalidValue.
 func (c *Comm) Close() error {
+	if c == nil {
+		return errNilComm
+	}
 	c.closeOnce.Do(func() {
 		c.mu.Lock()
 		c.closed = true
@@ -444,6 +480,22 @@ func (c *Comm) newOp(kind opKind, s *gpu.Stream, send, recv *gpu.Buffer, count i
 			return nil, bad("the %s buffer is a view at byte %d, not aligned for %v", b.name, b.buf.Offset(), t)
 		}
 	}
+	if o.send != nil && o.recv != nil && sameMemory(o.send, o.recv) {
+		// Overlapping buffers must be laid out as the call's in-place form says: NCCL
+		// leaves any other overlap undefined (and the CPU communicator's ranks would
+		// race on it).
+		so, ro := o.send.Offset(), o.recv.Offset()
+		inPlace, rule := so == ro, "send must be recv"
+		switch kind {
+		case opAllGather:
+			inPlace, rule = so == ro+int64(c.rank)*n, "send must be the view of recv at rank*sendCount elements"
+		case opReduceScatter:
+			inPlace, rule = ro == so+int64(c.rank)*n, "recv must be the view of send at rank*recvCount elements"
+		}
+		if !inPlace && so < ro+o.recvBytes && ro < so+o.sendBytes {
+			return nil, bad("the send buffer (at byte %d of its allocation) overlaps the receive buffer (at byte %d) without being in place: %s", so, ro, rule)
+		}
+	}
 	if count == 0 {
 		o.send, o.recv = nil, nil
 	}
@@ -474,28 +526,30 @@ func (c *Comm) submit(o *op, err error) error {
 
 // AllReduce reduces count elements of type t of send across the ranks with op and
 // leaves the result in recv on every rank (NCCL API: ncclAllReduce). send and recv may
-// be the same buffer (in place). Both need count elements.
+// be the same buffer (in place); otherwise they must not overlap. Both need count
+// elements.
 func (c *Comm) AllReduce(s *gpu.Stream, send, recv *gpu.Buffer, count int64, t dtype.DType, op Op) error {
 	return c.submit(c.newOp(opAllReduce, s, send, recv, count, t, op, 0))
 }
 
 // Broadcast copies count elements of type t of send on rank root into recv on every
 // rank (NCCL API: ncclBroadcast). send is read on root only (other ranks may pass nil);
-// on root it may be recv (in place).
+// on root it may be recv (in place), or else must not overlap it.
 func (c *Comm) Broadcast(s *gpu.Stream, send, recv *gpu.Buffer, count int64, t dtype.DType, root int) error {
 	return c.submit(c.newOp(opBroadcast, s, send, recv, count, t, Sum, root))
 }
 
 // Reduce reduces count elements of type t of send across the ranks with op into recv
 // on rank root (NCCL API: ncclReduce). recv is written on root only (other ranks may
-// pass nil); on root it may be send (in place).
+// pass nil); on root it may be send (in place), or else must not overlap it.
 func (c *Comm) Reduce(s *gpu.Stream, send, recv *gpu.Buffer, count int64, t dtype.DType, op Op, root int) error {
 	return c.submit(c.newOp(opReduce, s, send, recv, count, t, op, root))
 }
 
 // AllGather gathers sendCount elements of type t from every rank into recv, rank i's
 // at element i*sendCount (NCCL API: ncclAllGather). recv needs World*sendCount
-// elements. In place: send is the view of recv at rank*sendCount elements.
+// elements. In place: send is the view of recv at rank*sendCount elements; send and recv
+// must not overlap otherwise.
 func (c *Comm) AllGather(s *gpu.Stream, send, recv *gpu.Buffer, sendCount int64, t dtype.DType) error {
 	return c.submit(c.newOp(opAllGather, s, send, recv, sendCount, t, Sum, 0))
 }
@@ -503,7 +557,7 @@ func (c *Comm) AllGather(s *gpu.Stream, send, recv *gpu.Buffer, sendCount int64,
 // ReduceScatter reduces World*recvCount elements of type t of send across the ranks
 // with op and leaves block i of the result (recvCount elements from element
 // i*recvCount) in recv on rank i (NCCL API: ncclReduceScatter). In place: recv is the
-// view of send at rank*recvCount elements.
+// view of send at rank*recvCount elements; send and recv must not overlap otherwise.
 func (c *Comm) ReduceScatter(s *gpu.Stream, send, recv *gpu.Buffer, recvCount int64, t dtype.DType, op Op) error {
 	return c.submit(c.newOp(opReduceScatter, s, send, recv, recvCount, t, op, 0))
 }
@@ -587,8 +641,11 @@ func (c *Comm) Group(f func() error) error { return Group([]*Comm{c}, f) }
 // dropped, none is launched, and Group returns f's error. Otherwise Group launches them
 // and returns the launch's error. The buffers of the calls are ordered as for single
 // calls, their uses recorded after the launch; a buffer may be used by several calls of
-// a group, but on one stream only. Groups nest: a Group inside f, on communicators of
-// the outer group or on others (which join it), launches with the outer one.
+// a group, but on one stream only (else Group returns an error wrapping
+// gpu.ErrInvalidValue and launches nothing). The calls on several streams act as if
+// posted on every one of them, as NCCL's (see the package documentation). Groups nest:
+// a Group inside f, on communicators of the outer group or on others (which join it),
+// launches with the outer one.
 func Group(comms []*Comm, f func() error) error {
 	if f == nil {
 		return fmt.Errorf("nccl: Group of a nil function: %w", gpu.ErrInvalidValue)

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 	"unsafe"
 
 	"github.com/go-gpu/gpu"
+	"github.com/go-gpu/gpu/backend"
 	"github.com/go-gpu/gpu/backend/cpu"
 )
 
@@ -247,14 +249,26 @@ func (cc *cpuComm) abort(err error) { cc.cl.abort(err) }
 func (cc *cpuComm) close() error { return nil }
 
 // launch launches the calls of each communicator as one kernel on the stream of its
-// first call.
+// first call, joined with the streams of its other calls (see launchOwn).
 func (cc *cpuComm) launch(ops []*op) error {
 	var order []*cpuComm
 	by := map[*cpuComm][]*op{}
+	streamOf := map[backend.Mem]*gpu.Stream{}
 	for _, o := range ops {
 		x, ok := o.c.be.(*cpuComm)
 		if !ok {
 			return fmt.Errorf("nccl: a CPU group with a call on %v: %w", o.c, gpu.ErrInvalidValue)
+		}
+		// As on CUDA (planUses): a buffer is used on one stream of a group only.
+		for _, b := range []*gpu.Buffer{o.send, o.recv} {
+			if b == nil {
+				continue
+			}
+			mem, _ := b.BackendMem()
+			if s, ok := streamOf[mem]; ok && s != o.s {
+				return fmt.Errorf("nccl: a group uses one buffer on %v and on %v (one stream per buffer): %w", s, o.s, gpu.ErrInvalidValue)
+			}
+			streamOf[mem] = o.s
 		}
 		if by[x] == nil {
 			order = append(order, x)
@@ -315,10 +329,25 @@ func (cc *cpuComm) launchOwn(ops []*op) error {
 	if len(ops) > 1 {
 		name = "nccl.Group"
 	}
+	// The kernel runs on the first call's stream. Calls of a group on other streams of
+	// the rank behave as NCCL's do, as if the group were posted on every stream: the
+	// kernel waits for the work enqueued on each of them so far, and their later work
+	// waits for the kernel.
+	first, others := ops[0].s, []*gpu.Stream(nil)
+	for _, o := range ops[1:] {
+		if o.s != first && !slices.Contains(others, o.s) {
+			others = append(others, o.s)
+		}
+	}
 	fn, err := gpu.NewGoFunction(cc.c.dev, name, func(l *cpu.Launch) error { return cc.run(l, calls) })
+	for _, s := range others {
+		if err == nil {
+			err = streamOrder(cc.c.dev, s, first)
+		}
+	}
 	if err == nil {
 		cc.cl.started()
-		err = ops[0].s.Launch(fn, gpu.LaunchConfig{Grid: gpu.Dim3{X: 1}, Block: gpu.Dim3{X: 1}}, args...)
+		err = first.Launch(fn, gpu.LaunchConfig{Grid: gpu.Dim3{X: 1}, Block: gpu.Dim3{X: 1}}, args...)
 		if err != nil {
 			cc.cl.finished()
 		}
@@ -327,6 +356,34 @@ func (cc *cpuComm) launchOwn(ops []*op) error {
 		// Nothing was launched: the sequence numbers go back.
 		cc.coll, cc.sends, cc.recvs = coll, sends, recvs
 		return fmt.Errorf("nccl: %v: launching %s: %w", cc.c, name, err)
+	}
+	if len(others) > 0 {
+		if err := streamOrder(cc.c.dev, first, others...); err != nil {
+			// The kernel is launched, but the other streams are not ordered after it:
+			// fail rather than let their work overtake the calls.
+			err = fmt.Errorf("nccl: %v: ordering the streams of %s after it: %w", cc.c, name, err)
+			cc.c.fail(err)
+			return err
+		}
+	}
+	return nil
+}
+
+// streamOrder makes the work enqueued later on each of waiters wait for the work
+// enqueued on s so far.
+func streamOrder(dev *gpu.Device, s *gpu.Stream, waiters ...*gpu.Stream) error {
+	e, err := dev.NewEvent(gpu.DisableTiming)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	if err := s.Record(e); err != nil {
+		return err
+	}
+	for _, w := range waiters {
+		if err := w.WaitEvent(e); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -502,7 +559,7 @@ func newCPUComm(ctx context.Context, dev *gpu.Device, id UniqueID, rank, world i
 		return nil, err
 	}
 	for r, d := range p.devs {
-		if d == dev {
+		if d != nil && (d == dev || d.BackendDevice() == dev.BackendDevice()) { // as NewGroup
 			err := fmt.Errorf("nccl: NewComm: ranks %d and %d on one device %v: %w", r, rank, dev, gpu.ErrInvalidValue)
 			failAll(err)
 			reg.Unlock()

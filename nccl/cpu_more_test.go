@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-gpu/gpu"
 	"github.com/go-gpu/gpu/backend/cpu"
+	"github.com/go-gpu/gpu/conformance"
 	"github.com/go-gpu/gpu/dtype"
 )
 
@@ -170,6 +171,24 @@ func TestCPUNewCommErrors(t *testing.T) {
 	}
 	if _, err := NewComm(ctx, nil, id3, 0, 1); !errors.Is(err, gpu.ErrInvalidValue) {
 		t.Errorf("NewComm(nil device) = %v", err)
+	}
+	// Two ranks on two gpu.Devices of one CPU device: one device, as NewGroup says.
+	cd := cpu.New(1)
+	same := []*gpu.Device{mustDev(t, cd), mustDev(t, cd)}
+	if _, err := NewGroup(ctx, same); !errors.Is(err, gpu.ErrInvalidValue) {
+		t.Errorf("NewGroup of one CPU device twice = %v", err)
+	}
+	id4, _ := NewUniqueID()
+	go func() {
+		_, err := NewComm(ctx, same[0], id4, 0, 2)
+		errc <- err
+	}()
+	time.Sleep(10 * time.Millisecond)
+	if _, err := NewComm(ctx, same[1], id4, 1, 2); !errors.Is(err, gpu.ErrInvalidValue) {
+		t.Errorf("two ranks on one CPU device through two gpu.Devices = %v", err)
+	}
+	if err := <-errc; !errors.Is(err, gpu.ErrInvalidValue) {
+		t.Errorf("the first rank on that device = %v", err)
 	}
 }
 
@@ -519,4 +538,216 @@ func TestGroupSemantics(t *testing.T) {
 	}
 	// The communicators are out of the group: single calls launch again.
 	r.runSpec(t, spec{kind: opAllGather, t: dtype.Int8, count: 5, seed: 3}, true)
+}
+
+// TestCPUGroupStreams: a group whose calls on one rank use several streams behaves as
+// NCCL's, as if posted on every stream: the collectives wait for the work enqueued on
+// each stream before the group, and later work on each stream waits for them. Rank 0's
+// second AllReduce is on stream B, whose input a 100 ms kernel on B writes first, and
+// whose result B reads back after the group; the buffer is untracked, so that only the
+// streams order these uses.
+func TestCPUGroupStreams(t *testing.T) {
+	const world = 2
+	comms := cpuGroup(t, world)
+	r := newRig(t, comms)
+	d0 := comms[0].Device()
+	sB, err := d0.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sB.Close()
+	k := conformance.Kernels(t, d0)
+	const n = 1001
+	sx := spec{kind: opAllReduce, t: dtype.Int32, count: n, red: Sum, seed: 11}
+	sy := spec{kind: opAllReduce, t: dtype.Int32, count: n, red: Sum, seed: 12}
+	xs, ys := make([][]byte, world), make([][]byte, world)
+	xb, yb := make([]*gpu.Buffer, world), make([]*gpu.Buffer, world)
+	for rank, c := range comms {
+		xs[rank], ys[rank] = sx.input(rank, world), sy.input(rank, world)
+		xb[rank] = upload(t, c.Device(), xs[rank])
+		yb[rank] = upload(t, c.Device(), ys[rank])
+	}
+	// Rank 0's y starts poisoned; its input arrives through a slow copy on B.
+	ysrc := yb[0]
+	yb[0] = upload(t, d0, fill(4*n, 0xCD))
+	if err := d0.Synchronize(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := yb[0].SetTracking(false); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.SpinCopyU32(sB, yb[0], ysrc, 100*time.Millisecond, nil); err != nil {
+		t.Fatal(err)
+	}
+	err = Group(comms, func() error {
+		for rank, c := range comms {
+			sy := r.streams[rank]
+			if rank == 0 {
+				sy = sB
+			}
+			if err := c.AllReduce(r.streams[rank], xb[rank], xb[rank], n, dtype.Int32, Sum); err != nil {
+				return err
+			}
+			if err := c.AllReduce(sy, yb[rank], yb[rank], n, dtype.Int32, Sum); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := fill(4*n, 0xEE)
+	if err := sB.CopyDtoH(got, yb[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err, _ := waitErr(sB); err != nil {
+		t.Fatal(err)
+	}
+	if want := sy.expected(0, ys); !bytes.Equal(got, want) {
+		t.Errorf("rank 0's AllReduce on stream B, read back on B: %s", firstDiff(dtype.Int32, got, want))
+	}
+	for rank := range comms {
+		if got, want := readBack(t, xb[rank]), sx.expected(rank, xs); !bytes.Equal(got, want) {
+			t.Errorf("rank %d's AllReduce on its first stream: %s", rank, firstDiff(dtype.Int32, got, want))
+		}
+	}
+}
+
+// TestCPUGroupBufferOnTwoStreams: a group that uses one buffer on two streams is an
+// error, as on CUDA, and launches nothing.
+func TestCPUGroupBufferOnTwoStreams(t *testing.T) {
+	comms := cpuGroup(t, 2)
+	r := newRig(t, comms)
+	sB, err := comms[0].Device().NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sB.Close()
+	xs := []*gpu.Buffer{upload(t, comms[0].Device(), fill(16, 1)), upload(t, comms[1].Device(), fill(16, 2))}
+	err = Group(comms, func() error {
+		for rank, c := range comms {
+			for _, s := range []*gpu.Stream{r.streams[rank], sB} {
+				if rank == 1 {
+					s = r.streams[1]
+				}
+				if err := c.AllReduce(s, xs[rank], xs[rank], 4, dtype.Uint32, Sum); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if !errors.Is(err, gpu.ErrInvalidValue) {
+		t.Fatalf("a group using a buffer on two streams = %v, want an error wrapping gpu.ErrInvalidValue", err)
+	}
+	for rank, x := range xs {
+		if got := readBack(t, x); !bytes.Equal(got, fill(16, byte(rank+1))) {
+			t.Fatalf("rank %d: the refused group changed the buffer: %x", rank, got)
+		}
+	}
+	// Nothing was launched: the communicators go on.
+	r.runSpec(t, spec{kind: opAllReduce, t: dtype.Uint32, count: 7, red: Max, seed: 5}, true)
+}
+
+// TestOverlapNotInPlace: send and receive buffers that overlap without the call's
+// in-place layout are errors (NCCL leaves them undefined; the CPU ranks would race),
+// returned by the call; buffers that share an allocation without overlapping, and the
+// in-place layouts, are accepted. The calls are made in a group that is then dropped,
+// so that nothing runs.
+func TestOverlapNotInPlace(t *testing.T) {
+	comms := cpuGroup(t, 2)
+	c := comms[1] // rank 1: the in-place views are not at offset 0
+	d := c.Device()
+	s := d.DefaultStream()
+	b := upload(t, d, fill(64, 7))
+	v := func(off, n int64) *gpu.Buffer { return view(t, b, off, n) }
+	const f32 = dtype.Float32
+	boom := errors.New("boom")
+	collect := func(call func() error) error {
+		var callErr error
+		if err := c.Group(func() error { callErr = call(); return boom }); err != boom {
+			t.Fatalf("the dropped group = %v, want boom", err)
+		}
+		return callErr
+	}
+	bad := map[string]func() error{
+		"AllReduce":                             func() error { return c.AllReduce(s, v(0, 16), v(8, 16), 4, f32, Sum) },
+		"Broadcast on root":                     func() error { return c.Broadcast(s, v(4, 16), v(0, 16), 4, f32, 1) },
+		"Reduce on root":                        func() error { return c.Reduce(s, v(0, 16), v(12, 16), 4, f32, Sum, 1) },
+		"AllGather, send at rank 0's place":     func() error { return c.AllGather(s, v(0, 16), v(0, 32), 4, f32) },
+		"AllGather, send straddling":            func() error { return c.AllGather(s, v(8, 16), v(0, 32), 4, f32) },
+		"ReduceScatter, recv at rank 0's place": func() error { return c.ReduceScatter(s, v(0, 32), v(0, 16), 4, f32, Sum) },
+		"ReduceScatter, recv straddling":        func() error { return c.ReduceScatter(s, v(0, 32), v(24, 16), 4, f32, Sum) },
+	}
+	for name, call := range bad {
+		if err := collect(call); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("%s with overlapping buffers not in place: %v, want an error wrapping gpu.ErrInvalidValue", name, err)
+		}
+	}
+	good := map[string]func() error{
+		"AllReduce in place":      func() error { return c.AllReduce(s, v(0, 16), v(0, 16), 4, f32, Sum) },
+		"AllReduce disjoint":      func() error { return c.AllReduce(s, v(0, 16), v(16, 16), 4, f32, Sum) },
+		"Broadcast off the root":  func() error { return c.Broadcast(s, v(4, 16), v(0, 16), 4, f32, 0) },
+		"Reduce off the root":     func() error { return c.Reduce(s, v(0, 16), v(12, 16), 4, f32, Sum, 0) },
+		"AllGather in place":      func() error { return c.AllGather(s, v(16, 16), v(0, 32), 4, f32) },
+		"AllGather disjoint":      func() error { return c.AllGather(s, v(32, 16), v(0, 32), 4, f32) },
+		"ReduceScatter in place":  func() error { return c.ReduceScatter(s, v(0, 32), v(16, 16), 4, f32, Sum) },
+		"ReduceScatter disjoint":  func() error { return c.ReduceScatter(s, v(0, 32), v(32, 16), 4, f32, Sum) },
+		"AllReduce of 0 elements": func() error { return c.AllReduce(s, v(0, 16), v(8, 16), 0, f32, Sum) },
+	}
+	for name, call := range good {
+		if err := collect(call); err != nil {
+			t.Errorf("%s: %v, want no error", name, err)
+		}
+	}
+	if got := readBack(t, b); !bytes.Equal(got, fill(64, 7)) {
+		t.Fatalf("a dropped call changed the buffer: %x", got)
+	}
+}
+
+// TestNilCommAndContext: a nil communicator and a nil context give errors wrapping
+// gpu.ErrInvalidValue, not panics.
+func TestNilCommAndContext(t *testing.T) {
+	var c *Comm
+	for name, err := range map[string]error{
+		"Close": c.Close(), "Abort": c.Abort(), "Err": c.Err(),
+		"Group": c.Group(func() error { return nil }),
+	} {
+		if !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("nil communicator: %s = %v, want an error wrapping gpu.ErrInvalidValue", name, err)
+		}
+	}
+	if c.Rank() != 0 || c.World() != 0 || c.Device() != nil {
+		t.Errorf("nil communicator: Rank %d, World %d, Device %v, want zero values", c.Rank(), c.World(), c.Device())
+	}
+	devs := cpuDevices(t, 2)
+	var nilCtx context.Context // the nil context
+	if _, err := NewGroup(nilCtx, devs); !errors.Is(err, gpu.ErrInvalidValue) {
+		t.Errorf("NewGroup(nil context) = %v", err)
+	}
+	id, err := NewUniqueID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewComm(nilCtx, devs[0], id, 0, 1); !errors.Is(err, gpu.ErrInvalidValue) {
+		t.Errorf("NewComm(nil context) = %v", err)
+	}
+	for _, k := range []string{"RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"} {
+		t.Setenv(k, "")
+	}
+	if _, err := FromEnv(nilCtx, devs[0]); !errors.Is(err, gpu.ErrInvalidValue) {
+		t.Errorf("FromEnv(nil context) = %v", err)
+	}
+	// The devices are usable: nothing was made with them.
+	comms, err := NewGroup(context.Background(), devs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		for _, c := range comms {
+			c.Close()
+		}
+	}()
+	newRig(t, comms).runSpec(t, spec{kind: opBroadcast, t: dtype.Int64, count: 33, root: 1, seed: 9}, true)
 }

@@ -25,8 +25,9 @@
 //	err = comm.AllReduce(s, x, x, n, dtype.Float32, nccl.Sum) // in place
 //	err = s.Synchronize(ctx)
 //
-// A call checks its arguments (sizes, element type, ranks, devices: errors wrap
-// gpu.ErrInvalidValue), then enqueues the collective on s and returns. Its buffers are
+// A call checks its arguments (sizes, element type, ranks, devices, send and receive
+// buffers that overlap other than in place: errors wrap gpu.ErrInvalidValue), then
+// enqueues the collective on s and returns. Its buffers are
 // ordered by the runtime's tracking, like a kernel's: the collective waits for earlier
 // conflicting uses on other streams, and later uses wait for it, with no explicit
 // synchronization (Buffer.Access on s with Read for the send buffer and Write for the
@@ -35,7 +36,9 @@
 //
 // Group launches several calls together (NCCL API: ncclGroupStart, ncclGroupEnd): a
 // process driving several ranks from one goroutine must group their calls, and
-// dependent Send and Recv calls must be grouped.
+// dependent Send and Recv calls must be grouped. A group whose calls use several
+// streams acts, as NCCL's, as if posted on every one of them: it waits for the work
+// enqueued on each before it, and their later work waits for it.
 //
 // # Failures
 //
@@ -54,7 +57,8 @@
 // # The CPU communicator
 //
 // On the CPU backend each call is a Go kernel (gpu.NewGoFunction) launched on the
-// rank's stream with the call's buffers as tracked arguments; inside, the ranks meet at
+// rank's stream with the call's buffers as tracked arguments (a group's calls of one
+// rank are one kernel, on the stream of the first, joined with the others by events); inside, the ranks meet at
 // a rendezvous per call (keyed by a sequence number per communicator, or per pair of
 // ranks for Send and Recv), each computes its share of the result in the element type,
 // and each waits for the others before its kernel returns. The ranks must be distinct

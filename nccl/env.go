@@ -64,6 +64,9 @@ func collect(opts []Option) options {
 // One goroutine driving several ranks must launch their collectives together, in a
 // Group (Group(comms, f)); or drive each rank from a goroutine of its own.
 func NewGroup(ctx context.Context, devs []*gpu.Device, opts ...Option) ([]*Comm, error) {
+	if ctx == nil {
+		return nil, fmt.Errorf("nccl: NewGroup with a nil context: %w", gpu.ErrInvalidValue)
+	}
 	if len(devs) == 0 {
 		return nil, fmt.Errorf("nccl: NewGroup of no device: %w", gpu.ErrInvalidValue)
 	}
@@ -103,6 +106,9 @@ func NewGroup(ctx context.Context, devs []*gpu.Device, opts ...Option) ([]*Comm,
 // devices, that share the id (from NewUniqueID); ranks in other processes are not
 // supported.
 func NewComm(ctx context.Context, dev *gpu.Device, id UniqueID, rank, world int, opts ...Option) (*Comm, error) {
+	if ctx == nil {
+		return nil, fmt.Errorf("nccl: NewComm with a nil context: %w", gpu.ErrInvalidValue)
+	}
 	if dev == nil {
 		return nil, fmt.Errorf("nccl: NewComm on a nil device: %w", gpu.ErrInvalidValue)
 	}
@@ -140,6 +146,9 @@ func NewComm(ctx context.Context, dev *gpu.Device, id UniqueID, rank, world int,
 // On the CPU backend only WORLD_SIZE=1 is supported (a communicator of one rank);
 // more ranks return an error wrapping ErrNotSupported.
 func FromEnv(ctx context.Context, dev *gpu.Device, opts ...Option) (*Comm, error) {
+	if ctx == nil {
+		return nil, fmt.Errorf("nccl: FromEnv with a nil context: %w", gpu.ErrInvalidValue)
+	}
 	env, err := rendezvous.FromEnv()
 	if err != nil {
 		return nil, fmt.Errorf("nccl: FromEnv: %w", err)
