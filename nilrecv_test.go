@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"go/ast"
-	"go/parser"
-	"go/token"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -300,43 +297,17 @@ func TestNilReceiverChain(t *testing.T) {
 // pointer receiver, generic types included, as "Type.Method".
 func ptrMethods(t *testing.T) []string {
 	t.Helper()
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fset := token.NewFileSet()
 	var names []string
-	for _, file := range files {
-		if strings.HasSuffix(file, "_test.go") {
-			continue
+	for _, fd := range exportedFuncs(t) {
+		rt, ptr := recvType(fd)
+		if fd.Recv == nil || !ptr {
+			continue // a function, or a value receiver, which can't be nil
 		}
-		af, err := parser.ParseFile(fset, file, nil, parser.SkipObjectResolution)
-		if err != nil {
-			t.Fatal(err)
+		if rt == "" {
+			t.Fatalf("%s: receiver type not understood", fd.Name.Name)
 		}
-		for _, decl := range af.Decls {
-			fd, ok := decl.(*ast.FuncDecl)
-			if !ok || fd.Recv == nil || len(fd.Recv.List) != 1 || !fd.Name.IsExported() {
-				continue
-			}
-			st, ok := fd.Recv.List[0].Type.(*ast.StarExpr)
-			if !ok {
-				continue // a value receiver can't be nil
-			}
-			rt := st.X
-			switch x := rt.(type) {
-			case *ast.IndexExpr: // Array[T]
-				rt = x.X
-			case *ast.IndexListExpr: // Pair[K, V]
-				rt = x.X
-			}
-			id, ok := rt.(*ast.Ident)
-			if !ok {
-				t.Fatalf("%s: receiver type %T not understood", fset.Position(fd.Pos()), rt)
-			}
-			if id.IsExported() {
-				names = append(names, id.Name+"."+fd.Name.Name)
-			}
+		if ast.IsExported(rt) {
+			names = append(names, rt+"."+fd.Name.Name)
 		}
 	}
 	slices.Sort(names)

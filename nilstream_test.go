@@ -382,17 +382,16 @@ func TestNilContext(t *testing.T) {
 	}
 }
 
-// apiWith lists the package's exported functions and methods (on exported types) whose
-// signature has a parameter or receiver for which match is true, by name: "Sum",
-// "Stream.Launch", "Kernel.Into".
-func apiWith(t *testing.T, match func(ast.Expr) bool) []string {
+// exportedFuncs parses the package's non-test files and returns its exported
+// functions and methods.
+func exportedFuncs(t *testing.T) []*ast.FuncDecl {
 	t.Helper()
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
 	fset := token.NewFileSet()
-	var names []string
+	var out []*ast.FuncDecl
 	for _, file := range files {
 		if strings.HasSuffix(file, "_test.go") {
 			continue
@@ -402,35 +401,58 @@ func apiWith(t *testing.T, match func(ast.Expr) bool) []string {
 			t.Fatal(err)
 		}
 		for _, decl := range af.Decls {
-			fd, ok := decl.(*ast.FuncDecl)
-			if !ok || !fd.Name.IsExported() {
+			if fd, ok := decl.(*ast.FuncDecl); ok && fd.Name.IsExported() {
+				out = append(out, fd)
+			}
+		}
+	}
+	return out
+}
+
+// recvType returns the name of a method's receiver type (generic ones without their
+// parameters: "Array" for *Array[T]) and whether the receiver is a pointer; "" for a
+// function or a receiver type it doesn't understand.
+func recvType(fd *ast.FuncDecl) (name string, ptr bool) {
+	if fd.Recv == nil || len(fd.Recv.List) != 1 {
+		return "", false
+	}
+	rt := fd.Recv.List[0].Type
+	if st, ok := rt.(*ast.StarExpr); ok {
+		rt, ptr = st.X, true
+	}
+	switch x := rt.(type) {
+	case *ast.IndexExpr: // Array[T]
+		rt = x.X
+	case *ast.IndexListExpr: // Pair[K, V]
+		rt = x.X
+	}
+	if id, ok := rt.(*ast.Ident); ok {
+		return id.Name, ptr
+	}
+	return "", ptr
+}
+
+// apiWith lists the package's exported functions and methods (on exported types) whose
+// signature has a parameter or receiver for which match is true, by name: "Sum",
+// "Stream.Launch", "Kernel.Into".
+func apiWith(t *testing.T, match func(ast.Expr) bool) []string {
+	t.Helper()
+	var names []string
+	for _, fd := range exportedFuncs(t) {
+		name, found := fd.Name.Name, false
+		if fd.Recv != nil && len(fd.Recv.List) == 1 {
+			found = match(fd.Recv.List[0].Type)
+			rt, _ := recvType(fd)
+			if rt == "" || !ast.IsExported(rt) {
 				continue
 			}
-			name, found := fd.Name.Name, false
-			if fd.Recv != nil && len(fd.Recv.List) == 1 {
-				rt := fd.Recv.List[0].Type
-				found = match(rt)
-				if st, ok := rt.(*ast.StarExpr); ok {
-					rt = st.X
-				}
-				switch x := rt.(type) {
-				case *ast.IndexExpr:
-					rt = x.X
-				case *ast.IndexListExpr:
-					rt = x.X
-				}
-				id, ok := rt.(*ast.Ident)
-				if !ok || !id.IsExported() {
-					continue
-				}
-				name = id.Name + "." + name
-			}
-			for _, p := range fd.Type.Params.List {
-				found = found || match(p.Type)
-			}
-			if found {
-				names = append(names, name)
-			}
+			name = rt + "." + name
+		}
+		for _, p := range fd.Type.Params.List {
+			found = found || match(p.Type)
+		}
+		if found {
+			names = append(names, name)
 		}
 	}
 	slices.Sort(names)

@@ -102,12 +102,38 @@ type checkDev struct {
 	bad atomic.Int32
 }
 
-type checkEvent struct {
-	backend.Event
+// liveCheck counts the driver calls in flight on one object and flags a call on it
+// after (or while) it is destroyed.
+type liveCheck struct {
 	d        *checkDev
 	mu       sync.Mutex
 	inflight int
 	dead     bool
+}
+
+func (c *liveCheck) enter() {
+	c.mu.Lock()
+	if c.dead {
+		c.d.bad.Add(1)
+	}
+	c.inflight++
+	c.mu.Unlock()
+}
+func (c *liveCheck) leave() { c.mu.Lock(); c.inflight--; c.mu.Unlock() }
+
+// destroying flags a destroy during a call or a second one.
+func (c *liveCheck) destroying() {
+	c.mu.Lock()
+	if c.inflight > 0 || c.dead {
+		c.d.bad.Add(1)
+	}
+	c.dead = true
+	c.mu.Unlock()
+}
+
+type checkEvent struct {
+	backend.Event
+	liveCheck
 }
 
 func (d *checkDev) NewEvent(timing bool) (backend.Event, error) {
@@ -115,7 +141,7 @@ func (d *checkDev) NewEvent(timing bool) (backend.Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &checkEvent{Event: e, d: d}, nil
+	return &checkEvent{Event: e, liveCheck: liveCheck{d: d}}, nil
 }
 
 func (d *checkDev) NewStream() (backend.Stream, error) {
@@ -123,28 +149,15 @@ func (d *checkDev) NewStream() (backend.Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &checkStream{Stream: s, d: d}, nil
+	return &checkStream{Stream: s, liveCheck: liveCheck{d: d}}, nil
 }
 
 // checkStream flags, like checkEvent, a driver call on a stream after (or while) it is
 // destroyed.
 type checkStream struct {
 	backend.Stream
-	d        *checkDev
-	mu       sync.Mutex
-	inflight int
-	dead     bool
+	liveCheck
 }
-
-func (s *checkStream) enter() {
-	s.mu.Lock()
-	if s.dead {
-		s.d.bad.Add(1)
-	}
-	s.inflight++
-	s.mu.Unlock()
-}
-func (s *checkStream) leave() { s.mu.Lock(); s.inflight--; s.mu.Unlock() }
 
 func unwrap(e backend.Event) backend.Event {
 	if c, ok := e.(*checkEvent); ok {
@@ -203,24 +216,10 @@ func (s *checkStream) FreeAsync(m backend.Mem) error {
 	return s.Stream.FreeAsync(m)
 }
 func (s *checkStream) Destroy() error {
-	s.mu.Lock()
-	if s.inflight > 0 || s.dead {
-		s.d.bad.Add(1)
-	}
-	s.dead = true
-	s.mu.Unlock()
+	s.destroying()
 	return s.Stream.Destroy()
 }
 
-func (e *checkEvent) enter() {
-	e.mu.Lock()
-	if e.dead {
-		e.d.bad.Add(1)
-	}
-	e.inflight++
-	e.mu.Unlock()
-}
-func (e *checkEvent) leave() { e.mu.Lock(); e.inflight--; e.mu.Unlock() }
 func (e *checkEvent) Synchronize() error {
 	e.enter()
 	defer e.leave()
@@ -232,12 +231,7 @@ func (e *checkEvent) Query() (bool, error) {
 	return e.Event.Query()
 }
 func (e *checkEvent) Destroy() error {
-	e.mu.Lock()
-	if e.inflight > 0 || e.dead {
-		e.d.bad.Add(1)
-	}
-	e.dead = true
-	e.mu.Unlock()
+	e.destroying()
 	return e.Event.Destroy()
 }
 

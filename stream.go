@@ -333,39 +333,30 @@ func (w streamWait) park() ([]*pev, error) {
 
 // Record records e on the stream: e completes when the work enqueued so far has.
 func (s *Stream) Record(e *Event) error {
-	if err := s.hold(); err != nil {
-		return err
-	}
-	defer s.unhold()
-	if e == nil {
-		return fmt.Errorf("gpu: Record(nil): %w", ErrInvalidValue)
-	}
-	if !e.hold() { // so that a concurrent Close doesn't destroy it under the call
-		return fmt.Errorf("gpu: event: %w", ErrClosed)
-	}
-	defer e.unhold()
-	if err := s.be.Record(e.be); err != nil {
-		return err
-	}
-	s.enqueued()
-	return nil
+	return s.eventOp("Record", e, backend.Stream.Record)
 }
 
 // WaitEvent makes work enqueued on the stream later wait until e completes (CUDA
 // Driver API: cuStreamWaitEvent). e may belong to another device of the same backend.
 func (s *Stream) WaitEvent(e *Event) error {
+	return s.eventOp("WaitEvent", e, backend.Stream.WaitEvent)
+}
+
+// eventOp enqueues op (the backend stream's Record or WaitEvent) of e on s, both held
+// so that a concurrent Close of either doesn't destroy it under the call.
+func (s *Stream) eventOp(name string, e *Event, op func(backend.Stream, backend.Event) error) error {
 	if err := s.hold(); err != nil {
 		return err
 	}
 	defer s.unhold()
 	if e == nil {
-		return fmt.Errorf("gpu: WaitEvent(nil): %w", ErrInvalidValue)
+		return fmt.Errorf("gpu: %s(nil): %w", name, ErrInvalidValue)
 	}
-	if !e.hold() { // so that a concurrent Close doesn't destroy it under the call
+	if !e.hold() {
 		return fmt.Errorf("gpu: event: %w", ErrClosed)
 	}
 	defer e.unhold()
-	if err := s.be.WaitEvent(e.be); err != nil {
+	if err := op(s.be, e.be); err != nil {
 		return err
 	}
 	s.enqueued()
