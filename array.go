@@ -185,6 +185,20 @@ func prod(shape []int) int {
 	return n
 }
 
+// layout returns a copy of shape and its row-major strides, in one allocation.
+func layout(shape []int) (sh, st []int) {
+	n := len(shape)
+	both := make([]int, 2*n)
+	sh, st = both[:n:n], both[n:]
+	copy(sh, shape)
+	s := 1
+	for d := n - 1; d >= 0; d-- {
+		st[d] = s
+		s *= shape[d]
+	}
+	return sh, st
+}
+
 func rowMajor(shape []int) []int {
 	st := make([]int, len(shape))
 	s := 1
@@ -211,10 +225,12 @@ func checkShape(shape []int) (int, error) {
 	n := 1
 	for _, d := range shape {
 		if d < 0 {
-			return 0, fmt.Errorf("gpu: negative dimension in shape %v: %w", shape, ErrInvalidValue)
+			// (A copy, so that shape itself doesn't escape: callers' variadic shapes stay
+			// on their stacks.)
+			return 0, fmt.Errorf("gpu: negative dimension in shape %v: %w", slices.Clone(shape), ErrInvalidValue)
 		}
 		if d > 0 && n > math.MaxInt/d {
-			return 0, fmt.Errorf("gpu: shape %v has too many elements: %w", shape, ErrInvalidValue)
+			return 0, fmt.Errorf("gpu: shape %v has too many elements: %w", slices.Clone(shape), ErrInvalidValue)
 		}
 		n *= d
 	}
@@ -235,14 +251,14 @@ func Empty[T Elem](s *Stream, shape ...int) (*Array[T], error) {
 	}
 	size := sizeOf[T]()
 	if n > math.MaxInt64/size {
-		return nil, fmt.Errorf("gpu: shape %v is too large: %w", shape, ErrInvalidValue)
+		return nil, fmt.Errorf("gpu: shape %v is too large: %w", slices.Clone(shape), ErrInvalidValue)
 	}
 	buf, err := s.Alloc(int64(n * size))
 	if err != nil {
 		return nil, err
 	}
-	sh := slices.Clone(shape)
-	return &Array[T]{buf: buf, dt: dtype.Of[T](), shape: sh, strides: rowMajor(sh)}, nil
+	sh, st := layout(shape)
+	return &Array[T]{buf: buf, dt: dtype.Of[T](), shape: sh, strides: st}, nil
 }
 
 // Zeros returns a new array of zeros.

@@ -32,6 +32,10 @@ type Buffer struct {
 	size int64
 	root *Buffer // the buffer a view was sliced from, kept alive by the view
 	args atomic.Pointer[argRefs]
+	// cleanup frees a root buffer dropped without Free; Free stops it, so that freed
+	// buffers don't leave cleanup records on their heap span (each AddCleanup searches
+	// its span's records: a loop of Empty and Free otherwise slows as they pile up).
+	cleanup runtime.Cleanup
 }
 
 // Alloc allocates size bytes of device memory from the device's stream-ordered pool,
@@ -124,7 +128,7 @@ func (d *Device) alloc(kind MemKind, size int64, s *Stream) (*Buffer, error) {
 	}
 	b := &Buffer{a: a, size: size}
 	d.liveAllocs.Add(1)
-	runtime.AddCleanup(b, func(a *allocation) { a.free() }, a)
+	b.cleanup = runtime.AddCleanup(b, func(a *allocation) { a.free() }, a)
 	return b, nil
 }
 
@@ -215,7 +219,11 @@ func (b *Buffer) Free() error {
 	if b.root != nil {
 		return fmt.Errorf("gpu: Free of a view: free the buffer it was sliced from: %w", ErrInvalidValue)
 	}
-	return b.a.free()
+	err := b.a.free()
+	if b.a.gone.Load() {
+		b.cleanup.Stop()
+	}
+	return err
 }
 
 // SetTracking turns the automatic ordering of the buffer (and its views) off or on; it
@@ -746,7 +754,7 @@ func (d *Device) TrimMemory(ctx context.Context) error {
 	if d == nil {
 		return errNilDevice
 	}
-	d.cache.flush(nil, false)
+	d.cache.flush(d, nil, false)
 	if err := d.Synchronize(ctx); err != nil {
 		return err
 	}

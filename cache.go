@@ -13,24 +13,21 @@ import (
 // on the same stream is safe without waits: the block's last uses were ordered before
 // its free on that stream, and the new owner's work follows on it (the rule of
 // stream-ordered allocation, CUDA Programming Guide: "Stream Ordered Memory
-// Allocator"). Blocks come in power-of-two classes from 512 bytes to 32 MiB; at most
-// cacheMaxBytes are kept, and TrimMemory, Stream.Close and out-of-memory recovery hand
-// them back.
+// Allocator"). Blocks come in power-of-two classes from 512 bytes to 32 MiB, kept in
+// the stream's own lists (streamCore.blocks, guarded by mu); at most cacheMaxBytes are
+// kept on a device, and TrimMemory, Stream.Close, out-of-memory recovery and the
+// cleanup of a stream dropped without Close hand them back.
 type blockCache struct {
 	mu    sync.Mutex
-	lists map[cacheKey][]backend.Mem
 	bytes int64
-}
-
-type cacheKey struct {
-	s     *Stream
-	class int64
 }
 
 const (
 	cacheMinBlock = 512
 	cacheMaxBlock = 32 << 20
 	cacheMaxBytes = 1 << 30
+	// cacheClasses is the number of classes, 512 bytes (index 0) to 32 MiB.
+	cacheClasses = 17
 )
 
 // cacheClass returns the block size that serves size bytes, or 0 if size isn't cached.
@@ -44,17 +41,22 @@ func cacheClass(size int64) int64 {
 	return 1 << bits.Len64(uint64(size-1))
 }
 
+// classIndex is the index of a class (a power of two from cacheMinBlock to
+// cacheMaxBlock) in streamCore.blocks.
+func classIndex(class int64) int { return bits.Len64(uint64(class)) - 10 }
+
 // get pops a block of the class on s.
 func (c *blockCache) get(s *Stream, class int64) backend.Mem {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	k := cacheKey{s, class}
-	l := c.lists[k]
-	if len(l) == 0 {
+	l := &s.blocks[classIndex(class)]
+	n := len(*l)
+	if n == 0 {
 		return nil
 	}
-	m := l[len(l)-1]
-	c.lists[k] = l[:len(l)-1]
+	m := (*l)[n-1]
+	(*l)[n-1] = nil
+	*l = (*l)[:n-1]
 	c.bytes -= class
 	return m
 }
@@ -71,54 +73,60 @@ func (c *blockCache) put(s *Stream, m backend.Mem) bool {
 	if c.bytes+class > cacheMaxBytes {
 		return false
 	}
-	if c.lists == nil {
-		c.lists = map[cacheKey][]backend.Mem{}
-	}
-	k := cacheKey{s, class}
-	c.lists[k] = append(c.lists[k], m)
+	l := &s.blocks[classIndex(class)]
+	*l = append(*l, m)
 	c.bytes += class
 	return true
 }
 
-// flush frees the blocks kept for s (every stream if s is nil) in stream order. own
-// says the caller owns s's backend stream (Close, before destroying it); otherwise each
-// stream is held (holdBackend) while its blocks are freed on it, and the blocks of a
-// stream whose Close is destroying it meanwhile are freed on the host once the device
-// is idle, in a goroutine.
-func (c *blockCache) flush(s *Stream, own bool) {
+// take removes and returns every block kept for c's stream core sc.
+func (c *blockCache) take(sc *streamCore) []backend.Mem {
 	c.mu.Lock()
-	var free []cacheKey
-	var mems [][]backend.Mem
-	for k, l := range c.lists {
-		if s == nil || k.s == s {
-			free = append(free, k)
-			mems = append(mems, l)
-			delete(c.lists, k)
-			c.bytes -= k.class * int64(len(l))
-		}
+	defer c.mu.Unlock()
+	var out []backend.Mem
+	for i := range sc.blocks {
+		out = append(out, sc.blocks[i]...)
+		c.bytes -= int64(len(sc.blocks[i])) * (cacheMinBlock << i)
+		sc.blocks[i] = nil
 	}
-	c.mu.Unlock()
+	return out
+}
+
+// flush frees the blocks kept for s (every live stream of d if s is nil) in stream
+// order. own says the caller owns s's backend stream (Close, before destroying it);
+// otherwise each stream is held (holdBackend) while its blocks are freed on it, and the
+// blocks of a stream whose Close is destroying it meanwhile are freed on the host once
+// the device is idle, in a goroutine. (A stream dropped without Close frees its own in
+// its cleanup, streamCore.destroy.)
+func (c *blockCache) flush(d *Device, s *Stream, own bool) {
+	streams := []*Stream{s}
+	if s == nil {
+		streams = d.liveStreams()
+	}
 	var left []backend.Mem
-	for i, k := range free {
-		if !own && !k.s.holdBackend() {
-			left = append(left, mems[i]...)
+	for _, s := range streams {
+		mems := c.take(s.streamCore)
+		if len(mems) == 0 {
 			continue
 		}
-		for _, m := range mems[i] {
-			if k.s.be.FreeAsync(m) == nil {
-				k.s.enqueued()
+		if !own && !s.holdBackend() {
+			left = append(left, mems...)
+			continue
+		}
+		for _, m := range mems {
+			if s.be.FreeAsync(m) == nil {
+				s.enqueued()
 			}
 		}
 		if !own {
-			k.s.unhold()
+			s.unhold()
 		}
 	}
 	if len(left) > 0 {
-		be := free[0].s.dev.be
 		go func() {
-			be.Synchronize()
+			d.be.Synchronize()
 			for _, m := range left {
-				be.FreeNow(m)
+				d.be.FreeNow(m)
 			}
 		}()
 	}

@@ -85,6 +85,19 @@ func BenchmarkHostOverhead(b *testing.B) {
 			}
 		}
 	})
+	b.Run("construct", func(b *testing.B) {
+		// gpubench's array/construct: an 8-byte array from the stream's block cache.
+		b.ReportAllocs()
+		for b.Loop() {
+			a, err := Empty[int64](s, 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := a.Free(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("launch/untracked", func(b *testing.B) {
 		// The same launch with raw pointers: the difference to "launch" is the tracking.
 		cfg := LaunchConfig{Grid: Dim3{X: 1}, Block: Dim3{X: 64}}

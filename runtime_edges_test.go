@@ -955,3 +955,46 @@ func TestWaitSpinEnv(t *testing.T) {
 		}
 	}
 }
+
+// A stream dropped without Close hands the small blocks it keeps for reuse back to the
+// device in its cleanup (they used to keep it reachable, and their memory, for good).
+func TestDroppedStreamFreesCachedBlocks(t *testing.T) {
+	d, _ := freshCPU(t)
+	free0, _, err := d.MemInfo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	func() {
+		s, err := d.NewStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{1, 100, 1000, 100000} {
+			a, err := gpu.Empty[float32](s, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := a.Free(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}()
+	if free, _, _ := d.MemInfo(); free >= free0 {
+		t.Fatalf("no block kept for reuse after Free (%d bytes free before, %d after): the test checks nothing", free0, free)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		runtime.GC()
+		if err := d.Synchronize(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		free, _, _ := d.MemInfo()
+		if free == free0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d bytes still held 5 s after the stream was dropped", free0-free)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

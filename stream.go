@@ -46,6 +46,9 @@ type streamCore struct {
 	destroyed bool   // the backend stream is gone; last covers all its work
 	last      *pev   // the latest internal event recorded on the stream
 	lastSeq   uint64 // the seq it covers
+	// blocks are the small device blocks freed on the stream and kept for reuse on it,
+	// by class (blockCache; guarded by dev.cache.mu, not mu).
+	blocks [cacheClasses][]backend.Mem
 }
 
 // destroy is the backstop for a stream dropped without Close.
@@ -54,6 +57,9 @@ func (c *streamCore) destroy() {
 	defer c.mu.Unlock()
 	if !c.destroyed {
 		c.closed, c.destroyed = true, true
+		for _, m := range c.dev.cache.take(c) {
+			c.be.FreeAsync(m)
+		}
 		// Its work still runs: device waits wait for it, as for a closed stream's.
 		if ev, err := c.dev.getEvent(); err == nil {
 			if c.be.Record(ev.be) == nil {
@@ -214,7 +220,7 @@ func (s *Stream) Close() error {
 // finishClose is Close's backend part, once s is closed and nothing holds it: it flushes
 // s's cached blocks, records a last event after all its work, and destroys it.
 func (s *Stream) finishClose() error {
-	s.dev.cache.flush(s, true)
+	s.dev.cache.flush(s.dev, s, true)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	// Record a last event so that buffer uses on this stream, and its work for device
