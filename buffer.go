@@ -123,6 +123,9 @@ func (d *Device) alloc(kind MemKind, size int64, s *Stream) (*Buffer, error) {
 		return nil, fmt.Errorf("gpu: allocating %d bytes of %s memory on %v: %w", size, kind, d, err)
 	}
 	a := &allocation{id: nextAllocID.Add(1), dev: d, mem: mem, kind: kind}
+	if kind != DeviceMem {
+		d.addHost(mem.Host())
+	}
 	if s != nil && kind == DeviceMem {
 		a.w = access{s: s, seq: s.seq.Add(1)}
 	}
@@ -254,6 +257,9 @@ func (a *allocation) free() error {
 	a.freed = true
 	a.gone.Store(true)
 	a.dev.liveAllocs.Add(-1)
+	if a.kind != DeviceMem {
+		a.dev.removeHost(a.mem.Host())
+	}
 	defer func() {
 		a.w.clear()
 		for i := range a.r {
@@ -678,6 +684,12 @@ func (s *Stream) waitUnpin(ctx context.Context, seq uint64, p *runtime.Pinner) e
 // it returns ctx.Err() and the copy completes in the background: don't modify src until
 // then (the device's default stream runs it: Device.DefaultStream().Synchronize or
 // Device.Synchronize waits for it).
+//
+// On CUDA, a copy of 256 KiB or more from pageable memory (Go memory, not a pinned or
+// unified buffer's) goes through the device's pinned staging chunks, several MiB at a
+// time, the host's part of each over several goroutines while the DMA engine moves the
+// previous one: about the speed of a copy from pinned memory, several times the
+// driver's own pageable copy. CopyToHost does the same.
 func (b *Buffer) CopyFromHost(ctx context.Context, src []byte) error {
 	if err := nilContext(ctx); err != nil {
 		return err
@@ -687,6 +699,9 @@ func (b *Buffer) CopyFromHost(ctx context.Context, src []byte) error {
 	}
 	if err := b.a.dev.policyErr(); err != nil {
 		return err // before the copy is enqueued
+	}
+	if b.staged(src) {
+		return b.copyStaged(ctx, src, false)
 	}
 	s := b.a.dev.def
 	seq, p, err := s.copyHtoD(b, src)
@@ -709,6 +724,9 @@ func (b *Buffer) CopyToHost(ctx context.Context, dst []byte) error {
 	}
 	if err := b.a.dev.policyErr(); err != nil {
 		return err // before the copy is enqueued
+	}
+	if b.staged(dst) {
+		return b.copyStaged(ctx, dst, true)
 	}
 	s := b.a.dev.def
 	seq, p, err := s.copyDtoH(dst, b)
@@ -755,6 +773,7 @@ func (d *Device) TrimMemory(ctx context.Context) error {
 		return errNilDevice
 	}
 	d.cache.flush(d, nil, false)
+	d.stagePool.flush()
 	if err := d.Synchronize(ctx); err != nil {
 		return err
 	}

@@ -167,6 +167,13 @@ type Device struct {
 	cache blockCache
 	kc    kernelCache
 	plans planCache
+
+	stagePool    stagePool // pinned chunks of staged host copies (stage.go)
+	forceStaging bool      // stage on any backend (tests)
+	// hostMu guards hostRanges: the host address ranges of the device's live pinned and
+	// unified buffers, sorted, which plain copies never stage.
+	hostMu     sync.RWMutex
+	hostRanges []hostRange
 }
 
 // errNilDevice is the error of a nil *Device, as receiver or argument.

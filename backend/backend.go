@@ -76,6 +76,10 @@ type Info struct {
 	MaxSharedPerBlock  int    // bytes of shared memory a block can opt in to
 	DriverVersion      int    // CUDA driver version as 1000*major+10*minor; 0 on the CPU
 	PCIBusID           string // "0000:19:00.0"; empty on the CPU
+	// StagedHostCopies says that copies between the device and pageable host memory
+	// are faster through pinned staging buffers than as the backend's own copies (true
+	// on CUDA, whose driver stages pageable copies through small buffers on one thread).
+	StagedHostCopies bool
 }
 
 // Backend opens devices of one kind.

@@ -39,7 +39,7 @@ func RunMemory(t *testing.T, d *gpu.Device) {
 		{"FreeWhileRead", testFreeWhileRead}, {"FreeAfterAsyncCopy", testFreeAfterAsyncCopy},
 		{"DroppedReferences", testDropped}, {"Views", testViews}, {"Access", testAccess},
 		{"Untracked", testUntracked}, {"UseAfterFree", testUseAfterFree},
-		{"OutOfMemory", testOOM}, {"RandomStress", testRandomStress},
+		{"OutOfMemory", testOOM}, {"RandomStress", testRandomStress}, {"LargeCopies", CheckLargeCopies},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.f(t, k) })
 		free := settledFree(t, d)
@@ -527,5 +527,96 @@ func testRandomStress(t *testing.T, k *K) {
 	must(t, k.D.Synchronize(context.Background()))
 	for i, b := range bufs {
 		equalU32(t, fmt.Sprintf("buffer %d after %d random operations", i, goroutines*ops), U32s(t, b), ref[i])
+	}
+}
+
+// CheckLargeCopies checks the plain copies between buffers and pageable Go memory at
+// sizes that CUDA copies through pinned staging chunks (256 KiB and more; several chunks
+// from 1 MiB): the data, the ordering after a write on another stream, views at an
+// offset, and a context that ends mid-copy (the copy still completes, and a device
+// synchronize waits for it). Part of the memory tests; exported for package gpu's tests
+// of staging on the CPU backend.
+func CheckLargeCopies(t *testing.T, k *K) {
+	d := k.D
+	ctx := context.Background()
+	side, err := d.NewStream()
+	must(t, err)
+	defer side.Close()
+	for _, words := range []int{64<<10 - 1, 64 << 10, 64<<10 + 1, 300_001, 1<<20 + 3, 5<<20 + 7} {
+		n := 4 * words
+		vals := Random(words)
+		x, err := d.Alloc(int64(n))
+		must(t, err)
+		y, err := d.Alloc(int64(n))
+		must(t, err)
+		// Host to device, then on another stream after a slow kernel y = x + 1: a copy
+		// back must wait for it.
+		must(t, x.CopyFromHost(ctx, gpu.Bytes(vals)))
+		must(t, k.SpinFor(side, 20*time.Millisecond))
+		must(t, k.AddU32(side, y, x, 1))
+		got := make([]uint32, words)
+		for i := range got {
+			got[i] = 0xDEADBEEF
+		}
+		must(t, y.CopyToHost(ctx, gpu.Bytes(got)))
+		for i, v := range vals {
+			if got[i] != v+1 {
+				t.Fatalf("%d words: y[%d] = %#x after y = x + 1 on another stream, want %#x", words, i, got[i], v+1)
+			}
+		}
+		// A view at an odd word offset, both ways.
+		off := int64(4 * (words / 3))
+		view, err := x.Slice(off, int64(n)-off)
+		must(t, err)
+		part := Random(int(view.Size() / 4))
+		must(t, view.CopyFromHost(ctx, gpu.Bytes(part)))
+		back := make([]uint32, words)
+		must(t, x.CopyToHost(ctx, gpu.Bytes(back)))
+		for i := range back {
+			want := vals[i]
+			if j := i - int(off/4); j >= 0 {
+				want = part[j]
+			}
+			if back[i] != want {
+				t.Fatalf("%d words: x[%d] = %#x after a copy into the view at byte %d, want %#x", words, i, back[i], off, want)
+			}
+		}
+		// A context that ends while the copy waits for a slow write on another stream:
+		// the copy completes anyway, and Device.Synchronize waits for it.
+		must(t, k.SpinFor(side, 50*time.Millisecond))
+		must(t, k.AddU32(side, y, x, 2))
+		for i := range got {
+			got[i] = 0xDEADBEEF
+		}
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Millisecond)
+		err = y.CopyToHost(cctx, gpu.Bytes(got))
+		cancel()
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("%d words: CopyToHost with a context that ends: %v", words, err)
+		}
+		must(t, d.Synchronize(ctx))
+		for i := range back {
+			if got[i] != back[i]+2 {
+				t.Fatalf("%d words: y[%d] = %#x after a copy whose context ended (%v) and a device synchronize, want %#x", words, i, got[i], err, back[i]+2)
+			}
+		}
+		// The same for a copy into the device that a slow kernel's read delays.
+		fresh := Random(words)
+		must(t, k.SpinCopyU32(side, x, y, 50*time.Millisecond, nil))
+		cctx, cancel = context.WithTimeout(ctx, 5*time.Millisecond)
+		err = y.CopyFromHost(cctx, gpu.Bytes(fresh))
+		cancel()
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("%d words: CopyFromHost with a context that ends: %v", words, err)
+		}
+		must(t, d.Synchronize(ctx))
+		copied, now := U32s(t, x), U32s(t, y)
+		for i := range fresh {
+			if copied[i] != got[i] || now[i] != fresh[i] {
+				t.Fatalf("%d words: word %d: the slow reader copied %#x (want %#x, the old value), the buffer holds %#x (want %#x)", words, i, copied[i], got[i], now[i], fresh[i])
+			}
+		}
+		must(t, x.Free())
+		must(t, y.Free())
 	}
 }

@@ -81,7 +81,7 @@ func open(ordinal int) (*Device, error) {
 		return nil, err
 	}
 	d := &Device{dev: dev, ctx: ctx}
-	info := backend.Info{Backend: "cuda", Ordinal: ordinal, WarpSize: 32}
+	info := backend.Info{Backend: "cuda", Ordinal: ordinal, WarpSize: 32, StagedHostCopies: true}
 	if info.Name, err = dev.Name(); err != nil {
 		return nil, err
 	}
