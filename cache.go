@@ -2,7 +2,7 @@ package gpu
 
 import (
 	"math/bits"
-	"sync"
+	"sync/atomic"
 
 	"github.com/go-gpu/gpu/backend"
 )
@@ -14,12 +14,12 @@ import (
 // its free on that stream, and the new owner's work follows on it (the rule of
 // stream-ordered allocation, CUDA Programming Guide: "Stream Ordered Memory
 // Allocator"). Blocks come in power-of-two classes from 512 bytes to 32 MiB, kept in
-// the stream's own lists (streamCore.blocks, guarded by mu); at most cacheMaxBytes are
-// kept on a device, and TrimMemory, Stream.Close, out-of-memory recovery and the
-// cleanup of a stream dropped without Close hand them back.
+// the stream's own lists (streamCore.blocks, guarded by the stream's mu, which a free
+// holds already); at most cacheMaxBytes are kept on a device, and TrimMemory,
+// Stream.Close, out-of-memory recovery and the cleanup of a stream dropped without
+// Close hand them back.
 type blockCache struct {
-	mu    sync.Mutex
-	bytes int64
+	bytes atomic.Int64
 }
 
 const (
@@ -47,8 +47,8 @@ func classIndex(class int64) int { return bits.Len64(uint64(class)) - 10 }
 
 // get pops a block of the class on s.
 func (c *blockCache) get(s *Stream, class int64) backend.Mem {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	l := &s.blocks[classIndex(class)]
 	n := len(*l)
 	if n == 0 {
@@ -57,7 +57,7 @@ func (c *blockCache) get(s *Stream, class int64) backend.Mem {
 	m := (*l)[n-1]
 	(*l)[n-1] = nil
 	*l = (*l)[:n-1]
-	c.bytes -= class
+	c.bytes.Add(-class)
 	return m
 }
 
@@ -68,25 +68,22 @@ func (c *blockCache) put(s *Stream, m backend.Mem) bool {
 	if cacheClass(class) != class {
 		return false
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.bytes+class > cacheMaxBytes {
+	if c.bytes.Add(class) > cacheMaxBytes {
+		c.bytes.Add(-class)
 		return false
 	}
 	l := &s.blocks[classIndex(class)]
 	*l = append(*l, m)
-	c.bytes += class
 	return true
 }
 
-// take removes and returns every block kept for c's stream core sc.
+// take removes and returns every block kept for the stream core sc, whose mu the
+// caller holds.
 func (c *blockCache) take(sc *streamCore) []backend.Mem {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	var out []backend.Mem
 	for i := range sc.blocks {
 		out = append(out, sc.blocks[i]...)
-		c.bytes -= int64(len(sc.blocks[i])) * (cacheMinBlock << i)
+		c.bytes.Add(-int64(len(sc.blocks[i])) * (cacheMinBlock << i))
 		sc.blocks[i] = nil
 	}
 	return out
@@ -105,7 +102,9 @@ func (c *blockCache) flush(d *Device, s *Stream, own bool) {
 	}
 	var left []backend.Mem
 	for _, s := range streams {
+		s.mu.Lock()
 		mems := c.take(s.streamCore)
+		s.mu.Unlock()
 		if len(mems) == 0 {
 			continue
 		}

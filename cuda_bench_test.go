@@ -708,3 +708,82 @@ func BenchmarkWaitPrimitives(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkHostCopy measures the host's copies between Go memory and pinned memory over
+// several goroutines: the host's part of a staged copy.
+func BenchmarkHostCopy(b *testing.B) {
+	d := cudaDev(b)
+	bg := context.Background()
+	for _, size := range []int{512 << 10, 4 << 20} {
+		pinned, err := d.AllocPinned(int64(size))
+		if err != nil {
+			b.Fatal(err)
+		}
+		var pin []byte
+		pinned.HostAccess(bg, gpu.Write, func(h []byte) error { pin = h; return nil })
+		page, page2 := make([]byte, size), make([]byte, size)
+		for i := range page {
+			page[i], page2[i], pin[i] = byte(i), byte(i+1), byte(i+2)
+		}
+		for _, parts := range []int{1, 2, 4, 8, 16} {
+			for _, c := range []struct {
+				name     string
+				dst, src []byte
+			}{{"to-pinned", pin, page}, {"from-pinned", page, pin}, {"pageable", page2, page}} {
+				b.Run(fmt.Sprintf("%s/%dKB/parts=%d", c.name, size>>10, parts), func(b *testing.B) {
+					b.SetBytes(int64(size))
+					for b.Loop() {
+						gpu.HostCopyN(c.dst, c.src, parts)
+					}
+				})
+			}
+		}
+		pinned.Free()
+	}
+}
+
+// BenchmarkStagedCopy times the staged copies (Buffer.CopyFromHost and CopyToHost of Go
+// memory) over chunk sizes and host-copy splits, to tune stage.go.
+func BenchmarkStagedCopy(b *testing.B) {
+	d := cudaDev(b)
+	bg := context.Background()
+	for _, size := range []int64{2 << 20, 64 << 20} {
+		dev, err := d.Alloc(size)
+		if err != nil {
+			b.Fatal(err)
+		}
+		page := make([]byte, size)
+		for i := range page {
+			page[i] = byte(i * 7)
+		}
+		for _, chunk := range []int{256 << 10, 512 << 10, 1 << 20, 2 << 20, 4 << 20, 8 << 20} {
+			if int64(chunk) > size {
+				continue
+			}
+			for _, part := range []int{64 << 10, 256 << 10} {
+				for _, parts := range []int{4, 8, 16} {
+					restore := gpu.SetStaging(d, chunk, part, parts)
+					name := fmt.Sprintf("%dMB/chunk=%dK/part=%dK/parts=%d", size>>20, chunk>>10, part>>10, parts)
+					b.Run("HtoD/"+name, func(b *testing.B) {
+						b.SetBytes(size)
+						for b.Loop() {
+							if err := dev.CopyFromHost(bg, page); err != nil {
+								b.Fatal(err)
+							}
+						}
+					})
+					b.Run("DtoH/"+name, func(b *testing.B) {
+						b.SetBytes(size)
+						for b.Loop() {
+							if err := dev.CopyToHost(bg, page); err != nil {
+								b.Fatal(err)
+							}
+						}
+					})
+					restore()
+				}
+			}
+		}
+		dev.Free()
+	}
+}

@@ -11,7 +11,7 @@ import (
 
 // Staged host copies. The CUDA driver copies between the device and pageable host
 // memory through its own small pinned buffers, on the calling thread: measured on the
-// H200 (PCIe 5, driver 580), 8 to 16 GB/s, against 54 GB/s to and from pinned memory.
+// H200 (PCIe 5, driver 580), 6 to 16 GB/s, against 54 GB/s to and from pinned memory.
 // The plain copies (Buffer.CopyFromHost and CopyToHost, and the array copies built on
 // them) of at least stageMin bytes of pageable memory therefore go through the device's
 // own pinned staging chunks, two in flight: while the DMA engine moves one chunk, the
@@ -20,11 +20,21 @@ import (
 // directly. Pinned and unified memory of this package's own buffers (a slice from
 // HostAccess) is never staged.
 
+// Tuning, measured on the H200's host (BenchmarkStagedCopy, session 5: 2 MB and 64 MB
+// copies over chunks of 256 KiB to 8 MiB and host copies split 4 to 16 ways, at least
+// 64 KiB or 256 KiB each): larger chunks win (each DMA has about 10 us of fixed cost),
+// and the host copy, bound by the host's memory bandwidth, is the limit from 8 MiB.
 const (
-	stageMin      = 256 << 10 // smaller copies go to the driver directly
-	stageChunkMax = 4 << 20   // the size of a staging chunk
-	stageKeep     = 8         // chunks kept for reuse (32 MiB of pinned memory)
-	hostCopyPart  = 256 << 10 // the least bytes a goroutine of a host copy takes
+	stageMin  = 1 << 20 // smaller copies go to the driver directly
+	stageKeep = 4       // chunks kept for reuse (32 MiB of pinned memory)
+)
+
+// (Variables for BenchmarkStagedCopy.)
+var (
+	stageChunkMax    = 8 << 20  // the size of a staging chunk
+	stageChunkFixed  = 0        // if not 0, every copy's chunk size
+	hostCopyPart     = 64 << 10 // the least bytes a goroutine of a host copy takes
+	hostCopyMaxParts = 8        // the most goroutines of a host copy
 )
 
 // stagePool keeps a device's pinned staging chunks.
@@ -43,7 +53,7 @@ func (p *stagePool) get(d *Device) (*Buffer, error) {
 		return b, nil
 	}
 	p.mu.Unlock()
-	return d.alloc(PinnedMem, stageChunkMax, nil)
+	return d.alloc(PinnedMem, int64(max(stageChunkMax, stageChunkFixed)), nil)
 }
 
 // put keeps b for reuse, or frees it past stageKeep; b's copies must be complete.
@@ -93,11 +103,15 @@ type stagedCopy struct {
 	done   int        // chunks in place (copied out, for toHost)
 }
 
-// stagedChunk returns the chunk size for a copy of n bytes: a quarter of it (so that
-// small copies overlap too), rounded up to 64 KiB, from 128 KiB to stageChunkMax.
+// stagedChunk returns the chunk size for a copy of n bytes: half of it (so that the
+// two chunks of a small copy overlap), rounded up to 64 KiB, from 1 MiB to
+// stageChunkMax.
 func stagedChunk(n int) int {
-	c := (n/4 + 64<<10 - 1) &^ (64<<10 - 1)
-	return min(max(c, 128<<10), stageChunkMax)
+	if stageChunkFixed > 0 {
+		return stageChunkFixed
+	}
+	c := (n/2 + 64<<10 - 1) &^ (64<<10 - 1)
+	return min(max(c, 1<<20), stageChunkMax)
 }
 
 // copyStaged copies between b and host through staging chunks; it returns once the
@@ -262,7 +276,11 @@ func (c *stagedCopy) release() {
 // hostCopy copies src into dst (of equal length) over up to GOMAXPROCS goroutines, at
 // least hostCopyPart bytes each.
 func hostCopy(dst, src []byte) {
-	parts := min(runtime.GOMAXPROCS(0), len(src)/hostCopyPart, 8)
+	hostCopyN(dst, src, min(runtime.GOMAXPROCS(0), len(src)/hostCopyPart, hostCopyMaxParts))
+}
+
+// hostCopyN copies src into dst over parts goroutines.
+func hostCopyN(dst, src []byte, parts int) {
 	if parts <= 1 {
 		copy(dst, src)
 		return

@@ -9,3 +9,18 @@ func OwnsHost(d *Device, h []byte) bool { return d.ownsHost(h) }
 
 // StageMin is the smallest staged copy.
 const StageMin = stageMin
+
+// HostCopyN is hostCopyN: src into dst over parts goroutines.
+func HostCopyN(dst, src []byte, parts int) { hostCopyN(dst, src, parts) }
+
+// SetStaging sets the staging chunk size (0: by copy size, up to 4 MiB), the least
+// bytes per goroutine of a host copy and the most goroutines; it returns a function
+// that restores the defaults, dropping kept chunks of another size.
+func SetStaging(d *Device, chunk, part, parts int) func() {
+	d.stagePool.flush()
+	stageChunkFixed, hostCopyPart, hostCopyMaxParts = chunk, part, parts
+	return func() {
+		d.stagePool.flush()
+		stageChunkFixed, hostCopyPart, hostCopyMaxParts = 0, 64<<10, 8
+	}
+}

@@ -47,7 +47,7 @@ type streamCore struct {
 	last      *pev   // the latest internal event recorded on the stream
 	lastSeq   uint64 // the seq it covers
 	// blocks are the small device blocks freed on the stream and kept for reuse on it,
-	// by class (blockCache; guarded by dev.cache.mu, not mu).
+	// by class (blockCache; guarded by mu).
 	blocks [cacheClasses][]backend.Mem
 }
 

@@ -2,14 +2,14 @@
 # The end-of-session check on the device machine, in two calls that each fit the
 # 10-minute limit. Build first, here: ../shared/tools/gpu-pack . ./conformance
 # then there (carry .gpu):
-#   bash scripts/device-session.sh tests   # conformance + memcheck on CUDA, root tests
+#   bash scripts/device-session.sh tests   # conformance + memcheck + racecheck on CUDA, root tests
 #                                          # but the five slowest scan tests
 #   bash scripts/device-session.sh bench   # gpubench (peers from peers/*.json) and the
 #                                          # runtime benchmarks against the raw driver
 #   bash scripts/device-session.sh multi   # on nvidia-h200-x2 (pack with ./nccl too): the
 #                                          # two-device conformance tests and NCCL's tests
 #   bash scripts/device-session.sh overhead  # launch, sync, construct and copy rows
-#                                          # against the raw driver, TrackedLaunch
+#                                          # against the raw driver, TrackedLaunch, Copy
 # Logs and results go to $OUT.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -22,6 +22,9 @@ tests)
   (cd conformance && timeout 150 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 \
     ../.gpu/conformance.test -test.run 'TestCUDA$' -test.short > "$OUT/memcheck.log" 2>&1; echo "memcheck exit $?")
   grep -E 'ERROR SUMMARY|Invalid' "$OUT/memcheck.log" | head -3
+  (cd conformance && timeout 150 compute-sanitizer --tool racecheck --error-exitcode 3 \
+    ../.gpu/conformance.test -test.run 'TestCUDA$' -test.short > "$OUT/racecheck.log" 2>&1; echo "racecheck exit $?")
+  grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|Race reported' "$OUT/racecheck.log" | head -3
   timeout 260 .gpu/root.test -test.v \
     -test.skip 'TestCumProdMaxMinSizes|TestCumSumSizes|TestScanRepeatCUDA|TestCumSumPast2G|TestScanAxes' > "$OUT/root.log" 2>&1
   echo "root exit $?, $(grep -c -- '--- PASS' "$OUT/root.log") passed"
@@ -45,11 +48,11 @@ multi)
   grep -E -- '--- FAIL|^panic' "$OUT/nccl.log" | head
   ;;
 overhead)
-  timeout 120 .gpu/bin/gpubench -q -peers auto -run 'sync/|kernel/launch|array/construct$|copyto/gpu_to_gpu' \
+  timeout 200 .gpu/bin/gpubench -q -peers auto -run 'sync/|kernel/launch|array/construct$|copyto/' \
     > "$OUT/overhead.table" 2>&1
   echo "gpubench exit $?"; cat "$OUT/overhead.table"
-  timeout 60 .gpu/root.test -test.run '^$' -test.bench 'TrackedLaunch$' -test.benchtime 0.3s -test.count 3 \
-    > "$OUT/tracked.txt" 2>&1
+  timeout 90 .gpu/root.test -test.run '^$' -test.bench 'TrackedLaunch$|HostOverhead/construct|^BenchmarkCopy$' \
+    -test.benchtime 0.3s -test.count 3 > "$OUT/tracked.txt" 2>&1
   grep -E '^(Benchmark|FAIL|panic)' "$OUT/tracked.txt"
   ;;
 esac
