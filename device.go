@@ -142,7 +142,7 @@ type Device struct {
 	evFree []*pev
 
 	stMu    sync.Mutex
-	streams map[uint64]weak.Pointer[Stream]
+	streams map[uint64]streamRef
 	nextID  atomic.Uint64
 	// tails holds, for each stream closed with work pending, an event after that work
 	// (one reference each), until it completes: device waits and the free of an
@@ -211,7 +211,7 @@ func NewDevice(bd backend.Device) (*Device, error) {
 	if bd == nil {
 		return nil, fmt.Errorf("gpu: NewDevice(nil): %w", ErrInvalidValue)
 	}
-	d := &Device{be: bd, info: bd.Info(), streams: map[uint64]weak.Pointer[Stream]{}}
+	d := &Device{be: bd, info: bd.Info(), streams: map[uint64]streamRef{}}
 	p := DefaultWaitPolicy
 	d.policy.Store(&p)
 	d.hub = newHub(d)
@@ -335,16 +335,32 @@ func (d *Device) pendingTails() []*pev {
 	return out
 }
 
+// streamRef is a device's reference to one of its streams: weak, so that a stream
+// dropped without Close can be collected, and its core, which the stream's cleanup
+// destroys.
+type streamRef struct {
+	w    weak.Pointer[Stream]
+	core *streamCore
+}
+
+// liveStreams returns the device's open streams. A stream found collected is destroyed
+// here if its cleanup hasn't run yet (the cleanup then does nothing), so that its tail
+// is added before the caller lists the tails: a device wait doesn't miss its work.
 func (d *Device) liveStreams() []*Stream {
 	d.stMu.Lock()
-	defer d.stMu.Unlock()
 	out := make([]*Stream, 0, len(d.streams))
-	for id, w := range d.streams {
-		if s := w.Value(); s != nil {
+	var dead []*streamCore
+	for id, r := range d.streams {
+		if s := r.w.Value(); s != nil {
 			out = append(out, s)
 		} else {
+			dead = append(dead, r.core)
 			delete(d.streams, id)
 		}
+	}
+	d.stMu.Unlock()
+	for _, c := range dead {
+		c.destroy()
 	}
 	return out
 }

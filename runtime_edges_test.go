@@ -998,3 +998,40 @@ func TestDroppedStreamFreesCachedBlocks(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// A stream dropped without Close whose cleanup hasn't run yet (here: every cleanup
+// goroutine is busy) is already gone from the device's weak list of streams:
+// Device.Synchronize must still wait for its work.
+func TestDeviceSyncDroppedStreamCleanupPending(t *testing.T) {
+	d, k := freshCPU(t)
+	block := make(chan struct{})
+	var blocked sync.WaitGroup
+	for range 64 { // more than the runtime's cleanup goroutines (GOMAXPROCS/4)
+		x := new([64]byte)
+		blocked.Add(1)
+		runtime.AddCleanup(x, func(c chan struct{}) { blocked.Done(); <-c }, block)
+	}
+	runtime.GC()
+	defer func() {
+		close(block)
+		blocked.Wait()
+	}()
+	start := time.Now() // the kernel ends 300 ms after this at the earliest
+	func() {
+		s, err := d.NewStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := k.SpinFor(s, 300*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	runtime.GC()
+	runtime.GC()
+	if err := d.Synchronize(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el < 300*time.Millisecond {
+		t.Errorf("Device.Synchronize returned %v after the launch of a 300 ms kernel on a dropped stream whose cleanup hadn't run", el)
+	}
+}

@@ -51,7 +51,8 @@ type streamCore struct {
 	blocks [cacheClasses][]backend.Mem
 }
 
-// destroy is the backstop for a stream dropped without Close.
+// destroy is the backstop for a stream dropped without Close: its cleanup, or the
+// first device wait that finds it collected (liveStreams), whichever comes first.
 func (c *streamCore) destroy() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -85,7 +86,7 @@ func (d *Device) NewStream() (*Stream, error) {
 	}
 	s := &Stream{dev: d, be: bs, id: d.nextID.Add(1), streamCore: &streamCore{dev: d, be: bs}}
 	d.stMu.Lock()
-	d.streams[s.id] = weak.Make(s)
+	d.streams[s.id] = streamRef{weak.Make(s), s.streamCore}
 	d.stMu.Unlock()
 	runtime.AddCleanup(s, (*streamCore).destroy, s.streamCore)
 	return s, nil

@@ -636,6 +636,14 @@ func testTiming(t *testing.T, k *K) {
 	if _, err := gpu.Elapsed(start, nt); !errors.Is(err, gpu.ErrInvalidValue) {
 		t.Errorf("Elapsed to an event without timing = %v, want ErrInvalidValue", err)
 	}
+	// An end event not yet complete: an error wrapping ErrInvalidValue on every
+	// backend (CUDA's cuEventElapsedTime says CUDA_ERROR_NOT_READY).
+	must(t, k.SpinFor(s, 100*time.Millisecond))
+	must(t, s.Record(end))
+	if _, err := gpu.Elapsed(start, end); !errors.Is(err, gpu.ErrInvalidValue) {
+		t.Errorf("Elapsed to an event not yet complete = %v, want ErrInvalidValue", err)
+	}
+	must(t, end.Wait(context.Background()))
 }
 
 func testBadInput(t *testing.T, k *K) {

@@ -5,6 +5,7 @@ package cuda
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -379,6 +380,10 @@ func (e *Event) Elapsed(start backend.Event) (time.Duration, error) {
 		return 0, fmt.Errorf("cuda: elapsed time from a non-CUDA event: %w", backend.ErrInvalidValue)
 	}
 	ms, err := e.d.ctx.EventElapsedTime(s.h, e.h)
+	if ce := (*cu.Error)(nil); errors.As(err, &ce) && ce.Code == cu.ErrorNotReady {
+		// As on the CPU backend: a caller's mistake, not a device error.
+		return 0, fmt.Errorf("cuda: elapsed time of an event not yet complete (%w): %w", err, backend.ErrInvalidValue)
+	}
 	if err != nil {
 		return 0, err
 	}
