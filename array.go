@@ -432,8 +432,20 @@ func (a *Array[T]) ToSlice(ctx context.Context) ([]T, error) {
 	if a.isNil() {
 		return nil, errNilArray
 	}
-	out := make([]T, a.Size())
-	return out, a.CopyToHost(ctx, out)
+	c := a
+	if !a.IsContiguous() {
+		// First, so that a view too large to copy (a broadcast one) or a freed array is
+		// an error before the host slice is made.
+		var err error
+		if c, err = Contiguous(a.Device().def, a); err != nil {
+			return nil, err
+		}
+		defer c.Free()
+	} else if a.buf.a.gone.Load() {
+		return nil, fmt.Errorf("gpu: ToSlice of a freed array: %w", ErrClosed)
+	}
+	out := make([]T, c.Size())
+	return out, c.CopyToHost(ctx, out)
 }
 
 // CopyToHost copies the array into dst (len(dst) == Size()) and returns once it is there.

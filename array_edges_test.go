@@ -391,3 +391,27 @@ func TestGeneratorSetState(t *testing.T) {
 		t.Errorf("offset %d and offset 0 gave the same numbers", off)
 	}
 }
+
+// ToSlice of a broadcast view too large to copy is an error, not a panic in make; of a
+// freed array, ErrClosed.
+func TestToSliceTooLarge(t *testing.T) {
+	s := edgeStream(t)
+	ctx := context.Background()
+	x, err := gpu.FromSlice(s, []float32{1, 2, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := x.BroadcastTo(1<<60, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.ToSlice(ctx); !errors.Is(err, gpu.ErrInvalidValue) && !errors.Is(err, gpu.ErrOutOfMemory) {
+		t.Errorf("ToSlice of a [2^60 3] broadcast view = %v, want ErrInvalidValue or ErrOutOfMemory", err)
+	}
+	x.Free()
+	for _, a := range []*gpu.Array[float32]{x, b} {
+		if _, err := a.ToSlice(ctx); !errors.Is(err, gpu.ErrClosed) {
+			t.Errorf("ToSlice of a freed array (shape %v) = %v, want ErrClosed", a.Shape(), err)
+		}
+	}
+}

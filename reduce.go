@@ -630,8 +630,8 @@ func sumLike[R, T Elem](s *Stream, name string, op kernel.ReduceOp, a *Array[T],
 
 // Sum returns the sum of a's elements over the axes (all by default), accumulated in
 // R (numpy.sum(a, axis, dtype=R); NumPy's default R is AccumType(T): int64 for bool
-// and signed integers, uint64 for unsigned, T for floats). See the package's
-// reductions overview (reduce.go) for axes, types and accuracy.
+// and signed integers, uint64 for unsigned, T for floats). ReduceOption's documentation
+// covers the axes, result types, semantics and accuracy of every reduction.
 //
 //	total, err := gpu.Sum[float32](s, x)                  // 0-d
 //	rows, err := gpu.Sum[int64](s, counts, gpu.Axes(-1))  // one per row

@@ -1035,3 +1035,16 @@ func TestDeviceSyncDroppedStreamCleanupPending(t *testing.T) {
 		t.Errorf("Device.Synchronize returned %v after the launch of a 300 ms kernel on a dropped stream whose cleanup hadn't run", el)
 	}
 }
+
+// On the CPU backend an allocation beyond the machine's memory is ErrOutOfMemory, not
+// the Go runtime's fatal out-of-memory error (the backend reported 1 TiB before).
+func TestCPUHugeAllocation(t *testing.T) {
+	d, _ := freshCPU(t)
+	_, total, err := d.MemInfo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gpu.Empty[float32](d.DefaultStream(), int(total/4)+1); !errors.Is(err, gpu.ErrOutOfMemory) {
+		t.Errorf("an array of %d bytes on a device of %d = %v, want ErrOutOfMemory", total+4, total, err)
+	}
+}

@@ -46,7 +46,10 @@ func searchItems(size int) int {
 
 // Nonzero returns the flat indices of the nonzero elements of a, in increasing order
 // (numpy.flatnonzero; Julia's findall on a vector), as a new 1-D int64 array. It waits
-// (under ctx) for the count, to size the result: see the package notes above.
+// (under ctx) for the count, to size the result: a count pass and a single-pass scan of
+// the per-tile counts with decoupled look-back (Merrill and Garland 2016), one 8-byte
+// copy of the total to the host, then a scatter pass into the new array. Argwhere and
+// Extract work the same way.
 func Nonzero[T Elem](ctx context.Context, s *Stream, a *Array[T]) (*Array[int64], error) {
 	if err := searchArgs(ctx, s); err != nil {
 		return nil, err

@@ -47,6 +47,7 @@ func (Backend) Open(ordinal int) (backend.Device, error) {
 // Device is a CPU device.
 type Device struct {
 	workers int
+	serial  int64 // 1 for the process's first device, 2 for the next, ...
 
 	faultOnce sync.Once
 	faultErr  atomic.Pointer[error]
@@ -66,16 +67,22 @@ func New(workers int) *Device {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	return &Device{workers: workers, faultCh: make(chan struct{}), streams: map[*Stream]struct{}{}}
+	return &Device{workers: workers, serial: serials.Add(1), faultCh: make(chan struct{}), streams: map[*Stream]struct{}{}}
 }
 
-// TotalMemory is the memory the CPU device reports, in bytes.
-const TotalMemory = 1 << 40
+// serials numbers the devices New makes, so that messages tell them apart.
+var serials atomic.Int64
+
+// TotalMemory is the memory the CPU device reports, in bytes: the machine's physical
+// memory where the system says (Linux: sysinfo(2)), else 1 TiB. Allocations beyond what
+// is left of it fail with ErrOutOfMemory rather than ending the process in the Go
+// runtime's own out-of-memory error.
+var TotalMemory = physicalMemory()
 
 // Info describes the device.
 func (d *Device) Info() backend.Info {
 	return backend.Info{
-		Backend: "cpu", Name: fmt.Sprintf("CPU (%d workers)", d.workers),
+		Backend: "cpu", Name: fmt.Sprintf("CPU #%d (%d workers)", d.serial, d.workers),
 		Multiprocessors: d.workers, TotalMemory: TotalMemory, WarpSize: 1,
 		MaxThreadsPerBlock: 1024, MaxSharedPerBlock: 48 << 10,
 	}
