@@ -79,6 +79,11 @@ func (d *Device) AllocPinned(size int64) (*Buffer, error) {
 }
 
 func (d *Device) alloc(kind MemKind, size int64, s *Stream) (*Buffer, error) {
+	return d.allocate(kind, size, s, true)
+}
+
+// allocate is alloc; reclaim says whether to try the out-of-memory recovery.
+func (d *Device) allocate(kind MemKind, size int64, s *Stream, reclaim bool) (*Buffer, error) {
 	if size < 0 {
 		return nil, fmt.Errorf("gpu: allocating %d bytes: %w", size, ErrInvalidValue)
 	}
@@ -102,7 +107,7 @@ func (d *Device) alloc(kind MemKind, size int64, s *Stream) (*Buffer, error) {
 			s.enqueued()
 		}
 	}
-	if errors.Is(err, ErrOutOfMemory) {
+	if reclaim && errors.Is(err, ErrOutOfMemory) {
 		// Buffers whose cleanups are pending may hold memory: collect them, let their
 		// frees complete, hand unused pool memory back, and try once more. Not for more
 		// than the device's memory: waiting for the device's work can't serve that.
@@ -519,7 +524,7 @@ func (s *Stream) copyHtoD(dst *Buffer, src []byte) (uint64, *runtime.Pinner, err
 		return s.be.CopyFromHost(dst.a.mem, dst.off, src)
 	}, false)
 	if err != nil {
-		p.Unpin()
+		unpinFailed(s, seq, p)
 		return 0, nil, err
 	}
 	return seq, p, nil
@@ -551,10 +556,21 @@ func (s *Stream) copyDtoH(dst []byte, src *Buffer) (uint64, *runtime.Pinner, err
 		return s.be.CopyToHost(dst, src.a.mem, src.off)
 	}, false)
 	if err != nil {
-		p.Unpin()
+		unpinFailed(s, seq, p)
 		return 0, nil, err
 	}
 	return seq, p, nil
+}
+
+// unpinFailed unpins the memory of a copy that returned an error: at once if it wasn't
+// enqueued (seq 0), else after it (trackEnd returns the seq of an operation enqueued
+// whose event record failed).
+func unpinFailed(s *Stream, seq uint64, p *runtime.Pinner) {
+	if seq == 0 {
+		p.Unpin()
+		return
+	}
+	s.unpinAfter(seq, p)
 }
 
 // CopyDtoD enqueues a copy of src into dst, two buffers of the same size, possibly on
@@ -703,8 +719,20 @@ func (b *Buffer) CopyFromHost(ctx context.Context, src []byte) error {
 	if b.staged(src) {
 		return b.copyStaged(ctx, src, false)
 	}
+	return b.copyDirect(ctx, src, false)
+}
+
+// copyDirect is the unstaged copy between b and host on the default stream.
+func (b *Buffer) copyDirect(ctx context.Context, host []byte, toHost bool) error {
 	s := b.a.dev.def
-	seq, p, err := s.copyHtoD(b, src)
+	var seq uint64
+	var p *runtime.Pinner
+	var err error
+	if toHost {
+		seq, p, err = s.copyDtoH(host, b)
+	} else {
+		seq, p, err = s.copyHtoD(b, host)
+	}
 	if err != nil {
 		return err
 	}
@@ -728,12 +756,7 @@ func (b *Buffer) CopyToHost(ctx context.Context, dst []byte) error {
 	if b.staged(dst) {
 		return b.copyStaged(ctx, dst, true)
 	}
-	s := b.a.dev.def
-	seq, p, err := s.copyDtoH(dst, b)
-	if err != nil {
-		return err
-	}
-	return s.waitUnpin(ctx, seq, p)
+	return b.copyDirect(ctx, dst, true)
 }
 
 // CopyFrom copies src, a buffer of the same size, into the buffer and returns once the

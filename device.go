@@ -345,22 +345,33 @@ type streamRef struct {
 
 // liveStreams returns the device's open streams. A stream found collected is destroyed
 // here if its cleanup hasn't run yet (the cleanup then does nothing), so that its tail
-// is added before the caller lists the tails: a device wait doesn't miss its work.
+// is added before the caller lists the tails: a device wait doesn't miss its work. It
+// leaves the list only after destroy has returned (as finishClose adds the tail before
+// it deletes): a concurrent caller that finds it meanwhile calls destroy too, which
+// waits on the core's mu for the first one's tail.
 func (d *Device) liveStreams() []*Stream {
 	d.stMu.Lock()
 	out := make([]*Stream, 0, len(d.streams))
-	var dead []*streamCore
+	var dead []uint64
+	var cores []*streamCore
 	for id, r := range d.streams {
 		if s := r.w.Value(); s != nil {
 			out = append(out, s)
 		} else {
-			dead = append(dead, r.core)
-			delete(d.streams, id)
+			dead = append(dead, id)
+			cores = append(cores, r.core)
 		}
 	}
 	d.stMu.Unlock()
-	for _, c := range dead {
-		c.destroy()
+	if len(dead) > 0 {
+		for _, c := range cores {
+			c.destroy()
+		}
+		d.stMu.Lock()
+		for _, id := range dead {
+			delete(d.streams, id)
+		}
+		d.stMu.Unlock()
 	}
 	return out
 }

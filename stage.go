@@ -53,7 +53,9 @@ func (p *stagePool) get(d *Device) (*Buffer, error) {
 		return b, nil
 	}
 	p.mu.Unlock()
-	return d.alloc(PinnedMem, int64(max(stageChunkMax, stageChunkFixed)), nil)
+	// No out-of-memory recovery (a GC and TrimMemory, which waits for the whole
+	// device): the caller copies directly instead.
+	return d.allocate(PinnedMem, int64(max(stageChunkMax, stageChunkFixed)), nil, false)
 }
 
 // put keeps b for reuse, or frees it past stageKeep; b's copies must be complete.
@@ -127,8 +129,9 @@ func (b *Buffer) copyStaged(ctx context.Context, host []byte, toHost bool) error
 		}
 		st, err := d.stagePool.get(d)
 		if err != nil {
+			// No pinned memory for staging: the driver's own copy, as if unstaged.
 			c.release()
-			return err
+			return b.copyDirect(ctx, host, toHost)
 		}
 		c.stage[i] = st
 	}
@@ -181,6 +184,12 @@ func (c *stagedCopy) run(ctx context.Context) error {
 				}, false)
 			}
 			if err != nil {
+				if seq != 0 {
+					// Enqueued, only its event failed (trackEnd): release must still
+					// wait for the DMA before the chunk is reused.
+					c.next++
+					c.ops[k] = &opWait{s: s, seq: seq}
+				}
 				return err
 			}
 			c.next++
@@ -285,7 +294,7 @@ func hostCopyN(dst, src []byte, parts int) {
 		copy(dst, src)
 		return
 	}
-	per := (len(src)/parts + 4095) &^ 4095
+	per := min((len(src)/parts+4095)&^4095, len(src))
 	var wg sync.WaitGroup
 	for lo := per; lo < len(src); lo += per {
 		hi := min(lo+per, len(src))
