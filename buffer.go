@@ -701,11 +701,12 @@ func (s *Stream) waitUnpin(ctx context.Context, seq uint64, p *runtime.Pinner) e
 // then (the device's default stream runs it: Device.DefaultStream().Synchronize or
 // Device.Synchronize waits for it).
 //
-// On CUDA, a copy of 1 MiB or more from pageable memory (Go memory, not a pinned or
+// On CUDA, a copy of 8 MiB or more from pageable memory (Go memory, not a pinned or
 // unified buffer's) goes through the device's pinned staging chunks, up to 8 MiB at a
 // time, the host's part of each over several goroutines while the DMA engine moves the
-// previous one: on the H200 about twice the speed of the driver's own pageable copy
-// from 64 MiB on, bound by the host's memory bandwidth. CopyToHost does the same.
+// previous one: on the H200 at 1 GiB 2.6 times the speed of the driver's own pageable
+// copy to the device and 1.5 times from it, bound by the host's memory bandwidth.
+// CopyToHost does the same.
 func (b *Buffer) CopyFromHost(ctx context.Context, src []byte) error {
 	if err := nilContext(ctx); err != nil {
 		return err

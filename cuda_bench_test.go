@@ -338,7 +338,7 @@ func BenchmarkCopy(b *testing.B) {
 	s := d.DefaultStream()
 	ctx, h := raw(b, d)
 	bg := context.Background()
-	for _, size := range []int64{2 << 20, 1 << 30} {
+	for _, size := range []int64{2 << 20, 8 << 20, 1 << 30} {
 		dev, err := d.Alloc(size)
 		if err != nil {
 			b.Fatal(err)

@@ -147,7 +147,7 @@ func TestStagingWithoutPinnedMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer side.Close()
-	const n = 2 << 20
+	const n = gpu.StageMin + 4<<20
 	b, err := d.Alloc(n)
 	if err != nil {
 		t.Fatal(err)
@@ -195,7 +195,7 @@ func TestStagingChunkReusedWhileDMAPending(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer side.Close()
-	const n = 2 << 20
+	const n = gpu.StageMin + 4<<20
 	x, _ := d.Alloc(n)
 	y, _ := d.Alloc(n)
 	defer x.Free()

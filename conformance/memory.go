@@ -531,7 +531,7 @@ func testRandomStress(t *testing.T, k *K) {
 }
 
 // CheckLargeCopies checks the plain copies between buffers and pageable Go memory at
-// sizes around the smallest that CUDA copies through pinned staging chunks (1 MiB, in
+// sizes around the smallest that CUDA copies through pinned staging chunks (8 MiB, in
 // chunks of half the copy up to 8 MiB): the data, the ordering after a write on another stream, views at an
 // offset, and a context that ends mid-copy (the copy still completes, and a device
 // synchronize waits for it). Part of the memory tests; exported for package gpu's tests
@@ -542,7 +542,7 @@ func CheckLargeCopies(t *testing.T, k *K) {
 	side, err := d.NewStream()
 	must(t, err)
 	defer side.Close()
-	for _, words := range []int{64<<10 + 1, 256<<10 - 1, 256 << 10, 300_001, 1<<20 + 3, 5<<20 + 7} {
+	for _, words := range []int{64<<10 + 1, 2<<20 - 1, 2 << 20, 2<<20 + 1, 3<<20 + 3, 5<<20 + 7} {
 		n := 4 * words
 		vals := Random(words)
 		x, err := d.Alloc(int64(n))

@@ -129,7 +129,13 @@
 // schedulers * 32 lanes * 1.98 GHz), 2^28 float32 normals take 0.26 ms of issue, about
 // the 0.27 ms it takes to write 1 GiB at the copy bandwidth; measured, the schedulers
 // issue in about 70% of cycles, so the kernel runs at about two thirds of the copy
-// bandwidth. Float64 normals: 100 per element (FP64 at half the
+// bandwidth. Nsight Compute on the H200 (session 5, 2^28 float32, ptxas of driver 580):
+// 30.3 warp instructions issued per element, issue slots busy 69.5%, the FMA pipe (FP32
+// and integer multiplies) the busiest at 54%; of the 20.3 cycles between a warp's
+// instructions, 8.5 not selected (another warp issued), 4.9 math pipe throttle, 3.7
+// dispatch stall, 2.1 fixed-latency waits, under 0.2 memory. The kernel is bound by
+// issue and the FMA pipe, not by memory or occupancy (89.7% achieved): only fewer
+// instructions would make it faster. Float64 normals: 100 per element (FP64 at half the
 // FP32 rate; their polynomial coefficients come from a constant bank). The uniform and
 // integer kernels (4 to 18 instructions per element) run at memory speed.
 //
