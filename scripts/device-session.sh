@@ -10,6 +10,8 @@
 #                                          # two-device conformance tests and NCCL's tests
 #   bash scripts/device-session.sh overhead  # launch, sync, construct and copy rows
 #                                          # against the raw driver, TrackedLaunch, Copy
+#   bash scripts/device-session.sh ncu     # Nsight Compute's stall reasons for the
+#                                          # float32 normal kernel (random/doc.go)
 # Logs and results go to $OUT.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -54,5 +56,12 @@ overhead)
   timeout 90 .gpu/root.test -test.run '^$' -test.bench 'TrackedLaunch$|HostOverhead/construct|^BenchmarkCopy$' \
     -test.benchtime 0.3s -test.count 3 > "$OUT/tracked.txt" 2>&1
   grep -E '^(Benchmark|FAIL|panic)' "$OUT/tracked.txt"
+  ;;
+ncu)
+  timeout 150 /usr/local/cuda/bin/ncu -k regex:random_normal --launch-skip 1 --launch-count 1 \
+    --section SchedulerStats --section WarpStateStats --section ComputeWorkloadAnalysis --page raw \
+    .gpu/root.test -test.run '^$' -test.bench 'ArrayBandwidth/randn' -test.benchtime 3x > "$OUT/ncu.txt" 2>&1
+  echo "ncu exit $?"
+  grep -E "issue_stalled.*per_issue_active|issue_active.avg.pct|pipe_fma.*pct" "$OUT/ncu.txt" | sort -k3 -g -r | head -20
   ;;
 esac
