@@ -415,3 +415,21 @@ func TestToSliceTooLarge(t *testing.T) {
 		}
 	}
 }
+
+// A Vars key that isn't an identifier can't be named by the expression: an error, not a
+// variable silently ignored (MapReduce goes through the same plans as Eval).
+func TestEvalVarNotIdentifier(t *testing.T) {
+	s := edgeStream(t)
+	x, err := gpu.FromSlice(s, []float32{1, 2, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"not a name", "1x", "", "x-y"} {
+		if _, err := gpu.Eval[float32](s, "x*2", gpu.Vars{"x": x, name: 2.0}); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("Eval with a variable named %q = %v, want ErrInvalidValue", name, err)
+		}
+		if _, err := gpu.MapReduce[float32](s, "x*2", gpu.Vars{"x": x, name: 2.0}, gpu.OpSum); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("MapReduce with a variable named %q = %v, want ErrInvalidValue", name, err)
+		}
+	}
+}

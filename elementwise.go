@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"fmt"
+	"go/token"
 	"math"
 	"reflect"
 	"slices"
@@ -210,6 +211,10 @@ func newPlan(src string, vars Vars, names []string, out dtype.DType) (*evalPlan,
 	p := &evalPlan{names: names, kinds: make([]byte, len(names)), fns: map[layoutKey]*planEntry{}}
 	params := 0
 	for i, name := range names {
+		if !token.IsIdentifier(name) {
+			// An expression can't name it: a mistake, not a variable to ignore.
+			return nil, fmt.Errorf("gpu: variable name %q is not an identifier: %w", name, ErrInvalidValue)
+		}
 		switch v := vars[name].(type) {
 		case linearIndex:
 			env[name] = expr.OperandDecl(p.nops, dtype.Int64)

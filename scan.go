@@ -47,7 +47,9 @@ import (
 // expression of the names a (the combination of the earlier elements) and b (the next
 // element), both of the accumulator type, in the language of Eval ("a + 2*b" is not
 // associative and gives unspecified results; "maximum(a, b)", "a | b", "a & b" are).
-// The expression's result is converted to the accumulator type.
+// The expression's result is converted to the accumulator type. The reductions
+// (ReduceInto, MapReduce) take only the named operators (and OpAny, OpAll): an
+// expression there is an error wrapping ErrNotSupported.
 type Op string
 
 // The built-in operators.

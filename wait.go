@@ -79,6 +79,9 @@ func (p WaitPolicy) normalize() WaitPolicy {
 // error whether or not there is anything to wait for.
 func (d *Device) pickPolicy(ps []WaitPolicy) (WaitPolicy, error) {
 	p := *d.policy.Load()
+	if len(ps) > 1 {
+		return p, fmt.Errorf("gpu: %d wait policies given, at most one: %w", len(ps), ErrInvalidValue)
+	}
 	if len(ps) > 0 {
 		p = ps[0].normalize()
 	}

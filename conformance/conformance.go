@@ -378,6 +378,16 @@ func testDoneWaitCancel(t *testing.T, k *K) {
 	if err := idle.Synchronize(context.Background(), gpu.WaitPolicy{Mode: 7}); !errors.Is(err, gpu.ErrInvalidValue) {
 		t.Errorf("synchronizing an idle stream with mode 7 = %v, want ErrInvalidValue", err)
 	}
+	two := []gpu.WaitPolicy{{Mode: gpu.WaitSpin}, {Mode: gpu.WaitBlock}}
+	for name, wait := range map[string]func() error{
+		"Event.Wait":         func() error { return ev.Wait(context.Background(), two...) },
+		"Stream.Synchronize": func() error { return idle.Synchronize(context.Background(), two...) },
+		"Device.Synchronize": func() error { return k.D.Synchronize(context.Background(), two...) },
+	} {
+		if err := wait(); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("%s with two wait policies = %v, want ErrInvalidValue", name, err)
+		}
+	}
 	// Cancellation: the wait returns ctx's error promptly, several times over.
 	best := time.Hour
 	for range 5 {
