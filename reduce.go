@@ -59,10 +59,12 @@ import (
 // arg operations, NaN and signed zeros included) is exact and identical on both
 // backends.
 //
-// Kernels. Each reduction is one kernel, or two when a long reduced axis is split
-// across blocks for parallelism (the first writes partial results, from the stream's
-// small-block cache, that the second combines); nothing is launched for an empty
-// result, and inputs are never modified. On CUDA: Harris's tree reduction ("Optimizing Parallel Reduction in CUDA", NVIDIA 2007)
+// Kernels. Each reduction is one kernel launch. When a long reduced axis is split
+// across blocks for parallelism, the blocks write partial results (from the stream's
+// small-block cache) and, on CUDA, the last block of each output tile to finish
+// combines them in the same kernel (a ticket counter per tile, kept zeroed per stream);
+// the rare splits that can't fuse take a second kernel, with bitwise the same results.
+// Nothing is launched for an empty result, and inputs are never modified. On CUDA: Harris's tree reduction ("Optimizing Parallel Reduction in CUDA", NVIDIA 2007)
 // with warp shuffles, and CUDA.jl's choice of strategy by shape: a whole-array
 // reduction, a thread, warp or block per output when the reduced elements are
 // contiguous, threads across outputs when the outputs are (a sum over the leading
@@ -236,9 +238,17 @@ func (j *redJob) run(s *Stream, vals, idx *header) error {
 	passes := plan.passes
 	if len(passes) == 1 {
 		p := passes[0]
-		return j.launch(s, plan.fns[0], p.Spec, p.Layout, p.GridX, p.GridY, p.Block, vals, idx, nil, nil)
+		return j.launch(s, plan.fns[0], p.Spec, p.Layout, p.GridX, p.GridY, p.Block, vals, idx, nil, nil, nil)
 	}
 	p1, p2 := passes[0], passes[1]
+	var cnt backend.Mem
+	if plan.fused != nil {
+		p1 = *plan.fused
+		var err error
+		if cnt, err = s.reduceCounters(); err != nil {
+			return err
+		}
+	}
 	vb, ib := kernel.ReducePartialBytes(p1.Spec, m, p1.GridY)
 	pv, err := s.Alloc(vb)
 	if err != nil {
@@ -252,16 +262,74 @@ func (j *redJob) run(s *Stream, vals, idx *header) error {
 		}
 		defer pi.Free()
 	}
-	if err := j.launch(s, plan.fns[0], p1.Spec, p1.Layout, p1.GridX, p1.GridY, p1.Block, nil, nil, pv, pi); err != nil {
+	if cnt != nil {
+		return j.launch(s, plan.fns[0], p1.Spec, p1.Layout, p1.GridX, p1.GridY, p1.Block, nil, nil, pv, pi,
+			&redFinal{vals: vals, idx: idx, cnt: cnt})
+	}
+	if err := j.launch(s, plan.fns[0], p1.Spec, p1.Layout, p1.GridX, p1.GridY, p1.Block, nil, nil, pv, pi, nil); err != nil {
 		return err
 	}
 	return j.launchPartial(s, plan.fns[1], p2, pv, pi, vals, idx)
+}
+
+// RedFuse makes a CUDA reduction whose reduced axis is split across blocks one launch
+// (kernel.FuseReduce: the last block of each output tile combines the tile's partial
+// results, in the order of the second pass, so the results are bitwise the same) rather
+// than two. Tests and benchmarks turn it off (SetReduceFuse) to compare.
+var redFuse = true
+
+// reduceCounters returns s's ticket counters for fused reductions
+// (kernel.ReduceFuseMaxTiles uint32s of device memory), allocated and zeroed on s at
+// first use.
+//
+// A fused kernel leaves the counters it used at zero when it completes, and the kernels
+// of one stream run one after another, so one array serves every fused reduction on
+// s; streams never share one (two streams running the same reduction at once would
+// mix their tickets), so the array needs no tracking. It is backend memory held by
+// the stream's core, not a Buffer (whose tracking would refer back to the stream and
+// keep a stream dropped without Close from being collected); Close and the dropped
+// stream's cleanup free it on the stream. A kernel that faults midway may leave
+// counters nonzero, but a fault in a CUDA kernel is sticky: the context, and so every
+// stream of it and this array, can't launch anything again.
+func (s *Stream) reduceCounters() (backend.Mem, error) {
+	if m := s.redCnt.Load(); m != nil {
+		return *m, nil
+	}
+	if err := s.hold(); err != nil {
+		return nil, err
+	}
+	defer s.unhold()
+	s.redCntMu.Lock()
+	defer s.redCntMu.Unlock()
+	if m := s.redCnt.Load(); m != nil {
+		return *m, nil
+	}
+	const size = kernel.ReduceFuseMaxTiles * 4
+	m, err := s.dev.be.Alloc(DeviceMem, size, s.be)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: allocating a fused reduction's counters: %w", err)
+	}
+	s.enqueued()
+	if err := s.be.Memset(m, 0, 0, 1, size); err != nil {
+		s.be.FreeAsync(m)
+		return nil, err
+	}
+	s.enqueued()
+	s.redCnt.Store(&m)
+	return m, nil
+}
+
+// redFinal is the final outputs and the ticket counters of a fused launch.
+type redFinal struct {
+	vals, idx *header
+	cnt       backend.Mem
 }
 
 // redPlan is a reduction's iteration space, launches and their kernels.
 type redPlan struct {
 	layout kernel.ReduceLayout
 	passes []kernel.ReducePass
+	fused  *kernel.ReducePass // the two passes in one launch (fns is then its kernel)
 	fns    []*Function
 }
 
@@ -318,6 +386,14 @@ func (j *redJob) planKey(d *Device) (redPlanKey, bool) {
 // kernels.
 func (j *redJob) plan(d *Device) (*redPlan, error) {
 	p := j.planPasses(d)
+	if p.fused != nil {
+		fn, err := d.kernel(p.fused.Spec)
+		if err != nil {
+			return nil, err
+		}
+		p.fns = []*Function{fn}
+		return p, nil
+	}
 	for _, q := range p.passes {
 		fn, err := d.kernel(q.Spec)
 		if err != nil {
@@ -352,6 +428,11 @@ func (j *redJob) planPasses(d *Device) *redPlan {
 	if redForceIndex64 {
 		for _, q := range p.passes {
 			q.Spec.Index64 = true
+		}
+	}
+	if redFuse && len(p.passes) == 2 {
+		if fp, _, ok := kernel.FuseReduce(p.passes[0], p.passes[1]); ok {
+			p.fused = &fp
 		}
 	}
 	return p
@@ -433,9 +514,9 @@ func redPtr(h *header) uint64 {
 }
 
 // launch enqueues one pass over layout l. The outputs are vals/idx (arrays) or, for a
-// partial pass, the buffers pv/pi. The backend's arguments are built directly (no
-// boxing), as Eval does.
-func (j *redJob) launch(s *Stream, fn *Function, sp *kernel.Reduce, l kernel.ReduceLayout, gx, gy, block int, vals, idx *header, pv, pi *Buffer) error {
+// partial pass, the buffers pv/pi, and for a fused one (sp.Final set) also fin's. The
+// backend's arguments are built directly (no boxing), as Eval does.
+func (j *redJob) launch(s *Stream, fn *Function, sp *kernel.Reduce, l kernel.ReduceLayout, gx, gy, block int, vals, idx *header, pv, pi *Buffer, fin *redFinal) error {
 	ap := argPool.Get().(*[]backend.Arg)
 	bargs := (*ap)[:0]
 	var usesSmall [6]use
@@ -487,6 +568,20 @@ func (j *redJob) launch(s *Stream, fn *Function, sp *kernel.Reduce, l kernel.Red
 	}
 	for _, p := range j.params {
 		bargs = append(bargs, backend.Arg{Kind: backend.ArgScalar, Size: uint8(p.t.Size()), Val: p.bits})
+	}
+	if fin != nil {
+		if fin.vals != nil {
+			hdr(fin.vals, Write)
+		} else {
+			bargs = append(bargs, backend.Arg{Kind: backend.ArgPtr})
+		}
+		if sp.Op.IsArg() {
+			hdr(fin.idx, Write)
+		}
+		bargs = append(bargs, backend.Arg{Kind: backend.ArgMem, Mem: fin.cnt}) // untracked: s's own
+		if sp.Final.Mean {
+			u64(uint64(j.count()))
+		}
 	}
 	err := s.launchTracked(fn, redConfig(gx, gy, block), bargs, uses)
 	clear(bargs)
@@ -965,4 +1060,12 @@ func FindMax[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (vals *Array[
 		return nil, nil, err
 	}
 	return argRun(s, kernel.RedArgMax, a, opts, true)
+}
+
+// freeReduceCounters frees the fused reductions' counters on the stream (Close's
+// backend part and destroy, which own the backend stream).
+func (c *streamCore) freeReduceCounters() {
+	if m := c.redCnt.Swap(nil); m != nil {
+		c.be.FreeAsync(*m)
+	}
 }

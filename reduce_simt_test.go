@@ -9,7 +9,9 @@ package gpu_test
 // same shfl.sync; a barrier opens when every thread of the block waits at one. Anything
 // else (threads of a warp at different shuffles, a barrier some threads can't reach,
 // an access outside the launch's buffers, a misaligned access, an instruction outside
-// the subset) fails the launch, as a fault on a GPU would. Float arithmetic is IEEE
+// the subset) fails the launch, as a fault on a GPU would. Blocks run concurrently;
+// atom.global.add is serialized across them, and fences are no-ops (see sMemory.mu).
+// The fused reductions' ticket counters need both. Float arithmetic is IEEE
 // (.rn) with canonical NaN results, as on NVIDIA GPUs.
 
 import (
@@ -427,6 +429,11 @@ type sBlock struct {
 
 type sMemory struct {
 	regions []sRegion
+	// mu serializes atomics. The blocks run on several goroutines, so it also orders
+	// (for Go's memory model and the race detector) a block's stores before its atomic
+	// with the loads of the block whose atomic comes after: what fence.acq_rel.gpu and
+	// membar.gl order on a GPU, which are therefore no-ops here.
+	mu sync.Mutex
 }
 
 type sRegion struct {
@@ -659,6 +666,33 @@ func (k *simtKernel) compile(in *sInst) (func(t *sThread, in *sInst), error) {
 				v = sMask(x, w) >> n
 			}
 			th.r[in.args[0].reg] = sMask(v, w)
+		}, nil
+	case "fence", "membar":
+		return func(*sThread, *sInst) {}, nil
+	case "atom":
+		// atom{.sem}{.scope}.global.add.{u32,s32,u64}: the integer additions only
+		if !has(p, "global") || p[len(p)-2] != "add" || t[0] == 'f' || w < 32 {
+			break
+		}
+		return func(th *sThread, in *sInst) {
+			ad := th.addr(in.args[1])
+			size := w / 8
+			if ad%uint64(size) != 0 {
+				panic(fmt.Sprintf("simt: misaligned atomic 0x%x", ad))
+			}
+			m := th.blk.mem
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			b := m.find(ad, size)
+			var old uint64
+			for i := size - 1; i >= 0; i-- {
+				old = old<<8 | uint64(b[i])
+			}
+			v := old + th.val(in.args[2])
+			for i := 0; i < size; i++ {
+				b[i] = byte(v >> (8 * i))
+			}
+			th.r[in.args[0].reg] = old
 		}, nil
 	case "add", "sub", "mul", "mad", "fma", "div", "rem", "min", "max", "neg", "abs":
 		if t[0] == 'f' {

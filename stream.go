@@ -32,6 +32,8 @@ type Stream struct {
 	pend, idleAt atomic.Uint64
 	external     atomic.Bool
 
+	redCntMu sync.Mutex // guards the making of streamCore.redCnt
+
 	*streamCore
 }
 
@@ -49,6 +51,9 @@ type streamCore struct {
 	// blocks are the small device blocks freed on the stream and kept for reuse on it,
 	// by class (blockCache; guarded by mu).
 	blocks [cacheClasses][]backend.Mem
+	// redCnt is the ticket counters of fused reductions (Stream.reduceCounters), made at
+	// first use and freed on the stream by Close or destroy.
+	redCnt atomic.Pointer[backend.Mem]
 }
 
 // destroy is the backstop for a stream dropped without Close: its cleanup, or the
@@ -61,6 +66,7 @@ func (c *streamCore) destroy() {
 		for _, m := range c.dev.cache.take(c) {
 			c.be.FreeAsync(m)
 		}
+		c.freeReduceCounters()
 		// Its work still runs: device waits wait for it, as for a closed stream's.
 		if ev, err := c.dev.getEvent(); err == nil {
 			if c.be.Record(ev.be) == nil {
@@ -221,6 +227,7 @@ func (s *Stream) Close() error {
 // finishClose is Close's backend part, once s is closed and nothing holds it: it flushes
 // s's cached blocks, records a last event after all its work, and destroys it.
 func (s *Stream) finishClose() error {
+	s.freeReduceCounters()
 	s.dev.cache.flush(s.dev, s, true)
 	s.mu.Lock()
 	defer s.mu.Unlock()

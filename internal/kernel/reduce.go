@@ -107,6 +107,16 @@ func (p ReducePre) String() string {
 //	count    u64   Mean only: the number of elements each output averages
 //	param_i        each parameter slot of Map in order, as a scalar of its dtype
 //
+// and, for a fused kernel (Final set):
+//
+//	fout     u64   address of the final output's element 0 (type Acc; arg operations:
+//	               may be 0, as out)
+//	fidx     u64   arg operations only: address of the final int64 indices' element 0
+//	fcnt     u64   address of the ticket counters: one uint32 per output tile of this
+//	               pass (ReduceFuseCounters), zero before the launch and zero again after
+//	               it completes
+//	fcount   u64   Final.Mean only: the number of elements each output averages
+//
 // m, k, the shapes and the strides are consistent (m is the product of mshape, k of
 // kshape; a rank of 0 is a product of 1). k may be 0: the output is then the
 // operation's identity (0 for sums, 1 for products, false for RedAny, true for RedAll,
@@ -127,6 +137,10 @@ type Reduce struct {
 	RedRank  int
 	Index64  bool
 	GPU      ReduceGPU
+	// Final, on a partial pass (GPU.Partial), fuses the second pass into this kernel:
+	// the last block of each output tile to finish (by an atomic ticket) combines the
+	// tile's partial results as the kernel of the spec Final would (see FuseReduce).
+	Final *Reduce
 }
 
 // ReduceGPU is the strategy of a CUDA reduction kernel (see PlanReduce).
@@ -189,6 +203,11 @@ func (r *Reduce) Key() string {
 		}
 		b = append(b, "|p="...)
 		b = strconv.AppendBool(b, g.Partial)
+	}
+	if r.Final != nil {
+		b = append(b, "|final{"...)
+		b = append(b, r.Final.Key()...)
+		b = append(b, '}')
 	}
 	return string(b)
 }
@@ -282,6 +301,25 @@ func (r *Reduce) Validate() error {
 			return fmt.Errorf("kernel: a partial pass with mean")
 		}
 	}
+	if fin := r.Final; fin != nil {
+		if err := fin.Validate(); err != nil {
+			return err
+		}
+		wantPre := PreConvert
+		if r.Op.IsArg() {
+			wantPre = PrePartial
+		}
+		switch {
+		case !g.Partial || g.Block == 0:
+			return fmt.Errorf("kernel: a final pass fused into a kernel that isn't a partial pass")
+		case fin.Final != nil || fin.GPU.Partial || fin.GPU.Block > g.Block || !fin.GPU.Cols && fin.GPU.Block != g.Block:
+			return fmt.Errorf("kernel: fused final pass %+v after a pass of %d threads", fin.GPU, g.Block)
+		case fin.Op != r.Op || fin.Acc != r.Acc || fin.Pre != wantPre || len(fin.Ins) != 1 || fin.Ins[0] != r.Acc:
+			return fmt.Errorf("kernel: fused final pass %s after %s", fin.Key(), r.Key())
+		case fin.RedRank != 1 || fin.KeptRank > 1:
+			return fmt.Errorf("kernel: fused final pass of ranks %d, %d", fin.KeptRank, fin.RedRank)
+		}
+	}
 	return nil
 }
 
@@ -299,6 +337,15 @@ func (r *Reduce) numParams() int {
 	}
 	if r.Map != nil {
 		n += len(r.Map.Params)
+	}
+	if r.Final != nil {
+		n += 2
+		if r.Op.IsArg() {
+			n++
+		}
+		if r.Final.Mean {
+			n++
+		}
 	}
 	return n
 }

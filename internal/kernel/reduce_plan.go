@@ -272,3 +272,49 @@ func ReducePartialBytes(r *Reduce, m, s int) (values, indices int64) {
 	}
 	return
 }
+
+// ReduceFuseMaxTiles is the most output tiles, and so ticket counters, a fused
+// reduction may have (FuseReduce); the runtime keeps that many counters per stream.
+const ReduceFuseMaxTiles = 4096
+
+// FuseReduce returns the one-launch form of PlanReduce's two passes p1 (partial) and p2
+// (combining): p1 with p2 fused in (Spec.Final), and the number of ticket counters
+// (uint32, one per output tile of p1) its launch needs, zeroed. ok is false when they
+// don't fuse: p2's block is larger than p1's (or smaller, for a p2 of rows), or p1 has
+// more than ReduceFuseMaxTiles output tiles. (A p2 of columns in a larger block leaves
+// the extra threads without a row lane: they carry the identity and only join its
+// barriers.)
+//
+// The fused kernel runs p1's grid. Each block stores its partial results as p1 does,
+// then (bar.sync; thread 0: fence.acq_rel.gpu, atom.global.add.u32 on its tile's
+// counter) takes a ticket; the block that draws S-1 (S = gridDim.y, the last of its
+// tile's blocks) fences again and runs p2's code (p2's strategy, registers and
+// combining order: the same bits) over p2's output tiles that meet its own, storing
+// only its tile's outputs, then resets the counter to 0 for the next launch. Partial
+// results are read with ld.global.cg there, not .nc: they are written during the
+// launch.
+func FuseReduce(p1, p2 ReducePass) (fused ReducePass, counters int, ok bool) {
+	b1, g2 := p1.Spec.GPU.Block, p2.Spec.GPU
+	if p1.GridY <= 1 || !p1.Spec.GPU.Partial || g2.Block > b1 || !g2.Cols && g2.Block != b1 || p2.GridY != 1 {
+		return ReducePass{}, 0, false
+	}
+	tiles := p1.Spec.tiles(p1.Layout.M())
+	if tiles > ReduceFuseMaxTiles || tiles < p1.GridX {
+		return ReducePass{}, 0, false
+	}
+	sp := *p1.Spec
+	sp.Final = p2.Spec
+	p1.Spec = &sp
+	return p1, tiles, true
+}
+
+// tiles returns the number of output tiles of a kernel with r's strategy over m outputs.
+func (r *Reduce) tiles(m int) int {
+	g := r.GPU
+	if g.Cols {
+		c := g.Block / g.Lanes
+		return (m/g.Vec + c - 1) / c
+	}
+	p := g.Block / g.Lanes
+	return (m + p - 1) / p
+}

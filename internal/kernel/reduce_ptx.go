@@ -32,8 +32,9 @@ import (
 //     shuffles are always reached by the whole block (threads without an output carry
 //     the identity);
 //   - with Partial set, out[y*m + o] receives the partial result of block row y, for a
-//     second launch (PlanReduce's second pass) to combine; otherwise the final value is
-//     stored (Mean divides it by count).
+//     second launch (PlanReduce's second pass) to combine, or, with Final set too, for
+//     the last block of the tile to combine in this launch (FuseReduce, ticket and
+//     buildFinal); otherwise the final value is stored (Mean divides it by count).
 //
 // Float Min and Max use explicit compare-and-select so that the CPU gives the same bits:
 // a NaN operand gives the canonical NaN, and equal operands combine by or (Min: -0 wins)
@@ -115,6 +116,24 @@ type redGen struct {
 	mstr, kstr      [][]ptx.Reg
 	mapParams       map[int]ptx.Reg
 	smV, smI        string // shared memory arrays
+
+	// a fused kernel's parameters (Final set), -1 if absent
+	pFOut, pFIdx, pFCnt, pFCount int
+	// the final pass of a fused kernel: partial results are read with ld.global.cg,
+	// shared arrays are named fin_*, and only outputs in [lo, hi) are stored
+	final    bool
+	lo, hi   ptx.Reg
+	nthreads int // a final pass: the block's threads (Block or more; columns only)
+}
+
+// redLoop is the tile loop of a kernel body: positions start at block row y of S,
+// tiles go from tile by tstep while below tend (if valid; else the number of tiles),
+// and after, if set, runs after each tile's store (with the block's thread index).
+type redLoop struct {
+	y, S        ptx.Reg
+	tile, tstep ptx.Reg
+	tend        ptx.Reg
+	after       func(tile, tid ptx.Reg)
 }
 
 // PTX returns the kernel's PTX module for a GPU of compute capability major.minor.
@@ -203,6 +222,17 @@ func (g *redGen) declare() {
 	if r.Map != nil {
 		for _, p := range r.Map.Params {
 			g.pMap[p.Index] = g.add(fmt.Sprintf("red_p%d", p.Index), redParamType(p.DType))
+		}
+	}
+	g.pFOut, g.pFIdx, g.pFCnt, g.pFCount = -1, -1, -1, -1
+	if r.Final != nil {
+		g.pFOut = g.add("red_fout", ptx.U64)
+		if g.arg {
+			g.pFIdx = g.add("red_fidx", ptx.U64)
+		}
+		g.pFCnt = g.add("red_fcnt", ptx.U64)
+		if r.Final.Mean {
+			g.pFCount = g.add("red_fcount", ptx.U64)
 		}
 	}
 	if len(g.params) != r.numParams() {
@@ -549,6 +579,9 @@ func (g *redGen) load(t dtype.DType, a ptx.Reg, V int) []ptx.Reg {
 	f := g.f
 	vals := f.Regs(redRT(t), V)
 	op := "ld.global.nc"
+	if g.final {
+		op = "ld.global.cg" // written by other blocks during the launch
+	}
 	if V > 1 {
 		op += fmt.Sprintf(".v%d", V)
 	}
@@ -826,11 +859,17 @@ func (g *redGen) build() {
 	}
 	f.Comment(fmt.Sprintf("%s%s", r.Key(), mapText))
 	g.loadParams()
-	if gp.Cols {
-		g.buildCols()
-	} else {
-		g.buildRows()
+	loop := redLoop{y: g.special(ptx.CtaidY), S: g.special(ptx.NctaidY), tile: g.special(ptx.CtaidX), tstep: g.special(ptx.NctaidX)}
+	if r.Final != nil {
+		f.Shared("red_last", ptx.U32, 4, 1)
+		loop.after = g.ticket
 	}
+	if gp.Cols {
+		g.buildCols(loop)
+	} else {
+		g.buildRows(loop)
+	}
+	f.Ret()
 }
 
 // special returns a special register as an it value.
@@ -848,8 +887,8 @@ func (g *redGen) imm(v int) ptx.Operand { return ptx.Int(v) }
 
 func log2(n int) int { return bits.Len(uint(n)) - 1 }
 
-// buildRows writes the kernel for Lanes threads per output.
-func (g *redGen) buildRows() {
+// buildRows writes the kernel body for Lanes threads per output.
+func (g *redGen) buildRows(lp redLoop) {
 	gp := g.g
 	f := g.f
 	G, V, U, B := gp.Lanes, gp.Vec, gp.Unroll, gp.Block
@@ -859,19 +898,20 @@ func (g *redGen) buildRows() {
 	f.And(lane.As(g.bitsOf(g.it)), tid, g.imm(G-1))
 	slot := f.Reg(g.it)
 	f.Shr(slot, tid, g.imm(log2(G)))
-	y := g.special(ptx.CtaidY)
-	S := g.special(ptx.NctaidY)
+	y, S := lp.y, lp.S
 	rstart := f.Reg(g.it)
 	f.Fma(rstart, y, g.imm(G), lane)
 	step := f.Reg(g.it)
 	f.Mul(step, S, g.imm(G))
 	kv := f.Reg(g.it)
 	f.Shr(kv, g.kr, g.imm(log2(V)))
-	ntiles := f.Reg(g.it)
-	f.Add(ntiles, g.mr, g.imm(P-1))
-	f.Shr(ntiles, ntiles, g.imm(log2(P)))
-	tile := g.special(ptx.CtaidX)
-	tstep := g.special(ptx.NctaidX)
+	ntiles := lp.tend
+	if !ntiles.Valid() {
+		ntiles = f.Reg(g.it)
+		f.Add(ntiles, g.mr, g.imm(P-1))
+		f.Shr(ntiles, ntiles, g.imm(log2(P)))
+	}
+	tile, tstep := lp.tile, lp.tstep
 	unit := V > 1 // one reduced dim of stride 1 (PlanReduce guarantees it for Vec > 1)
 
 	if G == B && B > 32 {
@@ -966,14 +1006,16 @@ func (g *redGen) buildRows() {
 	if G == B && B > 32 {
 		f.BarSync(0)
 	}
+	if lp.after != nil {
+		lp.after(tile, tid)
+	}
 	f.Add(tile, tile, tstep)
 	f.Bra(loop)
 	f.Place(end)
-	f.Ret()
 }
 
-// buildCols writes the kernel for threads across outputs.
-func (g *redGen) buildCols() {
+// buildCols writes the kernel body for threads across outputs.
+func (g *redGen) buildCols(lp redLoop) {
 	gp := g.g
 	f := g.f
 	R, V, U, B := gp.Lanes, gp.Vec, gp.Unroll, gp.Block
@@ -983,21 +1025,22 @@ func (g *redGen) buildCols() {
 	f.Rem(slot, tid, g.imm(C))
 	lane := f.Reg(g.it)
 	f.Div(lane, tid, g.imm(C))
-	y := g.special(ptx.CtaidY)
-	S := g.special(ptx.NctaidY)
+	y, S := lp.y, lp.S
 	rstart := f.Reg(g.it)
 	f.Fma(rstart, y, g.imm(R), lane)
 	step := f.Reg(g.it)
 	f.Mul(step, S, g.imm(R))
 	mv := f.Reg(g.it)
 	f.Shr(mv, g.mr, g.imm(log2(V)))
-	ntiles := f.Reg(g.it)
-	f.Add(ntiles, mv, g.imm(C-1))
-	f.Div(ntiles, ntiles, g.imm(C))
-	tile := g.special(ptx.CtaidX)
-	tstep := g.special(ptx.NctaidX)
+	ntiles := lp.tend
+	if !ntiles.Valid() {
+		ntiles = f.Reg(g.it)
+		f.Add(ntiles, mv, g.imm(C-1))
+		f.Div(ntiles, ntiles, g.imm(C))
+	}
+	tile, tstep := lp.tile, lp.tstep
 	if R > 1 {
-		g.declareShared(B * V)
+		g.declareShared(max(B, g.nthreads) * V) // every thread stores its own (laneTree)
 	}
 
 	loop, end := f.NewLabel(), f.NewLabel()
@@ -1006,6 +1049,10 @@ func (g *redGen) buildCols() {
 	ov := f.Reg(g.it)
 	f.Fma(ov, tile, g.imm(C), slot)
 	valid := f.Setp(ptx.Lt, ov, mv)
+	if g.nthreads > B {
+		// a final pass in a larger block: the threads past B have no row lane
+		f.And(valid, valid, f.Setp(ptx.Lt, lane, g.imm(R)))
+	}
 	o := f.Reg(g.it)
 	f.Shl(o, ov, g.imm(log2(V)))
 	accs := make([]redVal, U*V)
@@ -1080,19 +1127,25 @@ func (g *redGen) buildCols() {
 	if R > 1 {
 		f.BarSync(0)
 	}
+	if lp.after != nil {
+		lp.after(tile, tid)
+	}
 	f.Add(tile, tile, tstep)
 	f.Bra(loop)
 	f.Place(end)
-	f.Ret()
 }
 
 // declareShared declares the shared arrays of n accumulators (and indices).
 func (g *redGen) declareShared(n int) {
-	g.smV = "red_smv"
+	pre := "red_"
+	if g.final {
+		pre = "fin_"
+	}
+	g.smV = pre + "smv"
 	size := g.at.Bits() / 8
 	g.f.Shared(g.smV, g.at, size, n)
 	if g.arg {
-		g.smI = "red_smi"
+		g.smI = pre + "smi"
 		g.f.Shared(g.smI, g.ixt, g.ixt.Bits()/8, n)
 	}
 }
@@ -1235,6 +1288,13 @@ func (g *redGen) laneTree(res []redVal, tid ptx.Reg, R, B int) {
 func (g *redGen) store(acc redVal, o, y ptx.Reg) {
 	f := g.f
 	r := g.r
+	if g.final {
+		// the outputs of the fusing block's tile only
+		out := f.NewLabel()
+		f.At(f.Setp(ptx.Lt, o, g.lo)).Bra(out)
+		f.At(f.Setp(ptx.Ge, o, g.hi)).Bra(out)
+		defer f.Place(out)
+	}
 	pos := o
 	if g.g.Partial {
 		pos = f.Reg(g.it)
@@ -1271,6 +1331,137 @@ func (g *redGen) store(acc redVal, o, y ptx.Reg) {
 	a := f.Reg(ptx.U64)
 	f.Op("mad.lo.u64", a, off, ptx.Int(r.Acc.Size()), g.out)
 	f.Op("st.global"+redMemSuffix(r.Acc), ptx.Mem(a, 0), v)
+}
+
+// ---- the fused final pass ----
+
+// tileOutputs returns the number of outputs of one tile of r's strategy.
+func (r *Reduce) tileOutputs() int {
+	g := r.GPU
+	if g.Cols {
+		return g.Block / g.Lanes * g.Vec
+	}
+	return g.Block / g.Lanes
+}
+
+// fence appends a GPU-scope fence: fence.acq_rel.gpu from sm_70, membar.gl before.
+func (g *redGen) fence() {
+	if g.sm >= 70 {
+		g.f.Fence("acq_rel", "gpu")
+	} else {
+		g.f.Membar("gl")
+	}
+}
+
+// ticket ends a tile of a fused kernel's partial pass ("last block finishes", the CUDA
+// samples' threadFenceReduction, with the release and acquire of cooperative groups'
+// grid sync): once the block's partial results are stored (bar.sync), thread 0 fences
+// and adds 1 to the tile's counter; the block that draws S-1 fences again, combines
+// the tile's outputs (buildFinal) and resets the counter to 0. Every thread of the
+// block runs the same barriers: the flag goes through shared memory.
+func (g *redGen) ticket(tile, tid ptx.Reg) {
+	f := g.f
+	counter := func() ptx.Reg {
+		base := g.ldParam(g.pFCnt)
+		a := f.Reg(ptx.U64)
+		if g.it == ptx.U64 {
+			f.Op("mad.lo.u64", a, tile, ptx.Int(4), base)
+		} else {
+			f.Op("mad.wide.u32", a, tile, ptx.Int(4), base)
+		}
+		return a
+	}
+	flagAddr := ptx.Mem(ptx.Sym("red_last"), 0)
+	f.BarSync(0)
+	notFirst := f.Setp(ptx.Ne, tid, ptx.Int(0))
+	skip := f.NewLabel()
+	f.At(notFirst).Bra(skip)
+	g.fence() // release: the block's partial results before its ticket
+	old := f.Reg(ptx.U32)
+	f.Atom("", "", ptx.Global, "add", ptx.U32, old, ptx.Mem(counter(), 0), ptx.Int(1))
+	last1 := f.Special(ptx.NctaidY)
+	f.Sub(last1, last1, ptx.Int(1))
+	last := f.Setp(ptx.Eq, old, last1)
+	flag := f.Reg(ptx.U32)
+	f.Selp(flag, ptx.Int(1), ptx.Int(0), last)
+	f.St(ptx.Shared, ptx.CacheDefault, ptx.U32, flagAddr, flag)
+	f.AtNot(last).Bra(skip)
+	g.fence() // acquire: the other blocks' partial results
+	f.Place(skip)
+	f.BarSync(0)
+	fl := f.Reg(ptx.U32)
+	f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U32, flagAddr, fl)
+	done := f.NewLabel()
+	f.At(f.Setp(ptx.Eq, fl, ptx.Int(0))).Bra(done)
+	g.buildFinal(tile)
+	f.At(notFirst).Bra(done)
+	zero := f.Reg(ptx.U32)
+	f.Mov(zero, ptx.Int(0))
+	f.St(ptx.Global, ptx.CacheDefault, ptx.U32, ptx.Mem(counter(), 0), zero)
+	f.Place(done)
+}
+
+// buildFinal writes, into a fused kernel, the code of its final pass (r.Final) for the
+// outputs of the partial pass's tile: a generator for the final spec whose registers
+// are the values a launch of that kernel on the partial results would be given (m, k
+// = S, the [S][m] layout), looping over the final pass's tiles that meet this tile's
+// outputs and storing only those.
+func (g *redGen) buildFinal(tile ptx.Reg) {
+	f := g.f
+	fin := g.r.Final
+	h := &redGen{r: fin, g: fin.GPU, m: g.m, f: f, sm: g.sm, it: ptx.U32, st: ptx.S32, ixt: ptx.S32,
+		at: redRT(fin.Acc), arg: fin.Op.IsArg(), params: g.params, final: true,
+		pOut: -1, pIdx: -1, pM: -1, pK: -1, pInIdx: -1, pCount: g.pFCount,
+		pFOut: -1, pFIdx: -1, pFCnt: -1, pFCount: -1, nthreads: g.g.Block}
+	if fin.Index64 {
+		h.it, h.st, h.ixt = ptx.U64, ptx.S64, ptx.S64
+	}
+	conv := func(x ptx.Reg) ptx.Reg {
+		if x.Type() == h.it {
+			return x
+		}
+		d := f.Reg(h.it)
+		f.Cvt(d, x)
+		return d
+	}
+	h.mr = conv(g.mr)
+	h.kr = h.special(ptx.NctaidY)
+	h.out = g.ldParam(g.pFOut)
+	if h.arg {
+		h.idx = g.ldParam(g.pFIdx)
+		h.inIdx = g.idx
+	}
+	h.ins = []ptx.Reg{g.out}
+	unit := f.Reg(h.st)
+	f.Mov(unit, ptx.Int(1))
+	h.mstr = [][]ptx.Reg{nil}
+	if fin.KeptRank == 1 {
+		h.mshape = []ptx.Reg{h.mr}
+		h.mstr = [][]ptx.Reg{{unit}}
+	}
+	h.kshape = []ptx.Reg{h.kr}
+	h.kstr = [][]ptx.Reg{{h.mr.As(h.st)}}
+	h.mapParams = map[int]ptx.Reg{}
+	// this tile's outputs [lo, hi), and the final pass's tiles [t0, t1) holding them
+	w1, w2 := g.r.tileOutputs(), fin.tileOutputs()
+	h.lo, h.hi = f.Reg(h.it), f.Reg(h.it)
+	f.Mul(h.lo, conv(tile), h.imm(w1))
+	f.Add(h.hi, h.lo, h.imm(w1))
+	f.Min(h.hi, h.hi, h.mr)
+	t0, t1 := f.Reg(h.it), f.Reg(h.it)
+	f.Div(t0, h.lo, h.imm(w2))
+	f.Sub(t1, h.hi, h.imm(1))
+	f.Div(t1, t1, h.imm(w2))
+	f.Add(t1, t1, h.imm(1))
+	zero, one := f.Reg(h.it), f.Reg(h.it)
+	f.Mov(zero, ptx.Int(0))
+	f.Mov(one, ptx.Int(1))
+	lp := redLoop{y: zero, S: one, tile: t0, tstep: one, tend: t1}
+	if fin.GPU.Cols {
+		h.buildCols(lp)
+	} else {
+		h.buildRows(lp)
+	}
 }
 
 // lowerExprValue lowers e for one element whose input slots hold the registers ins
