@@ -2,6 +2,7 @@ package gpu_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -115,10 +116,20 @@ func checkCountersZero(t *testing.T, s *gpu.Stream, what string) {
 }
 
 func TestReduceFused(t *testing.T) {
-	d, err := simtGPU()
+	sd, err := simtGPU()
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Run("simt", func(t *testing.T) { testReduceFused(t, sd) })
+	// And on a GPU where there is one: the same comparisons with the real memory model.
+	if cd, err := gpu.OpenBackend("cuda", 0); err == nil {
+		t.Run("cuda", func(t *testing.T) { testReduceFused(t, cd) })
+	} else if !errors.Is(err, gpu.ErrNoDevice) {
+		t.Fatal(err)
+	}
+}
+
+func testReduceFused(t *testing.T, d *gpu.Device) {
 	s, err := d.NewStream()
 	if err != nil {
 		t.Fatal(err)
