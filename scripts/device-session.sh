@@ -10,6 +10,7 @@
 #                                          # two-device conformance tests and NCCL's tests
 #   bash scripts/device-session.sh overhead  # launch, sync, construct and copy rows
 #                                          # against the raw driver, TrackedLaunch, Copy
+#   bash scripts/device-session.sh reduce  # fused reductions: sanitizers, benchmark, rows
 #   bash scripts/device-session.sh ncu     # Nsight Compute's stall reasons for the
 #                                          # float32 normal kernel (random/doc.go)
 # Logs and results go to $OUT.
@@ -56,6 +57,19 @@ overhead)
   timeout 90 .gpu/root.test -test.run '^$' -test.bench 'TrackedLaunch$|HostOverhead/construct|^BenchmarkCopy$' \
     -test.benchtime 0.3s -test.count 3 > "$OUT/tracked.txt" 2>&1
   grep -E '^(Benchmark|FAIL|panic)' "$OUT/tracked.txt"
+  ;;
+reduce)
+  # The fused split reductions: bitwise against two kernels on the GPU under the
+  # sanitizers, the fused/two-kernel benchmark, gpubench's reduction rows.
+  for tool in memcheck racecheck; do
+    timeout 120 compute-sanitizer --tool $tool --error-exitcode 3 .gpu/root.test -test.run 'TestReduceFused$/cuda' \
+      > "$OUT/reduce-$tool.log" 2>&1; echo "$tool exit $?"
+    grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|--- FAIL' "$OUT/reduce-$tool.log" | head -3
+  done
+  timeout 120 .gpu/root.test -test.run '^$' -test.bench 'ReduceFused' -test.benchtime 0.3s -test.count 3 \
+    > "$OUT/reducefused.txt" 2>&1; echo "bench exit $?"; grep -E '^(Benchmark|FAIL|panic)|mismatch' "$OUT/reducefused.txt"
+  timeout 150 .gpu/bin/gpubench -q -peers auto -run 'reductions/' > "$OUT/reduce.table" 2>&1
+  echo "gpubench exit $?"; cat "$OUT/reduce.table"
   ;;
 ncu)
   timeout 150 /usr/local/cuda/bin/ncu -k regex:random_normal --launch-skip 1 --launch-count 1 \
