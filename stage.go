@@ -326,8 +326,14 @@ func (d *Device) addHost(h []byte) {
 	}
 	d.hostMu.Lock()
 	defer d.hostMu.Unlock()
-	i, _ := slices.BinarySearchFunc(d.hostRanges, r.lo, func(x hostRange, lo uintptr) int { return cmp.Compare(x.lo, lo) })
+	i, _ := d.findHost(r.lo)
 	d.hostRanges = slices.Insert(d.hostRanges, i, r)
+}
+
+// findHost finds the range starting at lo in d.hostRanges (or where it would go); the
+// caller holds hostMu.
+func (d *Device) findHost(lo uintptr) (int, bool) {
+	return slices.BinarySearchFunc(d.hostRanges, lo, func(x hostRange, lo uintptr) int { return cmp.Compare(x.lo, lo) })
 }
 
 // removeHost forgets the host range of a freed pinned or unified buffer.
@@ -338,7 +344,7 @@ func (d *Device) removeHost(h []byte) {
 	}
 	d.hostMu.Lock()
 	defer d.hostMu.Unlock()
-	if i, ok := slices.BinarySearchFunc(d.hostRanges, r.lo, func(x hostRange, lo uintptr) int { return cmp.Compare(x.lo, lo) }); ok {
+	if i, ok := d.findHost(r.lo); ok {
 		d.hostRanges = slices.Delete(d.hostRanges, i, i+1)
 	}
 }
@@ -349,6 +355,6 @@ func (d *Device) ownsHost(h []byte) bool {
 	d.hostMu.RLock()
 	defer d.hostMu.RUnlock()
 	// The last range starting at or before p.
-	i, _ := slices.BinarySearchFunc(d.hostRanges, p+1, func(x hostRange, lo uintptr) int { return cmp.Compare(x.lo, lo) })
+	i, _ := d.findHost(p + 1)
 	return i > 0 && p < d.hostRanges[i-1].hi
 }

@@ -45,20 +45,7 @@ func TestReduceFusedAssembles(t *testing.T) {
 	mods := map[string]string{}
 	var pairs [][3]string
 	for _, c := range fuseCases() {
-		mask := make([]bool, len(c.shape))
-		for d := range mask {
-			mask[d] = c.axes == nil
-		}
-		for _, a := range c.axes {
-			mask[a] = true
-		}
-		st := make([]int, len(c.shape))
-		s := 1
-		for d := len(c.shape) - 1; d >= 0; d-- {
-			st[d] = s
-			s *= c.shape[d]
-		}
-		l := CollapseReduce(c.shape, [][]int{st}, mask, !c.base.Op.IsArg())
+		l := contiguousLayout(c.shape, c.axes, !c.base.Op.IsArg())
 		ps := PlanReduce(c.base, l, []bool{true}, 132, occ)
 		if len(ps) != 2 {
 			t.Fatalf("%s: %d passes", c.name, len(ps))

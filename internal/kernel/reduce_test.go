@@ -263,20 +263,7 @@ func TestReducePlan(t *testing.T) {
 		{"(1e6, 3) all", []int{1000000, 3}, nil, false, 256, 4, 732},
 	}
 	for _, c := range cases {
-		mask := make([]bool, len(c.shape))
-		for d := range mask {
-			mask[d] = c.axes == nil
-		}
-		for _, a := range c.axes {
-			mask[a] = true
-		}
-		st := make([]int, len(c.shape))
-		s := 1
-		for d := len(c.shape) - 1; d >= 0; d-- {
-			st[d] = s
-			s *= c.shape[d]
-		}
-		l := CollapseReduce(c.shape, [][]int{st}, mask, true)
+		l := contiguousLayout(c.shape, c.axes, true)
 		passes := PlanReduce(Reduce{Op: RedSum, Pre: PreConvert, Ins: f32, Acc: dtype.Float32}, l, []bool{true}, 132, occ)
 		p := passes[0]
 		g := p.Spec.GPU
@@ -355,4 +342,23 @@ func BenchmarkReduceKey(b *testing.B) {
 	for b.Loop() {
 		_ = r.Key()
 	}
+}
+
+// contiguousLayout is the collapsed layout of a reduction of a contiguous array of the
+// shape over axes (all if nil); perm as CollapseReduce's last argument.
+func contiguousLayout(shape, axes []int, perm bool) ReduceLayout {
+	mask := make([]bool, len(shape))
+	for d := range mask {
+		mask[d] = axes == nil
+	}
+	for _, a := range axes {
+		mask[a] = true
+	}
+	st := make([]int, len(shape))
+	s := 1
+	for d := len(shape) - 1; d >= 0; d-- {
+		st[d] = s
+		s *= shape[d]
+	}
+	return CollapseReduce(shape, [][]int{st}, mask, perm)
 }
