@@ -831,6 +831,19 @@ func Contiguous[T Elem](s *Stream, a *Array[T]) (*Array[T], error) {
 	if a.IsContiguous() && !a.hasZeroStride() {
 		return a, nil
 	}
+	return Clone(s, a)
+}
+
+// Clone returns a new contiguous array holding a copy of a's elements, made on s
+// (numpy.copy, torch.clone): unlike Contiguous, never a itself, so writes to either
+// don't show in the other. A broadcast view's copy has every element of its shape.
+func Clone[T Elem](s *Stream, a *Array[T]) (*Array[T], error) {
+	if err := nilStream(s); err != nil {
+		return nil, err
+	}
+	if err := nonNil(a); err != nil {
+		return nil, err
+	}
 	out, err := Empty[T](s, a.shape...)
 	if err != nil {
 		return nil, err

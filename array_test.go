@@ -499,6 +499,59 @@ func ExampleEval() {
 	// Output: [2 2] [3 5 7 9]
 }
 
+func ExampleClone() {
+	d, _ := gpu.OpenBackend("cpu", 0)
+	s := d.DefaultStream()
+	x, _ := gpu.FromSlice(s, []float32{1, 2, 3, 4}, 2, 2)
+	y, _ := gpu.Clone(s, x) // a copy: Contiguous(s, x) would return x itself
+	gpu.Fill(s, x, 0)
+	out, _ := y.ToSlice(context.Background())
+	fmt.Println(out)
+	// Output: [1 2 3 4]
+}
+
+// Clone copies contiguous, strided and broadcast views into new contiguous arrays that
+// share nothing with the source.
+func TestClone(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		vals := randF32(6 * 7)
+		x := mustArr[float32](t)(gpu.FromSlice(s, vals, 6, 7))
+		tr := mustArr[float32](t)(x.Transpose())
+		row := mustArr[float32](t)(gpu.FromSlice(s, vals[:7], 1, 7))
+		bc := mustArr[float32](t)(row.BroadcastTo(5, 7))
+		for _, c := range []struct {
+			name string
+			a    *gpu.Array[float32]
+			want func(i, j int) float32
+		}{
+			{"contiguous", x, func(i, j int) float32 { return vals[7*i+j] }},
+			{"transposed", tr, func(i, j int) float32 { return vals[7*j+i] }},
+			{"broadcast", bc, func(i, j int) float32 { return vals[j] }},
+		} {
+			y := mustArr[float32](t)(gpu.Clone(s, c.a))
+			if !y.IsContiguous() || !slices.Equal(y.Shape(), c.a.Shape()) {
+				t.Fatalf("%s: Clone is contiguous %v with shape %v, want true and %v", c.name, y.IsContiguous(), y.Shape(), c.a.Shape())
+			}
+			if err := gpu.Fill(s, y, -1); err != nil { // writes to the clone leave the source
+				t.Fatal(err)
+			}
+			y2 := mustArr[float32](t)(gpu.Clone(s, c.a))
+			got := toSlice(t, y2)
+			cols := c.a.Shape()[1]
+			for k, v := range got {
+				if w := c.want(k/cols, k%cols); v != w {
+					t.Fatalf("%s: clone[%d] = %v, want %v", c.name, k, v, w)
+				}
+			}
+			y.Free()
+			y2.Free()
+		}
+		if _, err := gpu.Clone[float32](s, nil); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("Clone(nil) = %v, want ErrInvalidValue", err)
+		}
+	})
+}
+
 func TestNamedOps(t *testing.T) {
 	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
 		as, bs := randF32(999), randF32(999)

@@ -142,6 +142,7 @@ func nilStreamCases(f *nilFixture) []nilCase {
 		{"FromSlice", func() error { return e1(gpu.FromSlice(s, []int8{})) }},
 		{"Contiguous", func() error { return e1(gpu.Contiguous(s, a)) }},
 		{"Contiguous", func() error { return e1(gpu.Contiguous(s, strided)) }},
+		{"Clone", func() error { return e1(gpu.Clone(s, a)) }},
 		{"Copy", func() error { return gpu.Copy(s, out, a) }},
 		{"Copy", func() error { return gpu.Copy(s, strided, a) }},
 		{"Copy", func() error { return gpu.Copy(s, empty, empty) }},
