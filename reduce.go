@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -306,6 +307,11 @@ func (s *Stream) reduceCounters() (backend.Mem, error) {
 	}
 	const size = kernel.ReduceFuseMaxTiles * 4
 	m, err := s.dev.be.Alloc(DeviceMem, size, s.be)
+	if errors.Is(err, ErrOutOfMemory) {
+		// as Alloc: dropped buffers and cached blocks may hold the memory
+		s.dev.reclaim()
+		m, err = s.dev.be.Alloc(DeviceMem, size, s.be)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("gpu: allocating a fused reduction's counters: %w", err)
 	}
