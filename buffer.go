@@ -708,19 +708,30 @@ func (s *Stream) waitUnpin(ctx context.Context, seq uint64, p *runtime.Pinner) e
 // copy to the device and 1.5 times from it, bound by the host's memory bandwidth.
 // CopyToHost does the same.
 func (b *Buffer) CopyFromHost(ctx context.Context, src []byte) error {
+	return b.copyHost(ctx, src, false)
+}
+
+// plainCheck returns the error of a plain copy's context, receiver or wait policy,
+// before anything is enqueued.
+func (b *Buffer) plainCheck(ctx context.Context) error {
 	if err := nilContext(ctx); err != nil {
 		return err
 	}
 	if b == nil {
 		return errNilBuffer
 	}
-	if err := b.a.dev.policyErr(); err != nil {
-		return err // before the copy is enqueued
+	return b.a.dev.policyErr()
+}
+
+// copyHost is CopyToHost (toHost) and CopyFromHost: staged or direct.
+func (b *Buffer) copyHost(ctx context.Context, host []byte, toHost bool) error {
+	if err := b.plainCheck(ctx); err != nil {
+		return err
 	}
-	if b.staged(src) {
-		return b.copyStaged(ctx, src, false)
+	if b.staged(host) {
+		return b.copyStaged(ctx, host, toHost)
 	}
-	return b.copyDirect(ctx, src, false)
+	return b.copyDirect(ctx, host, toHost)
 }
 
 // copyDirect is the unstaged copy between b and host on the default stream.
@@ -745,19 +756,7 @@ func (b *Buffer) copyDirect(ctx context.Context, host []byte, toHost bool) error
 // background: don't use dst until then (the device's default stream runs it:
 // Device.DefaultStream().Synchronize or Device.Synchronize waits for it).
 func (b *Buffer) CopyToHost(ctx context.Context, dst []byte) error {
-	if err := nilContext(ctx); err != nil {
-		return err
-	}
-	if b == nil {
-		return errNilBuffer
-	}
-	if err := b.a.dev.policyErr(); err != nil {
-		return err // before the copy is enqueued
-	}
-	if b.staged(dst) {
-		return b.copyStaged(ctx, dst, true)
-	}
-	return b.copyDirect(ctx, dst, true)
+	return b.copyHost(ctx, dst, true)
 }
 
 // CopyFrom copies src, a buffer of the same size, into the buffer and returns once the
@@ -765,14 +764,8 @@ func (b *Buffer) CopyToHost(ctx context.Context, dst []byte) error {
 // ends first it returns ctx.Err() and the copy completes in the background
 // (Device.DefaultStream().Synchronize or Device.Synchronize waits for it).
 func (b *Buffer) CopyFrom(ctx context.Context, src *Buffer) error {
-	if err := nilContext(ctx); err != nil {
+	if err := b.plainCheck(ctx); err != nil {
 		return err
-	}
-	if b == nil {
-		return errNilBuffer
-	}
-	if err := b.a.dev.policyErr(); err != nil {
-		return err // before the copy is enqueued
 	}
 	s := b.a.dev.def
 	seq, err := s.copyDtoD(b, src)

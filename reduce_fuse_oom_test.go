@@ -17,9 +17,7 @@ func TestReduceFusedCountersReclaim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := gpu.SetReduceSplitMin(2048)
-	defer gpu.SetReduceSplitMin(old)
-	defer gpu.SetReduceFuse(gpu.SetReduceFuse(true))
+	smallFusedSplits(t)
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, fuse := range []bool{false, true} {
 		gpu.SetReduceFuse(fuse)

@@ -135,9 +135,7 @@ func testReduceFused(t *testing.T, d *gpu.Device) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	old := gpu.SetReduceSplitMin(2048)
-	defer gpu.SetReduceSplitMin(old)
-	defer gpu.SetReduceFuse(gpu.SetReduceFuse(true))
+	smallFusedSplits(t)
 	rng := rand.New(rand.NewPCG(31, 32))
 	type tc struct {
 		shape []int
@@ -230,9 +228,7 @@ func TestReduceFusedStreams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := gpu.SetReduceSplitMin(2048)
-	defer gpu.SetReduceSplitMin(old)
-	defer gpu.SetReduceFuse(gpu.SetReduceFuse(true))
+	smallFusedSplits(t)
 	rng := rand.New(rand.NewPCG(41, 42))
 	xs := randVals[float32](rng, 20000)
 	var ss []*gpu.Stream
@@ -280,4 +276,15 @@ func TestReduceFusedStreams(t *testing.T) {
 			t.Fatalf("%v: no counters: the sum wasn't fused", s)
 		}
 	}
+}
+
+// smallFusedSplits makes reductions split from 2048 elements (so that the interpreter's
+// cases stay small) and fuse their passes, until the test ends.
+func smallFusedSplits(t *testing.T) {
+	old := gpu.SetReduceSplitMin(2048)
+	fuse := gpu.SetReduceFuse(true)
+	t.Cleanup(func() {
+		gpu.SetReduceFuse(fuse)
+		gpu.SetReduceSplitMin(old)
+	})
 }
