@@ -85,6 +85,12 @@ func tokenize(src string) []token {
 		switch c {
 		case '\n':
 			line++
+			// .version, .target and .address_size end at the line's end, not at a ';'.
+			if s := strings.TrimSpace(buf.String()); depth == 0 && (strings.HasPrefix(s, ".version") ||
+				strings.HasPrefix(s, ".target") || strings.HasPrefix(s, ".address_size")) {
+				buf.Reset()
+				continue
+			}
 			buf.WriteByte(' ')
 		case ';':
 			if depth == 0 {

@@ -462,3 +462,38 @@ func TestParseErrors(t *testing.T) {
 		t.Errorf("no error for a runaway loop")
 	}
 }
+
+// TestTableAfterDirectives: a module-scope table right after .version, .target and
+// .address_size (lines without a ';') is read, not merged into the directives.
+func TestTableAfterDirectives(t *testing.T) {
+	src := `.version 7.8
+.target sm_90
+.address_size 64
+.global .align 4 .b32 tbl[2] = {7, 9};
+.visible .entry k(
+	.param .u64 out
+)
+{
+	.reg .b32 %r<2>;
+	.reg .b64 %rd<3>;
+	ld.param.u64 %rd1, [out];
+	mov.u64 %rd2, tbl;
+	ld.global.u32 %r1, [%rd2+4];
+	st.global.u32 [%rd1], %r1;
+	ret;
+}
+`
+	m, err := Parse(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := []byte{0xA5, 0xA5, 0xA5, 0xA5}
+	mem := &Regions{}
+	mem.Map(0x10000, buf)
+	if err := m.Entries()[0].Launch(mem, 1, 1, []uint64{0x10000}); err != nil {
+		t.Fatal(err)
+	}
+	if got := getLE(buf); got != 9 {
+		t.Fatalf("read %d from the table, want 9", got)
+	}
+}
