@@ -135,7 +135,15 @@
 // instructions, 8.5 not selected (another warp issued), 4.9 math pipe throttle, 3.7
 // dispatch stall, 2.1 fixed-latency waits, under 0.2 memory. The kernel is bound by
 // issue and the FMA pipe, not by memory or occupancy (89.7% achieved): only fewer
-// instructions would make it faster. Float64 normals: 100 per element (FP64 at half the
+// instructions would make it faster. (A ziggurat does not get there: session 6 built
+// Marsaglia and Tsang's with 256 strips in NumPy's float32 layout, one word a candidate,
+// the strip table in shared memory and the 1.5% of rejected candidates queued per warp
+// and finished 32 at a time; it matched the CPU bit for bit, but took 657-673 us for
+// 2^28 elements against Box-Muller's 366: 29.3 warp instructions per element (Philox
+// 10, the fast path 12, queue and slow path the rest), issue slots busy 49%, stalls on
+// the shared table's bank conflicts (short scoreboard 4.3, MIO throttle 2.9 cycles per
+// instruction) and the slow path's loads (long scoreboard 4.6). The code is on the
+// branch experiment/ziggurat-randn.) Float64 normals: 100 per element (FP64 at half the
 // FP32 rate; their polynomial coefficients come from a constant bank). The uniform and
 // integer kernels (4 to 18 instructions per element) run at memory speed.
 //
