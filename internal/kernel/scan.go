@@ -163,7 +163,8 @@ const ScanTilesBlock = 256
 //
 //	in          u64  address of the input's first element (In, contiguous)
 //	out         u64  address of the output's first element (Comb.Type, contiguous)
-//	status      u64  scratch of StatusBytes(tiles) bytes, zeroed before the launch
+//	status      u64  scratch of StatusBytes(tiles) bytes, zero at the launch; the kernel
+//	                 leaves it zero (its flags or packed words and its header: selfClean)
 //	rows        u64  scanNum of rows
 //	rowLen      u64  elements per row (a multiple of Group, > 0)
 //	tilesPerRow u64  ceil(rowLen / Tile())
@@ -348,8 +349,8 @@ const ScanColumnsBlock = 256
 //
 //	in      u64  address of element (0, 0, 0) of the input (In)
 //	out     u64  address of the contiguous output (Comb.Type)
-//	status  u64  scratch of StatusBytes(tiles) bytes, zeroed before the launch when
-//	             chunks > 1 (unused otherwise)
+//	status  u64  scratch of StatusBytes(tiles) bytes, zero at the launch when chunks > 1
+//	             (unused otherwise); the kernel leaves it zero (its flags and header)
 //	outer   u64
 //	n       u64  the scanned axis' length (> 0)
 //	inner   u64

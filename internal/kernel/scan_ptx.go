@@ -55,6 +55,98 @@ func scanPTXError(err *error) {
 	}
 }
 
+// ScanSelfCleanMax is the largest status, past its 16-byte header, that the scan
+// kernels clear themselves (selfClean): larger ones take a zeroed scratch each launch.
+const ScanSelfCleanMax = 32 << 10
+
+// selfClean emits the end of a block whose kernel used its status (used: a predicate,
+// the same in every thread of the block) of clear() bytes past the header (a u64
+// register, a multiple of 16: the whole status but the header, so that any later
+// layout finds zeros) when that is at most ScanSelfCleanMax: after a barrier (every
+// thread is past its status accesses), thread 0 counts the block done in the header's
+// second word (fence.acq_rel.gpu, then atom.add); the block that counts the grid's last
+// (nctaid.x) zeroes the status, header included, after fence.acq_rel.gpu, so the
+// kernel leaves its status zero as it found it. The other blocks' done counts follow
+// their last status access (a release pattern through the fence), and the last block's
+// stores follow its count (acquire), so no block reads a cleared word. A stream can
+// then keep one status for all its scans with no memset between launches (the
+// reduction tickets' scheme, reduce_ptx.go). pst emits the status address (late, so
+// that no register holds it through the kernel). The kernel returns afterwards.
+func selfClean(f *ptx.Func, pst func() ptx.Reg, used ptx.Reg, clear func() ptx.Reg, block int) {
+	end := f.NewLabel()
+	f.AtNot(used).Bra(end)
+	n := clear()
+	f.At(f.Setp(ptx.Gt, n, ptx.Int(ScanSelfCleanMax))).Bra(end)
+	f.BarSync(0)
+	tid := f.Special(ptx.TidX)
+	tid0 := f.Setp(ptx.Eq, tid, ptx.Int(0))
+	skip := f.NewLabel()
+	f.AtNot(tid0).Bra(skip)
+	f.Fence("acq_rel", "gpu")
+	t := f.Reg(ptx.U32)
+	f.Atom("", "", ptx.Global, "add", ptx.U32, t, ptx.Mem(pst(), 4), ptx.Int(1))
+	n1 := f.Reg(ptx.U32)
+	f.Sub(n1, f.Special(ptx.NctaidX), ptx.Int(1))
+	last := f.Reg(ptx.U32)
+	f.Op("selp.u32", last, ptx.Int(1), ptx.Int(0), f.Setp(ptx.Eq, t, n1))
+	f.St(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(ptx.Sym("sc_tile"), 0), last)
+	f.Place(skip)
+	f.BarSync(0)
+	lv := f.Reg(ptx.U32)
+	f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(ptx.Sym("sc_tile"), 0), lv)
+	f.At(f.Setp(ptx.Eq, lv, ptx.Int(0))).Bra(end)
+	f.Fence("acq_rel", "gpu")
+	p := pst()
+	z := f.Reg(ptx.U32)
+	f.Mov(z, ptx.Int(0))
+	i := f.Reg(ptx.U64)
+	f.MulWide(i, tid, ptx.Int(16))
+	loop, done := f.NewLabel(), f.NewLabel()
+	f.Place(loop)
+	f.At(f.Setp(ptx.Ge, i, n)).Bra(done)
+	a := f.Reg(ptx.U64)
+	f.Add(a, p, i)
+	f.St(ptx.Global, ptx.CacheDefault, ptx.U32, ptx.Mem(a, 16), z, z, z, z)
+	f.Add(i, i, ptx.Int(16*block))
+	f.Bra(loop)
+	f.Place(done)
+	f.AtNot(tid0).Bra(end)
+	f.St(ptx.Global, ptx.CacheDefault, ptx.U32, ptx.Mem(p, 0), z, z)
+	f.Place(end)
+	f.Ret()
+}
+
+// lateStatus emits the status address (parameter 2) for selfClean, plus an opaque zero
+// (nctaid.y - 1: the scan kernels' grids are one-dimensional), so that ptxas computes it
+// anew rather than keeping the kernel's first copy in registers through the kernel.
+func lateStatus(f *ptx.Func) ptx.Reg {
+	z32 := f.Reg(ptx.U32)
+	f.Sub(z32, f.Special(ptx.NctaidY), ptx.Int(1))
+	z := f.Reg(ptx.U64)
+	f.Cvt(z, z32)
+	p := f.Reg(ptx.U64)
+	f.CvtaTo(ptx.Global, p, f.LdParam(2))
+	f.Add(p, p, z)
+	return p
+}
+
+// flaggedBytes emits the bytes of a flagged status of tiles tiles (a u64 register) and
+// vec bytes of values per tile, past its header (flaggedLayout): selfClean's clear.
+func flaggedBytes(f *ptx.Func, tiles ptx.Reg, vec int) ptx.Reg {
+	pad := func(per int) ptx.Reg {
+		c := f.Reg(ptx.U64)
+		f.Mul(c, tiles, ptx.Int(per))
+		f.Add(c, c, ptx.Int(15))
+		f.And(c, c, ptx.Uint(^uint64(15)))
+		return c
+	}
+	c := pad(4)
+	v := pad(vec)
+	f.Add(c, c, v)
+	f.Add(c, c, v)
+	return c
+}
+
 // statusLayout is the byte layout of a flagged status: flags, aggregate and inclusive
 // vectors (vec bytes per tile).
 type statusLayout struct{ flags, agg, incl int64 }
@@ -93,6 +185,24 @@ type tilesGen struct {
 	g *sgen
 }
 
+// finish ends the kernel: selfClean of the status when the rows have several tiles
+// (its operands from the parameters again: registers kept from the start would spill).
+func (tg *tilesGen) finish() {
+	f := tg.g.f
+	status := func() ptx.Reg { return lateStatus(f) }
+	clear := func() ptx.Reg {
+		tiles := f.Reg(ptx.U64)
+		f.Mul(tiles, f.LdParam(3), f.LdParam(5))
+		if tg.s.Packed() {
+			c := f.Reg(ptx.U64)
+			f.Mul(c, tiles, ptx.Int(8*tg.s.PackedWords()))
+			return c
+		}
+		return flaggedBytes(f, tiles, tg.vecBytes())
+	}
+	selfClean(f, status, f.Setp(ptx.Gt, f.LdParam(5), ptx.Int(1)), clear, ScanTilesBlock)
+}
+
 func (tg *tilesGen) build() {
 	s, g := tg.s, tg.g
 	f := g.f
@@ -101,7 +211,6 @@ func (tg *tilesGen) build() {
 	nw := g.nwords()
 	warps := ScanTilesBlock / 32
 	inSize, accSize := s.In.Size(), s.Comb.Type.Size()
-	packed := s.Packed()
 
 	f.Shared("sc_tile", ptx.B32, 4, 1)
 	f.Shared("sc_wh", ptx.B32, 4, warps)
@@ -420,8 +529,7 @@ func (tg *tilesGen) build() {
 		f.Place(skip)
 	}
 	f.Place(done)
-	f.Ret()
-	_ = packed
+	tg.finish()
 }
 
 // transposedStore reports whether full tiles are stored through shared memory, warp
@@ -1141,5 +1249,16 @@ func (s *ScanColumns) build(g *sgen) {
 			f.Add(ao, ao, ostep)
 		}
 	}
-	f.Ret()
+	// selfClean's operands from the parameters again (registers kept from the start
+	// would spill).
+	status := func() ptx.Reg { return lateStatus(f) }
+	clear := func() ptx.Reg {
+		cbs, tiles := f.Reg(ptx.U64), f.Reg(ptx.U64)
+		f.Mul(cbs, f.LdParam(3), f.LdParam(5))
+		f.Add(cbs, cbs, ptx.Int(W-1))
+		f.Shr(cbs, cbs, ptx.Int(scanLog2(W)))
+		f.Mul(tiles, cbs, f.LdParam(9))
+		return flaggedBytes(f, tiles, vec)
+	}
+	selfClean(f, status, f.Setp(ptx.Gt, f.LdParam(9), ptx.Int(1)), clear, ScanColumnsBlock)
 }

@@ -237,7 +237,7 @@ func (tg *tilesGen) stagedTail(a stagedArgs) {
 		}
 	}
 	f.Place(done)
-	f.Ret()
+	tg.finish()
 }
 
 // lookbackWide is the wide look-back (Lookback = n > 0), in warp 0 of a tile r > 0 of

@@ -139,10 +139,26 @@ func TestScanTilesSim(t *testing.T) {
 			got := runSim(t, sp, tiles, ScanTilesBlock, c.resident, args)
 			want := runCPU(t, sp, tiles, ScanTilesBlock, args)
 			scanCompare(t, name, c.comb.Type, c.comb.Op, got[1], want[1])
+			statusClean(t, name, got[2])
 			if sameElems(dtype.Uint8, got[0], in) >= 0 {
 				t.Fatalf("%s: input modified", name)
 			}
 		})
+	}
+}
+
+// statusClean fails the test unless the kernel left its status zero, as selfClean
+// promises for a status of at most ScanSelfCleanMax bytes past the header, so that the
+// next launch can use the same status without a memset.
+func statusClean(t *testing.T, name string, status []byte) {
+	t.Helper()
+	if len(status)-16 > ScanSelfCleanMax {
+		return
+	}
+	for i, b := range status {
+		if b != 0 {
+			t.Fatalf("%s: status byte %d of %d is %#x after the kernel, want 0", name, i, len(status), b)
+		}
 	}
 }
 
@@ -202,6 +218,7 @@ func TestScanColumnsSim(t *testing.T) {
 			got := runSim(t, sp, tiles, ScanColumnsBlock, c.resident, args)
 			want := runCPU(t, sp, tiles, ScanColumnsBlock, args)
 			scanCompare(t, name, c.comb.Type, c.comb.Op, got[1], want[1])
+			statusClean(t, name, got[2])
 		})
 	}
 }
