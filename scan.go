@@ -1,12 +1,15 @@
 package gpu
 
 import (
+	"errors"
 	"fmt"
+	"math/bits"
 	"os"
 	"slices"
 	"strconv"
 	"sync/atomic"
 
+	"github.com/go-gpu/gpu/backend"
 	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/expr"
 	"github.com/go-gpu/gpu/internal/kernel"
@@ -33,8 +36,9 @@ import (
 // and later tiles combine the published values of their predecessors. Other axes map
 // threads to the kept columns and loop along the scanned axis (coalesced), with long
 // axes cut into chunks linked by the same look-back per column. A scan is one kernel
-// launch, plus a memset of its scratch (from the stream's pool) when it has more than
-// one tile along the axis. Strided inputs that the kernels can't address directly are
+// launch: when the axis has more than one tile, the tiles' status lives in a scratch
+// that the stream keeps and the kernel leaves zero, or, past 32 KiB (and on the CPU
+// backend), in a zeroed buffer from the pool. Strided inputs that the kernels can't address directly are
 // copied to a contiguous array first.
 //
 // Float results depend on the association: the GPU combines within a thread, then
@@ -361,13 +365,13 @@ func scanInto(s *Stream, out, in *header, comb kernel.Combine, axis int, excl bo
 		if err != nil {
 			return err
 		}
-		status, err := scanStatus(s, tpr == 1, sp.StatusBytes(ntiles))
+		status, done, err := scanStatusArg(s, tpr == 1, sp.StatusBytes(ntiles))
 		if err != nil {
 			return err
 		}
-		defer status.Free()
+		defer done()
 		cfg := LaunchConfig{Grid: Dim3{X: ntiles}, Block: Dim3{X: kernel.ScanTilesBlock}}
-		return s.Launch(fn, cfg, In(in), Out(out), InOut(status),
+		return s.Launch(fn, cfg, In(in), Out(out), status,
 			uint64(outer), uint64(rowLen), uint64(tpr), init)
 	}
 	sp := &kernel.ScanColumns{In: in.dt, Comb: comb, Exclusive: excl, Groups: 8, Rows: 16}
@@ -385,14 +389,92 @@ func scanInto(s *Stream, out, in *header, comb kernel.Combine, axis int, excl bo
 	if err != nil {
 		return err
 	}
-	status, err := scanStatus(s, chunks == 1, sp.StatusBytes(ntiles))
+	status, done, err := scanStatusArg(s, chunks == 1, sp.StatusBytes(ntiles))
 	if err != nil {
 		return err
 	}
-	defer status.Free()
+	defer done()
 	cfg := LaunchConfig{Grid: Dim3{X: ntiles}, Block: Dim3{X: kernel.ScanColumnsBlock}}
-	return s.Launch(fn, cfg, In(in), Out(out), InOut(status),
+	return s.Launch(fn, cfg, In(in), Out(out), status,
 		uint64(outer), uint64(n), uint64(inner), int64(so), int64(sk), int64(sj), uint64(chunks), init)
+}
+
+// scanScratch is a stream's scan status: backend memory of size bytes, zero between
+// scans.
+type scanScratch struct {
+	mem  backend.Mem
+	size int
+}
+
+// scanStatusMem returns s's scan status with at least size bytes, zero: the scan kernels
+// leave the status they used zero (kernel.ScanTiles), and the kernels of one stream run
+// one after another, so one status serves every scan on s without a memset each. A
+// larger need replaces it (the old one freed on s, after the kernels that use it; the
+// new one zeroed once). The caller holds s.scanMu until its launch is enqueued. It is
+// backend memory held by the stream's core, as the reductions' counters
+// (reduceCounters), and on the CPU backend scans use a zeroed buffer each instead.
+func (s *Stream) scanStatusMem(size int) (backend.Mem, error) {
+	if st := s.scanSt.Load(); st != nil && st.size >= size {
+		return st.mem, nil
+	}
+	if err := s.hold(); err != nil {
+		return nil, err
+	}
+	defer s.unhold()
+	n := max(4096, 1<<bits.Len(uint(size-1)))
+	m, err := s.dev.be.Alloc(DeviceMem, int64(n), s.be)
+	if errors.Is(err, ErrOutOfMemory) {
+		s.dev.reclaim() // as Alloc: dropped buffers and cached blocks may hold the memory
+		m, err = s.dev.be.Alloc(DeviceMem, int64(n), s.be)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("gpu: allocating a scan's status of %d bytes: %w", n, err)
+	}
+	s.enqueued()
+	if err := s.be.Memset(m, 0, 0, 1, int64(n)); err != nil {
+		s.be.FreeAsync(m)
+		return nil, err
+	}
+	s.enqueued()
+	if old := s.scanSt.Swap(&scanScratch{m, n}); old != nil {
+		s.be.FreeAsync(old.mem)
+	}
+	return m, nil
+}
+
+// freeScanStatus frees the scan status on the stream (Close's backend part and
+// destroy, which own the backend stream).
+func (c *streamCore) freeScanStatus() {
+	if st := c.scanSt.Swap(nil); st != nil {
+		c.be.FreeAsync(st.mem)
+	}
+}
+
+// scanKeepStatus enables the streams' own scan statuses (scanStatusArg); benchmarks
+// switch it off to measure the memset they save.
+var scanKeepStatus atomic.Bool
+
+func init() { scanKeepStatus.Store(true) }
+
+// scanStatusArg returns the status argument of a scan launch of size bytes and the
+// function that ends its use after the launch: on CUDA, for a status the kernel clears
+// (kernel.ScanSelfCleanMax), the stream's own (scanStatusMem, s.scanMu held until
+// done), otherwise a zeroed buffer from the pool (or a small unused one).
+func scanStatusArg(s *Stream, unused bool, size int) (any, func(), error) {
+	if s.dev.Backend() == "cuda" && !unused && size-16 <= kernel.ScanSelfCleanMax && scanKeepStatus.Load() {
+		s.scanMu.Lock()
+		m, err := s.scanStatusMem(size)
+		if err != nil {
+			s.scanMu.Unlock()
+			return nil, nil, err
+		}
+		return DevicePtr(m.Ptr()), s.scanMu.Unlock, nil
+	}
+	b, err := scanStatus(s, unused, size)
+	if err != nil {
+		return nil, nil, err
+	}
+	return InOut(b), func() { b.Free() }, nil
 }
 
 // scanStatus returns a zeroed scratch buffer of size bytes from s's pool, or a small

@@ -349,3 +349,51 @@ func BenchmarkCumSumRows(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkScanStatus times small scans plus a synchronize with the stream's own
+// status, which the kernel leaves zero (keep), and with a zeroed pool buffer and its
+// memset each scan (fresh), in turns: Metal.jl's 512x1000 float32 as 1-D and along
+// each axis, and 3x1e6 int64 along its long axis.
+func BenchmarkScanStatus(b *testing.B) {
+	d := scBenchDev(b)
+	s := d.DefaultStream()
+	x, err := gpu.Rand[float32](s, gpu.NewGenerator(3), 512*1000)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer x.Free()
+	m, err := x.Reshape(512, 1000)
+	if err != nil {
+		b.Fatal(err)
+	}
+	y, err := gpu.RandInt[int64](s, gpu.NewGenerator(4), -10, 11, 3*1000000)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer y.Free()
+	l, err := y.Reshape(3, 1000000)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		f    func() (interface{ Free() error }, error)
+	}{
+		{"1d/float32", func() (interface{ Free() error }, error) { return gpu.CumSum[float32](s, x, 0) }},
+		{"512x1000/axis0/float32", func() (interface{ Free() error }, error) { return gpu.CumSum[float32](s, m, 0) }},
+		{"512x1000/axis1/float32", func() (interface{ Free() error }, error) { return gpu.CumSum[float32](s, m, 1) }},
+		{"3x1e6/axis1/int64", func() (interface{ Free() error }, error) { return gpu.CumSum[int64](s, l, 1) }},
+	}
+	for _, c := range cases {
+		for _, keep := range []bool{true, false} {
+			name := c.name + "/fresh"
+			if keep {
+				name = c.name + "/keep"
+			}
+			b.Run(name, func(b *testing.B) {
+				defer gpu.SetScanKeepStatus(gpu.SetScanKeepStatus(keep))
+				scRun(b, s, 0, c.f)
+			})
+		}
+	}
+}

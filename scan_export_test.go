@@ -13,3 +13,7 @@ func SetScanConfig(c ScanConfig) ScanConfig { return setScanConfig(c) }
 
 // ScanConfigFromEnv is scanConfigFromEnv.
 func ScanConfigFromEnv(getenv func(string) string) ScanConfig { return scanConfigFromEnv(getenv) }
+
+// SetScanKeepStatus switches the streams' own scan statuses on or off (off: a zeroed
+// pool buffer each scan, as before) and returns the previous setting.
+func SetScanKeepStatus(on bool) bool { return scanKeepStatus.Swap(on) }

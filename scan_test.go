@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 	"unsafe"
 
@@ -1131,4 +1132,79 @@ func TestScanConfigFromEnv(t *testing.T) {
 			t.Errorf("%v: %+v, want %+v", c.env, got, c.want)
 		}
 	}
+}
+
+// TestScanStatusShared runs scans of growing and shrinking sizes from several goroutines
+// on one stream and on streams of their own, closed afterwards: on CUDA the scans of a
+// stream share its status scratch, which each kernel leaves zero and a larger scan
+// replaces, so every result must still equal the host reference.
+func TestScanStatusShared(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, shared *gpu.Stream) {
+		type job struct {
+			shape []int
+			axis  int
+		}
+		jobs := []job{{[]int{1<<20 + 3}, 0}, {[]int{1000}, 0}, {[]int{3 << 20}, 0}, {[]int{700, 1000}, 0},
+			{[]int{70000}, 0}, {[]int{300, 2000}, 1}, {[]int{5000, 9}, 0}}
+		if testing.Short() {
+			jobs = jobs[1:2]
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, 64)
+		for g := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s := shared
+				if g%2 == 1 {
+					own, err := d.NewStream()
+					if err != nil {
+						errs <- err
+						return
+					}
+					defer own.Close()
+					s = own
+				}
+				rng := rand.New(rand.NewPCG(uint64(g), 91))
+				for k := range jobs {
+					j := jobs[(k+g)%len(jobs)]
+					n := 1
+					for _, v := range j.shape {
+						n *= v
+					}
+					xs := scGen[int32](rng, n)
+					rs := make([]int64, n)
+					for i, v := range xs {
+						rs[i] = int64(v)
+					}
+					want := scanRef(rs, j.shape, j.axis, scAdd[int64], false, 0)
+					a, err := gpu.FromSlice(s, xs, j.shape...)
+					if err != nil {
+						errs <- err
+						return
+					}
+					c, err := gpu.CumSum[int64](s, a, j.axis)
+					if err != nil {
+						errs <- err
+						return
+					}
+					got, err := c.ToSlice(bg)
+					if err != nil {
+						errs <- err
+						return
+					}
+					if !slices.Equal(got, want) {
+						errs <- fmt.Errorf("goroutine %d: CumSum of %v along %d differs from the reference", g, j.shape, j.axis)
+					}
+					a.Free()
+					c.Free()
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+	})
 }

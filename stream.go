@@ -33,6 +33,9 @@ type Stream struct {
 	external     atomic.Bool
 
 	redCntMu sync.Mutex // guards the making of streamCore.redCnt
+	// scanMu is held by a scan from taking the stream's scan status (scanStatusMem) to
+	// its launch, so that no other scan replaces the status in between.
+	scanMu sync.Mutex
 
 	*streamCore
 }
@@ -54,6 +57,10 @@ type streamCore struct {
 	// redCnt is the ticket counters of fused reductions (Stream.reduceCounters), made at
 	// first use and freed on the stream by Close or destroy.
 	redCnt atomic.Pointer[backend.Mem]
+	// scanSt is the status scratch of the scans on CUDA (Stream.scanStatusMem), made at
+	// first use, replaced by a larger one when needed, freed on the stream by Close or
+	// destroy.
+	scanSt atomic.Pointer[scanScratch]
 }
 
 // destroy is the backstop for a stream dropped without Close: its cleanup, or the
@@ -67,6 +74,7 @@ func (c *streamCore) destroy() {
 			c.be.FreeAsync(m)
 		}
 		c.freeReduceCounters()
+		c.freeScanStatus()
 		// Its work still runs: device waits wait for it, as for a closed stream's.
 		if ev, err := c.dev.getEvent(); err == nil {
 			if c.be.Record(ev.be) == nil {
@@ -228,6 +236,7 @@ func (s *Stream) Close() error {
 // s's cached blocks, records a last event after all its work, and destroys it.
 func (s *Stream) finishClose() error {
 	s.freeReduceCounters()
+	s.freeScanStatus()
 	s.dev.cache.flush(s.dev, s, true)
 	s.mu.Lock()
 	defer s.mu.Unlock()
