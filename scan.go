@@ -567,7 +567,10 @@ func scanCollapseStride(shape, st []int) (int, bool) {
 //     default 740 / 732 in that run); 16384 rows of 16384 float32 910 us against 632.
 //
 // So neither more tiles in flight nor fewer, larger tiles helped, nor aggregates
-// published without waiting. Nor is the length of
+// published without waiting. (Session 6: for small 1-D scans, fewer items per thread,
+// so more and shorter tiles, made the kernel slower too: 512000 float32 and int64,
+// Nsight Compute's kernel time 7.7-8.1 us with the default 63 tiles, 8.7-9.2 with 125,
+// 8.0-9.9 with 250, 8.9-10.5 with 500, 13.1-13.8 with 1000.) Nor is the length of
 // the chain of look-backs the cost: BenchmarkCumSumRows (same session) scans 2^28
 // float32 as k rows, k chains each k times shorter and started k times less often, in
 // 727, 727, 728, 728, 729 and 720 us for k = 1, 2, 4, 8, 32 and 128; only where a
