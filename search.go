@@ -247,32 +247,67 @@ func compact(ctx context.Context, s *Stream, flags, values *header) (*header, er
 	if err := s.Launch(fnCount, cfg, In(flags), InOut(status), uint64(n)); err != nil {
 		return nil, err
 	}
-	word, err := readU64(ctx, s, status, int64(16+8*(tiles-1)))
-	if err != nil {
-		return nil, err
-	}
-	total := int(word & (1<<62 - 1))
-	if word>>62 != 2 || total > n {
-		return nil, fmt.Errorf("gpu: compaction status word %#x for %d elements: %w", word, n, ErrLaunchFailed)
-	}
-	if total == 0 {
-		return empty()
-	}
-	buf, err := s.Alloc(int64(total * outType.Size()))
-	if err != nil {
-		return nil, err
-	}
 	valArg := any(DevicePtr(0))
 	if values != nil {
 		valArg = In(values)
 	}
-	out := &header{buf: buf, dt: outType, shape: []int{total}, strides: []int{1}}
+	// total reads the count from the last tile's status word, waiting for it.
+	total := func() (int, error) {
+		word, err := readU64(ctx, s, status, int64(16+8*(tiles-1)))
+		if err != nil {
+			return 0, err
+		}
+		t := int(word & (1<<62 - 1))
+		if word>>62 != 2 || t > n {
+			return 0, fmt.Errorf("gpu: compaction status word %#x for %d elements: %w", word, n, ErrLaunchFailed)
+		}
+		return t, nil
+	}
+	if int64(n)*int64(outType.Size()) <= compactEagerMax {
+		// Small: an output of n elements, scattered into before the count is read, so
+		// that the host waits once, after both kernels, rather than twice; the result
+		// views its first total elements.
+		buf, err := s.Alloc(int64(n * outType.Size()))
+		if err != nil {
+			return nil, err
+		}
+		if err := s.Launch(fnScatter, cfg, In(flags), In(status), Out(buf), valArg, uint64(n)); err != nil {
+			buf.Free()
+			return nil, err
+		}
+		t, err := total()
+		if err != nil || t == 0 {
+			buf.Free()
+			if err != nil {
+				return nil, err
+			}
+			return empty()
+		}
+		return &header{buf: buf, dt: outType, shape: []int{t}, strides: []int{1}}, nil
+	}
+	t, err := total()
+	if err != nil {
+		return nil, err
+	}
+	if t == 0 {
+		return empty()
+	}
+	buf, err := s.Alloc(int64(t * outType.Size()))
+	if err != nil {
+		return nil, err
+	}
+	out := &header{buf: buf, dt: outType, shape: []int{t}, strides: []int{1}}
 	if err := s.Launch(fnScatter, cfg, In(flags), In(status), Out(buf), valArg, uint64(n)); err != nil {
 		buf.Free()
 		return nil, err
 	}
 	return out, nil
 }
+
+// compactEagerMax is the largest output of n elements (bytes) that compact allocates
+// before it knows the count: it saves a wait for the count between the two kernels, at
+// the cost of at most this much unused memory in the result's buffer.
+const compactEagerMax = 4 << 20
 
 // FindFirst returns the flat index of the first nonzero element of a, or -1 if there
 // is none (Julia's findfirst; numpy.argmax of a bool array when one is true); -1 with
