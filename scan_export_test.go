@@ -17,3 +17,11 @@ func ScanConfigFromEnv(getenv func(string) string) ScanConfig { return scanConfi
 // SetScanKeepStatus switches the streams' own scan statuses on or off (off: a zeroed
 // pool buffer each scan, as before) and returns the previous setting.
 func SetScanKeepStatus(on bool) bool { return scanKeepStatus.Swap(on) }
+
+// SetCompactEagerMax sets the largest compaction output allocated before the count is
+// known (0: never, two host waits) and returns the previous value.
+func SetCompactEagerMax(n int64) int64 {
+	old := compactEagerMax
+	compactEagerMax = n
+	return old
+}

@@ -306,8 +306,9 @@ func compact(ctx context.Context, s *Stream, flags, values *header) (*header, er
 
 // compactEagerMax is the largest output of n elements (bytes) that compact allocates
 // before it knows the count: it saves a wait for the count between the two kernels, at
-// the cost of at most this much unused memory in the result's buffer.
-const compactEagerMax = 4 << 20
+// the cost of at most this much unused memory in the result's buffer. (A variable for
+// the benchmarks, which set it to 0 to measure the two waits.)
+var compactEagerMax int64 = 4 << 20
 
 // FindFirst returns the flat index of the first nonzero element of a, or -1 if there
 // is none (Julia's findfirst; numpy.argmax of a bool array when one is true); -1 with

@@ -138,3 +138,42 @@ func BenchmarkLogical(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCompactWaits times Metal.jl's logical and findall at S (512000 elements) plus
+// a synchronize with the output allocated before the count (one host wait: eager) and
+// after it (two waits: lazy), in turns.
+func BenchmarkCompactWaits(b *testing.B) {
+	d := scBenchDev(b)
+	s := d.DefaultStream()
+	ctx := context.Background()
+	n := 512000
+	v, err := gpu.Rand[float32](s, gpu.NewGenerator(9), n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer v.Free()
+	mask, err := gpu.Eval[bool](s, "v < 0.5", gpu.Vars{"v": v})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer mask.Free()
+	ops := []struct {
+		name string
+		f    func() (interface{ Free() error }, error)
+	}{
+		{"logical", func() (interface{ Free() error }, error) { return gpu.Extract(ctx, s, mask, v) }},
+		{"findall/bool", func() (interface{ Free() error }, error) { return gpu.Nonzero(ctx, s, mask) }},
+	}
+	for _, op := range ops {
+		for _, eager := range []bool{true, false} {
+			name, max := op.name+"/eager", int64(4<<20)
+			if !eager {
+				name, max = op.name+"/lazy", 0
+			}
+			b.Run(name, func(b *testing.B) {
+				defer gpu.SetCompactEagerMax(gpu.SetCompactEagerMax(max))
+				scRun(b, s, 0, op.f)
+			})
+		}
+	}
+}
