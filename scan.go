@@ -400,17 +400,21 @@ func scanInto(s *Stream, out, in *header, comb kernel.Combine, axis int, excl bo
 }
 
 // scanScratch is a stream's scan status: backend memory of size bytes, zero between
-// scans.
+// scans, and the smaller ones it replaced (retired), kept until the stream is freed.
 type scanScratch struct {
-	mem  backend.Mem
-	size int
+	mem     backend.Mem
+	size    int
+	retired []backend.Mem
 }
 
 // scanStatusMem returns s's scan status with at least size bytes, zero: the scan kernels
 // leave the status they used zero (kernel.ScanTiles), and the kernels of one stream run
 // one after another, so one status serves every scan on s without a memset each. A
-// larger need replaces it (the old one freed on s, after the kernels that use it; the
-// new one zeroed once). The caller holds s.scanMu until its launch is enqueued. It is
+// larger need replaces it (the new one zeroed once, under s.scanMu); the old one is
+// retired, not freed, since another goroutine may have taken it and not yet enqueued
+// its launch: no lock is held across launches (one would invert the order of the
+// allocations' locks, which Access and HostAccess hold, and s.scanMu). Statuses grow
+// by powers of two from 4 KiB to 64 KiB, so the retired ones are a few, small. It is
 // backend memory held by the stream's core, as the reductions' counters
 // (reduceCounters), and on the CPU backend scans use a zeroed buffer each instead.
 func (s *Stream) scanStatusMem(size int) (backend.Mem, error) {
@@ -421,6 +425,12 @@ func (s *Stream) scanStatusMem(size int) (backend.Mem, error) {
 		return nil, err
 	}
 	defer s.unhold()
+	s.scanMu.Lock()
+	defer s.scanMu.Unlock()
+	old := s.scanSt.Load()
+	if old != nil && old.size >= size {
+		return old.mem, nil
+	}
 	n := max(4096, 1<<bits.Len(uint(size-1)))
 	m, err := s.dev.be.Alloc(DeviceMem, int64(n), s.be)
 	if errors.Is(err, ErrOutOfMemory) {
@@ -436,16 +446,22 @@ func (s *Stream) scanStatusMem(size int) (backend.Mem, error) {
 		return nil, err
 	}
 	s.enqueued()
-	if old := s.scanSt.Swap(&scanScratch{m, n}); old != nil {
-		s.be.FreeAsync(old.mem)
+	st := &scanScratch{mem: m, size: n}
+	if old != nil {
+		st.retired = append(slices.Clip(old.retired), old.mem)
 	}
+	// Close's free (freeScanStatus) runs once nothing holds s, so not meanwhile.
+	s.scanSt.Store(st)
 	return m, nil
 }
 
-// freeScanStatus frees the scan status on the stream (Close's backend part and
+// freeScanStatus frees the scan statuses on the stream (Close's backend part and
 // destroy, which own the backend stream).
 func (c *streamCore) freeScanStatus() {
 	if st := c.scanSt.Swap(nil); st != nil {
+		for _, m := range st.retired {
+			c.be.FreeAsync(m)
+		}
 		c.be.FreeAsync(st.mem)
 	}
 }
@@ -458,17 +474,15 @@ func init() { scanKeepStatus.Store(true) }
 
 // scanStatusArg returns the status argument of a scan launch of size bytes and the
 // function that ends its use after the launch: on CUDA, for a status the kernel clears
-// (kernel.ScanSelfCleanMax), the stream's own (scanStatusMem, s.scanMu held until
-// done), otherwise a zeroed buffer from the pool (or a small unused one).
+// (kernel.ScanSelfCleanMax), the stream's own (scanStatusMem), otherwise a zeroed
+// buffer from the pool (or a small unused one).
 func scanStatusArg(s *Stream, unused bool, size int) (any, func(), error) {
 	if s.dev.Backend() == "cuda" && !unused && size-16 <= kernel.ScanSelfCleanMax && scanKeepStatus.Load() {
-		s.scanMu.Lock()
 		m, err := s.scanStatusMem(size)
 		if err != nil {
-			s.scanMu.Unlock()
 			return nil, nil, err
 		}
-		return DevicePtr(m.Ptr()), s.scanMu.Unlock, nil
+		return DevicePtr(m.Ptr()), func() {}, nil
 	}
 	b, err := scanStatus(s, unused, size)
 	if err != nil {

@@ -48,8 +48,11 @@ func searchItems(size int) int {
 // (numpy.flatnonzero; Julia's findall on a vector), as a new 1-D int64 array. It waits
 // (under ctx) for the count, to size the result: a count pass and a single-pass scan of
 // the per-tile counts with decoupled look-back (Merrill and Garland 2016), one 8-byte
-// copy of the total to the host, then a scatter pass into the new array. Argwhere and
-// Extract work the same way.
+// copy of the total to the host, and a scatter pass into the new array. When a.Size()
+// indices take at most 4 MiB, the scatter runs into an array of a.Size() elements before
+// the count is read, so the host waits once (the result keeps that memory until it is
+// freed); otherwise it runs after, into an array of the count. Argwhere and Extract work
+// the same way.
 func Nonzero[T Elem](ctx context.Context, s *Stream, a *Array[T]) (*Array[int64], error) {
 	if err := searchArgs(ctx, s); err != nil {
 		return nil, err
@@ -283,6 +286,9 @@ func compact(ctx context.Context, s *Stream, flags, values *header) (*header, er
 			}
 			return empty()
 		}
+		// The result's buffer is its t elements (Buffer().Size(), copies of the whole
+		// buffer); the allocation, freed as a whole, keeps its n.
+		buf.size = int64(t * outType.Size())
 		return &header{buf: buf, dt: outType, shape: []int{t}, strides: []int{1}}, nil
 	}
 	t, err := total()

@@ -394,3 +394,21 @@ func TestNonzeroPast2G(t *testing.T) {
 	idx = mustArr[int64](t)(gpu.Nonzero(bg, s, b))
 	scCheckExact(t, "single nonzero past 2^31", toSlice(t, idx), []int64{int64(n - 3)})
 }
+// A search's result is a new array: its buffer holds its elements, no more.
+func TestCompactBufferSize(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		xs := make([]int32, 1000)
+		xs[7], xs[500] = 1, 2
+		a := mustArr[int32](t)(gpu.FromSlice(s, xs))
+		defer a.Free()
+		idx := mustArr[int64](t)(gpu.Nonzero(bg, s, a))
+		defer idx.Free()
+		if got, want := idx.Buffer().Size(), int64(8*idx.Size()); got != want {
+			t.Fatalf("Nonzero's result of %d elements has a buffer of %d bytes, want %d", idx.Size(), got, want)
+		}
+		host := make([]byte, 8*idx.Size())
+		if err := idx.Buffer().CopyToHost(bg, host); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -33,9 +33,7 @@ type Stream struct {
 	external     atomic.Bool
 
 	redCntMu sync.Mutex // guards the making of streamCore.redCnt
-	// scanMu is held by a scan from taking the stream's scan status (scanStatusMem) to
-	// its launch, so that no other scan replaces the status in between.
-	scanMu sync.Mutex
+	scanMu   sync.Mutex // guards the replacing of streamCore.scanSt (scanStatusMem)
 
 	*streamCore
 }

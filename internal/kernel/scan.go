@@ -238,7 +238,7 @@ func (s *ScanTiles) PackedWords() int { return s.Comb.Type.Size() / 4 }
 // 32-bit flag and two Group-vectors (the aggregate and the inclusive prefix).
 func (s *ScanTiles) StatusBytes(tiles int) int {
 	if s.Packed() {
-		return 16 + 8*s.PackedWords()*tiles
+		return 16 + scanPad16(8*s.PackedWords()*tiles) // padded: selfClean clears 16 bytes at a time
 	}
 	return scanStatusBytes(tiles, s.Group*scanWordBytes(s.Comb.Type))
 }

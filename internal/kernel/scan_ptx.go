@@ -194,8 +194,11 @@ func (tg *tilesGen) finish() {
 		tiles := f.Reg(ptx.U64)
 		f.Mul(tiles, f.LdParam(3), f.LdParam(5))
 		if tg.s.Packed() {
+			// As StatusBytes: padded to 16 bytes, selfClean's store.
 			c := f.Reg(ptx.U64)
 			f.Mul(c, tiles, ptx.Int(8*tg.s.PackedWords()))
+			f.Add(c, c, ptx.Int(15))
+			f.And(c, c, ptx.Uint(^uint64(15)))
 			return c
 		}
 		return flaggedBytes(f, tiles, tg.vecBytes())
