@@ -1134,10 +1134,11 @@ func TestScanConfigFromEnv(t *testing.T) {
 	}
 }
 
-// TestScanStatusShared runs scans of growing and shrinking sizes from several goroutines
-// on one stream and on streams of their own, closed afterwards: on CUDA the scans of a
-// stream share its status scratch, which each kernel leaves zero and a larger scan
-// replaces, so every result must still equal the host reference.
+// TestScanStatusShared runs scans of growing and shrinking sizes (int64 and int32 sums:
+// statuses of two words and of one word a tile, odd tile counts among them) from several
+// goroutines on one stream and on streams of their own, closed afterwards: on CUDA the
+// scans of a stream share its status scratch, which each kernel leaves zero and a larger
+// scan replaces, so every result must still equal the host reference.
 func TestScanStatusShared(t *testing.T) {
 	forDevices(t, func(t *testing.T, d *gpu.Device, shared *gpu.Stream) {
 		type job struct {
@@ -1145,7 +1146,7 @@ func TestScanStatusShared(t *testing.T) {
 			axis  int
 		}
 		jobs := []job{{[]int{1<<20 + 3}, 0}, {[]int{1000}, 0}, {[]int{3 << 20}, 0}, {[]int{700, 1000}, 0},
-			{[]int{70000}, 0}, {[]int{300, 2000}, 1}, {[]int{5000, 9}, 0}}
+			{[]int{70000}, 0}, {[]int{300, 2000}, 1}, {[]int{5000, 9}, 0}, {[]int{2*8192 + 100}, 0}}
 		if testing.Short() {
 			jobs = jobs[1:2]
 		}
@@ -1196,8 +1197,23 @@ func TestScanStatusShared(t *testing.T) {
 					if !slices.Equal(got, want) {
 						errs <- fmt.Errorf("goroutine %d: CumSum of %v along %d differs from the reference", g, j.shape, j.axis)
 					}
+					// int32 sums (wrapping): a status of one 4-byte word per tile.
+					c32, err := gpu.CumSum[int32](s, a, j.axis)
+					if err != nil {
+						errs <- err
+						return
+					}
+					got32, err := c32.ToSlice(bg)
+					if err != nil {
+						errs <- err
+						return
+					}
+					if want32 := scanRef(xs, j.shape, j.axis, scAdd[int32], false, 0); !slices.Equal(got32, want32) {
+						errs <- fmt.Errorf("goroutine %d: int32 CumSum of %v along %d differs from the reference", g, j.shape, j.axis)
+					}
 					a.Free()
 					c.Free()
+					c32.Free()
 				}
 			}()
 		}
