@@ -169,6 +169,7 @@ type Device struct {
 	plans planCache
 
 	stagePool    stagePool // pinned chunks of staged host copies (stage.go)
+	wordPool     wordPool  // pinned words of small reads (readU64)
 	forceStaging bool      // stage on any backend (tests)
 	// hostMu guards hostRanges: the host address ranges of the device's live pinned and
 	// unified buffers, sorted, which plain copies never stage.

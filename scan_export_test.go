@@ -25,3 +25,11 @@ func SetCompactEagerMax(n int64) int64 {
 	compactEagerMax = n
 	return old
 }
+
+// SetReadPinned switches the pinned words of small reads back (readU64) on or off and
+// returns the previous setting.
+func SetReadPinned(on bool) bool {
+	old := readPinned
+	readPinned = on
+	return old
+}

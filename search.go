@@ -165,21 +165,42 @@ func contiguousHeader(s *Stream, h *header) (*header, func(), error) {
 	return c, func() { c.buf.Free() }, nil
 }
 
-// readU64 copies the 8 bytes at off in b to the host on s and waits for them.
+// readPinned selects readU64's pinned words (benchmarks switch it off to measure the
+// copy into pageable memory).
+var readPinned = true
+
+// readU64 copies the 8 bytes at off in b to the host on s and waits for them (under
+// ctx), through one of the device's pinned words (wordPool) where it has them.
 func readU64(ctx context.Context, s *Stream, b *Buffer, off int64) (uint64, error) {
 	v, err := b.Slice(off, 8)
 	if err != nil {
 		return 0, err
 	}
-	var host [8]byte
-	seq, p, err := s.copyDtoH(host[:], v)
+	var local [8]byte
+	host := local[:]
+	d := s.dev
+	pinned := false
+	if b.a.kind == DeviceMem && readPinned {
+		if w, err := d.wordPool.get(d); err == nil {
+			host, pinned = w, true
+		}
+	}
+	seq, p, err := s.copyDtoH(host, v)
 	if err != nil {
+		if pinned && seq == 0 {
+			d.wordPool.put(host)
+		}
 		return 0, err
 	}
 	if err := s.waitUnpin(ctx, seq, p); err != nil {
+		// The copy may still be in flight: the word is not reused.
 		return 0, err
 	}
-	return binary.LittleEndian.Uint64(host[:]), nil
+	x := binary.LittleEndian.Uint64(host)
+	if pinned {
+		d.wordPool.put(host)
+	}
+	return x, nil
 }
 
 // compact returns the indices of the nonzero elements of flags (values nil) or the

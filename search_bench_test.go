@@ -141,7 +141,8 @@ func BenchmarkLogical(b *testing.B) {
 
 // BenchmarkCompactWaits times Metal.jl's logical and findall at S (512000 elements) plus
 // a synchronize with the output allocated before the count (one host wait: eager) and
-// after it (two waits: lazy), in turns.
+// after it (two waits: lazy), and the count read through a pinned word or (pageable)
+// into Go memory, in turns.
 func BenchmarkCompactWaits(b *testing.B) {
 	d := scBenchDev(b)
 	s := d.DefaultStream()
@@ -166,14 +167,20 @@ func BenchmarkCompactWaits(b *testing.B) {
 	}
 	for _, op := range ops {
 		for _, eager := range []bool{true, false} {
-			name, max := op.name+"/eager", int64(4<<20)
-			if !eager {
-				name, max = op.name+"/lazy", 0
+			for _, pinned := range []bool{true, false} {
+				name, max := op.name+"/eager", int64(4<<20)
+				if !eager {
+					name, max = op.name+"/lazy", 0
+				}
+				if !pinned {
+					name += "/pageable"
+				}
+				b.Run(name, func(b *testing.B) {
+					defer gpu.SetCompactEagerMax(gpu.SetCompactEagerMax(max))
+					defer gpu.SetReadPinned(gpu.SetReadPinned(pinned))
+					scRun(b, s, 0, op.f)
+				})
 			}
-			b.Run(name, func(b *testing.B) {
-				defer gpu.SetCompactEagerMax(gpu.SetCompactEagerMax(max))
-				scRun(b, s, 0, op.f)
-			})
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"fmt"
 	"cmp"
 	"context"
 	"runtime"
@@ -82,6 +83,50 @@ func (p *stagePool) flush() {
 	for _, b := range free {
 		b.Free()
 	}
+}
+
+// wordPool keeps a device's 8-byte words of pinned host memory, for reading a small
+// result back (readU64): a copy into pinned memory is asynchronous, so the host waits
+// for it as for any operation (under its context, without blocking an OS thread in the
+// driver), where a copy into pageable Go memory returns from the driver only when done.
+type wordPool struct {
+	mu     sync.Mutex
+	free   [][]byte
+	blocks []*Buffer // the pinned blocks the words are cut from, kept for the device
+}
+
+// wordBlock is the bytes of pinned memory a wordPool allocates at a time.
+const wordBlock = 4096
+
+// get returns a free word, cutting a new pinned block when none is left.
+func (p *wordPool) get(d *Device) ([]byte, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.free) == 0 {
+		b, err := d.allocate(PinnedMem, wordBlock, nil, false)
+		if err != nil {
+			return nil, err
+		}
+		h := b.a.mem.Host()
+		if len(h) < wordBlock {
+			b.Free()
+			return nil, fmt.Errorf("gpu: pinned block of %d bytes: %w", len(h), ErrNotSupported)
+		}
+		p.blocks = append(p.blocks, b)
+		for i := 0; i < wordBlock; i += 8 {
+			p.free = append(p.free, h[i:i+8:i+8])
+		}
+	}
+	w := p.free[len(p.free)-1]
+	p.free = p.free[:len(p.free)-1]
+	return w, nil
+}
+
+// put returns a word whose copies are complete.
+func (p *wordPool) put(w []byte) {
+	p.mu.Lock()
+	p.free = append(p.free, w)
+	p.mu.Unlock()
 }
 
 // staged reports whether a plain copy between b and host goes through staging chunks:
