@@ -394,6 +394,7 @@ func TestNonzeroPast2G(t *testing.T) {
 	idx = mustArr[int64](t)(gpu.Nonzero(bg, s, b))
 	scCheckExact(t, "single nonzero past 2^31", toSlice(t, idx), []int64{int64(n - 3)})
 }
+
 // A search's result is a new array: its buffer holds its elements, no more.
 func TestCompactBufferSize(t *testing.T) {
 	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {

@@ -1,9 +1,9 @@
 package gpu
 
 import (
-	"fmt"
 	"cmp"
 	"context"
+	"fmt"
 	"runtime"
 	"slices"
 	"sync"
