@@ -542,7 +542,10 @@ func (a *Array[T]) At(ctx context.Context, idx ...int) (T, error) {
 		err = elem.HostAccess(ctx, Read, func(h []byte) error { copy(Bytes(v[:]), h); return nil })
 		return v[0], err
 	}
-	return v[0], elem.CopyToHost(ctx, Bytes(v[:]))
+	if err := elem.plainCheck(ctx); err != nil {
+		return v[0], err
+	}
+	return v[0], readSmall(ctx, a.Device().def, elem, 0, Bytes(v[:])) // as CopyToHost, through a pinned word
 }
 
 // Set sets one element and returns once it is written (a round trip, like At). Setting

@@ -165,42 +165,53 @@ func contiguousHeader(s *Stream, h *header) (*header, func(), error) {
 	return c, func() { c.buf.Free() }, nil
 }
 
-// readPinned selects readU64's pinned words (benchmarks switch it off to measure the
+// readPinned selects readSmall's pinned words (benchmarks switch it off to measure the
 // copy into pageable memory).
 var readPinned = true
 
 // readU64 copies the 8 bytes at off in b to the host on s and waits for them (under
-// ctx), through one of the device's pinned words (wordPool) where it has them.
+// ctx): readSmall.
 func readU64(ctx context.Context, s *Stream, b *Buffer, off int64) (uint64, error) {
-	v, err := b.Slice(off, 8)
-	if err != nil {
+	var x [8]byte
+	if err := readSmall(ctx, s, b, off, x[:]); err != nil {
 		return 0, err
 	}
-	var local [8]byte
-	host := local[:]
+	return binary.LittleEndian.Uint64(x[:]), nil
+}
+
+// readSmall copies len(dst) bytes, at most 8, at off in b into dst on s and waits for
+// them (under ctx), through one of the device's pinned words (wordPool) when b is
+// device memory: the copy is then asynchronous and the wait the package's own, where a
+// copy into pageable memory returns from the driver only when done. If ctx ends first,
+// dst is not written.
+func readSmall(ctx context.Context, s *Stream, b *Buffer, off int64, dst []byte) error {
+	v, err := b.Slice(off, int64(len(dst)))
+	if err != nil {
+		return err
+	}
 	d := s.dev
+	host := dst
 	pinned := false
-	if b.a.kind == DeviceMem && readPinned {
+	if b.a.kind == DeviceMem && readPinned && len(dst) <= 8 {
 		if w, err := d.wordPool.get(d); err == nil {
-			host, pinned = w, true
+			host, pinned = w[:len(dst)], true
 		}
 	}
 	seq, p, err := s.copyDtoH(host, v)
 	if err != nil {
 		if pinned && seq == 0 {
-			d.wordPool.put(host)
+			d.wordPool.put(host[:8])
 		}
-		return 0, err
+		return err
 	}
 	if err := s.waitUnpin(ctx, seq, p); err != nil {
-		// The copy may still be in flight: the word is not reused.
-		return 0, err
+		return err // the copy may still be in flight: the word is not reused
 	}
-	x := binary.LittleEndian.Uint64(host)
 	if pinned {
-		d.wordPool.put(host)
+		copy(dst, host)
+		d.wordPool.put(host[:8])
 	}
-	return x, nil
+	return nil
 }
 
 // compact returns the indices of the nonzero elements of flags (values nil) or the

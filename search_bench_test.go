@@ -184,3 +184,33 @@ func BenchmarkCompactWaits(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkScalarReads is Metal.jl's iteration/scalar: ten Array.At round trips of a
+// float32 device array, through a pinned word (pinned) or into Go memory (pageable).
+func BenchmarkScalarReads(b *testing.B) {
+	d := scBenchDev(b)
+	s := d.DefaultStream()
+	ctx := context.Background()
+	v, err := gpu.Rand[float32](s, gpu.NewGenerator(9), 512000)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer v.Free()
+	for _, pinned := range []bool{true, false} {
+		name := "pinned"
+		if !pinned {
+			name = "pageable"
+		}
+		b.Run(name, func(b *testing.B) {
+			defer gpu.SetReadPinned(gpu.SetReadPinned(pinned))
+			scRun(b, s, 0, func() (interface{ Free() error }, error) {
+				for i := range 10 {
+					if _, err := v.At(ctx, i); err != nil {
+						return nil, err
+					}
+				}
+				return scNoFree{}, nil
+			})
+		})
+	}
+}
