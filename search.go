@@ -3,9 +3,12 @@ package gpu
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"math/bits"
 	"slices"
 
+	"github.com/go-gpu/gpu/backend"
 	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/internal/kernel"
 )
@@ -50,9 +53,10 @@ func searchItems(size int) int {
 // the per-tile counts with decoupled look-back (Merrill and Garland 2016), one 8-byte
 // copy of the total to the host, and a scatter pass into the new array. When a.Size()
 // indices take at most 4 MiB, the scatter runs into an array of a.Size() elements before
-// the count is read, so the host waits once (the result keeps that memory until it is
-// freed); otherwise it runs after, into an array of the count. Argwhere and Extract work
-// the same way.
+// the count is known and writes the count into pinned host memory, so the host waits
+// once (the result keeps that memory until it is freed; on CUDA the tiles' status comes
+// from the stream's pool, which the scatter leaves zero, instead of a memset); otherwise
+// it runs after, into an array of the count. Argwhere and Extract work the same way.
 func Nonzero[T Elem](ctx context.Context, s *Stream, a *Array[T]) (*Array[int64], error) {
 	if err := searchArgs(ctx, s); err != nil {
 		return nil, err
@@ -191,25 +195,25 @@ func readSmall(ctx context.Context, s *Stream, b *Buffer, off int64, dst []byte)
 	}
 	d := s.dev
 	host := dst
-	pinned := false
+	var word *Buffer
 	if b.a.kind == DeviceMem && readPinned && len(dst) <= 8 {
 		if w, err := d.wordPool.get(d); err == nil {
-			host, pinned = w[:len(dst)], true
+			word, host = w, hostBytes(w)[:len(dst)]
 		}
 	}
 	seq, p, err := s.copyDtoH(host, v)
 	if err != nil {
-		if pinned && seq == 0 {
-			d.wordPool.put(host[:8])
+		if word != nil && seq == 0 {
+			d.wordPool.put(word)
 		}
 		return err
 	}
 	if err := s.waitUnpin(ctx, seq, p); err != nil {
 		return err // the copy may still be in flight: the word is not reused
 	}
-	if pinned {
+	if word != nil {
 		copy(dst, host)
-		d.wordPool.put(host[:8])
+		d.wordPool.put(word)
 	}
 	return nil
 }
@@ -270,7 +274,21 @@ func compact(ctx context.Context, s *Stream, flags, values *header) (*header, er
 	if err != nil {
 		return nil, err
 	}
-	status, err := s.Alloc(int64(16 + 8*tiles))
+	cfg := LaunchConfig{Grid: Dim3{X: tiles}, Block: Dim3{X: kernel.SearchBlock}}
+	valArg := any(DevicePtr(0))
+	if values != nil {
+		valArg = In(values)
+	}
+	// The status: 16 bytes and a word per tile, padded to 16 (the scatter's clear).
+	statusSize := 16 + (8*tiles+15)&^15
+	if int64(n)*int64(outType.Size()) <= compactEagerMax {
+		// Small: an output of n elements, scattered into before the count is known, so
+		// that the host waits once, after both kernels, rather than twice; the scatter
+		// writes the count into a pinned word, and the result views its first count
+		// elements.
+		return compactEager(ctx, s, fnCount, fnScatter, cfg, flags, valArg, n, outType, statusSize, empty)
+	}
+	status, err := s.Alloc(int64(statusSize))
 	if err != nil {
 		return nil, err
 	}
@@ -278,13 +296,8 @@ func compact(ctx context.Context, s *Stream, flags, values *header) (*header, er
 	if err := s.MemsetD32(status, 0); err != nil {
 		return nil, err
 	}
-	cfg := LaunchConfig{Grid: Dim3{X: tiles}, Block: Dim3{X: kernel.SearchBlock}}
 	if err := s.Launch(fnCount, cfg, In(flags), InOut(status), uint64(n)); err != nil {
 		return nil, err
-	}
-	valArg := any(DevicePtr(0))
-	if values != nil {
-		valArg = In(values)
 	}
 	// total reads the count from the last tile's status word, waiting for it.
 	total := func() (int, error) {
@@ -298,31 +311,6 @@ func compact(ctx context.Context, s *Stream, flags, values *header) (*header, er
 		}
 		return t, nil
 	}
-	if int64(n)*int64(outType.Size()) <= compactEagerMax {
-		// Small: an output of n elements, scattered into before the count is read, so
-		// that the host waits once, after both kernels, rather than twice; the result
-		// views its first total elements.
-		buf, err := s.Alloc(int64(n * outType.Size()))
-		if err != nil {
-			return nil, err
-		}
-		if err := s.Launch(fnScatter, cfg, In(flags), In(status), Out(buf), valArg, uint64(n)); err != nil {
-			buf.Free()
-			return nil, err
-		}
-		t, err := total()
-		if err != nil || t == 0 {
-			buf.Free()
-			if err != nil {
-				return nil, err
-			}
-			return empty()
-		}
-		// The result's buffer is its t elements (Buffer().Size(), copies of the whole
-		// buffer); the allocation, freed as a whole, keeps its n.
-		buf.size = int64(t * outType.Size())
-		return &header{buf: buf, dt: outType, shape: []int{t}, strides: []int{1}}, nil
-	}
 	t, err := total()
 	if err != nil {
 		return nil, err
@@ -335,11 +323,151 @@ func compact(ctx context.Context, s *Stream, flags, values *header) (*header, er
 		return nil, err
 	}
 	out := &header{buf: buf, dt: outType, shape: []int{t}, strides: []int{1}}
-	if err := s.Launch(fnScatter, cfg, In(flags), In(status), Out(buf), valArg, uint64(n)); err != nil {
+	if err := s.Launch(fnScatter, cfg, In(flags), InOut(status), Out(buf), valArg, uint64(n), DevicePtr(0)); err != nil {
 		buf.Free()
 		return nil, err
 	}
 	return out, nil
+}
+
+// compactEager is compact's path for small outputs: the status from the stream's pool
+// of clean ones on CUDA (the scatter leaves it zero: kernel.CompactScatter), else a
+// zeroed pool buffer; both kernels, then one wait for the count, which the scatter
+// writes into one of the device's pinned words.
+func compactEager(ctx context.Context, s *Stream, fnCount, fnScatter *Function, cfg LaunchConfig, flags *header,
+	valArg any, n int, outType dtype.DType, statusSize int, empty func() (*header, error)) (*header, error) {
+	d := s.dev
+	// Held throughout, so that a concurrent Close frees the pool after this returns
+	// its status.
+	if err := s.hold(); err != nil {
+		return nil, err
+	}
+	defer s.unhold()
+	var status any
+	var release func(clean bool)
+	if d.Backend() == "cuda" && statusSize-16 <= kernel.ScanSelfCleanMax {
+		m, err := s.compactStatus(statusSize)
+		if err != nil {
+			return nil, err
+		}
+		status = DevicePtr(m.Ptr())
+		release = func(clean bool) { s.releaseCompactStatus(m, clean) }
+	} else {
+		b, err := s.Alloc(int64(statusSize))
+		if err != nil {
+			return nil, err
+		}
+		if err := s.MemsetD32(b, 0); err != nil {
+			b.Free()
+			return nil, err
+		}
+		status = InOut(b)
+		release = func(bool) { b.Free() }
+	}
+	word, err := d.wordPool.get(d)
+	if err != nil {
+		release(true)
+		return nil, err
+	}
+	buf, err := s.Alloc(int64(n * outType.Size()))
+	if err != nil {
+		release(true)
+		d.wordPool.put(word)
+		return nil, err
+	}
+	if err := s.Launch(fnCount, cfg, In(flags), status, uint64(n)); err != nil {
+		release(true)
+		d.wordPool.put(word)
+		buf.Free()
+		return nil, err
+	}
+	if err := s.Launch(fnScatter, cfg, In(flags), status, Out(buf), valArg, uint64(n), Out(word)); err != nil {
+		release(false) // counted, not cleared
+		d.wordPool.put(word)
+		buf.Free()
+		return nil, err
+	}
+	release(true) // the scatter leaves it zero for the stream's next compaction
+	var t uint64
+	if err := word.HostAccess(ctx, Read, func(h []byte) error { t = binary.LittleEndian.Uint64(h); return nil }); err != nil {
+		buf.Free()
+		return nil, err // the scatter may still write the word: it is not reused
+	}
+	d.wordPool.put(word)
+	if t > uint64(n) {
+		buf.Free()
+		return nil, fmt.Errorf("gpu: compaction count %d for %d elements: %w", t, n, ErrLaunchFailed)
+	}
+	if t == 0 {
+		buf.Free()
+		return empty()
+	}
+	// The result's buffer is its t elements (Buffer().Size(), copies of the whole
+	// buffer); the allocation, freed as a whole, keeps its n.
+	buf.size = int64(t) * int64(outType.Size())
+	return &header{buf: buf, dt: outType, shape: []int{int(t)}, strides: []int{1}}, nil
+}
+
+// compactStatus returns a clean (zero) compaction status of at least size bytes from
+// s's pool, allocating and zeroing one if none fits. A compaction's count and scatter
+// use it, and the scatter leaves it zero, so it goes back to the pool
+// (releaseCompactStatus) once the scatter is enqueued: the stream runs the next user's
+// kernels after it. Each compaction takes its own, so two on one stream never share
+// one between their count and their scatter.
+func (s *Stream) compactStatus(size int) (backend.Mem, error) {
+	s.compactMu.Lock()
+	for i, m := range s.compactFree {
+		if m.Size() >= int64(size) {
+			s.compactFree = append(s.compactFree[:i], s.compactFree[i+1:]...)
+			s.compactMu.Unlock()
+			return m, nil
+		}
+	}
+	s.compactMu.Unlock()
+	n := int64(max(4096, 1<<bits.Len(uint(size-1))))
+	m, err := s.dev.be.Alloc(DeviceMem, n, s.be)
+	if errors.Is(err, ErrOutOfMemory) {
+		s.dev.reclaim() // as Alloc: dropped buffers and cached blocks may hold the memory
+		m, err = s.dev.be.Alloc(DeviceMem, n, s.be)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("gpu: allocating a compaction's status of %d bytes: %w", n, err)
+	}
+	s.enqueued()
+	if err := s.be.Memset(m, 0, 0, 1, n); err != nil {
+		s.be.FreeAsync(m)
+		return nil, err
+	}
+	s.enqueued()
+	return m, nil
+}
+
+// compactKeep is the most clean statuses a stream keeps.
+const compactKeep = 4
+
+// releaseCompactStatus puts a status back in s's pool if clean (and the pool has room),
+// else frees it on s. The caller holds s (compactStatus's caller too).
+func (s *Stream) releaseCompactStatus(m backend.Mem, clean bool) {
+	s.compactMu.Lock()
+	if clean && len(s.compactFree) < compactKeep {
+		s.compactFree = append(s.compactFree, m)
+		s.compactMu.Unlock()
+		return
+	}
+	s.compactMu.Unlock()
+	s.be.FreeAsync(m)
+}
+
+// freeCompactStatus frees the pooled compaction statuses on the stream (Close's
+// backend part and destroy, which own the backend stream).
+func (c *streamCore) freeCompactStatus() {
+	c.compactMu.Lock()
+	free := c.compactFree
+	c.compactFree = nil
+	c.compactMu.Unlock()
+	for _, m := range free {
+		c.be.FreeAsync(m)
+	}
 }
 
 // compactEagerMax is the largest output of n elements (bytes) that compact allocates

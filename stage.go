@@ -85,13 +85,15 @@ func (p *stagePool) flush() {
 	}
 }
 
-// wordPool keeps a device's 8-byte words of pinned host memory, for reading a small
-// result back (readU64): a copy into pinned memory is asynchronous, so the host waits
-// for it as for any operation (under its context, without blocking an OS thread in the
-// driver), where a copy into pageable Go memory returns from the driver only when done.
+// wordPool keeps a device's 8-byte words of pinned host memory, as views of pinned
+// blocks: for reading a small result back (readSmall), a copy into pinned memory is
+// asynchronous, so the host waits for it as for any operation (under its context,
+// without blocking an OS thread in the driver), where a copy into pageable Go memory
+// returns from the driver only when done; and kernels write results into them
+// directly (compact's count).
 type wordPool struct {
 	mu     sync.Mutex
-	free   [][]byte
+	free   []*Buffer
 	blocks []*Buffer // the pinned blocks the words are cut from, kept for the device
 }
 
@@ -99,7 +101,7 @@ type wordPool struct {
 const wordBlock = 4096
 
 // get returns a free word, cutting a new pinned block when none is left.
-func (p *wordPool) get(d *Device) ([]byte, error) {
+func (p *wordPool) get(d *Device) (*Buffer, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.free) == 0 {
@@ -107,14 +109,17 @@ func (p *wordPool) get(d *Device) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		h := b.a.mem.Host()
-		if len(h) < wordBlock {
+		if len(b.a.mem.Host()) < wordBlock {
 			b.Free()
-			return nil, fmt.Errorf("gpu: pinned block of %d bytes: %w", len(h), ErrNotSupported)
+			return nil, fmt.Errorf("gpu: pinned block without a host view: %w", ErrNotSupported)
 		}
 		p.blocks = append(p.blocks, b)
-		for i := 0; i < wordBlock; i += 8 {
-			p.free = append(p.free, h[i:i+8:i+8])
+		for off := int64(0); off < wordBlock; off += 8 {
+			w, err := b.Slice(off, 8)
+			if err != nil {
+				return nil, err
+			}
+			p.free = append(p.free, w)
 		}
 	}
 	w := p.free[len(p.free)-1]
@@ -122,12 +127,15 @@ func (p *wordPool) get(d *Device) ([]byte, error) {
 	return w, nil
 }
 
-// put returns a word whose copies are complete.
-func (p *wordPool) put(w []byte) {
+// put returns a word whose copies and kernels are complete.
+func (p *wordPool) put(w *Buffer) {
 	p.mu.Lock()
 	p.free = append(p.free, w)
 	p.mu.Unlock()
 }
+
+// hostBytes returns the host view of a word (pinned memory).
+func hostBytes(w *Buffer) []byte { return w.a.mem.Host()[w.off : w.off+w.size : w.off+w.size] }
 
 // staged reports whether a plain copy between b and host goes through staging chunks:
 // b is live device memory, host is large, pageable (not one of the device's own pinned

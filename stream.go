@@ -59,6 +59,10 @@ type streamCore struct {
 	// first use, replaced by a larger one when needed, freed on the stream by Close or
 	// destroy.
 	scanSt atomic.Pointer[scanScratch]
+	// compactFree is the stream's clean compaction statuses (Stream.compactStatus),
+	// guarded by compactMu, freed on the stream by Close or destroy.
+	compactMu   sync.Mutex
+	compactFree []backend.Mem
 }
 
 // destroy is the backstop for a stream dropped without Close: its cleanup, or the
@@ -73,6 +77,7 @@ func (c *streamCore) destroy() {
 		}
 		c.freeReduceCounters()
 		c.freeScanStatus()
+		c.freeCompactStatus()
 		// Its work still runs: device waits wait for it, as for a closed stream's.
 		if ev, err := c.dev.getEvent(); err == nil {
 			if c.be.Record(ev.be) == nil {
@@ -235,6 +240,7 @@ func (s *Stream) Close() error {
 func (s *Stream) finishClose() error {
 	s.freeReduceCounters()
 	s.freeScanStatus()
+	s.freeCompactStatus()
 	s.dev.cache.flush(s.dev, s, true)
 	s.mu.Lock()
 	defer s.mu.Unlock()

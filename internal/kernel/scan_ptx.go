@@ -116,16 +116,16 @@ func selfClean(f *ptx.Func, pst func() ptx.Reg, used ptx.Reg, clear func() ptx.R
 	f.Ret()
 }
 
-// lateStatus emits the status address (parameter 2) for selfClean, plus an opaque zero
-// (nctaid.y - 1: the scan kernels' grids are one-dimensional), so that ptxas computes it
-// anew rather than keeping the kernel's first copy in registers through the kernel.
-func lateStatus(f *ptx.Func) ptx.Reg {
+// lateStatus emits the status address (parameter param) for selfClean, plus an opaque
+// zero (nctaid.y - 1: the kernels' grids are one-dimensional), so that ptxas computes
+// it anew rather than keeping the kernel's first copy in registers through the kernel.
+func lateStatus(f *ptx.Func, param int) ptx.Reg {
 	z32 := f.Reg(ptx.U32)
 	f.Sub(z32, f.Special(ptx.NctaidY), ptx.Int(1))
 	z := f.Reg(ptx.U64)
 	f.Cvt(z, z32)
 	p := f.Reg(ptx.U64)
-	f.CvtaTo(ptx.Global, p, f.LdParam(2))
+	f.CvtaTo(ptx.Global, p, f.LdParam(param))
 	f.Add(p, p, z)
 	return p
 }
@@ -189,7 +189,7 @@ type tilesGen struct {
 // (its operands from the parameters again: registers kept from the start would spill).
 func (tg *tilesGen) finish() {
 	f := tg.g.f
-	status := func() ptx.Reg { return lateStatus(f) }
+	status := func() ptx.Reg { return lateStatus(f, 2) }
 	clear := func() ptx.Reg {
 		tiles := f.Reg(ptx.U64)
 		f.Mul(tiles, f.LdParam(3), f.LdParam(5))
@@ -1254,7 +1254,7 @@ func (s *ScanColumns) build(g *sgen) {
 	}
 	// selfClean's operands from the parameters again (registers kept from the start
 	// would spill).
-	status := func() ptx.Reg { return lateStatus(f) }
+	status := func() ptx.Reg { return lateStatus(f, 2) }
 	clear := func() ptx.Reg {
 		cbs, tiles := f.Reg(ptx.U64), f.Reg(ptx.U64)
 		f.Mul(cbs, f.LdParam(3), f.LdParam(5))

@@ -185,13 +185,16 @@ func countNonzeroT(b []byte, sz int, float bool) int {
 // Kernel parameters, in order:
 //
 //	in      u64  address of the contiguous flags input (In)
-//	status  u64  the status written by CompactCount with the same Items (read only)
+//	status  u64  the status written by CompactCount with the same Items
 //	out     u64  address of the output (int64 or Values)
 //	values  u64  address of the contiguous values (Values; unused otherwise)
 //	n       u64  elements
+//	total   u64  address of a u64 that receives the number of outputs, or 0
 //
 // The grid has exactly ceil(n / Tile()) blocks. With Vector set the input address is
-// 16-byte aligned.
+// 16-byte aligned. The kernel leaves a status of at most ScanSelfCleanMax bytes past its
+// header zero (selfClean), ready for the next CompactCount: the count, if needed after
+// the scatter, comes through total.
 type CompactScatter struct {
 	In     dtype.DType
 	Values dtype.DType // Invalid: write indices
@@ -298,6 +301,12 @@ func (c *CompactScatter) CPU() (func(*cpu.Launch) error, error) {
 				}
 			}
 		})
+		if tm := l.Mem(5); len(tm) >= 8 {
+			putU64(tm, uint64(total))
+		}
+		if c := (8*tiles + 15) &^ 15; c <= ScanSelfCleanMax { // as selfClean
+			clear(status[:min(len(status), 16+c)])
+		}
 		return nil
 	}, nil
 }

@@ -276,11 +276,12 @@ func (c *CompactScatter) PTX(major, minor int) (src, entry string, err error) {
 	m := ptx.NewModule(major, minor)
 	entry = "compact_scatter"
 	f := m.Kernel(entry, ptx.P("in", ptx.U64), ptx.P("status", ptx.U64), ptx.P("out", ptx.U64),
-		ptx.P("values", ptx.U64), ptx.P("n", ptx.U64))
+		ptx.P("values", ptx.U64), ptx.P("n", ptx.U64), ptx.P("total", ptx.U64))
 	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", SearchBlock))
 	T := c.Tile()
 	ot := c.OutType()
 	osz := ot.Size()
+	f.Shared("sc_tile", ptx.B32, 4, 1) // selfClean's
 	f.Shared("cs_warp", ptx.B32, 4, SearchBlock/32)
 	f.Shared("cs_stage", ptx.B8, 16, T*osz)
 	pin, pst, pout := f.Reg(ptx.U64), f.Reg(ptx.U64), f.Reg(ptx.U64)
@@ -302,7 +303,8 @@ func (c *CompactScatter) PTX(major, minor int) (src, entry string, err error) {
 	pa := f.Reg(ptx.U64)
 	f.MulWide(pa, tile, ptx.Int(8))
 	f.Add(pa, pa, pst)
-	f.At(f.Setp(ptx.Ne, tile, ptx.Int(0))).Op("ld.global.nc.u64", off, ptx.Mem(pa, 8)) // word tile-1 at 16+8(tile-1)
+	// (Not ld.global.nc: the last block clears the status before the kernel ends.)
+	f.At(f.Setp(ptx.Ne, tile, ptx.Int(0))).Op("ld.global.u64", off, ptx.Mem(pa, 8)) // word tile-1 at 16+8(tile-1)
 	f.And(off, off, ptx.Uint(statusMask))
 	flags, _ := g.flags(pin, start, n)
 	cnt := g.count(flags)
@@ -390,7 +392,33 @@ func (c *CompactScatter) PTX(major, minor int) (src, entry string, err error) {
 	f.Add(i, i, ptx.Int(SearchBlock))
 	f.Bra(loop)
 	f.Place(done)
-	f.Ret()
+	// The last tile's thread 0 writes the number of outputs to total (if given).
+	{
+		skip := f.NewLabel()
+		ptot := f.LdParam(5)
+		last := f.Reg(ptx.U32)
+		f.Sub(last, f.Special(ptx.NctaidX), ptx.Int(1))
+		w := f.Reg(ptx.Pred)
+		f.Op("and.pred", w, f.Setp(ptx.Eq, g.tid, ptx.Int(0)), f.Setp(ptx.Eq, tile, last))
+		f.Op("and.pred", w, w, f.Setp(ptx.Ne, ptot, ptx.Int(0)))
+		f.AtNot(w).Bra(skip)
+		t64 := f.Reg(ptx.U64)
+		f.Cvt(t64, total)
+		f.Add(t64, t64, off)
+		pt := f.Reg(ptx.U64)
+		f.CvtaTo(ptx.Global, pt, ptot)
+		f.St(ptx.Global, ptx.CacheDefault, ptx.U64, ptx.Mem(pt, 0), t64)
+		f.Place(skip)
+	}
+	clearBytes := func() ptx.Reg {
+		c := f.Reg(ptx.U64)
+		f.Cvt(c, f.Special(ptx.NctaidX))
+		f.Mul(c, c, ptx.Int(8))
+		f.Add(c, c, ptx.Int(15))
+		f.And(c, c, ptx.Uint(^uint64(15)))
+		return c
+	}
+	selfClean(f, func() ptx.Reg { return lateStatus(f, 1) }, f.Setp(ptx.Ge, n, ptx.Int(0)), clearBytes, SearchBlock)
 	return m.String(), entry, nil
 }
 

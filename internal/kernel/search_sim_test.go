@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
@@ -100,7 +101,7 @@ func TestCompactSim(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			tiles := (c.n + cnt.Tile() - 1) / cnt.Tile()
 			in := sparseBytes(rng, c.in, c.n, c.p)
-			status := make([]byte, 16+8*tiles)
+			status := make([]byte, 16+(8*tiles+15)&^15)
 			args := []kArg{kBufOff(in, c.off), kBuf(status), kU64(uint64(c.n))}
 			gs := runSim(t, cnt, tiles, SearchBlock, c.res, args)
 			ws := runCPU(t, cnt, tiles, SearchBlock, args)
@@ -120,12 +121,20 @@ func TestCompactSim(t *testing.T) {
 			} else {
 				vals = make([]byte, 8)
 			}
-			sargs := []kArg{kBufOff(in, c.off), kBuf(gs[1]), kBuf(out), kBuf(vals), kU64(uint64(c.n))}
+			tot := bytes.Repeat([]byte{0xEE}, 8)
+			sargs := []kArg{kBufOff(in, c.off), kBuf(gs[1]), kBuf(out), kBuf(vals), kU64(uint64(c.n)), kBuf(tot)}
 			gout := runSim(t, sc, tiles, SearchBlock, c.res, sargs)
 			wout := runCPU(t, sc, tiles, SearchBlock, sargs)
 			if i := sameElems(ot, gout[2], wout[2]); i >= 0 {
 				t.Fatalf("output %d differs: %x vs CPU %x", i, gout[2][i*ot.Size():(i+1)*ot.Size()], wout[2][i*ot.Size():(i+1)*ot.Size()])
 			}
+			for k, got := range [][]byte{gout[5], wout[5]} {
+				if v := binary.LittleEndian.Uint64(got); v != uint64(total) {
+					t.Fatalf("total (%s) = %d, want %d", []string{"PTX", "CPU"}[k], v, total)
+				}
+			}
+			statusClean(t, name+" (PTX)", gout[1])
+			statusClean(t, name+" (CPU)", wout[1])
 		})
 	}
 }
