@@ -140,9 +140,10 @@ func BenchmarkLogical(b *testing.B) {
 }
 
 // BenchmarkCompactWaits times Metal.jl's logical and findall at S (512000 elements) plus
-// a synchronize with the output allocated before the count (one host wait: eager) and
-// after it (two waits: lazy), and the count read through a pinned word or (pageable)
-// into Go memory, in turns.
+// a synchronize with the output allocated before the count (one host wait, the count
+// from the scatter, the status from the stream's pool: eager) and after it (a zeroed
+// status, two waits: lazy, the count read through a pinned word or, pageable, into Go
+// memory: the path before session 6), in turns.
 func BenchmarkCompactWaits(b *testing.B) {
 	d := scBenchDev(b)
 	s := d.DefaultStream()
