@@ -305,24 +305,47 @@ func (s *Stream) reduceCounters() (backend.Mem, error) {
 	if m := s.redCnt.Load(); m != nil {
 		return *m, nil
 	}
-	const size = kernel.ReduceFuseMaxTiles * 4
-	m, err := s.dev.be.Alloc(DeviceMem, size, s.be)
+	m, err := s.allocOwn(kernel.ReduceFuseMaxTiles*4, "a fused reduction's counters")
+	if err != nil {
+		return nil, err
+	}
+	s.redCnt.Store(&m)
+	return m, nil
+}
+
+// allocOwn allocates n bytes of device memory on s for the stream's own use (untracked
+// backend memory: the reductions' counters, the scans' and compactions' statuses) and
+// zeroes it on s; what names it in errors. Out of memory, it reclaims dropped buffers
+// and cached blocks and tries once more, as Alloc. The caller holds s.
+func (s *Stream) allocOwn(n int64, what string) (backend.Mem, error) {
+	m, err := s.dev.be.Alloc(DeviceMem, n, s.be)
 	if errors.Is(err, ErrOutOfMemory) {
-		// as Alloc: dropped buffers and cached blocks may hold the memory
 		s.dev.reclaim()
-		m, err = s.dev.be.Alloc(DeviceMem, size, s.be)
+		m, err = s.dev.be.Alloc(DeviceMem, n, s.be)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("gpu: allocating a fused reduction's counters: %w", err)
+		return nil, fmt.Errorf("gpu: allocating %s (%d bytes): %w", what, n, err)
 	}
 	s.enqueued()
-	if err := s.be.Memset(m, 0, 0, 1, size); err != nil {
+	if err := s.be.Memset(m, 0, 0, 1, n); err != nil {
 		s.be.FreeAsync(m)
 		return nil, err
 	}
 	s.enqueued()
-	s.redCnt.Store(&m)
 	return m, nil
+}
+
+// allocZeroed returns a zeroed buffer of size bytes from s's pool.
+func (s *Stream) allocZeroed(size int64) (*Buffer, error) {
+	b, err := s.Alloc(size)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.MemsetD32(b, 0); err != nil {
+		b.Free()
+		return nil, err
+	}
+	return b, nil
 }
 
 // redFinal is the final outputs and the ticket counters of a fused launch.

@@ -1,7 +1,6 @@
 package gpu
 
 import (
-	"errors"
 	"fmt"
 	"math/bits"
 	"os"
@@ -432,20 +431,10 @@ func (s *Stream) scanStatusMem(size int) (backend.Mem, error) {
 		return old.mem, nil
 	}
 	n := max(4096, 1<<bits.Len(uint(size-1)))
-	m, err := s.dev.be.Alloc(DeviceMem, int64(n), s.be)
-	if errors.Is(err, ErrOutOfMemory) {
-		s.dev.reclaim() // as Alloc: dropped buffers and cached blocks may hold the memory
-		m, err = s.dev.be.Alloc(DeviceMem, int64(n), s.be)
-	}
+	m, err := s.allocOwn(int64(n), "a scan's status")
 	if err != nil {
-		return nil, fmt.Errorf("gpu: allocating a scan's status of %d bytes: %w", n, err)
-	}
-	s.enqueued()
-	if err := s.be.Memset(m, 0, 0, 1, int64(n)); err != nil {
-		s.be.FreeAsync(m)
 		return nil, err
 	}
-	s.enqueued()
 	st := &scanScratch{mem: m, size: n}
 	if old != nil {
 		st.retired = append(slices.Clip(old.retired), old.mem)
@@ -497,15 +486,7 @@ func scanStatus(s *Stream, unused bool, size int) (*Buffer, error) {
 	if unused {
 		return s.Alloc(16)
 	}
-	b, err := s.Alloc(int64(size))
-	if err != nil {
-		return nil, err
-	}
-	if err := s.MemsetD32(b, 0); err != nil {
-		b.Free()
-		return nil, err
-	}
-	return b, nil
+	return s.allocZeroed(int64(size))
 }
 
 // scanCollapseStride returns the single stride that walks the dimensions shape (with

@@ -3,7 +3,6 @@ package gpu
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math/bits"
 	"slices"
@@ -288,14 +287,11 @@ func compact(ctx context.Context, s *Stream, flags, values *header) (*header, er
 		// elements.
 		return compactEager(ctx, s, fnCount, fnScatter, cfg, flags, valArg, n, outType, statusSize, empty)
 	}
-	status, err := s.Alloc(int64(statusSize))
+	status, err := s.allocZeroed(int64(statusSize))
 	if err != nil {
 		return nil, err
 	}
 	defer status.Free()
-	if err := s.MemsetD32(status, 0); err != nil {
-		return nil, err
-	}
 	if err := s.Launch(fnCount, cfg, In(flags), InOut(status), uint64(n)); err != nil {
 		return nil, err
 	}
@@ -353,12 +349,8 @@ func compactEager(ctx context.Context, s *Stream, fnCount, fnScatter *Function, 
 		status = DevicePtr(m.Ptr())
 		release = func(clean bool) { s.releaseCompactStatus(m, clean) }
 	} else {
-		b, err := s.Alloc(int64(statusSize))
+		b, err := s.allocZeroed(int64(statusSize))
 		if err != nil {
-			return nil, err
-		}
-		if err := s.MemsetD32(b, 0); err != nil {
-			b.Free()
 			return nil, err
 		}
 		status = InOut(b)
@@ -424,22 +416,7 @@ func (s *Stream) compactStatus(size int) (backend.Mem, error) {
 		}
 	}
 	s.compactMu.Unlock()
-	n := int64(max(4096, 1<<bits.Len(uint(size-1))))
-	m, err := s.dev.be.Alloc(DeviceMem, n, s.be)
-	if errors.Is(err, ErrOutOfMemory) {
-		s.dev.reclaim() // as Alloc: dropped buffers and cached blocks may hold the memory
-		m, err = s.dev.be.Alloc(DeviceMem, n, s.be)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("gpu: allocating a compaction's status of %d bytes: %w", n, err)
-	}
-	s.enqueued()
-	if err := s.be.Memset(m, 0, 0, 1, n); err != nil {
-		s.be.FreeAsync(m)
-		return nil, err
-	}
-	s.enqueued()
-	return m, nil
+	return s.allocOwn(int64(max(4096, 1<<bits.Len(uint(size-1)))), "a compaction's status")
 }
 
 // compactKeep is the most clean statuses a stream keeps.

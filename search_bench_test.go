@@ -120,15 +120,8 @@ func BenchmarkLogical(b *testing.B) {
 			continue
 		}
 		b.Run(name, func(b *testing.B) {
-			v, err := gpu.Rand[float32](s, gpu.NewGenerator(9), n)
-			if err != nil {
-				b.Fatal(err)
-			}
+			v, mask := logicalInputs(b, s, n)
 			defer v.Free()
-			mask, err := gpu.Eval[bool](s, "v < 0.5", gpu.Vars{"v": v})
-			if err != nil {
-				b.Fatal(err)
-			}
 			defer mask.Free()
 			cnt, err := gpu.CountNonzero(ctx, s, mask)
 			if err != nil {
@@ -137,6 +130,20 @@ func BenchmarkLogical(b *testing.B) {
 			scRun(b, s, int64(2*n+4*n+4*cnt), func() (interface{ Free() error }, error) { return gpu.Extract(ctx, s, mask, v) })
 		})
 	}
+}
+
+// logicalInputs returns Metal.jl's logical inputs: n uniform float32 values and the mask
+// of those below 0.5.
+func logicalInputs(b *testing.B, s *gpu.Stream, n int) (*gpu.Array[float32], *gpu.Array[bool]) {
+	v, err := gpu.Rand[float32](s, gpu.NewGenerator(9), n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	mask, err := gpu.Eval[bool](s, "v < 0.5", gpu.Vars{"v": v})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return v, mask
 }
 
 // BenchmarkCompactWaits times Metal.jl's logical and findall at S (512000 elements) plus
@@ -148,16 +155,8 @@ func BenchmarkCompactWaits(b *testing.B) {
 	d := scBenchDev(b)
 	s := d.DefaultStream()
 	ctx := context.Background()
-	n := 512000
-	v, err := gpu.Rand[float32](s, gpu.NewGenerator(9), n)
-	if err != nil {
-		b.Fatal(err)
-	}
+	v, mask := logicalInputs(b, s, 512000)
 	defer v.Free()
-	mask, err := gpu.Eval[bool](s, "v < 0.5", gpu.Vars{"v": v})
-	if err != nil {
-		b.Fatal(err)
-	}
 	defer mask.Free()
 	ops := []struct {
 		name string
