@@ -380,12 +380,11 @@ func compactEager(ctx context.Context, s *Stream, fnCount, fnScatter *Function, 
 		return nil, err
 	}
 	release(true) // the scatter leaves it zero for the stream's next compaction
-	// The word is untracked (wordPool): wait for the stream, the scatter with it.
-	if err := s.Synchronize(ctx); err != nil {
+	var t uint64
+	if err := word.HostAccess(ctx, Read, func(h []byte) error { t = binary.LittleEndian.Uint64(h); return nil }); err != nil {
 		buf.Free()
 		return nil, err // the scatter may still write the word: it is not reused
 	}
-	t := binary.LittleEndian.Uint64(hostBytes(word))
 	d.wordPool.put(word)
 	if t > uint64(n) {
 		buf.Free()

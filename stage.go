@@ -85,12 +85,12 @@ func (p *stagePool) flush() {
 	}
 }
 
-// wordPool keeps a device's 8-byte words of pinned host memory, as untracked views of
-// pinned blocks: for reading a small result back (readSmall), a copy into pinned memory
-// is asynchronous, so the host waits for it as for any operation (under its context,
+// wordPool keeps a device's 8-byte words of pinned host memory, as views of pinned
+// blocks: for reading a small result back (readSmall), a copy into pinned memory is
+// asynchronous, so the host waits for it as for any operation (under its context,
 // without blocking an OS thread in the driver), where a copy into pageable Go memory
 // returns from the driver only when done; and kernels write results into them
-// directly (compact's count), their user waiting for the stream.
+// directly (compact's count).
 type wordPool struct {
 	mu     sync.Mutex
 	free   []*Buffer
@@ -112,12 +112,6 @@ func (p *wordPool) get(d *Device) (*Buffer, error) {
 		if len(b.a.mem.Host()) < wordBlock {
 			b.Free()
 			return nil, fmt.Errorf("gpu: pinned block without a host view: %w", ErrNotSupported)
-		}
-		// Untracked: the words are independent, and each user orders its own (a view
-		// shares its block's tracking, which would order every user after the others).
-		if err := b.SetTracking(false); err != nil {
-			b.Free()
-			return nil, err
 		}
 		p.blocks = append(p.blocks, b)
 		for off := int64(0); off < wordBlock; off += 8 {
