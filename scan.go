@@ -37,8 +37,8 @@ import (
 // axes cut into chunks linked by the same look-back per column. A scan is one kernel
 // launch: when the axis has more than one tile, the tiles' status lives in a scratch
 // that the stream keeps and the kernel leaves zero, or, past 32 KiB (and on the CPU
-// backend), in a zeroed buffer from the pool. Strided inputs that the kernels can't address directly are
-// copied to a contiguous array first.
+// backend), in a zeroed buffer from the pool. Strided inputs that the kernels can't
+// address directly are copied to a contiguous array first.
 //
 // Float results depend on the association: the GPU combines within a thread, then
 // across a warp, a block, and tiles; the CPU folds left to right within chunks of 65536
