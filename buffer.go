@@ -486,15 +486,20 @@ func Bytes[T any](s []T) []byte {
 
 // unpinAfter keeps Go memory pinned until the operation just enqueued on s completes.
 func (s *Stream) unpinAfter(seq uint64, p *runtime.Pinner) error {
+	return s.runAfter(seq, p.Unpin)
+}
+
+// runAfter runs f once the operation seq on s has completed (on the device's event hub;
+// at once after a wait for the whole device if no event can be recorded: s may be
+// closed and destroyed by now).
+func (s *Stream) runAfter(seq uint64, f func()) error {
 	ev, err := s.eventAfter(seq)
 	if err != nil {
-		// Without an event we can't know when the copy ends: wait for it here (for the
-		// whole device: s may be closed and destroyed by now).
 		s.dev.be.Synchronize()
-		p.Unpin()
+		f()
 		return err
 	}
-	s.dev.hub.submit(ev.be, func() { p.Unpin(); ev.release() })
+	s.dev.hub.submit(ev.be, func() { f(); ev.release() })
 	return nil
 }
 

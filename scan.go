@@ -261,7 +261,14 @@ func scanScalarBits(v any, t dtype.DType) (uint64, error) {
 	}
 	x := expr.ScalarFromBits(vt, bits)
 	c := x.Convert(t)
-	if t.IsInteger() && (c.Convert(vt).Bits() != x.Bits() || scalarNegative(c) != scalarNegative(x)) {
+	back := c.Convert(vt)
+	// A float must come back equal (so -0 is 0, and NaN and fractions fail), anything
+	// else bit for bit.
+	changed := back.Bits() != x.Bits()
+	if vt.IsFloat() {
+		changed = back.Float64() != x.Float64()
+	}
+	if t.IsInteger() && (changed || scalarNegative(c) != scalarNegative(x)) {
 		return 0, fmt.Errorf("gpu: initial value %v is not a value of the accumulator type %v: %w", v, t, ErrInvalidValue)
 	}
 	return c.Bits(), nil

@@ -798,6 +798,14 @@ func TestScanErrors(t *testing.T) {
 		if _, err := gpu.Accumulate[float32](s, a, "maximum(b, a)", 0, gpu.Exclusive()); err == nil {
 			t.Errorf("exclusive expression scan without an initial value accepted")
 		}
+		// -0.0 is the integer 0 (it compares equal), as a float initial value.
+		xi := mustArr[int32](t)(gpu.FromSlice(s, []int32{3, -1, 4}))
+		if c, err := gpu.CumSum[int32](s, xi, 0, gpu.ExclusiveFrom(math.Copysign(0, -1))); err != nil {
+			t.Errorf("ExclusiveFrom(-0.0) into int32: %v", err)
+		} else if got := toSlice(t, c); !slices.Equal(got, []int32{0, 3, 2}) {
+			t.Errorf("ExclusiveFrom(-0.0) into int32: %v, want [0 3 2]", got)
+		}
+		xi.Free()
 		// ExclusiveFrom(nil) names no initial value: an error, not the identity.
 		if _, err := gpu.CumSum[float32](s, a, 0, gpu.ExclusiveFrom(nil)); !errors.Is(err, gpu.ErrInvalidValue) {
 			t.Errorf("ExclusiveFrom(nil): %v", err)

@@ -23,10 +23,13 @@ import (
 // per-tile counts with decoupled look-back (Merrill and Garland, NVR-2016-002, 2016),
 // then one 8-byte device-to-host copy of the total, which is the only host
 // synchronization (under ctx), then the output is allocated and a scatter pass writes
-// each tile's elements as one contiguous run at its offset. Indices are int64 flat
-// (row-major) indices, exact past 2^31 elements. FindFirst and CountNonzero return
-// their result to the host (one 8-byte copy). Each checks its stream and context
-// (searchArgs) before it enqueues anything.
+// each tile's elements as one contiguous run at its offset. Small outputs (at most 4
+// MiB for every element) are allocated first instead, and the scatter writes the total
+// into pinned host memory: one host synchronization, after both passes (Nonzero).
+// Indices are int64 flat (row-major) indices, exact past 2^31 elements. FindFirst and
+// CountNonzero return their result to the host (one 8-byte copy). Each checks its
+// stream (nil or closed) and context (nil or already done) before it enqueues anything
+// (searchArgs).
 
 // searchArgs returns the error of a nil stream or a nil context, which the search
 // functions check first: they wait on the host, and the ...Where forms run Eval before.
@@ -34,7 +37,16 @@ func searchArgs(ctx context.Context, s *Stream) error {
 	if err := nilStream(s); err != nil {
 		return err
 	}
-	return nilContext(ctx)
+	if err := nilContext(ctx); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.isClosed() {
+		return fmt.Errorf("gpu: %v: %w", s, ErrClosed)
+	}
+	return nil
 }
 
 // searchItems returns the elements per thread of the search kernels for elements of
@@ -53,9 +65,11 @@ func searchItems(size int) int {
 // copy of the total to the host, and a scatter pass into the new array. When a.Size()
 // indices take at most 4 MiB, the scatter runs into an array of a.Size() elements before
 // the count is known and writes the count into pinned host memory, so the host waits
-// once (the result keeps that memory until it is freed; on CUDA the tiles' status comes
-// from the stream's pool, which the scatter leaves zero, instead of a memset); otherwise
-// it runs after, into an array of the count. Argwhere and Extract work the same way.
+// once; on CUDA the tiles' status comes from the stream's pool, which the scatter leaves
+// zero, instead of a memset. The result then holds the device memory of a.Size()
+// indices (at most 4 MiB) until it is freed, however few it has; Clone gives an array
+// of its own size. Otherwise the scatter runs after, into an array of the count.
+// Argwhere and Extract work the same way.
 func Nonzero[T Elem](ctx context.Context, s *Stream, a *Array[T]) (*Array[int64], error) {
 	if err := searchArgs(ctx, s); err != nil {
 		return nil, err
@@ -208,7 +222,10 @@ func readSmall(ctx context.Context, s *Stream, b *Buffer, off int64, dst []byte)
 		return err
 	}
 	if err := s.waitUnpin(ctx, seq, p); err != nil {
-		return err // the copy may still be in flight: the word is not reused
+		if word != nil { // the copy may still be in flight: the word goes back after it
+			s.runAfter(seq, func() { d.wordPool.put(word) })
+		}
+		return err
 	}
 	if word != nil {
 		copy(dst, host)
@@ -383,7 +400,9 @@ func compactEager(ctx context.Context, s *Stream, fnCount, fnScatter *Function, 
 	var t uint64
 	if err := word.HostAccess(ctx, Read, func(h []byte) error { t = binary.LittleEndian.Uint64(h); return nil }); err != nil {
 		buf.Free()
-		return nil, err // the scatter may still write the word: it is not reused
+		// The scatter may still write the word: it goes back after the stream's work.
+		s.runAfter(s.seq.Load()+1<<62, func() { d.wordPool.put(word) })
+		return nil, err
 	}
 	d.wordPool.put(word)
 	if t > uint64(n) {

@@ -1,6 +1,7 @@
 package gpu_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -410,6 +411,44 @@ func TestCompactBufferSize(t *testing.T) {
 		host := make([]byte, 8*idx.Size())
 		if err := idx.Buffer().CopyToHost(bg, host); err != nil {
 			t.Fatal(err)
+		}
+	})
+}
+
+// TestSearchStopsEarly: a context already done and a closed stream are errors before
+// anything is enqueued, for empty inputs too.
+func TestSearchStopsEarly(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		a := mustArr[bool](t)(gpu.FromSlice(s, []bool{false, true, true}))
+		defer a.Free()
+		e := mustArr[bool](t)(gpu.Empty[bool](s, 0))
+		defer e.Free()
+		done, cancel := context.WithCancel(bg)
+		cancel()
+		for _, x := range []*gpu.Array[bool]{a, e} {
+			if _, err := gpu.Nonzero(done, s, x); !errors.Is(err, context.Canceled) {
+				t.Errorf("Nonzero with a done context: %v", err)
+			}
+			if _, err := gpu.CountNonzero(done, s, x); !errors.Is(err, context.Canceled) {
+				t.Errorf("CountNonzero with a done context: %v", err)
+			}
+			if _, err := gpu.FindFirst(done, s, x); !errors.Is(err, context.Canceled) {
+				t.Errorf("FindFirst with a done context: %v", err)
+			}
+		}
+		c, err := d.NewStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+		if _, err := gpu.CountNonzero(bg, c, e); !errors.Is(err, gpu.ErrClosed) {
+			t.Errorf("CountNonzero of an empty array on a closed stream: %v", err)
+		}
+		if _, err := gpu.FindFirst(bg, c, e); !errors.Is(err, gpu.ErrClosed) {
+			t.Errorf("FindFirst of an empty array on a closed stream: %v", err)
+		}
+		if k, err := gpu.CountNonzero(bg, s, a); err != nil || k != 2 {
+			t.Errorf("CountNonzero after: %d, %v", k, err)
 		}
 	})
 }
