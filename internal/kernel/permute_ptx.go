@@ -30,7 +30,7 @@ func (p *Permute) PTX(major, minor int) (src, entry string, err error) {
 		params = append(params, ptx.P(fmt.Sprintf("istr%d", d), ptx.S64))
 	}
 	f := m.Kernel(entry, params...)
-	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", PermuteBlock))
+	blockAttrs(f, PermuteBlock)
 	A, B := r-1, p.B
 	TA, TB, sz := p.TA, p.TB, p.Size
 	pitch := TB + 1
@@ -197,7 +197,7 @@ func (p *Permute) ptxV2(major, minor int) (src, entry string, err error) {
 		params = append(params, ptx.P(fmt.Sprintf("istr%d", d), ptx.S64))
 	}
 	f := m.Kernel(entry, params...)
-	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", PermuteBlock))
+	blockAttrs(f, PermuteBlock)
 	A, B := r-1, p.B
 	TA, TB, sz, V := p.TA, p.TB, p.Size, p.vec()
 	pitch := TB + 1

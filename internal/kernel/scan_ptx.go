@@ -168,13 +168,11 @@ func (s *ScanTiles) PTX(major, minor int) (src, entry string, err error) {
 	entry = "scan_tiles"
 	k := m.Kernel(entry, ptx.P("in", ptx.U64), ptx.P("out", ptx.U64), ptx.P("status", ptx.U64),
 		ptx.P("rows", ptx.U64), ptx.P("row_len", ptx.U64), ptx.P("tiles_per_row", ptx.U64), ptx.P("init", ptx.U64))
-	k.Attr(fmt.Sprintf(".maxntid %d, 1, 1", ScanTilesBlock))
-	if s.Group > 2 {
-		// Several columns per lane: let ptxas use the registers rather than spill.
-		k.Attr(".maxnreg 128")
-	}
 	if s.MinBlocks > 0 {
+		k.Attr(fmt.Sprintf(".maxntid %d, 1, 1", ScanTilesBlock))
 		k.Attr(fmt.Sprintf(".minnctapersm %d", s.MinBlocks))
+	} else {
+		blockAttrs(k, ScanTilesBlock)
 	}
 	(&tilesGen{s: s, g: newSGen(m, k, major*10+minor, s.Comb)}).build()
 	return m.String(), entry, nil
@@ -918,7 +916,7 @@ func (s *ScanColumns) PTX(major, minor int) (src, entry string, err error) {
 		ptx.P("outer", ptx.U64), ptx.P("n", ptx.U64), ptx.P("inner", ptx.U64),
 		ptx.P("so", ptx.S64), ptx.P("sk", ptx.S64), ptx.P("sj", ptx.S64),
 		ptx.P("chunks", ptx.U64), ptx.P("init", ptx.U64))
-	k.Attr(fmt.Sprintf(".maxntid %d, 1, 1", ScanColumnsBlock))
+	blockAttrs(k, ScanColumnsBlock)
 	s.build(newSGen(m, k, major*10+minor, s.Comb))
 	return m.String(), entry, nil
 }
