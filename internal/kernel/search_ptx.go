@@ -1,7 +1,6 @@
 package kernel
 
 import (
-
 	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/ptx"
 )
