@@ -7,13 +7,13 @@ func ForceStaging(d *Device, on bool) { d.forceStaging = on }
 // OwnsHost is Device.ownsHost: whether h starts in one of d's pinned or unified buffers.
 func OwnsHost(d *Device, h []byte) bool { return d.ownsHost(h) }
 
-// StageMin is the smallest staged copy.
-const StageMin = stageMin
+// StageMin is a copy size that the staging splits into full chunks (8 MiB).
+const StageMin = 8 << 20
 
 // HostCopyN is hostCopyN: src into dst over parts goroutines.
 func HostCopyN(dst, src []byte, parts int) { hostCopyN(dst, src, parts) }
 
-// SetStaging sets the staging chunk size (0: by copy size, up to 4 MiB), the least
+// SetStaging sets the staging chunk size (0: by copy size, up to 8 MiB), the least
 // bytes per goroutine of a host copy and the most goroutines; it returns a function
 // that restores the defaults, dropping kept chunks of another size.
 func SetStaging(d *Device, chunk, part, parts int) func() {
