@@ -523,10 +523,23 @@ func (s *Stream) runAfter(seq uint64, f func()) error {
 	return nil
 }
 
-// CopyHtoD enqueues a copy of src into the start of dst (CUDA Driver API:
-// cuMemcpyHtoDAsync). Go memory is kept alive and pinned (runtime.Pinner) until the
-// copy completes; don't modify src until then. len(src) must not exceed dst.Size().
+// CopyHtoD enqueues a copy of src into the start of dst and returns at once (CUDA
+// Driver API: cuMemcpyHtoDAsync). src is read at some point before the copy completes
+// (an event recorded on s after it, or s's synchronize, tells): don't modify it until
+// then; it is kept alive meanwhile. len(src) must not exceed dst.Size().
+//
+// On CUDA, whose driver copies pageable memory synchronously, pageable Go memory goes
+// through the stream's pinned staging ring (see ring.go): the call only enqueues, behind
+// whatever the stream is doing, a goroutine fills the staging buffers, and the stream
+// waits for it with a stream memory operation (cuStreamWaitValue32_v2). Pinned memory
+// (the host memory of AllocPinned buffers) is copied directly, as are all copies where
+// the driver lacks stream memory operations.
 func (s *Stream) CopyHtoD(dst *Buffer, src []byte) error {
+	if dst != nil && int64(len(src)) <= dst.size && s != nil && s.ringCopyable(src, dst) {
+		return s.tracked([]use{{dst.a, Write}}, func() error {
+			return s.ringFor().copy(src, dst.a.mem, dst.off, false)
+		})
+	}
 	seq, p, err := s.copyHtoD(dst, src)
 	if err != nil {
 		return err
@@ -555,10 +568,22 @@ func (s *Stream) copyHtoD(dst *Buffer, src []byte) (uint64, *runtime.Pinner, err
 	return seq, p, nil
 }
 
-// CopyDtoH enqueues a copy of the start of src into dst (CUDA Driver API:
-// cuMemcpyDtoHAsync). dst is kept alive and pinned until the copy completes; don't read
-// it until then (wait for the stream or an event). len(dst) must not exceed src.Size().
+// CopyDtoH enqueues a copy of the start of src into dst and returns at once (CUDA
+// Driver API: cuMemcpyDtoHAsync). dst holds the data once the copy completes: wait for
+// an event recorded on s after it, or for s; don't use dst until then. It is kept alive
+// meanwhile. len(dst) must not exceed src.Size().
+//
+// On CUDA, whose driver copies to pageable memory synchronously, pageable Go memory
+// goes through the stream's pinned staging ring (see CopyHtoD): the call only
+// enqueues, a goroutine copies each staged chunk into dst, and the stream waits for it
+// (cuStreamWaitValue32_v2), so that work enqueued on s later, an event included,
+// completes only once dst holds the data.
 func (s *Stream) CopyDtoH(dst []byte, src *Buffer) error {
+	if src != nil && int64(len(dst)) <= src.size && s != nil && s.ringCopyable(dst, src) {
+		return s.tracked([]use{{src.a, Read}}, func() error {
+			return s.ringFor().copy(dst, src.a.mem, src.off, true)
+		})
+	}
 	seq, p, err := s.copyDtoH(dst, src)
 	if err != nil {
 		return err

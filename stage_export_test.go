@@ -24,3 +24,23 @@ func SetStaging(d *Device, chunk, part, parts int) func() {
 		stageChunkFixed, hostCopyPart, hostCopyMaxParts = 0, 64<<10, 8
 	}
 }
+
+// SetAsyncStaging turns the streams' staging rings for asynchronous copies of pageable
+// memory on or off (off: the backend's own copy) and returns the old setting.
+func SetAsyncStaging(on bool) bool {
+	old := asyncStaging
+	asyncStaging = on
+	return old
+}
+
+// SetStageChunkMax sets the largest staging buffer (the staging rings' slots too) and
+// returns a function restoring it, dropping kept buffers.
+func SetStageChunkMax(d *Device, n int) func() {
+	d.stagePool.flush()
+	old := stageChunkMax
+	stageChunkMax = n
+	return func() {
+		d.stagePool.flush()
+		stageChunkMax = old
+	}
+}

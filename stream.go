@@ -67,6 +67,9 @@ type streamCore struct {
 	// guarded by compactMu, freed on the stream by Close or destroy.
 	compactMu   sync.Mutex
 	compactFree []backend.Mem
+	// ring stages the stream's asynchronous copies of pageable memory (ring.go), made at
+	// first use, retired by Close or destroy.
+	ring atomic.Pointer[hostRing]
 }
 
 // destroy is the backstop for a stream dropped without Close: its cleanup, or the
@@ -85,6 +88,9 @@ func (c *streamCore) destroy() {
 		// Its work still runs: device waits wait for it, as for a closed stream's.
 		if ev, err := c.dev.getEvent(); err == nil {
 			if c.be.Record(ev.be) == nil {
+				if r := c.ring.Load(); r != nil {
+					r.close(ev.retain())
+				}
 				c.dev.addTail(ev)
 			} else {
 				ev.release()
@@ -265,6 +271,9 @@ func (s *Stream) finishClose() error {
 		s.last, s.lastSeq = ev, cur
 	}
 	s.destroyed = true
+	if r := s.ring.Load(); r != nil {
+		r.close(s.last.retain())
+	}
 	// The tail first: a device wait lists the live streams, then the tails, so a
 	// stream gone from the one must already be in the other.
 	if busy {

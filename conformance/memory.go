@@ -46,6 +46,7 @@ func RunMemory(t *testing.T, d *gpu.Device) {
 		t.Logf("free device memory after %s: %d bytes (%+d)%s", tc.name, free, free-last, poolStats(d))
 		last = free
 	}
+	RunHostCopies(t, k)
 	t.Run("NoLeak", func(t *testing.T) {
 		free1 := settledFree(t, d)
 		if free1 < free0 {
