@@ -44,3 +44,17 @@ func SetStageChunkMax(d *Device, n int) func() {
 		stageChunkMax = old
 	}
 }
+
+// SharedUse reports whether a launch on s reading x and writing y would record an event
+// (the allocations count as in use on several streams), without launching anything.
+func SharedUse(s *Stream, y, x *Buffer) (bool, error) {
+	var small [4]*allocation
+	t, err := s.trackBegin([]use{{y.a, Write}, {x.a, Read}}, small[:0])
+	if err != nil {
+		return false, err
+	}
+	shared := t.anyShared
+	unlockAll(t.as)
+	s.unhold()
+	return shared, nil
+}
