@@ -145,7 +145,6 @@ func goid() int64 {
 // for others: if one is busy, it releases the rest, waits for that one, and retries. It
 // fails with ErrInScope if the caller holds one in an access scope.
 func lockAll(as []*allocation) error {
-	var me int64
 outer:
 	for {
 		for i, a := range as {
@@ -155,13 +154,8 @@ outer:
 			for _, b := range as[:i] {
 				b.mu.Unlock()
 			}
-			if g := a.scope.Load(); g != 0 {
-				if me == 0 {
-					me = scopeID()
-				}
-				if g == me {
-					return fmt.Errorf("%w (use the raw pointer inside the scope)", ErrInScope)
-				}
+			if a.scope.Load() != 0 && heldByMe(&a.scope) {
+				return fmt.Errorf("%w (use the raw pointer inside the scope)", ErrInScope)
 			}
 			a.mu.Lock()
 			a.mu.Unlock()
@@ -169,6 +163,17 @@ outer:
 		}
 		return nil
 	}
+}
+
+// heldByMe reports whether the calling goroutine holds the scope recorded in scope.
+// It checks locked to its OS thread: a scope's holder is locked to the thread that
+// names it (enterScope), so while the caller is too, no other goroutine can hold a
+// scope named by the caller's thread; unlocked, the caller could find its thread's id
+// in a stale or new scope of another goroutine that ran on that thread.
+func heldByMe(scope *atomic.Int64) bool {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	return scope.Load() == scopeID()
 }
 
 func unlockAll(as []*allocation) {
