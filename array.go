@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -413,7 +414,13 @@ func FromSlice[T Elem](s *Stream, data []T, shape ...int) (*Array[T], error) {
 		return nil, err
 	}
 	if n > 0 {
-		if err := s.CopyHtoD(a.buf, Bytes(data)); err != nil {
+		src := Bytes(data)
+		if s.ringCopyable(src, a.buf) || !s.dev.info.StagedHostCopies {
+			// The copy reads src after the return (the stream's staging ring, the CPU
+			// backend's queue): a copy of its own, so that data may be reused at once.
+			src = bytes.Clone(src)
+		}
+		if err := s.CopyHtoD(a.buf, src); err != nil {
 			a.Free()
 			return nil, err
 		}
