@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -413,7 +414,13 @@ func FromSlice[T Elem](s *Stream, data []T, shape ...int) (*Array[T], error) {
 		return nil, err
 	}
 	if n > 0 {
-		if err := s.CopyHtoD(a.buf, Bytes(data)); err != nil {
+		src := Bytes(data)
+		if s.ringCopyable(src, a.buf) || !s.dev.info.StagedHostCopies {
+			// The copy reads src after the return (the stream's staging ring, the CPU
+			// backend's queue): a copy of its own, so that data may be reused at once.
+			src = bytes.Clone(src)
+		}
+		if err := s.CopyHtoD(a.buf, src); err != nil {
 			a.Free()
 			return nil, err
 		}
@@ -437,7 +444,7 @@ func (a *Array[T]) ToSlice(ctx context.Context) ([]T, error) {
 		// First, so that a view too large to copy (a broadcast one) or a freed array is
 		// an error before the host slice is made.
 		var err error
-		if c, err = Contiguous(a.Device().def, a); err != nil {
+		if c, err = a.contiguousForRead(ctx); err != nil {
 			return nil, err
 		}
 		defer c.Free()
@@ -466,7 +473,7 @@ func (a *Array[T]) CopyToHost(ctx context.Context, dst []T) error {
 	c := a
 	if !a.IsContiguous() {
 		var err error
-		if c, err = Contiguous(a.Device().def, a); err != nil {
+		if c, err = a.contiguousForRead(ctx); err != nil {
 			return err
 		}
 		defer c.Free()
@@ -476,6 +483,24 @@ func (a *Array[T]) CopyToHost(ctx context.Context, dst []T) error {
 		return err
 	}
 	return buf.CopyToHost(ctx, Bytes(dst))
+}
+
+// contiguousForRead is a contiguous copy of a non-contiguous array for a host read,
+// made on the device's default stream once a's pending writes are done: waited for on
+// the host under ctx first, so that the default stream never waits in the device for
+// another stream's work on behalf of a read (which would hold up every other use of it).
+func (a *Array[T]) contiguousForRead(ctx context.Context) (*Array[T], error) {
+	d := a.Device()
+	pol, err := d.pickPolicy(nil)
+	if err != nil {
+		return nil, err
+	}
+	if !a.buf.a.gone.Load() && a.Size() > 0 {
+		if err := a.buf.a.hostWait(ctx, Read, pol); err != nil {
+			return nil, err
+		}
+	}
+	return Contiguous(d.def, a)
 }
 
 // CopyFromHost copies src (len(src) == Size(), row-major) into the array, which must be
@@ -538,14 +563,13 @@ func (a *Array[T]) At(ctx context.Context, idx ...int) (T, error) {
 	if err != nil {
 		return v[0], err
 	}
-	if a.buf.Kind() != DeviceMem || a.Device().info.Backend == "cpu" {
+	if a.buf.Kind() == UnifiedMem {
 		err = elem.HostAccess(ctx, Read, func(h []byte) error { copy(Bytes(v[:]), h); return nil })
 		return v[0], err
 	}
-	if err := elem.plainCheck(ctx); err != nil {
-		return v[0], err
-	}
-	return v[0], readSmall(ctx, a.Device().def, elem, 0, Bytes(v[:])) // as CopyToHost, through a pinned word
+	// As CopyToHost: a wait on the host, then through a pinned word (an element of at
+	// most 8 bytes) on a copy stream.
+	return v[0], elem.CopyToHost(ctx, Bytes(v[:]))
 }
 
 // Set sets one element and returns once it is written (a round trip, like At). Setting

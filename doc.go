@@ -18,9 +18,24 @@
 // Launch and the copy methods take buffers, not raw pointers, and record each use: an
 // operation on stream S waits for conflicting uses on other streams (a read for the last
 // write; a write also for the reads since), and the event marking a use is recorded
-// after the operation is enqueued. A buffer used on one stream only costs nothing. Raw
-// device pointers exist only inside Buffer.Access, whose use is recorded after the
-// scope returns. Free is safe at any moment.
+// after the operation is enqueued. A buffer used on one stream only costs nothing, and
+// one that moved to a stream returns to that free path once the other streams' uses are
+// behind it (complete, or waited for). Raw device pointers exist only inside
+// Buffer.Access, whose use is recorded after the scope returns. Free is safe at any
+// moment.
+//
+// # Host copies
+//
+// The plain host reads and copies (Buffer.CopyToHost, CopyFromHost and CopyFrom,
+// Array.ToSlice, CopyToHost, CopyFromHost, At and Set) first wait on the host, under
+// their context and without the driver, for the uses of the buffer they conflict with,
+// then copy on the device's own copy streams through pinned memory with asynchronous
+// copies and the package's own waits: a cancel returns ctx.Err() at once and nothing
+// touches the Go memory afterwards, a copy of a buffer that is ready never waits behind
+// copies that wait, and any number of goroutines copying at once hold a bounded number
+// of OS threads. Stream.CopyDtoH and CopyHtoD only enqueue, pageable Go memory
+// included (through the stream's pinned staging ring on CUDA, whose driver copies
+// pageable memory synchronously).
 //
 // # Errors
 //

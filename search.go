@@ -66,9 +66,10 @@ func searchItems(size int) int {
 // indices take at most 4 MiB, the scatter runs into an array of a.Size() elements before
 // the count is known and writes the count into pinned host memory, so the host waits
 // once; on CUDA the tiles' status comes from the stream's pool, which the scatter leaves
-// zero, instead of a memset. The result then holds the device memory of a.Size()
-// indices (at most 4 MiB) until it is freed, however few it has; Clone gives an array
-// of its own size. Otherwise the scatter runs after, into an array of the count.
+// zero, instead of a memset. A result that uses at most half of those a.Size() indices
+// (and would leave at least 64 KiB unused) is then copied into an array of its own
+// size; otherwise it holds the memory of a.Size() indices (at most 4 MiB) until it is
+// freed. Larger outputs are scattered after the count, into an array of the count.
 // Argwhere and Extract work the same way.
 func Nonzero[T Elem](ctx context.Context, s *Stream, a *Array[T]) (*Array[int64], error) {
 	if err := searchArgs(ctx, s); err != nil {
@@ -413,11 +414,29 @@ func compactEager(ctx context.Context, s *Stream, fnCount, fnScatter *Function, 
 		buf.Free()
 		return empty()
 	}
+	used := int64(t) * int64(outType.Size())
+	if full := int64(n) * int64(outType.Size()); full-used >= compactShrinkMin && 2*used <= full {
+		// Much smaller than the n elements: an exact-size copy, so that the result
+		// doesn't hold the whole buffer (200 one-element results held 800 MiB).
+		if exact, err := s.Alloc(used); err == nil {
+			part := &Buffer{a: buf.a, off: buf.off, size: used}
+			if err := s.CopyDtoD(exact, part); err == nil {
+				buf.Free()
+				return &header{buf: exact, dt: outType, shape: []int{int(t)}, strides: []int{1}}, nil
+			}
+			exact.Free()
+		}
+	}
 	// The result's buffer is its t elements (Buffer().Size(), copies of the whole
 	// buffer); the allocation, freed as a whole, keeps its n.
-	buf.size = int64(t) * int64(outType.Size())
+	buf.size = used
 	return &header{buf: buf, dt: outType, shape: []int{int(t)}, strides: []int{1}}, nil
 }
+
+// compactShrinkMin is the least memory an eager compaction's result must waste (its n
+// elements' buffer past its count, when that is at most half of it) to be copied into
+// a buffer of its exact size: one more device copy, a few microseconds.
+const compactShrinkMin = 64 << 10
 
 // compactStatus returns a clean (zero) compaction status of at least size bytes from
 // s's pool, allocating and zeroing one if none fits. A compaction's count and scatter

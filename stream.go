@@ -49,6 +49,10 @@ type streamCore struct {
 	destroyed bool   // the backend stream is gone; last covers all its work
 	last      *pev   // the latest internal event recorded on the stream
 	lastSeq   uint64 // the seq it covers
+	// done is the stream's highest operation count (Stream.seq) known complete: an
+	// event recorded by eventAfter seen complete, or the stream seen idle, advances it
+	// (settle). Uses up to it need no waiting: the tracking drops them (track.go).
+	done atomic.Uint64
 	// blocks are the small device blocks freed on the stream and kept for reuse on it,
 	// by class (blockCache; guarded by mu).
 	blocks [cacheClasses][]backend.Mem
@@ -63,6 +67,9 @@ type streamCore struct {
 	// guarded by compactMu, freed on the stream by Close or destroy.
 	compactMu   sync.Mutex
 	compactFree []backend.Mem
+	// ring stages the stream's asynchronous copies of pageable memory (ring.go), made at
+	// first use, retired by Close or destroy.
+	ring atomic.Pointer[hostRing]
 }
 
 // destroy is the backstop for a stream dropped without Close: its cleanup, or the
@@ -81,6 +88,9 @@ func (c *streamCore) destroy() {
 		// Its work still runs: device waits wait for it, as for a closed stream's.
 		if ev, err := c.dev.getEvent(); err == nil {
 			if c.be.Record(ev.be) == nil {
+				if r := c.ring.Load(); r != nil {
+					r.close(ev.retain())
+				}
 				c.dev.addTail(ev)
 			} else {
 				ev.release()
@@ -256,10 +266,14 @@ func (s *Stream) finishClose() error {
 			ev.release()
 			return err
 		}
+		ev.done, ev.cover = &s.done, cur
 		s.last.release()
 		s.last, s.lastSeq = ev, cur
 	}
 	s.destroyed = true
+	if r := s.ring.Load(); r != nil {
+		r.close(s.last.retain())
+	}
 	// The tail first: a device wait lists the live streams, then the tails, so a
 	// stream gone from the one must already be in the other.
 	if busy {
@@ -290,6 +304,7 @@ func (s *Stream) eventAfter(seq uint64) (*pev, error) {
 		return nil, err
 	}
 	s.enqueued()
+	ev.done, ev.cover = &s.done, cur
 	s.last.release()
 	s.last, s.lastSeq = ev.retain(), cur
 	return ev, nil
@@ -308,10 +323,11 @@ func (s *Stream) Query() (bool, error) {
 	if s.idle() {
 		return true, s.dev.Err()
 	}
-	p := s.pend.Load()
+	p, c := s.pend.Load(), s.seq.Load()
 	done, err := s.be.Query()
 	if done && err == nil {
 		advance(&s.idleAt, p)
+		advance(&s.done, c)
 	}
 	return done, err
 }
@@ -338,10 +354,11 @@ func (s *Stream) Synchronize(ctx context.Context, policy ...WaitPolicy) error {
 		}
 		return s.dev.Err()
 	}
-	p := s.pend.Load()
+	p, c := s.pend.Load(), s.seq.Load()
 	err = s.dev.wait(ctx, streamWait{s}, pol)
 	if err == nil {
 		advance(&s.idleAt, p)
+		advance(&s.done, c)
 	}
 	return err
 }

@@ -63,6 +63,7 @@ func scanSpills(log string) (st, ld int) {
 // scanPtxasRaw is scanPtxas without the spill and stack checks.
 func scanPtxasRaw(t testing.TB, src string) (log, cubin string) {
 	t.Helper()
+	checkPTXConfig(t, src) // the dump and the driver's check (ptxdriver_test.go)
 	p := scanPtxasPath()
 	if p == "" {
 		t.Skip("ptxas not found ($PTXAS, PATH, /opt/ctk/usr/bin/ptxas)")

@@ -33,6 +33,8 @@ enum {
 	P_cuModuleLoadDataEx, P_cuModuleUnload, P_cuModuleGetFunction,
 	P_cuFuncGetAttribute, P_cuFuncSetAttribute, P_cuLaunchKernel,
 	P_cuOccupancyMaxActiveBlocksPerMultiprocessor,
+	// Stream memory operations (sync branch: asynchronous pageable copies).
+	P_cuStreamWaitValue32, P_cuStreamWriteValue32,
 	P_COUNT
 };
 
@@ -58,6 +60,9 @@ static const char* const gocu_names[P_COUNT][2] = {
 	{"cuModuleLoadDataEx", 0}, {"cuModuleUnload", 0}, {"cuModuleGetFunction", 0},
 	{"cuFuncGetAttribute", 0}, {"cuFuncSetAttribute", 0}, {"cuLaunchKernel", 0},
 	{"cuOccupancyMaxActiveBlocksPerMultiprocessor", 0},
+	// Stream memory operations (sync branch): the _v2 entry points (CUDA 11.7+), else
+	// the first ones (CUDA 8+).
+	{"cuStreamWaitValue32_v2", "cuStreamWaitValue32"}, {"cuStreamWriteValue32_v2", "cuStreamWriteValue32"},
 };
 
 static void* gocu_fp[P_COUNT];
@@ -121,6 +126,9 @@ static CUresult w_cuStreamCreate(H ctx, H* s, unsigned flags) { ENSURE(ctx); ret
 static CUresult w_cuStreamDestroy(H ctx, H s) { ENSURE(ctx); return FP(cuStreamDestroy, void*)((void*)s); }
 static CUresult w_cuStreamQuery(H ctx, H s) { ENSURE(ctx); return FP(cuStreamQuery, void*)((void*)s); }
 static CUresult w_cuStreamSynchronize(H ctx, H s) { ENSURE(ctx); return FP(cuStreamSynchronize, void*)((void*)s); }
+// Stream memory operations (sync branch).
+static CUresult w_cuStreamWaitValue32(H ctx, H s, DPTR addr, unsigned v, unsigned flags) { ENSURE(ctx); return FP(cuStreamWaitValue32, void*, DPTR, unsigned, unsigned)((void*)s, addr, v, flags); }
+static CUresult w_cuStreamWriteValue32(H ctx, H s, DPTR addr, unsigned v, unsigned flags) { ENSURE(ctx); return FP(cuStreamWriteValue32, void*, DPTR, unsigned, unsigned)((void*)s, addr, v, flags); }
 static CUresult w_cuStreamWaitEvent(H ctx, H s, H e) { ENSURE(ctx); return FP(cuStreamWaitEvent, void*, void*, unsigned)((void*)s, (void*)e, 0); }
 
 static CUresult w_cuEventCreate(H ctx, H* e, unsigned flags) { ENSURE(ctx); return FP(cuEventCreate, void**, unsigned)((void**)e, flags); }
@@ -451,6 +459,19 @@ func (c Context) StreamSynchronize(s Stream) error {
 // StreamWaitEvent makes later work on s wait for e.
 func (c Context) StreamWaitEvent(s Stream, e Event) error {
 	return check("cuStreamWaitEvent", C.w_cuStreamWaitEvent(h(uintptr(c)), h(uintptr(s)), h(uintptr(e))))
+}
+
+// StreamWaitValue32 makes later work on s wait for the 32-bit word at addr (flags:
+// StreamWaitValueGEQ: until int32(*addr-v) >= 0) (CUDA Driver API:
+// cuStreamWaitValue32_v2). Added by the sync branch.
+func (c Context) StreamWaitValue32(s Stream, addr DevicePtr, v, flags uint32) error {
+	return check("cuStreamWaitValue32", C.w_cuStreamWaitValue32(h(uintptr(c)), h(uintptr(s)), C.DPTR(addr), C.uint(v), C.uint(flags)))
+}
+
+// StreamWriteValue32 enqueues writing v into the 32-bit word at addr (CUDA Driver API:
+// cuStreamWriteValue32_v2). Added by the sync branch.
+func (c Context) StreamWriteValue32(s Stream, addr DevicePtr, v, flags uint32) error {
+	return check("cuStreamWriteValue32", C.w_cuStreamWriteValue32(h(uintptr(c)), h(uintptr(s)), C.DPTR(addr), C.uint(v), C.uint(flags)))
 }
 
 // EventCreate creates an event (flags: EventBlockingSync, EventDisableTiming).
