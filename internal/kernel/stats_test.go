@@ -18,7 +18,7 @@ func statSpecs() []*RowStat {
 			{dtype.BFloat16, dtype.BFloat16, dtype.Float32},
 			{dtype.Float16, dtype.Float32, dtype.Float32},
 		} {
-			for _, g := range []struct{ threads, items, vec int }{{32, 4, 1}, {256, 8, 4}, {1024, 4, 2}} {
+			for _, g := range []struct{ threads, items, vec int }{{32, 4, 1}, {256, 8, 4}, {1024, 4, 2}, {1024, 8, 4}} {
 				if g.vec*tc.in.Size() > 16 || g.vec*tc.out.Size() > 16 || (tc.in != dtype.Float32 && g.threads != 256) {
 					continue
 				}
