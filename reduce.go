@@ -78,6 +78,8 @@ type reduceConfig struct {
 	axes     []int
 	axesSet  bool
 	keepDims bool
+	ddof     int // Var and Std only (Ddof)
+	ddofSet  bool
 }
 
 // Axes reduces over the given axes only (negative axes count from the end). Axes()
@@ -117,11 +119,20 @@ func reduceOpOf(op Op) (kernel.ReduceOp, error) {
 }
 
 // resolveAxes returns the mask of reduced axes of a rank-n array and the result shape.
+// Ddof is refused: only Var and Std (resolveReduce) take it.
 func resolveAxes(shape []int, opts []ReduceOption, oneAxis bool) (mask []bool, out []int, err error) {
-	var c reduceConfig
+	mask, out, c, err := resolveReduce(shape, opts, oneAxis)
+	if err == nil && c.ddofSet {
+		return nil, nil, fmt.Errorf("gpu: Ddof applies to Var and Std only: %w", ErrInvalidValue)
+	}
+	return mask, out, err
+}
+
+// resolveReduce is resolveAxes returning the options too.
+func resolveReduce(shape []int, opts []ReduceOption, oneAxis bool) (mask []bool, out []int, c reduceConfig, err error) {
 	for _, o := range opts {
 		if o == nil {
-			return nil, nil, fmt.Errorf("gpu: a nil ReduceOption: %w", ErrInvalidValue)
+			return nil, nil, c, fmt.Errorf("gpu: a nil ReduceOption: %w", ErrInvalidValue)
 		}
 		o(&c)
 	}
@@ -133,7 +144,7 @@ func resolveAxes(shape []int, opts []ReduceOption, oneAxis bool) (mask []bool, o
 		}
 	} else {
 		if oneAxis && len(c.axes) != 1 {
-			return nil, nil, fmt.Errorf("gpu: axes %v: give one axis or none (all elements): %w", c.axes, ErrInvalidValue)
+			return nil, nil, c, fmt.Errorf("gpu: axes %v: give one axis or none (all elements): %w", c.axes, ErrInvalidValue)
 		}
 		for _, ax := range c.axes {
 			a := ax
@@ -141,10 +152,10 @@ func resolveAxes(shape []int, opts []ReduceOption, oneAxis bool) (mask []bool, o
 				a += n
 			}
 			if a < 0 || a >= n {
-				return nil, nil, fmt.Errorf("gpu: axis %d out of range for a %d-d array: %w", ax, n, ErrInvalidValue)
+				return nil, nil, c, fmt.Errorf("gpu: axis %d out of range for a %d-d array: %w", ax, n, ErrInvalidValue)
 			}
 			if mask[a] {
-				return nil, nil, fmt.Errorf("gpu: axis %d repeated in %v: %w", ax, c.axes, ErrInvalidValue)
+				return nil, nil, c, fmt.Errorf("gpu: axis %d repeated in %v: %w", ax, c.axes, ErrInvalidValue)
 			}
 			mask[a] = true
 		}
@@ -160,7 +171,7 @@ func resolveAxes(shape []int, opts []ReduceOption, oneAxis bool) (mask []bool, o
 	if out == nil {
 		out = []int{}
 	}
-	return mask, out, nil
+	return mask, out, c, nil
 }
 
 // redOperand is an operand of a reduction: its layout and its strides over the

@@ -296,6 +296,20 @@ class CuPy:
     def device_sync(self):
         self.cp.cuda.Device().synchronize()
 
+    def var_rows(self, x):
+        return self.cp.var(x, axis=1)
+
+    def logsumexp_rows(self, x):
+        m = x.max(axis=1, keepdims=True)
+        return self.cp.log(self.cp.exp(x - m).sum(axis=1)) + m[:, 0]
+
+    def softmax_rows(self, x):
+        e = self.cp.exp(x - x.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+
+    def layernorm(self, x, w, b):
+        raise Unsupported("CuPy has no layer norm")
+
 
 class Torch:
     name = "torch"
@@ -415,6 +429,18 @@ class Torch:
         raise Unsupported("PyTorch launches no user kernels without compiling them")
 
     launch_add = launch_add_slices = launch_add_mat_vec = launch_rand
+
+    def var_rows(self, x):
+        return self.t.var(x, dim=1, correction=0)
+
+    def logsumexp_rows(self, x):
+        return self.t.logsumexp(x, dim=1)
+
+    def softmax_rows(self, x):
+        return self.t.softmax(x, dim=1)
+
+    def layernorm(self, x, w, b):
+        return self.t.nn.functional.layer_norm(x, x.shape[-1:], w, b, 1e-5)
 
     def stream_sync(self):
         self.t.cuda.current_stream().synchronize()
@@ -705,6 +731,22 @@ def benchmarks():
     add("integration/metaldevrt", ("S",), devrt,
         "y[j, :] = x1[j, :] + x2[j], one block per row, every element through a __noinline__ device function",
         libs=("cupy",))
+
+    def stat(name):
+        def make(lib, sz):
+            x = lib.f32(SHAPES[sz]["mat"])
+            if name == "layernorm":
+                w, b = lib.f32(x.shape[-1:]), lib.f32(x.shape[-1:])
+                return lambda: lib.layernorm(x, w, b)
+            f = getattr(lib, name)
+            return lambda: f(x)
+        return make
+    add("stats/var", SL, stat("var_rows"), "variance (ddof 0) of each row of the float32 matrix (axis 1)")
+    add("stats/logsumexp", SL, stat("logsumexp_rows"), "log(sum(exp)) of each row of the float32 matrix")
+    add("stats/softmax", SL, stat("softmax_rows"), "softmax along axis 1 of the float32 matrix (CuPy: "
+        "exp(x - max) / sum, as a CuPy user writes it)")
+    add("stats/layernorm", SL, stat("layernorm"), "layer norm over axis 1 with a weight and a bias, eps 1e-5",
+        libs=("torch",))
 
     add("sync/stream", ("S",), lambda lib, sz: lib.stream_sync, "synchronize the idle current stream", mode="sync")
     add("sync/context", ("S",), lambda lib, sz: lib.device_sync, "synchronize the idle device", mode="sync")
