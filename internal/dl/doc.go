@@ -31,6 +31,31 @@
 // Adding an entry point is one line in the table and its Go function; the same code
 // serves every build, so nothing can drift between a cgo binding and another.
 //
+// # Writing a binding
+//
+// backend/cuda/cu (the CUDA driver) and nccl/internal/ncclapi (NCCL) are the two
+// bindings to copy. A new one (cuBLAS, in backend/cuda/cublas) takes four pieces:
+//
+//   - The table: a dl.Table and one package variable per entry point, Func for those
+//     the binding cannot work without (Bind fails, and Load reports the library too
+//     old), Optional for later additions (check Func.Bound and return an error wrapping
+//     ErrNotSupported).
+//   - Load: once (sync.Once), dl.Open the library (an environment variable may name
+//     it, as GPU_CUDA_LIBRARY and GPU_NCCL_LIBRARY do; the default is the versioned
+//     soname, libcublas.so.13), then Table.Bind; dl.PathOf(f.Addr()) names the file
+//     that was loaded.
+//   - One Go function per entry point, converting its arguments as the rules below say
+//     and the result register to an error (int32(r) != 0). A library whose calls need
+//     the CUDA context current on the thread (cuBLAS's handle belongs to the context
+//     current at cublasCreate_v2) calls through the driver's prologue:
+//     f.CallIn(cu.Prologue(), uintptr(ctx), args...), one crossing as the driver's own
+//     calls.
+//   - Tests against a fake library: a C file in testdata with the real signatures,
+//     recording what each function received, compiled by dltest.Build (the C compiler
+//     run as a program, so the same tests check the cgo and the CGO_ENABLED=0 build),
+//     and a test that every table entry has its Go function (cu's
+//     TestEveryEntryPointHasItsFunction).
+//
 // # How a call reaches C
 //
 // Which mechanism a build uses is the constant Mechanism:

@@ -131,6 +131,13 @@ func Load() error {
 	return loadErr
 }
 
+// Prologue returns the driver's current-context pair (cuCtxGetCurrent,
+// cuCtxSetCurrent) for bindings of other CUDA libraries through package internal/dl:
+// f.CallIn(cu.Prologue(), uintptr(ctx), args...) makes ctx current on the thread and
+// calls f in one crossing into C, as this package's own calls do. Valid once Load has
+// succeeded.
+func Prologue() *dl.Current { return &cur }
+
 // LibraryPath loads the driver if it is not loaded yet and returns the file it was
 // loaded from (the full path of libcuda.so.1), or "" if it could not be opened.
 func LibraryPath() string {
