@@ -80,8 +80,9 @@
 // driver's cuCtxGetCurrent/cuCtxSetCurrent check), then calls the function: one
 // crossing, no allocation. Measured on an AMD EPYC with a trivial C function, a call
 // costs about 35 ns either way, like a cgo call to a C wrapper, against about 105 ns
-// and an allocation through purego.SyscallN (which copies a 64-word block from a
-// sync.Pool) and several hundred through purego.RegisterLibFunc (reflection);
+// through purego.SyscallN (which copies a 64-word block from a sync.Pool, and moves
+// each variable whose address is an argument to the heap: an allocation) and several
+// hundred through purego.RegisterLibFunc (reflection);
 // BenchmarkCall measures them side by side. The H200's figures for the CUDA driver are
 // in the README.
 //
