@@ -60,10 +60,15 @@ static int dl_noop(void) { return 0; }
 static U dl_trampoline_addr(void) { return (U)dl_trampoline; }
 static U dl_noop_addr(void) { return (U)dl_noop; }
 
-static U dl_open(const char *name) { return (U)dlopen(name, RTLD_NOW | RTLD_LOCAL); }
+// dl_open opens name; on failure *err is dlerror's message, read on the same thread.
+static U dl_open(const char *name, const char **err) {
+	dlerror();
+	void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+	*err = h ? NULL : dlerror();
+	return (U)h;
+}
 static U dl_sym(U h, const char *name) { return (U)dlsym((void *)h, name); }
-static int dl_close(U h) { return dlclose((void *)h); }
-static const char *dl_error(void) { return dlerror(); }
+static const char *dl_close(U h) { return dlclose((void *)h) == 0 ? NULL : dlerror(); }
 static const char *dl_addr_path(U addr) {
 	Dl_info info;
 	if (dladdr((void *)addr, &info) == 0) return NULL;
@@ -92,11 +97,11 @@ var (
 func dlopen(name string) (uintptr, error) {
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
-	C.dl_error()
-	h := C.dl_open(cname)
+	var e *C.char
+	h := C.dl_open(cname, &e)
 	if h == 0 {
 		msg := "dlopen " + name + " failed"
-		if e := C.dl_error(); e != nil {
+		if e != nil {
 			msg = C.GoString(e)
 		}
 		return 0, errors.New(msg)
@@ -111,8 +116,8 @@ func dlsym(h uintptr, name string) uintptr {
 }
 
 func dlclose(h uintptr) error {
-	if C.dl_close(C.U(h)) != 0 {
-		return errors.New("dl: dlclose: " + C.GoString(C.dl_error()))
+	if e := C.dl_close(C.U(h)); e != nil {
+		return errors.New("dl: dlclose: " + C.GoString(e))
 	}
 	return nil
 }

@@ -19,9 +19,17 @@ import (
 var platform = runtime.GOOS + "/" + runtime.GOARCH
 
 func dlopen(name string) (uintptr, error) {
+	// dlerror's message is the calling thread's: stay on one thread from dlopen to
+	// dlerror (purego.Dlopen calls them one after the other).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	h, err := purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_LOCAL)
 	if err != nil {
-		return 0, errors.New(err.Error())
+		msg := err.Error()
+		if msg == "" {
+			msg = "dlopen " + name + " failed"
+		}
+		return 0, errors.New(msg)
 	}
 	return h, nil
 }
