@@ -1,4 +1,4 @@
-//go:build ((cgo && unix) || (!cgo && linux && amd64)) && !gpu_nodlopen
+//go:build ((cgo && unix) || (!cgo && linux && (amd64 || arm64))) && !gpu_nodlopen
 
 package dl
 

@@ -62,12 +62,14 @@
 //
 //   - "cgo" (cgo on, any Unix): a small C trampoline compiled by cgo. Libraries are
 //     opened with the C library's dlopen.
-//   - "purego" (CGO_ENABLED=0 on linux/amd64): github.com/ebitengine/purego provides
-//     what cgo's runtime support would (its fakecgo package: threads created with
-//     pthread_create, the thread-local storage C libraries expect, runtime.cgocall),
-//     and dlopen/dlsym; the calls go through this package's assembly trampoline
-//     (trampoline_amd64.s), the C trampoline's twin.
-//   - "purego-syscalln" (CGO_ENABLED=0 on linux/arm64): calls through purego.SyscallN.
+//   - "purego" (CGO_ENABLED=0 on linux/amd64 and linux/arm64):
+//     github.com/ebitengine/purego provides what cgo's runtime support would (its
+//     fakecgo package: threads created with pthread_create, the thread-local storage C
+//     libraries expect, runtime.cgocall), and dlopen/dlsym; the calls go through this
+//     package's assembly trampoline (trampoline_amd64.s, trampoline_arm64.s), the C
+//     trampoline's twin. The arm64 one is tested under qemu-user only (no arm64
+//     machine here): run internal/dl's, cu's and ncclapi's tests on one before relying
+//     on it.
 //   - "" (anything else, or the build tag gpu_nodlopen): Open fails with an error
 //     matching ErrUnavailable.
 //
@@ -102,8 +104,7 @@
 //     uintptr(unsafe.Pointer(&v)), and call them directly, not through a helper.
 //     Everything from Call down to the C function is nosplit, so the goroutine's stack
 //     cannot move between the conversion and the C call: a stack variable may be
-//     passed, and stays on the stack (no allocation). Under "purego-syscalln" Call is
-//     //go:uintptrescapes instead, which moves such variables to the heap.
+//     passed, and stays on the stack (no allocation).
 //   - Memory the C function reads or writes must stay alive until Call returns (use
 //     runtime.KeepAlive for Go memory reached only through a uintptr). Memory C keeps
 //     after the call (an asynchronous copy's source, a name a library stores) must be

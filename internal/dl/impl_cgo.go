@@ -85,7 +85,7 @@ import (
 
 // Mechanism names how this build calls C: "cgo" (a C trampoline built by cgo),
 // "purego" (no cgo: purego's runtime support and this package's assembly trampoline),
-// "purego-syscalln" (no cgo: purego.SyscallN), or "" (no calls into C).
+// or "" (no calls into C).
 const Mechanism = "cgo"
 
 var (

@@ -16,6 +16,15 @@ import (
 // system's C library through the dynamic linker (so the binary is linked dynamically
 // against libc: see the package documentation).
 
+// Mechanism names how this build calls C: "cgo" (a C trampoline built by cgo),
+// "purego" (no cgo: purego's runtime support and this package's assembly trampoline),
+// or "" (no calls into C).
+const Mechanism = "purego"
+
+// trampoline and noop are the addresses of the assembly functions of
+// trampoline_GOARCH.s, which follow the C calling convention.
+var trampoline, noop uintptr
+
 var platform = runtime.GOOS + "/" + runtime.GOARCH
 
 func dlopen(name string) (uintptr, error) {

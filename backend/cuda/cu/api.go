@@ -88,9 +88,8 @@ const DefaultLibrary = "libcuda.so.1"
 const Available = dl.Available
 
 // Binding names how this build calls the driver: "cgo", "purego" (CGO_ENABLED=0 on
-// linux/amd64), "purego-syscalln" (CGO_ENABLED=0 on linux/arm64), or "" when it
-// cannot (another platform without cgo, or the build tag gpu_nodlopen). See package
-// internal/dl.
+// linux/amd64 or linux/arm64), or "" when it cannot (another platform without cgo, or
+// the build tag gpu_nodlopen). See package internal/dl.
 const Binding = dl.Mechanism
 
 var (

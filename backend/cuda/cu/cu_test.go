@@ -531,9 +531,6 @@ func TestLaunch(t *testing.T) {
 // included (they stay on the stack: package dl's nosplit calls).
 func TestNoAllocations(t *testing.T) {
 	needFake(t)
-	if Binding == "purego-syscalln" {
-		t.Skip("purego.SyscallN allocates")
-	}
 	c := Context(0xC0001)
 	blob := make([]byte, 24)
 	offs := []int32{0, 8, 16}

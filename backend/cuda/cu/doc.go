@@ -9,11 +9,9 @@
 //
 //   - "cgo" (CGO_ENABLED=1, the default where a C compiler is present): a C
 //     trampoline built by cgo. About 36 ns a call on the H200's host.
-//   - "purego" (CGO_ENABLED=0 on linux/amd64): no C compiler at all; purego's runtime
-//     support and an assembly trampoline, as cheap as the cgo call (see
-//     internal/dl's BenchmarkCall and the README for the H200's figures).
-//   - "purego-syscalln" (CGO_ENABLED=0 on linux/arm64): purego.SyscallN, about three
-//     times the cost of a cgo call.
+//   - "purego" (CGO_ENABLED=0 on linux/amd64 and linux/arm64): no C compiler at all;
+//     purego's runtime support and an assembly trampoline, as cheap as the cgo call
+//     (see internal/dl's BenchmarkCall and the README for the H200's figures).
 //   - "" (CGO_ENABLED=0 on other platforms, or the tag gpu_nodlopen): Load reports
 //     that no driver is available.
 //
