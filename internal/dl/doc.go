@@ -104,7 +104,10 @@
 //     uintptr(unsafe.Pointer(&v)), and call them directly, not through a helper.
 //     Everything from Call down to the C function is nosplit, so the goroutine's stack
 //     cannot move between the conversion and the C call: a stack variable may be
-//     passed, and stays on the stack (no allocation).
+//     passed, and stays on the stack (no allocation). Addresses built into an array
+//     first (cuLaunchKernel's kernelParams) follow the same rule: no function call
+//     between taking them and Call. Heap memory (new, make) never moves, so its
+//     address may be taken anywhere.
 //   - Memory the C function reads or writes must stay alive until Call returns (use
 //     runtime.KeepAlive for Go memory reached only through a uintptr). Memory C keeps
 //     after the call (an asynchronous copy's source, a name a library stores) must be
