@@ -106,8 +106,10 @@
 //     cannot move between the conversion and the C call: a stack variable may be
 //     passed, and stays on the stack (no allocation). Addresses built into an array
 //     first (cuLaunchKernel's kernelParams) follow the same rule: no function call
-//     between taking them and Call. Heap memory (new, make) never moves, so its
-//     address may be taken anywhere.
+//     between taking them and Call, or only calls of //go:nosplit functions that call
+//     nothing (ncclapi's initArgs). Heap memory never moves, but new and make may
+//     place on the stack a value whose address is only converted to uintptr: treat
+//     it as a stack variable.
 //   - Memory the C function reads or writes must stay alive until Call returns (use
 //     runtime.KeepAlive for Go memory reached only through a uintptr). Memory C keeps
 //     after the call (an asynchronous copy's source, a name a library stores) must be

@@ -199,25 +199,30 @@ func GetUniqueID() (UniqueID, error) {
 	return id, result(ncclGetUniqueId, r, 0)
 }
 
-// initArgs lays out the arguments of ncclCommInitRank(ncclComm_t *comm, int nranks,
-// ncclUniqueId id, int rank[, ncclConfig_t *config]) for the C calling convention:
-// comm and cfg are C memory or heap addresses (cfg 0 for ncclCommInitRank). On amd64
-// (System V) a struct over 16 bytes is passed in memory: its 16 words are the first
-// stack arguments, after the six register slots, which the integer arguments fill in
-// order, skipping the struct. On arm64 (AAPCS64) the caller passes a pointer to a copy
-// in its place.
-func initArgs(comm uintptr, nranks int, id *UniqueID, rank int, cfg uintptr) []uintptr {
-	args := make([]uintptr, 0, 6+UniqueIDBytes/8)
-	switch runtime.GOARCH {
-	case "amd64":
-		args = append(args, comm, uintptr(uint32(nranks)), uintptr(uint32(rank)), cfg, 0, 0)
-		for i := 0; i < UniqueIDBytes; i += 8 {
-			args = append(args, uintptr(binary.LittleEndian.Uint64(id[i:])))
-		}
-	default:
-		args = append(args, comm, uintptr(uint32(nranks)), uintptr(unsafe.Pointer(id)), uintptr(uint32(rank)), cfg)
+// initArgs lays out in a the arguments of ncclCommInitRank(ncclComm_t *comm, int
+// nranks, ncclUniqueId id, int rank[, ncclConfig_t *config]) for the C calling
+// convention and returns their number; cfg is 0 for ncclCommInitRank. On amd64 (System
+// V) a struct over 16 bytes is passed in memory: its 16 words are the first stack
+// arguments, after the six register slots, which the integer arguments fill in order,
+// skipping the struct. On arm64 (AAPCS64) the caller passes a pointer to a copy in its
+// place (id, a copy on the caller's stack). It is nosplit and calls nothing, so that
+// the addresses it is given may be of the caller's stack (package dl's rule).
+//
+//go:nosplit
+func initArgs(a *[6 + UniqueIDBytes/8]uintptr, comm uintptr, nranks int, id *UniqueID, rank int, cfg uintptr) int {
+	if runtime.GOARCH != "amd64" {
+		a[0], a[1], a[2], a[3], a[4] = comm, uintptr(uint32(nranks)), uintptr(unsafe.Pointer(id)), uintptr(uint32(rank)), cfg
+		return 5
 	}
-	return args
+	a[0], a[1], a[2], a[3], a[4], a[5] = comm, uintptr(uint32(nranks)), uintptr(uint32(rank)), cfg, 0, 0
+	for w := range UniqueIDBytes / 8 {
+		var v uintptr
+		for b := 7; b >= 0; b-- {
+			v = v<<8 | uintptr(id[8*w+b])
+		}
+		a[6+w] = v
+	}
+	return len(a)
 }
 
 // CommInitRank creates the communicator of rank rank in a clique of nranks ranks on the
@@ -228,12 +233,11 @@ func CommInitRank(nranks int, id UniqueID, rank int) (Comm, error) {
 	if err := usable(ncclCommInitRank); err != nil {
 		return 0, err
 	}
-	comm, idc := new(Comm), new(UniqueID) // on the heap: their addresses are built into args
-	*idc = id
-	r := ncclCommInitRank.Call(initArgs(uintptr(unsafe.Pointer(comm)), nranks, idc, rank, 0)...)
-	runtime.KeepAlive(comm)
-	runtime.KeepAlive(idc)
-	return *comm, result(ncclCommInitRank, r, 0)
+	var comm Comm
+	var a [6 + UniqueIDBytes/8]uintptr
+	n := initArgs(&a, uintptr(unsafe.Pointer(&comm)), nranks, &id, rank, 0)
+	r := ncclCommInitRank.Call(a[:n]...)
+	return comm, result(ncclCommInitRank, r, 0)
 }
 
 // CommInitRankConfig is CommInitRank with a configuration; nil means DefaultConfig()
@@ -249,13 +253,12 @@ func CommInitRankConfig(nranks int, id UniqueID, rank int, cfg *Config) (Comm, e
 		d := DefaultConfig()
 		cfg = &d
 	}
-	comm, idc, c := new(Comm), new(UniqueID), new(cConfig)
-	*idc, *c = id, newCConfig(cfg)
-	r := ncclCommInitRankConfig.Call(initArgs(uintptr(unsafe.Pointer(comm)), nranks, idc, rank, uintptr(unsafe.Pointer(c)))...)
-	runtime.KeepAlive(comm)
-	runtime.KeepAlive(idc)
-	runtime.KeepAlive(c)
-	return *comm, result(ncclCommInitRankConfig, r, 0)
+	c := newCConfig(cfg)
+	var comm Comm
+	var a [6 + UniqueIDBytes/8]uintptr
+	n := initArgs(&a, uintptr(unsafe.Pointer(&comm)), nranks, &id, rank, uintptr(unsafe.Pointer(&c)))
+	r := ncclCommInitRankConfig.Call(a[:n]...)
+	return comm, result(ncclCommInitRankConfig, r, 0)
 }
 
 // CommInitAll creates a clique of ndev communicators in this process, one per device of
