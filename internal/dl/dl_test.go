@@ -191,6 +191,49 @@ func TestMemory(t *testing.T) {
 	}
 }
 
+// TestStackVariablesAtEveryDepth passes stack buffers to C from goroutines whose stacks
+// are filled to every depth in a range, so that some call finds its stack nearly full:
+// if anything between the conversion of the buffer's address and the C call could grow
+// (and so move) the stack, C would write to the old stack and the buffer would not
+// change.
+func TestStackVariablesAtEveryDepth(t *testing.T) {
+	fake(t)
+	var wg sync.WaitGroup
+	var bad atomic.Int64
+	for depth := range 600 {
+		wg.Go(func() {
+			if !fillAtDepth(depth, byte(depth%250+1)) {
+				bad.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if n := bad.Load(); n != 0 {
+		t.Errorf("%d of 600 calls did not see C's writes to a stack buffer", n)
+	}
+}
+
+//go:noinline
+func fillAtDepth(depth int, v byte) bool {
+	var pad [24]byte // each level takes a little more stack
+	if depth > 0 {
+		return fillAtDepth(depth-1, v) && pad[0] == 0
+	}
+	var buf [40]byte
+	fakeFill.Call(uintptr(unsafe.Pointer(&buf[0])), uintptr(v), uintptr(len(buf)))
+	var out int64
+	var in [4]int64
+	neg := int64(-3)
+	fakeNarrow.Call(uintptr(neg), 1, 2, 3, uintptr(unsafe.Pointer(&in)))
+	out = in[0]
+	for _, b := range buf {
+		if b != v {
+			return false
+		}
+	}
+	return out == -3
+}
+
 // TestCurrent checks the context prologue: it runs on the thread of the call, calls Set
 // only when the context differs, and a failing Get or Set is the call's result.
 func TestCurrent(t *testing.T) {
