@@ -1,7 +1,8 @@
 // Package gpu is GPU computing for Go: devices, streams, events, memory and kernels,
 // correct under any number of goroutines and streams, on NVIDIA GPUs through the CUDA
-// driver (loaded at run time: building needs no CUDA toolkit) or on the CPU backend,
-// which has the same semantics and is the default where there is no GPU.
+// driver (loaded at run time: building needs no CUDA toolkit, and with CGO_ENABLED=0 on
+// linux/amd64 or linux/arm64 no C compiler either: see package cu's Binding) or on the
+// CPU backend, which has the same semantics and is the default where there is no GPU.
 //
 // # Waiting
 //

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-gpu/gpu"
+	"github.com/go-gpu/gpu/backend/cuda/cu"
 	"github.com/go-gpu/gpu/bench"
 )
 
@@ -53,14 +54,15 @@ func openDevice(backend string) (*gpu.Device, error) {
 	return nil, fmt.Errorf("unknown backend %q", backend)
 }
 
-// driverVersion formats a CUDA driver version (1000*major + 10*minor) as
-// "13.0"; "cpu" on the CPU backend.
+// driverVersion formats a CUDA driver version (1000*major + 10*minor) and the
+// build's binding of the driver (cu.Binding) as "13.0 cgo" or "13.0 purego", so
+// that a report says which build made it; "cpu" on the CPU backend.
 func driverVersion(info gpu.DeviceInfo) string {
 	if info.Backend != "cuda" {
 		return info.Backend
 	}
 	v := info.DriverVersion
-	return fmt.Sprintf("%d.%d", v/1000, v%1000/10)
+	return fmt.Sprintf("%d.%d %s", v/1000, v%1000/10, cu.Binding)
 }
 
 // open is gpubench's open hook: the device of the -backend flag, its default

@@ -55,7 +55,7 @@
 // Each benchmark that has a raw driver counterpart is sampled in turn with it
 // (raw/<name>/<driver call>: cuStreamSynchronize, cuLaunchKernel,
 // cuMemcpyHtoDAsync, ... on a stream of its own), and the table shows our
-// median over the raw one ("vs raw"). The raw rows need cgo and the CUDA
+// median over the raw one ("vs raw"). The raw rows need the CUDA
 // backend; elsewhere they are skipped.
 package main
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-gpu/gpu/backend/cuda/cu"
 	"github.com/go-gpu/gpu/bench"
 )
 
@@ -147,11 +148,11 @@ func TestDriverVersion(t *testing.T) {
 		t.Errorf("CPU driver %q", v)
 	}
 	info.Backend, info.DriverVersion = "cuda", 13000
-	if v := driverVersion(info); v != "13.0" {
+	if v := driverVersion(info); v != "13.0 "+cu.Binding {
 		t.Errorf("13000 = %q", v)
 	}
 	info.DriverVersion = 12080
-	if v := driverVersion(info); v != "12.8" {
+	if v := driverVersion(info); v != "12.8 "+cu.Binding {
 		t.Errorf("12080 = %q", v)
 	}
 }
