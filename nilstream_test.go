@@ -192,6 +192,8 @@ func nilStreamCases(f *nilFixture) []nilCase {
 		{"Permute", func() error { return e1(gpu.Permute(s, a, 1, 0)) }},
 		{"Transpose", func() error { return e1(gpu.Transpose(s, a)) }},
 		{"Transpose", func() error { return e1(gpu.Transpose(s, empty)) }},
+		{"Reshape", func() error { return e1(gpu.Reshape(s, a, 3, 2)) }},
+		{"Reshape", func() error { return e1(gpu.Reshape(s, strided, 6)) }},
 
 		// Random numbers.
 		{"Rand", func() error { return e1(gpu.Rand[float32](s, g, 2, 3)) }},
