@@ -432,6 +432,7 @@ func (a *Array[T]) ToSlice(ctx context.Context) ([]T, error) {
 	if a.isNil() {
 		return nil, errNilArray
 	}
+	ws, wseq := a.buf.a.lastWrite() // for the index errors this read reports
 	c := a
 	if !a.IsContiguous() {
 		// First, so that a view too large to copy (a broadcast one) or a freed array is
@@ -445,7 +446,10 @@ func (a *Array[T]) ToSlice(ctx context.Context) ([]T, error) {
 		return nil, fmt.Errorf("gpu: ToSlice of a freed array: %w", ErrClosed)
 	}
 	out := make([]T, c.Size())
-	return out, c.CopyToHost(ctx, out)
+	if err := c.CopyToHost(ctx, out); err != nil {
+		return out, err
+	}
+	return out, readReport(a.buf, ws, wseq)
 }
 
 // CopyToHost copies the array into dst (len(dst) == Size()) and returns once it is there.
@@ -463,6 +467,7 @@ func (a *Array[T]) CopyToHost(ctx context.Context, dst []T) error {
 	if len(dst) == 0 {
 		return nil
 	}
+	ws, wseq := a.buf.a.lastWrite() // for the index errors this read reports
 	c := a
 	if !a.IsContiguous() {
 		var err error
@@ -475,7 +480,10 @@ func (a *Array[T]) CopyToHost(ctx context.Context, dst []T) error {
 	if err != nil {
 		return err
 	}
-	return buf.CopyToHost(ctx, Bytes(dst))
+	if err := buf.CopyToHost(ctx, Bytes(dst)); err != nil {
+		return err
+	}
+	return readReport(a.buf, ws, wseq)
 }
 
 // CopyFromHost copies src (len(src) == Size(), row-major) into the array, which must be
@@ -538,14 +546,16 @@ func (a *Array[T]) At(ctx context.Context, idx ...int) (T, error) {
 	if err != nil {
 		return v[0], err
 	}
+	ws, wseq := a.buf.a.lastWrite() // for the index errors this read reports
 	if a.buf.Kind() != DeviceMem || a.Device().info.Backend == "cpu" {
 		err = elem.HostAccess(ctx, Read, func(h []byte) error { copy(Bytes(v[:]), h); return nil })
+	} else if err = elem.plainCheck(ctx); err == nil {
+		err = readSmall(ctx, a.Device().def, elem, 0, Bytes(v[:])) // as CopyToHost, through a pinned word
+	}
+	if err != nil {
 		return v[0], err
 	}
-	if err := elem.plainCheck(ctx); err != nil {
-		return v[0], err
-	}
-	return v[0], readSmall(ctx, a.Device().def, elem, 0, Bytes(v[:])) // as CopyToHost, through a pinned word
+	return v[0], readReport(a.buf, ws, wseq)
 }
 
 // Set sets one element and returns once it is written (a round trip, like At). Setting
