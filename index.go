@@ -77,6 +77,8 @@ type indexConfig struct {
 	axis          int
 	hasAxis       bool
 	deterministic bool
+	bins          int // Bincount's Bins
+	hasBins       bool
 	bad           error // an invalid option
 }
 

@@ -258,7 +258,7 @@ func storeChunk(f *ptx.Func, pout, e ptx.Reg, size int, vals, valid []ptx.Reg, f
 
 // chunkLoop emits the grid-stride loop over thread chunks: body gets the chunk's first
 // element (u64), whether all GatherItems elements are in range (full) and each one's
-// validity.
+// validity. The code after it runs once the loop is done.
 func chunkLoop(f *ptx.Func, n ptx.Reg, body func(e, full ptx.Reg, valid []ptx.Reg)) {
 	T := GatherBlock * GatherItems
 	tid := f.Special(ptx.TidX)
@@ -284,7 +284,6 @@ func chunkLoop(f *ptx.Func, n ptx.Reg, body func(e, full ptx.Reg, valid []ptx.Re
 	f.Add(tile, tile, stride)
 	f.Bra(loop)
 	f.Place(done)
-	f.Ret()
 }
 
 // gatherPTXParams returns a gather's or scatter's layout parameters from l on.
@@ -382,5 +381,6 @@ func (g *Gather) PTX(major, minor int) (src, entry string, err error) {
 		}
 		storeChunk(f, pout, e, g.Size, vals, valid, full)
 	})
+	f.Ret()
 	return m.String(), entry, nil
 }
