@@ -83,7 +83,7 @@ func fixedSum(e int32, flag uint32, hi, lo int64, shift int) float64 {
 	sum := float64(hi)*0x1p32 + float64(lo)
 	sc := shift - (int(e) - 1023)
 	a := min(sc, 1000)
-	return sum * math.Ldexp(1, -a) * math.Ldexp(1, -(sc - a))
+	return sum * math.Ldexp(1, -a) * math.Ldexp(1, -(sc-a))
 }
 
 // CPU returns the kernel for the CPU backend.
