@@ -48,7 +48,9 @@ const (
 )
 
 // ConcatChunks returns the chunks of a row of cols vectors.
-func ConcatChunks(cols int) int { return (cols + ConcatBlock*ConcatItems - 1) / (ConcatBlock * ConcatItems) }
+func ConcatChunks(cols int) int {
+	return (cols + ConcatBlock*ConcatItems - 1) / (ConcatBlock * ConcatItems)
+}
 
 // Key identifies the kernel.
 func (c *ConcatRows) Key() string { return fmt.Sprintf("concat|k%d|v%d", c.Inputs, c.Vec) }
