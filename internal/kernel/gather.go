@@ -286,6 +286,10 @@ func (g *Gather) CPU() (func(*cpu.Launch) error, error) {
 			return launchErr("gather in %v mode without an error word", g.Mode)
 		}
 		L, ast := int64(lay.l), lay.ast
+		if g.Rank == 0 && (g.Size == 4 || g.Size == 8) && ibase%g.Index.Size() == 0 && sbase%g.Size == 0 {
+			gatherFlat(l, g, out[:n*g.Size], src, sbase, idx, ibase, n, L, ast, ew)
+			return nil
+		}
 		l.Parallel(n, 4*chunk, func(a, b int) {
 			for c := a; c < b; c += chunk {
 				m := min(chunk, b-c)
@@ -346,4 +350,52 @@ func offsets2(shape, st1, st2 []int, first, m int, f func(j, o1, o2 int)) {
 			idx[d] = 0
 		}
 	}
+}
+
+// gatherFlat is the flat gather of 4- and 8-byte elements, on typed slices.
+func gatherFlat(l *cpu.Launch, g *Gather, out, src []byte, sbase int, idx []byte, ibase, n int, L int64, ast int, ew errWord) {
+	var i32 []int32
+	var i64 []int64
+	if g.Index == dtype.Int32 {
+		i32 = cpu.Slice[int32](idx[ibase : ibase+4*n])
+	} else {
+		i64 = cpu.Slice[int64](idx[ibase : ibase+8*n])
+	}
+	l.Parallel(n, 4*chunk, func(a, b int) {
+		if g.Size == 4 {
+			o := cpu.Slice[uint32](out)
+			sv := cpu.Slice[uint32](src)
+			base := sbase / 4
+			for i := a; i < b; i++ {
+				var raw int64
+				if i32 != nil {
+					raw = int64(i32[i])
+				} else {
+					raw = i64[i]
+				}
+				k, bad := g.Mode.NormIndex(raw, L)
+				if bad {
+					ew.record(raw)
+				}
+				o[i] = sv[base+int(k)*ast]
+			}
+			return
+		}
+		o := cpu.Slice[uint64](out)
+		sv := cpu.Slice[uint64](src)
+		base := sbase / 8
+		for i := a; i < b; i++ {
+			var raw int64
+			if i32 != nil {
+				raw = int64(i32[i])
+			} else {
+				raw = i64[i]
+			}
+			k, bad := g.Mode.NormIndex(raw, L)
+			if bad {
+				ew.record(raw)
+			}
+			o[i] = sv[base+int(k)*ast]
+		}
+	})
 }
