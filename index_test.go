@@ -397,3 +397,70 @@ func TestIndexErrorReports(t *testing.T) {
 		}
 	})
 }
+
+// TestIndexBadArgs checks that a nil, freed or mismatched argument is an error
+// wrapping ErrInvalidValue, before anything runs.
+func TestIndexBadArgs(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		a := mustArr[float32](t)(gpu.Zeros[float32](s, 2, 3))
+		defer a.Free()
+		v := mustArr[float32](t)(gpu.Ones[float32](s, 3))
+		defer v.Free()
+		idx := mustArr[int64](t)(gpu.FromSlice(s, []int64{0, 1}))
+		defer idx.Free()
+		idx2 := mustArr[int32](t)(gpu.Zeros[int32](s, 2, 1))
+		defer idx2.Free()
+		mask := mustArr[bool](t)(gpu.Zeros[bool](s, 3, 2))
+		defer mask.Free()
+		freed := mustArr[float32](t)(gpu.Zeros[float32](s, 2, 3))
+		freed.Free()
+		freedI := mustArr[int64](t)(gpu.Zeros[int64](s, 2))
+		freedI.Free()
+		var nilA *gpu.Array[float32]
+		var nilI *gpu.Array[int64]
+		row, _ := v.Reshape(1, 3)
+		bc, _ := row.BroadcastTo(2, 3)
+		x2 := mustArr[int64](t)(gpu.Zeros[int64](s, 2, 2))
+		defer x2.Free()
+		b := mustArr[float32](t)(gpu.Zeros[float32](s, 3, 3))
+		defer b.Free()
+		for i, err := range []error{
+			e1(gpu.Take(s, nilA, idx)),
+			e1(gpu.Take(s, a, nilI)),
+			e1(gpu.Take(s, freed, idx)),
+			e1(gpu.Take(s, a, freedI)),
+			e1(gpu.Take(s, a, idx, gpu.OnAxis(2))),
+			e1(gpu.Take(s, a, idx, gpu.WithMode(7))),
+			e1(gpu.Take(s, a, idx, nil)),
+			e1(gpu.TakeAlongAxis(s, a, idx, 0)),  // 1-d indices for 2-d
+			e1(gpu.TakeAlongAxis(s, b, idx2, 1)), // (2, 1) against (3, 3)
+			gpu.Put(s, a, idx, freed),
+			gpu.Put(s, bc, idx, v),               // a broadcast destination
+			gpu.Put(s, a, idx, v, gpu.OnAxis(0)), // numpy.put has no axis
+			gpu.AddAt(s, a, idx, b),              // values (3, 3) for updates (2, 3)
+			gpu.AddAt(s, a, idx, v, gpu.OnAxis(-3)),
+			gpu.MaximumAt(s, nilA, idx, v),
+			gpu.PutMask(s, a, mask, v),         // mask (3, 2) for (2, 3)
+			gpu.PutAlongAxis(s, a, idx2, b, 1), // values don't broadcast
+			e1(gpu.Bincount(bg, s, x2, 0)),     // 2-d
+			e1(gpu.Bincount(bg, s, idx, -1)),   // minlength
+			e1(gpu.Bincount(bg, s, idx, 0, gpu.Bins(-1))),
+			e1(gpu.BincountWeights(bg, s, idx, v, 0)), // weights of another shape
+			e1(gpu.Concatenate(s, []*gpu.Array[float32]{a, freed}, 0)),
+			e1(gpu.Stack(s, []*gpu.Array[float32]{a, b}, 0)),
+			e1(gpu.Tile(s, a, -1)),
+			e1(gpu.Repeat(s, a, -1)),
+			e1(gpu.Roll(s, a, 1, gpu.OnAxis(5))),
+			e1(gpu.Pad(s, a, [][2]int{{1, -1}}, 0)),
+			e1(gpu.Pad(s, a, [][2]int{{1, 1}, {1, 1}, {1, 1}}, 0)),
+		} {
+			if !errors.Is(err, gpu.ErrInvalidValue) {
+				t.Errorf("case %d: %v, want an error wrapping ErrInvalidValue", i, err)
+			}
+		}
+		// Nothing ran: a is still zero.
+		if got := toSlice(t, a); !slices.Equal(got, make([]float32, 6)) {
+			t.Fatalf("a changed: %v", got)
+		}
+	})
+}

@@ -125,7 +125,10 @@ func concatInto(s *Stream, out *header, parts []*header, axis int) error {
 		if chunks > 1<<31-1 {
 			return fmt.Errorf("gpu: concatenation of rows of %d chunks: %w", chunks, ErrNotSupported)
 		}
-		cfg := LaunchConfig{Grid: Dim3{X: max(1, chunks), Y: min(outer, 65535)}, Block: Dim3{X: kernel.ConcatBlock}}
+		// About 32 blocks per multiprocessor in all, each looping over its rows (a
+		// block finds its input once, however many rows it copies).
+		rowsY := min(outer, 65535, max(1, 32*max(1, s.dev.info.Multiprocessors)/max(1, chunks)))
+		cfg := LaunchConfig{Grid: Dim3{X: max(1, chunks), Y: rowsY}, Block: Dim3{X: kernel.ConcatBlock}}
 		if err := s.Launch(fn, cfg, args...); err != nil {
 			return err
 		}

@@ -110,6 +110,9 @@ func nilRecvCases(f *nilFixture) []nilCase {
 			{"Array.Squeeze", func() error { return e1(a.Squeeze()) }},
 			{"Array.ExpandDims", func() error { return e1(a.ExpandDims(0)) }},
 			{"Array.Flip", func() error { return e1(a.Flip()) }},
+			{"Array.Split", func() error { return e1(a.Split(2, 0)) }},
+			{"Array.ArraySplit", func() error { return e1(a.ArraySplit(2, 0)) }},
+			{"Array.SplitAt", func() error { return e1(a.SplitAt(0, 1)) }},
 		}...)
 	}
 	// Another instantiation of the generic methods.

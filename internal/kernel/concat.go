@@ -31,8 +31,8 @@ import (
 //	doff_k  u64  its column in the destination (vectors)
 //	first_k u64  its first chunk (the sum of the chunks of the inputs before it)
 //
-// The grid is (total chunks, min(rows, 65535)) blocks of ConcatBlock threads (a
-// grid-stride loop over the rows).
+// The grid is (total chunks, up to 65535) blocks of ConcatBlock threads: a
+// grid-stride loop over the rows.
 type ConcatRows struct {
 	Inputs int // 1..ConcatMaxInputs
 	Vec    int // bytes per vector
