@@ -90,6 +90,9 @@ func TestConcatenateSizes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(33, 34))
 	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
 		for _, n := range sizes {
+			if n > 1<<17 && (scRace || testing.Short()) {
+				continue
+			}
 			for _, cols := range []int{1, 2, 130, 1024} {
 				rows := max(1, n/cols)
 				if n == 0 {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"sync/atomic"
 
 	"github.com/go-gpu/gpu/backend"
 	"github.com/go-gpu/gpu/backend/cpu"
@@ -210,9 +211,9 @@ type errWord struct {
 
 func (e errWord) record(k int64) {
 	if len(e.b) >= 8 {
-		// Racy across workers by design (as on the GPU): any out-of-range index will
-		// do, and an 8-byte store is whole.
-		binary.LittleEndian.PutUint64(e.b, uint64(k))
+		// Workers race to store (as the GPU's warps do): any out-of-range index will
+		// do, and an atomic 8-byte store is whole.
+		atomic.StoreUint64(&cpu.Slice[uint64](e.b[:8])[0], uint64(k))
 	}
 }
 
