@@ -8,8 +8,8 @@ import (
 )
 
 func TestConcatPtxas(t *testing.T) {
-	for _, v := range []int{1, 2, 4, 8, 16} {
-		for _, k := range []int{1, 2, 8} {
+	for i, v := range []int{1, 2, 4, 8, 16} {
+		for _, k := range []int{[]int{1, 2, 8}[i%3]} {
 			sp := &ConcatRows{Inputs: k, Vec: v}
 			t.Run(sp.Key(), func(t *testing.T) {
 				t.Parallel()

@@ -17,29 +17,45 @@ import (
 // of package gpu cover the rest.
 
 func TestScatterPtxas(t *testing.T) {
+	// Each type through each path it takes (atomics of its width, compare-and-swap
+	// loops, float maximum and minimum on the bits, shared bins, the general form,
+	// stores, counts, weights, the fixed-point passes), not every combination:
+	// ptxas takes a while.
 	var specs []ptxSpecT
-	for _, dt := range []dtype.DType{dtype.Bool, dtype.Int8, dtype.Uint16, dtype.Int32, dtype.Uint32, dtype.Int64,
-		dtype.Uint64, dtype.Float16, dtype.BFloat16, dtype.Float32, dtype.Float64} {
-		for _, op := range []ScatterOp{ScatterAdd, ScatterMax, ScatterMin} {
-			specs = append(specs, &Scatter{Dst: dt, Val: dt, Index: dtype.Int64, Mode: IndexRaise, Op: op, Vector: true})
-			if dt == dtype.Float32 || dt == dtype.Int8 || dt == dtype.Float64 {
-				specs = append(specs, &Scatter{Dst: dt, Val: dt, Index: dtype.Int32, Mode: IndexWrap, Op: op, Bins: 1024},
-					&Scatter{Dst: dt, Val: dt, Index: dtype.Int32, Mode: IndexClip, Op: op, Rank: 2, Index64: true})
-			}
-		}
-		specs = append(specs, &Scatter{Dst: dt, Val: dt, Index: dtype.Int64, Op: ScatterStore, Vector: true},
-			&Scatter{Dst: dt, Val: dt, Index: dtype.Int32, Op: ScatterStore, Rank: 3})
+	sc := func(dt dtype.DType, op ScatterOp) *Scatter {
+		return &Scatter{Dst: dt, Val: dt, Index: dtype.Int64, Mode: IndexRaise, Op: op, Vector: true}
 	}
-	specs = append(specs, &Scatter{Dst: dtype.Int64, Index: dtype.Int64, Mode: IndexCheck, Op: ScatterAdd, Ones: true, Vector: true},
+	for _, dt := range []dtype.DType{dtype.Bool, dtype.Int8, dtype.Uint16, dtype.Int32, dtype.Uint64, dtype.Float16,
+		dtype.BFloat16, dtype.Float32, dtype.Float64} {
+		specs = append(specs, sc(dt, ScatterAdd))
+	}
+	for _, dt := range []dtype.DType{dtype.Int64, dtype.Float32, dtype.Float64, dtype.BFloat16} {
+		specs = append(specs, sc(dt, ScatterMax))
+	}
+	for _, dt := range []dtype.DType{dtype.Uint32, dtype.Float32, dtype.Int8} {
+		specs = append(specs, sc(dt, ScatterMin))
+	}
+	specs = append(specs,
+		&Scatter{Dst: dtype.Float32, Val: dtype.Float32, Index: dtype.Int32, Mode: IndexWrap, Op: ScatterAdd, Bins: 1024},
+		&Scatter{Dst: dtype.Int8, Val: dtype.Int8, Index: dtype.Int32, Mode: IndexWrap, Op: ScatterMax, Bins: 1024},
+		&Scatter{Dst: dtype.Float64, Val: dtype.Float64, Index: dtype.Int32, Mode: IndexWrap, Op: ScatterMin, Bins: 1024},
+		&Scatter{Dst: dtype.Float32, Val: dtype.Float32, Index: dtype.Int32, Mode: IndexClip, Op: ScatterAdd, Rank: 2, Index64: true},
+		&Scatter{Dst: dtype.Uint16, Val: dtype.Uint16, Index: dtype.Int32, Mode: IndexClip, Op: ScatterMin, Rank: 2},
+		&Scatter{Dst: dtype.Int8, Val: dtype.Int8, Index: dtype.Int64, Op: ScatterStore, Vector: true},
+		&Scatter{Dst: dtype.Float16, Val: dtype.Float16, Index: dtype.Int32, Op: ScatterStore, Rank: 3},
+		&Scatter{Dst: dtype.Float32, Val: dtype.Float32, Index: dtype.Int64, Op: ScatterStore, Vector: true},
+		&Scatter{Dst: dtype.Uint64, Val: dtype.Uint64, Index: dtype.Int32, Op: ScatterStore, Rank: 3},
+		&Scatter{Dst: dtype.Int64, Index: dtype.Int64, Mode: IndexCheck, Op: ScatterAdd, Ones: true, Vector: true},
 		&Scatter{Dst: dtype.Int64, Index: dtype.Int32, Mode: IndexCheck, Op: ScatterAdd, Ones: true, Bins: 4096},
 		&Scatter{Dst: dtype.Float64, Val: dtype.Float32, Index: dtype.Int64, Mode: IndexCheck, Op: ScatterAdd, Vector: true},
-		&Scatter{Dst: dtype.Float64, Val: dtype.Int16, Index: dtype.Int64, Mode: IndexCheck, Op: ScatterAdd, Bins: 2048})
-	for _, vt := range []dtype.DType{dtype.Float16, dtype.BFloat16, dtype.Float32, dtype.Float64} {
-		specs = append(specs, &Scatter{Dst: dtype.Int32, Val: vt, Index: dtype.Int64, Op: ScatterMax, Fixed: FixedExp, Vector: true, Bins: 1024},
-			&Scatter{Dst: dtype.Int32, Val: vt, Index: dtype.Int32, Op: ScatterMax, Fixed: FixedExp, Rank: 2},
-			&Scatter{Dst: dtype.Int64, Val: vt, Index: dtype.Int64, Op: ScatterAdd, Fixed: FixedAcc, Vector: true},
-			&Scatter{Dst: dtype.Int64, Val: vt, Index: dtype.Int32, Op: ScatterAdd, Fixed: FixedAcc, Rank: 2, Mode: IndexWrap},
-			&FixedFinish{Dst: vt})
+		&Scatter{Dst: dtype.Float64, Val: dtype.Int16, Index: dtype.Int64, Mode: IndexCheck, Op: ScatterAdd, Bins: 2048},
+		&Scatter{Dst: dtype.Int32, Val: dtype.Float32, Index: dtype.Int64, Op: ScatterMax, Fixed: FixedExp, Vector: true, Bins: 1024},
+		&Scatter{Dst: dtype.Int32, Val: dtype.BFloat16, Index: dtype.Int32, Op: ScatterMax, Fixed: FixedExp, Rank: 2},
+		&Scatter{Dst: dtype.Int64, Val: dtype.Float32, Index: dtype.Int64, Op: ScatterAdd, Fixed: FixedAcc, Vector: true},
+		&Scatter{Dst: dtype.Int64, Val: dtype.Float64, Index: dtype.Int32, Op: ScatterAdd, Fixed: FixedAcc, Rank: 2, Mode: IndexWrap},
+		&Scatter{Dst: dtype.Int64, Val: dtype.Float16, Index: dtype.Int64, Op: ScatterAdd, Fixed: FixedAcc})
+	for _, dt := range []dtype.DType{dtype.Float16, dtype.BFloat16, dtype.Float32, dtype.Float64} {
+		specs = append(specs, &FixedFinish{Dst: dt})
 	}
 	for _, sp := range specs {
 		t.Run(sp.Key(), func(t *testing.T) {
