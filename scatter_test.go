@@ -805,3 +805,59 @@ func TestDeterministicAddAt(t *testing.T) {
 		}
 	}
 }
+
+// TestScatterViewsAndAliases checks the deterministic sum into a view that isn't
+// contiguous (through a copy) and updates whose values are the destination itself.
+func TestScatterViewsAndAliases(t *testing.T) {
+	rng := rand.New(rand.NewPCG(25, 26))
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		h := smallHost(rng, 6, 5)
+		for _, det := range []bool{false, true} {
+			// a is the transpose of a (5, 6) array: (6, 5) with strides (1, 6).
+			a, free := devArr(t, s, h, "transposed")
+			idx := []int64{4, 0, 4, -1, 2}
+			ia := mustArr[int64](t)(gpu.FromSlice(s, idx))
+			vh := smallHost(rng, 5, 6)
+			v := mustArr[float32](t)(gpu.FromSlice(s, f32s(vh.data), 5, 6))
+			var opts []gpu.IndexOption
+			if det {
+				opts = append(opts, gpu.Deterministic())
+			}
+			// Along axis 1 of (6, 5): updates (6, 5), the values a transposed (5, 6).
+			vt, _ := v.Transpose()
+			if err := gpu.AddAt(s, a, ia, vt, append(opts, gpu.OnAxis(1))...); err != nil {
+				t.Fatal(err)
+			}
+			vth := hostND{shape: []int{6, 5}, data: make([]float64, 30)}
+			for i := range 6 {
+				for j := range 5 {
+					vth.data[i*5+j] = vh.data[j*6+i]
+				}
+			}
+			want, _ := refScatterAt(h, idx, []int{5}, vth.data, 1, opAdd, gpu.ModeRaise)
+			c := mustArr[float32](t)(gpu.Clone(s, a))
+			checkArr(t, fmt.Sprintf("deterministic %v, transposed destination", det), c, []int{6, 5}, want)
+			c.Free()
+			// The values are a's own first row: read before any update.
+			row, _ := a.Slice(gpu.R(0, 1))
+			row, _ = row.Reshape(5)
+			rowVals := slices.Clone(toSlice(t, a)[:5])
+			ia2 := mustArr[int64](t)(gpu.FromSlice(s, []int64{0, 0, 0, 0, 0}))
+			if err := gpu.AddAt(s, row, ia2, row, opts...); err != nil {
+				t.Fatal(err)
+			}
+			got := toSlice(t, row)
+			sum := float32(0)
+			for _, x := range rowVals {
+				sum += x
+			}
+			if got[0] != rowVals[0]+sum {
+				t.Fatalf("deterministic %v: aliased values: %v, want %v", det, got[0], rowVals[0]+sum)
+			}
+			ia2.Free()
+			ia.Free()
+			v.Free()
+			free()
+		}
+	})
+}
