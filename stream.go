@@ -318,7 +318,9 @@ func (s *Stream) Query() (bool, error) {
 
 // Synchronize waits until all work enqueued on the stream so far has completed, without
 // pinning an OS thread (unless the policy is WaitBlock). It returns ctx.Err() if ctx
-// ends first (the work goes on), and the error of a fault in the work.
+// ends first (the work goes on), and the error of a fault in the work. It also returns,
+// once, the errors of indices out of range found by raise-mode operations in that work
+// (ErrIndexOutOfRange).
 func (s *Stream) Synchronize(ctx context.Context, policy ...WaitPolicy) (err error) {
 	if err := nilContext(ctx); err != nil {
 		return err
@@ -393,7 +395,8 @@ func (s *Stream) eventOp(name string, e *Event, op func(backend.Stream, backend.
 
 // Synchronize waits until the work on every stream of the device (those created through
 // this package, and the default stream) has completed, without pinning an OS thread
-// (unless the policy is WaitBlock, which calls cuCtxSynchronize).
+// (unless the policy is WaitBlock, which calls cuCtxSynchronize). Like
+// Stream.Synchronize, it returns the index errors found in that work, once.
 func (d *Device) Synchronize(ctx context.Context, policy ...WaitPolicy) (err error) {
 	if err := nilContext(ctx); err != nil {
 		return err
