@@ -861,3 +861,47 @@ func TestScatterViewsAndAliases(t *testing.T) {
 		}
 	})
 }
+
+// TestScatterSizes runs AddAt and Put over the size ladder (updates and destination).
+func TestScatterSizes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 28))
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		for _, n := range sizes {
+			if n > 1<<17 && (scRace || testing.Short()) {
+				continue
+			}
+			bins := n/3 + 1
+			h := smallHost(rng, bins)
+			a, free := devArr(t, s, h, "contig")
+			idx := randIndices(rng, n, bins, 0, gpu.ModeRaise)
+			vh := smallHost(rng, n)
+			ia, _, freeI := devIdx[int32](t, s, idx, []int{n}, false)
+			v := mustArr[float32](t)(gpu.FromSlice(s, f32s(vh.data)))
+			if err := gpu.AddAt(s, a, ia, v); err != nil {
+				t.Fatal(err)
+			}
+			want, _ := refScatterAt(h, idx, []int{n}, vh.data, 0, opAdd, gpu.ModeRaise)
+			checkArr(t, fmt.Sprintf("AddAt n%d", n), a, []int{bins}, want)
+			// Put at distinct positions (a permutation's prefix).
+			m := min(n, bins)
+			perm := rng.Perm(bins)[:m]
+			pidx := make([]int64, m)
+			for i, p := range perm {
+				pidx[i] = int64(p)
+			}
+			pa, _, freeP := devIdx[int64](t, s, pidx, []int{m}, false)
+			pv, _ := v.Slice(gpu.R(0, m))
+			if err := gpu.Put(s, a, pa, pv); err != nil {
+				t.Fatal(err)
+			}
+			for i, p := range perm {
+				want[p] = vh.data[i]
+			}
+			checkArr(t, fmt.Sprintf("Put n%d", n), a, []int{bins}, want)
+			freeP()
+			freeI()
+			v.Free()
+			free()
+		}
+	})
+}
