@@ -12,43 +12,30 @@ import (
 // Indexing through arrays of indices: gathers (Take, TakeAlongAxis) and scatters (Put,
 // PutAlongAxis, PutMask, AddAt, MaximumAt, MinimumAt, Bincount), with NumPy's names,
 // shapes and modes. Index arrays hold int32, int64 or int values, of any shape and
-// layout (views, broadcast views).
+// layout (views, broadcast views). Out-of-range indices: see IndexMode and
+// ErrIndexOutOfRange.
 //
-// # Out-of-range indices
-//
-// ModeRaise, the default, is NumPy's: a negative index counts from the end, and one
-// still out of range is an error wrapping ErrIndexOutOfRange (and ErrInvalidValue). The
-// device finds it while the kernel runs, after the call has returned, so the error comes
-// later: the kernel uses the nearest end instead (no memory fault, no access outside
-// the array) and records the index in pinned host memory, and the error is returned by
-// the first Stream.Synchronize of the operation's stream or Device.Synchronize, or host
-// read (ToSlice, CopyToHost, At) of an array last written on that stream by the
-// operation or after it, that returns after the kernel ran: see ErrIndexOutOfRange.
-// ModeWrap takes indices modulo the axis length (-1 is the last); ModeClip clamps them
-// to the axis (NumPy: negative indices become 0 in clip mode, they don't count from the
-// end). A non-empty index array into an empty axis is an error at the call in every
-// mode, as in NumPy.
-//
-// # Performance
-//
-// One kernel per call, of GatherBlock threads that each move four consecutive elements:
-// the four index loads (16-byte vector loads of a contiguous index array) are in flight
-// together, then the four data loads, then one vector store of the four results. An
-// index array, source and result of the same shape are walked in one pass whatever
-// their strides (their dimensions collapsed where they allow, as Copy does).
+// One kernel per call (kernel.Gather, kernel.Scatter), of 256-thread blocks whose
+// threads each handle four consecutive elements: the four index loads (16-byte vector
+// loads of a contiguous index array) are in flight together, then the four data
+// loads, then one vector store of the four results. An index array, source and result
+// are walked in one pass whatever their strides (their dimensions collapsed where
+// they allow, as Copy does).
 
 // IndexMode says what an operation does with an index out of range for its axis
-// (NumPy's mode argument).
+// (NumPy's mode argument). In every mode a non-empty index array into an empty axis is
+// an error at the call, as in NumPy.
 type IndexMode uint8
 
 const (
 	// ModeRaise: negative indices count from the end; an index still out of range is an
-	// error wrapping ErrIndexOutOfRange, reported asynchronously (see Take). The
-	// default.
+	// error wrapping ErrIndexOutOfRange, reported by a later wait (see
+	// ErrIndexOutOfRange for which). The default.
 	ModeRaise IndexMode = iota
 	// ModeWrap: indices are taken modulo the axis length (Python's %: -1 is the last).
 	ModeWrap
-	// ModeClip: indices are clamped to the axis; negative ones become 0.
+	// ModeClip: indices are clamped to the axis; negative ones become 0 (NumPy's clip
+	// mode doesn't count from the end).
 	ModeClip
 )
 
@@ -68,12 +55,14 @@ func (m IndexMode) String() string {
 // IndexElem is the set of Go types of index arrays.
 type IndexElem interface{ ~int32 | ~int64 | ~int }
 
-// IndexOption configures an indexing operation; make one with WithMode, OnAxis or
-// Deterministic.
+// IndexOption configures an indexing operation; make one with WithMode, OnAxis,
+// Deterministic or Bins. An option the operation doesn't take is an error wrapping
+// ErrInvalidValue.
 type IndexOption func(*indexConfig)
 
 type indexConfig struct {
 	mode          IndexMode
+	hasMode       bool
 	axis          int
 	hasAxis       bool
 	deterministic bool
@@ -91,7 +80,7 @@ func WithMode(m IndexMode) IndexOption {
 		if m > ModeClip {
 			c.bad = fmt.Errorf("gpu: index mode %d: %w", uint8(m), ErrInvalidValue)
 		}
-		c.mode = m
+		c.mode, c.hasMode = m, true
 	}
 }
 
@@ -101,16 +90,38 @@ func OnAxis(axis int) IndexOption {
 	return func(c *indexConfig) { c.axis, c.hasAxis = axis, true }
 }
 
-func indexOptions(opts []IndexOption) (indexConfig, error) {
+// The options an operation takes (indexOptions' allowed).
+const (
+	optMode = 1 << iota
+	optAxis
+	optDeterministic
+	optBins
+)
+
+// indexOptions applies opts, of which what takes those in allowed: another is an
+// error wrapping ErrInvalidValue.
+func indexOptions(what string, allowed int, opts []IndexOption) (indexConfig, error) {
 	var c indexConfig
 	for _, o := range opts {
 		if o == nil {
-			return c, fmt.Errorf("gpu: nil IndexOption: %w", ErrInvalidValue)
+			return c, fmt.Errorf("gpu: %s: nil IndexOption: %w", what, ErrInvalidValue)
 		}
 		o(&c)
 	}
+	if c.bad != nil {
+		return c, c.bad
+	}
+	for _, x := range []struct {
+		set  bool
+		opt  int
+		name string
+	}{{c.hasMode, optMode, "WithMode"}, {c.hasAxis, optAxis, "OnAxis"}, {c.deterministic, optDeterministic, "Deterministic"}, {c.hasBins, optBins, "Bins"}} {
+		if x.set && allowed&x.opt == 0 {
+			return c, fmt.Errorf("gpu: %s takes no %s option: %w", what, x.name, ErrInvalidValue)
+		}
+	}
 	c.deterministic = c.deterministic || deterministicAll.Load()
-	return c, c.bad
+	return c, nil
 }
 
 // kernelMode returns the kernel's mode.
@@ -255,15 +266,15 @@ func flatView(h *header) (n, stride int, ok bool) {
 // flattened a (row-major), in an array of indices' shape; with OnAxis(k), the slices of
 // a at the indices along axis k, in an array of shape a.shape[:k] + indices.shape +
 // a.shape[k+1:]. Negative indices count from the end, and out-of-range ones follow the
-// mode (WithMode; ModeRaise by default, whose error comes from a later wait: see the
-// package's "Out-of-range indices" above and ErrIndexOutOfRange). Any shapes and views;
+// mode (WithMode; ModeRaise by default, whose error comes from a later wait: see
+// ErrIndexOutOfRange). Any shapes and views;
 // a flattened take from a view that has no 1-D view (a transposed matrix) copies it
 // first, as NumPy ravels it.
 func Take[T Elem, I IndexElem](s *Stream, a *Array[T], indices *Array[I], opts ...IndexOption) (*Array[T], error) {
 	if err := indexArgs(s, a, indices); err != nil {
 		return nil, err
 	}
-	cfg, err := indexOptions(opts)
+	cfg, err := indexOptions("Take", optMode|optAxis, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -357,7 +368,7 @@ func TakeAlongAxis[T Elem, I IndexElem](s *Stream, a *Array[T], indices *Array[I
 	if err := indexArgs(s, a, indices); err != nil {
 		return nil, err
 	}
-	cfg, err := indexOptions(opts)
+	cfg, err := indexOptions("TakeAlongAxis", optMode, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -432,8 +432,11 @@ func TestIndexBadArgs(t *testing.T) {
 			e1(gpu.Take(s, a, idx, gpu.OnAxis(2))),
 			e1(gpu.Take(s, a, idx, gpu.WithMode(7))),
 			e1(gpu.Take(s, a, idx, nil)),
-			e1(gpu.TakeAlongAxis(s, a, idx, 0)),  // 1-d indices for 2-d
-			e1(gpu.TakeAlongAxis(s, b, idx2, 1)), // (2, 1) against (3, 3)
+			e1(gpu.Take(s, a, idx, gpu.Bins(3))),                // an option Take doesn't take
+			e1(gpu.TakeAlongAxis(s, a, idx2, 0, gpu.OnAxis(1))), // the axis is an argument
+			gpu.Put(s, a, idx, v, gpu.Deterministic()),          // no deterministic Put (yet)
+			e1(gpu.TakeAlongAxis(s, a, idx, 0)),                 // 1-d indices for 2-d
+			e1(gpu.TakeAlongAxis(s, b, idx2, 1)),                // (2, 1) against (3, 3)
 			gpu.Put(s, a, idx, freed),
 			gpu.Put(s, bc, idx, v),               // a broadcast destination
 			gpu.Put(s, a, idx, v, gpu.OnAxis(0)), // numpy.put has no axis

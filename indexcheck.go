@@ -8,27 +8,34 @@ import (
 	"sync/atomic"
 )
 
-// Out-of-range indices found on the device. A gather or scatter in raise mode (the
-// default of Take, Put, AddAt ...) and Bincount check their indices in the kernel,
-// which the host can't wait for without giving up asynchrony. So each such launch gets
-// an 8-byte error word of pinned host memory (the device's wordPool), zeroed before the
-// launch; a kernel that meets an index out of range clamps it to the nearest end (no
-// access leaves the array) and stores the raw index into the word (one lane per warp;
-// any one of several bad indices). The host then only has to read host memory after a
-// wait that covers the launch to know: reporting costs no device round trip.
-//
-// The error is reported, once, by the first of these to return after the launch
-// completed:
-//   - Stream.Synchronize of the launch's stream, and Device.Synchronize;
-//   - a host read of an array (ToSlice, CopyToHost, At) last written on that stream by
-//     the launch or after it (the result of a Take, the array a Put modified, anything
-//     computed from them on the same stream).
-//
-// Arrays read after an error hold the clamped elements. Work on other streams that
-// reads such a result doesn't report it: synchronize the launch's stream first.
+// Out-of-range indices found on the device (see ErrIndexOutOfRange). Each raise-mode
+// launch gets an 8-byte error word of pinned host memory (the device's wordPool),
+// zeroed before the launch; a kernel that meets an index out of range clamps it and
+// stores the raw index there (one lane per warp; any one of several bad indices). The
+// device keeps the pending words (indexChecks); a wait that covers a launch reads its
+// word, reports a nonzero one and returns the word to the pool.
 
-// ErrIndexOutOfRange is the error of an index out of range in raise mode (and of a
-// negative or too large value given to Bincount). It wraps ErrInvalidValue.
+// ErrIndexOutOfRange is the error of an index out of range in ModeRaise (the default
+// of Take, TakeAlongAxis, Put, PutAlongAxis, AddAt, MaximumAt and MinimumAt), of a
+// negative value given to Bincount, and of a value outside Bincount's Bins. It wraps
+// ErrInvalidValue.
+//
+// The device finds such an index while the kernel runs, after the call has returned
+// (an index array into an empty axis, and Bincount's negative values when it reads
+// them first, are errors at the call). The kernel then uses the nearest end of the
+// axis instead, so nothing is read or written outside the arrays, and stores the
+// index into a word of pinned host memory. The error is returned, once, by the first
+// of these that returns after the kernel ran:
+//   - Stream.Synchronize of the stream the operation was enqueued on, or
+//     Device.Synchronize;
+//   - a host read (Array.ToSlice, Array.CopyToHost, Array.At) of an array last written
+//     on that stream by the operation or after it: its result, the array it modified,
+//     anything computed from them on the same stream.
+//
+// The arrays read hold the clamped elements. Work on other streams that reads the
+// results doesn't report it: synchronize the operation's stream first. (Checking the
+// word costs no device round trip: it is host memory, read after a wait that happens
+// anyway.)
 var ErrIndexOutOfRange = fmt.Errorf("gpu: index out of range: %w", ErrInvalidValue)
 
 // indexCheck is one launch's error word.

@@ -10,32 +10,30 @@ import (
 	"github.com/go-gpu/gpu/internal/kernel"
 )
 
-// Scatters: Put, PutAlongAxis, PutMask, AddAt, MaximumAt, MinimumAt, Bincount.
-//
-// # Reproducibility
+// Scatters: Put, PutAlongAxis, PutMask, AddAt, MaximumAt, MinimumAt, Bincount (the
+// kernel: kernel.Scatter). Reproducibility: see Deterministic. Contention: before its
+// atomic, each warp combines the updates of its lanes that share a target (match.any,
+// then a tree of shuffles), and when the destination is small (at most 32 KiB) each
+// block accumulates into a copy of it in shared memory and adds that to it at the end,
+// so that few distinct targets (a histogram of 8 bins) don't serialize on a few
+// addresses (Westphal, "Voting and Shuffling to Optimize Atomic Operations", NVIDIA
+// 2015).
+
+// Deterministic makes the float sums of AddAt and BincountWeights reproducible.
 //
 // On the GPU, updates to one element from different threads combine through atomic
 // operations in an order that varies from run to run. Integer sums, maximum and minimum
-// don't depend on it, but float sums round differently (as PyTorch's index_add_ and
-// CuPy's add.at do), and which of duplicate Put targets' values wins varies too. Under
-// Deterministic (or SetDeterministic(true) for every call, PyTorch's
-// use_deterministic_algorithms), float sums (AddAt, weighted Bincount) are computed
-// exactly in fixed point relative to each target's largest update, with integer
-// atomics, and rounded once: the same bits on every run and on both backends, and more
-// accurate than a float sum (kernel.FixedFinish has the details), at about three times
-// the cost. The CPU backend applies updates in index order, as NumPy does.
-//
-// # Contention
-//
-// Before its atomic, each warp combines the updates of its lanes that share a target
-// (match.any, then a tree of shuffles), and when the destination is small (at most 32
-// KiB) each block accumulates into a copy of it in shared memory and adds that to it at
-// the end: few distinct targets (a histogram of 8 bins) don't serialize on a few
-// addresses. (Westphal, "Voting and Shuffling to Optimize Atomic Operations", NVIDIA
-// 2015.)
-
-// Deterministic makes an AddAt or weighted Bincount sum floats reproducibly (see the
-// package's Reproducibility above).
+// don't depend on it, but float sums round differently from run to run (as PyTorch's
+// index_add_ and CuPy's add.at do), and which of duplicate Put targets' values wins
+// varies too. Under Deterministic (or SetDeterministic(true) for every call,
+// PyTorch's use_deterministic_algorithms), float sums are computed in fixed point
+// relative to each target's largest update, with integer atomics, whose order doesn't
+// matter, and rounded once into the destination: the same bits on every run and on
+// both backends, within n*2^-(94-bits(n)) of the largest update's magnitude of the
+// exact sum (more accurate than a float32 sum), at about three times the cost and 24
+// bytes of scratch per destination element (kernel.FixedFinish has the details). The
+// CPU backend applies updates one by one in index order, as NumPy does, with or without
+// it; its deterministic sums are the GPU's bits.
 func Deterministic() IndexOption { return func(c *indexConfig) { c.deterministic = true } }
 
 // SetDeterministic makes every later float scatter-sum deterministic, as if given
@@ -334,7 +332,7 @@ func scatterAt[T Elem, I IndexElem](s *Stream, op kernel.ScatterOp, what string,
 	if err := indexArgs(s, a, indices, values); err != nil {
 		return err
 	}
-	cfg, err := indexOptions(opts)
+	cfg, err := indexOptions(what, optMode|optAxis|optDeterministic, opts)
 	if err != nil {
 		return err
 	}
@@ -372,8 +370,8 @@ func scatterAt[T Elem, I IndexElem](s *Stream, op kernel.ScatterOp, what string,
 // a.shape[axis+1:], to which values broadcast. Modes as in Take (ModeRaise by default:
 // an out-of-range index is reported by a later wait). Integer sums wrap; float sums
 // are in a's precision (float16 and bfloat16 in float32, rounded at each atomic), in
-// an order that varies from run to run unless Deterministic: see the package's
-// Reproducibility. a may be any view that isn't broadcast.
+// an order that varies from run to run unless Deterministic (see it). a may be any
+// view that isn't broadcast.
 func AddAt[T Elem, I IndexElem](s *Stream, a *Array[T], indices *Array[I], values *Array[T], opts ...IndexOption) error {
 	return scatterAt(s, kernel.ScatterAdd, "AddAt", a, indices, values, opts)
 }
@@ -433,7 +431,7 @@ func Put[T Elem, I IndexElem](s *Stream, a *Array[T], indices *Array[I], values 
 	if err := indexArgs(s, a, indices, values); err != nil {
 		return err
 	}
-	cfg, err := indexOptions(opts)
+	cfg, err := indexOptions("Put", optMode|optAxis, opts)
 	if err != nil {
 		return err
 	}
@@ -482,7 +480,7 @@ func PutAlongAxis[T Elem, I IndexElem](s *Stream, a *Array[T], indices *Array[I]
 	if err := indexArgs(s, a, indices, values); err != nil {
 		return err
 	}
-	cfg, err := indexOptions(opts)
+	cfg, err := indexOptions("PutAlongAxis", optMode, opts)
 	if err != nil {
 		return err
 	}
@@ -539,8 +537,7 @@ func PutMask[T Elem](s *Stream, a *Array[T], mask *Array[bool], values *Array[T]
 // i holding how many of x are i. It reads the largest value first (one wait for the
 // device, under ctx; a negative value is then an error wrapping ErrIndexOutOfRange at
 // once); with Bins(n) it doesn't, and returns n bins at once (values outside [0, n)
-// reported by a later wait, as ModeRaise). The count is a scatter-add of ones (see the
-// package's Contention).
+// reported by a later wait, as ModeRaise). The count is a scatter-add of ones.
 func Bincount[I IndexElem](ctx context.Context, s *Stream, x *Array[I], minlength int, opts ...IndexOption) (*Array[int64], error) {
 	if err := nilContext(ctx); err != nil {
 		return nil, err
@@ -557,8 +554,8 @@ func Bincount[I IndexElem](ctx context.Context, s *Stream, x *Array[I], minlengt
 
 // BincountWeights is Bincount with weights (numpy.bincount(x, weights)): element i of
 // the float64 result is the sum of the weights of x's elements equal to i; weights
-// has x's shape and any numeric type (converted to float64). Its float sum follows the
-// package's Reproducibility (Deterministic).
+// has x's shape and any numeric type (converted to float64). Its float sums vary in
+// their last bits from run to run on the GPU unless Deterministic.
 func BincountWeights[I IndexElem, W Elem](ctx context.Context, s *Stream, x *Array[I], weights *Array[W], minlength int, opts ...IndexOption) (*Array[float64], error) {
 	if err := nilContext(ctx); err != nil {
 		return nil, err
@@ -581,7 +578,7 @@ func BincountWeights[I IndexElem, W Elem](ctx context.Context, s *Stream, x *Arr
 
 // bincount counts (w nil) or sums weights into a new array of type out.
 func bincount[I IndexElem](ctx context.Context, s *Stream, x *Array[I], w *header, out dtype.DType, minlength int, opts []IndexOption) (*header, error) {
-	cfg, err := indexOptions(opts)
+	cfg, err := indexOptions("Bincount", optDeterministic|optBins, opts)
 	if err != nil {
 		return nil, err
 	}
