@@ -191,15 +191,16 @@ var PeerNames = []PeerName{
 	{"kernel/indexing_checked/16k", "kernel/indexing_checked", SizeL},
 	{"kernel/rand/16k", "kernel/rand", SizeL},
 	// Indexing and concatenation (cmd/gpubench/suite_index.go): /16k rows onto the
-	// anchors' keys (GPU time by events), Metal.jl-sized rows onto "+sync" keys.
-	{"index/take/float32/random/16k", "take/float32/2^26 of 2^28 random", SizeS},
-	{"index/take/float32/stride4/16k", "take/float32/2^26 of 2^28 stride4", SizeS},
-	{"index/put/float32/random/16k", "put/float32/2^26 into 2^28", SizeS},
-	{"index/addat/float32/many/16k", "scatter_add/float32/2^26 into 2^20", SizeS},
-	{"index/addat/float32/8bins/16k", "scatter_add/float32/2^26 into 8", SizeS},
-	{"index/bincount/many/16k", "bincount/2^26 into 2^20", SizeS},
-	{"index/concat/float32/axis0/16k", "concat/float32/2x2^27", SizeS},
-	{"index/concat/float32/axis1/16k", "concat/float32/8192^2 x2 axis1", SizeS},
+	// anchors' keys at L (GPU time by events), Metal.jl-sized rows onto "+sync" keys
+	// at S.
+	{"index/take/float32/random/16k", "take/float32/2^26 of 2^28 random", SizeL},
+	{"index/take/float32/stride4/16k", "take/float32/2^26 of 2^28 stride4", SizeL},
+	{"index/put/float32/random/16k", "put/float32/2^26 into 2^28", SizeL},
+	{"index/addat/float32/many/16k", "scatter_add/float32/2^26 into 2^20", SizeL},
+	{"index/addat/float32/8bins/16k", "scatter_add/float32/2^26 into 8", SizeL},
+	{"index/bincount/many/16k", "bincount/2^26 into 2^20", SizeL},
+	{"index/concat/float32/axis0/16k", "concat/float32/2x2^27", SizeL},
+	{"index/concat/float32/axis1/16k", "concat/float32/8192^2 x2 axis1", SizeL},
 	{"index/take/float32/random", "take/float32/512000 of 512000 random+sync", SizeS},
 	{"index/take/float32/stride4", "take/float32/128000 of 512000 stride4+sync", SizeS},
 	{"index/put/float32/random", "put/float32/128000 into 512000+sync", SizeS},

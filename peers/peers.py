@@ -830,7 +830,7 @@ def benchmarks():
             ("bincount/2^26 into 2^20", bincount(n, bins), "bincount of 2^26 random int64 in [0, 2^20), minlength 2^20"),
             ("concat/float32/2x2^27", concat((half,), 0), "concatenation of two float32 vectors of 2^27"),
             ("concat/float32/8192^2 x2 axis1", concat((side, side), 1), "concatenation of two float32 8192x8192 matrices along axis 1")):
-        add(key, ("S",), make, desc, mode="events")
+        add(key, ("L",), make, desc, mode="events")
     for key, make, desc in (
             ("take/float32/512000 of 512000 random+sync", take(512000, 512000, False), "take of 512000 random int64 indices from 512000 float32"),
             ("take/float32/128000 of 512000 stride4+sync", take(512000, 128000, True), "take of the int64 indices 0, 4, 8, ... (128000) from 512000 float32"),
