@@ -439,6 +439,7 @@ func (a *Array[T]) ToSlice(ctx context.Context) ([]T, error) {
 	if a.isNil() {
 		return nil, errNilArray
 	}
+	ws, wseq := a.buf.a.lastWrite() // for the index errors this read reports
 	c := a
 	if !a.IsContiguous() {
 		// First, so that a view too large to copy (a broadcast one) or a freed array is
@@ -452,7 +453,10 @@ func (a *Array[T]) ToSlice(ctx context.Context) ([]T, error) {
 		return nil, fmt.Errorf("gpu: ToSlice of a freed array: %w", ErrClosed)
 	}
 	out := make([]T, c.Size())
-	return out, c.CopyToHost(ctx, out)
+	if err := c.CopyToHost(ctx, out); err != nil {
+		return out, err
+	}
+	return out, readReport(a.buf, ws, wseq)
 }
 
 // CopyToHost copies the array into dst (len(dst) == Size()) and returns once it is there.
@@ -470,6 +474,7 @@ func (a *Array[T]) CopyToHost(ctx context.Context, dst []T) error {
 	if len(dst) == 0 {
 		return nil
 	}
+	ws, wseq := a.buf.a.lastWrite() // for the index errors this read reports
 	c := a
 	if !a.IsContiguous() {
 		var err error
@@ -482,7 +487,10 @@ func (a *Array[T]) CopyToHost(ctx context.Context, dst []T) error {
 	if err != nil {
 		return err
 	}
-	return buf.CopyToHost(ctx, Bytes(dst))
+	if err := buf.CopyToHost(ctx, Bytes(dst)); err != nil {
+		return err
+	}
+	return readReport(a.buf, ws, wseq)
 }
 
 // contiguousForRead is a contiguous copy of a non-contiguous array for a host read,
@@ -563,13 +571,18 @@ func (a *Array[T]) At(ctx context.Context, idx ...int) (T, error) {
 	if err != nil {
 		return v[0], err
 	}
+	ws, wseq := a.buf.a.lastWrite() // for the index errors this read reports
 	if a.buf.Kind() == UnifiedMem {
 		err = elem.HostAccess(ctx, Read, func(h []byte) error { copy(Bytes(v[:]), h); return nil })
+	} else {
+		// As CopyToHost: a wait on the host, then through a pinned word (an element of
+		// at most 8 bytes) on a copy stream.
+		err = elem.CopyToHost(ctx, Bytes(v[:]))
+	}
+	if err != nil {
 		return v[0], err
 	}
-	// As CopyToHost: a wait on the host, then through a pinned word (an element of at
-	// most 8 bytes) on a copy stream.
-	return v[0], elem.CopyToHost(ctx, Bytes(v[:]))
+	return v[0], readReport(a.buf, ws, wseq)
 }
 
 // Set sets one element and returns once it is written (a round trip, like At). Setting
@@ -606,42 +619,26 @@ func (a *Array[T]) derive(shape, strides []int, off int) *Array[T] {
 }
 
 // Reshape returns a view with a new shape of the same size; one dimension may be -1
-// (inferred). The array must be contiguous (use Contiguous first otherwise).
+// (inferred). Every contiguous array has one, and so does a view whose axes that the
+// reshape merges or splits are laid out one after the other (NumPy returns a view in
+// the same cases); otherwise Reshape returns an error wrapping ErrInvalidValue: the
+// function Reshape makes a copy then, as numpy.reshape does.
 func (a *Array[T]) Reshape(shape ...int) (*Array[T], error) {
 	if a.isNil() {
 		return nil, errNilArray
 	}
-	shape = slices.Clone(shape)
-	infer := -1
-	n := 1
-	for d, v := range shape {
-		switch {
-		case v == -1 && infer < 0:
-			infer = d
-		case v < 0:
-			return nil, fmt.Errorf("gpu: reshape to %v: %w", shape, ErrInvalidValue)
-		case v > 0 && n > math.MaxInt/v:
-			// A product that wrapped around could equal the size and give a view whose
-			// indices reach past the buffer.
-			return nil, fmt.Errorf("gpu: reshape of %d elements to %v: %w", a.Size(), shape, ErrInvalidValue)
-		default:
-			n *= v
-		}
+	to, err := reshapeShape(a.Size(), shape)
+	if err != nil {
+		return nil, err
 	}
-	if infer >= 0 {
-		if n == 0 || a.Size()%n != 0 {
-			return nil, fmt.Errorf("gpu: reshape of %d elements to %v: %w", a.Size(), shape, ErrInvalidValue)
-		}
-		shape[infer] = a.Size() / n
-		n *= shape[infer]
+	if a.IsContiguous() {
+		return a.derive(to, rowMajor(to), a.off), nil
 	}
-	if n != a.Size() {
-		return nil, fmt.Errorf("gpu: reshape of %d elements to %v: %w", a.Size(), shape, ErrInvalidValue)
+	st, ok := viewStrides(a.shape, a.strides, to)
+	if !ok {
+		return nil, fmt.Errorf("gpu: reshape of a %v view with strides %v to %v needs a copy: use the function Reshape, or Contiguous first: %w", a.shape, a.strides, to, ErrInvalidValue)
 	}
-	if !a.IsContiguous() {
-		return nil, fmt.Errorf("gpu: reshape of a non-contiguous array: make it Contiguous first: %w", ErrInvalidValue)
-	}
-	return a.derive(shape, rowMajor(shape), a.off), nil
+	return a.derive(to, st, a.off), nil
 }
 
 // End stands for "to the end" as a Range's Stop.
@@ -723,22 +720,49 @@ func (r Range) resolve(n int) (start, count, step int) {
 }
 
 // Slice returns a view selecting ranges along the leading axes (the remaining axes are
-// whole), like NumPy's a[r0, r1, ...].
+// whole), like NumPy's a[r0, r1, ...]. NewAxis among the ranges inserts an axis of size
+// 1 there and selects no axis of a (NumPy's a[:, np.newaxis]).
 func (a *Array[T]) Slice(ranges ...Range) (*Array[T], error) {
 	if a.isNil() {
 		return nil, errNilArray
 	}
-	if len(ranges) > len(a.shape) {
-		return nil, fmt.Errorf("gpu: %d ranges for a %d-d array: %w", len(ranges), len(a.shape), ErrInvalidValue)
+	used := 0
+	for _, r := range ranges {
+		if !r.isNewAxis() {
+			used++
+		}
 	}
-	shape, strides, off := slices.Clone(a.shape), slices.Clone(a.strides), a.off
-	for d, r := range ranges {
+	if used > len(a.shape) {
+		return nil, fmt.Errorf("gpu: %d ranges for a %d-d array: %w", used, len(a.shape), ErrInvalidValue)
+	}
+	nd := len(a.shape) + len(ranges) - used
+	shape, strides, off := make([]int, 0, nd), make([]int, 0, nd), a.off
+	d := 0
+	var newAxes []int // positions of the inserted axes in the result
+	for _, r := range ranges {
+		if r.isNewAxis() {
+			newAxes = append(newAxes, len(shape))
+			shape = append(shape, 1)
+			strides = append(strides, 0) // set below
+			continue
+		}
 		start, count, step := r.resolve(a.shape[d])
 		if count > 0 {
 			off += start * a.strides[d]
 		}
-		shape[d] = count
-		strides[d] = a.strides[d] * step
+		shape = append(shape, count)
+		strides = append(strides, a.strides[d]*step)
+		d++
+	}
+	shape = append(shape, a.shape[d:]...)
+	strides = append(strides, a.strides[d:]...)
+	for i := len(newAxes) - 1; i >= 0; i-- {
+		k := newAxes[i]
+		// A size-1 axis never steps: the stride that keeps a contiguous view contiguous.
+		strides[k] = 1
+		if k+1 < len(shape) {
+			strides[k] = strides[k+1] * shape[k+1]
+		}
 	}
 	if prod(shape) == 0 {
 		// An empty view has no element to point at: keep the parent's offset, which

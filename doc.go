@@ -42,7 +42,9 @@
 //
 // Errors wrap the sentinels ErrNoDevice, ErrOutOfMemory, ErrInvalidValue,
 // ErrLaunchFailed, ErrNotSupported and ErrClosed; match them with errors.Is. A CUDA
-// error is also a *cu.Error with the CUresult's name and message.
+// error is also a *cu.Error with the CUresult's name and message. An index out of
+// range that a kernel finds (Take, Put, AddAt ... in raise mode) is reported by a later
+// wait, wrapping ErrIndexOutOfRange and ErrInvalidValue: see ErrIndexOutOfRange.
 //
 // Bad input gets an error, never a panic: a nil *Stream, a nil array, a nil
 // context.Context or a nil ReduceOption or ScanOption given to an operation is an error

@@ -107,6 +107,12 @@ func nilRecvCases(f *nilFixture) []nilCase {
 			{"Array.ToSlice", func() error { return e1(a.ToSlice(ctx)) }},
 			{"Array.Transpose", func() error { return e1(a.Transpose()) }},
 			{"Array.Transpose", func() error { return e1(a.Transpose(1, 0)) }},
+			{"Array.Squeeze", func() error { return e1(a.Squeeze()) }},
+			{"Array.ExpandDims", func() error { return e1(a.ExpandDims(0)) }},
+			{"Array.Flip", func() error { return e1(a.Flip()) }},
+			{"Array.Split", func() error { return e1(a.Split(2, 0)) }},
+			{"Array.ArraySplit", func() error { return e1(a.ArraySplit(2, 0)) }},
+			{"Array.SplitAt", func() error { return e1(a.SplitAt(0, 1)) }},
 		}...)
 	}
 	// Another instantiation of the generic methods.

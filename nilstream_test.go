@@ -192,6 +192,27 @@ func nilStreamCases(f *nilFixture) []nilCase {
 		{"Permute", func() error { return e1(gpu.Permute(s, a, 1, 0)) }},
 		{"Transpose", func() error { return e1(gpu.Transpose(s, a)) }},
 		{"Transpose", func() error { return e1(gpu.Transpose(s, empty)) }},
+		{"Reshape", func() error { return e1(gpu.Reshape(s, a, 3, 2)) }},
+		// Indexing, joining.
+		{"Take", func() error { return e1(gpu.Take(s, a, f.ai)) }},
+		{"Take", func() error { return e1(gpu.Take(s, strided, f.ai, gpu.OnAxis(1))) }},
+		{"TakeAlongAxis", func() error { return e1(gpu.TakeAlongAxis(s, a, f.ai, 1)) }},
+		{"Put", func() error { return gpu.Put(s, out, f.ai, b) }},
+		{"PutAlongAxis", func() error { return gpu.PutAlongAxis(s, out, f.ai, b, 1) }},
+		{"PutMask", func() error { return gpu.PutMask(s, out, f.mask, b) }},
+		{"AddAt", func() error { return gpu.AddAt(s, out, f.ai, b) }},
+		{"MaximumAt", func() error { return gpu.MaximumAt(s, out, f.ai, b) }},
+		{"MinimumAt", func() error { return gpu.MinimumAt(s, out, f.ai, b, gpu.Deterministic()) }},
+		{"Bincount", func() error { return e1(gpu.Bincount(ctx, s, f.outI, 0)) }},
+		{"BincountWeights", func() error { return e1(gpu.BincountWeights(ctx, s, f.outI, b, 0)) }},
+		{"Concatenate", func() error { return e1(gpu.Concatenate(s, []*gpu.Array[float32]{a, b}, 0)) }},
+		{"Concatenate", func() error { return e1(gpu.Concatenate(s, []*gpu.Array[float32]{empty}, 0)) }},
+		{"Stack", func() error { return e1(gpu.Stack(s, []*gpu.Array[float32]{a, b}, 0)) }},
+		{"Tile", func() error { return e1(gpu.Tile(s, a, 2)) }},
+		{"Repeat", func() error { return e1(gpu.Repeat(s, a, 2)) }},
+		{"Roll", func() error { return e1(gpu.Roll(s, a, 1)) }},
+		{"Pad", func() error { return e1(gpu.Pad(s, a, [][2]int{{1, 1}}, 0)) }},
+		{"Reshape", func() error { return e1(gpu.Reshape(s, strided, 6)) }},
 
 		// Random numbers.
 		{"Rand", func() error { return e1(gpu.Rand[float32](s, g, 2, 3)) }},
@@ -323,6 +344,8 @@ func nilContextCases(f *nilFixture) []nilCase {
 		{"FindFirst", func() error { return e1(gpu.FindFirst(ctx, s, a)) }},
 		{"FindFirstWhere", func() error { return e1(gpu.FindFirstWhere(ctx, s, "x > 1", x)) }},
 		{"CountNonzero", func() error { return e1(gpu.CountNonzero(ctx, s, a)) }},
+		{"Bincount", func() error { return e1(gpu.Bincount(ctx, s, f.ai, 0)) }},
+		{"BincountWeights", func() error { return e1(gpu.BincountWeights(ctx, s, f.ai, a, 0)) }},
 	}
 }
 

@@ -334,8 +334,10 @@ func (s *Stream) Query() (bool, error) {
 
 // Synchronize waits until all work enqueued on the stream so far has completed, without
 // pinning an OS thread (unless the policy is WaitBlock). It returns ctx.Err() if ctx
-// ends first (the work goes on), and the error of a fault in the work.
-func (s *Stream) Synchronize(ctx context.Context, policy ...WaitPolicy) error {
+// ends first (the work goes on), and the error of a fault in the work. It also returns,
+// once, the errors of indices out of range found by raise-mode operations in that work
+// (ErrIndexOutOfRange).
+func (s *Stream) Synchronize(ctx context.Context, policy ...WaitPolicy) (err error) {
 	if err := nilContext(ctx); err != nil {
 		return err
 	}
@@ -343,6 +345,7 @@ func (s *Stream) Synchronize(ctx context.Context, policy ...WaitPolicy) error {
 		return err
 	}
 	defer s.unhold()
+	defer func(p uint64) { err = s.syncReport(err, p) }(s.pend.Load()) // index errors found on the device (indexcheck.go)
 	pol, err := s.dev.pickPolicy(policy)
 	if err != nil {
 		return err
@@ -409,14 +412,16 @@ func (s *Stream) eventOp(name string, e *Event, op func(backend.Stream, backend.
 
 // Synchronize waits until the work on every stream of the device (those created through
 // this package, and the default stream) has completed, without pinning an OS thread
-// (unless the policy is WaitBlock, which calls cuCtxSynchronize).
-func (d *Device) Synchronize(ctx context.Context, policy ...WaitPolicy) error {
+// (unless the policy is WaitBlock, which calls cuCtxSynchronize). Like
+// Stream.Synchronize, it returns the index errors found in that work, once.
+func (d *Device) Synchronize(ctx context.Context, policy ...WaitPolicy) (err error) {
 	if err := nilContext(ctx); err != nil {
 		return err
 	}
 	if d == nil {
 		return errNilDevice
 	}
+	defer func(p uint64) { err = d.syncReport(err, p) }(d.pend.Load()) // index errors found on the device (indexcheck.go)
 	pol, err := d.pickPolicy(policy)
 	if err != nil {
 		return err

@@ -198,6 +198,25 @@ var PeerNames = []PeerName{
 	{"kernel/indexing/16k", "kernel/indexing", SizeL},
 	{"kernel/indexing_checked/16k", "kernel/indexing_checked", SizeL},
 	{"kernel/rand/16k", "kernel/rand", SizeL},
+	// Indexing and concatenation (cmd/gpubench/suite_index.go): /16k rows onto the
+	// anchors' keys at L (GPU time by events), Metal.jl-sized rows onto "+sync" keys
+	// at S.
+	{"index/take/float32/random/16k", "take/float32/2^26 of 2^28 random", SizeL},
+	{"index/take/float32/stride4/16k", "take/float32/2^26 of 2^28 stride4", SizeL},
+	{"index/put/float32/random/16k", "put/float32/2^26 into 2^28", SizeL},
+	{"index/addat/float32/many/16k", "scatter_add/float32/2^26 into 2^20", SizeL},
+	{"index/addat/float32/8bins/16k", "scatter_add/float32/2^26 into 8", SizeL},
+	{"index/bincount/many/16k", "bincount/2^26 into 2^20", SizeL},
+	{"index/concat/float32/axis0/16k", "concat/float32/2x2^27", SizeL},
+	{"index/concat/float32/axis1/16k", "concat/float32/8192^2 x2 axis1", SizeL},
+	{"index/take/float32/random", "take/float32/512000 of 512000 random+sync", SizeS},
+	{"index/take/float32/stride4", "take/float32/128000 of 512000 stride4+sync", SizeS},
+	{"index/put/float32/random", "put/float32/128000 into 512000+sync", SizeS},
+	{"index/addat/float32/many", "scatter_add/float32/512000 into 8192+sync", SizeS},
+	{"index/addat/float32/8bins", "scatter_add/float32/512000 into 8+sync", SizeS},
+	{"index/bincount/many", "bincount/512000 into 8192+sync", SizeS},
+	{"index/concat/float32/axis0", "concat/float32/2x256000+sync", SizeS},
+	{"index/concat/float32/axis1", "concat/float32/1000x512 x2 axis1+sync", SizeS},
 }
 
 var (

@@ -25,7 +25,10 @@ Each figure is the median wall time, in nanoseconds, of one call plus a
 synchronize of the current stream (as Metal.@sync measures), after a warm-up
 (at least 3 calls and 0.1 s). Exceptions, documented per benchmark below:
 kernel/launch times the launch call alone (as Metal.jl does; the synchronize
-follows, untimed), and sync/* time the synchronization itself. Inputs stay the
+follows, untimed), sync/* time the synchronization itself, and the indexing
+and concatenation keys (take/*, put/*, scatter_add/*, bincount/*, concat/*)
+without "+sync", the anchors of ../shared/peers/h200-2026-12-01-extra.md, are
+the GPU time of one call by CUDA events (mode "events"). Inputs stay the
 same between calls (no rotation): S inputs sit in the L2 cache, as in
 Metal.jl's suite.
 
@@ -88,6 +91,17 @@ SHAPES = {
         "4d": (32, 32, 16, BIG),      # Julia (16384, 16, 32, 32)
     },
 }
+
+# The indexing benchmarks' sizes: the anchors' 2^28-element sources with 2^26
+# indices, and Metal.jl's 512000-element vector; tests shrink the large ones by
+# INDEX_SCALE.
+IDX_SRC, IDX_N, IDX_BINS = 1 << 28, 1 << 26, 1 << 20
+IDX_SCALE = 1.0
+
+
+def idx_dim(n):
+    return max(64, int(n * IDX_SCALE))
+
 
 LIBS = ("cupy", "torch")
 SIZES = ("S", "L")
@@ -310,6 +324,38 @@ class CuPy:
     def layernorm(self, x, w, b):
         raise Unsupported("CuPy has no layer norm")
 
+    # Indexing and concatenation.
+
+    def randint(self, n, hi):
+        return self.cp.random.randint(0, hi, size=n, dtype=self.cp.int64)
+
+    def arange_i64(self, n, step):
+        return self.cp.arange(0, n * step, step, dtype=self.cp.int64)
+
+    def take(self, x, idx):
+        return self.cp.take(x, idx)
+
+    def put(self, x, idx, v):
+        self.cp.put(x, idx, v)
+
+    def scatter_add(self, x, idx, v):
+        import cupyx
+        cupyx.scatter_add(x, idx, v)
+
+    def bincount(self, x, n):
+        return self.cp.bincount(x, minlength=n)
+
+    def concat(self, xs, axis):
+        return self.cp.concatenate(xs, axis=axis)
+
+    def timed(self, fn):
+        start, end = self.cp.cuda.Event(), self.cp.cuda.Event()
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        return self.cp.cuda.get_elapsed_time(start, end) * 1e6
+
 
 class Torch:
     name = "torch"
@@ -447,6 +493,38 @@ class Torch:
 
     def device_sync(self):
         self.t.cuda.synchronize()
+
+    # Indexing and concatenation.
+
+    def randint(self, n, hi):
+        return self.t.randint(0, hi, (n,), dtype=self.t.int64, device=self.dev)
+
+    def arange_i64(self, n, step):
+        return self.t.arange(0, n * step, step, dtype=self.t.int64, device=self.dev)
+
+    def take(self, x, idx):
+        return self.t.index_select(x, 0, idx)
+
+    def put(self, x, idx, v):
+        x.index_put_((idx,), v)
+
+    def scatter_add(self, x, idx, v):
+        x.scatter_add_(0, idx, v)
+
+    def bincount(self, x, n):
+        return self.t.bincount(x, minlength=n)
+
+    def concat(self, xs, axis):
+        return self.t.cat(xs, dim=axis)
+
+    def timed(self, fn):
+        start = self.t.cuda.Event(enable_timing=True)
+        end = self.t.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end) * 1e6
 
 
 ADAPTERS = {"cupy": CuPy, "torch": Torch}
@@ -748,6 +826,64 @@ def benchmarks():
     add("stats/layernorm", SL, stat("layernorm"), "layer norm over axis 1 with a weight and a bias, eps 1e-5",
         libs=("torch",))
 
+    # Indexing and concatenation (cmd/gpubench/suite_index.go): the anchors' keys, GPU
+    # time of one call by CUDA events, and the same operations at Metal.jl's size
+    # (512000 elements) as "+sync" keys, a call plus a synchronize.
+    def take(src, n, stride4):
+        def make(lib, sz):
+            x = lib.f32((src,))
+            idx = lib.arange_i64(n, 4) if stride4 else lib.randint(n, src)
+            return lambda: lib.take(x, idx)
+        return make
+
+    def put(dst, n):
+        def make(lib, sz):
+            x, v, idx = lib.f32((dst,)), lib.f32((n,)), lib.randint(n, dst)
+            return lambda: lib.put(x, idx, v)
+        return make
+
+    def scatter_add(n, bins):
+        def make(lib, sz):
+            x, v, idx = lib.f32((bins,)), lib.f32((n,)), lib.randint(n, bins)
+            return lambda: lib.scatter_add(x, idx, v)
+        return make
+
+    def bincount(n, bins):
+        def make(lib, sz):
+            x = lib.randint(n, bins)
+            return lambda: lib.bincount(x, bins)
+        return make
+
+    def concat(shape, axis):
+        def make(lib, sz):
+            a, b = lib.f32(shape), lib.f32(shape)
+            return lambda: lib.concat((a, b), axis)
+        return make
+
+    src, n, bins = idx_dim(IDX_SRC), idx_dim(IDX_N), idx_dim(IDX_BINS)
+    half = idx_dim(IDX_SRC // 2)
+    side = max(8, int(8192 * IDX_SCALE ** 0.5))
+    for key, make, desc in (
+            ("take/float32/2^26 of 2^28 random", take(src, n, False), "take of 2^26 random int64 indices from 2^28 float32"),
+            ("take/float32/2^26 of 2^28 stride4", take(src, n, True), "take of the int64 indices 0, 4, 8, ... (2^26) from 2^28 float32"),
+            ("put/float32/2^26 into 2^28", put(src, n), "put of 2^26 float32 at random int64 indices into 2^28 float32"),
+            ("scatter_add/float32/2^26 into 2^20", scatter_add(n, bins), "scatter-add of 2^26 float32 at random int64 indices into 2^20 bins"),
+            ("scatter_add/float32/2^26 into 8", scatter_add(n, 8), "scatter-add of 2^26 float32 at random int64 indices into 8 bins"),
+            ("bincount/2^26 into 2^20", bincount(n, bins), "bincount of 2^26 random int64 in [0, 2^20), minlength 2^20"),
+            ("concat/float32/2x2^27", concat((half,), 0), "concatenation of two float32 vectors of 2^27"),
+            ("concat/float32/8192^2 x2 axis1", concat((side, side), 1), "concatenation of two float32 8192x8192 matrices along axis 1")):
+        add(key, ("L",), make, desc, mode="events")
+    for key, make, desc in (
+            ("take/float32/512000 of 512000 random+sync", take(512000, 512000, False), "take of 512000 random int64 indices from 512000 float32"),
+            ("take/float32/128000 of 512000 stride4+sync", take(512000, 128000, True), "take of the int64 indices 0, 4, 8, ... (128000) from 512000 float32"),
+            ("put/float32/128000 into 512000+sync", put(512000, 128000), "put of 128000 float32 at random int64 indices into 512000 float32"),
+            ("scatter_add/float32/512000 into 8192+sync", scatter_add(512000, 8192), "scatter-add of 512000 float32 at random int64 indices into 8192 bins"),
+            ("scatter_add/float32/512000 into 8+sync", scatter_add(512000, 8), "scatter-add of 512000 float32 at random int64 indices into 8 bins"),
+            ("bincount/512000 into 8192+sync", bincount(512000, 8192), "bincount of 512000 random int64 in [0, 8192), minlength 8192"),
+            ("concat/float32/2x256000+sync", concat((256000,), 0), "concatenation of two float32 vectors of 256000"),
+            ("concat/float32/1000x512 x2 axis1+sync", concat((N, M), 1), "concatenation of two float32 (1000, 512) matrices along axis 1")):
+        add(key, ("S",), make, desc)
+
     add("sync/stream", ("S",), lambda lib, sz: lib.stream_sync, "synchronize the idle current stream", mode="sync")
     add("sync/context", ("S",), lambda lib, sz: lib.device_sync, "synchronize the idle device", mode="sync")
     return B
@@ -808,6 +944,8 @@ def measure(lib, fn, mode, budget, max_samples):
             t0 = clock()
             fn()
             return clock() - t0
+        if mode == "events":
+            return lib.timed(fn)
         t0 = clock()
         fn()
         lib.sync()

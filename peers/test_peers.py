@@ -8,6 +8,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 import unittest
 from contextlib import redirect_stderr, redirect_stdout
 
@@ -75,6 +76,19 @@ class FakeLib:
     def stream_sync(self): self.syncs += 1
     def device_sync(self): self.syncs += 1
 
+    def randint(self, n, hi): return self.rng.integers(0, hi, size=n, dtype=np.int64)
+    def arange_i64(self, n, step): return np.arange(0, n * step, step, dtype=np.int64)
+    def take(self, x, idx): return np.take(x, idx)
+    def put(self, x, idx, v): np.put(x, idx, v)
+    def scatter_add(self, x, idx, v): np.add.at(x, idx, v)
+    def bincount(self, x, n): return np.bincount(x, minlength=n)
+    def concat(self, xs, axis): return np.concatenate(xs, axis=axis)
+
+    def timed(self, fn):
+        t0 = time.perf_counter_ns()
+        fn()
+        return time.perf_counter_ns() - t0
+
 
 class FakeCuPy(FakeLib):
     name = "cupy"
@@ -135,14 +149,15 @@ class PureTests(unittest.TestCase):
 @unittest.skipIf(np is None, "NumPy is not installed")
 class FakeRunTests(unittest.TestCase):
     def setUp(self):
-        self.saved = (peers.ADAPTERS, dict(peers.SHAPES["L"]), peers.GiB, peers.BIG, peers.WARMUP_SECONDS)
+        self.saved = (peers.ADAPTERS, dict(peers.SHAPES["L"]), peers.GiB, peers.BIG, peers.WARMUP_SECONDS, peers.IDX_SCALE)
+        peers.IDX_SCALE = 1 / 4096
         peers.ADAPTERS = {"cupy": FakeCuPy, "torch": FakeTorch}
         # Shrink L and the ceilings so that a CPU gets through them.
         peers.SHAPES["L"].update({"mat": (64, 64), "3d": (4, 4, 256), "4d": (2, 2, 4, 256)})
         peers.GiB, peers.BIG, peers.WARMUP_SECONDS = 1 << 16, 64, 0.001
 
     def tearDown(self):
-        peers.ADAPTERS, L, peers.GiB, peers.BIG, peers.WARMUP_SECONDS = self.saved
+        peers.ADAPTERS, L, peers.GiB, peers.BIG, peers.WARMUP_SECONDS, peers.IDX_SCALE = self.saved
         peers.SHAPES["L"].clear()
         peers.SHAPES["L"].update(L)
 
