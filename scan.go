@@ -248,7 +248,7 @@ func scanCombine(op Op, t dtype.DType) (kernel.Combine, error) {
 		return kernel.Combine{}, fmt.Errorf("%w (%w)", err, ErrInvalidValue)
 	}
 	if e.DType() != t {
-		e = &expr.Expr{Root: &expr.Cast{X: e.Root, Type: t}, Inputs: e.Inputs, Params: e.Params}
+		e = e.Convert(t)
 	}
 	return kernel.Combine{Op: kernel.ScanExpr, Type: t, Expr: e}, nil
 }
