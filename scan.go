@@ -200,7 +200,8 @@ func accumulate[R, T Elem](s *Stream, out *Array[R], a *Array[T], op Op, axis in
 		}
 		f(&o)
 	}
-	rt := dtype.Of[R]()
+	// A half-precision result accumulates in float32, rounded once per element.
+	rt, _ := redAcc(dtype.Of[R]())
 	comb, err := scanCombine(op, rt)
 	if err != nil {
 		return err
@@ -229,9 +230,6 @@ func accumulate[R, T Elem](s *Stream, out *Array[R], a *Array[T], op Op, axis in
 
 // scanCombine parses op for accumulator type t.
 func scanCombine(op Op, t dtype.DType) (kernel.Combine, error) {
-	if t == dtype.Float16 || t == dtype.BFloat16 {
-		return kernel.Combine{}, fmt.Errorf("gpu: scans of %v: %w", t, ErrNotSupported)
-	}
 	switch op {
 	case OpSum:
 		return kernel.Combine{Op: kernel.ScanAdd, Type: t}, nil
@@ -285,7 +283,8 @@ func scalarNegative(x expr.Scalar) bool {
 	return false
 }
 
-// scanInto scans in along axis into out (contiguous, in's shape, comb's type).
+// scanInto scans in along axis into out (contiguous, in's shape, comb's type or a
+// half-precision type for a float32 comb).
 func scanInto(s *Stream, out, in *header, comb kernel.Combine, axis int, excl bool, init uint64) error {
 	if err := nilStream(s); err != nil {
 		return err
@@ -320,6 +319,8 @@ func scanInto(s *Stream, out, in *header, comb kernel.Combine, axis int, excl bo
 	if tiles {
 		sp := &kernel.ScanTiles{In: in.dt, Comb: comb, Exclusive: excl, Group: inner}
 		rowLen := n * inner
+		outT := kernel.ScanOutType(comb.Type, out.dt)
+		sp.Out = outT
 		kmax := 16
 		if comb.Type.Size() == 8 {
 			kmax = 8
@@ -360,7 +361,7 @@ func scanInto(s *Stream, out, in *header, comb kernel.Combine, axis int, excl bo
 		}
 		ptr := func(h *header) uint64 { return h.buf.a.mem.Ptr() + uint64(h.buf.off) + uint64(h.off*h.dt.Size()) }
 		sp.Vector = ptr(in)%16 == 0 && ptr(out)%16 == 0 &&
-			(outer == 1 || (rowLen*in.dt.Size()%16 == 0 && rowLen*comb.Type.Size()%16 == 0))
+			(outer == 1 || (rowLen*in.dt.Size()%16 == 0 && rowLen*out.dt.Size()%16 == 0))
 		tile := sp.Tile()
 		tpr := (rowLen + tile - 1) / tile
 		ntiles := outer * tpr
@@ -380,7 +381,7 @@ func scanInto(s *Stream, out, in *header, comb kernel.Combine, axis int, excl bo
 		return s.Launch(fn, cfg, In(in), Out(out), status,
 			uint64(outer), uint64(rowLen), uint64(tpr), init)
 	}
-	sp := &kernel.ScanColumns{In: in.dt, Comb: comb, Exclusive: excl, Groups: 8, Rows: 16}
+	sp := &kernel.ScanColumns{In: in.dt, Comb: comb, Out: kernel.ScanOutType(comb.Type, out.dt), Exclusive: excl, Groups: 8, Rows: 16}
 	if n <= sp.Rows {
 		sp.Groups, sp.Rows = 1, n
 	}
