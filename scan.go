@@ -326,10 +326,11 @@ func scanInto(s *Stream, out, in *header, comb kernel.Combine, axis int, excl bo
 			kmax = 8
 		}
 		tune := *scanCfg.Load()
-		if tune.Variant == 2 && (comb.Type.Size() == 4 || comb.Type.Size() == 8) {
+		if tune.Variant == 2 && (comb.Type.Size() == 4 || comb.Type.Size() == 8) && outT == dtype.Invalid {
 			// The second variant: twice the items per thread (tiles of 8192 4-byte or
 			// 4096 8-byte values), so twice the bytes in flight per thread and half the
-			// tiles (atomics, look-backs, barriers) per byte.
+			// tiles (atomics, look-backs, barriers) per byte. (Not for a half-precision
+			// output, which isn't staged: 32 values a thread would spill.)
 			kmax *= 2
 		}
 		// The largest multiple of the group up to kmax, preferring thread chunks of a

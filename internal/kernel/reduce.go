@@ -308,7 +308,7 @@ func (r *Reduce) Validate() error {
 		if r.Pre == PreConvert && in.IsFloat() && (r.Acc.IsInteger()) {
 			return fmt.Errorf("kernel: converting %v to %v accumulators (use a map)", in, r.Acc)
 		}
-		if r.Op.IsArg() && r.Pre == PreConvert && in != r.Acc && !(isHalfType(in) && r.Acc == dtype.Float32 && r.Out == in) {
+		if r.Op.IsArg() && r.Pre == PreConvert && in != r.Acc && !(isHalfType(in) && r.Acc == dtype.Float32 && (r.Out == in || r.GPU.Partial)) {
 			return fmt.Errorf("kernel: %v of %v with values of type %v", r.Op, in, r.Acc)
 		}
 		if r.Pre == PreNonzero && r.Op != RedSum {
