@@ -266,12 +266,17 @@ func planPass(r *Reduce, l ReduceLayout, aligned []bool, sms int, occupancy func
 	return pass
 }
 
-// redUnroll returns the loads in flight per thread for vectors of V elements: 4, or 2
-// for the 8-element vectors of halves (16 accumulators and 64 bytes in flight either
-// way for 4-byte elements, 32 bytes for halves, which keeps the registers of 16).
+// RedHalfUnroll is the loads in flight per thread of a reduction reading 8-element
+// (16-byte) vectors of halves: 2 keeps the 16 accumulators of the other types' 4
+// vectors of 4 (32 bytes in flight a thread instead of 64); 4 doubles both. The
+// root package sets it from GPU_REDUCE_HALF_UNROLL (a tuning knob for the H200).
+var RedHalfUnroll = 2
+
+// redUnroll returns the loads in flight per thread for vectors of V elements: 4, or
+// RedHalfUnroll for the 8-element vectors of halves.
 func redUnroll(V int) int {
 	if V == 8 {
-		return 2
+		return RedHalfUnroll
 	}
 	return 4
 }
