@@ -22,6 +22,13 @@
 // device pointers exist only inside Buffer.Access, whose use is recorded after the
 // scope returns. Free is safe at any moment.
 //
+// # Element types
+//
+// Arrays hold bool, the sized integers, int and uint, float32, float64, and the
+// half-precision Float16 and BFloat16 (package half's named uint16s): see Float16 for
+// how they compute (float32 arithmetic and accumulation, one rounding to nearest even
+// on store, NumPy 2's promotion).
+//
 // # Errors
 //
 // Errors wrap the sentinels ErrNoDevice, ErrOutOfMemory, ErrInvalidValue,

@@ -505,7 +505,9 @@ func testHalfElementwise[T gpu.HalfFloat](t *testing.T) {
 						tol = hulp[T](hv(want)) // a float32 result within 2 ulp, rounded
 					}
 				}
-				if sameHalf(got[i], want) {
+				// (The sign of a NaN that arithmetic makes is the device's: x86 and the GPU
+				// differ, as expr documents.)
+				if sameHalf(got[i], want) || math.IsNaN(hv(got[i])) && math.IsNaN(hv(want)) {
 					continue
 				}
 				if tol > 0 && !math.IsNaN(hv(want)) && math.Abs(hv(got[i])-hv(want)) <= tol {
@@ -513,7 +515,7 @@ func testHalfElementwise[T gpu.HalfFloat](t *testing.T) {
 				}
 				t.Fatalf("%s %s: element %d at x=%v y=%v z=%v: %v (%#04x), want %v (%#04x)", name, key, i, xs[i], ys[i], zs[i], got[i], uint16(got[i]), want, uint16(want))
 			}
-			res.check(t, d, name+"/"+key, halfBits(got), false)
+			res.check(t, d, name+"/"+key, halfBits(got), true)
 		}
 		for _, n := range sizes {
 			r := rand.New(rand.NewPCG(uint64(n), 5))
@@ -561,12 +563,12 @@ func testHalfElementwise[T gpu.HalfFloat](t *testing.T) {
 			for j := range sh[1] {
 				xe, re := hv(xs[2*i*43+42-3*j]), hv(rs[42-3*j])
 				want := hf[T](float64(float32(xe)*float32(hv(c)) + float32(re)))
-				if g := got[i*sh[1]+j]; !sameHalf(g, want) {
+				if g := got[i*sh[1]+j]; !sameHalf(g, want) && !(math.IsNaN(hv(g)) && math.IsNaN(hv(want))) {
 					t.Fatalf("%s x*c + r at (%d, %d): %v, want %v", name, i, j, g, want)
 				}
 			}
 		}
-		res.check(t, d, name+"/views", halfBits(got), false)
+		res.check(t, d, name+"/views", halfBits(got), true)
 		// Comparisons give bool; float16 with bfloat16 is float32 (NumPy 2 with ml_dtypes).
 		lt := toSlice(t, mustArr[bool](t)(gpu.Eval[bool](s, "x < r", gpu.Vars{"x": x, "r": row})))
 		for i, v := range lt {

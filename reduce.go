@@ -35,7 +35,10 @@ import (
 // instead); bool accumulators are refused for sums and products. Min, Max, ArgMin,
 // ArgMax, FindMin and FindMax keep the element type; Any and All give bool, Count int64;
 // Mean[R] takes a float R (float64 is NumPy's choice for integer inputs, T for float
-// inputs).
+// inputs). Float16 and BFloat16 elements convert exactly to float32 and accumulate in
+// float32 (CuPy and PyTorch reduce them so): a result of a half type is the float32
+// result rounded once, to nearest even, and Sum[float32] (or Mean[float32]) of a half
+// array returns the float32 accumulator itself, the accurate way to a wider result.
 //
 // Semantics. The sum of no elements is 0 and their product 1 (Any: false, All: true,
 // Mean: NaN); Min, Max, ArgMin, ArgMax, FindMin and FindMax of no elements (an empty

@@ -24,7 +24,9 @@ import (
 // NumPy's default for sums and products is AccumType(T): int64 for bool and signed
 // integers, uint64 for unsigned integers, T itself for floats, so CumSum[int64] of an
 // int32 array is NumPy's cumsum, which never overflows where int32 would. Integer
-// overflow wraps as in Go. CumMax and CumMin keep T and propagate NaN (numpy.maximum:
+// overflow wraps as in Go. Float16 and BFloat16 accumulate in float32: a result of a
+// half type holds the float32 running values each rounded once (CumSum[float32] of a
+// half array keeps them). CumMax and CumMin keep T and propagate NaN (numpy.maximum:
 // once a NaN is met, every later element is NaN), with -0 below +0.
 //
 // On CUDA, scans of contiguous rows (1-D arrays, the last axis, and axes followed by at
