@@ -17,8 +17,9 @@ import (
 )
 
 // Elem is the set of Go element types of arrays: bool, the sized integers, int and
-// uint (64-bit), float32 and float64. (float16 and bfloat16 arrays will use named types
-// of their own.)
+// uint (64-bit), float32, float64, and Float16 and BFloat16 (named uint16s holding
+// half-precision bits, which dtype.Of tells from uint16). Named types of these kinds
+// (type Celsius float32) are elements of their kind.
 type Elem = dtype.Number
 
 // Array is an n-dimensional array of T on one device: a view (shape, strides and an
@@ -293,11 +294,16 @@ func Full[T Elem](s *Stream, v T, shape ...int) (*Array[T], error) {
 	return a, nil
 }
 
-// fromFloat converts a float64 to T as a Go conversion would (bool: f != 0). T may be a
-// named type (type Celsius float32): the conversion goes by its kind, as dtype.Of does.
+// fromFloat converts a float64 to T as a Go conversion would (bool: f != 0; Float16 and
+// BFloat16: rounded to nearest even). T may be a named type (type Celsius float32): the
+// conversion goes by its kind, as dtype.Of does.
 func fromFloat[T Elem](f float64) T {
 	var v T
 	rv := reflect.ValueOf(&v).Elem()
+	if t := dtype.Of[T](); isHalf(t) {
+		rv.SetUint(uint64(halfFromFloat(t, f))) // rounded once, to nearest even
+		return v
+	}
 	switch rv.Kind() {
 	case reflect.Bool:
 		rv.SetBool(f != 0)
@@ -311,9 +317,12 @@ func fromFloat[T Elem](f float64) T {
 	return v
 }
 
-// toFloat returns v as a float64 (bool: 0 or 1).
+// toFloat returns v as a float64 (bool: 0 or 1; half types: their exact value).
 func toFloat[T Elem](v T) float64 {
 	rv := reflect.ValueOf(v)
+	if t := dtype.Of[T](); isHalf(t) {
+		return halfToFloat(t, uint16(rv.Uint()))
+	}
 	switch rv.Kind() {
 	case reflect.Bool:
 		if rv.Bool() {
@@ -1042,12 +1051,13 @@ func Linspace[T Float](s *Stream, start, stop T, num int) (*Array[T], error) {
 	if err != nil {
 		return nil, err
 	}
+	f0, f1 := toFloat(start), toFloat(stop)
 	step := 0.0
 	if num > 1 {
-		step = (float64(stop) - float64(start)) / float64(num-1)
+		step = (f1 - f0) / float64(num-1)
 	}
 	// The last value is stop exactly, except for one value, which is start (NumPy).
-	vars := Vars{"i": LinearIndex, "a": float64(start), "d": step, "b": float64(stop), "last": int64(max(num-1, 1))}
+	vars := Vars{"i": LinearIndex, "a": f0, "d": step, "b": f1, "last": int64(max(num-1, 1))}
 	if err := evalInto(s, a.header(), "where(i == last, b, float64(i)*d + a)", vars); err != nil {
 		a.Free()
 		return nil, err

@@ -38,6 +38,13 @@
 // included (through the stream's pinned staging ring on CUDA, whose driver copies
 // pageable memory synchronously).
 //
+// # Element types
+//
+// Arrays hold bool, the sized integers, int and uint, float32, float64, and the
+// half-precision Float16 and BFloat16 (package half's named uint16s): see Float16 for
+// how they compute (float32 arithmetic and accumulation, one rounding to nearest even
+// on store, NumPy 2's promotion).
+//
 // # Errors
 //
 // Errors wrap the sentinels ErrNoDevice, ErrOutOfMemory, ErrInvalidValue,

@@ -72,9 +72,13 @@ func scalarDecl(slot int, v any) (expr.Decl, dtype.DType, uint64, error) {
 	if !rv.IsValid() {
 		return expr.Decl{}, 0, 0, fmt.Errorf("nil value: %w", ErrInvalidValue)
 	}
-	t := dtype.OfKind(rv.Kind())
+	t := dtype.OfValue(v)
 	if t == dtype.Invalid {
 		return expr.Decl{}, 0, 0, fmt.Errorf("values of type %T can't be used in an expression: %w", v, ErrInvalidValue)
+	}
+	if isHalf(t) {
+		// Float16, BFloat16: typed like float32 (NEP 50's numpy.float16 scalars).
+		return expr.ParamDecl(slot, t), t, rv.Uint(), nil
 	}
 	var bits uint64
 	switch rv.Kind() {
@@ -99,6 +103,16 @@ func scalarDecl(slot int, v any) (expr.Decl, dtype.DType, uint64, error) {
 		return expr.WeakParamDecl(slot, t), t, bits, nil
 	}
 	return expr.ParamDecl(slot, t), t, bits, nil
+}
+
+// scalarSig returns the byte a Go scalar contributes to a plan's signature: its kind,
+// which decides its declaration (weak or typed, and the type), or for Float16 and
+// BFloat16, whose kind is uint16's, a byte of their own.
+func scalarSig(v any) byte {
+	if t := dtype.OfValue(v); isHalf(t) {
+		return 0x80 | byte(t)
+	}
+	return byte(reflect.TypeOf(v).Kind())
 }
 
 type evalOperand struct {
@@ -176,11 +190,10 @@ func (d *Device) plan(src string, vars Vars, out dtype.DType) (*evalPlan, error)
 			}
 			sig = append(sig, 'a', byte(v.DType()))
 		default:
-			rv := reflect.ValueOf(v)
-			if !rv.IsValid() {
+			if v == nil {
 				return nil, fmt.Errorf("gpu: variable %q is nil: %w", name, ErrInvalidValue)
 			}
-			sig = append(sig, 's', byte(rv.Kind()))
+			sig = append(sig, 's', scalarSig(v))
 		}
 	}
 	*bp = sig
@@ -239,7 +252,7 @@ func newPlan(src string, vars Vars, names []string, out dtype.DType) (*evalPlan,
 		return nil, fmt.Errorf("%w (%w)", err, ErrInvalidValue)
 	}
 	if e.DType() != out {
-		e = &expr.Expr{Root: &expr.Cast{X: e.Root, Type: out}, Inputs: e.Inputs, Params: e.Params}
+		e = e.Convert(out)
 	}
 	p.e = e
 	p.narrow = weakIntCasts(e)
@@ -712,11 +725,10 @@ func (k *Kernel[R]) plan(d *Device, args []any) (*evalPlan, []any, error) {
 			}
 			key.sig[2*i], key.sig[2*i+1] = 'a', byte(v.DType())
 		default:
-			rv := reflect.ValueOf(v)
-			if !rv.IsValid() {
+			if v == nil {
 				return nil, nil, fmt.Errorf("gpu: operand %q is nil: %w", k.names[i], ErrInvalidValue)
 			}
-			key.sig[2*i], key.sig[2*i+1] = 's', byte(rv.Kind())
+			key.sig[2*i], key.sig[2*i+1] = 's', scalarSig(v)
 		}
 	}
 	k.mu.Lock()

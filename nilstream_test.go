@@ -140,6 +140,7 @@ func nilStreamCases(f *nilFixture) []nilCase {
 		{"Fill", func() error { return gpu.Fill(s, empty, 1) }},
 		{"FromSlice", func() error { return e1(gpu.FromSlice(s, []float32{1, 2, 3})) }},
 		{"FromSlice", func() error { return e1(gpu.FromSlice(s, []int8{})) }},
+		{"FromBits", func() error { return e1(gpu.FromBits[gpu.BFloat16](s, []uint16{0x3f80})) }},
 		{"Contiguous", func() error { return e1(gpu.Contiguous(s, a)) }},
 		{"Contiguous", func() error { return e1(gpu.Contiguous(s, strided)) }},
 		{"Clone", func() error { return e1(gpu.Clone(s, a)) }},

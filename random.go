@@ -172,8 +172,11 @@ func randFill[T Elem](s *Stream, g *Generator, a *Array[T], sp random.Spec) erro
 	return s.Launch(fn, s.dev.geometry(spec, n), args...)
 }
 
-// Float is the set of float element types.
-type Float interface{ ~float32 | ~float64 }
+// Float is the set of float element types: float32, float64 (and named types of them),
+// Float16 and BFloat16.
+type Float interface {
+	~float32 | ~float64 | Float16 | BFloat16
+}
 
 // Integer is the set of integer element types.
 type Integer interface {

@@ -35,7 +35,10 @@ import (
 // instead); bool accumulators are refused for sums and products. Min, Max, ArgMin,
 // ArgMax, FindMin and FindMax keep the element type; Any and All give bool, Count int64;
 // Mean[R] takes a float R (float64 is NumPy's choice for integer inputs, T for float
-// inputs).
+// inputs). Float16 and BFloat16 elements convert exactly to float32 and accumulate in
+// float32 (CuPy and PyTorch reduce them so): a result of a half type is the float32
+// result rounded once, to nearest even, and Sum[float32] (or Mean[float32]) of a half
+// array returns the float32 accumulator itself, the accurate way to a wider result.
 //
 // Semantics. The sum of no elements is 0 and their product 1 (Any: false, All: true,
 // Mean: NaN); Min, Max, ArgMin, ArgMax, FindMin and FindMax of no elements (an empty
@@ -387,6 +390,7 @@ type redPlanKey struct {
 	op      kernel.ReduceOp
 	pre     kernel.ReducePre
 	acc     dtype.DType
+	out     dtype.DType
 	mean    bool
 	nins    int8
 	ins     [4]dtype.DType
@@ -400,7 +404,7 @@ type redPlanKey struct {
 
 // planKey returns the job's plan key, if it fits one.
 func (j *redJob) planKey(d *Device) (redPlanKey, bool) {
-	k := redPlanKey{dev: d, op: j.spec.Op, pre: j.spec.Pre, acc: j.spec.Acc, mean: j.spec.Mean,
+	k := redPlanKey{dev: d, op: j.spec.Op, pre: j.spec.Pre, acc: j.spec.Acc, out: j.spec.Out, mean: j.spec.Mean,
 		nins: int8(len(j.spec.Ins)), rank: int8(len(j.shape))}
 	if len(j.shape) > len(k.shape) || len(j.ops) > len(k.strides) || len(j.spec.Ins) > len(k.ins) {
 		return k, false
@@ -696,15 +700,27 @@ func (j *redJob) launchPartial(s *Stream, fn *Function, p kernel.ReducePass, pv,
 	return err
 }
 
-// newJob builds the reduction of one array a (Pre convert or nonzero).
-func newJob[T Elem](a *Array[T], op kernel.ReduceOp, pre kernel.ReducePre, acc dtype.DType, mask []bool) *redJob {
+// newJob builds the reduction of one array a (Pre convert or nonzero) into results of
+// type r (a half type accumulates in float32: redAcc).
+func newJob[T Elem](a *Array[T], op kernel.ReduceOp, pre kernel.ReducePre, r dtype.DType, mask []bool) *redJob {
 	h := a.header()
+	acc, out := redAcc(r)
 	return &redJob{
-		spec:  kernel.Reduce{Op: op, Pre: pre, Ins: []dtype.DType{h.dt}, Acc: acc},
+		spec:  kernel.Reduce{Op: op, Pre: pre, Ins: []dtype.DType{h.dt}, Acc: acc, Out: out},
 		shape: h.shape,
 		mask:  mask,
 		ops:   []redOperand{{h: h, st: h.strides}},
 	}
+}
+
+// redAcc returns the accumulator type of reductions into results of type r, and the
+// result type when it differs (kernel.Reduce's Out): float16 and bfloat16 results
+// accumulate in float32 and round once (as CuPy and PyTorch reduce them).
+func redAcc(r dtype.DType) (acc, out dtype.DType) {
+	if isHalf(r) {
+		return dtype.Float32, r
+	}
+	return r, dtype.Invalid
 }
 
 // checkAcc checks the accumulator type R of a sum or product of T.
@@ -966,8 +982,10 @@ func mapReduceJob[R Elem](s *Stream, src string, vars Vars, op Op, opts []Reduce
 		return nil, nil, fmt.Errorf("gpu: %s into bool: %w", string(op), ErrInvalidValue)
 	}
 	// The parsed expression comes from the device's cache of Eval's plans (same
-	// signature rules), so a repeated MapReduce parses nothing.
-	p, err := s.dev.plan(src, vars, r)
+	// signature rules), so a repeated MapReduce parses nothing. Its values are the
+	// accumulator's (a half-precision result: float32 values, rounded once at the end).
+	acc, outT := redAcc(r)
+	p, err := s.dev.plan(src, vars, acc)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -1015,7 +1033,7 @@ func mapReduceJob[R Elem](s *Stream, src string, vars Vars, op Op, opts []Reduce
 		return nil, nil, err
 	}
 	j := &redJob{
-		spec:   kernel.Reduce{Op: kop, Pre: kernel.PreExpr, Map: p.e, Ins: ins, Acc: r},
+		spec:   kernel.Reduce{Op: kop, Pre: kernel.PreExpr, Map: p.e, Ins: ins, Acc: acc, Out: outT},
 		shape:  shape,
 		mask:   mask,
 		ops:    ops,

@@ -24,7 +24,9 @@ import (
 // NumPy's default for sums and products is AccumType(T): int64 for bool and signed
 // integers, uint64 for unsigned integers, T itself for floats, so CumSum[int64] of an
 // int32 array is NumPy's cumsum, which never overflows where int32 would. Integer
-// overflow wraps as in Go. CumMax and CumMin keep T and propagate NaN (numpy.maximum:
+// overflow wraps as in Go. Float16 and BFloat16 accumulate in float32: a result of a
+// half type holds the float32 running values each rounded once (CumSum[float32] of a
+// half array keeps them). CumMax and CumMin keep T and propagate NaN (numpy.maximum:
 // once a NaN is met, every later element is NaN), with -0 below +0.
 //
 // On CUDA, scans of contiguous rows (1-D arrays, the last axis, and axes followed by at
@@ -200,7 +202,8 @@ func accumulate[R, T Elem](s *Stream, out *Array[R], a *Array[T], op Op, axis in
 		}
 		f(&o)
 	}
-	rt := dtype.Of[R]()
+	// A half-precision result accumulates in float32, rounded once per element.
+	rt, _ := redAcc(dtype.Of[R]())
 	comb, err := scanCombine(op, rt)
 	if err != nil {
 		return err
@@ -229,9 +232,6 @@ func accumulate[R, T Elem](s *Stream, out *Array[R], a *Array[T], op Op, axis in
 
 // scanCombine parses op for accumulator type t.
 func scanCombine(op Op, t dtype.DType) (kernel.Combine, error) {
-	if t == dtype.Float16 || t == dtype.BFloat16 {
-		return kernel.Combine{}, fmt.Errorf("gpu: scans of %v: %w", t, ErrNotSupported)
-	}
 	switch op {
 	case OpSum:
 		return kernel.Combine{Op: kernel.ScanAdd, Type: t}, nil
@@ -248,7 +248,7 @@ func scanCombine(op Op, t dtype.DType) (kernel.Combine, error) {
 		return kernel.Combine{}, fmt.Errorf("%w (%w)", err, ErrInvalidValue)
 	}
 	if e.DType() != t {
-		e = &expr.Expr{Root: &expr.Cast{X: e.Root, Type: t}, Inputs: e.Inputs, Params: e.Params}
+		e = e.Convert(t)
 	}
 	return kernel.Combine{Op: kernel.ScanExpr, Type: t, Expr: e}, nil
 }
@@ -285,7 +285,8 @@ func scalarNegative(x expr.Scalar) bool {
 	return false
 }
 
-// scanInto scans in along axis into out (contiguous, in's shape, comb's type).
+// scanInto scans in along axis into out (contiguous, in's shape, comb's type or a
+// half-precision type for a float32 comb).
 func scanInto(s *Stream, out, in *header, comb kernel.Combine, axis int, excl bool, init uint64) error {
 	if err := nilStream(s); err != nil {
 		return err
@@ -320,15 +321,18 @@ func scanInto(s *Stream, out, in *header, comb kernel.Combine, axis int, excl bo
 	if tiles {
 		sp := &kernel.ScanTiles{In: in.dt, Comb: comb, Exclusive: excl, Group: inner}
 		rowLen := n * inner
+		outT := kernel.ScanOutType(comb.Type, out.dt)
+		sp.Out = outT
 		kmax := 16
 		if comb.Type.Size() == 8 {
 			kmax = 8
 		}
 		tune := *scanCfg.Load()
-		if tune.Variant == 2 && (comb.Type.Size() == 4 || comb.Type.Size() == 8) {
+		if tune.Variant == 2 && (comb.Type.Size() == 4 || comb.Type.Size() == 8) && outT == dtype.Invalid {
 			// The second variant: twice the items per thread (tiles of 8192 4-byte or
 			// 4096 8-byte values), so twice the bytes in flight per thread and half the
-			// tiles (atomics, look-backs, barriers) per byte.
+			// tiles (atomics, look-backs, barriers) per byte. (Not for a half-precision
+			// output, which isn't staged: 32 values a thread would spill.)
 			kmax *= 2
 		}
 		// The largest multiple of the group up to kmax, preferring thread chunks of a
@@ -360,7 +364,7 @@ func scanInto(s *Stream, out, in *header, comb kernel.Combine, axis int, excl bo
 		}
 		ptr := func(h *header) uint64 { return h.buf.a.mem.Ptr() + uint64(h.buf.off) + uint64(h.off*h.dt.Size()) }
 		sp.Vector = ptr(in)%16 == 0 && ptr(out)%16 == 0 &&
-			(outer == 1 || (rowLen*in.dt.Size()%16 == 0 && rowLen*comb.Type.Size()%16 == 0))
+			(outer == 1 || (rowLen*in.dt.Size()%16 == 0 && rowLen*out.dt.Size()%16 == 0))
 		tile := sp.Tile()
 		tpr := (rowLen + tile - 1) / tile
 		ntiles := outer * tpr
@@ -380,7 +384,7 @@ func scanInto(s *Stream, out, in *header, comb kernel.Combine, axis int, excl bo
 		return s.Launch(fn, cfg, In(in), Out(out), status,
 			uint64(outer), uint64(rowLen), uint64(tpr), init)
 	}
-	sp := &kernel.ScanColumns{In: in.dt, Comb: comb, Exclusive: excl, Groups: 8, Rows: 16}
+	sp := &kernel.ScanColumns{In: in.dt, Comb: comb, Out: kernel.ScanOutType(comb.Type, out.dt), Exclusive: excl, Groups: 8, Rows: 16}
 	if n <= sp.Rows {
 		sp.Groups, sp.Rows = 1, n
 	}

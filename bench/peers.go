@@ -217,6 +217,29 @@ var PeerNames = []PeerName{
 	{"index/bincount/many", "bincount/512000 into 8192+sync", SizeS},
 	{"index/concat/float32/axis0", "concat/float32/2x256000+sync", SizeS},
 	{"index/concat/float32/axis1", "concat/float32/1000x512 x2 axis1+sync", SizeS},
+	// Half precision (cmd/gpubench/suite_half.go), at L only; axpb/bfloat16 at L is
+	// the anchor axpb/bfloat16/2^28 of ../shared/peers/h200-2026-12-01-extra.md.
+	{"array/copy/BFloat16/16k", "copy/BFloat16", SizeL},
+	{"array/broadcast/BFloat16/16k", "broadcast/BFloat16", SizeL},
+	{"array/axpb/bfloat16/16k", "axpb/bfloat16", SizeL},
+	{"array/reductions/reduce/BFloat16/1d/16k", "reductions/reduce/BFloat16/1d", SizeL},
+	{"array/reductions/reduce/BFloat16/dims=1/16k", "reductions/reduce/BFloat16/dims=1", SizeL},
+	{"array/reductions/reduce/BFloat16/dims=2/16k", "reductions/reduce/BFloat16/dims=2", SizeL},
+	{"array/accumulate/BFloat16/1d/16k", "accumulate/BFloat16/1d", SizeL},
+	{"array/accumulate/BFloat16/dims=1/16k", "accumulate/BFloat16/dims=1", SizeL},
+	{"array/random/rand/BFloat16/16k", "random/rand/BFloat16", SizeL},
+	{"array/random/randn/BFloat16/16k", "random/randn/BFloat16", SizeL},
+	{"array/copy/Float16/16k", "copy/Float16", SizeL},
+	{"array/broadcast/Float16/16k", "broadcast/Float16", SizeL},
+	{"array/axpb/float16/16k", "axpb/float16", SizeL},
+	{"array/reductions/reduce/Float16/1d/16k", "reductions/reduce/Float16/1d", SizeL},
+	{"array/reductions/reduce/Float16/dims=1/16k", "reductions/reduce/Float16/dims=1", SizeL},
+	{"array/reductions/reduce/Float16/dims=2/16k", "reductions/reduce/Float16/dims=2", SizeL},
+	{"array/accumulate/Float16/1d/16k", "accumulate/Float16/1d", SizeL},
+	{"array/accumulate/Float16/dims=1/16k", "accumulate/Float16/dims=1", SizeL},
+	{"array/random/rand/Float16/16k", "random/rand/Float16", SizeL},
+	{"array/random/randn/Float16/16k", "random/randn/Float16", SizeL},
+	{"array/axpb/float32/16k", "axpb/float32", SizeL},
 }
 
 var (

@@ -81,9 +81,16 @@
 // # Half precision
 //
 // float16 and bfloat16 values are stored as their bits (uint16) and never computed on
-// directly: the IR converts them to float32 (exactly), computes in float32, and rounds
-// the result back once per operation, as NumPy does. For + - * / and sqrt this is the
-// correctly rounded half-precision result. Select (where) moves half values unconverted.
+// directly: the IR converts them to float32 (exactly) and computes in float32. A
+// fused expression keeps its intermediate values in float32 and rounds once, where a
+// value leaves the computation: when the result is stored (converted to the output's
+// type: Expr.Convert), selected by where, or converted explicitly in the source. So
+// with float16 x, y and z, x*y + z is float16(float32(x)*float32(y) + float32(z)), as
+// CuPy's and PyTorch's fused kernels compute it (NumPy, which runs one operation at a
+// time, rounds the product too: write float16(x*y) + z for that). One operation alone
+// is float32 arithmetic rounded once, which for + - * / and sqrt is the correctly
+// rounded half-precision result (float32 has more than twice the precision plus two
+// bits of either half type). Select (where) moves half values unconverted.
 //
 // # Conversions
 //

@@ -77,6 +77,11 @@ type Call struct {
 type Cast struct {
 	X    Node
 	Type dtype.DType
+	// fused marks, while Parse builds the IR, the rounding of a half-precision operation's
+	// float32 result: an enclosing operation or conversion reads X instead, so that the
+	// value is rounded once, where it is stored (see "Half precision" in the package
+	// documentation). It is not part of the IR's meaning (Key, String, the kernels).
+	fused bool
 }
 
 // Select is Cond ? X : Y, elementwise (numpy.where). Cond is Bool; X and Y have Type.

@@ -165,10 +165,18 @@ class CuPy:
         self.cp.get_default_pinned_memory_pool().free_all_blocks()
 
     def dtype(self, t):
-        return {"f32": self.cp.float32, "i64": self.cp.int64}[t]
+        if t == "bf16":
+            raise Unsupported("CuPy has no bfloat16")
+        return {"f32": self.cp.float32, "i64": self.cp.int64, "f16": self.cp.float16}[t]
 
     def empty(self, shape, t):
         return self.cp.empty(shape, dtype=self.dtype(t))
+
+    def uniform(self, shape, t):  # uniform in [0, 1) of type t (f32, f16, bf16)
+        return self.cp.random.random(shape, dtype=self.cp.float32).astype(self.dtype(t))
+
+    def axpb(self, x):
+        return 2.5 * x + 1.25
 
     def f32(self, shape):
         return self.cp.random.random(shape, dtype=self.cp.float32)
@@ -236,6 +244,8 @@ class CuPy:
     def rand(self, n, t):
         if t == "f32":
             return self.cp.random.rand(n, dtype=self.cp.float32)
+        if t in ("f16", "bf16"):
+            raise Unsupported("CuPy generates no half-precision random numbers")
         return self.cp.random.randint(0, 2**63 - 1, size=n, dtype=self.cp.int64)
 
     def rand_(self, x):
@@ -243,7 +253,9 @@ class CuPy:
             raise Unsupported("CuPy has no in-place integer generator")
         self._gen().random(size=x.shape, dtype=self.cp.float32, out=x)
 
-    def randn(self, n):
+    def randn(self, n, t="f32"):
+        if t != "f32":
+            raise Unsupported("CuPy generates no half-precision random numbers")
         return self.cp.random.standard_normal(n, dtype=self.cp.float32)
 
     def randn_(self, x):
@@ -382,10 +394,16 @@ class Torch:
         self.t.cuda.empty_cache()
 
     def dtype(self, t):
-        return {"f32": self.t.float32, "i64": self.t.int64}[t]
+        return {"f32": self.t.float32, "i64": self.t.int64, "f16": self.t.float16, "bf16": self.t.bfloat16}[t]
 
     def empty(self, shape, t):
         return self.t.empty(shape, dtype=self.dtype(t), device=self.dev)
+
+    def uniform(self, shape, t):  # uniform in [0, 1) of type t (f32, f16, bf16)
+        return self.t.rand(shape, dtype=self.dtype(t), device=self.dev)
+
+    def axpb(self, x):
+        return 2.5 * x + 1.25
 
     def f32(self, shape):
         return self.t.rand(shape, device=self.dev)
@@ -446,8 +464,8 @@ class Torch:
         return self.sum(x + 1, axis)
 
     def rand(self, n, t):
-        if t == "f32":
-            return self.t.rand(n, device=self.dev)
+        if t in ("f32", "f16", "bf16"):
+            return self.t.rand(n, dtype=self.dtype(t), device=self.dev)
         return self.t.empty(n, dtype=self.t.int64, device=self.dev).random_()
 
     def rand_(self, x):
@@ -456,8 +474,8 @@ class Torch:
         else:
             x.random_()
 
-    def randn(self, n):
-        return self.t.randn(n, device=self.dev)
+    def randn(self, n, t="f32"):
+        return self.t.randn(n, dtype=self.dtype(t), device=self.dev)
 
     def randn_(self, x):
         x.normal_()
@@ -748,6 +766,44 @@ def benchmarks():
         return lambda: lib.randn_(x)
     add("random/randn/Float32", SL, randn, "new vector of standard normal float32")
     add("random/randn!/Float32", SL, randn_, "fill a float32 vector with standard normals")
+
+    # Half precision, at L only (gpubench's cmd/gpubench/suite_half.go): the float32
+    # bandwidth rows in bfloat16 and float16, inputs uniform in [0, 1) of the type.
+    # axpb/<t> is 2.5*x + 1.25 of the 2^28-element vector (new array; the anchor
+    # axpb/bfloat16/2^28 of the 2026-12-01 extra peer figures); CuPy has no bfloat16
+    # and no half-precision generators (those figures are skipped as unsupported).
+    def half(t, f, vec=False):
+        def make(lib, sz):
+            x = lib.uniform(SHAPES[sz]["mat"], t)
+            if vec:
+                x = flat(x)
+            return lambda: f(lib, x)
+        return make
+    for jl, np_, t in (("BFloat16", "bfloat16", "bf16"), ("Float16", "float16", "f16")):
+        add("copy/" + jl, ("L",), half(t, lambda lib, x: lib.copy(x)), "copy of the %s matrix (new array)" % np_)
+        add("broadcast/" + jl, ("L",), half(t, lambda lib, x: lib.fill0(x)), "fill the %s matrix with 0" % np_)
+        add("axpb/" + np_, ("L",), half(t, lambda lib, x: lib.axpb(x), vec=True),
+            "2.5*x + 1.25 of the %s vector (new array)" % np_)
+        for d in ("1d", "dims=1", "dims=2"):
+            axis = None if d == "1d" else julia_axis(int(d[5]), 2)
+            add("reductions/reduce/%s/%s" % (jl, d), ("L",), half(t, lambda lib, x, a=axis: lib.sum(x, a), vec=d == "1d"),
+                "sum %s %s" % (np_, "of the vector" if d == "1d" else "along Julia %s (axis %d)" % (d, axis)))
+        for d in ("1d", "dims=1"):
+            axis = 0 if d == "1d" else julia_axis(int(d[5]), 2)
+            add("accumulate/%s/%s" % (jl, d), ("L",), half(t, lambda lib, x, a=axis: lib.cumsum(x, a), vec=d == "1d"),
+                "cumsum %s %s" % (np_, "of the vector" if d == "1d" else "along Julia %s (axis %d)" % (d, axis)))
+
+        def hrand(lib, sz, t=t):
+            n = numel(SHAPES[sz]["mat"])
+            return lambda: lib.rand(n, t)
+
+        def hrandn(lib, sz, t=t):
+            n = numel(SHAPES[sz]["mat"])
+            return lambda: lib.randn(n, t)
+        add("random/rand/" + jl, ("L",), hrand, "new vector of uniform %s in [0, 1)" % np_)
+        add("random/randn/" + jl, ("L",), hrandn, "new vector of standard normal %s" % np_)
+    add("axpb/float32", ("L",), half("f32", lambda lib, x: lib.axpb(x), vec=True),
+        "2.5*x + 1.25 of the float32 vector (new array)")
 
     for nd, perm in (("2d", (2, 1)), ("3d", (3, 1, 2)), ("4d", (2, 1, 4, 3))):
         def make(lib, sz, nd=nd, perm=perm):

@@ -60,7 +60,14 @@ class FakeLib:
     def sum(self, x, axis): return np.sum(x, axis=axis)
     def mapreduce(self, x, axis): return np.sum(x + 1, axis=axis)
 
+    def uniform(self, shape, t):  # NumPy has no bfloat16: float32 stands in
+        return self.rng.random(shape, dtype=np.float32).astype(np.float16 if t == "f16" else np.float32)
+
+    def axpb(self, x): return 2.5 * x + 1.25
+
     def rand(self, n, t):
+        if t in ("f16", "bf16"):
+            return self.uniform(n, t)
         return self.rng.random(n, dtype=np.float32) if t == "f32" else self.rng.integers(0, 2**63 - 1, n)
 
     def rand_(self, x):
@@ -68,7 +75,7 @@ class FakeLib:
             raise peers.Unsupported("no in-place integers")
         self.rng.random(dtype=np.float32, out=x)
 
-    def randn(self, n): return self.rng.standard_normal(n, dtype=np.float32)
+    def randn(self, n, t="f32"): return self.rng.standard_normal(n, dtype=np.float32).astype(np.float16 if t == "f16" else np.float32)
     def randn_(self, x): self.rng.standard_normal(dtype=np.float32, out=x)
     def permute(self, x, axes): return np.ascontiguousarray(x.transpose(axes))
     def launch_empty(self): pass
@@ -92,6 +99,22 @@ class FakeLib:
 
 class FakeCuPy(FakeLib):
     name = "cupy"
+
+    # As the real CuPy: no bfloat16, no half-precision generators.
+    def uniform(self, shape, t):
+        if t == "bf16":
+            raise peers.Unsupported("no bfloat16")
+        return FakeLib.uniform(self, shape, t)
+
+    def rand(self, n, t):
+        if t in ("f16", "bf16"):
+            raise peers.Unsupported("no half-precision generators")
+        return FakeLib.rand(self, n, t)
+
+    def randn(self, n, t="f32"):
+        if t != "f32":
+            raise peers.Unsupported("no half-precision generators")
+        return FakeLib.randn(self, n, t)
 
 
 class FakeTorch(FakeLib):
@@ -197,7 +220,9 @@ class FakeRunTests(unittest.TestCase):
         skipped = {tuple(t.split("/", 1)) for t in j["meta"]["skipped"]}
         self.assertEqual(got | skipped, want, err.getvalue())
         # Only what the fake CuPy cannot do (as the real one cannot) is missing.
-        self.assertEqual(skipped, {("cupy_S", "random/rand!/Int64"), ("cupy_L", "random/rand!/Int64")})
+        half = {("cupy_L", k) for k in want_keys("BFloat16", "bfloat16")}
+        half |= {("cupy_L", "random/rand/Float16"), ("cupy_L", "random/randn/Float16")}
+        self.assertEqual(skipped, {("cupy_S", "random/rand!/Int64"), ("cupy_L", "random/rand!/Int64")} | half)
         for sec in ("cupy_S", "torch_L"):
             for k, ns in j[sec].items():
                 self.assertGreater(ns, 0, k)
@@ -225,6 +250,13 @@ class FakeRunTests(unittest.TestCase):
         lib.syncs = 0
         peers.measure(lib, lambda: None, "sync", 0.001, 9)
         self.assertEqual(lib.syncs, 1)  # only the one before the warm-up
+
+
+def want_keys(jl, np_):
+    """The half-precision keys of one type."""
+    return ["copy/" + jl, "broadcast/" + jl, "axpb/" + np_, "random/rand/" + jl, "random/randn/" + jl,
+            "reductions/reduce/%s/1d" % jl, "reductions/reduce/%s/dims=1" % jl, "reductions/reduce/%s/dims=2" % jl,
+            "accumulate/%s/1d" % jl, "accumulate/%s/dims=1" % jl]
 
 
 if __name__ == "__main__":

@@ -888,20 +888,10 @@ func (g *ewGen) floatToInt(x ptx.Reg, from, to dtype.DType) ptx.Reg {
 
 // halfToF32 converts float16 or bfloat16 bits to float32 (exact).
 func (g *ewGen) halfToF32(x ptx.Reg, from dtype.DType, keep bool) ptx.Reg {
-	f := g.f
-	d := f.Reg(ptx.F32)
-	z := f.Reg(ptx.B16)
-	f.Mov(z, ptx.Uint(0))
-	w := f.Reg(ptx.B32) // the half's bits in the high half: exactly the bfloat16 value
-	f.Op("mov.b32", w, ptx.Vec{z, x})
-	if from == dtype.Float16 {
-		f.Op("cvt.f32.f16", d, x)
-		if !keep {
-			return d
-		}
+	d, w := ptxHalfToF32(g.f, x, from)
+	if from == dtype.Float16 && keep {
 		return g.keepSign(d, dtype.Float32, w)
 	}
-	f.Op("mov.b32", d, w)
 	return d
 }
 
@@ -1017,32 +1007,8 @@ func (g *ewGen) i64ToF32Odd(x ptx.Reg, from dtype.DType) ptx.Reg {
 	return g.setOdd(r, f.Setp(ptx.Ne, back, x))
 }
 
-// f32ToHalf rounds a float32 to float16 or bfloat16, to nearest even.
-func (g *ewGen) f32ToHalf(x ptx.Reg, to dtype.DType) ptx.Reg {
-	f := g.f
-	d := f.Reg(ptx.B16)
-	if to == dtype.Float16 {
-		f.Op("cvt.rn.f16.f32", d, x)
-		return d
-	}
-	if g.sm >= 80 {
-		f.Op("cvt.rn.bf16.f32", d, x)
-		return d
-	}
-	// Before sm_80: add 0x7fff plus the lowest kept bit and truncate (round to nearest
-	// even on the bits, which also rounds up to Inf); NaN gives the canonical 0x7fff.
-	u := f.Reg(ptx.U32)
-	f.Op("mov.b32", u, x)
-	l := f.Reg(ptx.U32)
-	f.Op("bfe.u32", l, u, ptx.Int(16), ptx.Int(1))
-	f.Add(l, l, ptx.Uint(0x7fff))
-	f.Add(l, l, u)
-	f.Shr(l, l, ptx.Int(16))
-	h := f.Reg(ptx.B16)
-	f.Op("cvt.u16.u32", h, l)
-	f.Op("selp.b16", d, ptx.Uint(0x7fff), h, f.Setp(ptx.NaN, x, x))
-	return d
-}
+// f32ToHalf rounds a float32 to float16 or bfloat16, to nearest even (ptxF32ToHalf).
+func (g *ewGen) f32ToHalf(x ptx.Reg, to dtype.DType) ptx.Reg { return ptxF32ToHalf(g.f, g.sm, x, to) }
 
 // nanSignCasts returns the conversions between float types that must keep the sign of a
 // NaN (keepSign): those whose NaN sign reaches the result (stored, or read by signbit

@@ -127,12 +127,19 @@ func (p ReducePre) String() string {
 // GPU describes the CUDA kernel's strategy; the CPU implementation ignores it, and
 // computes the whole reduction in one launch (GPU.Partial must be unset).
 type Reduce struct {
-	Op       ReduceOp
-	Pre      ReducePre
-	Map      *expr.Expr    // PreExpr only
-	Ins      []dtype.DType // operand types (PreExpr: one per input slot of Map)
-	Acc      dtype.DType   // accumulator and output type (arg operations: the value type)
-	Mean     bool          // divide the result by count (Acc a float; Op RedSum)
+	Op  ReduceOp
+	Pre ReducePre
+	Map *expr.Expr    // PreExpr only
+	Ins []dtype.DType // operand types (PreExpr: one per input slot of Map)
+	Acc dtype.DType   // accumulator and output type (arg operations: the value type)
+	// Out, if set, is the type of the final result when it is not Acc: Float16 or
+	// BFloat16 with Acc Float32, the accumulator (Mean: the quotient) rounded once to
+	// nearest even. A half-precision operand converts to Float32 or Float64 exactly (to
+	// Bool: nonzero), so sums of halves accumulate in float32 and store halves; the arg
+	// operations of a half operand compare float32 values and store the elements (Out =
+	// Ins[0]). A partial pass (GPU.Partial) stores Acc, its fused Final Out.
+	Out      dtype.DType
+	Mean     bool // divide the result by count (Acc a float; Op RedSum)
 	KeptRank int
 	RedRank  int
 	Index64  bool
@@ -158,7 +165,7 @@ type ReduceGPU struct {
 	Cols    bool // columns: threads map to consecutive outputs
 	Lanes   int  // rows: threads per output (1, 32 or Block); columns: row lanes (a power of 2)
 	Block   int  // threads per block
-	Vec     int  // elements per load: 1, 2 or 4
+	Vec     int  // elements per load: 1, 2 or 4 (8: half-precision operands only)
 	Unroll  int  // loads in flight per thread: 1, 2 or 4
 	Partial bool // write out[y*m + o] (y = ctaid.y) for a later pass: no Mean, no final conversion
 	Cascade int  // if > 0: fold the accumulators into an outer one every Cascade iterations
@@ -173,6 +180,10 @@ func (r *Reduce) Key() string {
 	b = append(b, r.Pre.String()...)
 	b = append(b, "|acc="...)
 	b = append(b, r.Acc.String()...)
+	if r.Out.Valid() {
+		b = append(b, "|out="...)
+		b = append(b, r.Out.String()...)
+	}
 	b = append(b, "|km"...)
 	b = strconv.AppendInt(b, int64(r.KeptRank), 10)
 	b = append(b, "|kr"...)
@@ -214,7 +225,35 @@ func (r *Reduce) Key() string {
 
 // reduceAccOK reports whether t can be an accumulator type (no half-precision floats).
 func reduceAccOK(t dtype.DType) bool {
-	return t.Valid() && t != dtype.Float16 && t != dtype.BFloat16
+	return t.Valid() && !isHalfType(t)
+}
+
+func isHalfType(t dtype.DType) bool { return t == dtype.Float16 || t == dtype.BFloat16 }
+
+// outType returns the type of the final result's elements.
+func (r *Reduce) outType() dtype.DType {
+	if r.Out.Valid() {
+		return r.Out
+	}
+	return r.Acc
+}
+
+// OutType returns the type of the elements of the final result: Out if set, else Acc.
+func (r *Reduce) OutType() dtype.DType { return r.outType() }
+
+// halfIns reports whether every operand the reduction reads is a half-precision float.
+func (r *Reduce) halfIns() bool {
+	n := 0
+	for j, t := range r.Ins {
+		if r.Pre == PreExpr && !redExprReads(r.Map, j) {
+			continue
+		}
+		if !isHalfType(t) {
+			return false
+		}
+		n++
+	}
+	return n > 0
 }
 
 // Validate checks the spec's consistency.
@@ -226,8 +265,16 @@ func (r *Reduce) Validate() error {
 		return fmt.Errorf("kernel: %v reduction with accumulator type %v", r.Op, r.Acc)
 	}
 	for _, t := range r.Ins {
-		if !reduceAccOK(t) {
-			return fmt.Errorf("kernel: %v reduction of %v operands", r.Op, t)
+		if !t.Valid() || isHalfType(t) && r.Pre == PreConvert && r.Acc != dtype.Float32 && r.Acc != dtype.Float64 && r.Acc != dtype.Bool {
+			return fmt.Errorf("kernel: %v reduction of %v operands into %v", r.Op, t, r.Acc)
+		}
+	}
+	if r.Out.Valid() && r.Out != r.Acc {
+		if !isHalfType(r.Out) || r.Acc != dtype.Float32 {
+			return fmt.Errorf("kernel: %v reduction with accumulator %v into %v", r.Op, r.Acc, r.Out)
+		}
+		if r.GPU.Partial {
+			return fmt.Errorf("kernel: a partial pass into %v (partial results are the accumulator's)", r.Out)
 		}
 	}
 	if r.KeptRank < 0 || r.RedRank < 0 || r.KeptRank > 16 || r.RedRank > 16 {
@@ -261,7 +308,7 @@ func (r *Reduce) Validate() error {
 		if r.Pre == PreConvert && in.IsFloat() && (r.Acc.IsInteger()) {
 			return fmt.Errorf("kernel: converting %v to %v accumulators (use a map)", in, r.Acc)
 		}
-		if r.Op.IsArg() && r.Pre == PreConvert && in != r.Acc {
+		if r.Op.IsArg() && r.Pre == PreConvert && in != r.Acc && !(isHalfType(in) && r.Acc == dtype.Float32 && (r.Out == in || r.GPU.Partial)) {
 			return fmt.Errorf("kernel: %v of %v with values of type %v", r.Op, in, r.Acc)
 		}
 		if r.Pre == PreNonzero && r.Op != RedSum {
@@ -287,7 +334,11 @@ func (r *Reduce) Validate() error {
 	}
 	g := r.GPU
 	if g.Block > 0 {
-		if g.Block > 1024 || g.Vec < 1 || g.Vec > 4 || g.Vec&(g.Vec-1) != 0 || g.Unroll < 1 || g.Unroll > 8 || g.Lanes < 1 {
+		vmax := 4
+		if r.halfIns() {
+			vmax = 8 // 16 bytes of halves
+		}
+		if g.Block > 1024 || g.Vec < 1 || g.Vec > vmax || g.Vec&(g.Vec-1) != 0 || g.Unroll < 1 || g.Unroll > 8 || g.Lanes < 1 {
 			return fmt.Errorf("kernel: reduction strategy %+v", g)
 		}
 		if g.Cols {

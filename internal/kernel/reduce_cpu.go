@@ -150,7 +150,7 @@ func (r *Reduce) decode(l *cpu.Launch) (*redArgs, error) {
 	fault := func(what string) error {
 		return fmt.Errorf("kernel: illegal address: %s outside its allocation: %w", what, backend.ErrLaunchFailed)
 	}
-	if a.out != nil && len(a.out) < a.m*r.Acc.Size() {
+	if a.out != nil && len(a.out) < a.m*r.outType().Size() {
 		return nil, fault("the output")
 	}
 	if r.Op.IsArg() && (a.idx == nil || len(a.idx) < a.m*8) {
@@ -251,6 +251,7 @@ type redScratch struct {
 	bytes [][]byte
 	vals  []byte
 	vecs  [][]byte
+	half  []byte // redHalfSource's gathered bits
 }
 
 func (sc *redScratch) offsets(n int) []int {
@@ -513,8 +514,57 @@ func redMakeSource[A redNum](r *Reduce, a *redArgs, prog *expr.Program) (*redSou
 		return redConvSource[float32, A](a, toBool), nil
 	case dtype.Float64:
 		return redConvSource[float64, A](a, toBool), nil
+	case dtype.Float16, dtype.BFloat16:
+		return redHalfSource[A](a, r.Ins[0], toBool), nil
 	}
 	return nil, fmt.Errorf("kernel: reduction of %v", r.Ins[0])
+}
+
+// redHalfSource reads operand 0 of half-precision bits and converts it to A (float32,
+// float64: exact) or maps it to 0/1 when toBool is set (nonzero: NaN is, ±0 isn't), in
+// bulk over each run of elements.
+func redHalfSource[A redNum](a *redArgs, from dtype.DType, toBool bool) *redSource[A] {
+	view, base := redView[uint16](a.ins[0])
+	l := &redLayout{kept: a.kept, red: a.red, kst: a.kst[0], rst: a.rst[0], base: base}
+	to32 := dtype.BFloat16ToFloat32
+	if from == dtype.Float16 {
+		to32 = dtype.Float16ToFloat32
+	}
+	conv := func(dst []A, src []uint16) {
+		src = src[:len(dst)]
+		if toBool {
+			for i, h := range src {
+				dst[i] = redB2N[A](h&0x7fff != 0)
+			}
+			return
+		}
+		for i, h := range src {
+			dst[i] = A(to32(h))
+		}
+	}
+	s := &redSource[A]{}
+	s.fill = func(dst []A, o, r0 int, sc *redScratch) {
+		b := l.baseOf(o)
+		if l.contigRed() && len(l.red) == 1 {
+			conv(dst, view[b+r0:b+r0+len(dst)])
+			return
+		}
+		offs := sc.offsets(len(dst))
+		l.fillOffsets(offs, b, r0)
+		bits := redScratchOf[uint16](&sc.half, len(dst))
+		for i, off := range offs {
+			bits[i] = view[off]
+		}
+		conv(dst, bits)
+	}
+	if len(a.kept) > 0 && a.kst[0][len(a.kept)-1] == 1 {
+		s.colOK = true
+		s.fillCol = func(dst []A, o0, r int, sc *redScratch) {
+			b := l.baseOf(o0) + l.redOffset(r)
+			conv(dst, view[b:b+len(dst)])
+		}
+	}
+	return s
 }
 
 // redIsFloat reports whether A is a float type.
@@ -1270,6 +1320,23 @@ func redStore[A redNum](r *Reduce, a *redArgs, res []redAcc[A]) error {
 		if a.out == nil {
 			return nil
 		}
+	}
+	if ot := r.outType(); ot != r.Acc {
+		// A half type (Acc float32): the result rounded once; the arg operations' values
+		// come back exactly.
+		to := dtype.BFloat16FromFloat32
+		if ot == dtype.Float16 {
+			to = dtype.Float16FromFloat32
+		}
+		out := cpu.Slice[uint16](a.out)
+		for o, acc := range res {
+			v := acc.result(r.Op)
+			if r.Mean {
+				v /= A(a.count)
+			}
+			out[o] = to(float32(v))
+		}
+		return nil
 	}
 	out := cpu.Slice[A](a.out)
 	for o, acc := range res {

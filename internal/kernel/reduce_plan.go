@@ -78,7 +78,8 @@ func PlanReduce(base Reduce, l ReduceLayout, aligned []bool, sms int, occupancy 
 	}
 	m, s := l.M(), p1.GridY
 	first.Index64 = ReduceNeedIndex64(&l, s)
-	second := Reduce{Op: base.Op, Pre: PreConvert, Ins: []dtype.DType{base.Acc}, Acc: base.Acc, Mean: base.Mean}
+	first.Out = dtype.Invalid // partial results are accumulators; the second pass converts
+	second := Reduce{Op: base.Op, Pre: PreConvert, Ins: []dtype.DType{base.Acc}, Acc: base.Acc, Out: base.Out, Mean: base.Mean}
 	if base.Op.IsArg() {
 		second.Pre = PrePartial
 	}
@@ -91,9 +92,12 @@ func PlanReduce(base Reduce, l ReduceLayout, aligned []bool, sms int, occupancy 
 }
 
 // redVmax returns the widest vector (elements) every read operand can load in 16
-// bytes or less, at most 4.
+// bytes or less, at most 4 (8 when every read operand is half precision: 16 bytes).
 func redVmax(r *Reduce) int {
 	v := 4
+	if r.halfIns() {
+		v = 8
+	}
 	for j, t := range r.Ins {
 		if r.Pre == PreExpr && !redExprReads(r.Map, j) {
 			continue
@@ -231,7 +235,7 @@ func planPass(r *Reduce, l ReduceLayout, aligned []bool, sms int, occupancy func
 		mv := m / V
 		C := min(mv, 32)
 		R := floorPow2(redBlock / C)
-		U := 4
+		U := redUnroll(V)
 		r.GPU = ReduceGPU{Cols: true, Lanes: R, Block: C * R, Vec: V, Unroll: U, Cascade: cascade}
 		tiles := (mv + C - 1) / C
 		pass.GridY = splitFor(tiles, k/(R*U))
@@ -250,7 +254,7 @@ func planPass(r *Reduce, l ReduceLayout, aligned []bool, sms int, occupancy func
 	case k <= redWarpK || !rowsOK:
 		G = 32
 	}
-	U := 4
+	U := redUnroll(V)
 	if G == 1 && k/V < U {
 		U = max(1, k/V) // short rows: every load of a row in flight at once
 	}
@@ -260,6 +264,21 @@ func planPass(r *Reduce, l ReduceLayout, aligned []bool, sms int, occupancy func
 	pass.GridX = max(1, min(tiles, 1<<24))
 	pass.Block = redBlock
 	return pass
+}
+
+// RedHalfUnroll is the loads in flight per thread of a reduction reading 8-element
+// (16-byte) vectors of halves: 2 keeps the 16 accumulators of the other types' 4
+// vectors of 4 (32 bytes in flight a thread instead of 64); 4 doubles both. The
+// root package sets it from GPU_REDUCE_HALF_UNROLL (a tuning knob for the H200).
+var RedHalfUnroll = 2
+
+// redUnroll returns the loads in flight per thread for vectors of V elements: 4, or
+// RedHalfUnroll for the 8-element vectors of halves.
+func redUnroll(V int) int {
+	if V == 8 {
+		return RedHalfUnroll
+	}
+	return 4
 }
 
 // ReducePartialBytes returns the bytes of the partial results a first pass of S splits

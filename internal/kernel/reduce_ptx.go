@@ -82,6 +82,8 @@ func redMemSuffix(t dtype.DType) string {
 		return ".s16"
 	case dtype.Uint16:
 		return ".u16"
+	case dtype.Float16, dtype.BFloat16:
+		return ".b16"
 	}
 	return redRT(t).String()
 }
@@ -577,7 +579,23 @@ func (g *redGen) combineAll(accs []redVal) redVal {
 // (redRT of the operand's type).
 func (g *redGen) load(t dtype.DType, a ptx.Reg, V int) []ptx.Reg {
 	f := g.f
-	vals := f.Regs(redRT(t), V)
+	if isHalfType(t) && V > 1 {
+		// V halves as V/2 packed 32-bit words (16 bytes for V = 8), unpacked to B16.
+		ws := f.Regs(ptx.B32, V/2)
+		op := "ld.global.nc.b32"
+		if V > 2 {
+			op = fmt.Sprintf("ld.global.nc.v%d.b32", V/2)
+			f.Op(op, ptx.Vec(ws), ptx.Mem(a, 0))
+		} else {
+			f.Op(op, ws[0], ptx.Mem(a, 0))
+		}
+		return ptxUnpackHalves(f, ws, V)
+	}
+	rt := ptx.B16 // a half-precision element: its bits
+	if !isHalfType(t) {
+		rt = redRT(t)
+	}
+	vals := f.Regs(rt, V)
 	op := "ld.global.nc"
 	if g.final {
 		op = "ld.global.cg" // written by other blocks during the launch
@@ -605,6 +623,9 @@ func (g *redGen) convert(x ptx.Reg, from dtype.DType) ptx.Reg {
 		}
 		return g.nonzero(x, from)
 	}
+	if isHalfType(from) {
+		x, _ = ptxHalfToF32(f, x, from) // exact
+	}
 	xt := x.Type()
 	if xt == g.at {
 		return x
@@ -629,14 +650,19 @@ func (g *redGen) convert(x ptx.Reg, from dtype.DType) ptx.Reg {
 // nonzero returns x != 0 (NaN is nonzero) as 0 or 1 in the accumulator's form.
 func (g *redGen) nonzero(x ptx.Reg, from dtype.DType) ptx.Reg {
 	f := g.f
-	p := f.Reg(ptx.Pred)
-	if from.IsFloat() {
+	var p ptx.Reg
+	switch {
+	case isHalfType(from):
+		p = ptxHalfNonzero(f, x)
+	case from.IsFloat():
+		p = f.Reg(ptx.Pred)
 		zero := ptx.Operand(ptx.ImmF32(0))
 		if from == dtype.Float64 {
 			zero = ptx.ImmF64(0)
 		}
 		f.Op("setp.neu"+x.Type().String(), p, x, zero)
-	} else {
+	default:
+		p = f.Reg(ptx.Pred)
 		f.Op("setp.ne"+opTypeOf(x.Type()), p, x, ptx.Int(0))
 	}
 	d := f.Reg(g.at)
@@ -1328,9 +1354,23 @@ func (g *redGen) store(acc redVal, o, y ptx.Reg) {
 		f.At(f.Setp(ptx.Eq, g.out, ptx.Int(0))).Bra(noVal)
 		defer f.Place(noVal)
 	}
+	ot := r.Acc
+	if !g.g.Partial {
+		ot = r.outType()
+	}
+	if ot != r.Acc { // a half type: round the float32 once
+		if g.arg && ot == dtype.BFloat16 {
+			// the value of an element: its bits exactly (a NaN's payload too)
+			h := f.Regs(ptx.B16, 2)
+			f.Op("mov.b32", ptx.Vec(h), v)
+			v = h[1]
+		} else {
+			v = ptxF32ToHalf(f, g.sm, v, ot)
+		}
+	}
 	a := f.Reg(ptx.U64)
-	f.Op("mad.lo.u64", a, off, ptx.Int(r.Acc.Size()), g.out)
-	f.Op("st.global"+redMemSuffix(r.Acc), ptx.Mem(a, 0), v)
+	f.Op("mad.lo.u64", a, off, ptx.Int(ot.Size()), g.out)
+	f.Op("st.global"+redMemSuffix(ot), ptx.Mem(a, 0), v)
 }
 
 // ---- the fused final pass ----

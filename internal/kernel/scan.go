@@ -162,7 +162,7 @@ const ScanTilesBlock = 256
 // Kernel parameters, in order:
 //
 //	in          u64  address of the input's first element (In, contiguous)
-//	out         u64  address of the output's first element (Comb.Type, contiguous)
+//	out         u64  address of the output's first element (Out, else Comb.Type; contiguous)
 //	status      u64  scratch of StatusBytes(tiles) bytes, zero at the launch; the kernel
 //	                 leaves it zero (its flags or packed words and its header: selfClean)
 //	rows        u64  scanNum of rows
@@ -197,6 +197,7 @@ const ScanTilesBlock = 256
 type ScanTiles struct {
 	In        dtype.DType
 	Comb      Combine
+	Out       dtype.DType // the output's type if not Comb.Type (scanTypesOK)
 	Exclusive bool
 	Group     int
 	Items     int
@@ -206,11 +207,47 @@ type ScanTiles struct {
 	MinBlocks int
 }
 
+// scanTypesOK checks a scan's element types: a half-precision input converts to a
+// Float32 or Float64 accumulator (exactly), and a half-precision output (out, unless
+// Invalid or the accumulator's type) stores a Float32 accumulator rounded once to
+// nearest even: CumSum of halves accumulates in float32, as CuPy and PyTorch do.
+func scanTypesOK(in, acc, out dtype.DType) error {
+	if !in.Valid() || isHalfType(in) && acc != dtype.Float32 && acc != dtype.Float64 {
+		return fmt.Errorf("kernel: scan of %v into %v: %w", in, acc, backend.ErrNotSupported)
+	}
+	if out.Valid() && out != acc && (!isHalfType(out) || acc != dtype.Float32) {
+		return fmt.Errorf("kernel: scan output of %v from %v: %w", out, acc, backend.ErrNotSupported)
+	}
+	return nil
+}
+
+// outType returns the type of the output's elements.
+func (s *ScanTiles) outType() dtype.DType { return scanOut(s.Comb.Type, s.Out) }
+
+// outType returns the type of the output's elements.
+func (s *ScanColumns) outType() dtype.DType { return scanOut(s.Comb.Type, s.Out) }
+
+// ScanOutType returns the Out of a scan spec with accumulator acc writing an array of
+// type out: Invalid when they are equal.
+func ScanOutType(acc, out dtype.DType) dtype.DType {
+	if out == acc {
+		return dtype.Invalid
+	}
+	return out
+}
+
+func scanOut(acc, out dtype.DType) dtype.DType {
+	if out.Valid() {
+		return out
+	}
+	return acc
+}
+
 // CanStage reports whether the spec admits Stage: one column of a 4- or 8-byte
 // accumulator whose thread chunk is 4, 8, 16 or 32 words.
 func (s *ScanTiles) CanStage() bool {
 	size := s.Comb.Type.Size()
-	if s.Group != 1 || (size != 4 && size != 8) || s.Comb.Type == dtype.Bool {
+	if s.outType() != s.Comb.Type || s.Group != 1 || (size != 4 && size != 8) || s.Comb.Type == dtype.Bool {
 		return false
 	}
 	kw := s.Items * size / 4
@@ -264,6 +301,9 @@ func scanPad16(n int) int { return (n + 15) &^ 15 }
 func (s *ScanTiles) Key() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "scan.tiles|%v|%s|g%d|k%d", s.In, s.Comb.key(), s.Group, s.Items)
+	if s.Out.Valid() {
+		fmt.Fprintf(&b, "|out=%v", s.Out)
+	}
 	if s.Exclusive {
 		b.WriteString("|excl")
 	}
@@ -287,8 +327,8 @@ func (s *ScanTiles) Validate() error {
 	if err := s.Comb.Validate(); err != nil {
 		return err
 	}
-	if !s.In.Valid() || s.In == dtype.Float16 || s.In == dtype.BFloat16 {
-		return fmt.Errorf("kernel: scan input of type %v: %w", s.In, backend.ErrNotSupported)
+	if err := scanTypesOK(s.In, s.Comb.Type, s.Out); err != nil {
+		return err
 	}
 	if s.Group < 1 || s.Group > MaxScanGroup {
 		return fmt.Errorf("kernel: scan group %d", s.Group)
@@ -319,7 +359,7 @@ func (s *ScanTiles) CPU() (func(*cpu.Launch) error, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	run, err := newScanCPU(s.In, s.Comb, s.Exclusive)
+	run, err := newScanCPU(s.In, s.Comb, s.Exclusive, s.outType())
 	if err != nil {
 		return nil, err
 	}
@@ -330,7 +370,7 @@ func (s *ScanTiles) CPU() (func(*cpu.Launch) error, error) {
 		}
 		g := s.Group
 		lay := scanLayout{outer: rows, n: rowLen / g, inner: g, so: rowLen, sk: g, sj: 1}
-		return run(l, 0, 1, lay, l.Uint64(6))
+		return run(l, 0, l.Mem(1), lay, l.Uint64(6))
 	}, nil
 }
 
@@ -348,7 +388,7 @@ const ScanColumnsBlock = 256
 // Kernel parameters, in order:
 //
 //	in      u64  address of element (0, 0, 0) of the input (In)
-//	out     u64  address of the contiguous output (Comb.Type)
+//	out     u64  address of the contiguous output (Out, else Comb.Type)
 //	status  u64  scratch of StatusBytes(tiles) bytes, zero at the launch when chunks > 1
 //	             (unused otherwise); the kernel leaves it zero (its flags and header)
 //	outer   u64
@@ -365,6 +405,7 @@ const ScanColumnsBlock = 256
 type ScanColumns struct {
 	In        dtype.DType
 	Comb      Combine
+	Out       dtype.DType // the output's type if not Comb.Type (scanTypesOK)
 	Exclusive bool
 	Groups    int // 1 or 8
 	Rows      int
@@ -388,6 +429,9 @@ func (s *ScanColumns) Key() string {
 	if s.Exclusive {
 		ex = "|excl"
 	}
+	if s.Out.Valid() {
+		ex += "|out=" + s.Out.String()
+	}
 	return fmt.Sprintf("scan.cols|%v|%s|h%d|r%d%s", s.In, s.Comb.key(), s.Groups, s.Rows, ex)
 }
 
@@ -396,8 +440,8 @@ func (s *ScanColumns) Validate() error {
 	if err := s.Comb.Validate(); err != nil {
 		return err
 	}
-	if !s.In.Valid() || s.In == dtype.Float16 || s.In == dtype.BFloat16 {
-		return fmt.Errorf("kernel: scan input of type %v: %w", s.In, backend.ErrNotSupported)
+	if err := scanTypesOK(s.In, s.Comb.Type, s.Out); err != nil {
+		return err
 	}
 	if s.Groups != 1 && s.Groups != 8 {
 		return fmt.Errorf("kernel: scan column groups %d", s.Groups)
@@ -413,7 +457,7 @@ func (s *ScanColumns) CPU() (func(*cpu.Launch) error, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	run, err := newScanCPU(s.In, s.Comb, s.Exclusive)
+	run, err := newScanCPU(s.In, s.Comb, s.Exclusive, s.outType())
 	if err != nil {
 		return nil, err
 	}
@@ -425,7 +469,7 @@ func (s *ScanColumns) CPU() (func(*cpu.Launch) error, error) {
 			outer: int(l.Uint64(3)), n: int(l.Uint64(4)), inner: int(l.Uint64(5)),
 			so: int(l.Int64(6)), sk: int(l.Int64(7)), sj: int(l.Int64(8)),
 		}
-		return run(l, 0, 1, lay, l.Uint64(10))
+		return run(l, 0, l.Mem(1), lay, l.Uint64(10))
 	}, nil
 }
 
@@ -469,7 +513,7 @@ func (s *ScanTiles) checkLaunch(l *cpu.Launch) error {
 	}
 	if s.Vector {
 		if !aligned16(l, 0) || !aligned16(l, 1) ||
-			(rows > 1 && (rowLen*s.In.Size()%16 != 0 || rowLen*s.Comb.Type.Size()%16 != 0)) {
+			(rows > 1 && (rowLen*s.In.Size()%16 != 0 || rowLen*s.outType().Size()%16 != 0)) {
 			return launchErr("vector accesses on unaligned data")
 		}
 	}

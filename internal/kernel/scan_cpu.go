@@ -30,12 +30,45 @@ type scanLayout struct {
 	so, sk, sj      int
 }
 
-// scanRun scans the input of argument inArg (layout lay) into the contiguous output of
-// argument outArg.
-type scanRun func(l *cpu.Launch, inArg, outArg int, lay scanLayout, init uint64) error
+// scanRun scans the input of argument inArg (layout lay) into the contiguous output
+// outMem.
+type scanRun func(l *cpu.Launch, inArg int, outMem []byte, lay scanLayout, init uint64) error
 
-// newScanCPU returns the CPU scan of in elements with the operator c.
-func newScanCPU(in dtype.DType, c Combine, excl bool) (scanRun, error) {
+// newScanCPU returns the CPU scan of in elements with the operator c, into an output of
+// type out (c.Type, or a half type rounded once from the accumulator's values).
+func newScanCPU(in dtype.DType, c Combine, excl bool, out dtype.DType) (scanRun, error) {
+	run, err := newScanCPUAcc(in, c, excl)
+	if err != nil || out == c.Type {
+		return run, err
+	}
+	// Scan into accumulators, then round them into the output in bulk.
+	round, err := scanCastProgram(c.Type, out)
+	if err != nil {
+		return nil, err
+	}
+	accSize, outSize := c.Type.Size(), out.Size()
+	return func(l *cpu.Launch, inArg int, outMem []byte, lay scanLayout, init uint64) error {
+		total := lay.outer * lay.n * lay.inner
+		if len(outMem) < total*outSize {
+			return fmt.Errorf("kernel: illegal address: scan output of %d elements past its allocation: %w", total, backend.ErrLaunchFailed)
+		}
+		acc := make([]byte, total*accSize)
+		if err := run(l, inArg, acc, lay, init); err != nil {
+			return err
+		}
+		var evalErr error
+		l.Parallel(total, 4*chunk, func(a, b int) {
+			if err := round.EvalBytes(b-a, outMem[a*outSize:b*outSize], [][]byte{acc[a*accSize : b*accSize]}, nil); err != nil {
+				evalErr = err
+			}
+		})
+		return evalErr
+	}, nil
+}
+
+// newScanCPUAcc returns the CPU scan of in elements with the operator c into an output
+// of the accumulator type.
+func newScanCPUAcc(in dtype.DType, c Combine, excl bool) (scanRun, error) {
 	conv, err := scanCastProgram(in, c.Type)
 	if err != nil {
 		return nil, err
@@ -161,14 +194,13 @@ func scanOfT[A any](in dtype.DType, conv *expr.Program, op func(a, b A) A, kern 
 	if kern != nil && prog == nil {
 		newKern = func() scanKern[A] { return *kern }
 	}
-	return func(l *cpu.Launch, inArg, outArg int, lay scanLayout, initBits uint64) error {
+	return func(l *cpu.Launch, inArg int, outMem []byte, lay scanLayout, initBits uint64) error {
 		var z A
 		size := int(unsafe.Sizeof(z))
 		total := lay.outer * lay.n * lay.inner
 		if total == 0 {
 			return nil
 		}
-		outMem := l.Mem(outArg)
 		if len(outMem) < total*size {
 			return fmt.Errorf("kernel: illegal address: scan output of %d elements past its allocation: %w", total, backend.ErrLaunchFailed)
 		}

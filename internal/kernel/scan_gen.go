@@ -276,6 +276,9 @@ func loadVector(f *ptx.Func, t dtype.DType, v int, a ptx.Addr) []ptx.Reg {
 func extractValue(f *ptx.Func, t dtype.DType, w ptx.Reg, j int) ptx.Reg {
 	bits := 8 * t.Size()
 	pos := j * bits
+	if isHalfType(t) {
+		return ptxUnpackHalves(f, []ptx.Reg{w}, 2)[j]
+	}
 	if t == dtype.Bool {
 		m := f.Reg(ptx.U32)
 		f.And(m, w.As(ptx.U32), ptx.Uint(0xff<<pos))
@@ -321,10 +324,11 @@ func regsToOps(rs []ptx.Reg) []ptx.Operand {
 }
 
 // vectorWidth returns the elements per access for a thread chunk of k elements of
-// size bytes: the largest of 4, 2, 1 dividing k with at most 16 bytes.
+// size bytes: the largest of 4, 2, 1 dividing k with at most 16 bytes, or 8 for 2-byte
+// elements (16 bytes of halves).
 func vectorWidth(k, size int) int {
-	for _, v := range []int{4, 2} {
-		if k%v == 0 && v*size <= 16 {
+	for _, v := range []int{8, 4, 2} {
+		if k%v == 0 && v*size <= 16 && (v < 8 || size == 2) {
 			return v
 		}
 	}
