@@ -98,7 +98,7 @@ const GemmDefault GemmAlgo = -1
 type Math int32
 
 const (
-	DefaultMath Math = 0 // CUBLAS_DEFAULT_MATH
+	DefaultMath  Math = 0 // CUBLAS_DEFAULT_MATH
 	PedanticMath Math = 2 // CUBLAS_PEDANTIC_MATH
 	// TF32TensorOpMath lets float32 routines use TF32 (CUBLAS_TF32_TENSOR_OP_MATH).
 	TF32TensorOpMath Math = 3
