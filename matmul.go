@@ -669,9 +669,6 @@ var mmShared sync.Map
 // prepareKernel compiles the generated kernel for the operands' layouts.
 func (j *mmJob) prepareKernel(a, b, c *mmOperand) error {
 	d := j.s.dev
-	if d.info.Backend != "cpu" && !j.alignedBase(&c.h) {
-		return fmt.Errorf("gpu: %s: the generated kernel needs C at a multiple of %d bytes: %w", j.name, kernel.MatMulAligned, ErrNotSupported)
-	}
 	j.spec = &kernel.MatMul{Type: j.dt, TransA: a.trans, TransB: b.trans, TF32: j.tf32}
 	fn, err := d.kernel(j.spec)
 	if err != nil {

@@ -24,8 +24,9 @@ import (
 // On CUDA (matmul_ptx.go) the kernel is tiled through shared memory: tensor cores
 // (mma.sync) fed by asynchronous copies (cp.async) for float16, bfloat16 and TF32, and
 // register tiles of FMAs for exact float32 and float64. It assumes, and the caller
-// guarantees (with a copy otherwise), that the three base addresses, the leading
-// dimensions and the batch strides of A and B are multiples of 16 bytes (MatMulAligned).
+// guarantees (with a copy otherwise), that the base addresses, the leading dimensions
+// and the batch strides of A and B are multiples of 16 bytes (MatMulAligned); C is
+// written element by element.
 // The CPU implementation has no such need.
 //
 // Kernel parameters, in order:
@@ -44,6 +45,9 @@ type MatMul struct {
 	TransA, TransB bool
 	// TF32 runs a float32 product on the tensor cores with TF32 inputs.
 	TF32 bool
+	// Emulate (tests only) writes cp.async, ldmatrix, mma.sync and the bfloat16
+	// conversions as plain PTX that the tests' simulator runs (not float16).
+	Emulate bool
 }
 
 // Validate checks the spec.
@@ -61,11 +65,15 @@ func (p *MatMul) Validate() error {
 
 // Key identifies the kernel.
 func (p *MatMul) Key() string {
-	return fmt.Sprintf("matmul|%v|ta=%v|tb=%v|tf32=%v", p.Type, p.TransA, p.TransB, p.TF32)
+	k := fmt.Sprintf("matmul|%v|ta=%v|tb=%v|tf32=%v", p.Type, p.TransA, p.TransB, p.TF32)
+	if p.Emulate {
+		k += "|emulate"
+	}
+	return k
 }
 
 // MatMulAligned is the alignment in bytes the CUDA kernel needs of the base addresses,
-// leading dimensions and batch strides of A and B, and of C's base address.
+// leading dimensions and batch strides of A and B (C needs only its elements aligned).
 const MatMulAligned = 16
 
 // Blocks returns the launch's grid size, and false when it exceeds 2^31-1 blocks.
