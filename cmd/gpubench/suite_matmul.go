@@ -29,11 +29,11 @@ import (
 // peak for its arithmetic where the device is known (peakFlops). On the CPU
 // backend the 4096 and 8192 rows, and the batched ones, are scaled down by the
 // run's side over 16384 (-large), at least 8: 4096 runs at 1024 by default, at
-// 64 under the suite's test.
+// 64 under the suite's test; the generated rows by another factor of 4 there.
 //
 // The bfloat16 and float16 rows need the element types gpu.BFloat16 and
-// gpu.Float16 (the half-precision branch): they are in suite_matmul_half.go,
-// built with the tag matmulhalf until those types are in package gpu.
+// gpu.Float16 (the half-precision branch): suite_matmul_half.go makes them with
+// the build tag matmulhalf; without it (suite_matmul_nohalf.go) they skip.
 
 // mmRow is one matrix-product benchmark.
 type mmRow struct {
@@ -89,13 +89,21 @@ func randFloat[T gpu.Float](s *gpu.Stream, g *gpu.Generator, shape ...int) (*gpu
 	return a, nil
 }
 
-// size returns a dimension on this device: d, or on the CPU backend d scaled by
-// side/16384 (at least 8) when the row scales.
+// size returns a dimension on this device: v, or on the CPU backend v scaled by
+// side/16384 (at least 8) when the row scales, and every generated row's by a further
+// quarter (the generated kernel's CPU implementation is a plain loop nest that
+// mirrors the GPU's accumulation, not a fast product).
 func (r mmRow) size(d *device, side, v int) int {
-	if !r.scale || d.backend != "cpu" {
+	if d.backend != "cpu" {
 		return v
 	}
-	return max(8, v*side/bench.LargeSide)
+	if r.scale {
+		v = v * side / bench.LargeSide
+	}
+	if r.kernel == gpu.MatMulGenerated {
+		v /= 4
+	}
+	return max(8, v)
 }
 
 func registerMatMulRow[T gpu.Elem](r mmRow, random func(*gpu.Stream, *gpu.Generator, ...int) (*gpu.Array[T], error)) {

@@ -90,7 +90,8 @@ func (p *MatMul) Threads() int { return p.tile().threads }
 func (p *MatMul) SharedBytes() int { return p.tile().smem(p) }
 
 // CPU returns the kernel for the CPU backend: each product row by row over the
-// workers, accumulating as the CUDA kernel does (float32, or float64 for float64).
+// workers, accumulating as the CUDA kernel does (float32, or float64 for float64), on
+// float32 (float64) copies of op(A)'s row and op(B)'s columns.
 func (p *MatMul) CPU() (func(*cpu.Launch) error, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -105,13 +106,25 @@ func (p *MatMul) CPU() (func(*cpu.Launch) error, error) {
 		if sp.Type == dtype.Float64 {
 			alpha, beta := l.Float64(13), l.Float64(14)
 			A, B, C := cpu.Slice[float64](a), cpu.Slice[float64](b), cpu.Slice[float64](c)
+			load := func(op, i int) float64 {
+				if op == 0 {
+					return A[i]
+				}
+				return B[i]
+			}
+			bt := mmColumns(&sp, batch, n, k, ldb, sb, load)
 			l.Parallel(batch*m, 1, func(lo, hi int) {
+				row := make([]float64, k)
 				for r := lo; r < hi; r++ {
 					bi, i := r/m, r%m
+					for kk := range row {
+						row[kk] = A[bi*sa+sp.aIdx(i, kk, lda)]
+					}
 					for j := range n {
+						col := bt[mmBatch(sb, bi)][j*k : (j+1)*k]
 						var acc float64
-						for kk := range k {
-							acc = math.FMA(A[bi*sa+sp.aIdx(i, kk, lda)], B[bi*sb+sp.bIdx(kk, j, ldb)], acc)
+						for kk, x := range row {
+							acc = math.FMA(x, col[kk], acc)
 						}
 						out := &C[bi*sc+i*ldc+j]
 						if beta == 0 {
@@ -126,14 +139,19 @@ func (p *MatMul) CPU() (func(*cpu.Launch) error, error) {
 		}
 		alpha, beta := l.Float32(13), l.Float32(14)
 		load, store := sp.access(a, b, c)
+		bt := mmColumns(&sp, batch, n, k, ldb, sb, load)
 		l.Parallel(batch*m, 1, func(lo, hi int) {
+			row := make([]float32, k)
 			for r := lo; r < hi; r++ {
 				bi, i := r/m, r%m
+				for kk := range row {
+					row[kk] = load(0, bi*sa+sp.aIdx(i, kk, lda))
+				}
 				for j := range n {
+					col := bt[mmBatch(sb, bi)][j*k : (j+1)*k]
 					var acc float32
-					for kk := range k {
-						x, y := load(0, bi*sa+sp.aIdx(i, kk, lda)), load(1, bi*sb+sp.bIdx(kk, j, ldb))
-						acc = float32(math.FMA(float64(x), float64(y), float64(acc)))
+					for kk, x := range row {
+						acc = float32(math.FMA(float64(x), float64(col[kk]), float64(acc)))
 					}
 					at := bi*sc + i*ldc + j
 					v := alpha * acc
@@ -146,6 +164,33 @@ func (p *MatMul) CPU() (func(*cpu.Launch) error, error) {
 		})
 		return nil
 	}, nil
+}
+
+// mmBatch returns the index of batch bi's copy of B's columns (0 when B is broadcast).
+func mmBatch(sb, bi int) int {
+	if sb == 0 {
+		return 0
+	}
+	return bi
+}
+
+// mmColumns returns, for each distinct matrix of B, its columns op(B)[:, j] one after
+// the other (n slices of k).
+func mmColumns[T float32 | float64](p *MatMul, batch, n, k, ldb, sb int, load func(op, i int) T) [][]T {
+	if sb == 0 {
+		batch = 1
+	}
+	out := make([][]T, batch)
+	for bi := range out {
+		cols := make([]T, n*k)
+		for j := range n {
+			for kk := range k {
+				cols[j*k+kk] = load(1, bi*sb+p.bIdx(kk, j, ldb))
+			}
+		}
+		out[bi] = cols
+	}
+	return out
 }
 
 func (p *MatMul) aIdx(i, k, lda int) int {
