@@ -29,3 +29,9 @@ func ReadRaw[T Elem](s *Stream, a *Array[T]) ([]T, error) {
 	}
 	return out.ToSlice(context.Background())
 }
+
+// ConvertInto writes x converted to out's element type (its DType, so WithDType's
+// views take float16 or bfloat16 values) into out.
+func ConvertInto[T, U Elem](s *Stream, out *Array[T], x *Array[U]) error {
+	return evalIntoHeader(s, out.header(), x.header())
+}
