@@ -627,14 +627,14 @@ func (j *mmJob) operand(x header) (mmOperand, error) {
 	r := len(x.shape)
 	rows, cols := x.shape[r-2], x.shape[r-1]
 	tr, ld, ok := matLayout(rows, cols, x.strides[r-2], x.strides[r-1])
-	if ok && j.gemmer == nil && j.s.dev.info.Backend != "cpu" && !j.aligned(&x, ld) {
+	if ok && j.needsAlignment() && !j.aligned(&x, ld) {
 		ok = false
 	}
 	if !ok {
 		// A row-major copy; for the generated kernel on CUDA with its rows padded to
 		// 16 bytes.
 		ldc := cols
-		if j.gemmer == nil && j.s.dev.info.Backend != "cpu" {
+		if j.needsAlignment() {
 			per := kernel.MatMulAligned / x.dt.Size()
 			ldc = (cols + per - 1) / per * per
 		}
@@ -661,6 +661,16 @@ func (j *mmJob) operand(x header) (mmOperand, error) {
 	x.shape = append(slices.Clone(j.batch), x.shape[r-2:]...)
 	x.strides = append(st, x.strides[r-2:]...)
 	return mmOperand{h: x, trans: tr, ld: ld}, nil
+}
+
+// mmAlignOnCPU makes the CPU backend's generated kernel get the aligned operands the
+// CUDA kernel gets (tests of that path without a GPU).
+var mmAlignOnCPU bool
+
+// needsAlignment reports whether A and B must be 16-byte aligned: for the generated
+// kernel on CUDA.
+func (j *mmJob) needsAlignment() bool {
+	return j.gemmer == nil && (j.s.dev.info.Backend != "cpu" || mmAlignOnCPU)
 }
 
 // mmShared remembers the generated kernels whose dynamic shared memory limit was raised.

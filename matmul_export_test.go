@@ -35,3 +35,11 @@ func ReadRaw[T Elem](s *Stream, a *Array[T]) ([]T, error) {
 func ConvertInto[T, U Elem](s *Stream, out *Array[T], x *Array[U]) error {
 	return evalIntoHeader(s, out.header(), x.header())
 }
+
+// SetMatMulAlignOnCPU makes the CPU backend's generated kernel take A and B aligned as
+// the CUDA kernel does (copied when they are not), and returns the previous setting.
+func SetMatMulAlignOnCPU(on bool) bool {
+	old := mmAlignOnCPU
+	mmAlignOnCPU = on
+	return old
+}

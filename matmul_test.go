@@ -784,3 +784,18 @@ func TestDense(t *testing.T) {
 		t.Errorf("FromDense(nil): %v", err)
 	}
 }
+
+// TestMatMulAlignedCopies runs the CPU backend's generated kernel with the CUDA
+// kernel's alignment rule, so that the padded copies of operands whose rows are not
+// 16-byte aligned (odd widths, offsets, transposes, batches) are checked.
+func TestMatMulAlignedCopies(t *testing.T) {
+	old := gpu.SetMatMulAlignOnCPU(true)
+	defer gpu.SetMatMulAlignOnCPU(old)
+	d, err := gpu.OpenBackend("cpu", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := mmDev{"cpu/generated/aligned", d, gpu.MatMulGenerated}
+	testMatMulType(t, md, codecF32(), 0)
+	testMatMulType(t, md, codecHalf(dtype.BFloat16), 0)
+}
