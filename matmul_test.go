@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/testblas"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/go-gpu/gpu"
@@ -798,4 +800,61 @@ func TestMatMulAlignedCopies(t *testing.T) {
 	md := mmDev{"cpu/generated/aligned", d, gpu.MatMulGenerated}
 	testMatMulType(t, md, codecF32(), 0)
 	testMatMulType(t, md, codecHalf(dtype.BFloat16), 0)
+}
+
+// gemmer adapts Gemm to gonum's testblas.Dgemmer: the host matrices (with their leading
+// dimensions) are copied to the device, viewed as gonum passes them (a transpose for
+// blas.Trans, the first columns of each row), multiplied, and C copied back.
+type gemmer struct {
+	t      *testing.T
+	s      *gpu.Stream
+	kernel gpu.MatMulKernel
+}
+
+func (g gemmer) Dgemm(tA, tB blas.Transpose, m, n, k int, alpha float64, a []float64, lda int, b []float64, ldb int,
+	beta float64, c []float64, ldc int) {
+	t, s := g.t, g.s
+	view := func(data []float64, ld, rows, cols int, tr bool) *gpu.Array[float64] {
+		if tr {
+			rows, cols = cols, rows
+		}
+		x, err := gpu.FromSlice(s, data[:rows*ld], rows, ld)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { x.Free() })
+		v, err := x.Slice(gpu.R(), gpu.R(0, cols))
+		if err == nil && tr {
+			v, err = v.Transpose()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	av := view(a, lda, m, k, tA == blas.Trans)
+	bv := view(b, ldb, k, n, tB == blas.Trans)
+	cv := view(c, ldc, m, n, false)
+	if err := gpu.Gemm(s, alpha, av, bv, beta, cv, gpu.WithKernel(g.kernel)); err != nil {
+		t.Fatal(err)
+	}
+	host := make([]float64, m*ldc)
+	whole, err := gpu.ArrayOf[float64](cv.Buffer(), m, ldc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := whole.CopyToHost(context.Background(), host); err != nil {
+		t.Fatal(err)
+	}
+	copy(c, host)
+}
+
+// TestGonumDgemm runs gonum's own Dgemm conformance cases (testblas.TestDgemm: every
+// transpose, alpha and beta) through Gemm on every device and kernel.
+func TestGonumDgemm(t *testing.T) {
+	for _, md := range mmDevices(t) {
+		t.Run(md.name, func(t *testing.T) {
+			testblas.TestDgemm(t, gemmer{t, md.d.DefaultStream(), md.kernel})
+		})
+	}
 }
