@@ -109,7 +109,7 @@ func (p *MatMul) tile() mmTile {
 // smem returns the dynamic shared memory of a block in bytes.
 func (t mmTile) smem(p *MatMul) int { return t.stages * t.stageBytes }
 
-// aBytes returns the offset of B's tile in a stage.
+// bOff returns the byte offset of B's tile in a stage.
 func (t mmTile) bOff() int { return t.rowsA * t.pitchA * t.es }
 
 // PTX returns the kernel's PTX for a device of compute capability major.minor. The
@@ -142,24 +142,24 @@ type mmGen struct {
 	m *ptx.Module
 	f *ptx.Func
 
-	// parameters
-	a, b, c                 ptx.Reg // u64: matrix 0 of this block's batch
-	mDim, nDim, kDim        ptx.Reg // u32
-	lda, ldb, ldc           ptx.Reg // u32
-	alpha, beta             ptx.Reg // f32 or f64
-	tid, lane, row0, col0   ptx.Reg // u32
-	smem                    ptx.Reg // u32: shared address of the stages
-	ktiles                  ptx.Reg // u32
-	betaNZ                  ptx.Reg // pred
-	acc                     []ptx.Reg
-	accT                    ptx.Type
-	sharedName              string
-	labelN                  int
-	emulate                 bool
-	half                    bool // 16-bit elements
-	bf16                    bool
-	log2es                  uint
-	esT                     ptx.Type // the element's memory type (b16, f32, f64)
+	a, b, c          ptx.Reg // u64: matrix 0 of this block's batch
+	mDim, nDim, kDim ptx.Reg // u32
+	lda, ldb, ldc    ptx.Reg // u32
+	alpha, beta      ptx.Reg // f32 or f64
+	betaNZ           ptx.Reg // pred: beta != 0
+	tid, lane        ptx.Reg // u32
+	row0, col0       ptx.Reg // u32: the block's first row and column of C
+	smem             ptx.Reg // u32: shared address of the stages
+	ktiles           ptx.Reg // u32: tiles along K
+	acc              []ptx.Reg
+	accT             ptx.Type // the accumulators' type: f32, or f64 for float64
+	sharedName       string
+	emulate          bool
+	half             bool // 16-bit elements
+	bf16             bool
+	log2es           uint
+	// tensor cores: the lane's byte offsets of its fragment loads in a stage, and the
+	// warp's position in the block's 2x2 warps
 	laneA, laneB, warpM, wN ptx.Reg
 }
 
@@ -182,14 +182,6 @@ func (g *mmGen) begin(entry string) {
 	g.half = p.Type == dtype.Float16 || p.Type == dtype.BFloat16
 	g.bf16 = p.Type == dtype.BFloat16
 	g.log2es = uint(bits.TrailingZeros(uint(t.es)))
-	switch {
-	case g.half:
-		g.esT = ptx.B16
-	case p.Type == dtype.Float64:
-		g.esT = ptx.F64
-	default:
-		g.esT = ptx.F32
-	}
 	g.accT = ptx.F32
 	if p.Type == dtype.Float64 {
 		g.accT = ptx.F64
@@ -278,10 +270,9 @@ func (g *mmGen) begin(entry string) {
 // mmChunk is one 16-byte piece of a tile a thread copies per k tile.
 type mmChunk struct {
 	src    ptx.Reg // u64: its global address for the next tile to load
-	dst    int     // byte offset in the operand's tile
-	dstReg ptx.Reg // u32: lane-dependent part of the byte offset (with dst added)
-	kc     ptx.Reg // contiguous along k: the chunk's first k within the tile (u32)
-	ok     ptx.Reg // pred: the chunk's row exists (k-contiguous) / count (strided)
+	dstReg ptx.Reg // u32: its byte offset in a stage
+	kc     ptx.Reg // k-contiguous: the chunk's first k within the tile (u32)
+	ok     ptx.Reg // k-contiguous: the chunk's row exists (pred)
 	cnt    ptx.Reg // strided: elements of the chunk inside the matrix (u32, 0..V)
 	kr     ptx.Reg // strided: the chunk's k row within the tile (u32)
 }
@@ -313,7 +304,6 @@ func (g *mmGen) operand(isA bool) *mmOperand {
 	if trans {
 		cols = mnTile
 	}
-	_ = rows
 	perRow := cols / V
 	total := rows * cols / V
 	n := total / t.threads
