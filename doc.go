@@ -62,6 +62,14 @@
 // no error return zero values (Size 0, Shape nil, String "<nil array>"), as each type's
 // documentation says.
 //
+// # Matrix products
+//
+// MatMul (numpy.matmul), MatMulInto, Gemm (C = alpha*A@B + beta*C), Dot and Vdot run on
+// the device's library where it has one (cuBLAS on CUDA, loaded at run time; gonum on the
+// CPU), else on a kernel this package generates; views go to the library as
+// transposes and leading dimensions. GPU_MATMUL=generated forces the generated kernel,
+// GPU_CUBLAS_LIBRARY names the cuBLAS file, and SetFloat32MatMulPrecision allows TF32.
+//
 // # Choosing a device
 //
 // Open returns the first CUDA device, else the CPU. GPU_BACKEND=cpu, cuda or cuda:N

@@ -73,6 +73,8 @@ func nilRecvCases(f *nilFixture) []nilCase {
 		{"Device.Synchronize", func() error { return d.Synchronize(ctx) }},
 		{"Device.Synchronize", func() error { return d.Synchronize(ctx, gpu.WaitPolicy{Mode: gpu.WaitBlock}) }},
 		{"Device.TrimMemory", func() error { return d.TrimMemory(ctx) }},
+		{"Device.MatMulLibrary", func() error { return e1(d.MatMulLibrary()) }},
+		{"Device.SetFloat32MatMulPrecision", func() error { return d.SetFloat32MatMulPrecision(gpu.PrecisionHigh) }},
 
 		// Event.
 		{"Event.Close", func() error { return ev.Close() }},
@@ -178,6 +180,9 @@ func nilRecvNoError() []nilCase {
 			return errors.Join(is("String()", d.String(), "<nil device>"), is("fmt.Sprint", fmt.Sprint(d), "<nil device>"))
 		}},
 		{"Device.WaitPolicy", func() error { return isZero("WaitPolicy()", d.WaitPolicy()) }},
+		{"Device.Float32MatMulPrecision", func() error {
+			return is("Float32MatMulPrecision()", d.Float32MatMulPrecision(), gpu.PrecisionHighest)
+		}},
 
 		// Event.
 		{"Event.Device", func() error { return isZero("Device()", ev.Device()) }},

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/go-gpu/gpu"
 )
 
@@ -234,6 +236,14 @@ func nilStreamCases(f *nilFixture) []nilCase {
 		{"RandIntInto", func() error { return gpu.RandIntInto(s, g, f.outI, 0, 10) }},
 		{"RandBitsInto", func() error { return gpu.RandBitsInto(s, g, f.outI) }},
 
+		// Matrix products.
+		{"MatMul", func() error { return e1(gpu.MatMul(s, a, b)) }},
+		{"MatMulInto", func() error { return gpu.MatMulInto(s, f.out, a, b) }},
+		{"Gemm", func() error { return gpu.Gemm(s, 2, a, b, 1, f.out) }},
+		{"Dot", func() error { return e1(gpu.Dot(s, a, b)) }},
+		{"Vdot", func() error { return e1(gpu.Vdot(s, a, b)) }},
+		{"FromDense", func() error { return e1(gpu.FromDense[float64](s, mat.NewDense(1, 1, nil))) }},
+
 		// Reductions.
 		{"Sum", func() error { return e1(gpu.Sum[float32](s, a)) }},
 		{"Sum", func() error { return e1(gpu.Sum[int64](s, f.ai, gpu.Axes(-1))) }},
@@ -354,6 +364,7 @@ func nilContextCases(f *nilFixture) []nilCase {
 		{"CountNonzero", func() error { return e1(gpu.CountNonzero(ctx, s, a)) }},
 		{"Bincount", func() error { return e1(gpu.Bincount(ctx, s, f.ai, 0)) }},
 		{"BincountWeights", func() error { return e1(gpu.BincountWeights(ctx, s, f.ai, a, 0)) }},
+		{"ToDense", func() error { return e1(gpu.ToDense(ctx, a)) }},
 	}
 }
 

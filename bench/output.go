@@ -30,6 +30,10 @@ func WriteTable(w io.Writer, rep *Report, opt TableOptions) error {
 	if baselines {
 		head = append(head, "vs raw")
 	}
+	flops := slices.ContainsFunc(rep.Results, func(r Result) bool { return r.TFlops > 0 })
+	if flops {
+		head = append(head, "TFLOP/s", "% peak")
+	}
 	if opt.Peers != nil {
 		head = append(head, "CuPy", "PyTorch", "vs peer")
 	}
@@ -50,6 +54,13 @@ func WriteTable(w io.Writer, rep *Report, opt TableOptions) error {
 				vs = "-"
 			}
 			row = append(row, vs)
+		}
+		if flops {
+			tf := ""
+			if r.TFlops > 0 && r.Err == "" {
+				tf = fmtFloat(r.TFlops)
+			}
+			row = append(row, tf, fmtPct(r.FracOfPeak))
 		}
 		if opt.Peers != nil {
 			f, ok := PeerFigures{}, false
@@ -104,6 +115,9 @@ func WriteTable(w io.Writer, rep *Report, opt TableOptions) error {
 		}
 		fmt.Fprintf(bw, "peers: %s%s: median wall time of one call plus a synchronize\n", p.Path, date)
 		fmt.Fprintf(bw, "vs peer = our median / the faster peer's (below 1: we are faster)\n")
+	}
+	if flops {
+		fmt.Fprintf(bw, "TFLOP/s = floating-point operations per call (2mnk for a matrix product) over the median; %% peak = over the device's peak for that arithmetic, where known\n")
 	}
 	if baselines {
 		fmt.Fprintf(bw, "vs raw = our median / the median of the same work done by raw driver calls (the raw/ row), sampled in turn with ours in this run\n")
@@ -260,6 +274,9 @@ func WriteGoBench(w io.Writer, rep *Report, runs int) error {
 	}
 	fmt.Fprintf(bw, "Unit GB/s better=higher\n")
 	fmt.Fprintf(bw, "Unit frac-of-copy better=higher\n")
+	if slices.ContainsFunc(rep.Results, func(r Result) bool { return r.Flops > 0 }) {
+		fmt.Fprintf(bw, "Unit TFLOP/s better=higher\n")
+	}
 	for _, r := range rep.Results {
 		name := GoBenchName(r.Name)
 		if r.Err != "" {
@@ -281,6 +298,9 @@ func WriteGoBench(w io.Writer, rep *Report, runs int) error {
 				if m.RefGBps > 0 {
 					fmt.Fprintf(bw, "\t%s frac-of-copy", strconv.FormatFloat(gb/m.RefGBps, 'f', 4, 64))
 				}
+			}
+			if r.Flops > 0 && ns > 0 {
+				fmt.Fprintf(bw, "\t%.3f TFLOP/s", float64(r.Flops)/ns/1e3)
 			}
 			fmt.Fprintln(bw)
 		}

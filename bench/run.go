@@ -238,6 +238,7 @@ type job struct {
 func (r *runner) newJob(b Benchmark) *job {
 	j := &job{b: b, env: *r.env}
 	j.env.Bytes = b.Bytes
+	j.env.Flops = b.Flops
 	j.res = Result{Name: b.Name, Group: b.group(), Mode: b.Mode, Bytes: b.Bytes, Timing: TimingHost, Baseline: b.Baseline}
 	switch {
 	case b.Timer != nil:
@@ -282,6 +283,7 @@ func (r *runner) setup(j *job) {
 		return
 	}
 	j.res.Bytes = j.env.Bytes
+	j.res.Flops, j.res.PeakFlops = j.env.Flops, j.env.PeakFlops
 	if err := protect(r.cfg.Sync); err != nil {
 		j.fail("sync after setup: " + err.Error())
 	}
@@ -299,6 +301,12 @@ func (r *runner) finish(j *job) {
 	j.res.Samples = j.samples
 	j.res.Stats = Summarize(j.samples)
 	j.res.GBps = GBps(j.res.Bytes, j.res.MedianNs)
+	if j.res.Flops > 0 && j.res.MedianNs > 0 {
+		j.res.TFlops = float64(j.res.Flops) / j.res.MedianNs / 1e3
+		if j.res.PeakFlops > 0 {
+			j.res.FracOfPeak = j.res.TFlops * 1e12 / j.res.PeakFlops
+		}
+	}
 }
 
 // warm warms the benchmark up and calibrates its calls per sample. It returns

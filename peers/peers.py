@@ -25,10 +25,11 @@ Each figure is the median wall time, in nanoseconds, of one call plus a
 synchronize of the current stream (as Metal.@sync measures), after a warm-up
 (at least 3 calls and 0.1 s). Exceptions, documented per benchmark below:
 kernel/launch times the launch call alone (as Metal.jl does; the synchronize
-follows, untimed), sync/* time the synchronization itself, and the indexing
-and concatenation keys (take/*, put/*, scatter_add/*, bincount/*, concat/*)
-without "+sync", the anchors of ../shared/peers/h200-2026-12-01-extra.md, are
-the GPU time of one call by CUDA events (mode "events"). Inputs stay the
+follows, untimed), sync/* time the synchronization itself, and the anchors of
+../shared/peers/h200-2026-12-01-extra.md (the indexing and concatenation keys
+take/*, put/*, scatter_add/*, bincount/*, concat/* without "+sync", and the
+matrix products matmul/*, bmm/* but matmul/float32/512x1000x512+sync) are the
+GPU time of one call by CUDA events (mode "events"). Inputs stay the
 same between calls (no rotation): S inputs sit in the L2 cache, as in
 Metal.jl's suite.
 
@@ -101,6 +102,13 @@ IDX_SCALE = 1.0
 
 def idx_dim(n):
     return max(64, int(n * IDX_SCALE))
+# The matrix products' sizes (n x n times n x n); tests shrink them by MM_SCALE.
+MM_SIZES = (512, 4096, 8192)
+MM_SCALE = 1.0
+
+
+def mm_dim(n):
+    return max(8, int(n * MM_SCALE))
 
 
 LIBS = ("cupy", "torch")
@@ -359,6 +367,26 @@ class CuPy:
 
     def concat(self, xs, axis):
         return self.cp.concatenate(xs, axis=axis)
+    # Matrix products.
+
+    def mm_inputs(self, batch, m, k, n, t):
+        if t == "bf16":
+            raise Unsupported("CuPy has no bfloat16")
+        dt = {"f32": self.cp.float32, "f16": self.cp.float16, "f64": self.cp.float64}[t]
+        lead = (batch,) if batch > 1 else ()
+        a = self.cp.random.random(lead + (m, k), dtype=self.cp.float32).astype(dt)
+        b = self.cp.random.random(lead + (k, n), dtype=self.cp.float32).astype(dt)
+        return a, b, self.cp.empty(lead + (m, n), dtype=dt)
+
+    def allow_tf32(self, on):
+        if on:
+            raise Unsupported("CuPy's TF32 is the process-wide CUPY_TF32 setting, read at import")
+
+    def matmul(self, a, b, out):
+        self.cp.matmul(a, b, out=out)
+
+    def matmul_new(self, a, b):
+        return self.cp.matmul(a, b)
 
     def timed(self, fn):
         start, end = self.cp.cuda.Event(), self.cp.cuda.Event()
@@ -534,6 +562,23 @@ class Torch:
 
     def concat(self, xs, axis):
         return self.t.cat(xs, dim=axis)
+    # Matrix products.
+
+    def mm_inputs(self, batch, m, k, n, t):
+        dt = {"f32": self.t.float32, "bf16": self.t.bfloat16, "f16": self.t.float16, "f64": self.t.float64}[t]
+        lead = (batch,) if batch > 1 else ()
+        a = self.t.rand(lead + (m, k), device=self.dev).to(dt)
+        b = self.t.rand(lead + (k, n), device=self.dev).to(dt)
+        return a, b, self.t.empty(lead + (m, n), dtype=dt, device=self.dev)
+
+    def allow_tf32(self, on):
+        self.t.backends.cuda.matmul.allow_tf32 = on
+
+    def matmul(self, a, b, out):
+        self.t.matmul(a, b, out=out)
+
+    def matmul_new(self, a, b):
+        return self.t.matmul(a, b)
 
     def timed(self, fn):
         start = self.t.cuda.Event(enable_timing=True)
@@ -939,6 +984,36 @@ def benchmarks():
             ("concat/float32/2x256000+sync", concat((256000,), 0), "concatenation of two float32 vectors of 256000"),
             ("concat/float32/1000x512 x2 axis1+sync", concat((N, M), 1), "concatenation of two float32 (1000, 512) matrices along axis 1")):
         add(key, ("S",), make, desc)
+    # Matrix products, the keys of ../shared/peers/h200-2026-12-01-extra.md: GPU time of
+    # one call by CUDA events (mode "events"), but the +sync key (wall time of a call
+    # and a synchronize). TF32 is PyTorch's allow_tf32 (CuPy's is process-wide).
+    def matmul(t, n, tf32=False, batch=1):
+        def make(lib, sz):
+            lib.allow_tf32(tf32)
+            d = mm_dim(n)
+            a, b, out = lib.mm_inputs(batch, d, d, d, t)
+
+            def call():
+                lib.allow_tf32(tf32)
+                lib.matmul(a, b, out)
+            return call
+        return make
+    for n in MM_SIZES:
+        for key, t, tf32 in (("float32", "f32", False), ("float32/tf32", "f32", True), ("bfloat16", "bf16", False),
+                             ("float16", "f16", False), ("float64", "f64", False)):
+            add("matmul/%s/%d" % (key, n), ("S",), matmul(t, n, tf32),
+                "matmul of %dx%d %s matrices into a preallocated result%s" % (n, n, t, " (TF32 allowed)" if tf32 else ""),
+                mode="events")
+    for key, t in (("float32", "f32"), ("bfloat16", "bf16")):
+        add("bmm/%s/256x128^3" % key, ("S",), matmul(t, 128, batch=256),
+            "256 products of 128x128 %s matrices (a batched matmul) into a preallocated result" % t, mode="events")
+
+    def mm_sync(lib, sz):
+        lib.allow_tf32(False)
+        a, b, _ = lib.mm_inputs(1, 512, 1000, 512, "f32")
+        return lambda: lib.matmul_new(a, b)
+    add("matmul/float32/512x1000x512+sync", ("S",), mm_sync,
+        "(512, 1000) @ (1000, 512) float32 allocating its result, plus a synchronize")
 
     add("sync/stream", ("S",), lambda lib, sz: lib.stream_sync, "synchronize the idle current stream", mode="sync")
     add("sync/context", ("S",), lambda lib, sz: lib.device_sync, "synchronize the idle device", mode="sync")

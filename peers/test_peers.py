@@ -90,6 +90,15 @@ class FakeLib:
     def scatter_add(self, x, idx, v): np.add.at(x, idx, v)
     def bincount(self, x, n): return np.bincount(x, minlength=n)
     def concat(self, xs, axis): return np.concatenate(xs, axis=axis)
+    def mm_inputs(self, batch, m, k, n, t):
+        dt = {"f32": np.float32, "bf16": np.float32, "f16": np.float16, "f64": np.float64}[t]  # no bfloat16 in NumPy
+        lead = (batch,) if batch > 1 else ()
+        return (self.rng.random(lead + (m, k)).astype(dt), self.rng.random(lead + (k, n)).astype(dt),
+                np.empty(lead + (m, n), dtype=dt))
+
+    def allow_tf32(self, on): pass
+    def matmul(self, a, b, out): np.matmul(a, b, out=out)
+    def matmul_new(self, a, b): return np.matmul(a, b)
 
     def timed(self, fn):
         t0 = time.perf_counter_ns()
@@ -115,6 +124,14 @@ class FakeCuPy(FakeLib):
         if t != "f32":
             raise peers.Unsupported("no half-precision generators")
         return FakeLib.randn(self, n, t)
+    def mm_inputs(self, batch, m, k, n, t):
+        if t == "bf16":
+            raise peers.Unsupported("CuPy has no bfloat16")
+        return FakeLib.mm_inputs(self, batch, m, k, n, t)
+
+    def allow_tf32(self, on):
+        if on:
+            raise peers.Unsupported("process-wide in CuPy")
 
 
 class FakeTorch(FakeLib):
@@ -174,6 +191,8 @@ class FakeRunTests(unittest.TestCase):
     def setUp(self):
         self.saved = (peers.ADAPTERS, dict(peers.SHAPES["L"]), peers.GiB, peers.BIG, peers.WARMUP_SECONDS, peers.IDX_SCALE)
         peers.IDX_SCALE = 1 / 4096
+        self.saved = (peers.ADAPTERS, dict(peers.SHAPES["L"]), peers.GiB, peers.BIG, peers.WARMUP_SECONDS, peers.MM_SCALE)
+        peers.MM_SCALE = 1 / 64
         peers.ADAPTERS = {"cupy": FakeCuPy, "torch": FakeTorch}
         # Shrink L and the ceilings so that a CPU gets through them.
         peers.SHAPES["L"].update({"mat": (64, 64), "3d": (4, 4, 256), "4d": (2, 2, 4, 256)})
@@ -181,6 +200,7 @@ class FakeRunTests(unittest.TestCase):
 
     def tearDown(self):
         peers.ADAPTERS, L, peers.GiB, peers.BIG, peers.WARMUP_SECONDS, peers.IDX_SCALE = self.saved
+        peers.ADAPTERS, L, peers.GiB, peers.BIG, peers.WARMUP_SECONDS, peers.MM_SCALE = self.saved
         peers.SHAPES["L"].clear()
         peers.SHAPES["L"].update(L)
 
@@ -223,6 +243,9 @@ class FakeRunTests(unittest.TestCase):
         half = {("cupy_L", k) for k in want_keys("BFloat16", "bfloat16")}
         half |= {("cupy_L", "random/rand/Float16"), ("cupy_L", "random/randn/Float16")}
         self.assertEqual(skipped, {("cupy_S", "random/rand!/Int64"), ("cupy_L", "random/rand!/Int64")} | half)
+        cupy_cannot = {"random/rand!/Int64", "bmm/bfloat16/256x128^3"} | {
+            "matmul/%s/%d" % (k, n) for k in ("bfloat16", "float32/tf32") for n in peers.MM_SIZES}
+        self.assertEqual(skipped, {("cupy_S", k) for k in cupy_cannot} | {("cupy_L", "random/rand!/Int64")})
         for sec in ("cupy_S", "torch_L"):
             for k, ns in j[sec].items():
                 self.assertGreater(ns, 0, k)

@@ -18,6 +18,7 @@ func init() {
 	registerPermutations()
 	registerStats()
 	registerIndexOps()
+	registerMatMul()
 	registerKernels()
 	registerLatency()
 	registerReference()
