@@ -31,9 +31,7 @@ import (
 // run's side over 16384 (-large), at least 8: 4096 runs at 1024 by default, at
 // 64 under the suite's test; the generated rows by another factor of 4 there.
 //
-// The bfloat16 and float16 rows need the element types gpu.BFloat16 and
-// gpu.Float16 (the half-precision branch): suite_matmul_half.go makes them with
-// the build tag matmulhalf; without it (suite_matmul_nohalf.go) they skip.
+// The bfloat16 and float16 rows are in suite_matmul_half.go.
 
 // mmRow is one matrix-product benchmark.
 type mmRow struct {

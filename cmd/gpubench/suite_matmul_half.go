@@ -1,10 +1,6 @@
-//go:build matmulhalf
-
 package main
 
-// The bfloat16 and float16 rows: build with -tags matmulhalf once package gpu has
-// the element types gpu.BFloat16 and gpu.Float16 (then drop the tags here and
-// the file suite_matmul_nohalf.go).
+// The bfloat16 and float16 rows.
 
 import (
 	"fmt"
