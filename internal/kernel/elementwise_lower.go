@@ -870,12 +870,18 @@ func (g *ewGen) intToInt(x ptx.Reg, from, to dtype.DType) ptx.Reg {
 }
 
 // floatToInt truncates toward zero, NaN gives 0, and out-of-range values saturate:
-// cvt.rzi does all three for 32- and 64-bit integers; narrower ones clamp its 32-bit
-// result.
+// cvt.rzi truncates and saturates for 32- and 64-bit integers (narrower ones clamp its
+// 32-bit result); NaN is selected to 0 explicitly, since sm_90 turns a NaN into the
+// 64-bit integers' minimum (seen on the H200, driver 580, 2026-12-01).
 func (g *ewGen) floatToInt(x ptx.Reg, from, to dtype.DType) ptx.Reg {
 	f := g.f
 	d := g.reg(to)
 	f.CvtRound(d, x, ".rzi")
+	if ewIs64(to) {
+		nan := f.Reg(ptx.Pred)
+		f.Op("setp.nan"+x.Type().String(), nan, x, x)
+		f.Selp(d, ptx.Int(0), d, nan)
+	}
 	if to.Bits() < 32 {
 		lo, hi := ewIntRange(to)
 		if to.IsSigned() {
