@@ -40,8 +40,8 @@ import (
 // Semantics. The sum of no elements is 0 and their product 1 (Any: false, All: true,
 // Mean: NaN); Min, Max, ArgMin, ArgMax, FindMin and FindMax of no elements (an empty
 // array, or an empty reduced axis with a non-empty result) are errors wrapping
-// ErrInvalidValue. Min and Max propagate NaN (the result is the canonical NaN) and order
-// -0 below +0. ArgMin and ArgMax return the index of the first NaN if there is one, else
+// ErrInvalidValue. Min and Max propagate NaN (the result is the canonical NaN: see the
+// package documentation's NaN section) and order -0 below +0. ArgMin and ArgMax return the index of the first NaN if there is one, else
 // the first index among equal extreme values; indices are int64 (flat row-major indices
 // over all elements, or positions along the one reduced axis). Integer sums and
 // products wrap as in Go.
@@ -97,21 +97,14 @@ const (
 	OpAll Op = "a && b"
 )
 
-// reduceOpOf maps MapReduce's operators to the kernels'.
-func reduceOpOf(op Op) (kernel.ReduceOp, error) {
-	switch op {
-	case OpSum:
-		return kernel.RedSum, nil
-	case OpProd:
-		return kernel.RedProd, nil
-	case OpMin:
-		return kernel.RedMin, nil
-	case OpMax:
-		return kernel.RedMax, nil
-	case OpAny:
-		return kernel.RedAny, nil
-	case OpAll:
-		return kernel.RedAll, nil
+// namedOps maps the named operators to the operator table's (internal/kernel's Op).
+var namedOps = map[Op]kernel.Op{OpSum: kernel.OpSum, OpProd: kernel.OpProd, OpMin: kernel.OpMin,
+	OpMax: kernel.OpMax, OpAny: kernel.OpOr, OpAll: kernel.OpAnd}
+
+// reduceOpOf maps MapReduce's operators to the table's.
+func reduceOpOf(op Op) (kernel.Op, error) {
+	if k, ok := namedOps[op]; ok {
+		return k, nil
 	}
 	return 0, fmt.Errorf("gpu: reduction operator %q: only OpSum, OpProd, OpMin, OpMax, OpAny and OpAll reduce: %w", string(op), ErrNotSupported)
 }
@@ -222,7 +215,7 @@ func (j *redJob) run(s *Stream, vals, idx *header) error {
 		return nil
 	}
 	arg := j.spec.Op.IsArg()
-	if k == 0 && (arg || j.spec.Op == kernel.RedMin || j.spec.Op == kernel.RedMax) {
+	if k == 0 && (arg || j.spec.Op == kernel.OpMin || j.spec.Op == kernel.OpMax) {
 		return fmt.Errorf("gpu: %v over an empty axis: %w", j.spec.Op, ErrInvalidValue)
 	}
 	// Outputs that share memory with an operand are written through a temporary.
@@ -373,7 +366,7 @@ var (
 
 type redPlanKey struct {
 	dev     *Device
-	op      kernel.ReduceOp
+	op      kernel.Op
 	pre     kernel.ReducePre
 	acc     dtype.DType
 	mean    bool
@@ -686,7 +679,7 @@ func (j *redJob) launchPartial(s *Stream, fn *Function, p kernel.ReducePass, pv,
 }
 
 // newJob builds the reduction of one array a (Pre convert or nonzero).
-func newJob[T Elem](a *Array[T], op kernel.ReduceOp, pre kernel.ReducePre, acc dtype.DType, mask []bool) *redJob {
+func newJob[T Elem](a *Array[T], op kernel.Op, pre kernel.ReducePre, acc dtype.DType, mask []bool) *redJob {
 	h := a.header()
 	return &redJob{
 		spec:  kernel.Reduce{Op: op, Pre: pre, Ins: []dtype.DType{h.dt}, Acc: acc},
@@ -740,7 +733,7 @@ func reduceTo[R Elem](s *Stream, j *redJob, out *Array[R], shape []int) error {
 	return Copy(s, out, tmp)
 }
 
-func sumLike[R, T Elem](s *Stream, name string, op kernel.ReduceOp, a *Array[T], opts []ReduceOption) (*redJob, []int, error) {
+func sumLike[R, T Elem](s *Stream, name string, op kernel.Op, a *Array[T], opts []ReduceOption) (*redJob, []int, error) {
 	r := dtype.Of[R]()
 	if err := checkAcc(name, a.dt, r); err != nil {
 		return nil, nil, err
@@ -763,7 +756,7 @@ func Sum[R, T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[R], er
 	if err := nonNil(a); err != nil {
 		return nil, err
 	}
-	j, out, err := sumLike[R](s, "sum", kernel.RedSum, a, opts)
+	j, out, err := sumLike[R](s, "sum", kernel.OpSum, a, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -776,7 +769,7 @@ func Prod[R, T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[R], e
 	if err := nonNil(a); err != nil {
 		return nil, err
 	}
-	j, out, err := sumLike[R](s, "prod", kernel.RedProd, a, opts)
+	j, out, err := sumLike[R](s, "prod", kernel.OpProd, a, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -791,7 +784,7 @@ func Mean[R Float, T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array
 	if err := nonNil(a); err != nil {
 		return nil, err
 	}
-	j, out, err := sumLike[R](s, "mean", kernel.RedSum, a, opts)
+	j, out, err := sumLike[R](s, "mean", kernel.OpSum, a, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -799,7 +792,7 @@ func Mean[R Float, T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array
 	return reduceNew[R](s, j, out)
 }
 
-func minMax[T Elem](s *Stream, op kernel.ReduceOp, a *Array[T], opts []ReduceOption) (*redJob, []int, error) {
+func minMax[T Elem](s *Stream, op kernel.Op, a *Array[T], opts []ReduceOption) (*redJob, []int, error) {
 	mask, out, err := resolveAxes(a.shape, opts, false)
 	if err != nil {
 		return nil, nil, err
@@ -807,34 +800,35 @@ func minMax[T Elem](s *Stream, op kernel.ReduceOp, a *Array[T], opts []ReduceOpt
 	return newJob(a, op, kernel.PreConvert, a.dt, mask), out, nil
 }
 
-// Min returns the least of a's elements over the axes (numpy.amin): NaN if any is NaN
-// (the canonical NaN), with -0 below +0. An empty reduction (no elements for a
+// Min returns the least of a's elements over the axes (numpy.amin): the canonical NaN
+// if any is NaN (the package's NaN policy; NumPy returns the NaN itself), with -0 below
+// +0. An empty reduction (no elements for a
 // non-empty result) is an error wrapping ErrInvalidValue.
 func Min[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[T], error) {
 	if err := nonNil(a); err != nil {
 		return nil, err
 	}
-	j, out, err := minMax(s, kernel.RedMin, a, opts)
+	j, out, err := minMax(s, kernel.OpMin, a, opts)
 	if err != nil {
 		return nil, err
 	}
 	return reduceNew[T](s, j, out)
 }
 
-// Max returns the greatest of a's elements over the axes (numpy.amax): NaN if any is
-// NaN, with +0 above -0. An empty reduction is an error wrapping ErrInvalidValue.
+// Max returns the greatest of a's elements over the axes (numpy.amax): the canonical
+// NaN if any is NaN, with +0 above -0. An empty reduction is an error wrapping ErrInvalidValue.
 func Max[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[T], error) {
 	if err := nonNil(a); err != nil {
 		return nil, err
 	}
-	j, out, err := minMax(s, kernel.RedMax, a, opts)
+	j, out, err := minMax(s, kernel.OpMax, a, opts)
 	if err != nil {
 		return nil, err
 	}
 	return reduceNew[T](s, j, out)
 }
 
-func anyAll[T Elem](s *Stream, op kernel.ReduceOp, a *Array[T], opts []ReduceOption) (*Array[bool], error) {
+func anyAll[T Elem](s *Stream, op kernel.Op, a *Array[T], opts []ReduceOption) (*Array[bool], error) {
 	mask, out, err := resolveAxes(a.shape, opts, false)
 	if err != nil {
 		return nil, err
@@ -848,7 +842,7 @@ func Any[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[bool], er
 	if err := nonNil(a); err != nil {
 		return nil, err
 	}
-	return anyAll(s, kernel.RedAny, a, opts)
+	return anyAll(s, kernel.OpOr, a, opts)
 }
 
 // All reports over the axes whether every element of a is nonzero (numpy.all); true
@@ -857,7 +851,7 @@ func All[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[bool], er
 	if err := nonNil(a); err != nil {
 		return nil, err
 	}
-	return anyAll(s, kernel.RedAll, a, opts)
+	return anyAll(s, kernel.OpAnd, a, opts)
 }
 
 // Count returns the number of nonzero elements of a over the axes (NaN counts as
@@ -871,7 +865,7 @@ func Count[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[int64],
 	if err != nil {
 		return nil, err
 	}
-	return reduceNew[int64](s, newJob(a, kernel.RedSum, kernel.PreNonzero, dtype.Int64, mask), out)
+	return reduceNew[int64](s, newJob(a, kernel.OpSum, kernel.PreNonzero, dtype.Int64, mask), out)
 }
 
 // ReduceInto reduces a with op (OpSum, OpProd, OpMin, OpMax, OpAny, OpAll) over the
@@ -889,11 +883,11 @@ func ReduceInto[R, T Elem](s *Stream, out *Array[R], op Op, a *Array[T], opts ..
 	}
 	r := dtype.Of[R]()
 	switch kop {
-	case kernel.RedSum, kernel.RedProd:
+	case kernel.OpSum, kernel.OpProd:
 		if err := checkAcc(string(op), a.dt, r); err != nil {
 			return err
 		}
-	case kernel.RedMin, kernel.RedMax:
+	case kernel.OpMin, kernel.OpMax:
 		if r != a.dt {
 			return fmt.Errorf("gpu: %s of %v into %v: the types must match: %w", string(op), a.dt, r, ErrInvalidValue)
 		}
@@ -949,9 +943,9 @@ func mapReduceJob[R Elem](s *Stream, src string, vars Vars, op Op, opts []Reduce
 	}
 	r := dtype.Of[R]()
 	switch {
-	case (kop == kernel.RedAny || kop == kernel.RedAll) && r != dtype.Bool:
+	case (kop == kernel.OpOr || kop == kernel.OpAnd) && r != dtype.Bool:
 		return nil, nil, fmt.Errorf("gpu: %s into %v: want bool: %w", string(op), r, ErrInvalidValue)
-	case (kop == kernel.RedSum || kop == kernel.RedProd) && r == dtype.Bool:
+	case (kop == kernel.OpSum || kop == kernel.OpProd) && r == dtype.Bool:
 		return nil, nil, fmt.Errorf("gpu: %s into bool: %w", string(op), ErrInvalidValue)
 	}
 	// The parsed expression comes from the device's cache of Eval's plans (same
@@ -1013,7 +1007,7 @@ func mapReduceJob[R Elem](s *Stream, src string, vars Vars, op Op, opts []Reduce
 	return j, out, nil
 }
 
-func argJob[T Elem](op kernel.ReduceOp, a *Array[T], opts []ReduceOption) (*redJob, []int, error) {
+func argJob[T Elem](op kernel.Op, a *Array[T], opts []ReduceOption) (*redJob, []int, error) {
 	mask, out, err := resolveAxes(a.shape, opts, true)
 	if err != nil {
 		return nil, nil, err
@@ -1021,7 +1015,7 @@ func argJob[T Elem](op kernel.ReduceOp, a *Array[T], opts []ReduceOption) (*redJ
 	return newJob(a, op, kernel.PreConvert, a.dt, mask), out, nil
 }
 
-func argRun[T Elem](s *Stream, op kernel.ReduceOp, a *Array[T], opts []ReduceOption, values bool) (*Array[T], *Array[int64], error) {
+func argRun[T Elem](s *Stream, op kernel.Op, a *Array[T], opts []ReduceOption, values bool) (*Array[T], *Array[int64], error) {
 	j, shape, err := argJob(op, a, opts)
 	if err != nil {
 		return nil, nil, err
@@ -1059,7 +1053,7 @@ func ArgMin[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[int64]
 	if err := nonNil(a); err != nil {
 		return nil, err
 	}
-	_, idx, err := argRun(s, kernel.RedArgMin, a, opts, false)
+	_, idx, err := argRun(s, kernel.OpArgMin, a, opts, false)
 	return idx, err
 }
 
@@ -1069,17 +1063,18 @@ func ArgMax[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[int64]
 	if err := nonNil(a); err != nil {
 		return nil, err
 	}
-	_, idx, err := argRun(s, kernel.RedArgMax, a, opts, false)
+	_, idx, err := argRun(s, kernel.OpArgMax, a, opts, false)
 	return idx, err
 }
 
 // FindMin returns the least elements of a and their indices, as ArgMin (Julia's
-// findmin): vals holds the elements at the indices (a NaN as it is in a).
+// findmin): vals holds the elements at the indices, bit for bit (a NaN with its payload
+// and sign, as it is in a: FindMin selects, it computes nothing).
 func FindMin[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (vals *Array[T], idx *Array[int64], err error) {
 	if err := nonNil(a); err != nil {
 		return nil, nil, err
 	}
-	return argRun(s, kernel.RedArgMin, a, opts, true)
+	return argRun(s, kernel.OpArgMin, a, opts, true)
 }
 
 // FindMax returns the greatest elements of a and their indices, as ArgMax (Julia's
@@ -1088,7 +1083,7 @@ func FindMax[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (vals *Array[
 	if err := nonNil(a); err != nil {
 		return nil, nil, err
 	}
-	return argRun(s, kernel.RedArgMax, a, opts, true)
+	return argRun(s, kernel.OpArgMax, a, opts, true)
 }
 
 // freeReduceCounters frees the fused reductions' counters on the stream (Close's

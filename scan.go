@@ -25,7 +25,8 @@ import (
 // integers, uint64 for unsigned integers, T itself for floats, so CumSum[int64] of an
 // int32 array is NumPy's cumsum, which never overflows where int32 would. Integer
 // overflow wraps as in Go. CumMax and CumMin keep T and propagate NaN (numpy.maximum:
-// once a NaN is met, every later element is NaN), with -0 below +0.
+// once a NaN is met, every later element is the canonical NaN, the package's NaN
+// policy), with -0 below +0; a float sum or product that is NaN is the canonical NaN too.
 //
 // On CUDA, scans of contiguous rows (1-D arrays, the last axis, and axes followed by at
 // most 8 elements) run in a single pass over the data with decoupled look-back
@@ -43,8 +44,8 @@ import (
 // Float results depend on the association: the GPU combines within a thread, then
 // across a warp, a block, and tiles; the CPU folds left to right within chunks of 65536
 // elements and combines chunk totals in order, the same on any number of cores.
-// Integer scans and CumMax/CumMin are exact and identical on every backend (NaN
-// payloads aside).
+// Integer scans and CumMax/CumMin are exact and identical on every backend, NaNs
+// included.
 
 // Op is the associative operator of Accumulate: OpSum, OpProd, OpMax, OpMin, or an
 // expression of the names a (the combination of the earlier elements) and b (the next
@@ -120,7 +121,7 @@ func CumProd[R, T Elem](s *Stream, a *Array[T], axis int, opts ...ScanOption) (*
 }
 
 // CumMax returns the running maximum of a along axis (numpy.maximum.accumulate):
-// NaN from the first NaN on; bools combine with "or".
+// the canonical NaN from the first NaN on; bools combine with "or".
 func CumMax[T Elem](s *Stream, a *Array[T], axis int, opts ...ScanOption) (*Array[T], error) {
 	if err := nonNil(a); err != nil {
 		return nil, err
@@ -129,7 +130,7 @@ func CumMax[T Elem](s *Stream, a *Array[T], axis int, opts ...ScanOption) (*Arra
 }
 
 // CumMin returns the running minimum of a along axis (numpy.minimum.accumulate):
-// NaN from the first NaN on; bools combine with "and".
+// the canonical NaN from the first NaN on; bools combine with "and".
 func CumMin[T Elem](s *Stream, a *Array[T], axis int, opts ...ScanOption) (*Array[T], error) {
 	if err := nonNil(a); err != nil {
 		return nil, err
@@ -232,15 +233,8 @@ func scanCombine(op Op, t dtype.DType) (kernel.Combine, error) {
 	if t == dtype.Float16 || t == dtype.BFloat16 {
 		return kernel.Combine{}, fmt.Errorf("gpu: scans of %v: %w", t, ErrNotSupported)
 	}
-	switch op {
-	case OpSum:
-		return kernel.Combine{Op: kernel.ScanAdd, Type: t}, nil
-	case OpProd:
-		return kernel.Combine{Op: kernel.ScanMul, Type: t}, nil
-	case OpMax:
-		return kernel.Combine{Op: kernel.ScanMax, Type: t}, nil
-	case OpMin:
-		return kernel.Combine{Op: kernel.ScanMin, Type: t}, nil
+	if k, ok := namedOps[op]; ok && (t == dtype.Bool || op != OpAny && op != OpAll) {
+		return kernel.Combine{Op: k, Type: t}, nil
 	}
 	env := expr.Env{"a": expr.OperandDecl(0, t), "b": expr.OperandDecl(1, t)}
 	e, err := expr.Parse(string(op), env)
@@ -250,7 +244,7 @@ func scanCombine(op Op, t dtype.DType) (kernel.Combine, error) {
 	if e.DType() != t {
 		e = &expr.Expr{Root: &expr.Cast{X: e.Root, Type: t}, Inputs: e.Inputs, Params: e.Params}
 	}
-	return kernel.Combine{Op: kernel.ScanExpr, Type: t, Expr: e}, nil
+	return kernel.Combine{Type: t, Expr: e}, nil
 }
 
 // scanScalarBits converts a Go number or bool to t (Cast's rules) and returns its bits.

@@ -191,7 +191,7 @@ func planPass(r *Reduce, l ReduceLayout, aligned []bool, sms int, occupancy func
 		return true
 	}
 	cascade := 0
-	if r.Acc.IsFloat() && (r.Op == RedSum || r.Op == RedProd) {
+	if r.Acc.IsFloat() && (r.Op == OpSum || r.Op == OpProd) {
 		cascade = redCascade
 	}
 	pass := ReducePass{Spec: r, Layout: l, GridY: 1}
