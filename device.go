@@ -168,9 +168,10 @@ type Device struct {
 	kc    kernelCache
 	plans planCache
 
-	stagePool    stagePool // pinned chunks of staged host copies (stage.go)
-	wordPool     wordPool  // pinned words of small reads (readU64)
-	forceStaging bool      // stage on any backend (tests)
+	stagePool    stagePool              // pinned chunks of staged host copies (stage.go)
+	wordPool     wordPool               // pinned words of small reads (readU64)
+	forceStaging bool                   // stage on any backend (tests)
+	tune         atomic.Pointer[Tuning] // the tuning (Device.Tuning, SetTuning)
 	// hostMu guards hostRanges: the host address ranges of the device's live pinned and
 	// unified buffers, sorted, which plain copies never stage.
 	hostMu     sync.RWMutex
@@ -215,6 +216,8 @@ func NewDevice(bd backend.Device) (*Device, error) {
 	d := &Device{be: bd, info: bd.Info(), streams: map[uint64]streamRef{}}
 	p := DefaultWaitPolicy
 	d.policy.Store(&p)
+	tu := DefaultTuning()
+	d.tune.Store(&tu)
 	d.hub = newHub(d)
 	def, err := d.NewStream()
 	if err != nil {

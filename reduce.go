@@ -189,7 +189,8 @@ func (j *redJob) run(s *Stream, vals, idx *header) error {
 			return fmt.Errorf("gpu: reduction operand %d is on %v, the stream on %v: %w", i, op.h.buf.a.dev, d, ErrInvalidValue)
 		}
 	}
-	key, cacheable := j.planKey(d)
+	tu := d.tuning()
+	key, cacheable := j.planKey(d, tu)
 	var plan *redPlan
 	if cacheable {
 		if v, ok := redPlans.Load(key); ok {
@@ -198,7 +199,7 @@ func (j *redJob) run(s *Stream, vals, idx *header) error {
 	}
 	if plan == nil {
 		var err error
-		if plan, err = j.plan(d); err != nil {
+		if plan, err = j.plan(d, tu); err != nil {
 			return err
 		}
 		if cacheable {
@@ -265,12 +266,6 @@ func (j *redJob) run(s *Stream, vals, idx *header) error {
 	}
 	return j.launchPartial(s, plan.fns[1], p2, pv, pi, vals, idx)
 }
-
-// RedFuse makes a CUDA reduction whose reduced axis is split across blocks one launch
-// (kernel.FuseReduce: the last block of each output tile combines the tile's partial
-// results, in the order of the second pass, so the results are bitwise the same) rather
-// than two. Tests and benchmarks turn it off (SetReduceFuse) to compare.
-var redFuse = true
 
 // reduceCounters returns s's ticket counters for fused reductions
 // (kernel.ReduceFuseMaxTiles uint32s of device memory), allocated and zeroed on s at
@@ -365,24 +360,27 @@ var (
 )
 
 type redPlanKey struct {
-	dev     *Device
-	op      kernel.Op
-	pre     kernel.ReducePre
-	acc     dtype.DType
-	mean    bool
-	nins    int8
-	ins     [4]dtype.DType
-	mapExpr *expr.Expr // the device's cached parse: equal pointers, equal maps
-	rank    int8
-	mask    uint16
-	shape   [8]int
-	strides [4][8]int
-	aligned uint8
+	dev *Device
+	// the tuning the plan follows
+	splitMin      int
+	fuse, index64 bool
+	op            kernel.Op
+	pre           kernel.ReducePre
+	acc           dtype.DType
+	mean          bool
+	nins          int8
+	ins           [4]dtype.DType
+	mapExpr       *expr.Expr // the device's cached parse: equal pointers, equal maps
+	rank          int8
+	mask          uint16
+	shape         [8]int
+	strides       [4][8]int
+	aligned       uint8
 }
 
 // planKey returns the job's plan key, if it fits one.
-func (j *redJob) planKey(d *Device) (redPlanKey, bool) {
-	k := redPlanKey{dev: d, op: j.spec.Op, pre: j.spec.Pre, acc: j.spec.Acc, mean: j.spec.Mean,
+func (j *redJob) planKey(d *Device, tu *Tuning) (redPlanKey, bool) {
+	k := redPlanKey{dev: d, splitMin: tu.ReduceSplitMin, fuse: tu.ReduceFuse, index64: tu.ReduceIndex64, op: j.spec.Op, pre: j.spec.Pre, acc: j.spec.Acc, mean: j.spec.Mean,
 		nins: int8(len(j.spec.Ins)), rank: int8(len(j.shape))}
 	if len(j.shape) > len(k.shape) || len(j.ops) > len(k.strides) || len(j.spec.Ins) > len(k.ins) {
 		return k, false
@@ -406,8 +404,8 @@ func (j *redJob) planKey(d *Device) (redPlanKey, bool) {
 
 // plan collapses the job's iteration space, plans its launches on d and compiles their
 // kernels.
-func (j *redJob) plan(d *Device) (*redPlan, error) {
-	p := j.planPasses(d)
+func (j *redJob) plan(d *Device, tu *Tuning) (*redPlan, error) {
+	p := j.planPasses(d, tu)
 	if p.fused != nil {
 		fn, err := d.kernel(p.fused.Spec)
 		if err != nil {
@@ -426,7 +424,7 @@ func (j *redJob) plan(d *Device) (*redPlan, error) {
 	return p, nil
 }
 
-func (j *redJob) planPasses(d *Device) *redPlan {
+func (j *redJob) planPasses(d *Device, tu *Tuning) *redPlan {
 	strides := make([][]int, len(j.ops))
 	for i, op := range j.ops {
 		strides[i] = op.st
@@ -446,23 +444,19 @@ func (j *redJob) planPasses(d *Device) *redPlan {
 	for i, op := range j.ops {
 		aligned[i] = redPtr(op.h)%16 == 0
 	}
-	p.passes = kernel.PlanReduce(j.spec, l, aligned, d.info.Multiprocessors, d.redOccupancy)
-	if redForceIndex64 {
+	p.passes = kernel.PlanReduce(j.spec, l, aligned, d.info.Multiprocessors, tu.ReduceSplitMin, d.redOccupancy)
+	if tu.ReduceIndex64 {
 		for _, q := range p.passes {
 			q.Spec.Index64 = true
 		}
 	}
-	if redFuse && len(p.passes) == 2 {
+	if tu.ReduceFuse && len(p.passes) == 2 {
 		if fp, _, ok := kernel.FuseReduce(p.passes[0], p.passes[1]); ok {
 			p.fused = &fp
 		}
 	}
 	return p
 }
-
-// redForceIndex64 makes every CUDA reduction use 64-bit indexing (for tests of those
-// kernels on small arrays).
-var redForceIndex64 bool
 
 // redOccupancies caches the blocks per multiprocessor of reduction kernels.
 var redOccupancies sync.Map // *Function -> int

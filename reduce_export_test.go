@@ -2,38 +2,7 @@ package gpu
 
 import (
 	"context"
-
-	"github.com/go-gpu/gpu/internal/kernel"
 )
-
-// SetReduceIndex64 forces 64-bit indexing in every CUDA reduction kernel (on) or
-// restores the choice by size (off), dropping the cached plans.
-func SetReduceIndex64(on bool) {
-	redForceIndex64 = on
-	redPlans.Clear()
-	redPlanCount.Store(0)
-}
-
-// SetReduceSplitMin sets the least number of elements a CUDA reduction splits in two
-// passes (kernel.RedSplitMin), dropping the cached plans, and returns the old value.
-func SetReduceSplitMin(n int) int {
-	old := kernel.RedSplitMin
-	kernel.RedSplitMin = n
-	redPlans.Clear()
-	redPlanCount.Store(0)
-	return old
-}
-
-// SetReduceFuse turns the fused one-launch form of split CUDA reductions on (the
-// default) or off (two launches: partial results, then their combination), dropping
-// the cached plans, and returns the old setting.
-func SetReduceFuse(on bool) bool {
-	old := redFuse
-	redFuse = on
-	redPlans.Clear()
-	redPlanCount.Store(0)
-	return old
-}
 
 // ReduceCounters returns a copy of s's ticket counters for fused reductions (nil if s
 // has none yet), after the stream's work so far.

@@ -3,10 +3,8 @@ package gpu
 import (
 	"fmt"
 	"math/bits"
-	"os"
+
 	"slices"
-	"strconv"
-	"sync/atomic"
 
 	"github.com/go-gpu/gpu/backend"
 	"github.com/go-gpu/gpu/dtype"
@@ -285,6 +283,7 @@ func scanInto(s *Stream, out, in *header, comb kernel.Combine, axis int, excl bo
 		return err
 	}
 	d := s.dev
+	tu := d.tuning()
 	if in.buf.a.dev != d && in.buf.a.dev.info.Backend != d.info.Backend {
 		return fmt.Errorf("gpu: scan of an array on %v on a stream of %v: %w", in.buf.a.dev, d, ErrInvalidValue)
 	}
@@ -318,7 +317,7 @@ func scanInto(s *Stream, out, in *header, comb kernel.Combine, axis int, excl bo
 		if comb.Type.Size() == 8 {
 			kmax = 8
 		}
-		tune := *scanCfg.Load()
+		tune := tu.Scan
 		if tune.Variant == 2 && (comb.Type.Size() == 4 || comb.Type.Size() == 8) {
 			// The second variant: twice the items per thread (tiles of 8192 4-byte or
 			// 4096 8-byte values), so twice the bytes in flight per thread and half the
@@ -456,18 +455,12 @@ func (c *streamCore) freeScanStatus() {
 	}
 }
 
-// scanKeepStatus enables the streams' own scan statuses (scanStatusArg); benchmarks
-// switch it off to measure the memset they save.
-var scanKeepStatus atomic.Bool
-
-func init() { scanKeepStatus.Store(true) }
-
 // scanStatusArg returns the status argument of a scan launch of size bytes and the
 // function that ends its use after the launch: on CUDA, for a status the kernel clears
 // (kernel.ScanSelfCleanMax), the stream's own (scanStatusMem), otherwise a zeroed
 // buffer from the pool (or a small unused one).
 func scanStatusArg(s *Stream, unused bool, size int) (any, func(), error) {
-	if s.dev.Backend() == "cuda" && !unused && size-16 <= kernel.ScanSelfCleanMax && scanKeepStatus.Load() {
+	if s.dev.Backend() == "cuda" && !unused && size-16 <= kernel.ScanSelfCleanMax && s.dev.tuning().ScanKeepStatus {
 		m, err := s.scanStatusMem(size)
 		if err != nil {
 			return nil, nil, err
@@ -512,24 +505,8 @@ func scanCollapseStride(shape, st []int) (int, bool) {
 	return stride, ok
 }
 
-// scanConfig is the row-scan configuration (kernel.ScanTiles's tuning options).
-//
-// Variant 2 (the default) takes 32 items per thread for 4-byte accumulators and 16 for
-// 8-byte ones (kernel.ScanTiles with Items 32 or 16, stored through the warp staging
-// area), variant 1 the first configuration's 16 and 8. Measured on the H200
-// (2026-11-30, one run): 1-D CumSum of 2^28 float32 at 2366 GB/s with v2 against 2214
-// with v1, of 2^27 int64 at 1666 against 1409 (device copy 4144).
-//
-// Options (the defaults are Stage on and MinBlocks 5, measured best):
-//
-//   - Stage (ScanTiles.Stage, where CanStage): each thread scans its elements and
-//     stages them in shared memory right after its loads; only the tile's prefix is
-//     combined after the look-back (far fewer registers live: 48 with MinBlocks 5,
-//     40 without spills with MinBlocks 6, for both v2 kernels of 1-D CumSum).
-//   - Lookback n (1, 2, 4, 8; ScanTiles.Lookback): the wide look-back, 32n predecessors
-//     per round trip, waiting only up to the nearest inclusive prefix; 0 (the default):
-//     windows of 32.
-//   - MinBlocks n (ScanTiles.MinBlocks, single-column rows only): .minnctapersm n.
+// The row scan's tuning (Tuning.Scan, ScanTuning in tuning.go): the measurements
+// behind its defaults.
 //
 // Measured on the H200 (BenchmarkCumSumTuned, one run, 1-D CumSum of 2^28 float32 /
 // 2^27 int64, median us): v2 913 / 1296; v2 Stage 889 / 1210; v2 Stage MinBlocks 5 865
@@ -576,67 +553,3 @@ func scanCollapseStride(shape, st []int) (int, bool) {
 // late tile (loads still in flight) holds up the look-backs of all the tiles after it
 // in its row; rows bound how far that reaches.
 //
-// Environment variables select them at start-up:
-//
-//	GPU_SCAN_VARIANT=v1|v2|v4   v4: v2 with Stage
-//	GPU_SCAN_STAGE=1            Stage with any variant (v1: staged tiles of 4096 float32)
-//	GPU_SCAN_LOOKBACK=0|1|2|4|8
-//	GPU_SCAN_MINBLOCKS=0..8
-//
-// Tests and benchmarks switch with setScanVariant and setScanConfig
-// (BenchmarkCumSumTuned sweeps the combinations in one run).
-type scanConfig struct {
-	Variant   int // 1 or 2
-	Stage     bool
-	Lookback  int // 0, 1, 2, 4, 8
-	MinBlocks int // 0 (none) to 8
-}
-
-var scanCfg atomic.Pointer[scanConfig]
-
-func init() {
-	c := scanConfigFromEnv(os.Getenv)
-	scanCfg.Store(&c)
-}
-
-// scanConfigFromEnv returns the configuration the environment (getenv) selects;
-// values it doesn't know leave the defaults.
-func scanConfigFromEnv(getenv func(string) string) scanConfig {
-	c := scanConfig{Variant: 2, Stage: true, MinBlocks: 5}
-	switch getenv("GPU_SCAN_VARIANT") {
-	case "v1", "1":
-		c.Variant = 1
-	case "v4", "4":
-		c.Stage = true
-	}
-	switch getenv("GPU_SCAN_STAGE") {
-	case "1", "true", "on":
-		c.Stage = true
-	case "0", "false", "off":
-		c.Stage = false
-	}
-	switch v := getenv("GPU_SCAN_LOOKBACK"); v {
-	case "0", "1", "2", "4", "8":
-		c.Lookback, _ = strconv.Atoi(v)
-	}
-	if n, err := strconv.Atoi(getenv("GPU_SCAN_MINBLOCKS")); err == nil && n >= 0 && n <= 8 {
-		c.MinBlocks = n
-	}
-	return c
-}
-
-// setScanConfig selects the row-scan configuration and returns the previous one.
-func setScanConfig(c scanConfig) scanConfig { return *scanCfg.Swap(&c) }
-
-// setScanVariant selects the row-scan variant (1 or 2), keeping the other options, and
-// returns the previous variant.
-func setScanVariant(v int) int {
-	for {
-		old := scanCfg.Load()
-		c := *old
-		c.Variant = v
-		if scanCfg.CompareAndSwap(old, &c) {
-			return old.Variant
-		}
-	}
-}

@@ -182,10 +182,6 @@ func contiguousHeader(s *Stream, h *header) (*header, func(), error) {
 	return c, func() { c.buf.Free() }, nil
 }
 
-// readPinned selects readSmall's pinned words (benchmarks switch it off to measure the
-// copy into pageable memory).
-var readPinned = true
-
 // readU64 copies the 8 bytes at off in b to the host on s and waits for them (under
 // ctx): readSmall.
 func readU64(ctx context.Context, s *Stream, b *Buffer, off int64) (uint64, error) {
@@ -209,7 +205,7 @@ func readSmall(ctx context.Context, s *Stream, b *Buffer, off int64, dst []byte)
 	d := s.dev
 	host := dst
 	var word *Buffer
-	if b.a.kind == DeviceMem && readPinned && len(dst) <= 8 {
+	if b.a.kind == DeviceMem && s.dev.tuning().ReadPinned && len(dst) <= 8 {
 		if w, err := d.wordPool.get(d); err == nil {
 			word, host = w, hostBytes(w)[:len(dst)]
 		}
@@ -297,7 +293,7 @@ func compact(ctx context.Context, s *Stream, flags, values *header) (*header, er
 	}
 	// The status: 16 bytes and a word per tile, padded to 16 (the scatter's clear).
 	statusSize := 16 + (8*tiles+15)&^15
-	if int64(n)*int64(outType.Size()) <= compactEagerMax {
+	if int64(n)*int64(outType.Size()) <= d.tuning().CompactEagerMax {
 		// Small: an output of n elements, scattered into before the count is known, so
 		// that the host waits once, after both kernels, rather than twice; the scatter
 		// writes the count into a pinned word, and the result views its first count
@@ -465,12 +461,6 @@ func (c *streamCore) freeCompactStatus() {
 		c.be.FreeAsync(m)
 	}
 }
-
-// compactEagerMax is the largest output of n elements (bytes) that compact allocates
-// before it knows the count: it saves a wait for the count between the two kernels, at
-// the cost of at most this much unused memory in the result's buffer. (A variable for
-// the benchmarks, which set it to 0 to measure the two waits.)
-var compactEagerMax int64 = 4 << 20
 
 // FindFirst returns the flat index of the first nonzero element of a, or -1 if there
 // is none (Julia's findfirst; numpy.argmax of a bool array when one is true); -1 with
