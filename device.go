@@ -130,7 +130,8 @@ func OpenBackend(name string, ordinal int) (*Device, error) {
 //
 // A nil *Device is never valid: its methods that return an error return one wrapping
 // ErrInvalidValue (Err included), and the others return zero values (nil, "", a zero
-// DeviceInfo or WaitPolicy, "<nil device>" for String; SetWaitPolicy does nothing).
+// DeviceInfo, WaitPolicy or Tuning, "<nil device>" for String; SetWaitPolicy does
+// nothing).
 type Device struct {
 	be     backend.Device
 	info   DeviceInfo

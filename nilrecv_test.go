@@ -72,6 +72,7 @@ func nilRecvCases(f *nilFixture) []nilCase {
 		{"Device.NewStream", func() error { return e1(d.NewStream()) }},
 		{"Device.Synchronize", func() error { return d.Synchronize(ctx) }},
 		{"Device.Synchronize", func() error { return d.Synchronize(ctx, gpu.WaitPolicy{Mode: gpu.WaitBlock}) }},
+		{"Device.SetTuning", func() error { return e1(d.SetTuning(gpu.DefaultTuning())) }},
 		{"Device.TrimMemory", func() error { return d.TrimMemory(ctx) }},
 
 		// Event.
@@ -171,6 +172,7 @@ func nilRecvNoError() []nilCase {
 		{"Device.String", func() error {
 			return errors.Join(is("String()", d.String(), "<nil device>"), is("fmt.Sprint", fmt.Sprint(d), "<nil device>"))
 		}},
+		{"Device.Tuning", func() error { return isZero("Tuning()", d.Tuning()) }},
 		{"Device.WaitPolicy", func() error { return isZero("WaitPolicy()", d.WaitPolicy()) }},
 
 		// Event.

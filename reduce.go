@@ -1,7 +1,6 @@
 package gpu
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -239,10 +238,13 @@ func (j *redJob) run(s *Stream, vals, idx *header) error {
 	var cnt backend.Mem
 	if plan.fused != nil {
 		p1 = *plan.fused
-		var err error
-		if cnt, err = s.reduceCounters(); err != nil {
+		// The ticket counters: the fused kernel leaves them zero.
+		sc, err := s.scratch(scratchTickets, kernel.ReduceFuseMaxTiles*4, true)
+		if err != nil {
 			return err
 		}
+		defer sc.release(true)
+		cnt = sc.mem
 	}
 	vb, ib := kernel.ReducePartialBytes(p1.Spec, m, p1.GridY)
 	pv, err := s.Alloc(vb)
@@ -265,75 +267,6 @@ func (j *redJob) run(s *Stream, vals, idx *header) error {
 		return err
 	}
 	return j.launchPartial(s, plan.fns[1], p2, pv, pi, vals, idx)
-}
-
-// reduceCounters returns s's ticket counters for fused reductions
-// (kernel.ReduceFuseMaxTiles uint32s of device memory), allocated and zeroed on s at
-// first use.
-//
-// A fused kernel leaves the counters it used at zero when it completes, and the kernels
-// of one stream run one after another, so one array serves every fused reduction on
-// s; streams never share one (two streams running the same reduction at once would
-// mix their tickets), so the array needs no tracking. It is backend memory held by
-// the stream's core, not a Buffer (whose tracking would refer back to the stream and
-// keep a stream dropped without Close from being collected); Close and the dropped
-// stream's cleanup free it on the stream. A kernel that faults midway may leave
-// counters nonzero, but a fault in a CUDA kernel is sticky: the context, and so every
-// stream of it and this array, can't launch anything again.
-func (s *Stream) reduceCounters() (backend.Mem, error) {
-	if m := s.redCnt.Load(); m != nil {
-		return *m, nil
-	}
-	if err := s.hold(); err != nil {
-		return nil, err
-	}
-	defer s.unhold()
-	s.redCntMu.Lock()
-	defer s.redCntMu.Unlock()
-	if m := s.redCnt.Load(); m != nil {
-		return *m, nil
-	}
-	m, err := s.allocOwn(kernel.ReduceFuseMaxTiles*4, "a fused reduction's counters")
-	if err != nil {
-		return nil, err
-	}
-	s.redCnt.Store(&m)
-	return m, nil
-}
-
-// allocOwn allocates n bytes of device memory on s for the stream's own use (untracked
-// backend memory: the reductions' counters, the scans' and compactions' statuses) and
-// zeroes it on s; what names it in errors. Out of memory, it reclaims dropped buffers
-// and cached blocks and tries once more, as Alloc. The caller holds s.
-func (s *Stream) allocOwn(n int64, what string) (backend.Mem, error) {
-	m, err := s.dev.be.Alloc(DeviceMem, n, s.be)
-	if errors.Is(err, ErrOutOfMemory) {
-		s.dev.reclaim()
-		m, err = s.dev.be.Alloc(DeviceMem, n, s.be)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("gpu: allocating %s (%d bytes): %w", what, n, err)
-	}
-	s.enqueued()
-	if err := s.be.Memset(m, 0, 0, 1, n); err != nil {
-		s.be.FreeAsync(m)
-		return nil, err
-	}
-	s.enqueued()
-	return m, nil
-}
-
-// allocZeroed returns a zeroed buffer of size bytes from s's pool.
-func (s *Stream) allocZeroed(size int64) (*Buffer, error) {
-	b, err := s.Alloc(size)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.MemsetD32(b, 0); err != nil {
-		b.Free()
-		return nil, err
-	}
-	return b, nil
 }
 
 // redFinal is the final outputs and the ticket counters of a fused launch.
@@ -1078,12 +1011,4 @@ func FindMax[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (vals *Array[
 		return nil, nil, err
 	}
 	return argRun(s, kernel.OpArgMax, a, opts, true)
-}
-
-// freeReduceCounters frees the fused reductions' counters on the stream (Close's
-// backend part and destroy, which own the backend stream).
-func (c *streamCore) freeReduceCounters() {
-	if m := c.redCnt.Swap(nil); m != nil {
-		c.be.FreeAsync(*m)
-	}
 }

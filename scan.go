@@ -2,11 +2,9 @@ package gpu
 
 import (
 	"fmt"
-	"math/bits"
 
 	"slices"
 
-	"github.com/go-gpu/gpu/backend"
 	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/expr"
 	"github.com/go-gpu/gpu/internal/kernel"
@@ -364,13 +362,13 @@ func scanInto(s *Stream, out, in *header, comb kernel.Combine, axis int, excl bo
 		if err != nil {
 			return err
 		}
-		status, done, err := scanStatusArg(s, tpr == 1, sp.StatusBytes(ntiles))
+		status, err := scanStatus(s, tu, tpr == 1, sp.StatusBytes(ntiles))
 		if err != nil {
 			return err
 		}
-		defer done()
+		defer status.release(true)
 		cfg := LaunchConfig{Grid: Dim3{X: ntiles}, Block: Dim3{X: kernel.ScanTilesBlock}}
-		return s.Launch(fn, cfg, In(in), Out(out), status,
+		return s.Launch(fn, cfg, In(in), Out(out), status.arg,
 			uint64(outer), uint64(rowLen), uint64(tpr), init)
 	}
 	sp := &kernel.ScanColumns{In: in.dt, Comb: comb, Exclusive: excl, Groups: 8, Rows: 16}
@@ -388,99 +386,26 @@ func scanInto(s *Stream, out, in *header, comb kernel.Combine, axis int, excl bo
 	if err != nil {
 		return err
 	}
-	status, done, err := scanStatusArg(s, chunks == 1, sp.StatusBytes(ntiles))
+	status, err := scanStatus(s, tu, chunks == 1, sp.StatusBytes(ntiles))
 	if err != nil {
 		return err
 	}
-	defer done()
+	defer status.release(true)
 	cfg := LaunchConfig{Grid: Dim3{X: ntiles}, Block: Dim3{X: kernel.ScanColumnsBlock}}
-	return s.Launch(fn, cfg, In(in), Out(out), status,
+	return s.Launch(fn, cfg, In(in), Out(out), status.arg,
 		uint64(outer), uint64(n), uint64(inner), int64(so), int64(sk), int64(sj), uint64(chunks), init)
 }
 
-// scanScratch is a stream's scan status: backend memory of size bytes, zero between
-// scans, and the smaller ones it replaced (retired), kept until the stream is freed.
-type scanScratch struct {
-	mem     backend.Mem
-	size    int
-	retired []backend.Mem
-}
-
-// scanStatusMem returns s's scan status with at least size bytes, zero: the scan kernels
-// leave the status they used zero (kernel.ScanTiles), and the kernels of one stream run
-// one after another, so one status serves every scan on s without a memset each. A
-// larger need replaces it (the new one zeroed once, under s.scanMu); the old one is
-// retired, not freed, since another goroutine may have taken it and not yet enqueued
-// its launch: no lock is held across launches (one would invert the order of the
-// allocations' locks, which Access and HostAccess hold, and s.scanMu). Statuses grow
-// by powers of two from 4 KiB to 64 KiB, so the retired ones are a few, small. It is
-// backend memory held by the stream's core, as the reductions' counters
-// (reduceCounters), and on the CPU backend scans use a zeroed buffer each instead.
-func (s *Stream) scanStatusMem(size int) (backend.Mem, error) {
-	if st := s.scanSt.Load(); st != nil && st.size >= size {
-		return st.mem, nil
-	}
-	if err := s.hold(); err != nil {
-		return nil, err
-	}
-	defer s.unhold()
-	s.scanMu.Lock()
-	defer s.scanMu.Unlock()
-	old := s.scanSt.Load()
-	if old != nil && old.size >= size {
-		return old.mem, nil
-	}
-	n := max(4096, 1<<bits.Len(uint(size-1)))
-	m, err := s.allocOwn(int64(n), "a scan's status")
-	if err != nil {
-		return nil, err
-	}
-	st := &scanScratch{mem: m, size: n}
-	if old != nil {
-		st.retired = append(slices.Clip(old.retired), old.mem)
-	}
-	// Close's free (freeScanStatus) runs once nothing holds s, so not meanwhile.
-	s.scanSt.Store(st)
-	return m, nil
-}
-
-// freeScanStatus frees the scan statuses on the stream (Close's backend part and
-// destroy, which own the backend stream).
-func (c *streamCore) freeScanStatus() {
-	if st := c.scanSt.Swap(nil); st != nil {
-		for _, m := range st.retired {
-			c.be.FreeAsync(m)
-		}
-		c.be.FreeAsync(st.mem)
-	}
-}
-
-// scanStatusArg returns the status argument of a scan launch of size bytes and the
-// function that ends its use after the launch: on CUDA, for a status the kernel clears
-// (kernel.ScanSelfCleanMax), the stream's own (scanStatusMem), otherwise a zeroed
-// buffer from the pool (or a small unused one).
-func scanStatusArg(s *Stream, unused bool, size int) (any, func(), error) {
-	if s.dev.Backend() == "cuda" && !unused && size-16 <= kernel.ScanSelfCleanMax && s.dev.tuning().ScanKeepStatus {
-		m, err := s.scanStatusMem(size)
-		if err != nil {
-			return nil, nil, err
-		}
-		return DevicePtr(m.Ptr()), func() {}, nil
-	}
-	b, err := scanStatus(s, unused, size)
-	if err != nil {
-		return nil, nil, err
-	}
-	return InOut(b), func() { b.Free() }, nil
-}
-
-// scanStatus returns a zeroed scratch buffer of size bytes from s's pool, or a small
-// unused one when none is needed.
-func scanStatus(s *Stream, unused bool, size int) (*Buffer, error) {
+// scanStatus returns the status scratch of a scan launch of size bytes, zero: the
+// stream's pooled scratch when the kernels leave it zero (kernel.ScanTiles and
+// ScanColumns clear a status of at most kernel.ScanSelfCleanMax bytes past its header,
+// and never touch an unused one, which is then 16 bytes) and the tuning keeps statuses
+// (Tuning.ScanKeepStatus), else a zeroed buffer. The launch leaves it clean either way.
+func scanStatus(s *Stream, tu *Tuning, unused bool, size int) (*scratch, error) {
 	if unused {
-		return s.Alloc(16)
+		return s.scratch(scratchScanStatus, 16, true)
 	}
-	return s.allocZeroed(int64(size))
+	return s.scratch(scratchScanStatus, size, tu.ScanKeepStatus && size-16 <= kernel.ScanSelfCleanMax)
 }
 
 // scanCollapseStride returns the single stride that walks the dimensions shape (with

@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"math/bits"
 	"slices"
 
-	"github.com/go-gpu/gpu/backend"
 	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/internal/kernel"
 )
@@ -300,11 +298,13 @@ func compact(ctx context.Context, s *Stream, flags, values *header) (*header, er
 		// elements.
 		return compactEager(ctx, s, fnCount, fnScatter, cfg, flags, valArg, n, outType, statusSize, empty)
 	}
-	status, err := s.allocZeroed(int64(statusSize))
+	// The host reads the count from the status: a zeroed buffer of the stream's scratch.
+	sc, err := s.scratch(scratchCompactStatus, statusSize, false)
 	if err != nil {
 		return nil, err
 	}
-	defer status.Free()
+	defer sc.release(false)
+	status := sc.buf
 	if err := s.Launch(fnCount, cfg, In(flags), InOut(status), uint64(n)); err != nil {
 		return nil, err
 	}
@@ -339,36 +339,25 @@ func compact(ctx context.Context, s *Stream, flags, values *header) (*header, er
 	return out, nil
 }
 
-// compactEager is compact's path for small outputs: the status from the stream's pool
-// of clean ones on CUDA (the scatter leaves it zero: kernel.CompactScatter), else a
-// zeroed pool buffer; both kernels, then one wait for the count, which the scatter
-// writes into one of the device's pinned words.
+// compactEager is compact's path for small outputs: the status from the stream's
+// scratch (pooled: the scatter leaves it zero, kernel.CompactScatter), both kernels,
+// then one wait for the count, which the scatter writes into one of the device's
+// pinned words.
 func compactEager(ctx context.Context, s *Stream, fnCount, fnScatter *Function, cfg LaunchConfig, flags *header,
 	valArg any, n int, outType dtype.DType, statusSize int, empty func() (*header, error)) (*header, error) {
 	d := s.dev
-	// Held throughout, so that a concurrent Close frees the pool after this returns
-	// its status.
+	// Held throughout (runAfter below needs the stream).
 	if err := s.hold(); err != nil {
 		return nil, err
 	}
 	defer s.unhold()
-	var status any
-	var release func(clean bool)
-	if d.Backend() == "cuda" && statusSize-16 <= kernel.ScanSelfCleanMax {
-		m, err := s.compactStatus(statusSize)
-		if err != nil {
-			return nil, err
-		}
-		status = DevicePtr(m.Ptr())
-		release = func(clean bool) { s.releaseCompactStatus(m, clean) }
-	} else {
-		b, err := s.allocZeroed(int64(statusSize))
-		if err != nil {
-			return nil, err
-		}
-		status = InOut(b)
-		release = func(bool) { b.Free() }
+	// The scatter leaves a status of at most kernel.ScanSelfCleanMax bytes past its
+	// header zero, so that one comes from the stream's pool of clean scratch.
+	sc, err := s.scratch(scratchCompactStatus, statusSize, statusSize-16 <= kernel.ScanSelfCleanMax)
+	if err != nil {
+		return nil, err
 	}
+	status, release := sc.arg, sc.release
 	word, err := d.wordPool.get(d)
 	if err != nil {
 		release(true)
@@ -413,53 +402,6 @@ func compactEager(ctx context.Context, s *Stream, fnCount, fnScatter *Function, 
 	// buffer); the allocation, freed as a whole, keeps its n.
 	buf.size = int64(t) * int64(outType.Size())
 	return &header{buf: buf, dt: outType, shape: []int{int(t)}, strides: []int{1}}, nil
-}
-
-// compactStatus returns a clean (zero) compaction status of at least size bytes from
-// s's pool, allocating and zeroing one if none fits. A compaction's count and scatter
-// use it, and the scatter leaves it zero, so it goes back to the pool
-// (releaseCompactStatus) once the scatter is enqueued: the stream runs the next user's
-// kernels after it. Each compaction takes its own, so two on one stream never share
-// one between their count and their scatter.
-func (s *Stream) compactStatus(size int) (backend.Mem, error) {
-	s.compactMu.Lock()
-	for i, m := range s.compactFree {
-		if m.Size() >= int64(size) {
-			s.compactFree = append(s.compactFree[:i], s.compactFree[i+1:]...)
-			s.compactMu.Unlock()
-			return m, nil
-		}
-	}
-	s.compactMu.Unlock()
-	return s.allocOwn(int64(max(4096, 1<<bits.Len(uint(size-1)))), "a compaction's status")
-}
-
-// compactKeep is the most clean statuses a stream keeps.
-const compactKeep = 4
-
-// releaseCompactStatus puts a status back in s's pool if clean (and the pool has room),
-// else frees it on s. The caller holds s (compactStatus's caller too).
-func (s *Stream) releaseCompactStatus(m backend.Mem, clean bool) {
-	s.compactMu.Lock()
-	if clean && len(s.compactFree) < compactKeep {
-		s.compactFree = append(s.compactFree, m)
-		s.compactMu.Unlock()
-		return
-	}
-	s.compactMu.Unlock()
-	s.be.FreeAsync(m)
-}
-
-// freeCompactStatus frees the pooled compaction statuses on the stream (Close's
-// backend part and destroy, which own the backend stream).
-func (c *streamCore) freeCompactStatus() {
-	c.compactMu.Lock()
-	free := c.compactFree
-	c.compactFree = nil
-	c.compactMu.Unlock()
-	for _, m := range free {
-		c.be.FreeAsync(m)
-	}
 }
 
 // FindFirst returns the flat index of the first nonzero element of a, or -1 if there

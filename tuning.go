@@ -162,10 +162,10 @@ func (t Tuning) validate() error {
 	return nil
 }
 
-// Tuning returns d's tuning (DefaultTuning() for a nil device).
+// Tuning returns d's tuning (a zero Tuning for a nil device).
 func (d *Device) Tuning() Tuning {
 	if d == nil {
-		return DefaultTuning()
+		return Tuning{}
 	}
 	return *d.tuning()
 }
