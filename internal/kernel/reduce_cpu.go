@@ -15,8 +15,9 @@ import (
 // The CPU reduction.
 //
 // Order of evaluation. Integer sums and products wrap, so any order gives the same
-// result; Min, Max, Any, All and the arg operations are made independent of the order
-// by their rules (canonical NaN, -0 < +0, first index among ties). Float sums and
+// result; min, max, and, or, xor and the arg operators are made independent of the
+// order by their rules (the operator table, operator.go: canonical NaN, -0 < +0, first
+// index among ties), whose CPU loops (fold, foldVec) this uses. Float sums and
 // products follow one fixed tree per output that depends only on k (the number of
 // elements reduced), never on the number of workers: NumPy's pairwise summation
 // (pairwise_sum in numpy/_core/src/umath/loops_utils.h.src; Higham, "The accuracy of
@@ -28,7 +29,8 @@ import (
 // Workers only ever evaluate whole subtrees of that tree (outputs, tiles of outputs, or
 // the top levels of one output's tree), so the result is bitwise the same for any
 // number of workers; it does depend on the memory layout, because reduced dims are read
-// in the order the layout collapses them to.
+// in the order the layout collapses them to. A float result that is NaN is stored as
+// the canonical NaN (the NaN policy); the arg operators store the element itself.
 
 // redChunk is the number of elements materialized at once.
 const redChunk = 1024

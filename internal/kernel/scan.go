@@ -78,10 +78,10 @@ func (c Combine) Validate() error {
 	return nil
 }
 
-// MaxScanGroup is the largest scanNum of interleaved columns ScanTiles handles.
+// MaxScanGroup is the largest number of interleaved columns ScanTiles handles.
 const MaxScanGroup = 8
 
-// ScanTilesBlock is the scanNum of threads of a ScanTiles block.
+// ScanTilesBlock is the number of threads of a ScanTiles block.
 const ScanTilesBlock = 256
 
 // ScanTiles scans rows rows of RowLen contiguous elements each (row r at element
@@ -96,7 +96,7 @@ const ScanTilesBlock = 256
 //	out         u64  address of the output's first element (Comb.Type, contiguous)
 //	status      u64  scratch of StatusBytes(tiles) bytes, zero at the launch; the kernel
 //	                 leaves it zero (its flags or packed words and its header: selfClean)
-//	rows        u64  scanNum of rows
+//	rows        u64  number of rows
 //	rowLen      u64  elements per row (a multiple of Group, > 0)
 //	tilesPerRow u64  ceil(rowLen / Tile())
 //	init        u64  the initial value's bits (Comb.Type), read when Exclusive
@@ -164,7 +164,7 @@ func (s *ScanTiles) Packed() bool {
 // 4-byte accumulator, 2 for an 8-byte one.
 func (s *ScanTiles) PackedWords() int { return s.Comb.Type.Size() / 4 }
 
-// StatusBytes returns the scratch size for the given scanNum of tiles: a 16-byte header
+// StatusBytes returns the scratch size for the given number of tiles: a 16-byte header
 // (the tile counter) and, per tile, either PackedWords() 64-bit words (Packed) or a
 // 32-bit flag and two Group-vectors (the aggregate and the inclusive prefix).
 func (s *ScanTiles) StatusBytes(tiles int) int {
@@ -262,7 +262,7 @@ func (s *ScanTiles) CPU() (func(*cpu.Launch) error, error) {
 	}, nil
 }
 
-// ScanColumnsBlock is the scanNum of threads of a ScanColumns block.
+// ScanColumnsBlock is the number of threads of a ScanColumns block.
 const ScanColumnsBlock = 256
 
 // ScanColumns scans along the middle axis of an [outer, n, inner] array with any
@@ -270,7 +270,7 @@ const ScanColumnsBlock = 256
 // cut into blocks of Width() columns; a thread owns one column and Rows consecutive
 // elements of it, and the Groups thread groups of a block cover Groups*Rows consecutive
 // elements of the axis (a tile). Tiles along the axis (chunks) are linked by decoupled
-// look-back per column; the tile scanNum, from a counter, is chunk*colBlocks + block, so
+// look-back per column; the tile number, from a counter, is chunk*colBlocks + block, so
 // a tile's predecessor along the axis has always started first.
 //
 // Kernel parameters, in order:
@@ -304,7 +304,7 @@ func (s *ScanColumns) Width() int { return ScanColumnsBlock / s.Groups }
 // TileRows returns the elements of the axis per tile.
 func (s *ScanColumns) TileRows() int { return s.Groups * s.Rows }
 
-// StatusBytes returns the scratch size for the given scanNum of tiles (a 16-byte
+// StatusBytes returns the scratch size for the given number of tiles (a 16-byte
 // header, a 32-bit flag per tile and two Width()-vectors per tile).
 func (s *ScanColumns) StatusBytes(tiles int) int {
 	return scanStatusBytes(tiles, s.Width()*scanWordBytes(s.Comb.Type))

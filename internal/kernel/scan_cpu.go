@@ -13,15 +13,16 @@ import (
 
 // The CPU scan: the input is converted into the output (which has the accumulator type
 // and the contiguous [outer, n, inner] layout), in parallel, and then scanned in place.
-// The scanned axis is cut into chunks of a fixed scanNum of elements (scanChunk, whole
+// The scanned axis is cut into chunks of a fixed number of elements (scanChunk, whole
 // rows of inner columns): chunk aggregates are computed in parallel, combined in order
 // into chunk prefixes, and each chunk is then scanned from its prefix in parallel (the
 // two-pass "reduce then scan" scheme). Within a chunk the fold is sequential, left to
-// right. The chunking doesn't depend on the scanNum of workers, so the results are the
-// same on every machine: exact for integers and for maximum and minimum; for float
+// right, with the operator table's loops (operator.go: foldRows, scanRows). The chunking
+// doesn't depend on the number of workers, so the results are the same on every
+// machine: exact for integers and for maximum and minimum (NaNs canonical); for float
 // sums and products, the sequential fold reassociated at chunk boundaries.
 
-// scanChunk is the scanNum of elements per chunk of the CPU scan.
+// scanChunk is the number of elements per chunk of the CPU scan.
 const scanChunk = 1 << 16
 
 // scanLayout is an [outer, n, inner] input with strides in elements.
