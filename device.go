@@ -176,7 +176,7 @@ type Device struct {
 	// made at first use (copyStream).
 	copyMu      sync.Mutex
 	copyStreams [2]atomic.Pointer[Stream]
-	tune         atomic.Pointer[Tuning] // the tuning (Device.Tuning, SetTuning)
+	tune        atomic.Pointer[Tuning] // the tuning (Device.Tuning, SetTuning)
 	// hostMu guards hostRanges: the host address ranges of the device's live pinned and
 	// unified buffers, sorted, which plain copies never stage.
 	hostMu     sync.RWMutex
