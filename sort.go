@@ -1,0 +1,631 @@
+package gpu
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/go-gpu/gpu/internal/kernel"
+)
+
+// Sorting and selection: Sort, Argsort, SortByKey, Partition and Argpartition along an
+// axis (numpy.sort, numpy.argsort, numpy.partition), TopK (torch.topk), Unique
+// (numpy.unique), SearchSorted (numpy.searchsorted), Median and Quantile
+// (numpy.median, numpy.quantile).
+//
+// Order. Sorts are stable: equal keys keep their input order, so Argsort's indices
+// increase within equal keys and the result is the same on every backend. Integers and
+// bools sort by value; floats by NumPy's order: -Inf < negative < -0 = +0 < positive <
+// +Inf < NaN, every NaN equal to every other (NaNs last), and -0 equal to +0: their
+// order in the result is their order in the input, and each keeps its sign. Descending
+// reverses the order of keys (NaNs first), still stable: equal keys keep their input
+// order (torch.sort(descending=True, stable=True)). Sorted values keep their bits (NaN
+// payloads too).
+//
+// Algorithm. On CUDA, rows longer than one block's tile (4096 keys of up to 4 bytes,
+// 3072 of 8) sort by a least-significant-digit radix sort on the keys' bits made
+// order-preserving (package internal/kernel: SortKey), one pass per 8-bit digit, each
+// a single sweep with decoupled look-back (Adinets and Merrill, "Onesweep: A Faster
+// Least Significant Digit Radix Sort for GPUs", 2022): one histogram pass counts every
+// digit first, passes whose digit is the same for all keys of every row are skipped
+// (on the device: no host synchronization), and each pass ranks a tile's keys with a
+// warp-level multi-split (ballots), looks back for the tile's offsets and scatters the
+// keys and values. Shorter rows sort in one block's shared memory, many rows per block.
+// The CPU backend runs the same passes (stable counting scatters, tiles in parallel over
+// the cores) and sorts short rows with a stable merge sort: the same results.
+//
+// Memory. Besides the result, a sort of n keys of s bytes takes on CUDA a second key
+// buffer (n*s bytes), per segment and pass 3 KiB of counts and offsets, and two look-back
+// statuses of 1 KiB per tile of up to 2^28 keys (at most 2*64 MiB for 4-byte keys,
+// 2*85 MiB for 8-byte ones). Argsort takes two key buffers and two 32-bit index buffers
+// (8 bytes per index past 2^32 keys in a row), SortByKey a second payload buffer. Sorts
+// along an axis other than the last, or of non-contiguous arrays, copy the input to
+// rows first and the result back. Inputs are never modified.
+
+// SortOption is an option of Sort, Argsort, SortByKey and TopK.
+type SortOption func(*sortOptions)
+
+type sortOptions struct {
+	desc bool
+	// smallest: TopK's k smallest instead of largest.
+	smallest bool
+}
+
+// Descending sorts in decreasing order (NaNs first), stably.
+func Descending() SortOption { return func(o *sortOptions) { o.desc = true } }
+
+// Smallest makes TopK return the k smallest elements (in increasing order) instead of
+// the k largest.
+func Smallest() SortOption { return func(o *sortOptions) { o.smallest = true } }
+
+func sortOpts(opts []SortOption) (sortOptions, error) {
+	var o sortOptions
+	for _, f := range opts {
+		if f == nil {
+			return o, fmt.Errorf("gpu: a nil SortOption: %w", ErrInvalidValue)
+		}
+		f(&o)
+	}
+	return o, nil
+}
+
+// Sort returns a sorted copy of a along axis (negative counts from the end; -1 is
+// NumPy's default), as numpy.sort(a, axis, kind="stable"): ascending, or descending
+// with Descending(). A 0-d array is sorted as one element.
+//
+//	y, err := gpu.Sort(s, x, -1)
+func Sort[T Elem](s *Stream, a *Array[T], axis int, opts ...SortOption) (*Array[T], error) {
+	if err := nonNil(a); err != nil {
+		return nil, err
+	}
+	o, err := sortOpts(opts)
+	if err != nil {
+		return nil, err
+	}
+	out, err := Empty[T](s, a.shape...)
+	if err != nil {
+		return nil, err
+	}
+	if err := sortAxis(s, a.header(), nil, axis, o.desc, out.header(), nil); err != nil {
+		out.Free()
+		return nil, err
+	}
+	return out, nil
+}
+
+// Argsort returns the indices (int64) that sort a along axis, stably
+// (numpy.argsort(a, axis, kind="stable")): along the axis, a's elements at the
+// indices are in order, and equal elements' indices increase.
+func Argsort[T Elem](s *Stream, a *Array[T], axis int, opts ...SortOption) (*Array[int64], error) {
+	if err := nonNil(a); err != nil {
+		return nil, err
+	}
+	o, err := sortOpts(opts)
+	if err != nil {
+		return nil, err
+	}
+	out, err := Empty[int64](s, a.shape...)
+	if err != nil {
+		return nil, err
+	}
+	if err := sortAxis(s, a.header(), nil, axis, o.desc, nil, out.header()); err != nil {
+		out.Free()
+		return nil, err
+	}
+	return out, nil
+}
+
+// SortByKey sorts keys along axis and carries vals (an array of keys' shape) along:
+// it returns the sorted keys and vals[argsort(keys)], in one sort (the payload moves
+// with the keys rather than through indices).
+func SortByKey[K, V Elem](s *Stream, keys *Array[K], vals *Array[V], axis int, opts ...SortOption) (*Array[K], *Array[V], error) {
+	if err := nonNil(keys, vals); err != nil {
+		return nil, nil, err
+	}
+	if !slices.Equal(keys.shape, vals.shape) {
+		return nil, nil, fmt.Errorf("gpu: sort by keys of shape %v with values of shape %v: %w", keys.shape, vals.shape, ErrInvalidValue)
+	}
+	o, err := sortOpts(opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	ko, err := Empty[K](s, keys.shape...)
+	if err != nil {
+		return nil, nil, err
+	}
+	vo, err := Empty[V](s, keys.shape...)
+	if err != nil {
+		ko.Free()
+		return nil, nil, err
+	}
+	if err := sortAxis(s, keys.header(), vals.header(), axis, o.desc, ko.header(), vo.header()); err != nil {
+		ko.Free()
+		vo.Free()
+		return nil, nil, err
+	}
+	return ko, vo, nil
+}
+
+// Partition returns a copy of a along axis with the element at kth (negative counts
+// from the end) where a sorted array would have it, the smaller ones before it and the
+// larger ones after (numpy.partition). It returns the sorted array, which is one such
+// arrangement: a stable sort costs about what a selection does here, and the result is
+// the same on every backend.
+func Partition[T Elem](s *Stream, a *Array[T], kth, axis int) (*Array[T], error) {
+	if err := nonNil(a); err != nil {
+		return nil, err
+	}
+	if err := checkKth(a.shape, kth, axis); err != nil {
+		return nil, err
+	}
+	return Sort(s, a, axis)
+}
+
+// Argpartition returns the indices that partition a along axis around kth
+// (numpy.argpartition): Argsort's, which are one such arrangement (see Partition).
+func Argpartition[T Elem](s *Stream, a *Array[T], kth, axis int) (*Array[int64], error) {
+	if err := nonNil(a); err != nil {
+		return nil, err
+	}
+	if err := checkKth(a.shape, kth, axis); err != nil {
+		return nil, err
+	}
+	return Argsort(s, a, axis)
+}
+
+func checkKth(shape []int, kth, axis int) error {
+	ax, err := sortAxisOf(shape, axis)
+	if err != nil {
+		return err
+	}
+	n := 1
+	if len(shape) > 0 {
+		n = shape[ax]
+	}
+	if kth < -n || kth >= n {
+		return fmt.Errorf("gpu: kth %d out of range for an axis of %d: %w", kth, n, ErrInvalidValue)
+	}
+	return nil
+}
+
+// sortAxisOf resolves axis for shape (a 0-d array has the one axis 0 or -1).
+func sortAxisOf(shape []int, axis int) (int, error) {
+	nd := len(shape)
+	if nd == 0 {
+		if axis == 0 || axis == -1 {
+			return 0, nil
+		}
+		return 0, fmt.Errorf("gpu: sort axis %d of a 0-d array: %w", axis, ErrInvalidValue)
+	}
+	if axis < -nd || axis >= nd {
+		return 0, fmt.Errorf("gpu: sort axis %d of a %d-d array: %w", axis, nd, ErrInvalidValue)
+	}
+	if axis < 0 {
+		axis += nd
+	}
+	return axis, nil
+}
+
+// sortAxis sorts keys (and vals, when given) along axis into the contiguous outputs
+// outK (nil: keys not wanted) and outV (int64 indices when vals is nil, else vals'
+// type; nil: values not wanted).
+func sortAxis(s *Stream, keys, vals *header, axis int, desc bool, outK, outV *header) error {
+	if err := nilStream(s); err != nil {
+		return err
+	}
+	d := s.dev
+	for _, h := range []*header{keys, vals} {
+		if h != nil && h.buf.a.dev != d && h.buf.a.dev.info.Backend != d.info.Backend {
+			return fmt.Errorf("gpu: sort of an array on %v on a stream of %v: %w", h.buf.a.dev, d, ErrInvalidValue)
+		}
+	}
+	ax, err := sortAxisOf(keys.shape, axis)
+	if err != nil {
+		return err
+	}
+	n := prod(keys.shape)
+	if n == 0 {
+		return nil
+	}
+	rowLen := 1
+	if len(keys.shape) > 0 {
+		rowLen = keys.shape[ax]
+	}
+	rows := n / rowLen
+	last := len(keys.shape) == 0 || ax == len(keys.shape)-1
+	// Rows: the input with the axis moved last, contiguous.
+	var perm []int
+	if !last {
+		perm = make([]int, 0, len(keys.shape))
+		for k := range keys.shape {
+			if k != ax {
+				perm = append(perm, k)
+			}
+		}
+		perm = append(perm, ax)
+	}
+	rowsOf := func(h *header) (*header, func(), error) {
+		if h == nil {
+			return nil, func() {}, nil
+		}
+		if last {
+			return contiguousHeader(s, h)
+		}
+		v := permutedHeader(h, perm)
+		c, err := copyOf(s, v)
+		if err != nil {
+			return nil, nil, err
+		}
+		return c, func() { c.buf.Free() }, nil
+	}
+	kr, freeK, err := rowsOf(keys)
+	if err != nil {
+		return err
+	}
+	defer freeK()
+	vr, freeV, err := rowsOf(vals)
+	if err != nil {
+		return err
+	}
+	defer freeV()
+	// Outputs in row layout: the outputs themselves when the axis is last, else
+	// temporaries permuted back at the end.
+	tmpOf := func(h *header) (*header, func(), error) {
+		if h == nil || last {
+			return h, func() {}, nil
+		}
+		buf, err := s.Alloc(int64(n * h.dt.Size()))
+		if err != nil {
+			return nil, nil, err
+		}
+		sh := make([]int, len(perm))
+		for i, p := range perm {
+			sh[i] = h.shape[p]
+		}
+		return &header{buf: buf, dt: h.dt, shape: sh, strides: rowMajor(sh)}, func() { buf.Free() }, nil
+	}
+	ok, freeOK, err := tmpOf(outK)
+	if err != nil {
+		return err
+	}
+	defer freeOK()
+	ov, freeOV, err := tmpOf(outV)
+	if err != nil {
+		return err
+	}
+	defer freeOV()
+	if err := sortRows(s, kr, vr, rows, rowLen, desc, ok, ov); err != nil {
+		return err
+	}
+	if last {
+		return nil
+	}
+	inv := make([]int, len(perm))
+	for i, p := range perm {
+		inv[p] = i
+	}
+	for _, pr := range [][2]*header{{outK, ok}, {outV, ov}} {
+		if pr[0] == nil {
+			continue
+		}
+		if err := permuteInto(s, pr[0], permutedHeader(pr[1], inv)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// permutedHeader returns the view of h with its axes in the order perm.
+func permutedHeader(h *header, perm []int) *header {
+	sh, st := make([]int, len(perm)), make([]int, len(perm))
+	for i, p := range perm {
+		sh[i], st[i] = h.shape[p], h.strides[p]
+	}
+	return &header{buf: h.buf, dt: h.dt, shape: sh, strides: st, off: h.off}
+}
+
+// sortConfig is the sort kernels' tuning: items per thread of the passes and of the
+// block sort by key size, and the look-back window.
+type sortConfig struct {
+	Items4, Items8 int // RadixPass items for keys of up to 4 bytes, of 8
+	Block4, Block8 int // RadixBlockSort items
+	Lookback       int
+	HistItems      int
+}
+
+var sortCfg atomic.Pointer[sortConfig]
+
+func init() {
+	c := sortConfigFromEnv(os.Getenv)
+	sortCfg.Store(&c)
+}
+
+// sortConfigFromEnv returns the default configuration with the environment's
+// overrides: GPU_SORT_ITEMS (pass items for keys of up to 4 bytes), GPU_SORT_ITEMS8,
+// GPU_SORT_LOOKBACK (1 to 32).
+func sortConfigFromEnv(getenv func(string) string) sortConfig {
+	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 16, HistItems: 8}
+	if v, err := strconv.Atoi(getenv("GPU_SORT_ITEMS")); err == nil && v >= 4 && v <= 24 {
+		c.Items4 = v
+	}
+	if v, err := strconv.Atoi(getenv("GPU_SORT_ITEMS8")); err == nil && v >= 4 && v <= 16 {
+		c.Items8 = v
+	}
+	switch v := getenv("GPU_SORT_LOOKBACK"); v {
+	case "1", "2", "4", "8", "16", "32":
+		c.Lookback, _ = strconv.Atoi(v)
+	}
+	return c
+}
+
+// setSortConfig selects the configuration and returns the previous one (tests and
+// benchmarks).
+func setSortConfig(c sortConfig) sortConfig { return *sortCfg.Swap(&c) }
+
+// sortRows sorts rows rows of rowLen contiguous keys (and vals) into outK and outV
+// (contiguous; either may be nil: keys or values not wanted). With vals nil, outV gets
+// each key's index in its row (int64).
+func sortRows(s *Stream, keys, vals *header, rows, rowLen int, desc bool, outK, outV *header) error {
+	cfg := *sortCfg.Load()
+	order := kernel.SortKey{Type: keys.dt, Descending: desc}
+	ks := keys.dt.Size()
+	val, vs := kernel.ValNone, 0
+	switch {
+	case outV == nil:
+	case vals == nil:
+		val, vs = kernel.ValIndex, 4
+		if uint64(rowLen) > 1<<32 {
+			vs = 8
+		}
+	default:
+		val, vs = kernel.ValPayload, vals.dt.Size()
+	}
+	if outK == nil && outV == nil {
+		return nil
+	}
+	blockItems := cfg.Block4
+	if ks == 8 || vs == 8 && val == kernel.ValPayload {
+		blockItems = cfg.Block8
+	}
+	bs := &kernel.RadixBlockSort{Order: order, Items: blockItems, Val: val}
+	if val == kernel.ValPayload {
+		bs.ValSize = vs
+	}
+	if rowLen <= bs.Tile() {
+		return blockSort(s, bs, keys, vals, rows, rowLen, outK, outV)
+	}
+	items := cfg.Items4
+	if ks == 8 || vs == 8 {
+		items = cfg.Items8
+	}
+	sp := &kernel.RadixPass{Order: order, Items: items, Val: val, ValSize: vs, Lookback: cfg.Lookback}
+	return radixSort(s, sp, cfg, keys, vals, rows, rowLen, outK, outV)
+}
+
+// blockSort sorts rows of at most a tile in shared memory.
+func blockSort(s *Stream, sp *kernel.RadixBlockSort, keys, vals *header, rows, rowLen int, outK, outV *header) error {
+	fn, err := s.dev.kernel(sp)
+	if err != nil {
+		return err
+	}
+	rpb := sp.Tile() / rowLen
+	grid := (rows + rpb - 1) / rpb
+	if grid > 1<<31-1 {
+		return fmt.Errorf("gpu: sort of %d rows: %w", rows, ErrNotSupported)
+	}
+	cfg := LaunchConfig{Grid: Dim3{X: grid}, Block: Dim3{X: kernel.SortBlock}}
+	return s.Launch(fn, cfg, In(keys), optOut(outK), optIn(vals), optOut(outV),
+		uint64(rows), uint64(rowLen), uint64(rpb))
+}
+
+// optIn and optOut pass h, or a null pointer for nil.
+func optIn(h *header) any {
+	if h == nil {
+		return DevicePtr(0)
+	}
+	return In(h)
+}
+
+func optOut(h *header) any {
+	if h == nil {
+		return DevicePtr(0)
+	}
+	return Out(h)
+}
+
+// radixSort is the onesweep radix sort of rows longer than a block's tile.
+func radixSort(s *Stream, sp *kernel.RadixPass, cfg sortConfig, keys, vals *header, rows, rowLen int, outK, outV *header) error {
+	d := s.dev
+	P := sp.Order.Passes()
+	tile := sp.Tile()
+	tpr := (rowLen + tile - 1) / tile
+	maxLaunch := kernel.SortSegmentMax / tile
+	// Histogram chunks: about 8 blocks per multiprocessor, never across a segment.
+	sms := max(1, d.info.Multiprocessors)
+	chunkTiles := max(1, (rows*tpr+8*sms-1)/(8*sms))
+	tps, segs := tpr, 1
+	if rowLen > kernel.SortSegmentMax {
+		chunkTiles = min(chunkTiles, maxLaunch)
+		tps = maxLaunch / chunkTiles * chunkTiles
+		segs = (tpr + tps - 1) / tps
+	}
+	chunkTiles = min(chunkTiles, tps)
+	segLen := tps * tile
+	// Launch groups: whole rows (one segment each) up to maxLaunch tiles, or one
+	// segment of a long row.
+	var groups, rowsPerGroup, maxTiles int
+	if segs == 1 {
+		rowsPerGroup = max(1, maxLaunch/tpr)
+		groups = (rows + rowsPerGroup - 1) / rowsPerGroup
+		maxTiles = min(rows, rowsPerGroup) * tpr
+	} else {
+		groups = rows * segs
+		maxTiles = tps
+	}
+	chunk := chunkTiles * tile
+	chunks := (rowLen + chunk - 1) / chunk
+	store := uint64(0)
+	if chunks == segs {
+		store = 1
+	}
+	if int64(rows)*int64(chunks) > 1<<31-1 || int64(rows)*int64(P) > 1<<31-1 {
+		return fmt.Errorf("gpu: sort of %d rows of %d: %w", rows, rowLen, ErrNotSupported)
+	}
+	hist := &kernel.RadixHist{Order: sp.Order, Items: cfg.HistItems}
+	plan := &kernel.RadixPlan{Passes: P}
+	fnHist, err := d.kernel(hist)
+	if err != nil {
+		return err
+	}
+	fnPlan, err := d.kernel(plan)
+	if err != nil {
+		return err
+	}
+	fnPass, err := d.kernel(sp)
+	if err != nil {
+		return err
+	}
+	// Work: the plan flags, the counts and the base offsets.
+	nseg := rows * segs
+	histBytes := int64(nseg) * int64(P) * kernel.RadixDigits * 4
+	work, err := s.Alloc(kernel.SortPlanBytes + histBytes + 2*histBytes)
+	if err != nil {
+		return err
+	}
+	defer work.Free()
+	zeroed := int64(kernel.SortPlanBytes)
+	if store == 0 {
+		zeroed += histBytes
+	}
+	if err := sliceMemset(s, work, 0, zeroed); err != nil {
+		return err
+	}
+	planB, err := work.Slice(0, kernel.SortPlanBytes)
+	if err != nil {
+		return err
+	}
+	histB, err := work.Slice(kernel.SortPlanBytes, histBytes)
+	if err != nil {
+		return err
+	}
+	baseB, err := work.Slice(kernel.SortPlanBytes+histBytes, 2*histBytes)
+	if err != nil {
+		return err
+	}
+	status, err := s.Alloc(int64(kernel.StatusBytes(maxTiles)))
+	if err != nil {
+		return err
+	}
+	defer status.Free()
+	if err := sliceMemset(s, status, 0, int64(kernel.StatusBytes(maxTiles)/2)); err != nil {
+		return err
+	}
+	block := Dim3{X: kernel.SortBlock}
+	if err := s.Launch(fnHist, LaunchConfig{Grid: Dim3{X: rows * chunks}, Block: block}, In(keys), InOut(histB),
+		uint64(rowLen), uint64(chunk), uint64(chunks), uint64(segLen), uint64(segs), store); err != nil {
+		return err
+	}
+	if err := s.Launch(fnPlan, LaunchConfig{Grid: Dim3{X: rows * P}, Block: block}, In(histB), Out(baseB), InOut(planB),
+		uint64(rowLen), uint64(segs)); err != nil {
+		return err
+	}
+	// Ping-pong buffers.
+	n := rows * rowLen
+	ks := sp.Order.Size()
+	var tmps []*Buffer
+	defer func() {
+		for _, b := range tmps {
+			b.Free()
+		}
+	}()
+	alloc := func(size int) (*Buffer, error) {
+		b, err := s.Alloc(int64(size))
+		if err == nil {
+			tmps = append(tmps, b)
+		}
+		return b, err
+	}
+	var keyA, keyB, keyFinal any
+	if outK != nil {
+		kb, err := alloc(n * ks)
+		if err != nil {
+			return err
+		}
+		keyA, keyB, keyFinal = InOut(outK), InOut(kb), InOut(outK)
+	} else {
+		keyFinal = DevicePtr(0)
+		keyA = DevicePtr(0)
+		if P >= 3 {
+			ka, err := alloc(n * ks)
+			if err != nil {
+				return err
+			}
+			keyA = InOut(ka)
+		}
+		kb, err := alloc(n * ks)
+		if err != nil {
+			return err
+		}
+		keyB = InOut(kb)
+	}
+	var valIn, valA, valB, valFinal any = DevicePtr(0), DevicePtr(0), DevicePtr(0), DevicePtr(0)
+	switch sp.Val {
+	case kernel.ValIndex:
+		valFinal = InOut(outV)
+		if P >= 3 {
+			va, err := alloc(n * sp.ValSize)
+			if err != nil {
+				return err
+			}
+			valA = InOut(va)
+		}
+		if P >= 2 {
+			vb, err := alloc(n * sp.ValSize)
+			if err != nil {
+				return err
+			}
+			valB = InOut(vb)
+		}
+	case kernel.ValPayload:
+		vb, err := alloc(n * sp.ValSize)
+		if err != nil {
+			return err
+		}
+		valIn, valA, valB, valFinal = In(vals), InOut(outV), InOut(vb), InOut(outV)
+	}
+	for pass := 0; pass < P; pass++ {
+		for g := 0; g < groups; g++ {
+			var tileBase, tiles int
+			if segs == 1 {
+				r0 := g * rowsPerGroup
+				tileBase, tiles = r0*tpr, (min(rows, r0+rowsPerGroup)-r0)*tpr
+			} else {
+				r, q := g/segs, g%segs
+				tileBase = r*tpr + q*tps
+				tiles = min(tpr, (q+1)*tps) - q*tps
+			}
+			lc := LaunchConfig{Grid: Dim3{X: tiles}, Block: block}
+			if err := s.Launch(fnPass, lc, In(keys), keyA, keyB, keyFinal, valIn, valA, valB, valFinal,
+				In(planB), In(baseB), InOut(status), uint64(pass), uint64(rowLen), uint64(tpr), uint64(tps),
+				uint64(segs), uint64(tileBase), uint64(maxTiles), uint64(groups), uint64(g)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// sliceMemset zeroes n bytes (a multiple of 4) at off in b on s.
+func sliceMemset(s *Stream, b *Buffer, off, n int64) error {
+	if n == 0 {
+		return nil
+	}
+	v, err := b.Slice(off, n)
+	if err != nil {
+		return err
+	}
+	return s.MemsetD32(v, 0)
+}
+
