@@ -628,4 +628,3 @@ func sliceMemset(s *Stream, b *Buffer, off, n int64) error {
 	}
 	return s.MemsetD32(v, 0)
 }
-
