@@ -333,6 +333,10 @@ type sortConfig struct {
 	Block4, Block8 int // RadixBlockSort items
 	Lookback       int
 	HistItems      int
+	// SegMax is the most keys of a segment and, over the tile size, the most tiles of
+	// a launch (kernel.SortSegmentMax; tests make it small to exercise segments and
+	// launch groups).
+	SegMax int
 }
 
 var sortCfg atomic.Pointer[sortConfig]
@@ -346,7 +350,7 @@ func init() {
 // overrides: GPU_SORT_ITEMS (pass items for keys of up to 4 bytes), GPU_SORT_ITEMS8,
 // GPU_SORT_LOOKBACK (1 to 32).
 func sortConfigFromEnv(getenv func(string) string) sortConfig {
-	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 16, HistItems: 8}
+	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 16, HistItems: 8, SegMax: kernel.SortSegmentMax}
 	if v, err := strconv.Atoi(getenv("GPU_SORT_ITEMS")); err == nil && v >= 4 && v <= 24 {
 		c.Items4 = v
 	}
@@ -441,12 +445,13 @@ func radixSort(s *Stream, sp *kernel.RadixPass, cfg sortConfig, keys, vals *head
 	P := sp.Order.Passes()
 	tile := sp.Tile()
 	tpr := (rowLen + tile - 1) / tile
-	maxLaunch := kernel.SortSegmentMax / tile
+	segMax := min(kernel.SortSegmentMax, max(cfg.SegMax, tile))
+	maxLaunch := segMax / tile
 	// Histogram chunks: about 8 blocks per multiprocessor, never across a segment.
 	sms := max(1, d.info.Multiprocessors)
 	chunkTiles := max(1, (rows*tpr+8*sms-1)/(8*sms))
 	tps, segs := tpr, 1
-	if rowLen > kernel.SortSegmentMax {
+	if rowLen > segMax {
 		chunkTiles = min(chunkTiles, maxLaunch)
 		tps = maxLaunch / chunkTiles * chunkTiles
 		segs = (tpr + tps - 1) / tps

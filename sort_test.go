@@ -538,3 +538,31 @@ func TestSortErrors(t *testing.T) {
 		srt.Free()
 	})
 }
+
+// Small tiles, segments and launches: rows split into segments chained pass by pass,
+// rows grouped into several launches, look-back windows of 1 and 32, block sorts of
+// small tiles.
+func TestSortSegments(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		rng := rand.New(rand.NewPCG(21, 7))
+		def := gpu.SortConfigFromEnv(func(string) string { return "" })
+		for _, c := range []gpu.SortConfig{
+			{Items4: 4, Items8: 4, Block4: 4, Block8: 4, Lookback: 1, HistItems: 2, SegMax: 2048},
+			{Items4: 5, Items8: 3, Block4: 2, Block8: 2, Lookback: 32, HistItems: 1, SegMax: 3 * 1280},
+			{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 4, HistItems: 8, SegMax: 3 * 4096},
+		} {
+			old := gpu.SetSortConfig(c)
+			t.Run(fmt.Sprintf("items%d-lb%d-seg%d", c.Items4, c.Lookback, c.SegMax), func(t *testing.T) {
+				for _, sh := range [][2]int{{1, 20000}, {1, 50001}, {3, 9000}, {7, 1500}, {40, 100}} {
+					rows, n := sh[0], sh[1]
+					checkSorted(t, s, stGen[float32](rng, rows*n, patSpecial), []int{rows, n}, false)
+					checkSorted(t, s, stGen[int64](rng, rows*n, patRandom), []int{rows, n}, true)
+					checkSorted(t, s, stGen[uint16](rng, rows*n, patLowBits), []int{rows, n}, false)
+					checkSorted(t, s, stGen[int8](rng, rows*n, patFew), []int{rows, n}, false)
+				}
+			})
+			gpu.SetSortConfig(old)
+		}
+		gpu.SetSortConfig(def)
+	})
+}

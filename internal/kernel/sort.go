@@ -443,7 +443,9 @@ func sortActive(plan []uint32, P, pass int) (active bool, k, m int) {
 //	keyIn, keyA, keyB, keyFinal   u64 addresses (Order.Type, contiguous rows)
 //	valIn, valA, valB, valFinal   u64 addresses (unused with ValNone)
 //	plan     u64  RadixPlan's flags
-//	base     u64  RadixPlan's base offsets [segments][passes][256]
+//	base     u64  RadixPlan's base offsets [segments][passes][256]; the last tile of a
+//	              segment writes the next segment's (a launch covers one segment of a
+//	              long row, and the next segment's launch follows)
 //	status   u64  two halves of 16 + maxTiles*1024 bytes; launch number L of the pass
 //	              (L = k*groups + group) uses half L%2, which is zero at the launch,
 //	              and zeroes half (L+1)%2 for the next launch
@@ -671,6 +673,13 @@ func tileOffsets(grid, tpr, tps, segs, tileBase, pass, P int, base []uint64, cou
 		offs[t] = run
 		for d := range run {
 			run[d] += uint64(cs[t][d])
+		}
+		if (tr+1)%tps == 0 && tr+1 < tpr {
+			// A segment's last tile: the next segment's keys of each digit follow
+			// this one's in the pass's input order (the histogram's split holds for
+			// the sort's input only).
+			seg := row*segs + tr/tps
+			copy(base[((seg+1)*P+pass)*RadixDigits:][:RadixDigits], run[:])
 		}
 	}
 	return offs
