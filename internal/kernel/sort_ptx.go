@@ -348,7 +348,6 @@ func loadElem(f *ptx.Func, size int, p ptx.Reg, a ptx.Addr, nc bool) ptx.Reg {
 	return r
 }
 
-
 // PTX returns the histogram kernel's PTX.
 func (h *RadixHist) PTX(major, minor int) (src, entry string, err error) {
 	if err := h.Validate(); err != nil {
@@ -1132,7 +1131,7 @@ func (b *RadixBlockSort) PTX(major, minor int) (src, entry string, err error) {
 	rb := f.Reg(ptx.U32)
 	f.Sub(rb, rpb32, ptx.Int(1))
 	f.Op("bfind.u32", rb, rb) // 0xffffffff for 0
-	f.Add(rb, rb, ptx.Int(1))  // bits of rpb-1
+	f.Add(rb, rb, ptx.Int(1)) // bits of rpb-1
 	passes := f.Reg(ptx.U32)
 	f.Add(passes, rb, ptx.Int(7))
 	f.Shr(passes, passes, ptx.Int(3))
