@@ -215,36 +215,70 @@ func sortAxis(s *Stream, keys, vals *header, axis int, desc bool, outK, outV *he
 	if err := nilStream(s); err != nil {
 		return err
 	}
-	d := s.dev
-	for _, h := range []*header{keys, vals} {
-		if h != nil && h.buf.a.dev != d && h.buf.a.dev.info.Backend != d.info.Backend {
-			return fmt.Errorf("gpu: sort of an array on %v on a stream of %v: %w", h.buf.a.dev, d, ErrInvalidValue)
-		}
-	}
 	ax, err := sortAxisOf(keys.shape, axis)
 	if err != nil {
 		return err
 	}
-	n := prod(keys.shape)
-	if n == 0 {
-		return nil
+	mask := make([]bool, len(keys.shape))
+	if len(mask) > 0 {
+		mask[ax] = true
 	}
 	rowLen := 1
 	if len(keys.shape) > 0 {
 		rowLen = keys.shape[ax]
 	}
-	rows := n / rowLen
-	last := len(keys.shape) == 0 || ax == len(keys.shape)-1
-	// Rows: the input with the axis moved last, contiguous.
-	var perm []int
-	if !last {
-		perm = make([]int, 0, len(keys.shape))
-		for k := range keys.shape {
-			if k != ax {
-				perm = append(perm, k)
-			}
+	return alongAxes(s, []*header{keys, vals}, []*header{outK, outV}, mask, rowLen,
+		func(in, out []*header, rows, n int) error {
+			return sortRows(s, in[0], in[1], rows, n, desc, out[0], out[1])
+		})
+}
+
+// alongAxes runs an operation over the axes mask of its inputs (all of one shape; nil
+// entries are skipped) as rows: run gets the inputs as contiguous [rows, n] arrays (n
+// the product of the masked axes, which move last in order; rows the kept axes in
+// order) and, for each output, a contiguous [rows, outLen] array. An output has the
+// inputs' shape with the one masked axis of length outLen; when that axis isn't the
+// last, run writes a temporary that alongAxes permutes into the output. (With several
+// masked axes, outs must be nil: the caller lays out its own results.) Nothing runs for
+// an empty input.
+func alongAxes(s *Stream, ins, outs []*header, mask []bool, outLen int, run func(in, out []*header, rows, n int) error) error {
+	d := s.dev
+	var shape []int
+	for _, h := range ins {
+		if h == nil {
+			continue
 		}
-		perm = append(perm, ax)
+		if h.buf.a.dev != d && h.buf.a.dev.info.Backend != d.info.Backend {
+			return fmt.Errorf("gpu: sort of an array on %v on a stream of %v: %w", h.buf.a.dev, d, ErrInvalidValue)
+		}
+		shape = h.shape
+	}
+	total := prod(shape)
+	if total == 0 {
+		return nil
+	}
+	// perm: the kept axes, then the masked ones.
+	var perm []int
+	n, nm := 1, 0
+	for k := range shape {
+		if !mask[k] {
+			perm = append(perm, k)
+		}
+	}
+	for k := range shape {
+		if mask[k] {
+			perm = append(perm, k)
+			n *= shape[k]
+			nm++
+		}
+	}
+	rows := total / n
+	// Already rows: the masked axes are the last ones.
+	last := true
+	for i, p := range perm {
+		if p != i {
+			last = false
+		}
 	}
 	rowsOf := func(h *header) (*header, func(), error) {
 		if h == nil {
@@ -253,64 +287,70 @@ func sortAxis(s *Stream, keys, vals *header, axis int, desc bool, outK, outV *he
 		if last {
 			return contiguousHeader(s, h)
 		}
-		v := permutedHeader(h, perm)
-		c, err := copyOf(s, v)
+		c, err := copyOf(s, permutedHeader(h, perm))
 		if err != nil {
 			return nil, nil, err
 		}
 		return c, func() { c.buf.Free() }, nil
 	}
-	kr, freeK, err := rowsOf(keys)
-	if err != nil {
-		return err
-	}
-	defer freeK()
-	vr, freeV, err := rowsOf(vals)
-	if err != nil {
-		return err
-	}
-	defer freeV()
-	// Outputs in row layout: the outputs themselves when the axis is last, else
-	// temporaries permuted back at the end.
-	tmpOf := func(h *header) (*header, func(), error) {
-		if h == nil || last {
-			return h, func() {}, nil
-		}
-		buf, err := s.Alloc(int64(n * h.dt.Size()))
+	rin := make([]*header, len(ins))
+	for i, h := range ins {
+		r, free, err := rowsOf(h)
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
-		sh := make([]int, len(perm))
-		for i, p := range perm {
-			sh[i] = h.shape[p]
+		defer free()
+		rin[i] = r
+	}
+	// Outputs: when the masked axes are last (or one axis), an output's layout is
+	// [kept..., outLen]; it is used directly if the masked axis is last, else through
+	// a temporary permuted back.
+	direct := last
+	rout := make([]*header, len(outs))
+	for i, h := range outs {
+		if h == nil {
+			continue
 		}
-		return &header{buf: buf, dt: h.dt, shape: sh, strides: rowMajor(sh)}, func() { buf.Free() }, nil
+		if direct {
+			rout[i] = h
+			continue
+		}
+		buf, err := s.Alloc(int64(rows * outLen * h.dt.Size()))
+		if err != nil {
+			return err
+		}
+		defer buf.Free()
+		rout[i] = &header{buf: buf, dt: h.dt, shape: []int{rows, outLen}, strides: []int{outLen, 1}}
 	}
-	ok, freeOK, err := tmpOf(outK)
-	if err != nil {
+	if err := run(rin, rout, rows, n); err != nil {
 		return err
 	}
-	defer freeOK()
-	ov, freeOV, err := tmpOf(outV)
-	if err != nil {
-		return err
+	hasOut := false
+	for _, h := range outs {
+		hasOut = hasOut || h != nil
 	}
-	defer freeOV()
-	if err := sortRows(s, kr, vr, rows, rowLen, desc, ok, ov); err != nil {
-		return err
-	}
-	if last {
+	if direct || !hasOut {
 		return nil
+	}
+	// Back: the output's axes are the input's with the single masked axis of length
+	// outLen; the temporary holds them in perm's order.
+	if nm != 1 {
+		return fmt.Errorf("gpu: internal: %d masked axes moved back: %w", nm, ErrInvalidValue)
 	}
 	inv := make([]int, len(perm))
 	for i, p := range perm {
 		inv[p] = i
 	}
-	for _, pr := range [][2]*header{{outK, ok}, {outV, ov}} {
-		if pr[0] == nil {
+	for i, h := range outs {
+		if h == nil {
 			continue
 		}
-		if err := permuteInto(s, pr[0], permutedHeader(pr[1], inv)); err != nil {
+		sh := make([]int, len(perm))
+		for j, p := range perm {
+			sh[j] = h.shape[p]
+		}
+		tmp := &header{buf: rout[i].buf, dt: h.dt, shape: sh, strides: rowMajor(sh)}
+		if err := permuteInto(s, h, permutedHeader(tmp, inv)); err != nil {
 			return err
 		}
 	}
