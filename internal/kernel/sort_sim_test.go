@@ -339,3 +339,190 @@ func TestRadixBlockSortSim(t *testing.T) {
 }
 
 var _ = math.NaN
+
+func TestSelectPtxas(t *testing.T) {
+	var specs []ptxSpecT
+	for _, kt := range sortKeyTypes {
+		o := SortKey{Type: kt, Descending: kt == dtype.Float32}
+		specs = append(specs, &SelectHist{Order: o, Items: 8}, &TopKCount{Order: o, Items: 16}, &TopKGather{Order: o, Items: 16},
+			&UniqueFlags{Order: SortKey{Type: kt}}, &SearchSorted{Order: SortKey{Type: kt}, Levels: 12},
+			&SearchSorted{Order: SortKey{Type: kt}, Right: true, Levels: 11},
+			&QuantileGather{In: kt, Out: dtype.Float64}, &QuantileGather{In: kt, Out: dtype.Float32, Median: true})
+	}
+	specs = append(specs, &SelectStep{Passes: 4}, &SelectStep{Passes: 8}, &UniqueCounts{}, &InverseScatter{},
+		&QuantileGather{In: dtype.Float64, Out: dtype.Float16}, &QuantileGather{In: dtype.Int64, Out: dtype.BFloat16})
+	for _, sp := range specs {
+		t.Run(sp.Key(), func(t *testing.T) {
+			t.Parallel()
+			src, _, err := sp.PTX(9, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			log, _ := scanPtxas(t, src)
+			regs, smem := scanRegs(log)
+			t.Logf("%s: %d registers, %d bytes smem", sp.Key(), regs, smem)
+		})
+	}
+}
+
+// simAgree runs sp on the simulator and the CPU and requires equal buffers.
+func simAgree(t *testing.T, sp ptxSpecT, grid, block int, args []kArg) [][]byte {
+	t.Helper()
+	s := runSim(t, sp, grid, block, 4, args)
+	c := runCPU(t, sp, grid, block, args)
+	for i := range s {
+		if s[i] != nil && !bytes.Equal(s[i], c[i]) {
+			t.Fatalf("%s: buffer %d differs (sim vs CPU) at byte %d", sp.Key(), i, firstDiff(s[i], c[i]))
+		}
+	}
+	return c
+}
+
+// The radix select and the top-k gather on the simulator, pass by pass.
+func TestTopKSim(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 3))
+	for _, c := range []struct {
+		kt            dtype.DType
+		desc          bool
+		rows, n, k    int
+		items, chunkT int
+	}{
+		{dtype.Float32, true, 2, 1500, 37, 2, 1},
+		{dtype.Int16, false, 1, 3000, 400, 4, 2},
+		{dtype.Float64, true, 1, 900, 1, 1, 3},
+		{dtype.Uint8, false, 2, 700, 300, 2, 1},
+	} {
+		t.Run(fmt.Sprintf("%v/%dx%d/k%d", c.kt, c.rows, c.n, c.k), func(t *testing.T) {
+			o := SortKey{Type: c.kt, Descending: c.desc}
+			ks := c.kt.Size()
+			keys := sortSimKeys(rng, c.kt, c.rows*c.n)
+			P := o.Passes()
+			hist := &SelectHist{Order: o, Items: 2}
+			step := &SelectStep{Passes: P}
+			tile := SortBlock * c.items
+			chunk := c.chunkT * tile
+			chunks := (c.n + chunk - 1) / chunk
+			histB := make([]byte, c.rows*RadixDigits*4)
+			state := make([]byte, c.rows*16)
+			for p := P - 1; p >= 0; p-- {
+				r := simAgree(t, hist, c.rows*chunks, SortBlock, []kArg{kBuf(keys), kBuf(histB), kBuf(state),
+					kU64(uint64(c.n)), kU64(uint64(chunk)), kU64(uint64(chunks)), kU64(uint64(p))})
+				r = simAgree(t, step, c.rows, SortBlock, []kArg{kBuf(r[1]), kBuf(state), kU64(uint64(c.k)), kU64(uint64(p))})
+				histB, state = r[0], r[1]
+				if !checkZero(histB) {
+					t.Fatal("select step left a histogram")
+				}
+			}
+			tiles := (c.n + tile - 1) / tile
+			count := &TopKCount{Order: o, Items: c.items}
+			r := simAgree(t, count, c.rows*tiles, SortBlock, []kArg{kBuf(keys), kBuf(state), kBuf(make([]byte, c.rows*tiles*16)),
+				kU64(uint64(c.n)), kU64(uint64(tiles))})
+			counts := cpuSliceI64(r[2])
+			prefix := make([]int64, len(counts))
+			for row := 0; row < c.rows; row++ {
+				var l, e int64
+				for ti := 0; ti < tiles; ti++ {
+					j := 2 * (row*tiles + ti)
+					prefix[j], prefix[j+1] = l, e
+					l, e = l+counts[j], e+counts[j+1]
+				}
+			}
+			pb := make([]byte, 8*len(prefix))
+			for i, v := range prefix {
+				binary.LittleEndian.PutUint64(pb[8*i:], uint64(v))
+			}
+			gather := &TopKGather{Order: o, Items: c.items}
+			r = simAgree(t, gather, c.rows*tiles, SortBlock, []kArg{kBuf(keys), kBuf(state), kBuf(pb),
+				kBuf(make([]byte, c.rows*c.k*ks)), kBuf(make([]byte, c.rows*c.k*8)), kU64(uint64(c.n)), kU64(uint64(tiles)), kU64(uint64(c.k))})
+			// The gathered keys are the k smallest (as a multiset, with the smallest
+			// indices among ties at the k-th): compare with a stable sort's first k.
+			perm := make([]int, c.n)
+			ord := make([]uint64, c.n)
+			for row := 0; row < c.rows; row++ {
+				for i := range perm {
+					perm[i] = i
+					ord[i] = o.Ordered(loadRaw(keys, ks, row*c.n+i))
+				}
+				stableSortPerm(perm, ord)
+				want := map[int64]bool{}
+				for _, p := range perm[:c.k] {
+					want[int64(p)] = true
+				}
+				got := cpuSliceI64(r[4])[row*c.k : (row+1)*c.k]
+				for j, g := range got {
+					if !want[g] {
+						t.Fatalf("row %d: candidate %d is index %d, not among the k smallest", row, j, g)
+					}
+					delete(want, g)
+				}
+			}
+		})
+	}
+}
+
+func cpuSliceI64(b []byte) []int64 {
+	out := make([]int64, len(b)/8)
+	for i := range out {
+		out[i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
+	}
+	return out
+}
+
+func TestSortAuxSim(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 4))
+	for _, kt := range []dtype.DType{dtype.Float32, dtype.Int8, dtype.Float64, dtype.Uint16, dtype.Float16} {
+		o := SortKey{Type: kt}
+		ks := kt.Size()
+		n := 700
+		keys := sortSimKeys(rng, kt, n)
+		// Sorted (CPU order) for the flags and searches.
+		perm := make([]int, n)
+		ord := make([]uint64, n)
+		for i := range perm {
+			perm[i], ord[i] = i, o.Ordered(loadRaw(keys, ks, i))
+		}
+		stableSortPerm(perm, ord)
+		sorted := make([]byte, n*ks)
+		for i, p := range perm {
+			copy(sorted[i*ks:(i+1)*ks], keys[p*ks:(p+1)*ks])
+		}
+		simAgree(t, &UniqueFlags{Order: o}, 2, SortBlock, []kArg{kBuf(sorted), kBuf(make([]byte, n)), kU64(uint64(n))})
+		for _, right := range []bool{false, true} {
+			for _, lv := range []int{1, 3, 12} {
+				sp := &SearchSorted{Order: o, Right: right, Levels: lv}
+				simAgree(t, sp, 2, SearchSortedBlock, []kArg{kBuf(sorted), kU64(uint64(n)), kBuf(keys), kBuf(make([]byte, n*8)), kU64(uint64(n))})
+				// A short array: most levels past the end of the search.
+				simAgree(t, sp, 1, SearchSortedBlock, []kArg{kBuf(sorted[:3*ks]), kU64(3), kBuf(keys), kBuf(make([]byte, n*8)), kU64(uint64(n))})
+			}
+		}
+		for _, out := range []dtype.DType{dtype.Float32, dtype.Float64} {
+			if kt == dtype.Float16 {
+				break // (the simulator has no half conversions)
+			}
+			qs := []float64{0, 0.3, 0.5, 0.99, 1}
+			qb := make([]byte, 8*len(qs))
+			for i, q := range qs {
+				binary.LittleEndian.PutUint64(qb[8*i:], math.Float64bits(q))
+			}
+			rows, rl := 7, 100
+			simAgree(t, &QuantileGather{In: kt, Out: out}, 1, SortBlock, []kArg{kBuf(sorted), kBuf(make([]byte, len(qs)*rows*out.Size())),
+				kBuf(qb), kU64(uint64(rows)), kU64(uint64(rl)), kU64(uint64(len(qs)))})
+			simAgree(t, &QuantileGather{In: kt, Out: out, Median: true}, 1, SortBlock, []kArg{kBuf(sorted), kBuf(make([]byte, rows*out.Size())),
+				kBuf(qb), kU64(uint64(rows)), kU64(uint64(rl)), kU64(1)})
+		}
+	}
+	// Counts and the inverse.
+	starts := []int64{0, 3, 4, 10}
+	sb := make([]byte, 32)
+	for i, v := range starts {
+		binary.LittleEndian.PutUint64(sb[8*i:], uint64(v))
+	}
+	simAgree(t, &UniqueCounts{}, 1, SortBlock, []kArg{kBuf(sb), kBuf(make([]byte, 32)), kU64(4), kU64(12)})
+	n := 500
+	pb, cb := make([]byte, 8*n), make([]byte, 8*n)
+	for i, p := range rng.Perm(n) {
+		binary.LittleEndian.PutUint64(pb[8*i:], uint64(p))
+		binary.LittleEndian.PutUint64(cb[8*i:], uint64(i/3+1))
+	}
+	simAgree(t, &InverseScatter{}, 1, SortBlock, []kArg{kBuf(pb), kBuf(cb), kBuf(make([]byte, 8*n)), kU64(uint64(n))})
+}

@@ -66,7 +66,9 @@ func (u *UniqueFlags) PTX(major, minor int) (src, entry string, err error) {
 		t := f.Reg(ptx.Pred)
 		f.Op("setp.ne.u64", t, i, ptx.Int(0))
 		x := loadElem(f, ks, t, ptx.Mem(a, 0), true)
-		y := loadElem(f, ks, t, ptx.Mem(a, int64(-ks)), true)
+		ap := f.Reg(ptx.U64)
+		f.Sub(ap, a, ptx.Int(ks))
+		y := loadElem(f, ks, t, ptx.Mem(ap, 0), true)
 		ne := f.Setp(ptx.Ne, g.ordered(x), g.ordered(y))
 		fl := f.Reg(ptx.U32)
 		f.Selp(fl, ptx.Int(1), ptx.Int(0), ne)
@@ -147,6 +149,7 @@ func (s *SearchSorted) PTX(major, minor int) (src, entry string, err error) {
 	mLen, n := f.LdParam(1), f.LdParam(4)
 	pivBase := f.Reg(ptx.U32)
 	f.Op("mov.u32", pivBase, ptx.Sym("sr_piv"))
+	f.Sub(pivBase, pivBase, ptx.Int(8)) // node i (from 1) at 8(i-1)
 	// goRight emits the step's decision: pivot (ordered) before the query v?
 	goRight := func(piv, v ptx.Reg) ptx.Reg {
 		if s.Right {
@@ -196,7 +199,7 @@ func (s *SearchSorted) PTX(major, minor int) (src, entry string, err error) {
 		f.Cvt(o64, o)
 		sa := f.Reg(ptx.U32)
 		f.Fma(sa, node, ptx.Int(8), pivBase)
-		f.St(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(sa, -8), o64)
+		f.St(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(sa, 0), o64)
 		f.Add(node, node, ptx.Int(SearchSortedBlock))
 		f.Bra(loop)
 		f.Place(done)
@@ -222,7 +225,7 @@ func (s *SearchSorted) PTX(major, minor int) (src, entry string, err error) {
 			f.Fma(sa, node, ptx.Int(8), pivBase)
 			p64 := f.Reg(ptx.U64)
 			f.Mov(p64, ptx.Int(0))
-			f.At(act).Op("ld.shared.u64", p64, ptx.Mem(sa, -8))
+			f.At(act).Op("ld.shared.u64", p64, ptx.Mem(sa, 0))
 			piv := f.Reg(kt)
 			f.Cvt(piv, p64)
 			right := goRight(piv, v)
