@@ -14,6 +14,7 @@ func init() {
 	registerReductions()
 	registerRandom()
 	registerPermutations()
+	registerSort()
 	registerKernels()
 	registerLatency()
 	registerReference()

@@ -261,6 +261,7 @@ func (h *RadixHist) CPU() (func(*cpu.Launch) error, error) {
 		if store == 1 {
 			clear(counts)
 		}
+		ordered := key.orderedFunc()
 		// Segments in parallel: each worker counts whole segments, so no two write
 		// the same counts.
 		l.Parallel(rows*segs, 1, func(lo, hi int) {
@@ -269,8 +270,9 @@ func (h *RadixHist) CPU() (func(*cpu.Launch) error, error) {
 				start := r*rowLen + q*segLen
 				end := r*rowLen + min(rowLen, (q+1)*segLen)
 				c := counts[s*P*RadixDigits : (s+1)*P*RadixDigits]
+				ks := key.Size()
 				for i := start; i < end; i++ {
-					o := key.Ordered(loadRaw(keys, key.Size(), i))
+					o := ordered(loadRaw(keys, ks, i))
 					for p := 0; p < P; p++ {
 						c[p*RadixDigits+int(o>>(8*p)&0xff)]++
 					}
@@ -605,8 +607,11 @@ func (p *RadixPass) CPU() (func(*cpu.Launch) error, error) {
 			return err
 		}
 		base := cpu.Slice[uint64](bb)
+		// Each element's digit once, then the tiles' counts and offsets, then the
+		// stable scatter, tiles in parallel.
+		digits := make([]uint8, rows*rowLen)
+		ordered := key.orderedFunc()
 		shift := 8 * pass
-		digit := func(i int) int { return int(key.Ordered(loadRaw(src, ks, i)) >> shift & 0xff) }
 		span := func(t int) (row, start, end int) {
 			g := tileBase + t
 			row, tr := g/tpr, g%tpr
@@ -614,31 +619,44 @@ func (p *RadixPass) CPU() (func(*cpu.Launch) error, error) {
 			end = row*rowLen + min(rowLen, (tr+1)*tile)
 			return
 		}
-		offs := tileOffsets(grid, tpr, tps, segs, tileBase, pass, P, base, func(t int, c *[RadixDigits]uint32) {
-			_, start, end := span(t)
-			for i := start; i < end; i++ {
-				c[digit(i)]++
+		l.Parallel(grid, 4, func(lo, hi int) {
+			for t := lo; t < hi; t++ {
+				_, start, end := span(t)
+				sortDigits(src, ks, start, end, digits, ordered, shift)
 			}
 		})
+		offs := tileOffsets(grid, tpr, tps, segs, tileBase, pass, P, base, func(t int, c *[RadixDigits]uint32) {
+			_, start, end := span(t)
+			for _, d := range digits[start:end] {
+				c[d]++
+			}
+		})
+		gen := p.Val == ValIndex && k == 0
 		l.Parallel(grid, 4, func(lo, hi int) {
 			for t := lo; t < hi; t++ {
 				row, start, end := span(t)
-				off := offs[t]
-				for i := start; i < end; i++ {
-					d := digit(i)
-					pos := int(off[d])
-					off[d]++
-					if dst != nil {
-						copy(dst[pos*ks:(pos+1)*ks], src[i*ks:(i+1)*ks])
-					}
-					if vdst == nil {
-						continue
-					}
-					switch {
-					case p.Val == ValIndex && k == 0:
-						storeRaw(vdst, vsOut, pos, uint64(i-row*rowLen))
-					default:
-						storeRaw(vdst, vsOut, pos, loadRaw(vsrc, vs, i))
+				off := &offs[t]
+				if dst != nil {
+					o := *off
+					scatterElems(dst, src, ks, start, end, digits, &o)
+				}
+				if vdst == nil {
+					continue
+				}
+				o := *off
+				switch {
+				case gen && vsOut == 8:
+					genIndices(cpu.Slice[uint64](vdst), start, end, row*rowLen, digits, &o)
+				case gen && vsOut == 4:
+					genIndices(cpu.Slice[uint32](vdst), start, end, row*rowLen, digits, &o)
+				case vsOut == vs:
+					scatterElems(vdst, vsrc, vs, start, end, digits, &o)
+				default: // 4-byte indices widened to 8
+					d8, s4 := cpu.Slice[uint64](vdst), cpu.Slice[uint32](vsrc)
+					for i := start; i < end; i++ {
+						d := digits[i]
+						d8[o[d]] = uint64(s4[i])
+						o[d]++
 					}
 				}
 			}
@@ -647,6 +665,95 @@ func (p *RadixPass) CPU() (func(*cpu.Launch) error, error) {
 		clear(next[:16+maxTiles*RadixDigits*4])
 		return nil
 	}, nil
+}
+
+// orderedFunc returns Ordered specialised for the key's type (the hot loops of the
+// CPU kernels call it per element).
+func (k SortKey) orderedFunc() func(uint64) uint64 {
+	bits := 8 * k.Size()
+	mask := ^uint64(0) >> (64 - bits)
+	sign := uint64(1) << (bits - 1)
+	flip := uint64(0)
+	if k.Descending {
+		flip = mask
+	}
+	switch t := k.Type; {
+	case t.IsSigned():
+		return func(raw uint64) uint64 { return (raw ^ sign) ^ flip }
+	case t.IsFloat():
+		inf := floatInf(t)
+		return func(raw uint64) uint64 {
+			abs := raw &^ sign
+			var o uint64
+			switch {
+			case abs > inf:
+				o = mask
+			case abs == 0:
+				o = sign
+			case raw&sign != 0:
+				o = ^raw & mask
+			default:
+				o = raw | sign
+			}
+			return o ^ flip
+		}
+	}
+	return func(raw uint64) uint64 { return raw ^ flip }
+}
+
+// sortDigits writes the digit at shift of the ordered keys start to end-1 of b
+// (elements of ks bytes) into digits.
+func sortDigits(b []byte, ks, start, end int, digits []uint8, ordered func(uint64) uint64, shift int) {
+	switch ks {
+	case 1:
+		for i, v := range b[start:end] {
+			digits[start+i] = uint8(ordered(uint64(v)) >> shift)
+		}
+	case 2:
+		for i, v := range cpu.Slice[uint16](b)[start:end] {
+			digits[start+i] = uint8(ordered(uint64(v)) >> shift)
+		}
+	case 4:
+		for i, v := range cpu.Slice[uint32](b)[start:end] {
+			digits[start+i] = uint8(ordered(uint64(v)) >> shift)
+		}
+	default:
+		for i, v := range cpu.Slice[uint64](b)[start:end] {
+			digits[start+i] = uint8(ordered(v) >> shift)
+		}
+	}
+}
+
+// scatterElems copies elements start to end-1 of src (size bytes each) to dst at
+// off[digit], counting off up.
+func scatterElems(dst, src []byte, size, start, end int, digits []uint8, off *[RadixDigits]uint64) {
+	switch size {
+	case 1:
+		scatterTyped(dst, src, start, end, digits, off)
+	case 2:
+		scatterTyped(cpu.Slice[uint16](dst), cpu.Slice[uint16](src), start, end, digits, off)
+	case 4:
+		scatterTyped(cpu.Slice[uint32](dst), cpu.Slice[uint32](src), start, end, digits, off)
+	default:
+		scatterTyped(cpu.Slice[uint64](dst), cpu.Slice[uint64](src), start, end, digits, off)
+	}
+}
+
+// genIndices scatters the indices i-rowStart of elements start to end-1.
+func genIndices[E uint32 | uint64](dst []E, start, end, rowStart int, digits []uint8, off *[RadixDigits]uint64) {
+	for i := start; i < end; i++ {
+		d := digits[i]
+		dst[off[d]] = E(i - rowStart)
+		off[d]++
+	}
+}
+
+func scatterTyped[E any](dst, src []E, start, end int, digits []uint8, off *[RadixDigits]uint64) {
+	for i := start; i < end; i++ {
+		d := digits[i]
+		dst[off[d]] = src[i]
+		off[d]++
+	}
 }
 
 // segStart reports whether global tile g starts a segment (or ends the last row).
@@ -780,6 +887,11 @@ func (b *RadixBlockSort) CPU() (func(*cpu.Launch) error, error) {
 				return err
 			}
 		}
+		ordered := key.orderedFunc()
+		var idx []int64
+		if b.Val == ValIndex {
+			idx = cpu.Slice[int64](vout)
+		}
 		l.Parallel(rows, max(1, 4096/rowLen), func(lo, hi int) {
 			perm := make([]int, rowLen)
 			ord := make([]uint64, rowLen)
@@ -787,25 +899,44 @@ func (b *RadixBlockSort) CPU() (func(*cpu.Launch) error, error) {
 				s := r * rowLen
 				for i := range perm {
 					perm[i] = i
-					ord[i] = key.Ordered(loadRaw(in, ks, s+i))
+					ord[i] = ordered(loadRaw(in, ks, s+i))
 				}
 				stableSortPerm(perm, ord)
-				for i, j := range perm {
-					if out != nil {
-						copy(out[(s+i)*ks:(s+i+1)*ks], in[(s+j)*ks:(s+j+1)*ks])
+				if out != nil {
+					gatherElems(out, in, ks, s, perm)
+				}
+				switch b.Val {
+				case ValIndex:
+					for i, j := range perm {
+						idx[s+i] = int64(j)
 					}
-					switch b.Val {
-					case ValIndex:
-						storeRaw(vout, 8, s+i, uint64(j))
-					case ValPayload:
-						vsz := b.ValSize
-						copy(vout[(s+i)*vsz:(s+i+1)*vsz], vin[(s+j)*vsz:(s+j+1)*vsz])
-					}
+				case ValPayload:
+					gatherElems(vout, vin, b.ValSize, s, perm)
 				}
 			}
 		})
 		return nil
 	}, nil
+}
+
+// gatherElems sets element s+i of dst (size bytes each) to element s+perm[i] of src.
+func gatherElems(dst, src []byte, size, s int, perm []int) {
+	switch size {
+	case 1:
+		gatherTyped(dst, src, s, perm)
+	case 2:
+		gatherTyped(cpu.Slice[uint16](dst), cpu.Slice[uint16](src), s, perm)
+	case 4:
+		gatherTyped(cpu.Slice[uint32](dst), cpu.Slice[uint32](src), s, perm)
+	default:
+		gatherTyped(cpu.Slice[uint64](dst), cpu.Slice[uint64](src), s, perm)
+	}
+}
+
+func gatherTyped[E any](dst, src []E, s int, perm []int) {
+	for i, j := range perm {
+		dst[s+i] = src[s+j]
+	}
 }
 
 // stableSortPerm sorts perm (indices into ord) stably by ord: a merge sort, so that

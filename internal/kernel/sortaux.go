@@ -189,16 +189,22 @@ func (s *SearchSorted) CPU() (func(*cpu.Launch) error, error) {
 			return err
 		}
 		out := cpu.Slice[int64](ob)
+		ordered := key.orderedFunc()
+		// The sorted array's ordered keys once.
+		oa := make([]uint64, m)
+		l.Parallel(m, 1<<14, func(lo, hi int) {
+			for j := lo; j < hi; j++ {
+				oa[j] = ordered(loadRaw(a, ks, j))
+			}
+		})
 		l.Parallel(n, 1<<12, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
-				v := key.Ordered(loadRaw(q, ks, i))
-				out[i] = int64(sort.Search(m, func(j int) bool {
-					o := key.Ordered(loadRaw(a, ks, j))
-					if s.Right {
-						return o > v
-					}
-					return o >= v
-				}))
+				v := ordered(loadRaw(q, ks, i))
+				if s.Right {
+					out[i] = int64(sort.Search(m, func(j int) bool { return oa[j] > v }))
+				} else {
+					out[i] = int64(sort.Search(m, func(j int) bool { return oa[j] >= v }))
+				}
 			}
 		})
 		return nil
