@@ -373,6 +373,8 @@ type sortConfig struct {
 	Block4, Block8 int // RadixBlockSort items
 	Lookback       int
 	HistItems      int
+	MinBlocks      int  // RadixPass.MinBlocks (0: none)
+	Match          bool // RadixPass.Match: match.any.sync instead of ballots
 	// SegMax is the most keys of a segment and, over the tile size, the most tiles of
 	// a launch (kernel.SortSegmentMax; tests make it small to exercise segments and
 	// launch groups).
@@ -387,10 +389,12 @@ func init() {
 }
 
 // sortConfigFromEnv returns the default configuration with the environment's
-// overrides: GPU_SORT_ITEMS (pass items for keys of up to 4 bytes), GPU_SORT_ITEMS8,
-// GPU_SORT_LOOKBACK (1 to 32).
+// overrides: GPU_SORT_ITEMS (pass items for keys of up to 4 bytes, 4 to 24),
+// GPU_SORT_ITEMS8 (4 to 16), GPU_SORT_LOOKBACK (1 to 32), GPU_SORT_MINBLOCKS (0 to 8:
+// .minnctapersm of the passes; 3 fits 80 registers without spills under ptxas 11.8),
+// GPU_SORT_MATCH=1 (match.any.sync instead of eight ballots in the ranking).
 func sortConfigFromEnv(getenv func(string) string) sortConfig {
-	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 16, HistItems: 8, SegMax: kernel.SortSegmentMax}
+	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 16, HistItems: 8, SegMax: kernel.SortSegmentMax, MinBlocks: 3}
 	if v, err := strconv.Atoi(getenv("GPU_SORT_ITEMS")); err == nil && v >= 4 && v <= 24 {
 		c.Items4 = v
 	}
@@ -400,6 +404,13 @@ func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	switch v := getenv("GPU_SORT_LOOKBACK"); v {
 	case "1", "2", "4", "8", "16", "32":
 		c.Lookback, _ = strconv.Atoi(v)
+	}
+	if v, err := strconv.Atoi(getenv("GPU_SORT_MINBLOCKS")); err == nil && v >= 0 && v <= 8 {
+		c.MinBlocks = v
+	}
+	switch getenv("GPU_SORT_MATCH") {
+	case "1", "true", "on":
+		c.Match = true
 	}
 	return c
 }
@@ -444,7 +455,8 @@ func sortRows(s *Stream, keys, vals *header, rows, rowLen int, desc bool, outK, 
 	if ks == 8 || vs == 8 {
 		items = cfg.Items8
 	}
-	sp := &kernel.RadixPass{Order: order, Items: items, Val: val, ValSize: vs, Lookback: cfg.Lookback}
+	sp := &kernel.RadixPass{Order: order, Items: items, Val: val, ValSize: vs, Lookback: cfg.Lookback,
+		MinBlocks: cfg.MinBlocks, Match: cfg.Match}
 	return radixSort(s, sp, cfg, keys, vals, rows, rowLen, outK, outV)
 }
 

@@ -472,6 +472,12 @@ type RadixPass struct {
 	// Lookback is the widest window of predecessors a thread reads at once (1 to 32,
 	// doubling from 1 while no inclusive count is found).
 	Lookback int
+	// Match finds a key's peers with match.any.sync (sm_70 on) instead of eight
+	// ballots.
+	Match bool
+	// MinBlocks > 0 asks ptxas for that many resident blocks per multiprocessor
+	// (.minnctapersm: it caps the registers).
+	MinBlocks int
 }
 
 // Tile returns the keys per tile.
@@ -490,6 +496,12 @@ func (p *RadixPass) Key() string {
 		fmt.Fprintf(&b, "%d", p.ValSize)
 	}
 	fmt.Fprintf(&b, "|lb%d", p.Lookback)
+	if p.Match {
+		b.WriteString("|match")
+	}
+	if p.MinBlocks > 0 {
+		fmt.Fprintf(&b, "|mb%d", p.MinBlocks)
+	}
 	return b.String()
 }
 
@@ -509,8 +521,15 @@ func (p *RadixPass) Validate() error {
 	default:
 		return fmt.Errorf("kernel: sort look-back window %d", p.Lookback)
 	}
-	if sortSmemBytes(p.Tile(), p.Order.Size(), p.ValSize) > 48<<10 {
+	smem := sortSmemBytes(p.Tile(), p.Order.Size(), p.ValSize)
+	if p.Val != ValNone {
+		smem += p.Tile() // the digits
+	}
+	if smem > 48<<10 {
 		return fmt.Errorf("kernel: sort tile of %d keys takes too much shared memory", p.Tile())
+	}
+	if p.MinBlocks < 0 || p.MinBlocks > 8 {
+		return fmt.Errorf("kernel: sort min blocks %d", p.MinBlocks)
 	}
 	return nil
 }

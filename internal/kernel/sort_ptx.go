@@ -147,11 +147,12 @@ func (g *sortGen) peers(d, vmask ptx.Reg, match bool) ptx.Reg {
 	return pm
 }
 
-// rankItems ranks the warp's items: digits[i] (u32) of the keys valid[i] (lanes below
-// cnt[i] of item i, a u32 count of valid lanes). It zeroes the warp's 256 counters at
+// rankItems ranks the warp's n items: item(i) emits item i's digit (u32) and the
+// number of its valid lanes (u32; lanes below it are valid), just before its ranking,
+// so that only one item's digit is live at a time. It zeroes the warp's 256 counters at
 // sym+warp*1024 first and leaves the warp's count of each digit in them. It returns,
 // per item, digit<<16 | rank among the warp's keys of that digit before it.
-func (g *sortGen) rankItems(sym string, digits []ptx.Reg, nvalid []ptx.Reg, match bool) []ptx.Reg {
+func (g *sortGen) rankItems(sym string, n int, item func(i int) (digit, nvalid ptx.Reg), match bool) []ptx.Reg {
 	f := g.f
 	base := f.Reg(ptx.U32)
 	f.Op("mov.u32", base, ptx.Sym(sym))
@@ -166,19 +167,20 @@ func (g *sortGen) rankItems(sym string, digits []ptx.Reg, nvalid []ptx.Reg, matc
 		f.St(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(la, int64(j*128)), z)
 	}
 	f.Op("bar.warp.sync", ptx.Uint(0xffffffff))
-	out := make([]ptx.Reg, len(digits))
-	for i, d := range digits {
+	out := make([]ptx.Reg, n)
+	for i := range out {
+		d, nv := item(i)
 		// The valid lanes' mask: the lanes below nvalid.
 		vm := f.Reg(ptx.B32)
 		{
-			n := nvalid[i]
+			n := nv
 			one := f.Reg(ptx.U32)
 			f.Mov(one, ptx.Int(1))
 			f.Shl(one, one, n) // shl by 32 or more gives 0
 			f.Sub(vm.As(ptx.U32), one, ptx.Int(1))
 			f.At(f.Setp(ptx.Ge, n, ptx.Int(32))).Op("mov.b32", vm, ptx.Uint(0xffffffff))
 		}
-		valid := f.Setp(ptx.Lt, g.lane, nvalid[i])
+		valid := f.Setp(ptx.Lt, g.lane, nv)
 		pm := g.peers(d, vm, match)
 		lt := f.Reg(ptx.B32)
 		f.And(lt, pm, g.ltm)
@@ -280,7 +282,7 @@ func (g *sortGen) warpPrefix(sym string) ptx.Reg {
 
 // finalRanks returns each valid item's position in the tile sorted by digit: digit
 // start (dsym, 256 words) + the warp's prefix (csym) + the packed rank.
-func (g *sortGen) finalRanks(packed []ptx.Reg, valid []ptx.Reg, csym, dsym string) []ptx.Reg {
+func (g *sortGen) finalRanks(packed []ptx.Reg, valid func(i int) ptx.Reg, csym, dsym string) []ptx.Reg {
 	f := g.f
 	cb := f.Reg(ptx.U32)
 	f.Op("mov.u32", cb, ptx.Sym(csym))
@@ -296,7 +298,7 @@ func (g *sortGen) finalRanks(packed []ptx.Reg, valid []ptx.Reg, csym, dsym strin
 		fr := f.Reg(ptx.U32)
 		f.Mov(fr, ptx.Int(0))
 		skip := f.NewLabel()
-		f.AtNot(valid[i]).Bra(skip)
+		f.AtNot(valid(i)).Bra(skip)
 		a := f.Reg(ptx.U32)
 		f.Fma(a, d, ptx.Int(4), cb)
 		c := f.Reg(ptx.U32)
@@ -623,6 +625,12 @@ func (g *sortGen) lookback(cur, t, lo ptx.Reg, lb int) ptx.Reg {
 	loop, exit := f.NewLabel(), f.NewLabel()
 	f.Place(loop)
 	words := make([]ptx.Reg, lb)
+	// One address: the window's farthest word; word i (tile j-i) at an offset above it.
+	far := f.Reg(ptx.S32)
+	f.Sub(far, j, ptx.Int(lb-1))
+	aFar := f.Reg(ptx.U64)
+	f.MulWide(aFar, far, ptx.Int(RadixDigits*4))
+	f.Add(aFar, aFar, colBase)
 	for i := range words {
 		words[i] = f.Reg(ptx.U32)
 		f.Mov(words[i], ptx.Int(0))
@@ -630,10 +638,7 @@ func (g *sortGen) lookback(cur, t, lo ptx.Reg, lb int) ptx.Reg {
 		f.Sub(jj, j, ptx.Int(i))
 		v := f.Reg(ptx.Pred)
 		f.Op("and.pred", v, f.Setp(ptx.Ge, jj, lo), f.Setp(ptx.Gt, w, ptx.Int(i)))
-		a := f.Reg(ptx.U64)
-		f.MulWide(a, jj, ptx.Int(RadixDigits*4))
-		f.Add(a, a, colBase)
-		f.At(v).Op("ld.relaxed.gpu.global.u32", words[i], ptx.Mem(a, 16))
+		f.At(v).Op("ld.relaxed.gpu.global.u32", words[i], ptx.Mem(aFar, int64(16+(lb-1-i)*RadixDigits*4)))
 	}
 	stop := f.Reg(ptx.Pred)
 	f.Op("setp.ne.u32", stop, w, w) // false
@@ -694,6 +699,9 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 	}
 	f := m.Kernel(entry, params...)
 	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", SortBlock))
+	if p.MinBlocks > 0 {
+		f.Attr(fmt.Sprintf(".minnctapersm %d", p.MinBlocks))
+	}
 	K, tile, ks, vs := p.Items, p.Tile(), p.Order.Size(), p.ValSize
 	P := p.Order.Passes()
 	f.Shared("rs_tile", ptx.B8, 16, tile*max(ks, vs, 4))
@@ -702,6 +710,9 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 	f.Shared("rs_off", ptx.B64, 16, RadixDigits)
 	f.Shared("rs_sum", ptx.B32, 16, SortBlock/32)
 	f.Shared("rs_misc", ptx.B32, 16, 4)
+	if p.Val != ValNone {
+		f.Shared("rs_dig", ptx.B8, 16, tile) // each tile slot's digit, for the values
+	}
 	g := newSortGen(f, p.Order, K)
 	gp := func(i int) ptx.Reg { // a global pointer parameter
 		r := f.Reg(ptx.U64)
@@ -774,43 +785,83 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		f.Ret()
 		f.Place(run)
 	}
-	cur, next := halfOf(k, 0), halfOf(k, 1)
-	// The tile.
-	rowLen := f.LdParam(12)
-	tpr32, tps32 := f.Reg(ptx.U32), f.Reg(ptx.U32)
-	f.Cvt(tpr32, f.LdParam(13))
-	f.Cvt(tps32, f.LdParam(14))
-	segs32, base32 := f.Reg(ptx.U32), f.Reg(ptx.U32)
-	f.Cvt(segs32, f.LdParam(15))
-	f.Cvt(base32, f.LdParam(16))
-	gt := f.Reg(ptx.U32)
-	f.Add(gt, base32, t)
-	row := f.Reg(ptx.U32)
-	f.Div(row, gt, tpr32)
-	tr := f.Reg(ptx.U32)
-	f.Mul(tr, row, tpr32)
-	f.Sub(tr, gt, tr)
-	q := f.Reg(ptx.U32)
-	f.Div(q, tr, tps32)
-	tp := f.Reg(ptx.U32)
-	f.Mul(tp, q, tps32)
-	f.Sub(tp, tr, tp)
-	seg := f.Reg(ptx.U32)
-	f.Fma(seg, row, segs32, q)
-	tileOff := f.Reg(ptx.U64)
-	f.MulWide(tileOff, tr, ptx.Int(tile))
-	row64 := f.Reg(ptx.U64)
-	f.Cvt(row64, row)
-	elemStart := f.Reg(ptx.U64)
-	f.Fma(elemStart, row64, rowLen, tileOff)
-	cnt64 := f.Reg(ptx.U64)
-	f.Sub(cnt64, rowLen, tileOff)
-	f.Min(cnt64, cnt64, ptx.Int(tile))
-	count := f.Reg(ptx.U32)
-	f.Cvt(count, cnt64)
+	// The tile's geometry and buffers, from the tile number and plan in shared memory
+	// and the parameters: computed before the ranking and again after it, so that no
+	// register holds them through it.
+	type passGeo struct {
+		t, k, mm, tp, tr, tpr, tps, seg, count ptx.Reg // u32
+		tileOff, elemStart                    ptx.Reg // u64
+		even, first, final                    ptx.Reg // pred
+		cur                                   ptx.Reg // u64 status half
+	}
+	geo := func() *passGeo {
+		ge := &passGeo{t: f.Reg(ptx.U32), k: f.Reg(ptx.U32), mm: f.Reg(ptx.U32)}
+		x := f.Reg(ptx.U32)
+		f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(ptx.Sym("rs_misc"), 0), ge.t, ge.k, ge.mm, x)
+		rowLen := f.LdParam(12)
+		ge.tpr, ge.tps = f.Reg(ptx.U32), f.Reg(ptx.U32)
+		f.Cvt(ge.tpr, f.LdParam(13))
+		f.Cvt(ge.tps, f.LdParam(14))
+		segs32, base32 := f.Reg(ptx.U32), f.Reg(ptx.U32)
+		f.Cvt(segs32, f.LdParam(15))
+		f.Cvt(base32, f.LdParam(16))
+		gt := f.Reg(ptx.U32)
+		f.Add(gt, base32, ge.t)
+		row := f.Reg(ptx.U32)
+		f.Div(row, gt, ge.tpr)
+		ge.tr = f.Reg(ptx.U32)
+		f.Mul(ge.tr, row, ge.tpr)
+		f.Sub(ge.tr, gt, ge.tr)
+		q := f.Reg(ptx.U32)
+		f.Div(q, ge.tr, ge.tps)
+		ge.tp = f.Reg(ptx.U32)
+		f.Mul(ge.tp, q, ge.tps)
+		f.Sub(ge.tp, ge.tr, ge.tp)
+		ge.seg = f.Reg(ptx.U32)
+		f.Fma(ge.seg, row, segs32, q)
+		ge.tileOff = f.Reg(ptx.U64)
+		f.MulWide(ge.tileOff, ge.tr, ptx.Int(tile))
+		row64 := f.Reg(ptx.U64)
+		f.Cvt(row64, row)
+		ge.elemStart = f.Reg(ptx.U64)
+		f.Fma(ge.elemStart, row64, rowLen, ge.tileOff)
+		cnt64 := f.Reg(ptx.U64)
+		f.Sub(cnt64, rowLen, ge.tileOff)
+		f.Min(cnt64, cnt64, ptx.Int(tile))
+		ge.count = f.Reg(ptx.U32)
+		f.Cvt(ge.count, cnt64)
+		e := f.Reg(ptx.U32)
+		f.Sub(e, ge.mm, ge.k)
+		f.And(e, e, ptx.Int(1))
+		ge.even = f.Setp(ptx.Eq, e, ptx.Int(0))
+		ge.first = f.Setp(ptx.Eq, ge.k, ptx.Int(0))
+		mm1 := f.Reg(ptx.U32)
+		f.Sub(mm1, ge.mm, ptx.Int(1))
+		ge.final = f.Setp(ptx.Eq, ge.k, mm1)
+		ge.cur = halfOf(ge.k, 0)
+		return ge
+	}
+	// pick returns a pass's source and destination among the parameters in (the
+	// sort's input; -1: none), a, b and fin (the result; 0: not written).
+	pick := func(ge *passGeo, in, a, b, fin int) (src, dst ptx.Reg) {
+		A, B := gp(a), gp(b)
+		src = selp64(f, ge.even, A, B)
+		if in >= 0 {
+			src = selp64(f, ge.first, gp(in), src)
+		}
+		dst = selp64(f, ge.even, B, A)
+		dst = selp64(f, ge.final, f.LdParam(fin), dst) // 0 stays 0
+		isNull := f.Setp(ptx.Eq, dst, ptx.Int(0))
+		cv := f.Reg(ptx.U64)
+		f.CvtaTo(ptx.Global, cv, dst)
+		f.At(isNull).Op("mov.u64", cv, ptx.Int(0))
+		return src, cv
+	}
+	g1 := geo()
 	// Zero the other status half for the next launch: rows t, t+grid, ... and the
 	// header.
 	{
+		next := halfOf(k, 1)
 		z := f.Reg(ptx.U32)
 		f.Mov(z, ptx.Int(0))
 		r := f.Reg(ptx.U64)
@@ -835,54 +886,40 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		f.Add(a2, next, tid4)
 		f.At(h).Op("st.global.u32", ptx.Mem(a2, 0), z)
 	}
-	// Buffers of this pass.
-	e := f.Reg(ptx.U32)
-	f.Sub(e, mm, k)
-	f.And(e, e, ptx.Int(1))
-	even := f.Setp(ptx.Eq, e, ptx.Int(0))
-	first := f.Setp(ptx.Eq, k, ptx.Int(0))
-	mm1 := f.Reg(ptx.U32)
-	f.Sub(mm1, mm, ptx.Int(1))
-	final := f.Setp(ptx.Eq, k, mm1)
-	pick := func(in, a, b, fin int) (src, dst ptx.Reg) {
-		A, B := gp(a), gp(b)
-		src = selp64(f, even, A, B)
-		if in >= 0 {
-			src = selp64(f, first, gp(in), src)
-		}
-		dst = selp64(f, even, B, A)
-		dst = selp64(f, final, f.LdParam(fin), dst) // 0 stays 0
-		isNull := f.Setp(ptx.Eq, dst, ptx.Int(0))
-		cv := f.Reg(ptx.U64)
-		f.CvtaTo(ptx.Global, cv, dst)
-		f.At(isNull).Op("mov.u64", cv, ptx.Int(0))
-		return src, cv
-	}
-	kSrc, kDst := pick(0, 1, 2, 3)
-	writeKeys := f.Setp(ptx.Ne, kDst, ptx.Int(0))
+	kSrc, _ := pick(g1, 0, 1, 2, 3)
 	// Load the keys.
 	shift := f.Reg(ptx.U32)
 	f.Shl(shift, pass32, ptx.Int(3))
+	// Slots, validity and digits are recomputed where needed rather than kept: fewer
+	// registers live through the ranking.
+	slot0 := g.slotOf(0)
+	slotOf := func(i int) ptx.Reg {
+		s := f.Reg(ptx.U32)
+		f.Add(s, slot0, ptx.Int(32*i))
+		return s
+	}
+	count := g1.count
+	validOf := func(i int) ptx.Reg { return f.Setp(ptx.Lt, slotOf(i), count) }
 	keys := make([]ptx.Reg, K)
-	valid := make([]ptx.Reg, K)
-	digits := make([]ptx.Reg, K)
-	nvalid := make([]ptx.Reg, K)
-	slots := make([]ptx.Reg, K)
-	for i := range keys {
-		slots[i] = g.slotOf(i)
-		valid[i] = f.Setp(ptx.Lt, slots[i], count)
-		nvalid[i] = g.lanesValid(i, count)
-		a := f.Reg(ptx.U64)
-		f.Cvt(a, slots[i])
-		f.Add(a, a, elemStart)
-		f.Fma(a, a, ptx.Int(ks), kSrc)
-		keys[i] = loadElem(f, ks, valid[i], ptx.Mem(a, 0), true)
+	{
+		a0 := f.Reg(ptx.U64)
+		f.Cvt(a0, slot0)
+		f.Add(a0, a0, g1.elemStart)
+		f.Fma(a0, a0, ptx.Int(ks), kSrc)
+		for i := range keys {
+			keys[i] = loadElem(f, ks, validOf(i), ptx.Mem(a0, int64(32*i*ks)), true)
+		}
 	}
-	for i, key := range keys {
-		digits[i] = g.digitOf(g.ordered(key), shift)
-	}
-	packed := g.rankItems("rs_cnt", digits, nvalid, false)
+	packed := g.rankItems("rs_cnt", K, func(i int) (ptx.Reg, ptx.Reg) {
+		return g.digitOf(g.ordered(keys[i]), shift), g.lanesValid(i, count)
+	}, p.Match)
 	f.BarSync(0)
+	g2 := geo()
+	t, count = g2.t, g2.count
+	cur, tp, seg, tr, tps32, tpr32 := g2.cur, g2.tp, g2.seg, g2.tr, g2.tps, g2.tpr
+	tileOff, elemStart, first, final := g2.tileOff, g2.elemStart, g2.first, g2.final
+	_, kDst := pick(g2, 0, 1, 2, 3)
+	writeKeys := f.Setp(ptx.Ne, kDst, ptx.Int(0))
 	cnt := g.warpPrefix("rs_cnt")
 	// Publish the tile's count of digit tid: inclusive for a segment's first tile.
 	sa := f.Reg(ptx.U64)
@@ -965,33 +1002,45 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		f.At(nx).Op("st.global.u64", ptx.Mem(na, 0), nbase)
 	}
 	f.BarSync(0)
-	fr := g.finalRanks(packed, valid, "rs_cnt", "rs_dst")
+	fr := g.finalRanks(packed, validOf, "rs_cnt", "rs_dst")
 	tb := f.Reg(ptx.U32)
 	f.Op("mov.u32", tb, ptx.Sym("rs_tile"))
 	kmt := memType(ks)
 	for i, key := range keys {
 		a := f.Reg(ptx.U32)
 		f.Fma(a, fr[i], ptx.Int(ks), tb)
-		f.At(valid[i]).Op("st.shared"+kmt.String(), ptx.Mem(a, 0), key)
+		f.At(validOf(i)).Op("st.shared"+kmt.String(), ptx.Mem(a, 0), key)
 	}
 	f.BarSync(0)
 	// Write the keys in tile order: runs of one digit go to consecutive addresses.
 	ob := f.Reg(ptx.U32)
 	f.Op("mov.u32", ob, ptx.Sym("rs_off"))
-	dj := make([]ptx.Reg, K)
-	vj := make([]ptx.Reg, K)
+	var db ptx.Reg
+	if p.Val != ValNone {
+		db = f.Reg(ptx.U32)
+		f.Op("mov.u32", db, ptx.Sym("rs_dig"))
+		f.Add(db, db, g.tid)
+	}
+	validIdx := func(j int) ptx.Reg {
+		idx := f.Reg(ptx.U32)
+		f.Add(idx, g.tid, ptx.Int(j*SortBlock))
+		return f.Setp(ptx.Lt, idx, count)
+	}
 	for j := 0; j < K; j++ {
 		idx := f.Reg(ptx.U32)
 		f.Add(idx, g.tid, ptx.Int(j*SortBlock))
-		vj[j] = f.Setp(ptx.Lt, idx, count)
+		vj := f.Setp(ptx.Lt, idx, count)
 		a := f.Reg(ptx.U32)
 		f.Fma(a, idx, ptx.Int(ks), tb)
 		key := f.Reg(g.kt())
 		f.Mov(key, ptx.Int(0))
-		f.At(vj[j]).Op("ld.shared"+kmt.String(), key, ptx.Mem(a, 0))
-		dj[j] = g.digitOf(g.ordered(key), shift)
+		f.At(vj).Op("ld.shared"+kmt.String(), key, ptx.Mem(a, 0))
+		d := g.digitOf(g.ordered(key), shift)
+		if p.Val != ValNone {
+			f.St(ptx.Shared, ptx.CacheDefault, ptx.U8, ptx.Mem(db, int64(j*SortBlock)), d)
+		}
 		oa := f.Reg(ptx.U32)
-		f.Fma(oa, dj[j], ptx.Int(8), ob)
+		f.Fma(oa, d, ptx.Int(8), ob)
 		off := f.Reg(ptx.U64)
 		f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(oa, 0), off)
 		pos := f.Reg(ptx.U64)
@@ -1001,7 +1050,7 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		ga := f.Reg(ptx.U64)
 		f.Fma(ga, pos, ptx.Int(ks), kDst)
 		w := f.Reg(ptx.Pred)
-		f.Op("and.pred", w, vj[j], writeKeys)
+		f.Op("and.pred", w, vj, writeKeys)
 		f.At(w).Op("st.global"+kmt.String(), ptx.Mem(ga, 0), key)
 	}
 	if p.Val != ValNone {
@@ -1009,12 +1058,12 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		if p.Val == ValIndex {
 			in = -1
 		}
-		vSrc, vDst := pick(in, 5, 6, 7)
+		vSrc, vDst := pick(g2, in, 5, 6, 7)
 		vmt := memType(vs)
 		vals := make([]ptx.Reg, K)
 		for i := range vals {
 			a := f.Reg(ptx.U64)
-			f.Cvt(a, slots[i])
+			f.Cvt(a, slotOf(i))
 			if p.Val == ValIndex {
 				// The first active pass makes the indices: the key's place in its row.
 				v := f.Reg(regType(vs))
@@ -1022,7 +1071,7 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 				f.Add(idx, a, tileOff)
 				f.Cvt(v, idx)
 				ld := f.Reg(ptx.Pred)
-				f.Op("and.pred", ld, valid[i], notp(f, first))
+				f.Op("and.pred", ld, validOf(i), notp(f, first))
 				f.Add(a, a, elemStart)
 				f.Fma(a, a, ptx.Int(vs), vSrc)
 				f.At(ld).Op("ld.global.nc"+vmt.String(), v, ptx.Mem(a, 0))
@@ -1031,13 +1080,13 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 			}
 			f.Add(a, a, elemStart)
 			f.Fma(a, a, ptx.Int(vs), vSrc)
-			vals[i] = loadElem(f, vs, valid[i], ptx.Mem(a, 0), true)
+			vals[i] = loadElem(f, vs, validOf(i), ptx.Mem(a, 0), true)
 		}
 		f.BarSync(0) // every key read from the tile
 		for i, v := range vals {
 			a := f.Reg(ptx.U32)
 			f.Fma(a, fr[i], ptx.Int(vs), tb)
-			f.At(valid[i]).Op("st.shared"+vmt.String(), ptx.Mem(a, 0), v)
+			f.At(validOf(i)).Op("st.shared"+vmt.String(), ptx.Mem(a, 0), v)
 		}
 		f.BarSync(0)
 		for j := 0; j < K; j++ {
@@ -1045,11 +1094,14 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 			f.Add(idx, g.tid, ptx.Int(j*SortBlock))
 			a := f.Reg(ptx.U32)
 			f.Fma(a, idx, ptx.Int(vs), tb)
+			vj := validIdx(j)
 			v := f.Reg(regType(vs))
 			f.Mov(v, ptx.Int(0))
-			f.At(vj[j]).Op("ld.shared"+vmt.String(), v, ptx.Mem(a, 0))
+			f.At(vj).Op("ld.shared"+vmt.String(), v, ptx.Mem(a, 0))
+			d := f.Reg(ptx.U32)
+			f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U8, ptx.Mem(db, int64(j*SortBlock)), d)
 			oa := f.Reg(ptx.U32)
-			f.Fma(oa, dj[j], ptx.Int(8), ob)
+			f.Fma(oa, d, ptx.Int(8), ob)
 			off := f.Reg(ptx.U64)
 			f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(oa, 0), off)
 			pos := f.Reg(ptx.U64)
@@ -1057,7 +1109,7 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 			f.Cvt(idx64, idx)
 			f.Add(pos, off, idx64)
 			w := f.Reg(ptx.Pred)
-			f.Op("and.pred", w, vj[j], f.Setp(ptx.Ne, vDst, ptx.Int(0)))
+			f.Op("and.pred", w, vj, f.Setp(ptx.Ne, vDst, ptx.Int(0)))
 			if p.Val == ValIndex {
 				// The last pass writes int64 indices.
 				v64 := v
@@ -1138,23 +1190,25 @@ func (b *RadixBlockSort) PTX(major, minor int) (src, entry string, err error) {
 	f.Add(passes, passes, ptx.Int(P))
 	keys := make([]ptx.Reg, K)
 	cars := make([]ptx.Reg, K)
-	valid := make([]ptx.Reg, K)
-	nvalid := make([]ptx.Reg, K)
-	slots := make([]ptx.Reg, K)
+	slot0 := g.slotOf(0)
+	slotOf := func(i int) ptx.Reg {
+		s := f.Reg(ptx.U32)
+		f.Add(s, slot0, ptx.Int(32*i))
+		return s
+	}
+	validOf := func(i int) ptx.Reg { return f.Setp(ptx.Lt, slotOf(i), count) }
+	a0 := f.Reg(ptx.U64)
+	f.Cvt(a0, slot0)
+	f.Add(a0, a0, start)
+	f.Fma(a0, a0, ptx.Int(ks), pin)
 	for i := range keys {
-		slots[i] = g.slotOf(i)
-		valid[i] = f.Setp(ptx.Lt, slots[i], count)
-		nvalid[i] = g.lanesValid(i, count)
-		a := f.Reg(ptx.U64)
-		f.Cvt(a, slots[i])
-		f.Add(a, a, start)
-		f.Fma(a, a, ptx.Int(ks), pin)
-		keys[i] = loadElem(f, ks, valid[i], ptx.Mem(a, 0), true)
+		keys[i] = loadElem(f, ks, validOf(i), ptx.Mem(a0, int64(32*i*ks)), true)
+		sl := slotOf(i)
 		r := f.Reg(ptx.U32)
-		f.Div(r, slots[i], rl)
+		f.Div(r, sl, rl)
 		cars[i] = f.Reg(ptx.U32)
 		f.Shl(cars[i], r, ptx.Int(16))
-		f.Or(cars[i], cars[i], slots[i])
+		f.Or(cars[i], cars[i], sl)
 	}
 	kb, cb := f.Reg(ptx.U32), f.Reg(ptx.U32)
 	f.Op("mov.u32", kb, ptx.Sym("bs_keys"))
@@ -1171,15 +1225,14 @@ func (b *RadixBlockSort) PTX(major, minor int) (src, entry string, err error) {
 		f.Shl(ksh, ps, ptx.Int(3))
 		rsh := f.Reg(ptx.U32)
 		f.Sub(rsh, ksh, ptx.Int(8*P-16)) // 16 + 8*(ps-P): the row number's bits in car
-		digits := make([]ptx.Reg, K)
-		for i := range keys {
+		packed := g.rankItems("bs_cnt", K, func(i int) (ptx.Reg, ptx.Reg) {
 			dk := g.digitOf(g.ordered(keys[i]), ksh)
 			dr := f.Reg(ptx.U32)
 			f.Op("bfe.u32", dr, cars[i], rsh, ptx.Int(8))
-			digits[i] = f.Reg(ptx.U32)
-			f.Selp(digits[i], dk, dr, isKey)
-		}
-		packed := g.rankItems("bs_cnt", digits, nvalid, false)
+			d := f.Reg(ptx.U32)
+			f.Selp(d, dk, dr, isKey)
+			return d, g.lanesValid(i, count)
+		}, false)
 		f.BarSync(0)
 		cnt := g.warpPrefix("bs_cnt")
 		excl, _ := g.blockScan(cnt, "bs_sum")
@@ -1188,23 +1241,24 @@ func (b *RadixBlockSort) PTX(major, minor int) (src, entry string, err error) {
 		f.Fma(a, g.tid, ptx.Int(4), a)
 		f.St(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(a, 0), excl)
 		f.BarSync(0)
-		fr := g.finalRanks(packed, valid, "bs_cnt", "bs_dst")
+		fr := g.finalRanks(packed, validOf, "bs_cnt", "bs_dst")
 		for i := range keys {
+			v := validOf(i)
 			ka := f.Reg(ptx.U32)
 			f.Fma(ka, fr[i], ptx.Int(ks), kb)
-			f.At(valid[i]).Op("st.shared"+kmt.String(), ptx.Mem(ka, 0), keys[i])
+			f.At(v).Op("st.shared"+kmt.String(), ptx.Mem(ka, 0), keys[i])
 			ca := f.Reg(ptx.U32)
 			f.Fma(ca, fr[i], ptx.Int(4), cb)
-			f.At(valid[i]).Op("st.shared.u32", ptx.Mem(ca, 0), cars[i])
+			f.At(v).Op("st.shared.u32", ptx.Mem(ca, 0), cars[i])
 		}
 		f.BarSync(0)
+		ka0, ca0 := f.Reg(ptx.U32), f.Reg(ptx.U32)
+		f.Fma(ka0, slot0, ptx.Int(ks), kb)
+		f.Fma(ca0, slot0, ptx.Int(4), cb)
 		for i := range keys {
-			ka := f.Reg(ptx.U32)
-			f.Fma(ka, slots[i], ptx.Int(ks), kb)
-			f.At(valid[i]).Op("ld.shared"+kmt.String(), keys[i], ptx.Mem(ka, 0))
-			ca := f.Reg(ptx.U32)
-			f.Fma(ca, slots[i], ptx.Int(4), cb)
-			f.At(valid[i]).Op("ld.shared.u32", cars[i], ptx.Mem(ca, 0))
+			v := validOf(i)
+			f.At(v).Op("ld.shared"+kmt.String(), keys[i], ptx.Mem(ka0, int64(32*i*ks)))
+			f.At(v).Op("ld.shared.u32", cars[i], ptx.Mem(ca0, int64(32*i*4)))
 		}
 	}
 	f.Add(ps, ps, ptx.Int(1))
@@ -1223,12 +1277,13 @@ func (b *RadixBlockSort) PTX(major, minor int) (src, entry string, err error) {
 	}
 	for i := range keys {
 		pos := f.Reg(ptx.U64)
-		f.Cvt(pos, slots[i])
+		f.Cvt(pos, slotOf(i))
 		f.Add(pos, pos, start)
 		a := f.Reg(ptx.U64)
 		f.Fma(a, pos, ptx.Int(ks), pout)
+		vi := validOf(i)
 		w := f.Reg(ptx.Pred)
-		f.Op("and.pred", w, valid[i], wk)
+		f.Op("and.pred", w, vi, wk)
 		f.At(w).Op("st.global"+kmt.String(), ptx.Mem(a, 0), keys[i])
 		if b.Val == ValNone {
 			continue
@@ -1245,7 +1300,7 @@ func (b *RadixBlockSort) PTX(major, minor int) (src, entry string, err error) {
 			f.Cvt(i64, idx)
 			va := f.Reg(ptx.U64)
 			f.Fma(va, pos, ptx.Int(8), pvout)
-			f.At(valid[i]).Op("st.global.u64", ptx.Mem(va, 0), i64)
+			f.At(vi).Op("st.global.u64", ptx.Mem(va, 0), i64)
 			continue
 		}
 		vs := b.ValSize
@@ -1253,10 +1308,10 @@ func (b *RadixBlockSort) PTX(major, minor int) (src, entry string, err error) {
 		f.Cvt(src, orig)
 		f.Add(src, src, start)
 		f.Fma(src, src, ptx.Int(vs), pvin)
-		v := loadElem(f, vs, valid[i], ptx.Mem(src, 0), true)
+		v := loadElem(f, vs, vi, ptx.Mem(src, 0), true)
 		va := f.Reg(ptx.U64)
 		f.Fma(va, pos, ptx.Int(vs), pvout)
-		f.At(valid[i]).Op("st.global"+memType(vs).String(), ptx.Mem(va, 0), v)
+		f.At(vi).Op("st.global"+memType(vs).String(), ptx.Mem(va, 0), v)
 	}
 	f.Ret()
 	return m.String(), entry, nil
