@@ -790,9 +790,9 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 	// register holds them through it.
 	type passGeo struct {
 		t, k, mm, tp, tr, tpr, tps, seg, count ptx.Reg // u32
-		tileOff, elemStart                    ptx.Reg // u64
-		even, first, final                    ptx.Reg // pred
-		cur                                   ptx.Reg // u64 status half
+		tileOff, elemStart                     ptx.Reg // u64
+		even, first, final                     ptx.Reg // pred
+		cur                                    ptx.Reg // u64 status half
 	}
 	geo := func() *passGeo {
 		ge := &passGeo{t: f.Reg(ptx.U32), k: f.Reg(ptx.U32), mm: f.Reg(ptx.U32)}
