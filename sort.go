@@ -391,10 +391,13 @@ func init() {
 // sortConfigFromEnv returns the default configuration with the environment's
 // overrides: GPU_SORT_ITEMS (pass items for keys of up to 4 bytes, 4 to 24),
 // GPU_SORT_ITEMS8 (4 to 16), GPU_SORT_LOOKBACK (1 to 32), GPU_SORT_MINBLOCKS (0 to 8:
-// .minnctapersm of the passes; 3 fits 80 registers without spills under ptxas 11.8),
-// GPU_SORT_MATCH=1 (match.any.sync instead of eight ballots in the ranking).
+// .minnctapersm of the passes; by default none, about 90 registers, two blocks per
+// multiprocessor; 3 caps them at 80, which ptxas 11.8 fits without spills at 14 items
+// of up to 4 bytes without a payload and at 10 items of 8 bytes, with 12 to 36 bytes
+// of spills at the default items), GPU_SORT_MATCH=1 (match.any.sync instead of eight
+// ballots in the ranking).
 func sortConfigFromEnv(getenv func(string) string) sortConfig {
-	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 16, HistItems: 8, SegMax: kernel.SortSegmentMax, MinBlocks: 3}
+	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 16, HistItems: 8, SegMax: kernel.SortSegmentMax}
 	if v, err := strconv.Atoi(getenv("GPU_SORT_ITEMS")); err == nil && v >= 4 && v <= 24 {
 		c.Items4 = v
 	}

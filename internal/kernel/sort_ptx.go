@@ -1148,6 +1148,7 @@ func (b *RadixBlockSort) PTX(major, minor int) (src, entry string, err error) {
 	f := m.Kernel(entry, ptx.P("keyIn", ptx.U64), ptx.P("keyOut", ptx.U64), ptx.P("valIn", ptx.U64), ptx.P("valOut", ptx.U64),
 		ptx.P("rows", ptx.U64), ptx.P("rowLen", ptx.U64), ptx.P("rowsPerBlock", ptx.U64))
 	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", SortBlock))
+	f.Attr(".minnctapersm 2") // (its shared memory allows 5; two blocks keep 128 registers)
 	K, tile, ks := b.Items, b.Tile(), b.Order.Size()
 	P := b.Order.Passes()
 	f.Shared("bs_keys", ptx.B8, 16, tile*max(ks, 4))

@@ -35,13 +35,15 @@ func TestSortPtxas(t *testing.T) {
 	}
 	specs = append(specs,
 		&RadixPass{Order: SortKey{Type: dtype.Float32, Descending: true}, Items: 16, Val: ValPayload, ValSize: 8, Lookback: 16},
-		&RadixPass{Order: SortKey{Type: dtype.Float64}, Items: 12, Val: ValIndex, ValSize: 8, Lookback: 32},
+		&RadixPass{Order: SortKey{Type: dtype.Float64}, Items: 12, Val: ValIndex, ValSize: 8, Lookback: 16},
 		&RadixPass{Order: SortKey{Type: dtype.Uint8}, Items: 16, Val: ValPayload, ValSize: 1, Lookback: 1},
 		&RadixBlockSort{Order: SortKey{Type: dtype.Int16, Descending: true}, Items: 16, Val: ValPayload, ValSize: 8},
-		&RadixPass{Order: SortKey{Type: dtype.Float32}, Items: 16, Val: ValNone, Lookback: 16, MinBlocks: 3},
-		&RadixPass{Order: SortKey{Type: dtype.Float32}, Items: 16, Val: ValIndex, ValSize: 4, Lookback: 16, MinBlocks: 3},
+		// Three blocks per multiprocessor fit without spills (ptxas 11.8) at 14 items of
+		// up to 4 bytes without a payload, 10 of 8 bytes.
+		&RadixPass{Order: SortKey{Type: dtype.Float32}, Items: 14, Val: ValNone, Lookback: 16, MinBlocks: 3},
+		&RadixPass{Order: SortKey{Type: dtype.Float32}, Items: 14, Val: ValIndex, ValSize: 4, Lookback: 16, MinBlocks: 3},
 		&RadixPass{Order: SortKey{Type: dtype.Int32}, Items: 16, Val: ValIndex, ValSize: 4, Lookback: 16, Match: true},
-		&RadixPass{Order: SortKey{Type: dtype.Float64}, Items: 12, Val: ValIndex, ValSize: 4, Lookback: 16, MinBlocks: 3},
+		&RadixPass{Order: SortKey{Type: dtype.Float64}, Items: 10, Val: ValIndex, ValSize: 4, Lookback: 16, MinBlocks: 3},
 		&RadixPlan{Passes: 1}, &RadixPlan{Passes: 4}, &RadixPlan{Passes: 8})
 	for _, sp := range specs {
 		t.Run(sp.Key(), func(t *testing.T) {
