@@ -547,39 +547,41 @@ func radixSort(s *Stream, sp *kernel.RadixPass, cfg sortConfig, keys, vals *head
 	if err != nil {
 		return err
 	}
-	// Work: the plan flags, the counts and the base offsets.
+	// Work, one allocation: the counts, the plan flags, the two look-back status
+	// halves and the base offsets; one memset zeroes the plan and the first status
+	// half (and the counts, when blocks add to them).
 	nseg := rows * segs
 	histBytes := int64(nseg) * int64(P) * kernel.RadixDigits * 4
-	work, err := s.Alloc(kernel.SortPlanBytes + histBytes + 2*histBytes)
+	statusBytes := int64(kernel.StatusBytes(maxTiles))
+	planOff := histBytes
+	statusOff := planOff + kernel.SortPlanBytes
+	baseOff := statusOff + statusBytes
+	work, err := s.Alloc(baseOff + 2*histBytes)
 	if err != nil {
 		return err
 	}
 	defer work.Free()
-	zeroed := int64(kernel.SortPlanBytes)
+	zeroFrom := planOff
 	if store == 0 {
-		zeroed += histBytes
+		zeroFrom = 0
 	}
-	if err := sliceMemset(s, work, 0, zeroed); err != nil {
+	if err := sliceMemset(s, work, zeroFrom, statusOff+statusBytes/2-zeroFrom); err != nil {
 		return err
 	}
-	planB, err := work.Slice(0, kernel.SortPlanBytes)
+	histB, err := work.Slice(0, histBytes)
 	if err != nil {
 		return err
 	}
-	histB, err := work.Slice(kernel.SortPlanBytes, histBytes)
+	planB, err := work.Slice(planOff, kernel.SortPlanBytes)
 	if err != nil {
 		return err
 	}
-	baseB, err := work.Slice(kernel.SortPlanBytes+histBytes, 2*histBytes)
+	status, err := work.Slice(statusOff, statusBytes)
 	if err != nil {
 		return err
 	}
-	status, err := s.Alloc(int64(kernel.StatusBytes(maxTiles)))
+	baseB, err := work.Slice(baseOff, 2*histBytes)
 	if err != nil {
-		return err
-	}
-	defer status.Free()
-	if err := sliceMemset(s, status, 0, int64(kernel.StatusBytes(maxTiles)/2)); err != nil {
 		return err
 	}
 	block := Dim3{X: kernel.SortBlock}

@@ -210,7 +210,8 @@ const (
 // a[i] > v, or len(a); by Sort's order (NaNs last, -0 equal to +0). The result is int64
 // of v's shape. a is not checked to be sorted (an unsorted a gives unspecified indices,
 // as in NumPy). On CUDA each query is a binary search whose top 12 levels (11 for
-// 8-byte elements) read a copy of their pivots in shared memory.
+// 8-byte elements) read a copy of their pivots in shared memory, two queries per
+// thread interleaved.
 func SearchSorted[T Elem](s *Stream, a, v *Array[T], side Side) (*Array[int64], error) {
 	if err := nonNil(a, v); err != nil {
 		return nil, err
@@ -257,17 +258,19 @@ func SearchSorted[T Elem](s *Stream, a, v *Array[T], side Side) (*Array[int64], 
 		return nil, err
 	}
 	defer freeV()
-	levels := 12
+	levels := 12 // 16 KiB of pivots for keys of up to 4 bytes
 	if a.dt.Size() == 8 {
 		levels = 11
 	}
-	sp := &kernel.SearchSorted{Order: kernel.SortKey{Type: a.dt}, Right: side == SideRight, Levels: levels}
+	sp := &kernel.SearchSorted{Order: kernel.SortKey{Type: a.dt}, Right: side == SideRight, Levels: levels, Queries: 2}
 	fn, err := d.kernel(sp)
 	if err != nil {
 		out.Free()
 		return nil, err
 	}
-	grid := max(1, min((n+kernel.SearchSortedBlock-1)/kernel.SearchSortedBlock, 4*max(1, d.info.Multiprocessors)))
+	// Enough blocks to fill the GPU (16 KiB of pivots each), not many more: each
+	// stages the pivots once.
+	grid := max(1, min((n+2*kernel.SearchSortedBlock-1)/(2*kernel.SearchSortedBlock), 8*max(1, d.info.Multiprocessors)))
 	if err := s.Launch(fn, LaunchConfig{Grid: Dim3{X: grid}, Block: Dim3{X: kernel.SearchSortedBlock}},
 		In(ah), uint64(m), In(vh), Out(out), uint64(n)); err != nil {
 		out.Free()

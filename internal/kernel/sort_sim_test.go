@@ -351,8 +351,8 @@ func TestSelectPtxas(t *testing.T) {
 	for _, kt := range sortKeyTypes {
 		o := SortKey{Type: kt, Descending: kt == dtype.Float32}
 		specs = append(specs, &SelectHist{Order: o, Items: 8}, &TopKCount{Order: o, Items: 16}, &TopKGather{Order: o, Items: 16},
-			&UniqueFlags{Order: SortKey{Type: kt}}, &SearchSorted{Order: SortKey{Type: kt}, Levels: 12},
-			&SearchSorted{Order: SortKey{Type: kt}, Right: true, Levels: 11},
+			&UniqueFlags{Order: SortKey{Type: kt}}, &SearchSorted{Order: SortKey{Type: kt}, Levels: 12, Queries: 2},
+			&SearchSorted{Order: SortKey{Type: kt}, Right: true, Levels: 11, Queries: 1},
 			&QuantileGather{In: kt, Out: dtype.Float64}, &QuantileGather{In: kt, Out: dtype.Float32, Median: true})
 	}
 	specs = append(specs, &SelectStep{Passes: 4}, &SelectStep{Passes: 8}, &UniqueCounts{}, &InverseScatter{},
@@ -495,7 +495,7 @@ func TestSortAuxSim(t *testing.T) {
 		simAgree(t, &UniqueFlags{Order: o}, 2, SortBlock, []kArg{kBuf(sorted), kBuf(make([]byte, n)), kU64(uint64(n))})
 		for _, right := range []bool{false, true} {
 			for _, lv := range []int{1, 3, 12} {
-				sp := &SearchSorted{Order: o, Right: right, Levels: lv}
+				sp := &SearchSorted{Order: o, Right: right, Levels: lv, Queries: 1 + lv%4}
 				simAgree(t, sp, 2, SearchSortedBlock, []kArg{kBuf(sorted), kU64(uint64(n)), kBuf(keys), kBuf(make([]byte, n*8)), kU64(uint64(n))})
 				// A short array: most levels past the end of the search.
 				simAgree(t, sp, 1, SearchSortedBlock, []kArg{kBuf(sorted[:3*ks]), kU64(3), kBuf(keys), kBuf(make([]byte, n*8)), kU64(uint64(n))})

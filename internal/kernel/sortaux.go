@@ -141,14 +141,15 @@ const SearchSortedBlock = 256
 // Kernel parameters: sorted u64 (Order.Type), m u64 (> 0), queries u64 (Order.Type),
 // out u64 (int64), n u64. Any grid of SearchSortedBlock-thread blocks.
 type SearchSorted struct {
-	Order  SortKey
-	Right  bool
-	Levels int // 1 to 12
+	Order   SortKey
+	Right   bool
+	Levels  int // 1 to 12
+	Queries int // queries a thread searches at once (1 to 4)
 }
 
 // Key identifies the kernel.
 func (s *SearchSorted) Key() string {
-	return fmt.Sprintf("searchsorted|%s|r%v|l%d", s.Order.key(), s.Right, s.Levels)
+	return fmt.Sprintf("searchsorted|%s|r%v|l%d|q%d", s.Order.key(), s.Right, s.Levels, s.Queries)
 }
 
 // Validate checks the spec.
@@ -161,6 +162,9 @@ func (s *SearchSorted) Validate() error {
 	}
 	if s.Levels < 1 || s.Levels > 12 {
 		return fmt.Errorf("kernel: search levels %d", s.Levels)
+	}
+	if s.Queries < 1 || s.Queries > 4 {
+		return fmt.Errorf("kernel: search of %d queries a thread", s.Queries)
 	}
 	return nil
 }

@@ -131,7 +131,9 @@ func (u *InverseScatter) PTX(major, minor int) (src, entry string, err error) {
 	return m.String(), entry, nil
 }
 
-// PTX returns the batched binary search's PTX.
+// PTX returns the batched binary search's PTX: pivots in shared memory as ordered
+// keys of the key's width, and Queries searches interleaved per thread (their loads
+// in flight together).
 func (s *SearchSorted) PTX(major, minor int) (src, entry string, err error) {
 	if err := s.Validate(); err != nil {
 		return "", "", err
@@ -143,13 +145,14 @@ func (s *SearchSorted) PTX(major, minor int) (src, entry string, err error) {
 	g := newSortGen(f, s.Order, 1)
 	ks := s.Order.Size()
 	kt := g.kt()
+	pw := kt.Bits() / 8 // pivot bytes
 	nodes := 1<<s.Levels - 1
-	f.Shared("sr_piv", ptx.B64, 16, nodes)
+	f.Shared("sr_piv", ptx.B8, 16, nodes*pw)
 	pa, pq, po := globalParam(f, 0), globalParam(f, 2), globalParam(f, 3)
 	mLen, n := f.LdParam(1), f.LdParam(4)
 	pivBase := f.Reg(ptx.U32)
 	f.Op("mov.u32", pivBase, ptx.Sym("sr_piv"))
-	f.Sub(pivBase, pivBase, ptx.Int(8)) // node i (from 1) at 8(i-1)
+	f.Sub(pivBase, pivBase, ptx.Int(pw)) // node i (from 1) at pw*(i-1)
 	// goRight emits the step's decision: pivot (ordered) before the query v?
 	goRight := func(piv, v ptx.Reg) ptx.Reg {
 		if s.Right {
@@ -157,6 +160,8 @@ func (s *SearchSorted) PTX(major, minor int) (src, entry string, err error) {
 		}
 		return f.Setp(ptx.Lt, piv, v)
 	}
+	always := f.Reg(ptx.Pred)
+	f.Op("setp.eq.u32", always, g.tid, g.tid)
 	// Stage the pivots: node i (heap order from 1) replays its path from the root.
 	{
 		node := f.Reg(ptx.U32)
@@ -193,74 +198,114 @@ func (s *SearchSorted) PTX(major, minor int) (src, entry string, err error) {
 		ok := f.Setp(ptx.Lt, lo, hi)
 		a := f.Reg(ptx.U64)
 		f.Fma(a, mid, ptx.Int(ks), pa)
-		x := loadElem(f, ks, ok, ptx.Mem(a, 0), true)
-		o := g.ordered(x)
-		o64 := f.Reg(ptx.U64)
-		f.Cvt(o64, o)
+		o := g.ordered(loadElem(f, ks, ok, ptx.Mem(a, 0), true))
 		sa := f.Reg(ptx.U32)
-		f.Fma(sa, node, ptx.Int(8), pivBase)
-		f.St(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(sa, 0), o64)
+		f.Fma(sa, node, ptx.Int(pw), pivBase)
+		f.St(ptx.Shared, ptx.CacheDefault, kt, ptx.Mem(sa, 0), o)
 		f.Add(node, node, ptx.Int(SearchSortedBlock))
 		f.Bra(loop)
 		f.Place(done)
 	}
 	f.BarSync(0)
-	gridStride(f, n, func(i ptx.Reg) {
+	// Q queries per thread and round: i, i+step, ... (grid-stride).
+	Q := s.Queries
+	i := f.Reg(ptx.U64)
+	{
+		b, nt, tid := f.Reg(ptx.U64), f.Reg(ptx.U64), f.Reg(ptx.U64)
+		f.Cvt(b, f.Special(ptx.CtaidX))
+		f.Cvt(nt, f.Special(ptx.NtidX))
+		f.Cvt(tid, f.Special(ptx.TidX))
+		f.Fma(i, b, nt, tid)
+	}
+	step := f.Reg(ptx.U64)
+	f.Cvt(step, f.Special(ptx.NctaidX))
+	f.Mul(step, step, ptx.Int(SearchSortedBlock))
+	loop, done := f.NewLabel(), f.NewLabel()
+	f.Place(loop)
+	f.At(f.Setp(ptx.Ge, i, n)).Bra(done)
+	type query struct{ idx, v, lo, hi, node ptx.Reg }
+	qs := make([]query, Q)
+	for j := range qs {
+		q := &qs[j]
+		q.idx = f.Reg(ptx.U64)
+		f.Fma(q.idx, step, ptx.Int(j), i)
+		in := f.Setp(ptx.Lt, q.idx, n)
 		qa := f.Reg(ptx.U64)
-		f.Fma(qa, i, ptx.Int(ks), pq)
-		one := f.Reg(ptx.Pred)
-		f.Op("setp.eq.u32", one, g.tid, g.tid)
-		v := g.ordered(loadElem(f, ks, one, ptx.Mem(qa, 0), true))
-		lo, hi := f.Reg(ptx.U64), f.Reg(ptx.U64)
-		f.Mov(lo, ptx.Int(0))
-		f.Mov(hi, mLen)
-		node := f.Reg(ptx.U32)
-		f.Mov(node, ptx.Int(1))
-		for lvl := 0; lvl < s.Levels; lvl++ {
-			act := f.Setp(ptx.Lt, lo, hi)
-			mid := f.Reg(ptx.U64)
-			f.Add(mid, lo, hi)
-			f.Shr(mid, mid, ptx.Int(1))
-			sa := f.Reg(ptx.U32)
-			f.Fma(sa, node, ptx.Int(8), pivBase)
-			p64 := f.Reg(ptx.U64)
-			f.Mov(p64, ptx.Int(0))
-			f.At(act).Op("ld.shared.u64", p64, ptx.Mem(sa, 0))
-			piv := f.Reg(kt)
-			f.Cvt(piv, p64)
-			right := goRight(piv, v)
-			r, l := f.Reg(ptx.Pred), f.Reg(ptx.Pred)
-			f.Op("and.pred", r, act, right)
-			f.Op("and.pred", l, act, notp(f, right))
-			m1 := f.Reg(ptx.U64)
-			f.Add(m1, mid, ptx.Int(1))
-			f.At(r).Op("mov.u64", lo, m1)
-			f.At(l).Op("mov.u64", hi, mid)
-			rb := f.Reg(ptx.U32)
-			f.Selp(rb, ptx.Int(1), ptx.Int(0), right)
-			f.At(act).Op("mad.lo.u32", node, node, ptx.Int(2), rb)
-		}
-		// The rest of the search in global memory.
-		loop, done := f.NewLabel(), f.NewLabel()
-		f.Place(loop)
-		f.At(f.Setp(ptx.Ge, lo, hi)).Bra(done)
+		f.Fma(qa, q.idx, ptx.Int(ks), pq)
+		q.v = g.ordered(loadElem(f, ks, in, ptx.Mem(qa, 0), true))
+		q.lo, q.hi = f.Reg(ptx.U64), f.Reg(ptx.U64)
+		f.Mov(q.lo, ptx.Int(0))
+		f.Mov(q.hi, mLen)
+		f.At(notp(f, in)).Op("mov.u64", q.hi, ptx.Int(0)) // no search past the end
+		q.node = f.Reg(ptx.U32)
+		f.Mov(q.node, ptx.Int(1))
+	}
+	// step emits one step of query q reading its pivot with load.
+	stepQ := func(q *query, act ptx.Reg, load func(mid ptx.Reg) ptx.Reg) {
 		mid := f.Reg(ptx.U64)
-		f.Add(mid, lo, hi)
+		f.Add(mid, q.lo, q.hi)
 		f.Shr(mid, mid, ptx.Int(1))
-		a := f.Reg(ptx.U64)
-		f.Fma(a, mid, ptx.Int(ks), pa)
-		x := loadElem(f, ks, one, ptx.Mem(a, 0), true)
-		right := goRight(g.ordered(x), v)
+		right := goRight(load(mid), q.v)
+		r, l := f.Reg(ptx.Pred), f.Reg(ptx.Pred)
+		f.Op("and.pred", r, act, right)
+		f.Op("and.pred", l, act, notp(f, right))
 		m1 := f.Reg(ptx.U64)
 		f.Add(m1, mid, ptx.Int(1))
-		f.At(right).Op("mov.u64", lo, m1)
-		f.AtNot(right).Op("mov.u64", hi, mid)
-		f.Bra(loop)
-		f.Place(done)
+		f.At(r).Op("mov.u64", q.lo, m1)
+		f.At(l).Op("mov.u64", q.hi, mid)
+		rb := f.Reg(ptx.U32)
+		f.Selp(rb, ptx.Int(1), ptx.Int(0), right)
+		f.At(act).Op("mad.lo.u32", q.node, q.node, ptx.Int(2), rb)
+	}
+	for lvl := 0; lvl < s.Levels; lvl++ {
+		for j := range qs {
+			q := &qs[j]
+			act := f.Setp(ptx.Lt, q.lo, q.hi)
+			stepQ(q, act, func(ptx.Reg) ptx.Reg {
+				sa := f.Reg(ptx.U32)
+				f.Fma(sa, q.node, ptx.Int(pw), pivBase)
+				piv := f.Reg(kt)
+				f.Mov(piv, ptx.Int(0))
+				f.At(act).Op("ld.shared"+kt.String(), piv, ptx.Mem(sa, 0))
+				return piv
+			})
+		}
+	}
+	// The rest of the searches in global memory, together.
+	{
+		inner, innerDone := f.NewLabel(), f.NewLabel()
+		f.Place(inner)
+		any := f.Reg(ptx.Pred)
+		f.Op("setp.ne.u32", any, g.tid, g.tid) // false
+		acts := make([]ptx.Reg, Q)
+		for j := range qs {
+			acts[j] = f.Setp(ptx.Lt, qs[j].lo, qs[j].hi)
+			f.Op("or.pred", any, any, acts[j])
+		}
+		f.AtNot(any).Bra(innerDone)
+		for j := range qs {
+			q := &qs[j]
+			act := acts[j]
+			stepQ(q, act, func(mid ptx.Reg) ptx.Reg {
+				a := f.Reg(ptx.U64)
+				f.Fma(a, mid, ptx.Int(ks), pa)
+				return g.ordered(loadElem(f, ks, act, ptx.Mem(a, 0), true))
+			})
+		}
+		f.Bra(inner)
+		f.Place(innerDone)
+	}
+	for j := range qs {
+		q := &qs[j]
+		in := f.Setp(ptx.Lt, q.idx, n)
 		oa := f.Reg(ptx.U64)
-		f.Fma(oa, i, ptx.Int(8), po)
-		f.St(ptx.Global, ptx.CacheDefault, ptx.U64, ptx.Mem(oa, 0), lo)
-	})
+		f.Fma(oa, q.idx, ptx.Int(8), po)
+		f.At(in).Op("st.global.u64", ptx.Mem(oa, 0), q.lo)
+	}
+	f.Fma(i, step, ptx.Int(Q), i)
+	f.Bra(loop)
+	f.Place(done)
+	_ = always
 	f.Ret()
 	return m.String(), entry, nil
 }
