@@ -109,7 +109,8 @@ func topkRows(s *Stream, keys *header, rows, n, k int, desc bool, outK, outV *he
 		}
 		for _, pr := range [][2]*header{{outK, hk}, {outV, hv}} {
 			v := &header{buf: pr[1].buf, dt: pr[1].dt, shape: []int{rows, k}, strides: []int{n, 1}}
-			if err := permuteInto(s, pr[0], v); err != nil {
+			o := &header{buf: pr[0].buf, dt: pr[0].dt, shape: []int{rows, k}, strides: []int{k, 1}, off: pr[0].off}
+			if err := permuteInto(s, o, v); err != nil {
 				return err
 			}
 		}

@@ -62,6 +62,18 @@ func TestTopK(t *testing.T) {
 				checkTopK(t, s, stGen[float64](rng, c.rows*c.n, patRandom), c.rows, c.n, c.k, sm)
 			}
 		}
+		// 1-D.
+		x1 := mustArr[float32](t)(gpu.FromSlice(s, []float32{0.5, 2, -3, 2, 7}, 5))
+		v1, i1, err := gpu.TopK(s, x1, 3, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g, gi := toSlice(t, v1), toSlice(t, i1); !slices.Equal(g, []float32{7, 2, 2}) || !slices.Equal(gi, []int64{4, 1, 3}) {
+			t.Fatalf("1-D top 3: %v %v", g, gi)
+		}
+		x1.Free()
+		v1.Free()
+		i1.Free()
 		// Ties at the k-th value: the first ones by index.
 		xs := make([]int64, 30000)
 		for i := range xs {
