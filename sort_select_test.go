@@ -37,6 +37,11 @@ func checkTopK[T gpu.Elem](t *testing.T, s *gpu.Stream, xs []T, rows, n, k int, 
 	}
 	want := stArgsort(xs, n, !smallest)
 	gv, gi := toSlice(t, v), toSlice(t, idx)
+	for i, x := range toSlice(t, a) {
+		if stBits(x) != stBits(xs[i]) {
+			t.Fatalf("TopK changed its input at %d", i)
+		}
+	}
 	for r := 0; r < rows; r++ {
 		for j := 0; j < k; j++ {
 			w := want[r*n+j]
@@ -156,6 +161,11 @@ func checkUnique[T gpu.Elem](t *testing.T, s *gpu.Stream, xs []T, shape []int) {
 	}
 	defer r.Free()
 	gv, gf, gi, gc := toSlice(t, r.Values), toSlice(t, r.Indices), toSlice(t, r.Inverse), toSlice(t, r.Counts)
+	for i, x := range toSlice(t, a) {
+		if stBits(x) != stBits(xs[i]) {
+			t.Fatalf("Unique changed its input at %d", i)
+		}
+	}
 	if len(gv) != len(wv) {
 		t.Fatalf("%v: %d unique values, want %d", dtype.Of[T](), len(gv), len(wv))
 	}
