@@ -502,9 +502,10 @@ func radixSort(s *Stream, sp *kernel.RadixPass, cfg sortConfig, keys, vals *head
 	tpr := (rowLen + tile - 1) / tile
 	segMax := min(kernel.SortSegmentMax, max(cfg.SegMax, tile))
 	maxLaunch := segMax / tile
-	// Histogram chunks: about 8 blocks per multiprocessor, never across a segment.
+	// Histogram chunks: about 4 blocks per multiprocessor (one wave of them: each
+	// takes 32 KiB of shared memory and 47 registers a thread), never across a segment.
 	sms := max(1, d.info.Multiprocessors)
-	chunkTiles := max(1, (rows*tpr+8*sms-1)/(8*sms))
+	chunkTiles := max(1, (rows*tpr+4*sms-1)/(4*sms))
 	tps, segs := tpr, 1
 	if rowLen > segMax {
 		chunkTiles = min(chunkTiles, maxLaunch)

@@ -122,7 +122,7 @@ func topkRows(s *Stream, keys *header, rows, n, k int, desc bool, outK, outV *he
 	tile := kernel.SortBlock * items
 	tiles := (n + tile - 1) / tile
 	sms := max(1, d.info.Multiprocessors)
-	chunkTiles := max(1, (rows*tiles+8*sms-1)/(8*sms))
+	chunkTiles := max(1, (rows*tiles+4*sms-1)/(4*sms))
 	chunk := chunkTiles * tile
 	chunks := (n + chunk - 1) / chunk
 	if int64(rows)*int64(max(chunks, tiles)) > 1<<31-1 {
