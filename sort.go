@@ -80,6 +80,9 @@ func Sort[T Elem](s *Stream, a *Array[T], axis int, opts ...SortOption) (*Array[
 	if err := nonNil(a); err != nil {
 		return nil, err
 	}
+	if err := nilStream(s); err != nil {
+		return nil, err
+	}
 	o, err := sortOpts(opts)
 	if err != nil {
 		return nil, err
@@ -102,6 +105,9 @@ func Argsort[T Elem](s *Stream, a *Array[T], axis int, opts ...SortOption) (*Arr
 	if err := nonNil(a); err != nil {
 		return nil, err
 	}
+	if err := nilStream(s); err != nil {
+		return nil, err
+	}
 	o, err := sortOpts(opts)
 	if err != nil {
 		return nil, err
@@ -122,6 +128,9 @@ func Argsort[T Elem](s *Stream, a *Array[T], axis int, opts ...SortOption) (*Arr
 // with the keys rather than through indices).
 func SortByKey[K, V Elem](s *Stream, keys *Array[K], vals *Array[V], axis int, opts ...SortOption) (*Array[K], *Array[V], error) {
 	if err := nonNil(keys, vals); err != nil {
+		return nil, nil, err
+	}
+	if err := nilStream(s); err != nil {
 		return nil, nil, err
 	}
 	if !slices.Equal(keys.shape, vals.shape) {
@@ -157,6 +166,9 @@ func Partition[T Elem](s *Stream, a *Array[T], kth, axis int) (*Array[T], error)
 	if err := nonNil(a); err != nil {
 		return nil, err
 	}
+	if err := nilStream(s); err != nil {
+		return nil, err
+	}
 	if err := checkKth(a.shape, kth, axis); err != nil {
 		return nil, err
 	}
@@ -167,6 +179,9 @@ func Partition[T Elem](s *Stream, a *Array[T], kth, axis int) (*Array[T], error)
 // (numpy.argpartition): Argsort's, which are one such arrangement (see Partition).
 func Argpartition[T Elem](s *Stream, a *Array[T], kth, axis int) (*Array[int64], error) {
 	if err := nonNil(a); err != nil {
+		return nil, err
+	}
+	if err := nilStream(s); err != nil {
 		return nil, err
 	}
 	if err := checkKth(a.shape, kth, axis); err != nil {
