@@ -37,7 +37,7 @@ import (
 // the cores) and sorts short rows with a stable merge sort: the same results.
 //
 // Memory. Besides the result, a sort of n keys of s bytes takes on CUDA a second key
-// buffer (n*s bytes), per segment and pass 3 KiB of counts and offsets, and two look-back
+// buffer (n*s bytes; none for 1-byte keys, which take one pass), per segment and pass 3 KiB of counts and offsets, and two look-back
 // statuses of 1 KiB per tile of up to 2^28 keys (at most 2*64 MiB for 4-byte keys,
 // 2*85 MiB for 8-byte ones). Argsort takes two key buffers and two 32-bit index buffers
 // (8 bytes per index past 2^32 keys in a row), SortByKey a second payload buffer. Sorts
@@ -625,28 +625,24 @@ func radixSort(s *Stream, sp *kernel.RadixPass, cfg sortConfig, keys, vals *head
 		}
 		return b, err
 	}
-	var keyA, keyB, keyFinal any
-	if outK != nil {
-		kb, err := alloc(n * ks)
-		if err != nil {
-			return err
-		}
-		keyA, keyB, keyFinal = InOut(outK), InOut(kb), InOut(outK)
-	} else {
-		keyFinal = DevicePtr(0)
-		keyA = DevicePtr(0)
-		if P >= 3 {
-			ka, err := alloc(n * ks)
-			if err != nil {
-				return err
-			}
-			keyA = InOut(ka)
-		}
+	// With m active passes, pass k writes keyA when m-1-k is even (k < m-1), keyB
+	// when odd: one pass needs neither, two keyB only, three or more both.
+	var keyA, keyB, keyFinal any = DevicePtr(0), DevicePtr(0), DevicePtr(0)
+	if P >= 2 {
 		kb, err := alloc(n * ks)
 		if err != nil {
 			return err
 		}
 		keyB = InOut(kb)
+	}
+	if outK != nil {
+		keyA, keyFinal = InOut(outK), InOut(outK)
+	} else if P >= 3 {
+		ka, err := alloc(n * ks)
+		if err != nil {
+			return err
+		}
+		keyA = InOut(ka)
 	}
 	var valIn, valA, valB, valFinal any = DevicePtr(0), DevicePtr(0), DevicePtr(0), DevicePtr(0)
 	switch sp.Val {
@@ -667,11 +663,14 @@ func radixSort(s *Stream, sp *kernel.RadixPass, cfg sortConfig, keys, vals *head
 			valB = InOut(vb)
 		}
 	case kernel.ValPayload:
-		vb, err := alloc(n * sp.ValSize)
-		if err != nil {
-			return err
+		valIn, valA, valFinal = In(vals), InOut(outV), InOut(outV)
+		if P >= 2 {
+			vb, err := alloc(n * sp.ValSize)
+			if err != nil {
+				return err
+			}
+			valB = InOut(vb)
 		}
-		valIn, valA, valB, valFinal = In(vals), InOut(outV), InOut(vb), InOut(outV)
 	}
 	for pass := 0; pass < P; pass++ {
 		for g := 0; g < groups; g++ {
