@@ -37,12 +37,18 @@ import (
 // the cores) and sorts short rows with a stable merge sort: the same results.
 //
 // Memory. Besides the result, a sort of n keys of s bytes takes on CUDA a second key
-// buffer (n*s bytes; none for 1-byte keys, which take one pass), per segment and pass 3 KiB of counts and offsets, and two look-back
-// statuses of 1 KiB per tile of up to 2^28 keys (at most 2*64 MiB for 4-byte keys,
-// 2*85 MiB for 8-byte ones). Argsort takes two key buffers and two 32-bit index buffers
-// (8 bytes per index past 2^32 keys in a row), SortByKey a second payload buffer. Sorts
-// along an axis other than the last, or of non-contiguous arrays, copy the input to
-// rows first and the result back. Inputs are never modified.
+// buffer (n*s bytes; none for 1-byte keys, which take one pass), per segment and pass
+// 3 KiB of counts and offsets, and two look-back statuses of 1 KiB per tile of the
+// largest launch, a launch covering at most 2^28 keys (at most 2*64 MiB for keys of
+// up to 4 bytes, 2*85 MiB for 8-byte ones). Argsort takes up to two key buffers and
+// two 32-bit index buffers (8 bytes per index past 2^32 keys in a row), SortByKey a
+// second payload buffer. Sorts along an axis other than the last, or of non-contiguous
+// arrays, copy the input to rows first and the result back. Inputs are never modified.
+//
+// Tuning. Environment variables set the pass kernels' items per thread, look-back
+// window, occupancy and peer matching at start-up (sortConfigFromEnv); the CPU
+// kernels check every launch's contract (grid, scratch sizes and zeroing), so that the
+// CPU tests also check the host code that plans CUDA launches.
 
 // SortOption is an option of Sort, Argsort, SortByKey and TopK.
 type SortOption func(*sortOptions)
