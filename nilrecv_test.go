@@ -201,6 +201,13 @@ func nilRecvNoError() []nilCase {
 		{"Function.BackendFunction", func() error { return isZero("BackendFunction()", fn.BackendFunction()) }},
 		{"Function.Name", func() error { return is("Name()", fn.Name(), "") }},
 
+		// UniqueResult.
+		{"UniqueResult.Free", func() error {
+			(*gpu.UniqueResult[float32])(nil).Free()
+			(&gpu.UniqueResult[int64]{}).Free()
+			return nil
+		}},
+
 		// Generator.
 		{"Generator.State", func() error {
 			seed, offset := g.State()
