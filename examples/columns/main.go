@@ -10,7 +10,8 @@
 //	go run ./examples/columns -rows 1000000   # smaller
 //
 // The table (key int32, qty int32, amount float64, no nulls) is drawn with the
-// library's generator and copied into Arrow record batches (github.com/apache/arrow-go).
+// library's generator (groupby.RandomTable) and copied into Arrow record batches
+// (github.com/apache/arrow-go).
 // The batches' value buffers are copied into device arrays (the "load"), package
 // groupby runs the query there, and its result comes back as an Arrow record; the
 // baseline runs groupby.Reference over the same batches' values (plain Go, one
@@ -26,6 +27,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -116,7 +118,7 @@ func columns(ctx context.Context, w io.Writer, c config) error {
 	if err != nil {
 		return err
 	}
-	defer free(tab)
+	defer tab.Free()
 	if err := s.Synchronize(ctx); err != nil {
 		return err
 	}
@@ -163,10 +165,8 @@ func columns(ctx context.Context, w io.Writer, c config) error {
 	return nil
 }
 
-// Generate draws the table: rows rows in record batches of batch rows, keys uniform in
-// [0, groups), qty uniform in 1..100, amount log-normal (e^(3 + N(0, 1))) rounded to
-// cents. Each batch is drawn on the device and copied into Go memory that the Arrow
-// arrays then own (no copy).
+// Generate draws the table with groupby.RandomTable, batch rows at a time, and copies
+// each batch's columns into Go memory that the Arrow arrays then own (no copy).
 func Generate(ctx context.Context, s *gpu.Stream, g *gpu.Generator, rows, batch, groups int) (recs []arrow.RecordBatch, err error) {
 	defer func() {
 		if err != nil {
@@ -176,23 +176,22 @@ func Generate(ctx context.Context, s *gpu.Stream, g *gpu.Generator, rows, batch,
 	}()
 	for off := 0; off < rows; off += batch {
 		n := min(batch, rows-off)
-		key, err := draw(ctx, func() (*gpu.Array[int32], error) { return gpu.RandInt[int32](s, g, 0, int64(groups), n) })
+		t, err := groupby.RandomTable(s, g, n, groups)
 		if err != nil {
 			return recs, err
 		}
-		qty, err := draw(ctx, func() (*gpu.Array[int32], error) { return gpu.RandInt[int32](s, g, 1, 101, n) })
+		key, err := t.Key.ToSlice(ctx)
 		if err != nil {
+			t.Free()
 			return recs, err
 		}
-		amount, err := draw(ctx, func() (*gpu.Array[float64], error) {
-			z, err := gpu.RandN[float64](s, g, n)
-			if err != nil {
-				return nil, err
-			}
-			defer z.Free()
-			return gpu.Eval[float64](s, "round(exp(3 + z)*100)/100", gpu.Vars{"z": z})
-		})
+		qty, err := t.Qty.ToSlice(ctx)
 		if err != nil {
+			t.Free()
+			return recs, err
+		}
+		amount, err := t.Amount.ToSlice(ctx)
+		if err = errors.Join(err, t.Free()); err != nil {
 			return recs, err
 		}
 		cols := []arrow.Array{
@@ -206,16 +205,6 @@ func Generate(ctx context.Context, s *gpu.Stream, g *gpu.Generator, rows, batch,
 		}
 	}
 	return recs, nil
-}
-
-// draw makes an array with mk and returns its values in Go memory.
-func draw[T gpu.Elem](ctx context.Context, mk func() (*gpu.Array[T], error)) ([]T, error) {
-	a, err := mk()
-	if err != nil {
-		return nil, err
-	}
-	defer a.Free()
-	return a.ToSlice(ctx)
 }
 
 // wrap returns the Arrow data of a column without nulls whose values are vals.
@@ -238,7 +227,7 @@ func Load(ctx context.Context, s *gpu.Stream, recs []arrow.RecordBatch) (t group
 	}
 	defer func() {
 		if err != nil {
-			free(t)
+			t.Free()
 			t = groupby.Table{}
 		}
 	}()
@@ -294,18 +283,6 @@ func copyIn[T gpu.Elem](ctx context.Context, a *gpu.Array[T], off int, vals []T)
 		return err
 	}
 	return v.CopyFromHost(ctx, vals)
-}
-
-func free(t groupby.Table) {
-	if t.Key != nil {
-		t.Key.Free()
-	}
-	if t.Qty != nil {
-		t.Qty.Free()
-	}
-	if t.Amount != nil {
-		t.Amount.Free()
-	}
 }
 
 // ToRecord returns res as an Arrow record of ResultSchema (its slices owned by the

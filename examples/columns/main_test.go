@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -58,13 +59,17 @@ func TestArrow(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer free(tab)
+		defer tab.Free()
 		keys, _ := tab.Key.ToSlice(bg)
 		amounts, _ := tab.Amount.ToSlice(bg)
 		for i, r := range recs {
 			k := r.Column(0).(*array.Int32).Int32Values()
+			q := r.Column(1).(*array.Int32).Int32Values()
 			a := r.Column(2).(*array.Float64).Float64Values()
 			for j := range k {
+				if q[j] < 1 || q[j] > 100 || a[j] != math.Round(a[j]*100)/100 {
+					t.Fatalf("batch %d row %d: qty %d, amount %v", i, j, q[j], a[j])
+				}
 				if keys[1000*i+j] != k[j] || amounts[1000*i+j] != a[j] || k[j] < 0 || k[j] >= 7 || !(a[j] > 0) {
 					t.Fatalf("batch %d row %d: key %d amount %v on the device, %d %v in the batch", i, j, keys[1000*i+j], amounts[1000*i+j], k[j], a[j])
 				}

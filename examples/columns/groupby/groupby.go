@@ -178,6 +178,49 @@ func Query(ctx context.Context, s *gpu.Stream, t Table, groups int, minQty int32
 	return res, nil
 }
 
+// RandomTable draws a table of rows rows on the device from g: keys uniform in
+// [0, groups), qty uniform in 1..100, amount log-normal (e^(3 + N(0, 1))) rounded to
+// cents. Free its columns when done.
+func RandomTable(s *gpu.Stream, g *gpu.Generator, rows, groups int) (t Table, err error) {
+	if rows < 0 || groups < 1 {
+		return t, fmt.Errorf("groupby: a table of %d rows with %d keys: %w", rows, groups, gpu.ErrInvalidValue)
+	}
+	defer func() {
+		if err != nil {
+			t.Free()
+			t = Table{}
+		}
+	}()
+	if t.Key, err = gpu.RandInt[int32](s, g, 0, int64(groups), rows); err != nil {
+		return t, err
+	}
+	if t.Qty, err = gpu.RandInt[int32](s, g, 1, 101, rows); err != nil {
+		return t, err
+	}
+	z, err := gpu.RandN[float64](s, g, rows)
+	if err != nil {
+		return t, err
+	}
+	defer z.Free()
+	t.Amount, err = gpu.Eval[float64](s, "round(exp(3 + z)*100)/100", gpu.Vars{"z": z})
+	return t, err
+}
+
+// Free frees the columns that are not nil.
+func (t Table) Free() error {
+	var err error
+	if t.Key != nil {
+		err = errors.Join(err, t.Key.Free())
+	}
+	if t.Qty != nil {
+		err = errors.Join(err, t.Qty.Free())
+	}
+	if t.Amount != nil {
+		err = errors.Join(err, t.Amount.Free())
+	}
+	return err
+}
+
 // Columns is one batch of the table in Go memory (an Arrow record batch's values).
 type Columns struct {
 	Key, Qty []int32

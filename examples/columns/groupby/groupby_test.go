@@ -38,8 +38,6 @@ func table(t *testing.T, s *gpu.Stream, n, used int) (Columns, Table) {
 	return c, d
 }
 
-func (d Table) free() { d.Key.Free(); d.Qty.Free(); d.Amount.Free() }
-
 // split cuts c into batches of at most m rows.
 func split(c Columns, m int) []Columns {
 	var out []Columns
@@ -74,7 +72,7 @@ func TestQueryMatchesReference(t *testing.T) {
 			if k, _ := dev.Key.ToSlice(bg); !slices.Equal(k, host.Key) {
 				t.Errorf("the keys changed")
 			}
-			dev.free()
+			dev.Free()
 		}
 	})
 }
@@ -82,7 +80,7 @@ func TestQueryMatchesReference(t *testing.T) {
 func TestEmptyAndBadInput(t *testing.T) {
 	extest.ForDevices(t, func(t *testing.T, s *gpu.Stream) {
 		_, dev := table(t, s, 1000, 10)
-		defer dev.free()
+		defer dev.Free()
 		got, err := Query(bg, s, dev, 10, 100) // no qty is above 100
 		if err != nil || got.Len() != 0 {
 			t.Errorf("no row passing: %d groups, %v", got.Len(), err)
