@@ -351,6 +351,7 @@ func nilContextCases(f *nilFixture) []nilCase {
 		{"Array.ToSlice", func() error { return e1(a.ToSlice(ctx)) }},
 		{"Array.ToSlice", func() error { return e1(f.strided.ToSlice(ctx)) }},
 		{"Array.ToSlice", func() error { return e1(f.empty.ToSlice(ctx)) }},
+		{"Array.Text", func() error { return e1(a.Text(ctx)) }},
 		{"Array.CopyToHost", func() error { return a.CopyToHost(ctx, f.hostF32) }},
 		{"Array.CopyFromHost", func() error { return f.out.CopyFromHost(ctx, f.hostF32) }},
 		{"Array.At", func() error { return e1(a.At(ctx, 1, 2)) }},
