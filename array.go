@@ -949,6 +949,12 @@ func Copy[T Elem](s *Stream, dst, src *Array[T]) error {
 			return s.CopyDtoD(db, sb)
 		}
 	}
+	if !slices.Equal(dst.shape, src.shape) {
+		// Here, so that the error names no operand of the copy's expression.
+		if _, err := broadcastStrides(src.shape, src.strides, dst.shape); err != nil {
+			return err
+		}
+	}
 	return evalInto(s, dst.header(), "x", Vars{"x": src})
 }
 

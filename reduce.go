@@ -1018,6 +1018,14 @@ func mapReduceJob[R Elem](s *Stream, src string, vars Vars, op Op, opts []Reduce
 	}
 	shape, err := BroadcastShapes(shapes...)
 	if err != nil {
+		// Again, naming the variables (in name order, as p.names).
+		vals := make([]any, len(p.names))
+		for i, name := range p.names {
+			vals[i] = vars[name]
+		}
+		if _, nerr := broadcastOperands("MapReduce", vals, variableLabels(p.names)); nerr != nil {
+			err = nerr
+		}
 		return nil, nil, err
 	}
 	if _, err := checkShape(shape); err != nil {
