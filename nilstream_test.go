@@ -263,6 +263,13 @@ func nilStreamCases(f *nilFixture) []nilCase {
 		{"ArgMax", func() error { return e1(gpu.ArgMax(s, a, gpu.Axes(1))) }},
 		{"FindMin", func() error { return e2(gpu.FindMin(s, a)) }},
 		{"FindMax", func() error { return e2(gpu.FindMax(s, a, gpu.Axes(0))) }},
+		{"SumOf", func() error { return e1(gpu.SumOf(s, a)) }},
+		{"ProdOf", func() error { return e1(gpu.ProdOf(s, a, gpu.Axes(0))) }},
+		{"MeanOf", func() error { return e1(gpu.MeanOf(s, a)) }},
+		{"VarOf", func() error { return e1(gpu.VarOf(s, a)) }},
+		{"StdOf", func() error { return e1(gpu.StdOf(s, a)) }},
+		{"LogSumExpOf", func() error { return e1(gpu.LogSumExpOf(s, a)) }},
+		{"NormOf", func() error { return e1(gpu.NormOf(s, a, 1)) }},
 
 		// Scans.
 		{"CumSum", func() error { return e1(gpu.CumSum[float32](s, a, 1)) }},
@@ -271,6 +278,9 @@ func nilStreamCases(f *nilFixture) []nilCase {
 		{"CumMax", func() error { return e1(gpu.CumMax(s, a, 0)) }},
 		{"CumMin", func() error { return e1(gpu.CumMin(s, strided, 1)) }},
 		{"Accumulate", func() error { return e1(gpu.Accumulate[float32](s, a, gpu.OpSum, 1)) }},
+		{"CumSumOf", func() error { return e1(gpu.CumSumOf(s, a, 1)) }},
+		{"CumProdOf", func() error { return e1(gpu.CumProdOf(s, a, 0)) }},
+		{"AccumulateOf", func() error { return e1(gpu.AccumulateOf(s, a, gpu.OpMax, 1)) }},
 		{"AccumulateInto", func() error { return gpu.AccumulateInto(s, out, a, gpu.OpSum, 1) }},
 		{"AccumulateInto", func() error { return gpu.AccumulateInto(s, strided, a, gpu.OpMax, 0) }},
 		{"AccumulateInto", func() error { return gpu.AccumulateInto(s, f.outI, f.ai, gpu.OpSum, 0) }},
