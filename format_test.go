@@ -319,3 +319,25 @@ func TestPrintConcurrent(t *testing.T) {
 	wg.Wait()
 	a.Free()
 }
+
+func ExampleArray_Format() {
+	d, _ := gpu.OpenBackend("cpu", 0)
+	s := d.DefaultStream()
+	x, _ := gpu.FromSlice(s, []float32{1, 2, 3, 4, 5, 6}, 2, 3)
+	y, _ := gpu.Eval[float32](s, "a*x + b", gpu.Vars{"a": 2.0, "x": x, "b": 1.0})
+	rows, _ := gpu.SumOf(s, y, gpu.Axes(1))
+	fmt.Println(y)
+	fmt.Printf("%+v\n", rows)
+	fmt.Printf("%.1f\n", y)
+	fmt.Printf("%#v\n", y)
+	big, _ := gpu.Arange(s, int64(0), int64(5000), int64(1))
+	fmt.Println(big)
+	// Output:
+	// [[ 3  5  7]
+	//  [ 9 11 13]]
+	// Array[float32](2) on cpu:0 [15 33]
+	// [[ 3.0  5.0  7.0]
+	//  [ 9.0 11.0 13.0]]
+	// Array[float32](2, 3) on cpu:0
+	// [   0    1    2 ... 4997 4998 4999]
+}
