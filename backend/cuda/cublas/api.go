@@ -267,7 +267,6 @@ func Candidates(getenv func(string) string, glob func(string) ([]string, error))
 	return out
 }
 
-
 // lib is the loaded library.
 var lib struct {
 	once    sync.Once
