@@ -923,7 +923,7 @@ func BenchmarkReduceFused(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	defer gpu.SetReduceFuse(gpu.SetReduceFuse(true))
+	defer gpu.SetReduceFuse(d, gpu.SetReduceFuse(d, true))
 	bg := context.Background()
 	cases := []struct {
 		name  string
@@ -949,7 +949,7 @@ func BenchmarkReduceFused(b *testing.B) {
 		}
 		var ref []float32
 		for _, fuse := range []bool{false, true} {
-			gpu.SetReduceFuse(fuse)
+			gpu.SetReduceFuse(d, fuse)
 			r, err := gpu.Sum[float32](s, x, c.opts...)
 			if err != nil {
 				b.Fatal(err)
@@ -970,7 +970,7 @@ func BenchmarkReduceFused(b *testing.B) {
 			fuse bool
 		}{{"fused", true}, {"two-kernel", false}} {
 			b.Run(c.name+"/"+mode.name, func(b *testing.B) {
-				gpu.SetReduceFuse(mode.fuse)
+				gpu.SetReduceFuse(d, mode.fuse)
 				for b.Loop() {
 					r, err := gpu.Sum[float32](s, x, c.opts...)
 					if err != nil {

@@ -72,6 +72,7 @@ func nilRecvCases(f *nilFixture) []nilCase {
 		{"Device.NewStream", func() error { return e1(d.NewStream()) }},
 		{"Device.Synchronize", func() error { return d.Synchronize(ctx) }},
 		{"Device.Synchronize", func() error { return d.Synchronize(ctx, gpu.WaitPolicy{Mode: gpu.WaitBlock}) }},
+		{"Device.SetTuning", func() error { return e1(d.SetTuning(gpu.DefaultTuning())) }},
 		{"Device.TrimMemory", func() error { return d.TrimMemory(ctx) }},
 		{"Device.MatMulLibrary", func() error { return e1(d.MatMulLibrary()) }},
 		{"Device.SetFloat32MatMulPrecision", func() error { return d.SetFloat32MatMulPrecision(gpu.PrecisionHigh) }},
@@ -180,6 +181,7 @@ func nilRecvNoError() []nilCase {
 		{"Device.String", func() error {
 			return errors.Join(is("String()", d.String(), "<nil device>"), is("fmt.Sprint", fmt.Sprint(d), "<nil device>"))
 		}},
+		{"Device.Tuning", func() error { return isZero("Tuning()", d.Tuning()) }},
 		{"Device.WaitPolicy", func() error { return isZero("WaitPolicy()", d.WaitPolicy()) }},
 		{"Device.Float32MatMulPrecision", func() error {
 			return is("Float32MatMulPrecision()", d.Float32MatMulPrecision(), gpu.PrecisionHighest)
@@ -199,6 +201,13 @@ func nilRecvNoError() []nilCase {
 		// Function.
 		{"Function.BackendFunction", func() error { return isZero("BackendFunction()", fn.BackendFunction()) }},
 		{"Function.Name", func() error { return is("Name()", fn.Name(), "") }},
+
+		// UniqueResult.
+		{"UniqueResult.Free", func() error {
+			(*gpu.UniqueResult[float32])(nil).Free()
+			(&gpu.UniqueResult[int64]{}).Free()
+			return nil
+		}},
 
 		// Generator.
 		{"Generator.State", func() error {

@@ -297,6 +297,20 @@ func nilStreamCases(f *nilFixture) []nilCase {
 		{"CountNonzero", func() error { return e1(gpu.CountNonzero(ctx, s, a)) }},
 		{"CountNonzero", func() error { return e1(gpu.CountNonzero(ctx, s, empty)) }},
 
+		// Sorting and selection.
+		{"Sort", func() error { return e1(gpu.Sort(s, a, -1)) }},
+		{"Sort", func() error { return e1(gpu.Sort(s, empty, 0, gpu.Descending())) }},
+		{"Argsort", func() error { return e1(gpu.Argsort(s, a, 0)) }},
+		{"SortByKey", func() error { return e2(gpu.SortByKey(s, a, f.b, 1)) }},
+		{"Partition", func() error { return e1(gpu.Partition(s, a, 1, -1)) }},
+		{"Argpartition", func() error { return e1(gpu.Argpartition(s, a, 0, 0)) }},
+		{"TopK", func() error { return e2(gpu.TopK(s, a, 2, -1)) }},
+		{"Unique", func() error { return e1(gpu.Unique(ctx, s, a, gpu.ReturnCounts())) }},
+		{"SearchSorted", func() error { return e1(gpu.SearchSorted(s, a, a, gpu.SideLeft)) }},
+		{"Median", func() error { return e1(gpu.Median[float32](s, a)) }},
+		{"Quantile", func() error { return e1(gpu.Quantile[float64](s, a, 0.5, gpu.Axes(0))) }},
+		{"Quantiles", func() error { return e1(gpu.Quantiles[float32](s, a, []float64{0, 1})) }},
+
 		// Buffers, streams and launches.
 		{"Stream.Alloc", func() error { return e1(s.Alloc(64)) }},
 		{"Stream.Alloc", func() error { return e1(s.Alloc(0)) }},
@@ -376,6 +390,7 @@ func nilContextCases(f *nilFixture) []nilCase {
 		{"Bincount", func() error { return e1(gpu.Bincount(ctx, s, f.ai, 0)) }},
 		{"BincountWeights", func() error { return e1(gpu.BincountWeights(ctx, s, f.ai, a, 0)) }},
 		{"ToDense", func() error { return e1(gpu.ToDense(ctx, a)) }},
+		{"Unique", func() error { return e1(gpu.Unique(ctx, s, a)) }},
 	}
 }
 

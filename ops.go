@@ -96,12 +96,14 @@ func Power[T Float](s *Stream, a, b *Array[T]) (*Array[T], error) {
 	return binaryOp(s, "Power", "pow(x, y)", a, b)
 }
 
-// Minimum returns the elementwise minimum, NaN if either is NaN (numpy.minimum).
+// Minimum returns the elementwise minimum (numpy.minimum): the canonical NaN if either
+// is NaN (the package's NaN policy; NumPy returns the NaN operand), -0 below +0.
 func Minimum[T Elem](s *Stream, a, b *Array[T]) (*Array[T], error) {
 	return binaryOp(s, "Minimum", "minimum(x, y)", a, b)
 }
 
-// Maximum returns the elementwise maximum, NaN if either is NaN (numpy.maximum).
+// Maximum returns the elementwise maximum (numpy.maximum): the canonical NaN if either
+// is NaN, +0 above -0.
 func Maximum[T Elem](s *Stream, a, b *Array[T]) (*Array[T], error) {
 	return binaryOp(s, "Maximum", "maximum(x, y)", a, b)
 }

@@ -2,31 +2,9 @@ package gpu
 
 import (
 	"fmt"
-	"os"
-	"sync/atomic"
 
 	"github.com/go-gpu/gpu/internal/kernel"
 )
-
-// permuteVariant selects the tiled permute kernel: 2 (the default) the second one
-// (kernel.Permute.V2: every load of a thread in flight before any use, 16-byte accesses
-// where aligned, 32-bit block decomposition, smaller tiles when the grid would not fill
-// the device), 1 the first. Measured on the H200 (2026-11-30, one run): a 16384^2
-// float32 transpose at 3329 GB/s with v2 against 2639 with v1 (device copy 4144).
-// GPU_PERMUTE_VARIANT=v1 in the environment selects the first at start-up; tests and
-// benchmarks switch with setPermuteVariant.
-var permuteVariant atomic.Int32
-
-func init() {
-	permuteVariant.Store(2)
-	if v := os.Getenv("GPU_PERMUTE_VARIANT"); v == "v1" || v == "1" {
-		permuteVariant.Store(1)
-	}
-}
-
-// setPermuteVariant selects the tiled permute kernel (1 or 2) and returns the
-// previous choice.
-func setPermuteVariant(v int) int { return int(permuteVariant.Swap(int32(v))) }
 
 // Permute returns a new contiguous array holding a with its axes permuted: axis i of
 // the result is axis axes[i] of a (numpy.transpose(a, axes) made contiguous, i.e.
@@ -125,7 +103,7 @@ func permuteInto(s *Stream, out, in *header) error {
 			sp.TA = kernel.PermuteBlock / 16
 		}
 	}
-	if permuteVariant.Load() == 2 {
+	if d.tuning().PermuteVariant == 2 {
 		permuteV2(sp, cshape, ist, in, out, d.info.Multiprocessors)
 	}
 	fn, err := d.kernel(sp)

@@ -42,8 +42,8 @@ func BenchmarkPermute(b *testing.B) {
 				name += "/v2"
 			}
 			b.Run(name, func(b *testing.B) {
-				old := gpu.SetPermuteVariant(variant)
-				defer gpu.SetPermuteVariant(old)
+				old := gpu.SetPermuteVariant(s.Device(), variant)
+				defer gpu.SetPermuteVariant(s.Device(), old)
 				x, err := gpu.Rand[float32](s, gpu.NewGenerator(10), c.shape...)
 				if err != nil {
 					b.Fatal(err)

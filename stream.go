@@ -32,9 +32,6 @@ type Stream struct {
 	pend, idleAt atomic.Uint64
 	external     atomic.Bool
 
-	redCntMu sync.Mutex // guards the making of streamCore.redCnt
-	scanMu   sync.Mutex // guards the replacing of streamCore.scanSt (scanStatusMem)
-
 	*streamCore
 }
 
@@ -56,20 +53,12 @@ type streamCore struct {
 	// blocks are the small device blocks freed on the stream and kept for reuse on it,
 	// by class (blockCache; guarded by mu).
 	blocks [cacheClasses][]backend.Mem
-	// redCnt is the ticket counters of fused reductions (Stream.reduceCounters), made at
-	// first use and freed on the stream by Close or destroy.
-	redCnt atomic.Pointer[backend.Mem]
-	// scanSt is the status scratch of the scans on CUDA (Stream.scanStatusMem), made at
-	// first use, replaced by a larger one when needed, freed on the stream by Close or
-	// destroy.
-	scanSt atomic.Pointer[scanScratch]
-	// compactFree is the stream's clean compaction statuses (Stream.compactStatus),
-	// guarded by compactMu, freed on the stream by Close or destroy.
-	compactMu   sync.Mutex
-	compactFree []backend.Mem
 	// ring stages the stream's asynchronous copies of pageable memory (ring.go), made at
 	// first use, retired by Close or destroy.
 	ring atomic.Pointer[hostRing]
+	// scratchPool is the stream's clean scratch (scratch.go), freed on the stream by
+	// Close or destroy.
+	scratchPool scratchPool
 }
 
 // destroy is the backstop for a stream dropped without Close: its cleanup, or the
@@ -82,9 +71,7 @@ func (c *streamCore) destroy() {
 		for _, m := range c.dev.cache.take(c) {
 			c.be.FreeAsync(m)
 		}
-		c.freeReduceCounters()
-		c.freeScanStatus()
-		c.freeCompactStatus()
+		c.scratchPool.freeAll(c.be)
 		// Its work still runs: device waits wait for it, as for a closed stream's.
 		if ev, err := c.dev.getEvent(); err == nil {
 			if c.be.Record(ev.be) == nil {
@@ -248,9 +235,7 @@ func (s *Stream) Close() error {
 // finishClose is Close's backend part, once s is closed and nothing holds it: it flushes
 // s's cached blocks, records a last event after all its work, and destroys it.
 func (s *Stream) finishClose() error {
-	s.freeReduceCounters()
-	s.freeScanStatus()
-	s.freeCompactStatus()
+	s.scratchPool.freeAll(s.be)
 	s.dev.cache.flush(s.dev, s, true)
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -19,6 +19,7 @@ func init() {
 	registerStats()
 	registerIndexOps()
 	registerMatMul()
+	registerSort()
 	registerKernels()
 	registerLatency()
 	registerReference()

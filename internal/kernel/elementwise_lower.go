@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/expr"
+	"github.com/go-gpu/gpu/internal/fp"
 	"github.com/go-gpu/gpu/ptx"
 )
 
@@ -331,7 +332,7 @@ func (g *ewGen) eval(n expr.Node, c *ewElem) ptx.Reg {
 func (g *ewGen) lower(n expr.Node, c *ewElem) ptx.Reg {
 	switch n := n.(type) {
 	case *expr.Input:
-		if g.e.Ins[n.Slot].Kind == Index {
+		if n.Slot < len(g.e.Ins) && g.e.Ins[n.Slot].Kind == Index {
 			return c.index()
 		}
 		r, ok := c.ins[n.Slot]
@@ -365,38 +366,33 @@ func (g *ewGen) lower(n expr.Node, c *ewElem) ptx.Reg {
 func (g *ewGen) constant(s expr.Scalar) ptx.Reg {
 	f := g.f
 	t := s.DType()
-	b := s.Bits()
-	switch {
-	case t == dtype.Bool:
+	if t == dtype.Bool {
 		r := f.Reg(ptx.U32)
-		f.Mov(r, ptx.Int(int64(b)))
+		f.Mov(r, ewImm(s))
 		return f.Setp(ptx.Ne, r, ptx.Int(0))
-	case t == dtype.Float32:
-		r := f.Reg(ptx.F32)
-		f.Mov(r, ptx.ImmF32(math.Float32frombits(uint32(b))))
-		return r
-	case t == dtype.Float64:
-		r := f.Reg(ptx.F64)
-		f.Mov(r, ptx.ImmF64(math.Float64frombits(b)))
-		return r
-	case ewIsHalf(t):
-		r := f.Reg(ptx.B16)
-		f.Mov(r, ptx.Uint(b))
-		return r
-	case ewIs64(t):
-		r := g.reg(t)
-		f.Mov(r, ptx.Uint(b))
-		return r
-	}
-	// narrow and 32-bit integers: the extended 32-bit pattern
-	v := int64(b)
-	if t.IsSigned() {
-		sh := 64 - t.Bits()
-		v = int64(b<<sh) >> sh
 	}
 	r := g.reg(t)
-	f.Mov(r, ptx.Uint(uint64(uint32(v))))
+	f.Mov(r, ewImm(s))
 	return r
+}
+
+// ewImm returns a constant as an immediate of its register type (ewRT; a Bool as 0 or
+// 1, a narrow integer as its extended 32-bit pattern).
+func ewImm(s expr.Scalar) ptx.Operand {
+	t := s.DType()
+	b := s.Bits()
+	switch {
+	case t == dtype.Float32:
+		return ptx.ImmF32(math.Float32frombits(uint32(b)))
+	case t == dtype.Float64:
+		return ptx.ImmF64(math.Float64frombits(b))
+	case ewIsHalf(t), ewIs64(t):
+		return ptx.Uint(b)
+	case t.IsSigned():
+		sh := 64 - t.Bits()
+		return ptx.Uint(uint64(uint32(int64(b<<sh) >> sh)))
+	}
+	return ptx.Uint(b)
 }
 
 func (g *ewGen) unary(op expr.UnaryOp, t dtype.DType, x ptx.Reg) ptx.Reg {
@@ -743,9 +739,13 @@ func (g *ewGen) call(fn expr.Func, t dtype.DType, a []ptx.Reg) ptx.Reg {
 	panic(fmt.Sprintf("kernel: function %v on %v", fn, t))
 }
 
-// fminmax is minimum/maximum (nanProp: NaN if either is NaN) or fmin/fmax (the other
-// argument when one is NaN), with -0 < +0. PTX min/max already return the non-NaN
-// operand; equal operands (±0 included) give the OR (min) or AND (max) of their bits.
+// fminmax is minimum/maximum (nanProp: the canonical NaN if either is NaN) or
+// fmin/fmax (the other argument when one is NaN, the canonical NaN when both are), with
+// -0 < +0: the library's NaN policy (internal/fp, whose Min, Max, Fmin and Fmax are the
+// CPU's side). PTX min and max already return the non-NaN operand (the canonical NaN
+// for two); equal operands (±0 among them) give the OR (min) or AND (max) of their bits.
+// (max.NaN.f32, sm_80, would save the last two instructions for float32 only; these
+// kernels are bound by memory, not by the few instructions of a combine.)
 func (g *ewGen) fminmax(t dtype.DType, isMin, nanProp bool, x, y ptx.Reg) ptx.Reg {
 	f := g.f
 	d := g.reg(t)
@@ -759,11 +759,17 @@ func (g *ewGen) fminmax(t dtype.DType, isMin, nanProp bool, x, y ptx.Reg) ptx.Re
 	}
 	f.Selp(d, z, d, f.Setp(ptx.Eq, x, y))
 	if nanProp {
-		s := g.reg(t)
-		f.Add(s, x, y) // a NaN when either is
-		f.Selp(d, s, d, f.Setp(ptx.NaN, x, y))
+		f.Selp(d, ewCanonNaN(t), d, f.Setp(ptx.NaN, x, y))
 	}
 	return d
+}
+
+// ewCanonNaN is the canonical NaN of float type t as an immediate.
+func ewCanonNaN(t dtype.DType) ptx.Operand {
+	if t == dtype.Float64 {
+		return ptx.ImmF64(math.Float64frombits(fp.NaN64Bits))
+	}
+	return ptx.ImmF32(math.Float32frombits(fp.NaN32Bits))
 }
 
 func (g *ewGen) sign(t dtype.DType, x ptx.Reg) ptx.Reg {
@@ -870,12 +876,18 @@ func (g *ewGen) intToInt(x ptx.Reg, from, to dtype.DType) ptx.Reg {
 }
 
 // floatToInt truncates toward zero, NaN gives 0, and out-of-range values saturate:
-// cvt.rzi does all three for 32- and 64-bit integers; narrower ones clamp its 32-bit
-// result.
+// cvt.rzi truncates and saturates for 32- and 64-bit integers (narrower ones clamp its
+// 32-bit result); NaN is selected to 0 explicitly, since sm_90 turns a NaN into the
+// 64-bit integers' minimum (seen on the H200, driver 580, 2026-12-01).
 func (g *ewGen) floatToInt(x ptx.Reg, from, to dtype.DType) ptx.Reg {
 	f := g.f
 	d := g.reg(to)
 	f.CvtRound(d, x, ".rzi")
+	if ewIs64(to) {
+		nan := f.Reg(ptx.Pred)
+		f.Op("setp.nan"+x.Type().String(), nan, x, x)
+		f.Selp(d, ptx.Int(0), d, nan)
+	}
 	if to.Bits() < 32 {
 		lo, hi := ewIntRange(to)
 		if to.IsSigned() {

@@ -31,12 +31,12 @@ func halfKernels(t *testing.T, h dtype.DType) []interface {
 	}
 	sq = sq.Convert(dtype.Float32)
 	bases := []Reduce{
-		{Op: RedSum, Pre: PreConvert, Ins: []dtype.DType{h}, Acc: dtype.Float32, Out: h},
-		{Op: RedSum, Pre: PreConvert, Ins: []dtype.DType{h}, Acc: dtype.Float32, Out: h, Mean: true},
-		{Op: RedMax, Pre: PreConvert, Ins: []dtype.DType{h}, Acc: dtype.Float32, Out: h},
-		{Op: RedArgMin, Pre: PreConvert, Ins: []dtype.DType{h}, Acc: dtype.Float32, Out: h},
-		{Op: RedSum, Pre: PreNonzero, Ins: []dtype.DType{h}, Acc: dtype.Int64},
-		{Op: RedSum, Pre: PreExpr, Map: sq, Ins: []dtype.DType{h}, Acc: dtype.Float32, Out: h},
+		{Op: OpSum, Pre: PreConvert, Ins: []dtype.DType{h}, Acc: dtype.Float32, Out: h},
+		{Op: OpSum, Pre: PreConvert, Ins: []dtype.DType{h}, Acc: dtype.Float32, Out: h, Mean: true},
+		{Op: OpMax, Pre: PreConvert, Ins: []dtype.DType{h}, Acc: dtype.Float32, Out: h},
+		{Op: OpArgMin, Pre: PreConvert, Ins: []dtype.DType{h}, Acc: dtype.Float32, Out: h},
+		{Op: OpSum, Pre: PreNonzero, Ins: []dtype.DType{h}, Acc: dtype.Int64},
+		{Op: OpSum, Pre: PreExpr, Map: sq, Ins: []dtype.DType{h}, Acc: dtype.Float32, Out: h},
 	}
 	layouts := []struct {
 		shape []int
@@ -58,7 +58,7 @@ func halfKernels(t *testing.T, h dtype.DType) []interface {
 				s *= l.shape[d]
 			}
 			lay := CollapseReduce(l.shape, [][]int{st}, l.red, !b.Op.IsArg())
-			passes := PlanReduce(b, lay, []bool{l.shape[len(l.shape)-1]%8 == 0}, 132, nil)
+			passes := PlanReduce(b, lay, []bool{l.shape[len(l.shape)-1]%8 == 0}, 132, DefaultReduceSplitMin, nil)
 			for _, p := range passes {
 				ks = append(ks, p.Spec)
 			}
@@ -69,7 +69,7 @@ func halfKernels(t *testing.T, h dtype.DType) []interface {
 			}
 		}
 	}
-	add, mx := Combine{Op: ScanAdd, Type: dtype.Float32}, Combine{Op: ScanMax, Type: dtype.Float32}
+	add, mx := Combine{Op: OpSum, Type: dtype.Float32}, Combine{Op: OpMax, Type: dtype.Float32}
 	// The root package's choices: 16 items a thread (32 for a float32 output, staged),
 	// .minnctapersm 5 for rows.
 	for _, items := range []int{4, 16} {
