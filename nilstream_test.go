@@ -270,6 +270,7 @@ func nilStreamCases(f *nilFixture) []nilCase {
 		{"StdOf", func() error { return e1(gpu.StdOf(s, a)) }},
 		{"LogSumExpOf", func() error { return e1(gpu.LogSumExpOf(s, a)) }},
 		{"NormOf", func() error { return e1(gpu.NormOf(s, a, 1)) }},
+		{"MedianOf", func() error { return e1(gpu.MedianOf(s, a)) }},
 
 		// Scans.
 		{"CumSum", func() error { return e1(gpu.CumSum[float32](s, a, 1)) }},

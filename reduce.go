@@ -39,7 +39,7 @@ import (
 // result rounded once, to nearest even, and Sum[float32] (or Mean[float32]) of a half
 // array returns the float32 accumulator itself, the accurate way to a wider result.
 // Where NumPy's result type is the input's, the same-type forms SumOf, ProdOf, MeanOf
-// (and CumSumOf, CumProdOf, AccumulateOf, VarOf, StdOf, LogSumExpOf, NormOf) infer
+// (and CumSumOf, CumProdOf, AccumulateOf, VarOf, StdOf, LogSumExpOf, NormOf, MedianOf) infer
 // every type: gpu.SumOf(s, x) of a float32 x is gpu.Sum[float32](s, x); see SameAccum.
 //
 // Semantics. The sum of no elements is 0 and their product 1 (Any: false, All: true,

@@ -18,8 +18,10 @@ package gpu
 //     (AccumType): for those, write the type, Sum[int64](s, x) for NumPy's result,
 //     or Sum[int32](s, x) for a sum in int32 that wraps as Go's does; SumOf(s, x) of
 //     such an x doesn't compile.
-//   - MeanOf, VarOf, StdOf, LogSumExpOf and NormOf take float arrays, whose statistics
-//     NumPy returns in their type (float64 for integers: write Mean[float64](s, x)).
+//   - MeanOf, VarOf, StdOf, LogSumExpOf, NormOf and MedianOf take float arrays, whose
+//     statistics NumPy returns in their type (float64 for integers: write
+//     Mean[float64](s, x)). Quantile has no such form: numpy.quantile of a float32
+//     array is float64.
 //   - AccumulateOf takes any type: ufunc.accumulate's result has the input's type
 //     (numpy.add.accumulate of an int32 array is int32).
 //
@@ -90,4 +92,10 @@ func LogSumExpOf[T Float](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[
 // (numpy.linalg.norm).
 func NormOf[T Float](s *Stream, a *Array[T], ord float64, opts ...ReduceOption) (*Array[T], error) {
 	return Norm[T](s, a, ord, opts...)
+}
+
+// MedianOf is Median[T]: the median of a's float elements in their own type
+// (numpy.median of a float array).
+func MedianOf[T Float](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[T], error) {
+	return Median[T](s, a, opts...)
 }

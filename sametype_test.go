@@ -150,6 +150,7 @@ func TestSameTypeReductions(t *testing.T) {
 			{"Std", func() (*gpu.Array[float32], error) { return gpu.StdOf(s, x, gpu.Axes(0)) }, func() (*gpu.Array[float32], error) { return gpu.Std[float32](s, x, gpu.Axes(0)) }},
 			{"LogSumExp", func() (*gpu.Array[float32], error) { return gpu.LogSumExpOf(s, x) }, func() (*gpu.Array[float32], error) { return gpu.LogSumExp[float32](s, x) }},
 			{"Norm", func() (*gpu.Array[float32], error) { return gpu.NormOf(s, x, 2, gpu.Axes(-1)) }, func() (*gpu.Array[float32], error) { return gpu.Norm[float32](s, x, 2, gpu.Axes(-1)) }},
+			{"Median", func() (*gpu.Array[float32], error) { return gpu.MedianOf(s, x, gpu.Axes(1)) }, func() (*gpu.Array[float32], error) { return gpu.Median[float32](s, x, gpu.Axes(1)) }},
 		} {
 			of := must[*gpu.Array[float32]](t)(c.of())
 			ex := must[*gpu.Array[float32]](t)(c.expl())
