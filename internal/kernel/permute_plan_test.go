@@ -169,10 +169,7 @@ func TestPermutePlansSim(t *testing.T) {
 		if !tiled {
 			continue
 		}
-		n := 1
-		for _, v := range cs {
-			n *= v
-		}
+		n := pmElems(cs)
 		for _, sz := range []int{1, 2, 4, 8} {
 			for _, sms := range []int{1, 132} {
 				sp := PlanPermute(cs, ci, b, sz, 3, sms, 256)
