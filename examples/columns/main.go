@@ -19,10 +19,10 @@
 // sums and means to 1e-9) and the times printed: load, query (after an untimed
 // warm-up query that compiles the kernels), the result's conversion, and the baseline.
 //
-// This is the columnar work of the Vortex thread in the project's seeds (a columnar
-// format whose CUDA buffers are read by kernels): the library orders the copies and
-// the kernels on the stream by the buffers they use, so that the load needs no
-// synchronization of its own.
+// This is the work of a columnar engine (as Vortex, a columnar file format whose
+// buffers CUDA kernels read in place): the library orders the copies and the kernels
+// on the stream by the buffers they use, so that the load needs no synchronization of
+// its own.
 package main
 
 import (

@@ -19,6 +19,8 @@ import (
 
 var bg = context.Background()
 
+func TestMain(m *testing.M) { extest.Main(m, "github.com/go-gpu/gpu/examples/columns") }
+
 // TestSmall runs the example at a small size on the default device (the CPU backend
 // without a GPU): its device query against the plain-Go baseline on the same Arrow
 // batches (a short last batch included).

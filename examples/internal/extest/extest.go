@@ -7,10 +7,20 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"testing"
 
 	"github.com/go-gpu/gpu"
+	"github.com/go-gpu/gpu/internal/gputest"
 )
+
+// Main is the TestMain of a package whose tests use ForDevices: on a machine without a
+// CUDA device it says once that their CUDA runs skip, and why (gputest.Note), then
+// runs the tests and exits with their status.
+func Main(m *testing.M, pkg string) {
+	gputest.Note(pkg, "the CUDA runs of the tests skip; the CPU backend runs them all", 1)
+	os.Exit(m.Run())
+}
 
 // Devices returns the CPU backend and, where there is one, CUDA device 0. A CUDA error
 // other than gpu.ErrNoDevice fails the test.
