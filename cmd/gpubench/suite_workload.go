@@ -89,7 +89,7 @@ func registerWorkloads() {
 	})
 	registerWorkload("workload/options/asian/1e8x64", func(c *setupCtx) (func() error, error) {
 		const steps = 64
-		paths := c.scaled(100_000_000, 10_000)
+		paths := c.scaled(100_000_000, 2000) // at least 2000 x 64 normals
 		s, g := c.s(), c.g
 		return func() error {
 			_, err := montecarlo.Asian(bg, s, g, montecarlo.Example, paths, steps, (1<<24)/steps)
