@@ -17,6 +17,12 @@ CuPy's RawModule, the same kernels as gpubench's PTX (cmd/gpubench/
 suite_kernels.go); PyTorch has no such figures. The integration benchmarks use
 Metal.jl's 3072x1536 Julia matrix, a NumPy (1536, 3072) array, at S only.
 
+The examples' workloads (workload/*, listed at S only, cmd/gpubench/suite_workload.go)
+are the work of the programs in examples/ at their full sizes, as a PyTorch (and,
+but for the bfloat16 transformer, CuPy) user writes it: k-means, a decoder block,
+Monte Carlo options, a filtered group-by, an image filter; one call includes the
+read-back of what the example reads back.
+
 Julia is column-major: Julia's dims=1 is the last NumPy axis (axis=1 of a
 matrix), dims=2 is axis=0, and a Julia permutation p of an n-d array is the
 NumPy transpose with axes[j] = n - p[n-1-j].
