@@ -394,8 +394,8 @@ type sortConfig struct {
 	Block4, Block8 int // RadixBlockSort items
 	Lookback       int
 	HistItems      int
-	MinBlocks      int  // RadixPass.MinBlocks (0: none)
-	Match          bool // RadixPass.Match: match.any.sync instead of ballots
+	MinBlocks      int             // RadixPass.MinBlocks (0: none)
+	Rank           kernel.SortRank // RadixPass.Rank: how a warp finds a key's peers
 	// SegMax is the most keys of a segment and, over the tile size, the most tiles of
 	// a launch (kernel.SortSegmentMax; tests make it small to exercise segments and
 	// launch groups).
@@ -415,8 +415,9 @@ func init() {
 // .minnctapersm of the passes; by default none, about 90 registers, two blocks per
 // multiprocessor; 3 caps them at 80, which ptxas 11.8 fits without spills at 14 items
 // of up to 4 bytes without a payload and at 10 items of 8 bytes, with 12 to 36 bytes
-// of spills at the default items), GPU_SORT_MATCH=1 (match.any.sync instead of eight
-// ballots in the ranking).
+// of spills at the default items), GPU_SORT_RANK (the ranking's peer search: ballot,
+// eight ballots; match, match.any.sync; or, shared-memory atomic OR; GPU_SORT_MATCH=1
+// is match).
 func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 16, HistItems: 8, SegMax: kernel.SortSegmentMax}
 	if v, err := strconv.Atoi(getenv("GPU_SORT_ITEMS")); err == nil && v >= 4 && v <= 24 {
@@ -434,7 +435,15 @@ func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	}
 	switch getenv("GPU_SORT_MATCH") {
 	case "1", "true", "on":
-		c.Match = true
+		c.Rank = kernel.RankMatch
+	}
+	switch getenv("GPU_SORT_RANK") {
+	case "ballot":
+		c.Rank = kernel.RankBallot
+	case "match":
+		c.Rank = kernel.RankMatch
+	case "or":
+		c.Rank = kernel.RankAtomicOr
 	}
 	return c
 }
@@ -480,7 +489,7 @@ func sortRows(s *Stream, keys, vals *header, rows, rowLen int, desc bool, outK, 
 		items = cfg.Items8
 	}
 	sp := &kernel.RadixPass{Order: order, Items: items, Val: val, ValSize: vs, Lookback: cfg.Lookback,
-		MinBlocks: cfg.MinBlocks, Match: cfg.Match}
+		MinBlocks: cfg.MinBlocks, Rank: cfg.Rank}
 	return radixSort(s, sp, cfg, keys, vals, rows, rowLen, outK, outV)
 }
 
