@@ -396,6 +396,7 @@ type sortConfig struct {
 	HistItems      int
 	MinBlocks      int             // RadixPass.MinBlocks (0: none)
 	Rank           kernel.SortRank // RadixPass.Rank: how a warp finds a key's peers
+	LoadFence      bool            // RadixPass.LoadFence: all keys arrive before the ranking
 	// SegMax is the most keys of a segment and, over the tile size, the most tiles of
 	// a launch (kernel.SortSegmentMax; tests make it small to exercise segments and
 	// launch groups).
@@ -417,9 +418,11 @@ func init() {
 // of up to 4 bytes without a payload and at 10 items of 8 bytes, with 12 to 36 bytes
 // of spills at the default items), GPU_SORT_RANK (the ranking's peer search: ballot,
 // eight ballots; match, match.any.sync; or, shared-memory atomic OR; GPU_SORT_MATCH=1
-// is match).
+// is match), GPU_SORT_LOADFENCE=0 (let ptxas schedule the key loads into the ranking:
+// the default makes them all arrive first).
 func sortConfigFromEnv(getenv func(string) string) sortConfig {
-	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 16, HistItems: 8, SegMax: kernel.SortSegmentMax}
+	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 16, HistItems: 8, SegMax: kernel.SortSegmentMax,
+		LoadFence: true}
 	if v, err := strconv.Atoi(getenv("GPU_SORT_ITEMS")); err == nil && v >= 4 && v <= 24 {
 		c.Items4 = v
 	}
@@ -436,6 +439,12 @@ func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	switch getenv("GPU_SORT_MATCH") {
 	case "1", "true", "on":
 		c.Rank = kernel.RankMatch
+	}
+	switch getenv("GPU_SORT_LOADFENCE") {
+	case "0", "false", "off":
+		c.LoadFence = false
+	case "1", "true", "on":
+		c.LoadFence = true
 	}
 	switch getenv("GPU_SORT_RANK") {
 	case "ballot":
@@ -489,7 +498,7 @@ func sortRows(s *Stream, keys, vals *header, rows, rowLen int, desc bool, outK, 
 		items = cfg.Items8
 	}
 	sp := &kernel.RadixPass{Order: order, Items: items, Val: val, ValSize: vs, Lookback: cfg.Lookback,
-		MinBlocks: cfg.MinBlocks, Rank: cfg.Rank}
+		MinBlocks: cfg.MinBlocks, Rank: cfg.Rank, LoadFence: cfg.LoadFence}
 	return radixSort(s, sp, cfg, keys, vals, rows, rowLen, outK, outV)
 }
 

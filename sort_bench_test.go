@@ -33,6 +33,7 @@ func BenchmarkSortTuned(b *testing.B) {
 	for _, f := range []func(c *gpu.SortConfig){
 		func(c *gpu.SortConfig) { c.MinBlocks = 3 },
 		func(c *gpu.SortConfig) { c.MinBlocks, c.Items4 = 3, 14 },
+		func(c *gpu.SortConfig) { c.LoadFence = false },
 		func(c *gpu.SortConfig) { c.Rank = kernel.RankMatch },
 		func(c *gpu.SortConfig) { c.Rank = kernel.RankAtomicOr },
 		func(c *gpu.SortConfig) { c.Rank, c.MinBlocks = kernel.RankAtomicOr, 3 },
@@ -48,7 +49,7 @@ func BenchmarkSortTuned(b *testing.B) {
 	var ref []float32
 	b.Run(fmt.Sprintf("%d/float32/copy", n), func(b *testing.B) { scCopyBench[float32](b, s, n) })
 	for _, c := range configs {
-		name := fmt.Sprintf("k%d/lb%d/mb%d/%v", c.Items4, c.Lookback, c.MinBlocks, c.Rank)
+		name := fmt.Sprintf("k%d/lb%d/mb%d/%v/lf=%v", c.Items4, c.Lookback, c.MinBlocks, c.Rank, c.LoadFence)
 		b.Run(fmt.Sprintf("%d/float32/sort/%s", n, name), func(b *testing.B) {
 			defer gpu.SetSortConfig(gpu.SetSortConfig(c))
 			y, err := gpu.Sort(s, x, 0)

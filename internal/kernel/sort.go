@@ -500,6 +500,9 @@ type RadixPass struct {
 	Lookback int
 	// Rank is how the ranking finds a key's peers in its warp.
 	Rank SortRank
+	// LoadFence makes every key of the tile arrive before the ranking starts
+	// (sortGen.landKeys) rather than as ptxas schedules them.
+	LoadFence bool
 	// MinBlocks > 0 asks ptxas for that many resident blocks per multiprocessor
 	// (.minnctapersm: it caps the registers).
 	MinBlocks int
@@ -527,6 +530,9 @@ func (p *RadixPass) Key() string {
 	if p.MinBlocks > 0 {
 		fmt.Fprintf(&b, "|mb%d", p.MinBlocks)
 	}
+	if p.LoadFence {
+		b.WriteString("|lf")
+	}
 	return b.String()
 }
 
@@ -552,6 +558,9 @@ func (p *RadixPass) Validate() error {
 	smem := p.tileBytes() + 8*RadixDigits*4 + RadixDigits*8 + 64
 	if p.digitsInSmem() {
 		smem += p.Tile() // the digits
+	}
+	if p.Val != ValNone {
+		smem += RadixDigits * 8 // the values' addresses
 	}
 	if smem > 48<<10 {
 		return fmt.Errorf("kernel: sort tile of %d keys takes too much shared memory", p.Tile())

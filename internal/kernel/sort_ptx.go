@@ -359,6 +359,30 @@ func (g *sortGen) finalRanks(packed []ptx.Reg, valid func(i int) ptx.Reg, csym s
 	return out
 }
 
+// landKeys makes every key load of the thread complete before the ranking: ptxas
+// otherwise sinks the loads into the ranking, one item ahead of its use, to shorten
+// their registers' lives, so that each item waits a memory latency. It stores the
+// keys' XOR (32 bits) to the thread's word of the shared array sym (at least 1 KiB,
+// rewritten after later barriers), and the warp barrier that opens the ranking orders that store
+// before it.
+func (g *sortGen) landKeys(keys []ptx.Reg, sym string) {
+	f := g.f
+	x := f.Reg(keys[0].Type())
+	f.Mov(x, keys[0])
+	for _, k := range keys[1:] {
+		f.Xor(x, x, k)
+	}
+	if x.Type() != ptx.U32 {
+		x32 := f.Reg(ptx.U32)
+		f.Cvt(x32, x)
+		x = x32
+	}
+	a := f.Reg(ptx.U32)
+	f.Op("mov.u32", a, ptx.Sym(sym))
+	f.Fma(a, g.tid, ptx.Int(4), a)
+	f.St(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(a, 0), x)
+}
+
 // slotOf returns the warp-striped tile position of item i (u32).
 func (g *sortGen) slotOf(i int) ptx.Reg {
 	f := g.f
@@ -738,7 +762,10 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 	P := p.Order.Passes()
 	f.Shared("rs_tile", ptx.B8, 16, p.tileBytes()) // (RankAtomicOr: the match words first)
 	f.Shared("rs_cnt", ptx.B32, 16, 8*RadixDigits)
-	f.Shared("rs_off", ptx.B64, 16, RadixDigits)
+	f.Shared("rs_off", ptx.B64, 16, RadixDigits) // per digit: the key address of tile slot 0
+	if p.Val != ValNone {
+		f.Shared("rs_voff", ptx.B64, 16, RadixDigits) // and the value address
+	}
 	f.Shared("rs_sum", ptx.B32, 16, SortBlock/32)
 	f.Shared("rs_misc", ptx.B32, 16, 4)
 	f.Shared("rs_t0", ptx.B64, 8, 1) // the block's start (spinStart)
@@ -943,6 +970,9 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		for i := range keys {
 			keys[i] = loadElem(f, ks, validOf(i), ptx.Mem(a0, int64(32*i*ks)), true)
 		}
+		if p.LoadFence {
+			g.landKeys(keys, "rs_off")
+		}
 	}
 	packed := g.rankItems("rs_cnt", K, func(i int) (ptx.Reg, ptx.Reg) {
 		return g.digitOf(g.ordered(keys[i]), shift), validOf(i)
@@ -1009,10 +1039,31 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		e64 := f.Reg(ptx.U64)
 		f.Cvt(e64, excl)
 		f.Sub(off, off, e64)
+		// The tables of addresses: tile slot idx of digit d goes to table[d] +
+		// idx*size (modulo 2^64: off may be below 0).
 		a := f.Reg(ptx.U32)
 		f.Op("mov.u32", a, ptx.Sym("rs_off"))
 		f.Fma(a, g.tid, ptx.Int(8), a)
-		f.St(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(a, 0), off)
+		ka := f.Reg(ptx.U64)
+		f.Fma(ka, off, ptx.Int(ks), kDst)
+		f.St(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(a, 0), ka)
+		if p.Val != ValNone {
+			in := 4
+			if p.Val == ValIndex {
+				in = -1
+			}
+			_, vDst := pick(g2, in, 5, 6, 7)
+			vsz := f.Reg(ptx.U64)
+			f.Mov(vsz, ptx.Int(vs))
+			if p.Val == ValIndex {
+				f.At(final).Op("mov.u64", vsz, ptx.Int(8)) // the last pass writes int64
+			}
+			va := f.Reg(ptx.U64)
+			f.Fma(va, off, vsz, vDst)
+			f.Op("mov.u32", a, ptx.Sym("rs_voff"))
+			f.Fma(a, g.tid, ptx.Int(8), a)
+			f.St(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(a, 0), va)
+		}
 		// The last tile of a segment that isn't its row's last: the next segment's
 		// base offsets, in this pass's input order.
 		nb := f.Reg(ptx.U32)
@@ -1083,14 +1134,10 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		}
 		oa := f.Reg(ptx.U32)
 		f.Fma(oa, d, ptx.Int(8), ob)
-		off := f.Reg(ptx.U64)
-		f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(oa, 0), off)
-		pos := f.Reg(ptx.U64)
-		idx64 := f.Reg(ptx.U64)
-		f.Cvt(idx64, idx)
-		f.Add(pos, off, idx64)
+		ba := f.Reg(ptx.U64)
+		f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(oa, 0), ba)
 		ga := f.Reg(ptx.U64)
-		f.Fma(ga, pos, ptx.Int(ks), kDst)
+		f.Op("mad.wide.u32", ga, idx, ptx.Int(ks), ba)
 		w := f.Reg(ptx.Pred)
 		f.Op("and.pred", w, vj, writeKeys)
 		f.At(w).Op("st.global"+kmt.String(), ptx.Mem(ga, 0), key)
@@ -1102,6 +1149,13 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		}
 		vSrc, vDst := pick(g2, in, 5, 6, 7)
 		vmt := memType(vs)
+		vob := f.Reg(ptx.U32)
+		f.Op("mov.u32", vob, ptx.Sym("rs_voff"))
+		vsz := f.Reg(ptx.U32) // bytes of a written value
+		f.Mov(vsz, ptx.Int(vs))
+		if p.Val == ValIndex {
+			f.At(final).Op("mov.u32", vsz, ptx.Int(8))
+		}
 		vals := make([]ptx.Reg, K)
 		for i := range vals {
 			a := f.Reg(ptx.U64)
@@ -1144,13 +1198,9 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 			f.Mov(d, ptx.Int(0))
 			f.At(vj).Op("ld.shared.u8", d, ptx.Mem(db, int64(j*SortBlock)))
 			oa := f.Reg(ptx.U32)
-			f.Fma(oa, d, ptx.Int(8), ob)
-			off := f.Reg(ptx.U64)
-			f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(oa, 0), off)
-			pos := f.Reg(ptx.U64)
-			idx64 := f.Reg(ptx.U64)
-			f.Cvt(idx64, idx)
-			f.Add(pos, off, idx64)
+			f.Fma(oa, d, ptx.Int(8), vob)
+			ba := f.Reg(ptx.U64)
+			f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(oa, 0), ba)
 			w := f.Reg(ptx.Pred)
 			f.Op("and.pred", w, vj, f.Setp(ptx.Ne, vDst, ptx.Int(0)))
 			if p.Val == ValIndex {
@@ -1164,15 +1214,13 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 				f.Op("and.pred", wf, w, final)
 				f.Op("and.pred", wn, w, notp(f, final))
 				ga := f.Reg(ptx.U64)
-				f.Fma(ga, pos, ptx.Int(8), vDst)
+				f.Op("mad.wide.u32", ga, idx, vsz, ba)
 				f.At(wf).Op("st.global.u64", ptx.Mem(ga, 0), v64)
-				gb := f.Reg(ptx.U64)
-				f.Fma(gb, pos, ptx.Int(vs), vDst)
-				f.At(wn).Op("st.global"+vmt.String(), ptx.Mem(gb, 0), v)
+				f.At(wn).Op("st.global"+vmt.String(), ptx.Mem(ga, 0), v)
 				continue
 			}
 			ga := f.Reg(ptx.U64)
-			f.Fma(ga, pos, ptx.Int(vs), vDst)
+			f.Op("mad.wide.u32", ga, idx, ptx.Int(vs), ba)
 			f.At(w).Op("st.global"+vmt.String(), ptx.Mem(ga, 0), v)
 		}
 	}
@@ -1253,6 +1301,7 @@ func (b *RadixBlockSort) PTX(major, minor int) (src, entry string, err error) {
 		f.Shl(cars[i], r, ptx.Int(16))
 		f.Or(cars[i], cars[i], sl)
 	}
+	g.landKeys(keys, "bs_car") // (the thread's word there is rewritten after barriers)
 	kb, cb := f.Reg(ptx.U32), f.Reg(ptx.U32)
 	f.Op("mov.u32", kb, ptx.Sym("bs_keys"))
 	f.Op("mov.u32", cb, ptx.Sym("bs_car"))

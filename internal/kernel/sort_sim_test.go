@@ -28,8 +28,8 @@ func TestSortPtxas(t *testing.T) {
 		o := SortKey{Type: kt}
 		specs = append(specs,
 			&RadixHist{Order: o, Items: 8},
-			&RadixPass{Order: o, Items: items, Val: ValNone, Lookback: 16},
-			&RadixPass{Order: o, Items: items, Val: ValIndex, ValSize: 4, Lookback: 16},
+			&RadixPass{Order: o, Items: items, Val: ValNone, Lookback: 16, LoadFence: true},
+			&RadixPass{Order: o, Items: items, Val: ValIndex, ValSize: 4, Lookback: 16, LoadFence: true},
 			&RadixBlockSort{Order: o, Items: items},
 			&RadixBlockSort{Order: o, Items: items, Val: ValIndex})
 	}
@@ -43,6 +43,10 @@ func TestSortPtxas(t *testing.T) {
 		&RadixPass{Order: SortKey{Type: dtype.Float32}, Items: 14, Val: ValNone, Lookback: 16, MinBlocks: 3},
 		&RadixPass{Order: SortKey{Type: dtype.Float32}, Items: 14, Val: ValIndex, ValSize: 4, Lookback: 16, MinBlocks: 3},
 		&RadixPass{Order: SortKey{Type: dtype.Int32}, Items: 16, Val: ValIndex, ValSize: 4, Lookback: 16, Rank: RankMatch},
+		&RadixPass{Order: SortKey{Type: dtype.Float32}, Items: 16, Val: ValNone, Lookback: 16, Rank: RankMatch, LoadFence: true},
+		&RadixPass{Order: SortKey{Type: dtype.Float32}, Items: 16, Val: ValNone, Lookback: 16, Rank: RankAtomicOr, LoadFence: true},
+		&RadixPass{Order: SortKey{Type: dtype.Float32}, Items: 16, Val: ValIndex, ValSize: 4, Lookback: 16, Rank: RankAtomicOr, LoadFence: true},
+		&RadixPass{Order: SortKey{Type: dtype.Float64}, Items: 12, Val: ValIndex, ValSize: 4, Lookback: 16, Rank: RankAtomicOr, LoadFence: true},
 		&RadixPass{Order: SortKey{Type: dtype.Float64}, Items: 10, Val: ValIndex, ValSize: 4, Lookback: 16, MinBlocks: 3},
 		&RadixPlan{Passes: 1}, &RadixPlan{Passes: 4}, &RadixPlan{Passes: 8})
 	for _, sp := range specs {
@@ -99,7 +103,7 @@ func sortSimRun(t *testing.T, order SortKey, items int, val SortVal, vs int, key
 	t.Helper()
 	ks := order.Size()
 	P := order.Passes()
-	pass := &RadixPass{Order: order, Items: items, Val: val, ValSize: vs, Lookback: lb, Rank: rank}
+	pass := &RadixPass{Order: order, Items: items, Val: val, ValSize: vs, Lookback: lb, Rank: rank, LoadFence: items%2 == 0}
 	tile := pass.Tile()
 	tpr := (rowLen + tile - 1) / tile
 	tps, segs := tpr, 1
