@@ -559,9 +559,7 @@ func (p *RadixPass) Validate() error {
 	if p.digitsInSmem() {
 		smem += p.Tile() // the digits
 	}
-	if p.Val != ValNone {
-		smem += RadixDigits * 8 // the values' addresses
-	}
+
 	if smem > 48<<10 {
 		return fmt.Errorf("kernel: sort tile of %d keys takes too much shared memory", p.Tile())
 	}

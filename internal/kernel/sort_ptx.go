@@ -762,10 +762,7 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 	P := p.Order.Passes()
 	f.Shared("rs_tile", ptx.B8, 16, p.tileBytes()) // (RankAtomicOr: the match words first)
 	f.Shared("rs_cnt", ptx.B32, 16, 8*RadixDigits)
-	f.Shared("rs_off", ptx.B64, 16, RadixDigits) // per digit: the key address of tile slot 0
-	if p.Val != ValNone {
-		f.Shared("rs_voff", ptx.B64, 16, RadixDigits) // and the value address
-	}
+	f.Shared("rs_off", ptx.B64, 16, RadixDigits) // per digit: the key (then value) address of tile slot 0
 	f.Shared("rs_sum", ptx.B32, 16, SortBlock/32)
 	f.Shared("rs_misc", ptx.B32, 16, 4)
 	f.Shared("rs_t0", ptx.B64, 8, 1) // the block's start (spinStart)
@@ -1001,6 +998,28 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 	}
 	excl, _ := g.blockScan(cnt, "rs_sum")
 	g.storeStarts("rs_cnt", counts, excl)
+	f.BarSync(0) // the warps' digit starts
+	// Each key to its place in the tile sorted by digit (before the look-back, so that
+	// the keys and ranks no longer take registers during it).
+	tb := f.Reg(ptx.U32)
+	f.Op("mov.u32", tb, ptx.Sym("rs_tile"))
+	var dig ptx.Reg
+	if digSmem {
+		dig = f.Reg(ptx.U32)
+		f.Op("mov.u32", dig, ptx.Sym("rs_dig"))
+	}
+	kmt := memType(ks)
+	fr := g.finalRanks(packed, validOf, "rs_cnt", func(i int, fr, d ptx.Reg) {
+		a := f.Reg(ptx.U32)
+		f.Fma(a, fr, ptx.Int(ks), tb)
+		v := validOf(i)
+		f.At(v).Op("st.shared"+kmt.String(), ptx.Mem(a, 0), keys[i])
+		if digSmem {
+			da := f.Reg(ptx.U32)
+			f.Add(da, dig, fr)
+			f.At(v).Op("st.shared.u8", ptx.Mem(da, 0), d)
+		}
+	})
 	// Look back for the counts of the segment's earlier tiles.
 	before := f.Reg(ptx.U32)
 	f.Mov(before, ptx.Int(0))
@@ -1019,6 +1038,7 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 	}
 	// off[d] = base + before - digit start: the output position of tile slot idx of
 	// digit d is off[d] + idx.
+	var vaddr ptx.Reg // the value address of digit tid's tile slot 0
 	{
 		pbase := gp(9)
 		seg64 := f.Reg(ptx.U64)
@@ -1047,7 +1067,7 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		ka := f.Reg(ptx.U64)
 		f.Fma(ka, off, ptx.Int(ks), kDst)
 		f.St(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(a, 0), ka)
-		if p.Val != ValNone {
+		if p.Val != ValNone { // (stored once the keys are written)
 			in := 4
 			if p.Val == ValIndex {
 				in = -1
@@ -1058,11 +1078,8 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 			if p.Val == ValIndex {
 				f.At(final).Op("mov.u64", vsz, ptx.Int(8)) // the last pass writes int64
 			}
-			va := f.Reg(ptx.U64)
-			f.Fma(va, off, vsz, vDst)
-			f.Op("mov.u32", a, ptx.Sym("rs_voff"))
-			f.Fma(a, g.tid, ptx.Int(8), a)
-			f.St(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(a, 0), va)
+			vaddr = f.Reg(ptx.U64)
+			f.Fma(vaddr, off, vsz, vDst)
 		}
 		// The last tile of a segment that isn't its row's last: the next segment's
 		// base offsets, in this pass's input order.
@@ -1081,27 +1098,47 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		f.Add(na, bi, ptx.Int(P*RadixDigits*8))
 		f.At(nx).Op("st.global.u64", ptx.Mem(na, 0), nbase)
 	}
-	f.BarSync(0)
-	tb := f.Reg(ptx.U32)
-	f.Op("mov.u32", tb, ptx.Sym("rs_tile"))
-	var dig ptx.Reg
-	if digSmem {
-		dig = f.Reg(ptx.U32)
-		f.Op("mov.u32", dig, ptx.Sym("rs_dig"))
-	}
-	kmt := memType(ks)
-	fr := g.finalRanks(packed, validOf, "rs_cnt", func(i int, fr, d ptx.Reg) {
-		a := f.Reg(ptx.U32)
-		f.Fma(a, fr, ptx.Int(ks), tb)
-		v := validOf(i)
-		f.At(v).Op("st.shared"+kmt.String(), ptx.Mem(a, 0), keys[i])
-		if digSmem {
-			da := f.Reg(ptx.U32)
-			f.Add(da, dig, fr)
-			f.At(v).Op("st.shared.u8", ptx.Mem(da, 0), d)
+	f.BarSync(0) // the tile and the addresses
+	// The values are loaded before the keys are written, so that their loads are in
+	// flight during the keys' writes.
+	var vDst, vsz ptx.Reg
+	var vals []ptx.Reg
+	vmt := memType(vs)
+	if p.Val != ValNone {
+		in := 4
+		if p.Val == ValIndex {
+			in = -1
 		}
-	})
-	f.BarSync(0)
+		var vSrc ptx.Reg
+		vSrc, vDst = pick(g2, in, 5, 6, 7)
+		vsz = f.Reg(ptx.U32) // bytes of a written value
+		f.Mov(vsz, ptx.Int(vs))
+		if p.Val == ValIndex {
+			f.At(final).Op("mov.u32", vsz, ptx.Int(8))
+		}
+		vals = make([]ptx.Reg, K)
+		for i := range vals {
+			a := f.Reg(ptx.U64)
+			f.Cvt(a, slotOf(i))
+			if p.Val == ValIndex {
+				// The first active pass makes the indices: the key's place in its row.
+				v := f.Reg(regType(vs))
+				idx := f.Reg(ptx.U64)
+				f.Add(idx, a, tileOff)
+				f.Cvt(v, idx)
+				ld := f.Reg(ptx.Pred)
+				f.Op("and.pred", ld, validOf(i), notp(f, first))
+				f.Add(a, a, elemStart)
+				f.Fma(a, a, ptx.Int(vs), vSrc)
+				f.At(ld).Op("ld.global.nc"+vmt.String(), v, ptx.Mem(a, 0))
+				vals[i] = v
+				continue
+			}
+			f.Add(a, a, elemStart)
+			f.Fma(a, a, ptx.Int(vs), vSrc)
+			vals[i] = loadElem(f, vs, validOf(i), ptx.Mem(a, 0), true)
+		}
+	}
 	// Write the keys in tile order: runs of one digit go to consecutive addresses.
 	ob := f.Reg(ptx.U32)
 	f.Op("mov.u32", ob, ptx.Sym("rs_off"))
@@ -1143,42 +1180,13 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		f.At(w).Op("st.global"+kmt.String(), ptx.Mem(ga, 0), key)
 	}
 	if p.Val != ValNone {
-		in := 4
-		if p.Val == ValIndex {
-			in = -1
+		f.BarSync(0) // every key read from the tile, every key address from rs_off
+		{
+			a := f.Reg(ptx.U32)
+			f.Op("mov.u32", a, ptx.Sym("rs_off"))
+			f.Fma(a, g.tid, ptx.Int(8), a)
+			f.St(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(a, 0), vaddr)
 		}
-		vSrc, vDst := pick(g2, in, 5, 6, 7)
-		vmt := memType(vs)
-		vob := f.Reg(ptx.U32)
-		f.Op("mov.u32", vob, ptx.Sym("rs_voff"))
-		vsz := f.Reg(ptx.U32) // bytes of a written value
-		f.Mov(vsz, ptx.Int(vs))
-		if p.Val == ValIndex {
-			f.At(final).Op("mov.u32", vsz, ptx.Int(8))
-		}
-		vals := make([]ptx.Reg, K)
-		for i := range vals {
-			a := f.Reg(ptx.U64)
-			f.Cvt(a, slotOf(i))
-			if p.Val == ValIndex {
-				// The first active pass makes the indices: the key's place in its row.
-				v := f.Reg(regType(vs))
-				idx := f.Reg(ptx.U64)
-				f.Add(idx, a, tileOff)
-				f.Cvt(v, idx)
-				ld := f.Reg(ptx.Pred)
-				f.Op("and.pred", ld, validOf(i), notp(f, first))
-				f.Add(a, a, elemStart)
-				f.Fma(a, a, ptx.Int(vs), vSrc)
-				f.At(ld).Op("ld.global.nc"+vmt.String(), v, ptx.Mem(a, 0))
-				vals[i] = v
-				continue
-			}
-			f.Add(a, a, elemStart)
-			f.Fma(a, a, ptx.Int(vs), vSrc)
-			vals[i] = loadElem(f, vs, validOf(i), ptx.Mem(a, 0), true)
-		}
-		f.BarSync(0) // every key read from the tile
 		for i, v := range vals {
 			a := f.Reg(ptx.U32)
 			f.Fma(a, fr[i], ptx.Int(vs), tb)
@@ -1198,7 +1206,7 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 			f.Mov(d, ptx.Int(0))
 			f.At(vj).Op("ld.shared.u8", d, ptx.Mem(db, int64(j*SortBlock)))
 			oa := f.Reg(ptx.U32)
-			f.Fma(oa, d, ptx.Int(8), vob)
+			f.Fma(oa, d, ptx.Int(8), ob)
 			ba := f.Reg(ptx.U64)
 			f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(oa, 0), ba)
 			w := f.Reg(ptx.Pred)
