@@ -108,6 +108,7 @@ func nilRecvCases(f *nilFixture) []nilCase {
 			{"Array.Slice", func() error { return e1(a.Slice(gpu.R(0, 1))) }},
 			{"Array.Slice", func() error { return e1(a.Slice()) }},
 			{"Array.ToSlice", func() error { return e1(a.ToSlice(ctx)) }},
+			{"Array.Text", func() error { return e1(a.Text(ctx)) }},
 			{"Array.Transpose", func() error { return e1(a.Transpose()) }},
 			{"Array.Transpose", func() error { return e1(a.Transpose(1, 0)) }},
 			{"Array.Squeeze", func() error { return e1(a.Squeeze()) }},
@@ -227,6 +228,9 @@ func nilRecvNoError() []nilCase {
 			{"Array.Strides", func() error { return isZero("Strides()", a.Strides()) }},
 			{"Array.String", func() error {
 				return errors.Join(is("String()", a.String(), "<nil array>"), is("fmt.Sprint", fmt.Sprint(a), "<nil array>"))
+			}},
+			{"Array.Format", func() error {
+				return is("fmt.Sprintf", fmt.Sprintf("%v %+v %#v %.2f", a, a, a, a), "<nil array> <nil array> <nil array> <nil array>")
 			}},
 		}...)
 	}
