@@ -168,6 +168,8 @@ type Device struct {
 	kc    kernelCache
 	plans planCache
 
+	faultRecs faultRecords // failures kernels record (kernfault.go)
+
 	stagePool    stagePool // pinned staging buffers of plain host copies (stage.go)
 	wordPool     wordPool  // pinned words of small reads (readU64, At)
 	forceStaging bool      // stage on any backend (tests)

@@ -352,7 +352,7 @@ func (s *Stream) Synchronize(ctx context.Context, policy ...WaitPolicy) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		return s.dev.Err()
+		return s.dev.idleErr()
 	}
 	p, c := s.pend.Load(), s.seq.Load()
 	err = s.dev.wait(ctx, streamWait{s}, pol)
@@ -426,7 +426,7 @@ func (d *Device) Synchronize(ctx context.Context, policy ...WaitPolicy) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		return d.Err()
+		return d.idleErr()
 	}
 	w := &deviceWait{d: d}
 	err = d.wait(ctx, w, pol)
