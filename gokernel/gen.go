@@ -99,7 +99,7 @@ type frame struct {
 
 // access records a load or store through a slice whose memory comes from os.
 type access struct {
-	os           *oset
+	os          *oset
 	read, write bool
 }
 
@@ -113,18 +113,18 @@ type gen struct {
 	fr     *frame
 
 	// fault sites and the failure path
-	sites     []site
-	stubs     []failStub
-	recIndex  int
+	sites       []site
+	stubs       []failStub
+	recIndex    int
 	sharedAt    map[string]string // line/type/length -> symbol
 	sharedBytes int
-	warpMask  ptx.Reg         // lanes of the warp that exist (u32)
-	warpClamp ptx.Reg         // their highest lane (u32)
-	warpDone  bool
-	coop      bool // barriers or warp operations
-	accesses  []access
-	params    []kparam // the kernel's Go parameters after t
-	depth     int
+	warpMask    ptx.Reg // lanes of the warp that exist (u32)
+	warpClamp   ptx.Reg // their highest lane (u32)
+	warpDone    bool
+	coop        bool // barriers or warp operations
+	accesses    []access
+	params      []kparam // the kernel's Go parameters after t
+	depth       int
 }
 
 // bail aborts compilation with an error at pos (caught by compile).
