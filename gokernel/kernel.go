@@ -46,24 +46,36 @@ func New(src string, fns ...any) (*Kernel, error) {
 	if len(fns) == 0 {
 		return nil, fmt.Errorf("gokernel: New needs the kernel function (use Compile for the GPU alone): %w", gpu.ErrInvalidValue)
 	}
-	var name, file string
+	v := reflect.ValueOf(fns[0])
+	if v.Kind() != reflect.Func || v.IsNil() {
+		return nil, fmt.Errorf("gokernel: New: argument 1 is a %T, not a kernel function: %w", fns[0], gpu.ErrInvalidValue)
+	}
+	name, file, err := funcIdentity(runtime.FuncForPC(v.Pointer()))
+	if err != nil {
+		return nil, err
+	}
+	return NewNamed(file, src, name, fns...)
+}
+
+// NewNamed is New for functions whose name and file the program can't find itself:
+// instantiations made inside generic code (Scale[T] in a function generic over T) are
+// closures. filename names src in positions, name is the kernel's.
+func NewNamed(filename, src, name string, fns ...any) (*Kernel, error) {
+	if len(fns) == 0 {
+		return nil, fmt.Errorf("gokernel: NewNamed needs the kernel function (use Compile for the GPU alone): %w", gpu.ErrInvalidValue)
+	}
 	vals := make([]reflect.Value, len(fns))
 	for i, fn := range fns {
 		v := reflect.ValueOf(fn)
 		if v.Kind() != reflect.Func || v.IsNil() {
 			return nil, fmt.Errorf("gokernel: New: argument %d is a %T, not a kernel function: %w", i+1, fn, gpu.ErrInvalidValue)
 		}
-		rf := runtime.FuncForPC(v.Pointer())
-		n, f, err := funcIdentity(rf)
-		if err != nil {
-			return nil, err
+		if n, _, err := funcIdentity(runtime.FuncForPC(v.Pointer())); err == nil && n != name {
+			return nil, fmt.Errorf("gokernel: New: %s is not the kernel %s (pass the instantiations of one kernel): %w", n, name, gpu.ErrInvalidValue)
 		}
-		if name != "" && n != name {
-			return nil, fmt.Errorf("gokernel: New: %s and %s are different functions (pass the instantiations of one kernel): %w", name, n, gpu.ErrInvalidValue)
-		}
-		name, file, vals[i] = n, f, v
+		vals[i] = v
 	}
-	k, err := compileSource(baseName(file), src, name)
+	k, err := compileSource(baseName(filename), src, name)
 	if err != nil {
 		return nil, err
 	}
@@ -92,9 +104,22 @@ func funcIdentity(rf *runtime.Func) (name, file string, err error) {
 	full := rf.Name()
 	n := full[strings.LastIndexByte(full, '/')+1:]
 	n = n[strings.IndexByte(n, '.')+1:]
-	n, _, _ = strings.Cut(n, "[")
+	// Drop type arguments ("Scale[...]").
+	var b strings.Builder
+	depth := 0
+	for _, c := range n {
+		switch {
+		case c == '[':
+			depth++
+		case c == ']':
+			depth--
+		case depth == 0:
+			b.WriteRune(c)
+		}
+	}
+	n = b.String()
 	if strings.ContainsAny(n, ".()") {
-		return "", "", fmt.Errorf("gokernel: New: %s is not a package-level function (no methods or function literals): %w", full, gpu.ErrInvalidValue)
+		return "", "", fmt.Errorf("gokernel: New: %s is not a package-level function (a method, a function literal, or an instantiation made in generic code: use NewNamed): %w", full, gpu.ErrInvalidValue)
 	}
 	f, _ := rf.FileLine(rf.Entry())
 	return n, baseName(f), nil
