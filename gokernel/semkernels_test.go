@@ -316,7 +316,7 @@ func Failures(t kern.Thread, mode, at int, x []int32, out []int32) {
 	case 6:
 		panic("mode 6")
 	case 7:
-		s := x[1:3:len(x)+2]
+		s := x[1 : 3 : len(x)+2]
 		out[i] = s[0]
 	case 8:
 		out[i] = x[0] % d
