@@ -94,6 +94,9 @@ type iparam struct {
 	read, write bool       // a slice's
 }
 
+// compileHook, set by tests, sees every module compiled.
+var compileHook func(entry, src string)
+
 // compileOptions are what an instantiation is compiled for.
 type compileOptions struct {
 	major, minor int
@@ -190,6 +193,9 @@ func (p *program) compile(params []kparam, warp bool, o compileOptions) (inst *i
 		}
 	}
 	inst.ptx = g.m.String()
+	if compileHook != nil {
+		compileHook(inst.entry, inst.ptx)
+	}
 	inst.sites = g.sites
 	inst.sharedBytes = g.sharedBytes
 	return inst, nil

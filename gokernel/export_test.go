@@ -23,3 +23,6 @@ func KernelPTX(k *Kernel, major, minor int, checks bool, targs ...any) (src, ent
 	}
 	return inst.ptx, inst.entry, nil
 }
+
+// SetCompileHook makes f see every module compiled from now on.
+func SetCompileHook(f func(entry, src string)) { compileHook = f }

@@ -489,7 +489,13 @@ func (k *Kernel) instance(dev *gpu.Device, subst map[*types.TypeParam]types.Type
 
 func (k *Kernel) build(e *instEntry, dev *gpu.Device, subst map[*types.TypeParam]types.Type) error {
 	info := dev.Info()
-	inst, err := k.p.compile(k.params, k.warp, compileOptions{major: max(info.ComputeMajor, 5), minor: info.ComputeMinor, checks: k.checks, subst: subst})
+	major, minor := info.ComputeMajor, info.ComputeMinor
+	if info.Backend == "cpu" {
+		major, minor = 9, 0 // the module only serves the fault sites there
+	} else if major < 7 {
+		return fmt.Errorf("gokernel: %s: Go kernels need compute capability 7.0 or later (warp-synchronous operations, relaxed atomics), not %d.%d: %w", k.name, major, minor, gpu.ErrNotSupported)
+	}
+	inst, err := k.p.compile(k.params, k.warp, compileOptions{major: major, minor: minor, checks: k.checks, subst: subst})
 	if err != nil {
 		return err
 	}

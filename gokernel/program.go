@@ -8,6 +8,7 @@ import (
 	"go/token"
 	"go/types"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -115,7 +116,7 @@ func parse(filename, src, name string) (*program, error) {
 	for _, te := range typeErrs {
 		for _, fd := range reach {
 			if te.Pos >= fd.Pos() && te.Pos < fd.End() {
-				errs = append(errs, &Error{Pos: fset.Position(te.Pos), Msg: te.Msg})
+				errs = append(errs, &Error{Pos: fset.Position(te.Pos), Msg: explain(te.Msg)})
 				break
 			}
 		}
@@ -207,4 +208,21 @@ func funcName(fn *types.Func) string {
 // kernType returns the type package kern names name.
 func (p *program) kernType(name string) types.Type {
 	return stubPkgs[kernPath].Scope().Lookup(name).Type()
+}
+
+var reUndefined = regexp.MustCompile(`^undefined: (\w+)\.(\w+)$`)
+
+// explain rewrites a type error about a package the kernel subset lacks.
+func explain(msg string) string {
+	m := reUndefined.FindStringSubmatch(msg)
+	if m == nil {
+		return msg
+	}
+	switch m[1] {
+	case "math", "bits":
+		return fmt.Sprintf("%s.%s is not supported in kernels (package gokernel's documentation lists what is)", m[1], m[2])
+	case "kern":
+		return msg
+	}
+	return fmt.Sprintf("a kernel calls only its own functions, package kern and what it supports of math and math/bits, not %s.%s", m[1], m[2])
 }
