@@ -614,11 +614,16 @@ func (k *Kernel) cpuFunc(e *instEntry) (func(*cpu.Launch) error, error) {
 			Cooperative: k.coop,
 			Workers:     l.Workers(),
 		}
+		pool := sync.Pool{New: func() any {
+			a := make([]reflect.Value, len(base))
+			copy(a, base)
+			return &a
+		}}
 		err := kern.Run(cfg, func(t kern.Thread) {
-			args := make([]reflect.Value, len(base))
-			copy(args, base)
-			args[0] = reflect.ValueOf(t)
-			fn.Call(args)
+			p := pool.Get().(*[]reflect.Value)
+			(*p)[0] = reflect.ValueOf(t)
+			fn.Call(*p)
+			pool.Put(p)
 		})
 		var kf *kern.Fault
 		if errors.As(err, &kf) {

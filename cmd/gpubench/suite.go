@@ -15,6 +15,7 @@ func init() {
 	registerRandom()
 	registerPermutations()
 	registerKernels()
+	registerGoKernels()
 	registerLatency()
 	registerReference()
 }
