@@ -41,7 +41,10 @@
 //
 // Errors wrap the sentinels ErrNoDevice, ErrOutOfMemory, ErrInvalidValue,
 // ErrLaunchFailed, ErrNotSupported and ErrClosed; match them with errors.Is. A CUDA
-// error is also a *cu.Error with the CUresult's name and message.
+// error is also a *cu.Error with the CUresult's name and message. A kernel that
+// records a failure in a FaultRecord (package gokernel's kernels, written in Go, on an
+// index out of range) ends the next wait with an error wrapping ErrKernelFailure, and
+// the device stays usable.
 //
 // Bad input gets an error, never a panic: a nil *Stream, a nil array, a nil
 // context.Context or a nil ReduceOption or ScanOption given to an operation is an error

@@ -531,3 +531,29 @@ func boolInt(b bool) int {
 	}
 	return 0
 }
+
+// TestExampleKernels runs the examples' kernels on every device against Go.
+func TestExampleKernels(t *testing.T) {
+	n := 3000
+	k, err := gokernel.New(saxpySrc, saxpy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkKernel(t, k, saxpy, linear(n, 128), float32(1.5), randF32(n), randF32(n))
+	k, err = gokernel.New(transposeSrc, transpose)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, cols := 70, 45
+	checkKernel(t, k, transpose, gpu.LaunchConfig{Grid: gpu.Dim3{X: 2, Y: 3}, Block: gpu.Dim3{X: 32, Y: 8}}, rows, cols, randF32(rows*cols), make([]float32, rows*cols))
+	k, err = gokernel.New(reduceSrc, sum[int64])
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkKernel(t, k, sum[int64], linear(n, 256), edgeInts[int64](n), []int64{5})
+	k, err = gokernel.New(histogramSrc, histogram)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkKernel(t, k, histogram, linear(n, 128), edgeInts[uint8](n), make([]uint32, 256))
+}
