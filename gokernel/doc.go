@@ -154,6 +154,15 @@
 // the call's position (runtime.Callers), and a line is what both sides agree on; a
 // second kern.Shared on the same line is refused.
 //
+// Why a statement's loads are issued first: a checked index is a compare and a
+// branch to the failure path, and ptxas moves no load above a branch, so in
+// y[i] = a*x[i] + y[i] the multiplication would wait for x[i] before y[i] is even
+// requested. The compiler loads the elements a statement reads first, in Go's order
+// of evaluation, up to the first other check or call with effects (which keeps the
+// first failure Go's). Across statements it doesn't: to keep several loads in flight
+// in a loop of dependent statements, load into variables first (gpubench's
+// gokernels.go has examples), or use Kernel.Unchecked.
+//
 // Why int is 64-bit on the GPU too: it is Go's int. Index arithmetic in int costs
 // 64-bit integer instructions; a kernel that needs the last bit of integer throughput
 // can compute in int32.

@@ -43,6 +43,9 @@ func (g *gen) expr(e ast.Expr) value {
 		}
 		return vals[0]
 	case *ast.IndexExpr:
+		if v, ok := g.loaded[e]; ok {
+			return v
+		}
 		x := g.expr(e.X)
 		if x.k != vSlice {
 			g.fail(e.Pos(), "a kernel indexes slices only (no arrays, strings or maps)")
@@ -677,4 +680,126 @@ func (g *gen) sub64(a, b ptx.Operand) ptx.Operand {
 	}
 	g.f.Sub(d, ar, b)
 	return d
+}
+
+// prefetchAll loads, before the rest of a statement's expressions is computed, the
+// slice elements the expressions read, in Go's order of evaluation, so that the
+// loads are in flight together: arithmetic between two loads would otherwise wait for
+// the first before the second is issued (a bounds check's branch keeps the compiler
+// from moving a load up). Only what can't be told apart moves: a load moves above
+// arithmetic, never above another check (a division, a signed shift, a slice
+// expression, a short-circuit's conditional operand) or a call that has effects.
+func (g *gen) prefetchAll(es []ast.Expr) {
+	for _, e := range es {
+		if g.prefetch(e) {
+			return
+		}
+	}
+}
+
+// prefetch loads the elements e reads up to the first construct it can't move a load
+// above, and reports whether it stopped there.
+func (g *gen) prefetch(e ast.Expr) (stop bool) {
+	if tv, ok := g.p.info.Types[e]; ok && tv.Value != nil {
+		return false
+	}
+	switch e := e.(type) {
+	case *ast.Ident, *ast.BasicLit:
+		return false
+	case *ast.ParenExpr:
+		return g.prefetch(e.X)
+	case *ast.UnaryExpr:
+		return g.prefetch(e.X)
+	case *ast.BinaryExpr:
+		if g.prefetch(e.X) {
+			return true
+		}
+		switch e.Op {
+		case token.LAND, token.LOR:
+			return true // the right operand is conditional
+		}
+		if g.prefetch(e.Y) {
+			return true
+		}
+		switch e.Op {
+		case token.QUO, token.REM, token.SHL, token.SHR:
+			ti, ok := scalarInfo(g.typeOf(e.X))
+			return !ok || !ti.float // a check may follow
+		}
+		return false
+	case *ast.CallExpr:
+		if !g.pureCall(e) {
+			return true
+		}
+		for _, a := range e.Args {
+			if g.prefetch(a) {
+				return true
+			}
+		}
+		return false
+	case *ast.IndexExpr:
+		if _, ok := g.typeOf(e.X).Underlying().(*types.Slice); !ok {
+			return true
+		}
+		if g.prefetch(e.X) || g.prefetch(e.Index) {
+			return true
+		}
+		v := g.expr(e)
+		if g.loaded == nil {
+			g.loaded = map[ast.Expr]value{}
+		}
+		g.loaded[e] = v
+		return false
+	}
+	return true
+}
+
+// pureCall reports whether a call has no effect but its result: a conversion, len,
+// cap, min, max, a math or math/bits function, kern's math and the thread's position.
+func (g *gen) pureCall(e *ast.CallExpr) bool {
+	fun := ast.Unparen(e.Fun)
+	tv := g.p.info.Types[fun]
+	if tv.IsType() {
+		return true
+	}
+	if tv.IsBuiltin() {
+		switch fun.(*ast.Ident).Name {
+		case "len", "cap", "min", "max":
+			return true
+		}
+		return false
+	}
+	var id *ast.Ident
+	switch f := fun.(type) {
+	case *ast.Ident:
+		id = f
+	case *ast.SelectorExpr:
+		id = f.Sel
+	case *ast.IndexExpr:
+		if x, ok := ast.Unparen(f.X).(*ast.SelectorExpr); ok {
+			id = x.Sel
+		} else if x, ok := ast.Unparen(f.X).(*ast.Ident); ok {
+			id = x
+		}
+	}
+	if id == nil {
+		return false
+	}
+	fn, ok := g.p.info.Uses[id].(*types.Func)
+	if !ok || fn.Pkg() == nil {
+		return false
+	}
+	switch fn.Pkg().Path() {
+	case "math", "math/bits":
+		return true
+	case kernPath:
+		if _, ok := kernMath[fn.Name()]; ok {
+			return true
+		}
+		switch fn.Name() {
+		case "Sqrt", "FMA", "ThreadIdx", "BlockIdx", "BlockDim", "GridDim", "Index", "GridStride", "Lane", "Warp":
+			return true
+		}
+	}
+	return false
 }

@@ -116,7 +116,8 @@ type gen struct {
 	sites       []site
 	stubs       []failStub
 	recIndex    int
-	sharedAt    map[string]string // line/type/length -> symbol
+	loaded      map[ast.Expr]value // slice elements the statement's prefetch loaded
+	sharedAt    map[string]string  // line/type/length -> symbol
 	sharedBytes int
 	warpMask    ptx.Reg // lanes of the warp that exist (u32)
 	warpClamp   ptx.Reg // their highest lane (u32)
@@ -308,6 +309,9 @@ func (g *gen) block(list []ast.Stmt) {
 }
 
 func (g *gen) stmt(s ast.Stmt) {
+	saved := g.loaded
+	g.loaded = nil
+	defer func() { g.loaded = saved }()
 	switch s := s.(type) {
 	case *ast.BlockStmt:
 		g.block(s.List)
@@ -379,6 +383,7 @@ func (g *gen) declStmt(s *ast.DeclStmt) {
 		vs := sp.(*ast.ValueSpec)
 		var vals []value
 		if len(vs.Values) > 0 {
+			g.prefetchAll(vs.Values)
 			vals = g.exprList(vs.Values, len(vs.Names))
 		}
 		for i, name := range vs.Names {
@@ -462,6 +467,7 @@ func (g *gen) assignStmt(s *ast.AssignStmt) {
 		g.opAssign(s.Lhs[0], op, s.Rhs[0], s.Pos())
 		return
 	}
+	g.prefetchAll(s.Rhs)
 	vals := g.exprList(s.Rhs, len(s.Lhs))
 	for i, lhs := range s.Lhs {
 		g.store(lhs, vals[i], s.Tok == token.DEFINE)
@@ -513,6 +519,7 @@ func (g *gen) opAssign(lhs ast.Expr, op token.Token, rhs ast.Expr, pos token.Pos
 		ti := g.info(t, pos)
 		y = scalar(t, oneImm(ti))
 	} else {
+		g.prefetchAll([]ast.Expr{rhs})
 		y = g.expr(rhs)
 	}
 	switch l := lhs.(type) {
@@ -735,6 +742,7 @@ func (g *gen) returnStmt(s *ast.ReturnStmt) {
 		return
 	}
 	if len(s.Results) > 0 {
+		g.prefetchAll(s.Results)
 		vals := g.exprList(s.Results, len(g.fr.results))
 		for i, r := range g.fr.results {
 			g.assign(r, g.convertTo(vals[i], r.t, s.Pos()), s.Pos())

@@ -428,7 +428,7 @@ func convertScalar(v reflect.Value, t types.Type) (any, error) {
 	case v.Kind() == reflect.Float64 && (rt.Kind() == reflect.Float32):
 		return float32(v.Float()), nil
 	}
-	return nil, fmt.Errorf("a %s, not a %v", t, v.Type())
+	return nil, fmt.Errorf("wants a value of type %s, not %v", t, v.Type())
 }
 
 var reflectTypes = map[types.BasicKind]reflect.Type{

@@ -133,3 +133,11 @@ func Ops(t kern.Thread, a, b []int32, u []uint8, f []float64, out []int64, fout 
 	g := f[i]
 	fout[i] = math.Sqrt(math.Abs(g)) + math.Floor(g) - math.Trunc(g*3) + float64(float32(g)) + math.Max(g, 0.5)
 }
+
+// Fill8 writes the low byte of each thread's index (the launch over 2^31 and more
+// elements).
+func Fill8(t kern.Thread, out []uint8) {
+	if i := t.Index(); i < len(out) {
+		out[i] = uint8(i) ^ uint8(i>>31)
+	}
+}

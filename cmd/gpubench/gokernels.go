@@ -96,27 +96,54 @@ func Saxpy(t kern.Thread, a float32, x, y []float32) {
 }
 
 // Transpose is gokernel/transpose: out (cols x rows) = in (rows x cols) transposed
-// through a 32x33 shared tile, 32x8 threads per block.
+// through a 32x33 shared tile by blocks of 32x8 threads, each thread moving four
+// elements. The four loads come before the four stores: a load followed by its store
+// would wait for the load before the next one is issued.
 func Transpose(t kern.Thread, rows, cols int, in, out []float32) {
-	const tile = 32
-	buf := kern.Shared[float32](t, tile*(tile+1))
-	bx, by := t.BlockIdx().X*tile, t.BlockIdx().Y*tile
+	const tile, step, pitch = 32, 8, 33
+	buf := kern.Shared[float32](t, tile*pitch)
 	tx, ty := t.ThreadIdx().X, t.ThreadIdx().Y
-	for j := ty; j < tile; j += 8 {
-		if r, c := by+j, bx+tx; r < rows && c < cols {
-			buf[j*(tile+1)+tx] = in[r*cols+c]
+	r, c := t.BlockIdx().Y*tile+ty, t.BlockIdx().X*tile+tx
+	var v0, v1, v2, v3 float32
+	if c < cols {
+		if r < rows {
+			v0 = in[r*cols+c]
+		}
+		if r+step < rows {
+			v1 = in[(r+step)*cols+c]
+		}
+		if r+2*step < rows {
+			v2 = in[(r+2*step)*cols+c]
+		}
+		if r+3*step < rows {
+			v3 = in[(r+3*step)*cols+c]
 		}
 	}
+	buf[ty*pitch+tx] = v0
+	buf[(ty+step)*pitch+tx] = v1
+	buf[(ty+2*step)*pitch+tx] = v2
+	buf[(ty+3*step)*pitch+tx] = v3
 	t.Sync()
-	for j := ty; j < tile; j += 8 {
-		if r, c := bx+j, by+tx; r < cols && c < rows {
-			out[r*rows+c] = buf[tx*(tile+1)+j]
+	r, c = t.BlockIdx().X*tile+ty, t.BlockIdx().Y*tile+tx
+	v0, v1, v2, v3 = buf[tx*pitch+ty], buf[tx*pitch+ty+step], buf[tx*pitch+ty+2*step], buf[tx*pitch+ty+3*step]
+	if c < rows {
+		if r < cols {
+			out[r*rows+c] = v0
+		}
+		if r+step < cols {
+			out[(r+step)*rows+c] = v1
+		}
+		if r+2*step < cols {
+			out[(r+2*step)*rows+c] = v2
+		}
+		if r+3*step < cols {
+			out[(r+3*step)*rows+c] = v3
 		}
 	}
 }
 
 // Sum is gokernel/sum: sum[0] += the elements of x, by a grid-stride loop of four
-// independent sums, warp shuffles, a shared array of the warps' sums and one atomic
+// independent loads and sums, warp shuffles, a shared array of the warps' sums and one atomic
 // addition per block.
 func Sum(t kern.Thread, x, sum []float32) {
 	partial := kern.Shared[float32](t, 32)
@@ -124,10 +151,10 @@ func Sum(t kern.Thread, x, sum []float32) {
 	n, stride := len(x), t.GridStride()
 	i := t.Index()
 	for ; i+3*stride < n; i += 4 * stride {
-		s0 += x[i]
-		s1 += x[i+stride]
-		s2 += x[i+2*stride]
-		s3 += x[i+3*stride]
+		// All four loads first: each has its bounds check, a branch, and a sum
+		// between two loads would wait for the first before the second is issued.
+		a, b, c, d := x[i], x[i+stride], x[i+2*stride], x[i+3*stride]
+		s0, s1, s2, s3 = s0+a, s1+b, s2+c, s3+d
 	}
 	for ; i < n; i += stride {
 		s0 += x[i]

@@ -382,7 +382,7 @@ func registerGoSum(large bool) {
 			}
 			s := c.s()
 			info := c.d.dev.Info()
-			blocks := max(1, min((n+1023)/1024, 4*max(1, info.Multiprocessors)))
+			blocks := max(1, min((n+1023)/1024, 8*max(1, info.Multiprocessors)))
 			cfg := gpu.LaunchConfig{Grid: gpu.Dim3{X: blocks}, Block: gpu.Dim3{X: 256}}
 			launch := func(x *gpu.Array[float32]) error {
 				if err := gpu.Fill(s, sum, float32(0)); err != nil {
