@@ -1,10 +1,6 @@
 package gokernel_test
 
-import (
-	"testing"
-
-	"github.com/go-gpu/gpu"
-)
+import "testing"
 
 // BenchmarkCPUCopy times the CPU backend's run of a one-element-per-thread kernel:
 // the cost of calling the Go function per thread.
@@ -24,5 +20,3 @@ func BenchmarkCPUCopy(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/thread")
 }
-
-var _ = gpu.Dim3{}

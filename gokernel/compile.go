@@ -119,9 +119,6 @@ func (p *program) compile(params []kparam, warp bool, o compileOptions) (inst *i
 	g.m = ptx.NewModule(o.major, o.minor)
 	entry := p.kernel.Name()
 	var targs []string
-	for tp := range o.subst {
-		_ = tp
-	}
 	if tps := p.sig.TypeParams(); tps.Len() > 0 {
 		for i := range tps.Len() {
 			targs = append(targs, o.subst[tps.At(i)].String())

@@ -14,7 +14,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-gpu/gpu"
 	"github.com/go-gpu/gpu/gokernel"
 )
 
@@ -652,5 +651,3 @@ func extractFunc(src, name string) string {
 	}
 	return b.String()
 }
-
-var _ = gpu.Dim3{}

@@ -122,9 +122,7 @@ type gen struct {
 	warpMask    ptx.Reg // lanes of the warp that exist (u32)
 	warpClamp   ptx.Reg // their highest lane (u32)
 	warpDone    bool
-	coop        bool // barriers or warp operations
 	accesses    []access
-	params      []kparam // the kernel's Go parameters after t
 	depth       int
 }
 

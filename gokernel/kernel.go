@@ -245,7 +245,7 @@ func (k *Kernel) Launch(s *gpu.Stream, cfg gpu.LaunchConfig, args ...any) error 
 			largs = append(largs, ba, uint64(a.n))
 			continue
 		}
-		largs = append(largs, scalarArg(a.v, ip.ti))
+		largs = append(largs, scalarArg(a.v))
 	}
 	largs = append(largs, e.rec.Ptr())
 	return s.Launch(e.fn, cfg, largs...)
@@ -441,7 +441,7 @@ var reflectTypes = map[types.BasicKind]reflect.Type{
 
 // scalarArg returns a scalar launch argument: 8- and 16-bit integers and bools travel
 // as 32-bit parameters.
-func scalarArg(v any, ti tinfo) any {
+func scalarArg(v any) any {
 	switch x := v.(type) {
 	case bool:
 		if x {

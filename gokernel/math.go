@@ -2,7 +2,6 @@ package gokernel
 
 import (
 	"go/ast"
-	"go/token"
 	"go/types"
 	"math"
 
@@ -56,7 +55,6 @@ func (g *gen) mathCall(name string, e *ast.CallExpr) value {
 		}
 		return scalar(tF64, f.Math(mf, regs...))
 	}
-	ti64, _ := scalarInfo(tF64)
 	d := f.Reg(ptx.F64)
 	switch name {
 	case "Sqrt":
@@ -125,7 +123,6 @@ func (g *gen) mathCall(name string, e *ast.CallExpr) value {
 		f.Mov(s, g.reg(arg(0, tUint32)))
 		return scalar(tF32, s)
 	}
-	_ = ti64
 	return scalar(t, d)
 }
 
@@ -208,5 +205,3 @@ func (g *gen) constReg(t ptx.Type, c int64) ptx.Reg {
 	g.f.Mov(r, ptx.Int(c))
 	return r
 }
-
-var _ = token.NoPos

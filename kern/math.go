@@ -186,7 +186,8 @@ func Erf[T Float](x T) T {
 	return T(gomath.ErfF64(float64(x)))
 }
 
-// Atan2 returns Atan2(y/x) with the signs of both choosing the quadrant (as math.Atan2), the same bits on the CPU and the GPU.
+// Atan2 returns the arc tangent of y/x, the signs of both choosing the quadrant (as
+// math.Atan2), the same bits on the CPU and the GPU.
 func Atan2[T Float](y, x T) T {
 	if is32[T]() {
 		return T(gomath.Atan2F32(float32(y), float32(x)))
@@ -194,7 +195,7 @@ func Atan2[T Float](y, x T) T {
 	return T(gomath.Atan2F64(float64(y), float64(x)))
 }
 
-// Pow returns x**y (as math.Pow), the same bits on the CPU and the GPU.
+// Pow returns x to the power y (as math.Pow), the same bits on the CPU and the GPU.
 func Pow[T Float](x, y T) T {
 	if is32[T]() {
 		return T(gomath.PowF32(float32(x), float32(y)))
@@ -202,7 +203,8 @@ func Pow[T Float](x, y T) T {
 	return T(gomath.PowF64(float64(x), float64(y)))
 }
 
-// Hypot returns sqrt(x*x + y*y) without overflow (as math.Hypot), the same bits on the CPU and the GPU.
+// Hypot returns sqrt(x*x + y*y) without overflow (as math.Hypot), the same bits on
+// the CPU and the GPU.
 func Hypot[T Float](x, y T) T {
 	if is32[T]() {
 		return T(gomath.HypotF32(float32(x), float32(y)))
@@ -210,7 +212,8 @@ func Hypot[T Float](x, y T) T {
 	return T(gomath.HypotF64(float64(x), float64(y)))
 }
 
-// Mod returns the remainder of x/y with the sign of x, exact (as math.Mod; PTX library fmod), the same bits on the CPU and the GPU.
+// Mod returns the remainder of x/y with the sign of x, exact (as math.Mod; the
+// library's fmod), the same bits on the CPU and the GPU.
 func Mod[T Float](x, y T) T {
 	if is32[T]() {
 		return T(gomath.FmodF32(float32(x), float32(y)))
