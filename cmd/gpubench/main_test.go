@@ -78,9 +78,16 @@ func TestSuiteCPU(t *testing.T) {
 	}
 	for _, b := range bench.Default.All() {
 		r, ok := rep.Lookup(b.Name)
-		if strings.HasPrefix(b.Name, "raw/") || strings.HasPrefix(b.Name, "integration/") && strings.HasSuffix(b.Name, "/go") {
+		if strings.HasPrefix(b.Name, "raw/") {
 			if ok || skipped[b.Name] == "" {
-				t.Errorf("%s: raw baseline or Go integration kernel on the CPU: result %v, skipped %q", b.Name, ok, skipped[b.Name])
+				t.Errorf("%s: raw baseline on the CPU: result %v, skipped %q", b.Name, ok, skipped[b.Name])
+			}
+			continue
+		}
+		if goKernelRow(b.Name) && !strings.HasSuffix(b.Name, bench.LargeSuffix) && b.Name != "latency/first_gokernel" {
+			// Go kernels over more threads than the CPU runs them for (suite_gokernels.go).
+			if ok || !strings.Contains(skipped[b.Name], "through reflection") {
+				t.Errorf("%s: a Go kernel at Metal.jl's size on the CPU: result %v, skipped %q", b.Name, ok, skipped[b.Name])
 			}
 			continue
 		}
@@ -154,4 +161,10 @@ func TestDriverVersion(t *testing.T) {
 	if v := driverVersion(info); v != "12.8" {
 		t.Errorf("12080 = %q", v)
 	}
+}
+
+// goKernelRow reports whether a benchmark runs a Go kernel (suite_gokernels.go).
+func goKernelRow(name string) bool {
+	name = strings.TrimSuffix(name, bench.LargeSuffix)
+	return strings.HasSuffix(name, "/go") || strings.HasPrefix(name, "gokernel/")
 }

@@ -34,10 +34,22 @@ import (
 //     module load, New (parse, type-check, compile) of a kernel not launched before,
 //     its first launch (compile for the device, load) and a synchronize.
 
-// errSlowCPU skips the Go kernels' integration rows on the CPU backend, which runs a
-// Go kernel by calling its function once per thread through reflection (about a
-// microsecond a thread): 4.7 to 14 million threads a call.
-var errSlowCPU = fmt.Errorf("the CPU backend calls a Go kernel's function per thread through reflection, too slow for millions of threads: %w", bench.ErrSkip)
+// errSlowCPU skips a Go kernel's row on the CPU backend when its launches have more
+// than cpuMaxThreads threads: the CPU backend calls a Go kernel's function once per
+// thread through reflection (a fraction of a microsecond a thread, ten times that
+// under the race detector), which is for tests, not benchmarks. The /16k rows run at
+// gpubench's test size (-large 256).
+var errSlowCPU = fmt.Errorf("the CPU backend calls a Go kernel's function per thread through reflection, too slow for more than %d threads: %w", cpuMaxThreads, bench.ErrSkip)
+
+const cpuMaxThreads = 1 << 17
+
+// slowOnCPU returns errSlowCPU for a launch of n threads on the CPU backend.
+func slowOnCPU(c *setupCtx, n int) error {
+	if c.d.backend == "cpu" && n > cpuMaxThreads {
+		return errSlowCPU
+	}
+	return nil
+}
 
 var goKernelFuncs = map[string][]any{
 	"Indexing": {Indexing}, "Rand": {Rand}, "Add": {Add}, "AddSlices1": {AddSlices1}, "AddSlices2": {AddSlices2},
@@ -82,6 +94,9 @@ func registerGoIndexing(checked, large bool) {
 	registerOp(op{
 		name: name, large: large, bytes: 8 * nominalElems(large),
 		setup: func(c *setupCtx) (func() error, int64, error) {
+			if err := slowOnCPU(c, elems(c.matShape())); err != nil {
+				return nil, 0, err
+			}
 			k, err := goKernel("Indexing")
 			if err != nil {
 				return nil, 0, err
@@ -122,6 +137,9 @@ func registerGoRand(large bool) {
 	registerOp(op{
 		name: "kernel/rand/go", large: large, bytes: 4 * nominalElems(large),
 		setup: func(c *setupCtx) (func() error, int64, error) {
+			if err := slowOnCPU(c, elems(c.matShape())); err != nil {
+				return nil, 0, err
+			}
 			k, err := goKernel("Rand")
 			if err != nil {
 				return nil, 0, err
@@ -171,8 +189,8 @@ func registerGoByval() {
 		registerOp(op{
 			name: name, bytes: 12 * intElems * int64(slices),
 			setup: func(c *setupCtx) (func() error, int64, error) {
-				if c.d.backend == "cpu" {
-					return nil, 0, errSlowCPU
+				if err := slowOnCPU(c, intElems); err != nil {
+					return nil, 0, err
 				}
 				kern, err := goKernel(kname)
 				if err != nil {
@@ -223,8 +241,8 @@ func registerGoDevrt() {
 	registerOp(op{
 		name: "integration/metaldevrt/go", bytes: bytes,
 		setup: func(c *setupCtx) (func() error, int64, error) {
-			if c.d.backend == "cpu" {
-				return nil, 0, errSlowCPU
+			if err := slowOnCPU(c, intElems); err != nil {
+				return nil, 0, err
 			}
 			k, err := goKernel("AddMatVec")
 			if err != nil {
@@ -278,6 +296,9 @@ func registerGoSaxpy(large bool) {
 	registerOp(op{
 		name: "gokernel/saxpy", large: large, bytes: 12 * nominalElems(large),
 		setup: func(c *setupCtx) (func() error, int64, error) {
+			if err := slowOnCPU(c, elems(c.matShape())); err != nil {
+				return nil, 0, err
+			}
 			k, err := goKernel("Saxpy")
 			if err != nil {
 				return nil, 0, err
@@ -318,6 +339,9 @@ func registerGoTranspose(large bool) {
 	registerOp(op{
 		name: "gokernel/transpose", large: large, bytes: 8 * nominalElems(large),
 		setup: func(c *setupCtx) (func() error, int64, error) {
+			if err := slowOnCPU(c, elems(c.matShape())); err != nil {
+				return nil, 0, err
+			}
 			k, err := goKernel("Transpose")
 			if err != nil {
 				return nil, 0, err
@@ -367,6 +391,9 @@ func registerGoSum(large bool) {
 	registerOp(op{
 		name: "gokernel/sum", large: large, bytes: 4 * nominalElems(large),
 		setup: func(c *setupCtx) (func() error, int64, error) {
+			if err := slowOnCPU(c, elems(c.matShape())); err != nil {
+				return nil, 0, err
+			}
 			k, err := goKernel("Sum")
 			if err != nil {
 				return nil, 0, err
