@@ -161,6 +161,30 @@ func (k *Kernel) Unchecked() *Kernel {
 	return &c
 }
 
+// PTX returns the PTX module the kernel compiles to for a device of compute
+// capability major.minor, and its entry's name. typeArgs gives a generic kernel's type
+// arguments as values of those types, in order (float32(0)); missing ones are the
+// first type of their constraint.
+func (k *Kernel) PTX(major, minor int, typeArgs ...any) (src, entry string, err error) {
+	subst := map[*types.TypeParam]types.Type{}
+	for i := range k.p.sig.TypeParams().Len() {
+		tp := k.p.sig.TypeParams().At(i)
+		subst[tp] = representative(tp)
+		if i < len(typeArgs) {
+			t := goTypes[reflect.TypeOf(typeArgs[i]).Kind()]
+			if t == nil || !satisfies(t, tp) {
+				return "", "", fmt.Errorf("gokernel: %s: type argument %d, a %T, does not satisfy %s: %w", k.name, i+1, typeArgs[i], tp.Constraint(), gpu.ErrInvalidValue)
+			}
+			subst[tp] = t
+		}
+	}
+	inst, err := k.p.compile(k.params, k.warp, compileOptions{major: major, minor: minor, checks: k.checks, subst: subst})
+	if err != nil {
+		return "", "", err
+	}
+	return inst.ptx, inst.entry, nil
+}
+
 // checkFunc checks that a Go function's parameters match the kernel's.
 func (k *Kernel) checkFunc(ft reflect.Type) error {
 	bad := func(format string, args ...any) error {

@@ -230,7 +230,7 @@ func WarpOps(t kern.Thread, out []int64) {
 	o[3] = kern.Shfl(t, v, i%40)
 	o[4] = int64(t.Ballot(i%3 == 0))
 	o[5] = int64(kern.ShflXor(t, f, t.Lane()%7))
-	o[6] = int64(kern.ShflDown(t, int8(i), 1))
+	o[6] = int64(kern.ShflDown(t, int8(i), 1)) + 1000*kern.ShflDown(t, v, i%5-2) + 100000*kern.ShflUp(t, v, 33-i%3) + 1000000*kern.ShflXor(t, v, i%40-4)
 	if t.All(i < 1000) && t.Any(i%32 == 0) {
 		o[7] = 1
 	}

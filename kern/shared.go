@@ -93,16 +93,27 @@ func shfl[T Number](t Thread, v T, src int) T {
 
 // ShflXor returns v of the lane Lane()^mask of the warp (CUDA __shfl_xor_sync, PTX
 // shfl.sync.bfly): the butterfly exchange of warp reductions. A lane outside the
-// warp's existing lanes gives the caller its own v.
+// warp's existing lanes (a mask outside [0, 32) among them) gives the caller its own
+// v.
 func ShflXor[T Number](t Thread, v T, mask int) T { return shfl(t, v, t.Lane()^mask) }
 
 // ShflDown returns v of the lane Lane()+delta (CUDA __shfl_down_sync); lanes past the
-// warp's end get their own v.
-func ShflDown[T Number](t Thread, v T, delta int) T { return shfl(t, v, t.Lane()+delta) }
+// warp's end get their own v, and so do all lanes for a delta outside [0, 32).
+func ShflDown[T Number](t Thread, v T, delta int) T {
+	if delta < 0 || delta >= WarpSize {
+		return shfl(t, v, -1)
+	}
+	return shfl(t, v, t.Lane()+delta)
+}
 
 // ShflUp returns v of the lane Lane()-delta (CUDA __shfl_up_sync); lanes below delta
-// get their own v.
-func ShflUp[T Number](t Thread, v T, delta int) T { return shfl(t, v, t.Lane()-delta) }
+// get their own v, and so do all lanes for a delta outside [0, 32).
+func ShflUp[T Number](t Thread, v T, delta int) T {
+	if delta < 0 || delta >= WarpSize {
+		return shfl(t, v, -1)
+	}
+	return shfl(t, v, t.Lane()-delta)
+}
 
 // Shfl returns v of lane src of the warp (CUDA __shfl_sync); a src outside the warp's
 // existing lanes gives the caller its own v.
