@@ -3,8 +3,10 @@ package gokernel_test
 import (
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -30,7 +32,27 @@ var (
 	fuzzSeed  = flag.Uint64("fuzzseed", 0, "the fuzzer's seed (0: random)")
 	fuzzCount = flag.Int("fuzzcount", 40, "kernels the fuzzer generates")
 	fuzzOnly  = flag.Int("fuzzonly", -1, "check only this one of the generated kernels (to reproduce a failure)")
+	fuzzDir   = flag.String("fuzzdir", "", "compare with the generated kernels, inputs and Go's results this folder holds; "+
+		"if it holds none, generate them (with the go command) and save them there (for the GPU machine, which has no go command)")
 )
+
+// fuzzCase is what -fuzzdir keeps: the kernels' source, their names, the inputs and
+// Go's results.
+type fuzzCase struct {
+	Seed   uint64
+	Src    string
+	Names  []string
+	Inputs fuzzInputs
+	Want   []byte
+}
+
+type fuzzInputs struct {
+	IA []int32
+	IB []int64
+	UA []uint8
+	FA []float32
+	FB []float64
+}
 
 const fuzzN = 257 // threads (elements) of each fuzz kernel
 
@@ -518,45 +540,25 @@ func TestFuzzDifferential(t *testing.T) {
 		count = 8
 	}
 	t.Logf("-fuzzseed=%d -fuzzcount=%d", seed, count)
-	r := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
-	var src strings.Builder
-	src.WriteString(fuzzPrelude)
-	var names []string
-	for i := range count {
-		name := fmt.Sprintf("Fuzz%d", i)
-		k := fuzzKernel(r, name)
-		if *fuzzOnly < 0 || *fuzzOnly == i {
-			names = append(names, name)
-			src.WriteString("\n" + k)
-		}
+	var fc fuzzCase
+	if loaded := loadFuzzCase(t, &fc); loaded {
+		seed = fc.Seed
+		t.Logf("compared with the kernels and results of -fuzzdir=%s (seed %d)", *fuzzDir, seed)
+	} else {
+		fc = makeFuzzCase(t, seed, count)
 	}
+	names, inputs := fc.Names, fc.Inputs
+	var src strings.Builder
+	src.WriteString(fc.Src)
 	kernels := make([]*gokernel.Kernel, len(names))
 	for i, name := range names {
-		k, err := gokernel.Compile("fuzz.go", src.String(), name)
+		k, err := gokernel.Compile("fuzz.go", fc.Src, name)
 		if err != nil {
-			t.Fatalf("%s: %v\n%s", name, err, numbered(src.String()))
+			t.Fatalf("%s: %v\n%s", name, err, numbered(fc.Src))
 		}
 		kernels[i] = k
 	}
-	// The inputs.
-	var inputs struct {
-		IA []int32
-		IB []int64
-		UA []uint8
-		FA []float32
-		FB []float64
-	}
-	inputs.IA, inputs.IB, inputs.UA = edgeInts[int32](fuzzN), edgeInts[int64](fuzzN), edgeInts[uint8](fuzzN)
-	inputs.FA, inputs.FB = specialFloats[float32](fuzzN), specialFloats[float64](fuzzN)
-	for i := range inputs.FB {
-		if math.IsNaN(inputs.FB[i]) || math.IsInf(inputs.FB[i], 0) {
-			inputs.FB[i] = float64(i) // JSON has no NaN or infinity
-		}
-		if math.IsNaN(float64(inputs.FA[i])) || math.IsInf(float64(inputs.FA[i]), 0) {
-			inputs.FA[i] = -float32(i)
-		}
-	}
-	want := fuzzReference(t, src.String(), names, inputs)
+	want := fc.Want
 	if want == nil {
 		return
 	}
@@ -592,14 +594,93 @@ func TestFuzzDifferential(t *testing.T) {
 	}
 }
 
+// makeFuzzCase generates count kernels from seed, with inputs, and Go's results
+// (nil without the go command); with -fuzzdir it saves them.
+func makeFuzzCase(t *testing.T, seed uint64, count int) fuzzCase {
+	r := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	var src strings.Builder
+	src.WriteString(fuzzPrelude)
+	fc := fuzzCase{Seed: seed}
+	for i := range count {
+		name := fmt.Sprintf("Fuzz%d", i)
+		k := fuzzKernel(r, name)
+		if *fuzzOnly < 0 || *fuzzOnly == i {
+			fc.Names = append(fc.Names, name)
+			src.WriteString("\n" + k)
+		}
+	}
+	fc.Src = src.String()
+	in := &fc.Inputs
+	in.IA, in.IB, in.UA = edgeInts[int32](fuzzN), edgeInts[int64](fuzzN), edgeInts[uint8](fuzzN)
+	in.FA, in.FB = specialFloats[float32](fuzzN), specialFloats[float64](fuzzN)
+	for i := range in.FB {
+		if math.IsNaN(in.FB[i]) || math.IsInf(in.FB[i], 0) {
+			in.FB[i] = float64(i) // JSON has no NaN or infinity
+		}
+		if math.IsNaN(float64(in.FA[i])) || math.IsInf(float64(in.FA[i]), 0) {
+			in.FA[i] = -float32(i)
+		}
+	}
+	// Compile first: a generator or compiler error is the first thing to know.
+	for _, name := range fc.Names {
+		if _, err := gokernel.Compile("fuzz.go", fc.Src, name); err != nil {
+			t.Fatalf("%s: %v\n%s", name, err, numbered(fc.Src))
+		}
+	}
+	fc.Want = fuzzReference(t, fc.Src, fc.Names, in)
+	if *fuzzDir != "" && fc.Want != nil {
+		b, err := json.Marshal(fc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(*fuzzDir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(*fuzzDir, "fuzzcase.json"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("saved in %s", *fuzzDir)
+	}
+	return fc
+}
+
+// loadFuzzCase reads -fuzzdir's case if it has one.
+func loadFuzzCase(t *testing.T, fc *fuzzCase) bool {
+	if *fuzzDir == "" {
+		return false
+	}
+	b, err := os.ReadFile(filepath.Join(*fuzzDir, "fuzzcase.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, fc); err != nil {
+		t.Fatal(err)
+	}
+	return true
+}
+
+// goCommand returns the go command's path, or "".
+func goCommand() string {
+	goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goCmd); err == nil {
+		return goCmd
+	}
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return ""
+}
+
 // fuzzReference builds and runs the kernels as Go and returns their results (nil,
 // with the test skipped, without the go command).
 func fuzzReference(t *testing.T, src string, names []string, inputs any) []byte {
-	goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goCmd); err != nil {
-		if goCmd, err = exec.LookPath("go"); err != nil {
-			t.Skip("no go command: the generated kernels compiled, but there is no Go reference to compare with")
-		}
+	goCmd := goCommand()
+	if goCmd == "" {
+		t.Log("no go command: the generated kernels compiled, but there is no Go reference to compare with (see -fuzzdir)")
+		return nil
 	}
 	dir := t.TempDir()
 	var list strings.Builder
