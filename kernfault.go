@@ -35,7 +35,12 @@ var ErrKernelFailure = errors.New("gpu: kernel failure")
 // kernel writes it last, after a fence); word 1 is the claim (a failing thread sets
 // it with an atomic compare-and-swap from 0, and only the thread that succeeds writes
 // the record); the other words are the decoder's.
-type FaultRecord struct {
+//
+// A FaultRecord is a handle (copy it freely); its zero value is no record: Ptr is 0,
+// Words nil, and Check returns an error wrapping ErrInvalidValue.
+type FaultRecord struct{ r *faultRecord }
+
+type faultRecord struct {
 	dev    *Device
 	words  []uint32 // host view
 	ptr    DevicePtr
@@ -49,7 +54,7 @@ type faultRecords struct {
 	page []byte // the current page's host view
 	ptr  uint64 // its device address
 	used int    // bytes of it handed out
-	all  atomic.Pointer[[]*FaultRecord]
+	all  atomic.Pointer[[]*faultRecord]
 }
 
 const (
@@ -62,13 +67,13 @@ const (
 // decode turns a copy of the words of a recorded failure into an error; it runs on
 // the waiting goroutine. Records are never freed: make one per compiled kernel, not
 // per launch.
-func (d *Device) NewFaultRecord(words int, decode func(words []uint32) error) (*FaultRecord, error) {
+func (d *Device) NewFaultRecord(words int, decode func(words []uint32) error) (FaultRecord, error) {
 	if d == nil {
-		return nil, errNilDevice
+		return FaultRecord{}, errNilDevice
 	}
 	size := 4 * words
 	if words < 2 || size > faultPage || decode == nil {
-		return nil, fmt.Errorf("gpu: a fault record of %d words (2 to %d, with a decoder): %w", words, faultPage/4, ErrInvalidValue)
+		return FaultRecord{}, fmt.Errorf("gpu: a fault record of %d words (2 to %d, with a decoder): %w", words, faultPage/4, ErrInvalidValue)
 	}
 	fr := &d.faultRecs
 	fr.mu.Lock()
@@ -76,17 +81,17 @@ func (d *Device) NewFaultRecord(words int, decode func(words []uint32) error) (*
 	if fr.page == nil || fr.used+size > len(fr.page) {
 		mem, err := d.be.Alloc(backend.PinnedMem, faultPage, nil)
 		if err != nil {
-			return nil, fmt.Errorf("gpu: allocating fault records: %w", err)
+			return FaultRecord{}, fmt.Errorf("gpu: allocating fault records: %w", err)
 		}
 		host := mem.Host()
 		if len(host) < faultPage {
-			return nil, fmt.Errorf("gpu: the %s backend's pinned memory is not host-addressable: %w", d.info.Backend, ErrNotSupported)
+			return FaultRecord{}, fmt.Errorf("gpu: the %s backend's pinned memory is not host-addressable: %w", d.info.Backend, ErrNotSupported)
 		}
 		fr.page, fr.ptr, fr.used = host[:faultPage], mem.Ptr(), 0
 	}
 	off := fr.used
 	fr.used += (size + faultAlign - 1) / faultAlign * faultAlign
-	r := &FaultRecord{
+	r := &faultRecord{
 		dev:    d,
 		words:  unsafe.Slice((*uint32)(unsafe.Pointer(&fr.page[off])), words),
 		ptr:    DevicePtr(fr.ptr + uint64(off)),
@@ -95,25 +100,42 @@ func (d *Device) NewFaultRecord(words int, decode func(words []uint32) error) (*
 	for i := range r.words {
 		atomic.StoreUint32(&r.words[i], 0)
 	}
-	var all []*FaultRecord
+	var all []*faultRecord
 	if p := fr.all.Load(); p != nil {
 		all = append(all, *p...)
 	}
 	all = append(all, r)
 	fr.all.Store(&all)
-	return r, nil
+	return FaultRecord{r}, nil
 }
 
 // Ptr returns the record's device address, to pass to the kernels that write it.
-func (r *FaultRecord) Ptr() DevicePtr { return r.ptr }
+func (r FaultRecord) Ptr() DevicePtr {
+	if r.r == nil {
+		return 0
+	}
+	return r.r.ptr
+}
 
 // Words returns the record's host view (for a CPU kernel that writes it as the device
 // would: atomically, word 0 last).
-func (r *FaultRecord) Words() []uint32 { return r.words }
+func (r FaultRecord) Words() []uint32 {
+	if r.r == nil {
+		return nil
+	}
+	return r.r.words
+}
 
 // Check returns the failure the record holds, if any, and clears it, without waiting
 // for anything: a kernel still running may record one later.
-func (r *FaultRecord) Check() error {
+func (r FaultRecord) Check() error {
+	if r.r == nil {
+		return fmt.Errorf("gpu: zero FaultRecord: %w", ErrInvalidValue)
+	}
+	return r.r.check()
+}
+
+func (r *faultRecord) check() error {
 	if atomic.LoadUint32(&r.words[0]) == 0 {
 		return nil
 	}
@@ -141,7 +163,7 @@ func (d *Device) checkFaultRecords() error {
 		return nil
 	}
 	for _, r := range *p {
-		if err := r.Check(); err != nil {
+		if err := r.check(); err != nil {
 			return err
 		}
 	}

@@ -26,6 +26,13 @@ func TestFaultRecord(t *testing.T) {
 	if _, err := d.NewFaultRecord(1, func([]uint32) error { return nil }); !errors.Is(err, gpu.ErrInvalidValue) {
 		t.Errorf("a 1-word record: %v", err)
 	}
+	var zero gpu.FaultRecord
+	if err := zero.Check(); !errors.Is(err, gpu.ErrInvalidValue) || zero.Ptr() != 0 || zero.Words() != nil {
+		t.Errorf("the zero FaultRecord: %v, %v, %v", err, zero.Ptr(), zero.Words())
+	}
+	if err := rec.Check(); err != nil {
+		t.Errorf("a fresh record: %v", err)
+	}
 	fail := func(l *cpu.Launch) error {
 		w := cpu.Slice[uint32](l.Mem(0))
 		if atomic.CompareAndSwapUint32(&w[1], 0, 1) {

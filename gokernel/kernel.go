@@ -497,7 +497,7 @@ type instEntry struct {
 	err  error
 	inst *instance
 	fn   *gpu.Function
-	rec  *gpu.FaultRecord
+	rec  gpu.FaultRecord
 	// cpuFault is the Fault a CPU launch recorded (the record's word 0 says so).
 	cpuFault atomic.Pointer[Fault]
 }
