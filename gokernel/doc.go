@@ -131,6 +131,9 @@
 // kept for the process's life: New parses and checks the source (about a millisecond
 // for a file of a few kernels), the first launch on a device compiles the
 // instantiation (tens of microseconds) and has the driver load the module.
+// Kernel.PTX returns the module text for a compute capability. The cache is the
+// Kernel's own (per device and type arguments), not the device's cache of the
+// library's kernels, which package gpu keeps unexported.
 //
 // # On the CPU
 //
