@@ -1,4 +1,4 @@
-//go:build cgo
+//go:build unix
 
 package gpu_test
 
@@ -20,8 +20,9 @@ import (
 	"github.com/go-gpu/gpu/backend/cuda/cu"
 )
 
-// These benchmarks compare the runtime with the raw driver called directly through cgo,
-// in the same run. They skip without a CUDA device.
+// These benchmarks compare the runtime with the raw driver called directly through
+// package cu (with the build's binding, cgo or purego: cu.Binding), in the same run. They
+// skip without a CUDA device.
 
 func cudaDev(b testing.TB) *gpu.Device {
 	d, err := gpu.OpenBackend("cuda", 0)
@@ -50,7 +51,7 @@ func raw(b testing.TB, d *gpu.Device) (cu.Context, cu.Stream) {
 func BenchmarkDriverCall(b *testing.B) {
 	d := cudaDev(b)
 	ctx, _ := raw(b, d)
-	b.Run("cgo-noop", func(b *testing.B) {
+	b.Run("noop", func(b *testing.B) {
 		for b.Loop() {
 			cu.Noop()
 		}
@@ -258,7 +259,7 @@ func BenchmarkLaunch(b *testing.B) {
 		}
 		s.Synchronize(bg)
 	})
-	b.Run("raw-cgo-loop", func(b *testing.B) {
+	b.Run("raw-go-loop", func(b *testing.B) {
 		i := 0
 		for b.Loop() {
 			if err := ctx.LaunchKernel(f, [3]uint32{1, 1, 1}, [3]uint32{1, 1, 1}, 0, h, nil, nil); err != nil {
@@ -922,7 +923,7 @@ func BenchmarkReduceFused(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	defer gpu.SetReduceFuse(gpu.SetReduceFuse(true))
+	defer gpu.SetReduceFuse(d, gpu.SetReduceFuse(d, true))
 	bg := context.Background()
 	cases := []struct {
 		name  string
@@ -948,7 +949,7 @@ func BenchmarkReduceFused(b *testing.B) {
 		}
 		var ref []float32
 		for _, fuse := range []bool{false, true} {
-			gpu.SetReduceFuse(fuse)
+			gpu.SetReduceFuse(d, fuse)
 			r, err := gpu.Sum[float32](s, x, c.opts...)
 			if err != nil {
 				b.Fatal(err)
@@ -969,7 +970,7 @@ func BenchmarkReduceFused(b *testing.B) {
 			fuse bool
 		}{{"fused", true}, {"two-kernel", false}} {
 			b.Run(c.name+"/"+mode.name, func(b *testing.B) {
-				gpu.SetReduceFuse(mode.fuse)
+				gpu.SetReduceFuse(d, mode.fuse)
 				for b.Loop() {
 					r, err := gpu.Sum[float32](s, x, c.opts...)
 					if err != nil {

@@ -130,7 +130,8 @@ func OpenBackend(name string, ordinal int) (*Device, error) {
 //
 // A nil *Device is never valid: its methods that return an error return one wrapping
 // ErrInvalidValue (Err included), and the others return zero values (nil, "", a zero
-// DeviceInfo or WaitPolicy, "<nil device>" for String; SetWaitPolicy does nothing).
+// DeviceInfo, WaitPolicy or Tuning, "<nil device>" for String; SetWaitPolicy does
+// nothing).
 type Device struct {
 	be     backend.Device
 	info   DeviceInfo
@@ -177,6 +178,7 @@ type Device struct {
 	// made at first use (copyStream).
 	copyMu      sync.Mutex
 	copyStreams [2]atomic.Pointer[Stream]
+	tune        atomic.Pointer[Tuning] // the tuning (Device.Tuning, SetTuning)
 	// hostMu guards hostRanges: the host address ranges of the device's live pinned and
 	// unified buffers, sorted, which plain copies never stage.
 	hostMu     sync.RWMutex
@@ -222,6 +224,8 @@ func NewDevice(bd backend.Device) (*Device, error) {
 	d.stagePool.tokens = make(chan struct{}, stageTokens)
 	p := DefaultWaitPolicy
 	d.policy.Store(&p)
+	tu := DefaultTuning()
+	d.tune.Store(&tu)
 	d.hub = newHub(d)
 	def, err := d.NewStream()
 	if err != nil {

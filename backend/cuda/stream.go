@@ -1,5 +1,3 @@
-//go:build cgo
-
 package cuda
 
 import (
@@ -183,8 +181,12 @@ func (s *Stream) FreeAsync(m backend.Mem) error {
 	return s.d.ctx.MemFreeAsync(cm.ptr, s.h)
 }
 
-// Destroy destroys the stream; its work still completes.
-func (s *Stream) Destroy() error { return s.d.ctx.StreamDestroy(s.h) }
+// Destroy destroys the stream; its work still completes. Its cuBLAS handle, if it has
+// one, goes back to the device's pool (gemm.go).
+func (s *Stream) Destroy() error {
+	s.releaseBlas()
+	return s.d.ctx.StreamDestroy(s.h)
+}
 
 // MemOpsSupported reports whether stream memory operations work here: the driver's
 // _v2 entry points (CUDA 11.7 and later), which need no opt-in. GPU_STREAM_MEMOPS=0 in

@@ -8,7 +8,8 @@ import (
 )
 
 // blockAttrs declares the block size a kernel is always launched with (.maxntid) and
-// lets it use the registers it needs (.maxnreg 128, two 256-thread blocks' worth).
+// lets it use the registers it needs (.maxnreg 128, two 256-thread blocks' worth, or
+// what one block of more than 512 threads can have: 65536/threads).
 //
 // Without .maxnreg, CUDA 13's ptxas (the H200 driver's JIT) treats .maxntid as a hint
 // to pick a register count for occupancy: it capped the 1-D scan at 32 and 64 registers,
@@ -20,7 +21,7 @@ import (
 func blockAttrs(f *ptx.Func, threads int) {
 	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", threads))
 	if liftRegCap {
-		f.Attr(".maxnreg 128")
+		f.Attr(fmt.Sprintf(".maxnreg %d", min(128, 65536/threads)))
 	}
 }
 

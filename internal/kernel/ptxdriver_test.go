@@ -47,8 +47,9 @@ func ptxDriver() backend.Device {
 }
 
 // checkPTXConfig dumps src (with -ptx-dump) and checks it through the driver (see
-// above).
-func checkPTXConfig(t testing.TB, src string) {
+// above); without strict (the configurations ptxas may trade spills for occupancy in,
+// .minnctapersm) local memory is logged, not failed.
+func checkPTXConfig(t testing.TB, src string, strict bool) {
 	t.Helper()
 	if dir := *ptxDump; dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -84,8 +85,10 @@ func checkPTXConfig(t testing.TB, src string) {
 			t.Fatal(err)
 		}
 		regs, _ := cf.Attribute(cu.FuncNumRegs)
-		if local != 0 {
+		if local != 0 && strict {
 			t.Errorf("%s: %d bytes of local memory per thread as the driver compiles it (%d registers): it spills", m[1], local, regs)
+		} else if local != 0 {
+			t.Logf("%s: driver: %d registers, %d bytes of local memory (reported, not failed)", m[1], regs, local)
 		} else if testing.Verbose() {
 			t.Logf("%s: driver: %d registers, no local memory", m[1], regs)
 		}
@@ -118,7 +121,7 @@ func TestPTXDriverCheck(t *testing.T) {
 	ret;
 }`
 	ft := &fakeT{TB: t}
-	checkPTXConfig(ft, src)
+	checkPTXConfig(ft, src, true)
 	if !ft.failed {
 		t.Error("a kernel with a local array passed the driver check")
 	}

@@ -15,6 +15,8 @@ func nonzeroPred(f *ptx.Func, t dtype.DType, v ptx.Reg) ptx.Reg {
 	switch t {
 	case dtype.Bool:
 		return v
+	case dtype.Float16, dtype.BFloat16:
+		return ptxHalfNonzero(f, v)
 	case dtype.Float32:
 		b := f.Reg(ptx.U32)
 		f.Op("and.b32", b, v, ptx.Uint(0x7fffffff))
