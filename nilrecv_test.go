@@ -66,7 +66,6 @@ func nilRecvCases(f *nilFixture) []nilCase {
 		{"Device.EnablePeerAccess", func() error { return d.EnablePeerAccess(f.d) }},
 		{"Device.Err", func() error { return d.Err() }},
 		{"Device.LoadModule", func() error { return e1(d.LoadModule([]byte(".version 8.0\n"))) }},
-		{"Device.NewFaultRecord", func() error { return e1(d.NewFaultRecord(4, func([]uint32) error { return nil })) }},
 		{"Device.MemInfo", func() error { return e2(d.MemInfo()) }},
 		{"Device.NewEvent", func() error { return e1(d.NewEvent()) }},
 		{"Device.NewEvent", func() error { return e1(d.NewEvent(gpu.DisableTiming)) }},

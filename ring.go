@@ -272,7 +272,7 @@ func (r *hostRing) drain() {
 		if j.ev != nil {
 			// A fault ends the wait with an error: the word is written all the same, so
 			// that the stream is never left waiting.
-			ok = d.waitDevice(context.Background(), eventsWait{[]*pev{j.ev}}, pol) == nil
+			ok = d.wait(context.Background(), eventsWait{[]*pev{j.ev}}, pol) == nil
 			j.ev.release()
 		}
 		if ok {

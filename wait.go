@@ -126,18 +126,7 @@ func nilContext(ctx context.Context) error {
 }
 
 // wait runs the policy's wait for w; p comes from pickPolicy, which checks its mode.
-// A wait that completes then returns a failure a kernel recorded (kernfault.go).
 func (d *Device) wait(ctx context.Context, w waitable, p WaitPolicy) error {
-	err := d.waitDevice(ctx, w, p)
-	if err == nil {
-		err = d.checkFaultRecords()
-	}
-	return err
-}
-
-// waitDevice is wait without the check of the fault records, for the runtime's own
-// waits that must not take a failure meant for the user's next wait.
-func (d *Device) waitDevice(ctx context.Context, w waitable, p WaitPolicy) error {
 	if ctx == nil {
 		return errNilContext
 	}

@@ -77,13 +77,16 @@
 // by signed counts are checked as Go checks them, and panic(c) fails on purpose. A
 // failing thread records the failure and exits: the other threads run on (an exited
 // thread releases the barriers it would hold up, PTX's rule for exit), and the next
-// wait on the device (Stream.Synchronize, a read of an array, ...) returns a *Fault
-// that wraps gpu.ErrKernelFailure and names the kernel, the source line, the block and
-// thread, with Go's own message ("index out of range [1000] with length 1000"). The
-// device stays usable: a CUDA trap would end its context for good, so the kernel
-// writes the first failure into a gpu.FaultRecord (pinned memory mapped for the
-// device) and exits instead. On the CPU backend the Go function's own panics are
-// recovered per thread and recorded the same way. Kernel.Unchecked compiles the checks
+// wait that covers the launch (Synchronize of its stream or of the device, a host read
+// of an array the launch, or later work on its stream, wrote: the waits that report
+// gpu.ErrIndexOutOfRange) returns a *Fault that wraps gpu.ErrKernelFailure and names
+// the kernel, the source line, the block and thread, with Go's own message ("index
+// out of range [1000] with length 1000"); each failing launch's first failure is
+// reported once. The device stays usable: a CUDA trap would end its context for good,
+// so the kernel writes its first failure into its launch's check slot (pinned memory
+// mapped for the device: gpu.Stream.LaunchChecked, the mechanism of the index
+// operations' errors too) and exits instead. On the CPU backend the Go function's own
+// panics are recovered per thread and recorded the same way. Kernel.Unchecked compiles the checks
 // out (the GPU only: the CPU runs compiled Go, which always checks); a failure then is
 // whatever the hardware makes of it.
 //

@@ -5,6 +5,7 @@ import (
 	"go/token"
 	"strconv"
 
+	"github.com/go-gpu/gpu"
 	"github.com/go-gpu/gpu/ptx"
 )
 
@@ -33,9 +34,10 @@ type site struct {
 	msg    string // kPanic: the panic value's text
 }
 
-// The fault record's words (gpu.FaultRecord: word 0 the flag, word 1 the claim).
+// The words of a launch's check slot (gpu.Stream.LaunchChecked: word 0 the flag,
+// word 1 the claim).
 const (
-	recWords  = 16
+	recWords  = gpu.CheckSlotWords
 	recX      = 8  // byte offset of x (u64)
 	recY      = 16 // of y (u64)
 	recBlock  = 24 // ctaid.x, .y, .z (u32 each)

@@ -228,9 +228,10 @@ func (k *Kernel) LaunchN(s *gpu.Stream, n int, args ...any) error {
 // kernel is instantiated for the arguments' types.
 //
 // An index out of range (or another of Go's checks) in a thread stops that thread;
-// the others run on, and the next wait on the device returns a *Fault (wrapping
-// gpu.ErrKernelFailure) naming the kernel and the source line. The device stays
-// usable.
+// the others run on, and the next wait that covers the launch (Synchronize of s or of
+// the device, or a host read of an array written on s by the launch or after it: see
+// gpu.Stream.LaunchChecked) returns a *Fault (wrapping gpu.ErrKernelFailure) naming
+// the kernel and the source line. The device stays usable.
 func (k *Kernel) Launch(s *gpu.Stream, cfg gpu.LaunchConfig, args ...any) error {
 	if s == nil {
 		return fmt.Errorf("gokernel: %s: nil stream: %w", k.name, gpu.ErrInvalidValue)
@@ -271,8 +272,10 @@ func (k *Kernel) Launch(s *gpu.Stream, cfg gpu.LaunchConfig, args ...any) error 
 		}
 		largs = append(largs, scalarArg(a.v))
 	}
-	largs = append(largs, e.rec.Ptr())
-	return s.Launch(e.fn, cfg, largs...)
+	if !e.checked {
+		return s.Launch(e.fn, cfg, append(largs, gpu.DevicePtr(0))...)
+	}
+	return s.LaunchChecked(e.fn, cfg, e.decode, largs...)
 }
 
 // checkGeometry applies CUDA's limits, which the CPU backend follows too.
@@ -497,9 +500,14 @@ type instEntry struct {
 	err  error
 	inst *instance
 	fn   *gpu.Function
-	rec  gpu.FaultRecord
-	// cpuFault is the Fault a CPU launch recorded (the record's word 0 says so).
-	cpuFault atomic.Pointer[Fault]
+	// checked: launches take a check slot (gpu.Stream.LaunchChecked), which decode
+	// reads; a GPU kernel without check sites (Unchecked, or nothing to check) takes a
+	// null slot address and runs as a plain launch.
+	checked bool
+	decode  func(slot []uint32) error
+	// cpuFaults maps the address of a CPU launch's slot to the *Fault it recorded
+	// (the slot's word 0 says so), until the wait that reports it.
+	cpuFaults sync.Map
 }
 
 // instance returns the device's compiled instantiation, making it on first use.
@@ -524,10 +532,8 @@ func (k *Kernel) build(e *instEntry, dev *gpu.Device, subst map[*types.TypeParam
 		return err
 	}
 	e.inst = inst
-	e.rec, err = dev.NewFaultRecord(recWords, func(w []uint32) error { return k.decode(e, w) })
-	if err != nil {
-		return err
-	}
+	e.checked = info.Backend == "cpu" || len(inst.sites) > 0
+	e.decode = func(w []uint32) error { return k.decode(e, w) }
 	switch info.Backend {
 	case "cpu":
 		fn, err := k.cpuFunc(e)
@@ -569,17 +575,17 @@ func (f *Fault) Error() string {
 // Unwrap returns gpu.ErrKernelFailure.
 func (f *Fault) Unwrap() error { return gpu.ErrKernelFailure }
 
-// decode turns the words of a fault record into a *Fault.
+// decode turns the words of a launch's check slot into a *Fault.
 func (k *Kernel) decode(e *instEntry, w []uint32) error {
 	if w[0] == recCPU {
-		if f := e.cpuFault.Swap(nil); f != nil {
-			return f
+		if f, ok := e.cpuFaults.LoadAndDelete(uintptr(unsafe.Pointer(&w[0]))); ok {
+			return f.(*Fault)
 		}
 		return nil
 	}
 	s := int(w[0])
 	if s < 1 || s > len(e.inst.sites) {
-		return fmt.Errorf("gokernel: %s: a fault record with site %d: %w", k.name, s, gpu.ErrKernelFailure)
+		return fmt.Errorf("gokernel: %s: a check slot with site %d: %w", k.name, s, gpu.ErrKernelFailure)
 	}
 	st := &e.inst.sites[s-1]
 	u64 := func(i int) uint64 { return uint64(w[i]) | uint64(w[i+1])<<32 }
@@ -651,16 +657,20 @@ func (k *Kernel) cpuFunc(e *instEntry) (func(*cpu.Launch) error, error) {
 		})
 		var kf *kern.Fault
 		if errors.As(err, &kf) {
-			k.recordCPU(e, l, kf)
+			k.recordCPU(e, l.Mem(j), kf)
 			return nil
 		}
 		return err
 	}, nil
 }
 
-// recordCPU records a CPU thread's fault as the device would: first failure wins.
-func (k *Kernel) recordCPU(e *instEntry, l *cpu.Launch, kf *kern.Fault) {
-	w := e.rec.Words()
+// recordCPU records a CPU thread's fault in the launch's check slot as the device
+// would: first failure wins.
+func (k *Kernel) recordCPU(e *instEntry, slot []byte, kf *kern.Fault) {
+	if len(slot) < 4*recWords {
+		return
+	}
+	w := cpu.Slice[uint32](slot[:4*recWords])
 	if !atomic.CompareAndSwapUint32(&w[1], 0, 1) {
 		return
 	}
@@ -668,7 +678,7 @@ func (k *Kernel) recordCPU(e *instEntry, l *cpu.Launch, kf *kern.Fault) {
 	if file == "" {
 		file = k.filename
 	}
-	e.cpuFault.Store(&Fault{Kernel: k.name, File: file, Line: line, Msg: kf.Message(), Block: kf.Block, Thread: kf.Thread})
+	e.cpuFaults.Store(uintptr(unsafe.Pointer(&w[0])), &Fault{Kernel: k.name, File: file, Line: line, Msg: kf.Message(), Block: kf.Block, Thread: kf.Thread})
 	atomic.StoreUint32(&w[0], recCPU)
 }
 
