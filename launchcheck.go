@@ -69,8 +69,8 @@ var ErrKernelFailure = errors.New("gpu: kernel failure")
 // word 1 nonzero (package gokernel's convention: word 1 is the claim, set by the
 // failing thread that wins an atomic compare-and-swap from 0, which alone writes the
 // other words; word 0 is written last, after a fence); the other words are the
-// kernel's. On the CPU backend the slot's argument is an Out buffer of that memory
-// (cpu.Launch.Mem of the last argument).
+// kernel's. The argument is an untracked pointer (no cost of tracking per launch); on
+// the CPU backend cpu.Launch.Mem of the last argument is the slot's memory.
 //
 // The failure is reported by the waits that report index errors (see
 // ErrIndexOutOfRange): Synchronize of s or of the device, or a host read of an array
@@ -92,7 +92,9 @@ func (s *Stream) LaunchChecked(fn *Function, cfg LaunchConfig, decode func(slot 
 	}
 	all := make([]any, len(args)+1)
 	copy(all, args)
-	all[len(args)] = Out(slot)
+	// An untracked pointer: the slot is read only after a wait that covers the
+	// launch, and goes back to the pool only then.
+	all[len(args)] = DevicePtr(slot.a.mem.Ptr() + uint64(slot.off))
 	if err := s.Launch(fn, cfg, all...); err != nil {
 		s.dev.checkSlots.put(slot)
 		return err
