@@ -10,7 +10,7 @@ import (
 
 // BenchmarkSortTuned sorts and argsorts 2^28 float32 (2^22 on the CPU) with each
 // configuration of the radix passes (gpu.SortConfig: items per thread, look-back
-// window, .minnctapersm, match.any.sync), one call plus a synchronize per iteration,
+// window, .minnctapersm, the ranking, the load fence), one call plus a synchronize per iteration,
 // GB/s counting the keys read and written once (argsort: keys read, int64 indices
 // written), beside a device-to-device copy of the keys; every configuration's result
 // must equal the default's.

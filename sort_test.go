@@ -593,7 +593,7 @@ func TestSortSegments(t *testing.T) {
 		for _, c := range []gpu.SortConfig{
 			{Items4: 4, Items8: 4, Block4: 4, Block8: 4, Lookback: 1, HistItems: 2, SegMax: 2048, Rank: kernel.RankAtomicOr, LoadFence: true},
 			{Items4: 5, Items8: 3, Block4: 2, Block8: 2, Lookback: 32, HistItems: 1, SegMax: 3 * 1280, Rank: kernel.RankMatch},
-			{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 4, HistItems: 8, SegMax: 3 * 4096, LoadFence: true},
+			{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 4, HistItems: 8, SegMax: 3 * 4096, LoadFence: true, SmallItems: 3},
 		} {
 			old := gpu.SetSortConfig(c)
 			t.Run(fmt.Sprintf("items%d-lb%d-seg%d-%v", c.Items4, c.Lookback, c.SegMax, c.Rank), func(t *testing.T) {
