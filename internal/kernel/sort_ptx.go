@@ -1038,7 +1038,6 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 	}
 	// off[d] = base + before - digit start: the output position of tile slot idx of
 	// digit d is off[d] + idx.
-	var vaddr ptx.Reg // the value address of digit tid's tile slot 0
 	{
 		pbase := gp(9)
 		seg64 := f.Reg(ptx.U64)
@@ -1067,20 +1066,6 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		ka := f.Reg(ptx.U64)
 		f.Fma(ka, off, ptx.Int(ks), kDst)
 		f.St(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(a, 0), ka)
-		if p.Val != ValNone { // (stored once the keys are written)
-			in := 4
-			if p.Val == ValIndex {
-				in = -1
-			}
-			_, vDst := pick(g2, in, 5, 6, 7)
-			vsz := f.Reg(ptx.U64)
-			f.Mov(vsz, ptx.Int(vs))
-			if p.Val == ValIndex {
-				f.At(final).Op("mov.u64", vsz, ptx.Int(8)) // the last pass writes int64
-			}
-			vaddr = f.Reg(ptx.U64)
-			f.Fma(vaddr, off, vsz, vDst)
-		}
 		// The last tile of a segment that isn't its row's last: the next segment's
 		// base offsets, in this pass's input order.
 		nb := f.Reg(ptx.U32)
@@ -1099,46 +1084,6 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		f.At(nx).Op("st.global.u64", ptx.Mem(na, 0), nbase)
 	}
 	f.BarSync(0) // the tile and the addresses
-	// The values are loaded before the keys are written, so that their loads are in
-	// flight during the keys' writes.
-	var vDst, vsz ptx.Reg
-	var vals []ptx.Reg
-	vmt := memType(vs)
-	if p.Val != ValNone {
-		in := 4
-		if p.Val == ValIndex {
-			in = -1
-		}
-		var vSrc ptx.Reg
-		vSrc, vDst = pick(g2, in, 5, 6, 7)
-		vsz = f.Reg(ptx.U32) // bytes of a written value
-		f.Mov(vsz, ptx.Int(vs))
-		if p.Val == ValIndex {
-			f.At(final).Op("mov.u32", vsz, ptx.Int(8))
-		}
-		vals = make([]ptx.Reg, K)
-		for i := range vals {
-			a := f.Reg(ptx.U64)
-			f.Cvt(a, slotOf(i))
-			if p.Val == ValIndex {
-				// The first active pass makes the indices: the key's place in its row.
-				v := f.Reg(regType(vs))
-				idx := f.Reg(ptx.U64)
-				f.Add(idx, a, tileOff)
-				f.Cvt(v, idx)
-				ld := f.Reg(ptx.Pred)
-				f.Op("and.pred", ld, validOf(i), notp(f, first))
-				f.Add(a, a, elemStart)
-				f.Fma(a, a, ptx.Int(vs), vSrc)
-				f.At(ld).Op("ld.global.nc"+vmt.String(), v, ptx.Mem(a, 0))
-				vals[i] = v
-				continue
-			}
-			f.Add(a, a, elemStart)
-			f.Fma(a, a, ptx.Int(vs), vSrc)
-			vals[i] = loadElem(f, vs, validOf(i), ptx.Mem(a, 0), true)
-		}
-	}
 	// Write the keys in tile order: runs of one digit go to consecutive addresses.
 	ob := f.Reg(ptx.U32)
 	f.Op("mov.u32", ob, ptx.Sym("rs_off"))
@@ -1179,13 +1124,76 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		f.Op("and.pred", w, vj, writeKeys)
 		f.At(w).Op("st.global"+kmt.String(), ptx.Mem(ga, 0), key)
 	}
+	// The values: loaded once the keys are written (loaded before, they would take
+	// registers during the keys' writes: ptxas spills argsorts of 1- and 8-byte keys).
+	var vDst, vsz ptx.Reg
+	var g3 *passGeo
+	var vals []ptx.Reg
+	vmt := memType(vs)
+	if p.Val != ValNone {
+		in := 4
+		if p.Val == ValIndex {
+			in = -1
+		}
+		var vSrc ptx.Reg
+		// The geometry again (no register held it through the keys' writes).
+		g3 = geo()
+		count, tileOff, elemStart, first, final = g3.count, g3.tileOff, g3.elemStart, g3.first, g3.final
+		vSrc, vDst = pick(g3, in, 5, 6, 7)
+		vsz = f.Reg(ptx.U32) // bytes of a written value
+		f.Mov(vsz, ptx.Int(vs))
+		if p.Val == ValIndex {
+			f.At(final).Op("mov.u32", vsz, ptx.Int(8))
+		}
+		vals = make([]ptx.Reg, K)
+		for i := range vals {
+			a := f.Reg(ptx.U64)
+			f.Cvt(a, slotOf(i))
+			if p.Val == ValIndex {
+				// The first active pass makes the indices: the key's place in its row.
+				v := f.Reg(regType(vs))
+				idx := f.Reg(ptx.U64)
+				f.Add(idx, a, tileOff)
+				f.Cvt(v, idx)
+				ld := f.Reg(ptx.Pred)
+				f.Op("and.pred", ld, validOf(i), notp(f, first))
+				f.Add(a, a, elemStart)
+				f.Fma(a, a, ptx.Int(vs), vSrc)
+				f.At(ld).Op("ld.global.nc"+vmt.String(), v, ptx.Mem(a, 0))
+				vals[i] = v
+				continue
+			}
+			f.Add(a, a, elemStart)
+			f.Fma(a, a, ptx.Int(vs), vSrc)
+			vals[i] = loadElem(f, vs, validOf(i), ptx.Mem(a, 0), true)
+		}
+	}
 	if p.Val != ValNone {
 		f.BarSync(0) // every key read from the tile, every key address from rs_off
 		{
 			a := f.Reg(ptx.U32)
 			f.Op("mov.u32", a, ptx.Sym("rs_off"))
 			f.Fma(a, g.tid, ptx.Int(8), a)
-			f.St(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(a, 0), vaddr)
+			// The value address of digit tid's slot 0 replaces the key's: off is
+			// (key address - keyDst) / key size (exact: |off| < 2^62 / 8).
+			ka := f.Reg(ptx.U64)
+			f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(a, 0), ka)
+			_, kd := pick(g3, 0, 1, 2, 3)
+			off := f.Reg(ptx.S64)
+			f.Sub(off, ka.As(ptx.S64), kd.As(ptx.S64))
+			switch ks {
+			case 2:
+				f.Shr(off, off, ptx.Int(1))
+			case 4:
+				f.Shr(off, off, ptx.Int(2))
+			case 8:
+				f.Shr(off, off, ptx.Int(3))
+			}
+			vsz64 := f.Reg(ptx.U64)
+			f.Cvt(vsz64, vsz)
+			va := f.Reg(ptx.U64)
+			f.Fma(va, off.As(ptx.U64), vsz64, vDst)
+			f.St(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(a, 0), va)
 		}
 		for i, v := range vals {
 			a := f.Reg(ptx.U32)
