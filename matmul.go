@@ -678,7 +678,7 @@ var mmShared sync.Map
 // prepareKernel compiles the generated kernel for the operands' layouts.
 func (j *mmJob) prepareKernel(a, b, c *mmOperand) error {
 	d := j.s.dev
-	j.spec = &kernel.MatMul{Type: j.dt, TransA: a.trans, TransB: b.trans, TF32: j.tf32}
+	j.spec = &kernel.MatMul{Type: j.dt, TransA: a.trans, TransB: b.trans, TF32: j.tf32, Tile: d.tuning().MatMulTile}
 	fn, err := d.kernel(j.spec)
 	if err != nil {
 		return err
