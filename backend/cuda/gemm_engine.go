@@ -213,7 +213,13 @@ func (d *Device) gemmLt(s *Stream, st *blasStream, call *gemmCall, tune bool, ws
 			e.best, e.tuned = best, true
 		}
 	}
-	return run(e.best)
+	err = run(e.best)
+	if errors.Is(err, cublas.ErrNotSupported) || errors.Is(err, cublas.ErrInvalidValue) || errors.Is(err, cublas.ErrArchMismatch) {
+		// The algorithm refuses the product after all: GemmEx from now on.
+		e.err = err
+		return errFallBack
+	}
+	return err
 }
 
 // tuneLt times run(i) for i < n on s (a warm-up run, then 3 between two events) and
