@@ -97,6 +97,9 @@ func LtCreate(ctx cu.Context) (LtHandle, error) {
 		return LtHandle{}, &Error{Status: StatusInvalidValue, Name: StatusInvalidValue.String(), Op: cublasLtCreate.Name(),
 			Message: "no CUDA context (the zero cu.Context)"}
 	}
+	if err := cu.Load(); err != nil {
+		return LtHandle{}, unavailable(cublasLtCreate.Name(), "the CUDA driver is not loaded: "+err.Error())
+	}
 	var p uintptr
 	r := cublasLtCreate.CallIn(cu.Prologue(), uintptr(ctx), uintptr(unsafe.Pointer(&p)))
 	if err := resultIn(cublasLtCreate, ctx, r); err != nil {
