@@ -262,7 +262,7 @@ func TestMatMulGeneratedTiles(t *testing.T) {
 	defer s.Close()
 	def := d.Tuning()
 	defer d.SetTuning(def)
-	for tile := 1; tile <= 4; tile++ {
+	for tile := 1; tile <= 6; tile++ {
 		tu := def
 		tu.MatMulTile = tile
 		if _, err := d.SetTuning(tu); err != nil {

@@ -64,12 +64,13 @@ type Tuning struct {
 	// GPU_RANDOM_WAVES=n (n > 0) sets it.
 	RandomWaves int
 	// MatMulTile selects the tiling of the generated tensor-core matrix product
-	// (float16, bfloat16, TF32; internal/kernel's MatMulTiles): 1, 128x128x32 tiles of 4
-	// warps in 4 stages; 2, 128x256x32 of 8 warps in 4 stages; 3, 256x128x32 of 8 warps;
-	// 4, 128x256x32 in 3 stages. Measured on the H200 (2026-12-02): 1 at 289 TFLOP/s for
-	// a 4096^3 bfloat16 product (45.7% of cuBLAS). Default 2, predicted from the reads
-	// from L2 per product (internal/kernel's mmTensorTiles has the analysis);
-	// GPU_MATMUL_TILE=n selects one.
+	// (float16, bfloat16, TF32; internal/kernel's MatMulTiles, BM x BN x BK for 16-bit
+	// types): 1, 128x128x32 tiles of 4 warps in 4 stages; 2, 128x256x32 of 8 warps in 4
+	// stages; 3, 256x128x32 of 8 warps; 4, 128x256x32 in 3 stages; 5, 128x256x64 of 8
+	// warps in 3 stages; 6, 128x128x64 of 4 warps in 3 stages. Measured on the H200
+	// (2026-12-02): 1 at 289 TFLOP/s for a 4096^3 bfloat16 product (45.7% of cuBLAS).
+	// Default 2, predicted from the reads from L2 per product (internal/kernel's
+	// mmTensorTiles has the analysis); GPU_MATMUL_TILE=n selects one.
 	MatMulTile int
 }
 

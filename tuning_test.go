@@ -32,7 +32,7 @@ func TestTuningFromEnv(t *testing.T) {
 		}
 	}
 	bad := map[string]string{"GPU_PERMUTE_VARIANT": "v4", "GPU_RANDOM_WAVES": "0", "GPU_SCAN_LOOKBACK": "3", "GPU_SCAN_MINBLOCKS": "9",
-		"GPU_MATMUL_TILE": "5"}
+		"GPU_MATMUL_TILE": "7"}
 	if got := gpu.TuningFromEnv(func(k string) string { return bad[k] }); got != def {
 		t.Errorf("from %v: %+v, want the defaults", bad, got)
 	}
@@ -69,7 +69,7 @@ func TestTuningPerDevice(t *testing.T) {
 		func(t *gpu.Tuning) { t.Scan.MinBlocks = 9 },
 		func(t *gpu.Tuning) { t.RandomWaves = 0 },
 		func(t *gpu.Tuning) { t.MatMulTile = 0 },
-		func(t *gpu.Tuning) { t.MatMulTile = 5 },
+		func(t *gpu.Tuning) { t.MatMulTile = 7 },
 		func(t *gpu.Tuning) { t.ReduceSplitMin = -1 },
 		func(t *gpu.Tuning) { t.CompactEagerMax = -1 },
 	} {

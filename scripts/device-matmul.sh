@@ -44,7 +44,7 @@ run ws0 "$LIB" GPU_CUBLAS_WORKSPACE=0
 run ws4 "$LIB" GPU_CUBLAS_WORKSPACE=4
 run ws128 "$LIB" GPU_CUBLAS_WORKSPACE=128
 [ -n "$torchlib" ] && run torchlib "$LIB" GPU_CUBLAS_LIBRARY="$torchlib"
-for t in 1 2 3 4; do run "tile$t" "$GEN" GPU_MATMUL_TILE=$t; done
+for t in 1 2 3 4 5 6; do run "tile$t" "$GEN" GPU_MATMUL_TILE=$t; done
 run default-again "$LIB"
 
 # Side by side: each row's median under each setting (the table's second column).

@@ -45,7 +45,7 @@ type MatMul struct {
 	TransA, TransB bool
 	// TF32 runs a float32 product on the tensor cores with TF32 inputs.
 	TF32 bool
-	// Tile selects the tensor-core kernel's tiling (MatMulTiles: 1 to 4; 0, the
+	// Tile selects the tensor-core kernel's tiling (MatMulTiles: 1 to 6; 0, the
 	// default: 2); the FMA kernels have one tiling and ignore it.
 	Tile int
 	// Emulate (tests only) writes cp.async, ldmatrix, mma.sync and the bfloat16

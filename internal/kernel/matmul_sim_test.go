@@ -61,11 +61,17 @@ func TestMatMulSim(t *testing.T) {
 		}
 	}
 	// The other tilings of the tensor-core kernel (the default's is above): the small
-	// shape, bfloat16, as stored; 4 is 2 with fewer stages, which TF32 and the shapes
-	// above cover.
+	// shape, bfloat16, as stored (4 is 2 with fewer stages, which the shapes above
+	// cover), and transposed for the K step of 64.
 	for tile := 1; tile <= len(mmTensorTiles) && !simRace && !testing.Short(); tile++ {
 		if tile == mmDefaultTile || tile == 4 {
 			continue
+		}
+		if tile == 6 {
+			sp := &MatMul{Type: dtype.BFloat16, Tile: tile, TransA: true, TransB: true, Emulate: true}
+			t.Run(fmt.Sprintf("%s/17x9x70x1", sp.Key()), func(t *testing.T) {
+				mmSimCase(t, rng, sp, 17, 9, 70, 1)
+			})
 		}
 		sp := &MatMul{Type: dtype.BFloat16, Tile: tile, Emulate: true}
 		t.Run(fmt.Sprintf("%s/17x9x33x2", sp.Key()), func(t *testing.T) {
