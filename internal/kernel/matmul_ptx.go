@@ -336,9 +336,9 @@ func (g *mmGen) begin(entry string) {
 // dst0 + i*dstStep (an immediate offset), and whether it lies inside the matrix is a
 // comparison with a constant.
 type mmOperand struct {
-	kContig bool // rows along k (A not transposed, B transposed)
-	n       int  // chunks a thread copies per tile
-	rowsPer int  // stored rows from one of a thread's chunks to the next
+	kContig bool    // rows along k (A not transposed, B transposed)
+	n       int     // chunks a thread copies per tile
+	rowsPer int     // stored rows from one of a thread's chunks to the next
 	src     ptx.Reg // u64: the global address of chunk 0 of the next tile to load
 	rowStep ptx.Reg // u64: bytes from chunk i's source to chunk i+1's
 	dst0    ptx.Reg // u32: chunk 0's byte offset in a stage
