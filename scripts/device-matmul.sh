@@ -31,7 +31,7 @@ LIB='^matmul/(bfloat16|float16|float64|float32|tf32)/(4096|8192)$|^matmul/float3
 GEN='^matmul/(generated/)?(bfloat16|float16|tf32)/4096$'
 run() { # name rows env...
   local name=$1 rows=$2; shift 2
-  env "$@" timeout 120 $P/gpubench -q -peers "$peers" -run "$rows" -benchtime 300ms -json "$OUT/mm-$name.json" \
+  env "$@" timeout 60 $P/gpubench -q -peers "$peers" -run "$rows" -benchtime 300ms -json "$OUT/mm-$name.json" \
     > "$OUT/mm-$name.table" 2> "$OUT/mm-$name.err"
   echo "== $name ($*): exit $? $(clocks)"
 }
