@@ -10,7 +10,7 @@
 # then there, carrying .gpu-perf.tar.xz:
 #   xz -dc .gpu-perf.tar.xz | tar -x && bash scripts/device-matmul.sh
 # Results go to $OUT: one table per setting (mm-<name>.table) and summary.txt, the rows
-# that matter side by side. About 6 minutes (under the 10-minute limit of one command).
+# that matter side by side (EXTRA=1 adds tune16 and three workspace sizes). About 5 minutes (under the 10-minute limit of one command).
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 root=$(cd "$(dirname "$0")/.." && pwd); cd "$root"
@@ -38,11 +38,13 @@ run() { # name rows env...
 run default "$LIB"
 run lt "$LIB" GPU_CUBLAS_API=lt
 run tune "$LIB" GPU_CUBLAS_API=tune GPU_CUBLAS_TUNE_LOG=1
-run tune16 "$LIB" GPU_CUBLAS_API=tune GPU_CUBLAS_TUNE_ALGOS=16
+[ "${EXTRA:-0}" = 1 ] && run tune16 "$LIB" GPU_CUBLAS_API=tune GPU_CUBLAS_TUNE_ALGOS=16
 run classic "$LIB" GPU_CUBLAS_API=classic
-run ws0 "$LIB" GPU_CUBLAS_WORKSPACE=0
-run ws4 "$LIB" GPU_CUBLAS_WORKSPACE=4
-run ws128 "$LIB" GPU_CUBLAS_WORKSPACE=128
+if [ "${EXTRA:-0}" = 1 ]; then # the workspace sizes (PyTorch gives 32 MiB on sm90, as we do)
+  run ws0 "$LIB" GPU_CUBLAS_WORKSPACE=0
+  run ws4 "$LIB" GPU_CUBLAS_WORKSPACE=4
+  run ws128 "$LIB" GPU_CUBLAS_WORKSPACE=128
+fi
 [ -n "$torchlib" ] && run torchlib "$LIB" GPU_CUBLAS_LIBRARY="$torchlib"
 for t in 1 2 3 4 5 6; do run "tile$t" "$GEN" GPU_MATMUL_TILE=$t; done
 run default-again "$LIB"
