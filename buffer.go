@@ -89,6 +89,13 @@ func (d *Device) allocate(kind MemKind, size int64, s *Stream, reclaim bool) (*B
 	if size < 0 {
 		return nil, fmt.Errorf("gpu: allocating %d bytes: %w", size, ErrInvalidValue)
 	}
+	if s != nil && kind == DeviceMem && s.cap.Load() != nil {
+		// Memory for a capture is allocated outside the graph (an allocation on the
+		// capturing stream would become a node of the graph, made anew at each launch
+		// and never freed): on the device's side stream, after which the graph's
+		// launches are ordered by the tracking; the graph keeps it (graph.go).
+		s = d.sideStream()
+	}
 	var bs backend.Stream
 	if s != nil {
 		bs = s.be
@@ -271,6 +278,18 @@ func (a *allocation) free() error {
 	a.freed = true
 	a.gone.Store(true)
 	a.dev.liveAllocs.Add(-1)
+	if a.pins > 0 {
+		// A capture or graph uses it: the memory goes when the last of them is done
+		// (unpin), after the graph's launches.
+		a.deferred = true
+		return nil
+	}
+	return a.release()
+}
+
+// release returns the memory of a freed allocation once its pending uses are done
+// (free, or unpin for a free that a graph deferred). The caller holds a.mu.
+func (a *allocation) release() error {
 	if a.kind != DeviceMem {
 		a.dev.removeHost(a.mem.Host())
 	}
@@ -286,7 +305,8 @@ func (a *allocation) free() error {
 	}
 	if a.kind == DeviceMem && !a.untracked {
 		// Free on the one stream (of the buffer's device) that used it, else on the
-		// default stream after waiting for every use.
+		// default stream after waiting for every use; never on a stream that captures
+		// a graph (the free would be captured): on the device's side stream instead.
 		// Uses known complete don't count (settle).
 		if a.w.s != nil && a.w.complete() {
 			a.w.clear()
@@ -305,6 +325,9 @@ func (a *allocation) free() error {
 				f = a.dev.def
 			}
 		}
+		if f.cap.Load() != nil {
+			f = a.dev.sideStream()
+		}
 		ok := true
 		var waitSmall [4]*pev
 		waits := waitSmall[:0]
@@ -321,9 +344,10 @@ func (a *allocation) free() error {
 		}
 		if ok {
 			// f stays locked while the free is enqueued on it, so that a Close can't
-			// destroy it meanwhile; closed already, the free takes the host path below.
+			// destroy it meanwhile, nor a capture begin on it; closed or capturing
+			// already, the free takes the host path below.
 			f.mu.Lock()
-			ok = !f.closed
+			ok = !f.closed && f.cap.Load() == nil
 			for _, ev := range waits {
 				if !ok {
 					break
@@ -443,6 +467,10 @@ func (b *Buffer) HostAccess(ctx context.Context, mode AccessMode, f func(host []
 			a.mu.Unlock()
 			return fmt.Errorf("gpu: buffer used after Free: %w", ErrClosed)
 		}
+		if err := a.capturedLocked(mode); err != nil {
+			a.mu.Unlock()
+			return err
+		}
 		evs, err := a.pendingEvents(mode)
 		ver := a.version
 		a.mu.Unlock()
@@ -515,7 +543,7 @@ func (s *Stream) unpinAfter(seq uint64, p *runtime.Pinner) error {
 func (s *Stream) runAfter(seq uint64, f func()) error {
 	ev, err := s.eventAfter(seq)
 	if err != nil {
-		s.dev.be.Synchronize()
+		s.dev.syncBackend()
 		f()
 		return err
 	}
@@ -535,6 +563,11 @@ func (s *Stream) runAfter(seq uint64, f func()) error {
 // (the host memory of AllocPinned buffers) is copied directly, as are all copies where
 // the driver lacks stream memory operations.
 func (s *Stream) CopyHtoD(dst *Buffer, src []byte) error {
+	if s != nil {
+		if err := s.notCapturing("CopyHtoD of Go memory (copy from a pinned buffer with CopyDtoD instead)"); err != nil {
+			return err
+		}
+	}
 	if dst != nil && int64(len(src)) <= dst.size && s != nil && s.ringCopyable(src, dst) {
 		return s.tracked([]use{{dst.a, Write}}, func() error {
 			return s.ringFor().copy(src, dst.a.mem, dst.off, false)
@@ -579,6 +612,11 @@ func (s *Stream) copyHtoD(dst *Buffer, src []byte) (uint64, *runtime.Pinner, err
 // (cuStreamWaitValue32_v2), so that work enqueued on s later, an event included,
 // completes only once dst holds the data.
 func (s *Stream) CopyDtoH(dst []byte, src *Buffer) error {
+	if s != nil {
+		if err := s.notCapturing("CopyDtoH into Go memory (copy into a pinned buffer with CopyDtoD instead)"); err != nil {
+			return err
+		}
+	}
 	if src != nil && int64(len(dst)) <= src.size && s != nil && s.ringCopyable(dst, src) {
 		return s.tracked([]use{{src.a, Read}}, func() error {
 			return s.ringFor().copy(dst, src.a.mem, src.off, true)
@@ -841,7 +879,7 @@ func (d *Device) TrimMemory(ctx context.Context) error {
 	if err := d.Synchronize(ctx); err != nil {
 		return err
 	}
-	if err := d.be.Synchronize(); err != nil {
+	if err := d.syncBackend(); err != nil {
 		return err
 	}
 	return d.be.TrimPool(0)

@@ -176,6 +176,17 @@ type Device struct {
 	// made at first use (copyStream).
 	copyMu      sync.Mutex
 	copyStreams [2]atomic.Pointer[Stream]
+	// side is the stream of the memory that captures allocate outside their graphs
+	// (graph.go), made at first use; captures counts the captures in progress (a
+	// driver-wide synchronize would end them: syncBackend), openCaps lists them.
+	side     atomic.Pointer[Stream]
+	captures atomic.Int32
+	capMu    sync.Mutex
+	openCaps map[*capture]struct{}
+	// race is the race checker's state while it is on (race.go), else nil.
+	race atomic.Pointer[raceState]
+	// hostFns counts the host functions running (hostfunc.go).
+	hostFns atomic.Int32
 	tune        atomic.Pointer[Tuning] // the tuning (Device.Tuning, SetTuning)
 	// hostMu guards hostRanges: the host address ranges of the device's live pinned and
 	// unified buffers, sorted, which plain copies never stage.

@@ -68,6 +68,9 @@ func (d *Device) indexChecks() *indexChecks {
 
 // indexErrWord returns a zeroed error word for a launch on s.
 func (s *Stream) indexErrWord() (*Buffer, error) {
+	if err := s.notCapturing("an index check in raise mode (use ModeClip or ModeWrap in a graph)"); err != nil {
+		return nil, err
+	}
 	d := s.dev
 	w, err := d.wordPool.get(d)
 	if err != nil {

@@ -318,9 +318,16 @@ func (s *Stream) Launch(fn *Function, cfg LaunchConfig, args ...any) error {
 	bargs := (*ap)[:0]
 	var usesSmall [4]use
 	uses := usesSmall[:0]
+	var params []paramSlot
 	for i, a := range args {
 		var ba backend.Arg
 		switch v := a.(type) {
+		case *Param:
+			if v == nil {
+				return fmt.Errorf("gpu: launch of %s: argument %d: nil Param: %w", fn.Name(), i, ErrInvalidValue)
+			}
+			ba = v.arg
+			params = append(params, paramSlot{i, v})
 		case BufferArg:
 			ba, uses, err = bufArg(v, uses)
 		case Operand:
@@ -338,11 +345,12 @@ func (s *Stream) Launch(fn *Function, cfg LaunchConfig, args ...any) error {
 		bargs = append(bargs, ba)
 	}
 	*ap = bargs
-	return s.launchTracked(fn, bc, bargs, uses)
+	return s.launchTracked(fn, bc, bargs, uses, params)
 }
 
-// launchTracked enqueues a launch whose buffer arguments are uses.
-func (s *Stream) launchTracked(fn *Function, bc backend.LaunchConfig, bargs []backend.Arg, uses []use) error {
+// launchTracked enqueues a launch whose buffer arguments are uses; params are its Param
+// arguments, which a capture remembers (graph.go).
+func (s *Stream) launchTracked(fn *Function, bc backend.LaunchConfig, bargs []backend.Arg, uses []use, params []paramSlot) error {
 	if err := s.checkPeers(fn, uses); err != nil {
 		return err
 	}
@@ -351,7 +359,11 @@ func (s *Stream) launchTracked(fn *Function, bc backend.LaunchConfig, bargs []ba
 	if err != nil {
 		return err
 	}
-	_, err = s.trackEnd(t, s.be.Launch(fn.be, bc, bargs), false)
+	err = s.be.Launch(fn.be, bc, bargs)
+	if err == nil && t.cap != nil && params != nil {
+		err = t.cap.recordLaunch(s, fn, bc, bargs, params)
+	}
+	_, err = s.trackEnd(t, err, false)
 	return err
 }
 

@@ -481,7 +481,7 @@ func (c *stagedCopy) release() {
 		}
 		if w.ev == nil {
 			if _, err := w.get(); err != nil {
-				d.be.Synchronize() // no event: wait for the device
+				d.syncBackend() // no event: wait for the device
 				d.stagePool.releaseToken()
 				continue
 			}

@@ -59,3 +59,15 @@ func TestCUDAFault(t *testing.T) {
 		t.Fatalf("the fault test failed in its child process: %v", err)
 	}
 }
+
+func TestCPUGraphs(t *testing.T) {
+	d, err := gpu.OpenBackend("cpu", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conformance.RunGraphs(t, d)
+}
+
+func TestCUDAGraphs(t *testing.T) {
+	conformance.RunGraphs(t, openCUDA(t))
+}

@@ -1,10 +1,10 @@
 package cuda
 
 import (
-	"encoding/binary"
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/go-gpu/gpu/backend"
@@ -13,8 +13,10 @@ import (
 
 // Stream is a CUDA stream.
 type Stream struct {
-	d *Device
-	h cu.Stream
+	d       *Device
+	h       cu.Stream
+	foreign bool // adopted (AdoptStream): Destroy leaves the handle to its owner
+	cap     atomic.Pointer[capture]
 }
 
 // Handle returns the driver's handle.
@@ -41,30 +43,12 @@ func (s *Stream) Launch(f backend.Function, cfg backend.LaunchConfig, args []bac
 		return s.d.ctx.LaunchKernel(fn.h, cfg.Grid, cfg.Block, cfg.SharedMem, s.h, nil, nil)
 	}
 	p := packPool.Get().(*packBuf)
-	blob, offs := p.blob[:0], p.offs[:0]
-	for i, a := range args {
-		off := (len(blob) + 7) &^ 7
-		blob = append(blob, make([]byte, off-len(blob))...)
-		offs = append(offs, int32(off))
-		switch a.Kind {
-		case backend.ArgScalar:
-			if a.Blob != nil {
-				blob = append(blob, a.Blob...)
-				continue
-			}
-			blob = binary.LittleEndian.AppendUint64(blob, a.Val)
-		case backend.ArgMem:
-			cm, ok := a.Mem.(*Mem)
-			if !ok {
-				packPool.Put(p)
-				return fmt.Errorf("cuda: argument %d: memory of type %T: %w", i, a.Mem, backend.ErrInvalidValue)
-			}
-			blob = binary.LittleEndian.AppendUint64(blob, uint64(cm.ptr)+uint64(a.Off))
-		case backend.ArgPtr:
-			blob = binary.LittleEndian.AppendUint64(blob, a.Val)
-		}
+	blob, offs, err := packArgs(p.blob[:0], p.offs[:0], args)
+	if err != nil {
+		packPool.Put(p)
+		return err
 	}
-	err := s.d.ctx.LaunchKernel(fn.h, cfg.Grid, cfg.Block, cfg.SharedMem, s.h, blob, offs)
+	err = s.d.ctx.LaunchKernel(fn.h, cfg.Grid, cfg.Block, cfg.SharedMem, s.h, blob, offs)
 	p.blob, p.offs = blob, offs
 	packPool.Put(p)
 	return err
@@ -185,6 +169,9 @@ func (s *Stream) FreeAsync(m backend.Mem) error {
 // one, goes back to the device's pool (gemm.go).
 func (s *Stream) Destroy() error {
 	s.releaseBlas()
+	if s.foreign {
+		return nil
+	}
 	return s.d.ctx.StreamDestroy(s.h)
 }
 
