@@ -187,7 +187,7 @@ type Device struct {
 	race atomic.Pointer[raceState]
 	// hostFns counts the host functions running (hostfunc.go).
 	hostFns atomic.Int32
-	tune        atomic.Pointer[Tuning] // the tuning (Device.Tuning, SetTuning)
+	tune    atomic.Pointer[Tuning] // the tuning (Device.Tuning, SetTuning)
 	// hostMu guards hostRanges: the host address ranges of the device's live pinned and
 	// unified buffers, sorted, which plain copies never stage.
 	hostMu     sync.RWMutex

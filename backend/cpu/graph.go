@@ -20,9 +20,9 @@ var (
 
 // Graph is recorded operations.
 type Graph struct {
-	dev *Device
-	mu  sync.Mutex
-	ops []op // replaced, never modified in place, by SetKernelArgs (launches share it)
+	dev  *Device
+	mu   sync.Mutex
+	ops  []op // replaced, never modified in place, by SetKernelArgs (launches share it)
 	dead bool
 }
 
