@@ -3,10 +3,8 @@ package gpu
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
-	"weak"
 
 	"github.com/go-gpu/gpu/backend"
 )
@@ -112,12 +110,7 @@ func (d *Device) NewStream() (*Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Stream{dev: d, be: bs, id: d.nextID.Add(1), streamCore: &streamCore{dev: d, be: bs}}
-	d.stMu.Lock()
-	d.streams[s.id] = streamRef{weak.Make(s), s.streamCore}
-	d.stMu.Unlock()
-	runtime.AddCleanup(s, (*streamCore).destroy, s.streamCore)
-	return s, nil
+	return d.wrapStream(bs), nil
 }
 
 // errNilStream is the error of a nil *Stream given to an operation.

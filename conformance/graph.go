@@ -26,6 +26,7 @@ func RunGraphs(t *testing.T, d *gpu.Device) {
 		{"HostFuncOrder", testHostFuncOrder}, {"HostFuncWaitsOtherStreams", testHostFuncWaits},
 		{"HostFuncMutex", testHostFuncMutex}, {"HostFuncFault", testHostFuncFault},
 		{"HostFuncThousands", testHostFuncThousands}, {"HostFuncSelfSync", testHostFuncSelfSync},
+		{"ForeignStreams", testForeignStreams},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.f(t, k) })
 	}
@@ -569,5 +570,53 @@ func testHostFuncSelfSync(t *testing.T, k *K) {
 	}
 	if errO != nil {
 		t.Errorf("Synchronize of another stream inside a host function = %v", errO)
+	}
+}
+
+// testForeignStreams hands out a stream's handle and adopts it (a second Stream on the
+// same device stream, as another library's would be), and adopts the legacy default
+// stream: the package's operations on them are ordered with its own streams by the
+// tracking, and closing an adopted stream leaves the handle working. On a backend
+// without handles both calls fail with ErrNotSupported.
+func testForeignStreams(t *testing.T, k *K) {
+	d := k.D
+	own := stream(t, d)
+	h, err := own.Handle()
+	if errors.Is(err, gpu.ErrNotSupported) {
+		if _, err := d.AdoptStream(0); !errors.Is(err, gpu.ErrNotSupported) {
+			t.Errorf("AdoptStream on a backend without handles = %v, want ErrNotSupported", err)
+		}
+		return
+	}
+	must(t, err)
+	const n = 1 << 14
+	x0 := Random(n)
+	x := Upload(t, d, x0)
+	defer x.Free()
+	y, z := alloc(t, d, 4*n), alloc(t, d, 4*n)
+	adopted, err := d.AdoptStream(h)
+	must(t, err)
+	legacy, err := d.AdoptStream(0)
+	must(t, err)
+	other := stream(t, d)
+	// Written slowly on the adopted stream, read on another stream and on the legacy
+	// stream: the tracking orders them.
+	must(t, k.SpinCopyU32(adopted, y, x, 20*time.Millisecond, nil))
+	must(t, k.AddU32(other, z, y, 1))
+	must(t, k.AddU32(legacy, y, z, 1)) // after the read on other
+	must(t, legacy.Synchronize(context.Background()))
+	equalU32(t, "written on the adopted stream, read on others", U32s(t, z), addWords(x0, 1))
+	equalU32(t, "written on the legacy stream", U32s(t, y), addWords(x0, 2))
+	if err := legacy.BeginCapture(); !errors.Is(err, gpu.ErrNotSupported) {
+		t.Errorf("BeginCapture on the legacy default stream = %v, want ErrNotSupported", err)
+	}
+	// Closing the adopted stream leaves the handle to its owner: own still works.
+	must(t, adopted.Close())
+	must(t, legacy.Close())
+	must(t, k.AddU32(own, z, x, 5))
+	must(t, own.Synchronize(context.Background()))
+	equalU32(t, "on the stream whose handle was adopted and closed", U32s(t, z), addWords(x0, 5))
+	if _, err := d.AdoptStream(2); !errors.Is(err, gpu.ErrInvalidValue) {
+		t.Errorf("AdoptStream of the per-thread default stream = %v, want ErrInvalidValue", err)
 	}
 }
