@@ -388,7 +388,7 @@ func Fill[T Elem](s *Stream, a *Array[T], v T) error {
 		case size == 4:
 			return s.MemsetD32(buf, uint32(bits))
 		case size == 2:
-			return s.tracked([]use{{buf.a, Write}}, func() error {
+			return s.tracked([]use{{a: buf.a, mode: Write}}, func() error {
 				return s.be.Memset(buf.a.mem, buf.off, uint32(bits), 2, buf.size/2)
 			})
 		case size == 8 && uint32(bits) == uint32(bits>>32):

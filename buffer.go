@@ -140,6 +140,9 @@ func (d *Device) allocate(kind MemKind, size int64, s *Stream, reclaim bool) (*B
 	if kind != DeviceMem {
 		d.addHost(mem.Host())
 	}
+	if r := d.race.Load(); r != nil {
+		r.register(a)
+	}
 	if s != nil && kind == DeviceMem {
 		a.w = access{s: s, seq: s.seq.Add(1)}
 	}
@@ -293,6 +296,9 @@ func (a *allocation) release() error {
 	if a.kind != DeviceMem {
 		a.dev.removeHost(a.mem.Host())
 	}
+	if r := a.dev.race.Load(); r != nil {
+		r.forget(a)
+	}
 	defer func() {
 		a.w.clear()
 		for i := range a.r {
@@ -425,7 +431,7 @@ func (b *Buffer) Access(s *Stream, mode AccessMode, f func(p DevicePtr) error) e
 	if mode&ReadWrite == 0 {
 		return fmt.Errorf("gpu: access mode %d: %w", mode, ErrInvalidValue)
 	}
-	_, err := s.trackedScope([]use{{b.a, mode}}, func() error {
+	_, err := s.trackedScope([]use{b.use(mode)}, func() error {
 		return f(DevicePtr(b.a.mem.Ptr() + uint64(b.off)))
 	}, true)
 	return err
@@ -496,6 +502,9 @@ func (b *Buffer) HostAccess(ctx context.Context, mode AccessMode, f func(host []
 			a.mu.Unlock()
 			continue
 		}
+		if r := a.dev.race.Load(); r != nil {
+			r.hostAccess(a, mode, b.off, b.off+b.size)
+		}
 		return a.hostScope(mode, host[b.off:b.off+b.size:b.off+b.size], f)
 	}
 }
@@ -518,6 +527,11 @@ func (a *allocation) hostScope(mode AccessMode, host []byte, f func(host []byte)
 		a.mu.Unlock()
 	}()
 	return f(host)
+}
+
+// use returns the buffer's use with mode: its bytes of its allocation.
+func (b *Buffer) use(mode AccessMode) use {
+	return use{a: b.a, mode: mode, off: b.off, n: b.size}
 }
 
 // errNilBuffer is the error of a nil *Buffer, as receiver or argument.
@@ -569,13 +583,16 @@ func (s *Stream) CopyHtoD(dst *Buffer, src []byte) error {
 		}
 	}
 	if dst != nil && int64(len(src)) <= dst.size && s != nil && s.ringCopyable(src, dst) {
-		return s.tracked([]use{{dst.a, Write}}, func() error {
+		return s.tracked([]use{dst.use(Write)}, func() error {
 			return s.ringFor().copy(src, dst.a.mem, dst.off, false)
 		})
 	}
 	seq, p, err := s.copyHtoD(dst, src)
 	if err != nil {
 		return err
+	}
+	if r := s.dev.race.Load(); r != nil {
+		r.pinnedCopy(s, src, Read, seq)
 	}
 	return s.unpinAfter(seq, p)
 }
@@ -591,7 +608,7 @@ func (s *Stream) copyHtoD(dst *Buffer, src []byte) (uint64, *runtime.Pinner, err
 	if len(src) > 0 {
 		p.Pin(&src[0])
 	}
-	seq, err := s.trackedScope([]use{{dst.a, Write}}, func() error {
+	seq, err := s.trackedScope([]use{dst.use(Write)}, func() error {
 		return s.be.CopyFromHost(dst.a.mem, dst.off, src)
 	}, false)
 	if err != nil {
@@ -618,13 +635,16 @@ func (s *Stream) CopyDtoH(dst []byte, src *Buffer) error {
 		}
 	}
 	if src != nil && int64(len(dst)) <= src.size && s != nil && s.ringCopyable(dst, src) {
-		return s.tracked([]use{{src.a, Read}}, func() error {
+		return s.tracked([]use{src.use(Read)}, func() error {
 			return s.ringFor().copy(dst, src.a.mem, src.off, true)
 		})
 	}
 	seq, p, err := s.copyDtoH(dst, src)
 	if err != nil {
 		return err
+	}
+	if r := s.dev.race.Load(); r != nil {
+		r.pinnedCopy(s, dst, Write, seq)
 	}
 	return s.unpinAfter(seq, p)
 }
@@ -640,7 +660,7 @@ func (s *Stream) copyDtoH(dst []byte, src *Buffer) (uint64, *runtime.Pinner, err
 	if len(dst) > 0 {
 		p.Pin(&dst[0])
 	}
-	seq, err := s.trackedScope([]use{{src.a, Read}}, func() error {
+	seq, err := s.trackedScope([]use{src.use(Read)}, func() error {
 		return s.be.CopyToHost(dst, src.a.mem, src.off)
 	}, false)
 	if err != nil {
@@ -680,7 +700,7 @@ func (s *Stream) copyDtoD(dst, src *Buffer) (uint64, error) {
 	if dst.overlaps(src) {
 		return 0, fmt.Errorf("gpu: copying between overlapping buffers (bytes %d and %d of one allocation, %d long): %w", src.off, dst.off, src.size, ErrInvalidValue)
 	}
-	return s.trackedScope([]use{{dst.a, Write}, {src.a, Read}}, func() error {
+	return s.trackedScope([]use{dst.use(Write), src.use(Read)}, func() error {
 		return s.be.Copy(dst.a.mem, dst.off, src.a.mem, src.off, src.size)
 	}, false)
 }
@@ -695,7 +715,7 @@ func (s *Stream) Memset(dst *Buffer, value byte) error {
 	if dst == nil {
 		return errNilBuffer
 	}
-	return s.tracked([]use{{dst.a, Write}}, func() error {
+	return s.tracked([]use{dst.use(Write)}, func() error {
 		return s.be.Memset(dst.a.mem, dst.off, uint32(value), 1, dst.size)
 	})
 }
@@ -710,7 +730,7 @@ func (s *Stream) MemsetD32(dst *Buffer, value uint32) error {
 	if dst.size%4 != 0 || dst.off%4 != 0 {
 		return fmt.Errorf("gpu: 32-bit memset of %d bytes at offset %d: %w", dst.size, dst.off, ErrInvalidValue)
 	}
-	return s.tracked([]use{{dst.a, Write}}, func() error {
+	return s.tracked([]use{dst.use(Write)}, func() error {
 		return s.be.Memset(dst.a.mem, dst.off, value, 4, dst.size/4)
 	})
 }
@@ -851,7 +871,7 @@ func (b *Buffer) CopyFrom(ctx context.Context, src *Buffer) error {
 		return fmt.Errorf("gpu: copying between overlapping buffers (bytes %d and %d of one allocation, %d long): %w", src.off, b.off, src.size, ErrInvalidValue)
 	}
 	s := b.a.dev.copyStream(false)
-	seq, err := s.trackedReady(ctx, []use{{b.a, Write}, {src.a, Read}}, func() error {
+	seq, err := s.trackedReady(ctx, []use{b.use(Write), src.use(Read)}, func() error {
 		return s.be.Copy(b.a.mem, b.off, src.a.mem, src.off, src.size)
 	})
 	if err != nil {

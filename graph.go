@@ -298,9 +298,9 @@ func (c *capture) graph(bg backend.Graph) *Graph {
 	token := &allocation{id: nextAllocID.Add(1), dev: c.dev, kind: DeviceMem}
 	uses := make([]use, 0, len(c.order)+1)
 	for _, a := range c.order {
-		uses = append(uses, use{a, c.uses[a]})
+		uses = append(uses, use{a: a, mode: c.uses[a]})
 	}
-	uses = mergeUses(append(uses, use{token, ReadWrite}))
+	uses = mergeUses(append(uses, use{a: token, mode: ReadWrite}))
 	g := &Graph{graphCore: &graphCore{dev: c.dev, be: bg, uses: uses, pinned: c.order, blocks: c.blocks,
 		token: token, launches: c.launches, from: c.name}}
 	g.cleanup = runtime.AddCleanup(g, (*graphCore).close, g.graphCore)

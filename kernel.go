@@ -184,27 +184,29 @@ func (a *Array[T]) ref() (*allocation, int64) {
 // ...any allocates nothing.
 type BufferArg struct{ r *argRef }
 
-// argRef is an operand's memory and an access mode.
+// argRef is an operand's memory and an access mode; lo and n are the bytes it spans
+// (n 0: unknown, the whole allocation), for the race checker.
 type argRef struct {
-	a    *allocation
-	off  int64
-	mode AccessMode
+	a     *allocation
+	off   int64
+	mode  AccessMode
+	lo, n int64
 }
 
 // argRefs holds an operand's three argRefs, at index mode-1.
 type argRefs [3]argRef
 
-// newArgRefs returns the argRefs of memory at off in a.
-func newArgRefs(a *allocation, off int64) *argRefs {
-	return &argRefs{{a, off, Read}, {a, off, Write}, {a, off, ReadWrite}}
+// newArgRefs returns the argRefs of memory at off in a, spanning [lo, lo+n).
+func newArgRefs(a *allocation, off, lo, n int64) *argRefs {
+	return &argRefs{{a, off, Read, lo, n}, {a, off, Write, lo, n}, {a, off, ReadWrite, lo, n}}
 }
 
 // cachedArgRefs returns the argRefs kept in p, making them on first use.
-func cachedArgRefs(p *atomic.Pointer[argRefs], a *allocation, off int64) *argRefs {
+func cachedArgRefs(p *atomic.Pointer[argRefs], a *allocation, off, lo, n int64) *argRefs {
 	if r := p.Load(); r != nil {
 		return r
 	}
-	r := newArgRefs(a, off)
+	r := newArgRefs(a, off, lo, n)
 	if p.CompareAndSwap(nil, r) {
 		return r
 	}
@@ -220,7 +222,7 @@ func (b *Buffer) argRefs() *argRefs {
 	if b == nil || b.a == nil {
 		return nil
 	}
-	return cachedArgRefs(&b.args, b.a, b.off)
+	return cachedArgRefs(&b.args, b.a, b.off, b.off, b.size)
 }
 
 func (a *Array[T]) argRefs() *argRefs {
@@ -228,7 +230,27 @@ func (a *Array[T]) argRefs() *argRefs {
 		return nil
 	}
 	al, off := a.ref()
-	return cachedArgRefs(&a.args, al, off)
+	lo, n := a.byteSpan()
+	return cachedArgRefs(&a.args, al, off, lo, n)
+}
+
+// byteSpan returns the bytes of its allocation the array's elements span: [lo, lo+n),
+// negative strides included (n at least 1).
+func (a *Array[T]) byteSpan() (lo, n int64) {
+	es := int64(a.dt.Size())
+	first, last := int64(a.off), int64(a.off)
+	for i, d := range a.shape {
+		if d == 0 {
+			return a.buf.off + es*int64(a.off), 1
+		}
+		step := int64(d-1) * int64(a.strides[i])
+		if step < 0 {
+			first += step
+		} else {
+			last += step
+		}
+	}
+	return a.buf.off + es*first, es * (last - first + 1)
 }
 
 func bufferArg(x Operand, mode AccessMode) BufferArg {
@@ -245,7 +267,7 @@ func bufferArg(x Operand, mode AccessMode) BufferArg {
 	if a == nil {
 		return BufferArg{}
 	}
-	return BufferArg{&newArgRefs(a, off)[mode-1]}
+	return BufferArg{&newArgRefs(a, off, 0, 0)[mode-1]}
 }
 
 // In marks a kernel argument the kernel only reads.
@@ -334,6 +356,9 @@ func (s *Stream) Launch(fn *Function, cfg LaunchConfig, args ...any) error {
 			ba, uses, err = bufArg(bufferArg(v, ReadWrite), uses)
 		case DevicePtr:
 			ba = backend.Arg{Kind: backend.ArgPtr, Val: uint64(v)}
+			if r := s.dev.race.Load(); r != nil && v != 0 {
+				r.rawPointer(s, uint64(v))
+			}
 		case ByValueArg:
 			ba = backend.Arg{Kind: backend.ArgScalar, Size: uint8(min(len(v), 255)), Blob: v}
 		default:
@@ -372,7 +397,7 @@ func bufArg(b BufferArg, uses []use) (backend.Arg, []use, error) {
 	if r == nil || r.a == nil {
 		return backend.Arg{}, uses, fmt.Errorf("nil buffer or array: %w", ErrInvalidValue)
 	}
-	return backend.Arg{Kind: backend.ArgMem, Mem: r.a.mem, Off: r.off}, append(uses, use{a: r.a, mode: r.mode}), nil
+	return backend.Arg{Kind: backend.ArgMem, Mem: r.a.mem, Off: r.off}, append(uses, use{a: r.a, mode: r.mode, off: r.lo, n: r.n}), nil
 }
 
 func scalarArg(a any) (backend.Arg, error) {

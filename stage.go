@@ -311,7 +311,7 @@ func (b *Buffer) copyDirect(ctx context.Context, host []byte, toHost bool) error
 	if !toHost {
 		mode = Write
 	}
-	seq, err := s.trackedReady(ctx, []use{{b.a, mode}}, func() error {
+	seq, err := s.trackedReady(ctx, []use{{a: b.a, mode: mode}}, func() error {
 		if toHost {
 			return s.be.CopyToHost(host, b.a.mem, b.off)
 		}
@@ -409,12 +409,12 @@ func (c *stagedCopy) run(ctx context.Context) error {
 			var seq uint64
 			var err error
 			if c.toHost {
-				seq, err = s.trackedReady(ctx, []use{{a, Read}}, func() error {
+				seq, err = s.trackedReady(ctx, []use{{a: a, mode: Read}}, func() error {
 					return s.be.CopyToHost(st, a.mem, off)
 				})
 			} else {
 				hostCopy(st, c.host[lo:hi])
-				seq, err = s.trackedReady(ctx, []use{{a, Write}}, func() error {
+				seq, err = s.trackedReady(ctx, []use{{a: a, mode: Write}}, func() error {
 					return s.be.CopyFromHost(a.mem, off, st)
 				})
 			}

@@ -29,6 +29,9 @@ type Stream struct {
 	// seen idle. Equal (and no handle handed out), the stream has nothing pending.
 	pend, idleAt atomic.Uint64
 	external     atomic.Bool
+	// observed is the stream BackendStream hands out while the race checker is on
+	// (race.go), made at first use.
+	observed atomic.Pointer[backend.Stream]
 
 	*streamCore
 }
@@ -143,6 +146,9 @@ func (s *Stream) BackendStream() backend.Stream {
 	}
 	s.external.Store(true)
 	s.dev.external.Store(true)
+	if r := s.dev.race.Load(); r != nil {
+		return s.observedStream(r)
+	}
 	return s.be
 }
 
@@ -300,7 +306,7 @@ func (s *Stream) finishClose() error {
 			ev.release()
 			return err
 		}
-		ev.done, ev.cover = &s.done, cur
+		ev.done, ev.cover, ev.sid = &s.done, cur, s.id
 		s.last.release()
 		s.last, s.lastSeq = ev, cur
 	}
@@ -340,7 +346,7 @@ func (s *Stream) eventAfter(seq uint64) (*pev, error) {
 		return nil, err
 	}
 	s.enqueued()
-	ev.done, ev.cover = &s.done, cur
+	ev.done, ev.cover, ev.sid = &s.done, cur, s.id
 	s.last.release()
 	s.last, s.lastSeq = ev.retain(), cur
 	return ev, nil
@@ -391,6 +397,11 @@ func (s *Stream) Synchronize(ctx context.Context, policy ...WaitPolicy) (err err
 		return err
 	}
 	defer func(p uint64) { err = s.syncReport(err, p) }(s.pend.Load()) // index errors found on the device (indexcheck.go)
+	defer func() {
+		if err == nil {
+			err = s.dev.takeRaceReports() // the race checker's (race.go)
+		}
+	}()
 	pol, err := s.dev.pickPolicy(policy)
 	if err != nil {
 		return err
@@ -458,6 +469,13 @@ func (s *Stream) eventOp(name string, e *Event, op func(backend.Stream, backend.
 		return err
 	}
 	s.enqueued()
+	if r := s.dev.race.Load(); r != nil {
+		if name == "Record" {
+			r.recordEvent(s, e.be)
+		} else {
+			r.waitEvent(s, e.be)
+		}
+	}
 	return nil
 }
 
@@ -476,6 +494,11 @@ func (d *Device) Synchronize(ctx context.Context, policy ...WaitPolicy) (err err
 		return err
 	}
 	defer func(p uint64) { err = d.syncReport(err, p) }(d.pend.Load()) // index errors found on the device (indexcheck.go)
+	defer func() {
+		if err == nil {
+			err = d.takeRaceReports() // the race checker's (race.go)
+		}
+	}()
 	pol, err := d.pickPolicy(policy)
 	if err != nil {
 		return err
@@ -492,6 +515,10 @@ func (d *Device) Synchronize(ctx context.Context, policy ...WaitPolicy) (err err
 	w.done()
 	if err == nil {
 		advance(&d.idleAt, p)
+		// The streams' work listed is complete (settle).
+		for i, s := range w.all {
+			advance(&s.done, w.seqs[i])
+		}
 	}
 	return err
 }
@@ -514,6 +541,8 @@ func (s *Stream) queryWork() (bool, error) {
 type deviceWait struct {
 	d       *Device
 	pending []*Stream
+	all     []*Stream // the streams listed, with their operation counts then
+	seqs    []uint64
 	tails   []*pev // closed streams' work; one reference each, released by done
 	started bool
 }
@@ -533,6 +562,8 @@ func (w *deviceWait) start() {
 		for _, s := range w.d.liveStreams() {
 			if !s.idle() {
 				w.pending = append(w.pending, s)
+				w.all = append(w.all, s)
+				w.seqs = append(w.seqs, s.seq.Load())
 			}
 		}
 		w.tails = w.d.pendingTails()

@@ -129,10 +129,12 @@ type allocation struct {
 	version   uint64
 }
 
-// use is an operation's use of an allocation.
+// use is an operation's use of an allocation: of bytes [off, off+n), or of all of it
+// when n is 0 (the range serves only the race checker, race.go).
 type use struct {
-	a    *allocation
-	mode AccessMode
+	a      *allocation
+	mode   AccessMode
+	off, n int64
 }
 
 // goid returns the calling goroutine's id, parsed from its stack trace (microseconds:
@@ -205,6 +207,12 @@ func mergeUses(uses []use) []use {
 		for _, u := range uses[1:] {
 			if last := &out[len(out)-1]; last.a == u.a {
 				last.mode |= u.mode
+				if last.n == 0 || u.n == 0 {
+					last.off, last.n = 0, 0
+				} else {
+					lo, hi := min(last.off, u.off), max(last.off+last.n, u.off+u.n)
+					last.off, last.n = lo, hi-lo
+				}
 			} else {
 				out = append(out, u)
 			}
@@ -508,6 +516,9 @@ func (s *Stream) trackWaits(uses []use, o trackOpt) (anyShared bool, pending []*
 			return false, nil, err
 		}
 		s.enqueued()
+		if r := s.dev.race.Load(); r != nil {
+			r.waited(s, ev)
+		}
 	}
 	for _, x := range waited {
 		x.remember(s, true)
@@ -529,6 +540,11 @@ func (s *Stream) trackEnd(t tracking, enqErr error, scope bool) (uint64, error) 
 	}
 	s.enqueued()
 	seq := s.seq.Add(1)
+	if r := s.dev.race.Load(); r != nil {
+		for _, u := range t.uses {
+			r.recordUse(s, u, seq, scope)
+		}
+	}
 	var ev *pev
 	err := enqErr
 	if t.anyShared {
@@ -540,9 +556,6 @@ func (s *Stream) trackEnd(t tracking, enqErr error, scope bool) (uint64, error) 
 	for _, u := range t.uses {
 		a := u.a
 		if a.untracked {
-			if r := s.dev.race.Load(); r != nil {
-				r.recordUntracked(s, u)
-			}
 			continue
 		}
 		a.version++

@@ -52,3 +52,19 @@ type HandleStreamer interface {
 	// StreamHandle returns the handle of a Stream of this device (CUDA: its CUstream).
 	StreamHandle(s Stream) (uintptr, error)
 }
+
+// Observable is the optional capability of a Stream that makes a second Stream on the
+// same device stream which reports the memory each operation enqueued through it uses,
+// before enqueuing it (package gpu's race checker hands such a stream out from
+// Stream.BackendStream). The second Stream must not be destroyed.
+type Observable interface {
+	Observed(f func(uses []MemUse)) Stream
+}
+
+// MemUse is memory an operation uses: bytes [Off, Off+N) of Mem (N 0: all of it),
+// written or only read. A kernel's memory arguments count as written.
+type MemUse struct {
+	Mem    Mem
+	Off, N int64
+	Write  bool
+}

@@ -131,3 +131,48 @@ func (d *Device) AdoptStream(h uintptr) (backend.Stream, error) {
 func (d *Device) StreamHandle(s backend.Stream) (uintptr, error) {
 	return 0, fmt.Errorf("cpu: stream handles: %w", backend.ErrNotSupported)
 }
+
+var _ backend.Observable = (*Stream)(nil)
+
+// Observed returns a stream that passes the memory of each operation enqueued through it
+// to f, then enqueues it on s (backend.Observable).
+func (s *Stream) Observed(f func([]backend.MemUse)) backend.Stream {
+	return &observedStream{Stream: s, obs: f}
+}
+
+// observedStream is a Stream whose operations report their memory first.
+type observedStream struct {
+	*Stream
+	obs func([]backend.MemUse)
+}
+
+func (o *observedStream) Launch(f backend.Function, cfg backend.LaunchConfig, args []backend.Arg) error {
+	var uses []backend.MemUse
+	for _, a := range args {
+		if a.Kind == backend.ArgMem {
+			uses = append(uses, backend.MemUse{Mem: a.Mem, Off: a.Off, Write: true})
+		}
+	}
+	o.obs(uses)
+	return o.Stream.Launch(f, cfg, args)
+}
+
+func (o *observedStream) Memset(dst backend.Mem, off int64, value uint32, width int, n int64) error {
+	o.obs([]backend.MemUse{{Mem: dst, Off: off, N: n * int64(width), Write: true}})
+	return o.Stream.Memset(dst, off, value, width, n)
+}
+
+func (o *observedStream) Copy(dst backend.Mem, dstOff int64, src backend.Mem, srcOff int64, n int64) error {
+	o.obs([]backend.MemUse{{Mem: dst, Off: dstOff, N: n, Write: true}, {Mem: src, Off: srcOff, N: n}})
+	return o.Stream.Copy(dst, dstOff, src, srcOff, n)
+}
+
+func (o *observedStream) CopyFromHost(dst backend.Mem, off int64, src []byte) error {
+	o.obs([]backend.MemUse{{Mem: dst, Off: off, N: int64(len(src)), Write: true}})
+	return o.Stream.CopyFromHost(dst, off, src)
+}
+
+func (o *observedStream) CopyToHost(dst []byte, src backend.Mem, off int64) error {
+	o.obs([]backend.MemUse{{Mem: src, Off: off, N: int64(len(dst))}})
+	return o.Stream.CopyToHost(dst, src, off)
+}

@@ -17,7 +17,17 @@ type Stream struct {
 	h       cu.Stream
 	foreign bool // adopted (AdoptStream): Destroy leaves the handle to its owner
 	cap     atomic.Pointer[capture]
+	obs     func([]backend.MemUse) // an observed copy's observer (Observed), or nil
 }
+
+// Observed returns a stream on the same CUDA stream that passes the memory of each
+// operation enqueued through it to f first (backend.Observable).
+func (s *Stream) Observed(f func([]backend.MemUse)) backend.Stream {
+	return &Stream{d: s.d, h: s.h, foreign: true, obs: f}
+}
+
+// observe reports uses to the observer.
+func (s *Stream) observe(uses ...backend.MemUse) { s.obs(uses) }
 
 // Handle returns the driver's handle.
 func (s *Stream) Handle() cu.Stream { return s.h }
@@ -38,6 +48,15 @@ func (s *Stream) Launch(f backend.Function, cfg backend.LaunchConfig, args []bac
 	fn, ok := f.(*Function)
 	if !ok {
 		return fmt.Errorf("cuda: launch of %T, not a CUDA function: %w", f, backend.ErrInvalidValue)
+	}
+	if s.obs != nil {
+		var uses []backend.MemUse
+		for _, a := range args {
+			if a.Kind == backend.ArgMem {
+				uses = append(uses, backend.MemUse{Mem: a.Mem, Off: a.Off, Write: true})
+			}
+		}
+		s.obs(uses)
 	}
 	if len(args) == 0 {
 		return s.d.ctx.LaunchKernel(fn.h, cfg.Grid, cfg.Block, cfg.SharedMem, s.h, nil, nil)
@@ -71,6 +90,9 @@ func (s *Stream) Memset(dst backend.Mem, off int64, value uint32, width int, n i
 	if err != nil || n == 0 {
 		return err
 	}
+	if s.obs != nil {
+		s.observe(backend.MemUse{Mem: dst, Off: off, N: n * int64(width), Write: true})
+	}
 	return s.d.ctx.MemsetAsync(m.ptr+cu.DevicePtr(off), value, width, n, s.h)
 }
 
@@ -83,6 +105,9 @@ func (s *Stream) Copy(dst backend.Mem, dstOff int64, src backend.Mem, srcOff int
 	r, err := s.mem(src, srcOff, n)
 	if err != nil || n == 0 {
 		return err
+	}
+	if s.obs != nil {
+		s.observe(backend.MemUse{Mem: dst, Off: dstOff, N: n, Write: true}, backend.MemUse{Mem: src, Off: srcOff, N: n})
 	}
 	dp, sp := d.ptr+cu.DevicePtr(dstOff), r.ptr+cu.DevicePtr(srcOff)
 	dk, sk := d.kind, r.kind
@@ -106,6 +131,9 @@ func (s *Stream) CopyFromHost(dst backend.Mem, off int64, src []byte) error {
 	if err != nil || len(src) == 0 {
 		return err
 	}
+	if s.obs != nil {
+		s.observe(backend.MemUse{Mem: dst, Off: off, N: int64(len(src)), Write: true})
+	}
 	return s.d.ctx.MemcpyHtoDAsync(d.ptr+cu.DevicePtr(off), unsafe.Pointer(&src[0]), int64(len(src)), s.h)
 }
 
@@ -114,6 +142,9 @@ func (s *Stream) CopyToHost(dst []byte, src backend.Mem, off int64) error {
 	r, err := s.mem(src, off, int64(len(dst)))
 	if err != nil || len(dst) == 0 {
 		return err
+	}
+	if s.obs != nil {
+		s.observe(backend.MemUse{Mem: src, Off: off, N: int64(len(dst))})
 	}
 	return s.d.ctx.MemcpyDtoHAsync(unsafe.Pointer(&dst[0]), r.ptr+cu.DevicePtr(off), int64(len(dst)), s.h)
 }

@@ -19,6 +19,7 @@ func init() {
 	registerStats()
 	registerIndexOps()
 	registerMatMul()
+	registerGraphs()
 	registerKernels()
 	registerLatency()
 	registerReference()
