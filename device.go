@@ -189,7 +189,7 @@ type Device struct {
 	hostFns atomic.Int32
 	// raceHandler receives race reports (SetRaceHandler), or nil.
 	raceHandler atomic.Pointer[func(*RaceReport)]
-	tune    atomic.Pointer[Tuning] // the tuning (Device.Tuning, SetTuning)
+	tune        atomic.Pointer[Tuning] // the tuning (Device.Tuning, SetTuning)
 	// hostMu guards hostRanges: the host address ranges of the device's live pinned and
 	// unified buffers, sorted, which plain copies never stage.
 	hostMu     sync.RWMutex
