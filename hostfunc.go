@@ -53,7 +53,7 @@ func (s *Stream) HostFunc(f func() error) error {
 		return err
 	}
 	if ops, ok := s.be.(backend.StreamMemOps); ok && ops.MemOpsSupported() && asyncHostFuncs {
-		if err := s.ringFor().hostFunc(s.streamCore, f); err != nil {
+		if err := s.ringFor().hostFunc(s, f); err != nil {
 			return err
 		}
 		s.enqueued()
@@ -85,17 +85,23 @@ func (s *Stream) HostFunc(f func() error) error {
 var asyncHostFuncs = true
 
 // hostFunc enqueues f as a job of the ring: the stream records an event, the drainer
-// waits for it and runs f, and the stream waits for the word; the caller holds s.
-func (r *hostRing) hostFunc(core *streamCore, f func() error) error {
+// waits for it and runs f, and the stream waits for the word; the caller holds s. The
+// event covers s's work so far (its operation count), so that the drainer, once it saw
+// the event complete, settles those uses: f may then read back what s's earlier work
+// wrote without waiting for anything recorded later on s, which waits for f.
+func (r *hostRing) hostFunc(s *Stream, f func() error) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := r.readyWord(); err != nil {
 		return err
 	}
+	cover := s.seq.Load()
 	ev, err := r.record()
 	if err != nil {
 		return err
 	}
+	ev.done, ev.cover, ev.sid = &s.done, cover, s.id
+	core := s.streamCore
 	g := r.g
 	// The job first: once the stream waits for its word, the drainer must come.
 	r.push(&ringJob{g: g, ev: ev, fn: f, core: core})

@@ -284,6 +284,9 @@ func (r *hostRing) drain() {
 			// A fault ends the wait with an error: the word is written all the same, so
 			// that the stream is never left waiting.
 			ok = d.wait(context.Background(), eventsWait{[]*pev{j.ev}}, pol) == nil
+			if ok {
+				j.ev.settle() // (a host function's event covers its stream's earlier work)
+			}
 			j.ev.release()
 		}
 		switch {
