@@ -158,6 +158,19 @@ const (
 	ReadWrite = Read | Write
 )
 
+// String returns "read", "write", "read-write", or "AccessMode(n)" for other values.
+func (m AccessMode) String() string {
+	switch m {
+	case Read:
+		return "read"
+	case Write:
+		return "write"
+	case ReadWrite:
+		return "read-write"
+	}
+	return fmt.Sprintf("AccessMode(%d)", uint8(m))
+}
+
 // Operand is memory a kernel argument points at: a *Buffer (its first byte) or an
 // *Array[T] (its element 0).
 type Operand interface {

@@ -55,12 +55,16 @@ type RaceAccess struct {
 	Stack string     // the goroutine's stack at the access
 }
 
-// Error describes the report with both stacks; it wraps ErrRace.
+// Error describes the report with both stacks; it wraps ErrRace. A nil report is
+// "<nil race report>".
 func (r *RaceReport) Error() string {
+	if r == nil {
+		return "<nil race report>"
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "gpu: race (%s) on %s:\n", r.Kind, r.Buffer)
 	for i, a := range []RaceAccess{r.First, r.Second} {
-		fmt.Fprintf(&b, "  %s access: %s on %s, bytes [%d, %d)\n", []string{"first", "second"}[i], modeName(a.Mode), a.Where, a.Bytes[0], a.Bytes[1])
+		fmt.Fprintf(&b, "  %s access: %s on %s, bytes [%d, %d)\n", []string{"first", "second"}[i], a.Mode, a.Where, a.Bytes[0], a.Bytes[1])
 		for _, line := range strings.Split(strings.TrimSpace(a.Stack), "\n") {
 			fmt.Fprintf(&b, "    %s\n", line)
 		}
@@ -68,18 +72,8 @@ func (r *RaceReport) Error() string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
-// Unwrap returns ErrRace.
+// Unwrap returns ErrRace (for a nil report too).
 func (r *RaceReport) Unwrap() error { return ErrRace }
-
-func modeName(m AccessMode) string {
-	switch m {
-	case Read:
-		return "read"
-	case Write:
-		return "write"
-	}
-	return "read-write"
-}
 
 // The kinds of races.
 const (
