@@ -9,7 +9,6 @@ import (
 	"math/big"
 	"reflect"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"unsafe"
 
@@ -27,6 +26,9 @@ type Elem = dtype.Number
 // Reshape, Slice, Transpose and BroadcastTo share the buffer and its automatic ordering
 // across streams; operations take the stream they are enqueued on. Operations never
 // modify their inputs unless named for it (Fill, Copy, Set, the ...Into forms).
+//
+// fmt prints an array's values in NumPy's layout (fmt.Println(a) shows [[1 2 3] ...]),
+// reading them from the device: see Format, and Text for a read under a context.
 //
 // A nil *Array (or a zero Array, which has no buffer) is never valid: its methods that
 // return an error, Free included, return one wrapping ErrInvalidValue, and the others
@@ -143,19 +145,6 @@ func (a *Array[T]) Offset() int {
 		return 0
 	}
 	return a.off
-}
-
-// String describes the array: "Array[float32](1000, 512) on cuda:0" ("<nil array>" for
-// a nil array).
-func (a *Array[T]) String() string {
-	if a.isNil() {
-		return "<nil array>"
-	}
-	dims := make([]string, len(a.shape))
-	for i, n := range a.shape {
-		dims[i] = fmt.Sprint(n)
-	}
-	return fmt.Sprintf("Array[%v](%s) on %s:%d", a.dt, strings.Join(dims, ", "), a.Device().info.Backend, a.Device().info.Ordinal)
 }
 
 // IsContiguous reports whether the array is laid out row-major with no gaps (false for
@@ -958,6 +947,12 @@ func Copy[T Elem](s *Stream, dst, src *Array[T]) error {
 		// reads an operand sharing out's memory from a copy first.
 		if !db.overlaps(sb) {
 			return s.CopyDtoD(db, sb)
+		}
+	}
+	if !slices.Equal(dst.shape, src.shape) {
+		// Here, so that the error names no operand of the copy's expression.
+		if _, err := broadcastStrides(src.shape, src.strides, dst.shape); err != nil {
+			return err
 		}
 	}
 	return evalInto(s, dst.header(), "x", Vars{"x": src})

@@ -77,6 +77,13 @@
 // how they compute (float32 arithmetic and accumulation, one rounding to nearest even
 // on store, NumPy 2's promotion).
 //
+// # Printing
+//
+// fmt prints an array's values in NumPy's layout (fmt.Println(a) shows [[1 2 3] ...],
+// summarised past PrintThreshold elements), reading them from the device and waiting
+// for the work writing them: see Array.Format, and Array.Text for a read under a
+// context.
+//
 // # Errors
 //
 // Errors wrap the sentinels ErrNoDevice, ErrOutOfMemory, ErrInvalidValue,

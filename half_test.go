@@ -145,8 +145,8 @@ func TestHalfConstruct(t *testing.T) {
 func testHalfConstruct[T gpu.HalfFloat](t *testing.T) {
 	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
 		name := typeName[T]()
-		if e := mustArr[T](t)(gpu.Empty[T](s, 2, 3)); e.DType().String() != name || e.String() != fmt.Sprintf("Array[%s](2, 3) on %s:0", name, d.Backend()) {
-			t.Errorf("Empty: %v, dtype %v", e, e.DType())
+		if e := mustArr[T](t)(gpu.Empty[T](s, 2, 3)); e.DType().String() != name || fmt.Sprintf("%#v", e) != fmt.Sprintf("Array[%s](2, 3) on %s:0", name, d.Backend()) {
+			t.Errorf("Empty: %#v, dtype %v", e, e.DType())
 		}
 		for _, n := range []int{0, 1, 2, 31, 33, 257, 1025, 1<<16 + 3} {
 			z := toSlice(t, mustArr[T](t)(gpu.Zeros[T](s, n)))

@@ -143,21 +143,23 @@ func (d *Device) reportIndexErrors(covered func(c *indexCheck) bool) error {
 	return errors.Join(errs...)
 }
 
-// lastWrite returns the stream and operation of the allocation's last tracked write
-// (nil if none).
-func (a *allocation) lastWrite() (*Stream, uint64) {
+// lastWrite returns the stream id and operation of the allocation's last tracked write
+// (0 if none). It is the allocation's lastW, not its w: settling drops a completed write
+// from w once another stream uses the allocation (track.go), and the read must report
+// the write's errors all the same.
+func (a *allocation) lastWrite() (sid, seq uint64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.w.s, a.w.seq
+	return a.lastW.sid, a.lastW.seq
 }
 
 // readReport returns the index errors a host read of b reports, given the last write
 // seen before the read (lastWrite): those of the launches on that stream up to it.
-func readReport(b *Buffer, ws *Stream, wseq uint64) error {
-	if ws == nil || b == nil {
+func readReport(b *Buffer, wsid, wseq uint64) error {
+	if wsid == 0 || b == nil {
 		return nil
 	}
-	return b.a.dev.reportIndexErrors(func(c *indexCheck) bool { return c.s == ws && c.seq <= wseq })
+	return b.a.dev.reportIndexErrors(func(c *indexCheck) bool { return c.s.id == wsid && c.seq <= wseq })
 }
 
 // syncReport is Stream.Synchronize's report: after a wait that succeeded for the work

@@ -60,8 +60,10 @@ func TestMatMulGeneratedVsLibrary(t *testing.T) {
 							mmCompare[float64](t, s, c.dt, sh.batch, sh.m, sh.n, sh.k, ta, tb, c.prec, c.uIn)
 						case dtype.Float32:
 							mmCompare[float32](t, s, c.dt, sh.batch, sh.m, sh.n, sh.k, ta, tb, c.prec, c.uIn)
-						default:
-							mmCompare[uint16](t, s, c.dt, sh.batch, sh.m, sh.n, sh.k, ta, tb, c.prec, c.uIn)
+						case dtype.BFloat16:
+							mmCompare[gpu.BFloat16](t, s, c.dt, sh.batch, sh.m, sh.n, sh.k, ta, tb, c.prec, c.uIn)
+						case dtype.Float16:
+							mmCompare[gpu.Float16](t, s, c.dt, sh.batch, sh.m, sh.n, sh.k, ta, tb, c.prec, c.uIn)
 						}
 					})
 				}
@@ -70,8 +72,9 @@ func TestMatMulGeneratedVsLibrary(t *testing.T) {
 	}
 }
 
-// mmUniform returns a new array of shape holding uniform [0, 1) values of type dt.
-func mmUniform[T gpu.Elem](t *testing.T, s *gpu.Stream, g *gpu.Generator, dt dtype.DType, shape ...int) *gpu.Array[T] {
+// mmUniform returns a new array of shape holding uniform [0, 1) values of type T (float32
+// values rounded to T).
+func mmUniform[T gpu.Elem](t *testing.T, s *gpu.Stream, g *gpu.Generator, shape ...int) *gpu.Array[T] {
 	t.Helper()
 	x, err := gpu.Empty[float32](s, shape...)
 	if err != nil {
@@ -81,17 +84,12 @@ func mmUniform[T gpu.Elem](t *testing.T, s *gpu.Stream, g *gpu.Generator, dt dty
 	if err := gpu.RandInto(s, g, x); err != nil {
 		t.Fatal(err)
 	}
-	out, err := gpu.Empty[T](s, shape...)
+	out, err := gpu.Astype[T](s, x)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { out.Free() })
-	// Convert into an array read as dt (for 16-bit types, a uint16 array of their bits).
-	view := gpu.WithDType(out, dt)
-	if err := gpu.ConvertInto(s, view, x); err != nil {
-		t.Fatal(err)
-	}
-	return view
+	return out
 }
 
 func mmCompare[T gpu.Elem](t *testing.T, s *gpu.Stream, dt dtype.DType, batch, m, n, k int, ta, tb bool,
@@ -107,8 +105,8 @@ func mmCompare[T gpu.Elem](t *testing.T, s *gpu.Stream, dt dtype.DType, batch, m
 		}
 		return append(append([]int{}, lead...), r, c)
 	}
-	a := mmUniform[T](t, s, g, dt, dims(m, k, ta)...)
-	b := mmUniform[T](t, s, g, dt, dims(k, n, tb)...)
+	a := mmUniform[T](t, s, g, dims(m, k, ta)...)
+	b := mmUniform[T](t, s, g, dims(k, n, tb)...)
 	swap := func(x *gpu.Array[T], tr bool) *gpu.Array[T] {
 		if !tr {
 			return x
@@ -150,8 +148,10 @@ func mmCompare[T gpu.Elem](t *testing.T, s *gpu.Stream, dt dtype.DType, batch, m
 		c = any(codecF32()).(mmCodec[T])
 	case []float64:
 		c = any(codecF64()).(mmCodec[T])
-	default:
-		c = any(codecHalf(dt)).(mmCodec[T])
+	case []gpu.Float16:
+		c = any(codecF16()).(mmCodec[T])
+	case []gpu.BFloat16:
+		c = any(codecBF16()).(mmCodec[T])
 	}
 	bound := 2 * (2*float64(k)*uAcc(dt) + uIn + c.uOut)
 	bad := 0

@@ -16,6 +16,7 @@ import (
 
 	"github.com/go-gpu/gpu"
 	"github.com/go-gpu/gpu/dtype"
+	"github.com/go-gpu/gpu/half"
 	"github.com/go-gpu/gpu/internal/kernel"
 )
 
@@ -82,13 +83,16 @@ func codecF64() mmCodec[float64] {
 		func(x float64) float64 { return x }, 0}
 }
 
-func codecHalf(dt dtype.DType) mmCodec[uint16] {
-	if dt == dtype.BFloat16 {
-		return mmCodec[uint16]{dt, dtype.BFloat16FromFloat64, dtype.BFloat16ToFloat64,
-			func(x float64) float64 { return dtype.BFloat16ToFloat64(dtype.BFloat16FromFloat64(x)) }, 1.0 / 256}
-	}
-	return mmCodec[uint16]{dt, dtype.Float16FromFloat64, dtype.Float16ToFloat64,
-		func(x float64) float64 { return dtype.Float16ToFloat64(dtype.Float16FromFloat64(x)) }, 1.0 / 2048}
+// codecF16 and codecBF16 are the half types' (package half's conversions, rounding to
+// nearest even); uOut is their unit roundoff, 2^-11 and 2^-8.
+func codecF16() mmCodec[gpu.Float16] {
+	return mmCodec[gpu.Float16]{dtype.Float16, half.NewFloat16, gpu.Float16.Float64,
+		func(x float64) float64 { return half.NewFloat16(x).Float64() }, 0x1p-11}
+}
+
+func codecBF16() mmCodec[gpu.BFloat16] {
+	return mmCodec[gpu.BFloat16]{dtype.BFloat16, half.NewBFloat16, gpu.BFloat16.Float64,
+		func(x float64) float64 { return half.NewBFloat16(x).Float64() }, 0x1p-8}
 }
 
 // uAcc returns the unit roundoff of the accumulation of dt.
@@ -136,7 +140,10 @@ func mmOperand[T gpu.Elem](t *testing.T, s *gpu.Stream, c mmCodec[T], vals []flo
 				t.Fatal(err)
 			}
 		}
-		return gpu.WithDType(a, c.dt)
+		if a.DType() != c.dt {
+			t.Fatalf("an Array[%T] has dtype %v, want %v", *new(T), a.DType(), c.dt)
+		}
+		return a
 	}
 	all := func(n int) []gpu.Range {
 		rs := make([]gpu.Range, n)
@@ -351,8 +358,8 @@ func TestMatMulTypes(t *testing.T) {
 		t.Run(md.name, func(t *testing.T) {
 			testMatMulType(t, md, codecF32(), 0)
 			testMatMulType(t, md, codecF64(), 0)
-			testMatMulType(t, md, codecHalf(dtype.Float16), 0)
-			testMatMulType(t, md, codecHalf(dtype.BFloat16), 0)
+			testMatMulType(t, md, codecF16(), 0)
+			testMatMulType(t, md, codecBF16(), 0)
 		})
 	}
 }
@@ -404,7 +411,7 @@ func testMatMulType[T gpu.Elem](t *testing.T, md mmDev, c mmCodec[T], prec gpu.M
 				if err := gpu.MatMulInto(s, into, a, b, opts...); err != nil {
 					t.Fatal(err)
 				}
-				if got, err = gpu.ReadRaw(s, into); err != nil {
+				if got, err = into.ToSlice(context.Background()); err != nil {
 					t.Fatal(err)
 				}
 				mmCheck(t, c, got, ref, mag, k, uIn)
@@ -414,7 +421,7 @@ func testMatMulType[T gpu.Elem](t *testing.T, md mmDev, c mmCodec[T], prec gpu.M
 					arr  *gpu.Array[T]
 					vals []float64
 				}{{a, av}, {b, bv}} {
-					h, err := gpu.ReadRaw(s, x.arr)
+					h, err := x.arr.ToSlice(context.Background())
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -502,46 +509,60 @@ func TestMatMulTF32(t *testing.T) {
 	d.SetFloat32MatMulPrecision(gpu.PrecisionHighest)
 }
 
-// TestGemm checks alpha and beta: C = alpha*A@B + beta*C, with beta 0 not reading C.
+// TestGemm checks alpha and beta: C = alpha*A@B + beta*C, with beta 0 not reading C,
+// in every type (the half types' alpha*sum + beta*c is computed in float32 and rounded
+// once: the tolerance counts beta*c as one more term of the sum, and the output's
+// rounding), K = 0 included.
 func TestGemm(t *testing.T) {
 	for _, md := range mmDevices(t) {
 		t.Run(md.name, func(t *testing.T) {
-			s := md.d.DefaultStream()
-			c := codecF64()
-			rng := rand.New(rand.NewPCG(3, 4))
-			for _, ab := range [][2]float64{{1, 0}, {2.5, 0}, {-1, 1}, {0.5, -2}, {0, 3}} {
-				for _, shapes := range [][2][]int{{{9, 20}, {20, 7}}, {{3, 9, 20}, {20, 7}}, {{9, 20}, {20}}} {
-					alpha, beta := ab[0], ab[1]
-					av, bv := mmValues(rng, c, prod(shapes[0])), mmValues(rng, c, prod(shapes[1]))
-					ref, mag, shape, _ := mmRef(av, shapes[0], bv, shapes[1])
-					cv := mmValues(rng, c, len(ref))
-					if beta == 0 {
-						for i := range cv {
-							cv[i] = math.NaN()
-						}
-					}
-					a := mmOperand(t, s, c, av, shapes[0], vContig)
-					b := mmOperand(t, s, c, bv, shapes[1], vTrans)
-					cc := mmOperand(t, s, c, cv, shape, vContig)
-					if err := gpu.Gemm(s, alpha, a, b, beta, cc, gpu.WithKernel(md.kernel)); err != nil {
-						t.Fatal(err)
-					}
-					got, _ := cc.ToSlice(context.Background())
-					want := make([]float64, len(ref))
-					m := make([]float64, len(ref))
-					for i := range ref {
-						want[i] = alpha * ref[i]
-						m[i] = math.Abs(alpha) * mag[i]
-						if beta != 0 {
-							want[i] += beta * cv[i]
-							m[i] += math.Abs(beta * cv[i])
-						}
-					}
-					mmCheck(t, c, got, want, m, shapes[0][len(shapes[0])-1]+1, 0)
-				}
-			}
+			testGemm(t, md, codecF64())
+			testGemm(t, md, codecF32())
+			testGemm(t, md, codecF16())
+			testGemm(t, md, codecBF16())
 		})
 	}
+}
+
+func testGemm[T gpu.Elem](t *testing.T, md mmDev, c mmCodec[T]) {
+	t.Run(c.dt.String(), func(t *testing.T) {
+		s := md.d.DefaultStream()
+		rng := rand.New(rand.NewPCG(3, uint64(c.dt)))
+		for _, ab := range [][2]float64{{1, 0}, {2.5, 0}, {-1, 1}, {0.5, -2}, {0, 3}} {
+			for _, shapes := range [][2][]int{{{9, 20}, {20, 7}}, {{3, 9, 20}, {20, 7}}, {{9, 20}, {20}}, {{4, 0}, {0, 3}}} {
+				alpha, beta := ab[0], ab[1]
+				av, bv := mmValues(rng, c, prod(shapes[0])), mmValues(rng, c, prod(shapes[1]))
+				ref, mag, shape, _ := mmRef(av, shapes[0], bv, shapes[1])
+				cv := mmValues(rng, c, len(ref))
+				if beta == 0 {
+					for i := range cv {
+						cv[i] = math.NaN()
+					}
+				}
+				a := mmOperand(t, s, c, av, shapes[0], vContig)
+				b := mmOperand(t, s, c, bv, shapes[1], vTrans)
+				cc := mmOperand(t, s, c, cv, shape, vContig)
+				if err := gpu.Gemm(s, alpha, a, b, beta, cc, gpu.WithKernel(md.kernel)); err != nil {
+					t.Fatal(err)
+				}
+				got, err := cc.ToSlice(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := make([]float64, len(ref))
+				m := make([]float64, len(ref))
+				for i := range ref {
+					want[i] = alpha * ref[i]
+					m[i] = math.Abs(alpha) * mag[i]
+					if beta != 0 {
+						want[i] += beta * cv[i]
+						m[i] += math.Abs(beta * cv[i])
+					}
+				}
+				mmCheck(t, c, got, want, m, shapes[0][len(shapes[0])-1]+1, 0)
+			}
+		}
+	})
 }
 
 // TestMatMulEmpty checks empty dimensions: empty results, and zeros (or beta*C) for an
@@ -679,37 +700,47 @@ func TestMatMulErrors(t *testing.T) {
 	}
 }
 
-// TestDotVdot checks Dot and Vdot against the reference.
+// TestDotVdot checks Dot and Vdot against the reference, in every type.
 func TestDotVdot(t *testing.T) {
 	for _, md := range mmDevices(t) {
 		t.Run(md.name, func(t *testing.T) {
-			s := md.d.DefaultStream()
-			c := codecF64()
-			rng := rand.New(rand.NewPCG(5, 6))
-			av, bv := mmValues(rng, c, 24), mmValues(rng, c, 24)
-			a := mmOperand(t, s, c, av, []int{24}, vStep)
-			b := mmOperand(t, s, c, bv, []int{24}, vContig)
-			out, err := gpu.Dot(s, a, b, gpu.WithKernel(md.kernel))
-			if err != nil {
-				t.Fatal(err)
-			}
-			ref, mag, _, _ := mmRef(av, []int{24}, bv, []int{24})
-			got, _ := out.ToSlice(context.Background())
-			if out.Ndim() != 0 {
-				t.Errorf("Dot of vectors: shape %v", out.Shape())
-			}
-			mmCheck(t, c, got, ref, mag, 24, 0)
-			// Vdot flattens: (4, 6) with (6, 4) transposed views.
-			a2 := mmOperand(t, s, c, av, []int{4, 6}, vTrans)
-			b2 := mmOperand(t, s, c, bv, []int{6, 4}, vContig)
-			out, err = gpu.Vdot(s, a2, b2, gpu.WithKernel(md.kernel))
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, _ = out.ToSlice(context.Background())
-			mmCheck(t, c, got, ref, mag, 24, 0)
+			testDotVdot(t, md, codecF64())
+			testDotVdot(t, md, codecF32())
+			testDotVdot(t, md, codecF16())
+			testDotVdot(t, md, codecBF16())
 		})
 	}
+}
+
+func testDotVdot[T gpu.Elem](t *testing.T, md mmDev, c mmCodec[T]) {
+	t.Run(c.dt.String(), func(t *testing.T) {
+		s := md.d.DefaultStream()
+		rng := rand.New(rand.NewPCG(5, uint64(c.dt)))
+		av, bv := mmValues(rng, c, 24), mmValues(rng, c, 24)
+		a := mmOperand(t, s, c, av, []int{24}, vStep)
+		b := mmOperand(t, s, c, bv, []int{24}, vContig)
+		out, err := gpu.Dot(s, a, b, gpu.WithKernel(md.kernel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer out.Free()
+		ref, mag, _, _ := mmRef(av, []int{24}, bv, []int{24})
+		got, _ := out.ToSlice(context.Background())
+		if out.Ndim() != 0 || out.DType() != c.dt {
+			t.Errorf("Dot of vectors: shape %v, %v", out.Shape(), out.DType())
+		}
+		mmCheck(t, c, got, ref, mag, 24, 0)
+		// Vdot flattens: (4, 6) with (6, 4) transposed views.
+		a2 := mmOperand(t, s, c, av, []int{4, 6}, vTrans)
+		b2 := mmOperand(t, s, c, bv, []int{6, 4}, vContig)
+		out2, err := gpu.Vdot(s, a2, b2, gpu.WithKernel(md.kernel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer out2.Free()
+		got, _ = out2.ToSlice(context.Background())
+		mmCheck(t, c, got, ref, mag, 24, 0)
+	})
 }
 
 // TestMatMulGeneratedAlignment checks the generated kernel's layouts on the CPU: the
@@ -799,7 +830,7 @@ func TestMatMulAlignedCopies(t *testing.T) {
 	}
 	md := mmDev{"cpu/generated/aligned", d, gpu.MatMulGenerated}
 	testMatMulType(t, md, codecF32(), 0)
-	testMatMulType(t, md, codecHalf(dtype.BFloat16), 0)
+	testMatMulType(t, md, codecBF16(), 0)
 }
 
 // gemmer adapts Gemm to gonum's testblas.Dgemmer: the host matrices (with their leading

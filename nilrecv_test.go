@@ -115,6 +115,7 @@ func nilRecvCases(f *nilFixture) []nilCase {
 			{"Array.Slice", func() error { return e1(a.Slice(gpu.R(0, 1))) }},
 			{"Array.Slice", func() error { return e1(a.Slice()) }},
 			{"Array.ToSlice", func() error { return e1(a.ToSlice(ctx)) }},
+			{"Array.Text", func() error { return e1(a.Text(ctx)) }},
 			{"Array.Transpose", func() error { return e1(a.Transpose()) }},
 			{"Array.Transpose", func() error { return e1(a.Transpose(1, 0)) }},
 			{"Array.Squeeze", func() error { return e1(a.Squeeze()) }},
@@ -215,6 +216,13 @@ func nilRecvNoError() []nilCase {
 		{"Function.BackendFunction", func() error { return isZero("BackendFunction()", fn.BackendFunction()) }},
 		{"Function.Name", func() error { return is("Name()", fn.Name(), "") }},
 
+		// UniqueResult.
+		{"UniqueResult.Free", func() error {
+			(*gpu.UniqueResult[float32])(nil).Free()
+			(&gpu.UniqueResult[int64]{}).Free()
+			return nil
+		}},
+
 		// Generator.
 		{"Generator.State", func() error {
 			seed, offset := g.State()
@@ -234,6 +242,9 @@ func nilRecvNoError() []nilCase {
 			{"Array.Strides", func() error { return isZero("Strides()", a.Strides()) }},
 			{"Array.String", func() error {
 				return errors.Join(is("String()", a.String(), "<nil array>"), is("fmt.Sprint", fmt.Sprint(a), "<nil array>"))
+			}},
+			{"Array.Format", func() error {
+				return is("fmt.Sprintf", fmt.Sprintf("%v %+v %#v %.2f", a, a, a, a), "<nil array> <nil array> <nil array> <nil array>")
 			}},
 		}...)
 	}

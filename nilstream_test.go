@@ -267,6 +267,14 @@ func nilStreamCases(f *nilFixture) []nilCase {
 		{"ArgMax", func() error { return e1(gpu.ArgMax(s, a, gpu.Axes(1))) }},
 		{"FindMin", func() error { return e2(gpu.FindMin(s, a)) }},
 		{"FindMax", func() error { return e2(gpu.FindMax(s, a, gpu.Axes(0))) }},
+		{"SumOf", func() error { return e1(gpu.SumOf(s, a)) }},
+		{"ProdOf", func() error { return e1(gpu.ProdOf(s, a, gpu.Axes(0))) }},
+		{"MeanOf", func() error { return e1(gpu.MeanOf(s, a)) }},
+		{"VarOf", func() error { return e1(gpu.VarOf(s, a)) }},
+		{"StdOf", func() error { return e1(gpu.StdOf(s, a)) }},
+		{"LogSumExpOf", func() error { return e1(gpu.LogSumExpOf(s, a)) }},
+		{"NormOf", func() error { return e1(gpu.NormOf(s, a, 1)) }},
+		{"MedianOf", func() error { return e1(gpu.MedianOf(s, a)) }},
 
 		// Scans.
 		{"CumSum", func() error { return e1(gpu.CumSum[float32](s, a, 1)) }},
@@ -275,6 +283,9 @@ func nilStreamCases(f *nilFixture) []nilCase {
 		{"CumMax", func() error { return e1(gpu.CumMax(s, a, 0)) }},
 		{"CumMin", func() error { return e1(gpu.CumMin(s, strided, 1)) }},
 		{"Accumulate", func() error { return e1(gpu.Accumulate[float32](s, a, gpu.OpSum, 1)) }},
+		{"CumSumOf", func() error { return e1(gpu.CumSumOf(s, a, 1)) }},
+		{"CumProdOf", func() error { return e1(gpu.CumProdOf(s, a, 0)) }},
+		{"AccumulateOf", func() error { return e1(gpu.AccumulateOf(s, a, gpu.OpMax, 1)) }},
 		{"AccumulateInto", func() error { return gpu.AccumulateInto(s, out, a, gpu.OpSum, 1) }},
 		{"AccumulateInto", func() error { return gpu.AccumulateInto(s, strided, a, gpu.OpMax, 0) }},
 		{"AccumulateInto", func() error { return gpu.AccumulateInto(s, f.outI, f.ai, gpu.OpSum, 0) }},
@@ -290,6 +301,20 @@ func nilStreamCases(f *nilFixture) []nilCase {
 		{"FindFirstWhere", func() error { return e1(gpu.FindFirstWhere(ctx, s, "x > 1", x)) }},
 		{"CountNonzero", func() error { return e1(gpu.CountNonzero(ctx, s, a)) }},
 		{"CountNonzero", func() error { return e1(gpu.CountNonzero(ctx, s, empty)) }},
+
+		// Sorting and selection.
+		{"Sort", func() error { return e1(gpu.Sort(s, a, -1)) }},
+		{"Sort", func() error { return e1(gpu.Sort(s, empty, 0, gpu.Descending())) }},
+		{"Argsort", func() error { return e1(gpu.Argsort(s, a, 0)) }},
+		{"SortByKey", func() error { return e2(gpu.SortByKey(s, a, f.b, 1)) }},
+		{"Partition", func() error { return e1(gpu.Partition(s, a, 1, -1)) }},
+		{"Argpartition", func() error { return e1(gpu.Argpartition(s, a, 0, 0)) }},
+		{"TopK", func() error { return e2(gpu.TopK(s, a, 2, -1)) }},
+		{"Unique", func() error { return e1(gpu.Unique(ctx, s, a, gpu.ReturnCounts())) }},
+		{"SearchSorted", func() error { return e1(gpu.SearchSorted(s, a, a, gpu.SideLeft)) }},
+		{"Median", func() error { return e1(gpu.Median[float32](s, a)) }},
+		{"Quantile", func() error { return e1(gpu.Quantile[float64](s, a, 0.5, gpu.Axes(0))) }},
+		{"Quantiles", func() error { return e1(gpu.Quantiles[float32](s, a, []float64{0, 1})) }},
 
 		// Buffers, streams and launches.
 		{"Stream.Alloc", func() error { return e1(s.Alloc(64)) }},
@@ -367,6 +392,7 @@ func nilContextCases(f *nilFixture) []nilCase {
 		{"Array.ToSlice", func() error { return e1(a.ToSlice(ctx)) }},
 		{"Array.ToSlice", func() error { return e1(f.strided.ToSlice(ctx)) }},
 		{"Array.ToSlice", func() error { return e1(f.empty.ToSlice(ctx)) }},
+		{"Array.Text", func() error { return e1(a.Text(ctx)) }},
 		{"Array.CopyToHost", func() error { return a.CopyToHost(ctx, f.hostF32) }},
 		{"Array.CopyFromHost", func() error { return f.out.CopyFromHost(ctx, f.hostF32) }},
 		{"Array.At", func() error { return e1(a.At(ctx, 1, 2)) }},
@@ -381,6 +407,7 @@ func nilContextCases(f *nilFixture) []nilCase {
 		{"Bincount", func() error { return e1(gpu.Bincount(ctx, s, f.ai, 0)) }},
 		{"BincountWeights", func() error { return e1(gpu.BincountWeights(ctx, s, f.ai, a, 0)) }},
 		{"ToDense", func() error { return e1(gpu.ToDense(ctx, a)) }},
+		{"Unique", func() error { return e1(gpu.Unique(ctx, s, a)) }},
 	}
 }
 

@@ -16,10 +16,14 @@ import (
 // merged first, and size-1 dimensions dropped, so a permutation often reduces to a 2-D
 // or 3-D one. When the output's innermost dimension is not the input's most contiguous
 // one, the copy goes through shared-memory tiles (64x64 elements for 1- to 4-byte
-// types, 32x32 for 8-byte ones, flatter tiles for short dimensions), read and written
-// with consecutive threads along the contiguous dimension of each side, with a
-// padding column against bank conflicts (Harris, "An Efficient Matrix Transpose in
-// CUDA C/C++", NVIDIA 2013). Otherwise it is the elementwise strided copy (Copy).
+// types, 32x32 for 8-byte ones), read and written with consecutive threads along the
+// contiguous dimension of each side, with a padding column against bank conflicts
+// (Harris, "An Efficient Matrix Transpose in CUDA C/C++", NVIDIA 2013). When one of
+// the two dimensions is short (at most 32 elements, as the 16-element output rows of
+// (32, 32, 16, 16384) permuted with (1, 0, 3, 2)), the tile covers it whole and 16
+// elements per thread of the other, through an XOR-swizzled shared tile (Device
+// Tuning's PermuteVariant selects the kernels). Otherwise it is the elementwise
+// strided copy (Copy).
 func Permute[T Elem](s *Stream, a *Array[T], axes ...int) (*Array[T], error) {
 	if err := nonNil(a); err != nil {
 		return nil, err
@@ -64,48 +68,16 @@ func permuteInto(s *Stream, out, in *header) error {
 	if prod(out.shape) == 0 {
 		return nil
 	}
-	cshape, cst := kernel.Collapse(out.shape, [][]int{out.strides, in.strides})
-	ist := cst[1]
-	r := len(cshape)
-	absI := func(v int) int {
-		if v < 0 {
-			return -v
-		}
-		return v
-	}
-	b := -1
-	for k := 0; k < r-1; k++ {
-		if ist[k] != 0 && (b < 0 || absI(ist[k]) < absI(ist[b])) {
-			b = k
-		}
-	}
-	size := in.dt.Size()
-	if r < 2 || b < 0 || absI(ist[r-1]) <= absI(ist[b]) {
+	cshape, ist, b, tiled := kernel.PermuteDims(out.shape, out.strides, in.strides)
+	if !tiled {
 		// The innermost dimension is (as good as) the input's contiguous one: a
 		// plain strided copy reads and writes along it.
 		return evalIntoHeader(s, out, in)
 	}
-	sp := &kernel.Permute{Size: size, Rank: r, B: b, TB: 64, TA: 64, Index64: kernel.PermuteNeedIndex64(cshape, ist)}
-	if size == 8 {
-		sp.TB, sp.TA = 32, 32
-	}
-	switch sa, sb := cshape[r-1], cshape[b]; {
-	case sa <= 16 && sb <= 16:
-		sp.TB, sp.TA = 16, 16
-	case sa <= 16:
-		sp.TB, sp.TA = kernel.PermuteBlock/16*2, 16
-		if size == 8 {
-			sp.TB = kernel.PermuteBlock / 16
-		}
-	case sb <= 16:
-		sp.TB, sp.TA = 16, kernel.PermuteBlock/16*2
-		if size == 8 {
-			sp.TA = kernel.PermuteBlock / 16
-		}
-	}
-	if d.tuning().PermuteVariant == 2 {
-		permuteV2(sp, cshape, ist, in, out, d.info.Multiprocessors)
-	}
+	r := len(cshape)
+	size := in.dt.Size()
+	ptr := func(h *header) uint64 { return h.buf.a.mem.Ptr() + uint64(h.buf.off) + uint64(h.off*size) }
+	sp := kernel.PlanPermute(cshape, ist, b, size, d.tuning().PermuteVariant, d.info.Multiprocessors, ptr(in)|ptr(out))
 	fn, err := d.kernel(sp)
 	if err != nil {
 		return err
@@ -124,33 +96,4 @@ func permuteInto(s *Stream, out, in *header) error {
 	}
 	cfg := LaunchConfig{Grid: Dim3{X: blocks}, Block: Dim3{X: kernel.PermuteBlock}}
 	return s.Launch(fn, cfg, args...)
-}
-
-// permuteV2 turns the first kernel's spec into the second's: tiles of 32 along a
-// dimension of 17 to 32 (the first kernel's 64 would leave half the threads idle),
-// 32x32 tiles instead of 64x64 when 64x64 gives fewer than two blocks per
-// multiprocessor (512x1000 float32: 128 blocks of 64x64 on 132 SMs, 512 of 32x32), and
-// the widest vector (up to 16 bytes, at most 4 elements) that the shape, the strides
-// and the element-0 addresses allow.
-func permuteV2(sp *kernel.Permute, shape, istr []int, in, out *header, sms int) {
-	sp.V2 = true
-	r := sp.Rank
-	sa, sb := shape[r-1], shape[sp.B]
-	if sa > 16 && sa <= 32 && sp.TA > 32 {
-		sp.TA = 32
-	}
-	if sb > 16 && sb <= 32 && sp.TB > 32 {
-		sp.TB = 32
-	}
-	if sp.TA == 64 && sp.TB == 64 && sp.Blocks(shape) < 2*max(sms, 1) {
-		sp.TA, sp.TB = 32, 32
-	}
-	ptr := func(h *header) uint64 { return h.buf.a.mem.Ptr() + uint64(h.buf.off) + uint64(h.off*h.dt.Size()) }
-	for _, v := range []int{4, 2} {
-		sp.Vec = v
-		if sp.Validate() == nil && sp.VecOK(shape, istr) && ptr(in)%uint64(v*sp.Size) == 0 && ptr(out)%uint64(v*sp.Size) == 0 {
-			return
-		}
-	}
-	sp.Vec = 1
 }

@@ -38,6 +38,9 @@ import (
 // float32 (CuPy and PyTorch reduce them so): a result of a half type is the float32
 // result rounded once, to nearest even, and Sum[float32] (or Mean[float32]) of a half
 // array returns the float32 accumulator itself, the accurate way to a wider result.
+// Where NumPy's result type is the input's, the same-type forms SumOf, ProdOf, MeanOf
+// (and CumSumOf, CumProdOf, AccumulateOf, VarOf, StdOf, LogSumExpOf, NormOf, MedianOf) infer
+// every type: gpu.SumOf(s, x) of a float32 x is gpu.Sum[float32](s, x); see SameAccum.
 //
 // Semantics. The sum of no elements is 0 and their product 1 (Any: false, All: true,
 // Mean: NaN); Min, Max, ArgMin, ArgMax, FindMin and FindMax of no elements (an empty
@@ -939,6 +942,14 @@ func mapReduceJob[R Elem](s *Stream, src string, vars Vars, op Op, opts []Reduce
 	}
 	shape, err := BroadcastShapes(shapes...)
 	if err != nil {
+		// Again, naming the variables (in name order, as p.names).
+		vals := make([]any, len(p.names))
+		for i, name := range p.names {
+			vals[i] = vars[name]
+		}
+		if _, nerr := broadcastOperands("MapReduce", vals, variableLabels(p.names)); nerr != nil {
+			err = nerr
+		}
 		return nil, nil, err
 	}
 	if _, err := checkShape(shape); err != nil {

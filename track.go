@@ -127,6 +127,10 @@ type allocation struct {
 	w         access
 	r         []access
 	version   uint64
+	// lastW is the last tracked write's stream (its id) and operation, which settling
+	// never drops (unlike w): a host read reports the index errors of the launches up to
+	// it on that stream (indexcheck.go).
+	lastW struct{ sid, seq uint64 }
 }
 
 // use is an operation's use of an allocation: of bytes [off, off+n), or of all of it
@@ -567,6 +571,7 @@ func (s *Stream) trackEnd(t tracking, enqErr error, scope bool) (uint64, error) 
 			}
 			a.r = a.r[:0]
 			a.w = x
+			a.lastW.sid, a.lastW.seq = s.id, seq
 			continue
 		}
 		slot := -1

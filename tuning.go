@@ -45,11 +45,17 @@ type Tuning struct {
 	// ReadPinned makes the small reads of a count (8 bytes) go through the device's
 	// pinned words rather than pageable memory. Default true.
 	ReadPinned bool
-	// PermuteVariant selects the tiled permute kernel: 2, every load of a thread in
-	// flight before any use, 16-byte accesses where aligned (internal/kernel's
-	// Permute.V2), or 1, the first. Measured on the H200 (2026-11-30): a 16384^2
-	// float32 transpose at 3329 GB/s with 2 against 2639 with 1 (device copy 4144).
-	// Default 2; GPU_PERMUTE_VARIANT=v1 (or 1) selects 1.
+	// PermuteVariant selects the tiled permute kernel: 3, for tiles with a short side
+	// (the output's innermost dimension or the one read along at most 32 elements) the
+	// third kernel, 16 elements per thread through a swizzled shared tile (internal/
+	// kernel's Permute.V3; its planPermuteV3 has the analysis), the second for
+	// other shapes; 2, every load of a thread in flight before any use, 16-byte
+	// accesses where aligned (Permute.V2); or 1, the first. Measured on the H200
+	// (2026-11-30): a 16384^2 float32 transpose at 3329 GB/s with 2 against 2639 with
+	// 1 (device copy 4144); variants 2 and 3 run the same kernel on it. Default 3
+	// (predicted from the instruction count: the (32, 32, 16, 16384) permutation
+	// (1, 0, 3, 2) at 53.5% of the copy bandwidth with 2, issue-bound); the
+	// environment's GPU_PERMUTE_VARIANT=v1|v2|v3 (or 1, 2, 3) selects one.
 	PermuteVariant int
 	// RandomWaves is the most 256-thread blocks per SM of a random fill, in units of the
 	// 8 that are resident at once (the kernels compute the same output for any grid).
@@ -108,7 +114,7 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 		ScanKeepStatus:  true,
 		CompactEagerMax: 4 << 20,
 		ReadPinned:      true,
-		PermuteVariant:  2,
+		PermuteVariant:  3,
 		RandomWaves:     4,
 		Scan:            ScanTuning{Variant: 2, Stage: true, MinBlocks: 5},
 	}
@@ -131,8 +137,13 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 	if n, err := strconv.Atoi(getenv("GPU_SCAN_MINBLOCKS")); err == nil && n >= 0 && n <= 8 {
 		t.Scan.MinBlocks = n
 	}
-	if v := getenv("GPU_PERMUTE_VARIANT"); v == "v1" || v == "1" {
+	switch getenv("GPU_PERMUTE_VARIANT") {
+	case "v1", "1":
 		t.PermuteVariant = 1
+	case "v2", "2":
+		t.PermuteVariant = 2
+	case "v3", "3":
+		t.PermuteVariant = 3
 	}
 	if n, err := strconv.Atoi(getenv("GPU_RANDOM_WAVES")); err == nil && n > 0 {
 		t.RandomWaves = n
@@ -154,8 +165,8 @@ func (t Tuning) validate() error {
 		return fmt.Errorf("gpu: tuning: scan MinBlocks %d, want 0 to 8: %w", s.MinBlocks, ErrInvalidValue)
 	case t.CompactEagerMax < 0:
 		return fmt.Errorf("gpu: tuning: CompactEagerMax %d < 0: %w", t.CompactEagerMax, ErrInvalidValue)
-	case t.PermuteVariant != 1 && t.PermuteVariant != 2:
-		return fmt.Errorf("gpu: tuning: permute variant %d, want 1 or 2: %w", t.PermuteVariant, ErrInvalidValue)
+	case t.PermuteVariant < 1 || t.PermuteVariant > 3:
+		return fmt.Errorf("gpu: tuning: permute variant %d, want 1, 2 or 3: %w", t.PermuteVariant, ErrInvalidValue)
 	case t.RandomWaves < 1:
 		return fmt.Errorf("gpu: tuning: RandomWaves %d < 1: %w", t.RandomWaves, ErrInvalidValue)
 	}

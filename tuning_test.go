@@ -13,7 +13,7 @@ import (
 func TestTuningFromEnv(t *testing.T) {
 	def := gpu.TuningFromEnv(func(string) string { return "" })
 	want := gpu.Tuning{ReduceSplitMin: 1 << 17, ReduceFuse: true, ScanKeepStatus: true,
-		CompactEagerMax: 4 << 20, ReadPinned: true, PermuteVariant: 2, RandomWaves: 4,
+		CompactEagerMax: 4 << 20, ReadPinned: true, PermuteVariant: 3, RandomWaves: 4,
 		Scan: gpu.ScanTuning{Variant: 2, Stage: true, MinBlocks: 5}}
 	if def != want {
 		t.Fatalf("defaults %+v, want %+v", def, want)
@@ -26,7 +26,12 @@ func TestTuningFromEnv(t *testing.T) {
 	if got != want {
 		t.Errorf("from %v: %+v, want %+v", env, got, want)
 	}
-	bad := map[string]string{"GPU_PERMUTE_VARIANT": "v3", "GPU_RANDOM_WAVES": "0", "GPU_SCAN_LOOKBACK": "3", "GPU_SCAN_MINBLOCKS": "9"}
+	for v, want := range map[string]int{"v1": 1, "2": 2, "v2": 2, "3": 3, "v3": 3} {
+		if got := gpu.TuningFromEnv(func(k string) string { return map[string]string{"GPU_PERMUTE_VARIANT": v}[k] }); got.PermuteVariant != want {
+			t.Errorf("GPU_PERMUTE_VARIANT=%s: variant %d, want %d", v, got.PermuteVariant, want)
+		}
+	}
+	bad := map[string]string{"GPU_PERMUTE_VARIANT": "v4", "GPU_RANDOM_WAVES": "0", "GPU_SCAN_LOOKBACK": "3", "GPU_SCAN_MINBLOCKS": "9"}
 	if got := gpu.TuningFromEnv(func(k string) string { return bad[k] }); got != def {
 		t.Errorf("from %v: %+v, want the defaults", bad, got)
 	}
@@ -56,7 +61,8 @@ func TestTuningPerDevice(t *testing.T) {
 		t.Fatalf("d1 %+v, d2 %+v: the tunings are not per device", d1.Tuning(), d2.Tuning())
 	}
 	for _, bad := range []func(*gpu.Tuning){
-		func(t *gpu.Tuning) { t.PermuteVariant = 3 },
+		func(t *gpu.Tuning) { t.PermuteVariant = 4 },
+		func(t *gpu.Tuning) { t.PermuteVariant = 0 },
 		func(t *gpu.Tuning) { t.Scan.Variant = 0 },
 		func(t *gpu.Tuning) { t.Scan.Lookback = 3 },
 		func(t *gpu.Tuning) { t.Scan.MinBlocks = 9 },
@@ -102,7 +108,7 @@ func TestTuningPerDevice(t *testing.T) {
 			default:
 			}
 			tu := d1.Tuning()
-			tu.PermuteVariant = 1 + i%2
+			tu.PermuteVariant = 1 + i%3
 			tu.Scan.Variant = 1 + i%2
 			tu.ReduceFuse = i%2 == 0
 			if _, err := d1.SetTuning(tu); err != nil {

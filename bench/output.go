@@ -26,6 +26,11 @@ type TableOptions struct {
 // and a regression flag. Failed benchmarks are listed after the table.
 func WriteTable(w io.Writer, rep *Report, opt TableOptions) error {
 	head := []string{"benchmark", "median", "min", "GB/s", "% copy"}
+	// Without a reference bandwidth, no "% copy" column (the footer says why).
+	fracs := rep.Meta.RefGBps > 0 || slices.ContainsFunc(rep.Results, func(r Result) bool { return r.FracOfRef > 0 })
+	if !fracs {
+		head = head[:4]
+	}
 	baselines := slices.ContainsFunc(rep.Results, func(r Result) bool { return r.VsBaseline > 0 })
 	if baselines {
 		head = append(head, "vs raw")
@@ -42,7 +47,10 @@ func WriteTable(w io.Writer, rep *Report, opt TableOptions) error {
 	}
 	rows := [][]string{head}
 	for _, r := range rep.Results {
-		row := []string{r.Name, fmtNs(r.MedianNs), fmtNs(r.MinNs), fmtGBps(r.GBps), fmtPct(r.FracOfRef)}
+		row := []string{r.Name, fmtNs(r.MedianNs), fmtNs(r.MinNs), fmtGBps(r.GBps)}
+		if fracs {
+			row = append(row, fmtPct(r.FracOfRef))
+		}
 		if r.Err != "" {
 			row[1] = "FAILED"
 		}
@@ -105,6 +113,8 @@ func WriteTable(w io.Writer, rep *Report, opt TableOptions) error {
 		fmt.Fprintf(bw, "%% copy: GB/s over the given reference bandwidth, %s GB/s\n", fmtGBps(m.RefGBps))
 	case m.RefGBps > 0:
 		fmt.Fprintf(bw, "%% copy: GB/s over %s, measured at the start of this run: %s GB/s\n", m.Reference, fmtGBps(m.RefGBps))
+	case m.NoReference != "":
+		fmt.Fprintf(bw, "%% copy: left out on this device: %s\n", m.NoReference)
 	default:
 		fmt.Fprintf(bw, "%% copy: no reference bandwidth in this run\n")
 	}

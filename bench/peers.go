@@ -282,6 +282,19 @@ var PeerNames = []PeerName{
 	{"graph/launch/10ops/512x1000", "graph/launch/10ops/512x1000", SizeS},
 	{"graph/eager/10ops/512x1000", "graph/eager/10ops/512x1000", SizeS},
 	{"hostfunc/round_trip", "hostfunc/round_trip", SizeS},
+	// Sorting and selection (cmd/gpubench/suite_sort.go; the sizes are in the keys, at
+	// a side of 16384; anchors in peers/h200-2026-12-01-extra.md).
+	{"array/sort/float32/2^28/16k", "sort/float32/2^28", SizeL},
+	{"array/sort/int32/2^28/16k", "sort/int32/2^28", SizeL},
+	{"array/argsort/float32/2^28/16k", "argsort/float32/2^28", SizeL},
+	{"array/argsort/int32/2^28/16k", "argsort/int32/2^28", SizeL},
+	{"array/sort/float64/2^27/16k", "sort/float64/2^27", SizeL},
+	{"array/argsort/float64/2^27/16k", "argsort/float64/2^27", SizeL},
+	{"array/sort/float32/512000+sync", "sort/float32/512000+sync", SizeS},
+	{"array/sort/rows/float32/16384x16384/16k", "sort/rows/float32/16384x16384", SizeL},
+	{"array/topk/100/float32/2^24/16k", "topk/100/float32/2^24", SizeL},
+	{"array/unique/int64/2^26/2^20_distinct/16k", "unique/int64/2^26/2^20_distinct", SizeL},
+	{"array/searchsorted/2^26_in_2^24/16k", "searchsorted/2^26_in_2^24", SizeL},
 }
 
 var (

@@ -93,6 +93,9 @@ type Meta struct {
 	Reference string `json:"reference,omitempty"`
 	// RefGBps is the reference (device-to-device copy) bandwidth in GB/s.
 	RefGBps float64 `json:"ref_gbps,omitempty"`
+	// NoReference, if not empty, says why the run has no reference
+	// bandwidth and no "% copy" (Target.NoCopyFraction).
+	NoReference string `json:"no_reference,omitempty"`
 	// Peers is the peer-figures file used, if any.
 	Peers string `json:"peers,omitempty"`
 	// LargeSide is the side of the square arrays the LargeSuffix benchmarks

@@ -67,6 +67,10 @@ type Config struct {
 	// Progress, if not nil, receives a progress line (rewritten in place with
 	// carriage returns): benchmark i/n, name, elapsed time.
 	Progress io.Writer
+	// ProgressLines makes Progress a line ("gpubench: [i/n] name  elapsed")
+	// when a group of benchmarks starts and at least every 10 s, never
+	// rewritten: for a pipe or a file (ProgressTo).
+	ProgressLines bool
 }
 
 func (c *Config) fill() {
@@ -124,7 +128,7 @@ func Run(ctx context.Context, cfg Config, bs []Benchmark) (rep *Report, err erro
 	}
 	env := &Env{Backend: m.Backend, Device: cfg.Device, Timer: cfg.Timer, Sync: cfg.Sync, LargeSide: cfg.LargeSide}
 	r := &runner{cfg: &cfg, env: env, start: time.Now()}
-	r.prog = newProgress(cfg.Progress, len(bs), r.start)
+	r.prog = newProgress(cfg.Progress, cfg.ProgressLines, len(bs), r.start)
 	defer r.prog.done()
 	defer compareBaselines(rep)
 
@@ -134,7 +138,7 @@ func Run(ctx context.Context, cfg Config, bs []Benchmark) (rep *Report, err erro
 	if ref > 0 {
 		m.Reference = "given"
 	} else if cfg.Reference != nil {
-		r.prog.begin(0, cfg.Reference.Name+" (reference)")
+		r.prog.begin(0, cfg.Reference.Name+" (reference)", cfg.Reference.group())
 		j, err := r.runAlone(ctx, *cfg.Reference)
 		if err != nil {
 			return rep, err
@@ -172,7 +176,7 @@ func Run(ctx context.Context, cfg Config, bs []Benchmark) (rep *Report, err erro
 			if len(members) > 1 {
 				label = fmt.Sprintf("%s (+%d interleaved)", b.Name, len(members)-1)
 			}
-			r.prog.begin(i+1, label)
+			r.prog.begin(i+1, label, b.group())
 			jobs, err := r.runInterleaved(ctx, members)
 			if err != nil {
 				return rep, err
@@ -182,7 +186,7 @@ func Run(ctx context.Context, cfg Config, bs []Benchmark) (rep *Report, err erro
 			}
 			j = done[b.Name]
 		default:
-			r.prog.begin(i+1, b.Name)
+			r.prog.begin(i+1, b.Name, b.group())
 			var err error
 			if j, err = r.runAlone(ctx, b); err != nil {
 				return rep, err

@@ -1093,7 +1093,108 @@ def benchmarks():
 
     add("sync/stream", ("S",), lambda lib, sz: lib.stream_sync, "synchronize the idle current stream", mode="sync")
     add("sync/context", ("S",), lambda lib, sz: lib.device_sync, "synchronize the idle device", mode="sync")
+    sort_benchmarks(add)
     return B
+
+
+# Sorting and selection: gpubench's cmd/gpubench/suite_sort.go, the keys of
+# peers/h200-2026-12-01-extra.md (spaces written _). Sizes are in the keys, for L's
+# 2^28 elements (they scale with SHAPES["L"]); the S row is Metal.jl's 512000-element
+# vector. Inputs: float32 and float64 uniform in [0, 1), int32 uniform over its range.
+
+
+class SortOps:
+    """The sorting operations on lib's arrays: PyTorch's, else CuPy's or NumPy's."""
+
+    def __init__(self, lib):
+        self.lib = lib
+        self.torch = getattr(lib, "t", None) if lib.name == "torch" else None
+        if self.torch is None:
+            self.xp = getattr(lib, "cp", None)
+            if self.xp is None:
+                import numpy
+                self.xp = numpy
+
+    def f64(self, n):
+        x = self.lib.f32((n,))
+        return x.double() if self.torch is not None else x.astype(self.xp.float64)
+
+    def i32(self, n, hi=None):
+        if self.torch is not None:
+            lo, hi = (0, hi) if hi else (-2**31, 2**31 - 1)
+            return self.torch.randint(lo, hi, (n,), dtype=self.torch.int32, device=self.lib.dev)
+        if hi:
+            return self.xp.random.randint(0, hi, size=n).astype(self.xp.int32)
+        return self.xp.random.randint(-2**31, 2**31 - 1, size=n, dtype=self.xp.int64).astype(self.xp.int32)
+
+    def i64(self, n, hi):
+        x = self.i32(n, hi)
+        return x.long() if self.torch is not None else x.astype(self.xp.int64)
+
+    def sort(self, x):
+        return self.torch.sort(x, dim=-1)[0] if self.torch is not None else self.xp.sort(x, axis=-1)
+
+    def argsort(self, x):
+        if self.torch is not None:
+            return self.torch.sort(x, dim=-1, stable=True)[1]
+        return self.xp.argsort(x, axis=-1, kind="stable")
+
+    def topk(self, x, k):
+        if self.torch is not None:
+            return self.torch.topk(x, k)
+        raise Unsupported("no top-k")
+
+    def unique(self, x):
+        return self.torch.unique(x) if self.torch is not None else self.xp.unique(x)
+
+    def searchsorted(self, a, v):
+        return self.torch.searchsorted(a, v) if self.torch is not None else self.xp.searchsorted(a, v)
+
+
+def sort_benchmarks(add):
+    def n_of(n28):
+        return max(1, n28 * numel(SHAPES["L"]["mat"]) >> 28)
+
+    def sort1d(kind, t, n28):
+        def make(lib, sz):
+            ops = SortOps(lib)
+            n = numel(SHAPES["S"]["mat"]) if sz == "S" else n_of(n28)
+            x = {"f32": lambda: flat(lib.f32((n,))), "f64": lambda: ops.f64(n), "i32": lambda: ops.i32(n)}[t]()
+            f = ops.sort if kind == "sort" else ops.argsort
+            return lambda: f(x)
+        return make
+    for kind in ("sort", "argsort"):
+        for t, T in (("f32", "float32"), ("i32", "int32")):
+            add("%s/%s/2^28" % (kind, T), ("L",), sort1d(kind, t, 1 << 28),
+                "%s of 2^28 %s%s" % (kind, T, " (stable)" if kind == "argsort" else ""))
+        add("%s/float64/2^27" % kind, ("L",), sort1d(kind, "f64", 1 << 27), "%s of 2^27 float64" % kind)
+    add("sort/float32/512000+sync", ("S",), sort1d("sort", "f32", 0), "sort of Metal.jl's 512000 float32")
+
+    def rows(lib, sz):
+        x = lib.f32(SHAPES["L"]["mat"])
+        ops = SortOps(lib)
+        return lambda: ops.sort(x)
+    add("sort/rows/float32/16384x16384", ("L",), rows, "sort of every row of the 16384x16384 float32 matrix")
+
+    def topk(lib, sz):
+        ops = SortOps(lib)
+        x = flat(lib.f32((n_of(1 << 24),)))
+        k = min(100, n_of(1 << 24))
+        return lambda: ops.topk(x, k)
+    add("topk/100/float32/2^24", ("L",), topk, "the 100 largest of 2^24 float32 (torch.topk)", libs=("torch",))
+
+    def unique(lib, sz):
+        ops = SortOps(lib)
+        x = ops.i64(n_of(1 << 26), 1 << 20)
+        return lambda: ops.unique(x)
+    add("unique/int64/2^26/2^20_distinct", ("L",), unique, "sorted unique values of 2^26 int64 in [0, 2^20)")
+
+    def searchsorted(lib, sz):
+        ops = SortOps(lib)
+        a = ops.sort(flat(lib.f32((n_of(1 << 24),))))
+        v = flat(lib.f32((n_of(1 << 26),)))
+        return lambda: ops.searchsorted(a, v)
+    add("searchsorted/2^26_in_2^24", ("L",), searchsorted, "searchsorted (left) of 2^26 float32 in 2^24 sorted float32")
 
 
 class Ceiling:

@@ -11,6 +11,7 @@
 #   bash scripts/device-nocgo.sh tests     # ~7 min: the root package's tests (arrays, runtime)
 #   bash scripts/device-nocgo.sh compare   # ~5 min: cgo and no-cgo interleaved, same command
 #   bash scripts/device-nocgo.sh gpubench  # ~9 min: the whole gpubench suite, no-cgo build
+#   bash scripts/device-nocgo.sh matmul    # ~3 min: the matrix products (cuBLAS) in both builds
 #   bash scripts/device-nocgo.sh nccl      # on nvidia-h200-x2: NCCL tests, no-cgo build
 # Logs and results go to $OUT. The no-cgo binaries name their binding ("purego") in the
 # tests' -v output and in gpubench's header ("driver 13.0 purego").
@@ -45,7 +46,7 @@ check)
   grep -E 'waiters:|leaked|fault error' "$OUT/gpu-nocgo-conformance.log" | head
   # The other packages whose tests open the GPU or load a C library (fake libraries
   # need a C compiler there; without one those tests skip).
-  for name in internal_dl backend_cuda_cu nccl_internal_ncclapi nccl cmd_gpubench; do
+  for name in internal_dl backend_cuda_cu backend_cuda_cublas nccl_internal_ncclapi nccl cmd_gpubench; do
     T=120 pkgtest $N "$name" '.' -test.short
   done
   ;;
@@ -81,6 +82,20 @@ gpubench)
   timeout 560 $N/bin/gpubench -q -peers "$peers" -json "$OUT/nocgo-gpubench.json" -gobench "$OUT/nocgo-gpubench.txt" \
     ${GPUBENCH_ARGS:-} > "$OUT/nocgo-gpubench.table" 2> "$OUT/nocgo-gpubench.err"
   echo "no-cgo gpubench exit $?"; cat "$OUT/nocgo-gpubench.table"; tail -5 "$OUT/nocgo-gpubench.err"
+  ;;
+matmul)
+  # The matrix products on the GPU from both builds: cuBLAS through the cgo and the
+  # purego binding, the generated kernel, the fallback without cuBLAS, the binding's
+  # fake-library tests; then gpubench's cuBLAS rows from the no-cgo build.
+  for d in $C $N; do
+    T=280 pkgtest $d root 'MatMul|Gemm|Dot'
+    grep -E 'library: ' "$OUT/${d#.}-root.log" | head -2
+    T=60 pkgtest $d backend_cuda_cublas '.'
+    T=60 pkgtest $d backend_cuda '.'
+  done
+  timeout 200 $N/bin/gpubench -q -peers none -run '^matmul/(float32|tf32|bfloat16|float16|float64)/4096$' \
+    > "$OUT/nocgo-matmul.table" 2>&1
+  echo "no-cgo gpubench matmul exit $?"; cat "$OUT/nocgo-matmul.table"
   ;;
 nccl)
   T=200 pkgtest $N nccl 'NCCL|Multi'

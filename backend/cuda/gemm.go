@@ -1,12 +1,9 @@
-//go:build cgo
-
 package cuda
 
 import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"sync"
 
 	"github.com/go-gpu/gpu/backend"
@@ -25,8 +22,10 @@ import (
 // ordered on our stream like our own kernels. Alpha and beta are passed from host memory
 // (CUBLAS_POINTER_MODE_HOST). When the stream is destroyed its workspace is freed in
 // stream order and the handle goes back to a per-device pool for the next stream
-// (cublasDestroy would synchronize the whole device). Every cuBLAS call runs on a
-// goroutine locked to its OS thread with the device's primary context current.
+// (cublasDestroy would synchronize the whole device). Every handle is made in the
+// device's primary context, and every cuBLAS call makes that context current on the
+// calling thread in the same crossing into C (package cublas), so no goroutine needs
+// locking to its thread. The same code serves the cgo and the CGO_ENABLED=0 builds.
 //
 // The row-major products of backend.Gemm become cuBLAS's column-major ones by computing
 // C^T = op(B)^T op(A)^T: a row-major matrix with leading dimension ld is the column-major
@@ -60,16 +59,6 @@ func (d *Device) blas() *blasDevice {
 	return v.(*blasDevice)
 }
 
-// onDevice runs f on a locked OS thread with d's primary context current.
-func (d *Device) onDevice(f func() error) error {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if err := d.ctx.EnsureOnly(); err != nil {
-		return err
-	}
-	return f()
-}
-
 // GemmLibrary loads cuBLAS (once) and checks that it can make a handle on this device
 // (a library newer than the driver cannot), and names it: "cuBLAS 13.1.0
 // (/usr/local/cuda/lib64/libcublas.so.13, with libcublasLt.so.13)". Errors wrap
@@ -82,18 +71,12 @@ func (d *Device) GemmLibrary() (string, error) {
 			b.err = fmt.Errorf("cuda: %w: %w", err, backend.ErrNotSupported)
 			return
 		}
-		err = d.onDevice(func() error {
-			h, err := cublas.Create()
-			if err != nil {
-				return err
-			}
-			b.free = append(b.free, h)
-			return nil
-		})
+		h, err := cublas.Create(d.ctx)
 		if err != nil {
 			b.err = fmt.Errorf("cuda: %s cannot make a handle on %s: %w: %w", lib, d.info.Name, err, backend.ErrNotSupported)
 			return
 		}
+		b.free = append(b.free, h)
 		b.lib = lib
 	})
 	return b.lib, b.err
@@ -107,9 +90,8 @@ func (d *Device) workspaceBytes() int64 {
 	return 4 << 20
 }
 
-// streamHandle returns s's handle, making it on first use; the caller is on a locked
-// thread with the context current. A capturing stream's products get the capture's
-// own handle and workspace (captureHandle).
+// streamHandle returns s's handle, making it on first use. A capturing stream's
+// products get the capture's own handle and workspace (captureHandle).
 func (d *Device) streamHandle(s *Stream) (*blasStream, error) {
 	if c := s.cap.Load(); c != nil {
 		return d.captureHandle(s, c)
@@ -124,9 +106,9 @@ func (d *Device) streamHandle(s *Stream) (*blasStream, error) {
 		h, b.free = b.free[n-1], b.free[:n-1]
 	}
 	b.mu.Unlock()
-	if h == 0 {
+	if h.IsZero() {
 		var err error
-		if h, err = cublas.Create(); err != nil {
+		if h, err = cublas.Create(d.ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -189,9 +171,9 @@ func (d *Device) captureHandle(s *Stream, c *capture) (*blasStream, error) {
 		h, b.free = b.free[n-1], b.free[:n-1]
 	}
 	b.mu.Unlock()
-	if h == 0 {
+	if h.IsZero() {
 		var err error
-		if h, err = cublas.Create(); err != nil {
+		if h, err = cublas.Create(d.ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -325,22 +307,20 @@ func (d *Device) Gemm(bs backend.Stream, g *backend.Gemm) error {
 	if bad != nil {
 		return bad
 	}
-	return d.onDevice(func() error {
-		st, err := d.streamHandle(s)
-		if err != nil {
-			return blasError(err)
-		}
-		st.mu.Lock()
-		defer st.mu.Unlock()
-		if call.batch == 1 {
-			err = st.h.GemmEx(call.ta, call.tb, call.m, call.n, call.k, call.alpha, call.a, call.b, call.beta, call.c,
-				call.compute, cublas.GemmDefault)
-		} else {
-			err = st.h.GemmStridedBatchedEx(call.ta, call.tb, call.m, call.n, call.k, call.alpha, call.a, call.b, call.beta,
-				call.c, call.batch, call.compute, cublas.GemmDefault)
-		}
+	st, err := d.streamHandle(s)
+	if err != nil {
 		return blasError(err)
-	})
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if call.batch == 1 {
+		err = st.h.GemmEx(call.ta, call.tb, call.m, call.n, call.k, call.alpha, call.a, call.b, call.beta, call.c,
+			call.compute, cublas.GemmDefault)
+	} else {
+		err = st.h.GemmStridedBatchedEx(call.ta, call.tb, call.m, call.n, call.k, call.alpha, call.a, call.b, call.beta,
+			call.c, call.batch, call.compute, cublas.GemmDefault)
+	}
+	return blasError(err)
 }
 
 // blasError adds the backend sentinel that matches a cuBLAS failure.

@@ -20,6 +20,7 @@ func init() {
 	registerIndexOps()
 	registerMatMul()
 	registerGraphs()
+	registerSort()
 	registerKernels()
 	registerLatency()
 	registerReference()

@@ -33,8 +33,9 @@
 //
 // # Writing a binding
 //
-// backend/cuda/cu (the CUDA driver) and nccl/internal/ncclapi (NCCL) are the two
-// bindings to copy. A new one (cuBLAS, in backend/cuda/cublas) takes four pieces:
+// backend/cuda/cu (the CUDA driver), nccl/internal/ncclapi (NCCL) and
+// backend/cuda/cublas (cuBLAS: a library whose calls run in a CUDA context, through the
+// driver's prologue) are the bindings to copy. A new one takes four pieces:
 //
 //   - The table: a dl.Table and one package variable per entry point, Func for those
 //     the binding cannot work without (Bind fails, and Load reports the library too
@@ -49,7 +50,10 @@
 //     the CUDA context current on the thread (cuBLAS's handle belongs to the context
 //     current at cublasCreate_v2) calls through the driver's prologue:
 //     f.CallIn(cu.Prologue(), uintptr(ctx), args...), one crossing as the driver's own
-//     calls.
+//     calls. A non-zero result is then the library's status or, when making ctx
+//     current failed, the driver's CUresult: tell them apart on the error path only
+//     (cublas's resultIn makes ctx current again and reports the driver's error if that
+//     fails).
 //   - Tests against a fake library: a C file in testdata with the real signatures,
 //     recording what each function received, compiled by dltest.Build (the C compiler
 //     run as a program, so the same tests check the cgo and the CGO_ENABLED=0 build),

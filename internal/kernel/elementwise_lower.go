@@ -464,7 +464,7 @@ func (g *ewGen) binary(op expr.BinaryOp, t dtype.DType, x, y ptx.Reg) ptx.Reg {
 	case expr.Div:
 		if ewIsFloat(t) {
 			f.Div(d, x, y)
-			return d
+			return g.canon64(t, d)
 		}
 		return g.intDiv(t, x, y, false)
 	case expr.Rem:
@@ -489,6 +489,18 @@ func (g *ewGen) binary(op expr.BinaryOp, t dtype.DType, x, y ptx.Reg) ptx.Reg {
 	if !ewIsFloat(t) {
 		g.norm(d, t)
 	}
+	return g.canon64(t, d)
+}
+
+// canon64 makes a float64 NaN result the canonical NaN (the package's NaN policy): the
+// H200's float64 arithmetic passes an operand's payload on (seen 2026-12-01), where its
+// float32 arithmetic gives the canonical NaN itself. Other types pass through.
+func (g *ewGen) canon64(t dtype.DType, d ptx.Reg) ptx.Reg {
+	if t != dtype.Float64 {
+		return d
+	}
+	f := g.f
+	f.Selp(d, ewCanonNaN(t), d, f.Setp(ptx.NaN, d, d))
 	return d
 }
 
@@ -665,7 +677,7 @@ func (g *ewGen) call(fn expr.Func, t dtype.DType, a []ptx.Reg) ptx.Reg {
 	case expr.Sqrt:
 		d := g.reg(t)
 		f.Sqrt(d, x)
-		return d
+		return g.canon64(t, d)
 	case expr.Floor, expr.Ceil, expr.Trunc, expr.Rint:
 		rnd := map[expr.Func]string{expr.Floor: ".rmi", expr.Ceil: ".rpi", expr.Trunc: ".rzi", expr.Rint: ".rni"}[fn]
 		d := g.reg(t)
@@ -760,8 +772,9 @@ func (g *ewGen) fminmax(t dtype.DType, isMin, nanProp bool, x, y ptx.Reg) ptx.Re
 	f.Selp(d, z, d, f.Setp(ptx.Eq, x, y))
 	if nanProp {
 		f.Selp(d, ewCanonNaN(t), d, f.Setp(ptx.NaN, x, y))
+		return d
 	}
-	return d
+	return g.canon64(t, d) // two NaNs
 }
 
 // ewCanonNaN is the canonical NaN of float type t as an immediate.

@@ -1137,19 +1137,34 @@ func (k *simKernel) compileAtom(in *simInst) (func(*simThread, *simInst), error)
 		}
 	}
 	size := ty.bits / 8
+	shared := has(p, "shared")
 	return func(t *simThread, in *simInst) {
 		addr := t.addr(&in.args[1])
 		x := t.val(&in.args[2])
-		m := t.mem
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		off, err := m.check(addr, size)
-		if err != nil {
-			panic(err)
+		var buf []byte
+		if shared {
+			// Shared atomics: atomic among themselves (no hazard between two of them);
+			// plain accesses to the same bytes must still be ordered by a barrier.
+			b := t.blk
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			if addr+uint64(size) > uint64(len(b.smem)) || addr%uint64(size) != 0 {
+				panic(fmt.Sprintf("shared atomic of %d bytes at %#x (size %d)", size, addr, len(b.smem)))
+			}
+			buf = b.smem[addr : addr+uint64(size)]
+		} else {
+			m := t.mem
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			off, err := m.check(addr, size)
+			if err != nil {
+				panic(err)
+			}
+			buf = m.buf[off : off+size]
 		}
 		var old uint64
 		for b := size - 1; b >= 0; b-- {
-			old = old<<8 | uint64(m.buf[off+b])
+			old = old<<8 | uint64(buf[b])
 		}
 		var nv uint64
 		switch op {
@@ -1172,9 +1187,11 @@ func (k *simKernel) compileAtom(in *simInst) (func(*simThread, *simInst), error)
 		}
 		nv = ty.mask(nv)
 		for b := 0; b < size; b++ {
-			m.buf[off+b] = byte(nv >> (8 * b))
+			buf[b] = byte(nv >> (8 * b))
 		}
-		t.set(&in.args[0], old)
+		if in.args[0].kind == simReg {
+			t.set(&in.args[0], old)
+		}
 	}, nil
 }
 

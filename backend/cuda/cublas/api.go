@@ -1,17 +1,16 @@
 package cublas
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-)
+	"unsafe"
 
-// Handle is a cuBLAS handle (cuBLAS API: cublasHandle_t), an opaque pointer.
-type Handle uintptr
+	"github.com/go-gpu/gpu/internal/dl"
+)
 
 // Status is a cuBLAS status code (cuBLAS API: cublasStatus_t).
 type Status int32
@@ -122,98 +121,33 @@ const (
 	propPatch = 2 // PATCH_LEVEL
 )
 
-// Kind is the class of a C argument or result in Entries. Every argument travels in a
-// 64-bit slot: integers and pointers in the low bits (int, long long, size_t, pointers
-// and enums all fit, as the x86-64 and arm64 Linux calling conventions pass them).
-type Kind uint8
+// cuBLAS's entry points: the one table, used by every build (cgo or not, see package
+// internal/dl). The C prototypes are our own, written from the cuBLAS documentation
+// (cublas_api.h, CUDA 12 and 13), as the conversions of each function's arguments in
+// cublas.go. Add an entry point with one line here and its Go function there: Load
+// resolves them all, and refuses a library without a required one as older than
+// cuBLAS 12.
+var (
+	api dl.Table
 
-const (
-	KHandle Kind = iota // cublasHandle_t (a pointer)
-	KPtr                // a device or host pointer, or a stream (cudaStream_t)
-	KInt                // int or an enum (32 bits)
-	KInt64              // long long
-	KSize               // size_t
-	// KRef is a pointer to a scalar that the binding provides: the slot holds the
-	// scalar's bits (alpha, beta: a float or a double in the low bytes) and the callee
-	// gets its address; after the call the slot holds what the callee left there
-	// (outputs: a handle, a version).
-	KRef
-	KStatus // result: cublasStatus_t
-	KString // result: const char *
+	cublasCreate               = api.Func("cublasCreate_v2")
+	cublasDestroy              = api.Func("cublasDestroy_v2")
+	cublasGetProperty          = api.Func("cublasGetProperty")
+	cublasGetVersion           = api.Optional("cublasGetVersion_v2")
+	cublasSetStream            = api.Func("cublasSetStream_v2")
+	cublasSetWorkspace         = api.Func("cublasSetWorkspace_v2")
+	cublasSetMathMode          = api.Func("cublasSetMathMode")
+	cublasSetPointerMode       = api.Func("cublasSetPointerMode_v2")
+	cublasGemmEx               = api.Func("cublasGemmEx")
+	cublasGemmStridedBatchedEx = api.Func("cublasGemmStridedBatchedEx")
+	cublasGetStatusName        = api.Optional("cublasGetStatusName") // CUDA 11.4.2 and later
+	cublasGetStatusString      = api.Optional("cublasGetStatusString")
 )
 
-// Entry is one cuBLAS entry point: its symbol, its arguments' classes and its result's.
-// Required entries must all resolve for the library to count as loaded.
-type Entry struct {
-	Name     string
-	Args     []Kind
-	Ret      Kind
-	Required bool
-}
-
-// The entry points' indices in Entries.
-const (
-	eCreate = iota
-	eDestroy
-	eGetProperty
-	eGetVersion
-	eSetStream
-	eSetWorkspace
-	eSetMathMode
-	eSetPointerMode
-	eGemmEx
-	eGemmStridedBatchedEx
-	eGetStatusName
-	eGetStatusString
-	numEntries
-)
-
-// MaxArgs is the most arguments an entry point takes.
-const MaxArgs = 23
-
-// Entries is the one description of the entry points this package calls (C prototypes
-// from cublas_api.h, CUDA 12 and 13). A binding calls entry i with the slots of its
-// arguments, in order.
-var Entries = [numEntries]Entry{
-	// cublasStatus_t cublasCreate_v2(cublasHandle_t *handle)
-	eCreate: {"cublasCreate_v2", []Kind{KRef}, KStatus, true},
-	// cublasStatus_t cublasDestroy_v2(cublasHandle_t handle)
-	eDestroy: {"cublasDestroy_v2", []Kind{KHandle}, KStatus, true},
-	// cublasStatus_t cublasGetProperty(libraryPropertyType type, int *value)
-	eGetProperty: {"cublasGetProperty", []Kind{KInt, KRef}, KStatus, true},
-	// cublasStatus_t cublasGetVersion_v2(cublasHandle_t handle, int *version)
-	eGetVersion: {"cublasGetVersion_v2", []Kind{KHandle, KRef}, KStatus, false},
-	// cublasStatus_t cublasSetStream_v2(cublasHandle_t handle, cudaStream_t streamId)
-	eSetStream: {"cublasSetStream_v2", []Kind{KHandle, KPtr}, KStatus, true},
-	// cublasStatus_t cublasSetWorkspace_v2(cublasHandle_t handle, void *workspace,
-	//     size_t workspaceSizeInBytes)
-	eSetWorkspace: {"cublasSetWorkspace_v2", []Kind{KHandle, KPtr, KSize}, KStatus, true},
-	// cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode)
-	eSetMathMode: {"cublasSetMathMode", []Kind{KHandle, KInt}, KStatus, true},
-	// cublasStatus_t cublasSetPointerMode_v2(cublasHandle_t handle, cublasPointerMode_t mode)
-	eSetPointerMode: {"cublasSetPointerMode_v2", []Kind{KHandle, KInt}, KStatus, true},
-	// cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa,
-	//     cublasOperation_t transb, int m, int n, int k, const void *alpha,
-	//     const void *A, cudaDataType Atype, int lda,
-	//     const void *B, cudaDataType Btype, int ldb, const void *beta,
-	//     void *C, cudaDataType Ctype, int ldc,
-	//     cublasComputeType_t computeType, cublasGemmAlgo_t algo)
-	eGemmEx: {"cublasGemmEx", []Kind{KHandle, KInt, KInt, KInt, KInt, KInt, KRef,
-		KPtr, KInt, KInt, KPtr, KInt, KInt, KRef, KPtr, KInt, KInt, KInt, KInt}, KStatus, true},
-	// cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle,
-	//     cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
-	//     const void *alpha, const void *A, cudaDataType Atype, int lda,
-	//     long long strideA, const void *B, cudaDataType Btype, int ldb,
-	//     long long strideB, const void *beta, void *C, cudaDataType Ctype, int ldc,
-	//     long long strideC, int batchCount, cublasComputeType_t computeType,
-	//     cublasGemmAlgo_t algo)
-	eGemmStridedBatchedEx: {"cublasGemmStridedBatchedEx", []Kind{KHandle, KInt, KInt, KInt, KInt, KInt, KRef,
-		KPtr, KInt, KInt, KInt64, KPtr, KInt, KInt, KInt64, KRef, KPtr, KInt, KInt, KInt64, KInt, KInt, KInt}, KStatus, true},
-	// const char *cublasGetStatusName(cublasStatus_t status) (CUDA 11.4.2 and later)
-	eGetStatusName: {"cublasGetStatusName", []Kind{KInt}, KString, false},
-	// const char *cublasGetStatusString(cublasStatus_t status)
-	eGetStatusString: {"cublasGetStatusString", []Kind{KInt}, KString, false},
-}
+// Binding names how this build calls cuBLAS: "cgo", "purego" (CGO_ENABLED=0 on
+// linux/amd64 or linux/arm64), or "" when it cannot load libraries (see package
+// internal/dl).
+const Binding = dl.Mechanism
 
 // Error is a failed cuBLAS call: the status, its name, the entry point and, for a
 // failure to load, what was tried.
@@ -333,12 +267,10 @@ func Candidates(getenv func(string) string, glob func(string) ([]string, error))
 	return out
 }
 
-// lib is the loaded library: its entry points' addresses (0: missing).
+// lib is the loaded library.
 var lib struct {
 	once    sync.Once
-	handle  libHandle
 	err     *Error
-	fns     [numEntries]uintptr
 	path    string // the file libcublas came from
 	ltPath  string // libcublasLt opened beside it, if any
 	version [3]int
@@ -350,7 +282,14 @@ func ready() *Error {
 	return lib.err
 }
 
+// noLoader is the loading error of a build that cannot load libraries.
+const noLoader = "this build cannot load libraries (CGO_ENABLED=0 outside linux/amd64 and linux/arm64, or the tag gpu_nodlopen): cuBLAS cannot be loaded"
+
 func load() {
+	if !dl.Available {
+		lib.err = unavailable("", noLoader)
+		return
+	}
 	from := ""
 	if os.Getenv(EnvLibrary) != "" {
 		from = EnvLibrary + "="
@@ -360,7 +299,8 @@ func load() {
 		lt := ""
 		if strings.ContainsRune(name, '/') {
 			// Open libcublasLt first from the same directory: libcublas needs it, and
-			// the loader may not know the directory.
+			// the loader may not know the directory (it then finds the library it
+			// needs among those loaded, by soname).
 			base := filepath.Base(name)
 			ver := base[strings.Index(base, ".so"):]
 			if cand := filepath.Join(filepath.Dir(name), "libcublasLt"+ver); fileExists(cand) {
@@ -369,39 +309,30 @@ func load() {
 				lt = m[0]
 			}
 			if lt != "" {
-				if _, msg := openLibrary(lt); msg != "" {
+				if _, err := dl.Open(lt); err != nil {
 					lt = ""
 				}
 			}
 		}
-		h, msg := openLibrary(name)
-		if msg != "" {
-			tried = append(tried, fmt.Sprintf("%s%s (%s)", from, name, msg))
+		l, err := dl.Open(name)
+		if err != nil {
+			tried = append(tried, fmt.Sprintf("%s%s (%v)", from, name, err))
 			continue
 		}
-		var missing []string
-		var fns [numEntries]uintptr
-		for i, e := range Entries {
-			fns[i] = lookup(h, e.Name)
-			if fns[i] == 0 && e.Required {
-				missing = append(missing, e.Name)
-			}
-		}
-		if len(missing) > 0 {
-			tried = append(tried, fmt.Sprintf("%s%s (lacks %s: not cuBLAS 12 or later)", from, name, strings.Join(missing, ", ")))
+		if err := api.Bind(l); err != nil {
+			l.Close()
+			tried = append(tried, fmt.Sprintf("%s%s (%v: not cuBLAS 12 or later)", from, name, err))
 			continue
 		}
-		lib.fns, lib.handle = fns, h
 		lib.path = name
-		if p := pathOf(fns[eCreate]); p != "" {
+		if p := dl.PathOf(cublasCreate.Addr()); p != "" {
 			lib.path = p
 		}
 		lib.ltPath = lt
 		for i, prop := range []int{propMajor, propMinor, propPatch} {
-			var a [MaxArgs]uint64
-			a[0] = uint64(prop)
-			if r := callC(fns[eGetProperty], &a, 2, 1<<1); Status(int32(r)) == StatusSuccess {
-				lib.version[i] = int(int32(a[1]))
+			var v int32
+			if r := cublasGetProperty.Call(uintptr(prop), uintptr(unsafe.Pointer(&v))); int32(r) == 0 {
+				lib.version[i] = int(v)
 			}
 		}
 		return
@@ -467,36 +398,16 @@ func Version() (major, minor, patch int, err error) {
 	return lib.version[0], lib.version[1], lib.version[2], nil
 }
 
-// call calls entry id with the n = len(Entries[id].Args) slots of a; ref marks the Ref
-// slots. It returns the raw result.
-func call(id int, a *[MaxArgs]uint64) (uint64, error) {
-	e := &Entries[id]
-	if err := ready(); err != nil {
-		c := *err
-		c.Op = e.Name
-		return 0, &c
+// usable returns nil if f can be called, else the error its function returns: the
+// loading error, or that the library lacks f (an optional entry point).
+func usable(f *dl.Func) error {
+	if e := ready(); e != nil {
+		c := *e
+		c.Op = f.Name()
+		return &c
 	}
-	fn := lib.fns[id]
-	if fn == 0 {
-		return 0, unavailable(e.Name, fmt.Sprintf("%s has no symbol %s", lib.path, e.Name))
-	}
-	var ref uint32
-	for i, k := range e.Args {
-		if k == KRef {
-			ref |= 1 << i
-		}
-	}
-	return callC(fn, a, len(e.Args), ref), nil
-}
-
-// check calls entry id and converts a failing status to an *Error.
-func check(id int, a *[MaxArgs]uint64) error {
-	r, err := call(id, a)
-	if err != nil {
-		return err
-	}
-	if s := Status(int32(r)); s != StatusSuccess {
-		return failure(Entries[id].Name, s)
+	if !f.Bound() {
+		return unavailable(f.Name(), fmt.Sprintf("%s has no symbol %s", lib.path, f.Name()))
 	}
 	return nil
 }
@@ -504,136 +415,30 @@ func check(id int, a *[MaxArgs]uint64) error {
 //go:noinline
 func failure(op string, s Status) error {
 	e := &Error{Status: s, Name: s.String(), Op: op}
-	if n := statusText(eGetStatusName, s); n != "" {
+	if n := statusText(cublasGetStatusName, s); n != "" {
 		e.Name = n
 	}
-	if m := statusText(eGetStatusString, s); m != "" && m != e.Name {
+	if m := statusText(cublasGetStatusString, s); m != "" && m != e.Name {
 		e.Message = m
 	}
 	return e
 }
 
 // statusText calls cublasGetStatusName or cublasGetStatusString, "" if absent.
-func statusText(id int, s Status) string {
-	if lib.fns[id] == 0 {
+func statusText(f *dl.Func, s Status) string {
+	if !f.Bound() {
 		return ""
 	}
-	var a [MaxArgs]uint64
-	a[0] = uint64(uint32(s))
-	return cString(callC(lib.fns[id], &a, 1, 0))
+	return dl.GoString(f.Call(uintptr(uint32(s))))
 }
 
 // StatusName returns the library's name for s (cublasGetStatusName), or this package's
 // when the library is unavailable.
 func StatusName(s Status) string {
 	if ready() == nil {
-		if n := statusText(eGetStatusName, s); n != "" {
+		if n := statusText(cublasGetStatusName, s); n != "" {
 			return n
 		}
 	}
 	return s.String()
 }
-
-// Create creates a handle on the calling thread's current device (cuBLAS API:
-// cublasCreate).
-func Create() (Handle, error) {
-	var a [MaxArgs]uint64
-	err := check(eCreate, &a)
-	return Handle(a[0]), err
-}
-
-// Destroy releases the handle's resources (cuBLAS API: cublasDestroy), waiting for its
-// work to finish.
-func (h Handle) Destroy() error {
-	var a [MaxArgs]uint64
-	a[0] = uint64(h)
-	return check(eDestroy, &a)
-}
-
-// LibraryVersion returns the version of the library behind h as 10000*major +
-// 100*minor + patch (cuBLAS API: cublasGetVersion).
-func (h Handle) LibraryVersion() (int, error) {
-	var a [MaxArgs]uint64
-	a[0] = uint64(h)
-	err := check(eGetVersion, &a)
-	return int(int32(a[1])), err
-}
-
-// SetStream makes h's later calls run on stream (a CUstream; cuBLAS API:
-// cublasSetStream). It resets the workspace to cuBLAS's own pool: call SetWorkspace
-// after it.
-func (h Handle) SetStream(stream uintptr) error {
-	var a [MaxArgs]uint64
-	a[0], a[1] = uint64(h), uint64(stream)
-	return check(eSetStream, &a)
-}
-
-// SetWorkspace gives h size bytes of device memory at ptr (256-byte aligned) as its
-// workspace on the current stream (cuBLAS API: cublasSetWorkspace).
-func (h Handle) SetWorkspace(ptr uintptr, size uint64) error {
-	var a [MaxArgs]uint64
-	a[0], a[1], a[2] = uint64(h), uint64(ptr), size
-	return check(eSetWorkspace, &a)
-}
-
-// SetMathMode sets h's math mode (cuBLAS API: cublasSetMathMode).
-func (h Handle) SetMathMode(m Math) error {
-	var a [MaxArgs]uint64
-	a[0], a[1] = uint64(h), uint64(uint32(m))
-	return check(eSetMathMode, &a)
-}
-
-// SetPointerMode says where alpha and beta live (cuBLAS API: cublasSetPointerMode).
-func (h Handle) SetPointerMode(m PointerMode) error {
-	var a [MaxArgs]uint64
-	a[0], a[1] = uint64(h), uint64(uint32(m))
-	return check(eSetPointerMode, &a)
-}
-
-// Matrix is a GEMM operand: a device pointer, its element type and leading dimension,
-// and (for the batched call) the elements from one matrix to the next.
-type Matrix struct {
-	Ptr    uintptr
-	Type   DataType
-	LD     int
-	Stride int64
-}
-
-// Scalar is alpha or beta: its bits in the low bytes, as the compute type reads it
-// (math.Float32bits for Compute32F and the 32F_FAST types, math.Float64bits for
-// Compute64F), in host memory (PointerHost).
-type Scalar uint64
-
-func i32(v int) uint64 { return uint64(uint32(int32(v))) }
-
-// GemmEx computes C = alpha*op(A)@op(B) + beta*C, column major, on h's stream (cuBLAS
-// API: cublasGemmEx).
-func (h Handle) GemmEx(ta, tb Operation, m, n, k int, alpha Scalar, A, B Matrix, beta Scalar, C Matrix, ct ComputeType, algo GemmAlgo) error {
-	var a [MaxArgs]uint64
-	a[0], a[1], a[2] = uint64(h), uint64(uint32(ta)), uint64(uint32(tb))
-	a[3], a[4], a[5], a[6] = i32(m), i32(n), i32(k), uint64(alpha)
-	a[7], a[8], a[9] = uint64(A.Ptr), uint64(uint32(A.Type)), i32(A.LD)
-	a[10], a[11], a[12] = uint64(B.Ptr), uint64(uint32(B.Type)), i32(B.LD)
-	a[13] = uint64(beta)
-	a[14], a[15], a[16] = uint64(C.Ptr), uint64(uint32(C.Type)), i32(C.LD)
-	a[17], a[18] = uint64(uint32(ct)), uint64(uint32(algo))
-	return check(eGemmEx, &a)
-}
-
-// GemmStridedBatchedEx computes batch products C_i = alpha*op(A_i)@op(B_i) + beta*C_i,
-// matrix i of each operand Stride elements after matrix i-1, column major, on h's
-// stream (cuBLAS API: cublasGemmStridedBatchedEx).
-func (h Handle) GemmStridedBatchedEx(ta, tb Operation, m, n, k int, alpha Scalar, A, B Matrix, beta Scalar, C Matrix, batch int, ct ComputeType, algo GemmAlgo) error {
-	var a [MaxArgs]uint64
-	a[0], a[1], a[2] = uint64(h), uint64(uint32(ta)), uint64(uint32(tb))
-	a[3], a[4], a[5], a[6] = i32(m), i32(n), i32(k), uint64(alpha)
-	a[7], a[8], a[9], a[10] = uint64(A.Ptr), uint64(uint32(A.Type)), i32(A.LD), uint64(A.Stride)
-	a[11], a[12], a[13], a[14] = uint64(B.Ptr), uint64(uint32(B.Type)), i32(B.LD), uint64(B.Stride)
-	a[15] = uint64(beta)
-	a[16], a[17], a[18], a[19] = uint64(C.Ptr), uint64(uint32(C.Type)), i32(C.LD), uint64(C.Stride)
-	a[20], a[21], a[22] = i32(batch), uint64(uint32(ct)), uint64(uint32(algo))
-	return check(eGemmStridedBatchedEx, &a)
-}
-
-// errNoCgo is the loading error without cgo.
-var errNoCgo = errors.New("built without cgo (CGO_ENABLED=0) or for a system without dlopen: cuBLAS cannot be loaded")

@@ -27,24 +27,27 @@
 // ErrUnavailable that lists what was tried and why each failed. Library returns the
 // path and version loaded (cublasGetProperty).
 //
-// # One table of entry points
+// # One table of entry points, every build
 //
-// Entries lists every entry point with its C signature reduced to argument classes
-// (handle, pointer, int, long long, size_t, and "by reference": a pointer to a scalar
-// that the binding provides, for alpha, beta and outputs). The cgo binding is that
-// table and one generic C caller, which passes every argument in a 64-bit slot (as the
-// x86-64 and arm64 Linux ABIs pass integers and pointers); a binding without cgo
-// (purego.SyscallN) can be driven by the same table. The C prototypes behind it are our
-// own, written from the cuBLAS documentation (cublas_api.h, CUDA 12 and 13).
+// api.go declares every entry point once, as a table of package internal/dl, and
+// cublas.go has one Go function per entry point converting its arguments, with our own
+// C prototypes written from the cuBLAS documentation (cublas_api.h, CUDA 12 and 13). The
+// same code serves the cgo build and the CGO_ENABLED=0 one (purego's runtime and
+// internal/dl's trampoline, on linux/amd64 and linux/arm64): Binding says which. alpha
+// and beta are passed by address from the calling goroutine's stack
+// (CUBLAS_POINTER_MODE_HOST: cuBLAS reads them before the call returns), as
+// internal/dl's rules allow. A build that cannot load libraries (another platform
+// without cgo, or the tag gpu_nodlopen) returns an error matching ErrUnavailable from
+// every call.
 //
 // # Threads and contexts
 //
-// cuBLAS works on the calling OS thread's current CUDA context: call Create, and every
-// call on a handle, from a goroutine locked to its thread with the device's primary
-// context current (backend/cuda does). A handle belongs to the device that was current
-// when it was made; cuBLAS's rules allow one stream per handle at a time, which is how
-// backend/cuda uses them (one handle per stream).
-//
-// Without cgo (CGO_ENABLED=0) the package builds with the same API and every call
-// returns an error matching ErrUnavailable.
+// cuBLAS works on the calling OS thread's current CUDA context: cublasCreate ties the
+// handle to the device current then, and the library's launches go to the current
+// context. A Handle records the context it was made in (Create's argument), and every
+// call on it makes that context current in the same crossing into C (the driver's
+// prologue, cu.Prologue), so any goroutine may call it, locked to its thread or not. A
+// failure of that prologue (a destroyed context) is reported as the driver's error.
+// cuBLAS's rules allow one stream per handle at a time, which is how backend/cuda uses
+// them (one handle per stream).
 package cublas
