@@ -36,9 +36,12 @@ import (
 // What needs the host in the middle of the work can't be captured, and is refused with
 // an error wrapping ErrCapturing: waits (Stream.Synchronize, Query), events
 // (Stream.Record, WaitEvent), copies of Go memory (Stream.CopyHtoD, CopyDtoH), host
-// functions, index checks in raise mode, and host reads of a buffer that the open
-// capture writes (the operations that read results back, such as Nonzero's count,
-// fail so; the capture is then spoilt: EndCapture returns the error). Random numbers
+// functions, index checks in raise mode, and the operations that read a result back on
+// the host to size their output or as their result (Nonzero, NonzeroWhere, Argwhere,
+// Extract, FindFirst, FindFirstWhere, CountNonzero, Unique, Bincount without Bins:
+// refused at once, the capture going on unharmed). A host read of a buffer that the
+// open capture writes (ToSlice of a captured result, say) fails so too, and spoils the
+// capture: EndCapture returns the error. Random numbers
 // drawn inside a capture are the same at every launch (the generator's offsets are
 // captured).
 
@@ -79,6 +82,17 @@ type paramSlot struct {
 func (s *Stream) notCapturing(what string) error {
 	if s.cap.Load() != nil {
 		return fmt.Errorf("gpu: %s on %v, which captures a graph (its work runs only when the graph is launched): %w", what, s, ErrCapturing)
+	}
+	return nil
+}
+
+// refuseReadBack returns an error wrapping ErrCapturing if s captures a graph: op reads
+// a result back on the host (to size its output, or as its result), which a capture
+// can't give, since its work runs only when the graph is launched. The operations that
+// do so call it first, so the capture goes on unharmed.
+func (s *Stream) refuseReadBack(op string) error {
+	if s.cap.Load() != nil {
+		return fmt.Errorf("gpu: %s reads a result back on the host, which it can't on %v: it captures a graph (its work runs only when the graph is launched): %w", op, s, ErrCapturing)
 	}
 	return nil
 }

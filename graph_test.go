@@ -19,6 +19,7 @@ type graphInputs struct {
 	ints   *gpu.Array[int32]   // 64 x 300
 	idx    *gpu.Array[int64]   // 500 indices, some out of range (clipped)
 	m1, m2 *gpu.Array[float32] // 48 x 40, 40 x 24
+	c      *gpu.Array[float32] // 48 x 24: Gemm's addend
 	h      *gpu.Array[gpu.Float16]
 }
 
@@ -34,7 +35,7 @@ func newGraphInputs(t *testing.T, s *gpu.Stream) *graphInputs {
 		a, err = gpu.Empty[float32](s, shape...)
 		return a
 	}
-	in.x, in.y, in.v, in.m1, in.m2 = mk(64, 300), mk(64, 300), mk(1<<18), mk(48, 40), mk(40, 24)
+	in.x, in.y, in.v, in.m1, in.m2, in.c = mk(64, 300), mk(64, 300), mk(1<<18), mk(48, 40), mk(40, 24), mk(48, 24)
 	if err == nil {
 		in.ints, err = gpu.Empty[int32](s, 64, 300)
 	}
@@ -53,7 +54,7 @@ func newGraphInputs(t *testing.T, s *gpu.Stream) *graphInputs {
 
 func (in *graphInputs) refill(t *testing.T) {
 	t.Helper()
-	for _, a := range []*gpu.Array[float32]{in.x, in.y, in.v, in.m1, in.m2} {
+	for _, a := range []*gpu.Array[float32]{in.x, in.y, in.v, in.m1, in.m2, in.c} {
 		if err := a.CopyFromHost(bg, randF32(a.Size())); err != nil {
 			t.Fatal(err)
 		}
@@ -112,6 +113,8 @@ func graphF64(x any) float64 {
 		return 0
 	case gpu.Float16:
 		return float64(v.Float32())
+	case gpu.BFloat16:
+		return float64(v.Float32())
 	}
 	panic(fmt.Sprintf("toF64 of %T", x))
 }
@@ -128,6 +131,13 @@ var graphFamilies = []struct {
 		}
 		r2, err := asF64(gpu.Eval[gpu.Float16](s, "h*h - 1", gpu.Vars{"h": in.h}))
 		return []result{r1, r2}, err
+	}},
+	{"half", func(s *gpu.Stream, in *graphInputs) ([]result, error) {
+		r1, err1 := asF64(gpu.Sum[float32](s, in.h))
+		r2, err2 := asF64(gpu.Max(s, in.h))
+		r3, err3 := asF64(gpu.CumSum[float32](s, in.h, 0))
+		r4, err4 := asF64(gpu.Astype[gpu.BFloat16](s, in.x))
+		return []result{r1, r2, r3, r4}, errors.Join(err1, err2, err3, err4)
 	}},
 	{"reductions", func(s *gpu.Stream, in *graphInputs) ([]result, error) {
 		var rs []result
@@ -157,9 +167,65 @@ var graphFamilies = []struct {
 		r3, err3 := asF64(gpu.Norm[float32](s, in.v, 2))
 		return []result{r1, r2, r3}, errors.Join(err1, err2, err3)
 	}},
+	{"statistics2", func(s *gpu.Stream, in *graphInputs) ([]result, error) {
+		r1, err1 := asF64(gpu.LayerNorm(s, in.x, 1, nil, nil, 1e-5))
+		r2, err2 := asF64(gpu.LogSumExp[float32](s, in.y, gpu.Axes(1)))
+		r3, err3 := asF64(gpu.Median[float32](s, in.x, gpu.Axes(1))) // a sort inside
+		r4, err4 := asF64(gpu.Quantile[float64](s, in.v, 0.3))
+		r5, err5 := asF64(gpu.Std[float64](s, in.ints, gpu.Axes(0), gpu.Ddof(1)))
+		return []result{r1, r2, r3, r4, r5}, errors.Join(err1, err2, err3, err4, err5)
+	}},
 	{"matmul", func(s *gpu.Stream, in *graphInputs) ([]result, error) {
 		r, err := asF64(gpu.MatMul(s, in.m1, in.m2))
-		return []result{r}, err
+		if err != nil {
+			return nil, err
+		}
+		// Gemm in place into a fresh copy of c (the capture's cuBLAS handle and
+		// workspace on CUDA).
+		c, err := gpu.Clone(s, in.c)
+		if err != nil {
+			return nil, err
+		}
+		if err := gpu.Gemm(s, 1.5, in.m1, in.m2, -0.5, c); err != nil {
+			return nil, err
+		}
+		rc, _ := asF64(c, nil)
+		rd, err := asF64(gpu.Dot(s, in.v, in.v))
+		return []result{r, rc, rd}, err
+	}},
+	{"sort", func(s *gpu.Stream, in *graphInputs) ([]result, error) {
+		var rs []result
+		add := func(r result, err error) error {
+			rs = append(rs, r)
+			return err
+		}
+		sorted, err := gpu.Sort(s, in.v, 0) // onesweep radix sort on CUDA: look-back status
+		if err != nil {
+			return nil, err
+		}
+		rsorted, _ := asF64(sorted, nil)
+		rs = append(rs, rsorted)
+		flat, err := in.x.Reshape(64 * 300)
+		if err != nil {
+			return nil, err
+		}
+		vals, idx, err := gpu.TopK(s, in.v, 100, 0) // radix select on CUDA
+		if err != nil {
+			return nil, err
+		}
+		keys, byKey, err := gpu.SortByKey(s, in.ints, in.x, 1)
+		if err != nil {
+			return nil, err
+		}
+		err = errors.Join(
+			add(asF64(gpu.Argsort(s, in.ints, 1))), // stable: equal keys keep their order
+			add(asF64(gpu.Sort(s, in.y, 1, gpu.Descending()))),
+			add(asF64(gpu.SearchSorted(s, sorted, flat, gpu.SideRight))),
+			add(asF64(vals, nil)), add(asF64(idx, nil)),
+			add(asF64(keys, nil)), add(asF64(byKey, nil)),
+			add(asF64(gpu.Sort(s, in.h, 0))),
+		)
+		return rs, err
 	}},
 	{"index", func(s *gpu.Stream, in *graphInputs) ([]result, error) {
 		flat, err := in.x.Reshape(64 * 300)
@@ -178,7 +244,35 @@ var graphFamilies = []struct {
 		err6 := gpu.AddAt(s, base, in.idx, vals, gpu.WithMode(gpu.ModeClip), gpu.Deterministic())
 		r4, err7 := asF64(base, nil)
 		r5, err8 := asF64(gpu.Transpose(s, in.x))
-		return []result{r1, r2, r3, r4, r5}, errors.Join(err6, err7, err8)
+		if err := errors.Join(err6, err7, err8); err != nil {
+			return nil, err
+		}
+		// Put through a permutation (distinct indices: one write each), PutMask.
+		perm, err := gpu.Argsort(s, in.v, 0)
+		if err != nil {
+			return nil, err
+		}
+		inv, err := gpu.Zeros[float32](s, in.v.Size())
+		if err != nil {
+			return nil, err
+		}
+		if err := gpu.Put(s, inv, perm, in.v, gpu.WithMode(gpu.ModeClip)); err != nil {
+			return nil, err
+		}
+		mask, err := gpu.Eval[bool](s, "x > y", gpu.Vars{"x": in.x, "y": in.y})
+		if err != nil {
+			return nil, err
+		}
+		pm, err := gpu.Clone(s, in.x)
+		if err != nil {
+			return nil, err
+		}
+		if err := gpu.PutMask(s, pm, mask, in.y); err != nil {
+			return nil, err
+		}
+		r6, _ := asF64(inv, nil)
+		r7, _ := asF64(pm, nil)
+		return []result{r1, r2, r3, r4, r5, r6, r7}, nil
 	}},
 	{"random", func(s *gpu.Stream, in *graphInputs) ([]result, error) {
 		g := gpu.NewGenerator(42) // the same numbers eagerly and at a graph's launch
@@ -346,8 +440,10 @@ func TestGraphScratchNotShared(t *testing.T) {
 }
 
 // TestCaptureReadBack: operations that read a result back on the host (Nonzero's
-// count) and raise-mode index checks can't be captured: the call fails with
-// ErrCapturing, and a capture whose work the host read from is spoilt.
+// count, FindFirst's index, Unique's, Bincount's largest value) and raise-mode index
+// checks can't be captured: the call fails at once with ErrCapturing, leaving the
+// capture intact; a host read of a buffer the capture writes fails so too and spoils
+// the capture.
 func TestCaptureReadBack(t *testing.T) {
 	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
 		x, err := gpu.FromSlice(s, []float32{0, 1, 0, 2, 3})
@@ -358,14 +454,58 @@ func TestCaptureReadBack(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		mask, err := gpu.FromSlice(s, []bool{true, false, true, true, false})
+		if err != nil {
+			t.Fatal(err)
+		}
+		refused := []struct {
+			name string
+			f    func() error
+		}{
+			{"Take in raise mode", func() error { _, err := gpu.Take(s, x, idx); return err }},
+			{"Nonzero", func() error { _, err := gpu.Nonzero(bg, s, x); return err }},
+			{"NonzeroWhere", func() error { _, err := gpu.NonzeroWhere(bg, s, "x > 1", gpu.Vars{"x": x}); return err }},
+			{"Argwhere", func() error { _, err := gpu.Argwhere(bg, s, x); return err }},
+			{"Extract", func() error { _, err := gpu.Extract(bg, s, mask, x); return err }},
+			{"FindFirst", func() error { _, err := gpu.FindFirst(bg, s, x); return err }},
+			{"FindFirstWhere", func() error { _, err := gpu.FindFirstWhere(bg, s, "x > 1", gpu.Vars{"x": x}); return err }},
+			{"CountNonzero", func() error { _, err := gpu.CountNonzero(bg, s, x); return err }},
+			{"Unique", func() error { _, err := gpu.Unique(bg, s, idx); return err }},
+			{"Bincount", func() error { _, err := gpu.Bincount(bg, s, idx, 0); return err }},
+		}
+		var y *gpu.Array[float32]
+		g, err := s.Capture(func() error {
+			var err error
+			if y, err = gpu.Eval[float32](s, "x + 1", gpu.Vars{"x": x}); err != nil {
+				return err
+			}
+			for _, r := range refused {
+				if err := r.f(); !errors.Is(err, gpu.ErrCapturing) {
+					t.Errorf("%s in a capture = %v, want ErrCapturing", r.name, err)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("a capture whose refused calls did nothing: %v", err)
+		}
+		if err := g.Launch(s); err != nil {
+			t.Fatal(err)
+		}
+		g.Close()
+		if got := toSlice(t, y); fmt.Sprint(got) != "[1 2 1 3 4]" {
+			t.Errorf("the graph's result = %v, want [1 2 1 3 4]", got)
+		}
+		// A host read of what the capture writes spoils it.
 		if err := s.BeginCapture(); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := gpu.Take(s, x, idx); !errors.Is(err, gpu.ErrCapturing) {
-			t.Errorf("Take in raise mode in a capture = %v, want ErrCapturing", err)
+		z, err := gpu.Eval[float32](s, "x * 2", gpu.Vars{"x": x})
+		if err != nil {
+			t.Fatal(err)
 		}
-		if _, err := gpu.Nonzero(bg, s, x); !errors.Is(err, gpu.ErrCapturing) {
-			t.Errorf("Nonzero in a capture = %v, want ErrCapturing", err)
+		if _, err := z.ToSlice(bg); !errors.Is(err, gpu.ErrCapturing) {
+			t.Errorf("ToSlice of a captured result = %v, want ErrCapturing", err)
 		}
 		if g, err := s.EndCapture(); !errors.Is(err, gpu.ErrCapturing) {
 			t.Errorf("EndCapture after a read back = %v, want ErrCapturing", err)
@@ -380,6 +520,9 @@ func TestCaptureReadBack(t *testing.T) {
 		}
 		if got := toSlice(t, nz); fmt.Sprint(got) != "[1 3 4]" {
 			t.Errorf("Nonzero after the capture = %v", got)
+		}
+		if n, err := gpu.FindFirst(bg, s, x); err != nil || n != 1 {
+			t.Errorf("FindFirst after the capture = %d, %v; want 1", n, err)
 		}
 	})
 }
