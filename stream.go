@@ -396,7 +396,7 @@ func (s *Stream) Synchronize(ctx context.Context, policy ...WaitPolicy) (err err
 	if err := s.inOwnHostFunc("Synchronize"); err != nil {
 		return err
 	}
-	defer func(p uint64) { err = s.syncReport(err, p) }(s.pend.Load()) // index errors found on the device (indexcheck.go)
+	defer func(p uint64) { err = s.syncReport(err, p) }(s.pend.Load()) // failures kernels found on the device (launchcheck.go)
 	defer func() {
 		if err == nil {
 			err = s.dev.takeRaceReports() // the race checker's (race.go)
@@ -493,7 +493,7 @@ func (d *Device) Synchronize(ctx context.Context, policy ...WaitPolicy) (err err
 	if err := d.inHostFunc("Device.Synchronize"); err != nil {
 		return err
 	}
-	defer func(p uint64) { err = d.syncReport(err, p) }(d.pend.Load()) // index errors found on the device (indexcheck.go)
+	defer func(p uint64) { err = d.syncReport(err, p) }(d.pend.Load()) // failures kernels found on the device (launchcheck.go)
 	defer func() {
 		if err == nil {
 			err = d.takeRaceReports() // the race checker's (race.go)

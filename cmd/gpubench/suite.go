@@ -23,6 +23,7 @@ func init() {
 	registerSort()
 	registerWorkloads()
 	registerKernels()
+	registerGoKernels()
 	registerLatency()
 	registerReference()
 }
