@@ -9,12 +9,15 @@
 # then there, carrying .gpu-perf.tar.xz:
 #   xz -dc .gpu-perf.tar.xz | tar -x && bash scripts/device-perf.sh
 # Environment: ROWS (gpubench -run regexp), KEYS (peers.py --select regexp), SLOW (rows run
-# last under their own timeout: a hang there costs only that), GOBENCH (root.test -bench).
-# Results go to $OUT.
+# last under their own timeout: a hang there costs only that), GOBENCH (root.test -bench),
+# VARIANTS (runs of gpubench under other settings, separated by ';', each
+# 'NAME ROWS_REGEXP [VAR=value ...]'), P (the folder of the binaries: .gpu-perf, or a
+# gpu-pack folder: its root.test and bin/gpubench). Results go to $OUT.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 root=$(cd "$(dirname "$0")/.." && pwd); cd "$root"
-P=.gpu-perf
+P=${P:-.gpu-perf}
+gb=$P/gpubench; [ -x "$gb" ] || gb=$P/bin/gpubench
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader
 
 ROWS=${ROWS:-'^(reference/|array/copy/16k$|array/construct|kernel/launch$|array/axpb/|array/(copy|broadcast)/(BFloat16|Float16)/|array/(reductions/reduce|accumulate)/(BFloat16|Float16)/|array/random/randn?/(BFloat16|Float16)/|array/permutedims/|array/reductions/reduce/Int64/dims=2|array/stats/|index/|matmul/)'}
@@ -27,26 +30,38 @@ PYTHONUNBUFFERED=1 timeout "${PEERS_T:-240}" python3 peers/peers.py --select "$K
 echo "peers exit $?"; tail -n 3 "$OUT/peers.log"
 peers=$OUT/peers.json; [ -s "$peers" ] || peers=none
 
-timeout "${ROWS_T:-240}" $P/gpubench -q -peers "$peers" -run "$ROWS" -benchtime 300ms -json "$OUT/gpubench.json" \
+timeout "${ROWS_T:-240}" $gb -q -peers "$peers" -run "$ROWS" -benchtime 300ms -json "$OUT/gpubench.json" \
   -gobench "$OUT/gpubench.txt" > "$OUT/gpubench.table" 2> "$OUT/gpubench.err"
 echo "gpubench exit $?"; cat "$OUT/gpubench.table"; tail -n 5 "$OUT/gpubench.err"
 
 if [ -n "$SLOW" ]; then
-  timeout "${SLOW_T:-120}" $P/gpubench -q -peers "$peers" -run "$SLOW" -benchtime 300ms -json "$OUT/gpubench-slow.json" \
+  timeout "${SLOW_T:-120}" $gb -q -peers "$peers" -run "$SLOW" -benchtime 300ms -json "$OUT/gpubench-slow.json" \
     > "$OUT/gpubench-slow.table" 2> "$OUT/gpubench-slow.err"
   echo "gpubench (slow rows) exit $?"; cat "$OUT/gpubench-slow.table"; tail -n 5 "$OUT/gpubench-slow.err"
 fi
 
-if [ -x $P/gpubench-nocgo ]; then
+if [ -n "${VARIANTS:-}" ]; then
+  IFS=';' read -ra vs <<< "$VARIANTS"
+  for v in "${vs[@]}"; do
+    read -ra w <<< "$v"
+    [ ${#w[@]} -ge 2 ] || continue
+    env "${w[@]:2}" timeout "${VARIANT_T:-90}" $gb -q -peers "$peers" -run "${w[1]}" -benchtime 300ms \
+      -json "$OUT/variant-${w[0]}.json" > "$OUT/variant-${w[0]}.table" 2>&1
+    echo "== variant ${w[0]} (${w[*]:2}): exit $?"; grep -E '^[a-z]+/' "$OUT/variant-${w[0]}.table"
+  done
+fi
+
+NG=${NG:-$P/gpubench-nocgo}
+if [ -x "$NG" ]; then
   rows='^(sync/|kernel/launch$|array/construct|array/copyto/|array/copy/16k$|reference/dtod_copy$)'
-  timeout 90 $P/gpubench -q -peers none -run "$rows" -benchtime 200ms -json "$OUT/cgo.json" > "$OUT/cgo.table" 2>&1
+  timeout 90 $gb -q -peers none -run "$rows" -benchtime 200ms -json "$OUT/cgo.json" > "$OUT/cgo.table" 2>&1
   echo "cgo rows exit $?"
-  timeout 90 $P/gpubench-nocgo -q -peers none -run "$rows" -benchtime 200ms -compare "$OUT/cgo.json" \
+  timeout 90 $NG -q -peers none -run "$rows" -benchtime 200ms -compare "$OUT/cgo.json" \
     -json "$OUT/nocgo.json" > "$OUT/nocgo.table" 2>&1
   echo "no-cgo rows (old = cgo) exit $?"; cat "$OUT/nocgo.table"
 fi
 
 if [ -n "$GOBENCH" ]; then
-  timeout 90 $P/root.test -test.run '^$' -test.bench "$GOBENCH" -test.benchtime 1s -test.count 1 > "$OUT/gobench.txt" 2>&1
+  timeout "${GOBENCH_T:-90}" $P/root.test -test.run '^$' -test.bench "$GOBENCH" -test.benchtime 1s -test.count 1 > "$OUT/gobench.txt" 2>&1
   echo "go bench exit $?"; grep -E '^(Benchmark|FAIL|panic)' "$OUT/gobench.txt"
 fi
