@@ -11,6 +11,8 @@ import (
 
 	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/expr"
+
+	"github.com/go-gpu/gpu/internal/testenv"
 )
 
 // TestElementwisePTXSASS assembles the main kernels for sm_90 and reports, from the
@@ -18,7 +20,7 @@ import (
 // (the figures of the kernel report; run with -v). It checks that the vector loops
 // move 16 bytes per access and use the read-only path.
 func TestElementwisePTXSASS(t *testing.T) {
-	ptxas := needPtxas(t)
+	ptxas := testenv.Ptxas(t)
 	cuobjdump := filepath.Join(filepath.Dir(ptxas), "cuobjdump")
 	if _, err := os.Stat(cuobjdump); err != nil {
 		if cuobjdump, err = exec.LookPath("cuobjdump"); err != nil {

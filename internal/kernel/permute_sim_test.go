@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/go-gpu/gpu/dtype"
+
+	"github.com/go-gpu/gpu/internal/ptxsim/spectest"
 )
 
 func TestPermutePtxas(t *testing.T) {
@@ -112,20 +114,20 @@ func pmSimCase(t *testing.T, rng *rand.Rand, sp *Permute, sz int, shape, istr []
 			}
 			lo, hi := extent(c.shape, c.istr)
 			span := hi - lo + 1
-			in := randBytes(rng, dtype.Uint8, span*c.sz, false)
+			in := spectest.RandBytes(rng, dtype.Uint8, span*c.sz, false)
 			out := make([]byte, n*c.sz)
 			// Element 0 sits -lo elements into the buffer.
-			args := []kArg{{buf: true, data: in, ptr: -lo * c.sz}, kBuf(out)}
+			args := []spectest.Arg{spectest.PtrAt(in, -lo*c.sz), spectest.Buf(out)}
 			for _, v := range c.shape {
-				args = append(args, kU64(uint64(v)))
+				args = append(args, spectest.U64(uint64(v)))
 			}
 			for _, v := range c.istr {
-				args = append(args, kI64(int64(v)))
+				args = append(args, spectest.I64(int64(v)))
 			}
 			grid := sp.Blocks(c.shape)
-			got := runSim(t, sp, grid, PermuteBlock, 8, args)
-			want := runCPU(t, sp, grid, PermuteBlock, args)
-			if i := sameElems(dtype.Uint8, got[1], want[1]); i >= 0 {
+			got := spectest.Sim(t, sp, grid, PermuteBlock, 8, args)
+			want := spectest.CPU(t, sp, grid, PermuteBlock, args)
+			if i := spectest.FirstDiff(dtype.Uint8, got[1], want[1]); i >= 0 {
 				t.Fatalf("byte %d differs", i)
 			}
 		})

@@ -1,4 +1,4 @@
-package ptxinterp
+package ptxsim
 
 import (
 	"math"

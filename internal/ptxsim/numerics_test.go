@@ -1,4 +1,4 @@
-package ptxinterp
+package ptxsim
 
 import (
 	"errors"
@@ -8,7 +8,18 @@ import (
 	"math/rand"
 	"strings"
 	"testing"
+
+	"github.com/go-gpu/gpu/internal/testenv"
 )
+
+// iters scales the random test iterations down under the race detector, which slows
+// the simulator and the exact references about tenfold.
+func iters(n int) int {
+	if testenv.Race {
+		return n / 8
+	}
+	return n
+}
 
 // kernel wraps instructions in a kernel with a few registers of each class and one
 // u64 parameter (the output address).
@@ -169,7 +180,7 @@ func bigRound(x *big.Float, f format, md rmode) uint64 {
 
 func TestRoundAgainstBig(t *testing.T) {
 	r := rand.New(rand.NewSource(1))
-	for i := 0; i < 200000/iterScale; i++ {
+	for i := 0; i < iters(200000); i++ {
 		m := r.Uint64() >> uint(r.Intn(64))
 		e := r.Intn(2300) - 1200
 		neg := r.Intn(2) == 0
@@ -231,7 +242,7 @@ func TestFMA32(t *testing.T) {
 		x.Add(x, new(big.Float).SetFloat64(float64(c)))
 		return math.Float32frombits(uint32(bigRound(x, fmtF32, rn)))
 	}
-	for i := 0; i < 200000/iterScale; i++ {
+	for i := 0; i < iters(200000); i++ {
 		a := math.Float32frombits(r.Uint32())
 		b := math.Float32frombits(r.Uint32())
 		c := math.Float32frombits(r.Uint32())
@@ -414,7 +425,7 @@ $L__skip:
 	buf := make([]byte, 64)
 	mem := &Regions{}
 	mem.Map(0x10000, buf)
-	if err := m.Entries()[0].Launch(mem, 1, 4, []uint64{0x10000}); err != nil {
+	if err := m.Entries()[0].Launch(mem, Linear(1, 4), []uint64{0x10000}); err != nil {
 		t.Fatal(err)
 	}
 	got := []uint64{getLE(buf[0:4]), getLE(buf[16:20]), getLE(buf[32:36]), getLE(buf[48:52])}
@@ -422,11 +433,11 @@ $L__skip:
 		t.Errorf("got %v", got)
 	}
 	// Faults: out of bounds, misaligned vector access.
-	err = m.Entries()[0].Launch(mem, 1, 5, []uint64{0x10000})
+	err = m.Entries()[0].Launch(mem, Linear(1, 5), []uint64{0x10000})
 	if !errors.Is(err, ErrFault) || !strings.Contains(err.Error(), "outside") {
 		t.Errorf("out of bounds: %v", err)
 	}
-	err = m.Entries()[0].Launch(mem, 1, 1, []uint64{0x10004})
+	err = m.Entries()[0].Launch(mem, Linear(1, 1), []uint64{0x10004})
 	if !errors.Is(err, ErrFault) || !strings.Contains(err.Error(), "misaligned") {
 		t.Errorf("misaligned: %v", err)
 	}
@@ -434,13 +445,15 @@ $L__skip:
 
 func TestParseErrors(t *testing.T) {
 	for _, body := range []string{
-		"add.rz.f32 %f1, %f2, %f3;",     // only .rn
-		"add.rn.ftz.f32 %f1, %f2, %f3;", // no ftz
-		"setp.geu.u32 %p1, %r1, %r2;",   // float comparison on integers: rejected at run time
+		"add.f32 %f1, %f2, %f3;",       // no rounding modifier: ptxas may contract
+		"div.rz.f32 %f1, %f2, %f3;",    // only div.rn, div.full, div.approx
+		"add.rn.sat.s32 %r1, %r2, %r3;", // no rounding on integers
+		"setp.geu.u32 %p1, %r1, %r2;",  // float comparison on integers
 		"frobnicate.b32 %r1, %r2;",
 		"add.u32 %r99, %r1, %r2;",
 		"bra $nowhere;",
-		"ld.shared.u32 %r1, [%rd1];",
+		"ld.local.u32 %r1, [%rd1];",
+		"shfl.sync.up.b32 %r1, %r2, 1, 0, 0xffffffff;", // no warp: faults at run time
 	} {
 		m, err := Parse(kernel(body))
 		if err == nil {
@@ -451,15 +464,14 @@ func TestParseErrors(t *testing.T) {
 		}
 	}
 	// A runaway loop stops.
-	old := MaxSteps
-	MaxSteps = 1000
-	defer func() { MaxSteps = old }()
 	m, err := Parse(kernel("$L__top:\n\tbra $L__top;"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Func("k").Run(&Regions{}, Dim{Ntid: 1, Nctaid: 1}, []uint64{0, 0, 0}); err == nil {
-		t.Errorf("no error for a runaway loop")
+	cfg := Linear(1, 1)
+	cfg.MaxSteps = 1000
+	if err := m.Func("k").Launch(&Regions{}, cfg, []uint64{0, 0, 0}); !errors.Is(err, ErrFault) {
+		t.Errorf("a runaway loop: %v", err)
 	}
 }
 
@@ -490,7 +502,7 @@ func TestTableAfterDirectives(t *testing.T) {
 	buf := []byte{0xA5, 0xA5, 0xA5, 0xA5}
 	mem := &Regions{}
 	mem.Map(0x10000, buf)
-	if err := m.Entries()[0].Launch(mem, 1, 1, []uint64{0x10000}); err != nil {
+	if err := m.Entries()[0].Launch(mem, Linear(1, 1), []uint64{0x10000}); err != nil {
 		t.Fatal(err)
 	}
 	if got := getLE(buf); got != 9 {
