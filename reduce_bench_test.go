@@ -35,7 +35,7 @@ func bsz(n, small int) int {
 func benchDevice(b *testing.B) (*gpu.Device, *gpu.Stream) {
 	d, err := gpu.OpenBackend("cuda", 0)
 	if benchSmall {
-		d, err = simtGPU()
+		d, err = simGPU()
 	}
 	if errors.Is(err, gpu.ErrNoDevice) {
 		b.Skipf("no CUDA device: %v", err)

@@ -150,7 +150,7 @@ func compileMov(f *Func, in *inst) (execFn, error) {
 	case d.kind == oVec: // mov.b64 {lo, hi}, x
 		hw := w / len(d.vec)
 		return func(t *thread, in *inst) {
-			v := t.val(s)
+			v := t.val(&s)
 			for i, r := range d.vec {
 				t.setReg(r, mask(v>>uint(i*hw), hw))
 			}
@@ -162,10 +162,10 @@ func compileMov(f *Func, in *inst) (execFn, error) {
 			for i, r := range s.vec {
 				v |= mask(t.fr.r[r], hw) << uint(i*hw)
 			}
-			t.set(d, v)
+			t.set(&d, v)
 		}, nil
 	}
-	return func(t *thread, in *inst) { t.set(d, mask(t.val(s), w)) }, nil
+	return func(t *thread, in *inst) { t.set(&d, mask(t.val(&s), w)) }, nil
 }
 
 func compileSelp(f *Func, in *inst) (execFn, error) {
@@ -173,10 +173,10 @@ func compileSelp(f *Func, in *inst) (execFn, error) {
 		return nil, err
 	}
 	return func(t *thread, in *inst) {
-		if t.val(in.args[3])&1 != 0 {
-			t.set(in.args[0], t.val(in.args[1]))
+		if t.val(&in.args[3])&1 != 0 {
+			t.set(&in.args[0], t.val(&in.args[1]))
 		} else {
-			t.set(in.args[0], t.val(in.args[2]))
+			t.set(&in.args[0], t.val(&in.args[2]))
 		}
 	}, nil
 }
@@ -212,7 +212,7 @@ func compileInt(in *inst, ty ptype) (execFn, error) {
 	p := in.parts
 	w := ty.bits
 	signed := ty.kind == 's'
-	x := func(t *thread, i int) uint64 { return ext(t.val(in.args[i]), w, ty.kind) }
+	x := func(t *thread, i int) uint64 { return ext(t.val(&in.args[i]), w, ty.kind) }
 	mode, sat := "", false
 	for _, m := range p[1 : len(p)-1] {
 		switch {
@@ -256,20 +256,20 @@ func compileInt(in *inst, ty ptype) (execFn, error) {
 			if sat && int64(r) != int64(int32(r)) {
 				r = uint64(int64(int32(uint32(min(max(int64(r), -1<<31), 1<<31-1)))))
 			}
-			t.set(d, r)
+			t.set(&d, r)
 		}, nil
 	case "mul":
 		if mode == "wide" && w == 64 {
 			return nil, fmt.Errorf("mul.wide of 64 bits")
 		}
-		return func(t *thread, in *inst) { t.set(d, mulOf(x(t, 1), x(t, 2))) }, nil
+		return func(t *thread, in *inst) { t.set(&d, mulOf(x(t, 1), x(t, 2))) }, nil
 	case "mad":
 		return func(t *thread, in *inst) {
-			c := t.val(in.args[3])
+			c := t.val(&in.args[3])
 			if mode != "wide" {
 				c = ext(c, w, ty.kind)
 			}
-			t.set(d, mulOf(x(t, 1), x(t, 2))+c)
+			t.set(&d, mulOf(x(t, 1), x(t, 2))+c)
 		}, nil
 	case "div", "rem":
 		rem := p[0] == "rem"
@@ -277,7 +277,7 @@ func compileInt(in *inst, ty ptype) (execFn, error) {
 			a, b := x(t, 1), x(t, 2)
 			minInt := uint64(1) << uint(w-1)
 			if mask(b, w) == 0 || (signed && mask(a, w) == minInt && mask(b, w) == mask(^uint64(0), w)) {
-				t.set(d, poison)
+				t.set(&d, poison)
 				return
 			}
 			var r uint64
@@ -291,17 +291,17 @@ func compileInt(in *inst, ty ptype) (execFn, error) {
 			default:
 				r = a / b
 			}
-			t.set(d, r)
+			t.set(&d, r)
 		}, nil
 	case "neg":
-		return func(t *thread, in *inst) { t.set(d, -x(t, 1)) }, nil
+		return func(t *thread, in *inst) { t.set(&d, -x(t, 1)) }, nil
 	case "abs":
 		return func(t *thread, in *inst) {
 			a := x(t, 1)
 			if signed && int64(a) < 0 {
 				a = -a
 			}
-			t.set(d, a)
+			t.set(&d, a)
 		}, nil
 	case "min", "max":
 		isMin := p[0] == "min"
@@ -312,9 +312,9 @@ func compileInt(in *inst, ty ptype) (execFn, error) {
 				less = int64(a) < int64(b)
 			}
 			if less == isMin {
-				t.set(d, a)
+				t.set(&d, a)
 			} else {
-				t.set(d, b)
+				t.set(&d, b)
 			}
 		}, nil
 	}
@@ -336,9 +336,9 @@ func compileLogic(f *Func, in *inst) (execFn, error) {
 			return nil, err
 		}
 		if op == "cnot" {
-			return func(t *thread, in *inst) { t.set(in.args[0], b2u(mask(t.val(in.args[1]), w) == 0)) }, nil
+			return func(t *thread, in *inst) { t.set(&in.args[0], b2u(mask(t.val(&in.args[1]), w) == 0)) }, nil
 		}
-		return func(t *thread, in *inst) { t.set(in.args[0], mask(^t.val(in.args[1]), w)) }, nil
+		return func(t *thread, in *inst) { t.set(&in.args[0], mask(^t.val(&in.args[1]), w)) }, nil
 	}
 	if err := needArgs(in, 3); err != nil {
 		return nil, err
@@ -352,7 +352,7 @@ func compileLogic(f *Func, in *inst) (execFn, error) {
 	case "xor":
 		g = func(a, b uint64) uint64 { return a ^ b }
 	}
-	return func(t *thread, in *inst) { t.set(in.args[0], mask(g(t.val(in.args[1]), t.val(in.args[2])), w)) }, nil
+	return func(t *thread, in *inst) { t.set(&in.args[0], mask(g(t.val(&in.args[1]), t.val(&in.args[2])), w)) }, nil
 }
 
 // compileLop3 compiles lop3.b32 d, a, b, c, immLut: bit i of d is bit (a_i<<2|b_i<<1|c_i)
@@ -363,7 +363,7 @@ func compileLop3(f *Func, in *inst) (execFn, error) {
 	}
 	lut := in.args[4].imm
 	return func(t *thread, in *inst) {
-		a, b, c := t.val(in.args[1]), t.val(in.args[2]), t.val(in.args[3])
+		a, b, c := t.val(&in.args[1]), t.val(&in.args[2]), t.val(&in.args[3])
 		var d uint64
 		for k := range 8 {
 			if lut>>k&1 != 0 {
@@ -377,7 +377,7 @@ func compileLop3(f *Func, in *inst) (execFn, error) {
 				d |= m
 			}
 		}
-		t.set(in.args[0], mask(d, 32))
+		t.set(&in.args[0], mask(d, 32))
 	}, nil
 }
 
@@ -390,8 +390,8 @@ func compileShift(f *Func, in *inst) (execFn, error) {
 	left := in.parts[0] == "shl"
 	arith := !left && ty.kind == 's'
 	return func(t *thread, in *inst) {
-		a := mask(t.val(in.args[1]), w)
-		n := mask(t.val(in.args[2]), 32) // a .u32 count; counts past the width clamp
+		a := mask(t.val(&in.args[1]), w)
+		n := mask(t.val(&in.args[2]), 32) // a .u32 count; counts past the width clamp
 		var r uint64
 		switch {
 		case arith:
@@ -403,7 +403,7 @@ func compileShift(f *Func, in *inst) (execFn, error) {
 		default:
 			r = a >> n
 		}
-		t.set(in.args[0], mask(r, w))
+		t.set(&in.args[0], mask(r, w))
 	}, nil
 }
 
@@ -415,17 +415,17 @@ func compileShf(f *Func, in *inst) (execFn, error) {
 	}
 	left, wrap := p[1] == "l", p[2] == "wrap"
 	return func(t *thread, in *inst) {
-		v := mask(t.val(in.args[2]), 32)<<32 | mask(t.val(in.args[1]), 32)
-		n := mask(t.val(in.args[3]), 32)
+		v := mask(t.val(&in.args[2]), 32)<<32 | mask(t.val(&in.args[1]), 32)
+		n := mask(t.val(&in.args[3]), 32)
 		if wrap {
 			n &= 31
 		} else {
 			n = min(n, 32)
 		}
 		if left {
-			t.set(in.args[0], v<<n>>32)
+			t.set(&in.args[0], v<<n>>32)
 		} else {
-			t.set(in.args[0], mask(v>>n, 32))
+			t.set(&in.args[0], mask(v>>n, 32))
 		}
 	}, nil
 }
@@ -437,11 +437,11 @@ func compileBfe(f *Func, in *inst) (execFn, error) {
 	}
 	w := ty.bits
 	return func(t *thread, in *inst) {
-		a := mask(t.val(in.args[1]), w)
-		pos := int(t.val(in.args[2]) & 0xff)
-		n := int(t.val(in.args[3]) & 0xff)
+		a := mask(t.val(&in.args[1]), w)
+		pos := int(t.val(&in.args[2]) & 0xff)
+		n := int(t.val(&in.args[3]) & 0xff)
 		if n == 0 {
-			t.set(in.args[0], 0)
+			t.set(&in.args[0], 0)
 			return
 		}
 		msb := min(pos+n-1, w-1)
@@ -457,7 +457,7 @@ func compileBfe(f *Func, in *inst) (execFn, error) {
 			}
 			d |= b << uint(i)
 		}
-		t.set(in.args[0], d)
+		t.set(&in.args[0], d)
 	}, nil
 }
 
@@ -470,12 +470,12 @@ func compileBfi(f *Func, in *inst) (execFn, error) {
 	}
 	w := ty.bits
 	return func(t *thread, in *inst) {
-		a, b := t.val(in.args[1]), t.val(in.args[2])
-		pos, n := t.val(in.args[3])&0xff, t.val(in.args[4])&0xff
+		a, b := t.val(&in.args[1]), t.val(&in.args[2])
+		pos, n := t.val(&in.args[3])&0xff, t.val(&in.args[4])&0xff
 		for i := uint64(0); i < n && pos+i < uint64(w); i++ {
 			b = b&^(1<<(pos+i)) | (a>>i&1)<<(pos+i)
 		}
-		t.set(in.args[0], mask(b, w))
+		t.set(&in.args[0], mask(b, w))
 	}, nil
 }
 
@@ -487,8 +487,8 @@ func compilePrmt(f *Func, in *inst) (execFn, error) {
 		return nil, err
 	}
 	return func(t *thread, in *inst) {
-		src := mask(t.val(in.args[1]), 32) | mask(t.val(in.args[2]), 32)<<32
-		c := t.val(in.args[3])
+		src := mask(t.val(&in.args[1]), 32) | mask(t.val(&in.args[2]), 32)<<32
+		c := t.val(&in.args[3])
 		var d uint64
 		for n := 0; n < 4; n++ {
 			nib := c >> uint(4*n) & 0xf
@@ -498,7 +498,7 @@ func compilePrmt(f *Func, in *inst) (execFn, error) {
 			}
 			d |= b << uint(8*n)
 		}
-		t.set(in.args[0], d)
+		t.set(&in.args[0], d)
 	}, nil
 }
 
@@ -509,14 +509,14 @@ func compileBitCount(f *Func, in *inst) (execFn, error) {
 		return nil, err
 	}
 	w := ty.bits
-	src := func(t *thread) uint64 { return mask(t.val(in.args[1]), w) }
+	src := func(t *thread) uint64 { return mask(t.val(&in.args[1]), w) }
 	switch in.parts[0] {
 	case "clz":
-		return func(t *thread, in *inst) { t.set(in.args[0], uint64(bits.LeadingZeros64(src(t))-(64-w))) }, nil
+		return func(t *thread, in *inst) { t.set(&in.args[0], uint64(bits.LeadingZeros64(src(t))-(64-w))) }, nil
 	case "popc":
-		return func(t *thread, in *inst) { t.set(in.args[0], uint64(bits.OnesCount64(src(t)))) }, nil
+		return func(t *thread, in *inst) { t.set(&in.args[0], uint64(bits.OnesCount64(src(t)))) }, nil
 	case "brev":
-		return func(t *thread, in *inst) { t.set(in.args[0], bits.Reverse64(src(t))>>(64-w)) }, nil
+		return func(t *thread, in *inst) { t.set(&in.args[0], bits.Reverse64(src(t))>>(64-w)) }, nil
 	}
 	shiftamt := has(in.parts, "shiftamt")
 	return func(t *thread, in *inst) { // bfind: the most significant non-sign bit
@@ -531,7 +531,7 @@ func compileBitCount(f *Func, in *inst) (execFn, error) {
 				r = uint64(w-1) - r
 			}
 		}
-		t.set(in.args[0], r)
+		t.set(&in.args[0], r)
 	}, nil
 }
 
@@ -557,9 +557,9 @@ func compileSetp(f *Func, in *inst) (execFn, error) {
 			return nil, fmt.Errorf("unsupported comparison %s", cmp)
 		}
 		return func(t *thread, in *inst) {
-			a, b := fval(t.val(in.args[1]), ty), fval(t.val(in.args[2]), ty)
+			a, b := fval(t.val(&in.args[1]), ty), fval(t.val(&in.args[2]), ty)
 			nan := a != a || b != b
-			t.set(d, b2u(nan && c.unordered || !nan && c.cmp(a, b)))
+			t.set(&d, b2u(nan && c.unordered || !nan && c.cmp(a, b)))
 		}, nil
 	}
 	w := ty.bits
@@ -582,12 +582,12 @@ func compileSetp(f *Func, in *inst) (execFn, error) {
 		return nil, fmt.Errorf("unsupported comparison %s", cmp)
 	}
 	return func(t *thread, in *inst) {
-		a, b := mask(t.val(in.args[1]), w), mask(t.val(in.args[2]), w)
+		a, b := mask(t.val(&in.args[1]), w), mask(t.val(&in.args[2]), w)
 		lt := a < b
 		if signed {
 			lt = int64(sext(a, w)) < int64(sext(b, w))
 		}
-		t.set(d, b2u(c(lt, a == b)))
+		t.set(&d, b2u(c(lt, a == b)))
 	}, nil
 }
 

@@ -168,7 +168,7 @@ func compileFloat(in *inst, ty ptype) (execFn, error) {
 		return nil, fmt.Errorf("%s: unsupported form", in.op)
 	}
 	d := in.args[0]
-	arg := func(t *thread, i int) uint64 { return c.in(t.val(in.args[i])) }
+	arg := func(t *thread, i int) uint64 { return c.in(t.val(&in.args[i])) }
 	x := func(t *thread, i int) xval { return c.f.decode(arg(t, i)) }
 	sign := uint64(1) << uint(ty.bits-1)
 	var r func(t *thread) uint64
@@ -230,7 +230,7 @@ func compileFloat(in *inst, ty ptype) (execFn, error) {
 	default:
 		return nil, fmt.Errorf("unsupported instruction %s", in.op)
 	}
-	return func(t *thread, in *inst) { t.set(d, c.out(r(t))) }, nil
+	return func(t *thread, in *inst) { t.set(&d, c.out(r(t))) }, nil
 }
 
 func f32(v uint64) float32 { return math.Float32frombits(uint32(v)) }
@@ -247,7 +247,7 @@ func compileCopysign(f *Func, in *inst) (execFn, error) {
 	}
 	sign := uint64(1) << (ty.bits - 1)
 	return func(t *thread, in *inst) {
-		t.set(in.args[0], t.val(in.args[2])&^sign|t.val(in.args[1])&sign)
+		t.set(&in.args[0], t.val(&in.args[2])&^sign|t.val(&in.args[1])&sign)
 	}, nil
 }
 
@@ -270,8 +270,8 @@ func compileTestp(f *Func, in *inst) (execFn, error) {
 		return nil, fmt.Errorf("unsupported %s", in.op)
 	}
 	return func(t *thread, in *inst) {
-		v := mask(t.val(in.args[1]), ty.bits)
-		t.set(in.args[0], b2u(test(fm.decode(v), v>>fm.frac&(1<<fm.exp-1) == 0)))
+		v := mask(t.val(&in.args[1]), ty.bits)
+		t.set(&in.args[0], b2u(test(fm.decode(v), v>>fm.frac&(1<<fm.exp-1) == 0)))
 	}, nil
 }
 
@@ -327,7 +327,7 @@ func compileCvt(f *Func, in *inst) (execFn, error) {
 	d := in.args[0]
 	isF := func(t ptype) bool { return t.kind == 'f' }
 	src := func(t *thread) uint64 {
-		v := mask(t.val(in.args[1]), st.bits)
+		v := mask(t.val(&in.args[1]), st.bits)
 		if ftz && st.format() == fmtF32 {
 			v = ftz32(v)
 		}
@@ -337,14 +337,14 @@ func compileCvt(f *Func, in *inst) (execFn, error) {
 		if ftz && dt.format() == fmtF32 {
 			v = ftz32(v)
 		}
-		t.set(d, v)
+		t.set(&d, v)
 	}
 	switch {
 	case !isF(dt) && !isF(st):
 		if hasMode {
 			return nil, fmt.Errorf("rounding modifier on an integer conversion")
 		}
-		return func(t *thread, in *inst) { t.set(d, ext(ext(src(t), st.bits, st.kind), dt.bits, dt.kind)) }, nil
+		return func(t *thread, in *inst) { t.set(&d, ext(ext(src(t), st.bits, st.kind), dt.bits, dt.kind)) }, nil
 	case isF(dt) && !isF(st):
 		if !hasMode || integral {
 			return nil, fmt.Errorf("integer to float conversion needs .rn, .rz, .rm or .rp")
@@ -373,7 +373,7 @@ func compileCvt(f *Func, in *inst) (execFn, error) {
 				}
 				v = saturate(k, ok, x.neg, dt)
 			}
-			t.set(d, ext(v, dt.bits, dt.kind))
+			t.set(&d, ext(v, dt.bits, dt.kind))
 		}, nil
 	}
 	// float to float

@@ -135,7 +135,7 @@ func compileLd(f *Func, in *inst) (execFn, error) {
 				if off < 0 || off+size > len(p) {
 					faultf("load of %d bytes at offset %d of parameter %s", size, off, a.name)
 				}
-				t.set(d, ext(getLE(p[off:off+size]), et.bits, et.kind))
+				t.set(&d, ext(getLE(p[off:off+size]), et.bits, et.kind))
 			}, nil
 		}
 		if a.reg >= 0 || a.off != 0 || a.name == "" {
@@ -146,7 +146,7 @@ func compileLd(f *Func, in *inst) (execFn, error) {
 			if !ok {
 				faultf("no parameter %s", a.name)
 			}
-			t.set(d, ext(v, et.bits, et.kind))
+			t.set(&d, ext(v, et.bits, et.kind))
 		}, nil
 	}
 	if a.name != "" {
@@ -156,7 +156,7 @@ func compileLd(f *Func, in *inst) (execFn, error) {
 		b := t.buf[:mo.n*size]
 		t.load(mo.space, t.addr(a), b, mo.strong)
 		if regs == nil {
-			t.set(d, ext(getLE(b), et.bits, et.kind))
+			t.set(&d, ext(getLE(b), et.bits, et.kind))
 			return
 		}
 		for i, r := range regs {
@@ -179,7 +179,7 @@ func compileSt(f *Func, in *inst) (execFn, error) {
 		if a.reg >= 0 || a.off != 0 || a.name == "" {
 			return nil, fmt.Errorf("unsupported parameter store")
 		}
-		return func(t *thread, in *inst) { t.fr.setParam(a.name, mask(t.val(s), mo.et.bits)) }, nil
+		return func(t *thread, in *inst) { t.fr.setParam(a.name, mask(t.val(&s), mo.et.bits)) }, nil
 	}
 	regs, err := regsOf(s, mo.n)
 	if err != nil || a.name != "" {
@@ -188,7 +188,7 @@ func compileSt(f *Func, in *inst) (execFn, error) {
 	return func(t *thread, in *inst) {
 		b := t.buf[:mo.n*size]
 		if regs == nil {
-			putLE(b, t.val(s))
+			putLE(b, t.val(&s))
 		} else {
 			for i, r := range regs {
 				putLE(b[i*size:(i+1)*size], t.fr.r[r])
@@ -284,10 +284,10 @@ func compileAtom(f *Func, in *inst) (execFn, error) {
 	}
 	a, size := in.args[ai], mo.et.bits/8
 	return func(t *thread, in *inst) {
-		addr, y := t.addr(a), t.val(in.args[ai+1])
+		addr, y := t.addr(a), t.val(&in.args[ai+1])
 		var z uint64
 		if mo.op == "cas" {
-			z = t.val(in.args[ai+2])
+			z = t.val(&in.args[ai+2])
 		}
 		var old uint64
 		if mo.space == "shared" || mo.space == "" && addr-sharedWindow < 1<<32 {
@@ -309,7 +309,7 @@ func compileAtom(f *Func, in *inst) (execFn, error) {
 			}()
 		}
 		if !red {
-			t.set(in.args[0], ext(old, mo.et.bits, mo.et.kind))
+			t.set(&in.args[0], ext(old, mo.et.bits, mo.et.kind))
 		}
 	}, nil
 }
@@ -332,7 +332,7 @@ func compileCvta(f *Func, in *inst) (execFn, error) {
 	default:
 		return nil, fmt.Errorf("unsupported %s", in.op)
 	}
-	return func(t *thread, in *inst) { t.set(in.args[0], t.val(in.args[1])+off) }, nil
+	return func(t *thread, in *inst) { t.set(&in.args[0], t.val(&in.args[1])+off) }, nil
 }
 
 // compileIsspacep compiles isspacep.{global,shared} p, a.
@@ -342,8 +342,8 @@ func compileIsspacep(f *Func, in *inst) (execFn, error) {
 	}
 	shared := in.parts[1] == "shared"
 	return func(t *thread, in *inst) {
-		a := t.val(in.args[1])
-		t.set(in.args[0], b2u(shared == (a-sharedWindow < 1<<32)))
+		a := t.val(&in.args[1])
+		t.set(&in.args[0], b2u(shared == (a-sharedWindow < 1<<32)))
 	}, nil
 }
 

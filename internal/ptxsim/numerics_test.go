@@ -445,10 +445,10 @@ $L__skip:
 
 func TestParseErrors(t *testing.T) {
 	for _, body := range []string{
-		"add.f32 %f1, %f2, %f3;",       // no rounding modifier: ptxas may contract
-		"div.rz.f32 %f1, %f2, %f3;",    // only div.rn, div.full, div.approx
+		"add.f32 %f1, %f2, %f3;",        // no rounding modifier: ptxas may contract
+		"div.rz.f32 %f1, %f2, %f3;",     // only div.rn, div.full, div.approx
 		"add.rn.sat.s32 %r1, %r2, %r3;", // no rounding on integers
-		"setp.geu.u32 %p1, %r1, %r2;",  // float comparison on integers
+		"setp.geu.u32 %p1, %r1, %r2;",   // float comparison on integers
 		"frobnicate.b32 %r1, %r2;",
 		"add.u32 %r99, %r1, %r2;",
 		"bra $nowhere;",

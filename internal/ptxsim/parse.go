@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Parsing: the module text is cut into statements (ending in ';'), block braces and
@@ -182,19 +183,20 @@ type Func struct {
 	paramIdx map[string]int // a kernel's parameters by name
 	shared   map[string]int // kernel-scope .shared variables: offsets after the module's
 	smem     int            // static shared memory: the module's and the kernel's
+	blocks   sync.Pool      // of *block, for launches
 }
 
-// inst is one compiled instruction.
+// inst is one compiled instruction (the fields the run loop reads first).
 type inst struct {
+	exec   execFn
+	args   []opnd
+	guard  int32 // predicate register, or -1
+	gneg   bool
+	coll   *collective // warp-synchronous and block-wide instructions
 	text   string
 	op     string
 	parts  []string
-	guard  int // predicate register, or -1
-	gneg   bool
-	args   []opnd
 	callee string
-	exec   execFn
-	coll   *collective // warp-synchronous and block-wide instructions
 }
 
 // globalBase is where a module's .global and .const variables live.
@@ -592,26 +594,34 @@ type okind uint8
 const (
 	oReg okind = iota
 	oImm
-	oVec  // {%r1, %r2}; also d|p (two destinations)
-	oMem  // [base+off]
+	oVec // {%r1, %r2}; also d|p (two destinations)
+	oMem // [base+off]
 	oSpecial
 	oSym  // a label, function or parameter name
 	oList // (a, b) of a call
 	oDyn  // the address of the dynamic shared memory
 )
 
+// opnd is an operand, kept small (the run loop reads operands all the time).
 type opnd struct {
 	kind okind
-	reg  int    // oReg; oMem with a register base (-1 otherwise)
-	neg  bool   // !%p
-	imm  uint64 // oImm; oMem with a variable's address as its base
-	dyn  bool   // oMem: based at the dynamic shared memory
-	vec  []int
-	off  int64
+	neg  bool // !%p
+	dyn  bool // oMem: based at the dynamic shared memory
 	sp   special
+	reg  int32  // oReg; oMem with a register base (-1 otherwise)
+	imm  uint64 // oImm; oMem with a variable's address as its base
+	off  int64
+	*opx
+}
+
+// opx is the rest of an operand.
+type opx struct {
+	vec  []int    // oVec
 	name string   // oSym; oMem with a parameter as its base
 	list []string // oList
 }
+
+var noX = &opx{}
 
 // symbol resolves a variable name to its address (shared: its offset).
 func (f *Func) symbol(name string) (opnd, bool) {
@@ -632,6 +642,14 @@ func (f *Func) symbol(name string) (opnd, bool) {
 }
 
 func (f *Func) parseOperand(s string) (opnd, error) {
+	o, err := f.operand(s)
+	if o.opx == nil {
+		o.opx = noX
+	}
+	return o, err
+}
+
+func (f *Func) operand(s string) (opnd, error) {
 	reg := func(r string) (int, error) {
 		i, ok := f.regIdx[r]
 		if !ok {
@@ -641,7 +659,7 @@ func (f *Func) parseOperand(s string) (opnd, error) {
 	}
 	switch {
 	case strings.HasPrefix(s, "{") || strings.Contains(s, "|"):
-		o := opnd{kind: oVec}
+		o := opnd{kind: oVec, opx: &opx{}}
 		rs := strings.Split(s, "|")
 		if rs[0][0] == '{' {
 			rs = splitTop(strings.TrimSuffix(strings.TrimPrefix(s, "{"), "}"), ',')
@@ -655,7 +673,7 @@ func (f *Func) parseOperand(s string) (opnd, error) {
 		}
 		return o, nil
 	case strings.HasPrefix(s, "("):
-		return opnd{kind: oList, list: splitTop(strings.TrimSuffix(strings.TrimPrefix(s, "("), ")"), ',')}, nil
+		return opnd{kind: oList, opx: &opx{list: splitTop(strings.TrimSuffix(strings.TrimPrefix(s, "("), ")"), ',')}}, nil
 	case strings.HasPrefix(s, "["):
 		in := strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(s, "["), "]"))
 		o := opnd{kind: oMem, reg: -1}
@@ -668,21 +686,21 @@ func (f *Func) parseOperand(s string) (opnd, error) {
 			in = strings.TrimSpace(in[:k])
 		}
 		if r, ok := f.regIdx[in]; ok {
-			o.reg = r
+			o.reg = int32(r)
 		} else if v, ok := f.symbol(in); ok {
 			o.imm, o.dyn = v.imm, v.kind == oDyn
 		} else if v, err := parseImm(in); err == nil {
 			o.imm = v
 		} else {
-			o.name = in
+			o.opx = &opx{name: in}
 		}
 		return o, nil
 	case strings.HasPrefix(s, "!%"):
 		i, err := reg(s[1:])
-		return opnd{kind: oReg, reg: i, neg: true}, err
+		return opnd{kind: oReg, reg: int32(i), neg: true}, err
 	case strings.HasPrefix(s, "%"):
 		if i, ok := f.regIdx[s]; ok {
-			return opnd{kind: oReg, reg: i}, nil
+			return opnd{kind: oReg, reg: int32(i)}, nil
 		}
 		if sp, ok := specials[s]; ok {
 			return opnd{kind: oSpecial, sp: sp}, nil
@@ -695,7 +713,7 @@ func (f *Func) parseOperand(s string) (opnd, error) {
 		if v, ok := f.symbol(s); ok {
 			return v, nil
 		}
-		return opnd{kind: oSym, name: s}, nil
+		return opnd{kind: oSym, opx: &opx{name: s}}, nil
 	}
 	return opnd{}, fmt.Errorf("bad operand %q", s)
 }
@@ -716,7 +734,7 @@ func (f *Func) parseInst(s string) (*inst, error) {
 		if !ok {
 			return nil, fmt.Errorf("unknown guard %q", g)
 		}
-		in.guard = r
+		in.guard = int32(r)
 		s = strings.TrimSpace(s[sp+1:])
 	}
 	op, rest, _ := strings.Cut(s, " ")

@@ -133,7 +133,7 @@ func (f *Func) Run(mem Memory, d Dim, args []uint64) (steps int, err error) {
 	if err != nil {
 		return 0, err
 	}
-	t := l.newThread(nil, int(d.Tid))
+	t := l.newThread(nil, int(d.Tid), make([]uint64, len(f.regWidth)))
 	t.ctaid = [3]uint32{d.Ctaid}
 	defer func() {
 		if r := recover(); r != nil {

@@ -43,6 +43,7 @@ func (t *thread) shared(addr uint64, n int, kind accKind) []byte {
 	if addr+uint64(n) > uint64(len(b.smem)) || addr%uint64(min(n, 16)) != 0 {
 		faultf("shared access of %d bytes at %#x (%d bytes of shared memory)", n, addr, len(b.smem))
 	}
+	b.hw = max(b.hw, int(addr)+n)
 	tid, e := int32(t.lin), t.epoch+1
 	for i := int(addr); i < int(addr)+n; i++ {
 		s := &b.shadow[i]

@@ -84,7 +84,8 @@ func (f *Func) LaunchParams(mem Memory, cfg Config, params [][]byte) error {
 		wg.Add(1)
 		go func() { // blocks start in order, at most resident at a time
 			defer wg.Done()
-			b := &block{l: l}
+			b := f.getBlock(l)
+			defer f.blocks.Put(b)
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= nblocks || l.abort.Load() {
@@ -156,19 +157,18 @@ func (l *launch) report(r any, bi int, t *thread) error {
 	return err
 }
 
-func (l *launch) newThread(b *block, lin int) *thread {
+func (l *launch) newThread(b *block, lin int, regs []uint64) *thread {
 	t := &thread{l: l, mod: l.f.mod, blk: b, lin: lin}
 	t.tid = [3]uint32{uint32(lin) % l.block[0], uint32(lin) / l.block[0] % l.block[1], uint32(lin) / (l.block[0] * l.block[1])}
-	t.fr = &frame{fn: l.f, r: make([]uint64, len(l.f.regWidth))}
+	t.fr = &frame{fn: l.f, r: regs}
 	return t
 }
 
 // start resets t to the kernel's first instruction.
 func (t *thread) start() {
 	t.steps, t.done, t.wait, t.epoch, t.wepoch = 0, false, running, 0, 0
-	t.stack = t.stack[:0]
-	if t.fr.fn != t.l.f {
-		t.fr = &frame{fn: t.l.f, r: make([]uint64, len(t.l.f.regWidth))}
+	for len(t.stack) > 0 { // a fault left t in a device function
+		t.fr, t.stack = t.stack[0], t.stack[:0]
 	}
 	clear(t.fr.r)
 	t.fr.pc, t.fr.params = 0, nil
@@ -264,29 +264,52 @@ type block struct {
 	threads []*thread
 	smem    []byte
 	shadow  []access // per shared byte: the accesses since the last barrier (race.go)
+	hw      int      // bytes of shared memory accessed: smem[hw:] is poisoned, shadow[hw:] clear
+	group   []*thread
 	idx     int
 }
 
 // quantum is how many instructions a thread runs before the next thread's turn.
 const quantum = 256
 
+// smemPoison is what shared memory holds before a block writes it (not zero: a GPU's
+// shared memory starts with whatever the last block left).
+const smemPoison = 0xCD
+
+// getBlock returns a block for launch l, from f's pool when one fits.
+func (f *Func) getBlock(l *launch) *block {
+	b, _ := f.blocks.Get().(*block)
+	if b == nil || len(b.threads) != l.nthreads {
+		b = &block{}
+		n := len(f.regWidth)
+		regs := make([]uint64, n*l.nthreads)
+		for i := range l.nthreads {
+			b.threads = append(b.threads, l.newThread(b, i, regs[i*n:(i+1)*n:(i+1)*n]))
+		}
+	}
+	if len(b.smem) != l.smem {
+		b.smem, b.shadow, b.hw = make([]byte, l.smem), make([]access, l.smem), l.smem
+	}
+	b.l = l
+	for _, t := range b.threads {
+		t.l = l
+	}
+	return b
+}
+
 func (b *block) start(idx int) {
 	l := b.l
-	if b.threads == nil {
-		for i := range l.nthreads {
-			b.threads = append(b.threads, l.newThread(b, i))
-		}
-		b.smem = make([]byte, l.smem)
-		b.shadow = make([]access, l.smem)
-	}
 	b.idx = idx
 	ctaid := [3]uint32{uint32(idx) % l.grid[0], uint32(idx) / l.grid[0] % l.grid[1], uint32(idx) / (l.grid[0] * l.grid[1])}
 	for _, t := range b.threads {
 		t.ctaid = ctaid
 		t.start()
 	}
-	clear(b.smem)
-	clear(b.shadow)
+	for i := range b.smem[:b.hw] {
+		b.smem[i] = smemPoison
+	}
+	clear(b.shadow[:b.hw])
+	b.hw = 0
 }
 
 // run runs the block's threads to the end, resolving collective instructions when
@@ -459,7 +482,7 @@ func ext(v uint64, w int, kind byte) uint64 {
 	return mask(v, w)
 }
 
-func (t *thread) val(o opnd) uint64 {
+func (t *thread) val(o *opnd) uint64 {
 	switch o.kind {
 	case oReg:
 		v := t.fr.r[o.reg]
@@ -479,11 +502,11 @@ func (t *thread) val(o opnd) uint64 {
 }
 
 // set writes v to register operand o, masked to the register's width.
-func (t *thread) set(o opnd, v uint64) {
+func (t *thread) set(o *opnd, v uint64) {
 	if o.kind != oReg {
 		faultf("destination is not a register")
 	}
-	t.setReg(o.reg, v)
+	t.setReg(int(o.reg), v)
 }
 
 func (t *thread) setReg(r int, v uint64) { t.fr.r[r] = mask(v, t.fr.fn.regWidth[r]) }

@@ -34,13 +34,13 @@ func arriveWarp(in *inst, mi, a, b, c, p int, resolve func(ts []*thread)) (execF
 		if i < 0 {
 			return 0
 		}
-		return t.val(in.args[i])
+		return t.val(&in.args[i])
 	}
 	return func(t *thread, in *inst) {
 		if t.blk == nil {
 			faultf("%s outside a block (Run runs threads alone)", in.op)
 		}
-		t.arr = arrival{in: in, mask: uint32(t.val(in.args[mi])), a: get(t, a), b: get(t, b), c: get(t, c), p: get(t, p)&1 != 0}
+		t.arr = arrival{in: in, mask: uint32(t.val(&in.args[mi])), a: get(t, a), b: get(t, b), c: get(t, c), p: get(t, p)&1 != 0}
 		t.wait = atWarp
 	}, nil
 }
@@ -48,7 +48,7 @@ func arriveWarp(in *inst, mi, a, b, c, p int, resolve func(ts []*thread)) (execF
 // resolveWarps runs the warp-synchronous instructions whose lanes have all arrived.
 func (b *block) resolveWarps() bool {
 	done := false
-	var group []*thread
+	group := b.group
 	for w := 0; w*32 < len(b.threads); w++ {
 		lanes := b.threads[w*32 : min(len(b.threads), w*32+32)]
 		for _, t := range lanes {
@@ -88,6 +88,7 @@ func (b *block) resolveWarps() bool {
 			done = true
 		}
 	}
+	b.group = group
 	return done
 }
 
@@ -123,12 +124,13 @@ func (b *block) resolveBarriers() bool {
 		case cnt != 0 && k > cnt:
 			faultf("thread %d at %q: %d threads at a barrier for %d", t.lin, t.arr.in.text, k, cnt)
 		}
-		var group []*thread
+		group := b.group[:0]
 		for _, u := range b.threads {
 			if !u.done && u.wait == atBar && u.arr.bar == id {
 				group = append(group, u)
 			}
 		}
+		b.group = group
 		if t.arr.in.coll.resolve != nil {
 			t.arr.in.coll.resolve(group)
 		}
@@ -196,7 +198,7 @@ func compileBar(f *Func, in *inst) (execFn, error) {
 				r = b2u(n > 0)
 			}
 			for _, t := range ts {
-				t.set(d, r)
+				t.set(&d, r)
 			}
 		}
 	}
@@ -207,10 +209,10 @@ func compileBar(f *Func, in *inst) (execFn, error) {
 		}
 		t.arr = arrival{in: in, bar: id}
 		if cnt >= 0 {
-			t.arr.cnt = int(t.val(in.args[len(in.args)-len(args)+cnt]))
+			t.arr.cnt = int(t.val(&in.args[len(in.args)-len(args)+cnt]))
 		}
 		if pred >= 0 {
-			t.arr.p = t.val(in.args[len(in.args)-len(args)+pred])&1 != 0
+			t.arr.p = t.val(&in.args[len(in.args)-len(args)+pred])&1 != 0
 		}
 		t.wait = atBar
 	}, nil
@@ -268,7 +270,7 @@ func compileShfl(f *Func, in *inst) (execFn, error) {
 				t.setReg(d.vec[0], v)
 				t.setReg(d.vec[1], b2u(ok))
 			} else {
-				t.set(d, v)
+				t.set(&d, v)
 			}
 		}
 	})
@@ -300,7 +302,7 @@ func compileVote(f *Func, in *inst) (execFn, error) {
 			r = b2u(ballot == 0 || ballot == uint64(ts[0].arr.mask))
 		}
 		for _, t := range ts {
-			t.set(d, r)
+			t.set(&d, r)
 		}
 	})
 }
@@ -328,7 +330,7 @@ func compileMatch(f *Func, in *inst) (execFn, error) {
 				t.setReg(d.vec[0], r)
 				t.setReg(d.vec[1], b2u(ok))
 			} else {
-				t.set(d, r)
+				t.set(&d, r)
 			}
 		}
 	})
@@ -356,7 +358,7 @@ func compileRedux(f *Func, in *inst) (execFn, error) {
 			r = comb(r, mask(t.arr.a, 32), 0)
 		}
 		for _, t := range ts {
-			t.set(d, r)
+			t.set(&d, r)
 		}
 	})
 }
@@ -368,7 +370,7 @@ func compileActivemask(f *Func, in *inst) (execFn, error) {
 	}
 	return func(t *thread, in *inst) {
 		if t.blk == nil {
-			t.set(in.args[0], 1<<(t.lin%32))
+			t.set(&in.args[0], 1<<(t.lin%32))
 			return
 		}
 		w := t.lin / 32 * 32
@@ -378,6 +380,6 @@ func compileActivemask(f *Func, in *inst) (execFn, error) {
 				m |= 1 << i
 			}
 		}
-		t.set(in.args[0], m)
+		t.set(&in.args[0], m)
 	}, nil
 }
