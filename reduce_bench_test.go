@@ -21,7 +21,7 @@ import (
 // within 10% of it.
 
 // benchSmall is set by GPU_REDUCE_BENCH_SIMT=1: the benchmarks then run on the PTX
-// interpreter with small sizes, to check their code, not to measure.
+// simulator with small sizes, to check their code, not to measure.
 var benchSmall = os.Getenv("GPU_REDUCE_BENCH_SIMT") == "1"
 
 // bsz returns n, or small under benchSmall.

@@ -211,7 +211,7 @@ func runCaseExempt(t *testing.T, e *Elementwise, sizes []int, seed int64, misali
 }
 
 // TestElementwisePTXTable runs every operator, function and conversion of the tables for
-// every type in the interpreter against the CPU implementation.
+// every type on the simulator against the CPU implementation.
 func TestElementwisePTXTable(t *testing.T) {
 	cases := opCases(t)
 	unsupported := 0
@@ -363,7 +363,7 @@ func TestElementwisePTXEntry(t *testing.T) {
 }
 
 // TestElementwisePTXOldTargets runs the bfloat16 conversions of a pre-sm_80 target (the
-// integer rounding path) in the interpreter and assembles them for sm_70.
+// integer rounding path) on the simulator and assembles them for sm_70.
 func TestElementwisePTXOldTargets(t *testing.T) {
 	for _, from := range allTypes {
 		oc := opCase{ex: expr.MustParse("bfloat16(x)", env(from)), t: from}

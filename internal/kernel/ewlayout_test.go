@@ -67,7 +67,7 @@ func broadcastStrides(r *rand.Rand, shape []int) []int {
 	return st
 }
 
-// TestElementwisePTXStrided runs random layouts of ranks 1 to 4 in the interpreter.
+// TestElementwisePTXStrided runs random layouts of ranks 1 to 4 on the simulator.
 func TestElementwisePTXStrided(t *testing.T) {
 	types := []dtype.DType{dtype.Float32, dtype.Int16, dtype.Float64, dtype.Uint8, dtype.Float16, dtype.Int64, dtype.Bool}
 	iters := 90

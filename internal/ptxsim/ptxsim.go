@@ -30,7 +30,8 @@
 // under -race, and one that races plain accesses across blocks is reported by it.
 // Shared memory is the block's own: .shared variables (module or kernel scope) at
 // offsets from 0, then the dynamic .extern .shared memory; cvta maps it to generic
-// addresses. Every shared access is checked for hazards (racecheck's): two accesses to
+// addresses. It starts poisoned (bytes 0xCD), as a GPU's holds what an earlier block
+// left. Every shared access is checked for hazards (racecheck's): two accesses to
 // a byte by different threads, one a plain write, with no bar.sync between them (for
 // threads of one warp, no bar.warp.sync either) fault; atomics don't conflict with
 // atomics. Accesses must be in bounds and aligned to their size.

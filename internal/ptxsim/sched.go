@@ -3,6 +3,7 @@ package ptxsim
 import (
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -139,11 +140,12 @@ func (l *launch) fail(err error) {
 }
 
 // report makes a recovered fault of thread t (nil: of the block as a whole) of block
-// bi the launch's error, and returns it; other panics go on.
+// bi the launch's error, and returns it. Another panic is the simulator's own bug: it
+// is reported the same way, with its stack.
 func (l *launch) report(r any, bi int, t *thread) error {
 	ft, ok := r.(fault)
 	if !ok {
-		panic(r)
+		ft = fault{fmt.Errorf("simulator panic: %v\n%s", r, debug.Stack())}
 	}
 	where := ""
 	if t != nil {
@@ -158,10 +160,15 @@ func (l *launch) report(r any, bi int, t *thread) error {
 }
 
 func (l *launch) newThread(b *block, lin int, regs []uint64) *thread {
-	t := &thread{l: l, mod: l.f.mod, blk: b, lin: lin}
-	t.tid = [3]uint32{uint32(lin) % l.block[0], uint32(lin) / l.block[0] % l.block[1], uint32(lin) / (l.block[0] * l.block[1])}
-	t.fr = &frame{fn: l.f, r: regs}
+	t := &thread{mod: l.f.mod, blk: b, lin: lin, fr: &frame{fn: l.f, r: regs}}
+	t.join(l)
 	return t
+}
+
+// join makes t a thread of launch l.
+func (t *thread) join(l *launch) {
+	t.l = l
+	t.tid = [3]uint32{uint32(t.lin) % l.block[0], uint32(t.lin) / l.block[0] % l.block[1], uint32(t.lin) / (l.block[0] * l.block[1])}
 }
 
 // start resets t to the kernel's first instruction.
@@ -292,7 +299,7 @@ func (f *Func) getBlock(l *launch) *block {
 	}
 	b.l = l
 	for _, t := range b.threads {
-		t.l = l
+		t.join(l)
 	}
 	return b
 }

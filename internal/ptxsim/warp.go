@@ -1,6 +1,9 @@
 package ptxsim
 
-import "fmt"
+import (
+	"fmt"
+	"math/bits"
+)
 
 // Warp-synchronous and block-wide instructions. A thread that reaches one records its
 // operands (arrival) and waits; the block's scheduler calls the instruction's resolve
@@ -51,16 +54,16 @@ func (b *block) resolveWarps() bool {
 	group := b.group
 	for w := 0; w*32 < len(b.threads); w++ {
 		lanes := b.threads[w*32 : min(len(b.threads), w*32+32)]
-		for _, t := range lanes {
-			if t.wait != atWarp {
+		var checked uint32 // lanes of groups found incomplete
+		for i, t := range lanes {
+			if t.wait != atWarp || checked>>i&1 != 0 {
 				continue
 			}
 			m, in := t.arr.mask, t.arr.in
-			if m>>(t.lin%32)&1 == 0 {
+			if m>>i&1 == 0 {
 				faultf("thread %d at %q: its lane is not in membermask %#x", t.lin, in.text, m)
 			}
 			group = group[:0]
-			ready := true
 			for j := range 32 {
 				if m>>j&1 == 0 {
 					continue
@@ -68,17 +71,16 @@ func (b *block) resolveWarps() bool {
 				if j >= len(lanes) {
 					faultf("thread %d at %q: membermask %#x names lanes past the block's %d threads", t.lin, in.text, m, len(b.threads))
 				}
-				u := lanes[j]
-				if u.done {
+				if u := lanes[j]; u.done {
 					faultf("thread %d at %q: lane %d of membermask %#x has exited", t.lin, in.text, j, m)
+				} else if u.wait == atWarp && u.arr.in == in && u.arr.mask == m {
+					group = append(group, u)
 				}
-				if u.wait != atWarp || u.arr.in != in || u.arr.mask != m {
-					ready = false
-					break
-				}
-				group = append(group, u)
 			}
-			if !ready {
+			if len(group) < bits.OnesCount32(m) {
+				for _, u := range group {
+					checked |= 1 << (u.lin % 32)
+				}
 				continue
 			}
 			in.coll.resolve(group)
