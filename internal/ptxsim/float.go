@@ -118,7 +118,7 @@ func (c fctx) out(v uint64) uint64 {
 }
 
 // exact rounds a*b + c, computed exactly, to the instruction's format and mode.
-func (c fctx) exact(a, b, d xval) uint64 { return c.f.round(mulAdd(a, b, d), c.md) }
+func (c fctx) exact(a, b, d xval) uint64 { return c.f.round(mulAdd(a, b, d, c.md), c.md) }
 
 // fn1 are the one-operand functions, as float64 functions rounded once (sqrt is exact
 // that way for float32; for float64 Go's is correctly rounded).

@@ -116,6 +116,18 @@ func TestIntegerOps(t *testing.T) {
 		{"setp.lt.s32 %p1, %r2, %r3;\n\tselp.u32 %r1, 1, 2, %p1;", 0xffffffff, 0, 1},
 		{"setp.lo.u32 %p1, %r2, %r3;\n\tselp.u32 %r1, 1, 2, %p1;", 0xffffffff, 0, 2},
 		{"setp.ne.u16 %p1, %rs2, 0;\n\tselp.u32 %r1, 1, 2, %p1;", 0, 0, 2},
+		{"lop3.b32 %r1, %r2, %r3, 0xff00ff00, 0xe8;", 0xf0f0f0f0, 0xcccccccc, 0xfcc0fcc0}, // majority
+		{"shf.l.wrap.b32 %r1, %r2, %r3, 4;", 0xa0000000, 0x1, 0x1a},
+		{"shf.r.clamp.b32 %r1, %r2, %r3, 40;", 0x1, 0x87654321, 0x87654321},
+		{"shf.r.wrap.b32 %r1, %r2, %r3, 36;", 0x87654321, 0x1, 0x18765432},
+		{"bfi.b32 %r1, %r2, %r3, 8, 4;", 0xf5, 0x11223344, 0x11223544},
+		{"bfind.u32 %r1, %r2;", 0x00f00000, 0, 23},
+		{"bfind.s32 %r1, %r2;", 0xffff0000, 0, 15},
+		{"bfind.shiftamt.u32 %r1, %r2;", 1, 0, 31},
+		{"bfind.u32 %r1, %r2;", 0, 0, 0xffffffff},
+		{"brev.b32 %r1, %r2;", 1, 0, 1 << 31},
+		{"add.sat.s32 %r1, %r2, %r3;", 0x7fffffff, 5, 0x7fffffff},
+		{"sub.sat.s32 %r1, %r2, %r3;", 0x80000000, 1, 0x80000000},
 	}
 	for _, c := range cases {
 		body := "cvt.u32.u64 %r2, %rd2;\n\tcvt.u32.u64 %r3, %rd3;\n\tcvt.u16.u64 %rs2, %rd2;\n\t" + c.body +
@@ -352,6 +364,28 @@ func TestFloatOps(t *testing.T) {
 		{"setp.ne.f32 %p1, %f2, %f3;\n\tselp.f32 %f1, 0f3F800000, 0f00000000, %p1;", 0x7fc00000, 0, f32(0)},
 		{"setp.nan.f32 %p1, %f2, %f3;\n\tselp.f32 %f1, 0f3F800000, 0f00000000, %p1;", 0, 0xff800001, f32(1)},
 		{"setp.geu.f32 %p1, %f2, %f3;\n\tselp.f32 %f1, 0f3F800000, 0f00000000, %p1;", f32(1), f32(2), f32(0)},
+		{"add.rz.f32 %f1, %f2, %f3;", f32(1), f32(0x1p-23 * 1.5), f32(1 + 0x1p-23)},
+		{"add.rp.f32 %f1, %f2, %f3;", f32(1), f32(0x1p-30), f32(1 + 0x1p-23)},
+		{"sub.rm.f32 %f1, %f2, %f3;", f32(1), f32(1), negz},
+		{"mul.rm.f32 %f1, %f2, %f3;", f32(-1.0 / 3), f32(3), f32(-1 - 0x1p-23)},
+		{"mul.rz.f32 %f1, %f2, %f3;", f32(-1.0 / 3), f32(3), f32(-1)},
+		{"fma.rz.f32 %f1, %f2, %f3, %f3;", f32(1 + 0x1p-12), f32(1 - 0x1p-12), f32(1 - 0x1p-23 + 1 - 0x1p-12)},
+		{"add.rn.ftz.f32 %f1, %f2, %f3;", 1, 0, 0},
+		{"mul.rn.sat.f32 %f1, %f2, %f3;", f32(3), f32(0.5), f32(1)},
+		{"add.rn.sat.f32 %f1, %f2, %f3;", 0x7fc00000, f32(1), 0},
+		{"min.NaN.f32 %f1, %f2, %f3;", 0x7fc00000, f32(2), nan32},
+		{"div.full.f32 %f1, %f2, %f3;", f32(1), f32(3), f32(1.0 / 3)},
+		{"rcp.rn.f32 %f1, %f2;", f32(3), 0, f32(1.0 / 3)},
+		{"copysign.f32 %f1, %f2, %f3;", f32(-1), f32(2), f32(-2)},
+		{"testp.subnormal.f32 %p1, %f2;\n\tselp.f32 %f1, 0f3F800000, 0f00000000, %p1;", 1, 0, f32(1)},
+		{"testp.normal.f32 %p1, %f2;\n\tselp.f32 %f1, 0f3F800000, 0f00000000, %p1;", 0, 0, f32(0)},
+		// float16 and bfloat16 arithmetic, rounded once (results widened to float32)
+		{"mov.b32 {%rs1, %rs2}, %r2;\n\tmov.b32 {%rs3, %rs4}, %r3;\n\tadd.f16 %rs5, %rs1, %rs3;\n\tcvt.f32.f16 %f1, %rs5;",
+			0x3c00, 0x1400, f32(1 + 0x1p-10)}, // 1 + 2^-10 (1.5 * 2^-11 rounds to 2^-10)
+		{"mov.b32 {%rs1, %rs2}, %r2;\n\tmov.b32 {%rs3, %rs4}, %r3;\n\tmul.rn.bf16 %rs5, %rs1, %rs3;\n\tcvt.f32.bf16 %f1, %rs5;",
+			0x3fc0, 0x3fc0, f32(2.25)},
+		{"mov.b32 {%rs1, %rs2}, %r2;\n\tmov.b32 {%rs3, %rs4}, %r3;\n\tfma.rn.f16 %rs5, %rs1, %rs3, %rs3;\n\tcvt.f32.f16 %f1, %rs5;",
+			0x7bff, 0x4000, f32(float32(math.Inf(1)))}, // 65504*2 + 2 overflows
 	}
 	for _, c := range cases {
 		body := "cvt.u32.u64 %r2, %rd2;\n\tcvt.u32.u64 %r3, %rd3;\n\tmov.b32 %f2, %r2;\n\tmov.b32 %f3, %r3;\n\t" + c.body +

@@ -49,18 +49,29 @@
 //   - .approx instructions (rsqrt, rcp, ex2, lg2, sin, cos, tanh) give the correctly
 //     rounded result: code that needs exact results refines them.
 //
+// # Instructions
+//
+// mov ld st atom red cvta isspacep fence membar nanosleep; add sub mul mad fma div rem
+// neg abs min max sqrt rsqrt rcp ex2 lg2 sin cos tanh copysign testp; and or xor not
+// cnot lop3 shl shr shf bfe bfi prmt clz popc bfind brev; setp selp cvt; bra call ret
+// exit trap; bar (sync, red, warp.sync) barrier shfl vote match redux activemask; the
+// special registers of sched.go. Not there (yet): local memory, cp.async, ldmatrix,
+// mma/wmma, textures, packed .f16x2, setp's second destination and boolean
+// combination, cvt.sat and the mixed-width integer forms (mul24, addc).
+//
 // # Adding an instruction
 //
-// Instructions are compiled once, at parse time, into closures. compilers (ops.go)
+// Instructions are compiled once, at parse time, into closures. compilers (exec.go)
 // maps an opcode's first part ("add", "shfl") to its compiler, which reads the
 // modifiers (in.parts) and operands (in.args) and returns the function that executes
 // the instruction for one thread: t.val reads an operand, t.set writes a register,
-// t.load/t.store access memory by space, faultf reports a fault. A warp-synchronous or
-// block-wide instruction instead returns collective(...), whose resolve function runs
-// once for the whole group (warp.go has the examples). Write the semantics from the PTX
-// ISA, reject modifiers you don't implement (an error at parse time beats a silently
-// wrong result), and add a case to the tests (ptxsim_test.go: one line for an ALU
-// instruction).
+// t.load and t.store access memory by state space, faultf reports a fault. A
+// warp-synchronous instruction instead returns arriveWarp(...), whose resolve function
+// runs once for the whole group when its lanes have arrived (warp.go has the
+// examples); a block-wide one sets in.coll as compileBar does. Write the semantics from
+// the PTX ISA, reject the modifiers you don't implement (an error at parse time beats a
+// silently wrong result), and add a case to the tests (numerics_test.go: a line for an
+// ALU instruction; sched_test.go for the rest).
 package ptxsim
 
 import (
