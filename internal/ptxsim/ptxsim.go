@@ -189,8 +189,8 @@ func (m *Regions) Map(base uint64, b []byte) {
 	sort.Slice(m.regs, func(i, j int) bool { return m.regs[i].base < m.regs[j].base })
 }
 
-// Bytes returns the n bytes mapped at addr, or an error if they are not all mapped.
-func (m *Regions) Bytes(addr uint64, n int) ([]byte, error) {
+// span returns the n bytes mapped at addr, or an error if they are not all mapped.
+func (m *Regions) span(addr uint64, n int) ([]byte, error) {
 	i := sort.Search(len(m.regs), func(i int) bool { return m.regs[i].base > addr }) - 1
 	if i >= 0 {
 		r := m.regs[i]
@@ -203,14 +203,14 @@ func (m *Regions) Bytes(addr uint64, n int) ([]byte, error) {
 
 // Load implements Memory.
 func (m *Regions) Load(addr uint64, b []byte) error {
-	s, err := m.Bytes(addr, len(b))
+	s, err := m.span(addr, len(b))
 	copy(b, s)
 	return err
 }
 
 // Store implements Memory.
 func (m *Regions) Store(addr uint64, b []byte) error {
-	s, err := m.Bytes(addr, len(b))
+	s, err := m.span(addr, len(b))
 	copy(s, b)
 	return err
 }
