@@ -210,9 +210,8 @@ func arity(op string) int {
 
 func compileInt(in *inst, ty ptype) (execFn, error) {
 	p := in.parts
-	w := ty.bits
-	signed := ty.kind == 's'
-	x := func(t *thread, i int) uint64 { return ext(t.val(&in.args[i]), w, ty.kind) }
+	w, k := ty.bits, ty.kind
+	signed := k == 's'
 	mode, sat := "", false
 	for _, m := range p[1 : len(p)-1] {
 		switch {
@@ -224,97 +223,99 @@ func compileInt(in *inst, ty ptype) (execFn, error) {
 			return nil, fmt.Errorf("unsupported modifier .%s", m)
 		}
 	}
-	// mulOf returns the product as the mode selects (a, b extended to 64 bits).
-	mulOf := func(a, b uint64) uint64 {
-		switch {
-		case mode == "hi" && w == 64:
-			h, _ := bits.Mul64(a, b)
-			if signed {
-				if int64(a) < 0 {
-					h -= b
-				}
-				if int64(b) < 0 {
-					h -= a
-				}
-			}
-			return h
-		case mode == "hi":
+	// The hot forms are written out (no helper closures): under the race detector
+	// every call costs.
+	d, a, b := &in.args[0], &in.args[1], &in.args[min(2, len(in.args)-1)]
+	hi := func(a, b uint64) uint64 { // mul.hi: a, b extended to 64 bits
+		if w < 64 {
 			return (a * b) >> uint(w) // the full product fits 64 bits
 		}
-		return a * b
-	}
-	d := in.args[0]
-	switch p[0] {
-	case "add", "sub":
-		neg := p[0] == "sub"
-		return func(t *thread, in *inst) {
-			b := x(t, 2)
-			if neg {
-				b = -b
-			}
-			r := x(t, 1) + b
-			if sat && int64(r) != int64(int32(r)) {
-				r = uint64(int64(int32(uint32(min(max(int64(r), -1<<31), 1<<31-1)))))
-			}
-			t.set(&d, r)
-		}, nil
-	case "mul":
-		if mode == "wide" && w == 64 {
-			return nil, fmt.Errorf("mul.wide of 64 bits")
+		h, _ := bits.Mul64(a, b)
+		if signed && int64(a) < 0 {
+			h -= b
 		}
-		return func(t *thread, in *inst) { t.set(&d, mulOf(x(t, 1), x(t, 2))) }, nil
-	case "mad":
+		if signed && int64(b) < 0 {
+			h -= a
+		}
+		return h
+	}
+	switch op := p[0]; {
+	case (op == "add" || op == "sub") && sat:
+		neg := op == "sub"
 		return func(t *thread, in *inst) {
-			c := t.val(&in.args[3])
-			if mode != "wide" {
-				c = ext(c, w, ty.kind)
+			y := ext(t.val(b), w, k)
+			if neg {
+				y = -y
 			}
-			t.set(&d, mulOf(x(t, 1), x(t, 2))+c)
+			r := int64(ext(t.val(a), w, k) + y)
+			t.set(d, uint64(min(max(r, -1<<31), 1<<31-1)))
 		}, nil
-	case "div", "rem":
-		rem := p[0] == "rem"
+	case op == "add":
+		return func(t *thread, in *inst) { t.set(d, t.val(a)+t.val(b)) }, nil
+	case op == "sub":
+		return func(t *thread, in *inst) { t.set(d, t.val(a)-t.val(b)) }, nil
+	case op == "mul" && mode == "wide" && w == 64:
+		return nil, fmt.Errorf("mul.wide of 64 bits")
+	case op == "mul" && mode == "hi":
+		return func(t *thread, in *inst) { t.set(d, hi(ext(t.val(a), w, k), ext(t.val(b), w, k))) }, nil
+	case op == "mul":
+		return func(t *thread, in *inst) { t.set(d, ext(t.val(a), w, k)*ext(t.val(b), w, k)) }, nil
+	case op == "mad":
+		c := &in.args[3]
 		return func(t *thread, in *inst) {
-			a, b := x(t, 1), x(t, 2)
-			minInt := uint64(1) << uint(w-1)
-			if mask(b, w) == 0 || (signed && mask(a, w) == minInt && mask(b, w) == mask(^uint64(0), w)) {
-				t.set(&d, poison)
+			x, y, z := ext(t.val(a), w, k), ext(t.val(b), w, k), t.val(c)
+			if mode != "wide" {
+				z = ext(z, w, k)
+			}
+			if mode == "hi" {
+				t.set(d, hi(x, y)+z)
+			} else {
+				t.set(d, x*y+z)
+			}
+		}, nil
+	case op == "div", op == "rem":
+		rem := op == "rem"
+		return func(t *thread, in *inst) {
+			x, y := ext(t.val(a), w, k), ext(t.val(b), w, k)
+			if mask(y, w) == 0 || (signed && mask(x, w) == 1<<uint(w-1) && mask(y, w) == mask(^uint64(0), w)) {
+				t.set(d, poison)
 				return
 			}
 			var r uint64
 			switch {
 			case signed && rem:
-				r = uint64(int64(a) % int64(b))
+				r = uint64(int64(x) % int64(y))
 			case signed:
-				r = uint64(int64(a) / int64(b))
+				r = uint64(int64(x) / int64(y))
 			case rem:
-				r = a % b
+				r = x % y
 			default:
-				r = a / b
+				r = x / y
 			}
-			t.set(&d, r)
+			t.set(d, r)
 		}, nil
-	case "neg":
-		return func(t *thread, in *inst) { t.set(&d, -x(t, 1)) }, nil
-	case "abs":
+	case op == "neg":
+		return func(t *thread, in *inst) { t.set(d, -t.val(a)) }, nil
+	case op == "abs":
 		return func(t *thread, in *inst) {
-			a := x(t, 1)
-			if signed && int64(a) < 0 {
-				a = -a
+			x := ext(t.val(a), w, k)
+			if signed && int64(x) < 0 {
+				x = -x
 			}
-			t.set(&d, a)
+			t.set(d, x)
 		}, nil
-	case "min", "max":
-		isMin := p[0] == "min"
+	case op == "min", op == "max":
+		isMin := op == "min"
 		return func(t *thread, in *inst) {
-			a, b := x(t, 1), x(t, 2)
-			less := a < b
+			x, y := ext(t.val(a), w, k), ext(t.val(b), w, k)
+			less := x < y
 			if signed {
-				less = int64(a) < int64(b)
+				less = int64(x) < int64(y)
 			}
 			if less == isMin {
-				t.set(&d, a)
+				t.set(d, x)
 			} else {
-				t.set(&d, b)
+				t.set(d, y)
 			}
 		}, nil
 	}
@@ -331,28 +332,25 @@ func compileLogic(f *Func, in *inst) (execFn, error) {
 	if len(in.parts) != 2 || (ty.kind != 'b' && ty.kind != 'p') {
 		return nil, fmt.Errorf("unsupported instruction %s", in.op)
 	}
+	n := 3
 	if op == "not" || op == "cnot" {
-		if err := needArgs(in, 2); err != nil {
-			return nil, err
-		}
-		if op == "cnot" {
-			return func(t *thread, in *inst) { t.set(&in.args[0], b2u(mask(t.val(&in.args[1]), w) == 0)) }, nil
-		}
-		return func(t *thread, in *inst) { t.set(&in.args[0], mask(^t.val(&in.args[1]), w)) }, nil
+		n = 2
 	}
-	if err := needArgs(in, 3); err != nil {
+	if err := needArgs(in, n); err != nil {
 		return nil, err
 	}
-	var g func(a, b uint64) uint64
+	d, a, b := &in.args[0], &in.args[1], &in.args[n-1]
 	switch op {
+	case "cnot":
+		return func(t *thread, in *inst) { t.set(d, b2u(mask(t.val(a), w) == 0)) }, nil
+	case "not":
+		return func(t *thread, in *inst) { t.set(d, ^t.val(a)) }, nil
 	case "and":
-		g = func(a, b uint64) uint64 { return a & b }
+		return func(t *thread, in *inst) { t.set(d, t.val(a)&t.val(b)) }, nil
 	case "or":
-		g = func(a, b uint64) uint64 { return a | b }
-	case "xor":
-		g = func(a, b uint64) uint64 { return a ^ b }
+		return func(t *thread, in *inst) { t.set(d, t.val(a)|t.val(b)) }, nil
 	}
-	return func(t *thread, in *inst) { t.set(&in.args[0], mask(g(t.val(&in.args[1]), t.val(&in.args[2])), w)) }, nil
+	return func(t *thread, in *inst) { t.set(d, t.val(a)^t.val(b)) }, nil
 }
 
 // compileLop3 compiles lop3.b32 d, a, b, c, immLut: bit i of d is bit (a_i<<2|b_i<<1|c_i)
@@ -546,62 +544,68 @@ func compileSetp(f *Func, in *inst) (execFn, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := in.args[0]
+	d, a, b := &in.args[0], &in.args[1], &in.args[2]
 	if d.kind == oVec {
 		return nil, fmt.Errorf("unsupported setp form %s", in.op)
 	}
-	cmp := p[1]
-	if ty.kind == 'f' {
-		c, ok := floatCmp[cmp]
-		if !ok {
-			return nil, fmt.Errorf("unsupported comparison %s", cmp)
-		}
-		return func(t *thread, in *inst) {
-			a, b := fval(t.val(&in.args[1]), ty), fval(t.val(&in.args[2]), ty)
-			nan := a != a || b != b
-			t.set(&d, b2u(nan && c.unordered || !nan && c.cmp(a, b)))
-		}, nil
+	// the results for a < b, a == b, a > b, and unordered (a NaN operand, floats)
+	cmp, float := p[1], ty.kind == 'f'
+	lt, eq, gt, un := false, false, false, false
+	if float && strings.HasSuffix(cmp, "u") {
+		cmp, un = cmp[:len(cmp)-1], true
 	}
-	w := ty.bits
-	signed := ty.kind == 's'
-	var c func(lt, eq bool) bool
 	switch cmp {
 	case "eq":
-		c = func(lt, eq bool) bool { return eq }
+		eq = true
 	case "ne":
-		c = func(lt, eq bool) bool { return !eq }
+		lt, gt = true, true
 	case "lt", "lo":
-		c = func(lt, eq bool) bool { return lt }
+		lt = true
 	case "le", "ls":
-		c = func(lt, eq bool) bool { return lt || eq }
+		lt, eq = true, true
 	case "gt", "hi":
-		c = func(lt, eq bool) bool { return !lt && !eq }
+		gt = true
 	case "ge", "hs":
-		c = func(lt, eq bool) bool { return !lt }
+		eq, gt = true, true
+	case "num":
+		lt, eq, gt = true, true, true
+	case "nan":
+		un = true
 	default:
-		return nil, fmt.Errorf("unsupported comparison %s", cmp)
+		return nil, fmt.Errorf("unsupported comparison %s", p[1])
 	}
+	if float && (cmp == "lo" || cmp == "ls" || cmp == "hi" || cmp == "hs") || !float && (cmp == "num" || cmp == "nan") {
+		return nil, fmt.Errorf("unsupported comparison %s for %s", p[1], p[2])
+	}
+	if float {
+		return func(t *thread, in *inst) {
+			x, y := fval(t.val(a), ty), fval(t.val(b), ty)
+			switch {
+			case x != x || y != y:
+				t.set(d, b2u(un))
+			case x == y:
+				t.set(d, b2u(eq))
+			case x < y:
+				t.set(d, b2u(lt))
+			default:
+				t.set(d, b2u(gt))
+			}
+		}, nil
+	}
+	w, k := ty.bits, ty.kind
 	return func(t *thread, in *inst) {
-		a, b := mask(t.val(&in.args[1]), w), mask(t.val(&in.args[2]), w)
-		lt := a < b
-		if signed {
-			lt = int64(sext(a, w)) < int64(sext(b, w))
+		x, y := ext(t.val(a), w, k), ext(t.val(b), w, k)
+		less := x < y
+		if k == 's' {
+			less = int64(x) < int64(y)
 		}
-		t.set(&d, b2u(c(lt, a == b)))
+		switch {
+		case x == y:
+			t.set(d, b2u(eq))
+		case less:
+			t.set(d, b2u(lt))
+		default:
+			t.set(d, b2u(gt))
+		}
 	}, nil
-}
-
-// floatCmp is setp's float comparisons: the ordered ones are false with a NaN operand,
-// the unordered ones (…u, nan) true.
-var floatCmp = map[string]struct {
-	cmp       func(a, b float64) bool
-	unordered bool
-}{
-	"eq": {func(a, b float64) bool { return a == b }, false}, "ne": {func(a, b float64) bool { return a != b }, false},
-	"lt": {func(a, b float64) bool { return a < b }, false}, "le": {func(a, b float64) bool { return a <= b }, false},
-	"gt": {func(a, b float64) bool { return a > b }, false}, "ge": {func(a, b float64) bool { return a >= b }, false},
-	"equ": {func(a, b float64) bool { return a == b }, true}, "neu": {func(a, b float64) bool { return a != b }, true},
-	"ltu": {func(a, b float64) bool { return a < b }, true}, "leu": {func(a, b float64) bool { return a <= b }, true},
-	"gtu": {func(a, b float64) bool { return a > b }, true}, "geu": {func(a, b float64) bool { return a >= b }, true},
-	"num": {func(a, b float64) bool { return true }, false}, "nan": {func(a, b float64) bool { return false }, true},
 }

@@ -167,70 +167,81 @@ func compileFloat(in *inst, ty ptype) (execFn, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s: unsupported form", in.op)
 	}
-	d := in.args[0]
-	arg := func(t *thread, i int) uint64 { return c.in(t.val(&in.args[i])) }
-	x := func(t *thread, i int) xval { return c.f.decode(arg(t, i)) }
+	// Operands are read inline, not through helper closures: under the race detector
+	// every call costs.
+	d, a1, a2, a3 := &in.args[0], &in.args[1], &in.args[min(2, len(in.args)-1)], &in.args[len(in.args)-1]
 	sign := uint64(1) << uint(ty.bits-1)
 	var r func(t *thread) uint64
 	switch op {
 	case "neg":
-		r = func(t *thread) uint64 { return arg(t, 1) ^ sign }
+		r = func(t *thread) uint64 { return c.in(t.val(a1)) ^ sign }
 	case "abs":
-		r = func(t *thread) uint64 { return arg(t, 1) &^ sign }
+		r = func(t *thread) uint64 { return c.in(t.val(a1)) &^ sign }
 	case "min", "max":
-		r = func(t *thread) uint64 { return fminmax(arg(t, 1), arg(t, 2), ty, op == "min", nanProp) }
+		r = func(t *thread) uint64 { return fminmax(c.in(t.val(a1)), c.in(t.val(a2)), ty, op == "min", nanProp) }
 	case "div":
 		if c.f == fmtF32 {
-			r = func(t *thread) uint64 { return canon32(div32(f32(arg(t, 1)), f32(arg(t, 2))), false) }
+			r = func(t *thread) uint64 { return canon32(div32(f32(c.in(t.val(a1))), f32(c.in(t.val(a2)))), false) }
 		} else {
-			r = func(t *thread) uint64 { return canon64(div64(f64(arg(t, 1)), f64(arg(t, 2)))) }
+			r = func(t *thread) uint64 { return canon64(div64(f64(c.in(t.val(a1))), f64(c.in(t.val(a2))))) }
 		}
 	case "sqrt", "rsqrt", "rcp", "ex2", "lg2", "sin", "cos", "tanh":
 		g := fn1[op]
-		r = func(t *thread) uint64 { return c.f.round(decode64(g(fval(arg(t, 1), ty))), c.md) }
+		r = func(t *thread) uint64 { return c.f.round(decode64(g(fval(c.in(t.val(a1)), ty))), c.md) }
 	case "add", "sub":
 		neg := op == "sub"
+		if native && !c.ftz && !c.sat && c.f == fmtF32 && !neg {
+			return func(t *thread, in *inst) { t.set(d, canon32(add32(f32(t.val(a1)), f32(t.val(a2))), false)) }, nil
+		}
 		switch {
 		case native && c.f == fmtF32 && neg:
-			r = func(t *thread) uint64 { return canon32(sub32(f32(arg(t, 1)), f32(arg(t, 2))), false) }
+			r = func(t *thread) uint64 { return canon32(sub32(f32(c.in(t.val(a1))), f32(c.in(t.val(a2)))), false) }
 		case native && c.f == fmtF32:
-			r = func(t *thread) uint64 { return canon32(add32(f32(arg(t, 1)), f32(arg(t, 2))), false) }
+			r = func(t *thread) uint64 { return canon32(add32(f32(c.in(t.val(a1))), f32(c.in(t.val(a2)))), false) }
 		case native && neg:
-			r = func(t *thread) uint64 { return canon64(sub64(f64(arg(t, 1)), f64(arg(t, 2)))) }
+			r = func(t *thread) uint64 { return canon64(sub64(f64(c.in(t.val(a1))), f64(c.in(t.val(a2))))) }
 		case native:
-			r = func(t *thread) uint64 { return canon64(add64(f64(arg(t, 1)), f64(arg(t, 2)))) }
+			r = func(t *thread) uint64 { return canon64(add64(f64(c.in(t.val(a1))), f64(c.in(t.val(a2))))) }
 		default:
 			r = func(t *thread) uint64 {
-				b := x(t, 2)
+				b := c.f.decode(c.in(t.val(a2)))
 				b.neg = b.neg != neg && !b.nan
-				return c.exact(x(t, 1), xval{m: 1}, b)
+				return c.exact(c.f.decode(c.in(t.val(a1))), xval{m: 1}, b)
 			}
 		}
 	case "mul":
 		switch {
 		case native && c.f == fmtF32:
-			r = func(t *thread) uint64 { return canon32(mul32(f32(arg(t, 1)), f32(arg(t, 2))), false) }
+			r = func(t *thread) uint64 { return canon32(mul32(f32(c.in(t.val(a1))), f32(c.in(t.val(a2)))), false) }
 		case native:
-			r = func(t *thread) uint64 { return canon64(mul64(f64(arg(t, 1)), f64(arg(t, 2)))) }
+			r = func(t *thread) uint64 { return canon64(mul64(f64(c.in(t.val(a1))), f64(c.in(t.val(a2))))) }
 		default:
 			r = func(t *thread) uint64 {
-				a, b := x(t, 1), x(t, 2)
+				a, b := c.f.decode(c.in(t.val(a1))), c.f.decode(c.in(t.val(a2)))
 				return c.exact(a, b, xval{neg: a.neg != b.neg}) // an exact zero keeps the product's sign
 			}
 		}
 	case "fma", "mad":
+		if native && !c.ftz && !c.sat && c.f == fmtF32 {
+			return func(t *thread, in *inst) {
+				t.set(d, canon32(fma32(f32(t.val(a1)), f32(t.val(a2)), f32(t.val(a3))), false))
+			}, nil
+		}
 		switch {
 		case native && c.f == fmtF32:
-			r = func(t *thread) uint64 { return canon32(fma32(f32(arg(t, 1)), f32(arg(t, 2)), f32(arg(t, 3))), false) }
+			r = func(t *thread) uint64 { return canon32(fma32(f32(c.in(t.val(a1))), f32(c.in(t.val(a2))), f32(c.in(t.val(a3)))), false) }
 		case native:
-			r = func(t *thread) uint64 { return canon64(math.FMA(f64(arg(t, 1)), f64(arg(t, 2)), f64(arg(t, 3)))) }
+			r = func(t *thread) uint64 { return canon64(math.FMA(f64(c.in(t.val(a1))), f64(c.in(t.val(a2))), f64(c.in(t.val(a3))))) }
 		default:
-			r = func(t *thread) uint64 { return c.exact(x(t, 1), x(t, 2), x(t, 3)) }
+			r = func(t *thread) uint64 { return c.exact(c.f.decode(c.in(t.val(a1))), c.f.decode(c.in(t.val(a2))), c.f.decode(c.in(t.val(a3)))) }
 		}
 	default:
 		return nil, fmt.Errorf("unsupported instruction %s", in.op)
 	}
-	return func(t *thread, in *inst) { t.set(&d, c.out(r(t))) }, nil
+	if !c.ftz && !c.sat {
+		return func(t *thread, in *inst) { t.set(d, r(t)) }, nil
+	}
+	return func(t *thread, in *inst) { t.set(d, c.out(r(t))) }, nil
 }
 
 func f32(v uint64) float32 { return math.Float32frombits(uint32(v)) }
@@ -344,7 +355,8 @@ func compileCvt(f *Func, in *inst) (execFn, error) {
 		if hasMode {
 			return nil, fmt.Errorf("rounding modifier on an integer conversion")
 		}
-		return func(t *thread, in *inst) { t.set(&d, ext(ext(src(t), st.bits, st.kind), dt.bits, dt.kind)) }, nil
+		s := &in.args[1]
+		return func(t *thread, in *inst) { t.set(&d, ext(ext(t.val(s), st.bits, st.kind), dt.bits, dt.kind)) }, nil
 	case isF(dt) && !isF(st):
 		if !hasMode || integral {
 			return nil, fmt.Errorf("integer to float conversion needs .rn, .rz, .rm or .rp")

@@ -183,7 +183,8 @@ type Func struct {
 	paramIdx map[string]int // a kernel's parameters by name
 	shared   map[string]int // kernel-scope .shared variables: offsets after the module's
 	smem     int            // static shared memory: the module's and the kernel's
-	blocks   sync.Pool      // of *block, for launches
+	blockMu  sync.Mutex
+	blocks   []*block // for the next launches (a sync.Pool drops them under -race)
 }
 
 // inst is one compiled instruction (the fields the run loop reads first).
@@ -593,6 +594,7 @@ type okind uint8
 
 const (
 	oReg okind = iota
+	oNot // !%p: a negated predicate
 	oImm
 	oVec // {%r1, %r2}; also d|p (two destinations)
 	oMem // [base+off]
@@ -605,11 +607,10 @@ const (
 // opnd is an operand, kept small (the run loop reads operands all the time).
 type opnd struct {
 	kind okind
-	neg  bool // !%p
 	dyn  bool // oMem: based at the dynamic shared memory
 	sp   special
 	reg  int32  // oReg; oMem with a register base (-1 otherwise)
-	imm  uint64 // oImm; oMem with a variable's address as its base
+	imm  uint64 // oImm; oMem with a variable's address as its base; oReg: the width's mask
 	off  int64
 	*opx
 }
@@ -697,10 +698,13 @@ func (f *Func) operand(s string) (opnd, error) {
 		return o, nil
 	case strings.HasPrefix(s, "!%"):
 		i, err := reg(s[1:])
-		return opnd{kind: oReg, reg: int32(i), neg: true}, err
+		if err != nil {
+			return opnd{}, err
+		}
+		return opnd{kind: oNot, reg: int32(i)}, nil
 	case strings.HasPrefix(s, "%"):
 		if i, ok := f.regIdx[s]; ok {
-			return opnd{kind: oReg, reg: int32(i)}, nil
+			return opnd{kind: oReg, reg: int32(i), imm: mask(^uint64(0), f.regWidth[i])}, nil
 		}
 		if sp, ok := specials[s]; ok {
 			return opnd{kind: oSpecial, sp: sp}, nil

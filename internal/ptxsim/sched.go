@@ -2,7 +2,6 @@ package ptxsim
 
 import (
 	"fmt"
-	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -86,7 +85,7 @@ func (f *Func) LaunchParams(mem Memory, cfg Config, params [][]byte) error {
 		go func() { // blocks start in order, at most resident at a time
 			defer wg.Done()
 			b := f.getBlock(l)
-			defer f.blocks.Put(b)
+			defer f.putBlock(b)
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= nblocks || l.abort.Load() {
@@ -184,23 +183,30 @@ func (t *thread) start() {
 // runSlice runs t until it exits, waits at a collective instruction or has executed
 // quantum instructions (quantum < 0: no limit).
 func (t *thread) runSlice(quantum int) {
-	for n := 0; !t.done && t.wait == running && n != quantum; n++ {
-		fr := t.fr
-		if fr.pc >= len(fr.fn.prog) {
+	fr := t.fr
+	prog, r, limit := fr.fn.prog, fr.r, t.l.maxSteps
+	for n := 0; n != quantum; n++ {
+		pc := fr.pc
+		if pc >= len(prog) {
 			t.ret()
+		} else if in := prog[pc]; in.guard >= 0 && (r[in.guard] != 0) == in.gneg {
+			fr.pc = pc + 1
 			continue
+		} else {
+			if t.steps++; t.steps > limit {
+				faultf("more than %d instructions (an endless loop, or a wait no block will end)", limit)
+			}
+			in.exec(t, in)
+			if t.fr == fr {
+				fr.pc++
+			}
 		}
-		in := fr.fn.prog[fr.pc]
-		if in.guard >= 0 && (fr.r[in.guard] != 0) == in.gneg {
-			fr.pc++
-			continue
+		if t.done || t.wait != running {
+			return
 		}
-		if t.steps++; t.steps > t.l.maxSteps {
-			faultf("more than %d instructions (an endless loop, or a wait no block will end)", t.l.maxSteps)
-		}
-		in.exec(t, in)
-		if t.fr == fr {
-			fr.pc++
+		if t.fr != fr { // a call or a return
+			fr = t.fr
+			prog, r = fr.fn.prog, fr.r
 		}
 	}
 }
@@ -283,9 +289,14 @@ const quantum = 256
 // shared memory starts with whatever the last block left).
 const smemPoison = 0xCD
 
-// getBlock returns a block for launch l, from f's pool when one fits.
+// getBlock returns a block for launch l, one of f's kept blocks when one fits.
 func (f *Func) getBlock(l *launch) *block {
-	b, _ := f.blocks.Get().(*block)
+	var b *block
+	f.blockMu.Lock()
+	if n := len(f.blocks); n > 0 {
+		b, f.blocks = f.blocks[n-1], f.blocks[:n-1]
+	}
+	f.blockMu.Unlock()
 	if b == nil || len(b.threads) != l.nthreads {
 		b = &block{}
 		n := len(f.regWidth)
@@ -302,6 +313,16 @@ func (f *Func) getBlock(l *launch) *block {
 		t.join(l)
 	}
 	return b
+}
+
+// putBlock keeps b for f's next launches (a few).
+func (f *Func) putBlock(b *block) {
+	b.l = nil
+	f.blockMu.Lock()
+	if len(f.blocks) < 8 {
+		f.blocks = append(f.blocks, b)
+	}
+	f.blockMu.Unlock()
 }
 
 func (b *block) start(idx int) {
@@ -344,9 +365,6 @@ func (b *block) run() {
 		resolved := waiting && (b.resolveWarps() || b.resolveBarriers())
 		if !ran && !resolved {
 			b.deadlock()
-		}
-		if !resolved {
-			runtime.Gosched() // spinning threads: let other blocks run
 		}
 	}
 }
@@ -489,16 +507,21 @@ func ext(v uint64, w int, kind byte) uint64 {
 	return mask(v, w)
 }
 
+// val returns the value of operand o (small enough to inline: registers and
+// immediates are what the run loop reads all the time).
 func (t *thread) val(o *opnd) uint64 {
+	if o.kind == oReg {
+		return t.fr.r[o.reg]
+	}
+	return t.other(o)
+}
+
+func (t *thread) other(o *opnd) uint64 {
 	switch o.kind {
-	case oReg:
-		v := t.fr.r[o.reg]
-		if o.neg {
-			v ^= 1
-		}
-		return v
 	case oImm:
 		return o.imm
+	case oNot:
+		return t.fr.r[o.reg] ^ 1
 	case oSpecial:
 		return t.special(o.sp)
 	case oDyn:
@@ -511,10 +534,12 @@ func (t *thread) val(o *opnd) uint64 {
 // set writes v to register operand o, masked to the register's width.
 func (t *thread) set(o *opnd, v uint64) {
 	if o.kind != oReg {
-		faultf("destination is not a register")
+		notRegister()
 	}
-	t.setReg(int(o.reg), v)
+	t.fr.r[o.reg] = v & o.imm
 }
+
+func notRegister() { faultf("destination is not a register") }
 
 func (t *thread) setReg(r int, v uint64) { t.fr.r[r] = mask(v, t.fr.fn.regWidth[r]) }
 
