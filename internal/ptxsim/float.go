@@ -229,11 +229,17 @@ func compileFloat(in *inst, ty ptype) (execFn, error) {
 		}
 		switch {
 		case native && c.f == fmtF32:
-			r = func(t *thread) uint64 { return canon32(fma32(f32(c.in(t.val(a1))), f32(c.in(t.val(a2))), f32(c.in(t.val(a3)))), false) }
+			r = func(t *thread) uint64 {
+				return canon32(fma32(f32(c.in(t.val(a1))), f32(c.in(t.val(a2))), f32(c.in(t.val(a3)))), false)
+			}
 		case native:
-			r = func(t *thread) uint64 { return canon64(math.FMA(f64(c.in(t.val(a1))), f64(c.in(t.val(a2))), f64(c.in(t.val(a3))))) }
+			r = func(t *thread) uint64 {
+				return canon64(math.FMA(f64(c.in(t.val(a1))), f64(c.in(t.val(a2))), f64(c.in(t.val(a3)))))
+			}
 		default:
-			r = func(t *thread) uint64 { return c.exact(c.f.decode(c.in(t.val(a1))), c.f.decode(c.in(t.val(a2))), c.f.decode(c.in(t.val(a3)))) }
+			r = func(t *thread) uint64 {
+				return c.exact(c.f.decode(c.in(t.val(a1))), c.f.decode(c.in(t.val(a2))), c.f.decode(c.in(t.val(a3))))
+			}
 		}
 	default:
 		return nil, fmt.Errorf("unsupported instruction %s", in.op)

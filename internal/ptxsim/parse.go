@@ -594,7 +594,7 @@ type okind uint8
 
 const (
 	oReg okind = iota
-	oNot // !%p: a negated predicate
+	oNot       // !%p: a negated predicate
 	oImm
 	oVec // {%r1, %r2}; also d|p (two destinations)
 	oMem // [base+off]
