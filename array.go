@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -8,7 +9,6 @@ import (
 	"math/big"
 	"reflect"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"unsafe"
 
@@ -16,8 +16,9 @@ import (
 )
 
 // Elem is the set of Go element types of arrays: bool, the sized integers, int and
-// uint (64-bit), float32 and float64. (float16 and bfloat16 arrays will use named types
-// of their own.)
+// uint (64-bit), float32, float64, and Float16 and BFloat16 (named uint16s holding
+// half-precision bits, which dtype.Of tells from uint16). Named types of these kinds
+// (type Celsius float32) are elements of their kind.
 type Elem = dtype.Number
 
 // Array is an n-dimensional array of T on one device: a view (shape, strides and an
@@ -25,6 +26,9 @@ type Elem = dtype.Number
 // Reshape, Slice, Transpose and BroadcastTo share the buffer and its automatic ordering
 // across streams; operations take the stream they are enqueued on. Operations never
 // modify their inputs unless named for it (Fill, Copy, Set, the ...Into forms).
+//
+// fmt prints an array's values in NumPy's layout (fmt.Println(a) shows [[1 2 3] ...]),
+// reading them from the device: see Format, and Text for a read under a context.
 //
 // A nil *Array (or a zero Array, which has no buffer) is never valid: its methods that
 // return an error, Free included, return one wrapping ErrInvalidValue, and the others
@@ -141,19 +145,6 @@ func (a *Array[T]) Offset() int {
 		return 0
 	}
 	return a.off
-}
-
-// String describes the array: "Array[float32](1000, 512) on cuda:0" ("<nil array>" for
-// a nil array).
-func (a *Array[T]) String() string {
-	if a.isNil() {
-		return "<nil array>"
-	}
-	dims := make([]string, len(a.shape))
-	for i, n := range a.shape {
-		dims[i] = fmt.Sprint(n)
-	}
-	return fmt.Sprintf("Array[%v](%s) on %s:%d", a.dt, strings.Join(dims, ", "), a.Device().info.Backend, a.Device().info.Ordinal)
 }
 
 // IsContiguous reports whether the array is laid out row-major with no gaps (false for
@@ -292,11 +283,16 @@ func Full[T Elem](s *Stream, v T, shape ...int) (*Array[T], error) {
 	return a, nil
 }
 
-// fromFloat converts a float64 to T as a Go conversion would (bool: f != 0). T may be a
-// named type (type Celsius float32): the conversion goes by its kind, as dtype.Of does.
+// fromFloat converts a float64 to T as a Go conversion would (bool: f != 0; Float16 and
+// BFloat16: rounded to nearest even). T may be a named type (type Celsius float32): the
+// conversion goes by its kind, as dtype.Of does.
 func fromFloat[T Elem](f float64) T {
 	var v T
 	rv := reflect.ValueOf(&v).Elem()
+	if t := dtype.Of[T](); isHalf(t) {
+		rv.SetUint(uint64(halfFromFloat(t, f))) // rounded once, to nearest even
+		return v
+	}
 	switch rv.Kind() {
 	case reflect.Bool:
 		rv.SetBool(f != 0)
@@ -310,9 +306,12 @@ func fromFloat[T Elem](f float64) T {
 	return v
 }
 
-// toFloat returns v as a float64 (bool: 0 or 1).
+// toFloat returns v as a float64 (bool: 0 or 1; half types: their exact value).
 func toFloat[T Elem](v T) float64 {
 	rv := reflect.ValueOf(v)
+	if t := dtype.Of[T](); isHalf(t) {
+		return halfToFloat(t, uint16(rv.Uint()))
+	}
 	switch rv.Kind() {
 	case reflect.Bool:
 		if rv.Bool() {
@@ -413,7 +412,13 @@ func FromSlice[T Elem](s *Stream, data []T, shape ...int) (*Array[T], error) {
 		return nil, err
 	}
 	if n > 0 {
-		if err := s.CopyHtoD(a.buf, Bytes(data)); err != nil {
+		src := Bytes(data)
+		if s.ringCopyable(src, a.buf) || !s.dev.info.StagedHostCopies {
+			// The copy reads src after the return (the stream's staging ring, the CPU
+			// backend's queue): a copy of its own, so that data may be reused at once.
+			src = bytes.Clone(src)
+		}
+		if err := s.CopyHtoD(a.buf, src); err != nil {
 			a.Free()
 			return nil, err
 		}
@@ -432,12 +437,13 @@ func (a *Array[T]) ToSlice(ctx context.Context) ([]T, error) {
 	if a.isNil() {
 		return nil, errNilArray
 	}
+	ws, wseq := a.buf.a.lastWrite() // for the index errors this read reports
 	c := a
 	if !a.IsContiguous() {
 		// First, so that a view too large to copy (a broadcast one) or a freed array is
 		// an error before the host slice is made.
 		var err error
-		if c, err = Contiguous(a.Device().def, a); err != nil {
+		if c, err = a.contiguousForRead(ctx); err != nil {
 			return nil, err
 		}
 		defer c.Free()
@@ -445,7 +451,10 @@ func (a *Array[T]) ToSlice(ctx context.Context) ([]T, error) {
 		return nil, fmt.Errorf("gpu: ToSlice of a freed array: %w", ErrClosed)
 	}
 	out := make([]T, c.Size())
-	return out, c.CopyToHost(ctx, out)
+	if err := c.CopyToHost(ctx, out); err != nil {
+		return out, err
+	}
+	return out, readReport(a.buf, ws, wseq)
 }
 
 // CopyToHost copies the array into dst (len(dst) == Size()) and returns once it is there.
@@ -463,10 +472,11 @@ func (a *Array[T]) CopyToHost(ctx context.Context, dst []T) error {
 	if len(dst) == 0 {
 		return nil
 	}
+	ws, wseq := a.buf.a.lastWrite() // for the index errors this read reports
 	c := a
 	if !a.IsContiguous() {
 		var err error
-		if c, err = Contiguous(a.Device().def, a); err != nil {
+		if c, err = a.contiguousForRead(ctx); err != nil {
 			return err
 		}
 		defer c.Free()
@@ -475,7 +485,28 @@ func (a *Array[T]) CopyToHost(ctx context.Context, dst []T) error {
 	if err != nil {
 		return err
 	}
-	return buf.CopyToHost(ctx, Bytes(dst))
+	if err := buf.CopyToHost(ctx, Bytes(dst)); err != nil {
+		return err
+	}
+	return readReport(a.buf, ws, wseq)
+}
+
+// contiguousForRead is a contiguous copy of a non-contiguous array for a host read,
+// made on the device's default stream once a's pending writes are done: waited for on
+// the host under ctx first, so that the default stream never waits in the device for
+// another stream's work on behalf of a read (which would hold up every other use of it).
+func (a *Array[T]) contiguousForRead(ctx context.Context) (*Array[T], error) {
+	d := a.Device()
+	pol, err := d.pickPolicy(nil)
+	if err != nil {
+		return nil, err
+	}
+	if !a.buf.a.gone.Load() && a.Size() > 0 {
+		if err := a.buf.a.hostWait(ctx, Read, pol); err != nil {
+			return nil, err
+		}
+	}
+	return Contiguous(d.def, a)
 }
 
 // CopyFromHost copies src (len(src) == Size(), row-major) into the array, which must be
@@ -538,14 +569,18 @@ func (a *Array[T]) At(ctx context.Context, idx ...int) (T, error) {
 	if err != nil {
 		return v[0], err
 	}
-	if a.buf.Kind() != DeviceMem || a.Device().info.Backend == "cpu" {
+	ws, wseq := a.buf.a.lastWrite() // for the index errors this read reports
+	if a.buf.Kind() == UnifiedMem {
 		err = elem.HostAccess(ctx, Read, func(h []byte) error { copy(Bytes(v[:]), h); return nil })
+	} else {
+		// As CopyToHost: a wait on the host, then through a pinned word (an element of
+		// at most 8 bytes) on a copy stream.
+		err = elem.CopyToHost(ctx, Bytes(v[:]))
+	}
+	if err != nil {
 		return v[0], err
 	}
-	if err := elem.plainCheck(ctx); err != nil {
-		return v[0], err
-	}
-	return v[0], readSmall(ctx, a.Device().def, elem, 0, Bytes(v[:])) // as CopyToHost, through a pinned word
+	return v[0], readReport(a.buf, ws, wseq)
 }
 
 // Set sets one element and returns once it is written (a round trip, like At). Setting
@@ -582,42 +617,26 @@ func (a *Array[T]) derive(shape, strides []int, off int) *Array[T] {
 }
 
 // Reshape returns a view with a new shape of the same size; one dimension may be -1
-// (inferred). The array must be contiguous (use Contiguous first otherwise).
+// (inferred). Every contiguous array has one, and so does a view whose axes that the
+// reshape merges or splits are laid out one after the other (NumPy returns a view in
+// the same cases); otherwise Reshape returns an error wrapping ErrInvalidValue: the
+// function Reshape makes a copy then, as numpy.reshape does.
 func (a *Array[T]) Reshape(shape ...int) (*Array[T], error) {
 	if a.isNil() {
 		return nil, errNilArray
 	}
-	shape = slices.Clone(shape)
-	infer := -1
-	n := 1
-	for d, v := range shape {
-		switch {
-		case v == -1 && infer < 0:
-			infer = d
-		case v < 0:
-			return nil, fmt.Errorf("gpu: reshape to %v: %w", shape, ErrInvalidValue)
-		case v > 0 && n > math.MaxInt/v:
-			// A product that wrapped around could equal the size and give a view whose
-			// indices reach past the buffer.
-			return nil, fmt.Errorf("gpu: reshape of %d elements to %v: %w", a.Size(), shape, ErrInvalidValue)
-		default:
-			n *= v
-		}
+	to, err := reshapeShape(a.Size(), shape)
+	if err != nil {
+		return nil, err
 	}
-	if infer >= 0 {
-		if n == 0 || a.Size()%n != 0 {
-			return nil, fmt.Errorf("gpu: reshape of %d elements to %v: %w", a.Size(), shape, ErrInvalidValue)
-		}
-		shape[infer] = a.Size() / n
-		n *= shape[infer]
+	if a.IsContiguous() {
+		return a.derive(to, rowMajor(to), a.off), nil
 	}
-	if n != a.Size() {
-		return nil, fmt.Errorf("gpu: reshape of %d elements to %v: %w", a.Size(), shape, ErrInvalidValue)
+	st, ok := viewStrides(a.shape, a.strides, to)
+	if !ok {
+		return nil, fmt.Errorf("gpu: reshape of a %v view with strides %v to %v needs a copy: use the function Reshape, or Contiguous first: %w", a.shape, a.strides, to, ErrInvalidValue)
 	}
-	if !a.IsContiguous() {
-		return nil, fmt.Errorf("gpu: reshape of a non-contiguous array: make it Contiguous first: %w", ErrInvalidValue)
-	}
-	return a.derive(shape, rowMajor(shape), a.off), nil
+	return a.derive(to, st, a.off), nil
 }
 
 // End stands for "to the end" as a Range's Stop.
@@ -699,22 +718,49 @@ func (r Range) resolve(n int) (start, count, step int) {
 }
 
 // Slice returns a view selecting ranges along the leading axes (the remaining axes are
-// whole), like NumPy's a[r0, r1, ...].
+// whole), like NumPy's a[r0, r1, ...]. NewAxis among the ranges inserts an axis of size
+// 1 there and selects no axis of a (NumPy's a[:, np.newaxis]).
 func (a *Array[T]) Slice(ranges ...Range) (*Array[T], error) {
 	if a.isNil() {
 		return nil, errNilArray
 	}
-	if len(ranges) > len(a.shape) {
-		return nil, fmt.Errorf("gpu: %d ranges for a %d-d array: %w", len(ranges), len(a.shape), ErrInvalidValue)
+	used := 0
+	for _, r := range ranges {
+		if !r.isNewAxis() {
+			used++
+		}
 	}
-	shape, strides, off := slices.Clone(a.shape), slices.Clone(a.strides), a.off
-	for d, r := range ranges {
+	if used > len(a.shape) {
+		return nil, fmt.Errorf("gpu: %d ranges for a %d-d array: %w", used, len(a.shape), ErrInvalidValue)
+	}
+	nd := len(a.shape) + len(ranges) - used
+	shape, strides, off := make([]int, 0, nd), make([]int, 0, nd), a.off
+	d := 0
+	var newAxes []int // positions of the inserted axes in the result
+	for _, r := range ranges {
+		if r.isNewAxis() {
+			newAxes = append(newAxes, len(shape))
+			shape = append(shape, 1)
+			strides = append(strides, 0) // set below
+			continue
+		}
 		start, count, step := r.resolve(a.shape[d])
 		if count > 0 {
 			off += start * a.strides[d]
 		}
-		shape[d] = count
-		strides[d] = a.strides[d] * step
+		shape = append(shape, count)
+		strides = append(strides, a.strides[d]*step)
+		d++
+	}
+	shape = append(shape, a.shape[d:]...)
+	strides = append(strides, a.strides[d:]...)
+	for i := len(newAxes) - 1; i >= 0; i-- {
+		k := newAxes[i]
+		// A size-1 axis never steps: the stride that keeps a contiguous view contiguous.
+		strides[k] = 1
+		if k+1 < len(shape) {
+			strides[k] = strides[k+1] * shape[k+1]
+		}
 	}
 	if prod(shape) == 0 {
 		// An empty view has no element to point at: keep the parent's offset, which
@@ -903,6 +949,12 @@ func Copy[T Elem](s *Stream, dst, src *Array[T]) error {
 			return s.CopyDtoD(db, sb)
 		}
 	}
+	if !slices.Equal(dst.shape, src.shape) {
+		// Here, so that the error names no operand of the copy's expression.
+		if _, err := broadcastStrides(src.shape, src.strides, dst.shape); err != nil {
+			return err
+		}
+	}
 	return evalInto(s, dst.header(), "x", Vars{"x": src})
 }
 
@@ -994,12 +1046,13 @@ func Linspace[T Float](s *Stream, start, stop T, num int) (*Array[T], error) {
 	if err != nil {
 		return nil, err
 	}
+	f0, f1 := toFloat(start), toFloat(stop)
 	step := 0.0
 	if num > 1 {
-		step = (float64(stop) - float64(start)) / float64(num-1)
+		step = (f1 - f0) / float64(num-1)
 	}
 	// The last value is stop exactly, except for one value, which is start (NumPy).
-	vars := Vars{"i": LinearIndex, "a": float64(start), "d": step, "b": float64(stop), "last": int64(max(num-1, 1))}
+	vars := Vars{"i": LinearIndex, "a": f0, "d": step, "b": f1, "last": int64(max(num-1, 1))}
 	if err := evalInto(s, a.header(), "where(i == last, b, float64(i)*d + a)", vars); err != nil {
 		a.Free()
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/go-gpu/gpu"
 	"github.com/go-gpu/gpu/backend/cpu"
@@ -431,5 +432,32 @@ func TestEvalVarNotIdentifier(t *testing.T) {
 		if _, err := gpu.MapReduce[float32](s, "x*2", gpu.Vars{"x": x, name: 2.0}, gpu.OpSum); !errors.Is(err, gpu.ErrInvalidValue) {
 			t.Errorf("MapReduce with a variable named %q = %v, want ErrInvalidValue", name, err)
 		}
+	}
+}
+
+// FromSlice's data may be reused at once: overwriting it right after the call (behind
+// a slow kernel on the stream) leaves the array's contents alone.
+func TestFromSliceDataReusable(t *testing.T) {
+	d, k := freshCPU(t)
+	s, _ := d.NewStream()
+	defer s.Close()
+	if err := k.SpinFor(s, 20*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	data := []int32{1, 2, 3, 4, 5}
+	a, err := gpu.FromSlice(s, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Free()
+	for i := range data {
+		data[i] = -1
+	}
+	got, err := a.ToSlice(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, []int32{1, 2, 3, 4, 5}) {
+		t.Errorf("FromSlice then overwriting data: %v", got)
 	}
 }

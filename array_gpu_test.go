@@ -136,8 +136,27 @@ func randBytes(s *gpu.Stream, g *gpu.Generator, sp random.Spec, n int) ([]byte, 
 		return bitsBytes[uint16](s, g, n)
 	case dtype.Bool:
 		return bitsBytes[bool](s, g, n)
+	case dtype.Float16:
+		return halfRandBytes[gpu.Float16](s, g, sp, n)
+	case dtype.BFloat16:
+		return halfRandBytes[gpu.BFloat16](s, g, sp, n)
 	}
 	return nil, fmt.Errorf("%v: %w", sp, errSkip)
+}
+
+func halfRandBytes[T gpu.HalfFloat](s *gpu.Stream, g *gpu.Generator, sp random.Spec, n int) ([]byte, error) {
+	var a *gpu.Array[T]
+	var err error
+	if sp.Dist == random.Normal {
+		a, err = gpu.RandN[T](s, g, n)
+	} else {
+		a, err = gpu.Rand[T](s, g, n)
+	}
+	if err != nil {
+		return nil, err
+	}
+	v, err := a.ToSlice(context.Background())
+	return gpu.Bytes(v), err
 }
 
 var errSkip = errors.New("no Go type for this spec yet")

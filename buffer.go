@@ -41,7 +41,9 @@ type Buffer struct {
 // Alloc allocates size bytes of device memory from the device's stream-ordered pool,
 // ordered on the default stream (CUDA Driver API: cuMemAllocAsync). The contents are
 // undefined. Errors wrap ErrOutOfMemory (with the bytes asked for, free and total) or
-// ErrInvalidValue.
+// ErrInvalidValue. When the device is out of memory, the allocations (this one and the
+// others) first collect garbage, give the frees of the buffers it finds up to a quarter
+// of a second to complete on the device, trim the pool and try once more.
 func (d *Device) Alloc(size int64) (*Buffer, error) {
 	if d == nil {
 		return nil, errNilDevice
@@ -141,7 +143,9 @@ func (d *Device) allocate(kind MemKind, size int64, s *Stream, reclaim bool) (*B
 }
 
 // reclaim runs the garbage collector, waits briefly for the frees of buffers it found to
-// be enqueued and for the device to reach them, then trims the pool.
+// be enqueued and for the device to reach them, then trims the pool. The wait for the
+// device is bounded by reclaimWait: the allocating caller has no context, and a long
+// kernel must not hold an allocation that fails anyway.
 func (d *Device) reclaim() {
 	runtime.GC()
 	last := d.liveAllocs.Load()
@@ -153,8 +157,13 @@ func (d *Device) reclaim() {
 		}
 		last = n
 	}
-	d.TrimMemory(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), reclaimWait)
+	defer cancel()
+	d.TrimMemory(ctx)
 }
+
+// reclaimWait bounds the out-of-memory recovery's wait for the device (reclaim).
+const reclaimWait = 250 * time.Millisecond
 
 // Device returns the buffer's device (nil for a nil buffer).
 func (b *Buffer) Device() *Device {
@@ -278,12 +287,21 @@ func (a *allocation) free() error {
 	if a.kind == DeviceMem && !a.untracked {
 		// Free on the one stream (of the buffer's device) that used it, else on the
 		// default stream after waiting for every use.
+		// Uses known complete don't count (settle).
+		if a.w.s != nil && a.w.complete() {
+			a.w.clear()
+		}
+		for i := range a.r {
+			if a.r[i].s != nil && a.r[i].complete() {
+				a.r[i].clear()
+			}
+		}
 		f := a.dev.def
 		if a.w.s != nil && a.w.s.dev == a.dev && !a.w.s.isClosed() {
 			f = a.w.s
 		}
 		for _, x := range a.r {
-			if x.s != f {
+			if x.s != nil && x.s != f {
 				f = a.dev.def
 			}
 		}
@@ -434,7 +452,9 @@ func (b *Buffer) HostAccess(ctx context.Context, mode AccessMode, f func(host []
 		if len(evs) > 0 {
 			var pol WaitPolicy
 			if pol, err = a.dev.pickPolicy(nil); err == nil {
-				err = a.dev.wait(ctx, eventsWait{evs}, pol)
+				if err = a.dev.wait(ctx, eventsWait{evs}, pol); err == nil {
+					settleAll(evs)
+				}
 			}
 			releaseAll(evs)
 			if err != nil {
@@ -503,10 +523,23 @@ func (s *Stream) runAfter(seq uint64, f func()) error {
 	return nil
 }
 
-// CopyHtoD enqueues a copy of src into the start of dst (CUDA Driver API:
-// cuMemcpyHtoDAsync). Go memory is kept alive and pinned (runtime.Pinner) until the
-// copy completes; don't modify src until then. len(src) must not exceed dst.Size().
+// CopyHtoD enqueues a copy of src into the start of dst and returns at once (CUDA
+// Driver API: cuMemcpyHtoDAsync). src is read at some point before the copy completes
+// (an event recorded on s after it, or s's synchronize, tells): don't modify it until
+// then; it is kept alive meanwhile. len(src) must not exceed dst.Size().
+//
+// On CUDA, whose driver copies pageable memory synchronously, pageable Go memory goes
+// through the stream's pinned staging ring (see ring.go): the call only enqueues, behind
+// whatever the stream is doing, a goroutine fills the staging buffers, and the stream
+// waits for it with a stream memory operation (cuStreamWaitValue32_v2). Pinned memory
+// (the host memory of AllocPinned buffers) is copied directly, as are all copies where
+// the driver lacks stream memory operations.
 func (s *Stream) CopyHtoD(dst *Buffer, src []byte) error {
+	if dst != nil && int64(len(src)) <= dst.size && s != nil && s.ringCopyable(src, dst) {
+		return s.tracked([]use{{dst.a, Write}}, func() error {
+			return s.ringFor().copy(src, dst.a.mem, dst.off, false)
+		})
+	}
 	seq, p, err := s.copyHtoD(dst, src)
 	if err != nil {
 		return err
@@ -535,10 +568,22 @@ func (s *Stream) copyHtoD(dst *Buffer, src []byte) (uint64, *runtime.Pinner, err
 	return seq, p, nil
 }
 
-// CopyDtoH enqueues a copy of the start of src into dst (CUDA Driver API:
-// cuMemcpyDtoHAsync). dst is kept alive and pinned until the copy completes; don't read
-// it until then (wait for the stream or an event). len(dst) must not exceed src.Size().
+// CopyDtoH enqueues a copy of the start of src into dst and returns at once (CUDA
+// Driver API: cuMemcpyDtoHAsync). dst holds the data once the copy completes: wait for
+// an event recorded on s after it, or for s; don't use dst until then. It is kept alive
+// meanwhile. len(dst) must not exceed src.Size().
+//
+// On CUDA, whose driver copies to pageable memory synchronously, pageable Go memory
+// goes through the stream's pinned staging ring (see CopyHtoD): the call only
+// enqueues, a goroutine copies each staged chunk into dst, and the stream waits for it
+// (cuStreamWaitValue32_v2), so that work enqueued on s later, an event included,
+// completes only once dst holds the data.
 func (s *Stream) CopyDtoH(dst []byte, src *Buffer) error {
+	if src != nil && int64(len(dst)) <= src.size && s != nil && s.ringCopyable(dst, src) {
+		return s.tracked([]use{{src.a, Read}}, func() error {
+			return s.ringFor().copy(dst, src.a.mem, src.off, true)
+		})
+	}
 	seq, p, err := s.copyDtoH(dst, src)
 	if err != nil {
 		return err
@@ -657,7 +702,12 @@ func (w *opWait) query() (bool, error) {
 	if w.ev != nil {
 		return w.ev.be.Query()
 	}
-	return w.s.queryWork()
+	c := w.s.seq.Load() // enqueued before the query: done if the stream is idle
+	done, err := w.s.queryWork()
+	if done && err == nil {
+		advance(&w.s.done, c)
+	}
+	return done, err
 }
 
 func (w *opWait) block() error {
@@ -684,6 +734,9 @@ func (s *Stream) waitOp(ctx context.Context, seq uint64) error {
 	}
 	w := &opWait{s: s, seq: seq}
 	err = s.dev.wait(ctx, w, pol)
+	if err == nil {
+		w.ev.settle() // (not seq itself: a later seq can be enqueued earlier)
+	}
 	w.ev.release()
 	return err
 }
@@ -701,16 +754,20 @@ func (s *Stream) waitUnpin(ctx context.Context, seq uint64, p *runtime.Pinner) e
 }
 
 // CopyFromHost copies src into the start of the buffer and returns once the data is in
-// place (on the device's default stream, ordered like any other use). If ctx ends first
-// it returns ctx.Err() and the copy completes in the background: don't modify src until
-// then (the device's default stream runs it: Device.DefaultStream().Synchronize or
-// Device.Synchronize waits for it).
+// place, ordered like any other use of the buffer. It first waits on the host, under
+// ctx and without pinning an OS thread, for the buffer's pending uses on every stream,
+// then copies on one of the device's own copy streams (see the package documentation's
+// "Host copies"); a copy of a buffer that is ready is never delayed by copies that wait.
+// If ctx ends first it returns ctx.Err(), and src is no longer used once it has
+// returned: the buffer then holds its old contents, src, or for a large copy a mix
+// (the chunks copied before the end).
 //
-// On CUDA, a copy of 8 MiB or more from pageable memory (Go memory, not a pinned or
-// unified buffer's) goes through the device's pinned staging chunks, up to 8 MiB at a
-// time, the host's part of each over several goroutines while the DMA engine moves the
-// previous one: on the H200 at 1 GiB 2.6 times the speed of the driver's own pageable
-// copy to the device and 1.5 times from it, bound by the host's memory bandwidth.
+// On CUDA the copy goes through the device's pinned staging buffers, asynchronous
+// copies that the package waits for: large copies in chunks of up to 8 MiB, two in
+// flight, the host's part of each over several goroutines while the DMA engine moves
+// the other: on the H200 at 1 GiB 2.6 times the speed of the driver's own pageable copy
+// to the device and 1.5 times from it, bound by the host's memory bandwidth. Pinned
+// memory (a buffer from AllocPinned, or src inside one) is copied directly.
 // CopyToHost does the same.
 func (b *Buffer) CopyFromHost(ctx context.Context, src []byte) error {
 	return b.copyHost(ctx, src, false)
@@ -728,52 +785,37 @@ func (b *Buffer) plainCheck(ctx context.Context) error {
 	return b.a.dev.policyErr()
 }
 
-// copyHost is CopyToHost (toHost) and CopyFromHost: staged or direct.
-func (b *Buffer) copyHost(ctx context.Context, host []byte, toHost bool) error {
-	if err := b.plainCheck(ctx); err != nil {
-		return err
-	}
-	if b.staged(host) {
-		return b.copyStaged(ctx, host, toHost)
-	}
-	return b.copyDirect(ctx, host, toHost)
-}
-
-// copyDirect is the unstaged copy between b and host on the default stream.
-func (b *Buffer) copyDirect(ctx context.Context, host []byte, toHost bool) error {
-	s := b.a.dev.def
-	var seq uint64
-	var p *runtime.Pinner
-	var err error
-	if toHost {
-		seq, p, err = s.copyDtoH(host, b)
-	} else {
-		seq, p, err = s.copyHtoD(b, host)
-	}
-	if err != nil {
-		return err
-	}
-	return s.waitUnpin(ctx, seq, p)
-}
-
 // CopyToHost copies the start of the buffer into dst and returns once dst holds the
-// data. If ctx ends first it returns ctx.Err() and the copy completes in the
-// background: don't use dst until then (the device's default stream runs it:
-// Device.DefaultStream().Synchronize or Device.Synchronize waits for it).
+// data. It waits for the buffer's pending writes, on any stream, on the host under ctx
+// (see CopyFromHost). If ctx ends first it returns ctx.Err() and dst is not written
+// after that (for a large copy it may hold part of the data; for a dst inside one of
+// the device's pinned or unified buffers, a copy already under way still lands).
 func (b *Buffer) CopyToHost(ctx context.Context, dst []byte) error {
 	return b.copyHost(ctx, dst, true)
 }
 
 // CopyFrom copies src, a buffer of the same size, into the buffer and returns once the
-// copy is complete (on the device's default stream, ordered like any other use). If ctx
-// ends first it returns ctx.Err() and the copy completes in the background
-// (Device.DefaultStream().Synchronize or Device.Synchronize waits for it).
+// copy is complete, ordered like any other use of both. Like CopyFromHost it first
+// waits on the host, under ctx, for the uses it conflicts with, then copies on one of
+// the device's copy streams. If ctx ends first it returns ctx.Err(); a copy already
+// enqueued then completes in the background (Device.Synchronize waits for it).
 func (b *Buffer) CopyFrom(ctx context.Context, src *Buffer) error {
 	if err := b.plainCheck(ctx); err != nil {
 		return err
 	}
-	s := b.a.dev.def
-	seq, err := s.copyDtoD(b, src)
+	if src == nil {
+		return errNilBuffer
+	}
+	if b.size != src.size {
+		return fmt.Errorf("gpu: copying a %d-byte buffer into a %d-byte one: %w", src.size, b.size, ErrInvalidValue)
+	}
+	if b.overlaps(src) {
+		return fmt.Errorf("gpu: copying between overlapping buffers (bytes %d and %d of one allocation, %d long): %w", src.off, b.off, src.size, ErrInvalidValue)
+	}
+	s := b.a.dev.copyStream(false)
+	seq, err := s.trackedReady(ctx, []use{{b.a, Write}, {src.a, Read}}, func() error {
+		return s.be.Copy(b.a.mem, b.off, src.a.mem, src.off, src.size)
+	})
 	if err != nil {
 		return err
 	}

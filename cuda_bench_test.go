@@ -1,4 +1,4 @@
-//go:build cgo
+//go:build unix
 
 package gpu_test
 
@@ -20,8 +20,9 @@ import (
 	"github.com/go-gpu/gpu/backend/cuda/cu"
 )
 
-// These benchmarks compare the runtime with the raw driver called directly through cgo,
-// in the same run. They skip without a CUDA device.
+// These benchmarks compare the runtime with the raw driver called directly through
+// package cu (with the build's binding, cgo or purego: cu.Binding), in the same run. They
+// skip without a CUDA device.
 
 func cudaDev(b testing.TB) *gpu.Device {
 	d, err := gpu.OpenBackend("cuda", 0)
@@ -50,7 +51,7 @@ func raw(b testing.TB, d *gpu.Device) (cu.Context, cu.Stream) {
 func BenchmarkDriverCall(b *testing.B) {
 	d := cudaDev(b)
 	ctx, _ := raw(b, d)
-	b.Run("cgo-noop", func(b *testing.B) {
+	b.Run("noop", func(b *testing.B) {
 		for b.Loop() {
 			cu.Noop()
 		}
@@ -258,7 +259,7 @@ func BenchmarkLaunch(b *testing.B) {
 		}
 		s.Synchronize(bg)
 	})
-	b.Run("raw-cgo-loop", func(b *testing.B) {
+	b.Run("raw-go-loop", func(b *testing.B) {
 		i := 0
 		for b.Loop() {
 			if err := ctx.LaunchKernel(f, [3]uint32{1, 1, 1}, [3]uint32{1, 1, 1}, 0, h, nil, nil); err != nil {
@@ -591,49 +592,130 @@ func BenchmarkEvalLaunch(b *testing.B) {
 }
 
 // BenchmarkTrackedLaunchInterleaved alternates rounds of launches with untracked
-// pointers and with tracked buffers (one stream, two buffers), each round 2000 launches
-// then a synchronize, and reports the median per-launch time of each and their ratio.
+// pointers and with tracked buffers (one stream S, Out(y), In(x)), each round 2000
+// launches then a synchronize, and reports the median per-launch time of each and their
+// ratio (the target: at most 1.05). The sub-benchmarks say where x and y came from:
+// S.Alloc (used on S only); Device.Alloc (ordered on the default stream); FromSlice on
+// the default stream; Device.Alloc then a plain CopyFromHost (the device's copy
+// stream); and S.Alloc with a read on the default stream first. In every case but the
+// first, the buffers moved to S once: the tracking must settle back to S's free path.
 func BenchmarkTrackedLaunchInterleaved(b *testing.B) {
 	d := cudaDev(b)
-	s, _ := d.NewStream()
-	defer s.Close()
 	add, _ := d.Builtin("add_u32")
 	cfg := gpu.LaunchConfig{Grid: gpu.Dim3{X: 1}, Block: gpu.Dim3{X: 32}}
-	x, _ := s.Alloc(1024)
-	y, _ := s.Alloc(1024)
-	defer x.Free()
-	defer y.Free()
-	var px, py gpu.DevicePtr
-	x.Access(s, gpu.Read, func(p gpu.DevicePtr) error { px = p; return nil })
-	y.Access(s, gpu.Read, func(p gpu.DevicePtr) error { py = p; return nil })
 	bg := context.Background()
-	const per = 2000
-	round := func(tracked bool) time.Duration {
-		start := time.Now()
-		for range per {
-			if tracked {
-				s.Launch(add, cfg, gpu.Out(y), gpu.In(x), uint32(1), uint64(0))
-			} else {
-				s.Launch(add, cfg, py, px, uint32(1), uint64(0))
+	type pair struct{ x, y *gpu.Buffer }
+	sources := []struct {
+		name string
+		make func(s *gpu.Stream) pair
+	}{
+		{"stream-alloc", func(s *gpu.Stream) pair {
+			x, _ := s.Alloc(1024)
+			y, _ := s.Alloc(1024)
+			return pair{x, y}
+		}},
+		{"device-alloc", func(*gpu.Stream) pair {
+			x, _ := d.Alloc(1024)
+			y, _ := d.Alloc(1024)
+			return pair{x, y}
+		}},
+		{"fromslice-default", func(*gpu.Stream) pair {
+			x, _ := gpu.FromSlice(d.DefaultStream(), make([]uint32, 256))
+			y, _ := gpu.FromSlice(d.DefaultStream(), make([]uint32, 256))
+			return pair{x.Buffer(), y.Buffer()}
+		}},
+		{"host-copy", func(*gpu.Stream) pair {
+			x, _ := d.Alloc(1024)
+			y, _ := d.Alloc(1024)
+			x.CopyFromHost(bg, make([]byte, 1024))
+			y.CopyFromHost(bg, make([]byte, 1024))
+			return pair{x, y}
+		}},
+		{"default-read", func(s *gpu.Stream) pair {
+			x, _ := s.Alloc(1024)
+			y, _ := s.Alloc(1024)
+			tmp, _ := d.Alloc(1024)
+			d.DefaultStream().Launch(add, cfg, gpu.Out(tmp), gpu.In(x), uint32(1), uint64(0))
+			d.DefaultStream().Launch(add, cfg, gpu.Out(tmp), gpu.In(y), uint32(1), uint64(0))
+			tmp.Free()
+			return pair{x, y}
+		}},
+	}
+	for _, src := range sources {
+		b.Run(src.name, func(b *testing.B) {
+			s, _ := d.NewStream()
+			defer s.Close()
+			p := src.make(s)
+			x, y := p.x, p.y
+			defer x.Free()
+			defer y.Free()
+			var px, py gpu.DevicePtr
+			x.Access(s, gpu.Read, func(p gpu.DevicePtr) error { px = p; return nil })
+			y.Access(s, gpu.Read, func(p gpu.DevicePtr) error { py = p; return nil })
+			const per = 2000
+			round := func(tracked bool) time.Duration {
+				start := time.Now()
+				for range per {
+					if tracked {
+						s.Launch(add, cfg, gpu.Out(y), gpu.In(x), uint32(1), uint64(0))
+					} else {
+						s.Launch(add, cfg, py, px, uint32(1), uint64(0))
+					}
+				}
+				s.Synchronize(bg)
+				return time.Since(start) / per
 			}
+			round(false)
+			round(true)
+			var un, tr []time.Duration
+			for b.Loop() {
+				un = append(un, round(false))
+				tr = append(tr, round(true))
+			}
+			med := func(v []time.Duration) float64 {
+				slices.Sort(v)
+				return float64(v[len(v)/2])
+			}
+			b.ReportMetric(med(un), "untracked-ns/launch")
+			b.ReportMetric(med(tr), "tracked-ns/launch")
+			b.ReportMetric(med(tr)/med(un), "ratio")
+		})
+	}
+}
+
+// BenchmarkAsyncCopy times Stream.CopyDtoH and CopyHtoD of pageable Go memory enqueued
+// behind a 2 ms kernel on their stream: the host time of the call (staging ring, or
+// the driver's synchronous copy with the ring off), and the whole, until the stream is
+// done.
+func BenchmarkAsyncCopy(b *testing.B) {
+	d := cudaDev(b)
+	spin, _ := d.Builtin("spin")
+	bg := context.Background()
+	for _, n := range []int{8, 4 << 10, 1 << 20, 64 << 20} {
+		for _, ring := range []bool{true, false} {
+			name := fmt.Sprintf("bytes=%d/ring=%v", n, ring)
+			b.Run(name, func(b *testing.B) {
+				defer gpu.SetAsyncStaging(gpu.SetAsyncStaging(ring))
+				s, _ := d.NewStream()
+				defer s.Close()
+				buf, _ := s.Alloc(int64(n))
+				defer buf.Free()
+				host := make([]byte, n)
+				var call, total time.Duration
+				for b.Loop() {
+					s.Launch(spin, gpu.LaunchConfig{Grid: gpu.Dim3{X: 1}, Block: gpu.Dim3{X: 1}}, uint64(2*time.Millisecond))
+					start := time.Now()
+					s.CopyDtoH(host, buf)
+					s.CopyHtoD(buf, host)
+					call += time.Since(start)
+					s.Synchronize(bg)
+					total += time.Since(start)
+				}
+				b.ReportMetric(float64(call.Nanoseconds())/float64(b.N), "call-ns/op")
+				b.ReportMetric(float64(total.Nanoseconds())/float64(b.N), "total-ns/op")
+			})
 		}
-		s.Synchronize(bg)
-		return time.Since(start) / per
 	}
-	round(false)
-	round(true)
-	var un, tr []time.Duration
-	for b.Loop() {
-		un = append(un, round(false))
-		tr = append(tr, round(true))
-	}
-	med := func(v []time.Duration) float64 {
-		slices.Sort(v)
-		return float64(v[len(v)/2])
-	}
-	b.ReportMetric(med(un), "untracked-ns/launch")
-	b.ReportMetric(med(tr), "tracked-ns/launch")
-	b.ReportMetric(med(tr)/med(un), "ratio")
 }
 
 // BenchmarkWaitPrimitives times a 100 us kernel plus a raw driver wait for it, by
@@ -841,7 +923,7 @@ func BenchmarkReduceFused(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	defer gpu.SetReduceFuse(gpu.SetReduceFuse(true))
+	defer gpu.SetReduceFuse(d, gpu.SetReduceFuse(d, true))
 	bg := context.Background()
 	cases := []struct {
 		name  string
@@ -867,7 +949,7 @@ func BenchmarkReduceFused(b *testing.B) {
 		}
 		var ref []float32
 		for _, fuse := range []bool{false, true} {
-			gpu.SetReduceFuse(fuse)
+			gpu.SetReduceFuse(d, fuse)
 			r, err := gpu.Sum[float32](s, x, c.opts...)
 			if err != nil {
 				b.Fatal(err)
@@ -888,7 +970,7 @@ func BenchmarkReduceFused(b *testing.B) {
 			fuse bool
 		}{{"fused", true}, {"two-kernel", false}} {
 			b.Run(c.name+"/"+mode.name, func(b *testing.B) {
-				gpu.SetReduceFuse(mode.fuse)
+				gpu.SetReduceFuse(d, mode.fuse)
 				for b.Loop() {
 					r, err := gpu.Sum[float32](s, x, c.opts...)
 					if err != nil {

@@ -130,7 +130,8 @@ func OpenBackend(name string, ordinal int) (*Device, error) {
 //
 // A nil *Device is never valid: its methods that return an error return one wrapping
 // ErrInvalidValue (Err included), and the others return zero values (nil, "", a zero
-// DeviceInfo or WaitPolicy, "<nil device>" for String; SetWaitPolicy does nothing).
+// DeviceInfo, WaitPolicy or Tuning, "<nil device>" for String; SetWaitPolicy does
+// nothing).
 type Device struct {
 	be     backend.Device
 	info   DeviceInfo
@@ -168,9 +169,14 @@ type Device struct {
 	kc    kernelCache
 	plans planCache
 
-	stagePool    stagePool // pinned chunks of staged host copies (stage.go)
-	wordPool     wordPool  // pinned words of small reads (readU64)
+	stagePool    stagePool // pinned staging buffers of plain host copies (stage.go)
+	wordPool     wordPool  // pinned words of small reads (readU64, At)
 	forceStaging bool      // stage on any backend (tests)
+	// copyStreams are the streams of plain host copies (to the host, to the device),
+	// made at first use (copyStream).
+	copyMu      sync.Mutex
+	copyStreams [2]atomic.Pointer[Stream]
+	tune        atomic.Pointer[Tuning] // the tuning (Device.Tuning, SetTuning)
 	// hostMu guards hostRanges: the host address ranges of the device's live pinned and
 	// unified buffers, sorted, which plain copies never stage.
 	hostMu     sync.RWMutex
@@ -213,8 +219,11 @@ func NewDevice(bd backend.Device) (*Device, error) {
 		return nil, fmt.Errorf("gpu: NewDevice(nil): %w", ErrInvalidValue)
 	}
 	d := &Device{be: bd, info: bd.Info(), streams: map[uint64]streamRef{}}
+	d.stagePool.tokens = make(chan struct{}, stageTokens)
 	p := DefaultWaitPolicy
 	d.policy.Store(&p)
+	tu := DefaultTuning()
+	d.tune.Store(&tu)
 	d.hub = newHub(d)
 	def, err := d.NewStream()
 	if err != nil {
@@ -384,6 +393,25 @@ type pev struct {
 	dev  *Device
 	refs atomic.Int32
 	free func()
+	// done and cover, set by eventAfter: the event completes after every operation of
+	// its stream up to cover, so seeing it complete advances done (settle).
+	done  *atomic.Uint64
+	cover uint64
+}
+
+// settle records what e's completion tells: its stream's operations up to cover are
+// complete. The caller has seen e complete.
+func (e *pev) settle() {
+	if e != nil && e.done != nil {
+		advance(e.done, e.cover)
+	}
+}
+
+// settleAll settles events seen complete.
+func settleAll(evs []*pev) {
+	for _, e := range evs {
+		e.settle()
+	}
 }
 
 func (e *pev) retain() *pev {
@@ -420,6 +448,7 @@ func (d *Device) getEvent() (*pev, error) {
 		d.evFree = d.evFree[:n-1]
 		d.evMu.Unlock()
 		e.refs.Store(1)
+		e.done, e.cover = nil, 0
 		return e, nil
 	}
 	d.evMu.Unlock()

@@ -1,7 +1,8 @@
 // Package gpu is GPU computing for Go: devices, streams, events, memory and kernels,
 // correct under any number of goroutines and streams, on NVIDIA GPUs through the CUDA
-// driver (loaded at run time: building needs no CUDA toolkit) or on the CPU backend,
-// which has the same semantics and is the default where there is no GPU.
+// driver (loaded at run time: building needs no CUDA toolkit, and with CGO_ENABLED=0 on
+// linux/amd64 or linux/arm64 no C compiler either: see package cu's Binding) or on the
+// CPU backend, which has the same semantics and is the default where there is no GPU.
 //
 // # Waiting
 //
@@ -18,15 +19,46 @@
 // Launch and the copy methods take buffers, not raw pointers, and record each use: an
 // operation on stream S waits for conflicting uses on other streams (a read for the last
 // write; a write also for the reads since), and the event marking a use is recorded
-// after the operation is enqueued. A buffer used on one stream only costs nothing. Raw
-// device pointers exist only inside Buffer.Access, whose use is recorded after the
-// scope returns. Free is safe at any moment.
+// after the operation is enqueued. A buffer used on one stream only costs nothing, and
+// one that moved to a stream returns to that free path once the other streams' uses are
+// behind it (complete, or waited for). Raw device pointers exist only inside
+// Buffer.Access, whose use is recorded after the scope returns. Free is safe at any
+// moment.
+//
+// # Host copies
+//
+// The plain host reads and copies (Buffer.CopyToHost, CopyFromHost and CopyFrom,
+// Array.ToSlice, CopyToHost, CopyFromHost, At and Set) first wait on the host, under
+// their context and without the driver, for the uses of the buffer they conflict with,
+// then copy on the device's own copy streams through pinned memory with asynchronous
+// copies and the package's own waits: a cancel returns ctx.Err() at once and nothing
+// touches the Go memory afterwards, a copy of a buffer that is ready never waits behind
+// copies that wait, and any number of goroutines copying at once hold a bounded number
+// of OS threads. Stream.CopyDtoH and CopyHtoD only enqueue, pageable Go memory
+// included (through the stream's pinned staging ring on CUDA, whose driver copies
+// pageable memory synchronously).
+//
+// # Element types
+//
+// Arrays hold bool, the sized integers, int and uint, float32, float64, and the
+// half-precision Float16 and BFloat16 (package half's named uint16s): see Float16 for
+// how they compute (float32 arithmetic and accumulation, one rounding to nearest even
+// on store, NumPy 2's promotion).
+//
+// # Printing
+//
+// fmt prints an array's values in NumPy's layout (fmt.Println(a) shows [[1 2 3] ...],
+// summarised past PrintThreshold elements), reading them from the device and waiting
+// for the work writing them: see Array.Format, and Array.Text for a read under a
+// context.
 //
 // # Errors
 //
 // Errors wrap the sentinels ErrNoDevice, ErrOutOfMemory, ErrInvalidValue,
 // ErrLaunchFailed, ErrNotSupported and ErrClosed; match them with errors.Is. A CUDA
-// error is also a *cu.Error with the CUresult's name and message.
+// error is also a *cu.Error with the CUresult's name and message. An index out of
+// range that a kernel finds (Take, Put, AddAt ... in raise mode) is reported by a later
+// wait, wrapping ErrIndexOutOfRange and ErrInvalidValue: see ErrIndexOutOfRange.
 //
 // Bad input gets an error, never a panic: a nil *Stream, a nil array, a nil
 // context.Context or a nil ReduceOption or ScanOption given to an operation is an error
@@ -36,6 +68,32 @@
 // of any of the package's types (*Function and *Generator too) the methods that return
 // no error return zero values (Size 0, Shape nil, String "<nil array>"), as each type's
 // documentation says.
+//
+// # Matrix products
+//
+// MatMul (numpy.matmul), MatMulInto, Gemm (C = alpha*A@B + beta*C), Dot and Vdot run on
+// the device's library where it has one (cuBLAS on CUDA, loaded at run time; gonum on the
+// CPU), else on a kernel this package generates; views go to the library as
+// transposes and leading dimensions. GPU_MATMUL=generated forces the generated kernel,
+// GPU_CUBLAS_LIBRARY names the cuBLAS file, and SetFloat32MatMulPrecision allows TF32.
+//
+// # NaN
+//
+// One policy, on every backend: a NaN that an operation computes is the canonical NaN,
+// 0x7fffffff for float32 and 0x7fffffffffffffff for float64 (float16 and bfloat16 round
+// it to 0x7fff). That covers arithmetic (+ - * / %, sqrt, the math functions, rounding),
+// Minimum, Maximum, fmin and fmax, and the reductions and scans (Sum, Prod, Min, Max,
+// CumSum, CumMax...): a minimum, maximum, sum or product with a NaN operand is the
+// canonical NaN, whichever NaN it was and in whatever order the values met. It is what
+// NVIDIA GPUs' arithmetic gives anyway, and it makes results independent of the order
+// of evaluation, which differs between backends and launch shapes. NumPy instead
+// returns the NaN operand itself. Operations that move values without computing keep a
+// NaN's bits (copies, Where, views, FindMin and FindMax's values, which are the elements
+// at the indices), and so do those defined on the sign bit (negation, Absolute,
+// copysign); conversions between float types keep its sign. ArgMin and ArgMax take the
+// first NaN. Zeros: -0 is below +0 for Minimum, Maximum, Min, Max, CumMin and CumMax,
+// and equal to it for ArgMin, ArgMax and comparisons. (internal/fp states the rules;
+// internal/kernel's operator table applies them.)
 //
 // # Choosing a device
 //

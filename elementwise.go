@@ -6,6 +6,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -31,14 +32,19 @@ type Vars map[string]any
 //
 //	y, err := gpu.Eval[float32](s, "a*x + b", gpu.Vars{"a": 2.0, "x": x, "b": 1.0})
 func Eval[R Elem](s *Stream, src string, vars Vars) (*Array[R], error) {
-	var shapes [][]int
-	var err error
-	for name, v := range vars {
-		if shapes, err = appendShape(shapes, v, name, 0); err != nil {
-			return nil, err
-		}
+	// In the order of the names, so that an error is the same in every run.
+	var nameBuf [8]string
+	names := nameBuf[:0]
+	for name := range vars {
+		names = append(names, name)
 	}
-	shape, err := BroadcastShapes(shapes...)
+	slices.Sort(names)
+	var valBuf [8]any
+	vals := valBuf[:0]
+	for _, name := range names {
+		vals = append(vals, vars[name])
+	}
+	shape, err := broadcastOperands("", vals, variableLabels(names))
 	if err != nil {
 		return nil, err
 	}
@@ -72,9 +78,13 @@ func scalarDecl(slot int, v any) (expr.Decl, dtype.DType, uint64, error) {
 	if !rv.IsValid() {
 		return expr.Decl{}, 0, 0, fmt.Errorf("nil value: %w", ErrInvalidValue)
 	}
-	t := dtype.OfKind(rv.Kind())
+	t := dtype.OfValue(v)
 	if t == dtype.Invalid {
 		return expr.Decl{}, 0, 0, fmt.Errorf("values of type %T can't be used in an expression: %w", v, ErrInvalidValue)
+	}
+	if isHalf(t) {
+		// Float16, BFloat16: typed like float32 (NEP 50's numpy.float16 scalars).
+		return expr.ParamDecl(slot, t), t, rv.Uint(), nil
 	}
 	var bits uint64
 	switch rv.Kind() {
@@ -99,6 +109,16 @@ func scalarDecl(slot int, v any) (expr.Decl, dtype.DType, uint64, error) {
 		return expr.WeakParamDecl(slot, t), t, bits, nil
 	}
 	return expr.ParamDecl(slot, t), t, bits, nil
+}
+
+// scalarSig returns the byte a Go scalar contributes to a plan's signature: its kind,
+// which decides its declaration (weak or typed, and the type), or for Float16 and
+// BFloat16, whose kind is uint16's, a byte of their own.
+func scalarSig(v any) byte {
+	if t := dtype.OfValue(v); isHalf(t) {
+		return 0x80 | byte(t)
+	}
+	return byte(reflect.TypeOf(v).Kind())
 }
 
 type evalOperand struct {
@@ -176,11 +196,10 @@ func (d *Device) plan(src string, vars Vars, out dtype.DType) (*evalPlan, error)
 			}
 			sig = append(sig, 'a', byte(v.DType()))
 		default:
-			rv := reflect.ValueOf(v)
-			if !rv.IsValid() {
+			if v == nil {
 				return nil, fmt.Errorf("gpu: variable %q is nil: %w", name, ErrInvalidValue)
 			}
-			sig = append(sig, 's', byte(rv.Kind()))
+			sig = append(sig, 's', scalarSig(v))
 		}
 	}
 	*bp = sig
@@ -239,7 +258,7 @@ func newPlan(src string, vars Vars, names []string, out dtype.DType) (*evalPlan,
 		return nil, fmt.Errorf("%w (%w)", err, ErrInvalidValue)
 	}
 	if e.DType() != out {
-		e = &expr.Expr{Root: &expr.Cast{X: e.Root, Type: out}, Inputs: e.Inputs, Params: e.Params}
+		e = e.Convert(out)
 	}
 	p.e = e
 	p.narrow = weakIntCasts(e)
@@ -250,26 +269,78 @@ func newPlan(src string, vars Vars, names []string, out dtype.DType) (*evalPlan,
 	return p, nil
 }
 
-// appendShape appends v's shape to shapes if v is an array; errors name it as the
-// variable name, or operand i when name is "".
-func appendShape(shapes [][]int, v any, name string, i int) ([][]int, error) {
-	a, ok := v.(AnyArray)
-	if !ok {
-		return shapes, nil
+// operandLabels names operands in errors: label i is what the user calls vals[i].
+type operandLabels interface{ label(i int) string }
+
+// variableLabels names Eval's variables: `variable "x"`.
+type variableLabels []string
+
+func (l variableLabels) label(i int) string { return fmt.Sprintf("variable %q", l[i]) }
+
+// kernelLabels names a Kernel's operands by the names given to NewKernel: `operand "x"`.
+type kernelLabels []string
+
+func (l kernelLabels) label(i int) string {
+	if i < len(l) {
+		return fmt.Sprintf("operand %q", l[i])
 	}
-	if a.isNil() {
-		if name == "" {
-			return shapes, fmt.Errorf("gpu: operand %d is a nil array: %w", i, ErrInvalidValue)
+	return fmt.Sprintf("operand %d", i)
+}
+
+// positionLabels names a named operation's array operands by position: "operand" for
+// one, "first operand", "second operand" ... for more.
+type positionLabels int
+
+func (n positionLabels) label(i int) string {
+	if n == 1 {
+		return "operand"
+	}
+	if i < 3 {
+		return [...]string{"first", "second", "third"}[i] + " operand"
+	}
+	return fmt.Sprintf("operand %d", i+1)
+}
+
+// broadcastOperands returns the shape the arrays among vals broadcast to, checking
+// each first (a nil array, or one used after Free, is an error naming it by labels,
+// after the operation op if it isn't ""). Other values (scalars, LinearIndex) are
+// skipped.
+func broadcastOperands(op string, vals []any, labels operandLabels) ([]int, error) {
+	prefix := "gpu: "
+	if op != "" {
+		prefix += op + ": "
+	}
+	var shapeBuf [8][]int
+	shapes := shapeBuf[:0]
+	for i, v := range vals {
+		a, ok := v.(AnyArray)
+		if !ok {
+			continue
 		}
-		return shapes, fmt.Errorf("gpu: variable %q is a nil array: %w", name, ErrInvalidValue)
-	}
-	if a.isFreed() {
-		if name == "" {
-			return shapes, fmt.Errorf("gpu: operand %d: array used after Free: %w", i, ErrClosed)
+		if a.isNil() {
+			return nil, fmt.Errorf("%s%s is a nil array: %w", prefix, labels.label(i), ErrInvalidValue)
 		}
-		return shapes, fmt.Errorf("gpu: variable %q: array used after Free: %w", name, ErrClosed)
+		if a.isFreed() {
+			return nil, fmt.Errorf("%s%s: array used after Free: %w", prefix, labels.label(i), ErrClosed)
+		}
+		shapes = append(shapes, a.hdr().shape)
 	}
-	return append(shapes, a.header().shape), nil
+	shape, err := BroadcastShapes(shapes...)
+	if err != nil {
+		var b strings.Builder
+		k := 0
+		for i, v := range vals {
+			if a, ok := v.(AnyArray); ok {
+				if k > 0 {
+					b.WriteString(", ")
+				}
+				fmt.Fprintf(&b, "%s of shape %v", labels.label(i), a.hdr().shape)
+				k++
+			}
+		}
+		return nil, fmt.Errorf("%soperands don't broadcast together: %s: %w", prefix, b.String(), ErrInvalidValue)
+	}
+	return shape, nil
 }
 
 // weakIntCasts returns, per weak integer parameter slot of e (a Go int), the integer
@@ -712,11 +783,10 @@ func (k *Kernel[R]) plan(d *Device, args []any) (*evalPlan, []any, error) {
 			}
 			key.sig[2*i], key.sig[2*i+1] = 'a', byte(v.DType())
 		default:
-			rv := reflect.ValueOf(v)
-			if !rv.IsValid() {
+			if v == nil {
 				return nil, nil, fmt.Errorf("gpu: operand %q is nil: %w", k.names[i], ErrInvalidValue)
 			}
-			key.sig[2*i], key.sig[2*i+1] = 's', byte(rv.Kind())
+			key.sig[2*i], key.sig[2*i+1] = 's', scalarSig(v)
 		}
 	}
 	k.mu.Lock()
@@ -772,14 +842,7 @@ func (k *Kernel[R]) Eval(s *Stream, args ...any) (*Array[R], error) {
 	if k == nil {
 		return nil, errNilKernel
 	}
-	var shapes [][]int
-	var err error
-	for i, v := range args {
-		if shapes, err = appendShape(shapes, v, "", i); err != nil {
-			return nil, err
-		}
-	}
-	shape, err := BroadcastShapes(shapes...)
+	shape, err := broadcastOperands("", args, kernelLabels(k.names))
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,9 @@ module github.com/go-gpu/gpu
 go 1.26.0
 
 require (
+	github.com/ebitengine/purego v0.11.3
 	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da
+	gonum.org/v1/gonum v0.17.0
 	gonum.org/v1/plot v0.17.0
 )
 

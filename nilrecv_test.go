@@ -72,7 +72,10 @@ func nilRecvCases(f *nilFixture) []nilCase {
 		{"Device.NewStream", func() error { return e1(d.NewStream()) }},
 		{"Device.Synchronize", func() error { return d.Synchronize(ctx) }},
 		{"Device.Synchronize", func() error { return d.Synchronize(ctx, gpu.WaitPolicy{Mode: gpu.WaitBlock}) }},
+		{"Device.SetTuning", func() error { return e1(d.SetTuning(gpu.DefaultTuning())) }},
 		{"Device.TrimMemory", func() error { return d.TrimMemory(ctx) }},
+		{"Device.MatMulLibrary", func() error { return e1(d.MatMulLibrary()) }},
+		{"Device.SetFloat32MatMulPrecision", func() error { return d.SetFloat32MatMulPrecision(gpu.PrecisionHigh) }},
 
 		// Event.
 		{"Event.Close", func() error { return ev.Close() }},
@@ -105,8 +108,15 @@ func nilRecvCases(f *nilFixture) []nilCase {
 			{"Array.Slice", func() error { return e1(a.Slice(gpu.R(0, 1))) }},
 			{"Array.Slice", func() error { return e1(a.Slice()) }},
 			{"Array.ToSlice", func() error { return e1(a.ToSlice(ctx)) }},
+			{"Array.Text", func() error { return e1(a.Text(ctx)) }},
 			{"Array.Transpose", func() error { return e1(a.Transpose()) }},
 			{"Array.Transpose", func() error { return e1(a.Transpose(1, 0)) }},
+			{"Array.Squeeze", func() error { return e1(a.Squeeze()) }},
+			{"Array.ExpandDims", func() error { return e1(a.ExpandDims(0)) }},
+			{"Array.Flip", func() error { return e1(a.Flip()) }},
+			{"Array.Split", func() error { return e1(a.Split(2, 0)) }},
+			{"Array.ArraySplit", func() error { return e1(a.ArraySplit(2, 0)) }},
+			{"Array.SplitAt", func() error { return e1(a.SplitAt(0, 1)) }},
 		}...)
 	}
 	// Another instantiation of the generic methods.
@@ -171,7 +181,11 @@ func nilRecvNoError() []nilCase {
 		{"Device.String", func() error {
 			return errors.Join(is("String()", d.String(), "<nil device>"), is("fmt.Sprint", fmt.Sprint(d), "<nil device>"))
 		}},
+		{"Device.Tuning", func() error { return isZero("Tuning()", d.Tuning()) }},
 		{"Device.WaitPolicy", func() error { return isZero("WaitPolicy()", d.WaitPolicy()) }},
+		{"Device.Float32MatMulPrecision", func() error {
+			return is("Float32MatMulPrecision()", d.Float32MatMulPrecision(), gpu.PrecisionHighest)
+		}},
 
 		// Event.
 		{"Event.Device", func() error { return isZero("Device()", ev.Device()) }},
@@ -187,6 +201,13 @@ func nilRecvNoError() []nilCase {
 		// Function.
 		{"Function.BackendFunction", func() error { return isZero("BackendFunction()", fn.BackendFunction()) }},
 		{"Function.Name", func() error { return is("Name()", fn.Name(), "") }},
+
+		// UniqueResult.
+		{"UniqueResult.Free", func() error {
+			(*gpu.UniqueResult[float32])(nil).Free()
+			(&gpu.UniqueResult[int64]{}).Free()
+			return nil
+		}},
 
 		// Generator.
 		{"Generator.State", func() error {
@@ -207,6 +228,9 @@ func nilRecvNoError() []nilCase {
 			{"Array.Strides", func() error { return isZero("Strides()", a.Strides()) }},
 			{"Array.String", func() error {
 				return errors.Join(is("String()", a.String(), "<nil array>"), is("fmt.Sprint", fmt.Sprint(a), "<nil array>"))
+			}},
+			{"Array.Format", func() error {
+				return is("fmt.Sprintf", fmt.Sprintf("%v %+v %#v %.2f", a, a, a, a), "<nil array> <nil array> <nil array> <nil array>")
 			}},
 		}...)
 	}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/go-gpu/gpu"
 )
 
@@ -140,6 +142,7 @@ func nilStreamCases(f *nilFixture) []nilCase {
 		{"Fill", func() error { return gpu.Fill(s, empty, 1) }},
 		{"FromSlice", func() error { return e1(gpu.FromSlice(s, []float32{1, 2, 3})) }},
 		{"FromSlice", func() error { return e1(gpu.FromSlice(s, []int8{})) }},
+		{"FromBits", func() error { return e1(gpu.FromBits[gpu.BFloat16](s, []uint16{0x3f80})) }},
 		{"Contiguous", func() error { return e1(gpu.Contiguous(s, a)) }},
 		{"Contiguous", func() error { return e1(gpu.Contiguous(s, strided)) }},
 		{"Clone", func() error { return e1(gpu.Clone(s, a)) }},
@@ -192,6 +195,34 @@ func nilStreamCases(f *nilFixture) []nilCase {
 		{"Permute", func() error { return e1(gpu.Permute(s, a, 1, 0)) }},
 		{"Transpose", func() error { return e1(gpu.Transpose(s, a)) }},
 		{"Transpose", func() error { return e1(gpu.Transpose(s, empty)) }},
+		{"Reshape", func() error { return e1(gpu.Reshape(s, a, 3, 2)) }},
+		// Indexing, joining.
+		{"Take", func() error { return e1(gpu.Take(s, a, f.ai)) }},
+		{"Take", func() error { return e1(gpu.Take(s, strided, f.ai, gpu.OnAxis(1))) }},
+		{"TakeAlongAxis", func() error { return e1(gpu.TakeAlongAxis(s, a, f.ai, 1)) }},
+		{"Var", func() error { return e1(gpu.Var[float32](s, a)) }},
+		{"Std", func() error { return e1(gpu.Std[float32](s, a, gpu.Axes(1), gpu.Ddof(1))) }},
+		{"LogSumExp", func() error { return e1(gpu.LogSumExp[float32](s, a)) }},
+		{"Softmax", func() error { return e1(gpu.Softmax(s, a, 1)) }},
+		{"LogSoftmax", func() error { return e1(gpu.LogSoftmax(s, a, 0)) }},
+		{"LayerNorm", func() error { return e1(gpu.LayerNorm(s, a, 1, nil, nil, 1e-5)) }},
+		{"Norm", func() error { return e1(gpu.Norm[float32](s, a, 2)) }},
+		{"Put", func() error { return gpu.Put(s, out, f.ai, b) }},
+		{"PutAlongAxis", func() error { return gpu.PutAlongAxis(s, out, f.ai, b, 1) }},
+		{"PutMask", func() error { return gpu.PutMask(s, out, f.mask, b) }},
+		{"AddAt", func() error { return gpu.AddAt(s, out, f.ai, b) }},
+		{"MaximumAt", func() error { return gpu.MaximumAt(s, out, f.ai, b) }},
+		{"MinimumAt", func() error { return gpu.MinimumAt(s, out, f.ai, b, gpu.Deterministic()) }},
+		{"Bincount", func() error { return e1(gpu.Bincount(ctx, s, f.outI, 0)) }},
+		{"BincountWeights", func() error { return e1(gpu.BincountWeights(ctx, s, f.outI, b, 0)) }},
+		{"Concatenate", func() error { return e1(gpu.Concatenate(s, []*gpu.Array[float32]{a, b}, 0)) }},
+		{"Concatenate", func() error { return e1(gpu.Concatenate(s, []*gpu.Array[float32]{empty}, 0)) }},
+		{"Stack", func() error { return e1(gpu.Stack(s, []*gpu.Array[float32]{a, b}, 0)) }},
+		{"Tile", func() error { return e1(gpu.Tile(s, a, 2)) }},
+		{"Repeat", func() error { return e1(gpu.Repeat(s, a, 2)) }},
+		{"Roll", func() error { return e1(gpu.Roll(s, a, 1)) }},
+		{"Pad", func() error { return e1(gpu.Pad(s, a, [][2]int{{1, 1}}, 0)) }},
+		{"Reshape", func() error { return e1(gpu.Reshape(s, strided, 6)) }},
 
 		// Random numbers.
 		{"Rand", func() error { return e1(gpu.Rand[float32](s, g, 2, 3)) }},
@@ -204,6 +235,14 @@ func nilStreamCases(f *nilFixture) []nilCase {
 		{"RandNInto", func() error { return gpu.RandNInto(s, g, out) }},
 		{"RandIntInto", func() error { return gpu.RandIntInto(s, g, f.outI, 0, 10) }},
 		{"RandBitsInto", func() error { return gpu.RandBitsInto(s, g, f.outI) }},
+
+		// Matrix products.
+		{"MatMul", func() error { return e1(gpu.MatMul(s, a, b)) }},
+		{"MatMulInto", func() error { return gpu.MatMulInto(s, f.out, a, b) }},
+		{"Gemm", func() error { return gpu.Gemm(s, 2, a, b, 1, f.out) }},
+		{"Dot", func() error { return e1(gpu.Dot(s, a, b)) }},
+		{"Vdot", func() error { return e1(gpu.Vdot(s, a, b)) }},
+		{"FromDense", func() error { return e1(gpu.FromDense[float64](s, mat.NewDense(1, 1, nil))) }},
 
 		// Reductions.
 		{"Sum", func() error { return e1(gpu.Sum[float32](s, a)) }},
@@ -224,6 +263,14 @@ func nilStreamCases(f *nilFixture) []nilCase {
 		{"ArgMax", func() error { return e1(gpu.ArgMax(s, a, gpu.Axes(1))) }},
 		{"FindMin", func() error { return e2(gpu.FindMin(s, a)) }},
 		{"FindMax", func() error { return e2(gpu.FindMax(s, a, gpu.Axes(0))) }},
+		{"SumOf", func() error { return e1(gpu.SumOf(s, a)) }},
+		{"ProdOf", func() error { return e1(gpu.ProdOf(s, a, gpu.Axes(0))) }},
+		{"MeanOf", func() error { return e1(gpu.MeanOf(s, a)) }},
+		{"VarOf", func() error { return e1(gpu.VarOf(s, a)) }},
+		{"StdOf", func() error { return e1(gpu.StdOf(s, a)) }},
+		{"LogSumExpOf", func() error { return e1(gpu.LogSumExpOf(s, a)) }},
+		{"NormOf", func() error { return e1(gpu.NormOf(s, a, 1)) }},
+		{"MedianOf", func() error { return e1(gpu.MedianOf(s, a)) }},
 
 		// Scans.
 		{"CumSum", func() error { return e1(gpu.CumSum[float32](s, a, 1)) }},
@@ -232,6 +279,9 @@ func nilStreamCases(f *nilFixture) []nilCase {
 		{"CumMax", func() error { return e1(gpu.CumMax(s, a, 0)) }},
 		{"CumMin", func() error { return e1(gpu.CumMin(s, strided, 1)) }},
 		{"Accumulate", func() error { return e1(gpu.Accumulate[float32](s, a, gpu.OpSum, 1)) }},
+		{"CumSumOf", func() error { return e1(gpu.CumSumOf(s, a, 1)) }},
+		{"CumProdOf", func() error { return e1(gpu.CumProdOf(s, a, 0)) }},
+		{"AccumulateOf", func() error { return e1(gpu.AccumulateOf(s, a, gpu.OpMax, 1)) }},
 		{"AccumulateInto", func() error { return gpu.AccumulateInto(s, out, a, gpu.OpSum, 1) }},
 		{"AccumulateInto", func() error { return gpu.AccumulateInto(s, strided, a, gpu.OpMax, 0) }},
 		{"AccumulateInto", func() error { return gpu.AccumulateInto(s, f.outI, f.ai, gpu.OpSum, 0) }},
@@ -247,6 +297,20 @@ func nilStreamCases(f *nilFixture) []nilCase {
 		{"FindFirstWhere", func() error { return e1(gpu.FindFirstWhere(ctx, s, "x > 1", x)) }},
 		{"CountNonzero", func() error { return e1(gpu.CountNonzero(ctx, s, a)) }},
 		{"CountNonzero", func() error { return e1(gpu.CountNonzero(ctx, s, empty)) }},
+
+		// Sorting and selection.
+		{"Sort", func() error { return e1(gpu.Sort(s, a, -1)) }},
+		{"Sort", func() error { return e1(gpu.Sort(s, empty, 0, gpu.Descending())) }},
+		{"Argsort", func() error { return e1(gpu.Argsort(s, a, 0)) }},
+		{"SortByKey", func() error { return e2(gpu.SortByKey(s, a, f.b, 1)) }},
+		{"Partition", func() error { return e1(gpu.Partition(s, a, 1, -1)) }},
+		{"Argpartition", func() error { return e1(gpu.Argpartition(s, a, 0, 0)) }},
+		{"TopK", func() error { return e2(gpu.TopK(s, a, 2, -1)) }},
+		{"Unique", func() error { return e1(gpu.Unique(ctx, s, a, gpu.ReturnCounts())) }},
+		{"SearchSorted", func() error { return e1(gpu.SearchSorted(s, a, a, gpu.SideLeft)) }},
+		{"Median", func() error { return e1(gpu.Median[float32](s, a)) }},
+		{"Quantile", func() error { return e1(gpu.Quantile[float64](s, a, 0.5, gpu.Axes(0))) }},
+		{"Quantiles", func() error { return e1(gpu.Quantiles[float32](s, a, []float64{0, 1})) }},
 
 		// Buffers, streams and launches.
 		{"Stream.Alloc", func() error { return e1(s.Alloc(64)) }},
@@ -312,6 +376,7 @@ func nilContextCases(f *nilFixture) []nilCase {
 		{"Array.ToSlice", func() error { return e1(a.ToSlice(ctx)) }},
 		{"Array.ToSlice", func() error { return e1(f.strided.ToSlice(ctx)) }},
 		{"Array.ToSlice", func() error { return e1(f.empty.ToSlice(ctx)) }},
+		{"Array.Text", func() error { return e1(a.Text(ctx)) }},
 		{"Array.CopyToHost", func() error { return a.CopyToHost(ctx, f.hostF32) }},
 		{"Array.CopyFromHost", func() error { return f.out.CopyFromHost(ctx, f.hostF32) }},
 		{"Array.At", func() error { return e1(a.At(ctx, 1, 2)) }},
@@ -323,6 +388,10 @@ func nilContextCases(f *nilFixture) []nilCase {
 		{"FindFirst", func() error { return e1(gpu.FindFirst(ctx, s, a)) }},
 		{"FindFirstWhere", func() error { return e1(gpu.FindFirstWhere(ctx, s, "x > 1", x)) }},
 		{"CountNonzero", func() error { return e1(gpu.CountNonzero(ctx, s, a)) }},
+		{"Bincount", func() error { return e1(gpu.Bincount(ctx, s, f.ai, 0)) }},
+		{"BincountWeights", func() error { return e1(gpu.BincountWeights(ctx, s, f.ai, a, 0)) }},
+		{"ToDense", func() error { return e1(gpu.ToDense(ctx, a)) }},
+		{"Unique", func() error { return e1(gpu.Unique(ctx, s, a)) }},
 	}
 }
 

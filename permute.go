@@ -2,31 +2,9 @@ package gpu
 
 import (
 	"fmt"
-	"os"
-	"sync/atomic"
 
 	"github.com/go-gpu/gpu/internal/kernel"
 )
-
-// permuteVariant selects the tiled permute kernel: 2 (the default) the second one
-// (kernel.Permute.V2: every load of a thread in flight before any use, 16-byte accesses
-// where aligned, 32-bit block decomposition, smaller tiles when the grid would not fill
-// the device), 1 the first. Measured on the H200 (2026-11-30, one run): a 16384^2
-// float32 transpose at 3329 GB/s with v2 against 2639 with v1 (device copy 4144).
-// GPU_PERMUTE_VARIANT=v1 in the environment selects the first at start-up; tests and
-// benchmarks switch with setPermuteVariant.
-var permuteVariant atomic.Int32
-
-func init() {
-	permuteVariant.Store(2)
-	if v := os.Getenv("GPU_PERMUTE_VARIANT"); v == "v1" || v == "1" {
-		permuteVariant.Store(1)
-	}
-}
-
-// setPermuteVariant selects the tiled permute kernel (1 or 2) and returns the
-// previous choice.
-func setPermuteVariant(v int) int { return int(permuteVariant.Swap(int32(v))) }
 
 // Permute returns a new contiguous array holding a with its axes permuted: axis i of
 // the result is axis axes[i] of a (numpy.transpose(a, axes) made contiguous, i.e.
@@ -38,10 +16,14 @@ func setPermuteVariant(v int) int { return int(permuteVariant.Swap(int32(v))) }
 // merged first, and size-1 dimensions dropped, so a permutation often reduces to a 2-D
 // or 3-D one. When the output's innermost dimension is not the input's most contiguous
 // one, the copy goes through shared-memory tiles (64x64 elements for 1- to 4-byte
-// types, 32x32 for 8-byte ones, flatter tiles for short dimensions), read and written
-// with consecutive threads along the contiguous dimension of each side, with a
-// padding column against bank conflicts (Harris, "An Efficient Matrix Transpose in
-// CUDA C/C++", NVIDIA 2013). Otherwise it is the elementwise strided copy (Copy).
+// types, 32x32 for 8-byte ones), read and written with consecutive threads along the
+// contiguous dimension of each side, with a padding column against bank conflicts
+// (Harris, "An Efficient Matrix Transpose in CUDA C/C++", NVIDIA 2013). When one of
+// the two dimensions is short (at most 32 elements, as the 16-element output rows of
+// (32, 32, 16, 16384) permuted with (1, 0, 3, 2)), the tile covers it whole and 16
+// elements per thread of the other, through an XOR-swizzled shared tile (Device
+// Tuning's PermuteVariant selects the kernels). Otherwise it is the elementwise
+// strided copy (Copy).
 func Permute[T Elem](s *Stream, a *Array[T], axes ...int) (*Array[T], error) {
 	if err := nonNil(a); err != nil {
 		return nil, err
@@ -86,48 +68,16 @@ func permuteInto(s *Stream, out, in *header) error {
 	if prod(out.shape) == 0 {
 		return nil
 	}
-	cshape, cst := kernel.Collapse(out.shape, [][]int{out.strides, in.strides})
-	ist := cst[1]
-	r := len(cshape)
-	absI := func(v int) int {
-		if v < 0 {
-			return -v
-		}
-		return v
-	}
-	b := -1
-	for k := 0; k < r-1; k++ {
-		if ist[k] != 0 && (b < 0 || absI(ist[k]) < absI(ist[b])) {
-			b = k
-		}
-	}
-	size := in.dt.Size()
-	if r < 2 || b < 0 || absI(ist[r-1]) <= absI(ist[b]) {
+	cshape, ist, b, tiled := kernel.PermuteDims(out.shape, out.strides, in.strides)
+	if !tiled {
 		// The innermost dimension is (as good as) the input's contiguous one: a
 		// plain strided copy reads and writes along it.
 		return evalIntoHeader(s, out, in)
 	}
-	sp := &kernel.Permute{Size: size, Rank: r, B: b, TB: 64, TA: 64, Index64: kernel.PermuteNeedIndex64(cshape, ist)}
-	if size == 8 {
-		sp.TB, sp.TA = 32, 32
-	}
-	switch sa, sb := cshape[r-1], cshape[b]; {
-	case sa <= 16 && sb <= 16:
-		sp.TB, sp.TA = 16, 16
-	case sa <= 16:
-		sp.TB, sp.TA = kernel.PermuteBlock/16*2, 16
-		if size == 8 {
-			sp.TB = kernel.PermuteBlock / 16
-		}
-	case sb <= 16:
-		sp.TB, sp.TA = 16, kernel.PermuteBlock/16*2
-		if size == 8 {
-			sp.TA = kernel.PermuteBlock / 16
-		}
-	}
-	if permuteVariant.Load() == 2 {
-		permuteV2(sp, cshape, ist, in, out, d.info.Multiprocessors)
-	}
+	r := len(cshape)
+	size := in.dt.Size()
+	ptr := func(h *header) uint64 { return h.buf.a.mem.Ptr() + uint64(h.buf.off) + uint64(h.off*size) }
+	sp := kernel.PlanPermute(cshape, ist, b, size, d.tuning().PermuteVariant, d.info.Multiprocessors, ptr(in)|ptr(out))
 	fn, err := d.kernel(sp)
 	if err != nil {
 		return err
@@ -146,33 +96,4 @@ func permuteInto(s *Stream, out, in *header) error {
 	}
 	cfg := LaunchConfig{Grid: Dim3{X: blocks}, Block: Dim3{X: kernel.PermuteBlock}}
 	return s.Launch(fn, cfg, args...)
-}
-
-// permuteV2 turns the first kernel's spec into the second's: tiles of 32 along a
-// dimension of 17 to 32 (the first kernel's 64 would leave half the threads idle),
-// 32x32 tiles instead of 64x64 when 64x64 gives fewer than two blocks per
-// multiprocessor (512x1000 float32: 128 blocks of 64x64 on 132 SMs, 512 of 32x32), and
-// the widest vector (up to 16 bytes, at most 4 elements) that the shape, the strides
-// and the element-0 addresses allow.
-func permuteV2(sp *kernel.Permute, shape, istr []int, in, out *header, sms int) {
-	sp.V2 = true
-	r := sp.Rank
-	sa, sb := shape[r-1], shape[sp.B]
-	if sa > 16 && sa <= 32 && sp.TA > 32 {
-		sp.TA = 32
-	}
-	if sb > 16 && sb <= 32 && sp.TB > 32 {
-		sp.TB = 32
-	}
-	if sp.TA == 64 && sp.TB == 64 && sp.Blocks(shape) < 2*max(sms, 1) {
-		sp.TA, sp.TB = 32, 32
-	}
-	ptr := func(h *header) uint64 { return h.buf.a.mem.Ptr() + uint64(h.buf.off) + uint64(h.off*h.dt.Size()) }
-	for _, v := range []int{4, 2} {
-		sp.Vec = v
-		if sp.Validate() == nil && sp.VecOK(shape, istr) && ptr(in)%uint64(v*sp.Size) == 0 && ptr(out)%uint64(v*sp.Size) == 0 {
-			return
-		}
-	}
-	sp.Vec = 1
 }

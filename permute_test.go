@@ -20,10 +20,10 @@ import (
 // transpose.
 func pmCheck[T gpu.Elem](t *testing.T, s *gpu.Stream, a *gpu.Array[T], base []T, axes []int) {
 	t.Helper()
-	old := gpu.SetPermuteVariant(1)
-	defer gpu.SetPermuteVariant(old)
-	for _, variant := range []int{1, 2} {
-		gpu.SetPermuteVariant(variant)
+	old := gpu.SetPermuteVariant(s.Device(), 1)
+	defer gpu.SetPermuteVariant(s.Device(), old)
+	for _, variant := range []int{1, 2, 3} {
+		gpu.SetPermuteVariant(s.Device(), variant)
 		out, err := gpu.Permute(s, a, axes...)
 		if err != nil {
 			t.Fatalf("v%d: Permute %v of %v: %v", variant, axes, a.Shape(), err)

@@ -2,8 +2,6 @@ package gpu
 
 import (
 	"fmt"
-	"os"
-	"strconv"
 	"sync"
 
 	"github.com/go-gpu/gpu/backend/cpu"
@@ -67,6 +65,7 @@ func (g *Generator) reserve(sp random.Spec, n int) (seed, offset uint64) {
 type randSpec struct {
 	sp      random.Spec
 	index64 bool
+	waves   int // Tuning.RandomWaves: the grid's limit (not part of the kernel)
 }
 
 func (r randSpec) Key() string {
@@ -83,20 +82,7 @@ func (r randSpec) PTX(major, minor int) (string, string, error) {
 
 func (r randSpec) Geometry(n, sms int) (int, int) {
 	blocks := int(r.sp.Blocks(int64(n)))
-	return max(1, min((blocks+255)/256, randWaves*8*max(1, sms))), 256
-}
-
-// randWaves is the most 256-thread blocks per SM of a random fill, in units of the 8
-// that are resident at once (the kernels compute the same output for any grid).
-// Measured on the H200 with 2^28 float32 elements (share of the copy bandwidth, 1 / 4 /
-// 16 waves): uniform 92 / 95-96 / 99%, normal 65-68 / 66-70 / 65%.
-// GPU_RANDOM_WAVES in the environment sets it at start-up (a tuning knob).
-var randWaves = 4
-
-func init() {
-	if v, err := strconv.Atoi(os.Getenv("GPU_RANDOM_WAVES")); err == nil && v > 0 {
-		randWaves = v
-	}
+	return max(1, min((blocks+255)/256, r.waves*8*max(1, sms))), 256
 }
 
 func (r randSpec) CPU() (func(*cpu.Launch) error, error) {
@@ -159,7 +145,7 @@ func randFill[T Elem](s *Stream, g *Generator, a *Array[T], sp random.Spec) erro
 		}
 		return Copy(s, a, tmp)
 	}
-	spec := randSpec{sp: sp, index64: n >= 1<<31}
+	spec := randSpec{sp: sp, index64: n >= 1<<31, waves: s.dev.tuning().RandomWaves}
 	fn, err := s.dev.kernel(spec)
 	if err != nil {
 		return err
@@ -172,8 +158,11 @@ func randFill[T Elem](s *Stream, g *Generator, a *Array[T], sp random.Spec) erro
 	return s.Launch(fn, s.dev.geometry(spec, n), args...)
 }
 
-// Float is the set of float element types.
-type Float interface{ ~float32 | ~float64 }
+// Float is the set of float element types: float32, float64 (and named types of them),
+// Float16 and BFloat16.
+type Float interface {
+	~float32 | ~float64 | Float16 | BFloat16
+}
 
 // Integer is the set of integer element types.
 type Integer interface {

@@ -1,7 +1,6 @@
 package gpu
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -35,13 +34,19 @@ import (
 // instead); bool accumulators are refused for sums and products. Min, Max, ArgMin,
 // ArgMax, FindMin and FindMax keep the element type; Any and All give bool, Count int64;
 // Mean[R] takes a float R (float64 is NumPy's choice for integer inputs, T for float
-// inputs).
+// inputs). Float16 and BFloat16 elements convert exactly to float32 and accumulate in
+// float32 (CuPy and PyTorch reduce them so): a result of a half type is the float32
+// result rounded once, to nearest even, and Sum[float32] (or Mean[float32]) of a half
+// array returns the float32 accumulator itself, the accurate way to a wider result.
+// Where NumPy's result type is the input's, the same-type forms SumOf, ProdOf, MeanOf
+// (and CumSumOf, CumProdOf, AccumulateOf, VarOf, StdOf, LogSumExpOf, NormOf, MedianOf) infer
+// every type: gpu.SumOf(s, x) of a float32 x is gpu.Sum[float32](s, x); see SameAccum.
 //
 // Semantics. The sum of no elements is 0 and their product 1 (Any: false, All: true,
 // Mean: NaN); Min, Max, ArgMin, ArgMax, FindMin and FindMax of no elements (an empty
 // array, or an empty reduced axis with a non-empty result) are errors wrapping
-// ErrInvalidValue. Min and Max propagate NaN (the result is the canonical NaN) and order
-// -0 below +0. ArgMin and ArgMax return the index of the first NaN if there is one, else
+// ErrInvalidValue. Min and Max propagate NaN (the result is the canonical NaN: see the
+// package documentation's NaN section) and order -0 below +0. ArgMin and ArgMax return the index of the first NaN if there is one, else
 // the first index among equal extreme values; indices are int64 (flat row-major indices
 // over all elements, or positions along the one reduced axis). Integer sums and
 // products wrap as in Go.
@@ -78,6 +83,8 @@ type reduceConfig struct {
 	axes     []int
 	axesSet  bool
 	keepDims bool
+	ddof     int // Var and Std only (Ddof)
+	ddofSet  bool
 }
 
 // Axes reduces over the given axes only (negative axes count from the end). Axes()
@@ -97,31 +104,33 @@ const (
 	OpAll Op = "a && b"
 )
 
-// reduceOpOf maps MapReduce's operators to the kernels'.
-func reduceOpOf(op Op) (kernel.ReduceOp, error) {
-	switch op {
-	case OpSum:
-		return kernel.RedSum, nil
-	case OpProd:
-		return kernel.RedProd, nil
-	case OpMin:
-		return kernel.RedMin, nil
-	case OpMax:
-		return kernel.RedMax, nil
-	case OpAny:
-		return kernel.RedAny, nil
-	case OpAll:
-		return kernel.RedAll, nil
+// namedOps maps the named operators to the operator table's (internal/kernel's Op).
+var namedOps = map[Op]kernel.Op{OpSum: kernel.OpSum, OpProd: kernel.OpProd, OpMin: kernel.OpMin,
+	OpMax: kernel.OpMax, OpAny: kernel.OpOr, OpAll: kernel.OpAnd}
+
+// reduceOpOf maps MapReduce's operators to the table's.
+func reduceOpOf(op Op) (kernel.Op, error) {
+	if k, ok := namedOps[op]; ok {
+		return k, nil
 	}
 	return 0, fmt.Errorf("gpu: reduction operator %q: only OpSum, OpProd, OpMin, OpMax, OpAny and OpAll reduce: %w", string(op), ErrNotSupported)
 }
 
 // resolveAxes returns the mask of reduced axes of a rank-n array and the result shape.
+// Ddof is refused: only Var and Std (resolveReduce) take it.
 func resolveAxes(shape []int, opts []ReduceOption, oneAxis bool) (mask []bool, out []int, err error) {
-	var c reduceConfig
+	mask, out, c, err := resolveReduce(shape, opts, oneAxis)
+	if err == nil && c.ddofSet {
+		return nil, nil, fmt.Errorf("gpu: Ddof applies to Var and Std only: %w", ErrInvalidValue)
+	}
+	return mask, out, err
+}
+
+// resolveReduce is resolveAxes returning the options too.
+func resolveReduce(shape []int, opts []ReduceOption, oneAxis bool) (mask []bool, out []int, c reduceConfig, err error) {
 	for _, o := range opts {
 		if o == nil {
-			return nil, nil, fmt.Errorf("gpu: a nil ReduceOption: %w", ErrInvalidValue)
+			return nil, nil, c, fmt.Errorf("gpu: a nil ReduceOption: %w", ErrInvalidValue)
 		}
 		o(&c)
 	}
@@ -133,7 +142,7 @@ func resolveAxes(shape []int, opts []ReduceOption, oneAxis bool) (mask []bool, o
 		}
 	} else {
 		if oneAxis && len(c.axes) != 1 {
-			return nil, nil, fmt.Errorf("gpu: axes %v: give one axis or none (all elements): %w", c.axes, ErrInvalidValue)
+			return nil, nil, c, fmt.Errorf("gpu: axes %v: give one axis or none (all elements): %w", c.axes, ErrInvalidValue)
 		}
 		for _, ax := range c.axes {
 			a := ax
@@ -141,10 +150,10 @@ func resolveAxes(shape []int, opts []ReduceOption, oneAxis bool) (mask []bool, o
 				a += n
 			}
 			if a < 0 || a >= n {
-				return nil, nil, fmt.Errorf("gpu: axis %d out of range for a %d-d array: %w", ax, n, ErrInvalidValue)
+				return nil, nil, c, fmt.Errorf("gpu: axis %d out of range for a %d-d array: %w", ax, n, ErrInvalidValue)
 			}
 			if mask[a] {
-				return nil, nil, fmt.Errorf("gpu: axis %d repeated in %v: %w", ax, c.axes, ErrInvalidValue)
+				return nil, nil, c, fmt.Errorf("gpu: axis %d repeated in %v: %w", ax, c.axes, ErrInvalidValue)
 			}
 			mask[a] = true
 		}
@@ -160,7 +169,7 @@ func resolveAxes(shape []int, opts []ReduceOption, oneAxis bool) (mask []bool, o
 	if out == nil {
 		out = []int{}
 	}
-	return mask, out, nil
+	return mask, out, c, nil
 }
 
 // redOperand is an operand of a reduction: its layout and its strides over the
@@ -196,7 +205,8 @@ func (j *redJob) run(s *Stream, vals, idx *header) error {
 			return fmt.Errorf("gpu: reduction operand %d is on %v, the stream on %v: %w", i, op.h.buf.a.dev, d, ErrInvalidValue)
 		}
 	}
-	key, cacheable := j.planKey(d)
+	tu := d.tuning()
+	key, cacheable := j.planKey(d, tu)
 	var plan *redPlan
 	if cacheable {
 		if v, ok := redPlans.Load(key); ok {
@@ -205,7 +215,7 @@ func (j *redJob) run(s *Stream, vals, idx *header) error {
 	}
 	if plan == nil {
 		var err error
-		if plan, err = j.plan(d); err != nil {
+		if plan, err = j.plan(d, tu); err != nil {
 			return err
 		}
 		if cacheable {
@@ -222,7 +232,7 @@ func (j *redJob) run(s *Stream, vals, idx *header) error {
 		return nil
 	}
 	arg := j.spec.Op.IsArg()
-	if k == 0 && (arg || j.spec.Op == kernel.RedMin || j.spec.Op == kernel.RedMax) {
+	if k == 0 && (arg || j.spec.Op == kernel.OpMin || j.spec.Op == kernel.OpMax) {
 		return fmt.Errorf("gpu: %v over an empty axis: %w", j.spec.Op, ErrInvalidValue)
 	}
 	// Outputs that share memory with an operand are written through a temporary.
@@ -245,10 +255,13 @@ func (j *redJob) run(s *Stream, vals, idx *header) error {
 	var cnt backend.Mem
 	if plan.fused != nil {
 		p1 = *plan.fused
-		var err error
-		if cnt, err = s.reduceCounters(); err != nil {
+		// The ticket counters: the fused kernel leaves them zero.
+		sc, err := s.scratch(scratchTickets, kernel.ReduceFuseMaxTiles*4, true)
+		if err != nil {
 			return err
 		}
+		defer sc.release(true)
+		cnt = sc.mem
 	}
 	vb, ib := kernel.ReducePartialBytes(p1.Spec, m, p1.GridY)
 	pv, err := s.Alloc(vb)
@@ -271,81 +284,6 @@ func (j *redJob) run(s *Stream, vals, idx *header) error {
 		return err
 	}
 	return j.launchPartial(s, plan.fns[1], p2, pv, pi, vals, idx)
-}
-
-// RedFuse makes a CUDA reduction whose reduced axis is split across blocks one launch
-// (kernel.FuseReduce: the last block of each output tile combines the tile's partial
-// results, in the order of the second pass, so the results are bitwise the same) rather
-// than two. Tests and benchmarks turn it off (SetReduceFuse) to compare.
-var redFuse = true
-
-// reduceCounters returns s's ticket counters for fused reductions
-// (kernel.ReduceFuseMaxTiles uint32s of device memory), allocated and zeroed on s at
-// first use.
-//
-// A fused kernel leaves the counters it used at zero when it completes, and the kernels
-// of one stream run one after another, so one array serves every fused reduction on
-// s; streams never share one (two streams running the same reduction at once would
-// mix their tickets), so the array needs no tracking. It is backend memory held by
-// the stream's core, not a Buffer (whose tracking would refer back to the stream and
-// keep a stream dropped without Close from being collected); Close and the dropped
-// stream's cleanup free it on the stream. A kernel that faults midway may leave
-// counters nonzero, but a fault in a CUDA kernel is sticky: the context, and so every
-// stream of it and this array, can't launch anything again.
-func (s *Stream) reduceCounters() (backend.Mem, error) {
-	if m := s.redCnt.Load(); m != nil {
-		return *m, nil
-	}
-	if err := s.hold(); err != nil {
-		return nil, err
-	}
-	defer s.unhold()
-	s.redCntMu.Lock()
-	defer s.redCntMu.Unlock()
-	if m := s.redCnt.Load(); m != nil {
-		return *m, nil
-	}
-	m, err := s.allocOwn(kernel.ReduceFuseMaxTiles*4, "a fused reduction's counters")
-	if err != nil {
-		return nil, err
-	}
-	s.redCnt.Store(&m)
-	return m, nil
-}
-
-// allocOwn allocates n bytes of device memory on s for the stream's own use (untracked
-// backend memory: the reductions' counters, the scans' and compactions' statuses) and
-// zeroes it on s; what names it in errors. Out of memory, it reclaims dropped buffers
-// and cached blocks and tries once more, as Alloc. The caller holds s.
-func (s *Stream) allocOwn(n int64, what string) (backend.Mem, error) {
-	m, err := s.dev.be.Alloc(DeviceMem, n, s.be)
-	if errors.Is(err, ErrOutOfMemory) {
-		s.dev.reclaim()
-		m, err = s.dev.be.Alloc(DeviceMem, n, s.be)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("gpu: allocating %s (%d bytes): %w", what, n, err)
-	}
-	s.enqueued()
-	if err := s.be.Memset(m, 0, 0, 1, n); err != nil {
-		s.be.FreeAsync(m)
-		return nil, err
-	}
-	s.enqueued()
-	return m, nil
-}
-
-// allocZeroed returns a zeroed buffer of size bytes from s's pool.
-func (s *Stream) allocZeroed(size int64) (*Buffer, error) {
-	b, err := s.Alloc(size)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.MemsetD32(b, 0); err != nil {
-		b.Free()
-		return nil, err
-	}
-	return b, nil
 }
 
 // redFinal is the final outputs and the ticket counters of a fused launch.
@@ -372,24 +310,28 @@ var (
 )
 
 type redPlanKey struct {
-	dev     *Device
-	op      kernel.ReduceOp
-	pre     kernel.ReducePre
-	acc     dtype.DType
-	mean    bool
-	nins    int8
-	ins     [4]dtype.DType
-	mapExpr *expr.Expr // the device's cached parse: equal pointers, equal maps
-	rank    int8
-	mask    uint16
-	shape   [8]int
-	strides [4][8]int
-	aligned uint8
+	dev *Device
+	// the tuning the plan follows
+	splitMin      int
+	fuse, index64 bool
+	op            kernel.Op
+	pre           kernel.ReducePre
+	acc           dtype.DType
+	out           dtype.DType
+	mean          bool
+	nins          int8
+	ins           [4]dtype.DType
+	mapExpr       *expr.Expr // the device's cached parse: equal pointers, equal maps
+	rank          int8
+	mask          uint16
+	shape         [8]int
+	strides       [4][8]int
+	aligned       uint8
 }
 
 // planKey returns the job's plan key, if it fits one.
-func (j *redJob) planKey(d *Device) (redPlanKey, bool) {
-	k := redPlanKey{dev: d, op: j.spec.Op, pre: j.spec.Pre, acc: j.spec.Acc, mean: j.spec.Mean,
+func (j *redJob) planKey(d *Device, tu *Tuning) (redPlanKey, bool) {
+	k := redPlanKey{dev: d, splitMin: tu.ReduceSplitMin, fuse: tu.ReduceFuse, index64: tu.ReduceIndex64, op: j.spec.Op, pre: j.spec.Pre, acc: j.spec.Acc, out: j.spec.Out, mean: j.spec.Mean,
 		nins: int8(len(j.spec.Ins)), rank: int8(len(j.shape))}
 	if len(j.shape) > len(k.shape) || len(j.ops) > len(k.strides) || len(j.spec.Ins) > len(k.ins) {
 		return k, false
@@ -413,8 +355,8 @@ func (j *redJob) planKey(d *Device) (redPlanKey, bool) {
 
 // plan collapses the job's iteration space, plans its launches on d and compiles their
 // kernels.
-func (j *redJob) plan(d *Device) (*redPlan, error) {
-	p := j.planPasses(d)
+func (j *redJob) plan(d *Device, tu *Tuning) (*redPlan, error) {
+	p := j.planPasses(d, tu)
 	if p.fused != nil {
 		fn, err := d.kernel(p.fused.Spec)
 		if err != nil {
@@ -433,7 +375,7 @@ func (j *redJob) plan(d *Device) (*redPlan, error) {
 	return p, nil
 }
 
-func (j *redJob) planPasses(d *Device) *redPlan {
+func (j *redJob) planPasses(d *Device, tu *Tuning) *redPlan {
 	strides := make([][]int, len(j.ops))
 	for i, op := range j.ops {
 		strides[i] = op.st
@@ -453,23 +395,19 @@ func (j *redJob) planPasses(d *Device) *redPlan {
 	for i, op := range j.ops {
 		aligned[i] = redPtr(op.h)%16 == 0
 	}
-	p.passes = kernel.PlanReduce(j.spec, l, aligned, d.info.Multiprocessors, d.redOccupancy)
-	if redForceIndex64 {
+	p.passes = kernel.PlanReduce(j.spec, l, aligned, d.info.Multiprocessors, tu.ReduceSplitMin, d.redOccupancy)
+	if tu.ReduceIndex64 {
 		for _, q := range p.passes {
 			q.Spec.Index64 = true
 		}
 	}
-	if redFuse && len(p.passes) == 2 {
+	if tu.ReduceFuse && len(p.passes) == 2 {
 		if fp, _, ok := kernel.FuseReduce(p.passes[0], p.passes[1]); ok {
 			p.fused = &fp
 		}
 	}
 	return p
 }
-
-// redForceIndex64 makes every CUDA reduction use 64-bit indexing (for tests of those
-// kernels on small arrays).
-var redForceIndex64 bool
 
 // redOccupancies caches the blocks per multiprocessor of reduction kernels.
 var redOccupancies sync.Map // *Function -> int
@@ -685,15 +623,27 @@ func (j *redJob) launchPartial(s *Stream, fn *Function, p kernel.ReducePass, pv,
 	return err
 }
 
-// newJob builds the reduction of one array a (Pre convert or nonzero).
-func newJob[T Elem](a *Array[T], op kernel.ReduceOp, pre kernel.ReducePre, acc dtype.DType, mask []bool) *redJob {
+// newJob builds the reduction of one array a (Pre convert or nonzero) into results of
+// type r (a half type accumulates in float32: redAcc).
+func newJob[T Elem](a *Array[T], op kernel.Op, pre kernel.ReducePre, r dtype.DType, mask []bool) *redJob {
 	h := a.header()
+	acc, out := redAcc(r)
 	return &redJob{
-		spec:  kernel.Reduce{Op: op, Pre: pre, Ins: []dtype.DType{h.dt}, Acc: acc},
+		spec:  kernel.Reduce{Op: op, Pre: pre, Ins: []dtype.DType{h.dt}, Acc: acc, Out: out},
 		shape: h.shape,
 		mask:  mask,
 		ops:   []redOperand{{h: h, st: h.strides}},
 	}
+}
+
+// redAcc returns the accumulator type of reductions into results of type r, and the
+// result type when it differs (kernel.Reduce's Out): float16 and bfloat16 results
+// accumulate in float32 and round once (as CuPy and PyTorch reduce them).
+func redAcc(r dtype.DType) (acc, out dtype.DType) {
+	if isHalf(r) {
+		return dtype.Float32, r
+	}
+	return r, dtype.Invalid
 }
 
 // checkAcc checks the accumulator type R of a sum or product of T.
@@ -740,7 +690,7 @@ func reduceTo[R Elem](s *Stream, j *redJob, out *Array[R], shape []int) error {
 	return Copy(s, out, tmp)
 }
 
-func sumLike[R, T Elem](s *Stream, name string, op kernel.ReduceOp, a *Array[T], opts []ReduceOption) (*redJob, []int, error) {
+func sumLike[R, T Elem](s *Stream, name string, op kernel.Op, a *Array[T], opts []ReduceOption) (*redJob, []int, error) {
 	r := dtype.Of[R]()
 	if err := checkAcc(name, a.dt, r); err != nil {
 		return nil, nil, err
@@ -763,7 +713,7 @@ func Sum[R, T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[R], er
 	if err := nonNil(a); err != nil {
 		return nil, err
 	}
-	j, out, err := sumLike[R](s, "sum", kernel.RedSum, a, opts)
+	j, out, err := sumLike[R](s, "sum", kernel.OpSum, a, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -776,7 +726,7 @@ func Prod[R, T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[R], e
 	if err := nonNil(a); err != nil {
 		return nil, err
 	}
-	j, out, err := sumLike[R](s, "prod", kernel.RedProd, a, opts)
+	j, out, err := sumLike[R](s, "prod", kernel.OpProd, a, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -791,7 +741,7 @@ func Mean[R Float, T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array
 	if err := nonNil(a); err != nil {
 		return nil, err
 	}
-	j, out, err := sumLike[R](s, "mean", kernel.RedSum, a, opts)
+	j, out, err := sumLike[R](s, "mean", kernel.OpSum, a, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -799,7 +749,7 @@ func Mean[R Float, T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array
 	return reduceNew[R](s, j, out)
 }
 
-func minMax[T Elem](s *Stream, op kernel.ReduceOp, a *Array[T], opts []ReduceOption) (*redJob, []int, error) {
+func minMax[T Elem](s *Stream, op kernel.Op, a *Array[T], opts []ReduceOption) (*redJob, []int, error) {
 	mask, out, err := resolveAxes(a.shape, opts, false)
 	if err != nil {
 		return nil, nil, err
@@ -807,34 +757,35 @@ func minMax[T Elem](s *Stream, op kernel.ReduceOp, a *Array[T], opts []ReduceOpt
 	return newJob(a, op, kernel.PreConvert, a.dt, mask), out, nil
 }
 
-// Min returns the least of a's elements over the axes (numpy.amin): NaN if any is NaN
-// (the canonical NaN), with -0 below +0. An empty reduction (no elements for a
+// Min returns the least of a's elements over the axes (numpy.amin): the canonical NaN
+// if any is NaN (the package's NaN policy; NumPy returns the NaN itself), with -0 below
+// +0. An empty reduction (no elements for a
 // non-empty result) is an error wrapping ErrInvalidValue.
 func Min[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[T], error) {
 	if err := nonNil(a); err != nil {
 		return nil, err
 	}
-	j, out, err := minMax(s, kernel.RedMin, a, opts)
+	j, out, err := minMax(s, kernel.OpMin, a, opts)
 	if err != nil {
 		return nil, err
 	}
 	return reduceNew[T](s, j, out)
 }
 
-// Max returns the greatest of a's elements over the axes (numpy.amax): NaN if any is
-// NaN, with +0 above -0. An empty reduction is an error wrapping ErrInvalidValue.
+// Max returns the greatest of a's elements over the axes (numpy.amax): the canonical
+// NaN if any is NaN, with +0 above -0. An empty reduction is an error wrapping ErrInvalidValue.
 func Max[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[T], error) {
 	if err := nonNil(a); err != nil {
 		return nil, err
 	}
-	j, out, err := minMax(s, kernel.RedMax, a, opts)
+	j, out, err := minMax(s, kernel.OpMax, a, opts)
 	if err != nil {
 		return nil, err
 	}
 	return reduceNew[T](s, j, out)
 }
 
-func anyAll[T Elem](s *Stream, op kernel.ReduceOp, a *Array[T], opts []ReduceOption) (*Array[bool], error) {
+func anyAll[T Elem](s *Stream, op kernel.Op, a *Array[T], opts []ReduceOption) (*Array[bool], error) {
 	mask, out, err := resolveAxes(a.shape, opts, false)
 	if err != nil {
 		return nil, err
@@ -848,7 +799,7 @@ func Any[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[bool], er
 	if err := nonNil(a); err != nil {
 		return nil, err
 	}
-	return anyAll(s, kernel.RedAny, a, opts)
+	return anyAll(s, kernel.OpOr, a, opts)
 }
 
 // All reports over the axes whether every element of a is nonzero (numpy.all); true
@@ -857,7 +808,7 @@ func All[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[bool], er
 	if err := nonNil(a); err != nil {
 		return nil, err
 	}
-	return anyAll(s, kernel.RedAll, a, opts)
+	return anyAll(s, kernel.OpAnd, a, opts)
 }
 
 // Count returns the number of nonzero elements of a over the axes (NaN counts as
@@ -871,7 +822,7 @@ func Count[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[int64],
 	if err != nil {
 		return nil, err
 	}
-	return reduceNew[int64](s, newJob(a, kernel.RedSum, kernel.PreNonzero, dtype.Int64, mask), out)
+	return reduceNew[int64](s, newJob(a, kernel.OpSum, kernel.PreNonzero, dtype.Int64, mask), out)
 }
 
 // ReduceInto reduces a with op (OpSum, OpProd, OpMin, OpMax, OpAny, OpAll) over the
@@ -889,11 +840,11 @@ func ReduceInto[R, T Elem](s *Stream, out *Array[R], op Op, a *Array[T], opts ..
 	}
 	r := dtype.Of[R]()
 	switch kop {
-	case kernel.RedSum, kernel.RedProd:
+	case kernel.OpSum, kernel.OpProd:
 		if err := checkAcc(string(op), a.dt, r); err != nil {
 			return err
 		}
-	case kernel.RedMin, kernel.RedMax:
+	case kernel.OpMin, kernel.OpMax:
 		if r != a.dt {
 			return fmt.Errorf("gpu: %s of %v into %v: the types must match: %w", string(op), a.dt, r, ErrInvalidValue)
 		}
@@ -949,14 +900,16 @@ func mapReduceJob[R Elem](s *Stream, src string, vars Vars, op Op, opts []Reduce
 	}
 	r := dtype.Of[R]()
 	switch {
-	case (kop == kernel.RedAny || kop == kernel.RedAll) && r != dtype.Bool:
+	case (kop == kernel.OpOr || kop == kernel.OpAnd) && r != dtype.Bool:
 		return nil, nil, fmt.Errorf("gpu: %s into %v: want bool: %w", string(op), r, ErrInvalidValue)
-	case (kop == kernel.RedSum || kop == kernel.RedProd) && r == dtype.Bool:
+	case (kop == kernel.OpSum || kop == kernel.OpProd) && r == dtype.Bool:
 		return nil, nil, fmt.Errorf("gpu: %s into bool: %w", string(op), ErrInvalidValue)
 	}
 	// The parsed expression comes from the device's cache of Eval's plans (same
-	// signature rules), so a repeated MapReduce parses nothing.
-	p, err := s.dev.plan(src, vars, r)
+	// signature rules), so a repeated MapReduce parses nothing. Its values are the
+	// accumulator's (a half-precision result: float32 values, rounded once at the end).
+	acc, outT := redAcc(r)
+	p, err := s.dev.plan(src, vars, acc)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -989,6 +942,14 @@ func mapReduceJob[R Elem](s *Stream, src string, vars Vars, op Op, opts []Reduce
 	}
 	shape, err := BroadcastShapes(shapes...)
 	if err != nil {
+		// Again, naming the variables (in name order, as p.names).
+		vals := make([]any, len(p.names))
+		for i, name := range p.names {
+			vals[i] = vars[name]
+		}
+		if _, nerr := broadcastOperands("MapReduce", vals, variableLabels(p.names)); nerr != nil {
+			err = nerr
+		}
 		return nil, nil, err
 	}
 	if _, err := checkShape(shape); err != nil {
@@ -1004,7 +965,7 @@ func mapReduceJob[R Elem](s *Stream, src string, vars Vars, op Op, opts []Reduce
 		return nil, nil, err
 	}
 	j := &redJob{
-		spec:   kernel.Reduce{Op: kop, Pre: kernel.PreExpr, Map: p.e, Ins: ins, Acc: r},
+		spec:   kernel.Reduce{Op: kop, Pre: kernel.PreExpr, Map: p.e, Ins: ins, Acc: acc, Out: outT},
 		shape:  shape,
 		mask:   mask,
 		ops:    ops,
@@ -1013,7 +974,7 @@ func mapReduceJob[R Elem](s *Stream, src string, vars Vars, op Op, opts []Reduce
 	return j, out, nil
 }
 
-func argJob[T Elem](op kernel.ReduceOp, a *Array[T], opts []ReduceOption) (*redJob, []int, error) {
+func argJob[T Elem](op kernel.Op, a *Array[T], opts []ReduceOption) (*redJob, []int, error) {
 	mask, out, err := resolveAxes(a.shape, opts, true)
 	if err != nil {
 		return nil, nil, err
@@ -1021,7 +982,7 @@ func argJob[T Elem](op kernel.ReduceOp, a *Array[T], opts []ReduceOption) (*redJ
 	return newJob(a, op, kernel.PreConvert, a.dt, mask), out, nil
 }
 
-func argRun[T Elem](s *Stream, op kernel.ReduceOp, a *Array[T], opts []ReduceOption, values bool) (*Array[T], *Array[int64], error) {
+func argRun[T Elem](s *Stream, op kernel.Op, a *Array[T], opts []ReduceOption, values bool) (*Array[T], *Array[int64], error) {
 	j, shape, err := argJob(op, a, opts)
 	if err != nil {
 		return nil, nil, err
@@ -1059,7 +1020,7 @@ func ArgMin[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[int64]
 	if err := nonNil(a); err != nil {
 		return nil, err
 	}
-	_, idx, err := argRun(s, kernel.RedArgMin, a, opts, false)
+	_, idx, err := argRun(s, kernel.OpArgMin, a, opts, false)
 	return idx, err
 }
 
@@ -1069,17 +1030,18 @@ func ArgMax[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[int64]
 	if err := nonNil(a); err != nil {
 		return nil, err
 	}
-	_, idx, err := argRun(s, kernel.RedArgMax, a, opts, false)
+	_, idx, err := argRun(s, kernel.OpArgMax, a, opts, false)
 	return idx, err
 }
 
 // FindMin returns the least elements of a and their indices, as ArgMin (Julia's
-// findmin): vals holds the elements at the indices (a NaN as it is in a).
+// findmin): vals holds the elements at the indices, bit for bit (a NaN with its payload
+// and sign, as it is in a: FindMin selects, it computes nothing).
 func FindMin[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (vals *Array[T], idx *Array[int64], err error) {
 	if err := nonNil(a); err != nil {
 		return nil, nil, err
 	}
-	return argRun(s, kernel.RedArgMin, a, opts, true)
+	return argRun(s, kernel.OpArgMin, a, opts, true)
 }
 
 // FindMax returns the greatest elements of a and their indices, as ArgMax (Julia's
@@ -1088,13 +1050,5 @@ func FindMax[T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (vals *Array[
 	if err := nonNil(a); err != nil {
 		return nil, nil, err
 	}
-	return argRun(s, kernel.RedArgMax, a, opts, true)
-}
-
-// freeReduceCounters frees the fused reductions' counters on the stream (Close's
-// backend part and destroy, which own the backend stream).
-func (c *streamCore) freeReduceCounters() {
-	if m := c.redCnt.Swap(nil); m != nil {
-		c.be.FreeAsync(*m)
-	}
+	return argRun(s, kernel.OpArgMax, a, opts, true)
 }

@@ -3,66 +3,44 @@ package gpu
 import (
 	"context"
 
-	"github.com/go-gpu/gpu/internal/kernel"
+	"github.com/go-gpu/gpu/backend"
 )
 
-// SetReduceIndex64 forces 64-bit indexing in every CUDA reduction kernel (on) or
-// restores the choice by size (off), dropping the cached plans.
-func SetReduceIndex64(on bool) {
-	redForceIndex64 = on
-	redPlans.Clear()
-	redPlanCount.Store(0)
-}
-
-// SetReduceSplitMin sets the least number of elements a CUDA reduction splits in two
-// passes (kernel.RedSplitMin), dropping the cached plans, and returns the old value.
-func SetReduceSplitMin(n int) int {
-	old := kernel.RedSplitMin
-	kernel.RedSplitMin = n
-	redPlans.Clear()
-	redPlanCount.Store(0)
-	return old
-}
-
-// SetReduceFuse turns the fused one-launch form of split CUDA reductions on (the
-// default) or off (two launches: partial results, then their combination), dropping
-// the cached plans, and returns the old setting.
-func SetReduceFuse(on bool) bool {
-	old := redFuse
-	redFuse = on
-	redPlans.Clear()
-	redPlanCount.Store(0)
-	return old
-}
-
-// ReduceCounters returns a copy of s's ticket counters for fused reductions (nil if s
-// has none yet), after the stream's work so far.
+// ReduceCounters returns a copy of s's pooled ticket counters for fused reductions
+// (nil if s has none yet), after the stream's work so far.
 func ReduceCounters(s *Stream) ([]uint32, error) {
-	m := s.redCnt.Load()
-	if m == nil {
+	s.scratchPool.mu.Lock()
+	ms := append([]backend.Mem(nil), s.scratchPool.free[scratchTickets]...)
+	s.scratchPool.mu.Unlock()
+	if len(ms) == 0 {
 		return nil, nil
 	}
 	if err := s.Synchronize(context.Background()); err != nil {
 		return nil, err
 	}
-	raw := make([]byte, (*m).Size())
-	if err := s.be.CopyToHost(raw, *m, 0); err != nil {
-		return nil, err
-	}
-	if err := s.be.Synchronize(); err != nil {
-		return nil, err
-	}
-	out := make([]uint32, len(raw)/4)
-	for i := range out {
-		out[i] = uint32(raw[4*i]) | uint32(raw[4*i+1])<<8 | uint32(raw[4*i+2])<<16 | uint32(raw[4*i+3])<<24
+	var out []uint32
+	for _, m := range ms {
+		raw := make([]byte, m.Size())
+		if err := s.be.CopyToHost(raw, m, 0); err != nil {
+			return nil, err
+		}
+		if err := s.be.Synchronize(); err != nil {
+			return nil, err
+		}
+		for i := 0; i+4 <= len(raw); i += 4 {
+			out = append(out, uint32(raw[i])|uint32(raw[i+1])<<8|uint32(raw[i+2])<<16|uint32(raw[i+3])<<24)
+		}
 	}
 	return out, nil
 }
 
-// ReducePlans returns the numbers of cached reduction plans with two passes and with
-// the fused one.
+// ReducePlans returns the numbers of cached reduction plans made with Tuning.ReduceFuse
+// on that kept two passes and that fused them.
 func ReducePlans() (split, fused int) {
-	redPlans.Range(func(_, v any) bool {
+	redPlans.Range(func(k, v any) bool {
+		if !k.(redPlanKey).fuse {
+			return true
+		}
 		p := v.(*redPlan)
 		if p.fused != nil {
 			fused++

@@ -17,10 +17,10 @@ func TestReduceFusedCountersReclaim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	smallFusedSplits(t)
+	smallFusedSplits(t, d)
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, fuse := range []bool{false, true} {
-		gpu.SetReduceFuse(fuse)
+		gpu.SetReduceFuse(d, fuse)
 		s, err := d.NewStream()
 		if err != nil {
 			t.Fatal(err)

@@ -136,7 +136,7 @@ func testReduceFused(t *testing.T, d *gpu.Device) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	smallFusedSplits(t)
+	smallFusedSplits(t, d)
 	rng := rand.New(rand.NewPCG(31, 32))
 	type tc struct {
 		shape []int
@@ -159,7 +159,7 @@ func testReduceFused(t *testing.T, d *gpu.Device) {
 		if idx64 && testenv.Race {
 			continue
 		}
-		gpu.SetReduceIndex64(idx64)
+		gpu.SetReduceIndex64(d, idx64)
 		for _, c := range cases {
 			n := 1
 			for _, v := range c.shape {
@@ -191,9 +191,9 @@ func testReduceFused(t *testing.T, d *gpu.Device) {
 						continue // one axis or all
 					}
 					what := fmt.Sprintf("%s %v axes %v index64 %v", op.name, c.shape, axes, idx64)
-					gpu.SetReduceFuse(false)
+					gpu.SetReduceFuse(d, false)
 					want := op.run(t, s, o)
-					gpu.SetReduceFuse(true)
+					gpu.SetReduceFuse(d, true)
 					for rep := range 3 {
 						got := op.run(t, s, o)
 						if !bytes.Equal(got, want) {
@@ -215,7 +215,7 @@ func testReduceFused(t *testing.T, d *gpu.Device) {
 			}
 		}
 	}
-	gpu.SetReduceIndex64(false)
+	gpu.SetReduceIndex64(d, false)
 	t.Logf("%d fused plans, %d left in two passes: %s", fusedPlans, splitPlans, strings.Join(notFused, "; "))
 	if fusedPlans == 0 {
 		t.Fatal("nothing fused")
@@ -229,7 +229,7 @@ func TestReduceFusedStreams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	smallFusedSplits(t)
+	smallFusedSplits(t, d)
 	rng := rand.New(rand.NewPCG(41, 42))
 	xs := randVals[float32](rng, 20000)
 	var ss []*gpu.Stream
@@ -280,12 +280,12 @@ func TestReduceFusedStreams(t *testing.T) {
 }
 
 // smallFusedSplits makes reductions split from 2048 elements (so that the simulator's
-// cases stay small) and fuse their passes, until the test ends.
-func smallFusedSplits(t *testing.T) {
-	old := gpu.SetReduceSplitMin(2048)
-	fuse := gpu.SetReduceFuse(true)
+// cases stay small) and fuse their passes on d, until the test ends.
+func smallFusedSplits(t *testing.T, d *gpu.Device) {
+	old := gpu.SetReduceSplitMin(d, 2048)
+	fuse := gpu.SetReduceFuse(d, true)
 	t.Cleanup(func() {
-		gpu.SetReduceFuse(fuse)
-		gpu.SetReduceSplitMin(old)
+		gpu.SetReduceFuse(d, fuse)
+		gpu.SetReduceSplitMin(d, old)
 	})
 }

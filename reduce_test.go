@@ -1458,13 +1458,12 @@ func TestReduceLarge(t *testing.T) {
 // TestReduceIndex64 runs the 64-bit-index kernels (chosen past 2^31 elements) on small
 // arrays, in the simulator and on CUDA.
 func TestReduceIndex64(t *testing.T) {
-	gpu.SetReduceIndex64(true)
-	defer gpu.SetReduceIndex64(false)
 	for _, rd := range redDevices(t) {
 		if rd.name == "cpu" {
 			continue
 		}
 		t.Run(rd.name, func(t *testing.T) {
+			defer gpu.SetReduceIndex64(rd.d, gpu.SetReduceIndex64(rd.d, true))
 			s, err := rd.d.NewStream()
 			if err != nil {
 				t.Fatal(err)
@@ -1478,8 +1477,8 @@ func TestReduceIndex64(t *testing.T) {
 func index64Cases(t *testing.T, s *gpu.Stream) {
 	rng := rand.New(rand.NewPCG(17, 18))
 	// the simulator splits from 2048 elements here, to test the 64-bit partial passes
-	old := gpu.SetReduceSplitMin(2048)
-	defer gpu.SetReduceSplitMin(old)
+	d := s.Device()
+	defer gpu.SetReduceSplitMin(d, gpu.SetReduceSplitMin(d, 2048))
 	shapes := [][]int{{1000}, {9001}, {33, 70}, {3, 3001}, {3001, 3}, {5, 7, 9}}
 	if testenv.Race {
 		shapes = [][]int{{1000}, {33, 70}, {5, 7, 9}}
@@ -1543,8 +1542,7 @@ func TestReduceSplit(t *testing.T) {
 		shapes := [][]int{{150001}, {3, 50001}, {50001, 3}}
 		if rd.sim {
 			// the simulator splits from 4096 elements here, to keep its time down
-			old := gpu.SetReduceSplitMin(2048)
-			defer gpu.SetReduceSplitMin(old)
+			defer gpu.SetReduceSplitMin(rd.d, gpu.SetReduceSplitMin(rd.d, 2048))
 			shapes = [][]int{{9001}, {3, 3001}, {3001, 3}}
 		}
 		for _, shape := range shapes {

@@ -2,13 +2,9 @@ package gpu
 
 import (
 	"fmt"
-	"math/bits"
-	"os"
-	"slices"
-	"strconv"
-	"sync/atomic"
 
-	"github.com/go-gpu/gpu/backend"
+	"slices"
+
 	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/expr"
 	"github.com/go-gpu/gpu/internal/kernel"
@@ -24,8 +20,11 @@ import (
 // NumPy's default for sums and products is AccumType(T): int64 for bool and signed
 // integers, uint64 for unsigned integers, T itself for floats, so CumSum[int64] of an
 // int32 array is NumPy's cumsum, which never overflows where int32 would. Integer
-// overflow wraps as in Go. CumMax and CumMin keep T and propagate NaN (numpy.maximum:
-// once a NaN is met, every later element is NaN), with -0 below +0.
+// overflow wraps as in Go. Float16 and BFloat16 accumulate in float32: a result of a
+// half type holds the float32 running values each rounded once (CumSum[float32] of a
+// half array keeps them). CumMax and CumMin keep T and propagate NaN (numpy.maximum:
+// once a NaN is met, every later element is the canonical NaN, the package's NaN
+// policy), with -0 below +0; a float sum or product that is NaN is the canonical NaN too.
 //
 // On CUDA, scans of contiguous rows (1-D arrays, the last axis, and axes followed by at
 // most 8 elements) run in a single pass over the data with decoupled look-back
@@ -43,8 +42,8 @@ import (
 // Float results depend on the association: the GPU combines within a thread, then
 // across a warp, a block, and tiles; the CPU folds left to right within chunks of 65536
 // elements and combines chunk totals in order, the same on any number of cores.
-// Integer scans and CumMax/CumMin are exact and identical on every backend (NaN
-// payloads aside).
+// Integer scans and CumMax/CumMin are exact and identical on every backend, NaNs
+// included.
 
 // Op is the associative operator of Accumulate: OpSum, OpProd, OpMax, OpMin, or an
 // expression of the names a (the combination of the earlier elements) and b (the next
@@ -120,7 +119,7 @@ func CumProd[R, T Elem](s *Stream, a *Array[T], axis int, opts ...ScanOption) (*
 }
 
 // CumMax returns the running maximum of a along axis (numpy.maximum.accumulate):
-// NaN from the first NaN on; bools combine with "or".
+// the canonical NaN from the first NaN on; bools combine with "or".
 func CumMax[T Elem](s *Stream, a *Array[T], axis int, opts ...ScanOption) (*Array[T], error) {
 	if err := nonNil(a); err != nil {
 		return nil, err
@@ -129,7 +128,7 @@ func CumMax[T Elem](s *Stream, a *Array[T], axis int, opts ...ScanOption) (*Arra
 }
 
 // CumMin returns the running minimum of a along axis (numpy.minimum.accumulate):
-// NaN from the first NaN on; bools combine with "and".
+// the canonical NaN from the first NaN on; bools combine with "and".
 func CumMin[T Elem](s *Stream, a *Array[T], axis int, opts ...ScanOption) (*Array[T], error) {
 	if err := nonNil(a); err != nil {
 		return nil, err
@@ -200,7 +199,8 @@ func accumulate[R, T Elem](s *Stream, out *Array[R], a *Array[T], op Op, axis in
 		}
 		f(&o)
 	}
-	rt := dtype.Of[R]()
+	// A half-precision result accumulates in float32, rounded once per element.
+	rt, _ := redAcc(dtype.Of[R]())
 	comb, err := scanCombine(op, rt)
 	if err != nil {
 		return err
@@ -229,18 +229,8 @@ func accumulate[R, T Elem](s *Stream, out *Array[R], a *Array[T], op Op, axis in
 
 // scanCombine parses op for accumulator type t.
 func scanCombine(op Op, t dtype.DType) (kernel.Combine, error) {
-	if t == dtype.Float16 || t == dtype.BFloat16 {
-		return kernel.Combine{}, fmt.Errorf("gpu: scans of %v: %w", t, ErrNotSupported)
-	}
-	switch op {
-	case OpSum:
-		return kernel.Combine{Op: kernel.ScanAdd, Type: t}, nil
-	case OpProd:
-		return kernel.Combine{Op: kernel.ScanMul, Type: t}, nil
-	case OpMax:
-		return kernel.Combine{Op: kernel.ScanMax, Type: t}, nil
-	case OpMin:
-		return kernel.Combine{Op: kernel.ScanMin, Type: t}, nil
+	if k, ok := namedOps[op]; ok && (t == dtype.Bool || op != OpAny && op != OpAll) {
+		return kernel.Combine{Op: k, Type: t}, nil
 	}
 	env := expr.Env{"a": expr.OperandDecl(0, t), "b": expr.OperandDecl(1, t)}
 	e, err := expr.Parse(string(op), env)
@@ -248,9 +238,9 @@ func scanCombine(op Op, t dtype.DType) (kernel.Combine, error) {
 		return kernel.Combine{}, fmt.Errorf("%w (%w)", err, ErrInvalidValue)
 	}
 	if e.DType() != t {
-		e = &expr.Expr{Root: &expr.Cast{X: e.Root, Type: t}, Inputs: e.Inputs, Params: e.Params}
+		e = e.Convert(t)
 	}
-	return kernel.Combine{Op: kernel.ScanExpr, Type: t, Expr: e}, nil
+	return kernel.Combine{Type: t, Expr: e}, nil
 }
 
 // scanScalarBits converts a Go number or bool to t (Cast's rules) and returns its bits.
@@ -285,12 +275,14 @@ func scalarNegative(x expr.Scalar) bool {
 	return false
 }
 
-// scanInto scans in along axis into out (contiguous, in's shape, comb's type).
+// scanInto scans in along axis into out (contiguous, in's shape, comb's type or a
+// half-precision type for a float32 comb).
 func scanInto(s *Stream, out, in *header, comb kernel.Combine, axis int, excl bool, init uint64) error {
 	if err := nilStream(s); err != nil {
 		return err
 	}
 	d := s.dev
+	tu := d.tuning()
 	if in.buf.a.dev != d && in.buf.a.dev.info.Backend != d.info.Backend {
 		return fmt.Errorf("gpu: scan of an array on %v on a stream of %v: %w", in.buf.a.dev, d, ErrInvalidValue)
 	}
@@ -320,15 +312,18 @@ func scanInto(s *Stream, out, in *header, comb kernel.Combine, axis int, excl bo
 	if tiles {
 		sp := &kernel.ScanTiles{In: in.dt, Comb: comb, Exclusive: excl, Group: inner}
 		rowLen := n * inner
+		outT := kernel.ScanOutType(comb.Type, out.dt)
+		sp.Out = outT
 		kmax := 16
 		if comb.Type.Size() == 8 {
 			kmax = 8
 		}
-		tune := *scanCfg.Load()
-		if tune.Variant == 2 && (comb.Type.Size() == 4 || comb.Type.Size() == 8) {
+		tune := tu.Scan
+		if tune.Variant == 2 && (comb.Type.Size() == 4 || comb.Type.Size() == 8) && outT == dtype.Invalid {
 			// The second variant: twice the items per thread (tiles of 8192 4-byte or
 			// 4096 8-byte values), so twice the bytes in flight per thread and half the
-			// tiles (atomics, look-backs, barriers) per byte.
+			// tiles (atomics, look-backs, barriers) per byte. (Not for a half-precision
+			// output, which isn't staged: 32 values a thread would spill.)
 			kmax *= 2
 		}
 		// The largest multiple of the group up to kmax, preferring thread chunks of a
@@ -360,7 +355,7 @@ func scanInto(s *Stream, out, in *header, comb kernel.Combine, axis int, excl bo
 		}
 		ptr := func(h *header) uint64 { return h.buf.a.mem.Ptr() + uint64(h.buf.off) + uint64(h.off*h.dt.Size()) }
 		sp.Vector = ptr(in)%16 == 0 && ptr(out)%16 == 0 &&
-			(outer == 1 || (rowLen*in.dt.Size()%16 == 0 && rowLen*comb.Type.Size()%16 == 0))
+			(outer == 1 || (rowLen*in.dt.Size()%16 == 0 && rowLen*out.dt.Size()%16 == 0))
 		tile := sp.Tile()
 		tpr := (rowLen + tile - 1) / tile
 		ntiles := outer * tpr
@@ -371,16 +366,16 @@ func scanInto(s *Stream, out, in *header, comb kernel.Combine, axis int, excl bo
 		if err != nil {
 			return err
 		}
-		status, done, err := scanStatusArg(s, tpr == 1, sp.StatusBytes(ntiles))
+		status, err := scanStatus(s, tu, tpr == 1, sp.StatusBytes(ntiles))
 		if err != nil {
 			return err
 		}
-		defer done()
+		defer status.release(true)
 		cfg := LaunchConfig{Grid: Dim3{X: ntiles}, Block: Dim3{X: kernel.ScanTilesBlock}}
-		return s.Launch(fn, cfg, In(in), Out(out), status,
+		return s.Launch(fn, cfg, In(in), Out(out), status.arg,
 			uint64(outer), uint64(rowLen), uint64(tpr), init)
 	}
-	sp := &kernel.ScanColumns{In: in.dt, Comb: comb, Exclusive: excl, Groups: 8, Rows: 16}
+	sp := &kernel.ScanColumns{In: in.dt, Comb: comb, Out: kernel.ScanOutType(comb.Type, out.dt), Exclusive: excl, Groups: 8, Rows: 16}
 	if n <= sp.Rows {
 		sp.Groups, sp.Rows = 1, n
 	}
@@ -395,105 +390,26 @@ func scanInto(s *Stream, out, in *header, comb kernel.Combine, axis int, excl bo
 	if err != nil {
 		return err
 	}
-	status, done, err := scanStatusArg(s, chunks == 1, sp.StatusBytes(ntiles))
+	status, err := scanStatus(s, tu, chunks == 1, sp.StatusBytes(ntiles))
 	if err != nil {
 		return err
 	}
-	defer done()
+	defer status.release(true)
 	cfg := LaunchConfig{Grid: Dim3{X: ntiles}, Block: Dim3{X: kernel.ScanColumnsBlock}}
-	return s.Launch(fn, cfg, In(in), Out(out), status,
+	return s.Launch(fn, cfg, In(in), Out(out), status.arg,
 		uint64(outer), uint64(n), uint64(inner), int64(so), int64(sk), int64(sj), uint64(chunks), init)
 }
 
-// scanScratch is a stream's scan status: backend memory of size bytes, zero between
-// scans, and the smaller ones it replaced (retired), kept until the stream is freed.
-type scanScratch struct {
-	mem     backend.Mem
-	size    int
-	retired []backend.Mem
-}
-
-// scanStatusMem returns s's scan status with at least size bytes, zero: the scan kernels
-// leave the status they used zero (kernel.ScanTiles), and the kernels of one stream run
-// one after another, so one status serves every scan on s without a memset each. A
-// larger need replaces it (the new one zeroed once, under s.scanMu); the old one is
-// retired, not freed, since another goroutine may have taken it and not yet enqueued
-// its launch: no lock is held across launches (one would invert the order of the
-// allocations' locks, which Access and HostAccess hold, and s.scanMu). Statuses grow
-// by powers of two from 4 KiB to 64 KiB, so the retired ones are a few, small. It is
-// backend memory held by the stream's core, as the reductions' counters
-// (reduceCounters), and on the CPU backend scans use a zeroed buffer each instead.
-func (s *Stream) scanStatusMem(size int) (backend.Mem, error) {
-	if st := s.scanSt.Load(); st != nil && st.size >= size {
-		return st.mem, nil
-	}
-	if err := s.hold(); err != nil {
-		return nil, err
-	}
-	defer s.unhold()
-	s.scanMu.Lock()
-	defer s.scanMu.Unlock()
-	old := s.scanSt.Load()
-	if old != nil && old.size >= size {
-		return old.mem, nil
-	}
-	n := max(4096, 1<<bits.Len(uint(size-1)))
-	m, err := s.allocOwn(int64(n), "a scan's status")
-	if err != nil {
-		return nil, err
-	}
-	st := &scanScratch{mem: m, size: n}
-	if old != nil {
-		st.retired = append(slices.Clip(old.retired), old.mem)
-	}
-	// Close's free (freeScanStatus) runs once nothing holds s, so not meanwhile.
-	s.scanSt.Store(st)
-	return m, nil
-}
-
-// freeScanStatus frees the scan statuses on the stream (Close's backend part and
-// destroy, which own the backend stream).
-func (c *streamCore) freeScanStatus() {
-	if st := c.scanSt.Swap(nil); st != nil {
-		for _, m := range st.retired {
-			c.be.FreeAsync(m)
-		}
-		c.be.FreeAsync(st.mem)
-	}
-}
-
-// scanKeepStatus enables the streams' own scan statuses (scanStatusArg); benchmarks
-// switch it off to measure the memset they save.
-var scanKeepStatus atomic.Bool
-
-func init() { scanKeepStatus.Store(true) }
-
-// scanStatusArg returns the status argument of a scan launch of size bytes and the
-// function that ends its use after the launch: on CUDA, for a status the kernel clears
-// (kernel.ScanSelfCleanMax), the stream's own (scanStatusMem), otherwise a zeroed
-// buffer from the pool (or a small unused one).
-func scanStatusArg(s *Stream, unused bool, size int) (any, func(), error) {
-	if s.dev.Backend() == "cuda" && !unused && size-16 <= kernel.ScanSelfCleanMax && scanKeepStatus.Load() {
-		m, err := s.scanStatusMem(size)
-		if err != nil {
-			return nil, nil, err
-		}
-		return DevicePtr(m.Ptr()), func() {}, nil
-	}
-	b, err := scanStatus(s, unused, size)
-	if err != nil {
-		return nil, nil, err
-	}
-	return InOut(b), func() { b.Free() }, nil
-}
-
-// scanStatus returns a zeroed scratch buffer of size bytes from s's pool, or a small
-// unused one when none is needed.
-func scanStatus(s *Stream, unused bool, size int) (*Buffer, error) {
+// scanStatus returns the status scratch of a scan launch of size bytes, zero: the
+// stream's pooled scratch when the kernels leave it zero (kernel.ScanTiles and
+// ScanColumns clear a status of at most kernel.ScanSelfCleanMax bytes past its header,
+// and never touch an unused one, which is then 16 bytes) and the tuning keeps statuses
+// (Tuning.ScanKeepStatus), else a zeroed buffer. The launch leaves it clean either way.
+func scanStatus(s *Stream, tu *Tuning, unused bool, size int) (*scratch, error) {
 	if unused {
-		return s.Alloc(16)
+		return s.scratch(scratchScanStatus, 16, true)
 	}
-	return s.allocZeroed(int64(size))
+	return s.scratch(scratchScanStatus, size, tu.ScanKeepStatus && size-16 <= kernel.ScanSelfCleanMax)
 }
 
 // scanCollapseStride returns the single stride that walks the dimensions shape (with
@@ -518,24 +434,8 @@ func scanCollapseStride(shape, st []int) (int, bool) {
 	return stride, ok
 }
 
-// scanConfig is the row-scan configuration (kernel.ScanTiles's tuning options).
-//
-// Variant 2 (the default) takes 32 items per thread for 4-byte accumulators and 16 for
-// 8-byte ones (kernel.ScanTiles with Items 32 or 16, stored through the warp staging
-// area), variant 1 the first configuration's 16 and 8. Measured on the H200
-// (2026-11-30, one run): 1-D CumSum of 2^28 float32 at 2366 GB/s with v2 against 2214
-// with v1, of 2^27 int64 at 1666 against 1409 (device copy 4144).
-//
-// Options (the defaults are Stage on and MinBlocks 5, measured best):
-//
-//   - Stage (ScanTiles.Stage, where CanStage): each thread scans its elements and
-//     stages them in shared memory right after its loads; only the tile's prefix is
-//     combined after the look-back (far fewer registers live: 48 with MinBlocks 5,
-//     40 without spills with MinBlocks 6, for both v2 kernels of 1-D CumSum).
-//   - Lookback n (1, 2, 4, 8; ScanTiles.Lookback): the wide look-back, 32n predecessors
-//     per round trip, waiting only up to the nearest inclusive prefix; 0 (the default):
-//     windows of 32.
-//   - MinBlocks n (ScanTiles.MinBlocks, single-column rows only): .minnctapersm n.
+// The row scan's tuning (Tuning.Scan, ScanTuning in tuning.go): the measurements
+// behind its defaults.
 //
 // Measured on the H200 (BenchmarkCumSumTuned, one run, 1-D CumSum of 2^28 float32 /
 // 2^27 int64, median us): v2 913 / 1296; v2 Stage 889 / 1210; v2 Stage MinBlocks 5 865
@@ -582,67 +482,3 @@ func scanCollapseStride(shape, st []int) (int, bool) {
 // late tile (loads still in flight) holds up the look-backs of all the tiles after it
 // in its row; rows bound how far that reaches.
 //
-// Environment variables select them at start-up:
-//
-//	GPU_SCAN_VARIANT=v1|v2|v4   v4: v2 with Stage
-//	GPU_SCAN_STAGE=1            Stage with any variant (v1: staged tiles of 4096 float32)
-//	GPU_SCAN_LOOKBACK=0|1|2|4|8
-//	GPU_SCAN_MINBLOCKS=0..8
-//
-// Tests and benchmarks switch with setScanVariant and setScanConfig
-// (BenchmarkCumSumTuned sweeps the combinations in one run).
-type scanConfig struct {
-	Variant   int // 1 or 2
-	Stage     bool
-	Lookback  int // 0, 1, 2, 4, 8
-	MinBlocks int // 0 (none) to 8
-}
-
-var scanCfg atomic.Pointer[scanConfig]
-
-func init() {
-	c := scanConfigFromEnv(os.Getenv)
-	scanCfg.Store(&c)
-}
-
-// scanConfigFromEnv returns the configuration the environment (getenv) selects;
-// values it doesn't know leave the defaults.
-func scanConfigFromEnv(getenv func(string) string) scanConfig {
-	c := scanConfig{Variant: 2, Stage: true, MinBlocks: 5}
-	switch getenv("GPU_SCAN_VARIANT") {
-	case "v1", "1":
-		c.Variant = 1
-	case "v4", "4":
-		c.Stage = true
-	}
-	switch getenv("GPU_SCAN_STAGE") {
-	case "1", "true", "on":
-		c.Stage = true
-	case "0", "false", "off":
-		c.Stage = false
-	}
-	switch v := getenv("GPU_SCAN_LOOKBACK"); v {
-	case "0", "1", "2", "4", "8":
-		c.Lookback, _ = strconv.Atoi(v)
-	}
-	if n, err := strconv.Atoi(getenv("GPU_SCAN_MINBLOCKS")); err == nil && n >= 0 && n <= 8 {
-		c.MinBlocks = n
-	}
-	return c
-}
-
-// setScanConfig selects the row-scan configuration and returns the previous one.
-func setScanConfig(c scanConfig) scanConfig { return *scanCfg.Swap(&c) }
-
-// setScanVariant selects the row-scan variant (1 or 2), keeping the other options, and
-// returns the previous variant.
-func setScanVariant(v int) int {
-	for {
-		old := scanCfg.Load()
-		c := *old
-		c.Variant = v
-		if scanCfg.CompareAndSwap(old, &c) {
-			return old.Variant
-		}
-	}
-}

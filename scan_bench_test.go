@@ -133,7 +133,7 @@ func BenchmarkCumSum(b *testing.B) {
 			suffix = "/v2"
 		}
 		b.Run(fmt.Sprintf("1d/%d/float32%s", n, suffix), func(b *testing.B) {
-			defer gpu.SetScanVariant(gpu.SetScanVariant(variant))
+			defer gpu.SetScanVariant(s.Device(), gpu.SetScanVariant(s.Device(), variant))
 			x, err := gpu.Rand[float32](s, gpu.NewGenerator(1), n)
 			if err != nil {
 				b.Fatal(err)
@@ -142,7 +142,7 @@ func BenchmarkCumSum(b *testing.B) {
 			scRun(b, s, int64(8*n), func() (interface{ Free() error }, error) { return gpu.CumSum[float32](s, x, 0) })
 		})
 		b.Run(fmt.Sprintf("1d/%d/int64%s", n/2, suffix), func(b *testing.B) {
-			defer gpu.SetScanVariant(gpu.SetScanVariant(variant))
+			defer gpu.SetScanVariant(s.Device(), gpu.SetScanVariant(s.Device(), variant))
 			x, err := gpu.RandInt[int64](s, gpu.NewGenerator(2), -10, 11, n/2)
 			if err != nil {
 				b.Fatal(err)
@@ -275,7 +275,7 @@ func BenchmarkCumSumTuned(b *testing.B) {
 	for _, c := range scTunedConfigs {
 		name := scConfigName(c)
 		b.Run(fmt.Sprintf("1d/%d/float32/%s", n, name), func(b *testing.B) {
-			defer gpu.SetScanConfig(gpu.SetScanConfig(c))
+			defer gpu.SetScanConfig(s.Device(), gpu.SetScanConfig(s.Device(), c))
 			got := scBenchResult[float32](b, s, xf)
 			if refF == nil {
 				refF = got
@@ -289,7 +289,7 @@ func BenchmarkCumSumTuned(b *testing.B) {
 			scRun(b, s, int64(8*n), func() (interface{ Free() error }, error) { return gpu.CumSum[float32](s, xf, 0) })
 		})
 		b.Run(fmt.Sprintf("1d/%d/int64/%s", n/2, name), func(b *testing.B) {
-			defer gpu.SetScanConfig(gpu.SetScanConfig(c))
+			defer gpu.SetScanConfig(s.Device(), gpu.SetScanConfig(s.Device(), c))
 			got := scBenchResult[int64](b, s, xi)
 			if refI == nil {
 				refI = got
@@ -391,7 +391,7 @@ func BenchmarkScanStatus(b *testing.B) {
 				name = c.name + "/keep"
 			}
 			b.Run(name, func(b *testing.B) {
-				defer gpu.SetScanKeepStatus(gpu.SetScanKeepStatus(keep))
+				defer gpu.SetScanKeepStatus(s.Device(), gpu.SetScanKeepStatus(s.Device(), keep))
 				scRun(b, s, 0, c.f)
 			})
 		}

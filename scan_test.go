@@ -318,10 +318,10 @@ func checkScan[R, T gpu.Elem](t *testing.T, s *gpu.Stream, a *gpu.Array[T], xs [
 // checkScanConfigs is checkScan under each of the row-scan configurations cs.
 func checkScanConfigs[R, T gpu.Elem](t *testing.T, s *gpu.Stream, a *gpu.Array[T], xs []T, shape []int, op scanOp, axis int, excl bool, cs []gpu.ScanConfig) {
 	t.Helper()
-	old := gpu.SetScanConfig(gpu.ScanConfig{Variant: 1})
-	defer gpu.SetScanConfig(old)
+	d := s.Device()
+	defer gpu.SetScanConfig(d, gpu.SetScanConfig(d, gpu.ScanConfig{Variant: 1}))
 	for _, c := range cs {
-		gpu.SetScanConfig(c)
+		gpu.SetScanConfig(d, c)
 		checkScanVariant[R](t, s, a, xs, shape, op, axis, excl, c)
 	}
 }
@@ -1038,9 +1038,9 @@ func TestCumSumPast2G(t *testing.T) {
 	xs[n-1] = 7
 	a := mustArr[int8](t)(gpu.FromSlice(s, xs))
 	defer a.Free()
-	defer gpu.SetScanConfig(gpu.SetScanConfig(gpu.ScanConfig{Variant: 1}))
+	defer gpu.SetScanConfig(d, gpu.SetScanConfig(d, gpu.ScanConfig{Variant: 1}))
 	for _, c := range scTestConfigs(d)[:3] { // the default and the two plain variants
-		gpu.SetScanConfig(c)
+		gpu.SetScanConfig(d, c)
 		scPast2G(t, s, a, xs, fmt.Sprintf("%+v", c))
 	}
 }
@@ -1104,10 +1104,10 @@ func TestScanRepeatCUDA(t *testing.T) {
 	m := mustArr[bool](t)(gpu.FromSlice(s, flags))
 	defer m.Free()
 	wantIdx := srNonzero(flags)
-	defer gpu.SetScanConfig(gpu.SetScanConfig(gpu.ScanConfig{Variant: 1}))
+	defer gpu.SetScanConfig(d, gpu.SetScanConfig(d, gpu.ScanConfig{Variant: 1}))
 	cs := scTestConfigs(d)
 	for r := 0; r < 3*reps; r++ {
-		gpu.SetScanConfig(cs[r%len(cs)]) // every row-scan configuration, in turn
+		gpu.SetScanConfig(d, cs[r%len(cs)]) // every row-scan configuration, in turn
 		o64 := scMust[int64](t)(gpu.CumSum[int64](s, a, 0))
 		scCheckExact(t, fmt.Sprintf("run %d: int64 sum", r), toSlice(t, o64), want)
 		o32 := scMust[int32](t)(gpu.CumMax(s, a, 0))

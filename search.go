@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"math/bits"
 	"slices"
 
-	"github.com/go-gpu/gpu/backend"
 	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/internal/kernel"
 )
@@ -66,9 +64,10 @@ func searchItems(size int) int {
 // indices take at most 4 MiB, the scatter runs into an array of a.Size() elements before
 // the count is known and writes the count into pinned host memory, so the host waits
 // once; on CUDA the tiles' status comes from the stream's pool, which the scatter leaves
-// zero, instead of a memset. The result then holds the device memory of a.Size()
-// indices (at most 4 MiB) until it is freed, however few it has; Clone gives an array
-// of its own size. Otherwise the scatter runs after, into an array of the count.
+// zero, instead of a memset. A result that uses at most half of those a.Size() indices
+// (and would leave at least 64 KiB unused) is then copied into an array of its own
+// size; otherwise it holds the memory of a.Size() indices (at most 4 MiB) until it is
+// freed. Larger outputs are scattered after the count, into an array of the count.
 // Argwhere and Extract work the same way.
 func Nonzero[T Elem](ctx context.Context, s *Stream, a *Array[T]) (*Array[int64], error) {
 	if err := searchArgs(ctx, s); err != nil {
@@ -182,10 +181,6 @@ func contiguousHeader(s *Stream, h *header) (*header, func(), error) {
 	return c, func() { c.buf.Free() }, nil
 }
 
-// readPinned selects readSmall's pinned words (benchmarks switch it off to measure the
-// copy into pageable memory).
-var readPinned = true
-
 // readU64 copies the 8 bytes at off in b to the host on s and waits for them (under
 // ctx): readSmall.
 func readU64(ctx context.Context, s *Stream, b *Buffer, off int64) (uint64, error) {
@@ -209,7 +204,7 @@ func readSmall(ctx context.Context, s *Stream, b *Buffer, off int64, dst []byte)
 	d := s.dev
 	host := dst
 	var word *Buffer
-	if b.a.kind == DeviceMem && readPinned && len(dst) <= 8 {
+	if b.a.kind == DeviceMem && s.dev.tuning().ReadPinned && len(dst) <= 8 {
 		if w, err := d.wordPool.get(d); err == nil {
 			word, host = w, hostBytes(w)[:len(dst)]
 		}
@@ -297,18 +292,20 @@ func compact(ctx context.Context, s *Stream, flags, values *header) (*header, er
 	}
 	// The status: 16 bytes and a word per tile, padded to 16 (the scatter's clear).
 	statusSize := 16 + (8*tiles+15)&^15
-	if int64(n)*int64(outType.Size()) <= compactEagerMax {
+	if int64(n)*int64(outType.Size()) <= d.tuning().CompactEagerMax {
 		// Small: an output of n elements, scattered into before the count is known, so
 		// that the host waits once, after both kernels, rather than twice; the scatter
 		// writes the count into a pinned word, and the result views its first count
 		// elements.
 		return compactEager(ctx, s, fnCount, fnScatter, cfg, flags, valArg, n, outType, statusSize, empty)
 	}
-	status, err := s.allocZeroed(int64(statusSize))
+	// The host reads the count from the status: a zeroed buffer of the stream's scratch.
+	sc, err := s.scratch(scratchCompactStatus, statusSize, false)
 	if err != nil {
 		return nil, err
 	}
-	defer status.Free()
+	defer sc.release(false)
+	status := sc.buf
 	if err := s.Launch(fnCount, cfg, In(flags), InOut(status), uint64(n)); err != nil {
 		return nil, err
 	}
@@ -343,36 +340,25 @@ func compact(ctx context.Context, s *Stream, flags, values *header) (*header, er
 	return out, nil
 }
 
-// compactEager is compact's path for small outputs: the status from the stream's pool
-// of clean ones on CUDA (the scatter leaves it zero: kernel.CompactScatter), else a
-// zeroed pool buffer; both kernels, then one wait for the count, which the scatter
-// writes into one of the device's pinned words.
+// compactEager is compact's path for small outputs: the status from the stream's
+// scratch (pooled: the scatter leaves it zero, kernel.CompactScatter), both kernels,
+// then one wait for the count, which the scatter writes into one of the device's
+// pinned words.
 func compactEager(ctx context.Context, s *Stream, fnCount, fnScatter *Function, cfg LaunchConfig, flags *header,
 	valArg any, n int, outType dtype.DType, statusSize int, empty func() (*header, error)) (*header, error) {
 	d := s.dev
-	// Held throughout, so that a concurrent Close frees the pool after this returns
-	// its status.
+	// Held throughout (runAfter below needs the stream).
 	if err := s.hold(); err != nil {
 		return nil, err
 	}
 	defer s.unhold()
-	var status any
-	var release func(clean bool)
-	if d.Backend() == "cuda" && statusSize-16 <= kernel.ScanSelfCleanMax {
-		m, err := s.compactStatus(statusSize)
-		if err != nil {
-			return nil, err
-		}
-		status = DevicePtr(m.Ptr())
-		release = func(clean bool) { s.releaseCompactStatus(m, clean) }
-	} else {
-		b, err := s.allocZeroed(int64(statusSize))
-		if err != nil {
-			return nil, err
-		}
-		status = InOut(b)
-		release = func(bool) { b.Free() }
+	// The scatter leaves a status of at most kernel.ScanSelfCleanMax bytes past its
+	// header zero, so that one comes from the stream's pool of clean scratch.
+	sc, err := s.scratch(scratchCompactStatus, statusSize, statusSize-16 <= kernel.ScanSelfCleanMax)
+	if err != nil {
+		return nil, err
 	}
+	status, release := sc.arg, sc.release
 	word, err := d.wordPool.get(d)
 	if err != nil {
 		release(true)
@@ -413,64 +399,29 @@ func compactEager(ctx context.Context, s *Stream, fnCount, fnScatter *Function, 
 		buf.Free()
 		return empty()
 	}
+	used := int64(t) * int64(outType.Size())
+	if full := int64(n) * int64(outType.Size()); full-used >= compactShrinkMin && 2*used <= full {
+		// Much smaller than the n elements: an exact-size copy, so that the result
+		// doesn't hold the whole buffer (200 one-element results held 800 MiB).
+		if exact, err := s.Alloc(used); err == nil {
+			part := &Buffer{a: buf.a, off: buf.off, size: used}
+			if err := s.CopyDtoD(exact, part); err == nil {
+				buf.Free()
+				return &header{buf: exact, dt: outType, shape: []int{int(t)}, strides: []int{1}}, nil
+			}
+			exact.Free()
+		}
+	}
 	// The result's buffer is its t elements (Buffer().Size(), copies of the whole
 	// buffer); the allocation, freed as a whole, keeps its n.
-	buf.size = int64(t) * int64(outType.Size())
+	buf.size = used
 	return &header{buf: buf, dt: outType, shape: []int{int(t)}, strides: []int{1}}, nil
 }
 
-// compactStatus returns a clean (zero) compaction status of at least size bytes from
-// s's pool, allocating and zeroing one if none fits. A compaction's count and scatter
-// use it, and the scatter leaves it zero, so it goes back to the pool
-// (releaseCompactStatus) once the scatter is enqueued: the stream runs the next user's
-// kernels after it. Each compaction takes its own, so two on one stream never share
-// one between their count and their scatter.
-func (s *Stream) compactStatus(size int) (backend.Mem, error) {
-	s.compactMu.Lock()
-	for i, m := range s.compactFree {
-		if m.Size() >= int64(size) {
-			s.compactFree = append(s.compactFree[:i], s.compactFree[i+1:]...)
-			s.compactMu.Unlock()
-			return m, nil
-		}
-	}
-	s.compactMu.Unlock()
-	return s.allocOwn(int64(max(4096, 1<<bits.Len(uint(size-1)))), "a compaction's status")
-}
-
-// compactKeep is the most clean statuses a stream keeps.
-const compactKeep = 4
-
-// releaseCompactStatus puts a status back in s's pool if clean (and the pool has room),
-// else frees it on s. The caller holds s (compactStatus's caller too).
-func (s *Stream) releaseCompactStatus(m backend.Mem, clean bool) {
-	s.compactMu.Lock()
-	if clean && len(s.compactFree) < compactKeep {
-		s.compactFree = append(s.compactFree, m)
-		s.compactMu.Unlock()
-		return
-	}
-	s.compactMu.Unlock()
-	s.be.FreeAsync(m)
-}
-
-// freeCompactStatus frees the pooled compaction statuses on the stream (Close's
-// backend part and destroy, which own the backend stream).
-func (c *streamCore) freeCompactStatus() {
-	c.compactMu.Lock()
-	free := c.compactFree
-	c.compactFree = nil
-	c.compactMu.Unlock()
-	for _, m := range free {
-		c.be.FreeAsync(m)
-	}
-}
-
-// compactEagerMax is the largest output of n elements (bytes) that compact allocates
-// before it knows the count: it saves a wait for the count between the two kernels, at
-// the cost of at most this much unused memory in the result's buffer. (A variable for
-// the benchmarks, which set it to 0 to measure the two waits.)
-var compactEagerMax int64 = 4 << 20
+// compactShrinkMin is the least memory an eager compaction's result must waste (its n
+// elements' buffer past its count, when that is at most half of it) to be copied into
+// a buffer of its exact size: one more device copy, a few microseconds.
+const compactShrinkMin = 64 << 10
 
 // FindFirst returns the flat index of the first nonzero element of a, or -1 if there
 // is none (Julia's findfirst; numpy.argmax of a bool array when one is true); -1 with

@@ -176,8 +176,8 @@ func BenchmarkCompactWaits(b *testing.B) {
 					name += "/pageable"
 				}
 				b.Run(name, func(b *testing.B) {
-					defer gpu.SetCompactEagerMax(gpu.SetCompactEagerMax(max))
-					defer gpu.SetReadPinned(gpu.SetReadPinned(pinned))
+					defer gpu.SetCompactEagerMax(s.Device(), gpu.SetCompactEagerMax(s.Device(), max))
+					defer gpu.SetReadPinned(s.Device(), gpu.SetReadPinned(s.Device(), pinned))
 					scRun(b, s, 0, op.f)
 				})
 			}
@@ -202,7 +202,7 @@ func BenchmarkScalarReads(b *testing.B) {
 			name = "pageable"
 		}
 		b.Run(name, func(b *testing.B) {
-			defer gpu.SetReadPinned(gpu.SetReadPinned(pinned))
+			defer gpu.SetReadPinned(s.Device(), gpu.SetReadPinned(s.Device(), pinned))
 			scRun(b, s, 0, func() (interface{ Free() error }, error) {
 				for i := range 10 {
 					if _, err := v.At(ctx, i); err != nil {

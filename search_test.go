@@ -415,6 +415,33 @@ func TestCompactBufferSize(t *testing.T) {
 	})
 }
 
+// TestCompactExactBuffer: an eager compaction whose count is much smaller than its
+// input keeps an allocation of its own size, not one of the input's element count.
+func TestCompactExactBuffer(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		const n = 100000 // 800 KB of indices: eager
+		xs := make([]int32, n)
+		want := []int64{3, 77777}
+		for _, i := range want {
+			xs[i] = int32(i) + 1
+		}
+		a := mustArr[int32](t)(gpu.FromSlice(s, xs))
+		defer a.Free()
+		idx := mustArr[int64](t)(gpu.Nonzero(bg, s, a))
+		defer idx.Free()
+		got, err := idx.ToSlice(bg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("Nonzero = %v, want %v", got, want)
+		}
+		if m, _ := idx.Buffer().BackendMem(); m.Size() >= 64<<10 {
+			t.Errorf("a result of %d indices holds an allocation of %d bytes", idx.Size(), m.Size())
+		}
+	})
+}
+
 // TestSearchStopsEarly: a context already done and a closed stream are errors before
 // anything is enqueued, for empty inputs too.
 func TestSearchStopsEarly(t *testing.T) {

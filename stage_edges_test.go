@@ -83,17 +83,18 @@ func TestConcurrentDeviceSyncDroppedStream(t *testing.T) {
 
 // flakyDev wraps a CPU device as a backend that stages host copies (as CUDA does),
 // with two faults to inject: pinned allocations failing for lack of memory, and the
-// next event record on the first stream created (the device's default stream) failing.
+// next event record on a stream created while failRecord is set (the plain copies'
+// streams, made at the first copy) failing.
 type flakyDev struct {
 	backend.Device
 	noPinned   atomic.Bool
 	failRecord atomic.Bool
-	first      atomic.Pointer[flakyStream]
 }
 
 type flakyStream struct {
 	backend.Stream
-	d *flakyDev
+	d        *flakyDev
+	failable bool
 }
 
 func newFlaky(t *testing.T) (*gpu.Device, *conformance.K, *flakyDev) {
@@ -123,13 +124,11 @@ func (d *flakyDev) NewStream() (backend.Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	fs := &flakyStream{Stream: s, d: d}
-	d.first.CompareAndSwap(nil, fs)
-	return fs, nil
+	return &flakyStream{Stream: s, d: d, failable: d.failRecord.Load()}, nil
 }
 
 func (s *flakyStream) Record(e backend.Event) error {
-	if s.d.first.Load() == s && s.d.failRecord.CompareAndSwap(true, false) {
+	if s.failable && s.d.failRecord.CompareAndSwap(true, false) {
 		return errors.New("flaky: event record failed")
 	}
 	return s.Stream.Record(e)
@@ -200,8 +199,9 @@ func TestStagingChunkReusedWhileDMAPending(t *testing.T) {
 	y, _ := d.Alloc(n)
 	defer x.Free()
 	defer y.Free()
-	// x is written on another stream after a slow kernel: the copy out of x on the
-	// default stream waits for it and records an event after its first chunk.
+	// x is written on another stream after a slow kernel: the copy out of x waits for it,
+	// then copies on a copy stream (made now) and records an event after its first
+	// chunk, which fails.
 	if err := k.SpinFor(side, 300*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}

@@ -3,8 +3,10 @@ package gpu_test
 import (
 	"context"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/go-gpu/gpu"
 	"github.com/go-gpu/gpu/conformance"
@@ -93,4 +95,70 @@ func TestStagingSkipsOwnHostMemory(t *testing.T) {
 		t.Error("the host memory of a freed pinned buffer still seen as the device's own")
 	}
 	uni.Free()
+}
+
+// The host copies' conformance tests with the staging forced on the CPU backend: the
+// staged plain copies and the streams' staging rings (ring.go) run in CI.
+func TestStagedHostCopies(t *testing.T) {
+	d, k := freshCPU(t)
+	gpu.ForceStaging(d, true)
+	conformance.RunHostCopies(t, k)
+}
+
+// The staging ring with small slots (64 KiB): copies of many chunks both ways, mixed on
+// one stream with kernels between them, against a host reference.
+func TestStagingRingChunks(t *testing.T) {
+	d, k := freshCPU(t)
+	gpu.ForceStaging(d, true)
+	defer gpu.SetStageChunkMax(d, 64<<10)()
+	ctx := context.Background()
+	s, err := d.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const words = 300 << 10 / 4
+	x, _ := d.Alloc(4 * words)
+	y, _ := d.Alloc(4 * words)
+	defer x.Free()
+	defer y.Free()
+	var outs [][]uint32
+	var wants [][]uint32
+	for round := range 12 {
+		n := 1 + rand.IntN(words)
+		src := conformance.Random(n)
+		xv, _ := x.Slice(0, int64(4*n))
+		yv, _ := y.Slice(0, int64(4*n))
+		if err := s.CopyHtoD(xv, gpu.Bytes(src)); err != nil {
+			t.Fatal(err)
+		}
+		if err := k.SpinFor(s, time.Duration(rand.IntN(3))*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		if err := k.AddU32(s, yv, xv, uint32(round)); err != nil {
+			t.Fatal(err)
+		}
+		out := make([]uint32, n)
+		if err := s.CopyDtoH(gpu.Bytes(out), yv); err != nil {
+			t.Fatal(err)
+		}
+		want := make([]uint32, n)
+		for i := range src {
+			want[i] = src[i] + uint32(round)
+		}
+		if round%4 == 3 {
+			if err := s.Synchronize(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		outs, wants = append(outs, out), append(wants, want)
+	}
+	if err := s.Synchronize(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for r := range outs {
+		if !slices.Equal(outs[r], wants[r]) {
+			t.Fatalf("round %d: %d words copied through the ring differ", r, len(outs[r]))
+		}
+	}
 }

@@ -32,9 +32,6 @@ type Stream struct {
 	pend, idleAt atomic.Uint64
 	external     atomic.Bool
 
-	redCntMu sync.Mutex // guards the making of streamCore.redCnt
-	scanMu   sync.Mutex // guards the replacing of streamCore.scanSt (scanStatusMem)
-
 	*streamCore
 }
 
@@ -49,20 +46,19 @@ type streamCore struct {
 	destroyed bool   // the backend stream is gone; last covers all its work
 	last      *pev   // the latest internal event recorded on the stream
 	lastSeq   uint64 // the seq it covers
+	// done is the stream's highest operation count (Stream.seq) known complete: an
+	// event recorded by eventAfter seen complete, or the stream seen idle, advances it
+	// (settle). Uses up to it need no waiting: the tracking drops them (track.go).
+	done atomic.Uint64
 	// blocks are the small device blocks freed on the stream and kept for reuse on it,
 	// by class (blockCache; guarded by mu).
 	blocks [cacheClasses][]backend.Mem
-	// redCnt is the ticket counters of fused reductions (Stream.reduceCounters), made at
-	// first use and freed on the stream by Close or destroy.
-	redCnt atomic.Pointer[backend.Mem]
-	// scanSt is the status scratch of the scans on CUDA (Stream.scanStatusMem), made at
-	// first use, replaced by a larger one when needed, freed on the stream by Close or
-	// destroy.
-	scanSt atomic.Pointer[scanScratch]
-	// compactFree is the stream's clean compaction statuses (Stream.compactStatus),
-	// guarded by compactMu, freed on the stream by Close or destroy.
-	compactMu   sync.Mutex
-	compactFree []backend.Mem
+	// ring stages the stream's asynchronous copies of pageable memory (ring.go), made at
+	// first use, retired by Close or destroy.
+	ring atomic.Pointer[hostRing]
+	// scratchPool is the stream's clean scratch (scratch.go), freed on the stream by
+	// Close or destroy.
+	scratchPool scratchPool
 }
 
 // destroy is the backstop for a stream dropped without Close: its cleanup, or the
@@ -75,12 +71,13 @@ func (c *streamCore) destroy() {
 		for _, m := range c.dev.cache.take(c) {
 			c.be.FreeAsync(m)
 		}
-		c.freeReduceCounters()
-		c.freeScanStatus()
-		c.freeCompactStatus()
+		c.scratchPool.freeAll(c.be)
 		// Its work still runs: device waits wait for it, as for a closed stream's.
 		if ev, err := c.dev.getEvent(); err == nil {
 			if c.be.Record(ev.be) == nil {
+				if r := c.ring.Load(); r != nil {
+					r.close(ev.retain())
+				}
 				c.dev.addTail(ev)
 			} else {
 				ev.release()
@@ -238,9 +235,7 @@ func (s *Stream) Close() error {
 // finishClose is Close's backend part, once s is closed and nothing holds it: it flushes
 // s's cached blocks, records a last event after all its work, and destroys it.
 func (s *Stream) finishClose() error {
-	s.freeReduceCounters()
-	s.freeScanStatus()
-	s.freeCompactStatus()
+	s.scratchPool.freeAll(s.be)
 	s.dev.cache.flush(s.dev, s, true)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -256,10 +251,14 @@ func (s *Stream) finishClose() error {
 			ev.release()
 			return err
 		}
+		ev.done, ev.cover = &s.done, cur
 		s.last.release()
 		s.last, s.lastSeq = ev, cur
 	}
 	s.destroyed = true
+	if r := s.ring.Load(); r != nil {
+		r.close(s.last.retain())
+	}
 	// The tail first: a device wait lists the live streams, then the tails, so a
 	// stream gone from the one must already be in the other.
 	if busy {
@@ -290,6 +289,7 @@ func (s *Stream) eventAfter(seq uint64) (*pev, error) {
 		return nil, err
 	}
 	s.enqueued()
+	ev.done, ev.cover = &s.done, cur
 	s.last.release()
 	s.last, s.lastSeq = ev.retain(), cur
 	return ev, nil
@@ -308,18 +308,21 @@ func (s *Stream) Query() (bool, error) {
 	if s.idle() {
 		return true, s.dev.Err()
 	}
-	p := s.pend.Load()
+	p, c := s.pend.Load(), s.seq.Load()
 	done, err := s.be.Query()
 	if done && err == nil {
 		advance(&s.idleAt, p)
+		advance(&s.done, c)
 	}
 	return done, err
 }
 
 // Synchronize waits until all work enqueued on the stream so far has completed, without
 // pinning an OS thread (unless the policy is WaitBlock). It returns ctx.Err() if ctx
-// ends first (the work goes on), and the error of a fault in the work.
-func (s *Stream) Synchronize(ctx context.Context, policy ...WaitPolicy) error {
+// ends first (the work goes on), and the error of a fault in the work. It also returns,
+// once, the errors of indices out of range found by raise-mode operations in that work
+// (ErrIndexOutOfRange).
+func (s *Stream) Synchronize(ctx context.Context, policy ...WaitPolicy) (err error) {
 	if err := nilContext(ctx); err != nil {
 		return err
 	}
@@ -327,6 +330,7 @@ func (s *Stream) Synchronize(ctx context.Context, policy ...WaitPolicy) error {
 		return err
 	}
 	defer s.unhold()
+	defer func(p uint64) { err = s.syncReport(err, p) }(s.pend.Load()) // index errors found on the device (indexcheck.go)
 	pol, err := s.dev.pickPolicy(policy)
 	if err != nil {
 		return err
@@ -338,10 +342,11 @@ func (s *Stream) Synchronize(ctx context.Context, policy ...WaitPolicy) error {
 		}
 		return s.dev.Err()
 	}
-	p := s.pend.Load()
+	p, c := s.pend.Load(), s.seq.Load()
 	err = s.dev.wait(ctx, streamWait{s}, pol)
 	if err == nil {
 		advance(&s.idleAt, p)
+		advance(&s.done, c)
 	}
 	return err
 }
@@ -392,14 +397,16 @@ func (s *Stream) eventOp(name string, e *Event, op func(backend.Stream, backend.
 
 // Synchronize waits until the work on every stream of the device (those created through
 // this package, and the default stream) has completed, without pinning an OS thread
-// (unless the policy is WaitBlock, which calls cuCtxSynchronize).
-func (d *Device) Synchronize(ctx context.Context, policy ...WaitPolicy) error {
+// (unless the policy is WaitBlock, which calls cuCtxSynchronize). Like
+// Stream.Synchronize, it returns the index errors found in that work, once.
+func (d *Device) Synchronize(ctx context.Context, policy ...WaitPolicy) (err error) {
 	if err := nilContext(ctx); err != nil {
 		return err
 	}
 	if d == nil {
 		return errNilDevice
 	}
+	defer func(p uint64) { err = d.syncReport(err, p) }(d.pend.Load()) // index errors found on the device (indexcheck.go)
 	pol, err := d.pickPolicy(policy)
 	if err != nil {
 		return err

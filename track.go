@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"runtime"
@@ -24,12 +25,64 @@ import (
 // An allocation used on one stream only records and waits for nothing. (cudarc's
 // read/write events; Vortex's sync-on-drop lesson: the record must follow the dispatch,
 // which holding the allocation's lock across the enqueue guarantees.)
+//
+// Uses settle, so that an allocation that moved to one stream returns to that free
+// path: a use on another stream stops counting for S once it is known complete (its
+// stream's done count, advanced whenever a wait or query sees an event or the stream
+// complete, reaches it: the use is dropped), or once S has waited for it (S's later work
+// is ordered after it by stream order: the use remembers S, access.by). A foreign read
+// that S merely saw while reading (no wait is needed between reads) is remembered too,
+// so it makes only S's first such use record eagerly. Neither kind of memory ever
+// spares a wait that is needed: a write on S still waits for every read on other
+// streams that S has not waited for, whatever S saw.
 
 // access is one use of an allocation on a stream.
 type access struct {
 	s   *Stream
 	seq uint64 // the stream's operation count at the use
 	ev  *pev   // nil until recorded; the slot owns one reference
+	// by holds the ids of streams that waited for this use (waitedBit set) or saw it
+	// as a concurrent read; 0 is an empty entry. Full, a stream is not remembered (it
+	// then waits or records again: never less safe).
+	by [3]uint64
+}
+
+// waitedBit marks an access.by entry of a stream that waited for the use.
+const waitedBit = 1 << 63
+
+// complete reports whether the use is known complete (its stream's done count).
+func (x *access) complete() bool { return x.seq <= x.s.done.Load() }
+
+// waitedBy reports whether s waited for the use.
+func (x *access) waitedBy(s *Stream) bool {
+	id := s.id | waitedBit
+	return x.by[0] == id || x.by[1] == id || x.by[2] == id
+}
+
+// seenBy reports whether s waited for the use or saw it as a concurrent read.
+func (x *access) seenBy(s *Stream) bool {
+	for _, b := range x.by {
+		if b&^waitedBit == s.id {
+			return true
+		}
+	}
+	return false
+}
+
+// remember records that s waited for (waited) or saw the use.
+func (x *access) remember(s *Stream, waited bool) {
+	id := s.id
+	if waited {
+		id |= waitedBit
+	}
+	for i, b := range x.by {
+		if b == 0 || b&^waitedBit == s.id {
+			if b != id|waitedBit || waited { // never downgrade a waited entry
+				x.by[i] = id
+			}
+			return
+		}
+	}
 }
 
 // event returns an event that completes after the use, recording one if needed.
@@ -63,9 +116,14 @@ type allocation struct {
 	freed     bool
 	gone      atomic.Bool // set with freed, for checks without the lock (nonNil)
 	untracked bool
+	word      bool // one of a wordPool's words: its block owns the memory (never freed)
 	w         access
 	r         []access
 	version   uint64
+	// lastW is the last tracked write's stream (its id) and operation, which settling
+	// never drops (unlike w): a host read reports the index errors of the launches up to
+	// it on that stream (indexcheck.go).
+	lastW struct{ sid, seq uint64 }
 }
 
 // use is an operation's use of an allocation.
@@ -91,7 +149,6 @@ func goid() int64 {
 // for others: if one is busy, it releases the rest, waits for that one, and retries. It
 // fails with ErrInScope if the caller holds one in an access scope.
 func lockAll(as []*allocation) error {
-	var me int64
 outer:
 	for {
 		for i, a := range as {
@@ -101,13 +158,8 @@ outer:
 			for _, b := range as[:i] {
 				b.mu.Unlock()
 			}
-			if g := a.scope.Load(); g != 0 {
-				if me == 0 {
-					me = scopeID()
-				}
-				if g == me {
-					return fmt.Errorf("%w (use the raw pointer inside the scope)", ErrInScope)
-				}
+			if a.scope.Load() != 0 && heldByMe(&a.scope) {
+				return fmt.Errorf("%w (use the raw pointer inside the scope)", ErrInScope)
 			}
 			a.mu.Lock()
 			a.mu.Unlock()
@@ -115,6 +167,17 @@ outer:
 		}
 		return nil
 	}
+}
+
+// heldByMe reports whether the calling goroutine holds the scope recorded in scope.
+// It checks locked to its OS thread: a scope's holder is locked to the thread that
+// names it (enterScope), so while the caller is too, no other goroutine can hold a
+// scope named by the caller's thread; unlocked, the caller could find its thread's id
+// in a stale or new scope of another goroutine that ran on that thread.
+func heldByMe(scope *atomic.Int64) bool {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	return scope.Load() == scopeID()
 }
 
 func unlockAll(as []*allocation) {
@@ -208,39 +271,124 @@ type tracking struct {
 // that nothing here allocates). On success the caller enqueues its operation and calls
 // trackEnd; on error nothing is held.
 func (s *Stream) trackBegin(uses []use, as []*allocation) (tracking, error) {
+	t, _, err := s.trackBeginReady(uses, as, false)
+	return t, err
+}
+
+// trackBeginReady is trackBegin; with ready set, if a use that the operation must wait
+// for is not complete yet, it holds nothing and returns the events to wait for (one
+// reference each) instead: the caller waits for them on the host and tries again, so
+// that its stream never waits in the device for another stream's work (the host
+// copies, trackedReady).
+func (s *Stream) trackBeginReady(uses []use, as []*allocation, ready bool) (tracking, []*pev, error) {
 	if err := s.hold(); err != nil {
-		return tracking{}, err
+		return tracking{}, nil, err
 	}
 	uses = mergeUses(uses)
 	for _, u := range uses {
 		if u.a.dev != s.dev && u.a.dev.info.Backend != s.dev.info.Backend {
 			s.unhold()
-			return tracking{}, fmt.Errorf("gpu: a %s buffer used on %v: %w", u.a.dev.info.Backend, s, ErrInvalidValue)
+			return tracking{}, nil, fmt.Errorf("gpu: a %s buffer used on %v: %w", u.a.dev.info.Backend, s, ErrInvalidValue)
 		}
 		as = append(as, u.a)
 	}
 	if err := lockAll(as); err != nil {
 		s.unhold()
-		return tracking{}, err
+		return tracking{}, nil, err
 	}
 	t := tracking{uses: uses, as: as}
-	shared, err := s.trackWaits(uses)
-	if err != nil {
+	shared, pending, err := s.trackWaits(uses, ready)
+	if err != nil || pending != nil {
 		unlockAll(as)
 		s.unhold()
-		return tracking{}, err
+		return tracking{}, pending, err
 	}
 	t.anyShared = shared
-	return t, nil
+	return t, nil, nil
+}
+
+// trackedReady runs enqueue, which enqueues one operation on s using the allocations
+// in uses, once every conflicting use on another stream has completed: it waits for
+// them on the host under ctx first (an untracked allocation's: the work of every
+// stream), so that s never waits in the device. It returns the operation's sequence
+// number on s.
+func (s *Stream) trackedReady(ctx context.Context, uses []use, enqueue func() error) (uint64, error) {
+	pol, err := s.dev.pickPolicy(nil)
+	if err != nil {
+		return 0, err
+	}
+	for _, u := range uses {
+		if u.a.untracked {
+			if err := u.a.hostWait(ctx, u.mode, pol); err != nil {
+				return 0, err
+			}
+		}
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		var small [4]*allocation
+		t, pending, err := s.trackBeginReady(uses, small[:0], true)
+		if err != nil {
+			return 0, err
+		}
+		if pending == nil {
+			return s.trackEnd(t, enqueue(), false)
+		}
+		err = s.dev.wait(ctx, eventsWait{pending}, pol)
+		if err == nil {
+			settleAll(pending)
+		}
+		releaseAll(pending)
+		if err != nil {
+			return 0, err
+		}
+	}
+}
+
+// hostWait waits under ctx until the host may use a with the given mode: for its
+// pending uses (an untracked allocation's: every stream's work).
+func (a *allocation) hostWait(ctx context.Context, mode AccessMode, pol WaitPolicy) error {
+	if err := lockAll([]*allocation{a}); err != nil {
+		return err
+	}
+	if a.freed {
+		a.mu.Unlock()
+		return fmt.Errorf("gpu: buffer used after Free: %w", ErrClosed)
+	}
+	evs, err := a.pendingEvents(mode)
+	a.mu.Unlock()
+	if err != nil || len(evs) == 0 {
+		return err
+	}
+	if err = a.dev.wait(ctx, eventsWait{evs}, pol); err == nil {
+		settleAll(evs)
+	}
+	releaseAll(evs)
+	return err
 }
 
 // trackWaits makes s wait for the uses on other streams that conflict with uses, and
-// reports whether the allocations are in use on several streams at once.
-func (s *Stream) trackWaits(uses []use) (anyShared bool, err error) {
+// reports whether the allocations are in use on several streams at once. Uses known
+// complete are dropped; those s already waited for need nothing (see the top of the file).
+//
+// With ready set, it queries the events it would wait for: complete ones need no wait
+// (and settle), and if any is not, it returns them (a reference each) and enqueues
+// nothing.
+func (s *Stream) trackWaits(uses []use, ready bool) (anyShared bool, pending []*pev, err error) {
 	var waitSmall [4]*pev
-	waits := waitSmall[:0]
+	var byWait [4]*access
+	waits, waited := waitSmall[:0], byWait[:0]
 	need := func(x *access) error {
 		if x.s == nil || x.s == s {
+			return nil
+		}
+		if x.complete() {
+			x.clear()
+			return nil
+		}
+		if x.waitedBy(s) {
 			return nil
 		}
 		anyShared = true
@@ -251,40 +399,74 @@ func (s *Stream) trackWaits(uses []use) (anyShared bool, err error) {
 		if !slices.Contains(waits, ev) {
 			waits = append(waits, ev)
 		}
+		waited = append(waited, x)
 		return nil
 	}
 	for _, u := range uses {
 		a := u.a
 		if a.freed {
-			return false, fmt.Errorf("gpu: buffer used after Free: %w", ErrClosed)
+			return false, nil, fmt.Errorf("gpu: buffer used after Free: %w", ErrClosed)
 		}
 		if a.untracked {
 			continue
 		}
 		if err := need(&a.w); err != nil {
-			return false, err
+			return false, nil, err
 		}
 		if u.mode&Write != 0 {
 			for i := range a.r {
 				if err := need(&a.r[i]); err != nil {
-					return false, err
+					return false, nil, err
 				}
 			}
 		} else {
 			// A read while other streams read too: the allocation is in use on several
-			// streams at once, so mark this use precisely.
+			// streams at once, so mark this use precisely, the first time s sees each.
 			for i := range a.r {
-				anyShared = anyShared || a.r[i].s != s
+				r := &a.r[i]
+				if r.s == nil || r.s == s || r.seenBy(s) {
+					continue
+				}
+				if r.complete() {
+					r.clear()
+					continue
+				}
+				anyShared = true
+				r.remember(s, false)
 			}
 		}
 	}
+	if ready {
+		rest := waits[:0]
+		for _, ev := range waits {
+			done, err := ev.be.Query()
+			if err != nil {
+				return false, nil, err
+			}
+			if done {
+				ev.settle()
+				continue
+			}
+			rest = append(rest, ev)
+		}
+		if len(rest) > 0 {
+			for _, ev := range rest {
+				pending = append(pending, ev.retain())
+			}
+			return false, pending, nil
+		}
+		waits = rest // all complete: nothing to wait for in the device
+	}
 	for _, ev := range waits {
 		if err := s.be.WaitEvent(ev.be); err != nil {
-			return false, err
+			return false, nil, err
 		}
 		s.enqueued()
 	}
-	return anyShared, nil
+	for _, x := range waited {
+		x.remember(s, true)
+	}
+	return anyShared, nil, nil
 }
 
 // trackEnd records the operation just enqueued (unless enqErr says nothing was, which
@@ -319,18 +501,23 @@ func (s *Stream) trackEnd(t tracking, enqErr error, scope bool) (uint64, error) 
 			}
 			a.r = a.r[:0]
 			a.w = x
+			a.lastW.sid, a.lastW.seq = s.id, seq
 			continue
 		}
-		found := false
+		slot := -1
 		for i := range a.r {
 			if a.r[i].s == s {
-				a.r[i].clear()
-				a.r[i] = x
-				found = true
+				slot = i
 				break
 			}
+			if a.r[i].s == nil && slot < 0 {
+				slot = i // a dropped use's entry
+			}
 		}
-		if !found {
+		if slot >= 0 {
+			a.r[slot].clear()
+			a.r[slot] = x
+		} else {
 			a.r = append(a.r, x)
 		}
 	}
@@ -344,7 +531,7 @@ func (s *Stream) trackEnd(t tracking, enqErr error, scope bool) (uint64, error) 
 func (a *allocation) pendingEvents(mode AccessMode) ([]*pev, error) {
 	var evs []*pev
 	add := func(x *access) error {
-		if x.s == nil {
+		if x.s == nil || x.complete() {
 			return nil
 		}
 		ev, err := x.event()

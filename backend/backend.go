@@ -165,6 +165,22 @@ type Stream interface {
 	Destroy() error
 }
 
+// StreamMemOps is implemented by streams that can make later work wait for a 32-bit
+// word of pinned host memory in stream order (CUDA Driver API: stream memory
+// operations, cuStreamWaitValue32_v2 with CU_STREAM_WAIT_VALUE_GEQ). Package gpu
+// uses it for asynchronous copies between the device and pageable host memory: a
+// goroutine fills or drains pinned staging buffers and releases the stream by writing
+// the word (CUDA's own copies of pageable memory are synchronous).
+type StreamMemOps interface {
+	// MemOpsSupported reports whether WaitValue32 works on this stream's device.
+	MemOpsSupported() bool
+	// WaitValue32 makes work enqueued on the stream later wait until the 32-bit word at
+	// byte offset off of m (pinned memory, 4-byte aligned) reaches v: until
+	// int32(word-v) >= 0, a comparison that ignores wraparound. The host writes the
+	// word with an atomic store.
+	WaitValue32(m Mem, off int64, v uint32) error
+}
+
 // Event marks a point in a stream.
 type Event interface {
 	// Query reports whether the event has completed. An event never recorded counts as

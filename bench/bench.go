@@ -140,6 +140,12 @@ type Env struct {
 	// the value Setup left. Each benchmark gets its own Env, so this does not
 	// leak into the next one.
 	Bytes int64
+	// Flops is the benchmark's Flops, which Setup may change likewise.
+	Flops int64
+	// PeakFlops is the device's peak rate for this benchmark's arithmetic, in
+	// FLOP/s (0: unknown), which Setup may set: the result reports the
+	// fraction of it reached.
+	PeakFlops float64
 }
 
 // Side returns e.LargeSide, or LargeSide when it is zero.
@@ -169,6 +175,10 @@ type Benchmark struct {
 	// plus written, counting each input read once and each output written
 	// once. Zero for latency benchmarks; GB/s is then not reported.
 	Bytes int64
+	// Flops is the number of floating-point operations one call performs (a
+	// matrix product of m x k by k x n: 2mnk). When set, the result reports
+	// TFLOP/s, and its fraction of PeakFlops when that is known too.
+	Flops int64
 	// Mode selects the timing: GPU (device events) or Host (host clock and a
 	// synchronize).
 	Mode Mode

@@ -35,6 +35,10 @@ type Target struct {
 	// (what -large auto picks): 0 for LargeSide, ReducedLargeSide for a slow
 	// device such as the CPU backend.
 	LargeSide int
+	// NoCopyFraction, if not empty, says why "% copy" means nothing on this
+	// device: the run then measures no reference bandwidth first (unless
+	// -ref-gbps gives one) and the table leaves the column out, saying why.
+	NoCopyFraction string
 	// Close, if not nil, releases the device after the run.
 	Close func() error
 }
@@ -93,7 +97,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, reg *Reg
 		minSample   = fs.Duration("min-sample", DefaultMinSampleTime, "shortest sample: faster bodies are called several times per sample")
 		refGBps     = fs.Float64("ref-gbps", 0, "reference copy bandwidth in GB/s for % copy; 0: measure the reference benchmark first")
 		large       = fs.String("large", "auto", "side of the "+LargeSuffix+" benchmarks' arrays: auto (full on a GPU, reduced on the CPU backend), full (16384), reduced (4096), off (skip them), or a `side`")
-		quiet       = fs.Bool("q", false, "no progress line on stderr")
+		quiet       = fs.Bool("q", false, "no progress on stderr (a line rewritten in place on a terminal, else a line per group of benchmarks)")
 		list        = fs.Bool("list", false, "list the selected benchmarks and exit")
 	)
 	if err := fs.Parse(args); err != nil {
@@ -259,14 +263,16 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, reg *Reg
 	if *warmup == 0 {
 		cfg.WarmupTime = -1 // no minimum warm-up time
 	}
-	if *refGBps == 0 {
+	switch {
+	case *refGBps > 0:
+	case tgt.NoCopyFraction != "":
+		cfg.Meta.NoReference = tgt.NoCopyFraction
+	default:
 		if ref, ok := reg.Reference(); ok {
 			cfg.Reference = &ref
 		}
 	}
-	if f, ok := stderr.(*os.File); ok && !*quiet && IsTerminal(f) {
-		cfg.Progress = stderr
-	}
+	cfg.Progress, cfg.ProgressLines = ProgressTo(stderr, *quiet)
 	rep, runErr := Run(ctx, cfg, bs)
 	if runErr != nil {
 		fmt.Fprintf(stderr, "gpubench: run stopped: %v; writing the %d results so far\n", runErr, len(rep.Results))

@@ -26,9 +26,18 @@ type TableOptions struct {
 // and a regression flag. Failed benchmarks are listed after the table.
 func WriteTable(w io.Writer, rep *Report, opt TableOptions) error {
 	head := []string{"benchmark", "median", "min", "GB/s", "% copy"}
+	// Without a reference bandwidth, no "% copy" column (the footer says why).
+	fracs := rep.Meta.RefGBps > 0 || slices.ContainsFunc(rep.Results, func(r Result) bool { return r.FracOfRef > 0 })
+	if !fracs {
+		head = head[:4]
+	}
 	baselines := slices.ContainsFunc(rep.Results, func(r Result) bool { return r.VsBaseline > 0 })
 	if baselines {
 		head = append(head, "vs raw")
+	}
+	flops := slices.ContainsFunc(rep.Results, func(r Result) bool { return r.TFlops > 0 })
+	if flops {
+		head = append(head, "TFLOP/s", "% peak")
 	}
 	if opt.Peers != nil {
 		head = append(head, "CuPy", "PyTorch", "vs peer")
@@ -38,7 +47,10 @@ func WriteTable(w io.Writer, rep *Report, opt TableOptions) error {
 	}
 	rows := [][]string{head}
 	for _, r := range rep.Results {
-		row := []string{r.Name, fmtNs(r.MedianNs), fmtNs(r.MinNs), fmtGBps(r.GBps), fmtPct(r.FracOfRef)}
+		row := []string{r.Name, fmtNs(r.MedianNs), fmtNs(r.MinNs), fmtGBps(r.GBps)}
+		if fracs {
+			row = append(row, fmtPct(r.FracOfRef))
+		}
 		if r.Err != "" {
 			row[1] = "FAILED"
 		}
@@ -50,6 +62,13 @@ func WriteTable(w io.Writer, rep *Report, opt TableOptions) error {
 				vs = "-"
 			}
 			row = append(row, vs)
+		}
+		if flops {
+			tf := ""
+			if r.TFlops > 0 && r.Err == "" {
+				tf = fmtFloat(r.TFlops)
+			}
+			row = append(row, tf, fmtPct(r.FracOfPeak))
 		}
 		if opt.Peers != nil {
 			f, ok := PeerFigures{}, false
@@ -94,6 +113,8 @@ func WriteTable(w io.Writer, rep *Report, opt TableOptions) error {
 		fmt.Fprintf(bw, "%% copy: GB/s over the given reference bandwidth, %s GB/s\n", fmtGBps(m.RefGBps))
 	case m.RefGBps > 0:
 		fmt.Fprintf(bw, "%% copy: GB/s over %s, measured at the start of this run: %s GB/s\n", m.Reference, fmtGBps(m.RefGBps))
+	case m.NoReference != "":
+		fmt.Fprintf(bw, "%% copy: left out on this device: %s\n", m.NoReference)
 	default:
 		fmt.Fprintf(bw, "%% copy: no reference bandwidth in this run\n")
 	}
@@ -104,6 +125,9 @@ func WriteTable(w io.Writer, rep *Report, opt TableOptions) error {
 		}
 		fmt.Fprintf(bw, "peers: %s%s: median wall time of one call plus a synchronize\n", p.Path, date)
 		fmt.Fprintf(bw, "vs peer = our median / the faster peer's (below 1: we are faster)\n")
+	}
+	if flops {
+		fmt.Fprintf(bw, "TFLOP/s = floating-point operations per call (2mnk for a matrix product) over the median; %% peak = over the device's peak for that arithmetic, where known\n")
 	}
 	if baselines {
 		fmt.Fprintf(bw, "vs raw = our median / the median of the same work done by raw driver calls (the raw/ row), sampled in turn with ours in this run\n")
@@ -260,6 +284,9 @@ func WriteGoBench(w io.Writer, rep *Report, runs int) error {
 	}
 	fmt.Fprintf(bw, "Unit GB/s better=higher\n")
 	fmt.Fprintf(bw, "Unit frac-of-copy better=higher\n")
+	if slices.ContainsFunc(rep.Results, func(r Result) bool { return r.Flops > 0 }) {
+		fmt.Fprintf(bw, "Unit TFLOP/s better=higher\n")
+	}
 	for _, r := range rep.Results {
 		name := GoBenchName(r.Name)
 		if r.Err != "" {
@@ -281,6 +308,9 @@ func WriteGoBench(w io.Writer, rep *Report, runs int) error {
 				if m.RefGBps > 0 {
 					fmt.Fprintf(bw, "\t%s frac-of-copy", strconv.FormatFloat(gb/m.RefGBps, 'f', 4, 64))
 				}
+			}
+			if r.Flops > 0 && ns > 0 {
+				fmt.Fprintf(bw, "\t%.3f TFLOP/s", float64(r.Flops)/ns/1e3)
 			}
 			fmt.Fprintln(bw)
 		}

@@ -93,6 +93,9 @@ type Meta struct {
 	Reference string `json:"reference,omitempty"`
 	// RefGBps is the reference (device-to-device copy) bandwidth in GB/s.
 	RefGBps float64 `json:"ref_gbps,omitempty"`
+	// NoReference, if not empty, says why the run has no reference
+	// bandwidth and no "% copy" (Target.NoCopyFraction).
+	NoReference string `json:"no_reference,omitempty"`
 	// Peers is the peer-figures file used, if any.
 	Peers string `json:"peers,omitempty"`
 	// LargeSide is the side of the square arrays the LargeSuffix benchmarks
@@ -160,6 +163,14 @@ type Result struct {
 	GBps float64 `json:"gbps,omitempty"`
 	// FracOfRef is GBps over the run's reference bandwidth.
 	FracOfRef float64 `json:"frac_of_ref,omitempty"`
+	// Flops is the floating-point operations per call (0: not counted), and
+	// TFlops the rate at the median, in 10^12 FLOP/s.
+	Flops  int64   `json:"flops,omitempty"`
+	TFlops float64 `json:"tflops,omitempty"`
+	// PeakFlops is the device's peak for this arithmetic in FLOP/s, when known,
+	// and FracOfPeak TFlops over it.
+	PeakFlops  float64 `json:"peak_flops,omitempty"`
+	FracOfPeak float64 `json:"frac_of_peak,omitempty"`
 	// Peer holds the peers' figures for this benchmark, when known.
 	Peer *PeerFigures `json:"peer,omitempty"`
 	// Baseline is the benchmark's Baseline (a raw driver baseline's name) and

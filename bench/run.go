@@ -67,6 +67,10 @@ type Config struct {
 	// Progress, if not nil, receives a progress line (rewritten in place with
 	// carriage returns): benchmark i/n, name, elapsed time.
 	Progress io.Writer
+	// ProgressLines makes Progress a line ("gpubench: [i/n] name  elapsed")
+	// when a group of benchmarks starts and at least every 10 s, never
+	// rewritten: for a pipe or a file (ProgressTo).
+	ProgressLines bool
 }
 
 func (c *Config) fill() {
@@ -124,7 +128,7 @@ func Run(ctx context.Context, cfg Config, bs []Benchmark) (rep *Report, err erro
 	}
 	env := &Env{Backend: m.Backend, Device: cfg.Device, Timer: cfg.Timer, Sync: cfg.Sync, LargeSide: cfg.LargeSide}
 	r := &runner{cfg: &cfg, env: env, start: time.Now()}
-	r.prog = newProgress(cfg.Progress, len(bs), r.start)
+	r.prog = newProgress(cfg.Progress, cfg.ProgressLines, len(bs), r.start)
 	defer r.prog.done()
 	defer compareBaselines(rep)
 
@@ -134,7 +138,7 @@ func Run(ctx context.Context, cfg Config, bs []Benchmark) (rep *Report, err erro
 	if ref > 0 {
 		m.Reference = "given"
 	} else if cfg.Reference != nil {
-		r.prog.begin(0, cfg.Reference.Name+" (reference)")
+		r.prog.begin(0, cfg.Reference.Name+" (reference)", cfg.Reference.group())
 		j, err := r.runAlone(ctx, *cfg.Reference)
 		if err != nil {
 			return rep, err
@@ -172,7 +176,7 @@ func Run(ctx context.Context, cfg Config, bs []Benchmark) (rep *Report, err erro
 			if len(members) > 1 {
 				label = fmt.Sprintf("%s (+%d interleaved)", b.Name, len(members)-1)
 			}
-			r.prog.begin(i+1, label)
+			r.prog.begin(i+1, label, b.group())
 			jobs, err := r.runInterleaved(ctx, members)
 			if err != nil {
 				return rep, err
@@ -182,7 +186,7 @@ func Run(ctx context.Context, cfg Config, bs []Benchmark) (rep *Report, err erro
 			}
 			j = done[b.Name]
 		default:
-			r.prog.begin(i+1, b.Name)
+			r.prog.begin(i+1, b.Name, b.group())
 			var err error
 			if j, err = r.runAlone(ctx, b); err != nil {
 				return rep, err
@@ -238,6 +242,7 @@ type job struct {
 func (r *runner) newJob(b Benchmark) *job {
 	j := &job{b: b, env: *r.env}
 	j.env.Bytes = b.Bytes
+	j.env.Flops = b.Flops
 	j.res = Result{Name: b.Name, Group: b.group(), Mode: b.Mode, Bytes: b.Bytes, Timing: TimingHost, Baseline: b.Baseline}
 	switch {
 	case b.Timer != nil:
@@ -282,6 +287,7 @@ func (r *runner) setup(j *job) {
 		return
 	}
 	j.res.Bytes = j.env.Bytes
+	j.res.Flops, j.res.PeakFlops = j.env.Flops, j.env.PeakFlops
 	if err := protect(r.cfg.Sync); err != nil {
 		j.fail("sync after setup: " + err.Error())
 	}
@@ -299,6 +305,12 @@ func (r *runner) finish(j *job) {
 	j.res.Samples = j.samples
 	j.res.Stats = Summarize(j.samples)
 	j.res.GBps = GBps(j.res.Bytes, j.res.MedianNs)
+	if j.res.Flops > 0 && j.res.MedianNs > 0 {
+		j.res.TFlops = float64(j.res.Flops) / j.res.MedianNs / 1e3
+		if j.res.PeakFlops > 0 {
+			j.res.FracOfPeak = j.res.TFlops * 1e12 / j.res.PeakFlops
+		}
+	}
 }
 
 // warm warms the benchmark up and calibrates its calls per sample. It returns

@@ -46,6 +46,7 @@ func RunMemory(t *testing.T, d *gpu.Device) {
 		t.Logf("free device memory after %s: %d bytes (%+d)%s", tc.name, free, free-last, poolStats(d))
 		last = free
 	}
+	RunHostCopies(t, k)
 	t.Run("NoLeak", func(t *testing.T) {
 		free1 := settledFree(t, d)
 		if free1 < free0 {
@@ -533,8 +534,8 @@ func testRandomStress(t *testing.T, k *K) {
 // CheckLargeCopies checks the plain copies between buffers and pageable Go memory at
 // sizes around the smallest that CUDA copies through pinned staging chunks (8 MiB, in
 // chunks of half the copy up to 8 MiB): the data, the ordering after a write on another stream, views at an
-// offset, and a context that ends mid-copy (the copy still completes, and a device
-// synchronize waits for it). Part of the memory tests; exported for package gpu's tests
+// offset, and a context that ends while the copy waits (the copy returns its error and
+// leaves the Go memory and the buffer alone). Part of the memory tests; exported for package gpu's tests
 // of staging on the CPU backend.
 func CheckLargeCopies(t *testing.T, k *K) {
 	d := k.D
@@ -582,7 +583,8 @@ func CheckLargeCopies(t *testing.T, k *K) {
 			}
 		}
 		// A context that ends while the copy waits for a slow write on another stream:
-		// the copy completes anyway, and Device.Synchronize waits for it.
+		// the copy returns the context's error and never writes got (it waited on the
+		// host, holding nothing); y is right once the device is done.
 		must(t, k.SpinFor(side, 50*time.Millisecond))
 		must(t, k.AddU32(side, y, x, 2))
 		for i := range got {
@@ -591,31 +593,40 @@ func CheckLargeCopies(t *testing.T, k *K) {
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Millisecond)
 		err = y.CopyToHost(cctx, gpu.Bytes(got))
 		cancel()
-		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("%d words: CopyToHost with a context that ends: %v", words, err)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("%d words: CopyToHost with a context that ends during a 50 ms write: %v", words, err)
 		}
 		must(t, d.Synchronize(ctx))
-		for i := range back {
-			if got[i] != back[i]+2 {
-				t.Fatalf("%d words: y[%d] = %#x after a copy whose context ended (%v) and a device synchronize, want %#x", words, i, got[i], err, back[i]+2)
+		for i := range got {
+			if got[i] != 0xDEADBEEF {
+				t.Fatalf("%d words: got[%d] = %#x after a cancelled CopyToHost: it wrote dst", words, i, got[i])
 			}
 		}
-		// The same for a copy into the device that a slow kernel's read delays.
+		must(t, y.CopyToHost(ctx, gpu.Bytes(got)))
+		for i := range back {
+			if got[i] != back[i]+2 {
+				t.Fatalf("%d words: y[%d] = %#x after y = x + 2 on another stream, want %#x", words, i, got[i], back[i]+2)
+			}
+		}
+		// The same for a copy into the device that a slow kernel's read delays: the
+		// buffer keeps its old contents, and the slow reader reads them.
 		fresh := Random(words)
 		must(t, k.SpinCopyU32(side, x, y, 50*time.Millisecond, nil))
 		cctx, cancel = context.WithTimeout(ctx, 5*time.Millisecond)
 		err = y.CopyFromHost(cctx, gpu.Bytes(fresh))
 		cancel()
-		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("%d words: CopyFromHost with a context that ends: %v", words, err)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("%d words: CopyFromHost with a context that ends during a 50 ms read: %v", words, err)
 		}
 		must(t, d.Synchronize(ctx))
 		copied, now := U32s(t, x), U32s(t, y)
 		for i := range fresh {
-			if copied[i] != got[i] || now[i] != fresh[i] {
-				t.Fatalf("%d words: word %d: the slow reader copied %#x (want %#x, the old value), the buffer holds %#x (want %#x)", words, i, copied[i], got[i], now[i], fresh[i])
+			if copied[i] != got[i] || now[i] != got[i] {
+				t.Fatalf("%d words: word %d: the slow reader copied %#x (want %#x, the old value), the buffer holds %#x (want the old %#x: the copy was cancelled)", words, i, copied[i], got[i], now[i], got[i])
 			}
 		}
+		must(t, y.CopyFromHost(ctx, gpu.Bytes(fresh)))
+		equalU32(t, fmt.Sprintf("%d words copied in after the cancelled copy", words), U32s(t, y), fresh)
 		must(t, x.Free())
 		must(t, y.Free())
 	}

@@ -239,17 +239,40 @@ func PromoteWeak(t DType, k Kind) DType {
 	return t
 }
 
-// Number is the set of Go types that have an element type. Float16 and BFloat16 have no
-// Go type yet; arrays of them are made from their bits.
+// Number is the set of Go types that have an element type. The Go types of Float16 and
+// BFloat16 are half.Float16 and half.BFloat16 (gpu.Float16 and gpu.BFloat16), named
+// uint16s holding the bits, which Of tells from uint16 by their DType method.
 type Number interface {
 	~bool | ~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~float32 | ~float64 | ~int | ~uint
 }
 
-// Of returns the element type of the Go type T. int and uint map to Int64 and Uint64 on
-// 64-bit platforms.
+// Typed is implemented by the Go types of half-precision elements (half.Float16,
+// half.BFloat16): named uint16s whose DType method names their element type.
+type Typed interface {
+	DType() DType
+}
+
+// Of returns the element type of the Go type T: Float16 or BFloat16 for a 16-bit type
+// whose DType method says so (half.Float16, half.BFloat16), else the type of T's kind
+// (a named type such as type Celsius float32 is Float32; int and uint map to Int64 and
+// Uint64 on 64-bit platforms).
 func Of[T Number]() DType {
 	var z T
-	return OfKind(reflect.TypeOf(z).Kind())
+	return OfValue(z)
+}
+
+// OfValue returns the element type of a Go value: that of its type, as Of, or Invalid
+// for a value of no element type (nil, a string ...).
+func OfValue(v any) DType {
+	if t, ok := v.(Typed); ok {
+		if d := t.DType(); (d == Float16 || d == BFloat16) && reflect.TypeOf(v).Kind() == reflect.Uint16 {
+			return d
+		}
+	}
+	if v == nil {
+		return Invalid
+	}
+	return OfKind(reflect.TypeOf(v).Kind())
 }
 
 // OfKind returns the element type of a Go value of kind k, or Invalid.

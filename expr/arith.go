@@ -265,9 +265,12 @@ func arithScalar[T number](op BinaryOp, first bool) kernel {
 func floatScalar[T float](op BinaryOp, first bool) kernel {
 	switch {
 	case op == Div && first:
-		return kDivFloatSV[T]
+		return canonical[T](kDivFloatSV[T])
 	case op == Div:
-		return kDivFloatVS[T]
+		return canonical[T](kDivFloatVS[T])
 	}
-	return arithScalar[T](op, first)
+	if k := arithScalar[T](op, first); k != nil {
+		return canonical[T](k)
+	}
+	return nil
 }

@@ -66,7 +66,7 @@
 //     by zero gives 0 (NumPy also gives 0, with a warning); MinInt / -1 is MinInt and
 //     MinInt % -1 is 0, as in Go.
 //   - On floats, + - * / are IEEE 754 and % is fmod (exact, sign of the dividend; Go's
-//     math.Mod).
+//     math.Mod). A NaN result is the canonical NaN (see NaN below).
 //   - << and >> promote both operands like the other operators (NumPy's left_shift), need
 //     integers, and read the count as unsigned: a count of the type's width or more, or
 //     a negative one, gives 0 (or -1 for >> of a negative value), as Go does for large
@@ -81,9 +81,16 @@
 // # Half precision
 //
 // float16 and bfloat16 values are stored as their bits (uint16) and never computed on
-// directly: the IR converts them to float32 (exactly), computes in float32, and rounds
-// the result back once per operation, as NumPy does. For + - * / and sqrt this is the
-// correctly rounded half-precision result. Select (where) moves half values unconverted.
+// directly: the IR converts them to float32 (exactly) and computes in float32. A
+// fused expression keeps its intermediate values in float32 and rounds once, where a
+// value leaves the computation: when the result is stored (converted to the output's
+// type: Expr.Convert), selected by where, or converted explicitly in the source. So
+// with float16 x, y and z, x*y + z is float16(float32(x)*float32(y) + float32(z)), as
+// CuPy's and PyTorch's fused kernels compute it (NumPy, which runs one operation at a
+// time, rounds the product too: write float16(x*y) + z for that). One operation alone
+// is float32 arithmetic rounded once, which for + - * / and sqrt is the correctly
+// rounded half-precision result (float32 has more than twice the precision plus two
+// bits of either half type). Select (where) moves half values unconverted.
 //
 // # Conversions
 //
@@ -123,8 +130,9 @@
 //   - floor, ceil, trunc and round return integers and bools unchanged (NumPy ≥ 2.1;
 //     numpy.round always did); rint of an integer promotes to float like sqrt.
 //   - round is rint: halves round to even, like numpy.round with 0 decimals.
-//   - minimum and maximum propagate NaN; fmin and fmax return the other argument when
-//     one is NaN; -0 is less than +0 for all four. On bools they are & and |.
+//   - minimum and maximum propagate NaN (the canonical NaN); fmin and fmax return the
+//     other argument when one is NaN (the canonical NaN when both are); -0 is less than
+//     +0 for all four. On bools they are & and |.
 //   - clip(x, lo, hi) is minimum(maximum(x, lo), hi) (NaN propagates, as numpy.clip).
 //   - isnan, isinf, isfinite and signbit return bool; on integers they are constants
 //     (signbit(i) is i < 0).
@@ -134,6 +142,21 @@
 // A function of weak arguments only (sqrt(2), maximum(a, 1) with a weak a) gives a weak
 // result, as a Python number would be. (NumPy returns a strong numpy.float64 for
 // numpy.sqrt(2.0); we keep Python's math.sqrt reading.)
+//
+// # NaN
+//
+// The library's NaN policy (internal/fp): an operation that computes a NaN gives the
+// canonical NaN, 0x7fffffff for float32 and 0x7fffffffffffffff for float64 (rounded to
+// 0x7fff for float16 and bfloat16), whatever NaN came in: + - * / %, sqrt, square,
+// reciprocal, floor, ceil, trunc, rint and the math functions (whose NaN results are the
+// GPU's, see package ptx/gomath), minimum, maximum, fmin and fmax. It is what the GPU's
+// arithmetic gives, so the CPU and CUDA backends agree bit for bit, and it makes the
+// reductions and scans built on these operators independent of the order in which
+// values meet. NumPy keeps the NaN operand's bits instead. Negation, abs and copysign
+// work on the sign bit and keep the rest of a NaN's bits; where moves values unchanged;
+// sign(NaN) is the NaN itself; conversions between float types keep a NaN's sign, not
+// necessarily its payload. NaN constants are canonical too, in their own form
+// (Scalar.Canonical).
 //
 // # Errors
 //

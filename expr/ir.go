@@ -77,6 +77,11 @@ type Call struct {
 type Cast struct {
 	X    Node
 	Type dtype.DType
+	// fused marks, while Parse builds the IR, the rounding of a half-precision operation's
+	// float32 result: an enclosing operation or conversion reads X instead, so that the
+	// value is rounded once, where it is stored (see "Half precision" in the package
+	// documentation). It is not part of the IR's meaning (Key, String, the kernels).
+	fused bool
 }
 
 // Select is Cond ? X : Y, elementwise (numpy.where). Cond is Bool; X and Y have Type.
@@ -315,16 +320,18 @@ const (
 	Pow
 	// Hypot is sqrt(x²+y²) without undue overflow (numpy.hypot). Float, 2 arguments.
 	Hypot
-	// Minimum is the smaller of x and y (numpy.minimum). Numeric, 2 arguments. NaN if
-	// either is NaN; -0 is smaller than +0.
+	// Minimum is the smaller of x and y (numpy.minimum). Numeric, 2 arguments. The
+	// canonical NaN if either is NaN (the package's NaN policy); -0 is smaller than +0.
 	Minimum
-	// Maximum is the larger of x and y (numpy.maximum). Numeric, 2 arguments. NaN if
-	// either is NaN; +0 is larger than -0.
+	// Maximum is the larger of x and y (numpy.maximum). Numeric, 2 arguments. The
+	// canonical NaN if either is NaN; +0 is larger than -0.
 	Maximum
-	// Fmin is the smaller of x and y ignoring a NaN (numpy.fmin, C's fmin): NaN only if
-	// both are. Float, 2 arguments; Parse uses Minimum for integers.
+	// Fmin is the smaller of x and y ignoring a NaN (numpy.fmin, C's fmin): the other
+	// argument, unchanged, when one is NaN; the canonical NaN when both are. Float, 2
+	// arguments; Parse uses Minimum for integers.
 	Fmin
-	// Fmax is the larger of x and y ignoring a NaN (numpy.fmax). Float, 2 arguments.
+	// Fmax is the larger of x and y ignoring a NaN (numpy.fmax), with Fmin's NaN rules.
+	// Float, 2 arguments.
 	Fmax
 	// Floor rounds toward -Inf (numpy.floor). Float.
 	Floor

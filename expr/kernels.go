@@ -1,11 +1,12 @@
 package expr
 
 import (
-	"github.com/go-gpu/gpu/ptx/gomath"
 	"math"
 	"unsafe"
 
 	"github.com/go-gpu/gpu/dtype"
+	"github.com/go-gpu/gpu/internal/fp"
+	"github.com/go-gpu/gpu/ptx/gomath"
 )
 
 // A kernel computes one IR node over n elements: d[i] = f(a[i], b[i], c[i]) for i < n.
@@ -233,17 +234,32 @@ func intBinary[T integer](op BinaryOp) kernel {
 func floatBinary[T float](op BinaryOp) kernel {
 	switch op {
 	case Add:
-		return kAdd[T]
+		return canonical[T](kAdd[T])
 	case Sub:
-		return kSub[T]
+		return canonical[T](kSub[T])
 	case Mul:
-		return kMul[T]
+		return canonical[T](kMul[T])
 	case Div:
-		return kDivFloat[T]
+		return canonical[T](kDivFloat[T])
 	case Rem:
-		return kFmod[T]
+		return canonical[T](kFmod[T])
 	}
 	return compareKernel[T](op)
+}
+
+// canonical returns float kernel k followed by a pass that replaces the NaNs it wrote
+// with the canonical NaN, as the GPU's arithmetic gives (the NaN policy: see package
+// internal/fp). The pass runs over a chunk k has just written, so from the cache.
+func canonical[T float](k kernel) kernel {
+	return func(n int, d, a, b, c unsafe.Pointer) {
+		k(n, d, a, b, c)
+		z := sl[T](d, n)
+		for i, v := range z {
+			if v != v {
+				z[i] = fp.NaN[T]()
+			}
+		}
+	}
 }
 
 func compareKernel[T number](op BinaryOp) kernel {
@@ -614,15 +630,15 @@ func floatCall[T float](f Func) kernel {
 	case Abs:
 		return kAbsFloat[T]
 	case Sqrt:
-		return kSqrt[T]
+		return canonical[T](kSqrt[T])
 	case Floor:
-		return kMath1[T](math.Floor)
+		return canonical[T](kMath1[T](math.Floor))
 	case Ceil:
-		return kMath1[T](math.Ceil)
+		return canonical[T](kMath1[T](math.Ceil))
 	case Trunc:
-		return kMath1[T](math.Trunc)
+		return canonical[T](kMath1[T](math.Trunc))
 	case Rint:
-		return kMath1[T](math.RoundToEven)
+		return canonical[T](kMath1[T](math.RoundToEven))
 	case Cbrt:
 		return kMirror1[T](gomath.CbrtF32, gomath.CbrtF64)
 	case Exp:
@@ -684,9 +700,9 @@ func floatCall[T float](f Func) kernel {
 	case Sign:
 		return kSignFloat[T]
 	case Square:
-		return kSquare[T]
+		return canonical[T](kSquare[T])
 	case Reciprocal:
-		return kRecipFloat[T]
+		return canonical[T](kRecipFloat[T])
 	case IsNaN:
 		return kIsNaN[T]
 	case IsInf:
@@ -869,13 +885,14 @@ func kRecipInt[T integer](n int, d, a, _, _ unsafe.Pointer) {
 	}
 }
 
-// kMin and kMax use Go's min and max: NaN-propagating for floats, with -0 < +0.
+// kMin, kMax, kFmin and kFmax are numpy.minimum, numpy.maximum, numpy.fmin and
+// numpy.fmax with the library's NaN policy (internal/fp: the canonical NaN, -0 < +0).
 func kMin[T number](n int, d, a, b, _ unsafe.Pointer) {
 	z := sl[T](d, n)
 	x := sl[T](a, n)[:len(z)]
 	y := sl[T](b, n)[:len(z)]
 	for i := range z {
-		z[i] = min(x[i], y[i])
+		z[i] = fp.Min(x[i], y[i])
 	}
 }
 
@@ -884,7 +901,7 @@ func kMax[T number](n int, d, a, b, _ unsafe.Pointer) {
 	x := sl[T](a, n)[:len(z)]
 	y := sl[T](b, n)[:len(z)]
 	for i := range z {
-		z[i] = max(x[i], y[i])
+		z[i] = fp.Max(x[i], y[i])
 	}
 }
 
@@ -893,15 +910,7 @@ func kFmin[T float](n int, d, a, b, _ unsafe.Pointer) {
 	x := sl[T](a, n)[:len(z)]
 	y := sl[T](b, n)[:len(z)]
 	for i := range z {
-		u, v := x[i], y[i]
-		switch {
-		case u != u:
-			z[i] = v
-		case v != v:
-			z[i] = u
-		default:
-			z[i] = min(u, v)
-		}
+		z[i] = fp.Fmin(x[i], y[i])
 	}
 }
 
@@ -910,15 +919,7 @@ func kFmax[T float](n int, d, a, b, _ unsafe.Pointer) {
 	x := sl[T](a, n)[:len(z)]
 	y := sl[T](b, n)[:len(z)]
 	for i := range z {
-		u, v := x[i], y[i]
-		switch {
-		case u != u:
-			z[i] = v
-		case v != v:
-			z[i] = u
-		default:
-			z[i] = max(u, v)
-		}
+		z[i] = fp.Fmax(x[i], y[i])
 	}
 }
 

@@ -66,6 +66,16 @@ func (e *Expr) String() string { return format(e.Root, e) }
 // Key returns Key(e.Root): equal for expressions with the same IR and types.
 func (e *Expr) Key() string { return Key(e.Root) }
 
+// Convert returns e converted to t (e itself if it has type t), as storing it into an
+// array of t converts it: a half-precision result of arithmetic converts from its float32
+// value, not rounded to the half type first (see "Half precision" in the package doc).
+func (e *Expr) Convert(t dtype.DType) *Expr {
+	if e.DType() == t {
+		return e
+	}
+	return &Expr{Root: convert(e.Root, t), Inputs: e.Inputs, Params: e.Params}
+}
+
 // checkNoComments returns an *Error at the first comment in src. Go's parser skips
 // comments, which would make a NumPy user's floor division "x // 2" parse as "x".
 func checkNoComments(src string) *Error {
@@ -476,7 +486,19 @@ func (c *checker) typed(o operand, t dtype.DType) Node {
 	if o.n.DType() == t {
 		return o.n
 	}
-	return &Cast{X: o.n, Type: t}
+	return convert(o.n, t)
+}
+
+// convert returns the conversion of n to t (a different type), from n's float32 value
+// when n is the fused rounding of a half-precision result.
+func convert(n Node, t dtype.DType) Node {
+	if f, ok := n.(*Cast); ok && f.fused {
+		if f.X.DType() == t {
+			return f.X
+		}
+		return &Cast{X: f.X, Type: t}
+	}
+	return &Cast{X: n, Type: t}
 }
 
 // materialize gives an untyped constant its default type (a weak value); typed operands
@@ -529,19 +551,21 @@ func (c *checker) unify(ops ...operand) (dtype.DType, bool) {
 }
 
 // compute builds an operation of type t with build, converting float16 and bfloat16
-// arguments to float32 first and a float32 result back to t, so that half-precision
-// arithmetic is float32 arithmetic rounded once per operation (as NumPy computes it).
+// arguments to float32 first and a float32 result back to t: half-precision arithmetic
+// is float32 arithmetic, rounded once. The rounding is a fused Cast, which an enclosing
+// operation or conversion skips (convert), so that a fused expression rounds its value
+// once, where it is stored (as CuPy's and PyTorch's fused kernels compute).
 func compute(t dtype.DType, build func(ct dtype.DType, args []Node) Node, args ...Node) Node {
 	if !isHalf(t) {
 		return build(t, args)
 	}
 	conv := make([]Node, len(args))
 	for i, a := range args {
-		conv[i] = &Cast{X: a, Type: dtype.Float32}
+		conv[i] = convert(a, dtype.Float32)
 	}
 	n := build(dtype.Float32, conv)
 	if n.DType() == dtype.Float32 {
-		n = &Cast{X: n, Type: t}
+		n = &Cast{X: n, Type: t, fused: true}
 	}
 	return n
 }
@@ -789,6 +813,11 @@ func (c *checker) call(e *ast.CallExpr) operand {
 			c.errorf(id.Pos(), "conversion to %s takes 1 argument, got %d", id.Name, len(e.Args))
 		}
 		x := c.expr(e.Args[0])
+		if f, ok := x.n.(*Cast); ok && f.fused && f.Type == t {
+			// An explicit conversion rounds where it is written: float16(x*y) + z
+			// rounds the product.
+			return operand{n: &Cast{X: f.X, Type: t}, pos: id.Pos()}
+		}
 		return operand{n: c.typed(x, t), pos: id.Pos()}
 	}
 	b, ok := builtins[id.Name]
@@ -973,7 +1002,7 @@ func fold(root Node) Node {
 			}
 			r = &Call{Func: n.Func, Args: args, Type: n.Type}
 		case *Cast:
-			r = &Cast{X: rec(n.X), Type: n.Type}
+			r = &Cast{X: rec(n.X), Type: n.Type, fused: n.fused}
 		case *Select:
 			r = &Select{Cond: rec(n.Cond), X: rec(n.X), Y: rec(n.Y), Type: n.Type}
 		default:

@@ -107,7 +107,7 @@ var (
 	// ErrClosed: the communicator was closed.
 	ErrClosed = gpu.ErrClosed
 
-	// ErrUnavailable: NCCL could not be loaded (no libnccl.so.2, or a build without cgo).
+	// ErrUnavailable: NCCL could not be loaded (no libnccl.so.2, or a build that cannot load libraries: see package cu's Binding).
 	ErrUnavailable error = ncclapi.ErrUnavailable
 	// ErrUnhandledCuda matches ncclUnhandledCudaError: a CUDA call inside NCCL failed.
 	ErrUnhandledCuda error = ncclapi.ErrUnhandledCuda

@@ -25,7 +25,11 @@ Each figure is the median wall time, in nanoseconds, of one call plus a
 synchronize of the current stream (as Metal.@sync measures), after a warm-up
 (at least 3 calls and 0.1 s). Exceptions, documented per benchmark below:
 kernel/launch times the launch call alone (as Metal.jl does; the synchronize
-follows, untimed), and sync/* time the synchronization itself. Inputs stay the
+follows, untimed), sync/* time the synchronization itself, and the anchors of
+../shared/peers/h200-2026-12-01-extra.md (the indexing and concatenation keys
+take/*, put/*, scatter_add/*, bincount/*, concat/* without "+sync", and the
+matrix products matmul/*, bmm/* but matmul/float32/512x1000x512+sync) are the
+GPU time of one call by CUDA events (mode "events"). Inputs stay the
 same between calls (no rotation): S inputs sit in the L2 cache, as in
 Metal.jl's suite.
 
@@ -89,6 +93,24 @@ SHAPES = {
     },
 }
 
+# The indexing benchmarks' sizes: the anchors' 2^28-element sources with 2^26
+# indices, and Metal.jl's 512000-element vector; tests shrink the large ones by
+# INDEX_SCALE.
+IDX_SRC, IDX_N, IDX_BINS = 1 << 28, 1 << 26, 1 << 20
+IDX_SCALE = 1.0
+
+
+def idx_dim(n):
+    return max(64, int(n * IDX_SCALE))
+# The matrix products' sizes (n x n times n x n); tests shrink them by MM_SCALE.
+MM_SIZES = (512, 4096, 8192)
+MM_SCALE = 1.0
+
+
+def mm_dim(n):
+    return max(8, int(n * MM_SCALE))
+
+
 LIBS = ("cupy", "torch")
 SIZES = ("S", "L")
 WARMUP_CALLS = 3
@@ -151,10 +173,18 @@ class CuPy:
         self.cp.get_default_pinned_memory_pool().free_all_blocks()
 
     def dtype(self, t):
-        return {"f32": self.cp.float32, "i64": self.cp.int64}[t]
+        if t == "bf16":
+            raise Unsupported("CuPy has no bfloat16")
+        return {"f32": self.cp.float32, "i64": self.cp.int64, "f16": self.cp.float16}[t]
 
     def empty(self, shape, t):
         return self.cp.empty(shape, dtype=self.dtype(t))
+
+    def uniform(self, shape, t):  # uniform in [0, 1) of type t (f32, f16, bf16)
+        return self.cp.random.random(shape, dtype=self.cp.float32).astype(self.dtype(t))
+
+    def axpb(self, x):
+        return 2.5 * x + 1.25
 
     def f32(self, shape):
         return self.cp.random.random(shape, dtype=self.cp.float32)
@@ -222,6 +252,8 @@ class CuPy:
     def rand(self, n, t):
         if t == "f32":
             return self.cp.random.rand(n, dtype=self.cp.float32)
+        if t in ("f16", "bf16"):
+            raise Unsupported("CuPy generates no half-precision random numbers")
         return self.cp.random.randint(0, 2**63 - 1, size=n, dtype=self.cp.int64)
 
     def rand_(self, x):
@@ -229,7 +261,9 @@ class CuPy:
             raise Unsupported("CuPy has no in-place integer generator")
         self._gen().random(size=x.shape, dtype=self.cp.float32, out=x)
 
-    def randn(self, n):
+    def randn(self, n, t="f32"):
+        if t != "f32":
+            raise Unsupported("CuPy generates no half-precision random numbers")
         return self.cp.random.standard_normal(n, dtype=self.cp.float32)
 
     def randn_(self, x):
@@ -296,6 +330,72 @@ class CuPy:
     def device_sync(self):
         self.cp.cuda.Device().synchronize()
 
+    def var_rows(self, x):
+        return self.cp.var(x, axis=1)
+
+    def logsumexp_rows(self, x):
+        m = x.max(axis=1, keepdims=True)
+        return self.cp.log(self.cp.exp(x - m).sum(axis=1)) + m[:, 0]
+
+    def softmax_rows(self, x):
+        e = self.cp.exp(x - x.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+
+    def layernorm(self, x, w, b):
+        raise Unsupported("CuPy has no layer norm")
+
+    # Indexing and concatenation.
+
+    def randint(self, n, hi):
+        return self.cp.random.randint(0, hi, size=n, dtype=self.cp.int64)
+
+    def arange_i64(self, n, step):
+        return self.cp.arange(0, n * step, step, dtype=self.cp.int64)
+
+    def take(self, x, idx):
+        return self.cp.take(x, idx)
+
+    def put(self, x, idx, v):
+        self.cp.put(x, idx, v)
+
+    def scatter_add(self, x, idx, v):
+        import cupyx
+        cupyx.scatter_add(x, idx, v)
+
+    def bincount(self, x, n):
+        return self.cp.bincount(x, minlength=n)
+
+    def concat(self, xs, axis):
+        return self.cp.concatenate(xs, axis=axis)
+    # Matrix products.
+
+    def mm_inputs(self, batch, m, k, n, t):
+        if t == "bf16":
+            raise Unsupported("CuPy has no bfloat16")
+        dt = {"f32": self.cp.float32, "f16": self.cp.float16, "f64": self.cp.float64}[t]
+        lead = (batch,) if batch > 1 else ()
+        a = self.cp.random.random(lead + (m, k), dtype=self.cp.float32).astype(dt)
+        b = self.cp.random.random(lead + (k, n), dtype=self.cp.float32).astype(dt)
+        return a, b, self.cp.empty(lead + (m, n), dtype=dt)
+
+    def allow_tf32(self, on):
+        if on:
+            raise Unsupported("CuPy's TF32 is the process-wide CUPY_TF32 setting, read at import")
+
+    def matmul(self, a, b, out):
+        self.cp.matmul(a, b, out=out)
+
+    def matmul_new(self, a, b):
+        return self.cp.matmul(a, b)
+
+    def timed(self, fn):
+        start, end = self.cp.cuda.Event(), self.cp.cuda.Event()
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        return self.cp.cuda.get_elapsed_time(start, end) * 1e6
+
 
 class Torch:
     name = "torch"
@@ -322,10 +422,16 @@ class Torch:
         self.t.cuda.empty_cache()
 
     def dtype(self, t):
-        return {"f32": self.t.float32, "i64": self.t.int64}[t]
+        return {"f32": self.t.float32, "i64": self.t.int64, "f16": self.t.float16, "bf16": self.t.bfloat16}[t]
 
     def empty(self, shape, t):
         return self.t.empty(shape, dtype=self.dtype(t), device=self.dev)
+
+    def uniform(self, shape, t):  # uniform in [0, 1) of type t (f32, f16, bf16)
+        return self.t.rand(shape, dtype=self.dtype(t), device=self.dev)
+
+    def axpb(self, x):
+        return 2.5 * x + 1.25
 
     def f32(self, shape):
         return self.t.rand(shape, device=self.dev)
@@ -386,8 +492,8 @@ class Torch:
         return self.sum(x + 1, axis)
 
     def rand(self, n, t):
-        if t == "f32":
-            return self.t.rand(n, device=self.dev)
+        if t in ("f32", "f16", "bf16"):
+            return self.t.rand(n, dtype=self.dtype(t), device=self.dev)
         return self.t.empty(n, dtype=self.t.int64, device=self.dev).random_()
 
     def rand_(self, x):
@@ -396,8 +502,8 @@ class Torch:
         else:
             x.random_()
 
-    def randn(self, n):
-        return self.t.randn(n, device=self.dev)
+    def randn(self, n, t="f32"):
+        return self.t.randn(n, dtype=self.dtype(t), device=self.dev)
 
     def randn_(self, x):
         x.normal_()
@@ -416,11 +522,72 @@ class Torch:
 
     launch_add = launch_add_slices = launch_add_mat_vec = launch_rand
 
+    def var_rows(self, x):
+        return self.t.var(x, dim=1, correction=0)
+
+    def logsumexp_rows(self, x):
+        return self.t.logsumexp(x, dim=1)
+
+    def softmax_rows(self, x):
+        return self.t.softmax(x, dim=1)
+
+    def layernorm(self, x, w, b):
+        return self.t.nn.functional.layer_norm(x, x.shape[-1:], w, b, 1e-5)
+
     def stream_sync(self):
         self.t.cuda.current_stream().synchronize()
 
     def device_sync(self):
         self.t.cuda.synchronize()
+
+    # Indexing and concatenation.
+
+    def randint(self, n, hi):
+        return self.t.randint(0, hi, (n,), dtype=self.t.int64, device=self.dev)
+
+    def arange_i64(self, n, step):
+        return self.t.arange(0, n * step, step, dtype=self.t.int64, device=self.dev)
+
+    def take(self, x, idx):
+        return self.t.index_select(x, 0, idx)
+
+    def put(self, x, idx, v):
+        x.index_put_((idx,), v)
+
+    def scatter_add(self, x, idx, v):
+        x.scatter_add_(0, idx, v)
+
+    def bincount(self, x, n):
+        return self.t.bincount(x, minlength=n)
+
+    def concat(self, xs, axis):
+        return self.t.cat(xs, dim=axis)
+    # Matrix products.
+
+    def mm_inputs(self, batch, m, k, n, t):
+        dt = {"f32": self.t.float32, "bf16": self.t.bfloat16, "f16": self.t.float16, "f64": self.t.float64}[t]
+        lead = (batch,) if batch > 1 else ()
+        a = self.t.rand(lead + (m, k), device=self.dev).to(dt)
+        b = self.t.rand(lead + (k, n), device=self.dev).to(dt)
+        return a, b, self.t.empty(lead + (m, n), dtype=dt, device=self.dev)
+
+    def allow_tf32(self, on):
+        self.t.backends.cuda.matmul.allow_tf32 = on
+
+    def matmul(self, a, b, out):
+        self.t.matmul(a, b, out=out)
+
+    def matmul_new(self, a, b):
+        return self.t.matmul(a, b)
+
+    def timed(self, fn):
+        start = self.t.cuda.Event(enable_timing=True)
+        end = self.t.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end) * 1e6
 
 
 ADAPTERS = {"cupy": CuPy, "torch": Torch}
@@ -645,6 +812,44 @@ def benchmarks():
     add("random/randn/Float32", SL, randn, "new vector of standard normal float32")
     add("random/randn!/Float32", SL, randn_, "fill a float32 vector with standard normals")
 
+    # Half precision, at L only (gpubench's cmd/gpubench/suite_half.go): the float32
+    # bandwidth rows in bfloat16 and float16, inputs uniform in [0, 1) of the type.
+    # axpb/<t> is 2.5*x + 1.25 of the 2^28-element vector (new array; the anchor
+    # axpb/bfloat16/2^28 of the 2026-12-01 extra peer figures); CuPy has no bfloat16
+    # and no half-precision generators (those figures are skipped as unsupported).
+    def half(t, f, vec=False):
+        def make(lib, sz):
+            x = lib.uniform(SHAPES[sz]["mat"], t)
+            if vec:
+                x = flat(x)
+            return lambda: f(lib, x)
+        return make
+    for jl, np_, t in (("BFloat16", "bfloat16", "bf16"), ("Float16", "float16", "f16")):
+        add("copy/" + jl, ("L",), half(t, lambda lib, x: lib.copy(x)), "copy of the %s matrix (new array)" % np_)
+        add("broadcast/" + jl, ("L",), half(t, lambda lib, x: lib.fill0(x)), "fill the %s matrix with 0" % np_)
+        add("axpb/" + np_, ("L",), half(t, lambda lib, x: lib.axpb(x), vec=True),
+            "2.5*x + 1.25 of the %s vector (new array)" % np_)
+        for d in ("1d", "dims=1", "dims=2"):
+            axis = None if d == "1d" else julia_axis(int(d[5]), 2)
+            add("reductions/reduce/%s/%s" % (jl, d), ("L",), half(t, lambda lib, x, a=axis: lib.sum(x, a), vec=d == "1d"),
+                "sum %s %s" % (np_, "of the vector" if d == "1d" else "along Julia %s (axis %d)" % (d, axis)))
+        for d in ("1d", "dims=1"):
+            axis = 0 if d == "1d" else julia_axis(int(d[5]), 2)
+            add("accumulate/%s/%s" % (jl, d), ("L",), half(t, lambda lib, x, a=axis: lib.cumsum(x, a), vec=d == "1d"),
+                "cumsum %s %s" % (np_, "of the vector" if d == "1d" else "along Julia %s (axis %d)" % (d, axis)))
+
+        def hrand(lib, sz, t=t):
+            n = numel(SHAPES[sz]["mat"])
+            return lambda: lib.rand(n, t)
+
+        def hrandn(lib, sz, t=t):
+            n = numel(SHAPES[sz]["mat"])
+            return lambda: lib.randn(n, t)
+        add("random/rand/" + jl, ("L",), hrand, "new vector of uniform %s in [0, 1)" % np_)
+        add("random/randn/" + jl, ("L",), hrandn, "new vector of standard normal %s" % np_)
+    add("axpb/float32", ("L",), half("f32", lambda lib, x: lib.axpb(x), vec=True),
+        "2.5*x + 1.25 of the float32 vector (new array)")
+
     for nd, perm in (("2d", (2, 1)), ("3d", (3, 1, 2)), ("4d", (2, 1, 4, 3))):
         def make(lib, sz, nd=nd, perm=perm):
             shape = SHAPES[sz]["mat" if nd == "2d" else nd]
@@ -706,9 +911,214 @@ def benchmarks():
         "y[j, :] = x1[j, :] + x2[j], one block per row, every element through a __noinline__ device function",
         libs=("cupy",))
 
+    def stat(name):
+        def make(lib, sz):
+            x = lib.f32(SHAPES[sz]["mat"])
+            if name == "layernorm":
+                w, b = lib.f32(x.shape[-1:]), lib.f32(x.shape[-1:])
+                return lambda: lib.layernorm(x, w, b)
+            f = getattr(lib, name)
+            return lambda: f(x)
+        return make
+    add("stats/var", SL, stat("var_rows"), "variance (ddof 0) of each row of the float32 matrix (axis 1)")
+    add("stats/logsumexp", SL, stat("logsumexp_rows"), "log(sum(exp)) of each row of the float32 matrix")
+    add("stats/softmax", SL, stat("softmax_rows"), "softmax along axis 1 of the float32 matrix (CuPy: "
+        "exp(x - max) / sum, as a CuPy user writes it)")
+    add("stats/layernorm", SL, stat("layernorm"), "layer norm over axis 1 with a weight and a bias, eps 1e-5",
+        libs=("torch",))
+
+    # Indexing and concatenation (cmd/gpubench/suite_index.go): the anchors' keys, GPU
+    # time of one call by CUDA events, and the same operations at Metal.jl's size
+    # (512000 elements) as "+sync" keys, a call plus a synchronize.
+    def take(src, n, stride4):
+        def make(lib, sz):
+            x = lib.f32((src,))
+            idx = lib.arange_i64(n, 4) if stride4 else lib.randint(n, src)
+            return lambda: lib.take(x, idx)
+        return make
+
+    def put(dst, n):
+        def make(lib, sz):
+            x, v, idx = lib.f32((dst,)), lib.f32((n,)), lib.randint(n, dst)
+            return lambda: lib.put(x, idx, v)
+        return make
+
+    def scatter_add(n, bins):
+        def make(lib, sz):
+            x, v, idx = lib.f32((bins,)), lib.f32((n,)), lib.randint(n, bins)
+            return lambda: lib.scatter_add(x, idx, v)
+        return make
+
+    def bincount(n, bins):
+        def make(lib, sz):
+            x = lib.randint(n, bins)
+            return lambda: lib.bincount(x, bins)
+        return make
+
+    def concat(shape, axis):
+        def make(lib, sz):
+            a, b = lib.f32(shape), lib.f32(shape)
+            return lambda: lib.concat((a, b), axis)
+        return make
+
+    src, n, bins = idx_dim(IDX_SRC), idx_dim(IDX_N), idx_dim(IDX_BINS)
+    half = idx_dim(IDX_SRC // 2)
+    side = max(8, int(8192 * IDX_SCALE ** 0.5))
+    for key, make, desc in (
+            ("take/float32/2^26 of 2^28 random", take(src, n, False), "take of 2^26 random int64 indices from 2^28 float32"),
+            ("take/float32/2^26 of 2^28 stride4", take(src, n, True), "take of the int64 indices 0, 4, 8, ... (2^26) from 2^28 float32"),
+            ("put/float32/2^26 into 2^28", put(src, n), "put of 2^26 float32 at random int64 indices into 2^28 float32"),
+            ("scatter_add/float32/2^26 into 2^20", scatter_add(n, bins), "scatter-add of 2^26 float32 at random int64 indices into 2^20 bins"),
+            ("scatter_add/float32/2^26 into 8", scatter_add(n, 8), "scatter-add of 2^26 float32 at random int64 indices into 8 bins"),
+            ("bincount/2^26 into 2^20", bincount(n, bins), "bincount of 2^26 random int64 in [0, 2^20), minlength 2^20"),
+            ("concat/float32/2x2^27", concat((half,), 0), "concatenation of two float32 vectors of 2^27"),
+            ("concat/float32/8192^2 x2 axis1", concat((side, side), 1), "concatenation of two float32 8192x8192 matrices along axis 1")):
+        add(key, ("L",), make, desc, mode="events")
+    for key, make, desc in (
+            ("take/float32/512000 of 512000 random+sync", take(512000, 512000, False), "take of 512000 random int64 indices from 512000 float32"),
+            ("take/float32/128000 of 512000 stride4+sync", take(512000, 128000, True), "take of the int64 indices 0, 4, 8, ... (128000) from 512000 float32"),
+            ("put/float32/128000 into 512000+sync", put(512000, 128000), "put of 128000 float32 at random int64 indices into 512000 float32"),
+            ("scatter_add/float32/512000 into 8192+sync", scatter_add(512000, 8192), "scatter-add of 512000 float32 at random int64 indices into 8192 bins"),
+            ("scatter_add/float32/512000 into 8+sync", scatter_add(512000, 8), "scatter-add of 512000 float32 at random int64 indices into 8 bins"),
+            ("bincount/512000 into 8192+sync", bincount(512000, 8192), "bincount of 512000 random int64 in [0, 8192), minlength 8192"),
+            ("concat/float32/2x256000+sync", concat((256000,), 0), "concatenation of two float32 vectors of 256000"),
+            ("concat/float32/1000x512 x2 axis1+sync", concat((N, M), 1), "concatenation of two float32 (1000, 512) matrices along axis 1")):
+        add(key, ("S",), make, desc)
+    # Matrix products, the keys of ../shared/peers/h200-2026-12-01-extra.md: GPU time of
+    # one call by CUDA events (mode "events"), but the +sync key (wall time of a call
+    # and a synchronize). TF32 is PyTorch's allow_tf32 (CuPy's is process-wide).
+    def matmul(t, n, tf32=False, batch=1):
+        def make(lib, sz):
+            lib.allow_tf32(tf32)
+            d = mm_dim(n)
+            a, b, out = lib.mm_inputs(batch, d, d, d, t)
+
+            def call():
+                lib.allow_tf32(tf32)
+                lib.matmul(a, b, out)
+            return call
+        return make
+    for n in MM_SIZES:
+        for key, t, tf32 in (("float32", "f32", False), ("float32/tf32", "f32", True), ("bfloat16", "bf16", False),
+                             ("float16", "f16", False), ("float64", "f64", False)):
+            add("matmul/%s/%d" % (key, n), ("S",), matmul(t, n, tf32),
+                "matmul of %dx%d %s matrices into a preallocated result%s" % (n, n, t, " (TF32 allowed)" if tf32 else ""),
+                mode="events")
+    for key, t in (("float32", "f32"), ("bfloat16", "bf16")):
+        add("bmm/%s/256x128^3" % key, ("S",), matmul(t, 128, batch=256),
+            "256 products of 128x128 %s matrices (a batched matmul) into a preallocated result" % t, mode="events")
+
+    def mm_sync(lib, sz):
+        lib.allow_tf32(False)
+        a, b, _ = lib.mm_inputs(1, 512, 1000, 512, "f32")
+        return lambda: lib.matmul_new(a, b)
+    add("matmul/float32/512x1000x512+sync", ("S",), mm_sync,
+        "(512, 1000) @ (1000, 512) float32 allocating its result, plus a synchronize")
+
     add("sync/stream", ("S",), lambda lib, sz: lib.stream_sync, "synchronize the idle current stream", mode="sync")
     add("sync/context", ("S",), lambda lib, sz: lib.device_sync, "synchronize the idle device", mode="sync")
+    sort_benchmarks(add)
     return B
+
+
+# Sorting and selection: gpubench's cmd/gpubench/suite_sort.go, the keys of
+# peers/h200-2026-12-01-extra.md (spaces written _). Sizes are in the keys, for L's
+# 2^28 elements (they scale with SHAPES["L"]); the S row is Metal.jl's 512000-element
+# vector. Inputs: float32 and float64 uniform in [0, 1), int32 uniform over its range.
+
+
+class SortOps:
+    """The sorting operations on lib's arrays: PyTorch's, else CuPy's or NumPy's."""
+
+    def __init__(self, lib):
+        self.lib = lib
+        self.torch = getattr(lib, "t", None) if lib.name == "torch" else None
+        if self.torch is None:
+            self.xp = getattr(lib, "cp", None)
+            if self.xp is None:
+                import numpy
+                self.xp = numpy
+
+    def f64(self, n):
+        x = self.lib.f32((n,))
+        return x.double() if self.torch is not None else x.astype(self.xp.float64)
+
+    def i32(self, n, hi=None):
+        if self.torch is not None:
+            lo, hi = (0, hi) if hi else (-2**31, 2**31 - 1)
+            return self.torch.randint(lo, hi, (n,), dtype=self.torch.int32, device=self.lib.dev)
+        if hi:
+            return self.xp.random.randint(0, hi, size=n).astype(self.xp.int32)
+        return self.xp.random.randint(-2**31, 2**31 - 1, size=n, dtype=self.xp.int64).astype(self.xp.int32)
+
+    def i64(self, n, hi):
+        x = self.i32(n, hi)
+        return x.long() if self.torch is not None else x.astype(self.xp.int64)
+
+    def sort(self, x):
+        return self.torch.sort(x, dim=-1)[0] if self.torch is not None else self.xp.sort(x, axis=-1)
+
+    def argsort(self, x):
+        if self.torch is not None:
+            return self.torch.sort(x, dim=-1, stable=True)[1]
+        return self.xp.argsort(x, axis=-1, kind="stable")
+
+    def topk(self, x, k):
+        if self.torch is not None:
+            return self.torch.topk(x, k)
+        raise Unsupported("no top-k")
+
+    def unique(self, x):
+        return self.torch.unique(x) if self.torch is not None else self.xp.unique(x)
+
+    def searchsorted(self, a, v):
+        return self.torch.searchsorted(a, v) if self.torch is not None else self.xp.searchsorted(a, v)
+
+
+def sort_benchmarks(add):
+    def n_of(n28):
+        return max(1, n28 * numel(SHAPES["L"]["mat"]) >> 28)
+
+    def sort1d(kind, t, n28):
+        def make(lib, sz):
+            ops = SortOps(lib)
+            n = numel(SHAPES["S"]["mat"]) if sz == "S" else n_of(n28)
+            x = {"f32": lambda: flat(lib.f32((n,))), "f64": lambda: ops.f64(n), "i32": lambda: ops.i32(n)}[t]()
+            f = ops.sort if kind == "sort" else ops.argsort
+            return lambda: f(x)
+        return make
+    for kind in ("sort", "argsort"):
+        for t, T in (("f32", "float32"), ("i32", "int32")):
+            add("%s/%s/2^28" % (kind, T), ("L",), sort1d(kind, t, 1 << 28),
+                "%s of 2^28 %s%s" % (kind, T, " (stable)" if kind == "argsort" else ""))
+        add("%s/float64/2^27" % kind, ("L",), sort1d(kind, "f64", 1 << 27), "%s of 2^27 float64" % kind)
+    add("sort/float32/512000+sync", ("S",), sort1d("sort", "f32", 0), "sort of Metal.jl's 512000 float32")
+
+    def rows(lib, sz):
+        x = lib.f32(SHAPES["L"]["mat"])
+        ops = SortOps(lib)
+        return lambda: ops.sort(x)
+    add("sort/rows/float32/16384x16384", ("L",), rows, "sort of every row of the 16384x16384 float32 matrix")
+
+    def topk(lib, sz):
+        ops = SortOps(lib)
+        x = flat(lib.f32((n_of(1 << 24),)))
+        k = min(100, n_of(1 << 24))
+        return lambda: ops.topk(x, k)
+    add("topk/100/float32/2^24", ("L",), topk, "the 100 largest of 2^24 float32 (torch.topk)", libs=("torch",))
+
+    def unique(lib, sz):
+        ops = SortOps(lib)
+        x = ops.i64(n_of(1 << 26), 1 << 20)
+        return lambda: ops.unique(x)
+    add("unique/int64/2^26/2^20_distinct", ("L",), unique, "sorted unique values of 2^26 int64 in [0, 2^20)")
+
+    def searchsorted(lib, sz):
+        ops = SortOps(lib)
+        a = ops.sort(flat(lib.f32((n_of(1 << 24),))))
+        v = flat(lib.f32((n_of(1 << 26),)))
+        return lambda: ops.searchsorted(a, v)
+    add("searchsorted/2^26_in_2^24", ("L",), searchsorted, "searchsorted (left) of 2^26 float32 in 2^24 sorted float32")
 
 
 class Ceiling:
@@ -766,6 +1176,8 @@ def measure(lib, fn, mode, budget, max_samples):
             t0 = clock()
             fn()
             return clock() - t0
+        if mode == "events":
+            return lib.timed(fn)
         t0 = clock()
         fn()
         lib.sync()

@@ -8,6 +8,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 import unittest
 from contextlib import redirect_stderr, redirect_stdout
 
@@ -59,7 +60,14 @@ class FakeLib:
     def sum(self, x, axis): return np.sum(x, axis=axis)
     def mapreduce(self, x, axis): return np.sum(x + 1, axis=axis)
 
+    def uniform(self, shape, t):  # NumPy has no bfloat16: float32 stands in
+        return self.rng.random(shape, dtype=np.float32).astype(np.float16 if t == "f16" else np.float32)
+
+    def axpb(self, x): return 2.5 * x + 1.25
+
     def rand(self, n, t):
+        if t in ("f16", "bf16"):
+            return self.uniform(n, t)
         return self.rng.random(n, dtype=np.float32) if t == "f32" else self.rng.integers(0, 2**63 - 1, n)
 
     def rand_(self, x):
@@ -67,7 +75,7 @@ class FakeLib:
             raise peers.Unsupported("no in-place integers")
         self.rng.random(dtype=np.float32, out=x)
 
-    def randn(self, n): return self.rng.standard_normal(n, dtype=np.float32)
+    def randn(self, n, t="f32"): return self.rng.standard_normal(n, dtype=np.float32).astype(np.float16 if t == "f16" else np.float32)
     def randn_(self, x): self.rng.standard_normal(dtype=np.float32, out=x)
     def permute(self, x, axes): return np.ascontiguousarray(x.transpose(axes))
     def launch_empty(self): pass
@@ -75,9 +83,55 @@ class FakeLib:
     def stream_sync(self): self.syncs += 1
     def device_sync(self): self.syncs += 1
 
+    def randint(self, n, hi): return self.rng.integers(0, hi, size=n, dtype=np.int64)
+    def arange_i64(self, n, step): return np.arange(0, n * step, step, dtype=np.int64)
+    def take(self, x, idx): return np.take(x, idx)
+    def put(self, x, idx, v): np.put(x, idx, v)
+    def scatter_add(self, x, idx, v): np.add.at(x, idx, v)
+    def bincount(self, x, n): return np.bincount(x, minlength=n)
+    def concat(self, xs, axis): return np.concatenate(xs, axis=axis)
+    def mm_inputs(self, batch, m, k, n, t):
+        dt = {"f32": np.float32, "bf16": np.float32, "f16": np.float16, "f64": np.float64}[t]  # no bfloat16 in NumPy
+        lead = (batch,) if batch > 1 else ()
+        return (self.rng.random(lead + (m, k)).astype(dt), self.rng.random(lead + (k, n)).astype(dt),
+                np.empty(lead + (m, n), dtype=dt))
+
+    def allow_tf32(self, on): pass
+    def matmul(self, a, b, out): np.matmul(a, b, out=out)
+    def matmul_new(self, a, b): return np.matmul(a, b)
+
+    def timed(self, fn):
+        t0 = time.perf_counter_ns()
+        fn()
+        return time.perf_counter_ns() - t0
+
 
 class FakeCuPy(FakeLib):
     name = "cupy"
+
+    # As the real CuPy: no bfloat16, no half-precision generators.
+    def uniform(self, shape, t):
+        if t == "bf16":
+            raise peers.Unsupported("no bfloat16")
+        return FakeLib.uniform(self, shape, t)
+
+    def rand(self, n, t):
+        if t in ("f16", "bf16"):
+            raise peers.Unsupported("no half-precision generators")
+        return FakeLib.rand(self, n, t)
+
+    def randn(self, n, t="f32"):
+        if t != "f32":
+            raise peers.Unsupported("no half-precision generators")
+        return FakeLib.randn(self, n, t)
+    def mm_inputs(self, batch, m, k, n, t):
+        if t == "bf16":
+            raise peers.Unsupported("CuPy has no bfloat16")
+        return FakeLib.mm_inputs(self, batch, m, k, n, t)
+
+    def allow_tf32(self, on):
+        if on:
+            raise peers.Unsupported("process-wide in CuPy")
 
 
 class FakeTorch(FakeLib):
@@ -135,14 +189,18 @@ class PureTests(unittest.TestCase):
 @unittest.skipIf(np is None, "NumPy is not installed")
 class FakeRunTests(unittest.TestCase):
     def setUp(self):
-        self.saved = (peers.ADAPTERS, dict(peers.SHAPES["L"]), peers.GiB, peers.BIG, peers.WARMUP_SECONDS)
+        self.saved = (peers.ADAPTERS, dict(peers.SHAPES["L"]), peers.GiB, peers.BIG, peers.WARMUP_SECONDS, peers.IDX_SCALE)
+        peers.IDX_SCALE = 1 / 4096
+        self.saved = (peers.ADAPTERS, dict(peers.SHAPES["L"]), peers.GiB, peers.BIG, peers.WARMUP_SECONDS, peers.MM_SCALE)
+        peers.MM_SCALE = 1 / 64
         peers.ADAPTERS = {"cupy": FakeCuPy, "torch": FakeTorch}
         # Shrink L and the ceilings so that a CPU gets through them.
         peers.SHAPES["L"].update({"mat": (64, 64), "3d": (4, 4, 256), "4d": (2, 2, 4, 256)})
         peers.GiB, peers.BIG, peers.WARMUP_SECONDS = 1 << 16, 64, 0.001
 
     def tearDown(self):
-        peers.ADAPTERS, L, peers.GiB, peers.BIG, peers.WARMUP_SECONDS = self.saved
+        peers.ADAPTERS, L, peers.GiB, peers.BIG, peers.WARMUP_SECONDS, peers.IDX_SCALE = self.saved
+        peers.ADAPTERS, L, peers.GiB, peers.BIG, peers.WARMUP_SECONDS, peers.MM_SCALE = self.saved
         peers.SHAPES["L"].clear()
         peers.SHAPES["L"].update(L)
 
@@ -182,7 +240,12 @@ class FakeRunTests(unittest.TestCase):
         skipped = {tuple(t.split("/", 1)) for t in j["meta"]["skipped"]}
         self.assertEqual(got | skipped, want, err.getvalue())
         # Only what the fake CuPy cannot do (as the real one cannot) is missing.
-        self.assertEqual(skipped, {("cupy_S", "random/rand!/Int64"), ("cupy_L", "random/rand!/Int64")})
+        half = {("cupy_L", k) for k in want_keys("BFloat16", "bfloat16")}
+        half |= {("cupy_L", "random/rand/Float16"), ("cupy_L", "random/randn/Float16")}
+        self.assertEqual(skipped, {("cupy_S", "random/rand!/Int64"), ("cupy_L", "random/rand!/Int64")} | half)
+        cupy_cannot = {"random/rand!/Int64", "bmm/bfloat16/256x128^3"} | {
+            "matmul/%s/%d" % (k, n) for k in ("bfloat16", "float32/tf32") for n in peers.MM_SIZES}
+        self.assertEqual(skipped, {("cupy_S", k) for k in cupy_cannot} | {("cupy_L", "random/rand!/Int64")})
         for sec in ("cupy_S", "torch_L"):
             for k, ns in j[sec].items():
                 self.assertGreater(ns, 0, k)
@@ -210,6 +273,13 @@ class FakeRunTests(unittest.TestCase):
         lib.syncs = 0
         peers.measure(lib, lambda: None, "sync", 0.001, 9)
         self.assertEqual(lib.syncs, 1)  # only the one before the warm-up
+
+
+def want_keys(jl, np_):
+    """The half-precision keys of one type."""
+    return ["copy/" + jl, "broadcast/" + jl, "axpb/" + np_, "random/rand/" + jl, "random/randn/" + jl,
+            "reductions/reduce/%s/1d" % jl, "reductions/reduce/%s/dims=1" % jl, "reductions/reduce/%s/dims=2" % jl,
+            "accumulate/%s/1d" % jl, "accumulate/%s/dims=1" % jl]
 
 
 if __name__ == "__main__":

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/bits"
 	"unsafe"
+
+	"github.com/go-gpu/gpu/dtype"
 )
 
 // MaxRounds bounds the draws of one IntRange element: round 0 (the element's own block)
@@ -74,7 +76,7 @@ func uniformF64(x uint64) float64 { return float64(x>>11) * 0x1p-53 }
 
 // uniformF16 is the float16 bits of (h >> 5) * 2^-11, computed as the GPU does
 // (cvt.rn.f16.f32 of an exact float32).
-func uniformF16(h uint32) uint16 { return f32ToF16(float32(h>>5) * 0x1p-11) }
+func uniformF16(h uint32) uint16 { return dtype.Float16FromFloat32(float32(h>>5) * 0x1p-11) }
 
 // uniformBF16 is the bfloat16 bits of (h >> 8) * 2^-8 (exact in bfloat16).
 func uniformBF16(h uint32) uint16 {
@@ -120,6 +122,28 @@ func NormalFloat32(dst []float32, seed, offset uint64, first int64) {
 		w0, w1, w2, w3 := block(k[0], k[1], offset+b)
 		out[0], out[1] = boxMuller32(w0, w1)
 		out[2], out[3] = boxMuller32(w2, w3)
+	})
+}
+
+// NormalFloat16 writes standard normal IEEE binary16 values as their bits: element i is
+// NormalFloat32's element i of the same request, rounded once to nearest even.
+func NormalFloat16(dst []uint16, seed, offset uint64, first int64) {
+	normalHalf(dst, seed, offset, first, dtype.Float16FromFloat32)
+}
+
+// NormalBFloat16 writes standard normal bfloat16 values as their bits: element i is
+// NormalFloat32's element i of the same request, rounded once to nearest even.
+func NormalBFloat16(dst []uint16, seed, offset uint64, first int64) {
+	normalHalf(dst, seed, offset, first, dtype.BFloat16FromFloat32)
+}
+
+func normalHalf(dst []uint16, seed, offset uint64, first int64, round func(float32) uint16) {
+	k := Key(seed)
+	fill(dst, first, 4, func(b uint64, out []uint16) {
+		w0, w1, w2, w3 := block(k[0], k[1], offset+b)
+		z0, z1 := boxMuller32(w0, w1)
+		z2, z3 := boxMuller32(w2, w3)
+		out[0], out[1], out[2], out[3] = round(z0), round(z1), round(z2), round(z3)
 	})
 }
 

@@ -26,8 +26,12 @@
 //   - S = 2: the 16-bit half h = (w[k/2] >> (16*(k%2))) & 0xFFFF (low half first).
 //   - S = 1: the byte (w[k/4] >> (8*(k%4))) & 0xFF (least significant first).
 //
-// A request of n elements therefore consumes Blocks(n) = ceil(n*S/16) blocks, counters
-// offset .. offset+Blocks(n)-1, whatever the distribution. A generator that adds
+// Normal float16 and bfloat16 are the exception: element i is the normal float32 element
+// i of the same request (from block i/4, below) rounded once to nearest even, so a
+// block gives 4 of them (E = 4, 8 bytes of output).
+//
+// A request of n elements therefore consumes Blocks(n) = ceil(n/E) blocks (ceil(n*S/16)
+// but for normal halves), counters offset .. offset+Blocks(n)-1. A generator that adds
 // Blocks(n) to its offset after each request never reuses a block; the unused slots of a
 // request's last block are discarded. Element i depends only on (seed, offset, i), so a
 // chunk [i0, i1) of an output is computed on its own (Fill with first = i0).
@@ -67,6 +71,9 @@
 //     half-plane and s mirrors it onto the left one, so the angle is uniform on the
 //     circle. |z| <= sqrt(64 ln 2) (1 + 2^-21) < 6.6605 (the largest radius, for u =
 //     2^-32, times the bounds of the rounding errors below).
+//   - Normal float16 and bfloat16: the normal float32 values, rounded once to nearest
+//     even (|z| < 6.6605 stays finite; the half types' normals are the float32 ones of
+//     the same generator state, rounded).
 //   - Normal float64: Box-Muller on (x0, x1) = (w0 | w1 << 32, w2 | w3 << 32) of a block:
 //     elements 2j, 2j+1 are (r cos t, r sin t) with u = fl(fl(x0) * 2^-64 + 2^-65),
 //     r = sqrt(-2 ln u), t = 2 pi x1 / 2^64. |z| <= sqrt(130 ln 2) < 9.5.
@@ -150,7 +157,8 @@
 // # API
 //
 // Chunk functions (one goroutine; first is the global index of dst[0]): UniformFloat32,
-// UniformFloat64, UniformFloat16, UniformBFloat16, NormalFloat32, NormalFloat64, Bits,
+// UniformFloat64, UniformFloat16, UniformBFloat16, NormalFloat32, NormalFloat64,
+// NormalFloat16, NormalBFloat16, Bits,
 // Bool, IntRange32, IntRange64, and the generic Fill and FillBytes. Whole requests over
 // all cores: FillParallel, Expected (the reference bytes a GPU kernel must write) and
 // Parallel. Kernels: Spec.Kernel returns the PTX (see Kernel for its parameters and the

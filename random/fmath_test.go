@@ -5,8 +5,6 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"testing"
-
-	"github.com/go-gpu/gpu/dtype"
 )
 
 // exactFMA32 is a*b+c rounded once to float32, computed with math/big.
@@ -412,39 +410,6 @@ func TestSinCos64(t *testing.T) {
 	t.Logf("sincos2pi64: max difference from math.Sincos %.3f ulp at x=%#x", worst, at)
 	if worst > 3 {
 		t.Errorf("sincos2pi64 error %.3f ulp at %#x", worst, at)
-	}
-}
-
-// TestF32ToF16 checks the float16 conversion against dtype.Float16FromFloat32 on every
-// float16 value, every midpoint between neighbours (ties to even) and random floats.
-func TestF32ToF16(t *testing.T) {
-	check := func(x float32) {
-		if math.IsNaN(float64(x)) {
-			return
-		}
-		if got, want := f32ToF16(x), dtype.Float16FromFloat32(x); got != want {
-			t.Fatalf("f32ToF16(%x) = %#04x, dtype gives %#04x", x, got, want)
-		}
-	}
-	for h := 0; h < 1<<16; h++ {
-		x := f16ToF32(uint16(h))
-		if !math.IsNaN(float64(x)) && x != dtype.Float16ToFloat32(uint16(h)) {
-			t.Fatalf("f16ToF32(%#04x) = %v, dtype gives %v", h, x, dtype.Float16ToFloat32(uint16(h)))
-		}
-		check(x)
-		if h&0x7FFF < 0x7C00 {
-			y := f16ToF32(uint16(h + 1))
-			if !math.IsInf(float64(y), 0) && !math.IsNaN(float64(y)) {
-				mid := float32((float64(x) + float64(y)) / 2)
-				check(mid)
-				check(math.Nextafter32(mid, 0))
-				check(math.Nextafter32(mid, float32(math.Inf(1))))
-			}
-		}
-	}
-	rng := rand.New(rand.NewPCG(11, 12))
-	for i := 0; i < 1<<18; i++ {
-		check(math.Float32frombits(rng.Uint32()))
 	}
 }
 

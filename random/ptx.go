@@ -23,7 +23,9 @@ const PTXVersion = "7.8"
 //
 // Each thread takes Philox blocks b = ctaid.x*ntid.x + tid.x, then b + ntid.x*nctaid.x, ...
 // (a grid-stride loop) while b < Blocks(n); block b yields elements b*E .. b*E+E-1
-// (E = ElemsPerBlock), 16 bytes, written with one 16-byte st.global.v4.b32/.f32 or
+// (E = ElemsPerBlock; the normal float16 and bfloat16 kernels instead take 16-byte units
+// b < ceil(n/8) of 8 elements, from blocks 2b and 2b+1), 16 bytes, written with one
+// 16-byte st.global.v4.b32/.f32 or
 // v2.b64/.f64 when the block is whole and out is 16-byte aligned, else element by element
 // with a bounds check. The normal float32 kernel first does the blocks [0, lim), lim =
 // 64*floor(F/64) with F = floor(n/4) the whole blocks, when out is 16-byte aligned and
@@ -519,6 +521,53 @@ func (g *kernelGen) sincos64(x string) (sin, cos string) {
 	return a.op("fd", "mov.b64", sb), a.op("fd", "mov.b64", cb)
 }
 
+// halfNormals emits the 8 normal float16 or bfloat16 values of the blocks with counters
+// ctr and ctr+1 (the float32 normals of NormalFloat32, rounded to nearest even), packed
+// in 4 words, for a GPU of compute capability cc (major*10 + minor).
+func (g *kernelGen) halfNormals(ctr string, cc int) output {
+	a := g.a
+	var hs []string
+	for i := 0; i < 2; i++ {
+		c := ctr
+		if i == 1 {
+			c = a.op("rd", "add.u64", ctr, "1")
+		}
+		lo, hi := a.reg("r"), a.reg("r")
+		a.ins("mov.b64 {%s, %s}, %s", lo, hi, c)
+		w := a.philox([4]string{lo, hi, "0", "0"}, g.keys)
+		z0, z1 := g.boxMuller32(w[0], w[1])
+		z2, z3 := g.boxMuller32(w[2], w[3])
+		for _, z := range []string{z0, z1, z2, z3} {
+			hs = append(hs, g.roundHalf(z, cc))
+		}
+	}
+	var o []string
+	for k := 0; k < 4; k++ {
+		r := a.reg("r")
+		a.ins("mov.b32 %s, {%s, %s}", r, hs[2*k], hs[2*k+1])
+		o = append(o, r)
+	}
+	return output{o, "b32"}
+}
+
+// roundHalf rounds the finite float32 z to the request's half type (nearest even): the
+// cvt.rn instructions, or before sm_80 bfloat16's rounding on the bits.
+func (g *kernelGen) roundHalf(z string, cc int) string {
+	a := g.a
+	if g.s.Type == dtype.Float16 {
+		return a.op("h", "cvt.rn.f16.f32", z)
+	}
+	if cc >= 80 {
+		return a.op("h", "cvt.rn.bf16.f32", z)
+	}
+	u := a.op("r", "mov.b32", z)
+	l := a.op("r", "bfe.u32", u, "16", "1")
+	a.ins("add.u32 %s, %s, 0x7FFF", l, l)
+	a.ins("add.u32 %s, %s, %s", l, l, u)
+	a.ins("shr.u32 %s, %s, 16", l, l)
+	return a.op("h", "cvt.u16.u32", l)
+}
+
 // pairLoop emits the main loop of the normal kernels. When out is 16-byte aligned and the
 // grid has W = floor(threads/32) >= 1 groups of 32 threads (thread g is in group g/32,
 // lane g%32), the blocks [0, lim), lim = floor(nfull/64)*64, go in chunks of 64: group w
@@ -597,6 +646,7 @@ func genKernel(s Spec, target string, index64 bool, maxRounds uint32) (Kernel, e
 		return Kernel{}, err
 	}
 	name := s.KernelName(index64)
+	cc, _ := strconv.Atoi(strings.TrimPrefix(target, "sm_"))
 	a := &asm{counts: map[string]int{}}
 	g := &kernelGen{a: a, s: s, maxRounds: maxRounds, tabName: name + "_c"}
 	size := s.Type.Size()
@@ -682,11 +732,17 @@ func genKernel(s Spec, target string, index64 bool, maxRounds uint32) (Kernel, e
 	if !index64 {
 		b64 = a.op("rd", "cvt.u64.u32", b)
 	}
-	ctr := a.op("rd", "add.u64", p["offset"], b64)
-	g.ctrLo, g.ctrHi = a.reg("r"), a.reg("r")
-	a.ins("mov.b64 {%s, %s}, %s", g.ctrLo, g.ctrHi, ctr)
-	w := a.philox([4]string{g.ctrLo, g.ctrHi, "0", "0"}, g.keys)
-	o := g.transform(w)
+	var o output
+	if s.halfNormal() {
+		// 16 bytes of output are 8 halves: the float32 normals of blocks 2b and 2b+1.
+		o = g.halfNormals(a.op("rd", "add.u64", p["offset"], a.op("rd", "shl.b64", b64, "1")), cc)
+	} else {
+		ctr := a.op("rd", "add.u64", p["offset"], b64)
+		g.ctrLo, g.ctrHi = a.reg("r"), a.reg("r")
+		a.ins("mov.b64 {%s, %s}, %s", g.ctrLo, g.ctrHi, ctr)
+		w := a.philox([4]string{g.ctrLo, g.ctrHi, "0", "0"}, g.keys)
+		o = g.transform(w)
+	}
 	var boff string
 	if index64 {
 		boff = a.op("rd", "shl.b64", b, "4")
@@ -752,7 +808,7 @@ func genKernel(s Spec, target string, index64 bool, maxRounds uint32) (Kernel, e
 		fmt.Fprintf(&m, "\t.param .u64 %s_%s%s\n", name, n, sep)
 	}
 	m.WriteString(")\n")
-	if cc, _ := strconv.Atoi(strings.TrimPrefix(target, "sm_")); s.Dist == Normal && s.Type == dtype.Float32 && cc >= 75 {
+	if s.Dist == Normal && s.Type == dtype.Float32 && cc >= 75 {
 		// At most 32 registers (8 resident blocks of 256 threads per SM; see Kernel):
 		// ptxas needs them without spilling from sm_75 on, where the round keys live in
 		// uniform registers.

@@ -20,8 +20,8 @@ const (
 	// Uniform: floats uniform on [0, 1), never 1.0. Types Float16, BFloat16, Float32,
 	// Float64.
 	Uniform Dist = iota + 1
-	// Normal: standard normal floats (mean 0, standard deviation 1). Types Float32,
-	// Float64.
+	// Normal: standard normal floats (mean 0, standard deviation 1). Types Float16,
+	// BFloat16 (the Float32 normals rounded), Float32, Float64.
 	Normal
 	// FullRange: integers uniform over the type's full range; Bool is a fair coin. Types
 	// Bool, Int8, Int16, Int32, Int64, Uint8, Uint16, Uint32, Uint64.
@@ -56,7 +56,9 @@ func Specs() []Spec {
 	for _, t := range []dtype.DType{dtype.Float16, dtype.BFloat16, dtype.Float32, dtype.Float64} {
 		out = append(out, Spec{Dist: Uniform, Type: t})
 	}
-	out = append(out, Spec{Dist: Normal, Type: dtype.Float32}, Spec{Dist: Normal, Type: dtype.Float64})
+	for _, t := range []dtype.DType{dtype.Float16, dtype.BFloat16, dtype.Float32, dtype.Float64} {
+		out = append(out, Spec{Dist: Normal, Type: t})
+	}
 	for _, t := range []dtype.DType{dtype.Bool, dtype.Int8, dtype.Int16, dtype.Int32, dtype.Int64,
 		dtype.Uint8, dtype.Uint16, dtype.Uint32, dtype.Uint64} {
 		out = append(out, Spec{Dist: FullRange, Type: t})
@@ -80,7 +82,7 @@ func (s Spec) Validate() error {
 	case Uniform:
 		ok = s.Type == dtype.Float16 || s.Type == dtype.BFloat16 || s.Type == dtype.Float32 || s.Type == dtype.Float64
 	case Normal:
-		ok = s.Type == dtype.Float32 || s.Type == dtype.Float64
+		ok = s.Type.IsFloat()
 	case FullRange:
 		ok = s.Type == dtype.Bool || s.Type.IsInteger()
 	case Range:
@@ -109,13 +111,25 @@ func (s Spec) Validate() error {
 }
 
 // ElemsPerBlock returns how many elements one Philox block gives: 16 bytes of output, so
-// 16 / Type.Size() (2, 4, 8 or 16).
-func (s Spec) ElemsPerBlock() int { return 16 / s.Type.Size() }
+// 16 / Type.Size() (2, 4, 8 or 16), except 4 for normal float16 and bfloat16 (the four
+// float32 normals of the block, rounded).
+func (s Spec) ElemsPerBlock() int {
+	if s.halfNormal() {
+		return 4
+	}
+	return 16 / s.Type.Size()
+}
+
+// halfNormal reports whether s is a normal float16 or bfloat16 request.
+func (s Spec) halfNormal() bool {
+	return s.Dist == Normal && (s.Type == dtype.Float16 || s.Type == dtype.BFloat16)
+}
 
 // Blocks returns the number of Philox blocks a request of n elements consumes: the
 // counters offset .. offset+Blocks(n)-1 (round 0, and for Range also the redraw rounds of
 // those same counters). A generator that advances its offset by Blocks(n) after each
-// request never reuses a block. It is ceil(n * Type.Size() / 16) for every distribution.
+// request never reuses a block. It is ceil(n / ElemsPerBlock()): ceil(n * Type.Size() /
+// 16) for every distribution but normal halves.
 func (s Spec) Blocks(n int64) uint64 {
 	if n <= 0 {
 		return 0
@@ -315,6 +329,10 @@ func fillPtr(s Spec, p unsafe.Pointer, n int, seed, offset uint64, first int64) 
 			NormalFloat32(unsafe.Slice((*float32)(p), n), seed, offset, first)
 		case dtype.Float64:
 			NormalFloat64(unsafe.Slice((*float64)(p), n), seed, offset, first)
+		case dtype.Float16:
+			NormalFloat16(unsafe.Slice((*uint16)(p), n), seed, offset, first)
+		case dtype.BFloat16:
+			NormalBFloat16(unsafe.Slice((*uint16)(p), n), seed, offset, first)
 		}
 	case FullRange:
 		switch s.Type {

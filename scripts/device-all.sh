@@ -3,7 +3,8 @@
 # device call. Build here first (the device machine has no Go):
 #   ../shared/tools/gpu-pack            # every package's test binary + cmd/gpubench
 # then there, from the repository root, carrying .gpu:
-#   bash scripts/device-all.sh tests     # every test on CUDA + compute-sanitizer
+#   bash scripts/device-all.sh tests     # every package's tests on CUDA (.gpu/run.sh)
+#   bash scripts/device-all.sh sanitize  # compute-sanitizer memcheck + racecheck
 #   bash scripts/device-all.sh bench     # the Go benchmarks (runtime, arrays, reductions...)
 #   bash scripts/device-all.sh gpubench  # peers/peers.py then gpubench, same command
 #   bash scripts/device-all.sh nccl      # on nvidia-h200-x2: NCCL tests, benchmarks, torch
@@ -26,17 +27,23 @@ pkgtest() {
 
 case "${1:-tests}" in
 tests)
-  pkgtest conformance conformance 'TestCUDA'
-  grep -E 'waiters:|leaked|fault error' "$OUT/conformance.log" | head
-  T=420 pkgtest root . '.'
-  pkgtest conformance conformance 'TestMulti' ; mv "$OUT/conformance.log" "$OUT/multi.log"
+  # Every package's test binary (gpu-pack's run.sh), each from its package folder, with
+  # its full log in $OUT/<pkg>.log; then the fault test's and the 2-GPU tests' lines.
+  OUT="$OUT" timeout "${T:-560}" bash .gpu/run.sh "${RUN:-.}" > "$OUT/run.log" 2>&1
+  echo "== every package: exit $?"; cat "$OUT/run.log"
+  grep -E 'waiters:|readers:|returned .* after its cancel|behind a .* kernel returned|ready reads took|leaked|fault error' "$OUT/conformance.log" | sort | uniq -c | sort -rn | head -40
+  grep -E 'driver: .*local memory|bytes of local memory' "$OUT/internal_kernel.log" | head -20
+  ;;
+sanitize)
+  # compute-sanitizer on the changed paths: the conformance suite (host copies, staging
+  # rings, settled tracking, waits) and the array operations.
   for tool in memcheck racecheck; do
-    (cd conformance && timeout 150 compute-sanitizer --tool $tool --report-api-errors no --error-exitcode 3 \
+    (cd conformance && timeout 200 compute-sanitizer --tool $tool --report-api-errors no --error-exitcode 3 \
       "$root/.gpu/conformance.test" -test.run 'TestCUDA$' -test.short 2>&1) > "$OUT/san-$tool-conformance.log"
-    echo "== $tool conformance: exit $?"; grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|Invalid|Race reported' "$OUT/san-$tool-conformance.log" | head -5
+    echo "== $tool conformance: exit $?"; grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|Invalid|Race reported|--- FAIL' "$OUT/san-$tool-conformance.log" | head -5
     timeout 150 compute-sanitizer --tool $tool --report-api-errors no --error-exitcode 3 \
-      .gpu/root.test -test.run 'TestScanCrossBackend|TestNonzeroShapes|TestPermuteMetal|TestReduceNaNInfTies|TestEvalBroadcastStrided|TestFindFirstPositions' -test.short > "$OUT/san-$tool-arrays.log" 2>&1
-    echo "== $tool arrays: exit $?"; grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|Invalid|Race reported' "$OUT/san-$tool-arrays.log" | head -5
+      .gpu/root.test -test.run 'TestScanCrossBackend|TestNonzeroShapes|TestPermuteMetal|TestReduceNaNInfTies|TestEvalBroadcastStrided|TestFindFirstPositions|TestCompactExactBuffer' -test.short > "$OUT/san-$tool-arrays.log" 2>&1
+    echo "== $tool arrays: exit $?"; grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|Invalid|Race reported|--- FAIL' "$OUT/san-$tool-arrays.log" | head -5
   done
   ;;
 bench)

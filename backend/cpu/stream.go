@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/go-gpu/gpu/backend"
 )
@@ -322,4 +324,32 @@ func (d *Device) checkGeometry(cfg backend.LaunchConfig) error {
 		return fmt.Errorf("cpu: %d bytes of shared memory: at most %d: %w", cfg.SharedMem, info.MaxSharedPerBlock, backend.ErrInvalidValue)
 	}
 	return nil
+}
+
+// MemOpsSupported reports true: WaitValue32 works on the CPU.
+func (s *Stream) MemOpsSupported() bool { return true }
+
+// WaitValue32 makes later work on the stream wait until the 32-bit word at off of m
+// reaches v (int32(word-v) >= 0), polling it with a backoff of up to 1 ms, as CUDA's
+// stream memory operations do.
+func (s *Stream) WaitValue32(m backend.Mem, off int64, v uint32) error {
+	b, err := s.mem(m, off, 4)
+	if err != nil {
+		return err
+	}
+	if uintptr(unsafe.Pointer(&b[0]))%4 != 0 {
+		return fmt.Errorf("cpu: waiting on an unaligned word: %w", backend.ErrInvalidValue)
+	}
+	p := (*uint32)(unsafe.Pointer(&b[0]))
+	fault := s.dev.faultCh
+	return s.enqueue(func() error {
+		for sleep := time.Microsecond; int32(atomic.LoadUint32(p)-v) < 0; sleep = min(2*sleep, time.Millisecond) {
+			select {
+			case <-fault:
+				return s.dev.Err()
+			case <-time.After(sleep):
+			}
+		}
+		return nil
+	})
 }

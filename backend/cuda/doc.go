@@ -7,7 +7,9 @@
 // than spins. Device memory comes from the device's default memory pool
 // (cuMemAllocAsync), whose release threshold is set to keep freed memory for reuse.
 //
-// Without cgo the backend builds but reports no device.
+// The backend works with and without cgo (see package cu's Binding); where the build
+// cannot load the driver (CGO_ENABLED=0 outside linux/amd64 and linux/arm64, or the tag
+// gpu_nodlopen), it builds but reports no device.
 package cuda
 
 // Backend is the CUDA backend.

@@ -1,10 +1,9 @@
-//go:build cgo
-
 package cuda
 
 import (
 	"encoding/binary"
 	"fmt"
+	"os"
 	"sync"
 	"unsafe"
 
@@ -182,5 +181,32 @@ func (s *Stream) FreeAsync(m backend.Mem) error {
 	return s.d.ctx.MemFreeAsync(cm.ptr, s.h)
 }
 
-// Destroy destroys the stream; its work still completes.
-func (s *Stream) Destroy() error { return s.d.ctx.StreamDestroy(s.h) }
+// Destroy destroys the stream; its work still completes. Its cuBLAS handle, if it has
+// one, goes back to the device's pool (gemm.go).
+func (s *Stream) Destroy() error {
+	s.releaseBlas()
+	return s.d.ctx.StreamDestroy(s.h)
+}
+
+// MemOpsSupported reports whether stream memory operations work here: the driver's
+// _v2 entry points (CUDA 11.7 and later), which need no opt-in. GPU_STREAM_MEMOPS=0 in
+// the environment turns them off (package gpu then copies pageable memory
+// synchronously, the driver's way).
+func (s *Stream) MemOpsSupported() bool {
+	return s.d.info.DriverVersion >= 11070 && memOpsEnv
+}
+
+var memOpsEnv = os.Getenv("GPU_STREAM_MEMOPS") != "0"
+
+// WaitValue32 makes later work wait until the word at off of m (pinned memory) reaches
+// v, cyclically (CUDA Driver API: cuStreamWaitValue32_v2, CU_STREAM_WAIT_VALUE_GEQ).
+func (s *Stream) WaitValue32(m backend.Mem, off int64, v uint32) error {
+	cm, err := s.mem(m, off, 4)
+	if err != nil {
+		return err
+	}
+	if cm.kind != backend.PinnedMem || off%4 != 0 {
+		return fmt.Errorf("cuda: waiting on a word of %s memory at offset %d: %w", cm.kind, off, backend.ErrInvalidValue)
+	}
+	return s.d.ctx.StreamWaitValue32(s.h, cm.ptr+cu.DevicePtr(off), v, cu.StreamWaitValueGEQ)
+}

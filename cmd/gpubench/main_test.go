@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-gpu/gpu/backend/cuda/cu"
 	"github.com/go-gpu/gpu/bench"
 )
 
@@ -96,8 +97,14 @@ func TestSuiteCPU(t *testing.T) {
 		}
 	}
 	m := rep.Meta
-	if m.Device == "" || m.Driver != "cpu" || m.LargeSide != 256 || m.Reference != "reference/dtod_copy" || m.RefGBps <= 0 {
+	// No "% copy" on the CPU backend (cpuNoCopyFraction says why).
+	if m.Device == "" || m.Driver != "cpu" || m.LargeSide != 256 || m.Reference != "" || m.RefGBps != 0 || m.NoReference != cpuNoCopyFraction {
 		t.Errorf("meta %+v", m)
+	}
+	for _, r := range rep.Results {
+		if r.FracOfRef != 0 {
+			t.Errorf("%s: %v of the copy on the CPU backend", r.Name, r.FracOfRef)
+		}
 	}
 	// The /16k rows ran at 256x256 float32.
 	if r, _ := rep.Lookup("array/copyto/gpu_to_gpu/16k"); r.Bytes != 2*4*256*256 {
@@ -110,13 +117,22 @@ func TestSuiteCPU(t *testing.T) {
 		t.Errorf("kernel/launch: %d launches per sample, timing %s", r.Iters, r.Timing)
 	}
 	for _, want := range []string{"sync/stream/after_kernel/blocking", "latency/first_kernel", "device: CPU", "driver cpu",
-		"% copy: GB/s over reference/dtod_copy", "/16k rows ran at 256x256", "skipped"} {
+		"% copy: left out on this device: the CPU's caches", "/16k rows ran at 256x256", "skipped"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
 	}
 	if strings.Contains(out, "FAILED") {
 		t.Errorf("a benchmark failed:\n%s", out)
+	}
+	if head, _, _ := strings.Cut(out, "\n"); strings.Contains(head, "% copy") {
+		t.Errorf("the CPU table has a %% copy column: %s", head)
+	}
+	// -ref-gbps still gives the column.
+	code, out, errs = gpubench(t, "-backend", "cpu", "-run", "^array/copy$", "-benchtime", "1ms", "-warmup", "0",
+		"-warmup-count", "1", "-count", "3", "-peers", "none", "-ref-gbps", "10")
+	if head, _, _ := strings.Cut(out, "\n"); code != bench.ExitOK || !strings.Contains(head, "% copy") || !strings.Contains(out, "given reference bandwidth, 10.0 GB/s") {
+		t.Errorf("-ref-gbps 10: exit %d, %s\n%s", code, errs, out)
 	}
 }
 
@@ -147,11 +163,11 @@ func TestDriverVersion(t *testing.T) {
 		t.Errorf("CPU driver %q", v)
 	}
 	info.Backend, info.DriverVersion = "cuda", 13000
-	if v := driverVersion(info); v != "13.0" {
+	if v := driverVersion(info); v != "13.0 "+cu.Binding {
 		t.Errorf("13000 = %q", v)
 	}
 	info.DriverVersion = 12080
-	if v := driverVersion(info); v != "12.8" {
+	if v := driverVersion(info); v != "12.8 "+cu.Binding {
 		t.Errorf("12080 = %q", v)
 	}
 }

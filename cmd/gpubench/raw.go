@@ -8,12 +8,12 @@ import (
 )
 
 // Raw driver baselines. Each does the work of one of our benchmarks with raw
-// CUDA driver calls through package backend/cuda/cu (cgo), on a stream of its
-// own in the device's primary context, and is named "raw/" + our name (+ the
+// CUDA driver calls through package backend/cuda/cu (the build's binding: cgo
+// or purego), on a stream of its own in the device's primary context, and is named "raw/" + our name (+ the
 // driver call where the name alone would not say it). Ours names it as its
 // Baseline and both share an Interleave group, so that the run samples them in
-// turn and the table's "vs raw" column is a fair ratio. Off CUDA (or without
-// cgo) the raw rows are skipped.
+// turn and the table's "vs raw" column is a fair ratio. Off CUDA the raw rows
+// are skipped.
 
 // errNoRaw skips a raw baseline on a device that is not a CUDA device.
 var errNoRaw = fmt.Errorf("raw driver baselines need the CUDA backend: %w", bench.ErrSkip)

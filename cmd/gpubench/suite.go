@@ -2,7 +2,8 @@ package main
 
 // The suite, in the order the table lists it: the runtime level (sync,
 // kernel/launch, construct, copyto), the array level (suite_array.go,
-// suite_reduce.go, suite_random.go), the hand-written kernels and Metal.jl's
+// suite_reduce.go, suite_random.go, suite_half.go, suite_stats.go, suite_index.go), the
+// hand-written kernels and Metal.jl's
 // integration benchmarks (suite_kernels.go), then latency and the reference
 // copy.
 func init() {
@@ -13,7 +14,12 @@ func init() {
 	registerArrays()
 	registerReductions()
 	registerRandom()
+	registerHalf()
 	registerPermutations()
+	registerStats()
+	registerIndexOps()
+	registerMatMul()
+	registerSort()
 	registerKernels()
 	registerLatency()
 	registerReference()

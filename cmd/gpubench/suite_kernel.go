@@ -12,7 +12,7 @@ const launchBatch = 1000
 // waiting for it. The device's time is meaningless here, so the host clock
 // times samples of launchBatch launches and one stream synchronize, and the
 // figure is per launch. raw/kernel/launch does the same with a Go loop of
-// cuLaunchKernel calls (cgo) on a raw stream; the two are sampled in turn.
+// cuLaunchKernel calls (package cu) on a raw stream; the two are sampled in turn.
 func registerKernel() {
 	var d *device
 	bench.Register(bench.Benchmark{

@@ -1,8 +1,6 @@
 package kernel
 
 import (
-	"math"
-
 	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/ptx"
 )
@@ -54,7 +52,7 @@ func ewFmod32(h *ptx.Func, x, y ptx.Reg) ptx.Reg {
 	h.Or(nan, h.Setp(ptx.Eq, ay, ptx.Int(0)), h.Setp(ptx.Ge, ax, ptx.Uint(0x7f800000)))
 	h.Or(nan, nan, h.Setp(ptx.Gt, ay, ptx.Uint(0x7f800000)))
 	ret := h.NewLabel()
-	h.Mov(res, ptx.ImmF32(ewF32Bits(0x7fffffff)))
+	h.Mov(res, ewCanonNaN(dtype.Float32))
 	h.At(nan).Bra(ret)
 	h.Mov(res, x)
 	h.At(h.Setp(ptx.Lt, ax, ay)).Bra(ret)
@@ -109,7 +107,7 @@ func ewFmod64(h *ptx.Func, x, y ptx.Reg) ptx.Reg {
 	h.Or(nan, h.Setp(ptx.Eq, ay, ptx.Int(0)), h.Setp(ptx.Ge, ax, ptx.Uint(inf)))
 	h.Or(nan, nan, h.Setp(ptx.Gt, ay, ptx.Uint(inf)))
 	ret := h.NewLabel()
-	h.Mov(res, ptx.ImmF64(ewF64Bits(1<<63-1)))
+	h.Mov(res, ewCanonNaN(dtype.Float64))
 	h.At(nan).Bra(ret)
 	h.Mov(res, x)
 	h.At(h.Setp(ptx.Lt, ax, ay)).Bra(ret)
@@ -208,6 +206,3 @@ func (g *ewGen) powi(t dtype.DType, x, y ptx.Reg) ptx.Reg {
 	g.norm(d, t)
 	return d
 }
-
-func ewF32Bits(b uint32) float32 { return math.Float32frombits(b) }
-func ewF64Bits(b uint64) float64 { return math.Float64frombits(b) }

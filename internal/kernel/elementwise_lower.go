@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/expr"
+	"github.com/go-gpu/gpu/internal/fp"
 	"github.com/go-gpu/gpu/ptx"
 )
 
@@ -331,7 +332,7 @@ func (g *ewGen) eval(n expr.Node, c *ewElem) ptx.Reg {
 func (g *ewGen) lower(n expr.Node, c *ewElem) ptx.Reg {
 	switch n := n.(type) {
 	case *expr.Input:
-		if g.e.Ins[n.Slot].Kind == Index {
+		if n.Slot < len(g.e.Ins) && g.e.Ins[n.Slot].Kind == Index {
 			return c.index()
 		}
 		r, ok := c.ins[n.Slot]
@@ -365,38 +366,33 @@ func (g *ewGen) lower(n expr.Node, c *ewElem) ptx.Reg {
 func (g *ewGen) constant(s expr.Scalar) ptx.Reg {
 	f := g.f
 	t := s.DType()
-	b := s.Bits()
-	switch {
-	case t == dtype.Bool:
+	if t == dtype.Bool {
 		r := f.Reg(ptx.U32)
-		f.Mov(r, ptx.Int(int64(b)))
+		f.Mov(r, ewImm(s))
 		return f.Setp(ptx.Ne, r, ptx.Int(0))
-	case t == dtype.Float32:
-		r := f.Reg(ptx.F32)
-		f.Mov(r, ptx.ImmF32(math.Float32frombits(uint32(b))))
-		return r
-	case t == dtype.Float64:
-		r := f.Reg(ptx.F64)
-		f.Mov(r, ptx.ImmF64(math.Float64frombits(b)))
-		return r
-	case ewIsHalf(t):
-		r := f.Reg(ptx.B16)
-		f.Mov(r, ptx.Uint(b))
-		return r
-	case ewIs64(t):
-		r := g.reg(t)
-		f.Mov(r, ptx.Uint(b))
-		return r
-	}
-	// narrow and 32-bit integers: the extended 32-bit pattern
-	v := int64(b)
-	if t.IsSigned() {
-		sh := 64 - t.Bits()
-		v = int64(b<<sh) >> sh
 	}
 	r := g.reg(t)
-	f.Mov(r, ptx.Uint(uint64(uint32(v))))
+	f.Mov(r, ewImm(s))
 	return r
+}
+
+// ewImm returns a constant as an immediate of its register type (ewRT; a Bool as 0 or
+// 1, a narrow integer as its extended 32-bit pattern).
+func ewImm(s expr.Scalar) ptx.Operand {
+	t := s.DType()
+	b := s.Bits()
+	switch {
+	case t == dtype.Float32:
+		return ptx.ImmF32(math.Float32frombits(uint32(b)))
+	case t == dtype.Float64:
+		return ptx.ImmF64(math.Float64frombits(b))
+	case ewIsHalf(t), ewIs64(t):
+		return ptx.Uint(b)
+	case t.IsSigned():
+		sh := 64 - t.Bits()
+		return ptx.Uint(uint64(uint32(int64(b<<sh) >> sh)))
+	}
+	return ptx.Uint(b)
 }
 
 func (g *ewGen) unary(op expr.UnaryOp, t dtype.DType, x ptx.Reg) ptx.Reg {
@@ -468,7 +464,7 @@ func (g *ewGen) binary(op expr.BinaryOp, t dtype.DType, x, y ptx.Reg) ptx.Reg {
 	case expr.Div:
 		if ewIsFloat(t) {
 			f.Div(d, x, y)
-			return d
+			return g.canon64(t, d)
 		}
 		return g.intDiv(t, x, y, false)
 	case expr.Rem:
@@ -493,6 +489,18 @@ func (g *ewGen) binary(op expr.BinaryOp, t dtype.DType, x, y ptx.Reg) ptx.Reg {
 	if !ewIsFloat(t) {
 		g.norm(d, t)
 	}
+	return g.canon64(t, d)
+}
+
+// canon64 makes a float64 NaN result the canonical NaN (the package's NaN policy): the
+// H200's float64 arithmetic passes an operand's payload on (seen 2026-12-01), where its
+// float32 arithmetic gives the canonical NaN itself. Other types pass through.
+func (g *ewGen) canon64(t dtype.DType, d ptx.Reg) ptx.Reg {
+	if t != dtype.Float64 {
+		return d
+	}
+	f := g.f
+	f.Selp(d, ewCanonNaN(t), d, f.Setp(ptx.NaN, d, d))
 	return d
 }
 
@@ -669,7 +677,7 @@ func (g *ewGen) call(fn expr.Func, t dtype.DType, a []ptx.Reg) ptx.Reg {
 	case expr.Sqrt:
 		d := g.reg(t)
 		f.Sqrt(d, x)
-		return d
+		return g.canon64(t, d)
 	case expr.Floor, expr.Ceil, expr.Trunc, expr.Rint:
 		rnd := map[expr.Func]string{expr.Floor: ".rmi", expr.Ceil: ".rpi", expr.Trunc: ".rzi", expr.Rint: ".rni"}[fn]
 		d := g.reg(t)
@@ -743,9 +751,13 @@ func (g *ewGen) call(fn expr.Func, t dtype.DType, a []ptx.Reg) ptx.Reg {
 	panic(fmt.Sprintf("kernel: function %v on %v", fn, t))
 }
 
-// fminmax is minimum/maximum (nanProp: NaN if either is NaN) or fmin/fmax (the other
-// argument when one is NaN), with -0 < +0. PTX min/max already return the non-NaN
-// operand; equal operands (±0 included) give the OR (min) or AND (max) of their bits.
+// fminmax is minimum/maximum (nanProp: the canonical NaN if either is NaN) or
+// fmin/fmax (the other argument when one is NaN, the canonical NaN when both are), with
+// -0 < +0: the library's NaN policy (internal/fp, whose Min, Max, Fmin and Fmax are the
+// CPU's side). PTX min and max already return the non-NaN operand (the canonical NaN
+// for two); equal operands (±0 among them) give the OR (min) or AND (max) of their bits.
+// (max.NaN.f32, sm_80, would save the last two instructions for float32 only; these
+// kernels are bound by memory, not by the few instructions of a combine.)
 func (g *ewGen) fminmax(t dtype.DType, isMin, nanProp bool, x, y ptx.Reg) ptx.Reg {
 	f := g.f
 	d := g.reg(t)
@@ -759,11 +771,18 @@ func (g *ewGen) fminmax(t dtype.DType, isMin, nanProp bool, x, y ptx.Reg) ptx.Re
 	}
 	f.Selp(d, z, d, f.Setp(ptx.Eq, x, y))
 	if nanProp {
-		s := g.reg(t)
-		f.Add(s, x, y) // a NaN when either is
-		f.Selp(d, s, d, f.Setp(ptx.NaN, x, y))
+		f.Selp(d, ewCanonNaN(t), d, f.Setp(ptx.NaN, x, y))
+		return d
 	}
-	return d
+	return g.canon64(t, d) // two NaNs
+}
+
+// ewCanonNaN is the canonical NaN of float type t as an immediate.
+func ewCanonNaN(t dtype.DType) ptx.Operand {
+	if t == dtype.Float64 {
+		return ptx.ImmF64(math.Float64frombits(fp.NaN64Bits))
+	}
+	return ptx.ImmF32(math.Float32frombits(fp.NaN32Bits))
 }
 
 func (g *ewGen) sign(t dtype.DType, x ptx.Reg) ptx.Reg {
@@ -870,12 +889,18 @@ func (g *ewGen) intToInt(x ptx.Reg, from, to dtype.DType) ptx.Reg {
 }
 
 // floatToInt truncates toward zero, NaN gives 0, and out-of-range values saturate:
-// cvt.rzi does all three for 32- and 64-bit integers; narrower ones clamp its 32-bit
-// result.
+// cvt.rzi truncates and saturates for 32- and 64-bit integers (narrower ones clamp its
+// 32-bit result); NaN is selected to 0 explicitly, since sm_90 turns a NaN into the
+// 64-bit integers' minimum (seen on the H200, driver 580, 2026-12-01).
 func (g *ewGen) floatToInt(x ptx.Reg, from, to dtype.DType) ptx.Reg {
 	f := g.f
 	d := g.reg(to)
 	f.CvtRound(d, x, ".rzi")
+	if ewIs64(to) {
+		nan := f.Reg(ptx.Pred)
+		f.Op("setp.nan"+x.Type().String(), nan, x, x)
+		f.Selp(d, ptx.Int(0), d, nan)
+	}
 	if to.Bits() < 32 {
 		lo, hi := ewIntRange(to)
 		if to.IsSigned() {
@@ -888,20 +913,10 @@ func (g *ewGen) floatToInt(x ptx.Reg, from, to dtype.DType) ptx.Reg {
 
 // halfToF32 converts float16 or bfloat16 bits to float32 (exact).
 func (g *ewGen) halfToF32(x ptx.Reg, from dtype.DType, keep bool) ptx.Reg {
-	f := g.f
-	d := f.Reg(ptx.F32)
-	z := f.Reg(ptx.B16)
-	f.Mov(z, ptx.Uint(0))
-	w := f.Reg(ptx.B32) // the half's bits in the high half: exactly the bfloat16 value
-	f.Op("mov.b32", w, ptx.Vec{z, x})
-	if from == dtype.Float16 {
-		f.Op("cvt.f32.f16", d, x)
-		if !keep {
-			return d
-		}
+	d, w := ptxHalfToF32(g.f, x, from)
+	if from == dtype.Float16 && keep {
 		return g.keepSign(d, dtype.Float32, w)
 	}
-	f.Op("mov.b32", d, w)
 	return d
 }
 
@@ -1017,32 +1032,8 @@ func (g *ewGen) i64ToF32Odd(x ptx.Reg, from dtype.DType) ptx.Reg {
 	return g.setOdd(r, f.Setp(ptx.Ne, back, x))
 }
 
-// f32ToHalf rounds a float32 to float16 or bfloat16, to nearest even.
-func (g *ewGen) f32ToHalf(x ptx.Reg, to dtype.DType) ptx.Reg {
-	f := g.f
-	d := f.Reg(ptx.B16)
-	if to == dtype.Float16 {
-		f.Op("cvt.rn.f16.f32", d, x)
-		return d
-	}
-	if g.sm >= 80 {
-		f.Op("cvt.rn.bf16.f32", d, x)
-		return d
-	}
-	// Before sm_80: add 0x7fff plus the lowest kept bit and truncate (round to nearest
-	// even on the bits, which also rounds up to Inf); NaN gives the canonical 0x7fff.
-	u := f.Reg(ptx.U32)
-	f.Op("mov.b32", u, x)
-	l := f.Reg(ptx.U32)
-	f.Op("bfe.u32", l, u, ptx.Int(16), ptx.Int(1))
-	f.Add(l, l, ptx.Uint(0x7fff))
-	f.Add(l, l, u)
-	f.Shr(l, l, ptx.Int(16))
-	h := f.Reg(ptx.B16)
-	f.Op("cvt.u16.u32", h, l)
-	f.Op("selp.b16", d, ptx.Uint(0x7fff), h, f.Setp(ptx.NaN, x, x))
-	return d
-}
+// f32ToHalf rounds a float32 to float16 or bfloat16, to nearest even (ptxF32ToHalf).
+func (g *ewGen) f32ToHalf(x ptx.Reg, to dtype.DType) ptx.Reg { return ptxF32ToHalf(g.f, g.sm, x, to) }
 
 // nanSignCasts returns the conversions between float types that must keep the sign of a
 // NaN (keepSign): those whose NaN sign reaches the result (stored, or read by signbit

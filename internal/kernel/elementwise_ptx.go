@@ -239,16 +239,16 @@ func newEWGen(e *Elementwise, major, minor int) *ewGen {
 	return g
 }
 
-// newEWLowering returns the expression lowering of e (its eval method) writing into f
-// of m, a kernel other than Elementwise's own: a reduction's map, a scan's combine. Only
-// the parts eval uses are set; params maps parameter slots to their registers (nil:
-// none).
-func newEWLowering(e *Elementwise, m *ptx.Module, f *ptx.Func, sm int, params map[int]ptx.Reg) *ewGen {
+// exprLowering returns an expression lowering (its eval method) writing into f of m, in
+// a kernel other than Elementwise's own: a reduction's map and combining operator, a
+// scan's operator. Only the parts eval uses are set; params maps parameter slots to
+// their registers (nil: none).
+func exprLowering(m *ptx.Module, f *ptx.Func, sm int, params map[int]ptx.Reg) *ewGen {
 	if params == nil {
 		params = map[int]ptx.Reg{}
 	}
 	return &ewGen{
-		e:       e,
+		e:       &Elementwise{},
 		sm:      sm,
 		m:       m,
 		f:       f,
@@ -259,6 +259,13 @@ func newEWLowering(e *Elementwise, m *ptx.Module, f *ptx.Func, sm int, params ma
 		params:  params,
 		uniform: map[expr.Node]bool{},
 	}
+}
+
+// lowerExpr lowers e for one element whose input slots hold the registers ins (the
+// lowering's register forms: ewRT, bools as predicates), with scalar parameters params,
+// and returns the result's register: a reduction's map has exactly Eval's semantics.
+func lowerExpr(m *ptx.Module, f *ptx.Func, sm int, e *expr.Expr, ins, params map[int]ptx.Reg) ptx.Reg {
+	return exprLowering(m, f, sm, params).eval(e.Root, &ewElem{ins: ins, memo: map[expr.Node]ptx.Reg{}})
 }
 
 // ewParamType is the PTX type of a scalar kernel parameter of element type t.

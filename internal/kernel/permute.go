@@ -27,21 +27,30 @@ import (
 //	istr_d   s64  Rank input strides in elements, for the output's dimensions
 //
 // The grid has exactly Blocks(shape) blocks of PermuteBlock threads, with TA*(TB+1)*Size
-// bytes of static shared memory. Without Index64 every offset is below 2^31.
+// bytes of static shared memory (TA*TB*Size for V3). Without Index64 every offset is
+// below 2^31.
 type Permute struct {
 	Size    int // element size in bytes: 1, 2, 4 or 8
 	Rank    int // >= 2
 	B       int // the dimension read along, < Rank-1
 	TB, TA  int // tile sizes along B and A (powers of two, TB*TA >= PermuteBlock)
 	Index64 bool
-	// V2 selects the second kernel (PermuteV2 in permute_ptx.go): every load of a
+	// V2 selects the second kernel (ptxV2 in permute_ptx.go): every load of a
 	// thread issued before any use, Vec elements per access, 32-bit block
-	// decomposition. Vec (1, 2 or 4; V2 only; 0 reads as 1) is the number of
+	// decomposition. Vec (1, 2 or 4; V2 or V3 only; 0 reads as 1) is the number of
 	// consecutive elements a thread moves per global access: the host sets it above 1
 	// only when the input is read along B with stride 1, shape[A] and shape[B] and
 	// every other input stride are multiples of Vec, and both element-0 addresses
 	// are aligned to Vec*Size bytes.
-	V2  bool
+	V2 bool
+	// V3 selects the third kernel (ptxV3 in permute_v3.go), for tiles with a short
+	// side: the V2 kernel's loads and stores, through an unpadded shared tile laid out
+	// along its long side with an XOR swizzle, so that the vector side's shared
+	// accesses are vectors too and neither side has bank conflicts. Its tile has one
+	// side of at most 32 and the other of at least 32, at most 16*PermuteBlock
+	// elements, and TB/Vec, TA/Vec up to PermuteBlock (the static shared memory is
+	// TA*TB*Size bytes).
+	V3  bool
 	Vec int
 }
 
@@ -51,15 +60,18 @@ const PermuteBlock = 256
 // Key identifies the kernel.
 func (p *Permute) Key() string {
 	k := fmt.Sprintf("permute|s%d|r%d|b%d|%dx%d|i64=%v", p.Size, p.Rank, p.B, p.TB, p.TA, p.Index64)
-	if p.V2 {
+	switch {
+	case p.V2:
 		k += fmt.Sprintf("|v2|vec%d", p.vec())
+	case p.V3:
+		k += fmt.Sprintf("|v3|vec%d", p.vec())
 	}
 	return k
 }
 
 // vec returns the elements per access (1 for the first kernel).
 func (p *Permute) vec() int {
-	if !p.V2 || p.Vec == 0 {
+	if !p.V2 && !p.V3 || p.Vec == 0 {
 		return 1
 	}
 	return p.Vec
@@ -76,11 +88,24 @@ func (p *Permute) Validate() error {
 		return fmt.Errorf("kernel: permute rank %d, dimension %d", p.Rank, p.B)
 	}
 	pow2 := func(v int) bool { return v > 0 && v&(v-1) == 0 }
-	if !pow2(p.TB) || !pow2(p.TA) || p.TB*p.TA < PermuteBlock || p.TB > PermuteBlock || p.TA > PermuteBlock {
+	maxT := PermuteBlock
+	if p.V3 {
+		maxT = PermuteBlock * p.vec()
+	}
+	if !pow2(p.TB) || !pow2(p.TA) || p.TB*p.TA < PermuteBlock || p.TB > maxT || p.TA > maxT {
 		return fmt.Errorf("kernel: permute tile %dx%d", p.TB, p.TA)
 	}
-	if p.Vec != 0 && !p.V2 {
-		return fmt.Errorf("kernel: permute vector width %d without V2", p.Vec)
+	if p.V2 && p.V3 {
+		return fmt.Errorf("kernel: permute with both V2 and V3")
+	}
+	if p.Vec != 0 && !p.V2 && !p.V3 {
+		return fmt.Errorf("kernel: permute vector width %d without V2 or V3", p.Vec)
+	}
+	if p.V3 {
+		tr, tc := p.v3Sides()
+		if tr > 32 || tc < 32 || p.TA*p.TB > 16*PermuteBlock {
+			return fmt.Errorf("kernel: permute V3 tile %dx%d (one side at most 32, the other at least 32, at most %d elements)", p.TB, p.TA, 16*PermuteBlock)
+		}
 	}
 	switch v := p.vec(); {
 	case v != 1 && v != 2 && v != 4, v*p.Size > 16, p.TB*p.TA < PermuteBlock*v, p.TB < v, p.TA < v:

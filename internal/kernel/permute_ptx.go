@@ -18,6 +18,9 @@ func (p *Permute) PTX(major, minor int) (src, entry string, err error) {
 	if p.V2 {
 		return p.ptxV2(major, minor)
 	}
+	if p.V3 {
+		return p.ptxV3(major, minor)
+	}
 	defer scanPTXError(&err)
 	m := ptx.NewModule(major, minor)
 	entry = "permute_tiled"
@@ -30,7 +33,7 @@ func (p *Permute) PTX(major, minor int) (src, entry string, err error) {
 		params = append(params, ptx.P(fmt.Sprintf("istr%d", d), ptx.S64))
 	}
 	f := m.Kernel(entry, params...)
-	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", PermuteBlock))
+	blockAttrs(f, PermuteBlock)
 	A, B := r-1, p.B
 	TA, TB, sz := p.TA, p.TB, p.Size
 	pitch := TB + 1
@@ -188,6 +191,68 @@ func (p *Permute) ptxV2(major, minor int) (src, entry string, err error) {
 	defer scanPTXError(&err)
 	m := ptx.NewModule(major, minor)
 	entry = "permute_tiled_v2"
+	TA, TB, sz, V := p.TA, p.TB, p.Size, p.vec()
+	pitch := TB + 1
+	h := p.ptxHead(m, entry, TA*pitch)
+	f := h.f
+	et, rt := pmTypes(sz)
+	ld := p.ptxLoads(h)
+	// Shared stores, unguarded: a slot outside the array holds a value no store
+	// reads back.
+	sa := f.Reg(ptx.U32)
+	f.Op("mov.u32", sa, ptx.Sym("pm_tile"))
+	f.Fma(sa, ld.la, ptx.Int(pitch*sz), sa)
+	f.Fma(sa, ld.lb, ptx.Int(sz), sa)
+	for i := range ld.vals {
+		for j := 0; j < V; j++ {
+			f.Op("st.shared"+et.String(), ptx.Mem(sa, int64((i*ld.rows*pitch+j)*sz)), ld.vals[i][j])
+		}
+	}
+	f.BarSync(0)
+	st := p.ptxStoreThreads(h)
+	ss := f.Reg(ptx.U32)
+	f.Op("mov.u32", ss, ptx.Sym("pm_tile"))
+	f.Fma(ss, st.wa, ptx.Int(pitch*sz), ss)
+	f.Fma(ss, st.wb, ptx.Int(sz), ss)
+	for i := range st.vals {
+		st.vals[i] = f.Regs(rt, V)
+		for j := 0; j < V; j++ {
+			f.Op("ld.shared"+et.String(), st.vals[i][j], ptx.Mem(ss, int64((i*st.rows+j*pitch)*sz)))
+		}
+	}
+	p.ptxStores(h, st)
+	f.Ret()
+	return m.String(), entry, nil
+}
+
+// pmTypes returns the PTX type of an element of sz bytes and the register type
+// that holds one.
+func pmTypes(sz int) (et, rt ptx.Type) {
+	et = map[int]ptx.Type{1: ptx.U8, 2: ptx.U16, 4: ptx.U32, 8: ptx.U64}[sz]
+	rt = ptx.U32
+	if sz == 8 {
+		rt = ptx.U64
+	}
+	return et, rt
+}
+
+// pmHead is what the second and third tiled permute kernels compute before moving
+// any element: the global addresses, the parameters, the output strides, the block's
+// batch offsets and the tile's origin.
+type pmHead struct {
+	f                 *ptx.Func
+	pin, pout         ptx.Reg   // u64 global addresses of element 0
+	shape, istr, ostr []ptx.Reg // u64, s64, u64 per dimension
+	inBase, outBase   ptx.Reg   // s64, u64: the batch's offsets in elements
+	a0, b0            ptx.Reg   // u64: the tile's first index along A and B
+	tid               ptx.Reg
+}
+
+// ptxHead declares the kernel entry with the permute parameters and a shared tile
+// "pm_tile" of smem elements (16-byte aligned), and computes the head: block ->
+// (batch, tile along B, tile along A), in 32 bits unless Index64 (then every count
+// is below 2^31).
+func (p *Permute) ptxHead(m *ptx.Module, entry string, smem int) pmHead {
 	r := p.Rank
 	params := []ptx.Param{ptx.P("in", ptx.U64), ptx.P("out", ptx.U64)}
 	for d := 0; d < r; d++ {
@@ -197,35 +262,28 @@ func (p *Permute) ptxV2(major, minor int) (src, entry string, err error) {
 		params = append(params, ptx.P(fmt.Sprintf("istr%d", d), ptx.S64))
 	}
 	f := m.Kernel(entry, params...)
-	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", PermuteBlock))
+	blockAttrs(f, PermuteBlock)
 	A, B := r-1, p.B
-	TA, TB, sz, V := p.TA, p.TB, p.Size, p.vec()
-	pitch := TB + 1
-	et := map[int]ptx.Type{1: ptx.U8, 2: ptx.U16, 4: ptx.U32, 8: ptx.U64}[sz]
-	rt := ptx.U32
-	if sz == 8 {
-		rt = ptx.U64
-	}
-	vs := map[int]string{1: "", 2: ".v2", 4: ".v4"}[V]
-	f.Shared("pm_tile", et, 16, TA*pitch)
-	pin, pout := f.Reg(ptx.U64), f.Reg(ptx.U64)
-	f.CvtaTo(ptx.Global, pin, f.LdParam(0))
-	f.CvtaTo(ptx.Global, pout, f.LdParam(1))
-	shape := make([]ptx.Reg, r)
-	istr := make([]ptx.Reg, r)
+	TA, TB := p.TA, p.TB
+	et, _ := pmTypes(p.Size)
+	f.Shared("pm_tile", et, 16, smem)
+	h := pmHead{f: f}
+	h.pin, h.pout = f.Reg(ptx.U64), f.Reg(ptx.U64)
+	f.CvtaTo(ptx.Global, h.pin, f.LdParam(0))
+	f.CvtaTo(ptx.Global, h.pout, f.LdParam(1))
+	h.shape = make([]ptx.Reg, r)
+	h.istr = make([]ptx.Reg, r)
 	for d := 0; d < r; d++ {
-		shape[d] = f.LdParam(2 + d)
-		istr[d] = f.LdParam(2 + r + d)
+		h.shape[d] = f.LdParam(2 + d)
+		h.istr[d] = f.LdParam(2 + r + d)
 	}
-	ostr := make([]ptx.Reg, r)
-	ostr[r-1] = f.Reg(ptx.U64)
-	f.Mov(ostr[r-1], ptx.Int(1))
+	h.ostr = make([]ptx.Reg, r)
+	h.ostr[r-1] = f.Reg(ptx.U64)
+	f.Mov(h.ostr[r-1], ptx.Int(1))
 	for d := r - 2; d >= 0; d-- {
-		ostr[d] = f.Reg(ptx.U64)
-		f.Mul(ostr[d], ostr[d+1], shape[d+1])
+		h.ostr[d] = f.Reg(ptx.U64)
+		f.Mul(h.ostr[d], h.ostr[d+1], h.shape[d+1])
 	}
-	// Block -> (batch, tile along B, tile along A), in 32 bits unless Index64 (then
-	// every count is below 2^31).
 	it := ptx.U64
 	if !p.Index64 {
 		it = ptx.U32
@@ -247,9 +305,9 @@ func (p *Permute) ptxV2(major, minor int) (src, entry string, err error) {
 		return y
 	}
 	nA, nB := f.Reg(it), f.Reg(it)
-	f.Add(nA, narrow(shape[A]), ptx.Int(TA-1))
+	f.Add(nA, narrow(h.shape[A]), ptx.Int(TA-1))
 	f.Shr(nA, nA, ptx.Int(scanLog2(TA)))
-	f.Add(nB, narrow(shape[B]), ptx.Int(TB-1))
+	f.Add(nB, narrow(h.shape[B]), ptx.Int(TB-1))
 	f.Shr(nB, nB, ptx.Int(scanLog2(TB)))
 	bid := f.Special(ptx.CtaidX)
 	if it == ptx.U64 {
@@ -267,14 +325,14 @@ func (p *Permute) ptxV2(major, minor int) (src, entry string, err error) {
 	tB := f.Reg(it)
 	f.Mul(tB, batch, nB)
 	f.Sub(tB, rest, tB)
-	inBase, outBase := f.Reg(ptx.S64), f.Reg(ptx.U64)
-	f.Mov(inBase, ptx.Int(0))
-	f.Mov(outBase, ptx.Int(0))
+	h.inBase, h.outBase = f.Reg(ptx.S64), f.Reg(ptx.U64)
+	f.Mov(h.inBase, ptx.Int(0))
+	f.Mov(h.outBase, ptx.Int(0))
 	for d := r - 1; d >= 0; d-- {
 		if d == A || d == B {
 			continue
 		}
-		sd := narrow(shape[d])
+		sd := narrow(h.shape[d])
 		q := f.Reg(it)
 		f.Div(q, batch, sd)
 		idx := f.Reg(it)
@@ -282,112 +340,130 @@ func (p *Permute) ptxV2(major, minor int) (src, entry string, err error) {
 		f.Sub(idx, batch, idx)
 		f.Mov(batch, q)
 		iw := wide(idx)
-		f.Fma(inBase, iw.As(ptx.S64), istr[d], inBase)
-		f.Fma(outBase, iw, ostr[d], outBase)
+		f.Fma(h.inBase, iw.As(ptx.S64), h.istr[d], h.inBase)
+		f.Fma(h.outBase, iw, h.ostr[d], h.outBase)
 	}
-	a0, b0 := f.Reg(ptx.U64), f.Reg(ptx.U64)
-	f.Shl(a0, wide(tA), ptx.Int(scanLog2(TA)))
-	f.Shl(b0, wide(tB), ptx.Int(scanLog2(TB)))
-	tid := f.Special(ptx.TidX)
+	h.a0, h.b0 = f.Reg(ptx.U64), f.Reg(ptx.U64)
+	f.Shl(h.a0, wide(tA), ptx.Int(scanLog2(TA)))
+	f.Shl(h.b0, wide(tB), ptx.Int(scanLog2(TB)))
+	h.tid = f.Special(ptx.TidX)
+	return h
+}
 
-	// Loads: threads per row along B tpr = TB/V; lb = V*(tid % tpr) along B, la =
-	// tid/tpr + i*rowsL along A.
+// pmLoads is a thread's part of the load phase: it moves Vec consecutive elements
+// along B per access, starting at (la, lb) of the tile and then every rows along A.
+type pmLoads struct {
+	lb, la ptx.Reg     // u32: the first access's offsets in the tile along B and A
+	rows   int         // rows along A between a thread's accesses
+	vals   [][]ptx.Reg // per access, Vec registers
+}
+
+// ptxLoads emits the load phase shared by the second and third kernels: threads per
+// row along B tpr = TB/Vec; lb = Vec*(tid % tpr) along B, la = tid/tpr + i*rows
+// along A; every global load of the thread is issued before any use, each guarded by
+// the array's bounds.
+func (p *Permute) ptxLoads(h pmHead) pmLoads {
+	f := h.f
+	A, B := p.Rank-1, p.B
+	TA, TB, sz, V := p.TA, p.TB, p.Size, p.vec()
+	et, rt := pmTypes(sz)
+	vs := map[int]string{1: "", 2: ".v2", 4: ".v4"}[V]
 	tpr := TB / V
 	rowsL := PermuteBlock / tpr
 	nL := TA / rowsL
-	lb, la := f.Reg(ptx.U32), f.Reg(ptx.U32)
-	f.And(lb, tid, ptx.Int(tpr-1))
-	f.Shl(lb, lb, ptx.Int(scanLog2(V)))
-	f.Shr(la, tid, ptx.Int(scanLog2(tpr)))
+	ld := pmLoads{lb: f.Reg(ptx.U32), la: f.Reg(ptx.U32), rows: rowsL}
+	f.And(ld.lb, h.tid, ptx.Int(tpr-1))
+	f.Shl(ld.lb, ld.lb, ptx.Int(scanLog2(V)))
+	f.Shr(ld.la, h.tid, ptx.Int(scanLog2(tpr)))
 	gb := f.Reg(ptx.U64)
-	f.Cvt(gb, lb)
-	f.Add(gb, gb, b0)
-	bOK := f.Setp(ptx.Lt, gb, shape[B])
+	f.Cvt(gb, ld.lb)
+	f.Add(gb, gb, h.b0)
+	bOK := f.Setp(ptx.Lt, gb, h.shape[B])
 	ga := f.Reg(ptx.U64)
-	f.Cvt(ga, la)
-	f.Add(ga, ga, a0)
+	f.Cvt(ga, ld.la)
+	f.Add(ga, ga, h.a0)
 	off := f.Reg(ptx.S64)
-	f.Fma(off, ga.As(ptx.S64), istr[A], inBase)
-	f.Fma(off, gb.As(ptx.S64), istr[B], off)
+	f.Fma(off, ga.As(ptx.S64), h.istr[A], h.inBase)
+	f.Fma(off, gb.As(ptx.S64), h.istr[B], off)
 	addr := f.Reg(ptx.S64)
-	f.Fma(addr, off, ptx.Int(sz), pin.As(ptx.S64))
+	f.Fma(addr, off, ptx.Int(sz), h.pin.As(ptx.S64))
 	stepA := f.Reg(ptx.S64)
-	f.Mul(stepA, istr[A], ptx.Int(rowsL*sz))
-	vals := make([][]ptx.Reg, nL)
+	f.Mul(stepA, h.istr[A], ptx.Int(rowsL*sz))
+	ld.vals = make([][]ptx.Reg, nL)
 	for i := 0; i < nL; i++ {
-		vals[i] = f.Regs(rt, V)
-		ok := f.Setp(ptx.Lt, ga, shape[A])
+		ld.vals[i] = f.Regs(rt, V)
+		ok := f.Setp(ptx.Lt, ga, h.shape[A])
 		f.Op("and.pred", ok, ok, bOK)
 		if V == 1 {
-			f.At(ok).Op("ld.global.nc"+et.String(), vals[i][0], ptx.Mem(addr, 0))
+			f.At(ok).Op("ld.global.nc"+et.String(), ld.vals[i][0], ptx.Mem(addr, 0))
 		} else {
-			f.At(ok).Op("ld.global.nc"+vs+et.String(), ptx.Vec(vals[i]), ptx.Mem(addr, 0))
+			f.At(ok).Op("ld.global.nc"+vs+et.String(), ptx.Vec(ld.vals[i]), ptx.Mem(addr, 0))
 		}
 		if i+1 < nL {
 			f.Add(ga, ga, ptx.Int(rowsL))
 			f.Add(addr, addr, stepA)
 		}
 	}
-	// Shared stores, unguarded: a slot outside the array holds a value no store
-	// reads back.
-	sa := f.Reg(ptx.U32)
-	f.Op("mov.u32", sa, ptx.Sym("pm_tile"))
-	f.Fma(sa, la, ptx.Int(pitch*sz), sa)
-	f.Fma(sa, lb, ptx.Int(sz), sa)
-	for i := 0; i < nL; i++ {
-		for j := 0; j < V; j++ {
-			f.Op("st.shared"+et.String(), ptx.Mem(sa, int64((i*rowsL*pitch+j)*sz)), vals[i][j])
-		}
-	}
-	f.BarSync(0)
+	return ld
+}
 
-	// Stores: threads per row along A tpa = TA/V; wa = V*(tid % tpa) along A, wb =
-	// tid/tpa + i*rowsS along B.
+// pmStores is a thread's part of the store phase: it moves Vec consecutive elements
+// along A per access, starting at (wa, wb) of the tile and then every rows along B.
+type pmStores struct {
+	wa, wb ptx.Reg     // u32: the first access's offsets in the tile along A and B
+	rows   int         // rows along B between a thread's accesses
+	vals   [][]ptx.Reg // per access, Vec registers: the caller allocates them
+}
+
+// ptxStoreThreads assigns the store phase's elements: threads per row along A tpa =
+// TA/Vec; wa = Vec*(tid % tpa) along A, wb = tid/tpa + i*rows along B.
+func (p *Permute) ptxStoreThreads(h pmHead) pmStores {
+	f := h.f
+	TA, TB, V := p.TA, p.TB, p.vec()
 	tpa := TA / V
 	rowsS := PermuteBlock / tpa
 	nS := TB / rowsS
-	wa, wb := f.Reg(ptx.U32), f.Reg(ptx.U32)
-	f.And(wa, tid, ptx.Int(tpa-1))
-	f.Shl(wa, wa, ptx.Int(scanLog2(V)))
-	f.Shr(wb, tid, ptx.Int(scanLog2(tpa)))
-	ss := f.Reg(ptx.U32)
-	f.Op("mov.u32", ss, ptx.Sym("pm_tile"))
-	f.Fma(ss, wa, ptx.Int(pitch*sz), ss)
-	f.Fma(ss, wb, ptx.Int(sz), ss)
-	outv := make([][]ptx.Reg, nS)
-	for i := 0; i < nS; i++ {
-		outv[i] = f.Regs(rt, V)
-		for j := 0; j < V; j++ {
-			f.Op("ld.shared"+et.String(), outv[i][j], ptx.Mem(ss, int64((i*rowsS+j*pitch)*sz)))
-		}
-	}
+	st := pmStores{wa: f.Reg(ptx.U32), wb: f.Reg(ptx.U32), rows: rowsS, vals: make([][]ptx.Reg, nS)}
+	f.And(st.wa, h.tid, ptx.Int(tpa-1))
+	f.Shl(st.wa, st.wa, ptx.Int(scanLog2(V)))
+	f.Shr(st.wb, h.tid, ptx.Int(scanLog2(tpa)))
+	return st
+}
+
+// ptxStores emits the global stores of the store phase, each guarded by the array's
+// bounds.
+func (p *Permute) ptxStores(h pmHead, st pmStores) {
+	f := h.f
+	A, B := p.Rank-1, p.B
+	sz, V := p.Size, p.vec()
+	et, _ := pmTypes(sz)
+	vs := map[int]string{1: "", 2: ".v2", 4: ".v4"}[V]
 	oa := f.Reg(ptx.U64)
-	f.Cvt(oa, wa)
-	f.Add(oa, oa, a0)
-	aOK := f.Setp(ptx.Lt, oa, shape[A])
+	f.Cvt(oa, st.wa)
+	f.Add(oa, oa, h.a0)
+	aOK := f.Setp(ptx.Lt, oa, h.shape[A])
 	ob := f.Reg(ptx.U64)
-	f.Cvt(ob, wb)
-	f.Add(ob, ob, b0)
+	f.Cvt(ob, st.wb)
+	f.Add(ob, ob, h.b0)
 	o := f.Reg(ptx.U64)
-	f.Fma(o, ob, ostr[B], outBase)
+	f.Fma(o, ob, h.ostr[B], h.outBase)
 	f.Add(o, o, oa)
 	oaddr := f.Reg(ptx.U64)
-	f.Fma(oaddr, o, ptx.Int(sz), pout)
+	f.Fma(oaddr, o, ptx.Int(sz), h.pout)
 	stepB := f.Reg(ptx.U64)
-	f.Mul(stepB, ostr[B], ptx.Int(rowsS*sz))
+	f.Mul(stepB, h.ostr[B], ptx.Int(st.rows*sz))
+	nS := len(st.vals)
 	for i := 0; i < nS; i++ {
-		ok := f.Setp(ptx.Lt, ob, shape[B])
+		ok := f.Setp(ptx.Lt, ob, h.shape[B])
 		f.Op("and.pred", ok, ok, aOK)
 		if V == 1 {
-			f.At(ok).Op("st.global"+et.String(), ptx.Mem(oaddr, 0), outv[i][0])
+			f.At(ok).Op("st.global"+et.String(), ptx.Mem(oaddr, 0), st.vals[i][0])
 		} else {
-			f.At(ok).Op("st.global"+vs+et.String(), ptx.Mem(oaddr, 0), ptx.Vec(outv[i]))
+			f.At(ok).Op("st.global"+vs+et.String(), ptx.Mem(oaddr, 0), ptx.Vec(st.vals[i]))
 		}
 		if i+1 < nS {
-			f.Add(ob, ob, ptx.Int(rowsS))
+			f.Add(ob, ob, ptx.Int(st.rows))
 			f.Add(oaddr, oaddr, stepB)
 		}
 	}
-	f.Ret()
-	return m.String(), entry, nil
 }

@@ -10,44 +10,6 @@ import (
 	"github.com/go-gpu/gpu/expr"
 )
 
-// ReduceOp is the combining operation of a reduction.
-type ReduceOp uint8
-
-const (
-	// RedSum adds (integers wrap; floats round at each addition).
-	RedSum ReduceOp = iota
-	// RedProd multiplies.
-	RedProd
-	// RedMin keeps the least value; a NaN anywhere gives NaN (the canonical NaN), and -0
-	// counts as less than +0.
-	RedMin
-	// RedMax keeps the greatest value; a NaN anywhere gives NaN, and +0 counts as greater
-	// than -0.
-	RedMax
-	// RedAny is logical or (the accumulator is Bool).
-	RedAny
-	// RedAll is logical and.
-	RedAll
-	// RedArgMin keeps the least value and its index: the first NaN if there is one, else
-	// the first index among equal values (-0 and +0 are equal).
-	RedArgMin
-	// RedArgMax keeps the greatest value and its index, with RedArgMin's rules.
-	RedArgMax
-)
-
-var reduceOpNames = [...]string{"sum", "prod", "min", "max", "any", "all", "argmin", "argmax"}
-
-// String returns the operation's name ("sum", "argmax" ...).
-func (op ReduceOp) String() string {
-	if int(op) < len(reduceOpNames) {
-		return reduceOpNames[op]
-	}
-	return fmt.Sprintf("reduceop(%d)", uint8(op))
-}
-
-// IsArg reports whether the operation also keeps an index (RedArgMin, RedArgMax).
-func (op ReduceOp) IsArg() bool { return op == RedArgMin || op == RedArgMax }
-
 // ReducePre says how a reduction turns its operands into accumulator values.
 type ReducePre uint8
 
@@ -83,6 +45,8 @@ func (p ReducePre) String() string {
 //
 //	out[o] = Op over r < k of Pre(operands at (o, r))
 //
+// with Op one of the combining operators (operator.go; on a Bool accumulator OpOr is
+// numpy.any, OpAnd numpy.all)//
 // where the element of operand j at (o, r) is at in_j + base_j(o) + red_j(r) (element
 // offsets): base_j(o) = sum over d of o_d*mstr_j[d], o_d being o's multi-index in the kept
 // shape (row-major), and red_j(r) likewise over the reduced shape with kstr_j. The output
@@ -119,20 +83,27 @@ func (p ReducePre) String() string {
 //
 // m, k, the shapes and the strides are consistent (m is the product of mshape, k of
 // kshape; a rank of 0 is a product of 1). k may be 0: the output is then the
-// operation's identity (0 for sums, 1 for products, false for RedAny, true for RedAll,
-// NaN for Mean); the arg operations and RedMin/RedMax need k > 0. With Index64 unset,
+// operator's identity (Op.Identity: 0 for sums, 1 for products, false for or, true for
+// and; NaN for Mean); the arg operators, OpMin and OpMax need k > 0. With Index64 unset,
 // m*k, every element offset and, for a partial pass, m times the grid's y size are
 // below 2^31.
 //
 // GPU describes the CUDA kernel's strategy; the CPU implementation ignores it, and
 // computes the whole reduction in one launch (GPU.Partial must be unset).
 type Reduce struct {
-	Op       ReduceOp
-	Pre      ReducePre
-	Map      *expr.Expr    // PreExpr only
-	Ins      []dtype.DType // operand types (PreExpr: one per input slot of Map)
-	Acc      dtype.DType   // accumulator and output type (arg operations: the value type)
-	Mean     bool          // divide the result by count (Acc a float; Op RedSum)
+	Op  Op
+	Pre ReducePre
+	Map *expr.Expr    // PreExpr only
+	Ins []dtype.DType // operand types (PreExpr: one per input slot of Map)
+	Acc dtype.DType   // accumulator and output type (arg operations: the value type)
+	// Out, if set, is the type of the final result when it is not Acc: Float16 or
+	// BFloat16 with Acc Float32, the accumulator (Mean: the quotient) rounded once to
+	// nearest even. A half-precision operand converts to Float32 or Float64 exactly (to
+	// Bool: nonzero), so sums of halves accumulate in float32 and store halves; the arg
+	// operations of a half operand compare float32 values and store the elements (Out =
+	// Ins[0]). A partial pass (GPU.Partial) stores Acc, its fused Final Out.
+	Out      dtype.DType
+	Mean     bool // divide the result by count (Acc a float; Op OpSum)
 	KeptRank int
 	RedRank  int
 	Index64  bool
@@ -158,7 +129,7 @@ type ReduceGPU struct {
 	Cols    bool // columns: threads map to consecutive outputs
 	Lanes   int  // rows: threads per output (1, 32 or Block); columns: row lanes (a power of 2)
 	Block   int  // threads per block
-	Vec     int  // elements per load: 1, 2 or 4
+	Vec     int  // elements per load: 1, 2 or 4 (8: half-precision operands only)
 	Unroll  int  // loads in flight per thread: 1, 2 or 4
 	Partial bool // write out[y*m + o] (y = ctaid.y) for a later pass: no Mean, no final conversion
 	Cascade int  // if > 0: fold the accumulators into an outer one every Cascade iterations
@@ -173,6 +144,10 @@ func (r *Reduce) Key() string {
 	b = append(b, r.Pre.String()...)
 	b = append(b, "|acc="...)
 	b = append(b, r.Acc.String()...)
+	if r.Out.Valid() {
+		b = append(b, "|out="...)
+		b = append(b, r.Out.String()...)
+	}
 	b = append(b, "|km"...)
 	b = strconv.AppendInt(b, int64(r.KeptRank), 10)
 	b = append(b, "|kr"...)
@@ -214,36 +189,62 @@ func (r *Reduce) Key() string {
 
 // reduceAccOK reports whether t can be an accumulator type (no half-precision floats).
 func reduceAccOK(t dtype.DType) bool {
-	return t.Valid() && t != dtype.Float16 && t != dtype.BFloat16
+	return t.Valid() && !isHalfType(t)
+}
+
+func isHalfType(t dtype.DType) bool { return t == dtype.Float16 || t == dtype.BFloat16 }
+
+// outType returns the type of the final result's elements.
+func (r *Reduce) outType() dtype.DType {
+	if r.Out.Valid() {
+		return r.Out
+	}
+	return r.Acc
+}
+
+// OutType returns the type of the elements of the final result: Out if set, else Acc.
+func (r *Reduce) OutType() dtype.DType { return r.outType() }
+
+// halfIns reports whether every operand the reduction reads is a half-precision float.
+func (r *Reduce) halfIns() bool {
+	n := 0
+	for j, t := range r.Ins {
+		if r.Pre == PreExpr && !redExprReads(r.Map, j) {
+			continue
+		}
+		if !isHalfType(t) {
+			return false
+		}
+		n++
+	}
+	return n > 0
 }
 
 // Validate checks the spec's consistency.
 func (r *Reduce) Validate() error {
-	if int(r.Op) >= len(reduceOpNames) {
-		return fmt.Errorf("kernel: reduction operation %v", r.Op)
-	}
-	if !reduceAccOK(r.Acc) {
+	if !r.Op.Accepts(r.Acc) {
 		return fmt.Errorf("kernel: %v reduction with accumulator type %v", r.Op, r.Acc)
 	}
 	for _, t := range r.Ins {
-		if !reduceAccOK(t) {
-			return fmt.Errorf("kernel: %v reduction of %v operands", r.Op, t)
+		if !t.Valid() || isHalfType(t) && r.Pre == PreConvert && r.Acc != dtype.Float32 && r.Acc != dtype.Float64 && r.Acc != dtype.Bool {
+			return fmt.Errorf("kernel: %v reduction of %v operands into %v", r.Op, t, r.Acc)
+		}
+	}
+	if r.Out.Valid() && r.Out != r.Acc {
+		if !isHalfType(r.Out) || r.Acc != dtype.Float32 {
+			return fmt.Errorf("kernel: %v reduction with accumulator %v into %v", r.Op, r.Acc, r.Out)
+		}
+		if r.GPU.Partial {
+			return fmt.Errorf("kernel: a partial pass into %v (partial results are the accumulator's)", r.Out)
 		}
 	}
 	if r.KeptRank < 0 || r.RedRank < 0 || r.KeptRank > 16 || r.RedRank > 16 {
 		return fmt.Errorf("kernel: reduction ranks %d, %d", r.KeptRank, r.RedRank)
 	}
-	switch r.Op {
-	case RedAny, RedAll:
-		if r.Acc != dtype.Bool {
-			return fmt.Errorf("kernel: %v with accumulator %v, want bool", r.Op, r.Acc)
-		}
-	case RedSum, RedProd:
-		if r.Acc == dtype.Bool {
-			return fmt.Errorf("kernel: %v with a bool accumulator", r.Op)
-		}
+	if (r.Op == OpSum || r.Op == OpProd) && r.Acc == dtype.Bool {
+		return fmt.Errorf("kernel: %v with a bool accumulator", r.Op)
 	}
-	if r.Mean && (r.Op != RedSum || !r.Acc.IsFloat()) {
+	if r.Mean && (r.Op != OpSum || !r.Acc.IsFloat()) {
 		return fmt.Errorf("kernel: mean needs a float sum, not %v of %v", r.Op, r.Acc)
 	}
 	switch r.Pre {
@@ -261,10 +262,10 @@ func (r *Reduce) Validate() error {
 		if r.Pre == PreConvert && in.IsFloat() && (r.Acc.IsInteger()) {
 			return fmt.Errorf("kernel: converting %v to %v accumulators (use a map)", in, r.Acc)
 		}
-		if r.Op.IsArg() && r.Pre == PreConvert && in != r.Acc {
+		if r.Op.IsArg() && r.Pre == PreConvert && in != r.Acc && !(isHalfType(in) && r.Acc == dtype.Float32 && (r.Out == in || r.GPU.Partial)) {
 			return fmt.Errorf("kernel: %v of %v with values of type %v", r.Op, in, r.Acc)
 		}
-		if r.Pre == PreNonzero && r.Op != RedSum {
+		if r.Pre == PreNonzero && r.Op != OpSum {
 			return fmt.Errorf("kernel: nonzero map with %v", r.Op)
 		}
 	case PreExpr:
@@ -287,7 +288,11 @@ func (r *Reduce) Validate() error {
 	}
 	g := r.GPU
 	if g.Block > 0 {
-		if g.Block > 1024 || g.Vec < 1 || g.Vec > 4 || g.Vec&(g.Vec-1) != 0 || g.Unroll < 1 || g.Unroll > 8 || g.Lanes < 1 {
+		vmax := 4
+		if r.halfIns() {
+			vmax = 8 // 16 bytes of halves
+		}
+		if g.Block > 1024 || g.Vec < 1 || g.Vec > vmax || g.Vec&(g.Vec-1) != 0 || g.Unroll < 1 || g.Unroll > 8 || g.Lanes < 1 {
 			return fmt.Errorf("kernel: reduction strategy %+v", g)
 		}
 		if g.Cols {

@@ -2,7 +2,6 @@ package kernel
 
 import (
 	"fmt"
-	"math"
 	"sync"
 	"unsafe"
 
@@ -10,13 +9,15 @@ import (
 	"github.com/go-gpu/gpu/backend/cpu"
 	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/expr"
+	"github.com/go-gpu/gpu/internal/fp"
 )
 
 // The CPU reduction.
 //
 // Order of evaluation. Integer sums and products wrap, so any order gives the same
-// result; Min, Max, Any, All and the arg operations are made independent of the order
-// by their rules (canonical NaN, -0 < +0, first index among ties). Float sums and
+// result; min, max, and, or, xor and the arg operators are made independent of the
+// order by their rules (the operator table, operator.go: canonical NaN, -0 < +0, first
+// index among ties), whose CPU loops (fold, foldVec) this uses. Float sums and
 // products follow one fixed tree per output that depends only on k (the number of
 // elements reduced), never on the number of workers: NumPy's pairwise summation
 // (pairwise_sum in numpy/_core/src/umath/loops_utils.h.src; Higham, "The accuracy of
@@ -28,7 +29,8 @@ import (
 // Workers only ever evaluate whole subtrees of that tree (outputs, tiles of outputs, or
 // the top levels of one output's tree), so the result is bitwise the same for any
 // number of workers; it does depend on the memory layout, because reduced dims are read
-// in the order the layout collapses them to.
+// in the order the layout collapses them to. A float result that is NaN is stored as
+// the canonical NaN (the NaN policy); the arg operators store the element itself.
 
 // redChunk is the number of elements materialized at once.
 const redChunk = 1024
@@ -150,7 +152,7 @@ func (r *Reduce) decode(l *cpu.Launch) (*redArgs, error) {
 	fault := func(what string) error {
 		return fmt.Errorf("kernel: illegal address: %s outside its allocation: %w", what, backend.ErrLaunchFailed)
 	}
-	if a.out != nil && len(a.out) < a.m*r.Acc.Size() {
+	if a.out != nil && len(a.out) < a.m*r.outType().Size() {
 		return nil, fault("the output")
 	}
 	if r.Op.IsArg() && (a.idx == nil || len(a.idx) < a.m*8) {
@@ -190,17 +192,12 @@ func redExprReads(e *expr.Expr, slot int) bool {
 	return false
 }
 
-// redNum is the set of Go types the CPU reduction computes on (bools are uint8 0/1).
-type redNum interface {
-	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~float32 | ~float64
-}
-
 // run computes the reduction.
 func (r *Reduce) run(a *redArgs, prog *expr.Program) error {
 	if a.m == 0 {
 		return nil
 	}
-	if a.k == 0 && (r.Op == RedMin || r.Op == RedMax || r.Op.IsArg()) {
+	if a.k == 0 && (r.Op == OpMin || r.Op == OpMax || r.Op.IsArg()) {
 		return fmt.Errorf("kernel: %v over no elements: %w", r.Op, backend.ErrLaunchFailed)
 	}
 	switch r.Acc {
@@ -229,7 +226,7 @@ func (r *Reduce) run(a *redArgs, prog *expr.Program) error {
 }
 
 // redSource produces the values a reduction combines, as A.
-type redSource[A redNum] struct {
+type redSource[A fp.Number] struct {
 	// fill writes the values of output o at positions r0, r0+1, ... into dst.
 	fill func(dst []A, o, r0 int, sc *redScratch)
 	// direct returns the values of output o at positions r0..r0+n-1 without copying,
@@ -251,6 +248,7 @@ type redScratch struct {
 	bytes [][]byte
 	vals  []byte
 	vecs  [][]byte
+	half  []byte // redHalfSource's gathered bits
 }
 
 func (sc *redScratch) offsets(n int) []int {
@@ -260,7 +258,7 @@ func (sc *redScratch) offsets(n int) []int {
 	return sc.offs[:n]
 }
 
-func redScratchOf[A redNum](buf *[]byte, n int) []A {
+func redScratchOf[A fp.Number](buf *[]byte, n int) []A {
 	var z A
 	sz := int(unsafe.Sizeof(z))
 	if cap(*buf) < n*sz+8 {
@@ -321,7 +319,7 @@ func (l *redLayout) fillOffsets(offs []int, base, r0 int) {
 	offsets(l.red, l.rst, r0, len(offs), func(j, off int) { offs[j] = base + off })
 }
 
-func redView[T redNum](m redMem) ([]T, int) {
+func redView[T fp.Number](m redMem) ([]T, int) {
 	var z T
 	sz := int(unsafe.Sizeof(z))
 	if len(m.full) < sz {
@@ -332,7 +330,7 @@ func redView[T redNum](m redMem) ([]T, int) {
 
 // redConvSource reads operand 0 of type T and converts it to A (or maps it to 0/1 when
 // nonzero is set).
-func redConvSource[T, A redNum](a *redArgs, toBool bool) *redSource[A] {
+func redConvSource[T, A fp.Number](a *redArgs, toBool bool) *redSource[A] {
 	view, base := redView[T](a.ins[0])
 	l := &redLayout{kept: a.kept, red: a.red, kst: a.kst[0], rst: a.rst[0], base: base}
 	s := &redSource[A]{}
@@ -379,20 +377,20 @@ func redConvSource[T, A redNum](a *redArgs, toBool bool) *redSource[A] {
 	return s
 }
 
-func redSameType[T, A redNum]() bool {
+func redSameType[T, A fp.Number]() bool {
 	var t T
 	_, ok := any(t).(A)
 	return ok
 }
 
-func redB2N[A redNum](b bool) A {
+func redB2N[A fp.Number](b bool) A {
 	if b {
 		return 1
 	}
 	return 0
 }
 
-func redConvert[T, A redNum](dst []A, src []T, toBool bool) {
+func redConvert[T, A fp.Number](dst []A, src []T, toBool bool) {
 	src = src[:len(dst)]
 	if toBool {
 		for i, v := range src {
@@ -406,7 +404,7 @@ func redConvert[T, A redNum](dst []A, src []T, toBool bool) {
 }
 
 // redExprSource evaluates the map over gathered operands.
-func redExprSource[A redNum](r *Reduce, a *redArgs, prog *expr.Program) *redSource[A] {
+func redExprSource[A fp.Number](r *Reduce, a *redArgs, prog *expr.Program) *redSource[A] {
 	type opnd struct {
 		l    *redLayout
 		sz   int
@@ -487,7 +485,7 @@ func redGather(dst, full []byte, offs []int, sz int) {
 }
 
 // redMakeSource returns the reduction's redSource of values.
-func redMakeSource[A redNum](r *Reduce, a *redArgs, prog *expr.Program) (*redSource[A], error) {
+func redMakeSource[A fp.Number](r *Reduce, a *redArgs, prog *expr.Program) (*redSource[A], error) {
 	if r.Pre == PreExpr {
 		return redExprSource[A](r, a, prog), nil
 	}
@@ -513,295 +511,112 @@ func redMakeSource[A redNum](r *Reduce, a *redArgs, prog *expr.Program) (*redSou
 		return redConvSource[float32, A](a, toBool), nil
 	case dtype.Float64:
 		return redConvSource[float64, A](a, toBool), nil
+	case dtype.Float16, dtype.BFloat16:
+		return redHalfSource[A](a, r.Ins[0], toBool), nil
 	}
 	return nil, fmt.Errorf("kernel: reduction of %v", r.Ins[0])
 }
 
-// redIsFloat reports whether A is a float type.
-func redIsFloat[A redNum]() bool {
-	var z A
-	switch any(z).(type) {
-	case float32, float64:
-		return true
+// redHalfSource reads operand 0 of half-precision bits and converts it to A (float32,
+// float64: exact) or maps it to 0/1 when toBool is set (nonzero: NaN is, ±0 isn't), in
+// bulk over each run of elements.
+func redHalfSource[A fp.Number](a *redArgs, from dtype.DType, toBool bool) *redSource[A] {
+	view, base := redView[uint16](a.ins[0])
+	l := &redLayout{kept: a.kept, red: a.red, kst: a.kst[0], rst: a.rst[0], base: base}
+	to32 := dtype.BFloat16ToFloat32
+	if from == dtype.Float16 {
+		to32 = dtype.Float16ToFloat32
 	}
-	return false
-}
-
-// ops on A.
-
-func redCanonNaN[A redNum]() A {
-	var z A
-	switch p := any(&z).(type) {
-	case *float32:
-		*p = math.Float32frombits(0x7fffffff)
-	case *float64:
-		*p = math.Float64frombits(0x7fffffffffffffff)
-	}
-	return z
-}
-
-// redOrBits returns the value whose bits are a's | b's (for equal floats: keeps a sign).
-func redOrBits[A redNum](a, b A) A {
-	switch unsafe.Sizeof(a) {
-	case 4:
-		r := *(*uint32)(unsafe.Pointer(&a)) | *(*uint32)(unsafe.Pointer(&b))
-		return *(*A)(unsafe.Pointer(&r))
-	case 8:
-		r := *(*uint64)(unsafe.Pointer(&a)) | *(*uint64)(unsafe.Pointer(&b))
-		return *(*A)(unsafe.Pointer(&r))
-	}
-	return a
-}
-
-// redAndBits returns the value whose bits are a's & b's.
-func redAndBits[A redNum](a, b A) A {
-	switch unsafe.Sizeof(a) {
-	case 4:
-		r := *(*uint32)(unsafe.Pointer(&a)) & *(*uint32)(unsafe.Pointer(&b))
-		return *(*A)(unsafe.Pointer(&r))
-	case 8:
-		r := *(*uint64)(unsafe.Pointer(&a)) & *(*uint64)(unsafe.Pointer(&b))
-		return *(*A)(unsafe.Pointer(&r))
-	}
-	return a
-}
-
-// redIdentity returns the redIdentity of op in A (for min/max: the extreme values).
-func redIdentity[A redNum](op ReduceOp) A {
-	var z A
-	switch op {
-	case RedSum, RedAny:
-		return 0
-	case RedProd, RedAll:
-		return 1
-	case RedMin, RedArgMin:
-		return redMaxOf[A]()
-	case RedMax, RedArgMax:
-		return redMinOf[A]()
-	}
-	return z
-}
-
-func redMaxOf[A redNum]() A {
-	var z A
-	switch p := any(&z).(type) {
-	case *float32:
-		*p = float32(math.Inf(1))
-	case *float64:
-		*p = math.Inf(1)
-	case *int8:
-		*p = math.MaxInt8
-	case *int16:
-		*p = math.MaxInt16
-	case *int32:
-		*p = math.MaxInt32
-	case *int64:
-		*p = math.MaxInt64
-	case *uint8:
-		*p = math.MaxUint8
-	case *uint16:
-		*p = math.MaxUint16
-	case *uint32:
-		*p = math.MaxUint32
-	case *uint64:
-		*p = math.MaxUint64
-	}
-	return z
-}
-
-func redMinOf[A redNum]() A {
-	var z A
-	switch p := any(&z).(type) {
-	case *float32:
-		*p = float32(math.Inf(-1))
-	case *float64:
-		*p = math.Inf(-1)
-	case *int8:
-		*p = math.MinInt8
-	case *int16:
-		*p = math.MinInt16
-	case *int32:
-		*p = math.MinInt32
-	case *int64:
-		*p = math.MinInt64
-	}
-	return z
-}
-
-// redMinMax combines a and b by RedMin or RedMax's rules (NaN aside: callers track NaN).
-func redMinMax[A redNum](isMin bool, a, b A) A {
-	if isMin {
-		if b < a {
-			return b
+	conv := func(dst []A, src []uint16) {
+		src = src[:len(dst)]
+		if toBool {
+			for i, h := range src {
+				dst[i] = redB2N[A](h&0x7fff != 0)
+			}
+			return
 		}
-		if b == a {
-			return redOrBits(a, b)
+		for i, h := range src {
+			dst[i] = A(to32(h))
 		}
-		return a
 	}
-	if b > a {
-		return b
+	s := &redSource[A]{}
+	s.fill = func(dst []A, o, r0 int, sc *redScratch) {
+		b := l.baseOf(o)
+		if l.contigRed() && len(l.red) == 1 {
+			conv(dst, view[b+r0:b+r0+len(dst)])
+			return
+		}
+		offs := sc.offsets(len(dst))
+		l.fillOffsets(offs, b, r0)
+		bits := redScratchOf[uint16](&sc.half, len(dst))
+		for i, off := range offs {
+			bits[i] = view[off]
+		}
+		conv(dst, bits)
 	}
-	if b == a {
-		return redAndBits(a, b)
+	if len(a.kept) > 0 && a.kst[0][len(a.kept)-1] == 1 {
+		s.colOK = true
+		s.fillCol = func(dst []A, o0, r int, sc *redScratch) {
+			b := l.baseOf(o0) + l.redOffset(r)
+			conv(dst, view[b:b+len(dst)])
+		}
 	}
-	return a
-}
-
-// redArgBetter reports whether (a, ia) comes before (b, ib) for argmin (isMin) or argmax:
-// NaN first, then the least (greatest) value, then the least index.
-func redArgBetter[A redNum](isMin bool, a A, ia int64, b A, ib int64) bool {
-	an, bn := a != a, b != b
-	switch {
-	case an && bn:
-		return ia < ib
-	case an:
-		return true
-	case bn:
-		return false
-	case a == b:
-		return ia < ib
-	case isMin:
-		return a < b
-	}
-	return a > b
+	return s
 }
 
 // redAcc is a running reduction of one output.
-type redAcc[A redNum] struct {
-	v   A
-	nan bool
-	i   int64 // arg operations: the index of v (-1: none yet)
+type redAcc[A fp.Number] struct {
+	v A
+	i int64 // arg operators: the index of v (-1: none yet)
 }
 
-func newRedAcc[A redNum](op ReduceOp) redAcc[A] {
-	return redAcc[A]{v: redIdentity[A](op), i: -1}
+// newRedAcc returns an accumulator holding the identity id.
+func newRedAcc[A fp.Number](id A) redAcc[A] { return redAcc[A]{v: id, i: -1} }
+
+// redIdentity returns op's identity on values of type t as an A (operator.go).
+func redIdentity[A fp.Number](op Op, t dtype.DType) A {
+	return fp.FromBits[A](op.Identity(t).Bits())
 }
 
-// redFold folds values x (positions r0, r0+1, ...) into acc for the operations
-// whose result doesn't depend on the order (integer sums and products, min, max, any,
-// all, argmin, argmax).
-func redFold[A redNum](op ReduceOp, acc *redAcc[A], x []A, r0 int) {
-	switch op {
-	case RedSum:
-		s := acc.v
-		for _, v := range x {
-			s += v
-		}
-		acc.v = s
-	case RedProd:
-		p := acc.v
-		for _, v := range x {
-			p *= v
-		}
-		acc.v = p
-	case RedMin, RedMax:
-		m := acc.v
-		nan := acc.nan
-		switch {
-		case redIsFloat[A]() && op == RedMin:
-			for _, v := range x {
-				if v < m {
-					m = v
-				} else if v == m && v == 0 {
-					m = redOrBits(m, v) // -0 wins over +0
-				} else if v != v {
-					nan = true
-				}
-			}
-		case redIsFloat[A]():
-			for _, v := range x {
-				if v > m {
-					m = v
-				} else if v == m && v == 0 {
-					m = redAndBits(m, v) // +0 wins over -0
-				} else if v != v {
-					nan = true
-				}
-			}
-		case op == RedMin:
-			for _, v := range x {
-				m = min(m, v)
-			}
-		default:
-			for _, v := range x {
-				m = max(m, v)
-			}
-		}
-		acc.v, acc.nan = m, nan
-	case RedAny:
-		if acc.v != 0 {
-			return
-		}
-		for _, v := range x {
-			if v != 0 {
-				acc.v = 1
-				return
-			}
-		}
-	case RedAll:
-		if acc.v == 0 {
-			return
-		}
-		for _, v := range x {
-			if v == 0 {
-				acc.v = 0
-				return
-			}
-		}
-	case RedArgMin, RedArgMax:
-		isMin := op == RedArgMin
-		if acc.nan {
-			return
-		}
-		b, bi := acc.v, acc.i
-		for j, v := range x {
-			if v != v {
-				acc.v, acc.i, acc.nan = v, int64(r0+j), true
-				return
-			}
-			if bi < 0 || isMin && v < b || !isMin && v > b {
-				b, bi = v, int64(r0+j)
-			}
-		}
-		acc.v, acc.i = b, bi
+// redFold folds values x (positions r0, r0+1, ...) into acc for the operators whose
+// result doesn't depend on the order (all but float sums and products).
+func redFold[A fp.Number](op Op, acc *redAcc[A], x []A, r0 int) {
+	if !op.IsArg() {
+		acc.v = fold(op, acc.v, x)
+		return
 	}
+	// The arg operators' order (argBefore) for positions that only increase: the first
+	// NaN ends the fold, a value wins only if strictly better.
+	isMin := op == OpArgMin
+	if acc.i >= 0 && acc.v != acc.v {
+		return
+	}
+	b, bi := acc.v, acc.i
+	for j, v := range x {
+		if v != v {
+			acc.v, acc.i = v, int64(r0+j)
+			return
+		}
+		if bi < 0 || isMin && v < b || !isMin && v > b {
+			b, bi = v, int64(r0+j)
+		}
+	}
+	acc.v, acc.i = b, bi
 }
 
 // merge combines acc with b, an accumulator of positions after acc's.
-func (acc *redAcc[A]) merge(op ReduceOp, b redAcc[A]) {
-	switch op {
-	case RedSum:
-		acc.v += b.v
-	case RedProd:
-		acc.v *= b.v
-	case RedMin, RedMax:
-		acc.v = redMinMax(op == RedMin, acc.v, b.v)
-		acc.nan = acc.nan || b.nan
-	case RedAny:
-		if b.v != 0 {
-			acc.v = 1
-		}
-	case RedAll:
-		if b.v == 0 {
-			acc.v = 0
-		}
-	case RedArgMin, RedArgMax:
-		if b.i >= 0 && (acc.i < 0 || redArgBetter(op == RedArgMin, b.v, b.i, acc.v, acc.i)) {
-			*acc = b
-		}
+func (acc *redAcc[A]) merge(op Op, b redAcc[A]) {
+	if !op.IsArg() {
+		acc.v = combine(op, acc.v, b.v)
+		return
 	}
-}
-
-func (acc *redAcc[A]) result(op ReduceOp) A {
-	if (op == RedMin || op == RedMax) && acc.nan {
-		return redCanonNaN[A]()
+	if b.i >= 0 && (acc.i < 0 || argBefore(op == OpArgMin, acc.v, acc.i, b.v, b.i)) {
+		*acc = b
 	}
-	return acc.v
 }
 
 // redPairwise returns the sum (product) of x by NumPy's pairwise rule.
-func redPairwise[A redNum](prod bool, x []A) A {
+func redPairwise[A fp.Number](prod bool, x []A) A {
 	n := len(x)
 	switch {
 	case n == 0:
@@ -875,13 +690,31 @@ func redSplit(n int) int {
 	return n2 - n2%8
 }
 
-// redRows reduces outputs one at a time.
-type redRows[A redNum] struct {
-	op       ReduceOp
+// redPlan is what the row and column orders share: the operator (Op.For the
+// accumulator type applied), its identity and the values.
+type redPlan[A fp.Number] struct {
+	op       Op
+	id       A
 	pairwise bool // float sum or product
+	short    bool // Bool or/and: the fold ends at the first true/false
 	src      *redSource[A]
 	k        int
 }
+
+// done reports whether acc can no longer change: a Bool or (and) that is true (false),
+// an arg operator that has found a NaN.
+func (p *redPlan[A]) done(acc redAcc[A]) bool {
+	switch {
+	case p.op.IsArg():
+		return acc.i >= 0 && acc.v != acc.v
+	case p.short:
+		return (p.op == OpOr) == (acc.v != 0)
+	}
+	return false
+}
+
+// redRows reduces outputs one at a time.
+type redRows[A fp.Number] struct{ redPlan[A] }
 
 // values returns output o's values at positions [lo, lo+n), n <= redChunk.
 func (rr *redRows[A]) values(o, lo, n int, sc *redScratch) []A {
@@ -896,7 +729,7 @@ func (rr *redRows[A]) values(o, lo, n int, sc *redScratch) []A {
 // tree returns the pairwise sum (product) of output o's values at [lo, hi), running
 // the top levels on up to par goroutines.
 func (rr *redRows[A]) tree(o, lo, hi, par int, sc *redScratch) A {
-	prod := rr.op == RedProd
+	prod := rr.op == OpProd
 	n := hi - lo
 	if n <= redChunk || n <= 128 {
 		return redPairwise(prod, rr.values(o, lo, n, sc))
@@ -924,11 +757,11 @@ func (rr *redRows[A]) tree(o, lo, hi, par int, sc *redScratch) A {
 
 // fold folds output o's values at [lo, hi) in chunks (order-free operations).
 func (rr *redRows[A]) fold(o, lo, hi int, sc *redScratch) redAcc[A] {
-	acc := newRedAcc[A](rr.op)
+	acc := newRedAcc(rr.id)
 	for r := lo; r < hi; r += redChunk {
 		n := min(redChunk, hi-r)
 		redFold(rr.op, &acc, rr.values(o, r, n, sc), r)
-		if rr.op == RedAny && acc.v != 0 || rr.op == RedAll && acc.v == 0 || rr.op.IsArg() && acc.nan {
+		if rr.done(acc) {
 			break
 		}
 	}
@@ -961,12 +794,7 @@ func (rr *redRows[A]) reduce(o, par int, sc *redScratch) redAcc[A] {
 
 // redCols reduces tiles of up to redTile outputs that differ only in their
 // innermost kept index, a row of values at a time.
-type redCols[A redNum] struct {
-	op       ReduceOp
-	pairwise bool
-	src      *redSource[A]
-	k        int
-}
+type redCols[A fp.Number] struct{ redPlan[A] }
 
 func (cr *redCols[A]) row(o0, r, w int, buf []A, sc *redScratch) []A {
 	if cr.src.directCol != nil {
@@ -977,15 +805,16 @@ func (cr *redCols[A]) row(o0, r, w int, buf []A, sc *redScratch) []A {
 }
 
 // redColScratch holds a worker's vectors for column order.
-type redColScratch[A redNum] struct {
+type redColScratch[A fp.Number] struct {
 	sc    redScratch
 	row   []A
+	vals  []A // the tile's accumulators, for fold
 	acc8  [8][]A
 	level [][]A
 }
 
-func newRedColScratch[A redNum](w int) *redColScratch[A] {
-	cs := &redColScratch[A]{row: make([]A, w)}
+func newRedColScratch[A fp.Number](w int) *redColScratch[A] {
+	cs := &redColScratch[A]{row: make([]A, w), vals: make([]A, w)}
 	for i := range cs.acc8 {
 		cs.acc8[i] = make([]A, w)
 	}
@@ -1002,13 +831,12 @@ func (cs *redColScratch[A]) levelVec(d, w int) []A {
 // tree writes the pairwise sum (product) of rows [lo, hi) of the tile at o0 into dst,
 // with NumPy's rule applied to each column (the same tree as redRows.tree).
 func (cr *redCols[A]) tree(o0, w, lo, hi, depth, par int, dst []A, cs *redColScratch[A]) {
-	prod := cr.op == RedProd
+	prod := cr.op == OpProd
 	n := hi - lo
 	switch {
 	case n == 0:
-		v := redIdentity[A](cr.op)
 		for i := range dst {
-			dst[i] = v
+			dst[i] = cr.id
 		}
 	case n < 8:
 		copy(dst, cr.row(o0, lo, w, cs.row, &cs.sc))
@@ -1095,56 +923,29 @@ func (cr *redCols[A]) tree(o0, w, lo, hi, depth, par int, dst []A, cs *redColScr
 // fold folds rows [lo, hi) of the tile into accs (order-free operations).
 func (cr *redCols[A]) fold(o0, w, lo, hi int, accs []redAcc[A], cs *redColScratch[A]) {
 	op := cr.op
-	isMin := op == RedMin || op == RedArgMin
-	fl := redIsFloat[A]()
+	if !op.IsArg() {
+		vals := cs.vals[:w]
+		for c := range vals {
+			vals[c] = accs[c].v
+		}
+		for r := lo; r < hi; r++ {
+			foldVec(op, vals, cr.row(o0, r, w, cs.row, &cs.sc))
+		}
+		for c := range vals {
+			accs[c].v = vals[c]
+		}
+		return
+	}
+	isMin := op == OpArgMin
 	for r := lo; r < hi; r++ {
-		x := cr.row(o0, r, w, cs.row, &cs.sc)
-		switch op {
-		case RedSum:
-			for c := range x {
-				accs[c].v += x[c]
-			}
-		case RedProd:
-			for c := range x {
-				accs[c].v *= x[c]
-			}
-		case RedMin, RedMax:
-			for c, v := range x {
-				a := &accs[c]
-				switch {
-				case isMin && v < a.v || !isMin && v > a.v:
-					a.v = v
-				case v == a.v && v == 0:
-					if fl {
-						a.v = redMinMax(isMin, a.v, v)
-					}
-				case fl && v != v:
-					a.nan = true
-				}
-			}
-		case RedAny:
-			for c, v := range x {
-				if v != 0 {
-					accs[c].v = 1
-				}
-			}
-		case RedAll:
-			for c, v := range x {
-				if v == 0 {
-					accs[c].v = 0
-				}
-			}
-		default: // arg
-			for c, v := range x {
-				a := &accs[c]
-				if a.nan {
-					continue
-				}
-				if v != v {
-					a.v, a.i, a.nan = v, int64(r), true
-				} else if a.i < 0 || isMin && v < a.v || !isMin && v > a.v {
-					a.v, a.i = v, int64(r)
-				}
+		for c, v := range cr.row(o0, r, w, cs.row, &cs.sc) {
+			a := &accs[c]
+			switch {
+			case a.i >= 0 && a.v != a.v:
+			case v != v:
+				a.v, a.i = v, int64(r)
+			case a.i < 0 || isMin && v < a.v || !isMin && v > a.v:
+				a.v, a.i = v, int64(r)
 			}
 		}
 	}
@@ -1162,22 +963,24 @@ func redColTiles(kept []int, m int) [][2]int {
 	return t
 }
 
-func redRun[A redNum](r *Reduce, a *redArgs, prog *expr.Program) error {
+func redRun[A fp.Number](r *Reduce, a *redArgs, prog *expr.Program) error {
 	src, err := redMakeSource[A](r, a, prog)
 	if err != nil {
 		return err
 	}
-	op := r.Op
-	pairwise := redIsFloat[A]() && (op == RedSum || op == RedProd)
+	op := r.Op.For(r.Acc)
+	p := redPlan[A]{op: op, id: redIdentity[A](op, r.Acc), src: src, k: a.k,
+		pairwise: fp.IsFloat[A]() && (op == OpSum || op == OpProd),
+		short:    r.Acc == dtype.Bool && (op == OpOr || op == OpAnd)}
 	res := make([]redAcc[A], a.m)
 	if a.k == 0 {
 		for o := range res {
-			res[o] = newRedAcc[A](op)
+			res[o] = newRedAcc(p.id)
 		}
 	} else if redUseCols(a, src) {
-		redRunCols(op, pairwise, src, a, res)
+		redRunCols(&redCols[A]{p}, a, res)
 	} else {
-		rr := &redRows[A]{op: op, pairwise: pairwise, src: src, k: a.k}
+		rr := &redRows[A]{p}
 		if a.m >= a.workers && a.m*a.k >= 2*redGrain || a.m*a.k < 2*redGrain {
 			grain := max(1, redGrain/a.k)
 			cpu.Parallel(a.workers, a.m, grain, func(lo, hi int) {
@@ -1198,7 +1001,7 @@ func redRun[A redNum](r *Reduce, a *redArgs, prog *expr.Program) error {
 
 // redUseCols chooses column order: the innermost kept dim is contiguous in every operand
 // while the reduced elements are not, and it is wide enough to be worth it.
-func redUseCols[A redNum](a *redArgs, src *redSource[A]) bool {
+func redUseCols[A fp.Number](a *redArgs, src *redSource[A]) bool {
 	if !src.colOK || len(a.kept) == 0 || a.kept[len(a.kept)-1] < 4 {
 		return false
 	}
@@ -1210,8 +1013,8 @@ func redUseCols[A redNum](a *redArgs, src *redSource[A]) bool {
 	return true
 }
 
-func redRunCols[A redNum](op ReduceOp, pairwise bool, src *redSource[A], a *redArgs, res []redAcc[A]) {
-	cr := &redCols[A]{op: op, pairwise: pairwise, src: src, k: a.k}
+func redRunCols[A fp.Number](cr *redCols[A], a *redArgs, res []redAcc[A]) {
+	op := cr.op
 	tiles := redColTiles(a.kept, a.m)
 	par := 1
 	if len(tiles) < a.workers && a.m*a.k >= 2*redGrain {
@@ -1224,7 +1027,7 @@ func redRunCols[A redNum](op ReduceOp, pairwise bool, src *redSource[A], a *redA
 		for _, t := range tiles[lo:hi] {
 			o0, w := t[0], t[1]
 			out := res[o0 : o0+w]
-			if pairwise {
+			if cr.pairwise {
 				cr.tree(o0, w, 0, a.k, 0, par, dst[:w], cs)
 				for c := range out {
 					out[c] = redAcc[A]{v: dst[c]}
@@ -1232,7 +1035,7 @@ func redRunCols[A redNum](op ReduceOp, pairwise bool, src *redSource[A], a *redA
 				continue
 			}
 			for c := range out {
-				out[c] = newRedAcc[A](op)
+				out[c] = newRedAcc(cr.id)
 			}
 			if par <= 1 {
 				cr.fold(o0, w, 0, a.k, out, cs)
@@ -1246,7 +1049,7 @@ func redRunCols[A redNum](op ReduceOp, pairwise bool, src *redSource[A], a *redA
 				for p := plo; p < phi; p++ {
 					accs[p] = make([]redAcc[A], w)
 					for c := range accs[p] {
-						accs[p][c] = newRedAcc[A](op)
+						accs[p][c] = newRedAcc(cr.id)
 					}
 					cr.fold(o0, w, p*step, min(a.k, (p+1)*step), accs[p], cs)
 				}
@@ -1261,7 +1064,7 @@ func redRunCols[A redNum](op ReduceOp, pairwise bool, src *redSource[A], a *redA
 }
 
 // redStore writes the results (divided by count for Mean) to the output.
-func redStore[A redNum](r *Reduce, a *redArgs, res []redAcc[A]) error {
+func redStore[A fp.Number](r *Reduce, a *redArgs, res []redAcc[A]) error {
 	if r.Op.IsArg() {
 		idx := cpu.Slice[int64](a.idx)
 		for o, acc := range res {
@@ -1271,13 +1074,34 @@ func redStore[A redNum](r *Reduce, a *redArgs, res []redAcc[A]) error {
 			return nil
 		}
 	}
+	if ot := r.outType(); ot != r.Acc {
+		// A half type (Acc float32): the result rounded once; the arg operations' values
+		// come back exactly.
+		to := dtype.BFloat16FromFloat32
+		if ot == dtype.Float16 {
+			to = dtype.Float16FromFloat32
+		}
+		out := cpu.Slice[uint16](a.out)
+		for o, acc := range res {
+			v := acc.v
+			if r.Mean && !r.Op.IsArg() {
+				v /= A(a.count)
+			}
+			out[o] = to(float32(v))
+		}
+		return nil
+	}
 	out := cpu.Slice[A](a.out)
 	for o, acc := range res {
-		v := acc.result(r.Op)
+		v := acc.v
+		if r.Op.IsArg() {
+			out[o] = v // the element itself, a NaN with its bits
+			continue
+		}
 		if r.Mean {
 			v /= A(a.count)
 		}
-		out[o] = v
+		out[o] = fp.Canon(v)
 	}
 	return nil
 }

@@ -24,17 +24,17 @@ func fuseCases() []struct {
 		axes  []int
 	}
 	return []tc{
-		{"2^28 f32 sum", Reduce{Op: RedSum, Pre: PreConvert, Ins: f32, Acc: dtype.Float32}, []int{1 << 28}, nil},
-		{"512x1000 f32 sum", Reduce{Op: RedSum, Pre: PreConvert, Ins: f32, Acc: dtype.Float32}, []int{512, 1000}, nil},
-		{"512x1000 f32 sum axis 0", Reduce{Op: RedSum, Pre: PreConvert, Ins: f32, Acc: dtype.Float32}, []int{512, 1000}, []int{0}},
-		{"(1e6, 3) axis 0 f64 mean", Reduce{Op: RedSum, Pre: PreConvert, Ins: f32, Acc: dtype.Float64, Mean: true}, []int{1000000, 3}, []int{0}},
-		{"2^24 argmax", Reduce{Op: RedArgMax, Pre: PreConvert, Ins: f32, Acc: dtype.Float32}, []int{1 << 24}, nil},
-		{"(1000, 512) axis 0 argmin f64", Reduce{Op: RedArgMin, Pre: PreConvert, Ins: []dtype.DType{dtype.Float64}, Acc: dtype.Float64}, []int{1000, 512}, []int{0}},
-		{"2^26 int32 sum", Reduce{Op: RedSum, Pre: PreConvert, Ins: []dtype.DType{dtype.Int32}, Acc: dtype.Int64}, []int{1 << 26}, nil},
-		{"2^26 max", Reduce{Op: RedMax, Pre: PreConvert, Ins: f32, Acc: dtype.Float32}, []int{1 << 26}, nil},
-		{"(3, 2^22) axis 1 sum", Reduce{Op: RedSum, Pre: PreConvert, Ins: f32, Acc: dtype.Float32}, []int{3, 1 << 22}, []int{1}},
-		{"(10, 2^22) axis 1 argmax", Reduce{Op: RedArgMax, Pre: PreConvert, Ins: f32, Acc: dtype.Float32}, []int{10, 1 << 22}, []int{1}},
-		{"2^26 any", Reduce{Op: RedAny, Pre: PreConvert, Ins: []dtype.DType{dtype.Bool}, Acc: dtype.Bool}, []int{1 << 26}, nil},
+		{"2^28 f32 sum", Reduce{Op: OpSum, Pre: PreConvert, Ins: f32, Acc: dtype.Float32}, []int{1 << 28}, nil},
+		{"512x1000 f32 sum", Reduce{Op: OpSum, Pre: PreConvert, Ins: f32, Acc: dtype.Float32}, []int{512, 1000}, nil},
+		{"512x1000 f32 sum axis 0", Reduce{Op: OpSum, Pre: PreConvert, Ins: f32, Acc: dtype.Float32}, []int{512, 1000}, []int{0}},
+		{"(1e6, 3) axis 0 f64 mean", Reduce{Op: OpSum, Pre: PreConvert, Ins: f32, Acc: dtype.Float64, Mean: true}, []int{1000000, 3}, []int{0}},
+		{"2^24 argmax", Reduce{Op: OpArgMax, Pre: PreConvert, Ins: f32, Acc: dtype.Float32}, []int{1 << 24}, nil},
+		{"(1000, 512) axis 0 argmin f64", Reduce{Op: OpArgMin, Pre: PreConvert, Ins: []dtype.DType{dtype.Float64}, Acc: dtype.Float64}, []int{1000, 512}, []int{0}},
+		{"2^26 int32 sum", Reduce{Op: OpSum, Pre: PreConvert, Ins: []dtype.DType{dtype.Int32}, Acc: dtype.Int64}, []int{1 << 26}, nil},
+		{"2^26 max", Reduce{Op: OpMax, Pre: PreConvert, Ins: f32, Acc: dtype.Float32}, []int{1 << 26}, nil},
+		{"(3, 2^22) axis 1 sum", Reduce{Op: OpSum, Pre: PreConvert, Ins: f32, Acc: dtype.Float32}, []int{3, 1 << 22}, []int{1}},
+		{"(10, 2^22) axis 1 argmax", Reduce{Op: OpArgMax, Pre: PreConvert, Ins: f32, Acc: dtype.Float32}, []int{10, 1 << 22}, []int{1}},
+		{"2^26 any", Reduce{Op: OpOr, Pre: PreConvert, Ins: []dtype.DType{dtype.Bool}, Acc: dtype.Bool}, []int{1 << 26}, nil},
 	}
 }
 
@@ -46,7 +46,7 @@ func TestReduceFusedAssembles(t *testing.T) {
 	var pairs [][3]string
 	for _, c := range fuseCases() {
 		l := contiguousLayout(c.shape, c.axes, !c.base.Op.IsArg())
-		ps := PlanReduce(c.base, l, []bool{true}, 132, occ)
+		ps := PlanReduce(c.base, l, []bool{true}, 132, DefaultReduceSplitMin, occ)
 		if len(ps) != 2 {
 			t.Fatalf("%s: %d passes", c.name, len(ps))
 		}

@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"math"
 	"math/bits"
 
 	"github.com/go-gpu/gpu/dtype"
@@ -16,9 +17,9 @@ type ReducePass struct {
 	Block  int
 }
 
-// RedSplitMin is the least number of elements a reduction must have for PlanReduce to
-// split it (fewer take one launch). Tests lower it to exercise the split passes.
-var RedSplitMin = 1 << 17
+// DefaultReduceSplitMin is the default of PlanReduce's splitMin (gpu.Tuning's
+// ReduceSplitMin): the least number of elements a reduction must have to be split.
+const DefaultReduceSplitMin = 1 << 17
 
 // Tunables of PlanReduce.
 const (
@@ -34,7 +35,8 @@ const (
 // PlanReduce chooses how CUDA computes the reduction base (Op, Pre, Map, Ins, Acc and
 // Mean set; the rest is filled in) over the iteration space l, whose operands' element 0
 // addresses are 16-byte aligned where aligned[j] is set, on a GPU of sms
-// multiprocessors. occupancy, if not nil, returns how many blocks of a spec's kernel
+// multiprocessors; reductions of fewer than splitMin elements are never split. occupancy,
+// if not nil, returns how many blocks of a spec's kernel
 // fit on one multiprocessor (CUDA's occupancy calculator; redBlocksPerSM is assumed
 // otherwise). It returns one pass, or two when the first writes S partial results per
 // output (an [S][M] array of Acc, and of int64 indices for the arg operations) that the
@@ -55,7 +57,7 @@ const (
 //
 // Splits. The blocks of a grid run in waves of sms×occupancy; a grid that fills its
 // last wave badly wastes the difference, and a grid of fewer tiles than one wave
-// leaves multiprocessors idle. So when there are at least RedSplitMin elements and the
+// leaves multiprocessors idle. So when there are at least splitMin elements and the
 // output tiles alone fill less than redWaveEff of their last wave, the reduced axis is
 // split across S = gridDim.y blocks, the smallest S that fills waves to redWaveEff (a
 // whole-array reduction gets exactly one block per resident slot), with every thread
@@ -67,18 +69,19 @@ const (
 // one k/(16×L×S×Unroll×Vec) (L threads per output): 6 for a 2^28-element sum on an
 // H200. Everything above is trees: the accumulators, the warp butterflies, shared
 // memory, the second pass.
-func PlanReduce(base Reduce, l ReduceLayout, aligned []bool, sms int, occupancy func(*Reduce) int) []ReducePass {
+func PlanReduce(base Reduce, l ReduceLayout, aligned []bool, sms, splitMin int, occupancy func(*Reduce) int) []ReducePass {
 	sms = max(1, sms)
 	first := base
 	first.KeptRank, first.RedRank = len(l.Kept), len(l.Red)
 	first.Index64 = ReduceNeedIndex64(&l, 1)
-	p1 := planPass(&first, l, aligned, sms, occupancy, true)
+	p1 := planPass(&first, l, aligned, sms, occupancy, splitMin)
 	if p1.GridY <= 1 {
 		return []ReducePass{p1}
 	}
 	m, s := l.M(), p1.GridY
 	first.Index64 = ReduceNeedIndex64(&l, s)
-	second := Reduce{Op: base.Op, Pre: PreConvert, Ins: []dtype.DType{base.Acc}, Acc: base.Acc, Mean: base.Mean}
+	first.Out = dtype.Invalid // partial results are accumulators; the second pass converts
+	second := Reduce{Op: base.Op, Pre: PreConvert, Ins: []dtype.DType{base.Acc}, Acc: base.Acc, Out: base.Out, Mean: base.Mean}
 	if base.Op.IsArg() {
 		second.Pre = PrePartial
 	}
@@ -86,14 +89,17 @@ func PlanReduce(base Reduce, l ReduceLayout, aligned []bool, sms int, occupancy 
 	second.KeptRank, second.RedRank = len(l2.Kept), len(l2.Red)
 	// The partial indices of a 64-bit first pass need 64-bit index registers.
 	second.Index64 = ReduceNeedIndex64(&l2, 1) || first.Index64 && base.Op.IsArg()
-	p2 := planPass(&second, l2, []bool{true}, sms, occupancy, false)
+	p2 := planPass(&second, l2, []bool{true}, sms, occupancy, math.MaxInt)
 	return []ReducePass{p1, p2}
 }
 
 // redVmax returns the widest vector (elements) every read operand can load in 16
-// bytes or less, at most 4.
+// bytes or less, at most 4 (8 when every read operand is half precision: 16 bytes).
 func redVmax(r *Reduce) int {
 	v := 4
+	if r.halfIns() {
+		v = 8
+	}
 	for j, t := range r.Ins {
 		if r.Pre == PreExpr && !redExprReads(r.Map, j) {
 			continue
@@ -147,8 +153,8 @@ func chooseSplit(tiles, maxS, resident int) int {
 }
 
 // planPass fills r's strategy for the layout and returns the pass (GridY > 1: r is a
-// partial pass; split is false for a second pass, which never splits).
-func planPass(r *Reduce, l ReduceLayout, aligned []bool, sms int, occupancy func(*Reduce) int, split bool) ReducePass {
+// partial pass; a second pass, which never splits, passes math.MaxInt for splitMin).
+func planPass(r *Reduce, l ReduceLayout, aligned []bool, sms int, occupancy func(*Reduce) int, splitMin int) ReducePass {
 	m, k := l.M(), l.K()
 	reads := func(j int) bool { return r.Pre != PreExpr || redExprReads(r.Map, j) }
 	allAligned := true
@@ -191,13 +197,13 @@ func planPass(r *Reduce, l ReduceLayout, aligned []bool, sms int, occupancy func
 		return true
 	}
 	cascade := 0
-	if r.Acc.IsFloat() && (r.Op == RedSum || r.Op == RedProd) {
+	if r.Acc.IsFloat() && (r.Op == OpSum || r.Op == OpProd) {
 		cascade = redCascade
 	}
 	pass := ReducePass{Spec: r, Layout: l, GridY: 1}
 	// splitFor returns S for tiles output tiles whose threads can take maxS splits.
 	splitFor := func(tiles, maxS int) int {
-		if !split || m*k < RedSplitMin {
+		if m*k < splitMin {
 			return 1
 		}
 		// Ask for the occupancy of the partial kernel: it writes partials, and a mean
@@ -231,7 +237,7 @@ func planPass(r *Reduce, l ReduceLayout, aligned []bool, sms int, occupancy func
 		mv := m / V
 		C := min(mv, 32)
 		R := floorPow2(redBlock / C)
-		U := 4
+		U := redUnroll(V)
 		r.GPU = ReduceGPU{Cols: true, Lanes: R, Block: C * R, Vec: V, Unroll: U, Cascade: cascade}
 		tiles := (mv + C - 1) / C
 		pass.GridY = splitFor(tiles, k/(R*U))
@@ -250,7 +256,7 @@ func planPass(r *Reduce, l ReduceLayout, aligned []bool, sms int, occupancy func
 	case k <= redWarpK || !rowsOK:
 		G = 32
 	}
-	U := 4
+	U := redUnroll(V)
 	if G == 1 && k/V < U {
 		U = max(1, k/V) // short rows: every load of a row in flight at once
 	}
@@ -260,6 +266,21 @@ func planPass(r *Reduce, l ReduceLayout, aligned []bool, sms int, occupancy func
 	pass.GridX = max(1, min(tiles, 1<<24))
 	pass.Block = redBlock
 	return pass
+}
+
+// RedHalfUnroll is the loads in flight per thread of a reduction reading 8-element
+// (16-byte) vectors of halves: 2 keeps the 16 accumulators of the other types' 4
+// vectors of 4 (32 bytes in flight a thread instead of 64); 4 doubles both. The
+// root package sets it from GPU_REDUCE_HALF_UNROLL (a tuning knob for the H200).
+var RedHalfUnroll = 2
+
+// redUnroll returns the loads in flight per thread for vectors of V elements: 4, or
+// RedHalfUnroll for the 8-element vectors of halves.
+func redUnroll(V int) int {
+	if V == 8 {
+		return RedHalfUnroll
+	}
+	return 4
 }
 
 // ReducePartialBytes returns the bytes of the partial results a first pass of S splits

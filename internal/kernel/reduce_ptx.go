@@ -8,7 +8,6 @@ import (
 	"math/bits"
 
 	"github.com/go-gpu/gpu/dtype"
-	"github.com/go-gpu/gpu/expr"
 	"github.com/go-gpu/gpu/ptx"
 )
 
@@ -36,11 +35,11 @@ import (
 //     the last block of the tile to combine in this launch (FuseReduce, ticket and
 //     buildFinal); otherwise the final value is stored (Mean divides it by count).
 //
-// Float Min and Max use explicit compare-and-select so that the CPU gives the same bits:
-// a NaN operand gives the canonical NaN, and equal operands combine by or (Min: -0 wins)
-// or and (Max: +0 wins) of their bits. The arg operations compare (value, index) pairs
-// by a total order (NaN first, then value, then the lower index), so the result doesn't
-// depend on the order in which partial results meet.
+// Values combine by the operator table (operator.go), lowered by the elementwise
+// generator: the same bits as the CPU, NaNs canonical, -0 below +0. The arg operators
+// compare (value, index) pairs by a total order (Op.Before: NaN first, then value, then
+// the lower index), so the result doesn't depend on the order in which partial results
+// meet.
 //
 // Indices are 32-bit unless Index64 (then positions, offsets and tile numbers are 64-bit;
 // byte addresses are always 64-bit); the arg operations' indices are always int64.
@@ -51,39 +50,14 @@ func (r *Reduce) EntryName() string {
 	return "reduce_" + r.Op.String() + "_" + hex.EncodeToString(h[:6])
 }
 
-// redRT returns the register type of a value of element type t in a reduction: bools
-// are U32 0/1, narrow integers 32-bit registers sign- or zero-extended.
-func redRT(t dtype.DType) ptx.Type {
-	switch t {
-	case dtype.Bool, dtype.Uint8, dtype.Uint16, dtype.Uint32:
-		return ptx.U32
-	case dtype.Int8, dtype.Int16, dtype.Int32:
-		return ptx.S32
-	case dtype.Int64:
-		return ptx.S64
-	case dtype.Uint64:
-		return ptx.U64
-	case dtype.Float32:
-		return ptx.F32
-	case dtype.Float64:
-		return ptx.F64
+// redType is the type a reduction holds a value of type t as: bools as bytes 0 and 1
+// (Uint8), so that they shuffle and sit in shared memory as numbers. Registers are the
+// elementwise lowering's (ewRT of it), memory accesses too (ewMemSuffix).
+func redType(t dtype.DType) dtype.DType {
+	if t == dtype.Bool {
+		return dtype.Uint8
 	}
-	panic(fmt.Sprintf("kernel: no reduction register type for %v", t))
-}
-
-// redMemSuffix returns the type suffix moving an element of t to or from memory.
-func redMemSuffix(t dtype.DType) string {
-	switch t {
-	case dtype.Bool, dtype.Uint8:
-		return ".u8"
-	case dtype.Int8:
-		return ".s8"
-	case dtype.Int16:
-		return ".s16"
-	case dtype.Uint16:
-		return ".u16"
-	}
-	return redRT(t).String()
+	return t
 }
 
 // redVal is an accumulator: a value and, for the arg operations, its index (S64).
@@ -119,6 +93,7 @@ type redGen struct {
 
 	// a fused kernel's parameters (Final set), -1 if absent
 	pFOut, pFIdx, pFCnt, pFCount int
+	ewl                          *ewGen // the operator's lowering (ew)
 	// the final pass of a fused kernel: partial results are read with ld.global.cg,
 	// shared arrays are named fin_*, and only outputs in [lo, hi) are stored
 	final    bool
@@ -150,7 +125,7 @@ func (r *Reduce) PTX(major, minor int) (src string, entry string, err error) {
 		}
 	}()
 	g := &redGen{r: r, g: r.GPU, m: ptx.NewModule(major, minor), sm: major*10 + minor,
-		it: ptx.U32, st: ptx.S32, ixt: ptx.S32, at: redRT(r.Acc), arg: r.Op.IsArg()}
+		it: ptx.U32, st: ptx.S32, ixt: ptx.S32, at: ewRT(redType(r.Acc)), arg: r.Op.IsArg()}
 	if r.Index64 {
 		g.it, g.st, g.ixt = ptx.U64, ptx.S64, ptx.S64
 	}
@@ -221,7 +196,7 @@ func (g *redGen) declare() {
 	g.pMap = map[int]int{}
 	if r.Map != nil {
 		for _, p := range r.Map.Params {
-			g.pMap[p.Index] = g.add(fmt.Sprintf("red_p%d", p.Index), redParamType(p.DType))
+			g.pMap[p.Index] = g.add(fmt.Sprintf("red_p%d", p.Index), ewParamType(p.DType))
 		}
 	}
 	g.pFOut, g.pFIdx, g.pFCnt, g.pFCount = -1, -1, -1, -1
@@ -238,23 +213,6 @@ func (g *redGen) declare() {
 	if len(g.params) != r.numParams() {
 		panic(fmt.Sprintf("%d parameters declared, %d documented", len(g.params), r.numParams()))
 	}
-}
-
-// redParamType is the PTX type of a scalar kernel parameter of element type t.
-func redParamType(t dtype.DType) ptx.Type {
-	switch t {
-	case dtype.Bool, dtype.Uint8:
-		return ptx.U8
-	case dtype.Int8:
-		return ptx.S8
-	case dtype.Int16:
-		return ptx.S16
-	case dtype.Uint16:
-		return ptx.U16
-	case dtype.Float16, dtype.BFloat16:
-		return ptx.B16
-	}
-	return redRT(t)
 }
 
 // reads reports whether operand j is read.
@@ -330,46 +288,10 @@ func (g *redGen) fimm(x float64) ptx.Operand {
 	return ptx.ImmF32(float32(x))
 }
 
-// identity returns the operation's identity value as an immediate of the accumulator
-// type: representable in Acc (it may be stored by a partial pass).
+// identity returns the operator's identity (Op.Identity) as an immediate of the
+// accumulator's register type.
 func (g *redGen) identity() ptx.Operand {
-	t := g.r.Acc
-	op := g.r.Op
-	switch op {
-	case RedSum, RedAny:
-		if t.IsFloat() {
-			return g.fimm(0)
-		}
-		return ptx.Int(0)
-	case RedProd, RedAll:
-		if t.IsFloat() {
-			return g.fimm(1)
-		}
-		return ptx.Int(1)
-	}
-	least := op == RedMax || op == RedArgMax
-	switch {
-	case t.IsFloat():
-		if least {
-			return g.fimm(math.Inf(-1))
-		}
-		return g.fimm(math.Inf(1))
-	case t == dtype.Bool:
-		if least {
-			return ptx.Int(0)
-		}
-		return ptx.Int(1)
-	case t.IsSigned():
-		b := uint(t.Bits())
-		if least {
-			return ptx.Int(-1 << (b - 1))
-		}
-		return ptx.Int(1<<(b-1) - 1)
-	}
-	if least {
-		return ptx.Int(0)
-	}
-	return ptx.Uint(1<<uint(t.Bits()) - 1)
+	return ewImm(g.r.Op.Identity(g.r.Acc).Convert(redType(g.r.Acc)))
 }
 
 func (g *redGen) newAcc() redVal {
@@ -401,103 +323,29 @@ func (g *redGen) bitsOf(t ptx.Type) ptx.Type {
 	return ptx.B32
 }
 
+// ew returns the expression lowering writing into g.f, which lowers the operator.
+func (g *redGen) ew() *ewGen {
+	if g.ewl == nil || g.ewl.f != g.f {
+		g.ewl = exprLowering(g.m, g.f, g.sm, nil)
+	}
+	return g.ewl
+}
+
 // combine sets a = a ∘ b.
 func (g *redGen) combine(a, b redVal) {
 	f := g.f
-	t := g.r.Acc
-	switch g.r.Op {
-	case RedSum:
-		f.Add(a.v, a.v, b.v)
-	case RedProd:
-		f.Mul(a.v, a.v, b.v)
-	case RedAny:
-		f.Or(a.v, a.v, b.v)
-	case RedAll:
-		f.And(a.v, a.v, b.v)
-	case RedMin, RedMax:
-		isMin := g.r.Op == RedMin
-		if !t.IsFloat() {
-			if isMin {
-				f.Min(a.v, a.v, b.v)
-			} else {
-				f.Max(a.v, a.v, b.v)
-			}
-			return
-		}
-		bt := g.bitsOf(g.at)
-		cmp := ptx.Gt
-		if isMin {
-			cmp = ptx.Lt
-		}
-		better := f.Setp(cmp, b.v, a.v)
-		sel := f.Reg(g.at)
-		f.Selp(sel, b.v, a.v, better)
-		// equal values (±0 among them): Min keeps the set sign bit, Max the clear one
-		ab, bb, mix := f.Reg(bt), f.Reg(bt), f.Reg(bt)
-		f.Mov(ab, a.v)
-		f.Mov(bb, b.v)
-		if isMin {
-			f.Or(mix, ab, bb)
-		} else {
-			f.And(mix, ab, bb)
-		}
-		mixed := f.Reg(g.at)
-		f.Mov(mixed, mix)
-		eq := f.Setp(ptx.Eq, a.v, b.v)
-		f.Selp(sel, mixed, sel, eq)
-		nan := f.Reg(ptx.Pred)
-		f.Op("setp.nan"+g.at.String(), nan, a.v, b.v)
-		f.Selp(a.v, g.canonNaN(), sel, nan)
-	case RedArgMin, RedArgMax:
-		take := g.argTakes(a, b)
-		f.Selp(a.v, b.v, a.v, take)
-		f.Selp(a.i, b.i, a.i, take)
+	t := redType(g.r.Acc)
+	if !g.arg {
+		f.Mov(a.v, g.ew().combine(g.r.Op.For(g.r.Acc), t, a.v, b.v))
+		return
 	}
-}
-
-// canonNaN returns the canonical NaN of the accumulator type as an immediate.
-func (g *redGen) canonNaN() ptx.Operand {
-	if g.at == ptx.F64 {
-		return ptx.ImmF64(math.Float64frombits(0x7fffffffffffffff))
+	it := dtype.Int32
+	if g.ixt == ptx.S64 {
+		it = dtype.Int64
 	}
-	return ptx.ImmF32(math.Float32frombits(0x7fffffff))
-}
-
-// argTakes returns the predicate "b comes before a" of the arg operations' order.
-func (g *redGen) argTakes(a, b redVal) ptx.Reg {
-	f := g.f
-	isMin := g.r.Op == RedArgMin
-	cmp := ptx.Gt
-	if isMin {
-		cmp = ptx.Lt
-	}
-	ilt := f.Setp(ptx.Lt, b.i, a.i)
-	vlt := f.Setp(cmp, b.v, a.v)
-	veq := f.Setp(ptx.Eq, b.v, a.v)
-	t := f.Reg(ptx.Pred)
-	f.And(t, veq, ilt)
-	f.Or(t, t, vlt)
-	if !g.r.Acc.IsFloat() {
-		return t
-	}
-	// b before a: bn ? (!an || ilt) : (!an && t)
-	an := f.Reg(ptx.Pred)
-	f.Op("setp.nan"+g.at.String(), an, a.v, a.v)
-	bn := f.Reg(ptx.Pred)
-	f.Op("setp.nan"+g.at.String(), bn, b.v, b.v)
-	notAn := f.Reg(ptx.Pred)
-	f.Not(notAn, an)
-	t1 := f.Reg(ptx.Pred)
-	f.Or(t1, notAn, ilt)
-	t2 := f.Reg(ptx.Pred)
-	f.And(t2, notAn, t)
-	res := f.Reg(ptx.Pred)
-	f.And(t1, t1, bn)
-	notBn := f.Reg(ptx.Pred)
-	f.Not(notBn, bn)
-	f.And(t2, t2, notBn)
-	f.Or(res, t1, t2)
-	return res
+	take := g.ew().before(g.r.Op, t, it, a.v, a.i, b.v, b.i)
+	f.Selp(a.v, b.v, a.v, take)
+	f.Selp(a.i, b.i, a.i, take)
 }
 
 // redCascadeState is the outer accumulators of a cascade (one per group of
@@ -574,10 +422,26 @@ func (g *redGen) combineAll(accs []redVal) redVal {
 // ---- loads and the map ----
 
 // load loads V consecutive elements of operand j at byte address a, as register values
-// (redRT of the operand's type).
+// (ewRT of the operand's redType).
 func (g *redGen) load(t dtype.DType, a ptx.Reg, V int) []ptx.Reg {
 	f := g.f
-	vals := f.Regs(redRT(t), V)
+	if isHalfType(t) && V > 1 {
+		// V halves as V/2 packed 32-bit words (16 bytes for V = 8), unpacked to B16.
+		ws := f.Regs(ptx.B32, V/2)
+		op := "ld.global.nc.b32"
+		if V > 2 {
+			op = fmt.Sprintf("ld.global.nc.v%d.b32", V/2)
+			f.Op(op, ptx.Vec(ws), ptx.Mem(a, 0))
+		} else {
+			f.Op(op, ws[0], ptx.Mem(a, 0))
+		}
+		return ptxUnpackHalves(f, ws, V)
+	}
+	rt := ptx.B16 // a half-precision element: its bits
+	if !isHalfType(t) {
+		rt = ewRT(redType(t))
+	}
+	vals := f.Regs(rt, V)
 	op := "ld.global.nc"
 	if g.final {
 		op = "ld.global.cg" // written by other blocks during the launch
@@ -585,7 +449,7 @@ func (g *redGen) load(t dtype.DType, a ptx.Reg, V int) []ptx.Reg {
 	if V > 1 {
 		op += fmt.Sprintf(".v%d", V)
 	}
-	op += redMemSuffix(t)
+	op += ewMemSuffix(t)
 	if V == 1 {
 		f.Op(op, vals[0], ptx.Mem(a, 0))
 	} else {
@@ -594,7 +458,7 @@ func (g *redGen) load(t dtype.DType, a ptx.Reg, V int) []ptx.Reg {
 	return vals
 }
 
-// convert converts a register value of element type from (redRT form) to the
+// convert converts a register value of element type from (ewRT of its redType) to the
 // accumulator's register form.
 func (g *redGen) convert(x ptx.Reg, from dtype.DType) ptx.Reg {
 	f := g.f
@@ -604,6 +468,9 @@ func (g *redGen) convert(x ptx.Reg, from dtype.DType) ptx.Reg {
 			return x
 		}
 		return g.nonzero(x, from)
+	}
+	if isHalfType(from) {
+		x, _ = ptxHalfToF32(f, x, from) // exact
 	}
 	xt := x.Type()
 	if xt == g.at {
@@ -629,14 +496,19 @@ func (g *redGen) convert(x ptx.Reg, from dtype.DType) ptx.Reg {
 // nonzero returns x != 0 (NaN is nonzero) as 0 or 1 in the accumulator's form.
 func (g *redGen) nonzero(x ptx.Reg, from dtype.DType) ptx.Reg {
 	f := g.f
-	p := f.Reg(ptx.Pred)
-	if from.IsFloat() {
+	var p ptx.Reg
+	switch {
+	case isHalfType(from):
+		p = ptxHalfNonzero(f, x)
+	case from.IsFloat():
+		p = f.Reg(ptx.Pred)
 		zero := ptx.Operand(ptx.ImmF32(0))
 		if from == dtype.Float64 {
 			zero = ptx.ImmF64(0)
 		}
 		f.Op("setp.neu"+x.Type().String(), p, x, zero)
-	} else {
+	default:
+		p = f.Reg(ptx.Pred)
 		f.Op("setp.ne"+opTypeOf(x.Type()), p, x, ptx.Int(0))
 	}
 	d := f.Reg(g.at)
@@ -675,7 +547,7 @@ func (g *redGen) mapValue(vals map[int]ptx.Reg) ptx.Reg {
 	for j, v := range vals {
 		ins[j] = g.toEW(v, r.Ins[j])
 	}
-	res := lowerExprValue(g.m, g.f, g.sm, r.Map, ins, g.mapParams)
+	res := lowerExpr(g.m, g.f, g.sm, r.Map, ins, g.mapParams)
 	return g.fromEW(res, r.Acc)
 }
 
@@ -1328,9 +1200,23 @@ func (g *redGen) store(acc redVal, o, y ptx.Reg) {
 		f.At(f.Setp(ptx.Eq, g.out, ptx.Int(0))).Bra(noVal)
 		defer f.Place(noVal)
 	}
+	ot := r.Acc
+	if !g.g.Partial {
+		ot = r.outType()
+	}
+	if ot != r.Acc { // a half type: round the float32 once
+		if g.arg && ot == dtype.BFloat16 {
+			// the value of an element: its bits exactly (a NaN's payload too)
+			h := f.Regs(ptx.B16, 2)
+			f.Op("mov.b32", ptx.Vec(h), v)
+			v = h[1]
+		} else {
+			v = ptxF32ToHalf(f, g.sm, v, ot)
+		}
+	}
 	a := f.Reg(ptx.U64)
-	f.Op("mad.lo.u64", a, off, ptx.Int(r.Acc.Size()), g.out)
-	f.Op("st.global"+redMemSuffix(r.Acc), ptx.Mem(a, 0), v)
+	f.Op("mad.lo.u64", a, off, ptx.Int(ot.Size()), g.out)
+	f.Op("st.global"+ewMemSuffix(ot), ptx.Mem(a, 0), v)
 }
 
 // ---- the fused final pass ----
@@ -1410,7 +1296,7 @@ func (g *redGen) buildFinal(tile ptx.Reg) {
 	f := g.f
 	fin := g.r.Final
 	h := &redGen{r: fin, g: fin.GPU, m: g.m, f: f, sm: g.sm, it: ptx.U32, st: ptx.S32, ixt: ptx.S32,
-		at: redRT(fin.Acc), arg: fin.Op.IsArg(), params: g.params, final: true,
+		at: ewRT(redType(fin.Acc)), arg: fin.Op.IsArg(), params: g.params, final: true,
 		pOut: -1, pIdx: -1, pM: -1, pK: -1, pInIdx: -1, pCount: g.pFCount,
 		pFOut: -1, pFIdx: -1, pFCnt: -1, pFCount: -1, nthreads: g.g.Block}
 	if fin.Index64 {
@@ -1462,11 +1348,4 @@ func (g *redGen) buildFinal(tile ptx.Reg) {
 	} else {
 		h.buildRows(lp)
 	}
-}
-
-// lowerExprValue lowers e for one element whose input slots hold the registers ins
-// (the elementwise lowering's register forms), with scalar parameters params, and
-// returns the result register.
-func lowerExprValue(m *ptx.Module, f *ptx.Func, sm int, e *expr.Expr, ins, params map[int]ptx.Reg) ptx.Reg {
-	return lowerForReduce(m, f, sm, e, ins, params)
 }

@@ -113,7 +113,7 @@ func redSpecs() []*Reduce {
 		{Cols: true, Lanes: 8, Block: 256, Vec: 4, Unroll: 4, Partial: true},
 		{Cols: true, Lanes: 64, Block: 192, Vec: 1, Unroll: 4},
 	}
-	ops := []ReduceOp{RedSum, RedProd, RedMin, RedMax, RedAny, RedAll, RedArgMin, RedArgMax}
+	ops := []Op{OpSum, OpProd, OpMin, OpMax, OpOr, OpAnd, OpArgMin, OpArgMax}
 	for _, op := range ops {
 		for _, t := range dtype.All {
 			if t == dtype.Float16 || t == dtype.BFloat16 {
@@ -121,21 +121,21 @@ func redSpecs() []*Reduce {
 			}
 			acc := t
 			switch op {
-			case RedAny, RedAll:
+			case OpOr, OpAnd:
 				acc = dtype.Bool
-			case RedSum, RedProd:
+			case OpSum, OpProd:
 				if t == dtype.Bool {
 					acc = dtype.Int64
 				}
 			}
 			for si, g := range strategies {
-				if (si+int(t))%2 == 1 && op != RedSum {
+				if (si+int(t))%2 == 1 && op != OpSum {
 					continue // half the matrix for the other operations
 				}
 				if g.Vec > 16/max(t.Size(), acc.Size()) {
 					g.Vec = 16 / max(t.Size(), acc.Size())
 				}
-				if acc.IsFloat() && (op == RedSum || op == RedProd) {
+				if acc.IsFloat() && (op == OpSum || op == OpProd) {
 					g.Cascade = 16
 				}
 				r := &Reduce{Op: op, Pre: PreConvert, Ins: []dtype.DType{t}, Acc: acc, KeptRank: si % 3, RedRank: 1 + si%2, Index64: si == 2, GPU: g}
@@ -160,15 +160,15 @@ func redSpecs() []*Reduce {
 	for _, c := range [][2]dtype.DType{{dtype.Int8, dtype.Int64}, {dtype.Uint16, dtype.Uint64}, {dtype.Int32, dtype.Float64},
 		{dtype.Uint64, dtype.Float32}, {dtype.Float32, dtype.Float64}, {dtype.Float64, dtype.Float32}, {dtype.Bool, dtype.Int64},
 		{dtype.Int64, dtype.Int8}, {dtype.Uint32, dtype.Int32}} {
-		out = append(out, &Reduce{Op: RedSum, Pre: PreConvert, Ins: []dtype.DType{c[0]}, Acc: c[1], RedRank: 1,
+		out = append(out, &Reduce{Op: OpSum, Pre: PreConvert, Ins: []dtype.DType{c[0]}, Acc: c[1], RedRank: 1,
 			GPU: ReduceGPU{Lanes: 32, Block: 256, Vec: 16 / max(c[0].Size(), c[1].Size(), 4), Unroll: 4}})
 	}
 	for _, t := range []dtype.DType{dtype.Float32, dtype.Int8, dtype.Bool, dtype.Float64} {
-		out = append(out, &Reduce{Op: RedSum, Pre: PreNonzero, Ins: []dtype.DType{t}, Acc: dtype.Int64, KeptRank: 1, RedRank: 1,
+		out = append(out, &Reduce{Op: OpSum, Pre: PreNonzero, Ins: []dtype.DType{t}, Acc: dtype.Int64, KeptRank: 1, RedRank: 1,
 			GPU: ReduceGPU{Cols: true, Lanes: 8, Block: 256, Vec: 2, Unroll: 4}})
 	}
 	for _, t := range []dtype.DType{dtype.Float32, dtype.Float64} {
-		out = append(out, &Reduce{Op: RedSum, Pre: PreConvert, Ins: []dtype.DType{dtype.Int32}, Acc: t, Mean: true, KeptRank: 1, RedRank: 1,
+		out = append(out, &Reduce{Op: OpSum, Pre: PreConvert, Ins: []dtype.DType{dtype.Int32}, Acc: t, Mean: true, KeptRank: 1, RedRank: 1,
 			GPU: ReduceGPU{Lanes: 256, Block: 256, Vec: 4, Unroll: 4, Cascade: 16}})
 	}
 	// maps
@@ -176,9 +176,9 @@ func redSpecs() []*Reduce {
 	for _, src := range []string{"x*x", "a*x + float32(y)", "abs(x) > a", "exp(x)", "y % 7"} {
 		e := expr.MustParse(src, env)
 		acc := e.DType()
-		op := RedSum
+		op := OpSum
 		if acc == dtype.Bool {
-			op = RedAny
+			op = OpOr
 		}
 		out = append(out, &Reduce{Op: op, Pre: PreExpr, Map: e, Ins: []dtype.DType{dtype.Float32, dtype.Int32}, Acc: acc, KeptRank: 1, RedRank: 2,
 			GPU: ReduceGPU{Lanes: 32, Block: 256, Vec: 1, Unroll: 4}})
@@ -249,7 +249,7 @@ func TestReducePlan(t *testing.T) {
 	}
 	for _, c := range cases {
 		l := contiguousLayout(c.shape, c.axes, true)
-		passes := PlanReduce(Reduce{Op: RedSum, Pre: PreConvert, Ins: f32, Acc: dtype.Float32}, l, []bool{true}, 132, occ)
+		passes := PlanReduce(Reduce{Op: OpSum, Pre: PreConvert, Ins: f32, Acc: dtype.Float32}, l, []bool{true}, 132, DefaultReduceSplitMin, occ)
 		p := passes[0]
 		g := p.Spec.GPU
 		var desc []string
@@ -313,7 +313,7 @@ func BenchmarkReducePlan(b *testing.B) {
 	mask := []bool{true, false}
 	for b.Loop() {
 		l := CollapseReduce(shape, st, mask, true)
-		ps := PlanReduce(Reduce{Op: RedSum, Pre: PreConvert, Ins: []dtype.DType{dtype.Float32}, Acc: dtype.Float32}, l, []bool{true}, 132, nil)
+		ps := PlanReduce(Reduce{Op: OpSum, Pre: PreConvert, Ins: []dtype.DType{dtype.Float32}, Acc: dtype.Float32}, l, []bool{true}, 132, DefaultReduceSplitMin, nil)
 		for _, p := range ps {
 			_ = p.Spec.Key()
 		}
@@ -322,7 +322,7 @@ func BenchmarkReducePlan(b *testing.B) {
 
 // BenchmarkReduceKey measures a spec's key.
 func BenchmarkReduceKey(b *testing.B) {
-	r := &Reduce{Op: RedSum, Pre: PreConvert, Ins: []dtype.DType{dtype.Float32}, Acc: dtype.Float32, KeptRank: 1, RedRank: 1,
+	r := &Reduce{Op: OpSum, Pre: PreConvert, Ins: []dtype.DType{dtype.Float32}, Acc: dtype.Float32, KeptRank: 1, RedRank: 1,
 		GPU: ReduceGPU{Cols: true, Lanes: 8, Block: 256, Vec: 4, Unroll: 4, Partial: true, Cascade: 16}}
 	for b.Loop() {
 		_ = r.Key()

@@ -29,48 +29,21 @@ import (
 // Both write a contiguous [outer, n, inner] output. The operator is associative (not
 // necessarily commutative): the kernels combine in index order and only reassociate.
 
-// ScanOp is the operator of a scan.
-type ScanOp uint8
-
-// The scan operators. On Bool accumulators ScanAdd and ScanMax are "or", ScanMul and
-// ScanMin "and".
-const (
-	// ScanAdd is a + b (integers wrap, floats IEEE 754).
-	ScanAdd ScanOp = iota + 1
-	// ScanMul is a * b.
-	ScanMul
-	// ScanMax is numpy.maximum: NaN if either is NaN, +0 above -0.
-	ScanMax
-	// ScanMin is numpy.minimum: NaN if either is NaN, -0 below +0.
-	ScanMin
-	// ScanExpr is an expression of the running value (input slot 0) and the next
-	// element (slot 1), both of the accumulator type, whose result is the accumulator
-	// type.
-	ScanExpr
-)
-
-var scanOpNames = [...]string{ScanAdd: "add", ScanMul: "mul", ScanMax: "max", ScanMin: "min", ScanExpr: "expr"}
-
-// String returns "add", "mul", "max", "min" or "expr".
-func (op ScanOp) String() string {
-	if int(op) < len(scanOpNames) && scanOpNames[op] != "" {
-		return scanOpNames[op]
-	}
-	return fmt.Sprintf("ScanOp(%d)", uint8(op))
-}
-
-// Combine is an associative operator on values of one type.
+// Combine is the associative operator of a scan on values of one type: an operator of
+// the table (operator.go; on Bool, sum and max are "or", prod and min "and") or an
+// expression.
 type Combine struct {
-	Op   ScanOp
+	// Op is the operator (not an arg operator); zero when Expr is set.
+	Op   Op
 	Type dtype.DType
-	// Expr is the operator of ScanExpr: input slot 0 is the left operand (the earlier
+	// Expr is an expression operator: input slot 0 is the left operand (the earlier
 	// elements), slot 1 the right one; both and the result have type Type. It has no
 	// parameters.
 	Expr *expr.Expr
 }
 
 func (c Combine) key() string {
-	if c.Op == ScanExpr {
+	if c.Expr != nil {
 		return "expr(" + c.Expr.Key() + "):" + c.Type.String()
 	}
 	return c.Op.String() + ":" + c.Type.String()
@@ -81,76 +54,34 @@ func (c Combine) Validate() error {
 	if !c.Type.Valid() || c.Type == dtype.Float16 || c.Type == dtype.BFloat16 {
 		return fmt.Errorf("kernel: scan accumulator of type %v: %w", c.Type, backend.ErrNotSupported)
 	}
-	switch c.Op {
-	case ScanAdd, ScanMul, ScanMax, ScanMin:
-		return nil
-	case ScanExpr:
-		e := c.Expr
-		if e == nil {
-			return fmt.Errorf("kernel: scan expression missing")
-		}
-		if e.DType() != c.Type {
-			return fmt.Errorf("kernel: scan expression of type %v, accumulator %v", e.DType(), c.Type)
-		}
-		if len(e.Params) > 0 {
-			return fmt.Errorf("kernel: scan expression with parameters")
-		}
-		for _, s := range e.Inputs {
-			if s.Index > 1 || s.DType != c.Type {
-				return fmt.Errorf("kernel: scan expression reads input %d of type %v", s.Index, s.DType)
-			}
+	e := c.Expr
+	if e == nil {
+		if c.Op.IsArg() || !c.Op.Accepts(c.Type) {
+			return fmt.Errorf("kernel: scan operator %v on %v", c.Op, c.Type)
 		}
 		return nil
 	}
-	return fmt.Errorf("kernel: scan operator %v", c.Op)
-}
-
-// Identity returns the identity of a built-in operator as bits of Type (0 for sums,
-// 1 for products, the lowest value or -Inf for maximum, the highest or +Inf for
-// minimum), and false for ScanExpr.
-func (c Combine) Identity() (uint64, bool) {
-	t := c.Type
-	var v expr.Scalar
-	switch c.Op {
-	case ScanAdd:
-		v = expr.ScalarFromBits(t, 0)
-	case ScanMul:
-		v = expr.ScalarOf(1.0).Convert(t)
-	case ScanMax:
-		switch {
-		case t == dtype.Bool || t.IsUnsigned():
-			v = expr.ScalarFromBits(t, 0)
-		case t.IsSigned():
-			v = expr.ScalarFromBits(t, 1<<(t.Bits()-1))
-		default:
-			v = expr.ScalarOf(scanNegInf()).Convert(t)
-		}
-	case ScanMin:
-		switch {
-		case t == dtype.Bool:
-			v = expr.ScalarFromBits(t, 1)
-		case t.IsUnsigned():
-			v = expr.ScalarFromBits(t, ^uint64(0)>>(64-t.Bits()))
-		case t.IsSigned():
-			v = expr.ScalarFromBits(t, (1<<(t.Bits()-1))-1)
-		default:
-			v = expr.ScalarOf(-scanNegInf()).Convert(t)
-		}
-	default:
-		return 0, false
+	if c.Op != 0 {
+		return fmt.Errorf("kernel: scan with both operator %v and an expression", c.Op)
 	}
-	return v.Bits(), true
+	if e.DType() != c.Type {
+		return fmt.Errorf("kernel: scan expression of type %v, accumulator %v", e.DType(), c.Type)
+	}
+	if len(e.Params) > 0 {
+		return fmt.Errorf("kernel: scan expression with parameters")
+	}
+	for _, s := range e.Inputs {
+		if s.Index > 1 || s.DType != c.Type {
+			return fmt.Errorf("kernel: scan expression reads input %d of type %v", s.Index, s.DType)
+		}
+	}
+	return nil
 }
 
-func scanNegInf() float64 {
-	zero := 0.0
-	return -1 / zero
-}
-
-// MaxScanGroup is the largest scanNum of interleaved columns ScanTiles handles.
+// MaxScanGroup is the largest number of interleaved columns ScanTiles handles.
 const MaxScanGroup = 8
 
-// ScanTilesBlock is the scanNum of threads of a ScanTiles block.
+// ScanTilesBlock is the number of threads of a ScanTiles block.
 const ScanTilesBlock = 256
 
 // ScanTiles scans rows rows of RowLen contiguous elements each (row r at element
@@ -162,10 +93,10 @@ const ScanTilesBlock = 256
 // Kernel parameters, in order:
 //
 //	in          u64  address of the input's first element (In, contiguous)
-//	out         u64  address of the output's first element (Comb.Type, contiguous)
+//	out         u64  address of the output's first element (Out, else Comb.Type; contiguous)
 //	status      u64  scratch of StatusBytes(tiles) bytes, zero at the launch; the kernel
 //	                 leaves it zero (its flags or packed words and its header: selfClean)
-//	rows        u64  scanNum of rows
+//	rows        u64  number of rows
 //	rowLen      u64  elements per row (a multiple of Group, > 0)
 //	tilesPerRow u64  ceil(rowLen / Tile())
 //	init        u64  the initial value's bits (Comb.Type), read when Exclusive
@@ -197,6 +128,7 @@ const ScanTilesBlock = 256
 type ScanTiles struct {
 	In        dtype.DType
 	Comb      Combine
+	Out       dtype.DType // the output's type if not Comb.Type (scanTypesOK)
 	Exclusive bool
 	Group     int
 	Items     int
@@ -206,11 +138,47 @@ type ScanTiles struct {
 	MinBlocks int
 }
 
+// scanTypesOK checks a scan's element types: a half-precision input converts to a
+// Float32 or Float64 accumulator (exactly), and a half-precision output (out, unless
+// Invalid or the accumulator's type) stores a Float32 accumulator rounded once to
+// nearest even: CumSum of halves accumulates in float32, as CuPy and PyTorch do.
+func scanTypesOK(in, acc, out dtype.DType) error {
+	if !in.Valid() || isHalfType(in) && acc != dtype.Float32 && acc != dtype.Float64 {
+		return fmt.Errorf("kernel: scan of %v into %v: %w", in, acc, backend.ErrNotSupported)
+	}
+	if out.Valid() && out != acc && (!isHalfType(out) || acc != dtype.Float32) {
+		return fmt.Errorf("kernel: scan output of %v from %v: %w", out, acc, backend.ErrNotSupported)
+	}
+	return nil
+}
+
+// outType returns the type of the output's elements.
+func (s *ScanTiles) outType() dtype.DType { return scanOut(s.Comb.Type, s.Out) }
+
+// outType returns the type of the output's elements.
+func (s *ScanColumns) outType() dtype.DType { return scanOut(s.Comb.Type, s.Out) }
+
+// ScanOutType returns the Out of a scan spec with accumulator acc writing an array of
+// type out: Invalid when they are equal.
+func ScanOutType(acc, out dtype.DType) dtype.DType {
+	if out == acc {
+		return dtype.Invalid
+	}
+	return out
+}
+
+func scanOut(acc, out dtype.DType) dtype.DType {
+	if out.Valid() {
+		return out
+	}
+	return acc
+}
+
 // CanStage reports whether the spec admits Stage: one column of a 4- or 8-byte
 // accumulator whose thread chunk is 4, 8, 16 or 32 words.
 func (s *ScanTiles) CanStage() bool {
 	size := s.Comb.Type.Size()
-	if s.Group != 1 || (size != 4 && size != 8) || s.Comb.Type == dtype.Bool {
+	if s.outType() != s.Comb.Type || s.Group != 1 || (size != 4 && size != 8) || s.Comb.Type == dtype.Bool {
 		return false
 	}
 	kw := s.Items * size / 4
@@ -233,7 +201,7 @@ func (s *ScanTiles) Packed() bool {
 // 4-byte accumulator, 2 for an 8-byte one.
 func (s *ScanTiles) PackedWords() int { return s.Comb.Type.Size() / 4 }
 
-// StatusBytes returns the scratch size for the given scanNum of tiles: a 16-byte header
+// StatusBytes returns the scratch size for the given number of tiles: a 16-byte header
 // (the tile counter) and, per tile, either PackedWords() 64-bit words (Packed) or a
 // 32-bit flag and two Group-vectors (the aggregate and the inclusive prefix).
 func (s *ScanTiles) StatusBytes(tiles int) int {
@@ -264,6 +232,9 @@ func scanPad16(n int) int { return (n + 15) &^ 15 }
 func (s *ScanTiles) Key() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "scan.tiles|%v|%s|g%d|k%d", s.In, s.Comb.key(), s.Group, s.Items)
+	if s.Out.Valid() {
+		fmt.Fprintf(&b, "|out=%v", s.Out)
+	}
 	if s.Exclusive {
 		b.WriteString("|excl")
 	}
@@ -287,17 +258,14 @@ func (s *ScanTiles) Validate() error {
 	if err := s.Comb.Validate(); err != nil {
 		return err
 	}
-	if !s.In.Valid() || s.In == dtype.Float16 || s.In == dtype.BFloat16 {
-		return fmt.Errorf("kernel: scan input of type %v: %w", s.In, backend.ErrNotSupported)
+	if err := scanTypesOK(s.In, s.Comb.Type, s.Out); err != nil {
+		return err
 	}
 	if s.Group < 1 || s.Group > MaxScanGroup {
 		return fmt.Errorf("kernel: scan group %d", s.Group)
 	}
 	if s.Items < 1 || s.Items%s.Group != 0 || s.Items > 32 {
 		return fmt.Errorf("kernel: scan items %d for group %d", s.Items, s.Group)
-	}
-	if s.Exclusive && s.Comb.Op == ScanExpr {
-		// fine: the caller passes init
 	}
 	switch s.Lookback {
 	case 0, 1, 2, 4, 8:
@@ -319,7 +287,7 @@ func (s *ScanTiles) CPU() (func(*cpu.Launch) error, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	run, err := newScanCPU(s.In, s.Comb, s.Exclusive)
+	run, err := newScanCPU(s.In, s.Comb, s.Exclusive, s.outType())
 	if err != nil {
 		return nil, err
 	}
@@ -330,11 +298,11 @@ func (s *ScanTiles) CPU() (func(*cpu.Launch) error, error) {
 		}
 		g := s.Group
 		lay := scanLayout{outer: rows, n: rowLen / g, inner: g, so: rowLen, sk: g, sj: 1}
-		return run(l, 0, 1, lay, l.Uint64(6))
+		return run(l, 0, l.Mem(1), lay, l.Uint64(6))
 	}, nil
 }
 
-// ScanColumnsBlock is the scanNum of threads of a ScanColumns block.
+// ScanColumnsBlock is the number of threads of a ScanColumns block.
 const ScanColumnsBlock = 256
 
 // ScanColumns scans along the middle axis of an [outer, n, inner] array with any
@@ -342,13 +310,13 @@ const ScanColumnsBlock = 256
 // cut into blocks of Width() columns; a thread owns one column and Rows consecutive
 // elements of it, and the Groups thread groups of a block cover Groups*Rows consecutive
 // elements of the axis (a tile). Tiles along the axis (chunks) are linked by decoupled
-// look-back per column; the tile scanNum, from a counter, is chunk*colBlocks + block, so
+// look-back per column; the tile number, from a counter, is chunk*colBlocks + block, so
 // a tile's predecessor along the axis has always started first.
 //
 // Kernel parameters, in order:
 //
 //	in      u64  address of element (0, 0, 0) of the input (In)
-//	out     u64  address of the contiguous output (Comb.Type)
+//	out     u64  address of the contiguous output (Out, else Comb.Type)
 //	status  u64  scratch of StatusBytes(tiles) bytes, zero at the launch when chunks > 1
 //	             (unused otherwise); the kernel leaves it zero (its flags and header)
 //	outer   u64
@@ -365,6 +333,7 @@ const ScanColumnsBlock = 256
 type ScanColumns struct {
 	In        dtype.DType
 	Comb      Combine
+	Out       dtype.DType // the output's type if not Comb.Type (scanTypesOK)
 	Exclusive bool
 	Groups    int // 1 or 8
 	Rows      int
@@ -376,7 +345,7 @@ func (s *ScanColumns) Width() int { return ScanColumnsBlock / s.Groups }
 // TileRows returns the elements of the axis per tile.
 func (s *ScanColumns) TileRows() int { return s.Groups * s.Rows }
 
-// StatusBytes returns the scratch size for the given scanNum of tiles (a 16-byte
+// StatusBytes returns the scratch size for the given number of tiles (a 16-byte
 // header, a 32-bit flag per tile and two Width()-vectors per tile).
 func (s *ScanColumns) StatusBytes(tiles int) int {
 	return scanStatusBytes(tiles, s.Width()*scanWordBytes(s.Comb.Type))
@@ -388,6 +357,9 @@ func (s *ScanColumns) Key() string {
 	if s.Exclusive {
 		ex = "|excl"
 	}
+	if s.Out.Valid() {
+		ex += "|out=" + s.Out.String()
+	}
 	return fmt.Sprintf("scan.cols|%v|%s|h%d|r%d%s", s.In, s.Comb.key(), s.Groups, s.Rows, ex)
 }
 
@@ -396,8 +368,8 @@ func (s *ScanColumns) Validate() error {
 	if err := s.Comb.Validate(); err != nil {
 		return err
 	}
-	if !s.In.Valid() || s.In == dtype.Float16 || s.In == dtype.BFloat16 {
-		return fmt.Errorf("kernel: scan input of type %v: %w", s.In, backend.ErrNotSupported)
+	if err := scanTypesOK(s.In, s.Comb.Type, s.Out); err != nil {
+		return err
 	}
 	if s.Groups != 1 && s.Groups != 8 {
 		return fmt.Errorf("kernel: scan column groups %d", s.Groups)
@@ -413,7 +385,7 @@ func (s *ScanColumns) CPU() (func(*cpu.Launch) error, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	run, err := newScanCPU(s.In, s.Comb, s.Exclusive)
+	run, err := newScanCPU(s.In, s.Comb, s.Exclusive, s.outType())
 	if err != nil {
 		return nil, err
 	}
@@ -425,7 +397,7 @@ func (s *ScanColumns) CPU() (func(*cpu.Launch) error, error) {
 			outer: int(l.Uint64(3)), n: int(l.Uint64(4)), inner: int(l.Uint64(5)),
 			so: int(l.Int64(6)), sk: int(l.Int64(7)), sj: int(l.Int64(8)),
 		}
-		return run(l, 0, 1, lay, l.Uint64(10))
+		return run(l, 0, l.Mem(1), lay, l.Uint64(10))
 	}, nil
 }
 
@@ -469,7 +441,7 @@ func (s *ScanTiles) checkLaunch(l *cpu.Launch) error {
 	}
 	if s.Vector {
 		if !aligned16(l, 0) || !aligned16(l, 1) ||
-			(rows > 1 && (rowLen*s.In.Size()%16 != 0 || rowLen*s.Comb.Type.Size()%16 != 0)) {
+			(rows > 1 && (rowLen*s.In.Size()%16 != 0 || rowLen*s.outType().Size()%16 != 0)) {
 			return launchErr("vector accesses on unaligned data")
 		}
 	}
@@ -492,4 +464,13 @@ func (s *ScanColumns) checkLaunch(l *cpu.Launch) error {
 		}
 	}
 	return nil
+}
+
+// Identity returns the identity of the operator (Op.Identity) as bits of Type, and false
+// for an expression.
+func (c Combine) Identity() (uint64, bool) {
+	if c.Expr != nil {
+		return 0, false
+	}
+	return c.Op.Identity(c.Type).Bits(), true
 }

@@ -13,7 +13,8 @@ import (
 // Values live in registers as the elementwise lowering keeps them (ewRT): Bool in a
 // predicate, 8- to 32-bit integers in 32-bit registers (sign- or zero-extended), 64-bit
 // integers and floats in their own, so that expression operators and conversions are
-// lowered by the elementwise generator (scanEW), with expr's semantics bit for bit.
+// lowered by the elementwise generator (exprLowering), with expr's semantics bit for
+// bit.
 // Shuffles, shared memory and the look-back status move values as 32-bit words.
 
 // sgen writes values of one accumulator type into a function.
@@ -27,17 +28,7 @@ type sgen struct {
 }
 
 func newSGen(m *ptx.Module, f *ptx.Func, sm int, comb Combine) *sgen {
-	return &sgen{m: m, f: f, sm: sm, t: comb.Type, comb: comb, ew: scanEW(m, f, sm, comb.Type, comb.Type)}
-}
-
-// scanEW returns the elementwise expression lowering writing into f, for expressions
-// whose input slot k has type ins[k] (and no parameters).
-func scanEW(m *ptx.Module, f *ptx.Func, sm int, ins ...dtype.DType) *ewGen {
-	e := &Elementwise{Ins: make([]Operand, len(ins))}
-	for k, t := range ins {
-		e.Ins[k] = Operand{DType: t, Kind: Contig}
-	}
-	return newEWLowering(e, m, f, sm, nil)
+	return &sgen{m: m, f: f, sm: sm, t: comb.Type, comb: comb, ew: exprLowering(m, f, sm, nil)}
 }
 
 // vt is the register type of a value.
@@ -53,68 +44,14 @@ func (g *sgen) nwords() int {
 	return 1
 }
 
-// op returns a new register holding a ⊕ b (a the earlier operand).
+// op returns a new register holding a ⊕ b (a the earlier operand): the expression, or
+// the operator of the table.
 func (g *sgen) op(a, b ptx.Reg) ptx.Reg {
-	f := g.f
-	t := g.t
-	if g.comb.Op == ScanExpr {
+	if g.comb.Expr != nil {
 		c := &ewElem{ins: map[int]ptx.Reg{0: a, 1: b}, memo: map[expr.Node]ptx.Reg{}}
 		return g.ew.eval(g.comb.Expr.Root, c)
 	}
-	if t == dtype.Bool {
-		d := f.Reg(ptx.Pred)
-		if g.comb.Op == ScanAdd || g.comb.Op == ScanMax {
-			f.Op("or.pred", d, a, b)
-		} else {
-			f.Op("and.pred", d, a, b)
-		}
-		return d
-	}
-	d := g.reg()
-	switch g.comb.Op {
-	case ScanAdd:
-		f.Add(d, a, b)
-	case ScanMul:
-		f.Mul(d, a, b)
-	case ScanMax, ScanMin:
-		if t.IsFloat() {
-			return g.fminmax(a, b, g.comb.Op == ScanMax)
-		}
-		if g.comb.Op == ScanMax {
-			f.Max(d, a, b)
-		} else {
-			f.Min(d, a, b)
-		}
-		return d
-	}
-	g.ew.norm(d, t)
-	return d
-}
-
-// fminmax is numpy.maximum/minimum on floats: NaN if either is NaN, -0 below +0.
-func (g *sgen) fminmax(a, b ptx.Reg, isMax bool) ptx.Reg {
-	f := g.f
-	vt := g.vt()
-	bt := ".b32"
-	if vt == ptx.F64 {
-		bt = ".b64"
-	}
-	cmp := ptx.Lt
-	bitop := "or"
-	if isMax {
-		cmp, bitop = ptx.Gt, "and"
-	}
-	r := f.Reg(vt)
-	f.Selp(r, a, b, f.Setp(cmp, a, b)) // a if a beats b, else b (also when unordered)
-	eq := f.Setp(ptx.Eq, a, b)
-	z := f.Reg(vt)
-	f.Op(bitop+bt, z, a, b) // equal values: ±0 resolved by the sign bit
-	f.At(eq).Op("mov"+vt.String(), r, z)
-	nan := f.Setp(ptx.NaN, a, b)
-	s := f.Reg(vt)
-	f.Add(s, a, b) // a NaN
-	f.At(nan).Op("mov"+vt.String(), r, s)
-	return r
+	return g.ew.combine(g.comb.Op, g.t, a, b)
 }
 
 // sel returns p ? a : b.
@@ -276,6 +213,9 @@ func loadVector(f *ptx.Func, t dtype.DType, v int, a ptx.Addr) []ptx.Reg {
 func extractValue(f *ptx.Func, t dtype.DType, w ptx.Reg, j int) ptx.Reg {
 	bits := 8 * t.Size()
 	pos := j * bits
+	if isHalfType(t) {
+		return ptxUnpackHalves(f, []ptx.Reg{w}, 2)[j]
+	}
 	if t == dtype.Bool {
 		m := f.Reg(ptx.U32)
 		f.And(m, w.As(ptx.U32), ptx.Uint(0xff<<pos))
@@ -321,10 +261,11 @@ func regsToOps(rs []ptx.Reg) []ptx.Operand {
 }
 
 // vectorWidth returns the elements per access for a thread chunk of k elements of
-// size bytes: the largest of 4, 2, 1 dividing k with at most 16 bytes.
+// size bytes: the largest of 4, 2, 1 dividing k with at most 16 bytes, or 8 for 2-byte
+// elements (16 bytes of halves).
 func vectorWidth(k, size int) int {
-	for _, v := range []int{4, 2} {
-		if k%v == 0 && v*size <= 16 {
+	for _, v := range []int{8, 4, 2} {
+		if k%v == 0 && v*size <= 16 && (v < 8 || size == 2) {
 			return v
 		}
 	}

@@ -168,13 +168,11 @@ func (s *ScanTiles) PTX(major, minor int) (src, entry string, err error) {
 	entry = "scan_tiles"
 	k := m.Kernel(entry, ptx.P("in", ptx.U64), ptx.P("out", ptx.U64), ptx.P("status", ptx.U64),
 		ptx.P("rows", ptx.U64), ptx.P("row_len", ptx.U64), ptx.P("tiles_per_row", ptx.U64), ptx.P("init", ptx.U64))
-	k.Attr(fmt.Sprintf(".maxntid %d, 1, 1", ScanTilesBlock))
-	if s.Group > 2 {
-		// Several columns per lane: let ptxas use the registers rather than spill.
-		k.Attr(".maxnreg 128")
-	}
 	if s.MinBlocks > 0 {
+		k.Attr(fmt.Sprintf(".maxntid %d, 1, 1", ScanTilesBlock))
 		k.Attr(fmt.Sprintf(".minnctapersm %d", s.MinBlocks))
+	} else {
+		blockAttrs(k, ScanTilesBlock)
 	}
 	(&tilesGen{s: s, g: newSGen(m, k, major*10+minor, s.Comb)}).build()
 	return m.String(), entry, nil
@@ -213,7 +211,8 @@ func (tg *tilesGen) build() {
 	T := s.Tile()
 	nw := g.nwords()
 	warps := ScanTilesBlock / 32
-	inSize, accSize := s.In.Size(), s.Comb.Type.Size()
+	inSize, outT := s.In.Size(), s.outType()
+	outSize := outT.Size()
 
 	f.Shared("sc_tile", ptx.B32, 4, 1)
 	f.Shared("sc_wh", ptx.B32, 4, warps)
@@ -285,7 +284,7 @@ func (tg *tilesGen) build() {
 	f.Add(idx, idx, elem0)
 	ain, aout := f.Reg(ptx.U64), f.Reg(ptx.U64)
 	f.Fma(ain, idx, ptx.Int(inSize), pin)
-	f.Fma(aout, idx, ptx.Int(accSize), pout)
+	f.Fma(aout, idx, ptx.Int(outSize), pout)
 
 	// 2. Loads and the thread's aggregates per column (agg), in fixed registers: the
 	// full-tile path needs no per-element guards.
@@ -510,6 +509,12 @@ func (tg *tilesGen) build() {
 		}
 		out[i] = run[c]
 	}
+	if outT != g.t {
+		// A half-precision output: each value rounded once.
+		for i := range out {
+			out[i] = castValue(g.ew, out[i], g.t, outT)
+		}
+	}
 	done := f.NewLabel()
 	if s.Vector {
 		partial := f.NewLabel()
@@ -517,9 +522,9 @@ func (tg *tilesGen) build() {
 		if tg.transposedStore() {
 			tg.storeTransposed(out, aout, lane)
 		} else {
-			v := vectorWidth(K, accSize)
+			v := vectorWidth(K, outSize)
 			for i := 0; i < K; i += v {
-				storeVector(f, g.t, ptx.Mem(aout, int64(i*accSize)), out[i:i+v])
+				storeVector(f, outT, ptx.Mem(aout, int64(i*outSize)), out[i:i+v])
 			}
 		}
 		f.Bra(done)
@@ -528,7 +533,7 @@ func (tg *tilesGen) build() {
 	for i := 0; i < K; i++ {
 		skip := f.NewLabel()
 		f.AtNot(f.Setp(ptx.Gt, cnt, ptx.Int(i))).Bra(skip)
-		storeValue(f, g.t, ptx.Mem(aout, int64(i*accSize)), out[i])
+		storeValue(f, outT, ptx.Mem(aout, int64(i*outSize)), out[i])
 		f.Place(skip)
 	}
 	f.Place(done)
@@ -537,18 +542,29 @@ func (tg *tilesGen) build() {
 
 // transposedStore reports whether full tiles are stored through shared memory, warp
 // by warp, so that each store instruction writes 512 contiguous bytes: for 4- and
-// 8-byte accumulators whose thread chunk is 16, 32 or 64 bytes.
+// 8-byte outputs, and half-precision ones in pairs, whose thread chunk is 16, 32, 64 or
+// 128 bytes.
 func (tg *tilesGen) transposedStore() bool {
-	kw := tg.s.Items * tg.g.nwords()
-	size := tg.s.Comb.Type.Size()
-	return tg.s.Vector && (size == 4 || size == 8) && (kw == 4 || kw == 8 || kw == 16 || kw == 32)
+	kw := tg.outWords()
+	size := tg.s.outType().Size()
+	ok := size == 4 || size == 8 || isHalfType(tg.s.outType()) && tg.s.Items%2 == 0
+	return tg.s.Vector && ok && (kw == 4 || kw == 8 || kw == 16 || kw == 32)
 }
 
-// xsWords is the words of a warp's staging area: 32 lanes of Items*nwords words, one
-// word of padding after every 32 (word i at i + i/32) so that both the blocked writes
-// and the striped reads hit 32 distinct banks.
+// outWords is the 32-bit words of a thread's outputs: Items*nwords, or Items/2 for a
+// half-precision output (two per word, the first in the low half).
+func (tg *tilesGen) outWords() int {
+	if isHalfType(tg.s.outType()) {
+		return tg.s.Items / 2
+	}
+	return tg.s.Items * tg.g.nwords()
+}
+
+// xsWords is the words of a warp's staging area: 32 lanes of outWords words, one word
+// of padding after every 32 (word i at i + i/32) so that both the blocked writes and
+// the striped reads hit 32 distinct banks.
 func (tg *tilesGen) xsWords() int {
-	kw := tg.s.Items * tg.g.nwords()
+	kw := tg.outWords()
 	return 32*kw + kw
 }
 
@@ -560,8 +576,7 @@ func (tg *tilesGen) storeTransposed(out []ptx.Reg, aout, lane ptx.Reg) {
 	g := tg.g
 	f := g.f
 	K := tg.s.Items
-	nw := g.nwords()
-	kw := K * nw
+	kw := tg.outWords()
 	warpBase := f.Reg(ptx.U32) // the warp's staging area
 	warp := f.Reg(ptx.U32)
 	f.Shr(warp, f.Special(ptx.TidX), ptx.Int(5))
@@ -574,12 +589,20 @@ func (tg *tilesGen) storeTransposed(out []ptx.Reg, aout, lane ptx.Reg) {
 	f.Shr(pad, wb, ptx.Int(5))
 	f.Add(wb, wb, pad)
 	f.Fma(wb, wb, ptx.Int(4), warpBase)
-	j := 0
-	for _, v := range out {
-		for _, w := range g.words(v) {
-			f.St(ptx.Shared, ptx.CacheDefault, ptx.B32, ptx.Mem(wb, int64(4*j)), w)
-			j++
+	var words []ptx.Reg
+	if isHalfType(tg.s.outType()) {
+		for i := 0; i < len(out); i += 2 {
+			w := f.Reg(ptx.B32)
+			f.Op("mov.b32", w, ptx.Vec{out[i], out[i+1]})
+			words = append(words, w)
 		}
+	} else {
+		for _, v := range out {
+			words = append(words, g.words(v)...)
+		}
+	}
+	for j, w := range words {
+		f.St(ptx.Shared, ptx.CacheDefault, ptx.B32, ptx.Mem(wb, int64(4*j)), w)
 	}
 	f.Op("bar.warp.sync", ptx.Uint(0xffffffff))
 	// Striped reads: words 128r + 4l + q at (132r + 4l + l/8 + q)*4.
@@ -592,7 +615,7 @@ func (tg *tilesGen) storeTransposed(out []ptx.Reg, aout, lane ptx.Reg) {
 	// The warp's output: aout of lane 0 (lane l's chunk starts l*K elements later).
 	wo := f.Reg(ptx.U64)
 	lo := f.Reg(ptx.U64)
-	f.MulWide(lo, lane, ptx.Int(K*tg.s.Comb.Type.Size()))
+	f.MulWide(lo, lane, ptx.Int(K*tg.s.outType().Size()))
 	f.Sub(wo, aout, lo)
 	lo16 := f.Reg(ptx.U64)
 	f.MulWide(lo16, lane, ptx.Int(16))
@@ -918,7 +941,7 @@ func (s *ScanColumns) PTX(major, minor int) (src, entry string, err error) {
 		ptx.P("outer", ptx.U64), ptx.P("n", ptx.U64), ptx.P("inner", ptx.U64),
 		ptx.P("so", ptx.S64), ptx.P("sk", ptx.S64), ptx.P("sj", ptx.S64),
 		ptx.P("chunks", ptx.U64), ptx.P("init", ptx.U64))
-	k.Attr(fmt.Sprintf(".maxntid %d, 1, 1", ScanColumnsBlock))
+	blockAttrs(k, ScanColumnsBlock)
 	s.build(newSGen(m, k, major*10+minor, s.Comb))
 	return m.String(), entry, nil
 }
@@ -936,7 +959,8 @@ func (s *ScanColumns) build(g *sgen) {
 	f := g.f
 	H, W, R := s.Groups, s.Width(), s.Rows
 	nw := g.nwords()
-	inSize, accSize := s.In.Size(), s.Comb.Type.Size()
+	inSize, outT := s.In.Size(), s.outType()
+	outSize := outT.Size()
 	vec := W * nw * 4
 
 	f.Shared("sc_tile", ptx.B32, 4, 1)
@@ -1026,9 +1050,9 @@ func (s *ScanColumns) build(g *sgen) {
 	f.Fma(outOff, o, n, k0)
 	f.Fma(outOff, outOff, inner, j)
 	aout := f.Reg(ptx.U64)
-	f.Fma(aout, outOff, ptx.Int(accSize), pout)
+	f.Fma(aout, outOff, ptx.Int(outSize), pout)
 	ostep := f.Reg(ptx.U64)
-	f.Mul(ostep, inner, ptx.Int(accSize))
+	f.Mul(ostep, inner, ptx.Int(outSize))
 
 	// Loads and the thread's aggregate.
 	x := make([]ptx.Reg, R)
@@ -1246,7 +1270,10 @@ func (s *ScanColumns) build(g *sgen) {
 		}
 		skip := f.NewLabel()
 		f.AtNot(valid[i]).Bra(skip)
-		storeValue(f, g.t, ptx.Mem(ao, 0), outV)
+		if outT != g.t {
+			outV = castValue(g.ew, outV, g.t, outT) // a half-precision output: rounded once
+		}
+		storeValue(f, outT, ptx.Mem(ao, 0), outV)
 		f.Place(skip)
 		if i+1 < R {
 			f.Add(ao, ao, ostep)

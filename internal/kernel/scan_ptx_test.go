@@ -18,7 +18,7 @@ func scanExprComb(t testing.TB, src string, ty dtype.DType) Combine {
 	if e.DType() != ty {
 		e = &expr.Expr{Root: &expr.Cast{X: e.Root, Type: ty}, Inputs: e.Inputs, Params: e.Params}
 	}
-	return Combine{Op: ScanExpr, Type: ty, Expr: e}
+	return Combine{Type: ty, Expr: e}
 }
 
 // TestScanTilesPtxas assembles the row scan for the operators, types, groups and
@@ -32,28 +32,28 @@ func TestScanTilesPtxas(t *testing.T) {
 		vec  bool
 	}
 	cases := []tc{
-		{dtype.Float32, Combine{Op: ScanAdd, Type: dtype.Float32}, 1, 16, false, true},
-		{dtype.Float32, Combine{Op: ScanAdd, Type: dtype.Float32}, 1, 16, true, true},
-		{dtype.Int64, Combine{Op: ScanAdd, Type: dtype.Int64}, 1, 8, false, true},
-		{dtype.Int32, Combine{Op: ScanAdd, Type: dtype.Int64}, 1, 8, false, true},
-		{dtype.Bool, Combine{Op: ScanAdd, Type: dtype.Int64}, 1, 8, true, true},
-		{dtype.Float32, Combine{Op: ScanMax, Type: dtype.Float32}, 1, 16, false, true},
-		{dtype.Float64, Combine{Op: ScanMin, Type: dtype.Float64}, 1, 8, false, true},
-		{dtype.Float32, Combine{Op: ScanAdd, Type: dtype.Float32}, 3, 12, false, true},
-		{dtype.Int64, Combine{Op: ScanAdd, Type: dtype.Int64}, 3, 6, true, false},
-		{dtype.Int8, Combine{Op: ScanMul, Type: dtype.Int8}, 1, 16, false, true},
-		{dtype.Bool, Combine{Op: ScanMax, Type: dtype.Bool}, 2, 16, false, true},
-		{dtype.Uint16, Combine{Op: ScanMin, Type: dtype.Uint16}, 8, 8, true, true},
+		{dtype.Float32, Combine{Op: OpSum, Type: dtype.Float32}, 1, 16, false, true},
+		{dtype.Float32, Combine{Op: OpSum, Type: dtype.Float32}, 1, 16, true, true},
+		{dtype.Int64, Combine{Op: OpSum, Type: dtype.Int64}, 1, 8, false, true},
+		{dtype.Int32, Combine{Op: OpSum, Type: dtype.Int64}, 1, 8, false, true},
+		{dtype.Bool, Combine{Op: OpSum, Type: dtype.Int64}, 1, 8, true, true},
+		{dtype.Float32, Combine{Op: OpMax, Type: dtype.Float32}, 1, 16, false, true},
+		{dtype.Float64, Combine{Op: OpMin, Type: dtype.Float64}, 1, 8, false, true},
+		{dtype.Float32, Combine{Op: OpSum, Type: dtype.Float32}, 3, 12, false, true},
+		{dtype.Int64, Combine{Op: OpSum, Type: dtype.Int64}, 3, 6, true, false},
+		{dtype.Int8, Combine{Op: OpProd, Type: dtype.Int8}, 1, 16, false, true},
+		{dtype.Bool, Combine{Op: OpMax, Type: dtype.Bool}, 2, 16, false, true},
+		{dtype.Uint16, Combine{Op: OpMin, Type: dtype.Uint16}, 8, 8, true, true},
 		{dtype.Int32, scanExprComb(t, "a ^ b", dtype.Int64), 1, 8, true, true},
 		{dtype.Float32, scanExprComb(t, "fmax(a, b)", dtype.Float32), 1, 16, false, true},
-		{dtype.Float64, Combine{Op: ScanAdd, Type: dtype.Float32}, 1, 16, false, true},
+		{dtype.Float64, Combine{Op: OpSum, Type: dtype.Float32}, 1, 16, false, true},
 		// The second row-scan configuration (GPU_SCAN_VARIANT=v2).
-		{dtype.Float32, Combine{Op: ScanAdd, Type: dtype.Float32}, 1, 32, false, true},
-		{dtype.Float32, Combine{Op: ScanAdd, Type: dtype.Float32}, 1, 32, true, true},
-		{dtype.Int64, Combine{Op: ScanAdd, Type: dtype.Int64}, 1, 16, false, true},
-		{dtype.Int32, Combine{Op: ScanAdd, Type: dtype.Int64}, 1, 16, false, true},
-		{dtype.Float32, Combine{Op: ScanMax, Type: dtype.Float32}, 1, 32, false, true},
-		{dtype.Float64, Combine{Op: ScanMin, Type: dtype.Float64}, 1, 16, false, true},
+		{dtype.Float32, Combine{Op: OpSum, Type: dtype.Float32}, 1, 32, false, true},
+		{dtype.Float32, Combine{Op: OpSum, Type: dtype.Float32}, 1, 32, true, true},
+		{dtype.Int64, Combine{Op: OpSum, Type: dtype.Int64}, 1, 16, false, true},
+		{dtype.Int32, Combine{Op: OpSum, Type: dtype.Int64}, 1, 16, false, true},
+		{dtype.Float32, Combine{Op: OpMax, Type: dtype.Float32}, 1, 32, false, true},
+		{dtype.Float64, Combine{Op: OpMin, Type: dtype.Float64}, 1, 16, false, true},
 	}
 	for _, c := range cases {
 		sp := &ScanTiles{In: c.in, Comb: c.comb, Exclusive: c.ex, Group: c.g, Items: c.k, Vector: c.vec}
@@ -78,12 +78,12 @@ func TestScanTilesPtxas(t *testing.T) {
 // TestScanColumnsPtxas assembles the column scan.
 func TestScanColumnsPtxas(t *testing.T) {
 	cases := []*ScanColumns{
-		{In: dtype.Float32, Comb: Combine{Op: ScanAdd, Type: dtype.Float32}, Groups: 8, Rows: 16},
-		{In: dtype.Float32, Comb: Combine{Op: ScanAdd, Type: dtype.Float32}, Groups: 1, Rows: 3},
-		{In: dtype.Int32, Comb: Combine{Op: ScanAdd, Type: dtype.Int64}, Groups: 8, Rows: 16, Exclusive: true},
-		{In: dtype.Int64, Comb: Combine{Op: ScanAdd, Type: dtype.Int64}, Groups: 8, Rows: 16},
-		{In: dtype.Float64, Comb: Combine{Op: ScanMax, Type: dtype.Float64}, Groups: 8, Rows: 16},
-		{In: dtype.Bool, Comb: Combine{Op: ScanMin, Type: dtype.Bool}, Groups: 1, Rows: 9, Exclusive: true},
+		{In: dtype.Float32, Comb: Combine{Op: OpSum, Type: dtype.Float32}, Groups: 8, Rows: 16},
+		{In: dtype.Float32, Comb: Combine{Op: OpSum, Type: dtype.Float32}, Groups: 1, Rows: 3},
+		{In: dtype.Int32, Comb: Combine{Op: OpSum, Type: dtype.Int64}, Groups: 8, Rows: 16, Exclusive: true},
+		{In: dtype.Int64, Comb: Combine{Op: OpSum, Type: dtype.Int64}, Groups: 8, Rows: 16},
+		{In: dtype.Float64, Comb: Combine{Op: OpMax, Type: dtype.Float64}, Groups: 8, Rows: 16},
+		{In: dtype.Bool, Comb: Combine{Op: OpMin, Type: dtype.Bool}, Groups: 1, Rows: 9, Exclusive: true},
 		{In: dtype.Int32, Comb: scanExprComb(t, "where(a > b, a, b)", dtype.Int64), Groups: 8, Rows: 16},
 	}
 	for _, sp := range cases {
@@ -136,7 +136,7 @@ func TestScanTilesPtxasTuned(t *testing.T) {
 	cases = append(cases, tc{in: dtype.Float32, acc: dtype.Float32, k: 32, excl: true, lb: 4, stage: true},
 		tc{in: dtype.Int64, acc: dtype.Int64, k: 16, excl: true, lb: 4, stage: true})
 	for _, c := range cases {
-		sp := &ScanTiles{In: c.in, Comb: Combine{Op: ScanAdd, Type: c.acc}, Exclusive: c.excl, Group: 1, Items: c.k, Vector: true,
+		sp := &ScanTiles{In: c.in, Comb: Combine{Op: OpSum, Type: c.acc}, Exclusive: c.excl, Group: 1, Items: c.k, Vector: true,
 			Lookback: c.lb, Stage: c.stage, MinBlocks: c.mb}
 		t.Run(sp.Key(), func(t *testing.T) {
 			t.Parallel()

@@ -24,7 +24,7 @@ var (
 // it fails on an error, a spill or a stack frame, and skips without ptxas.
 func scanPtxas(t testing.TB, src string) (log, cubin string) {
 	t.Helper()
-	log, cubin = scanPtxasRaw(t, src)
+	log, cubin = ptxasRun(t, src, true)
 	for _, m := range scanReSpill.FindAllStringSubmatch(log, -1) {
 		if m[1] != "0" || m[2] != "0" {
 			t.Errorf("spills: %s\n%s", m[0], log)
@@ -48,9 +48,17 @@ func scanSpills(log string) (st, ld int) {
 	return
 }
 
-// scanPtxasRaw is scanPtxas without the spill and stack checks.
+// scanPtxasRaw is scanPtxas without the spill and stack checks (the driver's check
+// only logs what it finds).
 func scanPtxasRaw(t testing.TB, src string) (log, cubin string) {
 	t.Helper()
+	return ptxasRun(t, src, false)
+}
+
+// ptxasRun assembles src; strict makes the driver's check fail on local memory.
+func ptxasRun(t testing.TB, src string, strict bool) (log, cubin string) {
+	t.Helper()
+	checkPTXConfig(t, src, strict) // the dump and the driver's check (ptxdriver_test.go)
 	p := testenv.Ptxas(t)
 	dir := t.TempDir()
 	in := filepath.Join(dir, "m.ptx")

@@ -14,7 +14,7 @@ import (
 // within StatusBytes (a sentinel after it must survive).
 func TestScanSelfCleanBounds(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	sp := &ScanTiles{In: dtype.Int32, Comb: Combine{Op: ScanAdd, Type: dtype.Int32}, Group: 1, Items: 1, Vector: true}
+	sp := &ScanTiles{In: dtype.Int32, Comb: Combine{Op: OpSum, Type: dtype.Int32}, Group: 1, Items: 1, Vector: true}
 	if !sp.Packed() {
 		t.Fatal("want a packed status")
 	}

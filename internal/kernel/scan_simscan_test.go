@@ -34,9 +34,9 @@ func scanInitBits(rng *rand.Rand, c Combine, excl bool) uint64 {
 }
 
 // scanCompare compares the simulator's output with the CPU's.
-func scanCompare(t *testing.T, what string, acc dtype.DType, op ScanOp, sim, cpuOut []byte) {
+func scanCompare(t *testing.T, what string, acc dtype.DType, op Op, sim, cpuOut []byte) {
 	t.Helper()
-	if acc.IsFloat() && (op == ScanAdd || op == ScanMul || op == ScanExpr) {
+	if acc.IsFloat() && (op == OpSum || op == OpProd || op == 0) { // 0: an expression
 		sz := acc.Size()
 		for i := 0; i+sz <= len(sim); i += sz {
 			var a, b float64
@@ -73,32 +73,32 @@ func TestScanTilesSim(t *testing.T) {
 		off       int
 		resident  int
 	}
-	i64 := Combine{Op: ScanAdd, Type: dtype.Int64}
+	i64 := Combine{Op: OpSum, Type: dtype.Int64}
 	cases := []tc{
-		{dtype.Int32, i64, 1, 1, false, true, 1, 256*40 + 17, 0, 6},                                       // 41 tiles: two look-back windows
-		{dtype.Int32, i64, 1, 1, true, true, 1, 256 * 35, 0, 40},                                          // exclusive, all resident
-		{dtype.Int64, i64, 1, 2, false, false, 3, 512*5 + 3, 0, 4},                                        // rows of several tiles
-		{dtype.Bool, i64, 1, 4, true, true, 2, 1024 * 3, 0, 3},                                            // bool input, vector loads of 4 bytes
-		{dtype.Int32, Combine{Op: ScanAdd, Type: dtype.Int32}, 1, 16, false, true, 1, 4096*3 + 100, 0, 2}, // packed status, K=16
-		{dtype.Int32, Combine{Op: ScanAdd, Type: dtype.Int32}, 1, 16, true, false, 1, 4096 * 2, 4, 2},     // misaligned, scalar path
-		{dtype.Float32, Combine{Op: ScanMax, Type: dtype.Float32}, 1, 2, false, true, 1, 512 * 9, 0, 5},   // NaN, -0
-		{dtype.Float32, Combine{Op: ScanMin, Type: dtype.Float32}, 1, 2, true, false, 2, 512*4 + 2, 0, 5},
-		{dtype.Float64, Combine{Op: ScanMax, Type: dtype.Float64}, 1, 1, false, true, 1, 256 * 33, 0, 8},
-		{dtype.Float32, Combine{Op: ScanAdd, Type: dtype.Float32}, 1, 4, false, true, 1, 1024 * 6, 0, 3},
-		{dtype.Int32, i64, 3, 3, false, false, 2, 768*4 + 3*7, 0, 4},                                     // three interleaved columns
-		{dtype.Int16, Combine{Op: ScanMin, Type: dtype.Int16}, 5, 5, true, false, 2, 1280*3 + 5*3, 0, 3}, // five
-		{dtype.Uint8, Combine{Op: ScanMul, Type: dtype.Uint8}, 2, 4, false, true, 1, 1024*7 + 2, 0, 3},
-		{dtype.Bool, Combine{Op: ScanMax, Type: dtype.Bool}, 1, 2, false, true, 1, 512 * 5, 0, 3},
-		{dtype.Bool, Combine{Op: ScanMin, Type: dtype.Bool}, 2, 2, true, true, 1, 512 * 5, 0, 3},
+		{dtype.Int32, i64, 1, 1, false, true, 1, 256*40 + 17, 0, 6},                                     // 41 tiles: two look-back windows
+		{dtype.Int32, i64, 1, 1, true, true, 1, 256 * 35, 0, 40},                                        // exclusive, all resident
+		{dtype.Int64, i64, 1, 2, false, false, 3, 512*5 + 3, 0, 4},                                      // rows of several tiles
+		{dtype.Bool, i64, 1, 4, true, true, 2, 1024 * 3, 0, 3},                                          // bool input, vector loads of 4 bytes
+		{dtype.Int32, Combine{Op: OpSum, Type: dtype.Int32}, 1, 16, false, true, 1, 4096*3 + 100, 0, 2}, // packed status, K=16
+		{dtype.Int32, Combine{Op: OpSum, Type: dtype.Int32}, 1, 16, true, false, 1, 4096 * 2, 4, 2},     // misaligned, scalar path
+		{dtype.Float32, Combine{Op: OpMax, Type: dtype.Float32}, 1, 2, false, true, 1, 512 * 9, 0, 5},   // NaN, -0
+		{dtype.Float32, Combine{Op: OpMin, Type: dtype.Float32}, 1, 2, true, false, 2, 512*4 + 2, 0, 5},
+		{dtype.Float64, Combine{Op: OpMax, Type: dtype.Float64}, 1, 1, false, true, 1, 256 * 33, 0, 8},
+		{dtype.Float32, Combine{Op: OpSum, Type: dtype.Float32}, 1, 4, false, true, 1, 1024 * 6, 0, 3},
+		{dtype.Int32, i64, 3, 3, false, false, 2, 768*4 + 3*7, 0, 4},                                   // three interleaved columns
+		{dtype.Int16, Combine{Op: OpMin, Type: dtype.Int16}, 5, 5, true, false, 2, 1280*3 + 5*3, 0, 3}, // five
+		{dtype.Uint8, Combine{Op: OpProd, Type: dtype.Uint8}, 2, 4, false, true, 1, 1024*7 + 2, 0, 3},
+		{dtype.Bool, Combine{Op: OpMax, Type: dtype.Bool}, 1, 2, false, true, 1, 512 * 5, 0, 3},
+		{dtype.Bool, Combine{Op: OpMin, Type: dtype.Bool}, 2, 2, true, true, 1, 512 * 5, 0, 3},
 		{dtype.Int32, scanExprComb(t, "a ^ b", dtype.Int64), 1, 2, true, true, 1, 512*6 + 1, 0, 3},
 		{dtype.Int32, scanExprComb(t, "where(a > b, a, b)", dtype.Int32), 1, 1, false, true, 1, 256*34 + 1, 0, 7},
-		{dtype.Float64, Combine{Op: ScanAdd, Type: dtype.Float32}, 1, 2, false, true, 1, 512 * 3, 0, 3}, // conversion
+		{dtype.Float64, Combine{Op: OpSum, Type: dtype.Float32}, 1, 2, false, true, 1, 512 * 3, 0, 3}, // conversion
 		// Transposed stores of full tiles (4- and 8-byte accumulators, 4 to 16 words).
 		{dtype.Int32, i64, 1, 2, false, true, 1, 512*9 + 5, 0, 4},
 		{dtype.Int16, i64, 1, 4, true, true, 1, 1024*5 + 1, 0, 4},
 		{dtype.Int64, i64, 1, 8, false, true, 2, 2048 * 3, 0, 4},
-		{dtype.Float32, Combine{Op: ScanMax, Type: dtype.Float32}, 1, 8, false, true, 1, 2048*3 + 7, 0, 3},
-		{dtype.Int32, Combine{Op: ScanAdd, Type: dtype.Uint32}, 2, 4, true, true, 1, 1024*4 + 2, 0, 3},
+		{dtype.Float32, Combine{Op: OpMax, Type: dtype.Float32}, 1, 8, false, true, 1, 2048*3 + 7, 0, 3},
+		{dtype.Int32, Combine{Op: OpSum, Type: dtype.Uint32}, 2, 4, true, true, 1, 1024*4 + 2, 0, 3},
 		// Non-commutative operators: projections catch any operand swapped.
 		{dtype.Int32, scanExprComb(t, "a", dtype.Int32), 1, 1, false, true, 1, 256*40 + 3, 0, 6},
 		{dtype.Int32, scanExprComb(t, "b", dtype.Int32), 1, 1, false, true, 1, 256*40 + 3, 0, 6},
@@ -106,20 +106,20 @@ func TestScanTilesSim(t *testing.T) {
 		{dtype.Int32, scanExprComb(t, "b", dtype.Int32), 1, 1, true, true, 2, 256 * 35, 0, 6},
 		{dtype.Int64, scanExprComb(t, "b", dtype.Int64), 3, 3, false, false, 1, 768*35 + 6, 0, 9},
 		{dtype.Int64, scanExprComb(t, "a", dtype.Int64), 2, 2, true, false, 1, 512*35 + 6, 0, 9},
-		{dtype.Int8, Combine{Op: ScanAdd, Type: dtype.Int8}, 1, 8, false, true, 1, 2048*2 + 9, 0, 3}, // wrap
-		{dtype.Uint32, Combine{Op: ScanAdd, Type: dtype.Uint64}, 1, 1, false, true, 1, 10, 0, 1},     // tiny
+		{dtype.Int8, Combine{Op: OpSum, Type: dtype.Int8}, 1, 8, false, true, 1, 2048*2 + 9, 0, 3}, // wrap
+		{dtype.Uint32, Combine{Op: OpSum, Type: dtype.Uint64}, 1, 1, false, true, 1, 10, 0, 1},     // tiny
 	}
 	// The second row-scan configuration (GPU_SCAN_VARIANT=v2): 32 items per thread for
 	// 4-byte accumulators, 16 for 8-byte ones (32 words: transposed stores of 8 rows).
 	v2 := len(cases)
 	cases = append(cases, []tc{
-		{dtype.Float32, Combine{Op: ScanAdd, Type: dtype.Float32}, 1, 32, false, true, 1, 8192*3 + 100, 0, 2},
-		{dtype.Int32, Combine{Op: ScanAdd, Type: dtype.Int32}, 1, 32, true, true, 2, 8192*2 + 36, 0, 3}, // packed status
+		{dtype.Float32, Combine{Op: OpSum, Type: dtype.Float32}, 1, 32, false, true, 1, 8192*3 + 100, 0, 2},
+		{dtype.Int32, Combine{Op: OpSum, Type: dtype.Int32}, 1, 32, true, true, 2, 8192*2 + 36, 0, 3}, // packed status
 		{dtype.Int64, i64, 1, 16, false, true, 1, 4096*3 + 5, 0, 2},
 		{dtype.Int64, i64, 1, 16, true, true, 2, 4096 * 2, 0, 3},
 		{dtype.Int32, i64, 1, 16, false, true, 1, 4096*2 + 17, 0, 2},
-		{dtype.Float64, Combine{Op: ScanMax, Type: dtype.Float64}, 1, 16, false, true, 1, 4096*2 + 1, 0, 2},
-		{dtype.Float32, Combine{Op: ScanMin, Type: dtype.Float32}, 1, 32, true, false, 1, 8192*2 + 3, 4, 2}, // misaligned, scalar path
+		{dtype.Float64, Combine{Op: OpMax, Type: dtype.Float64}, 1, 16, false, true, 1, 4096*2 + 1, 0, 2},
+		{dtype.Float32, Combine{Op: OpMin, Type: dtype.Float32}, 1, 32, true, false, 1, 8192*2 + 3, 4, 2}, // misaligned, scalar path
 	}...)
 	for i, c := range cases {
 		if testenv.Race && i != 1 && i != 5 && i != 20 && i != v2 {
@@ -177,16 +177,16 @@ func TestScanColumnsSim(t *testing.T) {
 		resident        int
 	}
 	cases := []tc{
-		{dtype.Int32, Combine{Op: ScanAdd, Type: dtype.Int64}, 8, 2, false, 2, 100, 37, false, 5},    // 7 chunks
-		{dtype.Int32, Combine{Op: ScanAdd, Type: dtype.Int64}, 8, 2, true, 1, 160, 70, false, 3},     // exclusive
-		{dtype.Float32, Combine{Op: ScanMax, Type: dtype.Float32}, 8, 1, false, 3, 50, 33, false, 4}, // NaN, -0
-		{dtype.Int64, Combine{Op: ScanMin, Type: dtype.Int64}, 8, 2, true, 1, 77, 300, true, 6},      // strided input
-		{dtype.Bool, Combine{Op: ScanAdd, Type: dtype.Int64}, 1, 3, false, 600, 3, 1, false, 3},      // rows of 3
-		{dtype.Int32, Combine{Op: ScanMax, Type: dtype.Int32}, 1, 5, true, 40, 5, 9, false, 3},
-		{dtype.Float64, Combine{Op: ScanAdd, Type: dtype.Float64}, 8, 2, false, 1, 200, 20, false, 4},
-		{dtype.Uint8, Combine{Op: ScanMul, Type: dtype.Uint8}, 8, 1, false, 2, 40, 50, true, 3},
+		{dtype.Int32, Combine{Op: OpSum, Type: dtype.Int64}, 8, 2, false, 2, 100, 37, false, 5},    // 7 chunks
+		{dtype.Int32, Combine{Op: OpSum, Type: dtype.Int64}, 8, 2, true, 1, 160, 70, false, 3},     // exclusive
+		{dtype.Float32, Combine{Op: OpMax, Type: dtype.Float32}, 8, 1, false, 3, 50, 33, false, 4}, // NaN, -0
+		{dtype.Int64, Combine{Op: OpMin, Type: dtype.Int64}, 8, 2, true, 1, 77, 300, true, 6},      // strided input
+		{dtype.Bool, Combine{Op: OpSum, Type: dtype.Int64}, 1, 3, false, 600, 3, 1, false, 3},      // rows of 3
+		{dtype.Int32, Combine{Op: OpMax, Type: dtype.Int32}, 1, 5, true, 40, 5, 9, false, 3},
+		{dtype.Float64, Combine{Op: OpSum, Type: dtype.Float64}, 8, 2, false, 1, 200, 20, false, 4},
+		{dtype.Uint8, Combine{Op: OpProd, Type: dtype.Uint8}, 8, 1, false, 2, 40, 50, true, 3},
 		{dtype.Int32, scanExprComb(t, "a | b", dtype.Int32), 8, 2, true, 1, 90, 40, false, 3},
-		{dtype.Bool, Combine{Op: ScanMin, Type: dtype.Bool}, 8, 1, false, 1, 70, 64, false, 3},
+		{dtype.Bool, Combine{Op: OpMin, Type: dtype.Bool}, 8, 1, false, 1, 70, 64, false, 3},
 		{dtype.Int32, scanExprComb(t, "a", dtype.Int32), 8, 1, false, 2, 100, 40, false, 4},
 		{dtype.Int32, scanExprComb(t, "b", dtype.Int32), 8, 1, true, 2, 100, 40, false, 4},
 		{dtype.Int32, scanExprComb(t, "b", dtype.Int32), 1, 4, false, 50, 4, 3, false, 4},

@@ -28,9 +28,9 @@ func TestScanTilesSimTuned(t *testing.T) {
 		stage     bool
 		mb        int
 	}
-	i64 := Combine{Op: ScanAdd, Type: dtype.Int64}
-	i32 := Combine{Op: ScanAdd, Type: dtype.Int32}
-	f32 := Combine{Op: ScanAdd, Type: dtype.Float32}
+	i64 := Combine{Op: OpSum, Type: dtype.Int64}
+	i32 := Combine{Op: OpSum, Type: dtype.Int32}
+	f32 := Combine{Op: OpSum, Type: dtype.Float32}
 	cases := []tc{
 		// Wide look-back without staging: flagged and packed status, several windows.
 		{dtype.Int32, i64, 1, 1, false, true, 1, 256*40 + 17, 0, 40, 1, false, 0},
@@ -38,8 +38,8 @@ func TestScanTilesSimTuned(t *testing.T) {
 		{dtype.Int32, i32, 1, 1, false, true, 2, 256 * 35, 0, 20, 4, false, 0},
 		{dtype.Int64, i64, 1, 2, true, false, 2, 512*9 + 3, 0, 6, 8, false, 0},
 		{dtype.Int32, i64, 3, 3, false, false, 2, 768*9 + 3*7, 0, 9, 2, false, 0},
-		{dtype.Float32, Combine{Op: ScanMax, Type: dtype.Float32}, 1, 2, false, true, 1, 512 * 9, 0, 5, 4, false, 0},
-		{dtype.Bool, Combine{Op: ScanMax, Type: dtype.Bool}, 1, 2, false, true, 1, 512 * 35, 0, 30, 2, false, 0},
+		{dtype.Float32, Combine{Op: OpMax, Type: dtype.Float32}, 1, 2, false, true, 1, 512 * 9, 0, 5, 4, false, 0},
+		{dtype.Bool, Combine{Op: OpMax, Type: dtype.Bool}, 1, 2, false, true, 1, 512 * 35, 0, 30, 2, false, 0},
 		{dtype.Int32, scanExprComb(t, "b", dtype.Int32), 1, 1, false, true, 1, 256*70 + 3, 0, 60, 2, false, 0},
 		{dtype.Int32, scanExprComb(t, "a", dtype.Int32), 1, 1, true, true, 1, 256*70 + 3, 0, 60, 4, false, 0},
 		{dtype.Int64, scanExprComb(t, "b", dtype.Int64), 3, 3, false, false, 1, 768*35 + 6, 0, 30, 4, false, 0},
@@ -49,21 +49,21 @@ func TestScanTilesSimTuned(t *testing.T) {
 		{dtype.Float32, f32, 1, 8, false, true, 1, 2048*9 + 7, 0, 8, 4, true, 6},
 		{dtype.Float32, f32, 1, 32, false, true, 1, 8192*3 + 100, 0, 3, 4, true, 6},
 		{dtype.Float32, f32, 1, 32, true, true, 2, 8192*2 + 36, 0, 3, 2, true, 5},
-		{dtype.Float32, f32, 1, 32, false, true, 1, 8192 * 3, 0, 3, 0, true, 0},                                         // staged, original look-back
-		{dtype.Float32, Combine{Op: ScanMin, Type: dtype.Float32}, 1, 32, true, false, 1, 8192*2 + 3, 4, 2, 4, true, 0}, // misaligned
-		{dtype.Float32, Combine{Op: ScanMax, Type: dtype.Float32}, 1, 16, false, true, 1, 4096*5 + 1, 0, 5, 8, true, 0},
+		{dtype.Float32, f32, 1, 32, false, true, 1, 8192 * 3, 0, 3, 0, true, 0},                                       // staged, original look-back
+		{dtype.Float32, Combine{Op: OpMin, Type: dtype.Float32}, 1, 32, true, false, 1, 8192*2 + 3, 4, 2, 4, true, 0}, // misaligned
+		{dtype.Float32, Combine{Op: OpMax, Type: dtype.Float32}, 1, 16, false, true, 1, 4096*5 + 1, 0, 5, 8, true, 0},
 		{dtype.Int64, i64, 1, 16, false, true, 1, 4096*3 + 5, 0, 3, 4, true, 0},
 		{dtype.Int64, i64, 1, 16, true, true, 2, 4096 * 2, 0, 3, 4, true, 0},
 		{dtype.Int32, i64, 1, 2, false, true, 1, 512*70 + 17, 0, 69, 2, true, 0},
 		{dtype.Int16, i64, 1, 4, true, false, 1, 1024*9 + 1, 2, 9, 8, true, 0},
-		{dtype.Float64, Combine{Op: ScanMax, Type: dtype.Float64}, 1, 8, false, true, 1, 2048*5 + 1, 0, 5, 2, true, 0},
-		{dtype.Int32, Combine{Op: ScanAdd, Type: dtype.Uint32}, 1, 8, true, true, 1, 2048*9 + 2, 0, 9, 4, true, 0},
+		{dtype.Float64, Combine{Op: OpMax, Type: dtype.Float64}, 1, 8, false, true, 1, 2048*5 + 1, 0, 5, 2, true, 0},
+		{dtype.Int32, Combine{Op: OpSum, Type: dtype.Uint32}, 1, 8, true, true, 1, 2048*9 + 2, 0, 9, 4, true, 0},
 		{dtype.Int32, scanExprComb(t, "a", dtype.Int32), 1, 4, false, true, 1, 1024*40 + 3, 0, 40, 2, true, 0},
 		{dtype.Int32, scanExprComb(t, "b", dtype.Int32), 1, 4, false, true, 1, 1024*40 + 3, 0, 40, 4, true, 0},
 		{dtype.Int32, scanExprComb(t, "a", dtype.Int32), 1, 4, true, true, 2, 1024 * 35, 0, 30, 1, true, 0},
 		{dtype.Int32, scanExprComb(t, "b", dtype.Int32), 1, 4, true, true, 2, 1024 * 35, 0, 30, 8, true, 0},
 		{dtype.Int64, scanExprComb(t, "b", dtype.Int64), 1, 2, true, false, 1, 512*35 + 6, 0, 30, 4, true, 0},
-		{dtype.Uint32, Combine{Op: ScanAdd, Type: dtype.Uint64}, 1, 2, false, true, 1, 300, 0, 1, 4, true, 0}, // one partial tile
+		{dtype.Uint32, Combine{Op: OpSum, Type: dtype.Uint64}, 1, 2, false, true, 1, 300, 0, 1, 4, true, 0}, // one partial tile
 	}
 	for i, c := range cases {
 		if testenv.Race && i%5 != 0 {
@@ -111,8 +111,8 @@ func TestScanTilesSimDeepLookback(t *testing.T) {
 		lb    int
 		stage bool
 	}
-	i32 := Combine{Op: ScanAdd, Type: dtype.Int32}
-	i64 := Combine{Op: ScanAdd, Type: dtype.Int64}
+	i32 := Combine{Op: OpSum, Type: dtype.Int32}
+	i64 := Combine{Op: OpSum, Type: dtype.Int64}
 	var cases []tc
 	for _, lb := range []int{1, 2, 4, 8} {
 		cases = append(cases,
@@ -162,7 +162,7 @@ func TestScanTilesSimDeepLookback(t *testing.T) {
 			// the tile before), its first element for "a", its last for "b".
 			agg := func(tl int) uint64 {
 				last := (tl+1)*T - 1
-				if c.comb.Op == ScanExpr {
+				if c.comb.Expr != nil {
 					if c.comb.Expr.Key() == scanExprComb(t, "a", dtype.Int32).Expr.Key() {
 						last = tl * T
 					}

@@ -41,7 +41,7 @@ const (
 )
 
 func searchValid(t dtype.DType) error {
-	if !t.Valid() || t == dtype.Float16 || t == dtype.BFloat16 {
+	if !t.Valid() {
 		return fmt.Errorf("kernel: search of %v elements: %w", t, backend.ErrNotSupported)
 	}
 	return nil
@@ -140,6 +140,9 @@ func nonzeroAt(b []byte, sz int, float bool) bool {
 	case 1:
 		return b[0] != 0
 	case 2:
+		if float { // float16, bfloat16: the sign bit is bit 15
+			return b[0]|b[1]&0x7f != 0
+		}
 		return b[0]|b[1] != 0
 	case 4:
 		v := uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24

@@ -1,8 +1,6 @@
 package kernel
 
 import (
-	"fmt"
-
 	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/ptx"
 )
@@ -17,6 +15,8 @@ func nonzeroPred(f *ptx.Func, t dtype.DType, v ptx.Reg) ptx.Reg {
 	switch t {
 	case dtype.Bool:
 		return v
+	case dtype.Float16, dtype.BFloat16:
+		return ptxHalfNonzero(f, v)
 	case dtype.Float32:
 		b := f.Reg(ptx.U32)
 		f.Op("and.b32", b, v, ptx.Uint(0x7fffffff))
@@ -154,7 +154,7 @@ func (c *CompactCount) PTX(major, minor int) (src, entry string, err error) {
 	m := ptx.NewModule(major, minor)
 	entry = "compact_count"
 	f := m.Kernel(entry, ptx.P("in", ptx.U64), ptx.P("status", ptx.U64), ptx.P("n", ptx.U64))
-	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", SearchBlock))
+	blockAttrs(f, SearchBlock)
 	f.Shared("cc_tile", ptx.B32, 4, 1)
 	f.Shared("cc_sum", ptx.B32, 4, SearchBlock/32)
 	pin, pst := f.Reg(ptx.U64), f.Reg(ptx.U64)
@@ -277,7 +277,7 @@ func (c *CompactScatter) PTX(major, minor int) (src, entry string, err error) {
 	entry = "compact_scatter"
 	f := m.Kernel(entry, ptx.P("in", ptx.U64), ptx.P("status", ptx.U64), ptx.P("out", ptx.U64),
 		ptx.P("values", ptx.U64), ptx.P("n", ptx.U64), ptx.P("total", ptx.U64))
-	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", SearchBlock))
+	blockAttrs(f, SearchBlock)
 	T := c.Tile()
 	ot := c.OutType()
 	osz := ot.Size()
@@ -431,7 +431,7 @@ func (s *FindFirst) PTX(major, minor int) (src, entry string, err error) {
 	m := ptx.NewModule(major, minor)
 	entry = "find_first"
 	f := m.Kernel(entry, ptx.P("in", ptx.U64), ptx.P("result", ptx.U64), ptx.P("n", ptx.U64))
-	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", SearchBlock))
+	blockAttrs(f, SearchBlock)
 	f.Shared("ff_found", ptx.B64, 8, 1)
 	f.Shared("ff_warp", ptx.B64, 8, SearchBlock/32)
 	pin, pres := f.Reg(ptx.U64), f.Reg(ptx.U64)
@@ -537,7 +537,7 @@ func (c *CountNonzero) PTX(major, minor int) (src, entry string, err error) {
 	m := ptx.NewModule(major, minor)
 	entry = "count_nonzero"
 	f := m.Kernel(entry, ptx.P("in", ptx.U64), ptx.P("result", ptx.U64), ptx.P("n", ptx.U64))
-	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", SearchBlock))
+	blockAttrs(f, SearchBlock)
 	f.Shared("cn_sum", ptx.B32, 4, SearchBlock/32)
 	pin, pres := f.Reg(ptx.U64), f.Reg(ptx.U64)
 	f.CvtaTo(ptx.Global, pin, f.LdParam(0))

@@ -55,3 +55,10 @@ const (
 	MemHostAllocPortable  uint32 = 0x1
 	MemHostAllocDeviceMap uint32 = 0x2
 )
+
+// Stream memory operation flags (CUDA Driver API: CUstreamWaitValue_flags,
+// CUstreamWriteValue_flags). Added by the sync branch.
+const (
+	StreamWaitValueGEQ      uint32 = 0x0 // until int32(*addr - value) >= 0 (cyclic)
+	StreamWriteValueDefault uint32 = 0x0
+)

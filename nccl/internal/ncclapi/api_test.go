@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// The API, spelled out: this file compiles with and without cgo, so the cgo binding and
-// the stub cannot drift apart (the CGO_ENABLED=0 build is tested by TestBuildWithoutCgo).
+// The API, spelled out. There is one binding for every build (package internal/dl);
+// TestBuildWithoutCgo runs the tests without cgo, and with the tag gpu_nodlopen.
 var (
 	_ func() error                                                              = Load
 	_ func() string                                                             = LibraryPath

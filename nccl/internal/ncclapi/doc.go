@@ -7,9 +7,11 @@
 //
 // # Loading
 //
-// Nothing is linked at build time: no NCCL headers, no -l flags. On the first call the
-// package opens the library with dlopen, once and thread-safely, and resolves each entry
-// point with dlsym. It tries, in order:
+// Nothing is linked at build time: no NCCL headers, no -l flags, and no C compiler is
+// needed: the calls go through package internal/dl, with cgo or, with CGO_ENABLED=0 on
+// linux/amd64 and linux/arm64, through purego (the entry points are one table for both
+// builds). On the first call the package opens the library with dlopen, once and
+// thread-safely, and resolves each entry point with dlsym. It tries, in order:
 //
 //   - the file named by the environment variable GPU_NCCL_LIBRARY, if set and not empty
 //     (then nothing else is tried);
@@ -23,7 +25,9 @@
 //
 // The C prototypes are our own, written from NCCL's documented API (nccl.h): enums are
 // passed as int, communicators and streams as pointers, ncclUniqueId as a 128-byte
-// struct by value, and ncclConfig_t with the layout of NCCL 2.28 (see Config).
+// struct by value (as the C calling convention passes it: on the stack on amd64, as a
+// pointer to a copy on arm64), and ncclConfig_t with the layout of NCCL 2.28 (see
+// Config).
 //
 // # NVLink multicast stays off
 //
@@ -55,8 +59,8 @@
 // # Errors
 //
 // Every call returns nil or an *Error: the NCCL result code, its name, the operation,
-// and, for failures, the text of ncclGetLastError read in the same C call as the
-// failure. NCCL keeps that text in one process-wide buffer that only its warnings
+// and, for failures, the text of ncclGetLastError read right after the failure (a
+// second call into C). NCCL keeps that text in one process-wide buffer that only its warnings
 // write, so when several communicators fail at once, or a failure warns nothing, the
 // message may describe another failure; the code and operation are always exact. The
 // sentinels (ErrInvalidArgument, ErrInProgress, ...) match with errors.Is by code.
@@ -65,10 +69,12 @@
 //
 // # Cost of a call
 //
-// A call is one cgo call through a C function pointer. On success nothing is allocated;
-// the Go side adds an inlined "library loaded?" check (an atomic load) to the cgo
-// transition. Allocation happens only when building an error.
+// A call is one crossing into C through a function pointer (package internal/dl: about
+// the cost of a cgo call, with or without cgo on amd64). On success nothing is
+// allocated; the Go side adds a "library loaded?" check (an atomic load) and a "has the
+// entry point?" check. Allocation happens only when building an error.
 //
-// Without cgo (CGO_ENABLED=0) the package builds with the same API and every call
-// returns an error matching ErrUnavailable.
+// Where the build cannot load libraries (CGO_ENABLED=0 outside linux/amd64 and
+// linux/arm64, or the tag gpu_nodlopen) the package builds with the same API and every
+// call returns an error matching ErrUnavailable.
 package ncclapi

@@ -1,5 +1,3 @@
-//go:build cgo && unix
-
 package ncclapi
 
 import (
@@ -12,6 +10,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
+
+	"github.com/go-gpu/gpu/internal/dl"
+	"github.com/go-gpu/gpu/internal/dl/dltest"
 )
 
 // The tests load a fake libnccl (testdata/fakenccl.c), compiled here with the C
@@ -48,19 +50,18 @@ func TestMain(m *testing.M) {
 
 // buildFake compiles testdata/fakenccl.c into dir and returns its path, or "" and why.
 func buildFake(dir string) (path, skip string) {
-	cc := os.Getenv("CC")
-	if cc == "" {
-		cc = "gcc"
+	if !dl.Available {
+		return "", "this build cannot load libraries (dl.Mechanism is \"\")"
 	}
-	if _, err := exec.LookPath(cc); err != nil {
-		return "", fmt.Sprintf("no C compiler (%s) to build the fake libnccl: %v", cc, err)
+	return dltest.Build(filepath.Join("testdata", "fakenccl.c"), dir, "libnccl-fake.so")
+}
+
+// needLoader skips in a build that cannot load libraries (stub_test.go tests it).
+func needLoader(t testing.TB) {
+	t.Helper()
+	if !dl.Available {
+		t.Skip("this build cannot load libraries")
 	}
-	path = filepath.Join(dir, "libnccl-fake.so")
-	out, err := exec.Command(cc, "-shared", "-fPIC", "-O2", "-o", path, filepath.Join("testdata", "fakenccl.c")).CombinedOutput()
-	if err != nil {
-		return "", fmt.Sprintf("building the fake libnccl failed: %v\n%s", err, out)
-	}
-	return path, ""
 }
 
 func needFake(t testing.TB) {
@@ -397,6 +398,7 @@ func runChild(t *testing.T, test string, env ...string) {
 }
 
 func TestMissingLibrary(t *testing.T) {
+	needLoader(t)
 	runChild(t, "TestChildMissingLibrary", childEnv+"=missing", "GPU_NCCL_LIBRARY=/nonexistent/libnccl-none.so.2")
 }
 
@@ -430,6 +432,7 @@ func TestChildMissingLibrary(t *testing.T) {
 }
 
 func TestDefaultSearch(t *testing.T) {
+	needLoader(t)
 	runChild(t, "TestChildDefaultSearch", childEnv+"=default", "GPU_NCCL_LIBRARY=")
 }
 
@@ -448,6 +451,7 @@ func TestChildDefaultSearch(t *testing.T) {
 }
 
 func TestNotNCCL(t *testing.T) {
+	needLoader(t)
 	runChild(t, "TestChildNotNCCL", childEnv+"=notnccl", "GPU_NCCL_LIBRARY=libm.so.6")
 }
 
@@ -504,6 +508,9 @@ func TestChildConcurrentFirstUse(t *testing.T) {
 	}
 }
 
+// TestBuildWithoutCgo builds the nccl tree and runs this package's tests in the other
+// builds: without cgo (purego, on linux/amd64 and linux/arm64, the fake library as
+// here) and with the tag gpu_nodlopen (the stub: every call unavailable).
 func TestBuildWithoutCgo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the go command")
@@ -514,16 +521,40 @@ func TestBuildWithoutCgo(t *testing.T) {
 			t.Skip("no go command")
 		}
 	}
-	// Build the whole nccl tree and run this package's tests (the stub's) without cgo.
 	for _, args := range [][]string{
 		{"build", "../../..."},
 		{"vet", "."},
-		{"test", "-count=1", "."},
+		{"test", "-count=1", "-short", "."},
+		{"test", "-count=1", "-short", "-tags", "gpu_nodlopen", "."},
 	} {
 		cmd := exec.Command(gotool, args...)
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Errorf("CGO_ENABLED=0 go %s: %v\n%s", strings.Join(args, " "), err, out)
+		} else {
+			t.Logf("CGO_ENABLED=0 go %s:\n%s", strings.Join(args, " "), out)
+		}
+	}
+}
+
+// TestConfigLayout checks cConfig against ncclConfig_t's offsets in NCCL 2.28's nccl.h
+// (the fake library reads the fields at these offsets too).
+func TestConfigLayout(t *testing.T) {
+	var c cConfig
+	for _, f := range []struct {
+		name      string
+		got, want uintptr
+	}{
+		{"sizeof", unsafe.Sizeof(c), ConfigSize},
+		{"magic", unsafe.Offsetof(c.magic), 8},
+		{"blocking", unsafe.Offsetof(c.blocking), 16},
+		{"netName", unsafe.Offsetof(c.netName), 32},
+		{"commName", unsafe.Offsetof(c.commName), 48},
+		{"collnetEnable", unsafe.Offsetof(c.collnetEnable), 56},
+		{"nvlinkCentricSched", unsafe.Offsetof(c.nvlinkCentricSched), 76},
+	} {
+		if f.got != f.want {
+			t.Errorf("ncclConfig_t %s: %d, want %d", f.name, f.got, f.want)
 		}
 	}
 }

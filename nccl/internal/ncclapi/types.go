@@ -284,7 +284,7 @@ func sentinel(r Result) *Error { return &Error{Code: int(r), Name: r.String()} }
 // The sentinels, matched by code with errors.Is.
 var (
 	// ErrUnavailable: the NCCL library could not be loaded, the loaded library lacks
-	// the entry point, or the package was built without cgo.
+	// the entry point, or the build cannot load libraries (package internal/dl).
 	ErrUnavailable = sentinel(unavailableCode)
 	// ErrUnhandledCuda matches ncclUnhandledCudaError.
 	ErrUnhandledCuda = sentinel(UnhandledCudaError)

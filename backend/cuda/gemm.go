@@ -1,0 +1,285 @@
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/go-gpu/gpu/backend"
+	"github.com/go-gpu/gpu/backend/cuda/cu"
+	"github.com/go-gpu/gpu/backend/cuda/cublas"
+	"github.com/go-gpu/gpu/dtype"
+)
+
+// Matrix products through cuBLAS (package cublas, loaded at run time).
+//
+// Each stream gets a handle of its own the first time it multiplies (cuBLAS wants one
+// stream per handle at a time): its stream set once (cublasSetStream) and a workspace
+// from the device's stream-ordered pool allocated on that stream (cublasSetWorkspace:
+// 32 MiB on compute capability 9.0 and later, 4 MiB before, NVIDIA's recommended
+// sizes), so that every kernel cuBLAS launches, and every use of the workspace, is
+// ordered on our stream like our own kernels. Alpha and beta are passed from host memory
+// (CUBLAS_POINTER_MODE_HOST). When the stream is destroyed its workspace is freed in
+// stream order and the handle goes back to a per-device pool for the next stream
+// (cublasDestroy would synchronize the whole device). Every handle is made in the
+// device's primary context, and every cuBLAS call makes that context current on the
+// calling thread in the same crossing into C (package cublas), so no goroutine needs
+// locking to its thread. The same code serves the cgo and the CGO_ENABLED=0 builds.
+//
+// The row-major products of backend.Gemm become cuBLAS's column-major ones by computing
+// C^T = op(B)^T op(A)^T: a row-major matrix with leading dimension ld is the column-major
+// transpose with the same ld.
+
+var _ backend.Gemmer = (*Device)(nil)
+
+// blasDevice is a device's cuBLAS state.
+type blasDevice struct {
+	once sync.Once
+	lib  string
+	err  error
+	mu   sync.Mutex
+	free []cublas.Handle // handles of destroyed streams, for reuse
+}
+
+// blasStream is a stream's cuBLAS handle and workspace.
+type blasStream struct {
+	mu sync.Mutex
+	h  cublas.Handle
+	ws cu.DevicePtr
+}
+
+var (
+	blasDevices sync.Map // *Device -> *blasDevice
+	blasStreams sync.Map // *Stream -> *blasStream
+)
+
+func (d *Device) blas() *blasDevice {
+	v, _ := blasDevices.LoadOrStore(d, &blasDevice{})
+	return v.(*blasDevice)
+}
+
+// GemmLibrary loads cuBLAS (once) and checks that it can make a handle on this device
+// (a library newer than the driver cannot), and names it: "cuBLAS 13.1.0
+// (/usr/local/cuda/lib64/libcublas.so.13, with libcublasLt.so.13)". Errors wrap
+// backend.ErrNotSupported.
+func (d *Device) GemmLibrary() (string, error) {
+	b := d.blas()
+	b.once.Do(func() {
+		lib, err := cublas.Library()
+		if err != nil {
+			b.err = fmt.Errorf("cuda: %w: %w", err, backend.ErrNotSupported)
+			return
+		}
+		h, err := cublas.Create(d.ctx)
+		if err != nil {
+			b.err = fmt.Errorf("cuda: %s cannot make a handle on %s: %w: %w", lib, d.info.Name, err, backend.ErrNotSupported)
+			return
+		}
+		b.free = append(b.free, h)
+		b.lib = lib
+	})
+	return b.lib, b.err
+}
+
+// workspaceBytes is the workspace a handle gets.
+func (d *Device) workspaceBytes() int64 {
+	if d.info.ComputeMajor >= 9 {
+		return 32 << 20
+	}
+	return 4 << 20
+}
+
+// streamHandle returns s's handle, making it on first use.
+func (d *Device) streamHandle(s *Stream) (*blasStream, error) {
+	if v, ok := blasStreams.Load(s); ok {
+		return v.(*blasStream), nil
+	}
+	b := d.blas()
+	b.mu.Lock()
+	var h cublas.Handle
+	if n := len(b.free); n > 0 {
+		h, b.free = b.free[n-1], b.free[:n-1]
+	}
+	b.mu.Unlock()
+	if h.IsZero() {
+		var err error
+		if h, err = cublas.Create(d.ctx); err != nil {
+			return nil, err
+		}
+	}
+	bs := &blasStream{h: h}
+	fail := func(err error) (*blasStream, error) {
+		if bs.ws != 0 {
+			d.ctx.MemFreeAsync(bs.ws, s.h)
+		}
+		b.mu.Lock()
+		b.free = append(b.free, h)
+		b.mu.Unlock()
+		return nil, err
+	}
+	if err := h.SetStream(uintptr(s.h)); err != nil {
+		return fail(err)
+	}
+	if err := h.SetPointerMode(cublas.PointerHost); err != nil {
+		return fail(err)
+	}
+	if err := h.SetMathMode(cublas.DefaultMath); err != nil {
+		return fail(err)
+	}
+	size := d.workspaceBytes()
+	var err error
+	if d.pool != 0 {
+		bs.ws, err = d.ctx.MemAllocAsync(size, s.h)
+	} else {
+		bs.ws, err = d.ctx.MemAlloc(size)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	if err := h.SetWorkspace(uintptr(bs.ws), uint64(size)); err != nil {
+		return fail(err)
+	}
+	if v, loaded := blasStreams.LoadOrStore(s, bs); loaded {
+		fail(nil) // another goroutine made one first
+		return v.(*blasStream), nil
+	}
+	return bs, nil
+}
+
+// releaseBlas gives back s's handle and frees its workspace in stream order; called by
+// Stream.Destroy before the stream goes.
+func (s *Stream) releaseBlas() {
+	v, ok := blasStreams.LoadAndDelete(s)
+	if !ok {
+		return
+	}
+	bs := v.(*blasStream)
+	bs.mu.Lock()
+	defer bs.mu.Unlock()
+	d := s.d
+	if d.pool != 0 {
+		d.ctx.MemFreeAsync(bs.ws, s.h)
+	} else {
+		d.ctx.Synchronize()
+		d.ctx.MemFree(bs.ws)
+	}
+	b := d.blas()
+	b.mu.Lock()
+	b.free = append(b.free, bs.h)
+	b.mu.Unlock()
+}
+
+// gemmCall is a backend.Gemm in cuBLAS's column-major terms.
+type gemmCall struct {
+	ta, tb      cublas.Operation
+	m, n, k     int
+	alpha, beta cublas.Scalar
+	a, b, c     cublas.Matrix
+	batch       int
+	compute     cublas.ComputeType
+}
+
+// colMajor maps a row-major product onto cuBLAS: C^T = op(B)^T op(A)^T, so cuBLAS's A is
+// our B (transposed as our B is) and its B our A. ptr gives each operand's address.
+func colMajor(g *backend.Gemm, ptr func(o *backend.GemmOperand) uintptr) (gemmCall, error) {
+	var dt cublas.DataType
+	compute := cublas.Compute32F
+	scalar := func(v float64) cublas.Scalar { return cublas.Scalar(math.Float32bits(float32(v))) }
+	switch g.Type {
+	case dtype.Float16:
+		dt = cublas.R16F
+	case dtype.BFloat16:
+		dt = cublas.R16BF
+	case dtype.Float32:
+		dt = cublas.R32F
+		if g.TF32 {
+			compute = cublas.Compute32FFastTF32
+		}
+	case dtype.Float64:
+		dt, compute = cublas.R64F, cublas.Compute64F
+		scalar = func(v float64) cublas.Scalar { return cublas.Scalar(math.Float64bits(v)) }
+	default:
+		return gemmCall{}, fmt.Errorf("cuda: cuBLAS product of %v: %w", g.Type, backend.ErrNotSupported)
+	}
+	op := func(t bool) cublas.Operation {
+		if t {
+			return cublas.OpT
+		}
+		return cublas.OpN
+	}
+	mat := func(o *backend.GemmOperand) cublas.Matrix {
+		return cublas.Matrix{Ptr: ptr(o), Type: dt, LD: o.LD, Stride: o.Stride}
+	}
+	return gemmCall{
+		ta: op(g.TransB), tb: op(g.TransA),
+		m: g.N, n: g.M, k: g.K,
+		alpha: scalar(g.Alpha), beta: scalar(g.Beta),
+		a: mat(&g.B), b: mat(&g.A), c: mat(&g.C),
+		batch: g.Batch, compute: compute,
+	}, nil
+}
+
+// Gemm enqueues g on s with cuBLAS (see backend.Gemmer).
+func (d *Device) Gemm(bs backend.Stream, g *backend.Gemm) error {
+	if err := g.Check(); err != nil {
+		return fmt.Errorf("cuda: %w", err)
+	}
+	s, ok := bs.(*Stream)
+	if !ok || s == nil || s.d != d {
+		return fmt.Errorf("cuda: gemm on a stream of type %T that is not this device's: %w", bs, backend.ErrInvalidValue)
+	}
+	if _, err := d.GemmLibrary(); err != nil {
+		return err
+	}
+	var bad error
+	call, err := colMajor(g, func(o *backend.GemmOperand) uintptr {
+		m, ok := o.Mem.(*Mem)
+		if !ok || m.d != d {
+			bad = fmt.Errorf("cuda: gemm operand of type %T is not memory of this device: %w", o.Mem, backend.ErrInvalidValue)
+			return 0
+		}
+		return uintptr(m.ptr) + uintptr(o.Off)
+	})
+	if err != nil {
+		return err
+	}
+	if bad != nil {
+		return bad
+	}
+	st, err := d.streamHandle(s)
+	if err != nil {
+		return blasError(err)
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if call.batch == 1 {
+		err = st.h.GemmEx(call.ta, call.tb, call.m, call.n, call.k, call.alpha, call.a, call.b, call.beta, call.c,
+			call.compute, cublas.GemmDefault)
+	} else {
+		err = st.h.GemmStridedBatchedEx(call.ta, call.tb, call.m, call.n, call.k, call.alpha, call.a, call.b, call.beta,
+			call.c, call.batch, call.compute, cublas.GemmDefault)
+	}
+	return blasError(err)
+}
+
+// blasError adds the backend sentinel that matches a cuBLAS failure.
+func blasError(err error) error {
+	var sentinel error
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, cublas.ErrUnavailable), errors.Is(err, cublas.ErrNotSupported),
+		errors.Is(err, cublas.ErrArchMismatch), errors.Is(err, cublas.ErrNotInitialized):
+		sentinel = backend.ErrNotSupported
+	case errors.Is(err, cublas.ErrInvalidValue):
+		sentinel = backend.ErrInvalidValue
+	case errors.Is(err, cublas.ErrAllocFailed):
+		sentinel = backend.ErrOutOfMemory
+	case errors.Is(err, cublas.ErrExecutionFailed):
+		sentinel = backend.ErrLaunchFailed
+	default:
+		return fmt.Errorf("cuda: %w", err)
+	}
+	return fmt.Errorf("cuda: %w: %w", err, sentinel)
+}

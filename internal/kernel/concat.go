@@ -1,0 +1,234 @@
+package kernel
+
+import (
+	"fmt"
+
+	"github.com/go-gpu/gpu/backend"
+	"github.com/go-gpu/gpu/backend/cpu"
+	"github.com/go-gpu/gpu/ptx"
+)
+
+// ConcatRows copies Inputs row-major blocks into one destination, side by side: row r
+// of input k (cols_k vectors at src_k + r*lds_k) goes to row r of the destination at
+// column doff_k (dst + r*ldd + doff_k), for every row r < rows. It is Concatenate along
+// any axis of arrays whose axes after it are contiguous (the rows are then the
+// products of the axes before and from it), and so Stack and Roll. A vector is Vec
+// bytes (16, 8, 4, 2 or 1): every address, length and stride is a whole number of
+// them, so a thread moves 16 bytes per access where it can. One launch for all inputs:
+// the blocks of a row of the grid (x) are the inputs' chunks of ConcatItems*ConcatBlock
+// vectors one after the other, and its y dimension walks the rows, so each block finds
+// its input with a few comparisons and never divides.
+//
+// Kernel parameters, in order:
+//
+//	dst     u64  address of the destination
+//	rows    u64  rows
+//	ldd     u64  the destination's row stride (vectors)
+//	then for each input k:
+//	src_k   u64  address of its first row
+//	cols_k  u64  its row length (vectors)
+//	lds_k   u64  its row stride (vectors)
+//	doff_k  u64  its column in the destination (vectors)
+//	first_k u64  its first chunk (the sum of the chunks of the inputs before it)
+//
+// The grid is (total chunks, up to 65535) blocks of ConcatBlock threads: a
+// grid-stride loop over the rows.
+type ConcatRows struct {
+	Inputs int // 1..ConcatMaxInputs
+	Vec    int // bytes per vector
+}
+
+// ConcatBlock is the number of threads of a ConcatRows block; ConcatItems the vectors
+// each thread moves per row (all loads before the stores); ConcatMaxInputs the most
+// inputs of one launch.
+const (
+	ConcatBlock     = 256
+	ConcatItems     = 4
+	ConcatMaxInputs = 8
+)
+
+// ConcatChunks returns the chunks of a row of cols vectors.
+func ConcatChunks(cols int) int {
+	return (cols + ConcatBlock*ConcatItems - 1) / (ConcatBlock * ConcatItems)
+}
+
+// Key identifies the kernel.
+func (c *ConcatRows) Key() string { return fmt.Sprintf("concat|k%d|v%d", c.Inputs, c.Vec) }
+
+// Validate checks the spec.
+func (c *ConcatRows) Validate() error {
+	switch c.Vec {
+	case 1, 2, 4, 8, 16:
+	default:
+		return fmt.Errorf("kernel: concat of %d-byte vectors: %w", c.Vec, backend.ErrNotSupported)
+	}
+	if c.Inputs < 1 || c.Inputs > ConcatMaxInputs {
+		return fmt.Errorf("kernel: concat of %d inputs", c.Inputs)
+	}
+	return nil
+}
+
+// CPU returns the kernel for the CPU backend.
+func (c *ConcatRows) CPU() (func(*cpu.Launch) error, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return func(l *cpu.Launch) error {
+		rows, ldd := int(l.Uint64(1)), int(l.Uint64(2))
+		V := c.Vec
+		dst := l.Mem(0)
+		type in struct {
+			src             []byte
+			cols, lds, doff int
+		}
+		ins := make([]in, c.Inputs)
+		chunks := 0
+		for k := range ins {
+			p := 3 + 5*k
+			x := in{src: l.Mem(p), cols: int(l.Uint64(p + 1)), lds: int(l.Uint64(p + 2)), doff: int(l.Uint64(p + 3))}
+			if int(l.Uint64(p+4)) != chunks {
+				return launchErr("input %d's first chunk %d, want %d", k, l.Uint64(p+4), chunks)
+			}
+			chunks += ConcatChunks(x.cols)
+			if rows > 0 && x.cols > 0 {
+				if (rows-1)*x.lds*V+x.cols*V > len(x.src) {
+					return fmt.Errorf("kernel: illegal address: concat input %d past its allocation: %w", k, backend.ErrLaunchFailed)
+				}
+				if (rows-1)*ldd*V+(x.doff+x.cols)*V > len(dst) {
+					return fmt.Errorf("kernel: illegal address: concat output past its allocation: %w", backend.ErrLaunchFailed)
+				}
+			}
+			ins[k] = x
+		}
+		if int(l.Grid[0]) != max(1, chunks) || l.Block[0] != ConcatBlock {
+			return launchErr("grid %d, block %d for %d chunks", l.Grid[0], l.Block[0], chunks)
+		}
+		l.Parallel(rows, max(1, (1<<16)/max(1, ldd*V)), func(lo, hi int) {
+			for r := lo; r < hi; r++ {
+				for _, x := range ins {
+					copy(dst[(r*ldd+x.doff)*V:(r*ldd+x.doff+x.cols)*V], x.src[r*x.lds*V:(r*x.lds+x.cols)*V])
+				}
+			}
+		})
+		return nil
+	}, nil
+}
+
+// vecAccess returns the register type, count and suffix of a Vec-byte access.
+func vecAccess(v int) (ptx.Type, int, string) {
+	switch v {
+	case 16:
+		return ptx.U32, 4, ".v4.u32"
+	case 8:
+		return ptx.U32, 2, ".v2.u32"
+	case 4:
+		return ptx.U32, 1, ".u32"
+	case 2:
+		return ptx.U16, 1, ".u16"
+	}
+	return ptx.U16, 1, ".u8"
+}
+
+// PTX returns the kernel's PTX.
+func (c *ConcatRows) PTX(major, minor int) (src, entry string, err error) {
+	if err := c.Validate(); err != nil {
+		return "", "", err
+	}
+	defer scanPTXError(&err)
+	m := ptx.NewModule(major, minor)
+	entry = "concat_rows"
+	params := []ptx.Param{ptx.P("dst", ptx.U64), ptx.P("rows", ptx.U64), ptx.P("ldd", ptx.U64)}
+	for k := range c.Inputs {
+		for _, name := range []string{"src", "cols", "lds", "doff", "first"} {
+			params = append(params, ptx.P(fmt.Sprintf("%s%d", name, k), ptx.U64))
+		}
+	}
+	f := m.Kernel(entry, params...)
+	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", ConcatBlock))
+	pdst := f.Reg(ptx.U64)
+	f.CvtaTo(ptx.Global, pdst, f.LdParam(0))
+	rows, ldd := f.LdParam(1), f.LdParam(2)
+	chunk := f.Reg(ptx.U64)
+	f.Cvt(chunk, f.Special(ptx.CtaidX))
+	// The block's input: the last whose first chunk is at most this one.
+	psrc, cols, lds, doff, first := f.Reg(ptx.U64), f.Reg(ptx.U64), f.Reg(ptx.U64), f.Reg(ptx.U64), f.Reg(ptx.U64)
+	for k := range c.Inputs {
+		p := 3 + 5*k
+		vals := []ptx.Reg{f.LdParam(p), f.LdParam(p + 1), f.LdParam(p + 2), f.LdParam(p + 3), f.LdParam(p + 4)}
+		dsts := []ptx.Reg{psrc, cols, lds, doff, first}
+		if k == 0 {
+			for i, d := range dsts {
+				f.Mov(d, vals[i])
+			}
+			continue
+		}
+		take := f.Setp(ptx.Ge, chunk, vals[4])
+		for i, d := range dsts {
+			f.Selp(d, vals[i], d, take)
+		}
+	}
+	f.CvtaTo(ptx.Global, psrc, psrc)
+	f.Sub(chunk, chunk, first)
+	V := c.Vec
+	rt, nregs, suffix := vecAccess(V)
+	tid := f.Reg(ptx.U64)
+	f.Cvt(tid, f.Special(ptx.TidX))
+	col0 := f.Reg(ptx.U64)
+	f.Op("mad.lo.u64", col0, chunk, ptx.Int(ConcatBlock*ConcatItems), tid)
+	valid := make([]ptx.Reg, ConcatItems)
+	for j := range valid {
+		cj := f.Reg(ptx.U64)
+		f.Add(cj, col0, ptx.Int(j*ConcatBlock))
+		valid[j] = f.Setp(ptx.Lt, cj, cols)
+	}
+	// Byte offsets of the thread's first vector in a row of each side.
+	soff := f.Reg(ptx.U64)
+	f.Mul(soff, col0, ptx.Int(V))
+	doffB := f.Reg(ptx.U64)
+	f.Add(doffB, col0, doff)
+	f.Mul(doffB, doffB, ptx.Int(V))
+	ldsB, lddB := f.Reg(ptx.U64), f.Reg(ptx.U64)
+	f.Mul(ldsB, lds, ptx.Int(V))
+	f.Mul(lddB, ldd, ptx.Int(V))
+	r := f.Reg(ptx.U64)
+	f.Cvt(r, f.Special(ptx.CtaidY))
+	ny := f.Reg(ptx.U64)
+	f.Cvt(ny, f.Special(ptx.NctaidY))
+	// Row addresses, stepped by the grid's rows.
+	sa, da := f.Reg(ptx.U64), f.Reg(ptx.U64)
+	f.Op("mad.lo.u64", sa, r, ldsB, psrc)
+	f.Add(sa, sa, soff)
+	f.Op("mad.lo.u64", da, r, lddB, pdst)
+	f.Add(da, da, doffB)
+	sstep, dstep := f.Reg(ptx.U64), f.Reg(ptx.U64)
+	f.Mul(sstep, ny, ldsB)
+	f.Mul(dstep, ny, lddB)
+	loop, done := f.NewLabel(), f.NewLabel()
+	f.Place(loop)
+	f.At(f.Setp(ptx.Ge, r, rows)).Bra(done)
+	regs := make([][]ptx.Reg, ConcatItems)
+	for j := range regs {
+		regs[j] = f.Regs(rt, nregs)
+		op := "ld.global.nc" + suffix
+		if nregs == 1 {
+			f.At(valid[j]).Op(op, regs[j][0], ptx.Mem(sa, int64(j*ConcatBlock*V)))
+		} else {
+			f.At(valid[j]).Op(op, ptx.Vec(regs[j]), ptx.Mem(sa, int64(j*ConcatBlock*V)))
+		}
+	}
+	for j := range regs {
+		op := "st.global" + suffix
+		if nregs == 1 {
+			f.At(valid[j]).Op(op, ptx.Mem(da, int64(j*ConcatBlock*V)), regs[j][0])
+		} else {
+			f.At(valid[j]).Op(op, ptx.Mem(da, int64(j*ConcatBlock*V)), ptx.Vec(regs[j]))
+		}
+	}
+	f.Add(r, r, ny)
+	f.Add(sa, sa, sstep)
+	f.Add(da, da, dstep)
+	f.Bra(loop)
+	f.Place(done)
+	f.Ret()
+	return m.String(), entry, nil
+}

@@ -1,0 +1,1182 @@
+package kernel
+
+import (
+	"fmt"
+	"math/bits"
+
+	"github.com/go-gpu/gpu/backend"
+	"github.com/go-gpu/gpu/dtype"
+	"github.com/go-gpu/gpu/ptx"
+)
+
+// The CUDA kernels of MatMul.
+//
+// Tensor cores (float16, bfloat16: mma.sync.m16n8k16; TF32: mma.sync.m16n8k8; sm_80 and
+// later). A block of 4 warps computes a 128x128 tile of C, each warp 64x64 (4 x 8
+// mma tiles, 128 float32 accumulators a thread). Tiles of A and B (128 x 32 of 16-bit
+// elements, 128 x 16 of float32) go through shared memory in a 4-stage ring filled by
+// cp.async (16 bytes a copy, its source size clipped at the matrix's edges so that the
+// rest is zero-filled: no predicates and no partial tiles in the main loop), the copy of
+// tile k+3 issued while tile k is multiplied (one cp.async group per tile,
+// cp.async.wait_group 2 and one barrier per tile). The shared tiles keep the global
+// layout (rows along the contiguous dimension), so a transposed operand costs nothing:
+// 16-bit fragments come from ldmatrix (.trans where the layout asks for it), TF32 ones
+// from 32-bit loads, rounded with cvt.rna.tf32.f32. Rows are padded (8 elements for
+// 16-bit, 8 or 4 for float32) so that the fragment loads of a warp hit distinct banks.
+// The TF32 loads of a row-major tile take a thread's two k values of a fragment from
+// adjacent columns (the k order inside an mma is free, and A and B use the same one),
+// so one 64-bit load serves two registers. Blocks walk the tiles in groups of 8 tile
+// rows, so that consecutive blocks share tiles of B in L2 (Triton's grouped ordering).
+//
+// FMA tiles (exact float32 and float64): 256 threads compute a 128x128 (float64:
+// 64x64) tile of C, each thread an 8x8 (4x4) register tile made of four quads spaced by
+// half the tile, so that its shared-memory reads are 16-byte vectors without bank
+// conflicts. Tiles of 8 along K are double buffered in shared memory, stored transposed
+// ([k][m], [k][n]) from 16-byte global loads issued before the previous tile's FMAs.
+//
+// Both write C with bounds checks, alpha*acc, plus beta*C when beta is not 0.
+//
+// The generator can also emit, for the PTX simulator of the tests (Emulate), the same
+// kernel with cp.async, ldmatrix, mma.sync and the 16-bit conversions written as plain
+// loads, shuffles and FMAs with the semantics of the PTX ISA's fragment layouts.
+
+// mmKind is the kind of kernel.
+type mmKind uint8
+
+const (
+	mmTensor mmKind = iota // mma.sync
+	mmFMA                  // register tiles of FMAs
+)
+
+// mmTile is a kernel's tiling.
+type mmTile struct {
+	kind       mmKind
+	bm, bn, bk int
+	stages     int
+	threads    int
+	es         int // element size
+	// tensor cores: warps along M and N, warp tile 64x64.
+	wm, wn int
+	// FMA: each thread's quads are q x q.
+	q int
+	// shared-memory row pitches (elements) and stage size (bytes)
+	pitchA, pitchB int
+	rowsA, rowsB   int
+	stageBytes     int
+}
+
+// tile returns the spec's tiling.
+func (p *MatMul) tile() mmTile {
+	t := mmTile{es: p.Type.Size()}
+	switch {
+	case p.Type == dtype.Float16 || p.Type == dtype.BFloat16:
+		t.kind, t.bm, t.bn, t.bk, t.stages, t.wm, t.wn = mmTensor, 128, 128, 32, 4, 2, 2
+	case p.TF32:
+		t.kind, t.bm, t.bn, t.bk, t.stages, t.wm, t.wn = mmTensor, 128, 128, 16, 4, 2, 2
+	case p.Type == dtype.Float64:
+		t.kind, t.bm, t.bn, t.bk, t.stages, t.q = mmFMA, 64, 64, 8, 2, 2
+	default:
+		t.kind, t.bm, t.bn, t.bk, t.stages, t.q = mmFMA, 128, 128, 8, 2, 4
+	}
+	if t.kind == mmTensor {
+		t.threads = 32 * t.wm * t.wn
+		// A: [m][k] rows padded along k, or [k][m] rows padded along m; B likewise.
+		padK, padMN := 8, 8
+		if p.TF32 {
+			padK, padMN = 8, 4
+		}
+		if p.TransA {
+			t.rowsA, t.pitchA = t.bk, t.bm+padMN
+		} else {
+			t.rowsA, t.pitchA = t.bm, t.bk+padK
+		}
+		if p.TransB {
+			t.rowsB, t.pitchB = t.bn, t.bk+padK
+		} else {
+			t.rowsB, t.pitchB = t.bk, t.bn+padMN
+		}
+	} else {
+		t.threads = 256
+		pad := 16 / t.es
+		t.rowsA, t.pitchA = t.bk, t.bm+pad
+		t.rowsB, t.pitchB = t.bk, t.bn+pad
+	}
+	t.stageBytes = (t.rowsA*t.pitchA + t.rowsB*t.pitchB) * t.es
+	t.stageBytes = (t.stageBytes + 127) &^ 127
+	return t
+}
+
+// smem returns the dynamic shared memory of a block in bytes.
+func (t mmTile) smem(p *MatMul) int { return t.stages * t.stageBytes }
+
+// bOff returns the byte offset of B's tile in a stage.
+func (t mmTile) bOff() int { return t.rowsA * t.pitchA * t.es }
+
+// PTX returns the kernel's PTX for a device of compute capability major.minor. The
+// tensor-core kernels need compute capability 8.0.
+func (p *MatMul) PTX(major, minor int) (src, entry string, err error) {
+	if err := p.Validate(); err != nil {
+		return "", "", err
+	}
+	t := p.tile()
+	if t.kind == mmTensor && major < 8 && !p.Emulate {
+		return "", "", fmt.Errorf("kernel: matmul of %v with tensor cores needs compute capability 8.0, not %d.%d: %w",
+			p.Type, major, minor, backend.ErrNotSupported)
+	}
+	m := ptx.NewModule(major, minor)
+	g := &mmGen{p: p, t: t, m: m}
+	entry = "matmul"
+	g.begin(entry)
+	if t.kind == mmTensor {
+		g.tensor()
+	} else {
+		g.fma()
+	}
+	return m.String(), entry, nil
+}
+
+// mmGen writes one kernel.
+type mmGen struct {
+	p *MatMul
+	t mmTile
+	m *ptx.Module
+	f *ptx.Func
+
+	a, b, c          ptx.Reg // u64: matrix 0 of this block's batch
+	mDim, nDim, kDim ptx.Reg // u32
+	lda, ldb, ldc    ptx.Reg // u32
+	alpha, beta      ptx.Reg // f32 or f64
+	betaNZ           ptx.Reg // pred: beta != 0
+	tid, lane        ptx.Reg // u32
+	row0, col0       ptx.Reg // u32: the block's first row and column of C
+	smem             ptx.Reg // u32: shared address of the stages
+	ktiles           ptx.Reg // u32: tiles along K
+	acc              []ptx.Reg
+	accT             ptx.Type // the accumulators' type: f32, or f64 for float64
+	sharedName       string
+	emulate          bool
+	half             bool // 16-bit elements
+	bf16             bool
+	log2es           uint
+	// tensor cores: the lane's byte offsets of its fragment loads in a stage, and the
+	// warp's position in the block's 2x2 warps
+	laneA, laneB, warpM, wN ptx.Reg
+}
+
+func (g *mmGen) u32() ptx.Reg  { return g.f.Reg(ptx.U32) }
+func (g *mmGen) u64() ptx.Reg  { return g.f.Reg(ptx.U64) }
+func (g *mmGen) pred() ptx.Reg { return g.f.Reg(ptx.Pred) }
+
+// imm returns a u32 register holding v.
+func (g *mmGen) imm(v int) ptx.Reg {
+	r := g.u32()
+	g.f.Op("mov.u32", r, ptx.Int(v))
+	return r
+}
+
+// begin declares the kernel, reads the parameters, maps the block onto its tile and
+// batch, and offsets a, b and c to the block's matrices.
+func (g *mmGen) begin(entry string) {
+	p, t := g.p, g.t
+	g.emulate = p.Emulate
+	g.half = p.Type == dtype.Float16 || p.Type == dtype.BFloat16
+	g.bf16 = p.Type == dtype.BFloat16
+	g.log2es = uint(bits.TrailingZeros(uint(t.es)))
+	g.accT = ptx.F32
+	if p.Type == dtype.Float64 {
+		g.accT = ptx.F64
+	}
+	sc := ptx.F32
+	if p.Type == dtype.Float64 {
+		sc = ptx.F64
+	}
+	f := g.m.Kernel(entry,
+		ptx.P("a", ptx.U64), ptx.P("b", ptx.U64), ptx.P("c", ptx.U64),
+		ptx.P("m", ptx.U32), ptx.P("n", ptx.U32), ptx.P("k", ptx.U32),
+		ptx.P("lda", ptx.U32), ptx.P("ldb", ptx.U32), ptx.P("ldc", ptx.U32),
+		ptx.P("sa", ptx.U64), ptx.P("sb", ptx.U64), ptx.P("sc", ptx.U64),
+		ptx.P("batch", ptx.U32), ptx.P("alpha", sc), ptx.P("beta", sc))
+	g.f = f
+	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", t.threads))
+	g.sharedName = "mm_smem"
+	if g.emulate {
+		// The simulator knows function-scope shared arrays only.
+		f.Shared(g.sharedName, ptx.B8, 128, t.smem(p))
+	} else {
+		g.m.ExternShared(g.sharedName, 128)
+	}
+	ld := func(i int) ptx.Reg { return f.LdParam(i) }
+	g.a, g.b, g.c = ld(0), ld(1), ld(2)
+	g.mDim, g.nDim, g.kDim = ld(3), ld(4), ld(5)
+	g.lda, g.ldb, g.ldc = ld(6), ld(7), ld(8)
+	sa, sb, scs := ld(9), ld(10), ld(11)
+	g.alpha, g.beta = ld(13), ld(14)
+	g.tid = f.Special(ptx.TidX)
+	g.lane = g.u32()
+	f.Op("and.b32", g.lane, g.tid, ptx.Int(31))
+	g.smem = g.u32()
+	f.Op("mov.u32", g.smem, ptx.Sym(g.sharedName))
+
+	// Block -> (batch, tile row, tile column), tile rows in groups of 8.
+	bid := f.Special(ptx.CtaidX)
+	tilesM, tilesN := g.u32(), g.u32()
+	f.Op("add.u32", tilesM, g.mDim, ptx.Int(t.bm-1))
+	f.Op("div.u32", tilesM, tilesM, ptx.Int(t.bm))
+	f.Op("add.u32", tilesN, g.nDim, ptx.Int(t.bn-1))
+	f.Op("div.u32", tilesN, tilesN, ptx.Int(t.bn))
+	per := g.u32()
+	f.Op("mul.lo.u32", per, tilesM, tilesN)
+	bz, r := g.u32(), g.u32()
+	f.Op("div.u32", bz, bid, per)
+	f.Op("rem.u32", r, bid, per)
+	const group = 8
+	width := g.u32()
+	f.Op("mul.lo.u32", width, tilesN, ptx.Int(group))
+	grp, first, gsz, rr := g.u32(), g.u32(), g.u32(), g.u32()
+	f.Op("div.u32", grp, r, width)
+	f.Op("mul.lo.u32", first, grp, ptx.Int(group))
+	f.Op("sub.u32", gsz, tilesM, first)
+	f.Op("min.u32", gsz, gsz, ptx.Int(group))
+	f.Op("rem.u32", rr, r, width)
+	tm, tn := g.u32(), g.u32()
+	f.Op("rem.u32", tm, rr, gsz)
+	f.Op("add.u32", tm, tm, first)
+	f.Op("div.u32", tn, rr, gsz)
+	g.row0, g.col0 = g.u32(), g.u32()
+	f.Op("mul.lo.u32", g.row0, tm, ptx.Int(t.bm))
+	f.Op("mul.lo.u32", g.col0, tn, ptx.Int(t.bn))
+	// a += bz*sa*es, ...
+	bz64 := g.u64()
+	f.Op("cvt.u64.u32", bz64, bz)
+	for _, x := range []struct{ base, stride ptx.Reg }{{g.a, sa}, {g.b, sb}, {g.c, scs}} {
+		off := g.u64()
+		f.Op("mul.lo.u64", off, bz64, x.stride)
+		f.Op("shl.b64", off, off, ptx.Int(int(g.log2es)))
+		f.Op("add.u64", x.base, x.base, off)
+	}
+	g.ktiles = g.u32()
+	f.Op("add.u32", g.ktiles, g.kDim, ptx.Int(t.bk-1))
+	f.Op("div.u32", g.ktiles, g.ktiles, ptx.Int(t.bk))
+	g.betaNZ = g.pred()
+	if g.accT == ptx.F64 {
+		f.Op("setp.neu.f64", g.betaNZ, g.beta, ptx.ImmF64(0))
+	} else {
+		f.Op("setp.neu.f32", g.betaNZ, g.beta, ptx.ImmF32(0))
+	}
+}
+
+// ---- loading tiles ----
+
+// mmChunk is one 16-byte piece of a tile a thread copies per k tile.
+type mmChunk struct {
+	src    ptx.Reg // u64: its global address for the next tile to load
+	dstReg ptx.Reg // u32: its byte offset in a stage
+	kc     ptx.Reg // k-contiguous: the chunk's first k within the tile (u32)
+	ok     ptx.Reg // k-contiguous: the chunk's row exists (pred)
+	cnt    ptx.Reg // strided: elements of the chunk inside the matrix (u32, 0..V)
+	kr     ptx.Reg // strided: the chunk's k row within the tile (u32)
+}
+
+// mmOperand describes how one operand's tiles are loaded.
+type mmOperand struct {
+	kContig bool // rows along k (A not transposed, B transposed)
+	chunks  []mmChunk
+	step    ptx.Reg // u64: bytes from one k tile to the next
+	tileOff int     // the operand's byte offset in a stage
+}
+
+// operand sets up the chunks a thread loads for A (isA) or B: the tile is rows x cols
+// of the stored layout ([m][k] or [k][m] for A), pitch elements a row in shared memory.
+func (g *mmGen) operand(isA bool) *mmOperand {
+	f, t := g.f, g.t
+	base, ld, mnDim, mn0 := g.a, g.lda, g.mDim, g.row0
+	trans, rows, pitch, mnTile := g.p.TransA, t.rowsA, t.pitchA, t.bm
+	op := &mmOperand{}
+	if !isA {
+		base, ld, mnDim, mn0 = g.b, g.ldb, g.nDim, g.col0
+		trans, rows, pitch, mnTile = !g.p.TransB, t.rowsB, t.pitchB, t.bn
+		op.tileOff = t.bOff()
+	}
+	// For A, "trans" means stored [k][m]; for B, stored [k][n] (not TransB).
+	op.kContig = !trans
+	V := 16 / t.es
+	cols := t.bk
+	if trans {
+		cols = mnTile
+	}
+	perRow := cols / V
+	total := rows * cols / V
+	n := total / t.threads
+	op.step = g.u64()
+	if op.kContig {
+		f.Op("mov.u64", op.step, ptx.Int(t.bk*t.es))
+	} else {
+		f.Op("mul.wide.u32", op.step, ld, ptx.Int(t.bk*t.es))
+	}
+	for i := 0; i < n; i++ {
+		var ch mmChunk
+		idx := g.u32()
+		f.Op("add.u32", idx, g.tid, ptx.Int(i*t.threads))
+		row, colc := g.u32(), g.u32()
+		f.Op("div.u32", row, idx, ptx.Int(perRow))
+		f.Op("rem.u32", colc, idx, ptx.Int(perRow))
+		f.Op("mul.lo.u32", colc, colc, ptx.Int(V))
+		// shared destination: (row*pitch + colc)*es
+		ch.dstReg = g.u32()
+		f.Op("mad.lo.u32", ch.dstReg, row, ptx.Int(pitch), colc)
+		f.Op("shl.b32", ch.dstReg, ch.dstReg, ptx.Int(int(g.log2es)))
+		f.Op("add.u32", ch.dstReg, ch.dstReg, ptx.Int(op.tileOff))
+		// global source of tile 0
+		ch.src = g.u64()
+		mn := g.u32()
+		if op.kContig {
+			// row indexes m (n), colc indexes k
+			f.Op("add.u32", mn, mn0, row)
+			f.Op("mul.wide.u32", ch.src, mn, ld)
+			k64 := g.u64()
+			f.Op("cvt.u64.u32", k64, colc)
+			f.Op("add.u64", ch.src, ch.src, k64)
+			ch.ok = g.pred()
+			f.Op("setp.lt.u32", ch.ok, mn, mnDim)
+			ch.kc = colc
+		} else {
+			// row indexes k, colc indexes m (n)
+			f.Op("add.u32", mn, mn0, colc)
+			f.Op("mul.wide.u32", ch.src, row, ld)
+			m64 := g.u64()
+			f.Op("cvt.u64.u32", m64, mn)
+			f.Op("add.u64", ch.src, ch.src, m64)
+			// elements of the chunk inside the matrix: clamp(mnDim - mn, 0, V)
+			ch.cnt = g.u32()
+			inside := g.pred()
+			f.Op("setp.lt.u32", inside, mn, mnDim)
+			f.Op("sub.u32", ch.cnt, mnDim, mn)
+			f.Op("min.u32", ch.cnt, ch.cnt, ptx.Int(V))
+			f.Op("selp.u32", ch.cnt, ch.cnt, ptx.Int(0), inside)
+			ch.kr = row
+		}
+		f.Op("shl.b64", ch.src, ch.src, ptx.Int(int(g.log2es)))
+		f.Op("add.u64", ch.src, ch.src, base)
+		op.chunks = append(op.chunks, ch)
+	}
+	return op
+}
+
+// chunkBytes returns the source size of a chunk of the tile whose first k is k0: the
+// bytes inside the matrix (0 to 16).
+func (g *mmGen) chunkBytes(op *mmOperand, ch *mmChunk, k0 ptx.Reg) ptx.Reg {
+	f, t := g.f, g.t
+	V := 16 / t.es
+	n := g.u32()
+	if op.kContig {
+		// clamp(K - (k0 + kc), 0, V) for a row that exists
+		kk := g.u32()
+		f.Op("add.u32", kk, k0, ch.kc)
+		in := g.pred()
+		f.Op("setp.lt.u32", in, kk, g.kDim)
+		f.Op("and.pred", in, in, ch.ok)
+		f.Op("sub.u32", n, g.kDim, kk)
+		f.Op("min.u32", n, n, ptx.Int(V))
+		f.Op("selp.u32", n, n, ptx.Int(0), in)
+	} else {
+		kk := g.u32()
+		f.Op("add.u32", kk, k0, ch.kr)
+		in := g.pred()
+		f.Op("setp.lt.u32", in, kk, g.kDim)
+		f.Op("selp.u32", n, ch.cnt, ptx.Int(0), in)
+	}
+	f.Op("shl.b32", n, n, ptx.Int(int(g.log2es)))
+	return n
+}
+
+// cpAsync copies 16 bytes from src (global) to dst (shared), the first nbytes of them
+// (the rest zero-filled).
+func (g *mmGen) cpAsync(dst ptx.Operand, src ptx.Reg, nbytes ptx.Reg) {
+	f := g.f
+	if !g.emulate {
+		f.Op("cp.async.cg.shared.global", ptx.Mem(dst, 0), ptx.Mem(src, 0), ptx.Int(16), nbytes)
+		return
+	}
+	d := dst.(ptx.Reg)
+	for w := 0; w < 4; w++ {
+		v := g.u32()
+		f.Op("mov.u32", v, ptx.Int(0))
+		full := g.pred()
+		f.Op("setp.ge.u32", full, nbytes, ptx.Int(4*(w+1)))
+		f.At(full).Op("ld.global.b32", v, ptx.Mem(src, int64(4*w)))
+		if g.half {
+			part := g.pred()
+			f.Op("setp.eq.u32", part, nbytes, ptx.Int(4*w+2))
+			h := g.f.Reg(ptx.U16)
+			f.At(part).Op("ld.global.u16", h, ptx.Mem(src, int64(4*w)))
+			f.At(part).Op("cvt.u32.u16", v, h)
+		}
+		f.Op("st.shared.b32", ptx.Mem(d, int64(4*w)), v)
+	}
+}
+
+// loadTile issues the copies of the next tile of op (k0 its first k) into the stage at
+// byte offset stage, and advances the sources.
+func (g *mmGen) loadTile(op *mmOperand, stage, k0 ptx.Reg) {
+	f := g.f
+	for i := range op.chunks {
+		ch := &op.chunks[i]
+		n := g.chunkBytes(op, ch, k0)
+		dst := g.u32()
+		f.Op("add.u32", dst, g.smem, stage)
+		f.Op("add.u32", dst, dst, ch.dstReg)
+		g.cpAsync(dst, ch.src, n)
+		f.Op("add.u64", ch.src, ch.src, op.step)
+	}
+}
+
+func (g *mmGen) commit() {
+	if !g.emulate {
+		g.f.Op("cp.async.commit_group")
+	}
+}
+
+func (g *mmGen) wait(n int) {
+	if !g.emulate {
+		g.f.Op("cp.async.wait_group", ptx.Int(n))
+	}
+}
+
+// ---- the tensor-core kernel ----
+
+func (g *mmGen) tensor() {
+	f, t := g.f, g.t
+	opA, opB := g.operand(true), g.operand(false)
+	warp := g.u32()
+	f.Op("shr.u32", warp, g.tid, ptx.Int(5))
+	g.warpM, g.wN = g.u32(), g.u32()
+	f.Op("div.u32", g.warpM, warp, ptx.Int(t.wn))
+	f.Op("rem.u32", g.wN, warp, ptx.Int(t.wn))
+	const mt, nt = 4, 8 // a warp's 64x64: 4 x 8 tiles of 16x8
+	g.acc = f.Regs(ptx.F32, mt*nt*4)
+	for _, r := range g.acc {
+		f.Op("mov.f32", r, ptx.ImmF32(0))
+	}
+	g.fragOffsets()
+
+	// Stages: the one read (rd) and the one written (wr), byte offsets.
+	rd, wr, k0 := g.u32(), g.u32(), g.u32()
+	f.Op("mov.u32", rd, ptx.Int(0))
+	f.Op("mov.u32", wr, ptx.Int(0))
+	f.Op("mov.u32", k0, ptx.Int(0))
+	ring := t.stages * t.stageBytes
+	adv := func(r ptx.Reg) {
+		f.Op("add.u32", r, r, ptx.Int(t.stageBytes))
+		wrap := g.pred()
+		f.Op("setp.ge.u32", wrap, r, ptx.Int(ring))
+		f.At(wrap).Op("mov.u32", r, ptx.Int(0))
+	}
+	// Prologue: tiles 0 .. stages-2, a group each (empty past the last tile, so that
+	// wait_group counts the same way everywhere).
+	for s := 0; s < t.stages-1; s++ {
+		skip := f.NewLabel()
+		more := g.pred()
+		f.Op("setp.lt.u32", more, g.imm(s), g.ktiles)
+		f.AtNot(more).Bra(skip)
+		g.loadTile(opA, wr, k0)
+		g.loadTile(opB, wr, k0)
+		f.Op("add.u32", k0, k0, ptx.Int(t.bk))
+		f.Place(skip)
+		g.commit()
+		adv(wr)
+	}
+	kt := g.u32()
+	f.Op("mov.u32", kt, ptx.Int(0))
+	loop := f.NewLabel()
+	f.Place(loop)
+	g.wait(t.stages - 2)
+	f.BarSync(0)
+	// Issue tile kt+stages-1 into the stage read at iteration kt-1.
+	{
+		skip := f.NewLabel()
+		kn := g.u32()
+		f.Op("add.u32", kn, kt, ptx.Int(t.stages-1))
+		more := g.pred()
+		f.Op("setp.lt.u32", more, kn, g.ktiles)
+		f.AtNot(more).Bra(skip)
+		g.loadTile(opA, wr, k0)
+		g.loadTile(opB, wr, k0)
+		f.Op("add.u32", k0, k0, ptx.Int(t.bk))
+		f.Place(skip)
+		g.commit()
+		adv(wr)
+	}
+	stageAddr := g.u32()
+	f.Op("add.u32", stageAddr, g.smem, rd)
+	if g.p.TF32 {
+		g.computeTF32(stageAddr)
+	} else {
+		g.compute16(stageAddr)
+	}
+	adv(rd)
+	f.Op("add.u32", kt, kt, ptx.Int(1))
+	again := g.pred()
+	f.Op("setp.lt.u32", again, kt, g.ktiles)
+	f.At(again).Bra(loop)
+	g.wait(0)
+
+	// Epilogue: acc[(i*nt+j)*4+e] is row warpM*64 + i*16 + g + 8*(e>>1), column
+	// wn*64 + j*8 + 2*t + (e&1).
+	gid, tig := g.u32(), g.u32()
+	f.Op("shr.u32", gid, g.lane, ptx.Int(2))
+	f.Op("and.b32", tig, g.lane, ptx.Int(3))
+	rowBase, colBase := g.u32(), g.u32()
+	f.Op("mad.lo.u32", rowBase, g.warpM, ptx.Int(64), gid)
+	f.Op("add.u32", rowBase, rowBase, g.row0)
+	f.Op("mad.lo.u32", colBase, g.wN, ptx.Int(64), g.col0)
+	f.Op("mad.lo.u32", colBase, tig, ptx.Int(2), colBase)
+	var rowOffs, colOffs []int
+	for i := 0; i < mt; i++ {
+		rowOffs = append(rowOffs, i*16, i*16+8)
+	}
+	for j := 0; j < nt; j++ {
+		colOffs = append(colOffs, j*8, j*8+1)
+	}
+	g.epilogue(rowBase, colBase, rowOffs, colOffs, func(ri, ci int) ptx.Reg {
+		i, h := ri/2, ri%2
+		j, e := ci/2, ci%2
+		return g.acc[(i*nt+j)*4+h*2+e]
+	})
+}
+
+// fragOffsets computes the lane-dependent shared-memory offsets of the fragment loads.
+func (g *mmGen) fragOffsets() {
+	f, t := g.f, g.t
+	l := g.lane
+	lo3, b3, b4 := g.u32(), g.u32(), g.u32()
+	f.Op("and.b32", lo3, l, ptx.Int(7))
+	f.Op("bfe.u32", b3, l, ptx.Int(3), ptx.Int(1))
+	f.Op("shr.u32", b4, l, ptx.Int(4))
+	g.laneA, g.laneB = g.u32(), g.u32()
+	if g.p.TF32 {
+		// a thread's fragment rows and columns: gid = lane>>2, tig = lane&3.
+		gid, tig := g.u32(), g.u32()
+		f.Op("shr.u32", gid, l, ptx.Int(2))
+		f.Op("and.b32", tig, l, ptx.Int(3))
+		// A: m = warpM*64 + gid, k = 2*tig (k-contiguous: v2 of k, k+1) or rows k
+		m, k := g.u32(), g.u32()
+		f.Op("mad.lo.u32", m, g.warpM, ptx.Int(64), gid)
+		f.Op("shl.b32", k, tig, ptx.Int(1))
+		if !g.p.TransA {
+			f.Op("mad.lo.u32", g.laneA, m, ptx.Int(t.pitchA), k)
+		} else {
+			f.Op("mad.lo.u32", g.laneA, k, ptx.Int(t.pitchA), m)
+		}
+		n := g.u32()
+		f.Op("mad.lo.u32", n, g.wN, ptx.Int(64), gid)
+		if g.p.TransB {
+			f.Op("mad.lo.u32", g.laneB, n, ptx.Int(t.pitchB), k)
+		} else {
+			f.Op("mad.lo.u32", g.laneB, k, ptx.Int(t.pitchB), n)
+		}
+	} else {
+		// ldmatrix.x4: lane l gives the address of row l&7 of matrix l>>3.
+		if !g.p.TransA {
+			// [m][k]: m = warpM*64 + b3*8 + lo3, k = b4*8
+			m := g.u32()
+			f.Op("mad.lo.u32", m, g.warpM, ptx.Int(64), lo3)
+			f.Op("mad.lo.u32", m, b3, ptx.Int(8), m)
+			k := g.u32()
+			f.Op("shl.b32", k, b4, ptx.Int(3))
+			f.Op("mad.lo.u32", g.laneA, m, ptx.Int(t.pitchA), k)
+		} else {
+			// [k][m]: k = b4*8 + lo3, m = warpM*64 + b3*8
+			k, m := g.u32(), g.u32()
+			f.Op("mad.lo.u32", k, b4, ptx.Int(8), lo3)
+			f.Op("mul.lo.u32", m, g.warpM, ptx.Int(64))
+			f.Op("mad.lo.u32", m, b3, ptx.Int(8), m)
+			f.Op("mad.lo.u32", g.laneA, k, ptx.Int(t.pitchA), m)
+		}
+		if g.p.TransB {
+			// [n][k]: n = wn*64 + b4*8 + lo3, k = b3*8
+			n, k := g.u32(), g.u32()
+			f.Op("mad.lo.u32", n, g.wN, ptx.Int(64), lo3)
+			f.Op("mad.lo.u32", n, b4, ptx.Int(8), n)
+			f.Op("shl.b32", k, b3, ptx.Int(3))
+			f.Op("mad.lo.u32", g.laneB, n, ptx.Int(t.pitchB), k)
+		} else {
+			// [k][n], .trans: k = b3*8 + lo3, n = wn*64 + b4*8
+			k, n := g.u32(), g.u32()
+			f.Op("mad.lo.u32", k, b3, ptx.Int(8), lo3)
+			f.Op("mul.lo.u32", n, g.wN, ptx.Int(64))
+			f.Op("mad.lo.u32", n, b4, ptx.Int(8), n)
+			f.Op("mad.lo.u32", g.laneB, k, ptx.Int(t.pitchB), n)
+		}
+	}
+	f.Op("shl.b32", g.laneA, g.laneA, ptx.Int(int(g.log2es)))
+	f.Op("shl.b32", g.laneB, g.laneB, ptx.Int(int(g.log2es)))
+	f.Op("add.u32", g.laneB, g.laneB, ptx.Int(t.bOff()))
+}
+
+// compute16 multiplies the 16-bit tiles of the stage at shared address stage.
+func (g *mmGen) compute16(stage ptx.Reg) {
+	f, t := g.f, g.t
+	aBase, bBase := g.u32(), g.u32()
+	f.Op("add.u32", aBase, stage, g.laneA)
+	f.Op("add.u32", bBase, stage, g.laneB)
+	typ := "f16"
+	if g.bf16 {
+		typ = "bf16"
+	}
+	es := t.es
+	for ks := 0; ks < t.bk/16; ks++ {
+		af := make([][]ptx.Reg, 4)
+		for i := range af {
+			var off int
+			if !g.p.TransA {
+				off = (i*16*t.pitchA + ks*16) * es
+			} else {
+				off = (ks*16*t.pitchA + i*16) * es
+			}
+			af[i] = f.Regs(ptx.B32, 4)
+			g.ldmatrix(af[i], aBase, off, g.p.TransA)
+		}
+		bf := make([][]ptx.Reg, 8)
+		for pI := 0; pI < 4; pI++ {
+			var off int
+			if g.p.TransB {
+				off = (pI*16*t.pitchB + ks*16) * es
+			} else {
+				off = (ks*16*t.pitchB + pI*16) * es
+			}
+			r := f.Regs(ptx.B32, 4)
+			g.ldmatrix(r, bBase, off, !g.p.TransB)
+			bf[2*pI] = r[0:2]
+			bf[2*pI+1] = r[2:4]
+		}
+		for i := 0; i < 4; i++ {
+			for j := 0; j < 8; j++ {
+				d := g.acc[(i*8+j)*4 : (i*8+j)*4+4]
+				g.mma16(typ, d, af[i], bf[j])
+			}
+		}
+	}
+}
+
+// ldmatrix loads four 8x8 matrices of 16-bit elements: lane l gives the address
+// base+off of row l&7 of matrix l>>3 (ldmatrix.sync.aligned.m8n8.x4{.trans}.shared.b16).
+func (g *mmGen) ldmatrix(dst []ptx.Reg, base ptx.Reg, off int, trans bool) {
+	f := g.f
+	if !g.emulate {
+		op := "ldmatrix.sync.aligned.m8n8.x4.shared.b16"
+		if trans {
+			op = "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"
+		}
+		f.Op(op, ptx.Vec(dst), ptx.Mem(base, int64(off)))
+		return
+	}
+	addr := g.u32()
+	f.Op("add.u32", addr, base, ptx.Int(off))
+	l := g.lane
+	for j, d := range dst {
+		if !trans {
+			// thread l holds row l>>2 of matrix j, elements 2*(l&3), +1
+			src := g.u32()
+			f.Op("shr.u32", src, l, ptx.Int(2))
+			f.Op("add.u32", src, src, ptx.Int(8*j))
+			ra := g.u32()
+			f.Op("shfl.sync.idx.b32", ra, addr, src, ptx.Int(31), ptx.Uint(0xffffffff))
+			o := g.u32()
+			f.Op("and.b32", o, l, ptx.Int(3))
+			f.Op("mad.lo.u32", ra, o, ptx.Int(4), ra)
+			f.Op("ld.shared.b32", d, ptx.Mem(ra, 0))
+			continue
+		}
+		// .trans: thread l holds rows 2*(l&3), +1 of column l>>2 of matrix j
+		s0 := g.u32()
+		f.Op("and.b32", s0, l, ptx.Int(3))
+		f.Op("mad.lo.u32", s0, s0, ptx.Int(2), ptx.Int(8*j))
+		s1 := g.u32()
+		f.Op("add.u32", s1, s0, ptx.Int(1))
+		r0, r1 := g.u32(), g.u32()
+		f.Op("shfl.sync.idx.b32", r0, addr, s0, ptx.Int(31), ptx.Uint(0xffffffff))
+		f.Op("shfl.sync.idx.b32", r1, addr, s1, ptx.Int(31), ptx.Uint(0xffffffff))
+		col := g.u32()
+		f.Op("shr.u32", col, l, ptx.Int(2))
+		f.Op("shl.b32", col, col, ptx.Int(1))
+		f.Op("add.u32", r0, r0, col)
+		f.Op("add.u32", r1, r1, col)
+		lo, hi := g.f.Reg(ptx.U16), g.f.Reg(ptx.U16)
+		f.Op("ld.shared.u16", lo, ptx.Mem(r0, 0))
+		f.Op("ld.shared.u16", hi, ptx.Mem(r1, 0))
+		f.Op("mov.b32", d, ptx.Vec{lo, hi})
+	}
+}
+
+// mma16 appends d += a*b for one 16x8x16 tile (mma.sync.aligned.m16n8k16.row.col.f32).
+func (g *mmGen) mma16(typ string, d, a, b []ptx.Reg) {
+	f := g.f
+	if !g.emulate {
+		f.Op("mma.sync.aligned.m16n8k16.row.col.f32."+typ+"."+typ+".f32",
+			ptx.Vec(d), ptx.Vec(a), ptx.Vec(b), ptx.Vec(d))
+		return
+	}
+	// d0 (g, 2t), d1 (g, 2t+1), d2 (g+8, 2t), d3 (g+8, 2t+1); A(r, k) is in lane
+	// (r&7)*4 + (k&7)/2, register (r>>3) + 2*(k>>3), half k&1; B(k, n) in lane
+	// n*4 + (k&7)/2, register k>>3, half k&1.
+	l := g.lane
+	rowLane, colLane0 := g.u32(), g.u32()
+	f.Op("and.b32", rowLane, l, ptx.Int(0x1c))
+	f.Op("and.b32", colLane0, l, ptx.Int(3))
+	f.Op("shl.b32", colLane0, colLane0, ptx.Int(3))
+	for k := 0; k < 16; k++ {
+		la, lb0, lb1 := g.u32(), g.u32(), g.u32()
+		f.Op("add.u32", la, rowLane, ptx.Int((k&7)>>1))
+		f.Op("add.u32", lb0, colLane0, ptx.Int((k&7)>>1))
+		f.Op("add.u32", lb1, colLane0, ptx.Int(4+(k&7)>>1))
+		vals := make([]ptx.Reg, 4)
+		for i, src := range []struct {
+			reg  ptx.Reg
+			lane ptx.Reg
+		}{{a[2*(k>>3)], la}, {a[2*(k>>3)+1], la}, {b[k>>3], lb0}, {b[k>>3], lb1}} {
+			x := g.u32()
+			f.Op("shfl.sync.idx.b32", x, src.reg, src.lane, ptx.Int(31), ptx.Uint(0xffffffff))
+			if k&1 == 1 {
+				f.Op("shr.u32", x, x, ptx.Int(16))
+			}
+			vals[i] = g.widen16(x)
+		}
+		f.Op("fma.rn.f32", d[0], vals[0], vals[2], d[0])
+		f.Op("fma.rn.f32", d[1], vals[0], vals[3], d[1])
+		f.Op("fma.rn.f32", d[2], vals[1], vals[2], d[2])
+		f.Op("fma.rn.f32", d[3], vals[1], vals[3], d[3])
+	}
+}
+
+// widen16 returns the float32 value of the 16-bit float in the low half of x (emulation:
+// bfloat16 only, by bits).
+func (g *mmGen) widen16(x ptx.Reg) ptx.Reg {
+	f := g.f
+	r := g.f.Reg(ptx.F32)
+	if g.bf16 {
+		y := g.u32()
+		f.Op("shl.b32", y, x, ptx.Int(16))
+		f.Op("mov.b32", r, y)
+		return r
+	}
+	h := g.f.Reg(ptx.B16)
+	f.Op("cvt.u16.u32", h, x)
+	f.Op("cvt.f32.f16", r, h)
+	return r
+}
+
+// computeTF32 multiplies the float32 tiles of the stage at shared address stage.
+func (g *mmGen) computeTF32(stage ptx.Reg) {
+	f, t := g.f, g.t
+	aBase, bBase := g.u32(), g.u32()
+	f.Op("add.u32", aBase, stage, g.laneA)
+	f.Op("add.u32", bBase, stage, g.laneB)
+	for ks := 0; ks < t.bk/8; ks++ {
+		// A fragment of tile i: a0 (g, k), a1 (g+8, k), a2 (g, k'), a3 (g+8, k'), where
+		// the mma's k index tig stands for column 2*tig of the tile and tig+4 for 2*tig+1.
+		af := make([][]ptx.Reg, 4)
+		for i := range af {
+			r := f.Regs(ptx.B32, 4)
+			if !g.p.TransA {
+				off := (i*16*t.pitchA + ks*8) * 4
+				f.Op("ld.shared.v2.b32", ptx.Vec{r[0], r[2]}, ptx.Mem(aBase, int64(off)))
+				f.Op("ld.shared.v2.b32", ptx.Vec{r[1], r[3]}, ptx.Mem(aBase, int64(off+8*t.pitchA*4)))
+			} else {
+				off := (ks*8*t.pitchA + i*16) * 4
+				f.Op("ld.shared.b32", r[0], ptx.Mem(aBase, int64(off)))
+				f.Op("ld.shared.b32", r[2], ptx.Mem(aBase, int64(off+t.pitchA*4)))
+				f.Op("ld.shared.b32", r[1], ptx.Mem(aBase, int64(off+8*4)))
+				f.Op("ld.shared.b32", r[3], ptx.Mem(aBase, int64(off+(t.pitchA+8)*4)))
+			}
+			for _, x := range r {
+				g.tf32(x)
+			}
+			af[i] = r
+		}
+		bf := make([][]ptx.Reg, 8)
+		for j := range bf {
+			r := f.Regs(ptx.B32, 2)
+			if g.p.TransB {
+				off := (j*8*t.pitchB + ks*8) * 4
+				f.Op("ld.shared.v2.b32", ptx.Vec{r[0], r[1]}, ptx.Mem(bBase, int64(off)))
+			} else {
+				off := (ks*8*t.pitchB + j*8) * 4
+				f.Op("ld.shared.b32", r[0], ptx.Mem(bBase, int64(off)))
+				f.Op("ld.shared.b32", r[1], ptx.Mem(bBase, int64(off+t.pitchB*4)))
+			}
+			for _, x := range r {
+				g.tf32(x)
+			}
+			bf[j] = r
+		}
+		for i := 0; i < 4; i++ {
+			for j := 0; j < 8; j++ {
+				g.mmaTF32(g.acc[(i*8+j)*4:(i*8+j)*4+4], af[i], bf[j])
+			}
+		}
+	}
+}
+
+// tf32 rounds the float32 bits in x to TF32 in place (cvt.rna.tf32.f32).
+func (g *mmGen) tf32(x ptx.Reg) {
+	f := g.f
+	if !g.emulate {
+		f.Op("cvt.rna.tf32.f32", x, x)
+		return
+	}
+	f.Op("add.u32", x, x, ptx.Int(0x1000))
+	f.Op("and.b32", x, x, ptx.Uint(0xffffe000))
+}
+
+// mmaTF32 appends d += a*b for one 16x8x8 TF32 tile (mma.sync.aligned.m16n8k8).
+func (g *mmGen) mmaTF32(d, a, b []ptx.Reg) {
+	f := g.f
+	if !g.emulate {
+		f.Op("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", ptx.Vec(d), ptx.Vec(a), ptx.Vec(b), ptx.Vec(d))
+		return
+	}
+	// A(r, k): lane (r&7)*4 + (k&3), register (r>>3) + 2*(k>>2); B(k, n): lane
+	// n*4 + (k&3), register k>>2.
+	l := g.lane
+	rowLane, colLane0 := g.u32(), g.u32()
+	f.Op("and.b32", rowLane, l, ptx.Int(0x1c))
+	f.Op("and.b32", colLane0, l, ptx.Int(3))
+	f.Op("shl.b32", colLane0, colLane0, ptx.Int(3))
+	for k := 0; k < 8; k++ {
+		la, lb0, lb1 := g.u32(), g.u32(), g.u32()
+		f.Op("add.u32", la, rowLane, ptx.Int(k&3))
+		f.Op("add.u32", lb0, colLane0, ptx.Int(k&3))
+		f.Op("add.u32", lb1, colLane0, ptx.Int(4+k&3))
+		vals := make([]ptx.Reg, 4)
+		for i, src := range []struct{ reg, lane ptx.Reg }{
+			{a[2*(k>>2)], la}, {a[2*(k>>2)+1], la}, {b[k>>2], lb0}, {b[k>>2], lb1},
+		} {
+			x := g.u32()
+			f.Op("shfl.sync.idx.b32", x, src.reg, src.lane, ptx.Int(31), ptx.Uint(0xffffffff))
+			v := g.f.Reg(ptx.F32)
+			f.Op("mov.b32", v, x)
+			vals[i] = v
+		}
+		f.Op("fma.rn.f32", d[0], vals[0], vals[2], d[0])
+		f.Op("fma.rn.f32", d[1], vals[0], vals[3], d[1])
+		f.Op("fma.rn.f32", d[2], vals[1], vals[2], d[2])
+		f.Op("fma.rn.f32", d[3], vals[1], vals[3], d[3])
+	}
+}
+
+// ---- the FMA kernel ----
+
+func (g *mmGen) fma() {
+	f, t := g.f, g.t
+	q := t.q
+	V := 16 / t.es
+	ty, tx := g.u32(), g.u32()
+	f.Op("shr.u32", ty, g.tid, ptx.Int(4))
+	f.Op("and.b32", tx, g.tid, ptx.Int(15))
+	g.acc = f.Regs(g.accT, 4*q*q)
+	zero := ptx.Operand(ptx.ImmF32(0))
+	if g.accT == ptx.F64 {
+		zero = ptx.ImmF64(0)
+	}
+	for _, r := range g.acc {
+		f.Op("mov"+g.accT.String(), r, zero)
+	}
+	// One 16-byte chunk of A and of B a thread per k tile, through registers.
+	type ld struct {
+		src     ptx.Reg // u64, next tile
+		step    ptx.Reg // u64
+		kContig bool
+		mn      ptx.Reg // k-contiguous: row ok pred; strided: count (u32)
+		ok      ptx.Reg
+		kc, kr  ptx.Reg
+		vals    []ptx.Reg
+		dst     ptx.Reg // u32 byte offset in buffer 0 of the operand's region
+		tileOff int
+		pitch   int
+	}
+	mk := func(isA bool) *ld {
+		base, ldd, mnDim, mn0 := g.a, g.lda, g.mDim, g.row0
+		strided, mnTile := g.p.TransA, t.bm
+		x := &ld{tileOff: 0, pitch: t.pitchA}
+		if !isA {
+			base, ldd, mnDim, mn0 = g.b, g.ldb, g.nDim, g.col0
+			strided, mnTile = !g.p.TransB, t.bn
+			x.tileOff, x.pitch = t.bOff(), t.pitchB
+		}
+		x.kContig = !strided
+		x.step = g.u64()
+		if x.kContig {
+			f.Op("mov.u64", x.step, ptx.Int(t.bk*t.es))
+		} else {
+			f.Op("mul.wide.u32", x.step, ldd, ptx.Int(t.bk*t.es))
+		}
+		x.src = g.u64()
+		x.dst = g.u32()
+		mn := g.u32()
+		if x.kContig {
+			cpr := t.bk / V
+			row, kc := g.u32(), g.u32()
+			f.Op("div.u32", row, g.tid, ptx.Int(cpr))
+			f.Op("rem.u32", kc, g.tid, ptx.Int(cpr))
+			f.Op("mul.lo.u32", kc, kc, ptx.Int(V))
+			f.Op("add.u32", mn, mn0, row)
+			f.Op("mul.wide.u32", x.src, mn, ldd)
+			k64 := g.u64()
+			f.Op("cvt.u64.u32", k64, kc)
+			f.Op("add.u64", x.src, x.src, k64)
+			x.ok = g.pred()
+			f.Op("setp.lt.u32", x.ok, mn, mnDim)
+			x.kc = kc
+			// transposed into [k][mn]: element i to (kc+i)*pitch + row
+			f.Op("mad.lo.u32", x.dst, kc, ptx.Int(x.pitch), row)
+		} else {
+			cpr := mnTile / V
+			kr, mc := g.u32(), g.u32()
+			f.Op("div.u32", kr, g.tid, ptx.Int(cpr))
+			f.Op("rem.u32", mc, g.tid, ptx.Int(cpr))
+			f.Op("mul.lo.u32", mc, mc, ptx.Int(V))
+			f.Op("add.u32", mn, mn0, mc)
+			f.Op("mul.wide.u32", x.src, kr, ldd)
+			m64 := g.u64()
+			f.Op("cvt.u64.u32", m64, mn)
+			f.Op("add.u64", x.src, x.src, m64)
+			x.mn = g.u32()
+			inside := g.pred()
+			f.Op("setp.lt.u32", inside, mn, mnDim)
+			f.Op("sub.u32", x.mn, mnDim, mn)
+			f.Op("min.u32", x.mn, x.mn, ptx.Int(V))
+			f.Op("selp.u32", x.mn, x.mn, ptx.Int(0), inside)
+			x.kr = kr
+			f.Op("mad.lo.u32", x.dst, kr, ptx.Int(x.pitch), mc)
+		}
+		f.Op("shl.b64", x.src, x.src, ptx.Int(int(g.log2es)))
+		f.Op("add.u64", x.src, x.src, base)
+		f.Op("shl.b32", x.dst, x.dst, ptx.Int(int(g.log2es)))
+		f.Op("add.u32", x.dst, x.dst, ptx.Int(x.tileOff))
+		x.vals = f.Regs(g.accT, V)
+		return x
+	}
+	la, lb := mk(true), mk(false)
+	// load reads the chunk of the tile at k0 into registers, zeros outside the matrix.
+	load := func(x *ld, k0 ptx.Reg) {
+		cnt := g.u32()
+		if x.kContig {
+			kk := g.u32()
+			f.Op("add.u32", kk, k0, x.kc)
+			in := g.pred()
+			f.Op("setp.lt.u32", in, kk, g.kDim)
+			f.Op("and.pred", in, in, x.ok)
+			f.Op("sub.u32", cnt, g.kDim, kk)
+			f.Op("min.u32", cnt, cnt, ptx.Int(V))
+			f.Op("selp.u32", cnt, cnt, ptx.Int(0), in)
+		} else {
+			kk := g.u32()
+			f.Op("add.u32", kk, k0, x.kr)
+			in := g.pred()
+			f.Op("setp.lt.u32", in, kk, g.kDim)
+			f.Op("selp.u32", cnt, x.mn, ptx.Int(0), in)
+		}
+		any := g.pred()
+		f.Op("setp.ne.u32", any, cnt, ptx.Int(0))
+		for _, v := range x.vals {
+			f.Op("mov"+g.accT.String(), v, zero)
+		}
+		f.At(any).Op("ld.global.nc"+fmt.Sprintf(".v%d", V)+g.accT.String(), ptx.Vec(x.vals), ptx.Mem(x.src, 0))
+		for i := 1; i < V; i++ {
+			in := g.pred()
+			f.Op("setp.gt.u32", in, cnt, ptx.Int(i))
+			f.AtNot(in).Op("mov"+g.accT.String(), x.vals[i], zero)
+		}
+		f.Op("add.u64", x.src, x.src, x.step)
+	}
+	// store writes the registers into the buffer at byte offset buf.
+	store := func(x *ld, buf ptx.Reg) {
+		d := g.u32()
+		f.Op("add.u32", d, g.smem, buf)
+		f.Op("add.u32", d, d, x.dst)
+		if x.kContig {
+			for i, v := range x.vals {
+				f.Op("st.shared"+g.accT.String(), ptx.Mem(d, int64(i*x.pitch*t.es)), v)
+			}
+			return
+		}
+		f.St(ptx.Shared, ptx.CacheDefault, g.accT, ptx.Mem(d, 0), regsToOps(x.vals)...)
+	}
+	k0, buf := g.u32(), g.u32()
+	f.Op("mov.u32", k0, ptx.Int(0))
+	f.Op("mov.u32", buf, ptx.Int(0))
+	load(la, k0)
+	load(lb, k0)
+	store(la, buf)
+	store(lb, buf)
+	f.BarSync(0)
+	kt := g.u32()
+	f.Op("mov.u32", kt, ptx.Int(0))
+	loop := f.NewLabel()
+	f.Place(loop)
+	next := g.pred()
+	kn := g.u32()
+	f.Op("add.u32", kn, kt, ptx.Int(1))
+	f.Op("setp.lt.u32", next, kn, g.ktiles)
+	f.Op("add.u32", k0, k0, ptx.Int(t.bk))
+	{
+		skip := f.NewLabel()
+		f.AtNot(next).Bra(skip)
+		load(la, k0)
+		load(lb, k0)
+		f.Place(skip)
+	}
+	// The FMAs of the tile in buffer buf: thread (ty, tx) has rows ty*q + i and
+	// bm/2 + ty*q + i, columns tx*q + j and bn/2 + tx*q + j.
+	aRd, bRd := g.u32(), g.u32()
+	f.Op("add.u32", aRd, g.smem, buf)
+	f.Op("mad.lo.u32", aRd, ty, ptx.Int(q*t.es), aRd)
+	f.Op("add.u32", bRd, g.smem, buf)
+	f.Op("mad.lo.u32", bRd, tx, ptx.Int(q*t.es), bRd)
+	f.Op("add.u32", bRd, bRd, ptx.Int(t.bOff()))
+	for kk := 0; kk < t.bk; kk++ {
+		av := f.Regs(g.accT, 2*q)
+		bv := f.Regs(g.accT, 2*q)
+		aOff := kk * t.pitchA * t.es
+		bOff := kk * t.pitchB * t.es
+		f.Ld(ptx.Shared, ptx.CacheDefault, g.accT, ptx.Mem(aRd, int64(aOff)), av[:q]...)
+		f.Ld(ptx.Shared, ptx.CacheDefault, g.accT, ptx.Mem(aRd, int64(aOff+t.bm/2*t.es)), av[q:]...)
+		f.Ld(ptx.Shared, ptx.CacheDefault, g.accT, ptx.Mem(bRd, int64(bOff)), bv[:q]...)
+		f.Ld(ptx.Shared, ptx.CacheDefault, g.accT, ptx.Mem(bRd, int64(bOff+t.bn/2*t.es)), bv[q:]...)
+		for i := 0; i < 2*q; i++ {
+			for j := 0; j < 2*q; j++ {
+				r := g.acc[i*2*q+j]
+				f.Op("fma.rn"+g.accT.String(), r, av[i], bv[j], r)
+			}
+		}
+	}
+	{
+		skip := f.NewLabel()
+		f.AtNot(next).Bra(skip)
+		nb := g.u32()
+		f.Op("xor.b32", nb, buf, ptx.Int(t.stageBytes))
+		store(la, nb)
+		store(lb, nb)
+		f.Place(skip)
+	}
+	f.Op("xor.b32", buf, buf, ptx.Int(t.stageBytes))
+	f.BarSync(0)
+	f.Op("mov.u32", kt, kn)
+	f.At(next).Bra(loop)
+
+	rowBase, colBase := g.u32(), g.u32()
+	f.Op("mad.lo.u32", rowBase, ty, ptx.Int(q), g.row0)
+	f.Op("mad.lo.u32", colBase, tx, ptx.Int(q), g.col0)
+	var rowOffs, colOffs []int
+	for i := 0; i < 2*q; i++ {
+		o := i
+		if i >= q {
+			o = t.bm/2 + i - q
+		}
+		rowOffs = append(rowOffs, o)
+	}
+	for j := 0; j < 2*q; j++ {
+		o := j
+		if j >= q {
+			o = t.bn/2 + j - q
+		}
+		colOffs = append(colOffs, o)
+	}
+	g.epilogue(rowBase, colBase, rowOffs, colOffs, func(ri, ci int) ptx.Reg { return g.acc[ri*2*q+ci] })
+}
+
+// ---- the epilogue ----
+
+// epilogue writes C[rowBase+ro][colBase+co] = alpha*acc(ri, ci) (+ beta*C) for every
+// row offset ro = rowOffs[ri] and column offset co = colOffs[ci] inside the matrix.
+func (g *mmGen) epilogue(rowBase, colBase ptx.Reg, rowOffs, colOffs []int, acc func(ri, ci int) ptx.Reg) {
+	f := g.f
+	colOK := make([]ptx.Reg, len(colOffs))
+	colByte := make([]ptx.Reg, len(colOffs))
+	for ci, co := range colOffs {
+		c := g.u32()
+		f.Op("add.u32", c, colBase, ptx.Int(co))
+		colOK[ci] = g.pred()
+		f.Op("setp.lt.u32", colOK[ci], c, g.nDim)
+		colByte[ci] = g.u64()
+		f.Op("mul.wide.u32", colByte[ci], c, ptx.Int(g.t.es))
+	}
+	for ri, ro := range rowOffs {
+		r := g.u32()
+		f.Op("add.u32", r, rowBase, ptx.Int(ro))
+		rowOK := g.pred()
+		f.Op("setp.lt.u32", rowOK, r, g.mDim)
+		skip := f.NewLabel()
+		f.AtNot(rowOK).Bra(skip)
+		rowPtr := g.u64()
+		f.Op("mul.wide.u32", rowPtr, r, g.ldc)
+		f.Op("shl.b64", rowPtr, rowPtr, ptx.Int(int(g.log2es)))
+		f.Op("add.u64", rowPtr, rowPtr, g.c)
+		for ci := range colOffs {
+			ptr := g.u64()
+			f.Op("add.u64", ptr, rowPtr, colByte[ci])
+			ok := colOK[ci]
+			v := f.Reg(g.accT)
+			f.Op("mul.rn"+g.accT.String(), v, acc(ri, ci), g.alpha)
+			withC := g.pred()
+			f.Op("and.pred", withC, ok, g.betaNZ)
+			old := g.load(withC, ptr)
+			f.At(withC).Op("fma.rn"+g.accT.String(), v, g.beta, old, v)
+			g.storeC(ok, ptr, v)
+		}
+		f.Place(skip)
+	}
+}
+
+// load returns the element at ptr as the accumulation type, loaded when p.
+func (g *mmGen) load(p, ptr ptx.Reg) ptx.Reg {
+	f := g.f
+	v := f.Reg(g.accT)
+	if !g.half {
+		f.At(p).Op("ld.global"+g.accT.String(), v, ptx.Mem(ptr, 0))
+		return v
+	}
+	h := f.Reg(ptx.B16)
+	f.Op("mov.b16", h, ptx.Int(0))
+	f.At(p).Op("ld.global.b16", h, ptx.Mem(ptr, 0))
+	if g.bf16 {
+		w := g.u32()
+		f.Op("cvt.u32.u16", w, h)
+		f.Op("shl.b32", w, w, ptx.Int(16))
+		f.Op("mov.b32", v, w)
+		return v
+	}
+	if g.emulate {
+		panic("kernel: matmul emulation of float16 conversions")
+	}
+	f.Op("cvt.f32.f16", v, h)
+	return v
+}
+
+// storeC stores v (accumulation type) at ptr when p, rounded to the element type.
+func (g *mmGen) storeC(p, ptr, v ptx.Reg) {
+	f := g.f
+	if !g.half {
+		f.At(p).Op("st.global"+g.accT.String(), ptx.Mem(ptr, 0), v)
+		return
+	}
+	h := f.Reg(ptx.B16)
+	switch {
+	case g.bf16 && g.emulate:
+		// round to nearest even by bits (finite values)
+		w, lsb := g.u32(), g.u32()
+		f.Op("mov.b32", w, v)
+		f.Op("bfe.u32", lsb, w, ptx.Int(16), ptx.Int(1))
+		f.Op("add.u32", w, w, ptx.Int(0x7fff))
+		f.Op("add.u32", w, w, lsb)
+		f.Op("shr.u32", w, w, ptx.Int(16))
+		f.Op("cvt.u16.u32", h, w)
+	case g.bf16:
+		f.Op("cvt.rn.bf16.f32", h, v)
+	case g.emulate:
+		panic("kernel: matmul emulation of float16 conversions")
+	default:
+		f.Op("cvt.rn.f16.f32", h, v)
+	}
+	f.At(p).Op("st.global.b16", ptx.Mem(ptr, 0), h)
+}

@@ -1,0 +1,29 @@
+package kernel
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/go-gpu/gpu/ptx"
+)
+
+// blockAttrs declares the block size a kernel is always launched with (.maxntid) and
+// lets it use the registers it needs (.maxnreg 128, two 256-thread blocks' worth, or
+// what one block of more than 512 threads can have: 65536/threads).
+//
+// Without .maxnreg, CUDA 13's ptxas (the H200 driver's JIT) treats .maxntid as a hint
+// to pick a register count for occupancy: it capped the 1-D scan at 32 and 64 registers,
+// the column scan at 80, a permute variant and the compaction's scatter at 32, and each
+// then spilled 8-16 bytes, where CUDA 11.8's ptxas used 36-72 registers and no stack.
+// With .maxnreg both assemblers use what the kernel needs (seen with ptxas 13.0.88 and
+// 11.8 on 2026-12-01). GPU_KERNEL_REGCAP=ptxas in the environment at start-up leaves
+// the choice to ptxas again, so that both can be timed.
+func blockAttrs(f *ptx.Func, threads int) {
+	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", threads))
+	if liftRegCap {
+		f.Attr(fmt.Sprintf(".maxnreg %d", min(128, 65536/threads)))
+	}
+}
+
+// liftRegCap says whether blockAttrs adds .maxnreg (see there).
+var liftRegCap = os.Getenv("GPU_KERNEL_REGCAP") != "ptxas"

@@ -1,0 +1,369 @@
+package kernel
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/go-gpu/gpu/backend"
+	"github.com/go-gpu/gpu/backend/cpu"
+)
+
+// Selection: the k-th smallest ordered key of each row by a most-significant-digit
+// radix select, and the k smallest keys of a row (TopK) gathered in index order.
+//
+// SelectHist and SelectStep alternate from the key's top digit down: the histogram
+// counts, per row, the digit of the keys whose higher digits equal the row's prefix so
+// far; the step finds the digit whose bucket holds the k-th smallest key, appends it
+// to the prefix and subtracts the keys of smaller digits from k. After the last digit
+// the prefix is the k-th smallest key T itself and k the number of keys equal to T
+// among the k smallest. TopKCount counts each tile's keys below T and equal to T;
+// after an exclusive scan of those counts along the row (a ScanTiles scan), TopKGather
+// writes every key below T and the first keys equal to T, in index order, with their
+// indices: the k smallest keys of the row, in index order within each of the two
+// groups, ready for a stable sort. (TopK's largest keys are the smallest of the
+// descending order.)
+//
+// The state of a row is two u64 words: the prefix (the ordered key's bits found so far)
+// and the keys still to select.
+
+// SelectHist is the histogram pass of the radix select.
+//
+// Kernel parameters, in order:
+//
+//	keys    u64  address of the keys (Order.Type, contiguous rows)
+//	hist    u64  u32 counts [rows][256], zero at the launch
+//	state   u64  u64 [rows][2] (prefix, k); unused in the first pass
+//	rowLen  u64
+//	chunk   u64  keys per block
+//	chunks  u64  ceil(rowLen / chunk)
+//	pass    u64  the digit (Order.Passes()-1 first, then down to 0)
+//
+// The grid has rows*chunks blocks of SortBlock threads.
+type SelectHist struct {
+	Order SortKey
+	Items int
+}
+
+// Key identifies the kernel.
+func (s *SelectHist) Key() string { return fmt.Sprintf("select.hist|%s|k%d", s.Order.key(), s.Items) }
+
+// Validate checks the spec.
+func (s *SelectHist) Validate() error {
+	if err := s.Order.Validate(); err != nil {
+		return err
+	}
+	return sortItemsValid(s.Items)
+}
+
+// selectMatch reports whether ordered key o belongs to the bucket of prefix at pass
+// (its bits above digit pass equal the prefix's).
+func selectMatch(o, prefix uint64, pass int) bool {
+	sh := 8*pass + 8
+	if sh >= 64 {
+		return true
+	}
+	return o>>sh == prefix>>sh
+}
+
+// CPU returns the kernel for the CPU backend.
+func (s *SelectHist) CPU() (func(*cpu.Launch) error, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	key := s.Order
+	ks := key.Size()
+	P := key.Passes()
+	return func(l *cpu.Launch) error {
+		rowLen, chunk, chunks, pass := int(l.Uint64(3)), int(l.Uint64(4)), int(l.Uint64(5)), int(l.Uint64(6))
+		if rowLen <= 0 || chunk <= 0 || chunks != (rowLen+chunk-1)/chunk || pass < 0 || pass >= P ||
+			int(l.Grid[0])%chunks != 0 || l.Block[0] != SortBlock {
+			return launchErr("select histogram: row %d, chunk %d (%d), pass %d, grid %d", rowLen, chunk, chunks, pass, l.Grid[0])
+		}
+		rows := int(l.Grid[0]) / chunks
+		keys, err := sortMem(l, 0, rows*rowLen*ks)
+		if err != nil {
+			return err
+		}
+		hb, err := sortMem(l, 1, rows*RadixDigits*4)
+		if err != nil {
+			return err
+		}
+		if !checkZero(hb) {
+			return launchErr("select histogram not zeroed")
+		}
+		hist := cpu.Slice[uint32](hb)
+		var state []uint64
+		if pass != P-1 {
+			sb, err := sortMem(l, 2, rows*16)
+			if err != nil {
+				return err
+			}
+			state = cpu.Slice[uint64](sb)
+		}
+		l.Parallel(rows, 1, func(lo, hi int) {
+			for r := lo; r < hi; r++ {
+				var prefix uint64
+				if state != nil {
+					prefix = state[2*r]
+				}
+				h := hist[r*RadixDigits:][:RadixDigits]
+				for i := r * rowLen; i < (r+1)*rowLen; i++ {
+					o := key.Ordered(loadRaw(keys, ks, i))
+					if selectMatch(o, prefix, pass) {
+						h[o>>(8*pass)&0xff]++
+					}
+				}
+			}
+		})
+		return nil
+	}, nil
+}
+
+// SelectStep picks each row's digit after a SelectHist pass and leaves the histogram
+// zero for the next.
+//
+// Kernel parameters, in order:
+//
+//	hist    u64  u32 counts [rows][256]; zero afterwards
+//	state   u64  u64 [rows][2]: read (but in the first pass) and written
+//	k       u64  the keys to select in each row (1 to rowLen)
+//	pass    u64  the digit (Passes-1 first)
+//
+// The grid has rows blocks of SortBlock threads.
+type SelectStep struct {
+	Passes int
+}
+
+// Key identifies the kernel.
+func (s *SelectStep) Key() string { return fmt.Sprintf("select.step|p%d", s.Passes) }
+
+// Validate checks the spec.
+func (s *SelectStep) Validate() error {
+	if s.Passes < 1 || s.Passes > SortMaxPasses {
+		return fmt.Errorf("kernel: select of %d passes", s.Passes)
+	}
+	return nil
+}
+
+// CPU returns the kernel for the CPU backend.
+func (s *SelectStep) CPU() (func(*cpu.Launch) error, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	P := s.Passes
+	return func(l *cpu.Launch) error {
+		k, pass := l.Uint64(2), int(l.Uint64(3))
+		rows := int(l.Grid[0])
+		if pass < 0 || pass >= P || k == 0 || l.Block[0] != SortBlock {
+			return launchErr("select step: k %d, pass %d, block %d", k, pass, l.Block[0])
+		}
+		hb, err := sortMem(l, 0, rows*RadixDigits*4)
+		if err != nil {
+			return err
+		}
+		sb, err := sortMem(l, 1, rows*16)
+		if err != nil {
+			return err
+		}
+		hist, state := cpu.Slice[uint32](hb), cpu.Slice[uint64](sb)
+		for r := 0; r < rows; r++ {
+			prefix, rem := uint64(0), k
+			if pass != P-1 {
+				prefix, rem = state[2*r], state[2*r+1]
+			}
+			h := hist[r*RadixDigits:][:RadixDigits]
+			var run uint64
+			for d := range h {
+				c := uint64(h[d])
+				if run < rem && rem <= run+c {
+					state[2*r], state[2*r+1] = prefix|uint64(d)<<(8*pass), rem-run
+				}
+				run += c
+			}
+			clear(h)
+		}
+		return nil
+	}, nil
+}
+
+// TopKCount counts each tile's keys below and equal to its row's selected key.
+//
+// Kernel parameters, in order:
+//
+//	keys    u64  address of the keys
+//	state   u64  u64 [rows][2]: the selected key T and the keys equal to it to take
+//	counts  u64  int64 [rows][tiles][2]: keys below T, keys equal to T
+//	rowLen  u64
+//	tiles   u64  tiles per row: ceil(rowLen / Tile())
+//
+// The grid has rows*tiles blocks of SortBlock threads.
+type TopKCount struct {
+	Order SortKey
+	Items int
+}
+
+// Tile returns the keys per tile.
+func (c *TopKCount) Tile() int { return SortBlock * c.Items }
+
+// Key identifies the kernel.
+func (c *TopKCount) Key() string { return fmt.Sprintf("topk.count|%s|k%d", c.Order.key(), c.Items) }
+
+// Validate checks the spec.
+func (c *TopKCount) Validate() error {
+	if err := c.Order.Validate(); err != nil {
+		return err
+	}
+	return sortItemsValid(c.Items)
+}
+
+// CPU returns the kernel for the CPU backend.
+func (c *TopKCount) CPU() (func(*cpu.Launch) error, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	key, ks, tile := c.Order, c.Order.Size(), c.Tile()
+	return func(l *cpu.Launch) error {
+		rowLen, tiles := int(l.Uint64(3)), int(l.Uint64(4))
+		if rowLen <= 0 || tiles != (rowLen+tile-1)/tile || int(l.Grid[0])%tiles != 0 || l.Block[0] != SortBlock {
+			return launchErr("top-k count: row %d, %d tiles, grid %d", rowLen, tiles, l.Grid[0])
+		}
+		rows := int(l.Grid[0]) / tiles
+		keys, err := sortMem(l, 0, rows*rowLen*ks)
+		if err != nil {
+			return err
+		}
+		sb, err := sortMem(l, 1, rows*16)
+		if err != nil {
+			return err
+		}
+		cb, err := sortMem(l, 2, rows*tiles*16)
+		if err != nil {
+			return err
+		}
+		state, counts := cpu.Slice[uint64](sb), cpu.Slice[int64](cb)
+		l.Parallel(rows*tiles, 4, func(lo, hi int) {
+			for b := lo; b < hi; b++ {
+				r, t := b/tiles, b%tiles
+				T := state[2*r]
+				var less, eq int64
+				for i := r*rowLen + t*tile; i < r*rowLen+min(rowLen, (t+1)*tile); i++ {
+					switch o := key.Ordered(loadRaw(keys, ks, i)); {
+					case o < T:
+						less++
+					case o == T:
+						eq++
+					}
+				}
+				counts[2*b], counts[2*b+1] = less, eq
+			}
+		})
+		return nil
+	}, nil
+}
+
+// TopKGather writes each row's k smallest keys and their indices in the row: the
+// keys below T at positions 0 to k-rem-1 and the first rem keys equal to T after them,
+// each group in index order.
+//
+// Kernel parameters, in order:
+//
+//	keys     u64  address of the keys
+//	state    u64  u64 [rows][2]: T and rem
+//	prefix   u64  int64 [rows][tiles][2]: exclusive prefix sums of TopKCount's counts
+//	outKeys  u64  [rows][k] keys (Order.Type)
+//	outIdx   u64  [rows][k] int64 indices
+//	rowLen   u64
+//	tiles    u64
+//	k        u64
+//
+// The grid has rows*tiles blocks of SortBlock threads.
+type TopKGather struct {
+	Order SortKey
+	Items int
+}
+
+// Tile returns the keys per tile (TopKCount's with the same Items).
+func (c *TopKGather) Tile() int { return SortBlock * c.Items }
+
+// Key identifies the kernel.
+func (c *TopKGather) Key() string { return fmt.Sprintf("topk.gather|%s|k%d", c.Order.key(), c.Items) }
+
+// Validate checks the spec.
+func (c *TopKGather) Validate() error {
+	if err := c.Order.Validate(); err != nil {
+		return err
+	}
+	return sortItemsValid(c.Items)
+}
+
+// CPU returns the kernel for the CPU backend.
+func (c *TopKGather) CPU() (func(*cpu.Launch) error, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	key, ks, tile := c.Order, c.Order.Size(), c.Tile()
+	return func(l *cpu.Launch) error {
+		rowLen, tiles, k := int(l.Uint64(5)), int(l.Uint64(6)), int(l.Uint64(7))
+		if rowLen <= 0 || tiles != (rowLen+tile-1)/tile || int(l.Grid[0])%tiles != 0 || l.Block[0] != SortBlock || k <= 0 || k > rowLen {
+			return launchErr("top-k gather: row %d, %d tiles, k %d, grid %d", rowLen, tiles, k, l.Grid[0])
+		}
+		rows := int(l.Grid[0]) / tiles
+		keys, err := sortMem(l, 0, rows*rowLen*ks)
+		if err != nil {
+			return err
+		}
+		sb, err := sortMem(l, 1, rows*16)
+		if err != nil {
+			return err
+		}
+		pb, err := sortMem(l, 2, rows*tiles*16)
+		if err != nil {
+			return err
+		}
+		ok, err := sortMem(l, 3, rows*k*ks)
+		if err != nil {
+			return err
+		}
+		oi, err := sortMem(l, 4, rows*k*8)
+		if err != nil {
+			return err
+		}
+		state, prefix, idx := cpu.Slice[uint64](sb), cpu.Slice[int64](pb), cpu.Slice[int64](oi)
+		var bad atomic.Bool
+		l.Parallel(rows*tiles, 4, func(lo, hi int) {
+			for b := lo; b < hi; b++ {
+				r, t := b/tiles, b%tiles
+				T, rem := state[2*r], int64(state[2*r+1])
+				less := int64(k) - rem
+				pl, pe := prefix[2*b], prefix[2*b+1]
+				for i := r*rowLen + t*tile; i < r*rowLen+min(rowLen, (t+1)*tile); i++ {
+					pos := int64(-1)
+					switch o := key.Ordered(loadRaw(keys, ks, i)); {
+					case o < T:
+						pos = pl
+						pl++
+					case o == T:
+						if pe < rem {
+							pos = less + pe
+						}
+						pe++
+					}
+					if pos < 0 {
+						continue
+					}
+					if pos >= int64(k) {
+						bad.Store(true)
+						continue
+					}
+					j := r*k + int(pos)
+					copy(ok[j*ks:(j+1)*ks], keys[i*ks:(i+1)*ks])
+					idx[j] = int64(i - r*rowLen)
+				}
+			}
+		})
+		if bad.Load() {
+			return fmt.Errorf("kernel: illegal address: top-k gather past k: %w", backend.ErrLaunchFailed)
+		}
+		return nil
+	}, nil
+}

@@ -1,0 +1,370 @@
+package kernel
+
+import (
+	"fmt"
+
+	"github.com/go-gpu/gpu/ptx"
+)
+
+// PTX of the selection kernels.
+
+// PTX returns the select histogram's PTX: shared counts in 8 copies (lane % 8) against
+// contention, flushed with one atomic add per nonzero bin.
+func (s *SelectHist) PTX(major, minor int) (src, entry string, err error) {
+	if err := s.Validate(); err != nil {
+		return "", "", err
+	}
+	defer scanPTXError(&err)
+	m := ptx.NewModule(major, minor)
+	entry = "select_hist"
+	f := m.Kernel(entry, ptx.P("keys", ptx.U64), ptx.P("hist", ptx.U64), ptx.P("state", ptx.U64), ptx.P("rowLen", ptx.U64),
+		ptx.P("chunk", ptx.U64), ptx.P("chunks", ptx.U64), ptx.P("pass", ptx.U64))
+	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", SortBlock))
+	const copies = 8
+	f.Shared("sh_hist", ptx.B32, 16, copies*RadixDigits)
+	g := newSortGen(f, s.Order, s.Items)
+	ks := s.Order.Size()
+	P := s.Order.Passes()
+	pk, ph := f.Reg(ptx.U64), f.Reg(ptx.U64)
+	f.CvtaTo(ptx.Global, pk, f.LdParam(0))
+	f.CvtaTo(ptx.Global, ph, f.LdParam(1))
+	rowLen, chunk, chunks := f.LdParam(3), f.LdParam(4), f.LdParam(5)
+	pass := f.Reg(ptx.U32)
+	f.Cvt(pass, f.LdParam(6))
+	hb := f.Reg(ptx.U32)
+	f.Op("mov.u32", hb, ptx.Sym("sh_hist"))
+	{
+		z := f.Reg(ptx.U32)
+		f.Mov(z, ptx.Int(0))
+		a := f.Reg(ptx.U32)
+		f.Fma(a, g.tid, ptx.Int(4), hb)
+		for j := 0; j < copies; j++ {
+			f.St(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(a, int64(j*SortBlock*4)), z)
+		}
+	}
+	f.BarSync(0)
+	b := f.Reg(ptx.U64)
+	f.Cvt(b, f.Special(ptx.CtaidX))
+	row := f.Reg(ptx.U64)
+	f.Div(row, b, chunks)
+	c := f.Reg(ptx.U64)
+	f.Mul(c, row, chunks)
+	f.Sub(c, b, c)
+	start := f.Reg(ptx.U64)
+	f.Mul(start, c, chunk)
+	end := f.Reg(ptx.U64)
+	f.Add(end, start, chunk)
+	f.Min(end, end, rowLen)
+	rowBase := f.Reg(ptx.U64)
+	f.Mul(rowBase, row, rowLen)
+	// The prefix (not read in the first pass: the top digit has no higher bits).
+	prefix := f.Reg(g.kt())
+	f.Mov(prefix, ptx.Int(0))
+	{
+		first := f.Setp(ptx.Eq, pass, ptx.Int(P-1))
+		ps := f.Reg(ptx.U64)
+		f.CvtaTo(ptx.Global, ps, f.LdParam(2))
+		a := f.Reg(ptx.U64)
+		f.Fma(a, row, ptx.Int(16), ps)
+		x := f.Reg(ptx.U64)
+		f.Mov(x, ptx.Int(0))
+		f.AtNot(first).Op("ld.global.u64", x, ptx.Mem(a, 0))
+		f.Cvt(prefix, x)
+	}
+	hi := f.Reg(ptx.U32)
+	f.Shl(hi, pass, ptx.Int(3))
+	f.Add(hi, hi, ptx.Int(8))
+	ph2 := f.Reg(g.kt())
+	f.Shr(ph2, prefix, hi) // shifts of the width or more give 0 (the first pass)
+	cp := f.Reg(ptx.U32)
+	f.And(cp, g.lane, ptx.Int(copies-1))
+	cb := f.Reg(ptx.U32)
+	f.Fma(cb, cp, ptx.Int(RadixDigits*4), hb)
+	shift := f.Reg(ptx.U32)
+	f.Shl(shift, pass, ptx.Int(3))
+	i := f.Reg(ptx.U64)
+	tid64 := f.Reg(ptx.U64)
+	f.Cvt(tid64, g.tid)
+	f.Add(i, start, tid64)
+	loop, done := f.NewLabel(), f.NewLabel()
+	f.Place(loop)
+	f.At(f.Setp(ptx.Ge, i, end)).Bra(done)
+	keys := make([]ptx.Reg, s.Items)
+	valid := make([]ptx.Reg, s.Items)
+	for j := range keys {
+		ij := f.Reg(ptx.U64)
+		f.Add(ij, i, ptx.Int(j*SortBlock))
+		valid[j] = f.Setp(ptx.Lt, ij, end)
+		a := f.Reg(ptx.U64)
+		f.Add(a, ij, rowBase)
+		f.Fma(a, a, ptx.Int(ks), pk)
+		keys[j] = loadElem(f, ks, valid[j], ptx.Mem(a, 0), true)
+	}
+	for j, k := range keys {
+		o := g.ordered(k)
+		oh := f.Reg(g.kt())
+		f.Shr(oh, o, hi)
+		w := f.Reg(ptx.Pred)
+		f.Op("and.pred", w, valid[j], f.Setp(ptx.Eq, oh, ph2))
+		d := g.digitOf(o, shift)
+		a := f.Reg(ptx.U32)
+		f.Fma(a, d, ptx.Int(4), cb)
+		old := f.Reg(ptx.U32)
+		f.At(w).Op("atom.shared.add.u32", old, ptx.Mem(a, 0), ptx.Int(1))
+	}
+	f.Add(i, i, ptx.Int(s.Items*SortBlock))
+	f.Bra(loop)
+	f.Place(done)
+	f.BarSync(0)
+	v := f.Reg(ptx.U32)
+	f.Mov(v, ptx.Int(0))
+	for cpy := 0; cpy < copies; cpy++ {
+		x := f.Reg(ptx.U32)
+		a := f.Reg(ptx.U32)
+		f.Fma(a, g.tid, ptx.Int(4), hb)
+		f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(a, int64(cpy*RadixDigits*4)), x)
+		f.Add(v, v, x)
+	}
+	skip := f.NewLabel()
+	f.At(f.Setp(ptx.Eq, v, ptx.Int(0))).Bra(skip)
+	ga := f.Reg(ptx.U64)
+	f.Fma(ga, row, ptx.Int(RadixDigits), tid64)
+	f.Fma(ga, ga, ptx.Int(4), ph)
+	old := f.Reg(ptx.U32)
+	f.Atom("", "", ptx.Global, "add", ptx.U32, old, ptx.Mem(ga, 0), v)
+	f.Place(skip)
+	f.Ret()
+	return m.String(), entry, nil
+}
+
+// PTX returns the select step's PTX.
+func (s *SelectStep) PTX(major, minor int) (src, entry string, err error) {
+	if err := s.Validate(); err != nil {
+		return "", "", err
+	}
+	defer scanPTXError(&err)
+	m := ptx.NewModule(major, minor)
+	entry = "select_step"
+	f := m.Kernel(entry, ptx.P("hist", ptx.U64), ptx.P("state", ptx.U64), ptx.P("k", ptx.U64), ptx.P("pass", ptx.U64))
+	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", SortBlock))
+	f.Shared("ss_sum", ptx.B64, 8, SortBlock/32)
+	g := newSortGen(f, SortKey{}, 1)
+	ph, ps := f.Reg(ptx.U64), f.Reg(ptx.U64)
+	f.CvtaTo(ptx.Global, ph, f.LdParam(0))
+	f.CvtaTo(ptx.Global, ps, f.LdParam(1))
+	k := f.LdParam(2)
+	pass := f.Reg(ptx.U32)
+	f.Cvt(pass, f.LdParam(3))
+	row := f.Reg(ptx.U64)
+	f.Cvt(row, f.Special(ptx.CtaidX))
+	tid64 := f.Reg(ptx.U64)
+	f.Cvt(tid64, g.tid)
+	ha := f.Reg(ptx.U64)
+	f.Fma(ha, row, ptx.Int(RadixDigits), tid64)
+	f.Fma(ha, ha, ptx.Int(4), ph)
+	c := f.Reg(ptx.U32)
+	f.Ld(ptx.Global, ptx.CacheDefault, ptx.U32, ptx.Mem(ha, 0), c)
+	z := f.Reg(ptx.U32)
+	f.Mov(z, ptx.Int(0))
+	f.St(ptx.Global, ptx.CacheDefault, ptx.U32, ptx.Mem(ha, 0), z)
+	sa := f.Reg(ptx.U64)
+	f.Fma(sa, row, ptx.Int(16), ps)
+	prefix, rem := f.Reg(ptx.U64), f.Reg(ptx.U64)
+	f.Mov(prefix, ptx.Int(0))
+	f.Mov(rem, k)
+	first := f.Setp(ptx.Eq, pass, ptx.Int(s.Passes-1))
+	f.AtNot(first).Op("ld.global.u64", prefix, ptx.Mem(sa, 0))
+	f.AtNot(first).Op("ld.global.u64", rem, ptx.Mem(sa, 8))
+	c64 := f.Reg(ptx.U64)
+	f.Cvt(c64, c)
+	excl, _ := g.blockScan(c64, "ss_sum")
+	incl := f.Reg(ptx.U64)
+	f.Add(incl, excl, c64)
+	found := f.Reg(ptx.Pred)
+	f.Op("and.pred", found, f.Setp(ptx.Lt, excl, rem), f.Setp(ptx.Le, rem, incl))
+	skip := f.NewLabel()
+	f.AtNot(found).Bra(skip)
+	sh := f.Reg(ptx.U32)
+	f.Shl(sh, pass, ptx.Int(3))
+	d := f.Reg(ptx.U64)
+	f.Shl(d, tid64, sh)
+	f.Or(prefix, prefix, d)
+	f.Sub(rem, rem, excl)
+	f.St(ptx.Global, ptx.CacheDefault, ptx.U64, ptx.Mem(sa, 0), prefix, rem)
+	f.Place(skip)
+	f.Ret()
+	return m.String(), entry, nil
+}
+
+// topkTile emits what TopKCount and TopKGather share: the block's row and tile, T and
+// rem, and each item's key (blocked: thread t owns tile keys t*Items to t*Items+Items-1),
+// whether it is below T, equal, and its index in the row.
+type topkTile struct {
+	row, tileI       ptx.Reg // u64
+	T, rem           ptx.Reg
+	keys, idx        []ptx.Reg
+	less, eq         []ptx.Reg
+	nLess, nEq       ptx.Reg // u32 counts of the thread's items
+	rowLen, tilesArg ptx.Reg
+}
+
+func topkLoad(f *ptx.Func, g *sortGen, items int, pk, pstate, rowLen, tiles ptx.Reg) *topkTile {
+	ks := g.order.Size()
+	tt := &topkTile{rowLen: rowLen, tilesArg: tiles}
+	b := f.Reg(ptx.U64)
+	f.Cvt(b, f.Special(ptx.CtaidX))
+	tt.row = f.Reg(ptx.U64)
+	f.Div(tt.row, b, tiles)
+	tt.tileI = f.Reg(ptx.U64)
+	f.Mul(tt.tileI, tt.row, tiles)
+	f.Sub(tt.tileI, b, tt.tileI)
+	sa := f.Reg(ptx.U64)
+	f.Fma(sa, tt.row, ptx.Int(16), pstate)
+	T64 := f.Reg(ptx.U64)
+	f.Ld(ptx.Global, ptx.CacheDefault, ptx.U64, ptx.Mem(sa, 0), T64)
+	tt.rem = f.Reg(ptx.U64)
+	f.Ld(ptx.Global, ptx.CacheDefault, ptx.U64, ptx.Mem(sa, 8), tt.rem)
+	tt.T = f.Reg(g.kt())
+	f.Cvt(tt.T, T64)
+	first := f.Reg(ptx.U64)
+	f.Mul(first, tt.tileI, ptx.Int(SortBlock*items))
+	th := f.Reg(ptx.U64)
+	f.MulWide(th, g.tid, ptx.Int(items))
+	f.Add(first, first, th)
+	rowBase := f.Reg(ptx.U64)
+	f.Mul(rowBase, tt.row, rowLen)
+	tt.nLess, tt.nEq = f.Reg(ptx.U32), f.Reg(ptx.U32)
+	f.Mov(tt.nLess, ptx.Int(0))
+	f.Mov(tt.nEq, ptx.Int(0))
+	for i := 0; i < items; i++ {
+		ix := f.Reg(ptx.U64)
+		f.Add(ix, first, ptx.Int(i))
+		v := f.Setp(ptx.Lt, ix, rowLen)
+		a := f.Reg(ptx.U64)
+		f.Add(a, ix, rowBase)
+		f.Fma(a, a, ptx.Int(ks), pk)
+		key := loadElem(f, ks, v, ptx.Mem(a, 0), true)
+		o := g.ordered(key)
+		l, e := f.Reg(ptx.Pred), f.Reg(ptx.Pred)
+		f.Op("and.pred", l, v, f.Setp(ptx.Lt, o, tt.T))
+		f.Op("and.pred", e, v, f.Setp(ptx.Eq, o, tt.T))
+		f.At(l).Op("add.u32", tt.nLess, tt.nLess, ptx.Int(1))
+		f.At(e).Op("add.u32", tt.nEq, tt.nEq, ptx.Int(1))
+		tt.keys = append(tt.keys, key)
+		tt.idx = append(tt.idx, ix)
+		tt.less = append(tt.less, l)
+		tt.eq = append(tt.eq, e)
+	}
+	return tt
+}
+
+// PTX returns the top-k count's PTX.
+func (c *TopKCount) PTX(major, minor int) (src, entry string, err error) {
+	if err := c.Validate(); err != nil {
+		return "", "", err
+	}
+	defer scanPTXError(&err)
+	m := ptx.NewModule(major, minor)
+	entry = "topk_count"
+	f := m.Kernel(entry, ptx.P("keys", ptx.U64), ptx.P("state", ptx.U64), ptx.P("counts", ptx.U64),
+		ptx.P("rowLen", ptx.U64), ptx.P("tiles", ptx.U64))
+	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", SortBlock))
+	f.Shared("tc_sum", ptx.B32, 16, SortBlock/32)
+	g := newSortGen(f, c.Order, c.Items)
+	pk, pst, pc := f.Reg(ptx.U64), f.Reg(ptx.U64), f.Reg(ptx.U64)
+	f.CvtaTo(ptx.Global, pk, f.LdParam(0))
+	f.CvtaTo(ptx.Global, pst, f.LdParam(1))
+	f.CvtaTo(ptx.Global, pc, f.LdParam(2))
+	tt := topkLoad(f, g, c.Items, pk, pst, f.LdParam(3), f.LdParam(4))
+	packed := f.Reg(ptx.U32)
+	f.Shl(packed, tt.nEq, ptx.Int(16))
+	f.Or(packed, packed, tt.nLess)
+	_, total := g.blockScan(packed, "tc_sum")
+	skip := f.NewLabel()
+	f.AtNot(f.Setp(ptx.Eq, g.tid, ptx.Int(0))).Bra(skip)
+	l, e := f.Reg(ptx.U32), f.Reg(ptx.U32)
+	f.And(l, total, ptx.Int(0xffff))
+	f.Shr(e, total, ptx.Int(16))
+	l64, e64 := f.Reg(ptx.U64), f.Reg(ptx.U64)
+	f.Cvt(l64, l)
+	f.Cvt(e64, e)
+	a := f.Reg(ptx.U64)
+	f.Fma(a, tt.row, tt.tilesArg, tt.tileI)
+	f.Fma(a, a, ptx.Int(16), pc)
+	f.St(ptx.Global, ptx.CacheDefault, ptx.U64, ptx.Mem(a, 0), l64, e64)
+	f.Place(skip)
+	f.Ret()
+	return m.String(), entry, nil
+}
+
+// PTX returns the top-k gather's PTX.
+func (c *TopKGather) PTX(major, minor int) (src, entry string, err error) {
+	if err := c.Validate(); err != nil {
+		return "", "", err
+	}
+	defer scanPTXError(&err)
+	m := ptx.NewModule(major, minor)
+	entry = "topk_gather"
+	f := m.Kernel(entry, ptx.P("keys", ptx.U64), ptx.P("state", ptx.U64), ptx.P("prefix", ptx.U64),
+		ptx.P("outKeys", ptx.U64), ptx.P("outIdx", ptx.U64), ptx.P("rowLen", ptx.U64), ptx.P("tiles", ptx.U64), ptx.P("k", ptx.U64))
+	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", SortBlock))
+	f.Shared("tg_sum", ptx.B32, 16, SortBlock/32)
+	g := newSortGen(f, c.Order, c.Items)
+	ks := c.Order.Size()
+	pk, pst, pp, pok, poi := f.Reg(ptx.U64), f.Reg(ptx.U64), f.Reg(ptx.U64), f.Reg(ptx.U64), f.Reg(ptx.U64)
+	f.CvtaTo(ptx.Global, pk, f.LdParam(0))
+	f.CvtaTo(ptx.Global, pst, f.LdParam(1))
+	f.CvtaTo(ptx.Global, pp, f.LdParam(2))
+	f.CvtaTo(ptx.Global, pok, f.LdParam(3))
+	f.CvtaTo(ptx.Global, poi, f.LdParam(4))
+	k := f.LdParam(7)
+	tt := topkLoad(f, g, c.Items, pk, pst, f.LdParam(5), f.LdParam(6))
+	packed := f.Reg(ptx.U32)
+	f.Shl(packed, tt.nEq, ptx.Int(16))
+	f.Or(packed, packed, tt.nLess)
+	excl, _ := g.blockScan(packed, "tg_sum")
+	pa := f.Reg(ptx.U64)
+	f.Fma(pa, tt.row, tt.tilesArg, tt.tileI)
+	f.Fma(pa, pa, ptx.Int(16), pp)
+	pl, pe := f.Reg(ptx.U64), f.Reg(ptx.U64)
+	f.Ld(ptx.Global, ptx.CacheDefault, ptx.U64, ptx.Mem(pa, 0), pl, pe)
+	el, ee := f.Reg(ptx.U32), f.Reg(ptx.U32)
+	f.And(el, excl, ptx.Int(0xffff))
+	f.Shr(ee, excl, ptx.Int(16))
+	el64, ee64 := f.Reg(ptx.U64), f.Reg(ptx.U64)
+	f.Cvt(el64, el)
+	f.Cvt(ee64, ee)
+	f.Add(pl, pl, el64)
+	f.Add(pe, pe, ee64)
+	less := f.Reg(ptx.U64)
+	f.Sub(less, k, tt.rem)
+	rowOut := f.Reg(ptx.U64)
+	f.Mul(rowOut, tt.row, k)
+	rowBase := f.Reg(ptx.U64)
+	f.Mul(rowBase, tt.row, tt.rowLen)
+	kmt := memType(ks)
+	for i := range tt.keys {
+		pos := f.Reg(ptx.U64)
+		f.Mov(pos, pl)
+		w := f.Reg(ptx.Pred)
+		f.Mov(w, tt.less[i])
+		takeEq := f.Reg(ptx.Pred)
+		f.Op("and.pred", takeEq, tt.eq[i], f.Setp(ptx.Lt, pe, tt.rem))
+		pq := f.Reg(ptx.U64)
+		f.Add(pq, less, pe)
+		f.At(takeEq).Op("mov.u64", pos, pq)
+		f.Op("or.pred", w, w, takeEq)
+		f.At(tt.less[i]).Op("add.u64", pl, pl, ptx.Int(1))
+		f.At(tt.eq[i]).Op("add.u64", pe, pe, ptx.Int(1))
+		j := f.Reg(ptx.U64)
+		f.Add(j, rowOut, pos)
+		a := f.Reg(ptx.U64)
+		f.Fma(a, j, ptx.Int(ks), pok)
+		f.At(w).Op("st.global"+kmt.String(), ptx.Mem(a, 0), tt.keys[i])
+		f.Fma(a, j, ptx.Int(8), poi)
+		f.At(w).Op("st.global.u64", ptx.Mem(a, 0), tt.idx[i])
+	}
+	_ = rowBase
+	f.Ret()
+	return m.String(), entry, nil
+}

@@ -1,0 +1,1319 @@
+package kernel
+
+import (
+	"fmt"
+
+	"github.com/go-gpu/gpu/ptx"
+)
+
+// PTX of the sort kernels.
+//
+// Tiles are loaded warp-striped (CUB's term): warp w of a tile of K items per thread
+// owns the tile's keys w*32K to (w+1)*32K-1, and its lane l holds keys w*32K + 32i + l
+// for i < K, so that each load instruction of a warp reads 32 consecutive keys and the
+// keys of a warp are in input order item by item, lane by lane.
+//
+// Ranking (the warp-level multi-split of Onesweep): for item i, each lane finds the
+// lanes of its warp holding the same digit (eight ballots, one per digit bit, each
+// ANDed in or inverted: CUB's MatchAny), the lowest of them reads the warp's running
+// count of the digit from shared memory and adds the group's size (one shared atomic),
+// and every lane gets the old count by a shuffle and adds the number of its peers in
+// lower lanes: its rank among the warp's keys of that digit so far. A __syncwarp
+// separates items. Then one thread per digit turns the warps' counts into exclusive prefixes over
+// the warps and the tile's total, a block scan over the digits gives each digit's first
+// position in the tile, and a key's position in the tile sorted by digit (stably) is
+// digit start + warp prefix + its rank.
+
+// sortGen holds what the sort kernels share.
+type sortGen struct {
+	f     *ptx.Func
+	order SortKey
+	items int
+	tid   ptx.Reg // u32
+	lane  ptx.Reg
+	warp  ptx.Reg
+	ltm   ptx.Reg // lanes below this one (b32)
+}
+
+func newSortGen(f *ptx.Func, order SortKey, items int) *sortGen {
+	g := &sortGen{f: f, order: order, items: items}
+	g.tid = f.Special(ptx.TidX)
+	g.lane, g.warp = f.Reg(ptx.U32), f.Reg(ptx.U32)
+	f.And(g.lane, g.tid, ptx.Int(31))
+	f.Shr(g.warp, g.tid, ptx.Int(5))
+	g.ltm = f.Reg(ptx.B32)
+	one := f.Reg(ptx.U32)
+	f.Mov(one, ptx.Int(1))
+	f.Shl(one, one, g.lane)
+	f.Sub(g.ltm.As(ptx.U32), one, ptx.Int(1))
+	return g
+}
+
+// kt is the register type of a key (u32 up to 4 bytes, u64 for 8).
+func (g *sortGen) kt() ptx.Type {
+	if g.order.Size() == 8 {
+		return ptx.U64
+	}
+	return ptx.U32
+}
+
+// memType returns the memory type of an element of size bytes.
+func memType(size int) ptx.Type {
+	switch size {
+	case 1:
+		return ptx.U8
+	case 2:
+		return ptx.U16
+	case 4:
+		return ptx.U32
+	}
+	return ptx.U64
+}
+
+// regType returns the register type an element of size bytes is held in.
+func regType(size int) ptx.Type {
+	if size == 8 {
+		return ptx.U64
+	}
+	return ptx.U32
+}
+
+// ordered returns the order-preserving key of the element bits raw (SortKey.Ordered).
+func (g *sortGen) ordered(raw ptx.Reg) ptx.Reg {
+	f := g.f
+	t := g.order.Type
+	bits := 8 * g.order.Size()
+	kt := g.kt()
+	mask := ^uint64(0) >> (64 - bits)
+	sign := uint64(1) << (bits - 1)
+	o := f.Reg(kt)
+	switch {
+	case t.IsSigned():
+		f.Xor(o, raw, ptx.Uint(sign))
+	case t.IsFloat():
+		// Negative: flip all bits; otherwise set the sign bit.
+		neg := f.Setp(ptx.Ge, raw, ptx.Uint(sign))
+		flip := f.Reg(kt)
+		f.Xor(flip, raw, ptx.Uint(mask))
+		f.Or(o, raw, ptx.Uint(sign))
+		f.At(neg).Op("mov"+kt.String(), o, flip)
+		abs := f.Reg(kt)
+		f.And(abs, raw, ptx.Uint(mask&^sign))
+		f.At(f.Setp(ptx.Eq, abs, ptx.Int(0))).Op("mov"+kt.String(), o, ptx.Uint(sign))
+		f.At(f.Setp(ptx.Gt, abs, ptx.Uint(floatInf(t)))).Op("mov"+kt.String(), o, ptx.Uint(mask))
+	default:
+		f.Mov(o, raw)
+	}
+	if g.order.Descending {
+		f.Xor(o, o, ptx.Uint(mask))
+	}
+	return o
+}
+
+// digitOf returns bits shift..shift+7 of the ordered key o (shift a u32 register or
+// an Int) as a u32.
+func (g *sortGen) digitOf(o ptx.Reg, shift ptx.Operand) ptx.Reg {
+	f := g.f
+	d := f.Reg(ptx.U32)
+	if o.Type() == ptx.U64 {
+		d64 := f.Reg(ptx.U64)
+		f.Op("bfe.u64", d64, o, shift, ptx.Int(8))
+		f.Cvt(d, d64)
+		return d
+	}
+	f.Op("bfe.u32", d, o, shift, ptx.Int(8))
+	return d
+}
+
+// peers returns the lanes (b32 mask) among vmask whose digit equals this lane's.
+func (g *sortGen) peers(d, vmask ptx.Reg, match bool) ptx.Reg {
+	f := g.f
+	pm := f.Reg(ptx.B32)
+	if match {
+		f.Op("match.any.sync.b32", pm, d, ptx.Uint(0xffffffff))
+		f.And(pm, pm, vmask)
+		return pm
+	}
+	f.Mov(pm, vmask)
+	for b := 0; b < 8; b++ {
+		bit := f.Reg(ptx.U32)
+		f.And(bit, d, ptx.Int(1<<b))
+		p := f.Setp(ptx.Ne, bit, ptx.Int(0))
+		bal := f.Reg(ptx.B32)
+		f.Vote("ballot", bal, p, ptx.Uint(0xffffffff))
+		f.AtNot(p).Op("not.b32", bal, bal)
+		f.And(pm, pm, bal)
+	}
+	return pm
+}
+
+// rankItems ranks the warp's n items: item(i) emits item i's digit (u32) and the
+// number of its valid lanes (u32; lanes below it are valid), just before its ranking,
+// so that only one item's digit is live at a time. It zeroes the warp's 256 counters at
+// sym+warp*1024 first and leaves the warp's count of each digit in them. It returns,
+// per item, digit<<16 | rank among the warp's keys of that digit before it.
+func (g *sortGen) rankItems(sym string, n int, item func(i int) (digit, nvalid ptx.Reg), match bool) []ptx.Reg {
+	f := g.f
+	base := f.Reg(ptx.U32)
+	f.Op("mov.u32", base, ptx.Sym(sym))
+	wb := f.Reg(ptx.U32)
+	f.Fma(wb, g.warp, ptx.Int(RadixDigits*4), base)
+	// Zero the warp's counters.
+	z := f.Reg(ptx.U32)
+	f.Mov(z, ptx.Int(0))
+	la := f.Reg(ptx.U32)
+	f.Fma(la, g.lane, ptx.Int(4), wb)
+	for j := 0; j < RadixDigits/32; j++ {
+		f.St(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(la, int64(j*128)), z)
+	}
+	f.Op("bar.warp.sync", ptx.Uint(0xffffffff))
+	out := make([]ptx.Reg, n)
+	for i := range out {
+		d, nv := item(i)
+		// The valid lanes' mask: the lanes below nvalid.
+		vm := f.Reg(ptx.B32)
+		{
+			n := nv
+			one := f.Reg(ptx.U32)
+			f.Mov(one, ptx.Int(1))
+			f.Shl(one, one, n) // shl by 32 or more gives 0
+			f.Sub(vm.As(ptx.U32), one, ptx.Int(1))
+			f.At(f.Setp(ptx.Ge, n, ptx.Int(32))).Op("mov.b32", vm, ptx.Uint(0xffffffff))
+		}
+		valid := f.Setp(ptx.Lt, g.lane, nv)
+		pm := g.peers(d, vm, match)
+		lt := f.Reg(ptx.B32)
+		f.And(lt, pm, g.ltm)
+		pre := f.Reg(ptx.U32)
+		f.Op("popc.b32", pre, lt)
+		cnt := f.Reg(ptx.U32)
+		f.Op("popc.b32", cnt, pm)
+		lead := f.Reg(ptx.Pred)
+		f.Op("and.pred", lead, valid, f.Setp(ptx.Eq, pre, ptx.Int(0)))
+		old := f.Reg(ptx.U32)
+		f.Mov(old, ptx.Int(0))
+		a := f.Reg(ptx.U32)
+		f.Fma(a, d, ptx.Int(4), wb)
+		// (An atomic, as CUB's: plain loads and stores would do after the warp
+		// barrier, but the simulator's hazard check can't tell them apart from races.)
+		f.At(lead).Op("atom.shared.add.u32", old, ptx.Mem(a, 0), cnt)
+		ll := lowestSetBit(f, pm)
+		bs := f.Reg(ptx.U32)
+		f.Shfl("idx", bs.As(ptx.B32), old.As(ptx.B32), ll, ptx.Int(31), ptx.Uint(0xffffffff))
+		r := f.Reg(ptx.U32)
+		f.Add(r, bs, pre)
+		f.Op("bar.warp.sync", ptx.Uint(0xffffffff))
+		pk := f.Reg(ptx.U32)
+		f.Op("prmt.b32", pk, r, d, ptx.Uint(0x5410)) // d<<16 | r (both below 2^16)
+		out[i] = pk
+	}
+	return out
+}
+
+// blockScan returns the exclusive prefix sum of v (u32 or u64, one per thread) over
+// the block in thread order and the block's total, through the shared array sym of
+// 8 words of v's width. It ends with the barrier after the partial sums' stores; the
+// caller must not write sym again before another barrier.
+func (g *sortGen) blockScan(v ptx.Reg, sym string) (excl, total ptx.Reg) {
+	f := g.f
+	t := v.Type()
+	incl := f.Reg(t)
+	f.Mov(incl, v)
+	shfl := func(mode string, x ptx.Reg, b ptx.Operand, c ptx.Operand) ptx.Reg {
+		o := f.Reg(t)
+		if t == ptx.U64 {
+			lo, hi := f.Reg(ptx.B32), f.Reg(ptx.B32)
+			f.Op("mov.b64", ptx.Vec{lo, hi}, x)
+			olo, ohi := f.Reg(ptx.B32), f.Reg(ptx.B32)
+			f.Shfl(mode, olo, lo, b, c, ptx.Uint(0xffffffff))
+			f.Shfl(mode, ohi, hi, b, c, ptx.Uint(0xffffffff))
+			f.Op("mov.b64", o, ptx.Vec{olo, ohi})
+			return o
+		}
+		f.Shfl(mode, o.As(ptx.B32), x.As(ptx.B32), b, c, ptx.Uint(0xffffffff))
+		return o
+	}
+	for d := 1; d < 32; d *= 2 {
+		o := shfl("up", incl, ptx.Int(d), ptx.Int(0))
+		f.At(f.Setp(ptx.Ge, g.lane, ptx.Int(d))).Op("add"+t.String(), incl, incl, o)
+	}
+	size := t.Bits() / 8
+	{
+		skip := f.NewLabel()
+		f.AtNot(f.Setp(ptx.Eq, g.lane, ptx.Int(31))).Bra(skip)
+		a := f.Reg(ptx.U32)
+		f.Op("mov.u32", a, ptx.Sym(sym))
+		f.Fma(a, g.warp, ptx.Int(size), a)
+		f.St(ptx.Shared, ptx.CacheDefault, t, ptx.Mem(a, 0), incl)
+		f.Place(skip)
+	}
+	f.BarSync(0)
+	excl = f.Reg(t)
+	f.Sub(excl, incl, v)
+	total = f.Reg(t)
+	f.Mov(total, ptx.Int(0))
+	for w := 0; w < SortBlock/32; w++ {
+		x := f.Reg(t)
+		f.Ld(ptx.Shared, ptx.CacheDefault, t, ptx.Mem(ptx.Sym(sym), int64(w*size)), x)
+		f.At(f.Setp(ptx.Gt, g.warp, ptx.Int(w))).Op("add"+t.String(), excl, excl, x)
+		f.Add(total, total, x)
+	}
+	return excl, total
+}
+
+// warpPrefix runs in thread t (digit t) after the ranking: it replaces the warps'
+// counts of digit t in sym (8 warps of 256 counters) by their exclusive prefixes over
+// the warps and returns the tile's count of digit t.
+func (g *sortGen) warpPrefix(sym string) ptx.Reg {
+	f := g.f
+	a := f.Reg(ptx.U32)
+	f.Op("mov.u32", a, ptx.Sym(sym))
+	f.Fma(a, g.tid, ptx.Int(4), a)
+	run := f.Reg(ptx.U32)
+	f.Mov(run, ptx.Int(0))
+	for w := 0; w < SortBlock/32; w++ {
+		c := f.Reg(ptx.U32)
+		f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(a, int64(w*RadixDigits*4)), c)
+		f.St(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(a, int64(w*RadixDigits*4)), run)
+		f.Add(run, run, c)
+	}
+	return run
+}
+
+// finalRanks returns each valid item's position in the tile sorted by digit: digit
+// start (dsym, 256 words) + the warp's prefix (csym) + the packed rank.
+func (g *sortGen) finalRanks(packed []ptx.Reg, valid func(i int) ptx.Reg, csym, dsym string) []ptx.Reg {
+	f := g.f
+	cb := f.Reg(ptx.U32)
+	f.Op("mov.u32", cb, ptx.Sym(csym))
+	f.Fma(cb, g.warp, ptx.Int(RadixDigits*4), cb)
+	db := f.Reg(ptx.U32)
+	f.Op("mov.u32", db, ptx.Sym(dsym))
+	out := make([]ptx.Reg, len(packed))
+	for i, pk := range packed {
+		d := f.Reg(ptx.U32)
+		f.Shr(d, pk, ptx.Int(16))
+		r := f.Reg(ptx.U32)
+		f.And(r, pk, ptx.Int(0xffff))
+		fr := f.Reg(ptx.U32)
+		f.Mov(fr, ptx.Int(0))
+		skip := f.NewLabel()
+		f.AtNot(valid(i)).Bra(skip)
+		a := f.Reg(ptx.U32)
+		f.Fma(a, d, ptx.Int(4), cb)
+		c := f.Reg(ptx.U32)
+		f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(a, 0), c)
+		f.Fma(a, d, ptx.Int(4), db)
+		s := f.Reg(ptx.U32)
+		f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(a, 0), s)
+		f.Add(fr, c, s)
+		f.Add(fr, fr, r)
+		f.Place(skip)
+		out[i] = fr
+	}
+	return out
+}
+
+// slotOf returns the warp-striped tile position of item i (u32).
+func (g *sortGen) slotOf(i int) ptx.Reg {
+	f := g.f
+	s := f.Reg(ptx.U32)
+	f.Fma(s, g.warp, ptx.Int(32*g.items), g.lane)
+	f.Add(s, s, ptx.Int(32*i))
+	return s
+}
+
+// lanesValid returns the number of valid lanes of item i (u32, 0 to 32): count minus
+// the item's first tile position, clamped.
+func (g *sortGen) lanesValid(i int, count ptx.Reg) ptx.Reg {
+	f := g.f
+	first := f.Reg(ptx.S32)
+	f.Mul(first, g.warp.As(ptx.S32), ptx.Int(32*g.items))
+	f.Add(first, first, ptx.Int(32*i))
+	n := f.Reg(ptx.S32)
+	f.Sub(n, count.As(ptx.S32), first)
+	f.Max(n, n, ptx.Int(0))
+	f.Min(n, n, ptx.Int(32))
+	return n.As(ptx.U32)
+}
+
+// loadElem loads an element of size bytes at a (guarded by p; 0 otherwise) into a
+// register of regType(size).
+func loadElem(f *ptx.Func, size int, p ptx.Reg, a ptx.Addr, nc bool) ptx.Reg {
+	r := f.Reg(regType(size))
+	f.Mov(r, ptx.Int(0))
+	op := "ld.global"
+	if nc {
+		op += ".nc"
+	}
+	f.At(p).Op(op+memType(size).String(), r, a)
+	return r
+}
+
+// PTX returns the histogram kernel's PTX.
+func (h *RadixHist) PTX(major, minor int) (src, entry string, err error) {
+	if err := h.Validate(); err != nil {
+		return "", "", err
+	}
+	defer scanPTXError(&err)
+	m := ptx.NewModule(major, minor)
+	entry = "radix_hist"
+	f := m.Kernel(entry, ptx.P("keys", ptx.U64), ptx.P("hist", ptx.U64), ptx.P("rowLen", ptx.U64), ptx.P("chunk", ptx.U64),
+		ptx.P("chunks", ptx.U64), ptx.P("segLen", ptx.U64), ptx.P("segs", ptx.U64), ptx.P("store", ptx.U64))
+	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", SortBlock))
+	P := h.Order.Passes()
+	copies := 8
+	if P > 4 {
+		copies = 4
+	}
+	words := copies * P * RadixDigits
+	f.Shared("rh_hist", ptx.B32, 16, words)
+	g := newSortGen(f, h.Order, h.Items)
+	ks := h.Order.Size()
+	pk, phist := f.Reg(ptx.U64), f.Reg(ptx.U64)
+	f.CvtaTo(ptx.Global, pk, f.LdParam(0))
+	f.CvtaTo(ptx.Global, phist, f.LdParam(1))
+	rowLen, chunk, chunks := f.LdParam(2), f.LdParam(3), f.LdParam(4)
+	segLen, segs, store := f.LdParam(5), f.LdParam(6), f.LdParam(7)
+	// Zero the shared counts.
+	z := f.Reg(ptx.U32)
+	f.Mov(z, ptx.Int(0))
+	hb := f.Reg(ptx.U32)
+	f.Op("mov.u32", hb, ptx.Sym("rh_hist"))
+	{
+		a := f.Reg(ptx.U32)
+		f.Fma(a, g.tid, ptx.Int(4), hb)
+		for j := 0; j < words/SortBlock; j++ {
+			f.St(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(a, int64(j*SortBlock*4)), z)
+		}
+	}
+	f.BarSync(0)
+	b := f.Reg(ptx.U64)
+	f.Cvt(b, f.Special(ptx.CtaidX))
+	row := f.Reg(ptx.U64)
+	f.Div(row, b, chunks)
+	c := f.Reg(ptx.U64)
+	f.Mul(c, row, chunks)
+	f.Sub(c, b, c)
+	start := f.Reg(ptx.U64)
+	f.Mul(start, c, chunk)
+	end := f.Reg(ptx.U64)
+	f.Add(end, start, chunk)
+	f.Min(end, end, rowLen)
+	rowBase := f.Reg(ptx.U64)
+	f.Mul(rowBase, row, rowLen)
+	// This thread's copy of the counts: lane % copies.
+	cp := f.Reg(ptx.U32)
+	f.And(cp, g.lane, ptx.Int(copies-1))
+	cb := f.Reg(ptx.U32)
+	f.Fma(cb, cp, ptx.Int(P*RadixDigits*4), hb)
+	// Rounds of Items keys per thread, striped.
+	i := f.Reg(ptx.U64)
+	tid64 := f.Reg(ptx.U64)
+	f.Cvt(tid64, g.tid)
+	f.Add(i, start, tid64)
+	loop, done := f.NewLabel(), f.NewLabel()
+	f.Place(loop)
+	f.At(f.Setp(ptx.Ge, i, end)).Bra(done)
+	keys := make([]ptx.Reg, h.Items)
+	valid := make([]ptx.Reg, h.Items)
+	for j := range keys {
+		ij := f.Reg(ptx.U64)
+		f.Add(ij, i, ptx.Int(j*SortBlock))
+		valid[j] = f.Setp(ptx.Lt, ij, end)
+		a := f.Reg(ptx.U64)
+		f.Add(a, ij, rowBase)
+		f.Fma(a, a, ptx.Int(ks), pk)
+		keys[j] = loadElem(f, ks, valid[j], ptx.Mem(a, 0), true)
+	}
+	for j, k := range keys {
+		skip := f.NewLabel()
+		f.AtNot(valid[j]).Bra(skip)
+		o := g.ordered(k)
+		for p := 0; p < P; p++ {
+			d := g.digitOf(o, ptx.Int(8*p))
+			a := f.Reg(ptx.U32)
+			f.Fma(a, d, ptx.Int(4), cb)
+			old := f.Reg(ptx.U32)
+			f.Atom("", "", ptx.Shared, "add", ptx.U32, old, ptx.Mem(a, int64(p*RadixDigits*4)), ptx.Int(1))
+		}
+		f.Place(skip)
+	}
+	f.Add(i, i, ptx.Int(h.Items*SortBlock))
+	f.Bra(loop)
+	f.Place(done)
+	f.BarSync(0)
+	// Flush: thread t sums its digit's copies for every pass.
+	seg := f.Reg(ptx.U64)
+	f.Div(seg, start, segLen)
+	f.Fma(seg, row, segs, seg)
+	st := f.Setp(ptx.Eq, store, ptx.Int(1))
+	for p := 0; p < P; p++ {
+		v := f.Reg(ptx.U32)
+		f.Mov(v, ptx.Int(0))
+		for cpy := 0; cpy < copies; cpy++ {
+			x := f.Reg(ptx.U32)
+			a := f.Reg(ptx.U32)
+			f.Fma(a, g.tid, ptx.Int(4), hb)
+			f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(a, int64(((cpy*P+p)*RadixDigits)*4)), x)
+			f.Add(v, v, x)
+		}
+		ga := f.Reg(ptx.U64)
+		f.Mul(ga, seg, ptx.Int(P))
+		f.Add(ga, ga, ptx.Int(p))
+		f.Mul(ga, ga, ptx.Int(RadixDigits))
+		f.Add(ga, ga, tid64)
+		f.Fma(ga, ga, ptx.Int(4), phist)
+		f.At(st).Op("st.global.u32", ptx.Mem(ga, 0), v)
+		add := f.Reg(ptx.Pred)
+		f.Op("and.pred", add, f.Setp(ptx.Ne, v, ptx.Int(0)), f.Setp(ptx.Ne, store, ptx.Int(1)))
+		skip := f.NewLabel()
+		f.AtNot(add).Bra(skip)
+		old := f.Reg(ptx.U32)
+		f.Atom("", "", ptx.Global, "add", ptx.U32, old, ptx.Mem(ga, 0), v)
+		f.Place(skip)
+	}
+	f.Ret()
+	return m.String(), entry, nil
+}
+
+// PTX returns the plan kernel's PTX.
+func (p *RadixPlan) PTX(major, minor int) (src, entry string, err error) {
+	if err := p.Validate(); err != nil {
+		return "", "", err
+	}
+	defer scanPTXError(&err)
+	m := ptx.NewModule(major, minor)
+	entry = "radix_plan"
+	f := m.Kernel(entry, ptx.P("hist", ptx.U64), ptx.P("base", ptx.U64), ptx.P("plan", ptx.U64),
+		ptx.P("rowLen", ptx.U64), ptx.P("segs", ptx.U64))
+	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", SortBlock))
+	f.Shared("rp_sum", ptx.B64, 8, SortBlock/32)
+	f.Shared("rp_triv", ptx.B32, 4, SortBlock/32)
+	P := p.Passes
+	g := newSortGen(f, SortKey{}, 1)
+	ph, pb, pp := f.Reg(ptx.U64), f.Reg(ptx.U64), f.Reg(ptx.U64)
+	f.CvtaTo(ptx.Global, ph, f.LdParam(0))
+	f.CvtaTo(ptx.Global, pb, f.LdParam(1))
+	f.CvtaTo(ptx.Global, pp, f.LdParam(2))
+	rowLen, segs := f.LdParam(3), f.LdParam(4)
+	b := f.Special(ptx.CtaidX)
+	row := f.Reg(ptx.U32)
+	f.Div(row, b, ptx.Int(P))
+	pass := f.Reg(ptx.U32)
+	f.Mul(pass, row, ptx.Int(P))
+	f.Sub(pass, b, pass)
+	row64, pass64, tid64 := f.Reg(ptx.U64), f.Reg(ptx.U64), f.Reg(ptx.U64)
+	f.Cvt(row64, row)
+	f.Cvt(pass64, pass)
+	f.Cvt(tid64, g.tid)
+	// idx(q) = ((row*segs + q)*P + pass)*256 + tid
+	first := f.Reg(ptx.U64)
+	f.Mul(first, row64, segs)
+	f.Mul(first, first, ptx.Int(P))
+	f.Add(first, first, pass64)
+	f.Mul(first, first, ptx.Int(RadixDigits))
+	f.Add(first, first, tid64)
+	total := f.Reg(ptx.U64)
+	f.Mov(total, ptx.Int(0))
+	q := f.Reg(ptx.U64)
+	idx := f.Reg(ptx.U64)
+	{
+		f.Mov(q, ptx.Int(0))
+		f.Mov(idx, first)
+		loop, done := f.NewLabel(), f.NewLabel()
+		f.Place(loop)
+		f.At(f.Setp(ptx.Ge, q, segs)).Bra(done)
+		a := f.Reg(ptx.U64)
+		f.Fma(a, idx, ptx.Int(4), ph)
+		c := f.Reg(ptx.U32)
+		f.Ld(ptx.Global, ptx.CacheDefault, ptx.U32, ptx.Mem(a, 0), c)
+		c64 := f.Reg(ptx.U64)
+		f.Cvt(c64, c)
+		f.Add(total, total, c64)
+		f.Add(q, q, ptx.Int(1))
+		f.Add(idx, idx, ptx.Int(P*RadixDigits))
+		f.Bra(loop)
+		f.Place(done)
+	}
+	// Is some digit the whole row? (per warp, then over the block)
+	triv := f.Setp(ptx.Eq, total, rowLen)
+	tb := f.Reg(ptx.B32)
+	f.Vote("ballot", tb, triv, ptx.Uint(0xffffffff))
+	{
+		skip := f.NewLabel()
+		f.AtNot(f.Setp(ptx.Eq, g.lane, ptx.Int(0))).Bra(skip)
+		a := f.Reg(ptx.U32)
+		f.Op("mov.u32", a, ptx.Sym("rp_triv"))
+		f.Fma(a, g.warp, ptx.Int(4), a)
+		f.St(ptx.Shared, ptx.CacheDefault, ptx.B32, ptx.Mem(a, 0), tb)
+		f.Place(skip)
+	}
+	excl, _ := g.blockScan(total, "rp_sum") // its barrier orders rp_triv too
+	any := f.Reg(ptx.B32)
+	f.Mov(any, ptx.Int(0))
+	for w := 0; w < SortBlock/32; w++ {
+		x := f.Reg(ptx.B32)
+		f.Ld(ptx.Shared, ptx.CacheDefault, ptx.B32, ptx.Mem(ptx.Sym("rp_triv"), int64(4*w)), x)
+		f.Or(any, any, x)
+	}
+	run := f.Reg(ptx.U64)
+	f.Mul(run, row64, rowLen)
+	f.Add(run, run, excl)
+	{
+		f.Mov(q, ptx.Int(0))
+		f.Mov(idx, first)
+		loop, done := f.NewLabel(), f.NewLabel()
+		f.Place(loop)
+		f.At(f.Setp(ptx.Ge, q, segs)).Bra(done)
+		a := f.Reg(ptx.U64)
+		f.Fma(a, idx, ptx.Int(8), pb)
+		f.St(ptx.Global, ptx.CacheDefault, ptx.U64, ptx.Mem(a, 0), run)
+		f.Fma(a, idx, ptx.Int(4), ph)
+		c := f.Reg(ptx.U32)
+		f.Ld(ptx.Global, ptx.CacheDefault, ptx.U32, ptx.Mem(a, 0), c)
+		c64 := f.Reg(ptx.U64)
+		f.Cvt(c64, c)
+		f.Add(run, run, c64)
+		f.Add(q, q, ptx.Int(1))
+		f.Add(idx, idx, ptx.Int(P*RadixDigits))
+		f.Bra(loop)
+		f.Place(done)
+	}
+	// A pass no digit covers the whole row runs.
+	{
+		skip := f.NewLabel()
+		w := f.Reg(ptx.Pred)
+		f.Op("and.pred", w, f.Setp(ptx.Eq, g.tid, ptx.Int(0)), f.Setp(ptx.Eq, any, ptx.Int(0)))
+		f.AtNot(w).Bra(skip)
+		a := f.Reg(ptx.U64)
+		f.Fma(a, pass64, ptx.Int(4), pp)
+		one := f.Reg(ptx.U32)
+		f.Mov(one, ptx.Int(1))
+		f.St(ptx.Global, ptx.CacheDefault, ptx.U32, ptx.Mem(a, 0), one)
+		f.Place(skip)
+	}
+	f.Ret()
+	return m.String(), entry, nil
+}
+
+// selp64 returns p ? a : b (u64).
+func selp64(f *ptx.Func, p ptx.Reg, a, b ptx.Operand) ptx.Reg {
+	r := f.Reg(ptx.U64)
+	f.Selp(r, a, b, p)
+	return r
+}
+
+// lookback emits the decoupled look-back of thread tid (digit tid) of local tile t,
+// the first tile of whose segment is lo (both s32): it returns the sum of the counts of
+// the tile's predecessors in the segment (u32). Windows of 1, 2, 4, ... up to lb
+// predecessors are loaded at once (all loads in flight together) and folded from the
+// nearest: aggregates add and go on, an inclusive count adds and ends, an unpublished
+// word stops the fold (the window is read again from there).
+func (g *sortGen) lookback(cur, t, lo ptx.Reg, lb int) ptx.Reg {
+	f := g.f
+	excl := f.Reg(ptx.U32)
+	f.Mov(excl, ptx.Int(0))
+	j := f.Reg(ptx.S32)
+	f.Sub(j, t.As(ptx.S32), ptx.Int(1))
+	w := f.Reg(ptx.U32)
+	f.Mov(w, ptx.Int(1))
+	tid4 := f.Reg(ptx.U64)
+	f.MulWide(tid4, g.tid, ptx.Int(4))
+	colBase := f.Reg(ptx.U64)
+	f.Add(colBase, cur, tid4)
+	loop, exit := f.NewLabel(), f.NewLabel()
+	f.Place(loop)
+	words := make([]ptx.Reg, lb)
+	// One address: the window's farthest word; word i (tile j-i) at an offset above it.
+	far := f.Reg(ptx.S32)
+	f.Sub(far, j, ptx.Int(lb-1))
+	aFar := f.Reg(ptx.U64)
+	f.MulWide(aFar, far, ptx.Int(RadixDigits*4))
+	f.Add(aFar, aFar, colBase)
+	for i := range words {
+		words[i] = f.Reg(ptx.U32)
+		f.Mov(words[i], ptx.Int(0))
+		jj := f.Reg(ptx.S32)
+		f.Sub(jj, j, ptx.Int(i))
+		v := f.Reg(ptx.Pred)
+		f.Op("and.pred", v, f.Setp(ptx.Ge, jj, lo), f.Setp(ptx.Gt, w, ptx.Int(i)))
+		f.At(v).Op("ld.relaxed.gpu.global.u32", words[i], ptx.Mem(aFar, int64(16+(lb-1-i)*RadixDigits*4)))
+	}
+	stop := f.Reg(ptx.Pred)
+	f.Op("setp.ne.u32", stop, w, w) // false
+	done := f.Reg(ptx.Pred)
+	f.Op("setp.ne.u32", done, w, w)
+	adv := f.Reg(ptx.U32)
+	f.Mov(adv, ptx.Int(0))
+	for i, x := range words {
+		flag := f.Reg(ptx.U32)
+		f.Shr(flag, x, ptx.Int(30))
+		ready := f.Setp(ptx.Ne, flag, ptx.Int(0))
+		take := f.Reg(ptx.Pred)
+		f.Op("and.pred", take, ready, notp(f, stop))
+		val := f.Reg(ptx.U32)
+		f.And(val, x, ptx.Int(radixValMask))
+		f.At(take).Op("add.u32", excl, excl, val)
+		f.At(take).Op("mov.u32", adv, ptx.Int(i+1))
+		incl := f.Setp(ptx.Eq, flag, ptx.Int(2))
+		tk := f.Reg(ptx.Pred)
+		f.Op("and.pred", tk, take, incl)
+		f.Op("or.pred", done, done, tk)
+		f.Op("or.pred", stop, stop, notp(f, ready))
+		f.Op("or.pred", stop, stop, incl)
+	}
+	f.At(done).Bra(exit)
+	f.Sub(j, j, adv.As(ptx.S32))
+	full := f.Setp(ptx.Eq, adv, w)
+	w2 := f.Reg(ptx.U32)
+	f.Shl(w2, w, ptx.Int(1))
+	f.Min(w2, w2, ptx.Int(lb))
+	f.At(full).Op("mov.u32", w, w2)
+	f.At(f.Setp(ptx.Eq, adv, ptx.Int(0))).Op("nanosleep.u32", ptx.Int(32))
+	f.Bra(loop)
+	f.Place(exit)
+	return excl
+}
+
+// notp returns a new predicate !p.
+func notp(f *ptx.Func, p ptx.Reg) ptx.Reg {
+	r := f.Reg(ptx.Pred)
+	f.Op("not.pred", r, p)
+	return r
+}
+
+// PTX returns the pass kernel's PTX.
+func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
+	if err := p.Validate(); err != nil {
+		return "", "", err
+	}
+	defer scanPTXError(&err)
+	m := ptx.NewModule(major, minor)
+	entry = "radix_pass"
+	names := []string{"keyIn", "keyA", "keyB", "keyFinal", "valIn", "valA", "valB", "valFinal", "plan", "base", "status",
+		"pass", "rowLen", "tilesPerRow", "tilesPerSeg", "segs", "tileBase", "maxTiles", "groups", "group"}
+	params := make([]ptx.Param, len(names))
+	for i, n := range names {
+		params[i] = ptx.P(n, ptx.U64)
+	}
+	f := m.Kernel(entry, params...)
+	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", SortBlock))
+	if p.MinBlocks > 0 {
+		f.Attr(fmt.Sprintf(".minnctapersm %d", p.MinBlocks))
+	}
+	K, tile, ks, vs := p.Items, p.Tile(), p.Order.Size(), p.ValSize
+	P := p.Order.Passes()
+	f.Shared("rs_tile", ptx.B8, 16, tile*max(ks, vs, 4))
+	f.Shared("rs_cnt", ptx.B32, 16, 8*RadixDigits)
+	f.Shared("rs_dst", ptx.B32, 16, RadixDigits)
+	f.Shared("rs_off", ptx.B64, 16, RadixDigits)
+	f.Shared("rs_sum", ptx.B32, 16, SortBlock/32)
+	f.Shared("rs_misc", ptx.B32, 16, 4)
+	if p.Val != ValNone {
+		f.Shared("rs_dig", ptx.B8, 16, tile) // each tile slot's digit, for the values
+	}
+	g := newSortGen(f, p.Order, K)
+	gp := func(i int) ptx.Reg { // a global pointer parameter
+		r := f.Reg(ptx.U64)
+		f.CvtaTo(ptx.Global, r, f.LdParam(i))
+		return r
+	}
+	pass32 := f.Reg(ptx.U32)
+	f.Cvt(pass32, f.LdParam(11))
+	groups, group := f.LdParam(18), f.LdParam(19)
+	maxTiles := f.LdParam(17)
+	half := f.Reg(ptx.U64)
+	f.Mul(half, maxTiles, ptx.Int(RadixDigits*4))
+	f.Add(half, half, ptx.Int(16))
+	pst := gp(10)
+	tid0 := f.Setp(ptx.Eq, g.tid, ptx.Int(0))
+	// halfOf returns the address of status half L%2 (L = k*groups + group).
+	halfOf := func(k ptx.Reg, plus int) ptx.Reg {
+		L := f.Reg(ptx.U64)
+		k64 := f.Reg(ptx.U64)
+		f.Cvt(k64, k)
+		f.Fma(L, k64, groups, group)
+		f.Add(L, L, ptx.Int(plus))
+		f.And(L, L, ptx.Int(1))
+		a := f.Reg(ptx.U64)
+		f.Fma(a, L, half, pst)
+		return a
+	}
+	// Thread 0: the plan and the tile number.
+	{
+		skip := f.NewLabel()
+		f.AtNot(tid0).Bra(skip)
+		pplan := gp(8)
+		k, mm := f.Reg(ptx.U32), f.Reg(ptx.U32)
+		f.Mov(k, ptx.Int(0))
+		f.Mov(mm, ptx.Int(0))
+		for q := 0; q < P; q++ {
+			x := f.Reg(ptx.U32)
+			f.Ld(ptx.Global, ptx.CacheDefault, ptx.U32, ptx.Mem(pplan, int64(4*q)), x)
+			one := f.Reg(ptx.U32)
+			f.Selp(one, ptx.Int(1), ptx.Int(0), f.Setp(ptx.Ne, x, ptx.Int(0)))
+			f.Add(mm, mm, one)
+			f.At(f.Setp(ptx.Gt, pass32, ptx.Int(q))).Op("add.u32", k, k, one)
+		}
+		pa := f.Reg(ptx.U64)
+		f.MulWide(pa, pass32, ptx.Int(4))
+		f.Add(pa, pa, pplan)
+		x := f.Reg(ptx.U32)
+		f.Ld(ptx.Global, ptx.CacheDefault, ptx.U32, ptx.Mem(pa, 0), x)
+		act := f.Reg(ptx.U32)
+		f.Selp(act, ptx.Int(1), ptx.Int(0), f.Setp(ptx.Ne, x, ptx.Int(0)))
+		none := f.Setp(ptx.Eq, mm, ptx.Int(0))
+		last := f.Reg(ptx.U32)
+		f.Selp(last, ptx.Int(1), ptx.Int(0), f.Setp(ptx.Eq, pass32, ptx.Int(P-1)))
+		f.At(none).Op("mov.u32", act, last)
+		f.At(none).Op("mov.u32", k, ptx.Int(0))
+		f.At(none).Op("mov.u32", mm, ptx.Int(1))
+		t := f.Reg(ptx.U32)
+		f.Mov(t, ptx.Int(0))
+		cur := halfOf(k, 0)
+		f.At(f.Setp(ptx.Ne, act, ptx.Int(0))).Op("atom.global.add.u32", t, ptx.Mem(cur, 0), ptx.Int(1))
+		f.St(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(ptx.Sym("rs_misc"), 0), t, k, mm, act)
+		f.Place(skip)
+	}
+	f.BarSync(0)
+	t, k, mm, act := f.Reg(ptx.U32), f.Reg(ptx.U32), f.Reg(ptx.U32), f.Reg(ptx.U32)
+	f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(ptx.Sym("rs_misc"), 0), t, k, mm, act)
+	{
+		run := f.NewLabel()
+		f.At(f.Setp(ptx.Ne, act, ptx.Int(0))).Bra(run)
+		f.Ret()
+		f.Place(run)
+	}
+	// The tile's geometry and buffers, from the tile number and plan in shared memory
+	// and the parameters: computed before the ranking and again after it, so that no
+	// register holds them through it.
+	type passGeo struct {
+		t, k, mm, tp, tr, tpr, tps, seg, count ptx.Reg // u32
+		tileOff, elemStart                     ptx.Reg // u64
+		even, first, final                     ptx.Reg // pred
+		cur                                    ptx.Reg // u64 status half
+	}
+	geo := func() *passGeo {
+		ge := &passGeo{t: f.Reg(ptx.U32), k: f.Reg(ptx.U32), mm: f.Reg(ptx.U32)}
+		x := f.Reg(ptx.U32)
+		f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(ptx.Sym("rs_misc"), 0), ge.t, ge.k, ge.mm, x)
+		rowLen := f.LdParam(12)
+		ge.tpr, ge.tps = f.Reg(ptx.U32), f.Reg(ptx.U32)
+		f.Cvt(ge.tpr, f.LdParam(13))
+		f.Cvt(ge.tps, f.LdParam(14))
+		segs32, base32 := f.Reg(ptx.U32), f.Reg(ptx.U32)
+		f.Cvt(segs32, f.LdParam(15))
+		f.Cvt(base32, f.LdParam(16))
+		gt := f.Reg(ptx.U32)
+		f.Add(gt, base32, ge.t)
+		row := f.Reg(ptx.U32)
+		f.Div(row, gt, ge.tpr)
+		ge.tr = f.Reg(ptx.U32)
+		f.Mul(ge.tr, row, ge.tpr)
+		f.Sub(ge.tr, gt, ge.tr)
+		q := f.Reg(ptx.U32)
+		f.Div(q, ge.tr, ge.tps)
+		ge.tp = f.Reg(ptx.U32)
+		f.Mul(ge.tp, q, ge.tps)
+		f.Sub(ge.tp, ge.tr, ge.tp)
+		ge.seg = f.Reg(ptx.U32)
+		f.Fma(ge.seg, row, segs32, q)
+		ge.tileOff = f.Reg(ptx.U64)
+		f.MulWide(ge.tileOff, ge.tr, ptx.Int(tile))
+		row64 := f.Reg(ptx.U64)
+		f.Cvt(row64, row)
+		ge.elemStart = f.Reg(ptx.U64)
+		f.Fma(ge.elemStart, row64, rowLen, ge.tileOff)
+		cnt64 := f.Reg(ptx.U64)
+		f.Sub(cnt64, rowLen, ge.tileOff)
+		f.Min(cnt64, cnt64, ptx.Int(tile))
+		ge.count = f.Reg(ptx.U32)
+		f.Cvt(ge.count, cnt64)
+		e := f.Reg(ptx.U32)
+		f.Sub(e, ge.mm, ge.k)
+		f.And(e, e, ptx.Int(1))
+		ge.even = f.Setp(ptx.Eq, e, ptx.Int(0))
+		ge.first = f.Setp(ptx.Eq, ge.k, ptx.Int(0))
+		mm1 := f.Reg(ptx.U32)
+		f.Sub(mm1, ge.mm, ptx.Int(1))
+		ge.final = f.Setp(ptx.Eq, ge.k, mm1)
+		ge.cur = halfOf(ge.k, 0)
+		return ge
+	}
+	// pick returns a pass's source and destination among the parameters in (the
+	// sort's input; -1: none), a, b and fin (the result; 0: not written).
+	pick := func(ge *passGeo, in, a, b, fin int) (src, dst ptx.Reg) {
+		A, B := gp(a), gp(b)
+		src = selp64(f, ge.even, A, B)
+		if in >= 0 {
+			src = selp64(f, ge.first, gp(in), src)
+		}
+		dst = selp64(f, ge.even, B, A)
+		dst = selp64(f, ge.final, f.LdParam(fin), dst) // 0 stays 0
+		isNull := f.Setp(ptx.Eq, dst, ptx.Int(0))
+		cv := f.Reg(ptx.U64)
+		f.CvtaTo(ptx.Global, cv, dst)
+		f.At(isNull).Op("mov.u64", cv, ptx.Int(0))
+		return src, cv
+	}
+	g1 := geo()
+	// Zero the other status half for the next launch: rows t, t+grid, ... and the
+	// header.
+	{
+		next := halfOf(k, 1)
+		z := f.Reg(ptx.U32)
+		f.Mov(z, ptx.Int(0))
+		r := f.Reg(ptx.U64)
+		f.Cvt(r, t)
+		grid := f.Reg(ptx.U64)
+		f.Cvt(grid, f.Special(ptx.NctaidX))
+		tid4 := f.Reg(ptx.U64)
+		f.MulWide(tid4, g.tid, ptx.Int(4))
+		loop, done := f.NewLabel(), f.NewLabel()
+		f.Place(loop)
+		f.At(f.Setp(ptx.Ge, r, maxTiles)).Bra(done)
+		a := f.Reg(ptx.U64)
+		f.Fma(a, r, ptx.Int(RadixDigits*4), next)
+		f.Add(a, a, tid4)
+		f.St(ptx.Global, ptx.CacheDefault, ptx.U32, ptx.Mem(a, 16), z)
+		f.Add(r, r, grid)
+		f.Bra(loop)
+		f.Place(done)
+		h := f.Reg(ptx.Pred)
+		f.Op("and.pred", h, f.Setp(ptx.Eq, t, ptx.Int(0)), f.Setp(ptx.Lt, g.tid, ptx.Int(4)))
+		a2 := f.Reg(ptx.U64)
+		f.Add(a2, next, tid4)
+		f.At(h).Op("st.global.u32", ptx.Mem(a2, 0), z)
+	}
+	kSrc, _ := pick(g1, 0, 1, 2, 3)
+	// Load the keys.
+	shift := f.Reg(ptx.U32)
+	f.Shl(shift, pass32, ptx.Int(3))
+	// Slots, validity and digits are recomputed where needed rather than kept: fewer
+	// registers live through the ranking.
+	slot0 := g.slotOf(0)
+	slotOf := func(i int) ptx.Reg {
+		s := f.Reg(ptx.U32)
+		f.Add(s, slot0, ptx.Int(32*i))
+		return s
+	}
+	count := g1.count
+	validOf := func(i int) ptx.Reg { return f.Setp(ptx.Lt, slotOf(i), count) }
+	keys := make([]ptx.Reg, K)
+	{
+		a0 := f.Reg(ptx.U64)
+		f.Cvt(a0, slot0)
+		f.Add(a0, a0, g1.elemStart)
+		f.Fma(a0, a0, ptx.Int(ks), kSrc)
+		for i := range keys {
+			keys[i] = loadElem(f, ks, validOf(i), ptx.Mem(a0, int64(32*i*ks)), true)
+		}
+	}
+	packed := g.rankItems("rs_cnt", K, func(i int) (ptx.Reg, ptx.Reg) {
+		return g.digitOf(g.ordered(keys[i]), shift), g.lanesValid(i, count)
+	}, p.Match)
+	f.BarSync(0)
+	g2 := geo()
+	t, count = g2.t, g2.count
+	cur, tp, seg, tr, tps32, tpr32 := g2.cur, g2.tp, g2.seg, g2.tr, g2.tps, g2.tpr
+	tileOff, elemStart, first, final := g2.tileOff, g2.elemStart, g2.first, g2.final
+	_, kDst := pick(g2, 0, 1, 2, 3)
+	writeKeys := f.Setp(ptx.Ne, kDst, ptx.Int(0))
+	cnt := g.warpPrefix("rs_cnt")
+	// Publish the tile's count of digit tid: inclusive for a segment's first tile.
+	sa := f.Reg(ptx.U64)
+	{
+		t64 := f.Reg(ptx.U64)
+		f.Cvt(t64, t)
+		f.Fma(sa, t64, ptx.Int(RadixDigits*4), cur)
+		tid4 := f.Reg(ptx.U64)
+		f.MulWide(tid4, g.tid, ptx.Int(4))
+		f.Add(sa, sa, tid4)
+		w := f.Reg(ptx.U32)
+		f.Or(w, cnt, ptx.Uint(radixFlagAgg))
+		f.At(f.Setp(ptx.Eq, tp, ptx.Int(0))).Op("or.b32", w, cnt, ptx.Uint(radixFlagIncl))
+		f.Op("st.relaxed.gpu.global.u32", ptx.Mem(sa, 16), w)
+	}
+	excl, _ := g.blockScan(cnt, "rs_sum")
+	{
+		a := f.Reg(ptx.U32)
+		f.Op("mov.u32", a, ptx.Sym("rs_dst"))
+		f.Fma(a, g.tid, ptx.Int(4), a)
+		f.St(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(a, 0), excl)
+	}
+	// Look back for the counts of the segment's earlier tiles.
+	before := f.Reg(ptx.U32)
+	f.Mov(before, ptx.Int(0))
+	{
+		skip := f.NewLabel()
+		f.At(f.Setp(ptx.Eq, tp, ptx.Int(0))).Bra(skip)
+		lo := f.Reg(ptx.S32)
+		f.Sub(lo, t.As(ptx.S32), tp.As(ptx.S32))
+		x := g.lookback(cur, t, lo, p.Lookback)
+		f.Mov(before, x)
+		w := f.Reg(ptx.U32)
+		f.Add(w, x, cnt)
+		f.Or(w, w, ptx.Uint(radixFlagIncl))
+		f.Op("st.relaxed.gpu.global.u32", ptx.Mem(sa, 16), w)
+		f.Place(skip)
+	}
+	// off[d] = base + before - digit start: the output position of tile slot idx of
+	// digit d is off[d] + idx.
+	{
+		pbase := gp(9)
+		seg64 := f.Reg(ptx.U64)
+		f.Cvt(seg64, seg)
+		bi := f.Reg(ptx.U64)
+		f.Mul(bi, seg64, ptx.Int(P))
+		f.Add(bi, bi, f.LdParam(11))
+		f.Mul(bi, bi, ptx.Int(RadixDigits))
+		tid64 := f.Reg(ptx.U64)
+		f.Cvt(tid64, g.tid)
+		f.Add(bi, bi, tid64)
+		f.Fma(bi, bi, ptx.Int(8), pbase)
+		off := f.Reg(ptx.U64)
+		f.Op("ld.global.u64", off, ptx.Mem(bi, 0)) // not .nc: written by the previous launch
+		b64 := f.Reg(ptx.U64)
+		f.Cvt(b64, before)
+		f.Add(off, off, b64)
+		e64 := f.Reg(ptx.U64)
+		f.Cvt(e64, excl)
+		f.Sub(off, off, e64)
+		a := f.Reg(ptx.U32)
+		f.Op("mov.u32", a, ptx.Sym("rs_off"))
+		f.Fma(a, g.tid, ptx.Int(8), a)
+		f.St(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(a, 0), off)
+		// The last tile of a segment that isn't its row's last: the next segment's
+		// base offsets, in this pass's input order.
+		nb := f.Reg(ptx.U32)
+		f.Add(nb, tp, ptx.Int(1))
+		nx := f.Reg(ptx.Pred)
+		trn := f.Reg(ptx.U32)
+		f.Add(trn, tr, ptx.Int(1))
+		f.Op("and.pred", nx, f.Setp(ptx.Eq, nb, tps32), f.Setp(ptx.Lt, trn, tpr32))
+		nbase := f.Reg(ptx.U64)
+		f.Add(nbase, off, e64)
+		c64 := f.Reg(ptx.U64)
+		f.Cvt(c64, cnt)
+		f.Add(nbase, nbase, c64)
+		na := f.Reg(ptx.U64)
+		f.Add(na, bi, ptx.Int(P*RadixDigits*8))
+		f.At(nx).Op("st.global.u64", ptx.Mem(na, 0), nbase)
+	}
+	f.BarSync(0)
+	fr := g.finalRanks(packed, validOf, "rs_cnt", "rs_dst")
+	tb := f.Reg(ptx.U32)
+	f.Op("mov.u32", tb, ptx.Sym("rs_tile"))
+	kmt := memType(ks)
+	for i, key := range keys {
+		a := f.Reg(ptx.U32)
+		f.Fma(a, fr[i], ptx.Int(ks), tb)
+		f.At(validOf(i)).Op("st.shared"+kmt.String(), ptx.Mem(a, 0), key)
+	}
+	f.BarSync(0)
+	// Write the keys in tile order: runs of one digit go to consecutive addresses.
+	ob := f.Reg(ptx.U32)
+	f.Op("mov.u32", ob, ptx.Sym("rs_off"))
+	var db ptx.Reg
+	if p.Val != ValNone {
+		db = f.Reg(ptx.U32)
+		f.Op("mov.u32", db, ptx.Sym("rs_dig"))
+		f.Add(db, db, g.tid)
+	}
+	validIdx := func(j int) ptx.Reg {
+		idx := f.Reg(ptx.U32)
+		f.Add(idx, g.tid, ptx.Int(j*SortBlock))
+		return f.Setp(ptx.Lt, idx, count)
+	}
+	for j := 0; j < K; j++ {
+		idx := f.Reg(ptx.U32)
+		f.Add(idx, g.tid, ptx.Int(j*SortBlock))
+		vj := f.Setp(ptx.Lt, idx, count)
+		a := f.Reg(ptx.U32)
+		f.Fma(a, idx, ptx.Int(ks), tb)
+		key := f.Reg(g.kt())
+		f.Mov(key, ptx.Int(0))
+		f.At(vj).Op("ld.shared"+kmt.String(), key, ptx.Mem(a, 0))
+		d := g.digitOf(g.ordered(key), shift)
+		if p.Val != ValNone {
+			f.St(ptx.Shared, ptx.CacheDefault, ptx.U8, ptx.Mem(db, int64(j*SortBlock)), d)
+		}
+		oa := f.Reg(ptx.U32)
+		f.Fma(oa, d, ptx.Int(8), ob)
+		off := f.Reg(ptx.U64)
+		f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(oa, 0), off)
+		pos := f.Reg(ptx.U64)
+		idx64 := f.Reg(ptx.U64)
+		f.Cvt(idx64, idx)
+		f.Add(pos, off, idx64)
+		ga := f.Reg(ptx.U64)
+		f.Fma(ga, pos, ptx.Int(ks), kDst)
+		w := f.Reg(ptx.Pred)
+		f.Op("and.pred", w, vj, writeKeys)
+		f.At(w).Op("st.global"+kmt.String(), ptx.Mem(ga, 0), key)
+	}
+	if p.Val != ValNone {
+		in := 4
+		if p.Val == ValIndex {
+			in = -1
+		}
+		vSrc, vDst := pick(g2, in, 5, 6, 7)
+		vmt := memType(vs)
+		vals := make([]ptx.Reg, K)
+		for i := range vals {
+			a := f.Reg(ptx.U64)
+			f.Cvt(a, slotOf(i))
+			if p.Val == ValIndex {
+				// The first active pass makes the indices: the key's place in its row.
+				v := f.Reg(regType(vs))
+				idx := f.Reg(ptx.U64)
+				f.Add(idx, a, tileOff)
+				f.Cvt(v, idx)
+				ld := f.Reg(ptx.Pred)
+				f.Op("and.pred", ld, validOf(i), notp(f, first))
+				f.Add(a, a, elemStart)
+				f.Fma(a, a, ptx.Int(vs), vSrc)
+				f.At(ld).Op("ld.global.nc"+vmt.String(), v, ptx.Mem(a, 0))
+				vals[i] = v
+				continue
+			}
+			f.Add(a, a, elemStart)
+			f.Fma(a, a, ptx.Int(vs), vSrc)
+			vals[i] = loadElem(f, vs, validOf(i), ptx.Mem(a, 0), true)
+		}
+		f.BarSync(0) // every key read from the tile
+		for i, v := range vals {
+			a := f.Reg(ptx.U32)
+			f.Fma(a, fr[i], ptx.Int(vs), tb)
+			f.At(validOf(i)).Op("st.shared"+vmt.String(), ptx.Mem(a, 0), v)
+		}
+		f.BarSync(0)
+		for j := 0; j < K; j++ {
+			idx := f.Reg(ptx.U32)
+			f.Add(idx, g.tid, ptx.Int(j*SortBlock))
+			a := f.Reg(ptx.U32)
+			f.Fma(a, idx, ptx.Int(vs), tb)
+			vj := validIdx(j)
+			v := f.Reg(regType(vs))
+			f.Mov(v, ptx.Int(0))
+			f.At(vj).Op("ld.shared"+vmt.String(), v, ptx.Mem(a, 0))
+			d := f.Reg(ptx.U32)
+			f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U8, ptx.Mem(db, int64(j*SortBlock)), d)
+			oa := f.Reg(ptx.U32)
+			f.Fma(oa, d, ptx.Int(8), ob)
+			off := f.Reg(ptx.U64)
+			f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(oa, 0), off)
+			pos := f.Reg(ptx.U64)
+			idx64 := f.Reg(ptx.U64)
+			f.Cvt(idx64, idx)
+			f.Add(pos, off, idx64)
+			w := f.Reg(ptx.Pred)
+			f.Op("and.pred", w, vj, f.Setp(ptx.Ne, vDst, ptx.Int(0)))
+			if p.Val == ValIndex {
+				// The last pass writes int64 indices.
+				v64 := v
+				if vs == 4 {
+					v64 = f.Reg(ptx.U64)
+					f.Cvt(v64, v)
+				}
+				wf, wn := f.Reg(ptx.Pred), f.Reg(ptx.Pred)
+				f.Op("and.pred", wf, w, final)
+				f.Op("and.pred", wn, w, notp(f, final))
+				ga := f.Reg(ptx.U64)
+				f.Fma(ga, pos, ptx.Int(8), vDst)
+				f.At(wf).Op("st.global.u64", ptx.Mem(ga, 0), v64)
+				gb := f.Reg(ptx.U64)
+				f.Fma(gb, pos, ptx.Int(vs), vDst)
+				f.At(wn).Op("st.global"+vmt.String(), ptx.Mem(gb, 0), v)
+				continue
+			}
+			ga := f.Reg(ptx.U64)
+			f.Fma(ga, pos, ptx.Int(vs), vDst)
+			f.At(w).Op("st.global"+vmt.String(), ptx.Mem(ga, 0), v)
+		}
+	}
+	f.Ret()
+	return m.String(), entry, nil
+}
+
+// PTX returns the block sort's PTX.
+func (b *RadixBlockSort) PTX(major, minor int) (src, entry string, err error) {
+	if err := b.Validate(); err != nil {
+		return "", "", err
+	}
+	defer scanPTXError(&err)
+	m := ptx.NewModule(major, minor)
+	entry = "radix_block_sort"
+	f := m.Kernel(entry, ptx.P("keyIn", ptx.U64), ptx.P("keyOut", ptx.U64), ptx.P("valIn", ptx.U64), ptx.P("valOut", ptx.U64),
+		ptx.P("rows", ptx.U64), ptx.P("rowLen", ptx.U64), ptx.P("rowsPerBlock", ptx.U64))
+	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", SortBlock))
+	f.Attr(".minnctapersm 2") // (its shared memory allows 5; two blocks keep 128 registers)
+	K, tile, ks := b.Items, b.Tile(), b.Order.Size()
+	P := b.Order.Passes()
+	f.Shared("bs_keys", ptx.B8, 16, tile*max(ks, 4))
+	f.Shared("bs_car", ptx.B32, 16, tile)
+	f.Shared("bs_cnt", ptx.B32, 16, 8*RadixDigits)
+	f.Shared("bs_dst", ptx.B32, 16, RadixDigits)
+	f.Shared("bs_sum", ptx.B32, 16, SortBlock/32)
+	g := newSortGen(f, b.Order, K)
+	pin := f.Reg(ptx.U64)
+	f.CvtaTo(ptx.Global, pin, f.LdParam(0))
+	keyOut := f.LdParam(1)
+	pout := f.Reg(ptx.U64)
+	f.CvtaTo(ptx.Global, pout, keyOut)
+	rows, rowLen, rpb := f.LdParam(4), f.LdParam(5), f.LdParam(6)
+	blk := f.Reg(ptx.U64)
+	f.Cvt(blk, f.Special(ptx.CtaidX))
+	row0 := f.Reg(ptx.U64)
+	f.Mul(row0, blk, rpb)
+	nrows := f.Reg(ptx.U64)
+	f.Sub(nrows, rows, row0)
+	f.Min(nrows, nrows, rpb)
+	cnt64 := f.Reg(ptx.U64)
+	f.Mul(cnt64, nrows, rowLen)
+	count := f.Reg(ptx.U32)
+	f.Cvt(count, cnt64)
+	start := f.Reg(ptx.U64)
+	f.Mul(start, row0, rowLen)
+	rl := f.Reg(ptx.U32)
+	f.Cvt(rl, rowLen)
+	// Passes: the key's digits, then the row number's (rows of the block below 2^16).
+	rpb32 := f.Reg(ptx.U32)
+	f.Cvt(rpb32, rpb)
+	rb := f.Reg(ptx.U32)
+	f.Sub(rb, rpb32, ptx.Int(1))
+	f.Op("bfind.u32", rb, rb) // 0xffffffff for 0
+	f.Add(rb, rb, ptx.Int(1)) // bits of rpb-1
+	passes := f.Reg(ptx.U32)
+	f.Add(passes, rb, ptx.Int(7))
+	f.Shr(passes, passes, ptx.Int(3))
+	f.Add(passes, passes, ptx.Int(P))
+	keys := make([]ptx.Reg, K)
+	cars := make([]ptx.Reg, K)
+	slot0 := g.slotOf(0)
+	slotOf := func(i int) ptx.Reg {
+		s := f.Reg(ptx.U32)
+		f.Add(s, slot0, ptx.Int(32*i))
+		return s
+	}
+	validOf := func(i int) ptx.Reg { return f.Setp(ptx.Lt, slotOf(i), count) }
+	a0 := f.Reg(ptx.U64)
+	f.Cvt(a0, slot0)
+	f.Add(a0, a0, start)
+	f.Fma(a0, a0, ptx.Int(ks), pin)
+	for i := range keys {
+		keys[i] = loadElem(f, ks, validOf(i), ptx.Mem(a0, int64(32*i*ks)), true)
+		sl := slotOf(i)
+		r := f.Reg(ptx.U32)
+		f.Div(r, sl, rl)
+		cars[i] = f.Reg(ptx.U32)
+		f.Shl(cars[i], r, ptx.Int(16))
+		f.Or(cars[i], cars[i], sl)
+	}
+	kb, cb := f.Reg(ptx.U32), f.Reg(ptx.U32)
+	f.Op("mov.u32", kb, ptx.Sym("bs_keys"))
+	f.Op("mov.u32", cb, ptx.Sym("bs_car"))
+	kmt := memType(ks)
+	ps := f.Reg(ptx.U32)
+	f.Mov(ps, ptx.Int(0))
+	loop, done := f.NewLabel(), f.NewLabel()
+	f.Place(loop)
+	f.At(f.Setp(ptx.Ge, ps, passes)).Bra(done)
+	{
+		isKey := f.Setp(ptx.Lt, ps, ptx.Int(P))
+		ksh := f.Reg(ptx.U32)
+		f.Shl(ksh, ps, ptx.Int(3))
+		rsh := f.Reg(ptx.U32)
+		f.Sub(rsh, ksh, ptx.Int(8*P-16)) // 16 + 8*(ps-P): the row number's bits in car
+		packed := g.rankItems("bs_cnt", K, func(i int) (ptx.Reg, ptx.Reg) {
+			dk := g.digitOf(g.ordered(keys[i]), ksh)
+			dr := f.Reg(ptx.U32)
+			f.Op("bfe.u32", dr, cars[i], rsh, ptx.Int(8))
+			d := f.Reg(ptx.U32)
+			f.Selp(d, dk, dr, isKey)
+			return d, g.lanesValid(i, count)
+		}, false)
+		f.BarSync(0)
+		cnt := g.warpPrefix("bs_cnt")
+		excl, _ := g.blockScan(cnt, "bs_sum")
+		a := f.Reg(ptx.U32)
+		f.Op("mov.u32", a, ptx.Sym("bs_dst"))
+		f.Fma(a, g.tid, ptx.Int(4), a)
+		f.St(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(a, 0), excl)
+		f.BarSync(0)
+		fr := g.finalRanks(packed, validOf, "bs_cnt", "bs_dst")
+		for i := range keys {
+			v := validOf(i)
+			ka := f.Reg(ptx.U32)
+			f.Fma(ka, fr[i], ptx.Int(ks), kb)
+			f.At(v).Op("st.shared"+kmt.String(), ptx.Mem(ka, 0), keys[i])
+			ca := f.Reg(ptx.U32)
+			f.Fma(ca, fr[i], ptx.Int(4), cb)
+			f.At(v).Op("st.shared.u32", ptx.Mem(ca, 0), cars[i])
+		}
+		f.BarSync(0)
+		ka0, ca0 := f.Reg(ptx.U32), f.Reg(ptx.U32)
+		f.Fma(ka0, slot0, ptx.Int(ks), kb)
+		f.Fma(ca0, slot0, ptx.Int(4), cb)
+		for i := range keys {
+			v := validOf(i)
+			f.At(v).Op("ld.shared"+kmt.String(), keys[i], ptx.Mem(ka0, int64(32*i*ks)))
+			f.At(v).Op("ld.shared.u32", cars[i], ptx.Mem(ca0, int64(32*i*4)))
+		}
+	}
+	f.Add(ps, ps, ptx.Int(1))
+	f.Bra(loop)
+	f.Place(done)
+	// Write out: slot i of the block is its i-th key in (row, key) order.
+	wk := f.Setp(ptx.Ne, keyOut, ptx.Int(0))
+	var pvin, pvout ptx.Reg
+	if b.Val != ValNone {
+		pvout = f.Reg(ptx.U64)
+		f.CvtaTo(ptx.Global, pvout, f.LdParam(3))
+		if b.Val == ValPayload {
+			pvin = f.Reg(ptx.U64)
+			f.CvtaTo(ptx.Global, pvin, f.LdParam(2))
+		}
+	}
+	for i := range keys {
+		pos := f.Reg(ptx.U64)
+		f.Cvt(pos, slotOf(i))
+		f.Add(pos, pos, start)
+		a := f.Reg(ptx.U64)
+		f.Fma(a, pos, ptx.Int(ks), pout)
+		vi := validOf(i)
+		w := f.Reg(ptx.Pred)
+		f.Op("and.pred", w, vi, wk)
+		f.At(w).Op("st.global"+kmt.String(), ptx.Mem(a, 0), keys[i])
+		if b.Val == ValNone {
+			continue
+		}
+		orig := f.Reg(ptx.U32)
+		f.And(orig, cars[i], ptx.Int(0xffff))
+		if b.Val == ValIndex {
+			r := f.Reg(ptx.U32)
+			f.Shr(r, cars[i], ptx.Int(16))
+			idx := f.Reg(ptx.U32)
+			f.Mul(idx, r, rl)
+			f.Sub(idx, orig, idx)
+			i64 := f.Reg(ptx.U64)
+			f.Cvt(i64, idx)
+			va := f.Reg(ptx.U64)
+			f.Fma(va, pos, ptx.Int(8), pvout)
+			f.At(vi).Op("st.global.u64", ptx.Mem(va, 0), i64)
+			continue
+		}
+		vs := b.ValSize
+		src := f.Reg(ptx.U64)
+		f.Cvt(src, orig)
+		f.Add(src, src, start)
+		f.Fma(src, src, ptx.Int(vs), pvin)
+		v := loadElem(f, vs, vi, ptx.Mem(src, 0), true)
+		va := f.Reg(ptx.U64)
+		f.Fma(va, pos, ptx.Int(vs), pvout)
+		f.At(vi).Op("st.global"+memType(vs).String(), ptx.Mem(va, 0), v)
+	}
+	f.Ret()
+	return m.String(), entry, nil
+}

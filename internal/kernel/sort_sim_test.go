@@ -1,0 +1,548 @@
+package kernel
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/go-gpu/gpu/dtype"
+	"github.com/go-gpu/gpu/internal/ptxsim/spectest"
+	"github.com/go-gpu/gpu/internal/testenv"
+)
+
+// The sort kernels' PTX: assembled by ptxas (no spills) and run on the simulator
+// against their CPU implementations, with small tiles (few items per thread) so that
+// rows take several tiles, segments and launches.
+
+var sortKeyTypes = []dtype.DType{dtype.Bool, dtype.Int8, dtype.Uint8, dtype.Int16, dtype.Uint16, dtype.Int32,
+	dtype.Uint32, dtype.Float32, dtype.Int64, dtype.Uint64, dtype.Float64, dtype.Float16, dtype.BFloat16}
+
+func TestSortPtxas(t *testing.T) {
+	var specs []spectest.Spec
+	for _, kt := range sortKeyTypes {
+		items := 16
+		if kt.Size() == 8 {
+			items = 12
+		}
+		o := SortKey{Type: kt}
+		specs = append(specs,
+			&RadixHist{Order: o, Items: 8},
+			&RadixPass{Order: o, Items: items, Val: ValNone, Lookback: 16},
+			&RadixPass{Order: o, Items: items, Val: ValIndex, ValSize: 4, Lookback: 16},
+			&RadixBlockSort{Order: o, Items: items},
+			&RadixBlockSort{Order: o, Items: items, Val: ValIndex})
+	}
+	specs = append(specs,
+		&RadixPass{Order: SortKey{Type: dtype.Float32, Descending: true}, Items: 16, Val: ValPayload, ValSize: 8, Lookback: 16},
+		&RadixPass{Order: SortKey{Type: dtype.Float64}, Items: 12, Val: ValIndex, ValSize: 8, Lookback: 16},
+		&RadixPass{Order: SortKey{Type: dtype.Uint8}, Items: 16, Val: ValPayload, ValSize: 1, Lookback: 1},
+		&RadixBlockSort{Order: SortKey{Type: dtype.Int16, Descending: true}, Items: 16, Val: ValPayload, ValSize: 8},
+		// Three blocks per multiprocessor fit without spills (ptxas 11.8) at 14 items of
+		// up to 4 bytes without a payload, 10 of 8 bytes.
+		&RadixPass{Order: SortKey{Type: dtype.Float32}, Items: 14, Val: ValNone, Lookback: 16, MinBlocks: 3},
+		&RadixPass{Order: SortKey{Type: dtype.Float32}, Items: 14, Val: ValIndex, ValSize: 4, Lookback: 16, MinBlocks: 3},
+		&RadixPass{Order: SortKey{Type: dtype.Int32}, Items: 16, Val: ValIndex, ValSize: 4, Lookback: 16, Match: true},
+		&RadixPass{Order: SortKey{Type: dtype.Float64}, Items: 10, Val: ValIndex, ValSize: 4, Lookback: 16, MinBlocks: 3},
+		&RadixPlan{Passes: 1}, &RadixPlan{Passes: 4}, &RadixPlan{Passes: 8})
+	for _, sp := range specs {
+		t.Run(sp.Key(), func(t *testing.T) {
+			t.Parallel()
+			src, _, err := sp.PTX(9, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			log, _ := scanPtxas(t, src)
+			regs, smem := scanRegs(log)
+			t.Logf("%s: %d registers, %d bytes smem", sp.Key(), regs, smem)
+		})
+	}
+}
+
+// sortSimKeys returns n keys of type kt with many ties, NaNs and ±0 for floats.
+func sortSimKeys(rng *rand.Rand, kt dtype.DType, n int) []byte {
+	b := spectest.RandBytes(rng, kt, n, true)
+	sz := kt.Size()
+	for i := 0; i < n; i++ {
+		e := b[i*sz : (i+1)*sz]
+		switch r := rng.IntN(8); {
+		case r == 0 && kt == dtype.Float16:
+			copy(e, []byte{0x00, 0x7e}) // NaN
+		case r == 1 && kt.IsFloat():
+			clear(e)
+			e[sz-1] = 0x80 // -0
+		case r == 2:
+			clear(e) // a tie (+0 for floats)
+		case r == 3 && kt == dtype.Bool:
+		}
+		if kt == dtype.Bool {
+			e[0] &= 1
+		}
+	}
+	return b
+}
+
+// sortSimRun sorts keys (rows of rowLen) through the pass kernels on the simulator
+// and on the CPU, the way sortRows plans it, and compares every buffer.
+func sortSimRun(t *testing.T, order SortKey, items int, val SortVal, vs int, keys, vals []byte, rows, rowLen int, segTiles, lb int) {
+	t.Helper()
+	ks := order.Size()
+	P := order.Passes()
+	pass := &RadixPass{Order: order, Items: items, Val: val, ValSize: vs, Lookback: lb}
+	tile := pass.Tile()
+	tpr := (rowLen + tile - 1) / tile
+	tps, segs := tpr, 1
+	if segTiles > 0 && tpr > segTiles {
+		tps = segTiles
+		segs = (tpr + tps - 1) / tps
+	}
+	segLen := tps * tile
+	chunkTiles := 1
+	chunk := chunkTiles * tile
+	chunks := (rowLen + chunk - 1) / chunk
+	store := uint64(0)
+	if chunks == segs {
+		store = 1
+	}
+	var groups, rpg, maxTiles int
+	if segs == 1 {
+		rpg = max(1, 3/tpr) // at most 3 tiles a launch, to test groups
+		groups = (rows + rpg - 1) / rpg
+		maxTiles = min(rows, rpg) * tpr
+	} else {
+		groups = rows * segs
+		maxTiles = tps
+	}
+	nseg := rows * segs
+	hist := &RadixHist{Order: order, Items: 2}
+	plan := &RadixPlan{Passes: P}
+	n := rows * rowLen
+	histB := make([]byte, nseg*P*RadixDigits*4)
+	baseB := make([]byte, nseg*P*RadixDigits*8)
+	planB := make([]byte, SortPlanBytes)
+	histArgs := func(h []byte) []spectest.Arg {
+		return []spectest.Arg{spectest.Buf(keys), spectest.Buf(h), spectest.U64(uint64(rowLen)), spectest.U64(uint64(chunk)), spectest.U64(uint64(chunks)),
+			spectest.U64(uint64(segLen)), spectest.U64(uint64(segs)), spectest.U64(store)}
+	}
+	hs := spectest.Sim(t, hist, rows*chunks, SortBlock, 4, histArgs(histB))
+	hc := spectest.CPU(t, hist, rows*chunks, SortBlock, histArgs(histB))
+	if !bytes.Equal(hs[1], hc[1]) {
+		t.Fatalf("%s: histograms differ", hist.Key())
+	}
+	planArgs := []spectest.Arg{spectest.Buf(hc[1]), spectest.Buf(baseB), spectest.Buf(planB), spectest.U64(uint64(rowLen)), spectest.U64(uint64(segs))}
+	ps := spectest.Sim(t, plan, rows*P, SortBlock, 8, planArgs)
+	pc := spectest.CPU(t, plan, rows*P, SortBlock, planArgs)
+	if !bytes.Equal(ps[1], pc[1]) || !bytes.Equal(ps[2][:4*P], pc[2][:4*P]) {
+		t.Fatalf("%s: plans differ: %v vs %v", plan.Key(), ps[2][:4*P], pc[2][:4*P])
+	}
+	// The passes: both runs start from the same buffers and must agree after each.
+	poison := func(size int) []byte {
+		b := make([]byte, size)
+		for i := range b {
+			b[i] = 0xA5
+		}
+		return b
+	}
+	outV := 8
+	if val == ValPayload {
+		outV = vs
+	}
+	bufs := [][]byte{keys, poison(n * ks), poison(n * ks), poison(n * ks), vals, poison(n * max(vs, 1)), poison(n * max(vs, 1)), poison(n * outV)}
+	if val == ValNone {
+		bufs[4], bufs[5], bufs[6], bufs[7] = []byte{0}, []byte{0}, []byte{0}, []byte{0}
+	}
+	status := make([]byte, StatusBytes(maxTiles))
+	simBufs := bufs
+	cpuBufs := bufs
+	simStatus, cpuStatus := status, status
+	simBase, cpuBase := pc[1], pc[1]
+	for p := 0; p < P; p++ {
+		for gi := 0; gi < groups; gi++ {
+			var tileBase, tiles int
+			if segs == 1 {
+				r0 := gi * rpg
+				tileBase, tiles = r0*tpr, (min(rows, r0+rpg)-r0)*tpr
+			} else {
+				r, q := gi/segs, gi%segs
+				tileBase, tiles = r*tpr+q*tps, min(tpr, (q+1)*tps)-q*tps
+			}
+			args := func(b [][]byte, base, st []byte) []spectest.Arg {
+				a := make([]spectest.Arg, 0, 20)
+				for _, x := range b {
+					a = append(a, spectest.Buf(x))
+				}
+				a = append(a, spectest.Buf(pc[2]), spectest.Buf(base), spectest.Buf(st), spectest.U64(uint64(p)), spectest.U64(uint64(rowLen)), spectest.U64(uint64(tpr)),
+					spectest.U64(uint64(tps)), spectest.U64(uint64(segs)), spectest.U64(uint64(tileBase)), spectest.U64(uint64(maxTiles)), spectest.U64(uint64(groups)), spectest.U64(uint64(gi)))
+				return a
+			}
+			s := spectest.Sim(t, pass, tiles, SortBlock, 3, args(simBufs, simBase, simStatus))
+			c := spectest.CPU(t, pass, tiles, SortBlock, args(cpuBufs, cpuBase, cpuStatus))
+			simBufs, cpuBufs = s[:8], c[:8]
+			simBase, cpuBase = s[9], c[9]
+			simStatus, cpuStatus = s[10], c[10]
+			// The status half the next launch uses must be zero in both.
+			for i := 0; i < 8; i++ {
+				if !bytes.Equal(simBufs[i], cpuBufs[i]) {
+					if sortSimDebug {
+						d := firstDiff(simBufs[i], cpuBufs[i]) / ks
+						for e := max(0, d-3); e < min(n, d+5); e++ {
+							t.Logf("elem %d: sim %x cpu %x", e, simBufs[i][e*ks:(e+1)*ks], cpuBufs[i][e*ks:(e+1)*ks])
+						}
+					}
+					if sortSimDebug {
+						t.Errorf("%s: pass %d launch %d: buffer %d differs (sim vs CPU) at byte %d", pass.Key(), p, gi, i, firstDiff(simBufs[i], cpuBufs[i]))
+						continue
+					}
+					t.Fatalf("%s: pass %d launch %d: buffer %d differs (sim vs CPU) at byte %d", pass.Key(), p, gi, i, firstDiff(simBufs[i], cpuBufs[i]))
+				}
+			}
+		}
+	}
+	if sortSimDebug {
+		t.Log("checking the simulator's result")
+		checkSortResult(t, order, val, vs, keys, vals, rows, rowLen, simBufs[3], simBufs[7])
+	}
+	checkSortResult(t, order, val, vs, keys, vals, rows, rowLen, cpuBufs[3], cpuBufs[7])
+}
+
+var sortSimDebug = false
+
+func firstDiff(a, b []byte) int {
+	for i := range a {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return -1
+}
+
+// checkSortResult checks sorted keys and values against a stable sort per row.
+func checkSortResult(t *testing.T, order SortKey, val SortVal, vs int, keys, vals []byte, rows, rowLen int, outK, outV []byte) {
+	t.Helper()
+	ks := order.Size()
+	perm := make([]int, rowLen)
+	ord := make([]uint64, rowLen)
+	for r := 0; r < rows; r++ {
+		s := r * rowLen
+		for i := range perm {
+			perm[i] = i
+			ord[i] = order.Ordered(loadRaw(keys, ks, s+i))
+		}
+		stableSortPerm(perm, ord)
+		for i, j := range perm {
+			if outK != nil && len(outK) > 1 && !bytes.Equal(outK[(s+i)*ks:(s+i+1)*ks], keys[(s+j)*ks:(s+j+1)*ks]) {
+				t.Fatalf("row %d: key %d is %x, want %x", r, i, outK[(s+i)*ks:(s+i+1)*ks], keys[(s+j)*ks:(s+j+1)*ks])
+			}
+			switch val {
+			case ValIndex:
+				if got := binary.LittleEndian.Uint64(outV[(s+i)*8:]); got != uint64(j) {
+					t.Fatalf("row %d: index %d is %d, want %d", r, i, got, j)
+				}
+			case ValPayload:
+				if !bytes.Equal(outV[(s+i)*vs:(s+i+1)*vs], vals[(s+j)*vs:(s+j+1)*vs]) {
+					t.Fatalf("row %d: payload %d differs", r, i)
+				}
+			}
+		}
+	}
+}
+
+func TestRadixPassSim(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 1))
+	type tc struct {
+		kt        dtype.DType
+		desc      bool
+		val       SortVal
+		vs        int
+		rows, n   int
+		items, lb int
+		segTiles  int
+	}
+	cases := []tc{
+		{dtype.Uint8, false, ValNone, 0, 1, 3000, 2, 2, 0},
+		{dtype.Float32, false, ValIndex, 4, 1, 5000, 2, 4, 0},
+		{dtype.Int16, true, ValPayload, 8, 2, 1500, 2, 1, 0},
+		{dtype.Float64, false, ValIndex, 8, 1, 2100, 2, 8, 2},
+		{dtype.Float16, true, ValNone, 0, 3, 700, 1, 16, 0},
+		{dtype.Int32, false, ValPayload, 2, 1, 4000, 1, 32, 3},
+		{dtype.Bool, false, ValIndex, 4, 2, 1000, 2, 2, 0},
+	}
+	if testing.Short() || testenv.Race {
+		cases = cases[:3] // (testenv.Race: the simulator's own synchronization is what -race checks)
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%v/desc=%v/%v%d/%dx%d/k%d", c.kt, c.desc, c.val, c.vs, c.rows, c.n, c.items), func(t *testing.T) {
+			keys := sortSimKeys(rng, c.kt, c.rows*c.n)
+			var vals []byte
+			if c.val == ValPayload {
+				vals = spectest.RandBytes(rng, dtype.Uint8, c.rows*c.n*c.vs, false)
+			}
+			sortSimRun(t, SortKey{Type: c.kt, Descending: c.desc}, c.items, c.val, c.vs, keys, vals, c.rows, c.n, c.segTiles, c.lb)
+		})
+	}
+}
+
+// All keys equal in some digits: those passes are skipped (the plan), and with every
+// digit equal the last pass alone copies.
+func TestRadixPassSkipSim(t *testing.T) {
+	if testenv.Race {
+		t.Skip("the full set runs without -race")
+	}
+	for _, allEqual := range []bool{false, true} {
+		keys := make([]byte, 4*1500)
+		for i := 0; i < 1500; i++ {
+			v := uint32(0x12005600)
+			if !allEqual {
+				v |= uint32(i*7919) & 0xff00ff
+			}
+			binary.LittleEndian.PutUint32(keys[4*i:], v)
+		}
+		sortSimRun(t, SortKey{Type: dtype.Uint32}, 2, ValIndex, 4, keys, nil, 1, 1500, 0, 4)
+	}
+}
+
+func TestRadixBlockSortSim(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 2))
+	type tc struct {
+		kt           dtype.DType
+		desc         bool
+		val          SortVal
+		vs           int
+		rows, rowLen int
+		items        int
+	}
+	cases := []tc{
+		{dtype.Float32, false, ValIndex, 0, 3, 500, 2},
+		{dtype.Int8, true, ValNone, 0, 100, 5, 2},
+		{dtype.Float64, false, ValPayload, 4, 300, 1, 1},
+		{dtype.Uint16, false, ValIndex, 0, 2, 512, 2},
+		{dtype.BFloat16, true, ValPayload, 8, 40, 30, 4},
+	}
+	if testenv.Race {
+		cases = cases[:2]
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%v/%v/%dx%d", c.kt, c.val, c.rows, c.rowLen), func(t *testing.T) {
+			sp := &RadixBlockSort{Order: SortKey{Type: c.kt, Descending: c.desc}, Items: c.items, Val: c.val, ValSize: c.vs}
+			n := c.rows * c.rowLen
+			keys := sortSimKeys(rng, c.kt, n)
+			var vals []byte
+			if c.val == ValPayload {
+				vals = spectest.RandBytes(rng, dtype.Uint8, n*c.vs, false)
+			}
+			outV := 8
+			if c.val == ValPayload {
+				outV = c.vs
+			}
+			rpb := sp.Tile() / c.rowLen
+			grid := (c.rows + rpb - 1) / rpb
+			args := []spectest.Arg{spectest.Buf(keys), spectest.Buf(make([]byte, n*c.kt.Size())), spectest.Buf(append(vals, 0)), spectest.Buf(make([]byte, n*outV+1)),
+				spectest.U64(uint64(c.rows)), spectest.U64(uint64(c.rowLen)), spectest.U64(uint64(rpb))}
+			s := spectest.Sim(t, sp, grid, SortBlock, 2, args)
+			cp := spectest.CPU(t, sp, grid, SortBlock, args)
+			for i := range s {
+				if s[i] != nil && !bytes.Equal(s[i], cp[i]) {
+					t.Fatalf("buffer %d differs at byte %d", i, firstDiff(s[i], cp[i]))
+				}
+			}
+			checkSortResult(t, sp.Order, c.val, c.vs, keys, vals, c.rows, c.rowLen, cp[1], cp[3])
+		})
+	}
+}
+
+var _ = math.NaN
+
+func TestSelectPtxas(t *testing.T) {
+	var specs []spectest.Spec
+	for _, kt := range sortKeyTypes {
+		o := SortKey{Type: kt, Descending: kt == dtype.Float32}
+		specs = append(specs, &SelectHist{Order: o, Items: 8}, &TopKCount{Order: o, Items: 16}, &TopKGather{Order: o, Items: 16},
+			&UniqueFlags{Order: SortKey{Type: kt}}, &SearchSorted{Order: SortKey{Type: kt}, Levels: 12, Queries: 2},
+			&SearchSorted{Order: SortKey{Type: kt}, Right: true, Levels: 11, Queries: 1},
+			&QuantileGather{In: kt, Out: dtype.Float64}, &QuantileGather{In: kt, Out: dtype.Float32, Median: true})
+	}
+	specs = append(specs, &SelectStep{Passes: 4}, &SelectStep{Passes: 8}, &UniqueCounts{}, &InverseScatter{},
+		&QuantileGather{In: dtype.Float64, Out: dtype.Float16}, &QuantileGather{In: dtype.Int64, Out: dtype.BFloat16})
+	for _, sp := range specs {
+		t.Run(sp.Key(), func(t *testing.T) {
+			t.Parallel()
+			src, _, err := sp.PTX(9, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			log, _ := scanPtxas(t, src)
+			regs, smem := scanRegs(log)
+			t.Logf("%s: %d registers, %d bytes smem", sp.Key(), regs, smem)
+		})
+	}
+}
+
+// simAgree runs sp on the simulator and the CPU and requires equal buffers.
+func simAgree(t *testing.T, sp spectest.Spec, grid, block int, args []spectest.Arg) [][]byte {
+	t.Helper()
+	s := spectest.Sim(t, sp, grid, block, 4, args)
+	c := spectest.CPU(t, sp, grid, block, args)
+	for i := range s {
+		if s[i] != nil && !bytes.Equal(s[i], c[i]) {
+			t.Fatalf("%s: buffer %d differs (sim vs CPU) at byte %d", sp.Key(), i, firstDiff(s[i], c[i]))
+		}
+	}
+	return c
+}
+
+// The radix select and the top-k gather on the simulator, pass by pass.
+func TestTopKSim(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 3))
+	for _, c := range []struct {
+		kt            dtype.DType
+		desc          bool
+		rows, n, k    int
+		items, chunkT int
+	}{
+		{dtype.Float32, true, 2, 1500, 37, 2, 1},
+		{dtype.Int16, false, 1, 3000, 400, 4, 2},
+		{dtype.Float64, true, 1, 900, 1, 1, 3},
+		{dtype.Uint8, false, 2, 700, 300, 2, 1},
+	} {
+		if testenv.Race && c.kt != dtype.Float32 {
+			continue
+		}
+		t.Run(fmt.Sprintf("%v/%dx%d/k%d", c.kt, c.rows, c.n, c.k), func(t *testing.T) {
+			o := SortKey{Type: c.kt, Descending: c.desc}
+			ks := c.kt.Size()
+			keys := sortSimKeys(rng, c.kt, c.rows*c.n)
+			P := o.Passes()
+			hist := &SelectHist{Order: o, Items: 2}
+			step := &SelectStep{Passes: P}
+			tile := SortBlock * c.items
+			chunk := c.chunkT * tile
+			chunks := (c.n + chunk - 1) / chunk
+			histB := make([]byte, c.rows*RadixDigits*4)
+			state := make([]byte, c.rows*16)
+			for p := P - 1; p >= 0; p-- {
+				r := simAgree(t, hist, c.rows*chunks, SortBlock, []spectest.Arg{spectest.Buf(keys), spectest.Buf(histB), spectest.Buf(state),
+					spectest.U64(uint64(c.n)), spectest.U64(uint64(chunk)), spectest.U64(uint64(chunks)), spectest.U64(uint64(p))})
+				r = simAgree(t, step, c.rows, SortBlock, []spectest.Arg{spectest.Buf(r[1]), spectest.Buf(state), spectest.U64(uint64(c.k)), spectest.U64(uint64(p))})
+				histB, state = r[0], r[1]
+				if !checkZero(histB) {
+					t.Fatal("select step left a histogram")
+				}
+			}
+			tiles := (c.n + tile - 1) / tile
+			count := &TopKCount{Order: o, Items: c.items}
+			r := simAgree(t, count, c.rows*tiles, SortBlock, []spectest.Arg{spectest.Buf(keys), spectest.Buf(state), spectest.Buf(make([]byte, c.rows*tiles*16)),
+				spectest.U64(uint64(c.n)), spectest.U64(uint64(tiles))})
+			counts := cpuSliceI64(r[2])
+			prefix := make([]int64, len(counts))
+			for row := 0; row < c.rows; row++ {
+				var l, e int64
+				for ti := 0; ti < tiles; ti++ {
+					j := 2 * (row*tiles + ti)
+					prefix[j], prefix[j+1] = l, e
+					l, e = l+counts[j], e+counts[j+1]
+				}
+			}
+			pb := make([]byte, 8*len(prefix))
+			for i, v := range prefix {
+				binary.LittleEndian.PutUint64(pb[8*i:], uint64(v))
+			}
+			gather := &TopKGather{Order: o, Items: c.items}
+			r = simAgree(t, gather, c.rows*tiles, SortBlock, []spectest.Arg{spectest.Buf(keys), spectest.Buf(state), spectest.Buf(pb),
+				spectest.Buf(make([]byte, c.rows*c.k*ks)), spectest.Buf(make([]byte, c.rows*c.k*8)), spectest.U64(uint64(c.n)), spectest.U64(uint64(tiles)), spectest.U64(uint64(c.k))})
+			// The gathered keys are the k smallest (as a multiset, with the smallest
+			// indices among ties at the k-th): compare with a stable sort's first k.
+			perm := make([]int, c.n)
+			ord := make([]uint64, c.n)
+			for row := 0; row < c.rows; row++ {
+				for i := range perm {
+					perm[i] = i
+					ord[i] = o.Ordered(loadRaw(keys, ks, row*c.n+i))
+				}
+				stableSortPerm(perm, ord)
+				want := map[int64]bool{}
+				for _, p := range perm[:c.k] {
+					want[int64(p)] = true
+				}
+				got := cpuSliceI64(r[4])[row*c.k : (row+1)*c.k]
+				for j, g := range got {
+					if !want[g] {
+						t.Fatalf("row %d: candidate %d is index %d, not among the k smallest", row, j, g)
+					}
+					delete(want, g)
+				}
+			}
+		})
+	}
+}
+
+func cpuSliceI64(b []byte) []int64 {
+	out := make([]int64, len(b)/8)
+	for i := range out {
+		out[i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
+	}
+	return out
+}
+
+func TestSortAuxSim(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 4))
+	for _, kt := range []dtype.DType{dtype.Float32, dtype.Int8, dtype.Float64, dtype.Uint16, dtype.Float16} {
+		if testenv.Race && kt != dtype.Float32 {
+			continue
+		}
+		o := SortKey{Type: kt}
+		ks := kt.Size()
+		n := 700
+		keys := sortSimKeys(rng, kt, n)
+		// Sorted (CPU order) for the flags and searches.
+		perm := make([]int, n)
+		ord := make([]uint64, n)
+		for i := range perm {
+			perm[i], ord[i] = i, o.Ordered(loadRaw(keys, ks, i))
+		}
+		stableSortPerm(perm, ord)
+		sorted := make([]byte, n*ks)
+		for i, p := range perm {
+			copy(sorted[i*ks:(i+1)*ks], keys[p*ks:(p+1)*ks])
+		}
+		simAgree(t, &UniqueFlags{Order: o}, 2, SortBlock, []spectest.Arg{spectest.Buf(sorted), spectest.Buf(make([]byte, n)), spectest.U64(uint64(n))})
+		for _, right := range []bool{false, true} {
+			for _, lv := range []int{1, 3, 12} {
+				sp := &SearchSorted{Order: o, Right: right, Levels: lv, Queries: 1 + lv%4}
+				simAgree(t, sp, 2, SearchSortedBlock, []spectest.Arg{spectest.Buf(sorted), spectest.U64(uint64(n)), spectest.Buf(keys), spectest.Buf(make([]byte, n*8)), spectest.U64(uint64(n))})
+				// A short array: most levels past the end of the search.
+				simAgree(t, sp, 1, SearchSortedBlock, []spectest.Arg{spectest.Buf(sorted[:3*ks]), spectest.U64(3), spectest.Buf(keys), spectest.Buf(make([]byte, n*8)), spectest.U64(uint64(n))})
+			}
+		}
+		for _, out := range []dtype.DType{dtype.Float32, dtype.Float64} {
+			if kt == dtype.Float16 {
+				break // (the simulator has no half conversions)
+			}
+			qs := []float64{0, 0.3, 0.5, 0.99, 1}
+			qb := make([]byte, 8*len(qs))
+			for i, q := range qs {
+				binary.LittleEndian.PutUint64(qb[8*i:], math.Float64bits(q))
+			}
+			rows, rl := 7, 100
+			simAgree(t, &QuantileGather{In: kt, Out: out}, 1, SortBlock, []spectest.Arg{spectest.Buf(sorted), spectest.Buf(make([]byte, len(qs)*rows*out.Size())),
+				spectest.Buf(qb), spectest.U64(uint64(rows)), spectest.U64(uint64(rl)), spectest.U64(uint64(len(qs)))})
+			simAgree(t, &QuantileGather{In: kt, Out: out, Median: true}, 1, SortBlock, []spectest.Arg{spectest.Buf(sorted), spectest.Buf(make([]byte, rows*out.Size())),
+				spectest.Buf(qb), spectest.U64(uint64(rows)), spectest.U64(uint64(rl)), spectest.U64(1)})
+		}
+	}
+	// Counts and the inverse.
+	starts := []int64{0, 3, 4, 10}
+	sb := make([]byte, 32)
+	for i, v := range starts {
+		binary.LittleEndian.PutUint64(sb[8*i:], uint64(v))
+	}
+	simAgree(t, &UniqueCounts{}, 1, SortBlock, []spectest.Arg{spectest.Buf(sb), spectest.Buf(make([]byte, 32)), spectest.U64(4), spectest.U64(12)})
+	n := 500
+	pb, cb := make([]byte, 8*n), make([]byte, 8*n)
+	for i, p := range rng.Perm(n) {
+		binary.LittleEndian.PutUint64(pb[8*i:], uint64(p))
+		binary.LittleEndian.PutUint64(cb[8*i:], uint64(i/3+1))
+	}
+	simAgree(t, &InverseScatter{}, 1, SortBlock, []spectest.Arg{spectest.Buf(pb), spectest.Buf(cb), spectest.Buf(make([]byte, 8*n)), spectest.U64(uint64(n))})
+}

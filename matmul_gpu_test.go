@@ -1,0 +1,248 @@
+package gpu_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/go-gpu/gpu"
+	"github.com/go-gpu/gpu/dtype"
+)
+
+// The GPU tests of the matrix products (they skip without a CUDA driver). Every form and
+// type runs against the CPU reference on CUDA in TestMatMulTypes and the others (both
+// kernels: cuBLAS and the generated one); the tests here compare the generated kernel
+// with cuBLAS at sizes too large for a reference on the host, and check the behaviour
+// without cuBLAS.
+
+// TestMatMulGeneratedVsLibrary compares the generated kernel with cuBLAS on products of
+// uniform [0, 1) inputs (so that sum |a||b| is the product itself): every type, every
+// layout, tiles partial on every side, K not a multiple of the tile, batches. The bound
+// is the sum of both results' accumulation bounds (see mmCheck), relative to the value.
+func TestMatMulGeneratedVsLibrary(t *testing.T) {
+	d := cudaOrSkip(t)
+	if lib, err := d.MatMulLibrary(); err != nil {
+		t.Skipf("no cuBLAS: %v", err)
+	} else {
+		t.Logf("library: %s", lib)
+	}
+	s, err := d.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	type shape struct{ batch, m, n, k int }
+	shapes := []shape{{1, 1031, 517, 2049}, {1, 4096, 4096, 1000}, {3, 129, 257, 65}, {256, 128, 128, 128}, {1, 8, 8, 8}}
+	for _, c := range []struct {
+		name string
+		dt   dtype.DType
+		prec gpu.MatMulPrecision
+		uIn  float64
+	}{
+		{"float32", dtype.Float32, gpu.PrecisionHighest, 0},
+		{"tf32", dtype.Float32, gpu.PrecisionHigh, 0x1p-10},
+		{"float64", dtype.Float64, gpu.PrecisionHighest, 0},
+		{"bfloat16", dtype.BFloat16, gpu.PrecisionHighest, 0},
+		{"float16", dtype.Float16, gpu.PrecisionHighest, 0},
+	} {
+		for _, ta := range []bool{false, true} {
+			for _, tb := range []bool{false, true} {
+				for _, sh := range shapes {
+					t.Run(fmt.Sprintf("%s/ta=%v/tb=%v/%dx%dx%dx%d", c.name, ta, tb, sh.batch, sh.m, sh.n, sh.k), func(t *testing.T) {
+						switch c.dt {
+						case dtype.Float64:
+							mmCompare[float64](t, s, c.dt, sh.batch, sh.m, sh.n, sh.k, ta, tb, c.prec, c.uIn)
+						case dtype.Float32:
+							mmCompare[float32](t, s, c.dt, sh.batch, sh.m, sh.n, sh.k, ta, tb, c.prec, c.uIn)
+						case dtype.BFloat16:
+							mmCompare[gpu.BFloat16](t, s, c.dt, sh.batch, sh.m, sh.n, sh.k, ta, tb, c.prec, c.uIn)
+						case dtype.Float16:
+							mmCompare[gpu.Float16](t, s, c.dt, sh.batch, sh.m, sh.n, sh.k, ta, tb, c.prec, c.uIn)
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+// mmUniform returns a new array of shape holding uniform [0, 1) values of type T (float32
+// values rounded to T).
+func mmUniform[T gpu.Elem](t *testing.T, s *gpu.Stream, g *gpu.Generator, shape ...int) *gpu.Array[T] {
+	t.Helper()
+	x, err := gpu.Empty[float32](s, shape...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Free()
+	if err := gpu.RandInto(s, g, x); err != nil {
+		t.Fatal(err)
+	}
+	out, err := gpu.Astype[T](s, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { out.Free() })
+	return out
+}
+
+func mmCompare[T gpu.Elem](t *testing.T, s *gpu.Stream, dt dtype.DType, batch, m, n, k int, ta, tb bool,
+	prec gpu.MatMulPrecision, uIn float64) {
+	g := gpu.NewGenerator(uint64(m*n + k))
+	lead := []int{}
+	if batch > 1 {
+		lead = []int{batch}
+	}
+	dims := func(r, c int, tr bool) []int {
+		if tr {
+			return append(append([]int{}, lead...), c, r)
+		}
+		return append(append([]int{}, lead...), r, c)
+	}
+	a := mmUniform[T](t, s, g, dims(m, k, ta)...)
+	b := mmUniform[T](t, s, g, dims(k, n, tb)...)
+	swap := func(x *gpu.Array[T], tr bool) *gpu.Array[T] {
+		if !tr {
+			return x
+		}
+		r := x.Ndim()
+		axes := make([]int, r)
+		for i := range axes {
+			axes[i] = i
+		}
+		axes[r-2], axes[r-1] = r-1, r-2
+		v, err := x.Transpose(axes...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	a, b = swap(a, ta), swap(b, tb)
+	lib, err := gpu.MatMul(s, a, b, gpu.WithKernel(gpu.MatMulLibrary), gpu.WithPrecision(prec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lib.Free()
+	gen, err := gpu.MatMul(s, a, b, gpu.WithKernel(gpu.MatMulGenerated), gpu.WithPrecision(prec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gen.Free()
+	lv, err := lib.ToSlice(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	gv, err := gen.ToSlice(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c mmCodec[T]
+	switch any(lv).(type) {
+	case []float32:
+		c = any(codecF32()).(mmCodec[T])
+	case []float64:
+		c = any(codecF64()).(mmCodec[T])
+	case []gpu.Float16:
+		c = any(codecF16()).(mmCodec[T])
+	case []gpu.BFloat16:
+		c = any(codecBF16()).(mmCodec[T])
+	}
+	bound := 2 * (2*float64(k)*uAcc(dt) + uIn + c.uOut)
+	bad := 0
+	for i := range lv {
+		x, y := c.from(lv[i]), c.from(gv[i])
+		if !(math.Abs(x-y) <= bound*math.Abs(x)+1e-30) {
+			if bad++; bad <= 5 {
+				t.Errorf("element %d: cuBLAS %v, generated %v (bound %.3g relative)", i, x, y, bound)
+			}
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d elements differ", bad, len(lv))
+	}
+}
+
+// TestMatMulNoLibrary runs, in a child process, with GPU_CUBLAS_LIBRARY naming a file
+// that does not exist: the library is reported missing (an error wrapping
+// ErrNotSupported that names the file), MatMulLibrary calls fail the same way, MatMul
+// falls back to the generated kernel with correct results, and the rest of the package
+// is unaffected.
+func TestMatMulNoLibrary(t *testing.T) {
+	const child = "GPU_MATMUL_TEST_CHILD"
+	d := cudaOrSkip(t)
+	if os.Getenv(child) == "" {
+		cmd := exec.Command(os.Args[0], "-test.run", "^TestMatMulNoLibrary$", "-test.v")
+		cmd.Env = append(os.Environ(), child+"=1", "GPU_CUBLAS_LIBRARY=/nonexistent/libcublas.so.13")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !regexp.MustCompile(`(?m)^--- PASS: TestMatMulNoLibrary`).Match(out) {
+			t.Fatalf("child: %v\n%s", err, out)
+		}
+		return
+	}
+	_, err := d.MatMulLibrary()
+	if !errors.Is(err, gpu.ErrNotSupported) || !strings.Contains(err.Error(), "/nonexistent/libcublas.so.13") {
+		t.Fatalf("MatMulLibrary() = %v", err)
+	}
+	t.Logf("without cuBLAS: %v", err)
+	s := d.DefaultStream()
+	a, _ := gpu.FromSlice(s, []float32{1, 2, 3, 4, 5, 6}, 2, 3)
+	b, _ := gpu.FromSlice(s, []float32{1, 0, 0, 1, 1, 1}, 3, 2)
+	if _, err := gpu.MatMul(s, a, b, gpu.WithKernel(gpu.MatMulLibrary)); !errors.Is(err, gpu.ErrNotSupported) {
+		t.Errorf("MatMul with the library: %v", err)
+	}
+	c, err := gpu.MatMul(s, a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := c.ToSlice(context.Background())
+	if fmt.Sprint(got) != "[4 5 10 11]" {
+		t.Errorf("MatMul without cuBLAS = %v", got)
+	}
+	sum, err := gpu.Sum[float32](s, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := sum.ToSlice(context.Background()); v[0] != 21 {
+		t.Errorf("Sum = %v", v)
+	}
+}
+
+// TestMatMulStreams checks the ordering of products on several streams: a product on
+// one stream reads what another stream's product wrote, with no synchronization by
+// the caller (the buffers' tracking orders them), on both kernels.
+func TestMatMulStreams(t *testing.T) {
+	d := cudaOrSkip(t)
+	for _, kern := range []gpu.MatMulKernel{gpu.MatMulAuto, gpu.MatMulGenerated} {
+		s1, _ := d.NewStream()
+		s2, _ := d.NewStream()
+		n := 512
+		id := make([]float32, n*n)
+		for i := 0; i < n; i++ {
+			id[i*n+i] = 2
+		}
+		x, _ := gpu.FromSlice(s1, id, n, n)
+		y, _ := gpu.Empty[float32](s1, n, n)
+		z, _ := gpu.Empty[float32](s2, n, n)
+		for i := 0; i < 5; i++ {
+			// y = x@x on s1 (4*I), then z = y@x on s2 (8*I), then x = z@... chained.
+			if err := gpu.MatMulInto(s1, y, x, x, gpu.WithKernel(kern)); err != nil {
+				t.Fatal(err)
+			}
+			if err := gpu.MatMulInto(s2, z, y, x, gpu.WithKernel(kern)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		v, err := z.At(context.Background(), n-1, n-1)
+		if err != nil || v != 8 {
+			t.Errorf("%v: z[n-1][n-1] = %v, %v; want 8", kern, v, err)
+		}
+		s1.Close()
+		s2.Close()
+	}
+}

@@ -1,0 +1,204 @@
+package gpu_test
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"unsafe"
+
+	"github.com/go-gpu/gpu"
+)
+
+// The NaN policy (package doc, "NaN"): a NaN that an operation computes is the canonical
+// NaN, on every backend; FindMin and FindMax return the element itself. These tests put
+// NaNs with payloads and either sign through every operation of the min/max family,
+// sums and the arg operations, and check the result's bits.
+
+// nanBits returns the bits of v (float32 or float64), zero-extended.
+func nanBits[T float32 | float64](v T) uint64 {
+	if unsafe.Sizeof(v) == 4 {
+		return uint64(math.Float32bits(float32(v)))
+	}
+	return math.Float64bits(float64(v))
+}
+
+func nanFromBits[T float32 | float64](b uint64) T {
+	var z T
+	if unsafe.Sizeof(z) == 4 {
+		return T(math.Float32frombits(uint32(b)))
+	}
+	return T(math.Float64frombits(b))
+}
+
+// nanPayloads returns NaNs with payloads of T: negative quiet with a payload (the
+// issue's 0xffc00123), positive quiet, a signaling one and the negative default NaN.
+func nanPayloads[T float32 | float64]() []uint64 {
+	var z T
+	if unsafe.Sizeof(z) == 4 {
+		return []uint64{0xffc00123, 0x7fc00001, 0x7f800001, 0xffc00000}
+	}
+	return []uint64{0xfff8000000000123, 0x7ff8000000000001, 0x7ff0000000000001, 0xfff8000000000000}
+}
+
+func canonNaN[T float32 | float64]() uint64 {
+	var z T
+	if unsafe.Sizeof(z) == 4 {
+		return 0x7fffffff
+	}
+	return 0x7fffffffffffffff
+}
+
+func TestNaNPolicy(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		t.Run("float32", func(t *testing.T) { nanPolicy[float32](t, s) })
+		t.Run("float64", func(t *testing.T) { nanPolicy[float64](t, s) })
+	})
+}
+
+func nanPolicy[T float32 | float64](t *testing.T, s *gpu.Stream) {
+	canon := canonNaN[T]()
+	check := func(what string, a *gpu.Array[T], err error, want ...uint64) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		got := toSlice(t, a)
+		a.Free()
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d elements, want %d", what, len(got), len(want))
+		}
+		for i, g := range got {
+			if nanBits(g) != want[i] {
+				t.Errorf("%s[%d] = %#x, want %#x", what, i, nanBits(g), want[i])
+			}
+		}
+	}
+	checkIdx := func(what string, a *gpu.Array[int64], err error, want int64) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if got := toSlice(t, a); len(got) != 1 || got[0] != want {
+			t.Errorf("%s = %v, want [%d]", what, got, want)
+		}
+		a.Free()
+	}
+	b := func(v T) uint64 { return nanBits(v) }
+	for _, nb := range nanPayloads[T]() {
+		name := fmt.Sprintf("%#x", nb)
+		nan := nanFromBits[T](nb)
+		x := mustArr[T](t)(gpu.FromSlice(s, []T{1, nan, 2}))
+		y := mustArr[T](t)(gpu.FromSlice(s, []T{3, 0, 1}))
+		z := mustArr[T](t)(gpu.FromSlice(s, []T{nan, nan, 5}))
+		m, err := gpu.Max(s, x)
+		check(name+" Max", m, err, canon)
+		m, err = gpu.Min(s, x)
+		check(name+" Min", m, err, canon)
+		m, err = gpu.MapReduce[T](s, "x", gpu.Vars{"x": x}, gpu.OpMax)
+		check(name+" MapReduce max", m, err, canon)
+		m, err = gpu.CumMax(s, x, 0)
+		check(name+" CumMax", m, err, b(1), canon, canon)
+		m, err = gpu.CumMin(s, x, 0)
+		check(name+" CumMin", m, err, b(1), canon, canon)
+		m, err = gpu.Accumulate[T](s, x, "maximum(a, b)", 0)
+		check(name+" Accumulate maximum", m, err, b(1), canon, canon)
+		m, err = gpu.Maximum(s, x, y)
+		check(name+" Maximum", m, err, b(3), canon, b(2))
+		m, err = gpu.Maximum(s, y, x)
+		check(name+" Maximum(y, x)", m, err, b(3), canon, b(2))
+		m, err = gpu.Minimum(s, x, y)
+		check(name+" Minimum", m, err, b(1), canon, b(1))
+		m, err = gpu.Minimum(s, x, z)
+		check(name+" Minimum of NaNs", m, err, canon, canon, b(2))
+		m, err = gpu.Eval[T](s, "fmax(x, y)", gpu.Vars{"x": x, "y": z})
+		check(name+" fmax", m, err, b(1), canon, b(5))
+		m, err = gpu.Eval[T](s, "clip(x, 0, 1.5)", gpu.Vars{"x": x})
+		check(name+" clip", m, err, b(1), canon, b(1.5))
+		m, err = gpu.Add(s, x, y)
+		check(name+" Add", m, err, b(4), canon, b(3))
+		m, err = gpu.Sum[T](s, x)
+		check(name+" Sum", m, err, canon)
+		m, err = gpu.CumSum[T](s, x, 0)
+		check(name+" CumSum", m, err, b(1), canon, canon)
+		// Moves and sign-bit operations keep the NaN's bits.
+		m, err = gpu.Eval[T](s, "where(x > 1.5, y, x)", gpu.Vars{"x": x, "y": y})
+		check(name+" where", m, err, b(1), nb, b(1))
+		i, err := gpu.ArgMax(s, x)
+		checkIdx(name+" ArgMax", i, err, 1)
+		i, err = gpu.ArgMin(s, x)
+		checkIdx(name+" ArgMin", i, err, 1)
+		v, i, err := gpu.FindMax(s, z)
+		check(name+" FindMax value", v, err, nb)
+		checkIdx(name+" FindMax index", i, err, 0)
+		v, i, err = gpu.FindMin(s, x)
+		check(name+" FindMin value", v, err, nb)
+		checkIdx(name+" FindMin index", i, err, 1)
+		x.Free()
+		y.Free()
+		z.Free()
+	}
+
+	// Signed zeros: -0 below +0 for min and max, whatever the order.
+	negz := T(math.Copysign(0, -1))
+	zs := mustArr[T](t)(gpu.FromSlice(s, []T{0, negz, 0}))
+	zr := mustArr[T](t)(gpu.FromSlice(s, []T{negz, 0, negz}))
+	m, err := gpu.Max(s, zs)
+	check("Max(0, -0, 0)", m, err, 0)
+	m, err = gpu.Min(s, zs)
+	check("Min(0, -0, 0)", m, err, b(negz))
+	m, err = gpu.Minimum(s, zs, zr)
+	check("Minimum(±0)", m, err, b(negz), b(negz), b(negz))
+	m, err = gpu.Maximum(s, zs, zr)
+	check("Maximum(±0)", m, err, 0, 0, 0)
+	zs.Free()
+	zr.Free()
+
+	// Long arrays: NaNs with different payloads far apart, so that on CUDA many blocks
+	// (and the second pass) combine them in an order of their own.
+	rng := rand.New(rand.NewPCG(7, uint64(unsafe.Sizeof(T(0)))))
+	const n = 300007
+	xs := make([]T, n)
+	for i := range xs {
+		xs[i] = T(rng.NormFloat64())
+	}
+	payloads := nanPayloads[T]()
+	first := n
+	for k := 0; k < 5; k++ {
+		p := rng.IntN(n)
+		xs[p] = nanFromBits[T](payloads[k%len(payloads)])
+		first = min(first, p)
+	}
+	a := mustArr[T](t)(gpu.FromSlice(s, xs))
+	defer a.Free()
+	m, err = gpu.Max(s, a)
+	check("long Max", m, err, canon)
+	m, err = gpu.Min(s, a)
+	check("long Min", m, err, canon)
+	m, err = gpu.Sum[T](s, a)
+	check("long Sum", m, err, canon)
+	i, err := gpu.ArgMax(s, a)
+	checkIdx("long ArgMax", i, err, int64(first))
+	v, i, err := gpu.FindMin(s, a)
+	check("long FindMin value", v, err, nanBits(xs[first]))
+	checkIdx("long FindMin index", i, err, int64(first))
+	for _, op := range []struct {
+		name string
+		f    func(*gpu.Stream, *gpu.Array[T], int, ...gpu.ScanOption) (*gpu.Array[T], error)
+	}{{"CumMax", gpu.CumMax[T]}, {"CumMin", gpu.CumMin[T]}} {
+		c, err := op.f(s, a, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := toSlice(t, c)
+		c.Free()
+		for j := first; j < n; j++ {
+			if nanBits(got[j]) != canon {
+				t.Fatalf("long %s[%d] = %#x, want %#x (first NaN at %d)", op.name, j, nanBits(got[j]), canon, first)
+			}
+		}
+		if first > 0 && got[first-1] != got[first-1] {
+			t.Fatalf("long %s[%d] is NaN before the first NaN", op.name, first-1)
+		}
+	}
+}

@@ -1,0 +1,713 @@
+package gpu
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/go-gpu/gpu/internal/kernel"
+)
+
+// Sorting and selection: Sort, Argsort, SortByKey, Partition and Argpartition along an
+// axis (numpy.sort, numpy.argsort, numpy.partition), TopK (torch.topk), Unique
+// (numpy.unique), SearchSorted (numpy.searchsorted), Median and Quantile
+// (numpy.median, numpy.quantile).
+//
+// Order. Sorts are stable: equal keys keep their input order, so Argsort's indices
+// increase within equal keys and the result is the same on every backend. Integers and
+// bools sort by value; floats by NumPy's order: -Inf < negative < -0 = +0 < positive <
+// +Inf < NaN, every NaN equal to every other (NaNs last), and -0 equal to +0: their
+// order in the result is their order in the input, and each keeps its sign. Descending
+// reverses the order of keys (NaNs first), still stable: equal keys keep their input
+// order (torch.sort(descending=True, stable=True)). Sorted values keep their bits (NaN
+// payloads too).
+//
+// Algorithm. On CUDA, rows longer than one block's tile (4096 keys of up to 4 bytes,
+// 3072 of 8) sort by a least-significant-digit radix sort on the keys' bits made
+// order-preserving (package internal/kernel: SortKey), one pass per 8-bit digit, each
+// a single sweep with decoupled look-back (Adinets and Merrill, "Onesweep: A Faster
+// Least Significant Digit Radix Sort for GPUs", 2022): one histogram pass counts every
+// digit first, passes whose digit is the same for all keys of every row are skipped
+// (on the device: no host synchronization), and each pass ranks a tile's keys with a
+// warp-level multi-split (ballots), looks back for the tile's offsets and scatters the
+// keys and values. Shorter rows sort in one block's shared memory, many rows per block.
+// The CPU backend runs the same passes (stable counting scatters, tiles in parallel over
+// the cores) and sorts short rows with a stable merge sort: the same results.
+//
+// Memory. Besides the result, a sort of n keys of s bytes takes on CUDA a second key
+// buffer (n*s bytes; none for 1-byte keys, which take one pass), per segment and pass
+// 3 KiB of counts and offsets, and two look-back statuses of 1 KiB per tile of the
+// largest launch, a launch covering at most 2^28 keys (at most 2*64 MiB for keys of
+// up to 4 bytes, 2*85 MiB for 8-byte ones). Argsort takes up to two key buffers and
+// two 32-bit index buffers (8 bytes per index past 2^32 keys in a row), SortByKey a
+// second payload buffer. Sorts along an axis other than the last, or of non-contiguous
+// arrays, copy the input to rows first and the result back. Inputs are never modified.
+//
+// Tuning. Environment variables set the pass kernels' items per thread, look-back
+// window, occupancy and peer matching at start-up (sortConfigFromEnv); the CPU
+// kernels check every launch's contract (grid, scratch sizes and zeroing), so that the
+// CPU tests also check the host code that plans CUDA launches.
+
+// SortOption is an option of Sort, Argsort, SortByKey and TopK.
+type SortOption func(*sortOptions)
+
+type sortOptions struct {
+	desc bool
+	// smallest: TopK's k smallest instead of largest.
+	smallest bool
+}
+
+// Descending sorts in decreasing order (NaNs first), stably.
+func Descending() SortOption { return func(o *sortOptions) { o.desc = true } }
+
+// Smallest makes TopK return the k smallest elements (in increasing order) instead of
+// the k largest.
+func Smallest() SortOption { return func(o *sortOptions) { o.smallest = true } }
+
+func sortOpts(opts []SortOption) (sortOptions, error) {
+	var o sortOptions
+	for _, f := range opts {
+		if f == nil {
+			return o, fmt.Errorf("gpu: a nil SortOption: %w", ErrInvalidValue)
+		}
+		f(&o)
+	}
+	return o, nil
+}
+
+// Sort returns a sorted copy of a along axis (negative counts from the end; -1 is
+// NumPy's default), as numpy.sort(a, axis, kind="stable"): ascending, or descending
+// with Descending(). A 0-d array is sorted as one element.
+//
+//	y, err := gpu.Sort(s, x, -1)
+func Sort[T Elem](s *Stream, a *Array[T], axis int, opts ...SortOption) (*Array[T], error) {
+	if err := nonNil(a); err != nil {
+		return nil, err
+	}
+	if err := nilStream(s); err != nil {
+		return nil, err
+	}
+	o, err := sortOpts(opts)
+	if err != nil {
+		return nil, err
+	}
+	out, err := Empty[T](s, a.shape...)
+	if err != nil {
+		return nil, err
+	}
+	if err := sortAxis(s, a.header(), nil, axis, o.desc, out.header(), nil); err != nil {
+		out.Free()
+		return nil, err
+	}
+	return out, nil
+}
+
+// Argsort returns the indices (int64) that sort a along axis, stably
+// (numpy.argsort(a, axis, kind="stable")): along the axis, a's elements at the
+// indices are in order, and equal elements' indices increase.
+func Argsort[T Elem](s *Stream, a *Array[T], axis int, opts ...SortOption) (*Array[int64], error) {
+	if err := nonNil(a); err != nil {
+		return nil, err
+	}
+	if err := nilStream(s); err != nil {
+		return nil, err
+	}
+	o, err := sortOpts(opts)
+	if err != nil {
+		return nil, err
+	}
+	out, err := Empty[int64](s, a.shape...)
+	if err != nil {
+		return nil, err
+	}
+	if err := sortAxis(s, a.header(), nil, axis, o.desc, nil, out.header()); err != nil {
+		out.Free()
+		return nil, err
+	}
+	return out, nil
+}
+
+// SortByKey sorts keys along axis and carries vals (an array of keys' shape) along:
+// it returns the sorted keys and vals[argsort(keys)], in one sort (the payload moves
+// with the keys rather than through indices).
+func SortByKey[K, V Elem](s *Stream, keys *Array[K], vals *Array[V], axis int, opts ...SortOption) (*Array[K], *Array[V], error) {
+	if err := nonNil(keys, vals); err != nil {
+		return nil, nil, err
+	}
+	if err := nilStream(s); err != nil {
+		return nil, nil, err
+	}
+	if !slices.Equal(keys.shape, vals.shape) {
+		return nil, nil, fmt.Errorf("gpu: sort by keys of shape %v with values of shape %v: %w", keys.shape, vals.shape, ErrInvalidValue)
+	}
+	o, err := sortOpts(opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	ko, err := Empty[K](s, keys.shape...)
+	if err != nil {
+		return nil, nil, err
+	}
+	vo, err := Empty[V](s, keys.shape...)
+	if err != nil {
+		ko.Free()
+		return nil, nil, err
+	}
+	if err := sortAxis(s, keys.header(), vals.header(), axis, o.desc, ko.header(), vo.header()); err != nil {
+		ko.Free()
+		vo.Free()
+		return nil, nil, err
+	}
+	return ko, vo, nil
+}
+
+// Partition returns a copy of a along axis with the element at kth (negative counts
+// from the end) where a sorted array would have it, the smaller ones before it and the
+// larger ones after (numpy.partition). It returns the sorted array, which is one such
+// arrangement: a stable sort costs about what a selection does here, and the result is
+// the same on every backend.
+func Partition[T Elem](s *Stream, a *Array[T], kth, axis int) (*Array[T], error) {
+	if err := nonNil(a); err != nil {
+		return nil, err
+	}
+	if err := nilStream(s); err != nil {
+		return nil, err
+	}
+	if err := checkKth(a.shape, kth, axis); err != nil {
+		return nil, err
+	}
+	return Sort(s, a, axis)
+}
+
+// Argpartition returns the indices that partition a along axis around kth
+// (numpy.argpartition): Argsort's, which are one such arrangement (see Partition).
+func Argpartition[T Elem](s *Stream, a *Array[T], kth, axis int) (*Array[int64], error) {
+	if err := nonNil(a); err != nil {
+		return nil, err
+	}
+	if err := nilStream(s); err != nil {
+		return nil, err
+	}
+	if err := checkKth(a.shape, kth, axis); err != nil {
+		return nil, err
+	}
+	return Argsort(s, a, axis)
+}
+
+func checkKth(shape []int, kth, axis int) error {
+	ax, err := sortAxisOf(shape, axis)
+	if err != nil {
+		return err
+	}
+	n := 1
+	if len(shape) > 0 {
+		n = shape[ax]
+	}
+	if kth < -n || kth >= n {
+		return fmt.Errorf("gpu: kth %d out of range for an axis of %d: %w", kth, n, ErrInvalidValue)
+	}
+	return nil
+}
+
+// sortAxisOf resolves axis for shape (a 0-d array has the one axis 0 or -1).
+func sortAxisOf(shape []int, axis int) (int, error) {
+	nd := len(shape)
+	if nd == 0 {
+		if axis == 0 || axis == -1 {
+			return 0, nil
+		}
+		return 0, fmt.Errorf("gpu: sort axis %d of a 0-d array: %w", axis, ErrInvalidValue)
+	}
+	if axis < -nd || axis >= nd {
+		return 0, fmt.Errorf("gpu: sort axis %d of a %d-d array: %w", axis, nd, ErrInvalidValue)
+	}
+	if axis < 0 {
+		axis += nd
+	}
+	return axis, nil
+}
+
+// sortAxis sorts keys (and vals, when given) along axis into the contiguous outputs
+// outK (nil: keys not wanted) and outV (int64 indices when vals is nil, else vals'
+// type; nil: values not wanted).
+func sortAxis(s *Stream, keys, vals *header, axis int, desc bool, outK, outV *header) error {
+	if err := nilStream(s); err != nil {
+		return err
+	}
+	ax, err := sortAxisOf(keys.shape, axis)
+	if err != nil {
+		return err
+	}
+	mask := make([]bool, len(keys.shape))
+	if len(mask) > 0 {
+		mask[ax] = true
+	}
+	rowLen := 1
+	if len(keys.shape) > 0 {
+		rowLen = keys.shape[ax]
+	}
+	return alongAxes(s, []*header{keys, vals}, []*header{outK, outV}, mask, rowLen,
+		func(in, out []*header, rows, n int) error {
+			return sortRows(s, in[0], in[1], rows, n, desc, out[0], out[1])
+		})
+}
+
+// alongAxes runs an operation over the axes mask of its inputs (all of one shape; nil
+// entries are skipped) as rows: run gets the inputs as contiguous [rows, n] arrays (n
+// the product of the masked axes, which move last in order; rows the kept axes in
+// order) and, for each output, a contiguous [rows, outLen] array. An output has the
+// inputs' shape with the one masked axis of length outLen; when that axis isn't the
+// last, run writes a temporary that alongAxes permutes into the output. (With several
+// masked axes, outs must be nil: the caller lays out its own results.) Nothing runs for
+// an empty input.
+func alongAxes(s *Stream, ins, outs []*header, mask []bool, outLen int, run func(in, out []*header, rows, n int) error) error {
+	d := s.dev
+	var shape []int
+	for _, h := range ins {
+		if h == nil {
+			continue
+		}
+		if h.buf.a.dev != d && h.buf.a.dev.info.Backend != d.info.Backend {
+			return fmt.Errorf("gpu: sort of an array on %v on a stream of %v: %w", h.buf.a.dev, d, ErrInvalidValue)
+		}
+		shape = h.shape
+	}
+	total := prod(shape)
+	if total == 0 {
+		return nil
+	}
+	// perm: the kept axes, then the masked ones.
+	var perm []int
+	n, nm := 1, 0
+	for k := range shape {
+		if !mask[k] {
+			perm = append(perm, k)
+		}
+	}
+	for k := range shape {
+		if mask[k] {
+			perm = append(perm, k)
+			n *= shape[k]
+			nm++
+		}
+	}
+	rows := total / n
+	// Already rows: the masked axes are the last ones.
+	last := true
+	for i, p := range perm {
+		if p != i {
+			last = false
+		}
+	}
+	rowsOf := func(h *header) (*header, func(), error) {
+		if h == nil {
+			return nil, func() {}, nil
+		}
+		if last {
+			return contiguousHeader(s, h)
+		}
+		c, err := copyOf(s, permutedHeader(h, perm))
+		if err != nil {
+			return nil, nil, err
+		}
+		return c, func() { c.buf.Free() }, nil
+	}
+	rin := make([]*header, len(ins))
+	for i, h := range ins {
+		r, free, err := rowsOf(h)
+		if err != nil {
+			return err
+		}
+		defer free()
+		rin[i] = r
+	}
+	// Outputs: when the masked axes are last (or one axis), an output's layout is
+	// [kept..., outLen]; it is used directly if the masked axis is last, else through
+	// a temporary permuted back.
+	direct := last
+	rout := make([]*header, len(outs))
+	for i, h := range outs {
+		if h == nil {
+			continue
+		}
+		if direct {
+			rout[i] = h
+			continue
+		}
+		buf, err := s.Alloc(int64(rows * outLen * h.dt.Size()))
+		if err != nil {
+			return err
+		}
+		defer buf.Free()
+		rout[i] = &header{buf: buf, dt: h.dt, shape: []int{rows, outLen}, strides: []int{outLen, 1}}
+	}
+	if err := run(rin, rout, rows, n); err != nil {
+		return err
+	}
+	hasOut := false
+	for _, h := range outs {
+		hasOut = hasOut || h != nil
+	}
+	if direct || !hasOut {
+		return nil
+	}
+	// Back: the output's axes are the input's with the single masked axis of length
+	// outLen; the temporary holds them in perm's order.
+	if nm != 1 {
+		return fmt.Errorf("gpu: internal: %d masked axes moved back: %w", nm, ErrInvalidValue)
+	}
+	inv := make([]int, len(perm))
+	for i, p := range perm {
+		inv[p] = i
+	}
+	for i, h := range outs {
+		if h == nil {
+			continue
+		}
+		sh := make([]int, len(perm))
+		for j, p := range perm {
+			sh[j] = h.shape[p]
+		}
+		tmp := &header{buf: rout[i].buf, dt: h.dt, shape: sh, strides: rowMajor(sh)}
+		if err := permuteInto(s, h, permutedHeader(tmp, inv)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// permutedHeader returns the view of h with its axes in the order perm.
+func permutedHeader(h *header, perm []int) *header {
+	sh, st := make([]int, len(perm)), make([]int, len(perm))
+	for i, p := range perm {
+		sh[i], st[i] = h.shape[p], h.strides[p]
+	}
+	return &header{buf: h.buf, dt: h.dt, shape: sh, strides: st, off: h.off}
+}
+
+// sortConfig is the sort kernels' tuning: items per thread of the passes and of the
+// block sort by key size, and the look-back window.
+type sortConfig struct {
+	Items4, Items8 int // RadixPass items for keys of up to 4 bytes, of 8
+	Block4, Block8 int // RadixBlockSort items
+	Lookback       int
+	HistItems      int
+	MinBlocks      int  // RadixPass.MinBlocks (0: none)
+	Match          bool // RadixPass.Match: match.any.sync instead of ballots
+	// SegMax is the most keys of a segment and, over the tile size, the most tiles of
+	// a launch (kernel.SortSegmentMax; tests make it small to exercise segments and
+	// launch groups).
+	SegMax int
+}
+
+var sortCfg atomic.Pointer[sortConfig]
+
+func init() {
+	c := sortConfigFromEnv(os.Getenv)
+	sortCfg.Store(&c)
+}
+
+// sortConfigFromEnv returns the default configuration with the environment's
+// overrides: GPU_SORT_ITEMS (pass items for keys of up to 4 bytes, 4 to 24),
+// GPU_SORT_ITEMS8 (4 to 16), GPU_SORT_LOOKBACK (1 to 32), GPU_SORT_MINBLOCKS (0 to 8:
+// .minnctapersm of the passes; by default none, about 90 registers, two blocks per
+// multiprocessor; 3 caps them at 80, which ptxas 11.8 fits without spills at 14 items
+// of up to 4 bytes without a payload and at 10 items of 8 bytes, with 12 to 36 bytes
+// of spills at the default items), GPU_SORT_MATCH=1 (match.any.sync instead of eight
+// ballots in the ranking).
+func sortConfigFromEnv(getenv func(string) string) sortConfig {
+	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 16, HistItems: 8, SegMax: kernel.SortSegmentMax}
+	if v, err := strconv.Atoi(getenv("GPU_SORT_ITEMS")); err == nil && v >= 4 && v <= 24 {
+		c.Items4 = v
+	}
+	if v, err := strconv.Atoi(getenv("GPU_SORT_ITEMS8")); err == nil && v >= 4 && v <= 16 {
+		c.Items8 = v
+	}
+	switch v := getenv("GPU_SORT_LOOKBACK"); v {
+	case "1", "2", "4", "8", "16", "32":
+		c.Lookback, _ = strconv.Atoi(v)
+	}
+	if v, err := strconv.Atoi(getenv("GPU_SORT_MINBLOCKS")); err == nil && v >= 0 && v <= 8 {
+		c.MinBlocks = v
+	}
+	switch getenv("GPU_SORT_MATCH") {
+	case "1", "true", "on":
+		c.Match = true
+	}
+	return c
+}
+
+// setSortConfig selects the configuration and returns the previous one (tests and
+// benchmarks).
+func setSortConfig(c sortConfig) sortConfig { return *sortCfg.Swap(&c) }
+
+// sortRows sorts rows rows of rowLen contiguous keys (and vals) into outK and outV
+// (contiguous; either may be nil: keys or values not wanted). With vals nil, outV gets
+// each key's index in its row (int64).
+func sortRows(s *Stream, keys, vals *header, rows, rowLen int, desc bool, outK, outV *header) error {
+	cfg := *sortCfg.Load()
+	order := kernel.SortKey{Type: keys.dt, Descending: desc}
+	ks := keys.dt.Size()
+	val, vs := kernel.ValNone, 0
+	switch {
+	case outV == nil:
+	case vals == nil:
+		val, vs = kernel.ValIndex, 4
+		if uint64(rowLen) > 1<<32 {
+			vs = 8
+		}
+	default:
+		val, vs = kernel.ValPayload, vals.dt.Size()
+	}
+	if outK == nil && outV == nil {
+		return nil
+	}
+	blockItems := cfg.Block4
+	if ks == 8 || vs == 8 && val == kernel.ValPayload {
+		blockItems = cfg.Block8
+	}
+	bs := &kernel.RadixBlockSort{Order: order, Items: blockItems, Val: val}
+	if val == kernel.ValPayload {
+		bs.ValSize = vs
+	}
+	if rowLen <= bs.Tile() {
+		return blockSort(s, bs, keys, vals, rows, rowLen, outK, outV)
+	}
+	items := cfg.Items4
+	if ks == 8 || vs == 8 {
+		items = cfg.Items8
+	}
+	sp := &kernel.RadixPass{Order: order, Items: items, Val: val, ValSize: vs, Lookback: cfg.Lookback,
+		MinBlocks: cfg.MinBlocks, Match: cfg.Match}
+	return radixSort(s, sp, cfg, keys, vals, rows, rowLen, outK, outV)
+}
+
+// blockSort sorts rows of at most a tile in shared memory.
+func blockSort(s *Stream, sp *kernel.RadixBlockSort, keys, vals *header, rows, rowLen int, outK, outV *header) error {
+	fn, err := s.dev.kernel(sp)
+	if err != nil {
+		return err
+	}
+	rpb := sp.Tile() / rowLen
+	grid := (rows + rpb - 1) / rpb
+	if grid > 1<<31-1 {
+		return fmt.Errorf("gpu: sort of %d rows: %w", rows, ErrNotSupported)
+	}
+	cfg := LaunchConfig{Grid: Dim3{X: grid}, Block: Dim3{X: kernel.SortBlock}}
+	return s.Launch(fn, cfg, In(keys), optOut(outK), optIn(vals), optOut(outV),
+		uint64(rows), uint64(rowLen), uint64(rpb))
+}
+
+// optIn and optOut pass h, or a null pointer for nil.
+func optIn(h *header) any {
+	if h == nil {
+		return DevicePtr(0)
+	}
+	return In(h)
+}
+
+func optOut(h *header) any {
+	if h == nil {
+		return DevicePtr(0)
+	}
+	return Out(h)
+}
+
+// radixSort is the onesweep radix sort of rows longer than a block's tile.
+func radixSort(s *Stream, sp *kernel.RadixPass, cfg sortConfig, keys, vals *header, rows, rowLen int, outK, outV *header) error {
+	d := s.dev
+	P := sp.Order.Passes()
+	tile := sp.Tile()
+	tpr := (rowLen + tile - 1) / tile
+	segMax := min(kernel.SortSegmentMax, max(cfg.SegMax, tile))
+	maxLaunch := segMax / tile
+	// Histogram chunks: about 4 blocks per multiprocessor (one wave of them: each
+	// takes 32 KiB of shared memory and 47 registers a thread), never across a segment.
+	sms := max(1, d.info.Multiprocessors)
+	chunkTiles := max(1, (rows*tpr+4*sms-1)/(4*sms))
+	tps, segs := tpr, 1
+	if rowLen > segMax {
+		chunkTiles = min(chunkTiles, maxLaunch)
+		tps = maxLaunch / chunkTiles * chunkTiles
+		segs = (tpr + tps - 1) / tps
+	}
+	chunkTiles = min(chunkTiles, tps)
+	segLen := tps * tile
+	// Launch groups: whole rows (one segment each) up to maxLaunch tiles, or one
+	// segment of a long row.
+	var groups, rowsPerGroup, maxTiles int
+	if segs == 1 {
+		rowsPerGroup = max(1, maxLaunch/tpr)
+		groups = (rows + rowsPerGroup - 1) / rowsPerGroup
+		maxTiles = min(rows, rowsPerGroup) * tpr
+	} else {
+		groups = rows * segs
+		maxTiles = tps
+	}
+	chunk := chunkTiles * tile
+	chunks := (rowLen + chunk - 1) / chunk
+	store := uint64(0)
+	if chunks == segs {
+		store = 1
+	}
+	if int64(rows)*int64(chunks) > 1<<31-1 || int64(rows)*int64(P) > 1<<31-1 {
+		return fmt.Errorf("gpu: sort of %d rows of %d: %w", rows, rowLen, ErrNotSupported)
+	}
+	hist := &kernel.RadixHist{Order: sp.Order, Items: cfg.HistItems}
+	plan := &kernel.RadixPlan{Passes: P}
+	fnHist, err := d.kernel(hist)
+	if err != nil {
+		return err
+	}
+	fnPlan, err := d.kernel(plan)
+	if err != nil {
+		return err
+	}
+	fnPass, err := d.kernel(sp)
+	if err != nil {
+		return err
+	}
+	// Work, one allocation: the counts, the plan flags, the two look-back status
+	// halves and the base offsets; one memset zeroes the plan and the first status
+	// half (and the counts, when blocks add to them).
+	nseg := rows * segs
+	histBytes := int64(nseg) * int64(P) * kernel.RadixDigits * 4
+	statusBytes := int64(kernel.StatusBytes(maxTiles))
+	planOff := histBytes
+	statusOff := planOff + kernel.SortPlanBytes
+	baseOff := statusOff + statusBytes
+	work, err := s.Alloc(baseOff + 2*histBytes)
+	if err != nil {
+		return err
+	}
+	defer work.Free()
+	zeroFrom := planOff
+	if store == 0 {
+		zeroFrom = 0
+	}
+	if err := sliceMemset(s, work, zeroFrom, statusOff+statusBytes/2-zeroFrom); err != nil {
+		return err
+	}
+	histB, err := work.Slice(0, histBytes)
+	if err != nil {
+		return err
+	}
+	planB, err := work.Slice(planOff, kernel.SortPlanBytes)
+	if err != nil {
+		return err
+	}
+	status, err := work.Slice(statusOff, statusBytes)
+	if err != nil {
+		return err
+	}
+	baseB, err := work.Slice(baseOff, 2*histBytes)
+	if err != nil {
+		return err
+	}
+	block := Dim3{X: kernel.SortBlock}
+	if err := s.Launch(fnHist, LaunchConfig{Grid: Dim3{X: rows * chunks}, Block: block}, In(keys), InOut(histB),
+		uint64(rowLen), uint64(chunk), uint64(chunks), uint64(segLen), uint64(segs), store); err != nil {
+		return err
+	}
+	if err := s.Launch(fnPlan, LaunchConfig{Grid: Dim3{X: rows * P}, Block: block}, In(histB), Out(baseB), InOut(planB),
+		uint64(rowLen), uint64(segs)); err != nil {
+		return err
+	}
+	// Ping-pong buffers.
+	n := rows * rowLen
+	ks := sp.Order.Size()
+	var tmps []*Buffer
+	defer func() {
+		for _, b := range tmps {
+			b.Free()
+		}
+	}()
+	alloc := func(size int) (*Buffer, error) {
+		b, err := s.Alloc(int64(size))
+		if err == nil {
+			tmps = append(tmps, b)
+		}
+		return b, err
+	}
+	// With m active passes, pass k writes keyA when m-1-k is even (k < m-1), keyB
+	// when odd: one pass needs neither, two keyB only, three or more both.
+	var keyA, keyB, keyFinal any = DevicePtr(0), DevicePtr(0), DevicePtr(0)
+	if P >= 2 {
+		kb, err := alloc(n * ks)
+		if err != nil {
+			return err
+		}
+		keyB = InOut(kb)
+	}
+	if outK != nil {
+		keyA, keyFinal = InOut(outK), InOut(outK)
+	} else if P >= 3 {
+		ka, err := alloc(n * ks)
+		if err != nil {
+			return err
+		}
+		keyA = InOut(ka)
+	}
+	var valIn, valA, valB, valFinal any = DevicePtr(0), DevicePtr(0), DevicePtr(0), DevicePtr(0)
+	switch sp.Val {
+	case kernel.ValIndex:
+		valFinal = InOut(outV)
+		if P >= 3 {
+			va, err := alloc(n * sp.ValSize)
+			if err != nil {
+				return err
+			}
+			valA = InOut(va)
+		}
+		if P >= 2 {
+			vb, err := alloc(n * sp.ValSize)
+			if err != nil {
+				return err
+			}
+			valB = InOut(vb)
+		}
+	case kernel.ValPayload:
+		valIn, valA, valFinal = In(vals), InOut(outV), InOut(outV)
+		if P >= 2 {
+			vb, err := alloc(n * sp.ValSize)
+			if err != nil {
+				return err
+			}
+			valB = InOut(vb)
+		}
+	}
+	for pass := 0; pass < P; pass++ {
+		for g := 0; g < groups; g++ {
+			var tileBase, tiles int
+			if segs == 1 {
+				r0 := g * rowsPerGroup
+				tileBase, tiles = r0*tpr, (min(rows, r0+rowsPerGroup)-r0)*tpr
+			} else {
+				r, q := g/segs, g%segs
+				tileBase = r*tpr + q*tps
+				tiles = min(tpr, (q+1)*tps) - q*tps
+			}
+			lc := LaunchConfig{Grid: Dim3{X: tiles}, Block: block}
+			if err := s.Launch(fnPass, lc, In(keys), keyA, keyB, keyFinal, valIn, valA, valB, valFinal,
+				In(planB), In(baseB), InOut(status), uint64(pass), uint64(rowLen), uint64(tpr), uint64(tps),
+				uint64(segs), uint64(tileBase), uint64(maxTiles), uint64(groups), uint64(g)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// sliceMemset zeroes n bytes (a multiple of 4) at off in b on s.
+func sliceMemset(s *Stream, b *Buffer, off, n int64) error {
+	if n == 0 {
+		return nil
+	}
+	v, err := b.Slice(off, n)
+	if err != nil {
+		return err
+	}
+	return s.MemsetD32(v, 0)
+}

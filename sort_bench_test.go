@@ -1,0 +1,81 @@
+package gpu_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/go-gpu/gpu"
+)
+
+// BenchmarkSortTuned sorts and argsorts 2^28 float32 (2^22 on the CPU) with each
+// configuration of the radix passes (gpu.SortConfig: items per thread, look-back
+// window, .minnctapersm, match.any.sync), one call plus a synchronize per iteration,
+// GB/s counting the keys read and written once (argsort: keys read, int64 indices
+// written), beside a device-to-device copy of the keys; every configuration's result
+// must equal the default's.
+//
+//	go test -run XXX -bench SortTuned -benchtime 20x .
+func BenchmarkSortTuned(b *testing.B) {
+	d := scBenchDev(b)
+	s := d.DefaultStream()
+	n := 1 << 28
+	if !scBenchLarge(d) {
+		n = 1 << 22
+	}
+	x, err := gpu.Rand[float32](s, gpu.NewGenerator(5), n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer x.Free()
+	def := gpu.SortConfigFromEnv(func(string) string { return "" })
+	configs := []gpu.SortConfig{def}
+	for _, f := range []func(c *gpu.SortConfig){
+		func(c *gpu.SortConfig) { c.MinBlocks = 3 },
+		func(c *gpu.SortConfig) { c.MinBlocks, c.Items4 = 3, 14 },
+		func(c *gpu.SortConfig) { c.Match = true },
+		func(c *gpu.SortConfig) { c.Lookback = 4 },
+		func(c *gpu.SortConfig) { c.Lookback = 1 },
+		func(c *gpu.SortConfig) { c.Items4 = 12 },
+		func(c *gpu.SortConfig) { c.Items4 = 20 },
+	} {
+		c := def
+		f(&c)
+		configs = append(configs, c)
+	}
+	var ref []float32
+	b.Run(fmt.Sprintf("%d/float32/copy", n), func(b *testing.B) { scCopyBench[float32](b, s, n) })
+	for _, c := range configs {
+		name := fmt.Sprintf("k%d/lb%d/mb%d/match=%v", c.Items4, c.Lookback, c.MinBlocks, c.Match)
+		b.Run(fmt.Sprintf("%d/float32/sort/%s", n, name), func(b *testing.B) {
+			defer gpu.SetSortConfig(gpu.SetSortConfig(c))
+			y, err := gpu.Sort(s, x, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			got := toSliceB(b, y)
+			y.Free()
+			if ref == nil {
+				ref = got
+			}
+			for i := range got {
+				if got[i] != ref[i] {
+					b.Fatalf("%s: element %d = %v, default configuration %v", name, i, got[i], ref[i])
+				}
+			}
+			scRun(b, s, int64(8*n), func() (interface{ Free() error }, error) { return gpu.Sort(s, x, 0) })
+		})
+		b.Run(fmt.Sprintf("%d/float32/argsort/%s", n, name), func(b *testing.B) {
+			defer gpu.SetSortConfig(gpu.SetSortConfig(c))
+			scRun(b, s, int64(12*n), func() (interface{ Free() error }, error) { return gpu.Argsort(s, x, 0) })
+		})
+	}
+}
+
+func toSliceB[T gpu.Elem](b *testing.B, a *gpu.Array[T]) []T {
+	b.Helper()
+	out, err := a.ToSlice(bg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return out
+}

@@ -1,0 +1,125 @@
+package gpu_test
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/go-gpu/gpu"
+	"github.com/go-gpu/gpu/dtype"
+)
+
+// Large sorts on CUDA only (the CPU backend runs the same code at the other tests'
+// sizes), checked in O(n): the result is ordered, Argsort's indices are a permutation
+// that gives the sorted values, and equal keys' indices increase (so the result is the
+// stable sort's, which is unique).
+//
+// The GPU checks: go test -run 'Sort|Argsort|TopK|Unique|SearchSorted|Quantile|Median|Partition' .
+
+func cudaOnly(t *testing.T, d *gpu.Device) {
+	if d.Backend() != "cuda" {
+		t.Skip("CUDA only")
+	}
+}
+
+// checkSortedFast checks Sort and Argsort of xs (1-D) in O(n).
+func checkSortedFast[T gpu.Elem](t *testing.T, s *gpu.Stream, xs []T, desc bool) {
+	t.Helper()
+	n := len(xs)
+	a := mustArr[T](t)(gpu.FromSlice(s, xs, n))
+	defer a.Free()
+	var opts []gpu.SortOption
+	if desc {
+		opts = append(opts, gpu.Descending())
+	}
+	srt := mustArr[T](t)(gpu.Sort(s, a, 0, opts...))
+	defer srt.Free()
+	idx := mustArr[int64](t)(gpu.Argsort(s, a, 0, opts...))
+	defer idx.Free()
+	got, gi := toSlice(t, srt), toSlice(t, idx)
+	before := func(x, y T) bool { // x strictly before y in the order
+		if desc {
+			return stLess(y, x)
+		}
+		return stLess(x, y)
+	}
+	seen := make([]bool, n)
+	for i := 0; i < n; i++ {
+		j := gi[i]
+		if j < 0 || j >= int64(n) || seen[j] {
+			t.Fatalf("%v n=%d: argsort[%d] = %d: not a permutation", dtype.Of[T](), n, i, j)
+		}
+		seen[j] = true
+		if stBits(xs[j]) != stBits(got[i]) {
+			t.Fatalf("%v n=%d: sorted[%d] = %v but a[argsort[%d]] = %v", dtype.Of[T](), n, i, got[i], i, xs[j])
+		}
+		if i > 0 {
+			if before(got[i], got[i-1]) {
+				t.Fatalf("%v n=%d: out of order at %d: %v after %v", dtype.Of[T](), n, i, got[i], got[i-1])
+			}
+			if !before(got[i-1], got[i]) && gi[i] < gi[i-1] {
+				t.Fatalf("%v n=%d: unstable at %d: index %d after %d among equal keys", dtype.Of[T](), n, i, gi[i], gi[i-1])
+			}
+		}
+	}
+}
+
+func TestSortLargeGPU(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		cudaOnly(t, d)
+		rng := rand.New(rand.NewPCG(23, 1))
+		sizes := []int{1<<22 + 5, 1 << 24}
+		if !testing.Short() {
+			sizes = append(sizes, 1<<26+1)
+		}
+		for _, n := range sizes {
+			for p := stPattern(0); p < numPatterns; p++ {
+				checkSortedFast(t, s, stGen[float32](rng, n, p), false)
+				checkSortedFast(t, s, stGen[int64](rng, n, p), p == patFew)
+			}
+			checkSortedFast(t, s, stGen[uint8](rng, n, patRandom), false)
+			checkSortedFast(t, s, stGen[int16](rng, n, patSpecial), true)
+			checkSortedFast(t, s, stGen[float64](rng, n, patSpecial), false)
+			checkSortedFast(t, s, stGen[bool](rng, n, patRandom), false)
+		}
+		// Rows: many short rows (block sort), rows of a few tiles, 1 and 10^6.
+		for _, sh := range [][2]int{{1 << 16, 33}, {4096, 16384}, {3, 1000000}, {1 << 20, 1}, {1 << 19, 2}} {
+			checkSorted(t, s, stGen[float32](rng, sh[0]*sh[1], patSpecial), []int{sh[0], sh[1]}, false)
+		}
+	})
+}
+
+// A sort past 2^31 elements (uint8 keys: 2 GiB), checked by order and counts.
+func TestSortPast2to31GPU(t *testing.T) {
+	if testing.Short() {
+		t.Skip("2 GiB of keys")
+	}
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		cudaOnly(t, d)
+		n := 1<<31 + 3
+		xs := make([]uint8, n)
+		var cnt [256]int
+		x := uint64(0x9E3779B97F4A7C15)
+		for i := range xs {
+			x ^= x << 13
+			x ^= x >> 7
+			x ^= x << 17
+			xs[i] = uint8(x >> 56)
+			cnt[xs[i]]++
+		}
+		a := mustArr[uint8](t)(gpu.FromSlice(s, xs, n))
+		defer a.Free()
+		srt := mustArr[uint8](t)(gpu.Sort(s, a, 0))
+		defer srt.Free()
+		got := toSlice(t, srt)
+		var c [256]int
+		for i, v := range got {
+			if i > 0 && v < got[i-1] {
+				t.Fatalf("out of order at %d: %d after %d", i, v, got[i-1])
+			}
+			c[v]++
+		}
+		if c != cnt {
+			t.Fatal("the sorted keys are not the input's")
+		}
+	})
+}

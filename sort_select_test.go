@@ -1,0 +1,470 @@
+package gpu_test
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"testing"
+
+	"github.com/go-gpu/gpu"
+	"github.com/go-gpu/gpu/dtype"
+)
+
+// TopK, Unique, SearchSorted, Median, Quantile and Partition against references in
+// plain Go (stArgsort's stable sort for the order).
+
+// checkTopK checks TopK of xs (rows of n along the last axis) against the first k of a
+// stable sort.
+func checkTopK[T gpu.Elem](t *testing.T, s *gpu.Stream, xs []T, rows, n, k int, smallest bool) {
+	t.Helper()
+	a := mustArr[T](t)(gpu.FromSlice(s, xs, rows, n))
+	defer a.Free()
+	var opts []gpu.SortOption
+	if smallest {
+		opts = append(opts, gpu.Smallest())
+	}
+	v, idx, err := gpu.TopK(s, a, k, -1, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.Free()
+	defer idx.Free()
+	if !slices.Equal(v.Shape(), []int{rows, k}) || !slices.Equal(idx.Shape(), []int{rows, k}) {
+		t.Fatalf("shapes %v %v, want [%d %d]", v.Shape(), idx.Shape(), rows, k)
+	}
+	want := stArgsort(xs, n, !smallest)
+	gv, gi := toSlice(t, v), toSlice(t, idx)
+	for i, x := range toSlice(t, a) {
+		if stBits(x) != stBits(xs[i]) {
+			t.Fatalf("TopK changed its input at %d", i)
+		}
+	}
+	for r := 0; r < rows; r++ {
+		for j := 0; j < k; j++ {
+			w := want[r*n+j]
+			if gi[r*k+j] != w || stBits(gv[r*k+j]) != stBits(xs[r*n+int(w)]) {
+				t.Fatalf("%v rows %d n %d k %d smallest %v: row %d, %d: (%v, %d), want (%v, %d)",
+					dtype.Of[T](), rows, n, k, smallest, r, j, gv[r*k+j], gi[r*k+j], xs[r*n+int(w)], w)
+			}
+		}
+	}
+}
+
+func TestTopK(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		rng := rand.New(rand.NewPCG(22, 1))
+		for _, c := range []struct{ rows, n, k int }{
+			{1, 1, 1}, {1, 10, 0}, {1, 10, 1}, {1, 10, 10}, {3, 100, 7}, {1, 5000, 100}, {2, 20000, 1},
+			{1, 70000, 100}, {4, 9000, 4096}, {2, 9000, 5000}, {1, 5000, 5000},
+		} {
+			for _, sm := range []bool{false, true} {
+				checkTopK(t, s, stGen[float32](rng, c.rows*c.n, patSpecial), c.rows, c.n, c.k, sm)
+				checkTopK(t, s, stGen[int32](rng, c.rows*c.n, patFew), c.rows, c.n, c.k, sm)
+				checkTopK(t, s, stGen[uint8](rng, c.rows*c.n, patRandom), c.rows, c.n, c.k, sm)
+				checkTopK(t, s, stGen[float64](rng, c.rows*c.n, patRandom), c.rows, c.n, c.k, sm)
+			}
+		}
+		// 1-D.
+		x1 := mustArr[float32](t)(gpu.FromSlice(s, []float32{0.5, 2, -3, 2, 7}, 5))
+		v1, i1, err := gpu.TopK(s, x1, 3, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g, gi := toSlice(t, v1), toSlice(t, i1); !slices.Equal(g, []float32{7, 2, 2}) || !slices.Equal(gi, []int64{4, 1, 3}) {
+			t.Fatalf("1-D top 3: %v %v", g, gi)
+		}
+		x1.Free()
+		v1.Free()
+		i1.Free()
+		// Ties at the k-th value: the first ones by index.
+		xs := make([]int64, 30000)
+		for i := range xs {
+			xs[i] = int64(rng.IntN(3))
+		}
+		checkTopK(t, s, xs, 1, len(xs), 100, false)
+		checkTopK(t, s, xs, 1, len(xs), 100, true)
+		// Errors.
+		a := mustArr[float32](t)(gpu.FromSlice(s, []float32{1, 2, 3}, 3))
+		defer a.Free()
+		if _, _, err := gpu.TopK(s, a, 4, 0); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("k past n: %v", err)
+		}
+		if _, _, err := gpu.TopK(s, a, -1, 0); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("k -1: %v", err)
+		}
+		if _, _, err := gpu.TopK(s, a, 1, 1); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("axis 1: %v", err)
+		}
+	})
+}
+
+// TopK along a middle axis.
+func TestTopKAxis(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		rng := rand.New(rand.NewPCG(22, 2))
+		shape := []int{3, 50, 4}
+		xs := stGen[float32](rng, 600, patRandom)
+		a := mustArr[float32](t)(gpu.FromSlice(s, xs, shape...))
+		defer a.Free()
+		v, idx, err := gpu.TopK(s, a, 5, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gv, gi := toSlice(t, v), toSlice(t, idx)
+		for i := 0; i < 3; i++ {
+			for j := 0; j < 4; j++ {
+				line := make([]float32, 50)
+				for k := range line {
+					line[k] = xs[(i*50+k)*4+j]
+				}
+				want := stArgsort(line, 50, true)
+				for k := 0; k < 5; k++ {
+					o := (i*5+k)*4 + j
+					if gi[o] != want[k] || gv[o] != line[want[k]] {
+						t.Fatalf("(%d, %d, %d): (%v, %d), want (%v, %d)", i, k, j, gv[o], gi[o], line[want[k]], want[k])
+					}
+				}
+			}
+		}
+		v.Free()
+		idx.Free()
+	})
+}
+
+// uniqueRef returns NumPy's unique of xs: values, first indices, inverse, counts.
+func uniqueRef[T gpu.Elem](xs []T) (vals []T, first, inv, counts []int64) {
+	perm := stArgsort(xs, len(xs), false)
+	inv = make([]int64, len(xs))
+	for i, p := range perm {
+		if i == 0 || stLess(xs[perm[i-1]], xs[p]) {
+			vals = append(vals, xs[p])
+			first = append(first, p)
+			counts = append(counts, 0)
+		}
+		counts[len(counts)-1]++
+		inv[p] = int64(len(vals) - 1)
+	}
+	return
+}
+
+func checkUnique[T gpu.Elem](t *testing.T, s *gpu.Stream, xs []T, shape []int) {
+	t.Helper()
+	a := mustArr[T](t)(gpu.FromSlice(s, xs, shape...))
+	defer a.Free()
+	wv, wf, wi, wc := uniqueRef(xs)
+	r, err := gpu.Unique(bg, s, a, gpu.ReturnIndex(), gpu.ReturnInverse(), gpu.ReturnCounts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Free()
+	gv, gf, gi, gc := toSlice(t, r.Values), toSlice(t, r.Indices), toSlice(t, r.Inverse), toSlice(t, r.Counts)
+	for i, x := range toSlice(t, a) {
+		if stBits(x) != stBits(xs[i]) {
+			t.Fatalf("Unique changed its input at %d", i)
+		}
+	}
+	if len(gv) != len(wv) {
+		t.Fatalf("%v: %d unique values, want %d", dtype.Of[T](), len(gv), len(wv))
+	}
+	for i := range wv {
+		if stBits(gv[i]) != stBits(wv[i]) || gf[i] != wf[i] || gc[i] != wc[i] {
+			t.Fatalf("%v: unique %d: (%v, %d, %d), want (%v, %d, %d)", dtype.Of[T](), i, gv[i], gf[i], gc[i], wv[i], wf[i], wc[i])
+		}
+	}
+	if !slices.Equal(gi, wi) || !slices.Equal(r.Inverse.Shape(), a.Shape()) {
+		t.Fatalf("%v: inverse %v (shape %v), want %v", dtype.Of[T](), gi, r.Inverse.Shape(), wi)
+	}
+	// Values only.
+	r2, err := gpu.Unique(bg, s, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Free()
+	if r2.Indices != nil || r2.Inverse != nil || r2.Counts != nil {
+		t.Fatal("arrays not asked for")
+	}
+	if g := toSlice(t, r2.Values); len(g) != len(wv) {
+		t.Fatalf("values only: %d, want %d", len(g), len(wv))
+	}
+}
+
+func TestUnique(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		rng := rand.New(rand.NewPCG(22, 3))
+		for _, n := range []int{0, 1, 2, 100, 5000, 70001} {
+			checkUnique(t, s, stGen[int64](rng, n, patFew), []int{n})
+			checkUnique(t, s, stGen[float32](rng, n, patSpecial), []int{n})
+			checkUnique(t, s, stGen[uint8](rng, n, patRandom), []int{n})
+			checkUnique(t, s, stGen[bool](rng, n, patRandom), []int{n})
+		}
+		checkUnique(t, s, stGen[int16](rng, 600, patRandom), []int{10, 6, 10})
+		// NaNs collapse, ±0 collapse into the first.
+		checkUnique(t, s, []float64{math.NaN(), 0, math.Copysign(0, -1), -math.NaN(), 1, 0}, []int{6})
+		if _, err := gpu.Unique[float32](bg, s, nil); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("nil array: %v", err)
+		}
+	})
+}
+
+func checkSearchSorted[T gpu.Elem](t *testing.T, s *gpu.Stream, sorted, q []T, qshape []int) {
+	t.Helper()
+	a := mustArr[T](t)(gpu.FromSlice(s, sorted, len(sorted)))
+	defer a.Free()
+	v := mustArr[T](t)(gpu.FromSlice(s, q, qshape...))
+	defer v.Free()
+	for _, side := range []gpu.Side{gpu.SideLeft, gpu.SideRight} {
+		got, err := gpu.SearchSorted(s, a, v, side)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := toSlice(t, got)
+		for i, x := range q {
+			want := sort.Search(len(sorted), func(j int) bool {
+				if side == gpu.SideLeft {
+					return !stLess(sorted[j], x)
+				}
+				return stLess(x, sorted[j])
+			})
+			if g[i] != int64(want) {
+				t.Fatalf("%v side %d: query %d (%v): %d, want %d", dtype.Of[T](), side, i, x, g[i], want)
+			}
+		}
+		if !slices.Equal(got.Shape(), v.Shape()) {
+			t.Fatalf("shape %v", got.Shape())
+		}
+		got.Free()
+	}
+}
+
+func TestSearchSorted(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		rng := rand.New(rand.NewPCG(22, 4))
+		sortedOf := func(xs []float32) []float32 {
+			slices.SortStableFunc(xs, func(a, b float32) int {
+				switch {
+				case stLess(a, b):
+					return -1
+				case stLess(b, a):
+					return 1
+				}
+				return 0
+			})
+			return xs
+		}
+		for _, m := range []int{1, 2, 7, 1000, 5000, 100000} {
+			a := sortedOf(stGen[float32](rng, m, patSpecial))
+			q := stGen[float32](rng, 3000, patSpecial)
+			// Both ends and every element (duplicates too).
+			q = append(q, a[0], a[m-1], float32(math.Inf(-1)), float32(math.Inf(1)), float32(math.NaN()))
+			for i := 0; i < min(m, 200); i++ {
+				q = append(q, a[rng.IntN(m)])
+			}
+			checkSearchSorted(t, s, a, q, []int{len(q)})
+		}
+		ai := make([]int32, 1000)
+		for i := range ai {
+			ai[i] = int32(i / 10) // duplicates
+		}
+		qi := make([]int32, 120)
+		for i := range qi {
+			qi[i] = int32(i) - 10
+		}
+		checkSearchSorted(t, s, ai, qi, []int{4, 30})
+		checkSearchSorted(t, s, []uint64{3}, []uint64{0, 3, 4}, []int{3})
+		// Empty array: all zeros.
+		e := mustArr[int32](t)(gpu.Empty[int32](s, 0))
+		defer e.Free()
+		v := mustArr[int32](t)(gpu.FromSlice(s, []int32{5, 6}, 2))
+		defer v.Free()
+		got, err := gpu.SearchSorted(s, e, v, gpu.SideRight)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := toSlice(t, got); !slices.Equal(g, []int64{0, 0}) {
+			t.Fatalf("empty array: %v", g)
+		}
+		two := mustArr[int32](t)(gpu.FromSlice(s, []int32{1, 2, 3, 4}, 2, 2))
+		defer two.Free()
+		if _, err := gpu.SearchSorted(s, two, v, gpu.SideLeft); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("2-d array: %v", err)
+		}
+		if _, err := gpu.SearchSorted(s, e, v, gpu.Side(7)); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("bad side: %v", err)
+		}
+	})
+}
+
+// quantileRef is numpy.quantile's linear method (and median) of xs, in float64.
+func quantileRef(xs []float64, q float64, median bool) float64 {
+	n := len(xs)
+	if n == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(xs)
+	slices.SortFunc(s, func(a, b float64) int {
+		switch {
+		case stLess(a, b):
+			return -1
+		case stLess(b, a):
+			return 1
+		}
+		return 0
+	})
+	if math.IsNaN(s[n-1]) {
+		return math.NaN()
+	}
+	if median {
+		return (s[(n-1)/2] + s[n/2]) / 2
+	}
+	pos := q * float64(n-1)
+	lo := int(math.Floor(pos))
+	hi := min(lo+1, n-1)
+	t := pos - float64(lo)
+	a, b := s[lo], s[hi]
+	if t >= 0.5 {
+		return b - float64((b-a)*float64(1-t))
+	}
+	return a + float64((b-a)*t)
+}
+
+func TestQuantile(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		rng := rand.New(rand.NewPCG(22, 5))
+		shape := []int{4, 30, 5}
+		xs := stGen[int32](rng, 600, patRandom)
+		for i := range xs {
+			xs[i] %= 1000
+		}
+		a := mustArr[int32](t)(gpu.FromSlice(s, xs, shape...))
+		defer a.Free()
+		fx := make([]float64, len(xs))
+		for i, x := range xs {
+			fx[i] = float64(x)
+		}
+		line := func(keep []int, axes []int, idx []int) []float64 {
+			// The elements with the kept axes at idx, over the reduced axes.
+			var out []float64
+			for i := 0; i < 600; i++ {
+				c := []int{i / 150, i / 5 % 30, i % 5}
+				ok := true
+				for j, k := range keep {
+					if c[k] != idx[j] {
+						ok = false
+					}
+				}
+				if ok {
+					out = append(out, fx[i])
+				}
+			}
+			return out
+		}
+		for _, axes := range [][]int{{1}, {0, 2}, {-1}, nil} {
+			var opts []gpu.ReduceOption
+			if axes != nil {
+				opts = append(opts, gpu.Axes(axes...))
+			}
+			var keep []int
+			for k := 0; k < 3; k++ {
+				red := axes == nil
+				for _, ax := range axes {
+					if (ax+3)%3 == k {
+						red = true
+					}
+				}
+				if !red {
+					keep = append(keep, k)
+				}
+			}
+			qs := []float64{0, 0.1, 0.5, 0.75, 1}
+			got, err := gpu.Quantiles[float64](s, a, qs, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			med, err := gpu.Median[float32](s, a, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, gm := toSlice(t, got), toSlice(t, med)
+			outs := 1
+			for _, k := range keep {
+				outs *= shape[k]
+			}
+			for o := 0; o < outs; o++ {
+				idx := make([]int, len(keep))
+				r := o
+				for j := len(keep) - 1; j >= 0; j-- {
+					idx[j] = r % shape[keep[j]]
+					r /= shape[keep[j]]
+				}
+				ln := line(keep, axes, idx)
+				for qi, q := range qs {
+					if w := quantileRef(ln, q, false); g[qi*outs+o] != w {
+						t.Fatalf("axes %v q %v out %d: %v, want %v", axes, q, o, g[qi*outs+o], w)
+					}
+				}
+				if w := float32(quantileRef(ln, 0, true)); gm[o] != w {
+					t.Fatalf("axes %v median %d: %v, want %v", axes, o, gm[o], w)
+				}
+			}
+			got.Free()
+			med.Free()
+		}
+		// NaN gives NaN; one quantile keeps the reduced shape; errors.
+		f := mustArr[float32](t)(gpu.FromSlice(s, []float32{1, float32(math.NaN()), 3, 4, 5, 6}, 2, 3))
+		defer f.Free()
+		q, err := gpu.Quantile[float32](s, f, 0.5, gpu.Axes(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := toSlice(t, q); len(g) != 2 || !math.IsNaN(float64(g[0])) || g[1] != 5 {
+			t.Fatalf("quantile with NaN: %v", g)
+		}
+		if _, err := gpu.Quantile[float32](s, f, 1.5); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("q 1.5: %v", err)
+		}
+		if _, err := gpu.Quantile[float32](s, f, math.NaN()); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("q NaN: %v", err)
+		}
+		e := mustArr[float32](t)(gpu.Empty[float32](s, 0))
+		defer e.Free()
+		m, err := gpu.Median[float64](s, e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := toSlice(t, m); len(g) != 1 || !math.IsNaN(g[0]) {
+			t.Fatalf("median of nothing: %v", g)
+		}
+	})
+}
+
+func TestPartition(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		rng := rand.New(rand.NewPCG(22, 6))
+		xs := stGen[float64](rng, 1000, patRandom)
+		a := mustArr[float64](t)(gpu.FromSlice(s, xs, 10, 100))
+		defer a.Free()
+		for _, kth := range []int{0, 50, 99, -1} {
+			p := mustArr[float64](t)(gpu.Partition(s, a, kth, 1))
+			pi := mustArr[int64](t)(gpu.Argpartition(s, a, kth, 1))
+			g, gi := toSlice(t, p), toSlice(t, pi)
+			k := (kth + 100) % 100
+			for r := 0; r < 10; r++ {
+				row := g[r*100 : (r+1)*100]
+				for j := range row {
+					if (j < k && row[j] > row[k]) || (j > k && row[j] < row[k]) {
+						t.Fatalf("kth %d row %d: not partitioned at %d", kth, r, j)
+					}
+					if xs[r*100+int(gi[r*100+j])] != row[j] {
+						t.Fatalf("argpartition row %d at %d", r, j)
+					}
+				}
+			}
+			p.Free()
+			pi.Free()
+		}
+		_ = fmt.Sprint()
+	})
+}

@@ -1,0 +1,280 @@
+package gpu
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/go-gpu/gpu/dtype"
+	"github.com/go-gpu/gpu/internal/kernel"
+)
+
+// UniqueOption is an option of Unique.
+type UniqueOption func(*uniqueOptions)
+
+type uniqueOptions struct{ index, inverse, counts bool }
+
+// ReturnIndex makes Unique return each unique value's first index in a (flat, row-major;
+// numpy.unique's return_index).
+func ReturnIndex() UniqueOption { return func(o *uniqueOptions) { o.index = true } }
+
+// ReturnInverse makes Unique return, for every element of a, the index of its value
+// among the unique values (numpy.unique's return_inverse).
+func ReturnInverse() UniqueOption { return func(o *uniqueOptions) { o.inverse = true } }
+
+// ReturnCounts makes Unique return how many times each unique value occurs
+// (numpy.unique's return_counts).
+func ReturnCounts() UniqueOption { return func(o *uniqueOptions) { o.counts = true } }
+
+// UniqueResult is what Unique returns: the sorted unique values and, when asked for,
+// the first indices (int64, flat), the inverse (int64, a's shape: Values at Inverse
+// rebuilds a, as numpy.unique_inverse of NumPy 2) and the counts (int64). The arrays not
+// asked for are nil.
+type UniqueResult[T Elem] struct {
+	Values  *Array[T]
+	Indices *Array[int64]
+	Inverse *Array[int64]
+	Counts  *Array[int64]
+}
+
+// Free frees the result's arrays.
+func (r *UniqueResult[T]) Free() {
+	if r == nil {
+		return
+	}
+	if r.Values != nil {
+		r.Values.Free()
+	}
+	for _, a := range []*Array[int64]{r.Indices, r.Inverse, r.Counts} {
+		if a != nil {
+			a.Free()
+		}
+	}
+}
+
+// Unique returns the sorted unique elements of a, flattened (numpy.unique with no
+// axis), by NumPy's float order: NaNs collapse into one, last (equal_nan), and -0 and
+// +0 into one (whichever comes first in a). It sorts a (stably, with the permutation
+// when indices or the inverse are asked for), flags the first element of each run of
+// equal values, and compacts the flagged elements, which waits (under ctx) for their
+// count to size the result.
+func Unique[T Elem](ctx context.Context, s *Stream, a *Array[T], opts ...UniqueOption) (*UniqueResult[T], error) {
+	if err := searchArgs(ctx, s); err != nil {
+		return nil, err
+	}
+	if err := nonNil(a); err != nil {
+		return nil, err
+	}
+	var o uniqueOptions
+	for _, f := range opts {
+		if f == nil {
+			return nil, fmt.Errorf("gpu: a nil UniqueOption: %w", ErrInvalidValue)
+		}
+		f(&o)
+	}
+	d := s.dev
+	h := a.header()
+	if h.buf.a.dev != d && h.buf.a.dev.info.Backend != d.info.Backend {
+		return nil, fmt.Errorf("gpu: unique of an array on %v on a stream of %v: %w", h.buf.a.dev, d, ErrInvalidValue)
+	}
+	n := a.Size()
+	res := &UniqueResult[T]{}
+	fail := func(err error) (*UniqueResult[T], error) {
+		res.Free()
+		return nil, err
+	}
+	if n == 0 {
+		var err error
+		if res.Values, err = Empty[T](s, 0); err != nil {
+			return fail(err)
+		}
+		for _, p := range []struct {
+			want bool
+			dst  **Array[int64]
+			sh   []int
+		}{{o.index, &res.Indices, []int{0}}, {o.inverse, &res.Inverse, a.shape}, {o.counts, &res.Counts, []int{0}}} {
+			if p.want {
+				if *p.dst, err = Empty[int64](s, p.sh...); err != nil {
+					return fail(err)
+				}
+			}
+		}
+		return res, nil
+	}
+	flat, free, err := contiguousHeader(s, h)
+	if err != nil {
+		return fail(err)
+	}
+	defer free()
+	flat = &header{buf: flat.buf, dt: flat.dt, shape: []int{n}, strides: []int{1}, off: flat.off}
+	sortedB, err := s.Alloc(int64(n * a.dt.Size()))
+	if err != nil {
+		return fail(err)
+	}
+	defer sortedB.Free()
+	sorted := &header{buf: sortedB, dt: a.dt, shape: []int{n}, strides: []int{1}}
+	var perm *header
+	if o.index || o.inverse {
+		pb, err := s.Alloc(int64(n * 8))
+		if err != nil {
+			return fail(err)
+		}
+		defer pb.Free()
+		perm = &header{buf: pb, dt: dtype.Int64, shape: []int{n}, strides: []int{1}}
+	}
+	if err := sortRows(s, flat, nil, 1, n, false, sorted, perm); err != nil {
+		return fail(err)
+	}
+	flagsB, err := s.Alloc(int64(n))
+	if err != nil {
+		return fail(err)
+	}
+	defer flagsB.Free()
+	flags := &header{buf: flagsB, dt: dtype.Bool, shape: []int{n}, strides: []int{1}}
+	fsp := &kernel.UniqueFlags{Order: kernel.SortKey{Type: a.dt}}
+	if err := auxLaunch(s, fsp, n, In(sorted), Out(flags), uint64(n)); err != nil {
+		return fail(err)
+	}
+	vh, err := compact(ctx, s, flags, sorted)
+	if err != nil {
+		return fail(err)
+	}
+	res.Values = &Array[T]{buf: vh.buf, dt: vh.dt, shape: vh.shape, strides: vh.strides}
+	if o.index {
+		ih, err := compact(ctx, s, flags, perm)
+		if err != nil {
+			return fail(err)
+		}
+		res.Indices = &Array[int64]{buf: ih.buf, dt: ih.dt, shape: ih.shape, strides: ih.strides}
+	}
+	if o.counts {
+		st, err := compact(ctx, s, flags, nil)
+		if err != nil {
+			return fail(err)
+		}
+		defer st.buf.Free()
+		u := st.shape[0]
+		c, err := Empty[int64](s, u)
+		if err != nil {
+			return fail(err)
+		}
+		res.Counts = c
+		if err := auxLaunch(s, &kernel.UniqueCounts{}, u, In(st), Out(c), uint64(u), uint64(n)); err != nil {
+			return fail(err)
+		}
+	}
+	if o.inverse {
+		cum, err := Empty[int64](s, n)
+		if err != nil {
+			return fail(err)
+		}
+		defer cum.Free()
+		if err := scanInto(s, cum.header(), flags, kernel.Combine{Op: kernel.OpSum, Type: dtype.Int64}, 0, false, 0); err != nil {
+			return fail(err)
+		}
+		inv, err := Empty[int64](s, a.shape...)
+		if err != nil {
+			return fail(err)
+		}
+		res.Inverse = inv
+		if err := auxLaunch(s, &kernel.InverseScatter{}, n, In(perm), In(cum), Out(inv), uint64(n)); err != nil {
+			return fail(err)
+		}
+	}
+	return res, nil
+}
+
+// auxLaunch launches a grid-stride kernel over n elements.
+func auxLaunch(s *Stream, sp kernelSpec, n int, args ...any) error {
+	fn, err := s.dev.kernel(sp)
+	if err != nil {
+		return err
+	}
+	grid := max(1, min((n+kernel.SortBlock-1)/kernel.SortBlock, 8*max(1, s.dev.info.Multiprocessors)))
+	return s.Launch(fn, LaunchConfig{Grid: Dim3{X: grid}, Block: Dim3{X: kernel.SortBlock}}, args...)
+}
+
+// Side is the side of SearchSorted.
+type Side int
+
+const (
+	// SideLeft finds the first position where a value could go: the first element
+	// not below it.
+	SideLeft Side = iota
+	// SideRight finds the last: the first element above it.
+	SideRight
+)
+
+// SearchSorted returns, for each element of v (any shape), the index at which it
+// would be inserted into a, a sorted 1-D array, to keep a sorted (numpy.searchsorted):
+// with SideLeft the first i such that a[i] >= v, with SideRight the first with
+// a[i] > v, or len(a); by Sort's order (NaNs last, -0 equal to +0). The result is int64
+// of v's shape. a is not checked to be sorted (an unsorted a gives unspecified indices,
+// as in NumPy). On CUDA each query is a binary search whose top 12 levels (11 for
+// 8-byte elements) read a copy of their pivots in shared memory, two queries per
+// thread interleaved.
+func SearchSorted[T Elem](s *Stream, a, v *Array[T], side Side) (*Array[int64], error) {
+	if err := nonNil(a, v); err != nil {
+		return nil, err
+	}
+	if err := nilStream(s); err != nil {
+		return nil, err
+	}
+	if len(a.shape) != 1 {
+		return nil, fmt.Errorf("gpu: searchsorted in a %d-d array (1-d needed): %w", len(a.shape), ErrInvalidValue)
+	}
+	if side != SideLeft && side != SideRight {
+		return nil, fmt.Errorf("gpu: searchsorted side %d: %w", side, ErrInvalidValue)
+	}
+	d := s.dev
+	for _, h := range []*header{a.header(), v.header()} {
+		if h.buf.a.dev != d && h.buf.a.dev.info.Backend != d.info.Backend {
+			return nil, fmt.Errorf("gpu: searchsorted of an array on %v on a stream of %v: %w", h.buf.a.dev, d, ErrInvalidValue)
+		}
+	}
+	out, err := Empty[int64](s, v.shape...)
+	if err != nil {
+		return nil, err
+	}
+	n, m := v.Size(), a.Size()
+	if n == 0 {
+		return out, nil
+	}
+	if m == 0 {
+		if err := s.Memset(out.buf, 0); err != nil {
+			out.Free()
+			return nil, err
+		}
+		return out, nil
+	}
+	ah, freeA, err := contiguousHeader(s, a.header())
+	if err != nil {
+		out.Free()
+		return nil, err
+	}
+	defer freeA()
+	vh, freeV, err := contiguousHeader(s, v.header())
+	if err != nil {
+		out.Free()
+		return nil, err
+	}
+	defer freeV()
+	levels := 12 // 16 KiB of pivots for keys of up to 4 bytes
+	if a.dt.Size() == 8 {
+		levels = 11
+	}
+	sp := &kernel.SearchSorted{Order: kernel.SortKey{Type: a.dt}, Right: side == SideRight, Levels: levels, Queries: 2}
+	fn, err := d.kernel(sp)
+	if err != nil {
+		out.Free()
+		return nil, err
+	}
+	// Enough blocks to fill the GPU (16 KiB of pivots each), not many more: each
+	// stages the pivots once.
+	grid := max(1, min((n+2*kernel.SearchSortedBlock-1)/(2*kernel.SearchSortedBlock), 8*max(1, d.info.Multiprocessors)))
+	if err := s.Launch(fn, LaunchConfig{Grid: Dim3{X: grid}, Block: Dim3{X: kernel.SearchSortedBlock}},
+		In(ah), uint64(m), In(vh), Out(out), uint64(n)); err != nil {
+		out.Free()
+		return nil, err
+	}
+	return out, nil
+}

@@ -1,0 +1,530 @@
+package gpu_test
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/go-gpu/gpu"
+)
+
+// statRef computes a statistic of each group (float64, two-pass: the reference).
+func statRef(name string, xs []float64, ddof int) float64 {
+	n := float64(len(xs))
+	switch name {
+	case "var", "std":
+		if n-float64(ddof) <= 0 {
+			return math.NaN()
+		}
+		var mean float64
+		for _, x := range xs {
+			mean += x
+		}
+		mean /= n
+		var m2 float64
+		for _, x := range xs {
+			m2 += (x - mean) * (x - mean)
+		}
+		v := m2 / (n - float64(ddof))
+		if name == "std" {
+			v = math.Sqrt(v)
+		}
+		return v
+	case "lse":
+		m := math.Inf(-1)
+		for _, x := range xs {
+			if math.IsNaN(x) {
+				return math.NaN()
+			}
+			m = math.Max(m, x)
+		}
+		if math.IsInf(m, 0) {
+			return m
+		}
+		var s float64
+		for _, x := range xs {
+			s += math.Exp(x - m)
+		}
+		return m + math.Log(s)
+	}
+	panic(name)
+}
+
+// closeTo reports whether got is within tol (relative, or absolute near 0) of want,
+// NaN matching NaN and infinities matching exactly.
+func closeTo(got, want, tol float64) bool {
+	switch {
+	case math.IsNaN(want):
+		return math.IsNaN(got)
+	case math.IsInf(want, 0):
+		return got == want
+	}
+	return math.Abs(got-want) <= tol*math.Max(1, math.Abs(want))
+}
+
+// statShapes are the shapes and axes the statistics are checked on.
+var statShapes = []struct {
+	shape []int
+	axes  []int // nil: all
+}{
+	{[]int{0}, nil}, {[]int{1}, nil}, {[]int{7}, nil}, {[]int{33}, []int{0}},
+	{[]int{3, 1000}, []int{1}}, {[]int{1000, 3}, []int{0}}, {[]int{5, 6, 7}, []int{0, 2}},
+	{[]int{4, 3, 2, 5}, []int{1, 3}}, {[]int{2, 3, 4, 5, 2}, []int{4}}, {[]int{64, 8192}, []int{1}},
+	{[]int{2, 70001}, []int{1}}, {[]int{3, 0, 4}, []int{1}}, {[]int{1 << 17}, nil},
+}
+
+// TestVarStdLogSumExp checks Var, Std and LogSumExp against a float64 reference over
+// every shape and axis set, with keepdims and ddof, on float32 and float64.
+func TestVarStdLogSumExp(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		for _, sc := range statShapes {
+			n := 1
+			for _, v := range sc.shape {
+				n *= v
+			}
+			data := make([]float64, n)
+			for i := range data {
+				data[i] = rand.NormFloat64()*3 + 10
+			}
+			a64 := mustArr[float64](t)(gpu.FromSlice(s, data, sc.shape...))
+			a32 := mustArr[float32](t)(gpu.Astype[float32](s, a64))
+			mask := make([]bool, len(sc.shape))
+			for d := range mask {
+				mask[d] = sc.axes == nil
+			}
+			for _, ax := range sc.axes {
+				mask[ax] = true
+			}
+			gs := groups(data, sc.shape, mask)
+			for _, name := range []string{"var", "std", "lse"} {
+				for _, ddof := range []int{0, 1} {
+					if name == "lse" && ddof == 1 {
+						continue
+					}
+					var opts []gpu.ReduceOption
+					if sc.axes != nil {
+						opts = append(opts, gpu.Axes(sc.axes...))
+					}
+					if ddof != 0 {
+						opts = append(opts, gpu.Ddof(ddof))
+					}
+					want := make([]float64, len(gs))
+					for i, g := range gs {
+						want[i] = statRef(name, g, ddof)
+					}
+					check := func(tp string, got []float64, tol float64) {
+						t.Helper()
+						if len(got) != len(want) {
+							t.Fatalf("%s %s %v axes %v: %d results, want %d", name, tp, sc.shape, sc.axes, len(got), len(want))
+						}
+						for i := range got {
+							if !closeTo(got[i], want[i], tol) {
+								t.Fatalf("%s %s %v axes %v ddof %d: [%d] = %v, want %v", name, tp, sc.shape, sc.axes, ddof, i, got[i], want[i])
+							}
+						}
+					}
+					run64 := map[string]func() (*gpu.Array[float64], error){
+						"var": func() (*gpu.Array[float64], error) { return gpu.Var[float64](s, a64, opts...) },
+						"std": func() (*gpu.Array[float64], error) { return gpu.Std[float64](s, a64, opts...) },
+						"lse": func() (*gpu.Array[float64], error) { return gpu.LogSumExp[float64](s, a64, opts...) },
+					}[name]
+					run32 := map[string]func() (*gpu.Array[float32], error){
+						"var": func() (*gpu.Array[float32], error) { return gpu.Var[float32](s, a32, opts...) },
+						"std": func() (*gpu.Array[float32], error) { return gpu.Std[float32](s, a32, opts...) },
+						"lse": func() (*gpu.Array[float32], error) { return gpu.LogSumExp[float32](s, a32, opts...) },
+					}[name]
+					r64 := mustArr[float64](t)(run64())
+					check("float64", toSlice(t, r64), 1e-12)
+					r64.Free()
+					r32 := mustArr[float32](t)(run32())
+					got := toSlice(t, r32)
+					g64 := make([]float64, len(got))
+					for i, v := range got {
+						g64[i] = float64(v)
+					}
+					check("float32", g64, 2e-5)
+					r32.Free()
+				}
+			}
+			// KeepDims keeps the reduced axes as 1.
+			kd := mustArr[float32](t)(gpu.Var[float32](s, a32, gpu.Axes(axesOf(sc.axes, len(sc.shape))...), gpu.KeepDims()))
+			wantShape := slices.Clone(sc.shape)
+			for d, m := range mask {
+				if m {
+					wantShape[d] = 1
+				}
+			}
+			if !slices.Equal(kd.Shape(), wantShape) {
+				t.Fatalf("KeepDims shape %v, want %v", kd.Shape(), wantShape)
+			}
+			kd.Free()
+			a64.Free()
+			a32.Free()
+		}
+	})
+}
+
+func axesOf(axes []int, r int) []int {
+	if axes != nil {
+		return axes
+	}
+	out := make([]int, r)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// TestStatSpecialValues checks exact results: the variance of a constant row is
+// exactly 0 (every length), NaN propagates, and LogSumExp's infinities.
+func TestStatSpecialValues(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		for _, n := range []int{1, 3, 31, 1000, 8192, 100003} {
+			for _, c := range []float32{0.1, -7.3e5, 1e-30} {
+				data := make([]float32, 2*n)
+				for i := range data {
+					data[i] = c
+				}
+				a := mustArr[float32](t)(gpu.FromSlice(s, data, 2, n))
+				v := toSlice(t, mustArr[float32](t)(gpu.Var[float32](s, a, gpu.Axes(1))))
+				if v[0] != 0 || v[1] != 0 {
+					t.Fatalf("Var of a constant row of %d x %v = %v, want exactly 0", n, c, v)
+				}
+				sm := toSlice(t, mustArr[float32](t)(gpu.Softmax(s, a, 1)))
+				for i, x := range sm {
+					if math.Abs(float64(x)-1/float64(n)) > 1e-6/float64(n)*10 {
+						t.Fatalf("Softmax of a constant row of %d: [%d] = %v", n, i, x)
+					}
+				}
+				a.Free()
+			}
+		}
+		inf, nan := float32(math.Inf(1)), float32(math.NaN())
+		rows := [][]float32{
+			{1, 2, inf, 3},
+			{float32(math.Inf(-1)), float32(math.Inf(-1)), float32(math.Inf(-1)), float32(math.Inf(-1))},
+			{1, nan, 2, 3},
+			{1, 2, 3, float32(math.Inf(-1))},
+		}
+		var flat []float32
+		for _, r := range rows {
+			flat = append(flat, r...)
+		}
+		a := mustArr[float32](t)(gpu.FromSlice(s, flat, 4, 4))
+		lse := toSlice(t, mustArr[float32](t)(gpu.LogSumExp[float32](s, a, gpu.Axes(1))))
+		want := []float64{math.Inf(1), math.Inf(-1), math.NaN(), statRef("lse", []float64{1, 2, 3}, 0)}
+		for i := range want {
+			if !closeTo(float64(lse[i]), want[i], 1e-6) {
+				t.Fatalf("LogSumExp row %d = %v, want %v", i, lse[i], want[i])
+			}
+		}
+		sm := toSlice(t, mustArr[float32](t)(gpu.Softmax(s, a, 1)))
+		for j := 0; j < 4; j++ {
+			if !math.IsNaN(float64(sm[j])) || !math.IsNaN(float64(sm[4+j])) || !math.IsNaN(float64(sm[8+j])) {
+				t.Fatalf("Softmax of rows with +Inf, all -Inf, NaN: %v", sm[:12])
+			}
+		}
+		if sm[15] != 0 {
+			t.Fatalf("Softmax of -Inf beside finite values = %v, want 0", sm[15])
+		}
+		v := toSlice(t, mustArr[float32](t)(gpu.Var[float32](s, a, gpu.Axes(1))))
+		if !math.IsNaN(float64(v[0])) || !math.IsNaN(float64(v[2])) {
+			t.Fatalf("Var of rows with Inf and NaN = %v, want NaN", v)
+		}
+		// ddof past the count: NaN; empty: NaN; LogSumExp of nothing: -Inf.
+		one := mustArr[float32](t)(gpu.FromSlice(s, []float32{5}, 1))
+		if v := toSlice(t, mustArr[float32](t)(gpu.Var[float32](s, one, gpu.Ddof(1)))); !math.IsNaN(float64(v[0])) {
+			t.Fatalf("Var ddof=1 of one element = %v, want NaN", v)
+		}
+		empty := mustArr[float32](t)(gpu.Empty[float32](s, 0))
+		if v := toSlice(t, mustArr[float32](t)(gpu.LogSumExp[float32](s, empty))); !math.IsInf(float64(v[0]), -1) {
+			t.Fatalf("LogSumExp of nothing = %v, want -Inf", v)
+		}
+	})
+}
+
+// softmaxRef computes softmax (log: log-softmax) of each row along the last axis.
+func softmaxRef(x []float64, n int, log bool) []float64 {
+	out := make([]float64, len(x))
+	for r := 0; r < len(x)/n; r++ {
+		row := x[r*n : (r+1)*n]
+		lse := statRef("lse", row, 0)
+		for j, v := range row {
+			if log {
+				out[r*n+j] = v - lse
+			} else {
+				out[r*n+j] = math.Exp(v - lse)
+			}
+		}
+	}
+	return out
+}
+
+// TestSoftmaxLayerNorm checks Softmax, LogSoftmax (every axis) and LayerNorm (with and
+// without weight and bias) against float64 references.
+func TestSoftmaxLayerNorm(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		for _, shape := range [][]int{{1}, {5}, {3, 7}, {4, 1000}, {2, 3, 33}, {3, 40000}, {2, 70001}, {300, 64}, {1, 2, 3, 4, 5}} {
+			n := 1
+			for _, v := range shape {
+				n *= v
+			}
+			data := make([]float64, n)
+			for i := range data {
+				data[i] = rand.NormFloat64() * 4
+			}
+			a64 := mustArr[float64](t)(gpu.FromSlice(s, data, shape...))
+			a32 := mustArr[float32](t)(gpu.Astype[float32](s, a64))
+			for axis := range shape {
+				// Reference along axis: move it last on the host.
+				perm, moved := moveLast(data, shape, axis)
+				for _, log := range []bool{false, true} {
+					ref := softmaxRef(moved, shape[axis], log)
+					want := unmoveLast(ref, shape, axis, perm)
+					f := gpu.Softmax[float32]
+					if log {
+						f = gpu.LogSoftmax[float32]
+					}
+					got := toSlice(t, mustArr[float32](t)(f(s, a32, axis)))
+					for i := range want {
+						if !closeTo(float64(got[i]), want[i], 1e-5) {
+							t.Fatalf("softmax(log=%v) %v axis %d: [%d] = %v, want %v", log, shape, axis, i, got[i], want[i])
+						}
+					}
+				}
+			}
+			for nd := 1; nd <= len(shape); nd++ {
+				m := 1
+				for _, v := range shape[len(shape)-nd:] {
+					m *= v
+				}
+				w, b := make([]float64, m), make([]float64, m)
+				for i := range w {
+					w[i], b[i] = rand.Float64()+0.5, rand.NormFloat64()
+				}
+				wa := mustArr[float64](t)(gpu.FromSlice(s, w, shape[len(shape)-nd:]...))
+				ba := mustArr[float64](t)(gpu.FromSlice(s, b, shape[len(shape)-nd:]...))
+				for _, withWB := range []bool{false, true} {
+					var wp, bp *gpu.Array[float64]
+					if withWB {
+						wp, bp = wa, ba
+					}
+					got := toSlice(t, mustArr[float64](t)(gpu.LayerNorm(s, a64, nd, wp, bp, 1e-5)))
+					for r := 0; r < n/m; r++ {
+						row := data[r*m : (r+1)*m]
+						mean, v := 0.0, statRef("var", row, 0)
+						for _, x := range row {
+							mean += x
+						}
+						mean /= float64(m)
+						for j, x := range row {
+							y := (x - mean) / math.Sqrt(v+1e-5)
+							if withWB {
+								y = y*w[j] + b[j]
+							}
+							if !closeTo(got[r*m+j], y, 1e-9) {
+								t.Fatalf("LayerNorm %v over %d axes (weights %v): [%d] = %v, want %v", shape, nd, withWB, r*m+j, got[r*m+j], y)
+							}
+						}
+					}
+				}
+				wa.Free()
+				ba.Free()
+			}
+			a64.Free()
+			a32.Free()
+		}
+	})
+}
+
+// moveLast returns data with axis moved last (and the permutation).
+func moveLast(data []float64, shape []int, axis int) ([]int, []float64) {
+	r := len(shape)
+	perm := make([]int, 0, r)
+	for d := 0; d < r; d++ {
+		if d != axis {
+			perm = append(perm, d)
+		}
+	}
+	perm = append(perm, axis)
+	return perm, permuteHost(data, shape, perm)
+}
+
+func unmoveLast(data []float64, shape []int, axis int, perm []int) []float64 {
+	pshape := make([]int, len(shape))
+	for i, p := range perm {
+		pshape[i] = shape[p]
+	}
+	inv := make([]int, len(perm))
+	for i, p := range perm {
+		inv[p] = i
+	}
+	return permuteHost(data, pshape, inv)
+}
+
+// permuteHost returns data (row-major, shape) with axes permuted: out axis i is axis perm[i].
+func permuteHost(data []float64, shape, perm []int) []float64 {
+	r := len(shape)
+	st := make([]int, r)
+	acc := 1
+	for d := r - 1; d >= 0; d-- {
+		st[d] = acc
+		acc *= shape[d]
+	}
+	oshape := make([]int, r)
+	for i, p := range perm {
+		oshape[i] = shape[p]
+	}
+	out := make([]float64, len(data))
+	idx := make([]int, r)
+	for o := range out {
+		off := 0
+		for i := range idx {
+			off += idx[i] * st[perm[i]]
+		}
+		out[o] = data[off]
+		for i := r - 1; i >= 0; i-- {
+			idx[i]++
+			if idx[i] < oshape[i] {
+				break
+			}
+			idx[i] = 0
+		}
+	}
+	return out
+}
+
+// TestNorm checks the vector norms against float64 references.
+func TestNorm(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		data := make([]float64, 6*50)
+		for i := range data {
+			data[i] = rand.NormFloat64()
+			if i%7 == 0 {
+				data[i] = 0
+			}
+		}
+		a := mustArr[float64](t)(gpu.FromSlice(s, data, 6, 50))
+		for _, ord := range []float64{2, 1, math.Inf(1), math.Inf(-1), 0, 3, 0.5} {
+			got := toSlice(t, mustArr[float64](t)(gpu.Norm[float64](s, a, ord, gpu.Axes(1))))
+			for r := 0; r < 6; r++ {
+				row := data[r*50 : (r+1)*50]
+				var want float64
+				switch {
+				case math.IsInf(ord, 1):
+					for _, x := range row {
+						want = math.Max(want, math.Abs(x))
+					}
+				case math.IsInf(ord, -1):
+					want = math.Inf(1)
+					for _, x := range row {
+						want = math.Min(want, math.Abs(x))
+					}
+				case ord == 0:
+					for _, x := range row {
+						if x != 0 {
+							want++
+						}
+					}
+				default:
+					for _, x := range row {
+						want += math.Pow(math.Abs(x), ord)
+					}
+					want = math.Pow(want, 1/ord)
+				}
+				if !closeTo(got[r], want, 1e-12) {
+					t.Fatalf("Norm ord %v row %d = %v, want %v", ord, r, got[r], want)
+				}
+			}
+		}
+		// Integers into float64; Frobenius over both axes.
+		ints := mustArr[int32](t)(gpu.FromSlice(s, []int32{3, 4, 0, 0}, 2, 2))
+		if v := toSlice(t, mustArr[float64](t)(gpu.Norm[float64](s, ints, 2))); v[0] != 5 {
+			t.Fatalf("Norm of [[3 4] [0 0]] = %v, want 5", v)
+		}
+		if _, err := gpu.Norm[float64](s, a, -1); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Fatalf("Norm ord -1: %v", err)
+		}
+		a.Free()
+	})
+}
+
+// TestStatErrors checks bad arguments.
+func TestStatErrors(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		a := mustArr[float32](t)(gpu.FromSlice(s, randF32(12), 3, 4))
+		w := mustArr[float32](t)(gpu.FromSlice(s, randF32(3), 3))
+		for i, err := range []error{
+			func() error { _, err := gpu.Var[float32](s, (*gpu.Array[float32])(nil)); return err }(),
+			func() error { _, err := gpu.Var[float32](nil, a); return err }(),
+			func() error { _, err := gpu.Var[float32](s, a, gpu.Axes(2)); return err }(),
+			func() error { _, err := gpu.Sum[float32](s, a, gpu.Ddof(1)); return err }(),
+			func() error { _, err := gpu.LogSumExp[float32](s, a, gpu.Ddof(1)); return err }(),
+			func() error { _, err := gpu.Softmax(s, a, 2); return err }(),
+			func() error { _, err := gpu.LayerNorm(s, a, 3, nil, nil, 1e-5); return err }(),
+			func() error { _, err := gpu.LayerNorm(s, a, 1, w, nil, 1e-5); return err }(),
+			func() error { _, err := gpu.LayerNorm(s, a, 1, nil, nil, -1); return err }(),
+		} {
+			if !errors.Is(err, gpu.ErrInvalidValue) {
+				t.Errorf("case %d: error %v, want ErrInvalidValue", i, err)
+			}
+		}
+		a.Free()
+		w.Free()
+	})
+}
+
+// TestStatInputsUnchanged checks that the statistics leave their inputs alone, over a
+// strided view.
+func TestStatInputsUnchanged(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		data := randF32(6 * 40)
+		a := mustArr[float32](t)(gpu.FromSlice(s, data, 6, 40))
+		v, err := a.Transpose()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []func() error{
+			func() error { _, err := gpu.Var[float32](s, v, gpu.Axes(0)); return err },
+			func() error { _, err := gpu.Softmax(s, v, 0); return err },
+			func() error { _, err := gpu.LogSoftmax(s, v, 1); return err },
+			func() error { _, err := gpu.LayerNorm(s, v, 1, nil, nil, 1e-5); return err },
+		} {
+			if err := f(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := toSlice(t, a); !slices.Equal(got, data) {
+			t.Fatal("input changed")
+		}
+		a.Free()
+	})
+}
+
+func ExampleSoftmax() {
+	dev, _ := gpu.OpenBackend("cpu", 0)
+	s, _ := dev.NewStream()
+	defer s.Close()
+	x, _ := gpu.FromSlice(s, []float32{1, 2, 3, 0, 0, 0}, 2, 3)
+	p, _ := gpu.Softmax(s, x, 1)
+	out, _ := p.ToSlice(bg)
+	for i, v := range out {
+		out[i] = float32(math.Round(float64(v)*1e4) / 1e4)
+	}
+	fmt.Println(out)
+	// Output: [0.09 0.2447 0.6652 0.3333 0.3333 0.3333]
+}
+
+func ExampleVar() {
+	dev, _ := gpu.OpenBackend("cpu", 0)
+	s, _ := dev.NewStream()
+	defer s.Close()
+	x, _ := gpu.FromSlice(s, []float64{1, 2, 3, 4, 10, 10, 10, 10}, 2, 4)
+	v, _ := gpu.Var[float64](s, x, gpu.Axes(1), gpu.Ddof(1))
+	out, _ := v.ToSlice(bg)
+	fmt.Println(out)
+	// Output: [1.6666666666666667 0]
+}

@@ -1,0 +1,203 @@
+package gpu
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/go-gpu/gpu/internal/kernel"
+)
+
+// Tuning is a device's tuning knobs: choices among kernels and strategies that change
+// how fast an operation runs, never its results (every choice computes the same
+// values; float reductions and scans are deterministic for each choice). Each device
+// has its own, DefaultTuning() when it is opened; Device.Tuning reads it and
+// Device.SetTuning replaces it, safely while other goroutines run operations on the
+// device (an operation reads the tuning once, when it starts). Tests and benchmarks use
+// SetTuning to run every variant; programs rarely need to.
+//
+// The environment variables listed with the fields set DefaultTuning's values; they are
+// read once, at start-up, and only here. A value a variable can't take leaves the
+// default.
+type Tuning struct {
+	// ReduceSplitMin is the least number of elements a CUDA reduction splits across
+	// blocks into partial results (fewer take one launch of one block per output
+	// tile): internal/kernel's PlanReduce. Default 1<<17.
+	ReduceSplitMin int
+	// ReduceFuse makes a split CUDA reduction one launch, the last block of each
+	// output tile combining the tile's partial results (internal/kernel's FuseReduce);
+	// false: two launches. Default true.
+	ReduceFuse bool
+	// ReduceIndex64 forces 64-bit index arithmetic in every CUDA reduction kernel (by
+	// default only reductions of 2^31 elements or more use it): for tests.
+	ReduceIndex64 bool
+	// Scan is the configuration of the CUDA row scan (ScanTuning).
+	Scan ScanTuning
+	// ScanKeepStatus keeps each stream's scan status scratch between scans on CUDA
+	// (the kernels leave it clean); false: a zeroed pool buffer for each scan. Default
+	// true.
+	ScanKeepStatus bool
+	// CompactEagerMax is the largest output (bytes) of Nonzero, Argwhere and Extract
+	// allocated before the count is known, saving the wait for the count between the
+	// two kernels at the cost of at most this much unused memory in the result; 0:
+	// never. Default 4 MiB.
+	CompactEagerMax int64
+	// ReadPinned makes the small reads of a count (8 bytes) go through the device's
+	// pinned words rather than pageable memory. Default true.
+	ReadPinned bool
+	// PermuteVariant selects the tiled permute kernel: 3, for tiles with a short side
+	// (the output's innermost dimension or the one read along at most 32 elements) the
+	// third kernel, 16 elements per thread through a swizzled shared tile (internal/
+	// kernel's Permute.V3; its planPermuteV3 has the analysis), the second for
+	// other shapes; 2, every load of a thread in flight before any use, 16-byte
+	// accesses where aligned (Permute.V2); or 1, the first. Measured on the H200
+	// (2026-11-30): a 16384^2 float32 transpose at 3329 GB/s with 2 against 2639 with
+	// 1 (device copy 4144); variants 2 and 3 run the same kernel on it. Default 3
+	// (predicted from the instruction count: the (32, 32, 16, 16384) permutation
+	// (1, 0, 3, 2) at 53.5% of the copy bandwidth with 2, issue-bound); the
+	// environment's GPU_PERMUTE_VARIANT=v1|v2|v3 (or 1, 2, 3) selects one.
+	PermuteVariant int
+	// RandomWaves is the most 256-thread blocks per SM of a random fill, in units of the
+	// 8 that are resident at once (the kernels compute the same output for any grid).
+	// Measured on the H200 with 2^28 float32 (share of the copy bandwidth, 1 / 4 / 16
+	// waves): uniform 92 / 95-96 / 99%, normal 65-68 / 66-70 / 65%. Default 4;
+	// GPU_RANDOM_WAVES=n (n > 0) sets it.
+	RandomWaves int
+}
+
+// ScanTuning is the configuration of the CUDA row scan (internal/kernel's ScanTiles
+// tuning options).
+//
+// Variant 2 (the default) takes 32 items per thread for 4-byte accumulators and 16 for
+// 8-byte ones (kernel.ScanTiles with Items 32 or 16, stored through the warp staging
+// area), variant 1 the first configuration's 16 and 8. Measured on the H200
+// (2026-11-30, one run): 1-D CumSum of 2^28 float32 at 2366 GB/s with v2 against 2214
+// with v1, of 2^27 int64 at 1666 against 1409 (device copy 4144).
+//
+// Options (the defaults are Stage on and MinBlocks 5, measured best):
+//
+//   - Stage (ScanTiles.Stage, where CanStage): each thread scans its elements and
+//     stages them in shared memory right after its loads; only the tile's prefix is
+//     combined after the look-back (far fewer registers live: 48 with MinBlocks 5,
+//     40 without spills with MinBlocks 6, for both v2 kernels of 1-D CumSum).
+//   - Lookback n (1, 2, 4, 8; ScanTiles.Lookback): the wide look-back, 32n predecessors
+//     per round trip, waiting only up to the nearest inclusive prefix; 0 (the default):
+//     windows of 32.
+//   - MinBlocks n (ScanTiles.MinBlocks, single-column rows only): .minnctapersm n.
+//
+// The measurements behind these choices, and four designs measured slower and not
+// kept, are in scan.go. Environment variables (DefaultTuning):
+//
+//	GPU_SCAN_VARIANT=v1|v2|v4   v4: v2 with Stage
+//	GPU_SCAN_STAGE=1            Stage with any variant (v1: staged tiles of 4096 float32)
+//	GPU_SCAN_LOOKBACK=0|1|2|4|8
+//	GPU_SCAN_MINBLOCKS=0..8
+type ScanTuning struct {
+	Variant   int // 1 or 2
+	Stage     bool
+	Lookback  int // 0, 1, 2, 4, 8
+	MinBlocks int // 0 (none) to 8
+}
+
+// defaultTuning is DefaultTuning's value, read from the environment once.
+var defaultTuning = tuningFromEnv(os.Getenv)
+
+// DefaultTuning returns the tuning a device starts with: the defaults documented on
+// Tuning's fields, with the environment's overrides.
+func DefaultTuning() Tuning { return defaultTuning }
+
+// tuningFromEnv returns the defaults with the overrides that getenv gives.
+func tuningFromEnv(getenv func(string) string) Tuning {
+	t := Tuning{
+		ReduceSplitMin:  kernel.DefaultReduceSplitMin,
+		ReduceFuse:      true,
+		ScanKeepStatus:  true,
+		CompactEagerMax: 4 << 20,
+		ReadPinned:      true,
+		PermuteVariant:  3,
+		RandomWaves:     4,
+		Scan:            ScanTuning{Variant: 2, Stage: true, MinBlocks: 5},
+	}
+	switch getenv("GPU_SCAN_VARIANT") {
+	case "v1", "1":
+		t.Scan.Variant = 1
+	case "v4", "4":
+		t.Scan.Stage = true
+	}
+	switch getenv("GPU_SCAN_STAGE") {
+	case "1", "true", "on":
+		t.Scan.Stage = true
+	case "0", "false", "off":
+		t.Scan.Stage = false
+	}
+	switch v := getenv("GPU_SCAN_LOOKBACK"); v {
+	case "0", "1", "2", "4", "8":
+		t.Scan.Lookback, _ = strconv.Atoi(v)
+	}
+	if n, err := strconv.Atoi(getenv("GPU_SCAN_MINBLOCKS")); err == nil && n >= 0 && n <= 8 {
+		t.Scan.MinBlocks = n
+	}
+	switch getenv("GPU_PERMUTE_VARIANT") {
+	case "v1", "1":
+		t.PermuteVariant = 1
+	case "v2", "2":
+		t.PermuteVariant = 2
+	case "v3", "3":
+		t.PermuteVariant = 3
+	}
+	if n, err := strconv.Atoi(getenv("GPU_RANDOM_WAVES")); err == nil && n > 0 {
+		t.RandomWaves = n
+	}
+	return t
+}
+
+// validate checks the values a field can take.
+func (t Tuning) validate() error {
+	s := t.Scan
+	switch {
+	case t.ReduceSplitMin < 0:
+		return fmt.Errorf("gpu: tuning: ReduceSplitMin %d < 0: %w", t.ReduceSplitMin, ErrInvalidValue)
+	case s.Variant != 1 && s.Variant != 2:
+		return fmt.Errorf("gpu: tuning: scan variant %d, want 1 or 2: %w", s.Variant, ErrInvalidValue)
+	case s.Lookback != 0 && s.Lookback != 1 && s.Lookback != 2 && s.Lookback != 4 && s.Lookback != 8:
+		return fmt.Errorf("gpu: tuning: scan look-back %d, want 0, 1, 2, 4 or 8: %w", s.Lookback, ErrInvalidValue)
+	case s.MinBlocks < 0 || s.MinBlocks > 8:
+		return fmt.Errorf("gpu: tuning: scan MinBlocks %d, want 0 to 8: %w", s.MinBlocks, ErrInvalidValue)
+	case t.CompactEagerMax < 0:
+		return fmt.Errorf("gpu: tuning: CompactEagerMax %d < 0: %w", t.CompactEagerMax, ErrInvalidValue)
+	case t.PermuteVariant < 1 || t.PermuteVariant > 3:
+		return fmt.Errorf("gpu: tuning: permute variant %d, want 1, 2 or 3: %w", t.PermuteVariant, ErrInvalidValue)
+	case t.RandomWaves < 1:
+		return fmt.Errorf("gpu: tuning: RandomWaves %d < 1: %w", t.RandomWaves, ErrInvalidValue)
+	}
+	return nil
+}
+
+// Tuning returns d's tuning (a zero Tuning for a nil device).
+func (d *Device) Tuning() Tuning {
+	if d == nil {
+		return Tuning{}
+	}
+	return *d.tuning()
+}
+
+// SetTuning replaces d's tuning with t and returns the previous one. Operations that
+// have started keep the tuning they read. A value a field can't take is an error
+// wrapping ErrInvalidValue, and nothing changes.
+func (d *Device) SetTuning(t Tuning) (Tuning, error) {
+	if d == nil {
+		return Tuning{}, errNilDevice
+	}
+	if err := t.validate(); err != nil {
+		return d.Tuning(), err
+	}
+	return *d.tune.Swap(&t), nil
+}
+
+// tuning returns d's current tuning (never to be modified).
+func (d *Device) tuning() *Tuning {
+	if t := d.tune.Load(); t != nil {
+		return t
+	}
+	return &defaultTuning
+}

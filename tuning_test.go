@@ -1,0 +1,134 @@
+package gpu_test
+
+import (
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/go-gpu/gpu"
+	"github.com/go-gpu/gpu/backend/cpu"
+)
+
+// TestTuningFromEnv checks the defaults and every environment variable of Tuning.
+func TestTuningFromEnv(t *testing.T) {
+	def := gpu.TuningFromEnv(func(string) string { return "" })
+	want := gpu.Tuning{ReduceSplitMin: 1 << 17, ReduceFuse: true, ScanKeepStatus: true,
+		CompactEagerMax: 4 << 20, ReadPinned: true, PermuteVariant: 3, RandomWaves: 4,
+		Scan: gpu.ScanTuning{Variant: 2, Stage: true, MinBlocks: 5}}
+	if def != want {
+		t.Fatalf("defaults %+v, want %+v", def, want)
+	}
+	env := map[string]string{"GPU_PERMUTE_VARIANT": "v1", "GPU_RANDOM_WAVES": "16", "GPU_SCAN_VARIANT": "v1",
+		"GPU_SCAN_STAGE": "off", "GPU_SCAN_LOOKBACK": "2", "GPU_SCAN_MINBLOCKS": "0"}
+	got := gpu.TuningFromEnv(func(k string) string { return env[k] })
+	want.PermuteVariant, want.RandomWaves = 1, 16
+	want.Scan = gpu.ScanTuning{Variant: 1, Lookback: 2}
+	if got != want {
+		t.Errorf("from %v: %+v, want %+v", env, got, want)
+	}
+	for v, want := range map[string]int{"v1": 1, "2": 2, "v2": 2, "3": 3, "v3": 3} {
+		if got := gpu.TuningFromEnv(func(k string) string { return map[string]string{"GPU_PERMUTE_VARIANT": v}[k] }); got.PermuteVariant != want {
+			t.Errorf("GPU_PERMUTE_VARIANT=%s: variant %d, want %d", v, got.PermuteVariant, want)
+		}
+	}
+	bad := map[string]string{"GPU_PERMUTE_VARIANT": "v4", "GPU_RANDOM_WAVES": "0", "GPU_SCAN_LOOKBACK": "3", "GPU_SCAN_MINBLOCKS": "9"}
+	if got := gpu.TuningFromEnv(func(k string) string { return bad[k] }); got != def {
+		t.Errorf("from %v: %+v, want the defaults", bad, got)
+	}
+}
+
+// TestTuningPerDevice checks that each device has its own tuning, that invalid values
+// are refused, and that changing it while operations run is safe (run with -race).
+func TestTuningPerDevice(t *testing.T) {
+	d1, err := gpu.NewDevice(cpu.New(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d2, err := gpu.NewDevice(cpu.New(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d1.Tuning() != gpu.DefaultTuning() {
+		t.Fatalf("a new device's tuning %+v, want DefaultTuning %+v", d1.Tuning(), gpu.DefaultTuning())
+	}
+	tu := d1.Tuning()
+	tu.PermuteVariant, tu.ReduceSplitMin = 1, 4096
+	old, err := d1.SetTuning(tu)
+	if err != nil || old != gpu.DefaultTuning() {
+		t.Fatalf("SetTuning: %+v, %v", old, err)
+	}
+	if d1.Tuning() != tu || d2.Tuning() != gpu.DefaultTuning() {
+		t.Fatalf("d1 %+v, d2 %+v: the tunings are not per device", d1.Tuning(), d2.Tuning())
+	}
+	for _, bad := range []func(*gpu.Tuning){
+		func(t *gpu.Tuning) { t.PermuteVariant = 4 },
+		func(t *gpu.Tuning) { t.PermuteVariant = 0 },
+		func(t *gpu.Tuning) { t.Scan.Variant = 0 },
+		func(t *gpu.Tuning) { t.Scan.Lookback = 3 },
+		func(t *gpu.Tuning) { t.Scan.MinBlocks = 9 },
+		func(t *gpu.Tuning) { t.RandomWaves = 0 },
+		func(t *gpu.Tuning) { t.ReduceSplitMin = -1 },
+		func(t *gpu.Tuning) { t.CompactEagerMax = -1 },
+	} {
+		b := tu
+		bad(&b)
+		if _, err := d1.SetTuning(b); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("SetTuning(%+v): %v, want ErrInvalidValue", b, err)
+		}
+		if d1.Tuning() != tu {
+			t.Fatalf("a refused SetTuning changed the tuning to %+v", d1.Tuning())
+		}
+	}
+	var nilDev *gpu.Device
+	if _, err := nilDev.SetTuning(tu); !errors.Is(err, gpu.ErrInvalidValue) {
+		t.Errorf("SetTuning on a nil device: %v", err)
+	}
+
+	// Operations while another goroutine switches the knobs: the results don't change.
+	s, err := d1.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	xs := make([]float32, 3*5000)
+	for i := range xs {
+		xs[i] = float32(i%7) - 3
+	}
+	x := mustArr[float32](t)(gpu.FromSlice(s, xs, 3, 5000))
+	defer x.Free()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			tu := d1.Tuning()
+			tu.PermuteVariant = 1 + i%3
+			tu.Scan.Variant = 1 + i%2
+			tu.ReduceFuse = i%2 == 0
+			if _, err := d1.SetTuning(tu); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	for range 20 {
+		p := mustArr[float32](t)(gpu.Permute(s, x, 1, 0))
+		c := mustArr[float32](t)(gpu.CumSum[float32](s, x, 1))
+		m := mustArr[float32](t)(gpu.Max(s, x, gpu.Axes(1)))
+		pv, cv, mv := toSlice(t, p), toSlice(t, c), toSlice(t, m)
+		if pv[1*3+2] != xs[2*5000+1] || cv[4] != xs[0]+xs[1]+xs[2]+xs[3]+xs[4] || mv[0] != 3 {
+			t.Fatalf("wrong results while the tuning changes: %v %v %v", pv[1*3+2], cv[4], mv[0])
+		}
+		p.Free()
+		c.Free()
+		m.Free()
+	}
+	close(stop)
+	wg.Wait()
+}
