@@ -45,9 +45,6 @@ type MatMul struct {
 	TransA, TransB bool
 	// TF32 runs a float32 product on the tensor cores with TF32 inputs.
 	TF32 bool
-	// Emulate (tests only) writes cp.async, ldmatrix, mma.sync and the bfloat16
-	// conversions as plain PTX that the tests' simulator runs (not float16).
-	Emulate bool
 }
 
 // Validate checks the spec.
@@ -65,11 +62,7 @@ func (p *MatMul) Validate() error {
 
 // Key identifies the kernel.
 func (p *MatMul) Key() string {
-	k := fmt.Sprintf("matmul|%v|ta=%v|tb=%v|tf32=%v", p.Type, p.TransA, p.TransB, p.TF32)
-	if p.Emulate {
-		k += "|emulate"
-	}
-	return k
+	return fmt.Sprintf("matmul|%v|ta=%v|tb=%v|tf32=%v", p.Type, p.TransA, p.TransB, p.TF32)
 }
 
 // MatMulAligned is the alignment in bytes the CUDA kernel needs of the base addresses,

@@ -34,6 +34,7 @@ func init() {
 		"bra": compileBra, "call": compileCall, "ret": compileRet, "exit": compileRet, "trap": compileTrap,
 		"bar": compileBar, "barrier": compileBar, "shfl": compileShfl, "vote": compileVote, "match": compileMatch,
 		"redux": compileRedux, "activemask": compileActivemask,
+		"cp": compileCpAsync, "ldmatrix": compileLdmatrix, "mma": compileMma,
 	}
 }
 

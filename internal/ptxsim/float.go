@@ -324,6 +324,9 @@ func compileCvt(f *Func, in *inst) (execFn, error) {
 	if err := needArgs(in, 2); err != nil {
 		return nil, err
 	}
+	if len(p) == 4 && p[1] == "rna" && p[2] == "tf32" && p[3] == "f32" {
+		return cvtTF32(in), nil
+	}
 	dt, ok1 := parseType(p[len(p)-2])
 	st, ok2 := parseType(p[len(p)-1])
 	if !ok1 || !ok2 || dt.kind == 'p' || st.kind == 'p' {
@@ -439,4 +442,21 @@ func saturate(k uint64, ok, neg bool, t ptype) uint64 {
 		return mask(^uint64(0), t.bits)
 	}
 	return k
+}
+
+// cvtTF32 is cvt.rna.tf32.f32: the float32 rounded to 10 fraction bits, to nearest
+// with ties away from zero, in float32 encoding with the low 13 bits zero (NaN: the
+// canonical NaN so truncated).
+func cvtTF32(in *inst) execFn {
+	d, a := &in.args[0], &in.args[1]
+	return func(t *thread, in *inst) {
+		v := uint32(t.val(a))
+		switch {
+		case v&0x7fffffff > 0x7f800000:
+			v = uint32(fmtF32.canonicalNaN())
+		case v&0x7f800000 != 0x7f800000:
+			v += 0x1000 // the magnitude's bits: ties away from zero, may carry into Inf
+		}
+		t.set(d, uint64(v&^0x1fff))
+	}
 }

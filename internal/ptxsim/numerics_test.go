@@ -321,6 +321,11 @@ func TestConversions(t *testing.T) {
 		{"cvt.f32.f16", "%rs2", "%f1", 0x0001, f32(0x1p-24)},
 		{"cvt.f32.f16", "%rs2", "%f1", 0xfc00, f32(float32(math.Inf(-1)))},
 		{"cvt.f32.bf16", "%rs2", "%f1", 0xc0a0, f32(-5)},
+		{"cvt.rna.tf32.f32", "%f2", "%r1", 0x3f801000, 0x3f802000}, // a tie: away from zero
+		{"cvt.rna.tf32.f32", "%f2", "%r1", 0xbf800fff, 0xbf800000},
+		{"cvt.rna.tf32.f32", "%f2", "%r1", 0x7f7ff000, 0x7f800000}, // overflows to Inf
+		{"cvt.rna.tf32.f32", "%f2", "%r1", 0xff800000, 0xff800000},
+		{"cvt.rna.tf32.f32", "%f2", "%r1", 0x7fc00001, 0x7fffe000},
 		{"cvt.rz.f32.f64", "%fd2", "%f1", f64(1e300), 0x7f7fffff},
 		{"cvt.rn.f32.f64", "%fd2", "%f1", f64(0x1p-150 * 1.5), 1},
 		{"cvt.rn.f32.f64", "%fd2", "%f1", f64(0x1p-150), 0},

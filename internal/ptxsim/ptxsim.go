@@ -54,10 +54,12 @@
 // mov ld st atom red cvta isspacep fence membar nanosleep; add sub mul mad fma div rem
 // neg abs min max sqrt rsqrt rcp ex2 lg2 sin cos tanh copysign testp; and or xor not
 // cnot lop3 shl shr shf bfe bfi prmt clz popc bfind brev; setp selp cvt; bra call ret
-// exit trap; bar (sync, red, warp.sync) barrier shfl vote match redux activemask; the
-// special registers of sched.go. Not there (yet): local memory, cp.async, ldmatrix,
-// mma/wmma, textures, packed .f16x2, setp's second destination and boolean
-// combination, cvt.sat and the mixed-width integer forms (mul24, addc).
+// exit trap; bar (sync, red, warp.sync) barrier shfl vote match redux activemask;
+// cp.async (landing when its thread waits for its group), ldmatrix, mma.sync
+// (m16n8k16 of f16/bf16, m16n8k8 of tf32, float32 accumulators; mma.go) and
+// cvt.rna.tf32.f32; the special registers of sched.go. Not there (yet): local memory,
+// wmma and the other mma shapes, textures, packed .f16x2, setp's second destination
+// and boolean combination, cvt.sat and the mixed-width integer forms (mul24, addc).
 //
 // # Adding an instruction
 //

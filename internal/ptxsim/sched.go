@@ -60,6 +60,8 @@ type thread struct {
 	wepoch int32   // bar.warp.sync passed
 	buf    [64]byte
 	free   map[*Func][]*frame // device-function frames to reuse
+	async  []asyncCopy        // cp.async copies not yet committed
+	groups [][]asyncCopy      // committed groups of copies, oldest first
 }
 
 // fault is a run-time error of a thread, raised by panic and returned by the launch.
@@ -173,6 +175,7 @@ func (t *thread) join(l *launch) {
 // start resets t to the kernel's first instruction.
 func (t *thread) start() {
 	t.steps, t.done, t.wait, t.epoch, t.wepoch = 0, false, running, 0, 0
+	t.async, t.groups = t.async[:0], t.groups[:0]
 	for len(t.stack) > 0 { // a fault left t in a device function
 		t.fr, t.stack = t.stack[0], t.stack[:0]
 	}

@@ -81,7 +81,8 @@ func kernelOf(t testing.TB, sp Spec) *ptxsim.Func {
 // Sim runs sp's PTX on the simulator over grid blocks of block threads, at most
 // resident at a time, and returns the buffers' final contents. Each buffer is mapped
 // apart from the others (an access past its allocation faults), with the bytes before
-// Off poisoned.
+// Off poisoned. A spec with a SharedBytes() int method gets that much dynamic shared
+// memory.
 func Sim(t testing.TB, sp Spec, grid, block, resident int, args []Arg) [][]byte {
 	t.Helper()
 	f := kernelOf(t, sp)
@@ -105,6 +106,9 @@ func Sim(t testing.TB, sp Spec, grid, block, resident int, args []Arg) [][]byte 
 	}
 	cfg := ptxsim.Linear(grid, block)
 	cfg.Resident = resident
+	if d, ok := sp.(interface{ SharedBytes() int }); ok {
+		cfg.SharedMem = d.SharedBytes()
+	}
 	if err := f.Launch(mem, cfg, params); err != nil {
 		t.Fatalf("%s: %v", sp.Key(), err)
 	}
