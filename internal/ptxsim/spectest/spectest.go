@@ -55,16 +55,18 @@ func U64(v uint64) Arg { return Arg{Val: v} }
 // I64 is a scalar argument.
 func I64(v int64) Arg { return Arg{Val: uint64(v)} }
 
-var modules sync.Map // key -> *ptxsim.Func
+var modules sync.Map // PTX source -> *ptxsim.Func
 
+// kernelOf returns sp's kernel, parsed once per PTX text (a spec whose text depends on
+// a package variable a test changes gets the text of the moment).
 func kernelOf(t testing.TB, sp Spec) *ptxsim.Func {
 	t.Helper()
-	if f, ok := modules.Load(sp.Key()); ok {
-		return f.(*ptxsim.Func)
-	}
 	src, entry, err := sp.PTX(9, 0)
 	if err != nil {
 		t.Fatalf("%s: %v", sp.Key(), err)
+	}
+	if f, ok := modules.Load(src); ok {
+		return f.(*ptxsim.Func)
 	}
 	m, err := ptxsim.Parse(src)
 	if err != nil {
@@ -74,7 +76,7 @@ func kernelOf(t testing.TB, sp Spec) *ptxsim.Func {
 	if f == nil {
 		t.Fatalf("%s: no kernel %s", sp.Key(), entry)
 	}
-	modules.Store(sp.Key(), f)
+	modules.Store(src, f)
 	return f
 }
 
@@ -82,8 +84,18 @@ func kernelOf(t testing.TB, sp Spec) *ptxsim.Func {
 // resident at a time, and returns the buffers' final contents. Each buffer is mapped
 // apart from the others (an access past its allocation faults), with the bytes before
 // Off poisoned. A spec with a SharedBytes() int method gets that much dynamic shared
-// memory.
+// memory. A launch error (a fault, a trap) fails t.
 func Sim(t testing.TB, sp Spec, grid, block, resident int, args []Arg) [][]byte {
+	t.Helper()
+	out, err := SimErr(t, sp, grid, block, resident, args)
+	if err != nil {
+		t.Fatalf("%s: %v", sp.Key(), err)
+	}
+	return out
+}
+
+// SimErr is Sim returning the launch's error (the buffers as the launch left them).
+func SimErr(t testing.TB, sp Spec, grid, block, resident int, args []Arg) ([][]byte, error) {
 	t.Helper()
 	f := kernelOf(t, sp)
 	mem := &ptxsim.Regions{}
@@ -109,10 +121,7 @@ func Sim(t testing.TB, sp Spec, grid, block, resident int, args []Arg) [][]byte 
 	if d, ok := sp.(interface{ SharedBytes() int }); ok {
 		cfg.SharedMem = d.SharedBytes()
 	}
-	if err := f.Launch(mem, cfg, params); err != nil {
-		t.Fatalf("%s: %v", sp.Key(), err)
-	}
-	return out
+	return out, f.Launch(mem, cfg, params)
 }
 
 var cpuDev = sync.OnceValue(func() *cpu.Device { return cpu.New(2) })
