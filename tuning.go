@@ -63,6 +63,15 @@ type Tuning struct {
 	// waves): uniform 92 / 95-96 / 99%, normal 65-68 / 66-70 / 65%. Default 4;
 	// GPU_RANDOM_WAVES=n (n > 0) sets it.
 	RandomWaves int
+	// MatMulTile selects the tiling of the generated tensor-core matrix product
+	// (float16, bfloat16, TF32; internal/kernel's MatMulTiles, BM x BN x BK for 16-bit
+	// types): 1, 128x128x32 tiles of 4 warps in 4 stages; 2, 128x256x32 of 8 warps in 4
+	// stages; 3, 256x128x32 of 8 warps; 4, 128x256x32 in 3 stages; 5, 128x256x64 of 8
+	// warps in 3 stages; 6, 128x128x64 of 4 warps in 3 stages. Measured on the H200
+	// (2026-12-02, 4096^3 bfloat16): 1 at 457 µs, 2-4 at 523-554 µs, 5 at 465, 6 at
+	// 445, against cuBLAS's 196 µs (internal/kernel's mmTensorTiles has every figure).
+	// Default 1; GPU_MATMUL_TILE=n selects one.
+	MatMulTile int
 }
 
 // ScanTuning is the configuration of the CUDA row scan (internal/kernel's ScanTiles
@@ -116,6 +125,7 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 		ReadPinned:      true,
 		PermuteVariant:  3,
 		RandomWaves:     4,
+		MatMulTile:      kernel.DefaultMatMulTile,
 		Scan:            ScanTuning{Variant: 2, Stage: true, MinBlocks: 5},
 	}
 	switch getenv("GPU_SCAN_VARIANT") {
@@ -148,6 +158,9 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 	if n, err := strconv.Atoi(getenv("GPU_RANDOM_WAVES")); err == nil && n > 0 {
 		t.RandomWaves = n
 	}
+	if n, err := strconv.Atoi(getenv("GPU_MATMUL_TILE")); err == nil && n >= 1 && n <= len(kernel.MatMulTiles()) {
+		t.MatMulTile = n
+	}
 	return t
 }
 
@@ -169,6 +182,8 @@ func (t Tuning) validate() error {
 		return fmt.Errorf("gpu: tuning: permute variant %d, want 1, 2 or 3: %w", t.PermuteVariant, ErrInvalidValue)
 	case t.RandomWaves < 1:
 		return fmt.Errorf("gpu: tuning: RandomWaves %d < 1: %w", t.RandomWaves, ErrInvalidValue)
+	case t.MatMulTile < 1 || t.MatMulTile > len(kernel.MatMulTiles()):
+		return fmt.Errorf("gpu: tuning: MatMulTile %d, want 1 to %d: %w", t.MatMulTile, len(kernel.MatMulTiles()), ErrInvalidValue)
 	}
 	return nil
 }
