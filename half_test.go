@@ -18,6 +18,7 @@ import (
 	"github.com/go-gpu/gpu"
 	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/half"
+	"github.com/go-gpu/gpu/internal/testenv"
 )
 
 // hf returns f rounded once to T.
@@ -916,7 +917,7 @@ func testHalfRandom[T gpu.HalfFloat](t *testing.T) {
 	res := results{}
 	name := typeName[T]()
 	n := 10_000_000
-	if testing.Short() || raceEnabled {
+	if testing.Short() || testenv.Race {
 		n = 1_000_000
 	}
 	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/go-gpu/gpu"
+	"github.com/go-gpu/gpu/internal/testenv"
 )
 
 // refConcat is numpy.concatenate of host arrays along axis.
@@ -90,7 +91,7 @@ func TestConcatenateSizes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(33, 34))
 	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
 		for _, n := range sizes {
-			if n > 1<<17 && (scRace || testing.Short()) {
+			if n > 1<<17 && (testenv.Race || testing.Short()) {
 				continue
 			}
 			for _, cols := range []int{1, 2, 130, 1024} {

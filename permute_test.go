@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/go-gpu/gpu"
+	"github.com/go-gpu/gpu/internal/testenv"
 )
 
 // Permute tests: ranks 1 to 8 with random permutations of odd shapes (tiled and plain
@@ -50,7 +51,7 @@ func pmRandomCase[T gpu.Elem](t *testing.T, s *gpu.Stream, rng *rand.Rand, shape
 	a := mustArr[T](t)(gpu.FromSlice(s, xs, shape...))
 	defer a.Free()
 	perms := 3
-	if m > 100000 && (scRace || testing.Short()) {
+	if m > 100000 && (testenv.Race || testing.Short()) {
 		perms = 1
 	}
 	for range perms {
@@ -85,7 +86,7 @@ func TestPermuteRanks(t *testing.T) {
 			pmRandomCase[float32](t, s, rng, shape)
 			pmRandomCase[int64](t, s, rng, shape)
 			pmRandomCase[uint8](t, s, rng, shape)
-			if !scRace {
+			if !testenv.Race {
 				pmRandomCase[int16](t, s, rng, shape)
 			}
 		}

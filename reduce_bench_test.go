@@ -21,7 +21,7 @@ import (
 // within 10% of it.
 
 // benchSmall is set by GPU_REDUCE_BENCH_SIMT=1: the benchmarks then run on the PTX
-// interpreter with small sizes, to check their code, not to measure.
+// simulator with small sizes, to check their code, not to measure.
 var benchSmall = os.Getenv("GPU_REDUCE_BENCH_SIMT") == "1"
 
 // bsz returns n, or small under benchSmall.
@@ -35,7 +35,7 @@ func bsz(n, small int) int {
 func benchDevice(b *testing.B) (*gpu.Device, *gpu.Stream) {
 	d, err := gpu.OpenBackend("cuda", 0)
 	if benchSmall {
-		d, err = simtGPU()
+		d, err = simGPU()
 	}
 	if errors.Is(err, gpu.ErrNoDevice) {
 		b.Skipf("no CUDA device: %v", err)

@@ -13,7 +13,7 @@ import (
 // memory pressure that the runtime's out-of-memory recovery (collecting dropped buffers)
 // would cure, the reduction must still succeed, as the two-launch form does.
 func TestReduceFusedCountersReclaim(t *testing.T) {
-	d, err := simtGPU()
+	d, err := simGPU()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,10 +12,11 @@ import (
 	"unsafe"
 
 	"github.com/go-gpu/gpu"
+	"github.com/go-gpu/gpu/internal/testenv"
 )
 
 // The fused one-launch form of split reductions (kernel.FuseReduce) against the two
-// launches it replaces, on the PTX interpreter behind the fake CUDA device: bitwise the
+// launches it replaces, on the PTX simulator behind the fake CUDA device: bitwise the
 // same results, the stream's ticket counters back to zero after every launch, and
 // repeated launches identical.
 
@@ -116,11 +117,11 @@ func checkCountersZero(t *testing.T, s *gpu.Stream, what string) {
 }
 
 func TestReduceFused(t *testing.T) {
-	sd, err := simtGPU()
+	sd, err := simGPU()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Run("simt", func(t *testing.T) { testReduceFused(t, sd) })
+	t.Run("sim", func(t *testing.T) { testReduceFused(t, sd) })
 	// And on a GPU where there is one: the same comparisons with the real memory model.
 	if cd, err := gpu.OpenBackend("cuda", 0); err == nil {
 		t.Run("cuda", func(t *testing.T) { testReduceFused(t, cd) })
@@ -149,13 +150,13 @@ func testReduceFused(t *testing.T, d *gpu.Device) {
 		{[]int{3, 3001}, [][]int{{1}}}, // a final pass of 192 threads in blocks of 256
 		{[]int{5, 2, 1500}, [][]int{{0, 2}, {2}}},
 	}
-	if raceEnabled {
+	if testenv.Race {
 		cases = cases[:3]
 	}
 	fusedPlans, splitPlans := 0, 0
 	var notFused []string
 	for _, idx64 := range []bool{false, true} {
-		if idx64 && raceEnabled {
+		if idx64 && testenv.Race {
 			continue
 		}
 		gpu.SetReduceIndex64(d, idx64)
@@ -224,7 +225,7 @@ func testReduceFused(t *testing.T, d *gpu.Device) {
 // TestReduceFusedStreams runs one fused reduction on several streams at once: each
 // has its own counters.
 func TestReduceFusedStreams(t *testing.T) {
-	d, err := simtGPU()
+	d, err := simGPU()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +279,7 @@ func TestReduceFusedStreams(t *testing.T) {
 	}
 }
 
-// smallFusedSplits makes reductions split from 2048 elements (so that the interpreter's
+// smallFusedSplits makes reductions split from 2048 elements (so that the simulator's
 // cases stay small) and fuse their passes on d, until the test ends.
 func smallFusedSplits(t *testing.T, d *gpu.Device) {
 	old := gpu.SetReduceSplitMin(d, 2048)

@@ -12,10 +12,11 @@ import (
 	"github.com/go-gpu/gpu"
 	"github.com/go-gpu/gpu/backend/cpu"
 	"github.com/go-gpu/gpu/dtype"
+	"github.com/go-gpu/gpu/internal/testenv"
 )
 
-// The reductions are tested on the CPU backend, on the PTX interpreter behind a fake
-// CUDA device (reduce_simt_test.go: the planner, both passes and the generated kernels),
+// The reductions are tested on the CPU backend, on the PTX simulator behind a fake
+// CUDA device (internal/ptxsim/simdev: the planner, both passes and the generated kernels),
 // and on CUDA device 0 when there is one, against references computed here (float64
 // with compensation for float sums, exact arithmetic in the accumulator type for
 // integers).
@@ -23,7 +24,7 @@ import (
 type redDev struct {
 	name string
 	d    *gpu.Device
-	simt bool
+	sim  bool
 }
 
 func redDevices(t testing.TB) []redDev {
@@ -33,11 +34,11 @@ func redDevices(t testing.TB) []redDev {
 		t.Fatal(err)
 	}
 	out := []redDev{{"cpu", cpuDev, false}}
-	sd, err := simtGPU()
+	sd, err := simGPU()
 	if err != nil {
 		t.Fatal(err)
 	}
-	out = append(out, redDev{"simt", sd, true})
+	out = append(out, redDev{"sim", sd, true})
 	if d, err := gpu.OpenBackend("cuda", 0); err == nil {
 		out = append(out, redDev{"cuda", d, false})
 	} else if !errors.Is(err, gpu.ErrNoDevice) {
@@ -51,15 +52,15 @@ func forRedDevices(t *testing.T, f func(t *testing.T, rd redDev, s *gpu.Stream))
 }
 
 // forHeavyRedDevices is forRedDevices for the long tests: under the race detector,
-// which slows the interpreter down several times, they leave the interpreter out (the
+// which slows the simulator down several times, they leave the simulator out (the
 // normal runs cover it; the race detector's business is the host code).
 func forHeavyRedDevices(t *testing.T, f func(t *testing.T, rd redDev, s *gpu.Stream)) {
-	forRedDevicesOpt(t, raceEnabled, f)
+	forRedDevicesOpt(t, testenv.Race, f)
 }
 
-func forRedDevicesOpt(t *testing.T, noSimt bool, f func(t *testing.T, rd redDev, s *gpu.Stream)) {
+func forRedDevicesOpt(t *testing.T, noSim bool, f func(t *testing.T, rd redDev, s *gpu.Stream)) {
 	for _, rd := range redDevices(t) {
-		if rd.simt && noSimt {
+		if rd.sim && noSim {
 			continue
 		}
 		t.Run(rd.name, func(t *testing.T) {
@@ -598,7 +599,7 @@ func TestReduceSizes(t *testing.T) {
 		rng := rand.New(rand.NewPCG(1, 2))
 		for _, n := range sizes {
 			big := n > 1<<16
-			if big && rd.simt && raceEnabled {
+			if big && rd.sim && testenv.Race {
 				continue
 			}
 			xs := randVals[float32](rng, n)
@@ -608,7 +609,7 @@ func TestReduceSizes(t *testing.T) {
 			if n > 0 {
 				checkArg(t, fmt.Sprint("argmax ", n), download(t, must[*gpu.Array[int64]](t)(gpu.ArgMax(s, x))), nil, gs, false)
 			}
-			if !big || !rd.simt {
+			if !big || !rd.sim {
 				checkSum(t, fmt.Sprint("sum f64 ", n), download(t, must[*gpu.Array[float64]](t)(gpu.Sum[float64](s, x))), gs, false)
 				checkSum(t, fmt.Sprint("mean ", n), download(t, must[*gpu.Array[float32]](t)(gpu.Mean[float32](s, x))), gs, true)
 				if n > 0 {
@@ -711,7 +712,7 @@ func TestReduceAxes(t *testing.T) {
 				vals := logical(data, v.Shape(), v.Strides(), v.Offset())
 				rank := len(v.Shape())
 				for si, axes := range subsets(rank) {
-					if rd.simt && raceEnabled && (si%3 != 0 || lay.name == "sliced" || n > 4000 && lay.name != "contig") {
+					if rd.sim && testenv.Race && (si%3 != 0 || lay.name == "sliced" || n > 4000 && lay.name != "contig") {
 						continue
 					}
 					keep := si%2 == 1
@@ -725,7 +726,7 @@ func TestReduceAxes(t *testing.T) {
 					}
 					checkSum(t, "sum "+what, download(t, sum), gs, false)
 					checkMinMax(t, "max "+what, download(t, must[*gpu.Array[float32]](t)(gpu.Max(s, v, axesOpts(axes, keep)...))), gs, false)
-					if rd.simt && n > 4000 && si%3 != 0 {
+					if rd.sim && n > 4000 && si%3 != 0 {
 						continue
 					}
 					checkSum(t, "sum32 "+what, download(t, must[*gpu.Array[float32]](t)(gpu.Sum[float32](s, v, axesOpts(axes, keep)...))), gs, false)
@@ -797,7 +798,7 @@ func TestReduceNaNInfTies(t *testing.T) {
 		}
 		// Long arrays: NaNs and ties far apart, so that different blocks and passes meet.
 		for _, n := range []int{1000, 100003, 1<<20 + 3} {
-			if rd.simt && (n > 1<<17 || raceEnabled && n > 1000) {
+			if rd.sim && (n > 1<<17 || testenv.Race && n > 1000) {
 				continue
 			}
 			xs := make([]float32, n)
@@ -916,7 +917,7 @@ func dtypeCase[T gpu.Elem, R gpu.Elem](t *testing.T, s *gpu.Stream, rng *rand.Ra
 	a := upload(t, s, data, shape...)
 	defer a.Free()
 	for ai, axes := range [][]int{nil, {0}, {1}, {-1}} {
-		if raceEnabled && ai%2 == 1 {
+		if testenv.Race && ai%2 == 1 {
 			continue
 		}
 		mask := maskOf(2, axes)
@@ -990,9 +991,9 @@ func TestReduceDTypes(t *testing.T) {
 func TestReduceRepeat(t *testing.T) {
 	forRedDevices(t, func(t *testing.T, rd redDev, s *gpu.Stream) {
 		n, reps := 100003, 1000
-		if rd.simt {
+		if rd.sim {
 			n = 1025
-			if raceEnabled {
+			if testenv.Race {
 				reps = 200
 			}
 		}
@@ -1111,7 +1112,7 @@ func TestMapReduce(t *testing.T) {
 		ia := upload(t, s, is, rows, cols)
 		shape := []int{rows, cols}
 		for ai, axes := range [][]int{nil, {0}, {1}, {}} {
-			if rd.simt && raceEnabled && ai%2 == 1 {
+			if rd.sim && testenv.Race && ai%2 == 1 {
 				continue
 			}
 			mask := maskOf(2, axes)
@@ -1299,7 +1300,7 @@ func TestReduceCPUWorkers(t *testing.T) {
 	_ = rng
 }
 
-// TestReduceVsCPU compares CUDA's results (the interpreter's here) with the CPU
+// TestReduceVsCPU compares CUDA's results (the simulator's here) with the CPU
 // backend's on random shapes, axes and layouts: exactly for integers, min, max and the
 // arg operations, within the accuracy bound for float sums.
 func TestReduceVsCPU(t *testing.T) {
@@ -1320,9 +1321,9 @@ func TestReduceVsCPU(t *testing.T) {
 			defer s.Close()
 			rng := rand.New(rand.NewPCG(15, 16))
 			iters, limit := 300, 1<<18
-			if rd.simt {
+			if rd.sim {
 				iters, limit = 60, 6000
-				if raceEnabled {
+				if testenv.Race {
 					iters = 20
 				}
 			}
@@ -1455,7 +1456,7 @@ func TestReduceLarge(t *testing.T) {
 }
 
 // TestReduceIndex64 runs the 64-bit-index kernels (chosen past 2^31 elements) on small
-// arrays, in the interpreter and on CUDA.
+// arrays, in the simulator and on CUDA.
 func TestReduceIndex64(t *testing.T) {
 	for _, rd := range redDevices(t) {
 		if rd.name == "cpu" {
@@ -1475,11 +1476,11 @@ func TestReduceIndex64(t *testing.T) {
 
 func index64Cases(t *testing.T, s *gpu.Stream) {
 	rng := rand.New(rand.NewPCG(17, 18))
-	// the interpreter splits from 2048 elements here, to test the 64-bit partial passes
+	// the simulator splits from 2048 elements here, to test the 64-bit partial passes
 	d := s.Device()
 	defer gpu.SetReduceSplitMin(d, gpu.SetReduceSplitMin(d, 2048))
 	shapes := [][]int{{1000}, {9001}, {33, 70}, {3, 3001}, {3001, 3}, {5, 7, 9}}
-	if raceEnabled {
+	if testenv.Race {
 		shapes = [][]int{{1000}, {33, 70}, {5, 7, 9}}
 	}
 	for _, shape := range shapes {
@@ -1539,8 +1540,8 @@ func TestReduceSplit(t *testing.T) {
 	forHeavyRedDevices(t, func(t *testing.T, rd redDev, s *gpu.Stream) {
 		rng := rand.New(rand.NewPCG(21, 22))
 		shapes := [][]int{{150001}, {3, 50001}, {50001, 3}}
-		if rd.simt {
-			// the interpreter splits from 4096 elements here, to keep its time down
+		if rd.sim {
+			// the simulator splits from 4096 elements here, to keep its time down
 			defer gpu.SetReduceSplitMin(rd.d, gpu.SetReduceSplitMin(rd.d, 2048))
 			shapes = [][]int{{9001}, {3, 3001}, {3001, 3}}
 		}

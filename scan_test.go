@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-gpu/gpu"
 	"github.com/go-gpu/gpu/dtype"
+	"github.com/go-gpu/gpu/internal/testenv"
 )
 
 // Scan tests: every operator and dtype against references computed here in Go (exact
@@ -545,7 +546,7 @@ func scProdVals[T gpu.Elem](rng *rand.Rand, xs []T) {
 
 // scBig reports whether the largest test size runs for a case of lesser importance:
 // not under the race detector or -short.
-func scBig(n int) bool { return n < 1<<20 || !(scRace || testing.Short()) }
+func scBig(n int) bool { return n < 1<<20 || !(testenv.Race || testing.Short()) }
 
 func scan1D[R, T gpu.Elem](t *testing.T, s *gpu.Stream, rng *rand.Rand, n int, op scanOp, excl bool) {
 	t.Helper()

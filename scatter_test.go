@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-gpu/gpu"
 	"github.com/go-gpu/gpu/half"
+	"github.com/go-gpu/gpu/internal/testenv"
 )
 
 // Scatters against a plain-Go reference with NumPy's sequential semantics. Float values
@@ -180,7 +181,7 @@ func TestScatterBins(t *testing.T) {
 			name := fmt.Sprintf("n%d/bins%d", c.n, c.bins)
 			t.Run(name+"/int32", func(t *testing.T) { scatterBinsT[int32](t, s, rng, ia, idx, c.bins) })
 			t.Run(name+"/float32", func(t *testing.T) { scatterBinsT[float32](t, s, rng, ia, idx, c.bins) })
-			if c.n > 1<<14 && (d.Backend() == "cpu" && scRace || testing.Short()) {
+			if c.n > 1<<14 && (d.Backend() == "cpu" && testenv.Race || testing.Short()) {
 				ia.Free()
 				continue
 			}
@@ -883,7 +884,7 @@ func TestScatterSizes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(27, 28))
 	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
 		for _, n := range sizes {
-			if n > 1<<17 && (scRace || testing.Short()) {
+			if n > 1<<17 && (testenv.Race || testing.Short()) {
 				continue
 			}
 			bins := n/3 + 1

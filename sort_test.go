@@ -13,6 +13,7 @@ import (
 	"github.com/go-gpu/gpu"
 	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/internal/kernel"
+	"github.com/go-gpu/gpu/internal/testenv"
 )
 
 // Sort tests: every element type against a stable sort written here in plain Go
@@ -368,7 +369,7 @@ func sortTypes(t *testing.T, s *gpu.Stream, rng *rand.Rand, n int, p stPattern, 
 var sortSizes = []int{0, 1, 2, 31, 32, 33, 255, 256, 257, 1023, 1024, 1025, 3071, 3072, 3073, 4095, 4096, 4097,
 	8191, 8192, 8193, 12289, 65537, 1<<20 + 3}
 
-func sortBig(n int) bool { return n <= 1<<17 || !(scRace || testing.Short()) }
+func sortBig(n int) bool { return n <= 1<<17 || !(testenv.Race || testing.Short()) }
 
 func TestSortSizes(t *testing.T) {
 	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
@@ -377,7 +378,7 @@ func TestSortSizes(t *testing.T) {
 			if !sortBig(n) {
 				continue
 			}
-			if n >= 1<<20 && d.Backend() == "cpu" || scRace && n > 4097 {
+			if n >= 1<<20 && d.Backend() == "cpu" || testenv.Race && n > 4097 {
 				// The large sizes once per key width on the CPU (the reference is slow).
 				checkSorted(t, s, stGen[int8](rng, n, patRandom), []int{n}, false)
 				checkSorted(t, s, stGen[float32](rng, n, patSpecial), []int{n}, false)
@@ -443,7 +444,7 @@ func TestSortRows(t *testing.T) {
 			checkSorted(t, s, stGen[int64](rng, rows*n, patRandom), []int{rows, n}, true)
 			checkSorted(t, s, stGen[uint8](rng, rows*n, patRandom), []int{rows, n}, false)
 		}
-		if !testing.Short() && !scRace {
+		if !testing.Short() && !testenv.Race {
 			n := 1000000
 			checkSorted(t, s, stGen[float32](rng, 2*n, patRandom), []int{2, n}, false)
 		}

@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/go-gpu/gpu/dtype"
+	"github.com/go-gpu/gpu/internal/testenv"
 )
 
 // interp evaluates the IR for element i by walking the tree, one node at a time through
@@ -418,7 +419,7 @@ func TestEvalConcurrent(t *testing.T) {
 }
 
 func TestEvalAllocs(t *testing.T) {
-	if raceEnabled {
+	if testenv.Race {
 		t.Skip("sync.Pool drops frames under the race detector")
 	}
 	env := Env{"x": OperandDecl(0, dtype.Float32), "a": ParamDecl(0, dtype.Float32)}

@@ -24,7 +24,7 @@ import (
 // range, switch, break, continue, inlined helpers with several results), compiled
 // by gokernel for every device but the CPU, and run as Go, built by the go command
 // (the reference), over the same inputs. Every generated kernel must compile (and,
-// through TestMain, assemble); where a GPU or the simulator (-tags ptxsim) runs, the
+// through TestMain, assemble); where a GPU or the simulator (simdev) runs, the
 // results must equal Go's bit for bit. Without the go command only the compilation is
 // checked.
 

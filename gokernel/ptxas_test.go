@@ -16,7 +16,7 @@ import (
 	"testing"
 
 	"github.com/go-gpu/gpu/gokernel"
-	"github.com/go-gpu/gpu/internal/ptxastool"
+	"github.com/go-gpu/gpu/internal/testenv"
 )
 
 // Every module the tests compile (the semantics tests' kernels, the fuzzer's, the
@@ -55,7 +55,7 @@ func TestMain(m *testing.M) {
 // assemblers returns the ptxas programs to run.
 func assemblers() []string {
 	var out []string
-	for _, p := range []string{ptxastool.Path(), "/opt/ctk/usr/bin/ptxas", "/opt/cuda13/bin/ptxas"} {
+	for _, p := range []string{testenv.CUDATool("ptxas"), "/opt/ctk/usr/bin/ptxas", "/opt/cuda13/bin/ptxas"} {
 		if p == "" || slices.Contains(out, p) {
 			continue
 		}

@@ -1,5 +1,3 @@
-//go:build ptxsim
-
 package gokernel_test
 
 import (
@@ -7,9 +5,8 @@ import (
 	"github.com/go-gpu/gpu/internal/ptxsim/simdev"
 )
 
-// With -tags ptxsim (once package internal/ptxsim is in the tree), every test also
-// runs on the PTX simulator behind a fake CUDA device: the compiler's PTX against the
-// CPU's Go.
+// Every test also runs on the PTX simulator behind a fake CUDA device
+// (internal/ptxsim/simdev): the compiler's PTX against the CPU's Go.
 func init() {
 	extraDevices = append(extraDevices, deviceMaker{"sim", func() (*gpu.Device, error) { return gpu.NewDevice(simdev.New(2)) }})
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/go-gpu/gpu"
 	"github.com/go-gpu/gpu/backend/cpu"
 	"github.com/go-gpu/gpu/dtype"
+	"github.com/go-gpu/gpu/internal/testenv"
 )
 
 // cpuDevices makes n fresh CPU devices (each fault test needs its own: faults are
@@ -47,7 +48,7 @@ func TestCPUCollectives(t *testing.T) {
 	switch {
 	case testing.Short():
 		large = 64 << 10
-	case raceEnabled:
+	case testenv.Race:
 		large = 256 << 10
 	}
 	for _, world := range []int{2, 4} {

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/go-gpu/gpu/internal/testenv"
 )
 
 // mathKernel returns a module with one kernel computing y[i] = fn(x[i] (, x2[i])) for
@@ -51,9 +53,7 @@ func regsToOps(rs []Reg) []Operand {
 // TestMathPtxas compiles every math function, inline and as a .func, with ptxas for
 // sm_90 and checks nothing spills or uses local memory.
 func TestMathPtxas(t *testing.T) {
-	if ptxasPath() == "" {
-		t.Skip("ptxas not found ($PTXAS, PATH, /opt/ctk/usr/bin/ptxas): skipping the PTX assembly check")
-	}
+	testenv.Ptxas(t)
 	for _, typ := range []Type{F32, F64} {
 		for _, fn := range MathFns(typ) {
 			t.Run(fmt.Sprintf("%v%v", fn, typ), func(t *testing.T) {
@@ -86,7 +86,7 @@ func sassCounts(s string) (total int, byOp map[string]int) {
 // TestMathSassCounts prints the SASS instruction counts of each function (go test -v
 // -run MathSassCounts): the numbers in the package documentation's table.
 func TestMathSassCounts(t *testing.T) {
-	if ptxasPath() == "" || !testing.Verbose() {
+	if testenv.CUDATool("ptxas") == "" || !testing.Verbose() {
 		t.Skip("needs ptxas and -v")
 	}
 	// The baseline: a kernel that only copies.

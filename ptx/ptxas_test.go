@@ -8,21 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-)
 
-// ptxasPath finds ptxas: $PTXAS, then ptxas on PATH, then /opt/ctk/usr/bin/ptxas.
-func ptxasPath() string {
-	if p := os.Getenv("PTXAS"); p != "" {
-		return p
-	}
-	if p, err := exec.LookPath("ptxas"); err == nil {
-		return p
-	}
-	if _, err := os.Stat("/opt/ctk/usr/bin/ptxas"); err == nil {
-		return "/opt/ctk/usr/bin/ptxas"
-	}
-	return ""
-}
+	"github.com/go-gpu/gpu/internal/testenv"
+)
 
 type ptxasResult struct {
 	Log   string // ptxas -v output
@@ -33,10 +21,7 @@ type ptxasResult struct {
 // when ptxas isn't installed.
 func ptxas(t testing.TB, src string) ptxasResult {
 	t.Helper()
-	p := ptxasPath()
-	if p == "" {
-		t.Skip("ptxas not found ($PTXAS, PATH, /opt/ctk/usr/bin/ptxas): skipping the PTX assembly check")
-	}
+	p := testenv.Ptxas(t)
 	dir := t.TempDir()
 	in := filepath.Join(dir, "m.ptx")
 	out := filepath.Join(dir, "m.cubin")
@@ -89,8 +74,8 @@ func checkNoSpill(t testing.TB, log string) {
 // sass returns the disassembly of a cubin (empty if cuobjdump is missing).
 func sass(t testing.TB, cubin string) string {
 	t.Helper()
-	p := filepath.Join(filepath.Dir(ptxasPath()), "cuobjdump")
-	if _, err := os.Stat(p); err != nil {
+	p := testenv.CUDATool("cuobjdump")
+	if p == "" {
 		return ""
 	}
 	b, err := exec.Command(p, "-sass", cubin).CombinedOutput()

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/go-gpu/gpu/dtype"
+	"github.com/go-gpu/gpu/internal/ptxsim"
 )
 
 // interpSpecs is Specs with interesting Range bounds: a high rejection rate (r just above
@@ -34,12 +35,14 @@ func runKernel(t *testing.T, k Kernel, n int64, seed, offset, base uint64, ntid,
 		t.Fatalf("%s: %v", k.Name, err)
 	}
 	size := int64(k.Spec.Type.Size())
-	mem := &sliceMem{base: base, b: bytes.Repeat([]byte{0xA5}, int(n*size))}
+	out := bytes.Repeat([]byte{0xA5}, int(n*size))
+	mem := &ptxsim.Regions{}
+	mem.Map(base, out)
 	pk.launch(k.Spec.Args(base, n, seed, offset), ntid, nctaid, mem)
-	return mem.b
+	return out
 }
 
-// TestKernelMatchesGo runs every generated kernel in the PTX interpreter and compares its
+// TestKernelMatchesGo runs every generated kernel in the PTX simulator and compares its
 // output with Expected, bit for bit: both index variants, aligned (vector stores) and
 // misaligned (scalar stores) outputs, sizes that end mid-block, grids smaller and larger
 // than the work.

@@ -2,36 +2,15 @@ package random
 
 import (
 	"fmt"
-	"github.com/go-gpu/gpu/internal/ptxastool"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/go-gpu/gpu/internal/testenv"
 )
-
-// findTool returns the path of a CUDA tool: $PTXAS (for ptxas; its directory for the
-// others), then PATH, then /opt/ctk/usr/bin.
-func findTool(name string) string {
-	if p := os.Getenv("PTXAS"); p != "" {
-		if name == "ptxas" {
-			return p
-		}
-		if q := filepath.Join(filepath.Dir(p), name); fileExists(q) {
-			return q
-		}
-	}
-	if p, err := exec.LookPath(name); err == nil {
-		return p
-	}
-	if q := filepath.Join("/opt/ctk/usr/bin", name); fileExists(q) {
-		return q
-	}
-	return ""
-}
-
-func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 var (
 	reRegs  = regexp.MustCompile(`Used (\d+) registers`)
@@ -175,18 +154,15 @@ var reFunc = regexp.MustCompile(`(?:Compiling entry function|Function properties
 // All kernels of a target go into one module: one ptxas and one nvdisasm run (cuobjdump
 // -sass gives the same code but takes about 0.7 s a kernel).
 func TestPTXAssembles(t *testing.T) {
-	ptxas := findTool("ptxas")
-	if ptxas == "" {
-		t.Skip("ptxas not found ($PTXAS, PATH, /opt/ctk/usr/bin/ptxas): PTX not assembled")
-	}
-	nvdisasm := findTool("nvdisasm")
+	ptxas := testenv.Ptxas(t)
+	nvdisasm := testenv.CUDATool("nvdisasm")
 	dir := t.TempDir()
 	targets := [][2]int{{9, 0}}
 	if !testing.Short() {
 		targets = append(targets, [2]int{8, 0}, [2]int{5, 2})
 	}
 	for _, cc := range targets {
-		if sm := fmt.Sprintf("sm_%d%d", cc[0], cc[1]); !ptxastool.Supports(ptxas, sm) {
+		if sm := fmt.Sprintf("sm_%d%d", cc[0], cc[1]); !testenv.PtxasSupports(ptxas, sm) {
 			t.Logf("%s doesn't assemble for %s (CUDA 13 dropped sm_52 and sm_70): not assembled", ptxas, sm)
 			continue
 		}

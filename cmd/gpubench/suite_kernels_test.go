@@ -14,7 +14,8 @@ import (
 
 	"github.com/go-gpu/gpu"
 	"github.com/go-gpu/gpu/bench"
-	"github.com/go-gpu/gpu/internal/ptxinterp"
+	"github.com/go-gpu/gpu/internal/ptxsim"
+	"github.com/go-gpu/gpu/internal/testenv"
 )
 
 // Random123's known answers for Philox2x32-10 (kat_vectors).
@@ -43,12 +44,12 @@ func cpuDevice(t *testing.T) *device {
 	return &device{dev: d, s: d.DefaultStream(), backend: "cpu"}
 }
 
-// interpRun runs kernel name of src in the PTX interpreter over the float32
+// interpRun runs kernel name of src in the PTX simulator over the float32
 // buffers (mapped at 1 MiB apart, passed as the first len(bufs) arguments)
 // and the scalar arguments after them.
 func interpRun(t *testing.T, src, name string, grid, block uint32, bufs [][]float32, scalars ...uint64) {
 	t.Helper()
-	m, err := ptxinterp.Parse(src)
+	m, err := ptxsim.Parse(src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,14 +57,14 @@ func interpRun(t *testing.T, src, name string, grid, block uint32, bufs [][]floa
 	if f == nil {
 		t.Fatalf("no kernel %s", name)
 	}
-	mem := &ptxinterp.Regions{}
+	mem := &ptxsim.Regions{}
 	var args []uint64
 	for i, b := range bufs {
 		base := uint64(1+i) << 24
 		mem.Map(base, unsafe.Slice((*byte)(unsafe.Pointer(&b[0])), 4*len(b)))
 		args = append(args, base)
 	}
-	if err := f.Launch(mem, grid, block, append(args, scalars...)); err != nil {
+	if err := f.Launch(mem, ptxsim.Linear(int(grid), int(block)), append(args, scalars...)); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
 }
@@ -76,7 +77,7 @@ func randFloats(n int, seed uint32) []float32 {
 	return out
 }
 
-// TestUserKernels runs the PTX kernels in the PTX interpreter and the Go
+// TestUserKernels runs the PTX kernels in the PTX simulator and the Go
 // functions on the CPU backend on the same inputs: bit for bit the same
 // results, the ones the kernels are meant to compute.
 func TestUserKernels(t *testing.T) {
@@ -174,15 +175,15 @@ func TestUserKernels(t *testing.T) {
 		}
 	}
 	y := nans(24)
-	m, err := ptxinterp.Parse(userPTX)
+	m, err := ptxsim.Parse(userPTX)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem := &ptxinterp.Regions{}
+	mem := &ptxsim.Regions{}
 	for i, b := range [][]float32{x1, x2, y} {
 		mem.Map(uint64(1+i)<<24, unsafe.Slice((*byte)(unsafe.Pointer(&b[0])), 4*len(b)))
 	}
-	if err := m.Func("add_f32").Launch(mem, 3, 8, []uint64{20, 1 << 24, 2 << 24, 3 << 24}); err != nil {
+	if err := m.Func("add_f32").Launch(mem, ptxsim.Linear(3, 8), []uint64{20, 1 << 24, 2 << 24, 3 << 24}); err != nil {
 		t.Fatal(err)
 	}
 	same("add_f32 (PTX)", y, want)
@@ -210,11 +211,11 @@ func TestUserKernels(t *testing.T) {
 		}
 	}
 	y = nans(mm * cols)
-	mem = &ptxinterp.Regions{}
+	mem = &ptxsim.Regions{}
 	for i, b := range [][]float32{x1, x2, y} {
 		mem.Map(uint64(1+i)<<24, unsafe.Slice((*byte)(unsafe.Pointer(&b[0])), 4*len(b)))
 	}
-	if err := m.Func("add_mat_vec").Launch(mem, cols, 4, []uint64{mm, 1 << 24, 2 << 24, 3 << 24}); err != nil {
+	if err := m.Func("add_mat_vec").Launch(mem, ptxsim.Linear(cols, 4), []uint64{mm, 1 << 24, 2 << 24, 3 << 24}); err != nil {
 		t.Fatal(err)
 	}
 	same("add_mat_vec (PTX)", y, want)
@@ -262,18 +263,7 @@ func TestByvalLayout(t *testing.T) {
 // is installed ($PTXAS, PATH or /opt/ctk/usr/bin/ptxas), and checks that
 // metaldevrt's device function stays a call.
 func TestPTXAssembles(t *testing.T) {
-	ptxas := os.Getenv("PTXAS")
-	if ptxas == "" {
-		ptxas, _ = exec.LookPath("ptxas")
-	}
-	if ptxas == "" {
-		if _, err := os.Stat("/opt/ctk/usr/bin/ptxas"); err == nil {
-			ptxas = "/opt/ctk/usr/bin/ptxas"
-		}
-	}
-	if ptxas == "" {
-		t.Skip("no ptxas")
-	}
+	ptxas := testenv.Ptxas(t)
 	dir := t.TempDir()
 	for name, src := range map[string]string{"user": userPTX, "byval": byvalPTX()} {
 		in := filepath.Join(dir, name+".ptx")

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/go-gpu/gpu/internal/ptxsim/spectest"
+	"github.com/go-gpu/gpu/internal/testenv"
 )
 
 func TestConcatPtxas(t *testing.T) {
@@ -38,7 +41,7 @@ func TestConcatSim(t *testing.T) {
 		{1, 2, []int{3000}, 1},
 		{8, 1, []int{10, 20, 30, 40, 50, 60, 70, 80}, 0},
 	} {
-		if simRace && i != 0 {
+		if testenv.Race && i != 0 {
 			continue
 		}
 		sp := &ConcatRows{Inputs: len(c.cols), Vec: c.vec}
@@ -50,7 +53,7 @@ func TestConcatSim(t *testing.T) {
 			}
 			dst := bytes.Repeat([]byte{0xCD}, c.rows*ldd*V)
 			want := bytes.Clone(dst)
-			args := []kArg{kBuf(dst), kU64(uint64(c.rows)), kU64(uint64(ldd))}
+			args := []spectest.Arg{spectest.Buf(dst), spectest.U64(uint64(c.rows)), spectest.U64(uint64(ldd))}
 			doff, first := 0, 0
 			srcs := make([][]byte, len(c.cols))
 			for k, n := range c.cols {
@@ -62,13 +65,13 @@ func TestConcatSim(t *testing.T) {
 				for r := range c.rows {
 					copy(want[(r*ldd+doff)*V:(r*ldd+doff+n)*V], srcs[k][r*lds*V:(r*lds+n)*V])
 				}
-				args = append(args, kBuf(srcs[k]), kU64(uint64(n)), kU64(uint64(lds)), kU64(uint64(doff)), kU64(uint64(first)))
+				args = append(args, spectest.Buf(srcs[k]), spectest.U64(uint64(n)), spectest.U64(uint64(lds)), spectest.U64(uint64(doff)), spectest.U64(uint64(first)))
 				doff += n
 				first += ConcatChunks(n)
 			}
 			// The simulator's grid has one row: the kernel's loop walks every row.
-			got := runSim(t, sp, first, ConcatBlock, first, args)
-			cpu := runCPU(t, sp, first, ConcatBlock, args)
+			got := spectest.Sim(t, sp, first, ConcatBlock, first, args)
+			cpu := spectest.CPU(t, sp, first, ConcatBlock, args)
 			for w, res := range [][]byte{got[0], cpu[0]} {
 				if !bytes.Equal(res, want) {
 					for b := range res {

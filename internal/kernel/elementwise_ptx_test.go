@@ -2,7 +2,6 @@ package kernel
 
 import (
 	"fmt"
-	"github.com/go-gpu/gpu/internal/ptxastool"
 	"hash/fnv"
 	"math/rand"
 	"os"
@@ -13,11 +12,13 @@ import (
 	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/expr"
 	"github.com/go-gpu/gpu/ptx"
+
+	"github.com/go-gpu/gpu/internal/testenv"
 )
 
 // The PTX elementwise kernels are checked in two ways without a GPU: ptxas assembles
-// them (sm_90 and sm_80, no stack frame, no spills), and the PTX interpreter
-// (internal/ptxinterp) runs them on random inputs with special values, compared with the
+// them (sm_90 and sm_80, no stack frame, no spills), and the PTX simulator
+// (internal/ptxsim) runs them on random inputs with special values, compared with the
 // CPU implementation (Elementwise.CPU) bit for bit, NaN payloads aside.
 //
 // The default run covers every operator, function and conversion for every type, with
@@ -210,7 +211,7 @@ func runCaseExempt(t *testing.T, e *Elementwise, sizes []int, seed int64, misali
 }
 
 // TestElementwisePTXTable runs every operator, function and conversion of the tables for
-// every type in the interpreter against the CPU implementation.
+// every type on the simulator against the CPU implementation.
 func TestElementwisePTXTable(t *testing.T) {
 	cases := opCases(t)
 	unsupported := 0
@@ -240,7 +241,7 @@ func TestElementwisePTXTable(t *testing.T) {
 		switch {
 		case sweep:
 			vs, sizes = variants, ewSizes
-		case ewRace && h%4 != 0:
+		case testenv.Race && h%4 != 0:
 			continue
 		}
 		oc := oc
@@ -262,7 +263,7 @@ func TestElementwisePTXTable(t *testing.T) {
 // (rotating) for sm_90 and every 24th for sm_80; the sweep every case in every layout
 // for both.
 func TestElementwisePTXAssemble(t *testing.T) {
-	ptxas := needPtxas(t)
+	ptxas := testenv.Ptxas(t)
 	cases := opCases(t)
 	type job struct {
 		name  string
@@ -278,7 +279,7 @@ func TestElementwisePTXAssemble(t *testing.T) {
 		h := hashOf(oc.name)
 		vs := []layoutVariant{variants[h%len(variants)]}
 		every := 6 // the race detector does not look into ptxas: a smaller sample
-		if ewRace {
+		if testenv.Race {
 			every = 24
 		}
 		if sweep {
@@ -362,7 +363,7 @@ func TestElementwisePTXEntry(t *testing.T) {
 }
 
 // TestElementwisePTXOldTargets runs the bfloat16 conversions of a pre-sm_80 target (the
-// integer rounding path) in the interpreter and assembles them for sm_70 where the
+// integer rounding path) on the simulator and assembles them for sm_70 where the
 // assembler found still knows it (CUDA 13's doesn't).
 func TestElementwisePTXOldTargets(t *testing.T) {
 	for _, from := range allTypes {
@@ -378,7 +379,7 @@ func TestElementwisePTXOldTargets(t *testing.T) {
 			}
 			r := rand.New(rand.NewSource(int64(from)))
 			sizes := []int{33, 1025}
-			if ewRace {
+			if testenv.Race {
 				sizes = sizes[:1]
 			}
 			for _, n := range sizes {
@@ -386,7 +387,7 @@ func TestElementwisePTXOldTargets(t *testing.T) {
 				c := &ewCase{e: e, n: n, grid: grid, blk: blk, seed: r.Int63(), misaligned: v.misaligned}
 				c.check(t, c.run(t, src, entry))
 			}
-			if p := ptxasPath(); p != "" && ptxastool.Supports(p, "sm_70") { // not CUDA 13's
+			if p := testenv.CUDATool("ptxas"); p != "" && testenv.PtxasSupports(p, "sm_70") { // not CUDA 13's
 				assemble(t, p, src, "sm_70", t.TempDir())
 			}
 		}
@@ -421,7 +422,7 @@ func TestElementwisePTXMathMirrors(t *testing.T) {
 				}
 				r := rand.New(rand.NewSource(int64(hashOf(name))))
 				c := &ewCase{e: e, n: 1025, seed: r.Int63(), misaligned: !e.Vector}
-				if ewRace {
+				if testenv.Race {
 					c.n = 129
 				}
 				c.grid, c.blk = e.Geometry(c.n, 2)

@@ -17,37 +17,14 @@ import (
 	"github.com/go-gpu/gpu/backend/cpu"
 	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/expr"
-	"github.com/go-gpu/gpu/internal/ptxinterp"
+	"github.com/go-gpu/gpu/internal/ptxsim"
 )
 
 // Test harness for the PTX elementwise kernels: memory layouts for every operand kind,
 // random inputs with special values, the reference through the CPU implementation, and
-// the run in the PTX interpreter.
+// the run on the PTX simulator.
 
 // ---- ptxas ----
-
-// ptxasPath finds ptxas: $PTXAS, then ptxas on PATH, then /opt/ctk/usr/bin/ptxas.
-func ptxasPath() string {
-	if p := os.Getenv("PTXAS"); p != "" {
-		return p
-	}
-	if p, err := exec.LookPath("ptxas"); err == nil {
-		return p
-	}
-	if _, err := os.Stat("/opt/ctk/usr/bin/ptxas"); err == nil {
-		return "/opt/ctk/usr/bin/ptxas"
-	}
-	return ""
-}
-
-func needPtxas(t testing.TB) string {
-	t.Helper()
-	p := ptxasPath()
-	if p == "" {
-		t.Skip("ptxas not found ($PTXAS, PATH, /opt/ctk/usr/bin/ptxas): skipping the PTX assembly check")
-	}
-	return p
-}
 
 var (
 	reRegs  = regexp.MustCompile(`Used (\d+) registers`)
@@ -306,7 +283,7 @@ type ewResult struct {
 	logical   [][]byte // each input's n elements as the kernel sees them
 }
 
-// run runs the case in the interpreter and through the CPU reference.
+// run runs the case on the simulator and through the CPU reference.
 func (c *ewCase) run(t testing.TB, src, entry string) *ewResult {
 	t.Helper()
 	e := c.e
@@ -319,7 +296,7 @@ func (c *ewCase) run(t testing.TB, src, entry string) *ewResult {
 		}
 	}
 	res := &ewResult{ins: make([]*operand, len(e.Ins)), inBefore: make([][]byte, len(e.Ins)), logical: make([][]byte, len(e.Ins))}
-	mem := &ptxinterp.Regions{}
+	mem := &ptxsim.Regions{}
 	for k, in := range e.Ins {
 		if in.Kind == Index {
 			continue
@@ -386,7 +363,7 @@ func (c *ewCase) run(t testing.TB, src, entry string) *ewResult {
 		copy(res.want[off:off+size], ref[i*size:(i+1)*size])
 	}
 
-	m, err := ptxinterp.Parse(src)
+	m, err := ptxsim.Parse(src)
 	if err != nil {
 		t.Fatalf("%s: parsing the PTX: %v\n%s", e.Key(), err, numbered(src))
 	}
@@ -394,7 +371,7 @@ func (c *ewCase) run(t testing.TB, src, entry string) *ewResult {
 	if k == nil {
 		t.Fatalf("no kernel %s in the module", entry)
 	}
-	if err := k.Launch(mem, uint32(c.grid), uint32(c.blk), args); err != nil {
+	if err := k.Launch(mem, ptxsim.Linear(c.grid, c.blk), args); err != nil {
 		t.Fatalf("%s (n=%d, grid %d x %d): %v", e.Key(), n, c.grid, c.blk, err)
 	}
 	res.got = out.mem

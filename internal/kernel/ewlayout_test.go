@@ -8,7 +8,9 @@ import (
 
 	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/expr"
-	"github.com/go-gpu/gpu/internal/ptxinterp"
+	"github.com/go-gpu/gpu/internal/ptxsim"
+
+	"github.com/go-gpu/gpu/internal/testenv"
 )
 
 // Layout tests: strided, broadcast (zero strides), reversed (negative strides), scalar
@@ -65,14 +67,14 @@ func broadcastStrides(r *rand.Rand, shape []int) []int {
 	return st
 }
 
-// TestElementwisePTXStrided runs random layouts of ranks 1 to 4 in the interpreter.
+// TestElementwisePTXStrided runs random layouts of ranks 1 to 4 on the simulator.
 func TestElementwisePTXStrided(t *testing.T) {
 	types := []dtype.DType{dtype.Float32, dtype.Int16, dtype.Float64, dtype.Uint8, dtype.Float16, dtype.Int64, dtype.Bool}
 	iters := 90
 	switch {
 	case sweep:
 		iters = 1500
-	case ewRace:
+	case testenv.Race:
 		iters = 24
 	}
 	r := rand.New(rand.NewSource(7))
@@ -150,7 +152,7 @@ func TestElementwisePTXGrids(t *testing.T) {
 			}
 			r := rand.New(rand.NewSource(int64(hashOf(src))))
 			sizes := []int{1, 7, 33, 1025}
-			if ewRace {
+			if testenv.Race {
 				sizes = sizes[:3]
 			}
 			for _, n := range sizes {
@@ -261,7 +263,7 @@ func TestElementwisePTXLarge(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			m, err := ptxinterp.Parse(src)
+			m, err := ptxsim.Parse(src)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -282,7 +284,7 @@ func TestElementwisePTXLarge(t *testing.T) {
 			args = append(args, uint64(math.Float32bits(p)))
 			T := int64(tc.grid) * blk
 			for _, g := range tc.threads {
-				if _, err := k.Run(mem, ptxinterp.Dim{Tid: uint32(g % blk), Ntid: blk, Ctaid: uint32(g / blk), Nctaid: uint32(tc.grid)}, args); err != nil {
+				if _, err := k.Run(mem, ptxsim.Dim{Tid: uint32(g % blk), Ntid: blk, Ctaid: uint32(g / blk), Nctaid: uint32(tc.grid)}, args); err != nil {
 					t.Fatalf("thread %d: %v", g, err)
 				}
 			}
@@ -371,7 +373,7 @@ func TestElementwisePTXIndex(t *testing.T) {
 				Out: Operand{ex.DType(), Contig}, Vector: v.vector, Index64: v.index64}
 			r := rand.New(rand.NewSource(int64(hashOf(src))))
 			sizes := []int{1, 37, 1025}
-			if ewRace {
+			if testenv.Race {
 				sizes = sizes[:2]
 			}
 			runCaseExempt(t, e, sizes, r.Int63(), v.misaligned, 0, nil, nil)
@@ -459,7 +461,7 @@ func TestElementwisePTXEdges(t *testing.T) {
 			if uses, _ := usesLibrary(ex.Root); uses {
 				continue // pow on floats is a library function: the mirror tests check it
 			}
-			if ewRace && k%6 != 0 {
+			if testenv.Race && k%6 != 0 {
 				continue
 			}
 			v := variants[k%2]

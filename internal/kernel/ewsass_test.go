@@ -1,9 +1,7 @@
 package kernel
 
 import (
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -11,6 +9,8 @@ import (
 
 	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/expr"
+
+	"github.com/go-gpu/gpu/internal/testenv"
 )
 
 // TestElementwisePTXSASS assembles the main kernels for sm_90 and reports, from the
@@ -18,12 +18,10 @@ import (
 // (the figures of the kernel report; run with -v). It checks that the vector loops
 // move 16 bytes per access and use the read-only path.
 func TestElementwisePTXSASS(t *testing.T) {
-	ptxas := needPtxas(t)
-	cuobjdump := filepath.Join(filepath.Dir(ptxas), "cuobjdump")
-	if _, err := os.Stat(cuobjdump); err != nil {
-		if cuobjdump, err = exec.LookPath("cuobjdump"); err != nil {
-			t.Skip("cuobjdump not found beside ptxas or on PATH")
-		}
+	ptxas := testenv.Ptxas(t)
+	cuobjdump := testenv.CUDATool("cuobjdump")
+	if cuobjdump == "" {
+		t.Skip("cuobjdump not found beside ptxas, on PATH or in /opt/ctk/usr/bin")
 	}
 	f32 := dtype.Float32
 	envF := expr.Env{"x": expr.OperandDecl(0, f32), "a": expr.ParamDecl(0, f32), "b": expr.ParamDecl(1, f32)}

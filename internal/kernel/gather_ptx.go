@@ -222,7 +222,7 @@ func (g *idxGen) normBad(raw, valid ptx.Reg) (k, bad ptx.Reg) {
 	m := f.Reg(ptx.B32)
 	f.Vote("ballot", m, bad, ptx.Uint(0xffffffff))
 	first := lowestSetBit(f, m)
-	f.At(f.Setp(ptx.Eq, g.lane, first)).Op("st.global.u64", ptx.Mem(g.perr, 0), raw)
+	f.At(f.Setp(ptx.Eq, g.lane, first)).Op("st.volatile.global.u64", ptx.Mem(g.perr, 0), raw) // warps race: a strong store (volatile: any target)
 	low := f.Setp(ptx.Lt, k, ptx.Int(0))
 	clamped := f.Reg(ptx.S64)
 	f.Selp(clamped, ptx.Int(0), g.lm1, low)

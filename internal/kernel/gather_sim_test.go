@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/go-gpu/gpu/dtype"
+	"github.com/go-gpu/gpu/internal/ptxsim/spectest"
+	"github.com/go-gpu/gpu/internal/testenv"
 )
 
 // The gather kernel's PTX on the simulator against its CPU implementation, and both
@@ -16,7 +18,7 @@ import (
 func TestGatherPtxas(t *testing.T) {
 	// Every element size, index type and mode, in the flat and the general form (each
 	// combination not crossed with all others: ptxas takes a while).
-	var specs []ptxSpecT
+	var specs []spectest.Spec
 	modes := []IndexMode{IndexRaise, IndexWrap, IndexClip, IndexCheck}
 	for i, size := range []int{1, 2, 4, 8} {
 		it := []dtype.DType{dtype.Int32, dtype.Int64}[i%2]
@@ -82,8 +84,8 @@ func TestGatherSim(t *testing.T) {
 		{size: 2, index: dtype.Int64, mode: IndexClip, shape: []int{4, 33}, sst: []int{-33, 0}, ist: []int{0, 1}, l: 33, ast: -1, bad: 0.1},
 	}
 	for i, c := range cases {
-		if simRace && i != 0 && i != 6 {
-			continue // see simRace
+		if testenv.Race && i != 0 && i != 6 {
+			continue // see testenv.Race
 		}
 		rank := len(c.shape)
 		n := c.n
@@ -98,7 +100,7 @@ func TestGatherSim(t *testing.T) {
 			slo, shi := operandExtent(c.shape, c.sst, c.l, c.ast, true)
 			ilo, ihi := extent(c.shape, c.ist)
 			srcN := shi - slo + 1
-			src := randBytes(rng, dtype.Uint8, srcN*c.size, false)
+			src := spectest.RandBytes(rng, dtype.Uint8, srcN*c.size, false)
 			idxN := ihi - ilo + 1
 			idx := make([]int64, idxN)
 			var badSet = map[int64]bool{}
@@ -124,22 +126,22 @@ func TestGatherSim(t *testing.T) {
 			ib := indexBytes(c.index, idx)
 			out := bytes.Repeat([]byte{0xCD}, n*c.size+16)
 			errw := make([]byte, 8)
-			args := []kArg{kBuf(out), {buf: true, data: src, ptr: -slo * c.size}, {buf: true, data: ib, ptr: -ilo * c.index.Size()},
-				kBuf(errw), kU64(uint64(n)), kU64(uint64(c.l)), kI64(int64(c.ast))}
+			args := []spectest.Arg{spectest.Buf(out), spectest.PtrAt(src, -slo*c.size), spectest.PtrAt(ib, -ilo*c.index.Size()),
+				spectest.Buf(errw), spectest.U64(uint64(n)), spectest.U64(uint64(c.l)), spectest.I64(int64(c.ast))}
 			if rank > 0 {
 				for _, v := range c.shape {
-					args = append(args, kU64(uint64(v)))
+					args = append(args, spectest.U64(uint64(v)))
 				}
 				for _, v := range c.sst {
-					args = append(args, kI64(int64(v)))
+					args = append(args, spectest.I64(int64(v)))
 				}
 				for _, v := range c.ist {
-					args = append(args, kI64(int64(v)))
+					args = append(args, spectest.I64(int64(v)))
 				}
 			}
 			grid, _ := sp.Geometry(n, 3)
-			got := runSim(t, sp, grid, GatherBlock, grid, args)
-			want := runCPU(t, sp, grid, GatherBlock, args)
+			got := spectest.Sim(t, sp, grid, GatherBlock, grid, args)
+			want := spectest.CPU(t, sp, grid, GatherBlock, args)
 			// The reference.
 			ref := bytes.Repeat([]byte{0xCD}, n*c.size+16)
 			offsets2(c.shape, c.sst, c.ist, 0, n, func(j, so, io int) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/expr"
+	"github.com/go-gpu/gpu/internal/testenv"
 )
 
 // halfKernels returns the kernels of every family over float16 or bfloat16 elements:
@@ -96,10 +97,7 @@ func halfKernels(t *testing.T, h dtype.DType) []interface {
 // TestHalfKernelsAssemble assembles every family's half-precision kernels with ptxas,
 // for sm_90 (with no spills) and sm_75 (bfloat16's integer rounding before sm_80).
 func TestHalfKernelsAssemble(t *testing.T) {
-	p := scanPtxasPath()
-	if p == "" {
-		t.Skip("ptxas not found ($PTXAS, PATH, /opt/ctk/usr/bin/ptxas)")
-	}
+	p := testenv.Ptxas(t)
 	for _, h := range []dtype.DType{dtype.Float16, dtype.BFloat16} {
 		ks := halfKernels(t, h)
 		ccs := [][2]int{{9, 0}}

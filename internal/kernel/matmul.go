@@ -48,9 +48,6 @@ type MatMul struct {
 	// Tile selects the tensor-core kernel's tiling (MatMulTiles: 1 to 6; 0, the
 	// default: 2); the FMA kernels have one tiling and ignore it.
 	Tile int
-	// Emulate (tests only) writes cp.async, ldmatrix, mma.sync and the bfloat16
-	// conversions as plain PTX that the tests' simulator runs (not float16).
-	Emulate bool
 }
 
 // Validate checks the spec.
@@ -74,9 +71,6 @@ func (p *MatMul) Key() string {
 	k := fmt.Sprintf("matmul|%v|ta=%v|tb=%v|tf32=%v", p.Type, p.TransA, p.TransB, p.TF32)
 	if t := p.tensorTile(); t > 0 {
 		k += fmt.Sprintf("|tile=%d", t)
-	}
-	if p.Emulate {
-		k += "|emulate"
 	}
 	return k
 }

@@ -36,10 +36,6 @@ import (
 // ([k][m], [k][n]) from 16-byte global loads issued before the previous tile's FMAs.
 //
 // Both write C with bounds checks, alpha*acc, plus beta*C when beta is not 0.
-//
-// The generator can also emit, for the PTX simulator of the tests (Emulate), the same
-// kernel with cp.async, ldmatrix, mma.sync and the 16-bit conversions written as plain
-// loads, shuffles and FMAs with the semantics of the PTX ISA's fragment layouts.
 
 // mmKind is the kind of kernel.
 type mmKind uint8
@@ -181,7 +177,7 @@ func (p *MatMul) PTX(major, minor int) (src, entry string, err error) {
 		return "", "", err
 	}
 	t := p.tile()
-	if t.kind == mmTensor && major < 8 && !p.Emulate {
+	if t.kind == mmTensor && major < 8 {
 		return "", "", fmt.Errorf("kernel: matmul of %v with tensor cores needs compute capability 8.0, not %d.%d: %w",
 			p.Type, major, minor, backend.ErrNotSupported)
 	}
@@ -216,7 +212,6 @@ type mmGen struct {
 	acc              []ptx.Reg
 	accT             ptx.Type // the accumulators' type: f32, or f64 for float64
 	sharedName       string
-	emulate          bool
 	half             bool // 16-bit elements
 	bf16             bool
 	log2es           uint
@@ -240,7 +235,6 @@ func (g *mmGen) imm(v int) ptx.Reg {
 // batch, and offsets a, b and c to the block's matrices.
 func (g *mmGen) begin(entry string) {
 	p, t := g.p, g.t
-	g.emulate = p.Emulate
 	g.half = p.Type == dtype.Float16 || p.Type == dtype.BFloat16
 	g.bf16 = p.Type == dtype.BFloat16
 	g.log2es = uint(bits.TrailingZeros(uint(t.es)))
@@ -261,12 +255,7 @@ func (g *mmGen) begin(entry string) {
 	g.f = f
 	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", t.threads))
 	g.sharedName = "mm_smem"
-	if g.emulate {
-		// The simulator knows function-scope shared arrays only.
-		f.Shared(g.sharedName, ptx.B8, 128, t.smem(p))
-	} else {
-		g.m.ExternShared(g.sharedName, 128)
-	}
+	g.m.ExternShared(g.sharedName, 128)
 	ld := func(i int) ptx.Reg { return f.LdParam(i) }
 	g.a, g.b, g.c = ld(0), ld(1), ld(2)
 	g.mDim, g.nDim, g.kDim = ld(3), ld(4), ld(5)
@@ -433,26 +422,7 @@ func (g *mmGen) operand(isA bool) *mmOperand {
 // cpAsync copies 16 bytes from src (global) to dst+off (shared), the first nbytes of
 // them (the rest zero-filled).
 func (g *mmGen) cpAsync(dst ptx.Reg, off int, src ptx.Reg, nbytes ptx.Reg) {
-	f := g.f
-	if !g.emulate {
-		f.Op("cp.async.cg.shared.global", ptx.Mem(dst, int64(off)), ptx.Mem(src, 0), ptx.Int(16), nbytes)
-		return
-	}
-	for w := 0; w < 4; w++ {
-		v := g.u32()
-		f.Op("mov.u32", v, ptx.Int(0))
-		full := g.pred()
-		f.Op("setp.ge.u32", full, nbytes, ptx.Int(4*(w+1)))
-		f.At(full).Op("ld.global.b32", v, ptx.Mem(src, int64(4*w)))
-		if g.half {
-			part := g.pred()
-			f.Op("setp.eq.u32", part, nbytes, ptx.Int(4*w+2))
-			h := g.f.Reg(ptx.U16)
-			f.At(part).Op("ld.global.u16", h, ptx.Mem(src, int64(4*w)))
-			f.At(part).Op("cvt.u32.u16", v, h)
-		}
-		f.Op("st.shared.b32", ptx.Mem(dst, int64(off+4*w)), v)
-	}
+	g.f.Op("cp.async.cg.shared.global", ptx.Mem(dst, int64(off)), ptx.Mem(src, 0), ptx.Int(16), nbytes)
 }
 
 // loadTile issues the copies of the next tile of op (k0 its first k) into the stage at
@@ -502,15 +472,11 @@ func (g *mmGen) loadTile(op *mmOperand, stage, k0 ptx.Reg) {
 }
 
 func (g *mmGen) commit() {
-	if !g.emulate {
-		g.f.Op("cp.async.commit_group")
-	}
+	g.f.Op("cp.async.commit_group")
 }
 
 func (g *mmGen) wait(n int) {
-	if !g.emulate {
-		g.f.Op("cp.async.wait_group", ptx.Int(n))
-	}
+	g.f.Op("cp.async.wait_group", ptx.Int(n))
 }
 
 // ---- the tensor-core kernel ----
@@ -733,107 +699,18 @@ func (g *mmGen) compute16(stage ptx.Reg) {
 // base+off of row l&7 of matrix l>>3 (ldmatrix.sync.aligned.m8n8.x4{.trans}.shared.b16).
 func (g *mmGen) ldmatrix(dst []ptx.Reg, base ptx.Reg, off int, trans bool) {
 	f := g.f
-	if !g.emulate {
-		op := "ldmatrix.sync.aligned.m8n8.x4.shared.b16"
-		if trans {
-			op = "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"
-		}
-		f.Op(op, ptx.Vec(dst), ptx.Mem(base, int64(off)))
-		return
+	op := "ldmatrix.sync.aligned.m8n8.x4.shared.b16"
+	if trans {
+		op = "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"
 	}
-	addr := g.u32()
-	f.Op("add.u32", addr, base, ptx.Int(off))
-	l := g.lane
-	for j, d := range dst {
-		if !trans {
-			// thread l holds row l>>2 of matrix j, elements 2*(l&3), +1
-			src := g.u32()
-			f.Op("shr.u32", src, l, ptx.Int(2))
-			f.Op("add.u32", src, src, ptx.Int(8*j))
-			ra := g.u32()
-			f.Op("shfl.sync.idx.b32", ra, addr, src, ptx.Int(31), ptx.Uint(0xffffffff))
-			o := g.u32()
-			f.Op("and.b32", o, l, ptx.Int(3))
-			f.Op("mad.lo.u32", ra, o, ptx.Int(4), ra)
-			f.Op("ld.shared.b32", d, ptx.Mem(ra, 0))
-			continue
-		}
-		// .trans: thread l holds rows 2*(l&3), +1 of column l>>2 of matrix j
-		s0 := g.u32()
-		f.Op("and.b32", s0, l, ptx.Int(3))
-		f.Op("mad.lo.u32", s0, s0, ptx.Int(2), ptx.Int(8*j))
-		s1 := g.u32()
-		f.Op("add.u32", s1, s0, ptx.Int(1))
-		r0, r1 := g.u32(), g.u32()
-		f.Op("shfl.sync.idx.b32", r0, addr, s0, ptx.Int(31), ptx.Uint(0xffffffff))
-		f.Op("shfl.sync.idx.b32", r1, addr, s1, ptx.Int(31), ptx.Uint(0xffffffff))
-		col := g.u32()
-		f.Op("shr.u32", col, l, ptx.Int(2))
-		f.Op("shl.b32", col, col, ptx.Int(1))
-		f.Op("add.u32", r0, r0, col)
-		f.Op("add.u32", r1, r1, col)
-		lo, hi := g.f.Reg(ptx.U16), g.f.Reg(ptx.U16)
-		f.Op("ld.shared.u16", lo, ptx.Mem(r0, 0))
-		f.Op("ld.shared.u16", hi, ptx.Mem(r1, 0))
-		f.Op("mov.b32", d, ptx.Vec{lo, hi})
-	}
+	f.Op(op, ptx.Vec(dst), ptx.Mem(base, int64(off)))
 }
 
 // mma16 appends d += a*b for one 16x8x16 tile (mma.sync.aligned.m16n8k16.row.col.f32).
 func (g *mmGen) mma16(typ string, d, a, b []ptx.Reg) {
 	f := g.f
-	if !g.emulate {
-		f.Op("mma.sync.aligned.m16n8k16.row.col.f32."+typ+"."+typ+".f32",
-			ptx.Vec(d), ptx.Vec(a), ptx.Vec(b), ptx.Vec(d))
-		return
-	}
-	// d0 (g, 2t), d1 (g, 2t+1), d2 (g+8, 2t), d3 (g+8, 2t+1); A(r, k) is in lane
-	// (r&7)*4 + (k&7)/2, register (r>>3) + 2*(k>>3), half k&1; B(k, n) in lane
-	// n*4 + (k&7)/2, register k>>3, half k&1.
-	l := g.lane
-	rowLane, colLane0 := g.u32(), g.u32()
-	f.Op("and.b32", rowLane, l, ptx.Int(0x1c))
-	f.Op("and.b32", colLane0, l, ptx.Int(3))
-	f.Op("shl.b32", colLane0, colLane0, ptx.Int(3))
-	for k := 0; k < 16; k++ {
-		la, lb0, lb1 := g.u32(), g.u32(), g.u32()
-		f.Op("add.u32", la, rowLane, ptx.Int((k&7)>>1))
-		f.Op("add.u32", lb0, colLane0, ptx.Int((k&7)>>1))
-		f.Op("add.u32", lb1, colLane0, ptx.Int(4+(k&7)>>1))
-		vals := make([]ptx.Reg, 4)
-		for i, src := range []struct {
-			reg  ptx.Reg
-			lane ptx.Reg
-		}{{a[2*(k>>3)], la}, {a[2*(k>>3)+1], la}, {b[k>>3], lb0}, {b[k>>3], lb1}} {
-			x := g.u32()
-			f.Op("shfl.sync.idx.b32", x, src.reg, src.lane, ptx.Int(31), ptx.Uint(0xffffffff))
-			if k&1 == 1 {
-				f.Op("shr.u32", x, x, ptx.Int(16))
-			}
-			vals[i] = g.widen16(x)
-		}
-		f.Op("fma.rn.f32", d[0], vals[0], vals[2], d[0])
-		f.Op("fma.rn.f32", d[1], vals[0], vals[3], d[1])
-		f.Op("fma.rn.f32", d[2], vals[1], vals[2], d[2])
-		f.Op("fma.rn.f32", d[3], vals[1], vals[3], d[3])
-	}
-}
-
-// widen16 returns the float32 value of the 16-bit float in the low half of x (emulation:
-// bfloat16 only, by bits).
-func (g *mmGen) widen16(x ptx.Reg) ptx.Reg {
-	f := g.f
-	r := g.f.Reg(ptx.F32)
-	if g.bf16 {
-		y := g.u32()
-		f.Op("shl.b32", y, x, ptx.Int(16))
-		f.Op("mov.b32", r, y)
-		return r
-	}
-	h := g.f.Reg(ptx.B16)
-	f.Op("cvt.u16.u32", h, x)
-	f.Op("cvt.f32.f16", r, h)
-	return r
+	f.Op("mma.sync.aligned.m16n8k16.row.col.f32."+typ+"."+typ+".f32",
+		ptx.Vec(d), ptx.Vec(a), ptx.Vec(b), ptx.Vec(d))
 }
 
 // computeTF32 multiplies the float32 tiles of the stage at shared address stage.
@@ -891,48 +768,13 @@ func (g *mmGen) computeTF32(stage ptx.Reg) {
 // tf32 rounds the float32 bits in x to TF32 in place (cvt.rna.tf32.f32).
 func (g *mmGen) tf32(x ptx.Reg) {
 	f := g.f
-	if !g.emulate {
-		f.Op("cvt.rna.tf32.f32", x, x)
-		return
-	}
-	f.Op("add.u32", x, x, ptx.Int(0x1000))
-	f.Op("and.b32", x, x, ptx.Uint(0xffffe000))
+	f.Op("cvt.rna.tf32.f32", x, x)
 }
 
 // mmaTF32 appends d += a*b for one 16x8x8 TF32 tile (mma.sync.aligned.m16n8k8).
 func (g *mmGen) mmaTF32(d, a, b []ptx.Reg) {
 	f := g.f
-	if !g.emulate {
-		f.Op("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", ptx.Vec(d), ptx.Vec(a), ptx.Vec(b), ptx.Vec(d))
-		return
-	}
-	// A(r, k): lane (r&7)*4 + (k&3), register (r>>3) + 2*(k>>2); B(k, n): lane
-	// n*4 + (k&3), register k>>2.
-	l := g.lane
-	rowLane, colLane0 := g.u32(), g.u32()
-	f.Op("and.b32", rowLane, l, ptx.Int(0x1c))
-	f.Op("and.b32", colLane0, l, ptx.Int(3))
-	f.Op("shl.b32", colLane0, colLane0, ptx.Int(3))
-	for k := 0; k < 8; k++ {
-		la, lb0, lb1 := g.u32(), g.u32(), g.u32()
-		f.Op("add.u32", la, rowLane, ptx.Int(k&3))
-		f.Op("add.u32", lb0, colLane0, ptx.Int(k&3))
-		f.Op("add.u32", lb1, colLane0, ptx.Int(4+k&3))
-		vals := make([]ptx.Reg, 4)
-		for i, src := range []struct{ reg, lane ptx.Reg }{
-			{a[2*(k>>2)], la}, {a[2*(k>>2)+1], la}, {b[k>>2], lb0}, {b[k>>2], lb1},
-		} {
-			x := g.u32()
-			f.Op("shfl.sync.idx.b32", x, src.reg, src.lane, ptx.Int(31), ptx.Uint(0xffffffff))
-			v := g.f.Reg(ptx.F32)
-			f.Op("mov.b32", v, x)
-			vals[i] = v
-		}
-		f.Op("fma.rn.f32", d[0], vals[0], vals[2], d[0])
-		f.Op("fma.rn.f32", d[1], vals[0], vals[3], d[1])
-		f.Op("fma.rn.f32", d[2], vals[1], vals[2], d[2])
-		f.Op("fma.rn.f32", d[3], vals[1], vals[3], d[3])
-	}
+	f.Op("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", ptx.Vec(d), ptx.Vec(a), ptx.Vec(b), ptx.Vec(d))
 }
 
 // ---- the FMA kernel ----
@@ -1217,9 +1059,6 @@ func (g *mmGen) load(p, ptr ptx.Reg) ptx.Reg {
 		f.Op("mov.b32", v, w)
 		return v
 	}
-	if g.emulate {
-		panic("kernel: matmul emulation of float16 conversions")
-	}
 	f.Op("cvt.f32.f16", v, h)
 	return v
 }
@@ -1233,19 +1072,8 @@ func (g *mmGen) storeC(p, ptr, v ptx.Reg) {
 	}
 	h := f.Reg(ptx.B16)
 	switch {
-	case g.bf16 && g.emulate:
-		// round to nearest even by bits (finite values)
-		w, lsb := g.u32(), g.u32()
-		f.Op("mov.b32", w, v)
-		f.Op("bfe.u32", lsb, w, ptx.Int(16), ptx.Int(1))
-		f.Op("add.u32", w, w, ptx.Int(0x7fff))
-		f.Op("add.u32", w, w, lsb)
-		f.Op("shr.u32", w, w, ptx.Int(16))
-		f.Op("cvt.u16.u32", h, w)
 	case g.bf16:
 		f.Op("cvt.rn.bf16.f32", h, v)
-	case g.emulate:
-		panic("kernel: matmul emulation of float16 conversions")
 	default:
 		f.Op("cvt.rn.f16.f32", h, v)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/go-gpu/gpu/dtype"
+	"github.com/go-gpu/gpu/internal/testenv"
 )
 
 // mmSpecs lists every kernel MatMul generates: the four types, the four layouts, TF32.
@@ -51,10 +52,7 @@ func mmTileSpecs() []*MatMul {
 // checks that none spills or uses a stack frame; it logs the registers and shared
 // memory (go test -v). It skips without ptxas (PTXAS=/opt/ctk/usr/bin/ptxas).
 func TestMatMulPtxas(t *testing.T) {
-	p := scanPtxasPath()
-	if p == "" {
-		t.Skip("ptxas not found ($PTXAS, PATH, /opt/ctk/usr/bin/ptxas)")
-	}
+	p := testenv.Ptxas(t)
 	for _, arch := range [][2]int{{8, 0}, {9, 0}} {
 		specs := mmSpecs()
 		if arch[0] == 9 {

@@ -8,21 +8,21 @@ import (
 	"testing"
 
 	"github.com/go-gpu/gpu/dtype"
+	"github.com/go-gpu/gpu/internal/ptxsim/spectest"
+	"github.com/go-gpu/gpu/internal/testenv"
 )
 
 // TestMatMulSim runs the generated CUDA kernels on the PTX simulator against the CPU
-// mirror: the FMA kernels (float32, float64) as they are, the tensor-core kernels
-// (bfloat16, TF32) with cp.async, ldmatrix and mma.sync emulated by plain PTX that
-// follows the PTX ISA's fragment layouts (float16 differs from bfloat16 only in the
-// mma and conversion instructions, which the simulator lacks: ptxas and the GPU test
-// cover it). Shapes: partial tiles on every side, K not a multiple of the tile, a
-// batch with a broadcast operand, both layouts of A and B, alpha and beta.
+// mirror: the FMA kernels (float32, float64) and the tensor-core kernels (float16,
+// bfloat16, TF32: cp.async, ldmatrix and mma.sync as ptxsim runs them, by the PTX
+// ISA's fragment layouts). Shapes: partial tiles on every side, K not a multiple of the
+// tile, a batch with a broadcast operand, both layouts of A and B, alpha and beta.
 //
-// The tensor-core emulation costs about 300 simulated instructions and 4 warp
-// shuffles per mma: the larger shape runs for one layout of bfloat16, TF32 for the two
-// mixed layouts (which cover both fragment-load styles of A and B), and under the race detector
-// (or -short) only the small shape of float32, float64 and bfloat16, untransposed. The
-// tilings other than the default (MatMul.Tile) run the small shape of bfloat16.
+// The larger shape runs for one layout of the 16-bit types, TF32 for the two mixed
+// layouts (which cover both fragment-load styles of A and B), and under the race
+// detector (or -short) only the small shape of float32, float64 and bfloat16,
+// untransposed. The tilings other than the default (MatMul.Tile) run the small shape
+// of bfloat16.
 func TestMatMulSim(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	type shape struct{ m, n, k, batch int }
@@ -34,21 +34,22 @@ func TestMatMulSim(t *testing.T) {
 		{dtype.Float32, false, []shape{{130, 129, 19, 1}, {17, 9, 8, 3}}},
 		{dtype.Float64, false, []shape{{70, 65, 21, 1}, {5, 3, 9, 2}}},
 		{dtype.BFloat16, false, []shape{{136, 72, 40, 1}, {17, 9, 33, 2}}},
+		{dtype.Float16, false, []shape{{136, 72, 40, 1}, {17, 9, 33, 2}}},
 		{dtype.Float32, true, []shape{{136, 72, 20, 1}, {17, 9, 33, 2}}},
 	} {
 		for _, ta := range []bool{false, true} {
 			for _, tb := range []bool{false, true} {
-				sp := &MatMul{Type: c.dt, TransA: ta, TransB: tb, TF32: c.tf32, Emulate: true}
+				sp := &MatMul{Type: c.dt, TransA: ta, TransB: tb, TF32: c.tf32}
 				for i, s := range c.shapes {
-					tensor := c.tf32 || c.dt == dtype.BFloat16
+					tensor := c.tf32 || c.dt.Size() == 2
 					if tensor && i == 0 && (ta || tb || c.tf32) {
-						continue // the larger shape: one layout, bfloat16
+						continue // the larger shape: one layout, 16-bit types
 					}
 					if c.tf32 && ta == tb {
 						continue // TF32: both load styles of each operand in two layouts
 					}
-					if simRace || testing.Short() {
-						if ta || tb || i == 0 || c.tf32 {
+					if testenv.Race || testing.Short() {
+						if ta || tb || i == 0 || c.tf32 || c.dt == dtype.Float16 {
 							continue // one small case of each kernel family
 						}
 						s.k, s.batch = min(s.k, 20), 1
@@ -63,17 +64,17 @@ func TestMatMulSim(t *testing.T) {
 	// The other tilings of the tensor-core kernel (the default's is above): the small
 	// shape, bfloat16, as stored (4 is 2 with fewer stages, which the shapes above
 	// cover), and transposed for the K step of 64.
-	for tile := 1; tile <= len(mmTensorTiles) && !simRace && !testing.Short(); tile++ {
+	for tile := 1; tile <= len(mmTensorTiles) && !testenv.Race && !testing.Short(); tile++ {
 		if tile == mmDefaultTile || tile == 4 {
 			continue
 		}
 		if tile == 6 {
-			sp := &MatMul{Type: dtype.BFloat16, Tile: tile, TransA: true, TransB: true, Emulate: true}
+			sp := &MatMul{Type: dtype.BFloat16, Tile: tile, TransA: true, TransB: true}
 			t.Run(fmt.Sprintf("%s/17x9x70x1", sp.Key()), func(t *testing.T) {
 				mmSimCase(t, rng, sp, 17, 9, 70, 1)
 			})
 		}
-		sp := &MatMul{Type: dtype.BFloat16, Tile: tile, Emulate: true}
+		sp := &MatMul{Type: dtype.BFloat16, Tile: tile}
 		t.Run(fmt.Sprintf("%s/17x9x33x2", sp.Key()), func(t *testing.T) {
 			mmSimCase(t, rng, sp, 17, 9, 33, 2)
 		})
@@ -111,6 +112,8 @@ func mmSimCase(t *testing.T, rng *rand.Rand, sp *MatMul, m, n, k, batch int) {
 				binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(float32(x)))
 			case dtype.BFloat16:
 				binary.LittleEndian.PutUint16(b[2*i:], dtype.BFloat16FromFloat64(x))
+			case dtype.Float16:
+				binary.LittleEndian.PutUint16(b[2*i:], dtype.Float16FromFloat64(x))
 			}
 		}
 		return b
@@ -120,26 +123,28 @@ func mmSimCase(t *testing.T, rng *rand.Rand, sp *MatMul, m, n, k, batch int) {
 	for _, beta := range []float64{0, -0.5} {
 		c := fill(elems(m, ldc, sc), beta == 0)
 		alpha := 1.25
-		scalar := func(v float64) kArg {
+		scalar := func(v float64) spectest.Arg {
 			if sp.Type == dtype.Float64 {
-				return kU64(math.Float64bits(v))
+				return spectest.U64(math.Float64bits(v))
 			}
-			return kU64(uint64(math.Float32bits(float32(v))))
+			return spectest.U64(uint64(math.Float32bits(float32(v))))
 		}
-		args := []kArg{kBuf(a), kBuf(b), kBuf(c),
-			kU64(uint64(m)), kU64(uint64(n)), kU64(uint64(k)),
-			kU64(uint64(lda)), kU64(uint64(ldb)), kU64(uint64(ldc)),
-			kU64(uint64(sa)), kU64(uint64(sb)), kU64(uint64(sc)), kU64(uint64(batch)),
+		args := []spectest.Arg{spectest.Buf(a), spectest.Buf(b), spectest.Buf(c),
+			spectest.U64(uint64(m)), spectest.U64(uint64(n)), spectest.U64(uint64(k)),
+			spectest.U64(uint64(lda)), spectest.U64(uint64(ldb)), spectest.U64(uint64(ldc)),
+			spectest.U64(uint64(sa)), spectest.U64(uint64(sb)), spectest.U64(uint64(sc)), spectest.U64(uint64(batch)),
 			scalar(alpha), scalar(beta)}
 		grid, _ := sp.Blocks(m, n, batch)
-		got := runSim(t, sp, grid, sp.Threads(), 4, args)
-		want := runCPU(t, sp, grid, sp.Threads(), args)
+		got := spectest.Sim(t, sp, grid, sp.Threads(), 4, args)
+		want := spectest.CPU(t, sp, grid, sp.Threads(), args)
 		val := func(buf []byte, i int) float64 {
 			switch sp.Type {
 			case dtype.Float64:
 				return math.Float64frombits(binary.LittleEndian.Uint64(buf[8*i:]))
 			case dtype.Float32:
 				return float64(math.Float32frombits(binary.LittleEndian.Uint32(buf[4*i:])))
+			case dtype.Float16:
+				return dtype.Float16ToFloat64(binary.LittleEndian.Uint16(buf[2*i:]))
 			}
 			return dtype.BFloat16ToFloat64(binary.LittleEndian.Uint16(buf[2*i:]))
 		}
@@ -156,8 +161,11 @@ func mmSimCase(t *testing.T, rng *rand.Rand, sp *MatMul, m, n, k, batch int) {
 			inside := i%ldc < n
 			same := g == w || (math.IsNaN(g) && math.IsNaN(w))
 			lim := tol
-			if sp.Type == dtype.BFloat16 {
+			switch sp.Type {
+			case dtype.BFloat16:
 				lim += 0x1p-7 * math.Abs(w) // both round to bfloat16 once
+			case dtype.Float16:
+				lim += 0x1p-10 * math.Abs(w) // both round to float16 once
 			}
 			if !inside && !same || inside && !(math.Abs(g-w) <= lim) {
 				if bad++; bad <= 5 {

@@ -186,14 +186,14 @@ func TestOperatorTable(t *testing.T) {
 				}
 			}
 			// PTX: the operator's expression as an elementwise kernel in the
-			// interpreter, against the CPU bit for bit.
+			// simulator, against the CPU bit for bit.
 			ew := &Elementwise{Expr: e, Ins: []Operand{{ty, Contig}, {ty, Contig}}, Out: Operand{ty, Contig}}
 			opCheckPTX(t, ew, a, b)
 		}
 	}
 }
 
-// opCheckPTX runs ew over the columns in the interpreter and compares the output with
+// opCheckPTX runs ew over the columns on the simulator and compares the output with
 // the CPU's bit for bit (NaN payloads included).
 func opCheckPTX(t *testing.T, ew *Elementwise, cols ...[]uint64) {
 	t.Helper()

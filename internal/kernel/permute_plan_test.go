@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"sort"
 	"testing"
+
+	"github.com/go-gpu/gpu/internal/testenv"
 )
 
 // pmContiguous returns the output shape and strides of the permutation axes of a
@@ -199,7 +201,7 @@ func TestPermutePlansSim(t *testing.T) {
 		}
 	}
 	runs = runs[:k]
-	if simRace && len(runs) > 8 {
+	if testenv.Race && len(runs) > 8 {
 		runs = runs[:8]
 	}
 	if len(runs) < 8 {

@@ -6,6 +6,9 @@ import (
 	"testing"
 
 	"github.com/go-gpu/gpu/dtype"
+
+	"github.com/go-gpu/gpu/internal/ptxsim/spectest"
+	"github.com/go-gpu/gpu/internal/testenv"
 )
 
 func TestPermutePtxas(t *testing.T) {
@@ -91,7 +94,7 @@ func TestPermuteSim(t *testing.T) {
 		{4, []int{4, 3, 12, 8}, []int{-96, 12 * 8 * 4, 1, 12}, 2, 64, 16},  // negative batch stride
 		{4, []int{640, 25}, []int{1, 640}, 0, 64, 32},                      // Metal.jl's 3d shape, smaller
 	} {
-		if n := pmElems(c.shape); simRace && n > 100000 {
+		if n := pmElems(c.shape); testenv.Race && n > 100000 {
 			// Metal.jl's 4d case: over 40 s a launch under the race detector on a
 			// loaded machine, and the simulator's watchdog counts no progress for
 			// threads of fewer than 1024 instructions (it fails the run).
@@ -136,23 +139,23 @@ func pmSimCase(t *testing.T, rng *rand.Rand, sp *Permute, sz int, shape, istr []
 			}
 			lo, hi := extent(c.shape, c.istr)
 			span := hi - lo + 1
-			in := randBytes(rng, dtype.Uint8, span*c.sz, false)
+			in := spectest.RandBytes(rng, dtype.Uint8, span*c.sz, false)
 			out := make([]byte, n*c.sz)
 			for i := range out {
 				out[i] = 0xa5 // poison: an element the kernel misses shows
 			}
 			// Element 0 sits -lo elements into the buffer.
-			args := []kArg{{buf: true, data: in, ptr: -lo * c.sz}, kBuf(out)}
+			args := []spectest.Arg{spectest.PtrAt(in, -lo*c.sz), spectest.Buf(out)}
 			for _, v := range c.shape {
-				args = append(args, kU64(uint64(v)))
+				args = append(args, spectest.U64(uint64(v)))
 			}
 			for _, v := range c.istr {
-				args = append(args, kI64(int64(v)))
+				args = append(args, spectest.I64(int64(v)))
 			}
 			grid := sp.Blocks(c.shape)
-			got := runSim(t, sp, grid, PermuteBlock, 8, args)
-			want := runCPU(t, sp, grid, PermuteBlock, args)
-			if i := sameElems(dtype.Uint8, got[1], want[1]); i >= 0 {
+			got := spectest.Sim(t, sp, grid, PermuteBlock, 8, args)
+			want := spectest.CPU(t, sp, grid, PermuteBlock, args)
+			if i := spectest.FirstDiff(dtype.Uint8, got[1], want[1]); i >= 0 {
 				t.Fatalf("byte %d differs", i)
 			}
 		})

@@ -14,21 +14,9 @@ import (
 
 	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/expr"
-)
 
-// redPtxas finds ptxas: $PTXAS, then PATH, then /opt/ctk/usr/bin/ptxas.
-func redPtxas() string {
-	if p := os.Getenv("PTXAS"); p != "" {
-		return p
-	}
-	if p, err := exec.LookPath("ptxas"); err == nil {
-		return p
-	}
-	if _, err := os.Stat("/opt/ctk/usr/bin/ptxas"); err == nil {
-		return "/opt/ctk/usr/bin/ptxas"
-	}
-	return ""
-}
+	"github.com/go-gpu/gpu/internal/testenv"
+)
 
 var (
 	redReRegs  = regexp.MustCompile(`Compiling entry function '(\w+)'[\s\S]*?Used (\d+) registers`)
@@ -40,10 +28,7 @@ var (
 // returns each entry's register count. It fails on errors, spills and stack use.
 func redAssemble(t *testing.T, mods map[string]string) map[string]int {
 	t.Helper()
-	p := redPtxas()
-	if p == "" {
-		t.Skip("ptxas not found ($PTXAS, PATH, /opt/ctk/usr/bin/ptxas)")
-	}
+	p := testenv.Ptxas(t)
 	names := make([]string, 0, len(mods))
 	for n := range mods {
 		names = append(names, n)

@@ -8,21 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-)
 
-// scanPtxasPath finds ptxas: $PTXAS, then ptxas on PATH, then /opt/ctk/usr/bin/ptxas.
-func scanPtxasPath() string {
-	if p := os.Getenv("PTXAS"); p != "" {
-		return p
-	}
-	if p, err := exec.LookPath("ptxas"); err == nil {
-		return p
-	}
-	if _, err := os.Stat("/opt/ctk/usr/bin/ptxas"); err == nil {
-		return "/opt/ctk/usr/bin/ptxas"
-	}
-	return ""
-}
+	"github.com/go-gpu/gpu/internal/testenv"
+)
 
 var (
 	scanReSpill = regexp.MustCompile(`(\d+) bytes spill stores, (\d+) bytes spill loads`)
@@ -71,10 +59,7 @@ func scanPtxasRaw(t testing.TB, src string) (log, cubin string) {
 func ptxasRun(t testing.TB, src string, strict bool) (log, cubin string) {
 	t.Helper()
 	checkPTXConfig(t, src, strict) // the dump and the driver's check (ptxdriver_test.go)
-	p := scanPtxasPath()
-	if p == "" {
-		t.Skip("ptxas not found ($PTXAS, PATH, /opt/ctk/usr/bin/ptxas)")
-	}
+	p := testenv.Ptxas(t)
 	dir := t.TempDir()
 	in := filepath.Join(dir, "m.ptx")
 	cubin = filepath.Join(dir, "m.cubin")
@@ -106,8 +91,8 @@ func scanRegs(log string) (regs, smem int) {
 // scanSassCount returns the number of SASS instructions in a cubin (0 without
 // cuobjdump).
 func scanSassCount(t testing.TB, cubin string) int {
-	p := filepath.Join(filepath.Dir(scanPtxasPath()), "cuobjdump")
-	if _, err := os.Stat(p); err != nil {
+	p := testenv.CUDATool("cuobjdump")
+	if p == "" {
 		return 0
 	}
 	b, err := exec.Command(p, "-sass", cubin).CombinedOutput()

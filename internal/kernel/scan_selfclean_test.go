@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/go-gpu/gpu/dtype"
+
+	"github.com/go-gpu/gpu/internal/ptxsim/spectest"
 )
 
 // A packed status of 4-byte words with an odd number of tiles: its 8*tiles bytes of
@@ -20,14 +22,14 @@ func TestScanSelfCleanBounds(t *testing.T) {
 	n := 256 * tpr
 	tiles := rows * tpr
 	sb := sp.StatusBytes(tiles) // 16 + 32
-	in := randBytes(rng, dtype.Int32, n, true)
+	in := spectest.RandBytes(rng, dtype.Int32, n, true)
 	out := make([]byte, 4*n)
 	status := make([]byte, sb+16)
 	for i := sb; i < len(status); i++ {
 		status[i] = 0xAB // past the status: the kernel must not touch it
 	}
-	args := []kArg{kBuf(in), kBuf(out), kBuf(status), kU64(rows), kU64(uint64(n)), kU64(tpr), kU64(0)}
-	got := runSim(t, sp, tiles, ScanTilesBlock, 2, args)
+	args := []spectest.Arg{spectest.Buf(in), spectest.Buf(out), spectest.Buf(status), spectest.U64(rows), spectest.U64(uint64(n)), spectest.U64(tpr), spectest.U64(0)}
+	got := spectest.Sim(t, sp, tiles, ScanTilesBlock, 2, args)
 	statusClean(t, "status", got[2][:sb])
 	for i := sb; i < len(status); i++ {
 		if got[2][i] != 0xAB {

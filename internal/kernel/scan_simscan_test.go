@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"github.com/go-gpu/gpu/dtype"
+
+	"github.com/go-gpu/gpu/internal/ptxsim/spectest"
+	"github.com/go-gpu/gpu/internal/testenv"
 )
 
 // The scan kernels' PTX run on the simulator against the CPU implementation: exactly
@@ -22,7 +25,7 @@ func scanInitBits(rng *rand.Rand, c Combine, excl bool) uint64 {
 	if id, ok := c.Identity(); ok && rng.IntN(2) == 0 {
 		return id
 	}
-	b := randBytes(rng, c.Type, 1, false)
+	b := spectest.RandBytes(rng, c.Type, 1, false)
 	var v uint64
 	for k := len(b) - 1; k >= 0; k-- {
 		v = v<<8 | uint64(b[k])
@@ -53,7 +56,7 @@ func scanCompare(t *testing.T, what string, acc dtype.DType, op Op, sim, cpuOut 
 		}
 		return
 	}
-	if i := sameElems(acc, sim, cpuOut); i >= 0 {
+	if i := spectest.FirstDiff(acc, sim, cpuOut); i >= 0 {
 		sz := acc.Size()
 		t.Fatalf("%s: element %d = %x, CPU %x", what, i, sim[i*sz:(i+1)*sz], cpuOut[i*sz:(i+1)*sz])
 	}
@@ -119,8 +122,8 @@ func TestScanTilesSim(t *testing.T) {
 		{dtype.Float32, Combine{Op: OpMin, Type: dtype.Float32}, 1, 32, true, false, 1, 8192*2 + 3, 4, 2}, // misaligned, scalar path
 	}...)
 	for i, c := range cases {
-		if simRace && i != 1 && i != 5 && i != 20 && i != v2 {
-			continue // see simRace
+		if testenv.Race && i != 1 && i != 5 && i != 20 && i != v2 {
+			continue // see testenv.Race
 		}
 		sp := &ScanTiles{In: c.in, Comb: c.comb, Exclusive: c.excl, Group: c.g, Items: c.k, Vector: c.vec}
 		name := fmt.Sprintf("%s/rows%d/len%d/res%d", sp.Key(), c.rows, c.len, c.resident)
@@ -128,19 +131,19 @@ func TestScanTilesSim(t *testing.T) {
 			T := sp.Tile()
 			tpr := (c.len + T - 1) / T
 			tiles := c.rows * tpr
-			in := randBytes(rng, c.in, c.rows*c.len, true)
+			in := spectest.RandBytes(rng, c.in, c.rows*c.len, true)
 			out := make([]byte, c.rows*c.len*c.comb.Type.Size())
 			for i := range out {
 				out[i] = 0xCD // poison
 			}
 			status := make([]byte, sp.StatusBytes(tiles))
 			init := scanInitBits(rng, c.comb, c.excl)
-			args := []kArg{kBufOff(in, c.off), kBuf(out), kBuf(status), kU64(uint64(c.rows)), kU64(uint64(c.len)), kU64(uint64(tpr)), kU64(init)}
-			got := runSim(t, sp, tiles, ScanTilesBlock, c.resident, args)
-			want := runCPU(t, sp, tiles, ScanTilesBlock, args)
+			args := []spectest.Arg{spectest.BufAt(in, c.off), spectest.Buf(out), spectest.Buf(status), spectest.U64(uint64(c.rows)), spectest.U64(uint64(c.len)), spectest.U64(uint64(tpr)), spectest.U64(init)}
+			got := spectest.Sim(t, sp, tiles, ScanTilesBlock, c.resident, args)
+			want := spectest.CPU(t, sp, tiles, ScanTilesBlock, args)
 			scanCompare(t, name, c.comb.Type, c.comb.Op, got[1], want[1])
 			statusClean(t, name, got[2])
-			if sameElems(dtype.Uint8, got[0], in) >= 0 {
+			if spectest.FirstDiff(dtype.Uint8, got[0], in) >= 0 {
 				t.Fatalf("%s: input modified", name)
 			}
 		})
@@ -189,14 +192,14 @@ func TestScanColumnsSim(t *testing.T) {
 		{dtype.Int32, scanExprComb(t, "b", dtype.Int32), 1, 4, false, 50, 4, 3, false, 4},
 	}
 	for i, c := range cases {
-		if simRace && i%4 != 0 {
-			continue // see simRace
+		if testenv.Race && i%4 != 0 {
+			continue // see testenv.Race
 		}
 		sp := &ScanColumns{In: c.in, Comb: c.comb, Exclusive: c.excl, Groups: c.groups, Rows: c.rows}
 		name := fmt.Sprintf("%s/%dx%dx%d/t%v", sp.Key(), c.outer, c.n, c.inner, c.transposed)
 		t.Run(name, func(t *testing.T) {
 			total := c.outer * c.n * c.inner
-			in := randBytes(rng, c.in, total, true)
+			in := spectest.RandBytes(rng, c.in, total, true)
 			// Strides of the [outer, n, inner] view: row-major, or the memory laid out
 			// as [inner, n, outer] (a transposed view).
 			so, sk, sj := c.n*c.inner, c.inner, 1
@@ -213,10 +216,10 @@ func TestScanColumnsSim(t *testing.T) {
 			tiles := cb * chunks
 			status := make([]byte, sp.StatusBytes(tiles))
 			init := scanInitBits(rng, c.comb, c.excl)
-			args := []kArg{kBuf(in), kBuf(out), kBuf(status), kU64(uint64(c.outer)), kU64(uint64(c.n)), kU64(uint64(c.inner)),
-				kI64(int64(so)), kI64(int64(sk)), kI64(int64(sj)), kU64(uint64(chunks)), kU64(init)}
-			got := runSim(t, sp, tiles, ScanColumnsBlock, c.resident, args)
-			want := runCPU(t, sp, tiles, ScanColumnsBlock, args)
+			args := []spectest.Arg{spectest.Buf(in), spectest.Buf(out), spectest.Buf(status), spectest.U64(uint64(c.outer)), spectest.U64(uint64(c.n)), spectest.U64(uint64(c.inner)),
+				spectest.I64(int64(so)), spectest.I64(int64(sk)), spectest.I64(int64(sj)), spectest.U64(uint64(chunks)), spectest.U64(init)}
+			got := spectest.Sim(t, sp, tiles, ScanColumnsBlock, c.resident, args)
+			want := spectest.CPU(t, sp, tiles, ScanColumnsBlock, args)
 			scanCompare(t, name, c.comb.Type, c.comb.Op, got[1], want[1])
 			statusClean(t, name, got[2])
 		})

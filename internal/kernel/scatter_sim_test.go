@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/go-gpu/gpu/dtype"
+	"github.com/go-gpu/gpu/internal/ptxsim/spectest"
+	"github.com/go-gpu/gpu/internal/testenv"
 )
 
 // The scatter kernel's PTX: every type and operator through ptxas; on the simulator
@@ -21,7 +23,7 @@ func TestScatterPtxas(t *testing.T) {
 	// loops, float maximum and minimum on the bits, shared bins, the general form,
 	// stores, counts, weights, the fixed-point passes), not every combination:
 	// ptxas takes a while.
-	var specs []ptxSpecT
+	var specs []spectest.Spec
 	sc := func(dt dtype.DType, op ScatterOp) *Scatter {
 		return &Scatter{Dst: dt, Val: dt, Index: dtype.Int64, Mode: IndexRaise, Op: op, Vector: true}
 	}
@@ -100,8 +102,8 @@ func TestScatterSim(t *testing.T) {
 		{sp: Scatter{Dst: dtype.Uint64, Val: dtype.Uint64, Index: dtype.Int32, Op: ScatterStore, Rank: 2, Mode: IndexWrap}, shape: []int{5, 7}, dst: []int{40, 0}, val: []int{0, 1}, ist: []int{7, 1}, l: 40, ast: 1, dstN: 200, bad: 0.2},
 	}
 	for i, c := range cases {
-		if simRace && i != 0 && i != 7 {
-			continue // see simRace
+		if testenv.Race && i != 0 && i != 7 {
+			continue // see testenv.Race
 		}
 		c.sp.NoWarp = true
 		sp := &c.sp
@@ -116,10 +118,10 @@ func TestScatterSim(t *testing.T) {
 			vlo, vhi := extent(c.shape, c.val)
 			ilo, ihi := extent(c.shape, c.ist)
 			dt := sp.Dst
-			dst := randBytes(rng, dt, c.dstN, false)
+			dst := spectest.RandBytes(rng, dt, c.dstN, false)
 			var vals []byte
 			if !sp.Ones {
-				vals = randBytes(rng, sp.Val, vhi-vlo+1, false)
+				vals = spectest.RandBytes(rng, sp.Val, vhi-vlo+1, false)
 			} else {
 				vals = make([]byte, 8)
 			}
@@ -141,22 +143,22 @@ func TestScatterSim(t *testing.T) {
 				}
 			})
 			errw := make([]byte, 8)
-			args := []kArg{kBuf(dst), {buf: true, data: vals, ptr: -vlo * max(1, sp.Val.Size())},
-				{buf: true, data: indexBytes(sp.Index, idx), ptr: -ilo * sp.Index.Size()}, kBuf(errw),
-				kU64(uint64(n)), kU64(uint64(c.l)), kI64(int64(c.ast))}
+			args := []spectest.Arg{spectest.Buf(dst), spectest.PtrAt(vals, -vlo*max(1, sp.Val.Size())),
+				spectest.PtrAt(indexBytes(sp.Index, idx), -ilo*sp.Index.Size()), spectest.Buf(errw),
+				spectest.U64(uint64(n)), spectest.U64(uint64(c.l)), spectest.I64(int64(c.ast))}
 			if rank > 0 {
 				for _, v := range c.shape {
-					args = append(args, kU64(uint64(v)))
+					args = append(args, spectest.U64(uint64(v)))
 				}
 				for _, st := range [][]int{c.dst, c.val, c.ist} {
 					for _, v := range st {
-						args = append(args, kI64(int64(v)))
+						args = append(args, spectest.I64(int64(v)))
 					}
 				}
 			}
 			grid, _ := sp.Geometry(n, 2)
-			got := runSim(t, sp, grid, GatherBlock, grid, args)
-			want := runCPU(t, sp, grid, GatherBlock, args)
+			got := spectest.Sim(t, sp, grid, GatherBlock, grid, args)
+			want := spectest.CPU(t, sp, grid, GatherBlock, args)
 			// The reference: NumPy's sequential semantics (Put: the last value wins);
 			// an index out of range that the mode records skips its update.
 			ref := bytes.Clone(dst)
@@ -184,7 +186,7 @@ func TestScatterSim(t *testing.T) {
 				if sp.Op == ScatterStore && w == 0 {
 					// Duplicate targets: any one of their values.
 					checkStores(t, who, res[0], ref, dst, vals, c, idx, ilo, vlo, n)
-				} else if i := sameElems(dt, res[0], ref); i >= 0 {
+				} else if i := spectest.FirstDiff(dt, res[0], ref); i >= 0 {
 					t.Fatalf("%s: element %d = %x, want %x", who, i, res[0][i*sz:(i+1)*sz], ref[i*sz:(i+1)*sz])
 				}
 				ew := int64(binary.LittleEndian.Uint64(res[3]))

@@ -8,12 +8,15 @@ import (
 	"testing"
 
 	"github.com/go-gpu/gpu/dtype"
+
+	"github.com/go-gpu/gpu/internal/ptxsim/spectest"
+	"github.com/go-gpu/gpu/internal/testenv"
 )
 
 // The search kernels' PTX on the simulator against the CPU implementation.
 
 func TestSearchPtxas(t *testing.T) {
-	var specs []ptxSpecT
+	var specs []spectest.Spec
 	for _, in := range []dtype.DType{dtype.Bool, dtype.Int8, dtype.Uint16, dtype.Float32, dtype.Int64, dtype.Float64} {
 		k := 16
 		if in.Size() > 2 {
@@ -47,7 +50,7 @@ func TestSearchPtxas(t *testing.T) {
 
 // sparseBytes returns n elements of type t, nonzero with probability p.
 func sparseBytes(rng *rand.Rand, t dtype.DType, n int, p float64) []byte {
-	b := randBytes(rng, t, n, true)
+	b := spectest.RandBytes(rng, t, n, true)
 	sz := t.Size()
 	for i := 0; i < n; i++ {
 		e := b[i*sz : (i+1)*sz]
@@ -92,8 +95,8 @@ func TestCompactSim(t *testing.T) {
 		{dtype.Int32, dtype.Invalid, 1, true, 3, 1, 1, 0},
 	}
 	for i, c := range cases {
-		if simRace && i != 1 && i != 8 {
-			continue // see simRace
+		if testenv.Race && i != 1 && i != 8 {
+			continue // see testenv.Race
 		}
 		cnt := &CompactCount{In: c.in, Items: c.k, Vector: c.vec}
 		sc := &CompactScatter{In: c.in, Values: c.values, Items: c.k, Vector: c.vec}
@@ -102,11 +105,11 @@ func TestCompactSim(t *testing.T) {
 			tiles := (c.n + cnt.Tile() - 1) / cnt.Tile()
 			in := sparseBytes(rng, c.in, c.n, c.p)
 			status := make([]byte, 16+(8*tiles+15)&^15)
-			args := []kArg{kBufOff(in, c.off), kBuf(status), kU64(uint64(c.n))}
-			gs := runSim(t, cnt, tiles, SearchBlock, c.res, args)
-			ws := runCPU(t, cnt, tiles, SearchBlock, args)
+			args := []spectest.Arg{spectest.BufAt(in, c.off), spectest.Buf(status), spectest.U64(uint64(c.n))}
+			gs := spectest.Sim(t, cnt, tiles, SearchBlock, c.res, args)
+			ws := spectest.CPU(t, cnt, tiles, SearchBlock, args)
 			// The words must agree (the header holds the tile counter on the GPU).
-			if i := sameElems(dtype.Uint64, gs[1][16:], ws[1][16:]); i >= 0 {
+			if i := spectest.FirstDiff(dtype.Uint64, gs[1][16:], ws[1][16:]); i >= 0 {
 				t.Fatalf("status word %d = %#x, CPU %#x", i, binary.LittleEndian.Uint64(gs[1][16+8*i:]), binary.LittleEndian.Uint64(ws[1][16+8*i:]))
 			}
 			total := int(binary.LittleEndian.Uint64(ws[1][16+8*(tiles-1):]) & statusMask)
@@ -117,15 +120,15 @@ func TestCompactSim(t *testing.T) {
 			}
 			var vals []byte
 			if c.values != dtype.Invalid {
-				vals = randBytes(rng, c.values, c.n, false)
+				vals = spectest.RandBytes(rng, c.values, c.n, false)
 			} else {
 				vals = make([]byte, 8)
 			}
 			tot := bytes.Repeat([]byte{0xEE}, 8)
-			sargs := []kArg{kBufOff(in, c.off), kBuf(gs[1]), kBuf(out), kBuf(vals), kU64(uint64(c.n)), kBuf(tot)}
-			gout := runSim(t, sc, tiles, SearchBlock, c.res, sargs)
-			wout := runCPU(t, sc, tiles, SearchBlock, sargs)
-			if i := sameElems(ot, gout[2], wout[2]); i >= 0 {
+			sargs := []spectest.Arg{spectest.BufAt(in, c.off), spectest.Buf(gs[1]), spectest.Buf(out), spectest.Buf(vals), spectest.U64(uint64(c.n)), spectest.Buf(tot)}
+			gout := spectest.Sim(t, sc, tiles, SearchBlock, c.res, sargs)
+			wout := spectest.CPU(t, sc, tiles, SearchBlock, sargs)
+			if i := spectest.FirstDiff(ot, gout[2], wout[2]); i >= 0 {
 				t.Fatalf("output %d differs: %x vs CPU %x", i, gout[2][i*ot.Size():(i+1)*ot.Size()], wout[2][i*ot.Size():(i+1)*ot.Size()])
 			}
 			for k, got := range [][]byte{gout[5], wout[5]} {
@@ -155,8 +158,8 @@ func TestFindFirstCountSim(t *testing.T) {
 		{dtype.Int64, 4, 1024 * 3, []int{1500, 1024*2 + 3, 2999}, 2},
 		{dtype.Float64, 1, 256 * 6, []int{600}, 6},
 	} {
-		if simRace && i != 2 && i != 4 {
-			continue // see simRace
+		if testenv.Race && i != 2 && i != 4 {
+			continue // see testenv.Race
 		}
 		ff := &FindFirst{In: c.in, Items: c.k}
 		cn := &CountNonzero{In: c.in, Items: c.k}
@@ -169,16 +172,16 @@ func TestFindFirstCountSim(t *testing.T) {
 				}
 			}
 			res := []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
-			args := []kArg{kBuf(in), kBuf(res), kU64(uint64(c.n))}
-			got := runSim(t, ff, c.grid, SearchBlock, c.grid, args)
-			want := runCPU(t, ff, c.grid, SearchBlock, args)
+			args := []spectest.Arg{spectest.Buf(in), spectest.Buf(res), spectest.U64(uint64(c.n))}
+			got := spectest.Sim(t, ff, c.grid, SearchBlock, c.grid, args)
+			want := spectest.CPU(t, ff, c.grid, SearchBlock, args)
 			if g, w := binary.LittleEndian.Uint64(got[1]), binary.LittleEndian.Uint64(want[1]); g != w {
 				t.Fatalf("find first = %d, CPU %d", int64(g), int64(w))
 			}
 			zero := make([]byte, 8)
-			cargs := []kArg{kBuf(in), kBuf(zero), kU64(uint64(c.n))}
-			got = runSim(t, cn, c.grid, SearchBlock, c.grid, cargs)
-			want = runCPU(t, cn, c.grid, SearchBlock, cargs)
+			cargs := []spectest.Arg{spectest.Buf(in), spectest.Buf(zero), spectest.U64(uint64(c.n))}
+			got = spectest.Sim(t, cn, c.grid, SearchBlock, c.grid, cargs)
+			want = spectest.CPU(t, cn, c.grid, SearchBlock, cargs)
 			if g, w := binary.LittleEndian.Uint64(got[1]), binary.LittleEndian.Uint64(want[1]); g != w {
 				t.Fatalf("count = %d, CPU %d", g, w)
 			}

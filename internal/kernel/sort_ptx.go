@@ -645,7 +645,7 @@ func (p *RadixPlan) PTX(major, minor int) (src, entry string, err error) {
 		f.Fma(a, pass64, ptx.Int(4), pp)
 		one := f.Reg(ptx.U32)
 		f.Mov(one, ptx.Int(1))
-		f.St(ptx.Global, ptx.CacheDefault, ptx.U32, ptx.Mem(a, 0), one)
+		f.Op("st.volatile.global.u32", ptx.Mem(a, 0), one) // rows' blocks race: a strong store
 		f.Place(skip)
 	}
 	f.Ret()

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/go-gpu/gpu/dtype"
+	"github.com/go-gpu/gpu/internal/ptxsim/spectest"
+	"github.com/go-gpu/gpu/internal/testenv"
 )
 
 // The sort kernels' PTX: assembled by ptxas (no spills) and run on the simulator
@@ -19,7 +21,7 @@ var sortKeyTypes = []dtype.DType{dtype.Bool, dtype.Int8, dtype.Uint8, dtype.Int1
 	dtype.Uint32, dtype.Float32, dtype.Int64, dtype.Uint64, dtype.Float64, dtype.Float16, dtype.BFloat16}
 
 func TestSortPtxas(t *testing.T) {
-	var specs []ptxSpecT
+	var specs []spectest.Spec
 	for _, kt := range sortKeyTypes {
 		items := 16
 		if kt.Size() == 8 {
@@ -79,7 +81,7 @@ func TestSortPtxas(t *testing.T) {
 
 // sortSimKeys returns n keys of type kt with many ties, NaNs and ±0 for floats.
 func sortSimKeys(rng *rand.Rand, kt dtype.DType, n int) []byte {
-	b := randBytes(rng, kt, n, true)
+	b := spectest.RandBytes(rng, kt, n, true)
 	sz := kt.Size()
 	for i := 0; i < n; i++ {
 		e := b[i*sz : (i+1)*sz]
@@ -138,18 +140,18 @@ func sortSimRun(t *testing.T, order SortKey, items int, val SortVal, vs int, key
 	histB := make([]byte, nseg*P*RadixDigits*4)
 	baseB := make([]byte, nseg*P*RadixDigits*8)
 	planB := make([]byte, SortPlanBytes)
-	histArgs := func(h []byte) []kArg {
-		return []kArg{kBuf(keys), kBuf(h), kU64(uint64(rowLen)), kU64(uint64(chunk)), kU64(uint64(chunks)),
-			kU64(uint64(segLen)), kU64(uint64(segs)), kU64(store)}
+	histArgs := func(h []byte) []spectest.Arg {
+		return []spectest.Arg{spectest.Buf(keys), spectest.Buf(h), spectest.U64(uint64(rowLen)), spectest.U64(uint64(chunk)), spectest.U64(uint64(chunks)),
+			spectest.U64(uint64(segLen)), spectest.U64(uint64(segs)), spectest.U64(store)}
 	}
-	hs := runSim(t, hist, rows*chunks, SortBlock, 4, histArgs(histB))
-	hc := runCPU(t, hist, rows*chunks, SortBlock, histArgs(histB))
+	hs := spectest.Sim(t, hist, rows*chunks, SortBlock, 4, histArgs(histB))
+	hc := spectest.CPU(t, hist, rows*chunks, SortBlock, histArgs(histB))
 	if !bytes.Equal(hs[1], hc[1]) {
 		t.Fatalf("%s: histograms differ", hist.Key())
 	}
-	planArgs := []kArg{kBuf(hc[1]), kBuf(baseB), kBuf(planB), kU64(uint64(rowLen)), kU64(uint64(segs))}
-	ps := runSim(t, plan, rows*P, SortBlock, 8, planArgs)
-	pc := runCPU(t, plan, rows*P, SortBlock, planArgs)
+	planArgs := []spectest.Arg{spectest.Buf(hc[1]), spectest.Buf(baseB), spectest.Buf(planB), spectest.U64(uint64(rowLen)), spectest.U64(uint64(segs))}
+	ps := spectest.Sim(t, plan, rows*P, SortBlock, 8, planArgs)
+	pc := spectest.CPU(t, plan, rows*P, SortBlock, planArgs)
 	if !bytes.Equal(ps[1], pc[1]) || !bytes.Equal(ps[2][:4*P], pc[2][:4*P]) {
 		t.Fatalf("%s: plans differ: %v vs %v", plan.Key(), ps[2][:4*P], pc[2][:4*P])
 	}
@@ -184,17 +186,17 @@ func sortSimRun(t *testing.T, order SortKey, items int, val SortVal, vs int, key
 				r, q := gi/segs, gi%segs
 				tileBase, tiles = r*tpr+q*tps, min(tpr, (q+1)*tps)-q*tps
 			}
-			args := func(b [][]byte, base, st []byte) []kArg {
-				a := make([]kArg, 0, 20)
+			args := func(b [][]byte, base, st []byte) []spectest.Arg {
+				a := make([]spectest.Arg, 0, 20)
 				for _, x := range b {
-					a = append(a, kBuf(x))
+					a = append(a, spectest.Buf(x))
 				}
-				a = append(a, kBuf(pc[2]), kBuf(base), kBuf(st), kU64(uint64(p)), kU64(uint64(rowLen)), kU64(uint64(tpr)),
-					kU64(uint64(tps)), kU64(uint64(segs)), kU64(uint64(tileBase)), kU64(uint64(maxTiles)), kU64(uint64(groups)), kU64(uint64(gi)))
+				a = append(a, spectest.Buf(pc[2]), spectest.Buf(base), spectest.Buf(st), spectest.U64(uint64(p)), spectest.U64(uint64(rowLen)), spectest.U64(uint64(tpr)),
+					spectest.U64(uint64(tps)), spectest.U64(uint64(segs)), spectest.U64(uint64(tileBase)), spectest.U64(uint64(maxTiles)), spectest.U64(uint64(groups)), spectest.U64(uint64(gi)))
 				return a
 			}
-			s := runSim(t, pass, tiles, SortBlock, 3, args(simBufs, simBase, simStatus))
-			c := runCPU(t, pass, tiles, SortBlock, args(cpuBufs, cpuBase, cpuStatus))
+			s := spectest.Sim(t, pass, tiles, SortBlock, 3, args(simBufs, simBase, simStatus))
+			c := spectest.CPU(t, pass, tiles, SortBlock, args(cpuBufs, cpuBase, cpuStatus))
 			simBufs, cpuBufs = s[:8], c[:8]
 			simBase, cpuBase = s[9], c[9]
 			simStatus, cpuStatus = s[10], c[10]
@@ -287,15 +289,15 @@ func TestRadixPassSim(t *testing.T) {
 		{dtype.Int32, false, ValPayload, 2, 1, 4000, 1, 32, 3, RankAtomicOr},
 		{dtype.Bool, false, ValIndex, 4, 2, 1000, 2, 2, 0, RankBallot},
 	}
-	if testing.Short() || simRace {
-		cases = cases[:3] // (simRace: the simulator's own synchronization is what -race checks)
+	if testing.Short() || testenv.Race {
+		cases = cases[:3] // (testenv.Race: the simulator's own synchronization is what -race checks)
 	}
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("%v/desc=%v/%v%d/%dx%d/k%d/%v", c.kt, c.desc, c.val, c.vs, c.rows, c.n, c.items, c.rank), func(t *testing.T) {
 			keys := sortSimKeys(rng, c.kt, c.rows*c.n)
 			var vals []byte
 			if c.val == ValPayload {
-				vals = randBytes(rng, dtype.Uint8, c.rows*c.n*c.vs, false)
+				vals = spectest.RandBytes(rng, dtype.Uint8, c.rows*c.n*c.vs, false)
 			}
 			sortSimRun(t, SortKey{Type: c.kt, Descending: c.desc}, c.items, c.val, c.vs, keys, vals, c.rows, c.n, c.segTiles, c.lb, c.rank)
 		})
@@ -305,7 +307,7 @@ func TestRadixPassSim(t *testing.T) {
 // All keys equal in some digits: those passes are skipped (the plan), and with every
 // digit equal the last pass alone copies.
 func TestRadixPassSkipSim(t *testing.T) {
-	if simRace {
+	if testenv.Race {
 		t.Skip("the full set runs without -race")
 	}
 	for _, allEqual := range []bool{false, true} {
@@ -338,7 +340,7 @@ func TestRadixBlockSortSim(t *testing.T) {
 		{dtype.Uint16, false, ValIndex, 0, 2, 512, 2},
 		{dtype.BFloat16, true, ValPayload, 8, 40, 30, 4},
 	}
-	if simRace {
+	if testenv.Race {
 		cases = cases[:2]
 	}
 	for _, c := range cases {
@@ -348,7 +350,7 @@ func TestRadixBlockSortSim(t *testing.T) {
 			keys := sortSimKeys(rng, c.kt, n)
 			var vals []byte
 			if c.val == ValPayload {
-				vals = randBytes(rng, dtype.Uint8, n*c.vs, false)
+				vals = spectest.RandBytes(rng, dtype.Uint8, n*c.vs, false)
 			}
 			outV := 8
 			if c.val == ValPayload {
@@ -356,10 +358,10 @@ func TestRadixBlockSortSim(t *testing.T) {
 			}
 			rpb := sp.Tile() / c.rowLen
 			grid := (c.rows + rpb - 1) / rpb
-			args := []kArg{kBuf(keys), kBuf(make([]byte, n*c.kt.Size())), kBuf(append(vals, 0)), kBuf(make([]byte, n*outV+1)),
-				kU64(uint64(c.rows)), kU64(uint64(c.rowLen)), kU64(uint64(rpb))}
-			s := runSim(t, sp, grid, SortBlock, 2, args)
-			cp := runCPU(t, sp, grid, SortBlock, args)
+			args := []spectest.Arg{spectest.Buf(keys), spectest.Buf(make([]byte, n*c.kt.Size())), spectest.Buf(append(vals, 0)), spectest.Buf(make([]byte, n*outV+1)),
+				spectest.U64(uint64(c.rows)), spectest.U64(uint64(c.rowLen)), spectest.U64(uint64(rpb))}
+			s := spectest.Sim(t, sp, grid, SortBlock, 2, args)
+			cp := spectest.CPU(t, sp, grid, SortBlock, args)
 			for i := range s {
 				if s[i] != nil && !bytes.Equal(s[i], cp[i]) {
 					t.Fatalf("buffer %d differs at byte %d", i, firstDiff(s[i], cp[i]))
@@ -373,7 +375,7 @@ func TestRadixBlockSortSim(t *testing.T) {
 var _ = math.NaN
 
 func TestSelectPtxas(t *testing.T) {
-	var specs []ptxSpecT
+	var specs []spectest.Spec
 	for _, kt := range sortKeyTypes {
 		o := SortKey{Type: kt, Descending: kt == dtype.Float32}
 		specs = append(specs, &SelectHist{Order: o, Items: 8}, &TopKCount{Order: o, Items: 16}, &TopKGather{Order: o, Items: 16},
@@ -398,10 +400,10 @@ func TestSelectPtxas(t *testing.T) {
 }
 
 // simAgree runs sp on the simulator and the CPU and requires equal buffers.
-func simAgree(t *testing.T, sp ptxSpecT, grid, block int, args []kArg) [][]byte {
+func simAgree(t *testing.T, sp spectest.Spec, grid, block int, args []spectest.Arg) [][]byte {
 	t.Helper()
-	s := runSim(t, sp, grid, block, 4, args)
-	c := runCPU(t, sp, grid, block, args)
+	s := spectest.Sim(t, sp, grid, block, 4, args)
+	c := spectest.CPU(t, sp, grid, block, args)
 	for i := range s {
 		if s[i] != nil && !bytes.Equal(s[i], c[i]) {
 			t.Fatalf("%s: buffer %d differs (sim vs CPU) at byte %d", sp.Key(), i, firstDiff(s[i], c[i]))
@@ -424,7 +426,7 @@ func TestTopKSim(t *testing.T) {
 		{dtype.Float64, true, 1, 900, 1, 1, 3},
 		{dtype.Uint8, false, 2, 700, 300, 2, 1},
 	} {
-		if simRace && c.kt != dtype.Float32 {
+		if testenv.Race && c.kt != dtype.Float32 {
 			continue
 		}
 		t.Run(fmt.Sprintf("%v/%dx%d/k%d", c.kt, c.rows, c.n, c.k), func(t *testing.T) {
@@ -440,9 +442,9 @@ func TestTopKSim(t *testing.T) {
 			histB := make([]byte, c.rows*RadixDigits*4)
 			state := make([]byte, c.rows*16)
 			for p := P - 1; p >= 0; p-- {
-				r := simAgree(t, hist, c.rows*chunks, SortBlock, []kArg{kBuf(keys), kBuf(histB), kBuf(state),
-					kU64(uint64(c.n)), kU64(uint64(chunk)), kU64(uint64(chunks)), kU64(uint64(p))})
-				r = simAgree(t, step, c.rows, SortBlock, []kArg{kBuf(r[1]), kBuf(state), kU64(uint64(c.k)), kU64(uint64(p))})
+				r := simAgree(t, hist, c.rows*chunks, SortBlock, []spectest.Arg{spectest.Buf(keys), spectest.Buf(histB), spectest.Buf(state),
+					spectest.U64(uint64(c.n)), spectest.U64(uint64(chunk)), spectest.U64(uint64(chunks)), spectest.U64(uint64(p))})
+				r = simAgree(t, step, c.rows, SortBlock, []spectest.Arg{spectest.Buf(r[1]), spectest.Buf(state), spectest.U64(uint64(c.k)), spectest.U64(uint64(p))})
 				histB, state = r[0], r[1]
 				if !checkZero(histB) {
 					t.Fatal("select step left a histogram")
@@ -450,8 +452,8 @@ func TestTopKSim(t *testing.T) {
 			}
 			tiles := (c.n + tile - 1) / tile
 			count := &TopKCount{Order: o, Items: c.items}
-			r := simAgree(t, count, c.rows*tiles, SortBlock, []kArg{kBuf(keys), kBuf(state), kBuf(make([]byte, c.rows*tiles*16)),
-				kU64(uint64(c.n)), kU64(uint64(tiles))})
+			r := simAgree(t, count, c.rows*tiles, SortBlock, []spectest.Arg{spectest.Buf(keys), spectest.Buf(state), spectest.Buf(make([]byte, c.rows*tiles*16)),
+				spectest.U64(uint64(c.n)), spectest.U64(uint64(tiles))})
 			counts := cpuSliceI64(r[2])
 			prefix := make([]int64, len(counts))
 			for row := 0; row < c.rows; row++ {
@@ -467,8 +469,8 @@ func TestTopKSim(t *testing.T) {
 				binary.LittleEndian.PutUint64(pb[8*i:], uint64(v))
 			}
 			gather := &TopKGather{Order: o, Items: c.items}
-			r = simAgree(t, gather, c.rows*tiles, SortBlock, []kArg{kBuf(keys), kBuf(state), kBuf(pb),
-				kBuf(make([]byte, c.rows*c.k*ks)), kBuf(make([]byte, c.rows*c.k*8)), kU64(uint64(c.n)), kU64(uint64(tiles)), kU64(uint64(c.k))})
+			r = simAgree(t, gather, c.rows*tiles, SortBlock, []spectest.Arg{spectest.Buf(keys), spectest.Buf(state), spectest.Buf(pb),
+				spectest.Buf(make([]byte, c.rows*c.k*ks)), spectest.Buf(make([]byte, c.rows*c.k*8)), spectest.U64(uint64(c.n)), spectest.U64(uint64(tiles)), spectest.U64(uint64(c.k))})
 			// The gathered keys are the k smallest (as a multiset, with the smallest
 			// indices among ties at the k-th): compare with a stable sort's first k.
 			perm := make([]int, c.n)
@@ -506,7 +508,7 @@ func cpuSliceI64(b []byte) []int64 {
 func TestSortAuxSim(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 4))
 	for _, kt := range []dtype.DType{dtype.Float32, dtype.Int8, dtype.Float64, dtype.Uint16, dtype.Float16} {
-		if simRace && kt != dtype.Float32 {
+		if testenv.Race && kt != dtype.Float32 {
 			continue
 		}
 		o := SortKey{Type: kt}
@@ -524,13 +526,13 @@ func TestSortAuxSim(t *testing.T) {
 		for i, p := range perm {
 			copy(sorted[i*ks:(i+1)*ks], keys[p*ks:(p+1)*ks])
 		}
-		simAgree(t, &UniqueFlags{Order: o}, 2, SortBlock, []kArg{kBuf(sorted), kBuf(make([]byte, n)), kU64(uint64(n))})
+		simAgree(t, &UniqueFlags{Order: o}, 2, SortBlock, []spectest.Arg{spectest.Buf(sorted), spectest.Buf(make([]byte, n)), spectest.U64(uint64(n))})
 		for _, right := range []bool{false, true} {
 			for _, lv := range []int{1, 3, 12} {
 				sp := &SearchSorted{Order: o, Right: right, Levels: lv, Queries: 1 + lv%4}
-				simAgree(t, sp, 2, SearchSortedBlock, []kArg{kBuf(sorted), kU64(uint64(n)), kBuf(keys), kBuf(make([]byte, n*8)), kU64(uint64(n))})
+				simAgree(t, sp, 2, SearchSortedBlock, []spectest.Arg{spectest.Buf(sorted), spectest.U64(uint64(n)), spectest.Buf(keys), spectest.Buf(make([]byte, n*8)), spectest.U64(uint64(n))})
 				// A short array: most levels past the end of the search.
-				simAgree(t, sp, 1, SearchSortedBlock, []kArg{kBuf(sorted[:3*ks]), kU64(3), kBuf(keys), kBuf(make([]byte, n*8)), kU64(uint64(n))})
+				simAgree(t, sp, 1, SearchSortedBlock, []spectest.Arg{spectest.Buf(sorted[:3*ks]), spectest.U64(3), spectest.Buf(keys), spectest.Buf(make([]byte, n*8)), spectest.U64(uint64(n))})
 			}
 		}
 		for _, out := range []dtype.DType{dtype.Float32, dtype.Float64} {
@@ -543,10 +545,10 @@ func TestSortAuxSim(t *testing.T) {
 				binary.LittleEndian.PutUint64(qb[8*i:], math.Float64bits(q))
 			}
 			rows, rl := 7, 100
-			simAgree(t, &QuantileGather{In: kt, Out: out}, 1, SortBlock, []kArg{kBuf(sorted), kBuf(make([]byte, len(qs)*rows*out.Size())),
-				kBuf(qb), kU64(uint64(rows)), kU64(uint64(rl)), kU64(uint64(len(qs)))})
-			simAgree(t, &QuantileGather{In: kt, Out: out, Median: true}, 1, SortBlock, []kArg{kBuf(sorted), kBuf(make([]byte, rows*out.Size())),
-				kBuf(qb), kU64(uint64(rows)), kU64(uint64(rl)), kU64(1)})
+			simAgree(t, &QuantileGather{In: kt, Out: out}, 1, SortBlock, []spectest.Arg{spectest.Buf(sorted), spectest.Buf(make([]byte, len(qs)*rows*out.Size())),
+				spectest.Buf(qb), spectest.U64(uint64(rows)), spectest.U64(uint64(rl)), spectest.U64(uint64(len(qs)))})
+			simAgree(t, &QuantileGather{In: kt, Out: out, Median: true}, 1, SortBlock, []spectest.Arg{spectest.Buf(sorted), spectest.Buf(make([]byte, rows*out.Size())),
+				spectest.Buf(qb), spectest.U64(uint64(rows)), spectest.U64(uint64(rl)), spectest.U64(1)})
 		}
 	}
 	// Counts and the inverse.
@@ -555,12 +557,12 @@ func TestSortAuxSim(t *testing.T) {
 	for i, v := range starts {
 		binary.LittleEndian.PutUint64(sb[8*i:], uint64(v))
 	}
-	simAgree(t, &UniqueCounts{}, 1, SortBlock, []kArg{kBuf(sb), kBuf(make([]byte, 32)), kU64(4), kU64(12)})
+	simAgree(t, &UniqueCounts{}, 1, SortBlock, []spectest.Arg{spectest.Buf(sb), spectest.Buf(make([]byte, 32)), spectest.U64(4), spectest.U64(12)})
 	n := 500
 	pb, cb := make([]byte, 8*n), make([]byte, 8*n)
 	for i, p := range rng.Perm(n) {
 		binary.LittleEndian.PutUint64(pb[8*i:], uint64(p))
 		binary.LittleEndian.PutUint64(cb[8*i:], uint64(i/3+1))
 	}
-	simAgree(t, &InverseScatter{}, 1, SortBlock, []kArg{kBuf(pb), kBuf(cb), kBuf(make([]byte, 8*n)), kU64(uint64(n))})
+	simAgree(t, &InverseScatter{}, 1, SortBlock, []spectest.Arg{spectest.Buf(pb), spectest.Buf(cb), spectest.Buf(make([]byte, 8*n)), spectest.U64(uint64(n))})
 }

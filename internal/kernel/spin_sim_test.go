@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/go-gpu/gpu/dtype"
+	"github.com/go-gpu/gpu/internal/ptxsim/spectest"
 )
 
 // TestRadixPassSpinTrapSim checks that a sort pass whose look-back waits for a tile
@@ -17,14 +18,6 @@ func TestRadixPassSpinTrapSim(t *testing.T) {
 	spinLimitNs = 200_000_000 // 0.2 s
 	defer func() { spinLimitNs = save }()
 	sp := &RadixPass{Order: SortKey{Type: dtype.Uint8}, Items: 1, Val: ValNone, Lookback: 2}
-	src, entry, err := sp.PTX(9, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, err := simParse(src, entry) // not simKernelOf: its cache holds the usual limit
-	if err != nil {
-		t.Fatal(err)
-	}
 	const rowLen = 2 * SortBlock
 	keys := make([]byte, rowLen)
 	for i := range keys {
@@ -34,11 +27,11 @@ func TestRadixPassSpinTrapSim(t *testing.T) {
 	plan[0] = 1
 	status := make([]byte, StatusBytes(2))
 	binary.LittleEndian.PutUint32(status, 1) // a dirty counter
-	args := []kArg{kBuf(keys), kBuf(make([]byte, rowLen)), kBuf(make([]byte, rowLen)), kBuf(make([]byte, rowLen)),
-		kBuf([]byte{0}), kBuf([]byte{0}), kBuf([]byte{0}), kBuf([]byte{0}),
-		kBuf(plan), kBuf(make([]byte, RadixDigits*8)), kBuf(status),
-		kU64(0), kU64(rowLen), kU64(2), kU64(2), kU64(1), kU64(0), kU64(2), kU64(1), kU64(0)}
-	_, err = runSimKernel(k, 1, SortBlock, 1, args)
+	args := []spectest.Arg{spectest.Buf(keys), spectest.Buf(make([]byte, rowLen)), spectest.Buf(make([]byte, rowLen)), spectest.Buf(make([]byte, rowLen)),
+		spectest.Buf([]byte{0}), spectest.Buf([]byte{0}), spectest.Buf([]byte{0}), spectest.Buf([]byte{0}),
+		spectest.Buf(plan), spectest.Buf(make([]byte, RadixDigits*8)), spectest.Buf(status),
+		spectest.U64(0), spectest.U64(rowLen), spectest.U64(2), spectest.U64(2), spectest.U64(1), spectest.U64(0), spectest.U64(2), spectest.U64(1), spectest.U64(0)}
+	_, err := spectest.SimErr(t, sp, 1, SortBlock, 1, args) // (spectest caches kernels by their text: this one's limit)
 	if err == nil || !strings.Contains(err.Error(), "trap") {
 		t.Fatalf("a look-back waiting for a tile no block takes: %v, want a trap", err)
 	}

@@ -1,9 +1,10 @@
-package ptxinterp
+package ptxsim
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Parsing: the module text is cut into statements (ending in ';'), block braces and
@@ -140,9 +141,72 @@ func tokenize(src string) []token {
 	return toks
 }
 
+// Module is a parsed PTX module.
+type Module struct {
+	funcs   map[string]*Func
+	entries []*Func
+	syms    map[string]uint64 // .global and .const variables: addresses
+	gbase   uint64
+	gsize   uint64
+	gdata   []byte
+	shared  map[string]int  // module-scope .shared variables: offsets
+	smem    int             // their bytes
+	extern  map[string]bool // .extern .shared arrays (the dynamic shared memory)
+}
+
+// Entries returns the module's kernels in the order of the text.
+func (m *Module) Entries() []*Func { return m.entries }
+
+// Func returns the kernel or device function named name, or nil.
+func (m *Module) Func(name string) *Func { return m.funcs[name] }
+
+// Param is a parameter of a kernel or device function: its name, its type as written
+// without the dot ("u64", "f32", "b8" for byte arrays) and its size in bytes.
+type Param struct {
+	Name string
+	Type string
+	Size int
+}
+
+// Func is a kernel or a device function.
+type Func struct {
+	Name   string
+	Entry  bool
+	Params []Param
+	Rets   []Param
+
+	mod      *Module
+	regIdx   map[string]int
+	regWidth []int
+	prog     []*inst
+	labels   map[string]int
+	paramIdx map[string]int // a kernel's parameters by name
+	shared   map[string]int // kernel-scope .shared variables: offsets after the module's
+	smem     int            // static shared memory: the module's and the kernel's
+	blockMu  sync.Mutex
+	blocks   []*block // for the next launches (a sync.Pool drops them under -race)
+}
+
+// inst is one compiled instruction (the fields the run loop reads first).
+type inst struct {
+	exec   execFn
+	args   []opnd
+	guard  int32 // predicate register, or -1
+	gneg   bool
+	coll   *collective // warp-synchronous and block-wide instructions
+	text   string
+	op     string
+	parts  []string
+	callee string
+}
+
+// globalBase is where a module's .global and .const variables live.
+const globalBase = 0x7e00_0000_0000
+
 // Parse parses a PTX module: its module-scope variables, device functions and kernels.
 func Parse(src string) (*Module, error) {
-	m := &Module{funcs: map[string]*Func{}, syms: map[string]uint64{}, gbase: globalBase}
+	m := &Module{funcs: map[string]*Func{}, syms: map[string]uint64{}, gbase: globalBase,
+		shared: map[string]int{}, extern: map[string]bool{}}
 	toks := tokenize(src)
 	for i := 0; i < len(toks); i++ {
 		tk := toks[i]
@@ -152,7 +216,7 @@ func Parse(src string) (*Module, error) {
 			if err != nil {
 				return nil, fmt.Errorf("line %d: %v", tk.line, err)
 			}
-			f.mod = m
+			f.mod, f.smem = m, m.smem
 			if i+1 >= len(toks) || toks[i+1].kind != tOpen {
 				return nil, fmt.Errorf("line %d: function %s without a body", tk.line, f.Name)
 			}
@@ -170,17 +234,21 @@ func Parse(src string) (*Module, error) {
 			}
 		case tStmt:
 			s := tk.text
+			var err error
 			switch {
 			case s == "":
 			case strings.HasPrefix(s, ".version"), strings.HasPrefix(s, ".target"), strings.HasPrefix(s, ".address_size"):
 			case strings.Contains(s, ".func") || strings.Contains(s, ".entry"):
 				// a prototype
-			case strings.HasPrefix(s, ".global"), strings.HasPrefix(s, ".const"):
-				if err := m.parseVar(s); err != nil {
-					return nil, fmt.Errorf("line %d: %v", tk.line, err)
-				}
+			case strings.Contains(s, ".shared"):
+				err = parseShared(s, m.shared, &m.smem, m.extern)
+			case strings.Contains(s, ".global"), strings.Contains(s, ".const"):
+				err = m.parseVar(s)
 			default:
-				return nil, fmt.Errorf("line %d: unsupported module-scope statement %q", tk.line, s)
+				err = fmt.Errorf("unsupported module-scope statement %q", s)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("line %d: %v", tk.line, err)
 			}
 		default:
 			return nil, fmt.Errorf("line %d: unexpected token %q", tk.line, tk.text)
@@ -196,33 +264,27 @@ func Parse(src string) (*Module, error) {
 	return m, nil
 }
 
-// parseParams parses ".param .u64 a, .param .f32 b" (without the parentheses).
+// parseParams parses ".param .u64 a, .param .align 8 .b8 b[16]" (without parentheses).
 func parseParams(s string) ([]Param, error) {
 	var ps []Param
 	for _, p := range splitTop(s, ',') {
-		p = strings.TrimSpace(p)
-		if p == "" {
-			continue
-		}
 		f := strings.Fields(p)
 		if len(f) < 3 || f[0] != ".param" {
 			return nil, fmt.Errorf("bad parameter %q", p)
 		}
 		name := f[len(f)-1]
 		typ := strings.TrimPrefix(f[len(f)-2], ".")
-		size := 0
+		t, ok := parseType(typ)
+		if !ok {
+			return nil, fmt.Errorf("bad parameter type in %q", p)
+		}
+		size := (t.bits + 7) / 8
 		if k := strings.IndexByte(name, '['); k >= 0 {
 			n, err := strconv.Atoi(strings.TrimSuffix(name[k+1:], "]"))
 			if err != nil {
 				return nil, fmt.Errorf("bad parameter %q", p)
 			}
-			size, name = n, name[:k]
-		} else {
-			t, ok := parseType(typ)
-			if !ok {
-				return nil, fmt.Errorf("bad parameter type in %q", p)
-			}
-			size = (t.bits + 7) / 8
+			size, name = n*size, name[:k]
 		}
 		ps = append(ps, Param{Name: name, Type: typ, Size: size})
 	}
@@ -253,7 +315,7 @@ func splitTop(s string, sep byte) []string {
 }
 
 func parseHeader(h string) (*Func, error) {
-	f := &Func{regIdx: map[string]int{}, labels: map[string]int{}}
+	f := &Func{regIdx: map[string]int{}, labels: map[string]int{}, paramIdx: map[string]int{}, shared: map[string]int{}}
 	rest := h
 	switch {
 	case strings.Contains(h, ".entry"):
@@ -286,11 +348,14 @@ func parseHeader(h string) (*Func, error) {
 		return nil, err
 	}
 	f.Params = params
+	for i, p := range params {
+		f.paramIdx[p.Name] = i
+	}
 	return f, nil
 }
 
 // parseBody reads a function body from toks[i] to its closing brace and returns the
-// index of that brace.
+// index of that brace. Instructions are compiled after the declarations are read.
 func (f *Func) parseBody(toks []token, i int) (int, error) {
 	depth := 1
 	var stmts []token
@@ -315,19 +380,28 @@ func (f *Func) parseBody(toks []token, i int) (int, error) {
 			f.labels[tk.text] = len(stmts)
 		case tStmt:
 			s := tk.text
+			var err error
 			switch {
 			case s == "":
 			case strings.HasPrefix(s, ".reg"):
-				if err := f.declRegs(s); err != nil {
-					return 0, fmt.Errorf("line %d: %v", tk.line, err)
-				}
+				err = f.declRegs(s)
 			case strings.HasPrefix(s, ".param"):
 				// a call scope's parameter: st.param/ld.param create it
-			case strings.HasPrefix(s, ".maxntid"), strings.HasPrefix(s, ".minnctapersm"), strings.HasPrefix(s, ".reqntid"), strings.HasPrefix(s, ".pragma"):
+			case strings.HasPrefix(s, ".shared"):
+				if !f.Entry {
+					err = fmt.Errorf("shared memory declared in device function %s", f.Name)
+				} else {
+					err = parseShared(s, f.shared, &f.smem, nil)
+				}
+			case strings.HasPrefix(s, ".maxntid"), strings.HasPrefix(s, ".minnctapersm"), strings.HasPrefix(s, ".reqntid"),
+				strings.HasPrefix(s, ".pragma"), strings.HasPrefix(s, ".maxnreg"):
 			case strings.HasPrefix(s, "."):
-				return 0, fmt.Errorf("line %d: unsupported directive %q", tk.line, s)
+				err = fmt.Errorf("unsupported directive %q", s)
 			default:
 				stmts = append(stmts, tk)
+			}
+			if err != nil {
+				return 0, fmt.Errorf("line %d: %v", tk.line, err)
 			}
 		default:
 			return 0, fmt.Errorf("line %d: unexpected %q", tk.line, tk.text)
@@ -346,10 +420,6 @@ func (f *Func) declRegs(s string) error {
 	if !ok {
 		return fmt.Errorf("bad register type in %q", s)
 	}
-	w := t.bits
-	if t.kind == 'p' {
-		w = 1
-	}
 	for _, d := range splitTop(strings.Join(fs[2:], " "), ',') {
 		if lt := strings.IndexByte(d, '<'); lt >= 0 {
 			n, err := strconv.Atoi(strings.TrimSuffix(d[lt+1:], ">"))
@@ -357,10 +427,10 @@ func (f *Func) declRegs(s string) error {
 				return fmt.Errorf("bad register declaration %q", s)
 			}
 			for k := 0; k < n; k++ {
-				f.addReg(d[:lt]+strconv.Itoa(k), w)
+				f.addReg(d[:lt]+strconv.Itoa(k), t.bits)
 			}
 		} else {
-			f.addReg(d, w)
+			f.addReg(d, t.bits)
 		}
 	}
 	return nil
@@ -371,60 +441,83 @@ func (f *Func) addReg(name string, width int) {
 	f.regWidth = append(f.regWidth, width)
 }
 
-// parseVar reads a module-scope variable: ".global .align 4 .b32 name[8] = {1, 2, ...}".
-func (m *Module) parseVar(s string) error {
-	decl, init, _ := strings.Cut(s, "=")
+// varDecl reads ".global .align 4 .b32 name[8]" (linkage words skipped): the element
+// type, alignment (at least the element size), element count (0 for "name[]") and name.
+func varDecl(decl string) (t ptype, align, count int, name string, err error) {
 	fs := strings.Fields(decl)
-	var t ptype
-	align := 0
-	var name string
 	for i := 1; i < len(fs); i++ {
 		switch {
 		case fs[i] == ".align" && i+1 < len(fs):
 			align, _ = strconv.Atoi(fs[i+1])
 			i++
+		case fs[i] == ".visible" || fs[i] == ".extern" || fs[i] == ".weak" || fs[i] == ".global" ||
+			fs[i] == ".const" || fs[i] == ".shared":
 		case strings.HasPrefix(fs[i], "."):
 			tt, ok := parseType(fs[i][1:])
 			if !ok {
-				return fmt.Errorf("bad variable declaration %q", s)
+				return t, 0, 0, "", fmt.Errorf("bad variable declaration %q", decl)
 			}
 			t = tt
 		default:
 			name = fs[i]
 		}
 	}
-	count := 1
+	count = 1
 	if k := strings.IndexByte(name, '['); k >= 0 {
-		n, err := strconv.Atoi(strings.TrimSuffix(name[k+1:], "]"))
-		if err != nil {
-			return fmt.Errorf("bad variable declaration %q", s)
+		count = 0
+		if s := strings.TrimSuffix(name[k+1:], "]"); s != "" {
+			if count, err = strconv.Atoi(s); err != nil {
+				return t, 0, 0, "", fmt.Errorf("bad variable declaration %q", decl)
+			}
 		}
-		count, name = n, name[:k]
+		name = name[:k]
+	}
+	if t.bits < 8 || name == "" {
+		return t, 0, 0, "", fmt.Errorf("bad variable declaration %q", decl)
+	}
+	return t, max(align, t.bits/8), count, name, nil
+}
+
+// parseShared lays out a .shared variable at the next offset of *size, or records an
+// .extern .shared array (the dynamic shared memory) in extern.
+func parseShared(s string, offs map[string]int, size *int, extern map[string]bool) error {
+	t, align, count, name, err := varDecl(s)
+	if err != nil {
+		return err
+	}
+	if strings.Contains(s, ".extern") {
+		if extern == nil || count != 0 {
+			return fmt.Errorf("unsupported shared declaration %q", s)
+		}
+		extern[name] = true
+		return nil
+	}
+	*size = (*size + align - 1) / align * align
+	offs[name] = *size
+	*size += count * t.bits / 8
+	return nil
+}
+
+// parseVar reads a module-scope variable: ".global .align 4 .b32 name[8] = {1, 2, ...}".
+func (m *Module) parseVar(s string) error {
+	decl, init, _ := strings.Cut(s, "=")
+	t, align, count, name, err := varDecl(decl)
+	if err != nil {
+		return err
 	}
 	size := t.bits / 8
-	if size == 0 {
-		return fmt.Errorf("bad variable type in %q", s)
-	}
-	if align < size {
-		align = size
-	}
-	for m.gsize%uint64(align) != 0 {
-		m.gsize++
-	}
+	m.gsize = (m.gsize + uint64(align) - 1) / uint64(align) * uint64(align)
 	off := m.gsize
 	m.syms[name] = m.gbase + off
 	m.gsize += uint64(count * size)
 	m.gdata = append(m.gdata, make([]byte, int(m.gsize)-len(m.gdata))...)
 	if init = strings.TrimSpace(init); init != "" {
-		vals := splitTop(strings.Trim(init, "{} "), ',')
-		for i, v := range vals {
-			x, err := parseImm(strings.TrimSpace(v))
-			if err != nil {
-				return fmt.Errorf("variable %s: %v", name, err)
+		for i, v := range splitTop(strings.Trim(init, "{} "), ',') {
+			x, err := parseImm(v)
+			if err != nil || i >= count {
+				return fmt.Errorf("variable %s: bad initializer %q", name, v)
 			}
-			for b := 0; b < size; b++ {
-				m.gdata[int(off)+i*size+b] = byte(x >> (8 * b))
-			}
+			putLE(m.gdata[int(off)+i*size:int(off)+(i+1)*size], x)
 		}
 	}
 	return nil
@@ -501,48 +594,92 @@ type okind uint8
 
 const (
 	oReg okind = iota
+	oNot       // !%p: a negated predicate
 	oImm
-	oVec
-	oMem
+	oVec // {%r1, %r2}; also d|p (two destinations)
+	oMem // [base+off]
 	oSpecial
-	oSym // a variable or function name
-	oList
+	oSym  // a label, function or parameter name
+	oList // (a, b) of a call
+	oDyn  // the address of the dynamic shared memory
 )
 
+// opnd is an operand, kept small (the run loop reads operands all the time).
 type opnd struct {
 	kind okind
-	reg  int  // oReg, oMem with a register base (-1 otherwise)
-	neg  bool // !%p
-	imm  uint64
-	vec  []int
+	dyn  bool // oMem: based at the dynamic shared memory
+	sp   special
+	reg  int32  // oReg; oMem with a register base (-1 otherwise)
+	imm  uint64 // oImm; oMem with a variable's address as its base; oReg: the width's mask
 	off  int64
-	name string   // oSpecial, oSym, oMem with a symbol base
-	list []string // oList: (a, b)
+	*opx
+}
+
+// opx is the rest of an operand.
+type opx struct {
+	vec  []int    // oVec
+	name string   // oSym; oMem with a parameter as its base
+	list []string // oList
+}
+
+var noX = &opx{}
+
+// symbol resolves a variable name to its address (shared: its offset).
+func (f *Func) symbol(name string) (opnd, bool) {
+	if off, ok := f.shared[name]; ok {
+		return opnd{kind: oImm, imm: uint64(off)}, true
+	}
+	m := f.mod
+	if off, ok := m.shared[name]; ok {
+		return opnd{kind: oImm, imm: uint64(off)}, true
+	}
+	if a, ok := m.syms[name]; ok {
+		return opnd{kind: oImm, imm: a}, true
+	}
+	if m.extern[name] {
+		return opnd{kind: oDyn}, true
+	}
+	return opnd{}, false
 }
 
 func (f *Func) parseOperand(s string) (opnd, error) {
+	o, err := f.operand(s)
+	if o.opx == nil {
+		o.opx = noX
+	}
+	return o, err
+}
+
+func (f *Func) operand(s string) (opnd, error) {
+	reg := func(r string) (int, error) {
+		i, ok := f.regIdx[r]
+		if !ok {
+			return 0, fmt.Errorf("unknown register %q", r)
+		}
+		return i, nil
+	}
 	switch {
-	case strings.HasPrefix(s, "{"):
-		o := opnd{kind: oVec}
-		for _, r := range splitTop(strings.TrimSuffix(strings.TrimPrefix(s, "{"), "}"), ',') {
-			i, ok := f.regIdx[r]
-			if !ok {
-				return o, fmt.Errorf("unknown register %q", r)
+	case strings.HasPrefix(s, "{") || strings.Contains(s, "|"):
+		o := opnd{kind: oVec, opx: &opx{}}
+		rs := strings.Split(s, "|")
+		if rs[0][0] == '{' {
+			rs = splitTop(strings.TrimSuffix(strings.TrimPrefix(s, "{"), "}"), ',')
+		}
+		for _, r := range rs {
+			i, err := reg(strings.TrimSpace(r))
+			if err != nil {
+				return o, err
 			}
 			o.vec = append(o.vec, i)
 		}
 		return o, nil
 	case strings.HasPrefix(s, "("):
-		o := opnd{kind: oList}
-		for _, n := range splitTop(strings.TrimSuffix(strings.TrimPrefix(s, "("), ")"), ',') {
-			o.list = append(o.list, n)
-		}
-		return o, nil
+		return opnd{kind: oList, opx: &opx{list: splitTop(strings.TrimSuffix(strings.TrimPrefix(s, "("), ")"), ',')}}, nil
 	case strings.HasPrefix(s, "["):
 		in := strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(s, "["), "]"))
 		o := opnd{kind: oMem, reg: -1}
 		if k := strings.IndexAny(in, "+-"); k > 0 {
-			off, err := strconv.ParseInt(strings.ReplaceAll(in[k:], "+", ""), 0, 64)
+			off, err := strconv.ParseInt(strings.ReplaceAll(strings.ReplaceAll(in[k:], " ", ""), "+", ""), 0, 64)
 			if err != nil {
 				return o, err
 			}
@@ -550,30 +687,37 @@ func (f *Func) parseOperand(s string) (opnd, error) {
 			in = strings.TrimSpace(in[:k])
 		}
 		if r, ok := f.regIdx[in]; ok {
-			o.reg = r
+			o.reg = int32(r)
+		} else if v, ok := f.symbol(in); ok {
+			o.imm, o.dyn = v.imm, v.kind == oDyn
+		} else if v, err := parseImm(in); err == nil {
+			o.imm = v
 		} else {
-			o.name = in
+			o.opx = &opx{name: in}
 		}
 		return o, nil
 	case strings.HasPrefix(s, "!%"):
-		i, ok := f.regIdx[s[1:]]
-		if !ok {
-			return opnd{}, fmt.Errorf("unknown register %q", s)
+		i, err := reg(s[1:])
+		if err != nil {
+			return opnd{}, err
 		}
-		return opnd{kind: oReg, reg: i, neg: true}, nil
+		return opnd{kind: oNot, reg: int32(i)}, nil
 	case strings.HasPrefix(s, "%"):
 		if i, ok := f.regIdx[s]; ok {
-			return opnd{kind: oReg, reg: i}, nil
+			return opnd{kind: oReg, reg: int32(i), imm: mask(^uint64(0), f.regWidth[i])}, nil
 		}
-		if _, ok := specialValue(s, &thread{}); ok {
-			return opnd{kind: oSpecial, name: s}, nil
+		if sp, ok := specials[s]; ok {
+			return opnd{kind: oSpecial, sp: sp}, nil
 		}
 		return opnd{}, fmt.Errorf("unknown register %q", s)
 	case s != "" && (s[0] == '-' || (s[0] >= '0' && s[0] <= '9')):
 		v, err := parseImm(s)
 		return opnd{kind: oImm, imm: v}, err
 	case isIdent(s):
-		return opnd{kind: oSym, name: s}, nil
+		if v, ok := f.symbol(s); ok {
+			return v, nil
+		}
+		return opnd{kind: oSym, opx: &opx{name: s}}, nil
 	}
 	return opnd{}, fmt.Errorf("bad operand %q", s)
 }
@@ -594,7 +738,7 @@ func (f *Func) parseInst(s string) (*inst, error) {
 		if !ok {
 			return nil, fmt.Errorf("unknown guard %q", g)
 		}
-		in.guard = r
+		in.guard = int32(r)
 		s = strings.TrimSpace(s[sp+1:])
 	}
 	op, rest, _ := strings.Cut(s, " ")

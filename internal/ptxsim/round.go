@@ -1,4 +1,4 @@
-package ptxinterp
+package ptxsim
 
 import (
 	"math"
@@ -188,8 +188,9 @@ func (f format) integral(b uint64, md rmode) uint64 {
 	return f.round(xval{neg: x.neg, m: k}, md)
 }
 
-// mulAdd returns a*b + c, exact up to the sticky bit (see xval).
-func mulAdd(a, b, c xval) xval {
+// mulAdd returns a*b + c, exact up to the sticky bit (see xval), for rounding in mode
+// md (which gives an exact zero its sign).
+func mulAdd(a, b, c xval, md rmode) xval {
 	if a.nan || b.nan || c.nan {
 		return xval{nan: true}
 	}
@@ -219,8 +220,11 @@ func mulAdd(a, b, c xval) xval {
 	}
 	s := mp.Add(mp, mc)
 	if s.Sign() == 0 {
-		// an exact zero: +0 in round to nearest, unless both addends are -0
-		return xval{neg: pneg && c.neg && (a.m == 0 || b.m == 0) && c.m == 0}
+		// an exact zero: two zeros of one sign keep it; otherwise -0 rounding down only
+		if (a.m == 0 || b.m == 0) && c.m == 0 && pneg == c.neg {
+			return xval{neg: pneg}
+		}
+		return xval{neg: md == rm}
 	}
 	neg := s.Sign() < 0
 	s.Abs(s)
@@ -256,6 +260,6 @@ func fma32(a, b, c float32) float32 {
 		}
 	}
 	x := mulAdd(fmtF32.decode(uint64(math.Float32bits(a))), fmtF32.decode(uint64(math.Float32bits(b))),
-		fmtF32.decode(uint64(math.Float32bits(c))))
+		fmtF32.decode(uint64(math.Float32bits(c))), rn)
 	return math.Float32frombits(uint32(fmtF32.round(x, rn)))
 }

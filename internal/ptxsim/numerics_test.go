@@ -1,4 +1,4 @@
-package ptxinterp
+package ptxsim
 
 import (
 	"errors"
@@ -8,7 +8,18 @@ import (
 	"math/rand"
 	"strings"
 	"testing"
+
+	"github.com/go-gpu/gpu/internal/testenv"
 )
+
+// iters scales the random test iterations down under the race detector, which slows
+// the simulator and the exact references about tenfold.
+func iters(n int) int {
+	if testenv.Race {
+		return n / 8
+	}
+	return n
+}
 
 // kernel wraps instructions in a kernel with a few registers of each class and one
 // u64 parameter (the output address).
@@ -105,6 +116,18 @@ func TestIntegerOps(t *testing.T) {
 		{"setp.lt.s32 %p1, %r2, %r3;\n\tselp.u32 %r1, 1, 2, %p1;", 0xffffffff, 0, 1},
 		{"setp.lo.u32 %p1, %r2, %r3;\n\tselp.u32 %r1, 1, 2, %p1;", 0xffffffff, 0, 2},
 		{"setp.ne.u16 %p1, %rs2, 0;\n\tselp.u32 %r1, 1, 2, %p1;", 0, 0, 2},
+		{"lop3.b32 %r1, %r2, %r3, 0xff00ff00, 0xe8;", 0xf0f0f0f0, 0xcccccccc, 0xfcc0fcc0}, // majority
+		{"shf.l.wrap.b32 %r1, %r2, %r3, 4;", 0xa0000000, 0x1, 0x1a},
+		{"shf.r.clamp.b32 %r1, %r2, %r3, 40;", 0x1, 0x87654321, 0x87654321},
+		{"shf.r.wrap.b32 %r1, %r2, %r3, 36;", 0x87654321, 0x1, 0x18765432},
+		{"bfi.b32 %r1, %r2, %r3, 8, 4;", 0xf5, 0x11223344, 0x11223544},
+		{"bfind.u32 %r1, %r2;", 0x00f00000, 0, 23},
+		{"bfind.s32 %r1, %r2;", 0xffff0000, 0, 15},
+		{"bfind.shiftamt.u32 %r1, %r2;", 1, 0, 31},
+		{"bfind.u32 %r1, %r2;", 0, 0, 0xffffffff},
+		{"brev.b32 %r1, %r2;", 1, 0, 1 << 31},
+		{"add.sat.s32 %r1, %r2, %r3;", 0x7fffffff, 5, 0x7fffffff},
+		{"sub.sat.s32 %r1, %r2, %r3;", 0x80000000, 1, 0x80000000},
 	}
 	for _, c := range cases {
 		body := "cvt.u32.u64 %r2, %rd2;\n\tcvt.u32.u64 %r3, %rd3;\n\tcvt.u16.u64 %rs2, %rd2;\n\t" + c.body +
@@ -169,7 +192,7 @@ func bigRound(x *big.Float, f format, md rmode) uint64 {
 
 func TestRoundAgainstBig(t *testing.T) {
 	r := rand.New(rand.NewSource(1))
-	for i := 0; i < 200000/iterScale; i++ {
+	for i := 0; i < iters(200000); i++ {
 		m := r.Uint64() >> uint(r.Intn(64))
 		e := r.Intn(2300) - 1200
 		neg := r.Intn(2) == 0
@@ -231,7 +254,7 @@ func TestFMA32(t *testing.T) {
 		x.Add(x, new(big.Float).SetFloat64(float64(c)))
 		return math.Float32frombits(uint32(bigRound(x, fmtF32, rn)))
 	}
-	for i := 0; i < 200000/iterScale; i++ {
+	for i := 0; i < iters(200000); i++ {
 		a := math.Float32frombits(r.Uint32())
 		b := math.Float32frombits(r.Uint32())
 		c := math.Float32frombits(r.Uint32())
@@ -298,6 +321,11 @@ func TestConversions(t *testing.T) {
 		{"cvt.f32.f16", "%rs2", "%f1", 0x0001, f32(0x1p-24)},
 		{"cvt.f32.f16", "%rs2", "%f1", 0xfc00, f32(float32(math.Inf(-1)))},
 		{"cvt.f32.bf16", "%rs2", "%f1", 0xc0a0, f32(-5)},
+		{"cvt.rna.tf32.f32", "%f2", "%r1", 0x3f801000, 0x3f802000}, // a tie: away from zero
+		{"cvt.rna.tf32.f32", "%f2", "%r1", 0xbf800fff, 0xbf800000},
+		{"cvt.rna.tf32.f32", "%f2", "%r1", 0x7f7ff000, 0x7f800000}, // overflows to Inf
+		{"cvt.rna.tf32.f32", "%f2", "%r1", 0xff800000, 0xff800000},
+		{"cvt.rna.tf32.f32", "%f2", "%r1", 0x7fc00001, 0x7fffe000},
 		{"cvt.rz.f32.f64", "%fd2", "%f1", f64(1e300), 0x7f7fffff},
 		{"cvt.rn.f32.f64", "%fd2", "%f1", f64(0x1p-150 * 1.5), 1},
 		{"cvt.rn.f32.f64", "%fd2", "%f1", f64(0x1p-150), 0},
@@ -341,6 +369,28 @@ func TestFloatOps(t *testing.T) {
 		{"setp.ne.f32 %p1, %f2, %f3;\n\tselp.f32 %f1, 0f3F800000, 0f00000000, %p1;", 0x7fc00000, 0, f32(0)},
 		{"setp.nan.f32 %p1, %f2, %f3;\n\tselp.f32 %f1, 0f3F800000, 0f00000000, %p1;", 0, 0xff800001, f32(1)},
 		{"setp.geu.f32 %p1, %f2, %f3;\n\tselp.f32 %f1, 0f3F800000, 0f00000000, %p1;", f32(1), f32(2), f32(0)},
+		{"add.rz.f32 %f1, %f2, %f3;", f32(1), f32(0x1p-23 * 1.5), f32(1 + 0x1p-23)},
+		{"add.rp.f32 %f1, %f2, %f3;", f32(1), f32(0x1p-30), f32(1 + 0x1p-23)},
+		{"sub.rm.f32 %f1, %f2, %f3;", f32(1), f32(1), negz},
+		{"mul.rm.f32 %f1, %f2, %f3;", f32(-1.0 / 3), f32(3), f32(-1 - 0x1p-23)},
+		{"mul.rz.f32 %f1, %f2, %f3;", f32(-1.0 / 3), f32(3), f32(-1)},
+		{"fma.rz.f32 %f1, %f2, %f3, %f3;", f32(1 + 0x1p-12), f32(1 - 0x1p-12), f32(1 - 0x1p-23 + 1 - 0x1p-12)},
+		{"add.rn.ftz.f32 %f1, %f2, %f3;", 1, 0, 0},
+		{"mul.rn.sat.f32 %f1, %f2, %f3;", f32(3), f32(0.5), f32(1)},
+		{"add.rn.sat.f32 %f1, %f2, %f3;", 0x7fc00000, f32(1), 0},
+		{"min.NaN.f32 %f1, %f2, %f3;", 0x7fc00000, f32(2), nan32},
+		{"div.full.f32 %f1, %f2, %f3;", f32(1), f32(3), f32(1.0 / 3)},
+		{"rcp.rn.f32 %f1, %f2;", f32(3), 0, f32(1.0 / 3)},
+		{"copysign.f32 %f1, %f2, %f3;", f32(-1), f32(2), f32(-2)},
+		{"testp.subnormal.f32 %p1, %f2;\n\tselp.f32 %f1, 0f3F800000, 0f00000000, %p1;", 1, 0, f32(1)},
+		{"testp.normal.f32 %p1, %f2;\n\tselp.f32 %f1, 0f3F800000, 0f00000000, %p1;", 0, 0, f32(0)},
+		// float16 and bfloat16 arithmetic, rounded once (results widened to float32)
+		{"mov.b32 {%rs1, %rs2}, %r2;\n\tmov.b32 {%rs3, %rs4}, %r3;\n\tadd.f16 %rs5, %rs1, %rs3;\n\tcvt.f32.f16 %f1, %rs5;",
+			0x3c00, 0x1400, f32(1 + 0x1p-10)}, // 1 + 2^-10 (1.5 * 2^-11 rounds to 2^-10)
+		{"mov.b32 {%rs1, %rs2}, %r2;\n\tmov.b32 {%rs3, %rs4}, %r3;\n\tmul.rn.bf16 %rs5, %rs1, %rs3;\n\tcvt.f32.bf16 %f1, %rs5;",
+			0x3fc0, 0x3fc0, f32(2.25)},
+		{"mov.b32 {%rs1, %rs2}, %r2;\n\tmov.b32 {%rs3, %rs4}, %r3;\n\tfma.rn.f16 %rs5, %rs1, %rs3, %rs3;\n\tcvt.f32.f16 %f1, %rs5;",
+			0x7bff, 0x4000, f32(float32(math.Inf(1)))}, // 65504*2 + 2 overflows
 	}
 	for _, c := range cases {
 		body := "cvt.u32.u64 %r2, %rd2;\n\tcvt.u32.u64 %r3, %rd3;\n\tmov.b32 %f2, %r2;\n\tmov.b32 %f3, %r3;\n\t" + c.body +
@@ -414,7 +464,7 @@ $L__skip:
 	buf := make([]byte, 64)
 	mem := &Regions{}
 	mem.Map(0x10000, buf)
-	if err := m.Entries()[0].Launch(mem, 1, 4, []uint64{0x10000}); err != nil {
+	if err := m.Entries()[0].Launch(mem, Linear(1, 4), []uint64{0x10000}); err != nil {
 		t.Fatal(err)
 	}
 	got := []uint64{getLE(buf[0:4]), getLE(buf[16:20]), getLE(buf[32:36]), getLE(buf[48:52])}
@@ -422,11 +472,11 @@ $L__skip:
 		t.Errorf("got %v", got)
 	}
 	// Faults: out of bounds, misaligned vector access.
-	err = m.Entries()[0].Launch(mem, 1, 5, []uint64{0x10000})
+	err = m.Entries()[0].Launch(mem, Linear(1, 5), []uint64{0x10000})
 	if !errors.Is(err, ErrFault) || !strings.Contains(err.Error(), "outside") {
 		t.Errorf("out of bounds: %v", err)
 	}
-	err = m.Entries()[0].Launch(mem, 1, 1, []uint64{0x10004})
+	err = m.Entries()[0].Launch(mem, Linear(1, 1), []uint64{0x10004})
 	if !errors.Is(err, ErrFault) || !strings.Contains(err.Error(), "misaligned") {
 		t.Errorf("misaligned: %v", err)
 	}
@@ -434,13 +484,15 @@ $L__skip:
 
 func TestParseErrors(t *testing.T) {
 	for _, body := range []string{
-		"add.rz.f32 %f1, %f2, %f3;",     // only .rn
-		"add.rn.ftz.f32 %f1, %f2, %f3;", // no ftz
-		"setp.geu.u32 %p1, %r1, %r2;",   // float comparison on integers: rejected at run time
+		"add.f32 %f1, %f2, %f3;",        // no rounding modifier: ptxas may contract
+		"div.rz.f32 %f1, %f2, %f3;",     // only div.rn, div.full, div.approx
+		"add.rn.sat.s32 %r1, %r2, %r3;", // no rounding on integers
+		"setp.geu.u32 %p1, %r1, %r2;",   // float comparison on integers
 		"frobnicate.b32 %r1, %r2;",
 		"add.u32 %r99, %r1, %r2;",
 		"bra $nowhere;",
-		"ld.shared.u32 %r1, [%rd1];",
+		"ld.local.u32 %r1, [%rd1];",
+		"shfl.sync.up.b32 %r1, %r2, 1, 0, 0xffffffff;", // no warp: faults at run time
 	} {
 		m, err := Parse(kernel(body))
 		if err == nil {
@@ -451,15 +503,14 @@ func TestParseErrors(t *testing.T) {
 		}
 	}
 	// A runaway loop stops.
-	old := MaxSteps
-	MaxSteps = 1000
-	defer func() { MaxSteps = old }()
 	m, err := Parse(kernel("$L__top:\n\tbra $L__top;"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Func("k").Run(&Regions{}, Dim{Ntid: 1, Nctaid: 1}, []uint64{0, 0, 0}); err == nil {
-		t.Errorf("no error for a runaway loop")
+	cfg := Linear(1, 1)
+	cfg.MaxSteps = 1000
+	if err := m.Func("k").Launch(&Regions{}, cfg, []uint64{0, 0, 0}); !errors.Is(err, ErrFault) {
+		t.Errorf("a runaway loop: %v", err)
 	}
 }
 
@@ -490,7 +541,7 @@ func TestTableAfterDirectives(t *testing.T) {
 	buf := []byte{0xA5, 0xA5, 0xA5, 0xA5}
 	mem := &Regions{}
 	mem.Map(0x10000, buf)
-	if err := m.Entries()[0].Launch(mem, 1, 1, []uint64{0x10000}); err != nil {
+	if err := m.Entries()[0].Launch(mem, Linear(1, 1), []uint64{0x10000}); err != nil {
 		t.Fatal(err)
 	}
 	if got := getLE(buf); got != 9 {

@@ -1,5 +1,0 @@
-//go:build !race
-
-package ptxinterp
-
-const iterScale = 1

@@ -1,5 +1,0 @@
-//go:build !race
-
-package nccl
-
-const raceEnabled = false

@@ -1,0 +1,13 @@
+package gpu_test
+
+import (
+	"sync"
+
+	"github.com/go-gpu/gpu"
+	"github.com/go-gpu/gpu/internal/ptxsim/simdev"
+)
+
+// simGPU returns the simulated CUDA device (internal/ptxsim/simdev) the tests run the
+// CUDA path on without a GPU: the planners, the generated PTX, launch geometry,
+// counters and scratch. It has 2 multiprocessors.
+var simGPU = sync.OnceValues(func() (*gpu.Device, error) { return gpu.NewDevice(simdev.New(2)) })
