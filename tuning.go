@@ -63,6 +63,31 @@ type Tuning struct {
 	// waves): uniform 92 / 95-96 / 99%, normal 65-68 / 66-70 / 65%. Default 4;
 	// GPU_RANDOM_WAVES=n (n > 0) sets it.
 	RandomWaves int
+	// Concat is the configuration of Concatenate's copy kernel (ConcatTuning).
+	Concat ConcatTuning
+}
+
+// ConcatTuning is the configuration of Concatenate's (and Stack's and Roll's) copies:
+// internal/kernel's ConcatRows and the launch join.go makes of it. Measured on the H200
+// (2026-12-02, Rows 1, BlocksPerSM 32, memcpy on axis 0): two 8192x8192 float32 along
+// axis 1 at 79.5% of the copy bandwidth, two 2^27 float32 vectors at 92.2%.
+// Environment variables (DefaultTuning):
+//
+//	GPU_CONCAT_ROWS=1|2           Rows
+//	GPU_CONCAT_BLOCKS_PER_SM=n    BlocksPerSM (0 <= n <= 1024)
+//	GPU_CONCAT_AXIS0=kernel|memcpy Axis0Kernel
+type ConcatTuning struct {
+	// Rows is the rows a block moves per iteration, all loads of them before the
+	// stores: 1, or 2 (twice the bytes in flight a thread). Default 2.
+	Rows int
+	// BlocksPerSM sizes the grid's y dimension (the blocks of a row of chunks loop over
+	// the rows): about this many blocks a multiprocessor in all; 0: one block for every
+	// row (up to 65535). Default 32.
+	BlocksPerSM int
+	// Axis0Kernel copies contiguous inputs joined in one row (axis 0) with the kernel,
+	// one launch for up to eight inputs, instead of one driver copy
+	// (cuMemcpyDtoDAsync) each. Default false.
+	Axis0Kernel bool
 }
 
 // ScanTuning is the configuration of the CUDA row scan (internal/kernel's ScanTiles
@@ -117,6 +142,22 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 		PermuteVariant:  3,
 		RandomWaves:     4,
 		Scan:            ScanTuning{Variant: 2, Stage: true, MinBlocks: 5},
+		Concat:          ConcatTuning{Rows: 2, BlocksPerSM: 32},
+	}
+	switch getenv("GPU_CONCAT_ROWS") {
+	case "1":
+		t.Concat.Rows = 1
+	case "2":
+		t.Concat.Rows = 2
+	}
+	if n, err := strconv.Atoi(getenv("GPU_CONCAT_BLOCKS_PER_SM")); err == nil && n >= 0 && n <= 1024 {
+		t.Concat.BlocksPerSM = n
+	}
+	switch getenv("GPU_CONCAT_AXIS0") {
+	case "kernel":
+		t.Concat.Axis0Kernel = true
+	case "memcpy":
+		t.Concat.Axis0Kernel = false
 	}
 	switch getenv("GPU_SCAN_VARIANT") {
 	case "v1", "1":
@@ -169,6 +210,10 @@ func (t Tuning) validate() error {
 		return fmt.Errorf("gpu: tuning: permute variant %d, want 1, 2 or 3: %w", t.PermuteVariant, ErrInvalidValue)
 	case t.RandomWaves < 1:
 		return fmt.Errorf("gpu: tuning: RandomWaves %d < 1: %w", t.RandomWaves, ErrInvalidValue)
+	case t.Concat.Rows != 1 && t.Concat.Rows != 2:
+		return fmt.Errorf("gpu: tuning: concat rows %d, want 1 or 2: %w", t.Concat.Rows, ErrInvalidValue)
+	case t.Concat.BlocksPerSM < 0 || t.Concat.BlocksPerSM > 1024:
+		return fmt.Errorf("gpu: tuning: concat BlocksPerSM %d, want 0 to 1024: %w", t.Concat.BlocksPerSM, ErrInvalidValue)
 	}
 	return nil
 }
