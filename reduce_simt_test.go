@@ -527,7 +527,7 @@ func (k *simtKernel) compile(in *sInst) (func(t *sThread, in *sInst), error) {
 			return func(th *sThread, in *sInst) {
 				v := th.val(in.args[1])
 				n := len(in.args[0].vec)
-				sz := 64 / n
+				sz := w / n // mov.b64 {a, b}: 32 bits each; mov.b32 {a, b}: 16
 				for i, r := range in.args[0].vec {
 					th.r[r] = sMask(v>>(uint(i*sz)), sz)
 				}
@@ -537,7 +537,7 @@ func (k *simtKernel) compile(in *sInst) (func(t *sThread, in *sInst), error) {
 			return func(th *sThread, in *sInst) {
 				var v uint64
 				n := len(in.args[1].vec)
-				sz := 64 / n
+				sz := w / n
 				for i, r := range in.args[1].vec {
 					v |= sMask(th.r[r], sz) << uint(i*sz)
 				}
