@@ -60,9 +60,15 @@ type Tuning struct {
 	// RandomWaves is the most 256-thread blocks per SM of a random fill, in units of the
 	// 8 that are resident at once (the kernels compute the same output for any grid).
 	// Measured on the H200 with 2^28 float32 (share of the copy bandwidth, 1 / 4 / 16
-	// waves): uniform 92 / 95-96 / 99%, normal 65-68 / 66-70 / 65%. Default 4;
+	// waves): uniform 92 / 95-96 / 99%, normal 65-68 / 66-70 / 65%. This is the
+	// normal distribution's limit (RandomUniformWaves the others'). Default 4;
 	// GPU_RANDOM_WAVES=n (n > 0) sets it.
 	RandomWaves int
+	// RandomUniformWaves is RandomWaves for the other distributions (Rand, RandInt):
+	// 16 after the measurements above (99% of the copy bandwidth for float32, against
+	// 95-96% with 4; bfloat16 and float16 Rand of 2^28 at 83.4% with 4, 2026-12-02).
+	// Default 16; GPU_RANDOM_UNIFORM_WAVES=n (n > 0) sets it.
+	RandomUniformWaves int
 	// Concat is the configuration of Concatenate's copy kernel (ConcatTuning).
 	Concat ConcatTuning
 }
@@ -134,15 +140,16 @@ func DefaultTuning() Tuning { return defaultTuning }
 // tuningFromEnv returns the defaults with the overrides that getenv gives.
 func tuningFromEnv(getenv func(string) string) Tuning {
 	t := Tuning{
-		ReduceSplitMin:  kernel.DefaultReduceSplitMin,
-		ReduceFuse:      true,
-		ScanKeepStatus:  true,
-		CompactEagerMax: 4 << 20,
-		ReadPinned:      true,
-		PermuteVariant:  3,
-		RandomWaves:     4,
-		Scan:            ScanTuning{Variant: 2, Stage: true, MinBlocks: 5},
-		Concat:          ConcatTuning{Rows: 2, BlocksPerSM: 32},
+		ReduceSplitMin:     kernel.DefaultReduceSplitMin,
+		ReduceFuse:         true,
+		ScanKeepStatus:     true,
+		CompactEagerMax:    4 << 20,
+		ReadPinned:         true,
+		PermuteVariant:     3,
+		RandomWaves:        4,
+		RandomUniformWaves: 16,
+		Scan:               ScanTuning{Variant: 2, Stage: true, MinBlocks: 5},
+		Concat:             ConcatTuning{Rows: 2, BlocksPerSM: 32},
 	}
 	switch getenv("GPU_CONCAT_ROWS") {
 	case "1":
@@ -189,6 +196,9 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 	if n, err := strconv.Atoi(getenv("GPU_RANDOM_WAVES")); err == nil && n > 0 {
 		t.RandomWaves = n
 	}
+	if n, err := strconv.Atoi(getenv("GPU_RANDOM_UNIFORM_WAVES")); err == nil && n > 0 {
+		t.RandomUniformWaves = n
+	}
 	return t
 }
 
@@ -210,6 +220,8 @@ func (t Tuning) validate() error {
 		return fmt.Errorf("gpu: tuning: permute variant %d, want 1, 2 or 3: %w", t.PermuteVariant, ErrInvalidValue)
 	case t.RandomWaves < 1:
 		return fmt.Errorf("gpu: tuning: RandomWaves %d < 1: %w", t.RandomWaves, ErrInvalidValue)
+	case t.RandomUniformWaves < 1:
+		return fmt.Errorf("gpu: tuning: RandomUniformWaves %d < 1: %w", t.RandomUniformWaves, ErrInvalidValue)
 	case t.Concat.Rows != 1 && t.Concat.Rows != 2:
 		return fmt.Errorf("gpu: tuning: concat rows %d, want 1 or 2: %w", t.Concat.Rows, ErrInvalidValue)
 	case t.Concat.BlocksPerSM < 0 || t.Concat.BlocksPerSM > 1024:
