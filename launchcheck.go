@@ -38,18 +38,21 @@ const CheckSlotWords = checkSlotBytes / 4
 //
 // The device finds such an index while the kernel runs, after the call has returned
 // (an index array into an empty axis, and Bincount's negative values when it reads
-// them first, are errors at the call). The kernel then uses the nearest end of the
-// axis instead, so nothing is read or written outside the arrays, and stores the
-// index into its launch's check slot, pinned host memory. The error is returned,
-// once, by the first of these that returns after the kernel ran:
+// them first, are errors at the call). A gather (Take, TakeAlongAxis) then reads the
+// nearest end of the axis instead, and a scatter (Put, PutAlongAxis, AddAt,
+// MaximumAt, MinimumAt, Bincount with Bins) skips that update, so nothing is read or
+// written outside the arrays and no element the indices don't name changes; the
+// kernel stores the index into its launch's check slot, pinned host memory. The error
+// is returned, once, by the first of these that returns after the kernel ran:
 //   - Stream.Synchronize of the stream the operation was enqueued on, or
 //     Device.Synchronize;
 //   - a host read (Array.ToSlice, Array.CopyToHost, Array.At) of an array last written
 //     on that stream by the operation or after it: its result, the array it modified,
 //     anything computed from them on the same stream.
 //
-// The arrays read hold the clamped elements. Work on other streams that reads the
-// results doesn't report it: synchronize the operation's stream first. (Checking the
+// The results hold every other update (a gather's result: the elements at the nearest
+// end for the bad indices). Work on other streams that reads the results doesn't
+// report it: synchronize the operation's stream first. (Checking the
 // slot costs no device round trip: it is host memory, read after a wait that happens
 // anyway.) The failures of Stream.LaunchChecked (ErrKernelFailure) are reported by the
 // same waits.
@@ -78,7 +81,8 @@ var ErrKernelFailure = errors.New("gpu: kernel failure")
 // host view, the kernel complete, and returns its error, wrapped in ErrKernelFailure
 // unless it wraps it already (nil: no failure); several launches' failures covered by
 // one wait are joined (errors.Join) in launch order. Each launch's failure is reported
-// once. decode runs on the waiting goroutine; it must not keep the slice.
+// once. decode runs on the waiting goroutine; it must not keep the slice. A stream that
+// captures a graph refuses it (ErrCapturing): no wait reads a graph's slots.
 func (s *Stream) LaunchChecked(fn *Function, cfg LaunchConfig, decode func(slot []uint32) error, args ...any) error {
 	if s == nil {
 		return errNilStream
@@ -142,6 +146,9 @@ func (d *Device) launchChecks() *launchChecks {
 // checkSlot returns a zeroed check slot for a launch on s; give it back with
 // s.dev.checkSlots.put if the launch fails, else register it with addCheck.
 func (s *Stream) checkSlot() (*Buffer, error) {
+	if err := s.notCapturing("a checked launch (an index check in raise mode: use ModeClip or ModeWrap in a graph; Stream.LaunchChecked)"); err != nil {
+		return nil, err // (the slot is read on the host after a wait that covers the launch)
+	}
 	d := s.dev
 	w, err := d.checkSlots.get(d)
 	if err != nil {

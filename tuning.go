@@ -69,6 +69,15 @@ type Tuning struct {
 	// 95-96% with 4; bfloat16 and float16 Rand of 2^28 at 83.4% with 4, 2026-12-02).
 	// Default 16; GPU_RANDOM_UNIFORM_WAVES=n (n > 0) sets it.
 	RandomUniformWaves int
+	// MatMulTile selects the tiling of the generated tensor-core matrix product
+	// (float16, bfloat16, TF32; internal/kernel's MatMulTiles, BM x BN x BK for 16-bit
+	// types): 1, 128x128x32 tiles of 4 warps in 4 stages; 2, 128x256x32 of 8 warps in 4
+	// stages; 3, 256x128x32 of 8 warps; 4, 128x256x32 in 3 stages; 5, 128x256x64 of 8
+	// warps in 3 stages; 6, 128x128x64 of 4 warps in 3 stages. Measured on the H200
+	// (2026-12-02, 4096^3 bfloat16): 1 at 457 µs, 2-4 at 523-554 µs, 5 at 465, 6 at
+	// 445, against cuBLAS's 196 µs (internal/kernel's mmTensorTiles has every figure).
+	// Default 1; GPU_MATMUL_TILE=n selects one.
+	MatMulTile int
 	// Concat is the configuration of Concatenate's copy kernel (ConcatTuning).
 	Concat ConcatTuning
 }
@@ -148,6 +157,7 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 		PermuteVariant:     3,
 		RandomWaves:        4,
 		RandomUniformWaves: 16,
+		MatMulTile:         kernel.DefaultMatMulTile,
 		Scan:               ScanTuning{Variant: 2, Stage: true, MinBlocks: 5},
 		Concat:             ConcatTuning{Rows: 2, BlocksPerSM: 32},
 	}
@@ -199,6 +209,9 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 	if n, err := strconv.Atoi(getenv("GPU_RANDOM_UNIFORM_WAVES")); err == nil && n > 0 {
 		t.RandomUniformWaves = n
 	}
+	if n, err := strconv.Atoi(getenv("GPU_MATMUL_TILE")); err == nil && n >= 1 && n <= len(kernel.MatMulTiles()) {
+		t.MatMulTile = n
+	}
 	return t
 }
 
@@ -226,6 +239,8 @@ func (t Tuning) validate() error {
 		return fmt.Errorf("gpu: tuning: concat rows %d, want 1 or 2: %w", t.Concat.Rows, ErrInvalidValue)
 	case t.Concat.BlocksPerSM < 0 || t.Concat.BlocksPerSM > 1024:
 		return fmt.Errorf("gpu: tuning: concat BlocksPerSM %d, want 0 to 1024: %w", t.Concat.BlocksPerSM, ErrInvalidValue)
+	case t.MatMulTile < 1 || t.MatMulTile > len(kernel.MatMulTiles()):
+		return fmt.Errorf("gpu: tuning: MatMulTile %d, want 1 to %d: %w", t.MatMulTile, len(kernel.MatMulTiles()), ErrInvalidValue)
 	}
 	return nil
 }

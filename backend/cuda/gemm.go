@@ -44,9 +44,10 @@ type blasDevice struct {
 
 // blasStream is a stream's cuBLAS handle and workspace.
 type blasStream struct {
-	mu sync.Mutex
-	h  cublas.Handle
-	ws cu.DevicePtr
+	mu     sync.Mutex
+	h      cublas.Handle
+	ws     cu.DevicePtr
+	wsSize int64
 }
 
 var (
@@ -82,16 +83,24 @@ func (d *Device) GemmLibrary() (string, error) {
 	return b.lib, b.err
 }
 
-// workspaceBytes is the workspace a handle gets.
+// workspaceBytes is the workspace a handle gets (GPU_CUBLAS_WORKSPACE, gemm_engine.go,
+// overrides it).
 func (d *Device) workspaceBytes() int64 {
+	if ws := blasEnv().workspace; ws >= 0 {
+		return ws
+	}
 	if d.info.ComputeMajor >= 9 {
 		return 32 << 20
 	}
 	return 4 << 20
 }
 
-// streamHandle returns s's handle, making it on first use.
+// streamHandle returns s's handle, making it on first use. A capturing stream's
+// products get the capture's own handle and workspace (captureHandle).
 func (d *Device) streamHandle(s *Stream) (*blasStream, error) {
+	if c := s.cap.Load(); c != nil {
+		return d.captureHandle(s, c)
+	}
 	if v, ok := blasStreams.Load(s); ok {
 		return v.(*blasStream), nil
 	}
@@ -129,14 +138,17 @@ func (d *Device) streamHandle(s *Stream) (*blasStream, error) {
 	}
 	size := d.workspaceBytes()
 	var err error
-	if d.pool != 0 {
+	switch {
+	case size == 0:
+	case d.pool != 0:
 		bs.ws, err = d.ctx.MemAllocAsync(size, s.h)
-	} else {
+	default:
 		bs.ws, err = d.ctx.MemAlloc(size)
 	}
 	if err != nil {
 		return fail(err)
 	}
+	bs.wsSize = size
 	if err := h.SetWorkspace(uintptr(bs.ws), uint64(size)); err != nil {
 		return fail(err)
 	}
@@ -144,6 +156,62 @@ func (d *Device) streamHandle(s *Stream) (*blasStream, error) {
 		fail(nil) // another goroutine made one first
 		return v.(*blasStream), nil
 	}
+	return bs, nil
+}
+
+// captureHandle returns the handle of the products captured on s, making it at first
+// use: a handle of the device's pool set to s, with a workspace of its own allocated
+// outside the graph (cuMemAlloc, which relaxed capture allows; a pool allocation on s
+// would become a node of the graph), so that the graph's products never share the
+// stream's workspace with work on the stream or another launch. The graph releases them
+// (Graph.Destroy, once its launches are done): the workspace freed, the handle back to
+// the pool.
+func (d *Device) captureHandle(s *Stream, c *capture) (*blasStream, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if bs, ok := c.blas.(*blasStream); ok {
+		return bs, nil
+	}
+	b := d.blas()
+	b.mu.Lock()
+	var h cublas.Handle
+	if n := len(b.free); n > 0 {
+		h, b.free = b.free[n-1], b.free[:n-1]
+	}
+	b.mu.Unlock()
+	if h.IsZero() {
+		var err error
+		if h, err = cublas.Create(d.ctx); err != nil {
+			return nil, err
+		}
+	}
+	bs := &blasStream{h: h}
+	giveBack := func() {
+		if bs.ws != 0 {
+			d.ctx.MemFree(bs.ws)
+		}
+		b.mu.Lock()
+		b.free = append(b.free, h)
+		b.mu.Unlock()
+	}
+	var err error
+	if err = h.SetStream(uintptr(s.h)); err == nil {
+		if err = h.SetPointerMode(cublas.PointerHost); err == nil {
+			err = h.SetMathMode(cublas.DefaultMath)
+		}
+	}
+	if err == nil {
+		size := d.workspaceBytes()
+		if bs.ws, err = d.ctx.MemAlloc(size); err == nil {
+			err = h.SetWorkspace(uintptr(bs.ws), uint64(size))
+		}
+	}
+	if err != nil {
+		giveBack()
+		return nil, err
+	}
+	c.blas = bs
+	c.release = append(c.release, giveBack)
 	return bs, nil
 }
 
@@ -158,9 +226,11 @@ func (s *Stream) releaseBlas() {
 	bs.mu.Lock()
 	defer bs.mu.Unlock()
 	d := s.d
-	if d.pool != 0 {
+	switch {
+	case bs.ws == 0:
+	case d.pool != 0:
 		d.ctx.MemFreeAsync(bs.ws, s.h)
-	} else {
+	default:
 		d.ctx.Synchronize()
 		d.ctx.MemFree(bs.ws)
 	}
@@ -253,6 +323,27 @@ func (d *Device) Gemm(bs backend.Stream, g *backend.Gemm) error {
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	switch blasEnv().engineFor(g.Type, g.TF32) {
+	case engineClassic:
+		if call.batch == 1 && (call.a.Type == cublas.R32F || call.a.Type == cublas.R64F) {
+			if g.TF32 {
+				// cublasSgemm takes TF32 from the handle's math mode.
+				if err := st.h.SetMathMode(cublas.TF32TensorOpMath); err != nil {
+					return blasError(err)
+				}
+				defer st.h.SetMathMode(cublas.DefaultMath)
+			}
+			err := st.h.Gemm(call.ta, call.tb, call.m, call.n, call.k, call.alpha, call.a, call.b, call.beta, call.c)
+			if !errors.Is(err, cublas.ErrUnavailable) {
+				return blasError(err)
+			}
+		}
+	case engineLt, engineTune:
+		err := d.gemmLt(s, st, &call, blasEnv().engineFor(g.Type, g.TF32) == engineTune, uint64(st.wsSize))
+		if !errors.Is(err, errFallBack) {
+			return blasError(err)
+		}
+	}
 	if call.batch == 1 {
 		err = st.h.GemmEx(call.ta, call.tb, call.m, call.n, call.k, call.alpha, call.a, call.b, call.beta, call.c,
 			call.compute, cublas.GemmDefault)

@@ -20,7 +20,8 @@ import (
 //   - matmul/float32/512x1000x512+sync: Metal.jl's 512x1000 float32 fixture
 //     times its transpose's shape, a (512, 1000) @ (1000, 512) product
 //     allocating its result (as torch.matmul does), plus a synchronize, timed on
-//     the host;
+//     the host; matmul/float32/512x1000x512, the same product into a preallocated
+//     C timed by device events (the device's share of the +sync row);
 //   - matmul/generated/...: the same rows through the generated kernel
 //     (gpu.MatMulGenerated) instead of cuBLAS, to measure it beside cuBLAS in
 //     the same run (on the CPU backend, the generated kernel's Go mirror).
@@ -71,12 +72,22 @@ func registerMatMul() {
 		registerMatMulBatchedHalf(b, prefix)
 		registerMatMulRow(mmRow{name: prefix + "float32/512x1000x512+sync", m: 512, n: 512, k: 1000, batch: 1,
 			kernel: kernel, sync: true, peak: "fp32"}, randFloat[float32])
+		if kernel == gpu.MatMulAuto {
+			// The same product into a preallocated C, by device events: the device's
+			// time of the +sync row, the rest of which is the host's.
+			registerMatMulRow(mmRow{name: prefix + "float32/512x1000x512", m: 512, n: 512, k: 1000, batch: 1,
+				kernel: kernel, peak: "fp32"}, randFloat[float32])
+		}
 	}
 }
 
-// randFloat returns a new array of uniform numbers in [0, 1).
+// randFloat returns a new array of uniform numbers in [0, 1), drawn in float32 and
+// rounded to T, as peers.py draws the peers' inputs (torch.rand(...).to(dtype),
+// cupy.random.random(..., float32).astype(dtype)), so that both multiply the same kind
+// of numbers: the tensor cores' power, and so the H200's clock under its power limit,
+// depends on how many mantissa bits toggle.
 func randFloat[T gpu.Float](s *gpu.Stream, g *gpu.Generator, shape ...int) (*gpu.Array[T], error) {
-	a, err := gpu.Empty[T](s, shape...)
+	a, err := gpu.Empty[float32](s, shape...)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +95,11 @@ func randFloat[T gpu.Float](s *gpu.Stream, g *gpu.Generator, shape ...int) (*gpu
 		a.Free()
 		return nil, err
 	}
-	return a, nil
+	if t, ok := any(a).(*gpu.Array[T]); ok {
+		return t, nil
+	}
+	defer a.Free()
+	return gpu.Astype[T](s, a)
 }
 
 // size returns a dimension on this device: v, or on the CPU backend v scaled by

@@ -25,8 +25,9 @@ type IndexMode uint8
 
 const (
 	// IndexRaise: negative indices count from the end (k+L); one still out of range is
-	// recorded (its raw value, a 64-bit store into the error word; the host reports it)
-	// and clamped to the nearest end, so that no access leaves the array.
+	// recorded (its raw value, a 64-bit store into the error word; the host reports it):
+	// a gather reads the nearest end instead, a scatter skips the update, so that no
+	// access leaves the array and no element the indices don't name is written.
 	IndexRaise IndexMode = iota
 	// IndexWrap: k modulo L, non-negative (Python's %), so -1 is L-1.
 	IndexWrap
@@ -57,7 +58,9 @@ func (m IndexMode) String() string {
 func (m IndexMode) Records() bool { return m == IndexRaise || m == IndexCheck }
 
 // NormIndex normalizes the raw index k for an axis of length l >= 1 by the mode: the
-// position used and whether k was out of range (recorded by Raise and Check).
+// position used and whether k was out of range (recorded by Raise and Check; the
+// position is then the nearest end of the axis, which a gather reads and a scatter
+// skips).
 func (m IndexMode) NormIndex(k int64, l int64) (pos int64, bad bool) {
 	switch m {
 	case IndexWrap:
