@@ -56,10 +56,14 @@ func FromBits[T HalfFloat](s *Stream, bits []uint16, shape ...int) (*Array[T], e
 }
 
 func init() {
-	// GPU_REDUCE_HALF_UNROLL=4: reductions of halves keep 4 16-byte loads in flight a
-	// thread instead of 2 (a tuning knob; see kernel.RedHalfUnroll).
-	if v, err := strconv.Atoi(os.Getenv("GPU_REDUCE_HALF_UNROLL")); err == nil && (v == 1 || v == 2 || v == 4) {
+	// GPU_REDUCE_HALF_UNROLL=n: reductions of halves keep n 16-byte loads in flight a
+	// thread (default 4), GPU_REDUCE_HALF_ACCS=a: folded into a sets of 8 accumulators
+	// (default 2); tuning knobs, see kernel.RedHalfUnroll.
+	if v, err := strconv.Atoi(os.Getenv("GPU_REDUCE_HALF_UNROLL")); err == nil && (v == 1 || v == 2 || v == 4 || v == 8) {
 		kernel.RedHalfUnroll = v
+	}
+	if v, err := strconv.Atoi(os.Getenv("GPU_REDUCE_HALF_ACCS")); err == nil && (v == 1 || v == 2 || v == 4 || v == 8) {
+		kernel.RedHalfAccs = v
 	}
 }
 

@@ -66,7 +66,8 @@ func concatInto(s *Stream, out *header, parts []*header, axis int) error {
 	if len(wide) == 0 {
 		return nil
 	}
-	if outer == 1 {
+	tu := s.dev.tuning().Concat
+	if outer == 1 && !tu.Axis0Kernel {
 		// One row each: contiguous parts are plain copies.
 		keep := wide[:0]
 		for _, w := range wide {
@@ -110,7 +111,10 @@ func concatInto(s *Stream, out *header, parts []*header, axis int) error {
 		if !fits(V) {
 			V = size
 		}
-		sp := &kernel.ConcatRows{Inputs: len(batch), Vec: V}
+		sp := &kernel.ConcatRows{Inputs: len(batch), Vec: V, Rows: tu.Rows}
+		if outer == 1 {
+			sp.Rows = 1 // one row: nothing to pair
+		}
 		fn, err := s.dev.kernel(sp)
 		if err != nil {
 			return err
@@ -125,9 +129,13 @@ func concatInto(s *Stream, out *header, parts []*header, axis int) error {
 		if chunks > 1<<31-1 {
 			return fmt.Errorf("gpu: concatenation of rows of %d chunks: %w", chunks, ErrNotSupported)
 		}
-		// About 32 blocks per multiprocessor in all, each looping over its rows (a
-		// block finds its input once, however many rows it copies).
-		rowsY := min(outer, 65535, max(1, 32*max(1, s.dev.info.Multiprocessors)/max(1, chunks)))
+		// About Tuning.Concat.BlocksPerSM (32) blocks per multiprocessor in all, each
+		// looping over its rows (a block finds its input once, however many rows it
+		// copies); 0: a block for every row.
+		rowsY := min(outer, 65535)
+		if tu.BlocksPerSM > 0 {
+			rowsY = min(rowsY, max(1, tu.BlocksPerSM*max(1, s.dev.info.Multiprocessors)/max(1, chunks)))
+		}
 		cfg := LaunchConfig{Grid: Dim3{X: max(1, chunks), Y: rowsY}, Block: Dim3{X: kernel.ConcatBlock}}
 		if err := s.Launch(fn, cfg, args...); err != nil {
 			return err

@@ -349,3 +349,58 @@ func TestTileRepeatRollPad(t *testing.T) {
 		}
 	})
 }
+
+// TestConcatenateTunings checks Concatenate under every Tuning.Concat choice (on CUDA:
+// rows paired or not, odd row counts, a block per row, one row per block of the grid's
+// y, axis 0 by the kernel or by driver copies).
+func TestConcatenateTunings(t *testing.T) {
+	rng := rand.New(rand.NewPCG(35, 36))
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		orig := d.Tuning()
+		defer d.SetTuning(orig)
+		for _, ct := range []gpu.ConcatTuning{
+			{Rows: 1, BlocksPerSM: 32}, {Rows: 2, BlocksPerSM: 32}, {Rows: 2, BlocksPerSM: 0},
+			{Rows: 2, BlocksPerSM: 1}, {Rows: 1, BlocksPerSM: 0, Axis0Kernel: true}, {Rows: 2, BlocksPerSM: 32, Axis0Kernel: true},
+		} {
+			tu := orig
+			tu.Concat = ct
+			if _, err := d.SetTuning(tu); err != nil {
+				t.Fatal(err)
+			}
+			for _, sh := range [][2]int{{1, 70000}, {7, 1024}, {301, 2048}, {1000, 130}} {
+				rows, cols := sh[0], sh[1]
+				h1, h2 := randHost(rng, rows, cols), randHost(rng, rows, cols+4)
+				a, fa := devArr(t, s, h1, "contig")
+				b, fb := devArr(t, s, h2, "contig")
+				for axis := range 2 {
+					x, hx := b, h2
+					if axis == 0 {
+						x, hx = a, h1
+					}
+					out, err := gpu.Concatenate(s, []*gpu.Array[float32]{a, x, a}, axis)
+					if err != nil {
+						t.Fatal(err)
+					}
+					shape, want := refConcat([]hostND{h1, hx, h1}, axis)
+					checkArr(t, fmt.Sprintf("%+v %dx%d/axis%d", ct, rows, cols, axis), out, shape, want)
+					out.Free()
+				}
+				// One row: 1-D inputs joined on axis 0.
+				f1, err := a.Reshape(rows * cols)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out, err := gpu.Concatenate(s, []*gpu.Array[float32]{f1, f1}, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				flat := hostND{shape: []int{rows * cols}, data: h1.data}
+				shape, want := refConcat([]hostND{flat, flat}, 0)
+				checkArr(t, fmt.Sprintf("%+v 1-D %d", ct, rows*cols), out, shape, want)
+				out.Free()
+				fa()
+				fb()
+			}
+		}
+	})
+}

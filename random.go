@@ -65,7 +65,7 @@ func (g *Generator) reserve(sp random.Spec, n int) (seed, offset uint64) {
 type randSpec struct {
 	sp      random.Spec
 	index64 bool
-	waves   int // Tuning.RandomWaves: the grid's limit (not part of the kernel)
+	waves   int // Tuning.RandomWaves or RandomUniformWaves: the grid's limit (not part of the kernel)
 }
 
 func (r randSpec) Key() string {
@@ -145,7 +145,11 @@ func randFill[T Elem](s *Stream, g *Generator, a *Array[T], sp random.Spec) erro
 		}
 		return Copy(s, a, tmp)
 	}
-	spec := randSpec{sp: sp, index64: n >= 1<<31, waves: s.dev.tuning().RandomWaves}
+	waves := s.dev.tuning().RandomUniformWaves
+	if sp.Dist == random.Normal {
+		waves = s.dev.tuning().RandomWaves
+	}
+	spec := randSpec{sp: sp, index64: n >= 1<<31, waves: waves}
 	fn, err := s.dev.kernel(spec)
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"os"
 
 	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/internal/kernel"
@@ -27,8 +28,9 @@ import (
 // Types. Inputs of any element type; integer and bool inputs are converted to the
 // result type R first (NumPy's default R is float64 for them). float16 and bfloat16
 // data are computed in float32, float32 in float32, float64 in float64. Results differ
-// between the CPU and CUDA backends in the last bits only (the merge order), as the
-// reductions' do.
+// between the CPU and CUDA backends in the last bits only (the merge order, and in
+// float32 on CUDA an exp of at most about 2 ulp, as CUDA's expf, whose results below
+// 2^-126 are 0), as the reductions' do.
 //
 // NaN and infinities. A NaN in a row makes its statistic NaN (every element of its
 // Softmax and LogSoftmax). LogSumExp of a row with +Inf is +Inf, of a row of -Inf (or
@@ -376,6 +378,14 @@ func newHeader(s *Stream, dt dtype.DType, shape []int) (*header, error) {
 	}
 	sh, st := layout(shape)
 	return &header{buf: b, dt: dt, shape: sh, strides: st}, nil
+}
+
+func init() {
+	// GPU_STAT_EXACT_EXP=1: the float32 row statistics take ptx.Math's exp instead of
+	// the 2-ulp one (a measurement knob; see kernel.StatExactExp).
+	if os.Getenv("GPU_STAT_EXACT_EXP") == "1" {
+		kernel.StatExactExp = true
+	}
 }
 
 // statPlan chooses a row statistic's geometry for rows of n elements.

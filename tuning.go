@@ -60,9 +60,15 @@ type Tuning struct {
 	// RandomWaves is the most 256-thread blocks per SM of a random fill, in units of the
 	// 8 that are resident at once (the kernels compute the same output for any grid).
 	// Measured on the H200 with 2^28 float32 (share of the copy bandwidth, 1 / 4 / 16
-	// waves): uniform 92 / 95-96 / 99%, normal 65-68 / 66-70 / 65%. Default 4;
+	// waves): uniform 92 / 95-96 / 99%, normal 65-68 / 66-70 / 65%. This is the
+	// normal distribution's limit (RandomUniformWaves the others'). Default 4;
 	// GPU_RANDOM_WAVES=n (n > 0) sets it.
 	RandomWaves int
+	// RandomUniformWaves is RandomWaves for the other distributions (Rand, RandInt):
+	// 16 after the measurements above (99% of the copy bandwidth for float32, against
+	// 95-96% with 4; bfloat16 and float16 Rand of 2^28 at 83.4% with 4, 2026-12-02).
+	// Default 16; GPU_RANDOM_UNIFORM_WAVES=n (n > 0) sets it.
+	RandomUniformWaves int
 	// MatMulTile selects the tiling of the generated tensor-core matrix product
 	// (float16, bfloat16, TF32; internal/kernel's MatMulTiles, BM x BN x BK for 16-bit
 	// types): 1, 128x128x32 tiles of 4 warps in 4 stages; 2, 128x256x32 of 8 warps in 4
@@ -72,6 +78,31 @@ type Tuning struct {
 	// 445, against cuBLAS's 196 µs (internal/kernel's mmTensorTiles has every figure).
 	// Default 1; GPU_MATMUL_TILE=n selects one.
 	MatMulTile int
+	// Concat is the configuration of Concatenate's copy kernel (ConcatTuning).
+	Concat ConcatTuning
+}
+
+// ConcatTuning is the configuration of Concatenate's (and Stack's and Roll's) copies:
+// internal/kernel's ConcatRows and the launch join.go makes of it. Measured on the H200
+// (2026-12-02, Rows 1, BlocksPerSM 32, memcpy on axis 0): two 8192x8192 float32 along
+// axis 1 at 79.5% of the copy bandwidth, two 2^27 float32 vectors at 92.2%.
+// Environment variables (DefaultTuning):
+//
+//	GPU_CONCAT_ROWS=1|2           Rows
+//	GPU_CONCAT_BLOCKS_PER_SM=n    BlocksPerSM (0 <= n <= 1024)
+//	GPU_CONCAT_AXIS0=kernel|memcpy Axis0Kernel
+type ConcatTuning struct {
+	// Rows is the rows a block moves per iteration, all loads of them before the
+	// stores: 1, or 2 (twice the bytes in flight a thread). Default 2.
+	Rows int
+	// BlocksPerSM sizes the grid's y dimension (the blocks of a row of chunks loop over
+	// the rows): about this many blocks a multiprocessor in all; 0: one block for every
+	// row (up to 65535). Default 32.
+	BlocksPerSM int
+	// Axis0Kernel copies contiguous inputs joined in one row (axis 0) with the kernel,
+	// one launch for up to eight inputs, instead of one driver copy
+	// (cuMemcpyDtoDAsync) each. Default false.
+	Axis0Kernel bool
 }
 
 // ScanTuning is the configuration of the CUDA row scan (internal/kernel's ScanTiles
@@ -118,15 +149,32 @@ func DefaultTuning() Tuning { return defaultTuning }
 // tuningFromEnv returns the defaults with the overrides that getenv gives.
 func tuningFromEnv(getenv func(string) string) Tuning {
 	t := Tuning{
-		ReduceSplitMin:  kernel.DefaultReduceSplitMin,
-		ReduceFuse:      true,
-		ScanKeepStatus:  true,
-		CompactEagerMax: 4 << 20,
-		ReadPinned:      true,
-		PermuteVariant:  3,
-		RandomWaves:     4,
-		MatMulTile:      kernel.DefaultMatMulTile,
-		Scan:            ScanTuning{Variant: 2, Stage: true, MinBlocks: 5},
+		ReduceSplitMin:     kernel.DefaultReduceSplitMin,
+		ReduceFuse:         true,
+		ScanKeepStatus:     true,
+		CompactEagerMax:    4 << 20,
+		ReadPinned:         true,
+		PermuteVariant:     3,
+		RandomWaves:        4,
+		RandomUniformWaves: 16,
+		MatMulTile:         kernel.DefaultMatMulTile,
+		Scan:               ScanTuning{Variant: 2, Stage: true, MinBlocks: 5},
+		Concat:             ConcatTuning{Rows: 2, BlocksPerSM: 32},
+	}
+	switch getenv("GPU_CONCAT_ROWS") {
+	case "1":
+		t.Concat.Rows = 1
+	case "2":
+		t.Concat.Rows = 2
+	}
+	if n, err := strconv.Atoi(getenv("GPU_CONCAT_BLOCKS_PER_SM")); err == nil && n >= 0 && n <= 1024 {
+		t.Concat.BlocksPerSM = n
+	}
+	switch getenv("GPU_CONCAT_AXIS0") {
+	case "kernel":
+		t.Concat.Axis0Kernel = true
+	case "memcpy":
+		t.Concat.Axis0Kernel = false
 	}
 	switch getenv("GPU_SCAN_VARIANT") {
 	case "v1", "1":
@@ -158,6 +206,9 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 	if n, err := strconv.Atoi(getenv("GPU_RANDOM_WAVES")); err == nil && n > 0 {
 		t.RandomWaves = n
 	}
+	if n, err := strconv.Atoi(getenv("GPU_RANDOM_UNIFORM_WAVES")); err == nil && n > 0 {
+		t.RandomUniformWaves = n
+	}
 	if n, err := strconv.Atoi(getenv("GPU_MATMUL_TILE")); err == nil && n >= 1 && n <= len(kernel.MatMulTiles()) {
 		t.MatMulTile = n
 	}
@@ -182,6 +233,12 @@ func (t Tuning) validate() error {
 		return fmt.Errorf("gpu: tuning: permute variant %d, want 1, 2 or 3: %w", t.PermuteVariant, ErrInvalidValue)
 	case t.RandomWaves < 1:
 		return fmt.Errorf("gpu: tuning: RandomWaves %d < 1: %w", t.RandomWaves, ErrInvalidValue)
+	case t.RandomUniformWaves < 1:
+		return fmt.Errorf("gpu: tuning: RandomUniformWaves %d < 1: %w", t.RandomUniformWaves, ErrInvalidValue)
+	case t.Concat.Rows != 1 && t.Concat.Rows != 2:
+		return fmt.Errorf("gpu: tuning: concat rows %d, want 1 or 2: %w", t.Concat.Rows, ErrInvalidValue)
+	case t.Concat.BlocksPerSM < 0 || t.Concat.BlocksPerSM > 1024:
+		return fmt.Errorf("gpu: tuning: concat BlocksPerSM %d, want 0 to 1024: %w", t.Concat.BlocksPerSM, ErrInvalidValue)
 	case t.MatMulTile < 1 || t.MatMulTile > len(kernel.MatMulTiles()):
 		return fmt.Errorf("gpu: tuning: MatMulTile %d, want 1 to %d: %w", t.MatMulTile, len(kernel.MatMulTiles()), ErrInvalidValue)
 	}

@@ -33,9 +33,13 @@ import (
 //
 // The grid is (total chunks, up to 65535) blocks of ConcatBlock threads: a
 // grid-stride loop over the rows.
+//
+// With Rows 2 a block moves two of its rows (r and r + gridDim.y) per iteration, every
+// load of both before the stores: twice the bytes in flight a thread (Rows 0 or 1: one).
 type ConcatRows struct {
 	Inputs int // 1..ConcatMaxInputs
 	Vec    int // bytes per vector
+	Rows   int // rows per iteration: 0 or 1 (one), 2
 }
 
 // ConcatBlock is the number of threads of a ConcatRows block; ConcatItems the vectors
@@ -53,7 +57,13 @@ func ConcatChunks(cols int) int {
 }
 
 // Key identifies the kernel.
-func (c *ConcatRows) Key() string { return fmt.Sprintf("concat|k%d|v%d", c.Inputs, c.Vec) }
+func (c *ConcatRows) Key() string {
+	k := fmt.Sprintf("concat|k%d|v%d", c.Inputs, c.Vec)
+	if c.Rows == 2 {
+		k += "|r2"
+	}
+	return k
+}
 
 // Validate checks the spec.
 func (c *ConcatRows) Validate() error {
@@ -63,7 +73,10 @@ func (c *ConcatRows) Validate() error {
 		return fmt.Errorf("kernel: concat of %d-byte vectors: %w", c.Vec, backend.ErrNotSupported)
 	}
 	if c.Inputs < 1 || c.Inputs > ConcatMaxInputs {
-		return fmt.Errorf("kernel: concat of %d inputs", c.Inputs)
+		return fmt.Errorf("kernel: concat of %d inputs: %w", c.Inputs, backend.ErrInvalidValue)
+	}
+	if c.Rows < 0 || c.Rows > 2 {
+		return fmt.Errorf("kernel: concat of %d rows an iteration: %w", c.Rows, backend.ErrInvalidValue)
 	}
 	return nil
 }
@@ -203,30 +216,59 @@ func (c *ConcatRows) PTX(major, minor int) (src, entry string, err error) {
 	sstep, dstep := f.Reg(ptx.U64), f.Reg(ptx.U64)
 	f.Mul(sstep, ny, ldsB)
 	f.Mul(dstep, ny, lddB)
+	nrows := max(1, c.Rows)
 	loop, done := f.NewLabel(), f.NewLabel()
 	f.Place(loop)
 	f.At(f.Setp(ptx.Ge, r, rows)).Bra(done)
-	regs := make([][]ptx.Reg, ConcatItems)
-	for j := range regs {
-		regs[j] = f.Regs(rt, nregs)
-		op := "ld.global.nc" + suffix
-		if nregs == 1 {
-			f.At(valid[j]).Op(op, regs[j][0], ptx.Mem(sa, int64(j*ConcatBlock*V)))
-		} else {
-			f.At(valid[j]).Op(op, ptx.Vec(regs[j]), ptx.Mem(sa, int64(j*ConcatBlock*V)))
+	// Row i of the iteration (r + i*gridDim.y) and its predicates.
+	type rowIO struct {
+		sa, da ptx.Reg
+		ok     []ptx.Reg
+		regs   [][]ptx.Reg
+	}
+	ios := make([]rowIO, nrows)
+	for i := range ios {
+		io := rowIO{sa: sa, da: da, ok: valid}
+		if i > 0 {
+			ri := f.Reg(ptx.U64)
+			f.Add(ri, r, ny)
+			in := f.Setp(ptx.Lt, ri, rows)
+			io.sa, io.da = f.Reg(ptx.U64), f.Reg(ptx.U64)
+			f.Add(io.sa, sa, sstep)
+			f.Add(io.da, da, dstep)
+			io.ok = make([]ptx.Reg, ConcatItems)
+			for j := range io.ok {
+				io.ok[j] = f.Reg(ptx.Pred)
+				f.And(io.ok[j], valid[j], in)
+			}
+		}
+		io.regs = make([][]ptx.Reg, ConcatItems)
+		for j := range io.regs {
+			io.regs[j] = f.Regs(rt, nregs)
+			op := "ld.global.nc" + suffix
+			if nregs == 1 {
+				f.At(io.ok[j]).Op(op, io.regs[j][0], ptx.Mem(io.sa, int64(j*ConcatBlock*V)))
+			} else {
+				f.At(io.ok[j]).Op(op, ptx.Vec(io.regs[j]), ptx.Mem(io.sa, int64(j*ConcatBlock*V)))
+			}
+		}
+		ios[i] = io
+	}
+	for _, io := range ios {
+		for j := range io.regs {
+			op := "st.global" + suffix
+			if nregs == 1 {
+				f.At(io.ok[j]).Op(op, ptx.Mem(io.da, int64(j*ConcatBlock*V)), io.regs[j][0])
+			} else {
+				f.At(io.ok[j]).Op(op, ptx.Mem(io.da, int64(j*ConcatBlock*V)), ptx.Vec(io.regs[j]))
+			}
 		}
 	}
-	for j := range regs {
-		op := "st.global" + suffix
-		if nregs == 1 {
-			f.At(valid[j]).Op(op, ptx.Mem(da, int64(j*ConcatBlock*V)), regs[j][0])
-		} else {
-			f.At(valid[j]).Op(op, ptx.Mem(da, int64(j*ConcatBlock*V)), ptx.Vec(regs[j]))
-		}
+	for range nrows {
+		f.Add(r, r, ny)
+		f.Add(sa, sa, sstep)
+		f.Add(da, da, dstep)
 	}
-	f.Add(r, r, ny)
-	f.Add(sa, sa, sstep)
-	f.Add(da, da, dstep)
 	f.Bra(loop)
 	f.Place(done)
 	f.Ret()

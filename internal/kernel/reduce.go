@@ -126,11 +126,16 @@ type Reduce struct {
 // load Vec consecutive elements at once (along r for rows, along o for columns) and keep
 // Unroll loads in flight.
 type ReduceGPU struct {
-	Cols    bool // columns: threads map to consecutive outputs
-	Lanes   int  // rows: threads per output (1, 32 or Block); columns: row lanes (a power of 2)
-	Block   int  // threads per block
-	Vec     int  // elements per load: 1, 2 or 4 (8: half-precision operands only)
-	Unroll  int  // loads in flight per thread: 1, 2 or 4
+	Cols   bool // columns: threads map to consecutive outputs
+	Lanes  int  // rows: threads per output (1, 32 or Block); columns: row lanes (a power of 2)
+	Block  int  // threads per block
+	Vec    int  // elements per load: 1, 2 or 4 (8: half-precision operands only)
+	Unroll int  // loads in flight per thread: 1, 2, 4 or 8
+	// Accs is the sets of Vec accumulators a thread keeps (0: Unroll): load u of an
+	// iteration folds into set u mod Accs, so Unroll loads can be in flight with fewer
+	// registers (Unroll a multiple of Accs; Cascade then counts iterations of
+	// Unroll/Accs terms an accumulator).
+	Accs    int
 	Partial bool // write out[y*m + o] (y = ctaid.y) for a later pass: no Mean, no final conversion
 	Cascade int  // if > 0: fold the accumulators into an outer one every Cascade iterations
 }
@@ -176,6 +181,10 @@ func (r *Reduce) Key() string {
 			b = append(b, '|', f.c)
 			b = strconv.AppendInt(b, int64(f.v), 10)
 		}
+		if g.Accs > 0 && g.Accs != g.Unroll {
+			b = append(b, "|a"...)
+			b = strconv.AppendInt(b, int64(g.Accs), 10)
+		}
 		b = append(b, "|p="...)
 		b = strconv.AppendBool(b, g.Partial)
 	}
@@ -185,6 +194,14 @@ func (r *Reduce) Key() string {
 		b = append(b, '}')
 	}
 	return string(b)
+}
+
+// accSets returns the sets of Vec accumulators a thread keeps: Accs, or Unroll.
+func (g ReduceGPU) accSets() int {
+	if g.Accs > 0 {
+		return g.Accs
+	}
+	return g.Unroll
 }
 
 // reduceAccOK reports whether t can be an accumulator type (no half-precision floats).
@@ -292,7 +309,8 @@ func (r *Reduce) Validate() error {
 		if r.halfIns() {
 			vmax = 8 // 16 bytes of halves
 		}
-		if g.Block > 1024 || g.Vec < 1 || g.Vec > vmax || g.Vec&(g.Vec-1) != 0 || g.Unroll < 1 || g.Unroll > 8 || g.Lanes < 1 {
+		if g.Block > 1024 || g.Vec < 1 || g.Vec > vmax || g.Vec&(g.Vec-1) != 0 || g.Unroll < 1 || g.Unroll > 8 || g.Lanes < 1 ||
+			g.Accs < 0 || g.Accs > 0 && g.Unroll%g.Accs != 0 {
 			return fmt.Errorf("kernel: reduction strategy %+v", g)
 		}
 		if g.Cols {

@@ -237,8 +237,8 @@ func planPass(r *Reduce, l ReduceLayout, aligned []bool, sms int, occupancy func
 		mv := m / V
 		C := min(mv, 32)
 		R := floorPow2(redBlock / C)
-		U := redUnroll(V)
-		r.GPU = ReduceGPU{Cols: true, Lanes: R, Block: C * R, Vec: V, Unroll: U, Cascade: cascade}
+		U, A := redUnroll(V)
+		r.GPU = ReduceGPU{Cols: true, Lanes: R, Block: C * R, Vec: V, Unroll: U, Accs: A, Cascade: redCascadeFor(cascade, U, A)}
 		tiles := (mv + C - 1) / C
 		pass.GridY = splitFor(tiles, k/(R*U))
 		pass.GridX = max(1, min(tiles, 1<<24))
@@ -256,11 +256,11 @@ func planPass(r *Reduce, l ReduceLayout, aligned []bool, sms int, occupancy func
 	case k <= redWarpK || !rowsOK:
 		G = 32
 	}
-	U := redUnroll(V)
+	U, A := redUnroll(V)
 	if G == 1 && k/V < U {
-		U = max(1, k/V) // short rows: every load of a row in flight at once
+		U, A = max(1, k/V), 0 // short rows: every load of a row in flight at once
 	}
-	r.GPU = ReduceGPU{Lanes: G, Block: redBlock, Vec: V, Unroll: U, Cascade: cascade}
+	r.GPU = ReduceGPU{Lanes: G, Block: redBlock, Vec: V, Unroll: U, Accs: A, Cascade: redCascadeFor(cascade, U, A)}
 	tiles := (m + redBlock/G - 1) / (redBlock / G)
 	pass.GridY = splitFor(tiles, (k/V)/(G*U))
 	pass.GridX = max(1, min(tiles, 1<<24))
@@ -269,18 +269,42 @@ func planPass(r *Reduce, l ReduceLayout, aligned []bool, sms int, occupancy func
 }
 
 // RedHalfUnroll is the loads in flight per thread of a reduction reading 8-element
-// (16-byte) vectors of halves: 2 keeps the 16 accumulators of the other types' 4
-// vectors of 4 (32 bytes in flight a thread instead of 64); 4 doubles both. The
-// root package sets it from GPU_REDUCE_HALF_UNROLL (a tuning knob for the H200).
-var RedHalfUnroll = 2
+// (16-byte) vectors of halves, and RedHalfAccs the sets of 8 accumulators they fold
+// into (load u into set u mod RedHalfAccs; ReduceGPU.Accs). Unroll 2 with 2 sets keeps
+// the 16 accumulators of the other types' 4 vectors of 4 but only 32 bytes in flight a
+// thread instead of 64: measured on the H200 (2026-12-02) at 84.5% of the copy
+// bandwidth for a sum of 2^28 bfloat16 and 78.9% over axis 0 of 16384x16384 (42-43
+// registers: 5 blocks of 256 an SM, 40 KiB in flight). Unroll 4 with 2 sets (the
+// default) has the float32 kernels' 64 bytes in flight with 16 accumulators (47-48
+// registers, CUDA 13's ptxas); 4 with 4 sets, 32 accumulators (56-66 registers); 8 with 2, 128
+// bytes. The root package sets them from GPU_REDUCE_HALF_UNROLL (1, 2, 4, 8) and
+// GPU_REDUCE_HALF_ACCS (1, 2, 4, 8; at most the unroll), tuning knobs for the H200.
+var RedHalfUnroll, RedHalfAccs = 4, 2
 
-// redUnroll returns the loads in flight per thread for vectors of V elements: 4, or
-// RedHalfUnroll for the 8-element vectors of halves.
-func redUnroll(V int) int {
+// redUnroll returns the loads in flight per thread for vectors of V elements and the
+// sets of accumulators (ReduceGPU.Accs, 0: one per load): 4, or RedHalfUnroll and
+// RedHalfAccs for the 8-element vectors of halves.
+func redUnroll(V int) (u, accs int) {
 	if V == 8 {
-		return RedHalfUnroll
+		a := min(max(1, RedHalfAccs), RedHalfUnroll)
+		if RedHalfUnroll%a != 0 {
+			a = RedHalfUnroll
+		}
+		if a == RedHalfUnroll {
+			a = 0
+		}
+		return RedHalfUnroll, a
 	}
-	return 4
+	return 4, 0
+}
+
+// redCascadeFor returns the cascade interval (iterations) that keeps an inner
+// accumulator at redCascade terms when it takes unroll/accs loads an iteration.
+func redCascadeFor(cascade, unroll, accs int) int {
+	if cascade == 0 || accs == 0 {
+		return cascade
+	}
+	return max(1, cascade/(unroll/accs))
 }
 
 // ReducePartialBytes returns the bytes of the partial results a first pass of S splits

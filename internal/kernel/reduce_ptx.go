@@ -796,7 +796,8 @@ func (g *redGen) buildRows(lp redLoop) {
 	o := f.Reg(g.it)
 	f.Fma(o, tile, g.imm(P), slot)
 	valid := f.Setp(ptx.Lt, o, g.mr)
-	accs := make([]redVal, U*V)
+	A := gp.accSets()
+	accs := make([]redVal, A*V)
 	for i := range accs {
 		accs[i] = g.newAcc()
 	}
@@ -846,7 +847,8 @@ func (g *redGen) buildRows(lp redLoop) {
 			lds = append(lds, g.loadAt(koff, g.redOffsets(e, unit), V, index(p)))
 		}
 		for u := 0; u < U; u++ {
-			g.fold(accs[u*V:(u+1)*V], lds[u])
+			a := u % A
+			g.fold(accs[a*V:(a+1)*V], lds[u])
 		}
 		g.cascadeStep(casc, accs, groups)
 		f.Fma(rr, step, g.imm(U), rr)
@@ -927,15 +929,16 @@ func (g *redGen) buildCols(lp redLoop) {
 	}
 	o := f.Reg(g.it)
 	f.Shl(o, ov, g.imm(log2(V)))
-	accs := make([]redVal, U*V)
+	A := gp.accSets()
+	accs := make([]redVal, A*V)
 	for i := range accs {
 		accs[i] = g.newAcc()
 	}
-	// per vector element v, its U accumulators
+	// per vector element v, its A accumulators
 	groups := make([][]redVal, V)
 	for v := range groups {
-		for u := 0; u < U; u++ {
-			groups[v] = append(groups[v], accs[u*V+v])
+		for a := 0; a < A; a++ {
+			groups[v] = append(groups[v], accs[a*V+v])
 		}
 	}
 	casc := g.newCascade(len(groups))
@@ -964,7 +967,8 @@ func (g *redGen) buildCols(lp redLoop) {
 			lds = append(lds, g.loadAt(koff, g.redOffsets(p, false), V, index(p)))
 		}
 		for u := 0; u < U; u++ {
-			g.fold(accs[u*V:(u+1)*V], lds[u])
+			a := u % A
+			g.fold(accs[a*V:(a+1)*V], lds[u])
 		}
 		g.cascadeStep(casc, accs, groups)
 		f.Fma(rr, step, g.imm(U), rr)

@@ -42,7 +42,7 @@ import (
 // writes the reduction (one warp a row) or, for a transform, writes its chunk again
 // (one block a chunk, as StatPartial). Both backends implement every pass, so a plan
 // runs the same way everywhere; their results differ in the last bits only (the order
-// of the merges), as the reductions' do.
+// of the merges, and the PTX's float32 exp: expShifted), as the reductions' do.
 //
 // Kernel parameters, in order (every pass):
 //
@@ -160,6 +160,9 @@ func (r *RowStat) Key() string {
 	}
 	if r.OneTile {
 		k += "|one"
+	}
+	if StatExactExp && r.Comp == dtype.Float32 {
+		k += "|exactexp"
 	}
 	return k
 }

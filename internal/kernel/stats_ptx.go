@@ -33,7 +33,13 @@ func (r *RowStat) PTX(major, minor int) (src, entry string, err error) {
 		ptx.P("arg", ptx.F64), ptx.P("w", ptx.U64), ptx.P("b", ptx.U64)}
 	f := m.Kernel(entry, params...)
 	blockAttrs(f, r.Block())
-	g := &statGen{r: r, f: f, m: m, ct: ptx.F32}
+	if r.Block() == 1024 && !r.OneTile && r.Comp == dtype.Float32 && r.Items*r.Vec <= 16 {
+		// Two blocks a multiprocessor (32 registers a thread) keep one block's loads
+		// in flight while the other merges its states: the 16384-element rows of a
+		// float32 LogSumExp fit without spills (CUDA 13's ptxas).
+		f.Attr(".minnctapersm 2")
+	}
+	g := &statGen{r: r, f: f, m: m, ct: ptx.F32, major: major}
 	if r.Comp == dtype.Float64 {
 		g.ct = ptx.F64
 	}
@@ -46,6 +52,8 @@ type statGen struct {
 	f  *ptx.Func
 	m  *ptx.Module
 	ct ptx.Type // the compute type
+	// major is the target's compute capability major version (max.NaN from 8 on).
+	major int
 
 	in, out, part, w, b Reg64
 	rows, n, parts      Reg64
@@ -139,9 +147,10 @@ func (g *statGen) build() {
 	var st statReg
 	var x [][]ptx.Reg // OneTile values, nil otherwise
 	var valid []ptx.Reg
+	var tmax ptx.Reg // OneTile softmax: the thread's maximum (x holds exp(x - tmax))
 	switch r.Pass {
 	case StatFull, StatPartial:
-		st, x, valid = g.foldRange()
+		st, x, valid, tmax = g.foldRange()
 	case StatFinish:
 		st = g.mergeRecords()
 	}
@@ -158,7 +167,7 @@ func (g *statGen) build() {
 			g.store(ptx.Mem(addr, 0), []ptx.Reg{v})
 		})
 	default:
-		g.writeRange(st, x, valid)
+		g.writeRange(st, x, valid, tmax)
 	}
 	f.Place(exit)
 	f.Ret()
@@ -288,6 +297,10 @@ func (g *statGen) store(addr ptx.Addr, vals []ptx.Reg) {
 // nanMax sets d = max(a, b) with NaN propagated.
 func (g *statGen) nanMax(d, a, b ptx.Reg) {
 	f := g.f
+	if g.major >= 8 {
+		f.Op("max.NaN"+g.ct.String(), d, a, b) // sm_80+: one instruction
+		return
+	}
 	nan := f.Reg(ptx.Pred)
 	f.Op("setp.nan"+g.ct.String(), nan, a, b)
 	s := f.Reg(g.ct)
@@ -296,8 +309,10 @@ func (g *statGen) nanMax(d, a, b ptx.Reg) {
 	f.Selp(d, s, d, nan)
 }
 
-// foldTile folds the values (valid items only) into st.
-func (g *statGen) foldTile(st statReg, x [][]ptx.Reg, valid []ptx.Reg) {
+// foldTile folds the values (valid items only) into st. For the softmax statistics it
+// returns exp(x - mt) of every item (0 for invalid items and for a tile whose maximum
+// mt is -Inf), mt being st.a after the fold when st starts as the identity.
+func (g *statGen) foldTile(st statReg, x [][]ptx.Reg, valid []ptx.Reg) (es [][]ptx.Reg) {
 	f, r := g.f, g.r
 	if r.Op.moments() {
 		x0 := x[0][0]
@@ -335,7 +350,7 @@ func (g *statGen) foldTile(st statReg, x [][]ptx.Reg, valid []ptx.Reg) {
 		}
 		g.mergeMoments(st, statReg{cnt: k, a: mean, b: m2})
 		f.Place(skip)
-		return
+		return nil
 	}
 	ninf := g.imm(math.Inf(-1))
 	mt := f.Reg(g.ct)
@@ -349,19 +364,81 @@ func (g *statGen) foldTile(st statReg, x [][]ptx.Reg, valid []ptx.Reg) {
 	}
 	s := f.Reg(g.ct)
 	f.Mov(s, g.imm(0))
-	done := f.NewLabel()
-	f.At(f.Setp(ptx.Eq, mt, ninf)).Bra(done)
+	es = make([][]ptx.Reg, len(x))
 	for i := range x {
-		for _, v := range x[i] {
+		es[i] = f.Regs(g.ct, len(x[i]))
+	}
+	// A tile of -Inf (or of no valid item) has exps 0; set them on that branch only, so
+	// that they are not live beside the values.
+	zero, done := f.NewLabel(), f.NewLabel()
+	f.At(f.Setp(ptx.Eq, mt, ninf)).Bra(zero)
+	for i := range x {
+		for v, xv := range x[i] {
 			d := f.Reg(g.ct)
-			f.Sub(d, v, mt)
-			e := f.Math(ptx.Exp, d)
-			f.Selp(e, e, g.imm(0), valid[i])
-			f.Add(s, s, e)
+			f.Sub(d, xv, mt)
+			e := g.expShifted(d)
+			f.Selp(es[i][v], e, g.imm(0), valid[i])
+			f.Add(s, s, es[i][v])
+		}
+	}
+	f.Bra(done)
+	f.Place(zero)
+	for i := range es {
+		for _, e := range es[i] {
+			f.Mov(e, g.imm(0))
 		}
 	}
 	f.Place(done)
 	g.mergeSoftmax(st, statReg{a: mt, b: s})
+	return es
+}
+
+// StatExactExp makes the float32 row statistics compute exp with the correctly
+// rounded-in-most-cases routine of ptx.Math (about 20 instructions and a branch)
+// instead of expShifted's 10 (max error about 2 ulp, the accuracy of CUDA's expf). The
+// root package sets it from GPU_STAT_EXACT_EXP=1 (a measurement knob: the H200's
+// softmax over 16384-element rows was issue-bound with the exact routine).
+var StatExactExp = false
+
+// Constants of expShifted: log2(e) split into a float32 and the rest.
+const (
+	statLog2E   = float32(1.44269502)
+	statLog2ELo = float32(1.925963033500011e-08) // log2(e) - statLog2E
+	statExpMin  = float32(-87.33654)             // -126 ln 2: below, exp < 2^-126 is taken as 0
+)
+
+// expShifted returns exp(d) for an argument d <= 0, -Inf or NaN (an element minus a
+// maximum at least as large): in float32, 2^j * 2^r with j = rint(d*log2(e)) and
+// r = d*log2(e) - j (|r| <= 1/2, computed with two fmas: one rounding and log2(e)'s
+// low part), 2^r by ex2.approx and 2^j put in the exponent; results below 2^-126
+// (d < -87.33654, -Inf included) are 0, a NaN stays NaN (CUDA's expf does the same
+// reduction). A positive d gives an unspecified value (callers discard it). In float64,
+// or with StatExactExp, ptx.Math's exp.
+func (g *statGen) expShifted(d ptx.Reg) ptx.Reg {
+	f := g.f
+	if g.ct != ptx.F32 || StatExactExp {
+		return f.Math(ptx.Exp, d)
+	}
+	const magic = float32(0x1.8p23) // 1.5*2^23: rint lands in the low mantissa bits
+	t := f.Reg(ptx.F32)
+	f.Fma(t, d, ptx.ImmF32(statLog2E), ptx.ImmF32(magic))
+	nj := f.Reg(ptx.F32)
+	f.Sub(nj, ptx.ImmF32(magic), t) // -j, exact
+	r := f.Reg(ptx.F32)
+	f.Fma(r, d, ptx.ImmF32(statLog2E), nj)
+	f.Fma(r, d, ptx.ImmF32(statLog2ELo), r)
+	p := f.Reg(ptx.F32)
+	f.Op("ex2.approx.ftz.f32", p, r)
+	// t's bits are 0x4b400000 + j: (bits + 127) << 23 is 2^j's bits for j in [-126, 127].
+	tb := f.Reg(ptx.U32)
+	f.Op("mov.b32", tb, t)
+	f.Add(tb, tb, ptx.Int(127))
+	f.Shl(tb, tb, ptx.Int(23))
+	sc := f.Reg(ptx.F32)
+	f.Op("mov.b32", sc, tb)
+	f.Mul(p, p, sc)
+	f.Selp(p, g.imm(0), p, f.Setp(ptx.Lt, d, ptx.ImmF32(statExpMin)))
+	return p
 }
 
 // mergeMoments folds o into st (Chan et al.); st.cnt and o.cnt are u32 counts.
@@ -399,7 +476,7 @@ func (g *statGen) mergeSoftmax(st, o statReg) {
 	term := func(a, s ptx.Reg) ptx.Reg {
 		d := f.Reg(g.ct)
 		f.Sub(d, a, m)
-		e := f.Math(ptx.Exp, d)
+		e := g.expShifted(d)
 		f.Mul(e, e, s)
 		f.Selp(e, g.imm(0), e, f.Setp(ptx.Eq, a, ninf))
 		return e
@@ -419,14 +496,21 @@ func (g *statGen) merge(st, o statReg) {
 }
 
 // foldRange folds the thread's elements of [lo, hi) tile by tile. For a StatFull
-// transform whose rows fit one tile the values stay in registers (returned).
-func (g *statGen) foldRange() (st statReg, keep [][]ptx.Reg, keepValid []ptx.Reg) {
+// transform whose rows fit one tile the values stay in registers (returned): for
+// StatSoftmax, exp(x - tmax) (tmax the thread's maximum, returned), so that the write
+// multiplies by exp(tmax - max)/sum instead of taking a second exp per element.
+func (g *statGen) foldRange() (st statReg, keep [][]ptx.Reg, keepValid []ptx.Reg, tmax ptx.Reg) {
 	f, r := g.f, g.r
 	st = g.initState()
 	if r.Pass == StatFull && r.Op.Transform() && r.OneTile {
 		x, valid := g.loadTile(g.lo)
-		g.foldTile(st, x, valid)
-		return st, x, valid
+		es := g.foldTile(st, x, valid)
+		if r.Op == StatSoftmax {
+			tmax = f.Reg(g.ct)
+			f.Mov(tmax, st.a)
+			return st, es, valid, tmax
+		}
+		return st, x, valid, ptx.Reg{}
 	}
 	t0 := g.u64()
 	f.Mov(t0, g.lo)
@@ -438,7 +522,7 @@ func (g *statGen) foldRange() (st statReg, keep [][]ptx.Reg, keepValid []ptx.Reg
 	f.Add(t0, t0, ptx.Int(r.Tile()))
 	f.Bra(loop)
 	f.Place(done)
-	return st, nil, nil
+	return st, nil, nil, ptx.Reg{}
 }
 
 // shflState returns st's components from the lane mode/b selects.
@@ -446,7 +530,11 @@ func (g *statGen) shflState(st statReg, mode string, b ptx.Operand) statReg {
 	f := g.f
 	o := statReg{cnt: f.Reg(ptx.U32), a: f.Reg(g.ct), b: f.Reg(g.ct)}
 	full := ptx.Uint(0xffffffff)
-	f.Shfl(mode, o.cnt.As(ptx.B32), st.cnt.As(ptx.B32), b, ptx.Int(31), full)
+	if g.r.Op.moments() {
+		f.Shfl(mode, o.cnt.As(ptx.B32), st.cnt.As(ptx.B32), b, ptx.Int(31), full)
+	} else {
+		f.Mov(o.cnt, ptx.Int(0)) // unused by the softmax states
+	}
 	for _, p := range [][2]ptx.Reg{{o.a, st.a}, {o.b, st.b}} {
 		if g.ct == ptx.F32 {
 			s, d := f.Reg(ptx.B32), f.Reg(ptx.B32)
@@ -629,15 +717,23 @@ func (g *statGen) finishValue(st statReg) ptx.Reg {
 }
 
 // writeRange writes a transform's outputs: from the kept registers x, or by reading the
-// range [lo, hi) again.
-func (g *statGen) writeRange(st statReg, x [][]ptx.Reg, valid []ptx.Reg) {
+// range [lo, hi) again. For a OneTile softmax x holds exp(x - tmax) (foldRange).
+func (g *statGen) writeRange(st statReg, x [][]ptx.Reg, valid []ptx.Reg, tmax ptx.Reg) {
 	f, r := g.f, g.r
+	kept := r.Op == StatSoftmax && x != nil
 	// The per-row constants.
 	var c0, c1 ptx.Reg
 	switch r.Op {
 	case StatSoftmax:
 		c0 = f.Reg(g.ct)
 		f.Div(c0, g.imm(1), st.b)
+		if kept {
+			// exp(x - max)/sum = exp(x - tmax) * (exp(tmax - max) * (1/sum)): NaN for a
+			// row of NaN or +Inf or all -Inf, as exp(x - max) * (1/sum) is.
+			d := f.Reg(g.ct)
+			f.Sub(d, tmax, st.a)
+			f.Mul(c0, g.expShifted(d), c0)
+		}
 	case StatLogSoftmax:
 		c0 = f.Math(ptx.Log, st.b)
 		f.Add(c0, c0, st.a)
@@ -672,10 +768,13 @@ func (g *statGen) writeRange(st statReg, x [][]ptx.Reg, valid []ptx.Reg) {
 				y := f.Reg(g.ct)
 				switch r.Op {
 				case StatSoftmax:
+					if kept {
+						f.Mul(y, xv, c0)
+						break
+					}
 					d := f.Reg(g.ct)
 					f.Sub(d, xv, st.a)
-					ex := f.Math(ptx.Exp, d)
-					f.Mul(y, ex, c0)
+					f.Mul(y, g.expShifted(d), c0)
 				case StatLogSoftmax:
 					f.Sub(y, xv, c0)
 				case StatLayerNorm:

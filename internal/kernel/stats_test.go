@@ -2,6 +2,8 @@ package kernel
 
 import (
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/go-gpu/gpu/dtype"
@@ -93,4 +95,54 @@ func TestRowStatValidate(t *testing.T) {
 		}
 	}
 	_ = fmt.Sprint
+}
+
+// expShiftedRef mirrors expShifted's arithmetic in Go, with ex2.approx taken as exact
+// (its own error is at most 2 ulp on the H200).
+func expShiftedRef(d float32) float32 {
+	fma := func(a, b, c float32) float32 { return float32(math.FMA(float64(a), float64(b), float64(c))) }
+	const magic = float32(0x1.8p23)
+	t := fma(d, statLog2E, magic)
+	nj := magic - t
+	r := fma(d, statLog2E, nj)
+	r = fma(d, statLog2ELo, r)
+	p := float32(math.Exp2(float64(r)))
+	sc := math.Float32frombits((math.Float32bits(t) + 127) << 23)
+	p *= sc
+	if d < statExpMin {
+		return 0
+	}
+	return p
+}
+
+// TestExpShiftedReduction checks expShifted's range reduction (its constants and the
+// exponent trick) against math.Exp over the arguments softmax gives it: within 1.5 ulp
+// before ex2.approx's own error, 0 below 2^-126, NaN for NaN.
+func TestExpShiftedReduction(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	check := func(d float32) {
+		got, want := expShiftedRef(d), math.Exp(float64(d))
+		if want < 0x1p-126 {
+			if got != 0 && math.Abs(float64(got)-want) > 0x1p-149 {
+				t.Fatalf("exp(%v) = %v, want 0 or %v", d, got, want)
+			}
+			return
+		}
+		ulp := math.Abs(float64(math.Nextafter32(float32(want), 0)) - want)
+		if math.Abs(float64(got)-want) > 1.5*ulp+want*0x1p-24 {
+			t.Fatalf("exp(%v) = %v, want %v (%.2f ulp)", d, got, want, math.Abs(float64(got)-want)/ulp)
+		}
+	}
+	for _, d := range []float32{0, float32(math.Copysign(0, -1)), -1e-30, -0.5, -0.34657359, -1, -87.33654, -87.3365, -87.33, -87.3, -20, -60.5} {
+		check(d)
+	}
+	for i := 0; i < 200000; i++ {
+		check(-rng.Float32() * 88)
+	}
+	if got := expShiftedRef(float32(math.Inf(-1))); got != 0 {
+		t.Fatalf("exp(-Inf) = %v", got)
+	}
+	if got := expShiftedRef(float32(math.NaN())); !math.IsNaN(float64(got)) {
+		t.Fatalf("exp(NaN) = %v", got)
+	}
 }
