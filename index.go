@@ -30,7 +30,7 @@ type IndexMode uint8
 const (
 	// ModeRaise: negative indices count from the end; an index still out of range is an
 	// error wrapping ErrIndexOutOfRange, reported by a later wait (see
-	// ErrIndexOutOfRange for which). The default.
+	// ErrIndexOutOfRange for which), and a scatter skips its update. The default.
 	ModeRaise IndexMode = iota
 	// ModeWrap: indices are taken modulo the axis length (Python's %: -1 is the last).
 	ModeWrap

@@ -14,7 +14,7 @@ import (
 
 // normRef normalizes index k for an axis of length l by NumPy's mode rules: the
 // position and whether raise mode finds it out of range (then the position is the
-// clamped one the kernel uses).
+// nearest end, which a gather reads; a scatter skips the update).
 func normRef(k int64, l int, mode gpu.IndexMode) (int, bool) {
 	L := int64(l)
 	switch mode {

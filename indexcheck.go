@@ -10,10 +10,10 @@ import (
 
 // Out-of-range indices found on the device (see ErrIndexOutOfRange). Each raise-mode
 // launch gets an 8-byte error word of pinned host memory (the device's wordPool),
-// zeroed before the launch; a kernel that meets an index out of range clamps it and
-// stores the raw index there (one lane per warp; any one of several bad indices). The
-// device keeps the pending words (indexChecks); a wait that covers a launch reads its
-// word, reports a nonzero one and returns the word to the pool.
+// zeroed before the launch; a kernel that meets an index out of range stores the raw
+// index there (one lane per warp; any one of several bad indices). The device keeps
+// the pending words (indexChecks); a wait that covers a launch reads its word, reports
+// a nonzero one and returns the word to the pool.
 
 // ErrIndexOutOfRange is the error of an index out of range in ModeRaise (the default
 // of Take, TakeAlongAxis, Put, PutAlongAxis, AddAt, MaximumAt and MinimumAt), of a
@@ -22,20 +22,22 @@ import (
 //
 // The device finds such an index while the kernel runs, after the call has returned
 // (an index array into an empty axis, and Bincount's negative values when it reads
-// them first, are errors at the call). The kernel then uses the nearest end of the
-// axis instead, so nothing is read or written outside the arrays, and stores the
-// index into a word of pinned host memory. The error is returned, once, by the first
-// of these that returns after the kernel ran:
+// them first, are errors at the call). A gather (Take, TakeAlongAxis) then reads the
+// nearest end of the axis instead, and a scatter (Put, PutAlongAxis, AddAt,
+// MaximumAt, MinimumAt, Bincount with Bins) skips that update, so nothing is read or
+// written outside the arrays and no element the indices don't name changes; the
+// kernel stores the index into a word of pinned host memory. The error is returned,
+// once, by the first of these that returns after the kernel ran:
 //   - Stream.Synchronize of the stream the operation was enqueued on, or
 //     Device.Synchronize;
 //   - a host read (Array.ToSlice, Array.CopyToHost, Array.At) of an array last written
 //     on that stream by the operation or after it: its result, the array it modified,
 //     anything computed from them on the same stream.
 //
-// The arrays read hold the clamped elements. Work on other streams that reads the
-// results doesn't report it: synchronize the operation's stream first. (Checking the
-// word costs no device round trip: it is host memory, read after a wait that happens
-// anyway.)
+// The results hold every other update (a gather's result: the elements at the nearest
+// end for the bad indices). Work on other streams that reads the results doesn't
+// report it: synchronize the operation's stream first. (Checking the word costs no
+// device round trip: it is host memory, read after a wait that happens anyway.)
 var ErrIndexOutOfRange = fmt.Errorf("gpu: index out of range: %w", ErrInvalidValue)
 
 // indexCheck is one launch's error word.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/go-gpu/gpu"
+	"github.com/go-gpu/gpu/half"
 )
 
 // Scatters against a plain-Go reference with NumPy's sequential semantics. Float values
@@ -42,7 +43,8 @@ func (o scatterOp) apply(a, b float64) float64 {
 }
 
 // refScatterAt is numpy.<op>.at(h, idx, vals) on axis (vals already broadcast to the
-// updates' shape, row-major); bad says whether raise mode finds an index out of range.
+// updates' shape, row-major); bad says whether raise mode finds an index out of range
+// (whose update is skipped).
 func refScatterAt(h hostND, idx []int64, ishape []int, vals []float64, axis int, op scatterOp, mode gpu.IndexMode) (out []float64, bad bool) {
 	out = slices.Clone(h.data)
 	shape := append(append(slices.Clone(h.shape[:axis]), ishape...), h.shape[axis+1:]...)
@@ -56,6 +58,9 @@ func refScatterAt(h hostND, idx []int64, ishape []int, vals []float64, axis int,
 		}
 		p, b := normRef(idx[iflat], h.shape[axis], mode)
 		bad = bad || b
+		if b {
+			continue // recorded and skipped
+		}
 		dst := append(append(slices.Clone(o[:axis]), p), o[axis+ni:]...)
 		off := 0
 		for d, v := range dst {
@@ -384,12 +389,16 @@ func TestScatterNaN(t *testing.T) {
 	})
 }
 
-// refPut is numpy.put: the last of duplicate indices wins.
+// refPut is numpy.put: the last of duplicate indices wins; an index out of range in
+// raise mode is reported and its update skipped.
 func refPut(h hostND, idx []int64, vals []float64, mode gpu.IndexMode) (out []float64, bad bool) {
 	out = slices.Clone(h.data)
 	for i, k := range idx {
 		p, b := normRef(k, len(out), mode)
 		bad = bad || b
+		if b {
+			continue
+		}
 		out[p] = vals[i%len(vals)]
 	}
 	return out, bad
@@ -518,6 +527,9 @@ func refAlong(h hostND, idx []int64, ishape []int, vals []float64, axis int, mod
 		}
 		p, b := normRef(idx[io], h.shape[axis], mode)
 		bad = bad || b
+		if b && put {
+			continue // a scatter skips the update; a gather reads the nearest end
+		}
 		off := 0
 		for d := range nd {
 			v := o[d]
@@ -716,6 +728,10 @@ func TestBincount(t *testing.T) {
 		if _, err := gb.ToSlice(bg); !errors.Is(err, gpu.ErrIndexOutOfRange) {
 			t.Fatalf("values outside Bins(2): %v", err)
 		}
+		// The values outside the bins (-1 and 2) are skipped, not counted at an end.
+		if got := toSlice(t, gb); !slices.Equal(got, []int64{1, 1}) {
+			t.Errorf("Bincount of %v with Bins(2) = %v, want [1 1]", []int64{1, 2, -1, 0}, got)
+		}
 	})
 }
 
@@ -904,4 +920,214 @@ func TestScatterSizes(t *testing.T) {
 			free()
 		}
 	})
+}
+
+// TestScatterSkipsBadIndices checks that in raise mode every scatter reports an index
+// out of range and skips its update, rather than writing it at the nearest end of the
+// axis (which changed an element the indices don't name: TestPut on the H200), and
+// that a few updates into a view with a negative stride combine only with each other
+// (the GPU's warp aggregation once let a lane without an update into the group of
+// the targets -1 to -32: MaximumAt gave 0 for -25, TestScatterAt/[7]/flipped).
+func TestScatterSkipsBadIndices(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		base := []float32{5, -7, 3}
+		idx := []int64{1, 3, -4, 7} // for an axis of 3: 1 is in range, the rest are not
+		vals := []float32{10, 20, 30, 40}
+		type scatterFn func(a *gpu.Array[float32], ia *gpu.Array[int64], v *gpu.Array[float32]) error
+		for _, c := range []struct {
+			name string
+			f    scatterFn
+			want []float32
+		}{
+			{"Put", func(a *gpu.Array[float32], ia *gpu.Array[int64], v *gpu.Array[float32]) error {
+				return gpu.Put(s, a, ia, v)
+			}, []float32{5, 10, 3}},
+			{"PutAlongAxis", func(a *gpu.Array[float32], ia *gpu.Array[int64], v *gpu.Array[float32]) error {
+				return gpu.PutAlongAxis(s, a, ia, v, 0)
+			}, []float32{5, 10, 3}},
+			{"AddAt", func(a *gpu.Array[float32], ia *gpu.Array[int64], v *gpu.Array[float32]) error {
+				return gpu.AddAt(s, a, ia, v)
+			}, []float32{5, 3, 3}},
+			{"MaximumAt", func(a *gpu.Array[float32], ia *gpu.Array[int64], v *gpu.Array[float32]) error {
+				return gpu.MaximumAt(s, a, ia, v)
+			}, []float32{5, 10, 3}},
+			{"MinimumAt", func(a *gpu.Array[float32], ia *gpu.Array[int64], v *gpu.Array[float32]) error {
+				return gpu.MinimumAt(s, a, ia, v)
+			}, []float32{5, -7, 3}},
+		} {
+			a := mustArr[float32](t)(gpu.FromSlice(s, base))
+			ia := mustArr[int64](t)(gpu.FromSlice(s, idx))
+			v := mustArr[float32](t)(gpu.FromSlice(s, vals))
+			if err := c.f(a, ia, v); err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			got, err := a.ToSlice(bg)
+			wantIndexErr(t, c.name, err, true)
+			if !slices.Equal(got, c.want) {
+				t.Errorf("%s of %v at %v into %v = %v, want %v (out-of-range updates skipped)", c.name, vals, idx, base, got, c.want)
+			}
+			a.Free()
+			ia.Free()
+			v.Free()
+		}
+		// A reversed view (stride -1): element i of the view is memory element 6-i, so
+		// the targets' offsets are 0 to -6.
+		h := []float32{-30, -31, -32, -33, -34, -35, -36}
+		rev := make([]float32, len(h))
+		for i, x := range h {
+			rev[len(h)-1-i] = x
+		}
+		for _, op := range []scatterOp{opMax, opMin, opAdd} {
+			b := mustArr[float32](t)(gpu.FromSlice(s, rev))
+			a, err := b.Flip()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ix := []int64{4, 6, 1, 5, 2} // distinct targets, from the lane holding the update
+			vs := []float32{-25, -20, -40, -33, -1}
+			ia := mustArr[int64](t)(gpu.FromSlice(s, ix))
+			v := mustArr[float32](t)(gpu.FromSlice(s, vs))
+			if err := scatterCall(s, op, a, ia, v, gpu.WithMode(gpu.ModeClip)); err != nil {
+				t.Fatal(err)
+			}
+			want := slices.Clone(h)
+			for i, k := range ix {
+				want[k] = float32(op.apply(float64(want[k]), float64(vs[i])))
+			}
+			got := toSlice(t, a)
+			if !slices.Equal(got, want) {
+				t.Errorf("%v at %v of %v into a reversed view of %v = %v, want %v", op, ix, vs, h, got, want)
+			}
+			b.Free()
+			ia.Free()
+			v.Free()
+		}
+	})
+}
+
+// TestScatterAtReversedTypes runs MaximumAt, MinimumAt and AddAt in every element type
+// (the half types included) into a reversed view of 40 elements (offsets 0 to -39,
+// which the GPU's old key of a lane without an update, -1-lane, matched) from a few
+// updates, of negative values where the type has them, against the sequential
+// reference; the values are small integers, exact in every type.
+func TestScatterAtReversedTypes(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		t.Run("int8", func(t *testing.T) { scatterReversedT[int8](t, s) })
+		t.Run("uint8", func(t *testing.T) { scatterReversedT[uint8](t, s) })
+		t.Run("int16", func(t *testing.T) { scatterReversedT[int16](t, s) })
+		t.Run("uint16", func(t *testing.T) { scatterReversedT[uint16](t, s) })
+		t.Run("int32", func(t *testing.T) { scatterReversedT[int32](t, s) })
+		t.Run("uint32", func(t *testing.T) { scatterReversedT[uint32](t, s) })
+		t.Run("int64", func(t *testing.T) { scatterReversedT[int64](t, s) })
+		t.Run("uint64", func(t *testing.T) { scatterReversedT[uint64](t, s) })
+		t.Run("float32", func(t *testing.T) { scatterReversedT[float32](t, s) })
+		t.Run("float64", func(t *testing.T) { scatterReversedT[float64](t, s) })
+		t.Run("float16", func(t *testing.T) { scatterReversedT[gpu.Float16](t, s) })
+		t.Run("bfloat16", func(t *testing.T) { scatterReversedT[gpu.BFloat16](t, s) })
+	})
+}
+
+// smallElem converts a small integer to T: negative ones wrap in unsigned types.
+func smallElem[T gpu.Elem](v int) T {
+	var z T
+	switch p := any(&z).(type) {
+	case *gpu.Float16:
+		*p = half.NewFloat16(float64(v))
+	case *gpu.BFloat16:
+		*p = half.NewBFloat16(float64(v))
+	default:
+		return elemFromInt[T](v)
+	}
+	return z
+}
+
+// smallVal is smallElem's inverse for the reference (unsigned types as they are).
+func smallVal[T gpu.Elem](x T) float64 {
+	switch v := any(x).(type) {
+	case gpu.Float16:
+		return v.Float64()
+	case gpu.BFloat16:
+		return v.Float64()
+	case int8:
+		return float64(v)
+	case uint8:
+		return float64(v)
+	case int16:
+		return float64(v)
+	case uint16:
+		return float64(v)
+	case int32:
+		return float64(v)
+	case uint32:
+		return float64(v)
+	case int64:
+		return float64(v)
+	case uint64:
+		return float64(v)
+	case float32:
+		return float64(v)
+	case float64:
+		return v
+	}
+	panic("smallVal")
+}
+
+func scatterReversedT[T gpu.Elem](t *testing.T, s *gpu.Stream) {
+	const n = 40
+	signed := smallVal(smallElem[T](-1)) < 0
+	base := make([]T, n) // memory order; the view is reversed
+	for i := range base {
+		v := -30 - i%9
+		if !signed {
+			v = 60 + i%9
+		}
+		base[i] = smallElem[T](v)
+	}
+	ix := []int64{4, 6, 1, 5, 2, 4, 33} // lanes 0 to 6 of a warp; targets at offsets -4 ...
+	vs := []int{-25, -20, -40, -33, -1, -50, -26}
+	if !signed {
+		for i := range vs {
+			vs[i] += 90
+		}
+	}
+	vals := make([]T, len(vs))
+	for i, v := range vs {
+		vals[i] = smallElem[T](v)
+	}
+	for _, op := range []scatterOp{opMax, opMin, opAdd} {
+		b := mustArr[T](t)(gpu.FromSlice(s, base))
+		a, err := b.Flip()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ia := mustArr[int64](t)(gpu.FromSlice(s, ix))
+		v := mustArr[T](t)(gpu.FromSlice(s, vals))
+		switch op {
+		case opAdd:
+			err = gpu.AddAt(s, a, ia, v)
+		case opMax:
+			err = gpu.MaximumAt(s, a, ia, v)
+		default:
+			err = gpu.MinimumAt(s, a, ia, v)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := make([]float64, n) // in the view's order
+		for i := range want {
+			want[i] = smallVal(base[n-1-i])
+		}
+		for i, k := range ix {
+			want[k] = op.apply(want[k], smallVal(vals[i]))
+		}
+		got := toSlice(t, a)
+		for i := range want {
+			if smallVal(got[i]) != want[i] {
+				t.Fatalf("%v of %v at %v into a reversed view: element %d = %v, want %v", op, vs, ix, i, got[i], want[i])
+			}
+		}
+		b.Free()
+		ia.Free()
+		v.Free()
+	}
 }

@@ -57,7 +57,9 @@ func (m IndexMode) String() string {
 func (m IndexMode) Records() bool { return m == IndexRaise || m == IndexCheck }
 
 // NormIndex normalizes the raw index k for an axis of length l >= 1 by the mode: the
-// position used and whether k was out of range (recorded by Raise and Check).
+// position used and whether k was out of range (recorded by Raise and Check; the
+// position is then the nearest end of the axis, which a gather reads and a scatter
+// skips).
 func (m IndexMode) NormIndex(k int64, l int64) (pos int64, bad bool) {
 	switch m {
 	case IndexWrap:

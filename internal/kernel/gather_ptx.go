@@ -185,16 +185,26 @@ func (g *idxGen) loadIndexVector(pidx, e ptx.Reg) []ptx.Reg {
 
 // norm returns the position (s64) for the raw index of a valid element by the mode,
 // recording an out-of-range one (Raise, Check) through a warp vote: one lane per warp
-// stores its raw index into the error word. Every lane of the warp must execute it.
+// stores its raw index into the error word; the position of such an index is the
+// nearest end of the axis (what a gather reads: IndexMode.NormIndex). Every lane of
+// the warp must execute it.
 func (g *idxGen) norm(raw, valid ptx.Reg) ptx.Reg {
+	k, _ := g.normBad(raw, valid)
+	return k
+}
+
+// normBad is norm that also returns, in the modes that record (Raise, Check), the
+// predicate of a valid element whose index was out of range (the zero Reg in the
+// others, where every index has a position): a scatter skips that element's update.
+func (g *idxGen) normBad(raw, valid ptx.Reg) (k, bad ptx.Reg) {
 	f := g.f
-	k := f.Reg(ptx.S64)
+	k = f.Reg(ptx.S64)
 	f.Mov(k, raw)
 	switch g.mode {
 	case IndexClip:
 		f.Max(k, k, ptx.Int(0))
 		f.Min(k, k, g.lm1)
-		return k
+		return k, ptx.Reg{}
 	case IndexWrap:
 		skip := f.NewLabel()
 		f.AtNot(f.Setp(ptx.Ge, k.As(ptx.U64), g.l)).Bra(skip)
@@ -202,12 +212,12 @@ func (g *idxGen) norm(raw, valid ptx.Reg) ptx.Reg {
 		neg := f.Setp(ptx.Lt, k, ptx.Int(0))
 		f.At(neg).Op("add.s64", k, k, g.l.As(ptx.S64))
 		f.Place(skip)
-		return k
+		return k, ptx.Reg{}
 	case IndexRaise:
 		neg := f.Setp(ptx.Lt, k, ptx.Int(0))
 		f.At(neg).Op("add.s64", k, k, g.l.As(ptx.S64))
 	}
-	bad := f.Setp(ptx.Ge, k.As(ptx.U64), g.l)
+	bad = f.Setp(ptx.Ge, k.As(ptx.U64), g.l)
 	f.Op("and.pred", bad, bad, valid)
 	m := f.Reg(ptx.B32)
 	f.Vote("ballot", m, bad, ptx.Uint(0xffffffff))
@@ -217,7 +227,7 @@ func (g *idxGen) norm(raw, valid ptx.Reg) ptx.Reg {
 	clamped := f.Reg(ptx.S64)
 	f.Selp(clamped, ptx.Int(0), g.lm1, low)
 	f.Selp(k, clamped, k, bad)
-	return k
+	return k, bad
 }
 
 // bitsType returns the register and memory type moving size bytes as bits.

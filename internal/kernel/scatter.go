@@ -14,7 +14,10 @@ import (
 // of the iteration shape, dst[do(i) + k(i)*ast] = op(dst[...], v(i)) with k(i) =
 // norm(idx[io(i)]) and v(i) = vals[vo(i)] converted to the destination's accumulator
 // type (or 1 with Ones): Put and PutAlongAxis (ScatterStore), AddAt, MaximumAt and
-// MinimumAt, Bincount.
+// MinimumAt, Bincount. In the modes that record (Raise, Check), an update whose index
+// is out of range is recorded in the error word and skipped: nothing is written for it
+// (a gather reads the nearest end of the axis instead, but a write there would change
+// an element the caller didn't name).
 //
 // On the GPU, updates to the same element from different threads combine through
 // atomics, so the order of a float sum (and which of duplicate Put values wins) varies
@@ -269,8 +272,12 @@ func (s *Scatter) CPU() (func(*cpu.Launch) error, error) {
 				offsetsN(shape, sts, 0, n, func(j int, offs []int) {
 					raw := readIndex(idx, ibase, s.Index, offs[2])
 					k, bad := s.Mode.NormIndex(raw, L)
-					if bad && w == 0 {
-						ew.record(raw)
+					if bad {
+						// Recorded and skipped, as on the GPU.
+						if w == 0 {
+							ew.record(raw)
+						}
+						return
 					}
 					off := offs[0] + int(k)*ast
 					if off < tlo || off >= thi {

@@ -576,8 +576,17 @@ func (s *Scatter) PTX(major, minor int) (src, entry string, err error) {
 		leaders := make([]ptx.Reg, GatherItems)
 		fixedHi := make([]ptx.Reg, GatherItems)   // FixedAcc: vals holds the low words
 		fixedFlag := make([]ptx.Reg, GatherItems) // FixedAcc: Inf and NaN flags
+		// live: the updates that apply: in range, and with an index in range or
+		// recorded as bad (Raise, Check), which skips the update rather than writing
+		// the value to the nearest end of the axis.
+		live := make([]ptx.Reg, GatherItems)
 		for j := range vals {
-			k := ig.norm(raws[j], valid[j])
+			k, bad := ig.normBad(raws[j], valid[j])
+			live[j] = valid[j]
+			if bad.Valid() {
+				live[j] = f.Reg(ptx.Pred)
+				f.Op("and.pred", live[j], valid[j], notp(f, bad))
+			}
 			off := f.Reg(ptx.S64)
 			f.Mul(off, k, ig.ast)
 			if s.Rank > 0 {
@@ -588,15 +597,20 @@ func (s *Scatter) PTX(major, minor int) (src, entry string, err error) {
 				continue
 			}
 			if s.Fixed == FixedAcc {
-				vals[j], fixedHi[j], fixedFlag[j] = g.fixedParts(off, vals[j], valid[j])
+				vals[j], fixedHi[j], fixedFlag[j] = g.fixedParts(off, vals[j], live[j])
 			}
-			leaders[j] = valid[j]
+			leaders[j] = live[j]
 			if !s.NoWarp {
+				// The key of a lane without an update is -2^63 + lane, its own: no
+				// offset is that low (offsets are element offsets within an
+				// allocation, of either sign: a view's stride may be negative, so
+				// -1-lane would match the offsets -1 to -32 and let a lane's value
+				// without an update into that target's group).
 				key := f.Reg(ptx.S64)
 				other := f.Reg(ptx.S64)
 				f.Cvt(other, ig.lane)
-				f.Sub(other, ptx.Int(-1), other) // -1-lane: a key no valid lane has
-				f.Selp(key, off, other, valid[j])
+				f.Op("or.b64", other.As(ptx.B64), other.As(ptx.B64), ptx.Uint(1<<63))
+				f.Selp(key, off, other, live[j])
 				peers := f.Reg(ptx.B32)
 				f.Op("match.any.sync.b64", peers, key.As(ptx.B64), ptx.Uint(0xffffffff))
 				vals[j] = g.reducePeers(peers, vals[j])
@@ -605,7 +619,7 @@ func (s *Scatter) PTX(major, minor int) (src, entry string, err error) {
 				}
 				first := lowestSetBit(f, peers)
 				leaders[j] = f.Setp(ptx.Eq, ig.lane, first)
-				f.Op("and.pred", leaders[j], leaders[j], valid[j])
+				f.Op("and.pred", leaders[j], leaders[j], live[j])
 			}
 		}
 		for j := range vals {
@@ -613,7 +627,7 @@ func (s *Scatter) PTX(major, minor int) (src, entry string, err error) {
 				_, mem := bitsType(s.Dst.Size())
 				a := f.Reg(ptx.S64)
 				f.Op("mad.lo.s64", a, offs[j], ptx.Int(s.Dst.Size()), g.pdst.As(ptx.S64))
-				f.At(valid[j]).Op("st.global"+mem, ptx.Mem(a, 0), vals[j])
+				f.At(live[j]).Op("st.global"+mem, ptx.Mem(a, 0), vals[j])
 				continue
 			}
 			if s.Bins > 0 {
