@@ -117,6 +117,7 @@ func (j *scatterJob) run(s *Stream) error {
 			sp.Bins = bins
 		}
 	}
+	scatterVariant(sp, s.dev.tuning().ScatterVariant)
 	return j.launch(s, sp, n, args, word)
 }
 
@@ -279,6 +280,8 @@ func (j *scatterJob) runFixed(s *Stream, n int, vt dtype.DType) error {
 			sp.Bins = T
 		}
 	}
+	variant := s.dev.tuning().ScatterVariant
+	scatterVariant(sp, variant)
 	if err := j.launchInto(s, sp, n, InOut(scratch), args, word, false); err != nil {
 		if word != nil {
 			s.dev.wordPool.put(word)
@@ -287,7 +290,8 @@ func (j *scatterJob) runFixed(s *Stream, n int, vt dtype.DType) error {
 	}
 	shift := kernel.FixedShift(n)
 	sp2 := *sp
-	sp2.Dst, sp2.Op, sp2.Fixed, sp2.Bins = dtype.Int64, kernel.ScatterAdd, kernel.FixedAcc, 0
+	sp2.Dst, sp2.Op, sp2.Fixed, sp2.Bins, sp2.Copies = dtype.Int64, kernel.ScatterAdd, kernel.FixedAcc, 0, 0
+	scatterVariant(&sp2, variant)
 	if err := j.launchInto(s, &sp2, n, InOut(scratch), append(args, uint64(T), uint64(shift)), word, true); err != nil {
 		return err
 	}
@@ -660,4 +664,23 @@ func unsignedMax[I IndexElem](ctx context.Context, s *Stream, x *Array[I]) (uint
 	}
 	defer m.Free()
 	return m.At(ctx)
+}
+
+// scatterVariant sets how the scatter sp (its Bins chosen) avoids contention, by
+// Tuning.ScatterVariant: 1, warp aggregation before every atomic and one copy of the
+// shared bins; 2, copies of the shared bins (kernel.ScatterCopies) with no warp
+// aggregation, and global atomics aggregated only in warps whose vote finds
+// neighbouring updates with one target (kernel.Scatter.Detect); 3, as 2 without any
+// aggregation of the global atomics.
+func scatterVariant(sp *kernel.Scatter, v int) {
+	if v < 2 || sp.Op == kernel.ScatterStore {
+		return
+	}
+	if sp.Bins > 0 {
+		sp.Copies = kernel.ScatterCopies(sp.Dst, sp.Bins)
+	}
+	sp.Detect = true
+	if v == 3 && sp.Bins == 0 {
+		sp.NoWarp = true
+	}
 }

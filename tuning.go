@@ -63,6 +63,17 @@ type Tuning struct {
 	// waves): uniform 92 / 95-96 / 99%, normal 65-68 / 66-70 / 65%. Default 4;
 	// GPU_RANDOM_WAVES=n (n > 0) sets it.
 	RandomWaves int
+	// ScatterVariant selects how the CUDA scatter-combines (AddAt, MaximumAt,
+	// MinimumAt, Bincount) avoid contention on few targets: 2 (the default), copies of
+	// the shared bins of a small destination, a private one per thread for up to 32
+	// 4-byte bins (internal/kernel's Scatter.Copies), and over a large destination
+	// plain global atomics (red.global), aggregated within a warp only where a vote
+	// finds neighbouring updates with one target (Scatter.Detect); 3, as 2 but the
+	// global atomics never aggregate (PyTorch's and CuPy's plain atomicAdd); 1, the
+	// first design: warp aggregation (match.any) before every atomic, one copy of the
+	// shared bins. Every variant computes the same results (float sums in an order
+	// that varies from run to run, as ever). GPU_SCATTER_VARIANT=v1|v2|v3 selects one.
+	ScatterVariant int
 }
 
 // ScanTuning is the configuration of the CUDA row scan (internal/kernel's ScanTiles
@@ -117,6 +128,7 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 		PermuteVariant:  3,
 		RandomWaves:     4,
 		Scan:            ScanTuning{Variant: 2, Stage: true, MinBlocks: 5},
+		ScatterVariant:  2,
 	}
 	switch getenv("GPU_SCAN_VARIANT") {
 	case "v1", "1":
@@ -145,6 +157,14 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 	case "v3", "3":
 		t.PermuteVariant = 3
 	}
+	switch getenv("GPU_SCATTER_VARIANT") {
+	case "v1", "1":
+		t.ScatterVariant = 1
+	case "v2", "2":
+		t.ScatterVariant = 2
+	case "v3", "3":
+		t.ScatterVariant = 3
+	}
 	if n, err := strconv.Atoi(getenv("GPU_RANDOM_WAVES")); err == nil && n > 0 {
 		t.RandomWaves = n
 	}
@@ -167,6 +187,8 @@ func (t Tuning) validate() error {
 		return fmt.Errorf("gpu: tuning: CompactEagerMax %d < 0: %w", t.CompactEagerMax, ErrInvalidValue)
 	case t.PermuteVariant < 1 || t.PermuteVariant > 3:
 		return fmt.Errorf("gpu: tuning: permute variant %d, want 1, 2 or 3: %w", t.PermuteVariant, ErrInvalidValue)
+	case t.ScatterVariant < 1 || t.ScatterVariant > 3:
+		return fmt.Errorf("gpu: tuning: scatter variant %d, want 1, 2 or 3: %w", t.ScatterVariant, ErrInvalidValue)
 	case t.RandomWaves < 1:
 		return fmt.Errorf("gpu: tuning: RandomWaves %d < 1: %w", t.RandomWaves, ErrInvalidValue)
 	}
