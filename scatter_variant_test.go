@@ -100,3 +100,54 @@ func TestScatterVariants(t *testing.T) {
 		}
 	}
 }
+
+// TestTakeStream runs Take with Tuning.GatherStream on the GPU (both settings), for
+// 4- and 8-byte elements and a 1-byte one, against the host's gather.
+func TestTakeStream(t *testing.T) {
+	d := cudaOrSkip(t)
+	s, err := d.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	old := d.Tuning()
+	defer d.SetTuning(old)
+	rng := rand.New(rand.NewPCG(43, 44))
+	const m, n = 1 << 20, 1<<16 + 3
+	idx := make([]int64, n)
+	for i := range idx {
+		idx[i] = int64(rng.IntN(2*m) - m) // negative ones count from the end
+	}
+	ia := mustArr[int64](t)(gpu.FromSlice(s, idx))
+	defer ia.Free()
+	for _, on := range []bool{false, true} {
+		tu := old
+		tu.GatherStream = on
+		if _, err := d.SetTuning(tu); err != nil {
+			t.Fatal(err)
+		}
+		t.Run(fmt.Sprintf("stream=%v/float32", on), func(t *testing.T) { takeStreamT[float32](t, s, rng, ia, idx, m) })
+		t.Run(fmt.Sprintf("stream=%v/int64", on), func(t *testing.T) { takeStreamT[int64](t, s, rng, ia, idx, m) })
+		t.Run(fmt.Sprintf("stream=%v/uint8", on), func(t *testing.T) { takeStreamT[uint8](t, s, rng, ia, idx, m) })
+	}
+}
+
+func takeStreamT[T gpu.Elem](t *testing.T, s *gpu.Stream, rng *rand.Rand, ia *gpu.Array[int64], idx []int64, m int) {
+	src := make([]T, m)
+	for i := range src {
+		src[i] = elemFromInt[T](rng.IntN(250))
+	}
+	a := mustArr[T](t)(gpu.FromSlice(s, src))
+	defer a.Free()
+	out := mustArr[T](t)(gpu.Take(s, a, ia))
+	defer out.Free()
+	got := toSlice(t, out)
+	for i, k := range idx {
+		if k < 0 {
+			k += int64(m)
+		}
+		if got[i] != src[k] {
+			t.Fatalf("element %d (index %d) = %v, want %v", i, k, got[i], src[k])
+		}
+	}
+}

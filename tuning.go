@@ -74,6 +74,11 @@ type Tuning struct {
 	// shared bins. Every variant computes the same results (float sums in an order
 	// that varies from run to run, as ever). GPU_SCATTER_VARIANT=v1|v2|v3 selects one.
 	ScatterVariant int
+	// GatherStream marks the CUDA gathers' (Take, TakeAlongAxis) use-once accesses:
+	// the source's elements read without allocating in L1 and the output stored
+	// evict-first (internal/kernel's Gather.Stream). Default false;
+	// GPU_GATHER_STREAM=1 sets it (0 clears it).
+	GatherStream bool
 }
 
 // ScanTuning is the configuration of the CUDA row scan (internal/kernel's ScanTiles
@@ -164,6 +169,12 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 		t.ScatterVariant = 2
 	case "v3", "3":
 		t.ScatterVariant = 3
+	}
+	switch getenv("GPU_GATHER_STREAM") {
+	case "1", "true", "on":
+		t.GatherStream = true
+	case "0", "false", "off":
+		t.GatherStream = false
 	}
 	if n, err := strconv.Atoi(getenv("GPU_RANDOM_WAVES")); err == nil && n > 0 {
 		t.RandomWaves = n

@@ -19,9 +19,9 @@ func TestTuningFromEnv(t *testing.T) {
 		t.Fatalf("defaults %+v, want %+v", def, want)
 	}
 	env := map[string]string{"GPU_PERMUTE_VARIANT": "v1", "GPU_RANDOM_WAVES": "16", "GPU_SCAN_VARIANT": "v1",
-		"GPU_SCAN_STAGE": "off", "GPU_SCAN_LOOKBACK": "2", "GPU_SCAN_MINBLOCKS": "0", "GPU_SCATTER_VARIANT": "v3"}
+		"GPU_SCAN_STAGE": "off", "GPU_SCAN_LOOKBACK": "2", "GPU_SCAN_MINBLOCKS": "0", "GPU_SCATTER_VARIANT": "v3", "GPU_GATHER_STREAM": "1"}
 	got := gpu.TuningFromEnv(func(k string) string { return env[k] })
-	want.PermuteVariant, want.RandomWaves, want.ScatterVariant = 1, 16, 3
+	want.PermuteVariant, want.RandomWaves, want.ScatterVariant, want.GatherStream = 1, 16, 3, true
 	want.Scan = gpu.ScanTuning{Variant: 1, Lookback: 2}
 	if got != want {
 		t.Errorf("from %v: %+v, want %+v", env, got, want)
