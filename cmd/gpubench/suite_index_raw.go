@@ -3,8 +3,13 @@ package main
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math/rand/v2"
+	"os"
+	"strconv"
 
+	"github.com/go-gpu/gpu"
+	"github.com/go-gpu/gpu/backend/cuda"
 	"github.com/go-gpu/gpu/backend/cuda/cu"
 	"github.com/go-gpu/gpu/bench"
 )
@@ -252,4 +257,35 @@ func registerRawIndexOps() {
 	registerRawIndex("index/put/float32/random", "put", func(n, _ int64) int64 { return 16 * n }, idx, 4)
 	registerRawIndex("index/addat/float32/many", "addat", func(n, d int64) int64 { return 12*n + 8*d }, bins, 4)
 	registerRawIndex("index/bincount/many/bins", "bincount", func(n, d int64) int64 { return 8*n + 8*d }, bins, 8)
+}
+
+// setL2Fetch sets the CUDA context's CU_LIMIT_MAX_L2_FETCH_GRANULARITY to
+// $GPUBENCH_L2_FETCH bytes (0 to 128) when that is set, for every row of the run
+// (ours, the raw baselines'; the peers run in their own processes): an experiment on
+// the random gathers and scatters, whose every miss fetches this much from DRAM at
+// most. It reports the value before and after on stderr.
+func setL2Fetch(d *gpu.Device) error {
+	v := os.Getenv("GPUBENCH_L2_FETCH")
+	if v == "" {
+		return nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > 128 {
+		return fmt.Errorf("GPUBENCH_L2_FETCH=%q: want bytes from 0 to 128", v)
+	}
+	cd, ok := d.BackendDevice().(*cuda.Device)
+	if !ok {
+		return nil
+	}
+	ctx := cd.Context()
+	old, err := ctx.Limit(cu.LimitMaxL2FetchGranularity)
+	if err != nil {
+		return err
+	}
+	if err := ctx.SetLimit(cu.LimitMaxL2FetchGranularity, int64(n)); err != nil {
+		return err
+	}
+	now, err := ctx.Limit(cu.LimitMaxL2FetchGranularity)
+	fmt.Fprintf(os.Stderr, "gpubench: L2 fetch granularity %d bytes, now %d (GPUBENCH_L2_FETCH=%d)\n", old, now, n)
+	return err
 }
