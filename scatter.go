@@ -11,13 +11,17 @@ import (
 )
 
 // Scatters: Put, PutAlongAxis, PutMask, AddAt, MaximumAt, MinimumAt, Bincount (the
-// kernel: kernel.Scatter). Reproducibility: see Deterministic. Contention: before its
-// atomic, each warp combines the updates of its lanes that share a target (match.any,
-// then a tree of shuffles), and when the destination is small (at most 32 KiB) each
-// block accumulates into a copy of it in shared memory and adds that to it at the end,
-// so that few distinct targets (a histogram of 8 bins) don't serialize on a few
-// addresses (Westphal, "Voting and Shuffling to Optimize Atomic Operations", NVIDIA
-// 2015).
+// kernel: kernel.Scatter). Reproducibility: see Deterministic. Contention (the choice
+// is by the destination's size, Tuning.ScatterVariant has the others): when the
+// destination is small (at most 32 KiB) each block accumulates into copies of it in
+// shared memory, one per thread for up to 32 4-byte elements (no atomics at all) or
+// one per group of lanes, and adds them to it at the end, so that few distinct targets
+// (a histogram of 8 bins) don't serialize on a few addresses; into a larger one, the
+// updates go straight to global atomics (red.global), except in the warps whose vote
+// finds neighbouring updates with one target (sorted indices, few distinct ones),
+// which first combine the updates of their lanes that share a target (match.any, then
+// a tree of shuffles: Westphal, "Voting and Shuffling to Optimize Atomic Operations",
+// NVIDIA 2015).
 
 // Deterministic makes the float sums of AddAt and BincountWeights reproducible.
 //

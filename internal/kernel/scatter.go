@@ -24,8 +24,10 @@ import (
 // from run to run. Before its atomic, each warp combines the lanes with the same target
 // (match.any, then a tree of shuffles over each group: Westphal, "Voting and Shuffling
 // to Optimize Atomic Operations", NVIDIA 2015), so that few distinct targets don't
-// serialize on one address; with Bins, each block also accumulates into a copy of the
-// whole destination in shared memory and adds it to the global one at the end. Types
+// serialize on one address: in every round, or with Detect only where a vote finds
+// neighbouring lanes with one target; with Bins, each block also accumulates into
+// copies (Copies) of the whole destination in shared memory and adds them to the
+// global one at the end. Types
 // narrower than 32 bits combine through a 32-bit compare-and-swap loop on the word
 // holding the element; float maximum and minimum through integer atomics on the bits
 // (non-negative values order as signed integers, negative ones reversed as unsigned),
