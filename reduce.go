@@ -940,6 +940,13 @@ func mapReduceJob[R Elem](s *Stream, src string, vars Vars, op Op, opts []Reduce
 	if len(ops) == 0 {
 		return nil, nil, fmt.Errorf("gpu: MapReduce of %q without an array operand: %w", src, ErrInvalidValue)
 	}
+	// The kernel takes the parameters the expression reads, in slot order: a scalar in
+	// vars that src doesn't use is no argument.
+	used := make([]redParam, 0, len(p.e.Params))
+	for _, sl := range p.e.Params {
+		used = append(used, params[sl.Index])
+	}
+	params = used
 	shape, err := BroadcastShapes(shapes...)
 	if err != nil {
 		// Again, naming the variables (in name order, as p.names).

@@ -292,6 +292,14 @@ var PeerNames = []PeerName{
 	{"array/topk/100/float32/2^24/16k", "topk/100/float32/2^24", SizeL},
 	{"array/unique/int64/2^26/2^20_distinct/16k", "unique/int64/2^26/2^20_distinct", SizeL},
 	{"array/searchsorted/2^26_in_2^24/16k", "searchsorted/2^26_in_2^24", SizeL},
+	// The examples' workloads (cmd/gpubench/suite_workload.go, issue 24): one call plus a
+	// synchronize at the examples' full sizes (in the keys), the keys our names.
+	{"workload/kmeans/1e7x16/k64/20it", "workload/kmeans/1e7x16/k64/20it", SizeS},
+	{"workload/transformer/bf16/16x1024/d768", "workload/transformer/bf16/16x1024/d768", SizeS},
+	{"workload/options/european/1e8", "workload/options/european/1e8", SizeS},
+	{"workload/options/asian/1e8x64", "workload/options/asian/1e8x64", SizeS},
+	{"workload/columns/1e8/1000keys", "workload/columns/1e8/1000keys", SizeS},
+	{"workload/image/8192x8192/sigma3", "workload/image/8192x8192/sigma3", SizeS},
 }
 
 var (

@@ -17,6 +17,12 @@ CuPy's RawModule, the same kernels as gpubench's PTX (cmd/gpubench/
 suite_kernels.go); PyTorch has no such figures. The integration benchmarks use
 Metal.jl's 3072x1536 Julia matrix, a NumPy (1536, 3072) array, at S only.
 
+The examples' workloads (workload/*, listed at S only, cmd/gpubench/suite_workload.go)
+are the work of the programs in examples/ at their full sizes, as a PyTorch (and,
+but for the bfloat16 transformer, CuPy) user writes it: k-means, a decoder block,
+Monte Carlo options, a filtered group-by, an image filter; one call includes the
+read-back of what the example reads back.
+
 Julia is column-major: Julia's dims=1 is the last NumPy axis (axis=1 of a
 matrix), dims=2 is axis=0, and a Julia permutation p of an n-d array is the
 NumPy transpose with axes[j] = n - p[n-1-j].
@@ -1018,6 +1024,7 @@ def benchmarks():
     add("sync/stream", ("S",), lambda lib, sz: lib.stream_sync, "synchronize the idle current stream", mode="sync")
     add("sync/context", ("S",), lambda lib, sz: lib.device_sync, "synchronize the idle device", mode="sync")
     sort_benchmarks(add)
+    workload_benchmarks(add)
     return B
 
 
@@ -1119,6 +1126,320 @@ def sort_benchmarks(add):
         v = flat(lib.f32((n_of(1 << 26),)))
         return lambda: ops.searchsorted(a, v)
     add("searchsorted/2^26_in_2^24", ("L",), searchsorted, "searchsorted (left) of 2^26 float32 in 2^24 sorted float32")
+
+
+# The examples' workloads: gpubench's cmd/gpubench/suite_workload.go, whose names are
+# the keys. Each is the example's work as a PyTorch (or CuPy) user writes it, on inputs
+# made before the timing, one call plus a synchronize (the results the example reads
+# back are copied to the host inside the call, as ours are). Sizes are the examples'
+# full ones, times WL_SCALE (tests shrink it).
+WL_SCALE = 1.0
+
+
+def wl_n(n, lo=64):
+    return max(lo, int(n * WL_SCALE))
+
+
+class WorkloadOps(SortOps):
+    """The array module of lib as SortOps finds it (PyTorch's self.torch, else CuPy's or
+    NumPy's self.xp), with the generators and read-backs the workloads use."""
+
+    def __init__(self, lib):
+        SortOps.__init__(self, lib)
+        self.dev = getattr(lib, "dev", None)
+        if self.torch is not None:
+            self.xp = None
+        self.cupy = self.torch is None and getattr(lib, "cp", None) is not None
+
+    def host(self, x):
+        if self.torch is not None:
+            return x.cpu()
+        return x.get() if self.cupy else x
+
+    def randn(self, *shape, dtype="f32"):
+        if self.torch is not None:
+            return self.torch.randn(*shape, device=self.dev, dtype={"f32": self.torch.float32, "f64": self.torch.float64}[dtype])
+        if self.cupy:
+            return self.xp.random.standard_normal(shape, dtype={"f32": self.xp.float32, "f64": self.xp.float64}[dtype])
+        return self.xp.random.standard_normal(shape).astype({"f32": self.xp.float32, "f64": self.xp.float64}[dtype])
+
+    def rand(self, *shape):
+        if self.torch is not None:
+            return self.torch.rand(*shape, device=self.dev)
+        if self.cupy:
+            return self.xp.random.random(shape, dtype=self.xp.float32)
+        return self.xp.random.random(shape).astype(self.xp.float32)
+
+    def randint(self, lo, hi, n, dtype="i32"):
+        if self.torch is not None:
+            return self.torch.randint(lo, hi, (n,), device=self.dev, dtype={"i32": self.torch.int32, "i64": self.torch.int64}[dtype])
+        return self.xp.random.randint(lo, hi, size=n).astype({"i32": self.xp.int32, "i64": self.xp.int64}[dtype])
+
+    def arange(self, n):
+        if self.torch is not None:
+            return self.torch.arange(n, device=self.dev, dtype=self.torch.float32)
+        return self.xp.arange(n, dtype=self.xp.float32)
+
+
+def wl_kmeans(lib, sz):
+    """cluster.Fit: 10^7 points of 16 dimensions, k = 64, 20 iterations."""
+    o = WorkloadOps(lib)
+    n, d, k, iters = wl_n(10_000_000, 1000), 16, 64, 20
+    centres = o.rand(k, d) * 20
+    which = o.randint(0, k, n, "i64")
+    x = centres[which] + o.randn(n, d)
+    if o.torch is not None:
+        torch = o.torch
+
+        def call():
+            c = x[torch.rand(n, device=o.dev).topk(k).indices]
+            xx = (x * x).sum(1, keepdim=True)
+            for it in range(iters + 1):
+                dist = torch.addmm(xx + (c * c).sum(1), x, c.T, alpha=-2)
+                mind, labels = dist.min(1)
+                if it == iters:
+                    break
+                sums = torch.zeros(k, d, device=o.dev).index_add_(0, labels, x)
+                counts = torch.bincount(labels, minlength=k)
+                c = torch.where(counts[:, None] > 0, sums / counts[:, None], c)
+            return o.host(torch.bincount(labels, minlength=k)), mind.sum(dtype=torch.float64).item()
+        return call
+    xp = o.xp
+    if o.cupy:
+        import cupyx
+        add_at = cupyx.scatter_add
+    else:
+        add_at = xp.add.at
+
+    def call():
+        c = x[xp.argpartition(o.rand(n), n - k)[n - k:]]
+        xx = (x * x).sum(1, keepdims=True)
+        for it in range(iters + 1):
+            dist = xx + (c * c).sum(1) - 2 * (x @ c.T)
+            labels = dist.argmin(1)
+            mind = xp.take_along_axis(dist, labels[:, None], 1)
+            if it == iters:
+                break
+            sums = xp.zeros((k, d), dtype=x.dtype)
+            add_at(sums, labels, x)
+            counts = xp.bincount(labels, minlength=k)
+            c = xp.where(counts[:, None] > 0, sums / xp.maximum(counts, 1)[:, None].astype(x.dtype), c).astype(x.dtype)
+        return o.host(xp.bincount(labels, minlength=k)), float(mind.sum(dtype=xp.float64))
+    return call
+
+
+def wl_transformer(lib, sz):
+    """decoder.Weights.Forward: GPT-2 small's block in bfloat16, 16 sequences of 1024
+    tokens, written as nanoGPT writes it."""
+    o = WorkloadOps(lib)
+    if o.torch is None:
+        raise Unsupported("bfloat16 needs PyTorch")
+    torch = o.torch
+    F = torch.nn.functional
+    b, t, d, h, f, v = max(1, int(16 * WL_SCALE)), 1024, 768, 12, 3072, 50257
+    if WL_SCALE < 1:
+        t, d, h, f, v = 32, 64, 2, 256, 1000
+    bf = torch.bfloat16
+
+    def w(*shape, std=0.02, mean=0.0):
+        return (mean + std * torch.randn(*shape, device=o.dev)).to(bf)
+    emb, pos = w(v, d), w(t, d)
+    ln1w, ln1b, ln2w, ln2b = w(d, std=0.1, mean=1), w(d, std=0.1), w(d, std=0.1, mean=1), w(d, std=0.1)
+    wqkv, wo, w1, b1, w2 = w(d, 3 * d), w(d, d), w(d, f), w(f, std=0.1), w(f, d)
+    mask = torch.tril(torch.ones(t, t, device=o.dev, dtype=torch.bool))
+    tokens = torch.randint(0, v, (b, t), device=o.dev)
+    dh = d // h
+
+    def call():
+        x = emb[tokens] + pos[:t]
+        q, k, vv = (F.layer_norm(x, (d,), ln1w, ln1b, 1e-5) @ wqkv).split(d, dim=-1)
+        q, k, vv = (z.view(b, t, h, dh).transpose(1, 2) for z in (q, k, vv))
+        att = (q @ k.transpose(-2, -1)) * (1.0 / dh ** 0.5)
+        att = F.softmax(att.masked_fill(~mask, float("-inf")), dim=-1)
+        y = (att @ vv).transpose(1, 2).contiguous().view(b, t, d)
+        x = x + y @ wo
+        return x + F.gelu(F.layer_norm(x, (d,), ln2w, ln2b, 1e-5) @ w1 + b1) @ w2
+    return call
+
+
+# montecarlo.Example and its batches: 2^24 normals per batch.
+OPT_S0, OPT_K, OPT_R, OPT_SIGMA, OPT_T = 100.0, 100.0, 0.05, 0.2, 1.0
+OPT_BATCH = 1 << 24
+
+
+def wl_options(kind):
+    """montecarlo.European (10^8 paths) or Asian (10^8 paths of 64 dates)."""
+    def make(lib, sz):
+        import math
+        o = WorkloadOps(lib)
+        paths, steps = wl_n(100_000_000, 1000), 64
+        f64 = o.torch.float64 if o.torch is not None else o.xp.float64
+        if o.torch is not None:
+            clip = lambda x: x.clamp(min=0)  # noqa: E731
+            exp, cumsum = o.torch.exp, o.torch.cumsum
+        else:
+            clip = lambda x: o.xp.maximum(x, 0)  # noqa: E731
+            exp, cumsum = o.xp.exp, lambda x, dim: o.xp.cumsum(x, axis=dim)
+
+        def fsum(x):
+            return x.sum(dtype=f64)
+
+        if kind == "european":
+            mu, vol = (OPT_R - OPT_SIGMA ** 2 / 2) * OPT_T, OPT_SIGMA * math.sqrt(OPT_T)
+
+            def call():
+                s = ss = 0
+                for off in range(0, paths, OPT_BATCH):
+                    z = o.randn(min(OPT_BATCH, paths - off))
+                    p = clip(OPT_S0 * exp(mu + vol * z) - OPT_K)
+                    s, ss = s + fsum(p), ss + fsum(p * p)
+                return float(s), float(ss)
+            return call
+        dt = OPT_T / steps
+        mu, vol = (OPT_R - OPT_SIGMA ** 2 / 2) * dt, OPT_SIGMA * math.sqrt(dt)
+        j = o.arange(steps) + 1
+        lns0, batch = math.log(OPT_S0), OPT_BATCH // steps
+
+        def call():
+            tot = [0] * 5
+            for off in range(0, paths, batch):
+                w = cumsum(o.randn(min(batch, paths - off), steps), 1)
+                a = exp(lns0 + mu * j + vol * w).sum(1)
+                g = w.sum(1)
+                pa = clip(a / steps - OPT_K)
+                pg = clip(exp(lns0 + mu * (steps + 1) / 2 + vol * g / steps) - OPT_K)
+                for i, v in enumerate((pa, pa * pa, pg, pg * pg, pa * pg)):
+                    tot[i] = tot[i] + fsum(v)
+            return [float(v) for v in tot]
+        return call
+    return make
+
+
+def wl_columns(lib, sz):
+    """groupby.Query on a device table of 10^8 rows: qty > 50, 1000 keys, sums, means,
+    counts and maxima ordered by the sum, read back."""
+    o = WorkloadOps(lib)
+    rows, groups = wl_n(100_000_000, 1000), 1000
+    key, qty = o.randint(0, groups, rows), o.randint(1, 101, rows)
+    z = o.randn(rows, dtype="f64")
+    if o.torch is not None:
+        torch = o.torch
+        amount = torch.round(torch.exp(3 + z) * 100) / 100
+
+        def call():
+            m = qty > 50
+            k, a = key[m].long(), amount[m]
+            sums = torch.zeros(groups, dtype=torch.float64, device=o.dev).index_add_(0, k, a)
+            counts = torch.bincount(k, minlength=groups)
+            mx = torch.full((groups,), float("-inf"), dtype=torch.float64, device=o.dev).scatter_reduce_(0, k, a, "amax")
+            present = counts.nonzero().squeeze(1)
+            rows_ = present[torch.sort(sums[present], descending=True, stable=True).indices]
+            s, c = o.host(sums[rows_]), o.host(counts[rows_])
+            return s, s / c, c, o.host(mx[rows_]), o.host(rows_.int())
+        return call
+    xp = o.xp
+    amount = xp.round(xp.exp(3 + z) * 100) / 100
+    if o.cupy:
+        import cupyx
+        scatter_add, scatter_max = cupyx.scatter_add, cupyx.scatter_max
+    else:
+        scatter_add, scatter_max = xp.add.at, xp.maximum.at
+
+    def call():
+        m = qty > 50
+        k, a = key[m], amount[m]
+        sums = xp.zeros(groups)
+        scatter_add(sums, k, a)
+        counts = xp.bincount(k, minlength=groups)
+        mx = xp.full(groups, -xp.inf)
+        scatter_max(mx, k, a)
+        present = xp.flatnonzero(counts)
+        rows_ = present[xp.argsort(-sums[present], kind="stable") if not o.cupy else xp.argsort(-sums[present])]
+        s, c = o.host(sums[rows_]), o.host(counts[rows_])
+        return s, s / c, c, o.host(mx[rows_]), o.host(rows_.astype(xp.int32))
+    return call
+
+
+def wl_image(lib, sz):
+    """filter.Pipeline on filter.TestCard's 3 planes of 8192x8192: Gaussian blur (sigma
+    3, nearest-edge padding), luminance, Sobel magnitude."""
+    import math
+    o = WorkloadOps(lib)
+    side = max(64, int(8192 * WL_SCALE ** 0.5))
+    sigma, r = 3.0, 9
+    taps = [math.exp(-(i - r) ** 2 / (2 * sigma * sigma)) for i in range(2 * r + 1)]
+    taps = [v / sum(taps) for v in taps]
+    norm = 1 / (4 * math.sqrt(2))
+    c = o.arange(3).reshape(3, 1, 1)
+    y = o.arange(side).reshape(1, side, 1)
+    x = o.arange(side).reshape(1, 1, side)
+    rr = ((x - side / 2) ** 2 + (y - side / 2) ** 2) ** 0.5 / side
+    checker = ((x // 64) + (y // 64)) % 2
+    planes = 0.35 + 0.25 * (rr * rr * 400).sin() if o.torch is not None else 0.35 + 0.25 * o.xp.sin(rr * rr * 400)
+    planes = planes + 0.2 * checker + 0.2 * (c * x / side + (2 - c) * y / side) / 2
+    planes = planes.clamp(0, 1) if o.torch is not None else o.xp.clip(planes, 0, 1).astype(o.xp.float32)
+    if o.torch is not None:
+        torch = o.torch
+        F = torch.nn.functional
+        kt = torch.tensor(taps, device=o.dev, dtype=torch.float32)
+        krow, kcol = kt.view(1, 1, 1, -1), kt.view(1, 1, -1, 1)
+        sob = torch.tensor([[[[-1, 0, 1], [-2, 0, 2], [-1, 0, 1]]], [[[-1, -2, -1], [0, 0, 0], [1, 2, 1]]]],
+                           device=o.dev, dtype=torch.float32)
+        p4 = planes.unsqueeze(1)  # (3, 1, H, W)
+
+        def call():
+            b = F.conv2d(F.pad(p4, (r, r, 0, 0), mode="replicate"), krow)
+            b = F.conv2d(F.pad(b, (0, 0, r, r), mode="replicate"), kcol)
+            lum = 0.299 * b[0] + 0.587 * b[1] + 0.114 * b[2]
+            g = F.conv2d(F.pad(lum.unsqueeze(0), (1, 1, 1, 1), mode="replicate"), sob)[0]  # (2, H, W)
+            return b, norm * torch.sqrt(g[0] ** 2 + g[1] ** 2)
+        return call
+    xp = o.xp
+    if o.cupy:
+        import cupyx.scipy.ndimage as ndi
+
+        def call():
+            b = ndi.gaussian_filter1d(planes, sigma, axis=-1, mode="nearest", truncate=3.0)
+            b = ndi.gaussian_filter1d(b, sigma, axis=-2, mode="nearest", truncate=3.0)
+            lum = 0.299 * b[0] + 0.587 * b[1] + 0.114 * b[2]
+            gx = ndi.sobel(lum, axis=-1, mode="nearest")
+            gy = ndi.sobel(lum, axis=-2, mode="nearest")
+            return b, norm * xp.hypot(gx, gy)
+        return call
+
+    def conv(a, w, axis):  # correlation with nearest-edge padding (NumPy stand-in)
+        pad = [(0, 0)] * a.ndim
+        pad[axis] = (len(w) // 2, len(w) // 2)
+        p = xp.pad(a, pad, mode="edge")
+        n = a.shape[axis]
+        return sum(wi * xp.take(p, range(i, i + n), axis=axis) for i, wi in enumerate(w))
+
+    def call():
+        b = conv(conv(planes, taps, 2), taps, 1)
+        lum = 0.299 * b[0] + 0.587 * b[1] + 0.114 * b[2]
+        gx = conv(conv(lum, [-1, 0, 1], 1), [1, 2, 1], 0)
+        gy = conv(conv(lum, [-1, 0, 1], 0), [1, 2, 1], 1)
+        return b, norm * xp.hypot(gx, gy)
+    return call
+
+
+def workload_benchmarks(add):
+    S = ("S",)
+    add("workload/kmeans/1e7x16/k64/20it", S, wl_kmeans,
+        "k-means of 10^7 float32 points of 16 dimensions, k 64, 20 iterations: addmm distances, min, index_add_, "
+        "bincount (CuPy: matmul, argmin, add.at, bincount)")
+    add("workload/transformer/bf16/16x1024/d768", S, wl_transformer,
+        "GPT-2 small's decoder block in bfloat16 on 16x1024 tokens, nanoGPT's forward (no SDPA)", libs=("torch",))
+    add("workload/options/european/1e8", S, wl_options("european"),
+        "Monte Carlo European call, 10^8 paths in batches of 2^24 normals, float64 sums")
+    add("workload/options/asian/1e8x64", S, wl_options("asian"),
+        "Monte Carlo Asian calls (arithmetic and geometric averages) of 10^8 paths of 64 dates: randn, cumsum, "
+        "row sums, five float64 payoff sums")
+    add("workload/columns/1e8/1000keys", S, wl_columns,
+        "filter (qty > 50), group by 1000 keys (sum, count, max, mean), sort by the sum, read back; 10^8 rows")
+    add("workload/image/8192x8192/sigma3", S, wl_image,
+        "Gaussian blur (sigma 3, replicate padding) of 3 planes of 8192^2, luminance, Sobel magnitude "
+        "(PyTorch: conv2d; CuPy: cupyx.scipy.ndimage)")
 
 
 class Ceiling:

@@ -96,6 +96,11 @@ class FakeLib:
         return (self.rng.random(lead + (m, k)).astype(dt), self.rng.random(lead + (k, n)).astype(dt),
                 np.empty(lead + (m, n), dtype=dt))
 
+    def var_rows(self, x): return np.var(x, axis=1)
+    def logsumexp_rows(self, x): return np.log(np.exp(x).sum(axis=1))
+    def softmax_rows(self, x): return np.exp(x) / np.exp(x).sum(axis=1, keepdims=True)
+    def layernorm(self, x, w, b): return (x - x.mean(1, keepdims=True)) / np.sqrt(x.var(1, keepdims=True) + 1e-5) * w + b
+
     def allow_tf32(self, on): pass
     def matmul(self, a, b, out): np.matmul(a, b, out=out)
     def matmul_new(self, a, b): return np.matmul(a, b)
@@ -189,18 +194,17 @@ class PureTests(unittest.TestCase):
 @unittest.skipIf(np is None, "NumPy is not installed")
 class FakeRunTests(unittest.TestCase):
     def setUp(self):
-        self.saved = (peers.ADAPTERS, dict(peers.SHAPES["L"]), peers.GiB, peers.BIG, peers.WARMUP_SECONDS, peers.IDX_SCALE)
-        peers.IDX_SCALE = 1 / 4096
-        self.saved = (peers.ADAPTERS, dict(peers.SHAPES["L"]), peers.GiB, peers.BIG, peers.WARMUP_SECONDS, peers.MM_SCALE)
-        peers.MM_SCALE = 1 / 64
+        self.saved = (peers.ADAPTERS, dict(peers.SHAPES["L"]), peers.GiB, peers.BIG, peers.WARMUP_SECONDS,
+                      peers.IDX_SCALE, peers.MM_SCALE, peers.WL_SCALE)
+        peers.IDX_SCALE, peers.MM_SCALE, peers.WL_SCALE = 1 / 4096, 1 / 64, 1e-5
         peers.ADAPTERS = {"cupy": FakeCuPy, "torch": FakeTorch}
         # Shrink L and the ceilings so that a CPU gets through them.
         peers.SHAPES["L"].update({"mat": (64, 64), "3d": (4, 4, 256), "4d": (2, 2, 4, 256)})
         peers.GiB, peers.BIG, peers.WARMUP_SECONDS = 1 << 16, 64, 0.001
 
     def tearDown(self):
-        peers.ADAPTERS, L, peers.GiB, peers.BIG, peers.WARMUP_SECONDS, peers.IDX_SCALE = self.saved
-        peers.ADAPTERS, L, peers.GiB, peers.BIG, peers.WARMUP_SECONDS, peers.MM_SCALE = self.saved
+        (peers.ADAPTERS, L, peers.GiB, peers.BIG, peers.WARMUP_SECONDS,
+         peers.IDX_SCALE, peers.MM_SCALE, peers.WL_SCALE) = self.saved
         peers.SHAPES["L"].clear()
         peers.SHAPES["L"].update(L)
 
@@ -225,6 +229,34 @@ class FakeRunTests(unittest.TestCase):
         v, i = run("iteration/findmin/2d")
         self.assertEqual(v.shape, (1000, 1))
 
+    def test_workloads(self):
+        """The examples' workloads on NumPy, at WL_SCALE: their answers, not only that
+        they run."""
+        lib = FakeLib()
+        byk = {b.key: b for b in peers.benchmarks()}
+
+        def run(key):
+            return byk[key].make(lib, "S")()
+        counts, inertia = run("workload/kmeans/1e7x16/k64/20it")
+        self.assertEqual((counts.shape, int(counts.sum())), ((64,), 1000))
+        self.assertGreater(inertia, 0)
+        s, ss = run("workload/options/european/1e8")
+        price = np.exp(-peers.OPT_R * peers.OPT_T) * s / 1000
+        self.assertLess(abs(price - 10.4506), 5 * np.sqrt(ss / 1000) / np.sqrt(1000))  # Black-Scholes
+        tot = run("workload/options/asian/1e8x64")
+        self.assertEqual(len(tot), 5)
+        self.assertTrue(0 < tot[2] <= tot[0])  # the geometric average is at most the arithmetic one
+        sums, means, cnt, mx, keys = run("workload/columns/1e8/1000keys")
+        self.assertEqual(len(set(keys.tolist())), len(keys))
+        self.assertTrue(np.all(np.diff(sums) <= 0))
+        np.testing.assert_allclose(means * cnt, sums)
+        self.assertTrue(np.all(mx <= sums + 1e-9) and 0 < cnt.sum() < 1000)
+        b, edges = run("workload/image/8192x8192/sigma3")
+        self.assertEqual((b.shape, edges.shape), ((3, 64, 64), (64, 64)))
+        self.assertTrue(0 <= b.min() and b.max() <= 1 and 0 <= edges.min() and edges.max() <= 1)
+        with self.assertRaises(peers.Unsupported):  # bfloat16: PyTorch only
+            run("workload/transformer/bf16/16x1024/d768")
+
     def test_main(self):
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "p.json")
@@ -239,13 +271,15 @@ class FakeRunTests(unittest.TestCase):
         got = {(sec, k) for sec in ("cupy_S", "torch_S", "cupy_L", "torch_L") for k in j[sec]}
         skipped = {tuple(t.split("/", 1)) for t in j["meta"]["skipped"]}
         self.assertEqual(got | skipped, want, err.getvalue())
-        # Only what the fake CuPy cannot do (as the real one cannot) is missing.
+        # Only what the fake CuPy cannot do (as the real one cannot) is missing, and the
+        # rows that need the real PyTorch (NumPy stands in for the fake one).
         half = {("cupy_L", k) for k in want_keys("BFloat16", "bfloat16")}
         half |= {("cupy_L", "random/rand/Float16"), ("cupy_L", "random/randn/Float16")}
-        self.assertEqual(skipped, {("cupy_S", "random/rand!/Int64"), ("cupy_L", "random/rand!/Int64")} | half)
         cupy_cannot = {"random/rand!/Int64", "bmm/bfloat16/256x128^3"} | {
             "matmul/%s/%d" % (k, n) for k in ("bfloat16", "float32/tf32") for n in peers.MM_SIZES}
-        self.assertEqual(skipped, {("cupy_S", k) for k in cupy_cannot} | {("cupy_L", "random/rand!/Int64")})
+        cupy_cannot = {("cupy_S", k) for k in cupy_cannot} | {("cupy_L", "random/rand!/Int64")}
+        torch_only = {("torch_L", "topk/100/float32/2^24"), ("torch_S", "workload/transformer/bf16/16x1024/d768")}
+        self.assertEqual(skipped, half | cupy_cannot | torch_only)
         for sec in ("cupy_S", "torch_L"):
             for k, ns in j[sec].items():
                 self.assertGreater(ns, 0, k)

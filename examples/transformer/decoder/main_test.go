@@ -1,0 +1,9 @@
+package decoder
+
+import (
+	"testing"
+
+	"github.com/go-gpu/gpu/examples/internal/extest"
+)
+
+func TestMain(m *testing.M) { extest.Main(m, "github.com/go-gpu/gpu/examples/transformer/decoder") }
