@@ -171,6 +171,7 @@ type Device struct {
 
 	stagePool    stagePool // pinned staging buffers of plain host copies (stage.go)
 	wordPool     wordPool  // pinned words of small reads (readU64, At)
+	checkSlots   wordPool  // pinned check slots of launches that record failures (launchcheck.go)
 	forceStaging bool      // stage on any backend (tests)
 	// copyStreams are the streams of plain host copies (to the host, to the device),
 	// made at first use (copyStream).
@@ -218,7 +219,7 @@ func NewDevice(bd backend.Device) (*Device, error) {
 	if bd == nil {
 		return nil, fmt.Errorf("gpu: NewDevice(nil): %w", ErrInvalidValue)
 	}
-	d := &Device{be: bd, info: bd.Info(), streams: map[uint64]streamRef{}}
+	d := &Device{be: bd, info: bd.Info(), streams: map[uint64]streamRef{}, checkSlots: wordPool{size: checkSlotBytes}}
 	d.stagePool.tokens = make(chan struct{}, stageTokens)
 	p := DefaultWaitPolicy
 	d.policy.Store(&p)

@@ -58,7 +58,10 @@
 // ErrLaunchFailed, ErrNotSupported and ErrClosed; match them with errors.Is. A CUDA
 // error is also a *cu.Error with the CUresult's name and message. An index out of
 // range that a kernel finds (Take, Put, AddAt ... in raise mode) is reported by a later
-// wait, wrapping ErrIndexOutOfRange and ErrInvalidValue: see ErrIndexOutOfRange.
+// wait, wrapping ErrIndexOutOfRange and ErrInvalidValue: see ErrIndexOutOfRange. The
+// same waits report the failures of kernels launched by Stream.LaunchChecked (package
+// gokernel's kernels, written in Go, on an index out of range), wrapping
+// ErrKernelFailure; the device stays usable.
 //
 // Bad input gets an error, never a panic: a nil *Stream, a nil array, a nil
 // context.Context or a nil ReduceOption or ScanOption given to an operation is an error

@@ -207,7 +207,7 @@ func (j *gatherJob) run(s *Stream) error {
 	var word *Buffer
 	errArg := any(DevicePtr(0))
 	if sp.Mode.Records() {
-		if word, err = s.indexErrWord(); err != nil {
+		if word, err = s.checkSlot(); err != nil {
 			return err
 		}
 		errArg = Out(word)
@@ -227,7 +227,7 @@ func (j *gatherJob) run(s *Stream) error {
 	}
 	if err := s.Launch(fn, s.dev.geometry(sp, n), args...); err != nil {
 		if word != nil {
-			s.dev.wordPool.put(word)
+			s.dev.checkSlots.put(word)
 		}
 		return err
 	}

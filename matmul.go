@@ -44,7 +44,11 @@ import (
 // The environment variable GPU_MATMUL chooses what MatMulAuto uses: "auto" (the
 // default: the library if there is one), "library" (or "cublas", "gonum": the library,
 // an error where there is none) or "generated" (or "fallback": the generated kernel, to
-// test or measure it beside the library).
+// test or measure it beside the library). On CUDA, GPU_CUBLAS_API chooses the cuBLAS
+// routine (cublasGemmEx, the default; cublasSgemm/Dgemm; cublasLt with the heuristic's
+// algorithm or the fastest of its candidates measured on first use) and
+// GPU_CUBLAS_WORKSPACE its workspace (backend/cuda's gemm_engine.go), and
+// Tuning.MatMulTile (GPU_MATMUL_TILE) the generated tensor-core kernel's tiling.
 
 // MatMulPrecision is the precision of float32 matrix products.
 type MatMulPrecision uint8
@@ -678,7 +682,7 @@ var mmShared sync.Map
 // prepareKernel compiles the generated kernel for the operands' layouts.
 func (j *mmJob) prepareKernel(a, b, c *mmOperand) error {
 	d := j.s.dev
-	j.spec = &kernel.MatMul{Type: j.dt, TransA: a.trans, TransB: b.trans, TF32: j.tf32}
+	j.spec = &kernel.MatMul{Type: j.dt, TransA: a.trans, TransB: b.trans, TF32: j.tf32, Tile: d.tuning().MatMulTile}
 	fn, err := d.kernel(j.spec)
 	if err != nil {
 		return err

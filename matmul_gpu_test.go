@@ -246,3 +246,41 @@ func TestMatMulStreams(t *testing.T) {
 		s2.Close()
 	}
 }
+
+// TestMatMulGeneratedTiles compares every tiling of the generated tensor-core kernel
+// (Tuning.MatMulTile) with cuBLAS, for bfloat16, float16 and TF32 in two layouts, on
+// shapes with partial tiles on every side.
+func TestMatMulGeneratedTiles(t *testing.T) {
+	d := cudaOrSkip(t)
+	if _, err := d.MatMulLibrary(); err != nil {
+		t.Skipf("no cuBLAS: %v", err)
+	}
+	s, err := d.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	def := d.Tuning()
+	defer d.SetTuning(def)
+	for tile := 1; tile <= 6; tile++ {
+		tu := def
+		tu.MatMulTile = tile
+		if _, err := d.SetTuning(tu); err != nil {
+			t.Fatal(err)
+		}
+		for _, tr := range []bool{false, true} {
+			for _, sh := range [][4]int{{1, 1031, 517, 2049}, {3, 129, 257, 65}} {
+				name := fmt.Sprintf("tile=%d/trans=%v/%dx%dx%dx%d", tile, tr, sh[0], sh[1], sh[2], sh[3])
+				t.Run("bfloat16/"+name, func(t *testing.T) {
+					mmCompare[gpu.BFloat16](t, s, dtype.BFloat16, sh[0], sh[1], sh[2], sh[3], tr, tr, gpu.PrecisionHighest, 0)
+				})
+				t.Run("float16/"+name, func(t *testing.T) {
+					mmCompare[gpu.Float16](t, s, dtype.Float16, sh[0], sh[1], sh[2], sh[3], tr, !tr, gpu.PrecisionHighest, 0)
+				})
+				t.Run("tf32/"+name, func(t *testing.T) {
+					mmCompare[float32](t, s, dtype.Float32, sh[0], sh[1], sh[2], sh[3], tr, tr, gpu.PrecisionHigh, 0x1p-10)
+				})
+			}
+		}
+	}
+}

@@ -323,6 +323,7 @@ func nilStreamCases(f *nilFixture) []nilCase {
 		{"Buffer.Access", func() error { return f.buf.Access(s, gpu.ReadWrite, f.ranScopeFn) }},
 		{"Stream.Launch", func() error { return s.Launch(f.fn, cfg) }},
 		{"Stream.Launch", func() error { return s.Launch(f.fn, cfg, gpu.In(a), gpu.Out(f.buf), uint64(6)) }},
+		{"Stream.LaunchChecked", func() error { return s.LaunchChecked(f.fn, cfg, func([]uint32) error { return nil }) }},
 		{"Stream.Query", func() error { return e1(s.Query()) }},
 		{"Stream.Synchronize", func() error { return s.Synchronize(ctx) }},
 		{"Stream.Synchronize", func() error { return s.Synchronize(ctx, gpu.WaitPolicy{Mode: gpu.WaitBlock}) }},

@@ -191,7 +191,7 @@ func (j *scatterJob) spec(s *Stream, n int, vt dtype.DType) (*kernel.Scatter, []
 	var word *Buffer
 	if sp.Mode.Records() {
 		var err error
-		if word, err = s.indexErrWord(); err != nil {
+		if word, err = s.checkSlot(); err != nil {
 			return nil, nil, nil, err
 		}
 	}
@@ -208,7 +208,7 @@ func (j *scatterJob) launchInto(s *Stream, sp *kernel.Scatter, n int, dst Buffer
 	fn, err := s.dev.kernel(sp)
 	if err != nil {
 		if word != nil && register {
-			s.dev.wordPool.put(word)
+			s.dev.checkSlots.put(word)
 		}
 		return err
 	}
@@ -223,7 +223,7 @@ func (j *scatterJob) launchInto(s *Stream, sp *kernel.Scatter, n int, dst Buffer
 	all := append([]any{dst, valArg, In(j.idx), errArg}, args...)
 	if err := s.Launch(fn, s.dev.geometry(sp, n), all...); err != nil {
 		if word != nil && register {
-			s.dev.wordPool.put(word)
+			s.dev.checkSlots.put(word)
 		}
 		return err
 	}
@@ -288,7 +288,7 @@ func (j *scatterJob) runFixed(s *Stream, n int, vt dtype.DType) error {
 	scatterVariant(sp, variant)
 	if err := j.launchInto(s, sp, n, InOut(scratch), args, word, false); err != nil {
 		if word != nil {
-			s.dev.wordPool.put(word)
+			s.dev.checkSlots.put(word)
 		}
 		return err
 	}

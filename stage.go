@@ -169,6 +169,7 @@ func (p *stagePool) flush() {
 // only owns the memory), so that the users of two words of one block never wait for
 // each other.
 type wordPool struct {
+	size   int64 // bytes per word: 8 when 0 (launchcheck.go's slots are larger)
 	mu     sync.Mutex
 	free   []*Buffer
 	blocks []*Buffer // the pinned blocks the words are cut from, kept for the device
@@ -191,11 +192,12 @@ func (p *wordPool) get(d *Device) (*Buffer, error) {
 			return nil, fmt.Errorf("gpu: pinned block without a host view: %w", ErrNotSupported)
 		}
 		p.blocks = append(p.blocks, b)
-		for off := int64(0); off < wordBlock; off += 8 {
+		size := max(p.size, 8)
+		for off := int64(0); off+size <= wordBlock; off += size {
 			// The block's memory, tracked on its own: never freed (the pool keeps the
 			// words for the device's life), so neither counted nor cleaned up.
 			wa := &allocation{id: nextAllocID.Add(1), dev: d, mem: b.a.mem, kind: PinnedMem, word: true}
-			p.free = append(p.free, &Buffer{a: wa, off: off, size: 8, root: b})
+			p.free = append(p.free, &Buffer{a: wa, off: off, size: size, root: b})
 		}
 	}
 	w := p.free[len(p.free)-1]

@@ -330,7 +330,7 @@ func (s *Stream) Synchronize(ctx context.Context, policy ...WaitPolicy) (err err
 		return err
 	}
 	defer s.unhold()
-	defer func(p uint64) { err = s.syncReport(err, p) }(s.pend.Load()) // index errors found on the device (indexcheck.go)
+	defer func(p uint64) { err = s.syncReport(err, p) }(s.pend.Load()) // failures kernels found on the device (launchcheck.go)
 	pol, err := s.dev.pickPolicy(policy)
 	if err != nil {
 		return err
@@ -406,7 +406,7 @@ func (d *Device) Synchronize(ctx context.Context, policy ...WaitPolicy) (err err
 	if d == nil {
 		return errNilDevice
 	}
-	defer func(p uint64) { err = d.syncReport(err, p) }(d.pend.Load()) // index errors found on the device (indexcheck.go)
+	defer func(p uint64) { err = d.syncReport(err, p) }(d.pend.Load()) // failures kernels found on the device (launchcheck.go)
 	pol, err := d.pickPolicy(policy)
 	if err != nil {
 		return err

@@ -122,7 +122,7 @@ type allocation struct {
 	version   uint64
 	// lastW is the last tracked write's stream (its id) and operation, which settling
 	// never drops (unlike w): a host read reports the index errors of the launches up to
-	// it on that stream (indexcheck.go).
+	// it on that stream (launchcheck.go).
 	lastW struct{ sid, seq uint64 }
 }
 

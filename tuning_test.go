@@ -13,15 +13,16 @@ import (
 func TestTuningFromEnv(t *testing.T) {
 	def := gpu.TuningFromEnv(func(string) string { return "" })
 	want := gpu.Tuning{ReduceSplitMin: 1 << 17, ReduceFuse: true, ScanKeepStatus: true,
-		CompactEagerMax: 4 << 20, ReadPinned: true, PermuteVariant: 3, RandomWaves: 4,
+		CompactEagerMax: 4 << 20, ReadPinned: true, PermuteVariant: 3, RandomWaves: 4, MatMulTile: 2,
 		Scan: gpu.ScanTuning{Variant: 2, Stage: true, MinBlocks: 5}, ScatterVariant: 2}
 	if def != want {
 		t.Fatalf("defaults %+v, want %+v", def, want)
 	}
 	env := map[string]string{"GPU_PERMUTE_VARIANT": "v1", "GPU_RANDOM_WAVES": "16", "GPU_SCAN_VARIANT": "v1",
-		"GPU_SCAN_STAGE": "off", "GPU_SCAN_LOOKBACK": "2", "GPU_SCAN_MINBLOCKS": "0", "GPU_SCATTER_VARIANT": "v3", "GPU_GATHER_STREAM": "1"}
+		"GPU_SCAN_STAGE": "off", "GPU_SCAN_LOOKBACK": "2", "GPU_SCAN_MINBLOCKS": "0", "GPU_MATMUL_TILE": "3",
+		"GPU_SCATTER_VARIANT": "v3", "GPU_GATHER_STREAM": "1"}
 	got := gpu.TuningFromEnv(func(k string) string { return env[k] })
-	want.PermuteVariant, want.RandomWaves, want.ScatterVariant, want.GatherStream = 1, 16, 3, true
+	want.PermuteVariant, want.RandomWaves, want.MatMulTile, want.ScatterVariant, want.GatherStream = 1, 16, 3, 3, true
 	want.Scan = gpu.ScanTuning{Variant: 1, Lookback: 2}
 	if got != want {
 		t.Errorf("from %v: %+v, want %+v", env, got, want)
@@ -36,7 +37,8 @@ func TestTuningFromEnv(t *testing.T) {
 			t.Errorf("GPU_SCATTER_VARIANT=%s: variant %d, want %d", v, got.ScatterVariant, want)
 		}
 	}
-	bad := map[string]string{"GPU_PERMUTE_VARIANT": "v4", "GPU_SCATTER_VARIANT": "v0", "GPU_RANDOM_WAVES": "0", "GPU_SCAN_LOOKBACK": "3", "GPU_SCAN_MINBLOCKS": "9"}
+	bad := map[string]string{"GPU_PERMUTE_VARIANT": "v4", "GPU_RANDOM_WAVES": "0", "GPU_SCAN_LOOKBACK": "3", "GPU_SCAN_MINBLOCKS": "9",
+		"GPU_MATMUL_TILE": "7", "GPU_SCATTER_VARIANT": "v0"}
 	if got := gpu.TuningFromEnv(func(k string) string { return bad[k] }); got != def {
 		t.Errorf("from %v: %+v, want the defaults", bad, got)
 	}
@@ -74,6 +76,8 @@ func TestTuningPerDevice(t *testing.T) {
 		func(t *gpu.Tuning) { t.RandomWaves = 0 },
 		func(t *gpu.Tuning) { t.ScatterVariant = 0 },
 		func(t *gpu.Tuning) { t.ScatterVariant = 4 },
+		func(t *gpu.Tuning) { t.MatMulTile = 0 },
+		func(t *gpu.Tuning) { t.MatMulTile = 7 },
 		func(t *gpu.Tuning) { t.ReduceSplitMin = -1 },
 		func(t *gpu.Tuning) { t.CompactEagerMax = -1 },
 	} {

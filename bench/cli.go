@@ -21,6 +21,10 @@ type Target struct {
 	// Device and Driver describe the device for the report ("NVIDIA H200",
 	// "580.159.04").
 	Device, Driver string
+	// Libraries names the libraries the run's operations use and the settings that
+	// choose among their routines ("matrix products: cuBLAS 13.1.0 (...)"), for the
+	// report; empty if none.
+	Libraries string
 	// Timer times GPU-mode benchmarks with device events; nil: host clock.
 	Timer Timer
 	// Sync waits for all work queued on the device; nil: nothing to wait for.
@@ -258,7 +262,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, reg *Reg
 		Sync:          tgt.Sync,
 		Device:        tgt.Handle,
 		LargeSide:     cmp.Or(side, tgt.LargeSide, LargeSide),
-		Meta:          Meta{Device: tgt.Device, Driver: tgt.Driver, Backend: *backend, Args: args},
+		Meta:          Meta{Device: tgt.Device, Driver: tgt.Driver, Libraries: tgt.Libraries, Backend: *backend, Args: args},
 	}
 	if *warmup == 0 {
 		cfg.WarmupTime = -1 // no minimum warm-up time

@@ -108,6 +108,9 @@ func WriteTable(w io.Writer, rep *Report, opt TableOptions) error {
 		fmt.Fprintf(bw, ", driver %s", m.Driver)
 	}
 	fmt.Fprintf(bw, ", backend %s, %s\n", orDash(m.Backend), m.GoVersion)
+	if m.Libraries != "" {
+		fmt.Fprintf(bw, "libraries: %s\n", m.Libraries)
+	}
 	switch {
 	case m.RefGBps > 0 && m.Reference == "given":
 		fmt.Fprintf(bw, "%% copy: GB/s over the given reference bandwidth, %s GB/s\n", fmtGBps(m.RefGBps))

@@ -70,7 +70,8 @@ type PeerName struct {
 // allocates an uninitialized 16384x16384 float32 array (at S, Metal.jl's
 // one-element Int64 array); kernel/* (but launch) and integration/* are
 // hand-written kernels, the same in CUDA C (CuPy's RawModule) as in
-// gpubench's PTX, and the integration keys exist at S only (Metal.jl's
+// gpubench's PTX (and, for the .../go names, in gpubench's Go kernels of package
+// gokernel), and the integration keys exist at S only (Metal.jl's
 // 3072x1536 matrix). Our array/shared/... names (unified memory) have no row:
 // the peers have no unified-memory figures.
 var PeerNames = []PeerName{
@@ -138,6 +139,14 @@ var PeerNames = []PeerName{
 	{"integration/byval/slices=2", "integration/byval/slices=2", SizeS},
 	{"integration/byval/slices=3", "integration/byval/slices=3", SizeS},
 	{"integration/metaldevrt", "integration/metaldevrt", SizeS},
+	{"kernel/indexing/go", "kernel/indexing", SizeS},
+	{"kernel/indexing_checked/go", "kernel/indexing_checked", SizeS},
+	{"kernel/rand/go", "kernel/rand", SizeS},
+	{"integration/byval/reference/go", "integration/byval/reference", SizeS},
+	{"integration/byval/slices=1/go", "integration/byval/slices=1", SizeS},
+	{"integration/byval/slices=2/go", "integration/byval/slices=2", SizeS},
+	{"integration/byval/slices=3/go", "integration/byval/slices=3", SizeS},
+	{"integration/metaldevrt/go", "integration/metaldevrt", SizeS},
 	{"sync/stream", "sync/stream", SizeS},
 	{"sync/stream/blocking", "sync/stream", SizeS},
 	{"sync/stream/spinning", "sync/stream", SizeS},
@@ -198,6 +207,9 @@ var PeerNames = []PeerName{
 	{"kernel/indexing/16k", "kernel/indexing", SizeL},
 	{"kernel/indexing_checked/16k", "kernel/indexing_checked", SizeL},
 	{"kernel/rand/16k", "kernel/rand", SizeL},
+	{"kernel/indexing/go/16k", "kernel/indexing", SizeL},
+	{"kernel/indexing_checked/go/16k", "kernel/indexing_checked", SizeL},
+	{"kernel/rand/go/16k", "kernel/rand", SizeL},
 	// Indexing and concatenation (cmd/gpubench/suite_index.go): /16k rows onto the
 	// anchors' keys at L (GPU time by events), Metal.jl-sized rows onto "+sync" keys
 	// at S.

@@ -76,6 +76,8 @@ type Meta struct {
 	Device string `json:"device"`
 	// Driver is the driver version ("580.159.04"), empty for the CPU backend.
 	Driver string `json:"driver"`
+	// Libraries names the libraries used and their settings (Target.Libraries).
+	Libraries string `json:"libraries,omitempty"`
 	// Backend is the -backend flag ("auto", "cpu", "cuda").
 	Backend string `json:"backend"`
 	// Date is when the run started, UTC.

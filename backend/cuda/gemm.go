@@ -44,9 +44,10 @@ type blasDevice struct {
 
 // blasStream is a stream's cuBLAS handle and workspace.
 type blasStream struct {
-	mu sync.Mutex
-	h  cublas.Handle
-	ws cu.DevicePtr
+	mu     sync.Mutex
+	h      cublas.Handle
+	ws     cu.DevicePtr
+	wsSize int64
 }
 
 var (
@@ -82,8 +83,12 @@ func (d *Device) GemmLibrary() (string, error) {
 	return b.lib, b.err
 }
 
-// workspaceBytes is the workspace a handle gets.
+// workspaceBytes is the workspace a handle gets (GPU_CUBLAS_WORKSPACE, gemm_engine.go,
+// overrides it).
 func (d *Device) workspaceBytes() int64 {
+	if ws := blasEnv().workspace; ws >= 0 {
+		return ws
+	}
 	if d.info.ComputeMajor >= 9 {
 		return 32 << 20
 	}
@@ -129,14 +134,17 @@ func (d *Device) streamHandle(s *Stream) (*blasStream, error) {
 	}
 	size := d.workspaceBytes()
 	var err error
-	if d.pool != 0 {
+	switch {
+	case size == 0:
+	case d.pool != 0:
 		bs.ws, err = d.ctx.MemAllocAsync(size, s.h)
-	} else {
+	default:
 		bs.ws, err = d.ctx.MemAlloc(size)
 	}
 	if err != nil {
 		return fail(err)
 	}
+	bs.wsSize = size
 	if err := h.SetWorkspace(uintptr(bs.ws), uint64(size)); err != nil {
 		return fail(err)
 	}
@@ -158,9 +166,11 @@ func (s *Stream) releaseBlas() {
 	bs.mu.Lock()
 	defer bs.mu.Unlock()
 	d := s.d
-	if d.pool != 0 {
+	switch {
+	case bs.ws == 0:
+	case d.pool != 0:
 		d.ctx.MemFreeAsync(bs.ws, s.h)
-	} else {
+	default:
 		d.ctx.Synchronize()
 		d.ctx.MemFree(bs.ws)
 	}
@@ -253,6 +263,27 @@ func (d *Device) Gemm(bs backend.Stream, g *backend.Gemm) error {
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	switch blasEnv().engineFor(g.Type, g.TF32) {
+	case engineClassic:
+		if call.batch == 1 && (call.a.Type == cublas.R32F || call.a.Type == cublas.R64F) {
+			if g.TF32 {
+				// cublasSgemm takes TF32 from the handle's math mode.
+				if err := st.h.SetMathMode(cublas.TF32TensorOpMath); err != nil {
+					return blasError(err)
+				}
+				defer st.h.SetMathMode(cublas.DefaultMath)
+			}
+			err := st.h.Gemm(call.ta, call.tb, call.m, call.n, call.k, call.alpha, call.a, call.b, call.beta, call.c)
+			if !errors.Is(err, cublas.ErrUnavailable) {
+				return blasError(err)
+			}
+		}
+	case engineLt, engineTune:
+		err := d.gemmLt(s, st, &call, blasEnv().engineFor(g.Type, g.TF32) == engineTune, uint64(st.wsSize))
+		if !errors.Is(err, errFallBack) {
+			return blasError(err)
+		}
+	}
 	if call.batch == 1 {
 		err = st.h.GemmEx(call.ta, call.tb, call.m, call.n, call.k, call.alpha, call.a, call.b, call.beta, call.c,
 			call.compute, cublas.GemmDefault)

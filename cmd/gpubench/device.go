@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/go-gpu/gpu"
@@ -65,6 +67,30 @@ func driverVersion(info gpu.DeviceInfo) string {
 	return fmt.Sprintf("%d.%d %s", v/1000, v%1000/10, cu.Binding)
 }
 
+// libraries names the device's matrix library (gpu.Device.MatMulLibrary: on CUDA the
+// cuBLAS file and version loaded) and the environment's settings that choose among the
+// matrix-product routines, for the report's header.
+func libraries(d *gpu.Device) string {
+	lib, err := d.MatMulLibrary()
+	if err != nil {
+		lib = "none (" + err.Error() + ")"
+	}
+	s := "matrix products: " + lib
+	var env []string
+	for _, v := range matmulEnv {
+		if x := os.Getenv(v); x != "" {
+			env = append(env, v+"="+x)
+		}
+	}
+	if len(env) > 0 {
+		s += "; " + strings.Join(env, " ")
+	}
+	return s
+}
+
+// matmulEnv are the environment variables that choose how matrix products run.
+var matmulEnv = []string{"GPU_MATMUL", "GPU_MATMUL_TILE", "GPU_CUBLAS_LIBRARY", "GPU_CUBLAS_API", "GPU_CUBLAS_WORKSPACE", "GPU_CUBLAS_TUNE_ALGOS"}
+
 // open is gpubench's open hook: the device of the -backend flag, its default
 // stream for the benchmarks, and a timer of two timing events on that stream.
 func open(backend string) (*bench.Target, error) {
@@ -94,6 +120,7 @@ func open(backend string) (*bench.Target, error) {
 	return &bench.Target{
 		Device:         info.Name,
 		Driver:         driverVersion(info),
+		Libraries:      libraries(d),
 		Timer:          t,
 		Sync:           func() error { return s.Synchronize(bg) },
 		Backend:        info.Backend,

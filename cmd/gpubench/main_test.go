@@ -85,6 +85,13 @@ func TestSuiteCPU(t *testing.T) {
 			}
 			continue
 		}
+		if goKernelRow(b.Name) && !strings.HasSuffix(b.Name, bench.LargeSuffix) && b.Name != "latency/first_gokernel" {
+			// Go kernels over more threads than the CPU runs them for (suite_gokernels.go).
+			if ok || !strings.Contains(skipped[b.Name], "through reflection") {
+				t.Errorf("%s: a Go kernel at Metal.jl's size on the CPU: result %v, skipped %q", b.Name, ok, skipped[b.Name])
+			}
+			continue
+		}
 		if !ok {
 			t.Errorf("%s: no result (skipped: %q)", b.Name, skipped[b.Name])
 			continue
@@ -170,4 +177,10 @@ func TestDriverVersion(t *testing.T) {
 	if v := driverVersion(info); v != "12.8 "+cu.Binding {
 		t.Errorf("12080 = %q", v)
 	}
+}
+
+// goKernelRow reports whether a benchmark runs a Go kernel (suite_gokernels.go).
+func goKernelRow(name string) bool {
+	name = strings.TrimSuffix(name, bench.LargeSuffix)
+	return strings.HasSuffix(name, "/go") || strings.HasPrefix(name, "gokernel/")
 }

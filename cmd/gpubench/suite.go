@@ -22,6 +22,7 @@ func init() {
 	registerSort()
 	registerWorkloads()
 	registerKernels()
+	registerGoKernels()
 	registerLatency()
 	registerReference()
 }

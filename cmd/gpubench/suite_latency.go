@@ -63,7 +63,12 @@ func childMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "first kernel: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "init_ns=%d first_kernel_ns=%d\n", t1.Sub(t0).Nanoseconds(), t2.Sub(t1).Nanoseconds())
+	gk, err := firstGoKernel(d)
+	if err != nil {
+		fmt.Fprintf(stderr, "first Go kernel: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "init_ns=%d first_kernel_ns=%d first_gokernel_ns=%d\n", t1.Sub(t0).Nanoseconds(), t2.Sub(t1).Nanoseconds(), gk.Nanoseconds())
 	return 0
 }
 
@@ -102,6 +107,7 @@ func registerLatency() {
 	for _, l := range []struct{ name, key string }{
 		{"latency/init", "init_ns"},
 		{"latency/first_kernel", "first_kernel_ns"},
+		{"latency/first_gokernel", "first_gokernel_ns"},
 	} {
 		t := &childTimer{}
 		var backend string

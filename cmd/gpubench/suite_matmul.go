@@ -20,7 +20,8 @@ import (
 //   - matmul/float32/512x1000x512+sync: Metal.jl's 512x1000 float32 fixture
 //     times its transpose's shape, a (512, 1000) @ (1000, 512) product
 //     allocating its result (as torch.matmul does), plus a synchronize, timed on
-//     the host;
+//     the host; matmul/float32/512x1000x512, the same product into a preallocated
+//     C timed by device events (the device's share of the +sync row);
 //   - matmul/generated/...: the same rows through the generated kernel
 //     (gpu.MatMulGenerated) instead of cuBLAS, to measure it beside cuBLAS in
 //     the same run (on the CPU backend, the generated kernel's Go mirror).
@@ -71,6 +72,12 @@ func registerMatMul() {
 		registerMatMulBatchedHalf(b, prefix)
 		registerMatMulRow(mmRow{name: prefix + "float32/512x1000x512+sync", m: 512, n: 512, k: 1000, batch: 1,
 			kernel: kernel, sync: true, peak: "fp32"}, randFloat[float32])
+		if kernel == gpu.MatMulAuto {
+			// The same product into a preallocated C, by device events: the device's
+			// time of the +sync row, the rest of which is the host's.
+			registerMatMulRow(mmRow{name: prefix + "float32/512x1000x512", m: 512, n: 512, k: 1000, batch: 1,
+				kernel: kernel, peak: "fp32"}, randFloat[float32])
+		}
 	}
 }
 

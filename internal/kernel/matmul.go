@@ -45,6 +45,9 @@ type MatMul struct {
 	TransA, TransB bool
 	// TF32 runs a float32 product on the tensor cores with TF32 inputs.
 	TF32 bool
+	// Tile selects the tensor-core kernel's tiling (MatMulTiles: 1 to 6; 0, the
+	// default: 2); the FMA kernels have one tiling and ignore it.
+	Tile int
 	// Emulate (tests only) writes cp.async, ldmatrix, mma.sync and the bfloat16
 	// conversions as plain PTX that the tests' simulator runs (not float16).
 	Emulate bool
@@ -60,12 +63,18 @@ func (p *MatMul) Validate() error {
 	if p.TF32 && p.Type != dtype.Float32 {
 		return fmt.Errorf("kernel: matmul: TF32 with %v elements: %w", p.Type, backend.ErrInvalidValue)
 	}
+	if p.Tile < 0 || p.Tile > len(mmTensorTiles) {
+		return fmt.Errorf("kernel: matmul: tiling %d, want 0 to %d: %w", p.Tile, len(mmTensorTiles), backend.ErrInvalidValue)
+	}
 	return nil
 }
 
 // Key identifies the kernel.
 func (p *MatMul) Key() string {
 	k := fmt.Sprintf("matmul|%v|ta=%v|tb=%v|tf32=%v", p.Type, p.TransA, p.TransB, p.TF32)
+	if t := p.tensorTile(); t > 0 {
+		k += fmt.Sprintf("|tile=%d", t)
+	}
 	if p.Emulate {
 		k += "|emulate"
 	}

@@ -3,6 +3,7 @@ package kernel
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 
 	"github.com/go-gpu/gpu/backend"
 	"github.com/go-gpu/gpu/dtype"
@@ -65,14 +66,74 @@ type mmTile struct {
 	stageBytes     int
 }
 
+// MatMulTile is a tiling of the tensor-core kernel: a block computes a BM x BN tile of
+// C with warps of 64x64 (BM/64 x BN/64 warps), through Stages shared-memory stages of
+// BK16 (16-bit types; TF32: half as many) elements along K.
+type MatMulTile struct {
+	BM, BN, BK16, Stages int
+}
+
+// mmTensorTiles are the tilings MatMul.Tile selects (1-based); registers with ptxas 13
+// for sm_90, shared memory for 16-bit types:
+//
+//  1. 128x128x32 in 4 stages, 4 warps (210 registers, 74 KiB: 2 blocks an SM), the
+//     first kernel's;
+//  2. 128x256x32 in 4 stages, 8 warps (210 registers, 106 KiB: 1 block an SM);
+//  3. 256x128x32 in 4 stages, 8 warps (190-210 registers, 113 KiB);
+//  4. 128x256x32 in 3 stages, 8 warps (80 KiB);
+//  5. 128x256x64 in 3 stages, 8 warps (153 KiB): half the barriers and waits per
+//     product of 2;
+//  6. 128x128x64 in 3 stages, 4 warps (105 KiB: 2 blocks an SM).
+//
+// Measured on the H200 (2026-12-02): tiling 1 (then 238 registers) at 289 TFLOP/s for a
+// 4096^3 bfloat16 product, 45.7% of cuBLAS's, the L2's reads being the likely limit: a
+// 128x128 block tile reads 16 KiB of A and B from L2 per MFLOP, about 4.5 TB/s over the
+// 132 SMs at that rate, near what the H200's L2 serves. The 8-warp tiles read 12 KiB per
+// MFLOP (a quarter less) at the same occupancy (8 warps an SM), so 2 is the default.
+// A thread's copies share one address register and one bounds value per operand
+// (mmOperand), which keeps the K step of 64 (16 copies a thread per tile with 4 warps)
+// inside the registers.
+var mmTensorTiles = []MatMulTile{
+	{128, 128, 32, 4},
+	{128, 256, 32, 4},
+	{256, 128, 32, 4},
+	{128, 256, 32, 3},
+	{128, 256, 64, 3},
+	{128, 128, 64, 3},
+}
+
+// mmDefaultTile is the tiling of Tile 0.
+const mmDefaultTile = DefaultMatMulTile
+
+// DefaultMatMulTile is the tensor-core kernel's default tiling (MatMul.Tile).
+const DefaultMatMulTile = 2
+
+// MatMulTiles returns the tensor-core kernel's tilings, Tile 1 first (MatMul.Tile n is
+// MatMulTiles()[n-1]).
+func MatMulTiles() []MatMulTile { return slices.Clone(mmTensorTiles) }
+
+// tensorTile returns the tiling number in force (mmDefaultTile for 0; 0 for the FMA
+// kernels).
+func (p *MatMul) tensorTile() int {
+	switch {
+	case p.Type == dtype.Float64 || (p.Type == dtype.Float32 && !p.TF32):
+		return 0
+	case p.Tile == 0:
+		return mmDefaultTile
+	}
+	return p.Tile
+}
+
 // tile returns the spec's tiling.
 func (p *MatMul) tile() mmTile {
 	t := mmTile{es: p.Type.Size()}
 	switch {
-	case p.Type == dtype.Float16 || p.Type == dtype.BFloat16:
-		t.kind, t.bm, t.bn, t.bk, t.stages, t.wm, t.wn = mmTensor, 128, 128, 32, 4, 2, 2
-	case p.TF32:
-		t.kind, t.bm, t.bn, t.bk, t.stages, t.wm, t.wn = mmTensor, 128, 128, 16, 4, 2, 2
+	case p.Type == dtype.Float16 || p.Type == dtype.BFloat16 || p.TF32:
+		tt := mmTensorTiles[p.tensorTile()-1]
+		t.kind, t.bm, t.bn, t.bk, t.stages, t.wm, t.wn = mmTensor, tt.BM, tt.BN, tt.BK16, tt.Stages, tt.BM/64, tt.BN/64
+		if p.TF32 {
+			t.bk /= 2
+		}
 	case p.Type == dtype.Float64:
 		t.kind, t.bm, t.bn, t.bk, t.stages, t.q = mmFMA, 64, 64, 8, 2, 2
 	default:
@@ -267,20 +328,25 @@ func (g *mmGen) begin(entry string) {
 
 // ---- loading tiles ----
 
-// mmChunk is one 16-byte piece of a tile a thread copies per k tile.
-type mmChunk struct {
-	src    ptx.Reg // u64: its global address for the next tile to load
-	dstReg ptx.Reg // u32: its byte offset in a stage
-	kc     ptx.Reg // k-contiguous: the chunk's first k within the tile (u32)
-	ok     ptx.Reg // k-contiguous: the chunk's row exists (pred)
-	cnt    ptx.Reg // strided: elements of the chunk inside the matrix (u32, 0..V)
-	kr     ptx.Reg // strided: the chunk's k row within the tile (u32)
-}
-
-// mmOperand describes how one operand's tiles are loaded.
+// mmOperand describes how one operand's tiles are loaded. A thread copies n 16-byte
+// chunks of each tile: chunk i is the stored tile's row row0 + i*rowsPer at column
+// colc (the same column for all of a thread's chunks, as the threads of a block cover
+// rowsPer whole rows per round), so one global address, one shared offset and one
+// bounds value serve them all: chunk i's source is src + i*rowStep, its destination
+// dst0 + i*dstStep (an immediate offset), and whether it lies inside the matrix is a
+// comparison with a constant.
 type mmOperand struct {
-	kContig bool // rows along k (A not transposed, B transposed)
-	chunks  []mmChunk
+	kContig bool    // rows along k (A not transposed, B transposed)
+	n       int     // chunks a thread copies per tile
+	rowsPer int     // stored rows from one of a thread's chunks to the next
+	src     ptx.Reg // u64: the global address of chunk 0 of the next tile to load
+	rowStep ptx.Reg // u64: bytes from chunk i's source to chunk i+1's
+	dst0    ptx.Reg // u32: chunk 0's byte offset in a stage
+	dstStep int     // bytes from chunk i's destination to chunk i+1's
+	kc      ptx.Reg // k-contiguous: the chunks' first k within the tile (u32)
+	rem     ptx.Reg // k-contiguous: rows of the matrix from chunk 0's on (s32; chunk i exists iff i*rowsPer < rem)
+	cnt     ptx.Reg // strided: bytes of each chunk inside the matrix (u32, 0..16)
+	kr      ptx.Reg // strided: chunk 0's k row within the tile (u32)
 	step    ptx.Reg // u64: bytes from one k tile to the next
 	tileOff int     // the operand's byte offset in a stage
 }
@@ -305,99 +371,72 @@ func (g *mmGen) operand(isA bool) *mmOperand {
 		cols = mnTile
 	}
 	perRow := cols / V
-	total := rows * cols / V
-	n := total / t.threads
+	if t.threads%perRow != 0 || rows*perRow%t.threads != 0 {
+		panic(fmt.Sprintf("kernel: matmul tiling %+v: %d threads do not cover rows of %d chunks", t, t.threads, perRow))
+	}
+	op.n = rows * perRow / t.threads
+	op.rowsPer = t.threads / perRow
+	op.dstStep = op.rowsPer * pitch * t.es
 	op.step = g.u64()
 	if op.kContig {
 		f.Op("mov.u64", op.step, ptx.Int(t.bk*t.es))
 	} else {
 		f.Op("mul.wide.u32", op.step, ld, ptx.Int(t.bk*t.es))
 	}
-	for i := 0; i < n; i++ {
-		var ch mmChunk
-		idx := g.u32()
-		f.Op("add.u32", idx, g.tid, ptx.Int(i*t.threads))
-		row, colc := g.u32(), g.u32()
-		f.Op("div.u32", row, idx, ptx.Int(perRow))
-		f.Op("rem.u32", colc, idx, ptx.Int(perRow))
-		f.Op("mul.lo.u32", colc, colc, ptx.Int(V))
-		// shared destination: (row*pitch + colc)*es
-		ch.dstReg = g.u32()
-		f.Op("mad.lo.u32", ch.dstReg, row, ptx.Int(pitch), colc)
-		f.Op("shl.b32", ch.dstReg, ch.dstReg, ptx.Int(int(g.log2es)))
-		f.Op("add.u32", ch.dstReg, ch.dstReg, ptx.Int(op.tileOff))
-		// global source of tile 0
-		ch.src = g.u64()
-		mn := g.u32()
-		if op.kContig {
-			// row indexes m (n), colc indexes k
-			f.Op("add.u32", mn, mn0, row)
-			f.Op("mul.wide.u32", ch.src, mn, ld)
-			k64 := g.u64()
-			f.Op("cvt.u64.u32", k64, colc)
-			f.Op("add.u64", ch.src, ch.src, k64)
-			ch.ok = g.pred()
-			f.Op("setp.lt.u32", ch.ok, mn, mnDim)
-			ch.kc = colc
-		} else {
-			// row indexes k, colc indexes m (n)
-			f.Op("add.u32", mn, mn0, colc)
-			f.Op("mul.wide.u32", ch.src, row, ld)
-			m64 := g.u64()
-			f.Op("cvt.u64.u32", m64, mn)
-			f.Op("add.u64", ch.src, ch.src, m64)
-			// elements of the chunk inside the matrix: clamp(mnDim - mn, 0, V)
-			ch.cnt = g.u32()
-			inside := g.pred()
-			f.Op("setp.lt.u32", inside, mn, mnDim)
-			f.Op("sub.u32", ch.cnt, mnDim, mn)
-			f.Op("min.u32", ch.cnt, ch.cnt, ptx.Int(V))
-			f.Op("selp.u32", ch.cnt, ch.cnt, ptx.Int(0), inside)
-			ch.kr = row
-		}
-		f.Op("shl.b64", ch.src, ch.src, ptx.Int(int(g.log2es)))
-		f.Op("add.u64", ch.src, ch.src, base)
-		op.chunks = append(op.chunks, ch)
+	op.rowStep = g.u64()
+	f.Op("mul.wide.u32", op.rowStep, ld, ptx.Int(op.rowsPer*t.es))
+	row, colc := g.u32(), g.u32()
+	f.Op("div.u32", row, g.tid, ptx.Int(perRow))
+	f.Op("rem.u32", colc, g.tid, ptx.Int(perRow))
+	f.Op("mul.lo.u32", colc, colc, ptx.Int(V))
+	// shared destination of chunk 0: (row*pitch + colc)*es + tileOff
+	op.dst0 = g.u32()
+	f.Op("mad.lo.u32", op.dst0, row, ptx.Int(pitch), colc)
+	f.Op("shl.b32", op.dst0, op.dst0, ptx.Int(int(g.log2es)))
+	f.Op("add.u32", op.dst0, op.dst0, ptx.Int(op.tileOff))
+	// global source of chunk 0 of tile 0
+	op.src = g.u64()
+	mn := g.u32()
+	if op.kContig {
+		// row indexes m (n), colc indexes k
+		f.Op("add.u32", mn, mn0, row)
+		f.Op("mul.wide.u32", op.src, mn, ld)
+		k64 := g.u64()
+		f.Op("cvt.u64.u32", k64, colc)
+		f.Op("add.u64", op.src, op.src, k64)
+		op.rem = g.f.Reg(ptx.S32)
+		f.Op("sub.s32", op.rem, mnDim, mn)
+		op.kc = colc
+	} else {
+		// row indexes k, colc indexes m (n)
+		f.Op("add.u32", mn, mn0, colc)
+		f.Op("mul.wide.u32", op.src, row, ld)
+		m64 := g.u64()
+		f.Op("cvt.u64.u32", m64, mn)
+		f.Op("add.u64", op.src, op.src, m64)
+		// bytes of the chunk inside the matrix: clamp(mnDim - mn, 0, V) * es
+		op.cnt = g.u32()
+		inside := g.pred()
+		f.Op("setp.lt.u32", inside, mn, mnDim)
+		f.Op("sub.u32", op.cnt, mnDim, mn)
+		f.Op("min.u32", op.cnt, op.cnt, ptx.Int(V))
+		f.Op("selp.u32", op.cnt, op.cnt, ptx.Int(0), inside)
+		f.Op("shl.b32", op.cnt, op.cnt, ptx.Int(int(g.log2es)))
+		op.kr = row
 	}
+	f.Op("shl.b64", op.src, op.src, ptx.Int(int(g.log2es)))
+	f.Op("add.u64", op.src, op.src, base)
 	return op
 }
 
-// chunkBytes returns the source size of a chunk of the tile whose first k is k0: the
-// bytes inside the matrix (0 to 16).
-func (g *mmGen) chunkBytes(op *mmOperand, ch *mmChunk, k0 ptx.Reg) ptx.Reg {
-	f, t := g.f, g.t
-	V := 16 / t.es
-	n := g.u32()
-	if op.kContig {
-		// clamp(K - (k0 + kc), 0, V) for a row that exists
-		kk := g.u32()
-		f.Op("add.u32", kk, k0, ch.kc)
-		in := g.pred()
-		f.Op("setp.lt.u32", in, kk, g.kDim)
-		f.Op("and.pred", in, in, ch.ok)
-		f.Op("sub.u32", n, g.kDim, kk)
-		f.Op("min.u32", n, n, ptx.Int(V))
-		f.Op("selp.u32", n, n, ptx.Int(0), in)
-	} else {
-		kk := g.u32()
-		f.Op("add.u32", kk, k0, ch.kr)
-		in := g.pred()
-		f.Op("setp.lt.u32", in, kk, g.kDim)
-		f.Op("selp.u32", n, ch.cnt, ptx.Int(0), in)
-	}
-	f.Op("shl.b32", n, n, ptx.Int(int(g.log2es)))
-	return n
-}
-
-// cpAsync copies 16 bytes from src (global) to dst (shared), the first nbytes of them
-// (the rest zero-filled).
-func (g *mmGen) cpAsync(dst ptx.Operand, src ptx.Reg, nbytes ptx.Reg) {
+// cpAsync copies 16 bytes from src (global) to dst+off (shared), the first nbytes of
+// them (the rest zero-filled).
+func (g *mmGen) cpAsync(dst ptx.Reg, off int, src ptx.Reg, nbytes ptx.Reg) {
 	f := g.f
 	if !g.emulate {
-		f.Op("cp.async.cg.shared.global", ptx.Mem(dst, 0), ptx.Mem(src, 0), ptx.Int(16), nbytes)
+		f.Op("cp.async.cg.shared.global", ptx.Mem(dst, int64(off)), ptx.Mem(src, 0), ptx.Int(16), nbytes)
 		return
 	}
-	d := dst.(ptx.Reg)
 	for w := 0; w < 4; w++ {
 		v := g.u32()
 		f.Op("mov.u32", v, ptx.Int(0))
@@ -411,23 +450,54 @@ func (g *mmGen) cpAsync(dst ptx.Operand, src ptx.Reg, nbytes ptx.Reg) {
 			f.At(part).Op("ld.global.u16", h, ptx.Mem(src, int64(4*w)))
 			f.At(part).Op("cvt.u32.u16", v, h)
 		}
-		f.Op("st.shared.b32", ptx.Mem(d, int64(4*w)), v)
+		f.Op("st.shared.b32", ptx.Mem(dst, int64(off+4*w)), v)
 	}
 }
 
 // loadTile issues the copies of the next tile of op (k0 its first k) into the stage at
-// byte offset stage, and advances the sources.
+// byte offset stage, and advances the source to the tile after.
 func (g *mmGen) loadTile(op *mmOperand, stage, k0 ptx.Reg) {
-	f := g.f
-	for i := range op.chunks {
-		ch := &op.chunks[i]
-		n := g.chunkBytes(op, ch, k0)
-		dst := g.u32()
-		f.Op("add.u32", dst, g.smem, stage)
-		f.Op("add.u32", dst, dst, ch.dstReg)
-		g.cpAsync(dst, ch.src, n)
-		f.Op("add.u64", ch.src, ch.src, op.step)
+	f, t := g.f, g.t
+	V := 16 / t.es
+	dst := g.u32()
+	f.Op("add.u32", dst, g.smem, stage)
+	f.Op("add.u32", dst, dst, op.dst0)
+	// kContig: the bytes inside the matrix along k, the same for every chunk.
+	var kb ptx.Reg
+	if op.kContig {
+		kk := g.u32()
+		f.Op("add.u32", kk, k0, op.kc)
+		in := g.pred()
+		f.Op("setp.lt.u32", in, kk, g.kDim)
+		kb = g.u32()
+		f.Op("sub.u32", kb, g.kDim, kk)
+		f.Op("min.u32", kb, kb, ptx.Int(V))
+		f.Op("selp.u32", kb, kb, ptx.Int(0), in)
+		f.Op("shl.b32", kb, kb, ptx.Int(int(g.log2es)))
 	}
+	src := g.u64()
+	f.Op("mov.u64", src, op.src)
+	for i := 0; i < op.n; i++ {
+		n := g.u32()
+		in := g.pred()
+		if op.kContig {
+			f.Op("setp.gt.s32", in, op.rem, ptx.Int(i*op.rowsPer))
+			f.Op("selp.u32", n, kb, ptx.Int(0), in)
+		} else {
+			kk := g.u32()
+			f.Op("add.u32", kk, k0, op.kr)
+			if i > 0 {
+				f.Op("add.u32", kk, kk, ptx.Int(i*op.rowsPer))
+			}
+			f.Op("setp.lt.u32", in, kk, g.kDim)
+			f.Op("selp.u32", n, op.cnt, ptx.Int(0), in)
+		}
+		g.cpAsync(dst, i*op.dstStep, src, n)
+		if i+1 < op.n {
+			f.Op("add.u64", src, src, op.rowStep)
+		}
+	}
+	f.Op("add.u64", op.src, op.src, op.step)
 }
 
 func (g *mmGen) commit() {

@@ -29,6 +29,24 @@ func mmSpecs() []*MatMul {
 	return out
 }
 
+// mmTileSpecs lists the tensor-core kernels of every tiling but the default (which
+// mmSpecs has), for the 16-bit types and TF32 in two layouts (A and B as stored, and
+// both transposed).
+func mmTileSpecs() []*MatMul {
+	var out []*MatMul
+	for tile := 1; tile <= len(mmTensorTiles); tile++ {
+		if tile == mmDefaultTile {
+			continue
+		}
+		for _, sp := range []MatMul{{Type: dtype.BFloat16}, {Type: dtype.Float16, TransA: true, TransB: true},
+			{Type: dtype.Float32, TF32: true}, {Type: dtype.Float32, TF32: true, TransA: true, TransB: true}} {
+			sp.Tile = tile
+			out = append(out, &sp)
+		}
+	}
+	return out
+}
+
 // TestMatMulPtxas assembles every MatMul kernel with ptxas for sm_80 and sm_90 and
 // checks that none spills or uses a stack frame; it logs the registers and shared
 // memory (go test -v). It skips without ptxas (PTXAS=/opt/ctk/usr/bin/ptxas).
@@ -38,7 +56,11 @@ func TestMatMulPtxas(t *testing.T) {
 		t.Skip("ptxas not found ($PTXAS, PATH, /opt/ctk/usr/bin/ptxas)")
 	}
 	for _, arch := range [][2]int{{8, 0}, {9, 0}} {
-		for _, sp := range mmSpecs() {
+		specs := mmSpecs()
+		if arch[0] == 9 {
+			specs = append(specs, mmTileSpecs()...)
+		}
+		for _, sp := range specs {
 			t.Run(fmt.Sprintf("sm_%d%d/%s", arch[0], arch[1], sp.Key()), func(t *testing.T) {
 				t.Parallel()
 				src, _, err := sp.PTX(arch[0], arch[1])

@@ -21,7 +21,8 @@ import (
 // The tensor-core emulation costs about 300 simulated instructions and 4 warp
 // shuffles per mma: the larger shape runs for one layout of bfloat16, TF32 for the two
 // mixed layouts (which cover both fragment-load styles of A and B), and under the race detector
-// (or -short) only the small shape of float32, float64 and bfloat16, untransposed.
+// (or -short) only the small shape of float32, float64 and bfloat16, untransposed. The
+// tilings other than the default (MatMul.Tile) run the small shape of bfloat16.
 func TestMatMulSim(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	type shape struct{ m, n, k, batch int }
@@ -58,6 +59,24 @@ func TestMatMulSim(t *testing.T) {
 				}
 			}
 		}
+	}
+	// The other tilings of the tensor-core kernel (the default's is above): the small
+	// shape, bfloat16, as stored (4 is 2 with fewer stages, which the shapes above
+	// cover), and transposed for the K step of 64.
+	for tile := 1; tile <= len(mmTensorTiles) && !simRace && !testing.Short(); tile++ {
+		if tile == mmDefaultTile || tile == 4 {
+			continue
+		}
+		if tile == 6 {
+			sp := &MatMul{Type: dtype.BFloat16, Tile: tile, TransA: true, TransB: true, Emulate: true}
+			t.Run(fmt.Sprintf("%s/17x9x70x1", sp.Key()), func(t *testing.T) {
+				mmSimCase(t, rng, sp, 17, 9, 70, 1)
+			})
+		}
+		sp := &MatMul{Type: dtype.BFloat16, Tile: tile, Emulate: true}
+		t.Run(fmt.Sprintf("%s/17x9x33x2", sp.Key()), func(t *testing.T) {
+			mmSimCase(t, rng, sp, 17, 9, 33, 2)
+		})
 	}
 }
 

@@ -140,6 +140,8 @@ var (
 	cublasSetPointerMode       = api.Func("cublasSetPointerMode_v2")
 	cublasGemmEx               = api.Func("cublasGemmEx")
 	cublasGemmStridedBatchedEx = api.Func("cublasGemmStridedBatchedEx")
+	cublasSgemm                = api.Optional("cublasSgemm_v2")
+	cublasDgemm                = api.Optional("cublasDgemm_v2")
 	cublasGetStatusName        = api.Optional("cublasGetStatusName") // CUDA 11.4.2 and later
 	cublasGetStatusString      = api.Optional("cublasGetStatusString")
 )
@@ -273,6 +275,7 @@ var lib struct {
 	err     *Error
 	path    string // the file libcublas came from
 	ltPath  string // libcublasLt opened beside it, if any
+	ltErr   error  // why the cuBLASLt entry points (lt.go) are unavailable, nil if bound
 	version [3]int
 }
 
@@ -335,6 +338,16 @@ func load() {
 				lib.version[i] = int(v)
 			}
 		}
+		// cuBLASLt: the library libcublas loaded (the loader finds it by its soname),
+		// or the one opened beside it.
+		ltName := lt
+		if ltName == "" {
+			ltName = "libcublasLt.so." + soMajor(filepath.Base(name))
+			if lib.version[0] > 0 {
+				ltName = fmt.Sprintf("libcublasLt.so.%d", lib.version[0])
+			}
+		}
+		lib.ltErr = bindLt(ltName)
 		return
 	}
 	if len(tried) == 0 {

@@ -169,6 +169,32 @@ func (h Handle) GemmStridedBatchedEx(ta, tb Operation, m, n, k int, alpha Scalar
 	return resultIn(cublasGemmStridedBatchedEx, h.ctx, r)
 }
 
+// Gemm computes C = alpha*op(A)@op(B) + beta*C of float32 (R32F, the handle's math
+// mode deciding about TF32) or float64 (R64F) matrices, column major, on h's stream, with
+// the type's own routine (cuBLAS API: cublasSgemm, cublasDgemm), as PyTorch and CuPy call
+// them; alpha and beta are a Scalar of the element type's bits. A, B and C must share the
+// type. An error wrapping ErrNotSupported for another type or a library without the
+// routine.
+func (h Handle) Gemm(ta, tb Operation, m, n, k int, alpha Scalar, A, B Matrix, beta Scalar, C Matrix) error {
+	f := cublasSgemm
+	switch {
+	case A.Type == R32F && B.Type == R32F && C.Type == R32F:
+	case A.Type == R64F && B.Type == R64F && C.Type == R64F:
+		f = cublasDgemm
+	default:
+		return &Error{Status: StatusNotSupported, Name: StatusNotSupported.String(), Op: "cublasSgemm/cublasDgemm",
+			Message: fmt.Sprintf("matrices of types %d, %d, %d", A.Type, B.Type, C.Type)}
+	}
+	if err := h.usable(f); err != nil {
+		return err
+	}
+	r := f.CallIn(cu.Prologue(), uintptr(h.ctx), h.p, uintptr(uint32(ta)), uintptr(uint32(tb)),
+		cint(m), cint(n), cint(k), uintptr(unsafe.Pointer(&alpha)),
+		A.Ptr, cint(A.LD), B.Ptr, cint(B.LD),
+		uintptr(unsafe.Pointer(&beta)), C.Ptr, cint(C.LD))
+	return resultIn(f, h.ctx, r)
+}
+
 // usable is usable (api.go) for a call on h: also an error for the zero Handle.
 func (h Handle) usable(f *dl.Func) error {
 	if err := usable(f); err != nil {

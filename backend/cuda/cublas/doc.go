@@ -1,6 +1,7 @@
 // Package cublas binds cuBLAS, NVIDIA's BLAS library, at run time: the few entry points
 // the matrix products need (handles, streams, workspaces, cublasGemmEx and
-// cublasGemmStridedBatchedEx), one Go function each, taking plain values (handles,
+// cublasGemmStridedBatchedEx, cublasSgemm and cublasDgemm, and in lt.go cuBLASLt's
+// descriptors, heuristic and cublasLtMatmul), one Go function each, taking plain values (handles,
 // device pointers and streams as uintptr) and returning Go errors with cuBLAS's status
 // name. Package backend/cuda builds its matrix products on it.
 //

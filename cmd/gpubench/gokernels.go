@@ -1,0 +1,182 @@
+package main
+
+import (
+	_ "embed"
+
+	"github.com/go-gpu/gpu/kern"
+)
+
+// The kernels of suite_gokernels.go, written in Go (package gokernel compiles this
+// file's source for CUDA; the CPU backend runs the functions).
+
+//go:embed gokernels.go
+var goKernelsSrc string
+
+// Indexing is kernel/indexing: dest[i] = src[i], one thread per element. Compiled with
+// Go's bounds checks it is kernel/indexing_checked; Kernel.Unchecked drops them.
+func Indexing(t kern.Thread, dest, src []float32) {
+	i := t.Index()
+	dest[i] = src[i]
+}
+
+// Rand is kernel/rand: dest[i] = the upper 24 bits of the first word of
+// Philox2x32-10 (Salmon et al., SC 2011) of the counter (i, ctr) under key, times
+// 2^-24.
+func Rand(t kern.Thread, dest []float32, key, ctr uint32) {
+	i := t.Index()
+	x0, x1 := uint32(i), ctr
+	for range 10 {
+		p := uint64(x0) * 0xD256D193
+		x0, x1 = uint32(p>>32)^x1^key, uint32(p)
+		key += 0x9E3779B9
+	}
+	dest[i] = float32(x0>>8) * (1.0 / (1 << 24))
+}
+
+// Add is integration/byval/reference: y = x1 + x2 for i < n.
+func Add(t kern.Thread, n int, x1, x2, y []float32) {
+	if i := t.Index(); i < n {
+		y[i] = x1[i] + x2[i]
+	}
+}
+
+// AddSlices1 to AddSlices3 are integration/byval/slices=k: block row j adds slice
+// j, the slices passed by value (a slice parameter is its pointer and length).
+func AddSlices1(t kern.Thread, n int, a1, b1, y1 []float32) {
+	if i := t.Index(); i < n {
+		y1[i] = a1[i] + b1[i]
+	}
+}
+
+func AddSlices2(t kern.Thread, n int, a1, a2, b1, b2, y1, y2 []float32) {
+	i := t.Index()
+	if i >= n {
+		return
+	}
+	a, b, y := a1, b1, y1
+	if t.BlockIdx().Y == 1 {
+		a, b, y = a2, b2, y2
+	}
+	y[i] = a[i] + b[i]
+}
+
+func AddSlices3(t kern.Thread, n int, a1, a2, a3, b1, b2, b3, y1, y2, y3 []float32) {
+	i := t.Index()
+	if i >= n {
+		return
+	}
+	a, b, y := a1, b1, y1
+	switch t.BlockIdx().Y {
+	case 1:
+		a, b, y = a2, b2, y2
+	case 2:
+		a, b, y = a3, b3, y3
+	}
+	y[i] = a[i] + b[i]
+}
+
+// AddMatVec is integration/metaldevrt: block j adds x2[j] to the m elements of row
+// j of x1, through a call of addOne (inlined: calls in Go kernels are).
+func AddMatVec(t kern.Thread, m int, x1, x2, y []float32) {
+	j := t.BlockIdx().X
+	c := x2[j]
+	row := j * m
+	for i := t.ThreadIdx().X; i < m; i += t.BlockDim().X {
+		y[row+i] = addOne(x1[row+i], c)
+	}
+}
+
+func addOne(a, b float32) float32 { return a + b }
+
+// Saxpy is gokernel/saxpy: y = a*x + y.
+func Saxpy(t kern.Thread, a float32, x, y []float32) {
+	if i := t.Index(); i < len(y) {
+		y[i] = a*x[i] + y[i]
+	}
+}
+
+// Transpose is gokernel/transpose: out (cols x rows) = in (rows x cols) transposed
+// through a 32x33 shared tile by blocks of 32x8 threads, each thread moving four
+// elements. The four loads come before the four stores: a load followed by its store
+// would wait for the load before the next one is issued.
+func Transpose(t kern.Thread, rows, cols int, in, out []float32) {
+	const tile, step, pitch = 32, 8, 33
+	buf := kern.Shared[float32](t, tile*pitch)
+	tx, ty := t.ThreadIdx().X, t.ThreadIdx().Y
+	r, c := t.BlockIdx().Y*tile+ty, t.BlockIdx().X*tile+tx
+	var v0, v1, v2, v3 float32
+	if c < cols {
+		if r < rows {
+			v0 = in[r*cols+c]
+		}
+		if r+step < rows {
+			v1 = in[(r+step)*cols+c]
+		}
+		if r+2*step < rows {
+			v2 = in[(r+2*step)*cols+c]
+		}
+		if r+3*step < rows {
+			v3 = in[(r+3*step)*cols+c]
+		}
+	}
+	buf[ty*pitch+tx] = v0
+	buf[(ty+step)*pitch+tx] = v1
+	buf[(ty+2*step)*pitch+tx] = v2
+	buf[(ty+3*step)*pitch+tx] = v3
+	t.Sync()
+	r, c = t.BlockIdx().X*tile+ty, t.BlockIdx().Y*tile+tx
+	v0, v1, v2, v3 = buf[tx*pitch+ty], buf[tx*pitch+ty+step], buf[tx*pitch+ty+2*step], buf[tx*pitch+ty+3*step]
+	if c < rows {
+		if r < cols {
+			out[r*rows+c] = v0
+		}
+		if r+step < cols {
+			out[(r+step)*rows+c] = v1
+		}
+		if r+2*step < cols {
+			out[(r+2*step)*rows+c] = v2
+		}
+		if r+3*step < cols {
+			out[(r+3*step)*rows+c] = v3
+		}
+	}
+}
+
+// Sum is gokernel/sum: sum[0] += the elements of x, by a grid-stride loop of four
+// independent loads and sums, warp shuffles, a shared array of the warps' sums and one atomic
+// addition per block.
+func Sum(t kern.Thread, x, sum []float32) {
+	partial := kern.Shared[float32](t, 32)
+	var s0, s1, s2, s3 float32
+	n, stride := len(x), t.GridStride()
+	i := t.Index()
+	for ; i+3*stride < n; i += 4 * stride {
+		// All four loads first: each has its bounds check, a branch, and a sum
+		// between two loads would wait for the first before the second is issued.
+		a, b, c, d := x[i], x[i+stride], x[i+2*stride], x[i+3*stride]
+		s0, s1, s2, s3 = s0+a, s1+b, s2+c, s3+d
+	}
+	for ; i < n; i += stride {
+		s0 += x[i]
+	}
+	s := (s0 + s1) + (s2 + s3)
+	for m := 16; m > 0; m /= 2 {
+		s += kern.ShflXor(t, s, m)
+	}
+	if t.Lane() == 0 {
+		partial[t.Warp()] = s
+	}
+	t.Sync()
+	if t.Warp() == 0 {
+		s = 0
+		if t.Lane() < t.BlockDim().X/32 {
+			s = partial[t.Lane()]
+		}
+		for m := 16; m > 0; m /= 2 {
+			s += kern.ShflXor(t, s, m)
+		}
+		if t.Lane() == 0 {
+			kern.AtomicAdd(sum, 0, s)
+		}
+	}
+}

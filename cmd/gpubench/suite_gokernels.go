@@ -1,0 +1,471 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/go-gpu/gpu"
+	"github.com/go-gpu/gpu/bench"
+	"github.com/go-gpu/gpu/gokernel"
+)
+
+// The Go kernels' suite: the hand-written kernels of suite_kernels.go written in Go
+// (gokernels.go, compiled by package gokernel; on the CPU backend the Go functions
+// run), beside the PTX ones and under the same peer keys, plus three kernels whose
+// figures the issue asks for:
+//
+//   - kernel/indexing/go and kernel/indexing_checked/go: Indexing without and with
+//     Go's bounds checks (Kernel.Unchecked), kernel/indexing's geometry.
+//   - kernel/rand/go: Philox2x32-10 in Go, kernel/rand's geometry and check.
+//   - integration/byval/reference/go, integration/byval/slices=k/go and
+//     integration/metaldevrt/go: Metal.jl's integration benchmarks (the slices pass
+//     by value as pointer and length parameters; metaldevrt's device function is
+//     inlined, as every call in a Go kernel is).
+//   - gokernel/saxpy: y = a*x + y over the benchmark's matrix, one thread per
+//     element; bytes 12 per element. Compare with reference/dtod_copy (% copy).
+//   - gokernel/transpose: the matrix transposed through a shared tile; bytes 8 per
+//     element. Compare with array/permutedims/2d and the copy.
+//   - gokernel/sum: a block reduction (grid-stride loop, warp shuffles, shared
+//     memory, one atomic per block) of the matrix into one float, after a Fill of
+//     it; bytes 4 per element. Compare with array/reductions/reduce/Float32/1d.
+//   - latency/first_gokernel: in a fresh process after latency/first_kernel's
+//     module load, New (parse, type-check, compile) of a kernel not launched before,
+//     its first launch (compile for the device, load) and a synchronize.
+
+// errSlowCPU skips a Go kernel's row on the CPU backend when its launches have more
+// than cpuMaxThreads threads: the CPU backend calls a Go kernel's function once per
+// thread through reflection (a fraction of a microsecond a thread, ten times that
+// under the race detector), which is for tests, not benchmarks. The /16k rows run at
+// gpubench's test size (-large 256).
+var errSlowCPU = fmt.Errorf("the CPU backend calls a Go kernel's function per thread through reflection, too slow for more than %d threads: %w", cpuMaxThreads, bench.ErrSkip)
+
+const cpuMaxThreads = 1 << 17
+
+// slowOnCPU returns errSlowCPU for a launch of n threads on the CPU backend.
+func slowOnCPU(c *setupCtx, n int) error {
+	if c.d.backend == "cpu" && n > cpuMaxThreads {
+		return errSlowCPU
+	}
+	return nil
+}
+
+var goKernelFuncs = map[string][]any{
+	"Indexing": {Indexing}, "Rand": {Rand}, "Add": {Add}, "AddSlices1": {AddSlices1}, "AddSlices2": {AddSlices2},
+	"AddSlices3": {AddSlices3}, "AddMatVec": {AddMatVec}, "Saxpy": {Saxpy}, "Transpose": {Transpose}, "Sum": {Sum},
+}
+
+var goKernelCache sync.Map // name -> *goKernelEntry
+
+type goKernelEntry struct {
+	once sync.Once
+	k    *gokernel.Kernel
+	err  error
+}
+
+// goKernel returns the compiled Go kernel name (once per process).
+func goKernel(name string) (*gokernel.Kernel, error) {
+	v, _ := goKernelCache.LoadOrStore(name, &goKernelEntry{})
+	e := v.(*goKernelEntry)
+	e.once.Do(func() { e.k, e.err = gokernel.New(goKernelsSrc, goKernelFuncs[name]...) })
+	return e.k, e.err
+}
+
+func registerGoKernels() {
+	for _, large := range []bool{false, true} {
+		for _, checked := range []bool{false, true} {
+			registerGoIndexing(checked, large)
+		}
+		registerGoRand(large)
+		registerGoSaxpy(large)
+		registerGoTranspose(large)
+		registerGoSum(large)
+	}
+	registerGoByval()
+	registerGoDevrt()
+}
+
+func registerGoIndexing(checked, large bool) {
+	name := "kernel/indexing/go"
+	if checked {
+		name = "kernel/indexing_checked/go"
+	}
+	registerOp(op{
+		name: name, large: large, bytes: 8 * nominalElems(large),
+		setup: func(c *setupCtx) (func() error, int64, error) {
+			if err := slowOnCPU(c, elems(c.matShape())); err != nil {
+				return nil, 0, err
+			}
+			k, err := goKernel("Indexing")
+			if err != nil {
+				return nil, 0, err
+			}
+			if !checked {
+				k = k.Unchecked()
+			}
+			n, cfg, padded := kernelGeometry(c)
+			type io struct{ src, dst *gpu.Array[float32] }
+			rot, err := rotation(c.sets(8*int64(n)), func() (x io, err error) {
+				if x.src, err = uniform(c, devMem, padded); err == nil {
+					x.dst, err = newArr[float32](c, devMem, padded)
+				}
+				return x, err
+			})
+			if err != nil {
+				return nil, 0, err
+			}
+			s := c.s()
+			launch := func(x io) error { return k.Launch(s, cfg, x.dst, x.src) }
+			for _, x := range rot.Sets() {
+				if err := poison(s, x.dst); err != nil {
+					return nil, 0, err
+				}
+				if err := launch(x); err != nil {
+					return nil, 0, err
+				}
+				if err := checkNone(s, name, "d != s", gpu.Vars{"d": x.dst, "s": x.src}); err != nil {
+					return nil, 0, err
+				}
+			}
+			return func() error { return launch(rot.Next()) }, 8 * int64(n), nil
+		},
+	})
+}
+
+func registerGoRand(large bool) {
+	registerOp(op{
+		name: "kernel/rand/go", large: large, bytes: 4 * nominalElems(large),
+		setup: func(c *setupCtx) (func() error, int64, error) {
+			if err := slowOnCPU(c, elems(c.matShape())); err != nil {
+				return nil, 0, err
+			}
+			k, err := goKernel("Rand")
+			if err != nil {
+				return nil, 0, err
+			}
+			n, cfg, padded := kernelGeometry(c)
+			rot, err := rotation(c.sets(4*int64(n)), func() (*gpu.Array[float32], error) { return newArr[float32](c, devMem, padded) })
+			if err != nil {
+				return nil, 0, err
+			}
+			s := c.s()
+			var ctr uint32
+			launch := func(dst *gpu.Array[float32]) error {
+				ctr++
+				return k.Launch(s, cfg, dst, uint32(randSeed), ctr)
+			}
+			dst := rot.Sets()[0]
+			if err := poison(s, dst); err != nil {
+				return nil, 0, err
+			}
+			if err := launch(dst); err != nil {
+				return nil, 0, err
+			}
+			for _, i := range []int{0, 1, indexBlock, padded - 1} {
+				v, err := dst.At(bg, i)
+				if err != nil {
+					return nil, 0, err
+				}
+				if want := philoxUniform(uint32(i), ctr, randSeed); v != want {
+					return nil, 0, fmt.Errorf("kernel/rand/go: element %d is %v, want %v", i, v, want)
+				}
+			}
+			return func() error { return launch(rot.Next()) }, 4 * int64(n), nil
+		},
+	})
+}
+
+func registerGoByval() {
+	for k := 0; k <= maxSlices; k++ {
+		name := "integration/byval/reference/go"
+		kname := "Add"
+		slices := 1
+		if k > 0 {
+			name = fmt.Sprintf("integration/byval/slices=%d/go", k)
+			kname = fmt.Sprintf("AddSlices%d", k)
+			slices = k
+		}
+		registerOp(op{
+			name: name, bytes: 12 * intElems * int64(slices),
+			setup: func(c *setupCtx) (func() error, int64, error) {
+				if err := slowOnCPU(c, intElems); err != nil {
+					return nil, 0, err
+				}
+				kern, err := goKernel(kname)
+				if err != nil {
+					return nil, 0, err
+				}
+				s := c.s()
+				arrs := make([]*gpu.Array[float32], 3*slices) // x1s, x2s, ys
+				args := []any{intElems}
+				for i := range arrs {
+					if i < 2*slices {
+						arrs[i], err = uniform(c, devMem, intRows, intCols)
+					} else {
+						arrs[i], err = newArr[float32](c, devMem, intRows, intCols)
+					}
+					if err != nil {
+						return nil, 0, err
+					}
+					flatArr, err := flat(arrs[i])
+					if err != nil {
+						return nil, 0, err
+					}
+					args = append(args, flatArr)
+				}
+				cfg := integrationConfig(slices)
+				launch := func() error { return kern.Launch(s, cfg, args...) }
+				for j := range slices {
+					if err := poison(s, arrs[2*slices+j]); err != nil {
+						return nil, 0, err
+					}
+				}
+				if err := launch(); err != nil {
+					return nil, 0, err
+				}
+				for j := range slices {
+					vars := gpu.Vars{"a": arrs[j], "b": arrs[slices+j], "y": arrs[2*slices+j]}
+					if err := checkNone(s, fmt.Sprintf("%s, slice %d", name, j), "y != a + b", vars); err != nil {
+						return nil, 0, err
+					}
+				}
+				return launch, 12 * intElems * int64(slices), nil
+			},
+		})
+	}
+}
+
+func registerGoDevrt() {
+	const bytes = 4 * (2*intElems + intRows)
+	registerOp(op{
+		name: "integration/metaldevrt/go", bytes: bytes,
+		setup: func(c *setupCtx) (func() error, int64, error) {
+			if err := slowOnCPU(c, intElems); err != nil {
+				return nil, 0, err
+			}
+			k, err := goKernel("AddMatVec")
+			if err != nil {
+				return nil, 0, err
+			}
+			s := c.s()
+			x1, err := uniform(c, devMem, intRows, intCols)
+			if err != nil {
+				return nil, 0, err
+			}
+			x2, err := uniform(c, devMem, intRows, 1)
+			if err != nil {
+				return nil, 0, err
+			}
+			y, err := newArr[float32](c, devMem, intRows, intCols)
+			if err != nil {
+				return nil, 0, err
+			}
+			fx1, err1 := flat(x1)
+			fx2, err2 := flat(x2)
+			fy, err3 := flat(y)
+			if err := firstErr(err1, err2, err3); err != nil {
+				return nil, 0, err
+			}
+			cfg := gpu.LaunchConfig{Grid: gpu.Dim3{X: intRows}, Block: gpu.Dim3{X: intBlock}}
+			launch := func() error { return k.Launch(s, cfg, intCols, fx1, fx2, fy) }
+			if err := poison(s, y); err != nil {
+				return nil, 0, err
+			}
+			if err := launch(); err != nil {
+				return nil, 0, err
+			}
+			if err := checkNone(s, "integration/metaldevrt/go", "y != a + b", gpu.Vars{"a": x1, "b": x2, "y": y}); err != nil {
+				return nil, 0, err
+			}
+			return launch, bytes, nil
+		},
+	})
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+func registerGoSaxpy(large bool) {
+	registerOp(op{
+		name: "gokernel/saxpy", large: large, bytes: 12 * nominalElems(large),
+		setup: func(c *setupCtx) (func() error, int64, error) {
+			if err := slowOnCPU(c, elems(c.matShape())); err != nil {
+				return nil, 0, err
+			}
+			k, err := goKernel("Saxpy")
+			if err != nil {
+				return nil, 0, err
+			}
+			n := elems(c.matShape())
+			type io struct{ x, y *gpu.Array[float32] }
+			rot, err := rotation(c.sets(8*int64(n)), func() (v io, err error) {
+				if v.x, err = uniform(c, devMem, n); err == nil {
+					v.y, err = uniform(c, devMem, n)
+				}
+				return v, err
+			})
+			if err != nil {
+				return nil, 0, err
+			}
+			s := c.s()
+			// Check once: y' = 2x + y.
+			v := rot.Sets()[0]
+			y0, err := newArr[float32](c, devMem, n)
+			if err != nil {
+				return nil, 0, err
+			}
+			if err := gpu.Copy(s, y0, v.y); err != nil {
+				return nil, 0, err
+			}
+			if err := k.LaunchN(s, n, float32(2), v.x, v.y); err != nil {
+				return nil, 0, err
+			}
+			if err := checkNone(s, "gokernel/saxpy", "y != 2*x + y0", gpu.Vars{"x": v.x, "y": v.y, "y0": y0}); err != nil {
+				return nil, 0, err
+			}
+			return func() error { v := rot.Next(); return k.LaunchN(s, n, float32(0.5), v.x, v.y) }, 12 * int64(n), nil
+		},
+	})
+}
+
+func registerGoTranspose(large bool) {
+	registerOp(op{
+		name: "gokernel/transpose", large: large, bytes: 8 * nominalElems(large),
+		setup: func(c *setupCtx) (func() error, int64, error) {
+			if err := slowOnCPU(c, elems(c.matShape())); err != nil {
+				return nil, 0, err
+			}
+			k, err := goKernel("Transpose")
+			if err != nil {
+				return nil, 0, err
+			}
+			shape := c.matShape()
+			rows, cols := shape[0], shape[1]
+			n := rows * cols
+			type io struct{ in, out *gpu.Array[float32] }
+			rot, err := rotation(c.sets(8*int64(n)), func() (v io, err error) {
+				if v.in, err = uniform(c, devMem, n); err == nil {
+					v.out, err = newArr[float32](c, devMem, n)
+				}
+				return v, err
+			})
+			if err != nil {
+				return nil, 0, err
+			}
+			s := c.s()
+			cfg := gpu.LaunchConfig{Grid: gpu.Dim3{X: (cols + 31) / 32, Y: (rows + 31) / 32}, Block: gpu.Dim3{X: 32, Y: 8}}
+			launch := func(v io) error { return k.Launch(s, cfg, rows, cols, v.in, v.out) }
+			v := rot.Sets()[0]
+			if err := launch(v); err != nil {
+				return nil, 0, err
+			}
+			in2, err := v.in.Reshape(rows, cols)
+			if err != nil {
+				return nil, 0, err
+			}
+			want, err := gpu.Transpose(s, in2)
+			if err != nil {
+				return nil, 0, err
+			}
+			c.k.add(want.Free)
+			out2, err := v.out.Reshape(cols, rows)
+			if err != nil {
+				return nil, 0, err
+			}
+			if err := checkNone(s, "gokernel/transpose", "o != w", gpu.Vars{"o": out2, "w": want}); err != nil {
+				return nil, 0, err
+			}
+			return func() error { return launch(rot.Next()) }, 8 * int64(n), nil
+		},
+	})
+}
+
+func registerGoSum(large bool) {
+	registerOp(op{
+		name: "gokernel/sum", large: large, bytes: 4 * nominalElems(large),
+		setup: func(c *setupCtx) (func() error, int64, error) {
+			if err := slowOnCPU(c, elems(c.matShape())); err != nil {
+				return nil, 0, err
+			}
+			k, err := goKernel("Sum")
+			if err != nil {
+				return nil, 0, err
+			}
+			n := elems(c.matShape())
+			rot, err := rotation(c.sets(4*int64(n)), func() (*gpu.Array[float32], error) { return uniform(c, devMem, n) })
+			if err != nil {
+				return nil, 0, err
+			}
+			sum, err := newArr[float32](c, devMem, 1)
+			if err != nil {
+				return nil, 0, err
+			}
+			s := c.s()
+			info := c.d.dev.Info()
+			blocks := max(1, min((n+1023)/1024, 8*max(1, info.Multiprocessors)))
+			cfg := gpu.LaunchConfig{Grid: gpu.Dim3{X: blocks}, Block: gpu.Dim3{X: 256}}
+			launch := func(x *gpu.Array[float32]) error {
+				if err := gpu.Fill(s, sum, float32(0)); err != nil {
+					return err
+				}
+				return k.Launch(s, cfg, x, sum)
+			}
+			x := rot.Sets()[0]
+			if err := launch(x); err != nil {
+				return nil, 0, err
+			}
+			got, err := sum.At(bg, 0)
+			if err != nil {
+				return nil, 0, err
+			}
+			want, err := gpu.Sum[float32, float32](s, x)
+			if err != nil {
+				return nil, 0, err
+			}
+			w, err := want.At(bg)
+			want.Free()
+			if err != nil {
+				return nil, 0, err
+			}
+			if math.Abs(float64(got-w)) > 1e-4*math.Abs(float64(w))+1e-3 {
+				return nil, 0, fmt.Errorf("gokernel/sum: %v, Sum says %v", got, w)
+			}
+			return func() error { return launch(rot.Next()) }, 4 * int64(n), nil
+		},
+	})
+}
+
+// firstGoKernel is latency/first_gokernel's figure in the latency child: New of a
+// kernel this process has not compiled, its first launch and a synchronize.
+func firstGoKernel(d *gpu.Device) (time.Duration, error) {
+	t0 := time.Now()
+	k, err := gokernel.New(goKernelsSrc, Saxpy)
+	if err != nil {
+		return 0, err
+	}
+	s := d.DefaultStream()
+	x, err := gpu.Zeros[float32](s, 256)
+	if err != nil {
+		return 0, err
+	}
+	defer x.Free()
+	t1 := time.Now()
+	if err := s.Synchronize(bg); err != nil { // the allocation is not the kernel's
+		return 0, err
+	}
+	t2 := time.Now()
+	if err := k.LaunchN(s, 256, float32(2), x, x); err != nil {
+		return 0, err
+	}
+	if err := s.Synchronize(bg); err != nil {
+		return 0, err
+	}
+	return t1.Sub(t0) + time.Since(t2), nil
+}

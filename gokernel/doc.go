@@ -1,0 +1,175 @@
+// Package gokernel runs GPU kernels written in Go: it compiles a kernel's Go source to
+// PTX for CUDA devices (go/parser, go/types, and package ptx's builder; no toolkit
+// at run time), and on the CPU backend it runs the kernel's compiled Go function
+// itself, so that the same kernel is tested without a GPU.
+//
+// A kernel is an ordinary Go function whose first parameter is a kern.Thread (package
+// kern: the thread's position, the block barrier, shared memory, warp shuffles and
+// votes, atomics, fences, and math functions that give the same bits everywhere):
+//
+//	//go:embed saxpy.go
+//	var saxpySrc string
+//
+//	func Saxpy(t kern.Thread, a float32, x, y []float32) {
+//		if i := t.Index(); i < len(y) {
+//			y[i] = a*x[i] + y[i]
+//		}
+//	}
+//
+//	k, err := gokernel.New(saxpySrc, Saxpy)  // parse and check now
+//	err = k.LaunchN(s, n, 2, x, y)           // x, y: *gpu.Array[float32] of n elements
+//
+// The source comes as a string, typically the kernel's own file through //go:embed (a
+// program's binary holds no source). New finds the function's name and file itself;
+// Compile takes them for a kernel without a Go function (GPU only). The source is
+// parsed and type-checked against declarations of packages kern, math and math/bits
+// embedded here, so no Go toolchain is needed; the file may hold other code (imports,
+// tests, the embed directive): only errors inside the functions the kernel reaches
+// count.
+//
+// # The Go subset
+//
+// A kernel takes a kern.Thread, then numbers (the sized integers, int, uint, uintptr,
+// float32, float64; bool) and slices of numbers, and returns nothing. Its body may
+// use local variables of those types (and kern.Dim), constants, every arithmetic,
+// bit, comparison and logical operator, conversions between number types, if, for
+// (all three forms), for range over an integer or a slice, switch (with or without a
+// tag; no fallthrough), break and continue (with labels), return, len, cap, min, max,
+// slice expressions (s[lo:hi], s[lo:hi:max]), panic with a constant, calls of the
+// source's other functions (inlined; no recursion), of package kern, and of the math
+// and math/bits functions listed below. Generic kernels are instantiated per
+// launch, with the type arguments the launch's arguments give; generic helpers per
+// call.
+//
+// Everything else is refused with an *Error at its position (file:line:col) saying
+// what to write instead: goroutines, defer, channels, select, goto, fallthrough,
+// closures and function values, methods, pointers (&x; index a slice instead),
+// allocation (make, new, append: memory comes from the parameters and kern.Shared),
+// composite literals, arrays, strings, maps, interfaces, package-level variables
+// (pass a parameter, or use a constant).
+//
+// A slice is a pointer, a length and a capacity. A kernel's slice parameters are
+// global memory; kern.Shared returns shared memory. The state space of a slice
+// variable is fixed by the first value it holds: a variable can't hold global memory
+// at one time and shared memory at another.
+//
+// # Go's semantics on the GPU
+//
+// Integer arithmetic wraps at the type's width (8- and 16-bit values live in 32-bit
+// registers and are wrapped after each operation); division truncates toward zero,
+// and MinInt / -1 is MinInt (its remainder 0), as in Go; a shift by the width or
+// more gives 0 (or the sign, for >> of a negative value). Float arithmetic is IEEE
+// with round-to-nearest, every operation rounded (add.rn, mul.rn: no contraction into
+// fused multiply-adds; kern.FMA and math.FMA fuse explicitly). Go's compiler may fuse
+// x*y + z on arm64, ppc64 and s390x (the spec allows it): write float32(x*y) + z where
+// the CPU must give the GPU's bits. Comparisons with NaN are false (!= true).
+// Conversions: integer to float rounds to nearest; float to integer truncates toward
+// zero; Go leaves out-of-range float-to-integer conversions (NaN, ±Inf, values beyond
+// the type) to the implementation: the GPU saturates (NaN gives 0), amd64 gives the
+// "integer indefinite" value. Go does not specify a NaN's sign or payload either: the
+// GPU produces the canonical NaN (0x7fffffff, 0x7fffffffffffffff), amd64 a negative
+// one for 0/0, so code that inspects a NaN's bits (math.Signbit, math.Copysign with a
+// NaN sign, math.Float64bits) can see different bits on the CPU.
+//
+// # Checks and failures
+//
+// Index expressions, slice expressions, integer divisions (and remainders) and shifts
+// by signed counts are checked as Go checks them, and panic(c) fails on purpose. A
+// failing thread records the failure and exits: the other threads run on (an exited
+// thread releases the barriers it would hold up, PTX's rule for exit), and the next
+// wait that covers the launch (Synchronize of its stream or of the device, a host read
+// of an array the launch, or later work on its stream, wrote: the waits that report
+// gpu.ErrIndexOutOfRange) returns a *Fault that wraps gpu.ErrKernelFailure and names
+// the kernel, the source line, the block and thread, with Go's own message ("index
+// out of range [1000] with length 1000"); each failing launch's first failure is
+// reported once. The device stays usable: a CUDA trap would end its context for good,
+// so the kernel writes its first failure into its launch's check slot (pinned memory
+// mapped for the device: gpu.Stream.LaunchChecked, the mechanism of the index
+// operations' errors too) and exits instead. On the CPU backend the Go function's own
+// panics are recovered per thread and recorded the same way. Kernel.Unchecked compiles the checks
+// out (the GPU only: the CPU runs compiled Go, which always checks); a failure then is
+// whatever the hardware makes of it.
+//
+// # Threads, barriers, warps, shared memory
+//
+// The threads of a launch are those of CUDA (see package kern). t.Sync() is the block
+// barrier; the warp operations (kern.ShflXor, kern.ShflDown, kern.ShflUp, kern.Shfl,
+// t.Ballot, t.All, t.Any, t.SyncWarp) use the mask of the lanes of the warp that exist
+// (a partial last warp has fewer), and a source lane outside them gives the caller
+// its own value, on the GPU (shfl.sync's clamp) as on the CPU. Every lane of a warp
+// must call a warp operation together; every thread of a block must reach the same
+// barriers. kern.Shared(t, n) declares a .shared array of n elements (n constant):
+// one per source line, type and length, the same array for every thread of the block
+// and every iteration, as CUDA's __shared__; a block has 48 KiB of it.
+//
+// # Math
+//
+// Package kern's math functions (kern.Exp, kern.Log, kern.Sin, kern.Pow, ... 25 of
+// them, and kern.Sqrt, kern.FMA), for float32 and float64, give the same bits on the
+// CPU and the GPU: the GPU runs the device math library of package ptx, the CPU its
+// Go mirrors (package ptx/gomath).
+//
+// Of package math a kernel may call Sqrt, Abs, Floor, Ceil, Trunc, Round,
+// RoundToEven, Copysign, Signbit, IsNaN, IsInf, Inf, NaN, FMA, Max, Min, Mod,
+// Float32bits, Float32frombits, Float64bits and Float64frombits, which give Go's exact
+// results on the GPU (but for NaN bits, above), and Exp, Exp2, Expm1, Log, Log2, Log10,
+// Log1p, Sin, Cos, Tan, Asin, Acos, Atan, Atan2, Sinh, Cosh, Tanh, Asinh, Acosh,
+// Atanh, Pow, Cbrt, Hypot and Erf, which run the device library on the GPU (within
+// about an ulp, see package ptx) while the CPU runs Go's math package: the two may
+// differ in the last bit. Use package kern's functions where the CPU and the GPU
+// must agree. Of math/bits: OnesCount, LeadingZeros, TrailingZeros, Len, RotateLeft
+// and Reverse, and their 32- and 64-bit forms. Every constant of both packages can be
+// used.
+//
+// # Launching
+//
+// Kernel.Launch takes the stream, the grid and block (CUDA's limits apply on every
+// backend) and one argument per parameter after the Thread: a contiguous *gpu.Array
+// of the element type for a slice (the kernel sees its elements in row-major order;
+// its use is tracked, as a read, a write or both, from what the kernel's code does
+// with the slice), a Go value for a scalar (an int or a float64 converts to the
+// parameter's type where it is representable, so untyped constants in the call just
+// work). Kernel.LaunchN launches one thread per element (blocks of 256; n = 0
+// launches nothing). Each instantiation is compiled and loaded once per device and
+// kept for the process's life: New parses and checks the source (about a millisecond
+// for a file of a few kernels), the first launch on a device compiles the
+// instantiation (tens of microseconds) and has the driver load the module.
+// Kernel.PTX returns the module text for a compute capability. The cache is the
+// Kernel's own (per device and type arguments), not the device's cache of the
+// library's kernels, which package gpu keeps unexported.
+//
+// # On the CPU
+//
+// The CPU backend runs the Go function given to New through kern.Run: each block's
+// threads one after another, or, for a kernel that reaches t.Sync or a warp
+// operation (the compiler knows), each thread on its own goroutine, with barriers and
+// warp operations that behave as the GPU's. Each thread is a call through reflection
+// (a fraction of a microsecond): fine for tests and modest sizes, not a fast CPU
+// path. A generic kernel runs on the CPU only with the instantiations given to New
+// (NewNamed for instantiations made inside generic code).
+//
+// # Design notes
+//
+// Why the CPU runs the user's compiled function rather than executing the checked
+// source: its semantics are Go's by construction, so the tests compare the compiler's
+// PTX (on a GPU, or the PTX simulator) with Go itself, and a differential fuzzer
+// generates kernels, builds them with the go command and compares. The price is speed
+// on the CPU and the need to pass a generic kernel's instantiations.
+//
+// Why one shared array per source line: the CPU tells the arrays of a block apart by
+// the call's position (runtime.Callers), and a line is what both sides agree on; a
+// second kern.Shared on the same line is refused.
+//
+// Why a statement's loads are issued first: a checked index is a compare and a
+// branch to the failure path, and ptxas moves no load above a branch, so in
+// y[i] = a*x[i] + y[i] the multiplication would wait for x[i] before y[i] is even
+// requested. The compiler loads the elements a statement reads first, in Go's order
+// of evaluation, up to the first other check or call with effects (which keeps the
+// first failure Go's). Across statements it doesn't: to keep several loads in flight
+// in a loop of dependent statements, load into variables first (gpubench's
+// gokernels.go has examples), or use Kernel.Unchecked.
+//
+// Why int is 64-bit on the GPU too: it is Go's int. Index arithmetic in int costs
+// 64-bit integer instructions; a kernel that needs the last bit of integer throughput
+// can compute in int32.
+package gokernel

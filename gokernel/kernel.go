@@ -1,0 +1,720 @@
+package gokernel
+
+import (
+	"errors"
+	"fmt"
+	"go/types"
+	"math"
+	"reflect"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/go-gpu/gpu"
+	"github.com/go-gpu/gpu/backend"
+	"github.com/go-gpu/gpu/backend/cpu"
+	"github.com/go-gpu/gpu/dtype"
+	"github.com/go-gpu/gpu/kern"
+)
+
+// Kernel is a kernel written in Go: compiled to PTX from its source for CUDA devices,
+// and run as its compiled Go function on the CPU backend. It is safe for concurrent
+// use; each device compiles (and loads) each instantiation once.
+type Kernel struct {
+	name     string
+	filename string
+	p        *program
+	params   []kparam
+	coop     bool // barriers or warp operations: one goroutine per thread on the CPU
+	warp     bool
+	checks   bool
+	fns      []reflect.Value // the Go function's instantiations
+	cache    *sync.Map       // instKey -> *instEntry (shared with Unchecked's copy)
+}
+
+// New compiles the kernel fn from its source src (the text of the Go file that
+// declares it, typically through //go:embed), to run it on any device: the source
+// is compiled for CUDA devices at the first launch on each, and fn itself runs on
+// the CPU backend. fn is the kernel function (func(t kern.Thread, ...)); for a
+// generic kernel pass the instantiations the CPU needs (Scale[float32],
+// Scale[float64]): the GPU instantiates the source per launch's argument types
+// anyway. The source is parsed and checked at once: errors are *Error, at the
+// position in src, saying what to write instead.
+func New(src string, fns ...any) (*Kernel, error) {
+	if len(fns) == 0 {
+		return nil, fmt.Errorf("gokernel: New needs the kernel function (use Compile for the GPU alone): %w", gpu.ErrInvalidValue)
+	}
+	v := reflect.ValueOf(fns[0])
+	if v.Kind() != reflect.Func || v.IsNil() {
+		return nil, fmt.Errorf("gokernel: New: argument 1 is a %T, not a kernel function: %w", fns[0], gpu.ErrInvalidValue)
+	}
+	name, file, err := funcIdentity(runtime.FuncForPC(v.Pointer()))
+	if err != nil {
+		return nil, err
+	}
+	return NewNamed(file, src, name, fns...)
+}
+
+// NewNamed is New for functions whose name and file the program can't find itself:
+// instantiations made inside generic code (Scale[T] in a function generic over T) are
+// closures. filename names src in positions, name is the kernel's.
+func NewNamed(filename, src, name string, fns ...any) (*Kernel, error) {
+	if len(fns) == 0 {
+		return nil, fmt.Errorf("gokernel: NewNamed needs the kernel function (use Compile for the GPU alone): %w", gpu.ErrInvalidValue)
+	}
+	vals := make([]reflect.Value, len(fns))
+	for i, fn := range fns {
+		v := reflect.ValueOf(fn)
+		if v.Kind() != reflect.Func || v.IsNil() {
+			return nil, fmt.Errorf("gokernel: New: argument %d is a %T, not a kernel function: %w", i+1, fn, gpu.ErrInvalidValue)
+		}
+		if n, _, err := funcIdentity(runtime.FuncForPC(v.Pointer())); err == nil && n != name {
+			return nil, fmt.Errorf("gokernel: New: %s is not the kernel %s (pass the instantiations of one kernel): %w", n, name, gpu.ErrInvalidValue)
+		}
+		vals[i] = v
+	}
+	k, err := compileSource(baseName(filename), src, name)
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range vals {
+		if err := k.checkFunc(v.Type()); err != nil {
+			return nil, err
+		}
+	}
+	k.fns = vals
+	return k, nil
+}
+
+// Compile compiles the kernel named name from src for CUDA devices only (launching
+// it on the CPU backend fails with gpu.ErrNotSupported: give New the function).
+// filename names src in positions.
+func Compile(filename, src, name string) (*Kernel, error) {
+	return compileSource(baseName(filename), src, name)
+}
+
+// funcIdentity returns the name of a kernel function and the base name of its
+// file.
+func funcIdentity(rf *runtime.Func) (name, file string, err error) {
+	if rf == nil {
+		return "", "", fmt.Errorf("gokernel: New: the function has no name: %w", gpu.ErrInvalidValue)
+	}
+	full := rf.Name()
+	n := full[strings.LastIndexByte(full, '/')+1:]
+	n = n[strings.IndexByte(n, '.')+1:]
+	// Drop type arguments ("Scale[...]").
+	var b strings.Builder
+	depth := 0
+	for _, c := range n {
+		switch {
+		case c == '[':
+			depth++
+		case c == ']':
+			depth--
+		case depth == 0:
+			b.WriteRune(c)
+		}
+	}
+	n = b.String()
+	if strings.ContainsAny(n, ".()") {
+		return "", "", fmt.Errorf("gokernel: New: %s is not a package-level function (a method, a function literal, or an instantiation made in generic code: use NewNamed): %w", full, gpu.ErrInvalidValue)
+	}
+	f, _ := rf.FileLine(rf.Entry())
+	return n, baseName(f), nil
+}
+
+func compileSource(filename, src, name string) (*Kernel, error) {
+	p, err := parse(filename, src, name)
+	if err != nil {
+		return nil, err
+	}
+	params, coop, warp, err := p.analyze()
+	if err != nil {
+		return nil, err
+	}
+	k := &Kernel{name: name, filename: filename, p: p, params: params, coop: coop, warp: warp, checks: true, cache: &sync.Map{}}
+	// Compile once now, for the errors: a generic kernel with the first type of each
+	// constraint.
+	subst := map[*types.TypeParam]types.Type{}
+	for i := range p.sig.TypeParams().Len() {
+		tp := p.sig.TypeParams().At(i)
+		subst[tp] = representative(tp)
+	}
+	if _, err := p.compile(params, warp, compileOptions{major: 9, minor: 0, checks: true, subst: subst}); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// Name returns the kernel function's name.
+func (k *Kernel) Name() string { return k.name }
+
+// Unchecked returns the kernel without Go's run-time checks on the GPU: indexes,
+// slice expressions, integer division by zero and negative shift counts are then not
+// checked, and an access out of range reads or writes whatever it reaches (a fault,
+// or worse). The CPU backend runs the compiled Go function, which checks always.
+func (k *Kernel) Unchecked() *Kernel {
+	c := *k
+	c.checks = false
+	return &c
+}
+
+// PTX returns the PTX module the kernel compiles to for a device of compute
+// capability major.minor, and its entry's name. typeArgs gives a generic kernel's type
+// arguments as values of those types, in order (float32(0)); missing ones are the
+// first type of their constraint.
+func (k *Kernel) PTX(major, minor int, typeArgs ...any) (src, entry string, err error) {
+	subst := map[*types.TypeParam]types.Type{}
+	for i := range k.p.sig.TypeParams().Len() {
+		tp := k.p.sig.TypeParams().At(i)
+		subst[tp] = representative(tp)
+		if i < len(typeArgs) {
+			t := goTypes[reflect.TypeOf(typeArgs[i]).Kind()]
+			if t == nil || !satisfies(t, tp) {
+				return "", "", fmt.Errorf("gokernel: %s: type argument %d, a %T, does not satisfy %s: %w", k.name, i+1, typeArgs[i], tp.Constraint(), gpu.ErrInvalidValue)
+			}
+			subst[tp] = t
+		}
+	}
+	inst, err := k.p.compile(k.params, k.warp, compileOptions{major: major, minor: minor, checks: k.checks, subst: subst})
+	if err != nil {
+		return "", "", err
+	}
+	return inst.ptx, inst.entry, nil
+}
+
+// checkFunc checks that a Go function's parameters match the kernel's.
+func (k *Kernel) checkFunc(ft reflect.Type) error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("gokernel: New: the function %s %s: %w", k.name, fmt.Sprintf(format, args...), gpu.ErrInvalidValue)
+	}
+	if ft.NumIn() != 1+len(k.params) || ft.NumOut() != 0 {
+		return bad("has type %v, which doesn't match its source's %d parameters", ft, 1+len(k.params))
+	}
+	if ft.In(0) != reflect.TypeFor[kern.Thread]() {
+		return bad("takes a %v first, not a kern.Thread", ft.In(0))
+	}
+	for i, kp := range k.params {
+		rt := ft.In(1 + i)
+		if kp.slice != (rt.Kind() == reflect.Slice) {
+			return bad("parameter %s is a %v, but the source's is %v", kp.name, rt, kp.t)
+		}
+	}
+	return nil
+}
+
+// ---- launching ----
+
+// LaunchN launches the kernel with one thread per element of n: blocks of 256
+// threads, as many as n needs. n = 0 launches nothing.
+func (k *Kernel) LaunchN(s *gpu.Stream, n int, args ...any) error {
+	if n < 0 || n > math.MaxInt32*256 {
+		return fmt.Errorf("gokernel: %s: %d threads: %w", k.name, n, gpu.ErrInvalidValue)
+	}
+	if n == 0 {
+		return nil
+	}
+	return k.Launch(s, gpu.LaunchConfig{Grid: gpu.Dim3{X: (n + 255) / 256}, Block: gpu.Dim3{X: 256}}, args...)
+}
+
+// Launch launches the kernel on s with the given geometry. args are the kernel's
+// parameters after its kern.Thread, in order: for a slice parameter a contiguous
+// *gpu.Array of its element type (the kernel sees its elements, row-major; the
+// access is tracked as a read, a write or both, as the kernel's code uses the slice),
+// for a scalar a Go value of its type (an int or a float64 converts to the parameter's
+// type when it is representable: untyped constants in the call are those). A generic
+// kernel is instantiated for the arguments' types.
+//
+// An index out of range (or another of Go's checks) in a thread stops that thread;
+// the others run on, and the next wait that covers the launch (Synchronize of s or of
+// the device, or a host read of an array written on s by the launch or after it: see
+// gpu.Stream.LaunchChecked) returns a *Fault (wrapping gpu.ErrKernelFailure) naming
+// the kernel and the source line. The device stays usable.
+func (k *Kernel) Launch(s *gpu.Stream, cfg gpu.LaunchConfig, args ...any) error {
+	if s == nil {
+		return fmt.Errorf("gokernel: %s: nil stream: %w", k.name, gpu.ErrInvalidValue)
+	}
+	if err := checkGeometry(cfg); err != nil {
+		return fmt.Errorf("gokernel: %s: %w", k.name, err)
+	}
+	if cfg.SharedMem != 0 {
+		return fmt.Errorf("gokernel: %s: a Go kernel declares its shared memory (kern.Shared): LaunchConfig.SharedMem must be 0: %w", k.name, gpu.ErrInvalidValue)
+	}
+	if len(args) != len(k.params) {
+		return fmt.Errorf("gokernel: %s takes %d arguments after its kern.Thread, not %d: %w", k.name, len(k.params), len(args), gpu.ErrInvalidValue)
+	}
+	bound, err := k.bind(args)
+	if err != nil {
+		return err
+	}
+	dev := s.Device()
+	e, err := k.instance(dev, bound.subst, bound.key)
+	if err != nil {
+		return err
+	}
+	largs := make([]any, 0, 2*len(args)+1)
+	for i, ip := range e.inst.params {
+		a := bound.args[i]
+		if ip.slice {
+			var ba gpu.BufferArg
+			switch {
+			case ip.write && ip.read:
+				ba = gpu.InOut(a.arr)
+			case ip.write:
+				ba = gpu.Out(a.arr)
+			default:
+				ba = gpu.In(a.arr)
+			}
+			largs = append(largs, ba, uint64(a.n))
+			continue
+		}
+		largs = append(largs, scalarArg(a.v))
+	}
+	if !e.checked {
+		return s.Launch(e.fn, cfg, append(largs, gpu.DevicePtr(0))...)
+	}
+	return s.LaunchChecked(e.fn, cfg, e.decode, largs...)
+}
+
+// checkGeometry applies CUDA's limits, which the CPU backend follows too.
+func checkGeometry(cfg gpu.LaunchConfig) error {
+	g := kern.Dim{X: cfg.Grid.X, Y: max(cfg.Grid.Y, 1), Z: max(cfg.Grid.Z, 1)}
+	b := kern.Dim{X: cfg.Block.X, Y: max(cfg.Block.Y, 1), Z: max(cfg.Block.Z, 1)}
+	if g.X < 1 || g.X > math.MaxInt32 || g.Y > 65535 || g.Z > 65535 {
+		return fmt.Errorf("grid %v: X in [1, 2^31), Y and Z in [1, 65535]: %w", cfg.Grid, gpu.ErrInvalidValue)
+	}
+	if b.X < 1 || b.X > 1024 || b.Y > 1024 || b.Z > 64 || b.X*b.Y*b.Z > kern.MaxBlockThreads {
+		return fmt.Errorf("block %v: at most 1024 threads (X, Y <= 1024, Z <= 64): %w", cfg.Block, gpu.ErrInvalidValue)
+	}
+	return nil
+}
+
+// boundArg is one launch argument, checked against its parameter.
+type boundArg struct {
+	arr  gpu.Operand // a slice's array
+	n    int         // its length
+	elem reflect.Type
+	v    any // a scalar, converted to the parameter's type
+}
+
+type bound struct {
+	args  []boundArg
+	subst map[*types.TypeParam]types.Type
+	key   string
+}
+
+// arrayLike is what *gpu.Array[T] offers.
+type arrayLike interface {
+	gpu.Operand
+	DType() dtype.DType
+	Size() int
+	IsContiguous() bool
+}
+
+// goType maps a reflect kind to the go/types basic type.
+var goTypes = map[reflect.Kind]types.Type{
+	reflect.Bool: types.Typ[types.Bool], reflect.Int: types.Typ[types.Int], reflect.Int8: types.Typ[types.Int8],
+	reflect.Int16: types.Typ[types.Int16], reflect.Int32: types.Typ[types.Int32], reflect.Int64: types.Typ[types.Int64],
+	reflect.Uint: types.Typ[types.Uint], reflect.Uint8: types.Typ[types.Uint8], reflect.Uint16: types.Typ[types.Uint16],
+	reflect.Uint32: types.Typ[types.Uint32], reflect.Uint64: types.Typ[types.Uint64], reflect.Uintptr: types.Typ[types.Uintptr],
+	reflect.Float32: types.Typ[types.Float32], reflect.Float64: types.Typ[types.Float64],
+}
+
+// bind checks the arguments and infers the kernel's type arguments.
+func (k *Kernel) bind(args []any) (*bound, error) {
+	b := &bound{args: make([]boundArg, len(args)), subst: map[*types.TypeParam]types.Type{}}
+	argErr := func(i int, format string, a ...any) error {
+		return fmt.Errorf("gokernel: %s: argument %d (%s): %s: %w", k.name, i+1, k.params[i].name, fmt.Sprintf(format, a...), gpu.ErrInvalidValue)
+	}
+	unify := func(i int, pt types.Type, rt reflect.Type) error {
+		gt := goTypes[rt.Kind()]
+		if gt == nil {
+			return argErr(i, "a %v is not a kernel element type", rt)
+		}
+		if tp, ok := types.Unalias(pt).(*types.TypeParam); ok {
+			if prev, ok := b.subst[tp]; ok && !types.Identical(prev, gt) {
+				return argErr(i, "%s is %s by an earlier argument, not %s", tp, prev, gt)
+			}
+			if !satisfies(gt, tp) {
+				return argErr(i, "%s does not satisfy %s", gt, tp.Constraint())
+			}
+			b.subst[tp] = gt
+			return nil
+		}
+		if !types.Identical(basicOf(pt), basicOf(gt)) {
+			return argErr(i, "a slice of %s, not of %s", pt, gt)
+		}
+		return nil
+	}
+	// Slices first: they decide the element types.
+	for i, kp := range k.params {
+		if !kp.slice {
+			continue
+		}
+		a, ok := args[i].(arrayLike)
+		if !ok || a == nil {
+			return nil, argErr(i, "a slice parameter takes a *gpu.Array, not a %T", args[i])
+		}
+		if !a.IsContiguous() {
+			return nil, argErr(i, "the array is not contiguous: copy it first (gpu.Copy)")
+		}
+		rt := elemType(args[i])
+		if rt == nil {
+			return nil, argErr(i, "a %T has no element type", args[i])
+		}
+		if err := unify(i, sliceElem(kp.t), rt); err != nil {
+			return nil, err
+		}
+		b.args[i] = boundArg{arr: a, n: a.Size(), elem: rt}
+	}
+	for i, kp := range k.params {
+		if kp.slice {
+			continue
+		}
+		v := reflect.ValueOf(args[i])
+		if !v.IsValid() {
+			return nil, argErr(i, "nil")
+		}
+		pt := kp.t
+		if tp, ok := types.Unalias(pt).(*types.TypeParam); ok {
+			if c, ok := b.subst[tp]; ok {
+				pt = c
+			} else {
+				if err := unify(i, pt, v.Type()); err != nil {
+					return nil, err
+				}
+				pt = b.subst[tp]
+			}
+		}
+		cv, err := convertScalar(v, pt)
+		if err != nil {
+			return nil, argErr(i, "%v", err)
+		}
+		b.args[i].v = cv
+	}
+	tps := k.p.sig.TypeParams()
+	var key []string
+	for i := range tps.Len() {
+		t, ok := b.subst[tps.At(i)]
+		if !ok {
+			return nil, fmt.Errorf("gokernel: %s: the arguments don't decide its type parameter %s: %w", k.name, tps.At(i), gpu.ErrInvalidValue)
+		}
+		key = append(key, t.String())
+	}
+	b.key = strings.Join(key, ",")
+	return b, nil
+}
+
+// satisfies reports whether the basic type t is in tp's type set.
+func satisfies(t types.Type, tp *types.TypeParam) bool {
+	return types.Satisfies(t, tp.Constraint().Underlying().(*types.Interface))
+}
+
+// elemType returns the element type of a *gpu.Array[T] (the element of ToSlice's
+// result).
+func elemType(a any) reflect.Type {
+	m, ok := reflect.TypeOf(a).MethodByName("ToSlice")
+	if !ok || m.Type.NumOut() != 2 || m.Type.Out(0).Kind() != reflect.Slice {
+		return nil
+	}
+	return m.Type.Out(0).Elem()
+}
+
+// convertScalar returns v as a value of the basic type t: v's kind must be t's, or
+// v an int or a float64 representable in t.
+func convertScalar(v reflect.Value, t types.Type) (any, error) {
+	want := basicOf(t)
+	rt := reflectTypes[want.Kind()]
+	if rt == nil {
+		return nil, fmt.Errorf("%s is not a kernel scalar type", t)
+	}
+	switch {
+	case v.Kind() == rt.Kind():
+		return v.Convert(rt).Interface(), nil
+	case v.Kind() == reflect.Int && rt.Kind() != reflect.Bool:
+		x := v.Int()
+		c := reflect.ValueOf(x).Convert(rt)
+		var back int64
+		switch {
+		case c.CanInt():
+			back = c.Int()
+		case c.CanUint():
+			back = int64(c.Uint())
+			if x < 0 {
+				back = ^back
+			}
+		case c.CanFloat():
+			back = int64(c.Float())
+		}
+		if back != x {
+			return nil, fmt.Errorf("%d is not representable in %s", x, t)
+		}
+		return c.Interface(), nil
+	case v.Kind() == reflect.Float64 && (rt.Kind() == reflect.Float32):
+		return float32(v.Float()), nil
+	}
+	return nil, fmt.Errorf("wants a value of type %s, not %v", t, v.Type())
+}
+
+var reflectTypes = map[types.BasicKind]reflect.Type{
+	types.Bool: reflect.TypeFor[bool](), types.Int: reflect.TypeFor[int](), types.Int8: reflect.TypeFor[int8](),
+	types.Int16: reflect.TypeFor[int16](), types.Int32: reflect.TypeFor[int32](), types.Int64: reflect.TypeFor[int64](),
+	types.Uint: reflect.TypeFor[uint](), types.Uint8: reflect.TypeFor[uint8](), types.Uint16: reflect.TypeFor[uint16](),
+	types.Uint32: reflect.TypeFor[uint32](), types.Uint64: reflect.TypeFor[uint64](), types.Uintptr: reflect.TypeFor[uintptr](),
+	types.Float32: reflect.TypeFor[float32](), types.Float64: reflect.TypeFor[float64](),
+}
+
+// scalarArg returns a scalar launch argument: 8- and 16-bit integers and bools travel
+// as 32-bit parameters.
+func scalarArg(v any) any {
+	switch x := v.(type) {
+	case bool:
+		if x {
+			return uint32(1)
+		}
+		return uint32(0)
+	case int8:
+		return int32(x)
+	case int16:
+		return int32(x)
+	case uint8:
+		return uint32(x)
+	case uint16:
+		return uint32(x)
+	}
+	return v
+}
+
+// ---- instances ----
+
+type instKey struct {
+	dev    *gpu.Device
+	targs  string
+	checks bool
+}
+
+type instEntry struct {
+	once sync.Once
+	err  error
+	inst *instance
+	fn   *gpu.Function
+	// checked: launches take a check slot (gpu.Stream.LaunchChecked), which decode
+	// reads; a GPU kernel without check sites (Unchecked, or nothing to check) takes a
+	// null slot address and runs as a plain launch.
+	checked bool
+	decode  func(slot []uint32) error
+	// cpuFaults maps the address of a CPU launch's slot to the *Fault it recorded
+	// (the slot's word 0 says so), until the wait that reports it.
+	cpuFaults sync.Map
+}
+
+// instance returns the device's compiled instantiation, making it on first use.
+func (k *Kernel) instance(dev *gpu.Device, subst map[*types.TypeParam]types.Type, targs string) (*instEntry, error) {
+	key := instKey{dev: dev, targs: targs, checks: k.checks}
+	v, _ := k.cache.LoadOrStore(key, &instEntry{})
+	e := v.(*instEntry)
+	e.once.Do(func() { e.err = k.build(e, dev, subst) })
+	return e, e.err
+}
+
+func (k *Kernel) build(e *instEntry, dev *gpu.Device, subst map[*types.TypeParam]types.Type) error {
+	info := dev.Info()
+	major, minor := info.ComputeMajor, info.ComputeMinor
+	if info.Backend == "cpu" {
+		major, minor = 9, 0 // the module only serves the fault sites there
+	} else if major < 7 {
+		return fmt.Errorf("gokernel: %s: Go kernels need compute capability 7.0 or later (warp-synchronous operations, relaxed atomics), not %d.%d: %w", k.name, major, minor, gpu.ErrNotSupported)
+	}
+	inst, err := k.p.compile(k.params, k.warp, compileOptions{major: major, minor: minor, checks: k.checks, subst: subst})
+	if err != nil {
+		return err
+	}
+	e.inst = inst
+	e.checked = info.Backend == "cpu" || len(inst.sites) > 0
+	e.decode = func(w []uint32) error { return k.decode(e, w) }
+	switch info.Backend {
+	case "cpu":
+		fn, err := k.cpuFunc(e)
+		if err != nil {
+			return err
+		}
+		e.fn, err = gpu.NewGoFunction(dev, inst.entry, fn)
+		return err
+	default:
+		mod, err := dev.LoadModule([]byte(inst.ptx))
+		if err != nil {
+			return fmt.Errorf("gokernel: loading %s: %w", k.name, err)
+		}
+		e.fn, err = mod.Function(inst.entry)
+		return err
+	}
+}
+
+// Fault is a failure of a Go kernel's thread: an index out of range, a slice
+// expression out of range, an integer division by zero, a negative shift count, a
+// panic, found by the checks Go makes (on the GPU, compiled into the kernel). The
+// wait that finds it returns it; it wraps gpu.ErrKernelFailure.
+type Fault struct {
+	Kernel string
+	File   string // the kernel's source file (base name)
+	Line   int
+	// Msg is Go's run-time error text without "runtime error: " ("index out of
+	// range [5] with length 5").
+	Msg           string
+	Block, Thread kern.Dim
+}
+
+// Error returns "gokernel: Saxpy: saxpy.go:12: index out of range [5] with length 5
+// (block (1,0,0), thread (5,0,0))".
+func (f *Fault) Error() string {
+	return fmt.Sprintf("gokernel: %s: %s:%d: %s (block %v, thread %v)", f.Kernel, f.File, f.Line, f.Msg, f.Block, f.Thread)
+}
+
+// Unwrap returns gpu.ErrKernelFailure.
+func (f *Fault) Unwrap() error { return gpu.ErrKernelFailure }
+
+// decode turns the words of a launch's check slot into a *Fault.
+func (k *Kernel) decode(e *instEntry, w []uint32) error {
+	if w[0] == recCPU {
+		if f, ok := e.cpuFaults.LoadAndDelete(uintptr(unsafe.Pointer(&w[0]))); ok {
+			return f.(*Fault)
+		}
+		return nil
+	}
+	s := int(w[0])
+	if s < 1 || s > len(e.inst.sites) {
+		return fmt.Errorf("gokernel: %s: a check slot with site %d: %w", k.name, s, gpu.ErrKernelFailure)
+	}
+	st := &e.inst.sites[s-1]
+	u64 := func(i int) uint64 { return uint64(w[i]) | uint64(w[i+1])<<32 }
+	return &Fault{
+		Kernel: k.name, File: st.file, Line: st.line,
+		Msg:    st.message(u64(recX/4), u64(recY/4)),
+		Block:  kern.Dim{X: int(w[recBlock/4]), Y: int(w[recBlock/4+1]), Z: int(w[recBlock/4+2])},
+		Thread: kern.Dim{X: int(w[recThread/4]), Y: int(w[recThread/4+1]), Z: int(w[recThread/4+2])},
+	}
+}
+
+// cpuFunc returns the CPU backend's kernel: the Go function of the instantiation,
+// over the launch's memory, through kern.Run.
+func (k *Kernel) cpuFunc(e *instEntry) (func(*cpu.Launch) error, error) {
+	inst := e.inst
+	var fn reflect.Value
+	for _, f := range k.fns {
+		if k.matches(f.Type(), inst) {
+			fn = f
+			break
+		}
+	}
+	if !fn.IsValid() {
+		if len(k.fns) == 0 {
+			return nil, fmt.Errorf("gokernel: %s: the CPU backend runs the kernel's Go function: make the kernel with New: %w", k.name, gpu.ErrNotSupported)
+		}
+		return nil, fmt.Errorf("gokernel: %s: no function given to New takes these argument types (%s): pass that instantiation too: %w", k.name, inst.entry, gpu.ErrNotSupported)
+	}
+	ft := fn.Type()
+	return func(l *cpu.Launch) error {
+		base := make([]reflect.Value, 1+len(inst.params))
+		j := 0
+		for i, ip := range inst.params {
+			pt := ft.In(1 + i)
+			if ip.slice {
+				n := int(l.Uint64(j + 1))
+				mem := l.Mem(j)
+				size := int(pt.Elem().Size())
+				if n == 0 || len(mem) == 0 {
+					base[1+i] = reflect.MakeSlice(pt, 0, 0)
+				} else {
+					if len(mem) < n*size {
+						return fmt.Errorf("gokernel: %s: argument %s: %d elements past its memory: %w", k.name, ip.name, n, backend.ErrInvalidValue)
+					}
+					base[1+i] = reflect.NewAt(reflect.ArrayOf(n, pt.Elem()), unsafe.Pointer(&mem[0])).Elem().Slice3(0, n, n).Convert(pt)
+				}
+				j += 2
+				continue
+			}
+			base[1+i] = scalarValue(l.Args[j].Val, pt)
+			j++
+		}
+		cfg := kern.Config{
+			Grid:        kern.Dim{X: int(l.Grid[0]), Y: int(l.Grid[1]), Z: int(l.Grid[2])},
+			Block:       kern.Dim{X: int(l.Block[0]), Y: int(l.Block[1]), Z: int(l.Block[2])},
+			Cooperative: k.coop,
+			Workers:     l.Workers(),
+		}
+		pool := sync.Pool{New: func() any {
+			a := make([]reflect.Value, len(base))
+			copy(a, base)
+			return &a
+		}}
+		err := kern.Run(cfg, func(t kern.Thread) {
+			p := pool.Get().(*[]reflect.Value)
+			(*p)[0] = reflect.ValueOf(t)
+			fn.Call(*p)
+			pool.Put(p)
+		})
+		var kf *kern.Fault
+		if errors.As(err, &kf) {
+			k.recordCPU(e, l.Mem(j), kf)
+			return nil
+		}
+		return err
+	}, nil
+}
+
+// recordCPU records a CPU thread's fault in the launch's check slot as the device
+// would: first failure wins.
+func (k *Kernel) recordCPU(e *instEntry, slot []byte, kf *kern.Fault) {
+	if len(slot) < 4*recWords {
+		return
+	}
+	w := cpu.Slice[uint32](slot[:4*recWords])
+	if !atomic.CompareAndSwapUint32(&w[1], 0, 1) {
+		return
+	}
+	file, line := kf.File, kf.Line
+	if file == "" {
+		file = k.filename
+	}
+	e.cpuFaults.Store(uintptr(unsafe.Pointer(&w[0])), &Fault{Kernel: k.name, File: file, Line: line, Msg: kf.Message(), Block: kf.Block, Thread: kf.Thread})
+	atomic.StoreUint32(&w[0], recCPU)
+}
+
+// matches reports whether a Go function's parameter types are the instantiation's.
+func (k *Kernel) matches(ft reflect.Type, inst *instance) bool {
+	for i, ip := range inst.params {
+		rt, want := ft.In(1+i), ip.t
+		if ip.slice {
+			rt, want = rt.Elem(), sliceElem(ip.t)
+		}
+		r := reflectTypes[basicOf(want).Kind()]
+		if r == nil || r.Kind() != rt.Kind() {
+			return false
+		}
+	}
+	return true
+}
+
+// scalarValue returns the bits of a scalar argument as a value of type t.
+func scalarValue(bits uint64, t reflect.Type) reflect.Value {
+	v := reflect.New(t).Elem()
+	switch t.Kind() {
+	case reflect.Bool:
+		v.SetBool(bits&1 != 0)
+	case reflect.Int, reflect.Int64:
+		v.SetInt(int64(bits))
+	case reflect.Int8, reflect.Int16, reflect.Int32:
+		v.SetInt(int64(int32(bits)))
+	case reflect.Uint, reflect.Uint64, reflect.Uintptr:
+		v.SetUint(bits)
+	case reflect.Uint8, reflect.Uint16, reflect.Uint32:
+		v.SetUint(uint64(uint32(bits)))
+	case reflect.Float32:
+		v.SetFloat(float64(math.Float32frombits(uint32(bits))))
+	case reflect.Float64:
+		v.SetFloat(math.Float64frombits(bits))
+	}
+	return v
+}

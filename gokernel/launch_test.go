@@ -1,0 +1,141 @@
+package gokernel_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/go-gpu/gpu"
+	"github.com/go-gpu/gpu/gokernel"
+)
+
+// TestLaunchErrors checks the errors of bad launches: each wraps ErrInvalidValue (or
+// ErrNotSupported) and says what is wrong.
+func TestLaunchErrors(t *testing.T) {
+	s := cpuStream(t)
+	saxpyK := newKernel(t, Saxpy)
+	scale := newKernel(t, Scale[float32])
+	x := fromSlice(t, s, randF32(16))
+	xi := fromSlice(t, s, []int32{1, 2, 3})
+	m, err := gpu.FromSlice(s, randF32(16), 4, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mt, err := m.Transpose()
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := gpu.LaunchConfig{Grid: gpu.Dim3{X: 1}, Block: gpu.Dim3{X: 16}}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"args", saxpyK.Launch(s, one, x, x), "takes 3 arguments"},
+		{"type", saxpyK.Launch(s, one, float32(1), xi, x), "a slice of float32, not of int32"},
+		{"slice", saxpyK.Launch(s, one, float32(1), []float32{1}, x), "takes a *gpu.Array"},
+		{"scalar", saxpyK.Launch(s, one, "2", x, x), "wants a value of type float32, not string"},
+		{"overflow", newSem(t, Failures).Launch(s, one, 1<<40, 0, xi, xi), ""},
+		{"strided", saxpyK.Launch(s, one, float32(1), mt, mt), "not contiguous"},
+		{"block", saxpyK.Launch(s, gpu.LaunchConfig{Grid: gpu.Dim3{X: 1}, Block: gpu.Dim3{X: 2048}}, float32(1), x, x), "at most 1024 threads"},
+		{"grid", saxpyK.Launch(s, gpu.LaunchConfig{Grid: gpu.Dim3{X: 0}, Block: gpu.Dim3{X: 1}}, float32(1), x, x), "grid"},
+		{"shared", saxpyK.Launch(s, gpu.LaunchConfig{Grid: gpu.Dim3{X: 1}, Block: gpu.Dim3{X: 1}, SharedMem: 16}, float32(1), x, x), "SharedMem must be 0"},
+		{"nil stream", saxpyK.Launch(nil, one, float32(1), x, x), "nil stream"},
+		{"n", saxpyK.LaunchN(s, -1, float32(1), x, x), "-1 threads"},
+		{"generic", scale.Launch(s, one, float32(1), xi), "int32 does not satisfy"},
+		{"instantiation", scale.Launch(s, one, 2.0, fromSlice(t, s, []float64{1})), "no function given to New takes these argument types"},
+	} {
+		if tc.name == "overflow" {
+			// Failures takes (mode, at int, ...): 1<<40 is an int; fine.
+			if tc.err != nil {
+				t.Errorf("overflow: %v", tc.err)
+			}
+			continue
+		}
+		if tc.err == nil || !strings.Contains(tc.err.Error(), tc.want) ||
+			!errors.Is(tc.err, gpu.ErrInvalidValue) && !errors.Is(tc.err, gpu.ErrNotSupported) {
+			t.Errorf("%s: got %v, want %q", tc.name, tc.err, tc.want)
+		}
+	}
+	// An instantiation made at a call site that is not generic has its name.
+	if _, err := gokernel.New(semSrc, Shifts[int8, uint8]); err != nil {
+		t.Errorf("New(Shifts[int8, uint8]): %v", err)
+	}
+	// A kernel compiled without its function can't run on the CPU.
+	gk, err := gokernel.Compile("kernels_test.go", kernelsSrc, "Saxpy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gk.Launch(s, one, float32(1), x, x); !errors.Is(err, gpu.ErrNotSupported) {
+		t.Errorf("Compile's kernel on the CPU: %v", err)
+	}
+	if err := s.Synchronize(bg); err != nil {
+		t.Fatal(err)
+	}
+	// New's own errors.
+	for _, fns := range [][]any{nil, {42}, {Saxpy, Copy}, {func(float32) {}}} {
+		if _, err := gokernel.New(kernelsSrc, fns...); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("New(%v): %v", fns, err)
+		}
+	}
+}
+
+// TestScalarConversion checks how Go values become scalar parameters.
+func TestScalarConversion(t *testing.T) {
+	s := cpuStream(t)
+	k := newSem(t, Failures) // (mode, at int, x, out []int32)
+	x, out := fromSlice(t, s, make([]int32, 4)), fromSlice(t, s, make([]int32, 4))
+	one := gpu.LaunchConfig{Grid: gpu.Dim3{X: 1}, Block: gpu.Dim3{X: 4}}
+	if err := k.Launch(s, one, int64(-1), -1, x, out); err == nil || !strings.Contains(err.Error(), "wants a value of type int, not int64") {
+		t.Errorf("int64 for int: %v", err)
+	}
+	if err := k.Launch(s, one, 2.5, -1, x, out); err == nil {
+		t.Errorf("float64 for int: no error")
+	}
+	sx := newKernel(t, Saxpy)
+	y := fromSlice(t, s, make([]float32, 4))
+	if err := sx.Launch(s, one, 3, y, y); err != nil { // an int constant for a float32
+		t.Errorf("int for float32: %v", err)
+	}
+	if err := sx.Launch(s, one, 1<<25+1, y, y); err == nil || !strings.Contains(err.Error(), "not representable") {
+		t.Errorf("2^25+1 for float32: %v", err)
+	}
+	if err := s.Synchronize(bg); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLargeLaunch launches one thread per element of 2^31 + 5 bytes (GPU only).
+func TestLargeLaunch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a 2 GiB launch")
+	}
+	d, err := gpu.OpenBackend("cuda", 0)
+	if err != nil {
+		t.Skipf("no CUDA device: %v", err)
+	}
+	s, err := d.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	n := 1<<31 + 5
+	out, err := gpu.Empty[uint8](s, n)
+	if err != nil {
+		t.Skipf("no room for 2 GiB: %v", err)
+	}
+	defer out.Free()
+	k := newKernel(t, Fill8)
+	if err := k.LaunchN(s, n, out); err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{0, 1, 255, 1<<31 - 1, 1 << 31, 1<<31 + 1, n - 1} {
+		v, err := out.At(bg, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := uint8(i) ^ uint8(i>>31); v != want {
+			t.Errorf("out[%d] = %d, want %d", i, v, want)
+		}
+	}
+}
