@@ -985,6 +985,8 @@ func TestScanCrossBackend(t *testing.T) {
 			var gi [2][]int64
 			var gf [2][]float32
 			for k, d := range devs[:2] {
+				// Logged as it starts (with -v, as it happens): a run that stops shows where.
+				t.Logf("%v axis %d on %s", shape, axis, d.Backend())
 				s := d.DefaultStream()
 				a := mustArr[int32](t)(gpu.FromSlice(s, xi, shape...))
 				b := mustArr[float32](t)(gpu.FromSlice(s, xf, shape...))

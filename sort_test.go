@@ -1,12 +1,12 @@
 package gpu_test
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
-	"sort"
 	"testing"
 	"unsafe"
 
@@ -15,12 +15,12 @@ import (
 )
 
 // Sort tests: every element type against a stable sort written here in plain Go
-// (sort.SliceStable with NumPy's order: NaN last, -0 equal to +0), sizes around
-// warp, tile and block-sort boundaries, every digit pattern (all equal, sorted,
-// reversed, few distinct values, keys differing only in their top or bottom bits),
-// NaN/Inf/-0, each integer type's extremes, rows of 1, 2 and long lengths, every axis
-// of 3-D arrays, descending order, payloads, inputs unchanged and outputs fully
-// written. They run on the CPU and, with a driver, on CUDA (forDevices):
+// (the indices sorted with the index as the last key, by NumPy's order: NaN last, -0
+// equal to +0), sizes around warp, tile and block-sort boundaries, every digit pattern
+// (all equal, sorted, reversed, few distinct values, keys differing only in their top
+// or bottom bits), NaN/Inf/-0, each integer type's extremes, rows of 1, 2 and long
+// lengths, every axis of 3-D arrays, descending order, payloads, inputs unchanged and
+// outputs fully written. They run on the CPU and, with a driver, on CUDA (forDevices):
 // go test -run 'Sort|Argsort|TopK|Unique|SearchSorted|Quantile|Median|Partition' .
 
 // stLess is NumPy's order on T: NaN last (NaNs equal), -0 equal to +0.
@@ -115,11 +115,20 @@ func stArgsort[T gpu.Elem](xs []T, rowLen int, desc bool) []int64 {
 		for i := range idx {
 			idx[i] = i
 		}
-		sort.SliceStable(idx, func(i, j int) bool {
+		// Stable through the index as the last key: pdqsort's O(n log n) (a stable
+		// sort's O(n log² n) moves took minutes at TestSortLargeGPU's sizes).
+		slices.SortFunc(idx, func(i, j int) int {
+			a, b := row[i], row[j]
 			if desc {
-				return stLess(row[idx[j]], row[idx[i]])
+				a, b = b, a
 			}
-			return stLess(row[idx[i]], row[idx[j]])
+			switch {
+			case stLess(a, b):
+				return -1
+			case stLess(b, a):
+				return 1
+			}
+			return cmp.Compare(i, j)
 		})
 		for i, j := range idx {
 			out[r*rowLen+i] = int64(j)
@@ -137,6 +146,36 @@ func stBits[T gpu.Elem](v T) uint64 {
 		u = u<<8 | uint64(b[k])
 	}
 	return u
+}
+
+// stSortNative sorts xs of a Go-ordered type (floats without NaN) in place and
+// reports whether it did.
+func stSortNative[T gpu.Elem](xs []T) bool {
+	switch o := any(xs).(type) {
+	case []float32:
+		slices.Sort(o)
+	case []float64:
+		slices.Sort(o)
+	case []int8:
+		slices.Sort(o)
+	case []uint8:
+		slices.Sort(o)
+	case []int16:
+		slices.Sort(o)
+	case []uint16:
+		slices.Sort(o)
+	case []int32:
+		slices.Sort(o)
+	case []uint32:
+		slices.Sort(o)
+	case []int64:
+		slices.Sort(o)
+	case []uint64:
+		slices.Sort(o)
+	default:
+		return false
+	}
+	return true
 }
 
 // stPattern is a digit pattern of test keys.
@@ -201,15 +240,19 @@ func stGen[T gpu.Elem](rng *rand.Rand, n int, p stPattern) []T {
 		for i := range out {
 			out[i] = rnd()
 		}
-		slices.SortStableFunc(out, func(a, b T) int {
-			switch {
-			case stLess(a, b):
-				return -1
-			case stLess(b, a):
-				return 1
-			}
-			return 0
-		})
+		// Not stable (rnd's equal keys have equal bits, and it makes no NaN or -0): a
+		// stable sort's O(n log² n) moves took minutes at TestSortLargeGPU's sizes.
+		if !stSortNative(out) {
+			slices.SortFunc(out, func(a, b T) int {
+				switch {
+				case stLess(a, b):
+					return -1
+				case stLess(b, a):
+					return 1
+				}
+				return 0
+			})
+		}
 		if p == patReverse {
 			slices.Reverse(out)
 		}

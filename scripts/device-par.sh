@@ -20,7 +20,10 @@ want() { [ -z "${PKGS:-}" ] || [[ " $PKGS " == *" $1 "* ]]; }
 one() { # name rel regex
   local name=$1 rel=$2 re=$3 start rc
   start=$(date +%s)
-  (cd "$root/$rel" && timeout "$T" "$root/.gpu/$name.test" -test.count=1 -test.run "$re" ${SKIP:+-test.skip "$SKIP"} -test.v) > "$OUT/logs/$name.log" 2>&1
+  # -test.timeout before timeout's kill: a stuck test binary panics with every
+  # goroutine's stack (which wait, on what) instead of dying silently.
+  (cd "$root/$rel" && timeout "$T" "$root/.gpu/$name.test" -test.count=1 -test.timeout "$((T > 60 ? T - 20 : T))s" \
+    -test.run "$re" ${SKIP:+-test.skip "$SKIP"} -test.v) > "$OUT/logs/$name.log" 2>&1
   rc=$?
   printf '%-4s %-28s %4ss pass=%-4s fail=%-3s skip=%s\n' "$([ $rc = 0 ] && echo ok || echo FAIL)" "$name" \
     "$(( $(date +%s) - start ))" "$(grep -c -- '--- PASS' "$OUT/logs/$name.log")" \

@@ -81,9 +81,13 @@ func registerMatMul() {
 	}
 }
 
-// randFloat returns a new array of uniform numbers in [0, 1).
+// randFloat returns a new array of uniform numbers in [0, 1), drawn in float32 and
+// rounded to T, as peers.py draws the peers' inputs (torch.rand(...).to(dtype),
+// cupy.random.random(..., float32).astype(dtype)), so that both multiply the same kind
+// of numbers: the tensor cores' power, and so the H200's clock under its power limit,
+// depends on how many mantissa bits toggle.
 func randFloat[T gpu.Float](s *gpu.Stream, g *gpu.Generator, shape ...int) (*gpu.Array[T], error) {
-	a, err := gpu.Empty[T](s, shape...)
+	a, err := gpu.Empty[float32](s, shape...)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +95,11 @@ func randFloat[T gpu.Float](s *gpu.Stream, g *gpu.Generator, shape ...int) (*gpu
 		a.Free()
 		return nil, err
 	}
-	return a, nil
+	if t, ok := any(a).(*gpu.Array[T]); ok {
+		return t, nil
+	}
+	defer a.Free()
+	return gpu.Astype[T](s, a)
 }
 
 // size returns a dimension on this device: v, or on the CPU backend v scaled by

@@ -25,8 +25,9 @@ type IndexMode uint8
 
 const (
 	// IndexRaise: negative indices count from the end (k+L); one still out of range is
-	// recorded (its raw value, a 64-bit store into the error word; the host reports it)
-	// and clamped to the nearest end, so that no access leaves the array.
+	// recorded (its raw value, a 64-bit store into the error word; the host reports it):
+	// a gather reads the nearest end instead, a scatter skips the update, so that no
+	// access leaves the array and no element the indices don't name is written.
 	IndexRaise IndexMode = iota
 	// IndexWrap: k modulo L, non-negative (Python's %), so -1 is L-1.
 	IndexWrap

@@ -215,6 +215,7 @@ func (tg *tilesGen) build() {
 	outSize := outT.Size()
 
 	f.Shared("sc_tile", ptx.B32, 4, 1)
+	f.Shared("sc_t0", ptx.B64, 8, 1) // the block's start (spinStart)
 	f.Shared("sc_wh", ptx.B32, 4, warps)
 	f.Shared("sc_wv", ptx.B32, 8, warps*G*nw)
 	f.Shared("sc_pv", ptx.B32, 8, G*nw)
@@ -249,6 +250,7 @@ func (tg *tilesGen) build() {
 		t := f.Reg(ptx.U32)
 		f.Atom("", "", ptx.Global, "add", ptx.U32, t, ptx.Mem(pst, 0), ptx.Int(1))
 		f.St(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(ptx.Sym("sc_tile"), 0), t)
+		spinStart(f, "sc_t0")
 		f.Place(skip)
 		f.BarSync(0)
 		f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(ptx.Sym("sc_tile"), 0), tile)
@@ -846,7 +848,7 @@ func (tg *tilesGen) lookback(pst, tile, r, lane ptx.Reg, initV ptx.Reg) []ptx.Re
 	ready := f.Setp(ptx.Ne, flag, ptx.Int(0))
 	all := f.Reg(ptx.Pred)
 	f.Vote("all", all, ready, ptx.Uint(0xffffffff))
-	f.AtNot(all).Op("nanosleep.u32", ptx.Int(32))
+	spinPause(f, notp(f, all), "sc_t0")
 	f.AtNot(all).Bra(spin)
 	if !s.Packed() {
 		f.Fence("acq_rel", "gpu")
@@ -964,6 +966,7 @@ func (s *ScanColumns) build(g *sgen) {
 	vec := W * nw * 4
 
 	f.Shared("sc_tile", ptx.B32, 4, 1)
+	f.Shared("sc_t0", ptx.B64, 8, 1) // the block's start (spinStart)
 	f.Shared("sc_px", ptx.B32, 8, W*nw)
 	if H > 1 {
 		f.Shared("sc_gh", ptx.B32, 4, H*W)
@@ -998,6 +1001,7 @@ func (s *ScanColumns) build(g *sgen) {
 		t := f.Reg(ptx.U32)
 		f.Atom("", "", ptx.Global, "add", ptx.U32, t, ptx.Mem(pst, 0), ptx.Int(1))
 		f.St(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(ptx.Sym("sc_tile"), 0), t)
+		spinStart(f, "sc_t0")
 		f.Place(skip)
 		f.BarSync(0)
 		f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(ptx.Sym("sc_tile"), 0), tile)
@@ -1195,7 +1199,7 @@ func (s *ScanColumns) build(g *sgen) {
 		f.Place(spin)
 		f.Op("ld.relaxed.gpu.global.u32", flag, ptx.Mem(fa, 0))
 		notReady := f.Setp(ptx.Eq, flag, ptx.Int(0))
-		f.At(notReady).Op("nanosleep.u32", ptx.Int(32))
+		spinPause(f, notReady, "sc_t0")
 		f.At(notReady).Bra(spin)
 		f.Fence("acq_rel", "gpu")
 		isP := f.Setp(ptx.Eq, flag, ptx.Int(scanFlagIncl))

@@ -322,7 +322,7 @@ func (tg *tilesGen) lookbackWide(pst, tile, r, lane ptx.Reg, initV ptx.Reg) []pt
 	loads()
 	f.Bra(check)
 	f.Place(spin)
-	f.Op("nanosleep.u32", ptx.Int(32))
+	spinPause(f, ptx.Reg{}, "sc_t0")
 	loads()
 	f.Place(check)
 	// The lane's state along its slots: open, terminated or blocked.

@@ -678,6 +678,8 @@ func (t *simThread) val(o *simOpnd) uint64 {
 			return uint64(t.nctaid)
 		case "%laneid":
 			return uint64(t.lane)
+		case "%globaltimer":
+			return uint64(time.Now().UnixNano())
 		case "%tid.y", "%tid.z", "%ctaid.y", "%ctaid.z":
 			return 0
 		case "%ntid.y", "%ntid.z", "%nctaid.y", "%nctaid.z":
@@ -986,6 +988,8 @@ func (k *simKernel) compile(in *simInst) (func(*simThread, *simInst), error) {
 		return func(t *simThread, in *simInst) {}, nil
 	case "nanosleep":
 		return func(t *simThread, in *simInst) { runtime.Gosched() }, nil
+	case "trap":
+		return func(t *simThread, in *simInst) { panic("trap") }, nil
 	case "atom":
 		return k.compileAtom(in)
 	case "shfl":

@@ -59,7 +59,15 @@ func simKernelOf(t testing.TB, sp ptxSpecT) *simKernel {
 // and returns the buffers' final contents.
 func runSim(t testing.TB, sp ptxSpecT, grid, block, resident int, args []kArg) [][]byte {
 	t.Helper()
-	k := simKernelOf(t, sp)
+	out, err := runSimKernel(simKernelOf(t, sp), grid, block, resident, args)
+	if err != nil {
+		t.Fatalf("%s: %v", sp.Key(), err)
+	}
+	return out
+}
+
+// runSimKernel is runSim of a parsed kernel, returning the launch's error.
+func runSimKernel(k *simKernel, grid, block, resident int, args []kArg) ([][]byte, error) {
 	size := 1 << 12
 	for _, a := range args {
 		if a.buf {
@@ -80,7 +88,7 @@ func runSim(t testing.TB, sp ptxSpecT, grid, block, resident int, args []kArg) [
 		params[i] = addrs[i] + uint64(a.ptr)
 	}
 	if err := simLaunch(k, d.mem, grid, block, resident, params); err != nil {
-		t.Fatalf("%s: %v", sp.Key(), err)
+		return nil, err
 	}
 	out := make([][]byte, len(args))
 	for i, a := range args {
@@ -88,7 +96,7 @@ func runSim(t testing.TB, sp ptxSpecT, grid, block, resident int, args []kArg) [
 			out[i] = append([]byte(nil), d.bytes(addrs[i], len(a.data))...)
 		}
 	}
-	return out
+	return out, nil
 }
 
 var (

@@ -609,7 +609,8 @@ func selp64(f *ptx.Func, p ptx.Reg, a, b ptx.Operand) ptx.Reg {
 // the tile's predecessors in the segment (u32). Windows of 1, 2, 4, ... up to lb
 // predecessors are loaded at once (all loads in flight together) and folded from the
 // nearest: aggregates add and go on, an inclusive count adds and ends, an unpublished
-// word stops the fold (the window is read again from there).
+// word stops the fold (the window is read again from there, after a pause: spinPause,
+// which traps past spinLimitNs).
 func (g *sortGen) lookback(cur, t, lo ptx.Reg, lb int) ptx.Reg {
 	f := g.f
 	excl := f.Reg(ptx.U32)
@@ -670,7 +671,7 @@ func (g *sortGen) lookback(cur, t, lo ptx.Reg, lb int) ptx.Reg {
 	f.Shl(w2, w, ptx.Int(1))
 	f.Min(w2, w2, ptx.Int(lb))
 	f.At(full).Op("mov.u32", w, w2)
-	f.At(f.Setp(ptx.Eq, adv, ptx.Int(0))).Op("nanosleep.u32", ptx.Int(32))
+	spinPause(f, f.Setp(ptx.Eq, adv, ptx.Int(0)), "rs_t0") // (spin.go: bounded)
 	f.Bra(loop)
 	f.Place(exit)
 	return excl
@@ -710,6 +711,7 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 	f.Shared("rs_off", ptx.B64, 16, RadixDigits)
 	f.Shared("rs_sum", ptx.B32, 16, SortBlock/32)
 	f.Shared("rs_misc", ptx.B32, 16, 4)
+	f.Shared("rs_t0", ptx.B64, 8, 1) // the block's start (spinStart)
 	if p.Val != ValNone {
 		f.Shared("rs_dig", ptx.B8, 16, tile) // each tile slot's digit, for the values
 	}
@@ -774,6 +776,7 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		cur := halfOf(k, 0)
 		f.At(f.Setp(ptx.Ne, act, ptx.Int(0))).Op("atom.global.add.u32", t, ptx.Mem(cur, 0), ptx.Int(1))
 		f.St(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(ptx.Sym("rs_misc"), 0), t, k, mm, act)
+		spinStart(f, "rs_t0")
 		f.Place(skip)
 	}
 	f.BarSync(0)

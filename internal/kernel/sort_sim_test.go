@@ -52,6 +52,17 @@ func TestSortPtxas(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The .minnctapersm configurations (GPU_SORT_MINBLOCKS, not the default)
+			// trade spills for occupancy as ptxas sees fit: reported, not failed, as
+			// the scans' MinBlocks ones (TestScanTilesPtxasTuned). (ptxas 13.0 spills 4
+			// bytes at 14 float32 items with 4-byte indices under 3 blocks.)
+			if p, ok := sp.(*RadixPass); ok && p.MinBlocks > 0 {
+				log, _ := scanPtxasRaw(t, src)
+				regs, smem := scanRegs(log)
+				st, ld := scanSpills(log)
+				t.Logf("%s: %d registers, spills %d/%d bytes, %d bytes smem (reported)", sp.Key(), regs, st, ld, smem)
+				return
+			}
 			log, _ := scanPtxas(t, src)
 			regs, smem := scanRegs(log)
 			t.Logf("%s: %d registers, %d bytes smem", sp.Key(), regs, smem)
