@@ -84,9 +84,9 @@ type Tuning struct {
 	// types): 1, 128x128x32 tiles of 4 warps in 4 stages; 2, 128x256x32 of 8 warps in 4
 	// stages; 3, 256x128x32 of 8 warps; 4, 128x256x32 in 3 stages; 5, 128x256x64 of 8
 	// warps in 3 stages; 6, 128x128x64 of 4 warps in 3 stages. Measured on the H200
-	// (2026-12-02): 1 at 289 TFLOP/s for a 4096^3 bfloat16 product (45.7% of cuBLAS).
-	// Default 2, predicted from the reads from L2 per product (internal/kernel's
-	// mmTensorTiles has the analysis); GPU_MATMUL_TILE=n selects one.
+	// (2026-12-02, 4096^3 bfloat16): 1 at 457 µs, 2-4 at 523-554 µs, 5 at 465, 6 at
+	// 445, against cuBLAS's 196 µs (internal/kernel's mmTensorTiles has every figure).
+	// Default 1; GPU_MATMUL_TILE=n selects one.
 	MatMulTile int
 }
 

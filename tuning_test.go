@@ -13,7 +13,7 @@ import (
 func TestTuningFromEnv(t *testing.T) {
 	def := gpu.TuningFromEnv(func(string) string { return "" })
 	want := gpu.Tuning{ReduceSplitMin: 1 << 17, ReduceFuse: true, ScanKeepStatus: true,
-		CompactEagerMax: 4 << 20, ReadPinned: true, PermuteVariant: 3, RandomWaves: 4, MatMulTile: 2,
+		CompactEagerMax: 4 << 20, ReadPinned: true, PermuteVariant: 3, RandomWaves: 4, MatMulTile: 1,
 		Scan: gpu.ScanTuning{Variant: 2, Stage: true, MinBlocks: 5}, ScatterVariant: 2}
 	if def != want {
 		t.Fatalf("defaults %+v, want %+v", def, want)

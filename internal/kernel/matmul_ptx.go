@@ -85,11 +85,12 @@ type MatMulTile struct {
 //     product of 2;
 //  6. 128x128x64 in 3 stages, 4 warps (105 KiB: 2 blocks an SM).
 //
-// Measured on the H200 (2026-12-02): tiling 1 (then 238 registers) at 289 TFLOP/s for a
-// 4096^3 bfloat16 product, 45.7% of cuBLAS's, the L2's reads being the likely limit: a
-// 128x128 block tile reads 16 KiB of A and B from L2 per MFLOP, about 4.5 TB/s over the
-// 132 SMs at that rate, near what the H200's L2 serves. The 8-warp tiles read 12 KiB per
-// MFLOP (a quarter less) at the same occupancy (8 warps an SM), so 2 is the default.
+// Measured on the H200 (2026-12-02, one run, 4096^3, the median of each against
+// cuBLAS's 196 µs bfloat16 and 202 µs float16 in the same run): tiling 1 457 µs
+// (bfloat16) and 452 µs (float16), 2 523/527, 3 554/556, 4 529/527, 5 465/462, 6
+// 445/465; TF32 1.03 ms for 1 and 1.01 for 6. The 8-warp tiles (2-4), which read a
+// quarter less from L2 per flop, are slower: L2 bandwidth is not this kernel's limit.
+// Tiling 1 is the default (within 3% of the best everywhere, the fewest registers).
 // A thread's copies share one address register and one bounds value per operand
 // (mmOperand), which keeps the K step of 64 (16 copies a thread per tile with 4 warps)
 // inside the registers.
@@ -106,7 +107,7 @@ var mmTensorTiles = []MatMulTile{
 const mmDefaultTile = DefaultMatMulTile
 
 // DefaultMatMulTile is the tensor-core kernel's default tiling (MatMul.Tile).
-const DefaultMatMulTile = 2
+const DefaultMatMulTile = 1
 
 // MatMulTiles returns the tensor-core kernel's tilings, Tile 1 first (MatMul.Tile n is
 // MatMulTiles()[n-1]).
