@@ -377,7 +377,7 @@ func Fill[T Elem](s *Stream, a *Array[T], v T) error {
 		case size == 4:
 			return s.MemsetD32(buf, uint32(bits))
 		case size == 2:
-			return s.tracked([]use{{buf.a, Write}}, func() error {
+			return s.tracked([]use{{a: buf.a, mode: Write}}, func() error {
 				return s.be.Memset(buf.a.mem, buf.off, uint32(bits), 2, buf.size/2)
 			})
 		case size == 8 && uint32(bits) == uint32(bits>>32):
@@ -395,7 +395,9 @@ func (a *Array[T]) bytes() (*Buffer, error) {
 
 // FromSlice returns a new contiguous array holding data, with the given shape (a 1-d
 // array of len(data) elements if no shape is given), copied on s. data may be reused as
-// soon as FromSlice returns.
+// soon as FromSlice returns. On a stream that captures a graph, the copy is made at once,
+// outside the graph (as CopyFromHost): the array holds data when FromSlice returns, a
+// constant of the graph's launches unless work writes it.
 func FromSlice[T Elem](s *Stream, data []T, shape ...int) (*Array[T], error) {
 	if len(shape) == 0 {
 		shape = []int{len(data)}
@@ -411,7 +413,12 @@ func FromSlice[T Elem](s *Stream, data []T, shape ...int) (*Array[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	if n > 0 {
+	if n > 0 && s.Capturing() {
+		if err := a.CopyFromHost(context.Background(), data); err != nil {
+			a.Free()
+			return nil, err
+		}
+	} else if n > 0 {
 		src := Bytes(data)
 		if s.ringCopyable(src, a.buf) || !s.dev.info.StagedHostCopies {
 			// The copy reads src after the return (the stream's staging ring, the CPU

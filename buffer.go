@@ -89,6 +89,13 @@ func (d *Device) allocate(kind MemKind, size int64, s *Stream, reclaim bool) (*B
 	if size < 0 {
 		return nil, fmt.Errorf("gpu: allocating %d bytes: %w", size, ErrInvalidValue)
 	}
+	if s != nil && kind == DeviceMem && s.cap.Load() != nil {
+		// Memory for a capture is allocated outside the graph (an allocation on the
+		// capturing stream would become a node of the graph, made anew at each launch
+		// and never freed): on the device's side stream, after which the graph's
+		// launches are ordered by the tracking; the graph keeps it (graph.go).
+		s = d.sideStream()
+	}
 	var bs backend.Stream
 	if s != nil {
 		bs = s.be
@@ -132,6 +139,9 @@ func (d *Device) allocate(kind MemKind, size int64, s *Stream, reclaim bool) (*B
 	a := &allocation{id: nextAllocID.Add(1), dev: d, mem: mem, kind: kind}
 	if kind != DeviceMem {
 		d.addHost(mem.Host())
+	}
+	if r := d.race.Load(); r != nil {
+		r.register(a)
 	}
 	if s != nil && kind == DeviceMem {
 		a.w = access{s: s, seq: s.seq.Add(1)}
@@ -271,8 +281,23 @@ func (a *allocation) free() error {
 	a.freed = true
 	a.gone.Store(true)
 	a.dev.liveAllocs.Add(-1)
+	if a.pins > 0 {
+		// A capture or graph uses it: the memory goes when the last of them is done
+		// (unpin), after the graph's launches.
+		a.deferred = true
+		return nil
+	}
+	return a.release()
+}
+
+// release returns the memory of a freed allocation once its pending uses are done
+// (free, or unpin for a free that a graph deferred). The caller holds a.mu.
+func (a *allocation) release() error {
 	if a.kind != DeviceMem {
 		a.dev.removeHost(a.mem.Host())
+	}
+	if r := a.dev.race.Load(); r != nil {
+		r.forget(a)
 	}
 	defer func() {
 		a.w.clear()
@@ -286,7 +311,8 @@ func (a *allocation) free() error {
 	}
 	if a.kind == DeviceMem && !a.untracked {
 		// Free on the one stream (of the buffer's device) that used it, else on the
-		// default stream after waiting for every use.
+		// default stream after waiting for every use; never on a stream that captures
+		// a graph (the free would be captured): on the device's side stream instead.
 		// Uses known complete don't count (settle).
 		if a.w.s != nil && a.w.complete() {
 			a.w.clear()
@@ -305,6 +331,9 @@ func (a *allocation) free() error {
 				f = a.dev.def
 			}
 		}
+		if f.cap.Load() != nil {
+			f = a.dev.sideStream()
+		}
 		ok := true
 		var waitSmall [4]*pev
 		waits := waitSmall[:0]
@@ -321,9 +350,10 @@ func (a *allocation) free() error {
 		}
 		if ok {
 			// f stays locked while the free is enqueued on it, so that a Close can't
-			// destroy it meanwhile; closed already, the free takes the host path below.
+			// destroy it meanwhile, nor a capture begin on it; closed or capturing
+			// already, the free takes the host path below.
 			f.mu.Lock()
-			ok = !f.closed
+			ok = !f.closed && f.cap.Load() == nil
 			for _, ev := range waits {
 				if !ok {
 					break
@@ -401,7 +431,7 @@ func (b *Buffer) Access(s *Stream, mode AccessMode, f func(p DevicePtr) error) e
 	if mode&ReadWrite == 0 {
 		return fmt.Errorf("gpu: access mode %d: %w", mode, ErrInvalidValue)
 	}
-	_, err := s.trackedScope([]use{{b.a, mode}}, func() error {
+	_, err := s.trackedScope([]use{b.use(mode)}, func() error {
 		return f(DevicePtr(b.a.mem.Ptr() + uint64(b.off)))
 	}, true)
 	return err
@@ -443,6 +473,10 @@ func (b *Buffer) HostAccess(ctx context.Context, mode AccessMode, f func(host []
 			a.mu.Unlock()
 			return fmt.Errorf("gpu: buffer used after Free: %w", ErrClosed)
 		}
+		if err := a.capturedLocked(mode); err != nil {
+			a.mu.Unlock()
+			return err
+		}
 		evs, err := a.pendingEvents(mode)
 		ver := a.version
 		a.mu.Unlock()
@@ -468,6 +502,9 @@ func (b *Buffer) HostAccess(ctx context.Context, mode AccessMode, f func(host []
 			a.mu.Unlock()
 			continue
 		}
+		if r := a.dev.race.Load(); r != nil {
+			r.hostAccess(a, mode, b.off, b.off+b.size)
+		}
 		return a.hostScope(mode, host[b.off:b.off+b.size:b.off+b.size], f)
 	}
 }
@@ -490,6 +527,11 @@ func (a *allocation) hostScope(mode AccessMode, host []byte, f func(host []byte)
 		a.mu.Unlock()
 	}()
 	return f(host)
+}
+
+// use returns the buffer's use with mode: its bytes of its allocation.
+func (b *Buffer) use(mode AccessMode) use {
+	return use{a: b.a, mode: mode, off: b.off, n: b.size}
 }
 
 // errNilBuffer is the error of a nil *Buffer, as receiver or argument.
@@ -515,7 +557,7 @@ func (s *Stream) unpinAfter(seq uint64, p *runtime.Pinner) error {
 func (s *Stream) runAfter(seq uint64, f func()) error {
 	ev, err := s.eventAfter(seq)
 	if err != nil {
-		s.dev.be.Synchronize()
+		s.dev.syncBackend()
 		f()
 		return err
 	}
@@ -535,14 +577,22 @@ func (s *Stream) runAfter(seq uint64, f func()) error {
 // (the host memory of AllocPinned buffers) is copied directly, as are all copies where
 // the driver lacks stream memory operations.
 func (s *Stream) CopyHtoD(dst *Buffer, src []byte) error {
+	if s != nil {
+		if err := s.notCapturing("CopyHtoD of Go memory (copy from a pinned buffer with CopyDtoD instead)"); err != nil {
+			return err
+		}
+	}
 	if dst != nil && int64(len(src)) <= dst.size && s != nil && s.ringCopyable(src, dst) {
-		return s.tracked([]use{{dst.a, Write}}, func() error {
+		return s.tracked([]use{dst.use(Write)}, func() error {
 			return s.ringFor().copy(src, dst.a.mem, dst.off, false)
 		})
 	}
 	seq, p, err := s.copyHtoD(dst, src)
 	if err != nil {
 		return err
+	}
+	if r := s.dev.race.Load(); r != nil {
+		r.pinnedCopy(s, src, Read, seq)
 	}
 	return s.unpinAfter(seq, p)
 }
@@ -558,7 +608,7 @@ func (s *Stream) copyHtoD(dst *Buffer, src []byte) (uint64, *runtime.Pinner, err
 	if len(src) > 0 {
 		p.Pin(&src[0])
 	}
-	seq, err := s.trackedScope([]use{{dst.a, Write}}, func() error {
+	seq, err := s.trackedScope([]use{dst.use(Write)}, func() error {
 		return s.be.CopyFromHost(dst.a.mem, dst.off, src)
 	}, false)
 	if err != nil {
@@ -579,14 +629,22 @@ func (s *Stream) copyHtoD(dst *Buffer, src []byte) (uint64, *runtime.Pinner, err
 // (cuStreamWaitValue32_v2), so that work enqueued on s later, an event included,
 // completes only once dst holds the data.
 func (s *Stream) CopyDtoH(dst []byte, src *Buffer) error {
+	if s != nil {
+		if err := s.notCapturing("CopyDtoH into Go memory (copy into a pinned buffer with CopyDtoD instead)"); err != nil {
+			return err
+		}
+	}
 	if src != nil && int64(len(dst)) <= src.size && s != nil && s.ringCopyable(dst, src) {
-		return s.tracked([]use{{src.a, Read}}, func() error {
+		return s.tracked([]use{src.use(Read)}, func() error {
 			return s.ringFor().copy(dst, src.a.mem, src.off, true)
 		})
 	}
 	seq, p, err := s.copyDtoH(dst, src)
 	if err != nil {
 		return err
+	}
+	if r := s.dev.race.Load(); r != nil {
+		r.pinnedCopy(s, dst, Write, seq)
 	}
 	return s.unpinAfter(seq, p)
 }
@@ -602,7 +660,7 @@ func (s *Stream) copyDtoH(dst []byte, src *Buffer) (uint64, *runtime.Pinner, err
 	if len(dst) > 0 {
 		p.Pin(&dst[0])
 	}
-	seq, err := s.trackedScope([]use{{src.a, Read}}, func() error {
+	seq, err := s.trackedScope([]use{src.use(Read)}, func() error {
 		return s.be.CopyToHost(dst, src.a.mem, src.off)
 	}, false)
 	if err != nil {
@@ -642,7 +700,7 @@ func (s *Stream) copyDtoD(dst, src *Buffer) (uint64, error) {
 	if dst.overlaps(src) {
 		return 0, fmt.Errorf("gpu: copying between overlapping buffers (bytes %d and %d of one allocation, %d long): %w", src.off, dst.off, src.size, ErrInvalidValue)
 	}
-	return s.trackedScope([]use{{dst.a, Write}, {src.a, Read}}, func() error {
+	return s.trackedScope([]use{dst.use(Write), src.use(Read)}, func() error {
 		return s.be.Copy(dst.a.mem, dst.off, src.a.mem, src.off, src.size)
 	}, false)
 }
@@ -657,7 +715,7 @@ func (s *Stream) Memset(dst *Buffer, value byte) error {
 	if dst == nil {
 		return errNilBuffer
 	}
-	return s.tracked([]use{{dst.a, Write}}, func() error {
+	return s.tracked([]use{dst.use(Write)}, func() error {
 		return s.be.Memset(dst.a.mem, dst.off, uint32(value), 1, dst.size)
 	})
 }
@@ -672,7 +730,7 @@ func (s *Stream) MemsetD32(dst *Buffer, value uint32) error {
 	if dst.size%4 != 0 || dst.off%4 != 0 {
 		return fmt.Errorf("gpu: 32-bit memset of %d bytes at offset %d: %w", dst.size, dst.off, ErrInvalidValue)
 	}
-	return s.tracked([]use{{dst.a, Write}}, func() error {
+	return s.tracked([]use{dst.use(Write)}, func() error {
 		return s.be.Memset(dst.a.mem, dst.off, value, 4, dst.size/4)
 	})
 }
@@ -813,7 +871,7 @@ func (b *Buffer) CopyFrom(ctx context.Context, src *Buffer) error {
 		return fmt.Errorf("gpu: copying between overlapping buffers (bytes %d and %d of one allocation, %d long): %w", src.off, b.off, src.size, ErrInvalidValue)
 	}
 	s := b.a.dev.copyStream(false)
-	seq, err := s.trackedReady(ctx, []use{{b.a, Write}, {src.a, Read}}, func() error {
+	seq, err := s.trackedReady(ctx, []use{b.use(Write), src.use(Read)}, func() error {
 		return s.be.Copy(b.a.mem, b.off, src.a.mem, src.off, src.size)
 	})
 	if err != nil {
@@ -841,7 +899,7 @@ func (d *Device) TrimMemory(ctx context.Context) error {
 	if err := d.Synchronize(ctx); err != nil {
 		return err
 	}
-	if err := d.be.Synchronize(); err != nil {
+	if err := d.syncBackend(); err != nil {
 		return err
 	}
 	return d.be.TrimPool(0)

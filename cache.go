@@ -103,6 +103,10 @@ func (c *blockCache) flush(d *Device, s *Stream, own bool) {
 	var left []backend.Mem
 	for _, s := range streams {
 		s.mu.Lock()
+		if !own && s.cap.Load() != nil {
+			s.mu.Unlock()
+			continue // a capturing stream keeps them: a free enqueued on it would be captured
+		}
 		mems := c.take(s.streamCore)
 		s.mu.Unlock()
 		if len(mems) == 0 {
@@ -123,7 +127,7 @@ func (c *blockCache) flush(d *Device, s *Stream, own bool) {
 	}
 	if len(left) > 0 {
 		go func() {
-			d.be.Synchronize()
+			d.syncBackend()
 			for _, m := range left {
 				d.be.FreeNow(m)
 			}

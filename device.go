@@ -177,6 +177,19 @@ type Device struct {
 	// made at first use (copyStream).
 	copyMu      sync.Mutex
 	copyStreams [2]atomic.Pointer[Stream]
+	// side is the stream of the memory that captures allocate outside their graphs
+	// (graph.go), made at first use; captures counts the captures in progress (a
+	// driver-wide synchronize would end them: syncBackend), openCaps lists them.
+	side     atomic.Pointer[Stream]
+	captures atomic.Int32
+	capMu    sync.Mutex
+	openCaps map[*capture]struct{}
+	// race is the race checker's state while it is on (race.go), else nil.
+	race atomic.Pointer[raceState]
+	// hostFns counts the host functions running (hostfunc.go).
+	hostFns atomic.Int32
+	// raceHandler receives race reports (SetRaceHandler), or nil.
+	raceHandler atomic.Pointer[func(*RaceReport)]
 	tune        atomic.Pointer[Tuning] // the tuning (Device.Tuning, SetTuning)
 	// hostMu guards hostRanges: the host address ranges of the device's live pinned and
 	// unified buffers, sorted, which plain copies never stage.
@@ -226,6 +239,9 @@ func NewDevice(bd backend.Device) (*Device, error) {
 	tu := DefaultTuning()
 	d.tune.Store(&tu)
 	d.hub = newHub(d)
+	if raceMode == "1" || raceMode == "panic" {
+		d.SetRaceCheck(true)
+	}
 	def, err := d.NewStream()
 	if err != nil {
 		return nil, err
@@ -398,6 +414,7 @@ type pev struct {
 	// its stream up to cover, so seeing it complete advances done (settle).
 	done  *atomic.Uint64
 	cover uint64
+	sid   uint64 // the id of the stream it covers (the race checker's clocks)
 }
 
 // settle records what e's completion tells: its stream's operations up to cover are
@@ -449,7 +466,7 @@ func (d *Device) getEvent() (*pev, error) {
 		d.evFree = d.evFree[:n-1]
 		d.evMu.Unlock()
 		e.refs.Store(1)
-		e.done, e.cover = nil, 0
+		e.done, e.cover, e.sid = nil, 0, 0
 		return e, nil
 	}
 	d.evMu.Unlock()

@@ -38,6 +38,38 @@
 // included (through the stream's pinned staging ring on CUDA, whose driver copies
 // pageable memory synchronously).
 //
+// # Graphs and host functions
+//
+// Stream.BeginCapture ... EndCapture (or Stream.Capture) records the work enqueued on a
+// stream, any of the package's operations, into a Graph, which Graph.Launch runs as a
+// whole, as often as wanted, on any stream of the device: on CUDA one launch costs about
+// one kernel launch however many operations the graph holds (CUDA graphs, captured in
+// relaxed mode). A launch is one tracked operation: it waits for conflicting uses of the
+// graph's buffers on other streams, and later uses wait for it. The graph keeps the
+// memory it uses until Graph.Close, and owns its scratch. What needs the host in the
+// middle of the work (waits, events, copies of Go memory, results read back, index
+// checks in raise mode) is refused during a capture with ErrCapturing.
+// Graph.SetParam changes a captured launch's Param argument without a new capture.
+//
+// Stream.HostFunc runs a Go function in stream order, on a goroutine of the stream's
+// own (not the driver's callback thread): the work after it waits for it to return, and
+// it may wait for other streams, take locks or do I/O. An error or panic faults the
+// stream.
+//
+// # Streams of other libraries
+//
+// Device.AdoptStream wraps a stream handle made by other code in the process (CUDA: a
+// CUstream; 0 for the legacy default stream), and Stream.Handle hands one out. What is
+// ordered: everything enqueued on one device stream, whoever enqueued it, runs in
+// order; the package's operations on an adopted stream are tracked like any other, so
+// they wait for, and are waited for by, its operations on other streams. What needs an
+// event: another library's work on its own streams that reads or writes this package's
+// buffers. Hand a buffer to such work inside Buffer.Access on a Stream of the stream
+// that work runs on (adopt it), which orders it with every other use; otherwise order it
+// yourself with Stream.Record and WaitEvent on adopted streams. The legacy default
+// stream does not synchronize with this package's streams (they are created
+// non-blocking).
+//
 // # Element types
 //
 // Arrays hold bool, the sized integers, int and uint, float32, float64, and the

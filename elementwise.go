@@ -589,7 +589,7 @@ func runPlanHdr(s *Stream, out header, p *evalPlan, vals []any) error {
 	for _, p := range params {
 		bargs = append(bargs, backend.Arg{Kind: backend.ArgScalar, Size: uint8(p.t.Size()), Val: p.bits})
 	}
-	err = s.launchTracked(pe.fn, pe.config(d, n), bargs, uses)
+	err = s.launchTracked(pe.fn, pe.config(d, n), bargs, uses, nil)
 	clear(bargs)
 	*ap = bargs[:0]
 	argPool.Put(ap)

@@ -25,4 +25,8 @@ var (
 	// ErrInScope: an operation used a buffer inside that buffer's own Access or
 	// HostAccess scope, which would deadlock.
 	ErrInScope = errors.New("gpu: buffer used inside its own access scope")
+	// ErrCapturing: the operation can't run while the stream captures a graph
+	// (Stream.BeginCapture), or the host asked for data that a capture still open
+	// writes: the graph's work runs only when the graph is launched.
+	ErrCapturing = errors.New("gpu: not possible while a stream captures a graph")
 )

@@ -119,6 +119,11 @@ func (e *Event) Close() error {
 		return nil
 	}
 	e.closed = true
+	if r := e.dev.race.Load(); r != nil {
+		r.mu.Lock()
+		delete(r.events, e.be)
+		r.mu.Unlock()
+	}
 	return e.maybeDestroyLocked()
 }
 
@@ -141,7 +146,11 @@ func (e *Event) Query() (bool, error) {
 		return false, fmt.Errorf("gpu: event: %w", ErrClosed)
 	}
 	defer e.unhold()
-	return e.be.Query()
+	done, err := e.be.Query()
+	if r := e.dev.race.Load(); r != nil && done && err == nil {
+		r.eventDone(e.be)
+	}
+	return done, err
 }
 
 // Wait waits until the event completes, without pinning an OS thread (unless the policy
@@ -160,7 +169,11 @@ func (e *Event) Wait(ctx context.Context, policy ...WaitPolicy) error {
 	if err != nil {
 		return err
 	}
-	return e.dev.wait(ctx, eventWait{e}, p)
+	err = e.dev.wait(ctx, eventWait{e}, p)
+	if r := e.dev.race.Load(); r != nil && err == nil {
+		r.eventDone(e.be)
+	}
+	return err
 }
 
 type eventWait struct{ e *Event }

@@ -158,6 +158,19 @@ const (
 	ReadWrite = Read | Write
 )
 
+// String returns "read", "write", "read-write", or "AccessMode(n)" for other values.
+func (m AccessMode) String() string {
+	switch m {
+	case Read:
+		return "read"
+	case Write:
+		return "write"
+	case ReadWrite:
+		return "read-write"
+	}
+	return fmt.Sprintf("AccessMode(%d)", uint8(m))
+}
+
 // Operand is memory a kernel argument points at: a *Buffer (its first byte) or an
 // *Array[T] (its element 0).
 type Operand interface {
@@ -184,27 +197,29 @@ func (a *Array[T]) ref() (*allocation, int64) {
 // ...any allocates nothing.
 type BufferArg struct{ r *argRef }
 
-// argRef is an operand's memory and an access mode.
+// argRef is an operand's memory and an access mode; lo and n are the bytes it spans
+// (n 0: unknown, the whole allocation), for the race checker.
 type argRef struct {
-	a    *allocation
-	off  int64
-	mode AccessMode
+	a     *allocation
+	off   int64
+	mode  AccessMode
+	lo, n int64
 }
 
 // argRefs holds an operand's three argRefs, at index mode-1.
 type argRefs [3]argRef
 
-// newArgRefs returns the argRefs of memory at off in a.
-func newArgRefs(a *allocation, off int64) *argRefs {
-	return &argRefs{{a, off, Read}, {a, off, Write}, {a, off, ReadWrite}}
+// newArgRefs returns the argRefs of memory at off in a, spanning [lo, lo+n).
+func newArgRefs(a *allocation, off, lo, n int64) *argRefs {
+	return &argRefs{{a, off, Read, lo, n}, {a, off, Write, lo, n}, {a, off, ReadWrite, lo, n}}
 }
 
 // cachedArgRefs returns the argRefs kept in p, making them on first use.
-func cachedArgRefs(p *atomic.Pointer[argRefs], a *allocation, off int64) *argRefs {
+func cachedArgRefs(p *atomic.Pointer[argRefs], a *allocation, off, lo, n int64) *argRefs {
 	if r := p.Load(); r != nil {
 		return r
 	}
-	r := newArgRefs(a, off)
+	r := newArgRefs(a, off, lo, n)
 	if p.CompareAndSwap(nil, r) {
 		return r
 	}
@@ -220,7 +235,7 @@ func (b *Buffer) argRefs() *argRefs {
 	if b == nil || b.a == nil {
 		return nil
 	}
-	return cachedArgRefs(&b.args, b.a, b.off)
+	return cachedArgRefs(&b.args, b.a, b.off, b.off, b.size)
 }
 
 func (a *Array[T]) argRefs() *argRefs {
@@ -228,7 +243,27 @@ func (a *Array[T]) argRefs() *argRefs {
 		return nil
 	}
 	al, off := a.ref()
-	return cachedArgRefs(&a.args, al, off)
+	lo, n := a.byteSpan()
+	return cachedArgRefs(&a.args, al, off, lo, n)
+}
+
+// byteSpan returns the bytes of its allocation the array's elements span: [lo, lo+n),
+// negative strides included (n at least 1).
+func (a *Array[T]) byteSpan() (lo, n int64) {
+	es := int64(a.dt.Size())
+	first, last := int64(a.off), int64(a.off)
+	for i, d := range a.shape {
+		if d == 0 {
+			return a.buf.off + es*int64(a.off), 1
+		}
+		step := int64(d-1) * int64(a.strides[i])
+		if step < 0 {
+			first += step
+		} else {
+			last += step
+		}
+	}
+	return a.buf.off + es*first, es * (last - first + 1)
 }
 
 func bufferArg(x Operand, mode AccessMode) BufferArg {
@@ -245,7 +280,7 @@ func bufferArg(x Operand, mode AccessMode) BufferArg {
 	if a == nil {
 		return BufferArg{}
 	}
-	return BufferArg{&newArgRefs(a, off)[mode-1]}
+	return BufferArg{&newArgRefs(a, off, 0, 0)[mode-1]}
 }
 
 // In marks a kernel argument the kernel only reads.
@@ -318,15 +353,25 @@ func (s *Stream) Launch(fn *Function, cfg LaunchConfig, args ...any) error {
 	bargs := (*ap)[:0]
 	var usesSmall [4]use
 	uses := usesSmall[:0]
+	var params []paramSlot
 	for i, a := range args {
 		var ba backend.Arg
 		switch v := a.(type) {
+		case *Param:
+			if v == nil {
+				return fmt.Errorf("gpu: launch of %s: argument %d: nil Param: %w", fn.Name(), i, ErrInvalidValue)
+			}
+			ba = v.arg
+			params = append(params, paramSlot{i, v})
 		case BufferArg:
 			ba, uses, err = bufArg(v, uses)
 		case Operand:
 			ba, uses, err = bufArg(bufferArg(v, ReadWrite), uses)
 		case DevicePtr:
 			ba = backend.Arg{Kind: backend.ArgPtr, Val: uint64(v)}
+			if r := s.dev.race.Load(); r != nil && v != 0 {
+				r.rawPointer(s, uint64(v))
+			}
 		case ByValueArg:
 			ba = backend.Arg{Kind: backend.ArgScalar, Size: uint8(min(len(v), 255)), Blob: v}
 		default:
@@ -338,11 +383,12 @@ func (s *Stream) Launch(fn *Function, cfg LaunchConfig, args ...any) error {
 		bargs = append(bargs, ba)
 	}
 	*ap = bargs
-	return s.launchTracked(fn, bc, bargs, uses)
+	return s.launchTracked(fn, bc, bargs, uses, params)
 }
 
-// launchTracked enqueues a launch whose buffer arguments are uses.
-func (s *Stream) launchTracked(fn *Function, bc backend.LaunchConfig, bargs []backend.Arg, uses []use) error {
+// launchTracked enqueues a launch whose buffer arguments are uses; params are its Param
+// arguments, which a capture remembers (graph.go).
+func (s *Stream) launchTracked(fn *Function, bc backend.LaunchConfig, bargs []backend.Arg, uses []use, params []paramSlot) error {
 	if err := s.checkPeers(fn, uses); err != nil {
 		return err
 	}
@@ -351,7 +397,11 @@ func (s *Stream) launchTracked(fn *Function, bc backend.LaunchConfig, bargs []ba
 	if err != nil {
 		return err
 	}
-	_, err = s.trackEnd(t, s.be.Launch(fn.be, bc, bargs), false)
+	err = s.be.Launch(fn.be, bc, bargs)
+	if err == nil && t.cap != nil && params != nil {
+		err = t.cap.recordLaunch(s, fn, bc, bargs, params)
+	}
+	_, err = s.trackEnd(t, err, false)
 	return err
 }
 
@@ -360,7 +410,7 @@ func bufArg(b BufferArg, uses []use) (backend.Arg, []use, error) {
 	if r == nil || r.a == nil {
 		return backend.Arg{}, uses, fmt.Errorf("nil buffer or array: %w", ErrInvalidValue)
 	}
-	return backend.Arg{Kind: backend.ArgMem, Mem: r.a.mem, Off: r.off}, append(uses, use{a: r.a, mode: r.mode}), nil
+	return backend.Arg{Kind: backend.ArgMem, Mem: r.a.mem, Off: r.off}, append(uses, use{a: r.a, mode: r.mode, off: r.lo, n: r.n}), nil
 }
 
 func scalarArg(a any) (backend.Arg, error) {

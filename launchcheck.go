@@ -81,7 +81,8 @@ var ErrKernelFailure = errors.New("gpu: kernel failure")
 // host view, the kernel complete, and returns its error, wrapped in ErrKernelFailure
 // unless it wraps it already (nil: no failure); several launches' failures covered by
 // one wait are joined (errors.Join) in launch order. Each launch's failure is reported
-// once. decode runs on the waiting goroutine; it must not keep the slice.
+// once. decode runs on the waiting goroutine; it must not keep the slice. A stream that
+// captures a graph refuses it (ErrCapturing): no wait reads a graph's slots.
 func (s *Stream) LaunchChecked(fn *Function, cfg LaunchConfig, decode func(slot []uint32) error, args ...any) error {
 	if s == nil {
 		return errNilStream
@@ -145,6 +146,9 @@ func (d *Device) launchChecks() *launchChecks {
 // checkSlot returns a zeroed check slot for a launch on s; give it back with
 // s.dev.checkSlots.put if the launch fails, else register it with addCheck.
 func (s *Stream) checkSlot() (*Buffer, error) {
+	if err := s.notCapturing("a checked launch (an index check in raise mode: use ModeClip or ModeWrap in a graph; Stream.LaunchChecked)"); err != nil {
+		return nil, err // (the slot is read on the host after a wait that covers the launch)
+	}
 	d := s.dev
 	w, err := d.checkSlots.get(d)
 	if err != nil {

@@ -769,7 +769,7 @@ func (j *mmJob) enqueue(a, b, c *mmOperand) error {
 	if j.beta != 0 {
 		cmode = ReadWrite
 	}
-	uses := []use{{aAlloc, Read}, {bAlloc, Read}, {cAlloc, cmode}}
+	uses := []use{{a: aAlloc, mode: Read}, {a: bAlloc, mode: Read}, {a: cAlloc, mode: cmode}}
 	idx := make([]int, len(dims))
 	return j.s.tracked(uses, func() error {
 		for range calls {

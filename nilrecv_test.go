@@ -35,9 +35,16 @@ func nilRecvCases(f *nilFixture) []nilCase {
 		k  *gpu.Kernel[float32]
 		g  *gpu.Generator
 	)
+	var gr *gpu.Graph
 	cases := []nilCase{
 		// Generator.
 		{"Generator.SetState", func() error { return g.SetState(1, 2) }},
+
+		// Graph.
+		{"Graph.Launch", func() error { return gr.Launch(f.s) }},
+		{"Graph.Close", func() error { return gr.Close() }},
+		{"Graph.SetParam", func() error { return gr.SetParam(nil, 1) }},
+		{"Device.AdoptStream", func() error { return e1(d.AdoptStream(0)) }},
 
 		// Buffer.
 		{"Buffer.Access", func() error {
@@ -183,6 +190,13 @@ func nilRecvNoError() []nilCase {
 		}},
 		{"Device.Tuning", func() error { return isZero("Tuning()", d.Tuning()) }},
 		{"Device.WaitPolicy", func() error { return isZero("WaitPolicy()", d.WaitPolicy()) }},
+		{"Device.RaceCheck", func() error { return is("RaceCheck()", d.RaceCheck(), false) }},
+		{"Device.SetRaceCheck", func() error { d.SetRaceCheck(true); return nil }},
+		{"Device.SetRaceHandler", func() error { d.SetRaceHandler(nil); return nil }},
+		{"RaceReport.Error", func() error {
+			return is("Error()", (*gpu.RaceReport)(nil).Error(), "<nil race report>")
+		}},
+		{"RaceReport.Unwrap", func() error { return is("Unwrap()", (*gpu.RaceReport)(nil).Unwrap(), gpu.ErrRace) }},
 		{"Device.Float32MatMulPrecision", func() error {
 			return is("Float32MatMulPrecision()", d.Float32MatMulPrecision(), gpu.PrecisionHighest)
 		}},

@@ -53,6 +53,7 @@ type nilFixture struct {
 	host       []byte
 	hostF32    []float32
 	ranScopeFn func(gpu.DevicePtr) error
+	graph      *gpu.Graph
 }
 
 func newNilFixture(t *testing.T) *nilFixture {
@@ -101,6 +102,8 @@ func newNilFixture(t *testing.T) *nilFixture {
 	f.fn, err = d.Builtin("empty")
 	must(err)
 	f.k = gpu.NewKernel[float32]("x + 1", "x")
+	f.graph, err = s.Capture(func() error { return s.MemsetD32(f.buf2, 0) })
+	must(err)
 	f.ranScopeFn = func(gpu.DevicePtr) error {
 		t.Error("Buffer.Access ran its function on a nil stream")
 		return nil
@@ -116,6 +119,7 @@ func newNilFixture(t *testing.T) *nilFixture {
 		f.buf.Free()
 		f.buf2.Free()
 		f.ev.Close()
+		f.graph.Close()
 	})
 	return f
 }
@@ -330,6 +334,12 @@ func nilStreamCases(f *nilFixture) []nilCase {
 		{"Stream.Record", func() error { return s.Record(f.ev) }},
 		{"Stream.WaitEvent", func() error { return s.WaitEvent(f.ev) }},
 		{"Stream.Close", func() error { return s.Close() }},
+		{"Stream.BeginCapture", func() error { return s.BeginCapture() }},
+		{"Stream.EndCapture", func() error { return e1(s.EndCapture()) }},
+		{"Stream.Capture", func() error { return e1(s.Capture(func() error { return nil })) }},
+		{"Stream.HostFunc", func() error { return s.HostFunc(func() error { return nil }) }},
+		{"Stream.Handle", func() error { return e1(s.Handle()) }},
+		{"Graph.Launch", func() error { return f.graph.Launch(s) }},
 	}
 }
 
@@ -345,6 +355,12 @@ var nilStreamNoError = []nilCase{
 	{"Stream.BackendStream", func() error {
 		if bs := (*gpu.Stream)(nil).BackendStream(); bs != nil {
 			return fmt.Errorf("BackendStream() = %v, want nil", bs)
+		}
+		return nil
+	}},
+	{"Stream.Capturing", func() error {
+		if (*gpu.Stream)(nil).Capturing() {
+			return errors.New("Capturing() = true")
 		}
 		return nil
 	}},

@@ -550,7 +550,7 @@ func (j *redJob) launch(s *Stream, fn *Function, sp *kernel.Reduce, l kernel.Red
 			u64(uint64(j.count()))
 		}
 	}
-	err := s.launchTracked(fn, redConfig(gx, gy, block), bargs, uses)
+	err := s.launchTracked(fn, redConfig(gx, gy, block), bargs, uses, nil)
 	clear(bargs)
 	*ap = bargs[:0]
 	argPool.Put(ap)
@@ -616,7 +616,7 @@ func (j *redJob) launchPartial(s *Stream, fn *Function, p kernel.ReducePass, pv,
 	if sp.Mean {
 		u64(uint64(j.count()))
 	}
-	err := s.launchTracked(fn, redConfig(p.GridX, p.GridY, p.Block), bargs, uses)
+	err := s.launchTracked(fn, redConfig(p.GridX, p.GridY, p.Block), bargs, uses, nil)
 	clear(bargs)
 	*ap = bargs[:0]
 	argPool.Put(ap)

@@ -56,13 +56,15 @@ type hostRing struct {
 	retire  *pev // an event after all of the closed stream's work
 }
 
-// ringJob is one chunk for the drainer.
+// ringJob is one chunk for the drainer, or one host function (hostfunc.go).
 type ringJob struct {
 	g      uint32
 	toHost bool
 	host   []byte
 	slot   *Buffer
-	ev     *pev // to the host: after the copy into the slot; to the device: after the slot's previous copy, or nil
+	ev     *pev // to the host: after the copy into the slot; to the device: after the slot's previous copy, or nil; a host function: after the stream's work before it
+	fn     func() error
+	core   *streamCore // a host function's stream
 }
 
 // ringCopyable reports whether Stream.CopyDtoH and CopyHtoD of host and b go through
@@ -156,15 +158,10 @@ func (r *hostRing) copy(host []byte, m backend.Mem, off int64, toHost bool) erro
 // ready gives the ring its staging buffers and word: at first use, and larger ones
 // for a larger copy while no job is pending (never more than stageChunkMax).
 func (r *hostRing) ready(n int) error {
-	d := r.dev
-	if r.word == nil {
-		w, err := d.wordPool.get(d)
-		if err != nil {
-			return err
-		}
-		atomic.StoreUint32(r.wordPtr(w), 0)
-		r.word = w
+	if err := r.readyWord(); err != nil {
+		return err
 	}
+	d := r.dev
 	want := min(stageClass(n), stageChunkMax)
 	if r.slots[0] != nil && (r.size >= want || r.pending > 0) {
 		return nil
@@ -187,6 +184,20 @@ func (r *hostRing) ready(n int) error {
 		}
 	}
 	r.slots, r.size = fresh, int(fresh[0].size)
+	return nil
+}
+
+// readyWord gives the ring its word at first use.
+func (r *hostRing) readyWord() error {
+	if r.word == nil {
+		d := r.dev
+		w, err := d.wordPool.get(d)
+		if err != nil {
+			return err
+		}
+		atomic.StoreUint32(r.wordPtr(w), 0)
+		r.word = w
+	}
 	return nil
 }
 
@@ -273,9 +284,17 @@ func (r *hostRing) drain() {
 			// A fault ends the wait with an error: the word is written all the same, so
 			// that the stream is never left waiting.
 			ok = d.wait(context.Background(), eventsWait{[]*pev{j.ev}}, pol) == nil
+			if ok {
+				j.ev.settle() // (a host function's event covers its stream's earlier work)
+			}
 			j.ev.release()
 		}
-		if ok {
+		switch {
+		case j.fn != nil:
+			if ok {
+				j.core.runHostFunc(j.fn)
+			}
+		case ok:
 			if j.toHost {
 				hostCopy(j.host, hostBytes(j.slot)[:len(j.host)])
 			} else {

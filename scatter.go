@@ -602,6 +602,9 @@ func bincount[I IndexElem](ctx context.Context, s *Stream, x *Array[I], w *heade
 	if cfg.hasBins {
 		length = cfg.bins
 	} else if n > 0 {
+		if err := s.refuseReadBack("Bincount (without Bins)"); err != nil {
+			return nil, err
+		}
 		big, err := unsignedMax(ctx, s, x)
 		if err != nil {
 			return nil, err

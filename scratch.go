@@ -29,8 +29,9 @@ import (
 // small blocks (unpooled scratch), freed at the end of the use.
 //
 // The pool is its own type (scratchPool) behind an interface of its owner
-// (scratchOwner), so that a graph (issue #22) can own the scratch of the work captured
-// in it, separate from any stream's.
+// (scratchOwner), so that a graph owns the scratch of the work captured in it, separate
+// from any stream's: while a stream captures, its scratch comes from the capture
+// (capture.scratch, graph.go), blocks that become the graph's.
 
 // scratchKind is what a block of scratch is for.
 type scratchKind uint8
@@ -55,8 +56,8 @@ const (
 	scratchKeep = 4
 )
 
-// scratchOwner hands out scratch: a Stream (its pool lives and dies with it); later a
-// graph, for the work captured in it.
+// scratchOwner hands out scratch: a Stream (its pool lives and dies with it), or the
+// capture in progress on it (graph.go), for the work captured.
 type scratchOwner interface {
 	// scratch returns clean scratch of kind k of at least size bytes for one use, which
 	// must end with release. pooled says that the use leaves it clean (then it can
@@ -69,11 +70,13 @@ var _ scratchOwner = (*Stream)(nil)
 
 // scratch is one use of scratch memory.
 type scratch struct {
-	arg  any         // the kernel argument: DevicePtr, or InOut of buf
-	mem  backend.Mem // a pooled block, or nil
-	buf  *Buffer     // unpooled scratch, or nil
-	kind scratchKind
-	s    *Stream
+	arg   any         // the kernel argument: DevicePtr, or InOut of buf or block
+	mem   backend.Mem // a pooled block, or nil
+	buf   *Buffer     // unpooled scratch, or nil
+	block *Buffer     // a capture's pooled block (mem is its memory), or nil
+	cap   *capture    // the capture that gave it, or nil
+	kind  scratchKind
+	s     *Stream
 }
 
 // scratchPool is the clean blocks of an owner, by kind, and the bytes it holds.
@@ -88,6 +91,13 @@ type scratchPool struct {
 func (s *Stream) scratch(k scratchKind, size int, pooled bool) (*scratch, error) {
 	if err := s.hold(); err != nil {
 		return nil, err
+	}
+	if c := s.cap.Load(); c != nil {
+		sc, err := c.scratch(s, k, size, pooled)
+		if err != nil {
+			s.unhold()
+		}
+		return sc, err
 	}
 	sc := &scratch{kind: k, s: s}
 	if !pooled {
@@ -120,6 +130,12 @@ func (sc *scratch) release(clean bool) {
 	switch {
 	case sc.buf != nil:
 		sc.buf.Free()
+	case sc.block != nil:
+		// A capture's block: back to its pool, clean again by a captured memset if the
+		// work left it dirty.
+		if clean || s.MemsetD32(sc.block, 0) == nil {
+			sc.cap.putScratch(sc.kind, sc.block)
+		}
 	default:
 		m := sc.mem
 		if clean {

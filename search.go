@@ -31,8 +31,11 @@ import (
 
 // searchArgs returns the error of a nil stream or a nil context, which the search
 // functions check first: they wait on the host, and the ...Where forms run Eval before.
-func searchArgs(ctx context.Context, s *Stream) error {
+func searchArgs(ctx context.Context, s *Stream, op string) error {
 	if err := nilStream(s); err != nil {
+		return err
+	}
+	if err := s.refuseReadBack(op); err != nil {
 		return err
 	}
 	if err := nilContext(ctx); err != nil {
@@ -70,7 +73,7 @@ func searchItems(size int) int {
 // freed. Larger outputs are scattered after the count, into an array of the count.
 // Argwhere and Extract work the same way.
 func Nonzero[T Elem](ctx context.Context, s *Stream, a *Array[T]) (*Array[int64], error) {
-	if err := searchArgs(ctx, s); err != nil {
+	if err := searchArgs(ctx, s, "Nonzero"); err != nil {
 		return nil, err
 	}
 	if err := nonNil(a); err != nil {
@@ -89,7 +92,7 @@ func Nonzero[T Elem](ctx context.Context, s *Stream, a *Array[T]) (*Array[int64]
 //
 //	odd, err := gpu.NonzeroWhere(ctx, s, "x % 2 != 0", gpu.Vars{"x": x})
 func NonzeroWhere(ctx context.Context, s *Stream, src string, vars Vars) (*Array[int64], error) {
-	if err := searchArgs(ctx, s); err != nil {
+	if err := searchArgs(ctx, s, "NonzeroWhere"); err != nil {
 		return nil, err
 	}
 	mask, err := Eval[bool](s, src, vars)
@@ -104,7 +107,7 @@ func NonzeroWhere(ctx context.Context, s *Stream, src string, vars Vars) (*Array
 // int64 array, one row per element in row-major order (numpy.argwhere; the rows of
 // numpy.nonzero's tuple are its columns). A 0-d array gives (N, 0).
 func Argwhere[T Elem](ctx context.Context, s *Stream, a *Array[T]) (*Array[int64], error) {
-	if err := searchArgs(ctx, s); err != nil {
+	if err := searchArgs(ctx, s, "Argwhere"); err != nil {
 		return nil, err
 	}
 	if err := nonNil(a); err != nil {
@@ -153,7 +156,7 @@ func Argwhere[T Elem](ctx context.Context, s *Stream, a *Array[T]) (*Array[int64
 // 1-D array: boolean-mask selection a[mask] (numpy.extract(mask, a); Julia's a[mask]).
 // mask must have a's shape.
 func Extract[T Elem](ctx context.Context, s *Stream, mask *Array[bool], a *Array[T]) (*Array[T], error) {
-	if err := searchArgs(ctx, s); err != nil {
+	if err := searchArgs(ctx, s, "Extract"); err != nil {
 		return nil, err
 	}
 	if err := nonNil(mask, a); err != nil {
@@ -197,6 +200,9 @@ func readU64(ctx context.Context, s *Stream, b *Buffer, off int64) (uint64, erro
 // copy into pageable memory returns from the driver only when done. If ctx ends first,
 // dst is not written.
 func readSmall(ctx context.Context, s *Stream, b *Buffer, off int64, dst []byte) error {
+	if err := s.refuseReadBack("a read of a small result"); err != nil {
+		return err // (the copy would go into the graph, the wait return at once)
+	}
 	v, err := b.Slice(off, int64(len(dst)))
 	if err != nil {
 		return err
@@ -429,7 +435,7 @@ const compactShrinkMin = 64 << 10
 // skip the tiles past an index already found, so the kernel ends early when the
 // element comes early. It waits (under ctx) for the result.
 func FindFirst[T Elem](ctx context.Context, s *Stream, a *Array[T]) (int, error) {
-	if err := searchArgs(ctx, s); err != nil {
+	if err := searchArgs(ctx, s, "FindFirst"); err != nil {
 		return -1, err
 	}
 	if err := nonNil(a); err != nil {
@@ -442,7 +448,7 @@ func FindFirst[T Elem](ctx context.Context, s *Stream, a *Array[T]) (int, error)
 // (an expression over vars as in Eval, converted to bool) is true, or -1 (Julia's
 // findfirst(pred, a)). The predicate is evaluated for every element first.
 func FindFirstWhere(ctx context.Context, s *Stream, src string, vars Vars) (int, error) {
-	if err := searchArgs(ctx, s); err != nil {
+	if err := searchArgs(ctx, s, "FindFirstWhere"); err != nil {
 		return -1, err
 	}
 	mask, err := Eval[bool](s, src, vars)
@@ -499,7 +505,7 @@ func findFirst(ctx context.Context, s *Stream, h *header) (int, error) {
 // CountNonzero returns the number of nonzero elements of a (numpy.count_nonzero with no
 // axis). It waits (under ctx) for the result.
 func CountNonzero[T Elem](ctx context.Context, s *Stream, a *Array[T]) (int, error) {
-	if err := searchArgs(ctx, s); err != nil {
+	if err := searchArgs(ctx, s, "CountNonzero"); err != nil {
 		return 0, err
 	}
 	if err := nonNil(a); err != nil {

@@ -394,8 +394,10 @@ type sortConfig struct {
 	Block4, Block8 int // RadixBlockSort items
 	Lookback       int
 	HistItems      int
-	MinBlocks      int  // RadixPass.MinBlocks (0: none)
-	Match          bool // RadixPass.Match: match.any.sync instead of ballots
+	MinBlocks      int             // RadixPass.MinBlocks (0: none)
+	Rank           kernel.SortRank // RadixPass.Rank: how a warp finds a key's peers
+	LoadFence      bool            // RadixPass.LoadFence: all keys arrive before the ranking
+	SmallItems     int             // pass items of sorts of under two tiles per multiprocessor (0: Items4/8)
 	// SegMax is the most keys of a segment and, over the tile size, the most tiles of
 	// a launch (kernel.SortSegmentMax; tests make it small to exercise segments and
 	// launch groups).
@@ -412,13 +414,17 @@ func init() {
 // sortConfigFromEnv returns the default configuration with the environment's
 // overrides: GPU_SORT_ITEMS (pass items for keys of up to 4 bytes, 4 to 24),
 // GPU_SORT_ITEMS8 (4 to 16), GPU_SORT_LOOKBACK (1 to 32), GPU_SORT_MINBLOCKS (0 to 8:
-// .minnctapersm of the passes; by default none, about 90 registers, two blocks per
-// multiprocessor; 3 caps them at 80, which ptxas 11.8 fits without spills at 14 items
-// of up to 4 bytes without a payload and at 10 items of 8 bytes, with 12 to 36 bytes
-// of spills at the default items), GPU_SORT_MATCH=1 (match.any.sync instead of eight
-// ballots in the ranking).
+// .minnctapersm of the passes; by default none: ptxas 11.8 and 13.0 give the default
+// passes 72 to 80 registers, three blocks per multiprocessor, 64 with match.any, four),
+// GPU_SORT_RANK (the ranking's peer search: ballot,
+// eight ballots; match, match.any.sync; or, shared-memory atomic OR; GPU_SORT_MATCH=1
+// is match), GPU_SORT_LOADFENCE=0 (let ptxas schedule the key loads into the ranking:
+// the default makes them all arrive first), GPU_SORT_SMALL_ITEMS (1 to 16: pass items
+// of a sort of fewer tiles than two per multiprocessor, whose blocks all run at once;
+// 0, the default, keeps Items4/Items8).
 func sortConfigFromEnv(getenv func(string) string) sortConfig {
-	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 16, HistItems: 8, SegMax: kernel.SortSegmentMax}
+	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 16, HistItems: 8, SegMax: kernel.SortSegmentMax,
+		LoadFence: true}
 	if v, err := strconv.Atoi(getenv("GPU_SORT_ITEMS")); err == nil && v >= 4 && v <= 24 {
 		c.Items4 = v
 	}
@@ -434,7 +440,24 @@ func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	}
 	switch getenv("GPU_SORT_MATCH") {
 	case "1", "true", "on":
-		c.Match = true
+		c.Rank = kernel.RankMatch
+	}
+	if v, err := strconv.Atoi(getenv("GPU_SORT_SMALL_ITEMS")); err == nil && v >= 0 && v <= 16 {
+		c.SmallItems = v
+	}
+	switch getenv("GPU_SORT_LOADFENCE") {
+	case "0", "false", "off":
+		c.LoadFence = false
+	case "1", "true", "on":
+		c.LoadFence = true
+	}
+	switch getenv("GPU_SORT_RANK") {
+	case "ballot":
+		c.Rank = kernel.RankBallot
+	case "match":
+		c.Rank = kernel.RankMatch
+	case "or":
+		c.Rank = kernel.RankAtomicOr
 	}
 	return c
 }
@@ -479,8 +502,16 @@ func sortRows(s *Stream, keys, vals *header, rows, rowLen int, desc bool, outK, 
 	if ks == 8 || vs == 8 {
 		items = cfg.Items8
 	}
+	// A sort of less than one wave of tiles runs as long as one tile's block: smaller
+	// tiles (SmallItems) make more, shorter blocks.
+	if cfg.SmallItems > 0 && cfg.SmallItems < items {
+		tile := kernel.SortBlock * items
+		if tiles := rows * ((rowLen + tile - 1) / tile); tiles < 2*max(1, s.dev.info.Multiprocessors) {
+			items = cfg.SmallItems
+		}
+	}
 	sp := &kernel.RadixPass{Order: order, Items: items, Val: val, ValSize: vs, Lookback: cfg.Lookback,
-		MinBlocks: cfg.MinBlocks, Match: cfg.Match}
+		MinBlocks: cfg.MinBlocks, Rank: cfg.Rank, LoadFence: cfg.LoadFence}
 	return radixSort(s, sp, cfg, keys, vals, rows, rowLen, outK, outV)
 }
 

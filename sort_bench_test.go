@@ -5,11 +5,12 @@ import (
 	"testing"
 
 	"github.com/go-gpu/gpu"
+	"github.com/go-gpu/gpu/internal/kernel"
 )
 
 // BenchmarkSortTuned sorts and argsorts 2^28 float32 (2^22 on the CPU) with each
 // configuration of the radix passes (gpu.SortConfig: items per thread, look-back
-// window, .minnctapersm, match.any.sync), one call plus a synchronize per iteration,
+// window, .minnctapersm, the ranking, the load fence), one call plus a synchronize per iteration,
 // GB/s counting the keys read and written once (argsort: keys read, int64 indices
 // written), beside a device-to-device copy of the keys; every configuration's result
 // must equal the default's.
@@ -32,7 +33,10 @@ func BenchmarkSortTuned(b *testing.B) {
 	for _, f := range []func(c *gpu.SortConfig){
 		func(c *gpu.SortConfig) { c.MinBlocks = 3 },
 		func(c *gpu.SortConfig) { c.MinBlocks, c.Items4 = 3, 14 },
-		func(c *gpu.SortConfig) { c.Match = true },
+		func(c *gpu.SortConfig) { c.LoadFence = false },
+		func(c *gpu.SortConfig) { c.Rank = kernel.RankMatch },
+		func(c *gpu.SortConfig) { c.Rank = kernel.RankAtomicOr },
+		func(c *gpu.SortConfig) { c.Rank, c.MinBlocks = kernel.RankAtomicOr, 3 },
 		func(c *gpu.SortConfig) { c.Lookback = 4 },
 		func(c *gpu.SortConfig) { c.Lookback = 1 },
 		func(c *gpu.SortConfig) { c.Items4 = 12 },
@@ -45,7 +49,7 @@ func BenchmarkSortTuned(b *testing.B) {
 	var ref []float32
 	b.Run(fmt.Sprintf("%d/float32/copy", n), func(b *testing.B) { scCopyBench[float32](b, s, n) })
 	for _, c := range configs {
-		name := fmt.Sprintf("k%d/lb%d/mb%d/match=%v", c.Items4, c.Lookback, c.MinBlocks, c.Match)
+		name := fmt.Sprintf("k%d/lb%d/mb%d/%v/lf=%v", c.Items4, c.Lookback, c.MinBlocks, c.Rank, c.LoadFence)
 		b.Run(fmt.Sprintf("%d/float32/sort/%s", n, name), func(b *testing.B) {
 			defer gpu.SetSortConfig(gpu.SetSortConfig(c))
 			y, err := gpu.Sort(s, x, 0)

@@ -280,13 +280,12 @@ func quantiles[R Float, T Elem](s *Stream, a *Array[T], qs []float64, median, le
 	}
 	var qb *Buffer
 	if !median {
-		if qb, err = s.Alloc(int64(8 * nq)); err != nil {
+		qa, err := FromSlice(s, qs) // (in a capture: copied at once, a constant of the graph)
+		if err != nil {
 			return fail(err)
 		}
-		defer qb.Free()
-		if err := s.CopyHtoD(qb, Bytes(slices.Clone(qs))); err != nil {
-			return fail(err)
-		}
+		defer qa.Free()
+		qb = qa.buf
 	}
 	err = alongAxes(s, []*header{a.header()}, nil, mask, n, func(in, _ []*header, rows, n int) error {
 		sorted, err := s.Alloc(int64(rows * n * a.dt.Size()))

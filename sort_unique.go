@@ -58,7 +58,7 @@ func (r *UniqueResult[T]) Free() {
 // equal values, and compacts the flagged elements, which waits (under ctx) for their
 // count to size the result.
 func Unique[T Elem](ctx context.Context, s *Stream, a *Array[T], opts ...UniqueOption) (*UniqueResult[T], error) {
-	if err := searchArgs(ctx, s); err != nil {
+	if err := searchArgs(ctx, s, "Unique"); err != nil {
 		return nil, err
 	}
 	if err := nonNil(a); err != nil {

@@ -313,7 +313,7 @@ func (b *Buffer) copyDirect(ctx context.Context, host []byte, toHost bool) error
 	if !toHost {
 		mode = Write
 	}
-	seq, err := s.trackedReady(ctx, []use{{b.a, mode}}, func() error {
+	seq, err := s.trackedReady(ctx, []use{{a: b.a, mode: mode}}, func() error {
 		if toHost {
 			return s.be.CopyToHost(host, b.a.mem, b.off)
 		}
@@ -411,12 +411,12 @@ func (c *stagedCopy) run(ctx context.Context) error {
 			var seq uint64
 			var err error
 			if c.toHost {
-				seq, err = s.trackedReady(ctx, []use{{a, Read}}, func() error {
+				seq, err = s.trackedReady(ctx, []use{{a: a, mode: Read}}, func() error {
 					return s.be.CopyToHost(st, a.mem, off)
 				})
 			} else {
 				hostCopy(st, c.host[lo:hi])
-				seq, err = s.trackedReady(ctx, []use{{a, Write}}, func() error {
+				seq, err = s.trackedReady(ctx, []use{{a: a, mode: Write}}, func() error {
 					return s.be.CopyFromHost(a.mem, off, st)
 				})
 			}
@@ -483,7 +483,7 @@ func (c *stagedCopy) release() {
 		}
 		if w.ev == nil {
 			if _, err := w.get(); err != nil {
-				d.be.Synchronize() // no event: wait for the device
+				d.syncBackend() // no event: wait for the device
 				d.stagePool.releaseToken()
 				continue
 			}

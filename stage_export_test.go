@@ -49,7 +49,7 @@ func SetStageChunkMax(d *Device, n int) func() {
 // (the allocations count as in use on several streams), without launching anything.
 func SharedUse(s *Stream, y, x *Buffer) (bool, error) {
 	var small [4]*allocation
-	t, err := s.trackBegin([]use{{y.a, Write}, {x.a, Read}}, small[:0])
+	t, err := s.trackBegin([]use{y.use(Write), x.use(Read)}, small[:0])
 	if err != nil {
 		return false, err
 	}

@@ -3,10 +3,8 @@ package gpu
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
-	"weak"
 
 	"github.com/go-gpu/gpu/backend"
 )
@@ -31,6 +29,9 @@ type Stream struct {
 	// seen idle. Equal (and no handle handed out), the stream has nothing pending.
 	pend, idleAt atomic.Uint64
 	external     atomic.Bool
+	// observed is the stream BackendStream hands out while the race checker is on
+	// (race.go), made at first use.
+	observed atomic.Pointer[backend.Stream]
 
 	*streamCore
 }
@@ -59,11 +60,25 @@ type streamCore struct {
 	// scratchPool is the stream's clean scratch (scratch.go), freed on the stream by
 	// Close or destroy.
 	scratchPool scratchPool
+	// cap is the capture in progress on the stream (graph.go), or nil; set and cleared
+	// under mu, around the backend's BeginCapture and EndCapture, so that the runtime's
+	// own work enqueued under mu (frees, event records) sees which side it is on.
+	cap atomic.Pointer[capture]
+	// switching is set while a capture begins or ends (exclusive): new holds wait on
+	// switchCond until it is clear, so that no operation straddles the switch.
+	switching  bool
+	switchCond *sync.Cond
+	// hostFn is the scope id of the goroutine running one of the stream's host
+	// functions (hostfunc.go), or 0; fault is the error of a host function that
+	// failed, which faults the stream.
+	hostFn atomic.Int64
+	fault  atomic.Pointer[error]
 }
 
 // destroy is the backstop for a stream dropped without Close: its cleanup, or the
 // first device wait that finds it collected (liveStreams), whichever comes first.
 func (c *streamCore) destroy() {
+	c.abortCapture()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.destroyed {
@@ -98,12 +113,7 @@ func (d *Device) NewStream() (*Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Stream{dev: d, be: bs, id: d.nextID.Add(1), streamCore: &streamCore{dev: d, be: bs}}
-	d.stMu.Lock()
-	d.streams[s.id] = streamRef{weak.Make(s), s.streamCore}
-	d.stMu.Unlock()
-	runtime.AddCleanup(s, (*streamCore).destroy, s.streamCore)
-	return s, nil
+	return d.wrapStream(bs), nil
 }
 
 // errNilStream is the error of a nil *Stream given to an operation.
@@ -136,6 +146,9 @@ func (s *Stream) BackendStream() backend.Stream {
 	}
 	s.external.Store(true)
 	s.dev.external.Store(true)
+	if r := s.dev.race.Load(); r != nil {
+		return s.observedStream(r)
+	}
 	return s.be
 }
 
@@ -169,20 +182,58 @@ func (s *Stream) hold() error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for s.switching {
+		s.switchCond.Wait()
+	}
 	if s.closed {
 		return fmt.Errorf("gpu: %v: %w", s, ErrClosed)
+	}
+	if p := s.fault.Load(); p != nil {
+		return *p
 	}
 	s.holds++
 	return nil
 }
 
+// exclusive waits until no operation holds s and keeps new ones waiting until
+// endExclusive, holding s itself meanwhile (BeginCapture, EndCapture).
+func (s *Stream) exclusive() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.switchCond == nil {
+		s.switchCond = sync.NewCond(&s.mu)
+	}
+	for s.switching {
+		s.switchCond.Wait()
+	}
+	if s.closed {
+		return fmt.Errorf("gpu: %v: %w", s, ErrClosed)
+	}
+	s.switching = true
+	for s.holds > 0 {
+		s.switchCond.Wait()
+	}
+	s.holds++
+	return nil
+}
+
+// endExclusive ends what exclusive began.
+func (s *Stream) endExclusive() {
+	s.mu.Lock()
+	s.switching = false
+	s.switchCond.Broadcast()
+	s.mu.Unlock()
+	s.unhold()
+}
+
 // holdBackend is hold for the runtime's own work on s (freeing its cached blocks): it
 // succeeds on a closed stream too, until the Close's backend part has started, and
-// reports whether it did.
+// reports whether it did; it fails on a stream that captures a graph (the work would be
+// captured).
 func (s *Stream) holdBackend() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.finishing {
+	if s.finishing || s.cap.Load() != nil {
 		return false
 	}
 	s.holds++
@@ -193,7 +244,10 @@ func (s *Stream) holdBackend() bool {
 func (s *Stream) unhold() {
 	s.mu.Lock()
 	s.holds--
-	fin := s.closed && s.holds == 0 && !s.finishing
+	if s.switching && s.holds == 0 {
+		s.switchCond.Broadcast() // exclusive waits for it
+	}
+	fin := s.closed && s.holds == 0 && !s.finishing && !s.switching
 	if fin {
 		s.finishing = true
 	}
@@ -221,7 +275,7 @@ func (s *Stream) Close() error {
 		return nil
 	}
 	s.closed = true // no new work from here on
-	fin := s.holds == 0
+	fin := s.holds == 0 && !s.switching
 	if fin {
 		s.finishing = true
 	}
@@ -235,6 +289,7 @@ func (s *Stream) Close() error {
 // finishClose is Close's backend part, once s is closed and nothing holds it: it flushes
 // s's cached blocks, records a last event after all its work, and destroys it.
 func (s *Stream) finishClose() error {
+	s.abortCapture() // a capture left open ends with the stream, its graph dropped
 	s.scratchPool.freeAll(s.be)
 	s.dev.cache.flush(s.dev, s, true)
 	s.mu.Lock()
@@ -251,7 +306,7 @@ func (s *Stream) finishClose() error {
 			ev.release()
 			return err
 		}
-		ev.done, ev.cover = &s.done, cur
+		ev.done, ev.cover, ev.sid = &s.done, cur, s.id
 		s.last.release()
 		s.last, s.lastSeq = ev, cur
 	}
@@ -276,7 +331,9 @@ func (s *Stream) finishClose() error {
 func (s *Stream) eventAfter(seq uint64) (*pev, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.last != nil && (s.lastSeq >= seq || s.destroyed) {
+	if s.last != nil && (s.lastSeq >= seq || s.destroyed || s.cap.Load() != nil) {
+		// (A capturing stream's last event, recorded as the capture began, covers all
+		// its work that runs: what it enqueues meanwhile goes into the graph.)
 		return s.last.retain(), nil
 	}
 	ev, err := s.dev.getEvent()
@@ -289,7 +346,7 @@ func (s *Stream) eventAfter(seq uint64) (*pev, error) {
 		return nil, err
 	}
 	s.enqueued()
-	ev.done, ev.cover = &s.done, cur
+	ev.done, ev.cover, ev.sid = &s.done, cur, s.id
 	s.last.release()
 	s.last, s.lastSeq = ev.retain(), cur
 	return ev, nil
@@ -305,6 +362,9 @@ func (s *Stream) Query() (bool, error) {
 		return false, err
 	}
 	defer s.unhold()
+	if err := s.notCapturing("Query"); err != nil {
+		return false, err
+	}
 	if s.idle() {
 		return true, s.dev.Err()
 	}
@@ -330,7 +390,18 @@ func (s *Stream) Synchronize(ctx context.Context, policy ...WaitPolicy) (err err
 		return err
 	}
 	defer s.unhold()
+	if err := s.notCapturing("Synchronize"); err != nil {
+		return err
+	}
+	if err := s.inOwnHostFunc("Synchronize"); err != nil {
+		return err
+	}
 	defer func(p uint64) { err = s.syncReport(err, p) }(s.pend.Load()) // failures kernels found on the device (launchcheck.go)
+	defer func() {
+		if err == nil {
+			err = s.dev.takeRaceReports() // the race checker's (race.go)
+		}
+	}()
 	pol, err := s.dev.pickPolicy(policy)
 	if err != nil {
 		return err
@@ -347,6 +418,9 @@ func (s *Stream) Synchronize(ctx context.Context, policy ...WaitPolicy) (err err
 	if err == nil {
 		advance(&s.idleAt, p)
 		advance(&s.done, c)
+		if f := s.fault.Load(); f != nil {
+			return *f // a host function that failed meanwhile
+		}
 	}
 	return err
 }
@@ -384,6 +458,9 @@ func (s *Stream) eventOp(name string, e *Event, op func(backend.Stream, backend.
 	if e == nil {
 		return fmt.Errorf("gpu: %s(nil): %w", name, ErrInvalidValue)
 	}
+	if err := s.notCapturing(name); err != nil {
+		return err
+	}
 	if !e.hold() {
 		return fmt.Errorf("gpu: event: %w", ErrClosed)
 	}
@@ -392,6 +469,13 @@ func (s *Stream) eventOp(name string, e *Event, op func(backend.Stream, backend.
 		return err
 	}
 	s.enqueued()
+	if r := s.dev.race.Load(); r != nil {
+		if name == "Record" {
+			r.recordEvent(s, e.be)
+		} else {
+			r.waitEvent(s, e.be)
+		}
+	}
 	return nil
 }
 
@@ -406,7 +490,15 @@ func (d *Device) Synchronize(ctx context.Context, policy ...WaitPolicy) (err err
 	if d == nil {
 		return errNilDevice
 	}
+	if err := d.inHostFunc("Device.Synchronize"); err != nil {
+		return err
+	}
 	defer func(p uint64) { err = d.syncReport(err, p) }(d.pend.Load()) // failures kernels found on the device (launchcheck.go)
+	defer func() {
+		if err == nil {
+			err = d.takeRaceReports() // the race checker's (race.go)
+		}
+	}()
 	pol, err := d.pickPolicy(policy)
 	if err != nil {
 		return err
@@ -423,6 +515,10 @@ func (d *Device) Synchronize(ctx context.Context, policy ...WaitPolicy) (err err
 	w.done()
 	if err == nil {
 		advance(&d.idleAt, p)
+		// The streams' work listed is complete (settle).
+		for i, s := range w.all {
+			advance(&s.done, w.seqs[i])
+		}
 	}
 	return err
 }
@@ -433,7 +529,7 @@ func (d *Device) Synchronize(ctx context.Context, policy ...WaitPolicy) (err err
 func (s *Stream) queryWork() (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.destroyed {
+	if s.destroyed || s.cap.Load() != nil {
 		if s.last == nil {
 			return true, nil
 		}
@@ -445,6 +541,8 @@ func (s *Stream) queryWork() (bool, error) {
 type deviceWait struct {
 	d       *Device
 	pending []*Stream
+	all     []*Stream // the streams listed, with their operation counts then
+	seqs    []uint64
 	tails   []*pev // closed streams' work; one reference each, released by done
 	started bool
 }
@@ -464,6 +562,8 @@ func (w *deviceWait) start() {
 		for _, s := range w.d.liveStreams() {
 			if !s.idle() {
 				w.pending = append(w.pending, s)
+				w.all = append(w.all, s)
+				w.seqs = append(w.seqs, s.seq.Load())
 			}
 		}
 		w.tails = w.d.pendingTails()
@@ -500,7 +600,19 @@ func (w *deviceWait) query() (bool, error) {
 	return len(rest) == 0 && len(tails) == 0, nil
 }
 
-func (w *deviceWait) block() error { return w.d.be.Synchronize() }
+func (w *deviceWait) block() error {
+	if w.d.captures.Load() == 0 {
+		return w.d.be.Synchronize()
+	}
+	// A driver-wide synchronize would end the captures in progress (CUDA invalidates
+	// them): wait for each stream's event instead.
+	evs, err := w.park()
+	if err != nil {
+		return err
+	}
+	defer releaseAll(evs)
+	return eventsWait{evs}.block()
+}
 
 func (w *deviceWait) park() ([]*pev, error) {
 	w.start()

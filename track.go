@@ -117,6 +117,13 @@ type allocation struct {
 	gone      atomic.Bool // set with freed, for checks without the lock (nonNil)
 	untracked bool
 	word      bool // one of a wordPool's words: its block owns the memory (never freed)
+	// pins counts the captures and graphs that use the allocation (graph.go): while it
+	// is above 0 a Free only marks it freed (deferred) and its memory stays, for the
+	// graph's launches, until the last graph using it is closed. capWrites counts the
+	// open captures that write it: the host can't read it meanwhile (ErrCapturing).
+	pins      int32
+	capWrites int32
+	deferred  bool
 	w         access
 	r         []access
 	version   uint64
@@ -126,10 +133,12 @@ type allocation struct {
 	lastW struct{ sid, seq uint64 }
 }
 
-// use is an operation's use of an allocation.
+// use is an operation's use of an allocation: of bytes [off, off+n), or of all of it
+// when n is 0 (the range serves only the race checker, race.go).
 type use struct {
-	a    *allocation
-	mode AccessMode
+	a      *allocation
+	mode   AccessMode
+	off, n int64
 }
 
 // goid returns the calling goroutine's id, parsed from its stack trace (microseconds:
@@ -202,6 +211,12 @@ func mergeUses(uses []use) []use {
 		for _, u := range uses[1:] {
 			if last := &out[len(out)-1]; last.a == u.a {
 				last.mode |= u.mode
+				if last.n == 0 || u.n == 0 {
+					last.off, last.n = 0, 0
+				} else {
+					lo, hi := min(last.off, u.off), max(last.off+last.n, u.off+u.n)
+					last.off, last.n = lo, hi-lo
+				}
 			} else {
 				out = append(out, u)
 			}
@@ -264,14 +279,27 @@ type tracking struct {
 	uses      []use
 	as        []*allocation // backed by the caller's array
 	anyShared bool
+	cap       *capture // the capture the operation is recorded in (s captures), or nil
 }
+
+// trackOpt modifies trackBeginOpt.
+type trackOpt uint8
+
+const (
+	// trackReady: wait on the host, not in the device (trackBeginReady).
+	trackReady trackOpt = 1 << iota
+	// trackGraph: the operation is a graph's launch, which may use allocations freed
+	// while the graph keeps them (deferred) and can't be captured.
+	trackGraph
+)
 
 // trackBegin holds s, locks the allocations of uses and makes s wait for the
 // conflicting uses on other streams. as is scratch space for the allocations (the caller's small array, so
 // that nothing here allocates). On success the caller enqueues its operation and calls
-// trackEnd; on error nothing is held.
+// trackEnd; on error nothing is held. While s captures a graph, nothing is waited for:
+// the uses are recorded in the capture (graph.go).
 func (s *Stream) trackBegin(uses []use, as []*allocation) (tracking, error) {
-	t, _, err := s.trackBeginReady(uses, as, false)
+	t, _, err := s.trackBeginOpt(uses, as, 0)
 	return t, err
 }
 
@@ -281,6 +309,15 @@ func (s *Stream) trackBegin(uses []use, as []*allocation) (tracking, error) {
 // that its stream never waits in the device for another stream's work (the host
 // copies, trackedReady).
 func (s *Stream) trackBeginReady(uses []use, as []*allocation, ready bool) (tracking, []*pev, error) {
+	var o trackOpt
+	if ready {
+		o = trackReady
+	}
+	return s.trackBeginOpt(uses, as, o)
+}
+
+// trackBeginOpt is trackBegin with options.
+func (s *Stream) trackBeginOpt(uses []use, as []*allocation, o trackOpt) (tracking, []*pev, error) {
 	if err := s.hold(); err != nil {
 		return tracking{}, nil, err
 	}
@@ -297,7 +334,20 @@ func (s *Stream) trackBeginReady(uses []use, as []*allocation, ready bool) (trac
 		return tracking{}, nil, err
 	}
 	t := tracking{uses: uses, as: as}
-	shared, pending, err := s.trackWaits(uses, ready)
+	if c := s.cap.Load(); c != nil {
+		err := c.record(s, uses, o)
+		if err != nil {
+			unlockAll(as)
+			s.unhold()
+			return tracking{}, nil, err
+		}
+		t.cap = c
+		return t, nil, nil
+	}
+	if r := s.dev.race.Load(); r != nil {
+		r.checkUntracked(s, uses)
+	}
+	shared, pending, err := s.trackWaits(uses, o)
 	if err != nil || pending != nil {
 		unlockAll(as)
 		s.unhold()
@@ -318,6 +368,9 @@ func (s *Stream) trackedReady(ctx context.Context, uses []use, enqueue func() er
 		return 0, err
 	}
 	for _, u := range uses {
+		if err := u.a.capturedWrite(u.mode); err != nil {
+			return 0, err
+		}
 		if u.a.untracked {
 			if err := u.a.hostWait(ctx, u.mode, pol); err != nil {
 				return 0, err
@@ -357,6 +410,10 @@ func (a *allocation) hostWait(ctx context.Context, mode AccessMode, pol WaitPoli
 		a.mu.Unlock()
 		return fmt.Errorf("gpu: buffer used after Free: %w", ErrClosed)
 	}
+	if err := a.capturedLocked(mode); err != nil {
+		a.mu.Unlock()
+		return err
+	}
 	evs, err := a.pendingEvents(mode)
 	a.mu.Unlock()
 	if err != nil || len(evs) == 0 {
@@ -376,7 +433,8 @@ func (a *allocation) hostWait(ctx context.Context, mode AccessMode, pol WaitPoli
 // With ready set, it queries the events it would wait for: complete ones need no wait
 // (and settle), and if any is not, it returns them (a reference each) and enqueues
 // nothing.
-func (s *Stream) trackWaits(uses []use, ready bool) (anyShared bool, pending []*pev, err error) {
+func (s *Stream) trackWaits(uses []use, o trackOpt) (anyShared bool, pending []*pev, err error) {
+	ready := o&trackReady != 0
 	var waitSmall [4]*pev
 	var byWait [4]*access
 	waits, waited := waitSmall[:0], byWait[:0]
@@ -404,7 +462,7 @@ func (s *Stream) trackWaits(uses []use, ready bool) (anyShared bool, pending []*
 	}
 	for _, u := range uses {
 		a := u.a
-		if a.freed {
+		if a.freed && !(o&trackGraph != 0 && a.deferred) {
 			return false, nil, fmt.Errorf("gpu: buffer used after Free: %w", ErrClosed)
 		}
 		if a.untracked {
@@ -462,6 +520,9 @@ func (s *Stream) trackWaits(uses []use, ready bool) (anyShared bool, pending []*
 			return false, nil, err
 		}
 		s.enqueued()
+		if r := s.dev.race.Load(); r != nil {
+			r.waited(s, ev)
+		}
 	}
 	for _, x := range waited {
 		x.remember(s, true)
@@ -477,8 +538,17 @@ func (s *Stream) trackEnd(t tracking, enqErr error, scope bool) (uint64, error) 
 	if enqErr != nil && !scope {
 		return 0, enqErr // nothing was enqueued
 	}
+	if t.cap != nil {
+		// Recorded in the graph: nothing ran, so the tracking is unchanged.
+		return s.seq.Load(), enqErr
+	}
 	s.enqueued()
 	seq := s.seq.Add(1)
+	if r := s.dev.race.Load(); r != nil {
+		for _, u := range t.uses {
+			r.recordUse(s, u, seq, scope)
+		}
+	}
 	var ev *pev
 	err := enqErr
 	if t.anyShared {

@@ -291,6 +291,9 @@ var PeerNames = []PeerName{
 	{"matmul/generated/batched/float32/256x128^3", "bmm/float32/256x128^3", SizeS},
 	{"matmul/generated/batched/bfloat16/256x128^3", "bmm/bfloat16/256x128^3", SizeS},
 	{"matmul/generated/float32/512x1000x512+sync", "matmul/float32/512x1000x512+sync", SizeS},
+	{"graph/launch/10ops/512x1000", "graph/launch/10ops/512x1000", SizeS},
+	{"graph/eager/10ops/512x1000", "graph/eager/10ops/512x1000", SizeS},
+	{"hostfunc/round_trip", "hostfunc/round_trip", SizeS},
 	// Sorting and selection (cmd/gpubench/suite_sort.go; the sizes are in the keys, at
 	// a side of 16384; anchors in peers/h200-2026-12-01-extra.md).
 	{"array/sort/float32/2^28/16k", "sort/float32/2^28", SizeL},

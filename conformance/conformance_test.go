@@ -59,3 +59,49 @@ func TestCUDAFault(t *testing.T) {
 		t.Fatalf("the fault test failed in its child process: %v", err)
 	}
 }
+
+func TestCPUGraphs(t *testing.T) {
+	d, err := gpu.OpenBackend("cpu", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conformance.RunGraphs(t, d)
+}
+
+func TestCUDAGraphs(t *testing.T) {
+	conformance.RunGraphs(t, openCUDA(t))
+}
+
+func TestCPURace(t *testing.T) {
+	d, err := gpu.NewDevice(cpu.New(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conformance.RunRace(t, d)
+}
+
+func TestCUDARace(t *testing.T) {
+	conformance.RunRace(t, openCUDA(t))
+}
+
+// TestCPURaceChecked runs the whole suite with the race checker on: no report.
+func TestCPURaceChecked(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the whole suite again (-short)")
+	}
+	d, err := gpu.NewDevice(cpu.New(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conformance.FailOnRace(t, d)
+	conformance.Run(t, d)
+	conformance.RunGraphs(t, d)
+}
+
+// TestCUDARaceChecked runs the whole suite on CUDA with the race checker on: no report.
+func TestCUDARaceChecked(t *testing.T) {
+	d := openCUDA(t)
+	conformance.FailOnRace(t, d)
+	conformance.Run(t, d)
+	conformance.RunGraphs(t, d)
+}

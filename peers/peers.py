@@ -336,6 +336,36 @@ class CuPy:
     def device_sync(self):
         self.cp.cuda.Device().synchronize()
 
+    # Graphs and host functions (gpubench's suite_graph.go).
+
+    def ten_ops(self, x, y):
+        cp = self.cp
+        cp.multiply(x, 0.5, out=y)
+        cp.multiply(y, y, out=x)
+        cp.sqrt(x, out=y)
+        cp.subtract(y, 0.5, out=x)
+        cp.multiply(x, x, out=y)
+        cp.sin(y, out=x)
+        cp.add(x, 1.5, out=y)
+        cp.multiply(y, 0.75, out=x)
+        cp.abs(x, out=y)
+        cp.subtract(y, 0.2, out=x)
+
+    def graph_of(self, f):
+        """A function launching a graph of f's work on the current stream."""
+        s = self.cp.cuda.Stream(non_blocking=True)
+        f()  # compile the kernels outside the capture
+        with s:
+            s.begin_capture()
+            f()
+            g = s.end_capture()
+        return lambda: g.launch()
+
+    def host_func_round_trip(self):
+        s = self.cp.cuda.get_current_stream()
+        s.launch_host_func(lambda arg: None, None)
+        self.launch_empty()
+
     def var_rows(self, x):
         return self.cp.var(x, axis=1)
 
@@ -545,6 +575,38 @@ class Torch:
 
     def device_sync(self):
         self.t.cuda.synchronize()
+
+    # Graphs (gpubench's suite_graph.go).
+
+    def ten_ops(self, x, y):
+        t = self.t
+        t.mul(x, 0.5, out=y)
+        t.mul(y, y, out=x)
+        t.sqrt(x, out=y)
+        t.sub(y, 0.5, out=x)
+        t.mul(x, x, out=y)
+        t.sin(y, out=x)
+        t.add(x, 1.5, out=y)
+        t.mul(y, 0.75, out=x)
+        t.abs(x, out=y)
+        t.sub(y, 0.2, out=x)
+
+    def graph_of(self, f):
+        """A function replaying a CUDA graph of f's work (torch.cuda.CUDAGraph)."""
+        t = self.t
+        s = t.cuda.Stream()
+        s.wait_stream(t.cuda.current_stream())
+        with t.cuda.stream(s):  # warm up on a side stream, as PyTorch advises
+            f()
+        t.cuda.current_stream().wait_stream(s)
+        g = t.cuda.CUDAGraph()
+        with t.cuda.graph(g):
+            f()
+        self._graphs = getattr(self, "_graphs", []) + [g]
+        return g.replay
+
+    def host_func_round_trip(self):
+        raise Unsupported("PyTorch has no host functions in stream order")
 
     # Indexing and concatenation.
 
@@ -1020,6 +1082,20 @@ def benchmarks():
         return lambda: lib.matmul_new(a, b)
     add("matmul/float32/512x1000x512+sync", ("S",), mm_sync,
         "(512, 1000) @ (1000, 512) float32 allocating its result, plus a synchronize")
+
+    def ten_ops(graph):
+        def make(lib, sz):
+            shape = SHAPES[sz]["mat"]
+            x, y = lib.f32(shape), lib.empty(shape, "f32")
+            run = lambda: lib.ten_ops(x, y)
+            return lib.graph_of(run) if graph else run
+        return make
+    add("graph/launch/10ops/512x1000", ("S",), ten_ops(True),
+        "a graph of ten elementwise operations (one kernel each, into preallocated arrays) on the float32 matrix, launched")
+    add("graph/eager/10ops/512x1000", ("S",), ten_ops(False),
+        "the same ten elementwise operations issued one by one")
+    add("hostfunc/round_trip", ("S",), lambda lib, sz: lib.host_func_round_trip,
+        "a host function that does nothing (CuPy: Stream.launch_host_func), then the empty kernel")
 
     add("sync/stream", ("S",), lambda lib, sz: lib.stream_sync, "synchronize the idle current stream", mode="sync")
     add("sync/context", ("S",), lambda lib, sz: lib.device_sync, "synchronize the idle device", mode="sync")

@@ -26,6 +26,7 @@ type Stream struct {
 	running   bool   // a goroutine is draining the queue
 	enq, done uint64 // operations enqueued and completed
 	dead      bool
+	capt      *Graph // the graph being recorded, or nil (graph.go)
 }
 
 func (s *Stream) enqueue(f func() error) error { return s.enqueueOp(op{run: f}) }
@@ -42,6 +43,15 @@ func (s *Stream) push(f op, onDead bool) error {
 	if s.dead && !onDead {
 		s.mu.Unlock()
 		return fmt.Errorf("cpu: stream: %w", backend.ErrClosed)
+	}
+	if s.capt != nil && !onDead {
+		if f.after != nil {
+			s.mu.Unlock()
+			return fmt.Errorf("cpu: an operation that completes events, while the stream captures: %w", backend.ErrNotSupported)
+		}
+		s.capt.ops = append(s.capt.ops, f)
+		s.mu.Unlock()
+		return nil
 	}
 	s.queue = append(s.queue, f)
 	s.enq++
@@ -127,6 +137,9 @@ func (s *Stream) Record(be backend.Event) error {
 	if !ok || e.dev != s.dev {
 		return fmt.Errorf("cpu: record of a foreign event: %w", backend.ErrInvalidValue)
 	}
+	if err := s.noCapture("Record"); err != nil {
+		return err
+	}
 	ch := make(chan struct{})
 	e.mu.Lock()
 	if e.dead {
@@ -169,6 +182,9 @@ func (s *Stream) WaitEvent(be backend.Event) error {
 	case <-ch:
 		return nil // already complete: nothing to wait for
 	default:
+	}
+	if err := s.noCapture("WaitEvent"); err != nil {
+		return err
 	}
 	fault := e.dev.faultCh
 	return s.enqueue(func() error {
@@ -248,6 +264,9 @@ func (s *Stream) FreeAsync(m backend.Mem) error {
 	if !ok {
 		return fmt.Errorf("cpu: free of foreign memory: %w", backend.ErrInvalidValue)
 	}
+	if err := s.noCapture("FreeAsync"); err != nil {
+		return err
+	}
 	return s.enqueue(func() error { cm.dev.release(cm); return nil })
 }
 
@@ -273,14 +292,23 @@ func (d *Device) forget(s *Stream) {
 
 // Launch enqueues a kernel: f must be a *Func.
 func (s *Stream) Launch(f backend.Function, cfg backend.LaunchConfig, args []backend.Arg) error {
-	fn, ok := f.(*Func)
-	if !ok {
-		return fmt.Errorf("cpu: launch of %T, not a CPU function: %w", f, backend.ErrInvalidValue)
-	}
-	if err := s.dev.checkGeometry(cfg); err != nil {
+	run, err := s.dev.launchOp(f, cfg, args)
+	if err != nil {
 		return err
 	}
-	l := &Launch{Grid: cfg.Grid, Block: cfg.Block, SharedMem: cfg.SharedMem, dev: s.dev,
+	return s.enqueue(run)
+}
+
+// launchOp returns the operation of a launch of f.
+func (d *Device) launchOp(f backend.Function, cfg backend.LaunchConfig, args []backend.Arg) (func() error, error) {
+	fn, ok := f.(*Func)
+	if !ok {
+		return nil, fmt.Errorf("cpu: launch of %T, not a CPU function: %w", f, backend.ErrInvalidValue)
+	}
+	if err := d.checkGeometry(cfg); err != nil {
+		return nil, err
+	}
+	l := &Launch{Grid: cfg.Grid, Block: cfg.Block, SharedMem: cfg.SharedMem, dev: d,
 		Args: append([]backend.Arg(nil), args...)}
 	l.mem = make([][]byte, len(args))
 	l.full = make([][]byte, len(args))
@@ -290,22 +318,22 @@ func (s *Stream) Launch(f backend.Function, cfg backend.LaunchConfig, args []bac
 		case backend.ArgMem:
 			cm, ok := a.Mem.(*Mem)
 			if !ok || a.Off < 0 || a.Off > cm.Size() {
-				return fmt.Errorf("cpu: argument %d: bad memory or offset: %w", i, backend.ErrInvalidValue)
+				return nil, fmt.Errorf("cpu: argument %d: bad memory or offset: %w", i, backend.ErrInvalidValue)
 			}
 			l.mem[i] = cm.buf[a.Off:]
 			l.full[i], l.off[i] = cm.buf, int(a.Off)
 		case backend.ArgPtr:
 			if a.Val != 0 {
-				full, off, err := s.dev.resolve(a.Val)
+				full, off, err := d.resolve(a.Val)
 				if err != nil {
-					return fmt.Errorf("cpu: argument %d: %w", i, err)
+					return nil, fmt.Errorf("cpu: argument %d: %w", i, err)
 				}
 				l.mem[i] = full[off:]
 				l.full[i], l.off[i] = full, off
 			}
 		}
 	}
-	return s.enqueue(func() error { return fn.fn(l) })
+	return func() error { return fn.fn(l) }, nil
 }
 
 // checkGeometry rejects the launch geometries CUDA rejects (CUDA_ERROR_INVALID_VALUE):
@@ -339,6 +367,9 @@ func (s *Stream) WaitValue32(m backend.Mem, off int64, v uint32) error {
 	}
 	if uintptr(unsafe.Pointer(&b[0]))%4 != 0 {
 		return fmt.Errorf("cpu: waiting on an unaligned word: %w", backend.ErrInvalidValue)
+	}
+	if err := s.noCapture("WaitValue32"); err != nil {
+		return err
 	}
 	p := (*uint32)(unsafe.Pointer(&b[0]))
 	fault := s.dev.faultCh

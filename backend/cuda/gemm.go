@@ -95,8 +95,12 @@ func (d *Device) workspaceBytes() int64 {
 	return 4 << 20
 }
 
-// streamHandle returns s's handle, making it on first use.
+// streamHandle returns s's handle, making it on first use. A capturing stream's
+// products get the capture's own handle and workspace (captureHandle).
 func (d *Device) streamHandle(s *Stream) (*blasStream, error) {
+	if c := s.cap.Load(); c != nil {
+		return d.captureHandle(s, c)
+	}
 	if v, ok := blasStreams.Load(s); ok {
 		return v.(*blasStream), nil
 	}
@@ -152,6 +156,62 @@ func (d *Device) streamHandle(s *Stream) (*blasStream, error) {
 		fail(nil) // another goroutine made one first
 		return v.(*blasStream), nil
 	}
+	return bs, nil
+}
+
+// captureHandle returns the handle of the products captured on s, making it at first
+// use: a handle of the device's pool set to s, with a workspace of its own allocated
+// outside the graph (cuMemAlloc, which relaxed capture allows; a pool allocation on s
+// would become a node of the graph), so that the graph's products never share the
+// stream's workspace with work on the stream or another launch. The graph releases them
+// (Graph.Destroy, once its launches are done): the workspace freed, the handle back to
+// the pool.
+func (d *Device) captureHandle(s *Stream, c *capture) (*blasStream, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if bs, ok := c.blas.(*blasStream); ok {
+		return bs, nil
+	}
+	b := d.blas()
+	b.mu.Lock()
+	var h cublas.Handle
+	if n := len(b.free); n > 0 {
+		h, b.free = b.free[n-1], b.free[:n-1]
+	}
+	b.mu.Unlock()
+	if h.IsZero() {
+		var err error
+		if h, err = cublas.Create(d.ctx); err != nil {
+			return nil, err
+		}
+	}
+	bs := &blasStream{h: h}
+	giveBack := func() {
+		if bs.ws != 0 {
+			d.ctx.MemFree(bs.ws)
+		}
+		b.mu.Lock()
+		b.free = append(b.free, h)
+		b.mu.Unlock()
+	}
+	var err error
+	if err = h.SetStream(uintptr(s.h)); err == nil {
+		if err = h.SetPointerMode(cublas.PointerHost); err == nil {
+			err = h.SetMathMode(cublas.DefaultMath)
+		}
+	}
+	if err == nil {
+		size := d.workspaceBytes()
+		if bs.ws, err = d.ctx.MemAlloc(size); err == nil {
+			err = h.SetWorkspace(uintptr(bs.ws), uint64(size))
+		}
+	}
+	if err != nil {
+		giveBack()
+		return nil, err
+	}
+	c.blas = bs
+	c.release = append(c.release, giveBack)
 	return bs, nil
 }
 

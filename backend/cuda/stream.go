@@ -1,10 +1,10 @@
 package cuda
 
 import (
-	"encoding/binary"
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/go-gpu/gpu/backend"
@@ -13,9 +13,21 @@ import (
 
 // Stream is a CUDA stream.
 type Stream struct {
-	d *Device
-	h cu.Stream
+	d       *Device
+	h       cu.Stream
+	foreign bool // adopted (AdoptStream): Destroy leaves the handle to its owner
+	cap     atomic.Pointer[capture]
+	obs     func([]backend.MemUse) // an observed copy's observer (Observed), or nil
 }
+
+// Observed returns a stream on the same CUDA stream that passes the memory of each
+// operation enqueued through it to f first (backend.Observable).
+func (s *Stream) Observed(f func([]backend.MemUse)) backend.Stream {
+	return &Stream{d: s.d, h: s.h, foreign: true, obs: f}
+}
+
+// observe reports uses to the observer.
+func (s *Stream) observe(uses ...backend.MemUse) { s.obs(uses) }
 
 // Handle returns the driver's handle.
 func (s *Stream) Handle() cu.Stream { return s.h }
@@ -37,34 +49,25 @@ func (s *Stream) Launch(f backend.Function, cfg backend.LaunchConfig, args []bac
 	if !ok {
 		return fmt.Errorf("cuda: launch of %T, not a CUDA function: %w", f, backend.ErrInvalidValue)
 	}
+	if s.obs != nil {
+		var uses []backend.MemUse
+		for _, a := range args {
+			if a.Kind == backend.ArgMem {
+				uses = append(uses, backend.MemUse{Mem: a.Mem, Off: a.Off, Write: true})
+			}
+		}
+		s.obs(uses)
+	}
 	if len(args) == 0 {
 		return s.d.ctx.LaunchKernel(fn.h, cfg.Grid, cfg.Block, cfg.SharedMem, s.h, nil, nil)
 	}
 	p := packPool.Get().(*packBuf)
-	blob, offs := p.blob[:0], p.offs[:0]
-	for i, a := range args {
-		off := (len(blob) + 7) &^ 7
-		blob = append(blob, make([]byte, off-len(blob))...)
-		offs = append(offs, int32(off))
-		switch a.Kind {
-		case backend.ArgScalar:
-			if a.Blob != nil {
-				blob = append(blob, a.Blob...)
-				continue
-			}
-			blob = binary.LittleEndian.AppendUint64(blob, a.Val)
-		case backend.ArgMem:
-			cm, ok := a.Mem.(*Mem)
-			if !ok {
-				packPool.Put(p)
-				return fmt.Errorf("cuda: argument %d: memory of type %T: %w", i, a.Mem, backend.ErrInvalidValue)
-			}
-			blob = binary.LittleEndian.AppendUint64(blob, uint64(cm.ptr)+uint64(a.Off))
-		case backend.ArgPtr:
-			blob = binary.LittleEndian.AppendUint64(blob, a.Val)
-		}
+	blob, offs, err := packArgs(p.blob[:0], p.offs[:0], args)
+	if err != nil {
+		packPool.Put(p)
+		return err
 	}
-	err := s.d.ctx.LaunchKernel(fn.h, cfg.Grid, cfg.Block, cfg.SharedMem, s.h, blob, offs)
+	err = s.d.ctx.LaunchKernel(fn.h, cfg.Grid, cfg.Block, cfg.SharedMem, s.h, blob, offs)
 	p.blob, p.offs = blob, offs
 	packPool.Put(p)
 	return err
@@ -87,6 +90,9 @@ func (s *Stream) Memset(dst backend.Mem, off int64, value uint32, width int, n i
 	if err != nil || n == 0 {
 		return err
 	}
+	if s.obs != nil {
+		s.observe(backend.MemUse{Mem: dst, Off: off, N: n * int64(width), Write: true})
+	}
 	return s.d.ctx.MemsetAsync(m.ptr+cu.DevicePtr(off), value, width, n, s.h)
 }
 
@@ -99,6 +105,9 @@ func (s *Stream) Copy(dst backend.Mem, dstOff int64, src backend.Mem, srcOff int
 	r, err := s.mem(src, srcOff, n)
 	if err != nil || n == 0 {
 		return err
+	}
+	if s.obs != nil {
+		s.observe(backend.MemUse{Mem: dst, Off: dstOff, N: n, Write: true}, backend.MemUse{Mem: src, Off: srcOff, N: n})
 	}
 	dp, sp := d.ptr+cu.DevicePtr(dstOff), r.ptr+cu.DevicePtr(srcOff)
 	dk, sk := d.kind, r.kind
@@ -122,6 +131,9 @@ func (s *Stream) CopyFromHost(dst backend.Mem, off int64, src []byte) error {
 	if err != nil || len(src) == 0 {
 		return err
 	}
+	if s.obs != nil {
+		s.observe(backend.MemUse{Mem: dst, Off: off, N: int64(len(src)), Write: true})
+	}
 	return s.d.ctx.MemcpyHtoDAsync(d.ptr+cu.DevicePtr(off), unsafe.Pointer(&src[0]), int64(len(src)), s.h)
 }
 
@@ -130,6 +142,9 @@ func (s *Stream) CopyToHost(dst []byte, src backend.Mem, off int64) error {
 	r, err := s.mem(src, off, int64(len(dst)))
 	if err != nil || len(dst) == 0 {
 		return err
+	}
+	if s.obs != nil {
+		s.observe(backend.MemUse{Mem: src, Off: off, N: int64(len(dst))})
 	}
 	return s.d.ctx.MemcpyDtoHAsync(unsafe.Pointer(&dst[0]), r.ptr+cu.DevicePtr(off), int64(len(dst)), s.h)
 }
@@ -185,6 +200,9 @@ func (s *Stream) FreeAsync(m backend.Mem) error {
 // one, goes back to the device's pool (gemm.go).
 func (s *Stream) Destroy() error {
 	s.releaseBlas()
+	if s.foreign {
+		return nil
+	}
 	return s.d.ctx.StreamDestroy(s.h)
 }
 

@@ -19,6 +19,7 @@ func init() {
 	registerStats()
 	registerIndexOps()
 	registerMatMul()
+	registerGraphs()
 	registerSort()
 	registerWorkloads()
 	registerKernels()

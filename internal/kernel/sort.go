@@ -430,6 +430,32 @@ func sortActive(plan []uint32, P, pass int) (active bool, k, m int) {
 	return plan[pass] != 0, k, m
 }
 
+// SortRank is how the ranking finds the lanes of a warp whose keys share a digit.
+type SortRank uint8
+
+const (
+	// RankBallot: eight ballots, one per digit bit (CUB's MatchAny).
+	RankBallot SortRank = iota
+	// RankMatch: one match.any.sync.b32 (sm_70 on).
+	RankMatch
+	// RankAtomicOr: each lane ORs its bit into the warp's shared word of its digit and
+	// reads the word back (CUB's WARP_MATCH_ATOMIC_OR); two sets of words alternate
+	// between items so that one warp barrier per item orders their reuse.
+	RankAtomicOr
+)
+
+func (r SortRank) String() string {
+	switch r {
+	case RankBallot:
+		return "ballot"
+	case RankMatch:
+		return "match"
+	case RankAtomicOr:
+		return "or"
+	}
+	return fmt.Sprintf("SortRank(%d)", uint8(r))
+}
+
 // RadixPass is one digit pass of the radix sort over tiles of Tile() keys: tiles of a
 // row never cross a segment boundary, and the tiles of a launch are whole segments.
 //
@@ -472,9 +498,11 @@ type RadixPass struct {
 	// Lookback is the widest window of predecessors a thread reads at once (1 to 32,
 	// doubling from 1 while no inclusive count is found).
 	Lookback int
-	// Match finds a key's peers with match.any.sync (sm_70 on) instead of eight
-	// ballots.
-	Match bool
+	// Rank is how the ranking finds a key's peers in its warp.
+	Rank SortRank
+	// LoadFence makes every key of the tile arrive before the ranking starts
+	// (sortGen.landKeys) rather than as ptxas schedules them.
+	LoadFence bool
 	// MinBlocks > 0 asks ptxas for that many resident blocks per multiprocessor
 	// (.minnctapersm: it caps the registers).
 	MinBlocks int
@@ -496,11 +524,14 @@ func (p *RadixPass) Key() string {
 		fmt.Fprintf(&b, "%d", p.ValSize)
 	}
 	fmt.Fprintf(&b, "|lb%d", p.Lookback)
-	if p.Match {
-		b.WriteString("|match")
+	if p.Rank != RankBallot {
+		b.WriteString("|" + p.Rank.String())
 	}
 	if p.MinBlocks > 0 {
 		fmt.Fprintf(&b, "|mb%d", p.MinBlocks)
+	}
+	if p.LoadFence {
+		b.WriteString("|lf")
 	}
 	return b.String()
 }
@@ -521,10 +552,14 @@ func (p *RadixPass) Validate() error {
 	default:
 		return fmt.Errorf("kernel: sort look-back window %d", p.Lookback)
 	}
-	smem := sortSmemBytes(p.Tile(), p.Order.Size(), p.ValSize)
-	if p.Val != ValNone {
+	if p.Rank > RankAtomicOr {
+		return fmt.Errorf("kernel: sort ranking %v", p.Rank)
+	}
+	smem := p.tileBytes() + 8*RadixDigits*4 + RadixDigits*8 + 64
+	if p.digitsInSmem() {
 		smem += p.Tile() // the digits
 	}
+
 	if smem > 48<<10 {
 		return fmt.Errorf("kernel: sort tile of %d keys takes too much shared memory", p.Tile())
 	}
@@ -533,6 +568,21 @@ func (p *RadixPass) Validate() error {
 	}
 	return nil
 }
+
+// tileBytes is the shared memory of a pass's tile of keys or values (RankAtomicOr
+// keeps its 16 KiB of match words there during the ranking).
+func (p *RadixPass) tileBytes() int {
+	b := p.Tile() * max(p.Order.Size(), p.ValSize, 4)
+	if p.Rank == RankAtomicOr {
+		b = max(b, 2*8*RadixDigits*4)
+	}
+	return b
+}
+
+// digitsInSmem reports whether a pass keeps each tile slot's digit in shared memory
+// for the writes (values, or float keys, whose digit takes several instructions to
+// derive again) rather than deriving it from the key again.
+func (p *RadixPass) digitsInSmem() bool { return p.Val != ValNone || p.Order.Type.IsFloat() }
 
 // sortSmemBytes is the shared memory of a pass or block-sort kernel: the tile's keys
 // or values, warp counters, digit starts and offsets.

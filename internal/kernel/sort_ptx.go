@@ -125,11 +125,12 @@ func (g *sortGen) digitOf(o ptx.Reg, shift ptx.Operand) ptx.Reg {
 	return d
 }
 
-// peers returns the lanes (b32 mask) among vmask whose digit equals this lane's.
-func (g *sortGen) peers(d, vmask ptx.Reg, match bool) ptx.Reg {
+// peers returns the lanes (b32 mask) among vmask whose digit equals this lane's, by
+// eight ballots (RankBallot) or match.any.sync (RankMatch).
+func (g *sortGen) peers(d, vmask ptx.Reg, rank SortRank) ptx.Reg {
 	f := g.f
 	pm := f.Reg(ptx.B32)
-	if match {
+	if rank == RankMatch {
 		f.Op("match.any.sync.b32", pm, d, ptx.Uint(0xffffffff))
 		f.And(pm, pm, vmask)
 		return pm
@@ -147,18 +148,20 @@ func (g *sortGen) peers(d, vmask ptx.Reg, match bool) ptx.Reg {
 	return pm
 }
 
-// rankItems ranks the warp's n items: item(i) emits item i's digit (u32) and the
-// number of its valid lanes (u32; lanes below it are valid), just before its ranking,
-// so that only one item's digit is live at a time. It zeroes the warp's 256 counters at
-// sym+warp*1024 first and leaves the warp's count of each digit in them. It returns,
-// per item, digit<<16 | rank among the warp's keys of that digit before it.
-func (g *sortGen) rankItems(sym string, n int, item func(i int) (digit, nvalid ptx.Reg), match bool) []ptx.Reg {
+// rankItems ranks the warp's n items: item(i) emits item i's digit (u32) and whether
+// this lane holds a key of it (pred; the valid lanes are the lowest), just before its
+// ranking, so that only one item's digit is live at a time. It zeroes the warp's 256
+// counters at sym+warp*1024 first and leaves the warp's count of each digit in them.
+// RankAtomicOr uses the 2*8*1024 bytes at msym as match words (zeroed here; zero
+// again at the end). It returns, per item, digit<<16 | rank among the warp's keys of
+// that digit before it.
+func (g *sortGen) rankItems(sym string, n int, item func(i int) (digit, valid ptx.Reg), rank SortRank, msym string) []ptx.Reg {
 	f := g.f
 	base := f.Reg(ptx.U32)
 	f.Op("mov.u32", base, ptx.Sym(sym))
 	wb := f.Reg(ptx.U32)
 	f.Fma(wb, g.warp, ptx.Int(RadixDigits*4), base)
-	// Zero the warp's counters.
+	// Zero the warp's counters (and match words).
 	z := f.Reg(ptx.U32)
 	f.Mov(z, ptx.Int(0))
 	la := f.Reg(ptx.U32)
@@ -166,30 +169,52 @@ func (g *sortGen) rankItems(sym string, n int, item func(i int) (digit, nvalid p
 	for j := 0; j < RadixDigits/32; j++ {
 		f.St(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(la, int64(j*128)), z)
 	}
+	var mb, bit ptx.Reg
+	if rank == RankAtomicOr {
+		mb = f.Reg(ptx.U32)
+		f.Op("mov.u32", mb, ptx.Sym(msym))
+		f.Fma(mb, g.warp, ptx.Int(RadixDigits*4), mb)
+		ma := f.Reg(ptx.U32)
+		f.Fma(ma, g.lane, ptx.Int(4), mb)
+		for set := 0; set < 2; set++ {
+			for j := 0; j < RadixDigits/32; j++ {
+				f.St(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(ma, int64(set*8*RadixDigits*4+j*128)), z)
+			}
+		}
+		bit = f.Reg(ptx.B32)
+		f.Add(bit.As(ptx.U32), g.ltm.As(ptx.U32), ptx.Int(1))
+	}
 	f.Op("bar.warp.sync", ptx.Uint(0xffffffff))
 	out := make([]ptx.Reg, n)
 	for i := range out {
-		d, nv := item(i)
-		// The valid lanes' mask: the lanes below nvalid.
-		vm := f.Reg(ptx.B32)
-		{
-			n := nv
-			one := f.Reg(ptx.U32)
-			f.Mov(one, ptx.Int(1))
-			f.Shl(one, one, n) // shl by 32 or more gives 0
-			f.Sub(vm.As(ptx.U32), one, ptx.Int(1))
-			f.At(f.Setp(ptx.Ge, n, ptx.Int(32))).Op("mov.b32", vm, ptx.Uint(0xffffffff))
+		d, valid := item(i)
+		var pm, wa ptx.Reg
+		if rank == RankAtomicOr {
+			// The match words of set i%2: OR in, a warp barrier, read back.
+			wa = f.Reg(ptx.U32)
+			f.Fma(wa, d, ptx.Int(4), mb)
+			off := int64(i % 2 * 8 * RadixDigits * 4)
+			f.At(valid).Op("atom.shared.or.b32", f.Reg(ptx.B32), ptx.Mem(wa, off), bit)
+			f.Op("bar.warp.sync", ptx.Uint(0xffffffff))
+			pm = f.Reg(ptx.B32)
+			f.Mov(pm, ptx.Int(0))
+			f.At(valid).Op("ld.shared.b32", pm, ptx.Mem(wa, off))
+		} else {
+			vm := f.Reg(ptx.B32)
+			f.Vote("ballot", vm, valid, ptx.Uint(0xffffffff))
+			pm = g.peers(d, vm, rank)
 		}
-		valid := f.Setp(ptx.Lt, g.lane, nv)
-		pm := g.peers(d, vm, match)
 		lt := f.Reg(ptx.B32)
 		f.And(lt, pm, g.ltm)
 		pre := f.Reg(ptx.U32)
 		f.Op("popc.b32", pre, lt)
 		cnt := f.Reg(ptx.U32)
 		f.Op("popc.b32", cnt, pm)
+		// The group's highest lane adds its size to the warp's count of the digit.
+		hi := f.Reg(ptx.U32)
+		f.Op("bfind.u32", hi, pm) // 0xffffffff (lane 31 below) for an invalid lane
 		lead := f.Reg(ptx.Pred)
-		f.Op("and.pred", lead, valid, f.Setp(ptx.Eq, pre, ptx.Int(0)))
+		f.Op("and.pred", lead, valid, f.Setp(ptx.Eq, hi, g.lane))
 		old := f.Reg(ptx.U32)
 		f.Mov(old, ptx.Int(0))
 		a := f.Reg(ptx.U32)
@@ -197,15 +222,22 @@ func (g *sortGen) rankItems(sym string, n int, item func(i int) (digit, nvalid p
 		// (An atomic, as CUB's: plain loads and stores would do after the warp
 		// barrier, but the simulator's hazard check can't tell them apart from races.)
 		f.At(lead).Op("atom.shared.add.u32", old, ptx.Mem(a, 0), cnt)
-		ll := lowestSetBit(f, pm)
 		bs := f.Reg(ptx.U32)
-		f.Shfl("idx", bs.As(ptx.B32), old.As(ptx.B32), ll, ptx.Int(31), ptx.Uint(0xffffffff))
+		f.Shfl("idx", bs.As(ptx.B32), old.As(ptx.B32), hi, ptx.Int(31), ptx.Uint(0xffffffff))
 		r := f.Reg(ptx.U32)
 		f.Add(r, bs, pre)
 		f.Op("bar.warp.sync", ptx.Uint(0xffffffff))
+		if rank == RankAtomicOr {
+			// Every lane has read the group's word: the leader clears it for item
+			// i+2 (item i+1's barrier orders the clear before that item's ORs).
+			f.At(lead).Op("st.shared.b32", ptx.Mem(wa, int64(i%2*8*RadixDigits*4)), z)
+		}
 		pk := f.Reg(ptx.U32)
 		f.Op("prmt.b32", pk, r, d, ptx.Uint(0x5410)) // d<<16 | r (both below 2^16)
 		out[i] = pk
+	}
+	if rank == RankAtomicOr {
+		f.Op("bar.warp.sync", ptx.Uint(0xffffffff)) // the last clears
 	}
 	return out
 }
@@ -261,57 +293,94 @@ func (g *sortGen) blockScan(v ptx.Reg, sym string) (excl, total ptx.Reg) {
 	return excl, total
 }
 
-// warpPrefix runs in thread t (digit t) after the ranking: it replaces the warps'
-// counts of digit t in sym (8 warps of 256 counters) by their exclusive prefixes over
-// the warps and returns the tile's count of digit t.
-func (g *sortGen) warpPrefix(sym string) ptx.Reg {
+// warpCounts runs in thread t (digit t) after the ranking: it returns the warps'
+// counts of digit t in sym (8 warps of 256 counters) and their sum, the tile's count.
+func (g *sortGen) warpCounts(sym string) (counts []ptx.Reg, total ptx.Reg) {
+	f := g.f
+	a := f.Reg(ptx.U32)
+	f.Op("mov.u32", a, ptx.Sym(sym))
+	f.Fma(a, g.tid, ptx.Int(4), a)
+	total = f.Reg(ptx.U32)
+	f.Mov(total, ptx.Int(0))
+	counts = make([]ptx.Reg, SortBlock/32)
+	for w := range counts {
+		counts[w] = f.Reg(ptx.U32)
+		f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(a, int64(w*RadixDigits*4)), counts[w])
+		f.Add(total, total, counts[w])
+	}
+	return counts, total
+}
+
+// storeStarts replaces the warps' counts of digit t in sym by the tile position of
+// each warp's first key of the digit: the digit's start start (u32) plus the counts
+// of the warps before.
+func (g *sortGen) storeStarts(sym string, counts []ptx.Reg, start ptx.Reg) {
 	f := g.f
 	a := f.Reg(ptx.U32)
 	f.Op("mov.u32", a, ptx.Sym(sym))
 	f.Fma(a, g.tid, ptx.Int(4), a)
 	run := f.Reg(ptx.U32)
-	f.Mov(run, ptx.Int(0))
-	for w := 0; w < SortBlock/32; w++ {
-		c := f.Reg(ptx.U32)
-		f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(a, int64(w*RadixDigits*4)), c)
+	f.Mov(run, start)
+	for w, c := range counts {
 		f.St(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(a, int64(w*RadixDigits*4)), run)
-		f.Add(run, run, c)
+		if w+1 < len(counts) {
+			f.Add(run, run, c)
+		}
 	}
-	return run
 }
 
-// finalRanks returns each valid item's position in the tile sorted by digit: digit
-// start (dsym, 256 words) + the warp's prefix (csym) + the packed rank.
-func (g *sortGen) finalRanks(packed []ptx.Reg, valid func(i int) ptx.Reg, csym, dsym string) []ptx.Reg {
+// finalRanks returns each valid item's position in the tile sorted by digit: the
+// warp's start of the digit (csym, storeStarts) + the packed rank. It calls each(i,
+// position, digit) after item i's, so that the caller may use them before the next
+// item's are made.
+func (g *sortGen) finalRanks(packed []ptx.Reg, valid func(i int) ptx.Reg, csym string, each func(i int, fr, d ptx.Reg)) []ptx.Reg {
 	f := g.f
 	cb := f.Reg(ptx.U32)
 	f.Op("mov.u32", cb, ptx.Sym(csym))
 	f.Fma(cb, g.warp, ptx.Int(RadixDigits*4), cb)
-	db := f.Reg(ptx.U32)
-	f.Op("mov.u32", db, ptx.Sym(dsym))
 	out := make([]ptx.Reg, len(packed))
 	for i, pk := range packed {
 		d := f.Reg(ptx.U32)
 		f.Shr(d, pk, ptx.Int(16))
 		r := f.Reg(ptx.U32)
 		f.And(r, pk, ptx.Int(0xffff))
-		fr := f.Reg(ptx.U32)
-		f.Mov(fr, ptx.Int(0))
-		skip := f.NewLabel()
-		f.AtNot(valid(i)).Bra(skip)
 		a := f.Reg(ptx.U32)
 		f.Fma(a, d, ptx.Int(4), cb)
 		c := f.Reg(ptx.U32)
-		f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(a, 0), c)
-		f.Fma(a, d, ptx.Int(4), db)
-		s := f.Reg(ptx.U32)
-		f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(a, 0), s)
-		f.Add(fr, c, s)
-		f.Add(fr, fr, r)
-		f.Place(skip)
+		f.Mov(c, ptx.Int(0))
+		f.At(valid(i)).Op("ld.shared.u32", c, ptx.Mem(a, 0))
+		fr := f.Reg(ptx.U32)
+		f.Add(fr, c, r)
 		out[i] = fr
+		if each != nil {
+			each(i, fr, d)
+		}
 	}
 	return out
+}
+
+// landKeys makes every key load of the thread complete before the ranking: ptxas
+// otherwise sinks the loads into the ranking, one item ahead of its use, to shorten
+// their registers' lives, so that each item waits a memory latency. It stores the
+// keys' XOR (32 bits) to the thread's word of the shared array sym (at least 1 KiB,
+// rewritten after later barriers), and the warp barrier that opens the ranking orders that store
+// before it.
+func (g *sortGen) landKeys(keys []ptx.Reg, sym string) {
+	f := g.f
+	x := f.Reg(keys[0].Type())
+	f.Mov(x, keys[0])
+	for _, k := range keys[1:] {
+		f.Xor(x, x, k)
+	}
+	if x.Type() != ptx.U32 {
+		x32 := f.Reg(ptx.U32)
+		f.Cvt(x32, x)
+		x = x32
+	}
+	a := f.Reg(ptx.U32)
+	f.Op("mov.u32", a, ptx.Sym(sym))
+	f.Fma(a, g.tid, ptx.Int(4), a)
+	f.St(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(a, 0), x)
 }
 
 // slotOf returns the warp-striped tile position of item i (u32).
@@ -321,20 +390,6 @@ func (g *sortGen) slotOf(i int) ptx.Reg {
 	f.Fma(s, g.warp, ptx.Int(32*g.items), g.lane)
 	f.Add(s, s, ptx.Int(32*i))
 	return s
-}
-
-// lanesValid returns the number of valid lanes of item i (u32, 0 to 32): count minus
-// the item's first tile position, clamped.
-func (g *sortGen) lanesValid(i int, count ptx.Reg) ptx.Reg {
-	f := g.f
-	first := f.Reg(ptx.S32)
-	f.Mul(first, g.warp.As(ptx.S32), ptx.Int(32*g.items))
-	f.Add(first, first, ptx.Int(32*i))
-	n := f.Reg(ptx.S32)
-	f.Sub(n, count.As(ptx.S32), first)
-	f.Max(n, n, ptx.Int(0))
-	f.Min(n, n, ptx.Int(32))
-	return n.As(ptx.U32)
 }
 
 // loadElem loads an element of size bytes at a (guarded by p; 0 otherwise) into a
@@ -705,15 +760,15 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 	}
 	K, tile, ks, vs := p.Items, p.Tile(), p.Order.Size(), p.ValSize
 	P := p.Order.Passes()
-	f.Shared("rs_tile", ptx.B8, 16, tile*max(ks, vs, 4))
+	f.Shared("rs_tile", ptx.B8, 16, p.tileBytes()) // (RankAtomicOr: the match words first)
 	f.Shared("rs_cnt", ptx.B32, 16, 8*RadixDigits)
-	f.Shared("rs_dst", ptx.B32, 16, RadixDigits)
-	f.Shared("rs_off", ptx.B64, 16, RadixDigits)
+	f.Shared("rs_off", ptx.B64, 16, RadixDigits) // per digit: the key (then value) address of tile slot 0
 	f.Shared("rs_sum", ptx.B32, 16, SortBlock/32)
 	f.Shared("rs_misc", ptx.B32, 16, 4)
 	f.Shared("rs_t0", ptx.B64, 8, 1) // the block's start (spinStart)
-	if p.Val != ValNone {
-		f.Shared("rs_dig", ptx.B8, 16, tile) // each tile slot's digit, for the values
+	digSmem := p.digitsInSmem()
+	if digSmem {
+		f.Shared("rs_dig", ptx.B8, 16, tile) // each tile slot's digit
 	}
 	g := newSortGen(f, p.Order, K)
 	gp := func(i int) ptx.Reg { // a global pointer parameter
@@ -912,10 +967,13 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		for i := range keys {
 			keys[i] = loadElem(f, ks, validOf(i), ptx.Mem(a0, int64(32*i*ks)), true)
 		}
+		if p.LoadFence {
+			g.landKeys(keys, "rs_off")
+		}
 	}
 	packed := g.rankItems("rs_cnt", K, func(i int) (ptx.Reg, ptx.Reg) {
-		return g.digitOf(g.ordered(keys[i]), shift), g.lanesValid(i, count)
-	}, p.Match)
+		return g.digitOf(g.ordered(keys[i]), shift), validOf(i)
+	}, p.Rank, "rs_tile")
 	f.BarSync(0)
 	g2 := geo()
 	t, count = g2.t, g2.count
@@ -923,7 +981,7 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 	tileOff, elemStart, first, final := g2.tileOff, g2.elemStart, g2.first, g2.final
 	_, kDst := pick(g2, 0, 1, 2, 3)
 	writeKeys := f.Setp(ptx.Ne, kDst, ptx.Int(0))
-	cnt := g.warpPrefix("rs_cnt")
+	counts, cnt := g.warpCounts("rs_cnt")
 	// Publish the tile's count of digit tid: inclusive for a segment's first tile.
 	sa := f.Reg(ptx.U64)
 	{
@@ -939,12 +997,29 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		f.Op("st.relaxed.gpu.global.u32", ptx.Mem(sa, 16), w)
 	}
 	excl, _ := g.blockScan(cnt, "rs_sum")
-	{
-		a := f.Reg(ptx.U32)
-		f.Op("mov.u32", a, ptx.Sym("rs_dst"))
-		f.Fma(a, g.tid, ptx.Int(4), a)
-		f.St(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(a, 0), excl)
+	g.storeStarts("rs_cnt", counts, excl)
+	f.BarSync(0) // the warps' digit starts
+	// Each key to its place in the tile sorted by digit (before the look-back, so that
+	// the keys and ranks no longer take registers during it).
+	tb := f.Reg(ptx.U32)
+	f.Op("mov.u32", tb, ptx.Sym("rs_tile"))
+	var dig ptx.Reg
+	if digSmem {
+		dig = f.Reg(ptx.U32)
+		f.Op("mov.u32", dig, ptx.Sym("rs_dig"))
 	}
+	kmt := memType(ks)
+	fr := g.finalRanks(packed, validOf, "rs_cnt", func(i int, fr, d ptx.Reg) {
+		a := f.Reg(ptx.U32)
+		f.Fma(a, fr, ptx.Int(ks), tb)
+		v := validOf(i)
+		f.At(v).Op("st.shared"+kmt.String(), ptx.Mem(a, 0), keys[i])
+		if digSmem {
+			da := f.Reg(ptx.U32)
+			f.Add(da, dig, fr)
+			f.At(v).Op("st.shared.u8", ptx.Mem(da, 0), d)
+		}
+	})
 	// Look back for the counts of the segment's earlier tiles.
 	before := f.Reg(ptx.U32)
 	f.Mov(before, ptx.Int(0))
@@ -983,10 +1058,14 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		e64 := f.Reg(ptx.U64)
 		f.Cvt(e64, excl)
 		f.Sub(off, off, e64)
+		// The tables of addresses: tile slot idx of digit d goes to table[d] +
+		// idx*size (modulo 2^64: off may be below 0).
 		a := f.Reg(ptx.U32)
 		f.Op("mov.u32", a, ptx.Sym("rs_off"))
 		f.Fma(a, g.tid, ptx.Int(8), a)
-		f.St(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(a, 0), off)
+		ka := f.Reg(ptx.U64)
+		f.Fma(ka, off, ptx.Int(ks), kDst)
+		f.St(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(a, 0), ka)
 		// The last tile of a segment that isn't its row's last: the next segment's
 		// base offsets, in this pass's input order.
 		nb := f.Reg(ptx.U32)
@@ -1004,25 +1083,14 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		f.Add(na, bi, ptx.Int(P*RadixDigits*8))
 		f.At(nx).Op("st.global.u64", ptx.Mem(na, 0), nbase)
 	}
-	f.BarSync(0)
-	fr := g.finalRanks(packed, validOf, "rs_cnt", "rs_dst")
-	tb := f.Reg(ptx.U32)
-	f.Op("mov.u32", tb, ptx.Sym("rs_tile"))
-	kmt := memType(ks)
-	for i, key := range keys {
-		a := f.Reg(ptx.U32)
-		f.Fma(a, fr[i], ptx.Int(ks), tb)
-		f.At(validOf(i)).Op("st.shared"+kmt.String(), ptx.Mem(a, 0), key)
-	}
-	f.BarSync(0)
+	f.BarSync(0) // the tile and the addresses
 	// Write the keys in tile order: runs of one digit go to consecutive addresses.
 	ob := f.Reg(ptx.U32)
 	f.Op("mov.u32", ob, ptx.Sym("rs_off"))
 	var db ptx.Reg
-	if p.Val != ValNone {
+	if digSmem {
 		db = f.Reg(ptx.U32)
-		f.Op("mov.u32", db, ptx.Sym("rs_dig"))
-		f.Add(db, db, g.tid)
+		f.Add(db, dig, g.tid)
 	}
 	validIdx := func(j int) ptx.Reg {
 		idx := f.Reg(ptx.U32)
@@ -1038,32 +1106,46 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		key := f.Reg(g.kt())
 		f.Mov(key, ptx.Int(0))
 		f.At(vj).Op("ld.shared"+kmt.String(), key, ptx.Mem(a, 0))
-		d := g.digitOf(g.ordered(key), shift)
-		if p.Val != ValNone {
-			f.St(ptx.Shared, ptx.CacheDefault, ptx.U8, ptx.Mem(db, int64(j*SortBlock)), d)
+		var d ptx.Reg
+		if digSmem {
+			d = f.Reg(ptx.U32)
+			f.Mov(d, ptx.Int(0))
+			f.At(vj).Op("ld.shared.u8", d, ptx.Mem(db, int64(j*SortBlock)))
+		} else {
+			d = g.digitOf(g.ordered(key), shift)
 		}
 		oa := f.Reg(ptx.U32)
 		f.Fma(oa, d, ptx.Int(8), ob)
-		off := f.Reg(ptx.U64)
-		f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(oa, 0), off)
-		pos := f.Reg(ptx.U64)
-		idx64 := f.Reg(ptx.U64)
-		f.Cvt(idx64, idx)
-		f.Add(pos, off, idx64)
+		ba := f.Reg(ptx.U64)
+		f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(oa, 0), ba)
 		ga := f.Reg(ptx.U64)
-		f.Fma(ga, pos, ptx.Int(ks), kDst)
+		f.Op("mad.wide.u32", ga, idx, ptx.Int(ks), ba)
 		w := f.Reg(ptx.Pred)
 		f.Op("and.pred", w, vj, writeKeys)
 		f.At(w).Op("st.global"+kmt.String(), ptx.Mem(ga, 0), key)
 	}
+	// The values: loaded once the keys are written (loaded before, they would take
+	// registers during the keys' writes: ptxas spills argsorts of 1- and 8-byte keys).
+	var vDst, vsz ptx.Reg
+	var g3 *passGeo
+	var vals []ptx.Reg
+	vmt := memType(vs)
 	if p.Val != ValNone {
 		in := 4
 		if p.Val == ValIndex {
 			in = -1
 		}
-		vSrc, vDst := pick(g2, in, 5, 6, 7)
-		vmt := memType(vs)
-		vals := make([]ptx.Reg, K)
+		var vSrc ptx.Reg
+		// The geometry again (no register held it through the keys' writes).
+		g3 = geo()
+		count, tileOff, elemStart, first, final = g3.count, g3.tileOff, g3.elemStart, g3.first, g3.final
+		vSrc, vDst = pick(g3, in, 5, 6, 7)
+		vsz = f.Reg(ptx.U32) // bytes of a written value
+		f.Mov(vsz, ptx.Int(vs))
+		if p.Val == ValIndex {
+			f.At(final).Op("mov.u32", vsz, ptx.Int(8))
+		}
+		vals = make([]ptx.Reg, K)
 		for i := range vals {
 			a := f.Reg(ptx.U64)
 			f.Cvt(a, slotOf(i))
@@ -1085,7 +1167,34 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 			f.Fma(a, a, ptx.Int(vs), vSrc)
 			vals[i] = loadElem(f, vs, validOf(i), ptx.Mem(a, 0), true)
 		}
-		f.BarSync(0) // every key read from the tile
+	}
+	if p.Val != ValNone {
+		f.BarSync(0) // every key read from the tile, every key address from rs_off
+		{
+			a := f.Reg(ptx.U32)
+			f.Op("mov.u32", a, ptx.Sym("rs_off"))
+			f.Fma(a, g.tid, ptx.Int(8), a)
+			// The value address of digit tid's slot 0 replaces the key's: off is
+			// (key address - keyDst) / key size (exact: |off| < 2^62 / 8).
+			ka := f.Reg(ptx.U64)
+			f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(a, 0), ka)
+			_, kd := pick(g3, 0, 1, 2, 3)
+			off := f.Reg(ptx.S64)
+			f.Sub(off, ka.As(ptx.S64), kd.As(ptx.S64))
+			switch ks {
+			case 2:
+				f.Shr(off, off, ptx.Int(1))
+			case 4:
+				f.Shr(off, off, ptx.Int(2))
+			case 8:
+				f.Shr(off, off, ptx.Int(3))
+			}
+			vsz64 := f.Reg(ptx.U64)
+			f.Cvt(vsz64, vsz)
+			va := f.Reg(ptx.U64)
+			f.Fma(va, off.As(ptx.U64), vsz64, vDst)
+			f.St(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(a, 0), va)
+		}
 		for i, v := range vals {
 			a := f.Reg(ptx.U32)
 			f.Fma(a, fr[i], ptx.Int(vs), tb)
@@ -1102,15 +1211,12 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 			f.Mov(v, ptx.Int(0))
 			f.At(vj).Op("ld.shared"+vmt.String(), v, ptx.Mem(a, 0))
 			d := f.Reg(ptx.U32)
-			f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U8, ptx.Mem(db, int64(j*SortBlock)), d)
+			f.Mov(d, ptx.Int(0))
+			f.At(vj).Op("ld.shared.u8", d, ptx.Mem(db, int64(j*SortBlock)))
 			oa := f.Reg(ptx.U32)
 			f.Fma(oa, d, ptx.Int(8), ob)
-			off := f.Reg(ptx.U64)
-			f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(oa, 0), off)
-			pos := f.Reg(ptx.U64)
-			idx64 := f.Reg(ptx.U64)
-			f.Cvt(idx64, idx)
-			f.Add(pos, off, idx64)
+			ba := f.Reg(ptx.U64)
+			f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(oa, 0), ba)
 			w := f.Reg(ptx.Pred)
 			f.Op("and.pred", w, vj, f.Setp(ptx.Ne, vDst, ptx.Int(0)))
 			if p.Val == ValIndex {
@@ -1124,15 +1230,13 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 				f.Op("and.pred", wf, w, final)
 				f.Op("and.pred", wn, w, notp(f, final))
 				ga := f.Reg(ptx.U64)
-				f.Fma(ga, pos, ptx.Int(8), vDst)
+				f.Op("mad.wide.u32", ga, idx, vsz, ba)
 				f.At(wf).Op("st.global.u64", ptx.Mem(ga, 0), v64)
-				gb := f.Reg(ptx.U64)
-				f.Fma(gb, pos, ptx.Int(vs), vDst)
-				f.At(wn).Op("st.global"+vmt.String(), ptx.Mem(gb, 0), v)
+				f.At(wn).Op("st.global"+vmt.String(), ptx.Mem(ga, 0), v)
 				continue
 			}
 			ga := f.Reg(ptx.U64)
-			f.Fma(ga, pos, ptx.Int(vs), vDst)
+			f.Op("mad.wide.u32", ga, idx, ptx.Int(vs), ba)
 			f.At(w).Op("st.global"+vmt.String(), ptx.Mem(ga, 0), v)
 		}
 	}
@@ -1157,7 +1261,6 @@ func (b *RadixBlockSort) PTX(major, minor int) (src, entry string, err error) {
 	f.Shared("bs_keys", ptx.B8, 16, tile*max(ks, 4))
 	f.Shared("bs_car", ptx.B32, 16, tile)
 	f.Shared("bs_cnt", ptx.B32, 16, 8*RadixDigits)
-	f.Shared("bs_dst", ptx.B32, 16, RadixDigits)
 	f.Shared("bs_sum", ptx.B32, 16, SortBlock/32)
 	g := newSortGen(f, b.Order, K)
 	pin := f.Reg(ptx.U64)
@@ -1214,6 +1317,7 @@ func (b *RadixBlockSort) PTX(major, minor int) (src, entry string, err error) {
 		f.Shl(cars[i], r, ptx.Int(16))
 		f.Or(cars[i], cars[i], sl)
 	}
+	g.landKeys(keys, "bs_car") // (the thread's word there is rewritten after barriers)
 	kb, cb := f.Reg(ptx.U32), f.Reg(ptx.U32)
 	f.Op("mov.u32", kb, ptx.Sym("bs_keys"))
 	f.Op("mov.u32", cb, ptx.Sym("bs_car"))
@@ -1235,17 +1339,14 @@ func (b *RadixBlockSort) PTX(major, minor int) (src, entry string, err error) {
 			f.Op("bfe.u32", dr, cars[i], rsh, ptx.Int(8))
 			d := f.Reg(ptx.U32)
 			f.Selp(d, dk, dr, isKey)
-			return d, g.lanesValid(i, count)
-		}, false)
+			return d, validOf(i)
+		}, RankBallot, "")
 		f.BarSync(0)
-		cnt := g.warpPrefix("bs_cnt")
+		counts, cnt := g.warpCounts("bs_cnt")
 		excl, _ := g.blockScan(cnt, "bs_sum")
-		a := f.Reg(ptx.U32)
-		f.Op("mov.u32", a, ptx.Sym("bs_dst"))
-		f.Fma(a, g.tid, ptx.Int(4), a)
-		f.St(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(a, 0), excl)
+		g.storeStarts("bs_cnt", counts, excl)
 		f.BarSync(0)
-		fr := g.finalRanks(packed, validOf, "bs_cnt", "bs_dst")
+		fr := g.finalRanks(packed, validOf, "bs_cnt", nil)
 		for i := range keys {
 			v := validOf(i)
 			ka := f.Reg(ptx.U32)

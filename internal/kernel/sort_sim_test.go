@@ -28,8 +28,8 @@ func TestSortPtxas(t *testing.T) {
 		o := SortKey{Type: kt}
 		specs = append(specs,
 			&RadixHist{Order: o, Items: 8},
-			&RadixPass{Order: o, Items: items, Val: ValNone, Lookback: 16},
-			&RadixPass{Order: o, Items: items, Val: ValIndex, ValSize: 4, Lookback: 16},
+			&RadixPass{Order: o, Items: items, Val: ValNone, Lookback: 16, LoadFence: true},
+			&RadixPass{Order: o, Items: items, Val: ValIndex, ValSize: 4, Lookback: 16, LoadFence: true},
 			&RadixBlockSort{Order: o, Items: items},
 			&RadixBlockSort{Order: o, Items: items, Val: ValIndex})
 	}
@@ -42,7 +42,11 @@ func TestSortPtxas(t *testing.T) {
 		// up to 4 bytes without a payload, 10 of 8 bytes.
 		&RadixPass{Order: SortKey{Type: dtype.Float32}, Items: 14, Val: ValNone, Lookback: 16, MinBlocks: 3},
 		&RadixPass{Order: SortKey{Type: dtype.Float32}, Items: 14, Val: ValIndex, ValSize: 4, Lookback: 16, MinBlocks: 3},
-		&RadixPass{Order: SortKey{Type: dtype.Int32}, Items: 16, Val: ValIndex, ValSize: 4, Lookback: 16, Match: true},
+		&RadixPass{Order: SortKey{Type: dtype.Int32}, Items: 16, Val: ValIndex, ValSize: 4, Lookback: 16, Rank: RankMatch},
+		&RadixPass{Order: SortKey{Type: dtype.Float32}, Items: 16, Val: ValNone, Lookback: 16, Rank: RankMatch, LoadFence: true},
+		&RadixPass{Order: SortKey{Type: dtype.Float32}, Items: 16, Val: ValNone, Lookback: 16, Rank: RankAtomicOr, LoadFence: true},
+		&RadixPass{Order: SortKey{Type: dtype.Float32}, Items: 16, Val: ValIndex, ValSize: 4, Lookback: 16, Rank: RankAtomicOr, LoadFence: true},
+		&RadixPass{Order: SortKey{Type: dtype.Float64}, Items: 12, Val: ValIndex, ValSize: 4, Lookback: 16, Rank: RankAtomicOr, LoadFence: true},
 		&RadixPass{Order: SortKey{Type: dtype.Float64}, Items: 10, Val: ValIndex, ValSize: 4, Lookback: 16, MinBlocks: 3},
 		&RadixPlan{Passes: 1}, &RadixPlan{Passes: 4}, &RadixPlan{Passes: 8})
 	for _, sp := range specs {
@@ -55,8 +59,11 @@ func TestSortPtxas(t *testing.T) {
 			// The .minnctapersm configurations (GPU_SORT_MINBLOCKS, not the default)
 			// trade spills for occupancy as ptxas sees fit: reported, not failed, as
 			// the scans' MinBlocks ones (TestScanTilesPtxasTuned). (ptxas 13.0 spills 4
-			// bytes at 14 float32 items with 4-byte indices under 3 blocks.)
-			if p, ok := sp.(*RadixPass); ok && p.MinBlocks > 0 {
+			// bytes at 14 float32 items with 4-byte indices under 3 blocks.) So do the
+			// atomic-OR rankings of 8-byte keys (GPU_SORT_RANK=or, not the default):
+			// ptxas 13.0 holds float64 argsort's pass at 80 registers (three blocks per
+			// multiprocessor) with 4 bytes of spills.
+			if p, ok := sp.(*RadixPass); ok && (p.MinBlocks > 0 || p.Rank == RankAtomicOr && p.Order.Size() == 8) {
 				log, _ := scanPtxasRaw(t, src)
 				regs, smem := scanRegs(log)
 				st, ld := scanSpills(log)
@@ -95,11 +102,11 @@ func sortSimKeys(rng *rand.Rand, kt dtype.DType, n int) []byte {
 
 // sortSimRun sorts keys (rows of rowLen) through the pass kernels on the simulator
 // and on the CPU, the way sortRows plans it, and compares every buffer.
-func sortSimRun(t *testing.T, order SortKey, items int, val SortVal, vs int, keys, vals []byte, rows, rowLen int, segTiles, lb int) {
+func sortSimRun(t *testing.T, order SortKey, items int, val SortVal, vs int, keys, vals []byte, rows, rowLen int, segTiles, lb int, rank SortRank) {
 	t.Helper()
 	ks := order.Size()
 	P := order.Passes()
-	pass := &RadixPass{Order: order, Items: items, Val: val, ValSize: vs, Lookback: lb}
+	pass := &RadixPass{Order: order, Items: items, Val: val, ValSize: vs, Lookback: lb, Rank: rank, LoadFence: items%2 == 0}
 	tile := pass.Tile()
 	tpr := (rowLen + tile - 1) / tile
 	tps, segs := tpr, 1
@@ -268,27 +275,29 @@ func TestRadixPassSim(t *testing.T) {
 		rows, n   int
 		items, lb int
 		segTiles  int
+		rank      SortRank // (RankMatch: the simulator has no match.any)
 	}
 	cases := []tc{
-		{dtype.Uint8, false, ValNone, 0, 1, 3000, 2, 2, 0},
-		{dtype.Float32, false, ValIndex, 4, 1, 5000, 2, 4, 0},
-		{dtype.Int16, true, ValPayload, 8, 2, 1500, 2, 1, 0},
-		{dtype.Float64, false, ValIndex, 8, 1, 2100, 2, 8, 2},
-		{dtype.Float16, true, ValNone, 0, 3, 700, 1, 16, 0},
-		{dtype.Int32, false, ValPayload, 2, 1, 4000, 1, 32, 3},
-		{dtype.Bool, false, ValIndex, 4, 2, 1000, 2, 2, 0},
+		{dtype.Uint8, false, ValNone, 0, 1, 3000, 2, 2, 0, RankBallot},
+		{dtype.Float32, false, ValIndex, 4, 1, 5000, 2, 4, 0, RankAtomicOr},
+		{dtype.Int16, true, ValPayload, 8, 2, 1500, 2, 1, 0, RankBallot},
+		{dtype.Float32, true, ValNone, 0, 2, 2500, 2, 2, 0, RankAtomicOr},
+		{dtype.Float64, false, ValIndex, 8, 1, 2100, 2, 8, 2, RankBallot},
+		{dtype.Float16, true, ValNone, 0, 3, 700, 1, 16, 0, RankBallot},
+		{dtype.Int32, false, ValPayload, 2, 1, 4000, 1, 32, 3, RankAtomicOr},
+		{dtype.Bool, false, ValIndex, 4, 2, 1000, 2, 2, 0, RankBallot},
 	}
 	if testing.Short() || simRace {
 		cases = cases[:3] // (simRace: the simulator's own synchronization is what -race checks)
 	}
 	for _, c := range cases {
-		t.Run(fmt.Sprintf("%v/desc=%v/%v%d/%dx%d/k%d", c.kt, c.desc, c.val, c.vs, c.rows, c.n, c.items), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%v/desc=%v/%v%d/%dx%d/k%d/%v", c.kt, c.desc, c.val, c.vs, c.rows, c.n, c.items, c.rank), func(t *testing.T) {
 			keys := sortSimKeys(rng, c.kt, c.rows*c.n)
 			var vals []byte
 			if c.val == ValPayload {
 				vals = randBytes(rng, dtype.Uint8, c.rows*c.n*c.vs, false)
 			}
-			sortSimRun(t, SortKey{Type: c.kt, Descending: c.desc}, c.items, c.val, c.vs, keys, vals, c.rows, c.n, c.segTiles, c.lb)
+			sortSimRun(t, SortKey{Type: c.kt, Descending: c.desc}, c.items, c.val, c.vs, keys, vals, c.rows, c.n, c.segTiles, c.lb, c.rank)
 		})
 	}
 }
@@ -308,7 +317,7 @@ func TestRadixPassSkipSim(t *testing.T) {
 			}
 			binary.LittleEndian.PutUint32(keys[4*i:], v)
 		}
-		sortSimRun(t, SortKey{Type: dtype.Uint32}, 2, ValIndex, 4, keys, nil, 1, 1500, 0, 4)
+		sortSimRun(t, SortKey{Type: dtype.Uint32}, 2, ValIndex, 4, keys, nil, 1, 1500, 0, 4, RankBallot)
 	}
 }
 

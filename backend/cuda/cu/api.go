@@ -80,6 +80,19 @@ var (
 	// (CUDA 8+).
 	cuStreamWaitValue32  = api.Optional("cuStreamWaitValue32_v2", "cuStreamWaitValue32")
 	cuStreamWriteValue32 = api.Optional("cuStreamWriteValue32_v2", "cuStreamWriteValue32")
+	// Graphs through stream capture (CUDA 11.4+; the kernel node update 12.0+, the
+	// capture info's _v3 12.3+), host functions (10.0+), a stream's context (9.2+).
+	cuStreamBeginCapture           = api.Optional("cuStreamBeginCapture_v2")
+	cuStreamEndCapture             = api.Optional("cuStreamEndCapture")
+	cuStreamGetCaptureInfo3        = api.Optional("cuStreamGetCaptureInfo_v3")
+	cuStreamGetCaptureInfo2        = api.Optional("cuStreamGetCaptureInfo_v2")
+	cuGraphInstantiateWithFlags    = api.Optional("cuGraphInstantiateWithFlags")
+	cuGraphLaunch                  = api.Optional("cuGraphLaunch")
+	cuGraphExecDestroy             = api.Optional("cuGraphExecDestroy")
+	cuGraphDestroy                 = api.Optional("cuGraphDestroy")
+	cuGraphExecKernelNodeSetParams = api.Optional("cuGraphExecKernelNodeSetParams_v2")
+	cuLaunchHostFunc               = api.Optional("cuLaunchHostFunc")
+	cuStreamGetCtx                 = api.Optional("cuStreamGetCtx")
 
 	// cur makes a context current on the calling thread before a call that needs one,
 	// in the same crossing into C (a thread-local read when it already is).

@@ -62,3 +62,16 @@ const (
 	StreamWaitValueGEQ      uint32 = 0x0 // until int32(*addr - value) >= 0 (cyclic)
 	StreamWriteValueDefault uint32 = 0x0
 )
+
+// StreamCaptureModeRelaxed is the capture mode of cuStreamBeginCapture_v2 that lets any
+// thread make any call while a stream captures (CUDA Driver API: CUstreamCaptureMode,
+// CU_STREAM_CAPTURE_MODE_RELAXED): goroutines move between threads, so the global and
+// thread-local modes' checks would trip on unrelated calls.
+const StreamCaptureModeRelaxed uint32 = 2
+
+// The special stream handles (CUDA Driver API: CU_STREAM_LEGACY, CU_STREAM_PER_THREAD);
+// the null handle 0 is the legacy default stream too.
+const (
+	StreamLegacy    Stream = 0x1
+	StreamPerThread Stream = 0x2
+)

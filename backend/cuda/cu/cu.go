@@ -541,3 +541,172 @@ func (c Context) RawLaunchLoop(f Function, s Stream, n int) error {
 	}
 	return check("cuLaunchKernel", cuLaunchKernel.CallInRepeat(n, &cur, uintptr(c), uintptr(f), 1, 1, 1, 1, 1, 1, 0, uintptr(s), 0, 0))
 }
+
+// Graph and GraphExec name a graph and an executable graph (CUgraph, CUgraphExec);
+// GraphNode one of a graph's nodes (CUgraphNode).
+type (
+	Graph     uintptr
+	GraphExec uintptr
+	GraphNode uintptr
+)
+
+// notSupported is the error of an optional entry point the driver lacks.
+func notSupported(f *dl.Func) error {
+	return fmt.Errorf("cuda: the driver has no %s: %w", f.Name(), backend.ErrNotSupported)
+}
+
+// StreamBeginCapture starts capturing the work enqueued on s into a graph (CUDA Driver
+// API: cuStreamBeginCapture_v2; mode: StreamCaptureModeRelaxed).
+func (c Context) StreamBeginCapture(s Stream, mode uint32) error {
+	if !cuStreamBeginCapture.Bound() {
+		return notSupported(cuStreamBeginCapture)
+	}
+	return check("cuStreamBeginCapture", cuStreamBeginCapture.CallIn(&cur, uintptr(c), uintptr(s), uintptr(mode)))
+}
+
+// StreamEndCapture ends s's capture and returns the graph (CUDA Driver API:
+// cuStreamEndCapture). A capture invalidated by an earlier error returns that error
+// (CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) and the graph, if the driver gave one.
+func (c Context) StreamEndCapture(s Stream) (Graph, error) {
+	if !cuStreamEndCapture.Bound() {
+		return 0, notSupported(cuStreamEndCapture)
+	}
+	var g Graph
+	err := check("cuStreamEndCapture", cuStreamEndCapture.CallIn(&cur, uintptr(c), uintptr(s), uintptr(unsafe.Pointer(&g))))
+	return g, err
+}
+
+// StreamLastCaptured returns the node the next work captured on s would depend on:
+// the node just captured, such as a kernel launch (CUDA Driver API:
+// cuStreamGetCaptureInfo_v3, else _v2). It is an error wrapping
+// backend.ErrInvalidValue if s is not capturing or the capture has no single last
+// node.
+func (c Context) StreamLastCaptured(s Stream) (GraphNode, error) {
+	var status int32
+	var id uint64
+	var g Graph
+	var deps uintptr
+	var n uintptr
+	var r uintptr
+	switch {
+	case cuStreamGetCaptureInfo3.Bound():
+		var edges uintptr
+		r = cuStreamGetCaptureInfo3.CallIn(&cur, uintptr(c), uintptr(s), uintptr(unsafe.Pointer(&status)),
+			uintptr(unsafe.Pointer(&id)), uintptr(unsafe.Pointer(&g)), uintptr(unsafe.Pointer(&deps)),
+			uintptr(unsafe.Pointer(&edges)), uintptr(unsafe.Pointer(&n)))
+	case cuStreamGetCaptureInfo2.Bound():
+		r = cuStreamGetCaptureInfo2.CallIn(&cur, uintptr(c), uintptr(s), uintptr(unsafe.Pointer(&status)),
+			uintptr(unsafe.Pointer(&id)), uintptr(unsafe.Pointer(&g)), uintptr(unsafe.Pointer(&deps)),
+			uintptr(unsafe.Pointer(&n)))
+	default:
+		return 0, notSupported(cuStreamGetCaptureInfo3)
+	}
+	if err := check("cuStreamGetCaptureInfo", r); err != nil {
+		return 0, err
+	}
+	if status != 1 || n != 1 || deps == 0 {
+		return 0, &Error{Code: ErrorInvalidValue, Name: "CUDA_ERROR_INVALID_VALUE",
+			Message: fmt.Sprintf("capture status %d with %d last nodes", status, n), Op: "cuStreamGetCaptureInfo"}
+	}
+	return *(*GraphNode)(dl.Pointer(deps)), nil
+}
+
+// GraphInstantiate makes an executable graph of g (CUDA Driver API:
+// cuGraphInstantiateWithFlags).
+func (c Context) GraphInstantiate(g Graph, flags uint64) (GraphExec, error) {
+	if !cuGraphInstantiateWithFlags.Bound() {
+		return 0, notSupported(cuGraphInstantiateWithFlags)
+	}
+	var e GraphExec
+	err := check("cuGraphInstantiateWithFlags", cuGraphInstantiateWithFlags.CallIn(&cur, uintptr(c), uintptr(unsafe.Pointer(&e)), uintptr(g), uintptr(flags)))
+	return e, err
+}
+
+// GraphLaunch enqueues a launch of e on s (CUDA Driver API: cuGraphLaunch): it runs
+// after s's earlier work and after e's earlier launches.
+func (c Context) GraphLaunch(e GraphExec, s Stream) error {
+	if !cuGraphLaunch.Bound() {
+		return notSupported(cuGraphLaunch)
+	}
+	return check("cuGraphLaunch", cuGraphLaunch.CallIn(&cur, uintptr(c), uintptr(e), uintptr(s)))
+}
+
+// GraphExecDestroy destroys e; a launch in flight completes first (CUDA Driver API:
+// cuGraphExecDestroy).
+func (c Context) GraphExecDestroy(e GraphExec) error {
+	if !cuGraphExecDestroy.Bound() {
+		return notSupported(cuGraphExecDestroy)
+	}
+	return check("cuGraphExecDestroy", cuGraphExecDestroy.CallIn(&cur, uintptr(c), uintptr(e)))
+}
+
+// GraphDestroy destroys g (CUDA Driver API: cuGraphDestroy).
+func (c Context) GraphDestroy(g Graph) error {
+	if !cuGraphDestroy.Bound() {
+		return notSupported(cuGraphDestroy)
+	}
+	return check("cuGraphDestroy", cuGraphDestroy.CallIn(&cur, uintptr(c), uintptr(g)))
+}
+
+// kernelNodeParams is CUDA_KERNEL_NODE_PARAMS_v2 (the same layout on every 64-bit
+// platform: 72 bytes).
+type kernelNodeParams struct {
+	fn          uintptr
+	grid, block [3]uint32
+	smem        uint32
+	params      uintptr // void **kernelParams
+	extra       uintptr
+	kern        uintptr // CUkernel: none
+	ctx         uintptr // CUcontext: none (the function's)
+}
+
+// GraphExecKernelNodeSetParams changes the kernel, geometry and parameters of kernel
+// node n of e's graph for e's later launches (CUDA Driver API:
+// cuGraphExecKernelNodeSetParams_v2); the parameters are packed as LaunchKernel's.
+func (c Context) GraphExecKernelNodeSetParams(e GraphExec, n GraphNode, f Function, grid, block [3]uint32, smem uint32, blob []byte, offs []int32) error {
+	if !cuGraphExecKernelNodeSetParams.Bound() {
+		return notSupported(cuGraphExecKernelNodeSetParams)
+	}
+	var small [maxStackParams]uintptr
+	params := small[:]
+	if len(offs) > len(small) {
+		params = make([]uintptr, len(offs))
+	}
+	var p kernelNodeParams
+	p.fn, p.grid, p.block, p.smem = uintptr(f), grid, block, smem
+	// As in LaunchKernel: nothing is called between taking the addresses of blob,
+	// params and p and the call.
+	if len(offs) > 0 {
+		base := uintptr(unsafe.Pointer(unsafe.SliceData(blob)))
+		for i, o := range offs {
+			params[i] = base + uintptr(o)
+		}
+		p.params = uintptr(unsafe.Pointer(&params[0]))
+	}
+	r := cuGraphExecKernelNodeSetParams.CallIn(&cur, uintptr(c), uintptr(e), uintptr(n), uintptr(unsafe.Pointer(&p)))
+	runtime.KeepAlive(blob)
+	runtime.KeepAlive(params)
+	return check("cuGraphExecKernelNodeSetParams", r)
+}
+
+// LaunchHostFunc enqueues a call of the C function fn(userData) on s (CUDA Driver API:
+// cuLaunchHostFunc): the driver calls it on a thread of its own once s's earlier work
+// is done, and s's later work waits for it to return. fn must not call the CUDA API.
+func (c Context) LaunchHostFunc(s Stream, fn, userData uintptr) error {
+	if !cuLaunchHostFunc.Bound() {
+		return notSupported(cuLaunchHostFunc)
+	}
+	return check("cuLaunchHostFunc", cuLaunchHostFunc.CallIn(&cur, uintptr(c), uintptr(s), fn, userData))
+}
+
+// StreamContext returns the context s belongs to (CUDA Driver API: cuStreamGetCtx);
+// for the special handles (0, StreamLegacy, StreamPerThread), the context current on
+// the thread, which the call makes c.
+func (c Context) StreamContext(s Stream) (Context, error) {
+	if !cuStreamGetCtx.Bound() {
+		return 0, notSupported(cuStreamGetCtx)
+	}
+	var sc Context
+	err := check("cuStreamGetCtx", cuStreamGetCtx.CallIn(&cur, uintptr(c), uintptr(s), uintptr(unsafe.Pointer(&sc))))
+	return sc, err
+}

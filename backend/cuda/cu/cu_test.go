@@ -38,6 +38,7 @@ var (
 	fakeLast      = fake.Func("fake_last")
 	fakeSets      = fake.Func("fake_sets")
 	fakeLaunches  = fake.Func("fake_launches")
+	fakeHostFn    = fake.Func("fake_hostfn")
 	fakeBindOnce  sync.Once
 	fakeBindError error
 )
@@ -532,6 +533,82 @@ func TestLaunch(t *testing.T) {
 		if n := fakeLaunches.Call(); n != 1 {
 			t.Errorf("RawLaunchLoop of a failing launch went on: %d launches", n)
 		}
+	})
+}
+
+// TestGraphs captures, instantiates, launches, updates and destroys graphs on the
+// fake, and calls the other entry points of issue #22 (host functions, a stream's
+// context).
+func TestGraphs(t *testing.T) {
+	needFake(t)
+	locked(t, func(c Context) {
+		if err := c.StreamBeginCapture(0x5000, StreamCaptureModeRelaxed); err != nil {
+			t.Fatal(err)
+		}
+		wantLast(t, "cuStreamBeginCapture ctx=0xc0001 0x5000 0x2")
+		for want := GraphNode(0x7001); want <= 0x7002; want++ {
+			n, err := c.StreamLastCaptured(0x5000)
+			if n != want || err != nil {
+				t.Errorf("StreamLastCaptured = %#x, %v; want %#x", n, err, want)
+			}
+		}
+		wantLast(t, "cuStreamGetCaptureInfo_v3 ctx=0xc0001 0x5000")
+		g, err := c.StreamEndCapture(0x5000)
+		if g != 0x6000 || err != nil {
+			t.Fatalf("StreamEndCapture = %#x, %v", g, err)
+		}
+		e, err := c.GraphInstantiate(g, 0)
+		if e != 0x6100 || err != nil {
+			t.Fatalf("GraphInstantiate = %#x, %v", e, err)
+		}
+		wantLast(t, "cuGraphInstantiateWithFlags ctx=0xc0001 0x6000 0")
+		if err := c.GraphLaunch(e, 0x5001); err != nil {
+			t.Error(err)
+		}
+		wantLast(t, "cuGraphLaunch ctx=0xc0001 0x6100 0x5001")
+		wantCode(t, c.GraphLaunch(0xBAD, 0x5001), ErrorInvalidHandle, backend.ErrInvalidValue)
+		// The node update reads the parameters as a launch does, below and above the
+		// addresses kept on the stack.
+		for _, n := range []int{0, 2, 30} {
+			blob := make([]byte, 8*n)
+			offs := make([]int32, n)
+			var w uint64
+			for i := range offs {
+				offs[i] = int32(8 * i)
+				v := rand.Uint64()
+				*(*uint64)(unsafe.Pointer(&blob[offs[i]])) = v
+				w += uint64(i+1) * v
+			}
+			if err := c.GraphExecKernelNodeSetParams(e, 0x7001, Function(n), [3]uint32{3, 2, 1}, [3]uint32{64, 1, 1}, 128, blob, offs); err != nil {
+				t.Fatal(err)
+			}
+			wantLast(t, fmt.Sprintf("cuGraphExecKernelNodeSetParams ctx=0xc0001 0x6100 0x7001 %s 0x3 0x2 0x1 0x40 0x1 0x1 0x80 %s 0 0 0", cx(uint64(n)), cx(w)))
+		}
+		if err := c.GraphExecDestroy(e); err != nil {
+			t.Error(err)
+		}
+		wantLast(t, "cuGraphExecDestroy ctx=0xc0001 0x6100")
+		if err := c.GraphDestroy(g); err != nil {
+			t.Error(err)
+		}
+		wantLast(t, "cuGraphDestroy ctx=0xc0001 0x6000")
+		// An invalidated capture, and one never begun.
+		if _, err := c.StreamEndCapture(0x5020); !errors.Is(err, backend.ErrNotSupported) {
+			t.Errorf("StreamEndCapture of an invalidated capture: %v, want ErrNotSupported", err)
+		}
+		wantCode(t, func() error { _, err := c.StreamEndCapture(0xBAD); return err }(), ErrorCaptureUnmatched, backend.ErrInvalidValue)
+		// A host function: the fake calls it at once.
+		var word int32
+		if err := c.LaunchHostFunc(0x5000, fakeHostFn.Addr(), uintptr(unsafe.Pointer(&word))); err != nil || word != 1 {
+			t.Errorf("LaunchHostFunc: %v, the function ran %d times", err, word)
+		}
+		if sc, err := c.StreamContext(0x5001); sc != 0xC0001 || err != nil {
+			t.Errorf("StreamContext = %#x, %v", sc, err)
+		}
+		if sc, err := c.StreamContext(0); sc != c || err != nil {
+			t.Errorf("StreamContext(0) = %#x, %v", sc, err)
+		}
+		wantCode(t, func() error { _, err := c.StreamContext(0xBAD); return err }(), ErrorInvalidHandle, nil)
 	})
 }
 

@@ -45,6 +45,16 @@ const (
 	ErrorNotSupported       Result = 801
 	ErrorSystemDriver       Result = 803
 	ErrorCompatNotSupported Result = 804
+	// Stream capture (CUDA Driver API: CUDA_ERROR_STREAM_CAPTURE_*).
+	ErrorCaptureUnsupported Result = 900 // not permitted while the stream captures
+	ErrorCaptureInvalidated Result = 901 // an earlier error ended the capture
+	ErrorCaptureMerge       Result = 902
+	ErrorCaptureUnmatched   Result = 903 // the stream is not capturing
+	ErrorCaptureUnjoined    Result = 904
+	ErrorCaptureIsolation   Result = 905 // a dependency on work outside the capture
+	ErrorCaptureImplicit    Result = 906
+	ErrorCapturedEvent      Result = 907
+	ErrorCaptureWrongThread Result = 908
 	ErrorUnknown            Result = 999
 )
 
@@ -89,8 +99,12 @@ func Sentinel(r Result) error {
 		ErrorHardwareStack, ErrorIllegalInstruction, ErrorMisalignedAddress,
 		ErrorInvalidAddrSpace, ErrorInvalidPC, ErrorLaunchFailed, ErrorContextDestroyed:
 		return backend.ErrLaunchFailed
-	case ErrorNotSupported, ErrorNotPermitted:
+	case ErrorNotSupported, ErrorNotPermitted, ErrorCaptureUnsupported, ErrorCaptureInvalidated,
+		ErrorCaptureMerge, ErrorCaptureUnjoined, ErrorCaptureIsolation, ErrorCaptureImplicit,
+		ErrorCapturedEvent, ErrorCaptureWrongThread:
 		return backend.ErrNotSupported
+	case ErrorCaptureUnmatched:
+		return backend.ErrInvalidValue
 	}
 	return nil
 }

@@ -326,3 +326,100 @@ int cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, void *f, int block, size
 	*n = 2048 / block;
 	return 0;
 }
+
+// Graphs: capture on a stream handle with bit 0x20 set fails as invalidated (901);
+// the graph of a stream s is 0x6000 + s's low 12 bits, its executable graph the graph +
+// 0x100; the node a capture reports last is 0x7000 + the stream's captures so far.
+static volatile int captured;
+
+int cuStreamBeginCapture_v2(void *s, int mode) {
+	REC("cuStreamBeginCapture", P(s), (U)mode);
+	if (bad((uintptr_t)s)) return 400;
+	captured = 0;
+	return 0;
+}
+
+int cuStreamEndCapture(void *s, void **g) {
+	REC("cuStreamEndCapture", P(s));
+	if (bad((uintptr_t)s)) return 903;
+	if ((uintptr_t)s & 0x20) {
+		*g = NULL;
+		return 901;
+	}
+	*g = (void *)(uintptr_t)(0x6000 + ((uintptr_t)s & 0xFFF));
+	return 0;
+}
+
+static uintptr_t last_node;
+
+static int capture_info(void *s, int *status, U *id, void **g, const void ***deps, size_t *n) {
+	if (bad((uintptr_t)s)) return 400;
+	*status = 1;
+	*id = 42;
+	*g = (void *)(uintptr_t)(0x6000 + ((uintptr_t)s & 0xFFF));
+	last_node = 0x7000 + (uintptr_t)(++captured);
+	*deps = (const void **)&last_node;
+	*n = 1;
+	return 0;
+}
+
+int cuStreamGetCaptureInfo_v3(void *s, int *status, U *id, void **g, const void ***deps, const void **edges, size_t *n) {
+	REC("cuStreamGetCaptureInfo_v3", P(s));
+	if (edges) *edges = NULL;
+	return capture_info(s, status, id, g, deps, n);
+}
+
+int cuStreamGetCaptureInfo_v2(void *s, int *status, U *id, void **g, const void ***deps, size_t *n) {
+	REC("cuStreamGetCaptureInfo_v2", P(s));
+	return capture_info(s, status, id, g, deps, n);
+}
+
+int cuGraphInstantiateWithFlags(void **e, void *g, unsigned long long flags) {
+	REC("cuGraphInstantiateWithFlags", P(g), (U)flags);
+	if (bad((uintptr_t)g)) return 400;
+	*e = (void *)((uintptr_t)g + 0x100);
+	return 0;
+}
+
+int cuGraphLaunch(void *e, void *s) { REC("cuGraphLaunch", P(e), P(s)); return bad((uintptr_t)e) ? 400 : 0; }
+int cuGraphExecDestroy(void *e) { REC("cuGraphExecDestroy", P(e)); return 0; }
+int cuGraphDestroy(void *g) { REC("cuGraphDestroy", P(g)); return 0; }
+
+// CUDA_KERNEL_NODE_PARAMS_v2.
+typedef struct {
+	void *func;
+	unsigned gx, gy, gz, bx, by, bz, smem;
+	void **params, **extra;
+	void *kern, *ctx;
+} kernel_node_params;
+
+// cuGraphExecKernelNodeSetParams_v2 reads the parameters as cuLaunchKernel does.
+int cuGraphExecKernelNodeSetParams_v2(void *e, void *node, const kernel_node_params *p) {
+	U n = P(p->func), w = 0;
+	for (U i = 0; p->params && i < n; i++) {
+		U v;
+		memcpy(&v, p->params[i], sizeof v);
+		w += (i + 1) * v;
+	}
+	REC("cuGraphExecKernelNodeSetParams", P(e), P(node), n, p->gx, p->gy, p->gz, p->bx, p->by, p->bz, p->smem, w,
+		P(p->extra), P(p->kern), P(p->ctx));
+	return 0;
+}
+
+// cuLaunchHostFunc calls fn at once, on the calling thread.
+int cuLaunchHostFunc(void *s, void (*fn)(void *), void *data) {
+	REC("cuLaunchHostFunc", P(s), P(data));
+	if (bad((uintptr_t)s)) return 400;
+	fn(data);
+	return 0;
+}
+
+// fake_hostfn is a host function for the tests: it adds 1 to the word at data.
+void fake_hostfn(void *data) { __sync_fetch_and_add((int *)data, 1); }
+
+int cuStreamGetCtx(void *s, void **c) {
+	REC("cuStreamGetCtx", P(s));
+	if (bad((uintptr_t)s)) return 400;
+	*c = (void *)(((uintptr_t)s <= 2) ? current : 0xC0000 + ((uintptr_t)s & 1));
+	return 0;
+}

@@ -1,0 +1,528 @@
+package gpu_test
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/go-gpu/gpu"
+	"github.com/go-gpu/gpu/half"
+)
+
+// graphInputs are the arrays the captured operations read; refill writes new random
+// values into them (from the host, between launches).
+type graphInputs struct {
+	x, y   *gpu.Array[float32] // 64 x 300
+	v      *gpu.Array[float32] // 1<<18: large enough for fused reductions and look-back scans
+	ints   *gpu.Array[int32]   // 64 x 300
+	idx    *gpu.Array[int64]   // 500 indices, some out of range (clipped)
+	m1, m2 *gpu.Array[float32] // 48 x 40, 40 x 24
+	c      *gpu.Array[float32] // 48 x 24: Gemm's addend
+	h      *gpu.Array[gpu.Float16]
+}
+
+func newGraphInputs(t *testing.T, s *gpu.Stream) *graphInputs {
+	t.Helper()
+	in := &graphInputs{}
+	var err error
+	mk := func(shape ...int) *gpu.Array[float32] {
+		if err != nil {
+			return nil
+		}
+		var a *gpu.Array[float32]
+		a, err = gpu.Empty[float32](s, shape...)
+		return a
+	}
+	in.x, in.y, in.v, in.m1, in.m2, in.c = mk(64, 300), mk(64, 300), mk(1<<18), mk(48, 40), mk(40, 24), mk(48, 24)
+	if err == nil {
+		in.ints, err = gpu.Empty[int32](s, 64, 300)
+	}
+	if err == nil {
+		in.idx, err = gpu.Empty[int64](s, 500)
+	}
+	if err == nil {
+		in.h, err = gpu.Empty[gpu.Float16](s, 1000)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.refill(t)
+	return in
+}
+
+func (in *graphInputs) refill(t *testing.T) {
+	t.Helper()
+	for _, a := range []*gpu.Array[float32]{in.x, in.y, in.v, in.m1, in.m2, in.c} {
+		if err := a.CopyFromHost(bg, randF32(a.Size())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ints := make([]int32, in.ints.Size())
+	for i := range ints {
+		ints[i] = rand.Int32N(2000) - 1000
+	}
+	idx := make([]int64, in.idx.Size())
+	for i := range idx {
+		idx[i] = rand.Int64N(400) - 50
+	}
+	h := make([]gpu.Float16, in.h.Size())
+	for i := range h {
+		h[i] = half.Float16FromFloat32(float32(rand.NormFloat64()))
+	}
+	if err := errors.Join(in.ints.CopyFromHost(bg, ints), in.idx.CopyFromHost(bg, idx), in.h.CopyFromHost(bg, h)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// result reads an operation's output back as float64s.
+type result func() ([]float64, error)
+
+func asF64[T gpu.Elem](a *gpu.Array[T], err error) (result, error) {
+	if err != nil {
+		return nil, err
+	}
+	return func() ([]float64, error) {
+		v, err := a.ToSlice(bg)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]float64, len(v))
+		for i, x := range v {
+			out[i] = graphF64(x)
+		}
+		return out, nil
+	}, nil
+}
+
+func graphF64(x any) float64 {
+	switch v := x.(type) {
+	case float32:
+		return float64(v)
+	case float64:
+		return v
+	case int32:
+		return float64(v)
+	case int64:
+		return float64(v)
+	case bool:
+		if v {
+			return 1
+		}
+		return 0
+	case gpu.Float16:
+		return float64(v.Float32())
+	case gpu.BFloat16:
+		return float64(v.Float32())
+	}
+	panic(fmt.Sprintf("toF64 of %T", x))
+}
+
+// graphFamilies are operations of every family, each returning its outputs.
+var graphFamilies = []struct {
+	name string
+	run  func(s *gpu.Stream, in *graphInputs) ([]result, error)
+}{
+	{"elementwise", func(s *gpu.Stream, in *graphInputs) ([]result, error) {
+		r1, err := asF64(gpu.Eval[float32](s, "a*x + exp(-y*y) / b", gpu.Vars{"a": 2.5, "x": in.x, "y": in.y, "b": 3.0}))
+		if err != nil {
+			return nil, err
+		}
+		r2, err := asF64(gpu.Eval[gpu.Float16](s, "h*h - 1", gpu.Vars{"h": in.h}))
+		return []result{r1, r2}, err
+	}},
+	{"half", func(s *gpu.Stream, in *graphInputs) ([]result, error) {
+		r1, err1 := asF64(gpu.Sum[float32](s, in.h))
+		r2, err2 := asF64(gpu.Max(s, in.h))
+		r3, err3 := asF64(gpu.CumSum[float32](s, in.h, 0))
+		r4, err4 := asF64(gpu.Astype[gpu.BFloat16](s, in.x))
+		return []result{r1, r2, r3, r4}, errors.Join(err1, err2, err3, err4)
+	}},
+	{"reductions", func(s *gpu.Stream, in *graphInputs) ([]result, error) {
+		var rs []result
+		add := func(r result, err error) error {
+			rs = append(rs, r)
+			return err
+		}
+		err := errors.Join(
+			add(asF64(gpu.Sum[float32](s, in.v))), // two passes fused: the capture's ticket scratch
+			add(asF64(gpu.Sum[int64](s, in.ints, gpu.Axes(1)))),
+			add(asF64(gpu.Max(s, in.x, gpu.Axes(0)))),
+			add(asF64(gpu.ArgMin(s, in.y, gpu.Axes(1)))),
+			add(asF64(gpu.Mean[float64](s, in.x))),
+			add(asF64(gpu.Count(s, in.ints))),
+		)
+		return rs, err
+	}},
+	{"scans", func(s *gpu.Stream, in *graphInputs) ([]result, error) {
+		r1, err1 := asF64(gpu.CumSum[float32](s, in.v, 0)) // decoupled look-back: the capture's status scratch
+		r2, err2 := asF64(gpu.CumSum[int64](s, in.ints, 1))
+		r3, err3 := asF64(gpu.CumMax(s, in.x, 0))
+		return []result{r1, r2, r3}, errors.Join(err1, err2, err3)
+	}},
+	{"statistics", func(s *gpu.Stream, in *graphInputs) ([]result, error) {
+		r1, err1 := asF64(gpu.Var[float32](s, in.x, gpu.Axes(1)))
+		r2, err2 := asF64(gpu.Softmax(s, in.y, 1))
+		r3, err3 := asF64(gpu.Norm[float32](s, in.v, 2))
+		return []result{r1, r2, r3}, errors.Join(err1, err2, err3)
+	}},
+	{"statistics2", func(s *gpu.Stream, in *graphInputs) ([]result, error) {
+		r1, err1 := asF64(gpu.LayerNorm(s, in.x, 1, nil, nil, 1e-5))
+		r2, err2 := asF64(gpu.LogSumExp[float32](s, in.y, gpu.Axes(1)))
+		r3, err3 := asF64(gpu.Median[float32](s, in.x, gpu.Axes(1))) // a sort inside
+		r4, err4 := asF64(gpu.Quantile[float64](s, in.v, 0.3))
+		r5, err5 := asF64(gpu.Std[float64](s, in.ints, gpu.Axes(0), gpu.Ddof(1)))
+		return []result{r1, r2, r3, r4, r5}, errors.Join(err1, err2, err3, err4, err5)
+	}},
+	{"matmul", func(s *gpu.Stream, in *graphInputs) ([]result, error) {
+		r, err := asF64(gpu.MatMul(s, in.m1, in.m2))
+		if err != nil {
+			return nil, err
+		}
+		// Gemm in place into a fresh copy of c (the capture's cuBLAS handle and
+		// workspace on CUDA).
+		c, err := gpu.Clone(s, in.c)
+		if err != nil {
+			return nil, err
+		}
+		if err := gpu.Gemm(s, 1.5, in.m1, in.m2, -0.5, c); err != nil {
+			return nil, err
+		}
+		rc, _ := asF64(c, nil)
+		rd, err := asF64(gpu.Dot(s, in.v, in.v))
+		return []result{r, rc, rd}, err
+	}},
+	{"sort", func(s *gpu.Stream, in *graphInputs) ([]result, error) {
+		var rs []result
+		add := func(r result, err error) error {
+			rs = append(rs, r)
+			return err
+		}
+		sorted, err := gpu.Sort(s, in.v, 0) // onesweep radix sort on CUDA: look-back status
+		if err != nil {
+			return nil, err
+		}
+		rsorted, _ := asF64(sorted, nil)
+		rs = append(rs, rsorted)
+		flat, err := in.x.Reshape(64 * 300)
+		if err != nil {
+			return nil, err
+		}
+		vals, idx, err := gpu.TopK(s, in.v, 100, 0) // radix select on CUDA
+		if err != nil {
+			return nil, err
+		}
+		keys, byKey, err := gpu.SortByKey(s, in.ints, in.x, 1)
+		if err != nil {
+			return nil, err
+		}
+		err = errors.Join(
+			add(asF64(gpu.Argsort(s, in.ints, 1))), // stable: equal keys keep their order
+			add(asF64(gpu.Sort(s, in.y, 1, gpu.Descending()))),
+			add(asF64(gpu.SearchSorted(s, sorted, flat, gpu.SideRight))),
+			add(asF64(vals, nil)), add(asF64(idx, nil)),
+			add(asF64(keys, nil)), add(asF64(byKey, nil)),
+			add(asF64(gpu.Sort(s, in.h, 0))),
+		)
+		return rs, err
+	}},
+	{"index", func(s *gpu.Stream, in *graphInputs) ([]result, error) {
+		flat, err := in.x.Reshape(64 * 300)
+		if err != nil {
+			return nil, err
+		}
+		r1, err1 := asF64(gpu.Take(s, flat, in.idx, gpu.WithMode(gpu.ModeClip)))
+		r2, err2 := asF64(gpu.Concatenate(s, []*gpu.Array[float32]{in.x, in.y}, 1))
+		r3, err3 := asF64(gpu.Roll(s, in.ints, 17, gpu.OnAxis(1)))
+		// A scatter into a fresh copy.
+		base, err4 := gpu.Clone(s, in.v)
+		vals, err5 := gpu.Eval[float32](s, "1 + 0*i", gpu.Vars{"i": in.idx})
+		if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
+			return nil, err
+		}
+		err6 := gpu.AddAt(s, base, in.idx, vals, gpu.WithMode(gpu.ModeClip), gpu.Deterministic())
+		r4, err7 := asF64(base, nil)
+		r5, err8 := asF64(gpu.Transpose(s, in.x))
+		if err := errors.Join(err6, err7, err8); err != nil {
+			return nil, err
+		}
+		// Put through a permutation (distinct indices: one write each), PutMask.
+		perm, err := gpu.Argsort(s, in.v, 0)
+		if err != nil {
+			return nil, err
+		}
+		inv, err := gpu.Zeros[float32](s, in.v.Size())
+		if err != nil {
+			return nil, err
+		}
+		if err := gpu.Put(s, inv, perm, in.v, gpu.WithMode(gpu.ModeClip)); err != nil {
+			return nil, err
+		}
+		mask, err := gpu.Eval[bool](s, "x > y", gpu.Vars{"x": in.x, "y": in.y})
+		if err != nil {
+			return nil, err
+		}
+		pm, err := gpu.Clone(s, in.x)
+		if err != nil {
+			return nil, err
+		}
+		if err := gpu.PutMask(s, pm, mask, in.y); err != nil {
+			return nil, err
+		}
+		r6, _ := asF64(inv, nil)
+		r7, _ := asF64(pm, nil)
+		return []result{r1, r2, r3, r4, r5, r6, r7}, nil
+	}},
+	{"random", func(s *gpu.Stream, in *graphInputs) ([]result, error) {
+		g := gpu.NewGenerator(42) // the same numbers eagerly and at a graph's launch
+		r, err := asF64(gpu.RandN[float32](s, g, 1000))
+		return []result{r}, err
+	}},
+	{"copies", func(s *gpu.Stream, in *graphInputs) ([]result, error) {
+		c, err := gpu.Astype[float64](s, in.x)
+		if err != nil {
+			return nil, err
+		}
+		z, err := gpu.Zeros[float32](s, 64, 300)
+		if err != nil {
+			return nil, err
+		}
+		if err := gpu.Copy(s, z, in.y); err != nil {
+			return nil, err
+		}
+		r1, _ := asF64(c, nil)
+		r2, _ := asF64(z, nil)
+		return []result{r1, r2}, nil
+	}},
+}
+
+func readAll(t *testing.T, rs []result) [][]float64 {
+	t.Helper()
+	out := make([][]float64, len(rs))
+	for i, r := range rs {
+		v, err := r()
+		if err != nil {
+			t.Fatalf("output %d: %v", i, err)
+		}
+		out[i] = v
+	}
+	return out
+}
+
+func sameResults(t *testing.T, what string, got, want [][]float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d outputs, want %d", what, len(got), len(want))
+	}
+	for i := range got {
+		if len(got[i]) != len(want[i]) {
+			t.Fatalf("%s: output %d has %d elements, want %d", what, i, len(got[i]), len(want[i]))
+		}
+		for j := range got[i] {
+			g, w := got[i][j], want[i][j]
+			if g != w && !(math.IsNaN(g) && math.IsNaN(w)) && math.Abs(g-w) > 1e-5*math.Max(1, math.Abs(w)) {
+				t.Fatalf("%s: output %d element %d = %v, eagerly %v", what, i, j, g, w)
+			}
+		}
+	}
+}
+
+// TestGraphFamilies captures operations of every family, launches the graph on another
+// stream, and compares its outputs with the same operations run eagerly, twice: with
+// the first inputs and with new ones written between the launches.
+func TestGraphFamilies(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		in := newGraphInputs(t, s)
+		s2, err := d.NewStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s2.Close()
+		for _, fam := range graphFamilies {
+			t.Run(fam.name, func(t *testing.T) {
+				var captured []result
+				g, err := s.Capture(func() error {
+					var err error
+					captured, err = fam.run(s, in)
+					return err
+				})
+				if err != nil {
+					t.Fatalf("capture: %v", err)
+				}
+				defer g.Close()
+				for round := range 2 {
+					if round > 0 {
+						in.refill(t)
+					}
+					eager, err := fam.run(s, in)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want := readAll(t, eager)
+					if err := g.Launch(s2); err != nil {
+						t.Fatal(err)
+					}
+					sameResults(t, fmt.Sprintf("launch %d", round+1), readAll(t, captured), want)
+					if fam.name == "random" {
+						break // the same numbers at every launch (documented)
+					}
+				}
+			})
+		}
+	})
+}
+
+// TestGraphScratchNotShared launches a graph of scans and fused reductions on one
+// stream while the stream it was captured on runs the same operations eagerly: each
+// has its own scratch, so every result is right.
+func TestGraphScratchNotShared(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		s2, err := d.NewStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s2.Close()
+		n := 1 << 18
+		vals := make([]int32, n)
+		for i := range vals {
+			vals[i] = rand.Int32N(100)
+		}
+		v, err := gpu.FromSlice(s, vals)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wantSum int64
+		want := make([]int64, n)
+		for i, x := range vals {
+			wantSum += int64(x)
+			want[i] = wantSum
+		}
+		var gs *gpu.Array[int64]
+		var gc *gpu.Array[int64]
+		g, err := s.Capture(func() error {
+			var err1, err2 error
+			gs, err1 = gpu.Sum[int64](s, v)
+			gc, err2 = gpu.CumSum[int64](s, v, 0)
+			return errors.Join(err1, err2)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer g.Close()
+		var eager []*gpu.Array[int64]
+		for range 4 {
+			if err := g.Launch(s2); err != nil {
+				t.Fatal(err)
+			}
+			es, err1 := gpu.Sum[int64](s, v)
+			ec, err2 := gpu.CumSum[int64](s, v, 0)
+			if err := errors.Join(err1, err2); err != nil {
+				t.Fatal(err)
+			}
+			eager = append(eager, es, ec)
+		}
+		for i, a := range append(eager, gs, gc) {
+			got := toSlice(t, a)
+			if len(got) == 1 {
+				if got[0] != wantSum {
+					t.Fatalf("sum %d = %d, want %d", i, got[0], wantSum)
+				}
+				continue
+			}
+			for j := range got {
+				if got[j] != want[j] {
+					t.Fatalf("scan %d element %d = %d, want %d", i, j, got[j], want[j])
+				}
+			}
+		}
+	})
+}
+
+// TestCaptureReadBack: operations that read a result back on the host (Nonzero's
+// count, FindFirst's index, Unique's, Bincount's largest value) and raise-mode index
+// checks can't be captured: the call fails at once with ErrCapturing, leaving the
+// capture intact; a host read of a buffer the capture writes fails so too and spoils
+// the capture.
+func TestCaptureReadBack(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		x, err := gpu.FromSlice(s, []float32{0, 1, 0, 2, 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		idx, err := gpu.FromSlice(s, []int64{0, 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mask, err := gpu.FromSlice(s, []bool{true, false, true, true, false})
+		if err != nil {
+			t.Fatal(err)
+		}
+		refused := []struct {
+			name string
+			f    func() error
+		}{
+			{"Take in raise mode", func() error { _, err := gpu.Take(s, x, idx); return err }},
+			{"Nonzero", func() error { _, err := gpu.Nonzero(bg, s, x); return err }},
+			{"NonzeroWhere", func() error { _, err := gpu.NonzeroWhere(bg, s, "x > 1", gpu.Vars{"x": x}); return err }},
+			{"Argwhere", func() error { _, err := gpu.Argwhere(bg, s, x); return err }},
+			{"Extract", func() error { _, err := gpu.Extract(bg, s, mask, x); return err }},
+			{"FindFirst", func() error { _, err := gpu.FindFirst(bg, s, x); return err }},
+			{"FindFirstWhere", func() error { _, err := gpu.FindFirstWhere(bg, s, "x > 1", gpu.Vars{"x": x}); return err }},
+			{"CountNonzero", func() error { _, err := gpu.CountNonzero(bg, s, x); return err }},
+			{"Unique", func() error { _, err := gpu.Unique(bg, s, idx); return err }},
+			{"Bincount", func() error { _, err := gpu.Bincount(bg, s, idx, 0); return err }},
+		}
+		var y *gpu.Array[float32]
+		g, err := s.Capture(func() error {
+			var err error
+			if y, err = gpu.Eval[float32](s, "x + 1", gpu.Vars{"x": x}); err != nil {
+				return err
+			}
+			for _, r := range refused {
+				if err := r.f(); !errors.Is(err, gpu.ErrCapturing) {
+					t.Errorf("%s in a capture = %v, want ErrCapturing", r.name, err)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("a capture whose refused calls did nothing: %v", err)
+		}
+		if err := g.Launch(s); err != nil {
+			t.Fatal(err)
+		}
+		g.Close()
+		if got := toSlice(t, y); fmt.Sprint(got) != "[1 2 1 3 4]" {
+			t.Errorf("the graph's result = %v, want [1 2 1 3 4]", got)
+		}
+		// A host read of what the capture writes spoils it.
+		if err := s.BeginCapture(); err != nil {
+			t.Fatal(err)
+		}
+		z, err := gpu.Eval[float32](s, "x * 2", gpu.Vars{"x": x})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := z.ToSlice(bg); !errors.Is(err, gpu.ErrCapturing) {
+			t.Errorf("ToSlice of a captured result = %v, want ErrCapturing", err)
+		}
+		if g, err := s.EndCapture(); !errors.Is(err, gpu.ErrCapturing) {
+			t.Errorf("EndCapture after a read back = %v, want ErrCapturing", err)
+			if g != nil {
+				g.Close()
+			}
+		}
+		// The stream works eagerly again.
+		nz, err := gpu.Nonzero(bg, s, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := toSlice(t, nz); fmt.Sprint(got) != "[1 3 4]" {
+			t.Errorf("Nonzero after the capture = %v", got)
+		}
+		if n, err := gpu.FindFirst(bg, s, x); err != nil || n != 1 {
+			t.Errorf("FindFirst after the capture = %d, %v; want 1", n, err)
+		}
+	})
+}

@@ -1,0 +1,170 @@
+package gpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/go-gpu/gpu/backend"
+)
+
+// Host functions in stream order. CUDA's own (cuLaunchHostFunc) runs the function on
+// one driver thread shared by every stream of the process, which must not call CUDA and
+// must not block: a function that waits for another stream, or takes a lock that a
+// goroutine holds while it synchronizes, can deadlock every stream's callbacks (and, in
+// a Go program, its callback into Go costs about 31 us through cgo, 96 us through
+// purego: DESIGN.md §2). So no driver callback is involved: HostFunc is a job of the
+// stream's staging ring (ring.go), whose goroutine (the drainer) waits for an event
+// recorded after the stream's earlier work, with the package's own waits, runs the
+// function, then writes the ring's pinned word, which the stream waits for
+// (cuStreamWaitValue32_v2) before its later work. The function runs on that goroutine,
+// one of each stream's: it may block, wait for other streams, take locks or do I/O,
+// holding up only its own stream's later work. The same mechanism serves the stream's
+// copies of pageable memory, in the same order.
+
+// HostFunc enqueues f on the stream: f runs on a goroutine once the work enqueued on s
+// before has completed, and the work enqueued on s after waits until f has returned.
+// The call returns at once. f may do anything a Go function may: block, synchronize
+// other streams, take locks, do I/O (it holds up only s's later work). It must not wait
+// for work enqueued on s after it, which waits for f: Stream.Synchronize of s and
+// Device.Synchronize called inside f return an error wrapping ErrInvalidValue instead
+// of deadlocking (other waits for that work deadlock).
+//
+// If f returns an error or panics, the stream is faulted with that error (a panic's
+// wraps ErrLaunchFailed): Synchronize, Query and every later operation on s return it;
+// the work enqueued after f still runs. Close the stream and use another.
+//
+// Without stream memory operations (GPU_STREAM_MEMOPS=0, or a driver older than CUDA
+// 11.7), HostFunc waits for s's earlier work and runs f before it returns. A stream
+// that captures a graph can't take host functions (ErrCapturing).
+func (s *Stream) HostFunc(f func() error) error {
+	if err := nilStream(s); err != nil {
+		return err
+	}
+	if f == nil {
+		return fmt.Errorf("gpu: HostFunc(nil): %w", ErrInvalidValue)
+	}
+	if err := s.hold(); err != nil {
+		return err
+	}
+	defer s.unhold()
+	if err := s.notCapturing("HostFunc"); err != nil {
+		return err
+	}
+	if ops, ok := s.be.(backend.StreamMemOps); ok && ops.MemOpsSupported() && asyncHostFuncs {
+		if err := s.ringFor().hostFunc(s, f); err != nil {
+			return err
+		}
+		s.enqueued()
+		s.enqueued()
+		return nil
+	}
+	// In place: after the stream's work so far, before anything enqueued later.
+	ev, err := s.recordNow()
+	if err != nil {
+		return err
+	}
+	pol, err := s.dev.pickPolicy(nil)
+	if err == nil {
+		err = s.dev.wait(context.Background(), eventsWait{[]*pev{ev}}, pol)
+	}
+	ev.release()
+	if err != nil {
+		return err
+	}
+	s.runHostFunc(f)
+	if p := s.fault.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// asyncHostFuncs turns the ring's host functions on (tests turn it off to check the
+// fallback).
+var asyncHostFuncs = true
+
+// hostFunc enqueues f as a job of the ring: the stream records an event, the drainer
+// waits for it and runs f, and the stream waits for the word; the caller holds s. The
+// event covers s's work so far (its operation count), so that the drainer, once it saw
+// the event complete, settles those uses: f may then read back what s's earlier work
+// wrote without waiting for anything recorded later on s, which waits for f.
+func (r *hostRing) hostFunc(s *Stream, f func() error) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.readyWord(); err != nil {
+		return err
+	}
+	cover := s.seq.Load()
+	ev, err := r.record()
+	if err != nil {
+		return err
+	}
+	ev.done, ev.cover, ev.sid = &s.done, cover, s.id
+	core := s.streamCore
+	g := r.g
+	// The job first: once the stream waits for its word, the drainer must come.
+	r.push(&ringJob{g: g, ev: ev, fn: f, core: core})
+	if err := r.wait(g + 1); err != nil {
+		// Not enqueued: the drainer still runs f and writes the word, which nothing
+		// waits for; the next job's wait covers it.
+		r.g++
+		return err
+	}
+	r.g++
+	return nil
+}
+
+// runHostFunc runs f as one of the stream's host functions: marked as such (so that
+// the stream's and the device's Synchronize inside it fail rather than deadlock), its
+// error or panic faulting the stream.
+func (c *streamCore) runHostFunc(f func() error) {
+	d := c.dev
+	id := enterScope()
+	c.hostFn.Store(id)
+	d.hostFns.Add(1)
+	err := func() (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				if e, ok := r.(error); ok {
+					err = fmt.Errorf("gpu: host function panicked: %w: %w\n%s", e, ErrLaunchFailed, debug.Stack())
+				} else {
+					err = fmt.Errorf("gpu: host function panicked: %v: %w\n%s", r, ErrLaunchFailed, debug.Stack())
+				}
+			}
+		}()
+		return f()
+	}()
+	d.hostFns.Add(-1)
+	c.hostFn.Store(0)
+	leaveScope()
+	if err != nil {
+		if !errors.Is(err, ErrLaunchFailed) {
+			err = fmt.Errorf("gpu: host function failed: %w", err)
+		}
+		c.fault.CompareAndSwap(nil, &err)
+	}
+}
+
+// inOwnHostFunc returns an error if the calling goroutine runs one of s's host
+// functions: a wait for s would wait for the function itself.
+func (s *Stream) inOwnHostFunc(what string) error {
+	if s.hostFn.Load() != 0 && heldByMe(&s.hostFn) {
+		return fmt.Errorf("gpu: %s of %v inside one of its own host functions, which the stream waits for: %w", what, s, ErrInvalidValue)
+	}
+	return nil
+}
+
+// inHostFunc returns an error if the calling goroutine runs a host function of one of
+// d's streams (Device.Synchronize would wait for it).
+func (d *Device) inHostFunc(what string) error {
+	if d.hostFns.Load() == 0 {
+		return nil
+	}
+	for _, s := range d.liveStreams() {
+		if err := s.inOwnHostFunc(what); err != nil {
+			return err
+		}
+	}
+	return nil
+}
