@@ -183,7 +183,7 @@ func (j *gatherJob) run(s *Stream) error {
 	}
 	shape, st := kernel.Collapse(j.shape, [][]int{j.sst, j.ist})
 	sst, ist := st[0], st[1]
-	sp := &kernel.Gather{Size: j.src.dt.Size(), Index: j.idx.dt, Mode: j.mode, Rank: len(shape)}
+	sp := &kernel.Gather{Size: j.src.dt.Size(), Index: j.idx.dt, Mode: j.mode, Rank: len(shape), Stream: s.dev.tuning().GatherStream}
 	lo, hi := extent(shape, sst)
 	if j.ast < 0 {
 		lo += (j.l - 1) * j.ast

@@ -11,13 +11,17 @@ import (
 )
 
 // Scatters: Put, PutAlongAxis, PutMask, AddAt, MaximumAt, MinimumAt, Bincount (the
-// kernel: kernel.Scatter). Reproducibility: see Deterministic. Contention: before its
-// atomic, each warp combines the updates of its lanes that share a target (match.any,
-// then a tree of shuffles), and when the destination is small (at most 32 KiB) each
-// block accumulates into a copy of it in shared memory and adds that to it at the end,
-// so that few distinct targets (a histogram of 8 bins) don't serialize on a few
-// addresses (Westphal, "Voting and Shuffling to Optimize Atomic Operations", NVIDIA
-// 2015).
+// kernel: kernel.Scatter). Reproducibility: see Deterministic. Contention (the choice
+// is by the destination's size, Tuning.ScatterVariant has the others): when the
+// destination is small (at most 32 KiB) each block accumulates into copies of it in
+// shared memory, one per thread for up to 32 4-byte elements (no atomics at all) or
+// one per group of lanes, and adds them to it at the end, so that few distinct targets
+// (a histogram of 8 bins) don't serialize on a few addresses; into a larger one, the
+// updates go straight to global atomics (red.global), except in the warps whose vote
+// finds neighbouring updates with one target (sorted indices, few distinct ones),
+// which first combine the updates of their lanes that share a target (match.any, then
+// a tree of shuffles: Westphal, "Voting and Shuffling to Optimize Atomic Operations",
+// NVIDIA 2015).
 
 // Deterministic makes the float sums of AddAt and BincountWeights reproducible.
 //
@@ -117,6 +121,7 @@ func (j *scatterJob) run(s *Stream) error {
 			sp.Bins = bins
 		}
 	}
+	scatterVariant(sp, s.dev.tuning().ScatterVariant)
 	return j.launch(s, sp, n, args, word)
 }
 
@@ -279,6 +284,8 @@ func (j *scatterJob) runFixed(s *Stream, n int, vt dtype.DType) error {
 			sp.Bins = T
 		}
 	}
+	variant := s.dev.tuning().ScatterVariant
+	scatterVariant(sp, variant)
 	if err := j.launchInto(s, sp, n, InOut(scratch), args, word, false); err != nil {
 		if word != nil {
 			s.dev.checkSlots.put(word)
@@ -287,7 +294,8 @@ func (j *scatterJob) runFixed(s *Stream, n int, vt dtype.DType) error {
 	}
 	shift := kernel.FixedShift(n)
 	sp2 := *sp
-	sp2.Dst, sp2.Op, sp2.Fixed, sp2.Bins = dtype.Int64, kernel.ScatterAdd, kernel.FixedAcc, 0
+	sp2.Dst, sp2.Op, sp2.Fixed, sp2.Bins, sp2.Copies = dtype.Int64, kernel.ScatterAdd, kernel.FixedAcc, 0, 0
+	scatterVariant(&sp2, variant)
 	if err := j.launchInto(s, &sp2, n, InOut(scratch), append(args, uint64(T), uint64(shift)), word, true); err != nil {
 		return err
 	}
@@ -663,4 +671,23 @@ func unsignedMax[I IndexElem](ctx context.Context, s *Stream, x *Array[I]) (uint
 	}
 	defer m.Free()
 	return m.At(ctx)
+}
+
+// scatterVariant sets how the scatter sp (its Bins chosen) avoids contention, by
+// Tuning.ScatterVariant: 1, warp aggregation before every atomic and one copy of the
+// shared bins; 2, copies of the shared bins (kernel.ScatterCopies) with no warp
+// aggregation, and global atomics aggregated only in warps whose vote finds
+// neighbouring updates with one target (kernel.Scatter.Detect); 3, as 2 without any
+// aggregation of the global atomics.
+func scatterVariant(sp *kernel.Scatter, v int) {
+	if v < 2 || sp.Op == kernel.ScatterStore {
+		return
+	}
+	if sp.Bins > 0 {
+		sp.Copies = kernel.ScatterCopies(sp.Dst, sp.Bins)
+	}
+	sp.Detect = true
+	if v == 3 && sp.Bins == 0 {
+		sp.NoWarp = true
+	}
 }

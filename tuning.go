@@ -69,6 +69,22 @@ type Tuning struct {
 	// 95-96% with 4; bfloat16 and float16 Rand of 2^28 at 83.4% with 4, 2026-12-02).
 	// Default 16; GPU_RANDOM_UNIFORM_WAVES=n (n > 0) sets it.
 	RandomUniformWaves int
+	// ScatterVariant selects how the CUDA scatter-combines (AddAt, MaximumAt,
+	// MinimumAt, Bincount) avoid contention on few targets: 2 (the default), copies of
+	// the shared bins of a small destination, a private one per thread for up to 32
+	// 4-byte bins (internal/kernel's Scatter.Copies), and over a large destination
+	// plain global atomics (red.global), aggregated within a warp only where a vote
+	// finds neighbouring updates with one target (Scatter.Detect); 3, as 2 but the
+	// global atomics never aggregate (PyTorch's and CuPy's plain atomicAdd); 1, the
+	// first design: warp aggregation (match.any) before every atomic, one copy of the
+	// shared bins. Every variant computes the same results (float sums in an order
+	// that varies from run to run, as ever). GPU_SCATTER_VARIANT=v1|v2|v3 selects one.
+	ScatterVariant int
+	// GatherStream marks the CUDA gathers' (Take, TakeAlongAxis) use-once accesses:
+	// the source's elements read without allocating in L1 and the output stored
+	// evict-first (internal/kernel's Gather.Stream). Default false;
+	// GPU_GATHER_STREAM=1 sets it (0 clears it).
+	GatherStream bool
 	// MatMulTile selects the tiling of the generated tensor-core matrix product
 	// (float16, bfloat16, TF32; internal/kernel's MatMulTiles, BM x BN x BK for 16-bit
 	// types): 1, 128x128x32 tiles of 4 warps in 4 stages; 2, 128x256x32 of 8 warps in 4
@@ -160,6 +176,7 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 		MatMulTile:         kernel.DefaultMatMulTile,
 		Scan:               ScanTuning{Variant: 2, Stage: true, MinBlocks: 5},
 		Concat:             ConcatTuning{Rows: 2, BlocksPerSM: 32},
+		ScatterVariant:     2,
 	}
 	switch getenv("GPU_CONCAT_ROWS") {
 	case "1":
@@ -203,6 +220,20 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 	case "v3", "3":
 		t.PermuteVariant = 3
 	}
+	switch getenv("GPU_SCATTER_VARIANT") {
+	case "v1", "1":
+		t.ScatterVariant = 1
+	case "v2", "2":
+		t.ScatterVariant = 2
+	case "v3", "3":
+		t.ScatterVariant = 3
+	}
+	switch getenv("GPU_GATHER_STREAM") {
+	case "1", "true", "on":
+		t.GatherStream = true
+	case "0", "false", "off":
+		t.GatherStream = false
+	}
 	if n, err := strconv.Atoi(getenv("GPU_RANDOM_WAVES")); err == nil && n > 0 {
 		t.RandomWaves = n
 	}
@@ -231,6 +262,8 @@ func (t Tuning) validate() error {
 		return fmt.Errorf("gpu: tuning: CompactEagerMax %d < 0: %w", t.CompactEagerMax, ErrInvalidValue)
 	case t.PermuteVariant < 1 || t.PermuteVariant > 3:
 		return fmt.Errorf("gpu: tuning: permute variant %d, want 1, 2 or 3: %w", t.PermuteVariant, ErrInvalidValue)
+	case t.ScatterVariant < 1 || t.ScatterVariant > 3:
+		return fmt.Errorf("gpu: tuning: scatter variant %d, want 1, 2 or 3: %w", t.ScatterVariant, ErrInvalidValue)
 	case t.RandomWaves < 1:
 		return fmt.Errorf("gpu: tuning: RandomWaves %d < 1: %w", t.RandomWaves, ErrInvalidValue)
 	case t.RandomUniformWaves < 1:

@@ -102,6 +102,9 @@ func open(backend string) (*bench.Target, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the built-in empty kernel: %w", err)
 	}
+	if err := setL2Fetch(d); err != nil {
+		return nil, err
+	}
 	s := d.DefaultStream()
 	t, err := newEventTimer(s)
 	if err != nil {

@@ -224,6 +224,9 @@ type op struct {
 	bytes int64
 	// setup makes the inputs, returns the body and the bytes one call moves.
 	setup func(c *setupCtx) (body func() error, bytes int64, err error)
+	// raw says that a raw driver baseline "raw/" + the full name is registered: the
+	// op names it as its Baseline and shares its Interleave group.
+	raw bool
 }
 
 // fullName returns the op's benchmark name.
@@ -268,6 +271,9 @@ func registerOp(o op) {
 	}
 	if o.large && !o.host {
 		b.Mode, b.Iters = bench.GPU, 0
+	}
+	if o.raw {
+		b.Interleave, b.Baseline = b.Name, "raw/"+b.Name
 	}
 	bench.Register(b)
 }

@@ -47,6 +47,7 @@ func registerIndexOps() {
 		registerConcat(large, 0)
 		registerConcat(large, 1)
 	}
+	registerRawIndexOps()
 }
 
 // indexSizes returns the source elements and the index count of a benchmark.
@@ -75,7 +76,7 @@ func registerTake(large bool, pattern string) {
 		nom = matElems
 	}
 	registerOp(op{
-		name: "index/take/float32/" + pattern, large: large, bytes: 16 * nom,
+		name: "index/take/float32/" + pattern, large: large, bytes: 16 * nom, raw: large && pattern == "random",
 		setup: func(c *setupCtx) (func() error, int64, error) {
 			srcN, n := indexSizes(c, pattern == "stride4")
 			src, err := uniform(c, devMem, srcN)
@@ -105,7 +106,7 @@ func registerTake(large bool, pattern string) {
 
 func registerPut(large bool) {
 	registerOp(op{
-		name: "index/put/float32/random", large: large, bytes: 16 * nominalElems(large) / 4,
+		name: "index/put/float32/random", large: large, bytes: 16 * nominalElems(large) / 4, raw: large,
 		setup: func(c *setupCtx) (func() error, int64, error) {
 			dstN, n := indexSizes(c, true)
 			dst, err := uniform(c, devMem, dstN)
@@ -147,7 +148,7 @@ func registerAddAt(large, many, det bool) {
 		nomN = matElems
 	}
 	registerOp(op{
-		name: name, large: large, bytes: 12 * nomN,
+		name: name, large: large, bytes: 12 * nomN, raw: large && many && !det,
 		setup: func(c *setupCtx) (func() error, int64, error) {
 			_, n := indexSizes(c, false)
 			bins := 8
@@ -186,7 +187,7 @@ func registerBincount(large, fixed bool) {
 		nomN = matElems
 	}
 	registerOp(op{
-		name: name, large: large, bytes: 8 * nomN,
+		name: name, large: large, bytes: 8 * nomN, raw: large && fixed,
 		setup: func(c *setupCtx) (func() error, int64, error) {
 			_, n := indexSizes(c, false)
 			bins := manyBins(c)

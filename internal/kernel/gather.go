@@ -133,11 +133,15 @@ type Gather struct {
 	Rank    int
 	Index64 bool
 	Vector  bool
+	// Stream marks the accesses that are used once (sm_70 and later): the source's
+	// elements read with ld.global.nc.L1::no_allocate and the output written with
+	// st.global.cs (evict first), so that neither displaces the index array's lines.
+	Stream bool
 }
 
 // Key identifies the kernel.
 func (g *Gather) Key() string {
-	return fmt.Sprintf("gather|s%d|%v|%v|r%d|i64=%v|v%v", g.Size, g.Index, g.Mode, g.Rank, g.Index64, g.Vector)
+	return fmt.Sprintf("gather|s%d|%v|%v|r%d|i64=%v|v%v|st%v", g.Size, g.Index, g.Mode, g.Rank, g.Index64, g.Vector, g.Stream)
 }
 
 // Validate checks the spec.

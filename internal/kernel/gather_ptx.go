@@ -245,23 +245,28 @@ func bitsType(size int) (reg ptx.Type, mem string) {
 
 // storeChunk stores GatherItems values (bits of size bytes) at pout + e*size: one
 // access (two for 8-byte elements) when full, else one per valid element.
-func storeChunk(f *ptx.Func, pout, e ptx.Reg, size int, vals, valid []ptx.Reg, full ptx.Reg) {
+// With cs, the stores are st.global.cs (evict first).
+func storeChunk(f *ptx.Func, pout, e ptx.Reg, size int, vals, valid []ptx.Reg, full ptx.Reg, cs bool) {
 	a := f.Reg(ptx.U64)
 	f.Op("mad.lo.u64", a, e, ptx.Int(size), pout)
 	_, mem := bitsType(size)
+	st := "st.global"
+	if cs {
+		st += ".cs"
+	}
 	partial, done := f.NewLabel(), f.NewLabel()
 	f.AtNot(full).Bra(partial)
 	if size == 8 {
 		for j := 0; j < len(vals); j += 2 {
-			f.Op("st.global.v2.u64", ptx.Mem(a, int64(8*j)), ptx.Vec(vals[j:j+2]))
+			f.Op(st+".v2.u64", ptx.Mem(a, int64(8*j)), ptx.Vec(vals[j:j+2]))
 		}
 	} else {
-		f.Op(fmt.Sprintf("st.global.v%d%s", len(vals), mem), ptx.Mem(a, 0), ptx.Vec(vals))
+		f.Op(fmt.Sprintf("%s.v%d%s", st, len(vals), mem), ptx.Mem(a, 0), ptx.Vec(vals))
 	}
 	f.Bra(done)
 	f.Place(partial)
 	for j, v := range vals {
-		f.At(valid[j]).Op("st.global"+mem, ptx.Mem(a, int64(j*size)), v)
+		f.At(valid[j]).Op(st+mem, ptx.Mem(a, int64(j*size)), v)
 	}
 	f.Place(done)
 }
@@ -330,6 +335,11 @@ func (g *Gather) PTX(major, minor int) (src, entry string, err error) {
 	n := f.LdParam(4)
 	ig := newIdxGen(f, g.Mode, g.Index, g.Rank, g.Index64, perr, 5, 2)
 	rt, mem := bitsType(g.Size)
+	stream := g.Stream && major >= 7
+	srcLoad := "ld.global.nc"
+	if stream {
+		srcLoad += ".L1::no_allocate"
+	}
 	chunkLoop(f, n, func(e, full ptx.Reg, valid []ptx.Reg) {
 		raws := make([]ptx.Reg, GatherItems)
 		if g.Rank == 0 {
@@ -387,9 +397,9 @@ func (g *Gather) PTX(major, minor int) (src, entry string, err error) {
 			f.Op("mad.lo.s64", a, a, ptx.Int(g.Size), psrc.As(ptx.S64))
 			vals[j] = f.Reg(rt)
 			f.Mov(vals[j], ptx.Int(0))
-			f.At(valid[j]).Op("ld.global.nc"+mem, vals[j], ptx.Mem(a, 0))
+			f.At(valid[j]).Op(srcLoad+mem, vals[j], ptx.Mem(a, 0))
 		}
-		storeChunk(f, pout, e, g.Size, vals, valid, full)
+		storeChunk(f, pout, e, g.Size, vals, valid, full, stream)
 	})
 	f.Ret()
 	return m.String(), entry, nil

@@ -23,7 +23,8 @@ func TestGatherPtxas(t *testing.T) {
 	for i, size := range []int{1, 2, 4, 8} {
 		it := []dtype.DType{dtype.Int32, dtype.Int64}[i%2]
 		specs = append(specs, &Gather{Size: size, Index: it, Mode: modes[i], Vector: true},
-			&Gather{Size: size, Index: it, Mode: modes[(i+2)%4], Rank: 3, Index64: size == 8})
+			&Gather{Size: size, Index: it, Mode: modes[(i+2)%4], Rank: 3, Index64: size == 8},
+			&Gather{Size: size, Index: it, Mode: modes[(i+1)%4], Vector: true, Stream: true})
 	}
 	for _, sp := range specs {
 		t.Run(sp.Key(), func(t *testing.T) {
@@ -94,7 +95,7 @@ func TestGatherSim(t *testing.T) {
 		} else {
 			c.shape, c.sst, c.ist = []int{n}, []int{0}, []int{1}
 		}
-		sp := &Gather{Size: c.size, Index: c.index, Mode: c.mode, Rank: rank, Vector: c.vec}
+		sp := &Gather{Size: c.size, Index: c.index, Mode: c.mode, Rank: rank, Vector: c.vec, Stream: i%2 == 1}
 		t.Run(fmt.Sprintf("%d/%s", i, sp.Key()), func(t *testing.T) {
 			// The source: every element the layout reaches.
 			slo, shi := operandExtent(c.shape, c.sst, c.l, c.ast, true)

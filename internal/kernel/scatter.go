@@ -24,8 +24,10 @@ import (
 // from run to run. Before its atomic, each warp combines the lanes with the same target
 // (match.any, then a tree of shuffles over each group: Westphal, "Voting and Shuffling
 // to Optimize Atomic Operations", NVIDIA 2015), so that few distinct targets don't
-// serialize on one address; with Bins, each block also accumulates into a copy of the
-// whole destination in shared memory and adds it to the global one at the end. Types
+// serialize on one address: in every round, or with Detect only where a vote finds
+// neighbouring lanes with one target; with Bins, each block also accumulates into
+// copies (Copies) of the whole destination in shared memory and adds them to the
+// global one at the end. Types
 // narrower than 32 bits combine through a 32-bit compare-and-swap loop on the word
 // holding the element; float maximum and minimum through integer atomics on the bits
 // (non-negative values order as signed integers, negative ones reversed as unsigned),
@@ -62,6 +64,21 @@ type Scatter struct {
 	Bins    int
 	// NoWarp leaves out the warp aggregation (the simulator lacks match.sync).
 	NoWarp bool
+	// Copies (with Bins, 0 otherwise) is the number of copies of the shared bins, a
+	// power of two up to GatherBlock: thread t combines into copy t%Copies, so that the
+	// lanes of a warp never contend for one shared word when Copies >= 32, and with
+	// Copies == GatherBlock each thread owns its copy and combines without atomics; the
+	// block combines the copies at the end (a butterfly over each bin's copies in a
+	// warp, then one global atomic per bin and block). No warp aggregation then
+	// (Copies < 32: as Detect). 0: one copy, after the warp aggregation (the first
+	// design). ScatterCopies gives the most that fit.
+	Copies int
+	// Detect aggregates within a warp (match.any and the shuffle tree) only in rounds
+	// where a vote finds a lane whose target equals the next lane's or a thread's two
+	// consecutive targets equal (sorted or few distinct targets); the other rounds go
+	// straight to the atomics (red.global: mostly distinct targets gain nothing from
+	// aggregating). Ignored with NoWarp.
+	Detect bool
 	// Fixed selects a pass of the deterministic float sum (see FixedFinish): FixedExp
 	// (Op ScatterMax, Dst Int32: the scratch's exponents) or FixedAcc (Op ScatterAdd,
 	// Dst Int64: its fixed-point words); 0 for an ordinary scatter.
@@ -77,10 +94,24 @@ const (
 // ScatterMaxBins is the largest Bins: 32 KiB of shared memory.
 func ScatterMaxBins(t dtype.DType) int { return 32 << 10 / accType(t).Bits() * 8 }
 
+// ScatterCopies returns the most copies (Scatter.Copies) of bins accumulators of
+// type t's that fit in 32 KiB of shared memory (a power of two up to GatherBlock; 1
+// when bins is at most ScatterMaxBins(t)), 0 for more bins.
+func ScatterCopies(t dtype.DType, bins int) int {
+	if bins < 1 || bins > ScatterMaxBins(t) {
+		return 0
+	}
+	c := 1
+	for c < GatherBlock && 2*c*bins <= ScatterMaxBins(t) {
+		c *= 2
+	}
+	return c
+}
+
 // Key identifies the kernel.
 func (s *Scatter) Key() string {
-	return fmt.Sprintf("scatter|%v|%v<-%v|%v|%v|r%d|i64=%v|v%v|ones%v|bins%d|nw%v|fx%d", s.Op, s.Dst, s.Val, s.Index, s.Mode,
-		s.Rank, s.Index64, s.Vector, s.Ones, s.Bins, s.NoWarp, s.Fixed)
+	return fmt.Sprintf("scatter|%v|%v<-%v|%v|%v|r%d|i64=%v|v%v|ones%v|bins%d|c%d|d%v|nw%v|fx%d", s.Op, s.Dst, s.Val, s.Index, s.Mode,
+		s.Rank, s.Index64, s.Vector, s.Ones, s.Bins, s.Copies, s.Detect, s.NoWarp, s.Fixed)
 }
 
 // Validate checks the spec.
@@ -108,6 +139,9 @@ func (s *Scatter) Validate() error {
 		return fmt.Errorf("kernel: store of %v values into %v (bins %d)", s.Val, s.Dst, s.Bins)
 	case s.Bins < 0 || s.Bins > ScatterMaxBins(s.Dst):
 		return fmt.Errorf("kernel: scatter into %d shared bins", s.Bins)
+	case s.Copies < 0 || s.Copies > GatherBlock || s.Copies&(s.Copies-1) != 0 || (s.Copies > 0 && s.Bins == 0) ||
+		s.Copies*s.Bins > ScatterMaxBins(s.Dst):
+		return fmt.Errorf("kernel: %d copies of %d shared bins", s.Copies, s.Bins)
 	case s.Fixed == FixedExp && (s.Op != ScatterMax || s.Dst != dtype.Int32 || !s.Val.IsFloat()),
 		s.Fixed == FixedAcc && (s.Op != ScatterAdd || s.Dst != dtype.Int64 || !s.Val.IsFloat() || s.Bins > 0),
 		s.Fixed < 0 || s.Fixed > FixedAcc:

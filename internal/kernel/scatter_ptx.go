@@ -447,7 +447,11 @@ func (s *Scatter) PTX(major, minor int) (src, entry string, err error) {
 	tid := f.Special(ptx.TidX)
 	accBytes := g.acc.Bits() / 8
 	identity := scatterIdentity(s.Op, s.Dst)
-	if s.Bins > 0 {
+	if s.Copies > 0 {
+		f.Shared("sc_bins", ptx.B8, 16, s.Bins*s.Copies*accBytes)
+		g.initCopies(tid, identity)
+		f.BarSync(0)
+	} else if s.Bins > 0 {
 		f.Shared("sc_bins", ptx.B8, 16, s.Bins*accBytes)
 		g.binLoop(tid, func(b, a ptx.Reg) {
 			if accBytes == 8 {
@@ -580,6 +584,7 @@ func (s *Scatter) PTX(major, minor int) (src, entry string, err error) {
 		// recorded as bad (Raise, Check), which skips the update rather than writing
 		// the value to the nearest end of the axis.
 		live := make([]ptx.Reg, GatherItems)
+		agg := s.aggregation()
 		for j := range vals {
 			k, bad := ig.normBad(raws[j], valid[j])
 			live[j] = valid[j]
@@ -599,28 +604,20 @@ func (s *Scatter) PTX(major, minor int) (src, entry string, err error) {
 			if s.Fixed == FixedAcc {
 				vals[j], fixedHi[j], fixedFlag[j] = g.fixedParts(off, vals[j], live[j])
 			}
-			leaders[j] = live[j]
-			if !s.NoWarp {
-				// The key of a lane without an update is -2^63 + lane, its own: no
-				// offset is that low (offsets are element offsets within an
-				// allocation, of either sign: a view's stride may be negative, so
-				// -1-lane would match the offsets -1 to -32 and let a lane's value
-				// without an update into that target's group).
-				key := f.Reg(ptx.S64)
-				other := f.Reg(ptx.S64)
-				f.Cvt(other, ig.lane)
-				f.Op("or.b64", other.As(ptx.B64), other.As(ptx.B64), ptx.Uint(1<<63))
-				f.Selp(key, off, other, live[j])
-				peers := f.Reg(ptx.B32)
-				f.Op("match.any.sync.b64", peers, key.As(ptx.B64), ptx.Uint(0xffffffff))
-				vals[j] = g.reducePeers(peers, vals[j])
-				if s.Fixed == FixedAcc {
-					fixedHi[j] = g.reducePeers(peers, fixedHi[j])
-				}
-				first := lowestSetBit(f, peers)
-				leaders[j] = f.Setp(ptx.Eq, ig.lane, first)
-				f.Op("and.pred", leaders[j], leaders[j], live[j])
+			leaders[j] = f.Reg(ptx.Pred)
+			f.Op("mov.pred", leaders[j], live[j])
+			if agg == aggAlways {
+				g.aggregate(offs[j], live[j], vals[j], fixedHi[j], leaders[j])
 			}
+		}
+		if agg == aggDetect {
+			// Only rounds whose vote finds neighbours with one target aggregate.
+			aggregated := f.NewLabel()
+			f.AtNot(g.dupVote(offs, live)).Bra(aggregated)
+			for j := range offs {
+				g.aggregate(offs[j], live[j], vals[j], fixedHi[j], leaders[j])
+			}
+			f.Place(aggregated)
 		}
 		for j := range vals {
 			if s.Op == ScatterStore {
@@ -630,7 +627,9 @@ func (s *Scatter) PTX(major, minor int) (src, entry string, err error) {
 				f.At(live[j]).Op("st.global"+mem, ptx.Mem(a, 0), vals[j])
 				continue
 			}
-			if s.Bins > 0 {
+			if s.Copies > 0 {
+				g.copyCombine(tid, offs[j], vals[j], leaders[j])
+			} else if s.Bins > 0 {
 				skip := f.NewLabel()
 				f.AtNot(leaders[j]).Bra(skip)
 				g.atomicAcc(ptx.Shared, ptx.Mem(g.binAddr(offs[j]), 0), vals[j])
@@ -644,7 +643,10 @@ func (s *Scatter) PTX(major, minor int) (src, entry string, err error) {
 			g.globalCombine(offs, vals, leaders)
 		}
 	})
-	if s.Bins > 0 {
+	if s.Copies > 0 {
+		f.BarSync(0)
+		g.flushCopies(tid, identity)
+	} else if s.Bins > 0 {
 		f.BarSync(0)
 		g.binLoop(tid, func(b, a ptx.Reg) {
 			bits := f.Reg(ptx.B32)
@@ -660,6 +662,33 @@ func (s *Scatter) PTX(major, minor int) (src, entry string, err error) {
 	}
 	f.Ret()
 	return m.String(), entry, nil
+}
+
+// aggregate combines, in every warp, the values v (and with FixedAcc the high words
+// hi) of the live lanes with the same target off over each group (match.any, then
+// the shuffle tree), and sets leader for each group's lowest live lane only: the
+// group's total is its. Every lane of the warp must execute it.
+func (g *scatterGen) aggregate(off, live, v, hi, leader ptx.Reg) {
+	f := g.f
+	// The key of a lane without an update is -2^63 + lane, its own: no offset is that
+	// low (offsets are element offsets within an allocation, of either sign: a view's
+	// stride may be negative, so -1-lane would match the offsets -1 to -32 and let a
+	// lane's value without an update into that target's group).
+	key := f.Reg(ptx.S64)
+	other := f.Reg(ptx.S64)
+	f.Cvt(other, g.ig.lane)
+	f.Op("or.b64", other.As(ptx.B64), other.As(ptx.B64), ptx.Uint(1<<63))
+	f.Selp(key, off, other, live)
+	peers := f.Reg(ptx.B32)
+	f.Op("match.any.sync.b64", peers, key.As(ptx.B64), ptx.Uint(0xffffffff))
+	r := g.reducePeers(peers, v)
+	f.Op("mov"+movType(r.Type()), v, r)
+	if g.s.Fixed == FixedAcc {
+		h := g.reducePeers(peers, hi)
+		f.Op("mov"+movType(h.Type()), hi, h)
+	}
+	first := lowestSetBit(f, peers)
+	f.Op("setp.eq.and.u32", leader, g.ig.lane, first, live)
 }
 
 // binLoop runs body for each bin b (u32) the thread owns (b = tid, tid+GatherBlock,

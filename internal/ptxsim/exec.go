@@ -538,6 +538,36 @@ func compileBitCount(f *Func, in *inst) (execFn, error) {
 
 func compileSetp(f *Func, in *inst) (execFn, error) {
 	p := in.parts
+	if len(p) == 4 {
+		// setp.CmpOp.BoolOp.type d, a, b, {!}c: the comparison combined with c.
+		bop := p[2]
+		if bop != "and" && bop != "or" && bop != "xor" || len(in.args) != 4 {
+			return nil, fmt.Errorf("unsupported setp form %s", in.op)
+		}
+		c := &in.args[3]
+		inner := *in
+		inner.parts = []string{p[0], p[1], p[3]}
+		inner.args = in.args[:3]
+		cmp, err := compileSetp(f, &inner)
+		if err != nil {
+			return nil, err
+		}
+		d := &in.args[0]
+		return func(t *thread, in *inst) {
+			q := t.val(c) & 1 // read before d is written: d may be c
+			cmp(t, &inner)
+			r := t.val(d) & 1
+			switch bop {
+			case "and":
+				r &= q
+			case "or":
+				r |= q
+			default:
+				r ^= q
+			}
+			t.set(d, r)
+		}, nil
+	}
 	if len(p) != 3 {
 		return nil, fmt.Errorf("unsupported setp form %s", in.op)
 	}

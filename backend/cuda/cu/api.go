@@ -34,6 +34,8 @@ var (
 	cuCtxGetCurrent            = api.Func("cuCtxGetCurrent")
 	cuCtxSetCurrent            = api.Func("cuCtxSetCurrent")
 	cuCtxSynchronize           = api.Func("cuCtxSynchronize")
+	cuCtxGetLimit              = api.Func("cuCtxGetLimit")
+	cuCtxSetLimit              = api.Func("cuCtxSetLimit")
 	cuCtxEnablePeerAccess      = api.Func("cuCtxEnablePeerAccess")
 	cuStreamCreate             = api.Func("cuStreamCreate")
 	cuStreamDestroy            = api.Func("cuStreamDestroy_v2")

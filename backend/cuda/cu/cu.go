@@ -179,6 +179,25 @@ func (c Context) Synchronize() error {
 	return check("cuCtxSynchronize", cuCtxSynchronize.CallIn(&cur, uintptr(c)))
 }
 
+// Limit is a context limit (CUDA Driver API: CUlimit).
+type Limit int32
+
+// LimitMaxL2FetchGranularity is CU_LIMIT_MAX_L2_FETCH_GRANULARITY: the most bytes the
+// L2 cache fetches from DRAM for one miss (0 to 128, a hint).
+const LimitMaxL2FetchGranularity Limit = 0x05
+
+// Limit returns c's value of the limit l (CUDA Driver API: cuCtxGetLimit).
+func (c Context) Limit(l Limit) (int64, error) {
+	var v uint64
+	err := check("cuCtxGetLimit", cuCtxGetLimit.CallIn(&cur, uintptr(c), uintptr(unsafe.Pointer(&v)), uintptr(l)))
+	return int64(v), err
+}
+
+// SetLimit sets c's limit l to v (CUDA Driver API: cuCtxSetLimit).
+func (c Context) SetLimit(l Limit, v int64) error {
+	return check("cuCtxSetLimit", cuCtxSetLimit.CallIn(&cur, uintptr(c), uintptr(l), uintptr(v)))
+}
+
 // EnablePeerAccess lets c address memory of peer's context.
 func (c Context) EnablePeerAccess(peer Context) error {
 	r := cuCtxEnablePeerAccess.CallIn(&cur, uintptr(c), uintptr(peer), 0)

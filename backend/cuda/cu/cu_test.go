@@ -312,6 +312,14 @@ func TestStreamsAndEvents(t *testing.T) {
 			t.Error(err)
 		}
 		wantLast(t, "cuCtxSynchronize ctx=0xc0001")
+		if err := c.SetLimit(LimitMaxL2FetchGranularity, 32); err != nil {
+			t.Error(err)
+		}
+		wantLast(t, "cuCtxSetLimit ctx=0xc0001 0x5 0x20")
+		if v, err := c.Limit(LimitMaxL2FetchGranularity); err != nil || v != 32 {
+			t.Errorf("Limit: %d, %v; want 32", v, err)
+		}
+		wantLast(t, "cuCtxGetLimit ctx=0xc0001 0x5")
 		wantCode(t, c.StreamDestroy(0xBAD), ErrorInvalidHandle, nil)
 		if err := c.EnablePeerAccess(0xC0000); err != nil {
 			t.Error(err)

@@ -125,6 +125,20 @@ int cuCtxSetCurrent(void *c) {
 
 int cuCtxSynchronize(void) { REC0("cuCtxSynchronize"); return 0; }
 
+static size_t fake_l2_fetch = 64;
+
+int cuCtxGetLimit(size_t *v, int limit) {
+	REC("cuCtxGetLimit", (U)limit);
+	*v = limit == 5 ? fake_l2_fetch : 0;
+	return 0;
+}
+
+int cuCtxSetLimit(int limit, size_t v) {
+	REC("cuCtxSetLimit", (U)limit, (U)v);
+	if (limit == 5) fake_l2_fetch = v;
+	return 0;
+}
+
 static uintptr_t peers_enabled;
 
 int cuCtxEnablePeerAccess(void *peer, unsigned flags) {
