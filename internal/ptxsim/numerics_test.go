@@ -116,6 +116,10 @@ func TestIntegerOps(t *testing.T) {
 		{"setp.lt.s32 %p1, %r2, %r3;\n\tselp.u32 %r1, 1, 2, %p1;", 0xffffffff, 0, 1},
 		{"setp.lo.u32 %p1, %r2, %r3;\n\tselp.u32 %r1, 1, 2, %p1;", 0xffffffff, 0, 2},
 		{"setp.ne.u16 %p1, %rs2, 0;\n\tselp.u32 %r1, 1, 2, %p1;", 0, 0, 2},
+		{"setp.eq.u32 %p2, %r3, 7;\n\tsetp.eq.and.u32 %p1, %r2, 0, %p2;\n\tselp.u32 %r1, 1, 2, %p1;", 0, 7, 1},
+		{"setp.eq.u32 %p2, %r3, 7;\n\tsetp.eq.and.u32 %p1, %r2, 0, %p2;\n\tselp.u32 %r1, 1, 2, %p1;", 0, 6, 2},
+		{"setp.eq.u32 %p2, %r3, 7;\n\tsetp.eq.or.u32 %p1, %r2, 0, !%p2;\n\tselp.u32 %r1, 1, 2, %p1;", 5, 7, 2},
+		{"setp.eq.u32 %p1, %r3, 7;\n\tsetp.lt.xor.u32 %p1, %r2, 3, %p1;\n\tselp.u32 %r1, 1, 2, %p1;", 1, 7, 2},
 		{"lop3.b32 %r1, %r2, %r3, 0xff00ff00, 0xe8;", 0xf0f0f0f0, 0xcccccccc, 0xfcc0fcc0}, // majority
 		{"shf.l.wrap.b32 %r1, %r2, %r3, 4;", 0xa0000000, 0x1, 0x1a},
 		{"shf.r.clamp.b32 %r1, %r2, %r3, 40;", 0x1, 0x87654321, 0x87654321},
