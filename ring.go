@@ -42,6 +42,10 @@ type hostRing struct {
 	be  backend.Stream
 	ops backend.StreamMemOps
 
+	// mu serializes the enqueues on the stream and guards the fields up to jobs; it is
+	// held across driver calls, among them cuStreamWaitValue32, which blocks when the
+	// stream's queue is full until the device gets past earlier waits, that is until
+	// the drainer has run earlier jobs: the drainer never takes mu (qmu instead).
 	mu      sync.Mutex
 	slots   [2]*Buffer // pinned staging buffers, of size bytes each
 	size    int
@@ -49,6 +53,8 @@ type hostRing struct {
 	g       uint32  // chunks enqueued so far
 	toHost  [2]bool // per slot: its last chunk went to the host (the stream waits for its drain)
 	slotEv  [2]*pev // per slot: an event after its last copy (one reference)
+
+	qmu     sync.Mutex // guards the rest
 	jobs    []*ringJob
 	pending int  // jobs not yet finished
 	running bool // a drainer runs
@@ -65,6 +71,7 @@ type ringJob struct {
 	ev     *pev // to the host: after the copy into the slot; to the device: after the slot's previous copy, or nil; a host function: after the stream's work before it
 	fn     func() error
 	core   *streamCore // a host function's stream
+	word   *Buffer     // the ring's word, to write g+1 into once done
 }
 
 // ringCopyable reports whether Stream.CopyDtoH and CopyHtoD of host and b go through
@@ -163,7 +170,7 @@ func (r *hostRing) ready(n int) error {
 	}
 	d := r.dev
 	want := min(stageClass(n), stageChunkMax)
-	if r.slots[0] != nil && (r.size >= want || r.pending > 0) {
+	if r.slots[0] != nil && (r.size >= want || r.busy()) {
 		return nil
 	}
 	var fresh [2]*Buffer
@@ -246,8 +253,18 @@ func (r *hostRing) setSlotEv(k int, ev *pev) {
 	r.slotEv[k] = ev
 }
 
-// push queues a job and starts the drainer if none runs; r.mu is held.
+// busy reports whether a job is pending.
+func (r *hostRing) busy() bool {
+	r.qmu.Lock()
+	defer r.qmu.Unlock()
+	return r.pending > 0
+}
+
+// push queues a job and starts the drainer if none runs; r.mu is held (r.word is set).
 func (r *hostRing) push(j *ringJob) {
+	j.word = r.word
+	r.qmu.Lock()
+	defer r.qmu.Unlock()
 	r.jobs = append(r.jobs, j)
 	r.pending++
 	if !r.running {
@@ -264,11 +281,11 @@ func (r *hostRing) drain() {
 		pol = DefaultWaitPolicy
 	}
 	for {
-		r.mu.Lock()
+		r.qmu.Lock()
 		if len(r.jobs) == 0 {
 			r.running = false
 			release := r.closed && r.pending == 0
-			r.mu.Unlock()
+			r.qmu.Unlock()
 			if release {
 				r.release()
 			}
@@ -277,8 +294,7 @@ func (r *hostRing) drain() {
 		j := r.jobs[0]
 		r.jobs[0] = nil
 		r.jobs = r.jobs[1:]
-		word := r.word
-		r.mu.Unlock()
+		r.qmu.Unlock()
 		ok := true
 		if j.ev != nil {
 			// A fault ends the wait with an error: the word is written all the same, so
@@ -301,10 +317,10 @@ func (r *hostRing) drain() {
 				hostCopy(hostBytes(j.slot)[:len(j.host)], j.host)
 			}
 		}
-		atomic.StoreUint32(r.wordPtr(word), j.g+1)
-		r.mu.Lock()
+		atomic.StoreUint32(r.wordPtr(j.word), j.g+1)
+		r.qmu.Lock()
 		r.pending--
-		r.mu.Unlock()
+		r.qmu.Unlock()
 	}
 }
 
@@ -312,11 +328,11 @@ func (r *hostRing) drain() {
 // after all the stream's work, waits on the word included; the ring's memory goes back
 // to the pools once the drainer is done and ev completes.
 func (r *hostRing) close(ev *pev) {
-	r.mu.Lock()
+	r.qmu.Lock()
 	r.closed = true
 	r.retire = ev
 	release := !r.running && r.pending == 0
-	r.mu.Unlock()
+	r.qmu.Unlock()
 	if release {
 		r.release()
 	}
@@ -324,10 +340,14 @@ func (r *hostRing) close(ev *pev) {
 
 // release returns the ring's memory after the stream's last work (retire).
 func (r *hostRing) release() {
+	r.qmu.Lock()
+	ev := r.retire
+	r.retire = nil
+	r.qmu.Unlock()
 	r.mu.Lock()
-	slots, word, ev := r.slots, r.word, r.retire
+	slots, word := r.slots, r.word
 	evs := r.slotEv
-	r.slots, r.word, r.retire, r.slotEv = [2]*Buffer{}, nil, nil, [2]*pev{}
+	r.slots, r.word, r.slotEv = [2]*Buffer{}, nil, [2]*pev{}
 	r.mu.Unlock()
 	releaseAll(evs[:])
 	d := r.dev

@@ -338,13 +338,17 @@ func load() {
 				lib.version[i] = int(v)
 			}
 		}
-		// cuBLASLt: the library libcublas loaded (the loader finds it by its soname),
-		// or the one opened beside it.
+		// cuBLASLt: the one beside the libcublas loaded (which libcublas itself loaded
+		// from there), or, for a libcublas the loader found by its soname, the one the
+		// loader finds: never one from elsewhere, which could be another version.
 		ltName := lt
 		if ltName == "" {
 			ltName = "libcublasLt.so." + soMajor(filepath.Base(name))
 			if lib.version[0] > 0 {
 				ltName = fmt.Sprintf("libcublasLt.so.%d", lib.version[0])
+			}
+			if dir := filepath.Dir(lib.path); strings.ContainsRune(lib.path, '/') {
+				ltName = filepath.Join(dir, ltName)
 			}
 		}
 		lib.ltErr = bindLt(ltName)
