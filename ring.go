@@ -46,13 +46,13 @@ type hostRing struct {
 	// held across driver calls, among them cuStreamWaitValue32, which blocks when the
 	// stream's queue is full until the device gets past earlier waits, that is until
 	// the drainer has run earlier jobs: the drainer never takes mu (qmu instead).
-	mu      sync.Mutex
-	slots   [2]*Buffer // pinned staging buffers, of size bytes each
-	size    int
-	word    *Buffer // pinned: the drainer's count of finished chunks, in its first 4 bytes
-	g       uint32  // chunks enqueued so far
-	toHost  [2]bool // per slot: its last chunk went to the host (the stream waits for its drain)
-	slotEv  [2]*pev // per slot: an event after its last copy (one reference)
+	mu     sync.Mutex
+	slots  [2]*Buffer // pinned staging buffers, of size bytes each
+	size   int
+	word   *Buffer // pinned: the drainer's count of finished chunks, in its first 4 bytes
+	g      uint32  // chunks enqueued so far
+	toHost [2]bool // per slot: its last chunk went to the host (the stream waits for its drain)
+	slotEv [2]*pev // per slot: an event after its last copy (one reference)
 
 	qmu     sync.Mutex // guards the rest
 	jobs    []*ringJob
