@@ -590,8 +590,14 @@ func TestAlongAxis(t *testing.T) {
 					// Put: distinct targets along the axis on CUDA (one of duplicates
 					// wins there): a permutation of a prefix of the axis.
 					if d.Backend() == "cuda" && ishape[axis] > 1 {
+						// The index at each position is its own coordinate along the
+						// axis (the flat position's, not the last axis's).
+						inner := 1
+						for _, n := range ishape[axis+1:] {
+							inner *= n
+						}
 						for i := range idx {
-							idx[i] = int64(i % ishape[axis] % shape[axis])
+							idx[i] = int64(i / inner % ishape[axis] % shape[axis])
 						}
 						if ishape[axis] > shape[axis] {
 							freeI()

@@ -297,8 +297,8 @@ func (g *statGen) store(addr ptx.Addr, vals []ptx.Reg) {
 // nanMax sets d = max(a, b) with NaN propagated.
 func (g *statGen) nanMax(d, a, b ptx.Reg) {
 	f := g.f
-	if g.major >= 8 {
-		f.Op("max.NaN"+g.ct.String(), d, a, b) // sm_80+: one instruction
+	if g.major >= 8 && g.ct == ptx.F32 {
+		f.Op("max.NaN"+g.ct.String(), d, a, b) // sm_80+, float32 (and halves) only: one instruction
 		return
 	}
 	nan := f.Reg(ptx.Pred)
