@@ -12,7 +12,8 @@
 # last under their own timeout: a hang there costs only that), GOBENCH (root.test -bench),
 # VARIANTS (runs of gpubench under other settings, separated by ';', each
 # 'NAME ROWS_REGEXP [VAR=value ...]'), P (the folder of the binaries: .gpu-perf, or a
-# gpu-pack folder: its root.test and bin/gpubench). Results go to $OUT.
+# gpu-pack folder: its root.test and bin/gpubench). SLOW= or GOBENCH= (set, empty) skips
+# that part. Results go to $OUT.
 set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 root=$(cd "$(dirname "$0")/.." && pwd); cd "$root"
@@ -22,8 +23,8 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu 
 
 ROWS=${ROWS:-'^(reference/|array/copy/16k$|array/construct|kernel/launch$|array/axpb/|array/(copy|broadcast)/(BFloat16|Float16)/|array/(reductions/reduce|accumulate)/(BFloat16|Float16)/|array/random/randn?/(BFloat16|Float16)/|array/permutedims/|array/reductions/reduce/Int64/dims=2|array/stats/|index/|matmul/)'}
 KEYS=${KEYS:-'^(copy$|construct$|kernel/launch$|axpb/|(copy|broadcast)/(BFloat16|Float16)|reductions/reduce/(BFloat16|Float16|Int64/dims=2$)|accumulate/(BFloat16|Float16)|random/randn?/(BFloat16|Float16)|permutedims/|stats/|take/|put/|bincount/|concat/|scatter_add/|matmul/|bmm/|sort/|argsort/|topk/|unique/|searchsorted/)'}
-SLOW=${SLOW:-'^array/(sort|argsort|topk|unique|searchsorted)/'}
-GOBENCH=${GOBENCH:-'^BenchmarkTrackedLaunchInterleaved$'}
+SLOW=${SLOW-'^array/(sort|argsort|topk|unique|searchsorted)/'}
+GOBENCH=${GOBENCH-'^BenchmarkTrackedLaunchInterleaved$'}
 
 PYTHONUNBUFFERED=1 timeout "${PEERS_T:-240}" python3 peers/peers.py --select "$KEYS" --time-per-bench 0.3 \
   --max-time "$(( ${PEERS_T:-240} - 30 ))" -o "$OUT/peers.json" > "$OUT/peers.log" 2>&1
