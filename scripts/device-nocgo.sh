@@ -19,7 +19,7 @@ set -uo pipefail
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 root=$(cd "$(dirname "$0")/.." && pwd); cd "$root"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-C=.gpu N=.gpu-nocgo
+C=${C:-.gpu} N=${N:-.gpu-nocgo}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader
 
 # pkgtest DIR NAME REGEX [ARGS...]: one packed test binary of build DIR, from its package
