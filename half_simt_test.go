@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/go-gpu/gpu"
-	"github.com/go-gpu/gpu/internal/testenv"
 )
 
 // TestHalfSumSimt runs the CUDA path of half-precision sums (16-byte loads of 8 halves,
@@ -17,13 +16,6 @@ import (
 func TestHalfSumSimt(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the simulator is slow")
-	}
-	if testenv.Race {
-		// The race detector reports a plain load of global memory in one block racing
-		// with a store in another (the split reduction's partials; on the GPU a fence
-		// and the ticket atomic order them, which the simulator's lock does not see
-		// here). To be found; the test runs without the race detector.
-		t.Skip("the PTX simulator under the race detector: see the comment")
 	}
 	// bfloat16 only: the interpreter's cvt does not convert float16 (the kernels of the
 	// two formats differ only in that conversion).

@@ -796,6 +796,7 @@ func (g *redGen) buildRows(lp redLoop) {
 	o := f.Reg(g.it)
 	f.Fma(o, tile, g.imm(P), slot)
 	valid := f.Setp(ptx.Lt, o, g.mr)
+	g.inWindow(valid, o, 1)
 	A := gp.accSets()
 	accs := make([]redVal, A*V)
 	for i := range accs {
@@ -929,6 +930,7 @@ func (g *redGen) buildCols(lp redLoop) {
 	}
 	o := f.Reg(g.it)
 	f.Shl(o, ov, g.imm(log2(V)))
+	g.inWindow(valid, o, V)
 	A := gp.accSets()
 	accs := make([]redVal, A*V)
 	for i := range accs {
@@ -1158,6 +1160,22 @@ func (g *redGen) laneTree(res []redVal, tid ptx.Reg, R, B int) {
 			f.BarSync(0)
 		}
 	}
+}
+
+// inWindow narrows valid, in a fused kernel's final pass, to the threads whose outputs
+// (the V at o) meet the fusing block's tile [lo, hi). The final pass's tile may hold
+// outputs of other tiles, whose partial results their own blocks may still be storing:
+// reading them would be a data race (the PTX memory model's, which the simulator under
+// -race reports), even though store never writes their results. No-op elsewhere.
+func (g *redGen) inWindow(valid, o ptx.Reg, V int) {
+	if !g.final {
+		return
+	}
+	f := g.f
+	end := f.Reg(g.it)
+	f.Add(end, o, g.imm(V))
+	f.And(valid, valid, f.Setp(ptx.Gt, end, g.lo))
+	f.And(valid, valid, f.Setp(ptx.Lt, o, g.hi))
 }
 
 // store writes the result of output o (it): the final value, or a partial at y*m + o.
