@@ -549,17 +549,13 @@ func (g *gen) atomic(name string, e *ast.CallExpr) []value {
 		vals = append(vals, g.convertTo(g.expr(a), elem, a.Pos()))
 	}
 	sp := x.s.space
-	scope := ".gpu"
-	if sp == ptx.Shared {
-		scope = ".cta"
-	}
 	d := g.f.Reg(ti.reg)
 	switch name {
 	case "AtomicLoad":
-		g.f.Op("ld.relaxed"+scope+sp.String()+ti.mem.String(), d, addr)
+		g.f.Op(relaxed("ld", sp, ti.mem), d, addr)
 		return []value{scalar(elem, d)}
 	case "AtomicStore":
-		g.f.Op("st.relaxed"+scope+sp.String()+ti.mem.String(), addr, g.reg(vals[0]))
+		g.f.Op(relaxed("st", sp, ti.mem), addr, g.reg(vals[0]))
 		return nil
 	case "AtomicAdd":
 		t := ti.mem
@@ -588,13 +584,25 @@ func (g *gen) atomic(name string, e *ast.CallExpr) []value {
 	return []value{scalar(elem, d)}
 }
 
+// relaxed returns the opcode of a relaxed load or store (op "ld" or "st") of type t in
+// space sp: scope .cta in shared memory, .gpu elsewhere.
+func relaxed(op string, sp ptx.Space, t ptx.Type) string {
+	scope := ".gpu"
+	if sp == ptx.Shared {
+		scope = ".cta"
+	}
+	return op + ".relaxed" + scope + sp.String() + t.String()
+}
+
 // casLoop applies f to the element at addr atomically with a compare-and-swap loop
-// and returns the old value.
+// and returns the old value. The first guess is a relaxed load (as AtomicLoad's): a
+// plain one would race with other threads' atomics on the element (the PTX memory
+// model's data race, which the simulator reports under -race).
 func (g *gen) casLoop(addr ptx.Addr, sp ptx.Space, elem types.Type, f func(old ptx.Reg) ptx.Reg) value {
 	ti := g.info(elem, token.NoPos)
 	bt := ti.reg.Bit()
 	old := g.f.Reg(ti.reg)
-	g.f.Ld(sp, ptx.CacheDefault, ti.mem, addr, old)
+	g.f.Op(relaxed("ld", sp, ti.mem), old, addr)
 	top := g.f.NewLabel()
 	g.f.Place(top)
 	nv := f(old)

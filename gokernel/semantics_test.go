@@ -12,7 +12,6 @@ import (
 
 	"github.com/go-gpu/gpu"
 	"github.com/go-gpu/gpu/gokernel"
-	"github.com/go-gpu/gpu/internal/testenv"
 	"github.com/go-gpu/gpu/kern"
 )
 
@@ -404,12 +403,6 @@ func TestSharedReverse(t *testing.T) {
 func TestAtomics(t *testing.T) {
 	k := newSem(t, Atomics)
 	forDevices(t, func(t *testing.T, s *gpu.Stream) {
-		if testenv.Race && strings.HasSuffix(t.Name(), "/sim") {
-			// The race detector reports an access of the simulator's global memory
-			// from two blocks here, which the simulator's lock for ordered accesses
-			// does not cover (to be found; the test runs on the simulator without it).
-			t.Skip("the PTX simulator under the race detector: see the comment")
-		}
 		blocks, threads := 8, 128
 		n := blocks * threads
 		gi := fromSlice(t, s, []int32{0, 1 << 30, -1 << 30, 0, 0, -1 << 30})
