@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/go-gpu/gpu"
 	"github.com/go-gpu/gpu/backend/cuda"
@@ -31,123 +32,82 @@ import (
 //   - raw/index/bincount/many/bins/16k: red.global.add.u64 [c + 8*x[i]], 1, 2^26
 //     values into 2^20 int64 counts (the counts zeroed first, as Bincount does).
 
-// rawIndexPTX is the module of the raw index kernels: each takes (a, b, idx, n) and
-// handles element i = ctaid*ntid + tid < n.
-const rawIndexPTX = `.version 7.0
-.target sm_80
-.address_size 64
+// rawIndexPTX is the module of the raw index kernels, each rawIndexPrologue followed by
+// its body (rawIndexKernels).
+var rawIndexPTX = rawIndexModule()
 
-.visible .entry take(.param .u64 out, .param .u64 x, .param .u64 idx, .param .u64 n)
+// rawIndexPrologue is what the raw index kernels share: the parameters (a, b, idx, n;
+// fmt's %[1]s is the entry's name, %[2]s and %[3]s name a and b) in %rd1 to %rd4, the
+// element i = ctaid*ntid + tid in %rd5, the threads at n or past it returning, and the
+// index idx[i] in %rd7. A body may use %rd8 to %rd11 and %f.
+const rawIndexPrologue = `
+.visible .entry %[1]s(.param .u64 %[2]s, .param .u64 %[3]s, .param .u64 idx, .param .u64 n)
 {
-	.reg .pred %p;
-	.reg .b32 %r<4>;
-	.reg .b64 %rd<12>;
-	.reg .f32 %f;
-	ld.param.u64 %rd1, [out];
-	ld.param.u64 %rd2, [x];
-	ld.param.u64 %rd3, [idx];
-	ld.param.u64 %rd4, [n];
-	mov.u32 %r1, %ctaid.x;
-	mov.u32 %r2, %ntid.x;
-	mov.u32 %r3, %tid.x;
-	cvt.u64.u32 %rd5, %r3;
-	mad.wide.u32 %rd5, %r1, %r2, %rd5;
-	setp.ge.u64 %p, %rd5, %rd4;
-	@%p ret;
-	shl.b64 %rd6, %rd5, 3;
-	add.u64 %rd6, %rd3, %rd6;
-	ld.global.u64 %rd7, [%rd6];
+	.reg .pred %%p;
+	.reg .b32 %%r<4>;
+	.reg .b64 %%rd<12>;
+	.reg .f32 %%f;
+	ld.param.u64 %%rd1, [%[2]s];
+	ld.param.u64 %%rd2, [%[3]s];
+	ld.param.u64 %%rd3, [idx];
+	ld.param.u64 %%rd4, [n];
+	mov.u32 %%r1, %%ctaid.x;
+	mov.u32 %%r2, %%ntid.x;
+	mov.u32 %%r3, %%tid.x;
+	cvt.u64.u32 %%rd5, %%r3;
+	mad.wide.u32 %%rd5, %%r1, %%r2, %%rd5;
+	setp.ge.u64 %%p, %%rd5, %%rd4;
+	@%%p ret;
+	shl.b64 %%rd6, %%rd5, 3;
+	add.u64 %%rd6, %%rd3, %%rd6;
+	ld.global.u64 %%rd7, [%%rd6];
+`
+
+// rawIndexKernels are the raw index kernels: the entry, the names of its a and b
+// parameters, and its body after rawIndexPrologue.
+var rawIndexKernels = []struct{ entry, a, b, body string }{
+	// out[i] = x[idx[i]]
+	{"take", "out", "x", `
 	shl.b64 %rd8, %rd7, 2;
 	add.u64 %rd8, %rd2, %rd8;
 	ld.global.f32 %f, [%rd8];
 	shl.b64 %rd9, %rd5, 2;
 	add.u64 %rd9, %rd1, %rd9;
-	st.global.f32 [%rd9], %f;
-	ret;
-}
-
-.visible .entry put(.param .u64 x, .param .u64 v, .param .u64 idx, .param .u64 n)
-{
-	.reg .pred %p;
-	.reg .b32 %r<4>;
-	.reg .b64 %rd<12>;
-	.reg .f32 %f;
-	ld.param.u64 %rd1, [x];
-	ld.param.u64 %rd2, [v];
-	ld.param.u64 %rd3, [idx];
-	ld.param.u64 %rd4, [n];
-	mov.u32 %r1, %ctaid.x;
-	mov.u32 %r2, %ntid.x;
-	mov.u32 %r3, %tid.x;
-	cvt.u64.u32 %rd5, %r3;
-	mad.wide.u32 %rd5, %r1, %r2, %rd5;
-	setp.ge.u64 %p, %rd5, %rd4;
-	@%p ret;
-	shl.b64 %rd6, %rd5, 3;
-	add.u64 %rd6, %rd3, %rd6;
-	ld.global.u64 %rd7, [%rd6];
+	st.global.f32 [%rd9], %f;`},
+	// x[idx[i]] = v[i]
+	{"put", "x", "v", `
 	shl.b64 %rd9, %rd5, 2;
 	add.u64 %rd9, %rd2, %rd9;
 	ld.global.f32 %f, [%rd9];
 	shl.b64 %rd8, %rd7, 2;
 	add.u64 %rd8, %rd1, %rd8;
-	st.global.f32 [%rd8], %f;
-	ret;
-}
-
-.visible .entry addat(.param .u64 x, .param .u64 v, .param .u64 idx, .param .u64 n)
-{
-	.reg .pred %p;
-	.reg .b32 %r<4>;
-	.reg .b64 %rd<12>;
-	.reg .f32 %f;
-	ld.param.u64 %rd1, [x];
-	ld.param.u64 %rd2, [v];
-	ld.param.u64 %rd3, [idx];
-	ld.param.u64 %rd4, [n];
-	mov.u32 %r1, %ctaid.x;
-	mov.u32 %r2, %ntid.x;
-	mov.u32 %r3, %tid.x;
-	cvt.u64.u32 %rd5, %r3;
-	mad.wide.u32 %rd5, %r1, %r2, %rd5;
-	setp.ge.u64 %p, %rd5, %rd4;
-	@%p ret;
-	shl.b64 %rd6, %rd5, 3;
-	add.u64 %rd6, %rd3, %rd6;
-	ld.global.u64 %rd7, [%rd6];
+	st.global.f32 [%rd8], %f;`},
+	// x[idx[i]] += v[i]
+	{"addat", "x", "v", `
 	shl.b64 %rd9, %rd5, 2;
 	add.u64 %rd9, %rd2, %rd9;
 	ld.global.f32 %f, [%rd9];
 	shl.b64 %rd8, %rd7, 2;
 	add.u64 %rd8, %rd1, %rd8;
-	red.global.add.f32 [%rd8], %f;
-	ret;
-}
-
-.visible .entry bincount(.param .u64 c, .param .u64 unused, .param .u64 idx, .param .u64 n)
-{
-	.reg .pred %p;
-	.reg .b32 %r<4>;
-	.reg .b64 %rd<12>;
-	ld.param.u64 %rd1, [c];
-	ld.param.u64 %rd3, [idx];
-	ld.param.u64 %rd4, [n];
-	mov.u32 %r1, %ctaid.x;
-	mov.u32 %r2, %ntid.x;
-	mov.u32 %r3, %tid.x;
-	cvt.u64.u32 %rd5, %r3;
-	mad.wide.u32 %rd5, %r1, %r2, %rd5;
-	setp.ge.u64 %p, %rd5, %rd4;
-	@%p ret;
-	shl.b64 %rd6, %rd5, 3;
-	add.u64 %rd6, %rd3, %rd6;
-	ld.global.u64 %rd7, [%rd6];
+	red.global.add.f32 [%rd8], %f;`},
+	// c[idx[i]] += 1 (b unused)
+	{"bincount", "c", "unused", `
 	shl.b64 %rd8, %rd7, 3;
 	add.u64 %rd8, %rd1, %rd8;
-	red.global.add.u64 [%rd8], 1;
-	ret;
+	red.global.add.u64 [%rd8], 1;`},
 }
-`
+
+// rawIndexModule returns the PTX of the raw index kernels.
+func rawIndexModule() string {
+	var b strings.Builder
+	b.WriteString(".version 7.0\n.target sm_80\n.address_size 64\n")
+	for _, k := range rawIndexKernels {
+		fmt.Fprintf(&b, rawIndexPrologue, k.entry, k.a, k.b)
+		b.WriteString(k.body[1:])
+		b.WriteString("\n\tret;\n}\n")
+	}
+	return b.String()
+}
 
 // rawIndexBlock is the raw index kernels' block size.
 const rawIndexBlock = 256

@@ -261,11 +261,11 @@ func TestByvalLayout(t *testing.T) {
 
 // TestPTXAssembles assembles the suite's PTX with ptxas for sm_90 when ptxas
 // is installed ($PTXAS, PATH or /opt/ctk/usr/bin/ptxas), and checks that
-// metaldevrt's device function stays a call.
+// metaldevrt's device function stays a call (the raw index baselines' module too).
 func TestPTXAssembles(t *testing.T) {
 	ptxas := testenv.Ptxas(t)
 	dir := t.TempDir()
-	for name, src := range map[string]string{"user": userPTX, "byval": byvalPTX()} {
+	for name, src := range map[string]string{"user": userPTX, "byval": byvalPTX(), "rawindex": rawIndexPTX} {
 		in := filepath.Join(dir, name+".ptx")
 		if err := os.WriteFile(in, []byte(src), 0o644); err != nil {
 			t.Fatal(err)
