@@ -49,14 +49,43 @@ func canonNaN[T float32 | float64]() uint64 {
 	return 0x7fffffffffffffff
 }
 
+// TestNaNPolicy runs the NaN cases on every device (the CPU backend, CUDA where there is
+// a GPU) and on the CUDA path of the PTX simulator (simdev), with one answer for all:
+// the package documentation's.
 func TestNaNPolicy(t *testing.T) {
-	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
-		t.Run("float32", func(t *testing.T) { nanPolicy[float32](t, s) })
-		t.Run("float64", func(t *testing.T) { nanPolicy[float64](t, s) })
+	both := func(t *testing.T, s *gpu.Stream, n int) {
+		t.Run("float32", func(t *testing.T) { nanPolicy[float32](t, s, n) })
+		t.Run("float64", func(t *testing.T) { nanPolicy[float64](t, s, n) })
+	}
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) { both(t, s, 300007) })
+	t.Run("sim", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("the simulator is slow")
+		}
+		d, err := simGPU()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := d.NewStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		// A shorter long array, split across blocks all the same: the reductions from
+		// 2^12 elements (the scans take 8192 elements a block).
+		tu := d.Tuning()
+		tu.ReduceSplitMin = 1 << 12
+		old, err := d.SetTuning(tu)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.SetTuning(old)
+		both(t, s, 40009)
 	})
 }
 
-func nanPolicy[T float32 | float64](t *testing.T, s *gpu.Stream) {
+// nanPolicy runs the cases on s, the long ones over n elements.
+func nanPolicy[T float32 | float64](t *testing.T, s *gpu.Stream, n int) {
 	canon := canonNaN[T]()
 	check := func(what string, a *gpu.Array[T], err error, want ...uint64) {
 		t.Helper()
@@ -157,7 +186,6 @@ func nanPolicy[T float32 | float64](t *testing.T, s *gpu.Stream) {
 	// Long arrays: NaNs with different payloads far apart, so that on CUDA many blocks
 	// (and the second pass) combine them in an order of their own.
 	rng := rand.New(rand.NewPCG(7, uint64(unsafe.Sizeof(T(0)))))
-	const n = 300007
 	xs := make([]T, n)
 	for i := range xs {
 		xs[i] = T(rng.NormFloat64())
