@@ -1,13 +1,10 @@
 package gpu
 
 import (
-	"os"
-	"strconv"
 	"unsafe"
 
 	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/half"
-	"github.com/go-gpu/gpu/internal/kernel"
 )
 
 // Half precision.
@@ -53,18 +50,6 @@ type HalfFloat interface{ Float16 | BFloat16 }
 //	x, err := gpu.FromBits[gpu.BFloat16](s, []uint16{0x3f80, 0x4000}) // 1, 2
 func FromBits[T HalfFloat](s *Stream, bits []uint16, shape ...int) (*Array[T], error) {
 	return FromSlice(s, unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(bits))), len(bits)), shape...)
-}
-
-func init() {
-	// GPU_REDUCE_HALF_UNROLL=n: reductions of halves keep n 16-byte loads in flight a
-	// thread (default 4), GPU_REDUCE_HALF_ACCS=a: folded into a sets of 8 accumulators
-	// (default 2); tuning knobs, see kernel.RedHalfUnroll.
-	if v, err := strconv.Atoi(os.Getenv("GPU_REDUCE_HALF_UNROLL")); err == nil && (v == 1 || v == 2 || v == 4 || v == 8) {
-		kernel.RedHalfUnroll = v
-	}
-	if v, err := strconv.Atoi(os.Getenv("GPU_REDUCE_HALF_ACCS")); err == nil && (v == 1 || v == 2 || v == 4 || v == 8) {
-		kernel.RedHalfAccs = v
-	}
 }
 
 // isHalf reports whether t is a half-precision float type.

@@ -11,7 +11,7 @@ import (
 
 // TestHalfSumSimt runs the CUDA path of half-precision sums (16-byte loads of 8 halves,
 // Unroll loads folded into fewer accumulator sets, the cascade, the split and fused
-// passes; kernel.PlanReduce with kernel.RedHalfUnroll and RedHalfAccs) on the PTX
+// passes; kernel.PlanReduce with the tuning's ReduceHalfUnroll and ReduceHalfAccs) on the PTX
 // simulator (simdev): Sum[float32] and Mean[float32] against a float64 reference.
 func TestHalfSumSimt(t *testing.T) {
 	if testing.Short() {

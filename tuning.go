@@ -28,6 +28,12 @@ type Tuning struct {
 	// output tile combining the tile's partial results (internal/kernel's FuseReduce);
 	// false: two launches. Default true.
 	ReduceFuse bool
+	// ReduceHalfUnroll is the loads in flight per thread of a CUDA reduction reading
+	// 8-element (16-byte) vectors of float16 or bfloat16 (1, 2, 4 or 8), and
+	// ReduceHalfAccs the sets of 8 accumulators they fold into (1, 2, 4 or 8; at most
+	// the unroll): internal/kernel's ReduceTuning has the measurements. Defaults 4 and
+	// 2; GPU_REDUCE_HALF_UNROLL=n and GPU_REDUCE_HALF_ACCS=n set them.
+	ReduceHalfUnroll, ReduceHalfAccs int
 	// ReduceIndex64 forces 64-bit index arithmetic in every CUDA reduction kernel (by
 	// default only reductions of 2^31 elements or more use it): for tests.
 	ReduceIndex64 bool
@@ -165,7 +171,9 @@ func DefaultTuning() Tuning { return defaultTuning }
 // tuningFromEnv returns the defaults with the overrides that getenv gives.
 func tuningFromEnv(getenv func(string) string) Tuning {
 	t := Tuning{
-		ReduceSplitMin:     kernel.DefaultReduceSplitMin,
+		ReduceSplitMin:     kernel.DefaultReduceTuning.SplitMin,
+		ReduceHalfUnroll:   kernel.DefaultReduceTuning.HalfUnroll,
+		ReduceHalfAccs:     kernel.DefaultReduceTuning.HalfAccs,
 		ReduceFuse:         true,
 		ScanKeepStatus:     true,
 		CompactEagerMax:    4 << 20,
@@ -177,6 +185,14 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 		Scan:               ScanTuning{Variant: 2, Stage: true, MinBlocks: 5},
 		Concat:             ConcatTuning{Rows: 2, BlocksPerSM: 32},
 		ScatterVariant:     2,
+	}
+	switch v := getenv("GPU_REDUCE_HALF_UNROLL"); v {
+	case "1", "2", "4", "8":
+		t.ReduceHalfUnroll, _ = strconv.Atoi(v)
+	}
+	switch v := getenv("GPU_REDUCE_HALF_ACCS"); v {
+	case "1", "2", "4", "8":
+		t.ReduceHalfAccs, _ = strconv.Atoi(v)
 	}
 	switch getenv("GPU_CONCAT_ROWS") {
 	case "1":
@@ -252,6 +268,8 @@ func (t Tuning) validate() error {
 	switch {
 	case t.ReduceSplitMin < 0:
 		return fmt.Errorf("gpu: tuning: ReduceSplitMin %d < 0: %w", t.ReduceSplitMin, ErrInvalidValue)
+	case !pow2upTo8(t.ReduceHalfUnroll) || !pow2upTo8(t.ReduceHalfAccs):
+		return fmt.Errorf("gpu: tuning: ReduceHalfUnroll %d, ReduceHalfAccs %d: want 1, 2, 4 or 8: %w", t.ReduceHalfUnroll, t.ReduceHalfAccs, ErrInvalidValue)
 	case s.Variant != 1 && s.Variant != 2:
 		return fmt.Errorf("gpu: tuning: scan variant %d, want 1 or 2: %w", s.Variant, ErrInvalidValue)
 	case s.Lookback != 0 && s.Lookback != 1 && s.Lookback != 2 && s.Lookback != 4 && s.Lookback != 8:
@@ -276,6 +294,13 @@ func (t Tuning) validate() error {
 		return fmt.Errorf("gpu: tuning: MatMulTile %d, want 1 to %d: %w", t.MatMulTile, len(kernel.MatMulTiles()), ErrInvalidValue)
 	}
 	return nil
+}
+
+func pow2upTo8(n int) bool { return n == 1 || n == 2 || n == 4 || n == 8 }
+
+// reducePlan returns the reductions' planning tuning (kernel.PlanReduce's).
+func (t *Tuning) reducePlan() kernel.ReduceTuning {
+	return kernel.ReduceTuning{SplitMin: t.ReduceSplitMin, HalfUnroll: t.ReduceHalfUnroll, HalfAccs: t.ReduceHalfAccs}
 }
 
 // Tuning returns d's tuning (a zero Tuning for a nil device).

@@ -59,7 +59,7 @@ func halfKernels(t *testing.T, h dtype.DType) []interface {
 				s *= l.shape[d]
 			}
 			lay := CollapseReduce(l.shape, [][]int{st}, l.red, !b.Op.IsArg())
-			passes := PlanReduce(b, lay, []bool{l.shape[len(l.shape)-1]%8 == 0}, 132, DefaultReduceSplitMin, nil)
+			passes := PlanReduce(b, lay, []bool{l.shape[len(l.shape)-1]%8 == 0}, 132, DefaultReduceTuning, nil)
 			for _, p := range passes {
 				ks = append(ks, p.Spec)
 			}

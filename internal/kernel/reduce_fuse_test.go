@@ -46,7 +46,7 @@ func TestReduceFusedAssembles(t *testing.T) {
 	var pairs [][3]string
 	for _, c := range fuseCases() {
 		l := contiguousLayout(c.shape, c.axes, !c.base.Op.IsArg())
-		ps := PlanReduce(c.base, l, []bool{true}, 132, DefaultReduceSplitMin, occ)
+		ps := PlanReduce(c.base, l, []bool{true}, 132, DefaultReduceTuning, occ)
 		if len(ps) != 2 {
 			t.Fatalf("%s: %d passes", c.name, len(ps))
 		}

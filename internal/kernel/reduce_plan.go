@@ -17,9 +17,24 @@ type ReducePass struct {
 	Block  int
 }
 
-// DefaultReduceSplitMin is the default of PlanReduce's splitMin (gpu.Tuning's
-// ReduceSplitMin): the least number of elements a reduction must have to be split.
-const DefaultReduceSplitMin = 1 << 17
+// ReduceTuning is PlanReduce's tuning: gpu.Tuning's ReduceSplitMin, ReduceHalfUnroll
+// and ReduceHalfAccs.
+type ReduceTuning struct {
+	// SplitMin is the least number of elements a reduction must have to be split.
+	SplitMin int
+	// HalfUnroll is the loads in flight per thread of a reduction reading 8-element
+	// (16-byte) vectors of halves (1, 2, 4 or 8), and HalfAccs the sets of 8
+	// accumulators they fold into (load u into set u mod HalfAccs; ReduceGPU.Accs).
+	// Unroll 2 with 2 sets keeps the 16 accumulators of the other types' 4 vectors of
+	// 4 but only 32 bytes in flight a thread instead of 64: measured on the H200
+	// (2026-12-02) at 84.5% of the copy bandwidth for a sum of 2^28 bfloat16 and
+	// 78.9% over axis 0 of 16384x16384 (42-43 registers, CUDA 13's ptxas); 4 with 4
+	// sets, 32 accumulators (56-66 registers); 8 with 2, 128 bytes.
+	HalfUnroll, HalfAccs int
+}
+
+// DefaultReduceTuning is the default of PlanReduce's tuning (gpu.DefaultTuning's).
+var DefaultReduceTuning = ReduceTuning{SplitMin: 1 << 17, HalfUnroll: 4, HalfAccs: 2}
 
 // Tunables of PlanReduce.
 const (
@@ -35,7 +50,8 @@ const (
 // PlanReduce chooses how CUDA computes the reduction base (Op, Pre, Map, Ins, Acc and
 // Mean set; the rest is filled in) over the iteration space l, whose operands' element 0
 // addresses are 16-byte aligned where aligned[j] is set, on a GPU of sms
-// multiprocessors; reductions of fewer than splitMin elements are never split. occupancy,
+// multiprocessors, with the tuning tu (reductions of fewer than tu.SplitMin elements are
+// never split; tu.HalfUnroll and tu.HalfAccs for halves). occupancy,
 // if not nil, returns how many blocks of a spec's kernel
 // fit on one multiprocessor (CUDA's occupancy calculator; redBlocksPerSM is assumed
 // otherwise). It returns one pass, or two when the first writes S partial results per
@@ -69,12 +85,12 @@ const (
 // one k/(16×L×S×Unroll×Vec) (L threads per output): 6 for a 2^28-element sum on an
 // H200. Everything above is trees: the accumulators, the warp butterflies, shared
 // memory, the second pass.
-func PlanReduce(base Reduce, l ReduceLayout, aligned []bool, sms, splitMin int, occupancy func(*Reduce) int) []ReducePass {
+func PlanReduce(base Reduce, l ReduceLayout, aligned []bool, sms int, tu ReduceTuning, occupancy func(*Reduce) int) []ReducePass {
 	sms = max(1, sms)
 	first := base
 	first.KeptRank, first.RedRank = len(l.Kept), len(l.Red)
 	first.Index64 = ReduceNeedIndex64(&l, 1)
-	p1 := planPass(&first, l, aligned, sms, occupancy, splitMin)
+	p1 := planPass(&first, l, aligned, sms, occupancy, tu)
 	if p1.GridY <= 1 {
 		return []ReducePass{p1}
 	}
@@ -89,7 +105,8 @@ func PlanReduce(base Reduce, l ReduceLayout, aligned []bool, sms, splitMin int, 
 	second.KeptRank, second.RedRank = len(l2.Kept), len(l2.Red)
 	// The partial indices of a 64-bit first pass need 64-bit index registers.
 	second.Index64 = ReduceNeedIndex64(&l2, 1) || first.Index64 && base.Op.IsArg()
-	p2 := planPass(&second, l2, []bool{true}, sms, occupancy, math.MaxInt)
+	tu.SplitMin = math.MaxInt
+	p2 := planPass(&second, l2, []bool{true}, sms, occupancy, tu)
 	return []ReducePass{p1, p2}
 }
 
@@ -153,8 +170,8 @@ func chooseSplit(tiles, maxS, resident int) int {
 }
 
 // planPass fills r's strategy for the layout and returns the pass (GridY > 1: r is a
-// partial pass; a second pass, which never splits, passes math.MaxInt for splitMin).
-func planPass(r *Reduce, l ReduceLayout, aligned []bool, sms int, occupancy func(*Reduce) int, splitMin int) ReducePass {
+// partial pass; a second pass, which never splits, passes math.MaxInt for tu.SplitMin).
+func planPass(r *Reduce, l ReduceLayout, aligned []bool, sms int, occupancy func(*Reduce) int, tu ReduceTuning) ReducePass {
 	m, k := l.M(), l.K()
 	reads := func(j int) bool { return r.Pre != PreExpr || redExprReads(r.Map, j) }
 	allAligned := true
@@ -203,7 +220,7 @@ func planPass(r *Reduce, l ReduceLayout, aligned []bool, sms int, occupancy func
 	pass := ReducePass{Spec: r, Layout: l, GridY: 1}
 	// splitFor returns S for tiles output tiles whose threads can take maxS splits.
 	splitFor := func(tiles, maxS int) int {
-		if m*k < splitMin {
+		if m*k < tu.SplitMin {
 			return 1
 		}
 		// Ask for the occupancy of the partial kernel: it writes partials, and a mean
@@ -237,7 +254,7 @@ func planPass(r *Reduce, l ReduceLayout, aligned []bool, sms int, occupancy func
 		mv := m / V
 		C := min(mv, 32)
 		R := floorPow2(redBlock / C)
-		U, A := redUnroll(V)
+		U, A := tu.unroll(V)
 		r.GPU = ReduceGPU{Cols: true, Lanes: R, Block: C * R, Vec: V, Unroll: U, Accs: A, Cascade: redCascadeFor(cascade, U, A)}
 		tiles := (mv + C - 1) / C
 		pass.GridY = splitFor(tiles, k/(R*U))
@@ -256,7 +273,7 @@ func planPass(r *Reduce, l ReduceLayout, aligned []bool, sms int, occupancy func
 	case k <= redWarpK || !rowsOK:
 		G = 32
 	}
-	U, A := redUnroll(V)
+	U, A := tu.unroll(V)
 	if G == 1 && k/V < U {
 		U, A = max(1, k/V), 0 // short rows: every load of a row in flight at once
 	}
@@ -268,32 +285,20 @@ func planPass(r *Reduce, l ReduceLayout, aligned []bool, sms int, occupancy func
 	return pass
 }
 
-// RedHalfUnroll is the loads in flight per thread of a reduction reading 8-element
-// (16-byte) vectors of halves, and RedHalfAccs the sets of 8 accumulators they fold
-// into (load u into set u mod RedHalfAccs; ReduceGPU.Accs). Unroll 2 with 2 sets keeps
-// the 16 accumulators of the other types' 4 vectors of 4 but only 32 bytes in flight a
-// thread instead of 64: measured on the H200 (2026-12-02) at 84.5% of the copy
-// bandwidth for a sum of 2^28 bfloat16 and 78.9% over axis 0 of 16384x16384 (42-43
-// registers: 5 blocks of 256 an SM, 40 KiB in flight). Unroll 4 with 2 sets (the
-// default) has the float32 kernels' 64 bytes in flight with 16 accumulators (47-48
-// registers, CUDA 13's ptxas); 4 with 4 sets, 32 accumulators (56-66 registers); 8 with 2, 128
-// bytes. The root package sets them from GPU_REDUCE_HALF_UNROLL (1, 2, 4, 8) and
-// GPU_REDUCE_HALF_ACCS (1, 2, 4, 8; at most the unroll), tuning knobs for the H200.
-var RedHalfUnroll, RedHalfAccs = 4, 2
-
-// redUnroll returns the loads in flight per thread for vectors of V elements and the
-// sets of accumulators (ReduceGPU.Accs, 0: one per load): 4, or RedHalfUnroll and
-// RedHalfAccs for the 8-element vectors of halves.
-func redUnroll(V int) (u, accs int) {
+// unroll returns the loads in flight per thread for vectors of V elements and the
+// sets of accumulators (ReduceGPU.Accs, 0: one per load): 4, or HalfUnroll and
+// HalfAccs for the 8-element vectors of halves.
+func (tu ReduceTuning) unroll(V int) (u, accs int) {
 	if V == 8 {
-		a := min(max(1, RedHalfAccs), RedHalfUnroll)
-		if RedHalfUnroll%a != 0 {
-			a = RedHalfUnroll
+		u := max(1, tu.HalfUnroll)
+		a := min(max(1, tu.HalfAccs), u)
+		if u%a != 0 {
+			a = u
 		}
-		if a == RedHalfUnroll {
+		if a == u {
 			a = 0
 		}
-		return RedHalfUnroll, a
+		return u, a
 	}
 	return 4, 0
 }

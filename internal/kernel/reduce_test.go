@@ -249,7 +249,7 @@ func TestReducePlan(t *testing.T) {
 	}
 	for _, c := range cases {
 		l := contiguousLayout(c.shape, c.axes, true)
-		passes := PlanReduce(Reduce{Op: OpSum, Pre: PreConvert, Ins: f32, Acc: dtype.Float32}, l, []bool{true}, 132, DefaultReduceSplitMin, occ)
+		passes := PlanReduce(Reduce{Op: OpSum, Pre: PreConvert, Ins: f32, Acc: dtype.Float32}, l, []bool{true}, 132, DefaultReduceTuning, occ)
 		p := passes[0]
 		g := p.Spec.GPU
 		var desc []string
@@ -313,7 +313,7 @@ func BenchmarkReducePlan(b *testing.B) {
 	mask := []bool{true, false}
 	for b.Loop() {
 		l := CollapseReduce(shape, st, mask, true)
-		ps := PlanReduce(Reduce{Op: OpSum, Pre: PreConvert, Ins: []dtype.DType{dtype.Float32}, Acc: dtype.Float32}, l, []bool{true}, 132, DefaultReduceSplitMin, nil)
+		ps := PlanReduce(Reduce{Op: OpSum, Pre: PreConvert, Ins: []dtype.DType{dtype.Float32}, Acc: dtype.Float32}, l, []bool{true}, 132, DefaultReduceTuning, nil)
 		for _, p := range ps {
 			_ = p.Spec.Key()
 		}
