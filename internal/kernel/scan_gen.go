@@ -154,9 +154,6 @@ func (g *sgen) combineHas(ha, a, hb, b ptx.Reg) (ptx.Reg, ptx.Reg) {
 	return h, r
 }
 
-// scanMemSuffix is the memory type of a scalar access to an element of type t.
-func scanMemSuffix(t dtype.DType) string { return ewMemSuffix(t) }
-
 // loadValue loads one element of type t at a (ld.global.nc) as a value of type t.
 func loadValue(f *ptx.Func, t dtype.DType, a ptx.Addr) ptx.Reg {
 	if t == dtype.Bool {
@@ -165,7 +162,7 @@ func loadValue(f *ptx.Func, t dtype.DType, a ptx.Addr) ptx.Reg {
 		return f.Setp(ptx.Ne, r, ptx.Int(0))
 	}
 	r := f.Reg(ewRT(t))
-	f.Op("ld.global.nc"+scanMemSuffix(t), r, a)
+	f.Op("ld.global.nc"+ewMemSuffix(t), r, a)
 	return r
 }
 
@@ -237,7 +234,7 @@ func storeValue(f *ptx.Func, t dtype.DType, a ptx.Addr, v ptx.Reg) {
 		f.Selp(r, ptx.Int(1), ptx.Int(0), v)
 		v = r
 	}
-	f.Op("st.global"+scanMemSuffix(t), a, v)
+	f.Op("st.global"+ewMemSuffix(t), a, v)
 }
 
 // storeVector stores values (len a power of two, v*size <= 16, address aligned) with

@@ -646,7 +646,7 @@ func guardedLoad(f *ptx.Func, t dtype.DType, p ptx.Reg, a ptx.Addr) ptx.Reg {
 	}
 	r := f.Reg(ewRT(t))
 	f.Mov(r, zeroOf(r.Type()))
-	f.At(p).Op("ld.global.nc"+scanMemSuffix(t), r, a)
+	f.At(p).Op("ld.global.nc"+ewMemSuffix(t), r, a)
 	return r
 }
 
