@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"os"
 
 	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/internal/kernel"
@@ -380,14 +379,6 @@ func newHeader(s *Stream, dt dtype.DType, shape []int) (*header, error) {
 	return &header{buf: b, dt: dt, shape: sh, strides: st}, nil
 }
 
-func init() {
-	// GPU_STAT_EXACT_EXP=1: the float32 row statistics take ptx.Math's exp instead of
-	// the 2-ulp one (a measurement knob; see kernel.StatExactExp).
-	if os.Getenv("GPU_STAT_EXACT_EXP") == "1" {
-		kernel.StatExactExp = true
-	}
-}
-
 // statPlan chooses a row statistic's geometry for rows of n elements.
 func statPlan(op kernel.StatOp, in, out dtype.DType, rows, n int, aligned func(vec int) bool, sms int) (kernel.RowStat, int, int) {
 	sp := kernel.RowStat{Op: op, In: in, Out: out, Comp: statComp(in, out)}
@@ -449,6 +440,7 @@ func runStat(s *Stream, in, out *header, op kernel.StatOp, rows, n int, arg floa
 	}
 	sp, parts, chunk := statPlan(op, in.dt, out.dt, rows, n, aligned, d.info.Multiprocessors)
 	sp.Weight, sp.Bias = w != nil, b != nil
+	sp.ExactExp = d.tuning().StatExactExp && sp.Comp == dtype.Float32
 	wArg := func(p *header) any {
 		if p == nil {
 			return uint64(0)

@@ -100,6 +100,11 @@ type Tuning struct {
 	// 445, against cuBLAS's 196 µs (internal/kernel's mmTensorTiles has every figure).
 	// Default 1; GPU_MATMUL_TILE=n selects one.
 	MatMulTile int
+	// StatExactExp makes the CUDA float32 row statistics (Softmax, LogSoftmax,
+	// LogSumExp) compute exp with ptx.Math's correctly-rounded-in-most-cases routine
+	// instead of the 2-ulp one (internal/kernel's RowStat.ExactExp): a measurement
+	// knob. Default false; GPU_STAT_EXACT_EXP=1 sets it.
+	StatExactExp bool
 	// Concat is the configuration of Concatenate's copy kernel (ConcatTuning).
 	Concat ConcatTuning
 }
@@ -255,6 +260,9 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 	}
 	if n, err := strconv.Atoi(getenv("GPU_RANDOM_UNIFORM_WAVES")); err == nil && n > 0 {
 		t.RandomUniformWaves = n
+	}
+	if getenv("GPU_STAT_EXACT_EXP") == "1" {
+		t.StatExactExp = true
 	}
 	if n, err := strconv.Atoi(getenv("GPU_MATMUL_TILE")); err == nil && n >= 1 && n <= len(kernel.MatMulTiles()) {
 		t.MatMulTile = n

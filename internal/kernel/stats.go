@@ -76,6 +76,12 @@ type RowStat struct {
 	// OneTile (StatFull transforms): every row fits one tile (n <= Tile()), so each thread
 	// keeps its elements in registers between the fold and the write.
 	OneTile bool
+	// ExactExp makes float32 statistics (Comp Float32) compute exp with the correctly
+	// rounded-in-most-cases routine of ptx.Math (about 20 instructions and a branch)
+	// instead of expShifted's 10 (max error about 2 ulp, the accuracy of CUDA's expf):
+	// gpu.Tuning's StatExactExp, a measurement knob (the H200's softmax over
+	// 16384-element rows was issue-bound with the exact routine).
+	ExactExp bool
 }
 
 // StatOp is the statistic of a RowStat.
@@ -161,7 +167,7 @@ func (r *RowStat) Key() string {
 	if r.OneTile {
 		k += "|one"
 	}
-	if StatExactExp && r.Comp == dtype.Float32 {
+	if r.ExactExp && r.Comp == dtype.Float32 {
 		k += "|exactexp"
 	}
 	return k

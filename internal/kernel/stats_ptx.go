@@ -393,13 +393,6 @@ func (g *statGen) foldTile(st statReg, x [][]ptx.Reg, valid []ptx.Reg) (es [][]p
 	return es
 }
 
-// StatExactExp makes the float32 row statistics compute exp with the correctly
-// rounded-in-most-cases routine of ptx.Math (about 20 instructions and a branch)
-// instead of expShifted's 10 (max error about 2 ulp, the accuracy of CUDA's expf). The
-// root package sets it from GPU_STAT_EXACT_EXP=1 (a measurement knob: the H200's
-// softmax over 16384-element rows was issue-bound with the exact routine).
-var StatExactExp = false
-
 // Constants of expShifted: log2(e) split into a float32 and the rest.
 const (
 	statLog2E   = float32(1.44269502)
@@ -413,10 +406,10 @@ const (
 // low part), 2^r by ex2.approx and 2^j put in the exponent; results below 2^-126
 // (d < -87.33654, -Inf included) are 0, a NaN stays NaN (CUDA's expf does the same
 // reduction). A positive d gives an unspecified value (callers discard it). In float64,
-// or with StatExactExp, ptx.Math's exp.
+// or with RowStat.ExactExp, ptx.Math's exp.
 func (g *statGen) expShifted(d ptx.Reg) ptx.Reg {
 	f := g.f
-	if g.ct != ptx.F32 || StatExactExp {
+	if g.ct != ptx.F32 || g.r.ExactExp {
 		return f.Math(ptx.Exp, d)
 	}
 	const magic = float32(0x1.8p23) // 1.5*2^23: rint lands in the low mantissa bits

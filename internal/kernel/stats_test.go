@@ -37,6 +37,11 @@ func statSpecs() []*RowStat {
 						one := *r
 						one.OneTile = true
 						out = append(out, &one)
+						if tc.comp == dtype.Float32 && g.threads == 256 {
+							exact := *r // Tuning.StatExactExp
+							exact.ExactExp = true
+							out = append(out, &exact)
+						}
 					}
 				}
 			}
