@@ -585,19 +585,10 @@ func redFold[A fp.Number](op Op, acc *redAcc[A], x []A, r0 int) {
 		acc.v = fold(op, acc.v, x)
 		return
 	}
-	// The arg operators' order (argBefore) for positions that only increase: the first
-	// NaN ends the fold, a value wins only if strictly better.
 	isMin := op == OpArgMin
-	if acc.i >= 0 && acc.v != acc.v {
-		return
-	}
 	b, bi := acc.v, acc.i
 	for j, v := range x {
-		if v != v {
-			acc.v, acc.i = v, int64(r0+j)
-			return
-		}
-		if bi < 0 || isMin && v < b || !isMin && v > b {
+		if bi < 0 || argBefore(isMin, b, bi, v, int64(r0+j)) {
 			b, bi = v, int64(r0+j)
 		}
 	}
@@ -939,12 +930,7 @@ func (cr *redCols[A]) fold(o0, w, lo, hi int, accs []redAcc[A], cs *redColScratc
 	isMin := op == OpArgMin
 	for r := lo; r < hi; r++ {
 		for c, v := range cr.row(o0, r, w, cs.row, &cs.sc) {
-			a := &accs[c]
-			switch {
-			case a.i >= 0 && a.v != a.v:
-			case v != v:
-				a.v, a.i = v, int64(r)
-			case a.i < 0 || isMin && v < a.v || !isMin && v > a.v:
+			if a := &accs[c]; a.i < 0 || argBefore(isMin, a.v, a.i, v, int64(r)) {
 				a.v, a.i = v, int64(r)
 			}
 		}
