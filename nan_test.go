@@ -150,6 +150,13 @@ func nanPolicy[T float32 | float64](t *testing.T, s *gpu.Stream, n int) {
 		check(name+" Sum", m, err, canon)
 		m, err = gpu.CumSum[T](s, x, 0)
 		check(name+" CumSum", m, err, b(1), canon, canon)
+		// The row statistics: a NaN in a row makes every output of it NaN.
+		m, err = gpu.Softmax(s, x, 0)
+		check(name+" Softmax", m, err, canon, canon, canon)
+		m, err = gpu.LogSumExp[T](s, x)
+		check(name+" LogSumExp", m, err, canon)
+		m, err = gpu.Var[T](s, x)
+		check(name+" Var", m, err, canon)
 		// Moves and sign-bit operations keep the NaN's bits.
 		m, err = gpu.Eval[T](s, "where(x > 1.5, y, x)", gpu.Vars{"x": x, "y": y})
 		check(name+" where", m, err, b(1), nb, b(1))

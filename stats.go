@@ -6,6 +6,7 @@ import (
 	"math/bits"
 
 	"github.com/go-gpu/gpu/dtype"
+	"github.com/go-gpu/gpu/internal/fp"
 	"github.com/go-gpu/gpu/internal/kernel"
 )
 
@@ -218,7 +219,7 @@ func momentStat[R Float, T Elem](s *Stream, a *Array[T], op kernel.StatOp, opts 
 		}
 	}
 	if n == 0 {
-		v := math.NaN()
+		v := math.Float64frombits(fp.NaN64Bits) // canonical, rounded to the output type
 		if op == kernel.StatLogSumExp {
 			v = math.Inf(-1)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/go-gpu/gpu/backend"
 	"github.com/go-gpu/gpu/backend/cpu"
 	"github.com/go-gpu/gpu/dtype"
+	"github.com/go-gpu/gpu/internal/fp"
 	"github.com/go-gpu/gpu/ptx/gomath"
 )
 
@@ -267,19 +268,6 @@ func statLog[F statFloat](x F) F {
 
 func statSqrt[F statFloat](x F) F { return F(math.Sqrt(float64(x))) } // exact in either type
 
-func statIsNaN[F statFloat](x F) bool { return x != x }
-
-// statMax is max with NaN propagated.
-func statMax[F statFloat](x, y F) F {
-	switch {
-	case statIsNaN(x) || statIsNaN(y):
-		return x + y
-	case x > y:
-		return x
-	}
-	return y
-}
-
 // merge folds state o into s (both of the same kind).
 func (s *statState[F]) merge(o statState[F], moments bool) {
 	if moments {
@@ -298,7 +286,7 @@ func (s *statState[F]) merge(o statState[F], moments bool) {
 		s.cnt = n
 		return
 	}
-	m := statMax(s.a, o.a)
+	m := fp.Max(s.a, o.a)
 	var t F
 	if !math.IsInf(float64(s.a), -1) {
 		t = s.b * statExp(s.a-m)
@@ -334,7 +322,7 @@ func statFold[F statFloat](xs []F, moments bool) statState[F] {
 	}
 	m := F(math.Inf(-1))
 	for _, x := range xs {
-		m = statMax(m, x)
+		m = fp.Max(m, x)
 	}
 	var s F
 	if !math.IsInf(float64(m), -1) {
@@ -345,8 +333,10 @@ func statFold[F statFloat](xs []F, moments bool) statState[F] {
 	return statState[F]{cnt: int64(len(xs)), a: m, b: s}
 }
 
-// storeFloat stores v as element i of b (type t), rounding to nearest even.
+// storeFloat stores v as element i of b (type t), rounding to nearest even; a NaN as
+// the canonical NaN (internal/fp's policy, which the GPU's arithmetic follows).
 func storeFloat[F statFloat](b []byte, t dtype.DType, i int, v F) {
+	v = fp.Canon(v)
 	switch t {
 	case dtype.Float16:
 		binary.LittleEndian.PutUint16(b[2*i:], dtype.Float16FromFloat32(float32(v)))
@@ -406,7 +396,7 @@ func finishValue[F statFloat](r *RowStat, st statState[F], arg float64) F {
 	case StatVar, StatStd:
 		den := F(st.cnt) - F(arg)
 		if den <= 0 {
-			return F(math.NaN())
+			return fp.NaN[F]()
 		}
 		v := st.b / den
 		if r.Op == StatStd {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-gpu/gpu/backend"
 	"github.com/go-gpu/gpu/dtype"
+	"github.com/go-gpu/gpu/internal/fp"
 	"github.com/go-gpu/gpu/ptx"
 )
 
@@ -698,7 +699,7 @@ func (g *statGen) finishValue(st statReg) ptx.Reg {
 		if r.Op == StatStd {
 			f.Sqrt(v, v)
 		}
-		f.Selp(v, g.imm(math.NaN()), v, f.Setp(ptx.Le, den, g.imm(0)))
+		f.Selp(v, g.imm(math.Float64frombits(fp.NaN64Bits)), v, f.Setp(ptx.Le, den, g.imm(0))) // canonical in either type
 	default: // StatLogSumExp
 		l := f.Math(ptx.Log, st.b)
 		f.Add(v, st.a, l)
