@@ -23,15 +23,7 @@ func TestHalfSumSimt(t *testing.T) {
 }
 
 func testHalfSumSimt[T gpu.HalfFloat](t *testing.T) {
-	d, err := simGPU()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := d.NewStream()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	_, s := simStream(t)
 	// Shapes whose loops run several unrolled iterations and a cascade: a split
 	// whole-array sum, long rows, a long axis 0 of 8-element vectors, short ones.
 	for _, c := range []struct {

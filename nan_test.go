@@ -62,15 +62,7 @@ func TestNaNPolicy(t *testing.T) {
 		if testing.Short() {
 			t.Skip("the simulator is slow")
 		}
-		d, err := simGPU()
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := d.NewStream()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
+		d, s := simStream(t)
 		// A shorter long array, split across blocks all the same: the reductions from
 		// 2^12 elements (the scans take 8192 elements a block).
 		tu := d.Tuning()
