@@ -1,9 +1,11 @@
 package gpu
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
+	"github.com/go-gpu/gpu/backend"
 	"github.com/go-gpu/gpu/internal/kernel"
 )
 
@@ -89,6 +91,20 @@ func concatInto(s *Stream, out *header, parts []*header, axis int) error {
 		}
 		wide = keep
 	}
+	if outer > 1 && !tu.RowsKernel {
+		// Blocks of wide rows: one pitched driver copy each where the stream has it.
+		keep := wide[:0]
+		for _, w := range wide {
+			ok, err := concatCopy2D(s, out, w.h, w.cols, w.lds, w.doff, outer, ldd)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				keep = append(keep, w)
+			}
+		}
+		wide = keep
+	}
 	for len(wide) > 0 {
 		batch := wide[:min(len(wide), kernel.ConcatMaxInputs)]
 		wide = wide[len(batch):]
@@ -142,6 +158,41 @@ func concatInto(s *Stream, out *header, parts []*header, axis int) error {
 		}
 	}
 	return nil
+}
+
+// concatMemcpyMinRow is the shortest row (bytes) that concatCopy2D copies: narrower
+// rows go to the kernel, which spreads several of them over a block.
+const concatMemcpyMinRow = 4096
+
+// concatCopy2D copies the rows rows of part p (cols elements each, lds apart) into out
+// (ldd elements apart) from column doff, with one pitched copy of the stream's backend
+// (backend.Copier2D: cuMemcpy2DAsync), and reports whether it did: false, with nothing
+// enqueued, for a backend without it, memory of another device, rows narrower than
+// concatMemcpyMinRow or pitches the driver doesn't take (2^31 bytes and more).
+func concatCopy2D(s *Stream, out, p *header, cols, lds, doff, rows, ldd int) (bool, error) {
+	c, ok := s.be.(backend.Copier2D)
+	size := out.dt.Size()
+	width, spitch, dpitch := int64(cols*size), int64(lds*size), int64(ldd*size)
+	if !ok || p.buf.a.dev != out.buf.a.dev || width < concatMemcpyMinRow || spitch < width || dpitch < width ||
+		spitch >= 1<<31 || dpitch >= 1<<31 {
+		return false, nil
+	}
+	soff := p.buf.off + int64(p.off*size)
+	doffB := out.buf.off + int64((out.off+doff)*size)
+	sn, dn := int64(rows-1)*spitch+width, int64(rows-1)*dpitch+width
+	uses := []use{{a: out.buf.a, mode: Write, off: doffB, n: dn}, {a: p.buf.a, mode: Read, off: soff, n: sn}}
+	refused := false
+	_, err := s.trackedScope(uses, func() error {
+		err := c.Copy2D(out.buf.a.mem, doffB, dpitch, p.buf.a.mem, soff, spitch, width, int64(rows))
+		if errors.Is(err, ErrNotSupported) || errors.Is(err, ErrInvalidValue) {
+			refused = true // before anything was enqueued: the kernel copies it
+		}
+		return err
+	}, false)
+	if refused {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // sliceAlong returns the view of h with n elements from start along axis.

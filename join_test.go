@@ -352,7 +352,8 @@ func TestTileRepeatRollPad(t *testing.T) {
 
 // TestConcatenateTunings checks Concatenate under every Tuning.Concat choice (on CUDA:
 // rows paired or not, odd row counts, a block per row, one row per block of the grid's
-// y, axis 0 by the kernel or by driver copies).
+// y, axis 0 by the kernel or by driver copies, rows by the kernel or by pitched driver
+// copies, those of the CPU backend too).
 func TestConcatenateTunings(t *testing.T) {
 	rng := rand.New(rand.NewPCG(35, 36))
 	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
@@ -361,6 +362,7 @@ func TestConcatenateTunings(t *testing.T) {
 		for _, ct := range []gpu.ConcatTuning{
 			{Rows: 1, BlocksPerSM: 32}, {Rows: 2, BlocksPerSM: 32}, {Rows: 2, BlocksPerSM: 0},
 			{Rows: 2, BlocksPerSM: 1}, {Rows: 1, BlocksPerSM: 0, Axis0Kernel: true}, {Rows: 2, BlocksPerSM: 32, Axis0Kernel: true},
+			{Rows: 1, BlocksPerSM: 32, RowsKernel: true}, {Rows: 2, BlocksPerSM: 32, RowsKernel: true}, {Rows: 2, BlocksPerSM: 0, RowsKernel: true},
 		} {
 			tu := orig
 			tu.Concat = ct
