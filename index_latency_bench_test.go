@@ -97,6 +97,9 @@ func BenchmarkIndexExposed(b *testing.B) {
 		{"addat/float32/many/wrap", func() error { return gpu.AddAt(s, bins, bidx, vals, gpu.WithMode(gpu.ModeWrap)) }},
 		{"bincount/many", func() error { return freeing(gpu.Bincount(ctx, s, bidx, nb)) }},
 		{"bincount/many/bins", func() error { return freeing(gpu.Bincount(ctx, s, bidx, nb, gpu.Bins(nb))) }},
+		// Bincount's first pass (without Bins): the largest of 2^26 int64 values, 512
+		// MiB read, about 128 µs at the copy bandwidth.
+		{"max/int64/2^26", func() error { return freeing(gpu.Max(s, bidx)) }},
 		{"concat/float32/axis0", func() error { return freeing(gpu.Concatenate(s, parts[0], 0)) }},
 		{"concat/float32/axis1", func() error { return freeing(gpu.Concatenate(s, parts[1], 1)) }},
 	}
