@@ -220,6 +220,7 @@ func TestIndexDriverCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer SetConcatMemcpyMin(4096, 1<<20)() // concat1's inputs: 1 MiB
 	names, ops := hostCostOps(t, s)
 	want := map[string]map[string]int{
 		"concat1":       {"Copy2D": 2},

@@ -408,12 +408,14 @@ func TestConcatenateTunings(t *testing.T) {
 }
 
 // TestConcatenateRowCopies checks the pitched copies of Concatenate (rows of 4 KiB and
-// more, Tuning.Concat.RowsKernel false) against the kernel and NumPy's result: odd row
+// more, Tuning.Concat.RowsKernel false; any input size here) against the kernel and
+// NumPy's result: odd row
 // counts, row lengths that aren't multiples of 16 bytes, inputs that are column slices
 // of wider arrays (a row pitch above the row), mixed with narrow and non-contiguous
 // inputs, 3-D arrays joined on their last two axes, into outputs whose blocks were
 // freed (poisoned on the CPU backend) just before; the inputs unchanged.
 func TestConcatenateRowCopies(t *testing.T) {
+	defer gpu.SetConcatMemcpyMin(4096, 1)() // inputs of every size here
 	rng := rand.New(rand.NewPCG(37, 38))
 	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
 		orig := d.Tuning()

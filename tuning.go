@@ -124,8 +124,9 @@ type ConcatTuning struct {
 	Axis0Kernel bool
 	// RowsKernel copies inputs of several rows (joined on any axis but the first) with
 	// the kernel, up to eight inputs in one launch, instead of one pitched driver copy
-	// (cuMemcpy2DAsync) for each input whose rows are at least 4 KiB (narrower ones
-	// always go to the kernel, as do those of a backend without such copies). Default
+	// (cuMemcpy2DAsync) for each input of 4 MiB or more whose rows are at least 4 KiB
+	// (the others always go to the kernel, as do those of a backend without such
+	// copies). Default
 	// false: the driver's copies, expected as fast as its 1-D copy (97.9% of the copy
 	// bandwidth on axis 0 against the kernel's 91.3% on axis 1); to be measured on the
 	// H200 against the kernel.
