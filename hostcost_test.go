@@ -2,9 +2,6 @@ package gpu
 
 import (
 	"context"
-	"fmt"
-	"sort"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -149,15 +146,6 @@ func (m *countMem) Size() int64                                   { return m.siz
 func (m *countMem) Kind() backend.MemKind                         { return m.kind }
 func (m *countMem) Host() []byte                                  { return m.host }
 
-func fmtCounts(n map[string]int, calls int) string {
-	var out []string
-	for k, v := range n {
-		out = append(out, fmt.Sprintf("%s:%g", k, float64(v)/float64(calls)))
-	}
-	sort.Strings(out)
-	return strings.Join(out, " ")
-}
-
 // hostCostOps returns the operations whose host cost the probes measure, at sizes
 // whose outputs the block cache serves (no allocation in the steady state but the
 // operations' own).
@@ -273,6 +261,10 @@ func TestIndexDriverCalls(t *testing.T) {
 	run("concat1/k", ops["concat1"])
 }
 
+// BenchmarkHostCost measures the runtime's own host time per call of the index
+// operations on the counting fake CUDA device (the driver's time comes on top), and
+// prelaunch-ns/op: the part before the first enqueued operation, which gpubench's
+// GPU-mode rows (one call between two events) count as device time.
 func BenchmarkHostCost(b *testing.B) {
 	cd := newCountDev()
 	d, err := NewDevice(cd)
@@ -296,7 +288,7 @@ func BenchmarkHostCost(b *testing.B) {
 				}
 				pre += cd.first.Sub(t1)
 			}
-			b.ReportMetric(float64(pre.Nanoseconds())/float64(b.N), "ns-prelaunch/op")
+			b.ReportMetric(float64(pre.Nanoseconds())/float64(b.N), "prelaunch-ns/op")
 			s.Synchronize(context.Background())
 		})
 	}
