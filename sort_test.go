@@ -592,12 +592,15 @@ func TestSortSegments(t *testing.T) {
 		rng := rand.New(rand.NewPCG(21, 7))
 		def := gpu.SortConfigFromEnv(func(string) string { return "" })
 		for _, c := range []gpu.SortConfig{
-			{Items4: 4, Items8: 4, Block4: 4, Block8: 4, Lookback: 1, HistItems: 2, SegMax: 2048, Rank: kernel.RankAtomicOr, LoadFence: true},
+			{Items4: 4, Items8: 4, Block4: 4, Block8: 4, Lookback: 1, HistItems: 2, SegMax: 2048, Rank: kernel.RankAtomicOr, LoadFence: true,
+				LeanLookback: true, HistLean: true},
 			{Items4: 5, Items8: 3, Block4: 2, Block8: 2, Lookback: 32, HistItems: 1, SegMax: 3 * 1280, Rank: kernel.RankMatch},
 			{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 4, HistItems: 8, SegMax: 3 * 4096, LoadFence: true, SmallItems: 3},
+			{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 16, HistItems: 8, SegMax: 3 * 4096, LoadFence: true, SmallItems: 3,
+				SmallLookback: 2, LeanLookback: true, HistLean: true},
 		} {
 			old := gpu.SetSortConfig(c)
-			t.Run(fmt.Sprintf("items%d-lb%d-seg%d-%v", c.Items4, c.Lookback, c.SegMax, c.Rank), func(t *testing.T) {
+			t.Run(fmt.Sprintf("items%d-lb%d-seg%d-%v-lean=%v", c.Items4, c.Lookback, c.SegMax, c.Rank, c.LeanLookback), func(t *testing.T) {
 				for _, sh := range [][2]int{{1, 20000}, {1, 50001}, {3, 9000}, {7, 1500}, {40, 100}} {
 					rows, n := sh[0], sh[1]
 					checkSorted(t, s, stGen[float32](rng, rows*n, patSpecial), []int{rows, n}, false)
