@@ -614,3 +614,31 @@ func TestSortSegments(t *testing.T) {
 		gpu.SetSortConfig(def)
 	})
 }
+
+// The sort configuration's environment variables: defaults, overrides, and values a
+// variable can't take leaving the default.
+func TestSortConfigFromEnv(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		return func(k string) string {
+			for i := 0; i+1 < len(kv); i += 2 {
+				if kv[i] == k {
+					return kv[i+1]
+				}
+			}
+			return ""
+		}
+	}
+	def := gpu.SortConfigFromEnv(env())
+	if !def.LeanLookback || !def.HistLean || def.SmallItems != 8 || def.SmallLookback != 32 || def.Lookback != 16 || def.Rank != kernel.RankBallot {
+		t.Fatalf("defaults: %+v", def)
+	}
+	c := gpu.SortConfigFromEnv(env("GPU_SORT_LOOKBACK_LEAN", "0", "GPU_SORT_HIST_LEAN", "off", "GPU_SORT_SMALL_ITEMS", "0",
+		"GPU_SORT_SMALL_LOOKBACK", "0", "GPU_SORT_RANK", "or", "GPU_SORT_LOOKBACK", "8"))
+	if c.LeanLookback || c.HistLean || c.SmallItems != 0 || c.SmallLookback != 0 || c.Rank != kernel.RankAtomicOr || c.Lookback != 8 {
+		t.Fatalf("overrides: %+v", c)
+	}
+	c = gpu.SortConfigFromEnv(env("GPU_SORT_LOOKBACK_LEAN", "maybe", "GPU_SORT_SMALL_LOOKBACK", "3", "GPU_SORT_SMALL_ITEMS", "17"))
+	if c != def {
+		t.Fatalf("bad values: %+v, want the defaults %+v", c, def)
+	}
+}
