@@ -417,8 +417,13 @@ func init() {
 // sortConfigFromEnv returns the default configuration with the environment's
 // overrides: GPU_SORT_ITEMS (pass items for keys of up to 4 bytes, 4 to 24),
 // GPU_SORT_ITEMS8 (4 to 16), GPU_SORT_LOOKBACK (1 to 32), GPU_SORT_MINBLOCKS (0 to 8:
-// .minnctapersm of the passes; by default none: ptxas 11.8 and 13.0 give the default
-// passes 72 to 80 registers, three blocks per multiprocessor, 64 with match.any, four),
+// .minnctapersm of the passes; default 4: with the lean look-back ptxas 13.0 fits the
+// default passes of every key type, with indices or payloads, in 64 registers without
+// spills, four blocks per multiprocessor (the H200's profile of the 2^28 float32 pass
+// had three at 78 registers, 37.5% of the warps, and no warp eligible 37.5% of the
+// cycles); ptxas 11.8 spills 4 bytes in float64 argsort's; the atomic-OR ranking
+// spills 32 bytes under 4: GPU_SORT_RANK=or wants GPU_SORT_MINBLOCKS=0; 0: none,
+// 74 to 78 registers, three blocks),
 // GPU_SORT_RANK (the ranking's peer search: ballot,
 // eight ballots; match, match.any.sync; or, shared-memory atomic OR; GPU_SORT_MATCH=1
 // is match), GPU_SORT_LOADFENCE=0 (let ptxas schedule the key loads into the ranking:
@@ -436,7 +441,7 @@ func init() {
 // default 1: RadixHist.Lean).
 func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 16, HistItems: 8, SegMax: kernel.SortSegmentMax,
-		LoadFence: true, SmallItems: 8, SmallLookback: 32, LeanLookback: true, HistLean: true}
+		LoadFence: true, MinBlocks: 4, SmallItems: 8, SmallLookback: 32, LeanLookback: true, HistLean: true}
 	if v, err := strconv.Atoi(getenv("GPU_SORT_ITEMS")); err == nil && v >= 4 && v <= 24 {
 		c.Items4 = v
 	}

@@ -629,7 +629,8 @@ func TestSortConfigFromEnv(t *testing.T) {
 		}
 	}
 	def := gpu.SortConfigFromEnv(env())
-	if !def.LeanLookback || !def.HistLean || def.SmallItems != 8 || def.SmallLookback != 32 || def.Lookback != 16 || def.Rank != kernel.RankBallot {
+	if !def.LeanLookback || !def.HistLean || def.SmallItems != 8 || def.SmallLookback != 32 || def.Lookback != 16 || def.Rank != kernel.RankBallot ||
+		def.MinBlocks != 4 {
 		t.Fatalf("defaults: %+v", def)
 	}
 	c := gpu.SortConfigFromEnv(env("GPU_SORT_LOOKBACK_LEAN", "0", "GPU_SORT_HIST_LEAN", "off", "GPU_SORT_SMALL_ITEMS", "0",
