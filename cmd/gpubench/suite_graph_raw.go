@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/go-gpu/gpu/backend/cuda/cu"
 	"github.com/go-gpu/gpu/bench"
@@ -31,6 +32,14 @@ import (
 //   - raw/graph/launch/10ops/512x1000/cuGraphLaunch/block128: the same graph with 1000
 //     blocks of 128 threads (the same one vector a thread, twice the blocks spread
 //     over the SMs): whether Eval's geometry is the better one at this size.
+//   - raw/graph/launch/10ops/512x1000/cuGraphLaunch/pdl: the same graph with
+//     programmatic dependent launch (compute capability 9.0+, skipped below): each
+//     kernel's PTX begins with griddepcontrol.launch_dependents and
+//     griddepcontrol.wait, and each is launched with cuLaunchKernelEx and
+//     CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, so that the next kernel's
+//     blocks are scheduled while the one before runs and start the moment it
+//     completes: how much of a ten-kernel graph is launch latency between kernels,
+//     that our kernels could take back.
 //   - raw/graph/launch/10empty/cuGraphLaunch: a graph of ten empty kernels (one
 //     thread each) launched and synchronized: the floor of any ten-kernel graph; the
 //     ten-operation graph over it is the kernels' own time.
@@ -50,6 +59,7 @@ type rawTenOps struct {
 	fns   [10]cu.Function
 	cfg   [10][2]uint32 // grid, block
 	x, y  uint64
+	pdl   bool // programmatic dependent launch
 	graph cu.Graph
 	exec  cu.GraphExec
 }
@@ -76,12 +86,17 @@ func rawEWSpec(toY bool, src string) (*kernel.Elementwise, error) {
 // setup loads the ten kernels and allocates x (0.5 everywhere) and y (zeros); block
 // 0 keeps Geometry's launch, another block size spreads the same threads over more or
 // fewer blocks.
-func (k *rawTenOps) setup(r *raw, env *bench.Env, block uint32) (err error) {
+func (k *rawTenOps) setup(r *raw, env *bench.Env, block uint32, pdl bool) (err error) {
 	d, err := devOf(env)
 	if err != nil {
 		return err
 	}
 	info := d.dev.Info()
+	if pdl && info.ComputeMajor < 9 {
+		return fmt.Errorf("programmatic dependent launch needs compute capability 9.0, %s has %d.%d: %w",
+			info.Name, info.ComputeMajor, info.ComputeMinor, bench.ErrSkip)
+	}
+	k.pdl = pdl
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, k.free(r))
@@ -105,6 +120,11 @@ func (k *rawTenOps) setup(r *raw, env *bench.Env, block uint32) (err error) {
 		src, entry, err := sp.PTX(info.ComputeMajor, info.ComputeMinor)
 		if err != nil {
 			return err
+		}
+		if pdl {
+			if src, err = withGridDepControl(src); err != nil {
+				return err
+			}
 		}
 		m, err := r.ctx.ModuleLoadData(append([]byte(src), 0))
 		if err != nil {
@@ -145,11 +165,37 @@ func (k *rawTenOps) launchOps(r *raw) error {
 		binary.LittleEndian.PutUint64(blob[0:], out)
 		binary.LittleEndian.PutUint64(blob[16:], in)
 		c := k.cfg[i]
-		if err := r.ctx.LaunchKernel(k.fns[i], [3]uint32{c[0], 1, 1}, [3]uint32{c[1], 1, 1}, 0, r.s, blob[:], offs); err != nil {
+		var err error
+		if k.pdl {
+			err = r.ctx.LaunchKernelEx(k.fns[i], [3]uint32{c[0], 1, 1}, [3]uint32{c[1], 1, 1}, 0, r.s, blob[:], offs, pdlAttrs[:])
+		} else {
+			err = r.ctx.LaunchKernel(k.fns[i], [3]uint32{c[0], 1, 1}, [3]uint32{c[1], 1, 1}, 0, r.s, blob[:], offs)
+		}
+		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// pdlAttrs are the launch attributes of a programmatic dependent launch.
+var pdlAttrs = [1]cu.LaunchAttribute{{ID: cu.LaunchAttributeProgrammaticStreamSerialization, Value: [8]uint64{1}}}
+
+// withGridDepControl returns the PTX module src (one entry) with the entry's body
+// starting with griddepcontrol.launch_dependents (the next kernel may be scheduled
+// once every block got here) and griddepcontrol.wait (this kernel reads nothing until
+// the one before it has completed and its writes are visible): PTX ISA 7.8, sm_90.
+func withGridDepControl(src string) (string, error) {
+	i := strings.Index(src, ".entry ")
+	if i < 0 {
+		return "", fmt.Errorf("no entry in the kernel's PTX")
+	}
+	j := strings.Index(src[i:], "\n{\n")
+	if j < 0 {
+		return "", fmt.Errorf("no body in the kernel's PTX")
+	}
+	at := i + j + len("\n{\n")
+	return src[:at] + "\tgriddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;\n" + src[at:], nil
 }
 
 // launchEmpties enqueues ten empty kernels on the raw stream.
@@ -208,12 +254,12 @@ func (k *rawTenOps) free(r *raw) error {
 // group of graph/launch and graph/eager.
 func registerRawGraphs(group, eagerRaw string) {
 	const bytes = 10 * 2 * rawGraphN * 4
-	ops := func(name string, block uint32) {
+	ops := func(name string, block uint32, pdl bool) {
 		var k rawTenOps
 		registerRaw(rawSpec{
 			Name: name, Interleave: group, Bytes: bytes,
 			Setup: func(r *raw, env *bench.Env) error {
-				if err := k.setup(r, env, block); err != nil {
+				if err := k.setup(r, env, block, pdl); err != nil {
 					return err
 				}
 				return k.capture(r, k.launchOps)
@@ -222,8 +268,9 @@ func registerRawGraphs(group, eagerRaw string) {
 			Body:     func(r *raw) error { return errors.Join(k.launchGraph(r), r.syncStream()) },
 		})
 	}
-	ops("raw/graph/launch/10ops/512x1000/cuGraphLaunch", 0)
-	ops("raw/graph/launch/10ops/512x1000/cuGraphLaunch/block128", 128)
+	ops("raw/graph/launch/10ops/512x1000/cuGraphLaunch", 0, false)
+	ops("raw/graph/launch/10ops/512x1000/cuGraphLaunch/block128", 128, false)
+	ops("raw/graph/launch/10ops/512x1000/cuGraphLaunch/pdl", 0, true)
 	var e rawTenOps
 	registerRaw(rawSpec{
 		Name: "raw/graph/launch/10empty/cuGraphLaunch", Interleave: group,
@@ -234,7 +281,7 @@ func registerRawGraphs(group, eagerRaw string) {
 	var k rawTenOps
 	registerRaw(rawSpec{
 		Name: eagerRaw, Interleave: group, Bytes: bytes,
-		Setup:    func(r *raw, env *bench.Env) error { return k.setup(r, env, 0) },
+		Setup:    func(r *raw, env *bench.Env) error { return k.setup(r, env, 0, false) },
 		Teardown: func(r *raw) error { return k.free(r) },
 		Body:     func(r *raw) error { return errors.Join(k.launchOps(r), r.syncStream()) },
 	})

@@ -2,11 +2,17 @@ package main
 
 import (
 	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"unsafe"
 
 	"github.com/go-gpu/gpu"
 	"github.com/go-gpu/gpu/internal/ptxsim"
+	"github.com/go-gpu/gpu/internal/testenv"
 )
 
 // TestRawGraphKernels runs the raw graph baselines' ten kernels (rawEWSpec's PTX, with
@@ -95,5 +101,46 @@ func TestRawGraphKernels(t *testing.T) {
 	}
 	if xs[0] == sx[0] {
 		t.Errorf("x[0] unchanged (%v): the kernels did not run", sx[0])
+	}
+}
+
+// TestGridDepControl: the programmatic-dependent-launch variant of the raw kernels
+// starts each body with the two griddepcontrol instructions and is valid PTX for sm_90
+// (assembled with ptxas where the environment has one).
+func TestGridDepControl(t *testing.T) {
+	var srcs []string
+	for _, op := range graphOps {
+		sp, err := rawEWSpec(op.toY, op.src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, entry, err := sp.PTX(9, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := withGridDepControl(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := got[strings.Index(got, ".entry "+entry):]
+		body = body[strings.Index(body, "\n{\n")+3:]
+		if !strings.HasPrefix(body, "\tgriddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;\n") {
+			t.Fatalf("%s: the body starts %q", op.src, body[:min(len(body), 80)])
+		}
+		if strings.Count(got, "griddepcontrol") != 2 || len(got) != len(src)+len("\tgriddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;\n") {
+			t.Fatalf("%s: more than the two instructions changed", op.src)
+		}
+		srcs = append(srcs, got)
+	}
+	ptxas := testenv.Ptxas(t)
+	dir := t.TempDir()
+	for i, src := range srcs {
+		in := filepath.Join(dir, "k"+strconv.Itoa(i)+".ptx")
+		if err := os.WriteFile(in, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command(ptxas, "-arch=sm_90", in, "-o", filepath.Join(dir, "k.cubin")).CombinedOutput(); err != nil {
+			t.Fatalf("ptxas %s: %v\n%s", graphOps[i].src, err, out)
+		}
 	}
 }
