@@ -527,7 +527,7 @@ func (g *gen) shared(elem types.Type, e *ast.CallExpr) value {
 	ptr := g.f.Reg(ptx.U32)
 	g.f.Mov(ptr, ptx.Sym(name))
 	return value{k: vSlice, t: types.NewSlice(elem), s: &sliceVal{
-		ptr: ptr, len: ptx.Int(n), cap: ptx.Int(n), space: ptx.Shared, os: &oset{}, elem: elem,
+		ptr: ptr, len: ptx.Int(n), cap: ptx.Int(n), len32: g.clamp32(ptx.Int(n)), space: ptx.Shared, os: &oset{}, elem: elem,
 	}}
 }
 

@@ -163,7 +163,7 @@ func (p *program) compile(params []kparam, warp bool, o compileOptions) (inst *i
 			g.f.Mov(cp, ln)
 			oss[i] = &oset{params: map[int]bool{i: true}}
 			g.fr.vars[ip.obj] = &variable{t: ip.t, v: value{k: vSlice, t: ip.t, s: &sliceVal{
-				ptr: gp, len: ln, cap: cp, space: ptx.Global, os: oss[i], elem: sliceElem(ip.t),
+				ptr: gp, len: ln, cap: cp, len32: g.clamp32(ln), space: ptx.Global, os: oss[i], elem: sliceElem(ip.t),
 			}}}
 			k += 2
 			continue

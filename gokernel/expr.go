@@ -548,9 +548,63 @@ func (g *gen) index64(v value, pos token.Pos) (ptx.Operand, bool) {
 
 // elemAddr returns the address of s[idx], checking the index.
 func (g *gen) elemAddr(s *sliceVal, idxExpr ast.Expr, pos token.Pos) ptx.Addr {
-	idx, signed := g.index64(g.expr(idxExpr), idxExpr.Pos())
+	v := g.expr(idxExpr)
+	if a, ok := g.elemAddr32(s, v, pos); ok {
+		return a
+	}
+	idx, signed := g.index64(v, idxExpr.Pos())
 	g.checkBound(kIndex, idx, s.len, signed, pos)
 	return g.addrOf(s, idx)
+}
+
+// clamp32 returns min(n, 2^31) as a u32 operand, for a slice's length n: a 32-bit
+// index i (an int32, or a narrower integer) is in range exactly when uint32(i) <
+// min(len, 2^31), one 32-bit compare (a negative i is 2^31 or more as a uint32).
+func (g *gen) clamp32(n ptx.Operand) ptx.Operand {
+	if c, ok := intImm(n); ok {
+		return ptx.Int(min(uint64(c), 1<<31))
+	}
+	m := g.f.Reg(ptx.U64)
+	g.f.Min(m, n.(ptx.Reg).As(ptx.U64), ptx.Int(1<<31))
+	r := g.f.Reg(ptx.U32)
+	g.f.CvtRound(r, m, "")
+	return r
+}
+
+// elemAddr32 is elemAddr for an index of 32 bits or fewer held in a register
+// (int32 arithmetic, or a smaller type's): the check compares 32 bits with the
+// slice's len32, and the address is a widening multiply-add, where a 64-bit index
+// would cost a conversion, a 64-bit compare and 64-bit shifts and adds. A uint32
+// index (whose values reach 2^32-1) goes the 64-bit way.
+func (g *gen) elemAddr32(s *sliceVal, v value, pos token.Pos) (ptx.Addr, bool) {
+	ti, ok := scalarInfo(v.t)
+	r, isReg := v.op.(ptx.Reg)
+	if !ok || ti.float || ti.bool || !isReg || ti.reg.Bits() != 32 || (!ti.signed && ti.bits >= 32) {
+		return ptx.Addr{}, false
+	}
+	i32 := r.As(ptx.U32)
+	if g.checks {
+		p := g.f.Reg(ptx.Pred)
+		g.f.Op("setp.ge.u32", p, i32, s.len32)
+		st := g.site(pos, kIndex)
+		g.sites[st-1].signed = ti.signed
+		g.failTo(p, st, r, s.len)
+	}
+	size := int64(g.info(s.elem, token.NoPos).size)
+	if s.space == ptx.Shared {
+		a := g.f.Reg(ptx.U32)
+		g.f.Op("mad.lo.u32", a, i32, ptx.Int(size), s.ptr)
+		return ptx.Mem(a, 0), true
+	}
+	off := g.f.Reg(ptx.U64)
+	if ti.signed {
+		g.f.MulWide(off, r.As(ptx.S32), ptx.Int(size))
+	} else {
+		g.f.MulWide(off, i32, ptx.Int(size))
+	}
+	a := g.f.Reg(ptx.U64)
+	g.f.Add(a, s.ptr, off)
+	return ptx.Mem(a, 0), true
 }
 
 // checkBound fails at pos (kind k, values x and y) unless x < y (k == kIndex) or
@@ -659,6 +713,7 @@ func (g *gen) sliceExpr(e *ast.SliceExpr) value {
 	}
 	ns.len = g.sub64(hi, lo)
 	ns.cap = g.sub64(mx, lo)
+	ns.len32 = g.clamp32(ns.len)
 	return value{k: vSlice, t: g.typeOf(e), s: ns}
 }
 

@@ -41,6 +41,7 @@ type value struct {
 type sliceVal struct {
 	ptr      ptx.Reg
 	len, cap ptx.Operand
+	len32    ptx.Operand // min(len, 2^31) as a u32: the bound of 32-bit indices
 	space    ptx.Space
 	os       *oset
 	elem     types.Type
@@ -213,11 +214,12 @@ func (g *gen) newVar(obj types.Object, t types.Type, pos token.Pos) *variable {
 			v.v.d[i] = scalar(tInt, r)
 		}
 	case sliceElem(t) != nil:
-		ptr, ln, cp := g.f.Reg(ptx.U64), g.f.Reg(ptx.S64), g.f.Reg(ptx.S64)
-		v.v = value{k: vSlice, t: t, s: &sliceVal{ptr: ptr, len: ln, cap: cp, os: &oset{}, elem: sliceElem(t)}}
+		ptr, ln, cp, l32 := g.f.Reg(ptx.U64), g.f.Reg(ptx.S64), g.f.Reg(ptx.S64), g.f.Reg(ptx.U32)
+		v.v = value{k: vSlice, t: t, s: &sliceVal{ptr: ptr, len: ln, cap: cp, len32: l32, os: &oset{}, elem: sliceElem(t)}}
 		g.f.Mov(ptr, ptx.Int(0))
 		g.f.Mov(ln, ptx.Int(0))
 		g.f.Mov(cp, ptx.Int(0))
+		g.f.Mov(l32, ptx.Int(0))
 	default:
 		ti, ok := scalarInfo(t)
 		if !ok {
@@ -270,6 +272,7 @@ func (g *gen) assign(v *variable, x value, pos token.Pos) {
 		g.f.Mov(d.ptr, s.ptr)
 		g.f.Mov(d.len.(ptx.Reg), s.len)
 		g.f.Mov(d.cap.(ptx.Reg), s.cap)
+		g.f.Mov(d.len32.(ptx.Reg), s.len32)
 		union(d.os, s.os)
 	default:
 		g.f.Mov(v.v.op.(ptx.Reg), x.op)
@@ -434,9 +437,9 @@ func (g *gen) copyValue(v value) value {
 		s := *v.s
 		s.ptr = g.f.Reg(v.s.ptr.Type())
 		g.f.Mov(s.ptr, v.s.ptr)
-		for _, o := range []*ptx.Operand{&s.len, &s.cap} {
+		for _, o := range []*ptx.Operand{&s.len, &s.cap, &s.len32} {
 			if r, ok := (*o).(ptx.Reg); ok {
-				c := g.f.Reg(ptx.S64)
+				c := g.f.Reg(r.Type())
 				g.f.Mov(c, r)
 				*o = c
 			}

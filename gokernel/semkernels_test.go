@@ -324,5 +324,12 @@ func Failures(t kern.Thread, mode, at int, x []int32, out []int32) {
 		var u uint
 		s := x[u+3:]
 		out[i] = s[len(s)+int(u)]
+	case 10:
+		out[i] = x[int32(i-at)-1] // a 32-bit index, -1
+	case 11:
+		out[i] = x[int32(len(x))] // a 32-bit index one past the end
+	case 12:
+		s := x[3:]
+		out[i] = s[int16(len(s))] // a 16-bit index past a slice's end
 	}
 }
