@@ -167,7 +167,18 @@
 // of evaluation, up to the first other check or call with effects (which keeps the
 // first failure Go's). Across statements it doesn't: to keep several loads in flight
 // in a loop of dependent statements, load into variables first (gpubench's
-// gokernels.go has examples), or use Kernel.Unchecked.
+// gokernels.go has examples), or use Kernel.Unchecked. For the same reason a tuple
+// assignment's stores (a[i], b[j] = x, y) follow one another with no branch between
+// them: the elements' indices are checked, left to right, before the first store
+// (ptxas sinks a load to its first use, so a check between two stores would leave
+// each load waiting in turn). The first failure stays Go's, but a failing check
+// keeps the statement's earlier stores from happening, where Go makes them before
+// it panics.
+//
+// Why an int32 index is cheaper: an index of 32 bits or fewer (int32 arithmetic,
+// the CUDA programmer's int) is checked by one 32-bit compare with min(len, 2^31)
+// (computed once per slice) and addressed by one widening multiply-add; an int
+// index costs a 64-bit compare and 64-bit address arithmetic.
 //
 // Why int is 64-bit on the GPU too: it is Go's int. Index arithmetic in int costs
 // 64-bit integer instructions; a kernel that needs the last bit of integer throughput

@@ -470,8 +470,47 @@ func (g *gen) assignStmt(s *ast.AssignStmt) {
 	}
 	g.prefetchAll(s.Rhs)
 	vals := g.exprList(s.Rhs, len(s.Lhs))
-	for i, lhs := range s.Lhs {
-		g.store(lhs, vals[i], s.Tok == token.DEFINE)
+	if len(s.Lhs) > 1 {
+		g.tupleStore(s.Lhs, vals, s.Tok == token.DEFINE)
+		return
+	}
+	g.store(s.Lhs[0], vals[0], s.Tok == token.DEFINE)
+}
+
+// tupleStore is the second phase of a, b[i], c[j] = ...: the slice elements'
+// addresses (their index operands, then their checks, left to right) come before
+// any assignment, so that an index reads the variables as they were (i, x[i] = 1, 2
+// sets x[0], as Go does) and the stores follow one another with no branch between
+// them: ptxas sinks a load to its first use, and a check's branch between two
+// stores would leave each load waiting in turn. The first failure is Go's; a
+// failing check keeps the statement's earlier stores from happening, where Go
+// would have made them before panicking (the thread exits either way).
+func (g *gen) tupleStore(lhs []ast.Expr, vals []value, define bool) {
+	type elem struct {
+		sv   *sliceVal
+		addr ptx.Addr
+	}
+	elems := make([]*elem, len(lhs))
+	for i, l := range lhs {
+		ix, ok := ast.Unparen(l).(*ast.IndexExpr)
+		if !ok {
+			continue
+		}
+		sv := g.expr(ix.X)
+		if sv.k != vSlice {
+			g.fail(ix.Pos(), "a kernel indexes slices only")
+		}
+		elems[i] = &elem{sv: sv.s, addr: g.elemAddr(sv.s, ix.Index, ix.Lbrack)}
+	}
+	for i, l := range lhs {
+		e := elems[i]
+		if e == nil {
+			g.store(l, vals[i], define)
+			continue
+		}
+		g.access(e.sv, false, true)
+		ti := g.info(e.sv.elem, l.Pos())
+		g.f.St(e.sv.space, ptx.CacheDefault, ti.mem, e.addr, g.reg(g.convertTo(vals[i], e.sv.elem, l.Pos())))
 	}
 }
 

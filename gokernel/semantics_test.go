@@ -375,6 +375,12 @@ func TestControlFlow(t *testing.T) {
 	checkKernel(t, k, ControlFlow, linear(n, 128), a, make([]int64, n))
 }
 
+func TestTupleAssign(t *testing.T) {
+	k := newSem(t, TupleAssign)
+	n := 300
+	checkKernel(t, k, TupleAssign, linear(n, 64), edgeInts[int32](n), make([]int32, 3*n))
+}
+
 func TestBits(t *testing.T) {
 	k := newSem(t, Bits)
 	n := 300
