@@ -138,6 +138,27 @@
 // Kernel's own (per device and type arguments), not the device's cache of the
 // library's kernels, which package gpu keeps unexported.
 //
+// # Elementwise operations on arrays
+//
+// A scalar function in the subset (numbers in, a number out, no kern.Thread) becomes
+// an operation on arrays with NumPy's broadcasting, as NumPy's ufuncs and Numba's
+// @vectorize make one: NewFunc1 for func(X) R, NewFunc2 for func(X, Y) R.
+//
+//	func clampedSum(x, y float32) float32 { return min(max(x+y, 0), 10) }
+//
+//	f, err := gokernel.NewFunc2(src, clampedSum)
+//	z, err := f.Apply(s, x, y) // x (2, 3), y (3): z (2, 3)
+//
+// Apply returns a new contiguous array of the broadcast shape (gpu.BroadcastShapes);
+// Into writes a given one (out=, which may be an input). The inputs may be any views:
+// one of a single element is read as such (stride 0), a contiguous one of the
+// result's shape as it is, and any other (strided, or broadcast along some axes) is
+// first made a contiguous copy of its broadcast view (gpu.Contiguous: one more pass
+// over it). The operation's kernel is a grid-stride loop over the result, made here
+// and appended to the source, that calls the function (inlined on the GPU; the
+// Go function itself on the CPU backend); a failing check in the function is a
+// *Fault naming it.
+//
 // # On the CPU
 //
 // The CPU backend runs the Go function given to New through kern.Run: each block's
