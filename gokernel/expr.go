@@ -161,8 +161,9 @@ func (g *gen) binary(op token.Token, x, y value, t types.Type, pos token.Pos) va
 	if ti.bool {
 		g.fail(pos, "operator %s on bools", op)
 	}
-	a := g.reg(g.convertTo(x, t, pos))
-	b := g.convertTo(y, t, pos).op
+	xc, yc := g.convertTo(x, t, pos), g.convertTo(y, t, pos)
+	a := g.reg(xc)
+	b := yc.op
 	d := g.f.Reg(ti.reg)
 	switch op {
 	case token.ADD:
@@ -196,7 +197,7 @@ func (g *gen) binary(op token.Token, x, y value, t types.Type, pos token.Pos) va
 	case token.ADD, token.SUB, token.MUL, token.QUO, token.XOR, token.AND_NOT:
 		g.normalize(d, ti)
 	}
-	return scalar(t, d)
+	return g.arith(op, xc, yc, scalar(t, d), ti)
 }
 
 // divide returns a/b (rem: a%b) for integers with Go's semantics: a division by
@@ -357,7 +358,15 @@ func (g *gen) boolValue(e ast.Expr) ptx.Reg {
 	if b, ok := e.(*ast.BinaryExpr); ok {
 		switch b.Op {
 		case token.EQL, token.NEQ, token.LSS, token.LEQ, token.GTR, token.GEQ:
-			return g.compare(b.Op, g.expr(b.X), g.expr(b.Y), b.OpPos)
+			x, y := g.expr(b.X), g.expr(b.Y)
+			p := g.compare(b.Op, x, y, b.OpPos)
+			delete(g.cmps, b)
+			if ti, ok := scalarInfo(g.typeOf(b.X)); ok && !ti.float && !ti.bool {
+				if lx, ly := g.linOf(x), g.linOf(y); lx != nil && ly != nil {
+					g.cmps[b] = cmpLins{lx, ly}
+				}
+			}
+			return p
 		case token.LAND, token.LOR:
 			p := g.f.Reg(ptx.Pred)
 			no := g.f.NewLabel()
@@ -393,11 +402,15 @@ func (g *gen) condJump(e ast.Expr, target ptx.Label, when bool) {
 			if (x.Op == token.LAND) == when {
 				skip := g.f.NewLabel()
 				g.condJump(x.X, skip, !when)
+				g.pr.condEval++ // the right operand is evaluated conditionally
 				g.condJump(x.Y, target, when)
+				g.pr.condEval--
 				g.f.Place(skip)
 			} else {
 				g.condJump(x.X, target, when)
+				g.pr.condEval++
 				g.condJump(x.Y, target, when)
+				g.pr.condEval--
 			}
 			return
 		}
@@ -422,7 +435,7 @@ func (g *gen) convertTo(v value, t types.Type, pos token.Pos) value {
 }
 
 // convert is the conversion T(v) between numeric types.
-func (g *gen) convert(v value, t types.Type, pos token.Pos) value {
+func (g *gen) convert(v value, t types.Type, pos token.Pos) (out value) {
 	if v.k != vScalar {
 		if types.Identical(v.t.Underlying(), t.Underlying()) {
 			v.t = t
@@ -469,6 +482,10 @@ func (g *gen) convert(v value, t types.Type, pos token.Pos) value {
 		}
 	}
 	src := g.reg(v)
+	if !from.float && !to.float {
+		// An integer conversion keeps the value where it fits (prove.go).
+		defer func() { out = g.exact(out, g.linOf(v), to) }()
+	}
 	switch {
 	case from.reg == to.reg && !to.small():
 		return scalar(t, src) // same register type (int32 -> rune, int -> int64)
@@ -553,7 +570,10 @@ func (g *gen) elemAddr(s *sliceVal, idxExpr ast.Expr, pos token.Pos) ptx.Addr {
 		return a
 	}
 	idx, signed := g.index64(v, idxExpr.Pos())
-	g.checkBound(kIndex, idx, s.len, signed, pos)
+	if !g.checks || !g.proven(v, s.len) {
+		g.checkBound(kIndex, idx, s.len, signed, pos)
+		g.pushFact(g.linOf(v), g.linOf(scalar(tInt, s.len)), true)
+	}
 	return g.addrOf(s, idx)
 }
 
@@ -583,7 +603,8 @@ func (g *gen) elemAddr32(s *sliceVal, v value, pos token.Pos) (ptx.Addr, bool) {
 		return ptx.Addr{}, false
 	}
 	i32 := r.As(ptx.U32)
-	if g.checks {
+	if g.checks && !g.proven(v, s.len) {
+		g.pushFact(g.linOf(v), g.linOf(scalar(tInt, s.len)), true)
 		p := g.f.Reg(ptx.Pred)
 		g.f.Op("setp.ge.u32", p, i32, s.len32)
 		st := g.site(pos, kIndex)

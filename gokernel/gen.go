@@ -34,6 +34,8 @@ type value struct {
 	op ptx.Operand // vScalar: a register or an immediate
 	s  *sliceVal   // vSlice
 	d  []value     // vDim: X, Y, Z (int scalars)
+
+	lin *linear // an integer's affine form, where known (prove.go)
 }
 
 // sliceVal is a slice: its address (64-bit global, or 32-bit shared), length and
@@ -76,8 +78,10 @@ func union(a, b *oset) {
 
 // variable is a local variable (or a parameter, or a result) of an inlined frame.
 type variable struct {
-	t types.Type
-	v value // its registers (scalar, slice or Dim), or the Thread
+	t      types.Type
+	v      value   // its registers (scalar, slice or Dim), or the Thread
+	single bool    // assigned only where declared (prove.go)
+	last   *irange // the range of the value assigned last, where known
 }
 
 // loop is an enclosing for or switch statement, for break and continue.
@@ -125,6 +129,9 @@ type gen struct {
 	warpDone    bool
 	accesses    []access
 	depth       int
+
+	pr   prover                      // bounds-check elimination (prove.go)
+	cmps map[*ast.BinaryExpr]cmpLins // integer comparisons' operands
 }
 
 // bail aborts compilation with an error at pos (caught by compile).
@@ -202,7 +209,7 @@ var (
 
 // newVar makes a variable of type t in the current frame, zeroed.
 func (g *gen) newVar(obj types.Object, t types.Type, pos token.Pos) *variable {
-	v := &variable{t: t}
+	v := &variable{t: t, single: obj != nil && g.pr.single[obj]}
 	switch {
 	case isThread(t):
 		v.v = value{k: vThread, t: t}
@@ -277,6 +284,7 @@ func (g *gen) assign(v *variable, x value, pos token.Pos) {
 	default:
 		g.f.Mov(v.v.op.(ptx.Reg), x.op)
 	}
+	g.assigned(v, x)
 }
 
 func spaceName(s ptx.Space) string {
@@ -304,9 +312,11 @@ func (g *gen) lookup(obj types.Object, pos token.Pos) *variable {
 // ---- statements ----
 
 func (g *gen) block(list []ast.Stmt) {
-	for _, s := range list {
-		g.stmt(s)
-	}
+	g.scope(func() {
+		for _, s := range list {
+			g.stmt(s)
+		}
+	})
 }
 
 func (g *gen) stmt(s ast.Stmt) {
@@ -431,7 +441,11 @@ func (g *gen) copyValue(v value) value {
 		if r, ok := v.op.(ptx.Reg); ok {
 			c := g.f.Reg(r.Type())
 			g.f.Mov(c, r)
-			return scalar(v.t, c)
+			out := scalar(v.t, c)
+			if ti, ok := scalarInfo(v.t); ok && !ti.float && !ti.bool {
+				out = g.exact(out, g.linOf(v), ti) // the same value
+			}
+			return out
 		}
 	case vSlice:
 		s := *v.s
@@ -600,7 +614,10 @@ func (g *gen) ifStmt(s *ast.IfStmt) {
 	}
 	els, end := g.f.NewLabel(), g.f.NewLabel()
 	g.condJump(s.Cond, els, false)
-	g.block(s.Body.List)
+	g.scope(func() {
+		g.guardFacts(s.Cond)
+		g.block(s.Body.List)
+	})
 	if s.Else != nil {
 		g.f.Bra(end)
 	}
@@ -620,26 +637,51 @@ func (g *gen) pushLoop(label string, isSwitch bool) *loop {
 func (g *gen) popLoop() { g.fr.loops = g.fr.loops[:len(g.fr.loops)-1] }
 
 func (g *gen) forStmt(s *ast.ForStmt, label string) {
-	if s.Init != nil {
-		g.stmt(s.Init)
-	}
-	l := g.pushLoop(label, false)
-	top := g.f.NewLabel()
-	g.f.Place(top)
-	if s.Cond != nil {
-		g.condJump(s.Cond, l.brk, false)
-	}
-	g.block(s.Body.List)
-	g.f.Place(l.cont)
-	if s.Post != nil {
-		g.stmt(s.Post)
-	}
-	g.f.Bra(top)
-	g.f.Place(l.brk)
-	g.popLoop()
+	g.scope(func() {
+		if s.Init != nil {
+			g.stmt(s.Init)
+		}
+		var nodes []ast.Node
+		if s.Cond != nil {
+			nodes = append(nodes, s.Cond)
+		}
+		if s.Post != nil {
+			nodes = append(nodes, s.Post)
+		}
+		g.loopKill(append(nodes, s.Body)...)
+		if obj, r, ok := g.inductionRange(s); ok {
+			reg := g.fr.vars[obj].v.op.(ptx.Reg)
+			g.setRange(reg, r.lo, r.hi)
+			defer delete(g.pr.rng, reg.String())
+		}
+		l := g.pushLoop(label, false)
+		top := g.f.NewLabel()
+		g.f.Place(top)
+		if s.Cond != nil {
+			g.condJump(s.Cond, l.brk, false)
+		}
+		g.scope(func() {
+			if s.Cond != nil {
+				g.guardFacts(s.Cond)
+			}
+			g.block(s.Body.List)
+		})
+		g.f.Place(l.cont)
+		if s.Post != nil {
+			g.stmt(s.Post)
+		}
+		g.f.Bra(top)
+		g.f.Place(l.brk)
+		g.popLoop()
+	})
 }
 
 func (g *gen) rangeStmt(s *ast.RangeStmt, label string) {
+	g.scope(func() { g.rangeLoop(s, label) })
+}
+
+func (g *gen) rangeLoop(s *ast.RangeStmt, label string) {
+	g.loopKill(s)
 	xt := g.typeOf(s.X)
 	var n value // the count, evaluated once
 	var sv *sliceVal
@@ -712,6 +754,7 @@ func (g *gen) switchStmt(s *ast.SwitchStmt, label string) {
 	clauses := s.Body.List
 	labels := make([]ptx.Label, len(clauses))
 	def := -1
+	g.pr.condEval++ // a case is evaluated only if the earlier ones failed
 	for i, c := range clauses {
 		cc := c.(*ast.CaseClause)
 		labels[i] = g.f.NewLabel()
@@ -729,6 +772,7 @@ func (g *gen) switchStmt(s *ast.SwitchStmt, label string) {
 			g.f.At(p).Bra(labels[i])
 		}
 	}
+	g.pr.condEval--
 	if def >= 0 {
 		g.f.Bra(labels[def])
 	} else {

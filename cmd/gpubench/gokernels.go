@@ -98,7 +98,7 @@ func Saxpy(t kern.Thread, a float32, x, y []float32) {
 	n, stride := len(y), t.GridStride()
 	for i := t.Index(); i < n; i += 4 * stride {
 		i1, i2, i3 := i+stride, i+2*stride, i+3*stride
-		if i3 < n {
+		if i3 < len(x) && i3 < n {
 			x0, x1, x2, x3, y0, y1, y2, y3 := x[i], x[i1], x[i2], x[i3], y[i], y[i1], y[i2], y[i3]
 			y[i], y[i1], y[i2], y[i3] = a*x0+y0, a*x1+y1, a*x2+y2, a*x3+y3
 		} else {
