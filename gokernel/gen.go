@@ -618,6 +618,9 @@ func (g *gen) ifStmt(s *ast.IfStmt) {
 		g.guardFacts(s.Cond)
 		g.block(s.Body.List)
 	})
+	if s.Else == nil {
+		g.exitFacts(s)
+	}
 	if s.Else != nil {
 		g.f.Bra(end)
 	}

@@ -137,6 +137,7 @@ func mulLimit(a, b int64) (int64, bool) {
 // prover is the state of bounds-check elimination in a compilation.
 type prover struct {
 	rng      map[string]irange      // register -> its values' range
+	alias    map[string]*linear     // a slice variable's length register -> its value
 	facts    []fact                 // live in the blocks that made them
 	single   map[types.Object]bool  // variables assigned only where declared
 	linVars  map[*variable]struct{} // variables whose value is a linear
@@ -154,7 +155,7 @@ type fact struct {
 // initProver finds the variables assigned only where they are declared, in every
 // function the kernel reaches.
 func (g *gen) initProver() {
-	g.pr = prover{rng: map[string]irange{}, single: map[types.Object]bool{}, linVars: map[*variable]struct{}{}}
+	g.pr = prover{rng: map[string]irange{}, alias: map[string]*linear{}, single: map[types.Object]bool{}, linVars: map[*variable]struct{}{}}
 	assigned := map[types.Object]bool{}
 	for _, fd := range g.p.reachable() {
 		g.assignedIn(fd.Body, assigned)
@@ -230,6 +231,9 @@ func (g *gen) linOf(v value) *linear {
 			return &linear{c: int64(c)}
 		}
 	case ptx.Reg:
+		if a := g.pr.alias[c.String()]; a != nil {
+			return a
+		}
 		return atomLin(c)
 	}
 	return nil
@@ -399,6 +403,11 @@ func (g *gen) kill(r ptx.Reg) {
 			delete(g.pr.linVars, v)
 		}
 	}
+	for k, a := range g.pr.alias {
+		if a.mentions(key) {
+			delete(g.pr.alias, k)
+		}
+	}
 }
 
 // killVar forgets what mentions a variable's registers.
@@ -433,6 +442,20 @@ func (g *gen) assigned(v *variable, x value) {
 		if v.v.k == vScalar {
 			if r, ok := g.rangeOf(g.linOf(x)); ok {
 				v.last = &r
+			}
+		}
+		return
+	}
+	if v.v.k == vSlice {
+		// len(v) and cap(v) are x's.
+		for _, p := range [][2]ptx.Operand{{v.v.s.len, x.s.len}, {v.v.s.cap, x.s.cap}} {
+			d, ok := p[0].(ptx.Reg)
+			l := g.linOf(scalar(tInt, p[1]))
+			if ok && l != nil && !l.mentions(d.String()) {
+				g.pr.alias[d.String()] = l
+				if r, ok := g.rangeOf(l); ok {
+					g.setRange(d, r.lo, r.hi)
+				}
 			}
 		}
 		return
@@ -572,6 +595,54 @@ func (g *gen) guardFacts(cond ast.Expr) {
 		g.pushFact(c.x, c.y, false)
 		g.pushFact(c.y, c.x, false)
 	}
+}
+
+// exitFacts records, after an if statement without else whose body can't fall
+// through (it ends in return, break or continue), the facts of its condition's
+// being false: the negations of its comparisons of integers, through ||.
+func (g *gen) exitFacts(s *ast.IfStmt) {
+	if s.Else != nil || len(s.Body.List) == 0 {
+		return
+	}
+	switch last := s.Body.List[len(s.Body.List)-1].(type) {
+	case *ast.ReturnStmt:
+	case *ast.BranchStmt:
+		if last.Tok != token.BREAK && last.Tok != token.CONTINUE {
+			return
+		}
+	default:
+		return
+	}
+	var neg func(e ast.Expr)
+	neg = func(e ast.Expr) {
+		b, ok := ast.Unparen(e).(*ast.BinaryExpr)
+		if !ok {
+			return
+		}
+		if b.Op == token.LOR {
+			neg(b.X)
+			neg(b.Y)
+			return
+		}
+		c, ok := g.cmps[b]
+		if !ok {
+			return
+		}
+		switch b.Op {
+		case token.GEQ: // !(x >= y): x < y
+			g.pushFact(c.x, c.y, true)
+		case token.GTR:
+			g.pushFact(c.x, c.y, false)
+		case token.LSS:
+			g.pushFact(c.y, c.x, false)
+		case token.LEQ:
+			g.pushFact(c.y, c.x, true)
+		case token.NEQ:
+			g.pushFact(c.x, c.y, false)
+			g.pushFact(c.y, c.x, false)
+		}
+	}
+	neg(s.Cond)
 }
 
 // cmpLins are the linears of a comparison's operands, as last compiled.
