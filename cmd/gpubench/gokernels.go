@@ -114,12 +114,15 @@ func Saxpy(t kern.Thread, a float32, x, y []float32) {
 // column reads free of bank conflicts), blocks of 32x8 threads, each thread moving
 // four elements, all four loads before the four stores. Indices are int32, the CUDA
 // programmer's int (matrices of fewer than 2^31 elements): each check is one 32-bit
-// compare and each address one multiply-add. A block whose tile lies wholly inside
-// the matrix (every block but the edges') skips the per-row range tests.
+// compare and each address one multiply-add. The thread's indices are masked to
+// the block's 32x8 (which it is): the compiler then proves every index into the
+// tile in range and leaves those checks out, as Go's compiler does for masked
+// indices. A block whose tile lies wholly inside the matrix (every block but the
+// edges') skips the per-row range tests.
 func Transpose(t kern.Thread, rows, cols int32, in, out []float32) {
 	const tile, step, pitch = 32, 8, 33
 	buf := kern.Shared[float32](t, tile*pitch)
-	tx, ty := int32(t.ThreadIdx().X), int32(t.ThreadIdx().Y)
+	tx, ty := int32(t.ThreadIdx().X)&(tile-1), int32(t.ThreadIdx().Y)&(step-1)
 	bx, by := int32(t.BlockIdx().X)*tile, int32(t.BlockIdx().Y)*tile
 	whole := by+tile <= rows && bx+tile <= cols
 	s := ty*pitch + tx
@@ -135,15 +138,16 @@ func Transpose(t kern.Thread, rows, cols int32, in, out []float32) {
 		}
 	}
 	t.Sync()
-	s = tx*pitch + ty
-	r, c = bx+ty, by+tx
+	// Written once, a variable keeps what the compiler knows of its value.
+	so := tx*pitch + ty
+	ro, co := bx+ty, by+tx
 	if whole {
-		o := r*rows + c
-		out[o], out[o+step*rows], out[o+2*step*rows], out[o+3*step*rows] = buf[s], buf[s+step], buf[s+2*step], buf[s+3*step]
-	} else if c < rows {
+		o := ro*rows + co
+		out[o], out[o+step*rows], out[o+2*step*rows], out[o+3*step*rows] = buf[so], buf[so+step], buf[so+2*step], buf[so+3*step]
+	} else if co < rows {
 		for k := int32(0); k < tile; k += step {
-			if r+k < cols {
-				out[(r+k)*rows+c] = buf[s+k]
+			if ro+k < cols {
+				out[(ro+k)*rows+co] = buf[so+k]
 			}
 		}
 	}
