@@ -196,6 +196,21 @@
 // keeps the statement's earlier stores from happening, where Go makes them before
 // it panics.
 //
+// Why some checks are left out: as Go's compiler does (its prove pass), the compiler
+// leaves out an index check it can prove passes: where a guard dominates the index
+// (if i < len(x) { x[i] }; for i := a; i < len(x); i += d; if i >= n { return }),
+// where an earlier check covers it (after x[i+3], x[i] needs none), where min bounds
+// it, or where the index's range is known (t.Lane(), x & 31, a shared array's
+// length). It follows integer values as affine forms over registers with ranges
+// (the thread's position, lengths, constants, masks), through +, - and * that
+// provably don't wrap. A variable written once keeps what is known of its value;
+// writing a variable (or entering a loop that writes it) forgets every fact about
+// it, and a check evaluated conditionally (right of && or ||, a case) proves
+// nothing after it. So: to help it, write each index variable once (a new variable
+// rather than reassigning one), guard a group of accesses with the highest index
+// (if i3 < len(y) before y[i], y[i1], y[i3]), and mask indices into shared arrays
+// (gpubench's gokernels.go has examples).
+//
 // Why an int32 index is cheaper: an index of 32 bits or fewer (int32 arithmetic,
 // the CUDA programmer's int) is checked by one 32-bit compare with min(len, 2^31)
 // (computed once per slice) and addressed by one widening multiply-add; an int
