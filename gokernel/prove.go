@@ -664,7 +664,8 @@ func (g *gen) inductionRange(s *ast.ForStmt) (obj types.Object, r irange, ok boo
 	if obj == nil || v == nil || v.v.k != vScalar {
 		return nil, r, false
 	}
-	if ti, ok := scalarInfo(v.t); !ok || ti.float || ti.bool || !ti.signed || ti.bits < 32 {
+	ti, ok1 := scalarInfo(v.t)
+	if !ok1 || ti.float || ti.bool || !ti.signed || ti.bits < 32 {
 		return nil, r, false
 	}
 	isI := func(e ast.Expr) bool {
@@ -729,8 +730,8 @@ func (g *gen) inductionRange(s *ast.ForStmt) (obj types.Object, r irange, ok boo
 	}
 	ir := *v.last
 	hi := max(ir.hi, bound.hi+step.hi)
-	if !inLimit(hi) {
-		return nil, r, false
+	if !inLimit(hi) || hi > typeRange(ti).hi {
+		return nil, r, false // i + d could wrap
 	}
 	return obj, irange{ir.lo, hi}, true
 }

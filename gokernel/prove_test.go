@@ -104,6 +104,20 @@ func BceLoopSlice(t kern.Thread, x, out []int32) {
 	}
 }
 
+// BceWrap: k + 1000 wraps past MaxInt32 in the loop's last step: its range is
+// unknown, and x[k] is checked (as is out[t.Index()]: a second call of t.Index()
+// is another value).
+func BceWrap(t kern.Thread, x, out []int32) {
+	if t.Index() >= len(out) || len(x) < 10 {
+		return
+	}
+	for k := int32(0); k < 2147483000; k += 1000 {
+		if k < 10 {
+			out[t.Index()] += x[k]
+		}
+	}
+}
+
 // BceConditional: x[i] right of && is evaluated only for i >= 100, so the later
 // x[i] is checked.
 func BceConditional(t kern.Thread, x, out []int32) {
@@ -169,7 +183,7 @@ func TestBoundsCheckElimination(t *testing.T) {
 		checks int
 	}{
 		{BceGuard, 0}, {BceStride, 0}, {BceHint, 2}, {BceMasked, 1}, {BceMin, 0}, {BceEarlyExit, 0},
-		{BceLoopChange, 1}, {BceLoopSlice, 1}, {BceConditional, 2}, {BceNegative, 2}, {BceScope, 1}, {BceSwitch, 2},
+		{BceLoopChange, 1}, {BceLoopSlice, 1}, {BceWrap, 2}, {BceConditional, 2}, {BceNegative, 2}, {BceScope, 1}, {BceSwitch, 2},
 	} {
 		k := proveKernel(t, tc.fn)
 		n, err := gokernel.IndexChecks(k)
