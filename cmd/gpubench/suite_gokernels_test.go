@@ -9,8 +9,9 @@ import (
 	"github.com/go-gpu/gpu/internal/ptxsim/simdev"
 )
 
-// goKernelDevices returns the CPU backend and the PTX simulator's fake CUDA device
-// (the compiler's PTX), on which TestGoBenchKernels runs gokernels.go's kernels.
+// goKernelDevices returns the CPU backend, the PTX simulator's fake CUDA device (the
+// compiler's PTX) and the CUDA device where there is one, on which
+// TestGoBenchKernels runs gokernels.go's kernels.
 func goKernelDevices(t *testing.T) map[string]*gpu.Device {
 	t.Helper()
 	c, err := gpu.OpenBackend("cpu", 0)
@@ -21,7 +22,11 @@ func goKernelDevices(t *testing.T) map[string]*gpu.Device {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return map[string]*gpu.Device{"cpu": c, "sim": sim}
+	devs := map[string]*gpu.Device{"cpu": c, "sim": sim}
+	if d, err := gpu.OpenBackend("cuda", 0); err == nil {
+		devs["cuda"] = d
+	}
+	return devs
 }
 
 func randSlice(n int) []float32 {
