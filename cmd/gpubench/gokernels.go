@@ -191,3 +191,7 @@ func Sum(t kern.Thread, x, sum []float32) {
 		}
 	}
 }
+
+// MulAdd1 is gokernel/func2's scalar function, x*y + 1: gokernel.NewFunc2 makes it
+// an elementwise operation on arrays with broadcasting.
+func MulAdd1(x, y float32) float32 { return x*y + 1 }

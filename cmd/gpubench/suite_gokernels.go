@@ -36,6 +36,10 @@ import (
 //   - gokernel/sum: a block reduction (grid-stride loop, warp shuffles, shared
 //     memory, one atomic per block) of the matrix into one float, after a Fill of
 //     it; bytes 4 per element. Compare with array/reductions/reduce/Float32/1d.
+//   - gokernel/func2: MulAdd1 (x*y + 1, a scalar Go function) made an elementwise
+//     operation by gokernel.NewFunc2, over the benchmark's matrix and a row
+//     broadcast along it, into a preallocated result (Into); bytes: x and the
+//     result, and the row once. Compare with the copy.
 //   - latency/first_gokernel: in a fresh process after latency/first_kernel's
 //     module load, New (parse, type-check, compile) of a kernel not launched before,
 //     its first launch (compile for the device, load) and a synchronize.
@@ -87,6 +91,7 @@ func registerGoKernels() {
 		registerGoSaxpy(large)
 		registerGoTranspose(large)
 		registerGoSum(large)
+		registerGoFunc2(large)
 	}
 	registerGoByval()
 	registerGoDevrt()
@@ -353,6 +358,51 @@ func registerGoSum(large bool) {
 				return nil, 0, fmt.Errorf("gokernel/sum: %v, Sum says %v", got, w)
 			}
 			return func() error { return launch(rot.Next()) }, 4 * int64(n), nil
+		},
+	})
+}
+
+var goFunc2 = sync.OnceValues(func() (*gokernel.Func2[float32, float32, float32], error) {
+	return gokernel.NewFunc2(goKernelsSrc, MulAdd1)
+})
+
+func registerGoFunc2(large bool) {
+	registerOp(op{
+		name: "gokernel/func2", large: large, bytes: 8 * nominalElems(large),
+		setup: func(c *setupCtx) (func() error, int64, error) {
+			shape := c.matShape()
+			rows, cols := shape[0], shape[1]
+			if err := slowOnCPU(c, rows*cols); err != nil {
+				return nil, 0, err
+			}
+			f, err := goFunc2()
+			if err != nil {
+				return nil, 0, err
+			}
+			x, err := uniform(c, devMem, rows, cols)
+			if err != nil {
+				return nil, 0, err
+			}
+			y, err := uniform(c, devMem, cols)
+			if err != nil {
+				return nil, 0, err
+			}
+			z, err := newArr[float32](c, devMem, rows, cols)
+			if err != nil {
+				return nil, 0, err
+			}
+			s := c.s()
+			if err := poison(s, z); err != nil {
+				return nil, 0, err
+			}
+			launch := func() error { return f.Into(s, z, x, y) }
+			if err := launch(); err != nil {
+				return nil, 0, err
+			}
+			if err := checkNone(s, "gokernel/func2", "z != x*y + 1", gpu.Vars{"x": x, "y": y, "z": z}); err != nil {
+				return nil, 0, err
+			}
+			return launch, 8*int64(rows*cols) + 4*int64(cols), nil
 		},
 	})
 }
