@@ -92,6 +92,7 @@ var (
 	cuGraphDestroy                 = api.Optional("cuGraphDestroy")
 	cuGraphExecKernelNodeSetParams = api.Optional("cuGraphExecKernelNodeSetParams_v2")
 	cuLaunchHostFunc               = api.Optional("cuLaunchHostFunc")
+	cuLaunchKernelEx               = api.Optional("cuLaunchKernelEx") // (CUDA 12.0+)
 	cuStreamGetCtx                 = api.Optional("cuStreamGetCtx")
 	// A pitched 2-D copy (CUDA 3.2+; optional only so that test doubles may lack it).
 	cuMemcpy2DAsync = api.Optional("cuMemcpy2DAsync_v2")
