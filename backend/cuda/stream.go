@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -59,6 +60,9 @@ func (s *Stream) Launch(f backend.Function, cfg backend.LaunchConfig, args []bac
 		s.obs(uses)
 	}
 	if len(args) == 0 {
+		if cfg.Programmatic {
+			return s.launchProgrammatic(fn, cfg, nil, nil)
+		}
 		return s.d.ctx.LaunchKernel(fn.h, cfg.Grid, cfg.Block, cfg.SharedMem, s.h, nil, nil)
 	}
 	p := packPool.Get().(*packBuf)
@@ -67,7 +71,11 @@ func (s *Stream) Launch(f backend.Function, cfg backend.LaunchConfig, args []bac
 		packPool.Put(p)
 		return err
 	}
-	err = s.d.ctx.LaunchKernel(fn.h, cfg.Grid, cfg.Block, cfg.SharedMem, s.h, blob, offs)
+	if cfg.Programmatic {
+		err = s.launchProgrammatic(fn, cfg, blob, offs)
+	} else {
+		err = s.d.ctx.LaunchKernel(fn.h, cfg.Grid, cfg.Block, cfg.SharedMem, s.h, blob, offs)
+	}
 	p.blob, p.offs = blob, offs
 	packPool.Put(p)
 	return err
@@ -94,6 +102,34 @@ func (s *Stream) Memset(dst backend.Mem, off int64, value uint32, width int, n i
 		s.observe(backend.MemUse{Mem: dst, Off: off, N: n * int64(width), Write: true})
 	}
 	return s.d.ctx.MemsetAsync(m.ptr+cu.DevicePtr(off), value, width, n, s.h)
+}
+
+// Copy2D copies height rows of width bytes between two device memories of this
+// stream's device (backend.Copier2D; cuMemcpy2DAsync). Pitches below width, or memory
+// of another device, are errors wrapping ErrInvalidValue.
+func (s *Stream) Copy2D(dst backend.Mem, dstOff, dstPitch int64, src backend.Mem, srcOff, srcPitch int64, width, height int64) error {
+	if width <= 0 || height <= 0 {
+		return nil
+	}
+	if dstPitch < width || srcPitch < width {
+		return fmt.Errorf("cuda: 2-D copy of rows of %d bytes with pitches %d and %d: %w", width, dstPitch, srcPitch, backend.ErrInvalidValue)
+	}
+	dn, sn := (height-1)*dstPitch+width, (height-1)*srcPitch+width
+	d, err := s.mem(dst, dstOff, dn)
+	if err != nil {
+		return err
+	}
+	r, err := s.mem(src, srcOff, sn)
+	if err != nil {
+		return err
+	}
+	if d.d != s.d || r.d != s.d || d.kind != backend.DeviceMem || r.kind != backend.DeviceMem {
+		return fmt.Errorf("cuda: 2-D copy between memories not both of this stream's device: %w", backend.ErrInvalidValue)
+	}
+	if s.obs != nil {
+		s.observe(backend.MemUse{Mem: dst, Off: dstOff, N: dn, Write: true}, backend.MemUse{Mem: src, Off: srcOff, N: sn})
+	}
+	return s.d.ctx.Memcpy2DDtoDAsync(d.ptr+cu.DevicePtr(dstOff), dstPitch, r.ptr+cu.DevicePtr(srcOff), srcPitch, width, height, s.h)
 }
 
 // Copy copies n bytes; between devices it is a peer copy (cuMemcpyPeerAsync).
@@ -227,4 +263,20 @@ func (s *Stream) WaitValue32(m backend.Mem, off int64, v uint32) error {
 		return fmt.Errorf("cuda: waiting on a word of %s memory at offset %d: %w", cm.kind, off, backend.ErrInvalidValue)
 	}
 	return s.d.ctx.StreamWaitValue32(s.h, cm.ptr+cu.DevicePtr(off), v, cu.StreamWaitValueGEQ)
+}
+
+// programmatic are the launch attributes of a programmatic dependent launch.
+var programmatic = [1]cu.LaunchAttribute{{ID: cu.LaunchAttributeProgrammaticStreamSerialization, Value: [8]uint64{1}}}
+
+// launchProgrammatic launches fn with programmatic stream serialization
+// (backend.LaunchConfig.Programmatic: cuLaunchKernelEx), or, on a device below compute
+// capability 9.0 or a driver without cuLaunchKernelEx, as usual.
+func (s *Stream) launchProgrammatic(fn *Function, cfg backend.LaunchConfig, blob []byte, offs []int32) error {
+	if s.d.info.ComputeMajor >= 9 {
+		err := s.d.ctx.LaunchKernelEx(fn.h, cfg.Grid, cfg.Block, cfg.SharedMem, s.h, blob, offs, programmatic[:])
+		if !errors.Is(err, backend.ErrNotSupported) {
+			return err
+		}
+	}
+	return s.d.ctx.LaunchKernel(fn.h, cfg.Grid, cfg.Block, cfg.SharedMem, s.h, blob, offs)
 }
