@@ -69,6 +69,18 @@ type Tuning struct {
 	// 95-96% with 4; bfloat16 and float16 Rand of 2^28 at 83.4% with 4, 2026-12-02).
 	// Default 16; GPU_RANDOM_UNIFORM_WAVES=n (n > 0) sets it.
 	RandomUniformWaves int
+	// RandomHalfUniform selects the transform of the CUDA Rand kernels of Float16 and
+	// BFloat16 (package random's Options.HalfUniform; the same bits either way): 2,
+	// each word of a Philox block to two values by integer construction and one packed
+	// half multiply (fma.rn.f16x2 from sm_53, fma.rn.bf16x2 from sm_80; older GPUs
+	// get 1): 58 SASS instructions per block of 8 bfloat16 values and 62 per 8 float16
+	// values (ptxas 13, sm_90), against 84 and 82 with 1, each value through float32.
+	// Measured on the H200 with 1 (2026-12-02, 2^28 elements, 16 waves): bfloat16 152 µs,
+	// float16 158 µs, 80.6-82% of the copy bandwidth, issue-bound (Nsight Compute: issue
+	// slots 61% busy, the ALU pipe 64%, DRAM 70%). Default 2 (predicted from the
+	// instruction count: float32 Rand, 62 instructions per 16 bytes, runs at 99%);
+	// GPU_RANDOM_HALF_UNIFORM=v1|v2 (or 1, 2) selects one.
+	RandomHalfUniform int
 	// ScatterVariant selects how the CUDA scatter-combines (AddAt, MaximumAt,
 	// MinimumAt, Bincount) avoid contention on few targets: 2 (the default), copies of
 	// the shared bins of a small destination, a private one per thread for up to 32
@@ -173,6 +185,7 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 		PermuteVariant:     3,
 		RandomWaves:        4,
 		RandomUniformWaves: 16,
+		RandomHalfUniform:  2,
 		MatMulTile:         kernel.DefaultMatMulTile,
 		Scan:               ScanTuning{Variant: 2, Stage: true, MinBlocks: 5},
 		Concat:             ConcatTuning{Rows: 2, BlocksPerSM: 32},
@@ -240,6 +253,12 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 	if n, err := strconv.Atoi(getenv("GPU_RANDOM_UNIFORM_WAVES")); err == nil && n > 0 {
 		t.RandomUniformWaves = n
 	}
+	switch getenv("GPU_RANDOM_HALF_UNIFORM") {
+	case "v1", "1":
+		t.RandomHalfUniform = 1
+	case "v2", "2":
+		t.RandomHalfUniform = 2
+	}
 	if n, err := strconv.Atoi(getenv("GPU_MATMUL_TILE")); err == nil && n >= 1 && n <= len(kernel.MatMulTiles()) {
 		t.MatMulTile = n
 	}
@@ -268,6 +287,8 @@ func (t Tuning) validate() error {
 		return fmt.Errorf("gpu: tuning: RandomWaves %d < 1: %w", t.RandomWaves, ErrInvalidValue)
 	case t.RandomUniformWaves < 1:
 		return fmt.Errorf("gpu: tuning: RandomUniformWaves %d < 1: %w", t.RandomUniformWaves, ErrInvalidValue)
+	case t.RandomHalfUniform != 1 && t.RandomHalfUniform != 2:
+		return fmt.Errorf("gpu: tuning: RandomHalfUniform %d, want 1 or 2: %w", t.RandomHalfUniform, ErrInvalidValue)
 	case t.Concat.Rows != 1 && t.Concat.Rows != 2:
 		return fmt.Errorf("gpu: tuning: concat rows %d, want 1 or 2: %w", t.Concat.Rows, ErrInvalidValue)
 	case t.Concat.BlocksPerSM < 0 || t.Concat.BlocksPerSM > 1024:
