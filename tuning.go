@@ -28,6 +28,17 @@ type Tuning struct {
 	// output tile combining the tile's partial results (internal/kernel's FuseReduce);
 	// false: two launches. Default true.
 	ReduceFuse bool
+	// ReduceBlocksPerSM is the blocks of a split CUDA reduction's kernel that the
+	// planner counts on per multiprocessor when it sizes the grid to whole waves
+	// (internal/kernel's PlanReduce): 0 (the default), CUDA's occupancy of the kernels
+	// that may run, the partial one and the fused one, the smaller; n > 0: n. 8 is
+	// what reductions with a float16 or bfloat16 result got before 2026-12-02 (their
+	// occupancy query failed): a sum over axis 0 of 16384x16384 bfloat16 in 1024
+	// blocks where 660 fit at once (a second wave of 364), 89.9% of the copy bandwidth
+	// on the H200, the whole-array sum of 2^28 in 1056 (94.2%); with 0 they get 512
+	// and 660, one wave, as float32 does (99.5%, 101.4%). GPU_REDUCE_BLOCKS_PER_SM=n
+	// (0 <= n <= 64) sets it.
+	ReduceBlocksPerSM int
 	// ReduceIndex64 forces 64-bit index arithmetic in every CUDA reduction kernel (by
 	// default only reductions of 2^31 elements or more use it): for tests.
 	ReduceIndex64 bool
@@ -247,6 +258,9 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 	case "0", "false", "off":
 		t.GatherStream = false
 	}
+	if n, err := strconv.Atoi(getenv("GPU_REDUCE_BLOCKS_PER_SM")); err == nil && n >= 0 && n <= 64 {
+		t.ReduceBlocksPerSM = n
+	}
 	if n, err := strconv.Atoi(getenv("GPU_RANDOM_WAVES")); err == nil && n > 0 {
 		t.RandomWaves = n
 	}
@@ -271,6 +285,8 @@ func (t Tuning) validate() error {
 	switch {
 	case t.ReduceSplitMin < 0:
 		return fmt.Errorf("gpu: tuning: ReduceSplitMin %d < 0: %w", t.ReduceSplitMin, ErrInvalidValue)
+	case t.ReduceBlocksPerSM < 0 || t.ReduceBlocksPerSM > 64:
+		return fmt.Errorf("gpu: tuning: ReduceBlocksPerSM %d, want 0 to 64: %w", t.ReduceBlocksPerSM, ErrInvalidValue)
 	case s.Variant != 1 && s.Variant != 2:
 		return fmt.Errorf("gpu: tuning: scan variant %d, want 1 or 2: %w", s.Variant, ErrInvalidValue)
 	case s.Lookback != 0 && s.Lookback != 1 && s.Lookback != 2 && s.Lookback != 4 && s.Lookback != 8:
