@@ -10,8 +10,8 @@ import (
 	"github.com/go-gpu/gpu/random"
 )
 
-// TestRandomHalfUniformVariants checks both uniform float16 and bfloat16 kernels
-// (Tuning.RandomHalfUniform 1 and 2) on the GPU against the bytes package random
+// TestRandomHalfUniformVariants checks every uniform float16 and bfloat16 kernel
+// (Tuning.RandomHalfUniform 1, 2 and 3) on the GPU against the bytes package random
 // defines, at sizes that end mid-block and with an odd offset.
 func TestRandomHalfUniformVariants(t *testing.T) {
 	d := cudaOrSkip(t)
@@ -22,7 +22,7 @@ func TestRandomHalfUniformVariants(t *testing.T) {
 	defer s.Close()
 	old := d.Tuning()
 	defer d.SetTuning(old)
-	for _, v := range []int{1, 2} {
+	for _, v := range []int{1, 2, 3} {
 		tu := old
 		tu.RandomHalfUniform = v
 		if _, err := d.SetTuning(tu); err != nil {

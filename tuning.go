@@ -80,17 +80,19 @@ type Tuning struct {
 	// 95-96% with 4; bfloat16 and float16 Rand of 2^28 at 83.4% with 4, 2026-12-02).
 	// Default 16; GPU_RANDOM_UNIFORM_WAVES=n (n > 0) sets it.
 	RandomUniformWaves int
-	// RandomHalfUniform selects the transform of the CUDA Rand kernels of Float16 and
-	// BFloat16 (package random's Options.HalfUniform; the same bits either way): 2,
-	// each word of a Philox block to two values by integer construction and one packed
-	// half multiply (fma.rn.f16x2 from sm_53, fma.rn.bf16x2 from sm_80; older GPUs
-	// get 1): 58 SASS instructions per block of 8 bfloat16 values and 62 per 8 float16
-	// values (ptxas 13, sm_90), against 84 and 82 with 1, each value through float32.
-	// Measured on the H200 with 1 (2026-12-02, 2^28 elements, 16 waves): bfloat16 152 µs,
-	// float16 158 µs, 80.6-82% of the copy bandwidth, issue-bound (Nsight Compute: issue
-	// slots 61% busy, the ALU pipe 64%, DRAM 70%). Default 2 (predicted from the
-	// instruction count: float32 Rand, 62 instructions per 16 bytes, runs at 99%);
-	// GPU_RANDOM_HALF_UNIFORM=v1|v2 (or 1, 2) selects one.
+	// RandomHalfUniform selects the CUDA Rand kernels of Float16 and BFloat16 (package
+	// random's Options.HalfUniform; the same bits with each): 2, each word of a Philox
+	// block to two values by integer construction and one packed half multiply
+	// (fma.rn.f16x2 from sm_53, fma.rn.bf16x2 from sm_80; older GPUs get 1): 58 SASS
+	// instructions per block of 8 bfloat16 values and 62 per 8 float16 values (ptxas
+	// 13, sm_90), against 84 and 82 with 1, each value through float32; 3, 2 with two
+	// blocks in flight a thread (the normal float32 kernel's main loop): 53.5 and 57.5
+	// a block, 32 registers. Measured on the H200 with 1 (2026-12-02, 2^28 elements, 16
+	// waves): bfloat16 152 µs, float16 158 µs, 80.6-82% of the copy bandwidth,
+	// issue-bound (Nsight Compute: issue slots 61% busy, the ALU pipe 64%, DRAM 70%).
+	// Default 3 (predicted from the instruction counts: float32 Rand, 62 instructions
+	// per 16 bytes, runs at 99%); GPU_RANDOM_HALF_UNIFORM=v1|v2|v3 (or 1, 2, 3) selects
+	// one.
 	RandomHalfUniform int
 	// ScatterVariant selects how the CUDA scatter-combines (AddAt, MaximumAt,
 	// MinimumAt, Bincount) avoid contention on few targets: 2 (the default), copies of
@@ -196,7 +198,7 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 		PermuteVariant:     3,
 		RandomWaves:        4,
 		RandomUniformWaves: 16,
-		RandomHalfUniform:  2,
+		RandomHalfUniform:  3,
 		MatMulTile:         kernel.DefaultMatMulTile,
 		Scan:               ScanTuning{Variant: 2, Stage: true, MinBlocks: 5},
 		Concat:             ConcatTuning{Rows: 2, BlocksPerSM: 32},
@@ -272,6 +274,8 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 		t.RandomHalfUniform = 1
 	case "v2", "2":
 		t.RandomHalfUniform = 2
+	case "v3", "3":
+		t.RandomHalfUniform = 3
 	}
 	if n, err := strconv.Atoi(getenv("GPU_MATMUL_TILE")); err == nil && n >= 1 && n <= len(kernel.MatMulTiles()) {
 		t.MatMulTile = n
@@ -303,8 +307,8 @@ func (t Tuning) validate() error {
 		return fmt.Errorf("gpu: tuning: RandomWaves %d < 1: %w", t.RandomWaves, ErrInvalidValue)
 	case t.RandomUniformWaves < 1:
 		return fmt.Errorf("gpu: tuning: RandomUniformWaves %d < 1: %w", t.RandomUniformWaves, ErrInvalidValue)
-	case t.RandomHalfUniform != 1 && t.RandomHalfUniform != 2:
-		return fmt.Errorf("gpu: tuning: RandomHalfUniform %d, want 1 or 2: %w", t.RandomHalfUniform, ErrInvalidValue)
+	case t.RandomHalfUniform < 1 || t.RandomHalfUniform > 3:
+		return fmt.Errorf("gpu: tuning: RandomHalfUniform %d, want 1, 2 or 3: %w", t.RandomHalfUniform, ErrInvalidValue)
 	case t.Concat.Rows != 1 && t.Concat.Rows != 2:
 		return fmt.Errorf("gpu: tuning: concat rows %d, want 1 or 2: %w", t.Concat.Rows, ErrInvalidValue)
 	case t.Concat.BlocksPerSM < 0 || t.Concat.BlocksPerSM > 1024:

@@ -13,7 +13,7 @@ import (
 func TestTuningFromEnv(t *testing.T) {
 	def := gpu.TuningFromEnv(func(string) string { return "" })
 	want := gpu.Tuning{ReduceSplitMin: 1 << 17, ReduceFuse: true, ScanKeepStatus: true,
-		CompactEagerMax: 4 << 20, ReadPinned: true, PermuteVariant: 3, RandomWaves: 4, RandomUniformWaves: 16, RandomHalfUniform: 2, MatMulTile: 1,
+		CompactEagerMax: 4 << 20, ReadPinned: true, PermuteVariant: 3, RandomWaves: 4, RandomUniformWaves: 16, RandomHalfUniform: 3, MatMulTile: 1,
 		Scan: gpu.ScanTuning{Variant: 2, Stage: true, MinBlocks: 5}, Concat: gpu.ConcatTuning{Rows: 2, BlocksPerSM: 32}, ScatterVariant: 2}
 	if def != want {
 		t.Fatalf("defaults %+v, want %+v", def, want)
@@ -44,7 +44,7 @@ func TestTuningFromEnv(t *testing.T) {
 	}
 	bad := map[string]string{"GPU_PERMUTE_VARIANT": "v4", "GPU_RANDOM_WAVES": "0", "GPU_SCAN_LOOKBACK": "3", "GPU_SCAN_MINBLOCKS": "9",
 		"GPU_CONCAT_ROWS": "3", "GPU_CONCAT_BLOCKS_PER_SM": "-1", "GPU_MATMUL_TILE": "7", "GPU_SCATTER_VARIANT": "v0",
-		"GPU_RANDOM_HALF_UNIFORM": "v3", "GPU_REDUCE_BLOCKS_PER_SM": "-1"}
+		"GPU_RANDOM_HALF_UNIFORM": "v4", "GPU_REDUCE_BLOCKS_PER_SM": "-1"}
 	if got := gpu.TuningFromEnv(func(k string) string { return bad[k] }); got != def {
 		t.Errorf("from %v: %+v, want the defaults", bad, got)
 	}

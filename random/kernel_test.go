@@ -71,7 +71,8 @@ func testKernelMatchesGo(t *testing.T, s Spec, k Kernel, sizes []int64) {
 	t.Run(fmt.Sprintf("%v/%s", s, k.Name), func(t *testing.T) {
 		size := uint64(s.Type.Size())
 		ns := sizes
-		if s.Dist == Normal {
+		pairs := strings.Contains(k.PTX, "$L_pairs") // the main loop of two blocks a thread
+		if s.Dist == Normal || pairs {
 			ns = append(ns[:len(ns):len(ns)], 2309) // several chunks of 64 blocks per group
 		}
 		for _, n := range ns {
@@ -82,7 +83,7 @@ func testKernelMatchesGo(t *testing.T, s Spec, k Kernel, sizes []int64) {
 					t.Fatal(err)
 				}
 				grids := [][2]uint32{{4, 3}, {32, 8}}
-				if s.Dist == Normal && n > 100 {
+				if (s.Dist == Normal || pairs) && n > 100 {
 					// Grids with a partial group of 32 threads and with several chunks
 					// of 64 blocks per group (the normal kernels' main loop).
 					grids = append(grids, [2]uint32{20, 3}, [2]uint32{32, 1})
@@ -238,8 +239,8 @@ func TestKernelIndex64(t *testing.T) {
 	}
 }
 
-// TestHalfUniformAllValues runs the uniform float16 and bfloat16 transforms (both
-// Options.HalfUniform variants, on targets with and without the packed half
+// TestHalfUniformAllValues runs the uniform float16 and bfloat16 transforms (every
+// Options.HalfUniform variant, on targets with and without the packed half
 // instructions) on the PTX simulator over words that hold every 16-bit value in both
 // halves, and compares each value with uniformF16 and uniformBF16.
 func TestHalfUniformAllValues(t *testing.T) {
@@ -258,13 +259,13 @@ func TestHalfUniformAllValues(t *testing.T) {
 			want = uniformF16
 		}
 		for _, target := range []string{"sm_90", "sm_80", "sm_75", "sm_52"} {
-			for _, o := range []Options{{}, {HalfUniform: 1}} {
+			for _, o := range []Options{{}, {HalfUniform: 2}, {HalfUniform: 1}} {
 				cc, _ := strconv.Atoi(strings.TrimPrefix(target, "sm_"))
 				v := o.halfUniform(s, cc)
 				t.Run(fmt.Sprintf("%v/%s/v%d", ty, target, v), func(t *testing.T) {
 					src := transformKernel(s, target, v)
-					if v == 2 && !strings.Contains(src, "fma.rn.") {
-						t.Fatalf("variant 2 without the packed multiply:\n%s", src)
+					if v >= 2 && !strings.Contains(src, "fma.rn.") {
+						t.Fatalf("variant %d without the packed multiply:\n%s", v, src)
 					}
 					k, err := parsePTX(src)
 					if err != nil {

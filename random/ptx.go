@@ -27,8 +27,9 @@ const PTXVersion = "7.8"
 // b < ceil(n/8) of 8 elements, from blocks 2b and 2b+1), 16 bytes, written with one
 // 16-byte st.global.v4.b32/.f32 or
 // v2.b64/.f64 when the block is whole and out is 16-byte aligned, else element by element
-// with a bounds check. The normal float32 kernel first does the blocks [0, lim), lim =
-// 64*floor(F/64) with F = floor(n/4) the whole blocks, when out is 16-byte aligned and
+// with a bounds check. The normal float32 kernel, and the uniform float16 and bfloat16
+// kernels of Options.HalfUniform 3, first do the blocks [0, lim), lim =
+// 64*floor(F/64) with F = floor(n/E) the whole blocks, when out is 16-byte aligned and
 // the grid has W >= 1 groups of 32 threads (thread g = ctaid.x*ntid.x + tid.x is lane
 // g%32 of group g/32; a last partial group sits this part out): group w takes chunks
 // q = w, w+W, ... of 64 blocks, its lane l blocks 64q+l and 64q+32+l (two blocks in flight
@@ -36,9 +37,9 @@ const PTXVersion = "7.8"
 // the grid-stride loop above does blocks lim+g, lim+g+threads, ... Any grid computes the
 // same output. Recommended launch: 256 threads per block and min(ceil(Blocks(n)/256),
 // 8*SMs) blocks (8 resident 256-thread blocks per SM on sm_90 when the kernel uses at most
-// 32 registers, as every kernel does there; the normal float32 kernel declares .maxnreg 32
-// from sm_75 on). The 32-bit variant (Index64 false) needs n < 2^31 and at most 2^31
-// threads in the grid; the 64-bit variant has no limit. The float64 normal kernel's module
+// 32 registers, as every kernel does there; the kernels with two blocks in flight a
+// thread declare .maxnreg 32 from sm_75 on). The 32-bit variant (Index64 false) needs
+// n < 2^31 and at most 2^31 threads in the grid; the 64-bit variant has no limit. The float64 normal kernel's module
 // also declares a .const table of its polynomial coefficients.
 type Kernel struct {
 	Spec    Spec
@@ -51,14 +52,19 @@ type Kernel struct {
 // Options are the kernel choices that change how fast a kernel runs, never what it
 // writes: every choice computes the same bytes. The zero value means the defaults.
 type Options struct {
-	// HalfUniform selects the transform of the uniform float16 and bfloat16 kernels:
-	//   - 2 (the default): packed integer construction, 3 SASS instructions for two
-	//     float16 values and 2 for two bfloat16 values (halfUniformPacked), where the
-	//     GPU has the packed half instructions (fma.rn.f16x2 from sm_53,
-	//     fma.rn.bf16x2 from sm_80; older GPUs get variant 1);
+	// HalfUniform selects the uniform float16 and bfloat16 kernels:
+	//   - 3 (the default): the packed transform of 2, and two blocks in flight a
+	//     thread in the main loop (the normal float32 kernel's: see Kernel); ptxas 13
+	//     for sm_90: 107 SASS instructions per 2 blocks of bfloat16, 115 of float16;
+	//   - 2: packed integer construction, 3 SASS instructions for two float16 values
+	//     and 2 for two bfloat16 values (halfUniformPacked), one block an iteration:
+	//     58 instructions per block of bfloat16, 62 of float16;
 	//   - 1: the first design, each value through float32 (shift, cvt.rn.f32.u32,
 	//     mul.rn.f32 by a power of two, then cvt.rn.f16.f32 or the high 16 bits), about
-	//     10 SASS instructions for two values. Its kernels' names end in _v1.
+	//     10 SASS instructions for two values: 84 per block of bfloat16, 82 of float16.
+	// 2 and 3 need the packed half instructions (fma.rn.f16x2 from sm_53,
+	// fma.rn.bf16x2 from sm_80); older GPUs get 1. The kernels of 1 and 2 have names
+	// ending in _v1 and _v2.
 	HalfUniform int
 }
 
@@ -71,7 +77,10 @@ func (o Options) halfUniform(s Spec, cc int) int {
 	if o.HalfUniform == 1 || s.Type == dtype.Float16 && cc < 53 || s.Type == dtype.BFloat16 && cc < 80 {
 		return 1
 	}
-	return 2
+	if o.HalfUniform == 2 {
+		return 2
+	}
+	return 3
 }
 
 // Index64 reports whether a request of n elements needs the 64-bit index variant.
@@ -106,12 +115,12 @@ func (s Spec) KernelName(index64 bool) string {
 }
 
 // KernelNameOptions returns the .entry name of s's kernel with the choices o on a GPU of
-// compute capability major.minor: KernelName, with _v1 appended for the first uniform
-// half transform (Options.HalfUniform).
+// compute capability major.minor: KernelName, with _v1 or _v2 appended for those
+// uniform half kernels (Options.HalfUniform).
 func (s Spec) KernelNameOptions(major, minor int, index64 bool, o Options) string {
 	n := s.KernelName(index64)
-	if o.halfUniform(s, 10*major+minor) == 1 {
-		n += "_v1"
+	if v := o.halfUniform(s, 10*major+minor); v == 1 || v == 2 {
+		n += fmt.Sprintf("_v%d", v)
 	}
 	return n
 }
@@ -224,7 +233,7 @@ type kernelGen struct {
 	tabName   string   // the kernel's .const table of float64 constants
 	tab       []uint64 // its values
 	tabIdx    map[uint64]int
-	// halfUniform is the uniform half transform (Options.HalfUniform as it applies), and
+	// halfUniform is the uniform half kernel (Options.HalfUniform as it applies), and
 	// packScale and packZero the registers of its packed constants (set before the loop).
 	halfUniform         int
 	packScale, packZero string
@@ -276,7 +285,7 @@ func (g *kernelGen) transform(w [4]string) output {
 			}
 			return output{o, "f64"}
 		case dtype.Float16, dtype.BFloat16:
-			if g.halfUniform == 2 {
+			if g.halfUniform >= 2 {
 				return g.halfUniformPacked(w)
 			}
 		}
@@ -357,7 +366,7 @@ func (g *kernelGen) transform(w [4]string) output {
 // halfUniformConsts emits the constants of halfUniformPacked (before the loop), if the
 // kernel uses it.
 func (g *kernelGen) halfUniformConsts() {
-	if g.halfUniform != 2 {
+	if g.halfUniform < 2 {
 		return
 	}
 	scale := uint64(0x7000) // 2^13 in float16: exponent 13 + 15 = 28
@@ -834,7 +843,7 @@ func genKernelOptions(s Spec, target string, index64 bool, maxRounds uint32, opt
 		stride = a.op("r", "mul.lo.u32", ntid, nctaid)
 	}
 	done, loop, scalar, next := a.newLabel("done"), a.newLabel("loop"), a.newLabel("scalar"), a.newLabel("next")
-	if s.Dist == Normal && s.Type == dtype.Float32 {
+	if s.Dist == Normal && s.Type == dtype.Float32 || g.halfUniform == 3 {
 		g.pairLoop(p["out"], p["offset"], b, stride, nfull, aligned, index64)
 	}
 	a.ins("@%s bra.uni %s", a.op("p", "setp.ge."+it, b, nb), done)
@@ -919,10 +928,10 @@ func genKernelOptions(s Spec, target string, index64 bool, maxRounds uint32, opt
 		fmt.Fprintf(&m, "\t.param .u64 %s_%s%s\n", name, n, sep)
 	}
 	m.WriteString(")\n")
-	if s.Dist == Normal && s.Type == dtype.Float32 && cc >= 75 {
+	if (s.Dist == Normal && s.Type == dtype.Float32 || g.halfUniform == 3) && cc >= 75 {
 		// At most 32 registers (8 resident blocks of 256 threads per SM; see Kernel):
 		// ptxas needs them without spilling from sm_75 on, where the round keys live in
-		// uniform registers.
+		// uniform registers (the kernels with two blocks in flight a thread).
 		m.WriteString(".maxnreg 32\n")
 	}
 	m.WriteString("{\n")

@@ -151,7 +151,7 @@ func module(ks []Kernel) string {
 // the defaults first.
 func kernelOptions(s Spec) []Options {
 	if s.Dist == Uniform && (s.Type == dtype.Float16 || s.Type == dtype.BFloat16) {
-		return []Options{{}, {HalfUniform: 1}}
+		return []Options{{}, {HalfUniform: 1}, {HalfUniform: 2}}
 	}
 	return []Options{{}}
 }
