@@ -28,6 +28,17 @@ type Tuning struct {
 	// output tile combining the tile's partial results (internal/kernel's FuseReduce);
 	// false: two launches. Default true.
 	ReduceFuse bool
+	// ReduceBlocksPerSM is the blocks of a split CUDA reduction's kernel that the
+	// planner counts on per multiprocessor when it sizes the grid to whole waves
+	// (internal/kernel's PlanReduce): 0 (the default), CUDA's occupancy of the kernels
+	// that may run, the partial one and the fused one, the smaller; n > 0: n. 8 is
+	// what reductions with a float16 or bfloat16 result got before 2026-12-02 (their
+	// occupancy query failed): a sum over axis 0 of 16384x16384 bfloat16 in 1024
+	// blocks where 660 fit at once (a second wave of 364), 89.9% of the copy bandwidth
+	// on the H200, the whole-array sum of 2^28 in 1056 (94.2%); with 0 they get 512
+	// and 660, one wave, as float32 does (99.5%, 101.4%). GPU_REDUCE_BLOCKS_PER_SM=n
+	// (0 <= n <= 64) sets it.
+	ReduceBlocksPerSM int
 	// ReduceIndex64 forces 64-bit index arithmetic in every CUDA reduction kernel (by
 	// default only reductions of 2^31 elements or more use it): for tests.
 	ReduceIndex64 bool
@@ -69,6 +80,20 @@ type Tuning struct {
 	// 95-96% with 4; bfloat16 and float16 Rand of 2^28 at 83.4% with 4, 2026-12-02).
 	// Default 16; GPU_RANDOM_UNIFORM_WAVES=n (n > 0) sets it.
 	RandomUniformWaves int
+	// RandomHalfUniform selects the CUDA Rand kernels of Float16 and BFloat16 (package
+	// random's Options.HalfUniform; the same bits with each): 2, each word of a Philox
+	// block to two values by integer construction and one packed half multiply
+	// (fma.rn.f16x2 from sm_53, fma.rn.bf16x2 from sm_80; older GPUs get 1): 58 SASS
+	// instructions per block of 8 bfloat16 values and 62 per 8 float16 values (ptxas
+	// 13, sm_90), against 84 and 82 with 1, each value through float32; 3, 2 with two
+	// blocks in flight a thread (the normal float32 kernel's main loop): 53.5 and 57.5
+	// a block, 32 registers. Measured on the H200 with 1 (2026-12-02, 2^28 elements, 16
+	// waves): bfloat16 152 µs, float16 158 µs, 80.6-82% of the copy bandwidth,
+	// issue-bound (Nsight Compute: issue slots 61% busy, the ALU pipe 64%, DRAM 70%).
+	// Default 3 (predicted from the instruction counts: float32 Rand, 62 instructions
+	// per 16 bytes, runs at 99%); GPU_RANDOM_HALF_UNIFORM=v1|v2|v3 (or 1, 2, 3) selects
+	// one.
+	RandomHalfUniform int
 	// ScatterVariant selects how the CUDA scatter-combines (AddAt, MaximumAt,
 	// MinimumAt, Bincount) avoid contention on few targets: 2 (the default), copies of
 	// the shared bins of a small destination, a private one per thread for up to 32
@@ -198,6 +223,7 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 		PermuteVariant:     3,
 		RandomWaves:        4,
 		RandomUniformWaves: 16,
+		RandomHalfUniform:  3,
 		MatMulTile:         kernel.DefaultMatMulTile,
 		Scan:               ScanTuning{Variant: 2, Stage: true, MinBlocks: 5},
 		Concat:             ConcatTuning{Rows: 2, BlocksPerSM: 32},
@@ -271,11 +297,22 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 	case "0", "false", "off":
 		t.GatherStream = false
 	}
+	if n, err := strconv.Atoi(getenv("GPU_REDUCE_BLOCKS_PER_SM")); err == nil && n >= 0 && n <= 64 {
+		t.ReduceBlocksPerSM = n
+	}
 	if n, err := strconv.Atoi(getenv("GPU_RANDOM_WAVES")); err == nil && n > 0 {
 		t.RandomWaves = n
 	}
 	if n, err := strconv.Atoi(getenv("GPU_RANDOM_UNIFORM_WAVES")); err == nil && n > 0 {
 		t.RandomUniformWaves = n
+	}
+	switch getenv("GPU_RANDOM_HALF_UNIFORM") {
+	case "v1", "1":
+		t.RandomHalfUniform = 1
+	case "v2", "2":
+		t.RandomHalfUniform = 2
+	case "v3", "3":
+		t.RandomHalfUniform = 3
 	}
 	if n, err := strconv.Atoi(getenv("GPU_MATMUL_TILE")); err == nil && n >= 1 && n <= len(kernel.MatMulTiles()) {
 		t.MatMulTile = n
@@ -289,6 +326,8 @@ func (t Tuning) validate() error {
 	switch {
 	case t.ReduceSplitMin < 0:
 		return fmt.Errorf("gpu: tuning: ReduceSplitMin %d < 0: %w", t.ReduceSplitMin, ErrInvalidValue)
+	case t.ReduceBlocksPerSM < 0 || t.ReduceBlocksPerSM > 64:
+		return fmt.Errorf("gpu: tuning: ReduceBlocksPerSM %d, want 0 to 64: %w", t.ReduceBlocksPerSM, ErrInvalidValue)
 	case s.Variant != 1 && s.Variant != 2:
 		return fmt.Errorf("gpu: tuning: scan variant %d, want 1 or 2: %w", s.Variant, ErrInvalidValue)
 	case s.Lookback != 0 && s.Lookback != 1 && s.Lookback != 2 && s.Lookback != 4 && s.Lookback != 8:
@@ -305,6 +344,8 @@ func (t Tuning) validate() error {
 		return fmt.Errorf("gpu: tuning: RandomWaves %d < 1: %w", t.RandomWaves, ErrInvalidValue)
 	case t.RandomUniformWaves < 1:
 		return fmt.Errorf("gpu: tuning: RandomUniformWaves %d < 1: %w", t.RandomUniformWaves, ErrInvalidValue)
+	case t.RandomHalfUniform < 1 || t.RandomHalfUniform > 3:
+		return fmt.Errorf("gpu: tuning: RandomHalfUniform %d, want 1, 2 or 3: %w", t.RandomHalfUniform, ErrInvalidValue)
 	case t.Concat.Rows != 1 && t.Concat.Rows != 2:
 		return fmt.Errorf("gpu: tuning: concat rows %d, want 1 or 2: %w", t.Concat.Rows, ErrInvalidValue)
 	case t.Concat.BlocksPerSM < 0 || t.Concat.BlocksPerSM > 1024:
