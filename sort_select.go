@@ -76,6 +76,10 @@ func TopK[T Elem](s *Stream, a *Array[T], k, axis int, opts ...SortOption) (*Arr
 	return vals, idx, nil
 }
 
+// topkHistBlocks is the select histogram's blocks a multiprocessor with
+// Tuning.TopKVariant 2 (.minnctapersm; the grid is one wave of them).
+const topkHistBlocks = 6
+
 // topkRows writes the k smallest keys of each row in the order desc (the largest
 // first when desc) and their indices into outK and outV ([rows, k]).
 func topkRows(s *Stream, keys *header, rows, n, k int, desc bool, outK, outV *header) error {
@@ -122,7 +126,12 @@ func topkRows(s *Stream, keys *header, rows, n, k int, desc bool, outK, outV *he
 	tile := kernel.SortBlock * items
 	tiles := (n + tile - 1) / tile
 	sms := max(1, d.info.Multiprocessors)
-	chunkTiles := max(1, (rows*tiles+4*sms-1)/(4*sms))
+	v2 := d.tuning().TopKVariant == 2
+	waves := 4 * sms
+	if v2 {
+		waves = topkHistBlocks * sms
+	}
+	chunkTiles := max(1, (rows*tiles+waves-1)/waves)
 	chunk := chunkTiles * tile
 	chunks := (n + chunk - 1) / chunk
 	if int64(rows)*int64(max(chunks, tiles)) > 1<<31-1 {
@@ -132,6 +141,9 @@ func topkRows(s *Stream, keys *header, rows, n, k int, desc bool, outK, outV *he
 	step := &kernel.SelectStep{Passes: P}
 	count := &kernel.TopKCount{Order: order, Items: items}
 	gather := &kernel.TopKGather{Order: order, Items: items}
+	if v2 {
+		hist.MinBlocks, count.Striped, gather.Skip = topkHistBlocks, true, true
+	}
 	var fns [5]*Function
 	for i, sp := range []kernelSpec{hist, step, count, gather, bs} {
 		fn, err := d.kernel(sp)
@@ -190,8 +202,12 @@ func topkRows(s *Stream, keys *header, rows, n, k int, desc bool, outK, outV *he
 		return err
 	}
 	defer candV.Free()
+	var countsArg any = DevicePtr(0)
+	if v2 {
+		countsArg = In(counts)
+	}
 	if err := s.Launch(fns[3], tg, In(keys), In(state), In(prefix), Out(candK), Out(candV),
-		uint64(n), uint64(tiles), uint64(k)); err != nil {
+		uint64(n), uint64(tiles), uint64(k), countsArg); err != nil {
 		return err
 	}
 	rpb := bs.Tile() / k

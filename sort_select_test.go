@@ -101,6 +101,37 @@ func TestTopK(t *testing.T) {
 	})
 }
 
+// TestTopKVariants runs the radix-select cases of TopK under both
+// Tuning.TopKVariant values: long rows, few and many rows, ties at the k-th key.
+func TestTopKVariants(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		old := d.Tuning()
+		defer d.SetTuning(old)
+		rng := rand.New(rand.NewPCG(22, 7))
+		ties := make([]int64, 70000)
+		for i := range ties {
+			ties[i] = int64(rng.IntN(3))
+		}
+		for v := 1; v <= 2; v++ {
+			tu := old
+			tu.TopKVariant = v
+			if _, err := d.SetTuning(tu); err != nil {
+				t.Fatal(err)
+			}
+			t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
+				for _, c := range []struct{ rows, n, k int }{{1, 200000, 100}, {2, 20000, 1}, {4, 9000, 4096}, {3, 30000, 2000}} {
+					for _, sm := range []bool{false, true} {
+						checkTopK(t, s, stGen[float32](rng, c.rows*c.n, patSpecial), c.rows, c.n, c.k, sm)
+						checkTopK(t, s, stGen[int32](rng, c.rows*c.n, patFew), c.rows, c.n, c.k, sm)
+					}
+				}
+				checkTopK(t, s, ties, 1, len(ties), 100, false)
+				checkTopK(t, s, ties, 2, len(ties)/2, 5000, true)
+			})
+		}
+	})
+}
+
 // TopK along a middle axis.
 func TestTopKAxis(t *testing.T) {
 	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {

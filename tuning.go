@@ -103,11 +103,13 @@ type Tuning struct {
 	// shared memory (internal/kernel's SearchSorted; 6.68 ms for 2^26 float32 queries
 	// in 2^24 on the H200, 2026-12-02). Default 2; GPU_SEARCH_VARIANT=v1|v2 selects one.
 	SearchVariant int
-	// TopKVariant selects TopK's radix select on CUDA: 2, the keys the count pass
-	// finds none of the k in skip the gather's block scan and loads, and the count pass
-	// reads its tile with coalesced loads; 1, the first design (293 µs for the 100
-	// largest of 2^24 float32 on the H200, 2026-12-02). Default 2;
-	// GPU_TOPK_VARIANT=v1|v2 selects one.
+	// TopKVariant selects TopK's radix select on CUDA: 2, the histogram passes in one
+	// wave of 6 blocks a multiprocessor (.minnctapersm 6), the count pass reading its
+	// tiles with coalesced loads, and the gather leaving at once the tiles whose counts
+	// hold none of the k (internal/kernel's SelectHist.MinBlocks, TopKCount.Striped,
+	// TopKGather.Skip); 1, the first design (293 µs for the 100 largest of 2^24
+	// float32 on the H200, 2026-12-02: 4 histogram passes of 34 µs, count 39 µs,
+	// gather 77 µs). Default 2; GPU_TOPK_VARIANT=v1|v2 selects one.
 	TopKVariant int
 }
 

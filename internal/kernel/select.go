@@ -38,19 +38,27 @@ import (
 //	chunks  u64  ceil(rowLen / chunk)
 //	pass    u64  the digit (Order.Passes()-1 first, then down to 0)
 //
-// The grid has rows*chunks blocks of SortBlock threads.
+// The grid has rows*chunks blocks of SortBlock threads. MinBlocks (0: none) is the
+// kernel's .minnctapersm, for a grid of that many blocks a multiprocessor all resident
+// at once.
 type SelectHist struct {
-	Order SortKey
-	Items int
+	Order     SortKey
+	Items     int
+	MinBlocks int // 0 to 8
 }
 
 // Key identifies the kernel.
-func (s *SelectHist) Key() string { return fmt.Sprintf("select.hist|%s|k%d", s.Order.key(), s.Items) }
+func (s *SelectHist) Key() string {
+	return fmt.Sprintf("select.hist|%s|k%d|mb%d", s.Order.key(), s.Items, s.MinBlocks)
+}
 
 // Validate checks the spec.
 func (s *SelectHist) Validate() error {
 	if err := s.Order.Validate(); err != nil {
 		return err
+	}
+	if s.MinBlocks < 0 || s.MinBlocks > 8 {
+		return fmt.Errorf("kernel: select histogram of %d blocks a multiprocessor", s.MinBlocks)
 	}
 	return sortItemsValid(s.Items)
 }
@@ -196,17 +204,23 @@ func (s *SelectStep) CPU() (func(*cpu.Launch) error, error) {
 //	rowLen  u64
 //	tiles   u64  tiles per row: ceil(rowLen / Tile())
 //
-// The grid has rows*tiles blocks of SortBlock threads.
+// The grid has rows*tiles blocks of SortBlock threads. Striped reads a tile with
+// coalesced loads (item i of thread t is the tile's key i*SortBlock+t; the counts do
+// not depend on who reads what); otherwise thread t reads keys t*Items to
+// t*Items+Items-1.
 type TopKCount struct {
-	Order SortKey
-	Items int
+	Order   SortKey
+	Items   int
+	Striped bool
 }
 
 // Tile returns the keys per tile.
 func (c *TopKCount) Tile() int { return SortBlock * c.Items }
 
 // Key identifies the kernel.
-func (c *TopKCount) Key() string { return fmt.Sprintf("topk.count|%s|k%d", c.Order.key(), c.Items) }
+func (c *TopKCount) Key() string {
+	return fmt.Sprintf("topk.count|%s|k%d|s%v", c.Order.key(), c.Items, c.Striped)
+}
 
 // Validate checks the spec.
 func (c *TopKCount) Validate() error {
@@ -275,18 +289,24 @@ func (c *TopKCount) CPU() (func(*cpu.Launch) error, error) {
 //	rowLen   u64
 //	tiles    u64
 //	k        u64
+//	counts   u64  TopKCount's counts (with Skip; unused otherwise)
 //
-// The grid has rows*tiles blocks of SortBlock threads.
+// The grid has rows*tiles blocks of SortBlock threads. With Skip, a tile that its
+// counts show has none of the k (no key below T, and no key equal to T or only ones
+// past the rem first) returns at once, reading none of its keys.
 type TopKGather struct {
 	Order SortKey
 	Items int
+	Skip  bool
 }
 
 // Tile returns the keys per tile (TopKCount's with the same Items).
 func (c *TopKGather) Tile() int { return SortBlock * c.Items }
 
 // Key identifies the kernel.
-func (c *TopKGather) Key() string { return fmt.Sprintf("topk.gather|%s|k%d", c.Order.key(), c.Items) }
+func (c *TopKGather) Key() string {
+	return fmt.Sprintf("topk.gather|%s|k%d|s%v", c.Order.key(), c.Items, c.Skip)
+}
 
 // Validate checks the spec.
 func (c *TopKGather) Validate() error {
@@ -327,6 +347,12 @@ func (c *TopKGather) CPU() (func(*cpu.Launch) error, error) {
 		oi, err := sortMem(l, 4, rows*k*8)
 		if err != nil {
 			return err
+		}
+		if c.Skip {
+			// (the counts only let tiles with none of the k return early)
+			if _, err := sortMem(l, 8, rows*tiles*16); err != nil {
+				return err
+			}
 		}
 		state, prefix, idx := cpu.Slice[uint64](sb), cpu.Slice[int64](pb), cpu.Slice[int64](oi)
 		var bad atomic.Bool

@@ -20,6 +20,9 @@ func (s *SelectHist) PTX(major, minor int) (src, entry string, err error) {
 	f := m.Kernel(entry, ptx.P("keys", ptx.U64), ptx.P("hist", ptx.U64), ptx.P("state", ptx.U64), ptx.P("rowLen", ptx.U64),
 		ptx.P("chunk", ptx.U64), ptx.P("chunks", ptx.U64), ptx.P("pass", ptx.U64))
 	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", SortBlock))
+	if s.MinBlocks > 0 {
+		f.Attr(fmt.Sprintf(".minnctapersm %d", s.MinBlocks))
+	}
 	const copies = 8
 	f.Shared("sh_hist", ptx.B32, 16, copies*RadixDigits)
 	g := newSortGen(f, s.Order, s.Items)
@@ -198,7 +201,8 @@ func (s *SelectStep) PTX(major, minor int) (src, entry string, err error) {
 
 // topkTile emits what TopKCount and TopKGather share: the block's row and tile, T and
 // rem, and each item's key (blocked: thread t owns tile keys t*Items to t*Items+Items-1),
-// whether it is below T, equal, and its index in the row.
+// whether it is below T, equal, and its index in the row. Striped: item i of thread t
+// is the tile's key i*SortBlock+t (coalesced; for counts only).
 type topkTile struct {
 	row, tileI       ptx.Reg // u64
 	T, rem           ptx.Reg
@@ -208,7 +212,7 @@ type topkTile struct {
 	rowLen, tilesArg ptx.Reg
 }
 
-func topkLoad(f *ptx.Func, g *sortGen, items int, pk, pstate, rowLen, tiles ptx.Reg) *topkTile {
+func topkLoad(f *ptx.Func, g *sortGen, items int, striped bool, pk, pstate, rowLen, tiles ptx.Reg) *topkTile {
 	ks := g.order.Size()
 	tt := &topkTile{rowLen: rowLen, tilesArg: tiles}
 	b := f.Reg(ptx.U64)
@@ -229,7 +233,13 @@ func topkLoad(f *ptx.Func, g *sortGen, items int, pk, pstate, rowLen, tiles ptx.
 	first := f.Reg(ptx.U64)
 	f.Mul(first, tt.tileI, ptx.Int(SortBlock*items))
 	th := f.Reg(ptx.U64)
-	f.MulWide(th, g.tid, ptx.Int(items))
+	stride := 1
+	if striped {
+		f.Cvt(th, g.tid)
+		stride = SortBlock
+	} else {
+		f.MulWide(th, g.tid, ptx.Int(items))
+	}
 	f.Add(first, first, th)
 	rowBase := f.Reg(ptx.U64)
 	f.Mul(rowBase, tt.row, rowLen)
@@ -238,7 +248,7 @@ func topkLoad(f *ptx.Func, g *sortGen, items int, pk, pstate, rowLen, tiles ptx.
 	f.Mov(tt.nEq, ptx.Int(0))
 	for i := 0; i < items; i++ {
 		ix := f.Reg(ptx.U64)
-		f.Add(ix, first, ptx.Int(i))
+		f.Add(ix, first, ptx.Int(i*stride))
 		v := f.Setp(ptx.Lt, ix, rowLen)
 		a := f.Reg(ptx.U64)
 		f.Add(a, ix, rowBase)
@@ -275,7 +285,7 @@ func (c *TopKCount) PTX(major, minor int) (src, entry string, err error) {
 	f.CvtaTo(ptx.Global, pk, f.LdParam(0))
 	f.CvtaTo(ptx.Global, pst, f.LdParam(1))
 	f.CvtaTo(ptx.Global, pc, f.LdParam(2))
-	tt := topkLoad(f, g, c.Items, pk, pst, f.LdParam(3), f.LdParam(4))
+	tt := topkLoad(f, g, c.Items, c.Striped, pk, pst, f.LdParam(3), f.LdParam(4))
 	packed := f.Reg(ptx.U32)
 	f.Shl(packed, tt.nEq, ptx.Int(16))
 	f.Or(packed, packed, tt.nLess)
@@ -306,7 +316,8 @@ func (c *TopKGather) PTX(major, minor int) (src, entry string, err error) {
 	m := ptx.NewModule(major, minor)
 	entry = "topk_gather"
 	f := m.Kernel(entry, ptx.P("keys", ptx.U64), ptx.P("state", ptx.U64), ptx.P("prefix", ptx.U64),
-		ptx.P("outKeys", ptx.U64), ptx.P("outIdx", ptx.U64), ptx.P("rowLen", ptx.U64), ptx.P("tiles", ptx.U64), ptx.P("k", ptx.U64))
+		ptx.P("outKeys", ptx.U64), ptx.P("outIdx", ptx.U64), ptx.P("rowLen", ptx.U64), ptx.P("tiles", ptx.U64), ptx.P("k", ptx.U64),
+		ptx.P("counts", ptx.U64))
 	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", SortBlock))
 	f.Shared("tg_sum", ptx.B32, 16, SortBlock/32)
 	g := newSortGen(f, c.Order, c.Items)
@@ -318,7 +329,33 @@ func (c *TopKGather) PTX(major, minor int) (src, entry string, err error) {
 	f.CvtaTo(ptx.Global, pok, f.LdParam(3))
 	f.CvtaTo(ptx.Global, poi, f.LdParam(4))
 	k := f.LdParam(7)
-	tt := topkLoad(f, g, c.Items, pk, pst, f.LdParam(5), f.LdParam(6))
+	exit := f.NewLabel()
+	if c.Skip {
+		// The tile's counts: nothing below T, and no key equal to T among the rem
+		// first ones (block-uniform: the whole block leaves).
+		pc := f.Reg(ptx.U64)
+		f.CvtaTo(ptx.Global, pc, f.LdParam(8))
+		b := f.Reg(ptx.U64)
+		f.Cvt(b, f.Special(ptx.CtaidX))
+		tiles := f.LdParam(6)
+		row := f.Reg(ptx.U64)
+		f.Div(row, b, tiles)
+		sa := f.Reg(ptx.U64)
+		f.Fma(sa, row, ptx.Int(16), pst)
+		rem := f.Reg(ptx.U64)
+		f.Ld(ptx.Global, ptx.CacheDefault, ptx.U64, ptx.Mem(sa, 8), rem)
+		ca, pa := f.Reg(ptx.U64), f.Reg(ptx.U64)
+		f.Fma(ca, b, ptx.Int(16), pc)
+		f.Fma(pa, b, ptx.Int(16), pp)
+		cl, ce, pe := f.Reg(ptx.U64), f.Reg(ptx.U64), f.Reg(ptx.U64)
+		f.Ld(ptx.Global, ptx.CacheDefault, ptx.U64, ptx.Mem(ca, 0), cl, ce)
+		f.Ld(ptx.Global, ptx.CacheDefault, ptx.U64, ptx.Mem(pa, 8), pe)
+		none := f.Reg(ptx.Pred)
+		f.Op("or.pred", none, f.Setp(ptx.Eq, ce, ptx.Int(0)), f.Setp(ptx.Ge, pe, rem))
+		f.Op("and.pred", none, none, f.Setp(ptx.Eq, cl, ptx.Int(0)))
+		f.At(none).Bra(exit)
+	}
+	tt := topkLoad(f, g, c.Items, false, pk, pst, f.LdParam(5), f.LdParam(6))
 	packed := f.Reg(ptx.U32)
 	f.Shl(packed, tt.nEq, ptx.Int(16))
 	f.Or(packed, packed, tt.nLess)
@@ -365,6 +402,7 @@ func (c *TopKGather) PTX(major, minor int) (src, entry string, err error) {
 		f.At(w).Op("st.global.u64", ptx.Mem(a, 0), tt.idx[i])
 	}
 	_ = rowBase
+	f.Place(exit)
 	f.Ret()
 	return m.String(), entry, nil
 }

@@ -379,6 +379,7 @@ func TestSelectPtxas(t *testing.T) {
 	for _, kt := range sortKeyTypes {
 		o := SortKey{Type: kt, Descending: kt == dtype.Float32}
 		specs = append(specs, &SelectHist{Order: o, Items: 8}, &TopKCount{Order: o, Items: 16}, &TopKGather{Order: o, Items: 16},
+			&SelectHist{Order: o, Items: 8, MinBlocks: 6}, &TopKCount{Order: o, Items: 16, Striped: true}, &TopKGather{Order: o, Items: 16, Skip: true},
 			&UniqueFlags{Order: SortKey{Type: kt}}, &SearchSorted{Order: SortKey{Type: kt}, Levels: 12, Queries: 2},
 			&SearchSorted{Order: SortKey{Type: kt}, Right: true, Levels: 11, Queries: 1},
 			&SearchTreeSample{Order: SortKey{Type: kt}, Levels: 8}, &SearchTree{Order: SortKey{Type: kt}, Levels: 8, Shared: 4, Queries: 4,
@@ -431,71 +432,81 @@ func TestTopKSim(t *testing.T) {
 		if testenv.Race && c.kt != dtype.Float32 {
 			continue
 		}
-		t.Run(fmt.Sprintf("%v/%dx%d/k%d", c.kt, c.rows, c.n, c.k), func(t *testing.T) {
-			o := SortKey{Type: c.kt, Descending: c.desc}
-			ks := c.kt.Size()
-			keys := sortSimKeys(rng, c.kt, c.rows*c.n)
-			P := o.Passes()
-			hist := &SelectHist{Order: o, Items: 2}
-			step := &SelectStep{Passes: P}
-			tile := SortBlock * c.items
-			chunk := c.chunkT * tile
-			chunks := (c.n + chunk - 1) / chunk
-			histB := make([]byte, c.rows*RadixDigits*4)
-			state := make([]byte, c.rows*16)
-			for p := P - 1; p >= 0; p-- {
-				r := simAgree(t, hist, c.rows*chunks, SortBlock, []spectest.Arg{spectest.Buf(keys), spectest.Buf(histB), spectest.Buf(state),
-					spectest.U64(uint64(c.n)), spectest.U64(uint64(chunk)), spectest.U64(uint64(chunks)), spectest.U64(uint64(p))})
-				r = simAgree(t, step, c.rows, SortBlock, []spectest.Arg{spectest.Buf(r[1]), spectest.Buf(state), spectest.U64(uint64(c.k)), spectest.U64(uint64(p))})
-				histB, state = r[0], r[1]
-				if !checkZero(histB) {
-					t.Fatal("select step left a histogram")
+		for _, v2 := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%v/%dx%d/k%d/v2=%v", c.kt, c.rows, c.n, c.k, v2), func(t *testing.T) {
+				o := SortKey{Type: c.kt, Descending: c.desc}
+				ks := c.kt.Size()
+				keys := sortSimKeys(rng, c.kt, c.rows*c.n)
+				P := o.Passes()
+				hist := &SelectHist{Order: o, Items: 2}
+				if v2 {
+					hist.MinBlocks = 6
 				}
-			}
-			tiles := (c.n + tile - 1) / tile
-			count := &TopKCount{Order: o, Items: c.items}
-			r := simAgree(t, count, c.rows*tiles, SortBlock, []spectest.Arg{spectest.Buf(keys), spectest.Buf(state), spectest.Buf(make([]byte, c.rows*tiles*16)),
-				spectest.U64(uint64(c.n)), spectest.U64(uint64(tiles))})
-			counts := cpuSliceI64(r[2])
-			prefix := make([]int64, len(counts))
-			for row := 0; row < c.rows; row++ {
-				var l, e int64
-				for ti := 0; ti < tiles; ti++ {
-					j := 2 * (row*tiles + ti)
-					prefix[j], prefix[j+1] = l, e
-					l, e = l+counts[j], e+counts[j+1]
-				}
-			}
-			pb := make([]byte, 8*len(prefix))
-			for i, v := range prefix {
-				binary.LittleEndian.PutUint64(pb[8*i:], uint64(v))
-			}
-			gather := &TopKGather{Order: o, Items: c.items}
-			r = simAgree(t, gather, c.rows*tiles, SortBlock, []spectest.Arg{spectest.Buf(keys), spectest.Buf(state), spectest.Buf(pb),
-				spectest.Buf(make([]byte, c.rows*c.k*ks)), spectest.Buf(make([]byte, c.rows*c.k*8)), spectest.U64(uint64(c.n)), spectest.U64(uint64(tiles)), spectest.U64(uint64(c.k))})
-			// The gathered keys are the k smallest (as a multiset, with the smallest
-			// indices among ties at the k-th): compare with a stable sort's first k.
-			perm := make([]int, c.n)
-			ord := make([]uint64, c.n)
-			for row := 0; row < c.rows; row++ {
-				for i := range perm {
-					perm[i] = i
-					ord[i] = o.Ordered(loadRaw(keys, ks, row*c.n+i))
-				}
-				stableSortPerm(perm, ord)
-				want := map[int64]bool{}
-				for _, p := range perm[:c.k] {
-					want[int64(p)] = true
-				}
-				got := cpuSliceI64(r[4])[row*c.k : (row+1)*c.k]
-				for j, g := range got {
-					if !want[g] {
-						t.Fatalf("row %d: candidate %d is index %d, not among the k smallest", row, j, g)
+				step := &SelectStep{Passes: P}
+				tile := SortBlock * c.items
+				chunk := c.chunkT * tile
+				chunks := (c.n + chunk - 1) / chunk
+				histB := make([]byte, c.rows*RadixDigits*4)
+				state := make([]byte, c.rows*16)
+				for p := P - 1; p >= 0; p-- {
+					r := simAgree(t, hist, c.rows*chunks, SortBlock, []spectest.Arg{spectest.Buf(keys), spectest.Buf(histB), spectest.Buf(state),
+						spectest.U64(uint64(c.n)), spectest.U64(uint64(chunk)), spectest.U64(uint64(chunks)), spectest.U64(uint64(p))})
+					r = simAgree(t, step, c.rows, SortBlock, []spectest.Arg{spectest.Buf(r[1]), spectest.Buf(state), spectest.U64(uint64(c.k)), spectest.U64(uint64(p))})
+					histB, state = r[0], r[1]
+					if !checkZero(histB) {
+						t.Fatal("select step left a histogram")
 					}
-					delete(want, g)
 				}
-			}
-		})
+				tiles := (c.n + tile - 1) / tile
+				count := &TopKCount{Order: o, Items: c.items, Striped: v2}
+				r := simAgree(t, count, c.rows*tiles, SortBlock, []spectest.Arg{spectest.Buf(keys), spectest.Buf(state), spectest.Buf(make([]byte, c.rows*tiles*16)),
+					spectest.U64(uint64(c.n)), spectest.U64(uint64(tiles))})
+				counts := cpuSliceI64(r[2])
+				prefix := make([]int64, len(counts))
+				for row := 0; row < c.rows; row++ {
+					var l, e int64
+					for ti := 0; ti < tiles; ti++ {
+						j := 2 * (row*tiles + ti)
+						prefix[j], prefix[j+1] = l, e
+						l, e = l+counts[j], e+counts[j+1]
+					}
+				}
+				pb := make([]byte, 8*len(prefix))
+				for i, v := range prefix {
+					binary.LittleEndian.PutUint64(pb[8*i:], uint64(v))
+				}
+				gather := &TopKGather{Order: o, Items: c.items, Skip: v2}
+				countsArg := spectest.U64(0)
+				if v2 {
+					countsArg = spectest.Buf(r[2])
+				}
+				r = simAgree(t, gather, c.rows*tiles, SortBlock, []spectest.Arg{spectest.Buf(keys), spectest.Buf(state), spectest.Buf(pb),
+					spectest.Buf(make([]byte, c.rows*c.k*ks)), spectest.Buf(make([]byte, c.rows*c.k*8)), spectest.U64(uint64(c.n)), spectest.U64(uint64(tiles)), spectest.U64(uint64(c.k)),
+					countsArg})
+				// The gathered keys are the k smallest (as a multiset, with the smallest
+				// indices among ties at the k-th): compare with a stable sort's first k.
+				perm := make([]int, c.n)
+				ord := make([]uint64, c.n)
+				for row := 0; row < c.rows; row++ {
+					for i := range perm {
+						perm[i] = i
+						ord[i] = o.Ordered(loadRaw(keys, ks, row*c.n+i))
+					}
+					stableSortPerm(perm, ord)
+					want := map[int64]bool{}
+					for _, p := range perm[:c.k] {
+						want[int64(p)] = true
+					}
+					got := cpuSliceI64(r[4])[row*c.k : (row+1)*c.k]
+					for j, g := range got {
+						if !want[g] {
+							t.Fatalf("row %d: candidate %d is index %d, not among the k smallest", row, j, g)
+						}
+						delete(want, g)
+					}
+				}
+			})
+		}
 	}
 }
 
