@@ -210,6 +210,14 @@ func topkRows(s *Stream, keys *header, rows, n, k int, desc bool, outK, outV *he
 		uint64(n), uint64(tiles), uint64(k), countsArg); err != nil {
 		return err
 	}
+	if v2 && k <= kernel.TopKRankMax {
+		fn, err := d.kernel(&kernel.TopKRankSort{Order: order})
+		if err != nil {
+			return err
+		}
+		return s.Launch(fn, LaunchConfig{Grid: Dim3{X: rows}, Block: block},
+			In(candK), Out(outK), In(candV), Out(outV), uint64(rows), uint64(k))
+	}
 	rpb := bs.Tile() / k
 	return s.Launch(fns[4], LaunchConfig{Grid: Dim3{X: (rows + rpb - 1) / rpb}, Block: block},
 		In(candK), Out(outK), In(candV), Out(outV), uint64(rows), uint64(k), uint64(rpb))

@@ -393,3 +393,75 @@ func (c *TopKGather) CPU() (func(*cpu.Launch) error, error) {
 		return nil
 	}, nil
 }
+
+// TopKRankSort orders each row's k gathered keys (TopKGather's output: the keys in
+// index order within the keys below T and within those equal to it) by a stable rank
+// sort, for k up to TopKRankMax: one block a row stages the row's ordered keys in
+// shared memory, and each key's place is the number of keys before it in the order
+// or equal to it and before it in the row, the same order as a stable block sort.
+//
+// Kernel parameters, in order:
+//
+//	inKeys   u64  [rows][k] keys (Order.Type)
+//	outKeys  u64  [rows][k]
+//	inIdx    u64  [rows][k] int64
+//	outIdx   u64  [rows][k] int64
+//	rows     u64
+//	k        u64  1 to TopKRankMax
+//
+// The grid has rows blocks of SortBlock threads.
+type TopKRankSort struct {
+	Order SortKey
+}
+
+// TopKRankMax is the most keys a row TopKRankSort orders.
+const TopKRankMax = 512
+
+// Key identifies the kernel.
+func (r *TopKRankSort) Key() string { return "topk.rank|" + r.Order.key() }
+
+// Validate checks the spec.
+func (r *TopKRankSort) Validate() error { return r.Order.Validate() }
+
+// CPU returns the kernel for the CPU backend.
+func (r *TopKRankSort) CPU() (func(*cpu.Launch) error, error) {
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	key, ks := r.Order, r.Order.Size()
+	return func(l *cpu.Launch) error {
+		rows, k := int(l.Uint64(4)), int(l.Uint64(5))
+		if k < 1 || k > TopKRankMax || int(l.Grid[0]) != rows || l.Block[0] != SortBlock {
+			return launchErr("top-k rank sort: %d rows, k %d, grid %d", rows, k, l.Grid[0])
+		}
+		var bufs [4][]byte
+		for i, sz := range []int{ks, ks, 8, 8} {
+			b, err := sortMem(l, i, rows*k*sz)
+			if err != nil {
+				return err
+			}
+			bufs[i] = b
+		}
+		inI, outI := cpu.Slice[int64](bufs[2]), cpu.Slice[int64](bufs[3])
+		l.Parallel(rows, 1, func(lo, hi int) {
+			o := make([]uint64, k)
+			for row := lo; row < hi; row++ {
+				for i := range o {
+					o[i] = key.Ordered(loadRaw(bufs[0], ks, row*k+i))
+				}
+				for i, x := range o {
+					rank := 0
+					for j, y := range o {
+						if y < x || y == x && j < i {
+							rank++
+						}
+					}
+					d := row*k + rank
+					copy(bufs[1][d*ks:(d+1)*ks], bufs[0][(row*k+i)*ks:(row*k+i+1)*ks])
+					outI[d] = inI[row*k+i]
+				}
+			}
+		})
+		return nil
+	}, nil
+}

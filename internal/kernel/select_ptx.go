@@ -406,3 +406,101 @@ func (c *TopKGather) PTX(major, minor int) (src, entry string, err error) {
 	f.Ret()
 	return m.String(), entry, nil
 }
+
+// PTX returns the rank sort's PTX.
+func (r *TopKRankSort) PTX(major, minor int) (src, entry string, err error) {
+	if err := r.Validate(); err != nil {
+		return "", "", err
+	}
+	defer scanPTXError(&err)
+	m := ptx.NewModule(major, minor)
+	entry = "topk_rank"
+	f := m.Kernel(entry, ptx.P("inKeys", ptx.U64), ptx.P("outKeys", ptx.U64), ptx.P("inIdx", ptx.U64),
+		ptx.P("outIdx", ptx.U64), ptx.P("rows", ptx.U64), ptx.P("k", ptx.U64))
+	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", SortBlock))
+	g := newSortGen(f, r.Order, 1)
+	ks := r.Order.Size()
+	kt := g.kt()
+	kw := kt.Bits() / 8
+	f.Shared("tr_keys", ptx.B8, 16, TopKRankMax*kw)
+	pik, pok, pii, poi := f.Reg(ptx.U64), f.Reg(ptx.U64), f.Reg(ptx.U64), f.Reg(ptx.U64)
+	for i, p := range []ptx.Reg{pik, pok, pii, poi} {
+		f.CvtaTo(ptx.Global, p, f.LdParam(i))
+	}
+	k := f.Reg(ptx.U32)
+	f.Cvt(k, f.LdParam(5))
+	sh := f.Reg(ptx.U32)
+	f.Op("mov.u32", sh, ptx.Sym("tr_keys"))
+	row := f.Reg(ptx.U64)
+	f.Cvt(row, f.Special(ptx.CtaidX))
+	base := f.Reg(ptx.U64) // the row's first element
+	k64 := f.Reg(ptx.U64)
+	f.Cvt(k64, k)
+	f.Mul(base, row, k64)
+	always := f.Reg(ptx.Pred)
+	f.Op("setp.eq.u32", always, g.tid, g.tid)
+	// forItems runs body for i = tid, tid+SortBlock, ... below k.
+	forItems := func(body func(i ptx.Reg)) {
+		i := f.Reg(ptx.U32)
+		f.Mov(i, g.tid)
+		loop, done := f.NewLabel(), f.NewLabel()
+		f.Place(loop)
+		f.At(f.Setp(ptx.Ge, i, k)).Bra(done)
+		body(i)
+		f.Add(i, i, ptx.Int(SortBlock))
+		f.Bra(loop)
+		f.Place(done)
+	}
+	load := func(i ptx.Reg) (raw ptx.Reg, gi ptx.Reg) {
+		gi = f.Reg(ptx.U64)
+		f.Cvt(gi, i)
+		f.Add(gi, gi, base)
+		a := f.Reg(ptx.U64)
+		f.Fma(a, gi, ptx.Int(ks), pik)
+		return loadElem(f, ks, always, ptx.Mem(a, 0), false), gi
+	}
+	forItems(func(i ptx.Reg) {
+		raw, _ := load(i)
+		sa := f.Reg(ptx.U32)
+		f.Fma(sa, i, ptx.Int(kw), sh)
+		f.St(ptx.Shared, ptx.CacheDefault, kt, ptx.Mem(sa, 0), g.ordered(raw))
+	})
+	f.BarSync(0)
+	forItems(func(i ptx.Reg) {
+		raw, gi := load(i)
+		o := g.ordered(raw)
+		rank := f.Reg(ptx.U32)
+		f.Mov(rank, ptx.Int(0))
+		j := f.Reg(ptx.U32)
+		f.Mov(j, ptx.Int(0))
+		sa := f.Reg(ptx.U32)
+		f.Mov(sa, sh)
+		loop, done := f.NewLabel(), f.NewLabel()
+		f.Place(loop)
+		f.At(f.Setp(ptx.Ge, j, k)).Bra(done)
+		y := f.Reg(kt)
+		f.Ld(ptx.Shared, ptx.CacheDefault, kt, ptx.Mem(sa, 0), y)
+		before := f.Reg(ptx.Pred)
+		f.Op("and.pred", before, f.Setp(ptx.Eq, y, o), f.Setp(ptx.Lt, j, i))
+		f.Op("or.pred", before, before, f.Setp(ptx.Lt, y, o))
+		f.At(before).Op("add.u32", rank, rank, ptx.Int(1))
+		f.Add(j, j, ptx.Int(1))
+		f.Add(sa, sa, ptx.Int(kw))
+		f.Bra(loop)
+		f.Place(done)
+		d := f.Reg(ptx.U64)
+		f.Cvt(d, rank)
+		f.Add(d, d, base)
+		a := f.Reg(ptx.U64)
+		f.Fma(a, d, ptx.Int(ks), pok)
+		f.St(ptx.Global, ptx.CacheDefault, memType(ks), ptx.Mem(a, 0), raw)
+		ia := f.Reg(ptx.U64)
+		f.Fma(ia, gi, ptx.Int(8), pii)
+		x := f.Reg(ptx.U64)
+		f.Ld(ptx.Global, ptx.CacheDefault, ptx.U64, ptx.Mem(ia, 0), x)
+		f.Fma(a, d, ptx.Int(8), poi)
+		f.St(ptx.Global, ptx.CacheDefault, ptx.U64, ptx.Mem(a, 0), x)
+	})
+	f.Ret()
+	return m.String(), entry, nil
+}

@@ -380,6 +380,7 @@ func TestSelectPtxas(t *testing.T) {
 		o := SortKey{Type: kt, Descending: kt == dtype.Float32}
 		specs = append(specs, &SelectHist{Order: o, Items: 8}, &TopKCount{Order: o, Items: 16}, &TopKGather{Order: o, Items: 16},
 			&SelectHist{Order: o, Items: 8, MinBlocks: 6}, &TopKCount{Order: o, Items: 16, Striped: true}, &TopKGather{Order: o, Items: 16, Skip: true},
+			&TopKRankSort{Order: o},
 			&UniqueFlags{Order: SortKey{Type: kt}}, &SearchSorted{Order: SortKey{Type: kt}, Levels: 12, Queries: 2},
 			&SearchSorted{Order: SortKey{Type: kt}, Right: true, Levels: 11, Queries: 1},
 			&SearchTreeSample{Order: SortKey{Type: kt}, Levels: 8}, &SearchTree{Order: SortKey{Type: kt}, Levels: 8, Shared: 4, Queries: 4,
@@ -483,7 +484,30 @@ func TestTopKSim(t *testing.T) {
 				r = simAgree(t, gather, c.rows*tiles, SortBlock, []spectest.Arg{spectest.Buf(keys), spectest.Buf(state), spectest.Buf(pb),
 					spectest.Buf(make([]byte, c.rows*c.k*ks)), spectest.Buf(make([]byte, c.rows*c.k*8)), spectest.U64(uint64(c.n)), spectest.U64(uint64(tiles)), spectest.U64(uint64(c.k)),
 					countsArg})
-				// The gathered keys are the k smallest (as a multiset, with the smallest
+				if c.k <= TopKRankMax {
+				rs := simAgree(t, &TopKRankSort{Order: o}, c.rows, SortBlock, []spectest.Arg{spectest.Buf(r[3]), spectest.Buf(make([]byte, c.rows*c.k*ks)),
+					spectest.Buf(r[4]), spectest.Buf(make([]byte, c.rows*c.k*8)), spectest.U64(uint64(c.rows)), spectest.U64(uint64(c.k))})
+				// The stable sort's first k, in order.
+				for row := 0; row < c.rows; row++ {
+					perm := make([]int, c.n)
+					ord := make([]uint64, c.n)
+					for i := range perm {
+						perm[i] = i
+						ord[i] = o.Ordered(loadRaw(keys, ks, row*c.n+i))
+					}
+					stableSortPerm(perm, ord)
+					got := cpuSliceI64(rs[3])[row*c.k : (row+1)*c.k]
+					for j, p := range perm[:c.k] {
+						if got[j] != int64(p) {
+							t.Fatalf("row %d: rank-sorted %d is index %d, want %d", row, j, got[j], p)
+						}
+						if g, w := loadRaw(rs[1], ks, row*c.k+j), loadRaw(keys, ks, row*c.n+p); g != w {
+							t.Fatalf("row %d: rank-sorted key %d is %#x, want %#x", row, j, g, w)
+						}
+					}
+				}
+			}
+			// The gathered keys are the k smallest (as a multiset, with the smallest
 				// indices among ties at the k-th): compare with a stable sort's first k.
 				perm := make([]int, c.n)
 				ord := make([]uint64, c.n)
