@@ -485,29 +485,29 @@ func TestTopKSim(t *testing.T) {
 					spectest.Buf(make([]byte, c.rows*c.k*ks)), spectest.Buf(make([]byte, c.rows*c.k*8)), spectest.U64(uint64(c.n)), spectest.U64(uint64(tiles)), spectest.U64(uint64(c.k)),
 					countsArg})
 				if c.k <= TopKRankMax {
-				rs := simAgree(t, &TopKRankSort{Order: o}, c.rows, SortBlock, []spectest.Arg{spectest.Buf(r[3]), spectest.Buf(make([]byte, c.rows*c.k*ks)),
-					spectest.Buf(r[4]), spectest.Buf(make([]byte, c.rows*c.k*8)), spectest.U64(uint64(c.rows)), spectest.U64(uint64(c.k))})
-				// The stable sort's first k, in order.
-				for row := 0; row < c.rows; row++ {
-					perm := make([]int, c.n)
-					ord := make([]uint64, c.n)
-					for i := range perm {
-						perm[i] = i
-						ord[i] = o.Ordered(loadRaw(keys, ks, row*c.n+i))
-					}
-					stableSortPerm(perm, ord)
-					got := cpuSliceI64(rs[3])[row*c.k : (row+1)*c.k]
-					for j, p := range perm[:c.k] {
-						if got[j] != int64(p) {
-							t.Fatalf("row %d: rank-sorted %d is index %d, want %d", row, j, got[j], p)
+					rs := simAgree(t, &TopKRankSort{Order: o}, c.rows, SortBlock, []spectest.Arg{spectest.Buf(r[3]), spectest.Buf(make([]byte, c.rows*c.k*ks)),
+						spectest.Buf(r[4]), spectest.Buf(make([]byte, c.rows*c.k*8)), spectest.U64(uint64(c.rows)), spectest.U64(uint64(c.k))})
+					// The stable sort's first k, in order.
+					for row := 0; row < c.rows; row++ {
+						perm := make([]int, c.n)
+						ord := make([]uint64, c.n)
+						for i := range perm {
+							perm[i] = i
+							ord[i] = o.Ordered(loadRaw(keys, ks, row*c.n+i))
 						}
-						if g, w := loadRaw(rs[1], ks, row*c.k+j), loadRaw(keys, ks, row*c.n+p); g != w {
-							t.Fatalf("row %d: rank-sorted key %d is %#x, want %#x", row, j, g, w)
+						stableSortPerm(perm, ord)
+						got := cpuSliceI64(rs[3])[row*c.k : (row+1)*c.k]
+						for j, p := range perm[:c.k] {
+							if got[j] != int64(p) {
+								t.Fatalf("row %d: rank-sorted %d is index %d, want %d", row, j, got[j], p)
+							}
+							if g, w := loadRaw(rs[1], ks, row*c.k+j), loadRaw(keys, ks, row*c.n+p); g != w {
+								t.Fatalf("row %d: rank-sorted key %d is %#x, want %#x", row, j, g, w)
+							}
 						}
 					}
 				}
-			}
-			// The gathered keys are the k smallest (as a multiset, with the smallest
+				// The gathered keys are the k smallest (as a multiset, with the smallest
 				// indices among ties at the k-th): compare with a stable sort's first k.
 				perm := make([]int, c.n)
 				ord := make([]uint64, c.n)
