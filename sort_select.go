@@ -77,7 +77,8 @@ func TopK[T Elem](s *Stream, a *Array[T], k, axis int, opts ...SortOption) (*Arr
 }
 
 // topkHistBlocks is the select histogram's blocks a multiprocessor with
-// Tuning.TopKVariant 2 (.minnctapersm; the grid is one wave of them).
+// Tuning.TopKVariant 2: one wave of them (6 fit with the 37 to 40 registers of the
+// 4-byte keys' kernels).
 const topkHistBlocks = 6
 
 // topkRows writes the k smallest keys of each row in the order desc (the largest
@@ -142,7 +143,10 @@ func topkRows(s *Stream, keys *header, rows, n, k int, desc bool, outK, outV *he
 	count := &kernel.TopKCount{Order: order, Items: items}
 	gather := &kernel.TopKGather{Order: order, Items: items}
 	if v2 {
-		hist.MinBlocks, count.Striped, gather.Skip = topkHistBlocks, true, true
+		count.Striped, gather.Skip = true, true
+		// 16-byte loads of 4-byte keys (8-byte keys: the scalar kernel, which needs
+		// fewer registers than their vector one).
+		hist.Vector = keys.dt.Size() == 4 && headerPtr(keys)%16 == 0 && (rows == 1 || n*4%16 == 0)
 	}
 	var fns [5]*Function
 	for i, sp := range []kernelSpec{hist, step, count, gather, bs} {

@@ -38,18 +38,18 @@ import (
 //	chunks  u64  ceil(rowLen / chunk)
 //	pass    u64  the digit (Order.Passes()-1 first, then down to 0)
 //
-// The grid has rows*chunks blocks of SortBlock threads. MinBlocks (0: none) is the
-// kernel's .minnctapersm, for a grid of that many blocks a multiprocessor all resident
-// at once.
+// The grid has rows*chunks blocks of SortBlock threads. With Vector (keys of 4 or 8 bytes, Items a multiple of 16/size), each thread
+// reads 16 consecutive bytes at a time: the keys' address and each row's and chunk's
+// first key are 16-byte aligned.
 type SelectHist struct {
-	Order     SortKey
-	Items     int
-	MinBlocks int // 0 to 8
+	Order  SortKey
+	Items  int
+	Vector bool
 }
 
 // Key identifies the kernel.
 func (s *SelectHist) Key() string {
-	return fmt.Sprintf("select.hist|%s|k%d|mb%d", s.Order.key(), s.Items, s.MinBlocks)
+	return fmt.Sprintf("select.hist|%s|k%d|v%v", s.Order.key(), s.Items, s.Vector)
 }
 
 // Validate checks the spec.
@@ -57,8 +57,8 @@ func (s *SelectHist) Validate() error {
 	if err := s.Order.Validate(); err != nil {
 		return err
 	}
-	if s.MinBlocks < 0 || s.MinBlocks > 8 {
-		return fmt.Errorf("kernel: select histogram of %d blocks a multiprocessor", s.MinBlocks)
+	if ks := s.Order.Size(); s.Vector && (ks != 4 && ks != 8 || s.Items%(16/ks) != 0) {
+		return fmt.Errorf("kernel: vector select histogram of %d %d-byte keys a thread", s.Items, ks)
 	}
 	return sortItemsValid(s.Items)
 }
@@ -98,6 +98,9 @@ func (s *SelectHist) CPU() (func(*cpu.Launch) error, error) {
 		}
 		if !checkZero(hb) {
 			return launchErr("select histogram not zeroed")
+		}
+		if s.Vector && (!aligned16(l, 0) || (rows > 1 && rowLen*ks%16 != 0) || chunk*ks%16 != 0) {
+			return launchErr("select histogram: vector loads of unaligned keys")
 		}
 		hist := cpu.Slice[uint32](hb)
 		var state []uint64

@@ -20,9 +20,6 @@ func (s *SelectHist) PTX(major, minor int) (src, entry string, err error) {
 	f := m.Kernel(entry, ptx.P("keys", ptx.U64), ptx.P("hist", ptx.U64), ptx.P("state", ptx.U64), ptx.P("rowLen", ptx.U64),
 		ptx.P("chunk", ptx.U64), ptx.P("chunks", ptx.U64), ptx.P("pass", ptx.U64))
 	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", SortBlock))
-	if s.MinBlocks > 0 {
-		f.Attr(fmt.Sprintf(".minnctapersm %d", s.MinBlocks))
-	}
 	const copies = 8
 	f.Shared("sh_hist", ptx.B32, 16, copies*RadixDigits)
 	g := newSortGen(f, s.Order, s.Items)
@@ -88,20 +85,56 @@ func (s *SelectHist) PTX(major, minor int) (src, entry string, err error) {
 	i := f.Reg(ptx.U64)
 	tid64 := f.Reg(ptx.U64)
 	f.Cvt(tid64, g.tid)
-	f.Add(i, start, tid64)
+	G := 1 // keys a thread reads together
+	if s.Vector {
+		G = 16 / ks
+	}
+	{
+		th := f.Reg(ptx.U64)
+		f.Mul(th, tid64, ptx.Int(G))
+		f.Add(i, start, th)
+	}
 	loop, done := f.NewLabel(), f.NewLabel()
 	f.Place(loop)
-	f.At(f.Setp(ptx.Ge, i, end)).Bra(done)
+	if s.Vector {
+		// (block-uniform: the loop ends when the block's first key is past the end)
+		ib := f.Reg(ptx.U64)
+		f.Mul(ib, tid64, ptx.Int(G))
+		f.Sub(ib, i, ib)
+		f.At(f.Setp(ptx.Ge, ib, end)).Bra(done)
+	} else {
+		f.At(f.Setp(ptx.Ge, i, end)).Bra(done)
+	}
 	keys := make([]ptx.Reg, s.Items)
 	valid := make([]ptx.Reg, s.Items)
-	for j := range keys {
+	for j := 0; j < s.Items; j += G {
 		ij := f.Reg(ptx.U64)
-		f.Add(ij, i, ptx.Int(j*SortBlock))
-		valid[j] = f.Setp(ptx.Lt, ij, end)
+		f.Add(ij, i, ptx.Int((j/G)*SortBlock*G))
 		a := f.Reg(ptx.U64)
 		f.Add(a, ij, rowBase)
 		f.Fma(a, a, ptx.Int(ks), pk)
-		keys[j] = loadElem(f, ks, valid[j], ptx.Mem(a, 0), true)
+		if !s.Vector {
+			valid[j] = f.Setp(ptx.Lt, ij, end)
+			keys[j] = loadElem(f, ks, valid[j], ptx.Mem(a, 0), true)
+			continue
+		}
+		ijG := f.Reg(ptx.U64)
+		f.Add(ijG, ij, ptx.Int(G))
+		full := f.Setp(ptx.Le, ijG, end)
+		rt := regType(ks)
+		for e := 0; e < G; e++ {
+			keys[j+e] = f.Reg(rt)
+			f.Mov(keys[j+e], ptx.Int(0))
+			ie := f.Reg(ptx.U64)
+			f.Add(ie, ij, ptx.Int(e))
+			valid[j+e] = f.Setp(ptx.Lt, ie, end)
+		}
+		f.At(full).Op(fmt.Sprintf("ld.global.nc.v%d%s", G, rt), ptx.Vec(keys[j:j+G]), ptx.Mem(a, 0))
+		for e := 0; e < G; e++ {
+			p := f.Reg(ptx.Pred)
+			f.Op("and.pred", p, valid[j+e], notp(f, full))
+			f.At(p).Op("ld.global.nc"+memType(ks).String(), keys[j+e], ptx.Mem(a, int64(e*ks)))
+		}
 	}
 	for j, k := range keys {
 		o := g.ordered(k)

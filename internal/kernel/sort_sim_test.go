@@ -379,7 +379,7 @@ func TestSelectPtxas(t *testing.T) {
 	for _, kt := range sortKeyTypes {
 		o := SortKey{Type: kt, Descending: kt == dtype.Float32}
 		specs = append(specs, &SelectHist{Order: o, Items: 8}, &TopKCount{Order: o, Items: 16}, &TopKGather{Order: o, Items: 16},
-			&SelectHist{Order: o, Items: 8, MinBlocks: 6}, &TopKCount{Order: o, Items: 16, Striped: true}, &TopKGather{Order: o, Items: 16, Skip: true},
+			&SelectHist{Order: o, Items: 8, Vector: kt.Size() == 4}, &TopKCount{Order: o, Items: 16, Striped: true}, &TopKGather{Order: o, Items: 16, Skip: true},
 			&TopKRankSort{Order: o},
 			&UniqueFlags{Order: SortKey{Type: kt}}, &SearchSorted{Order: SortKey{Type: kt}, Levels: 12, Queries: 2},
 			&SearchSorted{Order: SortKey{Type: kt}, Right: true, Levels: 11, Queries: 1},
@@ -429,6 +429,7 @@ func TestTopKSim(t *testing.T) {
 		{dtype.Int16, false, 1, 3000, 400, 4, 2},
 		{dtype.Float64, true, 1, 900, 1, 1, 3},
 		{dtype.Uint8, false, 2, 700, 300, 2, 1},
+		{dtype.Float32, false, 1, 1001, 10, 2, 1},
 	} {
 		if testenv.Race && c.kt != dtype.Float32 {
 			continue
@@ -441,7 +442,9 @@ func TestTopKSim(t *testing.T) {
 				P := o.Passes()
 				hist := &SelectHist{Order: o, Items: 2}
 				if v2 {
-					hist.MinBlocks = 6
+					if ks == 4 || ks == 8 {
+						hist.Vector, hist.Items = true, 16/ks
+					}
 				}
 				step := &SelectStep{Passes: P}
 				tile := SortBlock * c.items
