@@ -153,7 +153,12 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 		q.in = f.Setp(ptx.Lt, q.idx, n)
 		qa := f.Reg(ptx.U64)
 		f.Fma(qa, q.idx, ptx.Int(ks), pq)
-		q.v = g.ordered(loadElem(f, ks, q.in, ptx.Mem(qa, 0), true))
+		// (queries and results stream: .cs, first out of the caches, which keep the
+		// tree)
+		raw := f.Reg(regType(ks))
+		f.Mov(raw, ptx.Int(0))
+		f.At(q.in).Op("ld.global.cs"+memType(ks).String(), raw, ptx.Mem(qa, 0))
+		q.v = g.ordered(raw)
 		q.p = f.Reg(ptx.U64)
 		f.Mov(q.p, ptx.Int(0))
 	}
@@ -254,7 +259,7 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 		q := &qs[k]
 		oa := f.Reg(ptx.U64)
 		f.Fma(oa, q.idx, ptx.Int(8), po)
-		f.At(q.in).Op("st.global.u64", ptx.Mem(oa, 0), q.p)
+		f.At(q.in).Op("st.global.cs.u64", ptx.Mem(oa, 0), q.p)
 	}
 	f.Fma(i, step, ptx.Int(Q), i)
 	f.Bra(loop)
