@@ -169,10 +169,11 @@ type Device struct {
 	kc    kernelCache
 	plans planCache
 
-	stagePool    stagePool // pinned staging buffers of plain host copies (stage.go)
-	wordPool     wordPool  // pinned words of small reads (readU64, At)
-	checkSlots   wordPool  // pinned check slots of launches that record failures (launchcheck.go)
-	forceStaging bool      // stage on any backend (tests)
+	stagePool    stagePool    // pinned staging buffers of plain host copies (stage.go)
+	wordPool     wordPool     // pinned words of small reads (readU64, At)
+	checkSlots   wordPool     // pinned check slots of launches that record failures (launchcheck.go)
+	checks       launchChecks // the launches whose check slots await a wait's report (launchcheck.go)
+	forceStaging bool         // stage on any backend (tests)
 	// copyStreams are the streams of plain host copies (to the host, to the device),
 	// made at first use (copyStream).
 	copyMu      sync.Mutex

@@ -80,10 +80,14 @@ type paramSlot struct {
 // notCapturing returns an error wrapping ErrCapturing if s captures a graph: what can't
 // be done then.
 func (s *Stream) notCapturing(what string) error {
-	if s.cap.Load() != nil {
-		return fmt.Errorf("gpu: %s on %v, which captures a graph (its work runs only when the graph is launched): %w", what, s, ErrCapturing)
+	if s.cap.Load() == nil {
+		return nil // (inlined: every operation checks)
 	}
-	return nil
+	return s.capturingErr(what)
+}
+
+func (s *Stream) capturingErr(what string) error {
+	return fmt.Errorf("gpu: %s on %v, which captures a graph (its work runs only when the graph is launched): %w", what, s, ErrCapturing)
 }
 
 // refuseReadBack returns an error wrapping ErrCapturing if s captures a graph: op reads

@@ -149,7 +149,14 @@ func (c *streamCore) runHostFunc(f func() error) {
 // inOwnHostFunc returns an error if the calling goroutine runs one of s's host
 // functions: a wait for s would wait for the function itself.
 func (s *Stream) inOwnHostFunc(what string) error {
-	if s.hostFn.Load() != 0 && heldByMe(&s.hostFn) {
+	if s.hostFn.Load() == 0 {
+		return nil // (inlined: every wait checks)
+	}
+	return s.ownHostFuncErr(what)
+}
+
+func (s *Stream) ownHostFuncErr(what string) error {
+	if heldByMe(&s.hostFn) {
 		return fmt.Errorf("gpu: %s of %v inside one of its own host functions, which the stream waits for: %w", what, s, ErrInvalidValue)
 	}
 	return nil
@@ -159,8 +166,12 @@ func (s *Stream) inOwnHostFunc(what string) error {
 // d's streams (Device.Synchronize would wait for it).
 func (d *Device) inHostFunc(what string) error {
 	if d.hostFns.Load() == 0 {
-		return nil
+		return nil // (inlined: every device wait checks)
 	}
+	return d.inHostFuncSlow(what)
+}
+
+func (d *Device) inHostFuncSlow(what string) error {
 	for _, s := range d.liveStreams() {
 		if err := s.inOwnHostFunc(what); err != nil {
 			return err

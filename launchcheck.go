@@ -132,16 +132,7 @@ type launchChecks struct {
 	n       atomic.Int32 // len(pending), for the fast path of the reports
 }
 
-// deviceLaunchChecks maps a *Device to its *launchChecks.
-var deviceLaunchChecks sync.Map
-
-func (d *Device) launchChecks() *launchChecks {
-	if c, ok := deviceLaunchChecks.Load(d); ok {
-		return c.(*launchChecks)
-	}
-	c, _ := deviceLaunchChecks.LoadOrStore(d, &launchChecks{})
-	return c.(*launchChecks)
-}
+func (d *Device) launchChecks() *launchChecks { return &d.checks }
 
 // checkSlot returns a zeroed check slot for a launch on s; give it back with
 // s.dev.checkSlots.put if the launch fails, else register it with addCheck.
@@ -263,17 +254,25 @@ func readReport(b *Buffer, wsid, wseq uint64) error {
 // syncReport is Stream.Synchronize's report: after a wait that succeeded for the work
 // enqueued up to pend, the failures of the launches on s up to it.
 func (s *Stream) syncReport(err error, pend uint64) error {
-	if err != nil {
-		return err
+	if err != nil || s.dev.checks.n.Load() == 0 {
+		return err // (inlined: every wait reports)
 	}
+	return s.syncReportChecks(pend)
+}
+
+func (s *Stream) syncReportChecks(pend uint64) error {
 	return s.dev.reportChecks(func(c *launchCheck) bool { return c.s == s && c.pend <= pend })
 }
 
 // syncReport is Device.Synchronize's report: after a wait that succeeded for the work
 // enqueued up to pend, the failures of the launches up to it.
 func (d *Device) syncReport(err error, pend uint64) error {
-	if err != nil {
-		return err
+	if err != nil || d.checks.n.Load() == 0 {
+		return err // (inlined: every wait reports)
 	}
+	return d.syncReportChecks(pend)
+}
+
+func (d *Device) syncReportChecks(pend uint64) error {
 	return d.reportChecks(func(c *launchCheck) bool { return c.dpnd <= pend })
 }

@@ -386,27 +386,65 @@ func (s *Stream) Synchronize(ctx context.Context, policy ...WaitPolicy) (err err
 	if err := nilContext(ctx); err != nil {
 		return err
 	}
-	if err := s.hold(); err != nil {
-		return err
+	if s == nil {
+		return errNilStream
 	}
-	defer s.unhold()
+	// No defers, and an idle stream needs no hold of its backend stream (nothing is
+	// waited for): the idle path is one look under the lock (gpubench's sync/stream).
+	p := s.pend.Load()
+	idle := false
+	if s.idle() {
+		if idle, err = s.openIdle(); err != nil {
+			return err
+		}
+	}
+	if idle {
+		err = s.synchronize(ctx, policy, true)
+	} else {
+		if err := s.hold(); err != nil {
+			return err
+		}
+		err = s.synchronize(ctx, policy, false)
+	}
+	if err == nil {
+		err = s.dev.takeRaceReports() // the race checker's (race.go)
+	}
+	if err == nil && s.dev.checks.n.Load() != 0 {
+		err = s.syncReportChecks(p) // failures kernels found on the device (launchcheck.go)
+	}
+	if !idle {
+		s.unhold()
+	}
+	return err
+}
+
+// openIdle returns hold's error for s (closed, or faulted), else whether s is idle, all
+// seen under s's lock (false while a capture begins or ends).
+func (s *Stream) openIdle() (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false, fmt.Errorf("gpu: %v: %w", s, ErrClosed)
+	}
+	if p := s.fault.Load(); p != nil {
+		return false, *p
+	}
+	return !s.switching && s.idle(), nil
+}
+
+// synchronize is Synchronize's wait, on a held stream, or on one openIdle found idle.
+func (s *Stream) synchronize(ctx context.Context, policy []WaitPolicy, idle bool) error {
 	if err := s.notCapturing("Synchronize"); err != nil {
 		return err
 	}
 	if err := s.inOwnHostFunc("Synchronize"); err != nil {
 		return err
 	}
-	defer func(p uint64) { err = s.syncReport(err, p) }(s.pend.Load()) // failures kernels found on the device (launchcheck.go)
-	defer func() {
-		if err == nil {
-			err = s.dev.takeRaceReports() // the race checker's (race.go)
-		}
-	}()
 	pol, err := s.dev.pickPolicy(policy)
 	if err != nil {
 		return err
 	}
-	if s.idle() {
+	if idle || s.idle() {
 		// As every wait (and Device.Synchronize's idle path): an ended ctx is its error.
 		if err := ctx.Err(); err != nil {
 			return err
@@ -493,17 +531,24 @@ func (d *Device) Synchronize(ctx context.Context, policy ...WaitPolicy) (err err
 	if err := d.inHostFunc("Device.Synchronize"); err != nil {
 		return err
 	}
-	defer func(p uint64) { err = d.syncReport(err, p) }(d.pend.Load()) // failures kernels found on the device (launchcheck.go)
-	defer func() {
-		if err == nil {
-			err = d.takeRaceReports() // the race checker's (race.go)
-		}
-	}()
+	// No defers: the idle path is a handful of atomic loads (gpubench's sync/context).
+	p := d.pend.Load()
+	err = d.synchronize(ctx, policy, p)
+	if err == nil {
+		err = d.takeRaceReports() // the race checker's (race.go)
+	}
+	if err == nil && d.checks.n.Load() != 0 {
+		err = d.syncReportChecks(p) // failures kernels found on the device (launchcheck.go)
+	}
+	return err
+}
+
+// synchronize is Device.Synchronize's wait for the work enqueued up to p.
+func (d *Device) synchronize(ctx context.Context, policy []WaitPolicy, p uint64) error {
 	pol, err := d.pickPolicy(policy)
 	if err != nil {
 		return err
 	}
-	p := d.pend.Load()
 	if p == d.idleAt.Load() && !d.external.Load() {
 		if err := ctx.Err(); err != nil {
 			return err

@@ -78,6 +78,15 @@ func (p WaitPolicy) normalize() WaitPolicy {
 // pickPolicy returns the call's policy, else the device's; an unknown mode is an
 // error whether or not there is anything to wait for.
 func (d *Device) pickPolicy(ps []WaitPolicy) (WaitPolicy, error) {
+	if len(ps) == 0 {
+		if p := d.policy.Load(); p.Mode <= WaitBlock {
+			return *p, nil // (inlined: every wait picks)
+		}
+	}
+	return d.pickPolicySlow(ps)
+}
+
+func (d *Device) pickPolicySlow(ps []WaitPolicy) (WaitPolicy, error) {
 	p := *d.policy.Load()
 	if len(ps) > 1 {
 		return p, fmt.Errorf("gpu: %d wait policies given, at most one: %w", len(ps), ErrInvalidValue)

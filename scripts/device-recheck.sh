@@ -18,7 +18,7 @@ OUT="$OUT/par" T=${T:-190} bash scripts/device-par.sh > "$OUT/par.txt" 2>&1
 cat "$OUT/par.txt"; echo "tests done at $(( $(date +%s) - start ))s"
 p2=$(( $(left) - 15 ))
 if [ "$p2" -gt 60 ]; then
-  OUT="$OUT/perf" P=.gpu timeout "$p2" bash scripts/device-perf.sh > "$OUT/perf.txt" 2>&1
+  OUT="$OUT/perf" P=${PERF_P:-.gpu} timeout "$p2" bash scripts/device-perf.sh > "$OUT/perf.txt" 2>&1
   echo "perf: exit $?"; grep -vE '^(device|% copy|peers:|vs |TFLOP|$)' "$OUT/perf.txt" | cut -c1-150
 fi
 cd "$OUT" && tar -cJf all.tar.xz --exclude all.tar.xz * && find . -type f ! -name all.tar.xz -delete
