@@ -19,8 +19,10 @@ import (
 //
 // On CUDA, rows longer than a block's tile with k up to a tile select rather than sort
 // (a most-significant-digit radix select: one histogram pass per 8-bit digit finds the
-// k-th key, one pass counts the keys before it per tile, one gathers the k keys in index
-// order, and a block sort orders them); other rows sort whole and keep k.
+// k-th key, the pass's last block picking the digit; one pass counts the keys before
+// it per tile, one gathers the k keys in index order, and a block sort, or for k up
+// to 512 a rank sort, orders them; Tuning.TopKVariant 1 selects the first design);
+// other rows sort whole and keep k.
 func TopK[T Elem](s *Stream, a *Array[T], k, axis int, opts ...SortOption) (*Array[T], *Array[int64], error) {
 	if err := nonNil(a); err != nil {
 		return nil, nil, err
@@ -77,8 +79,8 @@ func TopK[T Elem](s *Stream, a *Array[T], k, axis int, opts ...SortOption) (*Arr
 }
 
 // topkHistBlocks is the select histogram's blocks a multiprocessor with
-// Tuning.TopKVariant 2: one wave of them (6 fit with the 37 to 40 registers of the
-// 4-byte keys' kernels).
+// Tuning.TopKVariant 2 but for the vector kernel (8): one wave of them (6 fit with the
+// 40 registers of most scalar kernels under CUDA 13's ptxas).
 const topkHistBlocks = 6
 
 // topkRows writes the k smallest keys of each row in the order desc (the largest
@@ -129,7 +131,10 @@ func topkRows(s *Stream, keys *header, rows, n, k int, desc bool, outK, outV *he
 	sms := max(1, d.info.Multiprocessors)
 	v2 := d.tuning().TopKVariant == 2
 	waves := 4 * sms
-	if v2 {
+	vector := v2 && keys.dt.Size() == 4 && headerPtr(keys)%16 == 0 && (rows == 1 || n*4%16 == 0)
+	if vector {
+		waves = 8 * sms // (32 registers: 8 blocks an SM)
+	} else if v2 {
 		waves = topkHistBlocks * sms
 	}
 	chunkTiles := max(1, (rows*tiles+waves-1)/waves)
@@ -143,10 +148,10 @@ func topkRows(s *Stream, keys *header, rows, n, k int, desc bool, outK, outV *he
 	count := &kernel.TopKCount{Order: order, Items: items}
 	gather := &kernel.TopKGather{Order: order, Items: items}
 	if v2 {
-		count.Striped, gather.Skip = true, true
+		hist.Fused, count.Striped, gather.Skip = true, true, true
 		// 16-byte loads of 4-byte keys (8-byte keys: the scalar kernel, which needs
 		// fewer registers than their vector one).
-		hist.Vector = keys.dt.Size() == 4 && headerPtr(keys)%16 == 0 && (rows == 1 || n*4%16 == 0)
+		hist.Vector = vector
 	}
 	var fns [5]*Function
 	for i, sp := range []kernelSpec{hist, step, count, gather, bs} {
@@ -156,7 +161,11 @@ func topkRows(s *Stream, keys *header, rows, n, k int, desc bool, outK, outV *he
 		}
 		fns[i] = fn
 	}
-	histB, err := s.allocZeroed(int64(rows * kernel.RadixDigits * 4))
+	histLen := rows * kernel.RadixDigits * 4
+	if hist.Fused {
+		histLen += rows * 4 // the tickets
+	}
+	histB, err := s.allocZeroed(int64(histLen))
 	if err != nil {
 		return err
 	}
@@ -168,6 +177,13 @@ func topkRows(s *Stream, keys *header, rows, n, k int, desc bool, outK, outV *he
 	defer state.Free()
 	block := Dim3{X: kernel.SortBlock}
 	for p := P - 1; p >= 0; p-- {
+		if hist.Fused {
+			if err := s.Launch(fns[0], LaunchConfig{Grid: Dim3{X: rows * chunks}, Block: block}, In(keys), InOut(histB), InOut(state),
+				uint64(n), uint64(chunk), uint64(chunks), uint64(p), uint64(k)); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := s.Launch(fns[0], LaunchConfig{Grid: Dim3{X: rows * chunks}, Block: block}, In(keys), InOut(histB), InOut(state),
 			uint64(n), uint64(chunk), uint64(chunks), uint64(p)); err != nil {
 			return err

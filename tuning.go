@@ -104,14 +104,15 @@ type Tuning struct {
 	// in 2^24 on the H200, 2026-12-02). Default 2; GPU_SEARCH_VARIANT=v1|v2 selects one.
 	SearchVariant int
 	// TopKVariant selects TopK's radix select on CUDA: 2, the histogram passes in one
-	// wave of 6 blocks a multiprocessor with 16-byte loads of 4-byte keys, the count
-	// pass reading its tiles with coalesced loads, the gather leaving at once the
-	// tiles whose counts hold none of the k, and for k up to 512 a rank sort of the k
-	// in one block instead of the radix block sort (internal/kernel's
-	// SelectHist.Vector, TopKCount.Striped, TopKGather.Skip, TopKRankSort); 1, the
-	// first design (293 µs for the 100 largest of 2^24 float32 on the H200,
-	// 2026-12-02: 4 histogram passes of 34 µs, count 39 µs, gather 77 µs, block sort
-	// 14 µs). Default 2; GPU_TOPK_VARIANT=v1|v2 selects one.
+	// wave (8 blocks a multiprocessor) with 16-byte loads of 4-byte keys, each pass's
+	// last block doing the select step (no step launches), the count pass reading its
+	// tiles with coalesced loads, the gather leaving at once the tiles whose counts
+	// hold none of the k, and for k up to 512 a rank sort of the k in one block instead
+	// of the radix block sort (internal/kernel's SelectHist.Vector and Fused,
+	// TopKCount.Striped, TopKGather.Skip, TopKRankSort); 1, the first design (293 µs
+	// for the 100 largest of 2^24 float32 on the H200, 2026-12-02: 4 histogram passes
+	// of 34 µs and 4 steps of 2.5 µs, count 39 µs, gather 77 µs, block sort 14 µs).
+	// Default 2; GPU_TOPK_VARIANT=v1|v2 selects one.
 	TopKVariant int
 }
 

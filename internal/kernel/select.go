@@ -37,6 +37,13 @@ import (
 //	chunk   u64  keys per block
 //	chunks  u64  ceil(rowLen / chunk)
 //	pass    u64  the digit (Order.Passes()-1 first, then down to 0)
+//	k       u64  the keys to select in each row (with Fused; unused otherwise)
+//
+// With Fused the kernel also does SelectStep's work: hist holds, after the counts, a
+// u32 ticket per row (zero at the launch, as the counts), and the row's last block to
+// finish (the one that draws ticket chunks-1, after a fence: CUDA samples'
+// threadFenceReduction) picks the digit, updates the state and leaves the counts and
+// the ticket zero for the next pass; no SelectStep launch follows.
 //
 // The grid has rows*chunks blocks of SortBlock threads. With Vector (keys of 4 or 8 bytes, Items a multiple of 16/size), each thread
 // reads 16 consecutive bytes at a time: the keys' address and each row's and chunk's
@@ -45,11 +52,12 @@ type SelectHist struct {
 	Order  SortKey
 	Items  int
 	Vector bool
+	Fused  bool
 }
 
 // Key identifies the kernel.
 func (s *SelectHist) Key() string {
-	return fmt.Sprintf("select.hist|%s|k%d|v%v", s.Order.key(), s.Items, s.Vector)
+	return fmt.Sprintf("select.hist|%s|k%d|v%v|f%v", s.Order.key(), s.Items, s.Vector, s.Fused)
 }
 
 // Validate checks the spec.
@@ -92,12 +100,22 @@ func (s *SelectHist) CPU() (func(*cpu.Launch) error, error) {
 		if err != nil {
 			return err
 		}
-		hb, err := sortMem(l, 1, rows*RadixDigits*4)
+		hbLen := rows * RadixDigits * 4
+		if s.Fused {
+			hbLen += rows * 4 // the tickets
+		}
+		hb, err := sortMem(l, 1, hbLen)
 		if err != nil {
 			return err
 		}
 		if !checkZero(hb) {
 			return launchErr("select histogram not zeroed")
+		}
+		var k uint64
+		if s.Fused {
+			if k = l.Uint64(7); k == 0 || k > uint64(rowLen) {
+				return launchErr("select histogram: k %d of %d", k, rowLen)
+			}
 		}
 		if s.Vector && (!aligned16(l, 0) || (rows > 1 && rowLen*ks%16 != 0) || chunk*ks%16 != 0) {
 			return launchErr("select histogram: vector loads of unaligned keys")
@@ -126,6 +144,16 @@ func (s *SelectHist) CPU() (func(*cpu.Launch) error, error) {
 				}
 			}
 		})
+		if s.Fused {
+			if state == nil {
+				sb, err := sortMem(l, 2, rows*16)
+				if err != nil {
+					return err
+				}
+				state = cpu.Slice[uint64](sb)
+			}
+			selectStepCPU(hist, state, rows, k, pass, P)
+		}
 		return nil
 	}, nil
 }
@@ -176,25 +204,29 @@ func (s *SelectStep) CPU() (func(*cpu.Launch) error, error) {
 		if err != nil {
 			return err
 		}
-		hist, state := cpu.Slice[uint32](hb), cpu.Slice[uint64](sb)
-		for r := 0; r < rows; r++ {
-			prefix, rem := uint64(0), k
-			if pass != P-1 {
-				prefix, rem = state[2*r], state[2*r+1]
-			}
-			h := hist[r*RadixDigits:][:RadixDigits]
-			var run uint64
-			for d := range h {
-				c := uint64(h[d])
-				if run < rem && rem <= run+c {
-					state[2*r], state[2*r+1] = prefix|uint64(d)<<(8*pass), rem-run
-				}
-				run += c
-			}
-			clear(h)
-		}
+		selectStepCPU(cpu.Slice[uint32](hb), cpu.Slice[uint64](sb), rows, k, pass, P)
 		return nil
 	}, nil
+}
+
+// selectStepCPU is SelectStep's work on rows histograms.
+func selectStepCPU(hist []uint32, state []uint64, rows int, k uint64, pass, P int) {
+	for r := 0; r < rows; r++ {
+		prefix, rem := uint64(0), k
+		if pass != P-1 {
+			prefix, rem = state[2*r], state[2*r+1]
+		}
+		h := hist[r*RadixDigits:][:RadixDigits]
+		var run uint64
+		for d := range h {
+			c := uint64(h[d])
+			if run < rem && rem <= run+c {
+				state[2*r], state[2*r+1] = prefix|uint64(d)<<(8*pass), rem-run
+			}
+			run += c
+		}
+		clear(h)
+	}
 }
 
 // TopKCount counts each tile's keys below and equal to its row's selected key.

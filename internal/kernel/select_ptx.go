@@ -17,8 +17,12 @@ func (s *SelectHist) PTX(major, minor int) (src, entry string, err error) {
 	defer scanPTXError(&err)
 	m := ptx.NewModule(major, minor)
 	entry = "select_hist"
-	f := m.Kernel(entry, ptx.P("keys", ptx.U64), ptx.P("hist", ptx.U64), ptx.P("state", ptx.U64), ptx.P("rowLen", ptx.U64),
-		ptx.P("chunk", ptx.U64), ptx.P("chunks", ptx.U64), ptx.P("pass", ptx.U64))
+	params := []ptx.Param{ptx.P("keys", ptx.U64), ptx.P("hist", ptx.U64), ptx.P("state", ptx.U64), ptx.P("rowLen", ptx.U64),
+		ptx.P("chunk", ptx.U64), ptx.P("chunks", ptx.U64), ptx.P("pass", ptx.U64)}
+	if s.Fused {
+		params = append(params, ptx.P("k", ptx.U64))
+	}
+	f := m.Kernel(entry, params...)
 	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", SortBlock))
 	const copies = 8
 	f.Shared("sh_hist", ptx.B32, 16, copies*RadixDigits)
@@ -169,8 +173,62 @@ func (s *SelectHist) PTX(major, minor int) (src, entry string, err error) {
 	old := f.Reg(ptx.U32)
 	f.Atom("", "", ptx.Global, "add", ptx.U32, old, ptx.Mem(ga, 0), v)
 	f.Place(skip)
+	if s.Fused {
+		s.fusedStep(f, g, major*10+minor, ph, row, chunks, tid64, pass)
+	}
 	f.Ret()
 	return m.String(), entry, nil
+}
+
+// fusedStep emits the tail of a fused histogram pass: the block takes its row's
+// ticket, and the last block of the row does the select step.
+func (s *SelectHist) fusedStep(f *ptx.Func, g *sortGen, sm int, ph, row, chunks, tid64 ptx.Reg, pass ptx.Reg) {
+	f.Shared("sh_last", ptx.B32, 4, 1)
+	f.Shared("sh_sum", ptx.B64, 8, SortBlock/32)
+	fence := func() {
+		if sm >= 70 {
+			f.Fence("acq_rel", "gpu")
+		} else {
+			f.Membar("gl")
+		}
+	}
+	rows := f.Reg(ptx.U64)
+	f.Cvt(rows, f.Special(ptx.NctaidX))
+	f.Div(rows, rows, chunks)
+	ta := f.Reg(ptx.U64)
+	f.Fma(ta, rows, ptx.Int(RadixDigits), row)
+	f.Fma(ta, ta, ptx.Int(4), ph)
+	flagAddr := ptx.Mem(ptx.Sym("sh_last"), 0)
+	f.BarSync(0) // every thread's flush before the ticket
+	notFirst := f.Setp(ptx.Ne, g.tid, ptx.Int(0))
+	skip := f.NewLabel()
+	f.At(notFirst).Bra(skip)
+	fence() // release: the block's counts before its ticket
+	old := f.Reg(ptx.U32)
+	f.Atom("", "", ptx.Global, "add", ptx.U32, old, ptx.Mem(ta, 0), ptx.Int(1))
+	last1 := f.Reg(ptx.U32)
+	f.Cvt(last1, chunks)
+	f.Sub(last1, last1, ptx.Int(1))
+	last := f.Setp(ptx.Eq, old, last1)
+	flag := f.Reg(ptx.U32)
+	f.Selp(flag, ptx.Int(1), ptx.Int(0), last)
+	f.St(ptx.Shared, ptx.CacheDefault, ptx.U32, flagAddr, flag)
+	f.AtNot(last).Bra(skip)
+	fence() // acquire: the other blocks' counts
+	f.Place(skip)
+	f.BarSync(0)
+	fl := f.Reg(ptx.U32)
+	f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U32, flagAddr, fl)
+	done := f.NewLabel()
+	f.At(f.Setp(ptx.Eq, fl, ptx.Int(0))).Bra(done)
+	ps := f.Reg(ptx.U64)
+	f.CvtaTo(ptx.Global, ps, f.LdParam(2))
+	selectStepBody(f, g, s.Order.Passes(), ph, ps, row, tid64, f.LdParam(7), pass, "sh_sum", true)
+	f.At(notFirst).Bra(done)
+	zero := f.Reg(ptx.U32)
+	f.Mov(zero, ptx.Int(0))
+	f.St(ptx.Global, ptx.CacheDefault, ptx.U32, ptx.Mem(ta, 0), zero)
+	f.Place(done)
 }
 
 // PTX returns the select step's PTX.
@@ -195,11 +253,25 @@ func (s *SelectStep) PTX(major, minor int) (src, entry string, err error) {
 	f.Cvt(row, f.Special(ptx.CtaidX))
 	tid64 := f.Reg(ptx.U64)
 	f.Cvt(tid64, g.tid)
+	selectStepBody(f, g, s.Passes, ph, ps, row, tid64, k, pass, "ss_sum", false)
+	f.Ret()
+	return m.String(), entry, nil
+}
+
+// selectStepBody emits SelectStep's work on row's histogram (at ph) and state (at ps)
+// for a block of SortBlock threads; sum is a shared array of SortBlock/32 u64 for the
+// block scan. With cg the counts are read at L2 (ld.global.cg: written by other
+// blocks' atomics in this launch).
+func selectStepBody(f *ptx.Func, g *sortGen, P int, ph, ps, row, tid64, k, pass ptx.Reg, sum string, cg bool) {
 	ha := f.Reg(ptx.U64)
 	f.Fma(ha, row, ptx.Int(RadixDigits), tid64)
 	f.Fma(ha, ha, ptx.Int(4), ph)
 	c := f.Reg(ptx.U32)
-	f.Ld(ptx.Global, ptx.CacheDefault, ptx.U32, ptx.Mem(ha, 0), c)
+	cache := ptx.CacheDefault
+	if cg {
+		cache = ptx.CacheCG
+	}
+	f.Ld(ptx.Global, cache, ptx.U32, ptx.Mem(ha, 0), c)
 	z := f.Reg(ptx.U32)
 	f.Mov(z, ptx.Int(0))
 	f.St(ptx.Global, ptx.CacheDefault, ptx.U32, ptx.Mem(ha, 0), z)
@@ -208,12 +280,12 @@ func (s *SelectStep) PTX(major, minor int) (src, entry string, err error) {
 	prefix, rem := f.Reg(ptx.U64), f.Reg(ptx.U64)
 	f.Mov(prefix, ptx.Int(0))
 	f.Mov(rem, k)
-	first := f.Setp(ptx.Eq, pass, ptx.Int(s.Passes-1))
+	first := f.Setp(ptx.Eq, pass, ptx.Int(P-1))
 	f.AtNot(first).Op("ld.global.u64", prefix, ptx.Mem(sa, 0))
 	f.AtNot(first).Op("ld.global.u64", rem, ptx.Mem(sa, 8))
 	c64 := f.Reg(ptx.U64)
 	f.Cvt(c64, c)
-	excl, _ := g.blockScan(c64, "ss_sum")
+	excl, _ := g.blockScan(c64, sum)
 	incl := f.Reg(ptx.U64)
 	f.Add(incl, excl, c64)
 	found := f.Reg(ptx.Pred)
@@ -228,8 +300,6 @@ func (s *SelectStep) PTX(major, minor int) (src, entry string, err error) {
 	f.Sub(rem, rem, excl)
 	f.St(ptx.Global, ptx.CacheDefault, ptx.U64, ptx.Mem(sa, 0), prefix, rem)
 	f.Place(skip)
-	f.Ret()
-	return m.String(), entry, nil
 }
 
 // topkTile emits what TopKCount and TopKGather share: the block's row and tile, T and

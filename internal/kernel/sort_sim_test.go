@@ -379,7 +379,7 @@ func TestSelectPtxas(t *testing.T) {
 	for _, kt := range sortKeyTypes {
 		o := SortKey{Type: kt, Descending: kt == dtype.Float32}
 		specs = append(specs, &SelectHist{Order: o, Items: 8}, &TopKCount{Order: o, Items: 16}, &TopKGather{Order: o, Items: 16},
-			&SelectHist{Order: o, Items: 8, Vector: kt.Size() == 4}, &TopKCount{Order: o, Items: 16, Striped: true}, &TopKGather{Order: o, Items: 16, Skip: true},
+			&SelectHist{Order: o, Items: 8, Vector: kt.Size() == 4, Fused: true}, &TopKCount{Order: o, Items: 16, Striped: true}, &TopKGather{Order: o, Items: 16, Skip: true},
 			&TopKRankSort{Order: o},
 			&UniqueFlags{Order: SortKey{Type: kt}}, &SearchSorted{Order: SortKey{Type: kt}, Levels: 12, Queries: 2},
 			&SearchSorted{Order: SortKey{Type: kt}, Right: true, Levels: 11, Queries: 1},
@@ -442,6 +442,7 @@ func TestTopKSim(t *testing.T) {
 				P := o.Passes()
 				hist := &SelectHist{Order: o, Items: 2}
 				if v2 {
+					hist.Fused = true
 					if ks == 4 || ks == 8 {
 						hist.Vector, hist.Items = true, 16/ks
 					}
@@ -451,12 +452,23 @@ func TestTopKSim(t *testing.T) {
 				chunk := c.chunkT * tile
 				chunks := (c.n + chunk - 1) / chunk
 				histB := make([]byte, c.rows*RadixDigits*4)
+				if v2 {
+					histB = make([]byte, c.rows*(RadixDigits+1)*4) // and the tickets
+				}
 				state := make([]byte, c.rows*16)
 				for p := P - 1; p >= 0; p-- {
-					r := simAgree(t, hist, c.rows*chunks, SortBlock, []spectest.Arg{spectest.Buf(keys), spectest.Buf(histB), spectest.Buf(state),
-						spectest.U64(uint64(c.n)), spectest.U64(uint64(chunk)), spectest.U64(uint64(chunks)), spectest.U64(uint64(p))})
-					r = simAgree(t, step, c.rows, SortBlock, []spectest.Arg{spectest.Buf(r[1]), spectest.Buf(state), spectest.U64(uint64(c.k)), spectest.U64(uint64(p))})
-					histB, state = r[0], r[1]
+					args := []spectest.Arg{spectest.Buf(keys), spectest.Buf(histB), spectest.Buf(state),
+						spectest.U64(uint64(c.n)), spectest.U64(uint64(chunk)), spectest.U64(uint64(chunks)), spectest.U64(uint64(p))}
+					if v2 {
+						args = append(args, spectest.U64(uint64(c.k)))
+					}
+					r := simAgree(t, hist, c.rows*chunks, SortBlock, args)
+					if v2 {
+						histB, state = r[1], r[2]
+					} else {
+						r = simAgree(t, step, c.rows, SortBlock, []spectest.Arg{spectest.Buf(r[1]), spectest.Buf(state), spectest.U64(uint64(c.k)), spectest.U64(uint64(p))})
+						histB, state = r[0], r[1]
+					}
 					if !checkZero(histB) {
 						t.Fatal("select step left a histogram")
 					}
