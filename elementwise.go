@@ -156,6 +156,7 @@ type layoutKey struct {
 	rank    uint8
 	index64 bool
 	vector  bool
+	pdl     bool // programmatic dependent launch (Tuning.ElementwisePDL)
 }
 
 const maxPlanOps = 15
@@ -556,6 +557,7 @@ func runPlanHdr(s *Stream, out header, p *evalPlan, vals []any) error {
 			lk.vector = false
 		}
 	}
+	lk.pdl = d.info.Backend == "cuda" && d.info.ComputeMajor >= 9 && d.tuning().ElementwisePDL
 	pe, err := d.planKernel(p, lk, kinds, out.dt, ops)
 	if err != nil {
 		return err
@@ -589,7 +591,9 @@ func runPlanHdr(s *Stream, out header, p *evalPlan, vals []any) error {
 	for _, p := range params {
 		bargs = append(bargs, backend.Arg{Kind: backend.ArgScalar, Size: uint8(p.t.Size()), Val: p.bits})
 	}
-	err = s.launchTracked(pe.fn, pe.config(d, n), bargs, uses, nil)
+	cfg := pe.config(d, n)
+	cfg.Programmatic = lk.pdl
+	err = s.launchTracked(pe.fn, cfg, bargs, uses, nil)
 	clear(bargs)
 	*ap = bargs[:0]
 	argPool.Put(ap)
@@ -635,7 +639,7 @@ func (d *Device) planKernel(p *evalPlan, lk layoutKey, kinds []kernel.OpKind, ou
 		}
 	}
 	spec := &kernel.Elementwise{Expr: p.e, Out: kernel.Operand{DType: outDT, Kind: kinds[0]},
-		Rank: int(lk.rank), Index64: lk.index64, Vector: lk.vector, Ins: make([]kernel.Operand, len(ops))}
+		Rank: int(lk.rank), Index64: lk.index64, Vector: lk.vector, GridDep: lk.pdl, Ins: make([]kernel.Operand, len(ops))}
 	for i, op := range ops {
 		spec.Ins[i] = kernel.Operand{DType: dtype.Int64, Kind: kinds[i+1]}
 		if !op.index {

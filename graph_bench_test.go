@@ -38,8 +38,9 @@ func runTenOps(s *gpu.Stream, x, y *gpu.Array[float32]) error {
 // BenchmarkGraph: ten elementwise operations on 512x1000 float32, launched as a graph
 // and synchronized, against the same ten issued one by one and synchronized, and the
 // raw driver's empty-kernel launch plus cuStreamSynchronize (the floor a graph
-// approaches: issue #22 asks for at most 1.5x of it). graph-launch is the host cost of
-// a launch alone (synchronized every 1000).
+// approaches: issue #22 asks for at most 1.5x of it); the -pdl runs with
+// Tuning.ElementwisePDL (compute capability 9.0+). graph-launch is a launch alone,
+// synchronized every 1000: the device's time per graph once the host keeps ahead.
 func BenchmarkGraph(b *testing.B) {
 	d := cudaDev(b)
 	s, _ := d.NewStream()
@@ -87,6 +88,34 @@ func BenchmarkGraph(b *testing.B) {
 			}
 		}
 	})
+	// The same with programmatic dependent launch (Tuning.ElementwisePDL, compute
+	// capability 9.0+): the graph captured with it, and the eager run.
+	if d.Info().ComputeMajor >= 9 {
+		tu := d.Tuning()
+		tu.ElementwisePDL = true
+		old, _ := d.SetTuning(tu)
+		gp, err := s.Capture(func() error { return runTenOps(s, x, y) })
+		if err != nil {
+			d.SetTuning(old)
+			b.Fatal(err)
+		}
+		b.Run("eager-10-sync-pdl", func(b *testing.B) {
+			for b.Loop() {
+				if err := errors.Join(runTenOps(s, x, y), s.Synchronize(bg)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		d.SetTuning(old)
+		b.Run("graph-10-sync-pdl", func(b *testing.B) {
+			for b.Loop() {
+				if err := errors.Join(gp.Launch(s), s.Synchronize(bg)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		gp.Close()
+	}
 	b.Run("graph-launch", func(b *testing.B) {
 		i := 0
 		for b.Loop() {

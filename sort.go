@@ -398,6 +398,9 @@ type sortConfig struct {
 	Rank           kernel.SortRank // RadixPass.Rank: how a warp finds a key's peers
 	LoadFence      bool            // RadixPass.LoadFence: all keys arrive before the ranking
 	SmallItems     int             // pass items of sorts of under two tiles per multiprocessor (0: Items4/8)
+	LeanLookback   bool            // RadixPass.LeanLookback: whole windows, predicated fold
+	HistLean       bool            // RadixHist.Lean: padded copies, predicated atomics
+	SmallLookback  int             // look-back window of the small-tile sorts (SmallItems; 0: Lookback)
 	// SegMax is the most keys of a segment and, over the tile size, the most tiles of
 	// a launch (kernel.SortSegmentMax; tests make it small to exercise segments and
 	// launch groups).
@@ -414,17 +417,31 @@ func init() {
 // sortConfigFromEnv returns the default configuration with the environment's
 // overrides: GPU_SORT_ITEMS (pass items for keys of up to 4 bytes, 4 to 24),
 // GPU_SORT_ITEMS8 (4 to 16), GPU_SORT_LOOKBACK (1 to 32), GPU_SORT_MINBLOCKS (0 to 8:
-// .minnctapersm of the passes; by default none: ptxas 11.8 and 13.0 give the default
-// passes 72 to 80 registers, three blocks per multiprocessor, 64 with match.any, four),
+// .minnctapersm of the passes; default 4: with the lean look-back ptxas 13.0 fits the
+// default passes of every key type, with indices or payloads, in 64 registers without
+// spills, four blocks per multiprocessor (the H200's profile of the 2^28 float32 pass
+// had three at 78 registers, 37.5% of the warps, and no warp eligible 37.5% of the
+// cycles); ptxas 11.8 spills 4 bytes in float64 argsort's; the atomic-OR ranking
+// spills 32 bytes under 4: GPU_SORT_RANK=or wants GPU_SORT_MINBLOCKS=0; 0: none,
+// 74 to 78 registers, three blocks),
 // GPU_SORT_RANK (the ranking's peer search: ballot,
 // eight ballots; match, match.any.sync; or, shared-memory atomic OR; GPU_SORT_MATCH=1
 // is match), GPU_SORT_LOADFENCE=0 (let ptxas schedule the key loads into the ranking:
-// the default makes them all arrive first), GPU_SORT_SMALL_ITEMS (1 to 16: pass items
+// the default makes them all arrive first), GPU_SORT_SMALL_ITEMS (0 to 16: pass items
 // of a sort of fewer tiles than two per multiprocessor, whose blocks all run at once;
-// 0, the default, keeps Items4/Items8).
+// default 8: the 512000-key sort's 125 tiles of 4096 keys kept 12% of the H200's
+// warps busy; 0 keeps Items4/Items8), GPU_SORT_SMALL_LOOKBACK (1 to 32: the look-back
+// window of those sorts, whose tiles all publish their counts at about the same time,
+// so that a tile's look-back reads up to its segment's start a window a round trip;
+// default 32; 0: GPU_SORT_LOOKBACK's), GPU_SORT_LOOKBACK_LEAN=0 (the first look-back:
+// windows doubling from one predecessor with word-by-word stop logic, 71 of the 179
+// instructions a warp spent per key in the H200's profile of 2^28 float32 keys,
+// 2026-12-02; default 1: sortGen.lookbackLean), GPU_SORT_HIST_LEAN=0 (the first
+// histogram kernel: unpadded copies, whose lanes counting one digit meet on one bank;
+// default 1: RadixHist.Lean).
 func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 16, HistItems: 8, SegMax: kernel.SortSegmentMax,
-		LoadFence: true}
+		LoadFence: true, MinBlocks: 4, SmallItems: 8, SmallLookback: 32, LeanLookback: true, HistLean: true}
 	if v, err := strconv.Atoi(getenv("GPU_SORT_ITEMS")); err == nil && v >= 4 && v <= 24 {
 		c.Items4 = v
 	}
@@ -450,6 +467,22 @@ func sortConfigFromEnv(getenv func(string) string) sortConfig {
 		c.LoadFence = false
 	case "1", "true", "on":
 		c.LoadFence = true
+	}
+	switch v := getenv("GPU_SORT_SMALL_LOOKBACK"); v {
+	case "0", "1", "2", "4", "8", "16", "32":
+		c.SmallLookback, _ = strconv.Atoi(v)
+	}
+	switch getenv("GPU_SORT_LOOKBACK_LEAN") {
+	case "0", "false", "off":
+		c.LeanLookback = false
+	case "1", "true", "on":
+		c.LeanLookback = true
+	}
+	switch getenv("GPU_SORT_HIST_LEAN") {
+	case "0", "false", "off":
+		c.HistLean = false
+	case "1", "true", "on":
+		c.HistLean = true
 	}
 	switch getenv("GPU_SORT_RANK") {
 	case "ballot":
@@ -504,14 +537,18 @@ func sortRows(s *Stream, keys, vals *header, rows, rowLen int, desc bool, outK, 
 	}
 	// A sort of less than one wave of tiles runs as long as one tile's block: smaller
 	// tiles (SmallItems) make more, shorter blocks.
+	lb := cfg.Lookback
 	if cfg.SmallItems > 0 && cfg.SmallItems < items {
 		tile := kernel.SortBlock * items
 		if tiles := rows * ((rowLen + tile - 1) / tile); tiles < 2*max(1, s.dev.info.Multiprocessors) {
 			items = cfg.SmallItems
+			if cfg.SmallLookback > 0 {
+				lb = cfg.SmallLookback
+			}
 		}
 	}
-	sp := &kernel.RadixPass{Order: order, Items: items, Val: val, ValSize: vs, Lookback: cfg.Lookback,
-		MinBlocks: cfg.MinBlocks, Rank: cfg.Rank, LoadFence: cfg.LoadFence}
+	sp := &kernel.RadixPass{Order: order, Items: items, Val: val, ValSize: vs, Lookback: lb,
+		MinBlocks: cfg.MinBlocks, Rank: cfg.Rank, LoadFence: cfg.LoadFence, LeanLookback: cfg.LeanLookback}
 	return radixSort(s, sp, cfg, keys, vals, rows, rowLen, outK, outV)
 }
 
@@ -586,7 +623,7 @@ func radixSort(s *Stream, sp *kernel.RadixPass, cfg sortConfig, keys, vals *head
 	if int64(rows)*int64(chunks) > 1<<31-1 || int64(rows)*int64(P) > 1<<31-1 {
 		return fmt.Errorf("gpu: sort of %d rows of %d: %w", rows, rowLen, ErrNotSupported)
 	}
-	hist := &kernel.RadixHist{Order: sp.Order, Items: cfg.HistItems}
+	hist := &kernel.RadixHist{Order: sp.Order, Items: cfg.HistItems, Lean: cfg.HistLean}
 	plan := &kernel.RadixPlan{Passes: P}
 	fnHist, err := d.kernel(hist)
 	if err != nil {

@@ -10,7 +10,8 @@ import (
 
 // BenchmarkSortTuned sorts and argsorts 2^28 float32 (2^22 on the CPU) with each
 // configuration of the radix passes (gpu.SortConfig: items per thread, look-back
-// window, .minnctapersm, the ranking, the load fence), one call plus a synchronize per iteration,
+// window, .minnctapersm, the ranking, the load fence, the lean look-back and
+// histogram), one call plus a synchronize per iteration,
 // GB/s counting the keys read and written once (argsort: keys read, int64 indices
 // written), beside a device-to-device copy of the keys; every configuration's result
 // must equal the default's.
@@ -31,7 +32,15 @@ func BenchmarkSortTuned(b *testing.B) {
 	def := gpu.SortConfigFromEnv(func(string) string { return "" })
 	configs := []gpu.SortConfig{def}
 	for _, f := range []func(c *gpu.SortConfig){
+		func(c *gpu.SortConfig) { c.LeanLookback, c.HistLean = false, false }, // the first kernels
+		func(c *gpu.SortConfig) { c.LeanLookback = false },
+		func(c *gpu.SortConfig) { c.HistLean = false },
+		func(c *gpu.SortConfig) { c.Lookback = 32 },
+		func(c *gpu.SortConfig) { c.Lookback = 8 },
+		func(c *gpu.SortConfig) { c.MinBlocks = 0 },
 		func(c *gpu.SortConfig) { c.MinBlocks = 3 },
+		func(c *gpu.SortConfig) { c.Rank, c.MinBlocks = kernel.RankAtomicOr, 0 },
+		func(c *gpu.SortConfig) { c.Rank, c.MinBlocks = kernel.RankMatch, 0 },
 		func(c *gpu.SortConfig) { c.MinBlocks, c.Items4 = 3, 14 },
 		func(c *gpu.SortConfig) { c.LoadFence = false },
 		func(c *gpu.SortConfig) { c.Rank = kernel.RankMatch },
@@ -49,7 +58,7 @@ func BenchmarkSortTuned(b *testing.B) {
 	var ref []float32
 	b.Run(fmt.Sprintf("%d/float32/copy", n), func(b *testing.B) { scCopyBench[float32](b, s, n) })
 	for _, c := range configs {
-		name := fmt.Sprintf("k%d/lb%d/mb%d/%v/lf=%v", c.Items4, c.Lookback, c.MinBlocks, c.Rank, c.LoadFence)
+		name := fmt.Sprintf("k%d/lb%d/mb%d/%v/lf=%v/ll=%v/hl=%v", c.Items4, c.Lookback, c.MinBlocks, c.Rank, c.LoadFence, c.LeanLookback, c.HistLean)
 		b.Run(fmt.Sprintf("%d/float32/sort/%s", n, name), func(b *testing.B) {
 			defer gpu.SetSortConfig(gpu.SetSortConfig(c))
 			y, err := gpu.Sort(s, x, 0)

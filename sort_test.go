@@ -592,12 +592,15 @@ func TestSortSegments(t *testing.T) {
 		rng := rand.New(rand.NewPCG(21, 7))
 		def := gpu.SortConfigFromEnv(func(string) string { return "" })
 		for _, c := range []gpu.SortConfig{
-			{Items4: 4, Items8: 4, Block4: 4, Block8: 4, Lookback: 1, HistItems: 2, SegMax: 2048, Rank: kernel.RankAtomicOr, LoadFence: true},
+			{Items4: 4, Items8: 4, Block4: 4, Block8: 4, Lookback: 1, HistItems: 2, SegMax: 2048, Rank: kernel.RankAtomicOr, LoadFence: true,
+				LeanLookback: true, HistLean: true},
 			{Items4: 5, Items8: 3, Block4: 2, Block8: 2, Lookback: 32, HistItems: 1, SegMax: 3 * 1280, Rank: kernel.RankMatch},
 			{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 4, HistItems: 8, SegMax: 3 * 4096, LoadFence: true, SmallItems: 3},
+			{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 16, HistItems: 8, SegMax: 3 * 4096, LoadFence: true, SmallItems: 3,
+				SmallLookback: 2, LeanLookback: true, HistLean: true},
 		} {
 			old := gpu.SetSortConfig(c)
-			t.Run(fmt.Sprintf("items%d-lb%d-seg%d-%v", c.Items4, c.Lookback, c.SegMax, c.Rank), func(t *testing.T) {
+			t.Run(fmt.Sprintf("items%d-lb%d-seg%d-%v-lean=%v", c.Items4, c.Lookback, c.SegMax, c.Rank, c.LeanLookback), func(t *testing.T) {
 				for _, sh := range [][2]int{{1, 20000}, {1, 50001}, {3, 9000}, {7, 1500}, {40, 100}} {
 					rows, n := sh[0], sh[1]
 					checkSorted(t, s, stGen[float32](rng, rows*n, patSpecial), []int{rows, n}, false)
@@ -610,4 +613,33 @@ func TestSortSegments(t *testing.T) {
 		}
 		gpu.SetSortConfig(def)
 	})
+}
+
+// The sort configuration's environment variables: defaults, overrides, and values a
+// variable can't take leaving the default.
+func TestSortConfigFromEnv(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		return func(k string) string {
+			for i := 0; i+1 < len(kv); i += 2 {
+				if kv[i] == k {
+					return kv[i+1]
+				}
+			}
+			return ""
+		}
+	}
+	def := gpu.SortConfigFromEnv(env())
+	if !def.LeanLookback || !def.HistLean || def.SmallItems != 8 || def.SmallLookback != 32 || def.Lookback != 16 || def.Rank != kernel.RankBallot ||
+		def.MinBlocks != 4 {
+		t.Fatalf("defaults: %+v", def)
+	}
+	c := gpu.SortConfigFromEnv(env("GPU_SORT_LOOKBACK_LEAN", "0", "GPU_SORT_HIST_LEAN", "off", "GPU_SORT_SMALL_ITEMS", "0",
+		"GPU_SORT_SMALL_LOOKBACK", "0", "GPU_SORT_RANK", "or", "GPU_SORT_LOOKBACK", "8"))
+	if c.LeanLookback || c.HistLean || c.SmallItems != 0 || c.SmallLookback != 0 || c.Rank != kernel.RankAtomicOr || c.Lookback != 8 {
+		t.Fatalf("overrides: %+v", c)
+	}
+	c = gpu.SortConfigFromEnv(env("GPU_SORT_LOOKBACK_LEAN", "maybe", "GPU_SORT_SMALL_LOOKBACK", "3", "GPU_SORT_SMALL_ITEMS", "17"))
+	if c != def {
+		t.Fatalf("bad values: %+v, want the defaults %+v", c, def)
+	}
 }

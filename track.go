@@ -289,7 +289,8 @@ const (
 	// trackReady: wait on the host, not in the device (trackBeginReady).
 	trackReady trackOpt = 1 << iota
 	// trackGraph: the operation is a graph's launch, which may use allocations freed
-	// while the graph keeps them (deferred) and can't be captured.
+	// while the graph keeps them (deferred) and can't be captured; its uses are merged
+	// already (Graph's uses, sorted once when the capture ended).
 	trackGraph
 )
 
@@ -321,7 +322,9 @@ func (s *Stream) trackBeginOpt(uses []use, as []*allocation, o trackOpt) (tracki
 	if err := s.hold(); err != nil {
 		return tracking{}, nil, err
 	}
-	uses = mergeUses(uses)
+	if o&trackGraph == 0 {
+		uses = mergeUses(uses)
+	}
 	for _, u := range uses {
 		if u.a.dev != s.dev && u.a.dev.info.Backend != s.dev.info.Backend {
 			s.unhold()

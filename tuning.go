@@ -114,6 +114,19 @@ type Tuning struct {
 	// of 34 µs and 4 steps of 2.5 µs, count 39 µs, gather 77 µs, block sort 14 µs).
 	// Default 2; GPU_TOPK_VARIANT=v1|v2 selects one.
 	TopKVariant int
+	// ElementwisePDL launches the elementwise kernels (Eval, EvalInto, Kernel, and the
+	// operations made of them) with programmatic dependent launch on CUDA devices of
+	// compute capability 9.0+: each kernel starts with griddepcontrol.launch_dependents
+	// and griddepcontrol.wait (internal/kernel's Elementwise.GridDep) and is launched
+	// with programmatic stream serialization (backend.LaunchConfig.Programmatic), so that
+	// its blocks are scheduled while the kernel ahead of it still runs and start the
+	// moment it completes, taking the launch latency between dependent kernels (in a
+	// graph, too) off the critical path. The results are the same. The trade-off: the
+	// waiting blocks hold multiprocessor slots meanwhile, and kernels of other streams
+	// may find fewer free. gpubench's raw/graph/launch/10ops/512x1000/cuGraphLaunch/pdl
+	// is the driver-only measure of the gain on ten small dependent kernels. Default
+	// false; GPU_EW_PDL=1 sets it (0 clears it).
+	ElementwisePDL bool
 }
 
 // ConcatTuning is the configuration of Concatenate's (and Stack's and Roll's) copies:
@@ -259,6 +272,12 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 		t.ScatterVariant = 2
 	case "v3", "3":
 		t.ScatterVariant = 3
+	}
+	switch getenv("GPU_EW_PDL") {
+	case "1", "true", "on":
+		t.ElementwisePDL = true
+	case "0", "false", "off":
+		t.ElementwisePDL = false
 	}
 	switch getenv("GPU_GATHER_STREAM") {
 	case "1", "true", "on":

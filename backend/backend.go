@@ -230,6 +230,12 @@ type LaunchConfig struct {
 	Grid      [3]uint32 // blocks in x, y, z
 	Block     [3]uint32 // threads per block in x, y, z
 	SharedMem uint32    // dynamic shared memory in bytes
+	// Programmatic lets the kernel be scheduled before the kernel ahead of it on the
+	// stream completes (CUDA: programmatic dependent launch, cuLaunchKernelEx with
+	// CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, compute capability 9.0+):
+	// only for a kernel that waits for its predecessor (griddepcontrol.wait) before it
+	// touches memory. Backends without it launch as usual, which is always correct.
+	Programmatic bool
 }
 
 // ArgKind says what an Arg holds.

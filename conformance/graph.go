@@ -359,14 +359,24 @@ func testGraphParam(t *testing.T, k *K) {
 
 // testHostFuncOrder checks that a host function runs after the work before it and that
 // the work after it waits for it: an event recorded after a slow host function is
-// never seen complete before the function has returned.
+// never seen complete before the function has returned. Once with the work before it
+// pending, once on a stream synchronized since (idle: the function runs without an
+// event to wait for, and its read of the stream's result must not wait either).
 func testHostFuncOrder(t *testing.T, k *K) {
+	t.Run("Pending", func(t *testing.T) { testHostFuncOrderIdle(t, k, false) })
+	t.Run("Idle", func(t *testing.T) { testHostFuncOrderIdle(t, k, true) })
+}
+
+func testHostFuncOrderIdle(t *testing.T, k *K, idle bool) {
 	s := stream(t, k.D)
 	const n = 1 << 10
 	x := Upload(t, k.D, Random(n))
 	defer x.Free()
 	y := alloc(t, k.D, 4*n)
 	must(t, k.SpinCopyU32(s, y, x, 10*time.Millisecond, nil))
+	if idle {
+		must(t, s.Synchronize(context.Background()))
+	}
 	var seen []uint32
 	var done atomic.Bool
 	must(t, s.HostFunc(func() error {

@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -59,6 +60,9 @@ func (s *Stream) Launch(f backend.Function, cfg backend.LaunchConfig, args []bac
 		s.obs(uses)
 	}
 	if len(args) == 0 {
+		if cfg.Programmatic {
+			return s.launchProgrammatic(fn, cfg, nil, nil)
+		}
 		return s.d.ctx.LaunchKernel(fn.h, cfg.Grid, cfg.Block, cfg.SharedMem, s.h, nil, nil)
 	}
 	p := packPool.Get().(*packBuf)
@@ -67,7 +71,11 @@ func (s *Stream) Launch(f backend.Function, cfg backend.LaunchConfig, args []bac
 		packPool.Put(p)
 		return err
 	}
-	err = s.d.ctx.LaunchKernel(fn.h, cfg.Grid, cfg.Block, cfg.SharedMem, s.h, blob, offs)
+	if cfg.Programmatic {
+		err = s.launchProgrammatic(fn, cfg, blob, offs)
+	} else {
+		err = s.d.ctx.LaunchKernel(fn.h, cfg.Grid, cfg.Block, cfg.SharedMem, s.h, blob, offs)
+	}
 	p.blob, p.offs = blob, offs
 	packPool.Put(p)
 	return err
@@ -227,4 +235,20 @@ func (s *Stream) WaitValue32(m backend.Mem, off int64, v uint32) error {
 		return fmt.Errorf("cuda: waiting on a word of %s memory at offset %d: %w", cm.kind, off, backend.ErrInvalidValue)
 	}
 	return s.d.ctx.StreamWaitValue32(s.h, cm.ptr+cu.DevicePtr(off), v, cu.StreamWaitValueGEQ)
+}
+
+// programmatic are the launch attributes of a programmatic dependent launch.
+var programmatic = [1]cu.LaunchAttribute{{ID: cu.LaunchAttributeProgrammaticStreamSerialization, Value: [8]uint64{1}}}
+
+// launchProgrammatic launches fn with programmatic stream serialization
+// (backend.LaunchConfig.Programmatic: cuLaunchKernelEx), or, on a device below compute
+// capability 9.0 or a driver without cuLaunchKernelEx, as usual.
+func (s *Stream) launchProgrammatic(fn *Function, cfg backend.LaunchConfig, blob []byte, offs []int32) error {
+	if s.d.info.ComputeMajor >= 9 {
+		err := s.d.ctx.LaunchKernelEx(fn.h, cfg.Grid, cfg.Block, cfg.SharedMem, s.h, blob, offs, programmatic[:])
+		if !errors.Is(err, backend.ErrNotSupported) {
+			return err
+		}
+	}
+	return s.d.ctx.LaunchKernel(fn.h, cfg.Grid, cfg.Block, cfg.SharedMem, s.h, blob, offs)
 }

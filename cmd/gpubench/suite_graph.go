@@ -16,6 +16,10 @@ import (
 //     baseline is the raw empty-kernel launch plus cuStreamSynchronize
 //     (raw/graph/launch/10ops/512x1000, which does not do the ten operations: it is
 //     the floor one launch can reach, which the graph should approach, at most 1.5x).
+//     suite_graph_raw.go adds the same ten kernels captured into a graph through the
+//     driver alone (raw/graph/launch/10ops/512x1000/cuGraphLaunch: what is possible),
+//     a graph of ten empty kernels, and the ten launched raw one by one (the eager
+//     row's baseline, raw/graph/eager/10ops/512x1000).
 //   - hostfunc/round_trip: Stream.HostFunc of a function that does nothing, the empty
 //     kernel after it, and a synchronize; its baseline (cgo builds) is cuLaunchHostFunc
 //     with a callback into Go through cgo, the empty kernel and cuStreamSynchronize
@@ -50,6 +54,7 @@ func tenOps(s *gpu.Stream, x, y *gpu.Array[float32]) error {
 func registerGraphs() {
 	const group = "graph/launch"
 	const rawName = "raw/graph/launch/10ops/512x1000" // the empty kernel, not the ten operations
+	const eagerRaw = "raw/graph/eager/10ops/512x1000"
 	// Two float32 arrays of 512x1000: each operation reads one and writes the other.
 	const bytes = 10 * 2 * 512 * 1000 * 4
 	var d *device
@@ -98,8 +103,8 @@ func registerGraphs() {
 	})
 	bench.Register(bench.Benchmark{
 		Name: "graph/eager/10ops/512x1000", Mode: bench.Host, Bytes: bytes,
-		Interleave: group, // (compare with graph/launch and its raw row)
-		Setup:      setup, Teardown: teardown,
+		Interleave: group, Baseline: eagerRaw, // (compare with graph/launch and its raw rows)
+		Setup: setup, Teardown: teardown,
 		Body: func() error { return errors.Join(tenOps(d.s, x, y), d.s.Synchronize(bg)) },
 	})
 	registerRaw(rawSpec{
@@ -107,6 +112,7 @@ func registerGraphs() {
 		Interleave: group,
 		Body:       func(r *raw) error { return errors.Join(r.launchEmpty(), r.syncStream()) },
 	})
+	registerRawGraphs(group, eagerRaw) // the same ten kernels through the driver (suite_graph_raw.go)
 
 	const hgroup = "hostfunc/round_trip"
 	const hraw = "raw/hostfunc/round_trip/cuLaunchHostFunc"

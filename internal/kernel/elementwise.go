@@ -74,6 +74,12 @@ type Operand struct {
 // Vector set, no operand is Strided and every Contig operand's address is 16-byte
 // aligned, so the kernel may use 16-byte vector accesses. A grid-stride loop covers any
 // launch grid.
+//
+// GridDep (PTX for compute capability 9.0+ only) starts the kernel with
+// griddepcontrol.launch_dependents and griddepcontrol.wait, for a programmatic
+// dependent launch (backend.LaunchConfig.Programmatic): the kernel may be scheduled
+// while the one ahead of it on the stream still runs, waits for it to complete before
+// touching memory, and lets the one after it be scheduled likewise.
 type Elementwise struct {
 	Expr    *expr.Expr
 	Ins     []Operand
@@ -81,6 +87,7 @@ type Elementwise struct {
 	Rank    int
 	Index64 bool
 	Vector  bool
+	GridDep bool
 }
 
 // Key identifies the kernel.
@@ -95,6 +102,9 @@ func (e *Elementwise) Key() string {
 	}
 	if e.Vector {
 		b.WriteString("|v16")
+	}
+	if e.GridDep {
+		b.WriteString("|gdc")
 	}
 	return b.String()
 }

@@ -321,6 +321,15 @@ func (g *ewGen) build() {
 	g.f = g.m.Kernel(g.entry, params...)
 	f := g.f
 	f.Comment(fmt.Sprintf("%s\nout = %s; V=%d U=%d", e.Key(), e.Expr.String(), g.plan.V, g.plan.U))
+	if e.GridDep {
+		if g.sm < 90 {
+			panic(ewGenError{fmt.Errorf("kernel: griddepcontrol (GridDep) needs compute capability 9.0, not %d.%d", g.sm/10, g.sm%10)})
+		}
+		// Programmatic dependent launch: the next kernel may be scheduled now; this one
+		// reads and writes nothing before the one ahead of it has completed.
+		f.Op("griddepcontrol.launch_dependents")
+		f.Op("griddepcontrol.wait")
+	}
 
 	// Thread index and grid stride, 64-bit; threads past n have nothing to do.
 	tid := f.Special(ptx.TidX)

@@ -215,10 +215,22 @@ func sortValValid(v SortVal, size int) error {
 type RadixHist struct {
 	Order SortKey
 	Items int // keys per thread per round (unrolled loads)
+	// Lean pads each copy of the shared counts by one word (the lanes of a warp
+	// counting one digit in different copies hit different banks: skewed digits,
+	// such as a float's exponent byte, no longer serialize on one bank), guards the
+	// atomics by predicates rather than branches and addresses a round's keys from
+	// one pointer with 32-bit bounds.
+	Lean bool
 }
 
 // Key identifies the kernel.
-func (h *RadixHist) Key() string { return fmt.Sprintf("sort.hist|%s|k%d", h.Order.key(), h.Items) }
+func (h *RadixHist) Key() string {
+	k := fmt.Sprintf("sort.hist|%s|k%d", h.Order.key(), h.Items)
+	if h.Lean {
+		k += "|lean"
+	}
+	return k
+}
 
 // Validate checks the spec.
 func (h *RadixHist) Validate() error {
@@ -506,6 +518,11 @@ type RadixPass struct {
 	// MinBlocks > 0 asks ptxas for that many resident blocks per multiprocessor
 	// (.minnctapersm: it caps the registers).
 	MinBlocks int
+	// LeanLookback reads every round's whole window at once and folds it with a
+	// running predicate (sortGen.lookbackLean: about a quarter of the instructions);
+	// false: windows doubling from one predecessor, folded word by word with explicit
+	// stop logic (sortGen.lookback).
+	LeanLookback bool
 }
 
 // Tile returns the keys per tile.
@@ -532,6 +549,9 @@ func (p *RadixPass) Key() string {
 	}
 	if p.LoadFence {
 		b.WriteString("|lf")
+	}
+	if p.LeanLookback {
+		b.WriteString("|ll")
 	}
 	return b.String()
 }

@@ -121,7 +121,9 @@ func (g *sortGen) digitOf(o ptx.Reg, shift ptx.Operand) ptx.Reg {
 		f.Cvt(d, d64)
 		return d
 	}
-	f.Op("bfe.u32", d, o, shift, ptx.Int(8))
+	// (shr and and: ptxas makes a bfe with a register shift four instructions)
+	f.Shr(d, o, shift)
+	f.And(d, d, ptx.Int(RadixDigits-1))
 	return d
 }
 
@@ -421,8 +423,13 @@ func (h *RadixHist) PTX(major, minor int) (src, entry string, err error) {
 	if P > 4 {
 		copies = 4
 	}
-	words := copies * P * RadixDigits
-	f.Shared("rh_hist", ptx.B32, 16, words)
+	stride := P * RadixDigits // words of a copy
+	if h.Lean {
+		stride++ // (a copy's digit d in bank d + copy)
+	}
+	words := copies * stride
+	zr := (words + SortBlock - 1) / SortBlock // zeroing rounds
+	f.Shared("rh_hist", ptx.B32, 16, zr*SortBlock)
 	g := newSortGen(f, h.Order, h.Items)
 	ks := h.Order.Size()
 	pk, phist := f.Reg(ptx.U64), f.Reg(ptx.U64)
@@ -438,7 +445,7 @@ func (h *RadixHist) PTX(major, minor int) (src, entry string, err error) {
 	{
 		a := f.Reg(ptx.U32)
 		f.Fma(a, g.tid, ptx.Int(4), hb)
-		for j := 0; j < words/SortBlock; j++ {
+		for j := 0; j < zr; j++ {
 			f.St(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(a, int64(j*SortBlock*4)), z)
 		}
 	}
@@ -461,7 +468,7 @@ func (h *RadixHist) PTX(major, minor int) (src, entry string, err error) {
 	cp := f.Reg(ptx.U32)
 	f.And(cp, g.lane, ptx.Int(copies-1))
 	cb := f.Reg(ptx.U32)
-	f.Fma(cb, cp, ptx.Int(P*RadixDigits*4), hb)
+	f.Fma(cb, cp, ptx.Int(stride*4), hb)
 	// Rounds of Items keys per thread, striped.
 	i := f.Reg(ptx.U64)
 	tid64 := f.Reg(ptx.U64)
@@ -470,32 +477,61 @@ func (h *RadixHist) PTX(major, minor int) (src, entry string, err error) {
 	loop, done := f.NewLabel(), f.NewLabel()
 	f.Place(loop)
 	f.At(f.Setp(ptx.Ge, i, end)).Bra(done)
-	keys := make([]ptx.Reg, h.Items)
-	valid := make([]ptx.Reg, h.Items)
-	for j := range keys {
-		ij := f.Reg(ptx.U64)
-		f.Add(ij, i, ptx.Int(j*SortBlock))
-		valid[j] = f.Setp(ptx.Lt, ij, end)
+	if h.Lean {
+		// The round's keys from one address; key j valid while j*SortBlock < rem.
+		rem64 := f.Reg(ptx.U64)
+		f.Sub(rem64, end, i)
+		f.Min(rem64, rem64, ptx.Int(1<<31))
+		rem := f.Reg(ptx.U32)
+		f.Cvt(rem, rem64)
 		a := f.Reg(ptx.U64)
-		f.Add(a, ij, rowBase)
+		f.Add(a, i, rowBase)
 		f.Fma(a, a, ptx.Int(ks), pk)
-		keys[j] = loadElem(f, ks, valid[j], ptx.Mem(a, 0), true)
-	}
-	for j, k := range keys {
-		skip := f.NewLabel()
-		f.AtNot(valid[j]).Bra(skip)
-		o := g.ordered(k)
-		for p := 0; p < P; p++ {
-			d := g.digitOf(o, ptx.Int(8*p))
-			a := f.Reg(ptx.U32)
-			f.Fma(a, d, ptx.Int(4), cb)
-			old := f.Reg(ptx.U32)
-			f.Atom("", "", ptx.Shared, "add", ptx.U32, old, ptx.Mem(a, int64(p*RadixDigits*4)), ptx.Int(1))
+		keys := make([]ptx.Reg, h.Items)
+		for j := range keys {
+			keys[j] = loadElem(f, ks, f.Setp(ptx.Gt, rem, ptx.Int(j*SortBlock)), ptx.Mem(a, int64(j*SortBlock*ks)), true)
 		}
-		f.Place(skip)
+		for j, k := range keys {
+			v := f.Setp(ptx.Gt, rem, ptx.Int(j*SortBlock))
+			o := g.ordered(k)
+			for p := 0; p < P; p++ {
+				d := g.digitOf(o, ptx.Int(8*p))
+				a := f.Reg(ptx.U32)
+				f.Fma(a, d, ptx.Int(4), cb)
+				f.At(v).Op("red.shared.add.u32", ptx.Mem(a, int64(p*RadixDigits*4)), ptx.Int(1))
+			}
+		}
+		f.Add(i, i, ptx.Int(h.Items*SortBlock))
+		f.Bra(loop)
 	}
-	f.Add(i, i, ptx.Int(h.Items*SortBlock))
-	f.Bra(loop)
+	if !h.Lean {
+		keys := make([]ptx.Reg, h.Items)
+		valid := make([]ptx.Reg, h.Items)
+		for j := range keys {
+			ij := f.Reg(ptx.U64)
+			f.Add(ij, i, ptx.Int(j*SortBlock))
+			valid[j] = f.Setp(ptx.Lt, ij, end)
+			a := f.Reg(ptx.U64)
+			f.Add(a, ij, rowBase)
+			f.Fma(a, a, ptx.Int(ks), pk)
+			keys[j] = loadElem(f, ks, valid[j], ptx.Mem(a, 0), true)
+		}
+		for j, k := range keys {
+			skip := f.NewLabel()
+			f.AtNot(valid[j]).Bra(skip)
+			o := g.ordered(k)
+			for p := 0; p < P; p++ {
+				d := g.digitOf(o, ptx.Int(8*p))
+				a := f.Reg(ptx.U32)
+				f.Fma(a, d, ptx.Int(4), cb)
+				old := f.Reg(ptx.U32)
+				f.Atom("", "", ptx.Shared, "add", ptx.U32, old, ptx.Mem(a, int64(p*RadixDigits*4)), ptx.Int(1))
+			}
+			f.Place(skip)
+		}
+		f.Add(i, i, ptx.Int(h.Items*SortBlock))
+		f.Bra(loop)
+	}
 	f.Place(done)
 	f.BarSync(0)
 	// Flush: thread t sums its digit's copies for every pass.
@@ -510,7 +546,7 @@ func (h *RadixHist) PTX(major, minor int) (src, entry string, err error) {
 			x := f.Reg(ptx.U32)
 			a := f.Reg(ptx.U32)
 			f.Fma(a, g.tid, ptx.Int(4), hb)
-			f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(a, int64(((cpy*P+p)*RadixDigits)*4)), x)
+			f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(a, int64((cpy*stride+p*RadixDigits)*4)), x)
 			f.Add(v, v, x)
 		}
 		ga := f.Reg(ptx.U64)
@@ -726,6 +762,65 @@ func (g *sortGen) lookback(cur, t, lo ptx.Reg, lb int) ptx.Reg {
 	f.Shl(w2, w, ptx.Int(1))
 	f.Min(w2, w2, ptx.Int(lb))
 	f.At(full).Op("mov.u32", w, w2)
+	spinPause(f, f.Setp(ptx.Eq, adv, ptx.Int(0)), "rs_t0") // (spin.go: bounded)
+	f.Bra(loop)
+	f.Place(exit)
+	return excl
+}
+
+// lookbackLean is lookback (the same arguments and result) with fewer instructions:
+// every round reads the whole window of lb predecessors at once (those from lo on),
+// and folds it with about six instructions a word: a running predicate (published, and
+// no inclusive count taken yet) guards the additions, so that no per-word stop logic
+// remains. An unpublished word ends the round; the next round starts there after a
+// pause (spinPause).
+func (g *sortGen) lookbackLean(cur, t, lo ptx.Reg, lb int) ptx.Reg {
+	f := g.f
+	excl := f.Reg(ptx.U32)
+	f.Mov(excl, ptx.Int(0))
+	j := f.Reg(ptx.S32)
+	f.Sub(j, t.As(ptx.S32), ptx.Int(1))
+	tid4 := f.Reg(ptx.U64)
+	f.MulWide(tid4, g.tid, ptx.Int(4))
+	colBase := f.Reg(ptx.U64)
+	f.Add(colBase, cur, tid4)
+	loop, exit := f.NewLabel(), f.NewLabel()
+	f.Place(loop)
+	// The words of tiles j, j-1, ..., max(j-lb+1, lo): nv of them.
+	nv := f.Reg(ptx.S32)
+	f.Sub(nv, j, lo)
+	f.Add(nv, nv, ptx.Int(1))
+	f.Min(nv, nv, ptx.Int(lb))
+	far := f.Reg(ptx.S32)
+	f.Sub(far, j, ptx.Int(lb-1))
+	aFar := f.Reg(ptx.U64)
+	f.MulWide(aFar, far, ptx.Int(RadixDigits*4))
+	f.Add(aFar, aFar, colBase)
+	words := make([]ptx.Reg, lb)
+	for i := range words {
+		words[i] = f.Reg(ptx.U32)
+		f.Mov(words[i], ptx.Int(0))
+		f.At(f.Setp(ptx.Gt, nv, ptx.Int(i))).Op("ld.relaxed.gpu.global.u32", words[i], ptx.Mem(aFar, int64(16+(lb-1-i)*RadixDigits*4)))
+	}
+	// run: every word so far published and none inclusive; done: an inclusive taken.
+	run := f.Setp(ptx.Eq, j, j)
+	done := f.Reg(ptx.Pred)
+	f.Op("setp.ne.s32", done, j, j) // false
+	adv := f.Reg(ptx.U32)
+	f.Mov(adv, ptx.Int(0))
+	for i, x := range words {
+		f.Op("setp.ge.and.u32", run, x, ptx.Uint(radixFlagAgg), run)
+		val := f.Reg(ptx.U32)
+		f.And(val, x, ptx.Int(radixValMask))
+		f.At(run).Op("add.u32", excl, excl, val)
+		f.At(run).Op("mov.u32", adv, ptx.Int(i+1))
+		incl := f.Reg(ptx.Pred)
+		f.Op("setp.ge.and.u32", incl, x, ptx.Uint(radixFlagIncl), run)
+		f.Op("or.pred", done, done, incl)
+		f.Op("setp.lt.and.u32", run, x, ptx.Uint(radixFlagIncl), run)
+	}
+	f.At(done).Bra(exit)
+	f.Sub(j, j, adv.As(ptx.S32))
 	spinPause(f, f.Setp(ptx.Eq, adv, ptx.Int(0)), "rs_t0") // (spin.go: bounded)
 	f.Bra(loop)
 	f.Place(exit)
@@ -1028,7 +1123,12 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		f.At(f.Setp(ptx.Eq, tp, ptx.Int(0))).Bra(skip)
 		lo := f.Reg(ptx.S32)
 		f.Sub(lo, t.As(ptx.S32), tp.As(ptx.S32))
-		x := g.lookback(cur, t, lo, p.Lookback)
+		var x ptx.Reg
+		if p.LeanLookback {
+			x = g.lookbackLean(cur, t, lo, p.Lookback)
+		} else {
+			x = g.lookback(cur, t, lo, p.Lookback)
+		}
 		f.Mov(before, x)
 		w := f.Reg(ptx.U32)
 		f.Add(w, x, cnt)

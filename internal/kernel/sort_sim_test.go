@@ -30,8 +30,17 @@ func TestSortPtxas(t *testing.T) {
 		o := SortKey{Type: kt}
 		specs = append(specs,
 			&RadixHist{Order: o, Items: 8},
+			&RadixHist{Order: o, Items: 8, Lean: true},
 			&RadixPass{Order: o, Items: items, Val: ValNone, Lookback: 16, LoadFence: true},
 			&RadixPass{Order: o, Items: items, Val: ValIndex, ValSize: 4, Lookback: 16, LoadFence: true},
+			&RadixPass{Order: o, Items: items, Val: ValNone, Lookback: 16, LoadFence: true, LeanLookback: true},
+			&RadixPass{Order: o, Items: items, Val: ValIndex, ValSize: 4, Lookback: 16, LoadFence: true, LeanLookback: true},
+			// The default passes (four blocks per multiprocessor: reported below).
+			&RadixPass{Order: o, Items: items, Val: ValNone, Lookback: 16, LoadFence: true, LeanLookback: true, MinBlocks: 4},
+			&RadixPass{Order: o, Items: items, Val: ValIndex, ValSize: 4, Lookback: 16, LoadFence: true, LeanLookback: true, MinBlocks: 4},
+			// The small sorts' passes (GPU_SORT_SMALL_ITEMS, GPU_SORT_SMALL_LOOKBACK).
+			&RadixPass{Order: o, Items: 8, Val: ValNone, Lookback: 32, LoadFence: true, LeanLookback: true},
+			&RadixPass{Order: o, Items: 8, Val: ValIndex, ValSize: 4, Lookback: 32, LoadFence: true, LeanLookback: true},
 			&RadixBlockSort{Order: o, Items: items},
 			&RadixBlockSort{Order: o, Items: items, Val: ValIndex})
 	}
@@ -104,11 +113,13 @@ func sortSimKeys(rng *rand.Rand, kt dtype.DType, n int) []byte {
 
 // sortSimRun sorts keys (rows of rowLen) through the pass kernels on the simulator
 // and on the CPU, the way sortRows plans it, and compares every buffer.
-func sortSimRun(t *testing.T, order SortKey, items int, val SortVal, vs int, keys, vals []byte, rows, rowLen int, segTiles, lb int, rank SortRank) {
+//
+// lean selects the lean look-back (RadixPass.LeanLookback) and histogram (RadixHist.Lean).
+func sortSimRun(t *testing.T, order SortKey, items int, val SortVal, vs int, keys, vals []byte, rows, rowLen int, segTiles, lb int, rank SortRank, lean bool) {
 	t.Helper()
 	ks := order.Size()
 	P := order.Passes()
-	pass := &RadixPass{Order: order, Items: items, Val: val, ValSize: vs, Lookback: lb, Rank: rank, LoadFence: items%2 == 0}
+	pass := &RadixPass{Order: order, Items: items, Val: val, ValSize: vs, Lookback: lb, Rank: rank, LoadFence: items%2 == 0, LeanLookback: lean}
 	tile := pass.Tile()
 	tpr := (rowLen + tile - 1) / tile
 	tps, segs := tpr, 1
@@ -134,7 +145,7 @@ func sortSimRun(t *testing.T, order SortKey, items int, val SortVal, vs int, key
 		maxTiles = tps
 	}
 	nseg := rows * segs
-	hist := &RadixHist{Order: order, Items: 2}
+	hist := &RadixHist{Order: order, Items: 2, Lean: lean}
 	plan := &RadixPlan{Passes: P}
 	n := rows * rowLen
 	histB := make([]byte, nseg*P*RadixDigits*4)
@@ -278,28 +289,35 @@ func TestRadixPassSim(t *testing.T) {
 		items, lb int
 		segTiles  int
 		rank      SortRank // (RankMatch: the simulator has no match.any)
+		lean      bool     // the lean look-back and histogram (the defaults)
 	}
 	cases := []tc{
-		{dtype.Uint8, false, ValNone, 0, 1, 3000, 2, 2, 0, RankBallot},
-		{dtype.Float32, false, ValIndex, 4, 1, 5000, 2, 4, 0, RankAtomicOr},
-		{dtype.Int16, true, ValPayload, 8, 2, 1500, 2, 1, 0, RankBallot},
-		{dtype.Float32, true, ValNone, 0, 2, 2500, 2, 2, 0, RankAtomicOr},
-		{dtype.Float64, false, ValIndex, 8, 1, 2100, 2, 8, 2, RankBallot},
-		{dtype.Float16, true, ValNone, 0, 3, 700, 1, 16, 0, RankBallot},
-		{dtype.Int32, false, ValPayload, 2, 1, 4000, 1, 32, 3, RankAtomicOr},
-		{dtype.Bool, false, ValIndex, 4, 2, 1000, 2, 2, 0, RankBallot},
+		{dtype.Uint8, false, ValNone, 0, 1, 3000, 2, 2, 0, RankBallot, true},
+		{dtype.Float32, false, ValIndex, 4, 1, 5000, 2, 4, 0, RankAtomicOr, false},
+		{dtype.Int16, true, ValPayload, 8, 2, 1500, 2, 1, 0, RankBallot, true},
+		{dtype.Float32, true, ValNone, 0, 2, 2500, 2, 2, 0, RankAtomicOr, true},
+		{dtype.Float64, false, ValIndex, 8, 1, 2100, 2, 8, 2, RankBallot, false},
+		{dtype.Float16, true, ValNone, 0, 3, 700, 1, 16, 0, RankBallot, false},
+		{dtype.Int32, false, ValPayload, 2, 1, 4000, 1, 32, 3, RankAtomicOr, true},
+		{dtype.Bool, false, ValIndex, 4, 2, 1000, 2, 2, 0, RankBallot, false},
+		// The lean look-back over windows wider than the predecessors (32 and 16
+		// predecessors of at most 9 tiles), across segments (the first tile of each
+		// publishes an inclusive count), and a window of one.
+		{dtype.Float32, false, ValIndex, 4, 1, 4600, 2, 32, 0, RankBallot, true},
+		{dtype.Float64, true, ValPayload, 4, 1, 2100, 2, 16, 2, RankBallot, true},
+		{dtype.Int32, false, ValNone, 0, 1, 3300, 2, 1, 3, RankBallot, true},
 	}
 	if testing.Short() || testenv.Race {
 		cases = cases[:3] // (testenv.Race: the simulator's own synchronization is what -race checks)
 	}
 	for _, c := range cases {
-		t.Run(fmt.Sprintf("%v/desc=%v/%v%d/%dx%d/k%d/%v", c.kt, c.desc, c.val, c.vs, c.rows, c.n, c.items, c.rank), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%v/desc=%v/%v%d/%dx%d/k%d/lb%d/%v/lean=%v", c.kt, c.desc, c.val, c.vs, c.rows, c.n, c.items, c.lb, c.rank, c.lean), func(t *testing.T) {
 			keys := sortSimKeys(rng, c.kt, c.rows*c.n)
 			var vals []byte
 			if c.val == ValPayload {
 				vals = spectest.RandBytes(rng, dtype.Uint8, c.rows*c.n*c.vs, false)
 			}
-			sortSimRun(t, SortKey{Type: c.kt, Descending: c.desc}, c.items, c.val, c.vs, keys, vals, c.rows, c.n, c.segTiles, c.lb, c.rank)
+			sortSimRun(t, SortKey{Type: c.kt, Descending: c.desc}, c.items, c.val, c.vs, keys, vals, c.rows, c.n, c.segTiles, c.lb, c.rank, c.lean)
 		})
 	}
 }
@@ -310,7 +328,7 @@ func TestRadixPassSkipSim(t *testing.T) {
 	if testenv.Race {
 		t.Skip("the full set runs without -race")
 	}
-	for _, allEqual := range []bool{false, true} {
+	for i, allEqual := range []bool{false, true} {
 		keys := make([]byte, 4*1500)
 		for i := 0; i < 1500; i++ {
 			v := uint32(0x12005600)
@@ -319,7 +337,7 @@ func TestRadixPassSkipSim(t *testing.T) {
 			}
 			binary.LittleEndian.PutUint32(keys[4*i:], v)
 		}
-		sortSimRun(t, SortKey{Type: dtype.Uint32}, 2, ValIndex, 4, keys, nil, 1, 1500, 0, 4, RankBallot)
+		sortSimRun(t, SortKey{Type: dtype.Uint32}, 2, ValIndex, 4, keys, nil, 1, 1500, 0, 4, RankBallot, i == 0)
 	}
 }
 

@@ -92,6 +92,7 @@ var (
 	cuGraphDestroy                 = api.Optional("cuGraphDestroy")
 	cuGraphExecKernelNodeSetParams = api.Optional("cuGraphExecKernelNodeSetParams_v2")
 	cuLaunchHostFunc               = api.Optional("cuLaunchHostFunc")
+	cuLaunchKernelEx               = api.Optional("cuLaunchKernelEx") // (CUDA 12.0+)
 	cuStreamGetCtx                 = api.Optional("cuStreamGetCtx")
 
 	// cur makes a context current on the calling thread before a call that needs one,
