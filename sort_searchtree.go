@@ -6,8 +6,8 @@ import (
 
 // searchTree writes into out the SearchSorted positions of the n queries of q (a
 // contiguous header) in the m > 0 sorted elements of a (contiguous): internal/kernel's
-// SearchTreeSample builds the tree's sample levels (an eighth of a's elements, as
-// 4- or 8-byte ordered keys, in temporary memory), then SearchTree walks it.
+// SearchTreeSample builds the tree's sample levels (about m/7 ordered keys of 4 or 8
+// bytes, in temporary memory), then SearchTree walks it.
 func searchTree(s *Stream, a, q *header, m, n int, right bool, out *header) error {
 	d := s.dev
 	order := kernel.SortKey{Type: a.dt}

@@ -211,8 +211,9 @@ const (
 // of v's shape. a is not checked to be sorted (an unsorted a gives unspecified indices,
 // as in NumPy). On CUDA each query walks down a search tree of fanout 8 laid over a
 // (internal/kernel's SearchTree: eight keys, one memory sector, a step), its top
-// levels in shared memory and the next ones in a sample of a (an eighth of a's size
-// in all, in temporary memory) that stays in L2, so only the last step reads a itself;
+// levels in shared memory and the next ones in a sample of a (about len(a)/7 keys of
+// 4 bytes, 8 for 8-byte elements, in temporary memory) that stays in L2, so only the
+// last step reads a itself;
 // Tuning.SearchVariant 1 selects the first design, a binary search whose top 12 levels
 // (11 for 8-byte elements) read a copy of their pivots in shared memory.
 func SearchSorted[T Elem](s *Stream, a, v *Array[T], side Side) (*Array[int64], error) {

@@ -98,7 +98,7 @@ type Tuning struct {
 	Concat ConcatTuning
 	// SearchVariant selects SearchSorted's CUDA kernel: 2, a search tree of fanout 8
 	// (internal/kernel's SearchTree: eight keys, one sector, a step; the top levels in
-	// shared memory, a sample of an eighth of the array for the middle ones, one step
+	// shared memory, a sample of a seventh of the array for the middle ones, one step
 	// in the array); 1, the first design, a binary search whose top 12 levels read
 	// shared memory (internal/kernel's SearchSorted; 6.68 ms for 2^26 float32 queries
 	// in 2^24 on the H200, 2026-12-02). Default 2; GPU_SEARCH_VARIANT=v1|v2 selects one.
