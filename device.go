@@ -233,7 +233,7 @@ func NewDevice(bd backend.Device) (*Device, error) {
 	if bd == nil {
 		return nil, fmt.Errorf("gpu: NewDevice(nil): %w", ErrInvalidValue)
 	}
-	d := &Device{be: bd, info: bd.Info(), streams: map[uint64]streamRef{}, checkSlots: wordPool{size: checkSlotBytes}}
+	d := &Device{be: bd, info: bd.Info(), streams: map[uint64]streamRef{}, checkSlots: wordPool{size: checkSlotBytes, block: checkSlotBlock}}
 	d.stagePool.tokens = make(chan struct{}, stageTokens)
 	p := DefaultWaitPolicy
 	d.policy.Store(&p)

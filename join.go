@@ -1,9 +1,11 @@
 package gpu
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
+	"github.com/go-gpu/gpu/backend"
 	"github.com/go-gpu/gpu/internal/kernel"
 )
 
@@ -16,9 +18,11 @@ import (
 // before the joined one) of equal length, copied into its columns of the result with
 // 16-byte accesses where the lengths, strides and addresses allow, by blocks that each
 // copy a chunk of rows and find their input without dividing. Inputs joined on axis 0
-// (a single row) that are contiguous are copied by the driver (cuMemcpyDtoDAsync);
-// other inputs (views with gaps inside the joined axes, short rows) by the
-// elementwise strided copy into their part of the result.
+// (a single row) that are contiguous are copied by the driver (cuMemcpyDtoDAsync), and
+// so are large inputs of wide rows joined on another axis, each by one pitched copy
+// (cuMemcpy2DAsync; Tuning.Concat.RowsKernel keeps them on the kernel); other inputs
+// (views with gaps inside the joined axes, short rows) by the elementwise strided copy
+// into their part of the result.
 
 // concatMinRow is the shortest row (bytes) that ConcatRows copies; shorter ones go
 // through the elementwise copy, which spreads elements rather than rows over threads.
@@ -89,6 +93,20 @@ func concatInto(s *Stream, out *header, parts []*header, axis int) error {
 		}
 		wide = keep
 	}
+	if outer > 1 && !tu.RowsKernel {
+		// Blocks of wide rows: one pitched driver copy each where the stream has it.
+		keep := wide[:0]
+		for _, w := range wide {
+			ok, err := concatCopy2D(s, out, w.h, w.cols, w.lds, w.doff, outer, ldd)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				keep = append(keep, w)
+			}
+		}
+		wide = keep
+	}
 	for len(wide) > 0 {
 		batch := wide[:min(len(wide), kernel.ConcatMaxInputs)]
 		wide = wide[len(batch):]
@@ -144,6 +162,48 @@ func concatInto(s *Stream, out *header, parts []*header, axis int) error {
 	return nil
 }
 
+// concatMemcpyMinRow is the shortest row (bytes) that concatCopy2D copies: narrower
+// rows go to the kernel, which spreads several of them over a block. concatMemcpyMin is
+// the fewest bytes of an input it copies: smaller inputs go to the kernel, which copies
+// up to eight in one launch where each pitched copy is a driver call of its own (a few
+// microseconds of the host's). Variables for the tests.
+var (
+	concatMemcpyMinRow int64 = 4096
+	concatMemcpyMin    int64 = 4 << 20
+)
+
+// concatCopy2D copies the rows rows of part p (cols elements each, lds apart) into out
+// (ldd elements apart) from column doff, with one pitched copy of the stream's backend
+// (backend.Copier2D: cuMemcpy2DAsync), and reports whether it did: false, with nothing
+// enqueued, for a backend without it, memory of another device, rows narrower than
+// concatMemcpyMinRow, fewer bytes than concatMemcpyMin or pitches the driver doesn't
+// take (2^31 bytes and more).
+func concatCopy2D(s *Stream, out, p *header, cols, lds, doff, rows, ldd int) (bool, error) {
+	c, ok := s.be.(backend.Copier2D)
+	size := out.dt.Size()
+	width, spitch, dpitch := int64(cols*size), int64(lds*size), int64(ldd*size)
+	if !ok || p.buf.a.dev != out.buf.a.dev || width < concatMemcpyMinRow || width*int64(rows) < concatMemcpyMin ||
+		spitch < width || dpitch < width || spitch >= 1<<31 || dpitch >= 1<<31 {
+		return false, nil
+	}
+	soff := p.buf.off + int64(p.off*size)
+	doffB := out.buf.off + int64((out.off+doff)*size)
+	sn, dn := int64(rows-1)*spitch+width, int64(rows-1)*dpitch+width
+	uses := []use{{a: out.buf.a, mode: Write, off: doffB, n: dn}, {a: p.buf.a, mode: Read, off: soff, n: sn}}
+	refused := false
+	_, err := s.trackedScope(uses, func() error {
+		err := c.Copy2D(out.buf.a.mem, doffB, dpitch, p.buf.a.mem, soff, spitch, width, int64(rows))
+		if errors.Is(err, ErrNotSupported) || errors.Is(err, ErrInvalidValue) {
+			refused = true // before anything was enqueued: the kernel copies it
+		}
+		return err
+	}, false)
+	if refused {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // sliceAlong returns the view of h with n elements from start along axis.
 func sliceAlong(h *header, axis, start, n int) *header {
 	v := *h
@@ -175,8 +235,9 @@ func joinArgs[T Elem](s *Stream, arrays []*Array[T], what string) error {
 // result's length there is the sum of theirs. Any views. Inputs whose axes from axis on
 // are laid out contiguously are copied as blocks of rows, up to eight inputs in one
 // kernel with 16-byte accesses where lengths, strides and addresses allow
-// (kernel.ConcatRows); contiguous inputs joined on axis 0 by the driver's copy; others
-// by the elementwise strided copy.
+// (kernel.ConcatRows), or those of 4 MiB and more with rows of 4 KiB and more by one
+// pitched driver copy each (cuMemcpy2DAsync; see ConcatTuning.RowsKernel); contiguous
+// inputs joined on axis 0 by the driver's copy; others by the elementwise strided copy.
 func Concatenate[T Elem](s *Stream, arrays []*Array[T], axis int) (*Array[T], error) {
 	if err := joinArgs(s, arrays, "Concatenate"); err != nil {
 		return nil, err

@@ -352,7 +352,8 @@ func TestTileRepeatRollPad(t *testing.T) {
 
 // TestConcatenateTunings checks Concatenate under every Tuning.Concat choice (on CUDA:
 // rows paired or not, odd row counts, a block per row, one row per block of the grid's
-// y, axis 0 by the kernel or by driver copies).
+// y, axis 0 by the kernel or by driver copies, rows by the kernel or by pitched driver
+// copies, those of the CPU backend too).
 func TestConcatenateTunings(t *testing.T) {
 	rng := rand.New(rand.NewPCG(35, 36))
 	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
@@ -361,6 +362,7 @@ func TestConcatenateTunings(t *testing.T) {
 		for _, ct := range []gpu.ConcatTuning{
 			{Rows: 1, BlocksPerSM: 32}, {Rows: 2, BlocksPerSM: 32}, {Rows: 2, BlocksPerSM: 0},
 			{Rows: 2, BlocksPerSM: 1}, {Rows: 1, BlocksPerSM: 0, Axis0Kernel: true}, {Rows: 2, BlocksPerSM: 32, Axis0Kernel: true},
+			{Rows: 1, BlocksPerSM: 32, RowsKernel: true}, {Rows: 2, BlocksPerSM: 32, RowsKernel: true}, {Rows: 2, BlocksPerSM: 0, RowsKernel: true},
 		} {
 			tu := orig
 			tu.Concat = ct
@@ -400,6 +402,96 @@ func TestConcatenateTunings(t *testing.T) {
 				out.Free()
 				fa()
 				fb()
+			}
+		}
+	})
+}
+
+// TestConcatenateRowCopies checks the pitched copies of Concatenate (rows of 4 KiB and
+// more, Tuning.Concat.RowsKernel false; any input size here) against the kernel and
+// NumPy's result: odd row
+// counts, row lengths that aren't multiples of 16 bytes, inputs that are column slices
+// of wider arrays (a row pitch above the row), mixed with narrow and non-contiguous
+// inputs, 3-D arrays joined on their last two axes, into outputs whose blocks were
+// freed (poisoned on the CPU backend) just before; the inputs unchanged.
+func TestConcatenateRowCopies(t *testing.T) {
+	defer gpu.SetConcatMemcpyMin(4096, 1)() // inputs of every size here
+	rng := rand.New(rand.NewPCG(37, 38))
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		orig := d.Tuning()
+		defer d.SetTuning(orig)
+		for _, rowsKernel := range []bool{false, true} {
+			tu := orig
+			tu.Concat.RowsKernel = rowsKernel
+			if _, err := d.SetTuning(tu); err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range []struct {
+				shapes [][]int
+				axis   int
+				wide   []int // for each input, a wider last axis it is a slice of (0: none)
+			}{
+				{[][]int{{37, 1025}, {37, 1031}}, 1, []int{0, 0}},
+				{[][]int{{37, 1025}, {37, 3}, {37, 1100}}, 1, []int{1500, 0, 1103}},
+				{[][]int{{5, 1024}, {5, 2048}, {5, 1024}, {5, 1024}, {5, 1024}, {5, 1024}, {5, 1024}, {5, 1024}, {5, 1030}}, 1, make([]int, 9)},
+				{[][]int{{3, 4, 1030}, {3, 2, 1030}}, 1, []int{0, 1031}},
+				{[][]int{{3, 4, 1030}, {3, 4, 1100}}, 2, []int{0, 1200}},
+			} {
+				var hs []hostND
+				var arrs []*gpu.Array[float32]
+				var frees []func()
+				for i, sh := range c.shapes {
+					h := randHost(rng, sh...)
+					hs = append(hs, h)
+					if c.wide[i] == 0 {
+						a, f := devArr(t, s, h, "contig")
+						arrs, frees = append(arrs, a), append(frees, f)
+						continue
+					}
+					// h as the leading columns of an array with a longer last axis.
+					big := slices.Clone(sh)
+					big[len(big)-1] = c.wide[i]
+					hb := randHost(rng, big...)
+					for j := range h.data {
+						idx := unravel(j, sh)
+						off := 0
+						for dd := range big {
+							off = off*big[dd] + idx[dd]
+						}
+						hb.data[off] = h.data[j]
+					}
+					b, f := devArr(t, s, hb, "contig")
+					r := make([]gpu.Range, len(sh))
+					for dd := range r {
+						r[dd] = gpu.R()
+					}
+					r[len(r)-1] = gpu.R(0, sh[len(sh)-1])
+					v, err := b.Slice(r...)
+					if err != nil {
+						t.Fatal(err)
+					}
+					arrs, frees = append(arrs, v), append(frees, f)
+				}
+				shape, want := refConcat(hs, c.axis)
+				// A freed block of the result's size first, for the result to reuse.
+				junk, err := gpu.Full(s, float32(-7), shape...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				junk.Free()
+				out, err := gpu.Concatenate(s, arrs, c.axis)
+				if err != nil {
+					t.Fatal(err)
+				}
+				what := fmt.Sprintf("rowsKernel %v %v axis %d", rowsKernel, c.shapes, c.axis)
+				checkArr(t, what, out, shape, want)
+				for i, a := range arrs {
+					checkArr(t, fmt.Sprintf("%s: input %d", what, i), a, hs[i].shape, hs[i].data)
+				}
+				out.Free()
+				for _, f := range frees {
+					f()
+				}
 			}
 		}
 	})

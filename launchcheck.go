@@ -27,6 +27,12 @@ import (
 // slots never share one).
 const checkSlotBytes = 64
 
+// checkSlotBlock is the pinned memory the device's check slots are cut from at a time:
+// 1024 slots, so that the launches of a loop that no wait covers (each holds its slot
+// until one does) rarely pay for a pinned allocation (cuMemHostAlloc) before their
+// launch.
+const checkSlotBlock = 64 << 10
+
 // CheckSlotWords is the number of 32-bit words of the check slot of
 // Stream.LaunchChecked.
 const CheckSlotWords = checkSlotBytes / 4
@@ -129,8 +135,12 @@ type launchCheck struct {
 type launchChecks struct {
 	mu      sync.Mutex
 	pending []*launchCheck
+	sweepAt int          // the length at which addCheck sweeps next (with checkSweepMin)
 	n       atomic.Int32 // len(pending), for the fast path of the reports
 }
+
+// checkSweepMin is the fewest pending slots at which addCheck sweeps the complete ones.
+const checkSweepMin = 64
 
 func (d *Device) launchChecks() *launchChecks { return &d.checks }
 
@@ -156,8 +166,11 @@ func (s *Stream) addCheck(slot *Buffer, report func(slot []byte) error) {
 	lc := s.dev.launchChecks()
 	lc.mu.Lock()
 	// Retire the slots of launches seen complete with nothing recorded, so that a
-	// program that never waits doesn't keep them all.
-	if len(lc.pending) >= 64 {
+	// program that never waits doesn't keep them all. The sweep runs when the list has
+	// doubled since the last one left it (64 at least), so that its cost per launch
+	// stays constant however many launches no wait has covered yet (a loop timed with
+	// events alone, say: a sweep at every launch made each one slower than the last).
+	if len(lc.pending) >= max(checkSweepMin, lc.sweepAt) {
 		keep := lc.pending[:0]
 		for _, p := range lc.pending {
 			if p.complete() && !p.recorded() {
@@ -168,6 +181,7 @@ func (s *Stream) addCheck(slot *Buffer, report func(slot []byte) error) {
 		}
 		clear(lc.pending[len(keep):])
 		lc.pending = keep
+		lc.sweepAt = 2 * len(keep)
 	}
 	lc.pending = append(lc.pending, c)
 	lc.n.Store(int32(len(lc.pending)))

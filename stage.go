@@ -170,6 +170,7 @@ func (p *stagePool) flush() {
 // each other.
 type wordPool struct {
 	size   int64 // bytes per word: 8 when 0 (launchcheck.go's slots are larger)
+	block  int64 // bytes of pinned memory cut at a time: wordBlock when 0
 	mu     sync.Mutex
 	free   []*Buffer
 	blocks []*Buffer // the pinned blocks the words are cut from, kept for the device
@@ -183,17 +184,21 @@ func (p *wordPool) get(d *Device) (*Buffer, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.free) == 0 {
-		b, err := d.allocate(PinnedMem, wordBlock, nil, false)
+		block := p.block
+		if block <= 0 {
+			block = wordBlock
+		}
+		b, err := d.allocate(PinnedMem, block, nil, false)
 		if err != nil {
 			return nil, err
 		}
-		if len(b.a.mem.Host()) < wordBlock {
+		if int64(len(b.a.mem.Host())) < block {
 			b.Free()
 			return nil, fmt.Errorf("gpu: pinned block without a host view: %w", ErrNotSupported)
 		}
 		p.blocks = append(p.blocks, b)
 		size := max(p.size, 8)
-		for off := int64(0); off+size <= wordBlock; off += size {
+		for off := int64(0); off+size <= block; off += size {
 			// The block's memory, tracked on its own: never freed (the pool keeps the
 			// words for the device's life), so neither counted nor cleaned up.
 			wa := &allocation{id: nextAllocID.Add(1), dev: d, mem: b.a.mem, kind: PinnedMem, word: true}

@@ -130,14 +130,17 @@ type Tuning struct {
 }
 
 // ConcatTuning is the configuration of Concatenate's (and Stack's and Roll's) copies:
-// internal/kernel's ConcatRows and the launch join.go makes of it. Measured on the H200
-// (2026-12-02, Rows 1, BlocksPerSM 32, memcpy on axis 0): two 8192x8192 float32 along
-// axis 1 at 79.5% of the copy bandwidth, two 2^27 float32 vectors at 92.2%.
+// internal/kernel's ConcatRows and the launch join.go makes of it, or the driver's
+// copies. Measured on the H200 (2026-12-02, Rows 1, BlocksPerSM 32, memcpy on axis 0):
+// two 8192x8192 float32 along axis 1 at 79.5% of the copy bandwidth, two 2^27 float32
+// vectors at 92.2%; with Rows 2, 91.3% along axis 1 (the kernel alone 266 µs in Nsight
+// Compute: DRAM 82% busy, where the driver's copy keeps it 87% busy), 97.9% on axis 0.
 // Environment variables (DefaultTuning):
 //
-//	GPU_CONCAT_ROWS=1|2           Rows
-//	GPU_CONCAT_BLOCKS_PER_SM=n    BlocksPerSM (0 <= n <= 1024)
-//	GPU_CONCAT_AXIS0=kernel|memcpy Axis0Kernel
+//	GPU_CONCAT_ROWS=1|2             Rows
+//	GPU_CONCAT_BLOCKS_PER_SM=n      BlocksPerSM (0 <= n <= 1024)
+//	GPU_CONCAT_AXIS0=kernel|memcpy  Axis0Kernel
+//	GPU_CONCAT_AXIS1=kernel|memcpy  RowsKernel (memcpy: cuMemcpy2DAsync)
 type ConcatTuning struct {
 	// Rows is the rows a block moves per iteration, all loads of them before the
 	// stores: 1, or 2 (twice the bytes in flight a thread). Default 2.
@@ -150,6 +153,15 @@ type ConcatTuning struct {
 	// one launch for up to eight inputs, instead of one driver copy
 	// (cuMemcpyDtoDAsync) each. Default false.
 	Axis0Kernel bool
+	// RowsKernel copies inputs of several rows (joined on any axis but the first) with
+	// the kernel, up to eight inputs in one launch, instead of one pitched driver copy
+	// (cuMemcpy2DAsync) for each input of 4 MiB or more whose rows are at least 4 KiB
+	// (the others always go to the kernel, as do those of a backend without such
+	// copies). Default
+	// false: the driver's copies, expected as fast as its 1-D copy (97.9% of the copy
+	// bandwidth on axis 0 against the kernel's 91.3% on axis 1); to be measured on the
+	// H200 against the kernel.
+	RowsKernel bool
 }
 
 // ScanTuning is the configuration of the CUDA row scan (internal/kernel's ScanTiles
@@ -237,6 +249,12 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 		t.Concat.Axis0Kernel = true
 	case "memcpy":
 		t.Concat.Axis0Kernel = false
+	}
+	switch getenv("GPU_CONCAT_AXIS1") {
+	case "kernel":
+		t.Concat.RowsKernel = true
+	case "memcpy", "memcpy2d":
+		t.Concat.RowsKernel = false
 	}
 	switch getenv("GPU_SCAN_VARIANT") {
 	case "v1", "1":

@@ -21,12 +21,12 @@ func TestTuningFromEnv(t *testing.T) {
 	}
 	env := map[string]string{"GPU_PERMUTE_VARIANT": "v1", "GPU_RANDOM_WAVES": "16", "GPU_RANDOM_UNIFORM_WAVES": "2", "GPU_SCAN_VARIANT": "v1",
 		"GPU_SCAN_STAGE": "off", "GPU_SCAN_LOOKBACK": "2", "GPU_SCAN_MINBLOCKS": "0", "GPU_MATMUL_TILE": "3",
-		"GPU_CONCAT_ROWS": "1", "GPU_CONCAT_BLOCKS_PER_SM": "0", "GPU_CONCAT_AXIS0": "kernel",
+		"GPU_CONCAT_ROWS": "1", "GPU_CONCAT_BLOCKS_PER_SM": "0", "GPU_CONCAT_AXIS0": "kernel", "GPU_CONCAT_AXIS1": "kernel",
 		"GPU_SCATTER_VARIANT": "v3", "GPU_GATHER_STREAM": "1", "GPU_EW_PDL": "1",
 		"GPU_SEARCH_VARIANT": "v1", "GPU_TOPK_VARIANT": "1"}
 	got := gpu.TuningFromEnv(func(k string) string { return env[k] })
 	want.PermuteVariant, want.RandomWaves, want.RandomUniformWaves, want.MatMulTile = 1, 16, 2, 3
-	want.Concat = gpu.ConcatTuning{Rows: 1, BlocksPerSM: 0, Axis0Kernel: true}
+	want.Concat = gpu.ConcatTuning{Rows: 1, BlocksPerSM: 0, Axis0Kernel: true, RowsKernel: true}
 	want.ScatterVariant, want.GatherStream, want.ElementwisePDL = 3, true, true
 	want.SearchVariant, want.TopKVariant = 1, 1
 	want.Scan = gpu.ScanTuning{Variant: 1, Lookback: 2}

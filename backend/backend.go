@@ -165,6 +165,17 @@ type Stream interface {
 	Destroy() error
 }
 
+// Copier2D is implemented by streams that copy a block of rows between two device
+// memories in one call (CUDA Driver API: cuMemcpy2DAsync): height rows of width bytes,
+// row r from byte srcOff + r*srcPitch of src to byte dstOff + r*dstPitch of dst. Package
+// gpu uses it for Concatenate along an axis other than the first. A stream whose
+// device can't (a driver without the entry point, memory of two devices, pitches the
+// driver refuses) returns an error wrapping ErrNotSupported or ErrInvalidValue before
+// enqueuing anything.
+type Copier2D interface {
+	Copy2D(dst Mem, dstOff, dstPitch int64, src Mem, srcOff, srcPitch int64, width, height int64) error
+}
+
 // StreamMemOps is implemented by streams that can make later work wait for a 32-bit
 // word of pinned host memory in stream order (CUDA Driver API: stream memory
 // operations, cuStreamWaitValue32_v2 with CU_STREAM_WAIT_VALUE_GEQ). Package gpu

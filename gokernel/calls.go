@@ -146,7 +146,9 @@ func (g *gen) inline(fn *types.Func, decl *ast.FuncDecl, targs []types.Type, e *
 				if name != nil && name.Name != "_" {
 					obj = g.p.info.Defs[name]
 				}
-				fr.results = append(fr.results, g.newVar(obj, rt, decl.Pos()))
+				rv := g.newVar(obj, rt, decl.Pos())
+				rv.single = false // every return assigns it
+				fr.results = append(fr.results, rv)
 				i++
 			}
 		}
@@ -173,15 +175,38 @@ func (g *gen) builtin(id *ast.Ident, e *ast.CallExpr) []value {
 		if x.k != vSlice {
 			g.fail(e.Pos(), "%s of a kernel value: only slices have one", id.Name)
 		}
+		n := x.s.cap
 		if id.Name == "len" {
-			return []value{scalar(tInt, x.s.len)}
+			n = x.s.len
 		}
-		return []value{scalar(tInt, x.s.cap)}
+		if r, ok := n.(ptx.Reg); ok {
+			g.setRange(r, 0, maxLen)
+		}
+		return []value{scalar(tInt, n)}
 	case "min", "max":
 		t := g.typeOf(e)
 		r := g.convertTo(g.expr(e.Args[0]), t, e.Pos())
+		args := []value{r}
 		for _, a := range e.Args[1:] {
-			r = g.minMax(id.Name == "min", r, g.convertTo(g.expr(a), t, a.Pos()), t, false, e.Pos())
+			av := g.convertTo(g.expr(a), t, a.Pos())
+			args = append(args, av)
+			r = g.minMax(id.Name == "min", r, av, t, false, e.Pos())
+		}
+		if ti, ok := scalarInfo(t); ok && !ti.float && id.Name == "min" {
+			// min(a, b) <= a and <= b; its range is within theirs.
+			lr := g.linOf(r)
+			lo, hi, known := int64(rangeLimit), int64(rangeLimit), true
+			for _, a := range args {
+				g.pushFact(lr, g.linOf(a), false)
+				if ar, ok := g.rangeOf(g.linOf(a)); ok {
+					lo, hi = min(lo, ar.lo), min(hi, ar.hi)
+				} else {
+					known = false
+				}
+			}
+			if rr, ok := r.op.(ptx.Reg); ok && known {
+				g.setRange(rr, lo, hi)
+			}
 		}
 		return []value{r}
 	case "panic":
@@ -281,6 +306,9 @@ func (g *gen) special(s ptx.SReg) value {
 	r := g.f.Special(s)
 	d := g.f.Reg(ptx.S64)
 	g.f.Cvt(d, r)
+	if sr, ok := specialRange(s); ok {
+		g.setRange(d, sr.lo, sr.hi)
+	}
 	return scalar(tInt, d)
 }
 
@@ -332,6 +360,9 @@ func (g *gen) kernCall(fn *types.Func, recv ast.Expr, targs []types.Type, e *ast
 				t := g.f.Reg(ptx.U64)
 				g.f.Cvt(t, g.f.Special(b))
 				g.f.Add(d, d, t)
+				g.setRange(d, 0, maxThreadsX-1)
+			} else {
+				g.setRange(d, 1, maxThreadsX)
 			}
 			return one(scalar(tInt, d.As(ptx.S64)))
 		case "Lane":
@@ -342,6 +373,7 @@ func (g *gen) kernCall(fn *types.Func, recv ast.Expr, targs []types.Type, e *ast
 			g.f.Shr(w, lin, ptx.Int(5))
 			d := g.f.Reg(ptx.S64)
 			g.f.Cvt(d, w)
+			g.setRange(d, 0, 31)
 			return one(scalar(tInt, d))
 		case "Sync":
 			g.f.BarSync(0)
@@ -527,7 +559,7 @@ func (g *gen) shared(elem types.Type, e *ast.CallExpr) value {
 	ptr := g.f.Reg(ptx.U32)
 	g.f.Mov(ptr, ptx.Sym(name))
 	return value{k: vSlice, t: types.NewSlice(elem), s: &sliceVal{
-		ptr: ptr, len: ptx.Int(n), cap: ptx.Int(n), space: ptx.Shared, os: &oset{}, elem: elem,
+		ptr: ptr, len: ptx.Int(n), cap: ptx.Int(n), len32: g.clamp32(ptx.Int(n)), space: ptx.Shared, os: &oset{}, elem: elem,
 	}}
 }
 

@@ -106,7 +106,8 @@ type compileOptions struct {
 
 // compile compiles the kernel for the type arguments in o.subst.
 func (p *program) compile(params []kparam, warp bool, o compileOptions) (inst *instance, err error) {
-	g := &gen{p: p, checks: o.checks, sharedAt: map[string]string{}}
+	g := &gen{p: p, checks: o.checks, sharedAt: map[string]string{}, cmps: map[*ast.BinaryExpr]cmpLins{}}
+	g.initProver()
 	defer func() {
 		if r := recover(); r != nil {
 			b, ok := r.(bail)
@@ -163,7 +164,7 @@ func (p *program) compile(params []kparam, warp bool, o compileOptions) (inst *i
 			g.f.Mov(cp, ln)
 			oss[i] = &oset{params: map[int]bool{i: true}}
 			g.fr.vars[ip.obj] = &variable{t: ip.t, v: value{k: vSlice, t: ip.t, s: &sliceVal{
-				ptr: gp, len: ln, cap: cp, space: ptx.Global, os: oss[i], elem: sliceElem(ip.t),
+				ptr: gp, len: ln, cap: cp, len32: g.clamp32(ln), space: ptx.Global, os: oss[i], elem: sliceElem(ip.t),
 			}}}
 			k += 2
 			continue

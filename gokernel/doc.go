@@ -138,6 +138,27 @@
 // Kernel's own (per device and type arguments), not the device's cache of the
 // library's kernels, which package gpu keeps unexported.
 //
+// # Elementwise operations on arrays
+//
+// A scalar function in the subset (numbers in, a number out, no kern.Thread) becomes
+// an operation on arrays with NumPy's broadcasting, as NumPy's ufuncs and Numba's
+// @vectorize make one: NewFunc1 for func(X) R, NewFunc2 for func(X, Y) R.
+//
+//	func clampedSum(x, y float32) float32 { return min(max(x+y, 0), 10) }
+//
+//	f, err := gokernel.NewFunc2(src, clampedSum)
+//	z, err := f.Apply(s, x, y) // x (2, 3), y (3): z (2, 3)
+//
+// Apply returns a new contiguous array of the broadcast shape (gpu.BroadcastShapes);
+// Into writes a given one (out=, which may be an input). The inputs may be any views:
+// one of a single element is read as such (stride 0), a contiguous one of the
+// result's shape as it is, and any other (strided, or broadcast along some axes) is
+// first made a contiguous copy of its broadcast view (gpu.Contiguous: one more pass
+// over it). The operation's kernel is a grid-stride loop over the result, made here
+// and appended to the source, that calls the function (inlined on the GPU; the
+// Go function itself on the CPU backend); a failing check in the function is a
+// *Fault naming it.
+//
 // # On the CPU
 //
 // The CPU backend runs the Go function given to New through kern.Run: each block's
@@ -167,7 +188,33 @@
 // of evaluation, up to the first other check or call with effects (which keeps the
 // first failure Go's). Across statements it doesn't: to keep several loads in flight
 // in a loop of dependent statements, load into variables first (gpubench's
-// gokernels.go has examples), or use Kernel.Unchecked.
+// gokernels.go has examples), or use Kernel.Unchecked. For the same reason a tuple
+// assignment's stores (a[i], b[j] = x, y) follow one another with no branch between
+// them: the elements' indices are checked, left to right, before the first store
+// (ptxas sinks a load to its first use, so a check between two stores would leave
+// each load waiting in turn). The first failure stays Go's, but a failing check
+// keeps the statement's earlier stores from happening, where Go makes them before
+// it panics.
+//
+// Why some checks are left out: as Go's compiler does (its prove pass), the compiler
+// leaves out an index check it can prove passes: where a guard dominates the index
+// (if i < len(x) { x[i] }; for i := a; i < len(x); i += d; if i >= n { return }),
+// where an earlier check covers it (after x[i+3], x[i] needs none), where min bounds
+// it, or where the index's range is known (t.Lane(), x & 31, a shared array's
+// length). It follows integer values as affine forms over registers with ranges
+// (the thread's position, lengths, constants, masks), through +, - and * that
+// provably don't wrap. A variable written once keeps what is known of its value;
+// writing a variable (or entering a loop that writes it) forgets every fact about
+// it, and a check evaluated conditionally (right of && or ||, a case) proves
+// nothing after it. So: to help it, write each index variable once (a new variable
+// rather than reassigning one), guard a group of accesses with the highest index
+// (if i3 < len(y) before y[i], y[i1], y[i3]), and mask indices into shared arrays
+// (gpubench's gokernels.go has examples).
+//
+// Why an int32 index is cheaper: an index of 32 bits or fewer (int32 arithmetic,
+// the CUDA programmer's int) is checked by one 32-bit compare with min(len, 2^31)
+// (computed once per slice) and addressed by one widening multiply-add; an int
+// index costs a 64-bit compare and 64-bit address arithmetic.
 //
 // Why int is 64-bit on the GPU too: it is Go's int. Index arithmetic in int costs
 // 64-bit integer instructions; a kernel that needs the last bit of integer throughput

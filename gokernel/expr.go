@@ -161,8 +161,9 @@ func (g *gen) binary(op token.Token, x, y value, t types.Type, pos token.Pos) va
 	if ti.bool {
 		g.fail(pos, "operator %s on bools", op)
 	}
-	a := g.reg(g.convertTo(x, t, pos))
-	b := g.convertTo(y, t, pos).op
+	xc, yc := g.convertTo(x, t, pos), g.convertTo(y, t, pos)
+	a := g.reg(xc)
+	b := yc.op
 	d := g.f.Reg(ti.reg)
 	switch op {
 	case token.ADD:
@@ -196,7 +197,7 @@ func (g *gen) binary(op token.Token, x, y value, t types.Type, pos token.Pos) va
 	case token.ADD, token.SUB, token.MUL, token.QUO, token.XOR, token.AND_NOT:
 		g.normalize(d, ti)
 	}
-	return scalar(t, d)
+	return g.arith(op, xc, yc, scalar(t, d), ti)
 }
 
 // divide returns a/b (rem: a%b) for integers with Go's semantics: a division by
@@ -357,7 +358,15 @@ func (g *gen) boolValue(e ast.Expr) ptx.Reg {
 	if b, ok := e.(*ast.BinaryExpr); ok {
 		switch b.Op {
 		case token.EQL, token.NEQ, token.LSS, token.LEQ, token.GTR, token.GEQ:
-			return g.compare(b.Op, g.expr(b.X), g.expr(b.Y), b.OpPos)
+			x, y := g.expr(b.X), g.expr(b.Y)
+			p := g.compare(b.Op, x, y, b.OpPos)
+			delete(g.cmps, b)
+			if ti, ok := scalarInfo(g.typeOf(b.X)); ok && !ti.float && !ti.bool {
+				if lx, ly := g.linOf(x), g.linOf(y); lx != nil && ly != nil {
+					g.cmps[b] = cmpLins{lx, ly}
+				}
+			}
+			return p
 		case token.LAND, token.LOR:
 			p := g.f.Reg(ptx.Pred)
 			no := g.f.NewLabel()
@@ -393,11 +402,15 @@ func (g *gen) condJump(e ast.Expr, target ptx.Label, when bool) {
 			if (x.Op == token.LAND) == when {
 				skip := g.f.NewLabel()
 				g.condJump(x.X, skip, !when)
+				g.pr.condEval++ // the right operand is evaluated conditionally
 				g.condJump(x.Y, target, when)
+				g.pr.condEval--
 				g.f.Place(skip)
 			} else {
 				g.condJump(x.X, target, when)
+				g.pr.condEval++
 				g.condJump(x.Y, target, when)
+				g.pr.condEval--
 			}
 			return
 		}
@@ -422,7 +435,7 @@ func (g *gen) convertTo(v value, t types.Type, pos token.Pos) value {
 }
 
 // convert is the conversion T(v) between numeric types.
-func (g *gen) convert(v value, t types.Type, pos token.Pos) value {
+func (g *gen) convert(v value, t types.Type, pos token.Pos) (out value) {
 	if v.k != vScalar {
 		if types.Identical(v.t.Underlying(), t.Underlying()) {
 			v.t = t
@@ -469,6 +482,10 @@ func (g *gen) convert(v value, t types.Type, pos token.Pos) value {
 		}
 	}
 	src := g.reg(v)
+	if !from.float && !to.float {
+		// An integer conversion keeps the value where it fits (prove.go).
+		defer func() { out = g.exact(out, g.linOf(v), to) }()
+	}
 	switch {
 	case from.reg == to.reg && !to.small():
 		return scalar(t, src) // same register type (int32 -> rune, int -> int64)
@@ -548,9 +565,67 @@ func (g *gen) index64(v value, pos token.Pos) (ptx.Operand, bool) {
 
 // elemAddr returns the address of s[idx], checking the index.
 func (g *gen) elemAddr(s *sliceVal, idxExpr ast.Expr, pos token.Pos) ptx.Addr {
-	idx, signed := g.index64(g.expr(idxExpr), idxExpr.Pos())
-	g.checkBound(kIndex, idx, s.len, signed, pos)
+	v := g.expr(idxExpr)
+	if a, ok := g.elemAddr32(s, v, pos); ok {
+		return a
+	}
+	idx, signed := g.index64(v, idxExpr.Pos())
+	if !g.checks || !g.proven(v, s.len) {
+		g.checkBound(kIndex, idx, s.len, signed, pos)
+		g.pushFact(g.linOf(v), g.linOf(scalar(tInt, s.len)), true)
+	}
 	return g.addrOf(s, idx)
+}
+
+// clamp32 returns min(n, 2^31) as a u32 operand, for a slice's length n: a 32-bit
+// index i (an int32, or a narrower integer) is in range exactly when uint32(i) <
+// min(len, 2^31), one 32-bit compare (a negative i is 2^31 or more as a uint32).
+func (g *gen) clamp32(n ptx.Operand) ptx.Operand {
+	if c, ok := intImm(n); ok {
+		return ptx.Int(min(uint64(c), 1<<31))
+	}
+	m := g.f.Reg(ptx.U64)
+	g.f.Min(m, n.(ptx.Reg).As(ptx.U64), ptx.Int(1<<31))
+	r := g.f.Reg(ptx.U32)
+	g.f.CvtRound(r, m, "")
+	return r
+}
+
+// elemAddr32 is elemAddr for an index of 32 bits or fewer held in a register
+// (int32 arithmetic, or a smaller type's): the check compares 32 bits with the
+// slice's len32, and the address is a widening multiply-add, where a 64-bit index
+// would cost a conversion, a 64-bit compare and 64-bit shifts and adds. A uint32
+// index (whose values reach 2^32-1) goes the 64-bit way.
+func (g *gen) elemAddr32(s *sliceVal, v value, pos token.Pos) (ptx.Addr, bool) {
+	ti, ok := scalarInfo(v.t)
+	r, isReg := v.op.(ptx.Reg)
+	if !ok || ti.float || ti.bool || !isReg || ti.reg.Bits() != 32 || (!ti.signed && ti.bits >= 32) {
+		return ptx.Addr{}, false
+	}
+	i32 := r.As(ptx.U32)
+	if g.checks && !g.proven(v, s.len) {
+		g.pushFact(g.linOf(v), g.linOf(scalar(tInt, s.len)), true)
+		p := g.f.Reg(ptx.Pred)
+		g.f.Op("setp.ge.u32", p, i32, s.len32)
+		st := g.site(pos, kIndex)
+		g.sites[st-1].signed = ti.signed
+		g.failTo(p, st, r, s.len)
+	}
+	size := int64(g.info(s.elem, token.NoPos).size)
+	if s.space == ptx.Shared {
+		a := g.f.Reg(ptx.U32)
+		g.f.Op("mad.lo.u32", a, i32, ptx.Int(size), s.ptr)
+		return ptx.Mem(a, 0), true
+	}
+	off := g.f.Reg(ptx.U64)
+	if ti.signed {
+		g.f.MulWide(off, r.As(ptx.S32), ptx.Int(size))
+	} else {
+		g.f.MulWide(off, i32, ptx.Int(size))
+	}
+	a := g.f.Reg(ptx.U64)
+	g.f.Add(a, s.ptr, off)
+	return ptx.Mem(a, 0), true
 }
 
 // checkBound fails at pos (kind k, values x and y) unless x < y (k == kIndex) or
@@ -659,6 +734,7 @@ func (g *gen) sliceExpr(e *ast.SliceExpr) value {
 	}
 	ns.len = g.sub64(hi, lo)
 	ns.cap = g.sub64(mx, lo)
+	ns.len32 = g.clamp32(ns.len)
 	return value{k: vSlice, t: g.typeOf(e), s: ns}
 }
 

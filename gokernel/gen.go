@@ -34,6 +34,8 @@ type value struct {
 	op ptx.Operand // vScalar: a register or an immediate
 	s  *sliceVal   // vSlice
 	d  []value     // vDim: X, Y, Z (int scalars)
+
+	lin *linear // an integer's affine form, where known (prove.go)
 }
 
 // sliceVal is a slice: its address (64-bit global, or 32-bit shared), length and
@@ -41,6 +43,7 @@ type value struct {
 type sliceVal struct {
 	ptr      ptx.Reg
 	len, cap ptx.Operand
+	len32    ptx.Operand // min(len, 2^31) as a u32: the bound of 32-bit indices
 	space    ptx.Space
 	os       *oset
 	elem     types.Type
@@ -75,8 +78,10 @@ func union(a, b *oset) {
 
 // variable is a local variable (or a parameter, or a result) of an inlined frame.
 type variable struct {
-	t types.Type
-	v value // its registers (scalar, slice or Dim), or the Thread
+	t      types.Type
+	v      value   // its registers (scalar, slice or Dim), or the Thread
+	single bool    // assigned only where declared (prove.go)
+	last   *irange // the range of the value assigned last, where known
 }
 
 // loop is an enclosing for or switch statement, for break and continue.
@@ -124,6 +129,9 @@ type gen struct {
 	warpDone    bool
 	accesses    []access
 	depth       int
+
+	pr   prover                      // bounds-check elimination (prove.go)
+	cmps map[*ast.BinaryExpr]cmpLins // integer comparisons' operands
 }
 
 // bail aborts compilation with an error at pos (caught by compile).
@@ -201,7 +209,7 @@ var (
 
 // newVar makes a variable of type t in the current frame, zeroed.
 func (g *gen) newVar(obj types.Object, t types.Type, pos token.Pos) *variable {
-	v := &variable{t: t}
+	v := &variable{t: t, single: obj != nil && g.pr.single[obj]}
 	switch {
 	case isThread(t):
 		v.v = value{k: vThread, t: t}
@@ -213,11 +221,12 @@ func (g *gen) newVar(obj types.Object, t types.Type, pos token.Pos) *variable {
 			v.v.d[i] = scalar(tInt, r)
 		}
 	case sliceElem(t) != nil:
-		ptr, ln, cp := g.f.Reg(ptx.U64), g.f.Reg(ptx.S64), g.f.Reg(ptx.S64)
-		v.v = value{k: vSlice, t: t, s: &sliceVal{ptr: ptr, len: ln, cap: cp, os: &oset{}, elem: sliceElem(t)}}
+		ptr, ln, cp, l32 := g.f.Reg(ptx.U64), g.f.Reg(ptx.S64), g.f.Reg(ptx.S64), g.f.Reg(ptx.U32)
+		v.v = value{k: vSlice, t: t, s: &sliceVal{ptr: ptr, len: ln, cap: cp, len32: l32, os: &oset{}, elem: sliceElem(t)}}
 		g.f.Mov(ptr, ptx.Int(0))
 		g.f.Mov(ln, ptx.Int(0))
 		g.f.Mov(cp, ptx.Int(0))
+		g.f.Mov(l32, ptx.Int(0))
 	default:
 		ti, ok := scalarInfo(t)
 		if !ok {
@@ -270,10 +279,12 @@ func (g *gen) assign(v *variable, x value, pos token.Pos) {
 		g.f.Mov(d.ptr, s.ptr)
 		g.f.Mov(d.len.(ptx.Reg), s.len)
 		g.f.Mov(d.cap.(ptx.Reg), s.cap)
+		g.f.Mov(d.len32.(ptx.Reg), s.len32)
 		union(d.os, s.os)
 	default:
 		g.f.Mov(v.v.op.(ptx.Reg), x.op)
 	}
+	g.assigned(v, x)
 }
 
 func spaceName(s ptx.Space) string {
@@ -301,9 +312,11 @@ func (g *gen) lookup(obj types.Object, pos token.Pos) *variable {
 // ---- statements ----
 
 func (g *gen) block(list []ast.Stmt) {
-	for _, s := range list {
-		g.stmt(s)
-	}
+	g.scope(func() {
+		for _, s := range list {
+			g.stmt(s)
+		}
+	})
 }
 
 func (g *gen) stmt(s ast.Stmt) {
@@ -428,15 +441,19 @@ func (g *gen) copyValue(v value) value {
 		if r, ok := v.op.(ptx.Reg); ok {
 			c := g.f.Reg(r.Type())
 			g.f.Mov(c, r)
-			return scalar(v.t, c)
+			out := scalar(v.t, c)
+			if ti, ok := scalarInfo(v.t); ok && !ti.float && !ti.bool {
+				out = g.exact(out, g.linOf(v), ti) // the same value
+			}
+			return out
 		}
 	case vSlice:
 		s := *v.s
 		s.ptr = g.f.Reg(v.s.ptr.Type())
 		g.f.Mov(s.ptr, v.s.ptr)
-		for _, o := range []*ptx.Operand{&s.len, &s.cap} {
+		for _, o := range []*ptx.Operand{&s.len, &s.cap, &s.len32} {
 			if r, ok := (*o).(ptx.Reg); ok {
-				c := g.f.Reg(ptx.S64)
+				c := g.f.Reg(r.Type())
 				g.f.Mov(c, r)
 				*o = c
 			}
@@ -467,8 +484,47 @@ func (g *gen) assignStmt(s *ast.AssignStmt) {
 	}
 	g.prefetchAll(s.Rhs)
 	vals := g.exprList(s.Rhs, len(s.Lhs))
-	for i, lhs := range s.Lhs {
-		g.store(lhs, vals[i], s.Tok == token.DEFINE)
+	if len(s.Lhs) > 1 {
+		g.tupleStore(s.Lhs, vals, s.Tok == token.DEFINE)
+		return
+	}
+	g.store(s.Lhs[0], vals[0], s.Tok == token.DEFINE)
+}
+
+// tupleStore is the second phase of a, b[i], c[j] = ...: the slice elements'
+// addresses (their index operands, then their checks, left to right) come before
+// any assignment, so that an index reads the variables as they were (i, x[i] = 1, 2
+// sets x[0], as Go does) and the stores follow one another with no branch between
+// them: ptxas sinks a load to its first use, and a check's branch between two
+// stores would leave each load waiting in turn. The first failure is Go's; a
+// failing check keeps the statement's earlier stores from happening, where Go
+// would have made them before panicking (the thread exits either way).
+func (g *gen) tupleStore(lhs []ast.Expr, vals []value, define bool) {
+	type elem struct {
+		sv   *sliceVal
+		addr ptx.Addr
+	}
+	elems := make([]*elem, len(lhs))
+	for i, l := range lhs {
+		ix, ok := ast.Unparen(l).(*ast.IndexExpr)
+		if !ok {
+			continue
+		}
+		sv := g.expr(ix.X)
+		if sv.k != vSlice {
+			g.fail(ix.Pos(), "a kernel indexes slices only")
+		}
+		elems[i] = &elem{sv: sv.s, addr: g.elemAddr(sv.s, ix.Index, ix.Lbrack)}
+	}
+	for i, l := range lhs {
+		e := elems[i]
+		if e == nil {
+			g.store(l, vals[i], define)
+			continue
+		}
+		g.access(e.sv, false, true)
+		ti := g.info(e.sv.elem, l.Pos())
+		g.f.St(e.sv.space, ptx.CacheDefault, ti.mem, e.addr, g.reg(g.convertTo(vals[i], e.sv.elem, l.Pos())))
 	}
 }
 
@@ -558,7 +614,13 @@ func (g *gen) ifStmt(s *ast.IfStmt) {
 	}
 	els, end := g.f.NewLabel(), g.f.NewLabel()
 	g.condJump(s.Cond, els, false)
-	g.block(s.Body.List)
+	g.scope(func() {
+		g.guardFacts(s.Cond)
+		g.block(s.Body.List)
+	})
+	if s.Else == nil {
+		g.exitFacts(s)
+	}
 	if s.Else != nil {
 		g.f.Bra(end)
 	}
@@ -578,26 +640,51 @@ func (g *gen) pushLoop(label string, isSwitch bool) *loop {
 func (g *gen) popLoop() { g.fr.loops = g.fr.loops[:len(g.fr.loops)-1] }
 
 func (g *gen) forStmt(s *ast.ForStmt, label string) {
-	if s.Init != nil {
-		g.stmt(s.Init)
-	}
-	l := g.pushLoop(label, false)
-	top := g.f.NewLabel()
-	g.f.Place(top)
-	if s.Cond != nil {
-		g.condJump(s.Cond, l.brk, false)
-	}
-	g.block(s.Body.List)
-	g.f.Place(l.cont)
-	if s.Post != nil {
-		g.stmt(s.Post)
-	}
-	g.f.Bra(top)
-	g.f.Place(l.brk)
-	g.popLoop()
+	g.scope(func() {
+		if s.Init != nil {
+			g.stmt(s.Init)
+		}
+		var nodes []ast.Node
+		if s.Cond != nil {
+			nodes = append(nodes, s.Cond)
+		}
+		if s.Post != nil {
+			nodes = append(nodes, s.Post)
+		}
+		g.loopKill(append(nodes, s.Body)...)
+		if obj, r, ok := g.inductionRange(s); ok {
+			reg := g.fr.vars[obj].v.op.(ptx.Reg)
+			g.setRange(reg, r.lo, r.hi)
+			defer delete(g.pr.rng, reg.String())
+		}
+		l := g.pushLoop(label, false)
+		top := g.f.NewLabel()
+		g.f.Place(top)
+		if s.Cond != nil {
+			g.condJump(s.Cond, l.brk, false)
+		}
+		g.scope(func() {
+			if s.Cond != nil {
+				g.guardFacts(s.Cond)
+			}
+			g.block(s.Body.List)
+		})
+		g.f.Place(l.cont)
+		if s.Post != nil {
+			g.stmt(s.Post)
+		}
+		g.f.Bra(top)
+		g.f.Place(l.brk)
+		g.popLoop()
+	})
 }
 
 func (g *gen) rangeStmt(s *ast.RangeStmt, label string) {
+	g.scope(func() { g.rangeLoop(s, label) })
+}
+
+func (g *gen) rangeLoop(s *ast.RangeStmt, label string) {
+	g.loopKill(s)
 	xt := g.typeOf(s.X)
 	var n value // the count, evaluated once
 	var sv *sliceVal
@@ -670,6 +757,7 @@ func (g *gen) switchStmt(s *ast.SwitchStmt, label string) {
 	clauses := s.Body.List
 	labels := make([]ptx.Label, len(clauses))
 	def := -1
+	g.pr.condEval++ // a case is evaluated only if the earlier ones failed
 	for i, c := range clauses {
 		cc := c.(*ast.CaseClause)
 		labels[i] = g.f.NewLabel()
@@ -687,6 +775,7 @@ func (g *gen) switchStmt(s *ast.SwitchStmt, label string) {
 			g.f.At(p).Bra(labels[i])
 		}
 	}
+	g.pr.condEval--
 	if def >= 0 {
 		g.f.Bra(labels[def])
 	} else {

@@ -375,6 +375,12 @@ func TestControlFlow(t *testing.T) {
 	checkKernel(t, k, ControlFlow, linear(n, 128), a, make([]int64, n))
 }
 
+func TestTupleAssign(t *testing.T) {
+	k := newSem(t, TupleAssign)
+	n := 300
+	checkKernel(t, k, TupleAssign, linear(n, 64), edgeInts[int32](n), make([]int32, 3*n))
+}
+
 func TestBits(t *testing.T) {
 	k := newSem(t, Bits)
 	n := 300
@@ -499,6 +505,9 @@ func TestFailures(t *testing.T) {
 		{7, "slice bounds out of range [::12] with capacity 10"},
 		{8, "integer divide by zero"},
 		{9, "index out of range [7] with length 7"},
+		{10, "index out of range [-1]"},
+		{11, "index out of range [10] with length 10"},
+		{12, "index out of range [7] with length 7"},
 	} {
 		t.Run(fmt.Sprint(tc.mode), func(t *testing.T) {
 			forDevices(t, func(t *testing.T, s *gpu.Stream) {
@@ -516,7 +525,7 @@ func TestFailures(t *testing.T) {
 				if !errors.As(err, &f) {
 					t.Fatalf("got %v, want a *gokernel.Fault", err)
 				}
-				want := &gokernel.Fault{Kernel: "Failures", File: "semkernels_test.go", Line: line(tc.mode) + 2*boolInt(tc.mode == 9),
+				want := &gokernel.Fault{Kernel: "Failures", File: "semkernels_test.go", Line: line(tc.mode) + 2*boolInt(tc.mode == 9) + boolInt(tc.mode == 12),
 					Msg: tc.msg, Block: kern.Dim{X: thread / 128}, Thread: kern.Dim{X: thread % 128}}
 				if *f != *want {
 					t.Errorf("got  %v\nwant %v", f, want)

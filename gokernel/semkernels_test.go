@@ -324,5 +324,28 @@ func Failures(t kern.Thread, mode, at int, x []int32, out []int32) {
 		var u uint
 		s := x[u+3:]
 		out[i] = s[len(s)+int(u)]
+	case 10:
+		out[i] = x[int32(i-at)-1] // a 32-bit index, -1
+	case 11:
+		out[i] = x[int32(len(x))] // a 32-bit index one past the end
+	case 12:
+		s := x[3:]
+		out[i] = s[int16(len(s))] // a 16-bit index past a slice's end
 	}
+}
+
+// TupleAssign checks a tuple assignment's two phases: the index operands on the
+// left read the variables as they were before the statement, the stores go left to
+// right, and slice elements swap.
+func TupleAssign(t kern.Thread, a []int32, out []int32) {
+	i := t.Index()
+	if i >= len(a) {
+		return
+	}
+	j := 3 * i
+	j, out[j] = j+1, a[i]      // out[3i] = a[i], then j = 3i+1
+	out[j], j = a[i]*2, j+1    // out[3i+1] = 2a[i], j = 3i+2
+	out[j], out[j] = 7, a[i]-5 // the later store wins
+	out[j-2], out[j-1] = out[j-1], out[j-2]
+	a[i], out[j] = a[i]+out[j], a[i]
 }

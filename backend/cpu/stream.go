@@ -240,6 +240,32 @@ func (s *Stream) Copy(dst backend.Mem, dstOff int64, src backend.Mem, srcOff int
 	return s.enqueue(func() error { copy(d, r); return nil })
 }
 
+// Copy2D copies height rows of width bytes, row r from srcOff + r*srcPitch of src to
+// dstOff + r*dstPitch of dst, in stream order (backend.Copier2D, as cuMemcpy2DAsync).
+// Pitches below width are errors wrapping ErrInvalidValue.
+func (s *Stream) Copy2D(dst backend.Mem, dstOff, dstPitch int64, src backend.Mem, srcOff, srcPitch int64, width, height int64) error {
+	if width <= 0 || height <= 0 {
+		return nil
+	}
+	if dstPitch < width || srcPitch < width {
+		return fmt.Errorf("cpu: 2-D copy of rows of %d bytes with pitches %d and %d: %w", width, dstPitch, srcPitch, backend.ErrInvalidValue)
+	}
+	d, err := s.mem(dst, dstOff, (height-1)*dstPitch+width)
+	if err != nil {
+		return err
+	}
+	r, err := s.mem(src, srcOff, (height-1)*srcPitch+width)
+	if err != nil {
+		return err
+	}
+	return s.enqueue(func() error {
+		for i := range height {
+			copy(d[i*dstPitch:i*dstPitch+width], r[i*srcPitch:i*srcPitch+width])
+		}
+		return nil
+	})
+}
+
 // CopyFromHost copies src into dst at off, in stream order.
 func (s *Stream) CopyFromHost(dst backend.Mem, off int64, src []byte) error {
 	d, err := s.mem(dst, off, int64(len(src)))

@@ -104,6 +104,34 @@ func (s *Stream) Memset(dst backend.Mem, off int64, value uint32, width int, n i
 	return s.d.ctx.MemsetAsync(m.ptr+cu.DevicePtr(off), value, width, n, s.h)
 }
 
+// Copy2D copies height rows of width bytes between two device memories of this
+// stream's device (backend.Copier2D; cuMemcpy2DAsync). Pitches below width, or memory
+// of another device, are errors wrapping ErrInvalidValue.
+func (s *Stream) Copy2D(dst backend.Mem, dstOff, dstPitch int64, src backend.Mem, srcOff, srcPitch int64, width, height int64) error {
+	if width <= 0 || height <= 0 {
+		return nil
+	}
+	if dstPitch < width || srcPitch < width {
+		return fmt.Errorf("cuda: 2-D copy of rows of %d bytes with pitches %d and %d: %w", width, dstPitch, srcPitch, backend.ErrInvalidValue)
+	}
+	dn, sn := (height-1)*dstPitch+width, (height-1)*srcPitch+width
+	d, err := s.mem(dst, dstOff, dn)
+	if err != nil {
+		return err
+	}
+	r, err := s.mem(src, srcOff, sn)
+	if err != nil {
+		return err
+	}
+	if d.d != s.d || r.d != s.d || d.kind != backend.DeviceMem || r.kind != backend.DeviceMem {
+		return fmt.Errorf("cuda: 2-D copy between memories not both of this stream's device: %w", backend.ErrInvalidValue)
+	}
+	if s.obs != nil {
+		s.observe(backend.MemUse{Mem: dst, Off: dstOff, N: dn, Write: true}, backend.MemUse{Mem: src, Off: srcOff, N: sn})
+	}
+	return s.d.ctx.Memcpy2DDtoDAsync(d.ptr+cu.DevicePtr(dstOff), dstPitch, r.ptr+cu.DevicePtr(srcOff), srcPitch, width, height, s.h)
+}
+
 // Copy copies n bytes; between devices it is a peer copy (cuMemcpyPeerAsync).
 func (s *Stream) Copy(dst backend.Mem, dstOff int64, src backend.Mem, srcOff int64, n int64) error {
 	d, err := s.mem(dst, dstOff, n)

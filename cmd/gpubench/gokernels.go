@@ -88,56 +88,67 @@ func AddMatVec(t kern.Thread, m int, x1, x2, y []float32) {
 
 func addOne(a, b float32) float32 { return a + b }
 
-// Saxpy is gokernel/saxpy: y = a*x + y.
+// Saxpy is gokernel/saxpy: y = a*x + y, written as a CUDA programmer writes a
+// bandwidth-bound kernel: a grid-stride loop over a grid of one wave of blocks, each
+// thread taking four elements a grid stride apart per iteration, their eight loads in
+// one statement so that all are in flight before the first multiply (a statement's
+// loads are issued first; across statements a check's branch would hold the next
+// load back). The elements past the last whole group of four go one at a time.
 func Saxpy(t kern.Thread, a float32, x, y []float32) {
-	if i := t.Index(); i < len(y) {
-		y[i] = a*x[i] + y[i]
+	n, stride := len(y), t.GridStride()
+	for i := t.Index(); i < n; i += 4 * stride {
+		i1, i2, i3 := i+stride, i+2*stride, i+3*stride
+		if i3 < len(x) && i3 < n {
+			x0, x1, x2, x3, y0, y1, y2, y3 := x[i], x[i1], x[i2], x[i3], y[i], y[i1], y[i2], y[i3]
+			y[i], y[i1], y[i2], y[i3] = a*x0+y0, a*x1+y1, a*x2+y2, a*x3+y3
+		} else {
+			for j := i; j < n; j += stride {
+				y[j] = a*x[j] + y[j]
+			}
+		}
 	}
 }
 
 // Transpose is gokernel/transpose: out (cols x rows) = in (rows x cols) transposed
-// through a 32x33 shared tile by blocks of 32x8 threads, each thread moving four
-// elements. The four loads come before the four stores: a load followed by its store
-// would wait for the load before the next one is issued.
-func Transpose(t kern.Thread, rows, cols int, in, out []float32) {
+// as CUDA's transpose sample does it: a 32x33 shared tile (the pad column keeps the
+// column reads free of bank conflicts), blocks of 32x8 threads, each thread moving
+// four elements, all four loads before the four stores. Indices are int32, the CUDA
+// programmer's int (matrices of fewer than 2^31 elements): each check is one 32-bit
+// compare and each address one multiply-add. The thread's indices are masked to
+// the block's 32x8 (which it is): the compiler then proves every index into the
+// tile in range and leaves those checks out, as Go's compiler does for masked
+// indices. A block whose tile lies wholly inside the matrix (every block but the
+// edges') skips the per-row range tests.
+func Transpose(t kern.Thread, rows, cols int32, in, out []float32) {
 	const tile, step, pitch = 32, 8, 33
 	buf := kern.Shared[float32](t, tile*pitch)
-	tx, ty := t.ThreadIdx().X, t.ThreadIdx().Y
-	r, c := t.BlockIdx().Y*tile+ty, t.BlockIdx().X*tile+tx
-	var v0, v1, v2, v3 float32
-	if c < cols {
-		if r < rows {
-			v0 = in[r*cols+c]
-		}
-		if r+step < rows {
-			v1 = in[(r+step)*cols+c]
-		}
-		if r+2*step < rows {
-			v2 = in[(r+2*step)*cols+c]
-		}
-		if r+3*step < rows {
-			v3 = in[(r+3*step)*cols+c]
+	tx, ty := int32(t.ThreadIdx().X)&(tile-1), int32(t.ThreadIdx().Y)&(step-1)
+	bx, by := int32(t.BlockIdx().X)*tile, int32(t.BlockIdx().Y)*tile
+	whole := by+tile <= rows && bx+tile <= cols
+	s := ty*pitch + tx
+	r, c := by+ty, bx+tx
+	if whole {
+		i := r*cols + c
+		buf[s], buf[s+step*pitch], buf[s+2*step*pitch], buf[s+3*step*pitch] = in[i], in[i+step*cols], in[i+2*step*cols], in[i+3*step*cols]
+	} else if c < cols {
+		for k := int32(0); k < tile; k += step {
+			if r+k < rows {
+				buf[s+k*pitch] = in[(r+k)*cols+c]
+			}
 		}
 	}
-	buf[ty*pitch+tx] = v0
-	buf[(ty+step)*pitch+tx] = v1
-	buf[(ty+2*step)*pitch+tx] = v2
-	buf[(ty+3*step)*pitch+tx] = v3
 	t.Sync()
-	r, c = t.BlockIdx().X*tile+ty, t.BlockIdx().Y*tile+tx
-	v0, v1, v2, v3 = buf[tx*pitch+ty], buf[tx*pitch+ty+step], buf[tx*pitch+ty+2*step], buf[tx*pitch+ty+3*step]
-	if c < rows {
-		if r < cols {
-			out[r*rows+c] = v0
-		}
-		if r+step < cols {
-			out[(r+step)*rows+c] = v1
-		}
-		if r+2*step < cols {
-			out[(r+2*step)*rows+c] = v2
-		}
-		if r+3*step < cols {
-			out[(r+3*step)*rows+c] = v3
+	// Written once, a variable keeps what the compiler knows of its value.
+	so := tx*pitch + ty
+	ro, co := bx+ty, by+tx
+	if whole {
+		o := ro*rows + co
+		out[o], out[o+step*rows], out[o+2*step*rows], out[o+3*step*rows] = buf[so], buf[so+step], buf[so+2*step], buf[so+3*step]
+	} else if co < rows {
+		for k := int32(0); k < tile; k += step {
+			if ro+k < cols {
+				out[(ro+k)*rows+co] = buf[so+k]
+			}
 		}
 	}
 }
@@ -180,3 +191,7 @@ func Sum(t kern.Thread, x, sum []float32) {
 		}
 	}
 }
+
+// MulAdd1 is gokernel/func2's scalar function, x*y + 1: gokernel.NewFunc2 makes it
+// an elementwise operation on arrays with broadcasting.
+func MulAdd1(x, y float32) float32 { return x*y + 1 }

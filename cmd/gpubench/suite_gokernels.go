@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -23,13 +24,22 @@ import (
 //     integration/metaldevrt/go: Metal.jl's integration benchmarks (the slices pass
 //     by value as pointer and length parameters; metaldevrt's device function is
 //     inlined, as every call in a Go kernel is).
-//   - gokernel/saxpy: y = a*x + y over the benchmark's matrix, one thread per
-//     element; bytes 12 per element. Compare with reference/dtod_copy (% copy).
-//   - gokernel/transpose: the matrix transposed through a shared tile; bytes 8 per
+//   - gokernel/saxpy: y = a*x + y over the benchmark's matrix as a CUDA programmer
+//     writes it: a grid-stride loop over one wave of blocks (8 of 256 threads a
+//     multiprocessor), four elements a thread per iteration with their eight loads
+//     in flight together; bytes 12 per element. Compare with reference/dtod_copy
+//     (% copy).
+//   - gokernel/transpose: the matrix transposed as CUDA's transpose sample does it:
+//     a 32x33 shared tile, blocks of 32x8 threads, four elements a thread, int32
+//     indices, no per-row range tests in the blocks whose tile is whole; bytes 8 per
 //     element. Compare with array/permutedims/2d and the copy.
 //   - gokernel/sum: a block reduction (grid-stride loop, warp shuffles, shared
 //     memory, one atomic per block) of the matrix into one float, after a Fill of
 //     it; bytes 4 per element. Compare with array/reductions/reduce/Float32/1d.
+//   - gokernel/func2: MulAdd1 (x*y + 1, a scalar Go function) made an elementwise
+//     operation by gokernel.NewFunc2, over the benchmark's matrix and a row
+//     broadcast along it, into a preallocated result (Into); bytes: x and the
+//     result, and the row once. Compare with the copy.
 //   - latency/first_gokernel: in a fresh process after latency/first_kernel's
 //     module load, New (parse, type-check, compile) of a kernel not launched before,
 //     its first launch (compile for the device, load) and a synchronize.
@@ -81,6 +91,7 @@ func registerGoKernels() {
 		registerGoSaxpy(large)
 		registerGoTranspose(large)
 		registerGoSum(large)
+		registerGoFunc2(large)
 	}
 	registerGoByval()
 	registerGoDevrt()
@@ -97,38 +108,17 @@ func registerGoIndexing(checked, large bool) {
 			if err := slowOnCPU(c, elems(c.matShape())); err != nil {
 				return nil, 0, err
 			}
-			k, err := goKernel("Indexing")
-			if err != nil {
-				return nil, 0, err
-			}
-			if !checked {
-				k = k.Unchecked()
-			}
-			n, cfg, padded := kernelGeometry(c)
-			type io struct{ src, dst *gpu.Array[float32] }
-			rot, err := rotation(c.sets(8*int64(n)), func() (x io, err error) {
-				if x.src, err = uniform(c, devMem, padded); err == nil {
-					x.dst, err = newArr[float32](c, devMem, padded)
+			return setupIndexing(c, name, func(_ int, cfg gpu.LaunchConfig) (func(dst, src *gpu.Array[float32]) error, error) {
+				k, err := goKernel("Indexing")
+				if err != nil {
+					return nil, err
 				}
-				return x, err
+				if !checked {
+					k = k.Unchecked()
+				}
+				s := c.s()
+				return func(dst, src *gpu.Array[float32]) error { return k.Launch(s, cfg, dst, src) }, nil
 			})
-			if err != nil {
-				return nil, 0, err
-			}
-			s := c.s()
-			launch := func(x io) error { return k.Launch(s, cfg, x.dst, x.src) }
-			for _, x := range rot.Sets() {
-				if err := poison(s, x.dst); err != nil {
-					return nil, 0, err
-				}
-				if err := launch(x); err != nil {
-					return nil, 0, err
-				}
-				if err := checkNone(s, name, "d != s", gpu.Vars{"d": x.dst, "s": x.src}); err != nil {
-					return nil, 0, err
-				}
-			}
-			return func() error { return launch(rot.Next()) }, 8 * int64(n), nil
 		},
 	})
 }
@@ -140,38 +130,14 @@ func registerGoRand(large bool) {
 			if err := slowOnCPU(c, elems(c.matShape())); err != nil {
 				return nil, 0, err
 			}
-			k, err := goKernel("Rand")
-			if err != nil {
-				return nil, 0, err
-			}
-			n, cfg, padded := kernelGeometry(c)
-			rot, err := rotation(c.sets(4*int64(n)), func() (*gpu.Array[float32], error) { return newArr[float32](c, devMem, padded) })
-			if err != nil {
-				return nil, 0, err
-			}
-			s := c.s()
-			var ctr uint32
-			launch := func(dst *gpu.Array[float32]) error {
-				ctr++
-				return k.Launch(s, cfg, dst, uint32(randSeed), ctr)
-			}
-			dst := rot.Sets()[0]
-			if err := poison(s, dst); err != nil {
-				return nil, 0, err
-			}
-			if err := launch(dst); err != nil {
-				return nil, 0, err
-			}
-			for _, i := range []int{0, 1, indexBlock, padded - 1} {
-				v, err := dst.At(bg, i)
+			return setupRand(c, "kernel/rand/go", func(cfg gpu.LaunchConfig) (func(*gpu.Array[float32], uint32) error, error) {
+				k, err := goKernel("Rand")
 				if err != nil {
-					return nil, 0, err
+					return nil, err
 				}
-				if want := philoxUniform(uint32(i), ctr, randSeed); v != want {
-					return nil, 0, fmt.Errorf("kernel/rand/go: element %d is %v, want %v", i, v, want)
-				}
-			}
-			return func() error { return launch(rot.Next()) }, 4 * int64(n), nil
+				s := c.s()
+				return func(dst *gpu.Array[float32], ctr uint32) error { return k.Launch(s, cfg, dst, uint32(randSeed), ctr) }, nil
+			})
 		},
 	})
 }
@@ -180,116 +146,61 @@ func registerGoByval() {
 	for k := 0; k <= maxSlices; k++ {
 		name := "integration/byval/reference/go"
 		kname := "Add"
-		slices := 1
 		if k > 0 {
 			name = fmt.Sprintf("integration/byval/slices=%d/go", k)
 			kname = fmt.Sprintf("AddSlices%d", k)
-			slices = k
 		}
 		registerOp(op{
-			name: name, bytes: 12 * intElems * int64(slices),
+			name: name, bytes: 12 * intElems * int64(max(k, 1)),
 			setup: func(c *setupCtx) (func() error, int64, error) {
 				if err := slowOnCPU(c, intElems); err != nil {
 					return nil, 0, err
 				}
-				kern, err := goKernel(kname)
-				if err != nil {
-					return nil, 0, err
-				}
-				s := c.s()
-				arrs := make([]*gpu.Array[float32], 3*slices) // x1s, x2s, ys
-				args := []any{intElems}
-				for i := range arrs {
-					if i < 2*slices {
-						arrs[i], err = uniform(c, devMem, intRows, intCols)
-					} else {
-						arrs[i], err = newArr[float32](c, devMem, intRows, intCols)
-					}
+				return setupByval(c, name, k, func(arrs []*gpu.Array[float32], cfg gpu.LaunchConfig) (func() error, error) {
+					kern, err := goKernel(kname)
 					if err != nil {
-						return nil, 0, err
+						return nil, err
 					}
-					flatArr, err := flat(arrs[i])
-					if err != nil {
-						return nil, 0, err
+					// The slices by value: each a pointer and a length parameter.
+					args := []any{intElems}
+					for _, a := range arrs {
+						f, err := flat(a)
+						if err != nil {
+							return nil, err
+						}
+						args = append(args, f)
 					}
-					args = append(args, flatArr)
-				}
-				cfg := integrationConfig(slices)
-				launch := func() error { return kern.Launch(s, cfg, args...) }
-				for j := range slices {
-					if err := poison(s, arrs[2*slices+j]); err != nil {
-						return nil, 0, err
-					}
-				}
-				if err := launch(); err != nil {
-					return nil, 0, err
-				}
-				for j := range slices {
-					vars := gpu.Vars{"a": arrs[j], "b": arrs[slices+j], "y": arrs[2*slices+j]}
-					if err := checkNone(s, fmt.Sprintf("%s, slice %d", name, j), "y != a + b", vars); err != nil {
-						return nil, 0, err
-					}
-				}
-				return launch, 12 * intElems * int64(slices), nil
+					s := c.s()
+					return func() error { return kern.Launch(s, cfg, args...) }, nil
+				})
 			},
 		})
 	}
 }
 
 func registerGoDevrt() {
-	const bytes = 4 * (2*intElems + intRows)
 	registerOp(op{
-		name: "integration/metaldevrt/go", bytes: bytes,
+		name: "integration/metaldevrt/go", bytes: devrtBytes,
 		setup: func(c *setupCtx) (func() error, int64, error) {
 			if err := slowOnCPU(c, intElems); err != nil {
 				return nil, 0, err
 			}
-			k, err := goKernel("AddMatVec")
-			if err != nil {
-				return nil, 0, err
-			}
-			s := c.s()
-			x1, err := uniform(c, devMem, intRows, intCols)
-			if err != nil {
-				return nil, 0, err
-			}
-			x2, err := uniform(c, devMem, intRows, 1)
-			if err != nil {
-				return nil, 0, err
-			}
-			y, err := newArr[float32](c, devMem, intRows, intCols)
-			if err != nil {
-				return nil, 0, err
-			}
-			fx1, err1 := flat(x1)
-			fx2, err2 := flat(x2)
-			fy, err3 := flat(y)
-			if err := firstErr(err1, err2, err3); err != nil {
-				return nil, 0, err
-			}
-			cfg := gpu.LaunchConfig{Grid: gpu.Dim3{X: intRows}, Block: gpu.Dim3{X: intBlock}}
-			launch := func() error { return k.Launch(s, cfg, intCols, fx1, fx2, fy) }
-			if err := poison(s, y); err != nil {
-				return nil, 0, err
-			}
-			if err := launch(); err != nil {
-				return nil, 0, err
-			}
-			if err := checkNone(s, "integration/metaldevrt/go", "y != a + b", gpu.Vars{"a": x1, "b": x2, "y": y}); err != nil {
-				return nil, 0, err
-			}
-			return launch, bytes, nil
+			return setupDevrt(c, "integration/metaldevrt/go", func(x1, x2, y *gpu.Array[float32], cfg gpu.LaunchConfig) (func() error, error) {
+				k, err := goKernel("AddMatVec")
+				if err != nil {
+					return nil, err
+				}
+				fx1, err1 := flat(x1)
+				fx2, err2 := flat(x2)
+				fy, err3 := flat(y)
+				if err := errors.Join(err1, err2, err3); err != nil {
+					return nil, err
+				}
+				s := c.s()
+				return func() error { return k.Launch(s, cfg, intCols, fx1, fx2, fy) }, nil
+			})
 		},
 	})
-}
-
-func firstErr(errs ...error) error {
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
-	}
-	return nil
 }
 
 func registerGoSaxpy(large bool) {
@@ -324,15 +235,24 @@ func registerGoSaxpy(large bool) {
 			if err := gpu.Copy(s, y0, v.y); err != nil {
 				return nil, 0, err
 			}
-			if err := k.LaunchN(s, n, float32(2), v.x, v.y); err != nil {
+			cfg := saxpyConfig(n, c.d.dev.Info().Multiprocessors)
+			if err := k.Launch(s, cfg, float32(2), v.x, v.y); err != nil {
 				return nil, 0, err
 			}
 			if err := checkNone(s, "gokernel/saxpy", "y != 2*x + y0", gpu.Vars{"x": v.x, "y": v.y, "y0": y0}); err != nil {
 				return nil, 0, err
 			}
-			return func() error { v := rot.Next(); return k.LaunchN(s, n, float32(0.5), v.x, v.y) }, 12 * int64(n), nil
+			return func() error { v := rot.Next(); return k.Launch(s, cfg, float32(0.5), v.x, v.y) }, 12 * int64(n), nil
 		},
 	})
+}
+
+// saxpyConfig is Saxpy's grid for n elements on a device of sms multiprocessors:
+// blocks of 256 threads, one wave of them (8 a multiprocessor, 2048 threads), fewer
+// where the elements don't need them (four a thread).
+func saxpyConfig(n, sms int) gpu.LaunchConfig {
+	blocks := max(1, min((n+1023)/1024, 8*max(1, sms)))
+	return gpu.LaunchConfig{Grid: gpu.Dim3{X: blocks}, Block: gpu.Dim3{X: 256}}
 }
 
 func registerGoTranspose(large bool) {
@@ -438,6 +358,51 @@ func registerGoSum(large bool) {
 				return nil, 0, fmt.Errorf("gokernel/sum: %v, Sum says %v", got, w)
 			}
 			return func() error { return launch(rot.Next()) }, 4 * int64(n), nil
+		},
+	})
+}
+
+var goFunc2 = sync.OnceValues(func() (*gokernel.Func2[float32, float32, float32], error) {
+	return gokernel.NewFunc2(goKernelsSrc, MulAdd1)
+})
+
+func registerGoFunc2(large bool) {
+	registerOp(op{
+		name: "gokernel/func2", large: large, bytes: 8 * nominalElems(large),
+		setup: func(c *setupCtx) (func() error, int64, error) {
+			shape := c.matShape()
+			rows, cols := shape[0], shape[1]
+			if err := slowOnCPU(c, rows*cols); err != nil {
+				return nil, 0, err
+			}
+			f, err := goFunc2()
+			if err != nil {
+				return nil, 0, err
+			}
+			x, err := uniform(c, devMem, rows, cols)
+			if err != nil {
+				return nil, 0, err
+			}
+			y, err := uniform(c, devMem, cols)
+			if err != nil {
+				return nil, 0, err
+			}
+			z, err := newArr[float32](c, devMem, rows, cols)
+			if err != nil {
+				return nil, 0, err
+			}
+			s := c.s()
+			if err := poison(s, z); err != nil {
+				return nil, 0, err
+			}
+			launch := func() error { return f.Into(s, z, x, y) }
+			if err := launch(); err != nil {
+				return nil, 0, err
+			}
+			if err := checkNone(s, "gokernel/func2", "z != x*y + 1", gpu.Vars{"x": x, "y": y, "z": z}); err != nil {
+				return nil, 0, err
+			}
+			return launch, 8*int64(rows*cols) + 4*int64(cols), nil
 		},
 	})
 }

@@ -623,93 +623,202 @@ func registerIndexing(checked, large bool) {
 	registerOp(op{
 		name: name, large: large, bytes: 8 * nominalElems(large),
 		setup: func(c *setupCtx) (func() error, int64, error) {
-			k, err := kernelsOf(c.d)
-			if err != nil {
-				return nil, 0, err
-			}
-			n, cfg, padded := kernelGeometry(c)
-			type io struct{ src, dst *gpu.Array[float32] }
-			rot, err := rotation(c.sets(8*int64(n)), func() (x io, err error) {
-				if x.src, err = uniform(c, devMem, padded); err == nil {
-					x.dst, err = newArr[float32](c, devMem, padded)
+			return setupIndexing(c, name, func(n int, cfg gpu.LaunchConfig) (func(dst, src *gpu.Array[float32]) error, error) {
+				k, err := kernelsOf(c.d)
+				if err != nil {
+					return nil, err
 				}
-				return x, err
+				s := c.s()
+				if checked {
+					return func(dst, src *gpu.Array[float32]) error {
+						return s.Launch(k.copyChecked, cfg, gpu.Out(dst), gpu.In(src), uint64(n))
+					}, nil
+				}
+				return func(dst, src *gpu.Array[float32]) error {
+					return s.Launch(k.copyUnchecked, cfg, gpu.Out(dst), gpu.In(src))
+				}, nil
 			})
-			if err != nil {
-				return nil, 0, err
-			}
-			s := c.s()
-			fn := k.copyUnchecked
-			launch := func(x io) error { return s.Launch(fn, cfg, gpu.Out(x.dst), gpu.In(x.src)) }
-			if checked {
-				fn = k.copyChecked
-				launch = func(x io) error { return s.Launch(fn, cfg, gpu.Out(x.dst), gpu.In(x.src), uint64(n)) }
-			}
-			// Check: every element of dst copied.
-			for _, x := range rot.Sets() {
-				if err := poison(s, x.dst); err != nil {
-					return nil, 0, err
-				}
-				if err := launch(x); err != nil {
-					return nil, 0, err
-				}
-				dst, err := x.dst.Slice(gpu.R(0, n))
-				if err != nil {
-					return nil, 0, err
-				}
-				src, err := x.src.Slice(gpu.R(0, n))
-				if err != nil {
-					return nil, 0, err
-				}
-				if err := checkNone(s, name, "d != s", gpu.Vars{"d": dst, "s": src}); err != nil {
-					return nil, 0, err
-				}
-			}
-			return func() error { return launch(rot.Next()) }, 8 * int64(n), nil
 		},
 	})
+}
+
+// The scaffolding of the kernel rows, shared by the PTX kernels here and the Go
+// ones (suite_gokernels.go): the arrays, the geometry, the check of the output
+// (poisoned first) before timing, and the timed call. Each takes mk, which makes
+// the row's launch once its geometry is known.
+
+// setupIndexing is kernel/indexing's setup: mk's launch copies src into dst, n
+// elements of arrays padded to whole blocks (kernelGeometry).
+func setupIndexing(c *setupCtx, name string, mk func(n int, cfg gpu.LaunchConfig) (func(dst, src *gpu.Array[float32]) error, error)) (func() error, int64, error) {
+	n, cfg, padded := kernelGeometry(c)
+	launch, err := mk(n, cfg)
+	if err != nil {
+		return nil, 0, err
+	}
+	type io struct{ src, dst *gpu.Array[float32] }
+	rot, err := rotation(c.sets(8*int64(n)), func() (x io, err error) {
+		if x.src, err = uniform(c, devMem, padded); err == nil {
+			x.dst, err = newArr[float32](c, devMem, padded)
+		}
+		return x, err
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	s := c.s()
+	// Check: every element of dst copied.
+	for _, x := range rot.Sets() {
+		if err := poison(s, x.dst); err != nil {
+			return nil, 0, err
+		}
+		if err := launch(x.dst, x.src); err != nil {
+			return nil, 0, err
+		}
+		dst, err := x.dst.Slice(gpu.R(0, n))
+		if err != nil {
+			return nil, 0, err
+		}
+		src, err := x.src.Slice(gpu.R(0, n))
+		if err != nil {
+			return nil, 0, err
+		}
+		if err := checkNone(s, name, "d != s", gpu.Vars{"d": dst, "s": src}); err != nil {
+			return nil, 0, err
+		}
+	}
+	return func() error { x := rot.Next(); return launch(x.dst, x.src) }, 8 * int64(n), nil
+}
+
+// setupRand is kernel/rand's setup: mk's launch fills dst with launch number
+// ctr's uniforms (philoxUniform), one a thread.
+func setupRand(c *setupCtx, name string, mk func(cfg gpu.LaunchConfig) (func(dst *gpu.Array[float32], ctr uint32) error, error)) (func() error, int64, error) {
+	n, cfg, padded := kernelGeometry(c)
+	fill, err := mk(cfg)
+	if err != nil {
+		return nil, 0, err
+	}
+	rot, err := rotation(c.sets(4*int64(n)), func() (*gpu.Array[float32], error) { return newArr[float32](c, devMem, padded) })
+	if err != nil {
+		return nil, 0, err
+	}
+	s := c.s()
+	var ctr uint32
+	launch := func(dst *gpu.Array[float32]) error {
+		ctr++
+		return fill(dst, ctr)
+	}
+	// Check: every element in [0, 1), a few against the Go mirror.
+	dst := rot.Sets()[0]
+	if err := poison(s, dst); err != nil {
+		return nil, 0, err
+	}
+	if err := launch(dst); err != nil {
+		return nil, 0, err
+	}
+	if err := checkNone(s, name, "!(x >= 0 && x < 1)", gpu.Vars{"x": dst}); err != nil {
+		return nil, 0, err
+	}
+	for _, i := range []int{0, 1, indexBlock, padded - 1} {
+		v, err := dst.At(bg, i)
+		if err != nil {
+			return nil, 0, err
+		}
+		if want := philoxUniform(uint32(i), ctr, randSeed); v != want {
+			return nil, 0, fmt.Errorf("%s: element %d is %v, want %v", name, i, v, want)
+		}
+	}
+	return func() error { return launch(rot.Next()) }, 4 * int64(n), nil
+}
+
+// setupByval is integration/byval's setup for k slices (0: the reference, one
+// slice): arrs holds the k slices of x1, of x2 and of y (intRows x intCols each),
+// and mk's launch computes y_j = x1_j + x2_j.
+func setupByval(c *setupCtx, name string, k int, mk func(arrs []*gpu.Array[float32], cfg gpu.LaunchConfig) (func() error, error)) (func() error, int64, error) {
+	slices := max(k, 1)
+	arrs := make([]*gpu.Array[float32], 3*slices)
+	for i := range arrs {
+		var err error
+		if i < 2*slices {
+			arrs[i], err = uniform(c, devMem, intRows, intCols)
+		} else {
+			arrs[i], err = newArr[float32](c, devMem, intRows, intCols)
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+	}
+	launch, err := mk(arrs, integrationConfig(slices))
+	if err != nil {
+		return nil, 0, err
+	}
+	s := c.s()
+	// Check: y_j = x1_j + x2_j everywhere.
+	for j := range slices {
+		if err := poison(s, arrs[2*slices+j]); err != nil {
+			return nil, 0, err
+		}
+	}
+	if err := launch(); err != nil {
+		return nil, 0, err
+	}
+	for j := range slices {
+		vars := gpu.Vars{"a": arrs[j], "b": arrs[slices+j], "y": arrs[2*slices+j]}
+		if err := checkNone(s, fmt.Sprintf("%s, slice %d", name, j), "y != a + b", vars); err != nil {
+			return nil, 0, err
+		}
+	}
+	return launch, 12 * intElems * int64(slices), nil
+}
+
+// devrtBytes is integration/metaldevrt's traffic: x1 and y, and x2 once.
+const devrtBytes = 4 * (2*intElems + intRows)
+
+// setupDevrt is integration/metaldevrt's setup: mk's launch, one block a row of
+// intBlock threads, computes y = x1 + x2 (x2 a column broadcast along the rows).
+func setupDevrt(c *setupCtx, name string, mk func(x1, x2, y *gpu.Array[float32], cfg gpu.LaunchConfig) (func() error, error)) (func() error, int64, error) {
+	x1, err := uniform(c, devMem, intRows, intCols)
+	if err != nil {
+		return nil, 0, err
+	}
+	x2, err := uniform(c, devMem, intRows, 1)
+	if err != nil {
+		return nil, 0, err
+	}
+	y, err := newArr[float32](c, devMem, intRows, intCols)
+	if err != nil {
+		return nil, 0, err
+	}
+	launch, err := mk(x1, x2, y, gpu.LaunchConfig{Grid: gpu.Dim3{X: intRows}, Block: gpu.Dim3{X: intBlock}})
+	if err != nil {
+		return nil, 0, err
+	}
+	s := c.s()
+	if err := poison(s, y); err != nil {
+		return nil, 0, err
+	}
+	if err := launch(); err != nil {
+		return nil, 0, err
+	}
+	if err := checkNone(s, name, "y != a + b", gpu.Vars{"a": x1, "b": x2, "y": y}); err != nil {
+		return nil, 0, err
+	}
+	return launch, devrtBytes, nil
 }
 
 func registerKernelRand(large bool) {
 	registerOp(op{
 		name: "kernel/rand", large: large, bytes: 4 * nominalElems(large),
 		setup: func(c *setupCtx) (func() error, int64, error) {
-			k, err := kernelsOf(c.d)
-			if err != nil {
-				return nil, 0, err
-			}
-			n, cfg, padded := kernelGeometry(c)
-			rot, err := rotation(c.sets(4*int64(n)), func() (*gpu.Array[float32], error) { return newArr[float32](c, devMem, padded) })
-			if err != nil {
-				return nil, 0, err
-			}
-			s := c.s()
-			var ctr uint32
-			launch := func(dst *gpu.Array[float32]) error {
-				ctr++
-				return s.Launch(k.rand, cfg, gpu.Out(dst), uint32(randSeed), ctr)
-			}
-			// Check: every element in [0, 1), a few against the Go mirror.
-			dst := rot.Sets()[0]
-			if err := poison(s, dst); err != nil {
-				return nil, 0, err
-			}
-			if err := launch(dst); err != nil {
-				return nil, 0, err
-			}
-			if err := checkNone(s, "kernel/rand", "!(x >= 0 && x < 1)", gpu.Vars{"x": dst}); err != nil {
-				return nil, 0, err
-			}
-			for _, i := range []int{0, 1, indexBlock, padded - 1} {
-				v, err := dst.At(bg, i)
+			return setupRand(c, "kernel/rand", func(cfg gpu.LaunchConfig) (func(*gpu.Array[float32], uint32) error, error) {
+				k, err := kernelsOf(c.d)
 				if err != nil {
-					return nil, 0, err
+					return nil, err
 				}
-				if want := philoxUniform(uint32(i), ctr, randSeed); v != want {
-					return nil, 0, fmt.Errorf("kernel/rand: element %d is %v, want %v", i, v, want)
-				}
-			}
-			return func() error { return launch(rot.Next()) }, 4 * int64(n), nil
+				s := c.s()
+				return func(dst *gpu.Array[float32], ctr uint32) error {
+					return s.Launch(k.rand, cfg, gpu.Out(dst), uint32(randSeed), ctr)
+				}, nil
+			})
 		},
 	})
 }
@@ -743,44 +852,29 @@ func withAccess(s *gpu.Stream, bufs []*gpu.Buffer, modes []gpu.AccessMode, ptrs 
 func registerByval() {
 	for k := 0; k <= maxSlices; k++ {
 		name := "integration/byval/reference"
-		slices := 1
 		if k > 0 {
 			name = fmt.Sprintf("integration/byval/slices=%d", k)
-			slices = k
 		}
 		registerOp(op{
-			name: name, bytes: 12 * intElems * int64(slices),
+			name: name, bytes: 12 * intElems * int64(max(k, 1)),
 			setup: func(c *setupCtx) (func() error, int64, error) {
-				kern, err := kernelsOf(c.d)
-				if err != nil {
-					return nil, 0, err
-				}
-				s := c.s()
-				// x1 slices, then x2, then y.
-				arrs := make([]*gpu.Array[float32], 3*slices)
-				for i := range arrs {
-					if i < 2*slices {
-						arrs[i], err = uniform(c, devMem, intRows, intCols)
-					} else {
-						arrs[i], err = newArr[float32](c, devMem, intRows, intCols)
-					}
+				return setupByval(c, name, k, func(arrs []*gpu.Array[float32], cfg gpu.LaunchConfig) (func() error, error) {
+					kern, err := kernelsOf(c.d)
 					if err != nil {
-						return nil, 0, err
+						return nil, err
 					}
-				}
-				cfg := integrationConfig(slices)
-				var launch func() error
-				if k == 0 {
-					launch = func() error {
-						return s.Launch(kern.add, cfg, uint64(intElems), gpu.In(arrs[0]), gpu.In(arrs[1]), gpu.Out(arrs[2]))
+					s := c.s()
+					if k == 0 {
+						return func() error {
+							return s.Launch(kern.add, cfg, uint64(intElems), gpu.In(arrs[0]), gpu.In(arrs[1]), gpu.Out(arrs[2]))
+						}, nil
 					}
-				} else {
 					fn := kern.slices[k]
 					bufs := make([]*gpu.Buffer, len(arrs))
 					modes := make([]gpu.AccessMode, len(arrs))
 					for i, a := range arrs {
 						bufs[i], modes[i] = a.Buffer(), gpu.Read
-						if i >= 2*slices {
+						if i >= 2*k {
 							modes[i] = gpu.Write
 						}
 					}
@@ -799,24 +893,8 @@ func registerByval() {
 						}
 						return s.Launch(fn, cfg, args...)
 					}
-					launch = func() error { return withAccess(s, bufs, modes, ptrs, call) }
-				}
-				// Check: y_j = x1_j + x2_j everywhere.
-				for j := range slices {
-					if err := poison(s, arrs[2*slices+j]); err != nil {
-						return nil, 0, err
-					}
-				}
-				if err := launch(); err != nil {
-					return nil, 0, err
-				}
-				for j := range slices {
-					vars := gpu.Vars{"a": arrs[j], "b": arrs[slices+j], "y": arrs[2*slices+j]}
-					if err := checkNone(s, fmt.Sprintf("%s, slice %d", name, j), "y != a + b", vars); err != nil {
-						return nil, 0, err
-					}
-				}
-				return launch, 12 * intElems * int64(slices), nil
+					return func() error { return withAccess(s, bufs, modes, ptrs, call) }, nil
+				})
 			},
 		})
 	}
@@ -824,41 +902,19 @@ func registerByval() {
 
 // registerDevrt registers integration/metaldevrt.
 func registerDevrt() {
-	const bytes = 4 * (2*intElems + intRows)
 	registerOp(op{
-		name: "integration/metaldevrt", bytes: bytes,
+		name: "integration/metaldevrt", bytes: devrtBytes,
 		setup: func(c *setupCtx) (func() error, int64, error) {
-			kern, err := kernelsOf(c.d)
-			if err != nil {
-				return nil, 0, err
-			}
-			s := c.s()
-			x1, err := uniform(c, devMem, intRows, intCols)
-			if err != nil {
-				return nil, 0, err
-			}
-			x2, err := uniform(c, devMem, intRows, 1)
-			if err != nil {
-				return nil, 0, err
-			}
-			y, err := newArr[float32](c, devMem, intRows, intCols)
-			if err != nil {
-				return nil, 0, err
-			}
-			cfg := gpu.LaunchConfig{Grid: gpu.Dim3{X: intRows}, Block: gpu.Dim3{X: intBlock}}
-			launch := func() error {
-				return s.Launch(kern.addMatVec, cfg, uint64(intCols), gpu.In(x1), gpu.In(x2), gpu.Out(y))
-			}
-			if err := poison(s, y); err != nil {
-				return nil, 0, err
-			}
-			if err := launch(); err != nil {
-				return nil, 0, err
-			}
-			if err := checkNone(s, "integration/metaldevrt", "y != a + b", gpu.Vars{"a": x1, "b": x2, "y": y}); err != nil {
-				return nil, 0, err
-			}
-			return launch, bytes, nil
+			return setupDevrt(c, "integration/metaldevrt", func(x1, x2, y *gpu.Array[float32], cfg gpu.LaunchConfig) (func() error, error) {
+				kern, err := kernelsOf(c.d)
+				if err != nil {
+					return nil, err
+				}
+				s := c.s()
+				return func() error {
+					return s.Launch(kern.addMatVec, cfg, uint64(intCols), gpu.In(x1), gpu.In(x2), gpu.Out(y))
+				}, nil
+			})
 		},
 	})
 }

@@ -94,6 +94,8 @@ var (
 	cuLaunchHostFunc               = api.Optional("cuLaunchHostFunc")
 	cuLaunchKernelEx               = api.Optional("cuLaunchKernelEx") // (CUDA 12.0+)
 	cuStreamGetCtx                 = api.Optional("cuStreamGetCtx")
+	// A pitched 2-D copy (CUDA 3.2+; optional only so that test doubles may lack it).
+	cuMemcpy2DAsync = api.Optional("cuMemcpy2DAsync_v2")
 
 	// cur makes a context current on the calling thread before a call that needs one,
 	// in the same crossing into C (a thread-local read when it already is).

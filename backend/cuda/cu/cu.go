@@ -414,6 +414,46 @@ func (c Context) MemcpyDtoDAsync(dst, src DevicePtr, n int64, s Stream) error {
 	return check("cuMemcpyDtoDAsync", cuMemcpyDtoDAsync.CallIn(&cur, uintptr(c), uintptr(dst), uintptr(src), uintptr(n), uintptr(s)))
 }
 
+// memcpy2D is the driver's CUDA_MEMCPY2D (cuda.h): every field is 8 bytes wide on a
+// 64-bit host (the memory types, 4-byte enums, are followed by 4 bytes of padding).
+type memcpy2D struct {
+	srcXInBytes, srcY uint64
+	srcMemoryType     uint64 // CUmemorytype in the low 4 bytes
+	srcHost           uintptr
+	srcDevice         DevicePtr
+	srcArray          uintptr
+	srcPitch          uint64
+	dstXInBytes, dstY uint64
+	dstMemoryType     uint64
+	dstHost           uintptr
+	dstDevice         DevicePtr
+	dstArray          uintptr
+	dstPitch          uint64
+	widthInBytes      uint64
+	height            uint64
+}
+
+// memoryTypeDevice is CU_MEMORYTYPE_DEVICE.
+const memoryTypeDevice = 2
+
+// Memcpy2DDtoDAsync copies height rows of width bytes between device addresses: row r
+// from src + r*srcPitch to dst + r*dstPitch (cuMemcpy2DAsync with device memory on
+// both sides). Pitches must be at least width; the driver may ask more of them
+// (CUDA_ERROR_INVALID_VALUE). A driver without the entry point gives an error wrapping
+// backend.ErrNotSupported.
+func (c Context) Memcpy2DDtoDAsync(dst DevicePtr, dstPitch int64, src DevicePtr, srcPitch int64, width, height int64, s Stream) error {
+	if !cuMemcpy2DAsync.Bound() {
+		return notSupported(cuMemcpy2DAsync)
+	}
+	p := memcpy2D{
+		srcMemoryType: memoryTypeDevice, srcDevice: src, srcPitch: uint64(srcPitch),
+		dstMemoryType: memoryTypeDevice, dstDevice: dst, dstPitch: uint64(dstPitch),
+		widthInBytes: uint64(width), height: uint64(height),
+	}
+	// No function is called between taking p's address and the call (package dl's rule).
+	return check("cuMemcpy2DAsync", cuMemcpy2DAsync.CallIn(&cur, uintptr(c), uintptr(unsafe.Pointer(&p)), uintptr(s)))
+}
+
 // MemcpyAsync copies n bytes between any two addresses of the unified address space.
 func (c Context) MemcpyAsync(dst, src DevicePtr, n int64, s Stream) error {
 	return check("cuMemcpyAsync", cuMemcpyAsync.CallIn(&cur, uintptr(c), uintptr(dst), uintptr(src), uintptr(n), uintptr(s)))

@@ -428,6 +428,10 @@ func TestCopies(t *testing.T) {
 			t.Error(err)
 		}
 		wantLast(t, "cuMemcpyDtoDAsync ctx=0xc0001 0x1 0x2 0x3 0x4")
+		if err := c.Memcpy2DDtoDAsync(0xD0, 0x200, 0xD8, 0x100, 0x80, 7, 4); err != nil {
+			t.Error(err)
+		}
+		wantLast(t, "cuMemcpy2DAsync ctx=0xc0001 0x2 0xd8 0x100 0x2 0xd0 0x200 0x80 0x7 0x4")
 		if err := c.MemcpyAsync(5, 6, 7, 8); err != nil {
 			t.Error(err)
 		}

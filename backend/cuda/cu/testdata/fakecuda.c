@@ -258,6 +258,12 @@ int cuMemcpyDtoHAsync_v2(void *dst, U src, size_t n, void *s) {
 }
 
 int cuMemcpyDtoDAsync_v2(U dst, U src, size_t n, void *s) { REC("cuMemcpyDtoDAsync", dst, src, (U)n, P(s)); return 0; }
+// CUDA_MEMCPY2D: 16 fields of 8 bytes (the memory types padded); records the memory
+// types, the device addresses, the pitches, the width and the height.
+int cuMemcpy2DAsync_v2(const U *p, void *s) {
+	REC("cuMemcpy2DAsync", p[2], p[4], p[6], p[9], p[11], p[13], p[14], p[15], P(s));
+	return 0;
+}
 int cuMemcpyAsync(U dst, U src, size_t n, void *s) { REC("cuMemcpyAsync", dst, src, (U)n, P(s)); return 0; }
 
 int cuMemcpyPeerAsync(U dst, void *dctx, U src, void *sctx, size_t n, void *s) {

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/go-gpu/gpu"
+	"github.com/go-gpu/gpu/internal/ptxsim/simdev"
+)
+
+// goKernelDevices returns the CPU backend, the PTX simulator's fake CUDA device (the
+// compiler's PTX) and the CUDA device where there is one, on which
+// TestGoBenchKernels runs gokernels.go's kernels.
+func goKernelDevices(t *testing.T) map[string]*gpu.Device {
+	t.Helper()
+	c, err := gpu.OpenBackend("cpu", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim, err := gpu.NewDevice(simdev.New(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	devs := map[string]*gpu.Device{"cpu": c, "sim": sim}
+	if d, err := gpu.OpenBackend("cuda", 0); err == nil {
+		devs["cuda"] = d
+	}
+	return devs
+}
+
+func randSlice(n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = rand.Float32()*2 - 1
+	}
+	return x
+}
+
+func upload(t *testing.T, s *gpu.Stream, x []float32) *gpu.Array[float32] {
+	t.Helper()
+	a, err := gpu.FromSlice(s, x, len(x))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Free() })
+	return a
+}
+
+func download(t *testing.T, a *gpu.Array[float32]) []float32 {
+	t.Helper()
+	x, err := a.ToSlice(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
+// TestGoBenchKernels checks gpubench's Saxpy and Transpose (gokernels.go) against
+// plain Go on both devices: Saxpy over sizes that leave a tail of single elements
+// and grids of one block to several, Transpose over whole and partial tiles.
+func TestGoBenchKernels(t *testing.T) {
+	for name, d := range goKernelDevices(t) {
+		t.Run(name, func(t *testing.T) {
+			s := d.DefaultStream()
+			k, err := goKernel("Saxpy")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tc := range []struct{ n, sms int }{{1, 1}, {1023, 1}, {4096, 1}, {5003, 1}, {9000, 2}} {
+				x, y := randSlice(tc.n), randSlice(tc.n)
+				a := float32(1.5)
+				gx, gy := upload(t, s, x), upload(t, s, y)
+				if err := k.Launch(s, saxpyConfig(tc.n, tc.sms), a, gx, gy); err != nil {
+					t.Fatal(err)
+				}
+				got := download(t, gy)
+				for i := range y {
+					if want := float32(a*x[i]) + y[i]; got[i] != want {
+						t.Fatalf("saxpy n=%d: y[%d] = %v, want %v", tc.n, i, got[i], want)
+					}
+				}
+				if back := download(t, gx); !equalF32(back, x) {
+					t.Fatalf("saxpy n=%d: x changed", tc.n)
+				}
+			}
+			k, err = goKernel("Transpose")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tc := range []struct{ rows, cols int }{{64, 96}, {70, 45}, {1, 33}, {33, 1}} {
+				in := randSlice(tc.rows * tc.cols)
+				out := make([]float32, len(in))
+				for i := range out {
+					out[i] = 1e30 // poison
+				}
+				gin, gout := upload(t, s, in), upload(t, s, out)
+				cfg := gpu.LaunchConfig{Grid: gpu.Dim3{X: (tc.cols + 31) / 32, Y: (tc.rows + 31) / 32}, Block: gpu.Dim3{X: 32, Y: 8}}
+				if err := k.Launch(s, cfg, tc.rows, tc.cols, gin, gout); err != nil {
+					t.Fatal(err)
+				}
+				got := download(t, gout)
+				for r := range tc.rows {
+					for c := range tc.cols {
+						if got[c*tc.rows+r] != in[r*tc.cols+c] {
+							t.Fatalf("transpose %dx%d: out[%d][%d] = %v, want %v", tc.rows, tc.cols, c, r, got[c*tc.rows+r], in[r*tc.cols+c])
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+func equalF32(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

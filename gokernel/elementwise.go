@@ -1,0 +1,293 @@
+package gokernel
+
+import (
+	"fmt"
+	"go/parser"
+	"go/token"
+	"reflect"
+	"runtime"
+	"strings"
+
+	"github.com/go-gpu/gpu"
+	"github.com/go-gpu/gpu/kern"
+)
+
+// Func1 is a scalar Go function func(X) R made an elementwise operation on arrays
+// (NumPy's ufunc, numpy.vectorize; Numba's @vectorize): Apply returns a new array of
+// the input's shape with fn of each element. Make one with NewFunc1. It is safe for
+// concurrent use.
+type Func1[X, R gpu.Elem] struct {
+	k  *Kernel
+	fn string
+}
+
+// Func2 is a scalar Go function func(X, Y) R made an elementwise operation on
+// arrays with NumPy's broadcasting: Apply(x, y) has the shape gpu.BroadcastShapes
+// gives x's and y's, and fn of their elements. Make one with NewFunc2. It is safe
+// for concurrent use.
+type Func2[X, Y, R gpu.Elem] struct {
+	k  *Kernel
+	fn string
+}
+
+// NewFunc1 makes fn, a package-level function of the Go file whose text is src
+// (typically through //go:embed), an elementwise operation on arrays. fn is written
+// in the kernel subset of Go (see the package documentation; it takes and returns
+// numbers, and may call the file's other functions, math and package kern's math)
+// and takes no kern.Thread: the operation's kernel, a grid-stride loop made here,
+// calls it once per element (inlined on the GPU, called on the CPU backend). X and
+// R are Go's number types (int8 ... uint64, float32, float64); errors in fn are
+// *Error at their position in src.
+func NewFunc1[X, R gpu.Elem](src string, fn func(X) R) (*Func1[X, R], error) {
+	k, name, err := newElementwise(src, fn, []reflect.Type{reflect.TypeFor[X]()}, reflect.TypeFor[R](),
+		func(t kern.Thread, xs int, x []X, out []R) {
+			n, stride := len(out), t.GridStride()
+			for i := t.Index(); i < n; i += stride {
+				out[i] = fn(x[i*xs])
+			}
+		})
+	if err != nil {
+		return nil, err
+	}
+	return &Func1[X, R]{k: k, fn: name}, nil
+}
+
+// NewFunc2 is NewFunc1 for a function of two numbers, whose operation broadcasts
+// its two arrays as NumPy does.
+func NewFunc2[X, Y, R gpu.Elem](src string, fn func(X, Y) R) (*Func2[X, Y, R], error) {
+	k, name, err := newElementwise(src, fn, []reflect.Type{reflect.TypeFor[X](), reflect.TypeFor[Y]()}, reflect.TypeFor[R](),
+		func(t kern.Thread, xs, ys int, x []X, y []Y, out []R) {
+			n, stride := len(out), t.GridStride()
+			for i := t.Index(); i < n; i += stride {
+				out[i] = fn(x[i*xs], y[i*ys])
+			}
+		})
+	if err != nil {
+		return nil, err
+	}
+	return &Func2[X, Y, R]{k: k, fn: name}, nil
+}
+
+// Kernel returns the operation's kernel (for its PTX, or Unchecked's).
+func (f *Func1[X, R]) Kernel() *Kernel { return f.k }
+
+// Kernel returns the operation's kernel (for its PTX, or Unchecked's).
+func (f *Func2[X, Y, R]) Kernel() *Kernel { return f.k }
+
+// Apply returns a new contiguous array of x's shape holding fn of each element of
+// x (any view: strided, broadcast, offset), computed on s.
+func (f *Func1[X, R]) Apply(s *gpu.Stream, x *gpu.Array[X]) (*gpu.Array[R], error) {
+	if s == nil || x == nil {
+		return nil, fmt.Errorf("gokernel: %s: nil stream or array: %w", f.fn, gpu.ErrInvalidValue)
+	}
+	out, err := gpu.Empty[R](s, x.Shape()...)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Into(s, out, x); err != nil {
+		out.Free()
+		return nil, err
+	}
+	return out, nil
+}
+
+// Into writes fn of each element of x into out, which must be contiguous and have
+// x's shape, or one x broadcasts to (numpy ufunc's out=). out may be x itself.
+func (f *Func1[X, R]) Into(s *gpu.Stream, out *gpu.Array[R], x *gpu.Array[X]) error {
+	if s == nil || out == nil || x == nil {
+		return fmt.Errorf("gokernel: %s: nil stream or array: %w", f.fn, gpu.ErrInvalidValue)
+	}
+	shape, err := outShape(f.fn, out.Shape(), out.IsContiguous(), x.Shape())
+	if err != nil {
+		return err
+	}
+	xv, xs, freeX, err := operand(s, x, shape)
+	if err != nil {
+		return err
+	}
+	defer freeX()
+	n := out.Size()
+	if n == 0 {
+		return nil
+	}
+	return f.k.Launch(s, gridStride(s, n), xs, xv, out)
+}
+
+// Apply returns a new contiguous array of the shape x and y broadcast to
+// (gpu.BroadcastShapes) holding fn of their elements, computed on s. x and y may
+// be any views (strided, broadcast, offset); shapes that don't broadcast are an
+// error wrapping gpu.ErrInvalidValue.
+func (f *Func2[X, Y, R]) Apply(s *gpu.Stream, x *gpu.Array[X], y *gpu.Array[Y]) (*gpu.Array[R], error) {
+	if s == nil || x == nil || y == nil {
+		return nil, fmt.Errorf("gokernel: %s: nil stream or array: %w", f.fn, gpu.ErrInvalidValue)
+	}
+	shape, err := gpu.BroadcastShapes(x.Shape(), y.Shape())
+	if err != nil {
+		return nil, fmt.Errorf("gokernel: %s: %w", f.fn, err)
+	}
+	out, err := gpu.Empty[R](s, shape...)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Into(s, out, x, y); err != nil {
+		out.Free()
+		return nil, err
+	}
+	return out, nil
+}
+
+// Into writes fn of x's and y's elements, broadcast to out's shape, into out, which
+// must be contiguous (numpy ufunc's out=). out may be x or y itself.
+func (f *Func2[X, Y, R]) Into(s *gpu.Stream, out *gpu.Array[R], x *gpu.Array[X], y *gpu.Array[Y]) error {
+	if s == nil || out == nil || x == nil || y == nil {
+		return fmt.Errorf("gokernel: %s: nil stream or array: %w", f.fn, gpu.ErrInvalidValue)
+	}
+	shape, err := outShape(f.fn, out.Shape(), out.IsContiguous(), x.Shape(), y.Shape())
+	if err != nil {
+		return err
+	}
+	xv, xs, freeX, err := operand(s, x, shape)
+	if err != nil {
+		return err
+	}
+	defer freeX()
+	yv, ys, freeY, err := operand(s, y, shape)
+	if err != nil {
+		return err
+	}
+	defer freeY()
+	n := out.Size()
+	if n == 0 {
+		return nil
+	}
+	return f.k.Launch(s, gridStride(s, n), xs, ys, xv, yv, out)
+}
+
+// outShape checks that the inputs' shapes broadcast to out's (NumPy's rule for a
+// ufunc's out=) and that out is contiguous, and returns out's shape.
+func outShape(fn string, out []int, contiguous bool, in ...[]int) ([]int, error) {
+	if !contiguous {
+		return nil, fmt.Errorf("gokernel: %s: the result array is not contiguous: %w", fn, gpu.ErrInvalidValue)
+	}
+	for _, sh := range in {
+		b, err := gpu.BroadcastShapes(sh, out)
+		if err != nil || !equalInts(b, out) {
+			return nil, fmt.Errorf("gokernel: %s: an operand of shape %v doesn't broadcast to the result's %v: %w", fn, sh, out, gpu.ErrInvalidValue)
+		}
+	}
+	return out, nil
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// operand returns a as the operation's kernel reads it for a result of shape: its
+// one element (stride 0) when it has one, else a contiguous array of its elements
+// broadcast to shape (stride 1): a itself when it already is one, else a copy of its
+// broadcast view (gpu.Contiguous, released by free once the stream is done with it).
+func operand[T gpu.Elem](s *gpu.Stream, a *gpu.Array[T], shape []int) (v *gpu.Array[T], stride int, free func(), err error) {
+	free = func() {}
+	if a.Size() == 1 {
+		if a.IsContiguous() {
+			return a, 0, free, nil
+		}
+		c, err := gpu.Clone(s, a)
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		return c, 0, func() { c.Free() }, nil
+	}
+	b, err := a.BroadcastTo(shape...)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	c, err := gpu.Contiguous(s, b)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	if c != b {
+		free = func() { c.Free() }
+	}
+	return c, 1, free, nil
+}
+
+// gridStride is the operation's geometry for n elements: blocks of 256 threads,
+// at most one wave of them (8 a multiprocessor), each thread taking every grid
+// stride's element.
+func gridStride(s *gpu.Stream, n int) gpu.LaunchConfig {
+	sms := max(1, s.Device().Info().Multiprocessors)
+	return gpu.LaunchConfig{Grid: gpu.Dim3{X: max(1, min((n+255)/256, 8*sms))}, Block: gpu.Dim3{X: 256}}
+}
+
+// The generated kernel's name and its import of package kern, added to the user's
+// source.
+const (
+	elemKernel = "gokernelElementwise"
+	elemKern   = "gokernelkern"
+)
+
+// newElementwise compiles the kernel of an elementwise operation: the source src
+// with an import of package kern (on the package clause's line, so that the
+// source's lines keep their numbers) and the kernel appended, a grid-stride loop
+// calling fn, whose Go twin cpu runs on the CPU backend.
+func newElementwise(src string, fn any, in []reflect.Type, out reflect.Type, cpu any) (*Kernel, string, error) {
+	v := reflect.ValueOf(fn)
+	if v.Kind() != reflect.Func || v.IsNil() {
+		return nil, "", fmt.Errorf("gokernel: an elementwise operation needs a function, not a nil %T: %w", fn, gpu.ErrInvalidValue)
+	}
+	name, file, err := funcIdentity(runtime.FuncForPC(v.Pointer()))
+	if err != nil {
+		return nil, "", err
+	}
+	tname := func(t reflect.Type) (string, error) {
+		if t.PkgPath() != "" || goTypes[t.Kind()] == nil {
+			return "", fmt.Errorf("gokernel: %s: a Go kernel computes with Go's number types, not %v: %w", name, t, gpu.ErrInvalidValue)
+		}
+		return t.Kind().String(), nil
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, file, src, parser.PackageClauseOnly)
+	if err != nil {
+		return nil, "", fmt.Errorf("gokernel: %s: %v: %w", name, err, gpu.ErrInvalidValue)
+	}
+	at := fset.Position(f.Name.End()).Offset
+	var b strings.Builder
+	b.WriteString(src[:at])
+	fmt.Fprintf(&b, "; import %s %q", elemKern, kernPath)
+	b.WriteString(src[at:])
+	fmt.Fprintf(&b, "\n\nfunc %s(t %s.Thread", elemKernel, elemKern)
+	vars := []string{"x", "y"}
+	for i := range in {
+		fmt.Fprintf(&b, ", %ss int", vars[i])
+	}
+	var args []string
+	for i, t := range in {
+		tn, err := tname(t)
+		if err != nil {
+			return nil, "", err
+		}
+		fmt.Fprintf(&b, ", %s []%s", vars[i], tn)
+		args = append(args, fmt.Sprintf("%s[i*%ss]", vars[i], vars[i]))
+	}
+	tn, err := tname(out)
+	if err != nil {
+		return nil, "", err
+	}
+	fmt.Fprintf(&b, ", out []%s) {\n\tn, stride := len(out), t.GridStride()\n\tfor i := t.Index(); i < n; i += stride {\n\t\tout[i] = %s(%s)\n\t}\n}\n",
+		tn, name, strings.Join(args, ", "))
+	k, err := NewNamed(file, b.String(), elemKernel, cpu)
+	if err != nil {
+		return nil, "", err
+	}
+	k.name = name // faults and errors name the user's function
+	return k, name, nil
+}
