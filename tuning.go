@@ -121,6 +121,24 @@ type Tuning struct {
 	MatMulTile int
 	// Concat is the configuration of Concatenate's copy kernel (ConcatTuning).
 	Concat ConcatTuning
+	// SearchVariant selects SearchSorted's CUDA kernel: 2, a search tree of fanout 8
+	// (internal/kernel's SearchTree: eight keys, one sector, a step; the top levels in
+	// shared memory, a sample of a seventh of the array for the middle ones, one step
+	// in the array); 1, the first design, a binary search whose top 12 levels read
+	// shared memory (internal/kernel's SearchSorted; 6.68 ms for 2^26 float32 queries
+	// in 2^24 on the H200, 2026-12-02). Default 2; GPU_SEARCH_VARIANT=v1|v2 selects one.
+	SearchVariant int
+	// TopKVariant selects TopK's radix select on CUDA: 2, the histogram passes in one
+	// wave (8 blocks a multiprocessor) with 16-byte loads of 4-byte keys, each pass's
+	// last block doing the select step (no step launches), the count pass reading its
+	// tiles with coalesced loads, the gather leaving at once the tiles whose counts
+	// hold none of the k, and for k up to 512 a rank sort of the k in one block instead
+	// of the radix block sort (internal/kernel's SelectHist.Vector and Fused,
+	// TopKCount.Striped, TopKGather.Skip, TopKRankSort); 1, the first design (293 µs
+	// for the 100 largest of 2^24 float32 on the H200, 2026-12-02: 4 histogram passes
+	// of 34 µs and 4 steps of 2.5 µs, count 39 µs, gather 77 µs, block sort 14 µs).
+	// Default 2; GPU_TOPK_VARIANT=v1|v2 selects one.
+	TopKVariant int
 	// ElementwisePDL launches the elementwise kernels (Eval, EvalInto, Kernel, and the
 	// operations made of them) with programmatic dependent launch on CUDA devices of
 	// compute capability 9.0+: each kernel starts with griddepcontrol.launch_dependents
@@ -228,6 +246,20 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 		Scan:               ScanTuning{Variant: 2, Stage: true, MinBlocks: 5},
 		Concat:             ConcatTuning{Rows: 2, BlocksPerSM: 32},
 		ScatterVariant:     2,
+		SearchVariant:      2,
+		TopKVariant:        2,
+	}
+	switch getenv("GPU_SEARCH_VARIANT") {
+	case "v1", "1":
+		t.SearchVariant = 1
+	case "v2", "2":
+		t.SearchVariant = 2
+	}
+	switch getenv("GPU_TOPK_VARIANT") {
+	case "v1", "1":
+		t.TopKVariant = 1
+	case "v2", "2":
+		t.TopKVariant = 2
 	}
 	switch getenv("GPU_CONCAT_ROWS") {
 	case "1":
@@ -350,6 +382,10 @@ func (t Tuning) validate() error {
 		return fmt.Errorf("gpu: tuning: concat rows %d, want 1 or 2: %w", t.Concat.Rows, ErrInvalidValue)
 	case t.Concat.BlocksPerSM < 0 || t.Concat.BlocksPerSM > 1024:
 		return fmt.Errorf("gpu: tuning: concat BlocksPerSM %d, want 0 to 1024: %w", t.Concat.BlocksPerSM, ErrInvalidValue)
+	case t.SearchVariant < 1 || t.SearchVariant > 2:
+		return fmt.Errorf("gpu: tuning: search variant %d, want 1 or 2: %w", t.SearchVariant, ErrInvalidValue)
+	case t.TopKVariant < 1 || t.TopKVariant > 2:
+		return fmt.Errorf("gpu: tuning: top-k variant %d, want 1 or 2: %w", t.TopKVariant, ErrInvalidValue)
 	case t.MatMulTile < 1 || t.MatMulTile > len(kernel.MatMulTiles()):
 		return fmt.Errorf("gpu: tuning: MatMulTile %d, want 1 to %d: %w", t.MatMulTile, len(kernel.MatMulTiles()), ErrInvalidValue)
 	}
