@@ -65,15 +65,16 @@ func (g *Generator) reserve(sp random.Spec, n int) (seed, offset uint64) {
 type randSpec struct {
 	sp      random.Spec
 	index64 bool
-	waves   int // Tuning.RandomWaves or RandomUniformWaves: the grid's limit (not part of the kernel)
+	waves   int            // Tuning.RandomWaves or RandomUniformWaves: the grid's limit (not part of the kernel)
+	opts    random.Options // the kernel choices (Tuning.RandomHalfUniform)
 }
 
 func (r randSpec) Key() string {
-	return fmt.Sprintf("rand|%v|%v|%d|%v", r.sp.Dist, r.sp.Type, boolToU64(r.index64), r.sp.KernelName(r.index64))
+	return fmt.Sprintf("rand|%v|%v|%d|%v|h%d", r.sp.Dist, r.sp.Type, boolToU64(r.index64), r.sp.KernelName(r.index64), r.opts.HalfUniform)
 }
 
 func (r randSpec) PTX(major, minor int) (string, string, error) {
-	k, err := r.sp.Kernel(major, minor, r.index64)
+	k, err := r.sp.KernelOptions(major, minor, r.index64, r.opts)
 	if err != nil {
 		return "", "", err
 	}
@@ -145,11 +146,12 @@ func randFill[T Elem](s *Stream, g *Generator, a *Array[T], sp random.Spec) erro
 		}
 		return Copy(s, a, tmp)
 	}
-	waves := s.dev.tuning().RandomUniformWaves
+	tu := s.dev.tuning()
+	waves := tu.RandomUniformWaves
 	if sp.Dist == random.Normal {
-		waves = s.dev.tuning().RandomWaves
+		waves = tu.RandomWaves
 	}
-	spec := randSpec{sp: sp, index64: n >= 1<<31, waves: waves}
+	spec := randSpec{sp: sp, index64: n >= 1<<31, waves: waves, opts: random.Options{HalfUniform: tu.RandomHalfUniform}}
 	fn, err := s.dev.kernel(spec)
 	if err != nil {
 		return err

@@ -313,6 +313,7 @@ type redPlanKey struct {
 	dev *Device
 	// the tuning the plan follows
 	plan          kernel.ReduceTuning
+	blocksPerSM   int
 	fuse, index64 bool
 	op            kernel.Op
 	pre           kernel.ReducePre
@@ -331,7 +332,7 @@ type redPlanKey struct {
 
 // planKey returns the job's plan key, if it fits one.
 func (j *redJob) planKey(d *Device, tu *Tuning) (redPlanKey, bool) {
-	k := redPlanKey{dev: d, plan: tu.reducePlan(), fuse: tu.ReduceFuse, index64: tu.ReduceIndex64, op: j.spec.Op, pre: j.spec.Pre, acc: j.spec.Acc, out: j.spec.Out, mean: j.spec.Mean,
+	k := redPlanKey{dev: d, plan: tu.reducePlan(), blocksPerSM: tu.ReduceBlocksPerSM, fuse: tu.ReduceFuse, index64: tu.ReduceIndex64, op: j.spec.Op, pre: j.spec.Pre, acc: j.spec.Acc, out: j.spec.Out, mean: j.spec.Mean,
 		nins: int8(len(j.spec.Ins)), rank: int8(len(j.shape))}
 	if len(j.shape) > len(k.shape) || len(j.ops) > len(k.strides) || len(j.spec.Ins) > len(k.ins) {
 		return k, false
@@ -395,7 +396,11 @@ func (j *redJob) planPasses(d *Device, tu *Tuning) *redPlan {
 	for i, op := range j.ops {
 		aligned[i] = redPtr(op.h)%16 == 0
 	}
-	p.passes = kernel.PlanReduce(j.spec, l, aligned, d.info.Multiprocessors, tu.reducePlan(), d.redOccupancy)
+	occ := d.redOccupancy
+	if n := tu.ReduceBlocksPerSM; n > 0 {
+		occ = func(*kernel.Reduce) int { return n }
+	}
+	p.passes = kernel.PlanReduce(j.spec, l, aligned, d.info.Multiprocessors, tu.reducePlan(), occ)
 	if tu.ReduceIndex64 {
 		for _, q := range p.passes {
 			q.Spec.Index64 = true

@@ -19,8 +19,10 @@ import (
 //
 // On CUDA, rows longer than a block's tile with k up to a tile select rather than sort
 // (a most-significant-digit radix select: one histogram pass per 8-bit digit finds the
-// k-th key, one pass counts the keys before it per tile, one gathers the k keys in index
-// order, and a block sort orders them); other rows sort whole and keep k.
+// k-th key, the pass's last block picking the digit; one pass counts the keys before
+// it per tile, one gathers the k keys in index order, and a block sort, or for k up
+// to 512 a rank sort, orders them; Tuning.TopKVariant 1 selects the first design);
+// other rows sort whole and keep k.
 func TopK[T Elem](s *Stream, a *Array[T], k, axis int, opts ...SortOption) (*Array[T], *Array[int64], error) {
 	if err := nonNil(a); err != nil {
 		return nil, nil, err
@@ -76,6 +78,11 @@ func TopK[T Elem](s *Stream, a *Array[T], k, axis int, opts ...SortOption) (*Arr
 	return vals, idx, nil
 }
 
+// topkHistBlocks is the select histogram's blocks a multiprocessor with
+// Tuning.TopKVariant 2 but for the vector kernel (8): one wave of them (6 fit with the
+// 40 registers of most scalar kernels under CUDA 13's ptxas).
+const topkHistBlocks = 6
+
 // topkRows writes the k smallest keys of each row in the order desc (the largest
 // first when desc) and their indices into outK and outV ([rows, k]).
 func topkRows(s *Stream, keys *header, rows, n, k int, desc bool, outK, outV *header) error {
@@ -122,7 +129,15 @@ func topkRows(s *Stream, keys *header, rows, n, k int, desc bool, outK, outV *he
 	tile := kernel.SortBlock * items
 	tiles := (n + tile - 1) / tile
 	sms := max(1, d.info.Multiprocessors)
-	chunkTiles := max(1, (rows*tiles+4*sms-1)/(4*sms))
+	v2 := d.tuning().TopKVariant == 2
+	waves := 4 * sms
+	vector := v2 && keys.dt.Size() == 4 && headerPtr(keys)%16 == 0 && (rows == 1 || n*4%16 == 0)
+	if vector {
+		waves = 8 * sms // (32 registers: 8 blocks an SM)
+	} else if v2 {
+		waves = topkHistBlocks * sms
+	}
+	chunkTiles := max(1, (rows*tiles+waves-1)/waves)
 	chunk := chunkTiles * tile
 	chunks := (n + chunk - 1) / chunk
 	if int64(rows)*int64(max(chunks, tiles)) > 1<<31-1 {
@@ -132,6 +147,12 @@ func topkRows(s *Stream, keys *header, rows, n, k int, desc bool, outK, outV *he
 	step := &kernel.SelectStep{Passes: P}
 	count := &kernel.TopKCount{Order: order, Items: items}
 	gather := &kernel.TopKGather{Order: order, Items: items}
+	if v2 {
+		hist.Fused, count.Striped, gather.Skip = true, true, true
+		// 16-byte loads of 4-byte keys (8-byte keys: the scalar kernel, which needs
+		// fewer registers than their vector one).
+		hist.Vector = vector
+	}
 	var fns [5]*Function
 	for i, sp := range []kernelSpec{hist, step, count, gather, bs} {
 		fn, err := d.kernel(sp)
@@ -140,7 +161,11 @@ func topkRows(s *Stream, keys *header, rows, n, k int, desc bool, outK, outV *he
 		}
 		fns[i] = fn
 	}
-	histB, err := s.allocZeroed(int64(rows * kernel.RadixDigits * 4))
+	histLen := rows * kernel.RadixDigits * 4
+	if hist.Fused {
+		histLen += rows * 4 // the tickets
+	}
+	histB, err := s.allocZeroed(int64(histLen))
 	if err != nil {
 		return err
 	}
@@ -152,6 +177,13 @@ func topkRows(s *Stream, keys *header, rows, n, k int, desc bool, outK, outV *he
 	defer state.Free()
 	block := Dim3{X: kernel.SortBlock}
 	for p := P - 1; p >= 0; p-- {
+		if hist.Fused {
+			if err := s.Launch(fns[0], LaunchConfig{Grid: Dim3{X: rows * chunks}, Block: block}, In(keys), InOut(histB), InOut(state),
+				uint64(n), uint64(chunk), uint64(chunks), uint64(p), uint64(k)); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := s.Launch(fns[0], LaunchConfig{Grid: Dim3{X: rows * chunks}, Block: block}, In(keys), InOut(histB), InOut(state),
 			uint64(n), uint64(chunk), uint64(chunks), uint64(p)); err != nil {
 			return err
@@ -190,9 +222,21 @@ func topkRows(s *Stream, keys *header, rows, n, k int, desc bool, outK, outV *he
 		return err
 	}
 	defer candV.Free()
+	var countsArg any = DevicePtr(0)
+	if v2 {
+		countsArg = In(counts)
+	}
 	if err := s.Launch(fns[3], tg, In(keys), In(state), In(prefix), Out(candK), Out(candV),
-		uint64(n), uint64(tiles), uint64(k)); err != nil {
+		uint64(n), uint64(tiles), uint64(k), countsArg); err != nil {
 		return err
+	}
+	if v2 && k <= kernel.TopKRankMax {
+		fn, err := d.kernel(&kernel.TopKRankSort{Order: order})
+		if err != nil {
+			return err
+		}
+		return s.Launch(fn, LaunchConfig{Grid: Dim3{X: rows}, Block: block},
+			In(candK), Out(outK), In(candV), Out(outV), uint64(rows), uint64(k))
 	}
 	rpb := bs.Tile() / k
 	return s.Launch(fns[4], LaunchConfig{Grid: Dim3{X: (rows + rpb - 1) / rpb}, Block: block},

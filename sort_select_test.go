@@ -101,6 +101,37 @@ func TestTopK(t *testing.T) {
 	})
 }
 
+// TestTopKVariants runs the radix-select cases of TopK under both
+// Tuning.TopKVariant values: long rows, few and many rows, ties at the k-th key.
+func TestTopKVariants(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		old := d.Tuning()
+		defer d.SetTuning(old)
+		rng := rand.New(rand.NewPCG(22, 7))
+		ties := make([]int64, 70000)
+		for i := range ties {
+			ties[i] = int64(rng.IntN(3))
+		}
+		for v := 1; v <= 2; v++ {
+			tu := old
+			tu.TopKVariant = v
+			if _, err := d.SetTuning(tu); err != nil {
+				t.Fatal(err)
+			}
+			t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
+				for _, c := range []struct{ rows, n, k int }{{1, 200000, 100}, {2, 20000, 1}, {4, 9000, 4096}, {3, 30000, 2000}} {
+					for _, sm := range []bool{false, true} {
+						checkTopK(t, s, stGen[float32](rng, c.rows*c.n, patSpecial), c.rows, c.n, c.k, sm)
+						checkTopK(t, s, stGen[int32](rng, c.rows*c.n, patFew), c.rows, c.n, c.k, sm)
+					}
+				}
+				checkTopK(t, s, ties, 1, len(ties), 100, false)
+				checkTopK(t, s, ties, 2, len(ties)/2, 5000, true)
+			})
+		}
+	})
+}
+
 // TopK along a middle axis.
 func TestTopKAxis(t *testing.T) {
 	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
@@ -239,8 +270,24 @@ func checkSearchSorted[T gpu.Elem](t *testing.T, s *gpu.Stream, sorted, q []T, q
 	}
 }
 
+// TestSearchSorted runs under both Tuning.SearchVariant values.
 func TestSearchSorted(t *testing.T) {
 	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		old := d.Tuning()
+		defer d.SetTuning(old)
+		for v := 1; v <= 2; v++ {
+			tu := old
+			tu.SearchVariant = v
+			if _, err := d.SetTuning(tu); err != nil {
+				t.Fatal(err)
+			}
+			t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) { searchSortedCases(t, s) })
+		}
+	})
+}
+
+func searchSortedCases(t *testing.T, s *gpu.Stream) {
+	{
 		rng := rand.New(rand.NewPCG(22, 4))
 		sortedOf := func(xs []float32) []float32 {
 			slices.SortStableFunc(xs, func(a, b float32) int {
@@ -274,6 +321,31 @@ func TestSearchSorted(t *testing.T) {
 		}
 		checkSearchSorted(t, s, ai, qi, []int{4, 30})
 		checkSearchSorted(t, s, []uint64{3}, []uint64{0, 3, 4}, []int{3})
+		// An array at an address of no 16-byte alignment (a view from element 1).
+		{
+			a := sortedOf(stGen[float32](rng, 4099, patSpecial))
+			q := append(stGen[float32](rng, 2000, patSpecial), a[1:300]...)
+			full := mustArr[float32](t)(gpu.FromSlice(s, a))
+			defer full.Free()
+			view, err := full.Slice(gpu.R(1, len(a)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := mustArr[float32](t)(gpu.FromSlice(s, q))
+			defer v.Free()
+			got, err := gpu.SearchSorted(s, view, v, gpu.SideLeft)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := toSlice(t, got)
+			got.Free()
+			for i, x := range q {
+				want := sort.Search(len(a)-1, func(j int) bool { return !stLess(a[1+j], x) })
+				if g[i] != int64(want) {
+					t.Fatalf("view: query %d (%v): %d, want %d", i, x, g[i], want)
+				}
+			}
+		}
 		// Empty array: all zeros.
 		e := mustArr[int32](t)(gpu.Empty[int32](s, 0))
 		defer e.Free()
@@ -294,7 +366,7 @@ func TestSearchSorted(t *testing.T) {
 		if _, err := gpu.SearchSorted(s, e, v, gpu.Side(7)); !errors.Is(err, gpu.ErrInvalidValue) {
 			t.Errorf("bad side: %v", err)
 		}
-	})
+	}
 }
 
 // quantileRef is numpy.quantile's linear method (and median) of xs, in float64.

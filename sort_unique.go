@@ -209,9 +209,13 @@ const (
 // with SideLeft the first i such that a[i] >= v, with SideRight the first with
 // a[i] > v, or len(a); by Sort's order (NaNs last, -0 equal to +0). The result is int64
 // of v's shape. a is not checked to be sorted (an unsorted a gives unspecified indices,
-// as in NumPy). On CUDA each query is a binary search whose top 12 levels (11 for
-// 8-byte elements) read a copy of their pivots in shared memory, two queries per
-// thread interleaved.
+// as in NumPy). On CUDA each query walks down a search tree of fanout 8 laid over a
+// (internal/kernel's SearchTree: eight keys, one memory sector, a step), its top
+// levels in shared memory and the next ones in a sample of a (about len(a)/7 keys of
+// 4 bytes, 8 for 8-byte elements, in temporary memory) that stays in L2, so only the
+// last step reads a itself;
+// Tuning.SearchVariant 1 selects the first design, a binary search whose top 12 levels
+// (11 for 8-byte elements) read a copy of their pivots in shared memory.
 func SearchSorted[T Elem](s *Stream, a, v *Array[T], side Side) (*Array[int64], error) {
 	if err := nonNil(a, v); err != nil {
 		return nil, err
@@ -258,6 +262,13 @@ func SearchSorted[T Elem](s *Stream, a, v *Array[T], side Side) (*Array[int64], 
 		return nil, err
 	}
 	defer freeV()
+	if d.tuning().SearchVariant != 1 {
+		if err := searchTree(s, ah, vh, m, n, side == SideRight, out.header()); err != nil {
+			out.Free()
+			return nil, err
+		}
+		return out, nil
+	}
 	levels := 12 // 16 KiB of pivots for keys of up to 4 bytes
 	if a.dt.Size() == 8 {
 		levels = 11

@@ -28,6 +28,17 @@ type Tuning struct {
 	// output tile combining the tile's partial results (internal/kernel's FuseReduce);
 	// false: two launches. Default true.
 	ReduceFuse bool
+	// ReduceBlocksPerSM is the blocks of a split CUDA reduction's kernel that the
+	// planner counts on per multiprocessor when it sizes the grid to whole waves
+	// (internal/kernel's PlanReduce): 0 (the default), CUDA's occupancy of the kernels
+	// that may run, the partial one and the fused one, the smaller; n > 0: n. 8 is
+	// what reductions with a float16 or bfloat16 result got before 2026-12-02 (their
+	// occupancy query failed): a sum over axis 0 of 16384x16384 bfloat16 in 1024
+	// blocks where 660 fit at once (a second wave of 364), 89.9% of the copy bandwidth
+	// on the H200, the whole-array sum of 2^28 in 1056 (94.2%); with 0 they get 512
+	// and 660, one wave, as float32 does (99.5%, 101.4%). GPU_REDUCE_BLOCKS_PER_SM=n
+	// (0 <= n <= 64) sets it.
+	ReduceBlocksPerSM int
 	// ReduceHalfUnroll is the loads in flight per thread of a CUDA reduction reading
 	// 8-element (16-byte) vectors of float16 or bfloat16 (1, 2, 4 or 8), and
 	// ReduceHalfAccs the sets of 8 accumulators they fold into (1, 2, 4 or 8; at most
@@ -75,6 +86,20 @@ type Tuning struct {
 	// 95-96% with 4; bfloat16 and float16 Rand of 2^28 at 83.4% with 4, 2026-12-02).
 	// Default 16; GPU_RANDOM_UNIFORM_WAVES=n (n > 0) sets it.
 	RandomUniformWaves int
+	// RandomHalfUniform selects the CUDA Rand kernels of Float16 and BFloat16 (package
+	// random's Options.HalfUniform; the same bits with each): 2, each word of a Philox
+	// block to two values by integer construction and one packed half multiply
+	// (fma.rn.f16x2 from sm_53, fma.rn.bf16x2 from sm_80; older GPUs get 1): 58 SASS
+	// instructions per block of 8 bfloat16 values and 62 per 8 float16 values (ptxas
+	// 13, sm_90), against 84 and 82 with 1, each value through float32; 3, 2 with two
+	// blocks in flight a thread (the normal float32 kernel's main loop): 53.5 and 57.5
+	// a block, 32 registers. Measured on the H200 with 1 (2026-12-02, 2^28 elements, 16
+	// waves): bfloat16 152 µs, float16 158 µs, 80.6-82% of the copy bandwidth,
+	// issue-bound (Nsight Compute: issue slots 61% busy, the ALU pipe 64%, DRAM 70%).
+	// Default 3 (predicted from the instruction counts: float32 Rand, 62 instructions
+	// per 16 bytes, runs at 99%); GPU_RANDOM_HALF_UNIFORM=v1|v2|v3 (or 1, 2, 3) selects
+	// one.
+	RandomHalfUniform int
 	// ScatterVariant selects how the CUDA scatter-combines (AddAt, MaximumAt,
 	// MinimumAt, Bincount) avoid contention on few targets: 2 (the default), copies of
 	// the shared bins of a small destination, a private one per thread for up to 32
@@ -107,6 +132,24 @@ type Tuning struct {
 	StatExactExp bool
 	// Concat is the configuration of Concatenate's copy kernel (ConcatTuning).
 	Concat ConcatTuning
+	// SearchVariant selects SearchSorted's CUDA kernel: 2, a search tree of fanout 8
+	// (internal/kernel's SearchTree: eight keys, one sector, a step; the top levels in
+	// shared memory, a sample of a seventh of the array for the middle ones, one step
+	// in the array); 1, the first design, a binary search whose top 12 levels read
+	// shared memory (internal/kernel's SearchSorted; 6.68 ms for 2^26 float32 queries
+	// in 2^24 on the H200, 2026-12-02). Default 2; GPU_SEARCH_VARIANT=v1|v2 selects one.
+	SearchVariant int
+	// TopKVariant selects TopK's radix select on CUDA: 2, the histogram passes in one
+	// wave (8 blocks a multiprocessor) with 16-byte loads of 4-byte keys, each pass's
+	// last block doing the select step (no step launches), the count pass reading its
+	// tiles with coalesced loads, the gather leaving at once the tiles whose counts
+	// hold none of the k, and for k up to 512 a rank sort of the k in one block instead
+	// of the radix block sort (internal/kernel's SelectHist.Vector and Fused,
+	// TopKCount.Striped, TopKGather.Skip, TopKRankSort); 1, the first design (293 µs
+	// for the 100 largest of 2^24 float32 on the H200, 2026-12-02: 4 histogram passes
+	// of 34 µs and 4 steps of 2.5 µs, count 39 µs, gather 77 µs, block sort 14 µs).
+	// Default 2; GPU_TOPK_VARIANT=v1|v2 selects one.
+	TopKVariant int
 	// ElementwisePDL launches the elementwise kernels (Eval, EvalInto, Kernel, and the
 	// operations made of them) with programmatic dependent launch on CUDA devices of
 	// compute capability 9.0+: each kernel starts with griddepcontrol.launch_dependents
@@ -211,10 +254,25 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 		PermuteVariant:     3,
 		RandomWaves:        4,
 		RandomUniformWaves: 16,
+		RandomHalfUniform:  3,
 		MatMulTile:         kernel.DefaultMatMulTile,
 		Scan:               ScanTuning{Variant: 2, Stage: true, MinBlocks: 5},
 		Concat:             ConcatTuning{Rows: 2, BlocksPerSM: 32},
 		ScatterVariant:     2,
+		SearchVariant:      2,
+		TopKVariant:        2,
+	}
+	switch getenv("GPU_SEARCH_VARIANT") {
+	case "v1", "1":
+		t.SearchVariant = 1
+	case "v2", "2":
+		t.SearchVariant = 2
+	}
+	switch getenv("GPU_TOPK_VARIANT") {
+	case "v1", "1":
+		t.TopKVariant = 1
+	case "v2", "2":
+		t.TopKVariant = 2
 	}
 	switch v := getenv("GPU_REDUCE_HALF_UNROLL"); v {
 	case "1", "2", "4", "8":
@@ -292,11 +350,22 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 	case "0", "false", "off":
 		t.GatherStream = false
 	}
+	if n, err := strconv.Atoi(getenv("GPU_REDUCE_BLOCKS_PER_SM")); err == nil && n >= 0 && n <= 64 {
+		t.ReduceBlocksPerSM = n
+	}
 	if n, err := strconv.Atoi(getenv("GPU_RANDOM_WAVES")); err == nil && n > 0 {
 		t.RandomWaves = n
 	}
 	if n, err := strconv.Atoi(getenv("GPU_RANDOM_UNIFORM_WAVES")); err == nil && n > 0 {
 		t.RandomUniformWaves = n
+	}
+	switch getenv("GPU_RANDOM_HALF_UNIFORM") {
+	case "v1", "1":
+		t.RandomHalfUniform = 1
+	case "v2", "2":
+		t.RandomHalfUniform = 2
+	case "v3", "3":
+		t.RandomHalfUniform = 3
 	}
 	if getenv("GPU_STAT_EXACT_EXP") == "1" {
 		t.StatExactExp = true
@@ -313,6 +382,8 @@ func (t Tuning) validate() error {
 	switch {
 	case t.ReduceSplitMin < 0:
 		return fmt.Errorf("gpu: tuning: ReduceSplitMin %d < 0: %w", t.ReduceSplitMin, ErrInvalidValue)
+	case t.ReduceBlocksPerSM < 0 || t.ReduceBlocksPerSM > 64:
+		return fmt.Errorf("gpu: tuning: ReduceBlocksPerSM %d, want 0 to 64: %w", t.ReduceBlocksPerSM, ErrInvalidValue)
 	case !pow2upTo8(t.ReduceHalfUnroll) || !pow2upTo8(t.ReduceHalfAccs):
 		return fmt.Errorf("gpu: tuning: ReduceHalfUnroll %d, ReduceHalfAccs %d: want 1, 2, 4 or 8: %w", t.ReduceHalfUnroll, t.ReduceHalfAccs, ErrInvalidValue)
 	case s.Variant != 1 && s.Variant != 2:
@@ -331,10 +402,16 @@ func (t Tuning) validate() error {
 		return fmt.Errorf("gpu: tuning: RandomWaves %d < 1: %w", t.RandomWaves, ErrInvalidValue)
 	case t.RandomUniformWaves < 1:
 		return fmt.Errorf("gpu: tuning: RandomUniformWaves %d < 1: %w", t.RandomUniformWaves, ErrInvalidValue)
+	case t.RandomHalfUniform < 1 || t.RandomHalfUniform > 3:
+		return fmt.Errorf("gpu: tuning: RandomHalfUniform %d, want 1, 2 or 3: %w", t.RandomHalfUniform, ErrInvalidValue)
 	case t.Concat.Rows != 1 && t.Concat.Rows != 2:
 		return fmt.Errorf("gpu: tuning: concat rows %d, want 1 or 2: %w", t.Concat.Rows, ErrInvalidValue)
 	case t.Concat.BlocksPerSM < 0 || t.Concat.BlocksPerSM > 1024:
 		return fmt.Errorf("gpu: tuning: concat BlocksPerSM %d, want 0 to 1024: %w", t.Concat.BlocksPerSM, ErrInvalidValue)
+	case t.SearchVariant < 1 || t.SearchVariant > 2:
+		return fmt.Errorf("gpu: tuning: search variant %d, want 1 or 2: %w", t.SearchVariant, ErrInvalidValue)
+	case t.TopKVariant < 1 || t.TopKVariant > 2:
+		return fmt.Errorf("gpu: tuning: top-k variant %d, want 1 or 2: %w", t.TopKVariant, ErrInvalidValue)
 	case t.MatMulTile < 1 || t.MatMulTile > len(kernel.MatMulTiles()):
 		return fmt.Errorf("gpu: tuning: MatMulTile %d, want 1 to %d: %w", t.MatMulTile, len(kernel.MatMulTiles()), ErrInvalidValue)
 	}

@@ -13,20 +13,24 @@ import (
 func TestTuningFromEnv(t *testing.T) {
 	def := gpu.TuningFromEnv(func(string) string { return "" })
 	want := gpu.Tuning{ReduceSplitMin: 1 << 17, ReduceFuse: true, ReduceHalfUnroll: 4, ReduceHalfAccs: 2, ScanKeepStatus: true,
-		CompactEagerMax: 4 << 20, ReadPinned: true, PermuteVariant: 3, RandomWaves: 4, RandomUniformWaves: 16, MatMulTile: 1,
-		Scan: gpu.ScanTuning{Variant: 2, Stage: true, MinBlocks: 5}, Concat: gpu.ConcatTuning{Rows: 2, BlocksPerSM: 32}, ScatterVariant: 2}
+		CompactEagerMax: 4 << 20, ReadPinned: true, PermuteVariant: 3, RandomWaves: 4, RandomUniformWaves: 16, RandomHalfUniform: 3, MatMulTile: 1,
+		Scan: gpu.ScanTuning{Variant: 2, Stage: true, MinBlocks: 5}, Concat: gpu.ConcatTuning{Rows: 2, BlocksPerSM: 32}, ScatterVariant: 2,
+		SearchVariant: 2, TopKVariant: 2}
 	if def != want {
 		t.Fatalf("defaults %+v, want %+v", def, want)
 	}
 	env := map[string]string{"GPU_PERMUTE_VARIANT": "v1", "GPU_RANDOM_WAVES": "16", "GPU_RANDOM_UNIFORM_WAVES": "2", "GPU_SCAN_VARIANT": "v1",
 		"GPU_SCAN_STAGE": "off", "GPU_SCAN_LOOKBACK": "2", "GPU_SCAN_MINBLOCKS": "0", "GPU_MATMUL_TILE": "3",
 		"GPU_CONCAT_ROWS": "1", "GPU_CONCAT_BLOCKS_PER_SM": "0", "GPU_CONCAT_AXIS0": "kernel", "GPU_CONCAT_AXIS1": "kernel",
-		"GPU_SCATTER_VARIANT": "v3", "GPU_GATHER_STREAM": "1", "GPU_EW_PDL": "1",
+		"GPU_SCATTER_VARIANT": "v3", "GPU_GATHER_STREAM": "1", "GPU_EW_PDL": "1", "GPU_RANDOM_HALF_UNIFORM": "v1",
+		"GPU_REDUCE_BLOCKS_PER_SM": "8", "GPU_SEARCH_VARIANT": "v1", "GPU_TOPK_VARIANT": "1",
 		"GPU_REDUCE_HALF_UNROLL": "2", "GPU_REDUCE_HALF_ACCS": "1", "GPU_STAT_EXACT_EXP": "1"}
 	got := gpu.TuningFromEnv(func(k string) string { return env[k] })
 	want.PermuteVariant, want.RandomWaves, want.RandomUniformWaves, want.MatMulTile = 1, 16, 2, 3
 	want.Concat = gpu.ConcatTuning{Rows: 1, BlocksPerSM: 0, Axis0Kernel: true, RowsKernel: true}
 	want.ScatterVariant, want.GatherStream, want.ElementwisePDL = 3, true, true
+	want.RandomHalfUniform, want.ReduceBlocksPerSM = 1, 8
+	want.SearchVariant, want.TopKVariant = 1, 1
 	want.ReduceHalfUnroll, want.ReduceHalfAccs, want.StatExactExp = 2, 1, true
 	want.Scan = gpu.ScanTuning{Variant: 1, Lookback: 2}
 	if got != want {
@@ -44,6 +48,7 @@ func TestTuningFromEnv(t *testing.T) {
 	}
 	bad := map[string]string{"GPU_PERMUTE_VARIANT": "v4", "GPU_RANDOM_WAVES": "0", "GPU_SCAN_LOOKBACK": "3", "GPU_SCAN_MINBLOCKS": "9",
 		"GPU_CONCAT_ROWS": "3", "GPU_CONCAT_BLOCKS_PER_SM": "-1", "GPU_MATMUL_TILE": "7", "GPU_SCATTER_VARIANT": "v0",
+		"GPU_RANDOM_HALF_UNIFORM": "v4", "GPU_REDUCE_BLOCKS_PER_SM": "-1", "GPU_SEARCH_VARIANT": "v3", "GPU_TOPK_VARIANT": "0",
 		"GPU_REDUCE_HALF_UNROLL": "3", "GPU_REDUCE_HALF_ACCS": "16"}
 	if got := gpu.TuningFromEnv(func(k string) string { return bad[k] }); got != def {
 		t.Errorf("from %v: %+v, want the defaults", bad, got)
@@ -80,7 +85,11 @@ func TestTuningPerDevice(t *testing.T) {
 		func(t *gpu.Tuning) { t.Scan.Lookback = 3 },
 		func(t *gpu.Tuning) { t.Scan.MinBlocks = 9 },
 		func(t *gpu.Tuning) { t.RandomWaves = 0 },
+		func(t *gpu.Tuning) { t.SearchVariant = 3 },
+		func(t *gpu.Tuning) { t.TopKVariant = 0 },
 		func(t *gpu.Tuning) { t.RandomUniformWaves = 0 },
+		func(t *gpu.Tuning) { t.RandomHalfUniform = 0 },
+		func(t *gpu.Tuning) { t.ReduceBlocksPerSM = -1 },
 		func(t *gpu.Tuning) { t.Concat.Rows = 0 },
 		func(t *gpu.Tuning) { t.Concat.BlocksPerSM = -1 },
 		func(t *gpu.Tuning) { t.ScatterVariant = 0 },

@@ -2,7 +2,10 @@ package random
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/go-gpu/gpu/dtype"
@@ -52,46 +55,53 @@ func TestKernelMatchesGo(t *testing.T) {
 		sizes = []int64{1, 17, 515}
 	}
 	for _, s := range interpSpecs() {
-		for _, ix := range []bool{false, true} {
-			k, err := genKernel(s, "sm_90", ix, MaxRounds)
-			if err != nil {
-				t.Fatal(err)
+		for _, o := range kernelOptions(s) {
+			for _, ix := range []bool{false, true} {
+				k, err := genKernelOptions(s, "sm_90", ix, MaxRounds, o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				testKernelMatchesGo(t, s, k, sizes)
 			}
-			t.Run(fmt.Sprintf("%v/%s", s, k.Name), func(t *testing.T) {
-				size := uint64(s.Type.Size())
-				ns := sizes
-				if s.Dist == Normal {
-					ns = append(ns[:len(ns):len(ns)], 2309) // several chunks of 64 blocks per group
-				}
-				for _, n := range ns {
-					for _, base := range []uint64{0x10000, 0x10000 + size} {
-						seed, offset := uint64(0x9E3779B97F4A7C15)^uint64(n), uint64(0xFFFFFFFFFFFFFFF0)+uint64(n)
-						want, err := Expected(s, n, seed, offset)
-						if err != nil {
-							t.Fatal(err)
-						}
-						grids := [][2]uint32{{4, 3}, {32, 8}}
-						if s.Dist == Normal && n > 100 {
-							// Grids with a partial group of 32 threads and with several chunks
-							// of 64 blocks per group (the normal kernels' main loop).
-							grids = append(grids, [2]uint32{20, 3}, [2]uint32{32, 1})
-						}
-						for _, grid := range grids {
-							got := runKernel(t, k, n, seed, offset, base, grid[0], grid[1])
-							if !bytes.Equal(got, want) {
-								i := 0
-								for i < len(got) && got[i] == want[i] {
-									i++
-								}
-								t.Fatalf("n=%d base=%#x grid=%v: first difference at byte %d (element %d): got % x, want % x",
-									n, base, grid, i, uint64(i)/size, got[i:min(i+16, len(got))], want[i:min(i+16, len(want))])
-							}
-						}
-					}
-				}
-			})
 		}
 	}
+}
+
+func testKernelMatchesGo(t *testing.T, s Spec, k Kernel, sizes []int64) {
+	t.Run(fmt.Sprintf("%v/%s", s, k.Name), func(t *testing.T) {
+		size := uint64(s.Type.Size())
+		ns := sizes
+		pairs := strings.Contains(k.PTX, "$L_pairs") // the main loop of two blocks a thread
+		if s.Dist == Normal || pairs {
+			ns = append(ns[:len(ns):len(ns)], 2309) // several chunks of 64 blocks per group
+		}
+		for _, n := range ns {
+			for _, base := range []uint64{0x10000, 0x10000 + size} {
+				seed, offset := uint64(0x9E3779B97F4A7C15)^uint64(n), uint64(0xFFFFFFFFFFFFFFF0)+uint64(n)
+				want, err := Expected(s, n, seed, offset)
+				if err != nil {
+					t.Fatal(err)
+				}
+				grids := [][2]uint32{{4, 3}, {32, 8}}
+				if (s.Dist == Normal || pairs) && n > 100 {
+					// Grids with a partial group of 32 threads and with several chunks
+					// of 64 blocks per group (the normal kernels' main loop).
+					grids = append(grids, [2]uint32{20, 3}, [2]uint32{32, 1})
+				}
+				for _, grid := range grids {
+					got := runKernel(t, k, n, seed, offset, base, grid[0], grid[1])
+					if !bytes.Equal(got, want) {
+						i := 0
+						for i < len(got) && got[i] == want[i] {
+							i++
+						}
+						t.Fatalf("n=%d base=%#x grid=%v: first difference at byte %d (element %d): got % x, want % x",
+							n, base, grid, i, uint64(i)/size, got[i:min(i+16, len(got))], want[i:min(i+16, len(want))])
+					}
+				}
+			}
+		}
+	})
 }
 
 // TestKernelLastRound lowers the redraw bound to 2 rounds in both the Go code and the
@@ -227,4 +237,87 @@ func TestKernelIndex64(t *testing.T) {
 			t.Errorf("%v: %d bytes written, want %d", s, len(mem), written)
 		}
 	}
+}
+
+// TestHalfUniformAllValues runs the uniform float16 and bfloat16 transforms (every
+// Options.HalfUniform variant, on targets with and without the packed half
+// instructions) on the PTX simulator over words that hold every 16-bit value in both
+// halves, and compares each value with uniformF16 and uniformBF16.
+func TestHalfUniformAllValues(t *testing.T) {
+	words := make([]uint32, 1<<16)
+	for i := range words {
+		words[i] = uint32(i) | uint32(0xFFFF-i)<<16
+	}
+	in := make([]byte, 4*len(words))
+	for i, w := range words {
+		binary.LittleEndian.PutUint32(in[4*i:], w)
+	}
+	for _, ty := range []dtype.DType{dtype.Float16, dtype.BFloat16} {
+		s := Spec{Dist: Uniform, Type: ty}
+		want := uniformBF16
+		if ty == dtype.Float16 {
+			want = uniformF16
+		}
+		for _, target := range []string{"sm_90", "sm_80", "sm_75", "sm_52"} {
+			for _, o := range []Options{{}, {HalfUniform: 2}, {HalfUniform: 1}} {
+				cc, _ := strconv.Atoi(strings.TrimPrefix(target, "sm_"))
+				v := o.halfUniform(s, cc)
+				t.Run(fmt.Sprintf("%v/%s/v%d", ty, target, v), func(t *testing.T) {
+					src := transformKernel(s, target, v)
+					if v >= 2 && !strings.Contains(src, "fma.rn.") {
+						t.Fatalf("variant %d without the packed multiply:\n%s", v, src)
+					}
+					k, err := parsePTX(src)
+					if err != nil {
+						t.Fatalf("%v\n%s", err, src)
+					}
+					out := bytes.Repeat([]byte{0xA5}, len(in))
+					mem := &ptxsim.Regions{}
+					mem.Map(0x10000, in)
+					mem.Map(0x100000, out)
+					k.launch([]uint64{0x10000, 0x100000}, 256, uint32(len(words)/4/256), mem)
+					for i, w := range words {
+						got := binary.LittleEndian.Uint32(out[4*i:])
+						lo, hi := want(w&0xFFFF), want(w>>16)
+						if uint16(got) != lo || uint16(got>>16) != hi {
+							t.Fatalf("word %#08x: got %#04x %#04x, want %#04x %#04x", w, uint16(got), uint16(got>>16), lo, hi)
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// transformKernel returns a kernel whose thread g reads the four words at in+16g and
+// writes the uniform half transform (variant v) of them at out+16g.
+func transformKernel(s Spec, target string, v int) string {
+	a := &asm{counts: map[string]int{}}
+	g := &kernelGen{a: a, s: s, halfUniform: v}
+	in := a.op("rd", "ld.param.u64", "[in]")
+	out := a.op("rd", "ld.param.u64", "[out]")
+	g.halfUniformConsts()
+	i := a.op("r", "mov.u32", "%tid.x")
+	b := a.op("r", "mov.u32", "%ctaid.x")
+	n := a.op("r", "mov.u32", "%ntid.x")
+	i = a.op("r", "mad.lo.u32", b, n, i)
+	off := a.op("rd", "mul.wide.u32", i, "16")
+	var w [4]string
+	for k := range w {
+		w[k] = a.reg("r")
+	}
+	a.ins("ld.global.v4.u32 {%s}, [%s]", strings.Join(w[:], ", "), a.op("rd", "add.u64", in, off))
+	o := g.transform(w)
+	a.ins("st.global.v4.%s [%s], {%s}", o.typ, a.op("rd", "add.u64", out, off), strings.Join(o.regs, ", "))
+	a.ins("ret")
+	var m strings.Builder
+	fmt.Fprintf(&m, ".version %s\n.target %s\n.address_size 64\n\n.visible .entry t(.param .u64 in, .param .u64 out)\n{\n", PTXVersion, target)
+	for _, d := range regDecl {
+		if c := a.counts[d.class]; c > 0 {
+			fmt.Fprintf(&m, "\t.reg %s %%%s<%d>;\n", d.typ, d.class, c)
+		}
+	}
+	m.WriteString(a.b.String())
+	m.WriteString("}\n")
+	return m.String()
 }

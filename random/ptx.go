@@ -27,8 +27,9 @@ const PTXVersion = "7.8"
 // b < ceil(n/8) of 8 elements, from blocks 2b and 2b+1), 16 bytes, written with one
 // 16-byte st.global.v4.b32/.f32 or
 // v2.b64/.f64 when the block is whole and out is 16-byte aligned, else element by element
-// with a bounds check. The normal float32 kernel first does the blocks [0, lim), lim =
-// 64*floor(F/64) with F = floor(n/4) the whole blocks, when out is 16-byte aligned and
+// with a bounds check. The normal float32 kernel, and the uniform float16 and bfloat16
+// kernels of Options.HalfUniform 3, first do the blocks [0, lim), lim =
+// 64*floor(F/64) with F = floor(n/E) the whole blocks, when out is 16-byte aligned and
 // the grid has W >= 1 groups of 32 threads (thread g = ctaid.x*ntid.x + tid.x is lane
 // g%32 of group g/32; a last partial group sits this part out): group w takes chunks
 // q = w, w+W, ... of 64 blocks, its lane l blocks 64q+l and 64q+32+l (two blocks in flight
@@ -36,9 +37,9 @@ const PTXVersion = "7.8"
 // the grid-stride loop above does blocks lim+g, lim+g+threads, ... Any grid computes the
 // same output. Recommended launch: 256 threads per block and min(ceil(Blocks(n)/256),
 // 8*SMs) blocks (8 resident 256-thread blocks per SM on sm_90 when the kernel uses at most
-// 32 registers, as every kernel does there; the normal float32 kernel declares .maxnreg 32
-// from sm_75 on). The 32-bit variant (Index64 false) needs n < 2^31 and at most 2^31
-// threads in the grid; the 64-bit variant has no limit. The float64 normal kernel's module
+// 32 registers, as every kernel does there; the kernels with two blocks in flight a
+// thread declare .maxnreg 32 from sm_75 on). The 32-bit variant (Index64 false) needs
+// n < 2^31 and at most 2^31 threads in the grid; the 64-bit variant has no limit. The float64 normal kernel's module
 // also declares a .const table of its polynomial coefficients.
 type Kernel struct {
 	Spec    Spec
@@ -46,6 +47,40 @@ type Kernel struct {
 	Target  string // e.g. "sm_90"
 	Name    string // the .entry name
 	PTX     string // a complete module: .version, .target, .address_size 64, one .entry
+}
+
+// Options are the kernel choices that change how fast a kernel runs, never what it
+// writes: every choice computes the same bytes. The zero value means the defaults.
+type Options struct {
+	// HalfUniform selects the uniform float16 and bfloat16 kernels:
+	//   - 3 (the default): the packed transform of 2, and two blocks in flight a
+	//     thread in the main loop (the normal float32 kernel's: see Kernel); ptxas 13
+	//     for sm_90: 107 SASS instructions per 2 blocks of bfloat16, 115 of float16;
+	//   - 2: packed integer construction, 3 SASS instructions for two float16 values
+	//     and 2 for two bfloat16 values (halfUniformPacked), one block an iteration:
+	//     58 instructions per block of bfloat16, 62 of float16;
+	//   - 1: the first design, each value through float32 (shift, cvt.rn.f32.u32,
+	//     mul.rn.f32 by a power of two, then cvt.rn.f16.f32 or the high 16 bits), about
+	//     10 SASS instructions for two values: 84 per block of bfloat16, 82 of float16.
+	// 2 and 3 need the packed half instructions (fma.rn.f16x2 from sm_53,
+	// fma.rn.bf16x2 from sm_80); older GPUs get 1. The kernels of 1 and 2 have names
+	// ending in _v1 and _v2.
+	HalfUniform int
+}
+
+// halfUniform returns the HalfUniform variant a kernel for s on compute capability cc
+// (major*10 + minor) uses, 0 for the other kernels.
+func (o Options) halfUniform(s Spec, cc int) int {
+	if s.Dist != Uniform || s.Type != dtype.Float16 && s.Type != dtype.BFloat16 {
+		return 0
+	}
+	if o.HalfUniform == 1 || s.Type == dtype.Float16 && cc < 53 || s.Type == dtype.BFloat16 && cc < 80 {
+		return 1
+	}
+	if o.HalfUniform == 2 {
+		return 2
+	}
+	return 3
 }
 
 // Index64 reports whether a request of n elements needs the 64-bit index variant.
@@ -59,7 +94,15 @@ func (s Spec) Kernel(major, minor int, index64 bool) (Kernel, error) {
 	if major < 5 || minor < 0 || minor > 9 {
 		return Kernel{}, fmt.Errorf("random: unsupported compute capability %d.%d", major, minor)
 	}
-	return genKernel(s, fmt.Sprintf("sm_%d%d", major, minor), index64, MaxRounds)
+	return s.KernelOptions(major, minor, index64, Options{})
+}
+
+// KernelOptions is Kernel with the kernel choices o (the same output for every choice).
+func (s Spec) KernelOptions(major, minor int, index64 bool, o Options) (Kernel, error) {
+	if major < 5 || minor < 0 || minor > 9 {
+		return Kernel{}, fmt.Errorf("random: unsupported compute capability %d.%d", major, minor)
+	}
+	return genKernelOptions(s, fmt.Sprintf("sm_%d%d", major, minor), index64, MaxRounds, o)
 }
 
 // KernelName returns the .entry name of s's kernel: random_<dist>_<type>_i32 or _i64.
@@ -69,6 +112,17 @@ func (s Spec) KernelName(index64 bool) string {
 		ix = "i64"
 	}
 	return fmt.Sprintf("random_%v_%v_%s", s.Dist, s.Type, ix)
+}
+
+// KernelNameOptions returns the .entry name of s's kernel with the choices o on a GPU of
+// compute capability major.minor: KernelName, with _v1 or _v2 appended for those
+// uniform half kernels (Options.HalfUniform).
+func (s Spec) KernelNameOptions(major, minor int, index64 bool, o Options) string {
+	n := s.KernelName(index64)
+	if v := o.halfUniform(s, 10*major+minor); v == 1 || v == 2 {
+		n += fmt.Sprintf("_v%d", v)
+	}
+	return n
 }
 
 // asm collects the body of a kernel; registers are numbered per class and declared at
@@ -179,6 +233,10 @@ type kernelGen struct {
 	tabName   string   // the kernel's .const table of float64 constants
 	tab       []uint64 // its values
 	tabIdx    map[uint64]int
+	// halfUniform is the uniform half kernel (Options.HalfUniform as it applies), and
+	// packScale and packZero the registers of its packed constants (set before the loop).
+	halfUniform         int
+	packScale, packZero string
 }
 
 // d returns a register loaded with the float64 constant x from the kernel's .const table:
@@ -226,6 +284,12 @@ func (g *kernelGen) transform(w [4]string) output {
 				o = append(o, a.op("fd", "mul.rn.f64", f, f64imm(0x1p-53)))
 			}
 			return output{o, "f64"}
+		case dtype.Float16, dtype.BFloat16:
+			if g.halfUniform >= 2 {
+				return g.halfUniformPacked(w)
+			}
+		}
+		switch g.s.Type {
 		case dtype.Float16:
 			var o []string
 			for _, x := range w {
@@ -297,6 +361,55 @@ func (g *kernelGen) transform(w [4]string) output {
 		return g.range64(w)
 	}
 	panic("random: no transform for " + g.s.String())
+}
+
+// halfUniformConsts emits the constants of halfUniformPacked (before the loop), if the
+// kernel uses it.
+func (g *kernelGen) halfUniformConsts() {
+	if g.halfUniform < 2 {
+		return
+	}
+	scale := uint64(0x7000) // 2^13 in float16: exponent 13 + 15 = 28
+	if g.s.Type == dtype.BFloat16 {
+		scale = 0x7E00 // 2^125 in bfloat16: exponent 125 + 127 = 252
+	}
+	g.packScale = g.a.op("r", "mov.b32", hex(scale<<16|scale))
+	g.packZero = g.a.op("r", "mov.b32", "0x80008000")
+}
+
+// halfUniformPacked emits the uniform float16 or bfloat16 values of the words w, two a
+// word (UniformFloat16, UniformBFloat16: the value of the 16-bit half h is k * 2^-11 with
+// k = h >> 5, or k * 2^-8 with k = h >> 8), by integer construction and one packed
+// multiply a word. The bit pattern k (k < 2^11) read as a float16 is k * 2^-24: the
+// subnormals and the lowest normal binade are evenly spaced (the patterns below 0x0400
+// are the subnormals m * 2^-24, those from 0x0400 to 0x07FF are 2^-14 (1 + m 2^-10) =
+// (2^10 + m) * 2^-24); likewise the pattern k < 2^8 read as a bfloat16 is k * 2^-133.
+// So float16: x = (w >> 5) & 0x07FF07FF (k of both halves in place), then
+// fma.rn.f16x2(x, 2^13, -0) = k * 2^-11; bfloat16: x = bytes 1 and 3 of w moved to
+// bytes 0 and 2 (one prmt), then fma.rn.bf16x2(x, 2^125, -0) = k * 2^-8. Both products
+// are exact (11 and 8 significant bits), as are the float32 products of UniformFloat16
+// and UniformBFloat16, so the bits are the same; the half instructions keep subnormal
+// operands (the PTX ISA's fma: no .ftz for bf16x2 and none given for f16x2). Adding -0
+// leaves every product, +0 included, as it is.
+func (g *kernelGen) halfUniformPacked(w [4]string) output {
+	a := g.a
+	ty := "f16x2"
+	if g.s.Type == dtype.BFloat16 {
+		ty = "bf16x2"
+	}
+	var o []string
+	for _, x := range w {
+		var k string
+		if g.s.Type == dtype.Float16 {
+			k = a.op("r", "and.b32", a.op("r", "shr.u32", x, "5"), "0x07FF07FF")
+		} else {
+			// prmt: result byte i is byte s_i of {b, a} (a's bytes 0-3, b's 4-7), the
+			// selector's nibble i holding s_i: 1, 4 (a zero of b), 3, 4.
+			k = a.op("r", "prmt.b32", x, "0", "0x4341")
+		}
+		o = append(o, a.op("r", "fma.rn."+ty, k, g.packScale, g.packZero))
+	}
+	return output{o, "b32"}
 }
 
 // range32 emits Lemire's method for four int32 elements, with the rare redraw loop.
@@ -636,8 +749,14 @@ func (g *kernelGen) pairLoop(out, offset, b, stride, nfull, aligned string, inde
 	a.label(skip)
 }
 
-// genKernel writes the kernel; maxRounds is MaxRounds except in tests.
+// genKernel writes the kernel with the default options; maxRounds is MaxRounds except
+// in tests.
 func genKernel(s Spec, target string, index64 bool, maxRounds uint32) (Kernel, error) {
+	return genKernelOptions(s, target, index64, maxRounds, Options{})
+}
+
+// genKernelOptions writes the kernel with the choices o.
+func genKernelOptions(s Spec, target string, index64 bool, maxRounds uint32, opts Options) (Kernel, error) {
 	vs := s
 	if s.Dist == Range { // the bounds are kernel parameters: validate the rest
 		vs.Lo, vs.Hi = 0, 1
@@ -645,10 +764,10 @@ func genKernel(s Spec, target string, index64 bool, maxRounds uint32) (Kernel, e
 	if err := vs.Validate(); err != nil {
 		return Kernel{}, err
 	}
-	name := s.KernelName(index64)
 	cc, _ := strconv.Atoi(strings.TrimPrefix(target, "sm_"))
+	name := s.KernelNameOptions(cc/10, cc%10, index64, opts)
 	a := &asm{counts: map[string]int{}}
-	g := &kernelGen{a: a, s: s, maxRounds: maxRounds, tabName: name + "_c"}
+	g := &kernelGen{a: a, s: s, maxRounds: maxRounds, tabName: name + "_c", halfUniform: opts.halfUniform(s, cc)}
 	size := s.Type.Size()
 	epb := 16 / size
 	sh := bits.TrailingZeros(uint(epb))
@@ -680,6 +799,7 @@ func genKernel(s Spec, target string, index64 bool, maxRounds uint32) (Kernel, e
 			a.op("r", "add.u32", k1, hex(uint64(uint32(i)*philoxW1))),
 		}
 	}
+	g.halfUniformConsts()
 	if s.Dist == Range {
 		if s.Type == dtype.Int32 {
 			g.lo = a.op("r", "cvt.u32.u64", p["lo"])
@@ -723,7 +843,7 @@ func genKernel(s Spec, target string, index64 bool, maxRounds uint32) (Kernel, e
 		stride = a.op("r", "mul.lo.u32", ntid, nctaid)
 	}
 	done, loop, scalar, next := a.newLabel("done"), a.newLabel("loop"), a.newLabel("scalar"), a.newLabel("next")
-	if s.Dist == Normal && s.Type == dtype.Float32 {
+	if s.Dist == Normal && s.Type == dtype.Float32 || g.halfUniform == 3 {
 		g.pairLoop(p["out"], p["offset"], b, stride, nfull, aligned, index64)
 	}
 	a.ins("@%s bra.uni %s", a.op("p", "setp.ge."+it, b, nb), done)
@@ -808,10 +928,10 @@ func genKernel(s Spec, target string, index64 bool, maxRounds uint32) (Kernel, e
 		fmt.Fprintf(&m, "\t.param .u64 %s_%s%s\n", name, n, sep)
 	}
 	m.WriteString(")\n")
-	if s.Dist == Normal && s.Type == dtype.Float32 && cc >= 75 {
+	if (s.Dist == Normal && s.Type == dtype.Float32 || g.halfUniform == 3) && cc >= 75 {
 		// At most 32 registers (8 resident blocks of 256 threads per SM; see Kernel):
 		// ptxas needs them without spilling from sm_75 on, where the round keys live in
-		// uniform registers.
+		// uniform registers (the kernels with two blocks in flight a thread).
 		m.WriteString(".maxnreg 32\n")
 	}
 	m.WriteString("{\n")

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/internal/testenv"
 )
 
@@ -146,6 +147,15 @@ func module(ks []Kernel) string {
 	return b.String()
 }
 
+// kernelOptions returns the kernel choices (Options) that make different kernels for s:
+// the defaults first.
+func kernelOptions(s Spec) []Options {
+	if s.Dist == Uniform && (s.Type == dtype.Float16 || s.Type == dtype.BFloat16) {
+		return []Options{{}, {HalfUniform: 1}, {HalfUniform: 2}}
+	}
+	return []Options{{}}
+}
+
 var reFunc = regexp.MustCompile(`(?:Compiling entry function|Function properties for) '?([A-Za-z0-9_]+)'?`)
 
 // TestPTXAssembles assembles every kernel variant with ptxas for sm_90 (and, without
@@ -167,13 +177,19 @@ func TestPTXAssembles(t *testing.T) {
 			continue
 		}
 		var ks []Kernel
+		seen := map[string]bool{}
 		for _, s := range Specs() {
 			for _, ix := range []bool{false, true} {
-				k, err := s.Kernel(cc[0], cc[1], ix)
-				if err != nil {
-					t.Fatal(err)
+				for _, o := range kernelOptions(s) {
+					k, err := s.KernelOptions(cc[0], cc[1], ix, o)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !seen[k.Name] { // options that don't apply on this target give the same kernel
+						seen[k.Name] = true
+						ks = append(ks, k)
+					}
 				}
-				ks = append(ks, k)
 			}
 		}
 		target := ks[0].Target

@@ -97,6 +97,12 @@ func PlanReduce(base Reduce, l ReduceLayout, aligned []bool, sms int, tu ReduceT
 	m, s := l.M(), p1.GridY
 	first.Index64 = ReduceNeedIndex64(&l, s)
 	first.Out = dtype.Invalid // partial results are accumulators; the second pass converts
+	return []ReducePass{p1, planSecond(&base, s, m, sms, first.Index64, tu)}
+}
+
+// planSecond returns the pass that combines the s partial results of each of the m
+// outputs of a first pass of base (Index64 if the first pass is).
+func planSecond(base *Reduce, s, m, sms int, index64 bool, tu ReduceTuning) ReducePass {
 	second := Reduce{Op: base.Op, Pre: PreConvert, Ins: []dtype.DType{base.Acc}, Acc: base.Acc, Out: base.Out, Mean: base.Mean}
 	if base.Op.IsArg() {
 		second.Pre = PrePartial
@@ -104,10 +110,9 @@ func PlanReduce(base Reduce, l ReduceLayout, aligned []bool, sms int, tu ReduceT
 	l2 := CollapseReduce([]int{s, m}, [][]int{{m, 1}}, []bool{true, false}, false)
 	second.KeptRank, second.RedRank = len(l2.Kept), len(l2.Red)
 	// The partial indices of a 64-bit first pass need 64-bit index registers.
-	second.Index64 = ReduceNeedIndex64(&l2, 1) || first.Index64 && base.Op.IsArg()
+	second.Index64 = ReduceNeedIndex64(&l2, 1) || index64 && base.Op.IsArg()
 	tu.SplitMin = math.MaxInt
-	p2 := planPass(&second, l2, []bool{true}, sms, occupancy, tu)
-	return []ReducePass{p1, p2}
+	return planPass(&second, l2, []bool{true}, sms, nil, tu)
 }
 
 // redVmax returns the widest vector (elements) every read operand can load in 16
@@ -223,16 +228,35 @@ func planPass(r *Reduce, l ReduceLayout, aligned []bool, sms int, occupancy func
 		if m*k < tu.SplitMin {
 			return 1
 		}
-		// Ask for the occupancy of the partial kernel: it writes partials, and a mean
-		// divides only in the second pass.
-		mean := r.Mean
-		r.GPU.Partial, r.Mean = true, false
+		// Ask for the occupancy of the partial kernel: it writes partials (accumulators:
+		// no Out type, which a half result would otherwise have and a partial kernel
+		// refuses), and a mean divides only in the second pass. And of the fused kernel
+		// (FuseReduce) of the split that gives, which the runtime launches instead where
+		// it fuses: the grid must fit the waves of the kernel that runs, so the smaller
+		// of the two counts. (Until 2026-12-02 the query failed for half results, and
+		// their grids assumed redBlocksPerSM = 8 where 5 fit: a sum over axis 0 of
+		// 16384x16384 bfloat16 ran 1024 blocks, a wave of 660 and one of 364.)
+		mean, out := r.Mean, r.Out
+		r.GPU.Partial, r.Mean, r.Out = true, false, dtype.Invalid
 		occ := redBlocksPerSM
 		if occupancy != nil {
 			if o := occupancy(r); o > 0 {
 				occ = o
 			}
+			if s := chooseSplit(tiles, min(maxS, 65535), sms*occ); s > 1 {
+				base := *r
+				base.Out, base.Mean = out, mean
+				ix := ReduceNeedIndex64(&l, s)
+				p1 := ReducePass{Spec: r, Layout: l, GridX: max(1, min(tiles, 1<<24)), GridY: s, Block: r.GPU.Block}
+				if f, _, ok := FuseReduce(p1, planSecond(&base, s, m, sms, ix, tu)); ok {
+					f.Spec.Index64 = ix
+					if o := occupancy(f.Spec); o > 0 {
+						occ = min(occ, o)
+					}
+				}
+			}
 		}
+		r.Out = out
 		s := chooseSplit(tiles, min(maxS, 65535), sms*occ)
 		acc := r.Acc.Size()
 		if r.Op.IsArg() {

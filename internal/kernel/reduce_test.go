@@ -347,3 +347,46 @@ func contiguousLayout(shape, axes []int, perm bool) ReduceLayout {
 	}
 	return CollapseReduce(shape, [][]int{st}, mask, perm)
 }
+
+// TestReducePlanOccupancy checks that the split grid fits one wave of the kernel that
+// runs: the occupancy is asked of valid kernels only (a partial kernel of a half
+// result has no Out type; the runtime's query fails on an invalid one), of the partial
+// kernel and of the fused one, and the smaller count sizes the grid.
+func TestReducePlanOccupancy(t *testing.T) {
+	const sms = 132
+	for _, c := range []struct {
+		in, out        dtype.DType
+		shape, axes    []int
+		partial, fused int // blocks per SM of the two kernels
+	}{
+		{dtype.BFloat16, dtype.BFloat16, []int{16384, 16384}, []int{0}, 4, 5},
+		{dtype.Float16, dtype.Float16, []int{16384, 16384}, []int{0}, 5, 4},
+		{dtype.BFloat16, dtype.BFloat16, []int{1 << 28}, nil, 6, 5},
+		{dtype.Float32, dtype.Invalid, []int{16384, 16384}, []int{0}, 4, 5},
+	} {
+		var asked []string
+		occ := func(r *Reduce) int {
+			if err := r.Validate(); err != nil {
+				t.Errorf("%v %v: occupancy of an invalid kernel: %v", c.in, c.shape, err)
+				return 0
+			}
+			if r.Final != nil {
+				asked = append(asked, "fused")
+				return c.fused
+			}
+			asked = append(asked, "partial")
+			return c.partial
+		}
+		base := Reduce{Op: OpSum, Pre: PreConvert, Ins: []dtype.DType{c.in}, Acc: dtype.Float32, Out: c.out}
+		passes := PlanReduce(base, contiguousLayout(c.shape, c.axes, true), []bool{true}, sms, DefaultReduceTuning, occ)
+		p := passes[0]
+		blocks, limit := p.GridX*p.GridY, sms*min(c.partial, c.fused)
+		t.Logf("%v %v axes %v: asked %v, grid %dx%d, %d slots", c.in, c.shape, c.axes, asked, p.GridX, p.GridY, limit)
+		if len(passes) != 2 || blocks > limit || float64(blocks) < 0.75*float64(limit) {
+			t.Errorf("%v %v axes %v: %d passes, grid %dx%d for %d resident blocks", c.in, c.shape, c.axes, len(passes), p.GridX, p.GridY, limit)
+		}
+		if len(asked) != 2 || asked[0] != "partial" || asked[1] != "fused" {
+			t.Errorf("%v %v axes %v: occupancy asked of %v, want the partial and the fused kernel", c.in, c.shape, c.axes, asked)
+		}
+	}
+}

@@ -37,20 +37,36 @@ import (
 //	chunk   u64  keys per block
 //	chunks  u64  ceil(rowLen / chunk)
 //	pass    u64  the digit (Order.Passes()-1 first, then down to 0)
+//	k       u64  the keys to select in each row (with Fused; unused otherwise)
 //
-// The grid has rows*chunks blocks of SortBlock threads.
+// With Fused the kernel also does SelectStep's work: hist holds, after the counts, a
+// u32 ticket per row (zero at the launch, as the counts), and the row's last block to
+// finish (the one that draws ticket chunks-1, after a fence: CUDA samples'
+// threadFenceReduction) picks the digit, updates the state and leaves the counts and
+// the ticket zero for the next pass; no SelectStep launch follows.
+//
+// The grid has rows*chunks blocks of SortBlock threads. With Vector (keys of 4 or 8 bytes, Items a multiple of 16/size), each thread
+// reads 16 consecutive bytes at a time: the keys' address and each row's and chunk's
+// first key are 16-byte aligned.
 type SelectHist struct {
-	Order SortKey
-	Items int
+	Order  SortKey
+	Items  int
+	Vector bool
+	Fused  bool
 }
 
 // Key identifies the kernel.
-func (s *SelectHist) Key() string { return fmt.Sprintf("select.hist|%s|k%d", s.Order.key(), s.Items) }
+func (s *SelectHist) Key() string {
+	return fmt.Sprintf("select.hist|%s|k%d|v%v|f%v", s.Order.key(), s.Items, s.Vector, s.Fused)
+}
 
 // Validate checks the spec.
 func (s *SelectHist) Validate() error {
 	if err := s.Order.Validate(); err != nil {
 		return err
+	}
+	if ks := s.Order.Size(); s.Vector && (ks != 4 && ks != 8 || s.Items%(16/ks) != 0) {
+		return fmt.Errorf("kernel: vector select histogram of %d %d-byte keys a thread", s.Items, ks)
 	}
 	return sortItemsValid(s.Items)
 }
@@ -84,12 +100,25 @@ func (s *SelectHist) CPU() (func(*cpu.Launch) error, error) {
 		if err != nil {
 			return err
 		}
-		hb, err := sortMem(l, 1, rows*RadixDigits*4)
+		hbLen := rows * RadixDigits * 4
+		if s.Fused {
+			hbLen += rows * 4 // the tickets
+		}
+		hb, err := sortMem(l, 1, hbLen)
 		if err != nil {
 			return err
 		}
 		if !checkZero(hb) {
 			return launchErr("select histogram not zeroed")
+		}
+		var k uint64
+		if s.Fused {
+			if k = l.Uint64(7); k == 0 || k > uint64(rowLen) {
+				return launchErr("select histogram: k %d of %d", k, rowLen)
+			}
+		}
+		if s.Vector && (!aligned16(l, 0) || (rows > 1 && rowLen*ks%16 != 0) || chunk*ks%16 != 0) {
+			return launchErr("select histogram: vector loads of unaligned keys")
 		}
 		hist := cpu.Slice[uint32](hb)
 		var state []uint64
@@ -115,6 +144,16 @@ func (s *SelectHist) CPU() (func(*cpu.Launch) error, error) {
 				}
 			}
 		})
+		if s.Fused {
+			if state == nil {
+				sb, err := sortMem(l, 2, rows*16)
+				if err != nil {
+					return err
+				}
+				state = cpu.Slice[uint64](sb)
+			}
+			selectStepCPU(hist, state, rows, k, pass, P)
+		}
 		return nil
 	}, nil
 }
@@ -165,25 +204,29 @@ func (s *SelectStep) CPU() (func(*cpu.Launch) error, error) {
 		if err != nil {
 			return err
 		}
-		hist, state := cpu.Slice[uint32](hb), cpu.Slice[uint64](sb)
-		for r := 0; r < rows; r++ {
-			prefix, rem := uint64(0), k
-			if pass != P-1 {
-				prefix, rem = state[2*r], state[2*r+1]
-			}
-			h := hist[r*RadixDigits:][:RadixDigits]
-			var run uint64
-			for d := range h {
-				c := uint64(h[d])
-				if run < rem && rem <= run+c {
-					state[2*r], state[2*r+1] = prefix|uint64(d)<<(8*pass), rem-run
-				}
-				run += c
-			}
-			clear(h)
-		}
+		selectStepCPU(cpu.Slice[uint32](hb), cpu.Slice[uint64](sb), rows, k, pass, P)
 		return nil
 	}, nil
+}
+
+// selectStepCPU is SelectStep's work on rows histograms.
+func selectStepCPU(hist []uint32, state []uint64, rows int, k uint64, pass, P int) {
+	for r := 0; r < rows; r++ {
+		prefix, rem := uint64(0), k
+		if pass != P-1 {
+			prefix, rem = state[2*r], state[2*r+1]
+		}
+		h := hist[r*RadixDigits:][:RadixDigits]
+		var run uint64
+		for d := range h {
+			c := uint64(h[d])
+			if run < rem && rem <= run+c {
+				state[2*r], state[2*r+1] = prefix|uint64(d)<<(8*pass), rem-run
+			}
+			run += c
+		}
+		clear(h)
+	}
 }
 
 // TopKCount counts each tile's keys below and equal to its row's selected key.
@@ -196,17 +239,23 @@ func (s *SelectStep) CPU() (func(*cpu.Launch) error, error) {
 //	rowLen  u64
 //	tiles   u64  tiles per row: ceil(rowLen / Tile())
 //
-// The grid has rows*tiles blocks of SortBlock threads.
+// The grid has rows*tiles blocks of SortBlock threads. Striped reads a tile with
+// coalesced loads (item i of thread t is the tile's key i*SortBlock+t; the counts do
+// not depend on who reads what); otherwise thread t reads keys t*Items to
+// t*Items+Items-1.
 type TopKCount struct {
-	Order SortKey
-	Items int
+	Order   SortKey
+	Items   int
+	Striped bool
 }
 
 // Tile returns the keys per tile.
 func (c *TopKCount) Tile() int { return SortBlock * c.Items }
 
 // Key identifies the kernel.
-func (c *TopKCount) Key() string { return fmt.Sprintf("topk.count|%s|k%d", c.Order.key(), c.Items) }
+func (c *TopKCount) Key() string {
+	return fmt.Sprintf("topk.count|%s|k%d|s%v", c.Order.key(), c.Items, c.Striped)
+}
 
 // Validate checks the spec.
 func (c *TopKCount) Validate() error {
@@ -275,18 +324,24 @@ func (c *TopKCount) CPU() (func(*cpu.Launch) error, error) {
 //	rowLen   u64
 //	tiles    u64
 //	k        u64
+//	counts   u64  TopKCount's counts (with Skip; unused otherwise)
 //
-// The grid has rows*tiles blocks of SortBlock threads.
+// The grid has rows*tiles blocks of SortBlock threads. With Skip, a tile that its
+// counts show has none of the k (no key below T, and no key equal to T or only ones
+// past the rem first) returns at once, reading none of its keys.
 type TopKGather struct {
 	Order SortKey
 	Items int
+	Skip  bool
 }
 
 // Tile returns the keys per tile (TopKCount's with the same Items).
 func (c *TopKGather) Tile() int { return SortBlock * c.Items }
 
 // Key identifies the kernel.
-func (c *TopKGather) Key() string { return fmt.Sprintf("topk.gather|%s|k%d", c.Order.key(), c.Items) }
+func (c *TopKGather) Key() string {
+	return fmt.Sprintf("topk.gather|%s|k%d|s%v", c.Order.key(), c.Items, c.Skip)
+}
 
 // Validate checks the spec.
 func (c *TopKGather) Validate() error {
@@ -328,6 +383,12 @@ func (c *TopKGather) CPU() (func(*cpu.Launch) error, error) {
 		if err != nil {
 			return err
 		}
+		if c.Skip {
+			// (the counts only let tiles with none of the k return early)
+			if _, err := sortMem(l, 8, rows*tiles*16); err != nil {
+				return err
+			}
+		}
 		state, prefix, idx := cpu.Slice[uint64](sb), cpu.Slice[int64](pb), cpu.Slice[int64](oi)
 		var bad atomic.Bool
 		l.Parallel(rows*tiles, 4, func(lo, hi int) {
@@ -364,6 +425,78 @@ func (c *TopKGather) CPU() (func(*cpu.Launch) error, error) {
 		if bad.Load() {
 			return fmt.Errorf("kernel: illegal address: top-k gather past k: %w", backend.ErrLaunchFailed)
 		}
+		return nil
+	}, nil
+}
+
+// TopKRankSort orders each row's k gathered keys (TopKGather's output: the keys in
+// index order within the keys below T and within those equal to it) by a stable rank
+// sort, for k up to TopKRankMax: one block a row stages the row's ordered keys in
+// shared memory, and each key's place is the number of keys before it in the order
+// or equal to it and before it in the row, the same order as a stable block sort.
+//
+// Kernel parameters, in order:
+//
+//	inKeys   u64  [rows][k] keys (Order.Type)
+//	outKeys  u64  [rows][k]
+//	inIdx    u64  [rows][k] int64
+//	outIdx   u64  [rows][k] int64
+//	rows     u64
+//	k        u64  1 to TopKRankMax
+//
+// The grid has rows blocks of SortBlock threads.
+type TopKRankSort struct {
+	Order SortKey
+}
+
+// TopKRankMax is the most keys a row TopKRankSort orders.
+const TopKRankMax = 512
+
+// Key identifies the kernel.
+func (r *TopKRankSort) Key() string { return "topk.rank|" + r.Order.key() }
+
+// Validate checks the spec.
+func (r *TopKRankSort) Validate() error { return r.Order.Validate() }
+
+// CPU returns the kernel for the CPU backend.
+func (r *TopKRankSort) CPU() (func(*cpu.Launch) error, error) {
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	key, ks := r.Order, r.Order.Size()
+	return func(l *cpu.Launch) error {
+		rows, k := int(l.Uint64(4)), int(l.Uint64(5))
+		if k < 1 || k > TopKRankMax || int(l.Grid[0]) != rows || l.Block[0] != SortBlock {
+			return launchErr("top-k rank sort: %d rows, k %d, grid %d", rows, k, l.Grid[0])
+		}
+		var bufs [4][]byte
+		for i, sz := range []int{ks, ks, 8, 8} {
+			b, err := sortMem(l, i, rows*k*sz)
+			if err != nil {
+				return err
+			}
+			bufs[i] = b
+		}
+		inI, outI := cpu.Slice[int64](bufs[2]), cpu.Slice[int64](bufs[3])
+		l.Parallel(rows, 1, func(lo, hi int) {
+			o := make([]uint64, k)
+			for row := lo; row < hi; row++ {
+				for i := range o {
+					o[i] = key.Ordered(loadRaw(bufs[0], ks, row*k+i))
+				}
+				for i, x := range o {
+					rank := 0
+					for j, y := range o {
+						if y < x || y == x && j < i {
+							rank++
+						}
+					}
+					d := row*k + rank
+					copy(bufs[1][d*ks:(d+1)*ks], bufs[0][(row*k+i)*ks:(row*k+i+1)*ks])
+					outI[d] = inI[row*k+i]
+				}
+			}
+		})
 		return nil
 	}, nil
 }

@@ -17,8 +17,12 @@ func (s *SelectHist) PTX(major, minor int) (src, entry string, err error) {
 	defer scanPTXError(&err)
 	m := ptx.NewModule(major, minor)
 	entry = "select_hist"
-	f := m.Kernel(entry, ptx.P("keys", ptx.U64), ptx.P("hist", ptx.U64), ptx.P("state", ptx.U64), ptx.P("rowLen", ptx.U64),
-		ptx.P("chunk", ptx.U64), ptx.P("chunks", ptx.U64), ptx.P("pass", ptx.U64))
+	params := []ptx.Param{ptx.P("keys", ptx.U64), ptx.P("hist", ptx.U64), ptx.P("state", ptx.U64), ptx.P("rowLen", ptx.U64),
+		ptx.P("chunk", ptx.U64), ptx.P("chunks", ptx.U64), ptx.P("pass", ptx.U64)}
+	if s.Fused {
+		params = append(params, ptx.P("k", ptx.U64))
+	}
+	f := m.Kernel(entry, params...)
 	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", SortBlock))
 	const copies = 8
 	f.Shared("sh_hist", ptx.B32, 16, copies*RadixDigits)
@@ -85,20 +89,56 @@ func (s *SelectHist) PTX(major, minor int) (src, entry string, err error) {
 	i := f.Reg(ptx.U64)
 	tid64 := f.Reg(ptx.U64)
 	f.Cvt(tid64, g.tid)
-	f.Add(i, start, tid64)
+	G := 1 // keys a thread reads together
+	if s.Vector {
+		G = 16 / ks
+	}
+	{
+		th := f.Reg(ptx.U64)
+		f.Mul(th, tid64, ptx.Int(G))
+		f.Add(i, start, th)
+	}
 	loop, done := f.NewLabel(), f.NewLabel()
 	f.Place(loop)
-	f.At(f.Setp(ptx.Ge, i, end)).Bra(done)
+	if s.Vector {
+		// (block-uniform: the loop ends when the block's first key is past the end)
+		ib := f.Reg(ptx.U64)
+		f.Mul(ib, tid64, ptx.Int(G))
+		f.Sub(ib, i, ib)
+		f.At(f.Setp(ptx.Ge, ib, end)).Bra(done)
+	} else {
+		f.At(f.Setp(ptx.Ge, i, end)).Bra(done)
+	}
 	keys := make([]ptx.Reg, s.Items)
 	valid := make([]ptx.Reg, s.Items)
-	for j := range keys {
+	for j := 0; j < s.Items; j += G {
 		ij := f.Reg(ptx.U64)
-		f.Add(ij, i, ptx.Int(j*SortBlock))
-		valid[j] = f.Setp(ptx.Lt, ij, end)
+		f.Add(ij, i, ptx.Int((j/G)*SortBlock*G))
 		a := f.Reg(ptx.U64)
 		f.Add(a, ij, rowBase)
 		f.Fma(a, a, ptx.Int(ks), pk)
-		keys[j] = loadElem(f, ks, valid[j], ptx.Mem(a, 0), true)
+		if !s.Vector {
+			valid[j] = f.Setp(ptx.Lt, ij, end)
+			keys[j] = loadElem(f, ks, valid[j], ptx.Mem(a, 0), true)
+			continue
+		}
+		ijG := f.Reg(ptx.U64)
+		f.Add(ijG, ij, ptx.Int(G))
+		full := f.Setp(ptx.Le, ijG, end)
+		rt := regType(ks)
+		for e := 0; e < G; e++ {
+			keys[j+e] = f.Reg(rt)
+			f.Mov(keys[j+e], ptx.Int(0))
+			ie := f.Reg(ptx.U64)
+			f.Add(ie, ij, ptx.Int(e))
+			valid[j+e] = f.Setp(ptx.Lt, ie, end)
+		}
+		f.At(full).Op(fmt.Sprintf("ld.global.nc.v%d%s", G, rt), ptx.Vec(keys[j:j+G]), ptx.Mem(a, 0))
+		for e := 0; e < G; e++ {
+			p := f.Reg(ptx.Pred)
+			f.Op("and.pred", p, valid[j+e], notp(f, full))
+			f.At(p).Op("ld.global.nc"+memType(ks).String(), keys[j+e], ptx.Mem(a, int64(e*ks)))
+		}
 	}
 	for j, k := range keys {
 		o := g.ordered(k)
@@ -133,8 +173,62 @@ func (s *SelectHist) PTX(major, minor int) (src, entry string, err error) {
 	old := f.Reg(ptx.U32)
 	f.Atom("", "", ptx.Global, "add", ptx.U32, old, ptx.Mem(ga, 0), v)
 	f.Place(skip)
+	if s.Fused {
+		s.fusedStep(f, g, major*10+minor, ph, row, chunks, tid64, pass)
+	}
 	f.Ret()
 	return m.String(), entry, nil
+}
+
+// fusedStep emits the tail of a fused histogram pass: the block takes its row's
+// ticket, and the last block of the row does the select step.
+func (s *SelectHist) fusedStep(f *ptx.Func, g *sortGen, sm int, ph, row, chunks, tid64 ptx.Reg, pass ptx.Reg) {
+	f.Shared("sh_last", ptx.B32, 4, 1)
+	f.Shared("sh_sum", ptx.B64, 8, SortBlock/32)
+	fence := func() {
+		if sm >= 70 {
+			f.Fence("acq_rel", "gpu")
+		} else {
+			f.Membar("gl")
+		}
+	}
+	rows := f.Reg(ptx.U64)
+	f.Cvt(rows, f.Special(ptx.NctaidX))
+	f.Div(rows, rows, chunks)
+	ta := f.Reg(ptx.U64)
+	f.Fma(ta, rows, ptx.Int(RadixDigits), row)
+	f.Fma(ta, ta, ptx.Int(4), ph)
+	flagAddr := ptx.Mem(ptx.Sym("sh_last"), 0)
+	f.BarSync(0) // every thread's flush before the ticket
+	notFirst := f.Setp(ptx.Ne, g.tid, ptx.Int(0))
+	skip := f.NewLabel()
+	f.At(notFirst).Bra(skip)
+	fence() // release: the block's counts before its ticket
+	old := f.Reg(ptx.U32)
+	f.Atom("", "", ptx.Global, "add", ptx.U32, old, ptx.Mem(ta, 0), ptx.Int(1))
+	last1 := f.Reg(ptx.U32)
+	f.Cvt(last1, chunks)
+	f.Sub(last1, last1, ptx.Int(1))
+	last := f.Setp(ptx.Eq, old, last1)
+	flag := f.Reg(ptx.U32)
+	f.Selp(flag, ptx.Int(1), ptx.Int(0), last)
+	f.St(ptx.Shared, ptx.CacheDefault, ptx.U32, flagAddr, flag)
+	f.AtNot(last).Bra(skip)
+	fence() // acquire: the other blocks' counts
+	f.Place(skip)
+	f.BarSync(0)
+	fl := f.Reg(ptx.U32)
+	f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U32, flagAddr, fl)
+	done := f.NewLabel()
+	f.At(f.Setp(ptx.Eq, fl, ptx.Int(0))).Bra(done)
+	ps := f.Reg(ptx.U64)
+	f.CvtaTo(ptx.Global, ps, f.LdParam(2))
+	selectStepBody(f, g, s.Order.Passes(), ph, ps, row, tid64, f.LdParam(7), pass, "sh_sum", true)
+	f.At(notFirst).Bra(done)
+	zero := f.Reg(ptx.U32)
+	f.Mov(zero, ptx.Int(0))
+	f.St(ptx.Global, ptx.CacheDefault, ptx.U32, ptx.Mem(ta, 0), zero)
+	f.Place(done)
 }
 
 // PTX returns the select step's PTX.
@@ -159,11 +253,25 @@ func (s *SelectStep) PTX(major, minor int) (src, entry string, err error) {
 	f.Cvt(row, f.Special(ptx.CtaidX))
 	tid64 := f.Reg(ptx.U64)
 	f.Cvt(tid64, g.tid)
+	selectStepBody(f, g, s.Passes, ph, ps, row, tid64, k, pass, "ss_sum", false)
+	f.Ret()
+	return m.String(), entry, nil
+}
+
+// selectStepBody emits SelectStep's work on row's histogram (at ph) and state (at ps)
+// for a block of SortBlock threads; sum is a shared array of SortBlock/32 u64 for the
+// block scan. With cg the counts are read at L2 (ld.global.cg: written by other
+// blocks' atomics in this launch).
+func selectStepBody(f *ptx.Func, g *sortGen, P int, ph, ps, row, tid64, k, pass ptx.Reg, sum string, cg bool) {
 	ha := f.Reg(ptx.U64)
 	f.Fma(ha, row, ptx.Int(RadixDigits), tid64)
 	f.Fma(ha, ha, ptx.Int(4), ph)
 	c := f.Reg(ptx.U32)
-	f.Ld(ptx.Global, ptx.CacheDefault, ptx.U32, ptx.Mem(ha, 0), c)
+	cache := ptx.CacheDefault
+	if cg {
+		cache = ptx.CacheCG
+	}
+	f.Ld(ptx.Global, cache, ptx.U32, ptx.Mem(ha, 0), c)
 	z := f.Reg(ptx.U32)
 	f.Mov(z, ptx.Int(0))
 	f.St(ptx.Global, ptx.CacheDefault, ptx.U32, ptx.Mem(ha, 0), z)
@@ -172,12 +280,12 @@ func (s *SelectStep) PTX(major, minor int) (src, entry string, err error) {
 	prefix, rem := f.Reg(ptx.U64), f.Reg(ptx.U64)
 	f.Mov(prefix, ptx.Int(0))
 	f.Mov(rem, k)
-	first := f.Setp(ptx.Eq, pass, ptx.Int(s.Passes-1))
+	first := f.Setp(ptx.Eq, pass, ptx.Int(P-1))
 	f.AtNot(first).Op("ld.global.u64", prefix, ptx.Mem(sa, 0))
 	f.AtNot(first).Op("ld.global.u64", rem, ptx.Mem(sa, 8))
 	c64 := f.Reg(ptx.U64)
 	f.Cvt(c64, c)
-	excl, _ := g.blockScan(c64, "ss_sum")
+	excl, _ := g.blockScan(c64, sum)
 	incl := f.Reg(ptx.U64)
 	f.Add(incl, excl, c64)
 	found := f.Reg(ptx.Pred)
@@ -192,13 +300,12 @@ func (s *SelectStep) PTX(major, minor int) (src, entry string, err error) {
 	f.Sub(rem, rem, excl)
 	f.St(ptx.Global, ptx.CacheDefault, ptx.U64, ptx.Mem(sa, 0), prefix, rem)
 	f.Place(skip)
-	f.Ret()
-	return m.String(), entry, nil
 }
 
 // topkTile emits what TopKCount and TopKGather share: the block's row and tile, T and
 // rem, and each item's key (blocked: thread t owns tile keys t*Items to t*Items+Items-1),
-// whether it is below T, equal, and its index in the row.
+// whether it is below T, equal, and its index in the row. Striped: item i of thread t
+// is the tile's key i*SortBlock+t (coalesced; for counts only).
 type topkTile struct {
 	row, tileI       ptx.Reg // u64
 	T, rem           ptx.Reg
@@ -208,7 +315,7 @@ type topkTile struct {
 	rowLen, tilesArg ptx.Reg
 }
 
-func topkLoad(f *ptx.Func, g *sortGen, items int, pk, pstate, rowLen, tiles ptx.Reg) *topkTile {
+func topkLoad(f *ptx.Func, g *sortGen, items int, striped bool, pk, pstate, rowLen, tiles ptx.Reg) *topkTile {
 	ks := g.order.Size()
 	tt := &topkTile{rowLen: rowLen, tilesArg: tiles}
 	b := f.Reg(ptx.U64)
@@ -229,7 +336,13 @@ func topkLoad(f *ptx.Func, g *sortGen, items int, pk, pstate, rowLen, tiles ptx.
 	first := f.Reg(ptx.U64)
 	f.Mul(first, tt.tileI, ptx.Int(SortBlock*items))
 	th := f.Reg(ptx.U64)
-	f.MulWide(th, g.tid, ptx.Int(items))
+	stride := 1
+	if striped {
+		f.Cvt(th, g.tid)
+		stride = SortBlock
+	} else {
+		f.MulWide(th, g.tid, ptx.Int(items))
+	}
 	f.Add(first, first, th)
 	rowBase := f.Reg(ptx.U64)
 	f.Mul(rowBase, tt.row, rowLen)
@@ -238,7 +351,7 @@ func topkLoad(f *ptx.Func, g *sortGen, items int, pk, pstate, rowLen, tiles ptx.
 	f.Mov(tt.nEq, ptx.Int(0))
 	for i := 0; i < items; i++ {
 		ix := f.Reg(ptx.U64)
-		f.Add(ix, first, ptx.Int(i))
+		f.Add(ix, first, ptx.Int(i*stride))
 		v := f.Setp(ptx.Lt, ix, rowLen)
 		a := f.Reg(ptx.U64)
 		f.Add(a, ix, rowBase)
@@ -275,7 +388,7 @@ func (c *TopKCount) PTX(major, minor int) (src, entry string, err error) {
 	f.CvtaTo(ptx.Global, pk, f.LdParam(0))
 	f.CvtaTo(ptx.Global, pst, f.LdParam(1))
 	f.CvtaTo(ptx.Global, pc, f.LdParam(2))
-	tt := topkLoad(f, g, c.Items, pk, pst, f.LdParam(3), f.LdParam(4))
+	tt := topkLoad(f, g, c.Items, c.Striped, pk, pst, f.LdParam(3), f.LdParam(4))
 	packed := f.Reg(ptx.U32)
 	f.Shl(packed, tt.nEq, ptx.Int(16))
 	f.Or(packed, packed, tt.nLess)
@@ -306,7 +419,8 @@ func (c *TopKGather) PTX(major, minor int) (src, entry string, err error) {
 	m := ptx.NewModule(major, minor)
 	entry = "topk_gather"
 	f := m.Kernel(entry, ptx.P("keys", ptx.U64), ptx.P("state", ptx.U64), ptx.P("prefix", ptx.U64),
-		ptx.P("outKeys", ptx.U64), ptx.P("outIdx", ptx.U64), ptx.P("rowLen", ptx.U64), ptx.P("tiles", ptx.U64), ptx.P("k", ptx.U64))
+		ptx.P("outKeys", ptx.U64), ptx.P("outIdx", ptx.U64), ptx.P("rowLen", ptx.U64), ptx.P("tiles", ptx.U64), ptx.P("k", ptx.U64),
+		ptx.P("counts", ptx.U64))
 	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", SortBlock))
 	f.Shared("tg_sum", ptx.B32, 16, SortBlock/32)
 	g := newSortGen(f, c.Order, c.Items)
@@ -318,7 +432,33 @@ func (c *TopKGather) PTX(major, minor int) (src, entry string, err error) {
 	f.CvtaTo(ptx.Global, pok, f.LdParam(3))
 	f.CvtaTo(ptx.Global, poi, f.LdParam(4))
 	k := f.LdParam(7)
-	tt := topkLoad(f, g, c.Items, pk, pst, f.LdParam(5), f.LdParam(6))
+	exit := f.NewLabel()
+	if c.Skip {
+		// The tile's counts: nothing below T, and no key equal to T among the rem
+		// first ones (block-uniform: the whole block leaves).
+		pc := f.Reg(ptx.U64)
+		f.CvtaTo(ptx.Global, pc, f.LdParam(8))
+		b := f.Reg(ptx.U64)
+		f.Cvt(b, f.Special(ptx.CtaidX))
+		tiles := f.LdParam(6)
+		row := f.Reg(ptx.U64)
+		f.Div(row, b, tiles)
+		sa := f.Reg(ptx.U64)
+		f.Fma(sa, row, ptx.Int(16), pst)
+		rem := f.Reg(ptx.U64)
+		f.Ld(ptx.Global, ptx.CacheDefault, ptx.U64, ptx.Mem(sa, 8), rem)
+		ca, pa := f.Reg(ptx.U64), f.Reg(ptx.U64)
+		f.Fma(ca, b, ptx.Int(16), pc)
+		f.Fma(pa, b, ptx.Int(16), pp)
+		cl, ce, pe := f.Reg(ptx.U64), f.Reg(ptx.U64), f.Reg(ptx.U64)
+		f.Ld(ptx.Global, ptx.CacheDefault, ptx.U64, ptx.Mem(ca, 0), cl, ce)
+		f.Ld(ptx.Global, ptx.CacheDefault, ptx.U64, ptx.Mem(pa, 8), pe)
+		none := f.Reg(ptx.Pred)
+		f.Op("or.pred", none, f.Setp(ptx.Eq, ce, ptx.Int(0)), f.Setp(ptx.Ge, pe, rem))
+		f.Op("and.pred", none, none, f.Setp(ptx.Eq, cl, ptx.Int(0)))
+		f.At(none).Bra(exit)
+	}
+	tt := topkLoad(f, g, c.Items, false, pk, pst, f.LdParam(5), f.LdParam(6))
 	packed := f.Reg(ptx.U32)
 	f.Shl(packed, tt.nEq, ptx.Int(16))
 	f.Or(packed, packed, tt.nLess)
@@ -365,6 +505,105 @@ func (c *TopKGather) PTX(major, minor int) (src, entry string, err error) {
 		f.At(w).Op("st.global.u64", ptx.Mem(a, 0), tt.idx[i])
 	}
 	_ = rowBase
+	f.Place(exit)
+	f.Ret()
+	return m.String(), entry, nil
+}
+
+// PTX returns the rank sort's PTX.
+func (r *TopKRankSort) PTX(major, minor int) (src, entry string, err error) {
+	if err := r.Validate(); err != nil {
+		return "", "", err
+	}
+	defer scanPTXError(&err)
+	m := ptx.NewModule(major, minor)
+	entry = "topk_rank"
+	f := m.Kernel(entry, ptx.P("inKeys", ptx.U64), ptx.P("outKeys", ptx.U64), ptx.P("inIdx", ptx.U64),
+		ptx.P("outIdx", ptx.U64), ptx.P("rows", ptx.U64), ptx.P("k", ptx.U64))
+	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", SortBlock))
+	g := newSortGen(f, r.Order, 1)
+	ks := r.Order.Size()
+	kt := g.kt()
+	kw := kt.Bits() / 8
+	f.Shared("tr_keys", ptx.B8, 16, TopKRankMax*kw)
+	pik, pok, pii, poi := f.Reg(ptx.U64), f.Reg(ptx.U64), f.Reg(ptx.U64), f.Reg(ptx.U64)
+	for i, p := range []ptx.Reg{pik, pok, pii, poi} {
+		f.CvtaTo(ptx.Global, p, f.LdParam(i))
+	}
+	k := f.Reg(ptx.U32)
+	f.Cvt(k, f.LdParam(5))
+	sh := f.Reg(ptx.U32)
+	f.Op("mov.u32", sh, ptx.Sym("tr_keys"))
+	row := f.Reg(ptx.U64)
+	f.Cvt(row, f.Special(ptx.CtaidX))
+	base := f.Reg(ptx.U64) // the row's first element
+	k64 := f.Reg(ptx.U64)
+	f.Cvt(k64, k)
+	f.Mul(base, row, k64)
+	always := f.Reg(ptx.Pred)
+	f.Op("setp.eq.u32", always, g.tid, g.tid)
+	// forItems runs body for i = tid, tid+SortBlock, ... below k.
+	forItems := func(body func(i ptx.Reg)) {
+		i := f.Reg(ptx.U32)
+		f.Mov(i, g.tid)
+		loop, done := f.NewLabel(), f.NewLabel()
+		f.Place(loop)
+		f.At(f.Setp(ptx.Ge, i, k)).Bra(done)
+		body(i)
+		f.Add(i, i, ptx.Int(SortBlock))
+		f.Bra(loop)
+		f.Place(done)
+	}
+	load := func(i ptx.Reg) (raw ptx.Reg, gi ptx.Reg) {
+		gi = f.Reg(ptx.U64)
+		f.Cvt(gi, i)
+		f.Add(gi, gi, base)
+		a := f.Reg(ptx.U64)
+		f.Fma(a, gi, ptx.Int(ks), pik)
+		return loadElem(f, ks, always, ptx.Mem(a, 0), false), gi
+	}
+	forItems(func(i ptx.Reg) {
+		raw, _ := load(i)
+		sa := f.Reg(ptx.U32)
+		f.Fma(sa, i, ptx.Int(kw), sh)
+		f.St(ptx.Shared, ptx.CacheDefault, kt, ptx.Mem(sa, 0), g.ordered(raw))
+	})
+	f.BarSync(0)
+	forItems(func(i ptx.Reg) {
+		raw, gi := load(i)
+		o := g.ordered(raw)
+		rank := f.Reg(ptx.U32)
+		f.Mov(rank, ptx.Int(0))
+		j := f.Reg(ptx.U32)
+		f.Mov(j, ptx.Int(0))
+		sa := f.Reg(ptx.U32)
+		f.Mov(sa, sh)
+		loop, done := f.NewLabel(), f.NewLabel()
+		f.Place(loop)
+		f.At(f.Setp(ptx.Ge, j, k)).Bra(done)
+		y := f.Reg(kt)
+		f.Ld(ptx.Shared, ptx.CacheDefault, kt, ptx.Mem(sa, 0), y)
+		before := f.Reg(ptx.Pred)
+		f.Op("and.pred", before, f.Setp(ptx.Eq, y, o), f.Setp(ptx.Lt, j, i))
+		f.Op("or.pred", before, before, f.Setp(ptx.Lt, y, o))
+		f.At(before).Op("add.u32", rank, rank, ptx.Int(1))
+		f.Add(j, j, ptx.Int(1))
+		f.Add(sa, sa, ptx.Int(kw))
+		f.Bra(loop)
+		f.Place(done)
+		d := f.Reg(ptx.U64)
+		f.Cvt(d, rank)
+		f.Add(d, d, base)
+		a := f.Reg(ptx.U64)
+		f.Fma(a, d, ptx.Int(ks), pok)
+		f.St(ptx.Global, ptx.CacheDefault, memType(ks), ptx.Mem(a, 0), raw)
+		ia := f.Reg(ptx.U64)
+		f.Fma(ia, gi, ptx.Int(8), pii)
+		x := f.Reg(ptx.U64)
+		f.Ld(ptx.Global, ptx.CacheDefault, ptx.U64, ptx.Mem(ia, 0), x)
+		f.Fma(a, d, ptx.Int(8), poi)
+		f.St(ptx.Global, ptx.CacheDefault, ptx.U64, ptx.Mem(a, 0), x)
+	})
 	f.Ret()
 	return m.String(), entry, nil
 }

@@ -397,8 +397,12 @@ func TestSelectPtxas(t *testing.T) {
 	for _, kt := range sortKeyTypes {
 		o := SortKey{Type: kt, Descending: kt == dtype.Float32}
 		specs = append(specs, &SelectHist{Order: o, Items: 8}, &TopKCount{Order: o, Items: 16}, &TopKGather{Order: o, Items: 16},
+			&SelectHist{Order: o, Items: 8, Vector: kt.Size() == 4, Fused: true}, &TopKCount{Order: o, Items: 16, Striped: true}, &TopKGather{Order: o, Items: 16, Skip: true},
+			&TopKRankSort{Order: o},
 			&UniqueFlags{Order: SortKey{Type: kt}}, &SearchSorted{Order: SortKey{Type: kt}, Levels: 12, Queries: 2},
 			&SearchSorted{Order: SortKey{Type: kt}, Right: true, Levels: 11, Queries: 1},
+			&SearchTreeSample{Order: SortKey{Type: kt}, Levels: 8}, &SearchTree{Order: SortKey{Type: kt}, Levels: 8, Shared: 4, Queries: 4,
+				Vector: kt.Size() == 4 || kt.Size() == 8}, &SearchTree{Order: SortKey{Type: kt}, Right: true, Levels: 3, Shared: 1, Queries: 1},
 			&QuantileGather{In: kt, Out: dtype.Float64}, &QuantileGather{In: kt, Out: dtype.Float32, Median: true})
 	}
 	specs = append(specs, &SelectStep{Passes: 4}, &SelectStep{Passes: 8}, &UniqueCounts{}, &InverseScatter{},
@@ -443,75 +447,123 @@ func TestTopKSim(t *testing.T) {
 		{dtype.Int16, false, 1, 3000, 400, 4, 2},
 		{dtype.Float64, true, 1, 900, 1, 1, 3},
 		{dtype.Uint8, false, 2, 700, 300, 2, 1},
+		{dtype.Float32, false, 1, 1001, 10, 2, 1},
 	} {
 		if testenv.Race && c.kt != dtype.Float32 {
 			continue
 		}
-		t.Run(fmt.Sprintf("%v/%dx%d/k%d", c.kt, c.rows, c.n, c.k), func(t *testing.T) {
-			o := SortKey{Type: c.kt, Descending: c.desc}
-			ks := c.kt.Size()
-			keys := sortSimKeys(rng, c.kt, c.rows*c.n)
-			P := o.Passes()
-			hist := &SelectHist{Order: o, Items: 2}
-			step := &SelectStep{Passes: P}
-			tile := SortBlock * c.items
-			chunk := c.chunkT * tile
-			chunks := (c.n + chunk - 1) / chunk
-			histB := make([]byte, c.rows*RadixDigits*4)
-			state := make([]byte, c.rows*16)
-			for p := P - 1; p >= 0; p-- {
-				r := simAgree(t, hist, c.rows*chunks, SortBlock, []spectest.Arg{spectest.Buf(keys), spectest.Buf(histB), spectest.Buf(state),
-					spectest.U64(uint64(c.n)), spectest.U64(uint64(chunk)), spectest.U64(uint64(chunks)), spectest.U64(uint64(p))})
-				r = simAgree(t, step, c.rows, SortBlock, []spectest.Arg{spectest.Buf(r[1]), spectest.Buf(state), spectest.U64(uint64(c.k)), spectest.U64(uint64(p))})
-				histB, state = r[0], r[1]
-				if !checkZero(histB) {
-					t.Fatal("select step left a histogram")
-				}
-			}
-			tiles := (c.n + tile - 1) / tile
-			count := &TopKCount{Order: o, Items: c.items}
-			r := simAgree(t, count, c.rows*tiles, SortBlock, []spectest.Arg{spectest.Buf(keys), spectest.Buf(state), spectest.Buf(make([]byte, c.rows*tiles*16)),
-				spectest.U64(uint64(c.n)), spectest.U64(uint64(tiles))})
-			counts := cpuSliceI64(r[2])
-			prefix := make([]int64, len(counts))
-			for row := 0; row < c.rows; row++ {
-				var l, e int64
-				for ti := 0; ti < tiles; ti++ {
-					j := 2 * (row*tiles + ti)
-					prefix[j], prefix[j+1] = l, e
-					l, e = l+counts[j], e+counts[j+1]
-				}
-			}
-			pb := make([]byte, 8*len(prefix))
-			for i, v := range prefix {
-				binary.LittleEndian.PutUint64(pb[8*i:], uint64(v))
-			}
-			gather := &TopKGather{Order: o, Items: c.items}
-			r = simAgree(t, gather, c.rows*tiles, SortBlock, []spectest.Arg{spectest.Buf(keys), spectest.Buf(state), spectest.Buf(pb),
-				spectest.Buf(make([]byte, c.rows*c.k*ks)), spectest.Buf(make([]byte, c.rows*c.k*8)), spectest.U64(uint64(c.n)), spectest.U64(uint64(tiles)), spectest.U64(uint64(c.k))})
-			// The gathered keys are the k smallest (as a multiset, with the smallest
-			// indices among ties at the k-th): compare with a stable sort's first k.
-			perm := make([]int, c.n)
-			ord := make([]uint64, c.n)
-			for row := 0; row < c.rows; row++ {
-				for i := range perm {
-					perm[i] = i
-					ord[i] = o.Ordered(loadRaw(keys, ks, row*c.n+i))
-				}
-				stableSortPerm(perm, ord)
-				want := map[int64]bool{}
-				for _, p := range perm[:c.k] {
-					want[int64(p)] = true
-				}
-				got := cpuSliceI64(r[4])[row*c.k : (row+1)*c.k]
-				for j, g := range got {
-					if !want[g] {
-						t.Fatalf("row %d: candidate %d is index %d, not among the k smallest", row, j, g)
+		for _, v2 := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%v/%dx%d/k%d/v2=%v", c.kt, c.rows, c.n, c.k, v2), func(t *testing.T) {
+				o := SortKey{Type: c.kt, Descending: c.desc}
+				ks := c.kt.Size()
+				keys := sortSimKeys(rng, c.kt, c.rows*c.n)
+				P := o.Passes()
+				hist := &SelectHist{Order: o, Items: 2}
+				if v2 {
+					hist.Fused = true
+					if ks == 4 || ks == 8 {
+						hist.Vector, hist.Items = true, 16/ks
 					}
-					delete(want, g)
 				}
-			}
-		})
+				step := &SelectStep{Passes: P}
+				tile := SortBlock * c.items
+				chunk := c.chunkT * tile
+				chunks := (c.n + chunk - 1) / chunk
+				histB := make([]byte, c.rows*RadixDigits*4)
+				if v2 {
+					histB = make([]byte, c.rows*(RadixDigits+1)*4) // and the tickets
+				}
+				state := make([]byte, c.rows*16)
+				for p := P - 1; p >= 0; p-- {
+					args := []spectest.Arg{spectest.Buf(keys), spectest.Buf(histB), spectest.Buf(state),
+						spectest.U64(uint64(c.n)), spectest.U64(uint64(chunk)), spectest.U64(uint64(chunks)), spectest.U64(uint64(p))}
+					if v2 {
+						args = append(args, spectest.U64(uint64(c.k)))
+					}
+					r := simAgree(t, hist, c.rows*chunks, SortBlock, args)
+					if v2 {
+						histB, state = r[1], r[2]
+					} else {
+						r = simAgree(t, step, c.rows, SortBlock, []spectest.Arg{spectest.Buf(r[1]), spectest.Buf(state), spectest.U64(uint64(c.k)), spectest.U64(uint64(p))})
+						histB, state = r[0], r[1]
+					}
+					if !checkZero(histB) {
+						t.Fatal("select step left a histogram")
+					}
+				}
+				tiles := (c.n + tile - 1) / tile
+				count := &TopKCount{Order: o, Items: c.items, Striped: v2}
+				r := simAgree(t, count, c.rows*tiles, SortBlock, []spectest.Arg{spectest.Buf(keys), spectest.Buf(state), spectest.Buf(make([]byte, c.rows*tiles*16)),
+					spectest.U64(uint64(c.n)), spectest.U64(uint64(tiles))})
+				counts := cpuSliceI64(r[2])
+				prefix := make([]int64, len(counts))
+				for row := 0; row < c.rows; row++ {
+					var l, e int64
+					for ti := 0; ti < tiles; ti++ {
+						j := 2 * (row*tiles + ti)
+						prefix[j], prefix[j+1] = l, e
+						l, e = l+counts[j], e+counts[j+1]
+					}
+				}
+				pb := make([]byte, 8*len(prefix))
+				for i, v := range prefix {
+					binary.LittleEndian.PutUint64(pb[8*i:], uint64(v))
+				}
+				gather := &TopKGather{Order: o, Items: c.items, Skip: v2}
+				countsArg := spectest.U64(0)
+				if v2 {
+					countsArg = spectest.Buf(r[2])
+				}
+				r = simAgree(t, gather, c.rows*tiles, SortBlock, []spectest.Arg{spectest.Buf(keys), spectest.Buf(state), spectest.Buf(pb),
+					spectest.Buf(make([]byte, c.rows*c.k*ks)), spectest.Buf(make([]byte, c.rows*c.k*8)), spectest.U64(uint64(c.n)), spectest.U64(uint64(tiles)), spectest.U64(uint64(c.k)),
+					countsArg})
+				if c.k <= TopKRankMax {
+					rs := simAgree(t, &TopKRankSort{Order: o}, c.rows, SortBlock, []spectest.Arg{spectest.Buf(r[3]), spectest.Buf(make([]byte, c.rows*c.k*ks)),
+						spectest.Buf(r[4]), spectest.Buf(make([]byte, c.rows*c.k*8)), spectest.U64(uint64(c.rows)), spectest.U64(uint64(c.k))})
+					// The stable sort's first k, in order.
+					for row := 0; row < c.rows; row++ {
+						perm := make([]int, c.n)
+						ord := make([]uint64, c.n)
+						for i := range perm {
+							perm[i] = i
+							ord[i] = o.Ordered(loadRaw(keys, ks, row*c.n+i))
+						}
+						stableSortPerm(perm, ord)
+						got := cpuSliceI64(rs[3])[row*c.k : (row+1)*c.k]
+						for j, p := range perm[:c.k] {
+							if got[j] != int64(p) {
+								t.Fatalf("row %d: rank-sorted %d is index %d, want %d", row, j, got[j], p)
+							}
+							if g, w := loadRaw(rs[1], ks, row*c.k+j), loadRaw(keys, ks, row*c.n+p); g != w {
+								t.Fatalf("row %d: rank-sorted key %d is %#x, want %#x", row, j, g, w)
+							}
+						}
+					}
+				}
+				// The gathered keys are the k smallest (as a multiset, with the smallest
+				// indices among ties at the k-th): compare with a stable sort's first k.
+				perm := make([]int, c.n)
+				ord := make([]uint64, c.n)
+				for row := 0; row < c.rows; row++ {
+					for i := range perm {
+						perm[i] = i
+						ord[i] = o.Ordered(loadRaw(keys, ks, row*c.n+i))
+					}
+					stableSortPerm(perm, ord)
+					want := map[int64]bool{}
+					for _, p := range perm[:c.k] {
+						want[int64(p)] = true
+					}
+					got := cpuSliceI64(r[4])[row*c.k : (row+1)*c.k]
+					for j, g := range got {
+						if !want[g] {
+							t.Fatalf("row %d: candidate %d is index %d, not among the k smallest", row, j, g)
+						}
+						delete(want, g)
+					}
+				}
+			})
+		}
 	}
 }
 

@@ -186,6 +186,9 @@ func compileSelp(f *Func, in *inst) (execFn, error) {
 
 // compileArith dispatches the arithmetic opcodes shared by integers and floats.
 func compileArith(f *Func, in *inst) (execFn, error) {
+	if last := in.parts[len(in.parts)-1]; last == "f16x2" || last == "bf16x2" {
+		return compilePacked(in, ptype{16, 'f', last == "bf16x2"})
+	}
 	ty, err := lastType(in.parts)
 	if err != nil {
 		return nil, err

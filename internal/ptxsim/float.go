@@ -250,6 +250,52 @@ func compileFloat(in *inst, ty ptype) (execFn, error) {
 	return func(t *thread, in *inst) { t.set(d, c.out(r(t))) }, nil
 }
 
+// compilePacked compiles add, sub, mul and fma of .f16x2 and .bf16x2 (.rn, the only
+// rounding the PTX ISA gives them): the scalar operation on the low halves and on the
+// high halves of the .b32 operands, each rounded once, subnormals kept.
+func compilePacked(in *inst, ty ptype) (execFn, error) {
+	op := in.parts[0]
+	switch op {
+	case "add", "sub", "mul", "fma":
+	default:
+		return nil, fmt.Errorf("unsupported instruction %s", in.op)
+	}
+	if err := needArgs(in, arity(op)); err != nil {
+		return nil, err
+	}
+	for _, m := range in.parts[1 : len(in.parts)-1] {
+		if m != "rn" {
+			return nil, fmt.Errorf("%s: unsupported modifier .%s", in.op, m)
+		}
+	}
+	c := fctx{ty: ty, f: ty.format(), md: rn}
+	src := in.args[1:]
+	return func(t *thread, in *inst) {
+		var v [3]uint64
+		for i := range src {
+			v[i] = t.val(&src[i])
+		}
+		var r uint64
+		for h := 0; h < 32; h += 16 {
+			x := func(i int) xval { return c.f.decode(v[i] >> h & 0xFFFF) }
+			var y uint64
+			switch op {
+			case "add", "sub":
+				b := x(1)
+				b.neg = b.neg != (op == "sub") && !b.nan
+				y = c.exact(x(0), xval{m: 1}, b)
+			case "mul":
+				a, b := x(0), x(1)
+				y = c.exact(a, b, xval{neg: a.neg != b.neg})
+			case "fma":
+				y = c.exact(x(0), x(1), x(2))
+			}
+			r |= y << h
+		}
+		t.set(&in.args[0], r)
+	}, nil
+}
+
 func f32(v uint64) float32 { return math.Float32frombits(uint32(v)) }
 func f64(v uint64) float64 { return math.Float64frombits(v) }
 

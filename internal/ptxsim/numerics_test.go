@@ -395,6 +395,12 @@ func TestFloatOps(t *testing.T) {
 			0x3fc0, 0x3fc0, f32(2.25)},
 		{"mov.b32 {%rs1, %rs2}, %r2;\n\tmov.b32 {%rs3, %rs4}, %r3;\n\tfma.rn.f16 %rs5, %rs1, %rs3, %rs3;\n\tcvt.f32.f16 %f1, %rs5;",
 			0x7bff, 0x4000, f32(float32(math.Inf(1)))}, // 65504*2 + 2 overflows
+		// packed halves: each half on its own, subnormals kept
+		{"mov.b32 %r4, 0x80008000;\n\tfma.rn.bf16x2 %r1, %r2, %r3, %r4;\n\tmov.b32 %f1, %r1;",
+			0x00FF0001, 0x7E007E00, 0x3F7F3B80}, // 1 and 255 times 2^-133, times 2^125
+		{"mul.rn.f16x2 %r1, %r2, %r3;\n\tmov.b32 %f1, %r1;", 0x07FF0001, 0x70007000, 0x3BFF1000}, // 1 and 2047 times 2^-24, times 2^13
+		{"sub.rn.f16x2 %r1, %r2, %r3;\n\tmov.b32 %f1, %r1;", 0x3C003C00, 0x14008001, 0x3BFE3C00}, // 1 - 2^-10; 1 + 2^-24 rounds to 1
+		{"add.bf16x2 %r1, %r2, %r3;\n\tmov.b32 %f1, %r1;", 0x3F803F80, 0x3F803B80, 0x40003F80},   // 1 + 1; 1 + 2^-8 ties to 1
 	}
 	for _, c := range cases {
 		body := "cvt.u32.u64 %r2, %rd2;\n\tcvt.u32.u64 %r3, %rd3;\n\tmov.b32 %f2, %r2;\n\tmov.b32 %f3, %r3;\n\t" + c.body +

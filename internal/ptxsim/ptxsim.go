@@ -57,8 +57,9 @@
 // exit trap; bar (sync, red, warp.sync) barrier shfl vote match redux activemask;
 // cp.async (landing when its thread waits for its group), ldmatrix, mma.sync
 // (m16n8k16 of f16/bf16, m16n8k8 of tf32, float32 accumulators; mma.go) and
-// cvt.rna.tf32.f32; the special registers of sched.go. Not there (yet): local memory,
-// wmma and the other mma shapes, textures, packed .f16x2, setp's second destination
+// cvt.rna.tf32.f32; packed .f16x2 and .bf16x2 add, sub, mul and fma; the special
+// registers of sched.go. Not there (yet): local memory, wmma and the other mma shapes,
+// textures, the other packed half instructions, setp's second destination
 // and boolean combination, cvt.sat and the mixed-width integer forms (mul24, addc).
 //
 // # Adding an instruction

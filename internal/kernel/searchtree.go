@@ -1,0 +1,273 @@
+package kernel
+
+import (
+	"fmt"
+
+	"github.com/go-gpu/gpu/backend/cpu"
+)
+
+// SearchSorted's second design: a search tree of fanout 8 over the sorted array, each
+// step reading eight consecutive keys (one 32-byte sector for 4-byte keys) instead of
+// one key per binary step, the top levels in shared memory and the middle ones in a
+// small sample that stays in L2, so that of a query's steps only the last one reads
+// the array itself (a B-tree laid over the sorted array, as in the static search trees
+// of Khuong and Morin, "Array layouts for comparison-based searching", 2017).
+//
+// With L the least L >= 1 such that 8^L >= m (SearchTreeLevels), level j (0 <= j < L)
+// divides the array into nb_j = ceil(m / 8^j) blocks of 8^j elements; its sample holds
+// each block's last element (clamped to the array's end), T_j[b] = ordered(a[min((b+1)
+// 8^j - 1, m-1)]), for b up to pad8(nb_j) = 8*ceil(nb_j/8) (the padding repeats
+// a[m-1]); level 0 is the array itself. The samples of levels 1 to L-1 lie one after
+// the other in one buffer of ordered keys (4 bytes for keys of up to 4 bytes, else 8):
+// level j at entry offset off_j = sum of pad8(nb_i) for 1 <= i < j (SearchTreeLayout).
+//
+// A query v starts at block p = 0 of level L and, at each level j from L-1 down,
+// counts the entries c of T_j[8p .. 8p+7] that come before v (T < v for the left side,
+// T <= v for the right) and moves to p = min(8p + c, nb_j); at level 0 p is the
+// answer: the number of elements before v. Each T_j[b] is the last element of its
+// block, so the blocks before v at level j are those inside the blocks before v at
+// level j+1 plus those counted; the clamp keeps a query past every element at the end.
+
+// SearchTreeFanout is the fanout of SearchSorted's tree (keys read per step).
+const SearchTreeFanout = 8
+
+// SearchTreeLevels returns L, the tree's levels over an array of m > 0 elements: the
+// least L >= 1 with 8^L >= m.
+func SearchTreeLevels(m int) int {
+	L := 1
+	for span := uint64(SearchTreeFanout); span < uint64(m); span *= SearchTreeFanout {
+		L++
+	}
+	return L
+}
+
+// searchTreeBlocks returns nb_j = ceil(m / 8^j).
+func searchTreeBlocks(m uint64, j int) uint64 {
+	sh := uint(3 * j)
+	if sh >= 64 {
+		return 1
+	}
+	return (m + 1<<sh - 1) >> sh
+}
+
+// SearchTreeLayout returns the entry offsets off_1, ..., off_L of the sample levels of
+// an array of m elements (off[j-1] is level j's; off[L-1] the entries in all).
+func SearchTreeLayout(m int) []int {
+	L := SearchTreeLevels(m)
+	off := make([]int, L)
+	for j := 1; j < L; j++ {
+		off[j] = off[j-1] + int((searchTreeBlocks(uint64(m), j)+7)&^7)
+	}
+	return off
+}
+
+// SearchTreeSample writes the sample levels of SearchTree.
+//
+// Kernel parameters, in order:
+//
+//	sorted  u64  the sorted array (Order.Type)
+//	m       u64  its length (> 0), with SearchTreeLevels(m) == Levels
+//	sample  u64  the sample: SearchTreeLayout(m)[Levels-1] ordered keys (4 or 8 bytes)
+//
+// Any grid of SortBlock-thread blocks (a grid-stride loop over the entries).
+type SearchTreeSample struct {
+	Order  SortKey
+	Levels int // 2 to 22
+}
+
+// Key identifies the kernel.
+func (s *SearchTreeSample) Key() string {
+	return fmt.Sprintf("searchtree.sample|%s|l%d", s.Order.key(), s.Levels)
+}
+
+// Validate checks the spec.
+func (s *SearchTreeSample) Validate() error {
+	if err := s.Order.Validate(); err != nil {
+		return err
+	}
+	if s.Order.Descending {
+		return fmt.Errorf("kernel: search of a descending order")
+	}
+	if s.Levels < 2 || s.Levels > 22 {
+		return fmt.Errorf("kernel: search tree of %d levels", s.Levels)
+	}
+	return nil
+}
+
+// searchTreeEntry returns the element index of sample entry b of level j.
+func searchTreeEntry(m uint64, j int, b uint64) uint64 {
+	return min((b+1)<<uint(3*j)-1, m-1)
+}
+
+// searchPivotSize returns the bytes of a sample entry of keys of size ks.
+func searchPivotSize(ks int) int {
+	if ks == 8 {
+		return 8
+	}
+	return 4
+}
+
+// CPU returns the kernel for the CPU backend.
+func (s *SearchTreeSample) CPU() (func(*cpu.Launch) error, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	key, ks := s.Order, s.Order.Size()
+	pw := searchPivotSize(ks)
+	return func(l *cpu.Launch) error {
+		m := int(l.Uint64(1))
+		if m <= 0 || SearchTreeLevels(m) != s.Levels || l.Block[0] != SortBlock {
+			return launchErr("search tree sample: array of %d, %d levels, block %d", m, s.Levels, l.Block[0])
+		}
+		a, err := sortMem(l, 0, m*ks)
+		if err != nil {
+			return err
+		}
+		off := SearchTreeLayout(m)
+		sb, err := sortMem(l, 2, off[s.Levels-1]*pw)
+		if err != nil {
+			return err
+		}
+		for j := 1; j < s.Levels; j++ {
+			for e := off[j-1]; e < off[j]; e++ {
+				o := key.Ordered(loadRaw(a, ks, int(searchTreeEntry(uint64(m), j, uint64(e-off[j-1])))))
+				storeRaw(sb, pw, e, o)
+			}
+		}
+		return nil
+	}, nil
+}
+
+// SearchTree answers SearchSorted's queries by the tree of SearchTreeSample: the first
+// i with a[i] >= v (left) or a[i] > v (Right), m if none. Each block first copies the
+// top Shared levels of the sample into shared memory.
+//
+// Kernel parameters, in order:
+//
+//	sorted   u64  the sorted array (Order.Type)
+//	m        u64  its length (> 0), with SearchTreeLevels(m) == Levels
+//	sample   u64  SearchTreeSample's output (unused when Levels is 1)
+//	queries  u64  Order.Type
+//	out      u64  int64, one a query
+//	n        u64  queries
+//
+// Any grid of SearchSortedBlock-thread blocks. With Vector set (keys of 4 or 8 bytes),
+// the sorted array's address is 16-byte aligned and the last step reads a full block of
+// the array with vector loads.
+type SearchTree struct {
+	Order   SortKey
+	Right   bool
+	Levels  int  // L, 1 to 22
+	Shared  int  // levels staged in shared memory: 0 to min(L-1, 4)
+	Queries int  // queries a thread searches at once (1 to 4)
+	Vector  bool // 16-byte aligned sorted array, keys of 4 or 8 bytes
+}
+
+// Key identifies the kernel.
+func (s *SearchTree) Key() string {
+	return fmt.Sprintf("searchtree|%s|r%v|l%d|s%d|q%d|v%v", s.Order.key(), s.Right, s.Levels, s.Shared, s.Queries, s.Vector)
+}
+
+// SearchTreeShared is the most levels SearchTree stages in shared memory: 4680
+// entries at most (18 KiB of 4-byte keys).
+const SearchTreeShared = 4
+
+// Validate checks the spec.
+func (s *SearchTree) Validate() error {
+	if err := s.Order.Validate(); err != nil {
+		return err
+	}
+	if s.Order.Descending {
+		return fmt.Errorf("kernel: search of a descending order")
+	}
+	if s.Levels < 1 || s.Levels > 22 || s.Shared < 0 || s.Shared > min(s.Levels-1, SearchTreeShared) {
+		return fmt.Errorf("kernel: search tree of %d levels, %d shared", s.Levels, s.Shared)
+	}
+	if s.Queries < 1 || s.Queries > 4 {
+		return fmt.Errorf("kernel: search of %d queries a thread", s.Queries)
+	}
+	if ks := s.Order.Size(); s.Vector && ks != 4 && ks != 8 {
+		return fmt.Errorf("kernel: vector search of %d-byte keys", ks)
+	}
+	return nil
+}
+
+// sharedEntries returns the static bound of the shared levels' entries: 8 + 64 + ...
+// + 8^Shared.
+func (s *SearchTree) sharedEntries() int {
+	n, p := 0, 1
+	for range s.Shared {
+		p *= SearchTreeFanout
+		n += p
+	}
+	return n
+}
+
+// CPU returns the kernel for the CPU backend: the same walk down the tree.
+func (s *SearchTree) CPU() (func(*cpu.Launch) error, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	key, ks := s.Order, s.Order.Size()
+	pw := searchPivotSize(ks)
+	ordered := key.orderedFunc()
+	return func(l *cpu.Launch) error {
+		m, n := int(l.Uint64(1)), int(l.Uint64(5))
+		if m <= 0 || SearchTreeLevels(m) != s.Levels || l.Block[0] != SearchSortedBlock {
+			return launchErr("search tree: array of %d, %d levels, block %d", m, s.Levels, l.Block[0])
+		}
+		if s.Vector && !aligned16(l, 0) {
+			return launchErr("vector loads of an unaligned array")
+		}
+		a, err := sortMem(l, 0, m*ks)
+		if err != nil {
+			return err
+		}
+		off := SearchTreeLayout(m)
+		var sample []byte
+		if s.Levels > 1 {
+			if sample, err = sortMem(l, 2, off[s.Levels-1]*pw); err != nil {
+				return err
+			}
+		}
+		q, err := sortMem(l, 3, n*ks)
+		if err != nil {
+			return err
+		}
+		ob, err := sortMem(l, 4, n*8)
+		if err != nil {
+			return err
+		}
+		out := cpu.Slice[int64](ob)
+		um := uint64(m)
+		before := func(t, v uint64) bool {
+			if s.Right {
+				return t <= v
+			}
+			return t < v
+		}
+		l.Parallel(n, 1<<12, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				v := ordered(loadRaw(q, ks, i))
+				var p uint64
+				for j := s.Levels - 1; j >= 1; j-- {
+					c := uint64(0)
+					for t := range uint64(SearchTreeFanout) {
+						if before(loadRaw(sample, pw, off[j-1]+int(8*p+t)), v) {
+							c++
+						}
+					}
+					p = min(8*p+c, searchTreeBlocks(um, j))
+				}
+				c := uint64(0)
+				for t := range uint64(SearchTreeFanout) {
+					if 8*p+t < um && before(ordered(loadRaw(a, ks, int(8*p+t))), v) {
+						c++
+					}
+				}
+				out[i] = int64(min(8*p+c, um))
+			}
+		})
+		return nil
+	}, nil
+}

@@ -1,0 +1,269 @@
+package kernel
+
+import (
+	"fmt"
+
+	"github.com/go-gpu/gpu/ptx"
+)
+
+// PTX of SearchSorted's tree (searchtree.go).
+
+// searchTreeLayoutRegs emits nb_j (j = 0..L-1; nb_0 = m) and off_j (j = 1..L; off[j] is
+// level j's entry offset, off[L] the total) from m.
+func searchTreeLayoutRegs(f *ptx.Func, m ptx.Reg, L int) (nb, off []ptx.Reg) {
+	nb = make([]ptx.Reg, L)
+	off = make([]ptx.Reg, L+1)
+	nb[0] = m
+	for j := 1; j < L; j++ {
+		nb[j] = f.Reg(ptx.U64)
+		f.Add(nb[j], m, ptx.Uint(uint64(1)<<uint(3*j)-1))
+		f.Shr(nb[j], nb[j], ptx.Int(3*j))
+	}
+	off[1] = f.Reg(ptx.U64)
+	f.Mov(off[1], ptx.Int(0))
+	for j := 1; j < L; j++ {
+		off[j+1] = f.Reg(ptx.U64)
+		f.Add(off[j+1], nb[j], ptx.Int(7))
+		f.And(off[j+1], off[j+1], ptx.Uint(^uint64(7)))
+		f.Add(off[j+1], off[j+1], off[j])
+	}
+	return nb, off
+}
+
+// PTX returns the sample kernel's PTX.
+func (s *SearchTreeSample) PTX(major, minor int) (src, entry string, err error) {
+	if err := s.Validate(); err != nil {
+		return "", "", err
+	}
+	defer scanPTXError(&err)
+	entry = "search_tree_sample"
+	m, f := auxKernel(major, minor, entry, "sorted", "m", "sample")
+	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", SortBlock))
+	g := newSortGen(f, s.Order, 1)
+	ks := s.Order.Size()
+	pw := searchPivotSize(ks)
+	pa, ps := globalParam(f, 0), globalParam(f, 2)
+	mLen := f.LdParam(1)
+	L := s.Levels
+	_, off := searchTreeLayoutRegs(f, mLen, L)
+	last := f.Reg(ptx.U64)
+	f.Sub(last, mLen, ptx.Int(1))
+	always := f.Reg(ptx.Pred)
+	f.Op("setp.eq.u32", always, g.tid, g.tid)
+	gridStride(f, off[L], func(e ptx.Reg) {
+		sh := f.Reg(ptx.U32)
+		f.Mov(sh, ptx.Int(3))
+		b := f.Reg(ptx.U64)
+		f.Mov(b, e)
+		for j := 2; j < L; j++ {
+			ge := f.Setp(ptx.Ge, e, off[j])
+			f.At(ge).Op("mov.u32", sh, ptx.Int(3*j))
+			f.At(ge).Op("sub.u64", b, e, off[j])
+		}
+		i := f.Reg(ptx.U64)
+		f.Add(i, b, ptx.Int(1))
+		f.Shl(i, i, sh)
+		f.Sub(i, i, ptx.Int(1))
+		f.Min(i, i, last)
+		a := f.Reg(ptx.U64)
+		f.Fma(a, i, ptx.Int(ks), pa)
+		o := g.ordered(loadElem(f, ks, always, ptx.Mem(a, 0), true))
+		f.Fma(a, e, ptx.Int(pw), ps)
+		f.St(ptx.Global, ptx.CacheDefault, g.kt(), ptx.Mem(a, 0), o)
+	})
+	f.Ret()
+	return m.String(), entry, nil
+}
+
+// PTX returns the search's PTX.
+func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
+	if err := s.Validate(); err != nil {
+		return "", "", err
+	}
+	defer scanPTXError(&err)
+	entry = "search_tree"
+	m, f := auxKernel(major, minor, entry, "sorted", "m", "sample", "queries", "out", "n")
+	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", SearchSortedBlock))
+	g := newSortGen(f, s.Order, 1)
+	ks := s.Order.Size()
+	kt := g.kt()
+	pw := searchPivotSize(ks)
+	L, S, Q := s.Levels, s.Shared, s.Queries
+	pa, pq, po := globalParam(f, 0), globalParam(f, 3), globalParam(f, 4)
+	mLen, n := f.LdParam(1), f.LdParam(5)
+	var psm ptx.Reg
+	if L > 1 {
+		psm = globalParam(f, 2)
+	}
+	nb, off := searchTreeLayoutRegs(f, mLen, L)
+	// Stage the top S levels (entries off[L-S] to off[L]) in shared memory.
+	var shBase, shStart ptx.Reg
+	if S > 0 {
+		f.Shared("st_piv", ptx.B8, 16, s.sharedEntries()*pw)
+		shBase = f.Reg(ptx.U32)
+		f.Op("mov.u32", shBase, ptx.Sym("st_piv"))
+		shStart = off[L-S]
+		cnt := f.Reg(ptx.U64)
+		f.Sub(cnt, off[L], shStart)
+		idx := f.Reg(ptx.U64)
+		f.Cvt(idx, g.tid)
+		loop, done := f.NewLabel(), f.NewLabel()
+		f.Place(loop)
+		f.At(f.Setp(ptx.Ge, idx, cnt)).Bra(done)
+		ga := f.Reg(ptx.U64)
+		f.Add(ga, idx, shStart)
+		f.Fma(ga, ga, ptx.Int(pw), psm)
+		x := f.Reg(kt)
+		f.Ld(ptx.Global, ptx.NC, kt, ptx.Mem(ga, 0), x)
+		sa := f.Reg(ptx.U32)
+		f.Cvt(sa, idx)
+		f.Fma(sa, sa, ptx.Int(pw), shBase)
+		f.St(ptx.Shared, ptx.CacheDefault, kt, ptx.Mem(sa, 0), x)
+		f.Add(idx, idx, ptx.Int(SearchSortedBlock))
+		f.Bra(loop)
+		f.Place(done)
+		f.BarSync(0)
+	}
+	before := func(t, v ptx.Reg) ptx.Reg {
+		if s.Right {
+			return f.Setp(ptx.Le, t, v)
+		}
+		return f.Setp(ptx.Lt, t, v)
+	}
+	// Q queries per thread and round: i, i+step, ... (grid-stride).
+	i := f.Reg(ptx.U64)
+	{
+		b, tid := f.Reg(ptx.U64), f.Reg(ptx.U64)
+		f.Cvt(b, f.Special(ptx.CtaidX))
+		f.Cvt(tid, g.tid)
+		f.Fma(i, b, ptx.Int(SearchSortedBlock), tid)
+	}
+	step := f.Reg(ptx.U64)
+	f.Cvt(step, f.Special(ptx.NctaidX))
+	f.Mul(step, step, ptx.Int(SearchSortedBlock))
+	loop, done := f.NewLabel(), f.NewLabel()
+	f.Place(loop)
+	f.At(f.Setp(ptx.Ge, i, n)).Bra(done)
+	type query struct{ idx, in, v, p ptx.Reg }
+	qs := make([]query, Q)
+	for j := range qs {
+		q := &qs[j]
+		q.idx = f.Reg(ptx.U64)
+		f.Fma(q.idx, step, ptx.Int(j), i)
+		q.in = f.Setp(ptx.Lt, q.idx, n)
+		qa := f.Reg(ptx.U64)
+		f.Fma(qa, q.idx, ptx.Int(ks), pq)
+		// (queries and results stream: .cs, first out of the caches, which keep the
+		// tree)
+		raw := f.Reg(regType(ks))
+		f.Mov(raw, ptx.Int(0))
+		f.At(q.in).Op("ld.global.cs"+memType(ks).String(), raw, ptx.Mem(qa, 0))
+		q.v = g.ordered(raw)
+		q.p = f.Reg(ptx.U64)
+		f.Mov(q.p, ptx.Int(0))
+	}
+	// count adds to c (u64) the keys of ts before v, where valid (nil: all).
+	count := func(c ptx.Reg, ts []ptx.Reg, valid []ptx.Reg, v ptx.Reg) {
+		for t, x := range ts {
+			b := before(x, v)
+			if valid != nil {
+				f.Op("and.pred", b, b, valid[t])
+			}
+			f.At(b).Op("add.u64", c, c, ptx.Int(1))
+		}
+	}
+	// Levels L-1 to 1: the sample, in shared memory or global.
+	for j := L - 1; j >= 1; j-- {
+		for k := range qs {
+			q := &qs[k]
+			e := f.Reg(ptx.U64)
+			f.Shl(e, q.p, ptx.Int(3))
+			ts := make([]ptx.Reg, SearchTreeFanout)
+			for t := range ts {
+				ts[t] = f.Reg(kt)
+			}
+			per := 16 / pw // entries per 16-byte load
+			if j >= L-S {
+				f.Add(e, e, off[j])
+				f.Sub(e, e, shStart)
+				sa := f.Reg(ptx.U32)
+				f.Cvt(sa, e)
+				f.Fma(sa, sa, ptx.Int(pw), shBase)
+				for t := 0; t < SearchTreeFanout; t += per {
+					f.Ld(ptx.Shared, ptx.CacheDefault, kt, ptx.Mem(sa, int64(t*pw)), ts[t:t+per]...)
+				}
+			} else {
+				f.Add(e, e, off[j])
+				ga := f.Reg(ptx.U64)
+				f.Fma(ga, e, ptx.Int(pw), psm)
+				for t := 0; t < SearchTreeFanout; t += per {
+					f.Ld(ptx.Global, ptx.NC, kt, ptx.Mem(ga, int64(t*pw)), ts[t:t+per]...)
+				}
+			}
+			c := f.Reg(ptx.U64)
+			f.Mov(c, ptx.Int(0))
+			count(c, ts, nil, q.v)
+			f.Fma(q.p, q.p, ptx.Int(SearchTreeFanout), c)
+			f.Min(q.p, q.p, nb[j])
+		}
+	}
+	// Level 0: the array.
+	for k := range qs {
+		q := &qs[k]
+		e := f.Reg(ptx.U64)
+		f.Shl(e, q.p, ptx.Int(3))
+		ga := f.Reg(ptx.U64)
+		f.Fma(ga, e, ptx.Int(ks), pa)
+		valid := make([]ptx.Reg, SearchTreeFanout)
+		raw := make([]ptx.Reg, SearchTreeFanout)
+		var full ptx.Reg
+		if s.Vector {
+			e8 := f.Reg(ptx.U64)
+			f.Add(e8, e, ptx.Int(SearchTreeFanout))
+			full = f.Setp(ptx.Le, e8, mLen)
+		}
+		for t := range raw {
+			et := f.Reg(ptx.U64)
+			f.Add(et, e, ptx.Int(t))
+			valid[t] = f.Setp(ptx.Lt, et, mLen)
+			if !s.Vector {
+				raw[t] = loadElem(f, ks, valid[t], ptx.Mem(ga, int64(t*ks)), true)
+				continue
+			}
+			raw[t] = f.Reg(regType(ks))
+			f.Mov(raw[t], ptx.Int(0))
+		}
+		if s.Vector {
+			per := 16 / ks
+			rt := regType(ks)
+			for t := 0; t < SearchTreeFanout; t += per {
+				f.At(full).Op(fmt.Sprintf("ld.global.nc.v%d%s", per, rt), ptx.Vec(raw[t:t+per]), ptx.Mem(ga, int64(t*ks)))
+			}
+			for t := range raw {
+				p := f.Reg(ptx.Pred)
+				f.Op("and.pred", p, valid[t], notp(f, full))
+				f.At(p).Op("ld.global.nc"+memType(ks).String(), raw[t], ptx.Mem(ga, int64(t*ks)))
+			}
+		}
+		ts := make([]ptx.Reg, len(raw))
+		for t, r := range raw {
+			ts[t] = g.ordered(r)
+		}
+		c := f.Reg(ptx.U64)
+		f.Mov(c, ptx.Int(0))
+		count(c, ts, valid, q.v)
+		f.Add(q.p, e, c)
+		f.Min(q.p, q.p, mLen)
+	}
+	for k := range qs {
+		q := &qs[k]
+		oa := f.Reg(ptx.U64)
+		f.Fma(oa, q.idx, ptx.Int(8), po)
+		f.At(q.in).Op("st.global.cs.u64", ptx.Mem(oa, 0), q.p)
+	}
+	f.Fma(i, step, ptx.Int(Q), i)
+	f.Bra(loop)
+	f.Place(done)
+	f.Ret()
+	return m.String(), entry, nil
+}

@@ -1,0 +1,83 @@
+package kernel
+
+import (
+	"math/rand/v2"
+	"sort"
+	"testing"
+
+	"github.com/go-gpu/gpu/dtype"
+	"github.com/go-gpu/gpu/internal/ptxsim/spectest"
+	"github.com/go-gpu/gpu/internal/testenv"
+)
+
+// The search tree (SearchTreeSample, SearchTree) on the simulator and the CPU, against
+// a binary search of the ordered keys: sizes around the levels' edges, both sides,
+// queries between, on and past the array's keys, ties, NaN and ±0.
+func TestSearchTreeSim(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 5))
+	for _, kt := range []dtype.DType{dtype.Float32, dtype.Int8, dtype.Float64, dtype.Uint16, dtype.Int64} {
+		if testenv.Race && kt != dtype.Float32 {
+			continue
+		}
+		o := SortKey{Type: kt}
+		ks := kt.Size()
+		ms := []int{1, 3, 8, 9, 64, 65, 600}
+		if kt == dtype.Float32 {
+			ms = append(ms, 4097) // 5 levels, 4 of them in shared memory
+		}
+		for _, m := range ms {
+			keys := sortSimKeys(rng, kt, m)
+			ord := make([]uint64, m)
+			for i := range ord {
+				ord[i] = o.Ordered(loadRaw(keys, ks, i))
+			}
+			sort.Slice(ord, func(i, j int) bool { return ord[i] < ord[j] })
+			// The sorted keys (any raw form of each ordered key: the first found).
+			sorted := make([]byte, m*ks)
+			raw := map[uint64]uint64{}
+			for i := 0; i < m; i++ {
+				raw[o.Ordered(loadRaw(keys, ks, i))] = loadRaw(keys, ks, i)
+			}
+			for i, v := range ord {
+				storeRaw(sorted, ks, i, raw[v])
+			}
+			n := 300
+			q := append(sortSimKeys(rng, kt, n-min(m, 100)), sorted[:min(m, 100)*ks]...)
+			L := SearchTreeLevels(m)
+			var sample []byte
+			if L > 1 {
+				sample = simAgree(t, &SearchTreeSample{Order: o, Levels: L}, 2, SortBlock,
+					[]spectest.Arg{spectest.Buf(sorted), spectest.U64(uint64(m)), spectest.Buf(make([]byte, SearchTreeLayout(m)[L-1]*searchPivotSize(ks)))})[2]
+			}
+			for _, right := range []bool{false, true} {
+				for _, sh := range []int{0, min(L-1, SearchTreeShared)} {
+					for _, vec := range []bool{false, true} {
+						if vec && ks != 4 && ks != 8 {
+							continue
+						}
+						sp := &SearchTree{Order: o, Right: right, Levels: L, Shared: sh, Queries: 1 + (m+sh)%4, Vector: vec}
+						sampleArg := spectest.U64(0)
+						if sample != nil {
+							sampleArg = spectest.Buf(sample)
+						}
+						// (padded to a multiple of 16 bytes: such allocations are 16-byte aligned)
+						padded := append(sorted[:len(sorted):len(sorted)], make([]byte, 16-len(sorted)%16)...)
+						out := simAgree(t, sp, 1, SearchSortedBlock, []spectest.Arg{spectest.Buf(padded), spectest.U64(uint64(m)),
+							sampleArg, spectest.Buf(q), spectest.Buf(make([]byte, n*8)), spectest.U64(uint64(n))})[4]
+						got := cpuSliceI64(out)
+						for i := range n {
+							v := o.Ordered(loadRaw(q, ks, i))
+							want := sort.Search(m, func(j int) bool { return ord[j] >= v })
+							if right {
+								want = sort.Search(m, func(j int) bool { return ord[j] > v })
+							}
+							if got[i] != int64(want) {
+								t.Fatalf("%s, m %d: query %d (%#x): %d, want %d", sp.Key(), m, i, v, got[i], want)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,45 @@
+package gpu
+
+import (
+	"github.com/go-gpu/gpu/internal/kernel"
+)
+
+// searchTree writes into out the SearchSorted positions of the n queries of q (a
+// contiguous header) in the m > 0 sorted elements of a (contiguous): internal/kernel's
+// SearchTreeSample builds the tree's sample levels (about m/7 ordered keys of 4 or 8
+// bytes, in temporary memory), then SearchTree walks it.
+func searchTree(s *Stream, a, q *header, m, n int, right bool, out *header) error {
+	d := s.dev
+	order := kernel.SortKey{Type: a.dt}
+	L := kernel.SearchTreeLevels(m)
+	sample := any(DevicePtr(0))
+	if L > 1 {
+		entries := kernel.SearchTreeLayout(m)[L-1]
+		pw := 4
+		if a.dt.Size() == 8 {
+			pw = 8
+		}
+		sb, err := s.Alloc(int64(entries * pw))
+		if err != nil {
+			return err
+		}
+		defer sb.Free()
+		if err := auxLaunch(s, &kernel.SearchTreeSample{Order: order, Levels: L}, entries, In(a), uint64(m), Out(sb)); err != nil {
+			return err
+		}
+		sample = In(sb)
+	}
+	ks := a.dt.Size()
+	sp := &kernel.SearchTree{Order: order, Right: right, Levels: L, Shared: min(L-1, kernel.SearchTreeShared),
+		Queries: 4 - 2*(ks/8), Vector: (ks == 4 || ks == 8) && headerPtr(a)%16 == 0}
+	fn, err := d.kernel(sp)
+	if err != nil {
+		return err
+	}
+	// Enough blocks to fill the GPU a few times over (each stages the shared levels
+	// once), not many more.
+	per := sp.Queries * kernel.SearchSortedBlock
+	grid := max(1, min((n+per-1)/per, 16*max(1, d.info.Multiprocessors)))
+	return s.Launch(fn, LaunchConfig{Grid: Dim3{X: grid}, Block: Dim3{X: kernel.SearchSortedBlock}},
+		In(a), uint64(m), sample, In(q), Out(out), uint64(n))
+}
