@@ -10,6 +10,7 @@ import (
 	"github.com/go-gpu/gpu"
 	"github.com/go-gpu/gpu/backend/cpu"
 	"github.com/go-gpu/gpu/conformance"
+	"github.com/go-gpu/gpu/internal/ptxsim/simdev"
 )
 
 func TestCPU(t *testing.T) {
@@ -104,4 +105,17 @@ func TestCUDARaceChecked(t *testing.T) {
 	conformance.FailOnRace(t, d)
 	conformance.Run(t, d)
 	conformance.RunGraphs(t, d)
+}
+
+// TestSim runs the suite on the CUDA path of the PTX simulator (internal/ptxsim's
+// simdev): the generated kernels, launch geometry and scratch without a GPU.
+func TestSim(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the simulator is slow")
+	}
+	d, err := gpu.NewDevice(simdev.New(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conformance.Run(t, d)
 }
