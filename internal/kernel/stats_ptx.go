@@ -290,6 +290,13 @@ func (g *statGen) fromComp(v ptx.Reg) ptx.Reg {
 func (g *statGen) store(addr ptx.Addr, vals []ptx.Reg) {
 	ops := make([]ptx.Operand, len(vals))
 	for i, v := range vals {
+		if g.ct == ptx.F64 {
+			// float64 arithmetic keeps a NaN's payload on the GPU: store the canonical
+			// NaN (internal/fp's policy; float32 arithmetic gives it itself).
+			c := g.f.Reg(ptx.F64)
+			g.f.Selp(c, g.imm(math.Float64frombits(fp.NaN64Bits)), v, g.f.Setp(ptx.NaN, v, v))
+			v = c
+		}
 		ops[i] = g.fromComp(v)
 	}
 	g.f.St(ptx.Global, ptx.CacheDefault, ptx.MemType(g.r.Out), addr, ops...)
