@@ -19,8 +19,8 @@ import (
 // 16-byte accesses where the lengths, strides and addresses allow, by blocks that each
 // copy a chunk of rows and find their input without dividing. Inputs joined on axis 0
 // (a single row) that are contiguous are copied by the driver (cuMemcpyDtoDAsync), and
-// so are large inputs of wide rows joined on another axis, each by one pitched copy
-// (cuMemcpy2DAsync; Tuning.Concat.RowsKernel keeps them on the kernel); other inputs
+// so, with Tuning.Concat.RowsKernel off, are large inputs of wide rows joined on another
+// axis, each by one pitched copy (cuMemcpy2DAsync: slower on the H200); other inputs
 // (views with gaps inside the joined axes, short rows) by the elementwise strided copy
 // into their part of the result.
 

@@ -14,7 +14,7 @@ func TestTuningFromEnv(t *testing.T) {
 	def := gpu.TuningFromEnv(func(string) string { return "" })
 	want := gpu.Tuning{ReduceSplitMin: 1 << 17, ReduceFuse: true, ReduceHalfUnroll: 4, ReduceHalfAccs: 2, ScanKeepStatus: true,
 		CompactEagerMax: 4 << 20, ReadPinned: true, PermuteVariant: 3, RandomWaves: 4, RandomUniformWaves: 16, RandomHalfUniform: 3, MatMulTile: 1,
-		Scan: gpu.ScanTuning{Variant: 2, Stage: true, MinBlocks: 5}, Concat: gpu.ConcatTuning{Rows: 2, BlocksPerSM: 32}, ScatterVariant: 2,
+		Scan: gpu.ScanTuning{Variant: 2, Stage: true, MinBlocks: 5}, Concat: gpu.ConcatTuning{Rows: 2, BlocksPerSM: 32, RowsKernel: true}, ScatterVariant: 2,
 		SearchVariant: 2, TopKVariant: 2}
 	if def != want {
 		t.Fatalf("defaults %+v, want %+v", def, want)

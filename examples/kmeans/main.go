@@ -144,11 +144,15 @@ func kmeans(ctx context.Context, w io.Writer, n, d, k, iters, blobs int, seed ui
 	// Each label must be a nearest centroid of the result's centroids, up to float32's
 	// rounding of the expanded distance. A point near a tie may go to the other
 	// centroid in float32 than in float64, and move the centroids a little from then
-	// on: a few such labels are allowed (at most one in a thousand), not a worse fit.
+	// on: a few such labels are allowed (at most one in a thousand), not a worse fit. Such
+	// a point may also move in an earlier iteration only, and the labels then agree at
+	// the end while the centroids still differ by its share (seen on the H200: 0 labels
+	// differ, centroids within 0.0019): so the centroids' bound is that of a few moved
+	// points, not float32's rounding.
 	if far := notNearest(xh, cent, labels, d); far > 0 {
 		return fmt.Errorf("check failed: %d points are not assigned to a nearest centroid", far)
 	}
-	if differ*1000 > n || differ == 0 && e > 1e-4 || !extest.Close(res.Inertia, wantI, 1e-3) {
+	if differ*1000 > n || e > 1e-2 || !extest.Close(res.Inertia, wantI, 1e-3) {
 		return errors.New("check failed: the result differs from the plain-Go reference")
 	}
 	fmt.Fprintln(w, "check: ok")
