@@ -209,6 +209,11 @@ func TestIndexDriverCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer SetConcatMemcpyMin(4096, 1<<20)() // concat1's inputs: 1 MiB
+	tu := d.Tuning()
+	tu.Concat.RowsKernel = false // concat1: the pitched copies; concat1/k below: the kernel
+	if _, err := d.SetTuning(tu); err != nil {
+		t.Fatal(err)
+	}
 	names, ops := hostCostOps(t, s)
 	want := map[string]map[string]int{
 		"concat1":       {"Copy2D": 2},
@@ -253,7 +258,6 @@ func TestIndexDriverCalls(t *testing.T) {
 	for _, name := range names {
 		run(name, ops[name])
 	}
-	tu := d.Tuning()
 	tu.Concat.RowsKernel = true
 	if _, err := d.SetTuning(tu); err != nil {
 		t.Fatal(err)
