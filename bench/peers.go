@@ -140,6 +140,7 @@ var PeerNames = []PeerName{
 	{"integration/byval/slices=3", "integration/byval/slices=3", SizeS},
 	{"integration/metaldevrt", "integration/metaldevrt", SizeS},
 	{"kernel/indexing/go", "kernel/indexing", SizeS},
+	{"gokernel/func2", "func2", SizeS},
 	{"kernel/indexing_checked/go", "kernel/indexing_checked", SizeS},
 	{"kernel/rand/go", "kernel/rand", SizeS},
 	{"integration/byval/reference/go", "integration/byval/reference", SizeS},
@@ -208,6 +209,7 @@ var PeerNames = []PeerName{
 	{"kernel/indexing_checked/16k", "kernel/indexing_checked", SizeL},
 	{"kernel/rand/16k", "kernel/rand", SizeL},
 	{"kernel/indexing/go/16k", "kernel/indexing", SizeL},
+	{"gokernel/func2/16k", "func2", SizeL},
 	{"kernel/indexing_checked/go/16k", "kernel/indexing_checked", SizeL},
 	{"kernel/rand/go/16k", "kernel/rand", SizeL},
 	// Indexing and concatenation (cmd/gpubench/suite_index.go): /16k rows onto the

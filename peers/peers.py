@@ -313,6 +313,11 @@ class CuPy:
         else:
             self.kernels()["copy_unchecked"]((blocks,), (threads,), (dest, src))
 
+    def muladd1(self, x, y, out):  # out = x*y + 1, y broadcast (gpubench's gokernel/func2)
+        if not hasattr(self, "_muladd1"):
+            self._muladd1 = self.cp.ElementwiseKernel("float32 x, float32 y", "float32 z", "z = x * y + 1.0f", "muladd1")
+        self._muladd1(x, y, out)
+
     def launch_rand(self, dest, ctr):
         blocks = dest.size // RAND_BLOCK
         self.kernels()["rand_f32"]((blocks,), (RAND_BLOCK,), (dest, self.np.uint32(RAND_SEED), self.np.uint32(ctr)))
@@ -546,6 +551,11 @@ class Torch:
 
     def permute(self, x, axes):
         return x.permute(axes).contiguous()
+
+    def muladd1(self, x, y, out):  # out = x*y + 1, y broadcast: one fused kernel
+        if not hasattr(self, "_one"):
+            self._one = self.t.ones((), dtype=self.t.float32, device=self.dev)
+        self.t.addcmul(self._one, x, y, out=out)
 
     def launch_empty(self):
         raise Unsupported("PyTorch launches no user kernels without compiling them")
@@ -937,6 +947,13 @@ def benchmarks():
         return make
     add("kernel/indexing", SL, indexing(False), "copy kernel dest[i] = src[i], 512 threads per block", libs=("cupy",))
     add("kernel/indexing_checked", SL, indexing(True), "the same with a bounds check (i < n)", libs=("cupy",))
+
+    def func2(lib, sz):
+        shape = SHAPES[sz]["mat"]
+        x, y, z = lib.f32(shape), lib.f32((shape[1],)), lib.empty(shape, "f32")
+        return lambda: lib.muladd1(x, y, z)
+    add("func2", SL, func2, "z = x*y + 1 into z, y a float32 row broadcast over the float32 matrix "
+        "(CuPy: an ElementwiseKernel; PyTorch: addcmul)")
 
     def krand(lib, sz):
         dest = lib.empty((numel(SHAPES[sz]["mat"]),), "f32")
