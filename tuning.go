@@ -261,18 +261,8 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 		SearchVariant:      2,
 		TopKVariant:        2,
 	}
-	switch getenv("GPU_SEARCH_VARIANT") {
-	case "v1", "1":
-		t.SearchVariant = 1
-	case "v2", "2":
-		t.SearchVariant = 2
-	}
-	switch getenv("GPU_TOPK_VARIANT") {
-	case "v1", "1":
-		t.TopKVariant = 1
-	case "v2", "2":
-		t.TopKVariant = 2
-	}
+	envVariant(getenv, "GPU_SEARCH_VARIANT", 2, &t.SearchVariant)
+	envVariant(getenv, "GPU_TOPK_VARIANT", 2, &t.TopKVariant)
 	switch v := getenv("GPU_REDUCE_HALF_UNROLL"); v {
 	case "1", "2", "4", "8":
 		t.ReduceHalfUnroll, _ = strconv.Atoi(v)
@@ -308,12 +298,7 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 	case "v4", "4":
 		t.Scan.Stage = true
 	}
-	switch getenv("GPU_SCAN_STAGE") {
-	case "1", "true", "on":
-		t.Scan.Stage = true
-	case "0", "false", "off":
-		t.Scan.Stage = false
-	}
+	envBool(getenv, "GPU_SCAN_STAGE", &t.Scan.Stage)
 	switch v := getenv("GPU_SCAN_LOOKBACK"); v {
 	case "0", "1", "2", "4", "8":
 		t.Scan.Lookback, _ = strconv.Atoi(v)
@@ -321,34 +306,10 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 	if n, err := strconv.Atoi(getenv("GPU_SCAN_MINBLOCKS")); err == nil && n >= 0 && n <= 8 {
 		t.Scan.MinBlocks = n
 	}
-	switch getenv("GPU_PERMUTE_VARIANT") {
-	case "v1", "1":
-		t.PermuteVariant = 1
-	case "v2", "2":
-		t.PermuteVariant = 2
-	case "v3", "3":
-		t.PermuteVariant = 3
-	}
-	switch getenv("GPU_SCATTER_VARIANT") {
-	case "v1", "1":
-		t.ScatterVariant = 1
-	case "v2", "2":
-		t.ScatterVariant = 2
-	case "v3", "3":
-		t.ScatterVariant = 3
-	}
-	switch getenv("GPU_EW_PDL") {
-	case "1", "true", "on":
-		t.ElementwisePDL = true
-	case "0", "false", "off":
-		t.ElementwisePDL = false
-	}
-	switch getenv("GPU_GATHER_STREAM") {
-	case "1", "true", "on":
-		t.GatherStream = true
-	case "0", "false", "off":
-		t.GatherStream = false
-	}
+	envVariant(getenv, "GPU_PERMUTE_VARIANT", 3, &t.PermuteVariant)
+	envVariant(getenv, "GPU_SCATTER_VARIANT", 3, &t.ScatterVariant)
+	envBool(getenv, "GPU_EW_PDL", &t.ElementwisePDL)
+	envBool(getenv, "GPU_GATHER_STREAM", &t.GatherStream)
 	if n, err := strconv.Atoi(getenv("GPU_REDUCE_BLOCKS_PER_SM")); err == nil && n >= 0 && n <= 64 {
 		t.ReduceBlocksPerSM = n
 	}
@@ -358,14 +319,7 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 	if n, err := strconv.Atoi(getenv("GPU_RANDOM_UNIFORM_WAVES")); err == nil && n > 0 {
 		t.RandomUniformWaves = n
 	}
-	switch getenv("GPU_RANDOM_HALF_UNIFORM") {
-	case "v1", "1":
-		t.RandomHalfUniform = 1
-	case "v2", "2":
-		t.RandomHalfUniform = 2
-	case "v3", "3":
-		t.RandomHalfUniform = 3
-	}
+	envVariant(getenv, "GPU_RANDOM_HALF_UNIFORM", 3, &t.RandomHalfUniform)
 	if getenv("GPU_STAT_EXACT_EXP") == "1" {
 		t.StatExactExp = true
 	}
@@ -451,4 +405,26 @@ func (d *Device) tuning() *Tuning {
 		return t
 	}
 	return &defaultTuning
+}
+
+// envVariant sets *v to i when the variable is "vi" or "i", for i from 1 to n; any other
+// value leaves it.
+func envVariant(getenv func(string) string, name string, n int, v *int) {
+	s := getenv(name)
+	for i := 1; i <= n; i++ {
+		if s == strconv.Itoa(i) || s == "v"+strconv.Itoa(i) {
+			*v = i
+		}
+	}
+}
+
+// envBool sets *b from the variable: "1", "true" or "on" sets it, "0", "false" or "off"
+// clears it, any other value leaves it.
+func envBool(getenv func(string) string, name string, b *bool) {
+	switch getenv(name) {
+	case "1", "true", "on":
+		*b = true
+	case "0", "false", "off":
+		*b = false
+	}
 }
