@@ -568,33 +568,40 @@ func (g *gen) proven(idx value, length ptx.Operand) bool {
 // guardFacts records the facts a condition that held gives: its comparisons of
 // integers, through &&.
 func (g *gen) guardFacts(cond ast.Expr) {
-	cond = ast.Unparen(cond)
-	b, ok := cond.(*ast.BinaryExpr)
+	eachTerm(cond, token.LAND, func(b *ast.BinaryExpr) {
+		c, ok := g.cmps[b]
+		if !ok {
+			return
+		}
+		switch b.Op {
+		case token.LSS:
+			g.pushFact(c.x, c.y, true)
+		case token.LEQ:
+			g.pushFact(c.x, c.y, false)
+		case token.GTR:
+			g.pushFact(c.y, c.x, true)
+		case token.GEQ:
+			g.pushFact(c.y, c.x, false)
+		case token.EQL:
+			g.pushFact(c.x, c.y, false)
+			g.pushFact(c.y, c.x, false)
+		}
+	})
+}
+
+// eachTerm calls f with each binary expression of e's tree of op (&& or ||), its
+// parentheses removed; terms that are not binary expressions are skipped.
+func eachTerm(e ast.Expr, op token.Token, f func(b *ast.BinaryExpr)) {
+	b, ok := ast.Unparen(e).(*ast.BinaryExpr)
 	if !ok {
 		return
 	}
-	if b.Op == token.LAND {
-		g.guardFacts(b.X)
-		g.guardFacts(b.Y)
+	if b.Op == op {
+		eachTerm(b.X, op, f)
+		eachTerm(b.Y, op, f)
 		return
 	}
-	c, ok := g.cmps[b]
-	if !ok {
-		return
-	}
-	switch b.Op {
-	case token.LSS:
-		g.pushFact(c.x, c.y, true)
-	case token.LEQ:
-		g.pushFact(c.x, c.y, false)
-	case token.GTR:
-		g.pushFact(c.y, c.x, true)
-	case token.GEQ:
-		g.pushFact(c.y, c.x, false)
-	case token.EQL:
-		g.pushFact(c.x, c.y, false)
-		g.pushFact(c.y, c.x, false)
-	}
+	f(b)
 }
 
 // exitFacts records, after an if statement without else whose body can't fall
@@ -613,17 +620,7 @@ func (g *gen) exitFacts(s *ast.IfStmt) {
 	default:
 		return
 	}
-	var neg func(e ast.Expr)
-	neg = func(e ast.Expr) {
-		b, ok := ast.Unparen(e).(*ast.BinaryExpr)
-		if !ok {
-			return
-		}
-		if b.Op == token.LOR {
-			neg(b.X)
-			neg(b.Y)
-			return
-		}
+	eachTerm(s.Cond, token.LOR, func(b *ast.BinaryExpr) {
 		c, ok := g.cmps[b]
 		if !ok {
 			return
@@ -641,8 +638,7 @@ func (g *gen) exitFacts(s *ast.IfStmt) {
 			g.pushFact(c.x, c.y, false)
 			g.pushFact(c.y, c.x, false)
 		}
-	}
-	neg(s.Cond)
+	})
 }
 
 // cmpLins are the linears of a comparison's operands, as last compiled.
@@ -700,17 +696,7 @@ func (g *gen) inductionRange(s *ast.ForStmt) (obj types.Object, r irange, ok boo
 	// The bound: a conjunct i + e < b or i + e <= b.
 	var bound irange
 	found := false
-	var conj func(e ast.Expr)
-	conj = func(e ast.Expr) {
-		b, ok := ast.Unparen(e).(*ast.BinaryExpr)
-		if !ok {
-			return
-		}
-		if b.Op == token.LAND {
-			conj(b.X)
-			conj(b.Y)
-			return
-		}
+	eachTerm(s.Cond, token.LAND, func(b *ast.BinaryExpr) {
 		if b.Op != token.LSS && b.Op != token.LEQ {
 			return
 		}
@@ -720,8 +706,7 @@ func (g *gen) inductionRange(s *ast.ForStmt) (obj types.Object, r irange, ok boo
 		if br, ok := g.staticRange(b.Y); ok && (!found || br.hi < bound.hi) {
 			bound, found = br, true
 		}
-	}
-	conj(s.Cond)
+	})
 	if !found {
 		return nil, r, false
 	}
