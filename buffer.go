@@ -307,7 +307,7 @@ func (a *allocation) release() error {
 		a.r = nil
 	}()
 	if a.mem.Size() == 0 {
-		return a.dev.be.FreeNow(a.mem)
+		return a.dev.freeHost(a.mem)
 	}
 	if a.kind == DeviceMem && !a.untracked {
 		// Free on the one stream (of the buffer's device) that used it, else on the
@@ -388,13 +388,13 @@ func (a *allocation) release() error {
 		return err
 	}
 	if len(evs) == 0 {
-		return a.dev.be.FreeNow(a.mem)
+		return a.dev.freeHost(a.mem)
 	}
 	mem, dev := a.mem, a.dev
 	go func() {
 		dev.wait(context.Background(), eventsWait{evs}, WaitPolicy{Mode: WaitAuto, Spin: -1})
 		releaseAll(evs)
-		dev.be.FreeNow(mem)
+		dev.freeHost(mem)
 	}()
 	return nil
 }

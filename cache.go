@@ -129,7 +129,7 @@ func (c *blockCache) flush(d *Device, s *Stream, own bool) {
 		go func() {
 			d.syncBackend()
 			for _, m := range left {
-				d.be.FreeNow(m)
+				d.freeHost(m)
 			}
 		}()
 	}

@@ -172,6 +172,7 @@ type Device struct {
 	stagePool    stagePool    // pinned staging buffers of plain host copies (stage.go)
 	wordPool     wordPool     // pinned words of small reads (readU64, At)
 	checkSlots   wordPool     // pinned check slots of launches that record failures (launchcheck.go)
+	gate         freeGate     // host frees apart from the rings' waits (ring.go)
 	checks       launchChecks // the launches whose check slots await a wait's report (launchcheck.go)
 	forceStaging bool         // stage on any backend (tests)
 	// copyStreams are the streams of plain host copies (to the host, to the device),

@@ -36,6 +36,66 @@ import (
 // when the stream is closed, after its work. The CPU backend's copies are
 // asynchronous already and don't use it (tests force it: ForceStaging).
 
+// freeGate keeps the driver's synchronizing frees away from the rings' waits. The CUDA
+// driver's cuMemFreeHost (and cuMemFree) waits for all the context's work before it
+// returns, and meanwhile holds the driver's lock: the event queries, records and waits
+// of other threads block until it is done. A stream waiting (cuStreamWaitValue32) for
+// a ring's word that the drainer writes only after such a driver call would then never
+// finish, and neither would the free: a deadlock, seen with 32 streams copying to the
+// host while others closed (their staging buffers going back to a full pool). So a
+// device frees memory on the host only while no ring job is pending (no stream can be
+// waiting for a word), and keeps the ring jobs from starting meanwhile; a free asked
+// while jobs are pending is done once the last of them finishes (by a goroutine).
+type freeGate struct {
+	mu       sync.Mutex // held across a free: push waits
+	jobs     int        // ring jobs pending on the device's streams
+	deferred []backend.Mem
+}
+
+// enter counts a ring job about to be queued (waiting while a free runs).
+func (g *freeGate) enter() {
+	g.mu.Lock()
+	g.jobs++
+	g.mu.Unlock()
+}
+
+// leave counts a ring job done (its word written); the last one starts the frees
+// deferred meanwhile.
+func (g *freeGate) leave(d *Device) {
+	g.mu.Lock()
+	g.jobs--
+	run := g.jobs == 0 && len(g.deferred) > 0
+	g.mu.Unlock()
+	if run {
+		go d.freeHost(nil)
+	}
+}
+
+// freeHost frees m (nil: nothing but the deferred frees) on the host now (CUDA:
+// cuMemFreeHost, cuMemFree), unless a ring job is pending: then once none is.
+func (d *Device) freeHost(m backend.Mem) error {
+	if m != nil && m.Size() == 0 {
+		return d.be.FreeNow(m)
+	}
+	g := &d.gate
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.jobs > 0 {
+		if m != nil {
+			g.deferred = append(g.deferred, m)
+		}
+		return nil
+	}
+	for _, x := range g.deferred {
+		d.be.FreeNow(x) // (an error here has no caller to go to)
+	}
+	g.deferred = nil
+	if m == nil {
+		return nil
+	}
+	return d.be.FreeNow(m)
+}
+
 // hostRing is a stream's staging ring.
 type hostRing struct {
 	dev *Device
@@ -263,6 +323,7 @@ func (r *hostRing) busy() bool {
 // push queues a job and starts the drainer if none runs; r.mu is held (r.word is set).
 func (r *hostRing) push(j *ringJob) {
 	j.word = r.word
+	r.dev.gate.enter()
 	r.qmu.Lock()
 	defer r.qmu.Unlock()
 	r.jobs = append(r.jobs, j)
@@ -321,6 +382,7 @@ func (r *hostRing) drain() {
 		r.qmu.Lock()
 		r.pending--
 		r.qmu.Unlock()
+		d.gate.leave(d)
 	}
 }
 
