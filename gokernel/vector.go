@@ -9,27 +9,14 @@ import (
 	"github.com/go-gpu/gpu/ptx"
 )
 
-// Vector accesses: where one statement reads (or, as a tuple assignment, writes)
-// consecutive elements of one slice in global memory, in order,
-//
-//	x0, x1, x2, x3 := x[i], x[i+1], x[i+2], x[i+3]
-//	y[i], y[i+1], y[i+2], y[i+3] = a*x0+y0, a*x1+y1, a*x2+y2, a*x3+y3
-//
-// the compiler moves them in one access of up to 16 bytes (ld.global.v4.f32,
-// st.global.v2.f64), as a CUDA programmer's float4 does: a quarter of the memory
-// instructions, and the same bytes in flight with fewer requests. Each element's index
-// is still evaluated and checked in Go's order; then, when the first element's address
-// is aligned to the access's size, one vector access moves them all, and otherwise
-// (a slice that starts off the alignment: x[1:]) they move one by one. Where the
-// first index is provably a multiple of the group's length (i := 4*t.Index()) the
-// test reads the slice's address alone, a loop invariant that ptxas hoists.
-//
-// Elements are consecutive when their indices are e+c0, e+c1, ... for one
-// expression e (the same text, so the same variables: nothing is assigned within a
-// statement) and constants c0+1 = c1, ... The index type must not wrap between them
-// inside the slice: int, int64, uint, uint64 and int32 (int32's e+c wraps only to a
-// negative index, which the check stops; unchecked, an index out of range reads
-// whatever it reaches anyway). Only 4- and 8-byte elements group (2 or 4 of them).
+// Vector accesses (the package doc's design note says what a kernel writes to get
+// them): the run of slice elements at the start of a statement's right-hand side, or
+// of a tuple assignment's left-hand side, groups into vector accesses of consecutive
+// elements. Grouping is syntactic: indices e+c0, e+c1, ... of one expression e
+// (its text: no variable changes within a statement) with c1 = c0+1, ... The index
+// types vecSplit takes don't wrap between the elements of a run inside the slice
+// (int32's e+c wraps only to a negative index, which the check stops; unchecked, an
+// index out of range reads whatever it reaches anyway).
 
 // vecMax is the widest access in bytes.
 const vecMax = 16
