@@ -242,7 +242,7 @@ func TestReduceFusedStreams(t *testing.T) {
 		ss = append(ss, s)
 	}
 	x := upload(t, ss[0], xs, len(xs))
-	want := download(t, must[*gpu.Array[float32]](t)(gpu.Sum[float32](ss[0], x)))[0]
+	want := toSlice(t, must[*gpu.Array[float32]](t)(gpu.Sum[float32](ss[0], x)))[0]
 	errs := make(chan error, len(ss))
 	for _, s := range ss {
 		go func() {
