@@ -107,12 +107,15 @@ func safeRun(f func() error) (err error) {
 
 // Query reports whether the stream is idle.
 func (s *Stream) Query() (bool, error) {
+	s.mu.Lock()
+	idle := s.done == s.enq
+	s.mu.Unlock()
+	// The fault after the count: an operation that failed counts as done after its
+	// fault is set (run), so a count that includes it sees the fault.
 	if err := s.dev.Err(); err != nil {
 		return false, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.done == s.enq, nil
+	return idle, nil
 }
 
 // Synchronize waits until the stream is idle or the device faults.
