@@ -129,7 +129,12 @@ func concatInto(s *Stream, out *header, parts []*header, axis int) error {
 		if !fits(V) {
 			V = size
 		}
+		per := V / size
 		sp := &kernel.ConcatRows{Inputs: len(batch), Vec: V, Rows: tu.Rows}
+		if tu.Variant == 2 && slices.IndexFunc(batch, func(w rowPart) bool { return w.cols/per >= 1<<31 }) < 0 {
+			// The tiled kernel (its row offsets are 32-bit).
+			sp.Tiles, sp.Items, sp.Stream = true, tu.Items, tu.Stream
+		}
 		if outer == 1 {
 			sp.Rows = 1 // one row: nothing to pair
 		}
@@ -137,20 +142,24 @@ func concatInto(s *Stream, out *header, parts []*header, axis int) error {
 		if err != nil {
 			return err
 		}
-		per := V / size
 		args := []any{Out(out), uint64(outer), uint64(ldd / per)}
 		chunks := 0
 		for _, w := range batch {
 			args = append(args, In(w.h), uint64(w.cols/per), uint64(w.lds/per), uint64(w.doff/per), uint64(chunks))
-			chunks += kernel.ConcatChunks(w.cols / per)
+			chunks += sp.Chunks(w.cols / per)
 		}
 		if chunks > 1<<31-1 {
 			return fmt.Errorf("gpu: concatenation of rows of %d chunks: %w", chunks, ErrNotSupported)
 		}
-		// About Tuning.Concat.BlocksPerSM (32) blocks per multiprocessor in all, each
+		// About Tuning.Concat.BlocksPerSM blocks per multiprocessor in all, each
 		// looping over its rows (a block finds its input once, however many rows it
-		// copies); 0: a block for every row.
-		rowsY := min(outer, 65535)
+		// copies); 0: a block for every row (the first kernel) or tile of rows (the
+		// tiled one), up to 65535.
+		rowsY := outer
+		if sp.Tiles {
+			rowsY = (outer + max(1, sp.Rows) - 1) / max(1, sp.Rows)
+		}
+		rowsY = min(rowsY, 65535)
 		if tu.BlocksPerSM > 0 {
 			rowsY = min(rowsY, max(1, tu.BlocksPerSM*max(1, s.dev.info.Multiprocessors)/max(1, chunks)))
 		}
