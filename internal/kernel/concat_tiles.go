@@ -11,9 +11,11 @@ import (
 // blocks in the destination's address order (x: the row's chunks across the inputs,
 // y: the tiles of rows), so that the blocks resident at any moment read and write one
 // contiguous window of each array, as a plain copy does, rather than the first
-// kernel's rows r and r + gridDim.y far apart. The elementwise and permute kernels that
-// run nearest to the copy bandwidth on the H200 are built the same way: short blocks,
-// every load of a thread issued before its first store.
+// kernel's rows r and r + gridDim.y far apart. The tiled permute kernels, the generated
+// kernels nearest to the copy bandwidth on the H200 (permutedims of 2^28 float32 at
+// 95.9-97.7% of it, 2026-12-02), are built the same way: one tile per block, every load
+// of a thread issued before its first store, the hardware's block scheduler balancing
+// the load.
 //
 // Per thread and row: Items 16-byte (Vec-byte) loads at tid*Vec + j*ConcatBlock*Vec
 // bytes into the tile, then the stores. The row offsets are 32-bit (cols_k < 2^31,
