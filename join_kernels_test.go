@@ -56,7 +56,9 @@ func TestConcatenateKernels(t *testing.T) {
 }
 
 // concatElem are the element types of TestConcatenateKernels, one of each size.
-type concatElem interface{ ~int8 | ~int16 | ~float32 | ~float64 }
+type concatElem interface {
+	~int8 | ~int16 | ~float32 | ~float64
+}
 
 // concatPart is an input of a concatKernelCases case: its shape, and the wider last
 // axis it is a slice of from column from (wide 0: a contiguous array).
