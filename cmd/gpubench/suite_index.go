@@ -230,7 +230,8 @@ func concatShape(large bool, side, axis int) []int {
 // concatVariants are the Tuning.Concat choices of the /16k concat rows' variants: the
 // first kernel as it was the default on 2026-12-02 (rows r and r + gridDim.y, 32
 // blocks a multiprocessor), and the tiled kernel (Variant 2) with one tile per block:
-// of one row by 4 vectors a thread, of two rows, of 8 vectors a thread, and evict-first.
+// of one row by 4 vectors a thread, of two rows, of 8 vectors a thread, evict-first;
+// and with 32 blocks a multiprocessor looping over the tiles of rows.
 var concatVariants = []struct {
 	name string
 	c    gpu.ConcatTuning
@@ -240,6 +241,7 @@ var concatVariants = []struct {
 	{"v2r2", gpu.ConcatTuning{Variant: 2, Rows: 2, BlocksPerSM: 0, Items: 4, RowsKernel: true}},
 	{"v2i8", gpu.ConcatTuning{Variant: 2, Rows: 1, BlocksPerSM: 0, Items: 8, RowsKernel: true}},
 	{"v2cs", gpu.ConcatTuning{Variant: 2, Rows: 1, BlocksPerSM: 0, Items: 4, Stream: true, RowsKernel: true}},
+	{"v2b32", gpu.ConcatTuning{Variant: 2, Rows: 1, BlocksPerSM: 32, Items: 4, RowsKernel: true}},
 }
 
 func registerConcat(large bool, axis int) {
