@@ -76,12 +76,6 @@ func (c *ConcatRows) ptxTiles(major, minor int) (src, entry string, err error) {
 	whole := f.Setp(ptx.Le, end, cols32)
 	col := f.Reg(ptx.U32)
 	f.Add(col, c0, f.Special(ptx.TidX))
-	valid := make([]ptx.Reg, items)
-	for j := range valid {
-		cj := f.Reg(ptx.U32)
-		f.Add(cj, col, ptx.Int(j*ConcatBlock))
-		valid[j] = f.Setp(ptx.Lt, cj, cols32)
-	}
 	off := f.Reg(ptx.U64)
 	f.MulWide(off, col, ptx.Int(V))
 	ldsB, lddB, doffB := f.Reg(ptx.U64), f.Reg(ptx.U64), f.Reg(ptx.U64)
@@ -171,6 +165,13 @@ func (c *ConcatRows) ptxTiles(major, minor int) (src, entry string, err error) {
 	body(sas, das, nil)
 	f.Bra(next)
 	f.Place(part)
+	// The thread's vectors inside the row (computed here: whole tiles don't need them).
+	valid := make([]ptx.Reg, items)
+	for j := range valid {
+		cj := f.Reg(ptx.U32)
+		f.Add(cj, col, ptx.Int(j*ConcatBlock))
+		valid[j] = f.Setp(ptx.Lt, cj, cols32)
+	}
 	ok := make([][]ptx.Reg, nrows)
 	for i := range ok {
 		ok[i] = valid
