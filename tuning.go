@@ -187,7 +187,7 @@ type ConcatTuning struct {
 	// Items*256 vectors, the grid (with BlocksPerSM 0) one tile per block in the
 	// result's address order, so that the resident blocks stream one contiguous window
 	// of each array as a copy does, with 32-bit row offsets (56 registers a thread for
-	// the first kernel with Rows 2, 30 for the second with Rows 1 and Items 4, ptxas
+	// the first kernel with Rows 2, 27 for the second with Rows 1 and Items 4, ptxas
 	// 13 for sm_90). Default 1.
 	Variant int
 	// Rows is the rows a block moves per iteration, all loads of them before the
