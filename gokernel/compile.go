@@ -179,6 +179,7 @@ func (p *program) compile(params []kparam, warp bool, o compileOptions) (inst *i
 	}
 	g.block(p.kdecl.Body.List)
 	g.f.Ret()
+	g.writeCold()
 	g.writeFailPath()
 	if g.sharedBytes > 48<<10 {
 		return nil, p.errorf(p.kdecl.Pos(), "the kernel's shared arrays take %d bytes, more than the 48 KiB a block has", g.sharedBytes)

@@ -211,6 +211,23 @@
 // (if i3 < len(y) before y[i], y[i1], y[i3]), and mask indices into shared arrays
 // (gpubench's gokernels.go has examples).
 //
+// Why consecutive elements read in one statement are one access: a CUDA programmer
+// moves four floats in one 16-byte load (float4); in Go, write the elements
+// themselves, in order, in one statement, and the compiler does it:
+//
+//	x0, x1, x2, x3 := x[i], x[i+1], x[i+2], x[i+3]       // ld.global.v4.f32
+//	y[i], y[i+1], y[i+2], y[i+3] = x3, x2, x1, x0        // st.global.v4.f32
+//
+// Consecutive elements of one slice variable in global memory (4- or 8-byte
+// elements; 16 bytes at most: four float32 or two float64), with indices e+c, e+c+1,
+// ... of one expression e of type int, int64, uint, uint64 or int32, group into one
+// access where the first element's address is aligned to the access's size, and go
+// one by one where it is not (a slice expression x[1:] starts off the alignment):
+// the result is the same either way. The run's checks are its first and last index
+// (each index in between is then in range); only where those fail do the checks run
+// one by one, so the failure is still Go's first. Indices of other forms, other
+// types, shared arrays and other statements go one element at a time.
+//
 // Why an int32 index is cheaper: an index of 32 bits or fewer (int32 arithmetic,
 // the CUDA programmer's int) is checked by one 32-bit compare with min(len, 2^31)
 // (computed once per slice) and addressed by one widening multiply-add; an int

@@ -565,11 +565,15 @@ func (g *gen) index64(v value, pos token.Pos) (ptx.Operand, bool) {
 
 // elemAddr returns the address of s[idx], checking the index.
 func (g *gen) elemAddr(s *sliceVal, idxExpr ast.Expr, pos token.Pos) ptx.Addr {
-	v := g.expr(idxExpr)
+	return g.elemAddrOf(s, g.expr(idxExpr), idxExpr.Pos(), pos)
+}
+
+// elemAddrOf is elemAddr for the index's value v (its expression at ipos).
+func (g *gen) elemAddrOf(s *sliceVal, v value, ipos, pos token.Pos) ptx.Addr {
 	if a, ok := g.elemAddr32(s, v, pos); ok {
 		return a
 	}
-	idx, signed := g.index64(v, idxExpr.Pos())
+	idx, signed := g.index64(v, ipos)
 	if !g.checks || !g.proven(v, s.len) {
 		g.checkBound(kIndex, idx, s.len, signed, pos)
 		g.pushFact(g.linOf(v), g.linOf(scalar(tInt, s.len)), true)
@@ -765,11 +769,19 @@ func (g *gen) sub64(a, b ptx.Operand) ptx.Operand {
 // from moving a load up). Only what can't be told apart moves: a load moves above
 // arithmetic, never above another check (a division, a signed shift, a slice
 // expression, a short-circuit's conditional operand) or a call that has effects.
+//
+// Consecutive elements of one slice among the expressions load together, in vector
+// accesses (vector.go).
 func (g *gen) prefetchAll(es []ast.Expr) {
-	for _, e := range es {
-		if g.prefetch(e) {
+	for i := 0; i < len(es); {
+		if n := g.vectorLoads(es[i:]); n > 0 {
+			i += n
+			continue
+		}
+		if g.prefetch(es[i]) {
 			return
 		}
+		i++
 	}
 }
 

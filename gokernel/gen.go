@@ -129,6 +129,7 @@ type gen struct {
 	warpDone    bool
 	accesses    []access
 	depth       int
+	cold        []func() // code placed after the kernel's end (vector.go)
 
 	pr   prover                      // bounds-check elimination (prove.go)
 	cmps map[*ast.BinaryExpr]cmpLins // integer comparisons' operands
@@ -501,12 +502,22 @@ func (g *gen) assignStmt(s *ast.AssignStmt) {
 // would have made them before panicking (the thread exits either way).
 func (g *gen) tupleStore(lhs []ast.Expr, vals []value, define bool) {
 	type elem struct {
-		sv   *sliceVal
-		addr ptx.Addr
+		sv    *sliceVal
+		addr  ptx.Addr
+		first value     // the index (a vector group's first)
+		grp   []vecSlot // a vector group of consecutive elements (vector.go)
 	}
 	elems := make([]*elem, len(lhs))
-	for i, l := range lhs {
-		ix, ok := ast.Unparen(l).(*ast.IndexExpr)
+	groups := g.storeGroups(lhs)
+	for i := 0; i < len(lhs); i++ {
+		if groups[i] > 1 {
+			grp := g.vecRun(lhs[i : i+groups[i]])
+			first, addr := g.groupAddr(grp)
+			elems[i] = &elem{sv: grp[0].s, addr: addr, first: first, grp: grp}
+			i += groups[i] - 1
+			continue
+		}
+		ix, ok := ast.Unparen(lhs[i]).(*ast.IndexExpr)
 		if !ok {
 			continue
 		}
@@ -516,10 +527,17 @@ func (g *gen) tupleStore(lhs []ast.Expr, vals []value, define bool) {
 		}
 		elems[i] = &elem{sv: sv.s, addr: g.elemAddr(sv.s, ix.Index, ix.Lbrack)}
 	}
-	for i, l := range lhs {
+	for i := 0; i < len(lhs); i++ {
+		l := lhs[i]
 		e := elems[i]
 		if e == nil {
 			g.store(l, vals[i], define)
+			continue
+		}
+		if e.grp != nil {
+			n := len(e.grp)
+			g.vecStore(e.grp, e.first, e.addr, lhs[i:i+n], vals[i:i+n])
+			i += n - 1
 			continue
 		}
 		g.access(e.sv, false, true)

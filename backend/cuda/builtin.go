@@ -7,7 +7,10 @@ import (
 )
 
 // builtinPTX holds the kernels listed in backend.Builtins. The target is sm_50 so that
-// the driver compiles it for any device since Maxwell. %globaltimer counts nanoseconds.
+// the driver compiles it for any device since Maxwell. %globaltimer counts nanoseconds;
+// the spins compare the time elapsed as a signed number, so that a step of the timer
+// backwards (a resynchronization) lengthens a spin instead of ending it at once (a
+// conformance test once saw a 100 ms spin's event complete right after its launch).
 // spin_copy_u32 writes its stamps (start, end) from block 0 only: use one block when
 // they matter.
 const builtinPTX = `
@@ -35,7 +38,7 @@ const builtinPTX = `
 SPIN:
 	mov.u64 %t, %globaltimer;
 	sub.u64 %d, %t, %t0;
-	setp.lt.u64 %p, %d, %ns;
+	setp.lt.s64 %p, %d, %ns;
 	@%p bra SPIN;
 	ret;
 }
@@ -129,7 +132,7 @@ DONE:
 SPIN:
 	mov.u64 %now, %globaltimer;
 	sub.u64 %el, %now, %t0;
-	setp.lt.u64 %p, %el, %ns;
+	setp.lt.s64 %p, %el, %ns;
 	@%p bra SPIN;
 	mul.wide.u32 %i, %bid, %bdim;
 	cvt.u64.u32 %t, %th;

@@ -89,12 +89,106 @@ func AddMatVec(t kern.Thread, m int, x1, x2, y []float32) {
 func addOne(a, b float32) float32 { return a + b }
 
 // Saxpy is gokernel/saxpy: y = a*x + y, written as a CUDA programmer writes a
+// bandwidth-bound kernel with float4 accesses: a grid-stride loop over a grid of one
+// wave of blocks, each thread taking two runs of four consecutive elements per
+// iteration, four grid strides of elements apart. Four consecutive elements read or
+// written in one statement are one 16-byte access (ld.global.v4.f32: the compiler
+// groups them where the address is aligned), so each iteration has four 16-byte
+// loads in flight (64 bytes a thread) before the first multiply, and two 16-byte
+// stores. The last elements, past the end of a whole run, go one at a time.
+func Saxpy(t kern.Thread, a float32, x, y []float32) {
+	n := min(len(x), len(y))
+	s := 4 * t.GridStride()
+	for i := 4 * t.Index(); i < n; i += 2 * s {
+		j := i + s
+		if j+3 < n {
+			x0, x1, x2, x3, x4, x5, x6, x7 := x[i], x[i+1], x[i+2], x[i+3], x[j], x[j+1], x[j+2], x[j+3]
+			y0, y1, y2, y3, y4, y5, y6, y7 := y[i], y[i+1], y[i+2], y[i+3], y[j], y[j+1], y[j+2], y[j+3]
+			y[i], y[i+1], y[i+2], y[i+3] = a*x0+y0, a*x1+y1, a*x2+y2, a*x3+y3
+			y[j], y[j+1], y[j+2], y[j+3] = a*x4+y4, a*x5+y5, a*x6+y6, a*x7+y7
+		} else {
+			for k := i; k < min(i+4, n); k++ {
+				y[k] = a*x[k] + y[k]
+			}
+			for k := j; k < min(j+4, n); k++ {
+				y[k] = a*x[k] + y[k]
+			}
+		}
+	}
+}
+
+// Transpose is gokernel/transpose: out (cols x rows) = in (rows x cols) transposed
+// through a 64x64 shared tile (pitch 65: the pad column keeps the column reads at
+// most two-way bank conflicted), as our Permute's tiled kernel does it: blocks of
+// 16x16 threads, each thread moving sixteen elements, four rows of four consecutive
+// elements. Each group of four consecutive elements in one statement is one
+// 16-byte global access (the compiler groups them where the address is aligned):
+// the thread's four loads are in flight together, before any is stored to the
+// tile, and after the barrier it writes four 16-byte stores. Indices are int32 (a
+// matrix of fewer than 2^31 elements); the thread's indices are masked to the block
+// so that every index into the tile is proven in range. Blocks whose tile is not
+// whole (the matrix's edges) go element by element with range tests.
+func Transpose(t kern.Thread, rows, cols int32, in, out []float32) {
+	const tile, step, pitch = 64, 16, 65
+	buf := kern.Shared[float32](t, tile*pitch)
+	tx, ty := 4*(int32(t.ThreadIdx().X)&(step-1)), int32(t.ThreadIdx().Y)&(step-1)
+	bx, by := int32(t.BlockIdx().X)*tile, int32(t.BlockIdx().Y)*tile
+	if by+tile <= rows && bx+tile <= cols {
+		// Rows ty, ty+16, ty+32 and ty+48 of the tile, columns tx to tx+3.
+		a := (by+ty)*cols + bx + tx
+		b, c, d := a+step*cols, a+2*step*cols, a+3*step*cols
+		sa := ty*pitch + tx
+		sb, sc, sd := sa+step*pitch, sa+2*step*pitch, sa+3*step*pitch
+		buf[sa], buf[sa+1], buf[sa+2], buf[sa+3],
+			buf[sb], buf[sb+1], buf[sb+2], buf[sb+3],
+			buf[sc], buf[sc+1], buf[sc+2], buf[sc+3],
+			buf[sd], buf[sd+1], buf[sd+2], buf[sd+3] =
+			in[a], in[a+1], in[a+2], in[a+3],
+			in[b], in[b+1], in[b+2], in[b+3],
+			in[c], in[c+1], in[c+2], in[c+3],
+			in[d], in[d+1], in[d+2], in[d+3]
+		t.Sync()
+		// Output rows ty, ty+16, ty+32 and ty+48 of the block (the tile's columns),
+		// columns tx to tx+3 (the tile's rows).
+		oa := (bx+ty)*rows + by + tx
+		ob, oc, od := oa+step*rows, oa+2*step*rows, oa+3*step*rows
+		ta := tx*pitch + ty
+		tb, tc, td := ta+step, ta+2*step, ta+3*step
+		out[oa], out[oa+1], out[oa+2], out[oa+3],
+			out[ob], out[ob+1], out[ob+2], out[ob+3],
+			out[oc], out[oc+1], out[oc+2], out[oc+3],
+			out[od], out[od+1], out[od+2], out[od+3] =
+			buf[ta], buf[ta+pitch], buf[ta+2*pitch], buf[ta+3*pitch],
+			buf[tb], buf[tb+pitch], buf[tb+2*pitch], buf[tb+3*pitch],
+			buf[tc], buf[tc+pitch], buf[tc+2*pitch], buf[tc+3*pitch],
+			buf[td], buf[td+pitch], buf[td+2*pitch], buf[td+3*pitch]
+		return
+	}
+	// An edge block: each thread rows ty+16k of the tile, columns tx to tx+3.
+	for k := int32(0); k < tile; k += step {
+		for m := int32(0); m < 4; m++ {
+			if r, c := by+ty+k, bx+tx+m; r < rows && c < cols {
+				buf[(ty+k)*pitch+tx+m] = in[r*cols+c]
+			}
+		}
+	}
+	t.Sync()
+	for k := int32(0); k < tile; k += step {
+		for m := int32(0); m < 4; m++ {
+			if r, c := bx+ty+k, by+tx+m; r < cols && c < rows {
+				out[r*rows+c] = buf[(tx+m)*pitch+ty+k]
+			}
+		}
+	}
+}
+
+// SaxpyV1 is gokernel/saxpy_v1, the first Saxpy (kept to time it beside the new one): y = a*x + y, written as a CUDA programmer writes a
 // bandwidth-bound kernel: a grid-stride loop over a grid of one wave of blocks, each
 // thread taking four elements a grid stride apart per iteration, their eight loads in
 // one statement so that all are in flight before the first multiply (a statement's
 // loads are issued first; across statements a check's branch would hold the next
 // load back). The elements past the last whole group of four go one at a time.
-func Saxpy(t kern.Thread, a float32, x, y []float32) {
+func SaxpyV1(t kern.Thread, a float32, x, y []float32) {
 	n, stride := len(y), t.GridStride()
 	for i := t.Index(); i < n; i += 4 * stride {
 		i1, i2, i3 := i+stride, i+2*stride, i+3*stride
@@ -109,7 +203,8 @@ func Saxpy(t kern.Thread, a float32, x, y []float32) {
 	}
 }
 
-// Transpose is gokernel/transpose: out (cols x rows) = in (rows x cols) transposed
+// TransposeV1 is gokernel/transpose_v1, the first Transpose (kept to time it beside the
+// new one): out (cols x rows) = in (rows x cols) transposed
 // as CUDA's transpose sample does it: a 32x33 shared tile (the pad column keeps the
 // column reads free of bank conflicts), blocks of 32x8 threads, each thread moving
 // four elements, all four loads before the four stores. Indices are int32, the CUDA
@@ -119,7 +214,7 @@ func Saxpy(t kern.Thread, a float32, x, y []float32) {
 // tile in range and leaves those checks out, as Go's compiler does for masked
 // indices. A block whose tile lies wholly inside the matrix (every block but the
 // edges') skips the per-row range tests.
-func Transpose(t kern.Thread, rows, cols int32, in, out []float32) {
+func TransposeV1(t kern.Thread, rows, cols int32, in, out []float32) {
 	const tile, step, pitch = 32, 8, 33
 	buf := kern.Shared[float32](t, tile*pitch)
 	tx, ty := int32(t.ThreadIdx().X)&(tile-1), int32(t.ThreadIdx().Y)&(step-1)

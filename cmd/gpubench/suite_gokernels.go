@@ -25,14 +25,20 @@ import (
 //     by value as pointer and length parameters; metaldevrt's device function is
 //     inlined, as every call in a Go kernel is).
 //   - gokernel/saxpy: y = a*x + y over the benchmark's matrix as a CUDA programmer
-//     writes it: a grid-stride loop over one wave of blocks (8 of 256 threads a
-//     multiprocessor), four elements a thread per iteration with their eight loads
-//     in flight together; bytes 12 per element. Compare with reference/dtod_copy
-//     (% copy).
-//   - gokernel/transpose: the matrix transposed as CUDA's transpose sample does it:
-//     a 32x33 shared tile, blocks of 32x8 threads, four elements a thread, int32
-//     indices, no per-row range tests in the blocks whose tile is whole; bytes 8 per
-//     element. Compare with array/permutedims/2d and the copy.
+//     writes it with float4: a grid-stride loop over one wave of blocks (8 of 256
+//     threads a multiprocessor), two runs of four consecutive elements a thread per
+//     iteration, each run one 16-byte access (the compiler's vector accesses), the
+//     four loads in flight together; bytes 12 per element. Compare with
+//     reference/dtod_copy (% copy). gokernel/saxpy_v1 is the first Saxpy (four
+//     scalar elements a grid stride apart per iteration), kept to time both in one
+//     run.
+//   - gokernel/transpose: the matrix transposed as our Permute's tiled kernel does
+//     it: a 64x65 shared tile, blocks of 16x16 threads, sixteen elements a thread in
+//     four 16-byte loads and four 16-byte stores, int32 indices, no per-row range
+//     tests in the blocks whose tile is whole; bytes 8 per element. Compare with
+//     array/permutedims/2d and the copy. gokernel/transpose_v1 is the first one,
+//     CUDA's transpose sample (a 32x33 tile, blocks of 32x8 threads, four scalar
+//     elements a thread).
 //   - gokernel/sum: a block reduction (grid-stride loop, warp shuffles, shared
 //     memory, one atomic per block) of the matrix into one float, after a Fill of
 //     it; bytes 4 per element. Compare with array/reductions/reduce/Float32/1d.
@@ -64,6 +70,7 @@ func slowOnCPU(c *setupCtx, n int) error {
 var goKernelFuncs = map[string][]any{
 	"Indexing": {Indexing}, "Rand": {Rand}, "Add": {Add}, "AddSlices1": {AddSlices1}, "AddSlices2": {AddSlices2},
 	"AddSlices3": {AddSlices3}, "AddMatVec": {AddMatVec}, "Saxpy": {Saxpy}, "Transpose": {Transpose}, "Sum": {Sum},
+	"SaxpyV1": {SaxpyV1}, "TransposeV1": {TransposeV1},
 }
 
 var goKernelCache sync.Map // name -> *goKernelEntry
@@ -88,8 +95,10 @@ func registerGoKernels() {
 			registerGoIndexing(checked, large)
 		}
 		registerGoRand(large)
-		registerGoSaxpy(large)
-		registerGoTranspose(large)
+		for _, v1 := range []bool{false, true} {
+			registerGoSaxpy(large, v1)
+			registerGoTranspose(large, v1)
+		}
 		registerGoSum(large)
 		registerGoFunc2(large)
 	}
@@ -203,14 +212,18 @@ func registerGoDevrt() {
 	})
 }
 
-func registerGoSaxpy(large bool) {
+func registerGoSaxpy(large, v1 bool) {
+	name, kname := "gokernel/saxpy", "Saxpy"
+	if v1 {
+		name, kname = "gokernel/saxpy_v1", "SaxpyV1"
+	}
 	registerOp(op{
-		name: "gokernel/saxpy", large: large, bytes: 12 * nominalElems(large),
+		name: name, large: large, bytes: 12 * nominalElems(large),
 		setup: func(c *setupCtx) (func() error, int64, error) {
 			if err := slowOnCPU(c, elems(c.matShape())); err != nil {
 				return nil, 0, err
 			}
-			k, err := goKernel("Saxpy")
+			k, err := goKernel(kname)
 			if err != nil {
 				return nil, 0, err
 			}
@@ -239,7 +252,7 @@ func registerGoSaxpy(large bool) {
 			if err := k.Launch(s, cfg, float32(2), v.x, v.y); err != nil {
 				return nil, 0, err
 			}
-			if err := checkNone(s, "gokernel/saxpy", "y != 2*x + y0", gpu.Vars{"x": v.x, "y": v.y, "y0": y0}); err != nil {
+			if err := checkNone(s, name, "y != 2*x + y0", gpu.Vars{"x": v.x, "y": v.y, "y0": y0}); err != nil {
 				return nil, 0, err
 			}
 			return func() error { v := rot.Next(); return k.Launch(s, cfg, float32(0.5), v.x, v.y) }, 12 * int64(n), nil
@@ -247,22 +260,26 @@ func registerGoSaxpy(large bool) {
 	})
 }
 
-// saxpyConfig is Saxpy's grid for n elements on a device of sms multiprocessors:
-// blocks of 256 threads, one wave of them (8 a multiprocessor, 2048 threads), fewer
-// where the elements don't need them (four a thread).
+// saxpyConfig is the grid of Saxpy (and SaxpyV1) for n elements on a device of sms
+// multiprocessors: blocks of 256 threads, one wave of them (8 a multiprocessor, 2048
+// threads), fewer where the elements don't need them (four a thread).
 func saxpyConfig(n, sms int) gpu.LaunchConfig {
 	blocks := max(1, min((n+1023)/1024, 8*max(1, sms)))
 	return gpu.LaunchConfig{Grid: gpu.Dim3{X: blocks}, Block: gpu.Dim3{X: 256}}
 }
 
-func registerGoTranspose(large bool) {
+func registerGoTranspose(large, v1 bool) {
+	name, kname := "gokernel/transpose", "Transpose"
+	if v1 {
+		name, kname = "gokernel/transpose_v1", "TransposeV1"
+	}
 	registerOp(op{
-		name: "gokernel/transpose", large: large, bytes: 8 * nominalElems(large),
+		name: name, large: large, bytes: 8 * nominalElems(large),
 		setup: func(c *setupCtx) (func() error, int64, error) {
 			if err := slowOnCPU(c, elems(c.matShape())); err != nil {
 				return nil, 0, err
 			}
-			k, err := goKernel("Transpose")
+			k, err := goKernel(kname)
 			if err != nil {
 				return nil, 0, err
 			}
@@ -280,7 +297,7 @@ func registerGoTranspose(large bool) {
 				return nil, 0, err
 			}
 			s := c.s()
-			cfg := gpu.LaunchConfig{Grid: gpu.Dim3{X: (cols + 31) / 32, Y: (rows + 31) / 32}, Block: gpu.Dim3{X: 32, Y: 8}}
+			cfg := transposeConfig(rows, cols, v1)
 			launch := func(v io) error { return k.Launch(s, cfg, rows, cols, v.in, v.out) }
 			v := rot.Sets()[0]
 			if err := launch(v); err != nil {
@@ -299,12 +316,21 @@ func registerGoTranspose(large bool) {
 			if err != nil {
 				return nil, 0, err
 			}
-			if err := checkNone(s, "gokernel/transpose", "o != w", gpu.Vars{"o": out2, "w": want}); err != nil {
+			if err := checkNone(s, name, "o != w", gpu.Vars{"o": out2, "w": want}); err != nil {
 				return nil, 0, err
 			}
 			return func() error { return launch(rot.Next()) }, 8 * int64(n), nil
 		},
 	})
+}
+
+// transposeConfig is the launch of Transpose (v1: TransposeV1) for a rows x cols
+// matrix: a block per 64x64 tile of 16x16 threads (v1: per 32x32 tile, 32x8).
+func transposeConfig(rows, cols int, v1 bool) gpu.LaunchConfig {
+	if v1 {
+		return gpu.LaunchConfig{Grid: gpu.Dim3{X: (cols + 31) / 32, Y: (rows + 31) / 32}, Block: gpu.Dim3{X: 32, Y: 8}}
+	}
+	return gpu.LaunchConfig{Grid: gpu.Dim3{X: (cols + 63) / 64, Y: (rows + 63) / 64}, Block: gpu.Dim3{X: 16, Y: 16}}
 }
 
 func registerGoSum(large bool) {

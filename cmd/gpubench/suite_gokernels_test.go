@@ -56,54 +56,69 @@ func download(t *testing.T, a *gpu.Array[float32]) []float32 {
 	return x
 }
 
-// TestGoBenchKernels checks gpubench's Saxpy and Transpose (gokernels.go) against
-// plain Go on both devices: Saxpy over sizes that leave a tail of single elements
-// and grids of one block to several, Transpose over whole and partial tiles.
+// TestGoBenchKernels checks gpubench's Saxpy and Transpose (gokernels.go), and their
+// first versions, against plain Go on both devices: Saxpy over sizes that leave a
+// tail of single elements, grids of one block to several, and arrays that start off
+// the 16-byte alignment (the element-by-element path of the vector accesses);
+// Transpose over whole and partial tiles.
 func TestGoBenchKernels(t *testing.T) {
 	for name, d := range goKernelDevices(t) {
 		t.Run(name, func(t *testing.T) {
 			s := d.DefaultStream()
-			k, err := goKernel("Saxpy")
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, tc := range []struct{ n, sms int }{{1, 1}, {1023, 1}, {4096, 1}, {5003, 1}, {9000, 2}} {
-				x, y := randSlice(tc.n), randSlice(tc.n)
-				a := float32(1.5)
-				gx, gy := upload(t, s, x), upload(t, s, y)
-				if err := k.Launch(s, saxpyConfig(tc.n, tc.sms), a, gx, gy); err != nil {
+			for _, kname := range []string{"Saxpy", "SaxpyV1"} {
+				k, err := goKernel(kname)
+				if err != nil {
 					t.Fatal(err)
 				}
-				got := download(t, gy)
-				for i := range y {
-					if want := float32(a*x[i]) + y[i]; got[i] != want {
-						t.Fatalf("saxpy n=%d: y[%d] = %v, want %v", tc.n, i, got[i], want)
+				for _, tc := range []struct{ n, sms, off int }{{1, 1, 0}, {1023, 1, 0}, {4096, 1, 0}, {5003, 1, 0}, {9000, 2, 0}, {9000, 2, 1}, {4099, 1, 2}} {
+					x, y := randSlice(tc.n+tc.off), randSlice(tc.n+tc.off)
+					a := float32(1.5)
+					gx, gy := upload(t, s, x), upload(t, s, y)
+					vx, err1 := gx.Slice(gpu.R(tc.off, tc.n+tc.off))
+					vy, err2 := gy.Slice(gpu.R(tc.off, tc.n+tc.off))
+					if err1 != nil || err2 != nil {
+						t.Fatal(err1, err2)
+					}
+					if err := k.Launch(s, saxpyConfig(tc.n, tc.sms), a, vx, vy); err != nil {
+						t.Fatal(err)
+					}
+					got := download(t, gy)
+					for i := range y {
+						want := y[i]
+						if i >= tc.off {
+							want = float32(a*x[i]) + y[i]
+						}
+						if got[i] != want {
+							t.Fatalf("%s n=%d off=%d: y[%d] = %v, want %v", kname, tc.n, tc.off, i, got[i], want)
+						}
+					}
+					if back := download(t, gx); !equalF32(back, x) {
+						t.Fatalf("%s n=%d: x changed", kname, tc.n)
 					}
 				}
-				if back := download(t, gx); !equalF32(back, x) {
-					t.Fatalf("saxpy n=%d: x changed", tc.n)
-				}
 			}
-			k, err = goKernel("Transpose")
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, tc := range []struct{ rows, cols int }{{64, 96}, {70, 45}, {1, 33}, {33, 1}} {
-				in := randSlice(tc.rows * tc.cols)
-				out := make([]float32, len(in))
-				for i := range out {
-					out[i] = 1e30 // poison
-				}
-				gin, gout := upload(t, s, in), upload(t, s, out)
-				cfg := gpu.LaunchConfig{Grid: gpu.Dim3{X: (tc.cols + 31) / 32, Y: (tc.rows + 31) / 32}, Block: gpu.Dim3{X: 32, Y: 8}}
-				if err := k.Launch(s, cfg, tc.rows, tc.cols, gin, gout); err != nil {
+			for _, v1 := range []bool{false, true} {
+				kname := map[bool]string{false: "Transpose", true: "TransposeV1"}[v1]
+				k, err := goKernel(kname)
+				if err != nil {
 					t.Fatal(err)
 				}
-				got := download(t, gout)
-				for r := range tc.rows {
-					for c := range tc.cols {
-						if got[c*tc.rows+r] != in[r*tc.cols+c] {
-							t.Fatalf("transpose %dx%d: out[%d][%d] = %v, want %v", tc.rows, tc.cols, c, r, got[c*tc.rows+r], in[r*tc.cols+c])
+				for _, tc := range []struct{ rows, cols int }{{64, 96}, {70, 45}, {1, 33}, {33, 1}, {128, 192}, {130, 67}} {
+					in := randSlice(tc.rows * tc.cols)
+					out := make([]float32, len(in))
+					for i := range out {
+						out[i] = 1e30 // poison
+					}
+					gin, gout := upload(t, s, in), upload(t, s, out)
+					if err := k.Launch(s, transposeConfig(tc.rows, tc.cols, v1), tc.rows, tc.cols, gin, gout); err != nil {
+						t.Fatal(err)
+					}
+					got := download(t, gout)
+					for r := range tc.rows {
+						for c := range tc.cols {
+							if got[c*tc.rows+r] != in[r*tc.cols+c] {
+								t.Fatalf("%s %dx%d: out[%d][%d] = %v, want %v", kname, tc.rows, tc.cols, c, r, got[c*tc.rows+r], in[r*tc.cols+c])
+							}
 						}
 					}
 				}
