@@ -8,8 +8,11 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/go-gpu/gpu"
+	"github.com/go-gpu/gpu/backend/cpu"
+	"github.com/go-gpu/gpu/conformance"
 )
 
 // devices returns the devices to test: the CPU, and CUDA device 0 when there is one.
@@ -26,6 +29,29 @@ func devices(t *testing.T) []*gpu.Device {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// freshCPU returns a new CPU device, for tests that close, drop or fault what they use
+// (a fault is sticky), and its conformance kernels.
+func freshCPU(t *testing.T) (*gpu.Device, *conformance.K) {
+	t.Helper()
+	d, err := gpu.NewDevice(cpu.New(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, conformance.Kernels(t, d)
+}
+
+// freshStream returns a stream of a new CPU device (freshCPU), closed when t ends.
+func freshStream(t *testing.T) *gpu.Stream {
+	t.Helper()
+	d, _ := freshCPU(t)
+	s, err := d.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
 
 func forDevices(t *testing.T, f func(t *testing.T, d *gpu.Device, s *gpu.Stream)) {
@@ -53,7 +79,8 @@ func randF32(n int) []float32 {
 	return out
 }
 
-func toSlice[T gpu.Elem](t *testing.T, a *gpu.Array[T]) []T {
+// toSlice returns a's elements (a.ToSlice), failing t on an error.
+func toSlice[T gpu.Elem](t testing.TB, a *gpu.Array[T]) []T {
 	t.Helper()
 	out, err := a.ToSlice(bg)
 	if err != nil {
@@ -62,14 +89,9 @@ func toSlice[T gpu.Elem](t *testing.T, a *gpu.Array[T]) []T {
 	return out
 }
 
+// mustArr is must for arrays.
 func mustArr[T gpu.Elem](t *testing.T) func(*gpu.Array[T], error) *gpu.Array[T] {
-	return func(a *gpu.Array[T], err error) *gpu.Array[T] {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return a
-	}
+	return must[*gpu.Array[T]](t)
 }
 
 func TestConstruct(t *testing.T) {
@@ -918,47 +940,6 @@ func TestExpressionErrors(t *testing.T) {
 	}
 }
 
-// TestNilArrays: a nil array argument is an error wrapping ErrInvalidValue, not a panic.
-func TestNilArrays(t *testing.T) {
-	d, _ := gpu.OpenBackend("cpu", 0)
-	s := d.DefaultStream()
-	var nilA *gpu.Array[float32]
-	x, err := gpu.FromSlice(s, []float32{1, 2, 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer x.Free()
-	check := func(what string, err error) {
-		t.Helper()
-		if !errors.Is(err, gpu.ErrInvalidValue) {
-			t.Errorf("%s with a nil array = %v, want ErrInvalidValue", what, err)
-		}
-	}
-	_, err = gpu.Eval[float32](s, "x + y", gpu.Vars{"x": x, "y": nilA})
-	check("Eval", err)
-	_, err = gpu.Sum[float32](s, nilA)
-	check("Sum", err)
-	_, err = gpu.ArgMax(s, nilA)
-	check("ArgMax", err)
-	_, err = gpu.CumSum[float32](s, nilA, 0)
-	check("CumSum", err)
-	_, err = gpu.Nonzero(context.Background(), s, nilA)
-	check("Nonzero", err)
-	_, err = gpu.Permute(s, nilA, 0)
-	check("Permute", err)
-	check("Copy", gpu.Copy(s, nilA, x))
-	check("Fill", gpu.Fill(s, nilA, 1))
-	check("RandInto", gpu.RandInto(s, gpu.NewGenerator(1), nilA))
-	k := gpu.NewKernel[float32]("x + y", "x", "y")
-	check("Kernel.Into", k.Into(s, x, x, nilA))
-	_, err = k.Eval(s, nilA, x)
-	check("Kernel.Eval", err)
-	if _, err := k.Eval(s, x, x); err != nil { // the kernel still works
-		t.Errorf("Kernel.Eval after a nil operand: %v", err)
-	}
-	check("Kernel.Into, a cached plan", k.Into(s, x, x, nilA))
-}
-
 // TestWeakIntRange: a Go int out of the range of the integer type it converts to is an
 // error (as the same literal is), not a wrapped value.
 func TestWeakIntRange(t *testing.T) {
@@ -1106,4 +1087,286 @@ func TestCopyOverlapping(t *testing.T) {
 			t.Errorf("CopyDtoD between adjacent buffers: %v", err)
 		}
 	})
+}
+
+// A reshape whose element count overflows int must be refused, not wrap around to the
+// array's size (274177 * 67280421310721 = 2^64 + 1) and view memory past the buffer.
+func TestReshapeOverflowEdges(t *testing.T) {
+	s := freshStream(t)
+	one, err := gpu.FromSlice(s, []float32{7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := one.Reshape(274177, 67280421310721); !errors.Is(err, gpu.ErrInvalidValue) {
+		t.Errorf("Reshape(274177, 67280421310721) of 1 element: %v, %v; want ErrInvalidValue", v, err)
+	}
+	empty, err := gpu.Zeros[float32](s, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := empty.Reshape(1<<32, 1<<32); !errors.Is(err, gpu.ErrInvalidValue) {
+		t.Errorf("Reshape(2^32, 2^32) of 0 elements: %v, %v; want ErrInvalidValue", v, err)
+	}
+	if v, err := empty.Reshape(0, 1<<40, 1<<40); err != nil || v.Size() != 0 {
+		t.Errorf("Reshape(0, 2^40, 2^40) of 0 elements: %v, %v", v, err)
+	}
+}
+
+// ArrayOf must refuse a shape whose byte count overflows int64.
+func TestArrayOfOverflow(t *testing.T) {
+	s := freshStream(t)
+	b, err := s.Alloc(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Free()
+	if a, err := gpu.ArrayOf[int64](b, 1<<61); !errors.Is(err, gpu.ErrInvalidValue) {
+		t.Errorf("ArrayOf[int64](64-byte buffer, 2^61): %v, %v; want ErrInvalidValue", a, err)
+	}
+	if a, err := gpu.ArrayOf[int64](nil, 1); !errors.Is(err, gpu.ErrInvalidValue) {
+		t.Errorf("ArrayOf(nil): %v, %v; want ErrInvalidValue", a, err)
+	}
+}
+
+// Row-major strides of a shape with a zero dimension contain zeros ((3, 0) has strides
+// (0, 1)): such an array is empty, not a broadcast view, and writing it is a no-op.
+func TestEmptyArrayIsWritable(t *testing.T) {
+	s := freshStream(t)
+	ctx := context.Background()
+	a, err := gpu.Ones[float32](s, 3, 0)
+	if err != nil {
+		t.Fatalf("Ones(3, 0): %v", err)
+	}
+	src, _ := gpu.Zeros[float32](s, 3, 0)
+	m, _ := gpu.Zeros[float32](s, 3, 0, 4)
+	checks := map[string]error{
+		"Fill":           gpu.Fill(s, a, 2),
+		"Copy":           gpu.Copy(s, a, src),
+		"EvalInto":       gpu.EvalInto(s, a, "x + 1", gpu.Vars{"x": src}),
+		"ReduceInto":     gpu.ReduceInto(s, a, gpu.OpSum, m, gpu.Axes(2)),
+		"MapReduceInto":  gpu.MapReduceInto(s, a, "x", gpu.Vars{"x": m}, gpu.OpMax, gpu.Axes(-1)),
+		"AccumulateInto": gpu.AccumulateInto(s, a, src, gpu.OpSum, 0),
+		"RandInto":       gpu.RandInto(s, gpu.NewGenerator(1), a),
+	}
+	for name, err := range checks {
+		if err != nil {
+			t.Errorf("%s into a (3, 0) array: %v", name, err)
+		}
+	}
+	if v, err := a.ToSlice(ctx); err != nil || len(v) != 0 {
+		t.Errorf("ToSlice: %v, %v", v, err)
+	}
+	// A broadcast view of a non-empty shape is still refused.
+	one, _ := gpu.Zeros[float32](s, 1)
+	bc, _ := one.BroadcastTo(3)
+	if err := gpu.Fill(s, bc, 1); !errors.Is(err, gpu.ErrInvalidValue) {
+		t.Errorf("Fill of a broadcast view: %v", err)
+	}
+}
+
+// EvalInto an array that shares memory with an operand of another element size, at the
+// same element offset and strides (ArrayOf over one buffer): the bytes differ, so the
+// operand must be copied first.
+func TestEvalIntoReinterpretedOperand(t *testing.T) {
+	s := freshStream(t)
+	ctx := context.Background()
+	n := 1 << 16
+	buf, err := s.Alloc(int64(8 * n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer buf.Free()
+	i32, _ := gpu.ArrayOf[int32](buf, n)
+	i64, _ := gpu.ArrayOf[int64](buf, n)
+	src := make([]int32, n)
+	for i := range src {
+		src[i] = int32(i)
+	}
+	if err := i32.CopyFromHost(ctx, src); err != nil {
+		t.Fatal(err)
+	}
+	if err := gpu.EvalInto(s, i64, "int64(x) * 10", gpu.Vars{"x": i32}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := i64.ToSlice(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range got {
+		if v != int64(i)*10 {
+			t.Fatalf("[%d] = %d, want %d", i, v, int64(i)*10)
+		}
+	}
+}
+
+// An empty output still needs operands that broadcast to it (NumPy: np.copyto of a
+// (5,) array into a (0,) one is a ValueError).
+func TestEmptyOutputChecksOperands(t *testing.T) {
+	s := freshStream(t)
+	x, _ := gpu.Zeros[float32](s, 5)
+	o, _ := gpu.Zeros[float32](s, 0)
+	o2, _ := gpu.Zeros[float32](s, 3, 0)
+	if err := gpu.EvalInto(s, o, "x + 1", gpu.Vars{"x": x}); !errors.Is(err, gpu.ErrInvalidValue) {
+		t.Errorf("EvalInto (0,) from (5,): %v; want ErrInvalidValue", err)
+	}
+	if err := gpu.Copy(s, o, x); !errors.Is(err, gpu.ErrInvalidValue) {
+		t.Errorf("Copy (0,) from (5,): %v; want ErrInvalidValue", err)
+	}
+	if err := gpu.Copy(s, o2, x); !errors.Is(err, gpu.ErrInvalidValue) {
+		t.Errorf("Copy (3, 0) from (5,): %v; want ErrInvalidValue", err)
+	}
+	one, _ := gpu.Zeros[float32](s, 1)
+	if err := gpu.Copy(s, o2, one); err != nil {
+		t.Errorf("Copy (3, 0) from (1,): %v", err)
+	}
+	if err := gpu.EvalInto(s, o2, "x * 2", gpu.Vars{"x": one}); err != nil {
+		t.Errorf("EvalInto (3, 0) from (1,): %v", err)
+	}
+}
+
+// An operation on one device's stream with an array of another device of the same
+// backend launches a kernel that addresses the other device's memory: refused until
+// the stream's device has enabled peer access (on CUDA the kernel would fault, and the
+// fault is sticky), then right. Reductions, scans and searches take the same launch
+// path.
+func TestOperandOfAnotherDevice(t *testing.T) {
+	s0, s1 := freshStream(t), freshStream(t)
+	a := []float32{1, 2, 3, 4, 5}
+	b := []float32{0.5, -1, 7, 2, 3}
+	x0, err := gpu.FromSlice(s0, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x1, err := gpu.FromSlice(s1, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := gpu.Add(s0, x0, x1); !errors.Is(err, gpu.ErrInvalidValue) {
+		t.Fatalf("Add of an array of another device without peer access: %v, %v; want ErrInvalidValue", r, err)
+	}
+	if r, err := gpu.Sum[float32](s0, x1); !errors.Is(err, gpu.ErrInvalidValue) {
+		t.Fatalf("Sum of an array of another device without peer access: %v, %v; want ErrInvalidValue", r, err)
+	}
+	if err := s0.Device().EnablePeerAccess(s1.Device()); err != nil {
+		t.Fatal(err)
+	}
+	r, err := gpu.Add(s0, x0, x1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.ToSlice(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range a {
+		if got[i] != a[i]+b[i] {
+			t.Fatalf("element %d = %v, want %v", i, got[i], a[i]+b[i])
+		}
+	}
+}
+
+// An array used after its Free is an error wrapping ErrClosed, for an empty array too
+// (whose operations have no memory to touch, so only the arguments' check can tell).
+func TestFreedArrayEdges(t *testing.T) {
+	s := freshStream(t)
+	ctx := context.Background()
+	for _, n := range []int{0, 5} {
+		a, err := gpu.FromSlice(s, make([]float32, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Free(); err != nil {
+			t.Fatal(err)
+		}
+		calls := map[string]func() error{
+			"ToSlice":  func() error { _, err := a.ToSlice(ctx); return err },
+			"CopyFrom": func() error { return a.CopyFromHost(ctx, make([]float32, n)) },
+			"Add":      func() error { _, err := gpu.Add(s, a, a); return err },
+			"Eval":     func() error { _, err := gpu.Eval[float32](s, "2*x", gpu.Vars{"x": a}); return err },
+			"Sum":      func() error { _, err := gpu.Sum[float32](s, a); return err },
+			"CumSum":   func() error { _, err := gpu.CumSum[float32](s, a, 0); return err },
+			"Copy": func() error {
+				b, err := gpu.Empty[float32](s, n)
+				if err != nil {
+					return err
+				}
+				defer b.Free()
+				return gpu.Copy(s, b, a)
+			},
+		}
+		for name, f := range calls {
+			if err := f(); !errors.Is(err, gpu.ErrClosed) {
+				t.Errorf("%s of a freed array of %d elements: %v, want ErrClosed", name, n, err)
+			}
+		}
+	}
+}
+
+// ToSlice of a broadcast view too large to copy is an error, not a panic in make; of a
+// freed array, ErrClosed.
+func TestToSliceTooLarge(t *testing.T) {
+	s := freshStream(t)
+	ctx := context.Background()
+	x, err := gpu.FromSlice(s, []float32{1, 2, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := x.BroadcastTo(1<<60, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.ToSlice(ctx); !errors.Is(err, gpu.ErrInvalidValue) && !errors.Is(err, gpu.ErrOutOfMemory) {
+		t.Errorf("ToSlice of a [2^60 3] broadcast view = %v, want ErrInvalidValue or ErrOutOfMemory", err)
+	}
+	x.Free()
+	for _, a := range []*gpu.Array[float32]{x, b} {
+		if _, err := a.ToSlice(ctx); !errors.Is(err, gpu.ErrClosed) {
+			t.Errorf("ToSlice of a freed array (shape %v) = %v, want ErrClosed", a.Shape(), err)
+		}
+	}
+}
+
+// A Vars key that isn't an identifier can't be named by the expression: an error, not a
+// variable silently ignored (MapReduce goes through the same plans as Eval).
+func TestEvalVarNotIdentifier(t *testing.T) {
+	s := freshStream(t)
+	x, err := gpu.FromSlice(s, []float32{1, 2, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"not a name", "1x", "", "x-y"} {
+		if _, err := gpu.Eval[float32](s, "x*2", gpu.Vars{"x": x, name: 2.0}); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("Eval with a variable named %q = %v, want ErrInvalidValue", name, err)
+		}
+		if _, err := gpu.MapReduce[float32](s, "x*2", gpu.Vars{"x": x, name: 2.0}, gpu.OpSum); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("MapReduce with a variable named %q = %v, want ErrInvalidValue", name, err)
+		}
+	}
+}
+
+// FromSlice's data may be reused at once: overwriting it right after the call (behind
+// a slow kernel on the stream) leaves the array's contents alone.
+func TestFromSliceDataReusable(t *testing.T) {
+	d, k := freshCPU(t)
+	s, _ := d.NewStream()
+	defer s.Close()
+	if err := k.SpinFor(s, 20*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	data := []int32{1, 2, 3, 4, 5}
+	a, err := gpu.FromSlice(s, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Free()
+	for i := range data {
+		data[i] = -1
+	}
+	got, err := a.ToSlice(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, []int32{1, 2, 3, 4, 5}) {
+		t.Errorf("FromSlice then overwriting data: %v", got)
+	}
 }

@@ -3,9 +3,6 @@ package gpu
 import (
 	"errors"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"weak"
@@ -60,7 +57,7 @@ func Devices() ([]DeviceInfo, error) {
 // The environment variable GPU_BACKEND forces a choice: "cpu", "cuda" (device 0) or
 // "cuda:N" (device N). Every call returns the same *Device for the same device.
 func Open() (*Device, error) {
-	name, ordinal, err := parseBackendEnv(os.Getenv("GPU_BACKEND"))
+	name, ordinal, err := backendFromEnv()
 	if err != nil {
 		return nil, err
 	}
@@ -72,26 +69,6 @@ func Open() (*Device, error) {
 		return OpenBackend("cpu", 0)
 	}
 	return d, err
-}
-
-func parseBackendEnv(v string) (string, int, error) {
-	v = strings.TrimSpace(strings.ToLower(v))
-	if v == "" {
-		return "", 0, nil
-	}
-	name, idx, found := strings.Cut(v, ":")
-	ordinal := 0
-	if found {
-		n, err := strconv.Atoi(idx)
-		if err != nil || n < 0 {
-			return "", 0, fmt.Errorf("gpu: GPU_BACKEND=%q: the device index must be a number >= 0: %w", v, ErrInvalidValue)
-		}
-		ordinal = n
-	}
-	if name != "cpu" && name != "cuda" {
-		return "", 0, fmt.Errorf("gpu: GPU_BACKEND=%q: want cpu, cuda or cuda:N: %w", v, ErrInvalidValue)
-	}
-	return name, ordinal, nil
 }
 
 // OpenBackend opens device ordinal of the named backend, "cuda" or "cpu". Every call

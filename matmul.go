@@ -3,9 +3,7 @@ package gpu
 import (
 	"fmt"
 	"math"
-	"os"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/go-gpu/gpu/backend"
@@ -421,20 +419,6 @@ func overlaps(x, y *header) bool {
 	xl, xh := x.extent()
 	yl, yh := y.extent()
 	return xl <= yh && yl <= xh
-}
-
-// mmKernelEnv reads GPU_MATMUL.
-func mmKernelEnv() (MatMulKernel, error) {
-	switch v := strings.ToLower(strings.TrimSpace(os.Getenv("GPU_MATMUL"))); v {
-	case "", "auto":
-		return MatMulAuto, nil
-	case "library", "cublas", "gonum":
-		return MatMulLibrary, nil
-	case "generated", "fallback":
-		return MatMulGenerated, nil
-	default:
-		return 0, fmt.Errorf("gpu: GPU_MATMUL=%q: want auto, library (cublas, gonum) or generated (fallback): %w", v, ErrInvalidValue)
-	}
 }
 
 // mmOperand is an operand of the backend calls: its view, and the layout chosen.

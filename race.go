@@ -3,7 +3,6 @@ package gpu
 import (
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -83,8 +82,9 @@ const (
 	RaceBackend    = "work through BackendStream on a buffer in use elsewhere"
 )
 
-// raceMode is GPU_RACECHECK: "" (off), "1" (on), "panic" (on, reports panic).
-var raceMode = os.Getenv("GPU_RACECHECK")
+// raceMode is GPU_RACECHECK: "" (off), "1" (on), "panic" (on, reports panic), read at
+// start-up (tuning.go's startupFromEnv).
+var raceMode string
 
 // SetRaceCheck turns the race checker on or off for the device (GPU_RACECHECK=1 or
 // panic in the environment turns it on for every device at start). On, it reports

@@ -1,6 +1,7 @@
 package gpu_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -454,15 +455,6 @@ func upload[T gpu.Elem](t testing.TB, s *gpu.Stream, data []T, shape ...int) *gp
 	return a
 }
 
-func download[T gpu.Elem](t testing.TB, a *gpu.Array[T]) []T {
-	t.Helper()
-	v, err := a.ToSlice(bg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
 // ---- checks ----
 
 // checkSum compares float or integer sums with the reference.
@@ -605,35 +597,35 @@ func TestReduceSizes(t *testing.T) {
 			xs := randVals[float32](rng, n)
 			x := upload(t, s, xs)
 			gs := [][]float32{xs}
-			checkSum(t, fmt.Sprint("sum f32 ", n), download(t, must[*gpu.Array[float32]](t)(gpu.Sum[float32](s, x))), gs, false)
+			checkSum(t, fmt.Sprint("sum f32 ", n), toSlice(t, must[*gpu.Array[float32]](t)(gpu.Sum[float32](s, x))), gs, false)
 			if n > 0 {
-				checkArg(t, fmt.Sprint("argmax ", n), download(t, must[*gpu.Array[int64]](t)(gpu.ArgMax(s, x))), nil, gs, false)
+				checkArg(t, fmt.Sprint("argmax ", n), toSlice(t, must[*gpu.Array[int64]](t)(gpu.ArgMax(s, x))), nil, gs, false)
 			}
 			if !big || !rd.sim {
-				checkSum(t, fmt.Sprint("sum f64 ", n), download(t, must[*gpu.Array[float64]](t)(gpu.Sum[float64](s, x))), gs, false)
-				checkSum(t, fmt.Sprint("mean ", n), download(t, must[*gpu.Array[float32]](t)(gpu.Mean[float32](s, x))), gs, true)
+				checkSum(t, fmt.Sprint("sum f64 ", n), toSlice(t, must[*gpu.Array[float64]](t)(gpu.Sum[float64](s, x))), gs, false)
+				checkSum(t, fmt.Sprint("mean ", n), toSlice(t, must[*gpu.Array[float32]](t)(gpu.Mean[float32](s, x))), gs, true)
 				if n > 0 {
-					checkMinMax(t, fmt.Sprint("min ", n), download(t, must[*gpu.Array[float32]](t)(gpu.Min(s, x))), gs, true)
-					checkMinMax(t, fmt.Sprint("max ", n), download(t, must[*gpu.Array[float32]](t)(gpu.Max(s, x))), gs, false)
+					checkMinMax(t, fmt.Sprint("min ", n), toSlice(t, must[*gpu.Array[float32]](t)(gpu.Min(s, x))), gs, true)
+					checkMinMax(t, fmt.Sprint("max ", n), toSlice(t, must[*gpu.Array[float32]](t)(gpu.Max(s, x))), gs, false)
 					v, i, err := gpu.FindMin(s, x)
 					if err != nil {
 						t.Fatal(err)
 					}
-					checkArg(t, fmt.Sprint("findmin ", n), download(t, i), download(t, v), gs, true)
+					checkArg(t, fmt.Sprint("findmin ", n), toSlice(t, i), toSlice(t, v), gs, true)
 				}
 				is := smallInts[int32](rng, n, 1<<30, 1<<30)
 				ia := upload(t, s, is)
 				igs := [][]int32{is}
-				checkSum(t, fmt.Sprint("sum i32 ", n), download(t, must[*gpu.Array[int64]](t)(gpu.Sum[int64](s, ia))), igs, false)
-				checkSum(t, fmt.Sprint("sum i32 in i32 ", n), download(t, must[*gpu.Array[int32]](t)(gpu.Sum[int32](s, ia))), igs, false)
+				checkSum(t, fmt.Sprint("sum i32 ", n), toSlice(t, must[*gpu.Array[int64]](t)(gpu.Sum[int64](s, ia))), igs, false)
+				checkSum(t, fmt.Sprint("sum i32 in i32 ", n), toSlice(t, must[*gpu.Array[int32]](t)(gpu.Sum[int32](s, ia))), igs, false)
 				if n > 0 {
-					checkArg(t, fmt.Sprint("argmin i32 ", n), download(t, must[*gpu.Array[int64]](t)(gpu.ArgMin(s, ia))), nil, igs, true)
-					checkMinMax(t, fmt.Sprint("max i32 ", n), download(t, must[*gpu.Array[int32]](t)(gpu.Max(s, ia))), igs, false)
+					checkArg(t, fmt.Sprint("argmin i32 ", n), toSlice(t, must[*gpu.Array[int64]](t)(gpu.ArgMin(s, ia))), nil, igs, true)
+					checkMinMax(t, fmt.Sprint("max i32 ", n), toSlice(t, must[*gpu.Array[int32]](t)(gpu.Max(s, ia))), igs, false)
 				}
 				bs := randVals[bool](rng, n)
 				ba := upload(t, s, bs)
-				checkSum(t, fmt.Sprint("sum bool ", n), download(t, must[*gpu.Array[int64]](t)(gpu.Sum[int64](s, ba))), [][]bool{bs}, false)
-				cnt := download(t, must[*gpu.Array[int64]](t)(gpu.Count(s, x)))
+				checkSum(t, fmt.Sprint("sum bool ", n), toSlice(t, must[*gpu.Array[int64]](t)(gpu.Sum[int64](s, ba))), [][]bool{bs}, false)
+				cnt := toSlice(t, must[*gpu.Array[int64]](t)(gpu.Count(s, x)))
 				if cnt[0] != int64(n) {
 					t.Fatalf("count %d = %d", n, cnt[0])
 				}
@@ -642,10 +634,10 @@ func TestReduceSizes(t *testing.T) {
 					anyT = anyT || b
 					allT = allT && b
 				}
-				if got := download(t, must[*gpu.Array[bool]](t)(gpu.Any(s, ba))); got[0] != anyT {
+				if got := toSlice(t, must[*gpu.Array[bool]](t)(gpu.Any(s, ba))); got[0] != anyT {
 					t.Fatalf("any %d = %v", n, got[0])
 				}
-				if got := download(t, must[*gpu.Array[bool]](t)(gpu.All(s, ba))); got[0] != allT {
+				if got := toSlice(t, must[*gpu.Array[bool]](t)(gpu.All(s, ba))); got[0] != allT {
 					t.Fatalf("all %d = %v", n, got[0])
 				}
 				ia.Free()
@@ -724,12 +716,12 @@ func TestReduceAxes(t *testing.T) {
 					if !slices.Equal(sum.Shape(), want) {
 						t.Fatalf("%s: shape %v, want %v", what, sum.Shape(), want)
 					}
-					checkSum(t, "sum "+what, download(t, sum), gs, false)
-					checkMinMax(t, "max "+what, download(t, must[*gpu.Array[float32]](t)(gpu.Max(s, v, axesOpts(axes, keep)...))), gs, false)
+					checkSum(t, "sum "+what, toSlice(t, sum), gs, false)
+					checkMinMax(t, "max "+what, toSlice(t, must[*gpu.Array[float32]](t)(gpu.Max(s, v, axesOpts(axes, keep)...))), gs, false)
 					if rd.sim && n > 4000 && si%3 != 0 {
 						continue
 					}
-					checkSum(t, "sum32 "+what, download(t, must[*gpu.Array[float32]](t)(gpu.Sum[float32](s, v, axesOpts(axes, keep)...))), gs, false)
+					checkSum(t, "sum32 "+what, toSlice(t, must[*gpu.Array[float32]](t)(gpu.Sum[float32](s, v, axesOpts(axes, keep)...))), gs, false)
 					if axes == nil || len(axes) == 1 {
 						val, idx, err := gpu.FindMax(s, v, axesOpts(axes, keep)...)
 						if err != nil {
@@ -738,7 +730,7 @@ func TestReduceAxes(t *testing.T) {
 						if !slices.Equal(idx.Shape(), want) {
 							t.Fatalf("%s: argmax shape %v, want %v", what, idx.Shape(), want)
 						}
-						checkArg(t, "findmax "+what, download(t, idx), download(t, val), gs, false)
+						checkArg(t, "findmax "+what, toSlice(t, idx), toSlice(t, val), gs, false)
 						val.Free()
 						idx.Free()
 					}
@@ -750,7 +742,7 @@ func TestReduceAxes(t *testing.T) {
 			ia := upload(t, s, is, shape...)
 			for _, axes := range subsets(len(shape)) {
 				gs := groups(is, shape, maskOf(len(shape), axes))
-				checkSum(t, fmt.Sprintf("isum %v %v", shape, axes), download(t, must[*gpu.Array[int64]](t)(gpu.Sum[int64](s, ia, axesOpts(axes, false)...))), gs, false)
+				checkSum(t, fmt.Sprintf("isum %v %v", shape, axes), toSlice(t, must[*gpu.Array[int64]](t)(gpu.Sum[int64](s, ia, axesOpts(axes, false)...))), gs, false)
 			}
 			ia.Free()
 			base.Free()
@@ -778,11 +770,11 @@ func TestReduceNaNInfTies(t *testing.T) {
 		for _, c := range cases {
 			x := upload(t, s, c)
 			gs := [][]float32{c}
-			checkMinMax(t, fmt.Sprint("min ", c), download(t, must[*gpu.Array[float32]](t)(gpu.Min(s, x))), gs, true)
-			checkMinMax(t, fmt.Sprint("max ", c), download(t, must[*gpu.Array[float32]](t)(gpu.Max(s, x))), gs, false)
-			checkArg(t, fmt.Sprint("argmin ", c), download(t, must[*gpu.Array[int64]](t)(gpu.ArgMin(s, x))), nil, gs, true)
-			checkArg(t, fmt.Sprint("argmax ", c), download(t, must[*gpu.Array[int64]](t)(gpu.ArgMax(s, x))), nil, gs, false)
-			sum := download(t, must[*gpu.Array[float32]](t)(gpu.Sum[float32](s, x)))[0]
+			checkMinMax(t, fmt.Sprint("min ", c), toSlice(t, must[*gpu.Array[float32]](t)(gpu.Min(s, x))), gs, true)
+			checkMinMax(t, fmt.Sprint("max ", c), toSlice(t, must[*gpu.Array[float32]](t)(gpu.Max(s, x))), gs, false)
+			checkArg(t, fmt.Sprint("argmin ", c), toSlice(t, must[*gpu.Array[int64]](t)(gpu.ArgMin(s, x))), nil, gs, true)
+			checkArg(t, fmt.Sprint("argmax ", c), toSlice(t, must[*gpu.Array[int64]](t)(gpu.ArgMax(s, x))), nil, gs, false)
+			sum := toSlice(t, must[*gpu.Array[float32]](t)(gpu.Sum[float32](s, x)))[0]
 			xs := make([]float64, len(c))
 			for i, v := range c {
 				xs[i] = float64(v)
@@ -811,16 +803,16 @@ func TestReduceNaNInfTies(t *testing.T) {
 			xs[n-5] = -7
 			x := upload(t, s, xs)
 			gs := [][]float32{xs}
-			checkArg(t, fmt.Sprint("argmax ties ", n), download(t, must[*gpu.Array[int64]](t)(gpu.ArgMax(s, x))), nil, gs, false)
-			checkArg(t, fmt.Sprint("argmin ties ", n), download(t, must[*gpu.Array[int64]](t)(gpu.ArgMin(s, x))), nil, gs, true)
+			checkArg(t, fmt.Sprint("argmax ties ", n), toSlice(t, must[*gpu.Array[int64]](t)(gpu.ArgMax(s, x))), nil, gs, false)
+			checkArg(t, fmt.Sprint("argmin ties ", n), toSlice(t, must[*gpu.Array[int64]](t)(gpu.ArgMin(s, x))), nil, gs, true)
 			xs[n-3] = nan
 			xs[2*n/3] = nan
 			x2 := upload(t, s, xs)
 			gs = [][]float32{xs}
-			checkArg(t, fmt.Sprint("argmax nan ", n), download(t, must[*gpu.Array[int64]](t)(gpu.ArgMax(s, x2))), nil, gs, false)
-			checkArg(t, fmt.Sprint("argmin nan ", n), download(t, must[*gpu.Array[int64]](t)(gpu.ArgMin(s, x2))), nil, gs, true)
-			checkMinMax(t, fmt.Sprint("max nan ", n), download(t, must[*gpu.Array[float32]](t)(gpu.Max(s, x2))), gs, false)
-			checkMinMax(t, fmt.Sprint("min nan ", n), download(t, must[*gpu.Array[float32]](t)(gpu.Min(s, x2))), gs, true)
+			checkArg(t, fmt.Sprint("argmax nan ", n), toSlice(t, must[*gpu.Array[int64]](t)(gpu.ArgMax(s, x2))), nil, gs, false)
+			checkArg(t, fmt.Sprint("argmin nan ", n), toSlice(t, must[*gpu.Array[int64]](t)(gpu.ArgMin(s, x2))), nil, gs, true)
+			checkMinMax(t, fmt.Sprint("max nan ", n), toSlice(t, must[*gpu.Array[float32]](t)(gpu.Max(s, x2))), gs, false)
+			checkMinMax(t, fmt.Sprint("min nan ", n), toSlice(t, must[*gpu.Array[float32]](t)(gpu.Min(s, x2))), gs, true)
 			x.Free()
 			x2.Free()
 		}
@@ -837,10 +829,10 @@ func TestReduceNaNInfTies(t *testing.T) {
 		x := upload(t, s, xs, rows, cols)
 		for _, ax := range []int{0, 1} {
 			gs := groups(xs, []int{rows, cols}, maskOf(2, []int{ax}))
-			checkMinMax(t, fmt.Sprint("max axis ", ax), download(t, must[*gpu.Array[float32]](t)(gpu.Max(s, x, gpu.Axes(ax)))), gs, false)
-			checkMinMax(t, fmt.Sprint("min axis ", ax), download(t, must[*gpu.Array[float32]](t)(gpu.Min(s, x, gpu.Axes(ax)))), gs, true)
-			checkArg(t, fmt.Sprint("argmax axis ", ax), download(t, must[*gpu.Array[int64]](t)(gpu.ArgMax(s, x, gpu.Axes(ax)))), nil, gs, false)
-			checkArg(t, fmt.Sprint("argmin axis ", ax), download(t, must[*gpu.Array[int64]](t)(gpu.ArgMin(s, x, gpu.Axes(ax)))), nil, gs, true)
+			checkMinMax(t, fmt.Sprint("max axis ", ax), toSlice(t, must[*gpu.Array[float32]](t)(gpu.Max(s, x, gpu.Axes(ax)))), gs, false)
+			checkMinMax(t, fmt.Sprint("min axis ", ax), toSlice(t, must[*gpu.Array[float32]](t)(gpu.Min(s, x, gpu.Axes(ax)))), gs, true)
+			checkArg(t, fmt.Sprint("argmax axis ", ax), toSlice(t, must[*gpu.Array[int64]](t)(gpu.ArgMax(s, x, gpu.Axes(ax)))), nil, gs, false)
+			checkArg(t, fmt.Sprint("argmin axis ", ax), toSlice(t, must[*gpu.Array[int64]](t)(gpu.ArgMin(s, x, gpu.Axes(ax)))), nil, gs, true)
 		}
 		x.Free()
 	})
@@ -850,22 +842,22 @@ func TestReduceEmpty(t *testing.T) {
 	forRedDevices(t, func(t *testing.T, rd redDev, s *gpu.Stream) {
 		for _, shape := range [][]int{{0}, {0, 3}, {3, 0}, {2, 0, 4}} {
 			a := must[*gpu.Array[float32]](t)(gpu.Empty[float32](s, shape...))
-			if v := download(t, must[*gpu.Array[float32]](t)(gpu.Sum[float32](s, a))); v[0] != 0 {
+			if v := toSlice(t, must[*gpu.Array[float32]](t)(gpu.Sum[float32](s, a))); v[0] != 0 {
 				t.Fatalf("sum of %v = %v", shape, v)
 			}
-			if v := download(t, must[*gpu.Array[float64]](t)(gpu.Prod[float64](s, a))); v[0] != 1 {
+			if v := toSlice(t, must[*gpu.Array[float64]](t)(gpu.Prod[float64](s, a))); v[0] != 1 {
 				t.Fatalf("prod of %v = %v", shape, v)
 			}
-			if v := download(t, must[*gpu.Array[bool]](t)(gpu.Any(s, a))); v[0] {
+			if v := toSlice(t, must[*gpu.Array[bool]](t)(gpu.Any(s, a))); v[0] {
 				t.Fatalf("any of %v = %v", shape, v)
 			}
-			if v := download(t, must[*gpu.Array[bool]](t)(gpu.All(s, a))); !v[0] {
+			if v := toSlice(t, must[*gpu.Array[bool]](t)(gpu.All(s, a))); !v[0] {
 				t.Fatalf("all of %v = %v", shape, v)
 			}
-			if v := download(t, must[*gpu.Array[int64]](t)(gpu.Count(s, a))); v[0] != 0 {
+			if v := toSlice(t, must[*gpu.Array[int64]](t)(gpu.Count(s, a))); v[0] != 0 {
 				t.Fatalf("count of %v = %v", shape, v)
 			}
-			if v := download(t, must[*gpu.Array[float32]](t)(gpu.Mean[float32](s, a))); !math.IsNaN(float64(v[0])) {
+			if v := toSlice(t, must[*gpu.Array[float32]](t)(gpu.Mean[float32](s, a))); !math.IsNaN(float64(v[0])) {
 				t.Fatalf("mean of %v = %v", shape, v)
 			}
 			for name, f := range map[string]func() error{
@@ -892,7 +884,7 @@ func TestReduceEmpty(t *testing.T) {
 				if !slices.Equal(sum.Shape(), out) {
 					t.Fatalf("sum of %v axis %d: shape %v, want %v", shape, ax, sum.Shape(), out)
 				}
-				for _, v := range download(t, sum) {
+				for _, v := range toSlice(t, sum) {
 					if v != 0 {
 						t.Fatalf("sum of %v axis %d = %v", shape, ax, v)
 					}
@@ -923,18 +915,18 @@ func dtypeCase[T gpu.Elem, R gpu.Elem](t *testing.T, s *gpu.Stream, rng *rand.Ra
 		mask := maskOf(2, axes)
 		gs := groups(data, shape, mask)
 		what := fmt.Sprintf("%v axes %v", dtype.Of[T](), axes)
-		checkSum(t, "sum "+what, download(t, must[*gpu.Array[R]](t)(gpu.Sum[R](s, a, axesOpts(axes, false)...))), gs, false)
-		checkMinMax(t, "min "+what, download(t, must[*gpu.Array[T]](t)(gpu.Min(s, a, axesOpts(axes, false)...))), gs, true)
-		checkMinMax(t, "max "+what, download(t, must[*gpu.Array[T]](t)(gpu.Max(s, a, axesOpts(axes, false)...))), gs, false)
-		checkArg(t, "argmin "+what, download(t, must[*gpu.Array[int64]](t)(gpu.ArgMin(s, a, axesOpts(axes, false)...))), nil, gs, true)
+		checkSum(t, "sum "+what, toSlice(t, must[*gpu.Array[R]](t)(gpu.Sum[R](s, a, axesOpts(axes, false)...))), gs, false)
+		checkMinMax(t, "min "+what, toSlice(t, must[*gpu.Array[T]](t)(gpu.Min(s, a, axesOpts(axes, false)...))), gs, true)
+		checkMinMax(t, "max "+what, toSlice(t, must[*gpu.Array[T]](t)(gpu.Max(s, a, axesOpts(axes, false)...))), gs, false)
+		checkArg(t, "argmin "+what, toSlice(t, must[*gpu.Array[int64]](t)(gpu.ArgMin(s, a, axesOpts(axes, false)...))), nil, gs, true)
 		v, i, err := gpu.FindMax(s, a, axesOpts(axes, false)...)
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkArg(t, "findmax "+what, download(t, i), download(t, v), gs, false)
-		cnt := download(t, must[*gpu.Array[int64]](t)(gpu.Count(s, a, axesOpts(axes, false)...)))
-		anys := download(t, must[*gpu.Array[bool]](t)(gpu.Any(s, a, axesOpts(axes, false)...)))
-		alls := download(t, must[*gpu.Array[bool]](t)(gpu.All(s, a, axesOpts(axes, false)...)))
+		checkArg(t, "findmax "+what, toSlice(t, i), toSlice(t, v), gs, false)
+		cnt := toSlice(t, must[*gpu.Array[int64]](t)(gpu.Count(s, a, axesOpts(axes, false)...)))
+		anys := toSlice(t, must[*gpu.Array[bool]](t)(gpu.Any(s, a, axesOpts(axes, false)...)))
+		alls := toSlice(t, must[*gpu.Array[bool]](t)(gpu.All(s, a, axesOpts(axes, false)...)))
 		for o, g := range gs {
 			c := 0
 			for _, x := range g {
@@ -948,7 +940,7 @@ func dtypeCase[T gpu.Elem, R gpu.Elem](t *testing.T, s *gpu.Stream, rng *rand.Ra
 		}
 		if !isFloatT[R]() {
 			// products wrap: compare with the exact product in R
-			prod := download(t, must[*gpu.Array[R]](t)(gpu.Prod[R](s, a, axesOpts(axes, false)...)))
+			prod := toSlice(t, must[*gpu.Array[R]](t)(gpu.Prod[R](s, a, axesOpts(axes, false)...)))
 			for o, g := range gs {
 				want := conv[R](int64(1))
 				for _, x := range g {
@@ -1000,22 +992,22 @@ func TestReduceRepeat(t *testing.T) {
 		rng := rand.New(rand.NewPCG(7, 8))
 		xs := randVals[float32](rng, n)
 		x := upload(t, s, xs, n)
-		first := download(t, must[*gpu.Array[float32]](t)(gpu.Sum[float32](s, x)))[0]
-		firstMax := download(t, must[*gpu.Array[int64]](t)(gpu.ArgMax(s, x)))[0]
+		first := toSlice(t, must[*gpu.Array[float32]](t)(gpu.Sum[float32](s, x)))[0]
+		firstMax := toSlice(t, must[*gpu.Array[int64]](t)(gpu.ArgMax(s, x)))[0]
 		for i := 1; i < reps; i++ {
 			r := must[*gpu.Array[float32]](t)(gpu.Sum[float32](s, x))
-			v := download(t, r)[0]
+			v := toSlice(t, r)[0]
 			r.Free()
 			if math.Float32bits(v) != math.Float32bits(first) {
 				t.Fatalf("repetition %d: %v, first %v", i, v, first)
 			}
 			if i%100 == 0 {
-				if a := download(t, must[*gpu.Array[int64]](t)(gpu.ArgMax(s, x)))[0]; a != firstMax {
+				if a := toSlice(t, must[*gpu.Array[int64]](t)(gpu.ArgMax(s, x)))[0]; a != firstMax {
 					t.Fatalf("argmax repetition %d: %d, first %d", i, a, firstMax)
 				}
 			}
 		}
-		if !slices.Equal(download(t, x), xs) {
+		if !slices.Equal(toSlice(t, x), xs) {
 			t.Fatal("the input changed")
 		}
 		// Axis reductions leave their input alone too.
@@ -1025,7 +1017,7 @@ func TestReduceRepeat(t *testing.T) {
 			must[*gpu.Array[int64]](t)(gpu.ArgMin(s, m, gpu.Axes(ax)))
 			must[*gpu.Array[float32]](t)(gpu.MapReduce[float32](s, "x*x", gpu.Vars{"x": m}, gpu.OpMax, gpu.Axes(ax)))
 		}
-		if !slices.Equal(download(t, m), xs[:1000]) {
+		if !slices.Equal(toSlice(t, m), xs[:1000]) {
 			t.Fatal("an axis reduction changed its input")
 		}
 	})
@@ -1044,18 +1036,18 @@ func TestReduceInto(t *testing.T) {
 		if err := gpu.ReduceInto(s, out, gpu.OpSum, x, gpu.Axes(1)); err != nil {
 			t.Fatal(err)
 		}
-		checkSum(t, "sum into", download(t, out), gs, false)
+		checkSum(t, "sum into", toSlice(t, out), gs, false)
 		if err := gpu.ReduceInto(s, out, gpu.OpMax, x, gpu.Axes(1)); err != nil {
 			t.Fatal(err)
 		}
-		checkMinMax(t, "max into", download(t, out), gs, false)
+		checkMinMax(t, "max into", toSlice(t, out), gs, false)
 		// a strided output: column 2 of a poisoned [rows, 4] array, the result kept 2-d
 		big := must[*gpu.Array[float32]](t)(gpu.Full(s, nan, rows, 4))
 		col := must[*gpu.Array[float32]](t)(big.Slice(gpu.R(), gpu.R(2)))
 		if err := gpu.ReduceInto(s, col, gpu.OpSum, x, gpu.Axes(1), gpu.KeepDims()); err != nil {
 			t.Fatal(err)
 		}
-		all := download(t, big)
+		all := toSlice(t, big)
 		got := make([]float32, rows)
 		for r := range rows {
 			got[r] = all[r*4+2]
@@ -1072,7 +1064,7 @@ func TestReduceInto(t *testing.T) {
 			t.Fatal(err)
 		}
 		g0 := groups(xs, []int{rows, cols}, maskOf(2, []int{0}))
-		got2 := download(t, out2)
+		got2 := toSlice(t, out2)
 		for o := range got2 {
 			got2[o] /= 2
 		}
@@ -1083,7 +1075,7 @@ func TestReduceInto(t *testing.T) {
 		if err := gpu.ReduceInto(s, c0, gpu.OpSum, xcopy, gpu.Axes(1), gpu.KeepDims()); err != nil {
 			t.Fatal(err)
 		}
-		after := download(t, xcopy)
+		after := toSlice(t, xcopy)
 		got3 := make([]float32, rows)
 		for r := range rows {
 			got3[r] = after[r*cols]
@@ -1126,37 +1118,37 @@ func TestMapReduce(t *testing.T) {
 			for i, v := range xs {
 				sq[i] = v * v
 			}
-			checkSum(t, "x*x"+what, download(t, must[*gpu.Array[float32]](t)(gpu.MapReduce[float32](s, "x*x", gpu.Vars{"x": x}, gpu.OpSum, opts...))), groups(sq, shape, mask), false)
+			checkSum(t, "x*x"+what, toSlice(t, must[*gpu.Array[float32]](t)(gpu.MapReduce[float32](s, "x*x", gpu.Vars{"x": x}, gpu.OpSum, opts...))), groups(sq, shape, mask), false)
 			// a*x + y with a broadcast y and a parameter, into float64
 			axy := make([]float64, len(xs))
 			for i, v := range xs {
 				axy[i] = float64(float32(float32(2.5)*v) + ys[i%cols])
 			}
-			checkSum(t, "a*x+y"+what, download(t, must[*gpu.Array[float64]](t)(gpu.MapReduce[float64](s, "a*x + y", gpu.Vars{"x": x, "y": y, "a": 2.5}, gpu.OpSum, opts...))), groups(axy, shape, mask), false)
+			checkSum(t, "a*x+y"+what, toSlice(t, must[*gpu.Array[float64]](t)(gpu.MapReduce[float64](s, "a*x + y", gpu.Vars{"x": x, "y": y, "a": 2.5}, gpu.OpSum, opts...))), groups(axy, shape, mask), false)
 			// max of abs
 			ab := make([]float32, len(xs))
 			for i, v := range xs {
 				ab[i] = float32(math.Abs(float64(v)))
 			}
-			checkMinMax(t, "max abs"+what, download(t, must[*gpu.Array[float32]](t)(gpu.MapReduce[float32](s, "abs(x)", gpu.Vars{"x": x}, gpu.OpMax, opts...))), groups(ab, shape, mask), false)
+			checkMinMax(t, "max abs"+what, toSlice(t, must[*gpu.Array[float32]](t)(gpu.MapReduce[float32](s, "abs(x)", gpu.Vars{"x": x}, gpu.OpMax, opts...))), groups(ab, shape, mask), false)
 			// integer map, wrapping sum in int64; min of a mixed-type expression
 			i7 := make([]int64, len(is))
 			for i, v := range is {
 				i7[i] = int64(v%7) * 3
 			}
-			checkSum(t, "i%7*3"+what, download(t, must[*gpu.Array[int64]](t)(gpu.MapReduce[int64](s, "i%7*3", gpu.Vars{"i": ia}, gpu.OpSum, opts...))), groups(i7, shape, mask), false)
+			checkSum(t, "i%7*3"+what, toSlice(t, must[*gpu.Array[int64]](t)(gpu.MapReduce[int64](s, "i%7*3", gpu.Vars{"i": ia}, gpu.OpSum, opts...))), groups(i7, shape, mask), false)
 			mix := make([]float64, len(is))
 			for i, v := range is {
 				mix[i] = float64(v) - float64(xs[i])
 			}
-			checkMinMax(t, "i-x"+what, download(t, must[*gpu.Array[float64]](t)(gpu.MapReduce[float64](s, "i - x", gpu.Vars{"i": ia, "x": x}, gpu.OpMin, opts...))), groups(mix, shape, mask), true)
+			checkMinMax(t, "i-x"+what, toSlice(t, must[*gpu.Array[float64]](t)(gpu.MapReduce[float64](s, "i - x", gpu.Vars{"i": ia, "x": x}, gpu.OpMin, opts...))), groups(mix, shape, mask), true)
 			// any and all of predicates
 			gt := make([]bool, len(xs))
 			for i, v := range xs {
 				gt[i] = v > 2
 			}
-			anyv := download(t, must[*gpu.Array[bool]](t)(gpu.MapReduce[bool](s, "x > 2", gpu.Vars{"x": x}, gpu.OpAny, opts...)))
-			allv := download(t, must[*gpu.Array[bool]](t)(gpu.MapReduce[bool](s, "x > -4", gpu.Vars{"x": x}, gpu.OpAll, opts...)))
+			anyv := toSlice(t, must[*gpu.Array[bool]](t)(gpu.MapReduce[bool](s, "x > 2", gpu.Vars{"x": x}, gpu.OpAny, opts...)))
+			allv := toSlice(t, must[*gpu.Array[bool]](t)(gpu.MapReduce[bool](s, "x > -4", gpu.Vars{"x": x}, gpu.OpAll, opts...)))
 			for o, g := range groups(gt, shape, mask) {
 				w := false
 				for _, b := range g {
@@ -1178,7 +1170,7 @@ func TestMapReduce(t *testing.T) {
 		}
 		// a map that reads no operand: the count of elements per output
 		for _, axes := range [][]int{nil, {1}} {
-			c := download(t, must[*gpu.Array[int64]](t)(gpu.MapReduce[int64](s, "1", gpu.Vars{"x": x}, gpu.OpSum, axesOpts(axes, false)...)))
+			c := toSlice(t, must[*gpu.Array[int64]](t)(gpu.MapReduce[int64](s, "1", gpu.Vars{"x": x}, gpu.OpSum, axesOpts(axes, false)...)))
 			want := int64(rows * cols)
 			if axes != nil {
 				want = int64(cols)
@@ -1239,19 +1231,19 @@ func TestReduceErrors(t *testing.T) {
 	// Axes() reduces nothing: the result is the input (converted).
 	y := upload(t, s, []int32{1, -2, 3, 4, 5, 6}, 2, 3)
 	r := must[*gpu.Array[int64]](t)(gpu.Sum[int64](s, y, gpu.Axes()))
-	if !slices.Equal(r.Shape(), []int{2, 3}) || !slices.Equal(download(t, r), []int64{1, -2, 3, 4, 5, 6}) {
-		t.Fatalf("sum over no axes: %v %v", r.Shape(), download(t, r))
+	if !slices.Equal(r.Shape(), []int{2, 3}) || !slices.Equal(toSlice(t, r), []int64{1, -2, 3, 4, 5, 6}) {
+		t.Fatalf("sum over no axes: %v %v", r.Shape(), toSlice(t, r))
 	}
 	k := must[*gpu.Array[int64]](t)(gpu.Sum[int64](s, y, gpu.KeepDims()))
-	if !slices.Equal(k.Shape(), []int{1, 1}) || download(t, k)[0] != 17 {
-		t.Fatalf("sum keepdims: %v %v", k.Shape(), download(t, k))
+	if !slices.Equal(k.Shape(), []int{1, 1}) || toSlice(t, k)[0] != 17 {
+		t.Fatalf("sum keepdims: %v %v", k.Shape(), toSlice(t, k))
 	}
 	// 0-d arrays
 	z := must[*gpu.Array[float64]](t)(gpu.Full(s, 2.5))
-	if v := download(t, must[*gpu.Array[float64]](t)(gpu.Sum[float64](s, z))); v[0] != 2.5 {
+	if v := toSlice(t, must[*gpu.Array[float64]](t)(gpu.Sum[float64](s, z))); v[0] != 2.5 {
 		t.Fatalf("sum of a 0-d array: %v", v)
 	}
-	if v := download(t, must[*gpu.Array[int64]](t)(gpu.ArgMax(s, z))); v[0] != 0 {
+	if v := toSlice(t, must[*gpu.Array[int64]](t)(gpu.ArgMax(s, z))); v[0] != 0 {
 		t.Fatalf("argmax of a 0-d array: %v", v)
 	}
 }
@@ -1283,8 +1275,8 @@ func TestReduceCPUWorkers(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(ci), 1))
 			xs := randVals[float32](r, n)
 			x := upload(t, s, xs, c.shape...)
-			got := download(t, must[*gpu.Array[float32]](t)(gpu.Sum[float32](s, x, axesOpts(c.axes, false)...)))
-			got = append(got, download(t, must[*gpu.Array[float32]](t)(gpu.Prod[float32](s, x, axesOpts(c.axes, false)...)))...)
+			got := toSlice(t, must[*gpu.Array[float32]](t)(gpu.Sum[float32](s, x, axesOpts(c.axes, false)...)))
+			got = append(got, toSlice(t, must[*gpu.Array[float32]](t)(gpu.Prod[float32](s, x, axesOpts(c.axes, false)...)))...)
 			if wi == 0 {
 				ref[ci] = got
 				checkSum(t, fmt.Sprint("sum ", c), got[:len(got)/2], groups(xs, c.shape, maskOf(len(c.shape), c.axes)), false)
@@ -1367,24 +1359,24 @@ func TestReduceVsCPU(t *testing.T) {
 				}
 				opts := axesOpts(axes, keep)
 				eqI := func(name string, g, c *gpu.Array[int64]) {
-					if a, b := download(t, g), download(t, c); !slices.Equal(a, b) {
+					if a, b := toSlice(t, g), toSlice(t, c); !slices.Equal(a, b) {
 						t.Fatalf("%s %s: %v, cpu %v", name, what, a, b)
 					}
 				}
 				eqI("sum", must[*gpu.Array[int64]](t)(gpu.Sum[int64](s, ga, opts...)), must[*gpu.Array[int64]](t)(gpu.Sum[int64](cs, ca, opts...)))
 				eqI("count", must[*gpu.Array[int64]](t)(gpu.Count(s, ga, opts...)), must[*gpu.Array[int64]](t)(gpu.Count(cs, ca, opts...)))
 				g1, c1 := must[*gpu.Array[int16]](t)(gpu.Min(s, ga, opts...)), must[*gpu.Array[int16]](t)(gpu.Min(cs, ca, opts...))
-				if a, b := download(t, g1), download(t, c1); !slices.Equal(a, b) {
+				if a, b := toSlice(t, g1), toSlice(t, c1); !slices.Equal(a, b) {
 					t.Fatalf("min %s: %v, cpu %v", what, a, b)
 				}
 				g2, c2 := must[*gpu.Array[float64]](t)(gpu.Max(s, gf, opts...)), must[*gpu.Array[float64]](t)(gpu.Max(cs, cf, opts...))
-				if a, b := download(t, g2), download(t, c2); !slices.Equal(a, b) {
+				if a, b := toSlice(t, g2), toSlice(t, c2); !slices.Equal(a, b) {
 					t.Fatalf("max %s: %v, cpu %v", what, a, b)
 				}
 				oneOpts := axesOpts(one, keep)
 				eqI("argmax "+fmt.Sprint(one), must[*gpu.Array[int64]](t)(gpu.ArgMax(s, gf, oneOpts...)), must[*gpu.Array[int64]](t)(gpu.ArgMax(cs, cf, oneOpts...)))
 				eqI("argmin "+fmt.Sprint(one), must[*gpu.Array[int64]](t)(gpu.ArgMin(s, ga, oneOpts...)), must[*gpu.Array[int64]](t)(gpu.ArgMin(cs, ca, oneOpts...)))
-				g3, c3 := download(t, must[*gpu.Array[float64]](t)(gpu.Sum[float64](s, gf, opts...))), download(t, must[*gpu.Array[float64]](t)(gpu.Sum[float64](cs, cf, opts...)))
+				g3, c3 := toSlice(t, must[*gpu.Array[float64]](t)(gpu.Sum[float64](s, gf, opts...))), toSlice(t, must[*gpu.Array[float64]](t)(gpu.Sum[float64](cs, cf, opts...)))
 				for i := range g3 {
 					if d := math.Abs(g3[i] - c3[i]); d > 1e-12*float64(n) {
 						t.Fatalf("sum %s: output %d = %v, cpu %v", what, i, g3[i], c3[i])
@@ -1414,7 +1406,7 @@ func TestReduceLarge(t *testing.T) {
 	}
 	defer s.Close()
 	ones := must[*gpu.Array[uint8]](t)(gpu.Full[uint8](s, 1, n))
-	if v := download(t, must[*gpu.Array[uint64]](t)(gpu.Sum[uint64](s, ones))); v[0] != n {
+	if v := toSlice(t, must[*gpu.Array[uint64]](t)(gpu.Sum[uint64](s, ones))); v[0] != n {
 		t.Fatalf("sum of %d ones = %d", n, v[0])
 	}
 	ones.Free()
@@ -1424,10 +1416,10 @@ func TestReduceLarge(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if v := download(t, must[*gpu.Array[int64]](t)(gpu.ArgMax(s, x))); v[0] != 1<<31+1 {
+	if v := toSlice(t, must[*gpu.Array[int64]](t)(gpu.ArgMax(s, x))); v[0] != 1<<31+1 {
 		t.Fatalf("argmax past 2^31 = %d, want %d", v[0], 1<<31+1)
 	}
-	if v := download(t, must[*gpu.Array[int64]](t)(gpu.Sum[int64](s, x))); v[0] != 3*(n-2)+200 {
+	if v := toSlice(t, must[*gpu.Array[int64]](t)(gpu.Sum[int64](s, x))); v[0] != 3*(n-2)+200 {
 		t.Fatalf("sum of int8 past 2^31 = %d", v[0])
 	}
 	// axes of an array of 2^31+8 elements: [2, 2^30+4], the 100s at row 1, columns
@@ -1435,10 +1427,10 @@ func TestReduceLarge(t *testing.T) {
 	const half = (n - 1) / 2
 	x2 := must[*gpu.Array[int8]](t)(x.Slice(gpu.R(0, n-1)))
 	x2 = must[*gpu.Array[int8]](t)(x2.Reshape(2, half))
-	if v := download(t, must[*gpu.Array[int64]](t)(gpu.ArgMax(s, x2, gpu.Axes(1)))); v[0] != 0 || v[1] != 1<<30-3 {
+	if v := toSlice(t, must[*gpu.Array[int64]](t)(gpu.ArgMax(s, x2, gpu.Axes(1)))); v[0] != 0 || v[1] != 1<<30-3 {
 		t.Fatalf("argmax over axis 1 = %v, want [0 %d]", v, 1<<30-3)
 	}
-	cols := download(t, must[*gpu.Array[int64]](t)(gpu.ArgMax(s, x2, gpu.Axes(0))))
+	cols := toSlice(t, must[*gpu.Array[int64]](t)(gpu.ArgMax(s, x2, gpu.Axes(0))))
 	for c, v := range cols {
 		want := int64(0)
 		if c == 1<<30-3 || c == 1<<30+1 {
@@ -1448,7 +1440,7 @@ func TestReduceLarge(t *testing.T) {
 			t.Fatalf("argmax over axis 0: column %d = %d, want %d", c, v, want)
 		}
 	}
-	sums := download(t, must[*gpu.Array[int64]](t)(gpu.Sum[int64](s, x2, gpu.Axes(1))))
+	sums := toSlice(t, must[*gpu.Array[int64]](t)(gpu.Sum[int64](s, x2, gpu.Axes(1))))
 	if sums[0] != 3*half || sums[1] != 3*(half-2)+200 {
 		t.Fatalf("sums over axis 1 = %v", sums)
 	}
@@ -1502,9 +1494,9 @@ func index64Cases(t *testing.T, s *gpu.Stream) {
 				}
 				gs := groups(vals, v.Shape(), maskOf(len(shape), axes))
 				what := fmt.Sprintf("%v axes %v", v.Shape(), axes)
-				checkArg(t, "argmax64 "+what, download(t, must[*gpu.Array[int64]](t)(gpu.ArgMax(s, v, axesOpts(axes, false)...))), nil, gs, false)
-				checkMinMax(t, "min64 "+what, download(t, must[*gpu.Array[float32]](t)(gpu.Min(s, v, axesOpts(axes, false)...))), gs, true)
-				cnt := download(t, must[*gpu.Array[int64]](t)(gpu.Count(s, v, axesOpts(axes, false)...)))
+				checkArg(t, "argmax64 "+what, toSlice(t, must[*gpu.Array[int64]](t)(gpu.ArgMax(s, v, axesOpts(axes, false)...))), nil, gs, false)
+				checkMinMax(t, "min64 "+what, toSlice(t, must[*gpu.Array[float32]](t)(gpu.Min(s, v, axesOpts(axes, false)...))), gs, true)
+				cnt := toSlice(t, must[*gpu.Array[int64]](t)(gpu.Count(s, v, axesOpts(axes, false)...)))
 				for o, g := range gs {
 					c := 0
 					for _, f := range g {
@@ -1516,7 +1508,7 @@ func index64Cases(t *testing.T, s *gpu.Stream) {
 						t.Fatalf("count64 %s: %d = %d, want %d", what, o, cnt[o], c)
 					}
 				}
-				mr := download(t, must[*gpu.Array[float64]](t)(gpu.MapReduce[float64](s, "where(isnan(x), 0, x)", gpu.Vars{"x": v}, gpu.OpSum, axesOpts(axes, false)...)))
+				mr := toSlice(t, must[*gpu.Array[float64]](t)(gpu.MapReduce[float64](s, "where(isnan(x), 0, x)", gpu.Vars{"x": v}, gpu.OpSum, axesOpts(axes, false)...)))
 				clean := make([][]float32, len(gs))
 				for o, g := range gs {
 					for _, f := range g {
@@ -1577,14 +1569,14 @@ func TestReduceSplit(t *testing.T) {
 				mask := maskOf(len(shape), axes)
 				what := fmt.Sprintf(" %v %v", shape, axes)
 				gs := groups(xs, shape, mask)
-				checkSum(t, "sum"+what, download(t, must[*gpu.Array[float32]](t)(gpu.Sum[float32](s, x, o...))), gs, false)
-				checkSum(t, "mean"+what, download(t, must[*gpu.Array[float64]](t)(gpu.Mean[float64](s, x, o...))), gs, true)
+				checkSum(t, "sum"+what, toSlice(t, must[*gpu.Array[float32]](t)(gpu.Sum[float32](s, x, o...))), gs, false)
+				checkSum(t, "mean"+what, toSlice(t, must[*gpu.Array[float64]](t)(gpu.Mean[float64](s, x, o...))), gs, true)
 				sq := make([]float64, n)
 				for i, v := range xs {
 					sq[i] = float64(v * v)
 				}
-				checkSum(t, "x*x"+what, download(t, must[*gpu.Array[float64]](t)(gpu.MapReduce[float64](s, "x*x", gpu.Vars{"x": x}, gpu.OpSum, o...))), groups(sq, shape, mask), false)
-				pr := download(t, must[*gpu.Array[float64]](t)(gpu.Prod[float64](s, p, o...)))
+				checkSum(t, "x*x"+what, toSlice(t, must[*gpu.Array[float64]](t)(gpu.MapReduce[float64](s, "x*x", gpu.Vars{"x": x}, gpu.OpSum, o...))), groups(sq, shape, mask), false)
+				pr := toSlice(t, must[*gpu.Array[float64]](t)(gpu.Prod[float64](s, p, o...)))
 				for oi, g := range groups(ps, shape, mask) {
 					want := 1.0
 					for _, v := range g {
@@ -1599,29 +1591,29 @@ func TestReduceSplit(t *testing.T) {
 					a  *gpu.Array[float32]
 					gs [][]float32
 				}{{x, gs}, {nx, ngs}} {
-					checkMinMax(t, "min"+what, download(t, must[*gpu.Array[float32]](t)(gpu.Min(s, arr.a, o...))), arr.gs, true)
-					checkMinMax(t, "max"+what, download(t, must[*gpu.Array[float32]](t)(gpu.Max(s, arr.a, o...))), arr.gs, false)
+					checkMinMax(t, "min"+what, toSlice(t, must[*gpu.Array[float32]](t)(gpu.Min(s, arr.a, o...))), arr.gs, true)
+					checkMinMax(t, "max"+what, toSlice(t, must[*gpu.Array[float32]](t)(gpu.Max(s, arr.a, o...))), arr.gs, false)
 					if axes == nil || len(axes) == 1 {
 						v, i, err := gpu.FindMin(s, arr.a, o...)
 						if err != nil {
 							t.Fatal(err)
 						}
-						checkArg(t, "findmin"+what, download(t, i), download(t, v), arr.gs, true)
+						checkArg(t, "findmin"+what, toSlice(t, i), toSlice(t, v), arr.gs, true)
 						v, i, err = gpu.FindMax(s, arr.a, o...)
 						if err != nil {
 							t.Fatal(err)
 						}
-						checkArg(t, "findmax"+what, download(t, i), download(t, v), arr.gs, false)
+						checkArg(t, "findmax"+what, toSlice(t, i), toSlice(t, v), arr.gs, false)
 					}
 				}
-				all := download(t, must[*gpu.Array[bool]](t)(gpu.All(s, b, o...)))
+				all := toSlice(t, must[*gpu.Array[bool]](t)(gpu.All(s, b, o...)))
 				for oi, g := range groups(bs, shape, mask) {
 					if want := !slices.Contains(g, false); all[oi] != want {
 						t.Fatalf("all%s: output %d = %v", what, oi, all[oi])
 					}
 				}
-				anys := download(t, must[*gpu.Array[bool]](t)(gpu.Any(s, f, o...)))
-				cnt := download(t, must[*gpu.Array[int64]](t)(gpu.Count(s, f, o...)))
+				anys := toSlice(t, must[*gpu.Array[bool]](t)(gpu.Any(s, f, o...)))
+				cnt := toSlice(t, must[*gpu.Array[int64]](t)(gpu.Count(s, f, o...)))
 				for oi, g := range groups(fs, shape, mask) {
 					c := 0
 					for _, v := range g {
@@ -1637,6 +1629,115 @@ func TestReduceSplit(t *testing.T) {
 			for _, a := range []interface{ Free() error }{x, p, nx, b, f} {
 				a.Free()
 			}
+		}
+	})
+}
+
+// An empty slice of an empty array: the reductions of no elements still give their
+// identity (NumPy: np.zeros((0, 12))[0:0:2, 11::-3].sum() is 0.0), though a start along
+// a non-empty axis lies past the (empty) buffer.
+func TestReduceEmptySliceOfEmptyBuffer(t *testing.T) {
+	s := freshStream(t)
+	ctx := context.Background()
+	a, err := gpu.Zeros[float32](s, 0, 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := a.Slice(gpu.R(0, 0, 2), gpu.Range{Start: 11, Stop: gpu.End, Step: -3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(v.Shape(), []int{0, 4}) {
+		t.Fatalf("shape %v", v.Shape())
+	}
+	sum, err := gpu.Sum[float64](s, v)
+	if err != nil {
+		t.Fatalf("Sum: %v", err)
+	}
+	if x, err := sum.At(ctx); err != nil || x != 0 {
+		t.Errorf("Sum = %v, %v; want 0", x, err)
+	}
+	all, err := gpu.All(s, v, gpu.Axes(0))
+	if err != nil {
+		t.Fatalf("All: %v", err)
+	}
+	if x, err := all.ToSlice(ctx); err != nil || !slices.Equal(x, []bool{true, true, true, true}) {
+		t.Errorf("All over axis 0 = %v, %v", x, err)
+	}
+	mean, err := gpu.Mean[float64](s, v, gpu.Axes(0))
+	if err != nil {
+		t.Fatalf("Mean: %v", err)
+	}
+	if x, err := mean.At(ctx, 2); err != nil || !math.IsNaN(x) {
+		t.Errorf("Mean = %v, %v; want NaN", x, err)
+	}
+	if _, err := gpu.Max(s, v, gpu.Axes(0)); !errors.Is(err, gpu.ErrInvalidValue) {
+		t.Errorf("Max over an empty axis: %v; want ErrInvalidValue", err)
+	}
+}
+
+// MapReduce over operands that broadcast to more elements than an int counts is refused,
+// not reduced over a wrapped count (2^40 x 2^40 = 2^80 elements: the sum was 0).
+func TestMapReduceBroadcastOverflow(t *testing.T) {
+	s := freshStream(t)
+	one, _ := gpu.FromSlice(s, []float64{1})
+	a, err := one.BroadcastTo(1<<40, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := one.BroadcastTo(1, 1<<40)
+	for _, op := range []gpu.Op{gpu.OpSum, gpu.OpMax} {
+		if r, err := gpu.MapReduce[float64](s, "a*b", gpu.Vars{"a": a, "b": b}, op); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("MapReduce %s over 2^80 elements: %v, %v; want ErrInvalidValue", op, r, err)
+		}
+	}
+}
+
+// TestMapReduceUnusedScalars: scalars in Vars that the expression doesn't read are no
+// kernel arguments (they used to be passed all the same, and the launch failed with "N
+// arguments, want M"), wherever they sort among the names; the scalars it reads keep
+// their values.
+func TestMapReduceUnusedScalars(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		const n = 1000
+		xh := randF32(n)
+		x := mustArr[float32](t)(gpu.FromSlice(s, xh, n))
+		defer x.Free()
+		yh := randF32(n)
+		y := mustArr[float32](t)(gpu.FromSlice(s, yh, n))
+		defer y.Free()
+		a, b := rand.Float64()+0.5, rand.Float64()-2
+		for _, c := range []struct {
+			src  string
+			vars gpu.Vars
+			want func(x, y float64) float64
+		}{
+			{"x", gpu.Vars{"x": x, "a": a}, func(x, y float64) float64 { return x }},
+			{"x", gpu.Vars{"A": a, "x": x, "z": b, "y": y}, func(x, y float64) float64 { return x }},
+			{"b*x", gpu.Vars{"a": a, "b": b, "c": 3.0, "x": x}, func(x, y float64) float64 { return b * x }},
+			{"a*x + c", gpu.Vars{"a": a, "b": b, "c": 3.0, "x": x, "y": y}, func(x, y float64) float64 { return a*x + 3 }},
+			{"maximum(y - b, 0)", gpu.Vars{"a": a, "b": b, "x": x, "y": y}, func(x, y float64) float64 { return max(y-b, 0) }},
+		} {
+			r, err := gpu.MapReduce[float64](s, c.src, c.vars, gpu.OpSum)
+			if err != nil {
+				t.Fatalf("%s %v: %v", c.src, c.vars, err)
+			}
+			got, err := r.At(bg)
+			r.Free()
+			if err != nil {
+				t.Fatalf("%s %v: %v", c.src, c.vars, err)
+			}
+			want := 0.0
+			for i := range n {
+				// float32 arithmetic, as the expression computes it.
+				want += float64(float32(c.want(float64(xh[i]), float64(yh[i]))))
+			}
+			if math.Abs(got-want) > 1e-4*math.Max(1, math.Abs(want)) {
+				t.Errorf("%s with %d vars: %v, want %v", c.src, len(c.vars), got, want)
+			}
+		}
+		if got := toSlice(t, x); !slices.Equal(got, xh) {
+			t.Errorf("the operand changed")
 		}
 	})
 }

@@ -66,7 +66,7 @@ type scatterJob struct {
 	dstSt, valSt   []int
 	idxSt          []int
 	l, ast         int
-	op             kernel.ScatterOp
+	op             kernel.Op
 	mode           kernel.IndexMode
 	deterministic  bool
 	what           string
@@ -102,7 +102,7 @@ func (j *scatterJob) run(s *Stream) error {
 	if j.vals != nil {
 		vt = j.vals.dt
 	}
-	if j.deterministic && j.op == kernel.ScatterAdd && j.dst.dt.IsFloat() {
+	if j.deterministic && j.op == kernel.OpSum && j.dst.dt.IsFloat() {
 		return j.runFixed(s, n, vt)
 	}
 	sp, args, word, err := j.spec(s, n, vt)
@@ -277,7 +277,7 @@ func (j *scatterJob) runFixed(s *Stream, n int, vt dtype.DType) error {
 	if err != nil {
 		return err
 	}
-	sp.Dst, sp.Op, sp.Fixed = dtype.Int32, kernel.ScatterMax, kernel.FixedExp
+	sp.Dst, sp.Op, sp.Fixed = dtype.Int32, kernel.OpMax, kernel.FixedExp
 	if T <= kernel.ScatterMaxBins(dtype.Int32) {
 		grid, _ := (&kernel.Scatter{Bins: 1}).Geometry(n, s.dev.info.Multiprocessors)
 		if grid*T <= n/8 {
@@ -294,7 +294,7 @@ func (j *scatterJob) runFixed(s *Stream, n int, vt dtype.DType) error {
 	}
 	shift := kernel.FixedShift(n)
 	sp2 := *sp
-	sp2.Dst, sp2.Op, sp2.Fixed, sp2.Bins, sp2.Copies = dtype.Int64, kernel.ScatterAdd, kernel.FixedAcc, 0, 0
+	sp2.Dst, sp2.Op, sp2.Fixed, sp2.Bins, sp2.Copies = dtype.Int64, kernel.OpSum, kernel.FixedAcc, 0, 0
 	scatterVariant(&sp2, variant)
 	if err := j.launchInto(s, &sp2, n, InOut(scratch), append(args, uint64(T), uint64(shift)), word, true); err != nil {
 		return err
@@ -336,7 +336,7 @@ func valuesFor(v *header, shape []int, what string) ([]int, error) {
 
 // scatterAt is AddAt, MaximumAt and MinimumAt: numpy.ufunc.at(a, indices, values) on
 // axis 0 of a, or another with OnAxis.
-func scatterAt[T Elem, I IndexElem](s *Stream, op kernel.ScatterOp, what string, a *Array[T], indices *Array[I], values *Array[T], opts []IndexOption) error {
+func scatterAt[T Elem, I IndexElem](s *Stream, op kernel.Op, what string, a *Array[T], indices *Array[I], values *Array[T], opts []IndexOption) error {
 	if err := indexArgs(s, a, indices, values); err != nil {
 		return err
 	}
@@ -381,7 +381,7 @@ func scatterAt[T Elem, I IndexElem](s *Stream, op kernel.ScatterOp, what string,
 // an order that varies from run to run unless Deterministic (see it). a may be any
 // view that isn't broadcast.
 func AddAt[T Elem, I IndexElem](s *Stream, a *Array[T], indices *Array[I], values *Array[T], opts ...IndexOption) error {
-	return scatterAt(s, kernel.ScatterAdd, "AddAt", a, indices, values, opts)
+	return scatterAt(s, kernel.OpSum, "AddAt", a, indices, values, opts)
 }
 
 // MaximumAt sets each element of a at indices (along axis 0, or OnAxis's) to the
@@ -389,12 +389,12 @@ func AddAt[T Elem, I IndexElem](s *Stream, a *Array[T], indices *Array[I], value
 // with "amax"). NaN propagates, as in numpy.maximum. The result doesn't depend on the
 // order of updates. Shapes and modes as in AddAt.
 func MaximumAt[T Elem, I IndexElem](s *Stream, a *Array[T], indices *Array[I], values *Array[T], opts ...IndexOption) error {
-	return scatterAt(s, kernel.ScatterMax, "MaximumAt", a, indices, values, opts)
+	return scatterAt(s, kernel.OpMax, "MaximumAt", a, indices, values, opts)
 }
 
 // MinimumAt is MaximumAt with the minimum (numpy.minimum.at).
 func MinimumAt[T Elem, I IndexElem](s *Stream, a *Array[T], indices *Array[I], values *Array[T], opts ...IndexOption) error {
-	return scatterAt(s, kernel.ScatterMin, "MinimumAt", a, indices, values, opts)
+	return scatterAt(s, kernel.OpMin, "MinimumAt", a, indices, values, opts)
 }
 
 // cyclic returns values flattened and repeated to n elements (NumPy's put and putmask
@@ -642,7 +642,7 @@ func bincount[I IndexElem](ctx context.Context, s *Stream, x *Array[I], w *heade
 		valSt = w.strides
 	}
 	j := scatterJob{dst: h, vals: w, idx: xh, shape: []int{n}, dstSt: []int{0}, valSt: valSt, idxSt: xh.strides,
-		l: length, ast: 1, op: kernel.ScatterAdd, mode: mode, deterministic: cfg.deterministic,
+		l: length, ast: 1, op: kernel.OpSum, mode: mode, deterministic: cfg.deterministic,
 		what: fmt.Sprintf("Bincount into %d bins", length)}
 	if err := j.run(s); err != nil {
 		buf.Free()

@@ -352,15 +352,19 @@ func lessT[T gpu.Elem](a, b T) bool {
 }
 
 // TestScatterNaN checks that NaN propagates through MaximumAt and MinimumAt, from the
-// values and from the destination, and that -Inf and +Inf order as numbers.
+// values and from the destination, that -Inf and +Inf order as numbers and -0 below +0
+// in either order (the operator table's rules), and that a NaN result is the canonical
+// NaN, whatever NaN came in (the NaN policy), on every device and on the CUDA path of
+// the simulator.
 func TestScatterNaN(t *testing.T) {
-	nan := float32(math.NaN())
+	nan := math.Float32frombits(0xffc00123)
 	inf := float32(math.Inf(1))
-	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+	negZero := float32(math.Copysign(0, -1))
+	run := func(t *testing.T, s *gpu.Stream) {
 		for _, op := range []scatterOp{opMax, opMin} {
-			init := []float32{nan, 1, -2, 0, -inf, inf, 5, -5}
-			idx := []int32{0, 1, 1, 2, 3, 4, 5, 6, 6, 7, 0}
-			vals := []float32{3, nan, 2, -3, -1, 7, -inf, inf, -7, 8, -9}
+			init := []float32{nan, 1, -2, 0, -inf, inf, 5, -5, negZero, 0}
+			idx := []int32{0, 1, 1, 2, 3, 4, 5, 6, 6, 7, 0, 8, 9}
+			vals := []float32{3, nan, 2, -3, -1, 7, -inf, inf, -7, 8, -9, 0, negZero}
 			a := mustArr[float32](t)(gpu.FromSlice(s, init))
 			ia := mustArr[int32](t)(gpu.FromSlice(s, idx))
 			v := mustArr[float32](t)(gpu.FromSlice(s, vals))
@@ -382,11 +386,22 @@ func TestScatterNaN(t *testing.T) {
 				if got[i] != want[i] && !(got[i] != got[i] && want[i] != want[i]) {
 					t.Fatalf("%v: element %d = %v, want %v", op, i, got[i], want[i])
 				}
+				if gb := math.Float32bits(got[i]); got[i] != got[i] && gb != 0x7fffffff {
+					t.Errorf("%v: element %d = NaN %#x, want the canonical %#x", op, i, gb, 0x7fffffff)
+				}
+			}
+			if wz := op == opMin; math.Signbit(float64(got[8])) != wz || math.Signbit(float64(got[9])) != wz {
+				t.Errorf("%v of -0 and +0 = %v, %v, want -0 for the minimum, +0 for the maximum (either order)", op, got[8], got[9])
 			}
 			a.Free()
 			ia.Free()
 			v.Free()
 		}
+	}
+	forDevices(t, func(t *testing.T, _ *gpu.Device, s *gpu.Stream) { run(t, s) })
+	t.Run("sim", func(t *testing.T) {
+		_, s := simStream(t)
+		run(t, s)
 	})
 }
 

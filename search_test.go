@@ -479,3 +479,24 @@ func TestSearchStopsEarly(t *testing.T) {
 		}
 	})
 }
+
+// Argwhere's result belongs to the caller, who must be able to free it, for 1-d inputs too.
+func TestArgwhereResultFrees(t *testing.T) {
+	s := freshStream(t)
+	ctx := context.Background()
+	a, err := gpu.FromSlice(s, []int32{0, 1, 0, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := gpu.Argwhere(ctx, s, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := w.ToSlice(ctx)
+	if err != nil || !slices.Equal(got, []int64{1, 3}) || !slices.Equal(w.Shape(), []int{2, 1}) {
+		t.Fatalf("Argwhere = %v %v, %v", got, w.Shape(), err)
+	}
+	if err := w.Free(); err != nil {
+		t.Errorf("Free of Argwhere's result: %v", err)
+	}
+}

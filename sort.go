@@ -2,9 +2,7 @@ package gpu
 
 import (
 	"fmt"
-	"os"
 	"slices"
-	"strconv"
 	"sync/atomic"
 
 	"github.com/go-gpu/gpu/internal/kernel"
@@ -46,7 +44,7 @@ import (
 // arrays, copy the input to rows first and the result back. Inputs are never modified.
 //
 // Tuning. Environment variables set the pass kernels' items per thread, look-back
-// window, occupancy and peer matching at start-up (sortConfigFromEnv); the CPU
+// window, occupancy and peer matching at start-up (tuning.go's sortConfigFromEnv); the CPU
 // kernels check every launch's contract (grid, scratch sizes and zeroing), so that the
 // CPU tests also check the host code that plans CUDA launches.
 
@@ -407,93 +405,9 @@ type sortConfig struct {
 	SegMax int
 }
 
+// sortCfg is the sort kernels' configuration, process-wide: sortConfigFromEnv's at
+// start-up (tuning.go), setSortConfig's for tests and benchmarks.
 var sortCfg atomic.Pointer[sortConfig]
-
-func init() {
-	c := sortConfigFromEnv(os.Getenv)
-	sortCfg.Store(&c)
-}
-
-// sortConfigFromEnv returns the default configuration with the environment's
-// overrides: GPU_SORT_ITEMS (pass items for keys of up to 4 bytes, 4 to 24),
-// GPU_SORT_ITEMS8 (4 to 16), GPU_SORT_LOOKBACK (1 to 32), GPU_SORT_MINBLOCKS (0 to 8:
-// .minnctapersm of the passes; default 4: with the lean look-back ptxas 13.0 fits the
-// default passes of every key type, with indices or payloads, in 64 registers without
-// spills, four blocks per multiprocessor (the H200's profile of the 2^28 float32 pass
-// had three at 78 registers, 37.5% of the warps, and no warp eligible 37.5% of the
-// cycles); ptxas 11.8 spills 4 bytes in float64 argsort's; the atomic-OR ranking
-// spills 32 bytes under 4: GPU_SORT_RANK=or wants GPU_SORT_MINBLOCKS=0; 0: none,
-// 74 to 78 registers, three blocks),
-// GPU_SORT_RANK (the ranking's peer search: ballot,
-// eight ballots; match, match.any.sync; or, shared-memory atomic OR; GPU_SORT_MATCH=1
-// is match), GPU_SORT_LOADFENCE=0 (let ptxas schedule the key loads into the ranking:
-// the default makes them all arrive first), GPU_SORT_SMALL_ITEMS (0 to 16: pass items
-// of a sort of fewer tiles than two per multiprocessor, whose blocks all run at once;
-// default 8: the 512000-key sort's 125 tiles of 4096 keys kept 12% of the H200's
-// warps busy; 0 keeps Items4/Items8), GPU_SORT_SMALL_LOOKBACK (1 to 32: the look-back
-// window of those sorts, whose tiles all publish their counts at about the same time,
-// so that a tile's look-back reads up to its segment's start a window a round trip;
-// default 32; 0: GPU_SORT_LOOKBACK's), GPU_SORT_LOOKBACK_LEAN=0 (the first look-back:
-// windows doubling from one predecessor with word-by-word stop logic, 71 of the 179
-// instructions a warp spent per key in the H200's profile of 2^28 float32 keys,
-// 2026-12-02; default 1: sortGen.lookbackLean), GPU_SORT_HIST_LEAN=0 (the first
-// histogram kernel: unpadded copies, whose lanes counting one digit meet on one bank;
-// default 1: RadixHist.Lean).
-func sortConfigFromEnv(getenv func(string) string) sortConfig {
-	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 16, HistItems: 8, SegMax: kernel.SortSegmentMax,
-		LoadFence: true, MinBlocks: 4, SmallItems: 8, SmallLookback: 32, LeanLookback: true, HistLean: true}
-	if v, err := strconv.Atoi(getenv("GPU_SORT_ITEMS")); err == nil && v >= 4 && v <= 24 {
-		c.Items4 = v
-	}
-	if v, err := strconv.Atoi(getenv("GPU_SORT_ITEMS8")); err == nil && v >= 4 && v <= 16 {
-		c.Items8 = v
-	}
-	switch v := getenv("GPU_SORT_LOOKBACK"); v {
-	case "1", "2", "4", "8", "16", "32":
-		c.Lookback, _ = strconv.Atoi(v)
-	}
-	if v, err := strconv.Atoi(getenv("GPU_SORT_MINBLOCKS")); err == nil && v >= 0 && v <= 8 {
-		c.MinBlocks = v
-	}
-	switch getenv("GPU_SORT_MATCH") {
-	case "1", "true", "on":
-		c.Rank = kernel.RankMatch
-	}
-	if v, err := strconv.Atoi(getenv("GPU_SORT_SMALL_ITEMS")); err == nil && v >= 0 && v <= 16 {
-		c.SmallItems = v
-	}
-	switch getenv("GPU_SORT_LOADFENCE") {
-	case "0", "false", "off":
-		c.LoadFence = false
-	case "1", "true", "on":
-		c.LoadFence = true
-	}
-	switch v := getenv("GPU_SORT_SMALL_LOOKBACK"); v {
-	case "0", "1", "2", "4", "8", "16", "32":
-		c.SmallLookback, _ = strconv.Atoi(v)
-	}
-	switch getenv("GPU_SORT_LOOKBACK_LEAN") {
-	case "0", "false", "off":
-		c.LeanLookback = false
-	case "1", "true", "on":
-		c.LeanLookback = true
-	}
-	switch getenv("GPU_SORT_HIST_LEAN") {
-	case "0", "false", "off":
-		c.HistLean = false
-	case "1", "true", "on":
-		c.HistLean = true
-	}
-	switch getenv("GPU_SORT_RANK") {
-	case "ballot":
-		c.Rank = kernel.RankBallot
-	case "match":
-		c.Rank = kernel.RankMatch
-	case "or":
-		c.Rank = kernel.RankAtomicOr
-	}
-	return c
-}
 
 // setSortConfig selects the configuration and returns the previous one (tests and
 // benchmarks).

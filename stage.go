@@ -20,13 +20,14 @@ import (
 //     then a parked goroutine), for the uses of the buffer it conflicts with;
 //  2. then copies, on one of the device's own host-copy streams (Device.copyStream:
 //     nothing on them ever waits for other work, so a copy of ready data starts at
-//     once whatever other copies wait for), through the device's pinned staging
-//     buffers with asynchronous copies and the package's own waits, two chunks in
-//     flight for large copies: while the DMA engine moves one, the host copies the
+//     once whatever other copies wait for): from 8 MiB (stageFrom) through the
+//     device's pinned staging buffers with asynchronous copies and the package's own
+//     waits, two chunks in flight: while the DMA engine moves one, the host copies the
 //     other between the staging buffer and the Go memory, split over several
-//     goroutines.
+//     goroutines; smaller copies with the driver's own copy of pageable memory.
 //
-// If ctx ends, the copy returns ctx.Err() within one wait: nothing is enqueued past
+// If ctx ends, the copy returns ctx.Err() within one wait (a driver's copy below 8 MiB,
+// once started, first finishes: about 200 us for 2 MB): nothing is enqueued past
 // that point, the Go memory is not touched after the return, and a staging buffer
 // whose DMA is in flight goes back to its pool once the DMA completes (runAfter). At
 // most stageTokens staging buffers are in use at a time per device (waited for under
@@ -41,7 +42,11 @@ import (
 // 64 KiB or 256 KiB each): larger chunks win (each DMA has about 10 us of fixed cost),
 // and the host copy, bound by the host's memory bandwidth, is the limit from 8 MiB. At
 // 1 GiB staging won against the driver's pageable copy (45 against 119 ms, 46 against
-// 69 ms).
+// 69 ms); at 2 MB it lost (gpubench array/copyto/{cpu_to_gpu,gpu_to_cpu}, 2026-12-02:
+// 284 and 323 us against the driver's 194 and 228 us in the same run; 8 MB about even),
+// so copies below stageFrom (8 MiB) are the driver's, of data already waited for: the
+// thread sits in the driver for the copy only (about 200 us for 2 MB), and the staging
+// tokens bound how many do at once.
 const (
 	stageMinClass = 4 << 10 // the smallest staging buffer (smaller copies of more than 8 bytes use it)
 	stageKeep     = 4       // staging buffers kept for reuse, per size
@@ -54,6 +59,7 @@ const (
 // (Variables for BenchmarkStagedCopy.)
 var (
 	stageChunkMax    = 8 << 20  // the largest staging buffer
+	stageFrom        = 8 << 20  // smaller plain copies of pageable memory go through the driver's copy
 	stageChunkFixed  = 0        // if not 0, every copy's chunk size
 	hostCopyPart     = 64 << 10 // the least bytes a goroutine of a host copy takes
 	hostCopyMaxParts = 8        // the most goroutines of a host copy
@@ -301,6 +307,15 @@ func (b *Buffer) copyHost(ctx context.Context, host []byte, toHost bool) error {
 		return err
 	}
 	if d.ownsHost(host) {
+		return b.copyDirect(ctx, host, toHost)
+	}
+	if len(host) < stageFrom {
+		// The driver's own copy of the ready data, a token held so that few threads
+		// at a time sit in the driver.
+		if err := d.stagePool.acquire(ctx); err != nil {
+			return err
+		}
+		defer d.stagePool.releaseToken()
 		return b.copyDirect(ctx, host, toHost)
 	}
 	return b.copyStaged(ctx, host, toHost)

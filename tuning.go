@@ -2,8 +2,11 @@ package gpu
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/go-gpu/gpu/internal/kernel"
 )
@@ -16,9 +19,58 @@ import (
 // device (an operation reads the tuning once, when it starts). Tests and benchmarks use
 // SetTuning to run every variant; programs rarely need to.
 //
-// The environment variables listed with the fields set DefaultTuning's values; they are
-// read once, at start-up, and only here. A value a variable can't take leaves the
-// default.
+// # Environment variables
+//
+// The package reads these environment variables, all in one place (tuning.go; more on
+// each with the field or function named). A value a variable can't take leaves the
+// default. The first part sets DefaultTuning's fields, read once, at
+// start-up:
+//
+//	GPU_REDUCE_BLOCKS_PER_SM=0..64          ReduceBlocksPerSM (0)
+//	GPU_REDUCE_HALF_UNROLL=1|2|4|8          ReduceHalfUnroll (4)
+//	GPU_REDUCE_HALF_ACCS=1|2|4|8            ReduceHalfAccs (2)
+//	GPU_SCAN_VARIANT=v1|1|v4|4              Scan.Variant 1; v4: Scan.Stage (ScanTuning)
+//	GPU_SCAN_STAGE=on|off                   Scan.Stage (on)
+//	GPU_SCAN_LOOKBACK=0|1|2|4|8             Scan.Lookback (0)
+//	GPU_SCAN_MINBLOCKS=0..8                 Scan.MinBlocks (5)
+//	GPU_PERMUTE_VARIANT=v1|v2|v3            PermuteVariant (3)
+//	GPU_RANDOM_WAVES=n (n > 0)              RandomWaves (4)
+//	GPU_RANDOM_UNIFORM_WAVES=n (n > 0)      RandomUniformWaves (16)
+//	GPU_RANDOM_HALF_UNIFORM=v1|v2|v3        RandomHalfUniform (3)
+//	GPU_SCATTER_VARIANT=v1|v2|v3            ScatterVariant (2)
+//	GPU_GATHER_STREAM=on|off                GatherStream (off)
+//	GPU_MATMUL_TILE=1..len(MatMulTiles)     MatMulTile (1)
+//	GPU_STAT_EXACT_EXP=1                    StatExactExp (off)
+//	GPU_CONCAT_ROWS=1|2                     Concat.Rows (2)
+//	GPU_CONCAT_BLOCKS_PER_SM=0..1024        Concat.BlocksPerSM (32)
+//	GPU_CONCAT_AXIS0=kernel|memcpy          Concat.Axis0Kernel (memcpy)
+//	GPU_CONCAT_AXIS1=kernel|memcpy|memcpy2d Concat.RowsKernel (kernel)
+//	GPU_SEARCH_VARIANT=v1|v2                SearchVariant (2)
+//	GPU_TOPK_VARIANT=v1|v2                  TopKVariant (2)
+//	GPU_EW_PDL=on|off                       ElementwisePDL (off)
+//
+// ("vN|N": either spelling; "on|off": 1, true or on; 0, false or off.) The second part
+// sets process-wide settings, for every device, read once at start-up
+// (startupFromEnv):
+//
+//	GPU_WAIT_SPIN=duration (not 0)          DefaultWaitPolicy.Spin, and that of the policies whose Spin is 0 (DefaultSpin)
+//	GPU_SPIN_YIELD=duration (>= 0)          how long a spinning wait queries between yields (100us)
+//	GPU_RACECHECK=1|panic                   the race checker on for every device opened (SetRaceCheck); panic: reports panic
+//	GPU_KERNEL_REGCAP=ptxas                 kernels leave the register count to ptxas (no .maxnreg: internal/kernel's LiftRegCap)
+//	GPU_SORT_ITEMS=4..24, GPU_SORT_ITEMS8=4..16, GPU_SORT_LOOKBACK=1|2|4|8|16|32,
+//	GPU_SORT_MINBLOCKS=0..8, GPU_SORT_RANK=ballot|match|or, GPU_SORT_MATCH=on,
+//	GPU_SORT_LOADFENCE=on|off, GPU_SORT_SMALL_ITEMS=0..16,
+//	GPU_SORT_SMALL_LOOKBACK=0|1|2|4|8|16|32, GPU_SORT_LOOKBACK_LEAN=on|off,
+//	GPU_SORT_HIST_LEAN=on|off               the sort kernels' configuration (sortConfigFromEnv has the defaults)
+//
+// The third part is read at each call:
+//
+//	GPU_BACKEND=cpu|cuda|cuda:N             Open's device (default: the first CUDA device, else the CPU)
+//	GPU_MATMUL=auto|library|cublas|gonum|generated|fallback
+//	                                        what MatMulAuto uses (auto: the library if there is one)
+//
+// The backends read their own (backend/cuda: GPU_CUDA_LIBRARY, GPU_STREAM_MEMOPS,
+// GPU_CUBLAS_*; package nccl: NCCL's and the rendezvous's).
 type Tuning struct {
 	// ReduceSplitMin is the least number of elements a CUDA reduction splits across
 	// blocks into partial results (fewer take one launch of one block per output
@@ -283,30 +335,12 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 	}
 	envVariant(getenv, "GPU_SEARCH_VARIANT", 2, &t.SearchVariant)
 	envVariant(getenv, "GPU_TOPK_VARIANT", 2, &t.TopKVariant)
-	switch v := getenv("GPU_REDUCE_HALF_UNROLL"); v {
-	case "1", "2", "4", "8":
-		t.ReduceHalfUnroll, _ = strconv.Atoi(v)
-	}
-	switch v := getenv("GPU_REDUCE_HALF_ACCS"); v {
-	case "1", "2", "4", "8":
-		t.ReduceHalfAccs, _ = strconv.Atoi(v)
-	}
-	switch getenv("GPU_CONCAT_ROWS") {
-	case "1":
-		t.Concat.Rows = 1
-	case "2":
-		t.Concat.Rows = 2
-	}
-	if n, err := strconv.Atoi(getenv("GPU_CONCAT_BLOCKS_PER_SM")); err == nil && n >= 0 && n <= 1024 {
-		t.Concat.BlocksPerSM = n
-	}
+	envChoice(getenv, "GPU_REDUCE_HALF_UNROLL", &t.ReduceHalfUnroll, 1, 2, 4, 8)
+	envChoice(getenv, "GPU_REDUCE_HALF_ACCS", &t.ReduceHalfAccs, 1, 2, 4, 8)
+	envChoice(getenv, "GPU_CONCAT_ROWS", &t.Concat.Rows, 1, 2)
+	envInt(getenv, "GPU_CONCAT_BLOCKS_PER_SM", 0, 1024, &t.Concat.BlocksPerSM)
 	envVariant(getenv, "GPU_CONCAT_VARIANT", 2, &t.Concat.Variant)
-	switch getenv("GPU_CONCAT_ITEMS") {
-	case "4":
-		t.Concat.Items = 4
-	case "8":
-		t.Concat.Items = 8
-	}
+	envChoice(getenv, "GPU_CONCAT_ITEMS", &t.Concat.Items, 4, 8)
 	envBool(getenv, "GPU_CONCAT_STREAM", &t.Concat.Stream)
 	switch getenv("GPU_CONCAT_AXIS0") {
 	case "kernel":
@@ -327,33 +361,20 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 		t.Scan.Stage = true
 	}
 	envBool(getenv, "GPU_SCAN_STAGE", &t.Scan.Stage)
-	switch v := getenv("GPU_SCAN_LOOKBACK"); v {
-	case "0", "1", "2", "4", "8":
-		t.Scan.Lookback, _ = strconv.Atoi(v)
-	}
-	if n, err := strconv.Atoi(getenv("GPU_SCAN_MINBLOCKS")); err == nil && n >= 0 && n <= 8 {
-		t.Scan.MinBlocks = n
-	}
+	envChoice(getenv, "GPU_SCAN_LOOKBACK", &t.Scan.Lookback, 0, 1, 2, 4, 8)
+	envInt(getenv, "GPU_SCAN_MINBLOCKS", 0, 8, &t.Scan.MinBlocks)
 	envVariant(getenv, "GPU_PERMUTE_VARIANT", 3, &t.PermuteVariant)
 	envVariant(getenv, "GPU_SCATTER_VARIANT", 3, &t.ScatterVariant)
 	envBool(getenv, "GPU_EW_PDL", &t.ElementwisePDL)
 	envBool(getenv, "GPU_GATHER_STREAM", &t.GatherStream)
-	if n, err := strconv.Atoi(getenv("GPU_REDUCE_BLOCKS_PER_SM")); err == nil && n >= 0 && n <= 64 {
-		t.ReduceBlocksPerSM = n
-	}
-	if n, err := strconv.Atoi(getenv("GPU_RANDOM_WAVES")); err == nil && n > 0 {
-		t.RandomWaves = n
-	}
-	if n, err := strconv.Atoi(getenv("GPU_RANDOM_UNIFORM_WAVES")); err == nil && n > 0 {
-		t.RandomUniformWaves = n
-	}
+	envInt(getenv, "GPU_REDUCE_BLOCKS_PER_SM", 0, 64, &t.ReduceBlocksPerSM)
+	envInt(getenv, "GPU_RANDOM_WAVES", 1, math.MaxInt, &t.RandomWaves)
+	envInt(getenv, "GPU_RANDOM_UNIFORM_WAVES", 1, math.MaxInt, &t.RandomUniformWaves)
 	envVariant(getenv, "GPU_RANDOM_HALF_UNIFORM", 3, &t.RandomHalfUniform)
 	if getenv("GPU_STAT_EXACT_EXP") == "1" {
 		t.StatExactExp = true
 	}
-	if n, err := strconv.Atoi(getenv("GPU_MATMUL_TILE")); err == nil && n >= 1 && n <= len(kernel.MatMulTiles()) {
-		t.MatMulTile = n
-	}
+	envInt(getenv, "GPU_MATMUL_TILE", 1, len(kernel.MatMulTiles()), &t.MatMulTile)
 	return t
 }
 
@@ -450,6 +471,25 @@ func envVariant(getenv func(string) string, name string, n int, v *int) {
 	}
 }
 
+// envChoice sets *v to the variable's value when it is one of choices, written as
+// strconv.Itoa writes it; any other value leaves it.
+func envChoice(getenv func(string) string, name string, v *int, choices ...int) {
+	s := getenv(name)
+	for _, c := range choices {
+		if s == strconv.Itoa(c) {
+			*v = c
+		}
+	}
+}
+
+// envInt sets *v to the variable's value when strconv.Atoi reads it as a number from lo
+// to hi; any other value leaves it.
+func envInt(getenv func(string) string, name string, lo, hi int, v *int) {
+	if n, err := strconv.Atoi(getenv(name)); err == nil && n >= lo && n <= hi {
+		*v = n
+	}
+}
+
 // envBool sets *b from the variable: "1", "true" or "on" sets it, "0", "false" or "off"
 // clears it, any other value leaves it.
 func envBool(getenv func(string) string, name string, b *bool) {
@@ -458,5 +498,114 @@ func envBool(getenv func(string) string, name string, b *bool) {
 		*b = true
 	case "0", "false", "off":
 		*b = false
+	}
+}
+
+// ---- the process-wide settings ----
+
+func init() { startupFromEnv(os.Getenv) }
+
+// startupFromEnv sets the process-wide start-up settings from the variables getenv
+// gives (the second part of Tuning's table).
+func startupFromEnv(getenv func(string) string) {
+	if v, err := time.ParseDuration(getenv("GPU_SPIN_YIELD")); err == nil && v >= 0 {
+		spinYield = v
+	}
+	if v, err := time.ParseDuration(getenv("GPU_WAIT_SPIN")); err == nil && v != 0 {
+		defaultSpin = v
+		DefaultWaitPolicy.Spin = v
+	}
+	raceMode = getenv("GPU_RACECHECK")
+	kernel.LiftRegCap = getenv("GPU_KERNEL_REGCAP") != "ptxas"
+	c := sortConfigFromEnv(getenv)
+	sortCfg.Store(&c)
+}
+
+// sortConfigFromEnv returns the sort kernels' default configuration with the
+// overrides getenv gives: GPU_SORT_ITEMS (pass items for keys of up to 4 bytes, 4 to
+// 24), GPU_SORT_ITEMS8 (4 to 16), GPU_SORT_LOOKBACK (1 to 32), GPU_SORT_MINBLOCKS (0
+// to 8: .minnctapersm of the passes; default 4: with the lean look-back ptxas 13.0 fits
+// the default passes of every key type, with indices or payloads, in 64 registers
+// without spills, four blocks per multiprocessor (the H200's profile of the 2^28
+// float32 pass had three at 78 registers, 37.5% of the warps, and no warp eligible
+// 37.5% of the cycles); ptxas 11.8 spills 4 bytes in float64 argsort's; the atomic-OR
+// ranking spills 32 bytes under 4: GPU_SORT_RANK=or wants GPU_SORT_MINBLOCKS=0; 0:
+// none, 74 to 78 registers, three blocks), GPU_SORT_RANK (the ranking's peer search:
+// ballot, eight ballots; match, match.any.sync; or, shared-memory atomic OR;
+// GPU_SORT_MATCH=1 is match), GPU_SORT_LOADFENCE=0 (let ptxas schedule the key loads
+// into the ranking: the default makes them all arrive first), GPU_SORT_SMALL_ITEMS (0
+// to 16: pass items of a sort of fewer tiles than two per multiprocessor, whose blocks
+// all run at once; default 8: the 512000-key sort's 125 tiles of 4096 keys kept 12% of
+// the H200's warps busy; 0 keeps Items4/Items8), GPU_SORT_SMALL_LOOKBACK (1 to 32: the
+// look-back window of those sorts, whose tiles all publish their counts at about the
+// same time, so that a tile's look-back reads up to its segment's start a window a
+// round trip; default 32; 0: GPU_SORT_LOOKBACK's), GPU_SORT_LOOKBACK_LEAN=0 (the first
+// look-back: windows doubling from one predecessor with word-by-word stop logic, 71 of
+// the 179 instructions a warp spent per key in the H200's profile of 2^28 float32
+// keys, 2026-12-02; default 1: sortGen.lookbackLean), GPU_SORT_HIST_LEAN=0 (the first
+// histogram kernel: unpadded copies, whose lanes counting one digit meet on one bank;
+// default 1: RadixHist.Lean).
+func sortConfigFromEnv(getenv func(string) string) sortConfig {
+	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 16, HistItems: 8, SegMax: kernel.SortSegmentMax,
+		LoadFence: true, MinBlocks: 4, SmallItems: 8, SmallLookback: 32, LeanLookback: true, HistLean: true}
+	envInt(getenv, "GPU_SORT_ITEMS", 4, 24, &c.Items4)
+	envInt(getenv, "GPU_SORT_ITEMS8", 4, 16, &c.Items8)
+	envChoice(getenv, "GPU_SORT_LOOKBACK", &c.Lookback, 1, 2, 4, 8, 16, 32)
+	envInt(getenv, "GPU_SORT_MINBLOCKS", 0, 8, &c.MinBlocks)
+	var match bool
+	envBool(getenv, "GPU_SORT_MATCH", &match)
+	if match {
+		c.Rank = kernel.RankMatch
+	}
+	envInt(getenv, "GPU_SORT_SMALL_ITEMS", 0, 16, &c.SmallItems)
+	envBool(getenv, "GPU_SORT_LOADFENCE", &c.LoadFence)
+	envChoice(getenv, "GPU_SORT_SMALL_LOOKBACK", &c.SmallLookback, 0, 1, 2, 4, 8, 16, 32)
+	envBool(getenv, "GPU_SORT_LOOKBACK_LEAN", &c.LeanLookback)
+	envBool(getenv, "GPU_SORT_HIST_LEAN", &c.HistLean)
+	switch getenv("GPU_SORT_RANK") {
+	case "ballot":
+		c.Rank = kernel.RankBallot
+	case "match":
+		c.Rank = kernel.RankMatch
+	case "or":
+		c.Rank = kernel.RankAtomicOr
+	}
+	return c
+}
+
+// ---- the variables read at each call ----
+
+// backendFromEnv reads GPU_BACKEND (Open): "cpu", "cuda" or "cuda:N" (any case,
+// spaces around ignored); "" for none.
+func backendFromEnv() (name string, ordinal int, err error) {
+	v := strings.TrimSpace(strings.ToLower(os.Getenv("GPU_BACKEND")))
+	if v == "" {
+		return "", 0, nil
+	}
+	name, idx, found := strings.Cut(v, ":")
+	if found {
+		n, err := strconv.Atoi(idx)
+		if err != nil || n < 0 {
+			return "", 0, fmt.Errorf("gpu: GPU_BACKEND=%q: the device index must be a number >= 0: %w", v, ErrInvalidValue)
+		}
+		ordinal = n
+	}
+	if name != "cpu" && name != "cuda" {
+		return "", 0, fmt.Errorf("gpu: GPU_BACKEND=%q: want cpu, cuda or cuda:N: %w", v, ErrInvalidValue)
+	}
+	return name, ordinal, nil
+}
+
+// mmKernelEnv reads GPU_MATMUL (MatMulAuto's choice).
+func mmKernelEnv() (MatMulKernel, error) {
+	switch v := strings.ToLower(strings.TrimSpace(os.Getenv("GPU_MATMUL"))); v {
+	case "", "auto":
+		return MatMulAuto, nil
+	case "library", "cublas", "gonum":
+		return MatMulLibrary, nil
+	case "generated", "fallback":
+		return MatMulGenerated, nil
+	default:
+		return 0, fmt.Errorf("gpu: GPU_MATMUL=%q: want auto, library (cublas, gonum) or generated (fallback): %w", v, ErrInvalidValue)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"sync"
 	"time"
@@ -236,20 +235,8 @@ func spin(ctx context.Context, w waitable, limit time.Duration) error {
 }
 
 // spinYield is how long spin queries between yields. GPU_SPIN_YIELD (a duration, such
-// as 20us) in the environment sets it at start-up (a tuning knob).
+// as 20us) in the environment sets it at start-up (tuning.go's startupFromEnv).
 var spinYield = 100 * time.Microsecond
-
-func init() {
-	if v, err := time.ParseDuration(os.Getenv("GPU_SPIN_YIELD")); err == nil && v >= 0 {
-		spinYield = v
-	}
-	// GPU_WAIT_SPIN (a duration) sets the default spin at start-up (a tuning knob): that
-	// of DefaultWaitPolicy and of the policies whose Spin is 0.
-	if v, err := time.ParseDuration(os.Getenv("GPU_WAIT_SPIN")); err == nil && v != 0 {
-		defaultSpin = v
-		DefaultWaitPolicy.Spin = v
-	}
-}
 
 // waitReq is a parked wait: a waiter thread or the poller completes it.
 type waitReq struct {

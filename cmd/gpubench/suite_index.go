@@ -54,6 +54,7 @@ func registerIndexOps() {
 		registerConcat(large, 1)
 	}
 	registerRawIndexOps()
+	registerRawFloors()
 }
 
 // indexSizes returns the source elements and the index count of a benchmark.

@@ -2,7 +2,6 @@ package kernel
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/go-gpu/gpu/ptx"
 )
@@ -20,10 +19,12 @@ import (
 // the choice to ptxas again, so that both can be timed.
 func blockAttrs(f *ptx.Func, threads int) {
 	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", threads))
-	if liftRegCap {
+	if LiftRegCap {
 		f.Attr(fmt.Sprintf(".maxnreg %d", min(128, 65536/threads)))
 	}
 }
 
-// liftRegCap says whether blockAttrs adds .maxnreg (see there).
-var liftRegCap = os.Getenv("GPU_KERNEL_REGCAP") != "ptxas"
+// LiftRegCap says whether blockAttrs adds .maxnreg (see there): true but where the
+// root package's start-up setting GPU_KERNEL_REGCAP=ptxas (its tuning.go) clears it,
+// before any kernel is generated.
+var LiftRegCap = true

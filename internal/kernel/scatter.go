@@ -56,7 +56,7 @@ type Scatter struct {
 	Val     dtype.DType // ScatterStore: Dst; Invalid with Ones
 	Index   dtype.DType
 	Mode    IndexMode
-	Op      ScatterOp
+	Op      Op // OpSum, OpMax, OpMin; ScatterStore (0): no operator
 	Rank    int
 	Index64 bool
 	Vector  bool
@@ -80,7 +80,7 @@ type Scatter struct {
 	// aggregating). Ignored with NoWarp.
 	Detect bool
 	// Fixed selects a pass of the deterministic float sum (see FixedFinish): FixedExp
-	// (Op ScatterMax, Dst Int32: the scratch's exponents) or FixedAcc (Op ScatterAdd,
+	// (Op OpMax, Dst Int32: the scratch's exponents) or FixedAcc (Op OpSum,
 	// Dst Int64: its fixed-point words); 0 for an ordinary scatter.
 	Fixed int
 }
@@ -123,7 +123,7 @@ func (s *Scatter) Validate() error {
 		return err
 	}
 	switch {
-	case s.Op > ScatterMin:
+	case s.Op != ScatterStore && s.Op != OpSum && s.Op != OpMax && s.Op != OpMin:
 		return fmt.Errorf("kernel: scatter op %v", s.Op)
 	case s.Mode > IndexCheck:
 		return fmt.Errorf("kernel: scatter mode %v", s.Mode)
@@ -142,8 +142,8 @@ func (s *Scatter) Validate() error {
 	case s.Copies < 0 || s.Copies > GatherBlock || s.Copies&(s.Copies-1) != 0 || (s.Copies > 0 && s.Bins == 0) ||
 		s.Copies*s.Bins > ScatterMaxBins(s.Dst):
 		return fmt.Errorf("kernel: %d copies of %d shared bins", s.Copies, s.Bins)
-	case s.Fixed == FixedExp && (s.Op != ScatterMax || s.Dst != dtype.Int32 || !s.Val.IsFloat()),
-		s.Fixed == FixedAcc && (s.Op != ScatterAdd || s.Dst != dtype.Int64 || !s.Val.IsFloat() || s.Bins > 0),
+	case s.Fixed == FixedExp && (s.Op != OpMax || s.Dst != dtype.Int32 || !s.Val.IsFloat()),
+		s.Fixed == FixedAcc && (s.Op != OpSum || s.Dst != dtype.Int64 || !s.Val.IsFloat() || s.Bins > 0),
 		s.Fixed < 0 || s.Fixed > FixedAcc:
 		return fmt.Errorf("kernel: fixed-point pass %d of %v %v<-%v (bins %d)", s.Fixed, s.Op, s.Dst, s.Val, s.Bins)
 	}

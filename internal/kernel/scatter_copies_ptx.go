@@ -78,7 +78,7 @@ func (g *scatterGen) copyCombine(tid, off, v, live ptx.Reg) {
 	}
 	f.Mov(bits.As(bits.Type().Unsigned()), ptx.Int(0))
 	f.At(live).Op("ld.shared"+bits.Type().String(), bits, ptx.Mem(a, 0))
-	nv := accBits(f, combineAcc(f, g.s.Op, g.s.Dst, fromBits(f, g.acc, bits), v))
+	nv := accBits(f, g.combine(g.s.Dst, fromBits(f, g.acc, bits), v))
 	f.At(live).Op("st.shared"+bits.Type().String(), ptx.Mem(a, 0), nv)
 }
 
@@ -144,7 +144,7 @@ func (g *scatterGen) flushCopies(tid ptx.Reg, identity uint64) {
 	f.At(in).Op("ld.shared"+bits.Type().String(), bits, ptx.Mem(a, 0))
 	v := fromBits(f, g.acc, bits)
 	for m := w / 2; m >= 1; m /= 2 {
-		v = combineAcc(f, s.Op, s.Dst, v, shflBfly(f, v, m))
+		v = g.combine(s.Dst, v, shflBfly(f, v, m))
 	}
 	head := f.Reg(ptx.Pred)
 	lanePos := f.Reg(ptx.U32)
@@ -177,7 +177,7 @@ func (g *scatterGen) flushCopies(tid ptx.Reg, identity uint64) {
 			if k == 0 {
 				v = fromBits(f, g.acc, tb)
 			} else {
-				v = combineAcc(f, s.Op, s.Dst, v, fromBits(f, g.acc, tb))
+				v = g.combine(s.Dst, v, fromBits(f, g.acc, tb))
 			}
 		}
 		vb := accBits(f, v)

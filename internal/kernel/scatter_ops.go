@@ -2,154 +2,58 @@ package kernel
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math"
 
 	"github.com/go-gpu/gpu/dtype"
+	"github.com/go-gpu/gpu/expr"
 	"github.com/go-gpu/gpu/ptx"
 )
 
-// The combining operators of the scatters (add, maximum, minimum) and their
-// identities, for both backends, in one place. They follow NumPy's ufuncs: add wraps in
-// an integer type's width and is logical or on bools; maximum and minimum propagate
-// NaN. (The operator table the reductions and scans will share is being written; when
-// it lands, these switch over to it: accType, scatterIdentity, combineAcc and cpuCombine
-// are all there is.)
+// The scatters' operators are the operator table's (operator.go): OpSum for AddAt and
+// Bincount, OpMax and OpMin for MaximumAt and MinimumAt, with its NaN policy
+// (propagated, canonical), lowered by EmitCombine's machinery on CUDA and by combine on
+// the CPU, in the accumulator type of the destination (accDType). Only the atomics
+// (scatter_ptx.go's atomicAcc) are the scatters' own, with the same results.
 
-// ScatterOp is how a scatter combines a value into its destination.
-type ScatterOp uint8
+// ScatterStore is Scatter.Op for Put and PutAlongAxis: no operator, dst = v (any one of
+// duplicate targets' values wins).
+const ScatterStore Op = 0
 
-const (
-	// ScatterStore: dst = v (Put): any one of duplicate targets' values wins.
-	ScatterStore ScatterOp = iota
-	// ScatterAdd: dst += v (numpy.add.at).
-	ScatterAdd
-	// ScatterMax: dst = max(dst, v), NaN propagating (numpy.maximum.at).
-	ScatterMax
-	// ScatterMin: dst = min(dst, v), NaN propagating (numpy.minimum.at).
-	ScatterMin
-)
-
-// String returns "store", "add", "max" or "min".
-func (o ScatterOp) String() string {
-	switch o {
-	case ScatterStore:
-		return "store"
-	case ScatterAdd:
-		return "add"
-	case ScatterMax:
-		return "max"
-	case ScatterMin:
-		return "min"
-	}
-	return fmt.Sprintf("scatterop(%d)", uint8(o))
-}
-
-// accType is the register type values combine in for a destination of type t: 32-bit
-// integers for the narrower ones (bools as 0/1), float32 for the half types, else t's.
-func accType(t dtype.DType) ptx.Type {
+// accDType is the type values combine in for a destination of type t: 32-bit integers
+// for the narrower ones (bools as 0/1, combined by Op.For(dtype.Bool): or, and), float32
+// for the half types, else t. accType is its register type.
+func accDType(t dtype.DType) dtype.DType {
 	switch t {
 	case dtype.Bool, dtype.Uint8, dtype.Uint16:
-		return ptx.U32
+		return dtype.Uint32
+	case dtype.Int8, dtype.Int16:
+		return dtype.Int32
 	case dtype.Float16, dtype.BFloat16:
-		return ptx.F32
+		return dtype.Float32
 	}
-	return ewRT(t)
+	return t
 }
 
-// scatterIdentity returns the bits (in accType(t)) of op's identity: -0.0 for a float
-// sum (x + -0 is x for every x, -0 included), 0 for an integer one, the lowest value for
-// maximum (-Inf for floats) and the highest for minimum.
-func scatterIdentity(op ScatterOp, t dtype.DType) uint64 {
-	at := accType(t)
-	switch op {
-	case ScatterAdd:
-		switch at {
-		case ptx.F32:
-			return uint64(math.Float32bits(float32(math.Copysign(0, -1))))
-		case ptx.F64:
-			return math.Float64bits(math.Copysign(0, -1))
-		}
-		return 0
-	case ScatterMax:
-		switch {
-		case at == ptx.F32:
-			return uint64(math.Float32bits(float32(math.Inf(-1))))
-		case at == ptx.F64:
-			return math.Float64bits(math.Inf(-1))
-		case t == dtype.Bool || t.IsUnsigned():
-			return 0
-		case at == ptx.S32:
-			return 1 << 31
-		}
-		return 1 << 63
-	case ScatterMin:
-		switch {
-		case at == ptx.F32:
-			return uint64(math.Float32bits(float32(math.Inf(1))))
-		case at == ptx.F64:
-			return math.Float64bits(math.Inf(1))
-		case t == dtype.Bool:
-			return 1
-		case t == dtype.Uint8:
-			return math.MaxUint8
-		case t == dtype.Uint16:
-			return math.MaxUint16
-		case t == dtype.Uint32:
-			return math.MaxUint32
-		case t == dtype.Uint64:
-			return math.MaxUint64
-		case at == ptx.S32:
-			return math.MaxInt32
-		}
-		return math.MaxInt64
+func accType(t dtype.DType) ptx.Type { return ewRT(accDType(t)) }
+
+// scatterIdentity returns the bits (in accType(t)) of op's identity (Op.Identity in the
+// accumulator type), but -0.0 for a float sum: x + -0 is x for every x, -0 included, so
+// that a bin no value reached leaves a destination of -0 as it is.
+func scatterIdentity(op Op, t dtype.DType) uint64 {
+	at := accDType(t)
+	switch {
+	case t == dtype.Bool:
+		return op.Identity(t).Bits()
+	case op == OpSum && at.IsFloat():
+		return expr.ScalarOf(math.Copysign(0, -1)).Convert(at).Bits()
 	}
-	return 0
+	return op.Identity(at).Bits()
 }
 
-// combineAcc returns op(a, b) for two values in accumulator registers for a
-// destination of type t.
-func combineAcc(f *ptx.Func, op ScatterOp, t dtype.DType, a, b ptx.Reg) ptx.Reg {
-	at := accType(t)
-	r := f.Reg(at)
-	switch op {
-	case ScatterAdd:
-		if t == dtype.Bool {
-			f.Or(r, a, b)
-		} else {
-			f.Add(r, a, b)
-		}
-	case ScatterMax, ScatterMin:
-		isMax := op == ScatterMax
-		switch at {
-		case ptx.F32:
-			if isMax {
-				f.Op("max.NaN.f32", r, a, b)
-			} else {
-				f.Op("min.NaN.f32", r, a, b)
-			}
-		case ptx.F64:
-			if isMax {
-				f.Max(r, a, b)
-			} else {
-				f.Min(r, a, b)
-			}
-			// max.f64 returns the other operand for one NaN: propagate it.
-			na := f.Setp(ptx.NaN, a, a)
-			f.Selp(r, a, r, na)
-			nb := f.Setp(ptx.NaN, b, b)
-			f.Selp(r, b, r, nb)
-		default:
-			if isMax {
-				f.Max(r, a, b)
-			} else {
-				f.Min(r, a, b)
-			}
-		}
-	default:
-		panic(fmt.Sprintf("kernel: combine of %v", op))
-	}
-	return r
+// combine returns a ∘ b for the scatter's operator, a and b in accumulator registers
+// for a destination of type t (EmitCombine's lowering).
+func (g *scatterGen) combine(t dtype.DType, a, b ptx.Reg) ptx.Reg {
+	return g.ew.combine(g.s.Op.For(t), accDType(t), a, b)
 }
 
 // cpuNum is a value of the CPU scatters: a float64 for float types, the int64 (or
@@ -233,49 +137,17 @@ func convertNum(v cpuNum, from, to dtype.DType) cpuNum {
 	return cpuNum{i: int64(v.f)}
 }
 
-// cpuCombine returns op(a, b) for a destination of type t, computed as NumPy does in
-// t's precision (the half types in float32, rounded).
-func cpuCombine(op ScatterOp, t dtype.DType, a, b cpuNum) cpuNum {
-	if t.IsFloat() {
-		x, y := a.f, b.f
-		var r float64
-		switch op {
-		case ScatterAdd:
-			switch t {
-			case dtype.Float64:
-				r = x + y
-			default:
-				r = float64(float32(x) + float32(y))
-			}
-		case ScatterMax, ScatterMin:
-			switch {
-			case math.IsNaN(x):
-				r = x
-			case math.IsNaN(y):
-				r = y
-			case (op == ScatterMax) == (y > x):
-				r = y
-			default:
-				r = x
-			}
-		}
-		return cpuNum{f: r}
+// cpuCombine returns op(a, b) for a destination of type t: the operator table's
+// combine in t's precision (the half types in float32), on the values' Go types
+// (uint64 for Uint64, whose order is unsigned).
+func cpuCombine(op Op, t dtype.DType, a, b cpuNum) cpuNum {
+	switch {
+	case t == dtype.Float64:
+		return cpuNum{f: combine(op, a.f, b.f)}
+	case t.IsFloat():
+		return cpuNum{f: float64(combine(op, float32(a.f), float32(b.f)))}
+	case t == dtype.Uint64:
+		return cpuNum{i: int64(combine(op, uint64(a.i), uint64(b.i)))}
 	}
-	x, y := a.i, b.i
-	switch op {
-	case ScatterAdd:
-		if t == dtype.Bool {
-			return cpuNum{i: x | y}
-		}
-		return cpuNum{i: x + y}
-	case ScatterMax, ScatterMin:
-		less := x < y
-		if t == dtype.Uint64 {
-			less = uint64(x) < uint64(y)
-		}
-		if (op == ScatterMax) == less {
-			return cpuNum{i: y}
-		}
-	}
-	return cpuNum{i: x}
+	return cpuNum{i: combine(op.For(t), a.i, b.i)}
 }

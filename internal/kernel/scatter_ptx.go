@@ -16,6 +16,7 @@ type scatterGen struct {
 	ig   *idxGen
 	pdst ptx.Reg
 	acc  ptx.Type
+	ew   *ewGen // the operator's lowering (combine)
 	// FixedAcc: the targets and the scale (fixed.go).
 	targets, shift ptx.Reg
 }
@@ -206,7 +207,7 @@ func (g *scatterGen) reducePeers(peers, v ptx.Reg) ptx.Reg {
 	next := lowestSetBit(f, rem)
 	f.And(next, next, ptx.Int(31))
 	t := shflAcc(f, x, next)
-	c := combineAcc(f, g.s.Op, g.s.Dst, x, t)
+	c := g.combine(g.s.Dst, x, t)
 	f.At(has).Op("mov"+movType(x.Type()), x, c)
 	odd := f.Reg(ptx.U32)
 	f.And(odd, rel, ptx.Int(1))
@@ -231,7 +232,7 @@ func movType(t ptx.Type) string {
 }
 
 // atomicFloatMinMax combines the float value v into [a] (space sp) for max or min
-// through integer atomics on its bits, NaN winning.
+// through integer atomics on its bits, NaN winning as the canonical NaN.
 func atomicFloatMinMax(f *ptx.Func, sp ptx.Space, isMax bool, a ptx.Addr, v ptx.Reg) {
 	w := v.Type().Bits()
 	bt, st, ut := ptx.B32, ptx.S32, ptx.U32
@@ -263,9 +264,14 @@ func atomicFloatMinMax(f *ptx.Func, sp ptx.Space, isMax bool, a ptx.Addr, v ptx.
 	junk := f.Reg(ut)
 	if isMax {
 		f.At(wasNaN).Op("atom"+sp.String()+".max"+st.String(), junk.As(st), a, ptx.Uint(nanPos))
-	} else {
-		f.At(wasNaN).Op("atom"+sp.String()+".max"+ut.String(), junk, a, ptx.Uint(nanNeg))
+		return
 	}
+	// The minimum's NaN went in as all ones, the one NaN that wins the atomics above:
+	// it, and a NaN that a number replaced, become the canonical NaN (the operator
+	// table's NaN policy). Once a NaN is in, every atomic that takes it out is followed
+	// by its thread's exchange, so the last operation on the element leaves a NaN.
+	f.Op("or.pred", wasNaN, wasNaN, nan)
+	f.At(wasNaN).Op("atom"+sp.String()+".exch"+bt.String(), junk.As(bt), a, ptx.Uint(nanPos))
 }
 
 // atomicAcc combines v (accumulator type) into the accumulator-typed element at [a]
@@ -278,18 +284,18 @@ func (g *scatterGen) atomicAcc(sp ptx.Space, a ptx.Addr, v ptx.Reg) {
 	switch op := g.s.Op; {
 	case t == dtype.Bool:
 		name := "or"
-		if op == ScatterMin {
+		if op.For(t) == OpAnd {
 			name = "and"
 		}
 		f.Op("atom"+sp.String()+"."+name+".b32", junk, a, v)
-	case op == ScatterAdd:
+	case op == OpSum:
 		ty := at
 		if ty == ptx.S32 || ty == ptx.S64 {
 			ty = ty.Unsigned()
 		}
 		f.Op("atom"+sp.String()+".add"+ty.String(), junk.As(ty), a, v.As(ty))
 	case at == ptx.F32 || at == ptx.F64:
-		atomicFloatMinMax(f, sp, op == ScatterMax, a, v)
+		atomicFloatMinMax(f, sp, op == OpMax, a, v)
 	default:
 		f.Op("atom"+sp.String()+"."+op.String()+at.String(), junk, a, v)
 	}
@@ -345,7 +351,7 @@ func (g *scatterGen) casCombine(as, vs, pending []ptx.Reg) {
 			cur = f.Reg(ptx.U32)
 			f.Op("bfe.u32", cur, old.As(ptx.U32), sh, ptx.Int(bits))
 		}
-		nv := combineAcc(f, g.s.Op, t, cur, vs[j])
+		nv := g.combine(t, cur, vs[j])
 		nb := f.Reg(ptx.B32)
 		switch t {
 		case dtype.Float16, dtype.BFloat16:
@@ -428,7 +434,7 @@ func (s *Scatter) PTX(major, minor int) (src, entry string, err error) {
 	}
 	f := m.Kernel(entry, params...)
 	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", GatherBlock))
-	g := &scatterGen{s: s, f: f, acc: accType(s.Dst)}
+	g := &scatterGen{s: s, f: f, acc: accType(s.Dst), ew: exprLowering(m, f, 10*major+minor, nil)}
 	g.pdst = f.Reg(ptx.U64)
 	pvals, pidx, perr := f.Reg(ptx.U64), f.Reg(ptx.U64), f.Reg(ptx.U64)
 	f.CvtaTo(ptx.Global, g.pdst, f.LdParam(0))

@@ -24,50 +24,50 @@ func TestScatterPtxas(t *testing.T) {
 	// stores, counts, weights, the fixed-point passes), not every combination:
 	// ptxas takes a while.
 	var specs []spectest.Spec
-	sc := func(dt dtype.DType, op ScatterOp) *Scatter {
+	sc := func(dt dtype.DType, op Op) *Scatter {
 		return &Scatter{Dst: dt, Val: dt, Index: dtype.Int64, Mode: IndexRaise, Op: op, Vector: true}
 	}
 	for _, dt := range []dtype.DType{dtype.Bool, dtype.Int8, dtype.Uint16, dtype.Int32, dtype.Uint64, dtype.Float16,
 		dtype.BFloat16, dtype.Float32, dtype.Float64} {
-		specs = append(specs, sc(dt, ScatterAdd))
+		specs = append(specs, sc(dt, OpSum))
 	}
 	for _, dt := range []dtype.DType{dtype.Int64, dtype.Float32, dtype.Float64, dtype.BFloat16} {
-		specs = append(specs, sc(dt, ScatterMax))
+		specs = append(specs, sc(dt, OpMax))
 	}
 	for _, dt := range []dtype.DType{dtype.Uint32, dtype.Float32, dtype.Int8} {
-		specs = append(specs, sc(dt, ScatterMin))
+		specs = append(specs, sc(dt, OpMin))
 	}
 	specs = append(specs,
-		&Scatter{Dst: dtype.Float32, Val: dtype.Float32, Index: dtype.Int32, Mode: IndexWrap, Op: ScatterAdd, Bins: 1024},
-		&Scatter{Dst: dtype.Int8, Val: dtype.Int8, Index: dtype.Int32, Mode: IndexWrap, Op: ScatterMax, Bins: 1024},
-		&Scatter{Dst: dtype.Float64, Val: dtype.Float64, Index: dtype.Int32, Mode: IndexWrap, Op: ScatterMin, Bins: 1024},
-		&Scatter{Dst: dtype.Float32, Val: dtype.Float32, Index: dtype.Int32, Mode: IndexClip, Op: ScatterAdd, Rank: 2, Index64: true},
-		&Scatter{Dst: dtype.Uint16, Val: dtype.Uint16, Index: dtype.Int32, Mode: IndexClip, Op: ScatterMin, Rank: 2},
+		&Scatter{Dst: dtype.Float32, Val: dtype.Float32, Index: dtype.Int32, Mode: IndexWrap, Op: OpSum, Bins: 1024},
+		&Scatter{Dst: dtype.Int8, Val: dtype.Int8, Index: dtype.Int32, Mode: IndexWrap, Op: OpMax, Bins: 1024},
+		&Scatter{Dst: dtype.Float64, Val: dtype.Float64, Index: dtype.Int32, Mode: IndexWrap, Op: OpMin, Bins: 1024},
+		&Scatter{Dst: dtype.Float32, Val: dtype.Float32, Index: dtype.Int32, Mode: IndexClip, Op: OpSum, Rank: 2, Index64: true},
+		&Scatter{Dst: dtype.Uint16, Val: dtype.Uint16, Index: dtype.Int32, Mode: IndexClip, Op: OpMin, Rank: 2},
 		&Scatter{Dst: dtype.Int8, Val: dtype.Int8, Index: dtype.Int64, Op: ScatterStore, Vector: true},
 		&Scatter{Dst: dtype.Float16, Val: dtype.Float16, Index: dtype.Int32, Op: ScatterStore, Rank: 3},
 		&Scatter{Dst: dtype.Float32, Val: dtype.Float32, Index: dtype.Int64, Op: ScatterStore, Vector: true},
 		&Scatter{Dst: dtype.Uint64, Val: dtype.Uint64, Index: dtype.Int32, Op: ScatterStore, Rank: 3},
-		&Scatter{Dst: dtype.Int64, Index: dtype.Int64, Mode: IndexCheck, Op: ScatterAdd, Ones: true, Vector: true},
-		&Scatter{Dst: dtype.Int64, Index: dtype.Int32, Mode: IndexCheck, Op: ScatterAdd, Ones: true, Bins: 4096},
-		&Scatter{Dst: dtype.Float64, Val: dtype.Float32, Index: dtype.Int64, Mode: IndexCheck, Op: ScatterAdd, Vector: true},
-		&Scatter{Dst: dtype.Float64, Val: dtype.Int16, Index: dtype.Int64, Mode: IndexCheck, Op: ScatterAdd, Bins: 2048},
-		&Scatter{Dst: dtype.Int32, Val: dtype.Float32, Index: dtype.Int64, Op: ScatterMax, Fixed: FixedExp, Vector: true, Bins: 1024},
-		&Scatter{Dst: dtype.Int32, Val: dtype.BFloat16, Index: dtype.Int32, Op: ScatterMax, Fixed: FixedExp, Rank: 2},
-		&Scatter{Dst: dtype.Int64, Val: dtype.Float32, Index: dtype.Int64, Op: ScatterAdd, Fixed: FixedAcc, Vector: true},
-		&Scatter{Dst: dtype.Int64, Val: dtype.Float64, Index: dtype.Int32, Op: ScatterAdd, Fixed: FixedAcc, Rank: 2, Mode: IndexWrap},
-		&Scatter{Dst: dtype.Int64, Val: dtype.Float16, Index: dtype.Int64, Op: ScatterAdd, Fixed: FixedAcc},
+		&Scatter{Dst: dtype.Int64, Index: dtype.Int64, Mode: IndexCheck, Op: OpSum, Ones: true, Vector: true},
+		&Scatter{Dst: dtype.Int64, Index: dtype.Int32, Mode: IndexCheck, Op: OpSum, Ones: true, Bins: 4096},
+		&Scatter{Dst: dtype.Float64, Val: dtype.Float32, Index: dtype.Int64, Mode: IndexCheck, Op: OpSum, Vector: true},
+		&Scatter{Dst: dtype.Float64, Val: dtype.Int16, Index: dtype.Int64, Mode: IndexCheck, Op: OpSum, Bins: 2048},
+		&Scatter{Dst: dtype.Int32, Val: dtype.Float32, Index: dtype.Int64, Op: OpMax, Fixed: FixedExp, Vector: true, Bins: 1024},
+		&Scatter{Dst: dtype.Int32, Val: dtype.BFloat16, Index: dtype.Int32, Op: OpMax, Fixed: FixedExp, Rank: 2},
+		&Scatter{Dst: dtype.Int64, Val: dtype.Float32, Index: dtype.Int64, Op: OpSum, Fixed: FixedAcc, Vector: true},
+		&Scatter{Dst: dtype.Int64, Val: dtype.Float64, Index: dtype.Int32, Op: OpSum, Fixed: FixedAcc, Rank: 2, Mode: IndexWrap},
+		&Scatter{Dst: dtype.Int64, Val: dtype.Float16, Index: dtype.Int64, Op: OpSum, Fixed: FixedAcc},
 		// The fast paths: private copies of few bins, lane copies, one copy with the
 		// vote, the vote on the global atomics.
-		&Scatter{Dst: dtype.Float32, Val: dtype.Float32, Index: dtype.Int64, Op: ScatterAdd, Vector: true, Bins: 8, Copies: GatherBlock},
-		&Scatter{Dst: dtype.Float64, Val: dtype.Float64, Index: dtype.Int64, Op: ScatterMax, Vector: true, Bins: 16, Copies: 64},
-		&Scatter{Dst: dtype.Int8, Val: dtype.Int8, Index: dtype.Int32, Mode: IndexWrap, Op: ScatterMin, Bins: 300, Copies: 16},
-		&Scatter{Dst: dtype.Float32, Val: dtype.Float32, Index: dtype.Int64, Op: ScatterAdd, Vector: true, Bins: 8192, Copies: 1},
-		&Scatter{Dst: dtype.Int32, Val: dtype.Float32, Index: dtype.Int64, Op: ScatterMax, Fixed: FixedExp, Vector: true, Bins: 8, Copies: GatherBlock},
-		&Scatter{Dst: dtype.Float32, Val: dtype.Float32, Index: dtype.Int64, Mode: IndexRaise, Op: ScatterAdd, Vector: true, Detect: true},
-		&Scatter{Dst: dtype.Int64, Index: dtype.Int64, Mode: IndexCheck, Op: ScatterAdd, Ones: true, Vector: true, Detect: true},
-		&Scatter{Dst: dtype.Float16, Val: dtype.Float16, Index: dtype.Int64, Mode: IndexRaise, Op: ScatterAdd, Vector: true, Detect: true},
-		&Scatter{Dst: dtype.Int8, Val: dtype.Int8, Index: dtype.Int32, Mode: IndexClip, Op: ScatterMin, Rank: 2, Detect: true},
-		&Scatter{Dst: dtype.Int64, Val: dtype.Float32, Index: dtype.Int64, Op: ScatterAdd, Fixed: FixedAcc, Vector: true, Detect: true})
+		&Scatter{Dst: dtype.Float32, Val: dtype.Float32, Index: dtype.Int64, Op: OpSum, Vector: true, Bins: 8, Copies: GatherBlock},
+		&Scatter{Dst: dtype.Float64, Val: dtype.Float64, Index: dtype.Int64, Op: OpMax, Vector: true, Bins: 16, Copies: 64},
+		&Scatter{Dst: dtype.Int8, Val: dtype.Int8, Index: dtype.Int32, Mode: IndexWrap, Op: OpMin, Bins: 300, Copies: 16},
+		&Scatter{Dst: dtype.Float32, Val: dtype.Float32, Index: dtype.Int64, Op: OpSum, Vector: true, Bins: 8192, Copies: 1},
+		&Scatter{Dst: dtype.Int32, Val: dtype.Float32, Index: dtype.Int64, Op: OpMax, Fixed: FixedExp, Vector: true, Bins: 8, Copies: GatherBlock},
+		&Scatter{Dst: dtype.Float32, Val: dtype.Float32, Index: dtype.Int64, Mode: IndexRaise, Op: OpSum, Vector: true, Detect: true},
+		&Scatter{Dst: dtype.Int64, Index: dtype.Int64, Mode: IndexCheck, Op: OpSum, Ones: true, Vector: true, Detect: true},
+		&Scatter{Dst: dtype.Float16, Val: dtype.Float16, Index: dtype.Int64, Mode: IndexRaise, Op: OpSum, Vector: true, Detect: true},
+		&Scatter{Dst: dtype.Int8, Val: dtype.Int8, Index: dtype.Int32, Mode: IndexClip, Op: OpMin, Rank: 2, Detect: true},
+		&Scatter{Dst: dtype.Int64, Val: dtype.Float32, Index: dtype.Int64, Op: OpSum, Fixed: FixedAcc, Vector: true, Detect: true})
 	for _, dt := range []dtype.DType{dtype.Float16, dtype.BFloat16, dtype.Float32, dtype.Float64} {
 		specs = append(specs, &FixedFinish{Dst: dt})
 	}
@@ -101,20 +101,20 @@ type scatterCase struct {
 func TestScatterSim(t *testing.T) {
 	rng := rand.New(rand.NewPCG(71, 72))
 	cases := []scatterCase{
-		{sp: Scatter{Dst: dtype.Int32, Val: dtype.Int32, Index: dtype.Int64, Op: ScatterAdd, Vector: true}, l: 8, ast: 1, n: 4099, dstN: 8},
-		{sp: Scatter{Dst: dtype.Uint64, Val: dtype.Uint64, Index: dtype.Int32, Op: ScatterMax, Mode: IndexWrap}, l: 100, ast: 1, n: 3000, dstN: 100, bad: 0.1},
-		{sp: Scatter{Dst: dtype.Uint32, Val: dtype.Uint32, Index: dtype.Int64, Op: ScatterMin, Mode: IndexClip, Vector: true}, l: 50, ast: 2, n: 1025, dstN: 100, bad: 0.1},
-		{sp: Scatter{Dst: dtype.Int32, Val: dtype.Int32, Index: dtype.Int32, Op: ScatterMin}, l: 64, ast: 1, n: 5000, dstN: 64, bad: 0.01},
-		{sp: Scatter{Dst: dtype.Int64, Index: dtype.Int64, Op: ScatterAdd, Mode: IndexCheck, Ones: true}, l: 300, ast: 1, n: 2000, dstN: 300, bad: 0.01},
+		{sp: Scatter{Dst: dtype.Int32, Val: dtype.Int32, Index: dtype.Int64, Op: OpSum, Vector: true}, l: 8, ast: 1, n: 4099, dstN: 8},
+		{sp: Scatter{Dst: dtype.Uint64, Val: dtype.Uint64, Index: dtype.Int32, Op: OpMax, Mode: IndexWrap}, l: 100, ast: 1, n: 3000, dstN: 100, bad: 0.1},
+		{sp: Scatter{Dst: dtype.Uint32, Val: dtype.Uint32, Index: dtype.Int64, Op: OpMin, Mode: IndexClip, Vector: true}, l: 50, ast: 2, n: 1025, dstN: 100, bad: 0.1},
+		{sp: Scatter{Dst: dtype.Int32, Val: dtype.Int32, Index: dtype.Int32, Op: OpMin}, l: 64, ast: 1, n: 5000, dstN: 64, bad: 0.01},
+		{sp: Scatter{Dst: dtype.Int64, Index: dtype.Int64, Op: OpSum, Mode: IndexCheck, Ones: true}, l: 300, ast: 1, n: 2000, dstN: 300, bad: 0.01},
 		{sp: Scatter{Dst: dtype.Float32, Val: dtype.Float32, Index: dtype.Int64, Op: ScatterStore, Vector: true}, l: 5000, ast: 1, n: 2000, dstN: 5000},
 		{sp: Scatter{Dst: dtype.Int16, Val: dtype.Int16, Index: dtype.Int32, Op: ScatterStore, Mode: IndexRaise}, l: 700, ast: 1, n: 301, dstN: 700, bad: 0.02},
 		// Private copies of few bins (no atomics but the global ones): sums, counts,
 		// minimum, a partial last tile, out-of-range indices skipped.
-		{sp: Scatter{Dst: dtype.Int32, Val: dtype.Int32, Index: dtype.Int64, Op: ScatterAdd, Vector: true, Bins: 8, Copies: GatherBlock}, l: 8, ast: 1, n: 9001, dstN: 8, bad: 0.01},
-		{sp: Scatter{Dst: dtype.Int64, Index: dtype.Int32, Op: ScatterAdd, Mode: IndexCheck, Ones: true, Bins: 16, Copies: GatherBlock}, l: 16, ast: 1, n: 6000, dstN: 16, bad: 0.01},
-		{sp: Scatter{Dst: dtype.Uint32, Val: dtype.Uint32, Index: dtype.Int64, Op: ScatterMin, Mode: IndexWrap, Bins: 5, Copies: GatherBlock}, l: 5, ast: 1, n: 3001, dstN: 5, bad: 0.1},
+		{sp: Scatter{Dst: dtype.Int32, Val: dtype.Int32, Index: dtype.Int64, Op: OpSum, Vector: true, Bins: 8, Copies: GatherBlock}, l: 8, ast: 1, n: 9001, dstN: 8, bad: 0.01},
+		{sp: Scatter{Dst: dtype.Int64, Index: dtype.Int32, Op: OpSum, Mode: IndexCheck, Ones: true, Bins: 16, Copies: GatherBlock}, l: 16, ast: 1, n: 6000, dstN: 16, bad: 0.01},
+		{sp: Scatter{Dst: dtype.Uint32, Val: dtype.Uint32, Index: dtype.Int64, Op: OpMin, Mode: IndexWrap, Bins: 5, Copies: GatherBlock}, l: 5, ast: 1, n: 3001, dstN: 5, bad: 0.1},
 		// AddAt on axis 0 of (20, 6) with indices (9,) and values (9, 6) transposed.
-		{sp: Scatter{Dst: dtype.Int32, Val: dtype.Int32, Index: dtype.Int64, Op: ScatterAdd, Rank: 2}, shape: []int{9, 6}, dst: []int{0, 1}, val: []int{1, 9}, ist: []int{1, 0}, l: 20, ast: 6, dstN: 120},
+		{sp: Scatter{Dst: dtype.Int32, Val: dtype.Int32, Index: dtype.Int64, Op: OpSum, Rank: 2}, shape: []int{9, 6}, dst: []int{0, 1}, val: []int{1, 9}, ist: []int{1, 0}, l: 20, ast: 6, dstN: 120},
 		// put_along_axis on axis 1 of (5, 40) with indices (5, 7) and a broadcast value row.
 		{sp: Scatter{Dst: dtype.Uint64, Val: dtype.Uint64, Index: dtype.Int32, Op: ScatterStore, Rank: 2, Mode: IndexWrap}, shape: []int{5, 7}, dst: []int{40, 0}, val: []int{0, 1}, ist: []int{7, 1}, l: 40, ast: 1, dstN: 200, bad: 0.2},
 	}
