@@ -17,7 +17,9 @@ import (
 // joined one on are laid out contiguously is a block of rows (the product of the axes
 // before the joined one) of equal length, copied into its columns of the result with
 // 16-byte accesses where the lengths, strides and addresses allow, by blocks that each
-// copy a chunk of rows and find their input without dividing. Inputs joined on axis 0
+// copy a chunk of rows and find their input without dividing (Tuning.Concat.Variant 2:
+// the tiled kernel, one tile of consecutive rows per block in the result's address
+// order, kernel.ConcatRows.Tiles). Inputs joined on axis 0
 // (a single row) that are contiguous are copied by the driver (cuMemcpyDtoDAsync), and
 // so, with Tuning.Concat.RowsKernel off, are large inputs of wide rows joined on another
 // axis, each by one pitched copy (cuMemcpy2DAsync: slower on the H200); other inputs
@@ -27,6 +29,11 @@ import (
 // concatMinRow is the shortest row (bytes) that ConcatRows copies; shorter ones go
 // through the elementwise copy, which spreads elements rather than rows over threads.
 const concatMinRow = 512
+
+// concatLoopBlocksPerSM is the tiled kernel's blocks per multiprocessor, each looping
+// over tiles of rows, where Tuning.Concat.BlocksPerSM is 0 but rows are short (the
+// first kernel's default).
+const concatLoopBlocksPerSM = 32
 
 // concatInto copies parts into out (contiguous, fresh) side by side along axis.
 func concatInto(s *Stream, out *header, parts []*header, axis int) error {
@@ -129,7 +136,12 @@ func concatInto(s *Stream, out *header, parts []*header, axis int) error {
 		if !fits(V) {
 			V = size
 		}
+		per := V / size
 		sp := &kernel.ConcatRows{Inputs: len(batch), Vec: V, Rows: tu.Rows}
+		if tu.Variant == 2 && slices.IndexFunc(batch, func(w rowPart) bool { return w.cols/per >= 1<<31 }) < 0 {
+			// The tiled kernel (its row offsets are 32-bit).
+			sp.Tiles, sp.Items, sp.Stream = true, tu.Items, tu.Stream
+		}
 		if outer == 1 {
 			sp.Rows = 1 // one row: nothing to pair
 		}
@@ -137,22 +149,31 @@ func concatInto(s *Stream, out *header, parts []*header, axis int) error {
 		if err != nil {
 			return err
 		}
-		per := V / size
 		args := []any{Out(out), uint64(outer), uint64(ldd / per)}
 		chunks := 0
 		for _, w := range batch {
 			args = append(args, In(w.h), uint64(w.cols/per), uint64(w.lds/per), uint64(w.doff/per), uint64(chunks))
-			chunks += kernel.ConcatChunks(w.cols / per)
+			chunks += sp.Chunks(w.cols / per)
 		}
 		if chunks > 1<<31-1 {
 			return fmt.Errorf("gpu: concatenation of rows of %d chunks: %w", chunks, ErrNotSupported)
 		}
-		// About Tuning.Concat.BlocksPerSM (32) blocks per multiprocessor in all, each
+		// About Tuning.Concat.BlocksPerSM blocks per multiprocessor in all, each
 		// looping over its rows (a block finds its input once, however many rows it
-		// copies); 0: a block for every row.
-		rowsY := min(outer, 65535)
-		if tu.BlocksPerSM > 0 {
-			rowsY = min(rowsY, max(1, tu.BlocksPerSM*max(1, s.dev.info.Multiprocessors)/max(1, chunks)))
+		// copies); 0: a block for every row (the first kernel) or tile of rows (the
+		// tiled one), up to 65535, except that the tiled kernel's blocks loop as with
+		// concatLoopBlocksPerSM where a row of an input fills less than half a chunk
+		// (rows of a few KiB: a block each would cost more to start than it moves).
+		rowsY, bpsm := outer, tu.BlocksPerSM
+		if sp.Tiles {
+			rowsY = (outer + max(1, sp.Rows) - 1) / max(1, sp.Rows)
+			if bpsm == 0 && slices.IndexFunc(batch, func(w rowPart) bool { return 2*(w.cols/per) < sp.Chunk() }) >= 0 {
+				bpsm = concatLoopBlocksPerSM
+			}
+		}
+		rowsY = min(rowsY, 65535)
+		if bpsm > 0 {
+			rowsY = min(rowsY, max(1, bpsm*max(1, s.dev.info.Multiprocessors)/max(1, chunks)))
 		}
 		cfg := LaunchConfig{Grid: Dim3{X: max(1, chunks), Y: rowsY}, Block: Dim3{X: kernel.ConcatBlock}}
 		if err := s.Launch(fn, cfg, args...); err != nil {

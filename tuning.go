@@ -225,18 +225,38 @@ type Tuning struct {
 // Compute: DRAM 82% busy, where the driver's copy keeps it 87% busy), 97.9% on axis 0.
 // Environment variables (DefaultTuning):
 //
+//	GPU_CONCAT_VARIANT=v1|v2        Variant
 //	GPU_CONCAT_ROWS=1|2             Rows
 //	GPU_CONCAT_BLOCKS_PER_SM=n      BlocksPerSM (0 <= n <= 1024)
+//	GPU_CONCAT_ITEMS=4|8            Items
+//	GPU_CONCAT_STREAM=1|0           Stream
 //	GPU_CONCAT_AXIS0=kernel|memcpy  Axis0Kernel
 //	GPU_CONCAT_AXIS1=kernel|memcpy  RowsKernel (memcpy: cuMemcpy2DAsync)
 type ConcatTuning struct {
+	// Variant selects the kernel (internal/kernel's ConcatRows): 1 (or 0), the first,
+	// whose blocks loop over rows r, r + gridDim.y, ... of one chunk of 1024 vectors;
+	// 2, the tiled kernel (ConcatRows.Tiles), a block a tile of Rows consecutive rows by
+	// Items*256 vectors, the grid (with BlocksPerSM 0) one tile per block in the
+	// result's address order, so that the resident blocks stream one contiguous window
+	// of each array as a copy does, with 32-bit row offsets (56 registers a thread for
+	// the first kernel with Rows 2, 27 for the second with Rows 1 and Items 4, ptxas
+	// 13 for sm_90). Default 1.
+	Variant int
 	// Rows is the rows a block moves per iteration, all loads of them before the
-	// stores: 1, or 2 (twice the bytes in flight a thread). Default 2.
+	// stores: 1, or 2 (twice the bytes in flight a thread): rows r and r + gridDim.y
+	// with Variant 1, two consecutive rows with Variant 2. Default 2.
 	Rows int
 	// BlocksPerSM sizes the grid's y dimension (the blocks of a row of chunks loop over
 	// the rows): about this many blocks a multiprocessor in all; 0: one block for every
-	// row (up to 65535). Default 32.
+	// row, or tile of Rows rows with Variant 2 (up to 65535). Default 32.
 	BlocksPerSM int
+	// Items is the 16-byte (or narrower) vectors a thread of the Variant 2 kernel
+	// moves per row, all loads before the stores: 4 (or 0) or 8 (a chunk of 1024 or
+	// 2048 vectors). Default 4.
+	Items int
+	// Stream marks the Variant 2 kernel's loads and stores evict-first
+	// (ld.global.cs.nc, st.global.cs): every byte is used once. Default false.
+	Stream bool
 	// Axis0Kernel copies contiguous inputs joined in one row (axis 0) with the kernel,
 	// one launch for up to eight inputs, instead of one driver copy
 	// (cuMemcpyDtoDAsync) each. Default false.
@@ -308,7 +328,7 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 		RandomHalfUniform:  3,
 		MatMulTile:         kernel.DefaultMatMulTile,
 		Scan:               ScanTuning{Variant: 2, Stage: true, MinBlocks: 5},
-		Concat:             ConcatTuning{Rows: 2, BlocksPerSM: 32, RowsKernel: true},
+		Concat:             ConcatTuning{Variant: 1, Rows: 2, BlocksPerSM: 32, Items: 4, RowsKernel: true},
 		ScatterVariant:     2,
 		SearchVariant:      2,
 		TopKVariant:        2,
@@ -319,6 +339,9 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 	envChoice(getenv, "GPU_REDUCE_HALF_ACCS", &t.ReduceHalfAccs, 1, 2, 4, 8)
 	envChoice(getenv, "GPU_CONCAT_ROWS", &t.Concat.Rows, 1, 2)
 	envInt(getenv, "GPU_CONCAT_BLOCKS_PER_SM", 0, 1024, &t.Concat.BlocksPerSM)
+	envVariant(getenv, "GPU_CONCAT_VARIANT", 2, &t.Concat.Variant)
+	envChoice(getenv, "GPU_CONCAT_ITEMS", &t.Concat.Items, 4, 8)
+	envBool(getenv, "GPU_CONCAT_STREAM", &t.Concat.Stream)
 	switch getenv("GPU_CONCAT_AXIS0") {
 	case "kernel":
 		t.Concat.Axis0Kernel = true
@@ -387,6 +410,10 @@ func (t Tuning) validate() error {
 		return fmt.Errorf("gpu: tuning: concat rows %d, want 1 or 2: %w", t.Concat.Rows, ErrInvalidValue)
 	case t.Concat.BlocksPerSM < 0 || t.Concat.BlocksPerSM > 1024:
 		return fmt.Errorf("gpu: tuning: concat BlocksPerSM %d, want 0 to 1024: %w", t.Concat.BlocksPerSM, ErrInvalidValue)
+	case t.Concat.Variant < 0 || t.Concat.Variant > 2:
+		return fmt.Errorf("gpu: tuning: concat variant %d, want 1 or 2: %w", t.Concat.Variant, ErrInvalidValue)
+	case t.Concat.Items != 0 && t.Concat.Items != 4 && t.Concat.Items != 8:
+		return fmt.Errorf("gpu: tuning: concat items %d, want 4 or 8: %w", t.Concat.Items, ErrInvalidValue)
 	case t.SearchVariant < 1 || t.SearchVariant > 2:
 		return fmt.Errorf("gpu: tuning: search variant %d, want 1 or 2: %w", t.SearchVariant, ErrInvalidValue)
 	case t.TopKVariant < 1 || t.TopKVariant > 2:

@@ -227,6 +227,8 @@ type op struct {
 	// raw says that a raw driver baseline "raw/" + the full name is registered: the
 	// op names it as its Baseline and shares its Interleave group.
 	raw bool
+	// interleave, if not empty, is the op's Interleave group (without raw).
+	interleave string
 }
 
 // fullName returns the op's benchmark name.
@@ -274,6 +276,8 @@ func registerOp(o op) {
 	}
 	if o.raw {
 		b.Interleave, b.Baseline = b.Name, "raw/"+b.Name
+	} else if o.interleave != "" {
+		b.Interleave = o.interleave
 	}
 	bench.Register(b)
 }

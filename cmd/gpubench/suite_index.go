@@ -28,7 +28,13 @@ import (
 //   - index/concat/float32/axis0: gpu.Concatenate of two float32 vectors of half the
 //     elements each (small: 2x256000; /16k: 2x2^27); axis1: of two float32 matrices
 //     side by side (small: Metal.jl's 1000x512 twice; /16k: two (side/2)^2 =
-//     8192^2). Bytes: read and written, 8 per element of the result.
+//     8192^2). Bytes: read and written, 8 per element of the result. At /16k each is
+//     sampled in turn (one Interleave group per axis) with the same call under other
+//     Tuning.Concat choices, index/concat/float32/axisN/<variant>/16k (concatVariants;
+//     on axis 0 with Axis0Kernel, the default there being the driver's copies), and
+//     with .../dtod/16k, gpu.Copy of a contiguous float32 array of the result's
+//     size (the driver's copy of the same bytes, whose "% copy" is the most a
+//     concatenation of this size can show): no peers.
 //
 // Indices and values are drawn once in Setup (Generator, fixed seed); the inputs are
 // larger than the L2 cache at /16k and the same in every call.
@@ -222,26 +228,93 @@ func concatShape(large bool, side, axis int) []int {
 	return []int{matRows, matCols}
 }
 
+// concatVariants are the Tuning.Concat choices of the /16k concat rows' variants: the
+// first kernel as it was the default on 2026-12-02 (rows r and r + gridDim.y, 32
+// blocks a multiprocessor), and the tiled kernel (Variant 2) with one tile per block:
+// of one row by 4 vectors a thread, of two rows, of 8 vectors a thread, evict-first;
+// and with 32 blocks a multiprocessor looping over the tiles of rows.
+var concatVariants = []struct {
+	name string
+	c    gpu.ConcatTuning
+}{
+	{"v1", gpu.ConcatTuning{Variant: 1, Rows: 2, BlocksPerSM: 32, Items: 4, RowsKernel: true}},
+	{"v2", gpu.ConcatTuning{Variant: 2, Rows: 1, BlocksPerSM: 0, Items: 4, RowsKernel: true}},
+	{"v2r2", gpu.ConcatTuning{Variant: 2, Rows: 2, BlocksPerSM: 0, Items: 4, RowsKernel: true}},
+	{"v2i8", gpu.ConcatTuning{Variant: 2, Rows: 1, BlocksPerSM: 0, Items: 8, RowsKernel: true}},
+	{"v2cs", gpu.ConcatTuning{Variant: 2, Rows: 1, BlocksPerSM: 0, Items: 4, Stream: true, RowsKernel: true}},
+	{"v2b32", gpu.ConcatTuning{Variant: 2, Rows: 1, BlocksPerSM: 32, Items: 4, RowsKernel: true}},
+}
+
 func registerConcat(large bool, axis int) {
-	registerOp(op{
-		name: "index/concat/float32/axis" + string(rune('0'+axis)), large: large,
-		bytes: 16 * int64(elems(concatShape(large, bench.LargeSide, axis))),
-		setup: func(c *setupCtx) (func() error, int64, error) {
-			shape := concatShape(c.large, c.side, axis)
-			a, err := uniform(c, devMem, shape...)
-			if err != nil {
-				return nil, 0, err
-			}
-			b, err := uniform(c, devMem, shape...)
-			if err != nil {
-				return nil, 0, err
-			}
-			parts := []*gpu.Array[float32]{a, b}
-			s := c.s()
-			return func() error {
-				out, err := gpu.Concatenate(s, parts, axis)
-				return freeing(err, out)
-			}, 16 * int64(elems(shape)), nil
-		},
-	})
+	name := "index/concat/float32/axis" + string(rune('0'+axis))
+	group := ""
+	if large {
+		group = name + bench.LargeSuffix
+	}
+	reg := func(variant string, tune func(*gpu.ConcatTuning)) {
+		full := name
+		if variant != "" {
+			full += "/" + variant
+		}
+		registerOp(op{
+			name: full, large: large, interleave: group,
+			bytes: 16 * int64(elems(concatShape(large, bench.LargeSide, axis))),
+			setup: func(c *setupCtx) (func() error, int64, error) {
+				shape := concatShape(c.large, c.side, axis)
+				a, err := uniform(c, devMem, shape...)
+				if err != nil {
+					return nil, 0, err
+				}
+				b, err := uniform(c, devMem, shape...)
+				if err != nil {
+					return nil, 0, err
+				}
+				parts := []*gpu.Array[float32]{a, b}
+				s, d := c.s(), c.d.dev
+				bytes := 16 * int64(elems(shape))
+				if variant == "dtod" {
+					whole, err := gpu.Concatenate(s, parts, axis)
+					if err != nil {
+						return nil, 0, err
+					}
+					c.k.add(whole.Free)
+					return func() error {
+						out, err := gpu.Clone(s, whole)
+						return freeing(err, out)
+					}, bytes, nil
+				}
+				if group == "" {
+					return func() error {
+						out, err := gpu.Concatenate(s, parts, axis)
+						return freeing(err, out)
+					}, bytes, nil
+				}
+				// Sampled in turn with the variants: each call sets its tuning (an
+				// atomic swap), the group's teardown restores the default.
+				tu := gpu.DefaultTuning()
+				if tune != nil {
+					tune(&tu.Concat)
+				}
+				c.k.add(func() error { _, err := d.SetTuning(gpu.DefaultTuning()); return err })
+				return func() error {
+					if _, err := d.SetTuning(tu); err != nil {
+						return err
+					}
+					out, err := gpu.Concatenate(s, parts, axis)
+					return freeing(err, out)
+				}, bytes, nil
+			},
+		})
+	}
+	reg("", nil)
+	if !large {
+		return
+	}
+	for _, v := range concatVariants {
+		reg(v.name, func(ct *gpu.ConcatTuning) {
+			*ct = v.c
+			ct.Axis0Kernel = axis == 0
+		})
+	}
+	reg("dtod", nil)
 }

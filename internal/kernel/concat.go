@@ -36,10 +36,22 @@ import (
 //
 // With Rows 2 a block moves two of its rows (r and r + gridDim.y) per iteration, every
 // load of both before the stores: twice the bytes in flight a thread (Rows 0 or 1: one).
+//
+// Tiles selects the second kernel (concat_tiles.go), which takes the same parameters:
+// a block moves a tile of Rows consecutive rows by Items*ConcatBlock vectors (chunks
+// of that many vectors, Chunks), so that a grid of one tile per block, (chunks,
+// ceil(rows/Rows)), walks the destination in address order; its y dimension may be
+// smaller (a grid-stride loop over the tiles of rows). Offsets inside a row are 32-bit
+// (every cols_k below 2^31), tiles wholly inside the inputs' rows take the path
+// without predicates, and Stream marks both accesses evict-first (ld.global.cs.nc,
+// st.global.cs).
 type ConcatRows struct {
 	Inputs int // 1..ConcatMaxInputs
 	Vec    int // bytes per vector
 	Rows   int // rows per iteration: 0 or 1 (one), 2
+	Tiles  bool
+	Items  int  // Tiles: vectors per thread and row, 4 or 8 (0 reads as ConcatItems)
+	Stream bool // Tiles: evict-first loads and stores
 }
 
 // ConcatBlock is the number of threads of a ConcatRows block; ConcatItems the vectors
@@ -51,16 +63,37 @@ const (
 	ConcatMaxInputs = 8
 )
 
-// ConcatChunks returns the chunks of a row of cols vectors.
+// ConcatChunks returns the chunks of a row of cols vectors (the first kernel's, and the
+// second's with 4 items).
 func ConcatChunks(cols int) int {
 	return (cols + ConcatBlock*ConcatItems - 1) / (ConcatBlock * ConcatItems)
 }
+
+// items returns the vectors a thread moves per row.
+func (c *ConcatRows) items() int {
+	if c.Tiles && c.Items != 0 {
+		return c.Items
+	}
+	return ConcatItems
+}
+
+// Chunk returns the vectors of a row that one block moves: a chunk.
+func (c *ConcatRows) Chunk() int { return ConcatBlock * c.items() }
+
+// Chunks returns the chunks of a row of cols vectors.
+func (c *ConcatRows) Chunks(cols int) int { return (cols + c.Chunk() - 1) / c.Chunk() }
 
 // Key identifies the kernel.
 func (c *ConcatRows) Key() string {
 	k := fmt.Sprintf("concat|k%d|v%d", c.Inputs, c.Vec)
 	if c.Rows == 2 {
 		k += "|r2"
+	}
+	if c.Tiles {
+		k += fmt.Sprintf("|tiles|i%d", c.items())
+		if c.Stream {
+			k += "|cs"
+		}
 	}
 	return k
 }
@@ -77,6 +110,12 @@ func (c *ConcatRows) Validate() error {
 	}
 	if c.Rows < 0 || c.Rows > 2 {
 		return fmt.Errorf("kernel: concat of %d rows an iteration: %w", c.Rows, backend.ErrInvalidValue)
+	}
+	if c.Tiles && c.Items != 0 && c.Items != 4 && c.Items != 8 {
+		return fmt.Errorf("kernel: concat tiles of %d items a thread: %w", c.Items, backend.ErrInvalidValue)
+	}
+	if !c.Tiles && (c.Items != 0 || c.Stream) {
+		return fmt.Errorf("kernel: concat items or streaming without Tiles: %w", backend.ErrInvalidValue)
 	}
 	return nil
 }
@@ -102,7 +141,10 @@ func (c *ConcatRows) CPU() (func(*cpu.Launch) error, error) {
 			if int(l.Uint64(p+4)) != chunks {
 				return launchErr("input %d's first chunk %d, want %d", k, l.Uint64(p+4), chunks)
 			}
-			chunks += ConcatChunks(x.cols)
+			if c.Tiles && x.cols >= 1<<31 {
+				return launchErr("input %d's row of %d vectors for the tiled kernel (below 2^31)", k, x.cols)
+			}
+			chunks += c.Chunks(x.cols)
 			if rows > 0 && x.cols > 0 {
 				if (rows-1)*x.lds*V+x.cols*V > len(x.src) {
 					return fmt.Errorf("kernel: illegal address: concat input %d past its allocation: %w", k, backend.ErrLaunchFailed)
@@ -146,6 +188,9 @@ func vecAccess(v int) (ptx.Type, int, string) {
 func (c *ConcatRows) PTX(major, minor int) (src, entry string, err error) {
 	if err := c.Validate(); err != nil {
 		return "", "", err
+	}
+	if c.Tiles {
+		return c.ptxTiles(major, minor)
 	}
 	defer scanPTXError(&err)
 	m := ptx.NewModule(major, minor)

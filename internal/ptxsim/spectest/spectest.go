@@ -97,6 +97,15 @@ func Sim(t testing.TB, sp Spec, grid, block, resident int, args []Arg) [][]byte 
 // SimErr is Sim returning the launch's error (the buffers as the launch left them).
 func SimErr(t testing.TB, sp Spec, grid, block, resident int, args []Arg) ([][]byte, error) {
 	t.Helper()
+	cfg := ptxsim.Linear(grid, block)
+	cfg.Resident = resident
+	return SimConfigErr(t, sp, cfg, args)
+}
+
+// SimConfigErr is SimErr with any launch configuration (a grid of several dimensions):
+// cfg's SharedMem is the spec's SharedBytes() where it has one.
+func SimConfigErr(t testing.TB, sp Spec, cfg ptxsim.Config, args []Arg) ([][]byte, error) {
+	t.Helper()
 	f := kernelOf(t, sp)
 	mem := &ptxsim.Regions{}
 	params := make([]uint64, len(args))
@@ -116,8 +125,6 @@ func SimErr(t testing.TB, sp Spec, grid, block, resident int, args []Arg) ([][]b
 		out[i] = b[a.Off:]
 		params[i] = base + uint64(a.Off+a.Ptr)
 	}
-	cfg := ptxsim.Linear(grid, block)
-	cfg.Resident = resident
 	if d, ok := sp.(interface{ SharedBytes() int }); ok {
 		cfg.SharedMem = d.SharedBytes()
 	}
