@@ -99,6 +99,10 @@ func AccumType(t dtype.DType) dtype.DType {
 
 // CumSum returns the cumulative sums of a along axis (negative counts from the end),
 // accumulated in R (numpy.cumsum(a, axis, dtype=R); NumPy's default R is AccumType(T)).
+// On CUDA a long float scan adds the tiles' partial sums in an order that depends on
+// timing (decoupled look-back: Merrill & Garland 2016), so two runs may differ in the
+// last bits, by roundings of the largest partial sums (CUB's and PyTorch's scans too);
+// integer scans, and the CPU backend's, give the same bits every run.
 //
 //	c, err := gpu.CumSum[float32](s, x, 0)
 //	n, err := gpu.CumSum[int64](s, counts32, -1, gpu.Exclusive())
