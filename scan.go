@@ -101,8 +101,8 @@ func AccumType(t dtype.DType) dtype.DType {
 // accumulated in R (numpy.cumsum(a, axis, dtype=R); NumPy's default R is AccumType(T)).
 // On CUDA a long float scan adds the tiles' partial sums in an order that depends on
 // timing (decoupled look-back: Merrill & Garland 2016), so two runs may differ in the
-// last bits, by roundings of the largest partial sums (CUB's and PyTorch's scans too);
-// integer scans, and the CPU backend's, give the same bits every run.
+// last bits, by roundings of the largest partial sums (as CUB's scans do); integer
+// scans give the same result every run.
 //
 //	c, err := gpu.CumSum[float32](s, x, 0)
 //	n, err := gpu.CumSum[int64](s, counts32, -1, gpu.Exclusive())
