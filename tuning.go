@@ -219,7 +219,7 @@ type Tuning struct {
 
 // ConcatTuning is the configuration of Concatenate's (and Stack's and Roll's) copies:
 // internal/kernel's ConcatRows and the launch join.go makes of it, or the driver's
-// copies. Measured on the H200 (2026-12-02, Rows 1, BlocksPerSM 32, memcpy on axis 0):
+// copies. Measured on the H200 (2026-12-02, the first kernel with Rows 1, BlocksPerSM 32, memcpy on axis 0):
 // two 8192x8192 float32 along axis 1 at 79.5% of the copy bandwidth, two 2^27 float32
 // vectors at 92.2%; with Rows 2, 91.3% along axis 1 (the kernel alone 266 µs in Nsight
 // Compute: DRAM 82% busy, where the driver's copy keeps it 87% busy), 97.9% on axis 0.
@@ -240,15 +240,20 @@ type ConcatTuning struct {
 	// result's address order, so that the resident blocks stream one contiguous window
 	// of each array as a copy does, with 32-bit row offsets (56 registers a thread for
 	// the first kernel with Rows 2, 27 for the second with Rows 1 and Items 4, ptxas
-	// 13 for sm_90). Default 1.
+	// 13 for sm_90). Default 2: on the H200 (2026-12-02, two 8192x8192 float32 along
+	// axis 1, timed in turn in one run) 274 us (92.7% of the copy bandwidth) against
+	// the first kernel's 279 us (90.8%, with Rows 2 and BlocksPerSM 32) and the
+	// driver's plain copy of the same bytes, 261 us (97.2%).
 	Variant int
 	// Rows is the rows a block moves per iteration, all loads of them before the
 	// stores: 1, or 2 (twice the bytes in flight a thread): rows r and r + gridDim.y
-	// with Variant 1, two consecutive rows with Variant 2. Default 2.
+	// with Variant 1, two consecutive rows with Variant 2. Default 1 (2 suits Variant
+	// 1).
 	Rows int
 	// BlocksPerSM sizes the grid's y dimension (the blocks of a row of chunks loop over
 	// the rows): about this many blocks a multiprocessor in all; 0: one block for every
-	// row, or tile of Rows rows with Variant 2 (up to 65535). Default 32.
+	// row, or tile of Rows rows with Variant 2 (up to 65535). Default 0 (32 suits
+	// Variant 1).
 	BlocksPerSM int
 	// Items is the 16-byte (or narrower) vectors a thread of the Variant 2 kernel
 	// moves per row, all loads before the stores: 4 (or 0) or 8 (a chunk of 1024 or
@@ -328,7 +333,7 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 		RandomHalfUniform:  3,
 		MatMulTile:         kernel.DefaultMatMulTile,
 		Scan:               ScanTuning{Variant: 2, Stage: true, MinBlocks: 5},
-		Concat:             ConcatTuning{Variant: 1, Rows: 2, BlocksPerSM: 32, Items: 4, RowsKernel: true},
+		Concat:             ConcatTuning{Variant: 2, Rows: 1, BlocksPerSM: 0, Items: 4, RowsKernel: true},
 		ScatterVariant:     2,
 		SearchVariant:      2,
 		TopKVariant:        2,
