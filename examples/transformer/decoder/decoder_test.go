@@ -30,8 +30,8 @@ func compare(got []BF16, want []float64) (maxRel, rmsRel float64) {
 
 // TestForwardMatchesReference runs a small block on random tokens on every device and
 // compares the output with plain Go rounding to bfloat16 at the same points: the
-// differences left are those of float32 accumulation against float64, and the rare
-// rounding each one tips the other way.
+// differences left are those of float32 accumulation against float64, the rare
+// rounding each one tips the other way, and on CUDA cuBLAS's own rounding (below).
 func TestForwardMatchesReference(t *testing.T) {
 	extest.ForDevices(t, func(t *testing.T, s *gpu.Stream) {
 		cfg := Config{Vocab: 97, MaxSeq: 24, D: 32, Heads: 4, Hidden: 80, Eps: 1e-5}
@@ -68,7 +68,12 @@ func TestForwardMatchesReference(t *testing.T) {
 			want := hw.Reference(th, b, tt)
 			maxRel, rmsRel := compare(got, want)
 			t.Logf("B %d, T %d: largest difference %.3g, rms %.3g of the output's rms", b, tt, maxRel, rmsRel)
-			if maxRel > 0.03 || rmsRel > 3e-3 {
+			// On the CPU and with the generated matrix-product kernel the rms is
+			// 0.0002-0.0007 (rare roundings tipped the other way); cuBLAS's bfloat16
+			// products differ from the round-to-nearest reference by a unit in the last
+			// place in about half the elements (H200, cuBLAS 13.1: 0.0023-0.0033), so
+			// the bound is bfloat16's relative spacing, 2^-8, with some margin.
+			if maxRel > 0.03 || rmsRel > 5e-3 {
 				t.Errorf("B %d, T %d: output differs from the reference: largest %.3g, rms %.3g of the output's rms", b, tt, maxRel, rmsRel)
 			}
 			if th2, _ := tokens.ToSlice(bg); !slices.Equal(th, th2) {
