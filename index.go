@@ -195,6 +195,9 @@ func (j *gatherJob) run(s *Stream) error {
 	if len(shape) == 1 && sst[0] == 0 && ist[0] == 1 {
 		sp.Rank = 0
 		sp.Vector = headerPtr(j.idx)%16 == 0
+		if sp.Vector && s.dev.tuning().GatherVariant == 2 {
+			sp.Variant = 2
+		}
 	}
 	if headerPtr(j.out)%16 != 0 {
 		return fmt.Errorf("gpu: %s: unaligned output: %w", j.what, ErrNotSupported)

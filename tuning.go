@@ -39,6 +39,7 @@ import (
 //	GPU_RANDOM_HALF_UNIFORM=v1|v2|v3        RandomHalfUniform (3)
 //	GPU_SCATTER_VARIANT=v1|v2|v3            ScatterVariant (2)
 //	GPU_GATHER_STREAM=on|off                GatherStream (off)
+//	GPU_GATHER_VARIANT=v1|v2                GatherVariant (1)
 //	GPU_MATMUL_TILE=1..len(MatMulTiles)     MatMulTile (1)
 //	GPU_STAT_EXACT_EXP=1                    StatExactExp (off)
 //	GPU_CONCAT_ROWS=1|2                     Concat.Rows (2)
@@ -168,6 +169,16 @@ type Tuning struct {
 	// evict-first (internal/kernel's Gather.Stream). Default false;
 	// GPU_GATHER_STREAM=1 sets it (0 clears it).
 	GatherStream bool
+	// GatherVariant selects the CUDA kernel of the flat gathers (Take of a contiguous
+	// index array at a 16-byte aligned address; internal/kernel's Gather.Variant):
+	// 1 (the default; 0 means 1), the first kernel, 4 elements per thread in a
+	// grid-stride loop over at most 32 blocks per multiprocessor; 2, 8 elements per
+	// thread over a grid that covers the array once, every index load first, then
+	// every random source load, then the stores, with Raise mode's range check
+	// costing two compares per element and one warp vote (30 registers on sm_90: full
+	// occupancy). Both record the same out-of-range indices and compute the same
+	// results. GPU_GATHER_VARIANT=v1|v2 selects one.
+	GatherVariant int
 	// MatMulTile selects the tiling of the generated tensor-core matrix product
 	// (float16, bfloat16, TF32; internal/kernel's MatMulTiles, BM x BN x BK for 16-bit
 	// types): 1, 128x128x32 tiles of 4 warps in 4 stages; 2, 128x256x32 of 8 warps in 4
@@ -337,6 +348,7 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 		ScatterVariant:     2,
 		SearchVariant:      2,
 		TopKVariant:        2,
+		GatherVariant:      1,
 	}
 	envVariant(getenv, "GPU_SEARCH_VARIANT", 2, &t.SearchVariant)
 	envVariant(getenv, "GPU_TOPK_VARIANT", 2, &t.TopKVariant)
@@ -372,6 +384,7 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 	envVariant(getenv, "GPU_SCATTER_VARIANT", 3, &t.ScatterVariant)
 	envBool(getenv, "GPU_EW_PDL", &t.ElementwisePDL)
 	envBool(getenv, "GPU_GATHER_STREAM", &t.GatherStream)
+	envVariant(getenv, "GPU_GATHER_VARIANT", 2, &t.GatherVariant)
 	envInt(getenv, "GPU_REDUCE_BLOCKS_PER_SM", 0, 64, &t.ReduceBlocksPerSM)
 	envInt(getenv, "GPU_RANDOM_WAVES", 1, math.MaxInt, &t.RandomWaves)
 	envInt(getenv, "GPU_RANDOM_UNIFORM_WAVES", 1, math.MaxInt, &t.RandomUniformWaves)
@@ -405,6 +418,8 @@ func (t Tuning) validate() error {
 		return fmt.Errorf("gpu: tuning: permute variant %d, want 1, 2 or 3: %w", t.PermuteVariant, ErrInvalidValue)
 	case t.ScatterVariant < 1 || t.ScatterVariant > 3:
 		return fmt.Errorf("gpu: tuning: scatter variant %d, want 1, 2 or 3: %w", t.ScatterVariant, ErrInvalidValue)
+	case t.GatherVariant < 0 || t.GatherVariant > 2:
+		return fmt.Errorf("gpu: tuning: gather variant %d, want 1 or 2: %w", t.GatherVariant, ErrInvalidValue)
 	case t.RandomWaves < 1:
 		return fmt.Errorf("gpu: tuning: RandomWaves %d < 1: %w", t.RandomWaves, ErrInvalidValue)
 	case t.RandomUniformWaves < 1:

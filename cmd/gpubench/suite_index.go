@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/go-gpu/gpu"
 	"github.com/go-gpu/gpu/bench"
 )
@@ -14,7 +16,9 @@ import (
 //   - index/take/float32/random: gpu.Take of n random int64 indices from a float32
 //     vector (small: 512000 of 512000; /16k: 2^26 of 2^28). stride4: the indices
 //     0, 4, 8, ... (small: 128000 of 512000). Bytes: 8 per index, 4 per element read
-//     and 4 per element written.
+//     and 4 per element written. random/16k is sampled in turn (one Interleave group,
+//     with its raw baseline and floor) with index/take/float32/random/v1/16k and
+//     v2/16k, the same call under Tuning.GatherVariant 1 and 2 (no peers).
 //   - index/put/float32/random: gpu.Put of n random float32 values at random int64
 //     indices into a float32 vector (small: 128000 into 512000; /16k: 2^26 into
 //     2^28). Bytes: 8 per index, 4 per value read and 4 per element written.
@@ -40,8 +44,8 @@ import (
 // larger than the L2 cache at /16k and the same in every call.
 func registerIndexOps() {
 	for _, large := range []bool{false, true} {
-		registerTake(large, "random")
-		registerTake(large, "stride4")
+		registerTake(large, "random", 0)
+		registerTake(large, "stride4", 0)
 		registerPut(large)
 		for _, many := range []bool{false, true} {
 			for _, det := range []bool{false, true} {
@@ -52,6 +56,9 @@ func registerIndexOps() {
 		registerBincount(large, true)
 		registerConcat(large, 0)
 		registerConcat(large, 1)
+	}
+	for _, v := range []int{1, 2} {
+		registerTake(true, "random", v)
 	}
 	registerRawIndexOps()
 	registerRawFloors()
@@ -77,13 +84,23 @@ func randIndices(c *setupCtx, n, hi int) (*gpu.Array[int64], error) {
 	return a, gpu.RandIntInto(c.s(), c.g, a, 0, int64(hi))
 }
 
-func registerTake(large bool, pattern string) {
+// registerTake registers index/take/float32/<pattern>; variant > 0 (large random
+// only), the row index/take/float32/random/v<variant>/16k under Tuning.GatherVariant
+// variant, sampled in turn with the row (its Interleave group), which then runs under
+// the default tuning.
+func registerTake(large bool, pattern string, variant int) {
 	nom := nominalElems(large) / 4
 	if !large && pattern == "random" {
 		nom = matElems
 	}
+	name, group := "index/take/float32/"+pattern, ""
+	if variant > 0 {
+		name += fmt.Sprintf("/v%d", variant)
+		group = "index/take/float32/random" + bench.LargeSuffix
+	}
+	tuned := large && pattern == "random" // sets its tuning in each call
 	registerOp(op{
-		name: "index/take/float32/" + pattern, large: large, bytes: 16 * nom, raw: large && pattern == "random",
+		name: name, large: large, bytes: 16 * nom, raw: large && pattern == "random" && variant == 0, interleave: group,
 		setup: func(c *setupCtx) (func() error, int64, error) {
 			srcN, n := indexSizes(c, pattern == "stride4")
 			src, err := uniform(c, devMem, srcN)
@@ -102,8 +119,24 @@ func registerTake(large bool, pattern string) {
 			if err != nil {
 				return nil, 0, err
 			}
-			s := c.s()
+			s, d := c.s(), c.d.dev
+			if !tuned {
+				return func() error {
+					out, err := gpu.Take(s, src, idx)
+					return freeing(err, out)
+				}, 16 * int64(n), nil
+			}
+			// Sampled in turn with the variants: each call sets its tuning (an atomic
+			// swap), the teardown restores the default.
+			tu := gpu.DefaultTuning()
+			if variant > 0 {
+				tu.GatherVariant = variant
+			}
+			c.k.add(func() error { _, err := d.SetTuning(gpu.DefaultTuning()); return err })
 			return func() error {
+				if _, err := d.SetTuning(tu); err != nil {
+					return err
+				}
 				out, err := gpu.Take(s, src, idx)
 				return freeing(err, out)
 			}, 16 * int64(n), nil

@@ -92,7 +92,7 @@ func (m IndexMode) NormIndex(k int64, l int64) (pos int64, bad bool) {
 const GatherBlock = 256
 
 // GatherItems is the number of consecutive elements a gather thread handles (its
-// loads all in flight before its stores).
+// loads all in flight before its stores); Variant 2 of the gather: GatherItems2.
 const GatherItems = 4
 
 // gatherIndexValid checks an index type.
@@ -125,7 +125,8 @@ func gatherIndexValid(t dtype.DType) error {
 // and io(i) = i. Vector (flat form only) says the output and index addresses are
 // 16-byte aligned. Without Index64 every element offset (of the source, index array and
 // output) and n are below 2^31. The grid-stride loop covers any grid of GatherBlock
-// threads; each thread handles GatherItems consecutive elements at a time.
+// threads; each thread handles GatherItems consecutive elements at a time (Variant 2:
+// see Variant).
 type Gather struct {
 	Size    int
 	Index   dtype.DType
@@ -137,11 +138,28 @@ type Gather struct {
 	// elements read with ld.global.nc.L1::no_allocate and the output written with
 	// st.global.cs (evict first), so that neither displaces the index array's lines.
 	Stream bool
+	// Variant selects the kernel: 0 or 1, the first (GatherItems elements per thread
+	// in a grid-stride loop over at most 32 blocks per multiprocessor); 2 (flat Vector
+	// form only), GatherItems2 elements per thread, one chunk per thread, so the grid
+	// must cover n (Geometry's does): every index in 16-byte loads, then every source
+	// load, then the stores, the range check of Raise and Check two compares per
+	// element and one warp vote, a warp with an out-of-range index taking the
+	// element-by-element path that records it (the same error word, the same
+	// positions as the first kernel).
+	Variant int
 }
+
+// GatherItems2 is the number of consecutive elements a thread of the Variant 2 gather
+// handles.
+const GatherItems2 = 8
 
 // Key identifies the kernel.
 func (g *Gather) Key() string {
-	return fmt.Sprintf("gather|s%d|%v|%v|r%d|i64=%v|v%v|st%v", g.Size, g.Index, g.Mode, g.Rank, g.Index64, g.Vector, g.Stream)
+	k := fmt.Sprintf("gather|s%d|%v|%v|r%d|i64=%v|v%v|st%v", g.Size, g.Index, g.Mode, g.Rank, g.Index64, g.Vector, g.Stream)
+	if g.Variant == 2 {
+		k += "|g2"
+	}
+	return k
 }
 
 // Validate checks the spec.
@@ -163,11 +181,21 @@ func (g *Gather) Validate() error {
 	if g.Vector && g.Rank != 0 {
 		return fmt.Errorf("kernel: gather vector accesses in a rank-%d gather", g.Rank)
 	}
+	switch {
+	case g.Variant < 0 || g.Variant > 2:
+		return fmt.Errorf("kernel: gather variant %d", g.Variant)
+	case g.Variant == 2 && (g.Rank != 0 || !g.Vector):
+		return fmt.Errorf("kernel: gather variant 2 of rank %d, vector %v: flat vector form only", g.Rank, g.Vector)
+	}
 	return nil
 }
 
 // Geometry returns the launch for n elements.
 func (g *Gather) Geometry(n, multiprocessors int) (grid, block int) {
+	if g.Variant == 2 {
+		tile := GatherBlock * GatherItems2
+		return max(1, min((n+tile-1)/tile, math.MaxInt32)), GatherBlock
+	}
 	tile := GatherBlock * GatherItems
 	return max(1, min((n+tile-1)/tile, 32*max(1, multiprocessors))), GatherBlock
 }

@@ -162,20 +162,31 @@ func (g *idxGen) loadIndex(pidx, io, valid ptx.Reg) ptx.Reg {
 // loadIndexVector loads GatherItems consecutive indices at pidx + e*size (aligned to
 // 16 bytes) as s64 values.
 func (g *idxGen) loadIndexVector(pidx, e ptx.Reg) []ptx.Reg {
+	return g.loadIndexVectorN(pidx, e, GatherItems)
+}
+
+// loadIndexVectorN loads items (a multiple of 4) consecutive indices at pidx + e*size
+// (aligned to 16 bytes) as s64 values, in 16-byte vector loads, all issued before any
+// conversion.
+func (g *idxGen) loadIndexVectorN(pidx, e ptx.Reg, items int) []ptx.Reg {
 	f := g.f
 	a := f.Reg(ptx.U64)
 	f.Op("mad.lo.u64", a, e, ptx.Int(g.index.Size()), pidx)
-	out := make([]ptx.Reg, GatherItems)
+	out := make([]ptx.Reg, items)
 	if g.index == dtype.Int32 {
-		rs := f.Regs(ptx.S32, GatherItems)
-		f.Op(fmt.Sprintf("ld.global.nc.v%d.s32", GatherItems), ptx.Vec(rs), ptx.Mem(a, 0))
+		var rs []ptx.Reg
+		for j := 0; j < items; j += 4 {
+			v := f.Regs(ptx.S32, 4)
+			f.Op("ld.global.nc.v4.s32", ptx.Vec(v), ptx.Mem(a, int64(4*j)))
+			rs = append(rs, v...)
+		}
 		for j := range out {
 			out[j] = f.Reg(ptx.S64)
 			f.Cvt(out[j], rs[j])
 		}
 		return out
 	}
-	for j := 0; j < GatherItems; j += 2 {
+	for j := 0; j < items; j += 2 {
 		rs := f.Regs(ptx.S64, 2)
 		f.Op("ld.global.nc.v2.s64", ptx.Vec(rs), ptx.Mem(a, int64(8*j)))
 		out[j], out[j+1] = rs[0], rs[1]
@@ -243,8 +254,9 @@ func bitsType(size int) (reg ptx.Type, mem string) {
 	return ptx.U64, ".u64"
 }
 
-// storeChunk stores GatherItems values (bits of size bytes) at pout + e*size: one
-// access (two for 8-byte elements) when full, else one per valid element.
+// storeChunk stores len(vals) values (bits of size bytes; a multiple of 4 values) at
+// pout + e*size: vector accesses of up to 4 elements and 16 bytes when full (one for
+// GatherItems values, two for 8-byte elements), else one per valid element.
 // With cs, the stores are st.global.cs (evict first).
 func storeChunk(f *ptx.Func, pout, e ptx.Reg, size int, vals, valid []ptx.Reg, full ptx.Reg, cs bool) {
 	a := f.Reg(ptx.U64)
@@ -256,13 +268,7 @@ func storeChunk(f *ptx.Func, pout, e ptx.Reg, size int, vals, valid []ptx.Reg, f
 	}
 	partial, done := f.NewLabel(), f.NewLabel()
 	f.AtNot(full).Bra(partial)
-	if size == 8 {
-		for j := 0; j < len(vals); j += 2 {
-			f.Op(st+".v2.u64", ptx.Mem(a, int64(8*j)), ptx.Vec(vals[j:j+2]))
-		}
-	} else {
-		f.Op(fmt.Sprintf("%s.v%d%s", st, len(vals), mem), ptx.Mem(a, 0), ptx.Vec(vals))
-	}
+	storeVectors(f, a, size, vals, st)
 	f.Bra(done)
 	f.Place(partial)
 	for j, v := range vals {
@@ -271,30 +277,46 @@ func storeChunk(f *ptx.Func, pout, e ptx.Reg, size int, vals, valid []ptx.Reg, f
 	f.Place(done)
 }
 
+// storeVectors stores vals (bits of size bytes; a multiple of 4 values) at a (aligned
+// to 16 bytes or to 4*size) with the store op st ("st.global", "st.global.cs"): vector
+// accesses of up to 4 elements and 16 bytes.
+func storeVectors(f *ptx.Func, a ptx.Reg, size int, vals []ptx.Reg, st string) {
+	_, mem := bitsType(size)
+	w := min(4, 16/size)
+	for j := 0; j < len(vals); j += w {
+		f.Op(fmt.Sprintf("%s.v%d%s", st, w, mem), ptx.Mem(a, int64(j*size)), ptx.Vec(vals[j:j+w]))
+	}
+}
+
 // chunkLoop emits the grid-stride loop over thread chunks: body gets the chunk's first
 // element (u64), whether all GatherItems elements are in range (full) and each one's
 // validity. The code after it runs once the loop is done.
 func chunkLoop(f *ptx.Func, n ptx.Reg, body func(e, full ptx.Reg, valid []ptx.Reg)) {
-	T := GatherBlock * GatherItems
+	chunkLoopN(f, n, GatherItems, body)
+}
+
+// chunkLoopN is chunkLoop over chunks of items elements per thread.
+func chunkLoopN(f *ptx.Func, n ptx.Reg, items int, body func(e, full ptx.Reg, valid []ptx.Reg)) {
+	T := GatherBlock * items
 	tid := f.Special(ptx.TidX)
 	tile := f.Reg(ptx.U64)
 	f.MulWide(tile, f.Special(ptx.CtaidX), ptx.Int(T))
 	stride := f.Reg(ptx.U64)
 	f.MulWide(stride, f.Special(ptx.NctaidX), ptx.Int(T))
 	off := f.Reg(ptx.U64)
-	f.MulWide(off, tid, ptx.Int(GatherItems))
+	f.MulWide(off, tid, ptx.Int(items))
 	loop, done := f.NewLabel(), f.NewLabel()
 	f.Place(loop)
 	f.At(f.Setp(ptx.Ge, tile, n)).Bra(done)
 	e := f.Reg(ptx.U64)
 	f.Add(e, tile, off)
-	valid := make([]ptx.Reg, GatherItems)
+	valid := make([]ptx.Reg, items)
 	for j := range valid {
 		ej := f.Reg(ptx.U64)
 		f.Add(ej, e, ptx.Int(j))
 		valid[j] = f.Setp(ptx.Lt, ej, n)
 	}
-	full := valid[GatherItems-1]
+	full := valid[items-1]
 	body(e, full, valid)
 	f.Add(tile, tile, stride)
 	f.Bra(loop)
@@ -321,6 +343,9 @@ func (g *Gather) PTX(major, minor int) (src, entry string, err error) {
 		return "", "", err
 	}
 	defer scanPTXError(&err)
+	if g.Variant == 2 {
+		return g.ptx2(major, minor)
+	}
 	m := ptx.NewModule(major, minor)
 	entry = "gather"
 	params := append([]ptx.Param{ptx.P("out", ptx.U64), ptx.P("src", ptx.U64), ptx.P("idx", ptx.U64),

@@ -24,7 +24,9 @@ func TestGatherPtxas(t *testing.T) {
 		it := []dtype.DType{dtype.Int32, dtype.Int64}[i%2]
 		specs = append(specs, &Gather{Size: size, Index: it, Mode: modes[i], Vector: true},
 			&Gather{Size: size, Index: it, Mode: modes[(i+2)%4], Rank: 3, Index64: size == 8},
-			&Gather{Size: size, Index: it, Mode: modes[(i+1)%4], Vector: true, Stream: true})
+			&Gather{Size: size, Index: it, Mode: modes[(i+1)%4], Vector: true, Stream: true},
+			&Gather{Size: size, Index: it, Mode: modes[i], Vector: true, Variant: 2},
+			&Gather{Size: size, Index: []dtype.DType{dtype.Int64, dtype.Int32}[i%2], Mode: modes[(i+3)%4], Vector: true, Variant: 2, Index64: true, Stream: true})
 	}
 	for _, sp := range specs {
 		t.Run(sp.Key(), func(t *testing.T) {
@@ -66,6 +68,9 @@ type gatherCase struct {
 	n     int
 	vec   bool
 	bad   float64 // fraction of out-of-range indices
+	// variant and i64 are the Gather's Variant and Index64.
+	variant int
+	i64     bool
 }
 
 func TestGatherSim(t *testing.T) {
@@ -84,8 +89,14 @@ func TestGatherSim(t *testing.T) {
 		// A negative source stride (a flipped view).
 		{size: 2, index: dtype.Int64, mode: IndexClip, shape: []int{4, 33}, sst: []int{-33, 0}, ist: []int{0, 1}, l: 33, ast: -1, bad: 0.1},
 	}
+	runGatherCases(t, rng, cases, func(i int) bool { return i == 0 || i == 6 })
+}
+
+// runGatherCases runs each case on the simulator and the CPU backend against a
+// reference; under the race detector, only the cases race says.
+func runGatherCases(t *testing.T, rng *rand.Rand, cases []gatherCase, race func(i int) bool) {
 	for i, c := range cases {
-		if testenv.Race && i != 0 && i != 6 {
+		if testenv.Race && !race(i) {
 			continue // see testenv.Race
 		}
 		rank := len(c.shape)
@@ -95,7 +106,7 @@ func TestGatherSim(t *testing.T) {
 		} else {
 			c.shape, c.sst, c.ist = []int{n}, []int{0}, []int{1}
 		}
-		sp := &Gather{Size: c.size, Index: c.index, Mode: c.mode, Rank: rank, Vector: c.vec, Stream: i%2 == 1}
+		sp := &Gather{Size: c.size, Index: c.index, Mode: c.mode, Rank: rank, Vector: c.vec, Stream: i%2 == 1, Variant: c.variant, Index64: c.i64}
 		t.Run(fmt.Sprintf("%d/%s", i, sp.Key()), func(t *testing.T) {
 			// The source: every element the layout reaches.
 			slo, shi := operandExtent(c.shape, c.sst, c.l, c.ast, true)
@@ -172,4 +183,45 @@ func TestGatherSim(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestGather2Sim(t *testing.T) {
+	// The Variant 2 gather (flat, vector) in every element size, index type and mode,
+	// over ragged sizes (a tile of 2048 elements and part of another, so that one warp
+	// takes the partial path), with out-of-range indices in some cases (warps that
+	// record) and none in others, negative and non-unit axis strides, and Index64.
+	rng := rand.New(rand.NewPCG(63, 64))
+	var cases []gatherCase
+	modes := []IndexMode{IndexRaise, IndexWrap, IndexClip, IndexCheck}
+	i := 0
+	for _, size := range []int{1, 2, 4, 8} {
+		for _, it := range []dtype.DType{dtype.Int32, dtype.Int64} {
+			for _, m := range modes {
+				c := gatherCase{size: size, index: it, mode: m, l: 500 + 37*i, ast: 1, n: GatherBlock*GatherItems2 + 1 + 97*(i%5), vec: true, variant: 2}
+				switch i % 4 {
+				case 0:
+					c.bad = 0.002 // a few warps record
+				case 1:
+					c.ast = 3
+				case 2:
+					c.bad, c.i64 = 0.3, true
+				case 3:
+					c.ast, c.bad = -2, 0.01
+				}
+				cases = append(cases, c)
+				i++
+			}
+		}
+	}
+	// Small: only the partial path; n a multiple of GatherItems2 and of 4; one element.
+	cases = append(cases,
+		gatherCase{size: 4, index: dtype.Int64, mode: IndexRaise, l: 9, ast: 1, n: 250, vec: true, variant: 2, bad: 0.05},
+		gatherCase{size: 4, index: dtype.Int32, mode: IndexRaise, l: 1, ast: 1, n: 8 * 32 * 3, vec: true, variant: 2, bad: 0.5},
+		gatherCase{size: 8, index: dtype.Int64, mode: IndexCheck, l: 3, ast: 1, n: 1, vec: true, variant: 2, bad: 1},
+		gatherCase{size: 2, index: dtype.Int64, mode: IndexWrap, l: 1, ast: 1 << 40, n: 300, vec: true, variant: 2, bad: 1},
+		// Every warp on the full path (n a multiple of 32*GatherItems2): only the votes
+		// record.
+		gatherCase{size: 4, index: dtype.Int64, mode: IndexRaise, l: 3000, ast: 1, n: 2 * GatherBlock * GatherItems2, vec: true, variant: 2, bad: 0.002},
+		gatherCase{size: 1, index: dtype.Int32, mode: IndexCheck, l: 3000, ast: 1, n: 32 * GatherItems2 * 5, vec: true, variant: 2, bad: 0.01})
+	runGatherCases(t, rng, cases, func(i int) bool { return i%7 == 0 })
 }
