@@ -248,22 +248,29 @@ func TransposeV1(t kern.Thread, rows, cols int32, in, out []float32) {
 	}
 }
 
-// Sum is gokernel/sum: sum[0] += the elements of x, by a grid-stride loop of four
-// independent loads and sums, warp shuffles, a shared array of the warps' sums and one atomic
-// addition per block.
+// Sum is gokernel/sum: sum[0] += the elements of x, by a grid-stride loop in which
+// each thread reads two runs of four consecutive elements (two 16-byte loads, both in
+// flight before the first addition, as in Saxpy) into four independent sums, then
+// warp shuffles, a shared array of the warps' sums and one atomic addition per block.
+// Runs cut by the end of x go element by element.
 func Sum(t kern.Thread, x, sum []float32) {
 	partial := kern.Shared[float32](t, 32)
 	var s0, s1, s2, s3 float32
-	n, stride := len(x), t.GridStride()
-	i := t.Index()
-	for ; i+3*stride < n; i += 4 * stride {
-		// All four loads first: each has its bounds check, a branch, and a sum
-		// between two loads would wait for the first before the second is issued.
-		a, b, c, d := x[i], x[i+stride], x[i+2*stride], x[i+3*stride]
-		s0, s1, s2, s3 = s0+a, s1+b, s2+c, s3+d
-	}
-	for ; i < n; i += stride {
-		s0 += x[i]
+	n := len(x)
+	stride := 4 * t.GridStride()
+	for i := 4 * t.Index(); i < n; i += 2 * stride {
+		j := i + stride
+		if j+3 < n {
+			a0, a1, a2, a3, b0, b1, b2, b3 := x[i], x[i+1], x[i+2], x[i+3], x[j], x[j+1], x[j+2], x[j+3]
+			s0, s1, s2, s3 = s0+(a0+b0), s1+(a1+b1), s2+(a2+b2), s3+(a3+b3)
+		} else {
+			for k := i; k < min(i+4, n); k++ {
+				s0 += x[k]
+			}
+			for k := j; k < min(j+4, n); k++ {
+				s1 += x[k]
+			}
+		}
 	}
 	s := (s0 + s1) + (s2 + s3)
 	for m := 16; m > 0; m /= 2 {

@@ -56,8 +56,8 @@ func download(t *testing.T, a *gpu.Array[float32]) []float32 {
 	return x
 }
 
-// TestGoBenchKernels checks gpubench's Saxpy and Transpose (gokernels.go), and their
-// first versions, against plain Go on both devices: Saxpy over sizes that leave a
+// TestGoBenchKernels checks gpubench's Saxpy, Transpose and Sum (gokernels.go), and the
+// first Saxpy and Transpose, against plain Go on both devices: Saxpy over sizes that leave a
 // tail of single elements, grids of one block to several, and arrays that start off
 // the 16-byte alignment (the element-by-element path of the vector accesses);
 // Transpose over whole and partial tiles.
@@ -121,6 +121,37 @@ func TestGoBenchKernels(t *testing.T) {
 							}
 						}
 					}
+				}
+			}
+			// Sum over sizes with tails of every length (1067 and 2150 end inside a
+			// thread's second run), off the 16-byte alignment, on
+			// grids of one block to several; small integers, so every order of the
+			// additions gives the exact sum.
+			k, err := goKernel("Sum")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tc := range []struct{ n, blocks, off int }{{1, 1, 0}, {7, 1, 0}, {1023, 1, 0}, {1067, 1, 0}, {2150, 2, 1}, {4096, 1, 0}, {5003, 2, 0}, {9001, 3, 1}, {4099, 1, 2}, {20000, 3, 3}} {
+				x := make([]float32, tc.n+tc.off)
+				want := float32(0)
+				for i := range x {
+					x[i] = float32(rand.IntN(17) - 8)
+					if i >= tc.off {
+						want += x[i]
+					}
+				}
+				gx := upload(t, s, x)
+				vx, err := gx.Slice(gpu.R(tc.off, tc.n+tc.off))
+				if err != nil {
+					t.Fatal(err)
+				}
+				sum := upload(t, s, []float32{0.5})
+				cfg := gpu.LaunchConfig{Grid: gpu.Dim3{X: tc.blocks}, Block: gpu.Dim3{X: 256}}
+				if err := k.Launch(s, cfg, vx, sum); err != nil {
+					t.Fatal(err)
+				}
+				if got := download(t, sum)[0]; got != want+0.5 {
+					t.Fatalf("Sum n=%d off=%d blocks=%d: %v, want %v", tc.n, tc.off, tc.blocks, got-0.5, want)
 				}
 			}
 		})
