@@ -1,8 +1,6 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/go-gpu/gpu"
 	"github.com/go-gpu/gpu/bench"
 )
@@ -17,8 +15,9 @@ import (
 //     vector (small: 512000 of 512000; /16k: 2^26 of 2^28). stride4: the indices
 //     0, 4, 8, ... (small: 128000 of 512000). Bytes: 8 per index, 4 per element read
 //     and 4 per element written. random/16k is sampled in turn (one Interleave group,
-//     with its raw baseline and floor) with index/take/float32/random/v1/16k and
-//     v2/16k, the same call under Tuning.GatherVariant 1 and 2 (no peers).
+//     with its raw baseline and floor) with index/take/float32/random/<variant>/16k,
+//     the same call under other Tuning.GatherVariant and GatherStream choices
+//     (takeVariants; no peers).
 //   - index/put/float32/random: gpu.Put of n random float32 values at random int64
 //     indices into a float32 vector (small: 128000 into 512000; /16k: 2^26 into
 //     2^28). Bytes: 8 per index, 4 per value read and 4 per element written.
@@ -44,8 +43,8 @@ import (
 // larger than the L2 cache at /16k and the same in every call.
 func registerIndexOps() {
 	for _, large := range []bool{false, true} {
-		registerTake(large, "random", 0)
-		registerTake(large, "stride4", 0)
+		registerTake(large, "random", "", 0, false)
+		registerTake(large, "stride4", "", 0, false)
 		registerPut(large)
 		for _, many := range []bool{false, true} {
 			for _, det := range []bool{false, true} {
@@ -57,8 +56,8 @@ func registerIndexOps() {
 		registerConcat(large, 0)
 		registerConcat(large, 1)
 	}
-	for _, v := range []int{1, 2} {
-		registerTake(true, "random", v)
+	for _, v := range takeVariants {
+		registerTake(true, "random", v.name, v.variant, v.stream)
 	}
 	registerRawIndexOps()
 	registerRawFloors()
@@ -84,23 +83,31 @@ func randIndices(c *setupCtx, n, hi int) (*gpu.Array[int64], error) {
 	return a, gpu.RandIntInto(c.s(), c.g, a, 0, int64(hi))
 }
 
-// registerTake registers index/take/float32/<pattern>; variant > 0 (large random
-// only), the row index/take/float32/random/v<variant>/16k under Tuning.GatherVariant
-// variant, sampled in turn with the row (its Interleave group), which then runs under
-// the default tuning.
-func registerTake(large bool, pattern string, variant int) {
+// takeVariants are the /16k take rows' variants: Tuning.GatherVariant and
+// GatherStream.
+var takeVariants = []struct {
+	name    string
+	variant int
+	stream  bool
+}{{"v1", 1, false}, {"v2", 2, false}, {"v2cs", 2, true}}
+
+// registerTake registers index/take/float32/<pattern>; with a variant name (large
+// random only), the row index/take/float32/random/<name>/16k under
+// Tuning.GatherVariant variant and GatherStream stream, sampled in turn with the row
+// (its Interleave group), which then runs under the default tuning.
+func registerTake(large bool, pattern, vname string, variant int, stream bool) {
 	nom := nominalElems(large) / 4
 	if !large && pattern == "random" {
 		nom = matElems
 	}
 	name, group := "index/take/float32/"+pattern, ""
-	if variant > 0 {
-		name += fmt.Sprintf("/v%d", variant)
+	if vname != "" {
+		name += "/" + vname
 		group = "index/take/float32/random" + bench.LargeSuffix
 	}
 	tuned := large && pattern == "random" // sets its tuning in each call
 	registerOp(op{
-		name: name, large: large, bytes: 16 * nom, raw: large && pattern == "random" && variant == 0, interleave: group,
+		name: name, large: large, bytes: 16 * nom, raw: large && pattern == "random" && vname == "", interleave: group,
 		setup: func(c *setupCtx) (func() error, int64, error) {
 			srcN, n := indexSizes(c, pattern == "stride4")
 			src, err := uniform(c, devMem, srcN)
@@ -129,8 +136,8 @@ func registerTake(large bool, pattern string, variant int) {
 			// Sampled in turn with the variants: each call sets its tuning (an atomic
 			// swap), the teardown restores the default.
 			tu := gpu.DefaultTuning()
-			if variant > 0 {
-				tu.GatherVariant = variant
+			if vname != "" {
+				tu.GatherVariant, tu.GatherStream = variant, stream
 			}
 			c.k.add(func() error { _, err := d.SetTuning(gpu.DefaultTuning()); return err })
 			return func() error {
