@@ -190,7 +190,8 @@ func (g *Gather) Validate() error {
 	return nil
 }
 
-// Geometry returns the launch for n elements.
+// Geometry returns the launch for n elements (Variant 2: a thread per GatherItems2
+// elements, for any n below 2^42).
 func (g *Gather) Geometry(n, multiprocessors int) (grid, block int) {
 	if g.Variant == 2 {
 		tile := GatherBlock * GatherItems2

@@ -109,8 +109,9 @@ func (g *Gather) ptx2(major, minor int) (src, entry string, err error) {
 	storeVectors(f, oa, g.Size, vals, st)
 	f.Bra(next)
 
-	// Partial path (the warp holding n): one element after another, in a loop (its
-	// registers don't raise the kernel's count).
+	// Partial path (the warp holding n, or one with an out-of-range index in Raise
+	// or Check mode): one element after another, in a loop (its registers don't
+	// raise the kernel's count).
 	f.Place(partial)
 	j := f.Reg(ptx.U64)
 	f.Mov(j, ptx.Int(0))
