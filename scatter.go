@@ -175,6 +175,9 @@ func (j *scatterJob) spec(s *Stream, n int, vt dtype.DType) (*kernel.Scatter, []
 	if len(shape) == 1 && dstSt[0] == 0 && iSt[0] == 1 && (vSt[0] == 1 || j.vals == nil) {
 		sp.Rank = 0
 		sp.Vector = headerPtr(j.idx)%16 == 0 && (j.vals == nil || headerPtr(j.vals)%16 == 0)
+		if sp.Vector && sp.Op == kernel.ScatterStore && s.dev.tuning().PutVariant == 2 {
+			sp.Variant = 2
+		}
 	}
 	var args []any
 	args = append(args, uint64(n), uint64(j.l), int64(j.ast))

@@ -40,6 +40,7 @@ import (
 //	GPU_SCATTER_VARIANT=v1|v2|v3            ScatterVariant (2)
 //	GPU_GATHER_STREAM=on|off                GatherStream (off)
 //	GPU_GATHER_VARIANT=v1|v2                GatherVariant (1)
+//	GPU_PUT_VARIANT=v1|v2                   PutVariant (1)
 //	GPU_MATMUL_TILE=1..len(MatMulTiles)     MatMulTile (1)
 //	GPU_STAT_EXACT_EXP=1                    StatExactExp (off)
 //	GPU_CONCAT_ROWS=1|2                     Concat.Rows (2)
@@ -179,6 +180,14 @@ type Tuning struct {
 	// occupancy). Both record the same out-of-range indices and compute the same
 	// results. GPU_GATHER_VARIANT=v1|v2 selects one.
 	GatherVariant int
+	// PutVariant selects the CUDA kernel of the flat Put (contiguous indices and
+	// values at 16-byte aligned addresses; internal/kernel's Scatter.Variant): 1 (the
+	// default; 0 means 1), the first scatter kernel; 2, GatherVariant 2's design for
+	// stores: 8 updates per thread over a grid that covers them once, indices and
+	// values in 16-byte loads, then the random stores (32 registers on sm_90). Both
+	// record the same out-of-range indices and skip those updates.
+	// GPU_PUT_VARIANT=v1|v2 selects one.
+	PutVariant int
 	// MatMulTile selects the tiling of the generated tensor-core matrix product
 	// (float16, bfloat16, TF32; internal/kernel's MatMulTiles, BM x BN x BK for 16-bit
 	// types): 1, 128x128x32 tiles of 4 warps in 4 stages; 2, 128x256x32 of 8 warps in 4
@@ -349,6 +358,7 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 		SearchVariant:      2,
 		TopKVariant:        2,
 		GatherVariant:      1,
+		PutVariant:         1,
 	}
 	envVariant(getenv, "GPU_SEARCH_VARIANT", 2, &t.SearchVariant)
 	envVariant(getenv, "GPU_TOPK_VARIANT", 2, &t.TopKVariant)
@@ -385,6 +395,7 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 	envBool(getenv, "GPU_EW_PDL", &t.ElementwisePDL)
 	envBool(getenv, "GPU_GATHER_STREAM", &t.GatherStream)
 	envVariant(getenv, "GPU_GATHER_VARIANT", 2, &t.GatherVariant)
+	envVariant(getenv, "GPU_PUT_VARIANT", 2, &t.PutVariant)
 	envInt(getenv, "GPU_REDUCE_BLOCKS_PER_SM", 0, 64, &t.ReduceBlocksPerSM)
 	envInt(getenv, "GPU_RANDOM_WAVES", 1, math.MaxInt, &t.RandomWaves)
 	envInt(getenv, "GPU_RANDOM_UNIFORM_WAVES", 1, math.MaxInt, &t.RandomUniformWaves)
@@ -420,6 +431,8 @@ func (t Tuning) validate() error {
 		return fmt.Errorf("gpu: tuning: scatter variant %d, want 1, 2 or 3: %w", t.ScatterVariant, ErrInvalidValue)
 	case t.GatherVariant < 0 || t.GatherVariant > 2:
 		return fmt.Errorf("gpu: tuning: gather variant %d, want 1 or 2: %w", t.GatherVariant, ErrInvalidValue)
+	case t.PutVariant < 0 || t.PutVariant > 2:
+		return fmt.Errorf("gpu: tuning: put variant %d, want 1 or 2: %w", t.PutVariant, ErrInvalidValue)
 	case t.RandomWaves < 1:
 		return fmt.Errorf("gpu: tuning: RandomWaves %d < 1: %w", t.RandomWaves, ErrInvalidValue)
 	case t.RandomUniformWaves < 1:

@@ -21,6 +21,9 @@ import (
 //   - index/put/float32/random: gpu.Put of n random float32 values at random int64
 //     indices into a float32 vector (small: 128000 into 512000; /16k: 2^26 into
 //     2^28). Bytes: 8 per index, 4 per value read and 4 per element written.
+//     random/16k is sampled in turn (with its raw baseline and floor) with
+//     index/put/float32/random/<variant>/16k under other Tuning.PutVariant choices
+//     (putVariants; no peers).
 //   - index/addat/float32/8bins and many: gpu.AddAt of n float32 values at random
 //     int64 indices into 8 bins, or into side^2/256 (2^20) bins (small: 512000 into 8
 //     and 8192); the /deterministic variants with gpu.Deterministic (no peer). Bytes:
@@ -45,7 +48,7 @@ func registerIndexOps() {
 	for _, large := range []bool{false, true} {
 		registerTake(large, "random", "", 0, false)
 		registerTake(large, "stride4", "", 0, false)
-		registerPut(large)
+		registerPut(large, "", 0)
 		for _, many := range []bool{false, true} {
 			for _, det := range []bool{false, true} {
 				registerAddAt(large, many, det)
@@ -58,6 +61,9 @@ func registerIndexOps() {
 	}
 	for _, v := range takeVariants {
 		registerTake(true, "random", v.name, v.variant, v.stream)
+	}
+	for _, v := range putVariants {
+		registerPut(true, v.name, v.variant)
 	}
 	registerRawIndexOps()
 	registerRawFloors()
@@ -151,9 +157,23 @@ func registerTake(large bool, pattern, vname string, variant int, stream bool) {
 	})
 }
 
-func registerPut(large bool) {
+// putVariants are the /16k put row's variants: Tuning.PutVariant.
+var putVariants = []struct {
+	name    string
+	variant int
+}{{"v1", 1}, {"v2", 2}}
+
+// registerPut registers index/put/float32/random; with a variant name (large only),
+// index/put/float32/random/<name>/16k under Tuning.PutVariant variant, sampled in turn
+// with the /16k row (its Interleave group), which then runs under the default tuning.
+func registerPut(large bool, vname string, variant int) {
+	name, group := "index/put/float32/random", ""
+	if vname != "" {
+		name += "/" + vname
+		group = "index/put/float32/random" + bench.LargeSuffix
+	}
 	registerOp(op{
-		name: "index/put/float32/random", large: large, bytes: 16 * nominalElems(large) / 4, raw: large,
+		name: name, large: large, bytes: 16 * nominalElems(large) / 4, raw: large && vname == "", interleave: group,
 		setup: func(c *setupCtx) (func() error, int64, error) {
 			dstN, n := indexSizes(c, true)
 			dst, err := uniform(c, devMem, dstN)
@@ -168,8 +188,23 @@ func registerPut(large bool) {
 			if err != nil {
 				return nil, 0, err
 			}
-			s := c.s()
-			return func() error { return gpu.Put(s, dst, idx, vals) }, 16 * int64(n), nil
+			s, d := c.s(), c.d.dev
+			if !large {
+				return func() error { return gpu.Put(s, dst, idx, vals) }, 16 * int64(n), nil
+			}
+			// Sampled in turn with the variants: each call sets its tuning (an atomic
+			// swap), the teardown restores the default.
+			tu := gpu.DefaultTuning()
+			if vname != "" {
+				tu.PutVariant = variant
+			}
+			c.k.add(func() error { _, err := d.SetTuning(gpu.DefaultTuning()); return err })
+			return func() error {
+				if _, err := d.SetTuning(tu); err != nil {
+					return err
+				}
+				return gpu.Put(s, dst, idx, vals)
+			}, 16 * int64(n), nil
 		},
 	})
 }

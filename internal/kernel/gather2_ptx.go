@@ -99,7 +99,7 @@ func (g *Gather) ptx2(major, minor int) (src, entry string, err error) {
 
 	// Full path: every lane of the warp has items elements in range.
 	raws := ig.loadIndexVectorN(pidx, e, items)
-	ks := g.norm2(ig, raws, nil, partial)
+	ks, _ := flatNorm(ig, g.Index64, raws, nil, partial, false)
 	vals := make([]ptx.Reg, items)
 	for j, k := range ks {
 		a := addr(k)
@@ -121,7 +121,8 @@ func (g *Gather) ptx2(major, minor int) (src, entry string, err error) {
 	f.Add(ej, e, j)
 	valid := f.Setp(ptx.Lt, ej, n)
 	raw := ig.loadIndex(pidx, ej.As(ptx.S64), valid)
-	k := g.norm2(ig, []ptx.Reg{raw}, []ptx.Reg{valid}, ptx.Label{})[0]
+	kk, _ := flatNorm(ig, g.Index64, []ptx.Reg{raw}, []ptx.Reg{valid}, ptx.Label{}, false)
+	k := kk[0]
 	sa := addr(k)
 	v := f.Reg(rt)
 	f.At(valid).Op(srcLoad+mem, v, ptx.Mem(sa, 0))
@@ -136,32 +137,34 @@ func (g *Gather) ptx2(major, minor int) (src, entry string, err error) {
 	return m.String(), entry, nil
 }
 
-// norm2 returns the positions of raws by the mode (s32 in Raise and Check without
-// Index64, else s64). In Raise and Check mode: with valid nil (the full path: every
-// lane of the warp executes it, every element valid), a warp with an out-of-range
-// index among its raws branches to slow (the partial path, which records it) after a
-// vote, so that the check costs two compares per element and only the raw indices
-// live across it; with valid (the partial path, lanes possibly diverged, elements
-// that are not valid having raw index 0, in range), each lane stores its own
-// out-of-range raw index into the error word and reads the nearest end instead.
-func (g *Gather) norm2(ig *idxGen, raws, valid []ptx.Reg, slow ptx.Label) []ptx.Reg {
+// flatNorm returns the positions of raws by ig's mode (s32 in Raise and Check without
+// Index64, else s64), for the Variant 2 gather and scatter. In Raise and Check mode:
+// with valid nil (the full path: every lane of the warp executes it, every element
+// valid), a warp with an out-of-range index among its raws branches to slow (the
+// partial path, which records it) after a vote, so that the check costs two compares
+// per element and only the raw indices live across it; with valid (the partial path,
+// lanes possibly diverged, elements that are not valid having raw index 0, in range),
+// each lane stores its own out-of-range raw index into the error word, and bads says
+// which (a scatter skips those updates; without skip, the position is the nearest end,
+// which a gather reads).
+func flatNorm(ig *idxGen, index64 bool, raws, valid []ptx.Reg, slow ptx.Label, skip bool) (ks, bads []ptx.Reg) {
 	f := ig.f
-	ks := make([]ptx.Reg, len(raws))
-	if !g.Mode.Records() {
+	ks = make([]ptx.Reg, len(raws))
+	if !ig.mode.Records() {
 		for j, raw := range raws {
 			ks[j] = ig.norm(raw, ptx.Reg{})
 		}
-		return ks
+		return ks, nil
 	}
 	// The range check, in signed compares that make no new values: Check, raw < 0
 	// or raw >= l; Raise, raw < -l or raw >= l.
 	lo := ptx.Operand(ptx.Int(0))
-	if g.Mode == IndexRaise {
+	if ig.mode == IndexRaise {
 		negL := f.Reg(ptx.S64)
 		f.Neg(negL, ig.l.As(ptx.S64))
 		lo = negL
 	}
-	bads := make([]ptx.Reg, len(raws))
+	bads = make([]ptx.Reg, len(raws))
 	for j, raw := range raws {
 		bads[j] = f.Setp(ptx.Ge, raw, ig.l.As(ptx.S64))
 		f.Op("or.pred", bads[j], bads[j], f.Setp(ptx.Lt, raw, lo))
@@ -169,6 +172,9 @@ func (g *Gather) norm2(ig *idxGen, raws, valid []ptx.Reg, slow ptx.Label) []ptx.
 	if valid != nil {
 		for j, raw := range raws {
 			f.At(bads[j]).Op("st.volatile.global.u64", ptx.Mem(ig.perr, 0), raw) // lanes race: a strong store
+			if skip {
+				continue
+			}
 			// The nearest end's position: 0 or l-1 (positions of themselves).
 			low := f.Setp(ptx.Lt, raw, ptx.Int(0))
 			c := f.Reg(ptx.S64)
@@ -184,16 +190,17 @@ func (g *Gather) norm2(ig *idxGen, raws, valid []ptx.Reg, slow ptx.Label) []ptx.
 		f.Vote("any", anyBad, anyBad, ptx.Uint(0xffffffff))
 		f.At(anyBad).Bra(slow)
 	}
-	// Every raw index is now in range: in [-l, l) for Raise, [0, l) for Check.
+	// Every raw index is now in range (or, with skip, its update predicated off):
+	// in [-l, l) for Raise, [0, l) for Check.
 	for j, raw := range raws {
 		neg := ptx.Reg{}
-		if g.Mode == IndexRaise {
+		if ig.mode == IndexRaise {
 			neg = f.Setp(ptx.Lt, raw, ptx.Int(0))
 		}
-		if g.Index64 {
+		if index64 {
 			k := f.Reg(ptx.S64)
 			f.Mov(k, raw)
-			if g.Mode == IndexRaise {
+			if ig.mode == IndexRaise {
 				f.At(neg).Op("add.s64", k, k, ig.l.As(ptx.S64))
 			}
 			ks[j] = k
@@ -202,12 +209,12 @@ func (g *Gather) norm2(ig *idxGen, raws, valid []ptx.Reg, slow ptx.Label) []ptx.
 		// l < 2^31 without Index64: the position is the low word's.
 		k := f.Reg(ptx.S32)
 		f.Cvt(k, raw)
-		if g.Mode == IndexRaise {
+		if ig.mode == IndexRaise {
 			l32 := f.Reg(ptx.S32)
 			f.Cvt(l32, ig.l)
 			f.At(neg).Op("add.s32", k, k, l32)
 		}
 		ks[j] = k
 	}
-	return ks
+	return ks, bads
 }

@@ -83,6 +83,14 @@ type Scatter struct {
 	// (Op OpMax, Dst Int32: the scratch's exponents) or FixedAcc (Op OpSum,
 	// Dst Int64: its fixed-point words); 0 for an ordinary scatter.
 	Fixed int
+	// Variant selects the kernel: 0 or 1, the first (GatherItems updates per thread,
+	// a grid-stride loop); 2 (ScatterStore in the flat Vector form only: Put),
+	// GatherItems2 updates per thread, one chunk per thread over Geometry's grid:
+	// indices and values in 16-byte loads, the range check of Raise and Check two
+	// compares per element and one warp vote, then the random stores; a warp with an
+	// out-of-range index goes update by update, recording it and skipping that update
+	// as the first kernel does (scatter2_ptx.go).
+	Variant int
 }
 
 // The passes of the deterministic float sum.
@@ -110,8 +118,12 @@ func ScatterCopies(t dtype.DType, bins int) int {
 
 // Key identifies the kernel.
 func (s *Scatter) Key() string {
-	return fmt.Sprintf("scatter|%v|%v<-%v|%v|%v|r%d|i64=%v|v%v|ones%v|bins%d|c%d|d%v|nw%v|fx%d", s.Op, s.Dst, s.Val, s.Index, s.Mode,
+	k := fmt.Sprintf("scatter|%v|%v<-%v|%v|%v|r%d|i64=%v|v%v|ones%v|bins%d|c%d|d%v|nw%v|fx%d", s.Op, s.Dst, s.Val, s.Index, s.Mode,
 		s.Rank, s.Index64, s.Vector, s.Ones, s.Bins, s.Copies, s.Detect, s.NoWarp, s.Fixed)
+	if s.Variant == 2 {
+		k += "|g2"
+	}
+	return k
 }
 
 // Validate checks the spec.
@@ -146,6 +158,10 @@ func (s *Scatter) Validate() error {
 		s.Fixed == FixedAcc && (s.Op != OpSum || s.Dst != dtype.Int64 || !s.Val.IsFloat() || s.Bins > 0),
 		s.Fixed < 0 || s.Fixed > FixedAcc:
 		return fmt.Errorf("kernel: fixed-point pass %d of %v %v<-%v (bins %d)", s.Fixed, s.Op, s.Dst, s.Val, s.Bins)
+	case s.Variant < 0 || s.Variant > 2:
+		return fmt.Errorf("kernel: scatter variant %d", s.Variant)
+	case s.Variant == 2 && (s.Op != ScatterStore || s.Rank != 0 || !s.Vector):
+		return fmt.Errorf("kernel: scatter variant 2 of %v, rank %d, vector %v: flat vector stores only", s.Op, s.Rank, s.Vector)
 	}
 	return nil
 }
@@ -191,8 +207,13 @@ func fixedParts(v float64, e int32, shift int) (hi, lo int64, flag uint32) {
 func fixedExp(v float64) int32 { return int32(math.Float64bits(v) >> 52 & 0x7ff) }
 
 // Geometry returns the launch for n updates: with Bins, at most four blocks per
-// multiprocessor (each adds its bins to the destination at the end).
+// multiprocessor (each adds its bins to the destination at the end); Variant 2, a
+// thread per GatherItems2 updates (n below 2^42).
 func (s *Scatter) Geometry(n, multiprocessors int) (grid, block int) {
+	if s.Variant == 2 {
+		tile := GatherBlock * GatherItems2
+		return max(1, min((n+tile-1)/tile, math.MaxInt32)), GatherBlock
+	}
 	tile := GatherBlock * GatherItems
 	limit := 32 * max(1, multiprocessors)
 	if s.Bins > 0 {

@@ -425,6 +425,9 @@ func (s *Scatter) PTX(major, minor int) (src, entry string, err error) {
 		return "", "", err
 	}
 	defer scanPTXError(&err)
+	if s.Variant == 2 {
+		return s.ptx2(major, minor)
+	}
 	m := ptx.NewModule(major, minor)
 	entry = "scatter"
 	params := append([]ptx.Param{ptx.P("dst", ptx.U64), ptx.P("vals", ptx.U64), ptx.P("idx", ptx.U64),

@@ -67,7 +67,11 @@ func TestScatterPtxas(t *testing.T) {
 		&Scatter{Dst: dtype.Int64, Index: dtype.Int64, Mode: IndexCheck, Op: OpSum, Ones: true, Vector: true, Detect: true},
 		&Scatter{Dst: dtype.Float16, Val: dtype.Float16, Index: dtype.Int64, Mode: IndexRaise, Op: OpSum, Vector: true, Detect: true},
 		&Scatter{Dst: dtype.Int8, Val: dtype.Int8, Index: dtype.Int32, Mode: IndexClip, Op: OpMin, Rank: 2, Detect: true},
-		&Scatter{Dst: dtype.Int64, Val: dtype.Float32, Index: dtype.Int64, Op: OpSum, Fixed: FixedAcc, Vector: true, Detect: true})
+		&Scatter{Dst: dtype.Int64, Val: dtype.Float32, Index: dtype.Int64, Op: OpSum, Fixed: FixedAcc, Vector: true, Detect: true},
+		&Scatter{Dst: dtype.Float32, Val: dtype.Float32, Index: dtype.Int64, Mode: IndexRaise, Op: ScatterStore, Vector: true, Variant: 2},
+		&Scatter{Dst: dtype.Int8, Val: dtype.Int8, Index: dtype.Int32, Mode: IndexCheck, Op: ScatterStore, Vector: true, Variant: 2, Index64: true},
+		&Scatter{Dst: dtype.Float16, Val: dtype.Float16, Index: dtype.Int64, Mode: IndexWrap, Op: ScatterStore, Vector: true, Variant: 2},
+		&Scatter{Dst: dtype.Uint64, Val: dtype.Uint64, Index: dtype.Int32, Mode: IndexClip, Op: ScatterStore, Vector: true, Variant: 2})
 	for _, dt := range []dtype.DType{dtype.Float16, dtype.BFloat16, dtype.Float32, dtype.Float64} {
 		specs = append(specs, &FixedFinish{Dst: dt})
 	}
@@ -98,6 +102,50 @@ type scatterCase struct {
 	bad   float64
 }
 
+func TestScatter2Sim(t *testing.T) {
+	// The Variant 2 store scatter (Put, flat, vector) in every element size, index
+	// type and mode, over ragged sizes (one warp on the partial path), with
+	// out-of-range indices in some cases (recorded and skipped) and none in others,
+	// non-unit and negative axis strides, and Index64.
+	rng := rand.New(rand.NewPCG(73, 74))
+	var cases []scatterCase
+	modes := []IndexMode{IndexRaise, IndexWrap, IndexClip, IndexCheck}
+	i := 0
+	for _, dt := range []dtype.DType{dtype.Uint8, dtype.Int16, dtype.Float32, dtype.Int64} {
+		for _, it := range []dtype.DType{dtype.Int32, dtype.Int64} {
+			for _, m := range modes {
+				l := 20000 + 37*i
+				c := scatterCase{sp: Scatter{Dst: dt, Val: dt, Index: it, Mode: m, Op: ScatterStore, Vector: true, Variant: 2},
+					l: l, ast: 1, n: GatherBlock*GatherItems2 + 1 + 97*(i%5), dstN: l}
+				switch i % 4 {
+				case 0:
+					c.bad = 0.002
+				case 1:
+					c.ast, c.dstN = 3, 3*l
+				case 2:
+					c.bad, c.sp.Index64 = 0.3, true
+				case 3:
+					c.bad = 0.01
+				}
+				cases = append(cases, c)
+				i++
+			}
+		}
+	}
+	cases = append(cases,
+		// Every warp on the full path: only the votes send warps to the partial path.
+		scatterCase{sp: Scatter{Dst: dtype.Float32, Val: dtype.Float32, Index: dtype.Int64, Mode: IndexRaise, Op: ScatterStore, Vector: true, Variant: 2},
+			l: 50000, ast: 1, n: 2 * GatherBlock * GatherItems2, dstN: 50000, bad: 0.002},
+		scatterCase{sp: Scatter{Dst: dtype.Uint8, Val: dtype.Uint8, Index: dtype.Int32, Mode: IndexCheck, Op: ScatterStore, Vector: true, Variant: 2},
+			l: 3000, ast: 1, n: 32 * GatherItems2 * 5, dstN: 3000, bad: 0.01},
+		scatterCase{sp: Scatter{Dst: dtype.Int64, Val: dtype.Int64, Index: dtype.Int64, Mode: IndexRaise, Op: ScatterStore, Vector: true, Variant: 2},
+			l: 9, ast: 1, n: 1, dstN: 9, bad: 1},
+		// Duplicate targets (few positions): any one of their values.
+		scatterCase{sp: Scatter{Dst: dtype.Float32, Val: dtype.Float32, Index: dtype.Int32, Mode: IndexWrap, Op: ScatterStore, Vector: true, Variant: 2},
+			l: 64, ast: 1, n: 3000, dstN: 64, bad: 0.1})
+	runScatterCases(t, rng, cases, func(i int) bool { return i%7 == 0 })
+}
+
 func TestScatterSim(t *testing.T) {
 	rng := rand.New(rand.NewPCG(71, 72))
 	cases := []scatterCase{
@@ -118,8 +166,14 @@ func TestScatterSim(t *testing.T) {
 		// put_along_axis on axis 1 of (5, 40) with indices (5, 7) and a broadcast value row.
 		{sp: Scatter{Dst: dtype.Uint64, Val: dtype.Uint64, Index: dtype.Int32, Op: ScatterStore, Rank: 2, Mode: IndexWrap}, shape: []int{5, 7}, dst: []int{40, 0}, val: []int{0, 1}, ist: []int{7, 1}, l: 40, ast: 1, dstN: 200, bad: 0.2},
 	}
+	runScatterCases(t, rng, cases, func(i int) bool { return i == 0 || i == 10 })
+}
+
+// runScatterCases runs each case on the simulator and the CPU backend against a
+// reference; under the race detector, only the cases race says.
+func runScatterCases(t *testing.T, rng *rand.Rand, cases []scatterCase, race func(i int) bool) {
 	for i, c := range cases {
-		if testenv.Race && i != 0 && i != 10 {
+		if testenv.Race && !race(i) {
 			continue // see testenv.Race
 		}
 		c.sp.NoWarp = true
