@@ -143,7 +143,9 @@ func TestScatter2Sim(t *testing.T) {
 		// Duplicate targets (few positions): any one of their values.
 		scatterCase{sp: Scatter{Dst: dtype.Float32, Val: dtype.Float32, Index: dtype.Int32, Mode: IndexWrap, Op: ScatterStore, Vector: true, Variant: 2},
 			l: 64, ast: 1, n: 3000, dstN: 64, bad: 0.1})
-	runScatterCases(t, rng, cases, func(i int) bool { return i%7 == 0 })
+	// Under the race detector, only cases of one block: the simulator runs blocks
+	// concurrently, and stores of two blocks to one target race there as on a GPU.
+	runScatterCases(t, rng, cases, func(i int) bool { return i == len(cases)-3 || i == len(cases)-2 })
 }
 
 func TestScatterSim(t *testing.T) {
