@@ -24,7 +24,8 @@ import (
 //     device's pinned staging buffers with asynchronous copies and the package's own
 //     waits, two chunks in flight: while the DMA engine moves one, the host copies the
 //     other between the staging buffer and the Go memory, split over several
-//     goroutines; smaller copies with the driver's own copy of pageable memory.
+//     goroutines; smaller copies with the driver's own copy of pageable memory, but
+//     those of 8 bytes or less (At, single words) through a pinned word.
 //
 // If ctx ends, the copy returns ctx.Err() within one wait (a driver's copy below 8 MiB,
 // once started, first finishes: about 200 us for 2 MB): nothing is enqueued past
@@ -46,7 +47,8 @@ import (
 // 284 and 323 us against the driver's 194 and 228 us in the same run; 8 MB about even),
 // so copies below stageFrom (8 MiB) are the driver's, of data already waited for: the
 // thread sits in the driver for the copy only (about 200 us for 2 MB), and the staging
-// tokens bound how many do at once.
+// tokens bound how many do at once. Copies of 8 bytes or less keep going through a
+// pinned word (stagePool.get).
 const (
 	stageMinClass = 4 << 10 // the smallest staging buffer (smaller copies of more than 8 bytes use it)
 	stageKeep     = 4       // staging buffers kept for reuse, per size
@@ -309,9 +311,10 @@ func (b *Buffer) copyHost(ctx context.Context, host []byte, toHost bool) error {
 	if d.ownsHost(host) {
 		return b.copyDirect(ctx, host, toHost)
 	}
-	if len(host) < stageFrom {
+	if len(host) > 8 && len(host) < stageFrom {
 		// The driver's own copy of the ready data, a token held so that few threads
-		// at a time sit in the driver.
+		// at a time sit in the driver. (Copies of 8 bytes or less, such as At's, go
+		// through a pinned word: an asynchronous copy the host waits for.)
 		if err := d.stagePool.acquire(ctx); err != nil {
 			return err
 		}
