@@ -23,6 +23,24 @@ func cudaOrSkip(t testing.TB) *gpu.Device {
 	return d
 }
 
+// cudaTuningStream returns the CUDA device (skipping without one), a new stream of it,
+// and its tuning now: the stream is closed and the tuning restored when the test ends,
+// for tests that run a kernel under each of its Tuning variants.
+func cudaTuningStream(t *testing.T) (*gpu.Device, *gpu.Stream, gpu.Tuning) {
+	t.Helper()
+	d := cudaOrSkip(t)
+	s, err := d.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := d.Tuning()
+	t.Cleanup(func() {
+		d.SetTuning(old)
+		s.Close()
+	})
+	return d, s, old
+}
+
 // TestRandomExact checks every distribution and type on the GPU against the bytes
 // package random defines (which the CPU backend produces), at odd sizes and offsets.
 func TestRandomExact(t *testing.T) {

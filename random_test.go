@@ -17,14 +17,7 @@ import (
 // (Tuning.RandomHalfUniform 1, 2 and 3) on the GPU against the bytes package random
 // defines, at sizes that end mid-block and with an odd offset.
 func TestRandomHalfUniformVariants(t *testing.T) {
-	d := cudaOrSkip(t)
-	s, err := d.NewStream()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	old := d.Tuning()
-	defer d.SetTuning(old)
+	d, s, old := cudaTuningStream(t)
 	for _, v := range []int{1, 2, 3} {
 		tu := old
 		tu.RandomHalfUniform = v

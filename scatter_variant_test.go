@@ -17,14 +17,7 @@ import (
 // destination, sorted runs) as well as random ones, against the plain-Go reference;
 // Bincount and the deterministic sum too.
 func TestScatterVariants(t *testing.T) {
-	d := cudaOrSkip(t)
-	s, err := d.NewStream()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	old := d.Tuning()
-	defer d.SetTuning(old)
+	d, s, old := cudaTuningStream(t)
 	rng := rand.New(rand.NewPCG(41, 42))
 	type tc struct {
 		n, bins int
@@ -104,14 +97,7 @@ func TestScatterVariants(t *testing.T) {
 // TestTakeStream runs Take with Tuning.GatherStream on the GPU (both settings), for
 // 4- and 8-byte elements and a 1-byte one, against the host's gather.
 func TestTakeStream(t *testing.T) {
-	d := cudaOrSkip(t)
-	s, err := d.NewStream()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	old := d.Tuning()
-	defer d.SetTuning(old)
+	d, s, old := cudaTuningStream(t)
 	rng := rand.New(rand.NewPCG(43, 44))
 	const m, n = 1 << 20, 1<<16 + 3
 	idx := make([]int64, n)

@@ -17,14 +17,7 @@ import (
 // is reported as ErrIndexOutOfRange by the first read and the output still holds
 // every in-range element.
 func TestTakeVariants(t *testing.T) {
-	d := cudaOrSkip(t)
-	s, err := d.NewStream()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	old := d.Tuning()
-	defer d.SetTuning(old)
+	d, s, old := cudaTuningStream(t)
 	rng := rand.New(rand.NewPCG(45, 46))
 	const m = 1<<20 + 7
 	for _, v := range []int{1, 2} {
@@ -115,14 +108,7 @@ func takeVariantT[T gpu.Elem, I int32 | int64](t *testing.T, s *gpu.Stream, rng 
 // reported by the next read) in a full warp and in the partial one. Every element the
 // indices don't name keeps its value.
 func TestPutVariants(t *testing.T) {
-	d := cudaOrSkip(t)
-	s, err := d.NewStream()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	old := d.Tuning()
-	defer d.SetTuning(old)
+	d, s, old := cudaTuningStream(t)
 	rng := rand.New(rand.NewPCG(47, 48))
 	const m = 1<<20 + 9
 	for _, v := range []int{1, 2} {
