@@ -24,6 +24,26 @@ func blockAttrs(f *ptx.Func, threads int) {
 	}
 }
 
+// compactAttrs is blockAttrs for the compaction kernels (CompactCount, CompactScatter),
+// whose register cap is CompactRegCap: bandwidth-bound kernels where occupancy can
+// matter more than a few spilled bytes.
+func compactAttrs(f *ptx.Func) {
+	if CompactRegCap < 0 {
+		blockAttrs(f, SearchBlock)
+		return
+	}
+	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", SearchBlock))
+	if CompactRegCap > 0 {
+		f.Attr(fmt.Sprintf(".maxnreg %d", CompactRegCap))
+	}
+}
+
+// CompactRegCap is the compaction kernels' .maxnreg: -1 (the default) as every other
+// kernel (blockAttrs), 0 the choice of ptxas (no .maxnreg), or a register count (24 to
+// 128). The root package's start-up setting GPU_COMPACT_REGCAP (ptxas or a count) sets
+// it, before any kernel is generated.
+var CompactRegCap = -1
+
 // LiftRegCap says whether blockAttrs adds .maxnreg (see there): true but where the
 // root package's start-up setting GPU_KERNEL_REGCAP=ptxas (its tuning.go) clears it,
 // before any kernel is generated.

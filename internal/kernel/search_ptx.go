@@ -154,7 +154,7 @@ func (c *CompactCount) PTX(major, minor int) (src, entry string, err error) {
 	m := ptx.NewModule(major, minor)
 	entry = "compact_count"
 	f := m.Kernel(entry, ptx.P("in", ptx.U64), ptx.P("status", ptx.U64), ptx.P("n", ptx.U64))
-	blockAttrs(f, SearchBlock)
+	compactAttrs(f)
 	f.Shared("cc_tile", ptx.B32, 4, 1)
 	f.Shared("cc_t0", ptx.B64, 8, 1) // the block's start (spinStart)
 	f.Shared("cc_sum", ptx.B32, 4, SearchBlock/32)
@@ -279,7 +279,7 @@ func (c *CompactScatter) PTX(major, minor int) (src, entry string, err error) {
 	entry = "compact_scatter"
 	f := m.Kernel(entry, ptx.P("in", ptx.U64), ptx.P("status", ptx.U64), ptx.P("out", ptx.U64),
 		ptx.P("values", ptx.U64), ptx.P("n", ptx.U64), ptx.P("total", ptx.U64))
-	blockAttrs(f, SearchBlock)
+	compactAttrs(f)
 	T := c.Tile()
 	ot := c.OutType()
 	osz := ot.Size()

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/go-gpu/gpu/dtype"
@@ -186,5 +187,43 @@ func TestFindFirstCountSim(t *testing.T) {
 				t.Fatalf("count = %d, CPU %d", g, w)
 			}
 		})
+	}
+}
+
+// TestCompactRegCap: the compaction kernels' register cap follows CompactRegCap (the
+// others' .maxnreg, none, or a count); the other search kernels keep blockAttrs'.
+func TestCompactRegCap(t *testing.T) {
+	defer func(c int) { CompactRegCap = c }(CompactRegCap)
+	for _, tc := range []struct {
+		regCap int
+		want   string // the .maxnreg line, or "" for none
+	}{{-1, ".maxnreg 128"}, {0, ""}, {40, ".maxnreg 40"}} {
+		CompactRegCap = tc.regCap
+		for _, sp := range []spectest.Spec{&CompactCount{In: dtype.Bool, Items: 16, Vector: true},
+			&CompactScatter{In: dtype.Bool, Items: 16, Vector: true}} {
+			src, _, err := sp.PTX(9, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ""
+			for _, l := range strings.Split(src, "\n") {
+				if strings.HasPrefix(strings.TrimSpace(l), ".maxnreg") {
+					got = strings.TrimSpace(l)
+				}
+			}
+			if !LiftRegCap && tc.regCap < 0 {
+				tc.want = ""
+			}
+			if got != tc.want || !strings.Contains(src, ".maxntid 256, 1, 1") {
+				t.Errorf("CompactRegCap %d, %s: .maxnreg line %q, want %q", tc.regCap, sp.Key(), got, tc.want)
+			}
+		}
+		src, _, err := (&FindFirst{In: dtype.Bool, Items: 16}).PTX(9, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if LiftRegCap && !strings.Contains(src, ".maxnreg 128") {
+			t.Errorf("CompactRegCap %d: FindFirst lost its .maxnreg", tc.regCap)
+		}
 	}
 }
