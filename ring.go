@@ -331,6 +331,7 @@ func (r *hostRing) push(j *ringJob) {
 	if !r.running {
 		r.running = true
 		go r.drain()
+		spawned.Add(1) // (spin)
 	}
 }
 

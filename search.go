@@ -67,10 +67,10 @@ func searchItems(size int) int {
 // indices take at most 4 MiB, the scatter runs into an array of a.Size() elements before
 // the count is known and writes the count into pinned host memory, so the host waits
 // once; on CUDA the tiles' status comes from the stream's pool, which the scatter leaves
-// zero, instead of a memset. A result that uses at most half of those a.Size() indices
-// (and would leave at least 64 KiB unused) is then copied into an array of its own
-// size; otherwise it holds the memory of a.Size() indices (at most 4 MiB) until it is
-// freed. Larger outputs are scattered after the count, into an array of the count.
+// zero, instead of a memset. A result that uses at most a quarter of those a.Size()
+// indices (and would leave at least 64 KiB unused) is then copied into an array of its
+// own size; otherwise it holds the memory of a.Size() indices (at most 4 MiB, at most
+// four times its own size) until it is freed. Larger outputs are scattered after the count, into an array of the count.
 // Argwhere and Extract work the same way.
 func Nonzero[T Elem](ctx context.Context, s *Stream, a *Array[T]) (*Array[int64], error) {
 	if err := searchArgs(ctx, s, "Nonzero"); err != nil {
@@ -406,7 +406,7 @@ func compactEager(ctx context.Context, s *Stream, fnCount, fnScatter *Function, 
 		return empty()
 	}
 	used := int64(t) * int64(outType.Size())
-	if full := int64(n) * int64(outType.Size()); full-used >= compactShrinkMin && 2*used <= full {
+	if full := int64(n) * int64(outType.Size()); full-used >= compactShrinkMin && compactShrinkRatio*used <= full {
 		// Much smaller than the n elements: an exact-size copy, so that the result
 		// doesn't hold the whole buffer (200 one-element results held 800 MiB).
 		if exact, err := s.Alloc(used); err == nil {
@@ -425,9 +425,15 @@ func compactEager(ctx context.Context, s *Stream, fnCount, fnScatter *Function, 
 }
 
 // compactShrinkMin is the least memory an eager compaction's result must waste (its n
-// elements' buffer past its count, when that is at most half of it) to be copied into
-// a buffer of its exact size: one more device copy, a few microseconds.
-const compactShrinkMin = 64 << 10
+// elements' buffer past its count) to be copied into a buffer of its exact size, and
+// compactShrinkRatio the least ratio of that buffer to the result's size: one more
+// device copy, about 10 us of the host's on the H200 (the copy's call and its wait),
+// which at half (Metal.jl's findall of odd integers, 47.6% of them) made the row 1.5
+// times as long.
+const (
+	compactShrinkMin   = 64 << 10
+	compactShrinkRatio = 4
+)
 
 // FindFirst returns the flat index of the first nonzero element of a, or -1 if there
 // is none (Julia's findfirst; numpy.argmax of a bool array when one is true); -1 with

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-gpu/gpu/backend"
@@ -209,15 +210,19 @@ var errSpinExpired error = spinExpired{}
 // every query: measured on the H200 (BenchmarkWaitAfterKernel, 100 us kernel), waits
 // took 113.2 us yielding after every query, 111.5 us yielding every 20 us and 109.5 us
 // never yielding, against 110.0 us for cuStreamSynchronize. The Go scheduler preempts a
-// spinning goroutine anyway, and at most maxActiveWaits of them spin per device. It
-// also yields once after the first query: a goroutine that the waiter just started (a
-// host function's or a staging ring's, which the work waited for may wait for in turn)
-// sits in this processor's next slot until the waiter yields or another thread steals
-// it, which took up to spinYield (on the H200, hostfunc/round_trip: median 77 us,
-// fastest 16 us).
+// spinning goroutine anyway, and at most maxActiveWaits of them spin per device.
+//
+// It also yields at once when a goroutine that waits may depend on was started since
+// the last such yield (spawned: a staging ring's drainer, which runs host functions):
+// a goroutine just started sits in its starter's processor's next slot until the
+// starter yields or another thread steals it, which took up to spinYield (on the H200,
+// hostfunc/round_trip: median 77 us, fastest 16 us). Only then: a yield wakes an idle
+// thread (the runtime's wakep), about 1.7 us of the waiter's time on the H200's host,
+// which yielding at every wait's first query cost each Array.At (ten reads 108 against
+// 81 us).
 func spin(ctx context.Context, w waitable, limit time.Duration) error {
 	start := time.Now()
-	lastYield := start.Add(-spinYield) // the first query that finds w pending yields
+	lastYield := start
 	done := ctx.Done()
 	for {
 		if ok, err := w.query(); ok || err != nil {
@@ -232,12 +237,20 @@ func spin(ctx context.Context, w waitable, limit time.Duration) error {
 		if limit >= 0 && now.Sub(start) > limit {
 			return errSpinExpired
 		}
-		if now.Sub(lastYield) >= spinYield {
+		if n := spawned.Load(); n != spawnYielded.Load() {
+			spawnYielded.Store(n)
+			runtime.Gosched()
+			lastYield = now
+		} else if now.Sub(lastYield) >= spinYield {
 			runtime.Gosched()
 			lastYield = now
 		}
 	}
 }
+
+// spawned counts the goroutines started that a wait may depend on (spin); spawnYielded
+// is its value at the last yield for them.
+var spawned, spawnYielded atomic.Uint64
 
 // spinYield is how long spin queries between yields. GPU_SPIN_YIELD (a duration, such
 // as 20us) in the environment sets it at start-up (tuning.go's startupFromEnv).
