@@ -59,7 +59,7 @@ import (
 //	GPU_SPIN_YIELD=duration (>= 0)          how long a spinning wait queries between yields (100us)
 //	GPU_RACECHECK=1|panic                   the race checker on for every device opened (SetRaceCheck); panic: reports panic
 //	GPU_KERNEL_REGCAP=ptxas                 kernels leave the register count to ptxas (no .maxnreg: internal/kernel's LiftRegCap)
-//	GPU_COMPACT_REGCAP=ptxas|24..128        the compaction kernels' .maxnreg (internal/kernel's CompactRegCap; default as the others)
+//	GPU_COMPACT_REGCAP=ptxas|lift|24..128   the compaction kernels' .maxnreg (internal/kernel's CompactRegCap): ptxas's choice (the default), as the other kernels, or a count
 //	GPU_SORT_ITEMS=4..24, GPU_SORT_ITEMS8=4..16, GPU_SORT_LOOKBACK=1|2|4|8|16|32,
 //	GPU_SORT_MINBLOCKS=0..8, GPU_SORT_RANK=ballot|match|or, GPU_SORT_MATCH=on,
 //	GPU_SORT_LOADFENCE=on|off, GPU_SORT_SMALL_ITEMS=0..16,
@@ -560,6 +560,8 @@ func startupFromEnv(getenv func(string) string) {
 	case "":
 	case "ptxas":
 		kernel.CompactRegCap = 0
+	case "lift":
+		kernel.CompactRegCap = -1
 	default:
 		if n, err := strconv.Atoi(v); err == nil && n >= 24 && n <= 128 {
 			kernel.CompactRegCap = n

@@ -24,9 +24,13 @@ func blockAttrs(f *ptx.Func, threads int) {
 	}
 }
 
-// compactAttrs is blockAttrs for the compaction kernels (CompactCount, CompactScatter),
-// whose register cap is CompactRegCap: bandwidth-bound kernels where occupancy can
-// matter more than a few spilled bytes.
+// compactAttrs declares the compaction kernels' (CompactCount, CompactScatter) block
+// size and register cap, CompactRegCap: by default ptxas's choice, as before
+// blockAttrs. These kernels are bound by memory bandwidth, and occupancy mattered more
+// than the few bytes CUDA 13's ptxas spills at its cap: on the H200 (2026-12-02, one
+// run, three processes each) findall of 2^28 bools took 623-631 us with ptxas's choice,
+// 674-679 us with .maxnreg 128 and 669-681 us with 40; logical indexing 846-862, 904-915
+// and 901-931 us.
 func compactAttrs(f *ptx.Func) {
 	if CompactRegCap < 0 {
 		blockAttrs(f, SearchBlock)
@@ -38,11 +42,11 @@ func compactAttrs(f *ptx.Func) {
 	}
 }
 
-// CompactRegCap is the compaction kernels' .maxnreg: -1 (the default) as every other
-// kernel (blockAttrs), 0 the choice of ptxas (no .maxnreg), or a register count (24 to
-// 128). The root package's start-up setting GPU_COMPACT_REGCAP (ptxas or a count) sets
-// it, before any kernel is generated.
-var CompactRegCap = -1
+// CompactRegCap is the compaction kernels' .maxnreg: 0 (the default) the choice of
+// ptxas (no .maxnreg), -1 as every other kernel (blockAttrs), or a register count (24
+// to 128). The root package's start-up setting GPU_COMPACT_REGCAP (ptxas, lift or a
+// count) sets it, before any kernel is generated.
+var CompactRegCap = 0
 
 // LiftRegCap says whether blockAttrs adds .maxnreg (see there): true but where the
 // root package's start-up setting GPU_KERNEL_REGCAP=ptxas (its tuning.go) clears it,

@@ -38,7 +38,17 @@ func TestSearchPtxas(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			log, cubin := scanPtxas(t, src)
+			var log, cubin string
+			if _, compaction := sp.(*CompactScatter); compaction || isCompactCount(sp) {
+				// ptxas's register choice (CompactRegCap 0): CUDA 13's may spill a few
+				// bytes for occupancy, measured faster (ptxattr.go); logged, not failed.
+				log, cubin = scanPtxasRaw(t, src)
+				if st, ld := scanSpills(log); st+ld > 0 {
+					t.Logf("%s: spills %d bytes stored, %d loaded", sp.Key(), st, ld)
+				}
+			} else {
+				log, cubin = scanPtxas(t, src)
+			}
 			regs, smem := scanRegs(log)
 			sass := 0
 			if testing.Verbose() {
@@ -189,6 +199,8 @@ func TestFindFirstCountSim(t *testing.T) {
 		})
 	}
 }
+
+func isCompactCount(sp spectest.Spec) bool { _, ok := sp.(*CompactCount); return ok }
 
 // TestCompactRegCap: the compaction kernels' register cap follows CompactRegCap (the
 // others' .maxnreg, none, or a count); the other search kernels keep blockAttrs'.
