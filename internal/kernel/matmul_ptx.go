@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"cmp"
 	"fmt"
 	"math/bits"
 	"slices"
@@ -52,8 +53,9 @@ type mmTile struct {
 	stages     int
 	threads    int
 	es         int // element size
-	// tensor cores: warps along M and N, warp tile 64x64.
+	// tensor cores: warps along M and N, warp tile 64 x warpN.
 	wm, wn int
+	warpN  int
 	// FMA: each thread's quads are q x q.
 	q int
 	// tensor cores: the software-pipelined main loop (MatMulTile.Pipelined)
@@ -76,9 +78,14 @@ type mmTile struct {
 // stage. The plain main loop loads a k step's fragments right before its mma.sync, and
 // every tile's first ones right after the barrier, so that the tensor cores wait for
 // them.
+//
+// WarpN is a warp's tile along N: 64 (0 means 64), or 32 (half the accumulators and
+// registers, so that twice as many warps fit an SM, for 50% more fragment loads per
+// mma.sync).
 type MatMulTile struct {
 	BM, BN, BK16, Stages int
 	Pipelined            bool
+	WarpN                int
 }
 
 // mmTensorTiles are the tilings MatMul.Tile selects (1-based); registers with ptxas 13
@@ -96,7 +103,10 @@ type MatMulTile struct {
 //  8. 6 pipelined (244 registers, 105 KiB: 2 blocks an SM);
 //  9. 2 pipelined (236 registers, 106 KiB);
 //  10. 3 pipelined (236 registers, 114 KiB);
-//  11. 5 pipelined (242 registers, 153 KiB).
+//  11. 5 pipelined (242 registers, 153 KiB);
+//  12. 128x128x32 in 4 stages, 8 warps of 64x32 (126 registers under .minnctapersm 2,
+//     74 KiB: 2 blocks, 16 warps an SM against 8 for the others);
+//  13. 128x128x64 in 3 stages, 8 warps of 64x32 (126 registers, 105 KiB: 2 blocks).
 //
 // In the SASS of tiling 1 (ptxas 12.4, sm_90) a k tile's 64 HMMA of a warp follow the
 // barrier only after the ~100 integer instructions and 8 LDGSTS of the next tile's
@@ -113,19 +123,22 @@ type MatMulTile struct {
 // A thread's copies share one address register and one bounds value per operand
 // (mmOperand), which keeps the K step of 64 (16 copies a thread per tile with 4 warps)
 // inside the registers.
-// Tilings 7-11 are not measured yet.
+// Tilings 12 and 13 keep the plain main loop: pipelined, their 64x32 warp tiles spill
+// 28-48 bytes under 128 registers. Tilings 7-13 are not measured yet.
 var mmTensorTiles = []MatMulTile{
-	{128, 128, 32, 4, false},
-	{128, 256, 32, 4, false},
-	{256, 128, 32, 4, false},
-	{128, 256, 32, 3, false},
-	{128, 256, 64, 3, false},
-	{128, 128, 64, 3, false},
-	{128, 128, 32, 4, true},
-	{128, 128, 64, 3, true},
-	{128, 256, 32, 4, true},
-	{256, 128, 32, 4, true},
-	{128, 256, 64, 3, true},
+	{128, 128, 32, 4, false, 0},
+	{128, 256, 32, 4, false, 0},
+	{256, 128, 32, 4, false, 0},
+	{128, 256, 32, 3, false, 0},
+	{128, 256, 64, 3, false, 0},
+	{128, 128, 64, 3, false, 0},
+	{128, 128, 32, 4, true, 0},
+	{128, 128, 64, 3, true, 0},
+	{128, 256, 32, 4, true, 0},
+	{256, 128, 32, 4, true, 0},
+	{128, 256, 64, 3, true, 0},
+	{128, 128, 32, 4, false, 32},
+	{128, 128, 64, 3, false, 32},
 }
 
 // mmDefaultTile is the tiling of Tile 0.
@@ -156,7 +169,8 @@ func (p *MatMul) tile() mmTile {
 	switch {
 	case p.Type == dtype.Float16 || p.Type == dtype.BFloat16 || p.TF32:
 		tt := mmTensorTiles[p.tensorTile()-1]
-		t.kind, t.bm, t.bn, t.bk, t.stages, t.wm, t.wn = mmTensor, tt.BM, tt.BN, tt.BK16, tt.Stages, tt.BM/64, tt.BN/64
+		t.warpN = cmp.Or(tt.WarpN, 64)
+		t.kind, t.bm, t.bn, t.bk, t.stages, t.wm, t.wn = mmTensor, tt.BM, tt.BN, tt.BK16, tt.Stages, tt.BM/64, tt.BN/t.warpN
 		t.pipe = tt.Pipelined
 		if p.TF32 {
 			t.bk /= 2
@@ -284,6 +298,10 @@ func (g *mmGen) begin(entry string) {
 		ptx.P("batch", ptx.U32), ptx.P("alpha", sc), ptx.P("beta", sc))
 	g.f = f
 	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", t.threads))
+	if t.kind == mmTensor && t.warpN == 32 {
+		// At most 128 registers a thread, so that two blocks of 8 warps share an SM.
+		f.Attr(".minnctapersm 2")
+	}
 	g.sharedName = "mm_smem"
 	g.m.ExternShared(g.sharedName, 128)
 	ld := func(i int) ptx.Reg { return f.LdParam(i) }
@@ -519,7 +537,7 @@ func (g *mmGen) tensor() {
 	g.warpM, g.wN = g.u32(), g.u32()
 	f.Op("div.u32", g.warpM, warp, ptx.Int(t.wn))
 	f.Op("rem.u32", g.wN, warp, ptx.Int(t.wn))
-	const mt, nt = 4, 8 // a warp's 64x64: 4 x 8 tiles of 16x8
+	mt, nt := 4, t.warpN/8 // a warp's 64 x warpN: 4 x nt tiles of 16x8
 	g.acc = f.Regs(ptx.F32, mt*nt*4)
 	for _, r := range g.acc {
 		f.Op("mov.f32", r, ptx.ImmF32(0))
@@ -593,14 +611,14 @@ func (g *mmGen) tensor() {
 	g.wait(0)
 
 	// Epilogue: acc[(i*nt+j)*4+e] is row warpM*64 + i*16 + g + 8*(e>>1), column
-	// wn*64 + j*8 + 2*t + (e&1).
+	// wn*warpN + j*8 + 2*t + (e&1).
 	gid, tig := g.u32(), g.u32()
 	f.Op("shr.u32", gid, g.lane, ptx.Int(2))
 	f.Op("and.b32", tig, g.lane, ptx.Int(3))
 	rowBase, colBase := g.u32(), g.u32()
 	f.Op("mad.lo.u32", rowBase, g.warpM, ptx.Int(64), gid)
 	f.Op("add.u32", rowBase, rowBase, g.row0)
-	f.Op("mad.lo.u32", colBase, g.wN, ptx.Int(64), g.col0)
+	f.Op("mad.lo.u32", colBase, g.wN, ptx.Int(t.warpN), g.col0)
 	f.Op("mad.lo.u32", colBase, tig, ptx.Int(2), colBase)
 	var rowOffs, colOffs []int
 	for i := 0; i < mt; i++ {
@@ -698,7 +716,7 @@ func (g *mmGen) fragOffsets() {
 			f.Op("mad.lo.u32", g.laneA, k, ptx.Int(t.pitchA), m)
 		}
 		n := g.u32()
-		f.Op("mad.lo.u32", n, g.wN, ptx.Int(64), gid)
+		f.Op("mad.lo.u32", n, g.wN, ptx.Int(t.warpN), gid)
 		if g.p.TransB {
 			f.Op("mad.lo.u32", g.laneB, n, ptx.Int(t.pitchB), k)
 		} else {
@@ -725,7 +743,7 @@ func (g *mmGen) fragOffsets() {
 		if g.p.TransB {
 			// [n][k]: n = wn*64 + b4*8 + lo3, k = b3*8
 			n, k := g.u32(), g.u32()
-			f.Op("mad.lo.u32", n, g.wN, ptx.Int(64), lo3)
+			f.Op("mad.lo.u32", n, g.wN, ptx.Int(t.warpN), lo3)
 			f.Op("mad.lo.u32", n, b4, ptx.Int(8), n)
 			f.Op("shl.b32", k, b3, ptx.Int(3))
 			f.Op("mad.lo.u32", g.laneB, n, ptx.Int(t.pitchB), k)
@@ -733,7 +751,7 @@ func (g *mmGen) fragOffsets() {
 			// [k][n], .trans: k = b3*8 + lo3, n = wn*64 + b4*8
 			k, n := g.u32(), g.u32()
 			f.Op("mad.lo.u32", k, b3, ptx.Int(8), lo3)
-			f.Op("mul.lo.u32", n, g.wN, ptx.Int(64))
+			f.Op("mul.lo.u32", n, g.wN, ptx.Int(t.warpN))
 			f.Op("mad.lo.u32", n, b4, ptx.Int(8), n)
 			f.Op("mad.lo.u32", g.laneB, k, ptx.Int(t.pitchB), n)
 		}
@@ -751,7 +769,7 @@ type mmFrag struct {
 
 // newFrag allocates the registers of one k step's fragments.
 func (g *mmGen) newFrag() mmFrag {
-	fr := mmFrag{a: make([][]ptx.Reg, 4), b: make([][]ptx.Reg, 8)}
+	fr := mmFrag{a: make([][]ptx.Reg, 4), b: make([][]ptx.Reg, g.t.warpN/8)}
 	for i := range fr.a {
 		fr.a[i] = g.f.Regs(ptx.B32, 4)
 	}
@@ -794,7 +812,7 @@ func (g *mmGen) loadFrag16(fr mmFrag, aBase, bBase ptx.Reg, ks int) {
 		}
 		g.ldmatrix(fr.a[i], aBase, off, g.p.TransA)
 	}
-	for pI := 0; pI < 4; pI++ {
+	for pI := 0; pI < len(fr.b)/2; pI++ {
 		var off int
 		if g.p.TransB {
 			off = (pI*16*t.pitchB + ks*16) * es
@@ -806,15 +824,16 @@ func (g *mmGen) loadFrag16(fr mmFrag, aBase, bBase ptx.Reg, ks int) {
 	}
 }
 
-// mmaFrag appends the 4 x 8 mma.sync of one k step's fragments to the accumulators.
+// mmaFrag appends the 4 x nt mma.sync of one k step's fragments to the accumulators.
 func (g *mmGen) mmaFrag(fr mmFrag) {
 	typ := "f16"
 	if g.bf16 {
 		typ = "bf16"
 	}
-	for i := 0; i < 4; i++ {
-		for j := 0; j < 8; j++ {
-			d := g.acc[(i*8+j)*4 : (i*8+j)*4+4]
+	nt := len(fr.b)
+	for i := range fr.a {
+		for j := range fr.b {
+			d := g.acc[(i*nt+j)*4 : (i*nt+j)*4+4]
 			if g.p.TF32 {
 				g.mmaTF32(d, fr.a[i], fr.b[j])
 			} else {
