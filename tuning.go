@@ -201,10 +201,11 @@ type Tuning struct {
 	// 2, 3 and 5 with the software-pipelined main loop (MatMulTile.Pipelined: fragments
 	// double-buffered in registers, the next tile's copies among the mma.sync, one
 	// barrier a tile before its last k step); 12 and 13, 128x128x32 in 4 stages and
-	// 128x128x64 in 3, of 8 warps of 64x32 (126 registers: 2 blocks, 16 warps an SM).
+	// 128x128x64 in 3, of 8 warps of 64x32 (126 registers: 2 blocks, 16 warps an SM);
+	// 14, 256x128x32 in 4 stages, of 16 warps of 64x32 (1 block).
 	// Measured on the H200 (2026-12-02, 4096^3 bfloat16): 1 at 457 µs, 2-4 at 523-554
 	// µs, 5 at 465, 6 at 445, against cuBLAS's 196 µs (internal/kernel's mmTensorTiles
-	// has every figure); 7-13 not yet.
+	// has every figure); 7-14 not yet.
 	// Default 1; GPU_MATMUL_TILE=n selects one.
 	MatMulTile int
 	// StatExactExp makes the CUDA float32 row statistics (Softmax, LogSoftmax,

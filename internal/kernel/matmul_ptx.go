@@ -106,7 +106,8 @@ type MatMulTile struct {
 //  11. 5 pipelined (242 registers, 153 KiB);
 //  12. 128x128x32 in 4 stages, 8 warps of 64x32 (126 registers under .minnctapersm 2,
 //     74 KiB: 2 blocks, 16 warps an SM against 8 for the others);
-//  13. 128x128x64 in 3 stages, 8 warps of 64x32 (126 registers, 105 KiB: 2 blocks).
+//  13. 128x128x64 in 3 stages, 8 warps of 64x32 (126 registers, 105 KiB: 2 blocks);
+//  14. 256x128x32 in 4 stages, 16 warps of 64x32 (114 KiB: 1 block, 16 warps).
 //
 // In the SASS of tiling 1 (ptxas 12.4, sm_90) a k tile's 64 HMMA of a warp follow the
 // barrier only after the ~100 integer instructions and 8 LDGSTS of the next tile's
@@ -123,8 +124,8 @@ type MatMulTile struct {
 // A thread's copies share one address register and one bounds value per operand
 // (mmOperand), which keeps the K step of 64 (16 copies a thread per tile with 4 warps)
 // inside the registers.
-// Tilings 12 and 13 keep the plain main loop: pipelined, their 64x32 warp tiles spill
-// 28-48 bytes under 128 registers. Tilings 7-13 are not measured yet.
+// Tilings 12-14 keep the plain main loop: pipelined, their 64x32 warp tiles spill
+// 28-48 bytes under 128 registers. Tilings 7-14 are not measured yet.
 var mmTensorTiles = []MatMulTile{
 	{128, 128, 32, 4, false, 0},
 	{128, 256, 32, 4, false, 0},
@@ -139,6 +140,7 @@ var mmTensorTiles = []MatMulTile{
 	{128, 256, 64, 3, true, 0},
 	{128, 128, 32, 4, false, 32},
 	{128, 128, 64, 3, false, 32},
+	{256, 128, 32, 4, false, 32},
 }
 
 // mmDefaultTile is the tiling of Tile 0.
@@ -298,9 +300,10 @@ func (g *mmGen) begin(entry string) {
 		ptx.P("batch", ptx.U32), ptx.P("alpha", sc), ptx.P("beta", sc))
 	g.f = f
 	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", t.threads))
-	if t.kind == mmTensor && t.warpN == 32 {
-		// At most 128 registers a thread, so that two blocks of 8 warps share an SM.
-		f.Attr(".minnctapersm 2")
+	if t.kind == mmTensor && t.warpN == 32 && t.threads < 512 {
+		// At most 128 registers a thread, so that 16 warps share an SM (maxntid 512
+		// alone asks as much).
+		f.Attr(fmt.Sprintf(".minnctapersm %d", 512/t.threads))
 	}
 	g.sharedName = "mm_smem"
 	g.m.ExternShared(g.sharedName, 128)
