@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-gpu/gpu"
 	"github.com/go-gpu/gpu/dtype"
+	"github.com/go-gpu/gpu/internal/kernel"
 )
 
 // The GPU tests of the matrix products (they skip without a CUDA driver). Every form and
@@ -248,8 +249,10 @@ func TestMatMulStreams(t *testing.T) {
 }
 
 // TestMatMulGeneratedTiles compares every tiling of the generated tensor-core kernel
-// (Tuning.MatMulTile) with cuBLAS, for bfloat16, float16 and TF32 in two layouts, on
-// shapes with partial tiles on every side.
+// (Tuning.MatMulTile, internal/kernel's MatMulTiles) with cuBLAS, for bfloat16, float16
+// and TF32 in two layouts, on shapes with partial tiles on every side and K over more
+// tiles than the pipelines have stages. One tiling: go test -run
+// 'TestMatMulGeneratedTiles/.*/tile=7/'.
 func TestMatMulGeneratedTiles(t *testing.T) {
 	d := cudaOrSkip(t)
 	if _, err := d.MatMulLibrary(); err != nil {
@@ -262,14 +265,14 @@ func TestMatMulGeneratedTiles(t *testing.T) {
 	defer s.Close()
 	def := d.Tuning()
 	defer d.SetTuning(def)
-	for tile := 1; tile <= 6; tile++ {
+	for tile := 1; tile <= len(kernel.MatMulTiles()); tile++ {
 		tu := def
 		tu.MatMulTile = tile
 		if _, err := d.SetTuning(tu); err != nil {
 			t.Fatal(err)
 		}
 		for _, tr := range []bool{false, true} {
-			for _, sh := range [][4]int{{1, 1031, 517, 2049}, {3, 129, 257, 65}} {
+			for _, sh := range [][4]int{{1, 1031, 517, 2049}, {3, 129, 257, 65}, {2, 300, 200, 389}} {
 				name := fmt.Sprintf("tile=%d/trans=%v/%dx%dx%dx%d", tile, tr, sh[0], sh[1], sh[2], sh[3])
 				t.Run("bfloat16/"+name, func(t *testing.T) {
 					mmCompare[gpu.BFloat16](t, s, dtype.BFloat16, sh[0], sh[1], sh[2], sh[3], tr, tr, gpu.PrecisionHighest, 0)

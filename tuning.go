@@ -198,9 +198,15 @@ type Tuning struct {
 	// (float16, bfloat16, TF32; internal/kernel's MatMulTiles, BM x BN x BK for 16-bit
 	// types): 1, 128x128x32 tiles of 4 warps in 4 stages; 2, 128x256x32 of 8 warps in 4
 	// stages; 3, 256x128x32 of 8 warps; 4, 128x256x32 in 3 stages; 5, 128x256x64 of 8
-	// warps in 3 stages; 6, 128x128x64 of 4 warps in 3 stages. Measured on the H200
-	// (2026-12-02, 4096^3 bfloat16): 1 at 457 µs, 2-4 at 523-554 µs, 5 at 465, 6 at
-	// 445, against cuBLAS's 196 µs (internal/kernel's mmTensorTiles has every figure).
+	// warps in 3 stages; 6, 128x128x64 of 4 warps in 3 stages; 7 to 11, tilings 1, 6,
+	// 2, 3 and 5 with the software-pipelined main loop (MatMulTile.Pipelined: fragments
+	// double-buffered in registers, the next tile's copies among the mma.sync, one
+	// barrier a tile before its last k step); 12 and 13, 128x128x32 in 4 stages and
+	// 128x128x64 in 3, of 8 warps of 64x32 (126 registers: 2 blocks, 16 warps an SM);
+	// 14, 256x128x32 in 4 stages, of 16 warps of 64x32 (1 block).
+	// Measured on the H200 (2026-12-02, 4096^3 bfloat16): 1 at 457 µs, 2-4 at 523-554
+	// µs, 5 at 465, 6 at 445, against cuBLAS's 196 µs (internal/kernel's mmTensorTiles
+	// has every figure); 7-14 not yet.
 	// Default 1; GPU_MATMUL_TILE=n selects one.
 	MatMulTile int
 	// StatExactExp makes the CUDA float32 row statistics (Softmax, LogSoftmax,

@@ -2,11 +2,13 @@ package gpu_test
 
 import (
 	"errors"
+	"strconv"
 	"sync"
 	"testing"
 
 	"github.com/go-gpu/gpu"
 	"github.com/go-gpu/gpu/backend/cpu"
+	"github.com/go-gpu/gpu/internal/kernel"
 )
 
 // TestTuningFromEnv checks the defaults and every environment variable of Tuning.
@@ -48,7 +50,7 @@ func TestTuningFromEnv(t *testing.T) {
 		}
 	}
 	bad := map[string]string{"GPU_PERMUTE_VARIANT": "v4", "GPU_RANDOM_WAVES": "0", "GPU_SCAN_LOOKBACK": "3", "GPU_SCAN_MINBLOCKS": "9",
-		"GPU_CONCAT_ROWS": "3", "GPU_CONCAT_BLOCKS_PER_SM": "-1", "GPU_CONCAT_VARIANT": "v3", "GPU_CONCAT_ITEMS": "2", "GPU_MATMUL_TILE": "7", "GPU_SCATTER_VARIANT": "v0",
+		"GPU_CONCAT_ROWS": "3", "GPU_CONCAT_BLOCKS_PER_SM": "-1", "GPU_CONCAT_VARIANT": "v3", "GPU_CONCAT_ITEMS": "2", "GPU_MATMUL_TILE": strconv.Itoa(len(kernel.MatMulTiles()) + 1), "GPU_SCATTER_VARIANT": "v0",
 		"GPU_RANDOM_HALF_UNIFORM": "v4", "GPU_REDUCE_BLOCKS_PER_SM": "-1", "GPU_SEARCH_VARIANT": "v3", "GPU_TOPK_VARIANT": "0", "GPU_GATHER_VARIANT": "v3", "GPU_PUT_VARIANT": "v0",
 		"GPU_REDUCE_HALF_UNROLL": "3", "GPU_REDUCE_HALF_ACCS": "16"}
 	if got := gpu.TuningFromEnv(func(k string) string { return bad[k] }); got != def {
@@ -98,7 +100,7 @@ func TestTuningPerDevice(t *testing.T) {
 		func(t *gpu.Tuning) { t.ScatterVariant = 0 },
 		func(t *gpu.Tuning) { t.ScatterVariant = 4 },
 		func(t *gpu.Tuning) { t.MatMulTile = 0 },
-		func(t *gpu.Tuning) { t.MatMulTile = 7 },
+		func(t *gpu.Tuning) { t.MatMulTile = len(kernel.MatMulTiles()) + 1 },
 		func(t *gpu.Tuning) { t.ReduceSplitMin = -1 },
 		func(t *gpu.Tuning) { t.ReduceHalfUnroll = 3 },
 		func(t *gpu.Tuning) { t.ReduceHalfAccs = 0 },

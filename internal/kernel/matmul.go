@@ -45,8 +45,9 @@ type MatMul struct {
 	TransA, TransB bool
 	// TF32 runs a float32 product on the tensor cores with TF32 inputs.
 	TF32 bool
-	// Tile selects the tensor-core kernel's tiling (MatMulTiles: 1 to 6; 0, the
-	// default: 2); the FMA kernels have one tiling and ignore it.
+	// Tile selects the tensor-core kernel's tiling (MatMulTiles: 1 to
+	// len(MatMulTiles()); 0, the default: DefaultMatMulTile); the FMA kernels have one
+	// tiling and ignore it.
 	Tile int
 }
 

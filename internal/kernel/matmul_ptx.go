@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"cmp"
 	"fmt"
 	"math/bits"
 	"slices"
@@ -52,10 +53,13 @@ type mmTile struct {
 	stages     int
 	threads    int
 	es         int // element size
-	// tensor cores: warps along M and N, warp tile 64x64.
+	// tensor cores: warps along M and N, warp tile 64 x warpN.
 	wm, wn int
+	warpN  int
 	// FMA: each thread's quads are q x q.
 	q int
+	// tensor cores: the software-pipelined main loop (MatMulTile.Pipelined)
+	pipe bool
 	// shared-memory row pitches (elements) and stage size (bytes)
 	pitchA, pitchB int
 	rowsA, rowsB   int
@@ -65,8 +69,23 @@ type mmTile struct {
 // MatMulTile is a tiling of the tensor-core kernel: a block computes a BM x BN tile of
 // C with warps of 64x64 (BM/64 x BN/64 warps), through Stages shared-memory stages of
 // BK16 (16-bit types; TF32: half as many) elements along K.
+//
+// Pipelined tilings run the main loop of CUTLASS's sm80 multistage GEMM
+// (cutlass/gemm/threadblock/mma_multistage.h): a warp's fragments are double-buffered
+// in registers, those of the next k step loaded (ldmatrix) before the mma.sync of the
+// current one, and the wait for the next stage and the block's barrier come before the
+// last k step of a tile, whose mma.sync then cover the first fragment loads of the next
+// stage. The plain main loop loads a k step's fragments right before its mma.sync, and
+// every tile's first ones right after the barrier, so that the tensor cores wait for
+// them.
+//
+// WarpN is a warp's tile along N: 64 (0 means 64), or 32 (half the accumulators and
+// registers, so that twice as many warps fit an SM, for 50% more fragment loads per
+// mma.sync).
 type MatMulTile struct {
 	BM, BN, BK16, Stages int
+	Pipelined            bool
+	WarpN                int
 }
 
 // mmTensorTiles are the tilings MatMul.Tile selects (1-based); registers with ptxas 13
@@ -79,7 +98,22 @@ type MatMulTile struct {
 //  4. 128x256x32 in 3 stages, 8 warps (80 KiB);
 //  5. 128x256x64 in 3 stages, 8 warps (153 KiB): half the barriers and waits per
 //     product of 2;
-//  6. 128x128x64 in 3 stages, 4 warps (105 KiB: 2 blocks an SM).
+//  6. 128x128x64 in 3 stages, 4 warps (105 KiB: 2 blocks an SM);
+//  7. 1 pipelined (238 registers with ptxas 12.4, 74 KiB: 2 blocks an SM);
+//  8. 6 pipelined (244 registers, 105 KiB: 2 blocks an SM);
+//  9. 2 pipelined (236 registers, 106 KiB);
+//  10. 3 pipelined (236 registers, 114 KiB);
+//  11. 5 pipelined (242 registers, 153 KiB);
+//  12. 128x128x32 in 4 stages, 8 warps of 64x32 (126 registers under .minnctapersm 2,
+//     74 KiB: 2 blocks, 16 warps an SM against 8 for the others);
+//  13. 128x128x64 in 3 stages, 8 warps of 64x32 (126 registers, 105 KiB: 2 blocks);
+//  14. 256x128x32 in 4 stages, 16 warps of 64x32 (114 KiB: 1 block, 16 warps).
+//
+// In the SASS of tiling 1 (ptxas 12.4, sm_90) a k tile's 64 HMMA of a warp follow the
+// barrier only after the ~100 integer instructions and 8 LDGSTS of the next tile's
+// copies and then the 16 LDSM; the pipelined loop (7-11) has the LDGSTS interleaved
+// with the HMMA and the next stage's 8 LDSM right after the barrier (ptxas hoists the
+// last k step's HMMA above it), at 26-34 more registers (TF32: 254-255, no spills).
 //
 // Measured on the H200 (2026-12-02, one run, 4096^3, the median of each against
 // cuBLAS's 196 µs bfloat16 and 202 µs float16 in the same run): tiling 1 457 µs
@@ -90,13 +124,23 @@ type MatMulTile struct {
 // A thread's copies share one address register and one bounds value per operand
 // (mmOperand), which keeps the K step of 64 (16 copies a thread per tile with 4 warps)
 // inside the registers.
+// Tilings 12-14 keep the plain main loop: pipelined, their 64x32 warp tiles spill
+// 28-48 bytes under 128 registers. Tilings 7-14 are not measured yet.
 var mmTensorTiles = []MatMulTile{
-	{128, 128, 32, 4},
-	{128, 256, 32, 4},
-	{256, 128, 32, 4},
-	{128, 256, 32, 3},
-	{128, 256, 64, 3},
-	{128, 128, 64, 3},
+	{128, 128, 32, 4, false, 0},
+	{128, 256, 32, 4, false, 0},
+	{256, 128, 32, 4, false, 0},
+	{128, 256, 32, 3, false, 0},
+	{128, 256, 64, 3, false, 0},
+	{128, 128, 64, 3, false, 0},
+	{128, 128, 32, 4, true, 0},
+	{128, 128, 64, 3, true, 0},
+	{128, 256, 32, 4, true, 0},
+	{256, 128, 32, 4, true, 0},
+	{128, 256, 64, 3, true, 0},
+	{128, 128, 32, 4, false, 32},
+	{128, 128, 64, 3, false, 32},
+	{256, 128, 32, 4, false, 32},
 }
 
 // mmDefaultTile is the tiling of Tile 0.
@@ -127,7 +171,9 @@ func (p *MatMul) tile() mmTile {
 	switch {
 	case p.Type == dtype.Float16 || p.Type == dtype.BFloat16 || p.TF32:
 		tt := mmTensorTiles[p.tensorTile()-1]
-		t.kind, t.bm, t.bn, t.bk, t.stages, t.wm, t.wn = mmTensor, tt.BM, tt.BN, tt.BK16, tt.Stages, tt.BM/64, tt.BN/64
+		t.warpN = cmp.Or(tt.WarpN, 64)
+		t.kind, t.bm, t.bn, t.bk, t.stages, t.wm, t.wn = mmTensor, tt.BM, tt.BN, tt.BK16, tt.Stages, tt.BM/64, tt.BN/t.warpN
+		t.pipe = tt.Pipelined
 		if p.TF32 {
 			t.bk /= 2
 		}
@@ -254,6 +300,11 @@ func (g *mmGen) begin(entry string) {
 		ptx.P("batch", ptx.U32), ptx.P("alpha", sc), ptx.P("beta", sc))
 	g.f = f
 	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", t.threads))
+	if t.kind == mmTensor && t.warpN == 32 && t.threads < 512 {
+		// At most 128 registers a thread, so that 16 warps share an SM (maxntid 512
+		// alone asks as much).
+		f.Attr(fmt.Sprintf(".minnctapersm %d", 512/t.threads))
+	}
 	g.sharedName = "mm_smem"
 	g.m.ExternShared(g.sharedName, 128)
 	ld := func(i int) ptx.Reg { return f.LdParam(i) }
@@ -489,7 +540,7 @@ func (g *mmGen) tensor() {
 	g.warpM, g.wN = g.u32(), g.u32()
 	f.Op("div.u32", g.warpM, warp, ptx.Int(t.wn))
 	f.Op("rem.u32", g.wN, warp, ptx.Int(t.wn))
-	const mt, nt = 4, 8 // a warp's 64x64: 4 x 8 tiles of 16x8
+	mt, nt := 4, t.warpN/8 // a warp's 64 x warpN: 4 x nt tiles of 16x8
 	g.acc = f.Regs(ptx.F32, mt*nt*4)
 	for _, r := range g.acc {
 		f.Op("mov.f32", r, ptx.ImmF32(0))
@@ -522,14 +573,8 @@ func (g *mmGen) tensor() {
 		g.commit()
 		adv(wr)
 	}
-	kt := g.u32()
-	f.Op("mov.u32", kt, ptx.Int(0))
-	loop := f.NewLabel()
-	f.Place(loop)
-	g.wait(t.stages - 2)
-	f.BarSync(0)
-	// Issue tile kt+stages-1 into the stage read at iteration kt-1.
-	{
+	issue := func(kt ptx.Reg) {
+		// Issue tile kt+stages-1 into the stage read at iteration kt-1.
 		skip := f.NewLabel()
 		kn := g.u32()
 		f.Op("add.u32", kn, kt, ptx.Int(t.stages-1))
@@ -543,29 +588,40 @@ func (g *mmGen) tensor() {
 		g.commit()
 		adv(wr)
 	}
-	stageAddr := g.u32()
-	f.Op("add.u32", stageAddr, g.smem, rd)
-	if g.p.TF32 {
-		g.computeTF32(stageAddr)
+	kt := g.u32()
+	f.Op("mov.u32", kt, ptx.Int(0))
+	if t.pipe {
+		g.pipelined(kt, rd, adv, issue)
 	} else {
-		g.compute16(stageAddr)
+		loop := f.NewLabel()
+		f.Place(loop)
+		g.wait(t.stages - 2)
+		f.BarSync(0)
+		issue(kt)
+		stageAddr := g.u32()
+		f.Op("add.u32", stageAddr, g.smem, rd)
+		if g.p.TF32 {
+			g.computeTF32(stageAddr)
+		} else {
+			g.compute16(stageAddr)
+		}
+		adv(rd)
+		f.Op("add.u32", kt, kt, ptx.Int(1))
+		again := g.pred()
+		f.Op("setp.lt.u32", again, kt, g.ktiles)
+		f.At(again).Bra(loop)
 	}
-	adv(rd)
-	f.Op("add.u32", kt, kt, ptx.Int(1))
-	again := g.pred()
-	f.Op("setp.lt.u32", again, kt, g.ktiles)
-	f.At(again).Bra(loop)
 	g.wait(0)
 
 	// Epilogue: acc[(i*nt+j)*4+e] is row warpM*64 + i*16 + g + 8*(e>>1), column
-	// wn*64 + j*8 + 2*t + (e&1).
+	// wn*warpN + j*8 + 2*t + (e&1).
 	gid, tig := g.u32(), g.u32()
 	f.Op("shr.u32", gid, g.lane, ptx.Int(2))
 	f.Op("and.b32", tig, g.lane, ptx.Int(3))
 	rowBase, colBase := g.u32(), g.u32()
 	f.Op("mad.lo.u32", rowBase, g.warpM, ptx.Int(64), gid)
 	f.Op("add.u32", rowBase, rowBase, g.row0)
-	f.Op("mad.lo.u32", colBase, g.wN, ptx.Int(64), g.col0)
+	f.Op("mad.lo.u32", colBase, g.wN, ptx.Int(t.warpN), g.col0)
 	f.Op("mad.lo.u32", colBase, tig, ptx.Int(2), colBase)
 	var rowOffs, colOffs []int
 	for i := 0; i < mt; i++ {
@@ -579,6 +635,64 @@ func (g *mmGen) tensor() {
 		j, e := ci/2, ci%2
 		return g.acc[(i*nt+j)*4+h*2+e]
 	})
+}
+
+// pipelined writes the software-pipelined main loop (MatMulTile.Pipelined): kt counts
+// the k tiles from 0, rd is the byte offset of the stage read (tile 0's), adv moves a
+// stage offset on, and issue(kt) copies tile kt+stages-1 (one cp.async group, empty
+// past the last tile). Iteration kt multiplies the tile in stage rd, whose first k
+// step's fragments are already in cur; k step ks loads step ks+1's fragments before its
+// mma.sync. The copies of tile kt+stages-1 are issued in step 0, into the stage that
+// iteration kt-1 read (every warp has loaded its fragments of it before the barrier of
+// iteration kt-1). Before the last step, the wait for tile kt+1 (the groups committed
+// are those of tiles 0 .. kt+stages-1, so stages-2 may be pending) and the barrier, after
+// which that step's loads are the next stage's first fragments. After the last tile
+// they read a stage no copy writes, and are not used.
+func (g *mmGen) pipelined(kt, rd ptx.Reg, adv func(ptx.Reg), issue func(ptx.Reg)) {
+	f, t := g.f, g.t
+	steps, load := t.bk/16, g.loadFrag16
+	if g.p.TF32 {
+		steps, load = t.bk/8, g.loadFragTF32
+	}
+	if steps < 2 {
+		panic(fmt.Sprintf("kernel: matmul tiling %+v: a pipelined tile needs two k steps", t))
+	}
+	stageAddr := g.u32() // the shared address of stage rd
+	f.Op("add.u32", stageAddr, g.smem, rd)
+	g.wait(t.stages - 2)
+	f.BarSync(0)
+	cur := g.newFrag()
+	aBase, bBase := g.fragBases(stageAddr)
+	load(cur, aBase, bBase, 0)
+	loop := f.NewLabel()
+	f.Place(loop)
+	aBase, bBase = g.fragBases(stageAddr)
+	frags := []mmFrag{cur}
+	for ks := 1; ks < steps; ks++ {
+		frags = append(frags, g.newFrag())
+	}
+	for ks := 0; ks < steps; ks++ {
+		if ks+1 < steps {
+			load(frags[ks+1], aBase, bBase, ks+1)
+		} else {
+			nA, nB := g.fragBases(stageAddr)
+			load(cur, nA, nB, 0)
+		}
+		if ks == 0 {
+			issue(kt)
+		}
+		g.mmaFrag(frags[ks])
+		if ks == steps-2 {
+			g.wait(t.stages - 2)
+			f.BarSync(0)
+			adv(rd)
+			f.Op("add.u32", stageAddr, g.smem, rd)
+		}
+	}
+	f.Op("add.u32", kt, kt, ptx.Int(1))
+	again := g.pred()
+	f.Op("setp.lt.u32", again, kt, g.ktiles)
+	f.At(again).Bra(loop)
 }
 
 // fragOffsets computes the lane-dependent shared-memory offsets of the fragment loads.
@@ -605,7 +719,7 @@ func (g *mmGen) fragOffsets() {
 			f.Op("mad.lo.u32", g.laneA, k, ptx.Int(t.pitchA), m)
 		}
 		n := g.u32()
-		f.Op("mad.lo.u32", n, g.wN, ptx.Int(64), gid)
+		f.Op("mad.lo.u32", n, g.wN, ptx.Int(t.warpN), gid)
 		if g.p.TransB {
 			f.Op("mad.lo.u32", g.laneB, n, ptx.Int(t.pitchB), k)
 		} else {
@@ -632,7 +746,7 @@ func (g *mmGen) fragOffsets() {
 		if g.p.TransB {
 			// [n][k]: n = wn*64 + b4*8 + lo3, k = b3*8
 			n, k := g.u32(), g.u32()
-			f.Op("mad.lo.u32", n, g.wN, ptx.Int(64), lo3)
+			f.Op("mad.lo.u32", n, g.wN, ptx.Int(t.warpN), lo3)
 			f.Op("mad.lo.u32", n, b4, ptx.Int(8), n)
 			f.Op("shl.b32", k, b3, ptx.Int(3))
 			f.Op("mad.lo.u32", g.laneB, n, ptx.Int(t.pitchB), k)
@@ -640,7 +754,7 @@ func (g *mmGen) fragOffsets() {
 			// [k][n], .trans: k = b3*8 + lo3, n = wn*64 + b4*8
 			k, n := g.u32(), g.u32()
 			f.Op("mad.lo.u32", k, b3, ptx.Int(8), lo3)
-			f.Op("mul.lo.u32", n, g.wN, ptx.Int(64))
+			f.Op("mul.lo.u32", n, g.wN, ptx.Int(t.warpN))
 			f.Op("mad.lo.u32", n, b4, ptx.Int(8), n)
 			f.Op("mad.lo.u32", g.laneB, k, ptx.Int(t.pitchB), n)
 		}
@@ -650,46 +764,83 @@ func (g *mmGen) fragOffsets() {
 	f.Op("add.u32", g.laneB, g.laneB, ptx.Int(t.bOff()))
 }
 
+// mmFrag is a warp's fragments of one k step: a[i] of A's 16-row tile i (4 registers),
+// b[j] of B's 8-column tile j (2 registers).
+type mmFrag struct {
+	a, b [][]ptx.Reg
+}
+
+// newFrag allocates the registers of one k step's fragments.
+func (g *mmGen) newFrag() mmFrag {
+	fr := mmFrag{a: make([][]ptx.Reg, 4), b: make([][]ptx.Reg, g.t.warpN/8)}
+	for i := range fr.a {
+		fr.a[i] = g.f.Regs(ptx.B32, 4)
+	}
+	for j := range fr.b {
+		fr.b[j] = g.f.Regs(ptx.B32, 2)
+	}
+	return fr
+}
+
+// fragBases returns the shared addresses of the lane's fragment loads in the stage at
+// shared address stage.
+func (g *mmGen) fragBases(stage ptx.Reg) (aBase, bBase ptx.Reg) {
+	aBase, bBase = g.u32(), g.u32()
+	g.f.Op("add.u32", aBase, stage, g.laneA)
+	g.f.Op("add.u32", bBase, stage, g.laneB)
+	return aBase, bBase
+}
+
 // compute16 multiplies the 16-bit tiles of the stage at shared address stage.
 func (g *mmGen) compute16(stage ptx.Reg) {
-	f, t := g.f, g.t
-	aBase, bBase := g.u32(), g.u32()
-	f.Op("add.u32", aBase, stage, g.laneA)
-	f.Op("add.u32", bBase, stage, g.laneB)
+	aBase, bBase := g.fragBases(stage)
+	for ks := 0; ks < g.t.bk/16; ks++ {
+		fr := g.newFrag()
+		g.loadFrag16(fr, aBase, bBase, ks)
+		g.mmaFrag(fr)
+	}
+}
+
+// loadFrag16 loads k step ks's 16-bit fragments into fr (ldmatrix.x4, four of A and
+// four of B) from the stage whose lane addresses are aBase and bBase.
+func (g *mmGen) loadFrag16(fr mmFrag, aBase, bBase ptx.Reg, ks int) {
+	t := g.t
+	es := t.es
+	for i := range fr.a {
+		var off int
+		if !g.p.TransA {
+			off = (i*16*t.pitchA + ks*16) * es
+		} else {
+			off = (ks*16*t.pitchA + i*16) * es
+		}
+		g.ldmatrix(fr.a[i], aBase, off, g.p.TransA)
+	}
+	for pI := 0; pI < len(fr.b)/2; pI++ {
+		var off int
+		if g.p.TransB {
+			off = (pI*16*t.pitchB + ks*16) * es
+		} else {
+			off = (ks*16*t.pitchB + pI*16) * es
+		}
+		r := []ptx.Reg{fr.b[2*pI][0], fr.b[2*pI][1], fr.b[2*pI+1][0], fr.b[2*pI+1][1]}
+		g.ldmatrix(r, bBase, off, !g.p.TransB)
+	}
+}
+
+// mmaFrag appends the 4 x nt mma.sync of one k step's fragments to the accumulators.
+func (g *mmGen) mmaFrag(fr mmFrag) {
 	typ := "f16"
 	if g.bf16 {
 		typ = "bf16"
 	}
-	es := t.es
-	for ks := 0; ks < t.bk/16; ks++ {
-		af := make([][]ptx.Reg, 4)
-		for i := range af {
-			var off int
-			if !g.p.TransA {
-				off = (i*16*t.pitchA + ks*16) * es
+	nt := len(fr.b)
+	for i := range fr.a {
+		for j := range fr.b {
+			d := g.acc[(i*nt+j)*4 : (i*nt+j)*4+4]
+			if g.p.TF32 {
+				g.mmaTF32(d, fr.a[i], fr.b[j])
 			} else {
-				off = (ks*16*t.pitchA + i*16) * es
-			}
-			af[i] = f.Regs(ptx.B32, 4)
-			g.ldmatrix(af[i], aBase, off, g.p.TransA)
-		}
-		bf := make([][]ptx.Reg, 8)
-		for pI := 0; pI < 4; pI++ {
-			var off int
-			if g.p.TransB {
-				off = (pI*16*t.pitchB + ks*16) * es
-			} else {
-				off = (ks*16*t.pitchB + pI*16) * es
-			}
-			r := f.Regs(ptx.B32, 4)
-			g.ldmatrix(r, bBase, off, !g.p.TransB)
-			bf[2*pI] = r[0:2]
-			bf[2*pI+1] = r[2:4]
-		}
-		for i := 0; i < 4; i++ {
-			for j := 0; j < 8; j++ {
-				d := g.acc[(i*8+j)*4 : (i*8+j)*4+4]
-				g.mma16(typ, d, af[i], bf[j])
+				g.mma16(typ, d, fr.a[i], fr.b[j])
 			}
 		}
 	}
@@ -715,52 +866,47 @@ func (g *mmGen) mma16(typ string, d, a, b []ptx.Reg) {
 
 // computeTF32 multiplies the float32 tiles of the stage at shared address stage.
 func (g *mmGen) computeTF32(stage ptx.Reg) {
+	aBase, bBase := g.fragBases(stage)
+	for ks := 0; ks < g.t.bk/8; ks++ {
+		fr := g.newFrag()
+		g.loadFragTF32(fr, aBase, bBase, ks)
+		g.mmaFrag(fr)
+	}
+}
+
+// loadFragTF32 loads k step ks's TF32 fragments into fr from the stage whose lane
+// addresses are aBase and bBase, rounded to TF32.
+func (g *mmGen) loadFragTF32(fr mmFrag, aBase, bBase ptx.Reg, ks int) {
 	f, t := g.f, g.t
-	aBase, bBase := g.u32(), g.u32()
-	f.Op("add.u32", aBase, stage, g.laneA)
-	f.Op("add.u32", bBase, stage, g.laneB)
-	for ks := 0; ks < t.bk/8; ks++ {
-		// A fragment of tile i: a0 (g, k), a1 (g+8, k), a2 (g, k'), a3 (g+8, k'), where
-		// the mma's k index tig stands for column 2*tig of the tile and tig+4 for 2*tig+1.
-		af := make([][]ptx.Reg, 4)
-		for i := range af {
-			r := f.Regs(ptx.B32, 4)
-			if !g.p.TransA {
-				off := (i*16*t.pitchA + ks*8) * 4
-				f.Op("ld.shared.v2.b32", ptx.Vec{r[0], r[2]}, ptx.Mem(aBase, int64(off)))
-				f.Op("ld.shared.v2.b32", ptx.Vec{r[1], r[3]}, ptx.Mem(aBase, int64(off+8*t.pitchA*4)))
-			} else {
-				off := (ks*8*t.pitchA + i*16) * 4
-				f.Op("ld.shared.b32", r[0], ptx.Mem(aBase, int64(off)))
-				f.Op("ld.shared.b32", r[2], ptx.Mem(aBase, int64(off+t.pitchA*4)))
-				f.Op("ld.shared.b32", r[1], ptx.Mem(aBase, int64(off+8*4)))
-				f.Op("ld.shared.b32", r[3], ptx.Mem(aBase, int64(off+(t.pitchA+8)*4)))
-			}
-			for _, x := range r {
-				g.tf32(x)
-			}
-			af[i] = r
+	// A fragment of tile i: a0 (g, k), a1 (g+8, k), a2 (g, k'), a3 (g+8, k'), where
+	// the mma's k index tig stands for column 2*tig of the tile and tig+4 for 2*tig+1.
+	for i, r := range fr.a {
+		if !g.p.TransA {
+			off := (i*16*t.pitchA + ks*8) * 4
+			f.Op("ld.shared.v2.b32", ptx.Vec{r[0], r[2]}, ptx.Mem(aBase, int64(off)))
+			f.Op("ld.shared.v2.b32", ptx.Vec{r[1], r[3]}, ptx.Mem(aBase, int64(off+8*t.pitchA*4)))
+		} else {
+			off := (ks*8*t.pitchA + i*16) * 4
+			f.Op("ld.shared.b32", r[0], ptx.Mem(aBase, int64(off)))
+			f.Op("ld.shared.b32", r[2], ptx.Mem(aBase, int64(off+t.pitchA*4)))
+			f.Op("ld.shared.b32", r[1], ptx.Mem(aBase, int64(off+8*4)))
+			f.Op("ld.shared.b32", r[3], ptx.Mem(aBase, int64(off+(t.pitchA+8)*4)))
 		}
-		bf := make([][]ptx.Reg, 8)
-		for j := range bf {
-			r := f.Regs(ptx.B32, 2)
-			if g.p.TransB {
-				off := (j*8*t.pitchB + ks*8) * 4
-				f.Op("ld.shared.v2.b32", ptx.Vec{r[0], r[1]}, ptx.Mem(bBase, int64(off)))
-			} else {
-				off := (ks*8*t.pitchB + j*8) * 4
-				f.Op("ld.shared.b32", r[0], ptx.Mem(bBase, int64(off)))
-				f.Op("ld.shared.b32", r[1], ptx.Mem(bBase, int64(off+t.pitchB*4)))
-			}
-			for _, x := range r {
-				g.tf32(x)
-			}
-			bf[j] = r
+		for _, x := range r {
+			g.tf32(x)
 		}
-		for i := 0; i < 4; i++ {
-			for j := 0; j < 8; j++ {
-				g.mmaTF32(g.acc[(i*8+j)*4:(i*8+j)*4+4], af[i], bf[j])
-			}
+	}
+	for j, r := range fr.b {
+		if g.p.TransB {
+			off := (j*8*t.pitchB + ks*8) * 4
+			f.Op("ld.shared.v2.b32", ptx.Vec{r[0], r[1]}, ptx.Mem(bBase, int64(off)))
+		} else {
+			off := (ks*8*t.pitchB + j*8) * 4
+			f.Op("ld.shared.b32", r[0], ptx.Mem(bBase, int64(off)))
+			f.Op("ld.shared.b32", r[1], ptx.Mem(bBase, int64(off+t.pitchB*4)))
+		}
+		for _, x := range r {
+			g.tf32(x)
 		}
 	}
 }

@@ -22,7 +22,8 @@ import (
 // layouts (which cover both fragment-load styles of A and B), and under the race
 // detector (or -short) only the small shape of float32, float64 and bfloat16,
 // untransposed. The tilings other than the default (MatMul.Tile) run the small shape
-// of bfloat16.
+// of bfloat16; the pipelined ones and those of warp tiles of 64x32 also a bfloat16, a
+// transposed float16 and a TF32 product over more k tiles than stages.
 func TestMatMulSim(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	type shape struct{ m, n, k, batch int }
@@ -78,6 +79,25 @@ func TestMatMulSim(t *testing.T) {
 		t.Run(fmt.Sprintf("%s/17x9x33x2", sp.Key()), func(t *testing.T) {
 			mmSimCase(t, rng, sp, 17, 9, 33, 2)
 		})
+		if tt := mmTensorTiles[tile-1]; !tt.Pipelined && tt.WarpN == 0 {
+			continue
+		}
+		// The pipelined main loop and the warp tiles of 64x32: more k tiles than
+		// stages (the ring wraps), both fragment loaders (TF32's), transposed operands.
+		for _, c := range []struct {
+			sp      MatMul
+			m, n, k int
+		}{
+			{MatMul{Type: dtype.BFloat16}, 70, 130, 6*64 + 3},
+			{MatMul{Type: dtype.Float16, TransA: true, TransB: true}, 17, 9, 5*64 + 8},
+			{MatMul{Type: dtype.Float32, TF32: true, TransA: true}, 17, 9, 5*32 + 1},
+		} {
+			sp := c.sp
+			sp.Tile = tile
+			t.Run(fmt.Sprintf("%s/%dx%dx%dx1", sp.Key(), c.m, c.n, c.k), func(t *testing.T) {
+				mmSimCase(t, rng, &sp, c.m, c.n, c.k, 1)
+			})
+		}
 	}
 }
 
