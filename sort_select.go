@@ -295,7 +295,7 @@ func topkRadix(s *Stream, keys *header, rows, n, k int, order kernel.SortKey, ou
 	sms := max(1, d.info.Multiprocessors)
 	tile := kernel.TopKRadixTile
 	tiles := (n + tile - 1) / tile
-	waves := 4 * sms // (47-56 registers, 8 KiB or 32 KiB of shared memory: 4 blocks an SM)
+	waves := kernel.TopKRadixBlocksPerSM * sms // (one wave)
 	chunkTiles := max(1, (rows*tiles+waves-1)/waves)
 	chunk := chunkTiles * tile
 	chunks := (n + chunk - 1) / chunk

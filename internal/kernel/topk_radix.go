@@ -75,8 +75,11 @@ const (
 	// TopKRadixCopies is the copies of pass 0's shared histogram (by lane).
 	TopKRadixCopies = 4
 	// topkRadixItems is the keys a thread reads in an iteration (two 16-byte loads
-	// with Vector; 47-56 registers under CUDA 13's ptxas, four blocks a multiprocessor).
+	// with Vector), loaded an iteration ahead.
 	topkRadixItems = 8
+	// TopKRadixBlocksPerSM is the blocks of a pass a multiprocessor holds: the
+	// kernels cap their registers at 80 for it.
+	TopKRadixBlocksPerSM = 3
 	// TopKRadixTile is the keys a block reads in an iteration.
 	TopKRadixTile = topkRadixItems * SortBlock
 	// TopKRadixScratchWords is the u32 words of a row's scratch: the counts, the

@@ -21,7 +21,12 @@ func (r *TopKRadix) PTX(major, minor int) (src, entry string, err error) {
 		params[i] = ptx.P(n, ptx.U64)
 	}
 	f := m.Kernel(entry, params...)
-	blockAttrs(f, SortBlock)
+	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", SortBlock))
+	if LiftRegCap {
+		// (three blocks a multiprocessor, TopKRadixBlocksPerSM; CUDA 13's ptxas
+		// picks 32 or 64 registers without it, blockAttrs's doc)
+		f.Attr(fmt.Sprintf(".maxnreg %d", 65536/(TopKRadixBlocksPerSM*SortBlock)/8*8))
+	}
 	pass := r.Pass
 	items := topkRadixItems
 	shift, width := topkRadixShift(pass)
@@ -216,54 +221,67 @@ func (r *TopKRadix) PTX(major, minor int) (src, entry string, err error) {
 		if r.Vector {
 			G = 16 / ks
 		}
+		// itemAt returns item j's index in the row (u64) of the iteration at i.
+		itemAt := func(i ptx.Reg, j int) ptx.Reg {
+			ie := f.Reg(ptx.U64)
+			f.Add(ie, i, ptx.Int((j/G)*SortBlock*G+j%G))
+			return ie
+		}
+		// loadAt loads the thread's keys of the iteration at i (past end: none).
+		loadAt := func(i ptx.Reg) []ptx.Reg {
+			keys := make([]ptx.Reg, items)
+			for j := 0; j < items; j += G {
+				ij := itemAt(i, j)
+				a := f.Reg(ptx.U64)
+				f.Add(a, ij, rowBase)
+				f.Fma(a, a, ptx.Int(ks), pk)
+				if !r.Vector {
+					keys[j] = loadElem(f, ks, f.Setp(ptx.Lt, ij, end), ptx.Mem(a, 0), true)
+					continue
+				}
+				ijG := f.Reg(ptx.U64)
+				f.Add(ijG, ij, ptx.Int(G))
+				full := f.Setp(ptx.Le, ijG, end)
+				for e := 0; e < G; e++ {
+					keys[j+e] = f.Reg(ptx.U32)
+					f.Mov(keys[j+e], ptx.Int(0))
+				}
+				f.At(full).Op(fmt.Sprintf("ld.global.nc.v%d.u32", G), ptx.Vec(keys[j:j+G]), ptx.Mem(a, 0))
+				for e := 0; e < G; e++ {
+					ie := f.Reg(ptx.U64)
+					f.Add(ie, ij, ptx.Int(e))
+					p := f.Reg(ptx.Pred)
+					f.Op("and.pred", p, f.Setp(ptx.Lt, ie, end), notp(f, full))
+					f.At(p).Op("ld.global.nc.u32", keys[j+e], ptx.Mem(a, int64(e*ks)))
+				}
+			}
+			return keys
+		}
 		i := f.Reg(ptx.U64)
 		th := f.Reg(ptx.U64)
 		f.Mul(th, tid64, ptx.Int(G))
 		f.Add(i, start, th)
+		// The next iteration's keys are loaded before this one's counts (and appends:
+		// the reservation's atomic and barriers overlap the loads).
+		keys := loadAt(i)
 		loop, done := f.NewLabel(), f.NewLabel()
 		f.Place(loop)
 		ib := f.Reg(ptx.U64)
 		f.Sub(ib, i, th)
 		f.At(f.Setp(ptx.Ge, ib, end)).Bra(done) // (block-uniform)
-		keys := make([]ptx.Reg, items)
-		valid := make([]ptx.Reg, items)
-		idx := make([]ptx.Reg, items)
-		for j := 0; j < items; j += G {
-			ij := f.Reg(ptx.U64)
-			f.Add(ij, i, ptx.Int((j/G)*SortBlock*G))
-			a := f.Reg(ptx.U64)
-			f.Add(a, ij, rowBase)
-			f.Fma(a, a, ptx.Int(ks), pk)
-			for e := 0; e < G; e++ {
-				ie := f.Reg(ptx.U64)
-				f.Add(ie, ij, ptx.Int(e))
-				valid[j+e] = f.Setp(ptx.Lt, ie, end)
-				idx[j+e] = u32(ie)
-			}
-			if !r.Vector {
-				keys[j] = loadElem(f, ks, valid[j], ptx.Mem(a, 0), true)
-				continue
-			}
-			ijG := f.Reg(ptx.U64)
-			f.Add(ijG, ij, ptx.Int(G))
-			full := f.Setp(ptx.Le, ijG, end)
-			for e := 0; e < G; e++ {
-				keys[j+e] = f.Reg(ptx.U32)
-				f.Mov(keys[j+e], ptx.Int(0))
-			}
-			f.At(full).Op(fmt.Sprintf("ld.global.nc.v%d.u32", G), ptx.Vec(keys[j:j+G]), ptx.Mem(a, 0))
-			for e := 0; e < G; e++ {
-				p := f.Reg(ptx.Pred)
-				f.Op("and.pred", p, valid[j+e], notp(f, full))
-				f.At(p).Op("ld.global.nc.u32", keys[j+e], ptx.Mem(a, int64(e*ks)))
-			}
-		}
+		i1 := f.Reg(ptx.U64)
+		f.Add(i1, i, ptx.Int(items*SortBlock))
+		nk := loadAt(i1)
 		var its []item
 		for j := range keys {
-			its = append(its, process(g.ordered(keys[j]), idx[j], valid[j]))
+			ie := itemAt(i, j)
+			its = append(its, process(g.ordered(keys[j]), u32(ie), f.Setp(ptx.Lt, ie, end)))
 		}
 		appendHits(its)
-		f.Add(i, i, ptx.Int(items*SortBlock))
+		for j := range keys {
+			f.Mov(keys[j], nk[j])
+		}
+		f.Mov(i, i1)
 		f.Bra(loop)
 		f.Place(done)
 	}
