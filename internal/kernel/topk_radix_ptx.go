@@ -340,22 +340,45 @@ func (r *TopKRadix) PTX(major, minor int) (src, entry string, err error) {
 	}
 	keysLoop()
 	f.Place(afterLoops)
-	// Flush the counts.
+	// Flush the counts that the select step can read: thread t sums bins t*B to
+	// t*B+B-1 over the copies, and a bin goes out when nonzero and the block's keys in
+	// the bins before it are fewer than rem. (The bin of the k-th key is at most the
+	// first where this block alone reaches rem: every bin up to it goes out from every
+	// block, and the step reads no count past it. Most blocks send a few bins.)
+	rem := f.Reg(ptx.U32)
+	f.Mov(rem, k)
+	if pass > 0 {
+		x := f.Reg(ptx.U64)
+		f.Ld(ptx.Global, ptx.CacheDefault, ptx.U64, ptx.Mem(sa, 8), x)
+		f.Cvt(rem, x)
+	}
+	B := bins / SortBlock
 	f.BarSync(0)
-	for j := 0; j < bins/SortBlock; j++ {
-		v := f.Reg(ptx.U32)
-		f.Mov(v, ptx.Int(0))
+	{
+		vs := f.Regs(ptx.U32, B)
 		a := f.Reg(ptx.U32)
-		f.Fma(a, g.tid, ptx.Int(4), hb)
-		for cp := 0; cp < copies; cp++ {
-			x := f.Reg(ptx.U32)
-			f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(a, int64((cp*bins+j*SortBlock)*4)), x)
-			f.Add(v, v, x)
+		f.Fma(a, g.tid, ptx.Int(B*4), hb)
+		sum := f.Reg(ptx.U32)
+		f.Mov(sum, ptx.Int(0))
+		for j, v := range vs {
+			f.Mov(v, ptx.Int(0))
+			for cp := 0; cp < copies; cp++ {
+				x := f.Reg(ptx.U32)
+				f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(a, int64((cp*bins+j)*4)), x)
+				f.Add(v, v, x)
+			}
+			f.Add(sum, sum, v)
 		}
+		run, _ := g.blockScan(sum, "tx_sum")
 		ga := f.Reg(ptx.U64)
-		f.Add(ga, tid64, ptx.Int(j*SortBlock))
-		f.Fma(ga, ga, ptx.Int(4), scr)
-		f.At(f.Setp(ptx.Ne, v, ptx.Int(0))).Op("red.global.add.u32", ptx.Mem(ga, 0), v)
+		f.Mul(ga, tid64, ptx.Int(B*4))
+		f.Add(ga, ga, scr)
+		for j, v := range vs {
+			w := f.Reg(ptx.Pred)
+			f.Op("and.pred", w, f.Setp(ptx.Ne, v, ptx.Int(0)), f.Setp(ptx.Lt, run, rem))
+			f.At(w).Op("red.global.add.u32", ptx.Mem(ga, int64(j*4)), v)
+			f.Add(run, run, v)
+		}
 	}
 	// The ticket: the row's last block goes on.
 	fence := func() {
@@ -394,7 +417,6 @@ func (r *TopKRadix) PTX(major, minor int) (src, entry string, err error) {
 		f.At(f.Setp(ptx.Eq, fl, ptx.Int(0))).Bra(exit)
 	}
 	// The select step: thread t holds bins t*B to t*B+B-1.
-	B := bins / SortBlock
 	ha := f.Reg(ptx.U64)
 	f.Mul(ha, tid64, ptx.Int(B*4))
 	f.Add(ha, ha, scr)
@@ -409,13 +431,6 @@ func (r *TopKRadix) PTX(major, minor int) (src, entry string, err error) {
 		f.Add(sum, sum, c)
 	}
 	excl, _ := g.blockScan(sum, "tx_sum")
-	rem := f.Reg(ptx.U32)
-	f.Mov(rem, k)
-	if pass > 0 {
-		x := f.Reg(ptx.U64)
-		f.Ld(ptx.Global, ptx.CacheDefault, ptx.U64, ptx.Mem(sa, 8), x)
-		f.Cvt(rem, x)
-	}
 	run := f.Reg(ptx.U32)
 	f.Mov(run, excl)
 	for j, c := range cs {
