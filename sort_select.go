@@ -21,8 +21,9 @@ import (
 // (a most-significant-digit radix select: one histogram pass per 8-bit digit finds the
 // k-th key, the pass's last block picking the digit; one pass counts the keys before
 // it per tile, one gathers the k keys in index order, and a block sort, or for k up
-// to 512 a rank sort, orders them; Tuning.TopKVariant 1 selects the first design);
-// other rows sort whole and keep k.
+// to 512 a rank sort, orders them; Tuning.TopKVariant 1 selects the first design, 3
+// for 4-byte keys an 11-bit radix select that buffers the k-th key's bucket: three
+// launches, two reads of the keys); other rows sort whole and keep k.
 func TopK[T Elem](s *Stream, a *Array[T], k, axis int, opts ...SortOption) (*Array[T], *Array[int64], error) {
 	if err := nonNil(a); err != nil {
 		return nil, nil, err
