@@ -160,6 +160,33 @@ func TestTopKVariants(t *testing.T) {
 	})
 }
 
+// TestTopKVariant3Sim runs TopK's variant 3 end to end on the simulated CUDA device
+// (the host's plan, the PTX of the three passes, the guarded fallback and its scan):
+// vector and scalar loads, several rows, the buffer select of ties and the fallback.
+func TestTopKVariant3Sim(t *testing.T) {
+	d, s := simStream(t)
+	old := d.Tuning()
+	defer d.SetTuning(old)
+	tu := old
+	tu.TopKVariant = 3
+	if _, err := d.SetTuning(tu); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(22, 11))
+	few := make([]int32, 12000)
+	for i := range few {
+		few[i] = int32(rng.IntN(3))
+	}
+	spread := make([]int32, 20000)
+	for i := range spread {
+		spread[i] = int32(rng.IntN(512)) << 10
+	}
+	checkTopK(t, s, stGen[float32](rng, 20000, patSpecial), 1, 20000, 100, false)
+	checkTopK(t, s, stGen[float32](rng, 3*9001, patSpecial), 3, 9001, 33, true)
+	checkTopK(t, s, few, 1, len(few), 100, false) // (fallback: the k-th key's bucket past buf2)
+	checkTopK(t, s, spread, 2, len(spread)/2, 64, true)
+}
+
 // TestTopKLargeGPU checks TopK's variants at the benchmark's size (the 100 largest of
 // 2^24 uniform float32, gpubench's array/topk/100/float32/2^24) and near it, on CUDA:
 // go test -run TopKLargeGPU .
