@@ -44,10 +44,14 @@ const (
 	scratchScanStatus
 	// scratchCompactStatus is a compaction's tile status (16 bytes and a word a tile).
 	scratchCompactStatus
+	// scratchSelect is TopK's radix select counts (kernel.TopKRadixScratchWords u32s a
+	// row; left zero by its last pass).
+	scratchSelect
 	numScratchKinds
 )
 
-var scratchNames = [numScratchKinds]string{"a fused reduction's counters", "a scan's status", "a compaction's status"}
+var scratchNames = [numScratchKinds]string{"a fused reduction's counters", "a scan's status", "a compaction's status",
+	"a radix select's counts"}
 
 const (
 	// scratchMin is the smallest block; larger ones are powers of two.

@@ -21,8 +21,9 @@ import (
 // (a most-significant-digit radix select: one histogram pass per 8-bit digit finds the
 // k-th key, the pass's last block picking the digit; one pass counts the keys before
 // it per tile, one gathers the k keys in index order, and a block sort, or for k up
-// to 512 a rank sort, orders them; Tuning.TopKVariant 1 selects the first design);
-// other rows sort whole and keep k.
+// to 512 a rank sort, orders them; Tuning.TopKVariant 1 selects the first design, 3
+// for 4-byte keys an 11-bit radix select that buffers the k-th key's bucket: three
+// launches, two reads of the keys); other rows sort whole and keep k.
 func TopK[T Elem](s *Stream, a *Array[T], k, axis int, opts ...SortOption) (*Array[T], *Array[int64], error) {
 	if err := nonNil(a); err != nil {
 		return nil, nil, err
@@ -123,13 +124,17 @@ func topkRows(s *Stream, keys *header, rows, n, k int, desc bool, outK, outV *he
 		}
 		return nil
 	}
+	tu := d.tuning()
+	if tu.TopKVariant == 3 && keys.dt.Size() == 4 && k <= kernel.TopKRankMax && rows <= topkRadixMaxRows {
+		return topkRadix(s, keys, rows, n, k, order, outK, outV)
+	}
 	// Radix select.
 	P := order.Passes()
 	items := 16
 	tile := kernel.SortBlock * items
 	tiles := (n + tile - 1) / tile
 	sms := max(1, d.info.Multiprocessors)
-	v2 := d.tuning().TopKVariant == 2
+	v2 := tu.TopKVariant >= 2
 	waves := 4 * sms
 	vector := v2 && keys.dt.Size() == 4 && headerPtr(keys)%16 == 0 && (rows == 1 || n*4%16 == 0)
 	if vector {
@@ -145,16 +150,14 @@ func topkRows(s *Stream, keys *header, rows, n, k int, desc bool, outK, outV *he
 	}
 	hist := &kernel.SelectHist{Order: order, Items: 8}
 	step := &kernel.SelectStep{Passes: P}
-	count := &kernel.TopKCount{Order: order, Items: items}
-	gather := &kernel.TopKGather{Order: order, Items: items}
 	if v2 {
-		hist.Fused, count.Striped, gather.Skip = true, true, true
+		hist.Fused = true
 		// 16-byte loads of 4-byte keys (8-byte keys: the scalar kernel, which needs
 		// fewer registers than their vector one).
 		hist.Vector = vector
 	}
-	var fns [5]*Function
-	for i, sp := range []kernelSpec{hist, step, count, gather, bs} {
+	var fns [2]*Function
+	for i, sp := range []kernelSpec{hist, step} {
 		fn, err := d.kernel(sp)
 		if err != nil {
 			return err
@@ -193,6 +196,35 @@ func topkRows(s *Stream, keys *header, rows, n, k int, desc bool, outK, outV *he
 			return err
 		}
 	}
+	return topkGather(s, keys, rows, n, k, order, state, v2, nil, bs, outK, outV)
+}
+
+// topkGather ends topkRows after the radix select (state: the k-th smallest key T and
+// rem, SelectHist's): TopKCount counts each tile's keys below and equal to T, a scan
+// turns the counts into offsets, TopKGather writes the k in index order and a rank
+// sort (v2, k up to kernel.TopKRankMax) or bs orders them into outK and outV. With a
+// guard (a u32 flag on the device; TopKRadix's fallback flag) the kernels return at
+// once when it is zero (the scan runs on whatever the counts hold).
+func topkGather(s *Stream, keys *header, rows, n, k int, order kernel.SortKey, state *Buffer, v2 bool, guard *header,
+	bs *kernel.RadixBlockSort, outK, outV *header) error {
+	d := s.dev
+	const items = 16
+	tiles := (n + kernel.SortBlock*items - 1) / (kernel.SortBlock * items)
+	block := Dim3{X: kernel.SortBlock}
+	count := &kernel.TopKCount{Order: order, Items: items, Striped: v2, Guard: guard != nil}
+	gather := &kernel.TopKGather{Order: order, Items: items, Skip: v2, Guard: guard != nil}
+	var fns [2]*Function
+	for i, sp := range []kernelSpec{count, gather} {
+		fn, err := d.kernel(sp)
+		if err != nil {
+			return err
+		}
+		fns[i] = fn
+	}
+	var guardArgs []any
+	if guard != nil {
+		guardArgs = []any{In(guard)}
+	}
 	counts, err := s.Alloc(int64(rows * tiles * 16))
 	if err != nil {
 		return err
@@ -204,7 +236,7 @@ func topkRows(s *Stream, keys *header, rows, n, k int, desc bool, outK, outV *he
 	}
 	defer prefix.Free()
 	tg := LaunchConfig{Grid: Dim3{X: rows * tiles}, Block: block}
-	if err := s.Launch(fns[2], tg, In(keys), In(state), Out(counts), uint64(n), uint64(tiles)); err != nil {
+	if err := s.Launch(fns[0], tg, append([]any{In(keys), In(state), Out(counts), uint64(n), uint64(tiles)}, guardArgs...)...); err != nil {
 		return err
 	}
 	ch := &header{buf: counts, dt: dtype.Int64, shape: []int{rows, tiles, 2}, strides: []int{2 * tiles, 2, 1}}
@@ -226,21 +258,95 @@ func topkRows(s *Stream, keys *header, rows, n, k int, desc bool, outK, outV *he
 	if v2 {
 		countsArg = In(counts)
 	}
-	if err := s.Launch(fns[3], tg, In(keys), In(state), In(prefix), Out(candK), Out(candV),
-		uint64(n), uint64(tiles), uint64(k), countsArg); err != nil {
+	if err := s.Launch(fns[1], tg, append([]any{In(keys), In(state), In(prefix), Out(candK), Out(candV),
+		uint64(n), uint64(tiles), uint64(k), countsArg}, guardArgs...)...); err != nil {
 		return err
 	}
 	if v2 && k <= kernel.TopKRankMax {
-		fn, err := d.kernel(&kernel.TopKRankSort{Order: order})
+		fn, err := d.kernel(&kernel.TopKRankSort{Order: order, Guard: guard != nil})
 		if err != nil {
 			return err
 		}
 		return s.Launch(fn, LaunchConfig{Grid: Dim3{X: rows}, Block: block},
-			In(candK), Out(outK), In(candV), Out(outV), uint64(rows), uint64(k))
+			append([]any{In(candK), Out(outK), In(candV), Out(outV), uint64(rows), uint64(k)}, guardArgs...)...)
+	}
+	if guard != nil {
+		return fmt.Errorf("gpu: top %d with a guard: %w", k, ErrNotSupported)
 	}
 	rpb := bs.Tile() / k
-	return s.Launch(fns[4], LaunchConfig{Grid: Dim3{X: (rows + rpb - 1) / rpb}, Block: block},
+	fn, err := d.kernel(bs)
+	if err != nil {
+		return err
+	}
+	return s.Launch(fn, LaunchConfig{Grid: Dim3{X: (rows + rpb - 1) / rpb}, Block: block},
 		In(candK), Out(outK), In(candV), Out(outV), uint64(rows), uint64(k), uint64(rpb))
+}
+
+// topkRadixMaxRows is the most rows that Tuning.TopKVariant 3 takes (8 KiB of scratch
+// a row); more take variant 2.
+const topkRadixMaxRows = 256
+
+// topkRadix is topkRows by internal/kernel's TopKRadix (Tuning.TopKVariant 3; 4-byte
+// keys, k up to kernel.TopKRankMax): three passes without a round trip to the host,
+// then topkGather guarded by the fallback flag, which returns at once unless a row's
+// last bucket overflowed its candidate buffer. buf1 holds a quarter of a row, buf2 at
+// most 2^16 keys.
+func topkRadix(s *Stream, keys *header, rows, n, k int, order kernel.SortKey, outK, outV *header) error {
+	d := s.dev
+	sms := max(1, d.info.Multiprocessors)
+	tile := kernel.TopKRadixTile
+	tiles := (n + tile - 1) / tile
+	waves := kernel.TopKRadixBlocksPerSM * sms // (one wave)
+	chunkTiles := max(1, (rows*tiles+waves-1)/waves)
+	chunk := chunkTiles * tile
+	chunks := (n + chunk - 1) / chunk
+	if int64(rows)*int64(max(chunks, (n+kernel.SortBlock*16-1)/(kernel.SortBlock*16))) > 1<<31-1 || int64(n) > 1<<31-1 {
+		return fmt.Errorf("gpu: top-k of %d rows of %d: %w", rows, n, ErrNotSupported)
+	}
+	cap1 := (n/4 + 2) &^ 1
+	cap2 := min(cap1, 1<<16)
+	vector := headerPtr(keys)%16 == 0 && (rows == 1 || n%4 == 0)
+	var fns [3]*Function
+	for p := range fns {
+		fn, err := d.kernel(&kernel.TopKRadix{Order: order, Pass: p, Vector: vector})
+		if err != nil {
+			return err
+		}
+		fns[p] = fn
+	}
+	state, err := s.Alloc(int64(kernel.TopKRadixStateBytes(rows)))
+	if err != nil {
+		return err
+	}
+	defer state.Free()
+	var bufs [3]*Buffer
+	for i, size := range []int{rows * cap1 * 8, rows * cap2 * 8, rows * k * 8} {
+		b, err := s.Alloc(int64(size))
+		if err != nil {
+			return err
+		}
+		defer b.Free()
+		bufs[i] = b
+	}
+	sc, err := s.scratch(scratchSelect, rows*kernel.TopKRadixScratchWords*4, true)
+	if err != nil {
+		return err
+	}
+	launched := 0
+	for p := range fns {
+		if err = s.Launch(fns[p], LaunchConfig{Grid: Dim3{X: rows * chunks}, Block: Dim3{X: kernel.SortBlock}},
+			In(keys), sc.arg, InOut(state), InOut(bufs[0]), InOut(bufs[1]), InOut(bufs[2]), Out(outK), Out(outV),
+			uint64(n), uint64(chunk), uint64(chunks), uint64(k), uint64(cap1), uint64(cap2)); err != nil {
+			break
+		}
+		launched++
+	}
+	sc.release(launched == len(fns)) // (pass 2 leaves the scratch zero)
+	if err != nil {
+		return err
+	}
+	flag := &header{buf: state, dt: dtype.Uint32, shape: []int{1}, strides: []int{1}, off: rows * 4}
+	return topkGather(s, keys, rows, n, k, order, state, true, flag, nil, outK, outV)
 }
 
 // Median returns the median of a's elements over the axes (all by default;

@@ -101,8 +101,11 @@ func TestTopK(t *testing.T) {
 	})
 }
 
-// TestTopKVariants runs the radix-select cases of TopK under both
-// Tuning.TopKVariant values: long rows, few and many rows, ties at the k-th key.
+// TestTopKVariants runs the radix-select cases of TopK under every
+// Tuning.TopKVariant value: long rows, few and many rows, ties at the k-th key. For
+// variant 3 (4-byte keys) also: odd lengths (scalar loads), k of 1 and 512, the k-th
+// key's bucket too large for its buffer (the guarded fallback), ties past rem in the
+// buffer (its index select), all keys equal, NaN and -0, and up to 256 rows.
 func TestTopKVariants(t *testing.T) {
 	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
 		old := d.Tuning()
@@ -112,7 +115,15 @@ func TestTopKVariants(t *testing.T) {
 		for i := range ties {
 			ties[i] = int64(rng.IntN(3))
 		}
-		for v := 1; v <= 2; v++ {
+		ties32 := make([]int32, 70001)
+		for i := range ties32 {
+			ties32[i] = int32(rng.IntN(3))
+		}
+		spread := make([]int32, 200000) // 4096 values with distinct top 22 bits, ~49 each
+		for i := range spread {
+			spread[i] = int32(rng.IntN(4096)) << 10
+		}
+		for v := 1; v <= 3; v++ {
 			tu := old
 			tu.TopKVariant = v
 			if _, err := d.SetTuning(tu); err != nil {
@@ -127,9 +138,77 @@ func TestTopKVariants(t *testing.T) {
 				}
 				checkTopK(t, s, ties, 1, len(ties), 100, false)
 				checkTopK(t, s, ties, 2, len(ties)/2, 5000, true)
+				if v != 3 {
+					return
+				}
+				for _, c := range []struct{ rows, n, k int }{{1, 70001, 7}, {5, 9001, 512}, {1, 1 << 17, 1}, {3, 20000, 100}, {256, 6000, 50}} {
+					for _, sm := range []bool{false, true} {
+						checkTopK(t, s, stGen[float32](rng, c.rows*c.n, patSpecial), c.rows, c.n, c.k, sm)
+						checkTopK(t, s, stGen[uint32](rng, c.rows*c.n, patRandom), c.rows, c.n, c.k, sm)
+					}
+				}
+				for _, sm := range []bool{false, true} {
+					checkTopK(t, s, ties32, 1, len(ties32), 100, sm)
+					checkTopK(t, s, spread, 1, len(spread), 100, sm)
+					checkTopK(t, s, spread, 4, len(spread)/4, 300, sm)
+					checkTopK(t, s, stGen[float32](rng, 50000, patEqual), 1, 50000, 100, sm)
+					checkTopK(t, s, stGen[float32](rng, 50000, patSorted), 1, 50000, 100, sm)
+					checkTopK(t, s, stGen[int32](rng, 50000, patReverse), 2, 25000, 200, sm)
+				}
 			})
 		}
 	})
+}
+
+// TestTopKVariant3Sim runs TopK's variant 3 end to end on the simulated CUDA device
+// (the host's plan, the PTX of the three passes, the guarded fallback and its scan):
+// vector and scalar loads, several rows, the buffer select of ties and the fallback.
+func TestTopKVariant3Sim(t *testing.T) {
+	d, s := simStream(t)
+	old := d.Tuning()
+	defer d.SetTuning(old)
+	tu := old
+	tu.TopKVariant = 3
+	if _, err := d.SetTuning(tu); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(22, 11))
+	few := make([]int32, 12000)
+	for i := range few {
+		few[i] = int32(rng.IntN(3))
+	}
+	spread := make([]int32, 20000)
+	for i := range spread {
+		spread[i] = int32(rng.IntN(512)) << 10
+	}
+	checkTopK(t, s, stGen[float32](rng, 20000, patSpecial), 1, 20000, 100, false)
+	checkTopK(t, s, stGen[float32](rng, 3*9001, patSpecial), 3, 9001, 33, true)
+	checkTopK(t, s, few, 1, len(few), 100, false) // (fallback: the k-th key's bucket past buf2)
+	checkTopK(t, s, spread, 2, len(spread)/2, 64, true)
+}
+
+// TestTopKLargeGPU checks TopK's variants at the benchmark's size (the 100 largest of
+// 2^24 uniform float32, gpubench's array/topk/100/float32/2^24) and near it, on CUDA:
+// go test -run TopKLargeGPU .
+func TestTopKLargeGPU(t *testing.T) {
+	d, s, old := cudaTuningStream(t)
+	rng := rand.New(rand.NewPCG(22, 9))
+	u := make([]float32, 1<<24+3)
+	for i := range u {
+		u[i] = float32(rng.IntN(1<<24)) / (1 << 24) // [0, 1) in steps of 2^-24: ties
+	}
+	for v := 1; v <= 3; v++ {
+		tu := old
+		tu.TopKVariant = v
+		if _, err := d.SetTuning(tu); err != nil {
+			t.Fatal(err)
+		}
+		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
+			checkTopK(t, s, u[:1<<24], 1, 1<<24, 100, false)
+			checkTopK(t, s, u, 1, len(u), 512, true)
+			checkTopK(t, s, u[:1<<24], 4, 1<<22, 1, false)
+		})
+	}
 }
 
 // TopK along a middle axis.

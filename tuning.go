@@ -48,7 +48,7 @@ import (
 //	GPU_CONCAT_AXIS0=kernel|memcpy          Concat.Axis0Kernel (memcpy)
 //	GPU_CONCAT_AXIS1=kernel|memcpy|memcpy2d Concat.RowsKernel (kernel)
 //	GPU_SEARCH_VARIANT=v1|v2                SearchVariant (2)
-//	GPU_TOPK_VARIANT=v1|v2                  TopKVariant (2)
+//	GPU_TOPK_VARIANT=v1|v2|v3               TopKVariant (2)
 //	GPU_EW_PDL=on|off                       ElementwisePDL (off)
 //
 // ("vN|N": either spelling; "on|off": 1, true or on; 0, false or off.) The second part
@@ -231,8 +231,14 @@ type Tuning struct {
 	// of the radix block sort (internal/kernel's SelectHist.Vector and Fused,
 	// TopKCount.Striped, TopKGather.Skip, TopKRankSort); 1, the first design (293 µs
 	// for the 100 largest of 2^24 float32 on the H200, 2026-12-02: 4 histogram passes
-	// of 34 µs and 4 steps of 2.5 µs, count 39 µs, gather 77 µs, block sort 14 µs).
-	// Default 2; GPU_TOPK_VARIANT=v1|v2 selects one.
+	// of 34 µs and 4 steps of 2.5 µs, count 39 µs, gather 77 µs, block sort 14 µs);
+	// 3, for 4-byte keys, k up to 512 and up to 256 rows (others as 2), an 11-bit
+	// radix select with candidate buffers (internal/kernel's TopKRadix, after RAFT's
+	// AIR top-k): three launches, two reads of the keys (the second appending the top
+	// bucket's keys to a buffer), the third pass over that buffer, its last block
+	// taking the ties and ordering the k, no memset; variant 2's count, scan, gather
+	// and rank sort follow, returning at once unless the last bucket overflowed.
+	// Default 2; GPU_TOPK_VARIANT=v1|v2|v3 selects one.
 	TopKVariant int
 	// ElementwisePDL launches the elementwise kernels (Eval, EvalInto, Kernel, and the
 	// operations made of them) with programmatic dependent launch on CUDA devices of
@@ -373,7 +379,7 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 		PutVariant:         1,
 	}
 	envVariant(getenv, "GPU_SEARCH_VARIANT", 2, &t.SearchVariant)
-	envVariant(getenv, "GPU_TOPK_VARIANT", 2, &t.TopKVariant)
+	envVariant(getenv, "GPU_TOPK_VARIANT", 3, &t.TopKVariant)
 	envChoice(getenv, "GPU_REDUCE_HALF_UNROLL", &t.ReduceHalfUnroll, 1, 2, 4, 8)
 	envChoice(getenv, "GPU_REDUCE_HALF_ACCS", &t.ReduceHalfAccs, 1, 2, 4, 8)
 	envChoice(getenv, "GPU_CONCAT_ROWS", &t.Concat.Rows, 1, 2)
@@ -461,8 +467,8 @@ func (t Tuning) validate() error {
 		return fmt.Errorf("gpu: tuning: concat items %d, want 4 or 8: %w", t.Concat.Items, ErrInvalidValue)
 	case t.SearchVariant < 1 || t.SearchVariant > 2:
 		return fmt.Errorf("gpu: tuning: search variant %d, want 1 or 2: %w", t.SearchVariant, ErrInvalidValue)
-	case t.TopKVariant < 1 || t.TopKVariant > 2:
-		return fmt.Errorf("gpu: tuning: top-k variant %d, want 1 or 2: %w", t.TopKVariant, ErrInvalidValue)
+	case t.TopKVariant < 1 || t.TopKVariant > 3:
+		return fmt.Errorf("gpu: tuning: top-k variant %d, want 1, 2 or 3: %w", t.TopKVariant, ErrInvalidValue)
 	case t.MatMulTile < 1 || t.MatMulTile > len(kernel.MatMulTiles()):
 		return fmt.Errorf("gpu: tuning: MatMulTile %d, want 1 to %d: %w", t.MatMulTile, len(kernel.MatMulTiles()), ErrInvalidValue)
 	}

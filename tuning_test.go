@@ -44,6 +44,11 @@ func TestTuningFromEnv(t *testing.T) {
 			t.Errorf("GPU_PERMUTE_VARIANT=%s: variant %d, want %d", v, got.PermuteVariant, want)
 		}
 	}
+	for v, want := range map[string]int{"v1": 1, "2": 2, "v3": 3, "3": 3} {
+		if got := gpu.TuningFromEnv(func(k string) string { return map[string]string{"GPU_TOPK_VARIANT": v}[k] }); got.TopKVariant != want {
+			t.Errorf("GPU_TOPK_VARIANT=%s: variant %d, want %d", v, got.TopKVariant, want)
+		}
+	}
 	for v, want := range map[string]int{"v1": 1, "1": 1, "2": 2, "v2": 2, "3": 3} {
 		if got := gpu.TuningFromEnv(func(k string) string { return map[string]string{"GPU_SCATTER_VARIANT": v}[k] }); got.ScatterVariant != want {
 			t.Errorf("GPU_SCATTER_VARIANT=%s: variant %d, want %d", v, got.ScatterVariant, want)
@@ -90,6 +95,7 @@ func TestTuningPerDevice(t *testing.T) {
 		func(t *gpu.Tuning) { t.RandomWaves = 0 },
 		func(t *gpu.Tuning) { t.SearchVariant = 3 },
 		func(t *gpu.Tuning) { t.TopKVariant = 0 },
+		func(t *gpu.Tuning) { t.TopKVariant = 4 },
 		func(t *gpu.Tuning) { t.RandomUniformWaves = 0 },
 		func(t *gpu.Tuning) { t.RandomHalfUniform = 0 },
 		func(t *gpu.Tuning) { t.ReduceBlocksPerSM = -1 },

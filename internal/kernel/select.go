@@ -242,11 +242,13 @@ func selectStepCPU(hist []uint32, state []uint64, rows int, k uint64, pass, P in
 // The grid has rows*tiles blocks of SortBlock threads. Striped reads a tile with
 // coalesced loads (item i of thread t is the tile's key i*SortBlock+t; the counts do
 // not depend on who reads what); otherwise thread t reads keys t*Items to
-// t*Items+Items-1.
+// t*Items+Items-1. With Guard a last parameter, guard (u64), is the address of a u32
+// flag: the kernel returns at once when it is zero (TopKRadix's fallback).
 type TopKCount struct {
 	Order   SortKey
 	Items   int
 	Striped bool
+	Guard   bool
 }
 
 // Tile returns the keys per tile.
@@ -254,7 +256,7 @@ func (c *TopKCount) Tile() int { return SortBlock * c.Items }
 
 // Key identifies the kernel.
 func (c *TopKCount) Key() string {
-	return fmt.Sprintf("topk.count|%s|k%d|s%v", c.Order.key(), c.Items, c.Striped)
+	return fmt.Sprintf("topk.count|%s|k%d|s%v|g%v", c.Order.key(), c.Items, c.Striped, c.Guard)
 }
 
 // Validate checks the spec.
@@ -275,6 +277,9 @@ func (c *TopKCount) CPU() (func(*cpu.Launch) error, error) {
 		rowLen, tiles := int(l.Uint64(3)), int(l.Uint64(4))
 		if rowLen <= 0 || tiles != (rowLen+tile-1)/tile || int(l.Grid[0])%tiles != 0 || l.Block[0] != SortBlock {
 			return launchErr("top-k count: row %d, %d tiles, grid %d", rowLen, tiles, l.Grid[0])
+		}
+		if skip, err := guardClear(l, c.Guard, 5); skip || err != nil {
+			return err
 		}
 		rows := int(l.Grid[0]) / tiles
 		keys, err := sortMem(l, 0, rows*rowLen*ks)
@@ -328,11 +333,13 @@ func (c *TopKCount) CPU() (func(*cpu.Launch) error, error) {
 //
 // The grid has rows*tiles blocks of SortBlock threads. With Skip, a tile that its
 // counts show has none of the k (no key below T, and no key equal to T or only ones
-// past the rem first) returns at once, reading none of its keys.
+// past the rem first) returns at once, reading none of its keys. With Guard a last
+// parameter, guard (u64), is TopKCount.Guard's flag.
 type TopKGather struct {
 	Order SortKey
 	Items int
 	Skip  bool
+	Guard bool
 }
 
 // Tile returns the keys per tile (TopKCount's with the same Items).
@@ -340,7 +347,7 @@ func (c *TopKGather) Tile() int { return SortBlock * c.Items }
 
 // Key identifies the kernel.
 func (c *TopKGather) Key() string {
-	return fmt.Sprintf("topk.gather|%s|k%d|s%v", c.Order.key(), c.Items, c.Skip)
+	return fmt.Sprintf("topk.gather|%s|k%d|s%v|g%v", c.Order.key(), c.Items, c.Skip, c.Guard)
 }
 
 // Validate checks the spec.
@@ -361,6 +368,9 @@ func (c *TopKGather) CPU() (func(*cpu.Launch) error, error) {
 		rowLen, tiles, k := int(l.Uint64(5)), int(l.Uint64(6)), int(l.Uint64(7))
 		if rowLen <= 0 || tiles != (rowLen+tile-1)/tile || int(l.Grid[0])%tiles != 0 || l.Block[0] != SortBlock || k <= 0 || k > rowLen {
 			return launchErr("top-k gather: row %d, %d tiles, k %d, grid %d", rowLen, tiles, k, l.Grid[0])
+		}
+		if skip, err := guardClear(l, c.Guard, 9); skip || err != nil {
+			return err
 		}
 		rows := int(l.Grid[0]) / tiles
 		keys, err := sortMem(l, 0, rows*rowLen*ks)
@@ -444,16 +454,23 @@ func (c *TopKGather) CPU() (func(*cpu.Launch) error, error) {
 //	rows     u64
 //	k        u64  1 to TopKRankMax
 //
-// The grid has rows blocks of SortBlock threads.
+// The grid has rows blocks of SortBlock threads. With Guard a last parameter, guard
+// (u64), is TopKCount.Guard's flag.
 type TopKRankSort struct {
 	Order SortKey
+	Guard bool
 }
 
 // TopKRankMax is the most keys a row TopKRankSort orders.
 const TopKRankMax = 512
 
 // Key identifies the kernel.
-func (r *TopKRankSort) Key() string { return "topk.rank|" + r.Order.key() }
+func (r *TopKRankSort) Key() string {
+	if r.Guard {
+		return "topk.rank|" + r.Order.key() + "|g"
+	}
+	return "topk.rank|" + r.Order.key()
+}
 
 // Validate checks the spec.
 func (r *TopKRankSort) Validate() error { return r.Order.Validate() }
@@ -468,6 +485,9 @@ func (r *TopKRankSort) CPU() (func(*cpu.Launch) error, error) {
 		rows, k := int(l.Uint64(4)), int(l.Uint64(5))
 		if k < 1 || k > TopKRankMax || int(l.Grid[0]) != rows || l.Block[0] != SortBlock {
 			return launchErr("top-k rank sort: %d rows, k %d, grid %d", rows, k, l.Grid[0])
+		}
+		if skip, err := guardClear(l, r.Guard, 6); skip || err != nil {
+			return err
 		}
 		var bufs [4][]byte
 		for i, sz := range []int{ks, ks, 8, 8} {
@@ -499,4 +519,16 @@ func (r *TopKRankSort) CPU() (func(*cpu.Launch) error, error) {
 		})
 		return nil
 	}, nil
+}
+
+// guardClear reads a guarded kernel's flag (a u32 at argument i): skip when it is zero.
+func guardClear(l *cpu.Launch, guard bool, i int) (skip bool, err error) {
+	if !guard {
+		return false, nil
+	}
+	b, err := sortMem(l, i, 4)
+	if err != nil {
+		return false, err
+	}
+	return cpu.Slice[uint32](b)[0] == 0, nil
 }

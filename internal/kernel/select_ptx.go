@@ -379,9 +379,14 @@ func (c *TopKCount) PTX(major, minor int) (src, entry string, err error) {
 	defer scanPTXError(&err)
 	m := ptx.NewModule(major, minor)
 	entry = "topk_count"
-	f := m.Kernel(entry, ptx.P("keys", ptx.U64), ptx.P("state", ptx.U64), ptx.P("counts", ptx.U64),
-		ptx.P("rowLen", ptx.U64), ptx.P("tiles", ptx.U64))
+	params := []ptx.Param{ptx.P("keys", ptx.U64), ptx.P("state", ptx.U64), ptx.P("counts", ptx.U64),
+		ptx.P("rowLen", ptx.U64), ptx.P("tiles", ptx.U64)}
+	if c.Guard {
+		params = append(params, ptx.P("guard", ptx.U64))
+	}
+	f := m.Kernel(entry, params...)
 	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", SortBlock))
+	exit := guardExit(f, c.Guard, 5)
 	f.Shared("tc_sum", ptx.B32, 16, SortBlock/32)
 	g := newSortGen(f, c.Order, c.Items)
 	pk, pst, pc := f.Reg(ptx.U64), f.Reg(ptx.U64), f.Reg(ptx.U64)
@@ -406,6 +411,7 @@ func (c *TopKCount) PTX(major, minor int) (src, entry string, err error) {
 	f.Fma(a, a, ptx.Int(16), pc)
 	f.St(ptx.Global, ptx.CacheDefault, ptx.U64, ptx.Mem(a, 0), l64, e64)
 	f.Place(skip)
+	f.Place(exit)
 	f.Ret()
 	return m.String(), entry, nil
 }
@@ -418,10 +424,15 @@ func (c *TopKGather) PTX(major, minor int) (src, entry string, err error) {
 	defer scanPTXError(&err)
 	m := ptx.NewModule(major, minor)
 	entry = "topk_gather"
-	f := m.Kernel(entry, ptx.P("keys", ptx.U64), ptx.P("state", ptx.U64), ptx.P("prefix", ptx.U64),
+	params := []ptx.Param{ptx.P("keys", ptx.U64), ptx.P("state", ptx.U64), ptx.P("prefix", ptx.U64),
 		ptx.P("outKeys", ptx.U64), ptx.P("outIdx", ptx.U64), ptx.P("rowLen", ptx.U64), ptx.P("tiles", ptx.U64), ptx.P("k", ptx.U64),
-		ptx.P("counts", ptx.U64))
+		ptx.P("counts", ptx.U64)}
+	if c.Guard {
+		params = append(params, ptx.P("guard", ptx.U64))
+	}
+	f := m.Kernel(entry, params...)
 	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", SortBlock))
+	gexit := guardExit(f, c.Guard, 9)
 	f.Shared("tg_sum", ptx.B32, 16, SortBlock/32)
 	g := newSortGen(f, c.Order, c.Items)
 	ks := c.Order.Size()
@@ -506,6 +517,7 @@ func (c *TopKGather) PTX(major, minor int) (src, entry string, err error) {
 	}
 	_ = rowBase
 	f.Place(exit)
+	f.Place(gexit)
 	f.Ret()
 	return m.String(), entry, nil
 }
@@ -518,9 +530,14 @@ func (r *TopKRankSort) PTX(major, minor int) (src, entry string, err error) {
 	defer scanPTXError(&err)
 	m := ptx.NewModule(major, minor)
 	entry = "topk_rank"
-	f := m.Kernel(entry, ptx.P("inKeys", ptx.U64), ptx.P("outKeys", ptx.U64), ptx.P("inIdx", ptx.U64),
-		ptx.P("outIdx", ptx.U64), ptx.P("rows", ptx.U64), ptx.P("k", ptx.U64))
+	params := []ptx.Param{ptx.P("inKeys", ptx.U64), ptx.P("outKeys", ptx.U64), ptx.P("inIdx", ptx.U64),
+		ptx.P("outIdx", ptx.U64), ptx.P("rows", ptx.U64), ptx.P("k", ptx.U64)}
+	if r.Guard {
+		params = append(params, ptx.P("guard", ptx.U64))
+	}
+	f := m.Kernel(entry, params...)
 	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", SortBlock))
+	exit := guardExit(f, r.Guard, 6)
 	g := newSortGen(f, r.Order, 1)
 	ks := r.Order.Size()
 	kt := g.kt()
@@ -604,6 +621,23 @@ func (r *TopKRankSort) PTX(major, minor int) (src, entry string, err error) {
 		f.Fma(a, d, ptx.Int(8), poi)
 		f.St(ptx.Global, ptx.CacheDefault, ptx.U64, ptx.Mem(a, 0), x)
 	})
+	f.Place(exit)
 	f.Ret()
 	return m.String(), entry, nil
+}
+
+// guardExit emits a guarded kernel's test (TopKCount.Guard): a jump to the returned
+// label, placed before the kernel's final ret, when the u32 at parameter i is zero.
+// Without guard the label is never jumped to.
+func guardExit(f *ptx.Func, guard bool, i int) ptx.Label {
+	exit := f.NewLabel()
+	if !guard {
+		return exit
+	}
+	a := f.Reg(ptx.U64)
+	f.CvtaTo(ptx.Global, a, f.LdParam(i))
+	v := f.Reg(ptx.U32)
+	f.Ld(ptx.Global, ptx.CacheDefault, ptx.U32, ptx.Mem(a, 0), v)
+	f.At(f.Setp(ptx.Eq, v, ptx.Int(0))).Bra(exit)
+	return exit
 }

@@ -398,7 +398,8 @@ func TestSelectPtxas(t *testing.T) {
 		o := SortKey{Type: kt, Descending: kt == dtype.Float32}
 		specs = append(specs, &SelectHist{Order: o, Items: 8}, &TopKCount{Order: o, Items: 16}, &TopKGather{Order: o, Items: 16},
 			&SelectHist{Order: o, Items: 8, Vector: kt.Size() == 4, Fused: true}, &TopKCount{Order: o, Items: 16, Striped: true}, &TopKGather{Order: o, Items: 16, Skip: true},
-			&TopKRankSort{Order: o},
+			&TopKRankSort{Order: o}, &TopKRankSort{Order: o, Guard: true},
+			&TopKCount{Order: o, Items: 16, Striped: true, Guard: true}, &TopKGather{Order: o, Items: 16, Skip: true, Guard: true},
 			&UniqueFlags{Order: SortKey{Type: kt}}, &SearchSorted{Order: SortKey{Type: kt}, Levels: 12, Queries: 2},
 			&SearchSorted{Order: SortKey{Type: kt}, Right: true, Levels: 11, Queries: 1},
 			&SearchTreeSample{Order: SortKey{Type: kt}, Levels: 8}, &SearchTree{Order: SortKey{Type: kt}, Levels: 8, Shared: 4, Queries: 4,
