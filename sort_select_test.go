@@ -1,6 +1,7 @@
 package gpu_test
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -282,6 +283,42 @@ func TestSearchSorted(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) { searchSortedCases(t, s) })
+		}
+	})
+}
+
+// TestSearchSortedTree runs the tree (Tuning.SearchVariant 2) under its other
+// configurations (SearchShared, SearchQueries, SearchBlocksPerSM), on arrays of 7 and
+// 8 levels too (float32 and int64 with negative keys).
+func TestSearchSortedTree(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		old := d.Tuning()
+		defer d.SetTuning(old)
+		rng := rand.New(rand.NewPCG(22, 8))
+		f32 := stGen[float32](rng, 300000, patRandom)
+		slices.SortFunc(f32, func(a, b float32) int { return cmp.Compare(a, b) })
+		i64 := make([]int64, 2200000)
+		for i := range i64 {
+			i64[i] = rng.Int64N(1<<40) - 1<<39
+		}
+		slices.Sort(i64)
+		qf := append(stGen[float32](rng, 20000, patRandom), f32[:1000]...)
+		qi := make([]int64, 20000)
+		for i := range qi {
+			qi[i] = rng.Int64N(1<<41) - 1<<40
+		}
+		qi = append(qi, i64[len(i64)-1000:]...)
+		for _, c := range []struct{ shared, queries, blocks int }{{0, 1, 1}, {1, 3, 2}, {2, 8, 4}, {3, 6, 16}, {4, 5, 64}, {4, 0, 16}} {
+			tu := old
+			tu.SearchVariant, tu.SearchShared, tu.SearchQueries, tu.SearchBlocksPerSM = 2, c.shared, c.queries, c.blocks
+			if _, err := d.SetTuning(tu); err != nil {
+				t.Fatal(err)
+			}
+			t.Run(fmt.Sprintf("s%d-q%d-b%d", c.shared, c.queries, c.blocks), func(t *testing.T) {
+				searchSortedCases(t, s)
+				checkSearchSorted(t, s, f32, qf, []int{len(qf)})
+				checkSearchSorted(t, s, i64, qi, []int{len(qi)})
+			})
 		}
 	})
 }

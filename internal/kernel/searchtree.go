@@ -159,7 +159,7 @@ type SearchTree struct {
 	Right   bool
 	Levels  int  // L, 1 to 22
 	Shared  int  // levels staged in shared memory: 0 to min(L-1, 4)
-	Queries int  // queries a thread searches at once (1 to 4)
+	Queries int  // queries a thread searches at once (1 to SearchTreeQueries)
 	Vector  bool // 16-byte aligned sorted array, keys of 4 or 8 bytes
 }
 
@@ -172,6 +172,9 @@ func (s *SearchTree) Key() string {
 // entries at most (18 KiB of 4-byte keys).
 const SearchTreeShared = 4
 
+// SearchTreeQueries is the most queries a SearchTree thread searches at once.
+const SearchTreeQueries = 8
+
 // Validate checks the spec.
 func (s *SearchTree) Validate() error {
 	if err := s.Order.Validate(); err != nil {
@@ -183,7 +186,7 @@ func (s *SearchTree) Validate() error {
 	if s.Levels < 1 || s.Levels > 22 || s.Shared < 0 || s.Shared > min(s.Levels-1, SearchTreeShared) {
 		return fmt.Errorf("kernel: search tree of %d levels, %d shared", s.Levels, s.Shared)
 	}
-	if s.Queries < 1 || s.Queries > 4 {
+	if s.Queries < 1 || s.Queries > SearchTreeQueries {
 		return fmt.Errorf("kernel: search of %d queries a thread", s.Queries)
 	}
 	if ks := s.Order.Size(); s.Vector && ks != 4 && ks != 8 {
