@@ -36,6 +36,7 @@ func searchTree(s *Stream, a, q *header, m, n int, right bool, out *header) erro
 	if qpt == 0 {
 		qpt = 4 - 2*(ks/8)
 	}
+	qpt = min(qpt, kernel.SearchTreeMaxQueries(ks))
 	sp := &kernel.SearchTree{Order: order, Right: right, Levels: L, Shared: min(L-1, tu.SearchShared),
 		Queries: qpt, Vector: (ks == 4 || ks == 8) && headerPtr(a)%16 == 0}
 	fn, err := d.kernel(sp)

@@ -225,8 +225,9 @@ type Tuning struct {
 	// most the tree's levels but one; each takes 8 times the one above: 4 levels are
 	// 4680 keys, 18 KiB of 4-byte keys, a copy per block, which leaves less of the
 	// multiprocessor's 256 KiB to L1, where the next level, 128 KiB for 2^24 keys,
-	// could stay), the queries a thread walks down the tree together (1 to 8; their
-	// loads in flight at once; 0: 4 for keys of up to 4 bytes, 2 for 8-byte keys), and
+	// could stay), the queries a thread walks down the tree together (1 to 8, at most 4
+	// for 8-byte keys; their loads in flight at once; 0: 4 for keys of up to 4 bytes, 2
+	// for 8-byte keys), and
 	// the blocks of 256 threads launched per multiprocessor (1 to 64). Defaults 4, 0
 	// and 16; GPU_SEARCH_SHARED=0..4, GPU_SEARCH_QUERIES=1..8 and
 	// GPU_SEARCH_BLOCKS_PER_SM=1..64 set them.

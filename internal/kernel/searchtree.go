@@ -159,7 +159,7 @@ type SearchTree struct {
 	Right   bool
 	Levels  int  // L, 1 to 22
 	Shared  int  // levels staged in shared memory: 0 to min(L-1, 4)
-	Queries int  // queries a thread searches at once (1 to SearchTreeQueries)
+	Queries int  // queries a thread searches at once (1 to SearchTreeMaxQueries)
 	Vector  bool // 16-byte aligned sorted array, keys of 4 or 8 bytes
 }
 
@@ -172,8 +172,19 @@ func (s *SearchTree) Key() string {
 // entries at most (18 KiB of 4-byte keys).
 const SearchTreeShared = 4
 
-// SearchTreeQueries is the most queries a SearchTree thread searches at once.
+// SearchTreeQueries is the most queries a SearchTree thread searches at once (keys of
+// up to 4 bytes; SearchTreeMaxQueries).
 const SearchTreeQueries = 8
+
+// SearchTreeMaxQueries returns the most queries a SearchTree thread searches at once
+// for keys of ks bytes: 8, or 4 for 8-byte keys (8 take more than 128 registers,
+// spilling, with ptxas 12.4 for sm_90).
+func SearchTreeMaxQueries(ks int) int {
+	if ks == 8 {
+		return SearchTreeQueries / 2
+	}
+	return SearchTreeQueries
+}
 
 // Validate checks the spec.
 func (s *SearchTree) Validate() error {
@@ -186,7 +197,7 @@ func (s *SearchTree) Validate() error {
 	if s.Levels < 1 || s.Levels > 22 || s.Shared < 0 || s.Shared > min(s.Levels-1, SearchTreeShared) {
 		return fmt.Errorf("kernel: search tree of %d levels, %d shared", s.Levels, s.Shared)
 	}
-	if s.Queries < 1 || s.Queries > SearchTreeQueries {
+	if s.Queries < 1 || s.Queries > SearchTreeMaxQueries(s.Order.Size()) {
 		return fmt.Errorf("kernel: search of %d queries a thread", s.Queries)
 	}
 	if ks := s.Order.Size(); s.Vector && ks != 4 && ks != 8 {

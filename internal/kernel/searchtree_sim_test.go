@@ -55,7 +55,7 @@ func TestSearchTreeSim(t *testing.T) {
 						if vec && ks != 4 && ks != 8 {
 							continue
 						}
-						sp := &SearchTree{Order: o, Right: right, Levels: L, Shared: sh, Queries: 1 + (m+sh+3*ks)%SearchTreeQueries, Vector: vec}
+						sp := &SearchTree{Order: o, Right: right, Levels: L, Shared: sh, Queries: 1 + (m+sh+3*ks)%SearchTreeMaxQueries(ks), Vector: vec}
 						sampleArg := spectest.U64(0)
 						if sample != nil {
 							sampleArg = spectest.Buf(sample)
