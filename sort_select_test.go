@@ -288,8 +288,9 @@ func TestSearchSorted(t *testing.T) {
 }
 
 // TestSearchSortedTree runs the tree (Tuning.SearchVariant 2) under its other
-// configurations (SearchShared, SearchQueries, SearchBlocksPerSM), on arrays of 7 and
-// 8 levels too (float32 and int64 with negative keys).
+// configurations (SearchShared, SearchQueries, SearchBlock, SearchBlocksPerSM), on
+// arrays of 7 and 8 levels too (float32 and int64 with negative keys; on CUDA 5 shared
+// levels of float32 go to dynamic shared memory, the CPU backend's 48 KiB takes 4).
 func TestSearchSortedTree(t *testing.T) {
 	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
 		old := d.Tuning()
@@ -308,13 +309,14 @@ func TestSearchSortedTree(t *testing.T) {
 			qi[i] = rng.Int64N(1<<41) - 1<<40
 		}
 		qi = append(qi, i64[len(i64)-1000:]...)
-		for _, c := range []struct{ shared, queries, blocks int }{{0, 1, 1}, {1, 3, 2}, {2, 8, 4}, {3, 6, 16}, {4, 5, 64}, {4, 0, 16}} {
+		for _, c := range []struct{ shared, queries, block, blocks int }{{0, 1, 256, 1}, {1, 3, 512, 2}, {2, 8, 512, 4}, {3, 6, 256, 16},
+			{4, 5, 1024, 64}, {4, 0, 256, 16}, {5, 8, 512, 1}, {5, 2, 1024, 1}, {5, 0, 256, 16}} {
 			tu := old
-			tu.SearchVariant, tu.SearchShared, tu.SearchQueries, tu.SearchBlocksPerSM = 2, c.shared, c.queries, c.blocks
+			tu.SearchVariant, tu.SearchShared, tu.SearchQueries, tu.SearchBlock, tu.SearchBlocksPerSM = 2, c.shared, c.queries, c.block, c.blocks
 			if _, err := d.SetTuning(tu); err != nil {
 				t.Fatal(err)
 			}
-			t.Run(fmt.Sprintf("s%d-q%d-b%d", c.shared, c.queries, c.blocks), func(t *testing.T) {
+			t.Run(fmt.Sprintf("s%d-q%d-t%d-b%d", c.shared, c.queries, c.block, c.blocks), func(t *testing.T) {
 				searchSortedCases(t, s)
 				checkSearchSorted(t, s, f32, qf, []int{len(qf)})
 				checkSearchSorted(t, s, i64, qi, []int{len(qi)})

@@ -48,7 +48,8 @@ import (
 //	GPU_CONCAT_AXIS0=kernel|memcpy          Concat.Axis0Kernel (memcpy)
 //	GPU_CONCAT_AXIS1=kernel|memcpy|memcpy2d Concat.RowsKernel (kernel)
 //	GPU_SEARCH_VARIANT=v1|v2                SearchVariant (2)
-//	GPU_SEARCH_SHARED=0..4                  SearchShared (4)
+//	GPU_SEARCH_SHARED=0..5                  SearchShared (4)
+//	GPU_SEARCH_BLOCK=256|512|1024           SearchBlock (256)
 //	GPU_SEARCH_QUERIES=1..8                 SearchQueries (0: 4, 2 for 8-byte keys)
 //	GPU_SEARCH_BLOCKS_PER_SM=1..64          SearchBlocksPerSM (16)
 //	GPU_TOPK_VARIANT=v1|v2                  TopKVariant (2)
@@ -220,18 +221,23 @@ type Tuning struct {
 	// shared memory (internal/kernel's SearchSorted; 6.68 ms for 2^26 float32 queries
 	// in 2^24 on the H200, 2026-12-02). Default 2; GPU_SEARCH_VARIANT=v1|v2 selects one.
 	SearchVariant int
-	// SearchShared, SearchQueries and SearchBlocksPerSM configure SearchSorted's tree
-	// (SearchVariant 2): the top levels a block copies into shared memory (0 to 4, at
-	// most the tree's levels but one; each takes 8 times the one above: 4 levels are
-	// 4680 keys, 18 KiB of 4-byte keys, a copy per block, which leaves less of the
-	// multiprocessor's 256 KiB to L1, where the next level, 128 KiB for 2^24 keys,
-	// could stay), the queries a thread walks down the tree together (1 to 8, at most 4
-	// for 8-byte keys; their loads in flight at once; 0: 4 for keys of up to 4 bytes, 2
-	// for 8-byte keys), and
-	// the blocks of 256 threads launched per multiprocessor (1 to 64). Defaults 4, 0
-	// and 16; GPU_SEARCH_SHARED=0..4, GPU_SEARCH_QUERIES=1..8 and
-	// GPU_SEARCH_BLOCKS_PER_SM=1..64 set them.
-	SearchShared, SearchQueries, SearchBlocksPerSM int
+	// SearchShared, SearchQueries, SearchBlock and SearchBlocksPerSM configure
+	// SearchSorted's tree (SearchVariant 2, internal/kernel's SearchTree): the top
+	// levels a block copies into shared memory (0 to 5, at most the tree's levels but
+	// one; each takes 8 times the one above: 4 levels are 4680 keys, 18 KiB of 4-byte
+	// keys, a copy per block, which leaves less of the multiprocessor's 256 KiB to L1,
+	// where the next level, 128 KiB for 2^24 keys, could stay; 5 levels, 146 KiB of
+	// dynamic shared memory, one block a multiprocessor, are for keys of up to 4 bytes
+	// on CUDA: others get 4), the queries a thread walks down the tree together (1 to
+	// 8; their loads in flight at once; at most 4 for 8-byte keys, 2 in blocks of 1024
+	// threads; 0: 4 for keys of up to 4 bytes, 2 for 8-byte keys), the threads of
+	// a block (256, 512 or 1024) and the most blocks launched per multiprocessor (1 to
+	// 64). Defaults 4, 0, 256 and 16; GPU_SEARCH_SHARED=0..5, GPU_SEARCH_QUERIES=1..8,
+	// GPU_SEARCH_BLOCK=256|512|1024 and GPU_SEARCH_BLOCKS_PER_SM=1..64 set them. Five
+	// shared levels want GPU_SEARCH_BLOCKS_PER_SM=1 (each block stages 146 KiB, one
+	// block a multiprocessor) and GPU_SEARCH_BLOCK=512 GPU_SEARCH_QUERIES=8 (4096
+	// queries in flight a multiprocessor) or 1024 (2048).
+	SearchShared, SearchQueries, SearchBlock, SearchBlocksPerSM int
 	// TopKVariant selects TopK's radix select on CUDA: 2, the histogram passes in one
 	// wave (8 blocks a multiprocessor) with 16-byte loads of 4-byte keys, each pass's
 	// last block doing the select step (no step launches), the count pass reading its
@@ -390,13 +396,15 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 		ScatterVariant:     2,
 		SearchVariant:      2,
 		SearchShared:       kernel.SearchTreeShared,
+		SearchBlock:        kernel.SearchSortedBlock,
 		SearchBlocksPerSM:  16,
 		TopKVariant:        2,
 		GatherVariant:      1,
 		PutVariant:         1,
 	}
 	envVariant(getenv, "GPU_SEARCH_VARIANT", 2, &t.SearchVariant)
-	envInt(getenv, "GPU_SEARCH_SHARED", 0, kernel.SearchTreeShared, &t.SearchShared)
+	envInt(getenv, "GPU_SEARCH_SHARED", 0, kernel.SearchTreeShared+1, &t.SearchShared)
+	envChoice(getenv, "GPU_SEARCH_BLOCK", &t.SearchBlock, 256, 512, 1024)
 	envInt(getenv, "GPU_SEARCH_QUERIES", 1, kernel.SearchTreeQueries, &t.SearchQueries)
 	envInt(getenv, "GPU_SEARCH_BLOCKS_PER_SM", 1, 64, &t.SearchBlocksPerSM)
 	envVariant(getenv, "GPU_TOPK_VARIANT", 2, &t.TopKVariant)
@@ -488,8 +496,10 @@ func (t Tuning) validate() error {
 		return fmt.Errorf("gpu: tuning: concat items %d, want 4 or 8: %w", t.Concat.Items, ErrInvalidValue)
 	case t.SearchVariant < 1 || t.SearchVariant > 2:
 		return fmt.Errorf("gpu: tuning: search variant %d, want 1 or 2: %w", t.SearchVariant, ErrInvalidValue)
-	case t.SearchShared < 0 || t.SearchShared > kernel.SearchTreeShared:
-		return fmt.Errorf("gpu: tuning: SearchShared %d, want 0 to %d: %w", t.SearchShared, kernel.SearchTreeShared, ErrInvalidValue)
+	case t.SearchShared < 0 || t.SearchShared > kernel.SearchTreeShared+1:
+		return fmt.Errorf("gpu: tuning: SearchShared %d, want 0 to %d: %w", t.SearchShared, kernel.SearchTreeShared+1, ErrInvalidValue)
+	case t.SearchBlock != 256 && t.SearchBlock != 512 && t.SearchBlock != 1024:
+		return fmt.Errorf("gpu: tuning: SearchBlock %d, want 256, 512 or 1024: %w", t.SearchBlock, ErrInvalidValue)
 	case t.SearchQueries < 0 || t.SearchQueries > kernel.SearchTreeQueries:
 		return fmt.Errorf("gpu: tuning: SearchQueries %d, want 0 to %d: %w", t.SearchQueries, kernel.SearchTreeQueries, ErrInvalidValue)
 	case t.SearchBlocksPerSM < 1 || t.SearchBlocksPerSM > 64:

@@ -100,7 +100,7 @@ func (u *UniqueMark) PTX(major, minor int) (src, entry string, err error) {
 	defer scanPTXError(&err)
 	entry = "unique_mark"
 	m, f := auxKernel(major, minor, entry, "x", "n", "bitmap", "lo", "words")
-	f.Attr(".maxntid 1024, 1, 1")
+	blockAttrs(f, UniqueDenseBlock)
 	m.ExternShared("ubm", 16)
 	g := &sortGen{f: f, order: SortKey{Type: u.Type}}
 	px, n, pb := globalParam(f, 0), f.LdParam(1), globalParam(f, 2)
