@@ -325,6 +325,37 @@ func TestSearchSortedTree(t *testing.T) {
 	})
 }
 
+// TestSearchSortedTreeSimDevice runs the tree's configurations on the simulated CUDA
+// device (its 48 KiB of shared memory take 4 levels, not 5).
+func TestSearchSortedTreeSimDevice(t *testing.T) {
+	d, s := simStream(t)
+	old := d.Tuning()
+	defer d.SetTuning(old)
+	rng := rand.New(rand.NewPCG(22, 11))
+	a := stGen[float32](rng, 40000, patRandom)
+	slices.SortFunc(a, func(x, y float32) int { return cmp.Compare(x, y) })
+	q := append(stGen[float32](rng, 3000, patRandom), a[:100]...)
+	ai := make([]int64, 5000)
+	for i := range ai {
+		ai[i] = int64(i/3) - 800
+	}
+	qi := make([]int64, 1000)
+	for i := range qi {
+		qi[i] = rng.Int64N(2000) - 1000
+	}
+	for _, c := range []struct{ shared, queries, block, blocks int }{{2, 8, 512, 1}, {5, 2, 1024, 1}, {3, 5, 256, 2}} {
+		tu := old
+		tu.SearchVariant, tu.SearchShared, tu.SearchQueries, tu.SearchBlock, tu.SearchBlocksPerSM = 2, c.shared, c.queries, c.block, c.blocks
+		if _, err := d.SetTuning(tu); err != nil {
+			t.Fatal(err)
+		}
+		t.Run(fmt.Sprintf("s%d-q%d-t%d-b%d", c.shared, c.queries, c.block, c.blocks), func(t *testing.T) {
+			checkSearchSorted(t, s, a, q, []int{len(q)})
+			checkSearchSorted(t, s, ai, qi, []int{len(qi)})
+		})
+	}
+}
+
 func searchSortedCases(t *testing.T, s *gpu.Stream) {
 	{
 		rng := rand.New(rand.NewPCG(22, 4))

@@ -58,7 +58,8 @@ func (r *UniqueResult[T]) Free() {
 // +0 into one (whichever comes first in a). It sorts a (stably, with the permutation
 // when indices or the inverse are asked for), flags the first element of each run of
 // equal values, and compacts the flagged elements, which waits (under ctx) for their
-// count to size the result.
+// count to size the result. With Tuning.UniqueDenseMax set, the values of an integer
+// array of a narrow range come from a bitmap of the range instead of the sort.
 func Unique[T Elem](ctx context.Context, s *Stream, a *Array[T], opts ...UniqueOption) (*UniqueResult[T], error) {
 	if err := searchArgs(ctx, s, "Unique"); err != nil {
 		return nil, err

@@ -93,3 +93,30 @@ func checkUniqueValues[T gpu.Elem](t *testing.T, s *gpu.Stream, xs []T) {
 		}
 	}
 }
+
+// TestUniqueDenseSimDevice runs the dense unique's CUDA path (the generated PTX, the
+// launch geometry, the dynamic shared memory) on the simulated device: int64 of a
+// negative narrow range, uint16 near its top, and int64 over all bits (the range pass,
+// then the sort).
+func TestUniqueDenseSimDevice(t *testing.T) {
+	d, s := simStream(t)
+	old := d.Tuning()
+	defer d.SetTuning(old)
+	tu := old
+	tu.UniqueDenseMax = 1 << 21
+	if _, err := d.SetTuning(tu); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(22, 10))
+	i64 := make([]int64, 20000)
+	for i := range i64 {
+		i64[i] = rng.Int64N(9000) - 5000
+	}
+	u16 := make([]uint16, 9000)
+	for i := range u16 {
+		u16[i] = 65535 - uint16(rng.IntN(700))
+	}
+	checkUniqueValues(t, s, i64)
+	checkUniqueValues(t, s, u16)
+	checkUniqueValues(t, s, stGen[int64](rng, 3000, patRandom))
+}
