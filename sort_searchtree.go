@@ -1,13 +1,16 @@
 package gpu
 
 import (
+	"sync"
+
 	"github.com/go-gpu/gpu/internal/kernel"
 )
 
 // searchTree writes into out the SearchSorted positions of the n queries of q (a
 // contiguous header) in the m > 0 sorted elements of a (contiguous): internal/kernel's
 // SearchTreeSample builds the tree's sample levels (about m/7 ordered keys of 4 or 8
-// bytes, in temporary memory), then SearchTree walks it.
+// bytes, in temporary memory), then SearchTree walks it, configured by the tuning's
+// SearchShared, SearchQueries, SearchBlock and SearchBlocksPerSM.
 func searchTree(s *Stream, a, q *header, m, n int, right bool, out *header) error {
 	d := s.dev
 	order := kernel.SortKey{Type: a.dt}
@@ -30,16 +33,49 @@ func searchTree(s *Stream, a, q *header, m, n int, right bool, out *header) erro
 		sample = In(sb)
 	}
 	ks := a.dt.Size()
-	sp := &kernel.SearchTree{Order: order, Right: right, Levels: L, Shared: min(L-1, kernel.SearchTreeShared),
-		Queries: 4 - 2*(ks/8), Vector: (ks == 4 || ks == 8) && headerPtr(a)%16 == 0}
+	tu := d.tuning()
+	qpt := tu.SearchQueries
+	if qpt == 0 {
+		qpt = 4 - 2*(ks/8)
+	}
+	block := tu.SearchBlock
+	qpt = min(qpt, kernel.SearchTreeMaxQueries(ks, block))
+	sp := &kernel.SearchTree{Order: order, Right: right, Levels: L, Shared: min(L-1, tu.SearchShared, kernel.SearchTreeMaxShared(ks)),
+		Queries: qpt, Vector: (ks == 4 || ks == 8) && headerPtr(a)%16 == 0}
+	if block != kernel.SearchSortedBlock {
+		sp.Block = block
+	}
 	fn, err := d.kernel(sp)
 	if err != nil {
 		return err
 	}
+	smem := sp.SharedBytes()
+	if smem > d.info.MaxSharedPerBlock {
+		// (the CPU backend's 48 KiB: 4 levels, static)
+		sp.Shared--
+		smem = 0
+		if fn, err = d.kernel(sp); err != nil {
+			return err
+		}
+	}
+	if smem > 0 {
+		if _, done := searchTreeShared.Load(fn); !done {
+			if bs, ok := fn.be.(interface{ SetMaxDynamicShared(int) error }); ok {
+				if err := bs.SetMaxDynamicShared(smem); err != nil {
+					return err
+				}
+			}
+			searchTreeShared.Store(fn, true)
+		}
+	}
 	// Enough blocks to fill the GPU a few times over (each stages the shared levels
 	// once), not many more.
-	per := sp.Queries * kernel.SearchSortedBlock
-	grid := max(1, min((n+per-1)/per, 16*max(1, d.info.Multiprocessors)))
-	return s.Launch(fn, LaunchConfig{Grid: Dim3{X: grid}, Block: Dim3{X: kernel.SearchSortedBlock}},
+	per := sp.Queries * block
+	grid := max(1, min((n+per-1)/per, tu.SearchBlocksPerSM*max(1, d.info.Multiprocessors)))
+	return s.Launch(fn, LaunchConfig{Grid: Dim3{X: grid}, Block: Dim3{X: block}, SharedMem: smem},
 		In(a), uint64(m), sample, In(q), Out(out), uint64(n))
 }
+
+// searchTreeShared remembers the SearchTree kernels whose dynamic shared memory limit
+// was raised.
+var searchTreeShared sync.Map

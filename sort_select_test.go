@@ -1,6 +1,7 @@
 package gpu_test
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -363,6 +364,75 @@ func TestSearchSorted(t *testing.T) {
 			t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) { searchSortedCases(t, s) })
 		}
 	})
+}
+
+// TestSearchSortedTree runs the tree (Tuning.SearchVariant 2) under its other
+// configurations (SearchShared, SearchQueries, SearchBlock, SearchBlocksPerSM), on
+// arrays of 7 and 8 levels too (float32 and int64 with negative keys; on CUDA 5 shared
+// levels of float32 go to dynamic shared memory, the CPU backend's 48 KiB takes 4).
+func TestSearchSortedTree(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		old := d.Tuning()
+		defer d.SetTuning(old)
+		rng := rand.New(rand.NewPCG(22, 8))
+		f32 := stGen[float32](rng, 300000, patRandom)
+		slices.SortFunc(f32, func(a, b float32) int { return cmp.Compare(a, b) })
+		i64 := make([]int64, 2200000)
+		for i := range i64 {
+			i64[i] = rng.Int64N(1<<40) - 1<<39
+		}
+		slices.Sort(i64)
+		qf := append(stGen[float32](rng, 20000, patRandom), f32[:1000]...)
+		qi := make([]int64, 20000)
+		for i := range qi {
+			qi[i] = rng.Int64N(1<<41) - 1<<40
+		}
+		qi = append(qi, i64[len(i64)-1000:]...)
+		for _, c := range []struct{ shared, queries, block, blocks int }{{0, 1, 256, 1}, {1, 3, 512, 2}, {2, 8, 512, 4}, {3, 6, 256, 16},
+			{4, 5, 1024, 64}, {4, 0, 256, 16}, {5, 8, 512, 1}, {5, 2, 1024, 1}, {5, 0, 256, 16}} {
+			tu := old
+			tu.SearchVariant, tu.SearchShared, tu.SearchQueries, tu.SearchBlock, tu.SearchBlocksPerSM = 2, c.shared, c.queries, c.block, c.blocks
+			if _, err := d.SetTuning(tu); err != nil {
+				t.Fatal(err)
+			}
+			t.Run(fmt.Sprintf("s%d-q%d-t%d-b%d", c.shared, c.queries, c.block, c.blocks), func(t *testing.T) {
+				searchSortedCases(t, s)
+				checkSearchSorted(t, s, f32, qf, []int{len(qf)})
+				checkSearchSorted(t, s, i64, qi, []int{len(qi)})
+			})
+		}
+	})
+}
+
+// TestSearchSortedTreeSimDevice runs the tree's configurations on the simulated CUDA
+// device (its 48 KiB of shared memory take 4 levels, not 5).
+func TestSearchSortedTreeSimDevice(t *testing.T) {
+	d, s := simStream(t)
+	old := d.Tuning()
+	defer d.SetTuning(old)
+	rng := rand.New(rand.NewPCG(22, 11))
+	a := stGen[float32](rng, 40000, patRandom)
+	slices.SortFunc(a, func(x, y float32) int { return cmp.Compare(x, y) })
+	q := append(stGen[float32](rng, 3000, patRandom), a[:100]...)
+	ai := make([]int64, 5000)
+	for i := range ai {
+		ai[i] = int64(i/3) - 800
+	}
+	qi := make([]int64, 1000)
+	for i := range qi {
+		qi[i] = rng.Int64N(2000) - 1000
+	}
+	for _, c := range []struct{ shared, queries, block, blocks int }{{2, 8, 512, 1}, {5, 2, 1024, 1}, {3, 5, 256, 2}} {
+		tu := old
+		tu.SearchVariant, tu.SearchShared, tu.SearchQueries, tu.SearchBlock, tu.SearchBlocksPerSM = 2, c.shared, c.queries, c.block, c.blocks
+		if _, err := d.SetTuning(tu); err != nil {
+			t.Fatal(err)
+		}
+		t.Run(fmt.Sprintf("s%d-q%d-t%d-b%d", c.shared, c.queries, c.block, c.blocks), func(t *testing.T) {
+			checkSearchSorted(t, s, a, q, []int{len(q)})
+			checkSearchSorted(t, s, ai, qi, []int{len(qi)})
+		})
+	}
 }
 
 func searchSortedCases(t *testing.T, s *gpu.Stream) {

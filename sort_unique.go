@@ -2,7 +2,9 @@ package gpu
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"sync"
 
 	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/internal/kernel"
@@ -56,7 +58,8 @@ func (r *UniqueResult[T]) Free() {
 // +0 into one (whichever comes first in a). It sorts a (stably, with the permutation
 // when indices or the inverse are asked for), flags the first element of each run of
 // equal values, and compacts the flagged elements, which waits (under ctx) for their
-// count to size the result.
+// count to size the result. With Tuning.UniqueDenseMax set, the values of an integer
+// array of a narrow range come from a bitmap of the range instead of the sort.
 func Unique[T Elem](ctx context.Context, s *Stream, a *Array[T], opts ...UniqueOption) (*UniqueResult[T], error) {
 	if err := searchArgs(ctx, s, "Unique"); err != nil {
 		return nil, err
@@ -106,6 +109,16 @@ func Unique[T Elem](ctx context.Context, s *Stream, a *Array[T], opts ...UniqueO
 	}
 	defer free()
 	flat = &header{buf: flat.buf, dt: flat.dt, shape: []int{n}, strides: []int{1}, off: flat.off}
+	if lim := min(d.tuning().UniqueDenseMax, 8*d.info.MaxSharedPerBlock); lim > 0 && a.dt.IsInteger() && !o.index && !o.inverse && !o.counts {
+		vh, err := uniqueDense(ctx, s, flat, n, lim)
+		if err != nil {
+			return fail(err)
+		}
+		if vh != nil {
+			res.Values = &Array[T]{buf: vh.buf, dt: vh.dt, shape: vh.shape, strides: vh.strides}
+			return res, nil
+		}
+	}
 	sortedB, err := s.Alloc(int64(n * a.dt.Size()))
 	if err != nil {
 		return fail(err)
@@ -182,6 +195,95 @@ func Unique[T Elem](ctx context.Context, s *Stream, a *Array[T], opts ...UniqueO
 	}
 	return res, nil
 }
+
+// uniqueDense returns the sorted unique values of the n > 0 integer keys of flat
+// (contiguous) by a bitmap of their range (Tuning.UniqueDenseMax), or nil when the
+// range holds more than limit values (the caller sorts). internal/kernel's UniqueRange
+// finds the range's ends, which the host reads (under ctx); UniqueMark sets the bit of
+// each key present in a bitmap of one bit a value of the range, each block in its
+// dynamic shared memory first; UniqueExpand writes the range's flags and values, which
+// compact turns into the result (one more wait, for the count).
+func uniqueDense(ctx context.Context, s *Stream, flat *header, n, limit int) (*header, error) {
+	d := s.dev
+	dt := flat.dt
+	rb, err := s.Alloc(16)
+	if err != nil {
+		return nil, err
+	}
+	defer rb.Free()
+	if err := s.MemsetD32(rb, 0xFFFFFFFF); err != nil {
+		return nil, err
+	}
+	if err := auxLaunch(s, &kernel.UniqueRange{Type: dt}, (n+kernel.UniqueDenseUnroll-1)/kernel.UniqueDenseUnroll,
+		In(flat), uint64(n), InOut(rb)); err != nil {
+		return nil, err
+	}
+	var ends [16]byte
+	if err := readSmall(ctx, s, rb, 0, ends[:]); err != nil {
+		return nil, err
+	}
+	lo, hi := binary.LittleEndian.Uint64(ends[:8]), ^binary.LittleEndian.Uint64(ends[8:])
+	if hi < lo {
+		return nil, fmt.Errorf("gpu: unique: key range [%#x, %#x] of %d keys: %w", lo, hi, n, ErrLaunchFailed)
+	}
+	if hi-lo >= uint64(limit) {
+		return nil, nil
+	}
+	r := int(hi-lo) + 1
+	words := kernel.UniqueDenseWords(uint64(r))
+	bm, err := s.Alloc(int64(4 * words))
+	if err != nil {
+		return nil, err
+	}
+	defer bm.Free()
+	if err := s.MemsetD32(bm, 0); err != nil {
+		return nil, err
+	}
+	fn, err := d.kernel(&kernel.UniqueMark{Type: dt})
+	if err != nil {
+		return nil, err
+	}
+	smem := 4 * words
+	if _, done := uniqueShared.Load(fn); !done {
+		if bs, ok := fn.be.(interface{ SetMaxDynamicShared(int) error }); ok {
+			if err := bs.SetMaxDynamicShared(d.info.MaxSharedPerBlock); err != nil {
+				return nil, err
+			}
+		}
+		uniqueShared.Store(fn, true)
+	}
+	// One or two blocks a multiprocessor (two of 1024 threads fill one), each marking
+	// its keys once in shared memory and merging its copy once.
+	per := 1
+	if 2*smem <= d.info.MaxSharedPerBlock {
+		per = 2
+	}
+	grid := max(1, min(per*max(1, d.info.Multiprocessors), (n+kernel.UniqueDenseBlock*kernel.UniqueDenseUnroll-1)/(kernel.UniqueDenseBlock*kernel.UniqueDenseUnroll)))
+	if err := s.Launch(fn, LaunchConfig{Grid: Dim3{X: grid}, Block: Dim3{X: kernel.UniqueDenseBlock}, SharedMem: smem},
+		In(flat), uint64(n), InOut(bm), lo, uint64(words)); err != nil {
+		return nil, err
+	}
+	fb, err := s.Alloc(int64(r))
+	if err != nil {
+		return nil, err
+	}
+	defer fb.Free()
+	vb, err := s.Alloc(int64(r * dt.Size()))
+	if err != nil {
+		return nil, err
+	}
+	defer vb.Free()
+	if err := auxLaunch(s, &kernel.UniqueExpand{Type: dt}, r, In(bm), Out(fb), Out(vb), lo, uint64(r)); err != nil {
+		return nil, err
+	}
+	flags := &header{buf: fb, dt: dtype.Bool, shape: []int{r}, strides: []int{1}}
+	vals := &header{buf: vb, dt: dt, shape: []int{r}, strides: []int{1}}
+	return compact(ctx, s, flags, vals)
+}
+
+// uniqueShared remembers the UniqueMark kernels whose dynamic shared memory limit was
+// raised.
+var uniqueShared sync.Map
 
 // auxLaunch launches a grid-stride kernel over n elements.
 func auxLaunch(s *Stream, sp kernelSpec, n int, args ...any) error {

@@ -48,7 +48,12 @@ import (
 //	GPU_CONCAT_AXIS0=kernel|memcpy          Concat.Axis0Kernel (memcpy)
 //	GPU_CONCAT_AXIS1=kernel|memcpy|memcpy2d Concat.RowsKernel (kernel)
 //	GPU_SEARCH_VARIANT=v1|v2                SearchVariant (2)
+//	GPU_SEARCH_SHARED=0..5                  SearchShared (4)
+//	GPU_SEARCH_BLOCK=256|512|1024           SearchBlock (256)
+//	GPU_SEARCH_QUERIES=1..8                 SearchQueries (0: 4, 2 for 8-byte keys)
+//	GPU_SEARCH_BLOCKS_PER_SM=1..64          SearchBlocksPerSM (16)
 //	GPU_TOPK_VARIANT=v1|v2|v3               TopKVariant (2)
+//	GPU_UNIQUE_DENSE_MAX=0..2097152         UniqueDenseMax (0)
 //	GPU_EW_PDL=on|off                       ElementwisePDL (off)
 //
 // ("vN|N": either spelling; "on|off": 1, true or on; 0, false or off.) The second part
@@ -223,6 +228,23 @@ type Tuning struct {
 	// shared memory (internal/kernel's SearchSorted; 6.68 ms for 2^26 float32 queries
 	// in 2^24 on the H200, 2026-12-02). Default 2; GPU_SEARCH_VARIANT=v1|v2 selects one.
 	SearchVariant int
+	// SearchShared, SearchQueries, SearchBlock and SearchBlocksPerSM configure
+	// SearchSorted's tree (SearchVariant 2, internal/kernel's SearchTree): the top
+	// levels a block copies into shared memory (0 to 5, at most the tree's levels but
+	// one; each takes 8 times the one above: 4 levels are 4680 keys, 18 KiB of 4-byte
+	// keys, a copy per block, which leaves less of the multiprocessor's 256 KiB to L1,
+	// where the next level, 128 KiB for 2^24 keys, could stay; 5 levels, 146 KiB of
+	// dynamic shared memory, one block a multiprocessor, are for keys of up to 4 bytes
+	// on CUDA: others get 4), the queries a thread walks down the tree together (1 to
+	// 8; their loads in flight at once; at most 4 for 8-byte keys, 2 in blocks of 1024
+	// threads; 0: 4 for keys of up to 4 bytes, 2 for 8-byte keys), the threads of
+	// a block (256, 512 or 1024) and the most blocks launched per multiprocessor (1 to
+	// 64). Defaults 4, 0, 256 and 16; GPU_SEARCH_SHARED=0..5, GPU_SEARCH_QUERIES=1..8,
+	// GPU_SEARCH_BLOCK=256|512|1024 and GPU_SEARCH_BLOCKS_PER_SM=1..64 set them. Five
+	// shared levels want GPU_SEARCH_BLOCKS_PER_SM=1 (each block stages 146 KiB, one
+	// block a multiprocessor) and GPU_SEARCH_BLOCK=512 GPU_SEARCH_QUERIES=8 (4096
+	// queries in flight a multiprocessor) or 1024 (2048).
+	SearchShared, SearchQueries, SearchBlock, SearchBlocksPerSM int
 	// TopKVariant selects TopK's radix select on CUDA: 2, the histogram passes in one
 	// wave (8 blocks a multiprocessor) with 16-byte loads of 4-byte keys, each pass's
 	// last block doing the select step (no step launches), the count pass reading its
@@ -240,6 +262,18 @@ type Tuning struct {
 	// and rank sort follow, returning at once unless the last bucket overflowed.
 	// Default 2; GPU_TOPK_VARIANT=v1|v2|v3 selects one.
 	TopKVariant int
+	// UniqueDenseMax is the widest range of values (largest minus smallest, plus one)
+	// of an integer array whose Unique (values only) marks the values present in a
+	// bitmap of the range instead of sorting the array: a pass for the range (its two
+	// ends read back, one more wait), a pass marking each key's bit in a copy of the
+	// bitmap in each block's shared memory, then a compaction of the range's set bits
+	// (internal/kernel's UniqueRange, UniqueMark, UniqueExpand): two reads of the keys
+	// where the radix sort makes a read and a write of them per 8 bits of range. A
+	// wider range (after that first pass), the options ReturnIndex, ReturnInverse and
+	// ReturnCounts, and float and bool arrays sort. It is capped at 8 bits a byte of
+	// the device's shared memory per block (1.8 million on the H200, 393216 on the CPU
+	// backend). 0 (the default): never. GPU_UNIQUE_DENSE_MAX=n (0 <= n <= 2^21) sets it.
+	UniqueDenseMax int
 	// ElementwisePDL launches the elementwise kernels (Eval, EvalInto, Kernel, and the
 	// operations made of them) with programmatic dependent launch on CUDA devices of
 	// compute capability 9.0+: each kernel starts with griddepcontrol.launch_dependents
@@ -374,12 +408,20 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 		Concat:             ConcatTuning{Variant: 2, Rows: 1, BlocksPerSM: 0, Items: 4, RowsKernel: true},
 		ScatterVariant:     2,
 		SearchVariant:      2,
+		SearchShared:       kernel.SearchTreeShared,
+		SearchBlock:        kernel.SearchSortedBlock,
+		SearchBlocksPerSM:  16,
 		TopKVariant:        2,
 		GatherVariant:      1,
 		PutVariant:         1,
 	}
 	envVariant(getenv, "GPU_SEARCH_VARIANT", 2, &t.SearchVariant)
+	envInt(getenv, "GPU_SEARCH_SHARED", 0, kernel.SearchTreeShared+1, &t.SearchShared)
+	envChoice(getenv, "GPU_SEARCH_BLOCK", &t.SearchBlock, 256, 512, 1024)
+	envInt(getenv, "GPU_SEARCH_QUERIES", 1, kernel.SearchTreeQueries, &t.SearchQueries)
+	envInt(getenv, "GPU_SEARCH_BLOCKS_PER_SM", 1, 64, &t.SearchBlocksPerSM)
 	envVariant(getenv, "GPU_TOPK_VARIANT", 3, &t.TopKVariant)
+	envInt(getenv, "GPU_UNIQUE_DENSE_MAX", 0, 1<<21, &t.UniqueDenseMax)
 	envChoice(getenv, "GPU_REDUCE_HALF_UNROLL", &t.ReduceHalfUnroll, 1, 2, 4, 8)
 	envChoice(getenv, "GPU_REDUCE_HALF_ACCS", &t.ReduceHalfAccs, 1, 2, 4, 8)
 	envChoice(getenv, "GPU_CONCAT_ROWS", &t.Concat.Rows, 1, 2)
@@ -467,8 +509,18 @@ func (t Tuning) validate() error {
 		return fmt.Errorf("gpu: tuning: concat items %d, want 4 or 8: %w", t.Concat.Items, ErrInvalidValue)
 	case t.SearchVariant < 1 || t.SearchVariant > 2:
 		return fmt.Errorf("gpu: tuning: search variant %d, want 1 or 2: %w", t.SearchVariant, ErrInvalidValue)
+	case t.SearchShared < 0 || t.SearchShared > kernel.SearchTreeShared+1:
+		return fmt.Errorf("gpu: tuning: SearchShared %d, want 0 to %d: %w", t.SearchShared, kernel.SearchTreeShared+1, ErrInvalidValue)
+	case t.SearchBlock != 256 && t.SearchBlock != 512 && t.SearchBlock != 1024:
+		return fmt.Errorf("gpu: tuning: SearchBlock %d, want 256, 512 or 1024: %w", t.SearchBlock, ErrInvalidValue)
+	case t.SearchQueries < 0 || t.SearchQueries > kernel.SearchTreeQueries:
+		return fmt.Errorf("gpu: tuning: SearchQueries %d, want 0 to %d: %w", t.SearchQueries, kernel.SearchTreeQueries, ErrInvalidValue)
+	case t.SearchBlocksPerSM < 1 || t.SearchBlocksPerSM > 64:
+		return fmt.Errorf("gpu: tuning: SearchBlocksPerSM %d, want 1 to 64: %w", t.SearchBlocksPerSM, ErrInvalidValue)
 	case t.TopKVariant < 1 || t.TopKVariant > 3:
 		return fmt.Errorf("gpu: tuning: top-k variant %d, want 1, 2 or 3: %w", t.TopKVariant, ErrInvalidValue)
+	case t.UniqueDenseMax < 0:
+		return fmt.Errorf("gpu: tuning: UniqueDenseMax %d < 0: %w", t.UniqueDenseMax, ErrInvalidValue)
 	case t.MatMulTile < 1 || t.MatMulTile > len(kernel.MatMulTiles()):
 		return fmt.Errorf("gpu: tuning: MatMulTile %d, want 1 to %d: %w", t.MatMulTile, len(kernel.MatMulTiles()), ErrInvalidValue)
 	}

@@ -151,26 +151,82 @@ func (s *SearchTreeSample) CPU() (func(*cpu.Launch) error, error) {
 //	out      u64  int64, one a query
 //	n        u64  queries
 //
-// Any grid of SearchSortedBlock-thread blocks. With Vector set (keys of 4 or 8 bytes),
-// the sorted array's address is 16-byte aligned and the last step reads a full block of
-// the array with vector loads.
+// Any grid of blocks of Block threads (SearchSortedBlock when 0). With Vector set (keys
+// of 4 or 8 bytes), the sorted array's address is 16-byte aligned and the last step
+// reads a full block of the array with vector loads. Shared levels of more than 48 KiB
+// (5 levels of 4-byte keys: 37448 entries, 146 KiB) lie in dynamic shared memory, of
+// SharedBytes() bytes, which the launch gives (one block a multiprocessor: with Block
+// 1024 it holds the multiprocessor's 2048 threads' half).
 type SearchTree struct {
 	Order   SortKey
 	Right   bool
 	Levels  int  // L, 1 to 22
-	Shared  int  // levels staged in shared memory: 0 to min(L-1, 4)
-	Queries int  // queries a thread searches at once (1 to 4)
+	Shared  int  // levels staged in shared memory: 0 to min(L-1, SearchTreeMaxShared)
+	Queries int  // queries a thread searches at once (1 to SearchTreeMaxQueries)
 	Vector  bool // 16-byte aligned sorted array, keys of 4 or 8 bytes
+	Block   int  // threads a block: 0 (SearchSortedBlock), 256, 512 or 1024
 }
 
 // Key identifies the kernel.
 func (s *SearchTree) Key() string {
-	return fmt.Sprintf("searchtree|%s|r%v|l%d|s%d|q%d|v%v", s.Order.key(), s.Right, s.Levels, s.Shared, s.Queries, s.Vector)
+	k := fmt.Sprintf("searchtree|%s|r%v|l%d|s%d|q%d|v%v", s.Order.key(), s.Right, s.Levels, s.Shared, s.Queries, s.Vector)
+	if s.Block != 0 {
+		k += fmt.Sprintf("|b%d", s.Block)
+	}
+	return k
 }
 
-// SearchTreeShared is the most levels SearchTree stages in shared memory: 4680
-// entries at most (18 KiB of 4-byte keys).
+// block returns the threads of a block.
+func (s *SearchTree) block() int {
+	if s.Block == 0 {
+		return SearchSortedBlock
+	}
+	return s.Block
+}
+
+// SearchTreeMaxShared returns the most levels SearchTree stages in shared memory for
+// keys of ks bytes: 5 for keys of up to 4 bytes (146 KiB, dynamic), else
+// SearchTreeShared.
+func SearchTreeMaxShared(ks int) int {
+	if ks == 8 {
+		return SearchTreeShared
+	}
+	return SearchTreeShared + 1
+}
+
+// searchTreeStaticMax is the most bytes of shared levels in static shared memory.
+const searchTreeStaticMax = 48 << 10
+
+// SharedBytes returns the dynamic shared memory of a block: the shared levels' bytes
+// when they exceed 48 KiB (5 levels), else 0 (they are static).
+func (s *SearchTree) SharedBytes() int {
+	if b := s.sharedEntries() * searchPivotSize(s.Order.Size()); b > searchTreeStaticMax {
+		return b
+	}
+	return 0
+}
+
+// SearchTreeShared is the most levels SearchTree stages in static shared memory: 4680
+// entries at most (18 KiB of 4-byte keys); SearchTreeMaxShared.
 const SearchTreeShared = 4
+
+// SearchTreeQueries is the most queries a SearchTree thread searches at once (keys of
+// up to 4 bytes; SearchTreeMaxQueries).
+const SearchTreeQueries = 8
+
+// SearchTreeMaxQueries returns the most queries a SearchTree thread of a block of block
+// threads searches at once for keys of ks bytes: 8, or 4 for 8-byte keys (8 take more
+// than 128 registers, spilling, with ptxas 12.4 for sm_90); 2 in blocks of 1024 threads
+// (64 registers a thread: 4 queries of float16 keys spill with ptxas 11.8).
+func SearchTreeMaxQueries(ks, block int) int {
+	switch {
+	case block > 512:
+		return 2
+	case ks == 8:
+		return SearchTreeQueries / 2
+	}
+	return SearchTreeQueries
+}
 
 // Validate checks the spec.
 func (s *SearchTree) Validate() error {
@@ -180,10 +236,13 @@ func (s *SearchTree) Validate() error {
 	if s.Order.Descending {
 		return fmt.Errorf("kernel: search of a descending order")
 	}
-	if s.Levels < 1 || s.Levels > 22 || s.Shared < 0 || s.Shared > min(s.Levels-1, SearchTreeShared) {
+	if s.Levels < 1 || s.Levels > 22 || s.Shared < 0 || s.Shared > min(s.Levels-1, SearchTreeMaxShared(s.Order.Size())) {
 		return fmt.Errorf("kernel: search tree of %d levels, %d shared", s.Levels, s.Shared)
 	}
-	if s.Queries < 1 || s.Queries > 4 {
+	if s.Block != 0 && s.Block != 256 && s.Block != 512 && s.Block != 1024 {
+		return fmt.Errorf("kernel: search tree of blocks of %d threads", s.Block)
+	}
+	if s.Queries < 1 || s.Queries > SearchTreeMaxQueries(s.Order.Size(), s.block()) {
 		return fmt.Errorf("kernel: search of %d queries a thread", s.Queries)
 	}
 	if ks := s.Order.Size(); s.Vector && ks != 4 && ks != 8 {
@@ -213,7 +272,7 @@ func (s *SearchTree) CPU() (func(*cpu.Launch) error, error) {
 	ordered := key.orderedFunc()
 	return func(l *cpu.Launch) error {
 		m, n := int(l.Uint64(1)), int(l.Uint64(5))
-		if m <= 0 || SearchTreeLevels(m) != s.Levels || l.Block[0] != SearchSortedBlock {
+		if m <= 0 || SearchTreeLevels(m) != s.Levels || int(l.Block[0]) != s.block() {
 			return launchErr("search tree: array of %d, %d levels, block %d", m, s.Levels, l.Block[0])
 		}
 		if s.Vector && !aligned16(l, 0) {

@@ -83,7 +83,12 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 	defer scanPTXError(&err)
 	entry = "search_tree"
 	m, f := auxKernel(major, minor, entry, "sorted", "m", "sample", "queries", "out", "n")
-	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", SearchSortedBlock))
+	B := s.block()
+	if s.Block == 0 {
+		f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", B))
+	} else {
+		blockAttrs(f, B)
+	}
 	g := newSortGen(f, s.Order, 1)
 	ks := s.Order.Size()
 	kt := g.kt()
@@ -99,7 +104,11 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 	// Stage the top S levels (entries off[L-S] to off[L]) in shared memory.
 	var shBase, shStart ptx.Reg
 	if S > 0 {
-		f.Shared("st_piv", ptx.B8, 16, s.sharedEntries()*pw)
+		if s.SharedBytes() > 0 {
+			m.ExternShared("st_piv", 16)
+		} else {
+			f.Shared("st_piv", ptx.B8, 16, s.sharedEntries()*pw)
+		}
 		shBase = f.Reg(ptx.U32)
 		f.Op("mov.u32", shBase, ptx.Sym("st_piv"))
 		shStart = off[L-S]
@@ -119,7 +128,7 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 		f.Cvt(sa, idx)
 		f.Fma(sa, sa, ptx.Int(pw), shBase)
 		f.St(ptx.Shared, ptx.CacheDefault, kt, ptx.Mem(sa, 0), x)
-		f.Add(idx, idx, ptx.Int(SearchSortedBlock))
+		f.Add(idx, idx, ptx.Int(B))
 		f.Bra(loop)
 		f.Place(done)
 		f.BarSync(0)
@@ -136,11 +145,11 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 		b, tid := f.Reg(ptx.U64), f.Reg(ptx.U64)
 		f.Cvt(b, f.Special(ptx.CtaidX))
 		f.Cvt(tid, g.tid)
-		f.Fma(i, b, ptx.Int(SearchSortedBlock), tid)
+		f.Fma(i, b, ptx.Int(B), tid)
 	}
 	step := f.Reg(ptx.U64)
 	f.Cvt(step, f.Special(ptx.NctaidX))
-	f.Mul(step, step, ptx.Int(SearchSortedBlock))
+	f.Mul(step, step, ptx.Int(B))
 	loop, done := f.NewLabel(), f.NewLabel()
 	f.Place(loop)
 	f.At(f.Setp(ptx.Ge, i, n)).Bra(done)

@@ -23,7 +23,7 @@ func TestSearchTreeSim(t *testing.T) {
 		ks := kt.Size()
 		ms := []int{1, 3, 8, 9, 64, 65, 600}
 		if kt == dtype.Float32 {
-			ms = append(ms, 4097) // 5 levels, 4 of them in shared memory
+			ms = append(ms, 4097, 33000) // 5 levels, 4 of them in shared memory; 6 levels, 5 shared (dynamic)
 		}
 		for _, m := range ms {
 			keys := sortSimKeys(rng, kt, m)
@@ -50,19 +50,20 @@ func TestSearchTreeSim(t *testing.T) {
 					[]spectest.Arg{spectest.Buf(sorted), spectest.U64(uint64(m)), spectest.Buf(make([]byte, SearchTreeLayout(m)[L-1]*searchPivotSize(ks)))})[2]
 			}
 			for _, right := range []bool{false, true} {
-				for _, sh := range []int{0, min(L-1, SearchTreeShared)} {
+				for _, sh := range []int{0, min(L-1, SearchTreeShared), min(L-1, SearchTreeMaxShared(ks))} {
 					for _, vec := range []bool{false, true} {
 						if vec && ks != 4 && ks != 8 {
 							continue
 						}
-						sp := &SearchTree{Order: o, Right: right, Levels: L, Shared: sh, Queries: 1 + (m+sh)%4, Vector: vec}
+						block := []int{256, 512, 1024}[(m+sh)%3]
+						sp := &SearchTree{Order: o, Right: right, Levels: L, Shared: sh, Queries: 1 + (m+sh+3*ks)%SearchTreeMaxQueries(ks, block), Vector: vec, Block: block}
 						sampleArg := spectest.U64(0)
 						if sample != nil {
 							sampleArg = spectest.Buf(sample)
 						}
 						// (padded to a multiple of 16 bytes: such allocations are 16-byte aligned)
 						padded := append(sorted[:len(sorted):len(sorted)], make([]byte, 16-len(sorted)%16)...)
-						out := simAgree(t, sp, 1, SearchSortedBlock, []spectest.Arg{spectest.Buf(padded), spectest.U64(uint64(m)),
+						out := simAgree(t, sp, 1, block, []spectest.Arg{spectest.Buf(padded), spectest.U64(uint64(m)),
 							sampleArg, spectest.Buf(q), spectest.Buf(make([]byte, n*8)), spectest.U64(uint64(n))})[4]
 						got := cpuSliceI64(out)
 						for i := range n {

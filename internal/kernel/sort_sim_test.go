@@ -404,6 +404,8 @@ func TestSelectPtxas(t *testing.T) {
 			&SearchSorted{Order: SortKey{Type: kt}, Right: true, Levels: 11, Queries: 1},
 			&SearchTreeSample{Order: SortKey{Type: kt}, Levels: 8}, &SearchTree{Order: SortKey{Type: kt}, Levels: 8, Shared: 4, Queries: 4,
 				Vector: kt.Size() == 4 || kt.Size() == 8}, &SearchTree{Order: SortKey{Type: kt}, Right: true, Levels: 3, Shared: 1, Queries: 1},
+			&SearchTree{Order: SortKey{Type: kt}, Levels: 8, Shared: 2, Queries: SearchTreeMaxQueries(kt.Size(), 512), Vector: kt.Size() == 4 || kt.Size() == 8, Block: 512},
+			&SearchTree{Order: SortKey{Type: kt}, Levels: 8, Shared: SearchTreeMaxShared(kt.Size()), Queries: SearchTreeMaxQueries(kt.Size(), 1024), Vector: kt.Size() == 4 || kt.Size() == 8, Block: 1024},
 			&QuantileGather{In: kt, Out: dtype.Float64}, &QuantileGather{In: kt, Out: dtype.Float32, Median: true})
 	}
 	specs = append(specs, &SelectStep{Passes: 4}, &SelectStep{Passes: 8}, &UniqueCounts{}, &InverseScatter{},

@@ -51,11 +51,15 @@ func parseMemOp(parts []string) (memOp, error) {
 
 // load reads len(b) bytes at addr of a state space (strong: a strong access).
 func (t *thread) load(space string, addr uint64, b []byte, strong bool) {
+	kind := accRead
+	if strong {
+		kind = accStrongRead
+	}
 	switch {
 	case space == "shared":
-		copy(b, t.shared(addr, len(b), accRead))
+		copy(b, t.shared(addr, len(b), kind))
 	case space == "" && addr-sharedWindow < 1<<32:
-		copy(b, t.shared(addr-sharedWindow, len(b), accRead))
+		copy(b, t.shared(addr-sharedWindow, len(b), kind))
 	case addr >= t.mod.gbase && addr < t.mod.gbase+t.mod.gsize:
 		m := t.mod
 		if addr+uint64(len(b)) > m.gbase+m.gsize {

@@ -4,7 +4,7 @@ package ptxsim
 // accesses to one byte by different threads conflict when one of them is a plain write
 // and no barrier separates them: the same block barrier interval (epoch), and for
 // threads of one warp also the same bar.warp.sync interval. Atomics don't conflict
-// with atomics. The shadow keeps, per byte, the last write and the reads of the
+// with atomics, nor strong reads (.volatile, .relaxed) with atomics. The shadow keeps, per byte, the last write and the reads of the
 // current interval.
 
 // access is the shadow of one shared byte. Epochs are stored plus one, so that the
@@ -21,7 +21,8 @@ type accKind uint8
 const (
 	accRead accKind = iota
 	accWrite
-	accAtomic // an atomic or strong access: conflicts with plain accesses only
+	accAtomic     // an atomic or strong access: conflicts with plain accesses only
+	accStrongRead // a strong read (.volatile, .relaxed): a read that atomics don't conflict with
 )
 
 // ordered reports whether an access by thread tid in (epoch+1) e and warp epoch wep is
@@ -47,14 +48,14 @@ func (t *thread) shared(addr uint64, n int, kind accKind) []byte {
 	tid, e := int32(t.lin), t.epoch+1
 	for i := int(addr); i < int(addr)+n; i++ {
 		s := &b.shadow[i]
-		if s.wEpoch != 0 && !(kind == accAtomic && s.wAtomic) && !t.ordered(s.wEpoch, s.wTid, s.wWep) {
+		if s.wEpoch != 0 && !((kind == accAtomic || kind == accStrongRead) && s.wAtomic) && !t.ordered(s.wEpoch, s.wTid, s.wWep) {
 			what := "read after write"
-			if kind != accRead {
+			if kind != accRead && kind != accStrongRead {
 				what = "write after write"
 			}
 			faultf("shared memory %s hazard at byte %d with thread %d", what, i, s.wTid)
 		}
-		if kind != accRead && s.rEpoch == e {
+		if (kind == accWrite || kind == accAtomic) && s.rEpoch == e {
 			conflict := false
 			switch {
 			case s.rTid == tid:
@@ -68,8 +69,10 @@ func (t *thread) shared(addr uint64, n int, kind accKind) []byte {
 			}
 		}
 		switch {
-		case kind != accRead:
+		case kind == accWrite || kind == accAtomic:
 			s.wEpoch, s.wTid, s.wWep, s.wAtomic = e, tid, t.wepoch, kind == accAtomic
+		case kind == accStrongRead:
+			// Not kept: atomics may follow it (a plain write after it goes unseen).
 		case s.rEpoch != e:
 			s.rEpoch, s.rTid, s.rWarp, s.rWep = e, tid, tid/32, t.wepoch
 		case s.rTid != tid:
