@@ -10,3 +10,11 @@ func SetSortConfig(c SortConfig) SortConfig { return setSortConfig(c) }
 
 // SortConfigFromEnv is sortConfigFromEnv.
 func SortConfigFromEnv(getenv func(string) string) SortConfig { return sortConfigFromEnv(getenv) }
+
+// SetUniqueDenseMinN sets the fewest elements whose Unique tries the bitmap of their
+// range and returns the previous value.
+func SetUniqueDenseMinN(n int) int {
+	old := uniqueDenseMinN
+	uniqueDenseMinN = n
+	return old
+}

@@ -38,9 +38,22 @@ func searchTree(s *Stream, a, q *header, m, n int, right bool, out *header) erro
 	if qpt == 0 {
 		qpt = 4 - 2*(ks/8)
 	}
-	block := tu.SearchBlock
+	shared := min(L-1, tu.SearchShared, kernel.SearchTreeMaxShared(ks))
+	block, perSM := tu.SearchBlock, tu.SearchBlocksPerSM
+	if block == 0 { // by the shared levels (see Tuning.SearchBlock)
+		block = kernel.SearchSortedBlock
+		if shared > kernel.SearchTreeShared {
+			block = 1024
+		}
+	}
+	if perSM == 0 {
+		perSM = 16
+		if shared > kernel.SearchTreeShared {
+			perSM = 1
+		}
+	}
 	qpt = min(qpt, kernel.SearchTreeMaxQueries(ks, block))
-	sp := &kernel.SearchTree{Order: order, Right: right, Levels: L, Shared: min(L-1, tu.SearchShared, kernel.SearchTreeMaxShared(ks)),
+	sp := &kernel.SearchTree{Order: order, Right: right, Levels: L, Shared: shared,
 		Queries: qpt, Vector: (ks == 4 || ks == 8) && headerPtr(a)%16 == 0}
 	if block != kernel.SearchSortedBlock {
 		sp.Block = block
@@ -71,7 +84,7 @@ func searchTree(s *Stream, a, q *header, m, n int, right bool, out *header) erro
 	// Enough blocks to fill the GPU a few times over (each stages the shared levels
 	// once), not many more.
 	per := sp.Queries * block
-	grid := max(1, min((n+per-1)/per, tu.SearchBlocksPerSM*max(1, d.info.Multiprocessors)))
+	grid := max(1, min((n+per-1)/per, perSM*max(1, d.info.Multiprocessors)))
 	return s.Launch(fn, LaunchConfig{Grid: Dim3{X: grid}, Block: Dim3{X: block}, SharedMem: smem},
 		In(a), uint64(m), sample, In(q), Out(out), uint64(n))
 }

@@ -17,6 +17,7 @@ import (
 // 393216) and on CUDA of 2^20 (the benchmark's case, 2^22 keys), one value, and keys
 // over all 64 bits.
 func TestUniqueDense(t *testing.T) {
+	defer gpu.SetUniqueDenseMinN(gpu.SetUniqueDenseMinN(1)) // small inputs too
 	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
 		old := d.Tuning()
 		defer d.SetTuning(old)
@@ -99,6 +100,7 @@ func checkUniqueValues[T gpu.Elem](t *testing.T, s *gpu.Stream, xs []T) {
 // negative narrow range, uint16 near its top, and int64 over all bits (the range pass,
 // then the sort).
 func TestUniqueDenseSimDevice(t *testing.T) {
+	defer gpu.SetUniqueDenseMinN(gpu.SetUniqueDenseMinN(1))
 	d, s := simStream(t)
 	old := d.Tuning()
 	defer d.SetTuning(old)

@@ -41,19 +41,19 @@ import (
 //	GPU_GATHER_STREAM=on|off                GatherStream (off)
 //	GPU_GATHER_VARIANT=v1|v2                GatherVariant (1)
 //	GPU_PUT_VARIANT=v1|v2                   PutVariant (1)
-//	GPU_MATMUL_TILE=1..len(MatMulTiles)     MatMulTile (1)
+//	GPU_MATMUL_TILE=0..len(MatMulTiles)     MatMulTile (0: by type and size)
 //	GPU_STAT_EXACT_EXP=1                    StatExactExp (off)
 //	GPU_CONCAT_ROWS=1|2                     Concat.Rows (2)
 //	GPU_CONCAT_BLOCKS_PER_SM=0..1024        Concat.BlocksPerSM (32)
 //	GPU_CONCAT_AXIS0=kernel|memcpy          Concat.Axis0Kernel (memcpy)
 //	GPU_CONCAT_AXIS1=kernel|memcpy|memcpy2d Concat.RowsKernel (kernel)
 //	GPU_SEARCH_VARIANT=v1|v2                SearchVariant (2)
-//	GPU_SEARCH_SHARED=0..5                  SearchShared (4)
-//	GPU_SEARCH_BLOCK=256|512|1024           SearchBlock (256)
+//	GPU_SEARCH_SHARED=0..5                  SearchShared (5)
+//	GPU_SEARCH_BLOCK=256|512|1024           SearchBlock (0: by the shared levels)
 //	GPU_SEARCH_QUERIES=1..8                 SearchQueries (0: 4, 2 for 8-byte keys)
-//	GPU_SEARCH_BLOCKS_PER_SM=1..64          SearchBlocksPerSM (16)
-//	GPU_TOPK_VARIANT=v1|v2|v3               TopKVariant (2)
-//	GPU_UNIQUE_DENSE_MAX=0..2097152         UniqueDenseMax (0)
+//	GPU_SEARCH_BLOCKS_PER_SM=1..64          SearchBlocksPerSM (0: by the shared levels)
+//	GPU_TOPK_VARIANT=v1|v2|v3               TopKVariant (3)
+//	GPU_UNIQUE_DENSE_MAX=0..2097152         UniqueDenseMax (2^21)
 //	GPU_EW_PDL=on|off                       ElementwisePDL (off)
 //
 // ("vN|N": either spelling; "on|off": 1, true or on; 0, false or off.) The second part
@@ -209,10 +209,11 @@ type Tuning struct {
 	// barrier a tile before its last k step); 12 and 13, 128x128x32 in 4 stages and
 	// 128x128x64 in 3, of 8 warps of 64x32 (126 registers: 2 blocks, 16 warps an SM);
 	// 14, 256x128x32 in 4 stages, of 16 warps of 64x32 (1 block).
-	// Measured on the H200 (2026-12-02, 4096^3 bfloat16): 1 at 457 µs, 2-4 at 523-554
-	// µs, 5 at 465, 6 at 445, against cuBLAS's 196 µs (internal/kernel's mmTensorTiles
-	// has every figure); 7-14 not yet.
-	// Default 1; GPU_MATMUL_TILE=n selects one.
+	// Measured on the H200 (2026-12-02, 4096^3 bfloat16, one run): 1 at 447 µs, 6 at
+	// 451, 7 at 451, 8 at 431, 9 at 420, 10 at 428, 11 at 368, 12 at 488, 13 at 459,
+	// 14 at 582, against cuBLAS's 197 µs (an earlier run: 2-4 at 523-554, 5 at 465).
+	// Default 0: tiling 11 for 16-bit products of 2048x2048 outputs and more, 1
+	// otherwise (matmul.go's mmJob.tile); GPU_MATMUL_TILE=n selects one for all.
 	MatMulTile int
 	// StatExactExp makes the CUDA float32 row statistics (Softmax, LogSoftmax,
 	// LogSumExp) compute exp with ptx.Math's correctly-rounded-in-most-cases routine
@@ -238,12 +239,14 @@ type Tuning struct {
 	// on CUDA: others get 4), the queries a thread walks down the tree together (1 to
 	// 8; their loads in flight at once; at most 4 for 8-byte keys, 2 in blocks of 1024
 	// threads; 0: 4 for keys of up to 4 bytes, 2 for 8-byte keys), the threads of
-	// a block (256, 512 or 1024) and the most blocks launched per multiprocessor (1 to
-	// 64). Defaults 4, 0, 256 and 16; GPU_SEARCH_SHARED=0..5, GPU_SEARCH_QUERIES=1..8,
-	// GPU_SEARCH_BLOCK=256|512|1024 and GPU_SEARCH_BLOCKS_PER_SM=1..64 set them. Five
-	// shared levels want GPU_SEARCH_BLOCKS_PER_SM=1 (each block stages 146 KiB, one
-	// block a multiprocessor) and GPU_SEARCH_BLOCK=512 GPU_SEARCH_QUERIES=8 (4096
-	// queries in flight a multiprocessor) or 1024 (2048).
+	// a block (256, 512 or 1024; 0: 1024 with 5 shared levels, else 256) and the most
+	// blocks launched per multiprocessor (1 to 64; 0: 1 with 5 shared levels, else
+	// 16). Defaults 5, 0, 0 and 0; GPU_SEARCH_SHARED=0..5, GPU_SEARCH_QUERIES=1..8,
+	// GPU_SEARCH_BLOCK=256|512|1024 and GPU_SEARCH_BLOCKS_PER_SM=1..64 set them. On the
+	// H200 (2026-12-02, 2^26 float32 queries in 2^24, one run): 5 levels, blocks of
+	// 1024, 2 queries a thread, a block a multiprocessor 2.32 ms; 4 levels, 256, 4 and
+	// 16 (the earlier defaults) 3.35 ms; 3 levels 3.06; 2 levels 2.99; 8 queries 3.46;
+	// 4 blocks a multiprocessor 2.92; 5 levels in blocks of 512 with 8 queries 3.33.
 	SearchShared, SearchQueries, SearchBlock, SearchBlocksPerSM int
 	// TopKVariant selects TopK's radix select on CUDA: 2, the histogram passes in one
 	// wave (8 blocks a multiprocessor) with 16-byte loads of 4-byte keys, each pass's
@@ -259,8 +262,9 @@ type Tuning struct {
 	// AIR top-k): three launches, two reads of the keys (the second appending the top
 	// bucket's keys to a buffer), the third pass over that buffer, its last block
 	// taking the ties and ordering the k, no memset; variant 2's count, scan, gather
-	// and rank sort follow, returning at once unless the last bucket overflowed.
-	// Default 2; GPU_TOPK_VARIANT=v1|v2|v3 selects one.
+	// and rank sort follow, returning at once unless the last bucket overflowed. On
+	// the H200 (2026-12-02, the 100 largest of 2^24 float32, one run) 150 µs against
+	// variant 2's 191. Default 3; GPU_TOPK_VARIANT=v1|v2|v3 selects one.
 	TopKVariant int
 	// UniqueDenseMax is the widest range of values (largest minus smallest, plus one)
 	// of an integer array whose Unique (values only) marks the values present in a
@@ -272,7 +276,9 @@ type Tuning struct {
 	// wider range (after that first pass), the options ReturnIndex, ReturnInverse and
 	// ReturnCounts, and float and bool arrays sort. It is capped at 8 bits a byte of
 	// the device's shared memory per block (1.8 million on the H200, 393216 on the CPU
-	// backend). 0 (the default): never. GPU_UNIQUE_DENSE_MAX=n (0 <= n <= 2^21) sets it.
+	// backend), and tried from 2^16 elements on. 0: never. Default 2^21 (the cap
+	// decides); GPU_UNIQUE_DENSE_MAX=n (0 <= n <= 2^21) sets it. On the H200
+	// (2026-12-02, 2^26 int64 of 2^20 values, one run) 346 µs against the sort's 2.64 ms.
 	UniqueDenseMax int
 	// ElementwisePDL launches the elementwise kernels (Eval, EvalInto, Kernel, and the
 	// operations made of them) with programmatic dependent launch on CUDA devices of
@@ -403,15 +409,14 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 		RandomWaves:        4,
 		RandomUniformWaves: 16,
 		RandomHalfUniform:  3,
-		MatMulTile:         kernel.DefaultMatMulTile,
+		MatMulTile:         0,
 		Scan:               ScanTuning{Variant: 2, Stage: true, MinBlocks: 5},
 		Concat:             ConcatTuning{Variant: 2, Rows: 1, BlocksPerSM: 0, Items: 4, RowsKernel: true},
 		ScatterVariant:     2,
 		SearchVariant:      2,
-		SearchShared:       kernel.SearchTreeShared,
-		SearchBlock:        kernel.SearchSortedBlock,
-		SearchBlocksPerSM:  16,
-		TopKVariant:        2,
+		SearchShared:       kernel.SearchTreeShared + 1,
+		TopKVariant:        3,
+		UniqueDenseMax:     1 << 21,
 		GatherVariant:      1,
 		PutVariant:         1,
 	}
@@ -463,7 +468,7 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 	if getenv("GPU_STAT_EXACT_EXP") == "1" {
 		t.StatExactExp = true
 	}
-	envInt(getenv, "GPU_MATMUL_TILE", 1, len(kernel.MatMulTiles()), &t.MatMulTile)
+	envInt(getenv, "GPU_MATMUL_TILE", 0, len(kernel.MatMulTiles()), &t.MatMulTile)
 	return t
 }
 
@@ -511,18 +516,18 @@ func (t Tuning) validate() error {
 		return fmt.Errorf("gpu: tuning: search variant %d, want 1 or 2: %w", t.SearchVariant, ErrInvalidValue)
 	case t.SearchShared < 0 || t.SearchShared > kernel.SearchTreeShared+1:
 		return fmt.Errorf("gpu: tuning: SearchShared %d, want 0 to %d: %w", t.SearchShared, kernel.SearchTreeShared+1, ErrInvalidValue)
-	case t.SearchBlock != 256 && t.SearchBlock != 512 && t.SearchBlock != 1024:
-		return fmt.Errorf("gpu: tuning: SearchBlock %d, want 256, 512 or 1024: %w", t.SearchBlock, ErrInvalidValue)
+	case t.SearchBlock != 0 && t.SearchBlock != 256 && t.SearchBlock != 512 && t.SearchBlock != 1024:
+		return fmt.Errorf("gpu: tuning: SearchBlock %d, want 0, 256, 512 or 1024: %w", t.SearchBlock, ErrInvalidValue)
 	case t.SearchQueries < 0 || t.SearchQueries > kernel.SearchTreeQueries:
 		return fmt.Errorf("gpu: tuning: SearchQueries %d, want 0 to %d: %w", t.SearchQueries, kernel.SearchTreeQueries, ErrInvalidValue)
-	case t.SearchBlocksPerSM < 1 || t.SearchBlocksPerSM > 64:
-		return fmt.Errorf("gpu: tuning: SearchBlocksPerSM %d, want 1 to 64: %w", t.SearchBlocksPerSM, ErrInvalidValue)
+	case t.SearchBlocksPerSM < 0 || t.SearchBlocksPerSM > 64:
+		return fmt.Errorf("gpu: tuning: SearchBlocksPerSM %d, want 0 to 64: %w", t.SearchBlocksPerSM, ErrInvalidValue)
 	case t.TopKVariant < 1 || t.TopKVariant > 3:
 		return fmt.Errorf("gpu: tuning: top-k variant %d, want 1, 2 or 3: %w", t.TopKVariant, ErrInvalidValue)
 	case t.UniqueDenseMax < 0:
 		return fmt.Errorf("gpu: tuning: UniqueDenseMax %d < 0: %w", t.UniqueDenseMax, ErrInvalidValue)
-	case t.MatMulTile < 1 || t.MatMulTile > len(kernel.MatMulTiles()):
-		return fmt.Errorf("gpu: tuning: MatMulTile %d, want 1 to %d: %w", t.MatMulTile, len(kernel.MatMulTiles()), ErrInvalidValue)
+	case t.MatMulTile < 0 || t.MatMulTile > len(kernel.MatMulTiles()):
+		return fmt.Errorf("gpu: tuning: MatMulTile %d, want 0 to %d: %w", t.MatMulTile, len(kernel.MatMulTiles()), ErrInvalidValue)
 	}
 	return nil
 }

@@ -15,9 +15,9 @@ import (
 func TestTuningFromEnv(t *testing.T) {
 	def := gpu.TuningFromEnv(func(string) string { return "" })
 	want := gpu.Tuning{ReduceSplitMin: 1 << 17, ReduceFuse: true, ReduceHalfUnroll: 4, ReduceHalfAccs: 2, ScanKeepStatus: true,
-		CompactEagerMax: 4 << 20, ReadPinned: true, PermuteVariant: 3, RandomWaves: 4, RandomUniformWaves: 16, RandomHalfUniform: 3, MatMulTile: 1,
+		CompactEagerMax: 4 << 20, ReadPinned: true, PermuteVariant: 3, RandomWaves: 4, RandomUniformWaves: 16, RandomHalfUniform: 3,
 		Scan: gpu.ScanTuning{Variant: 2, Stage: true, MinBlocks: 5}, Concat: gpu.ConcatTuning{Variant: 2, Rows: 1, BlocksPerSM: 0, Items: 4, RowsKernel: true}, ScatterVariant: 2,
-		SearchVariant: 2, SearchShared: 4, SearchBlock: 256, SearchBlocksPerSM: 16, TopKVariant: 2, GatherVariant: 1, PutVariant: 1}
+		SearchVariant: 2, SearchShared: 5, TopKVariant: 3, UniqueDenseMax: 1 << 21, GatherVariant: 1, PutVariant: 1}
 	if def != want {
 		t.Fatalf("defaults %+v, want %+v", def, want)
 	}
@@ -59,7 +59,7 @@ func TestTuningFromEnv(t *testing.T) {
 	}
 	bad := map[string]string{"GPU_PERMUTE_VARIANT": "v4", "GPU_RANDOM_WAVES": "0", "GPU_SCAN_LOOKBACK": "3", "GPU_SCAN_MINBLOCKS": "9",
 		"GPU_CONCAT_ROWS": "3", "GPU_CONCAT_BLOCKS_PER_SM": "-1", "GPU_CONCAT_VARIANT": "v3", "GPU_CONCAT_ITEMS": "2", "GPU_MATMUL_TILE": strconv.Itoa(len(kernel.MatMulTiles()) + 1), "GPU_SCATTER_VARIANT": "v0",
-		"GPU_RANDOM_HALF_UNIFORM": "v4", "GPU_REDUCE_BLOCKS_PER_SM": "-1", "GPU_SEARCH_VARIANT": "v3", "GPU_TOPK_VARIANT": "0", "GPU_UNIQUE_DENSE_MAX": "-1", "GPU_SEARCH_SHARED": "6", "GPU_SEARCH_QUERIES": "0", "GPU_SEARCH_BLOCK": "128", "GPU_SEARCH_BLOCKS_PER_SM": "0", "GPU_GATHER_VARIANT": "v3", "GPU_PUT_VARIANT": "v0",
+		"GPU_RANDOM_HALF_UNIFORM": "v4", "GPU_REDUCE_BLOCKS_PER_SM": "-1", "GPU_SEARCH_VARIANT": "v3", "GPU_TOPK_VARIANT": "0", "GPU_UNIQUE_DENSE_MAX": "-1", "GPU_SEARCH_SHARED": "6", "GPU_SEARCH_QUERIES": "0", "GPU_SEARCH_BLOCK": "128", "GPU_SEARCH_BLOCKS_PER_SM": "65", "GPU_GATHER_VARIANT": "v3", "GPU_PUT_VARIANT": "v0",
 		"GPU_REDUCE_HALF_UNROLL": "3", "GPU_REDUCE_HALF_ACCS": "16"}
 	if got := gpu.TuningFromEnv(func(k string) string { return bad[k] }); got != def {
 		t.Errorf("from %v: %+v, want the defaults", bad, got)
@@ -103,7 +103,7 @@ func TestTuningPerDevice(t *testing.T) {
 		func(t *gpu.Tuning) { t.SearchShared = 6 },
 		func(t *gpu.Tuning) { t.SearchBlock = 128 },
 		func(t *gpu.Tuning) { t.SearchQueries = 9 },
-		func(t *gpu.Tuning) { t.SearchBlocksPerSM = 0 },
+		func(t *gpu.Tuning) { t.SearchBlocksPerSM = -1 },
 		func(t *gpu.Tuning) { t.RandomUniformWaves = 0 },
 		func(t *gpu.Tuning) { t.RandomHalfUniform = 0 },
 		func(t *gpu.Tuning) { t.ReduceBlocksPerSM = -1 },
@@ -113,7 +113,7 @@ func TestTuningPerDevice(t *testing.T) {
 		func(t *gpu.Tuning) { t.Concat.Items = 2 },
 		func(t *gpu.Tuning) { t.ScatterVariant = 0 },
 		func(t *gpu.Tuning) { t.ScatterVariant = 4 },
-		func(t *gpu.Tuning) { t.MatMulTile = 0 },
+		func(t *gpu.Tuning) { t.MatMulTile = -1 },
 		func(t *gpu.Tuning) { t.MatMulTile = len(kernel.MatMulTiles()) + 1 },
 		func(t *gpu.Tuning) { t.ReduceSplitMin = -1 },
 		func(t *gpu.Tuning) { t.ReduceHalfUnroll = 3 },
