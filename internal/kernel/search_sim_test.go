@@ -200,7 +200,8 @@ func TestFindFirstCountSim(t *testing.T) {
 	}
 }
 
-func isCompactCount(sp spectest.Spec) bool { _, ok := sp.(*CompactCount); return ok }
+// isCompactCount reports whether k is a compaction's count kernel.
+func isCompactCount(k any) bool { _, ok := k.(*CompactCount); return ok }
 
 // TestCompactRegCap: the compaction kernels' register cap follows CompactRegCap (the
 // others' .maxnreg, none, or a count); the other search kernels keep blockAttrs'.
