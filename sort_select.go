@@ -17,13 +17,16 @@ import (
 // wrapping ErrInvalidValue); a 0-d array is one element (k must be 1; the results are
 // 0-d).
 //
-// On CUDA, rows longer than a block's tile with k up to a tile select rather than sort
-// (a most-significant-digit radix select: one histogram pass per 8-bit digit finds the
+// On CUDA, rows longer than a block's tile with k up to a tile select rather than sort.
+// Rows of 4-byte keys with k up to 512 (up to 256 rows) take an 11-bit radix select
+// that buffers the k-th key's bucket (after RAFT's AIR top-k): three launches, two reads
+// of the keys, no host round trip, on the H200 150 µs for the 100 largest of 2^24
+// float32. Others, and those whose last bucket overflows its buffer (many ties), take
+// a most-significant-digit radix select: one histogram pass per 8-bit digit finds the
 // k-th key, the pass's last block picking the digit; one pass counts the keys before
-// it per tile, one gathers the k keys in index order, and a block sort, or for k up
-// to 512 a rank sort, orders them; Tuning.TopKVariant 1 selects the first design, 3
-// for 4-byte keys an 11-bit radix select that buffers the k-th key's bucket: three
-// launches, two reads of the keys); other rows sort whole and keep k.
+// it per tile, one gathers the k keys in index order, and a block sort, or for k up to
+// 512 a rank sort, orders them (Tuning.TopKVariant selects among the designs). Other
+// rows sort whole and keep k.
 func TopK[T Elem](s *Stream, a *Array[T], k, axis int, opts ...SortOption) (*Array[T], *Array[int64], error) {
 	if err := nonNil(a); err != nil {
 		return nil, nil, err
