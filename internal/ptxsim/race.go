@@ -4,8 +4,10 @@ package ptxsim
 // accesses to one byte by different threads conflict when one of them is a plain write
 // and no barrier separates them: the same block barrier interval (epoch), and for
 // threads of one warp also the same bar.warp.sync interval. Atomics don't conflict
-// with atomics, nor strong reads (.volatile, .relaxed) with atomics. The shadow keeps, per byte, the last write and the reads of the
-// current interval.
+// with atomics, nor with strong reads (.volatile, .relaxed: PTX's memory model makes an
+// atomic and a strong read morally strong, not a data race); a plain write conflicts
+// with either. The shadow keeps, per byte, the last write and the reads of the current
+// interval (whether all of them were strong).
 
 // access is the shadow of one shared byte. Epochs are stored plus one, so that the
 // zero value means none.
@@ -14,6 +16,7 @@ type access struct {
 	wAtomic            bool
 	rEpoch, rTid       int32 // the reads: epoch+1, reader (-1: several)
 	rWarp, rWep        int32 // the readers' warp (-1: several), their largest warp epoch
+	rStrong            bool  // every read of the interval was strong
 }
 
 type accKind uint8
@@ -55,7 +58,7 @@ func (t *thread) shared(addr uint64, n int, kind accKind) []byte {
 			}
 			faultf("shared memory %s hazard at byte %d with thread %d", what, i, s.wTid)
 		}
-		if (kind == accWrite || kind == accAtomic) && s.rEpoch == e {
+		if (kind == accWrite || kind == accAtomic && !s.rStrong) && s.rEpoch == e {
 			conflict := false
 			switch {
 			case s.rTid == tid:
@@ -71,16 +74,17 @@ func (t *thread) shared(addr uint64, n int, kind accKind) []byte {
 		switch {
 		case kind == accWrite || kind == accAtomic:
 			s.wEpoch, s.wTid, s.wWep, s.wAtomic = e, tid, t.wepoch, kind == accAtomic
-		case kind == accStrongRead:
-			// Not kept: atomics may follow it (a plain write after it goes unseen).
 		case s.rEpoch != e:
-			s.rEpoch, s.rTid, s.rWarp, s.rWep = e, tid, tid/32, t.wepoch
-		case s.rTid != tid:
-			s.rTid = -1
-			if s.rWarp != tid/32 {
-				s.rWarp = -1
+			s.rEpoch, s.rTid, s.rWarp, s.rWep, s.rStrong = e, tid, tid/32, t.wepoch, kind == accStrongRead
+		default:
+			s.rStrong = s.rStrong && kind == accStrongRead
+			if s.rTid != tid {
+				s.rTid = -1
+				if s.rWarp != tid/32 {
+					s.rWarp = -1
+				}
+				s.rWep = max(s.rWep, t.wepoch)
 			}
-			s.rWep = max(s.rWep, t.wepoch)
 		}
 	}
 	return b.smem[addr : addr+uint64(n)]

@@ -296,6 +296,30 @@ func TestSharedHazards(t *testing.T) {
 			t.Errorf("%s: %v, want a %s fault", c.name, err, c.fault)
 		}
 	}
+	// A strong read (ld.volatile) of a word other threads update atomically is no
+	// hazard; a plain write after it by another thread is, as after a plain read.
+	for _, c := range []struct {
+		name, write, fault string
+	}{
+		{"atomic after strong read", "atom.shared.add.u32 %r5, [flag], 1;", ""},
+		{"plain write after strong read", "st.shared.u32 [flag], 9;", "hazard"},
+	} {
+		f := blockKernel(t, `
+	setp.eq.u32 %p1, %r1, 0;
+	@%p1 st.shared.u32 [flag], 7;
+	bar.sync 0;
+	ld.volatile.shared.u32 %r4, [flag];
+	setp.eq.u32 %p2, %r1, 33;
+	@%p2 `+c.write+`
+`+storeWord("%r1", "%r4"))
+		_, err := launchOut(t, f, Linear(1, 64), 64)
+		switch {
+		case c.fault == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.fault != "" && (!errors.Is(err, ErrFault) || !strings.Contains(err.Error(), c.fault)):
+			t.Errorf("%s: %v, want a %s fault", c.name, err, c.fault)
+		}
+	}
 	// Shared memory the block never wrote is not zero.
 	out, err := launchOut(t, blockKernel(t, "\tld.shared.u32 %r4, [sm+8];\n"+storeWord("%r1", "%r4")), Linear(1, 1), 1)
 	if err != nil || out[0] == 0 {
