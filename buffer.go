@@ -740,10 +740,16 @@ func (s *Stream) MemsetD32(dst *Buffer, value uint32) error {
 // may be closed and destroyed meanwhile: the wait holds no stream); to park or block it
 // records an event after the operation.
 type opWait struct {
-	s   *Stream
-	seq uint64
-	ev  *pev
+	s      *Stream
+	seq    uint64
+	ev     *pev
+	misses int // stream queries that found it busy (query)
 }
+
+// opWaitStreamQueries is how many times an opWait without an event queries its whole
+// stream before it records one: the stream may be shared (the device's copy streams)
+// and kept busy by later work, which the event's wait no longer covers once recorded.
+const opWaitStreamQueries = 8
 
 func (w *opWait) get() (*pev, error) {
 	if w.ev == nil {
@@ -764,6 +770,13 @@ func (w *opWait) query() (bool, error) {
 	done, err := w.s.queryWork()
 	if done && err == nil {
 		advance(&w.s.done, c)
+	}
+	if !done && err == nil {
+		if w.misses++; w.misses >= opWaitStreamQueries {
+			if _, err := w.get(); err != nil {
+				return false, err
+			}
+		}
 	}
 	return done, err
 }

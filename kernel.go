@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -67,6 +68,27 @@ func (m *Module) Unload() error {
 type Function struct {
 	dev *Device
 	be  backend.Function
+}
+
+// sharedLimits holds, per *Function of the package's generated kernels, the dynamic
+// shared memory limit (bytes) raised for it (raiseSharedLimit).
+var sharedLimits sync.Map
+
+// raiseSharedLimit lets launches of fn use up to bytes of dynamic shared memory (CUDA
+// Driver API: cuFuncSetAttribute, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES),
+// once per function and limit; a backend without the setting (the CPU) is left as it
+// is. bytes must be at most the device's MaxSharedPerBlock.
+func (f *Function) raiseSharedLimit(bytes int) error {
+	if v, ok := sharedLimits.Load(f); ok && v.(int) >= bytes {
+		return nil
+	}
+	if bs, ok := f.be.(interface{ SetMaxDynamicShared(int) error }); ok {
+		if err := bs.SetMaxDynamicShared(bytes); err != nil {
+			return err
+		}
+	}
+	sharedLimits.Store(f, bytes)
+	return nil
 }
 
 // Name returns the kernel's name ("" for a nil function).

@@ -685,24 +685,19 @@ const (
 	mmLargeTileMin = 2048 * 2048
 )
 
-// mmShared remembers the generated kernels whose dynamic shared memory limit was raised.
-var mmShared sync.Map
-
 // prepareKernel compiles the generated kernel for the operands' layouts.
 func (j *mmJob) prepareKernel(a, b, c *mmOperand) error {
 	d := j.s.dev
 	j.spec = &kernel.MatMul{Type: j.dt, TransA: a.trans, TransB: b.trans, TF32: j.tf32, Tile: j.tile()}
+	if j.spec.Tile == mmLargeTile && d.tuning().MatMulTile == 0 && j.spec.SharedBytes() > d.info.MaxSharedPerBlock {
+		j.spec.Tile = kernel.DefaultMatMulTile // (a device with less shared memory a block than sm_80's)
+	}
 	fn, err := d.kernel(j.spec)
 	if err != nil {
 		return err
 	}
-	if _, done := mmShared.Load(fn); !done {
-		if bs, ok := fn.be.(interface{ SetMaxDynamicShared(int) error }); ok {
-			if err := bs.SetMaxDynamicShared(j.spec.SharedBytes()); err != nil {
-				return err
-			}
-		}
-		mmShared.Store(fn, true)
+	if err := fn.raiseSharedLimit(j.spec.SharedBytes()); err != nil {
+		return err
 	}
 	j.fn = fn
 	return nil

@@ -330,13 +330,14 @@ func (r *hostRing) push(j *ringJob) {
 	r.pending++
 	if !r.running {
 		r.running = true
+		unstarted.Add(1) // (spin)
 		go r.drain()
-		spawned.Add(1) // (spin)
 	}
 }
 
 // drain runs the jobs in order until none is left.
 func (r *hostRing) drain() {
+	unstarted.Add(-1)
 	d := r.dev
 	pol, err := d.pickPolicy(nil)
 	if err != nil {

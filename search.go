@@ -69,8 +69,8 @@ func searchItems(size int) int {
 // once; on CUDA the tiles' status comes from the stream's pool, which the scatter leaves
 // zero, instead of a memset. A result that uses at most a quarter of those a.Size()
 // indices (and would leave at least 64 KiB unused) is then copied into an array of its
-// own size; otherwise it holds the memory of a.Size() indices (at most 4 MiB, at most
-// four times its own size) until it is freed. Larger outputs are scattered after the count, into an array of the count.
+// own size; otherwise it holds the memory of a.Size() indices (at most 4 MiB: at most
+// four times its own size, or less than 64 KiB more) until it is freed. Larger outputs are scattered after the count, into an array of the count.
 // Argwhere and Extract work the same way.
 func Nonzero[T Elem](ctx context.Context, s *Stream, a *Array[T]) (*Array[int64], error) {
 	if err := searchArgs(ctx, s, "Nonzero"); err != nil {

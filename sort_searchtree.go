@@ -1,8 +1,6 @@
 package gpu
 
 import (
-	"sync"
-
 	"github.com/go-gpu/gpu/internal/kernel"
 )
 
@@ -39,6 +37,9 @@ func searchTree(s *Stream, a, q *header, m, n int, right bool, out *header) erro
 		qpt = 4 - 2*(ks/8)
 	}
 	shared := min(L-1, tu.SearchShared, kernel.SearchTreeMaxShared(ks))
+	if (&kernel.SearchTree{Order: order, Levels: L, Shared: shared}).SharedBytes() > d.info.MaxSharedPerBlock {
+		shared-- // the levels past static shared memory don't fit (the CPU backend's 48 KiB)
+	}
 	block, perSM := tu.SearchBlock, tu.SearchBlocksPerSM
 	if block == 0 { // by the shared levels (see Tuning.SearchBlock)
 		block = kernel.SearchSortedBlock
@@ -63,22 +64,9 @@ func searchTree(s *Stream, a, q *header, m, n int, right bool, out *header) erro
 		return err
 	}
 	smem := sp.SharedBytes()
-	if smem > d.info.MaxSharedPerBlock {
-		// (the CPU backend's 48 KiB: 4 levels, static)
-		sp.Shared--
-		smem = 0
-		if fn, err = d.kernel(sp); err != nil {
-			return err
-		}
-	}
 	if smem > 0 {
-		if _, done := searchTreeShared.Load(fn); !done {
-			if bs, ok := fn.be.(interface{ SetMaxDynamicShared(int) error }); ok {
-				if err := bs.SetMaxDynamicShared(smem); err != nil {
-					return err
-				}
-			}
-			searchTreeShared.Store(fn, true)
+		if err := fn.raiseSharedLimit(smem); err != nil {
+			return err
 		}
 	}
 	// Enough blocks to fill the GPU a few times over (each stages the shared levels
@@ -88,7 +76,3 @@ func searchTree(s *Stream, a, q *header, m, n int, right bool, out *header) erro
 	return s.Launch(fn, LaunchConfig{Grid: Dim3{X: grid}, Block: Dim3{X: block}, SharedMem: smem},
 		In(a), uint64(m), sample, In(q), Out(out), uint64(n))
 }
-
-// searchTreeShared remembers the SearchTree kernels whose dynamic shared memory limit
-// was raised.
-var searchTreeShared sync.Map

@@ -289,11 +289,15 @@ func topkGather(s *Stream, keys *header, rows, n, k int, order kernel.SortKey, s
 // a row); more take variant 2.
 const topkRadixMaxRows = 256
 
+// topkRadixBufMax is the most bytes topkRadix's first candidate buffer takes, all rows
+// together (256 MiB).
+const topkRadixBufMax = 256 << 20
+
 // topkRadix is topkRows by internal/kernel's TopKRadix (Tuning.TopKVariant 3; 4-byte
 // keys, k up to kernel.TopKRankMax): three passes without a round trip to the host,
 // then topkGather guarded by the fallback flag, which returns at once unless a row's
-// last bucket overflowed its candidate buffer. buf1 holds a quarter of a row, buf2 at
-// most 2^16 keys.
+// last bucket overflowed its candidate buffer. buf1 holds a quarter of a row (at most
+// topkRadixBufMax bytes for all rows), buf2 at most 2^16 keys.
 func topkRadix(s *Stream, keys *header, rows, n, k int, order kernel.SortKey, outK, outV *header) error {
 	d := s.dev
 	sms := max(1, d.info.Multiprocessors)
@@ -306,7 +310,9 @@ func topkRadix(s *Stream, keys *header, rows, n, k int, order kernel.SortKey, ou
 	if int64(rows)*int64(max(chunks, (n+kernel.SortBlock*16-1)/(kernel.SortBlock*16))) > 1<<31-1 || int64(n) > 1<<31-1 {
 		return fmt.Errorf("gpu: top-k of %d rows of %d: %w", rows, n, ErrNotSupported)
 	}
-	cap1 := (n/4 + 2) &^ 1
+	// The first candidate buffer: a quarter of a row, at most topkRadixBufMax bytes
+	// for all rows (a row whose bucket overflows it has pass 2 read its keys again).
+	cap1 := max(2, min((n/4+2)&^1, (topkRadixBufMax/(8*rows))&^1))
 	cap2 := min(cap1, 1<<16)
 	vector := headerPtr(keys)%16 == 0 && (rows == 1 || n%4 == 0)
 	var fns [3]*Function

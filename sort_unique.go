@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"sync"
 
 	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/internal/kernel"
@@ -252,13 +251,8 @@ func uniqueDense(ctx context.Context, s *Stream, flat *header, n, limit int) (*h
 		return nil, err
 	}
 	smem := 4 * words
-	if _, done := uniqueShared.Load(fn); !done {
-		if bs, ok := fn.be.(interface{ SetMaxDynamicShared(int) error }); ok {
-			if err := bs.SetMaxDynamicShared(d.info.MaxSharedPerBlock); err != nil {
-				return nil, err
-			}
-		}
-		uniqueShared.Store(fn, true)
+	if err := fn.raiseSharedLimit(d.info.MaxSharedPerBlock); err != nil {
+		return nil, err
 	}
 	// One or two blocks a multiprocessor (two of 1024 threads fill one), each marking
 	// its keys once in shared memory and merging its copy once.
@@ -288,10 +282,6 @@ func uniqueDense(ctx context.Context, s *Stream, flat *header, n, limit int) (*h
 	vals := &header{buf: vb, dt: dt, shape: []int{r}, strides: []int{1}}
 	return compact(ctx, s, flags, vals)
 }
-
-// uniqueShared remembers the UniqueMark kernels whose dynamic shared memory limit was
-// raised.
-var uniqueShared sync.Map
 
 // auxLaunch launches a grid-stride kernel over n elements.
 func auxLaunch(s *Stream, sp kernelSpec, n int, args ...any) error {

@@ -50,7 +50,7 @@ import (
 //	GPU_SEARCH_VARIANT=v1|v2                SearchVariant (2)
 //	GPU_SEARCH_SHARED=0..5                  SearchShared (5)
 //	GPU_SEARCH_BLOCK=256|512|1024           SearchBlock (0: by the shared levels)
-//	GPU_SEARCH_QUERIES=1..8                 SearchQueries (0: 4, 2 for 8-byte keys)
+//	GPU_SEARCH_QUERIES=1..8                 SearchQueries (0: 4, 2 for 8-byte keys, at most 2 in blocks of 1024)
 //	GPU_SEARCH_BLOCKS_PER_SM=1..64          SearchBlocksPerSM (0: by the shared levels)
 //	GPU_TOPK_VARIANT=v1|v2|v3               TopKVariant (3)
 //	GPU_UNIQUE_DENSE_MAX=0..2097152         UniqueDenseMax (2^21)

@@ -212,14 +212,15 @@ var errSpinExpired error = spinExpired{}
 // never yielding, against 110.0 us for cuStreamSynchronize. The Go scheduler preempts a
 // spinning goroutine anyway, and at most maxActiveWaits of them spin per device.
 //
-// It also yields at once when a goroutine that waits may depend on was started since
-// the last such yield (spawned: a staging ring's drainer, which runs host functions):
-// a goroutine just started sits in its starter's processor's next slot until the
-// starter yields or another thread steals it, which took up to spinYield (on the H200,
-// hostfunc/round_trip: median 77 us, fastest 16 us). Only then: a yield wakes an idle
-// thread (the runtime's wakep), about 1.7 us of the waiter's time on the H200's host,
-// which yielding at every wait's first query cost each Array.At (ten reads 108 against
-// 81 us).
+// It also yields after every query while a staging ring's drainer (the goroutine that
+// runs host functions, which the work waited for may wait for) has been started but
+// has not begun to run (unstarted): a goroutine just started sits in its starter's
+// processor's next slot until the starter yields or another thread steals it, which
+// took up to spinYield (on the H200, hostfunc/round_trip: median 77 us, fastest 16
+// us). Only then: a yield wakes an idle thread (the runtime's wakep), about 1.7 us of
+// the waiter's time on the H200's host, which yielding at every wait's first query
+// cost each Array.At (ten reads 108 against 81 us). Other goroutines the package
+// starts (the hub's waiters and poller) are not waited for by a spinning wait.
 func spin(ctx context.Context, w waitable, limit time.Duration) error {
 	start := time.Now()
 	lastYield := start
@@ -237,20 +238,16 @@ func spin(ctx context.Context, w waitable, limit time.Duration) error {
 		if limit >= 0 && now.Sub(start) > limit {
 			return errSpinExpired
 		}
-		if n := spawned.Load(); n != spawnYielded.Load() {
-			spawnYielded.Store(n)
-			runtime.Gosched()
-			lastYield = now
-		} else if now.Sub(lastYield) >= spinYield {
+		if unstarted.Load() > 0 || now.Sub(lastYield) >= spinYield {
 			runtime.Gosched()
 			lastYield = now
 		}
 	}
 }
 
-// spawned counts the goroutines started that a wait may depend on (spin); spawnYielded
-// is its value at the last yield for them.
-var spawned, spawnYielded atomic.Uint64
+// unstarted counts the staging rings' drainers started that have not begun to run
+// (spin yields while there are any).
+var unstarted atomic.Int64
 
 // spinYield is how long spin queries between yields. GPU_SPIN_YIELD (a duration, such
 // as 20us) in the environment sets it at start-up (tuning.go's startupFromEnv).
