@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/go-gpu/gpu"
 	"github.com/go-gpu/gpu/backend/cpu"
@@ -288,12 +289,20 @@ func TestPrintFaultedDevice(t *testing.T) {
 	if err := s.Synchronize(bg); err != nil {
 		t.Fatal(err)
 	}
-	trap := must[*gpu.Function](t)(d.Builtin("trap"))
-	if err := s.Launch(trap, gpu.LaunchConfig{Grid: gpu.Dim3{X: 1}, Block: gpu.Dim3{X: 1}}); err != nil {
+	// A spin first, so that the trap has not faulted the stream yet when the write is
+	// queued behind it (the write never runs; the read waits for it).
+	one := gpu.LaunchConfig{Grid: gpu.Dim3{X: 1}, Block: gpu.Dim3{X: 1}}
+	spin := must[*gpu.Function](t)(d.Builtin("spin"))
+	if err := s.Launch(spin, one, uint64(200*time.Millisecond)); err != nil {
 		t.Fatal(err)
 	}
-	// A write queued behind the trap, which never runs: the read waits for it.
-	_ = gpu.Fill(s, a, 3)
+	trap := must[*gpu.Function](t)(d.Builtin("trap"))
+	if err := s.Launch(trap, one); err != nil {
+		t.Fatal(err)
+	}
+	if err := gpu.Fill(s, a, 3); err != nil {
+		t.Fatalf("Fill queued behind the trap: %v", err)
+	}
 	got := fmt.Sprint(a)
 	if !strings.HasPrefix(got, "%!v(Array[float32](2) on cpu:") || !errors.Is(func() error { _, err := a.Text(bg); return err }(), gpu.ErrLaunchFailed) {
 		t.Errorf("an array of a faulted device prints %q", got)

@@ -502,7 +502,8 @@ func (r *TopKRadix) finish(f *ptx.Func, g *sortGen, x finishRegs) {
 		f.At(f.Setp(ptx.Le, c2w, x.cap2)).Bra(ok)
 		one := f.Reg(ptx.U32)
 		f.Mov(one, ptx.Int(1))
-		f.At(x.isT0).Op("st.global.u32", ptx.Mem(x.flagAddr, 0), one)
+		// Volatile: the finishing blocks of several rows may store it at once.
+		f.At(x.isT0).Op("st.volatile.global.u32", ptx.Mem(x.flagAddr, 0), one)
 		f.Bra(cleanup)
 		f.Place(ok)
 	}
