@@ -212,8 +212,9 @@ type Tuning struct {
 	// Measured on the H200 (2026-12-02, 4096^3 bfloat16, one run): 1 at 447 µs, 6 at
 	// 451, 7 at 451, 8 at 431, 9 at 420, 10 at 428, 11 at 368, 12 at 488, 13 at 459,
 	// 14 at 582, against cuBLAS's 197 µs (an earlier run: 2-4 at 523-554, 5 at 465).
-	// Default 0: tiling 11 for 16-bit products of 2048x2048 outputs and more, 1
-	// otherwise (matmul.go's mmJob.tile); GPU_MATMUL_TILE=n selects one for all.
+	// Default 0: tiling 11 for 16-bit products of 2048x2048 outputs and more where its
+	// 153 KiB of shared memory a block fit (sm_80, sm_90), 1 otherwise (matmul.go's
+	// mmJob.tile); GPU_MATMUL_TILE=n selects one for all.
 	MatMulTile int
 	// StatExactExp makes the CUDA float32 row statistics (Softmax, LogSoftmax,
 	// LogSumExp) compute exp with ptx.Math's correctly-rounded-in-most-cases routine
