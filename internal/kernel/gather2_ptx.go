@@ -38,13 +38,7 @@ func (g *Gather) ptx2(major, minor int) (src, entry string, err error) {
 	f.CvtaTo(ptx.Global, perr, f.LdParam(3))
 	n := f.LdParam(4)
 	ig := newIdxGen(f, g.Mode, g.Index, 0, g.Index64, perr, 5, 2)
-	var ast32 ptx.Reg
-	if !g.Index64 {
-		// Without Index64, (l-1)*ast < 2^31, so a position times the stride is a
-		// 32-bit product (ast is truncated only where l is 1 and every position 0).
-		ast32 = f.Reg(ptx.S32)
-		f.Cvt(ast32, ig.ast)
-	}
+	addr := posAddr(f, ig, g.Index64, g.Size, psrc) // the source element at a position
 	rt, mem := bitsType(g.Size)
 	stream := g.Stream && major >= 7
 	srcLoad := "ld.global.nc"
@@ -54,28 +48,6 @@ func (g *Gather) ptx2(major, minor int) (src, entry string, err error) {
 	st := "st.global"
 	if stream {
 		st += ".cs"
-	}
-	shift := bits.TrailingZeros(uint(g.Size))
-	// addr returns the address of the source element at position k (s32 or s64;
-	// below 2^31 without Index64 where ast isn't 0).
-	addr := func(k ptx.Reg) ptx.Reg {
-		off := f.Reg(ptx.S64)
-		if !g.Index64 {
-			if k.Type() != ptx.S32 {
-				k32 := f.Reg(ptx.S32)
-				f.Cvt(k32, k)
-				k = k32
-			}
-			f.MulWide(off, k, ast32)
-		} else {
-			f.Mul(off, k, ig.ast)
-		}
-		if shift > 0 {
-			f.Shl(off, off, ptx.Int(shift))
-		}
-		a := f.Reg(ptx.S64)
-		f.Add(a, off, psrc.As(ptx.S64))
-		return a
 	}
 	// One chunk per thread: Geometry's grid covers n.
 	e := f.Reg(ptx.U64)
@@ -217,4 +189,37 @@ func flatNorm(ig *idxGen, index64 bool, raws, valid []ptx.Reg, slow ptx.Label, s
 		ks[j] = k
 	}
 	return ks, bads
+}
+
+// posAddr returns, for the Variant 2 kernels, a function from a position k along the
+// indexed axis (s32 or s64) to the address (s64) of the element there in the array at
+// base (elements of size bytes, ig.ast apart). Without index64, (l-1)*ast < 2^31, so a
+// position times the stride is a 32-bit product (ast is truncated only where l is 1
+// and every position 0): posAddr converts ast to 32 bits here, once.
+func posAddr(f *ptx.Func, ig *idxGen, index64 bool, size int, base ptx.Reg) func(k ptx.Reg) ptx.Reg {
+	var ast32 ptx.Reg
+	if !index64 {
+		ast32 = f.Reg(ptx.S32)
+		f.Cvt(ast32, ig.ast)
+	}
+	shift := bits.TrailingZeros(uint(size))
+	return func(k ptx.Reg) ptx.Reg {
+		off := f.Reg(ptx.S64)
+		if !index64 {
+			if k.Type() != ptx.S32 {
+				k32 := f.Reg(ptx.S32)
+				f.Cvt(k32, k)
+				k = k32
+			}
+			f.MulWide(off, k, ast32)
+		} else {
+			f.Mul(off, k, ig.ast)
+		}
+		if shift > 0 {
+			f.Shl(off, off, ptx.Int(shift))
+		}
+		a := f.Reg(ptx.S64)
+		f.Add(a, off, base.As(ptx.S64))
+		return a
+	}
 }

@@ -2,7 +2,6 @@ package kernel
 
 import (
 	"fmt"
-	"math/bits"
 
 	"github.com/go-gpu/gpu/ptx"
 )
@@ -33,34 +32,8 @@ func (s *Scatter) ptx2(major, minor int) (src, entry string, err error) {
 	n := f.LdParam(4)
 	ig := newIdxGen(f, s.Mode, s.Index, 0, s.Index64, perr, 5, 3)
 	size := s.Dst.Size()
-	var ast32 ptx.Reg
-	if !s.Index64 {
-		// Without Index64, (l-1)*ast < 2^31: a 32-bit product (see Gather's ptx2).
-		ast32 = f.Reg(ptx.S32)
-		f.Cvt(ast32, ig.ast)
-	}
+	addr := posAddr(f, ig, s.Index64, size, pdst) // the destination element at a position
 	rt, mem := bitsType(size)
-	shift := bits.TrailingZeros(uint(size))
-	// addr returns the address of the destination element at position k.
-	addr := func(k ptx.Reg) ptx.Reg {
-		off := f.Reg(ptx.S64)
-		if !s.Index64 {
-			if k.Type() != ptx.S32 {
-				k32 := f.Reg(ptx.S32)
-				f.Cvt(k32, k)
-				k = k32
-			}
-			f.MulWide(off, k, ast32)
-		} else {
-			f.Mul(off, k, ig.ast)
-		}
-		if shift > 0 {
-			f.Shl(off, off, ptx.Int(shift))
-		}
-		a := f.Reg(ptx.S64)
-		f.Add(a, off, pdst.As(ptx.S64))
-		return a
-	}
 	// One chunk per thread: Geometry's grid covers n.
 	e := f.Reg(ptx.U64)
 	f.MulWide(e, f.Special(ptx.CtaidX), ptx.Int(GatherBlock))
