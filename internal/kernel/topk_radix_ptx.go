@@ -464,7 +464,8 @@ func (r *TopKRadix) PTX(major, minor int) (src, entry string, err error) {
 		f.AtNot(isT0).Bra(skip)
 		f.St(ptx.Global, ptx.CacheDefault, ptx.U32, ptx.Mem(scr, TopKRadixBins*4), zero)
 		if pass == 0 {
-			f.St(ptx.Global, ptx.CacheDefault, ptx.U32, ptx.Mem(flagAddr, 0), zero)
+			// Volatile: the last blocks of several rows store it (the one flag).
+			f.Op("st.volatile.global.u32", ptx.Mem(flagAddr, 0), zero)
 		}
 		f.Place(skip)
 		f.Place(exit)
