@@ -408,6 +408,13 @@ func TestSelectPtxas(t *testing.T) {
 			&SearchTree{Order: SortKey{Type: kt}, Levels: 8, Shared: SearchTreeMaxShared(kt.Size()), Queries: SearchTreeMaxQueries(kt.Size(), 1024), Vector: kt.Size() == 4 || kt.Size() == 8, Block: 1024},
 			&QuantileGather{In: kt, Out: dtype.Float64}, &QuantileGather{In: kt, Out: dtype.Float32, Median: true})
 	}
+	for _, kt := range []dtype.DType{dtype.Float32, dtype.Int32, dtype.Uint32} {
+		for p := range 3 {
+			for _, v := range []bool{true, false} {
+				specs = append(specs, &TopKRadix{Order: SortKey{Type: kt, Descending: kt == dtype.Float32}, Pass: p, Vector: v})
+			}
+		}
+	}
 	specs = append(specs, &SelectStep{Passes: 4}, &SelectStep{Passes: 8}, &UniqueCounts{}, &InverseScatter{},
 		&QuantileGather{In: dtype.Float64, Out: dtype.Float16}, &QuantileGather{In: dtype.Int64, Out: dtype.BFloat16})
 	for _, sp := range specs {

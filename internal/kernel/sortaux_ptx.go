@@ -9,10 +9,10 @@ import (
 
 // PTX of the kernels around sorting.
 
-// gridStride emits a grid-stride loop over [0, n) (u64) and calls body with the index;
-// body must not branch out of the loop.
-func gridStride(f *ptx.Func, n ptx.Reg, body func(i ptx.Reg)) {
-	i := f.Reg(ptx.U64)
+// gridIndex emits a thread's index in a one-dimensional grid, ctaid.x*ntid.x + tid.x,
+// and the grid's width in threads, nctaid.x*ntid.x (both u64).
+func gridIndex(f *ptx.Func) (i, width ptx.Reg) {
+	i = f.Reg(ptx.U64)
 	b := f.Reg(ptx.U64)
 	f.Cvt(b, f.Special(ptx.CtaidX))
 	nt := f.Reg(ptx.U64)
@@ -20,9 +20,16 @@ func gridStride(f *ptx.Func, n ptx.Reg, body func(i ptx.Reg)) {
 	tid := f.Reg(ptx.U64)
 	f.Cvt(tid, f.Special(ptx.TidX))
 	f.Fma(i, b, nt, tid)
-	step := f.Reg(ptx.U64)
-	f.Cvt(step, f.Special(ptx.NctaidX))
-	f.Mul(step, step, nt)
+	width = f.Reg(ptx.U64)
+	f.Cvt(width, f.Special(ptx.NctaidX))
+	f.Mul(width, width, nt)
+	return i, width
+}
+
+// gridStride emits a grid-stride loop over [0, n) (u64) and calls body with the index;
+// body must not branch out of the loop.
+func gridStride(f *ptx.Func, n ptx.Reg, body func(i ptx.Reg)) {
+	i, step := gridIndex(f)
 	loop, done := f.NewLabel(), f.NewLabel()
 	f.Place(loop)
 	f.At(f.Setp(ptx.Ge, i, n)).Bra(done)

@@ -133,26 +133,6 @@ func TestTopKRadixSim(t *testing.T) {
 	}
 }
 
-func TestTopKRadixPtxas(t *testing.T) {
-	for _, kt := range []dtype.DType{dtype.Float32, dtype.Int32, dtype.Uint32} {
-		for p := 0; p < 3; p++ {
-			for _, v := range []bool{true, false} {
-				sp := &TopKRadix{Order: SortKey{Type: kt, Descending: kt == dtype.Float32}, Pass: p, Vector: v}
-				t.Run(sp.Key(), func(t *testing.T) {
-					t.Parallel()
-					src, _, err := sp.PTX(9, 0)
-					if err != nil {
-						t.Fatal(err)
-					}
-					log, _ := scanPtxas(t, src)
-					regs, smem := scanRegs(log)
-					t.Logf("%s: %d registers, %d bytes smem", sp.Key(), regs, smem)
-				})
-			}
-		}
-	}
-}
-
 // topkGuardedSim runs the guarded fallback (TopKCount, TopKGather, TopKRankSort with
 // Guard) on the simulator and the CPU from state (TopKRadix's, its flag set) and checks
 // row's k against perm (a stable sort's order); with the flag clear they write nothing.

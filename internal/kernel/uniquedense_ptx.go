@@ -13,17 +13,7 @@ import (
 func uniqueDenseLoop(g *sortGen, px, n ptx.Reg, body func(o, valid ptx.Reg)) {
 	f := g.f
 	ks := g.order.Size()
-	i := f.Reg(ptx.U64)
-	b := f.Reg(ptx.U64)
-	f.Cvt(b, f.Special(ptx.CtaidX))
-	nt := f.Reg(ptx.U64)
-	f.Cvt(nt, f.Special(ptx.NtidX))
-	tid := f.Reg(ptx.U64)
-	f.Cvt(tid, f.Special(ptx.TidX))
-	f.Fma(i, b, nt, tid)
-	width := f.Reg(ptx.U64)
-	f.Cvt(width, f.Special(ptx.NctaidX))
-	f.Mul(width, width, nt)
+	i, width := gridIndex(f)
 	step := f.Reg(ptx.U64)
 	f.Mul(step, width, ptx.Int(UniqueDenseUnroll))
 	loop, done := f.NewLabel(), f.NewLabel()
