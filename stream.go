@@ -531,9 +531,16 @@ func (d *Device) Synchronize(ctx context.Context, policy ...WaitPolicy) (err err
 	if err := d.inHostFunc("Device.Synchronize"); err != nil {
 		return err
 	}
-	// No defers: the idle path is a handful of atomic loads (gpubench's sync/context).
+	// No defers: the idle path is a handful of atomic loads (gpubench's sync/context),
+	// without a call to pickPolicy or synchronize (neither is inlined).
 	p := d.pend.Load()
-	err = d.synchronize(ctx, policy, p)
+	if p == d.idleAt.Load() && !d.external.Load() && policiesValid(d, policy) {
+		if err = ctx.Err(); err == nil {
+			err = d.Err()
+		}
+	} else {
+		err = d.synchronize(ctx, policy, p)
+	}
 	if err == nil {
 		err = d.takeRaceReports() // the race checker's (race.go)
 	}

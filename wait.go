@@ -86,6 +86,18 @@ func (d *Device) pickPolicy(ps []WaitPolicy) (WaitPolicy, error) {
 	return d.pickPolicySlow(ps)
 }
 
+// policiesValid reports whether pickPolicy would accept ps, without its copy of the
+// policy (inlined: the idle Device.Synchronize checks).
+func policiesValid(d *Device, ps []WaitPolicy) bool {
+	switch len(ps) {
+	case 0:
+		return d.policy.Load().Mode <= WaitBlock
+	case 1:
+		return ps[0].Mode <= WaitBlock
+	}
+	return false
+}
+
 func (d *Device) pickPolicySlow(ps []WaitPolicy) (WaitPolicy, error) {
 	p := *d.policy.Load()
 	if len(ps) > 1 {
