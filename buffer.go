@@ -749,7 +749,11 @@ type opWait struct {
 // opWaitStreamQueries is how many times an opWait without an event queries its whole
 // stream before it records one: the stream may be shared (the device's copy streams)
 // and kept busy by later work, which the event's wait no longer covers once recorded.
-const opWaitStreamQueries = 8
+// 64 queries take 15-30 us on the H200's hosts, past the few microseconds of At's
+// one-word copy, which at 8 queries recorded an event (about 2 us) on many reads:
+// gpubench array/iteration/scalar/16k (ten reads) took 87-107 us at 8 and 78-85 us at
+// 64, against 69-83 us for the 2026-11-30 build, each in turn with it on the H200.
+const opWaitStreamQueries = 64
 
 func (w *opWait) get() (*pev, error) {
 	if w.ev == nil {
