@@ -18,6 +18,7 @@ import (
 	"github.com/go-gpu/gpu"
 	"github.com/go-gpu/gpu/backend/cuda"
 	"github.com/go-gpu/gpu/backend/cuda/cu"
+	"github.com/go-gpu/gpu/backend/cuda/cublas"
 )
 
 // These benchmarks compare the runtime with the raw driver called directly through
@@ -986,4 +987,73 @@ func BenchmarkReduceFused(b *testing.B) {
 		}
 		x.Free()
 	}
+}
+
+// BenchmarkMatMulSmall times the S-size product of issue 19 (512x1000 by 1000x512
+// float32 into a preallocated result) called back to back on one stream, against
+// cublasGemmEx called directly on a raw stream with the same library, workspace and
+// math mode (package cublas): where the device runs a call faster than the host issues
+// it, the difference is the runtime's cost per call.
+func BenchmarkMatMulSmall(b *testing.B) {
+	d := cudaDev(b)
+	if _, err := d.MatMulLibrary(); err != nil {
+		b.Skipf("no cuBLAS: %v", err)
+	}
+	const m, k, n = 512, 1000, 512
+	b.Run("ours", func(b *testing.B) {
+		s, err := d.NewStream()
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+		x, err1 := gpu.Full[float32](s, 0.5, m, k)
+		y, err2 := gpu.Full[float32](s, 0.25, k, n)
+		z, err3 := gpu.Empty[float32](s, m, n)
+		if err := errors.Join(err1, err2, err3); err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if err := gpu.MatMulInto(s, z, x, y); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := s.Synchronize(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	})
+	b.Run("raw", func(b *testing.B) {
+		ctx, h := raw(b, d)
+		if err := cublas.Load(); err != nil {
+			b.Skip(err)
+		}
+		bl, err := cublas.Create(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer bl.Destroy()
+		var ptr [4]cu.DevicePtr
+		for i, size := range []int64{m * k * 4, k * n * 4, m * n * 4, 32 << 20} {
+			if ptr[i], err = ctx.MemAlloc(size); err != nil {
+				b.Fatal(err)
+			}
+			defer ctx.MemFree(ptr[i])
+		}
+		if err := errors.Join(bl.SetStream(uintptr(h)), bl.SetWorkspace(uintptr(ptr[3]), 32<<20),
+			bl.SetMathMode(cublas.DefaultMath|cublas.DisallowReducedPrecisionReduction)); err != nil {
+			b.Fatal(err)
+		}
+		one := cublas.Scalar(math.Float32bits(1))
+		// Row-major C = A@B as cuBLAS's column-major C^T = B^T A^T.
+		A := cublas.Matrix{Ptr: uintptr(ptr[1]), Type: cublas.R32F, LD: n}
+		B := cublas.Matrix{Ptr: uintptr(ptr[0]), Type: cublas.R32F, LD: k}
+		C := cublas.Matrix{Ptr: uintptr(ptr[2]), Type: cublas.R32F, LD: n}
+		for b.Loop() {
+			if err := bl.GemmEx(cublas.OpN, cublas.OpN, n, m, k, one, A, B, 0, C, cublas.Compute32F, cublas.GemmDefault); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := ctx.StreamSynchronize(h); err != nil {
+			b.Fatal(err)
+		}
+	})
 }
