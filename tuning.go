@@ -68,6 +68,7 @@ import (
 //	GPU_RACECHECK=1|panic                   the race checker on for every device opened (SetRaceCheck); panic: reports panic
 //	GPU_KERNEL_REGCAP=ptxas                 kernels leave the register count to ptxas (no .maxnreg: internal/kernel's LiftRegCap)
 //	GPU_COMPACT_REGCAP=ptxas|lift|24..128   the compaction kernels' .maxnreg (internal/kernel's CompactRegCap): ptxas's choice (the default), as the other kernels, or a count
+//	GPU_SCAN_REGCAP=ptxas|lift|24..128      the same for the scan kernels without MinBlocks (internal/kernel's ScanRegCap)
 //	GPU_SORT_ITEMS=4..24, GPU_SORT_ITEMS8=4..16, GPU_SORT_LOOKBACK=1|2|4|8|16|32,
 //	GPU_SORT_MINBLOCKS=0..8, GPU_SORT_RANK=ballot|match|or, GPU_SORT_MATCH=on,
 //	GPU_SORT_LOADFENCE=on|off, GPU_SORT_SMALL_ITEMS=0..16,
@@ -629,19 +630,26 @@ func startupFromEnv(getenv func(string) string) {
 	}
 	raceMode = getenv("GPU_RACECHECK")
 	kernel.LiftRegCap = getenv("GPU_KERNEL_REGCAP") != "ptxas"
-	switch v := getenv("GPU_COMPACT_REGCAP"); v {
-	case "":
-	case "ptxas":
-		kernel.CompactRegCap = 0
-	case "lift":
-		kernel.CompactRegCap = -1
-	default:
-		if n, err := strconv.Atoi(v); err == nil && n >= 24 && n <= 128 {
-			kernel.CompactRegCap = n
-		}
-	}
+	regCapEnv(getenv, "GPU_COMPACT_REGCAP", &kernel.CompactRegCap)
+	regCapEnv(getenv, "GPU_SCAN_REGCAP", &kernel.ScanRegCap)
 	c := sortConfigFromEnv(getenv)
 	sortCfg.Store(&c)
+}
+
+// regCapEnv sets a kernel family's register cap from the variable name: ptxas (0: no
+// .maxnreg), lift (-1: blockAttrs' cap) or a count from 24 to 128; other values leave
+// it.
+func regCapEnv(getenv func(string) string, name string, cap *int) {
+	switch v := getenv(name); v {
+	case "ptxas":
+		*cap = 0
+	case "lift":
+		*cap = -1
+	default:
+		if n, err := strconv.Atoi(v); err == nil && n >= 24 && n <= 128 {
+			*cap = n
+		}
+	}
 }
 
 // sortConfigFromEnv returns the sort kernels' default configuration with the

@@ -67,3 +67,6 @@ func SetReadPinned(d *Device, on bool) bool {
 func SetPermuteVariant(d *Device, v int) int {
 	return setKnob(d, func(t *Tuning) { t.PermuteVariant = v }).PermuteVariant
 }
+
+// RegCapEnv is regCapEnv (tuning.go), for TestRegCapEnv.
+var RegCapEnv = regCapEnv

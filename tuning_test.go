@@ -182,3 +182,23 @@ func TestTuningPerDevice(t *testing.T) {
 	close(stop)
 	wg.Wait()
 }
+
+// TestRegCapEnv: GPU_COMPACT_REGCAP's and GPU_SCAN_REGCAP's values: ptxas (0), lift
+// (-1), a count from 24 to 128; anything else leaves the cap.
+func TestRegCapEnv(t *testing.T) {
+	for _, c := range []struct {
+		v    string
+		want int
+	}{{"ptxas", 0}, {"lift", -1}, {"24", 24}, {"128", 128}, {"", 7}, {"23", 7}, {"129", 7}, {"x", 7}, {"Ptxas", 7}} {
+		got := 7
+		gpu.RegCapEnv(func(k string) string {
+			if k == "GPU_SCAN_REGCAP" {
+				return c.v
+			}
+			return ""
+		}, "GPU_SCAN_REGCAP", &got)
+		if got != c.want {
+			t.Errorf("GPU_SCAN_REGCAP=%q: %d, want %d", c.v, got, c.want)
+		}
+	}
+}

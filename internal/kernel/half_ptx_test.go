@@ -124,13 +124,9 @@ func TestHalfKernelsAssemble(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: %v", k.Key(), err)
 				}
-				if _, compaction := k.(*CompactScatter); (compaction || isCompactCount(k)) && cc[0] == 9 {
-					// ptxas's register choice (CompactRegCap 0): CUDA 13's spills a
-					// few bytes for occupancy, measured faster (ptxattr.go); logged.
-					log, _ := scanPtxasRaw(t, src)
-					if st, ld := scanSpills(log); st+ld > 0 {
-						t.Logf("%s: spills %d bytes stored, %d loaded", k.Key(), st, ld)
-					}
+				if ownRegs(k) && cc[0] == 9 {
+					// ptxas's register choice: assembled alone, spills logged.
+					ptxasFor(t, k, k.Key(), src)
 					continue
 				}
 				i := strings.Index(src, ".address_size 64")

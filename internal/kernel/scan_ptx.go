@@ -172,7 +172,7 @@ func (s *ScanTiles) PTX(major, minor int) (src, entry string, err error) {
 		k.Attr(fmt.Sprintf(".maxntid %d, 1, 1", ScanTilesBlock))
 		k.Attr(fmt.Sprintf(".minnctapersm %d", s.MinBlocks))
 	} else {
-		blockAttrs(k, ScanTilesBlock)
+		regAttrs(k, ScanTilesBlock, ScanRegCap)
 	}
 	(&tilesGen{s: s, g: newSGen(m, k, major*10+minor, s.Comb)}).build()
 	return m.String(), entry, nil
@@ -943,7 +943,7 @@ func (s *ScanColumns) PTX(major, minor int) (src, entry string, err error) {
 		ptx.P("outer", ptx.U64), ptx.P("n", ptx.U64), ptx.P("inner", ptx.U64),
 		ptx.P("so", ptx.S64), ptx.P("sk", ptx.S64), ptx.P("sj", ptx.S64),
 		ptx.P("chunks", ptx.U64), ptx.P("init", ptx.U64))
-	blockAttrs(k, ScanColumnsBlock)
+	regAttrs(k, ScanColumnsBlock, ScanRegCap)
 	s.build(newSGen(m, k, major*10+minor, s.Comb))
 	return m.String(), entry, nil
 }

@@ -63,7 +63,7 @@ func TestScanTilesPtxas(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			log, cubin := scanPtxas(t, src)
+			log, cubin := ptxasFor(t, sp, sp.Key(), src)
 			regs, smem := scanRegs(log)
 			sass := 0
 			if testing.Verbose() {
@@ -93,7 +93,7 @@ func TestScanColumnsPtxas(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			log, cubin := scanPtxas(t, src)
+			log, cubin := ptxasFor(t, sp, sp.Key(), src)
 			regs, smem := scanRegs(log)
 			sass := 0
 			if testing.Verbose() {
@@ -146,7 +146,7 @@ func TestScanTilesPtxasTuned(t *testing.T) {
 			}
 			var log string
 			if c.mb == 0 && c.lb <= 4 {
-				log, _ = scanPtxas(t, src)
+				log, _ = ptxasFor(t, sp, sp.Key(), src)
 			} else {
 				log, _ = scanPtxasRaw(t, src)
 			}

@@ -38,6 +38,35 @@ func scanPtxas(t testing.TB, src string) (log, cubin string) {
 	return log, cubin
 }
 
+// ownRegs reports whether k's register count is left to ptxas (CompactRegCap or
+// ScanRegCap 0, ptxattr.go): CUDA 13's ptxas may spill a few bytes in such a kernel
+// for occupancy, measured faster, so the tests log those spills instead of failing.
+func ownRegs(k any) bool {
+	switch k := k.(type) {
+	case *CompactScatter, *CompactCount:
+		return CompactRegCap == 0
+	case *ScanColumns:
+		return ScanRegCap == 0
+	case *ScanTiles:
+		return ScanRegCap == 0 && k.MinBlocks == 0
+	}
+	return false
+}
+
+// ptxasFor is scanPtxas for kernel k, but only logs the spills of a kernel whose
+// registers ptxas chooses (ownRegs).
+func ptxasFor(t testing.TB, k any, name, src string) (log, cubin string) {
+	t.Helper()
+	if !ownRegs(k) {
+		return scanPtxas(t, src)
+	}
+	log, cubin = scanPtxasRaw(t, src)
+	if st, ld := scanSpills(log); st+ld > 0 {
+		t.Logf("%s: spills %d bytes stored, %d loaded (ptxas's register choice)", name, st, ld)
+	}
+	return log, cubin
+}
+
 // scanSpills returns the spill stores and loads (bytes) of a ptxas -v log.
 func scanSpills(log string) (st, ld int) {
 	for _, m := range scanReSpill.FindAllStringSubmatch(log, -1) {

@@ -38,17 +38,7 @@ func TestSearchPtxas(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var log, cubin string
-			if _, compaction := sp.(*CompactScatter); compaction || isCompactCount(sp) {
-				// ptxas's register choice (CompactRegCap 0): CUDA 13's may spill a few
-				// bytes for occupancy, measured faster (ptxattr.go); logged, not failed.
-				log, cubin = scanPtxasRaw(t, src)
-				if st, ld := scanSpills(log); st+ld > 0 {
-					t.Logf("%s: spills %d bytes stored, %d loaded", sp.Key(), st, ld)
-				}
-			} else {
-				log, cubin = scanPtxas(t, src)
-			}
+			log, cubin := ptxasFor(t, sp, sp.Key(), src)
 			regs, smem := scanRegs(log)
 			sass := 0
 			if testing.Verbose() {
@@ -200,8 +190,49 @@ func TestFindFirstCountSim(t *testing.T) {
 	}
 }
 
-// isCompactCount reports whether k is a compaction's count kernel.
-func isCompactCount(k any) bool { _, ok := k.(*CompactCount); return ok }
+// maxnregLine returns src's .maxnreg line, or "" for none.
+func maxnregLine(src string) string {
+	got := ""
+	for _, l := range strings.Split(src, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), ".maxnreg") {
+			got = strings.TrimSpace(l)
+		}
+	}
+	return got
+}
+
+// TestScanRegCap: the scan kernels without MinBlocks follow ScanRegCap (blockAttrs'
+// .maxnreg, none, or a count); with MinBlocks they keep .minnctapersm and no cap.
+func TestScanRegCap(t *testing.T) {
+	defer func(c int) { ScanRegCap = c }(ScanRegCap)
+	sum := Combine{Op: OpSum, Type: dtype.Int64}
+	for _, tc := range []struct {
+		regCap int
+		tiles  string // ScanTiles' .maxnreg line (256 threads)
+		cols   string // ScanColumns'
+	}{{-1, ".maxnreg 128", fmt.Sprintf(".maxnreg %d", min(128, 65536/ScanColumnsBlock))}, {0, "", ""}, {48, ".maxnreg 48", ".maxnreg 48"}} {
+		ScanRegCap = tc.regCap
+		if !LiftRegCap && tc.regCap < 0 {
+			tc.tiles, tc.cols = "", ""
+		}
+		for _, c := range []struct {
+			sp   spectest.Spec
+			want string
+		}{
+			{&ScanTiles{In: dtype.Int64, Comb: sum, Group: 1, Items: 16, Vector: true}, tc.tiles},
+			{&ScanColumns{In: dtype.Int64, Comb: sum, Groups: 8, Rows: 16}, tc.cols},
+			{&ScanTiles{In: dtype.Int64, Comb: sum, Group: 1, Items: 16, Vector: true, MinBlocks: 5}, ""},
+		} {
+			src, _, err := c.sp.PTX(9, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := maxnregLine(src); got != c.want {
+				t.Errorf("ScanRegCap %d, %s: .maxnreg line %q, want %q", tc.regCap, c.sp.Key(), got, c.want)
+			}
+		}
+	}
+}
 
 // TestCompactRegCap: the compaction kernels' register cap follows CompactRegCap (the
 // others' .maxnreg, none, or a count); the other search kernels keep blockAttrs'.
@@ -218,12 +249,7 @@ func TestCompactRegCap(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := ""
-			for _, l := range strings.Split(src, "\n") {
-				if strings.HasPrefix(strings.TrimSpace(l), ".maxnreg") {
-					got = strings.TrimSpace(l)
-				}
-			}
+			got := maxnregLine(src)
 			if !LiftRegCap && tc.regCap < 0 {
 				tc.want = ""
 			}
