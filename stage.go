@@ -459,8 +459,9 @@ func (c *stagedCopy) run(ctx context.Context) error {
 				// An event per chunk: the stream has more. A copy of one chunk (At's
 				// word, say) that nothing followed yet waits for the stream's work
 				// instead, without recording one (about 2 us of the host's on the
-				// H200); a spinning wait records one after a few queries that find
-				// the stream busy (opWait.query), others when they block or park.
+				// H200); a spinning wait records one after opWaitStreamQueries (64)
+				// queries that find the stream busy (opWait.query), others when they
+				// block or park.
 				if _, err := w.get(); err != nil {
 					return err
 				}

@@ -378,6 +378,11 @@ func testDoneWaitCancel(t *testing.T, k *K) {
 	if err := idle.Synchronize(context.Background(), gpu.WaitPolicy{Mode: 7}); !errors.Is(err, gpu.ErrInvalidValue) {
 		t.Errorf("synchronizing an idle stream with mode 7 = %v, want ErrInvalidValue", err)
 	}
+	// And an idle device (Device.Synchronize's fast path checks the policy itself).
+	must(t, k.D.Synchronize(context.Background()))
+	if err := k.D.Synchronize(context.Background(), gpu.WaitPolicy{Mode: 7}); !errors.Is(err, gpu.ErrInvalidValue) {
+		t.Errorf("synchronizing an idle device with mode 7 = %v, want ErrInvalidValue", err)
+	}
 	two := []gpu.WaitPolicy{{Mode: gpu.WaitSpin}, {Mode: gpu.WaitBlock}}
 	for name, wait := range map[string]func() error{
 		"Event.Wait":         func() error { return ev.Wait(context.Background(), two...) },

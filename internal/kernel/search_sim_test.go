@@ -230,6 +230,9 @@ func TestScanRegCap(t *testing.T) {
 			if got := maxnregLine(src); got != c.want {
 				t.Errorf("ScanRegCap %d, %s: .maxnreg line %q, want %q", tc.regCap, c.sp.Key(), got, c.want)
 			}
+			if st, ok := c.sp.(*ScanTiles); ok && st.MinBlocks > 0 && !strings.Contains(src, ".minnctapersm 5") {
+				t.Errorf("ScanRegCap %d, %s: lost its .minnctapersm", tc.regCap, c.sp.Key())
+			}
 		}
 	}
 }
