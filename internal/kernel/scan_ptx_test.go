@@ -21,9 +21,9 @@ func scanExprComb(t testing.TB, src string, ty dtype.DType) Combine {
 	return Combine{Type: ty, Expr: e}
 }
 
-// TestScanTilesPtxas assembles the row scan for the operators, types, groups and
-// modes, and reports registers and SASS size.
-func TestScanTilesPtxas(t *testing.T) {
+// scanTilesCases are the row scans TestScanTilesPtxas assembles: the operators, types,
+// groups and modes.
+func scanTilesCases(t *testing.T) []*ScanTiles {
 	type tc struct {
 		in   dtype.DType
 		comb Combine
@@ -55,8 +55,17 @@ func TestScanTilesPtxas(t *testing.T) {
 		{dtype.Float32, Combine{Op: OpMax, Type: dtype.Float32}, 1, 32, false, true},
 		{dtype.Float64, Combine{Op: OpMin, Type: dtype.Float64}, 1, 16, false, true},
 	}
+	var out []*ScanTiles
 	for _, c := range cases {
-		sp := &ScanTiles{In: c.in, Comb: c.comb, Exclusive: c.ex, Group: c.g, Items: c.k, Vector: c.vec}
+		out = append(out, &ScanTiles{In: c.in, Comb: c.comb, Exclusive: c.ex, Group: c.g, Items: c.k, Vector: c.vec})
+	}
+	return out
+}
+
+// TestScanTilesPtxas assembles the row scan for the operators, types, groups and
+// modes, and reports registers and SASS size.
+func TestScanTilesPtxas(t *testing.T) {
+	for _, sp := range scanTilesCases(t) {
 		t.Run(sp.Key(), func(t *testing.T) {
 			t.Parallel()
 			src, _, err := sp.PTX(9, 0)
@@ -75,9 +84,9 @@ func TestScanTilesPtxas(t *testing.T) {
 	_ = fmt.Sprint
 }
 
-// TestScanColumnsPtxas assembles the column scan.
-func TestScanColumnsPtxas(t *testing.T) {
-	cases := []*ScanColumns{
+// scanColumnsCases are the column scans TestScanColumnsPtxas assembles.
+func scanColumnsCases(t *testing.T) []*ScanColumns {
+	return []*ScanColumns{
 		{In: dtype.Float32, Comb: Combine{Op: OpSum, Type: dtype.Float32}, Groups: 8, Rows: 16},
 		{In: dtype.Float32, Comb: Combine{Op: OpSum, Type: dtype.Float32}, Groups: 1, Rows: 3},
 		{In: dtype.Int32, Comb: Combine{Op: OpSum, Type: dtype.Int64}, Groups: 8, Rows: 16, Exclusive: true},
@@ -86,7 +95,11 @@ func TestScanColumnsPtxas(t *testing.T) {
 		{In: dtype.Bool, Comb: Combine{Op: OpMin, Type: dtype.Bool}, Groups: 1, Rows: 9, Exclusive: true},
 		{In: dtype.Int32, Comb: scanExprComb(t, "where(a > b, a, b)", dtype.Int64), Groups: 8, Rows: 16},
 	}
-	for _, sp := range cases {
+}
+
+// TestScanColumnsPtxas assembles the column scan.
+func TestScanColumnsPtxas(t *testing.T) {
+	for _, sp := range scanColumnsCases(t) {
 		t.Run(sp.Key(), func(t *testing.T) {
 			t.Parallel()
 			src, _, err := sp.PTX(9, 0)
@@ -100,6 +113,46 @@ func TestScanColumnsPtxas(t *testing.T) {
 				sass = scanSassCount(t, cubin)
 			}
 			t.Logf("%s: %d registers, %d bytes smem, %d SASS", sp.Key(), regs, smem, sass)
+		})
+	}
+}
+
+// TestScanRegCapLiftPtxas assembles the row and column scans of the tests above at
+// GPU_SCAN_REGCAP=lift (ScanRegCap -1, blockAttrs' .maxnreg), which must not spill:
+// the setting the scans had before ptxas's choice became their default.
+func TestScanRegCapLiftPtxas(t *testing.T) {
+	if !LiftRegCap {
+		t.Skip("GPU_KERNEL_REGCAP=ptxas: blockAttrs sets no cap")
+	}
+	var specs []interface {
+		Key() string
+		PTX(major, minor int) (string, string, error)
+	}
+	for _, sp := range scanTilesCases(t) {
+		specs = append(specs, sp)
+	}
+	for _, sp := range scanColumnsCases(t) {
+		specs = append(specs, sp)
+	}
+	// The PTX is made here, in turn, with the cap set; the subtests only assemble it.
+	old := ScanRegCap
+	ScanRegCap = -1
+	srcs := make([]string, len(specs))
+	for i, sp := range specs {
+		src, _, err := sp.PTX(9, 0)
+		if err != nil {
+			ScanRegCap = old
+			t.Fatalf("%s: %v", sp.Key(), err)
+		}
+		srcs[i] = src
+	}
+	ScanRegCap = old
+	for i, sp := range specs {
+		t.Run(sp.Key(), func(t *testing.T) {
+			t.Parallel()
+			log, _ := scanPtxas(t, srcs[i])
+			regs, _ := scanRegs(log)
+			t.Logf("%s at .maxnreg: %d registers", sp.Key(), regs)
 		})
 	}
 }
