@@ -81,10 +81,7 @@ func TestTopK(t *testing.T) {
 		v1.Free()
 		i1.Free()
 		// Ties at the k-th value: the first ones by index.
-		xs := make([]int64, 30000)
-		for i := range xs {
-			xs[i] = int64(rng.IntN(3))
-		}
+		xs := randIntsOf[int64](rng, 30000, 3, 0)
 		checkTopK(t, s, xs, 1, len(xs), 100, false)
 		checkTopK(t, s, xs, 1, len(xs), 100, true)
 		// Errors.
@@ -112,18 +109,9 @@ func TestTopKVariants(t *testing.T) {
 		old := d.Tuning()
 		defer d.SetTuning(old)
 		rng := rand.New(rand.NewPCG(22, 7))
-		ties := make([]int64, 70000)
-		for i := range ties {
-			ties[i] = int64(rng.IntN(3))
-		}
-		ties32 := make([]int32, 70001)
-		for i := range ties32 {
-			ties32[i] = int32(rng.IntN(3))
-		}
-		spread := make([]int32, 200000) // 4096 values with distinct top 22 bits, ~49 each
-		for i := range spread {
-			spread[i] = int32(rng.IntN(4096)) << 10
-		}
+		ties := randIntsOf[int64](rng, 70000, 3, 0)
+		ties32 := randIntsOf[int32](rng, 70001, 3, 0)
+		spread := randIntsOf[int32](rng, 200000, 4096, 10) // 4096 values with distinct top 22 bits, ~49 each
 		for v := 1; v <= 3; v++ {
 			tu := old
 			tu.TopKVariant = v
@@ -174,14 +162,8 @@ func TestTopKVariant3Sim(t *testing.T) {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(22, 11))
-	few := make([]int32, 12000)
-	for i := range few {
-		few[i] = int32(rng.IntN(3))
-	}
-	spread := make([]int32, 20000)
-	for i := range spread {
-		spread[i] = int32(rng.IntN(512)) << 10
-	}
+	few := randIntsOf[int32](rng, 12000, 3, 0)
+	spread := randIntsOf[int32](rng, 20000, 512, 10)
 	checkTopK(t, s, stGen[float32](rng, 20000, patSpecial), 1, 20000, 100, false)
 	checkTopK(t, s, stGen[float32](rng, 3*9001, patSpecial), 3, 9001, 33, true)
 	checkTopK(t, s, few, 1, len(few), 100, false) // (fallback: the k-th key's bucket past buf2)
@@ -688,4 +670,14 @@ func TestPartition(t *testing.T) {
 		}
 		_ = fmt.Sprint()
 	})
+}
+
+// randIntsOf returns n values drawn uniformly from [0, k), each shifted left by shift
+// bits: keys with many ties (shift spreads them over the high bits).
+func randIntsOf[T int32 | int64](rng *rand.Rand, n, k int, shift uint) []T {
+	xs := make([]T, n)
+	for i := range xs {
+		xs[i] = T(rng.IntN(k)) << shift
+	}
+	return xs
 }
