@@ -600,11 +600,7 @@ func (g *mmGen) tensor() {
 		issue(kt)
 		stageAddr := g.u32()
 		f.Op("add.u32", stageAddr, g.smem, rd)
-		if g.p.TF32 {
-			g.computeTF32(stageAddr)
-		} else {
-			g.compute16(stageAddr)
-		}
+		g.compute(stageAddr)
 		adv(rd)
 		f.Op("add.u32", kt, kt, ptx.Int(1))
 		again := g.pred()
@@ -791,12 +787,17 @@ func (g *mmGen) fragBases(stage ptx.Reg) (aBase, bBase ptx.Reg) {
 	return aBase, bBase
 }
 
-// compute16 multiplies the 16-bit tiles of the stage at shared address stage.
-func (g *mmGen) compute16(stage ptx.Reg) {
+// compute multiplies the tiles of the stage at shared address stage, k steps of 8
+// (TF32) or 16 (the 16-bit formats), each a fragment load and an mma.
+func (g *mmGen) compute(stage ptx.Reg) {
 	aBase, bBase := g.fragBases(stage)
-	for ks := 0; ks < g.t.bk/16; ks++ {
+	load, step := g.loadFrag16, 16
+	if g.p.TF32 {
+		load, step = g.loadFragTF32, 8
+	}
+	for ks := 0; ks < g.t.bk/step; ks++ {
 		fr := g.newFrag()
-		g.loadFrag16(fr, aBase, bBase, ks)
+		load(fr, aBase, bBase, ks)
 		g.mmaFrag(fr)
 	}
 }
@@ -862,16 +863,6 @@ func (g *mmGen) mma16(typ string, d, a, b []ptx.Reg) {
 	f := g.f
 	f.Op("mma.sync.aligned.m16n8k16.row.col.f32."+typ+"."+typ+".f32",
 		ptx.Vec(d), ptx.Vec(a), ptx.Vec(b), ptx.Vec(d))
-}
-
-// computeTF32 multiplies the float32 tiles of the stage at shared address stage.
-func (g *mmGen) computeTF32(stage ptx.Reg) {
-	aBase, bBase := g.fragBases(stage)
-	for ks := 0; ks < g.t.bk/8; ks++ {
-		fr := g.newFrag()
-		g.loadFragTF32(fr, aBase, bBase, ks)
-		g.mmaFrag(fr)
-	}
 }
 
 // loadFragTF32 loads k step ks's TF32 fragments into fr from the stage whose lane
