@@ -8,10 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/go-gpu/gpu"
+	"github.com/go-gpu/gpu/backend/cuda"
 	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/internal/kernel"
 )
@@ -288,5 +290,130 @@ func TestMatMulGeneratedTiles(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// TestMatMulReplay: a small product repeated on a stream is launched from a CUDA graph
+// from its second call on (backend/cuda's gemm_replay.go). Each call's result must
+// equal, bit for bit, the same product made directly (on a new stream, whose handle
+// has seen nothing) and match a float64 reference on the host, with A's values changed
+// and the output poisoned between calls (the graph reads and writes the arrays anew);
+// through MatMulInto with a transposed B and through Gemm with alpha and beta (C read
+// too); and the device's counts must show one capture per product and a launch per
+// call after the first.
+func TestMatMulReplay(t *testing.T) {
+	d := cudaOrSkip(t)
+	if _, err := d.MatMulLibrary(); err != nil {
+		t.Skipf("no cuBLAS: %v", err)
+	}
+	if on, err := strconv.ParseBool(strings.TrimSpace(os.Getenv("GPU_CUBLAS_REPLAY"))); err == nil && !on {
+		t.Skip("GPU_CUBLAS_REPLAY=0")
+	}
+	bd := d.BackendDevice().(*cuda.Device)
+	s, err := d.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	const m, k, n, calls = 96, 200, 80, 6
+	g := gpu.NewGenerator(7)
+	rand := func(shape ...int) *gpu.Array[float32] {
+		x, err := gpu.Empty[float32](s, shape...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { x.Free() })
+		if err := gpu.RandInto(s, g, x); err != nil {
+			t.Fatal(err)
+		}
+		return x
+	}
+	a, bt, out := rand(m, k), rand(n, k), rand(m, n)
+	b, err := bt.Transpose(1, 0) // (k, n), transposed in memory
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := func(x *gpu.Array[float32]) []float32 {
+		v, err := x.ToSlice(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	// check compares out with the product made on a new stream (direct) and with the
+	// host's alpha*a@b + beta*c0, within float32's accumulation bound: 2^-23 (twice
+	// float32's unit roundoff) times k*sum|a_il*b_lj| + |result|.
+	check := func(call int, alpha, beta float64, c0 []float32, direct func(s2 *gpu.Stream) (*gpu.Array[float32], error)) {
+		t.Helper()
+		s2, err := d.NewStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s2.Close()
+		ref, err := direct(s2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ref.Free()
+		got, want, av, btv := host(out), host(ref), host(a), host(bt)
+		bad := 0
+		for i := range m {
+			for j := range n {
+				var sum, mag float64
+				for l := range k {
+					p := float64(av[i*k+l]) * float64(btv[j*k+l])
+					sum, mag = sum+p, mag+math.Abs(p)
+				}
+				x := alpha*sum + beta*float64(c0[i*n+j])
+				g, w := got[i*n+j], want[i*n+j]
+				if math.Float32bits(g) != math.Float32bits(w) || math.Abs(float64(g)-x) > 0x1p-23*(float64(k)*mag+math.Abs(x)) {
+					if bad++; bad <= 3 {
+						t.Errorf("call %d, element (%d, %d): %v, direct %v, host %v", call, i, j, g, w, x)
+					}
+				}
+			}
+		}
+	}
+	c0, l0 := bd.GemmReplays()
+	zeros := make([]float32, m*n)
+	for call := range calls {
+		if err := gpu.RandInto(s, g, a); err != nil {
+			t.Fatal(err)
+		}
+		if err := gpu.Fill(s, out, float32(math.NaN())); err != nil {
+			t.Fatal(err)
+		}
+		if err := gpu.MatMulInto(s, out, a, b, gpu.WithKernel(gpu.MatMulLibrary)); err != nil {
+			t.Fatal(err)
+		}
+		check(call, 1, 0, zeros, func(s2 *gpu.Stream) (*gpu.Array[float32], error) {
+			return gpu.MatMul(s2, a, b, gpu.WithKernel(gpu.MatMulLibrary))
+		})
+	}
+	c1, l1 := bd.GemmReplays()
+	if c1-c0 != 1 || l1-l0 != calls-1 {
+		t.Errorf("MatMulInto: %d captures, %d graph launches; want 1 and %d", c1-c0, l1-l0, calls-1)
+	}
+	// Gemm: out = 0.5*a@b - 2*out, from new values of out each time.
+	for call := range 3 {
+		if err := gpu.RandInto(s, g, out); err != nil {
+			t.Fatal(err)
+		}
+		cv := host(out)
+		if err := gpu.Gemm(s, 0.5, a, b, -2, out, gpu.WithKernel(gpu.MatMulLibrary)); err != nil {
+			t.Fatal(err)
+		}
+		check(call, 0.5, -2, cv, func(s2 *gpu.Stream) (*gpu.Array[float32], error) {
+			c, err := gpu.FromSlice(s2, cv, m, n)
+			if err != nil {
+				return nil, err
+			}
+			return c, gpu.Gemm(s2, 0.5, a, b, -2, c, gpu.WithKernel(gpu.MatMulLibrary))
+		})
+	}
+	c2, l2 := bd.GemmReplays()
+	if c2-c1 != 1 || l2-l1 != 2 {
+		t.Errorf("Gemm: %d captures, %d graph launches; want 1 and 2", c2-c1, l2-l1)
 	}
 }

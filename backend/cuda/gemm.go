@@ -56,6 +56,7 @@ type blasStream struct {
 	h      cublas.Handle
 	ws     cu.DevicePtr
 	wsSize int64
+	replay gemmReplay // the graphs of repeated small products (gemm_replay.go)
 }
 
 var (
@@ -242,6 +243,7 @@ func (s *Stream) releaseBlas() {
 		d.ctx.Synchronize()
 		d.ctx.MemFree(bs.ws)
 	}
+	bs.replay.release(d.ctx)
 	b := d.blas()
 	b.mu.Lock()
 	b.free = append(b.free, bs.h)
@@ -331,35 +333,44 @@ func (d *Device) Gemm(bs backend.Stream, g *backend.Gemm) error {
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	switch blasEnv().engineFor(g.Type, g.TF32) {
+	eng := blasEnv().engineFor(g.Type, g.TF32)
+	issue := func(hs cu.Stream) error { return d.gemmIssue(s, st, hs, &call, eng, g.TF32) }
+	if s.cap.Load() == nil && replayable(&call, eng, st.wsSize) {
+		return blasError(d.gemmReplayed(s, st, replayKey{call: call, eng: eng, tf32: g.TF32}, issue))
+	}
+	return blasError(issue(s.h))
+}
+
+// gemmIssue enqueues call through engine eng on hs, the stream st's handle is set to
+// (s's, or the stream a replay captures on).
+func (d *Device) gemmIssue(s *Stream, st *blasStream, hs cu.Stream, call *gemmCall, eng gemmEngine, tf32 bool) error {
+	switch eng {
 	case engineClassic:
 		if call.batch == 1 && (call.a.Type == cublas.R32F || call.a.Type == cublas.R64F) {
-			if g.TF32 {
+			if tf32 {
 				// cublasSgemm takes TF32 from the handle's math mode.
 				if err := st.h.SetMathMode(cublas.TF32TensorOpMath | cublas.DisallowReducedPrecisionReduction); err != nil {
-					return blasError(err)
+					return err
 				}
 				defer st.h.SetMathMode(blasMath)
 			}
 			err := st.h.Gemm(call.ta, call.tb, call.m, call.n, call.k, call.alpha, call.a, call.b, call.beta, call.c)
 			if !errors.Is(err, cublas.ErrUnavailable) {
-				return blasError(err)
+				return err
 			}
 		}
 	case engineLt, engineTune:
-		err := d.gemmLt(s, st, &call, blasEnv().engineFor(g.Type, g.TF32) == engineTune, uint64(st.wsSize))
+		err := d.gemmLt(s, st, hs, call, eng == engineTune, uint64(st.wsSize))
 		if !errors.Is(err, errFallBack) {
-			return blasError(err)
+			return err
 		}
 	}
 	if call.batch == 1 {
-		err = st.h.GemmEx(call.ta, call.tb, call.m, call.n, call.k, call.alpha, call.a, call.b, call.beta, call.c,
+		return st.h.GemmEx(call.ta, call.tb, call.m, call.n, call.k, call.alpha, call.a, call.b, call.beta, call.c,
 			call.compute, cublas.GemmDefault)
-	} else {
-		err = st.h.GemmStridedBatchedEx(call.ta, call.tb, call.m, call.n, call.k, call.alpha, call.a, call.b, call.beta,
-			call.c, call.batch, call.compute, cublas.GemmDefault)
 	}
-	return blasError(err)
+	return st.h.GemmStridedBatchedEx(call.ta, call.tb, call.m, call.n, call.k, call.alpha, call.a, call.b, call.beta,
+		call.c, call.batch, call.compute, cublas.GemmDefault)
 }
 
 // blasError adds the backend sentinel that matches a cuBLAS failure.

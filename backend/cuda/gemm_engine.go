@@ -33,6 +33,8 @@ import (
 //	GPU_CUBLAS_WORKSPACE=<MiB>  each stream handle's workspace (default: 32 on compute
 //	    capability 9.0 and later, 4 before, cuBLAS's recommendations); cublasLt gets the
 //	    same buffer.
+//	GPU_CUBLAS_REPLAY=0  call cuBLAS for every product: no CUDA graphs of repeated small
+//	    products (gemm_replay.go; default 1).
 //
 // A routine that is missing, or that refuses a product (no cublasLt algorithm for it),
 // falls back to gemmex.
@@ -64,13 +66,14 @@ type blasConfig struct {
 	engine    map[string]gemmEngine // by type name: float16, bfloat16, float32, tf32, float64
 	workspace int64                 // bytes; -1: the default by compute capability
 	tuneAlgos int
+	replay    bool // graphs of repeated small products
 }
 
 var blasEnv = sync.OnceValue(func() blasConfig { return parseBlasConfig(os.Getenv) })
 
 // parseBlasConfig reads the variables through getenv; values it can't parse are ignored.
 func parseBlasConfig(getenv func(string) string) blasConfig {
-	c := blasConfig{engine: map[string]gemmEngine{}, workspace: -1, tuneAlgos: 8}
+	c := blasConfig{engine: map[string]gemmEngine{}, workspace: -1, tuneAlgos: 8, replay: true}
 	for _, item := range strings.Split(getenv("GPU_CUBLAS_API"), ",") {
 		item = strings.ToLower(strings.TrimSpace(item))
 		if item == "" {
@@ -97,6 +100,9 @@ func parseBlasConfig(getenv func(string) string) blasConfig {
 	}
 	if n, err := strconv.Atoi(getenv("GPU_CUBLAS_TUNE_ALGOS")); err == nil && n >= 1 {
 		c.tuneAlgos = min(n, cublas.MaxLtAlgos)
+	}
+	if on, err := strconv.ParseBool(strings.TrimSpace(getenv("GPU_CUBLAS_REPLAY"))); err == nil {
+		c.replay = on
 	}
 	return c
 }
@@ -170,9 +176,10 @@ func (d *Device) lt() (*blasLt, error) {
 // errFallBack says that an engine cannot do a product: GemmEx does it.
 var errFallBack = errors.New("cuda: fall back to cublasGemmEx")
 
-// gemmLt enqueues call on s with cublasLt (tune: measuring the candidates the first
-// time), or returns errFallBack.
-func (d *Device) gemmLt(s *Stream, st *blasStream, call *gemmCall, tune bool, wsBytes uint64) error {
+// gemmLt enqueues call on hs (s's stream, or the stream a replay captures on) with
+// cublasLt (tune: measuring the candidates on s the first time), or returns
+// errFallBack.
+func (d *Device) gemmLt(s *Stream, st *blasStream, hs cu.Stream, call *gemmCall, tune bool, wsBytes uint64) error {
 	l, err := d.lt()
 	if err != nil {
 		return errFallBack
@@ -204,7 +211,7 @@ func (d *Device) gemmLt(s *Stream, st *blasStream, call *gemmCall, tune bool, ws
 		return errFallBack
 	}
 	run := func(i int) error {
-		return e.plan.Matmul(call.alpha, call.a.Ptr, call.b.Ptr, call.beta, call.c.Ptr, &e.algos[i], uintptr(st.ws), wsBytes, uintptr(s.h))
+		return e.plan.Matmul(call.alpha, call.a.Ptr, call.b.Ptr, call.beta, call.c.Ptr, &e.algos[i], uintptr(st.ws), wsBytes, uintptr(hs))
 	}
 	if tune && !e.tuned && call.beta == 0 && len(e.algos) > 1 {
 		// beta == 0: C is only written, so every candidate may write it; the best runs

@@ -6,12 +6,13 @@ import (
 	"github.com/go-gpu/gpu/dtype"
 )
 
-// TestParseBlasConfig: GPU_CUBLAS_API, GPU_CUBLAS_WORKSPACE and GPU_CUBLAS_TUNE_ALGOS as
-// gemm_engine.go documents them; values that don't parse leave the defaults.
+// TestParseBlasConfig: GPU_CUBLAS_API, GPU_CUBLAS_WORKSPACE, GPU_CUBLAS_TUNE_ALGOS and
+// GPU_CUBLAS_REPLAY as gemm_engine.go documents them; values that don't parse leave the
+// defaults.
 func TestParseBlasConfig(t *testing.T) {
 	env := func(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
 	c := parseBlasConfig(env(nil))
-	if c.workspace != -1 || c.tuneAlgos != 8 || c.engineFor(dtype.BFloat16, false) != engineGemmEx {
+	if c.workspace != -1 || c.tuneAlgos != 8 || c.engineFor(dtype.BFloat16, false) != engineGemmEx || !c.replay {
 		t.Fatalf("defaults: %+v", c)
 	}
 	c = parseBlasConfig(env(map[string]string{
@@ -34,12 +35,17 @@ func TestParseBlasConfig(t *testing.T) {
 	if c.workspace != 64<<20 || c.tuneAlgos != 16 {
 		t.Errorf("workspace %d, tune algos %d", c.workspace, c.tuneAlgos)
 	}
-	c = parseBlasConfig(env(map[string]string{"GPU_CUBLAS_WORKSPACE": "-3", "GPU_CUBLAS_TUNE_ALGOS": "0"}))
-	if c.workspace != -1 || c.tuneAlgos != 8 {
+	c = parseBlasConfig(env(map[string]string{"GPU_CUBLAS_WORKSPACE": "-3", "GPU_CUBLAS_TUNE_ALGOS": "0", "GPU_CUBLAS_REPLAY": "maybe"}))
+	if c.workspace != -1 || c.tuneAlgos != 8 || !c.replay {
 		t.Errorf("bad values taken: %+v", c)
 	}
 	if c := parseBlasConfig(env(map[string]string{"GPU_CUBLAS_WORKSPACE": "0"})); c.workspace != 0 {
 		t.Errorf("workspace 0: %d", c.workspace)
+	}
+	for v, want := range map[string]bool{"0": false, "false": false, " 1 ": true, "true": true} {
+		if c := parseBlasConfig(env(map[string]string{"GPU_CUBLAS_REPLAY": v})); c.replay != want {
+			t.Errorf("GPU_CUBLAS_REPLAY=%q: replay %v", v, c.replay)
+		}
 	}
 	if engineTune.String() != "tune" {
 		t.Errorf("String: %q", engineTune.String())
