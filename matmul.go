@@ -36,7 +36,7 @@ import (
 // Every operation reads A and B and writes C through the stream's ordering of buffers
 // (Gemm with beta != 0 also reads C), so products on several streams need no
 // synchronization by the caller. On CUDA, a small product (under 2^32 floating-point
-// operations) that a stream repeats with the same shapes and the same arrays is
+// operations) that a stream repeats with the same shapes, arrays, layouts and scalars is
 // launched, from its second call on, as a CUDA graph of the kernels cuBLAS launched for
 // it: the same kernels with the same arguments, so the same bits, without cuBLAS's
 // 12-17 us of host time a call (backend/cuda's gemm_replay.go; GPU_CUBLAS_REPLAY=0 calls

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -296,18 +297,36 @@ func TestMatMulGeneratedTiles(t *testing.T) {
 // TestMatMulReplay: a small product repeated on a stream is launched from a CUDA graph
 // from its second call on (backend/cuda's gemm_replay.go). Each call's result must
 // equal, bit for bit, the same product made directly (on a new stream, whose handle
-// has seen nothing) and match a float64 reference on the host, with A's values changed
-// and the output poisoned between calls (the graph reads and writes the arrays anew);
-// through MatMulInto with a transposed B and through Gemm with alpha and beta (C read
-// too); and the device's counts must show one capture per product and a launch per
-// call after the first.
+// has seen nothing) and, for float32, match a float64 reference on the host, with A's
+// values changed and the output poisoned between calls (the graph reads and writes the
+// arrays anew): through MatMulInto with a transposed B, through Gemm with alpha and
+// beta (C read too), on TF32, on a batched bfloat16 product, and over 24 products that
+// overflow a stream's 16 remembered ones (graphs forgotten while their launches may
+// run, captured again later); all while another goroutine synchronizes the device in a
+// loop (a context-wide synchronize must wait for a capture, not end it). The device's
+// counts must show one capture per product and a launch per call after the first. The
+// cublasLt and classic engines run the same checks in child processes.
 func TestMatMulReplay(t *testing.T) {
+	const child = "GPU_MATMUL_REPLAY_CHILD"
 	d := cudaOrSkip(t)
 	if _, err := d.MatMulLibrary(); err != nil {
 		t.Skipf("no cuBLAS: %v", err)
 	}
-	if on, err := strconv.ParseBool(strings.TrimSpace(os.Getenv("GPU_CUBLAS_REPLAY"))); err == nil && !on {
-		t.Skip("GPU_CUBLAS_REPLAY=0")
+	if os.Getenv(child) == "" {
+		for _, api := range []string{"lt", "classic"} {
+			t.Run(api, func(t *testing.T) {
+				cmd := exec.Command(os.Args[0], "-test.run", "^TestMatMulReplay$", "-test.v")
+				cmd.Env = append(os.Environ(), child+"=1", "GPU_CUBLAS_API="+api)
+				out, err := cmd.CombinedOutput()
+				if err != nil || !regexp.MustCompile(`(?m)^--- PASS: TestMatMulReplay`).Match(out) {
+					t.Fatalf("child with GPU_CUBLAS_API=%s: %v\n%s", api, err, out)
+				}
+			})
+		}
+	}
+	if on, err := strconv.ParseBool(strings.TrimSpace(os.Getenv("GPU_CUBLAS_REPLAY"))); err == nil && !on ||
+		strings.Contains(os.Getenv("GPU_CUBLAS_API"), "tune") || strings.TrimSpace(os.Getenv("GPU_CUBLAS_WORKSPACE")) == "0" {
+		t.Skip("no replay under GPU_CUBLAS_REPLAY=0, the tune engine or GPU_CUBLAS_WORKSPACE=0")
 	}
 	bd := d.BackendDevice().(*cuda.Device)
 	s, err := d.NewStream()
@@ -316,6 +335,28 @@ func TestMatMulReplay(t *testing.T) {
 	}
 	defer s.Close()
 	ctx := context.Background()
+	// Another goroutine synchronizes the device until the checks end.
+	stop, syncErr := make(chan struct{}), make(chan error, 1)
+	go func() {
+		defer close(syncErr)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if err := d.Synchronize(ctx); err != nil {
+				syncErr <- err
+				return
+			}
+		}
+	}()
+	defer func() {
+		close(stop)
+		if err := <-syncErr; err != nil {
+			t.Errorf("Device.Synchronize beside the replays: %v", err)
+		}
+	}()
 	const m, k, n, calls = 96, 200, 80, 6
 	g := gpu.NewGenerator(7)
 	rand := func(shape ...int) *gpu.Array[float32] {
@@ -341,22 +382,27 @@ func TestMatMulReplay(t *testing.T) {
 		}
 		return v
 	}
-	// check compares out with the product made on a new stream (direct) and with the
-	// host's alpha*a@b + beta*c0, within float32's accumulation bound: 2^-23 (twice
-	// float32's unit roundoff) times k*sum|a_il*b_lj| + |result|.
-	check := func(call int, alpha, beta float64, c0 []float32, direct func(s2 *gpu.Stream) (*gpu.Array[float32], error)) {
+	// direct returns the product made by mk on a new stream.
+	direct := func(mk func(s2 *gpu.Stream) (*gpu.Array[float32], error)) []float32 {
 		t.Helper()
 		s2, err := d.NewStream()
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer s2.Close()
-		ref, err := direct(s2)
+		ref, err := mk(s2)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer ref.Free()
-		got, want, av, btv := host(out), host(ref), host(a), host(bt)
+		return host(ref)
+	}
+	// check compares out with want (bit for bit) and with the host's alpha*a@b +
+	// beta*c0, within float32's accumulation bound: 2^-23 (twice float32's unit
+	// roundoff) times k*sum|a_il*b_lj| + |result| (u: the bound's factor; TF32: 2^-10).
+	check := func(what string, alpha, beta float64, c0, want []float32, u float64) {
+		t.Helper()
+		got, av, btv := host(out), host(a), host(bt)
 		bad := 0
 		for i := range m {
 			for j := range n {
@@ -367,33 +413,45 @@ func TestMatMulReplay(t *testing.T) {
 				}
 				x := alpha*sum + beta*float64(c0[i*n+j])
 				g, w := got[i*n+j], want[i*n+j]
-				if math.Float32bits(g) != math.Float32bits(w) || math.Abs(float64(g)-x) > 0x1p-23*(float64(k)*mag+math.Abs(x)) {
+				if math.Float32bits(g) != math.Float32bits(w) || math.Abs(float64(g)-x) > u*(float64(k)*mag+math.Abs(x)) {
 					if bad++; bad <= 3 {
-						t.Errorf("call %d, element (%d, %d): %v, direct %v, host %v", call, i, j, g, w, x)
+						t.Errorf("%s, element (%d, %d): %v, direct %v, host %v", what, i, j, g, w, x)
 					}
 				}
 			}
 		}
 	}
-	c0, l0 := bd.GemmReplays()
-	zeros := make([]float32, m*n)
-	for call := range calls {
-		if err := gpu.RandInto(s, g, a); err != nil {
-			t.Fatal(err)
+	counts := func(what string, wantCaptures, wantLaunches uint64, from [2]uint64) [2]uint64 {
+		t.Helper()
+		c, l := bd.GemmReplays()
+		if c-from[0] != wantCaptures || l-from[1] != wantLaunches {
+			t.Errorf("%s: %d captures, %d graph launches; want %d and %d", what, c-from[0], l-from[1], wantCaptures, wantLaunches)
 		}
-		if err := gpu.Fill(s, out, float32(math.NaN())); err != nil {
-			t.Fatal(err)
-		}
-		if err := gpu.MatMulInto(s, out, a, b, gpu.WithKernel(gpu.MatMulLibrary)); err != nil {
-			t.Fatal(err)
-		}
-		check(call, 1, 0, zeros, func(s2 *gpu.Stream) (*gpu.Array[float32], error) {
-			return gpu.MatMul(s2, a, b, gpu.WithKernel(gpu.MatMulLibrary))
-		})
+		return [2]uint64{c, l}
 	}
-	c1, l1 := bd.GemmReplays()
-	if c1-c0 != 1 || l1-l0 != calls-1 {
-		t.Errorf("MatMulInto: %d captures, %d graph launches; want 1 and %d", c1-c0, l1-l0, calls-1)
+	var at [2]uint64
+	at[0], at[1] = bd.GemmReplays()
+	zeros := make([]float32, m*n)
+	for _, prec := range []gpu.MatMulPrecision{gpu.PrecisionHighest, gpu.PrecisionHigh} {
+		u := 0x1p-23
+		if prec == gpu.PrecisionHigh {
+			u = 0x1p-10
+		}
+		for call := range calls {
+			if err := gpu.RandInto(s, g, a); err != nil {
+				t.Fatal(err)
+			}
+			if err := gpu.Fill(s, out, float32(math.NaN())); err != nil {
+				t.Fatal(err)
+			}
+			opts := []gpu.MatMulOption{gpu.WithKernel(gpu.MatMulLibrary), gpu.WithPrecision(prec)}
+			if err := gpu.MatMulInto(s, out, a, b, opts...); err != nil {
+				t.Fatal(err)
+			}
+			want := direct(func(s2 *gpu.Stream) (*gpu.Array[float32], error) { return gpu.MatMul(s2, a, b, opts...) })
+			check(fmt.Sprintf("MatMulInto, precision %d, call %d", prec, call), 1, 0, zeros, want, u)
+		}
+		at = counts(fmt.Sprintf("MatMulInto, precision %d", prec), 1, calls-1, at)
 	}
 	// Gemm: out = 0.5*a@b - 2*out, from new values of out each time.
 	for call := range 3 {
@@ -404,16 +462,68 @@ func TestMatMulReplay(t *testing.T) {
 		if err := gpu.Gemm(s, 0.5, a, b, -2, out, gpu.WithKernel(gpu.MatMulLibrary)); err != nil {
 			t.Fatal(err)
 		}
-		check(call, 0.5, -2, cv, func(s2 *gpu.Stream) (*gpu.Array[float32], error) {
+		want := direct(func(s2 *gpu.Stream) (*gpu.Array[float32], error) {
 			c, err := gpu.FromSlice(s2, cv, m, n)
 			if err != nil {
 				return nil, err
 			}
 			return c, gpu.Gemm(s2, 0.5, a, b, -2, c, gpu.WithKernel(gpu.MatMulLibrary))
 		})
+		check(fmt.Sprintf("Gemm, call %d", call), 0.5, -2, cv, want, 0x1p-23)
 	}
-	c2, l2 := bd.GemmReplays()
-	if c2-c1 != 1 || l2-l1 != 2 {
-		t.Errorf("Gemm: %d captures, %d graph launches; want 1 and 2", c2-c1, l2-l1)
+	at = counts("Gemm", 1, 2, at)
+	// A batched bfloat16 product (cublasGemmStridedBatchedEx), against the direct one.
+	ab, bb := mmUniform[gpu.BFloat16](t, s, g, 4, 24, 40), mmUniform[gpu.BFloat16](t, s, g, 40, 16)
+	ob, err := gpu.Empty[gpu.BFloat16](s, 4, 24, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ob.Free()
+	ref, err := gpu.MatMul(s, ab, bb, gpu.WithKernel(gpu.MatMulLibrary)) // a product of its own (another output)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Free()
+	wantB, err := ref.ToSlice(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for call := range 3 {
+		if err := gpu.Fill(s, ob, gpu.BFloat16(0x7fc1)); err != nil { // NaN
+			t.Fatal(err)
+		}
+		if err := gpu.MatMulInto(s, ob, ab, bb, gpu.WithKernel(gpu.MatMulLibrary)); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := ob.ToSlice(ctx); err != nil || !slices.Equal(got, wantB) {
+			t.Errorf("batched bfloat16, call %d: %v (error %v), want %v", call, got[:4], err, wantB[:4])
+		}
+	}
+	at = counts("batched bfloat16", 1, 2, at)
+	// 24 products (one per output) in three phases of three rounds: the first 12, the
+	// other 12 (which push the first out of the stream's 16), the first 12 again.
+	outs := make([]*gpu.Array[float32], 24)
+	for i := range outs {
+		outs[i] = rand(8, 8)
+	}
+	a8, b8 := rand(8, 16), rand(16, 8)
+	want8 := direct(func(s2 *gpu.Stream) (*gpu.Array[float32], error) { return gpu.MatMul(s2, a8, b8) })
+	for phase, keys := range [][]*gpu.Array[float32]{outs[:12], outs[12:], outs[:12]} {
+		for round := range 3 {
+			for i, o := range keys {
+				if err := gpu.Fill(s, o, float32(math.NaN())); err != nil {
+					t.Fatal(err)
+				}
+				if err := gpu.MatMulInto(s, o, a8, b8, gpu.WithKernel(gpu.MatMulLibrary)); err != nil {
+					t.Fatal(err)
+				}
+				if got := host(o); !slices.Equal(got, want8) {
+					t.Errorf("phase %d, round %d, product %d: %v, want %v", phase, round, i, got[:4], want8[:4])
+				}
+			}
+		}
+	}
+	if c, _ := bd.GemmReplays(); c-at[0] < 24 {
+		t.Errorf("24 products in three phases: %d captures, want at least 24", c-at[0])
 	}
 }

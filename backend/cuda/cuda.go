@@ -68,6 +68,10 @@ type Device struct {
 	builtinOnce sync.Once
 	builtinErr  error
 	builtinMod  backend.Module
+
+	// replayCaptures is held for reading by each capture of a repeated product
+	// (gemm_replay.go) and for writing by a context-wide synchronize (syncDevice).
+	replayCaptures sync.RWMutex
 }
 
 func open(ordinal int) (*Device, error) {
@@ -277,7 +281,16 @@ func (d *Device) LoadModule(image []byte) (backend.Module, error) {
 }
 
 // Synchronize blocks until the context is idle (CUDA Driver API: cuCtxSynchronize).
-func (d *Device) Synchronize() error { return d.ctx.Synchronize() }
+func (d *Device) Synchronize() error { return d.syncDevice() }
+
+// syncDevice waits for all the device's work (cuCtxSynchronize), after any capture of a
+// repeated product in progress (gemm_replay.go): a context-wide synchronize during a
+// capture fails and ends it.
+func (d *Device) syncDevice() error {
+	d.replayCaptures.Lock()
+	defer d.replayCaptures.Unlock()
+	return d.ctx.Synchronize()
+}
 
 // CanAccessPeer reports whether d can address peer's memory.
 func (d *Device) CanAccessPeer(peer backend.Device) (bool, error) {

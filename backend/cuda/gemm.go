@@ -57,6 +57,7 @@ type blasStream struct {
 	ws     cu.DevicePtr
 	wsSize int64
 	replay gemmReplay // the graphs of repeated small products (gemm_replay.go)
+	broken bool       // the handle could not be set back to its stream after a capture
 }
 
 var (
@@ -105,9 +106,10 @@ func (d *Device) workspaceBytes() int64 {
 }
 
 // streamHandle returns s's handle, making it on first use. A capturing stream's
-// products get the capture's own handle and workspace (captureHandle).
-func (d *Device) streamHandle(s *Stream) (*blasStream, error) {
-	if c := s.cap.Load(); c != nil {
+// products (c, s's capture, loaded once by the caller, not nil) get the capture's own
+// handle and workspace (captureHandle).
+func (d *Device) streamHandle(s *Stream, c *capture) (*blasStream, error) {
+	if c != nil {
 		return d.captureHandle(s, c)
 	}
 	if v, ok := blasStreams.Load(s); ok {
@@ -240,7 +242,7 @@ func (s *Stream) releaseBlas() {
 	case d.pool != 0:
 		d.ctx.MemFreeAsync(bs.ws, s.h)
 	default:
-		d.ctx.Synchronize()
+		d.syncDevice()
 		d.ctx.MemFree(bs.ws)
 	}
 	bs.replay.release(d.ctx)
@@ -327,7 +329,8 @@ func (d *Device) Gemm(bs backend.Stream, g *backend.Gemm) error {
 	if bad != nil {
 		return bad
 	}
-	st, err := d.streamHandle(s)
+	capt := s.cap.Load()
+	st, err := d.streamHandle(s, capt)
 	if err != nil {
 		return blasError(err)
 	}
@@ -335,8 +338,15 @@ func (d *Device) Gemm(bs backend.Stream, g *backend.Gemm) error {
 	defer st.mu.Unlock()
 	eng := blasEnv().engineFor(g.Type, g.TF32)
 	issue := func(hs cu.Stream) error { return d.gemmIssue(s, st, hs, &call, eng, g.TF32) }
-	if s.cap.Load() == nil && replayable(&call, eng, st.wsSize) {
-		return blasError(d.gemmReplayed(s, st, replayKey{call: call, eng: eng, tf32: g.TF32}, issue))
+	// Replay on our own streams only: another library may be capturing an adopted
+	// stream (or the stream an observed copy shares), where a graph launch would fail
+	// and end its capture.
+	if capt == nil && !s.foreign && replayable(&call, eng, st.wsSize, blasEnv().replay) {
+		err := d.gemmReplayed(s, st, replayKey{call: call, eng: eng, tf32: g.TF32}, issue)
+		if st.broken {
+			d.dropBlas(s, st)
+		}
+		return blasError(err)
 	}
 	return blasError(issue(s.h))
 }

@@ -13,18 +13,23 @@ import (
 // that a call plus a synchronize took 33-37 us from C++ against 24.4-25.3 us for the
 // same two kernels launched as a CUDA graph. So a stream's handle remembers the small
 // products it was asked for, each by everything its kernels depend on (the call's
-// shapes, operands' addresses and leading dimensions, scalars, types and engine), and
-// the second time a product comes, captures cuBLAS's call into a CUDA graph (on a
-// stream of its own, in relaxed mode: cuStreamBeginCapture_v2, cublas calls,
-// cuStreamEndCapture, cuGraphInstantiateWithFlags) and launches that graph on the
-// stream (cuGraphLaunch); later calls of the product launch it again. The graph holds
-// the same kernels with the same arguments, the stream's workspace included, so its
-// results are bit for bit those of the call, and it is ordered on the stream as the
-// call's kernels were. The first call of a product, products of 2^32 or more
-// floating-point operations (whose kernels outlast the host's work), products captured
-// by the caller (Stream.BeginCapture: they go into the caller's graph), the tune
-// engine (whose first call measures its candidates) and handles without a workspace
-// are called directly. GPU_CUBLAS_REPLAY=0 turns replay off.
+// shapes, operands' addresses, leading dimensions and batch strides, scalars, types
+// and engine), and the second time a product comes, captures cuBLAS's call into a
+// CUDA graph (on a stream of its own, in relaxed mode: cuStreamBeginCapture_v2, the
+// cuBLAS calls, cuStreamEndCapture, cuGraphInstantiateWithFlags) and launches that
+// graph on the stream (cuGraphLaunch); later calls of the product launch it again. The
+// graph holds the same kernels with the same arguments, the stream's workspace
+// included, so its results are bit for bit those of the call, and it is ordered on the
+// stream as the call's kernels were. A context-wide synchronize (Device.Synchronize)
+// waits for a capture in progress to end (it would fail and end it).
+//
+// Called directly instead: the first call of a product; products of 2^32 or more
+// floating-point operations (whose kernels outlast the host's work); products on a
+// stream captured by Stream.BeginCapture (they go into the caller's graph) and on
+// streams adopted from other code or shared by an observed copy (Stream.foreign: the
+// other code may be capturing them, where a graph launch would fail); the tune engine
+// (whose first call measures its candidates); handles without a workspace; and a
+// product whose capture failed. GPU_CUBLAS_REPLAY=0 turns replay off.
 
 // replayMaxFlops bounds the products replayed: 2*m*n*k*batch below it.
 const replayMaxFlops = 1 << 32
@@ -86,15 +91,16 @@ func (r *gemmReplay) entry(key replayKey, destroy func(cu.GraphExec)) *replayEnt
 	return e
 }
 
-// replayable reports whether a product may be replayed.
-func replayable(call *gemmCall, eng gemmEngine, wsSize int64) bool {
+// replayable reports whether a product may be replayed (on: GPU_CUBLAS_REPLAY).
+func replayable(call *gemmCall, eng gemmEngine, wsSize int64, on bool) bool {
 	flops := 2 * float64(call.m) * float64(call.n) * float64(call.k) * float64(call.batch)
-	return blasEnv().replay && eng != engineTune && wsSize > 0 && flops < replayMaxFlops
+	return on && eng != engineTune && wsSize > 0 && flops < replayMaxFlops
 }
 
 // gemmReplayed enqueues key's product on s: through its graph once it has one, else
 // by issue (which enqueues the call on the stream the handle is set to, passed to it
-// for the cublasLt engine), capturing the graph at the second call. st.mu is held.
+// for the cublasLt engine), capturing the graph at the second call. A product that
+// can't be captured is called directly from then on. st.mu is held.
 func (d *Device) gemmReplayed(s *Stream, st *blasStream, key replayKey, issue func(cu.Stream) error) error {
 	r := &st.replay
 	e := r.entry(key, func(x cu.GraphExec) { d.ctx.GraphExecDestroy(x) })
@@ -103,16 +109,13 @@ func (d *Device) gemmReplayed(s *Stream, st *blasStream, key replayKey, issue fu
 			e.seen++
 			return issue(s.h)
 		}
-		exec, err, issued := d.captureGemm(st, s, issue)
-		if !issued {
-			// The capture itself failed: call directly from now on.
-			e.failed = true
-			return issue(s.h)
-		}
+		exec, err := d.captureGemm(st, s, issue)
 		if err != nil {
-			// The call failed under capture, as it would have directly.
 			e.failed = true
-			return err
+			if st.broken {
+				return err
+			}
+			return issue(s.h)
 		}
 		e.exec = exec
 		r.captures++
@@ -125,15 +128,15 @@ func (d *Device) gemmReplayed(s *Stream, st *blasStream, key replayKey, issue fu
 }
 
 // captureGemm captures issue on the handle's capture stream and instantiates the
-// graph; issued reports whether the call was made (false: the capture could not start,
-// and nothing was enqueued anywhere). The handle is set back to s, with its workspace,
-// whatever happens.
-func (d *Device) captureGemm(st *blasStream, s *Stream, issue func(cu.Stream) error) (exec cu.GraphExec, err error, issued bool) {
+// graph; on an error nothing was enqueued on s. The handle is set back to s, with its
+// workspace, whatever happens; if that fails, st.broken is set (the caller drops the
+// handle).
+func (d *Device) captureGemm(st *blasStream, s *Stream, issue func(cu.Stream) error) (exec cu.GraphExec, err error) {
 	r := &st.replay
 	if r.capture == 0 {
 		c, err := d.ctx.StreamCreate(cu.StreamNonBlocking)
 		if err != nil {
-			return 0, err, false
+			return 0, err
 		}
 		r.capture = c
 	}
@@ -145,32 +148,54 @@ func (d *Device) captureGemm(st *blasStream, s *Stream, issue func(cu.Stream) er
 		return st.h.SetWorkspace(uintptr(st.ws), uint64(st.wsSize))
 	}
 	defer func() {
-		if e := setStream(s.h); e != nil && err == nil {
-			err = e
+		if e := setStream(s.h); e != nil {
+			st.broken = true
+			if exec != 0 {
+				d.ctx.GraphExecDestroy(exec)
+			}
+			exec, err = 0, e
 		}
 	}()
 	if err := setStream(r.capture); err != nil {
-		return 0, err, false
+		return 0, err
 	}
+	// No context-wide synchronize while the capture is open (syncDevice).
+	d.replayCaptures.RLock()
 	if err := d.ctx.StreamBeginCapture(r.capture, cu.StreamCaptureModeRelaxed); err != nil {
-		return 0, err, false
+		d.replayCaptures.RUnlock()
+		return 0, err
 	}
 	callErr := issue(r.capture)
 	g, endErr := d.ctx.StreamEndCapture(r.capture)
+	d.replayCaptures.RUnlock()
 	if g != 0 {
 		defer d.ctx.GraphDestroy(g)
 	}
 	switch {
 	case callErr != nil:
-		return 0, callErr, true
+		return 0, callErr
 	case endErr != nil:
-		return 0, endErr, false
+		return 0, endErr
 	}
-	exec, err = d.ctx.GraphInstantiate(g, 0)
-	if err != nil {
-		return 0, err, false
+	return d.ctx.GraphInstantiate(g, 0)
+}
+
+// dropBlas takes s's handle out of use after st.broken was set: forgotten by the
+// stream (its next product makes a new one), never back in the device's pool (its
+// stream may be wrong), its graphs destroyed and its workspace freed in stream order.
+// st.mu is held.
+func (d *Device) dropBlas(s *Stream, st *blasStream) {
+	blasStreams.CompareAndDelete(s, st)
+	st.replay.release(d.ctx)
+	switch {
+	case st.ws == 0:
+	case d.pool != 0:
+		d.ctx.MemFreeAsync(st.ws, s.h)
+	default:
+		d.syncDevice()
+		d.ctx.MemFree(st.ws)
 	}
-	return exec, nil, true
+	st.ws, st.wsSize = 0, 0
 }
 
 // release destroys the graphs and the capture stream (the stream's handle is going

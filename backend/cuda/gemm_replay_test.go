@@ -59,10 +59,11 @@ func TestReplayEntries(t *testing.T) {
 func TestReplayable(t *testing.T) {
 	small := &gemmCall{m: 512, n: 512, k: 1000, batch: 1}
 	big := &gemmCall{m: 2048, n: 1024, k: 1024, batch: 1} // exactly 2^32 flops
-	if !replayable(small, engineGemmEx, 32<<20) || !replayable(small, engineLt, 1) || !replayable(small, engineClassic, 1) {
+	if !replayable(small, engineGemmEx, 32<<20, true) || !replayable(small, engineLt, 1, true) || !replayable(small, engineClassic, 1, true) {
 		t.Error("the S-size product is not replayed")
 	}
-	if replayable(big, engineGemmEx, 32<<20) || replayable(small, engineTune, 32<<20) || replayable(small, engineGemmEx, 0) {
-		t.Error("a product of 2^32 flops, the tune engine or a handle without workspace replayed")
+	if replayable(big, engineGemmEx, 32<<20, true) || replayable(small, engineTune, 32<<20, true) || replayable(small, engineGemmEx, 0, true) ||
+		replayable(small, engineGemmEx, 32<<20, false) {
+		t.Error("a product of 2^32 flops, the tune engine, a handle without workspace or replay off replayed")
 	}
 }
