@@ -55,7 +55,7 @@ func searchTree(s *Stream, a, q *header, m, n int, right bool, out *header) erro
 	}
 	qpt = min(qpt, kernel.SearchTreeMaxQueries(ks, block))
 	sp := &kernel.SearchTree{Order: order, Right: right, Levels: L, Shared: shared,
-		Queries: qpt, Vector: (ks == 4 || ks == 8) && headerPtr(a)%16 == 0}
+		Queries: qpt, Vector: (ks == 4 || ks == 8) && headerPtr(a)%16 == 0, Swizzle: tu.SearchSwizzle && shared > 0}
 	if block != kernel.SearchSortedBlock {
 		sp.Block = block
 	}

@@ -349,7 +349,8 @@ func TestSearchSorted(t *testing.T) {
 }
 
 // TestSearchSortedTree runs the tree (Tuning.SearchVariant 2) under its other
-// configurations (SearchShared, SearchQueries, SearchBlock, SearchBlocksPerSM), on
+// configurations (SearchShared, SearchQueries, SearchBlock, SearchBlocksPerSM; every
+// other one with SearchSwizzle), on
 // arrays of 7 and 8 levels too (float32 and int64 with negative keys; on CUDA 5 shared
 // levels of float32 go to dynamic shared memory, the CPU backend's 48 KiB takes 4).
 func TestSearchSortedTree(t *testing.T) {
@@ -370,14 +371,15 @@ func TestSearchSortedTree(t *testing.T) {
 			qi[i] = rng.Int64N(1<<41) - 1<<40
 		}
 		qi = append(qi, i64[len(i64)-1000:]...)
-		for _, c := range []struct{ shared, queries, block, blocks int }{{0, 1, 256, 1}, {1, 3, 512, 2}, {2, 8, 512, 4}, {3, 6, 256, 16},
-			{4, 5, 1024, 64}, {4, 0, 256, 16}, {5, 8, 512, 1}, {5, 2, 1024, 1}, {5, 0, 256, 16}} {
+		for i, c := range []struct{ shared, queries, block, blocks int }{{0, 1, 256, 1}, {1, 3, 512, 2}, {2, 8, 512, 4}, {3, 6, 256, 16},
+			{4, 5, 1024, 64}, {4, 0, 256, 16}, {5, 8, 512, 1}, {5, 2, 1024, 1}, {5, 0, 256, 16}, {5, 0, 0, 0}, {3, 6, 256, 16}} {
 			tu := old
 			tu.SearchVariant, tu.SearchShared, tu.SearchQueries, tu.SearchBlock, tu.SearchBlocksPerSM = 2, c.shared, c.queries, c.block, c.blocks
+			tu.SearchSwizzle = i%2 == 1 // the shared levels swizzled in every other configuration
 			if _, err := d.SetTuning(tu); err != nil {
 				t.Fatal(err)
 			}
-			t.Run(fmt.Sprintf("s%d-q%d-t%d-b%d", c.shared, c.queries, c.block, c.blocks), func(t *testing.T) {
+			t.Run(fmt.Sprintf("s%d-q%d-t%d-b%d-z%v", c.shared, c.queries, c.block, c.blocks, tu.SearchSwizzle), func(t *testing.T) {
 				searchSortedCases(t, s)
 				checkSearchSorted(t, s, f32, qf, []int{len(qf)})
 				checkSearchSorted(t, s, i64, qi, []int{len(qi)})
@@ -404,13 +406,14 @@ func TestSearchSortedTreeSimDevice(t *testing.T) {
 	for i := range qi {
 		qi[i] = rng.Int64N(2000) - 1000
 	}
-	for _, c := range []struct{ shared, queries, block, blocks int }{{2, 8, 512, 1}, {5, 2, 1024, 1}, {3, 5, 256, 2}} {
+	for i, c := range []struct{ shared, queries, block, blocks int }{{2, 8, 512, 1}, {5, 2, 1024, 1}, {3, 5, 256, 2}, {5, 2, 1024, 1}} {
 		tu := old
 		tu.SearchVariant, tu.SearchShared, tu.SearchQueries, tu.SearchBlock, tu.SearchBlocksPerSM = 2, c.shared, c.queries, c.block, c.blocks
+		tu.SearchSwizzle = i%2 == 1
 		if _, err := d.SetTuning(tu); err != nil {
 			t.Fatal(err)
 		}
-		t.Run(fmt.Sprintf("s%d-q%d-t%d-b%d", c.shared, c.queries, c.block, c.blocks), func(t *testing.T) {
+		t.Run(fmt.Sprintf("s%d-q%d-t%d-b%d-z%v", c.shared, c.queries, c.block, c.blocks, tu.SearchSwizzle), func(t *testing.T) {
 			checkSearchSorted(t, s, a, q, []int{len(q)})
 			checkSearchSorted(t, s, ai, qi, []int{len(qi)})
 		})

@@ -55,6 +55,7 @@ import (
 //	GPU_SEARCH_BLOCK=256|512|1024           SearchBlock (0: by the shared levels)
 //	GPU_SEARCH_QUERIES=1..8                 SearchQueries (0: 4, 2 for 8-byte keys, at most 2 in blocks of 1024)
 //	GPU_SEARCH_BLOCKS_PER_SM=1..64          SearchBlocksPerSM (0: by the shared levels)
+//	GPU_SEARCH_SWIZZLE=on|off               SearchSwizzle (off)
 //	GPU_TOPK_VARIANT=v1|v2|v3               TopKVariant (3)
 //	GPU_UNIQUE_DENSE_MAX=0..2097152         UniqueDenseMax (2^21)
 //	GPU_EW_PDL=on|off                       ElementwisePDL (off)
@@ -253,6 +254,14 @@ type Tuning struct {
 	// 16 (the earlier defaults) 3.35 ms; 3 levels 3.06; 2 levels 2.99; 8 queries 3.46;
 	// 4 blocks a multiprocessor 2.92; 5 levels in blocks of 512 with 8 queries 3.33.
 	SearchShared, SearchQueries, SearchBlock, SearchBlocksPerSM int
+	// SearchSwizzle lays the tree's shared levels out XOR-swizzled by 16-byte chunks
+	// (internal/kernel's SearchTree.Swizzle): a node's first chunk then starts in any of
+	// the eight 16-byte bank groups rather than every other one, fewer bank conflicts
+	// among the lanes of a quarter warp reading random nodes (Nsight Compute on the
+	// H200, 2026-12-02, 2^26 float32 queries in 2^24 with the defaults: 11.2 shared
+	// wavefronts per load request where 4 would do, the L1 pipe 95.7% busy). Default
+	// false: its speed on the H200 is not measured yet; GPU_SEARCH_SWIZZLE=on sets it.
+	SearchSwizzle bool
 	// TopKVariant selects TopK's radix select on CUDA: 2, the histogram passes in one
 	// wave (8 blocks a multiprocessor) with 16-byte loads of 4-byte keys, each pass's
 	// last block doing the select step (no step launches), the count pass reading its
@@ -430,6 +439,7 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 	envChoice(getenv, "GPU_SEARCH_BLOCK", &t.SearchBlock, 256, 512, 1024)
 	envInt(getenv, "GPU_SEARCH_QUERIES", 1, kernel.SearchTreeQueries, &t.SearchQueries)
 	envInt(getenv, "GPU_SEARCH_BLOCKS_PER_SM", 1, 64, &t.SearchBlocksPerSM)
+	envBool(getenv, "GPU_SEARCH_SWIZZLE", &t.SearchSwizzle)
 	envVariant(getenv, "GPU_TOPK_VARIANT", 3, &t.TopKVariant)
 	envInt(getenv, "GPU_UNIQUE_DENSE_MAX", 0, 1<<21, &t.UniqueDenseMax)
 	envChoice(getenv, "GPU_REDUCE_HALF_UNROLL", &t.ReduceHalfUnroll, 1, 2, 4, 8)

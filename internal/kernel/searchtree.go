@@ -165,6 +165,12 @@ type SearchTree struct {
 	Queries int  // queries a thread searches at once (1 to SearchTreeMaxQueries)
 	Vector  bool // 16-byte aligned sorted array, keys of 4 or 8 bytes
 	Block   int  // threads a block: 0 (SearchSortedBlock), 256, 512 or 1024
+	// Swizzle lays the shared levels' 16-byte chunks out XOR-swizzled: chunk c at
+	// (c &^ 7) | ((c ^ c>>3) & 7), so that the eight lanes of a quarter warp reading
+	// the first chunks of eight random nodes spread over all eight 16-byte bank groups
+	// instead of every other one (nodes are 32 or 64 bytes: without it a node's first
+	// chunk can only start in 4, or 2, of them).
+	Swizzle bool
 }
 
 // Key identifies the kernel.
@@ -172,6 +178,9 @@ func (s *SearchTree) Key() string {
 	k := fmt.Sprintf("searchtree|%s|r%v|l%d|s%d|q%d|v%v", s.Order.key(), s.Right, s.Levels, s.Shared, s.Queries, s.Vector)
 	if s.Block != 0 {
 		k += fmt.Sprintf("|b%d", s.Block)
+	}
+	if s.Swizzle {
+		k += "|z"
 	}
 	return k
 }

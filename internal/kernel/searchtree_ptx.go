@@ -75,6 +75,15 @@ func (s *SearchTreeSample) PTX(major, minor int) (src, entry string, err error) 
 	return m.String(), entry, nil
 }
 
+// swizzleChunk replaces c (u32, a 16-byte chunk's index) by its place in the
+// swizzled layout (SearchTree.Swizzle): (c &^ 7) | ((c ^ c>>3) & 7).
+func swizzleChunk(f *ptx.Func, c ptx.Reg) {
+	hi := f.Reg(ptx.U32)
+	f.Shr(hi, c, ptx.Int(3))
+	f.Op("and.b32", hi, hi, ptx.Int(7))
+	f.Op("xor.b32", c, c, hi)
+}
+
 // PTX returns the search's PTX.
 func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 	if err := s.Validate(); err != nil {
@@ -126,7 +135,17 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 		f.Ld(ptx.Global, ptx.NC, kt, ptx.Mem(ga, 0), x)
 		sa := f.Reg(ptx.U32)
 		f.Cvt(sa, idx)
-		f.Fma(sa, sa, ptx.Int(pw), shBase)
+		f.Mul(sa, sa, ptx.Int(pw))
+		if s.Swizzle {
+			// byte offset b: chunk b>>4 swizzled, the byte within it kept
+			c := f.Reg(ptx.U32)
+			f.Shr(c, sa, ptx.Int(4))
+			f.Op("and.b32", sa, sa, ptx.Int(15))
+			swizzleChunk(f, c)
+			f.Shl(c, c, ptx.Int(4))
+			f.Op("or.b32", sa, sa, c)
+		}
+		f.Add(sa, sa, shBase)
 		f.St(ptx.Shared, ptx.CacheDefault, kt, ptx.Mem(sa, 0), x)
 		f.Add(idx, idx, ptx.Int(B))
 		f.Bra(loop)
@@ -197,9 +216,24 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 				f.Sub(e, e, shStart)
 				sa := f.Reg(ptx.U32)
 				f.Cvt(sa, e)
-				f.Fma(sa, sa, ptx.Int(pw), shBase)
-				for t := 0; t < SearchTreeFanout; t += per {
-					f.Ld(ptx.Shared, ptx.CacheDefault, kt, ptx.Mem(sa, int64(t*pw)), ts[t:t+per]...)
+				if !s.Swizzle {
+					f.Fma(sa, sa, ptx.Int(pw), shBase)
+					for t := 0; t < SearchTreeFanout; t += per {
+						f.Ld(ptx.Shared, ptx.CacheDefault, kt, ptx.Mem(sa, int64(t*pw)), ts[t:t+per]...)
+					}
+				} else {
+					// The node's first chunk c0 (a multiple of its chunks, pw/2):
+					// chunk k of the node is swizzle(c0) ^ k.
+					f.Mul(sa, sa, ptx.Int(pw))
+					f.Shr(sa, sa, ptx.Int(4))
+					swizzleChunk(f, sa)
+					for t := 0; t < SearchTreeFanout; t += per {
+						ck := f.Reg(ptx.U32)
+						f.Op("xor.b32", ck, sa, ptx.Int(t/per))
+						f.Shl(ck, ck, ptx.Int(4))
+						f.Add(ck, ck, shBase)
+						f.Ld(ptx.Shared, ptx.CacheDefault, kt, ptx.Mem(ck, 0), ts[t:t+per]...)
+					}
 				}
 			} else {
 				f.Add(e, e, off[j])

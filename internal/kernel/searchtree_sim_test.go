@@ -12,7 +12,8 @@ import (
 
 // The search tree (SearchTreeSample, SearchTree) on the simulator and the CPU, against
 // a binary search of the ordered keys: sizes around the levels' edges, both sides,
-// queries between, on and past the array's keys, ties, NaN and ±0.
+// queries between, on and past the array's keys, ties, NaN and ±0; the shared levels
+// laid out plainly and swizzled.
 func TestSearchTreeSim(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 5))
 	for _, kt := range []dtype.DType{dtype.Float32, dtype.Int8, dtype.Float64, dtype.Uint16, dtype.Int64} {
@@ -51,12 +52,14 @@ func TestSearchTreeSim(t *testing.T) {
 			}
 			for _, right := range []bool{false, true} {
 				for _, sh := range []int{0, min(L-1, SearchTreeShared), min(L-1, SearchTreeMaxShared(ks))} {
-					for _, vec := range []bool{false, true} {
-						if vec && ks != 4 && ks != 8 {
+					for _, cfg := range []struct{ vec, swizzle bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+						vec := cfg.vec
+						if vec && ks != 4 && ks != 8 || cfg.swizzle && sh == 0 {
 							continue
 						}
 						block := []int{256, 512, 1024}[(m+sh)%3]
-						sp := &SearchTree{Order: o, Right: right, Levels: L, Shared: sh, Queries: 1 + (m+sh+3*ks)%SearchTreeMaxQueries(ks, block), Vector: vec, Block: block}
+						sp := &SearchTree{Order: o, Right: right, Levels: L, Shared: sh, Queries: 1 + (m+sh+3*ks)%SearchTreeMaxQueries(ks, block), Vector: vec, Block: block,
+							Swizzle: cfg.swizzle}
 						sampleArg := spectest.U64(0)
 						if sample != nil {
 							sampleArg = spectest.Buf(sample)

@@ -406,6 +406,8 @@ func TestSelectPtxas(t *testing.T) {
 				Vector: kt.Size() == 4 || kt.Size() == 8}, &SearchTree{Order: SortKey{Type: kt}, Right: true, Levels: 3, Shared: 1, Queries: 1},
 			&SearchTree{Order: SortKey{Type: kt}, Levels: 8, Shared: 2, Queries: SearchTreeMaxQueries(kt.Size(), 512), Vector: kt.Size() == 4 || kt.Size() == 8, Block: 512},
 			&SearchTree{Order: SortKey{Type: kt}, Levels: 8, Shared: SearchTreeMaxShared(kt.Size()), Queries: SearchTreeMaxQueries(kt.Size(), 1024), Vector: kt.Size() == 4 || kt.Size() == 8, Block: 1024},
+			&SearchTree{Order: SortKey{Type: kt}, Levels: 8, Shared: SearchTreeMaxShared(kt.Size()), Queries: SearchTreeMaxQueries(kt.Size(), 1024), Vector: kt.Size() == 4 || kt.Size() == 8, Block: 1024,
+				Swizzle: true},
 			&QuantileGather{In: kt, Out: dtype.Float64}, &QuantileGather{In: kt, Out: dtype.Float32, Median: true})
 	}
 	for _, kt := range []dtype.DType{dtype.Float32, dtype.Int32, dtype.Uint32} {
