@@ -37,7 +37,7 @@ func searchTree(s *Stream, a, q *header, m, n int, right bool, out *header) erro
 		qpt = 4 - 2*(ks/8)
 	}
 	shared := min(L-1, tu.SearchShared, kernel.SearchTreeMaxShared(ks))
-	if (&kernel.SearchTree{Order: order, Levels: L, Shared: shared}).SharedBytes() > d.info.MaxSharedPerBlock {
+	if (&kernel.SearchTree{Order: order, Levels: L, Shared: shared, Swizzle: tu.SearchSwizzle && shared > 0}).SharedBytes() > d.info.MaxSharedPerBlock {
 		shared-- // the levels past static shared memory don't fit (the CPU backend's 48 KiB)
 	}
 	block, perSM := tu.SearchBlock, tu.SearchBlocksPerSM

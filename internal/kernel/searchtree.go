@@ -209,10 +209,21 @@ const searchTreeStaticMax = 48 << 10
 // SharedBytes returns the dynamic shared memory of a block: the shared levels' bytes
 // when they exceed 48 KiB (5 levels), else 0 (they are static).
 func (s *SearchTree) SharedBytes() int {
-	if b := s.sharedEntries() * searchPivotSize(s.Order.Size()); b > searchTreeStaticMax {
+	if b := s.sharedSize(); b > searchTreeStaticMax {
 		return b
 	}
 	return 0
+}
+
+// sharedSize returns the bytes of the shared levels' buffer: their entries' static
+// bound, with Swizzle rounded up to whole groups of eight 16-byte chunks (the swizzle
+// maps a chunk within its group, so the last, partial group reaches past the entries).
+func (s *SearchTree) sharedSize() int {
+	b := s.sharedEntries() * searchPivotSize(s.Order.Size())
+	if s.Swizzle {
+		b = (b + 127) &^ 127
+	}
+	return b
 }
 
 // SearchTreeShared is the most levels SearchTree stages in static shared memory: 4680

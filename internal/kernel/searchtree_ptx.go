@@ -116,7 +116,7 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 		if s.SharedBytes() > 0 {
 			m.ExternShared("st_piv", 16)
 		} else {
-			f.Shared("st_piv", ptx.B8, 16, s.sharedEntries()*pw)
+			f.Shared("st_piv", ptx.B8, 16, s.sharedSize())
 		}
 		shBase = f.Reg(ptx.U32)
 		f.Op("mov.u32", shBase, ptx.Sym("st_piv"))

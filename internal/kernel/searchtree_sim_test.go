@@ -22,9 +22,13 @@ func TestSearchTreeSim(t *testing.T) {
 		}
 		o := SortKey{Type: kt}
 		ks := kt.Size()
-		ms := []int{1, 3, 8, 9, 64, 65, 600}
+		ms := []int{1, 3, 8, 9, 64, 65, 512, 600}
 		if kt == dtype.Float32 {
-			ms = append(ms, 4097, 33000) // 5 levels, 4 of them in shared memory; 6 levels, 5 shared (dynamic)
+			// 5 levels, 4 of them in shared memory; 6 levels, 5 shared (dynamic); full
+			// trees of 4 and 6 levels, whose shared levels fill their static bound (a
+			// partial last group of eight 16-byte chunks, which the swizzle maps past
+			// the staged entries)
+			ms = append(ms, 4097, 33000, 4096, 262144)
 		}
 		for _, m := range ms {
 			keys := sortSimKeys(rng, kt, m)
