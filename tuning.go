@@ -256,7 +256,7 @@ type Tuning struct {
 	SearchShared, SearchQueries, SearchBlock, SearchBlocksPerSM int
 	// SearchSwizzle lays the tree's shared levels out XOR-swizzled by 16-byte chunks
 	// (internal/kernel's SearchTree.Swizzle): a node's first chunk then starts in any of
-	// the eight 16-byte bank groups rather than every other one, fewer bank conflicts
+	// the eight 16-byte bank groups rather than 4 of them (2 for 8-byte keys), fewer bank conflicts
 	// among the lanes of a quarter warp reading random nodes (Nsight Compute on the
 	// H200, 2026-12-02, 2^26 float32 queries in 2^24 with the defaults: 11.2 shared
 	// wavefronts per load request where 4 would do, the L1 pipe 95.7% busy). Default

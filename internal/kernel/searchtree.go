@@ -168,8 +168,8 @@ type SearchTree struct {
 	// Swizzle lays the shared levels' 16-byte chunks out XOR-swizzled: chunk c at
 	// (c &^ 7) | ((c ^ c>>3) & 7), so that the eight lanes of a quarter warp reading
 	// the first chunks of eight random nodes spread over all eight 16-byte bank groups
-	// instead of every other one (nodes are 32 or 64 bytes: without it a node's first
-	// chunk can only start in 4, or 2, of them).
+	// instead of 4 of them (2 for 8-byte keys: nodes are 32 or 64 bytes). The buffer
+	// is then rounded up to a multiple of 128 bytes (see sharedSize).
 	Swizzle bool
 }
 
@@ -207,7 +207,8 @@ func SearchTreeMaxShared(ks int) int {
 const searchTreeStaticMax = 48 << 10
 
 // SharedBytes returns the dynamic shared memory of a block: the shared levels' bytes
-// when they exceed 48 KiB (5 levels), else 0 (they are static).
+// (sharedSize: with Swizzle, rounded up to a multiple of 128) when they exceed 48 KiB
+// (5 levels), else 0 (they are static).
 func (s *SearchTree) SharedBytes() int {
 	if b := s.sharedSize(); b > searchTreeStaticMax {
 		return b

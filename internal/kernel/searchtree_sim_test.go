@@ -30,6 +30,9 @@ func TestSearchTreeSim(t *testing.T) {
 			// the staged entries)
 			ms = append(ms, 4097, 33000, 4096, 262144)
 		}
+		if kt == dtype.Int64 {
+			ms = append(ms, 4096) // a full tree of 8-byte keys, 3 shared levels
+		}
 		for _, m := range ms {
 			keys := sortSimKeys(rng, kt, m)
 			ord := make([]uint64, m)
