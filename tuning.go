@@ -255,11 +255,12 @@ type Tuning struct {
 	// 4 blocks a multiprocessor 2.92; 5 levels in blocks of 512 with 8 queries 3.33.
 	SearchShared, SearchQueries, SearchBlock, SearchBlocksPerSM int
 	// SearchSwizzle lays the tree's shared levels out XOR-swizzled by 16-byte chunks
-	// (internal/kernel's SearchTree.Swizzle): a node's first chunk then starts in any of
-	// the eight 16-byte bank groups rather than 4 of them (2 for 8-byte keys), fewer bank conflicts
-	// among the lanes of a quarter warp reading random nodes (Nsight Compute on the
-	// H200, 2026-12-02, 2^26 float32 queries in 2^24 with the defaults: 11.2 shared
-	// wavefronts per load request where 4 would do, the L1 pipe 95.7% busy). Default
+	// (internal/kernel's SearchTree.Swizzle): a node's first chunk then starts in any
+	// of the eight 16-byte bank groups rather than 4 of them (2 for 8-byte keys), fewer
+	// bank conflicts among the lanes of a quarter warp reading random nodes (Nsight
+	// Compute on the H200, 2026-12-02, 2^26 float32 queries in 2^24 with the defaults:
+	// 11.2 shared wavefronts per load request where 4 would do, the L1 pipe 95.7%
+	// busy). Default
 	// false: its speed on the H200 is not measured yet; GPU_SEARCH_SWIZZLE=on sets it.
 	SearchSwizzle bool
 	// TopKVariant selects TopK's radix select on CUDA: 2, the histogram passes in one
