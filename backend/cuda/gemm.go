@@ -237,6 +237,18 @@ func (s *Stream) releaseBlas() {
 	bs.mu.Lock()
 	defer bs.mu.Unlock()
 	d := s.d
+	bs.release(s)
+	b := d.blas()
+	b.mu.Lock()
+	b.free = append(b.free, bs.h)
+	b.mu.Unlock()
+}
+
+// release destroys bs's graphs and frees its workspace in s's order (bs.mu is held);
+// the handle is the caller's to pool or drop.
+func (bs *blasStream) release(s *Stream) {
+	d := s.d
+	bs.replay.release(d.ctx)
 	switch {
 	case bs.ws == 0:
 	case d.pool != 0:
@@ -245,11 +257,7 @@ func (s *Stream) releaseBlas() {
 		d.syncDevice()
 		d.ctx.MemFree(bs.ws)
 	}
-	bs.replay.release(d.ctx)
-	b := d.blas()
-	b.mu.Lock()
-	b.free = append(b.free, bs.h)
-	b.mu.Unlock()
+	bs.ws, bs.wsSize = 0, 0
 }
 
 // gemmCall is a backend.Gemm in cuBLAS's column-major terms.

@@ -186,16 +186,7 @@ func (d *Device) captureGemm(st *blasStream, s *Stream, issue func(cu.Stream) er
 // st.mu is held.
 func (d *Device) dropBlas(s *Stream, st *blasStream) {
 	blasStreams.CompareAndDelete(s, st)
-	st.replay.release(d.ctx)
-	switch {
-	case st.ws == 0:
-	case d.pool != 0:
-		d.ctx.MemFreeAsync(st.ws, s.h)
-	default:
-		d.syncDevice()
-		d.ctx.MemFree(st.ws)
-	}
-	st.ws, st.wsSize = 0, 0
+	st.release(s)
 }
 
 // release destroys the graphs and the capture stream (the stream's handle is going

@@ -75,13 +75,14 @@ func (s *SearchTreeSample) PTX(major, minor int) (src, entry string, err error) 
 	return m.String(), entry, nil
 }
 
-// swizzleChunk replaces c (u32, a 16-byte chunk's index) by its place in the
-// swizzled layout (SearchTree.Swizzle): (c &^ 7) | ((c ^ c>>3) & 7).
-func swizzleChunk(f *ptx.Func, c ptx.Reg) {
+// swizzleBytes replaces b (u32, a byte offset into the shared levels) by its place in
+// the swizzled layout (SearchTree.Swizzle): its 16-byte chunk c = b>>4 moved to
+// c ^ (c>>3 & 7), the byte within the chunk kept, that is b ^ (b>>3 & 0x70).
+func swizzleBytes(f *ptx.Func, b ptx.Reg) {
 	hi := f.Reg(ptx.U32)
-	f.Shr(hi, c, ptx.Int(3))
-	f.Op("and.b32", hi, hi, ptx.Int(7))
-	f.Op("xor.b32", c, c, hi)
+	f.Shr(hi, b, ptx.Int(3))
+	f.Op("and.b32", hi, hi, ptx.Int(0x70))
+	f.Op("xor.b32", b, b, hi)
 }
 
 // PTX returns the search's PTX.
@@ -135,17 +136,13 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 		f.Ld(ptx.Global, ptx.NC, kt, ptx.Mem(ga, 0), x)
 		sa := f.Reg(ptx.U32)
 		f.Cvt(sa, idx)
-		f.Mul(sa, sa, ptx.Int(pw))
 		if s.Swizzle {
-			// byte offset b: chunk b>>4 swizzled, the byte within it kept
-			c := f.Reg(ptx.U32)
-			f.Shr(c, sa, ptx.Int(4))
-			f.Op("and.b32", sa, sa, ptx.Int(15))
-			swizzleChunk(f, c)
-			f.Shl(c, c, ptx.Int(4))
-			f.Op("or.b32", sa, sa, c)
+			f.Mul(sa, sa, ptx.Int(pw))
+			swizzleBytes(f, sa)
+			f.Add(sa, sa, shBase)
+		} else {
+			f.Fma(sa, sa, ptx.Int(pw), shBase)
 		}
-		f.Add(sa, sa, shBase)
 		f.St(ptx.Shared, ptx.CacheDefault, kt, ptx.Mem(sa, 0), x)
 		f.Add(idx, idx, ptx.Int(B))
 		f.Bra(loop)
@@ -222,15 +219,14 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 						f.Ld(ptx.Shared, ptx.CacheDefault, kt, ptx.Mem(sa, int64(t*pw)), ts[t:t+per]...)
 					}
 				} else {
-					// The node's first chunk c0 (a multiple of its chunks, pw/2):
-					// chunk k of the node is swizzle(c0) ^ k.
+					// The node's first chunk c0 is a multiple of its chunks (pw/2), so
+					// chunk k of the node is at swizzle(c0) ^ k: bytes
+					// swizzleBytes(16*c0) ^ 16*k.
 					f.Mul(sa, sa, ptx.Int(pw))
-					f.Shr(sa, sa, ptx.Int(4))
-					swizzleChunk(f, sa)
+					swizzleBytes(f, sa)
 					for t := 0; t < SearchTreeFanout; t += per {
 						ck := f.Reg(ptx.U32)
-						f.Op("xor.b32", ck, sa, ptx.Int(t/per))
-						f.Shl(ck, ck, ptx.Int(4))
+						f.Op("xor.b32", ck, sa, ptx.Int(16*(t/per)))
 						f.Add(ck, ck, shBase)
 						f.Ld(ptx.Shared, ptx.CacheDefault, kt, ptx.Mem(ck, 0), ts[t:t+per]...)
 					}
