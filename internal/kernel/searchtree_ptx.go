@@ -3,6 +3,7 @@ package kernel
 import (
 	"fmt"
 
+	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/ptx"
 )
 
@@ -169,7 +170,18 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 	loop, done := f.NewLabel(), f.NewLabel()
 	f.Place(loop)
 	f.At(f.Setp(ptx.Ge, i, n)).Bra(done)
-	type query struct{ idx, in, v, p ptx.Reg }
+	// Float keys of 4 and 8 bytes meet the query at the last step as floats, in
+	// NumPy's order without SortKey.Ordered's transform of each key. Left side: x is
+	// before v when x < v, or, for a NaN v, when x is a number (x < +Inf or x == +Inf:
+	// fv = fe = +Inf; otherwise fv = v and fe is a NaN, equal to nothing). Right side:
+	// when x <= v, or v is a NaN (vnan: every key). -0 and +0 compare equal, and a NaN
+	// x is before nothing but a NaN v on the right.
+	floatLast := s.Order.Type == dtype.Float32 || s.Order.Type == dtype.Float64
+	ft := ptx.F32
+	if ks == 8 {
+		ft = ptx.F64
+	}
+	type query struct{ idx, in, v, p, fv, fe, vnan ptx.Reg }
 	qs := make([]query, Q)
 	for j := range qs {
 		q := &qs[j]
@@ -184,18 +196,46 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 		f.Mov(raw, ptx.Int(0))
 		f.At(q.in).Op("ld.global.cs"+memType(ks).String(), raw, ptx.Mem(qa, 0))
 		q.v = g.ordered(raw)
+		if floatLast {
+			q.fv, q.fe = f.Reg(ft), f.Reg(ft)
+			f.Op(fmt.Sprintf("mov.b%d", 8*ks), q.fv, raw)
+			q.vnan = f.Setp(ptx.NaN, q.fv, q.fv)
+			if !s.Right {
+				inf, nan := int64(0x7f800000), int64(0x7fc00000)
+				if ks == 8 {
+					inf, nan = 0x7ff0000000000000, 0x7ff8000000000000
+				}
+				bits := f.Reg(regType(ks))
+				f.Selp(bits, ptx.Int(inf), ptx.Int(nan), q.vnan)
+				f.Op(fmt.Sprintf("mov.b%d", 8*ks), q.fe, bits)
+				f.At(q.vnan).Op("mov"+ft.String(), q.fv, q.fe)
+			}
+		}
 		q.p = f.Reg(ptx.U64)
 		f.Mov(q.p, ptx.Int(0))
 	}
-	// count adds to c (u64) the keys of ts before v, where valid (nil: all).
-	count := func(c ptx.Reg, ts []ptx.Reg, valid []ptx.Reg, v ptx.Reg) {
-		for t, x := range ts {
-			b := before(x, v)
+	// count returns (u64) how many of the predicates bs hold where valid does (nil:
+	// all): counted in 32 bits, a predicated add each (a 64-bit count cost an add with
+	// carry and selects per key under ptxas).
+	count := func(bs []ptx.Reg, valid []ptx.Reg) ptx.Reg {
+		c := f.Reg(ptx.U32)
+		f.Mov(c, ptx.Int(0))
+		for t, b := range bs {
 			if valid != nil {
 				f.Op("and.pred", b, b, valid[t])
 			}
-			f.At(b).Op("add.u64", c, c, ptx.Int(1))
+			f.At(b).Op("add.u32", c, c, ptx.Int(1))
 		}
+		c64 := f.Reg(ptx.U64)
+		f.Cvt(c64, c)
+		return c64
+	}
+	beforeAll := func(ts []ptx.Reg, v ptx.Reg) []ptx.Reg {
+		bs := make([]ptx.Reg, len(ts))
+		for t, x := range ts {
+			bs[t] = before(x, v)
+		}
+		return bs
 	}
 	// Levels L-1 to 1: the sample, in shared memory or global.
 	for j := L - 1; j >= 1; j-- {
@@ -239,9 +279,7 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 					f.Ld(ptx.Global, ptx.NC, kt, ptx.Mem(ga, int64(t*pw)), ts[t:t+per]...)
 				}
 			}
-			c := f.Reg(ptx.U64)
-			f.Mov(c, ptx.Int(0))
-			count(c, ts, nil, q.v)
+			c := count(beforeAll(ts, q.v), nil)
 			f.Fma(q.p, q.p, ptx.Int(SearchTreeFanout), c)
 			f.Min(q.p, q.p, nb[j])
 		}
@@ -284,13 +322,28 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 				f.At(p).Op("ld.global.nc"+memType(ks).String(), raw[t], ptx.Mem(ga, int64(t*ks)))
 			}
 		}
-		ts := make([]ptx.Reg, len(raw))
-		for t, r := range raw {
-			ts[t] = g.ordered(r)
+		var bs []ptx.Reg
+		if floatLast {
+			bs = make([]ptx.Reg, len(raw))
+			for t, r := range raw {
+				x := f.Reg(ft)
+				f.Op(fmt.Sprintf("mov.b%d", 8*ks), x, r)
+				bs[t] = f.Reg(ptx.Pred)
+				if s.Right {
+					f.Op("setp.le.or"+ft.String(), bs[t], x, q.fv, q.vnan)
+				} else {
+					f.Op("setp.lt"+ft.String(), bs[t], x, q.fv)
+					f.Op("setp.eq.or"+ft.String(), bs[t], x, q.fe, bs[t])
+				}
+			}
+		} else {
+			ts := make([]ptx.Reg, len(raw))
+			for t, r := range raw {
+				ts[t] = g.ordered(r)
+			}
+			bs = beforeAll(ts, q.v)
 		}
-		c := f.Reg(ptx.U64)
-		f.Mov(c, ptx.Int(0))
-		count(c, ts, valid, q.v)
+		c := count(bs, valid)
 		f.Add(q.p, e, c)
 		f.Min(q.p, q.p, mLen)
 	}
