@@ -55,7 +55,7 @@ import (
 //	GPU_SEARCH_BLOCK=256|512|1024           SearchBlock (0: by the shared levels)
 //	GPU_SEARCH_QUERIES=1..8                 SearchQueries (0: 4, 2 for 8-byte keys, at most 2 in blocks of 1024)
 //	GPU_SEARCH_BLOCKS_PER_SM=1..64          SearchBlocksPerSM (0: by the shared levels)
-//	GPU_SEARCH_SWIZZLE=on|off               SearchSwizzle (off)
+//	GPU_SEARCH_SWIZZLE=on|off               SearchSwizzle (on)
 //	GPU_TOPK_VARIANT=v1|v2|v3               TopKVariant (3)
 //	GPU_UNIQUE_DENSE_MAX=0..2097152         UniqueDenseMax (2^21)
 //	GPU_EW_PDL=on|off                       ElementwisePDL (off)
@@ -70,7 +70,7 @@ import (
 //	GPU_KERNEL_REGCAP=ptxas                 kernels leave the register count to ptxas (no .maxnreg: internal/kernel's LiftRegCap)
 //	GPU_COMPACT_REGCAP=ptxas|lift|24..128   the compaction kernels' .maxnreg (internal/kernel's CompactRegCap): ptxas's choice (the default), as the other kernels, or a count
 //	GPU_SCAN_REGCAP=ptxas|lift|24..128      the same for the scan kernels without MinBlocks (internal/kernel's ScanRegCap)
-//	GPU_SORT_ITEMS=4..24, GPU_SORT_ITEMS8=4..16, GPU_SORT_LOOKBACK=1|2|4|8|16|32,
+//	GPU_SORT_ITEMS=4..28, GPU_SORT_ITEMS8=4..16, GPU_SORT_LOOKBACK=1|2|4|8|16|32,
 //	GPU_SORT_MINBLOCKS=0..8, GPU_SORT_RANK=ballot|match|or, GPU_SORT_MATCH=on,
 //	GPU_SORT_LOADFENCE=on|off, GPU_SORT_SMALL_ITEMS=0..16,
 //	GPU_SORT_SMALL_LOOKBACK=0|1|2|4|8|16|32, GPU_SORT_LOOKBACK_LEAN=on|off,
@@ -260,8 +260,9 @@ type Tuning struct {
 	// bank conflicts among the lanes of a quarter warp reading random nodes (Nsight
 	// Compute on the H200, 2026-12-02, 2^26 float32 queries in 2^24 with the defaults:
 	// 11.2 shared wavefronts per load request where 4 would do, the L1 pipe 95.7%
-	// busy). Default
-	// false: its speed on the H200 is not measured yet; GPU_SEARCH_SWIZZLE=on sets it.
+	// busy; swizzled, 7.9). Default true: 2.07-2.08 against 2.29-2.31 ms for that
+	// search (H200, 2026-12-02, three processes each in turn); GPU_SEARCH_SWIZZLE=off
+	// clears it.
 	SearchSwizzle bool
 	// TopKVariant selects TopK's radix select on CUDA: 2, the histogram passes in one
 	// wave (8 blocks a multiprocessor) with 16-byte loads of 4-byte keys, each pass's
@@ -430,6 +431,7 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 		ScatterVariant:     2,
 		SearchVariant:      2,
 		SearchShared:       kernel.SearchTreeShared + 1,
+		SearchSwizzle:      true,
 		TopKVariant:        3,
 		UniqueDenseMax:     1 << 21,
 		GatherVariant:      1,
@@ -665,7 +667,7 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 
 // sortConfigFromEnv returns the sort kernels' default configuration with the
 // overrides getenv gives: GPU_SORT_ITEMS (pass items for keys of up to 4 bytes, 4 to
-// 24), GPU_SORT_ITEMS8 (4 to 16), GPU_SORT_LOOKBACK (1 to 32), GPU_SORT_MINBLOCKS (0
+// 28), GPU_SORT_ITEMS8 (4 to 16), GPU_SORT_LOOKBACK (1 to 32), GPU_SORT_MINBLOCKS (0
 // to 8: .minnctapersm of the passes; default 4: with the lean look-back ptxas 13.0 fits
 // the default passes of every key type, with indices or payloads, in 64 registers
 // without spills, four blocks per multiprocessor (the H200's profile of the 2^28
@@ -690,7 +692,7 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 16, HistItems: 8, SegMax: kernel.SortSegmentMax,
 		LoadFence: true, MinBlocks: 4, SmallItems: 8, SmallLookback: 32, LeanLookback: true, HistLean: true}
-	envInt(getenv, "GPU_SORT_ITEMS", 4, 24, &c.Items4)
+	envInt(getenv, "GPU_SORT_ITEMS", 4, 28, &c.Items4)
 	envInt(getenv, "GPU_SORT_ITEMS8", 4, 16, &c.Items8)
 	envChoice(getenv, "GPU_SORT_LOOKBACK", &c.Lookback, 1, 2, 4, 8, 16, 32)
 	envInt(getenv, "GPU_SORT_MINBLOCKS", 0, 8, &c.MinBlocks)

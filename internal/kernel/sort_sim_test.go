@@ -59,6 +59,10 @@ func TestSortPtxas(t *testing.T) {
 		&RadixPass{Order: SortKey{Type: dtype.Float32}, Items: 16, Val: ValIndex, ValSize: 4, Lookback: 16, Rank: RankAtomicOr, LoadFence: true},
 		&RadixPass{Order: SortKey{Type: dtype.Float64}, Items: 12, Val: ValIndex, ValSize: 4, Lookback: 16, Rank: RankAtomicOr, LoadFence: true},
 		&RadixPass{Order: SortKey{Type: dtype.Float64}, Items: 10, Val: ValIndex, ValSize: 4, Lookback: 16, MinBlocks: 3},
+		// Tiles of 24 and 28 items of up to 4 bytes under three blocks (GPU_SORT_ITEMS).
+		&RadixPass{Order: SortKey{Type: dtype.Float32}, Items: 24, Val: ValNone, Lookback: 16, LoadFence: true, LeanLookback: true, MinBlocks: 3},
+		&RadixPass{Order: SortKey{Type: dtype.Float32}, Items: 24, Val: ValIndex, ValSize: 4, Lookback: 16, LoadFence: true, LeanLookback: true, MinBlocks: 3},
+		&RadixPass{Order: SortKey{Type: dtype.Int32}, Items: 28, Val: ValNone, Lookback: 16, LoadFence: true, LeanLookback: true, MinBlocks: 3},
 		&RadixPlan{Passes: 1}, &RadixPlan{Passes: 4}, &RadixPlan{Passes: 8})
 	for _, sp := range specs {
 		t.Run(sp.Key(), func(t *testing.T) {
@@ -306,6 +310,10 @@ func TestRadixPassSim(t *testing.T) {
 		{dtype.Float32, false, ValIndex, 4, 1, 4600, 2, 32, 0, RankBallot, true},
 		{dtype.Float64, true, ValPayload, 4, 1, 2100, 2, 16, 2, RankBallot, true},
 		{dtype.Int32, false, ValNone, 0, 1, 3300, 2, 1, 3, RankBallot, true},
+		// The default tiles of keys of up to 4 bytes (24 items: 6144 keys, the last
+		// tile partial) and the largest (28 items, GPU_SORT_ITEMS).
+		{dtype.Float32, false, ValIndex, 4, 1, 15000, 24, 16, 0, RankBallot, true},
+		{dtype.Int32, true, ValNone, 0, 1, 16000, 28, 16, 0, RankBallot, true},
 	}
 	if testing.Short() || testenv.Race {
 		cases = cases[:3] // (testenv.Race: the simulator's own synchronization is what -race checks)
