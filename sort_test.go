@@ -630,7 +630,7 @@ func TestSortConfigFromEnv(t *testing.T) {
 	}
 	def := gpu.SortConfigFromEnv(env())
 	if !def.LeanLookback || !def.HistLean || def.SmallItems != 8 || def.SmallLookback != 32 || def.Lookback != 16 || def.Rank != kernel.RankBallot ||
-		def.MinBlocks != 4 {
+		def.MinBlocks != 3 || def.Items4 != 24 || def.Items8 != 12 {
 		t.Fatalf("defaults: %+v", def)
 	}
 	c := gpu.SortConfigFromEnv(env("GPU_SORT_LOOKBACK_LEAN", "0", "GPU_SORT_HIST_LEAN", "off", "GPU_SORT_SMALL_ITEMS", "0",
@@ -638,7 +638,10 @@ func TestSortConfigFromEnv(t *testing.T) {
 	if c.LeanLookback || c.HistLean || c.SmallItems != 0 || c.SmallLookback != 0 || c.Rank != kernel.RankAtomicOr || c.Lookback != 8 {
 		t.Fatalf("overrides: %+v", c)
 	}
-	c = gpu.SortConfigFromEnv(env("GPU_SORT_LOOKBACK_LEAN", "maybe", "GPU_SORT_SMALL_LOOKBACK", "3", "GPU_SORT_SMALL_ITEMS", "17"))
+	if c := gpu.SortConfigFromEnv(env("GPU_SORT_ITEMS", "28", "GPU_SORT_MINBLOCKS", "4")); c.Items4 != 28 || c.MinBlocks != 4 {
+		t.Fatalf("GPU_SORT_ITEMS=28 GPU_SORT_MINBLOCKS=4: %+v", c)
+	}
+	c = gpu.SortConfigFromEnv(env("GPU_SORT_LOOKBACK_LEAN", "maybe", "GPU_SORT_SMALL_LOOKBACK", "3", "GPU_SORT_SMALL_ITEMS", "17", "GPU_SORT_ITEMS", "29"))
 	if c != def {
 		t.Fatalf("bad values: %+v, want the defaults %+v", c, def)
 	}

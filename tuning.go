@@ -667,13 +667,15 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 
 // sortConfigFromEnv returns the sort kernels' default configuration with the
 // overrides getenv gives: GPU_SORT_ITEMS (pass items for keys of up to 4 bytes, 4 to
-// 28), GPU_SORT_ITEMS8 (4 to 16), GPU_SORT_LOOKBACK (1 to 32), GPU_SORT_MINBLOCKS (0
-// to 8: .minnctapersm of the passes; default 4: with the lean look-back ptxas 13.0 fits
-// the default passes of every key type, with indices or payloads, in 64 registers
-// without spills, four blocks per multiprocessor (the H200's profile of the 2^28
-// float32 pass had three at 78 registers, 37.5% of the warps, and no warp eligible
-// 37.5% of the cycles); ptxas 11.8 spills 4 bytes in float64 argsort's; the atomic-OR
-// ranking spills 32 bytes under 4: GPU_SORT_RANK=or wants GPU_SORT_MINBLOCKS=0; 0:
+// 28; default 24: tiles of 6144 keys, whose look-back and per-tile steps cost fewer
+// instructions a key than 4096's: 2^28 float32 keys 6.57 against 7.83 ms with three
+// blocks per multiprocessor, H200, 2026-12-02; the pass is instruction-bound, 131
+// instructions a key at 16 items, the ALU pipe 72% busy), GPU_SORT_ITEMS8 (4 to 16),
+// GPU_SORT_LOOKBACK (1 to 32), GPU_SORT_MINBLOCKS (0 to 8: .minnctapersm of the
+// passes, which caps their registers; default 3: 80 registers, three blocks of 24
+// items per multiprocessor; at 16 items four blocks in 64 registers had been the
+// faster; ptxas 11.8 spills 4 bytes in float64 argsort's pass under 4, and the
+// atomic-OR ranking 32 bytes: GPU_SORT_RANK=or wants GPU_SORT_MINBLOCKS=0; 0:
 // none, 74 to 78 registers, three blocks), GPU_SORT_RANK (the ranking's peer search:
 // ballot, eight ballots; match, match.any.sync; or, shared-memory atomic OR;
 // GPU_SORT_MATCH=1 is match), GPU_SORT_LOADFENCE=0 (let ptxas schedule the key loads
@@ -690,8 +692,8 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // histogram kernel: unpadded copies, whose lanes counting one digit meet on one bank;
 // default 1: RadixHist.Lean).
 func sortConfigFromEnv(getenv func(string) string) sortConfig {
-	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 16, HistItems: 8, SegMax: kernel.SortSegmentMax,
-		LoadFence: true, MinBlocks: 4, SmallItems: 8, SmallLookback: 32, LeanLookback: true, HistLean: true}
+	c := sortConfig{Items4: 24, Items8: 12, Block4: 16, Block8: 12, Lookback: 16, HistItems: 8, SegMax: kernel.SortSegmentMax,
+		LoadFence: true, MinBlocks: 3, SmallItems: 8, SmallLookback: 32, LeanLookback: true, HistLean: true}
 	envInt(getenv, "GPU_SORT_ITEMS", 4, 28, &c.Items4)
 	envInt(getenv, "GPU_SORT_ITEMS8", 4, 16, &c.Items8)
 	envChoice(getenv, "GPU_SORT_LOOKBACK", &c.Lookback, 1, 2, 4, 8, 16, 32)

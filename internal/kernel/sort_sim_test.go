@@ -23,9 +23,9 @@ var sortKeyTypes = []dtype.DType{dtype.Bool, dtype.Int8, dtype.Uint8, dtype.Int1
 func TestSortPtxas(t *testing.T) {
 	var specs []spectest.Spec
 	for _, kt := range sortKeyTypes {
-		items := 16
+		items, passItems := 16, 24
 		if kt.Size() == 8 {
-			items = 12
+			items, passItems = 12, 12
 		}
 		o := SortKey{Type: kt}
 		specs = append(specs,
@@ -35,7 +35,10 @@ func TestSortPtxas(t *testing.T) {
 			&RadixPass{Order: o, Items: items, Val: ValIndex, ValSize: 4, Lookback: 16, LoadFence: true},
 			&RadixPass{Order: o, Items: items, Val: ValNone, Lookback: 16, LoadFence: true, LeanLookback: true},
 			&RadixPass{Order: o, Items: items, Val: ValIndex, ValSize: 4, Lookback: 16, LoadFence: true, LeanLookback: true},
-			// The default passes (four blocks per multiprocessor: reported below).
+			// The default passes (24 items of up to 4 bytes, 12 of 8; three blocks per
+			// multiprocessor: reported below), and the previous ones (16 items, four).
+			&RadixPass{Order: o, Items: passItems, Val: ValNone, Lookback: 16, LoadFence: true, LeanLookback: true, MinBlocks: 3},
+			&RadixPass{Order: o, Items: passItems, Val: ValIndex, ValSize: 4, Lookback: 16, LoadFence: true, LeanLookback: true, MinBlocks: 3},
 			&RadixPass{Order: o, Items: items, Val: ValNone, Lookback: 16, LoadFence: true, LeanLookback: true, MinBlocks: 4},
 			&RadixPass{Order: o, Items: items, Val: ValIndex, ValSize: 4, Lookback: 16, LoadFence: true, LeanLookback: true, MinBlocks: 4},
 			// The small sorts' passes (GPU_SORT_SMALL_ITEMS, GPU_SORT_SMALL_LOOKBACK).
@@ -59,10 +62,9 @@ func TestSortPtxas(t *testing.T) {
 		&RadixPass{Order: SortKey{Type: dtype.Float32}, Items: 16, Val: ValIndex, ValSize: 4, Lookback: 16, Rank: RankAtomicOr, LoadFence: true},
 		&RadixPass{Order: SortKey{Type: dtype.Float64}, Items: 12, Val: ValIndex, ValSize: 4, Lookback: 16, Rank: RankAtomicOr, LoadFence: true},
 		&RadixPass{Order: SortKey{Type: dtype.Float64}, Items: 10, Val: ValIndex, ValSize: 4, Lookback: 16, MinBlocks: 3},
-		// Tiles of 24 and 28 items of up to 4 bytes under three blocks (GPU_SORT_ITEMS).
-		&RadixPass{Order: SortKey{Type: dtype.Float32}, Items: 24, Val: ValNone, Lookback: 16, LoadFence: true, LeanLookback: true, MinBlocks: 3},
-		&RadixPass{Order: SortKey{Type: dtype.Float32}, Items: 24, Val: ValIndex, ValSize: 4, Lookback: 16, LoadFence: true, LeanLookback: true, MinBlocks: 3},
+		// The largest tiles (GPU_SORT_ITEMS=28).
 		&RadixPass{Order: SortKey{Type: dtype.Int32}, Items: 28, Val: ValNone, Lookback: 16, LoadFence: true, LeanLookback: true, MinBlocks: 3},
+		&RadixPass{Order: SortKey{Type: dtype.Float32}, Items: 28, Val: ValIndex, ValSize: 4, Lookback: 16, LoadFence: true, LeanLookback: true, MinBlocks: 3},
 		&RadixPlan{Passes: 1}, &RadixPlan{Passes: 4}, &RadixPlan{Passes: 8})
 	for _, sp := range specs {
 		t.Run(sp.Key(), func(t *testing.T) {
