@@ -258,9 +258,9 @@ type Tuning struct {
 	// (internal/kernel's SearchTree.Swizzle): a node's first chunk then starts in any
 	// of the eight 16-byte bank groups rather than 4 of them (2 for 8-byte keys), fewer
 	// bank conflicts among the lanes of a quarter warp reading random nodes (Nsight
-	// Compute on the H200, 2026-12-02, 2^26 float32 queries in 2^24 with the defaults:
-	// 11.2 shared wavefronts per load request where 4 would do, the L1 pipe 95.7%
-	// busy; swizzled, 7.9). Default true: 2.07-2.08 against 2.29-2.31 ms for that
+	// Compute on the H200, 2026-12-02, 2^26 float32 queries in 2^24 unswizzled: 11.2
+	// shared wavefronts per load request where 4 would do, the L1 pipe 95.7% busy;
+	// swizzled, 7.9: eight random nodes of a quarter warp still meet on some groups). Default true: 2.07-2.08 against 2.29-2.31 ms for that
 	// search (H200, 2026-12-02, three processes each in turn); GPU_SEARCH_SWIZZLE=off
 	// clears it.
 	SearchSwizzle bool
@@ -668,21 +668,23 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // sortConfigFromEnv returns the sort kernels' default configuration with the
 // overrides getenv gives: GPU_SORT_ITEMS (pass items for keys of up to 4 bytes, 4 to
 // 28; default 24: tiles of 6144 keys, whose look-back and per-tile steps cost fewer
-// instructions a key than 4096's: 2^28 float32 keys 6.57 against 7.83 ms with three
-// blocks per multiprocessor, H200, 2026-12-02; the pass is instruction-bound, 131
-// instructions a key at 16 items, the ALU pipe 72% busy), GPU_SORT_ITEMS8 (4 to 16),
+// instructions a key than 4096's; the pass is instruction-bound, 131 instructions a
+// key at 16 items, the ALU pipe 72% busy: 2^28 float32 keys took 7.83 ms at 16 items
+// and four blocks per multiprocessor, 7.01 at 24 and four, 6.57 at 24 and three, H200,
+// 2026-12-02), GPU_SORT_ITEMS8 (4 to 16),
 // GPU_SORT_LOOKBACK (1 to 32), GPU_SORT_MINBLOCKS (0 to 8: .minnctapersm of the
 // passes, which caps their registers; default 3: 80 registers, three blocks of 24
 // items per multiprocessor; at 16 items four blocks in 64 registers had been the
-// faster; ptxas 11.8 spills 4 bytes in float64 argsort's pass under 4, and the
-// atomic-OR ranking 32 bytes: GPU_SORT_RANK=or wants GPU_SORT_MINBLOCKS=0; 0:
-// none, 74 to 78 registers, three blocks), GPU_SORT_RANK (the ranking's peer search:
+// faster; at 16 items ptxas 11.8 spilled 4 bytes in float64 argsort's pass under 4,
+// and the atomic-OR ranking 32 bytes: GPU_SORT_RANK=or wants GPU_SORT_MINBLOCKS=0;
+// 0: no cap), GPU_SORT_RANK (the ranking's peer search:
 // ballot, eight ballots; match, match.any.sync; or, shared-memory atomic OR;
 // GPU_SORT_MATCH=1 is match), GPU_SORT_LOADFENCE=0 (let ptxas schedule the key loads
 // into the ranking: the default makes them all arrive first), GPU_SORT_SMALL_ITEMS (0
-// to 16: pass items of a sort of fewer tiles than two per multiprocessor, whose blocks
-// all run at once; default 8: the 512000-key sort's 125 tiles of 4096 keys kept 12% of
-// the H200's warps busy; 0 keeps Items4/Items8), GPU_SORT_SMALL_LOOKBACK (1 to 32: the
+// to 16: pass items of a sort of fewer tiles (of Items4 or Items8) than two per
+// multiprocessor, whose blocks all run at once; default 8: with 16 items the
+// 512000-key sort's 125 tiles of 4096 keys kept 12% of the H200's warps busy; 0 keeps
+// Items4/Items8), GPU_SORT_SMALL_LOOKBACK (1 to 32: the
 // look-back window of those sorts, whose tiles all publish their counts at about the
 // same time, so that a tile's look-back reads up to its segment's start a window a
 // round trip; default 32; 0: GPU_SORT_LOOKBACK's), GPU_SORT_LOOKBACK_LEAN=0 (the first

@@ -197,10 +197,11 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 		f.At(q.in).Op("ld.global.cs"+memType(ks).String(), raw, ptx.Mem(qa, 0))
 		q.v = g.ordered(raw)
 		if floatLast {
-			q.fv, q.fe = f.Reg(ft), f.Reg(ft)
+			q.fv = f.Reg(ft)
 			f.Op(fmt.Sprintf("mov.b%d", 8*ks), q.fv, raw)
 			q.vnan = f.Setp(ptx.NaN, q.fv, q.fv)
 			if !s.Right {
+				q.fe = f.Reg(ft)
 				inf, nan := int64(0x7f800000), int64(0x7fc00000)
 				if ks == 8 {
 					inf, nan = 0x7ff0000000000000, 0x7ff8000000000000
@@ -215,8 +216,8 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 		f.Mov(q.p, ptx.Int(0))
 	}
 	// count returns (u64) how many of the predicates bs hold where valid does (nil:
-	// all): counted in 32 bits, a predicated add each (a 64-bit count cost an add with
-	// carry and selects per key under ptxas).
+	// all; bs[t] is ANDed with valid[t] in place): counted in 32 bits, a predicated
+	// add each (a 64-bit count cost an add with carry and selects per key under ptxas).
 	count := func(bs []ptx.Reg, valid []ptx.Reg) ptx.Reg {
 		c := f.Reg(ptx.U32)
 		f.Mov(c, ptx.Int(0))

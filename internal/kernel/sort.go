@@ -44,7 +44,7 @@ import (
 //
 // A row is cut into segments of at most 2^28 keys (a multiple of the tile), each with
 // its own histogram and base offsets, so that the 30-bit counts of the look-back never
-// overflow; a launch covers whole segments, at most SortMaxLaunchTiles tiles.
+// overflow; a launch covers whole segments, at most SortSegmentMax keys.
 
 // SortBlock is the number of threads of every sort block: one per digit value.
 const SortBlock = 256
