@@ -215,28 +215,26 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 		q.p = f.Reg(ptx.U64)
 		f.Mov(q.p, ptx.Int(0))
 	}
-	// count returns (u64) how many of the predicates bs hold where valid does (nil:
-	// all; bs[t] is ANDed with valid[t] in place): counted in 32 bits, a predicated
-	// add each (a 64-bit count cost an add with carry and selects per key under ptxas).
-	count := func(bs []ptx.Reg, valid []ptx.Reg) ptx.Reg {
+	// count returns (u64) how many t < n have pred(t) and valid[t] (valid nil: all),
+	// each predicate made just before its use, counted in 32 bits by a select and an
+	// add (a 64-bit count cost an add with carry and selects per key under ptxas; a
+	// predicated add made ptxas 11.8 spill 8 queries a thread of 2-byte and integer
+	// keys in blocks of 512).
+	count := func(n int, pred func(t int) ptx.Reg, valid []ptx.Reg) ptx.Reg {
 		c := f.Reg(ptx.U32)
 		f.Mov(c, ptx.Int(0))
-		for t, b := range bs {
+		for t := range n {
+			b := pred(t)
 			if valid != nil {
 				f.Op("and.pred", b, b, valid[t])
 			}
-			f.At(b).Op("add.u32", c, c, ptx.Int(1))
+			d := f.Reg(ptx.U32)
+			f.Selp(d, ptx.Int(1), ptx.Int(0), b)
+			f.Add(c, c, d)
 		}
 		c64 := f.Reg(ptx.U64)
 		f.Cvt(c64, c)
 		return c64
-	}
-	beforeAll := func(ts []ptx.Reg, v ptx.Reg) []ptx.Reg {
-		bs := make([]ptx.Reg, len(ts))
-		for t, x := range ts {
-			bs[t] = before(x, v)
-		}
-		return bs
 	}
 	// Levels L-1 to 1: the sample, in shared memory or global.
 	for j := L - 1; j >= 1; j-- {
@@ -280,7 +278,7 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 					f.Ld(ptx.Global, ptx.NC, kt, ptx.Mem(ga, int64(t*pw)), ts[t:t+per]...)
 				}
 			}
-			c := count(beforeAll(ts, q.v), nil)
+			c := count(len(ts), func(t int) ptx.Reg { return before(ts[t], q.v) }, nil)
 			f.Fma(q.p, q.p, ptx.Int(SearchTreeFanout), c)
 			f.Min(q.p, q.p, nb[j])
 		}
@@ -323,28 +321,28 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 				f.At(p).Op("ld.global.nc"+memType(ks).String(), raw[t], ptx.Mem(ga, int64(t*ks)))
 			}
 		}
-		var bs []ptx.Reg
+		var pred func(t int) ptx.Reg
 		if floatLast {
-			bs = make([]ptx.Reg, len(raw))
-			for t, r := range raw {
+			pred = func(t int) ptx.Reg {
 				x := f.Reg(ft)
-				f.Op(fmt.Sprintf("mov.b%d", 8*ks), x, r)
-				bs[t] = f.Reg(ptx.Pred)
+				f.Op(fmt.Sprintf("mov.b%d", 8*ks), x, raw[t])
+				b := f.Reg(ptx.Pred)
 				if s.Right {
-					f.Op("setp.le.or"+ft.String(), bs[t], x, q.fv, q.vnan)
+					f.Op("setp.le.or"+ft.String(), b, x, q.fv, q.vnan)
 				} else {
-					f.Op("setp.lt"+ft.String(), bs[t], x, q.fv)
-					f.Op("setp.eq.or"+ft.String(), bs[t], x, q.fe, bs[t])
+					f.Op("setp.lt"+ft.String(), b, x, q.fv)
+					f.Op("setp.eq.or"+ft.String(), b, x, q.fe, b)
 				}
+				return b
 			}
 		} else {
 			ts := make([]ptx.Reg, len(raw))
 			for t, r := range raw {
 				ts[t] = g.ordered(r)
 			}
-			bs = beforeAll(ts, q.v)
+			pred = func(t int) ptx.Reg { return before(ts[t], q.v) }
 		}
-		c := count(bs, valid)
+		c := count(len(raw), pred, valid)
 		f.Add(q.p, e, c)
 		f.Min(q.p, q.p, mLen)
 	}
