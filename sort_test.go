@@ -630,7 +630,7 @@ func TestSortConfigFromEnv(t *testing.T) {
 	}
 	def := gpu.SortConfigFromEnv(env())
 	if !def.LeanLookback || !def.HistLean || def.SmallItems != 8 || def.SmallLookback != 32 || def.Lookback != 16 || def.Rank != kernel.RankBallot ||
-		def.MinBlocks != 3 || def.Items4 != 24 || def.Items8 != 12 {
+		def.MinBlocks != 4 || def.Items4 != 16 || def.Items8 != 12 {
 		t.Fatalf("defaults: %+v", def)
 	}
 	c := gpu.SortConfigFromEnv(env("GPU_SORT_LOOKBACK_LEAN", "0", "GPU_SORT_HIST_LEAN", "off", "GPU_SORT_SMALL_ITEMS", "0",

@@ -667,17 +667,17 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 
 // sortConfigFromEnv returns the sort kernels' default configuration with the
 // overrides getenv gives: GPU_SORT_ITEMS (pass items for keys of up to 4 bytes, 4 to
-// 28; default 24: tiles of 6144 keys, whose look-back and per-tile steps cost fewer
-// instructions a key than 4096's; the pass is instruction-bound, 131 instructions a
-// key at 16 items, the ALU pipe 72% busy: 2^28 float32 keys took 7.83 ms at 16 items
-// and four blocks per multiprocessor, 7.01 at 24 and four, 6.57 at 24 and three, H200,
-// 2026-12-02), GPU_SORT_ITEMS8 (4 to 16),
-// GPU_SORT_LOOKBACK (1 to 32), GPU_SORT_MINBLOCKS (0 to 8: .minnctapersm of the
-// passes, which caps their registers; default 3: 80 registers, three blocks of 24
-// items per multiprocessor; at 16 items four blocks in 64 registers had been the
-// faster; at 16 items ptxas 11.8 spilled 4 bytes in float64 argsort's pass under 4,
-// and the atomic-OR ranking 32 bytes: GPU_SORT_RANK=or wants GPU_SORT_MINBLOCKS=0;
-// 0: no cap), GPU_SORT_RANK (the ranking's peer search:
+// 28; default 16: tiles of 4096 keys), GPU_SORT_ITEMS8 (4 to 16), GPU_SORT_LOOKBACK (1
+// to 32), GPU_SORT_MINBLOCKS (0 to 8: .minnctapersm of the passes, which caps their
+// registers; default 4: with the lean look-back ptxas 13.0 fits the default passes of
+// every key type, with indices or payloads, in 64 registers without spills; 0: no cap).
+// The pass is instruction-bound (131 instructions a key at 16 items, the ALU pipe 72%
+// busy, H200, 2026-12-02), and larger tiles spend fewer of them a key on the look-back
+// and the per-tile steps: 2^28 float32 keys took 7.83 ms at the defaults, 7.01 at
+// GPU_SORT_ITEMS=24 and 6.57 at GPU_SORT_ITEMS=24 GPU_SORT_MINBLOCKS=3 (80 registers;
+// ptxas 11.8 spills 8 to 16 bytes), one process each in turn; the other key types,
+// argsorts and payloads are not yet measured so, and the defaults wait for them.
+// Also GPU_SORT_RANK (the ranking's peer search:
 // ballot, eight ballots; match, match.any.sync; or, shared-memory atomic OR;
 // GPU_SORT_MATCH=1 is match), GPU_SORT_LOADFENCE=0 (let ptxas schedule the key loads
 // into the ranking: the default makes them all arrive first), GPU_SORT_SMALL_ITEMS (0
@@ -694,8 +694,8 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // histogram kernel: unpadded copies, whose lanes counting one digit meet on one bank;
 // default 1: RadixHist.Lean).
 func sortConfigFromEnv(getenv func(string) string) sortConfig {
-	c := sortConfig{Items4: 24, Items8: 12, Block4: 16, Block8: 12, Lookback: 16, HistItems: 8, SegMax: kernel.SortSegmentMax,
-		LoadFence: true, MinBlocks: 3, SmallItems: 8, SmallLookback: 32, LeanLookback: true, HistLean: true}
+	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 16, HistItems: 8, SegMax: kernel.SortSegmentMax,
+		LoadFence: true, MinBlocks: 4, SmallItems: 8, SmallLookback: 32, LeanLookback: true, HistLean: true}
 	envInt(getenv, "GPU_SORT_ITEMS", 4, 28, &c.Items4)
 	envInt(getenv, "GPU_SORT_ITEMS8", 4, 16, &c.Items8)
 	envChoice(getenv, "GPU_SORT_LOOKBACK", &c.Lookback, 1, 2, 4, 8, 16, 32)
