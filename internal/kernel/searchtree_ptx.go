@@ -202,12 +202,9 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 			q.vnan = f.Setp(ptx.NaN, q.fv, q.fv)
 			if !s.Right {
 				q.fe = f.Reg(ft)
-				inf, nan := int64(0x7f800000), int64(0x7fc00000)
-				if ks == 8 {
-					inf, nan = 0x7ff0000000000000, 0x7ff8000000000000
-				}
+				inf := int64(floatInf(s.Order.Type)) // (inf | 1: a NaN)
 				bits := f.Reg(regType(ks))
-				f.Selp(bits, ptx.Int(inf), ptx.Int(nan), q.vnan)
+				f.Selp(bits, ptx.Int(inf), ptx.Int(inf|1), q.vnan)
 				f.Op(fmt.Sprintf("mov.b%d", 8*ks), q.fe, bits)
 				f.At(q.vnan).Op("mov"+ft.String(), q.fv, q.fe)
 			}
