@@ -3,7 +3,6 @@ package kernel
 import (
 	"fmt"
 
-	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/ptx"
 )
 
@@ -170,18 +169,7 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 	loop, done := f.NewLabel(), f.NewLabel()
 	f.Place(loop)
 	f.At(f.Setp(ptx.Ge, i, n)).Bra(done)
-	// Float keys of 4 and 8 bytes meet the query at the last step as floats, in
-	// NumPy's order without SortKey.Ordered's transform of each key. Left side: x is
-	// before v when x < v, or, for a NaN v, when x is a number (x < +Inf or x == +Inf:
-	// fv = fe = +Inf; otherwise fv = v and fe is a NaN, equal to nothing). Right side:
-	// when x <= v, or v is a NaN (vnan: every key). -0 and +0 compare equal, and a NaN
-	// x is before nothing but a NaN v on the right.
-	floatLast := s.Order.Type == dtype.Float32 || s.Order.Type == dtype.Float64
-	ft := ptx.F32
-	if ks == 8 {
-		ft = ptx.F64
-	}
-	type query struct{ idx, in, v, p, fv, fe, vnan ptx.Reg }
+	type query struct{ idx, in, v, p ptx.Reg }
 	qs := make([]query, Q)
 	for j := range qs {
 		q := &qs[j]
@@ -196,42 +184,18 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 		f.Mov(raw, ptx.Int(0))
 		f.At(q.in).Op("ld.global.cs"+memType(ks).String(), raw, ptx.Mem(qa, 0))
 		q.v = g.ordered(raw)
-		if floatLast {
-			q.fv = f.Reg(ft)
-			f.Op(fmt.Sprintf("mov.b%d", 8*ks), q.fv, raw)
-			q.vnan = f.Setp(ptx.NaN, q.fv, q.fv)
-			if !s.Right {
-				q.fe = f.Reg(ft)
-				inf := int64(floatInf(s.Order.Type)) // (inf | 1: a NaN)
-				bits := f.Reg(regType(ks))
-				f.Selp(bits, ptx.Int(inf), ptx.Int(inf|1), q.vnan)
-				f.Op(fmt.Sprintf("mov.b%d", 8*ks), q.fe, bits)
-				f.At(q.vnan).Op("mov"+ft.String(), q.fv, q.fe)
-			}
-		}
 		q.p = f.Reg(ptx.U64)
 		f.Mov(q.p, ptx.Int(0))
 	}
-	// count returns (u64) how many t < n have pred(t) and valid[t] (valid nil: all),
-	// each predicate made just before its use, counted in 32 bits by a select and an
-	// add (a 64-bit count cost an add with carry and selects per key under ptxas; a
-	// predicated add made ptxas 11.8 spill 8 queries a thread of 2-byte and integer
-	// keys in blocks of 512).
-	count := func(n int, pred func(t int) ptx.Reg, valid []ptx.Reg) ptx.Reg {
-		c := f.Reg(ptx.U32)
-		f.Mov(c, ptx.Int(0))
-		for t := range n {
-			b := pred(t)
+	// count adds to c (u64) the keys of ts before v, where valid (nil: all).
+	count := func(c ptx.Reg, ts []ptx.Reg, valid []ptx.Reg, v ptx.Reg) {
+		for t, x := range ts {
+			b := before(x, v)
 			if valid != nil {
 				f.Op("and.pred", b, b, valid[t])
 			}
-			d := f.Reg(ptx.U32)
-			f.Selp(d, ptx.Int(1), ptx.Int(0), b)
-			f.Add(c, c, d)
+			f.At(b).Op("add.u64", c, c, ptx.Int(1))
 		}
-		c64 := f.Reg(ptx.U64)
-		f.Cvt(c64, c)
-		return c64
 	}
 	// Levels L-1 to 1: the sample, in shared memory or global.
 	for j := L - 1; j >= 1; j-- {
@@ -275,7 +239,9 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 					f.Ld(ptx.Global, ptx.NC, kt, ptx.Mem(ga, int64(t*pw)), ts[t:t+per]...)
 				}
 			}
-			c := count(len(ts), func(t int) ptx.Reg { return before(ts[t], q.v) }, nil)
+			c := f.Reg(ptx.U64)
+			f.Mov(c, ptx.Int(0))
+			count(c, ts, nil, q.v)
 			f.Fma(q.p, q.p, ptx.Int(SearchTreeFanout), c)
 			f.Min(q.p, q.p, nb[j])
 		}
@@ -318,28 +284,13 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 				f.At(p).Op("ld.global.nc"+memType(ks).String(), raw[t], ptx.Mem(ga, int64(t*ks)))
 			}
 		}
-		var pred func(t int) ptx.Reg
-		if floatLast {
-			pred = func(t int) ptx.Reg {
-				x := f.Reg(ft)
-				f.Op(fmt.Sprintf("mov.b%d", 8*ks), x, raw[t])
-				b := f.Reg(ptx.Pred)
-				if s.Right {
-					f.Op("setp.le.or"+ft.String(), b, x, q.fv, q.vnan)
-				} else {
-					f.Op("setp.lt"+ft.String(), b, x, q.fv)
-					f.Op("setp.eq.or"+ft.String(), b, x, q.fe, b)
-				}
-				return b
-			}
-		} else {
-			ts := make([]ptx.Reg, len(raw))
-			for t, r := range raw {
-				ts[t] = g.ordered(r)
-			}
-			pred = func(t int) ptx.Reg { return before(ts[t], q.v) }
+		ts := make([]ptx.Reg, len(raw))
+		for t, r := range raw {
+			ts[t] = g.ordered(r)
 		}
-		c := count(len(raw), pred, valid)
+		c := f.Reg(ptx.U64)
+		f.Mov(c, ptx.Int(0))
+		count(c, ts, valid, q.v)
 		f.Add(q.p, e, c)
 		f.Min(q.p, q.p, mLen)
 	}
