@@ -399,11 +399,26 @@ type sortConfig struct {
 	LeanLookback   bool            // RadixPass.LeanLookback: whole windows, predicated fold
 	HistLean       bool            // RadixHist.Lean: padded copies, predicated atomics
 	SmallLookback  int             // look-back window of the small-tile sorts (SmallItems; 0: Lookback)
+	// LongItems4 and LongItems8 (0: none) replace Items4 and Items8, and LongMinBlocks
+	// MinBlocks, in sorts of rows of at least sortLongRowTiles such tiles and at least
+	// sortLongWaves waves of them (sortRows).
+	LongItems4, LongItems8 int
+	LongMinBlocks          int
 	// SegMax is the most keys of a segment and, over the tile size, the most tiles of
 	// a launch (kernel.SortSegmentMax; tests make it small to exercise segments and
 	// launch groups).
 	SegMax int
 }
+
+// The long-row rule (sortConfig.LongItems4): a row of at least sortLongRowTiles tiles
+// (its last tile's padding at most 1/16 of it) and at least sortLongWaves waves of
+// tiles over the device. On the H200 (2026-12-03) tiles of 28 items under three blocks
+// took 6.16 ms against 7.78 for 2^28 float32 keys, but 7.17 ms against 6.15 for the
+// rows of 16384x16384 (2.3 such tiles a row).
+const (
+	sortLongRowTiles = 16
+	sortLongWaves    = 4
+)
 
 // sortCfg is the sort kernels' configuration, process-wide: sortConfigFromEnv's at
 // start-up (tuning.go), setSortConfig's for tests and benchmarks.
@@ -450,19 +465,30 @@ func sortRows(s *Stream, keys, vals *header, rows, rowLen int, desc bool, outK, 
 		items = cfg.Items8
 	}
 	// A sort of less than one wave of tiles runs as long as one tile's block: smaller
-	// tiles (SmallItems) make more, shorter blocks.
-	lb := cfg.Lookback
-	if cfg.SmallItems > 0 && cfg.SmallItems < items {
+	// tiles (SmallItems) make more, shorter blocks. Long rows take larger tiles
+	// (LongItems4/8), which spend fewer instructions a key on the look-back and the
+	// per-tile steps, where the padding of a row's last tile stays small.
+	lb, minBlocks := cfg.Lookback, cfg.MinBlocks
+	sms := max(1, s.dev.info.Multiprocessors)
+	tileCount := func(items int) int {
 		tile := kernel.SortBlock * items
-		if tiles := rows * ((rowLen + tile - 1) / tile); tiles < 2*max(1, s.dev.info.Multiprocessors) {
-			items = cfg.SmallItems
-			if cfg.SmallLookback > 0 {
-				lb = cfg.SmallLookback
-			}
+		return (rowLen + tile - 1) / tile
+	}
+	long := cfg.LongItems4
+	if ks == 8 || vs == 8 {
+		long = cfg.LongItems8
+	}
+	switch {
+	case cfg.SmallItems > 0 && cfg.SmallItems < items && rows*tileCount(items) < 2*sms:
+		items = cfg.SmallItems
+		if cfg.SmallLookback > 0 {
+			lb = cfg.SmallLookback
 		}
+	case long > 0 && tileCount(long) >= sortLongRowTiles && rows*tileCount(long) >= sortLongWaves*max(1, cfg.LongMinBlocks)*sms:
+		items, minBlocks = long, cfg.LongMinBlocks
 	}
 	sp := &kernel.RadixPass{Order: order, Items: items, Val: val, ValSize: vs, Lookback: lb,
-		MinBlocks: cfg.MinBlocks, Rank: cfg.Rank, LoadFence: cfg.LoadFence, LeanLookback: cfg.LeanLookback}
+		MinBlocks: minBlocks, Rank: cfg.Rank, LoadFence: cfg.LoadFence, LeanLookback: cfg.LeanLookback}
 	return radixSort(s, sp, cfg, keys, vals, rows, rowLen, outK, outV)
 }
 

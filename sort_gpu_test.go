@@ -65,6 +65,42 @@ func checkSortedFast[T gpu.Elem](t *testing.T, s *gpu.Stream, xs []T, desc bool)
 	}
 }
 
+// checkSortByKeyFast checks SortByKey of xs (1-D) with each key's index as the
+// payload, of 4 and of 8 bytes, against Argsort (both stable, so equal): the passes
+// that carry payloads.
+func checkSortByKeyFast[T gpu.Elem](t *testing.T, s *gpu.Stream, xs []T) {
+	t.Helper()
+	n := len(xs)
+	a := mustArr[T](t)(gpu.FromSlice(s, xs, n))
+	defer a.Free()
+	idx := mustArr[int64](t)(gpu.Argsort(s, a, 0))
+	defer idx.Free()
+	want := toSlice(t, idx)
+	i64 := mustArr[int64](t)(gpu.Arange[int64](s, 0, int64(n), 1))
+	defer i64.Free()
+	i32 := mustArr[int32](t)(gpu.Arange[int32](s, 0, int32(n), 1))
+	defer i32.Free()
+	k8, v8, err := gpu.SortByKey(s, a, i64, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k8.Free()
+	defer v8.Free()
+	k4, v4, err := gpu.SortByKey(s, a, i32, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k4.Free()
+	defer v4.Free()
+	g8, g4, gk8, gk4 := toSlice(t, v8), toSlice(t, v4), toSlice(t, k8), toSlice(t, k4)
+	for i, w := range want {
+		if g8[i] != w || int64(g4[i]) != w || stBits(gk8[i]) != stBits(xs[w]) || stBits(gk4[i]) != stBits(xs[w]) {
+			t.Fatalf("%v n=%d: at %d: SortByKey (%v, %d) and (%v, %d), Argsort %d (key %v)", dtype.Of[T](), n, i,
+				gk8[i], g8[i], gk4[i], g4[i], w, xs[w])
+		}
+	}
+}
+
 func TestSortLargeGPU(t *testing.T) {
 	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
 		cudaOnly(t, d)
@@ -96,6 +132,8 @@ func TestSortLargeGPU(t *testing.T) {
 			step(fmt.Sprintf("int16 n=%d", n), func() { checkSortedFast(t, s, stGen[int16](rng, n, patSpecial), true) })
 			step(fmt.Sprintf("float64 n=%d", n), func() { checkSortedFast(t, s, stGen[float64](rng, n, patSpecial), false) })
 			step(fmt.Sprintf("bool n=%d", n), func() { checkSortedFast(t, s, stGen[bool](rng, n, patRandom), false) })
+			step(fmt.Sprintf("float32 by key n=%d", n), func() { checkSortByKeyFast(t, s, stGen[float32](rng, n, patSpecial)) })
+			step(fmt.Sprintf("uint16 by key n=%d", n), func() { checkSortByKeyFast(t, s, stGen[uint16](rng, n, patFew)) })
 		}
 		// Rows: many short rows (block sort), rows of a few tiles, 1 and 10^6.
 		for _, sh := range [][2]int{{1 << 16, 33}, {1024, 16384}, {3, 1000000}, {1 << 20, 1}, {1 << 19, 2}} {

@@ -74,7 +74,9 @@ import (
 //	GPU_SORT_MINBLOCKS=0..8, GPU_SORT_RANK=ballot|match|or, GPU_SORT_MATCH=on,
 //	GPU_SORT_LOADFENCE=on|off, GPU_SORT_SMALL_ITEMS=0..16,
 //	GPU_SORT_SMALL_LOOKBACK=0|1|2|4|8|16|32, GPU_SORT_LOOKBACK_LEAN=on|off,
-//	GPU_SORT_HIST_LEAN=on|off               the sort kernels' configuration (sortConfigFromEnv has the defaults)
+//	GPU_SORT_HIST_LEAN=on|off, GPU_SORT_LONG_ITEMS=0|4..28,
+//	GPU_SORT_LONG_ITEMS8=0|4..16,
+//	GPU_SORT_LONG_MINBLOCKS=0..8            the sort kernels' configuration (sortConfigFromEnv has the defaults)
 //
 // The third part is read at each call:
 //
@@ -667,16 +669,30 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 
 // sortConfigFromEnv returns the sort kernels' default configuration with the
 // overrides getenv gives: GPU_SORT_ITEMS (pass items for keys of up to 4 bytes, 4 to
-// 28; default 16: tiles of 4096 keys), GPU_SORT_ITEMS8 (4 to 16), GPU_SORT_LOOKBACK (1
-// to 32), GPU_SORT_MINBLOCKS (0 to 8: .minnctapersm of the passes, which caps their
-// registers; default 4: with the lean look-back ptxas 13.0 fits the default passes of
-// every key type, with indices or payloads, in 64 registers without spills; 0: no cap).
-// The pass is instruction-bound (131 instructions a key at 16 items, the ALU pipe 72%
-// busy, H200, 2026-12-02), and larger tiles spend fewer of them a key on the look-back
-// and the per-tile steps: 2^28 float32 keys took 7.83 ms at the defaults, 7.01 at
-// GPU_SORT_ITEMS=24 and 6.57 at GPU_SORT_ITEMS=24 GPU_SORT_MINBLOCKS=3 (80 registers;
-// ptxas 11.8 spills 8 to 16 bytes), one process each in turn; the other key types,
-// argsorts and payloads are not yet measured so, and the defaults wait for them.
+// 28; default 16: tiles of 4096 keys), GPU_SORT_ITEMS8 (4 to 16; default 12),
+// GPU_SORT_LOOKBACK (1 to 32), GPU_SORT_MINBLOCKS (0 to 8: .minnctapersm of the
+// passes, which caps their registers; default 4: with the lean look-back ptxas 13.0
+// fits those passes of every key type, with indices or payloads, in 64 registers
+// without spills; 0: no cap).
+// GPU_SORT_LONG_ITEMS, GPU_SORT_LONG_ITEMS8 and GPU_SORT_LONG_MINBLOCKS (defaults 28,
+// 16 and 3; 0 items: no long configuration) take their places for long rows (sortRows:
+// sortLongRowTiles, sortLongWaves). The pass is instruction-bound (131 instructions a
+// key at 16 items, the ALU pipe 72% busy, H200, 2026-12-02), and larger tiles spend
+// fewer of them a key on the look-back and the per-tile steps. On the H200
+// (2026-12-03, one process each in turn, ms):
+//
+//	                                 16 items, 4 blocks   24, 3   28, 3
+//	sort of 2^28 float32                  7.74-7.78        6.46    6.16-6.18
+//	sort of 2^28 int32                    7.71             6.50    6.04
+//	argsort of 2^28 float32               9.92-9.93        8.50    8.07
+//	argsort of 2^28 int32                 10.1             8.51    8.17
+//	sort of 16384x16384 rows              6.15             6.44    7.17
+//
+// with 16 items under 3 blocks 8.09 and 6.56 ms (the first and last rows), and for
+// 8-byte keys 12 items under 4 blocks against 16 under 3: sort of 2^27 float64
+// 10.7 / 9.62-9.67 ms, argsort 13.2-13.3 / 12.7. ptxas 11.8 spills 8 to 16 bytes in
+// passes of 24 items under 3 blocks; the times above are what the driver's compiler
+// (CUDA 13) made of them.
 // Also GPU_SORT_RANK (the ranking's peer search:
 // ballot, eight ballots; match, match.any.sync; or, shared-memory atomic OR;
 // GPU_SORT_MATCH=1 is match), GPU_SORT_LOADFENCE=0 (let ptxas schedule the key loads
@@ -684,10 +700,10 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // to 16: pass items of a sort of fewer tiles (of Items4 or Items8) than two per
 // multiprocessor, whose blocks all run at once; default 8: with 16 items the
 // 512000-key sort's 125 tiles of 4096 keys kept 12% of the H200's warps busy; 0 keeps
-// Items4/Items8), GPU_SORT_SMALL_LOOKBACK (1 to 32: the
-// look-back window of those sorts, whose tiles all publish their counts at about the
-// same time, so that a tile's look-back reads up to its segment's start a window a
-// round trip; default 32; 0: GPU_SORT_LOOKBACK's), GPU_SORT_LOOKBACK_LEAN=0 (the first
+// Items4/Items8), GPU_SORT_SMALL_LOOKBACK (1 to 32: the look-back window of those
+// sorts; default 8: 512000 float32 keys plus a synchronize took 62.7-69.7 µs against
+// 71.9-76.1 at 32, the median of three processes each in turn, H200, 2026-12-03; 0:
+// GPU_SORT_LOOKBACK's), GPU_SORT_LOOKBACK_LEAN=0 (the first
 // look-back: windows doubling from one predecessor with word-by-word stop logic, 71 of
 // the 179 instructions a warp spent per key in the H200's profile of 2^28 float32
 // keys, 2026-12-02; default 1: sortGen.lookbackLean), GPU_SORT_HIST_LEAN=0 (the first
@@ -695,7 +711,8 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // default 1: RadixHist.Lean).
 func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 16, HistItems: 8, SegMax: kernel.SortSegmentMax,
-		LoadFence: true, MinBlocks: 4, SmallItems: 8, SmallLookback: 32, LeanLookback: true, HistLean: true}
+		LoadFence: true, MinBlocks: 4, SmallItems: 8, SmallLookback: 8, LeanLookback: true, HistLean: true,
+		LongItems4: 28, LongItems8: 16, LongMinBlocks: 3}
 	envInt(getenv, "GPU_SORT_ITEMS", 4, 28, &c.Items4)
 	envInt(getenv, "GPU_SORT_ITEMS8", 4, 16, &c.Items8)
 	envChoice(getenv, "GPU_SORT_LOOKBACK", &c.Lookback, 1, 2, 4, 8, 16, 32)
@@ -710,6 +727,18 @@ func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	envChoice(getenv, "GPU_SORT_SMALL_LOOKBACK", &c.SmallLookback, 0, 1, 2, 4, 8, 16, 32)
 	envBool(getenv, "GPU_SORT_LOOKBACK_LEAN", &c.LeanLookback)
 	envBool(getenv, "GPU_SORT_HIST_LEAN", &c.HistLean)
+	for _, v := range []struct {
+		name string
+		hi   int
+		p    *int
+	}{{"GPU_SORT_LONG_ITEMS", 28, &c.LongItems4}, {"GPU_SORT_LONG_ITEMS8", 16, &c.LongItems8}} {
+		n := -1 // (0 turns the long configuration off; 1 to 3 are not taken)
+		envInt(getenv, v.name, 0, v.hi, &n)
+		if n == 0 || n >= 4 {
+			*v.p = n
+		}
+	}
+	envInt(getenv, "GPU_SORT_LONG_MINBLOCKS", 0, 8, &c.LongMinBlocks)
 	switch getenv("GPU_SORT_RANK") {
 	case "ballot":
 		c.Rank = kernel.RankBallot

@@ -23,9 +23,9 @@ var sortKeyTypes = []dtype.DType{dtype.Bool, dtype.Int8, dtype.Uint8, dtype.Int1
 func TestSortPtxas(t *testing.T) {
 	var specs []spectest.Spec
 	for _, kt := range sortKeyTypes {
-		items, passItems := 16, 24
+		items, passItems := 16, 28
 		if kt.Size() == 8 {
-			items, passItems = 12, 12
+			items, passItems = 12, 16
 		}
 		o := SortKey{Type: kt}
 		specs = append(specs,
@@ -35,9 +35,9 @@ func TestSortPtxas(t *testing.T) {
 			&RadixPass{Order: o, Items: items, Val: ValIndex, ValSize: 4, Lookback: 16, LoadFence: true},
 			&RadixPass{Order: o, Items: items, Val: ValNone, Lookback: 16, LoadFence: true, LeanLookback: true},
 			&RadixPass{Order: o, Items: items, Val: ValIndex, ValSize: 4, Lookback: 16, LoadFence: true, LeanLookback: true},
-			// The default passes (16 items of up to 4 bytes, 12 of 8; four blocks per
-			// multiprocessor: reported below), and 24 items under three blocks
-			// (GPU_SORT_ITEMS=24 GPU_SORT_MINBLOCKS=3, faster for float32 keys).
+			// The default passes: 16 items of up to 4 bytes, 12 of 8, under four
+			// blocks a multiprocessor, and those of long rows, 28 and 16 items under
+			// three (GPU_SORT_LONG_ITEMS, GPU_SORT_LONG_ITEMS8; reported below).
 			&RadixPass{Order: o, Items: passItems, Val: ValNone, Lookback: 16, LoadFence: true, LeanLookback: true, MinBlocks: 3},
 			&RadixPass{Order: o, Items: passItems, Val: ValIndex, ValSize: 4, Lookback: 16, LoadFence: true, LeanLookback: true, MinBlocks: 3},
 			&RadixPass{Order: o, Items: items, Val: ValNone, Lookback: 16, LoadFence: true, LeanLookback: true, MinBlocks: 4},
@@ -63,9 +63,9 @@ func TestSortPtxas(t *testing.T) {
 		&RadixPass{Order: SortKey{Type: dtype.Float32}, Items: 16, Val: ValIndex, ValSize: 4, Lookback: 16, Rank: RankAtomicOr, LoadFence: true},
 		&RadixPass{Order: SortKey{Type: dtype.Float64}, Items: 12, Val: ValIndex, ValSize: 4, Lookback: 16, Rank: RankAtomicOr, LoadFence: true},
 		&RadixPass{Order: SortKey{Type: dtype.Float64}, Items: 10, Val: ValIndex, ValSize: 4, Lookback: 16, MinBlocks: 3},
-		// The largest tiles (GPU_SORT_ITEMS=28).
-		&RadixPass{Order: SortKey{Type: dtype.Int32}, Items: 28, Val: ValNone, Lookback: 16, LoadFence: true, LeanLookback: true, MinBlocks: 3},
-		&RadixPass{Order: SortKey{Type: dtype.Float32}, Items: 28, Val: ValIndex, ValSize: 4, Lookback: 16, LoadFence: true, LeanLookback: true, MinBlocks: 3},
+		// Long rows' passes with 8-byte values.
+		&RadixPass{Order: SortKey{Type: dtype.Float32}, Items: 16, Val: ValPayload, ValSize: 8, Lookback: 16, LoadFence: true, LeanLookback: true, MinBlocks: 3},
+		&RadixPass{Order: SortKey{Type: dtype.Float64}, Items: 16, Val: ValIndex, ValSize: 8, Lookback: 16, LoadFence: true, LeanLookback: true, MinBlocks: 3},
 		&RadixPlan{Passes: 1}, &RadixPlan{Passes: 4}, &RadixPlan{Passes: 8})
 	for _, sp := range specs {
 		t.Run(sp.Key(), func(t *testing.T) {
@@ -313,10 +313,11 @@ func TestRadixPassSim(t *testing.T) {
 		{dtype.Float32, false, ValIndex, 4, 1, 4600, 2, 32, 0, RankBallot, true},
 		{dtype.Float64, true, ValPayload, 4, 1, 2100, 2, 16, 2, RankBallot, true},
 		{dtype.Int32, false, ValNone, 0, 1, 3300, 2, 1, 3, RankBallot, true},
-		// The default tiles of keys of up to 4 bytes (24 items: 6144 keys, the last
-		// tile partial) and the largest (28 items, GPU_SORT_ITEMS).
+		// Larger tiles: 24 items (6144 keys, the last tile partial), the long rows'
+		// 28 items of keys of up to 4 bytes and 16 of 8 bytes.
 		{dtype.Float32, false, ValIndex, 4, 1, 15000, 24, 16, 0, RankBallot, true},
 		{dtype.Int32, true, ValNone, 0, 1, 16000, 28, 16, 0, RankBallot, true},
+		{dtype.Float64, false, ValIndex, 4, 1, 10000, 16, 16, 0, RankBallot, true},
 	}
 	if testing.Short() || testenv.Race {
 		cases = cases[:3] // (testenv.Race: the simulator's own synchronization is what -race checks)
