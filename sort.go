@@ -390,7 +390,8 @@ func permutedHeader(h *header, perm []int) *header {
 type sortConfig struct {
 	Items4, Items8 int // RadixPass items for keys of up to 4 bytes, of 8
 	Block4, Block8 int // RadixBlockSort items
-	Lookback       int
+	Lookback       int // look-back window of the passes (RadixPass.Lookback)
+	LookbackVals   int // the same for passes that carry values (0: Lookback)
 	HistItems      int
 	MinBlocks      int             // RadixPass.MinBlocks (0: none)
 	Rank           kernel.SortRank // RadixPass.Rank: how a warp finds a key's peers
@@ -469,6 +470,9 @@ func sortRows(s *Stream, keys, vals *header, rows, rowLen int, desc bool, outK, 
 	// (LongItems4/8), which spend fewer instructions a key on the look-back and the
 	// per-tile steps, where the padding of a row's last tile stays small.
 	lb, minBlocks := cfg.Lookback, cfg.MinBlocks
+	if val != kernel.ValNone && cfg.LookbackVals > 0 {
+		lb = cfg.LookbackVals
+	}
 	sms := max(1, s.dev.info.Multiprocessors)
 	tileCount := func(items int) int {
 		tile := kernel.SortBlock * items

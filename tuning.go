@@ -71,6 +71,7 @@ import (
 //	GPU_COMPACT_REGCAP=ptxas|lift|24..128   the compaction kernels' .maxnreg (internal/kernel's CompactRegCap): ptxas's choice (the default), as the other kernels, or a count
 //	GPU_SCAN_REGCAP=ptxas|lift|24..128      the same for the scan kernels without MinBlocks (internal/kernel's ScanRegCap)
 //	GPU_SORT_ITEMS=4..28, GPU_SORT_ITEMS8=4..16, GPU_SORT_LOOKBACK=1|2|4|8|16|32,
+//	GPU_SORT_LOOKBACK_VALS=0|1|2|4|8|16|32,
 //	GPU_SORT_MINBLOCKS=0..8, GPU_SORT_RANK=ballot|match|or, GPU_SORT_MATCH=on,
 //	GPU_SORT_LOADFENCE=on|off, GPU_SORT_SMALL_ITEMS=0..16,
 //	GPU_SORT_SMALL_LOOKBACK=0|1|2|4|8|16|32, GPU_SORT_LOOKBACK_LEAN=on|off,
@@ -670,7 +671,9 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // sortConfigFromEnv returns the sort kernels' default configuration with the
 // overrides getenv gives: GPU_SORT_ITEMS (pass items for keys of up to 4 bytes, 4 to
 // 28; default 16: tiles of 4096 keys), GPU_SORT_ITEMS8 (4 to 16; default 12),
-// GPU_SORT_LOOKBACK (1 to 32), GPU_SORT_MINBLOCKS (0 to 8: .minnctapersm of the
+// GPU_SORT_LOOKBACK (1 to 32: the look-back window, predecessors read a round; default
+// 4), GPU_SORT_LOOKBACK_VALS (the same for passes that carry indices or payloads;
+// default 2; 0: GPU_SORT_LOOKBACK's), GPU_SORT_MINBLOCKS (0 to 8: .minnctapersm of the
 // passes, which caps their registers; default 4: with the lean look-back ptxas 13.0
 // fits those passes of every key type, with indices or payloads, in 64 registers
 // without spills; 0: no cap).
@@ -692,7 +695,19 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // 8-byte keys 12 items under 4 blocks against 16 under 3: sort of 2^27 float64
 // 10.7 / 9.62-9.67 ms, argsort 13.2-13.3 / 12.7. ptxas 11.8 spills 8 to 16 bytes in
 // passes of 24 items under 3 blocks; the times above are what the driver's compiler
-// (CUDA 13) made of them.
+// (CUDA 13) made of them, at a window of 16. Smaller windows then took less
+// (H200, 2026-12-03, one process each in turn, two or three rounds, ms):
+//
+//	window                         16         8          4          2          1
+//	sort of 2^28 float32          6.22-6.24  6.09-6.11  6.08-6.10  6.17-6.18  6.51
+//	sort of 2^28 int32            6.12-6.13  5.95-5.98  5.85-5.87  5.93-5.94  6.23-6.24
+//	argsort of 2^28 float32       8.20-8.21  7.98-8.01  7.99-8.01  7.94-7.95  8.12-8.13
+//	argsort of 2^28 int32         8.30       8.12-8.13  8.05-8.07  7.97      8.09-8.14
+//	sort of 2^27 float64          9.76-9.80  9.17-9.18  8.95-8.97  9.00-9.02  9.55-9.56
+//	argsort of 2^27 float64       12.9       12.2       12.0       11.3      11.5
+//	sort of 16384x16384 rows      6.19       5.96       5.88-5.89  5.84-5.85
+//
+// hence 4 for the keys alone and 2 with values.
 // Also GPU_SORT_RANK (the ranking's peer search:
 // ballot, eight ballots; match, match.any.sync; or, shared-memory atomic OR;
 // GPU_SORT_MATCH=1 is match), GPU_SORT_LOADFENCE=0 (let ptxas schedule the key loads
@@ -710,12 +725,13 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // histogram kernel: unpadded copies, whose lanes counting one digit meet on one bank;
 // default 1: RadixHist.Lean).
 func sortConfigFromEnv(getenv func(string) string) sortConfig {
-	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 16, HistItems: 8, SegMax: kernel.SortSegmentMax,
+	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 4, LookbackVals: 2, HistItems: 8, SegMax: kernel.SortSegmentMax,
 		LoadFence: true, MinBlocks: 4, SmallItems: 8, SmallLookback: 8, LeanLookback: true, HistLean: true,
 		LongItems4: 28, LongItems8: 16, LongMinBlocks: 3}
 	envInt(getenv, "GPU_SORT_ITEMS", 4, 28, &c.Items4)
 	envInt(getenv, "GPU_SORT_ITEMS8", 4, 16, &c.Items8)
 	envChoice(getenv, "GPU_SORT_LOOKBACK", &c.Lookback, 1, 2, 4, 8, 16, 32)
+	envChoice(getenv, "GPU_SORT_LOOKBACK_VALS", &c.LookbackVals, 0, 1, 2, 4, 8, 16, 32)
 	envInt(getenv, "GPU_SORT_MINBLOCKS", 0, 8, &c.MinBlocks)
 	var match bool
 	envBool(getenv, "GPU_SORT_MATCH", &match)

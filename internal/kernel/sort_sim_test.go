@@ -38,10 +38,11 @@ func TestSortPtxas(t *testing.T) {
 			// The default passes: 16 items of up to 4 bytes, 12 of 8, under four
 			// blocks a multiprocessor, and those of long rows, 28 and 16 items under
 			// three (GPU_SORT_LONG_ITEMS, GPU_SORT_LONG_ITEMS8; reported below).
-			&RadixPass{Order: o, Items: passItems, Val: ValNone, Lookback: 16, LoadFence: true, LeanLookback: true, MinBlocks: 3},
-			&RadixPass{Order: o, Items: passItems, Val: ValIndex, ValSize: 4, Lookback: 16, LoadFence: true, LeanLookback: true, MinBlocks: 3},
-			&RadixPass{Order: o, Items: items, Val: ValNone, Lookback: 16, LoadFence: true, LeanLookback: true, MinBlocks: 4},
-			&RadixPass{Order: o, Items: items, Val: ValIndex, ValSize: 4, Lookback: 16, LoadFence: true, LeanLookback: true, MinBlocks: 4},
+			// Windows of 4 predecessors for keys alone, 2 with values.
+			&RadixPass{Order: o, Items: passItems, Val: ValNone, Lookback: 4, LoadFence: true, LeanLookback: true, MinBlocks: 3},
+			&RadixPass{Order: o, Items: passItems, Val: ValIndex, ValSize: 4, Lookback: 2, LoadFence: true, LeanLookback: true, MinBlocks: 3},
+			&RadixPass{Order: o, Items: items, Val: ValNone, Lookback: 4, LoadFence: true, LeanLookback: true, MinBlocks: 4},
+			&RadixPass{Order: o, Items: items, Val: ValIndex, ValSize: 4, Lookback: 2, LoadFence: true, LeanLookback: true, MinBlocks: 4},
 			// The small sorts' passes (GPU_SORT_SMALL_ITEMS, GPU_SORT_SMALL_LOOKBACK).
 			&RadixPass{Order: o, Items: 8, Val: ValNone, Lookback: 32, LoadFence: true, LeanLookback: true},
 			&RadixPass{Order: o, Items: 8, Val: ValIndex, ValSize: 4, Lookback: 32, LoadFence: true, LeanLookback: true},
@@ -64,8 +65,8 @@ func TestSortPtxas(t *testing.T) {
 		&RadixPass{Order: SortKey{Type: dtype.Float64}, Items: 12, Val: ValIndex, ValSize: 4, Lookback: 16, Rank: RankAtomicOr, LoadFence: true},
 		&RadixPass{Order: SortKey{Type: dtype.Float64}, Items: 10, Val: ValIndex, ValSize: 4, Lookback: 16, MinBlocks: 3},
 		// Long rows' passes with 8-byte values.
-		&RadixPass{Order: SortKey{Type: dtype.Float32}, Items: 16, Val: ValPayload, ValSize: 8, Lookback: 16, LoadFence: true, LeanLookback: true, MinBlocks: 3},
-		&RadixPass{Order: SortKey{Type: dtype.Float64}, Items: 16, Val: ValIndex, ValSize: 8, Lookback: 16, LoadFence: true, LeanLookback: true, MinBlocks: 3},
+		&RadixPass{Order: SortKey{Type: dtype.Float32}, Items: 16, Val: ValPayload, ValSize: 8, Lookback: 2, LoadFence: true, LeanLookback: true, MinBlocks: 3},
+		&RadixPass{Order: SortKey{Type: dtype.Float64}, Items: 16, Val: ValIndex, ValSize: 8, Lookback: 2, LoadFence: true, LeanLookback: true, MinBlocks: 3},
 		&RadixPlan{Passes: 1}, &RadixPlan{Passes: 4}, &RadixPlan{Passes: 8})
 	for _, sp := range specs {
 		t.Run(sp.Key(), func(t *testing.T) {
@@ -314,10 +315,11 @@ func TestRadixPassSim(t *testing.T) {
 		{dtype.Float64, true, ValPayload, 4, 1, 2100, 2, 16, 2, RankBallot, true},
 		{dtype.Int32, false, ValNone, 0, 1, 3300, 2, 1, 3, RankBallot, true},
 		// Larger tiles: 24 items (6144 keys, the last tile partial), the long rows'
-		// 28 items of keys of up to 4 bytes and 16 of 8 bytes.
-		{dtype.Float32, false, ValIndex, 4, 1, 15000, 24, 16, 0, RankBallot, true},
-		{dtype.Int32, true, ValNone, 0, 1, 16000, 28, 16, 0, RankBallot, true},
-		{dtype.Float64, false, ValIndex, 4, 1, 10000, 16, 16, 0, RankBallot, true},
+		// 28 items of keys of up to 4 bytes and 16 of 8 bytes, at the default windows
+		// (4 predecessors for keys alone, 2 with values).
+		{dtype.Float32, false, ValIndex, 4, 1, 15000, 24, 2, 0, RankBallot, true},
+		{dtype.Int32, true, ValNone, 0, 1, 30000, 28, 4, 0, RankBallot, true},
+		{dtype.Float64, false, ValIndex, 4, 1, 21000, 16, 2, 0, RankBallot, true},
 	}
 	if testing.Short() || testenv.Race {
 		cases = cases[:3] // (testenv.Race: the simulator's own synchronization is what -race checks)
