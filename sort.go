@@ -391,7 +391,7 @@ type sortConfig struct {
 	Items4, Items8 int // RadixPass items for keys of up to 4 bytes, of 8
 	Block4, Block8 int // RadixBlockSort items
 	Lookback       int // look-back window of the passes (RadixPass.Lookback)
-	LookbackVals   int // the same for passes that carry values (0: Lookback)
+	LookbackVals   int // the same for passes that carry values (0: Lookback; small sorts: SmallLookback)
 	HistItems      int
 	MinBlocks      int             // RadixPass.MinBlocks (0: none)
 	Rank           kernel.SortRank // RadixPass.Rank: how a warp finds a key's peers
@@ -399,7 +399,7 @@ type sortConfig struct {
 	SmallItems     int             // pass items of sorts of under two tiles per multiprocessor (0: Items4/8)
 	LeanLookback   bool            // RadixPass.LeanLookback: whole windows, predicated fold
 	HistLean       bool            // RadixHist.Lean: padded copies, predicated atomics
-	SmallLookback  int             // look-back window of the small-tile sorts (SmallItems; 0: Lookback)
+	SmallLookback  int             // look-back window of the small-tile sorts, with values too (SmallItems; 0: LookbackVals or Lookback)
 	// LongItems4 and LongItems8 (0: none) replace Items4 and Items8, and LongMinBlocks
 	// MinBlocks, in sorts of rows of at least sortLongRowTiles such tiles and at least
 	// sortLongWaves waves of them (sortRows).

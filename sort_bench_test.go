@@ -37,19 +37,22 @@ func BenchmarkSortTuned(b *testing.B) {
 		func(c *gpu.SortConfig) { c.HistLean = false },
 		func(c *gpu.SortConfig) { c.Lookback = 32 },
 		func(c *gpu.SortConfig) { c.Lookback = 8 },
-		func(c *gpu.SortConfig) { c.MinBlocks = 0 },
-		func(c *gpu.SortConfig) { c.MinBlocks = 3 },
+		func(c *gpu.SortConfig) { c.LongItems4 = 0 }, // the base passes for every row
+		func(c *gpu.SortConfig) { c.MinBlocks, c.LongItems4 = 0, 0 },
+		func(c *gpu.SortConfig) { c.MinBlocks, c.LongItems4 = 3, 0 },
 		func(c *gpu.SortConfig) { c.Rank, c.MinBlocks = kernel.RankAtomicOr, 0 },
 		func(c *gpu.SortConfig) { c.Rank, c.MinBlocks = kernel.RankMatch, 0 },
-		func(c *gpu.SortConfig) { c.MinBlocks, c.Items4 = 3, 14 },
+		func(c *gpu.SortConfig) { c.MinBlocks, c.Items4, c.LongItems4 = 3, 14, 0 },
 		func(c *gpu.SortConfig) { c.LoadFence = false },
 		func(c *gpu.SortConfig) { c.Rank = kernel.RankMatch },
 		func(c *gpu.SortConfig) { c.Rank = kernel.RankAtomicOr },
 		func(c *gpu.SortConfig) { c.Rank, c.MinBlocks = kernel.RankAtomicOr, 3 },
-		func(c *gpu.SortConfig) { c.Lookback = 4 },
+		func(c *gpu.SortConfig) { c.Lookback = 2 },
+		func(c *gpu.SortConfig) { c.LongMinBlocks = 2 },
 		func(c *gpu.SortConfig) { c.Lookback = 1 },
-		func(c *gpu.SortConfig) { c.Items4 = 12 },
-		func(c *gpu.SortConfig) { c.Items4 = 20 },
+		func(c *gpu.SortConfig) { c.Items4, c.LongItems4 = 12, 0 },
+		func(c *gpu.SortConfig) { c.Items4, c.LongItems4 = 20, 0 },
+		func(c *gpu.SortConfig) { c.LongItems4 = 24 },
 	} {
 		c := def
 		f(&c)
@@ -58,7 +61,9 @@ func BenchmarkSortTuned(b *testing.B) {
 	var ref []float32
 	b.Run(fmt.Sprintf("%d/float32/copy", n), func(b *testing.B) { scCopyBench[float32](b, s, n) })
 	for _, c := range configs {
-		name := fmt.Sprintf("k%d/lb%d/mb%d/%v/lf=%v/ll=%v/hl=%v", c.Items4, c.Lookback, c.MinBlocks, c.Rank, c.LoadFence, c.LeanLookback, c.HistLean)
+		// (at 2^28 keys the long rows' passes run: LongItems4 under LongMinBlocks, when set)
+		name := fmt.Sprintf("k%d/lb%d/mb%d/long%d-mb%d/%v/lf=%v/ll=%v/hl=%v", c.Items4, c.Lookback, c.MinBlocks, c.LongItems4, c.LongMinBlocks,
+			c.Rank, c.LoadFence, c.LeanLookback, c.HistLean)
 		b.Run(fmt.Sprintf("%d/float32/sort/%s", n, name), func(b *testing.B) {
 			defer gpu.SetSortConfig(gpu.SetSortConfig(c))
 			y, err := gpu.Sort(s, x, 0)

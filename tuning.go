@@ -678,7 +678,7 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // fits those passes of every key type, with indices or payloads, in 64 registers
 // without spills; 0: no cap).
 // GPU_SORT_LONG_ITEMS, GPU_SORT_LONG_ITEMS8 and GPU_SORT_LONG_MINBLOCKS (defaults 28,
-// 16 and 3; 0 items: no long configuration) take their places for long rows (sortRows:
+// 16 and 3; 0 items: no long configuration for that key width; LONG_MINBLOCKS 0: no cap, the wave rule counting one block) take their places for long rows (sortRows:
 // sortLongRowTiles, sortLongWaves). The pass is instruction-bound (131 instructions a
 // key at 16 items, the ALU pipe 72% busy, H200, 2026-12-02), and larger tiles spend
 // fewer of them a key on the look-back and the per-tile steps. On the H200
@@ -695,7 +695,10 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // 8-byte keys 12 items under 4 blocks against 16 under 3: sort of 2^27 float64
 // 10.7 / 9.62-9.67 ms, argsort 13.2-13.3 / 12.7. ptxas 11.8 spills 8 to 16 bytes in
 // passes of 24 items under 3 blocks; the times above are what the driver's compiler
-// (CUDA 13) made of them, at a window of 16. Smaller windows then took less
+// (CUDA 13) made of them, at a window of 16. The default 28-item passes spill too: CUDA 13's ptxas
+// 64-84 bytes without values, 4-12 with indices (11.8: 84-92 and 8-12); they were still the fastest
+// measured. The figures are the H200's: a GPU with less shared memory a multiprocessor (100 KiB on
+// sm_86/89) fits fewer of these blocks than MinBlocks asks. Smaller windows then took less
 // (H200, 2026-12-03, one process each in turn, two or three rounds, ms):
 //
 //	window                         16         8          4          2          1
@@ -718,7 +721,8 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // Items4/Items8), GPU_SORT_SMALL_LOOKBACK (1 to 32: the look-back window of those
 // sorts; default 8: 512000 float32 keys plus a synchronize took 62.7-69.7 µs against
 // 71.9-76.1 at 32, the median of three processes each in turn, H200, 2026-12-03; 0:
-// GPU_SORT_LOOKBACK's), GPU_SORT_LOOKBACK_LEAN=0 (the first
+// GPU_SORT_LOOKBACK's; it applies with values too: small argsorts are not measured at
+// other windows), GPU_SORT_LOOKBACK_LEAN=0 (the first
 // look-back: windows doubling from one predecessor with word-by-word stop logic, 71 of
 // the 179 instructions a warp spent per key in the H200's profile of 2^28 float32
 // keys, 2026-12-02; default 1: sortGen.lookbackLean), GPU_SORT_HIST_LEAN=0 (the first

@@ -44,8 +44,8 @@ func TestSortPtxas(t *testing.T) {
 			&RadixPass{Order: o, Items: items, Val: ValNone, Lookback: 4, LoadFence: true, LeanLookback: true, MinBlocks: 4},
 			&RadixPass{Order: o, Items: items, Val: ValIndex, ValSize: 4, Lookback: 2, LoadFence: true, LeanLookback: true, MinBlocks: 4},
 			// The small sorts' passes (GPU_SORT_SMALL_ITEMS, GPU_SORT_SMALL_LOOKBACK).
-			&RadixPass{Order: o, Items: 8, Val: ValNone, Lookback: 32, LoadFence: true, LeanLookback: true},
-			&RadixPass{Order: o, Items: 8, Val: ValIndex, ValSize: 4, Lookback: 32, LoadFence: true, LeanLookback: true},
+			&RadixPass{Order: o, Items: 8, Val: ValNone, Lookback: 8, LoadFence: true, LeanLookback: true},
+			&RadixPass{Order: o, Items: 8, Val: ValIndex, ValSize: 4, Lookback: 8, LoadFence: true, LeanLookback: true},
 			&RadixBlockSort{Order: o, Items: items},
 			&RadixBlockSort{Order: o, Items: items, Val: ValIndex})
 	}
@@ -75,7 +75,7 @@ func TestSortPtxas(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// The .minnctapersm configurations (GPU_SORT_MINBLOCKS, not the default)
+			// The .minnctapersm configurations (GPU_SORT_MINBLOCKS, GPU_SORT_LONG_MINBLOCKS)
 			// trade spills for occupancy as ptxas sees fit: reported, not failed, as
 			// the scans' MinBlocks ones (TestScanTilesPtxasTuned). (ptxas 13.0 spills 4
 			// bytes at 14 float32 items with 4-byte indices under 3 blocks.) So do the
