@@ -137,6 +137,12 @@ type Device struct {
 	// external is set once a stream's backend handle was handed out: work may then be
 	// enqueued that pend doesn't count.
 	external atomic.Bool
+	// slowSync is nonzero while Device.Synchronize must take its full path although
+	// pend says the device is idle: it counts external once set (setExternal), each
+	// host function running (runHostFunc), the race checker while on (SetRaceCheck),
+	// and launch checks while any is pending (setPendingChecks). One word, so that the
+	// idle path reads one word for all four.
+	slowSync atomic.Int64
 	fault    atomic.Pointer[error] // the first fault a wait saw
 	// peers holds the devices whose memory d's kernels may address (EnablePeerAccess
 	// succeeded): *Device -> struct{}.
@@ -174,6 +180,13 @@ type Device struct {
 	// unified buffers, sorted, which plain copies never stage.
 	hostMu     sync.RWMutex
 	hostRanges []hostRange
+}
+
+// setExternal records that work may be enqueued on the device that pend doesn't count.
+func (d *Device) setExternal() {
+	if !d.external.Swap(true) {
+		d.slowSync.Add(1)
+	}
 }
 
 // errNilDevice is the error of a nil *Device, as receiver or argument.

@@ -39,7 +39,7 @@ func (d *Device) AdoptStream(h uintptr) (*Stream, error) {
 	}
 	s := d.wrapStream(bs)
 	s.external.Store(true)
-	d.external.Store(true)
+	d.setExternal()
 	return s, nil
 }
 
@@ -73,6 +73,6 @@ func (s *Stream) Handle() (uintptr, error) {
 		return 0, err
 	}
 	s.external.Store(true)
-	s.dev.external.Store(true)
+	s.dev.setExternal()
 	return h, nil
 }

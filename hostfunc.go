@@ -134,6 +134,7 @@ func (c *streamCore) runHostFunc(f func() error) {
 	id := enterScope()
 	c.hostFn.Store(id)
 	d.hostFns.Add(1)
+	d.slowSync.Add(1)
 	err := func() (err error) {
 		defer func() {
 			if r := recover(); r != nil {
@@ -146,6 +147,7 @@ func (c *streamCore) runHostFunc(f func() error) {
 		}()
 		return f()
 	}()
+	d.slowSync.Add(-1)
 	d.hostFns.Add(-1)
 	c.hostFn.Store(0)
 	leaveScope()

@@ -139,6 +139,18 @@ type launchChecks struct {
 	n       atomic.Int32 // len(pending), for the fast path of the reports
 }
 
+// setPendingChecks sets the count of pending checks to n (under d.checks.mu), and
+// slowSync's count of them (one while any is pending).
+func (d *Device) setPendingChecks(n int) {
+	was := d.checks.n.Swap(int32(n))
+	switch {
+	case was == 0 && n != 0:
+		d.slowSync.Add(1)
+	case was != 0 && n == 0:
+		d.slowSync.Add(-1)
+	}
+}
+
 // checkSweepMin is the fewest pending slots at which addCheck sweeps the complete ones.
 const checkSweepMin = 64
 
@@ -184,7 +196,7 @@ func (s *Stream) addCheck(slot *Buffer, report func(slot []byte) error) {
 		lc.sweepAt = 2 * len(keep)
 	}
 	lc.pending = append(lc.pending, c)
-	lc.n.Store(int32(len(lc.pending)))
+	s.dev.setPendingChecks(len(lc.pending))
 	lc.mu.Unlock()
 }
 
@@ -229,7 +241,7 @@ func (d *Device) reportChecks(covered func(c *launchCheck) bool) error {
 	}
 	clear(lc.pending[len(keep):])
 	lc.pending = keep
-	lc.n.Store(int32(len(keep)))
+	d.setPendingChecks(len(keep))
 	lc.mu.Unlock()
 	// The reports run unlocked: a decoder is the caller's code.
 	for _, c := range done {

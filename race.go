@@ -97,11 +97,13 @@ func (d *Device) SetRaceCheck(on bool) {
 		return
 	}
 	if !on {
-		d.race.Store(nil)
+		if d.race.Swap(nil) != nil {
+			d.slowSync.Add(-1)
+		}
 		return
 	}
-	if d.race.Load() == nil {
-		d.race.CompareAndSwap(nil, newRaceState(d, raceMode == "panic"))
+	if d.race.Load() == nil && d.race.CompareAndSwap(nil, newRaceState(d, raceMode == "panic")) {
+		d.slowSync.Add(1)
 	}
 }
 

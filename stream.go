@@ -145,7 +145,7 @@ func (s *Stream) BackendStream() backend.Stream {
 		return nil
 	}
 	s.external.Store(true)
-	s.dev.external.Store(true)
+	s.dev.setExternal()
 	if r := s.dev.race.Load(); r != nil {
 		return s.observedStream(r)
 	}
@@ -521,26 +521,33 @@ func (s *Stream) eventOp(name string, e *Event, op func(backend.Stream, backend.
 // this package, and the default stream) has completed, without pinning an OS thread
 // (unless the policy is WaitBlock, which calls cuCtxSynchronize). Like
 // Stream.Synchronize, it returns the index errors found in that work, once.
-func (d *Device) Synchronize(ctx context.Context, policy ...WaitPolicy) (err error) {
+func (d *Device) Synchronize(ctx context.Context, policy ...WaitPolicy) error {
 	if err := nilContext(ctx); err != nil {
 		return err
 	}
 	if d == nil {
 		return errNilDevice
 	}
+	// The idle path: a few atomic loads (gpubench's sync/context), no call. slowSync is
+	// zero only with nothing enqueued where pend can't count it, no host function
+	// running, the race checker off and no launch check pending: syncSlow's other steps
+	// would do nothing.
+	p := d.pend.Load()
+	if p == d.idleAt.Load() && d.slowSync.Load() == 0 && policiesValid(d, policy) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return d.Err()
+	}
+	return d.syncSlow(ctx, policy, p)
+}
+
+// syncSlow is Device.Synchronize past its idle path.
+func (d *Device) syncSlow(ctx context.Context, policy []WaitPolicy, p uint64) error {
 	if err := d.inHostFunc("Device.Synchronize"); err != nil {
 		return err
 	}
-	// No defers: the idle path is a handful of atomic loads (gpubench's sync/context),
-	// without a call to pickPolicy or synchronize (neither is inlined).
-	p := d.pend.Load()
-	if p == d.idleAt.Load() && !d.external.Load() && policiesValid(d, policy) {
-		if err = ctx.Err(); err == nil {
-			err = d.Err()
-		}
-	} else {
-		err = d.synchronize(ctx, policy, p)
-	}
+	err := d.synchronize(ctx, policy, p)
 	if err == nil {
 		err = d.takeRaceReports() // the race checker's (race.go)
 	}
