@@ -402,9 +402,10 @@ type sortConfig struct {
 	SmallLookback  int             // look-back window of the small-tile sorts, with values too (SmallItems; 0: LookbackVals or Lookback)
 	// LongItems4 and LongItems8 (0: none) replace Items4 and Items8, and LongMinBlocks
 	// MinBlocks, in sorts of rows of at least sortLongRowTiles such tiles and at least
-	// sortLongWaves waves of them (sortRows).
+	// LongWaves waves of them (sortPass; LongWaves 0: any number).
 	LongItems4, LongItems8 int
 	LongMinBlocks          int
+	LongWaves              int // (not from the environment: 4; tests set it small)
 	// SegMax is the most keys of a segment and, over the tile size, the most tiles of
 	// a launch (kernel.SortSegmentMax; tests make it small to exercise segments and
 	// launch groups).
@@ -412,14 +413,12 @@ type sortConfig struct {
 }
 
 // The long-row rule (sortConfig.LongItems4): a row of at least sortLongRowTiles tiles
-// (its last tile's padding at most 1/16 of it) and at least sortLongWaves waves of
-// tiles over the device. On the H200 (2026-12-03) tiles of 28 items under three blocks
-// took 6.16 ms against 7.78 for 2^28 float32 keys, but 7.17 ms against 6.15 for the
-// rows of 16384x16384 (2.3 such tiles a row).
-const (
-	sortLongRowTiles = 16
-	sortLongWaves    = 4
-)
+// (its last tile's padding at most 1/16 of it) and at least sortConfig.LongWaves
+// (default 4) waves of tiles over the device, a wave LongMinBlocks blocks (at least 1)
+// on each multiprocessor. On the H200 (2026-12-03) tiles of 28 items under three
+// blocks took 6.16 ms against 7.78 for 2^28 float32 keys, but 7.17 ms against 6.15 for
+// the rows of 16384x16384 (2.3 such tiles a row).
+const sortLongRowTiles = 16
 
 // sortCfg is the sort kernels' configuration, process-wide: sortConfigFromEnv's at
 // start-up (tuning.go), setSortConfig's for tests and benchmarks.
@@ -428,6 +427,9 @@ var sortCfg atomic.Pointer[sortConfig]
 // setSortConfig selects the configuration and returns the previous one (tests and
 // benchmarks).
 func setSortConfig(c sortConfig) sortConfig { return *sortCfg.Swap(&c) }
+
+// sortPassHook, when set (tests), sees every radix sort's pass spec before it runs.
+var sortPassHook atomic.Pointer[func(*kernel.RadixPass)]
 
 // sortRows sorts rows rows of rowLen contiguous keys (and vals) into outK and outV
 // (contiguous; either may be nil: keys or values not wanted). With vals nil, outV gets
@@ -461,39 +463,50 @@ func sortRows(s *Stream, keys, vals *header, rows, rowLen int, desc bool, outK, 
 	if rowLen <= bs.Tile() {
 		return blockSort(s, bs, keys, vals, rows, rowLen, outK, outV)
 	}
-	items := cfg.Items4
-	if ks == 8 || vs == 8 {
-		items = cfg.Items8
+	sp := sortPass(cfg, &s.dev.info, order, val, vs, rows, rowLen)
+	if h := sortPassHook.Load(); h != nil {
+		(*h)(sp)
 	}
-	// A sort of less than one wave of tiles runs as long as one tile's block: smaller
-	// tiles (SmallItems) make more, shorter blocks. Long rows take larger tiles
-	// (LongItems4/8), which spend fewer instructions a key on the look-back and the
-	// per-tile steps, where the padding of a row's last tile stays small.
+	return radixSort(s, sp, cfg, keys, vals, rows, rowLen, outK, outV)
+}
+
+// sortPass returns the pass of a radix sort of rows rows of rowLen keys (with values
+// val of vs bytes) on the device info describes, under cfg.
+//
+// A sort of less than one wave of tiles runs as long as one tile's block: smaller
+// tiles (SmallItems) make more, shorter blocks. Long rows take larger tiles
+// (LongItems4/8), which spend fewer instructions a key on the look-back and the
+// per-tile steps, where the padding of a row's last tile stays small.
+func sortPass(cfg sortConfig, info *DeviceInfo, order kernel.SortKey, val kernel.SortVal, vs, rows, rowLen int) *kernel.RadixPass {
+	ks := order.Size()
+	items, long := cfg.Items4, cfg.LongItems4
+	if ks == 8 || vs == 8 {
+		items, long = cfg.Items8, cfg.LongItems8
+	}
 	lb, minBlocks := cfg.Lookback, cfg.MinBlocks
 	if val != kernel.ValNone && cfg.LookbackVals > 0 {
 		lb = cfg.LookbackVals
 	}
-	sms := max(1, s.dev.info.Multiprocessors)
+	sms := max(1, info.Multiprocessors)
 	tileCount := func(items int) int {
 		tile := kernel.SortBlock * items
 		return (rowLen + tile - 1) / tile
 	}
-	long := cfg.LongItems4
-	if ks == 8 || vs == 8 {
-		long = cfg.LongItems8
-	}
+	sp := &kernel.RadixPass{Order: order, Val: val, ValSize: vs, Rank: cfg.Rank, LoadFence: cfg.LoadFence, LeanLookback: cfg.LeanLookback}
+	small := cfg.SmallItems > 0 && cfg.SmallItems < items && rows*tileCount(items) < 2*sms
+	isLong := !small && long > 0 && tileCount(long) >= sortLongRowTiles &&
+		rows*tileCount(long) >= cfg.LongWaves*max(1, cfg.LongMinBlocks)*sms
 	switch {
-	case cfg.SmallItems > 0 && cfg.SmallItems < items && rows*tileCount(items) < 2*sms:
+	case small:
 		items = cfg.SmallItems
 		if cfg.SmallLookback > 0 {
 			lb = cfg.SmallLookback
 		}
-	case long > 0 && tileCount(long) >= sortLongRowTiles && rows*tileCount(long) >= sortLongWaves*max(1, cfg.LongMinBlocks)*sms:
+	case isLong:
 		items, minBlocks = long, cfg.LongMinBlocks
 	}
-	sp := &kernel.RadixPass{Order: order, Items: items, Val: val, ValSize: vs, Lookback: lb,
-		MinBlocks: minBlocks, Rank: cfg.Rank, LoadFence: cfg.LoadFence, LeanLookback: cfg.LeanLookback}
-	return radixSort(s, sp, cfg, keys, vals, rows, rowLen, outK, outV)
+	sp.Items, sp.Lookback, sp.MinBlocks = items, lb, minBlocks
+	return sp
 }
 
 // blockSort sorts rows of at most a tile in shared memory.

@@ -1,5 +1,7 @@
 package gpu
 
+import "github.com/go-gpu/gpu/internal/kernel"
+
 // SortConfig is the sort kernels' tuning (items per thread, look-back window, segment
 // size).
 type SortConfig = sortConfig
@@ -7,6 +9,17 @@ type SortConfig = sortConfig
 // SetSortConfig selects the sort configuration for tests and benchmarks and returns the
 // previous one.
 func SetSortConfig(c SortConfig) SortConfig { return setSortConfig(c) }
+
+// SetSortPassHook makes f see every radix sort's pass spec (nil: none) and returns a
+// function that puts the previous hook back.
+func SetSortPassHook(f func(*kernel.RadixPass)) (restore func()) {
+	var p *func(*kernel.RadixPass)
+	if f != nil {
+		p = &f
+	}
+	old := sortPassHook.Swap(p)
+	return func() { sortPassHook.Store(old) }
+}
 
 // SortConfigFromEnv is sortConfigFromEnv.
 func SortConfigFromEnv(getenv func(string) string) SortConfig { return sortConfigFromEnv(getenv) }

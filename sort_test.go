@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 	"unsafe"
 
@@ -586,7 +587,7 @@ func TestSortErrors(t *testing.T) {
 
 // Small tiles, segments and launches: rows split into segments chained pass by pass,
 // rows grouped into several launches, look-back windows of 1 and 32, block sorts of
-// small tiles.
+// small tiles, and the long rows' passes with segments and launch groups.
 func TestSortSegments(t *testing.T) {
 	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
 		rng := rand.New(rand.NewPCG(21, 7))
@@ -611,6 +612,63 @@ func TestSortSegments(t *testing.T) {
 			})
 			gpu.SetSortConfig(old)
 		}
+		// Long rows' tiles (LongItems4/8) with segments of 3 and 16 tiles, launch
+		// groups and whole rows, whatever the core count: tiles of 6 and 5 items under
+		// one block, no wave rule (LongWaves 0), no small tiles. The hook checks that
+		// every sort takes the long pass where its rows have at least 16 such tiles
+		// (sortLongRowTiles), the base pass where not.
+		var mu sync.Mutex
+		var passes []kernel.RadixPass
+		defer gpu.SetSortPassHook(func(sp *kernel.RadixPass) {
+			mu.Lock()
+			passes = append(passes, *sp)
+			mu.Unlock()
+		})()
+		longRuns := 0
+		for _, segMax := range []int{3 * 1536, 16*1536 + 100, 1 << 28} {
+			c := def
+			c.LongItems4, c.LongItems8, c.LongMinBlocks, c.LongWaves, c.SmallItems, c.SegMax = 6, 5, 1, 0, 0, segMax
+			old := gpu.SetSortConfig(c)
+			t.Run(fmt.Sprintf("long%d,%d-seg%d", c.LongItems4, c.LongItems8, c.SegMax), func(t *testing.T) {
+				for _, sh := range [][2]int{{1, 24600}, {1, 50001}, {3, 30000}, {2, 21000}} {
+					rows, n := sh[0], sh[1]
+					check := func(ks int, sortBoth func()) {
+						t.Helper()
+						mu.Lock()
+						passes = passes[:0]
+						mu.Unlock()
+						sortBoth()
+						items, long := c.Items4, c.LongItems4
+						if ks == 8 {
+							items, long = c.Items8, c.LongItems8
+						}
+						isLong := (n+kernel.SortBlock*long-1)/(kernel.SortBlock*long) >= 16
+						want := kernel.RadixPass{Items: items, MinBlocks: c.MinBlocks}
+						if isLong {
+							want = kernel.RadixPass{Items: long, MinBlocks: c.LongMinBlocks}
+							longRuns++
+						}
+						mu.Lock()
+						defer mu.Unlock()
+						if len(passes) != 2 { // Sort and Argsort
+							t.Fatalf("%d-byte keys %v: %d radix sorts, want 2", ks, sh, len(passes))
+						}
+						for _, p := range passes {
+							if p.Items != want.Items || p.MinBlocks > want.MinBlocks || isLong && p.MinBlocks != want.MinBlocks {
+								t.Fatalf("%d-byte keys %v: pass %s, want %d items under %d blocks", ks, sh, p.Key(), want.Items, want.MinBlocks)
+							}
+						}
+					}
+					check(4, func() { checkSorted(t, s, stGen[float32](rng, rows*n, patSpecial), []int{rows, n}, false) })
+					check(8, func() { checkSorted(t, s, stGen[int64](rng, rows*n, patRandom), []int{rows, n}, true) })
+					check(2, func() { checkSorted(t, s, stGen[uint16](rng, rows*n, patLowBits), []int{rows, n}, false) })
+				}
+			})
+			gpu.SetSortConfig(old)
+		}
+		if longRuns != 3*(3*3+1) {
+			t.Errorf("%d sorts on the long passes, want 30", longRuns)
+		}
 		gpu.SetSortConfig(def)
 	})
 }
@@ -630,7 +688,8 @@ func TestSortConfigFromEnv(t *testing.T) {
 	}
 	def := gpu.SortConfigFromEnv(env())
 	if !def.LeanLookback || !def.HistLean || def.SmallItems != 8 || def.SmallLookback != 8 || def.Lookback != 4 || def.LookbackVals != 2 || def.Rank != kernel.RankBallot ||
-		def.MinBlocks != 4 || def.Items4 != 16 || def.Items8 != 12 || def.LongItems4 != 28 || def.LongItems8 != 16 || def.LongMinBlocks != 3 {
+		def.MinBlocks != 4 || def.Items4 != 16 || def.Items8 != 12 || def.LongItems4 != 28 || def.LongItems8 != 16 || def.LongMinBlocks != 3 ||
+		def.LongWaves != 4 {
 		t.Fatalf("defaults: %+v", def)
 	}
 	c := gpu.SortConfigFromEnv(env("GPU_SORT_LOOKBACK_LEAN", "0", "GPU_SORT_HIST_LEAN", "off", "GPU_SORT_SMALL_ITEMS", "0",

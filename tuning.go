@@ -678,11 +678,12 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // fits those passes of every key type, with indices or payloads, in 64 registers
 // without spills; 0: no cap).
 // GPU_SORT_LONG_ITEMS, GPU_SORT_LONG_ITEMS8 and GPU_SORT_LONG_MINBLOCKS (defaults 28,
-// 16 and 3; 0 items: no long configuration for that key width; LONG_MINBLOCKS 0: no cap, the wave rule counting one block) take their places for long rows (sortRows:
-// sortLongRowTiles, sortLongWaves). The pass is instruction-bound (131 instructions a
-// key at 16 items, the ALU pipe 72% busy, H200, 2026-12-02), and larger tiles spend
-// fewer of them a key on the look-back and the per-tile steps. On the H200
-// (2026-12-03, one process each in turn, ms):
+// 16 and 3; 0 items: no long configuration for that key width; LONG_MINBLOCKS 0: no
+// cap, the wave rule counting one block) take their places for long rows (sortPass:
+// sortLongRowTiles, sortConfig.LongWaves, 4 waves, set by tests only). The pass is
+// instruction-bound (131 instructions a key at 16 items, the ALU pipe 72% busy, H200,
+// 2026-12-02), and larger tiles spend fewer of them a key on the look-back and the
+// per-tile steps. On the H200 (2026-12-03, one process each in turn, ms):
 //
 //	                                 16 items, 4 blocks   24, 3   28, 3
 //	sort of 2^28 float32                  7.74-7.78        6.46    6.16-6.18
@@ -731,7 +732,7 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 4, LookbackVals: 2, HistItems: 8, SegMax: kernel.SortSegmentMax,
 		LoadFence: true, MinBlocks: 4, SmallItems: 8, SmallLookback: 8, LeanLookback: true, HistLean: true,
-		LongItems4: 28, LongItems8: 16, LongMinBlocks: 3}
+		LongItems4: 28, LongItems8: 16, LongMinBlocks: 3, LongWaves: 4}
 	envInt(getenv, "GPU_SORT_ITEMS", 4, 28, &c.Items4)
 	envInt(getenv, "GPU_SORT_ITEMS8", 4, 16, &c.Items8)
 	envChoice(getenv, "GPU_SORT_LOOKBACK", &c.Lookback, 1, 2, 4, 8, 16, 32)
