@@ -414,10 +414,11 @@ type sortConfig struct {
 
 // The long-row rule (sortConfig.LongItems4): a row of at least sortLongRowTiles tiles
 // (its last tile's padding at most 1/16 of it) and at least sortConfig.LongWaves
-// (default 4) waves of tiles over the device, a wave LongMinBlocks blocks (at least 1)
-// on each multiprocessor. On the H200 (2026-12-03) tiles of 28 items under three
-// blocks took 6.16 ms against 7.78 for 2^28 float32 keys, but 7.17 ms against 6.15 for
-// the rows of 16384x16384 (2.3 such tiles a row).
+// (default 4) waves of tiles over the device, a wave LongMinBlocks blocks (at least 1,
+// at most what fits: sortResidentBlocks) on each multiprocessor. On the H200
+// (2026-12-03) tiles of 28 items under three blocks took 6.16 ms against 7.78 for 2^28
+// float32 keys, but 7.17 ms against 6.15 for the rows of 16384x16384 (2.3 such tiles a
+// row).
 const sortLongRowTiles = 16
 
 // sortCfg is the sort kernels' configuration, process-wide: sortConfigFromEnv's at
@@ -476,7 +477,9 @@ func sortRows(s *Stream, keys, vals *header, rows, rowLen int, desc bool, outK, 
 // A sort of less than one wave of tiles runs as long as one tile's block: smaller
 // tiles (SmallItems) make more, shorter blocks. Long rows take larger tiles
 // (LongItems4/8), which spend fewer instructions a key on the look-back and the
-// per-tile steps, where the padding of a row's last tile stays small.
+// per-tile steps, where the padding of a row's last tile stays small. The passes'
+// MinBlocks (their register cap) and the blocks of the long rule's wave are at most
+// the blocks whose shared memory fits a multiprocessor (sortResidentBlocks).
 func sortPass(cfg sortConfig, info *DeviceInfo, order kernel.SortKey, val kernel.SortVal, vs, rows, rowLen int) *kernel.RadixPass {
 	ks := order.Size()
 	items, long := cfg.Items4, cfg.LongItems4
@@ -493,9 +496,13 @@ func sortPass(cfg sortConfig, info *DeviceInfo, order kernel.SortKey, val kernel
 		return (rowLen + tile - 1) / tile
 	}
 	sp := &kernel.RadixPass{Order: order, Val: val, ValSize: vs, Rank: cfg.Rank, LoadFence: cfg.LoadFence, LeanLookback: cfg.LeanLookback}
+	fits := func(items, blocks int) int { // blocks, at most those that fit
+		sp.Items = items
+		return sortResidentBlocks(blocks, sp.SharedBytes(), info)
+	}
 	small := cfg.SmallItems > 0 && cfg.SmallItems < items && rows*tileCount(items) < 2*sms
 	isLong := !small && long > 0 && tileCount(long) >= sortLongRowTiles &&
-		rows*tileCount(long) >= cfg.LongWaves*max(1, cfg.LongMinBlocks)*sms
+		rows*tileCount(long) >= cfg.LongWaves*max(1, fits(long, cfg.LongMinBlocks))*sms
 	switch {
 	case small:
 		items = cfg.SmallItems
@@ -505,8 +512,27 @@ func sortPass(cfg sortConfig, info *DeviceInfo, order kernel.SortKey, val kernel
 	case isLong:
 		items, minBlocks = long, cfg.LongMinBlocks
 	}
-	sp.Items, sp.Lookback, sp.MinBlocks = items, lb, minBlocks
+	sp.Items, sp.Lookback = items, lb
+	sp.MinBlocks = fits(items, minBlocks)
 	return sp
+}
+
+// sortResidentBlocks returns want (a pass's MinBlocks: .minnctapersm, which caps its
+// registers so that want blocks fit a multiprocessor) clamped to the blocks of smem
+// bytes of static shared memory that fit a multiprocessor of the device: its
+// MaxSharedPerMultiprocessor over smem plus the driver's ReservedSharedPerBlock, at
+// least 1. want 0 (no cap) stays 0; where the device doesn't say (0: the CPU backend)
+// want stays as it is. The defaults (MinBlocks 4, LongMinBlocks 3) are the H200's: 228
+// KiB a multiprocessor, where every pass (at most 48 KiB) fits four times, so nothing
+// changes there. A GPU of 100 KiB a multiprocessor (sm_86, sm_89) fits two of the long
+// rows' passes (45-46 KiB) and of the base passes of 8-byte keys (34-37 KiB), three of
+// those of 4-byte keys (26-30 KiB); a cap past those would cost registers (spills) for
+// no occupancy.
+func sortResidentBlocks(want, smem int, info *DeviceInfo) int {
+	if want <= 0 || info.MaxSharedPerMultiprocessor <= 0 || smem <= 0 {
+		return want
+	}
+	return max(1, min(want, info.MaxSharedPerMultiprocessor/(smem+max(0, info.ReservedSharedPerBlock))))
 }
 
 // blockSort sorts rows of at most a tile in shared memory.

@@ -699,7 +699,9 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // (CUDA 13) made of them, at a window of 16. The default 28-item passes spill too: CUDA 13's ptxas
 // 64-84 bytes without values, 4-12 with indices (11.8: 84-92 and 8-12); they were still the fastest
 // measured. The figures are the H200's: a GPU with less shared memory a multiprocessor (100 KiB on
-// sm_86/89) fits fewer of these blocks than MinBlocks asks. Smaller windows then took less
+// sm_86/89) fits fewer of these blocks than MinBlocks asks, and there the passes take
+// the blocks that fit (sortResidentBlocks: for the register cap and the long rows' wave
+// rule; not measured). Smaller windows then took less
 // (H200, 2026-12-03, one process each in turn, two or three rounds, ms):
 //
 //	window                         16         8          4          2          1

@@ -80,6 +80,12 @@ type Info struct {
 	// are faster through pinned staging buffers than as the backend's own copies (true
 	// on CUDA, whose driver stages pageable copies through small buffers on one thread).
 	StagedHostCopies bool
+	// MaxSharedPerMultiprocessor is the shared memory a multiprocessor holds for its
+	// resident blocks, of which the driver reserves ReservedSharedPerBlock for each
+	// block (bytes; 0 where the device doesn't say: the CPU, or a driver without the
+	// attribute).
+	MaxSharedPerMultiprocessor int
+	ReservedSharedPerBlock     int
 }
 
 // Backend opens devices of one kind.

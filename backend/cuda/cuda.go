@@ -108,6 +108,9 @@ func open(ordinal int) (*Device, error) {
 			return nil, err
 		}
 	}
+	// (Left 0 where the driver lacks them: the reserve came with CUDA 11.)
+	info.MaxSharedPerMultiprocessor, _ = dev.Attribute(cu.AttrMaxSharedMemoryPerSM)
+	info.ReservedSharedPerBlock, _ = dev.Attribute(cu.AttrReservedSharedMemory)
 	l2, err := dev.Attribute(cu.AttrL2CacheSize)
 	if err != nil {
 		return nil, err

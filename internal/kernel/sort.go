@@ -575,18 +575,25 @@ func (p *RadixPass) Validate() error {
 	if p.Rank > RankAtomicOr {
 		return fmt.Errorf("kernel: sort ranking %v", p.Rank)
 	}
-	smem := p.tileBytes() + 8*RadixDigits*4 + RadixDigits*8 + 64
-	if p.digitsInSmem() {
-		smem += p.Tile() // the digits
-	}
-
-	if smem > 48<<10 {
+	if smem := p.SharedBytes(); smem > 48<<10 {
 		return fmt.Errorf("kernel: sort tile of %d keys takes too much shared memory", p.Tile())
 	}
 	if p.MinBlocks < 0 || p.MinBlocks > 8 {
 		return fmt.Errorf("kernel: sort min blocks %d", p.MinBlocks)
 	}
 	return nil
+}
+
+// SharedBytes returns the pass kernel's static shared memory in bytes: the tile's keys
+// or values, warp counters, digit offsets, a few words and, with values or float
+// keys, each slot's digit (at most 48 KiB: Validate). It is ptxas's count or up to 16
+// bytes more (the small arrays rounded up).
+func (p *RadixPass) SharedBytes() int {
+	smem := p.tileBytes() + 8*RadixDigits*4 + RadixDigits*8 + 64
+	if p.digitsInSmem() {
+		smem += p.Tile() // the digits
+	}
+	return smem
 }
 
 // tileBytes is the shared memory of a pass's tile of keys or values (RankAtomicOr

@@ -21,6 +21,8 @@ const (
 	AttrManagedMemory            DeviceAttribute = 83
 	AttrConcurrentManagedAccess  DeviceAttribute = 89
 	AttrMaxSharedMemoryOptin     DeviceAttribute = 97
+	AttrMaxSharedMemoryPerSM     DeviceAttribute = 81
+	AttrReservedSharedMemory     DeviceAttribute = 111
 	AttrMemoryPoolsSupported     DeviceAttribute = 115
 	AttrMaxBlocksPerMultiprocess DeviceAttribute = 106
 )

@@ -1,0 +1,71 @@
+package gpu
+
+import (
+	"testing"
+
+	"github.com/go-gpu/gpu/dtype"
+	"github.com/go-gpu/gpu/internal/kernel"
+)
+
+// The passes' blocks per multiprocessor (MinBlocks, the long rule's wave) at most what
+// the device's shared memory fits: unchanged on the H200 (228 KiB a multiprocessor),
+// fewer on sm_86/89 (100 KiB), unchanged where the device doesn't say (the CPU).
+func TestSortResidentBlocks(t *testing.T) {
+	h200 := DeviceInfo{Backend: "cuda", Multiprocessors: 132, MaxSharedPerMultiprocessor: 228 << 10, ReservedSharedPerBlock: 1 << 10}
+	sm86 := DeviceInfo{Backend: "cuda", Multiprocessors: 84, MaxSharedPerMultiprocessor: 100 << 10, ReservedSharedPerBlock: 1 << 10}
+	cpu := DeviceInfo{Backend: "cpu", Multiprocessors: 84}
+	for _, c := range []struct {
+		want, smem int
+		info       DeviceInfo
+		out        int
+	}{
+		{3, 46144, h200, 3}, {4, 47168, h200, 4}, {8, 47168, h200, 4}, {4, 48 << 10, h200, 4},
+		{3, 46144, sm86, 2}, {4, 26688, sm86, 3}, {4, 37952, sm86, 2}, {1, 46144, sm86, 1},
+		{0, 46144, sm86, 0}, {4, 200 << 10, sm86, 1}, {3, 46144, cpu, 3},
+		{2, 50 << 10, DeviceInfo{MaxSharedPerMultiprocessor: 100 << 10}, 2}, // no reserve
+	} {
+		if got := sortResidentBlocks(c.want, c.smem, &c.info); got != c.out {
+			t.Errorf("%d blocks of %d bytes on %d KiB (%d reserved): %d, want %d", c.want, c.smem,
+				c.info.MaxSharedPerMultiprocessor>>10, c.info.ReservedSharedPerBlock, got, c.out)
+		}
+	}
+
+	def := sortConfigFromEnv(func(string) string { return "" })
+	f32 := kernel.SortKey{Type: dtype.Float32}
+	f64 := kernel.SortKey{Type: dtype.Float64}
+	i32 := kernel.SortKey{Type: dtype.Int32}
+	for _, c := range []struct {
+		name       string
+		info       DeviceInfo
+		order      kernel.SortKey
+		val        kernel.SortVal
+		vs         int
+		rows, n    int
+		items, min int // the pass: items, MinBlocks
+	}{
+		// The H200's choices: the long passes under 3 blocks, the base ones under 4.
+		{"h200 2^28 float32", h200, f32, kernel.ValNone, 0, 1, 1 << 28, 28, 3},
+		{"h200 2^28 float32 argsort", h200, f32, kernel.ValIndex, 4, 1, 1 << 28, 28, 3},
+		{"h200 2^27 float64 argsort", h200, f64, kernel.ValIndex, 4, 1, 1 << 27, 16, 3},
+		{"h200 16384x16384 int32", h200, i32, kernel.ValNone, 0, 16384, 16384, 16, 4},
+		{"h200 2^22 float64", h200, f64, kernel.ValNone, 0, 1, 1 << 22, 12, 4},
+		// 100 KiB a multiprocessor: 2 long blocks, 3 of 16 items of 4 bytes, 2 of 12 of 8.
+		{"sm86 2^28 float32", sm86, f32, kernel.ValNone, 0, 1, 1 << 28, 28, 2},
+		{"sm86 2^27 float64 argsort", sm86, f64, kernel.ValIndex, 4, 1, 1 << 27, 16, 2},
+		{"sm86 16384x16384 int32", sm86, i32, kernel.ValNone, 0, 16384, 16384, 16, 3},
+		{"sm86 2^20 float64", sm86, f64, kernel.ValNone, 0, 1, 1 << 20, 12, 2},
+		// The wave rule at the blocks that fit: 700 tiles of 7168 keys are 4 waves of
+		// 2 blocks on 84 multiprocessors (672), not of 3 (1008).
+		{"sm86 700 long tiles", sm86, f32, kernel.ValNone, 0, 1, 700 * 7168, 28, 2},
+		{"unknown 700 long tiles", DeviceInfo{Multiprocessors: 84}, f32, kernel.ValNone, 0, 1, 700 * 7168, 16, 4},
+		{"cpu 2^28 float32", cpu, f32, kernel.ValNone, 0, 1, 1 << 28, 28, 3},
+	} {
+		sp := sortPass(def, &c.info, c.order, c.val, c.vs, c.rows, c.n)
+		if sp.Items != c.items || sp.MinBlocks != c.min {
+			t.Errorf("%s: pass %s, want %d items under %d blocks", c.name, sp.Key(), c.items, c.min)
+		}
+		if err := sp.Validate(); err != nil {
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+}
