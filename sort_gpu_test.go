@@ -37,7 +37,18 @@ func checkSortedFast[T gpu.Elem](t *testing.T, s *gpu.Stream, xs []T, desc bool)
 	defer srt.Free()
 	idx := mustArr[int64](t)(gpu.Argsort(s, a, 0, opts...))
 	defer idx.Free()
-	got, gi := toSlice(t, srt), toSlice(t, idx)
+	checkArgsortFast(t, xs, toSlice(t, srt), toSlice(t, idx), desc)
+}
+
+// checkArgsortFast checks in O(n) that gi (Argsort of xs) is a permutation of 0..n-1
+// along which xs is in order, its indices increasing among equal keys (the stable
+// sort's), and, got not nil, that got (Sort of xs) is xs along it, bit for bit.
+func checkArgsortFast[T gpu.Elem](t *testing.T, xs, got []T, gi []int64, desc bool) {
+	t.Helper()
+	n := len(xs)
+	if len(gi) != n || got != nil && len(got) != n {
+		t.Fatalf("%v n=%d: %d indices, %d sorted keys", dtype.Of[T](), n, len(gi), len(got))
+	}
 	before := func(x, y T) bool { // x strictly before y in the order
 		if desc {
 			return stLess(y, x)
@@ -51,14 +62,15 @@ func checkSortedFast[T gpu.Elem](t *testing.T, s *gpu.Stream, xs []T, desc bool)
 			t.Fatalf("%v n=%d: argsort[%d] = %d: not a permutation", dtype.Of[T](), n, i, j)
 		}
 		seen[j] = true
-		if stBits(xs[j]) != stBits(got[i]) {
+		if got != nil && stBits(xs[j]) != stBits(got[i]) {
 			t.Fatalf("%v n=%d: sorted[%d] = %v but a[argsort[%d]] = %v", dtype.Of[T](), n, i, got[i], i, xs[j])
 		}
 		if i > 0 {
-			if before(got[i], got[i-1]) {
-				t.Fatalf("%v n=%d: out of order at %d: %v after %v", dtype.Of[T](), n, i, got[i], got[i-1])
+			k, prev := xs[j], xs[gi[i-1]]
+			if before(k, prev) {
+				t.Fatalf("%v n=%d: out of order at %d: %v after %v", dtype.Of[T](), n, i, k, prev)
 			}
-			if !before(got[i-1], got[i]) && gi[i] < gi[i-1] {
+			if !before(prev, k) && gi[i] < gi[i-1] {
 				t.Fatalf("%v n=%d: unstable at %d: index %d after %d among equal keys", dtype.Of[T](), n, i, gi[i], gi[i-1])
 			}
 		}
@@ -66,8 +78,8 @@ func checkSortedFast[T gpu.Elem](t *testing.T, s *gpu.Stream, xs []T, desc bool)
 }
 
 // checkSortByKeyFast checks SortByKey of xs (1-D) with each key's index as the
-// payload, of 4 and of 8 bytes, against Argsort (both stable, so equal): the passes
-// that carry payloads.
+// payload, of 4 and of 8 bytes, against Argsort (both stable, so equal; Argsort
+// checked first, checkArgsortFast): the passes that carry payloads.
 func checkSortByKeyFast[T gpu.Elem](t *testing.T, s *gpu.Stream, xs []T) {
 	t.Helper()
 	n := len(xs)
@@ -76,6 +88,7 @@ func checkSortByKeyFast[T gpu.Elem](t *testing.T, s *gpu.Stream, xs []T) {
 	idx := mustArr[int64](t)(gpu.Argsort(s, a, 0))
 	defer idx.Free()
 	want := toSlice(t, idx)
+	checkArgsortFast(t, xs, nil, want, false)
 	i64 := mustArr[int64](t)(gpu.Arange[int64](s, 0, int64(n), 1))
 	defer i64.Free()
 	i32 := mustArr[int32](t)(gpu.Arange[int32](s, 0, int32(n), 1))
