@@ -685,23 +685,24 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // 2026-12-02), and larger tiles spend fewer of them a key on the look-back and the
 // per-tile steps. On the H200 (2026-12-03, one process each in turn, ms):
 //
-//	                                 16 items, 4 blocks   24, 3   28, 3
-//	sort of 2^28 float32                  7.74-7.78        6.46    6.16-6.18
-//	sort of 2^28 int32                    7.71             6.50    6.04
-//	argsort of 2^28 float32               9.92-9.93        8.50    8.07
-//	argsort of 2^28 int32                 10.1             8.51    8.17
-//	sort of 16384x16384 rows              6.15             6.44    7.17
+//	                                 16 items, 4 blocks   24, 3       28, 3
+//	sort of 2^28 float32                  7.74-7.78        6.46-6.48   6.16-6.18
+//	sort of 2^28 int32                    7.71             6.50        6.04
+//	argsort of 2^28 float32               9.92-9.93        8.50-8.51   8.07
+//	argsort of 2^28 int32                 10.1             8.51-8.55   8.17
+//	sort of 16384x16384 rows              6.15-6.16        6.42-6.44   7.17-7.18
 //
 // with 16 items under 3 blocks 8.09 and 6.56 ms (the first and last rows), and for
 // 8-byte keys 12 items under 4 blocks against 16 under 3: sort of 2^27 float64
 // 10.7 / 9.62-9.67 ms, argsort 13.2-13.3 / 12.7. ptxas 11.8 spills 8 to 16 bytes in
 // passes of 24 items under 3 blocks; the times above are what the driver's compiler
-// (CUDA 13) made of them, at a window of 16. The default 28-item passes spill too: CUDA 13's ptxas
-// 64-84 bytes without values, 4-12 with indices (11.8: 84-92 and 8-12); they were still the fastest
-// measured. The figures are the H200's: a GPU with less shared memory a multiprocessor (100 KiB on
-// sm_86/89) fits fewer of these blocks than MinBlocks asks, and there the passes take
-// the blocks that fit (sortResidentBlocks: for the register cap and the long rows' wave
-// rule; not measured). Smaller windows then took less
+// (CUDA 13) made of them, at a window of 16. The default 28-item passes spill too:
+// CUDA 13's ptxas 72-84 bytes without values, 8-12 with indices at the default windows
+// (64-76 and 4 at a window of 16; ptxas 11.8: 84-92 and 8-12); they were still the
+// fastest measured. The figures are the H200's: a GPU with less shared memory a
+// multiprocessor (100 KiB on sm_86/89) fits fewer of these blocks than MinBlocks asks,
+// and there the passes take the blocks that fit (sortResidentBlocks: for the register
+// cap and the long rows' wave rule; not measured). Smaller windows then took less
 // (H200, 2026-12-03, one process each in turn, two or three rounds, ms):
 //
 //	window                         16         8          4          2          1
@@ -723,14 +724,14 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // 512000-key sort's 125 tiles of 4096 keys kept 12% of the H200's warps busy; 0 keeps
 // Items4/Items8), GPU_SORT_SMALL_LOOKBACK (1 to 32: the look-back window of those
 // sorts; default 8: 512000 float32 keys plus a synchronize took 62.7-69.7 µs against
-// 71.9-76.1 at 32, the median of three processes each in turn, H200, 2026-12-03; 0:
-// GPU_SORT_LOOKBACK's; it applies with values too: small argsorts are not measured at
-// other windows), GPU_SORT_LOOKBACK_LEAN=0 (the first
-// look-back: windows doubling from one predecessor with word-by-word stop logic, 71 of
-// the 179 instructions a warp spent per key in the H200's profile of 2^28 float32
-// keys, 2026-12-02; default 1: sortGen.lookbackLean), GPU_SORT_HIST_LEAN=0 (the first
-// histogram kernel: unpadded copies, whose lanes counting one digit meet on one bank;
-// default 1: RadixHist.Lean).
+// 71.9-76.1 at 32, the median of three processes each in turn, H200, 2026-12-03; it
+// applies with values too, though small argsorts are not measured at other windows; 0:
+// GPU_SORT_LOOKBACK's, or GPU_SORT_LOOKBACK_VALS's with values),
+// GPU_SORT_LOOKBACK_LEAN=0 (the first look-back: windows doubling from one predecessor
+// with word-by-word stop logic, 71 of the 179 instructions a warp spent per key in the
+// H200's profile of 2^28 float32 keys, 2026-12-02; default 1: sortGen.lookbackLean),
+// GPU_SORT_HIST_LEAN=0 (the first histogram kernel: unpadded copies, whose lanes
+// counting one digit meet on one bank; default 1: RadixHist.Lean).
 func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 4, LookbackVals: 2, HistItems: 8, SegMax: kernel.SortSegmentMax,
 		LoadFence: true, MinBlocks: 4, SmallItems: 8, SmallLookback: 8, LeanLookback: true, HistLean: true,
