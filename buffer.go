@@ -313,18 +313,25 @@ func (a *allocation) release() error {
 		// Free on the one stream (of the buffer's device) that used it, else on the
 		// default stream after waiting for every use; never on a stream that captures
 		// a graph (the free would be captured): on the device's side stream instead.
-		// Uses known complete don't count (settle).
+		// Uses known complete don't count (settle). Memory whose uses are all complete
+		// goes to the last writer's stream all the same (its block cache: the next
+		// allocation there of that size reuses it), not to the default stream's.
+		last := a.w.s
 		if a.w.s != nil && a.w.complete() {
 			a.w.clear()
 		}
+		idle := a.w.s == nil
 		for i := range a.r {
 			if a.r[i].s != nil && a.r[i].complete() {
 				a.r[i].clear()
 			}
+			idle = idle && a.r[i].s == nil
 		}
 		f := a.dev.def
 		if a.w.s != nil && a.w.s.dev == a.dev && !a.w.s.isClosed() {
 			f = a.w.s
+		} else if idle && last != nil && last.dev == a.dev && !last.isClosed() {
+			f = last
 		}
 		for _, x := range a.r {
 			if x.s != nil && x.s != f {

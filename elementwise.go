@@ -270,33 +270,41 @@ func newPlan(src string, vars Vars, names []string, out dtype.DType) (*evalPlan,
 	return p, nil
 }
 
-// operandLabels names operands in errors: label i is what the user calls vals[i].
-type operandLabels interface{ label(i int) string }
-
-// variableLabels names Eval's variables: `variable "x"`.
-type variableLabels []string
-
-func (l variableLabels) label(i int) string { return fmt.Sprintf("variable %q", l[i]) }
-
-// kernelLabels names a Kernel's operands by the names given to NewKernel: `operand "x"`.
-type kernelLabels []string
-
-func (l kernelLabels) label(i int) string {
-	if i < len(l) {
-		return fmt.Sprintf("operand %q", l[i])
-	}
-	return fmt.Sprintf("operand %d", i)
+// operandLabels names operands in errors: label i is what the user calls vals[i]. A
+// struct rather than an interface, so that passing Eval's names (a stack array) doesn't
+// move them to the heap on every call (an interface method's receiver escapes).
+type operandLabels struct {
+	names []string // the operands' names (nil: by position)
+	kind  string   // what a name names: "variable" or "operand"
+	n     int      // by position: the number of array operands
 }
 
-// positionLabels names a named operation's array operands by position: "operand" for
-// one, "first operand", "second operand" ... for more.
-type positionLabels int
+// variableLabels names Eval's variables: `variable "x"`.
+func variableLabels(names []string) operandLabels {
+	return operandLabels{names: names, kind: "variable"}
+}
 
-func (n positionLabels) label(i int) string {
-	if n == 1 {
+// kernelLabels names a Kernel's operands by the names given to NewKernel: `operand "x"`,
+// and those past them by position (`operand 3`).
+func kernelLabels(names []string) operandLabels {
+	return operandLabels{names: names, kind: "operand"}
+}
+
+// positionLabels names a named operation's n array operands by position: "operand"
+// for one, "first operand", "second operand" ... for more.
+func positionLabels(n int) operandLabels { return operandLabels{n: n} }
+
+func (l operandLabels) label(i int) string {
+	switch {
+	case l.kind == "variable":
+		return fmt.Sprintf("variable %q", l.names[i])
+	case l.kind == "operand" && i < len(l.names):
+		return fmt.Sprintf("operand %q", l.names[i])
+	case l.kind == "operand":
+		return fmt.Sprintf("operand %d", i)
+	case l.n == 1:
 		return "operand"
-	}
-	if i < 3 {
+	case i < 3:
 		return [...]string{"first", "second", "third"}[i] + " operand"
 	}
 	return fmt.Sprintf("operand %d", i+1)

@@ -301,3 +301,58 @@ func BenchmarkHostCost(b *testing.B) {
 		})
 	}
 }
+
+// TestSteadyStateDeviceAllocs: operations whose temporaries are small blocks reuse
+// them from the stream's block cache from the second call on (no driver allocation or
+// free per call). FindFirst's result word was freed, once settled, to the default
+// stream's cache and allocated again on the caller's stream every call.
+func TestSteadyStateDeviceAllocs(t *testing.T) {
+	cd := newCountDev()
+	d, err := NewDevice(cd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := d.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	a, _ := Empty[float32](s, 1000, 512)
+	ops := map[string]func() error{
+		"FindFirst": func() error { _, err := FindFirst(ctx, s, a); return err },
+		"Sum": func() error {
+			o, err := Sum[float32, float32](s, a)
+			if err == nil {
+				o.Free()
+			}
+			return err
+		},
+		"Sum/axis0": func() error {
+			o, err := Sum[float32, float32](s, a, Axes(0))
+			if err == nil {
+				o.Free()
+			}
+			return err
+		},
+	}
+	for _, name := range []string{"FindFirst", "Sum", "Sum/axis0"} {
+		for range 3 {
+			if err := ops[name](); err != nil {
+				t.Fatal(name, err)
+			}
+		}
+		cd.take()
+		const calls = 200
+		for range calls {
+			if err := ops[name](); err != nil {
+				t.Fatal(name, err)
+			}
+		}
+		got := cd.take()
+		for _, k := range []string{"Alloc/device", "FreeAsync", "FreeNow"} {
+			if got[k] != 0 {
+				t.Errorf("%s: %s %d times in %d calls, want none", name, k, got[k], calls)
+			}
+		}
+	}
+}

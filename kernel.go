@@ -421,7 +421,10 @@ func (s *Stream) launchTracked(fn *Function, bc backend.LaunchConfig, bargs []ba
 	}
 	err = s.be.Launch(fn.be, bc, bargs)
 	if err == nil && t.cap != nil && params != nil {
-		err = t.cap.recordLaunch(s, fn, bc, bargs, params)
+		// s.cap is t.cap while s is held (EndCapture waits for the holds). Read from s,
+		// not t: recordLaunch's receiver leaks, and t holds small, which would then
+		// move to the heap on every launch.
+		err = s.cap.Load().recordLaunch(s, fn, bc, bargs, params)
 	}
 	_, err = s.trackEnd(t, err, false)
 	return err

@@ -376,7 +376,7 @@ func scanInto(s *Stream, out, in *header, comb kernel.Combine, axis int, excl bo
 		}
 		defer status.release(true)
 		cfg := LaunchConfig{Grid: Dim3{X: ntiles}, Block: Dim3{X: kernel.ScanTilesBlock}}
-		return s.Launch(fn, cfg, In(in), Out(out), status.arg,
+		return s.Launch(fn, cfg, In(in), Out(out), status.argument(),
 			uint64(outer), uint64(rowLen), uint64(tpr), init)
 	}
 	sp := &kernel.ScanColumns{In: in.dt, Comb: comb, Out: kernel.ScanOutType(comb.Type, out.dt), Exclusive: excl, Groups: 8, Rows: 16}
@@ -400,7 +400,7 @@ func scanInto(s *Stream, out, in *header, comb kernel.Combine, axis int, excl bo
 	}
 	defer status.release(true)
 	cfg := LaunchConfig{Grid: Dim3{X: ntiles}, Block: Dim3{X: kernel.ScanColumnsBlock}}
-	return s.Launch(fn, cfg, In(in), Out(out), status.arg,
+	return s.Launch(fn, cfg, In(in), Out(out), status.argument(),
 		uint64(outer), uint64(n), uint64(inner), int64(so), int64(sk), int64(sj), uint64(chunks), init)
 }
 

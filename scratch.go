@@ -72,15 +72,29 @@ type scratchOwner interface {
 
 var _ scratchOwner = (*Stream)(nil)
 
-// scratch is one use of scratch memory.
+// scratch is one use of scratch memory. Stream.scratch's records come from
+// scratchRecords and go back at release, so that a use allocates nothing in the steady
+// state (a fused reduction takes one per call).
 type scratch struct {
-	arg   any         // the kernel argument: DevicePtr, or InOut of buf or block
+	arg   any         // the kernel argument where it is InOut of buf or block; nil for a pooled block (argument)
 	mem   backend.Mem // a pooled block, or nil
 	buf   *Buffer     // unpooled scratch, or nil
 	block *Buffer     // a capture's pooled block (mem is its memory), or nil
 	cap   *capture    // the capture that gave it, or nil
 	kind  scratchKind
 	s     *Stream
+}
+
+// scratchRecords recycles Stream.scratch's records.
+var scratchRecords = sync.Pool{New: func() any { return new(scratch) }}
+
+// argument returns the use's kernel argument: the DevicePtr of a pooled block, or InOut
+// of the buffer or the capture's block.
+func (sc *scratch) argument() any {
+	if sc.arg != nil {
+		return sc.arg
+	}
+	return DevicePtr(sc.mem.Ptr())
 }
 
 // scratchPool is the clean blocks of an owner, by kind, and the bytes it holds.
@@ -103,11 +117,13 @@ func (s *Stream) scratch(k scratchKind, size int, pooled bool) (*scratch, error)
 		}
 		return sc, err
 	}
-	sc := &scratch{kind: k, s: s}
+	sc := scratchRecords.Get().(*scratch)
+	*sc = scratch{kind: k, s: s}
 	if !pooled {
 		b, err := s.allocZeroed(int64(size))
 		if err != nil {
 			s.unhold()
+			scratchRecords.Put(sc)
 			return nil, err
 		}
 		sc.buf, sc.arg = b, InOut(b)
@@ -118,11 +134,12 @@ func (s *Stream) scratch(k scratchKind, size int, pooled bool) (*scratch, error)
 		var err error
 		if m, err = s.allocOwn(int64(max(scratchMin, 1<<bits.Len(uint(size-1)))), scratchNames[k]); err != nil {
 			s.unhold()
+			scratchRecords.Put(sc)
 			return nil, err
 		}
 		s.scratchPool.count(m.Size())
 	}
-	sc.mem, sc.arg = m, DevicePtr(m.Ptr())
+	sc.mem = m
 	return sc, nil
 }
 
@@ -150,6 +167,8 @@ func (sc *scratch) release(clean bool) {
 			s.be.FreeAsync(m)
 		}
 	}
+	*sc = scratch{} // (the record is not to be used again)
+	scratchRecords.Put(sc)
 	s.unhold()
 }
 

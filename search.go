@@ -364,7 +364,7 @@ func compactEager(ctx context.Context, s *Stream, fnCount, fnScatter *Function, 
 	if err != nil {
 		return nil, err
 	}
-	status, release := sc.arg, sc.release
+	status, release := sc.argument(), sc.release
 	word, err := d.wordPool.get(d)
 	if err != nil {
 		release(true)

@@ -344,7 +344,7 @@ func topkRadix(s *Stream, keys *header, rows, n, k int, order kernel.SortKey, ou
 	launched := 0
 	for p := range fns {
 		if err = s.Launch(fns[p], LaunchConfig{Grid: Dim3{X: rows * chunks}, Block: Dim3{X: kernel.SortBlock}},
-			In(keys), sc.arg, InOut(state), InOut(bufs[0]), InOut(bufs[1]), InOut(bufs[2]), Out(outK), Out(outV),
+			In(keys), sc.argument(), InOut(state), InOut(bufs[0]), InOut(bufs[1]), InOut(bufs[2]), Out(outK), Out(outV),
 			uint64(n), uint64(chunk), uint64(chunks), uint64(k), uint64(cap1), uint64(cap2)); err != nil {
 			break
 		}
