@@ -9,12 +9,12 @@ import (
 	"github.com/go-gpu/gpu"
 )
 
-// BenchmarkHostCost times the host's part of calls whose kernels take far longer (the
+// BenchmarkHostCostCUDA times the host's part of calls whose kernels take far longer (the
 // GPU busy, so that no call waits for it): the time from the call to its return, which
 // gpubench's device-event timing adds to a kernel's when the GPU is idle before the
 // call. Every 32 calls, a synchronize outside the clock keeps the queue short. The
 // arrays are those of gpubench's index/concat/float32/axis1/16k.
-func BenchmarkHostCost(b *testing.B) {
+func BenchmarkHostCostCUDA(b *testing.B) {
 	d := cudaDev(b)
 	s, err := d.NewStream()
 	if err != nil {
