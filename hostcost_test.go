@@ -36,6 +36,39 @@ type countFunc struct{ name string }
 
 func newCountDev() *countDev { return &countDev{cpu: cpu.New(1), n: map[string]int{}, ptr: 1 << 32} }
 
+// newCountStream returns a counting device, the Device over it and a stream of it.
+func newCountStream(tb testing.TB) (*countDev, *Device, *Stream) {
+	tb.Helper()
+	cd := newCountDev()
+	d, err := NewDevice(cd)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s, err := d.NewStream()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return cd, d, s
+}
+
+// countCalls runs f three times (the first calls' one-time work), then calls times,
+// and returns the driver calls of those.
+func countCalls(t *testing.T, cd *countDev, name string, f func() error, calls int) map[string]int {
+	t.Helper()
+	for range 3 {
+		if err := f(); err != nil {
+			t.Fatal(name, err)
+		}
+	}
+	cd.take()
+	for range calls {
+		if err := f(); err != nil {
+			t.Fatal(name, err)
+		}
+	}
+	return cd.take()
+}
+
 func (d *countDev) add(name string) {
 	d.mu.Lock()
 	d.n[name]++
@@ -199,15 +232,7 @@ func hostCostOps(t testing.TB, s *Stream) ([]string, map[string]func() error) {
 // the per-call path: one kernel (or copy) each, no memsets but Bincount's zeroing, no
 // allocation but a pinned block of check slots now and then, no event or stream wait.
 func TestIndexDriverCalls(t *testing.T) {
-	cd := newCountDev()
-	d, err := NewDevice(cd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := d.NewStream()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cd, d, s := newCountStream(t)
 	defer SetConcatMemcpyMin(4096, 1<<20)() // concat1's inputs: 1 MiB
 	tu := d.Tuning()
 	tu.Concat.RowsKernel = false // concat1: the pitched copies; concat1/k below: the kernel
@@ -229,19 +254,8 @@ func TestIndexDriverCalls(t *testing.T) {
 		"bincount/bins": {"Launch/scatter": 1, "Memset": 1},
 	}
 	run := func(name string, f func() error) {
-		for range 3 {
-			if err := f(); err != nil {
-				t.Fatal(name, err)
-			}
-		}
-		cd.take()
 		const calls = 3000 // past a block of check slots: each launch holds one until a wait
-		for range calls {
-			if err := f(); err != nil {
-				t.Fatal(name, err)
-			}
-		}
-		got := cd.take()
+		got := countCalls(t, cd, name, f, calls)
 		if got["Alloc/pinned"] > calls/1000+1 {
 			t.Errorf("%s: %d pinned allocations in %d calls", name, got["Alloc/pinned"], calls)
 		}
@@ -274,15 +288,7 @@ func TestIndexDriverCalls(t *testing.T) {
 // prelaunch-ns/op: the part before the first enqueued operation, which gpubench's
 // GPU-mode rows (one call between two events) count as device time.
 func BenchmarkHostCost(b *testing.B) {
-	cd := newCountDev()
-	d, err := NewDevice(cd)
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := d.NewStream()
-	if err != nil {
-		b.Fatal(err)
-	}
+	cd, _, s := newCountStream(b)
 	names, ops := hostCostOps(b, s)
 	for _, name := range names {
 		f := ops[name]
@@ -307,15 +313,7 @@ func BenchmarkHostCost(b *testing.B) {
 // free per call). FindFirst's result word was freed, once settled, to the default
 // stream's cache and allocated again on the caller's stream every call.
 func TestSteadyStateDeviceAllocs(t *testing.T) {
-	cd := newCountDev()
-	d, err := NewDevice(cd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := d.NewStream()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cd, _, s := newCountStream(t)
 	ctx := context.Background()
 	a, _ := Empty[float32](s, 1000, 512)
 	ops := map[string]func() error{
@@ -336,19 +334,8 @@ func TestSteadyStateDeviceAllocs(t *testing.T) {
 		},
 	}
 	for _, name := range []string{"FindFirst", "Sum", "Sum/axis0"} {
-		for range 3 {
-			if err := ops[name](); err != nil {
-				t.Fatal(name, err)
-			}
-		}
-		cd.take()
 		const calls = 200
-		for range calls {
-			if err := ops[name](); err != nil {
-				t.Fatal(name, err)
-			}
-		}
-		got := cd.take()
+		got := countCalls(t, cd, name, ops[name], calls)
 		for _, k := range []string{"Alloc/device", "FreeAsync", "FreeNow"} {
 			if got[k] != 0 {
 				t.Errorf("%s: %s %d times in %d calls, want none", name, k, got[k], calls)
