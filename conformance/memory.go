@@ -587,17 +587,15 @@ func CheckLargeCopies(t *testing.T, k *K) {
 		// A context that ends while the copy waits for a slow write on another stream:
 		// the copy returns the context's error and never writes got (it waited on the
 		// host, holding nothing); y is right once the device is done.
-		must(t, k.SpinFor(side, 50*time.Millisecond))
-		must(t, k.AddU32(side, y, x, 2))
-		for i := range got {
-			got[i] = 0xDEADBEEF
-		}
-		cctx, cancel := context.WithTimeout(ctx, 5*time.Millisecond)
-		err = y.CopyToHost(cctx, gpu.Bytes(got))
-		cancel()
-		if !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("%d words: CopyToHost with a context that ends during a 50 ms write: %v", words, err)
-		}
+		cancelledDuring(t, d, fmt.Sprintf("%d words: CopyToHost with a context that ends during a slow write", words), func(spin time.Duration) error {
+			for i := range got {
+				got[i] = 0xDEADBEEF
+			}
+			must(t, k.SpinFor(side, spin))
+			return k.AddU32(side, y, x, 2)
+		}, func(cctx context.Context) error {
+			return y.CopyToHost(cctx, gpu.Bytes(got))
+		})
 		must(t, d.Synchronize(ctx))
 		for i := range got {
 			if got[i] != 0xDEADBEEF {
@@ -613,13 +611,13 @@ func CheckLargeCopies(t *testing.T, k *K) {
 		// The same for a copy into the device that a slow kernel's read delays: the
 		// buffer keeps its old contents, and the slow reader reads them.
 		fresh := Random(words)
-		must(t, k.SpinCopyU32(side, x, y, 50*time.Millisecond, nil))
-		cctx, cancel = context.WithTimeout(ctx, 5*time.Millisecond)
-		err = y.CopyFromHost(cctx, gpu.Bytes(fresh))
-		cancel()
-		if !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("%d words: CopyFromHost with a context that ends during a 50 ms read: %v", words, err)
-		}
+		cancelledDuring(t, d, fmt.Sprintf("%d words: CopyFromHost with a context that ends during a slow read", words), func(spin time.Duration) error {
+			// A copy that was not cancelled (see cancelledDuring) wrote y: put it back.
+			must(t, y.CopyFromHost(ctx, gpu.Bytes(got)))
+			return k.SpinCopyU32(side, x, y, spin, nil)
+		}, func(cctx context.Context) error {
+			return y.CopyFromHost(cctx, gpu.Bytes(fresh))
+		})
 		must(t, d.Synchronize(ctx))
 		copied, now := U32s(t, x), U32s(t, y)
 		for i := range fresh {
@@ -631,5 +629,31 @@ func CheckLargeCopies(t *testing.T, k *K) {
 		equalU32(t, fmt.Sprintf("%d words copied in after the cancelled copy", words), U32s(t, y), fresh)
 		must(t, x.Free())
 		must(t, y.Free())
+	}
+}
+
+// cancelledDuring checks that op, on d, given a context that ends 5 ms after it starts,
+// returns context.DeadlineExceeded while slow work that start queued (spinning for the
+// duration it is given, 50 ms first) still runs. A nil error counts against op only when
+// the spin cannot have ended before op returned; otherwise the test goroutine was kept
+// off a CPU for longer than the spin (a loaded CI machine under the race detector), so
+// the work is waited for and the check repeated with a longer spin, up to 1.6 s.
+func cancelledDuring(t *testing.T, d *gpu.Device, what string, start func(spin time.Duration) error, op func(context.Context) error) {
+	t.Helper()
+	for spin := 50 * time.Millisecond; ; spin *= 4 {
+		t0 := time.Now()
+		must(t, start(spin))
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
+		err := op(ctx)
+		cancel()
+		el := time.Since(t0)
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
+			return
+		case err != nil || el < spin || spin >= 1600*time.Millisecond:
+			t.Fatalf("%s (a %v spin; returned after %v): %v, want context.DeadlineExceeded", what, spin, el, err)
+		}
+		t.Logf("%s: returned %v after %v, past the %v spin: again with a longer one", what, err, el, spin)
+		must(t, d.Synchronize(context.Background()))
 	}
 }
