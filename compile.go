@@ -34,22 +34,56 @@ type kernelEntry struct {
 	err  error
 }
 
+// keyAppender is a spec on a per-call path that can write its Key into a buffer, so
+// that a cache hit allocates nothing (Key is then string(AppendKey(nil))).
+type keyAppender interface {
+	AppendKey(b []byte) []byte
+}
+
+// keyBufs holds the buffers keyAppenders write into.
+var keyBufs = sync.Pool{New: func() any { b := make([]byte, 0, 64); return &b }}
+
 // kernel returns the device's compiled kernel for sp, compiling it on first use (PTX
 // generation and cuModuleLoadData on CUDA; the driver caches machine code on disk).
 func (d *Device) kernel(sp kernelSpec) (*Function, error) {
-	key := sp.Key()
-	d.kc.mu.Lock()
-	if d.kc.m == nil {
-		d.kc.m = map[string]*kernelEntry{}
+	var e *kernelEntry
+	key := ""
+	if ka, ok := sp.(keyAppender); ok {
+		bp := keyBufs.Get().(*[]byte)
+		b := ka.AppendKey((*bp)[:0])
+		d.kc.mu.Lock()
+		if e = d.kc.m[string(b)]; e == nil { // the conversion in the index allocates nothing
+			key = string(b)
+			e = d.kc.add(key)
+		}
+		d.kc.mu.Unlock()
+		*bp = b[:0]
+		keyBufs.Put(bp)
+	} else {
+		key = sp.Key()
+		d.kc.mu.Lock()
+		if e = d.kc.m[key]; e == nil {
+			e = d.kc.add(key)
+		}
+		d.kc.mu.Unlock()
 	}
-	e := d.kc.m[key]
-	if e == nil {
-		e = &kernelEntry{}
-		d.kc.m[key] = e
-	}
-	d.kc.mu.Unlock()
-	e.once.Do(func() { e.fn, e.err = d.compile(sp, key) })
+	e.once.Do(func() {
+		if key == "" {
+			key = sp.Key()
+		}
+		e.fn, e.err = d.compile(sp, key)
+	})
 	return e.fn, e.err
+}
+
+// add makes the entry of key; c.mu is held.
+func (c *kernelCache) add(key string) *kernelEntry {
+	if c.m == nil {
+		c.m = map[string]*kernelEntry{}
+	}
+	e := &kernelEntry{}
+	c.m[key] = e
+	return e
 }
 
 func (d *Device) compile(sp kernelSpec, key string) (*Function, error) {

@@ -571,41 +571,30 @@ func runPlanHdr(s *Stream, out header, p *evalPlan, vals []any) error {
 		return err
 	}
 	// Build the backend's arguments directly: no boxing, no views.
-	ap := argPool.Get().(*[]backend.Arg)
-	bargs := (*ap)[:0]
-	var usesSmall [5]use
-	uses := usesSmall[:0]
-	memArg := func(h *header, mode AccessMode) {
-		bargs = append(bargs, backend.Arg{Kind: backend.ArgMem, Mem: h.buf.a.mem, Off: h.buf.off + int64(h.off*h.dt.Size())})
-		uses = append(uses, use{a: h.buf.a, mode: mode})
-	}
-	memArg(&out, Write)
-	bargs = append(bargs, backend.Arg{Kind: backend.ArgScalar, Size: 8, Val: uint64(n)})
+	la := newLaunchArgs()
+	la.hdr(&out, Write)
+	la.u64(uint64(n))
 	for i := range ops {
 		if !ops[i].index {
-			memArg(&ops[i].h, Read)
+			la.hdr(&ops[i].h, Read)
 		}
 	}
 	for _, dim := range cshape {
-		bargs = append(bargs, backend.Arg{Kind: backend.ArgScalar, Size: 8, Val: uint64(dim)})
+		la.u64(uint64(dim))
 	}
 	for i := range 1 + len(ops) {
 		if kinds[i] == kernel.Strided {
 			for _, v := range cst[i] {
-				bargs = append(bargs, backend.Arg{Kind: backend.ArgScalar, Size: 8, Val: uint64(v)})
+				la.u64(uint64(v))
 			}
 		}
 	}
 	for _, p := range params {
-		bargs = append(bargs, backend.Arg{Kind: backend.ArgScalar, Size: uint8(p.t.Size()), Val: p.bits})
+		la.scalar(p.t.Size(), p.bits)
 	}
 	cfg := pe.config(d, n)
 	cfg.Programmatic = lk.pdl
-	err = s.launchTracked(pe.fn, cfg, bargs, uses, nil)
-	clear(bargs)
-	*ap = bargs[:0]
-	argPool.Put(ap)
-	return err
+	return la.launch(s, pe.fn, cfg)
 }
 
 var argPool = sync.Pool{New: func() any { a := make([]backend.Arg, 0, 16); return &a }}

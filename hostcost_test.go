@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"context"
+	"github.com/go-gpu/gpu/internal/testenv"
 	"sync"
 	"testing"
 	"time"
@@ -281,6 +282,36 @@ func TestIndexDriverCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	run("concat1/k", ops["concat1"])
+}
+
+// TestIndexHostAllocs bounds the heap allocations per call of the index operations
+// in the steady state (the counting fake CUDA device, whose launch record is one of
+// them): their arguments go to the backend directly (launchArgs), their kernels are
+// found without formatting a key (keyAppender). The bounds are today's counts; before
+// both, concat1 took 33, concat0 20, addat 34, take 30 and put 30.
+func TestIndexHostAllocs(t *testing.T) {
+	_, _, s := newCountStream(t)
+	names, ops := hostCostOps(t, s)
+	most := map[string]float64{"concat1": 9, "concat0": 11, "addat": 21, "take": 20, "put": 19, "bincount/bins": 24}
+	slack := 0.0
+	if testenv.Race {
+		slack = 4 // the race detector's sync.Pool drops a quarter of what it is given
+	}
+	for _, name := range names {
+		f := ops[name]
+		n := testing.AllocsPerRun(200, func() {
+			if err := f(); err != nil {
+				t.Fatal(name, err)
+			}
+		})
+		t.Logf("%s: %v allocations a call", name, n)
+		if n > most[name]+slack {
+			t.Errorf("%s: %v allocations a call, want at most %v", name, n, most[name])
+		}
+		if err := s.Synchronize(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // BenchmarkHostCost measures the runtime's own host time per call of the index

@@ -148,7 +148,7 @@ func indexArgs(s *Stream, arrays ...AnyArray) error {
 		if a.isFreed() {
 			return fmt.Errorf("gpu: array used after Free: %w (%w)", ErrInvalidValue, ErrClosed)
 		}
-		h := a.header()
+		h := a.hdr()
 		if h.buf.a.dev != s.dev && h.buf.a.dev.info.Backend != s.dev.info.Backend {
 			return fmt.Errorf("gpu: an array of %v on a stream of %v: %w", h.buf.a.dev, s.dev, ErrInvalidValue)
 		}
@@ -206,29 +206,36 @@ func (j *gatherJob) run(s *Stream) error {
 	if err != nil {
 		return err
 	}
-	args := make([]any, 0, 7+3*sp.Rank)
+	cfg, err := s.dev.geometry(sp, n).backend()
+	if err != nil {
+		return err
+	}
 	var word *Buffer
-	errArg := any(DevicePtr(0))
 	if sp.Mode.Records() {
 		if word, err = s.checkSlot(); err != nil {
 			return err
 		}
-		errArg = Out(word)
 	}
-	args = append(args, Out(j.out), In(j.src), In(j.idx), errArg,
-		uint64(n), uint64(j.l), int64(j.ast))
+	la := newLaunchArgs()
+	la.hdr(j.out, Write)
+	la.hdr(j.src, Read)
+	la.hdr(j.idx, Read)
+	if word != nil {
+		la.buf(word, Write)
+	} else {
+		la.null()
+	}
+	la.u64(uint64(n))
+	la.u64(uint64(j.l))
+	la.u64(uint64(j.ast))
 	if sp.Rank > 0 {
-		for _, v := range shape {
-			args = append(args, uint64(v))
-		}
-		for _, v := range sst {
-			args = append(args, int64(v))
-		}
-		for _, v := range ist {
-			args = append(args, int64(v))
+		for _, st := range [][]int{shape, sst, ist} {
+			for _, v := range st {
+				la.u64(uint64(v))
+			}
 		}
 	}
-	if err := s.Launch(fn, s.dev.geometry(sp, n), args...); err != nil {
+	if err := la.launch(s, fn, cfg); err != nil {
 		if word != nil {
 			s.dev.checkSlots.put(word)
 		}

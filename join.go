@@ -50,7 +50,8 @@ func concatInto(s *Stream, out *header, parts []*header, axis int) error {
 		ptr        uint64
 		contiguous bool
 	}
-	var wide []rowPart
+	var wideSmall [kernel.ConcatMaxInputs]rowPart
+	wide := wideSmall[:0]
 	doff := 0
 	for _, p := range parts {
 		inner := prod(p.shape[axis:])
@@ -60,8 +61,8 @@ func concatInto(s *Stream, out *header, parts []*header, axis int) error {
 		if n == 0 {
 			continue
 		}
-		st, ok := viewStrides(p.shape, p.strides, []int{outer, inner})
-		if ok && (st[1] == 1 || inner == 1) && (outer == 1 || inner*size >= concatMinRow) {
+		var st [2]int
+		if viewStridesInto(st[:], p.shape, p.strides, []int{outer, inner}) && (st[1] == 1 || inner == 1) && (outer == 1 || inner*size >= concatMinRow) {
 			if outer == 1 {
 				st[0] = inner
 			}
@@ -149,13 +150,21 @@ func concatInto(s *Stream, out *header, parts []*header, axis int) error {
 		if err != nil {
 			return err
 		}
-		args := []any{Out(out), uint64(outer), uint64(ldd / per)}
+		la := newLaunchArgs()
+		la.hdr(out, Write)
+		la.u64(uint64(outer))
+		la.u64(uint64(ldd / per))
 		chunks := 0
 		for _, w := range batch {
-			args = append(args, In(w.h), uint64(w.cols/per), uint64(w.lds/per), uint64(w.doff/per), uint64(chunks))
+			la.hdr(w.h, Read)
+			la.u64(uint64(w.cols / per))
+			la.u64(uint64(w.lds / per))
+			la.u64(uint64(w.doff / per))
+			la.u64(uint64(chunks))
 			chunks += sp.Chunks(w.cols / per)
 		}
 		if chunks > 1<<31-1 {
+			// (la's pooled slice is dropped, not leaked)
 			return fmt.Errorf("gpu: concatenation of rows of %d chunks: %w", chunks, ErrNotSupported)
 		}
 		// About Tuning.Concat.BlocksPerSM blocks per multiprocessor in all, each
@@ -175,8 +184,8 @@ func concatInto(s *Stream, out *header, parts []*header, axis int) error {
 		if bpsm > 0 {
 			rowsY = min(rowsY, max(1, bpsm*max(1, s.dev.info.Multiprocessors)/max(1, chunks)))
 		}
-		cfg := LaunchConfig{Grid: Dim3{X: max(1, chunks), Y: rowsY}, Block: Dim3{X: kernel.ConcatBlock}}
-		if err := s.Launch(fn, cfg, args...); err != nil {
+		cfg := backend.LaunchConfig{Grid: [3]uint32{uint32(max(1, chunks)), uint32(rowsY), 1}, Block: [3]uint32{kernel.ConcatBlock, 1, 1}}
+		if err := la.launch(s, fn, cfg); err != nil {
 			return err
 		}
 	}
@@ -241,14 +250,15 @@ func joinArgs[T Elem](s *Stream, arrays []*Array[T], what string) error {
 	if len(arrays) == 0 {
 		return fmt.Errorf("gpu: %s of no arrays: %w", what, ErrInvalidValue)
 	}
-	as := make([]AnyArray, len(arrays))
-	for i, a := range arrays {
+	for _, a := range arrays {
 		if a == nil {
 			return errNilArray
 		}
-		as[i] = a
+		if err := indexArgs(s, a); err != nil {
+			return err
+		}
 	}
-	return indexArgs(s, as...)
+	return nil
 }
 
 // Concatenate returns the arrays joined along an existing axis (numpy.concatenate):
@@ -271,9 +281,10 @@ func Concatenate[T Elem](s *Stream, arrays []*Array[T], axis int) (*Array[T], er
 	if err != nil {
 		return nil, err
 	}
-	shape := slices.Clone(first)
+	var shapeSmall [8]int
+	shape := append(shapeSmall[:0], first...)
 	shape[ax] = 0
-	parts := make([]*header, len(arrays))
+	hs, parts := make([]header, len(arrays)), make([]*header, len(arrays))
 	for i, a := range arrays {
 		if len(a.shape) != len(first) {
 			return nil, fmt.Errorf("gpu: Concatenate of arrays of %d and %d dimensions: %w", len(first), len(a.shape), ErrInvalidValue)
@@ -284,7 +295,8 @@ func Concatenate[T Elem](s *Stream, arrays []*Array[T], axis int) (*Array[T], er
 			}
 		}
 		shape[ax] += a.shape[ax]
-		parts[i] = a.header()
+		hs[i] = a.hdr()
+		parts[i] = &hs[i]
 	}
 	out, err := Empty[T](s, shape...)
 	if err != nil {

@@ -164,6 +164,24 @@ func dims(what string, d Dim3) ([3]uint32, error) {
 	return out, nil
 }
 
+// backend returns the geometry for the backend, or an error for a zero or negative
+// dimension or shared memory past 4 GiB.
+func (cfg LaunchConfig) backend() (backend.LaunchConfig, error) {
+	var bc backend.LaunchConfig
+	var err error
+	if bc.Grid, err = dims("grid", cfg.Grid); err != nil {
+		return bc, err
+	}
+	if bc.Block, err = dims("block", cfg.Block); err != nil {
+		return bc, err
+	}
+	if cfg.SharedMem < 0 || cfg.SharedMem > math.MaxUint32 {
+		return bc, fmt.Errorf("gpu: shared memory %d bytes: %w", cfg.SharedMem, ErrInvalidValue)
+	}
+	bc.SharedMem = uint32(cfg.SharedMem)
+	return bc, nil
+}
+
 // DevicePtr is a raw device address (CUdeviceptr), as handed out inside
 // Buffer.Access. Passed to Launch it is an untracked pointer argument.
 type DevicePtr uint64
@@ -343,18 +361,10 @@ func (s *Stream) Launch(fn *Function, cfg LaunchConfig, args ...any) error {
 	if fn.dev != s.dev {
 		return fmt.Errorf("gpu: launch on %v of a function of another device: %w", s, ErrInvalidValue)
 	}
-	var bc backend.LaunchConfig
-	var err error
-	if bc.Grid, err = dims("grid", cfg.Grid); err != nil {
+	bc, err := cfg.backend()
+	if err != nil {
 		return err
 	}
-	if bc.Block, err = dims("block", cfg.Block); err != nil {
-		return err
-	}
-	if cfg.SharedMem < 0 || cfg.SharedMem > math.MaxUint32 {
-		return fmt.Errorf("gpu: shared memory %d bytes: %w", cfg.SharedMem, ErrInvalidValue)
-	}
-	bc.SharedMem = uint32(cfg.SharedMem)
 	if len(args) == 0 {
 		if err := s.hold(); err != nil {
 			return err
@@ -427,6 +437,97 @@ func (s *Stream) launchTracked(fn *Function, bc backend.LaunchConfig, bargs []ba
 		err = s.cap.Load().recordLaunch(s, fn, bc, bargs, params)
 	}
 	_, err = s.trackEnd(t, err, false)
+	return err
+}
+
+// launchArgs builds a launch's backend arguments and buffer uses directly: the array
+// operations' path to launchTracked, with no boxing through Launch's ...any and no
+// argRefs. A header's use spans its whole allocation (n 0), as a header passed to
+// Launch does. Start with newLaunchArgs, add the arguments in the kernel's order, then
+// launch. The uses live in the list (on the caller's stack) up to len(small): an
+// argument list that points at them would be moved to the heap with the arguments the
+// backend keeps.
+type launchArgs struct {
+	ap    *[]backend.Arg
+	args  []backend.Arg
+	small [9]use
+	n     int
+	more  []use // all the uses, once there are more than len(small)
+}
+
+// newLaunchArgs returns an empty argument list.
+func newLaunchArgs() launchArgs {
+	ap := argPool.Get().(*[]backend.Arg)
+	return launchArgs{ap: ap, args: (*ap)[:0]}
+}
+
+// mem adds a pointer to byte off of allocation a, used as mode.
+func (l *launchArgs) mem(a *allocation, off int64, mode AccessMode) {
+	l.args = append(l.args, backend.Arg{Kind: backend.ArgMem, Mem: a.mem, Off: off})
+	u := use{a: a, mode: mode}
+	switch {
+	case l.more != nil:
+		l.more = append(l.more, u)
+	case l.n < len(l.small):
+		l.small[l.n] = u
+		l.n++
+	default:
+		l.more = make([]use, len(l.small), 2*len(l.small))
+		copy(l.more, l.small[:])
+		l.more = append(l.more, u)
+	}
+}
+
+// buf adds a pointer to the buffer's first byte, used as mode over its bytes (as a
+// *Buffer passed to Launch is: a slot of a shared block is no race with its neighbours).
+func (l *launchArgs) buf(b *Buffer, mode AccessMode) {
+	l.mem(b.a, b.off, mode)
+	u := &l.small[l.n-1]
+	if l.more != nil {
+		u = &l.more[len(l.more)-1]
+	}
+	u.off, u.n = b.off, b.size
+}
+
+// hdr adds a pointer to the array's element 0, used as mode.
+func (l *launchArgs) hdr(h *header, mode AccessMode) {
+	l.mem(h.buf.a, h.buf.off+int64(h.off*h.dt.Size()), mode)
+}
+
+// raw adds a pointer to byte off of m, untracked: memory the stream itself owns and
+// orders (scratch).
+func (l *launchArgs) raw(m backend.Mem, off int64) {
+	l.args = append(l.args, backend.Arg{Kind: backend.ArgMem, Mem: m, Off: off})
+}
+
+// null adds a null pointer.
+func (l *launchArgs) null() { l.args = append(l.args, backend.Arg{Kind: backend.ArgPtr}) }
+
+// u64 adds a 64-bit scalar.
+func (l *launchArgs) u64(v uint64) {
+	l.args = append(l.args, backend.Arg{Kind: backend.ArgScalar, Size: 8, Val: v})
+}
+
+// scalar adds a scalar of size bytes (1 to 8) holding bits.
+func (l *launchArgs) scalar(size int, bits uint64) {
+	l.args = append(l.args, backend.Arg{Kind: backend.ArgScalar, Size: uint8(size), Val: bits})
+}
+
+// launch enqueues fn with the arguments on s and gives the list's storage back.
+func (l *launchArgs) launch(s *Stream, fn *Function, cfg backend.LaunchConfig) error {
+	uses := l.small[:l.n]
+	if l.more != nil {
+		uses = l.more
+	}
+	err := s.launchTracked(fn, cfg, l.args, uses, nil)
+	// The pooled slice goes back as it came, cleared (a list that outgrew it drops its
+	// larger array): storing l.args through l.ap would move the list to the heap.
+	clear(l.args)
+	if p := *l.ap; cap(l.args) != cap(p) {
+		clear(p[:cap(p)])
+	}
+	argPool.Put(l.ap)
+	l.ap, l.args = nil, nil
 	return err
 }
 

@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"fmt"
+	"github.com/go-gpu/gpu/backend"
 
 	"github.com/go-gpu/gpu/internal/kernel"
 )
@@ -74,7 +75,6 @@ func permuteInto(s *Stream, out, in *header) error {
 		// plain strided copy reads and writes along it.
 		return evalIntoHeader(s, out, in)
 	}
-	r := len(cshape)
 	size := in.dt.Size()
 	ptr := func(h *header) uint64 { return h.buf.a.mem.Ptr() + uint64(h.buf.off) + uint64(h.off*size) }
 	sp := kernel.PlanPermute(cshape, ist, b, size, d.tuning().PermuteVariant, d.info.Multiprocessors, ptr(in)|ptr(out))
@@ -86,14 +86,14 @@ func permuteInto(s *Stream, out, in *header) error {
 	if blocks > 1<<31-1 {
 		return fmt.Errorf("gpu: permute of %d tiles: %w", blocks, ErrNotSupported)
 	}
-	args := make([]any, 0, 2+2*r)
-	args = append(args, In(in), Out(out))
+	la := newLaunchArgs()
+	la.hdr(in, Read)
+	la.hdr(out, Write)
 	for _, v := range cshape {
-		args = append(args, uint64(v))
+		la.u64(uint64(v))
 	}
 	for _, v := range ist {
-		args = append(args, int64(v))
+		la.u64(uint64(v))
 	}
-	cfg := LaunchConfig{Grid: Dim3{X: blocks}, Block: Dim3{X: kernel.PermuteBlock}}
-	return s.Launch(fn, cfg, args...)
+	return la.launch(s, fn, backend.LaunchConfig{Grid: [3]uint32{uint32(blocks), 1, 1}, Block: [3]uint32{kernel.PermuteBlock, 1, 1}})
 }

@@ -249,7 +249,7 @@ func (j *redJob) run(s *Stream, vals, idx *header) error {
 	passes := plan.passes
 	if len(passes) == 1 {
 		p := passes[0]
-		return j.launch(s, plan.fns[0], p.Spec, p.Layout, p.GridX, p.GridY, p.Block, vals, idx, nil, nil, nil)
+		return j.launch(s, plan.fns[0], p.Spec, p.Layout, p.GridX, p.GridY, p.Block, vals, idx, nil, nil)
 	}
 	p1, p2 := passes[0], passes[1]
 	var cnt backend.Mem
@@ -263,27 +263,61 @@ func (j *redJob) run(s *Stream, vals, idx *header) error {
 		defer sc.release(true)
 		cnt = sc.mem
 	}
+	// The partial results: values, then (arg operations) their indices, 256 bytes on;
+	// scratch of the stream's where small, else a buffer of their own.
 	vb, ib := kernel.ReducePartialBytes(p1.Spec, m, p1.GridY)
-	pv, err := s.Alloc(vb)
-	if err != nil {
-		return err
-	}
-	defer pv.Free()
-	var pi *Buffer
-	if ib > 0 {
-		if pi, err = s.Alloc(ib); err != nil {
+	part := redPartials{ioff: (vb + 255) &^ 255}
+	if n := part.ioff + ib; n <= redScratchMax {
+		sc, err := s.scratch(scratchPartials, int(n), true)
+		if err != nil {
 			return err
 		}
-		defer pi.Free()
+		defer sc.release(true)
+		part.mem = sc.mem
+	} else {
+		b, err := s.Alloc(n)
+		if err != nil {
+			return err
+		}
+		defer b.Free()
+		part.buf = b
 	}
 	if cnt != nil {
-		return j.launch(s, plan.fns[0], p1.Spec, p1.Layout, p1.GridX, p1.GridY, p1.Block, nil, nil, pv, pi,
+		return j.launch(s, plan.fns[0], p1.Spec, p1.Layout, p1.GridX, p1.GridY, p1.Block, nil, nil, &part,
 			&redFinal{vals: vals, idx: idx, cnt: cnt})
 	}
-	if err := j.launch(s, plan.fns[0], p1.Spec, p1.Layout, p1.GridX, p1.GridY, p1.Block, nil, nil, pv, pi, nil); err != nil {
+	if err := j.launch(s, plan.fns[0], p1.Spec, p1.Layout, p1.GridX, p1.GridY, p1.Block, nil, nil, &part, nil); err != nil {
 		return err
 	}
-	return j.launchPartial(s, plan.fns[1], p2, pv, pi, vals, idx)
+	return j.launchPartial(s, plan.fns[1], p2, &part, vals, idx)
+}
+
+// redScratchMax is the most bytes of partial results that come from the stream's
+// scratch (which keeps a few blocks of each size it has served until the stream
+// closes); larger ones are a buffer's, from the block cache or the driver. A variable
+// for the tests.
+var redScratchMax int64 = 1 << 20
+
+// redPartials is where a first pass's partial results go, the values at byte 0 and the
+// indices (arg operations) at ioff: scratch of the stream's (mem: untracked, the stream
+// orders its uses) or a buffer.
+type redPartials struct {
+	mem  backend.Mem
+	buf  *Buffer
+	ioff int64
+}
+
+// add adds the pointer to the values (idx false) or the indices to la, used as mode.
+func (p *redPartials) add(la *launchArgs, idx bool, mode AccessMode) {
+	off := int64(0)
+	if idx {
+		off = p.ioff
+	}
+	if p.buf != nil {
+		la.mem(p.buf.a, p.buf.off+off, mode)
+	} else {
+		la.raw(p.mem, off)
+	}
 }
 
 // redFinal is the final outputs and the ticket counters of a fused launch.
@@ -486,80 +520,67 @@ func redPtr(h *header) uint64 {
 }
 
 // launch enqueues one pass over layout l. The outputs are vals/idx (arrays) or, for a
-// partial pass, the buffers pv/pi, and for a fused one (sp.Final set) also fin's. The
+// partial pass, the partial results part, and for a fused one (sp.Final set) also fin's. The
 // backend's arguments are built directly (no boxing), as Eval does.
-func (j *redJob) launch(s *Stream, fn *Function, sp *kernel.Reduce, l kernel.ReduceLayout, gx, gy, block int, vals, idx *header, pv, pi *Buffer, fin *redFinal) error {
-	ap := argPool.Get().(*[]backend.Arg)
-	bargs := (*ap)[:0]
-	var usesSmall [6]use
-	uses := usesSmall[:0]
-	mem := func(a *allocation, off int64, mode AccessMode) {
-		bargs = append(bargs, backend.Arg{Kind: backend.ArgMem, Mem: a.mem, Off: off})
-		uses = append(uses, use{a: a, mode: mode})
-	}
-	hdr := func(h *header, mode AccessMode) { mem(h.buf.a, h.buf.off+int64(h.off*h.dt.Size()), mode) }
-	u64 := func(v uint64) { bargs = append(bargs, backend.Arg{Kind: backend.ArgScalar, Size: 8, Val: v}) }
+func (j *redJob) launch(s *Stream, fn *Function, sp *kernel.Reduce, l kernel.ReduceLayout, gx, gy, block int, vals, idx *header, part *redPartials, fin *redFinal) error {
+	la := newLaunchArgs()
 	switch {
-	case pv != nil:
-		mem(pv.a, pv.off, Write)
+	case part != nil:
+		part.add(&la, false, Write)
 	case vals != nil:
-		hdr(vals, Write)
+		la.hdr(vals, Write)
 	default:
-		bargs = append(bargs, backend.Arg{Kind: backend.ArgPtr})
+		la.null()
 	}
 	if sp.Op.IsArg() {
-		if pi != nil {
-			mem(pi.a, pi.off, Write)
+		if part != nil {
+			part.add(&la, true, Write)
 		} else {
-			hdr(idx, Write)
+			la.hdr(idx, Write)
 		}
 	}
-	u64(uint64(l.M()))
-	u64(uint64(l.K()))
+	la.u64(uint64(l.M()))
+	la.u64(uint64(l.K()))
 	for i := range j.ops {
-		hdr(j.ops[i].h, Read)
+		la.hdr(j.ops[i].h, Read)
 	}
 	for _, n := range l.Kept {
-		u64(uint64(n))
+		la.u64(uint64(n))
 	}
 	for _, n := range l.Red {
-		u64(uint64(n))
+		la.u64(uint64(n))
 	}
 	for i := range j.ops {
 		for _, v := range l.KeptStr[i] {
-			u64(uint64(v))
+			la.u64(uint64(v))
 		}
 	}
 	for i := range j.ops {
 		for _, v := range l.RedStr[i] {
-			u64(uint64(v))
+			la.u64(uint64(v))
 		}
 	}
 	if sp.Mean {
-		u64(uint64(j.count()))
+		la.u64(uint64(j.count()))
 	}
 	for _, p := range j.params {
-		bargs = append(bargs, backend.Arg{Kind: backend.ArgScalar, Size: uint8(p.t.Size()), Val: p.bits})
+		la.scalar(p.t.Size(), p.bits)
 	}
 	if fin != nil {
 		if fin.vals != nil {
-			hdr(fin.vals, Write)
+			la.hdr(fin.vals, Write)
 		} else {
-			bargs = append(bargs, backend.Arg{Kind: backend.ArgPtr})
+			la.null()
 		}
 		if sp.Op.IsArg() {
-			hdr(fin.idx, Write)
+			la.hdr(fin.idx, Write)
 		}
-		bargs = append(bargs, backend.Arg{Kind: backend.ArgMem, Mem: fin.cnt}) // untracked: s's own
+		la.raw(fin.cnt, 0)
 		if sp.Final.Mean {
-			u64(uint64(j.count()))
+			la.u64(uint64(j.count()))
 		}
 	}
-	err := s.launchTracked(fn, redConfig(gx, gy, block), bargs, uses, nil)
-	clear(bargs)
-	*ap = bargs[:0]
-	argPool.Put(ap)
-	return err
+	return la.launch(s, fn, redConfig(gx, gy, block))
 }
 
 func redConfig(gx, gy, block int) backend.LaunchConfig {
@@ -577,55 +598,42 @@ func (j *redJob) count() int {
 	return n
 }
 
-// launchPartial enqueues the second pass p over the partial results pv (values) and pi
-// (indices), into vals and idx.
-func (j *redJob) launchPartial(s *Stream, fn *Function, p kernel.ReducePass, pv, pi *Buffer, vals, idx *header) error {
+// launchPartial enqueues the second pass p over the partial results part, into vals and
+// idx.
+func (j *redJob) launchPartial(s *Stream, fn *Function, p kernel.ReducePass, part *redPartials, vals, idx *header) error {
 	sp := p.Spec
 	l := p.Layout
-	ap := argPool.Get().(*[]backend.Arg)
-	bargs := (*ap)[:0]
-	var usesSmall [4]use
-	uses := usesSmall[:0]
-	mem := func(a *allocation, off int64, mode AccessMode) {
-		bargs = append(bargs, backend.Arg{Kind: backend.ArgMem, Mem: a.mem, Off: off})
-		uses = append(uses, use{a: a, mode: mode})
-	}
-	hdr := func(h *header, mode AccessMode) { mem(h.buf.a, h.buf.off+int64(h.off*h.dt.Size()), mode) }
-	u64 := func(v uint64) { bargs = append(bargs, backend.Arg{Kind: backend.ArgScalar, Size: 8, Val: v}) }
+	la := newLaunchArgs()
 	if vals != nil {
-		hdr(vals, Write)
+		la.hdr(vals, Write)
 	} else {
-		bargs = append(bargs, backend.Arg{Kind: backend.ArgPtr})
+		la.null()
 	}
 	if sp.Op.IsArg() {
-		hdr(idx, Write)
+		la.hdr(idx, Write)
 	}
-	u64(uint64(l.M()))
-	u64(uint64(l.K()))
-	mem(pv.a, pv.off, Read)
+	la.u64(uint64(l.M()))
+	la.u64(uint64(l.K()))
+	part.add(&la, false, Read)
 	if sp.Op.IsArg() {
-		mem(pi.a, pi.off, Read)
+		part.add(&la, true, Read)
 	}
 	for _, n := range l.Kept {
-		u64(uint64(n))
+		la.u64(uint64(n))
 	}
 	for _, n := range l.Red {
-		u64(uint64(n))
+		la.u64(uint64(n))
 	}
 	for _, v := range l.KeptStr[0] {
-		u64(uint64(v))
+		la.u64(uint64(v))
 	}
 	for _, v := range l.RedStr[0] {
-		u64(uint64(v))
+		la.u64(uint64(v))
 	}
 	if sp.Mean {
-		u64(uint64(j.count()))
+		la.u64(uint64(j.count()))
 	}
-	err := s.launchTracked(fn, redConfig(p.GridX, p.GridY, p.Block), bargs, uses, nil)
-	clear(bargs)
-	*ap = bargs[:0]
-	argPool.Put(ap)
-	return err
+	return la.launch(s, fn, redConfig(p.GridX, p.GridY, p.Block))
 }
 
 // newJob builds the reduction of one array a (Pre convert or nonzero) into results of

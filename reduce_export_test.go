@@ -51,3 +51,12 @@ func ReducePlans() (split, fused int) {
 	})
 	return
 }
+
+// SetReducePartialsScratchMax sets the most bytes of a reduction's partial results that
+// come from the stream's scratch (larger ones are a buffer's), and returns a function
+// restoring the previous value; not safe while reductions run.
+func SetReducePartialsScratchMax(n int64) (restore func()) {
+	old := redScratchMax
+	redScratchMax = n
+	return func() { redScratchMax = old }
+}

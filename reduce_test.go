@@ -1529,6 +1529,15 @@ func index64Cases(t *testing.T, s *gpu.Stream) {
 // two passes (partial results, then their combination): whole arrays, long rows and long
 // columns, with NaN and ties placed in different splits.
 func TestReduceSplit(t *testing.T) {
+	t.Run("scratch", testReduceSplit)
+	t.Run("buffer", func(t *testing.T) {
+		// partial results in a buffer of their own, as large ones are
+		defer gpu.SetReducePartialsScratchMax(0)()
+		testReduceSplit(t)
+	})
+}
+
+func testReduceSplit(t *testing.T) {
 	forHeavyRedDevices(t, func(t *testing.T, rd redDev, s *gpu.Stream) {
 		rng := rand.New(rand.NewPCG(21, 22))
 		shapes := [][]int{{150001}, {3, 50001}, {50001, 3}}

@@ -3,6 +3,7 @@ package gpu
 import (
 	"context"
 	"fmt"
+	"github.com/go-gpu/gpu/backend"
 	"math"
 	"slices"
 
@@ -156,7 +157,7 @@ func (j *scatterJob) dstExtent(sp *kernel.Scatter) (lo, hi int) {
 
 // spec returns the scatter's spec (collapsed layout) and launch arguments after the
 // error word's slot, and the error word (raise mode).
-func (j *scatterJob) spec(s *Stream, n int, vt dtype.DType) (*kernel.Scatter, []any, *Buffer, error) {
+func (j *scatterJob) spec(s *Stream, n int, vt dtype.DType) (*kernel.Scatter, []uint64, *Buffer, error) {
 	valSt := j.valSt
 	if j.vals == nil {
 		valSt = make([]int, len(j.shape))
@@ -179,15 +180,12 @@ func (j *scatterJob) spec(s *Stream, n int, vt dtype.DType) (*kernel.Scatter, []
 			sp.Variant = 2
 		}
 	}
-	var args []any
-	args = append(args, uint64(n), uint64(j.l), int64(j.ast))
+	args := make([]uint64, 0, 3+4*sp.Rank+2)
+	args = append(args, uint64(n), uint64(j.l), uint64(j.ast))
 	if sp.Rank > 0 {
-		for _, v := range shape {
-			args = append(args, uint64(v))
-		}
-		for _, st := range [][]int{dstSt, vSt, iSt} {
+		for _, st := range [][]int{shape, dstSt, vSt, iSt} {
 			for _, v := range st {
-				args = append(args, int64(v))
+				args = append(args, uint64(v))
 			}
 		}
 	}
@@ -201,30 +199,47 @@ func (j *scatterJob) spec(s *Stream, n int, vt dtype.DType) (*kernel.Scatter, []
 	return sp, args, word, nil
 }
 
-// launch enqueues sp with dst, vals, idx, the error word and args, and registers the
-// word.
-func (j *scatterJob) launch(s *Stream, sp *kernel.Scatter, n int, args []any, word *Buffer) error {
-	return j.launchInto(s, sp, n, InOut(j.dst), args, word, true)
+// launch enqueues sp with dst, vals, idx, the error word and args (64-bit scalars),
+// and registers the word.
+func (j *scatterJob) launch(s *Stream, sp *kernel.Scatter, n int, args []uint64, word *Buffer) error {
+	return j.launchInto(s, sp, n, j.dst, nil, args, word, true)
 }
 
-func (j *scatterJob) launchInto(s *Stream, sp *kernel.Scatter, n int, dst BufferArg, args []any, word *Buffer, register bool) error {
+// launchInto is launch into dst, or into the scratch buffer scr where dst is nil;
+// register false leaves the word to a later launch.
+func (j *scatterJob) launchInto(s *Stream, sp *kernel.Scatter, n int, dst *header, scr *Buffer, args []uint64, word *Buffer, register bool) error {
 	fn, err := s.dev.kernel(sp)
+	var cfg backend.LaunchConfig
+	if err == nil {
+		cfg, err = s.dev.geometry(sp, n).backend()
+	}
 	if err != nil {
 		if word != nil && register {
 			s.dev.checkSlots.put(word)
 		}
 		return err
 	}
-	valArg := any(DevicePtr(0))
+	la := newLaunchArgs()
+	if dst != nil {
+		la.hdr(dst, ReadWrite)
+	} else {
+		la.buf(scr, ReadWrite)
+	}
 	if j.vals != nil {
-		valArg = In(j.vals)
+		la.hdr(j.vals, Read)
+	} else {
+		la.null()
 	}
-	errArg := any(DevicePtr(0))
+	la.hdr(j.idx, Read)
 	if word != nil {
-		errArg = Out(word)
+		la.buf(word, Write)
+	} else {
+		la.null()
 	}
-	all := append([]any{dst, valArg, In(j.idx), errArg}, args...)
-	if err := s.Launch(fn, s.dev.geometry(sp, n), all...); err != nil {
+	for _, v := range args {
+		la.u64(v)
+	}
+	if err := la.launch(s, fn, cfg); err != nil {
 		if word != nil && register {
 			s.dev.checkSlots.put(word)
 		}
@@ -289,7 +304,7 @@ func (j *scatterJob) runFixed(s *Stream, n int, vt dtype.DType) error {
 	}
 	variant := s.dev.tuning().ScatterVariant
 	scatterVariant(sp, variant)
-	if err := j.launchInto(s, sp, n, InOut(scratch), args, word, false); err != nil {
+	if err := j.launchInto(s, sp, n, nil, scratch, args, word, false); err != nil {
 		if word != nil {
 			s.dev.checkSlots.put(word)
 		}
@@ -299,7 +314,7 @@ func (j *scatterJob) runFixed(s *Stream, n int, vt dtype.DType) error {
 	sp2 := *sp
 	sp2.Dst, sp2.Op, sp2.Fixed, sp2.Bins, sp2.Copies = dtype.Int64, kernel.OpSum, kernel.FixedAcc, 0, 0
 	scatterVariant(&sp2, variant)
-	if err := j.launchInto(s, &sp2, n, InOut(scratch), append(args, uint64(T), uint64(shift)), word, true); err != nil {
+	if err := j.launchInto(s, &sp2, n, nil, scratch, append(args, uint64(T), uint64(shift)), word, true); err != nil {
 		return err
 	}
 	fin := &kernel.FixedFinish{Dst: dst.dt}

@@ -12,7 +12,8 @@ import (
 // Scratch: the small device memory that kernels use for their own bookkeeping, handed
 // out clean (all zero) by the owner of the work, a stream, and taken back after use,
 // clean or not. Fused reductions keep their ticket counters in it, scans their look-back
-// status, compactions (Nonzero, Argwhere, Extract) their tile counts.
+// status, compactions (Nonzero, Argwhere, Extract) their tile counts, two-pass
+// reductions their partial results (a kind that needs no cleaning: scratchPartials).
 //
 // A stream orders every use of its scratch: the kernels of one stream run one after
 // another, so a block given back clean once the kernels that leave it clean are
@@ -47,11 +48,15 @@ const (
 	// scratchSelect is TopK's radix select counts (kernel.TopKRadixScratchWords u32s a
 	// row; left zero by its last pass).
 	scratchSelect
+	// scratchPartials is a two-pass reduction's partial results
+	// (kernel.ReducePartialBytes): its first pass writes every one before anything
+	// reads them, so a block is given back as it is (clean for this kind means reusable).
+	scratchPartials
 	numScratchKinds
 )
 
 var scratchNames = [numScratchKinds]string{"a fused reduction's counters", "a scan's status", "a compaction's status",
-	"a radix select's counts"}
+	"a radix select's counts", "a reduction's partial results"}
 
 const (
 	// scratchMin is the smallest block; larger ones are powers of two.
@@ -95,6 +100,20 @@ func (sc *scratch) argument() any {
 		return sc.arg
 	}
 	return DevicePtr(sc.mem.Ptr())
+}
+
+// addTo adds the use's memory to a launch's arguments, as argument does: a pooled
+// block untracked (its stream orders its uses), a buffer or a capture's block read and
+// written.
+func (sc *scratch) addTo(la *launchArgs) {
+	switch {
+	case sc.buf != nil:
+		la.buf(sc.buf, ReadWrite)
+	case sc.block != nil:
+		la.buf(sc.block, ReadWrite)
+	default:
+		la.raw(sc.mem, 0)
+	}
 }
 
 // scratchPool is the clean blocks of an owner, by kind, and the bytes it holds.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"github.com/go-gpu/gpu/backend"
 	"slices"
 
 	"github.com/go-gpu/gpu/dtype"
@@ -291,11 +292,7 @@ func compact(ctx context.Context, s *Stream, flags, values *header) (*header, er
 	if err != nil {
 		return nil, err
 	}
-	cfg := LaunchConfig{Grid: Dim3{X: tiles}, Block: Dim3{X: kernel.SearchBlock}}
-	valArg := any(DevicePtr(0))
-	if values != nil {
-		valArg = In(values)
-	}
+	cfg := searchConfig(tiles)
 	// The status: 16 bytes and a word per tile, padded to 16 (the scatter's clear).
 	statusSize := 16 + (8*tiles+15)&^15
 	if int64(n)*int64(outType.Size()) <= d.tuning().CompactEagerMax {
@@ -303,7 +300,7 @@ func compact(ctx context.Context, s *Stream, flags, values *header) (*header, er
 		// that the host waits once, after both kernels, rather than twice; the scatter
 		// writes the count into a pinned word, and the result views its first count
 		// elements.
-		return compactEager(ctx, s, fnCount, fnScatter, cfg, flags, valArg, n, outType, statusSize, empty)
+		return compactEager(ctx, s, fnCount, fnScatter, cfg, flags, values, n, outType, statusSize, empty)
 	}
 	// The host reads the count from the status: a zeroed buffer of the stream's scratch.
 	sc, err := s.scratch(scratchCompactStatus, statusSize, false)
@@ -312,7 +309,7 @@ func compact(ctx context.Context, s *Stream, flags, values *header) (*header, er
 	}
 	defer sc.release(false)
 	status := sc.buf
-	if err := s.Launch(fnCount, cfg, In(flags), InOut(status), uint64(n)); err != nil {
+	if err := launchCount(s, fnCount, cfg, flags, sc, n); err != nil {
 		return nil, err
 	}
 	// total reads the count from the last tile's status word, waiting for it.
@@ -339,7 +336,7 @@ func compact(ctx context.Context, s *Stream, flags, values *header) (*header, er
 		return nil, err
 	}
 	out := &header{buf: buf, dt: outType, shape: []int{t}, strides: []int{1}}
-	if err := s.Launch(fnScatter, cfg, In(flags), InOut(status), Out(buf), valArg, uint64(n), DevicePtr(0)); err != nil {
+	if err := launchScatter(s, fnScatter, cfg, flags, sc, buf, values, n, nil); err != nil {
 		buf.Free()
 		return nil, err
 	}
@@ -350,8 +347,8 @@ func compact(ctx context.Context, s *Stream, flags, values *header) (*header, er
 // scratch (pooled: the scatter leaves it zero, kernel.CompactScatter), both kernels,
 // then one wait for the count, which the scatter writes into one of the device's
 // pinned words.
-func compactEager(ctx context.Context, s *Stream, fnCount, fnScatter *Function, cfg LaunchConfig, flags *header,
-	valArg any, n int, outType dtype.DType, statusSize int, empty func() (*header, error)) (*header, error) {
+func compactEager(ctx context.Context, s *Stream, fnCount, fnScatter *Function, cfg backend.LaunchConfig, flags *header,
+	values *header, n int, outType dtype.DType, statusSize int, empty func() (*header, error)) (*header, error) {
 	d := s.dev
 	// Held throughout (runAfter below needs the stream).
 	if err := s.hold(); err != nil {
@@ -364,7 +361,7 @@ func compactEager(ctx context.Context, s *Stream, fnCount, fnScatter *Function, 
 	if err != nil {
 		return nil, err
 	}
-	status, release := sc.argument(), sc.release
+	release := sc.release
 	word, err := d.wordPool.get(d)
 	if err != nil {
 		release(true)
@@ -376,13 +373,13 @@ func compactEager(ctx context.Context, s *Stream, fnCount, fnScatter *Function, 
 		d.wordPool.put(word)
 		return nil, err
 	}
-	if err := s.Launch(fnCount, cfg, In(flags), status, uint64(n)); err != nil {
+	if err := launchCount(s, fnCount, cfg, flags, sc, n); err != nil {
 		release(true)
 		d.wordPool.put(word)
 		buf.Free()
 		return nil, err
 	}
-	if err := s.Launch(fnScatter, cfg, In(flags), status, Out(buf), valArg, uint64(n), Out(word)); err != nil {
+	if err := launchScatter(s, fnScatter, cfg, flags, sc, buf, values, n, word); err != nil {
 		release(false) // counted, not cleared
 		d.wordPool.put(word)
 		buf.Free()
@@ -494,8 +491,7 @@ func findFirst(ctx context.Context, s *Stream, h *header) (int, error) {
 	}
 	tiles := (n + sp.Tile() - 1) / sp.Tile()
 	grid := min(tiles, 8*max(1, d.info.Multiprocessors))
-	cfg := LaunchConfig{Grid: Dim3{X: grid}, Block: Dim3{X: kernel.SearchBlock}}
-	if err := s.Launch(fn, cfg, In(h), InOut(res), uint64(n)); err != nil {
+	if err := launchSearch(s, fn, searchConfig(grid), h, res, n); err != nil {
 		return -1, err
 	}
 	v, err := readU64(ctx, s, res, 0)
@@ -546,10 +542,56 @@ func CountNonzero[T Elem](ctx context.Context, s *Stream, a *Array[T]) (int, err
 	}
 	tiles := (n + sp.Tile() - 1) / sp.Tile()
 	grid := min(tiles, 4*max(1, d.info.Multiprocessors))
-	cfg := LaunchConfig{Grid: Dim3{X: grid}, Block: Dim3{X: kernel.SearchBlock}}
-	if err := s.Launch(fn, cfg, In(h), InOut(res), uint64(n)); err != nil {
+	if err := launchSearch(s, fn, searchConfig(grid), h, res, n); err != nil {
 		return 0, err
 	}
 	v, err := readU64(ctx, s, res, 0)
 	return int(v), err
+}
+
+// searchConfig is the geometry of a search kernel of grid blocks.
+func searchConfig(grid int) backend.LaunchConfig {
+	return backend.LaunchConfig{Grid: [3]uint32{uint32(grid), 1, 1}, Block: [3]uint32{kernel.SearchBlock, 1, 1}}
+}
+
+// launchSearch enqueues a reduction to one word (FindFirst, CountNonzero): in, the
+// result word res (read and written), n.
+func launchSearch(s *Stream, fn *Function, cfg backend.LaunchConfig, in *header, res *Buffer, n int) error {
+	la := newLaunchArgs()
+	la.hdr(in, Read)
+	la.buf(res, ReadWrite)
+	la.u64(uint64(n))
+	return la.launch(s, fn, cfg)
+}
+
+// launchCount enqueues a compaction's count (kernel.CompactCount): flags, the status,
+// n.
+func launchCount(s *Stream, fn *Function, cfg backend.LaunchConfig, flags *header, status *scratch, n int) error {
+	la := newLaunchArgs()
+	la.hdr(flags, Read)
+	status.addTo(&la)
+	la.u64(uint64(n))
+	return la.launch(s, fn, cfg)
+}
+
+// launchScatter enqueues a compaction's scatter (kernel.CompactScatter): flags, the
+// status, out, the values (nil: the indices), n, and the word the count goes to (nil:
+// none).
+func launchScatter(s *Stream, fn *Function, cfg backend.LaunchConfig, flags *header, status *scratch, out *Buffer, values *header, n int, word *Buffer) error {
+	la := newLaunchArgs()
+	la.hdr(flags, Read)
+	status.addTo(&la)
+	la.buf(out, Write)
+	if values != nil {
+		la.hdr(values, Read)
+	} else {
+		la.null()
+	}
+	la.u64(uint64(n))
+	if word != nil {
+		la.buf(word, Write)
+	} else {
+		la.null()
+	}
+	return la.launch(s, fn, cfg)
 }

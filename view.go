@@ -160,17 +160,31 @@ func (a *Array[T]) Flip(axes ...int) (*Array[T], error) {
 // laid out one after the other in memory (stride[i] = stride[i+1]*shape[i+1]); size-1
 // axes are ignored. ok is false when the reshape needs a copy.
 func viewStrides(shape, strides, to []int) (out []int, ok bool) {
-	var os, ost []int // the old shape and strides without size-1 axes
+	out = make([]int, len(to))
+	if !viewStridesInto(out, shape, strides, to) {
+		return nil, false
+	}
+	return out, true
+}
+
+// viewStridesInto is viewStrides writing the strides into out (len(to) of them).
+func viewStridesInto(out, shape, strides, to []int) bool {
+	var osb, ostb [8]int
+	os, ost := osb[:0], ostb[:0] // the old shape and strides without size-1 axes
 	for d, n := range shape {
 		if n != 1 {
 			os = append(os, n)
 			ost = append(ost, strides[d])
 		}
 	}
-	out = make([]int, len(to))
 	if prod(shape) == 0 {
 		// Nothing is addressed: row-major strides of the new shape.
-		return rowMajor(to), true
+		st := 1
+		for d := len(to) - 1; d >= 0; d-- {
+			out[d] = st
+			st *= to[d]
+		}
+		return true
 	}
 	oi, ni := 0, 0
 	for ni < len(to) {
@@ -179,7 +193,7 @@ func viewStrides(shape, strides, to []int) (out []int, ok bool) {
 			continue
 		}
 		if oi >= len(os) {
-			return nil, false
+			return false
 		}
 		// Grow a group on each side until the products agree.
 		o0, n0 := oi, ni
@@ -189,7 +203,7 @@ func viewStrides(shape, strides, to []int) (out []int, ok bool) {
 		for op != np {
 			if op < np {
 				if oi >= len(os) {
-					return nil, false
+					return false
 				}
 				op *= os[oi]
 				oi++
@@ -198,7 +212,7 @@ func viewStrides(shape, strides, to []int) (out []int, ok bool) {
 					ni++
 				}
 				if ni >= len(to) {
-					return nil, false
+					return false
 				}
 				np *= to[ni]
 				ni++
@@ -207,7 +221,7 @@ func viewStrides(shape, strides, to []int) (out []int, ok bool) {
 		// The old axes of the group must be contiguous with each other.
 		for k := o0; k < oi-1; k++ {
 			if ost[k] != ost[k+1]*os[k+1] {
-				return nil, false
+				return false
 			}
 		}
 		// New strides: the group's innermost stride, growing outwards.
@@ -218,7 +232,7 @@ func viewStrides(shape, strides, to []int) (out []int, ok bool) {
 		}
 	}
 	if oi != len(os) {
-		return nil, false
+		return false
 	}
 	// Size-1 axes of the new shape: a stride that keeps the view contiguous where it is.
 	for k := len(to) - 1; k >= 0; k-- {
@@ -229,7 +243,7 @@ func viewStrides(shape, strides, to []int) (out []int, ok bool) {
 			}
 		}
 	}
-	return out, true
+	return true
 }
 
 // reshapeShape resolves a reshape's target shape (one -1 inferred) for size elements.

@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/go-gpu/gpu/backend"
 	"github.com/go-gpu/gpu/backend/cpu"
@@ -84,18 +85,25 @@ func (c *ConcatRows) Chunk() int { return ConcatBlock * c.items() }
 func (c *ConcatRows) Chunks(cols int) int { return (cols + c.Chunk() - 1) / c.Chunk() }
 
 // Key identifies the kernel.
-func (c *ConcatRows) Key() string {
-	k := fmt.Sprintf("concat|k%d|v%d", c.Inputs, c.Vec)
+func (c *ConcatRows) Key() string { return string(c.AppendKey(nil)) }
+
+// AppendKey appends Key to b, for a cache lookup that allocates nothing.
+func (c *ConcatRows) AppendKey(b []byte) []byte {
+	b = append(b, "concat|k"...)
+	b = strconv.AppendInt(b, int64(c.Inputs), 10)
+	b = append(b, "|v"...)
+	b = strconv.AppendInt(b, int64(c.Vec), 10)
 	if c.Rows == 2 {
-		k += "|r2"
+		b = append(b, "|r2"...)
 	}
 	if c.Tiles {
-		k += fmt.Sprintf("|tiles|i%d", c.items())
+		b = append(b, "|tiles|i"...)
+		b = strconv.AppendInt(b, int64(c.items()), 10)
 		if c.Stream {
-			k += "|cs"
+			b = append(b, "|cs"...)
 		}
 	}
-	return k
+	return b
 }
 
 // Validate checks the spec.

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"strconv"
 	"sync/atomic"
 
 	"github.com/go-gpu/gpu/backend"
@@ -154,12 +155,22 @@ type Gather struct {
 const GatherItems2 = 8
 
 // Key identifies the kernel.
-func (g *Gather) Key() string {
-	k := fmt.Sprintf("gather|s%d|%v|%v|r%d|i64=%v|v%v|st%v", g.Size, g.Index, g.Mode, g.Rank, g.Index64, g.Vector, g.Stream)
+func (g *Gather) Key() string { return string(g.AppendKey(nil)) }
+
+// AppendKey appends Key to b, for a cache lookup that allocates nothing.
+func (g *Gather) AppendKey(b []byte) []byte {
+	b = append(b, "gather|s"...)
+	b = strconv.AppendInt(b, int64(g.Size), 10)
+	b = append(append(append(b, '|'), g.Index.String()...), '|')
+	b = append(append(b, g.Mode.String()...), "|r"...)
+	b = strconv.AppendInt(b, int64(g.Rank), 10)
+	b = strconv.AppendBool(append(b, "|i64="...), g.Index64)
+	b = strconv.AppendBool(append(b, "|v"...), g.Vector)
+	b = strconv.AppendBool(append(b, "|st"...), g.Stream)
 	if g.Variant == 2 {
-		k += "|g2"
+		b = append(b, "|g2"...)
 	}
-	return k
+	return b
 }
 
 // Validate checks the spec.

@@ -3,6 +3,7 @@ package kernel
 import (
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/go-gpu/gpu/backend"
 	"github.com/go-gpu/gpu/backend/cpu"
@@ -58,15 +59,23 @@ type Permute struct {
 const PermuteBlock = 256
 
 // Key identifies the kernel.
-func (p *Permute) Key() string {
-	k := fmt.Sprintf("permute|s%d|r%d|b%d|%dx%d|i64=%v", p.Size, p.Rank, p.B, p.TB, p.TA, p.Index64)
+func (p *Permute) Key() string { return string(p.AppendKey(nil)) }
+
+// AppendKey appends Key to b, for a cache lookup that allocates nothing.
+func (p *Permute) AppendKey(b []byte) []byte {
+	b = strconv.AppendInt(append(b, "permute|s"...), int64(p.Size), 10)
+	b = strconv.AppendInt(append(b, "|r"...), int64(p.Rank), 10)
+	b = strconv.AppendInt(append(b, "|b"...), int64(p.B), 10)
+	b = strconv.AppendInt(append(b, '|'), int64(p.TB), 10)
+	b = strconv.AppendInt(append(b, 'x'), int64(p.TA), 10)
+	b = strconv.AppendBool(append(b, "|i64="...), p.Index64)
 	switch {
 	case p.V2:
-		k += fmt.Sprintf("|v2|vec%d", p.vec())
+		b = strconv.AppendInt(append(b, "|v2|vec"...), int64(p.vec()), 10)
 	case p.V3:
-		k += fmt.Sprintf("|v3|vec%d", p.vec())
+		b = strconv.AppendInt(append(b, "|v3|vec"...), int64(p.vec()), 10)
 	}
-	return k
+	return b
 }
 
 // vec returns the elements per access (1 for the first kernel).

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/go-gpu/gpu/backend"
 	"github.com/go-gpu/gpu/backend/cpu"
@@ -117,13 +118,28 @@ func ScatterCopies(t dtype.DType, bins int) int {
 }
 
 // Key identifies the kernel.
-func (s *Scatter) Key() string {
-	k := fmt.Sprintf("scatter|%v|%v<-%v|%v|%v|r%d|i64=%v|v%v|ones%v|bins%d|c%d|d%v|nw%v|fx%d", s.Op, s.Dst, s.Val, s.Index, s.Mode,
-		s.Rank, s.Index64, s.Vector, s.Ones, s.Bins, s.Copies, s.Detect, s.NoWarp, s.Fixed)
+func (s *Scatter) Key() string { return string(s.AppendKey(nil)) }
+
+// AppendKey appends Key to b, for a cache lookup that allocates nothing.
+func (s *Scatter) AppendKey(b []byte) []byte {
+	b = append(append(b, "scatter|"...), s.Op.String()...)
+	b = append(append(b, '|'), s.Dst.String()...)
+	b = append(append(b, "<-"...), s.Val.String()...)
+	b = append(append(b, '|'), s.Index.String()...)
+	b = append(append(b, '|'), s.Mode.String()...)
+	b = strconv.AppendInt(append(b, "|r"...), int64(s.Rank), 10)
+	b = strconv.AppendBool(append(b, "|i64="...), s.Index64)
+	b = strconv.AppendBool(append(b, "|v"...), s.Vector)
+	b = strconv.AppendBool(append(b, "|ones"...), s.Ones)
+	b = strconv.AppendInt(append(b, "|bins"...), int64(s.Bins), 10)
+	b = strconv.AppendInt(append(b, "|c"...), int64(s.Copies), 10)
+	b = strconv.AppendBool(append(b, "|d"...), s.Detect)
+	b = strconv.AppendBool(append(b, "|nw"...), s.NoWarp)
+	b = strconv.AppendInt(append(b, "|fx"...), int64(s.Fixed), 10)
 	if s.Variant == 2 {
-		k += "|g2"
+		b = append(b, "|g2"...)
 	}
-	return k
+	return b
 }
 
 // Validate checks the spec.
