@@ -2,13 +2,13 @@ package gpu
 
 import (
 	"context"
-	"github.com/go-gpu/gpu/internal/testenv"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-gpu/gpu/backend"
 	"github.com/go-gpu/gpu/backend/cpu"
+	"github.com/go-gpu/gpu/internal/testenv"
 )
 
 // countDev is a backend that reports itself as a CUDA device of compute capability 9.0

@@ -251,9 +251,11 @@ func joinArgs[T Elem](s *Stream, arrays []*Array[T], what string) error {
 		return fmt.Errorf("gpu: %s of no arrays: %w", what, ErrInvalidValue)
 	}
 	for _, a := range arrays {
-		if a == nil {
+		if a.isNil() {
 			return errNilArray
 		}
+	}
+	for _, a := range arrays {
 		if err := indexArgs(s, a); err != nil {
 			return err
 		}

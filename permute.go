@@ -2,8 +2,8 @@ package gpu
 
 import (
 	"fmt"
-	"github.com/go-gpu/gpu/backend"
 
+	"github.com/go-gpu/gpu/backend"
 	"github.com/go-gpu/gpu/internal/kernel"
 )
 

@@ -293,10 +293,11 @@ func (j *redJob) run(s *Stream, vals, idx *header) error {
 }
 
 // redScratchMax is the most bytes of partial results that come from the stream's
-// scratch (which keeps a few blocks of each size it has served until the stream
-// closes); larger ones are a buffer's, from the block cache or the driver. A variable
-// for the tests.
-var redScratchMax int64 = 1 << 20
+// scratch, which keeps up to scratchKeep blocks of a kind until the stream closes (out
+// of TrimMemory's reach: so at most 1 MiB a stream here). Larger ones are a buffer's,
+// from the block cache or the driver. The Metal-size rows' (1000x512 float32) take up
+// to 186 KiB: FindMin over axis 0, values and indices. A variable for the tests.
+var redScratchMax int64 = 256 << 10
 
 // redPartials is where a first pass's partial results go, the values at byte 0 and the
 // indices (arg operations) at ioff: scratch of the stream's (mem: untracked, the stream

@@ -3,10 +3,10 @@ package gpu
 import (
 	"context"
 	"fmt"
-	"github.com/go-gpu/gpu/backend"
 	"math"
 	"slices"
 
+	"github.com/go-gpu/gpu/backend"
 	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/internal/kernel"
 )
