@@ -184,8 +184,7 @@ func concatInto(s *Stream, out *header, parts []*header, axis int) error {
 		if bpsm > 0 {
 			rowsY = min(rowsY, max(1, bpsm*max(1, s.dev.info.Multiprocessors)/max(1, chunks)))
 		}
-		cfg := backend.LaunchConfig{Grid: [3]uint32{uint32(max(1, chunks)), uint32(rowsY), 1}, Block: [3]uint32{kernel.ConcatBlock, 1, 1}}
-		if err := la.launch(s, fn, cfg); err != nil {
+		if err := la.launch(s, fn, launchGeometry(max(1, chunks), rowsY, kernel.ConcatBlock)); err != nil {
 			return err
 		}
 	}

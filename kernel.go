@@ -440,6 +440,13 @@ func (s *Stream) launchTracked(fn *Function, bc backend.LaunchConfig, bargs []ba
 	return err
 }
 
+// launchGeometry returns the backend geometry of gx by gy blocks of block threads, for the
+// runtime's own launches (whose sizes are in range by construction: Launch checks a
+// user's with LaunchConfig.backend).
+func launchGeometry(gx, gy, block int) backend.LaunchConfig {
+	return backend.LaunchConfig{Grid: [3]uint32{uint32(gx), uint32(gy), 1}, Block: [3]uint32{uint32(block), 1, 1}}
+}
+
 // launchArgs builds a launch's backend arguments and buffer uses directly: the array
 // operations' path to launchTracked, with no boxing through Launch's ...any and no
 // argRefs. A header's use spans its whole allocation (n 0), as a header passed to
@@ -461,10 +468,15 @@ func newLaunchArgs() launchArgs {
 	return launchArgs{ap: ap, args: (*ap)[:0]}
 }
 
-// mem adds a pointer to byte off of allocation a, used as mode.
-func (l *launchArgs) mem(a *allocation, off int64, mode AccessMode) {
+// mem adds a pointer to byte off of allocation a, used as mode (all of a, for the race
+// checker).
+func (l *launchArgs) mem(a *allocation, off int64, mode AccessMode) { l.span(a, off, mode, 0, 0) }
+
+// span adds a pointer to byte off of allocation a, used as mode over bytes [lo, lo+n)
+// (n 0: all of a).
+func (l *launchArgs) span(a *allocation, off int64, mode AccessMode, lo, n int64) {
 	l.args = append(l.args, backend.Arg{Kind: backend.ArgMem, Mem: a.mem, Off: off})
-	u := use{a: a, mode: mode}
+	u := use{a: a, mode: mode, off: lo, n: n}
 	switch {
 	case l.more != nil:
 		l.more = append(l.more, u)
@@ -480,14 +492,7 @@ func (l *launchArgs) mem(a *allocation, off int64, mode AccessMode) {
 
 // buf adds a pointer to the buffer's first byte, used as mode over its bytes (as a
 // *Buffer passed to Launch is: a slot of a shared block is no race with its neighbours).
-func (l *launchArgs) buf(b *Buffer, mode AccessMode) {
-	l.mem(b.a, b.off, mode)
-	u := &l.small[l.n-1]
-	if l.more != nil {
-		u = &l.more[len(l.more)-1]
-	}
-	u.off, u.n = b.off, b.size
-}
+func (l *launchArgs) buf(b *Buffer, mode AccessMode) { l.span(b.a, b.off, mode, b.off, b.size) }
 
 // hdr adds a pointer to the array's element 0, used as mode.
 func (l *launchArgs) hdr(h *header, mode AccessMode) {

@@ -3,7 +3,6 @@ package gpu
 import (
 	"fmt"
 
-	"github.com/go-gpu/gpu/backend"
 	"github.com/go-gpu/gpu/internal/kernel"
 )
 
@@ -95,5 +94,5 @@ func permuteInto(s *Stream, out, in *header) error {
 	for _, v := range ist {
 		la.u64(uint64(v))
 	}
-	return la.launch(s, fn, backend.LaunchConfig{Grid: [3]uint32{uint32(blocks), 1, 1}, Block: [3]uint32{kernel.PermuteBlock, 1, 1}})
+	return la.launch(s, fn, launchGeometry(blocks, 1, kernel.PermuteBlock))
 }

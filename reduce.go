@@ -581,11 +581,7 @@ func (j *redJob) launch(s *Stream, fn *Function, sp *kernel.Reduce, l kernel.Red
 			la.u64(uint64(j.count()))
 		}
 	}
-	return la.launch(s, fn, redConfig(gx, gy, block))
-}
-
-func redConfig(gx, gy, block int) backend.LaunchConfig {
-	return backend.LaunchConfig{Grid: [3]uint32{uint32(gx), uint32(gy), 1}, Block: [3]uint32{uint32(block), 1, 1}}
+	return la.launch(s, fn, launchGeometry(gx, gy, block))
 }
 
 // count returns the number of elements each output reduces.
@@ -634,7 +630,7 @@ func (j *redJob) launchPartial(s *Stream, fn *Function, p kernel.ReducePass, par
 	if sp.Mean {
 		la.u64(uint64(j.count()))
 	}
-	return la.launch(s, fn, redConfig(p.GridX, p.GridY, p.Block))
+	return la.launch(s, fn, launchGeometry(p.GridX, p.GridY, p.Block))
 }
 
 // newJob builds the reduction of one array a (Pre convert or nonzero) into results of

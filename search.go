@@ -292,7 +292,7 @@ func compact(ctx context.Context, s *Stream, flags, values *header) (*header, er
 	if err != nil {
 		return nil, err
 	}
-	cfg := searchConfig(tiles)
+	cfg := launchGeometry(tiles, 1, kernel.SearchBlock)
 	// The status: 16 bytes and a word per tile, padded to 16 (the scatter's clear).
 	statusSize := 16 + (8*tiles+15)&^15
 	if int64(n)*int64(outType.Size()) <= d.tuning().CompactEagerMax {
@@ -491,7 +491,7 @@ func findFirst(ctx context.Context, s *Stream, h *header) (int, error) {
 	}
 	tiles := (n + sp.Tile() - 1) / sp.Tile()
 	grid := min(tiles, 8*max(1, d.info.Multiprocessors))
-	if err := launchSearch(s, fn, searchConfig(grid), h, res, n); err != nil {
+	if err := launchSearch(s, fn, launchGeometry(grid, 1, kernel.SearchBlock), h, res, n); err != nil {
 		return -1, err
 	}
 	v, err := readU64(ctx, s, res, 0)
@@ -542,16 +542,11 @@ func CountNonzero[T Elem](ctx context.Context, s *Stream, a *Array[T]) (int, err
 	}
 	tiles := (n + sp.Tile() - 1) / sp.Tile()
 	grid := min(tiles, 4*max(1, d.info.Multiprocessors))
-	if err := launchSearch(s, fn, searchConfig(grid), h, res, n); err != nil {
+	if err := launchSearch(s, fn, launchGeometry(grid, 1, kernel.SearchBlock), h, res, n); err != nil {
 		return 0, err
 	}
 	v, err := readU64(ctx, s, res, 0)
 	return int(v), err
-}
-
-// searchConfig is the geometry of a search kernel of grid blocks.
-func searchConfig(grid int) backend.LaunchConfig {
-	return backend.LaunchConfig{Grid: [3]uint32{uint32(grid), 1, 1}, Block: [3]uint32{kernel.SearchBlock, 1, 1}}
 }
 
 // launchSearch enqueues a reduction to one word (FindFirst, CountNonzero): in, the
