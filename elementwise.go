@@ -597,7 +597,9 @@ func runPlanHdr(s *Stream, out header, p *evalPlan, vals []any) error {
 	return la.launch(s, pe.fn, cfg)
 }
 
-var argPool = sync.Pool{New: func() any { a := make([]backend.Arg, 0, 16); return &a }}
+// argPool holds launch argument lists, with room for the longest of the runtime's own
+// launches (a radix sort pass: 20), which launchArgs doesn't keep when they grow.
+var argPool = sync.Pool{New: func() any { a := make([]backend.Arg, 0, 24); return &a }}
 
 // planEntry is a plan's kernel for one layout, with the launch geometry of the last n.
 type planEntry struct {

@@ -193,6 +193,7 @@ func hostCostOps(t testing.TB, s *Stream) ([]string, map[string]func() error) {
 	vals, _ := Empty[float32](s, side*side/4)
 	idx, _ := Empty[int64](s, side*side/4)
 	big, _ := Empty[float32](s, side*side)
+	keys, _ := Empty[float32](s, 512000)
 	ops := map[string]func() error{
 		"concat1": func() error {
 			o, err := Concatenate(s, []*Array[float32]{a, b}, 1)
@@ -224,14 +225,23 @@ func hostCostOps(t testing.TB, s *Stream) ([]string, map[string]func() error) {
 			}
 			return err
 		},
+		"sort": func() error { // gpubench's array/sort/float32/512000
+			o, err := Sort(s, keys, -1)
+			if err == nil {
+				o.Free()
+			}
+			return err
+		},
 	}
-	return []string{"concat1", "concat0", "addat", "take", "put", "bincount/bins"}, ops
+	return []string{"concat1", "concat0", "addat", "take", "put", "bincount/bins", "sort"}, ops
 }
 
-// TestIndexDriverCalls counts the driver calls each index operation makes per call in
-// the steady state (a fake CUDA device: countDev), a guard against work creeping into
-// the per-call path: one kernel (or copy) each, no memsets but Bincount's zeroing, no
-// allocation but a pinned block of check slots now and then, no event or stream wait.
+// TestIndexDriverCalls counts the driver calls each index operation (and Sort of
+// 512000 keys) makes per call in the steady state (a fake CUDA device: countDev), a
+// guard against work creeping into the per-call path: one kernel (or copy) each, the
+// sort's histogram, plan and four passes, no memsets but Bincount's zeroing and the
+// sort's work, no allocation but a pinned block of check slots now and then, no event
+// or stream wait.
 func TestIndexDriverCalls(t *testing.T) {
 	cd, d, s := newCountStream(t)
 	defer SetConcatMemcpyMin(4096, 1<<20)() // concat1's inputs: 1 MiB
@@ -253,6 +263,7 @@ func TestIndexDriverCalls(t *testing.T) {
 		"take":          {"Launch/gather": 1},
 		"put":           {"Launch/scatter": 1},
 		"bincount/bins": {"Launch/scatter": 1, "Memset": 1},
+		"sort":          {"Launch/radix_hist": 1, "Launch/radix_plan": 1, "Launch/radix_pass": 4, "Memset": 1},
 	}
 	run := func(name string, f func() error) {
 		const calls = 3000 // past a block of check slots: each launch holds one until a wait
@@ -288,11 +299,11 @@ func TestIndexDriverCalls(t *testing.T) {
 // in the steady state (the counting fake CUDA device, whose launch record is one of
 // them): their arguments go to the backend directly (launchArgs), their kernels are
 // found without formatting a key (keyAppender). The bounds are today's counts; before
-// both, concat1 took 33, concat0 20, addat 34, take 30 and put 30.
+// both, concat1 took 33, concat0 20, addat 34, take 30, put 30 and sort 69.
 func TestIndexHostAllocs(t *testing.T) {
 	_, _, s := newCountStream(t)
 	names, ops := hostCostOps(t, s)
-	most := map[string]float64{"concat1": 9, "concat0": 11, "addat": 21, "take": 20, "put": 19, "bincount/bins": 24}
+	most := map[string]float64{"concat1": 9, "concat0": 11, "addat": 21, "take": 20, "put": 19, "bincount/bins": 24, "sort": 31}
 	slack := 0.0
 	if testenv.Race {
 		slack = 4 // the race detector's sync.Pool drops a quarter of what it is given

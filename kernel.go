@@ -457,7 +457,7 @@ func launchGeometry(gx, gy, block int) backend.LaunchConfig {
 type launchArgs struct {
 	ap    *[]backend.Arg
 	args  []backend.Arg
-	small [9]use
+	small [12]use
 	n     int
 	more  []use // all the uses, once there are more than len(small)
 }

@@ -1,6 +1,7 @@
 package gpu_test
 
 import (
+	"math/rand/v2"
 	"sync"
 	"testing"
 
@@ -26,4 +27,41 @@ func simStream(t *testing.T) (*gpu.Device, *gpu.Stream) {
 	}
 	t.Cleanup(func() { s.Close() })
 	return d, s
+}
+
+// TestSortSim sorts on the simulated CUDA device (internal/ptxsim's simdev): the radix
+// sort's host side (its plan, work layout, ping-pong buffers and launch arguments) and
+// the block sort's, through the generated PTX, without a GPU. Keys only, Argsort's
+// indices and SortByKey's payload; rows longer than a tile (the radix passes) and
+// shorter (the block sort).
+func TestSortSim(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the simulator is slow")
+	}
+	_, s := simStream(t)
+	rng := rand.New(rand.NewPCG(21, 9))
+	for _, sh := range [][2]int{{1, 9000}, {2, 5001}, {5, 100}} {
+		rows, n := sh[0], sh[1]
+		checkSorted(t, s, stGen[float32](rng, rows*n, patSpecial), []int{rows, n}, false)
+		checkSorted(t, s, stGen[int64](rng, rows*n, patRandom), []int{rows, n}, true)
+		ks := stGen[uint16](rng, rows*n, patFew)
+		vs := stGen[float64](rng, rows*n, patRandom)
+		ka := mustArr[uint16](t)(gpu.FromSlice(s, ks, rows, n))
+		va := mustArr[float64](t)(gpu.FromSlice(s, vs, rows, n))
+		ko, vo, err := gpu.SortByKey(s, ka, va, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := stArgsort(ks, n, false)
+		gk, gv := toSlice(t, ko), toSlice(t, vo)
+		for i, w := range want {
+			j := i/n*n + int(w)
+			if gk[i] != ks[j] || stBits(gv[i]) != stBits(vs[j]) {
+				t.Fatalf("%dx%d: SortByKey element %d: (%d, %v), want (%d, %v)", rows, n, i, gk[i], gv[i], ks[j], vs[j])
+			}
+		}
+		for _, a := range []interface{ Free() error }{ko, vo, ka, va} {
+			a.Free()
+		}
+	}
 }

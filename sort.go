@@ -546,24 +546,35 @@ func blockSort(s *Stream, sp *kernel.RadixBlockSort, keys, vals *header, rows, r
 	if grid > 1<<31-1 {
 		return fmt.Errorf("gpu: sort of %d rows: %w", rows, ErrNotSupported)
 	}
-	cfg := LaunchConfig{Grid: Dim3{X: grid}, Block: Dim3{X: kernel.SortBlock}}
-	return s.Launch(fn, cfg, In(keys), optOut(outK), optIn(vals), optOut(outV),
-		uint64(rows), uint64(rowLen), uint64(rpb))
+	l := newLaunchArgs()
+	l.hdr(keys, Read)
+	sortBuf{h: outK, mode: Write}.add(&l)
+	sortBuf{h: vals, mode: Read}.add(&l)
+	sortBuf{h: outV, mode: Write}.add(&l)
+	l.u64(uint64(rows))
+	l.u64(uint64(rowLen))
+	l.u64(uint64(rpb))
+	return l.launch(s, fn, launchGeometry(grid, 1, kernel.SortBlock))
 }
 
-// optIn and optOut pass h, or a null pointer for nil.
-func optIn(h *header) any {
-	if h == nil {
-		return DevicePtr(0)
-	}
-	return In(h)
+// sortBuf is one of a radix pass's optional buffers: an array (h), a temporary buffer
+// (b), or neither (a null pointer).
+type sortBuf struct {
+	h    *header
+	b    *Buffer
+	mode AccessMode
 }
 
-func optOut(h *header) any {
-	if h == nil {
-		return DevicePtr(0)
+// add adds the buffer to l.
+func (x sortBuf) add(l *launchArgs) {
+	switch {
+	case x.h != nil:
+		l.hdr(x.h, x.mode)
+	case x.b != nil:
+		l.buf(x.b, x.mode)
+	default:
+		l.null()
 	}
-	return Out(h)
 }
 
 // radixSort is the onesweep radix sort of rows longer than a block's tile.
@@ -641,92 +652,86 @@ func radixSort(s *Stream, sp *kernel.RadixPass, cfg sortConfig, keys, vals *head
 	if err := sliceMemset(s, work, zeroFrom, statusOff+statusBytes/2-zeroFrom); err != nil {
 		return err
 	}
-	histB, err := work.Slice(0, histBytes)
-	if err != nil {
+	// The work's parts: the counts, the plan flags, the look-back status and the base
+	// offsets.
+	part := func(l *launchArgs, off, n int64, mode AccessMode) {
+		l.span(work.a, work.off+off, mode, work.off+off, n)
+	}
+	hist0 := func(l *launchArgs, mode AccessMode) { part(l, 0, histBytes, mode) }
+	block := kernel.SortBlock
+	l := newLaunchArgs()
+	l.hdr(keys, Read)
+	hist0(&l, ReadWrite)
+	for _, v := range [...]uint64{uint64(rowLen), uint64(chunk), uint64(chunks), uint64(segLen), uint64(segs), store} {
+		l.u64(v)
+	}
+	if err := l.launch(s, fnHist, launchGeometry(rows*chunks, 1, block)); err != nil {
 		return err
 	}
-	planB, err := work.Slice(planOff, kernel.SortPlanBytes)
-	if err != nil {
-		return err
-	}
-	status, err := work.Slice(statusOff, statusBytes)
-	if err != nil {
-		return err
-	}
-	baseB, err := work.Slice(baseOff, 2*histBytes)
-	if err != nil {
-		return err
-	}
-	block := Dim3{X: kernel.SortBlock}
-	if err := s.Launch(fnHist, LaunchConfig{Grid: Dim3{X: rows * chunks}, Block: block}, In(keys), InOut(histB),
-		uint64(rowLen), uint64(chunk), uint64(chunks), uint64(segLen), uint64(segs), store); err != nil {
-		return err
-	}
-	if err := s.Launch(fnPlan, LaunchConfig{Grid: Dim3{X: rows * P}, Block: block}, In(histB), Out(baseB), InOut(planB),
-		uint64(rowLen), uint64(segs)); err != nil {
+	l = newLaunchArgs()
+	hist0(&l, Read)
+	part(&l, baseOff, 2*histBytes, Write)
+	part(&l, planOff, kernel.SortPlanBytes, ReadWrite)
+	l.u64(uint64(rowLen))
+	l.u64(uint64(segs))
+	if err := l.launch(s, fnPlan, launchGeometry(rows*P, 1, block)); err != nil {
 		return err
 	}
 	// Ping-pong buffers.
 	n := rows * rowLen
 	ks := sp.Order.Size()
-	var tmps []*Buffer
+	var tmps [4]*Buffer
+	nt := 0
 	defer func() {
-		for _, b := range tmps {
+		for _, b := range tmps[:nt] {
 			b.Free()
 		}
 	}()
-	alloc := func(size int) (*Buffer, error) {
+	alloc := func(size int) (sortBuf, error) {
 		b, err := s.Alloc(int64(size))
-		if err == nil {
-			tmps = append(tmps, b)
+		if err != nil {
+			return sortBuf{}, err
 		}
-		return b, err
+		tmps[nt] = b
+		nt++
+		return sortBuf{b: b, mode: ReadWrite}, nil
 	}
 	// With m active passes, pass k writes keyA when m-1-k is even (k < m-1), keyB
 	// when odd: one pass needs neither, two keyB only, three or more both.
-	var keyA, keyB, keyFinal any = DevicePtr(0), DevicePtr(0), DevicePtr(0)
+	var keyA, keyB, keyFinal sortBuf
 	if P >= 2 {
-		kb, err := alloc(n * ks)
-		if err != nil {
+		if keyB, err = alloc(n * ks); err != nil {
 			return err
 		}
-		keyB = InOut(kb)
 	}
 	if outK != nil {
-		keyA, keyFinal = InOut(outK), InOut(outK)
+		keyA, keyFinal = sortBuf{h: outK, mode: ReadWrite}, sortBuf{h: outK, mode: ReadWrite}
 	} else if P >= 3 {
-		ka, err := alloc(n * ks)
-		if err != nil {
+		if keyA, err = alloc(n * ks); err != nil {
 			return err
 		}
-		keyA = InOut(ka)
 	}
-	var valIn, valA, valB, valFinal any = DevicePtr(0), DevicePtr(0), DevicePtr(0), DevicePtr(0)
+	var valIn, valA, valB, valFinal sortBuf
 	switch sp.Val {
 	case kernel.ValIndex:
-		valFinal = InOut(outV)
+		valFinal = sortBuf{h: outV, mode: ReadWrite}
 		if P >= 3 {
-			va, err := alloc(n * sp.ValSize)
-			if err != nil {
+			if valA, err = alloc(n * sp.ValSize); err != nil {
 				return err
 			}
-			valA = InOut(va)
 		}
 		if P >= 2 {
-			vb, err := alloc(n * sp.ValSize)
-			if err != nil {
+			if valB, err = alloc(n * sp.ValSize); err != nil {
 				return err
 			}
-			valB = InOut(vb)
 		}
 	case kernel.ValPayload:
-		valIn, valA, valFinal = In(vals), InOut(outV), InOut(outV)
+		valIn = sortBuf{h: vals, mode: Read}
+		valA, valFinal = sortBuf{h: outV, mode: ReadWrite}, sortBuf{h: outV, mode: ReadWrite}
 		if P >= 2 {
-			vb, err := alloc(n * sp.ValSize)
-			if err != nil {
+			if valB, err = alloc(n * sp.ValSize); err != nil {
 				return err
 			}
-			valB = InOut(vb)
 		}
 	}
 	for pass := 0; pass < P; pass++ {
@@ -740,10 +745,19 @@ func radixSort(s *Stream, sp *kernel.RadixPass, cfg sortConfig, keys, vals *head
 				tileBase = r*tpr + q*tps
 				tiles = min(tpr, (q+1)*tps) - q*tps
 			}
-			lc := LaunchConfig{Grid: Dim3{X: tiles}, Block: block}
-			if err := s.Launch(fnPass, lc, In(keys), keyA, keyB, keyFinal, valIn, valA, valB, valFinal,
-				In(planB), In(baseB), InOut(status), uint64(pass), uint64(rowLen), uint64(tpr), uint64(tps),
-				uint64(segs), uint64(tileBase), uint64(maxTiles), uint64(groups), uint64(g)); err != nil {
+			l := newLaunchArgs()
+			l.hdr(keys, Read)
+			for _, x := range [...]sortBuf{keyA, keyB, keyFinal, valIn, valA, valB, valFinal} {
+				x.add(&l)
+			}
+			part(&l, planOff, kernel.SortPlanBytes, Read)
+			part(&l, baseOff, 2*histBytes, Read)
+			part(&l, statusOff, statusBytes, ReadWrite)
+			for _, v := range [...]uint64{uint64(pass), uint64(rowLen), uint64(tpr), uint64(tps),
+				uint64(segs), uint64(tileBase), uint64(maxTiles), uint64(groups), uint64(g)} {
+				l.u64(v)
+			}
+			if err := l.launch(s, fnPass, launchGeometry(tiles, 1, block)); err != nil {
 				return err
 			}
 		}

@@ -37,7 +37,9 @@ import (
 //     8192^2). Bytes: read and written, 8 per element of the result. At /16k each is
 //     sampled in turn (one Interleave group per axis) with the same call under other
 //     Tuning.Concat choices, index/concat/float32/axisN/<variant>/16k (concatVariants;
-//     on axis 0 with Axis0Kernel, the default there being the driver's copies), and
+//     on axis 0 with Axis0Kernel, the default there being the driver's copies), on
+//     axis 1 with .../memcpy2d/16k, the driver's pitched copies (one cuMemcpy2DAsync
+//     an input: the driver's own way to copy rows into a wider array), and
 //     with .../dtod/16k, gpu.Copy of a contiguous float32 array of the result's
 //     size (the driver's copy of the same bytes, whose "% copy" is the most a
 //     concatenation of this size can show): no peers.
@@ -390,6 +392,9 @@ func registerConcat(large bool, axis int) {
 			*ct = v.c
 			ct.Axis0Kernel = axis == 0
 		})
+	}
+	if axis == 1 {
+		reg("memcpy2d", func(ct *gpu.ConcatTuning) { ct.RowsKernel = false })
 	}
 	reg("dtod", nil)
 }

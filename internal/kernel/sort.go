@@ -2,7 +2,7 @@ package kernel
 
 import (
 	"fmt"
-	"strings"
+	"strconv"
 
 	"github.com/go-gpu/gpu/backend"
 	"github.com/go-gpu/gpu/backend/cpu"
@@ -88,11 +88,15 @@ func (k SortKey) Size() int { return k.Type.Size() }
 // Passes returns the 8-bit digits of a key.
 func (k SortKey) Passes() int { return k.Type.Size() }
 
-func (k SortKey) key() string {
+func (k SortKey) key() string { return string(k.appendKey(nil)) }
+
+// appendKey appends the order's part of a kernel key to b.
+func (k SortKey) appendKey(b []byte) []byte {
+	b = append(b, k.Type.String()...)
 	if k.Descending {
-		return k.Type.String() + "/desc"
+		b = append(b, "/desc"...)
 	}
-	return k.Type.String()
+	return b
 }
 
 // floatInf returns the bits of +Inf for a float type (0 for the others).
@@ -224,12 +228,16 @@ type RadixHist struct {
 }
 
 // Key identifies the kernel.
-func (h *RadixHist) Key() string {
-	k := fmt.Sprintf("sort.hist|%s|k%d", h.Order.key(), h.Items)
+func (h *RadixHist) Key() string { return string(h.AppendKey(nil)) }
+
+// AppendKey appends Key to b (the runtime's kernel cache finds it without allocating).
+func (h *RadixHist) AppendKey(b []byte) []byte {
+	b = h.Order.appendKey(append(b, "sort.hist|"...))
+	b = strconv.AppendInt(append(b, "|k"...), int64(h.Items), 10)
 	if h.Lean {
-		k += "|lean"
+		b = append(b, "|lean"...)
 	}
-	return k
+	return b
 }
 
 // Validate checks the spec.
@@ -346,7 +354,12 @@ type RadixPlan struct {
 }
 
 // Key identifies the kernel.
-func (p *RadixPlan) Key() string { return fmt.Sprintf("sort.plan|p%d", p.Passes) }
+func (p *RadixPlan) Key() string { return string(p.AppendKey(nil)) }
+
+// AppendKey appends Key to b.
+func (p *RadixPlan) AppendKey(b []byte) []byte {
+	return strconv.AppendInt(append(b, "sort.plan|p"...), int64(p.Passes), 10)
+}
 
 // Validate checks the spec.
 func (p *RadixPlan) Validate() error {
@@ -534,26 +547,30 @@ func StatusBytes(maxTiles int) int { return 2 * sortStatusHalf(maxTiles) }
 func sortStatusHalf(maxTiles int) int { return 16 + maxTiles*RadixDigits*4 }
 
 // Key identifies the kernel.
-func (p *RadixPass) Key() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "sort.pass|%s|k%d|%v", p.Order.key(), p.Items, p.Val)
+func (p *RadixPass) Key() string { return string(p.AppendKey(nil)) }
+
+// AppendKey appends Key to b.
+func (p *RadixPass) AppendKey(b []byte) []byte {
+	b = p.Order.appendKey(append(b, "sort.pass|"...))
+	b = strconv.AppendInt(append(b, "|k"...), int64(p.Items), 10)
+	b = append(append(b, '|'), p.Val.String()...)
 	if p.Val != ValNone {
-		fmt.Fprintf(&b, "%d", p.ValSize)
+		b = strconv.AppendInt(b, int64(p.ValSize), 10)
 	}
-	fmt.Fprintf(&b, "|lb%d", p.Lookback)
+	b = strconv.AppendInt(append(b, "|lb"...), int64(p.Lookback), 10)
 	if p.Rank != RankBallot {
-		b.WriteString("|" + p.Rank.String())
+		b = append(append(b, '|'), p.Rank.String()...)
 	}
 	if p.MinBlocks > 0 {
-		fmt.Fprintf(&b, "|mb%d", p.MinBlocks)
+		b = strconv.AppendInt(append(b, "|mb"...), int64(p.MinBlocks), 10)
 	}
 	if p.LoadFence {
-		b.WriteString("|lf")
+		b = append(b, "|lf"...)
 	}
 	if p.LeanLookback {
-		b.WriteString("|ll")
+		b = append(b, "|ll"...)
 	}
-	return b.String()
+	return b
 }
 
 // Validate checks the spec.
@@ -917,12 +934,17 @@ type RadixBlockSort struct {
 func (b *RadixBlockSort) Tile() int { return SortBlock * b.Items }
 
 // Key identifies the kernel.
-func (b *RadixBlockSort) Key() string {
-	s := fmt.Sprintf("sort.block|%s|k%d|%v", b.Order.key(), b.Items, b.Val)
+func (b *RadixBlockSort) Key() string { return string(b.AppendKey(nil)) }
+
+// AppendKey appends Key to buf.
+func (b *RadixBlockSort) AppendKey(buf []byte) []byte {
+	buf = b.Order.appendKey(append(buf, "sort.block|"...))
+	buf = strconv.AppendInt(append(buf, "|k"...), int64(b.Items), 10)
+	buf = append(append(buf, '|'), b.Val.String()...)
 	if b.Val == ValPayload {
-		s += fmt.Sprint(b.ValSize)
+		buf = strconv.AppendInt(buf, int64(b.ValSize), 10)
 	}
-	return s
+	return buf
 }
 
 // Validate checks the spec.
