@@ -69,6 +69,7 @@ func registerIndexOps() {
 	}
 	registerRawIndexOps()
 	registerRawFloors()
+	registerRawSMCopies()
 }
 
 // indexSizes returns the source elements and the index count of a benchmark.

@@ -91,3 +91,39 @@ func TestRawFloorSim(t *testing.T) {
 		})
 	}
 }
+
+// TestRawSMCopySim runs the copy kernels beside the concatenation on the PTX simulator:
+// three blocks' worth of vectors land at the same offsets, the bytes past them (and a
+// fourth block's, not launched) stay poisoned.
+func TestRawSMCopySim(t *testing.T) {
+	m, err := ptxsim.Parse(rawSMCopyPTX)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const srcBase, dstBase = 1 << 24, 2 << 24
+	for _, k := range rawSMCopyKernels {
+		t.Run(k.entry, func(t *testing.T) {
+			per := k.items * smCopyBlock * 16
+			src, dst := make([]byte, 4*per), make([]byte, 4*per)
+			for i := range src {
+				src[i] = byte(i*7 + i>>8)
+				dst[i] = 0xA5 // poison
+			}
+			mem := &ptxsim.Regions{}
+			mem.Map(srcBase, src)
+			mem.Map(dstBase, dst)
+			if err := m.Func(k.entry).Launch(mem, ptxsim.Linear(3, smCopyBlock), []uint64{srcBase, dstBase}); err != nil {
+				t.Fatal(err)
+			}
+			for i := range dst {
+				want := src[i]
+				if i >= 3*per {
+					want = 0xA5
+				}
+				if dst[i] != want {
+					t.Fatalf("byte %d = %#x, want %#x", i, dst[i], want)
+				}
+			}
+		})
+	}
+}
