@@ -33,14 +33,23 @@ func simStream(t *testing.T) (*gpu.Device, *gpu.Stream) {
 // sort's host side (its plan, work layout, ping-pong buffers and launch arguments) and
 // the block sort's, through the generated PTX, without a GPU. Keys only, Argsort's
 // indices and SortByKey's payload; rows longer than a tile (the radix passes) and
-// shorter (the block sort).
+// shorter (the block sort); the passes with programmatic dependent launch too.
 func TestSortSim(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the simulator is slow")
 	}
 	_, s := simStream(t)
 	rng := rand.New(rand.NewPCG(21, 9))
-	for _, sh := range [][2]int{{1, 9000}, {2, 5001}, {5, 100}} {
+	def := gpu.SortConfigFromEnv(func(string) string { return "" })
+	pdl := def
+	pdl.PDL = true // the plan and passes with griddepcontrol (the simulator is sm_90)
+	for i, sh := range [][2]int{{1, 9000}, {2, 5001}, {5, 100}, {1, 7000}} {
+		c := def
+		if i == 3 {
+			c = pdl
+		}
+		old := gpu.SetSortConfig(c)
+		defer gpu.SetSortConfig(old)
 		rows, n := sh[0], sh[1]
 		checkSorted(t, s, stGen[float32](rng, rows*n, patSpecial), []int{rows, n}, false)
 		checkSorted(t, s, stGen[int64](rng, rows*n, patRandom), []int{rows, n}, true)

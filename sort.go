@@ -410,6 +410,18 @@ type sortConfig struct {
 	// a launch (kernel.SortSegmentMax; tests make it small to exercise segments and
 	// launch groups).
 	SegMax int
+	// PDL launches the plan and the passes with programmatic dependent launch on CUDA
+	// devices of compute capability 9.0+ (RadixPlan.GridDep, RadixPass.GridDep), as
+	// Tuning.ElementwisePDL does the elementwise kernels: each is scheduled while the
+	// kernel ahead of it runs, taking the launch latency between them off the sort's
+	// critical path.
+	PDL bool
+}
+
+// sortPDL reports whether the radix sort's plan and passes use programmatic dependent
+// launch on the device (sortConfig.PDL).
+func sortPDL(cfg sortConfig, info *DeviceInfo) bool {
+	return cfg.PDL && info.Backend == "cuda" && info.ComputeMajor >= 9
 }
 
 // The long-row rule (sortConfig.LongItems4): a row of at least sortLongRowTiles tiles
@@ -495,7 +507,8 @@ func sortPass(cfg sortConfig, info *DeviceInfo, order kernel.SortKey, val kernel
 		tile := kernel.SortBlock * items
 		return (rowLen + tile - 1) / tile
 	}
-	sp := &kernel.RadixPass{Order: order, Val: val, ValSize: vs, Rank: cfg.Rank, LoadFence: cfg.LoadFence, LeanLookback: cfg.LeanLookback}
+	sp := &kernel.RadixPass{Order: order, Val: val, ValSize: vs, Rank: cfg.Rank, LoadFence: cfg.LoadFence, LeanLookback: cfg.LeanLookback,
+		GridDep: sortPDL(cfg, info)}
 	fits := func(items, blocks int) int { // blocks, at most those that fit
 		sp.Items = items
 		return sortResidentBlocks(blocks, sp.SharedBytes(), info)
@@ -618,7 +631,8 @@ func radixSort(s *Stream, sp *kernel.RadixPass, cfg sortConfig, keys, vals *head
 		return fmt.Errorf("gpu: sort of %d rows of %d: %w", rows, rowLen, ErrNotSupported)
 	}
 	hist := &kernel.RadixHist{Order: sp.Order, Items: cfg.HistItems, Lean: cfg.HistLean}
-	plan := &kernel.RadixPlan{Passes: P}
+	pdl := sortPDL(cfg, &d.info)
+	plan := &kernel.RadixPlan{Passes: P, GridDep: pdl}
 	fnHist, err := d.kernel(hist)
 	if err != nil {
 		return err
@@ -674,7 +688,9 @@ func radixSort(s *Stream, sp *kernel.RadixPass, cfg sortConfig, keys, vals *head
 	part(&l, planOff, kernel.SortPlanBytes, ReadWrite)
 	l.u64(uint64(rowLen))
 	l.u64(uint64(segs))
-	if err := l.launch(s, fnPlan, launchGeometry(rows*P, 1, block)); err != nil {
+	lc := launchGeometry(rows*P, 1, block)
+	lc.Programmatic = pdl
+	if err := l.launch(s, fnPlan, lc); err != nil {
 		return err
 	}
 	// Ping-pong buffers.
@@ -757,7 +773,9 @@ func radixSort(s *Stream, sp *kernel.RadixPass, cfg sortConfig, keys, vals *head
 				uint64(segs), uint64(tileBase), uint64(maxTiles), uint64(groups), uint64(g)} {
 				l.u64(v)
 			}
-			if err := l.launch(s, fnPass, launchGeometry(tiles, 1, block)); err != nil {
+			lc := launchGeometry(tiles, 1, block)
+			lc.Programmatic = pdl
+			if err := l.launch(s, fnPass, lc); err != nil {
 				return err
 			}
 		}

@@ -77,7 +77,8 @@ import (
 //	GPU_SORT_SMALL_LOOKBACK=0|1|2|4|8|16|32, GPU_SORT_LOOKBACK_LEAN=on|off,
 //	GPU_SORT_HIST_LEAN=on|off, GPU_SORT_LONG_ITEMS=0|4..28,
 //	GPU_SORT_LONG_ITEMS8=0|4..16,
-//	GPU_SORT_LONG_MINBLOCKS=0..8            the sort kernels' configuration (sortConfigFromEnv has the defaults)
+//	GPU_SORT_LONG_MINBLOCKS=0..8, GPU_SORT_PDL=on|off
+//	                                        the sort kernels' configuration (sortConfigFromEnv has the defaults)
 //
 // The third part is read at each call:
 //
@@ -731,7 +732,9 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // with word-by-word stop logic, 71 of the 179 instructions a warp spent per key in the
 // H200's profile of 2^28 float32 keys, 2026-12-02; default 1: sortGen.lookbackLean),
 // GPU_SORT_HIST_LEAN=0 (the first histogram kernel: unpadded copies, whose lanes
-// counting one digit meet on one bank; default 1: RadixHist.Lean).
+// counting one digit meet on one bank; default 1: RadixHist.Lean), GPU_SORT_PDL=1
+// (the plan and the passes with programmatic dependent launch on compute capability
+// 9.0+: sortConfig.PDL; default 0).
 func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 4, LookbackVals: 2, HistItems: 8, SegMax: kernel.SortSegmentMax,
 		LoadFence: true, MinBlocks: 4, SmallItems: 8, SmallLookback: 8, LeanLookback: true, HistLean: true,
@@ -751,6 +754,7 @@ func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	envChoice(getenv, "GPU_SORT_SMALL_LOOKBACK", &c.SmallLookback, 0, 1, 2, 4, 8, 16, 32)
 	envBool(getenv, "GPU_SORT_LOOKBACK_LEAN", &c.LeanLookback)
 	envBool(getenv, "GPU_SORT_HIST_LEAN", &c.HistLean)
+	envBool(getenv, "GPU_SORT_PDL", &c.PDL)
 	for _, v := range []struct {
 		name string
 		hi   int

@@ -322,13 +322,9 @@ func (g *ewGen) build() {
 	f := g.f
 	f.Comment(fmt.Sprintf("%s\nout = %s; V=%d U=%d", e.Key(), e.Expr.String(), g.plan.V, g.plan.U))
 	if e.GridDep {
-		if g.sm < 90 {
-			panic(ewGenError{fmt.Errorf("kernel: griddepcontrol (GridDep) needs compute capability 9.0, not %d.%d", g.sm/10, g.sm%10)})
+		if err := gridDep(f, g.sm); err != nil {
+			panic(ewGenError{err})
 		}
-		// Programmatic dependent launch: the next kernel may be scheduled now; this one
-		// reads and writes nothing before the one ahead of it has completed.
-		f.Op("griddepcontrol.launch_dependents")
-		f.Op("griddepcontrol.wait")
 	}
 
 	// Thread index and grid stride, 64-bit; threads past n have nothing to do.
@@ -893,4 +889,17 @@ func (g *ewGen) vectors(v ptx.Reg, u int, p *ewPtrs) {
 		g.stWords(ptx.Mem(adrs[k][-1], 0), e.Out.DType, words)
 	}
 	g.advancePtrs(p, adrs[u-1])
+}
+
+// gridDep starts a kernel for a programmatic dependent launch (PTX ISA: griddepcontrol,
+// compute capability sm = major*10+minor of 9.0 or more): the next kernel on the
+// stream may be scheduled now, and this one reads and writes nothing before the one
+// ahead of it has completed and its memory is visible.
+func gridDep(f *ptx.Func, sm int) error {
+	if sm < 90 {
+		return fmt.Errorf("kernel: griddepcontrol (GridDep) needs compute capability 9.0, not %d.%d", sm/10, sm%10)
+	}
+	f.Op("griddepcontrol.launch_dependents")
+	f.Op("griddepcontrol.wait")
+	return nil
 }

@@ -351,6 +351,9 @@ func storeRaw(b []byte, size, i int, v uint64) {
 // The grid has rows*Passes blocks of SortBlock threads.
 type RadixPlan struct {
 	Passes int
+	// GridDep starts the kernel for a programmatic dependent launch (as
+	// Elementwise.GridDep; compute capability 9.0+).
+	GridDep bool
 }
 
 // Key identifies the kernel.
@@ -358,7 +361,11 @@ func (p *RadixPlan) Key() string { return string(p.AppendKey(nil)) }
 
 // AppendKey appends Key to b.
 func (p *RadixPlan) AppendKey(b []byte) []byte {
-	return strconv.AppendInt(append(b, "sort.plan|p"...), int64(p.Passes), 10)
+	b = strconv.AppendInt(append(b, "sort.plan|p"...), int64(p.Passes), 10)
+	if p.GridDep {
+		b = append(b, "|gd"...)
+	}
+	return b
 }
 
 // Validate checks the spec.
@@ -536,6 +543,10 @@ type RadixPass struct {
 	// false: windows doubling from one predecessor, folded word by word with explicit
 	// stop logic (sortGen.lookback).
 	LeanLookback bool
+	// GridDep starts the kernel for a programmatic dependent launch (as
+	// Elementwise.GridDep; compute capability 9.0+): its blocks may be scheduled while
+	// the kernel ahead of it runs and take their tile numbers once it has completed.
+	GridDep bool
 }
 
 // Tile returns the keys per tile.
@@ -569,6 +580,9 @@ func (p *RadixPass) AppendKey(b []byte) []byte {
 	}
 	if p.LeanLookback {
 		b = append(b, "|ll"...)
+	}
+	if p.GridDep {
+		b = append(b, "|gd"...)
 	}
 	return b
 }

@@ -579,6 +579,11 @@ func (p *RadixPlan) PTX(major, minor int) (src, entry string, err error) {
 	f := m.Kernel(entry, ptx.P("hist", ptx.U64), ptx.P("base", ptx.U64), ptx.P("plan", ptx.U64),
 		ptx.P("rowLen", ptx.U64), ptx.P("segs", ptx.U64))
 	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", SortBlock))
+	if p.GridDep {
+		if err := gridDep(f, 10*major+minor); err != nil {
+			return "", "", err
+		}
+	}
 	f.Shared("rp_sum", ptx.B64, 8, SortBlock/32)
 	f.Shared("rp_triv", ptx.B32, 4, SortBlock/32)
 	P := p.Passes
@@ -852,6 +857,11 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", SortBlock))
 	if p.MinBlocks > 0 {
 		f.Attr(fmt.Sprintf(".minnctapersm %d", p.MinBlocks))
+	}
+	if p.GridDep {
+		if err := gridDep(f, 10*major+minor); err != nil {
+			return "", "", err
+		}
 	}
 	K, tile, ks, vs := p.Items, p.Tile(), p.Order.Size(), p.ValSize
 	P := p.Order.Passes()

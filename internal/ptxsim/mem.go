@@ -360,6 +360,16 @@ func compileFence(f *Func, in *inst) (execFn, error) {
 	}, nil
 }
 
+// compileGridDep compiles griddepcontrol.launch_dependents and griddepcontrol.wait
+// (programmatic dependent launch): no-ops here, where a launch starts only after the
+// one before it has completed.
+func compileGridDep(f *Func, in *inst) (execFn, error) {
+	if len(in.parts) != 2 || in.parts[1] != "launch_dependents" && in.parts[1] != "wait" {
+		return nil, fmt.Errorf("unsupported instruction %s", in.op)
+	}
+	return func(t *thread, in *inst) {}, nil
+}
+
 func compileNanosleep(f *Func, in *inst) (execFn, error) {
 	return func(t *thread, in *inst) { runtime.Gosched() }, nil
 }

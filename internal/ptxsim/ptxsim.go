@@ -55,7 +55,9 @@
 // neg abs min max sqrt rsqrt rcp ex2 lg2 sin cos tanh copysign testp; and or xor not
 // cnot lop3 shl shr shf bfe bfi prmt clz popc bfind brev; setp selp cvt; bra call ret
 // exit trap; bar (sync, red, warp.sync) barrier shfl vote match redux activemask;
-// cp.async (landing when its thread waits for its group), ldmatrix, mma.sync
+// griddepcontrol (launch_dependents and wait: nothing to do, a launch runs after the one
+// before it has completed); cp.async (landing when its thread waits for its group),
+// ldmatrix, mma.sync
 // (m16n8k16 of f16/bf16, m16n8k8 of tf32, float32 accumulators; mma.go) and
 // cvt.rna.tf32.f32; packed .f16x2 and .bf16x2 add, sub, mul and fma; the special
 // registers of sched.go. Not there (yet): local memory, wmma and the other mma shapes,
