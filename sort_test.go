@@ -689,13 +689,13 @@ func TestSortConfigFromEnv(t *testing.T) {
 	def := gpu.SortConfigFromEnv(env())
 	if !def.LeanLookback || !def.HistLean || def.SmallItems != 8 || def.SmallLookback != 8 || def.Lookback != 4 || def.LookbackVals != 2 || def.Rank != kernel.RankBallot ||
 		def.MinBlocks != 4 || def.Items4 != 16 || def.Items8 != 12 || def.LongItems4 != 28 || def.LongItems8 != 16 || def.LongMinBlocks != 3 ||
-		def.LongWaves != 4 {
+		def.LongWaves != 4 || def.PDL {
 		t.Fatalf("defaults: %+v", def)
 	}
 	c := gpu.SortConfigFromEnv(env("GPU_SORT_LOOKBACK_LEAN", "0", "GPU_SORT_HIST_LEAN", "off", "GPU_SORT_SMALL_ITEMS", "0",
-		"GPU_SORT_SMALL_LOOKBACK", "0", "GPU_SORT_RANK", "or", "GPU_SORT_LOOKBACK", "8", "GPU_SORT_LOOKBACK_VALS", "0"))
+		"GPU_SORT_SMALL_LOOKBACK", "0", "GPU_SORT_RANK", "or", "GPU_SORT_LOOKBACK", "8", "GPU_SORT_LOOKBACK_VALS", "0", "GPU_SORT_PDL", "1"))
 	if c.LeanLookback || c.HistLean || c.SmallItems != 0 || c.SmallLookback != 0 || c.Rank != kernel.RankAtomicOr || c.Lookback != 8 ||
-		c.LookbackVals != 0 {
+		c.LookbackVals != 0 || !c.PDL {
 		t.Fatalf("overrides: %+v", c)
 	}
 	if c := gpu.SortConfigFromEnv(env("GPU_SORT_ITEMS", "28", "GPU_SORT_MINBLOCKS", "4")); c.Items4 != 28 || c.MinBlocks != 4 {
@@ -706,7 +706,7 @@ func TestSortConfigFromEnv(t *testing.T) {
 		t.Fatalf("GPU_SORT_LONG_ITEMS=0 GPU_SORT_LONG_ITEMS8=12 GPU_SORT_LONG_MINBLOCKS=0: %+v", c)
 	}
 	c = gpu.SortConfigFromEnv(env("GPU_SORT_LOOKBACK_LEAN", "maybe", "GPU_SORT_SMALL_LOOKBACK", "3", "GPU_SORT_SMALL_ITEMS", "17", "GPU_SORT_ITEMS", "29",
-		"GPU_SORT_LONG_ITEMS", "2", "GPU_SORT_LONG_ITEMS8", "17", "GPU_SORT_LONG_MINBLOCKS", "9", "GPU_SORT_LOOKBACK_VALS", "3"))
+		"GPU_SORT_LONG_ITEMS", "2", "GPU_SORT_LONG_ITEMS8", "17", "GPU_SORT_LONG_MINBLOCKS", "9", "GPU_SORT_LOOKBACK_VALS", "3", "GPU_SORT_PDL", "sometimes"))
 	if c != def {
 		t.Fatalf("bad values: %+v, want the defaults %+v", c, def)
 	}

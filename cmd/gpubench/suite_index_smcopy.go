@@ -114,7 +114,7 @@ func registerRawSMCopies() {
 				size := 2 * side * side // bytes copied: two (side/2)^2 float32 inputs
 				per := int64(k.items * smCopyBlock * 16)
 				if size%per != 0 || size/per > 1<<31-1 {
-					return fmt.Errorf("%s: %d bytes: want a multiple of %d", k.entry, size, per)
+					return fmt.Errorf("%s: %d bytes, not a multiple of %d: %w", k.entry, size, per, bench.ErrSkip)
 				}
 				grid = uint32(size / per)
 				env.Bytes = 2 * size

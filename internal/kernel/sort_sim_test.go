@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/go-gpu/gpu/dtype"
@@ -67,7 +68,10 @@ func TestSortPtxas(t *testing.T) {
 		// Long rows' passes with 8-byte values.
 		&RadixPass{Order: SortKey{Type: dtype.Float32}, Items: 16, Val: ValPayload, ValSize: 8, Lookback: 2, LoadFence: true, LeanLookback: true, MinBlocks: 3},
 		&RadixPass{Order: SortKey{Type: dtype.Float64}, Items: 16, Val: ValIndex, ValSize: 8, Lookback: 2, LoadFence: true, LeanLookback: true, MinBlocks: 3},
-		&RadixPlan{Passes: 1}, &RadixPlan{Passes: 4}, &RadixPlan{Passes: 8})
+		&RadixPlan{Passes: 1}, &RadixPlan{Passes: 4}, &RadixPlan{Passes: 8},
+		// Programmatic dependent launch (GPU_SORT_PDL).
+		&RadixPlan{Passes: 4, GridDep: true},
+		&RadixPass{Order: SortKey{Type: dtype.Float32}, Items: 8, Val: ValNone, Lookback: 8, LoadFence: true, LeanLookback: true, GridDep: true})
 	for _, sp := range specs {
 		t.Run(sp.Key(), func(t *testing.T) {
 			t.Parallel()
@@ -673,4 +677,41 @@ func TestSortAuxSim(t *testing.T) {
 		binary.LittleEndian.PutUint64(cb[8*i:], uint64(i/3+1))
 	}
 	simAgree(t, &InverseScatter{}, 1, SortBlock, []spectest.Arg{spectest.Buf(pb), spectest.Buf(cb), spectest.Buf(make([]byte, 8*n)), spectest.U64(uint64(n))})
+}
+
+// TestSortGridDep: the plan's and passes' GridDep kernels begin with griddepcontrol's two
+// instructions, before any parameter load or memory access (their only difference
+// from the kernels without it), and need compute capability 9.0.
+func TestSortGridDep(t *testing.T) {
+	for _, pair := range [][2]interface {
+		PTX(major, minor int) (string, string, error)
+		Key() string
+	}{
+		{&RadixPlan{Passes: 4}, &RadixPlan{Passes: 4, GridDep: true}},
+		{&RadixPass{Order: SortKey{Type: dtype.Float32}, Items: 8, Lookback: 8, LeanLookback: true},
+			&RadixPass{Order: SortKey{Type: dtype.Float32}, Items: 8, Lookback: 8, LeanLookback: true, GridDep: true}},
+	} {
+		plain, _, err := pair[0].PTX(9, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dep, _, err := pair[1].PTX(9, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pair[0].Key() == pair[1].Key() {
+			t.Fatalf("%s: the same key with and without GridDep", pair[0].Key())
+		}
+		gd := "\tgriddepcontrol.launch_dependents;\n\tgriddepcontrol.wait;\n"
+		if got := strings.Replace(dep, gd, "", 1); got != plain || strings.Contains(got, "griddepcontrol") {
+			t.Fatalf("%s: GridDep's PTX is not the plain PTX and griddepcontrol's two lines", pair[1].Key())
+		}
+		i := strings.Index(dep, gd)
+		if j := strings.Index(dep, "ld.param"); j < i {
+			t.Fatalf("%s: a parameter load at %d before griddepcontrol at %d", pair[1].Key(), j, i)
+		}
+		if _, _, err := pair[1].PTX(8, 0); err == nil {
+			t.Fatalf("%s: PTX for sm_80 without an error", pair[1].Key())
+		}
+	}
 }
