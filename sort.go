@@ -659,14 +659,47 @@ func radixSort(s *Stream, sp *kernel.RadixPass, cfg sortConfig, keys, vals *head
 		return err
 	}
 	defer work.Free()
-	// Ping-pong buffers, allocated before the first launch: an allocation that fails
-	// leaves nothing enqueued, and none comes between the plan and the first pass.
+	zeroFrom := planOff
+	if store == 0 {
+		zeroFrom = 0
+	}
+	if err := sliceMemset(s, work, zeroFrom, statusOff+statusBytes/2-zeroFrom); err != nil {
+		return err
+	}
+	// The work's parts: the counts, the plan flags, the look-back status and the base
+	// offsets.
+	part := func(l *launchArgs, off, n int64, mode AccessMode) {
+		l.span(work.a, work.off+off, mode, work.off+off, n)
+	}
+	hist0 := func(l *launchArgs, mode AccessMode) { part(l, 0, histBytes, mode) }
+	block := kernel.SortBlock
+	l := newLaunchArgs()
+	l.hdr(keys, Read)
+	hist0(&l, ReadWrite)
+	for _, v := range [...]uint64{uint64(rowLen), uint64(chunk), uint64(chunks), uint64(segLen), uint64(segs), store} {
+		l.u64(v)
+	}
+	if err := l.launch(s, fnHist, launchGeometry(rows*chunks, 1, block)); err != nil {
+		return err
+	}
+	l = newLaunchArgs()
+	hist0(&l, Read)
+	part(&l, baseOff, 2*histBytes, Write)
+	part(&l, planOff, kernel.SortPlanBytes, ReadWrite)
+	l.u64(uint64(rowLen))
+	l.u64(uint64(segs))
+	lc := launchGeometry(rows*P, 1, block)
+	lc.Programmatic = pdl
+	if err := l.launch(s, fnPlan, lc); err != nil {
+		return err
+	}
+	// Ping-pong buffers.
 	n := rows * rowLen
 	ks := sp.Order.Size()
-	var tmpArr [4]*Buffer
-	tmps := tmpArr[:0]
+	var tmps [4]*Buffer
+	nt := 0
 	defer func() {
-		for _, b := range tmps {
+		for _, b := range tmps[:nt] {
 			b.Free()
 		}
 	}()
@@ -675,7 +708,8 @@ func radixSort(s *Stream, sp *kernel.RadixPass, cfg sortConfig, keys, vals *head
 		if err != nil {
 			return sortBuf{}, err
 		}
-		tmps = append(tmps, b)
+		tmps[nt] = b
+		nt++
 		return sortBuf{b: b, mode: ReadWrite}, nil
 	}
 	// With m active passes, pass k writes keyA when m-1-k is even (k < m-1), keyB
@@ -715,40 +749,6 @@ func radixSort(s *Stream, sp *kernel.RadixPass, cfg sortConfig, keys, vals *head
 				return err
 			}
 		}
-	}
-	zeroFrom := planOff
-	if store == 0 {
-		zeroFrom = 0
-	}
-	if err := sliceMemset(s, work, zeroFrom, statusOff+statusBytes/2-zeroFrom); err != nil {
-		return err
-	}
-	// The work's parts: the counts, the plan flags, the look-back status and the base
-	// offsets.
-	part := func(l *launchArgs, off, n int64, mode AccessMode) {
-		l.span(work.a, work.off+off, mode, work.off+off, n)
-	}
-	hist0 := func(l *launchArgs, mode AccessMode) { part(l, 0, histBytes, mode) }
-	block := kernel.SortBlock
-	l := newLaunchArgs()
-	l.hdr(keys, Read)
-	hist0(&l, ReadWrite)
-	for _, v := range [...]uint64{uint64(rowLen), uint64(chunk), uint64(chunks), uint64(segLen), uint64(segs), store} {
-		l.u64(v)
-	}
-	if err := l.launch(s, fnHist, launchGeometry(rows*chunks, 1, block)); err != nil {
-		return err
-	}
-	l = newLaunchArgs()
-	hist0(&l, Read)
-	part(&l, baseOff, 2*histBytes, Write)
-	part(&l, planOff, kernel.SortPlanBytes, ReadWrite)
-	l.u64(uint64(rowLen))
-	l.u64(uint64(segs))
-	lc := launchGeometry(rows*P, 1, block)
-	lc.Programmatic = pdl
-	if err := l.launch(s, fnPlan, lc); err != nil {
-		return err
 	}
 	for pass := 0; pass < P; pass++ {
 		for g := 0; g < groups; g++ {
