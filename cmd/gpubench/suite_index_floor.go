@@ -119,20 +119,7 @@ func registerRawFloor(prefix, entry string, shift int, dstN func(side int) int64
 		a, out  uint64
 		n, mask int64
 	)
-	free := func(r *raw) error {
-		err := r.syncStream()
-		for _, p := range []*uint64{&a, &out} {
-			if *p != 0 {
-				err = errors.Join(err, r.memFree(*p))
-				*p = 0
-			}
-		}
-		if mod != 0 {
-			err = errors.Join(err, r.ctx.ModuleUnload(mod))
-			mod = 0
-		}
-		return err
-	}
+	free := func(r *raw) error { return r.freeKernel(&mod, &a, &out) }
 	registerRaw(rawSpec{
 		Name:       "raw/" + prefix + "/floor" + bench.LargeSuffix,
 		Interleave: full,
@@ -190,4 +177,22 @@ func registerRawFloors() {
 	registerRawFloor("index/put/float32/random", "floor_store", 2, idx)
 	registerRawFloor("index/addat/float32/many", "floor_red_f32", 2, bins)
 	registerRawFloor("index/bincount/many/bins", "floor_red_u64", 3, bins)
+}
+
+// freeKernel ends a raw kernel row: it waits for the raw stream, frees the nonzero
+// cuMemAlloc addresses of ptrs and unloads *mod when it is loaded, zeroing each (so that
+// a second call, after a failed Setup's, does nothing).
+func (r *raw) freeKernel(mod *cu.Module, ptrs ...*uint64) error {
+	err := r.syncStream()
+	for _, p := range ptrs {
+		if *p != 0 {
+			err = errors.Join(err, r.memFree(*p))
+			*p = 0
+		}
+	}
+	if *mod != 0 {
+		err = errors.Join(err, r.ctx.ModuleUnload(*mod))
+		*mod = 0
+	}
+	return err
 }

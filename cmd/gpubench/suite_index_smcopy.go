@@ -89,20 +89,7 @@ func registerRawSMCopies() {
 			src, dst uint64
 			grid     uint32
 		)
-		free := func(r *raw) error {
-			err := r.syncStream()
-			for _, p := range []*uint64{&src, &dst} {
-				if *p != 0 {
-					err = errors.Join(err, r.memFree(*p))
-					*p = 0
-				}
-			}
-			if mod != 0 {
-				err = errors.Join(err, r.ctx.ModuleUnload(mod))
-				mod = 0
-			}
-			return err
-		}
+		free := func(r *raw) error { return r.freeKernel(&mod, &src, &dst) }
 		side := int64(bench.LargeSide)
 		registerRaw(rawSpec{
 			Name:       name,
