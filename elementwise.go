@@ -565,7 +565,7 @@ func runPlanHdr(s *Stream, out header, p *evalPlan, vals []any) error {
 			lk.vector = false
 		}
 	}
-	lk.pdl = d.info.Backend == "cuda" && d.info.ComputeMajor >= 9 && d.tuning().ElementwisePDL
+	lk.pdl = pdlCapable(&d.info) && d.tuning().ElementwisePDL
 	pe, err := d.planKernel(p, lk, kinds, out.dt, ops)
 	if err != nil {
 		return err
@@ -859,3 +859,7 @@ func (k *Kernel[R]) Eval(s *Stream, args ...any) (*Array[R], error) {
 	}
 	return out, nil
 }
+
+// pdlCapable reports whether the device runs programmatic dependent launch: CUDA, compute
+// capability 9.0+ (griddepcontrol; backend.LaunchConfig.Programmatic).
+func pdlCapable(info *DeviceInfo) bool { return info.Backend == "cuda" && info.ComputeMajor >= 9 }

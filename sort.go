@@ -420,9 +420,7 @@ type sortConfig struct {
 
 // sortPDL reports whether the radix sort's plan and passes use programmatic dependent
 // launch on the device (sortConfig.PDL).
-func sortPDL(cfg sortConfig, info *DeviceInfo) bool {
-	return cfg.PDL && info.Backend == "cuda" && info.ComputeMajor >= 9
-}
+func sortPDL(cfg sortConfig, info *DeviceInfo) bool { return cfg.PDL && pdlCapable(info) }
 
 // The long-row rule (sortConfig.LongItems4): a row of at least sortLongRowTiles tiles
 // (its last tile's padding at most 1/16 of it) and at least sortConfig.LongWaves
