@@ -239,9 +239,9 @@ func hostCostOps(t testing.TB, s *Stream) ([]string, map[string]func() error) {
 // TestIndexDriverCalls counts the driver calls each index operation (and Sort of
 // 512000 keys) makes per call in the steady state (a fake CUDA device: countDev), a
 // guard against work creeping into the per-call path: one kernel (or copy) each, the
-// sort's histogram, plan and four passes, no memsets but Bincount's zeroing and the
-// sort's work, no allocation but a pinned block of check slots now and then, no event
-// or stream wait.
+// sort's one cooperative launch (or, with it off, its histogram, plan and four
+// passes), no memsets but Bincount's zeroing and the sort's work, no allocation but a
+// pinned block of check slots now and then, no event or stream wait.
 func TestIndexDriverCalls(t *testing.T) {
 	cd, d, s := newCountStream(t)
 	defer SetConcatMemcpyMin(4096, 1<<20)() // concat1's inputs: 1 MiB
@@ -263,7 +263,8 @@ func TestIndexDriverCalls(t *testing.T) {
 		"take":          {"Launch/gather": 1},
 		"put":           {"Launch/scatter": 1},
 		"bincount/bins": {"Launch/scatter": 1, "Memset": 1},
-		"sort":          {"Launch/radix_hist": 1, "Launch/radix_plan": 1, "Launch/radix_pass": 4, "Memset": 1},
+		"sort":          {"Launch/radix_fused": 1, "Memset": 1},
+		"sort/passes":   {"Launch/radix_hist": 1, "Launch/radix_plan": 1, "Launch/radix_pass": 4, "Memset": 1},
 	}
 	run := func(name string, f func() error) {
 		const calls = 3000 // past a block of check slots: each launch holds one until a wait
@@ -293,6 +294,10 @@ func TestIndexDriverCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	run("concat1/k", ops["concat1"])
+	c := SortConfigFromEnv(func(string) string { return "" })
+	c.FusedMax = 0
+	defer SetSortConfig(SetSortConfig(c))
+	run("sort/passes", ops["sort"])
 }
 
 // TestIndexHostAllocs bounds the heap allocations per call of the index operations
@@ -303,7 +308,7 @@ func TestIndexDriverCalls(t *testing.T) {
 func TestIndexHostAllocs(t *testing.T) {
 	_, _, s := newCountStream(t)
 	names, ops := hostCostOps(t, s)
-	most := map[string]float64{"concat1": 9, "concat0": 11, "addat": 21, "take": 20, "put": 19, "bincount/bins": 24, "sort": 31}
+	most := map[string]float64{"concat1": 9, "concat0": 11, "addat": 21, "take": 20, "put": 19, "bincount/bins": 24, "sort": 24}
 	slack := 0.0
 	if testenv.Race {
 		slack = 4 // the race detector's sync.Pool drops a quarter of what it is given

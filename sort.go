@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sync/atomic"
@@ -416,6 +417,13 @@ type sortConfig struct {
 	// kernel ahead of it runs, taking the launch latency between them off the sort's
 	// critical path.
 	PDL bool
+	// FusedMax is the most keys of a one-row sort of keys alone that runs as one
+	// cooperative launch (kernel.RadixFused: grid-wide barriers in place of the
+	// passes' look-back and launches) on a CUDA device, where its tiles of at most
+	// Items4 (Items8) keys a thread fit one wave of FusedBlocks blocks a
+	// multiprocessor; 0: never.
+	FusedMax    int
+	FusedBlocks int // RadixFused's blocks a multiprocessor (its MinBlocks; at least 1)
 }
 
 // sortPDL reports whether the radix sort's plan and passes use programmatic dependent
@@ -474,6 +482,15 @@ func sortRows(s *Stream, keys, vals *header, rows, rowLen int, desc bool, outK, 
 	if rowLen <= bs.Tile() {
 		return blockSort(s, bs, keys, vals, rows, rowLen, outK, outV)
 	}
+	if rows == 1 && val == kernel.ValNone {
+		if fp := fusedSortSpec(cfg, &s.dev.info, order, rowLen); fp != nil {
+			// (A driver without cooperative launches through cuLaunchKernelEx takes
+			// the passes.)
+			if err := fusedSort(s, fp, keys, rowLen, outK); !errors.Is(err, ErrNotSupported) {
+				return err
+			}
+		}
+	}
 	sp := sortPass(cfg, &s.dev.info, order, val, vs, rows, rowLen)
 	if h := sortPassHook.Load(); h != nil {
 		(*h)(sp)
@@ -526,6 +543,69 @@ func sortPass(cfg sortConfig, info *DeviceInfo, order kernel.SortKey, val kernel
 	sp.Items, sp.Lookback = items, lb
 	sp.MinBlocks = fits(items, minBlocks)
 	return sp
+}
+
+// fusedSortSpec returns the fused sort (kernel.RadixFused) of one row of n keys alone
+// under cfg on the device info describes, or nil where it doesn't apply: not a CUDA
+// device (compute capability below 7.0: no cooperative launch; the CPU backend), n
+// past cfg.FusedMax, or more tiles of Items4 (Items8) keys a thread than one wave of
+// FusedBlocks blocks (at most what fits: sortResidentBlocks) on every multiprocessor.
+// Its tiles are the smallest that fit that wave, so that every multiprocessor works.
+func fusedSortSpec(cfg sortConfig, info *DeviceInfo, order kernel.SortKey, n int) *kernel.RadixFused {
+	if cfg.FusedMax <= 0 || n > cfg.FusedMax || info.ComputeMajor < 7 || info.Multiprocessors <= 0 {
+		return nil
+	}
+	most := cfg.Items4
+	if order.Size() == 8 {
+		most = cfg.Items8
+	}
+	sp := &kernel.RadixFused{Order: order, Items: most, LoadFence: cfg.LoadFence}
+	blocks := sortResidentBlocks(max(1, cfg.FusedBlocks), sp.SharedBytes(), info)
+	wave := blocks * info.Multiprocessors * kernel.SortBlock
+	sp.Items = (n + wave - 1) / wave
+	if sp.Items > most || sp.Validate() != nil {
+		return nil
+	}
+	sp.MinBlocks = blocks
+	return sp
+}
+
+// fusedSort sorts one row of n keys into outK in one cooperative launch
+// (kernel.RadixFused), after a memset of its work's totals and barrier counter.
+func fusedSort(s *Stream, sp *kernel.RadixFused, keys *header, n int, outK *header) error {
+	fn, err := s.dev.kernel(sp)
+	if err != nil {
+		return err
+	}
+	P, ks := sp.Order.Passes(), sp.Order.Size()
+	grid := (n + sp.Tile() - 1) / sp.Tile()
+	// Every buffer before the first enqueue: a failed allocation leaves nothing behind.
+	work, err := s.Alloc(int64(kernel.FusedWorkBytes(P, grid)))
+	if err != nil {
+		return err
+	}
+	defer work.Free()
+	var keyB sortBuf
+	if P > 1 {
+		b, err := s.Alloc(int64(n * ks))
+		if err != nil {
+			return err
+		}
+		defer b.Free()
+		keyB = sortBuf{b: b, mode: ReadWrite}
+	}
+	if err := sliceMemset(s, work, int64(kernel.FusedZeroOffset(P, grid)), int64(kernel.FusedZeroBytes(P))); err != nil {
+		return err
+	}
+	l := newLaunchArgs()
+	l.hdr(keys, Read)
+	keyB.add(&l)
+	l.hdr(outK, ReadWrite)
+	l.buf(work, ReadWrite)
+	l.u64(uint64(n))
+	lc := launchGeometry(grid, 1, kernel.SortBlock)
+	lc.Cooperative = true
+	return l.launch(s, fn, lc)
 }
 
 // sortResidentBlocks returns want (a pass's MinBlocks: .minnctapersm, which caps its

@@ -2,6 +2,7 @@ package gpu_test
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/go-gpu/gpu"
@@ -96,4 +97,88 @@ func toSliceB[T gpu.Elem](b *testing.B, a *gpu.Array[T]) []T {
 		b.Fatal(err)
 	}
 	return out
+}
+
+// BenchmarkSortFused sorts one row of float32 keys (float64 at 2^18) of sizes around
+// gpubench's 512000 three ways: the passes (GPU_SORT_FUSED=0: histogram, plan and a
+// launch a digit), and the fused sort (kernel.RadixFused: one cooperative launch)
+// under one and two blocks a multiprocessor; one call plus a synchronize per
+// iteration, GB/s counting the keys read and written once. Every way's result must
+// equal the passes'. On the CPU the three are the same sort.
+//
+//	go test -run XXX -bench SortFused -benchtime 2000x .
+func BenchmarkSortFused(b *testing.B) {
+	d := scBenchDev(b)
+	s := d.DefaultStream()
+	def := gpu.SortConfigFromEnv(func(string) string { return "" })
+	passes, one, two := def, def, def
+	passes.FusedMax = 0
+	one.FusedMax, one.FusedBlocks = 1<<24, 1
+	two.FusedMax, two.FusedBlocks = 1<<24, 2
+	ways := []struct {
+		name string
+		c    gpu.SortConfig
+	}{{"passes", passes}, {"fused1", one}, {"fused2", two}}
+	run := func(b *testing.B, name string, n int, sortOnce func(c gpu.SortConfig) (func() (interface{ Free() error }, error), func() []uint64), size int) {
+		var ref []uint64
+		for _, w := range ways {
+			b.Run(fmt.Sprintf("%s/%d/%s", name, n, w.name), func(b *testing.B) {
+				defer gpu.SetSortConfig(gpu.SetSortConfig(w.c))
+				f, bits := sortOnce(w.c)
+				got := bits()
+				if ref == nil {
+					ref = got
+				}
+				for i := range got {
+					if got[i] != ref[i] {
+						b.Fatalf("%s: element %d = %#x, the passes' %#x", w.name, i, got[i], ref[i])
+					}
+				}
+				scRun(b, s, int64(2*size*n), f)
+			})
+		}
+	}
+	for _, n := range []int{100_000, 1 << 18, 512000, 1 << 20} {
+		x, err := gpu.Rand[float32](s, gpu.NewGenerator(uint64(n)), n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		run(b, "float32", n, func(gpu.SortConfig) (func() (interface{ Free() error }, error), func() []uint64) {
+			f := func() (interface{ Free() error }, error) { return gpu.Sort(s, x, 0) }
+			return f, func() []uint64 {
+				y, err := gpu.Sort(s, x, 0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer y.Free()
+				out := make([]uint64, 0, n)
+				for _, v := range toSliceB(b, y) {
+					out = append(out, uint64(math.Float32bits(v)))
+				}
+				return out
+			}
+		}, 4)
+		x.Free()
+	}
+	n := 1 << 18
+	x, err := gpu.Rand[float64](s, gpu.NewGenerator(7), n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer x.Free()
+	run(b, "float64", n, func(gpu.SortConfig) (func() (interface{ Free() error }, error), func() []uint64) {
+		f := func() (interface{ Free() error }, error) { return gpu.Sort(s, x, 0) }
+		return f, func() []uint64 {
+			y, err := gpu.Sort(s, x, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer y.Free()
+			out := make([]uint64, 0, n)
+			for _, v := range toSliceB(b, y) {
+				out = append(out, math.Float64bits(v))
+			}
+			return out
+		}
+	}, 8)
 }

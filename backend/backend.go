@@ -253,6 +253,13 @@ type LaunchConfig struct {
 	// only for a kernel that waits for its predecessor (griddepcontrol.wait) before it
 	// touches memory. Backends without it launch as usual, which is always correct.
 	Programmatic bool
+	// Cooperative guarantees that every block of the grid is resident at once, so
+	// that blocks may wait for each other (grid-wide barriers), or fails the launch
+	// (CUDA: cuLaunchKernelEx with CU_LAUNCH_ATTRIBUTE_COOPERATIVE; an error wrapping
+	// ErrNotSupported on a driver without cuLaunchKernelEx, the driver's own error
+	// for a grid larger than the device holds at once). The CPU backend runs a
+	// kernel's Go code, for which it means nothing.
+	Cooperative bool
 }
 
 // ArgKind says what an Arg holds.

@@ -60,6 +60,9 @@ func (s *Stream) Launch(f backend.Function, cfg backend.LaunchConfig, args []bac
 		s.obs(uses)
 	}
 	if len(args) == 0 {
+		if cfg.Cooperative {
+			return s.launchCooperative(fn, cfg, nil, nil)
+		}
 		if cfg.Programmatic {
 			return s.launchProgrammatic(fn, cfg, nil, nil)
 		}
@@ -71,9 +74,12 @@ func (s *Stream) Launch(f backend.Function, cfg backend.LaunchConfig, args []bac
 		packPool.Put(p)
 		return err
 	}
-	if cfg.Programmatic {
+	switch {
+	case cfg.Cooperative:
+		err = s.launchCooperative(fn, cfg, blob, offs)
+	case cfg.Programmatic:
 		err = s.launchProgrammatic(fn, cfg, blob, offs)
-	} else {
+	default:
 		err = s.d.ctx.LaunchKernel(fn.h, cfg.Grid, cfg.Block, cfg.SharedMem, s.h, blob, offs)
 	}
 	p.blob, p.offs = blob, offs
@@ -267,6 +273,16 @@ func (s *Stream) WaitValue32(m backend.Mem, off int64, v uint32) error {
 
 // programmatic are the launch attributes of a programmatic dependent launch.
 var programmatic = [1]cu.LaunchAttribute{{ID: cu.LaunchAttributeProgrammaticStreamSerialization, Value: [8]uint64{1}}}
+
+// cooperative are the launch attributes of a cooperative launch.
+var cooperative = [1]cu.LaunchAttribute{{ID: cu.LaunchAttributeCooperative, Value: [8]uint64{1}}}
+
+// launchCooperative launches fn with every block resident at once
+// (backend.LaunchConfig.Cooperative: cuLaunchKernelEx). Programmatic is not combined
+// with it: the launch waits for the kernel ahead of it as usual.
+func (s *Stream) launchCooperative(fn *Function, cfg backend.LaunchConfig, blob []byte, offs []int32) error {
+	return s.d.ctx.LaunchKernelEx(fn.h, cfg.Grid, cfg.Block, cfg.SharedMem, s.h, blob, offs, cooperative[:])
+}
 
 // launchProgrammatic launches fn with programmatic stream serialization
 // (backend.LaunchConfig.Programmatic: cuLaunchKernelEx), or, on a device below compute

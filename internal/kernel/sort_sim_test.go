@@ -48,7 +48,11 @@ func TestSortPtxas(t *testing.T) {
 			&RadixPass{Order: o, Items: 8, Val: ValNone, Lookback: 8, LoadFence: true, LeanLookback: true},
 			&RadixPass{Order: o, Items: 8, Val: ValIndex, ValSize: 4, Lookback: 8, LoadFence: true, LeanLookback: true},
 			&RadixBlockSort{Order: o, Items: items},
-			&RadixBlockSort{Order: o, Items: items, Val: ValIndex})
+			&RadixBlockSort{Order: o, Items: items, Val: ValIndex},
+			// The fused sorts (GPU_SORT_FUSED): the largest tiles, under one block a
+			// multiprocessor and two.
+			&RadixFused{Order: o, Items: items, LoadFence: true, MinBlocks: 1},
+			&RadixFused{Order: o, Items: items, LoadFence: true, MinBlocks: 2})
 	}
 	specs = append(specs,
 		&RadixPass{Order: SortKey{Type: dtype.Float32, Descending: true}, Items: 16, Val: ValPayload, ValSize: 8, Lookback: 16},
@@ -107,7 +111,11 @@ func TestSortPtxas(t *testing.T) {
 // bytes more (the small arrays' alignment; ptxas 11.8 counts 8 fewer without the
 // digits' array).
 func checkPassSmem(t *testing.T, sp spectest.Spec, smem int) {
-	if p, ok := sp.(*RadixPass); ok && (p.SharedBytes() < smem || p.SharedBytes() > smem+16) {
+	p, ok := sp.(interface {
+		spectest.Spec
+		SharedBytes() int
+	})
+	if ok && (p.SharedBytes() < smem || p.SharedBytes() > smem+16) {
 		t.Errorf("%s: ptxas counts %d bytes of shared memory, SharedBytes %d", p.Key(), smem, p.SharedBytes())
 	}
 }

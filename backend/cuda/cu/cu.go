@@ -583,6 +583,12 @@ func (c Context) LaunchKernel(f Function, grid, block [3]uint32, smem uint32, s 
 // programmaticStreamSerializationAllowed).
 const LaunchAttributeProgrammaticStreamSerialization uint32 = 6
 
+// LaunchAttributeCooperative is the launch attribute that makes every block of the
+// grid resident at once (a cooperative launch, as cuLaunchCooperativeKernel), or fails
+// the launch with CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE. Value: a non-zero int32
+// (CUDA Driver API: CU_LAUNCH_ATTRIBUTE_COOPERATIVE, CUlaunchAttributeValue::cooperative).
+const LaunchAttributeCooperative uint32 = 2
+
 // LaunchAttribute is one attribute of LaunchKernelEx, laid out as CUlaunchAttribute:
 // the attribute's id, then its value (CUlaunchAttributeValue, a union of 64 bytes;
 // an int32 value is Value[0]'s low 32 bits).

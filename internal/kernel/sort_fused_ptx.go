@@ -1,0 +1,381 @@
+package kernel
+
+import (
+	"fmt"
+
+	"github.com/go-gpu/gpu/ptx"
+)
+
+// fusedRowsInFlight is how many tiles' rows of counts a warp of RadixFused loads at once
+// when it adds the counts of the tiles before its block (two 16-byte loads a lane a
+// row: 16 in flight).
+const fusedRowsInFlight = 8
+
+// gridBarrier emits a barrier of every block of the grid (all resident: a cooperative
+// launch) on the u32 counter at bar, zero at the launch: the block's threads meet,
+// thread 0 (tid0) publishes the block's writes (fence.acq_rel.gpu) and adds its
+// arrival, then waits until the counter reaches target+grid (target advances by grid
+// a barrier), with spinPause's bounded pauses (t0sym: spinStart's time), and the
+// block's threads meet again. Data other blocks wrote before the barrier is read after
+// it with ld.global.cg (L2), never through the incoherent L1 or the .nc path.
+func gridBarrier(f *ptx.Func, tid0, bar, target, grid ptx.Reg, t0sym string) {
+	f.BarSync(0)
+	f.Add(target, target, grid)
+	skip := f.NewLabel()
+	f.AtNot(tid0).Bra(skip)
+	f.Op("fence.acq_rel.gpu")
+	f.Red(".release", ".gpu", ptx.Global, "add", ptx.U32, ptx.Mem(bar, 0), ptx.Int(1))
+	loop := f.NewLabel()
+	f.Place(loop)
+	v := f.Reg(ptx.U32)
+	f.Op("ld.acquire.gpu.global.u32", v, ptx.Mem(bar, 0))
+	wait := f.Setp(ptx.Lt, v, target)
+	spinPause(f, wait, t0sym)
+	f.At(wait).Bra(loop)
+	f.Place(skip)
+	f.BarSync(0)
+}
+
+// PTX returns the fused sort's PTX.
+func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
+	if err := p.Validate(); err != nil {
+		return "", "", err
+	}
+	defer scanPTXError(&err)
+	m := ptx.NewModule(major, minor)
+	entry = "radix_fused"
+	f := m.Kernel(entry, ptx.P("keyIn", ptx.U64), ptx.P("keyB", ptx.U64), ptx.P("keyOut", ptx.U64),
+		ptx.P("work", ptx.U64), ptx.P("n", ptx.U64))
+	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", SortBlock))
+	if p.MinBlocks > 0 {
+		f.Attr(fmt.Sprintf(".minnctapersm %d", p.MinBlocks))
+	}
+	K, tile, ks := p.Items, p.Tile(), p.Order.Size()
+	P := p.Order.Passes()
+	kmt := memType(ks)
+	f.Shared("rf_tile", ptx.B8, 16, tile*max(ks, 4))
+	f.Shared("rf_dig", ptx.B8, 16, tile)
+	f.Shared("rf_cnt", ptx.B32, 16, 8*RadixDigits) // warp counters; the histograms; partial sums
+	f.Shared("rf_off", ptx.B64, 16, RadixDigits)   // per digit: the key address of tile slot 0
+	f.Shared("rf_sum", ptx.B32, 16, SortBlock/32)
+	f.Shared("rf_misc", ptx.B32, 16, 2) // the trivial passes' mask
+	f.Shared("rf_t0", ptx.B64, 8, 1)
+	g := newSortGen(f, p.Order, K)
+	gp := func(i int) ptx.Reg {
+		r := f.Reg(ptx.U64)
+		f.CvtaTo(ptx.Global, r, f.LdParam(i))
+		return r
+	}
+	keyIn, keyB, keyOut, work := gp(0), gp(1), gp(2), gp(3)
+	if P == 1 {
+		keyB = keyOut // (not used)
+	}
+	n64 := f.LdParam(4)
+	n32 := f.Reg(ptx.U32)
+	f.Cvt(n32, n64)
+	tid0 := f.Setp(ptx.Eq, g.tid, ptx.Int(0))
+	z := f.Reg(ptx.U32)
+	f.Mov(z, ptx.Int(0))
+	{
+		skip := f.NewLabel()
+		f.AtNot(tid0).Bra(skip)
+		spinStart(f, "rf_t0")
+		f.St(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(ptx.Sym("rf_misc"), 0), z)
+		f.Place(skip)
+	}
+	blk := f.Special(ptx.CtaidX)
+	grid := f.Special(ptx.NctaidX)
+	tileOff := f.Reg(ptx.U64)
+	f.MulWide(tileOff, blk, ptx.Int(tile))
+	count := f.Reg(ptx.U32)
+	{
+		c := f.Reg(ptx.U64)
+		f.Sub(c, n64, tileOff)
+		f.Min(c, c, ptx.Int(tile))
+		f.Cvt(count, c)
+	}
+	// The work: counts [P][grid][256], then totals [P][256] and the barrier counter.
+	grid64 := f.Reg(ptx.U64)
+	f.Cvt(grid64, grid)
+	totals := f.Reg(ptx.U64)
+	f.Mul(totals, grid64, ptx.Int(P*RadixDigits*4))
+	f.Add(totals, totals, work)
+	bar := f.Reg(ptx.U64)
+	f.Add(bar, totals, ptx.Int(P*RadixDigits*4))
+	target := f.Reg(ptx.U32)
+	f.Mov(target, ptx.Int(0))
+	tid4 := f.Reg(ptx.U64)
+	f.MulWide(tid4, g.tid, ptx.Int(4))
+	// countAt returns the address of the count of digit tid of pass ps (u32 register)
+	// in tile row r (u32 register).
+	countAt := func(ps, r ptx.Reg) ptx.Reg {
+		i := f.Reg(ptx.U32)
+		f.Fma(i, ps, grid, r)
+		a := f.Reg(ptx.U64)
+		f.MulWide(a, i, ptx.Int(RadixDigits*4))
+		f.Add(a, a, work)
+		f.Add(a, a, tid4)
+		return a
+	}
+	slot0 := g.slotOf(0)
+	slotOf := func(i int) ptx.Reg {
+		s := f.Reg(ptx.U32)
+		f.Add(s, slot0, ptx.Int(32*i))
+		return s
+	}
+	validOf := func(i int) ptx.Reg { return f.Setp(ptx.Lt, slotOf(i), count) }
+	// loadTile loads the thread's keys of the tile from src (warp-striped).
+	loadTile := func(src ptx.Reg, op string) []ptx.Reg {
+		a0 := f.Reg(ptx.U64)
+		f.Cvt(a0, slot0)
+		f.Add(a0, a0, tileOff)
+		f.Fma(a0, a0, ptx.Int(ks), src)
+		keys := make([]ptx.Reg, K)
+		for i := range keys {
+			r := f.Reg(regType(ks))
+			f.Mov(r, ptx.Int(0))
+			f.At(validOf(i)).Op(op+kmt.String(), r, ptx.Mem(a0, int64(32*i*ks)))
+			keys[i] = r
+		}
+		return keys
+	}
+	cntBase := f.Reg(ptx.U32)
+	f.Op("mov.u32", cntBase, ptx.Sym("rf_cnt"))
+
+	// Step 1: the tile's digit counts of every pass, published and added to the totals.
+	{
+		a := f.Reg(ptx.U32)
+		f.Fma(a, g.tid, ptx.Int(4), cntBase)
+		for j := 0; j < 8; j++ {
+			f.St(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(a, int64(j*SortBlock*4)), z)
+		}
+		f.BarSync(0)
+		keys := loadTile(keyIn, "ld.global.nc")
+		for i, k := range keys {
+			v := validOf(i)
+			o := g.ordered(k)
+			for ps := 0; ps < P; ps++ {
+				d := g.digitOf(o, ptx.Int(8*ps))
+				a := f.Reg(ptx.U32)
+				f.Fma(a, d, ptx.Int(4), cntBase)
+				f.At(v).Op("red.shared.add.u32", ptx.Mem(a, int64(ps*RadixDigits*4)), ptx.Int(1))
+			}
+		}
+		f.BarSync(0)
+		for ps := 0; ps < P; ps++ {
+			c := f.Reg(ptx.U32)
+			f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(a, int64(ps*RadixDigits*4)), c)
+			psr := f.Reg(ptx.U32)
+			f.Mov(psr, ptx.Int(ps))
+			f.St(ptx.Global, ptx.CacheDefault, ptx.U32, ptx.Mem(countAt(psr, blk), 0), c)
+			ta := f.Reg(ptx.U64)
+			f.Add(ta, totals, tid4)
+			f.At(f.Setp(ptx.Ne, c, ptx.Int(0))).Op("red.global.add.u32", ptx.Mem(ta, int64(ps*RadixDigits*4)), c)
+		}
+		gridBarrier(f, tid0, bar, target, grid, "rf_t0")
+	}
+	// Step 2: the trivial passes (one digit holds every key), the same in every block.
+	mask := f.Reg(ptx.B32)
+	mcount := f.Reg(ptx.U32)
+	{
+		ta := f.Reg(ptx.U64)
+		f.Add(ta, totals, tid4)
+		for ps := 0; ps < P; ps++ {
+			t := f.Reg(ptx.U32)
+			f.Ld(ptx.Global, ptx.CacheCG, ptx.U32, ptx.Mem(ta, int64(ps*RadixDigits*4)), t)
+			f.At(f.Setp(ptx.Eq, t, n32)).Op("red.shared.or.b32", ptx.Mem(ptx.Sym("rf_misc"), 0), ptx.Uint(1<<ps))
+		}
+		f.BarSync(0)
+		f.Ld(ptx.Shared, ptx.CacheDefault, ptx.B32, ptx.Mem(ptx.Sym("rf_misc"), 0), mask)
+		// Every pass trivial (all keys alike): the last one copies them.
+		f.At(f.Setp(ptx.Eq, mask.As(ptx.U32), ptx.Int(1<<P-1))).Op("and.b32", mask, mask, ptx.Uint(1<<(P-1)-1))
+		pc := f.Reg(ptx.U32)
+		f.Op("popc.b32", pc, mask)
+		f.Sub(mcount, ptx.Int(P), pc)
+	}
+	pass := f.Reg(ptx.U32)
+	f.Mov(pass, ptx.Int(0))
+	k := f.Reg(ptx.U32)
+	f.Mov(k, ptx.Int(0))
+	loop, done, next := f.NewLabel(), f.NewLabel(), f.NewLabel()
+	f.Place(loop)
+	f.At(f.Setp(ptx.Ge, pass, ptx.Int(P))).Bra(done)
+	{
+		bit := f.Reg(ptx.B32)
+		f.Mov(bit, ptx.Int(1))
+		f.Shl(bit, bit, pass)
+		f.And(bit, bit, mask)
+		f.At(f.Setp(ptx.Ne, bit.As(ptx.U32), ptx.Int(0))).Bra(next)
+	}
+	first := f.Setp(ptx.Eq, k, ptx.Int(0))
+	shift := f.Reg(ptx.U32)
+	f.Shl(shift, pass, ptx.Int(3))
+	// Pass k of m writes keyOut when m-1-k is even, else keyB; it reads keyIn (k = 0)
+	// or what pass k-1 wrote.
+	par := f.Reg(ptx.U32)
+	f.Sub(par, mcount, k)
+	f.And(par, par, ptx.Int(1)) // (m-k)%2: 1 when this pass writes keyOut
+	toOut := f.Setp(ptx.Eq, par, ptx.Int(1))
+	keys := loadTile(selp64(f, first, keyIn, selp64(f, toOut, keyB, keyOut)), "ld.global.cg")
+	if p.LoadFence {
+		g.landKeys(keys, "rf_off")
+	}
+	packed := g.rankItems("rf_cnt", K, func(i int) (ptx.Reg, ptx.Reg) {
+		return g.digitOf(g.ordered(keys[i]), shift), validOf(i)
+	}, RankBallot, "")
+	f.BarSync(0)
+	counts, cnt := g.warpCounts("rf_cnt")
+	f.AtNot(first).Op("st.global.u32", ptx.Mem(countAt(pass, blk), 0), cnt) // (pass 0's: step 1's)
+	excl, _ := g.blockScan(cnt, "rf_sum")
+	g.storeStarts("rf_cnt", counts, excl)
+	f.BarSync(0) // the warps' digit starts
+	tb, dig := f.Reg(ptx.U32), f.Reg(ptx.U32)
+	f.Op("mov.u32", tb, ptx.Sym("rf_tile"))
+	f.Op("mov.u32", dig, ptx.Sym("rf_dig"))
+	g.finalRanks(packed, validOf, "rf_cnt", func(i int, fr, d ptx.Reg) {
+		a := f.Reg(ptx.U32)
+		f.Fma(a, fr, ptx.Int(ks), tb)
+		v := validOf(i)
+		f.At(v).Op("st.shared"+kmt.String(), ptx.Mem(a, 0), keys[i])
+		da := f.Reg(ptx.U32)
+		f.Add(da, dig, fr)
+		f.At(v).Op("st.shared.u8", ptx.Mem(da, 0), d)
+	})
+	{
+		skip := f.NewLabel()
+		f.At(first).Bra(skip)
+		gridBarrier(f, tid0, bar, target, grid, "rf_t0") // every tile's counts of the pass
+		f.Place(skip)
+	}
+	// The digit's first position in the row: the totals of the digits before it.
+	tot := f.Reg(ptx.U32)
+	{
+		ta := f.Reg(ptx.U64)
+		pa := f.Reg(ptx.U64)
+		f.MulWide(pa, pass, ptx.Int(RadixDigits*4))
+		f.Add(ta, totals, pa)
+		f.Add(ta, ta, tid4)
+		f.Ld(ptx.Global, ptx.CacheCG, ptx.U32, ptx.Mem(ta, 0), tot)
+	}
+	start, _ := g.blockScan(tot, "rf_sum")
+	// The counts of the tiles before this one: warp w adds rows w, w+8, ...; lane l
+	// digits 8l to 8l+7.
+	{
+		acc := make([]ptx.Reg, 8)
+		for j := range acc {
+			acc[j] = f.Reg(ptx.U32)
+			f.Mov(acc[j], ptx.Int(0))
+		}
+		i0 := f.Reg(ptx.U32)
+		f.Mul(i0, pass, grid)
+		rb := f.Reg(ptx.U64) // row 0 of the pass, this lane's digits
+		f.MulWide(rb, i0, ptx.Int(RadixDigits*4))
+		f.Add(rb, rb, work)
+		l32 := f.Reg(ptx.U64)
+		f.MulWide(l32, g.lane, ptx.Int(32))
+		f.Add(rb, rb, l32)
+		r := f.Reg(ptx.U32)
+		f.Mov(r, g.warp)
+		rl, rd := f.NewLabel(), f.NewLabel()
+		f.Place(rl)
+		f.At(f.Setp(ptx.Ge, r, blk)).Bra(rd)
+		xs := make([][]ptx.Reg, fusedRowsInFlight)
+		for u := range xs {
+			ru := f.Reg(ptx.U32)
+			f.Add(ru, r, ptx.Int(8*u))
+			v := f.Setp(ptx.Lt, ru, blk)
+			a := f.Reg(ptx.U64)
+			f.MulWide(a, ru, ptx.Int(RadixDigits*4))
+			f.Add(a, a, rb)
+			xs[u] = make([]ptx.Reg, 8)
+			for j := range xs[u] {
+				xs[u][j] = f.Reg(ptx.U32)
+				f.Mov(xs[u][j], ptx.Int(0))
+			}
+			f.At(v).Op("ld.global.cg.v4.u32", ptx.Vec{xs[u][0], xs[u][1], xs[u][2], xs[u][3]}, ptx.Mem(a, 0))
+			f.At(v).Op("ld.global.cg.v4.u32", ptx.Vec{xs[u][4], xs[u][5], xs[u][6], xs[u][7]}, ptx.Mem(a, 16))
+		}
+		for u := range xs {
+			for j := range acc {
+				f.Add(acc[j], acc[j], xs[u][j])
+			}
+		}
+		f.Add(r, r, ptx.Int(8*fusedRowsInFlight))
+		f.Bra(rl)
+		f.Place(rd)
+		// (rf_cnt's last readers, finalRanks, are before blockScan's barrier.)
+		pa := f.Reg(ptx.U32)
+		f.Fma(pa, g.warp, ptx.Int(RadixDigits*4), cntBase)
+		f.Fma(pa, g.lane, ptx.Int(32), pa)
+		f.St(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(pa, 0), acc[0], acc[1], acc[2], acc[3])
+		f.St(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(pa, 16), acc[4], acc[5], acc[6], acc[7])
+	}
+	f.BarSync(0)
+	before := f.Reg(ptx.U32)
+	f.Mov(before, ptx.Int(0))
+	{
+		a := f.Reg(ptx.U32)
+		f.Fma(a, g.tid, ptx.Int(4), cntBase)
+		for w := 0; w < SortBlock/32; w++ {
+			x := f.Reg(ptx.U32)
+			f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(a, int64(w*RadixDigits*4)), x)
+			f.Add(before, before, x)
+		}
+	}
+	// off[d] = start + before - the digit's start in the tile: tile slot idx of digit d
+	// goes to position off[d] + idx (off may be below 0).
+	{
+		off := f.Reg(ptx.S32)
+		f.Add(off, start.As(ptx.S32), before.As(ptx.S32))
+		f.Sub(off, off, excl.As(ptx.S32))
+		off64 := f.Reg(ptx.S64)
+		f.Cvt(off64, off)
+		dst := selp64(f, toOut, keyOut, keyB)
+		ka := f.Reg(ptx.U64)
+		f.Fma(ka, off64.As(ptx.U64), ptx.Int(ks), dst)
+		a := f.Reg(ptx.U32)
+		f.Op("mov.u32", a, ptx.Sym("rf_off"))
+		f.Fma(a, g.tid, ptx.Int(8), a)
+		f.St(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(a, 0), ka)
+	}
+	f.BarSync(0) // the addresses
+	{
+		ob := f.Reg(ptx.U32)
+		f.Op("mov.u32", ob, ptx.Sym("rf_off"))
+		db := f.Reg(ptx.U32)
+		f.Add(db, dig, g.tid)
+		for j := 0; j < K; j++ {
+			idx := f.Reg(ptx.U32)
+			f.Add(idx, g.tid, ptx.Int(j*SortBlock))
+			vj := f.Setp(ptx.Lt, idx, count)
+			a := f.Reg(ptx.U32)
+			f.Fma(a, idx, ptx.Int(ks), tb)
+			key := f.Reg(g.kt())
+			f.Mov(key, ptx.Int(0))
+			f.At(vj).Op("ld.shared"+kmt.String(), key, ptx.Mem(a, 0))
+			d := f.Reg(ptx.U32)
+			f.Mov(d, ptx.Int(0))
+			f.At(vj).Op("ld.shared.u8", d, ptx.Mem(db, int64(j*SortBlock)))
+			oa := f.Reg(ptx.U32)
+			f.Fma(oa, d, ptx.Int(8), ob)
+			ba := f.Reg(ptx.U64)
+			f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(oa, 0), ba)
+			ga := f.Reg(ptx.U64)
+			f.Op("mad.wide.u32", ga, idx, ptx.Int(ks), ba)
+			f.At(vj).Op("st.global"+kmt.String(), ptx.Mem(ga, 0), key)
+		}
+	}
+	f.Add(k, k, ptx.Int(1))
+	{
+		skip := f.NewLabel()
+		f.At(f.Setp(ptx.Ge, k, mcount)).Bra(skip)
+		gridBarrier(f, tid0, bar, target, grid, "rf_t0") // every key of the pass written
+		f.Place(skip)
+	}
+	f.Place(next)
+	f.Add(pass, pass, ptx.Int(1))
+	f.Bra(loop)
+	f.Place(done)
+	f.Ret()
+	return m.String(), entry, nil
+}

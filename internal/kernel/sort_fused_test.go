@@ -1,0 +1,95 @@
+package kernel
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/go-gpu/gpu/dtype"
+	"github.com/go-gpu/gpu/internal/ptxsim/spectest"
+	"github.com/go-gpu/gpu/internal/testenv"
+)
+
+// fusedSimRun sorts keys with RadixFused on the simulator and on the CPU and checks
+// both outputs against a stable sort, and the totals and barrier count the kernel
+// leaves against the CPU's.
+func fusedSimRun(t *testing.T, sp *RadixFused, keys []byte, n int) {
+	t.Helper()
+	P, ks := sp.Order.Passes(), sp.Order.Size()
+	grid := (n + sp.Tile() - 1) / sp.Tile()
+	work := fusedPoison(FusedWorkBytes(P, grid))
+	zo := FusedZeroOffset(P, grid)
+	clear(work[zo : zo+FusedZeroBytes(P)])
+	args := []spectest.Arg{spectest.Buf(keys), spectest.Buf(fusedPoison(n * ks)), spectest.Buf(fusedPoison(n * ks)),
+		spectest.Buf(work), spectest.U64(uint64(n))}
+	sim, cpu := spectest.Both(t, sp, grid, SortBlock, grid, args)
+	checkSortResult(t, sp.Order, ValNone, 0, keys, nil, 1, n, sim[2], nil)
+	checkSortResult(t, sp.Order, ValNone, 0, keys, nil, 1, n, cpu[2], nil)
+	if i := firstDiff(sim[3][zo:], cpu[3][zo:]); i >= 0 {
+		t.Fatalf("%s: totals or barrier count differ (sim vs CPU) at byte %d", sp.Key(), zo+i)
+	}
+	if got, want := binary.LittleEndian.Uint32(sim[3][zo+P*RadixDigits*4:]), binary.LittleEndian.Uint32(cpu[3][zo+P*RadixDigits*4:]); got != want || want%uint32(grid) != 0 {
+		t.Fatalf("%s: barrier count %d, CPU %d (grid %d)", sp.Key(), got, want, grid)
+	}
+}
+
+// fusedPoison returns size bytes of 0xA5, so that an unwritten element shows.
+func fusedPoison(size int) []byte {
+	b := make([]byte, size)
+	for i := range b {
+		b[i] = 0xA5
+	}
+	return b
+}
+
+func TestRadixFusedSim(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 9))
+	type tc struct {
+		kt    dtype.DType
+		desc  bool
+		n     int
+		items int
+	}
+	cases := []tc{
+		{dtype.Float32, false, 3000, 4},
+		{dtype.Int32, true, 1025, 4},
+		{dtype.Float64, false, 2100, 4},
+		{dtype.Uint8, false, 700, 2},
+		{dtype.Float16, true, 1500, 2},
+		{dtype.Bool, false, 600, 1},
+		{dtype.Int64, true, 1800, 4},
+		{dtype.Float32, true, 4096, 16},
+		// 90 tiles: warps add up to 12 rows of counts, over two rounds of
+		// fusedRowsInFlight.
+		{dtype.Int32, false, 90*256 - 5, 1},
+	}
+	if testing.Short() || testenv.Race {
+		cases = cases[:2]
+	}
+	for _, c := range cases {
+		sp := &RadixFused{Order: SortKey{Type: c.kt, Descending: c.desc}, Items: c.items, LoadFence: c.items > 1}
+		t.Run(fmt.Sprintf("%s/%d", sp.Key(), c.n), func(t *testing.T) {
+			fusedSimRun(t, sp, sortSimKeys(rng, c.kt, c.n), c.n)
+		})
+	}
+}
+
+// Passes whose digit is the same for every key are skipped, with every digit the same
+// the last pass alone copies, and with one active pass the result goes straight to the
+// output.
+func TestRadixFusedSkipSim(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		mask uint32
+	}{{"two", 0xff00ff}, {"one", 0xff00}, {"none", 0}, {"three", 0xffff00}} {
+		t.Run(c.name, func(t *testing.T) {
+			n := 1500
+			keys := make([]byte, 4*n)
+			for i := 0; i < n; i++ {
+				binary.LittleEndian.PutUint32(keys[4*i:], 0x12345678&^c.mask|uint32(i*7919)&c.mask)
+			}
+			fusedSimRun(t, &RadixFused{Order: SortKey{Type: dtype.Uint32}, Items: 2}, keys, n)
+		})
+	}
+}
