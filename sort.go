@@ -32,6 +32,11 @@ import (
 // (on the device: no host synchronization), and each pass ranks a tile's keys with a
 // warp-level multi-split (ballots), looks back for the tile's offsets and scatters the
 // keys and values. Shorter rows sort in one block's shared memory, many rows per block.
+// A single row of keys alone that fits one wave of tiles (up to 2^20 keys; on the H200
+// about 540,000 of up to 4 bytes, 405,000 of 8) sorts in one cooperative launch
+// instead (internal/kernel's RadixFused): the same passes, with grid-wide barriers
+// where the passes would launch and look back, so that its time is not a chain of
+// launches and look-backs.
 // The CPU backend runs the same passes (stable counting scatters, tiles in parallel over
 // the cores) and sorts short rows with a stable merge sort: the same results.
 //
@@ -39,7 +44,8 @@ import (
 // buffer (n*s bytes; none for 1-byte keys, which take one pass), per segment and pass
 // 3 KiB of counts and offsets, and two look-back statuses of 1 KiB per tile of the
 // largest launch, a launch covering at most 2^28 keys (with the default tiles at most
-// 2*64 MiB for keys of up to 4 bytes, 2*85 MiB for 8-byte ones). Argsort takes up to two key buffers and
+// 2*64 MiB for keys of up to 4 bytes, 2*85 MiB for 8-byte ones); the single cooperative
+// launch takes 1 KiB of counts per tile and pass. Argsort takes up to two key buffers and
 // two 32-bit index buffers (8 bytes per index past 2^32 keys in a row), SortByKey a
 // second payload buffer. Sorts along an axis other than the last, or of non-contiguous
 // arrays, copy the input to rows first and the result back. Inputs are never modified.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-gpu/gpu"
 	"github.com/go-gpu/gpu/dtype"
+	"github.com/go-gpu/gpu/internal/kernel"
 )
 
 // Large sorts on CUDA only (the CPU backend runs the same code at the other tests'
@@ -189,6 +190,41 @@ func TestSortPast2to31GPU(t *testing.T) {
 		}
 		if c != cnt {
 			t.Fatal("the sorted keys are not the input's")
+		}
+	})
+}
+
+// TestSortFusedGPU sorts single rows of keys alone through the fused sort (one
+// cooperative launch: kernel.RadixFused) at the sizes around its limits on the device:
+// one block a multiprocessor and two, the largest tiles (Items4, Items8) filling the
+// wave, and a row one key past a tile boundary; every key width and the special,
+// few-distinct and sorted patterns, ascending and descending.
+func TestSortFusedGPU(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		cudaOnly(t, d)
+		rng := rand.New(rand.NewPCG(23, 5))
+		def := gpu.SortConfigFromEnv(func(string) string { return "" })
+		sms := d.Info().Multiprocessors
+		for _, blocks := range []int{1, 2} {
+			c := def
+			c.FusedMax, c.FusedBlocks = 1<<24, blocks
+			old := gpu.SetSortConfig(c)
+			wave := blocks * sms * kernel.SortBlock
+			for _, n := range []int{wave*c.Items8 - 7, wave*c.Items4 - 1, wave*3 + 1, 40001} {
+				t.Run(fmt.Sprintf("blocks%d/%d", blocks, n), func(t *testing.T) {
+					for _, p := range []stPattern{patSpecial, patFew, patSorted} {
+						desc := p == patFew
+						checkSortedFast(t, s, stGen[float32](rng, n, p), desc)
+						checkSortedFast(t, s, stGen[int16](rng, n, p), !desc)
+						checkSortedFast(t, s, stGen[uint8](rng, n, p), desc)
+					}
+					if n <= wave*c.Items8 {
+						checkSortedFast(t, s, stGen[float64](rng, n, patSpecial), false)
+						checkSortedFast(t, s, stGen[int64](rng, n, patFew), true)
+					}
+				})
+			}
+			gpu.SetSortConfig(old)
 		}
 	})
 }
