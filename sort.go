@@ -600,7 +600,7 @@ func fusedSort(s *Stream, sp *kernel.RadixFused, keys *header, n int, outK *head
 		defer b.Free()
 		keyB = sortBuf{b: b, mode: ReadWrite}
 	}
-	if err := sliceMemset(s, work, int64(kernel.FusedZeroOffset(P, grid)), int64(kernel.FusedZeroBytes(P))); err != nil {
+	if err := sliceMemset(s, work, int64(kernel.FusedZeroOffset(P, grid)), int64(kernel.FusedZeroBytes(P, grid))); err != nil {
 		return err
 	}
 	l := newLaunchArgs()

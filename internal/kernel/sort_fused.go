@@ -16,25 +16,26 @@ import (
 //
 // The steps (Tile() keys a block, block b's tile its keys b*Tile() on):
 //  1. each block counts its tile's digits of every pass and publishes the counts;
-//     it adds them to the row's totals (atomics); barrier;
+//     it adds them to the row's totals and to its group's sums (groups of
+//     FusedGroup tiles; atomics); barrier; every block turns the totals into each
+//     digit's first position in the row, for every pass, in shared memory;
 //  2. passes whose digit is the same for every key are skipped (as RadixPlan does);
 //     for each other pass k of m: load the tile from the pass's input, rank the keys
-//     as RadixPass does (warp-level multi-split), publish the tile's counts (pass 0's
-//     are step 1's); barrier; each block adds the counts of the tiles before it (its
-//     warps reading those rows in parallel) and the totals of the digits before,
-//     and scatters its keys; barrier unless it was the last pass.
-//
-// 2m-1 barriers in all. Buffers: active pass k writes keyOut when m-1-k is even,
-// keyB when odd (pass k reads keyIn for k = 0, else what pass k-1 wrote), as
-// RadixPass does with keyA = keyFinal.
+//     as RadixPass does (warp-level multi-split), publish the tile's counts and add
+//     them to its group's (pass 0's are step 1's); barrier; each block adds the sums
+//     of the groups before its own and the counts of its group's tiles before it (at
+//     most grid/FusedGroup + FusedGroup-1 rows, its warps reading them in parallel)
+//     to the digits' first positions, and scatters its keys; barrier unless it was
+//     the last pass.
 //
 // Kernel parameters, in order:
 //
 //	keyIn, keyB, keyOut  u64 addresses (Order.Type; n keys each; keyB unused with one pass)
 //	work     u64  FusedWorkBytes(passes, grid) bytes: the tiles' counts [passes][grid][256]
-//	              u32, then the totals [passes][256] u32 and the barrier's counter,
-//	              FusedZeroBytes(passes) bytes from FusedZeroOffset(passes, grid), zero
-//	              at the launch
+//	              u32, then the groups' sums [2*passes][ceil(grid/FusedGroup)][256] u32
+//	              (step 1's of each pass, then the later passes'), the totals
+//	              [passes][256] u32 and the barrier's counter: FusedZeroBytes(passes,
+//	              grid) bytes from FusedZeroOffset(passes, grid), zero at the launch
 //	n        u64  keys, at most grid*Tile() and more than (grid-1)*Tile()
 //
 // The grid has ceil(n/Tile()) blocks of SortBlock threads.
@@ -51,16 +52,29 @@ type RadixFused struct {
 // Tile returns the keys per block.
 func (p *RadixFused) Tile() int { return SortBlock * p.Items }
 
+// FusedGroup is the tiles of a group of RadixFused, whose counts it also sums, so that
+// a block adds at most grid/FusedGroup + FusedGroup-1 rows of counts for its offsets
+// rather than one a tile before it.
+const FusedGroup = 16
+
 // FusedZeroOffset returns the offset of the part of RadixFused's work that must be zero
-// at the launch: the totals and the barrier's counter.
+// at the launch: the groups' sums, the totals and the barrier's counter.
 func FusedZeroOffset(passes, grid int) int { return passes * grid * RadixDigits * 4 }
 
 // FusedZeroBytes returns the size of that part.
-func FusedZeroBytes(passes int) int { return passes*RadixDigits*4 + 16 }
+func FusedZeroBytes(passes, grid int) int {
+	groups := (grid + FusedGroup - 1) / FusedGroup
+	return (2*passes*groups+passes)*RadixDigits*4 + 16
+}
 
 // FusedWorkBytes returns the bytes of RadixFused's work for a grid of grid blocks.
 func FusedWorkBytes(passes, grid int) int {
-	return FusedZeroOffset(passes, grid) + FusedZeroBytes(passes)
+	return FusedZeroOffset(passes, grid) + FusedZeroBytes(passes, grid)
+}
+
+// fusedTotalsOffset returns the offset of the totals in the work.
+func fusedTotalsOffset(passes, grid int) int {
+	return FusedWorkBytes(passes, grid) - passes*RadixDigits*4 - 16
 }
 
 // Key identifies the kernel.
@@ -97,15 +111,15 @@ func (p *RadixFused) Validate() error {
 }
 
 // SharedBytes returns the kernel's static shared memory in bytes (ptxas's count or up
-// to 16 bytes more): the tile's keys and digits, the warps' counters, the digits'
-// output addresses and a few words.
+// to 16 bytes more): the tile's keys and digits, the warps' counters, every pass's
+// digit starts, the digits' output addresses and a few words.
 func (p *RadixFused) SharedBytes() int {
-	return p.Tile()*max(p.Order.Size(), 4) + p.Tile() + 8*RadixDigits*4 + RadixDigits*8 + 64
+	return p.Tile()*max(p.Order.Size(), 4) + p.Tile() + (8+p.Order.Passes())*RadixDigits*4 + RadixDigits*8 + 64
 }
 
 // CPU returns the kernel for the CPU backend: the same passes over the whole row
 // (stable counting scatters), leaving the totals and the barrier's count as the
-// kernel does.
+// kernel does (not the tiles' counts or the groups' sums).
 func (p *RadixFused) CPU() (func(*cpu.Launch) error, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -122,7 +136,7 @@ func (p *RadixFused) CPU() (func(*cpu.Launch) error, error) {
 			return err
 		}
 		zo := FusedZeroOffset(P, grid)
-		if !checkZero(wb[zo : zo+FusedZeroBytes(P)]) {
+		if !checkZero(wb[zo : zo+FusedZeroBytes(P, grid)]) {
 			return launchErr("fused sort of %d keys: work not zeroed", n)
 		}
 		in, err := sortMem(l, 0, n*ks)
@@ -135,7 +149,8 @@ func (p *RadixFused) CPU() (func(*cpu.Launch) error, error) {
 		}
 		ordered := key.orderedFunc()
 		digits := make([]uint8, n)
-		totals := cpu.Slice[uint32](wb[zo:])[:P*RadixDigits]
+		to := fusedTotalsOffset(P, grid)
+		totals := cpu.Slice[uint32](wb[to:])[:P*RadixDigits]
 		active := make([]int, 0, P)
 		for pass := 0; pass < P; pass++ {
 			sortDigits(in, ks, 0, n, digits, ordered, 8*pass)
@@ -178,7 +193,7 @@ func (p *RadixFused) CPU() (func(*cpu.Launch) error, error) {
 			src = dst
 		}
 		// The barrier's count as the kernel leaves it: one arrival a block a barrier.
-		storeRaw(wb[zo+P*RadixDigits*4:], 4, 0, uint64((2*m-1)*grid))
+		storeRaw(wb[to+P*RadixDigits*4:], 4, 0, uint64((2*m-1)*grid))
 		return nil
 	}, nil
 }

@@ -6,10 +6,11 @@ import (
 	"github.com/go-gpu/gpu/ptx"
 )
 
-// fusedRowsInFlight is how many tiles' rows of counts a warp of RadixFused loads at once
-// when it adds the counts of the tiles before its block (two 16-byte loads a lane a
-// row: 16 in flight).
-const fusedRowsInFlight = 8
+// fusedRowsInFlight is how many rows of counts a warp of RadixFused loads at once when
+// it adds the groups' and tiles' counts before its block (two 16-byte loads a lane a
+// row: 8 in flight); the block's 8 warps take 32 rows a round, the most there are
+// with up to 272 tiles.
+const fusedRowsInFlight = 4
 
 // gridBarrier emits a barrier of every block of the grid (all resident: a cooperative
 // launch) on the u32 counter at bar, zero at the launch: the block's threads meet,
@@ -55,8 +56,9 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 	kmt := memType(ks)
 	f.Shared("rf_tile", ptx.B8, 16, tile*max(ks, 4))
 	f.Shared("rf_dig", ptx.B8, 16, tile)
-	f.Shared("rf_cnt", ptx.B32, 16, 8*RadixDigits) // warp counters; the histograms; partial sums
-	f.Shared("rf_off", ptx.B64, 16, RadixDigits)   // per digit: the key address of tile slot 0
+	f.Shared("rf_cnt", ptx.B32, 16, 8*RadixDigits)   // warp counters; the histograms; partial sums
+	f.Shared("rf_start", ptx.B32, 16, P*RadixDigits) // every pass's digit starts in the row
+	f.Shared("rf_off", ptx.B64, 16, RadixDigits)     // per digit: the key address of tile slot 0
 	f.Shared("rf_sum", ptx.B32, 16, SortBlock/32)
 	f.Shared("rf_misc", ptx.B32, 16, 2) // the trivial passes' mask
 	f.Shared("rf_t0", ptx.B64, 8, 1)
@@ -94,12 +96,24 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 		f.Min(c, c, ptx.Int(tile))
 		f.Cvt(count, c)
 	}
-	// The work: counts [P][grid][256], then totals [P][256] and the barrier counter.
+	// The work: counts [P][grid][256], groups' sums [2P][ngroups][256], then totals
+	// [P][256] and the barrier counter.
 	grid64 := f.Reg(ptx.U64)
 	f.Cvt(grid64, grid)
+	groups := f.Reg(ptx.U64)
+	f.Mul(groups, grid64, ptx.Int(P*RadixDigits*4))
+	f.Add(groups, groups, work)
+	ngroups := f.Reg(ptx.U32)
+	f.Add(ngroups, grid, ptx.Int(FusedGroup-1))
+	f.Shr(ngroups, ngroups, ptx.Int(4))
+	grp := f.Reg(ptx.U32) // this block's group
+	f.Shr(grp, blk, ptx.Int(4))
 	totals := f.Reg(ptx.U64)
-	f.Mul(totals, grid64, ptx.Int(P*RadixDigits*4))
-	f.Add(totals, totals, work)
+	{
+		x := f.Reg(ptx.U64)
+		f.MulWide(x, ngroups, ptx.Int(2*P*RadixDigits*4))
+		f.Add(totals, groups, x)
+	}
 	bar := f.Reg(ptx.U64)
 	f.Add(bar, totals, ptx.Int(P*RadixDigits*4))
 	target := f.Reg(ptx.U32)
@@ -114,6 +128,17 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 		a := f.Reg(ptx.U64)
 		f.MulWide(a, i, ptx.Int(RadixDigits*4))
 		f.Add(a, a, work)
+		f.Add(a, a, tid4)
+		return a
+	}
+	// groupAt returns the address of the sum of digit tid in this block's group of
+	// slot sl (u32 register: a pass's step 1 sums, or P + a pass's later sums).
+	groupAt := func(sl ptx.Reg) ptx.Reg {
+		i := f.Reg(ptx.U32)
+		f.Fma(i, sl, ngroups, grp)
+		a := f.Reg(ptx.U64)
+		f.MulWide(a, i, ptx.Int(RadixDigits*4))
+		f.Add(a, a, groups)
 		f.Add(a, a, tid4)
 		return a
 	}
@@ -170,7 +195,9 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 			f.St(ptx.Global, ptx.CacheDefault, ptx.U32, ptx.Mem(countAt(psr, blk), 0), c)
 			ta := f.Reg(ptx.U64)
 			f.Add(ta, totals, tid4)
-			f.At(f.Setp(ptx.Ne, c, ptx.Int(0))).Op("red.global.add.u32", ptx.Mem(ta, int64(ps*RadixDigits*4)), c)
+			nz := f.Setp(ptx.Ne, c, ptx.Int(0))
+			f.At(nz).Op("red.global.add.u32", ptx.Mem(ta, int64(ps*RadixDigits*4)), c)
+			f.At(nz).Op("red.global.add.u32", ptx.Mem(groupAt(psr), 0), c)
 		}
 		gridBarrier(f, tid0, bar, target, grid, "rf_t0")
 	}
@@ -180,10 +207,22 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 	{
 		ta := f.Reg(ptx.U64)
 		f.Add(ta, totals, tid4)
-		for ps := 0; ps < P; ps++ {
-			t := f.Reg(ptx.U32)
-			f.Ld(ptx.Global, ptx.CacheCG, ptx.U32, ptx.Mem(ta, int64(ps*RadixDigits*4)), t)
+		sa := f.Reg(ptx.U32)
+		f.Op("mov.u32", sa, ptx.Sym("rf_start"))
+		f.Fma(sa, g.tid, ptx.Int(4), sa)
+		ts := make([]ptx.Reg, P)
+		for ps := range ts {
+			ts[ps] = f.Reg(ptx.U32)
+			f.Ld(ptx.Global, ptx.CacheCG, ptx.U32, ptx.Mem(ta, int64(ps*RadixDigits*4)), ts[ps])
+		}
+		for ps, t := range ts {
 			f.At(f.Setp(ptx.Eq, t, n32)).Op("red.shared.or.b32", ptx.Mem(ptx.Sym("rf_misc"), 0), ptx.Uint(1<<ps))
+			// Each digit's first position in the row: the totals of the digits before.
+			if ps > 0 {
+				f.BarSync(0) // (the last scan's reads of rf_sum)
+			}
+			st, _ := g.blockScan(t, "rf_sum")
+			f.St(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(sa, int64(ps*RadixDigits*4)), st)
 		}
 		f.BarSync(0)
 		f.Ld(ptx.Shared, ptx.CacheDefault, ptx.B32, ptx.Mem(ptx.Sym("rf_misc"), 0), mask)
@@ -225,7 +264,16 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 	}, RankBallot, "")
 	f.BarSync(0)
 	counts, cnt := g.warpCounts("rf_cnt")
-	f.AtNot(first).Op("st.global.u32", ptx.Mem(countAt(pass, blk), 0), cnt) // (pass 0's: step 1's)
+	// (The first pass's counts and group sums are step 1's.)
+	slot := f.Reg(ptx.U32) // the group sums' slot
+	f.Add(slot, pass, ptx.Int(P))
+	f.At(first).Op("mov.u32", slot, pass)
+	f.AtNot(first).Op("st.global.u32", ptx.Mem(countAt(pass, blk), 0), cnt)
+	{
+		w := f.Reg(ptx.Pred)
+		f.Op("and.pred", w, notp(f, first), f.Setp(ptx.Ne, cnt, ptx.Int(0)))
+		f.At(w).Op("red.global.add.u32", ptx.Mem(groupAt(slot), 0), cnt)
+	}
 	excl, _ := g.blockScan(cnt, "rf_sum")
 	g.storeStarts("rf_cnt", counts, excl)
 	f.BarSync(0) // the warps' digit starts
@@ -247,46 +295,60 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 		gridBarrier(f, tid0, bar, target, grid, "rf_t0") // every tile's counts of the pass
 		f.Place(skip)
 	}
-	// The digit's first position in the row: the totals of the digits before it.
-	tot := f.Reg(ptx.U32)
+	// The digit's first position in the row (step 1).
+	start := f.Reg(ptx.U32)
 	{
-		ta := f.Reg(ptx.U64)
-		pa := f.Reg(ptx.U64)
-		f.MulWide(pa, pass, ptx.Int(RadixDigits*4))
-		f.Add(ta, totals, pa)
-		f.Add(ta, ta, tid4)
-		f.Ld(ptx.Global, ptx.CacheCG, ptx.U32, ptx.Mem(ta, 0), tot)
+		a := f.Reg(ptx.U32)
+		f.Op("mov.u32", a, ptx.Sym("rf_start"))
+		f.Fma(a, pass, ptx.Int(RadixDigits*4), a)
+		f.Fma(a, g.tid, ptx.Int(4), a)
+		f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(a, 0), start)
 	}
-	start, _ := g.blockScan(tot, "rf_sum")
-	// The counts of the tiles before this one: warp w adds rows w, w+8, ...; lane l
-	// digits 8l to 8l+7.
+	// The counts before this tile: the sums of the groups before its group (rows i <
+	// grp) and the counts of its group's tiles before it (rows grp to R-1), R rows;
+	// warp w adds rows w, w+8, ...; lane l digits 8l to 8l+7.
 	{
 		acc := make([]ptx.Reg, 8)
 		for j := range acc {
 			acc[j] = f.Reg(ptx.U32)
 			f.Mov(acc[j], ptx.Int(0))
 		}
-		i0 := f.Reg(ptx.U32)
-		f.Mul(i0, pass, grid)
-		rb := f.Reg(ptx.U64) // row 0 of the pass, this lane's digits
-		f.MulWide(rb, i0, ptx.Int(RadixDigits*4))
-		f.Add(rb, rb, work)
+		R := f.Reg(ptx.U32)
+		f.And(R, blk, ptx.Int(FusedGroup-1))
+		f.Add(R, R, grp)
 		l32 := f.Reg(ptx.U64)
 		f.MulWide(l32, g.lane, ptx.Int(32))
-		f.Add(rb, rb, l32)
+		gb := f.Reg(ptx.U64) // the slot's group 0, this lane's digits
+		{
+			i := f.Reg(ptx.U32)
+			f.Mul(i, slot, ngroups)
+			f.MulWide(gb, i, ptx.Int(RadixDigits*4))
+			f.Add(gb, gb, groups)
+			f.Add(gb, gb, l32)
+		}
+		tb0 := f.Reg(ptx.U64) // the pass's counts of tile 16*grp - grp (row grp's), this lane's digits
+		{
+			i := f.Reg(ptx.U32)
+			f.Mul(i, pass, grid)
+			f.Fma(i, grp, ptx.Int(FusedGroup-1), i)
+			f.MulWide(tb0, i, ptx.Int(RadixDigits*4))
+			f.Add(tb0, tb0, work)
+			f.Add(tb0, tb0, l32)
+		}
 		r := f.Reg(ptx.U32)
 		f.Mov(r, g.warp)
 		rl, rd := f.NewLabel(), f.NewLabel()
 		f.Place(rl)
-		f.At(f.Setp(ptx.Ge, r, blk)).Bra(rd)
+		f.At(f.Setp(ptx.Ge, r, R)).Bra(rd)
 		xs := make([][]ptx.Reg, fusedRowsInFlight)
 		for u := range xs {
 			ru := f.Reg(ptx.U32)
 			f.Add(ru, r, ptx.Int(8*u))
-			v := f.Setp(ptx.Lt, ru, blk)
+			v := f.Setp(ptx.Lt, ru, R)
+			inGroups := f.Setp(ptx.Lt, ru, grp)
 			a := f.Reg(ptx.U64)
 			f.MulWide(a, ru, ptx.Int(RadixDigits*4))
-			f.Add(a, a, rb)
+			f.Add(a, a, selp64(f, inGroups, gb, tb0))
 			xs[u] = make([]ptx.Reg, 8)
 			for j := range xs[u] {
 				xs[u][j] = f.Reg(ptx.U32)
@@ -303,7 +365,7 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 		f.Add(r, r, ptx.Int(8*fusedRowsInFlight))
 		f.Bra(rl)
 		f.Place(rd)
-		// (rf_cnt's last readers, finalRanks, are before blockScan's barrier.)
+		f.BarSync(0) // (rf_cnt's last readers: finalRanks)
 		pa := f.Reg(ptx.U32)
 		f.Fma(pa, g.warp, ptx.Int(RadixDigits*4), cntBase)
 		f.Fma(pa, g.lane, ptx.Int(32), pa)

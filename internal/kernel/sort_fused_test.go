@@ -20,16 +20,17 @@ func fusedSimRun(t *testing.T, sp *RadixFused, keys []byte, n int) {
 	grid := (n + sp.Tile() - 1) / sp.Tile()
 	work := fusedPoison(FusedWorkBytes(P, grid))
 	zo := FusedZeroOffset(P, grid)
-	clear(work[zo : zo+FusedZeroBytes(P)])
+	clear(work[zo : zo+FusedZeroBytes(P, grid)])
 	args := []spectest.Arg{spectest.Buf(keys), spectest.Buf(fusedPoison(n * ks)), spectest.Buf(fusedPoison(n * ks)),
 		spectest.Buf(work), spectest.U64(uint64(n))}
 	sim, cpu := spectest.Both(t, sp, grid, SortBlock, grid, args)
 	checkSortResult(t, sp.Order, ValNone, 0, keys, nil, 1, n, sim[2], nil)
 	checkSortResult(t, sp.Order, ValNone, 0, keys, nil, 1, n, cpu[2], nil)
-	if i := firstDiff(sim[3][zo:], cpu[3][zo:]); i >= 0 {
-		t.Fatalf("%s: totals or barrier count differ (sim vs CPU) at byte %d", sp.Key(), zo+i)
+	to := fusedTotalsOffset(P, grid)
+	if i := firstDiff(sim[3][to:], cpu[3][to:]); i >= 0 {
+		t.Fatalf("%s: totals or barrier count differ (sim vs CPU) at byte %d", sp.Key(), to+i)
 	}
-	if got, want := binary.LittleEndian.Uint32(sim[3][zo+P*RadixDigits*4:]), binary.LittleEndian.Uint32(cpu[3][zo+P*RadixDigits*4:]); got != want || want%uint32(grid) != 0 {
+	if got, want := binary.LittleEndian.Uint32(sim[3][to+P*RadixDigits*4:]), binary.LittleEndian.Uint32(cpu[3][to+P*RadixDigits*4:]); got != want || want%uint32(grid) != 0 {
 		t.Fatalf("%s: barrier count %d, CPU %d (grid %d)", sp.Key(), got, want, grid)
 	}
 }
