@@ -429,7 +429,8 @@ type sortConfig struct {
 	// Items4 (Items8) keys a thread fit one wave of FusedBlocks blocks a
 	// multiprocessor; 0: never.
 	FusedMax    int
-	FusedBlocks int // RadixFused's blocks a multiprocessor (its MinBlocks; at least 1)
+	FusedBlocks int  // RadixFused's blocks a multiprocessor (its MinBlocks; at least 1)
+	FusedSplit  bool // RadixFused.Split: the counts' barrier split around the tile's staging
 }
 
 // sortPDL reports whether the radix sort's plan and passes use programmatic dependent
@@ -565,7 +566,11 @@ func fusedSortSpec(cfg sortConfig, info *DeviceInfo, order kernel.SortKey, n int
 	if order.Size() == 8 {
 		most = cfg.Items8
 	}
-	sp := &kernel.RadixFused{Order: order, Items: most, LoadFence: cfg.LoadFence}
+	rank := cfg.Rank
+	if rank == kernel.RankMatch {
+		rank = kernel.RankBallot // (match.any: slower in the passes, not offered here)
+	}
+	sp := &kernel.RadixFused{Order: order, Items: most, LoadFence: cfg.LoadFence, Rank: rank, Split: cfg.FusedSplit}
 	blocks := sortResidentBlocks(max(1, cfg.FusedBlocks), sp.SharedBytes(), info)
 	wave := blocks * info.Multiprocessors * kernel.SortBlock
 	sp.Items = (n + wave - 1) / wave

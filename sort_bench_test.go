@@ -100,11 +100,12 @@ func toSliceB[T gpu.Elem](b *testing.B, a *gpu.Array[T]) []T {
 }
 
 // BenchmarkSortFused sorts one row of float32 keys (float64 at 2^18) of sizes around
-// gpubench's 512000 three ways: the passes (GPU_SORT_FUSED=0: histogram, plan and a
+// gpubench's 512000 five ways: the passes (GPU_SORT_FUSED=0: histogram, plan and a
 // launch a digit), and the fused sort (kernel.RadixFused: one cooperative launch)
-// under one and two blocks a multiprocessor; one call plus a synchronize per
+// under one and two blocks a multiprocessor, under one without the split barrier
+// (GPU_SORT_FUSED_SPLIT=off) and with the atomic-OR ranking (GPU_SORT_RANK=or); one call plus a synchronize per
 // iteration, GB/s counting the keys read and written once. Every way's result must
-// equal the passes'. On the CPU the three are the same sort.
+// equal the passes'. On the CPU they are the same sort.
 //
 //	go test -run XXX -bench SortFused -benchtime 2000x .
 func BenchmarkSortFused(b *testing.B) {
@@ -115,10 +116,13 @@ func BenchmarkSortFused(b *testing.B) {
 	passes.FusedMax = 0
 	one.FusedMax, one.FusedBlocks = 1<<24, 1
 	two.FusedMax, two.FusedBlocks = 1<<24, 2
+	joined, or := one, one
+	joined.FusedSplit = false
+	or.Rank = kernel.RankAtomicOr
 	ways := []struct {
 		name string
 		c    gpu.SortConfig
-	}{{"passes", passes}, {"fused1", one}, {"fused2", two}}
+	}{{"passes", passes}, {"fused1", one}, {"fused2", two}, {"fused1-joined", joined}, {"fused1-or", or}}
 	run := func(b *testing.B, name string, n int, sortOnce func(c gpu.SortConfig) (func() (interface{ Free() error }, error), func() []uint64), size int) {
 		var ref []uint64
 		for _, w := range ways {

@@ -196,22 +196,26 @@ func TestSortPast2to31GPU(t *testing.T) {
 
 // TestSortFusedGPU sorts single rows of keys alone through the fused sort (one
 // cooperative launch: kernel.RadixFused) at the sizes around its limits on the device:
-// one block a multiprocessor and two, the largest tiles (Items4, Items8) filling the
-// wave, and a row one key past a tile boundary; every key width and the special,
-// few-distinct and sorted patterns, ascending and descending.
+// one block a multiprocessor and two (one also with the counts' barrier joined and the
+// atomic-OR ranking), the largest tiles (Items4, Items8) filling the wave, and a row
+// one key past a tile boundary; every key width and the special, few-distinct and
+// sorted patterns, ascending and descending.
 func TestSortFusedGPU(t *testing.T) {
 	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
 		cudaOnly(t, d)
 		rng := rand.New(rand.NewPCG(23, 5))
 		def := gpu.SortConfigFromEnv(func(string) string { return "" })
 		sms := d.Info().Multiprocessors
-		for _, blocks := range []int{1, 2} {
+		for i, blocks := range []int{1, 2, 1} {
 			c := def
 			c.FusedMax, c.FusedBlocks = 1<<24, blocks
+			if i == 2 {
+				c.FusedSplit, c.Rank = false, kernel.RankAtomicOr
+			}
 			old := gpu.SetSortConfig(c)
 			wave := blocks * sms * kernel.SortBlock
 			for _, n := range []int{wave*c.Items8 - 7, wave*c.Items4 - 1, wave*3 + 1, 40001} {
-				t.Run(fmt.Sprintf("blocks%d/%d", blocks, n), func(t *testing.T) {
+				t.Run(fmt.Sprintf("blocks%d/split=%v/%v/%d", blocks, c.FusedSplit, c.Rank, n), func(t *testing.T) {
 					for _, p := range []stPattern{patSpecial, patFew, patSorted} {
 						desc := p == patFew
 						checkSortedFast(t, s, stGen[float32](rng, n, p), desc)

@@ -690,10 +690,10 @@ func TestSortConfigFromEnv(t *testing.T) {
 	def := gpu.SortConfigFromEnv(env())
 	if !def.LeanLookback || !def.HistLean || def.SmallItems != 8 || def.SmallLookback != 8 || def.Lookback != 4 || def.LookbackVals != 2 || def.Rank != kernel.RankBallot ||
 		def.MinBlocks != 4 || def.Items4 != 16 || def.Items8 != 12 || def.LongItems4 != 28 || def.LongItems8 != 16 || def.LongMinBlocks != 3 ||
-		def.LongWaves != 4 || def.PDL || def.FusedMax != 1<<20 || def.FusedBlocks != 1 {
+		def.LongWaves != 4 || def.PDL || def.FusedMax != 1<<20 || def.FusedBlocks != 1 || !def.FusedSplit {
 		t.Fatalf("defaults: %+v", def)
 	}
-	if c := gpu.SortConfigFromEnv(env("GPU_SORT_FUSED", "0", "GPU_SORT_FUSED_BLOCKS", "2")); c.FusedMax != 0 || c.FusedBlocks != 2 {
+	if c := gpu.SortConfigFromEnv(env("GPU_SORT_FUSED", "0", "GPU_SORT_FUSED_BLOCKS", "2", "GPU_SORT_FUSED_SPLIT", "off")); c.FusedMax != 0 || c.FusedBlocks != 2 || c.FusedSplit {
 		t.Fatalf("GPU_SORT_FUSED=0 GPU_SORT_FUSED_BLOCKS=2: %+v", c)
 	}
 	c := gpu.SortConfigFromEnv(env("GPU_SORT_LOOKBACK_LEAN", "0", "GPU_SORT_HIST_LEAN", "off", "GPU_SORT_SMALL_ITEMS", "0",
@@ -711,7 +711,7 @@ func TestSortConfigFromEnv(t *testing.T) {
 	}
 	c = gpu.SortConfigFromEnv(env("GPU_SORT_LOOKBACK_LEAN", "maybe", "GPU_SORT_SMALL_LOOKBACK", "3", "GPU_SORT_SMALL_ITEMS", "17", "GPU_SORT_ITEMS", "29",
 		"GPU_SORT_LONG_ITEMS", "2", "GPU_SORT_LONG_ITEMS8", "17", "GPU_SORT_LONG_MINBLOCKS", "9", "GPU_SORT_LOOKBACK_VALS", "3", "GPU_SORT_PDL", "sometimes",
-		"GPU_SORT_FUSED", "-1", "GPU_SORT_FUSED_BLOCKS", "3"))
+		"GPU_SORT_FUSED", "-1", "GPU_SORT_FUSED_BLOCKS", "3", "GPU_SORT_FUSED_SPLIT", "maybe"))
 	if c != def {
 		t.Fatalf("bad values: %+v, want the defaults %+v", c, def)
 	}

@@ -78,7 +78,7 @@ import (
 //	GPU_SORT_HIST_LEAN=on|off, GPU_SORT_LONG_ITEMS=0|4..28,
 //	GPU_SORT_LONG_ITEMS8=0|4..16,
 //	GPU_SORT_LONG_MINBLOCKS=0..8, GPU_SORT_PDL=on|off,
-//	GPU_SORT_FUSED=0..2^24, GPU_SORT_FUSED_BLOCKS=1|2
+//	GPU_SORT_FUSED=0..2^24, GPU_SORT_FUSED_BLOCKS=1|2, GPU_SORT_FUSED_SPLIT=on|off
 //	                                        the sort kernels' configuration (sortConfigFromEnv has the defaults)
 //
 // The third part is read at each call:
@@ -741,13 +741,17 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // launches between them), GPU_SORT_FUSED (0 to 2^24: the most keys of a one-row sort
 // of keys alone that runs as one cooperative launch, sortConfig.FusedMax, where its
 // tiles fit one wave; 0: never; default 2^20) and GPU_SORT_FUSED_BLOCKS (1 or 2:
-// its blocks a multiprocessor; default 1).
+// its blocks a multiprocessor; default 1), GPU_SORT_FUSED_SPLIT (arrive at a pass's
+// counts barrier when they are published, wait once the tile is staged:
+// sortConfig.FusedSplit; default on). Its ranking is GPU_SORT_RANK's (match.any
+// excepted).
 func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 4, LookbackVals: 2, HistItems: 8, SegMax: kernel.SortSegmentMax,
 		LoadFence: true, MinBlocks: 4, SmallItems: 8, SmallLookback: 8, LeanLookback: true, HistLean: true,
-		LongItems4: 28, LongItems8: 16, LongMinBlocks: 3, LongWaves: 4, FusedMax: 1 << 20, FusedBlocks: 1}
+		LongItems4: 28, LongItems8: 16, LongMinBlocks: 3, LongWaves: 4, FusedMax: 1 << 20, FusedBlocks: 1, FusedSplit: true}
 	envInt(getenv, "GPU_SORT_FUSED", 0, 1<<24, &c.FusedMax)
 	envInt(getenv, "GPU_SORT_FUSED_BLOCKS", 1, 2, &c.FusedBlocks)
+	envBool(getenv, "GPU_SORT_FUSED_SPLIT", &c.FusedSplit)
 	envInt(getenv, "GPU_SORT_ITEMS", 4, 28, &c.Items4)
 	envInt(getenv, "GPU_SORT_ITEMS8", 4, 16, &c.Items8)
 	envChoice(getenv, "GPU_SORT_LOOKBACK", &c.Lookback, 1, 2, 4, 8, 16, 32)

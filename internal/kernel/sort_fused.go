@@ -47,6 +47,12 @@ type RadixFused struct {
 	MinBlocks int
 	// LoadFence makes every key of the tile arrive before the ranking (as RadixPass's).
 	LoadFence bool
+	// Rank is how the ranking finds a key's peers in its warp (as RadixPass's).
+	Rank SortRank
+	// Split arrives at the barrier after a pass's counts as soon as they are published
+	// and waits for it once the tile is staged in shared memory, so that the wait
+	// overlaps the block's own work.
+	Split bool
 }
 
 // Tile returns the keys per block.
@@ -90,6 +96,12 @@ func (p *RadixFused) AppendKey(b []byte) []byte {
 	if p.LoadFence {
 		b = append(b, "|lf"...)
 	}
+	if p.Rank != RankBallot {
+		b = append(append(b, '|'), p.Rank.String()...)
+	}
+	if p.Split {
+		b = append(b, "|split"...)
+	}
 	return b
 }
 
@@ -107,6 +119,9 @@ func (p *RadixFused) Validate() error {
 	if p.MinBlocks < 0 || p.MinBlocks > 8 {
 		return fmt.Errorf("kernel: fused sort min blocks %d", p.MinBlocks)
 	}
+	if p.Rank > RankAtomicOr {
+		return fmt.Errorf("kernel: sort ranking %v", p.Rank)
+	}
 	return nil
 }
 
@@ -114,7 +129,17 @@ func (p *RadixFused) Validate() error {
 // to 16 bytes more): the tile's keys and digits, the warps' counters, every pass's
 // digit starts, the digits' output addresses and a few words.
 func (p *RadixFused) SharedBytes() int {
-	return p.Tile()*max(p.Order.Size(), 4) + p.Tile() + (8+p.Order.Passes())*RadixDigits*4 + RadixDigits*8 + 64
+	return p.tileBytes() + p.Tile() + (8+p.Order.Passes())*RadixDigits*4 + RadixDigits*8 + 64
+}
+
+// tileBytes is the shared memory of the tile's keys (RankAtomicOr keeps its 16 KiB of
+// match words there during the ranking).
+func (p *RadixFused) tileBytes() int {
+	b := p.Tile() * max(p.Order.Size(), 4)
+	if p.Rank == RankAtomicOr {
+		b = max(b, 2*8*RadixDigits*4)
+	}
+	return b
 }
 
 // CPU returns the kernel for the CPU backend: the same passes over the whole row

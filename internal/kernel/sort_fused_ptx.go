@@ -20,12 +20,27 @@ const fusedRowsInFlight = 4
 // block's threads meet again. Data other blocks wrote before the barrier is read after
 // it with ld.global.cg (L2), never through the incoherent L1 or the .nc path.
 func gridBarrier(f *ptx.Func, tid0, bar, target, grid ptx.Reg, t0sym string) {
+	gridArrive(f, tid0, bar, target, grid)
+	gridWait(f, tid0, bar, target, t0sym)
+}
+
+// gridArrive is gridBarrier's first half: the block's writes so far are published and
+// its arrival counted; the block may do work of its own before gridWait.
+func gridArrive(f *ptx.Func, tid0, bar, target, grid ptx.Reg) {
 	f.BarSync(0)
 	f.Add(target, target, grid)
 	skip := f.NewLabel()
 	f.AtNot(tid0).Bra(skip)
 	f.Op("fence.acq_rel.gpu")
 	f.Red(".release", ".gpu", ptx.Global, "add", ptx.U32, ptx.Mem(bar, 0), ptx.Int(1))
+	f.Place(skip)
+}
+
+// gridWait is gridBarrier's second half: thread 0 waits for every block's arrival,
+// then the block's threads meet.
+func gridWait(f *ptx.Func, tid0, bar, target ptx.Reg, t0sym string) {
+	skip := f.NewLabel()
+	f.AtNot(tid0).Bra(skip)
 	loop := f.NewLabel()
 	f.Place(loop)
 	v := f.Reg(ptx.U32)
@@ -54,7 +69,7 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 	K, tile, ks := p.Items, p.Tile(), p.Order.Size()
 	P := p.Order.Passes()
 	kmt := memType(ks)
-	f.Shared("rf_tile", ptx.B8, 16, tile*max(ks, 4))
+	f.Shared("rf_tile", ptx.B8, 16, p.tileBytes()) // (RankAtomicOr: the match words first)
 	f.Shared("rf_dig", ptx.B8, 16, tile)
 	f.Shared("rf_cnt", ptx.B32, 16, 8*RadixDigits)   // warp counters; the histograms; partial sums
 	f.Shared("rf_start", ptx.B32, 16, P*RadixDigits) // every pass's digit starts in the row
@@ -261,7 +276,7 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 	}
 	packed := g.rankItems("rf_cnt", K, func(i int) (ptx.Reg, ptx.Reg) {
 		return g.digitOf(g.ordered(keys[i]), shift), validOf(i)
-	}, RankBallot, "")
+	}, p.Rank, "rf_tile")
 	f.BarSync(0)
 	counts, cnt := g.warpCounts("rf_cnt")
 	// (The first pass's counts and group sums are step 1's.)
@@ -273,6 +288,13 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 		w := f.Reg(ptx.Pred)
 		f.Op("and.pred", w, notp(f, first), f.Setp(ptx.Ne, cnt, ptx.Int(0)))
 		f.At(w).Op("red.global.add.u32", ptx.Mem(groupAt(slot), 0), cnt)
+	}
+	if p.Split {
+		// Arrive now, wait once the tile is staged in shared memory.
+		skip := f.NewLabel()
+		f.At(first).Bra(skip)
+		gridArrive(f, tid0, bar, target, grid)
+		f.Place(skip)
 	}
 	excl, _ := g.blockScan(cnt, "rf_sum")
 	g.storeStarts("rf_cnt", counts, excl)
@@ -292,7 +314,12 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 	{
 		skip := f.NewLabel()
 		f.At(first).Bra(skip)
-		gridBarrier(f, tid0, bar, target, grid, "rf_t0") // every tile's counts of the pass
+		// Every tile's counts of the pass.
+		if p.Split {
+			gridWait(f, tid0, bar, target, "rf_t0")
+		} else {
+			gridBarrier(f, tid0, bar, target, grid, "rf_t0")
+		}
 		f.Place(skip)
 	}
 	// The digit's first position in the row (step 1).

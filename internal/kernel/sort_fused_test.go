@@ -51,25 +51,29 @@ func TestRadixFusedSim(t *testing.T) {
 		desc  bool
 		n     int
 		items int
+		split bool
+		rank  SortRank
 	}
 	cases := []tc{
-		{dtype.Float32, false, 3000, 4},
-		{dtype.Int32, true, 1025, 4},
-		{dtype.Float64, false, 2100, 4},
-		{dtype.Uint8, false, 700, 2},
-		{dtype.Float16, true, 1500, 2},
-		{dtype.Bool, false, 600, 1},
-		{dtype.Int64, true, 1800, 4},
-		{dtype.Float32, true, 4096, 16},
-		// 90 tiles: warps add up to 12 rows of counts, over two rounds of
-		// fusedRowsInFlight.
-		{dtype.Int32, false, 90*256 - 5, 1},
+		{dtype.Float32, false, 3000, 4, true, RankBallot},
+		{dtype.Int32, true, 1025, 4, false, RankAtomicOr},
+		{dtype.Float64, false, 2100, 4, false, RankBallot},
+		{dtype.Uint8, false, 700, 2, true, RankAtomicOr},
+		{dtype.Float16, true, 1500, 2, false, RankBallot},
+		{dtype.Bool, false, 600, 1, true, RankBallot},
+		{dtype.Int64, true, 1800, 4, true, RankBallot},
+		{dtype.Float32, true, 4096, 16, true, RankAtomicOr},
+		// 90 tiles (6 groups): a block adds up to 5 group sums and 15 tiles' counts.
+		{dtype.Int32, false, 90*256 - 5, 1, true, RankBallot},
+		// 320 tiles: the last block adds 19 group sums and 15 tiles' counts, past
+		// the 32 rows of one round.
+		{dtype.Uint16, false, 320*256 - 1, 1, false, RankBallot},
 	}
 	if testing.Short() || testenv.Race {
 		cases = cases[:2]
 	}
 	for _, c := range cases {
-		sp := &RadixFused{Order: SortKey{Type: c.kt, Descending: c.desc}, Items: c.items, LoadFence: c.items > 1}
+		sp := &RadixFused{Order: SortKey{Type: c.kt, Descending: c.desc}, Items: c.items, LoadFence: c.items > 1, Split: c.split, Rank: c.rank}
 		t.Run(fmt.Sprintf("%s/%d", sp.Key(), c.n), func(t *testing.T) {
 			fusedSimRun(t, sp, sortSimKeys(rng, c.kt, c.n), c.n)
 		})
