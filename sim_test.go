@@ -34,8 +34,8 @@ func simStream(t *testing.T) (*gpu.Device, *gpu.Stream) {
 // the block sort's, through the generated PTX, without a GPU. Keys only, Argsort's
 // indices and SortByKey's payload; rows longer than a tile (the radix passes) and
 // shorter (the block sort); the passes with programmatic dependent launch too, and
-// one row of keys alone in one cooperative launch (the fused sort, which the first
-// row of 9000 keys is too long for: 18 items a thread on 2 multiprocessors).
+// one row of keys alone in one cooperative launch (the fused sort: the rows of 9000
+// keys under two blocks a multiprocessor, 9 items a thread, and of 6001 under one, 12).
 func TestSortSim(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the simulator is slow")

@@ -429,7 +429,7 @@ type sortConfig struct {
 	// Items4 (Items8) keys a thread fit one wave of FusedBlocks blocks a
 	// multiprocessor; 0: never.
 	FusedMax    int
-	FusedBlocks int  // RadixFused's blocks a multiprocessor (its MinBlocks; at least 1)
+	FusedBlocks int  // the most blocks a multiprocessor of RadixFused (its MinBlocks; at least 1)
 	FusedSplit  bool // RadixFused.Split: the counts' barrier split around the tile's staging
 }
 
@@ -557,7 +557,8 @@ func sortPass(cfg sortConfig, info *DeviceInfo, order kernel.SortKey, val kernel
 // device (compute capability below 7.0: no cooperative launch; the CPU backend), n
 // past cfg.FusedMax, or more tiles of Items4 (Items8) keys a thread than one wave of
 // FusedBlocks blocks (at most what fits: sortResidentBlocks) on every multiprocessor.
-// Its tiles are the smallest that fit that wave, so that every multiprocessor works.
+// It takes the fewest blocks a multiprocessor whose wave holds the row, and then the
+// smallest tiles that fit that wave, so that every multiprocessor works.
 func fusedSortSpec(cfg sortConfig, info *DeviceInfo, order kernel.SortKey, n int) *kernel.RadixFused {
 	if cfg.FusedMax <= 0 || n > cfg.FusedMax || info.ComputeMajor < 7 || info.Multiprocessors <= 0 {
 		return nil
@@ -571,14 +572,18 @@ func fusedSortSpec(cfg sortConfig, info *DeviceInfo, order kernel.SortKey, n int
 		rank = kernel.RankBallot // (match.any: slower in the passes, not offered here)
 	}
 	sp := &kernel.RadixFused{Order: order, Items: most, LoadFence: cfg.LoadFence, Rank: rank, Split: cfg.FusedSplit}
-	blocks := sortResidentBlocks(max(1, cfg.FusedBlocks), sp.SharedBytes(), info)
-	wave := blocks * info.Multiprocessors * kernel.SortBlock
-	sp.Items = (n + wave - 1) / wave
-	if sp.Items > most || sp.Validate() != nil {
-		return nil
+	fit := sortResidentBlocks(max(1, cfg.FusedBlocks), sp.SharedBytes(), info)
+	for blocks := 1; blocks <= fit; blocks++ {
+		wave := blocks * info.Multiprocessors * kernel.SortBlock
+		if items := (n + wave - 1) / wave; items <= most {
+			sp.Items, sp.MinBlocks = items, blocks
+			if sp.Validate() != nil {
+				return nil
+			}
+			return sp
+		}
 	}
-	sp.MinBlocks = blocks
-	return sp
+	return nil
 }
 
 // fusedSort sorts one row of n keys into outK in one cooperative launch
@@ -748,41 +753,8 @@ func radixSort(s *Stream, sp *kernel.RadixPass, cfg sortConfig, keys, vals *head
 		return err
 	}
 	defer work.Free()
-	zeroFrom := planOff
-	if store == 0 {
-		zeroFrom = 0
-	}
-	if err := sliceMemset(s, work, zeroFrom, statusOff+statusBytes/2-zeroFrom); err != nil {
-		return err
-	}
-	// The work's parts: the counts, the plan flags, the look-back status and the base
-	// offsets.
-	part := func(l *launchArgs, off, n int64, mode AccessMode) {
-		l.span(work.a, work.off+off, mode, work.off+off, n)
-	}
-	hist0 := func(l *launchArgs, mode AccessMode) { part(l, 0, histBytes, mode) }
-	block := kernel.SortBlock
-	l := newLaunchArgs()
-	l.hdr(keys, Read)
-	hist0(&l, ReadWrite)
-	for _, v := range [...]uint64{uint64(rowLen), uint64(chunk), uint64(chunks), uint64(segLen), uint64(segs), store} {
-		l.u64(v)
-	}
-	if err := l.launch(s, fnHist, launchGeometry(rows*chunks, 1, block)); err != nil {
-		return err
-	}
-	l = newLaunchArgs()
-	hist0(&l, Read)
-	part(&l, baseOff, 2*histBytes, Write)
-	part(&l, planOff, kernel.SortPlanBytes, ReadWrite)
-	l.u64(uint64(rowLen))
-	l.u64(uint64(segs))
-	lc := launchGeometry(rows*P, 1, block)
-	lc.Programmatic = pdl
-	if err := l.launch(s, fnPlan, lc); err != nil {
-		return err
-	}
-	// Ping-pong buffers.
+	// Ping-pong buffers, allocated before the first enqueue: an allocation that fails
+	// leaves nothing behind.
 	n := rows * rowLen
 	ks := sp.Order.Size()
 	var tmps [4]*Buffer
@@ -838,6 +810,40 @@ func radixSort(s *Stream, sp *kernel.RadixPass, cfg sortConfig, keys, vals *head
 				return err
 			}
 		}
+	}
+	zeroFrom := planOff
+	if store == 0 {
+		zeroFrom = 0
+	}
+	if err := sliceMemset(s, work, zeroFrom, statusOff+statusBytes/2-zeroFrom); err != nil {
+		return err
+	}
+	// The work's parts: the counts, the plan flags, the look-back status and the base
+	// offsets.
+	part := func(l *launchArgs, off, n int64, mode AccessMode) {
+		l.span(work.a, work.off+off, mode, work.off+off, n)
+	}
+	hist0 := func(l *launchArgs, mode AccessMode) { part(l, 0, histBytes, mode) }
+	block := kernel.SortBlock
+	l := newLaunchArgs()
+	l.hdr(keys, Read)
+	hist0(&l, ReadWrite)
+	for _, v := range [...]uint64{uint64(rowLen), uint64(chunk), uint64(chunks), uint64(segLen), uint64(segs), store} {
+		l.u64(v)
+	}
+	if err := l.launch(s, fnHist, launchGeometry(rows*chunks, 1, block)); err != nil {
+		return err
+	}
+	l = newLaunchArgs()
+	hist0(&l, Read)
+	part(&l, baseOff, 2*histBytes, Write)
+	part(&l, planOff, kernel.SortPlanBytes, ReadWrite)
+	l.u64(uint64(rowLen))
+	l.u64(uint64(segs))
+	lc := launchGeometry(rows*P, 1, block)
+	lc.Programmatic = pdl
+	if err := l.launch(s, fnPlan, lc); err != nil {
+		return err
 	}
 	for pass := 0; pass < P; pass++ {
 		for g := 0; g < groups; g++ {

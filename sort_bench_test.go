@@ -101,9 +101,10 @@ func toSliceB[T gpu.Elem](b *testing.B, a *gpu.Array[T]) []T {
 
 // BenchmarkSortFused sorts one row of float32 keys (float64 at 2^18) of sizes around
 // gpubench's 512000 five ways: the passes (GPU_SORT_FUSED=0: histogram, plan and a
-// launch a digit), and the fused sort (kernel.RadixFused: one cooperative launch)
-// under one and two blocks a multiprocessor, under one without the split barrier
-// (GPU_SORT_FUSED_SPLIT=off) and with the atomic-OR ranking (GPU_SORT_RANK=or); one call plus a synchronize per
+// launch a digit), and the fused sort (kernel.RadixFused: one cooperative launch) as
+// configured (up to two blocks a multiprocessor), under one block at most, without the
+// split barrier (GPU_SORT_FUSED_SPLIT=off) and with the atomic-OR ranking
+// (GPU_SORT_RANK=or); one call plus a synchronize per
 // iteration, GB/s counting the keys read and written once. Every way's result must
 // equal the passes'. On the CPU they are the same sort.
 //
@@ -112,17 +113,17 @@ func BenchmarkSortFused(b *testing.B) {
 	d := scBenchDev(b)
 	s := d.DefaultStream()
 	def := gpu.SortConfigFromEnv(func(string) string { return "" })
-	passes, one, two := def, def, def
+	passes, fused, one := def, def, def
 	passes.FusedMax = 0
+	fused.FusedMax = 1 << 24
 	one.FusedMax, one.FusedBlocks = 1<<24, 1
-	two.FusedMax, two.FusedBlocks = 1<<24, 2
-	joined, or := one, one
+	joined, or := fused, fused
 	joined.FusedSplit = false
 	or.Rank = kernel.RankAtomicOr
 	ways := []struct {
 		name string
 		c    gpu.SortConfig
-	}{{"passes", passes}, {"fused1", one}, {"fused2", two}, {"fused1-joined", joined}, {"fused1-or", or}}
+	}{{"passes", passes}, {"fused", fused}, {"fused-max1", one}, {"fused-joined", joined}, {"fused-or", or}}
 	run := func(b *testing.B, name string, n int, sortOnce func(c gpu.SortConfig) (func() (interface{ Free() error }, error), func() []uint64), size int) {
 		var ref []uint64
 		for _, w := range ways {

@@ -690,11 +690,11 @@ func TestSortConfigFromEnv(t *testing.T) {
 	def := gpu.SortConfigFromEnv(env())
 	if !def.LeanLookback || !def.HistLean || def.SmallItems != 8 || def.SmallLookback != 8 || def.Lookback != 4 || def.LookbackVals != 2 || def.Rank != kernel.RankBallot ||
 		def.MinBlocks != 4 || def.Items4 != 16 || def.Items8 != 12 || def.LongItems4 != 28 || def.LongItems8 != 16 || def.LongMinBlocks != 3 ||
-		def.LongWaves != 4 || def.PDL || def.FusedMax != 1<<20 || def.FusedBlocks != 1 || !def.FusedSplit {
+		def.LongWaves != 4 || def.PDL || def.FusedMax != 1<<20 || def.FusedBlocks != 2 || !def.FusedSplit {
 		t.Fatalf("defaults: %+v", def)
 	}
-	if c := gpu.SortConfigFromEnv(env("GPU_SORT_FUSED", "0", "GPU_SORT_FUSED_BLOCKS", "2", "GPU_SORT_FUSED_SPLIT", "off")); c.FusedMax != 0 || c.FusedBlocks != 2 || c.FusedSplit {
-		t.Fatalf("GPU_SORT_FUSED=0 GPU_SORT_FUSED_BLOCKS=2: %+v", c)
+	if c := gpu.SortConfigFromEnv(env("GPU_SORT_FUSED", "0", "GPU_SORT_FUSED_BLOCKS", "1", "GPU_SORT_FUSED_SPLIT", "off")); c.FusedMax != 0 || c.FusedBlocks != 1 || c.FusedSplit {
+		t.Fatalf("GPU_SORT_FUSED=0 GPU_SORT_FUSED_BLOCKS=1 GPU_SORT_FUSED_SPLIT=off: %+v", c)
 	}
 	c := gpu.SortConfigFromEnv(env("GPU_SORT_LOOKBACK_LEAN", "0", "GPU_SORT_HIST_LEAN", "off", "GPU_SORT_SMALL_ITEMS", "0",
 		"GPU_SORT_SMALL_LOOKBACK", "0", "GPU_SORT_RANK", "or", "GPU_SORT_LOOKBACK", "8", "GPU_SORT_LOOKBACK_VALS", "0", "GPU_SORT_PDL", "1"))

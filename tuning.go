@@ -740,15 +740,27 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // without it, 65.9 and 61.9 µs with it: the passes' look-back sets that time, not the
 // launches between them), GPU_SORT_FUSED (0 to 2^24: the most keys of a one-row sort
 // of keys alone that runs as one cooperative launch, sortConfig.FusedMax, where its
-// tiles fit one wave; 0: never; default 2^20) and GPU_SORT_FUSED_BLOCKS (1 or 2:
-// its blocks a multiprocessor; default 1), GPU_SORT_FUSED_SPLIT (arrive at a pass's
-// counts barrier when they are published, wait once the tile is staged:
-// sortConfig.FusedSplit; default on). Its ranking is GPU_SORT_RANK's (match.any
-// excepted).
+// tiles fit one wave; 0: never; default 2^20), GPU_SORT_FUSED_BLOCKS (1 or 2: the most
+// blocks a multiprocessor it takes, the fewest that hold the row; default 2) and
+// GPU_SORT_FUSED_SPLIT (arrive at a pass's counts barrier when they are published,
+// wait once the tile is staged: sortConfig.FusedSplit; default on). Its ranking is
+// GPU_SORT_RANK's (match.any excepted). On the H200 (2026-12-03, one process, 1000
+// calls each plus a synchronize, BenchmarkSortFused, µs):
+//
+//	float32 keys              100,000   262,144   512,000   1,048,576   float64 262,144
+//	the passes (FUSED=0)        54.0      60.3      70.1       108.9          93.1
+//	fused, one block            40.8      43.5      52.8      (passes)        71.3
+//	fused, up to two            40.4      46.2      53.5        64.6          76.4
+//
+// where "up to two" took two blocks for every size then (since, only where one
+// doesn't hold the row); gpubench's 512000 + synchronize took 46.5-50.2 µs (kernel
+// 42.0-42.7 µs, Nsight Compute) against 64.9-65.8 µs for the passes (kernels 61.6 µs
+// in all), 48.3-50.8 µs with the barrier joined (kernel 43.4-44.0), 46.8-49.2 with
+// GPU_SORT_RANK=or (41.2-41.6) and 49.8-50.8 under two blocks (40.4-41.0).
 func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 4, LookbackVals: 2, HistItems: 8, SegMax: kernel.SortSegmentMax,
 		LoadFence: true, MinBlocks: 4, SmallItems: 8, SmallLookback: 8, LeanLookback: true, HistLean: true,
-		LongItems4: 28, LongItems8: 16, LongMinBlocks: 3, LongWaves: 4, FusedMax: 1 << 20, FusedBlocks: 1, FusedSplit: true}
+		LongItems4: 28, LongItems8: 16, LongMinBlocks: 3, LongWaves: 4, FusedMax: 1 << 20, FusedBlocks: 2, FusedSplit: true}
 	envInt(getenv, "GPU_SORT_FUSED", 0, 1<<24, &c.FusedMax)
 	envInt(getenv, "GPU_SORT_FUSED_BLOCKS", 1, 2, &c.FusedBlocks)
 	envBool(getenv, "GPU_SORT_FUSED_SPLIT", &c.FusedSplit)
