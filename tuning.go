@@ -748,15 +748,17 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // calls each plus a synchronize, BenchmarkSortFused, µs):
 //
 //	float32 keys              100,000   262,144   512,000   1,048,576   float64 262,144
-//	the passes (FUSED=0)        54.0      60.3      70.1       108.9          93.1
-//	fused, one block            40.8      43.5      52.8      (passes)        71.3
-//	fused, up to two            40.4      46.2      53.5        64.6          76.4
+//	the passes (FUSED=0)        47.3      53.4      60.2        99.2          86.1
+//	fused (the defaults)        35.2      37.8      47.0        61.5          64.9
+//	one block at most           36.4      38.8      47.4     (passes)         65.1
+//	barrier joined              34.6      39.4      46.6        62.3          69.4
+//	GPU_SORT_RANK=or            35.5      38.7      45.2        59.9          66.2
 //
-// where "up to two" took two blocks for every size then (since, only where one
-// doesn't hold the row); gpubench's 512000 + synchronize took 46.5-50.2 µs (kernel
-// 42.0-42.7 µs, Nsight Compute) against 64.9-65.8 µs for the passes (kernels 61.6 µs
-// in all), 48.3-50.8 µs with the barrier joined (kernel 43.4-44.0), 46.8-49.2 with
-// GPU_SORT_RANK=or (41.2-41.6) and 49.8-50.8 under two blocks (40.4-41.0).
+// and gpubench's 512000 + synchronize 45.8 µs against 59.1-60.3 for the passes (two
+// rounds in turn). Nsight Compute in an earlier run put the fused kernel at 42.0-42.7
+// µs, 43.4-44.0 with the barrier joined, 40.4-41.0 under two blocks forced (whose
+// wall time was 1-3 µs longer), against 61.6 µs for the passes' kernels
+// (docs/benchmarks/h200-2026-12-03-session5.txt).
 func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 4, LookbackVals: 2, HistItems: 8, SegMax: kernel.SortSegmentMax,
 		LoadFence: true, MinBlocks: 4, SmallItems: 8, SmallLookback: 8, LeanLookback: true, HistLean: true,
