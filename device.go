@@ -110,11 +110,13 @@ func OpenBackend(name string, ordinal int) (*Device, error) {
 // DeviceInfo, WaitPolicy or Tuning, "<nil device>" for String; SetWaitPolicy does
 // nothing).
 type Device struct {
-	be     backend.Device
-	info   DeviceInfo
-	def    *Stream
-	policy atomic.Pointer[WaitPolicy]
-	hub    *hub
+	be   backend.Device
+	info DeviceInfo
+	// noCoopSort: a cooperative launch was refused (the sort takes its passes).
+	noCoopSort atomic.Bool
+	def        *Stream
+	policy     atomic.Pointer[WaitPolicy]
+	hub        *hub
 
 	evMu   sync.Mutex
 	evFree []*pev

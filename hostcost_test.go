@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -23,6 +24,8 @@ type countDev struct {
 	// first is the time of the first enqueued operation since mark was cleared.
 	first  time.Time
 	marked bool
+	// coopErr, when set, is what every cooperative launch returns.
+	coopErr error
 }
 type countStream struct{ d *countDev }
 type countEvent struct{ d *countDev }
@@ -144,8 +147,12 @@ func (d *countDev) EnablePeerAccess(backend.Device) error            { return ni
 func (m countModule) Function(name string) (backend.Function, error) { return countFunc{name}, nil }
 func (m countModule) Unload() error                                  { return nil }
 func (f countFunc) Name() string                                     { return f.name }
-func (s countStream) Launch(f backend.Function, _ backend.LaunchConfig, _ []backend.Arg) error {
+func (s countStream) Launch(f backend.Function, cfg backend.LaunchConfig, _ []backend.Arg) error {
 	s.d.enq("Launch/" + f.Name())
+	if cfg.Cooperative {
+		s.d.enq("Cooperative")
+		return s.d.coopErr
+	}
 	return nil
 }
 func (s countStream) Memset(backend.Mem, int64, uint32, int, int64) error {
@@ -263,7 +270,7 @@ func TestIndexDriverCalls(t *testing.T) {
 		"take":          {"Launch/gather": 1},
 		"put":           {"Launch/scatter": 1},
 		"bincount/bins": {"Launch/scatter": 1, "Memset": 1},
-		"sort":          {"Launch/radix_fused": 1, "Memset": 1},
+		"sort":          {"Launch/radix_fused": 1, "Cooperative": 1, "Memset": 1},
 		"sort/passes":   {"Launch/radix_hist": 1, "Launch/radix_plan": 1, "Launch/radix_pass": 4, "Memset": 1},
 	}
 	run := func(name string, f func() error) {
@@ -300,6 +307,30 @@ func TestIndexDriverCalls(t *testing.T) {
 	run("sort/passes", ops["sort"])
 }
 
+// TestSortCooperativeRefused: a device that refuses the fused sort's cooperative launch
+// (ErrNotSupported: no cuLaunchKernelEx, or CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE) gets
+// the passes instead, in that call and without trying again.
+func TestSortCooperativeRefused(t *testing.T) {
+	cd, _, s := newCountStream(t)
+	cd.coopErr = fmt.Errorf("refused: %w", backend.ErrNotSupported)
+	_, ops := hostCostOps(t, s)
+	for i, want := range []map[string]int{
+		{"Launch/radix_fused": 1, "Cooperative": 1, "Memset": 2, "Launch/radix_hist": 1, "Launch/radix_plan": 1, "Launch/radix_pass": 4},
+		{"Launch/radix_fused": 0, "Cooperative": 0, "Memset": 1, "Launch/radix_hist": 1, "Launch/radix_plan": 1, "Launch/radix_pass": 4},
+	} {
+		cd.take()
+		if err := ops["sort"](); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+		got := cd.take()
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("call %d: %s %d times, want %d (all: %v)", i, k, got[k], v, got)
+			}
+		}
+	}
+}
+
 // TestIndexHostAllocs bounds the heap allocations per call of the index operations
 // in the steady state (the counting fake CUDA device, whose launch record is one of
 // them): their arguments go to the backend directly (launchArgs), their kernels are
@@ -313,8 +344,7 @@ func TestIndexHostAllocs(t *testing.T) {
 	if testenv.Race {
 		slack = 4 // the race detector's sync.Pool drops a quarter of what it is given
 	}
-	for _, name := range names {
-		f := ops[name]
+	run := func(name string, f func() error) {
 		n := testing.AllocsPerRun(200, func() {
 			if err := f(); err != nil {
 				t.Fatal(name, err)
@@ -328,6 +358,15 @@ func TestIndexHostAllocs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	for _, name := range names {
+		run(name, ops[name])
+	}
+	// The passes (histogram, plan, a launch a digit) of a sort the fused one doesn't take.
+	c := SortConfigFromEnv(func(string) string { return "" })
+	c.FusedMax = 0
+	defer SetSortConfig(SetSortConfig(c))
+	most["sort/passes"] = 31
+	run("sort/passes", ops["sort"])
 }
 
 // BenchmarkHostCost measures the runtime's own host time per call of the index

@@ -32,11 +32,11 @@ import (
 // (on the device: no host synchronization), and each pass ranks a tile's keys with a
 // warp-level multi-split (ballots), looks back for the tile's offsets and scatters the
 // keys and values. Shorter rows sort in one block's shared memory, many rows per block.
-// A single row of keys alone that fits one wave of tiles (up to 2^20 keys; on the H200
-// about 540,000 of up to 4 bytes, 405,000 of 8) sorts in one cooperative launch
-// instead (internal/kernel's RadixFused): the same passes, with grid-wide barriers
-// where the passes would launch and look back, so that its time is not a chain of
-// launches and look-backs.
+// A single row of keys alone that fits one wave of tiles (up to 2^20 keys; on the H200,
+// under two blocks a multiprocessor, all 2^20 of up to 4 bytes and 811,000 of 8) sorts
+// in one cooperative launch instead (internal/kernel's RadixFused): the same passes,
+// with grid-wide barriers where the passes would launch and look back, so that its
+// time is not a chain of launches and look-backs.
 // The CPU backend runs the same passes (stable counting scatters, tiles in parallel over
 // the cores) and sorts short rows with a stable merge sort: the same results.
 //
@@ -457,6 +457,9 @@ func setSortConfig(c sortConfig) sortConfig { return *sortCfg.Swap(&c) }
 // sortPassHook, when set (tests), sees every radix sort's pass spec before it runs.
 var sortPassHook atomic.Pointer[func(*kernel.RadixPass)]
 
+// sortFusedHook, when set (tests), sees every fused sort's spec before it launches.
+var sortFusedHook atomic.Pointer[func(*kernel.RadixFused)]
+
 // sortRows sorts rows rows of rowLen contiguous keys (and vals) into outK and outV
 // (contiguous; either may be nil: keys or values not wanted). With vals nil, outV gets
 // each key's index in its row (int64).
@@ -489,13 +492,16 @@ func sortRows(s *Stream, keys, vals *header, rows, rowLen int, desc bool, outK, 
 	if rowLen <= bs.Tile() {
 		return blockSort(s, bs, keys, vals, rows, rowLen, outK, outV)
 	}
-	if rows == 1 && val == kernel.ValNone {
+	if rows == 1 && val == kernel.ValNone && !s.dev.noCoopSort.Load() {
 		if fp := fusedSortSpec(cfg, &s.dev.info, order, rowLen); fp != nil {
-			// (A driver without cooperative launches through cuLaunchKernelEx takes
-			// the passes.)
-			if err := fusedSort(s, fp, keys, rowLen, outK); !errors.Is(err, ErrNotSupported) {
+			// A device or driver that refuses the cooperative launch (no
+			// cuLaunchKernelEx; a grid it can't hold at once: MPS limits) takes the
+			// passes, from then on.
+			err := fusedSort(s, fp, keys, rowLen, outK)
+			if !errors.Is(err, ErrNotSupported) {
 				return err
 			}
+			s.dev.noCoopSort.Store(true)
 		}
 	}
 	sp := sortPass(cfg, &s.dev.info, order, val, vs, rows, rowLen)
@@ -563,23 +569,28 @@ func fusedSortSpec(cfg sortConfig, info *DeviceInfo, order kernel.SortKey, n int
 	if cfg.FusedMax <= 0 || n > cfg.FusedMax || info.ComputeMajor < 7 || info.Multiprocessors <= 0 {
 		return nil
 	}
-	most := cfg.Items4
-	if order.Size() == 8 {
-		most = cfg.Items8
-	}
 	rank := cfg.Rank
 	if rank == kernel.RankMatch {
 		rank = kernel.RankBallot // (match.any: slower in the passes, not offered here)
 	}
-	sp := &kernel.RadixFused{Order: order, Items: most, LoadFence: cfg.LoadFence, Rank: rank, Split: cfg.FusedSplit}
+	sp := &kernel.RadixFused{Order: order, Items: cfg.Items4, LoadFence: cfg.LoadFence, Rank: rank, Split: cfg.FusedSplit}
+	if order.Size() == 8 {
+		sp.Items = cfg.Items8
+	}
+	// The largest tiles whose shared memory a block may take (GPU_SORT_ITEMS goes
+	// past them).
+	for sp.Items > 1 && sp.Validate() != nil {
+		sp.Items--
+	}
+	most := sp.Items
+	if sp.Validate() != nil {
+		return nil
+	}
 	fit := sortResidentBlocks(max(1, cfg.FusedBlocks), sp.SharedBytes(), info)
 	for blocks := 1; blocks <= fit; blocks++ {
 		wave := blocks * info.Multiprocessors * kernel.SortBlock
 		if items := (n + wave - 1) / wave; items <= most {
 			sp.Items, sp.MinBlocks = items, blocks
-			if sp.Validate() != nil {
-				return nil
-			}
 			return sp
 		}
 	}
@@ -589,6 +600,9 @@ func fusedSortSpec(cfg sortConfig, info *DeviceInfo, order kernel.SortKey, n int
 // fusedSort sorts one row of n keys into outK in one cooperative launch
 // (kernel.RadixFused), after a memset of its work's totals and barrier counter.
 func fusedSort(s *Stream, sp *kernel.RadixFused, keys *header, n int, outK *header) error {
+	if h := sortFusedHook.Load(); h != nil {
+		(*h)(sp)
+	}
 	fn, err := s.dev.kernel(sp)
 	if err != nil {
 		return err

@@ -21,6 +21,17 @@ func SetSortPassHook(f func(*kernel.RadixPass)) (restore func()) {
 	return func() { sortPassHook.Store(old) }
 }
 
+// SetSortFusedHook makes f see every fused sort's spec (nil: none) and returns a
+// function that puts the previous hook back.
+func SetSortFusedHook(f func(*kernel.RadixFused)) (restore func()) {
+	var p *func(*kernel.RadixFused)
+	if f != nil {
+		p = &f
+	}
+	old := sortFusedHook.Swap(p)
+	return func() { sortFusedHook.Store(old) }
+}
+
 // SortConfigFromEnv is sortConfigFromEnv.
 func SortConfigFromEnv(getenv func(string) string) SortConfig { return sortConfigFromEnv(getenv) }
 

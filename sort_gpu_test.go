@@ -3,6 +3,7 @@ package gpu_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -206,6 +207,16 @@ func TestSortFusedGPU(t *testing.T) {
 		rng := rand.New(rand.NewPCG(23, 5))
 		def := gpu.SortConfigFromEnv(func(string) string { return "" })
 		sms := d.Info().Multiprocessors
+		var fused atomic.Int64 // (the fused sorts run: each check's Sort must be one)
+		defer gpu.SetSortFusedHook(func(*kernel.RadixFused) { fused.Add(1) })()
+		check := func(run func()) {
+			t.Helper()
+			before := fused.Load()
+			run()
+			if fused.Load() == before {
+				t.Fatal("the sort did not take the fused path")
+			}
+		}
 		for i, blocks := range []int{1, 2, 1} {
 			c := def
 			c.FusedMax, c.FusedBlocks = 1<<24, blocks
@@ -218,13 +229,13 @@ func TestSortFusedGPU(t *testing.T) {
 				t.Run(fmt.Sprintf("blocks%d/split=%v/%v/%d", blocks, c.FusedSplit, c.Rank, n), func(t *testing.T) {
 					for _, p := range []stPattern{patSpecial, patFew, patSorted} {
 						desc := p == patFew
-						checkSortedFast(t, s, stGen[float32](rng, n, p), desc)
-						checkSortedFast(t, s, stGen[int16](rng, n, p), !desc)
-						checkSortedFast(t, s, stGen[uint8](rng, n, p), desc)
+						check(func() { checkSortedFast(t, s, stGen[float32](rng, n, p), desc) })
+						check(func() { checkSortedFast(t, s, stGen[int16](rng, n, p), !desc) })
+						check(func() { checkSortedFast(t, s, stGen[uint8](rng, n, p), desc) })
 					}
 					if n <= wave*c.Items8 {
-						checkSortedFast(t, s, stGen[float64](rng, n, patSpecial), false)
-						checkSortedFast(t, s, stGen[int64](rng, n, patFew), true)
+						check(func() { checkSortedFast(t, s, stGen[float64](rng, n, patSpecial), false) })
+						check(func() { checkSortedFast(t, s, stGen[int64](rng, n, patFew), true) })
 					}
 				})
 			}

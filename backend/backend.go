@@ -256,9 +256,9 @@ type LaunchConfig struct {
 	// Cooperative guarantees that every block of the grid is resident at once, so
 	// that blocks may wait for each other (grid-wide barriers), or fails the launch
 	// (CUDA: cuLaunchKernelEx with CU_LAUNCH_ATTRIBUTE_COOPERATIVE; an error wrapping
-	// ErrNotSupported on a driver without cuLaunchKernelEx, the driver's own error
-	// for a grid larger than the device holds at once). The CPU backend runs a
-	// kernel's Go code, for which it means nothing.
+	// ErrNotSupported on a driver without cuLaunchKernelEx or for a grid larger than
+	// the device holds at once, CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE). The CPU
+	// backend runs a kernel's Go code, for which it means nothing.
 	Cooperative bool
 }
 

@@ -94,7 +94,7 @@ func TestRadixFusedSkipSim(t *testing.T) {
 			for i := 0; i < n; i++ {
 				binary.LittleEndian.PutUint32(keys[4*i:], 0x12345678&^c.mask|uint32(i*7919)&c.mask)
 			}
-			fusedSimRun(t, &RadixFused{Order: SortKey{Type: dtype.Uint32}, Items: 2}, keys, n)
+			fusedSimRun(t, &RadixFused{Order: SortKey{Type: dtype.Uint32}, Items: 2, Split: c.name != "one"}, keys, n)
 		})
 	}
 }

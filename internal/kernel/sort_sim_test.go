@@ -51,8 +51,9 @@ func TestSortPtxas(t *testing.T) {
 			&RadixBlockSort{Order: o, Items: items, Val: ValIndex},
 			// The fused sorts (GPU_SORT_FUSED): the largest tiles, under one block a
 			// multiprocessor and two.
-			&RadixFused{Order: o, Items: items, LoadFence: true, MinBlocks: 1},
-			&RadixFused{Order: o, Items: items, LoadFence: true, MinBlocks: 2})
+			&RadixFused{Order: o, Items: items, LoadFence: true, MinBlocks: 1, Split: true},
+			&RadixFused{Order: o, Items: items, LoadFence: true, MinBlocks: 2, Split: true},
+			&RadixFused{Order: o, Items: items, LoadFence: true, MinBlocks: 2, Rank: RankAtomicOr})
 	}
 	specs = append(specs,
 		&RadixPass{Order: SortKey{Type: dtype.Float32, Descending: true}, Items: 16, Val: ValPayload, ValSize: 8, Lookback: 16},

@@ -41,6 +41,7 @@ const (
 	ErrorInvalidAddrSpace   Result = 717
 	ErrorInvalidPC          Result = 718
 	ErrorLaunchFailed       Result = 719
+	ErrorCoopTooLarge       Result = 720 // a cooperative grid larger than the device holds at once
 	ErrorNotPermitted       Result = 800
 	ErrorNotSupported       Result = 801
 	ErrorSystemDriver       Result = 803
@@ -99,7 +100,7 @@ func Sentinel(r Result) error {
 		ErrorHardwareStack, ErrorIllegalInstruction, ErrorMisalignedAddress,
 		ErrorInvalidAddrSpace, ErrorInvalidPC, ErrorLaunchFailed, ErrorContextDestroyed:
 		return backend.ErrLaunchFailed
-	case ErrorNotSupported, ErrorNotPermitted, ErrorCaptureUnsupported, ErrorCaptureInvalidated,
+	case ErrorNotSupported, ErrorNotPermitted, ErrorCoopTooLarge, ErrorCaptureUnsupported, ErrorCaptureInvalidated,
 		ErrorCaptureMerge, ErrorCaptureUnjoined, ErrorCaptureIsolation, ErrorCaptureImplicit,
 		ErrorCapturedEvent, ErrorCaptureWrongThread:
 		return backend.ErrNotSupported
