@@ -1,6 +1,8 @@
 package gpu
 
 import (
+	"context"
+	"errors"
 	"testing"
 
 	"github.com/go-gpu/gpu/dtype"
@@ -47,5 +49,44 @@ func TestFusedSortSpec(t *testing.T) {
 		case sp != nil && (sp.Items != c.items || sp.MinBlocks != c.blocks || sp.Validate() != nil):
 			t.Errorf("%s: %s under %d blocks (valid: %v), want %d items under %d", c.name, sp.Key(), sp.MinBlocks, sp.Validate(), c.items, c.blocks)
 		}
+	}
+}
+
+// TestCooperativeLaunchGPU launches an empty kernel cooperatively on CUDA: a grid
+// the device holds at once runs; one 64 times larger is refused with an error that
+// matches ErrNotSupported (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE), which the sort
+// falls back on, and leaves the context usable.
+func TestCooperativeLaunchGPU(t *testing.T) {
+	d, err := OpenBackend("cuda", 0)
+	if errors.Is(err, ErrNoDevice) {
+		t.Skip("no CUDA device")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	const src = ".version 7.0\n.target sm_70\n.address_size 64\n.visible .entry k()\n{\n\tret;\n}\n"
+	m, err := d.be.LoadModule([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Unload()
+	fn, err := m.Function("k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := d.DefaultStream()
+	sms := d.info.Multiprocessors
+	lc := launchGeometry(sms, 1, 1024)
+	lc.Cooperative = true
+	if err := s.be.Launch(fn, lc, nil); err != nil {
+		t.Fatalf("a cooperative grid of %d blocks of 1024 threads: %v", sms, err)
+	}
+	lc = launchGeometry(64*sms, 1, 1024)
+	lc.Cooperative = true
+	if err := s.be.Launch(fn, lc, nil); !errors.Is(err, ErrNotSupported) {
+		t.Fatalf("a cooperative grid of %d blocks of 1024 threads: %v, want an error matching ErrNotSupported", 64*sms, err)
+	}
+	if err := s.Synchronize(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }
