@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/go-gpu/gpu"
+	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/internal/kernel"
 )
 
@@ -120,70 +121,49 @@ func BenchmarkSortFused(b *testing.B) {
 	joined, or := fused, fused
 	joined.FusedSplit = false
 	or.Rank = kernel.RankAtomicOr
-	ways := []struct {
-		name string
-		c    gpu.SortConfig
-	}{{"passes", passes}, {"fused", fused}, {"fused-max1", one}, {"fused-joined", joined}, {"fused-or", or}}
-	run := func(b *testing.B, name string, n int, sortOnce func(c gpu.SortConfig) (func() (interface{ Free() error }, error), func() []uint64), size int) {
-		var ref []uint64
-		for _, w := range ways {
-			b.Run(fmt.Sprintf("%s/%d/%s", name, n, w.name), func(b *testing.B) {
-				defer gpu.SetSortConfig(gpu.SetSortConfig(w.c))
-				f, bits := sortOnce(w.c)
-				got := bits()
-				if ref == nil {
-					ref = got
-				}
-				for i := range got {
-					if got[i] != ref[i] {
-						b.Fatalf("%s: element %d = %#x, the passes' %#x", w.name, i, got[i], ref[i])
-					}
-				}
-				scRun(b, s, int64(2*size*n), f)
-			})
-		}
-	}
+	ways := []sortWay{{"passes", passes}, {"fused", fused}, {"fused-max1", one}, {"fused-joined", joined}, {"fused-or", or}}
 	for _, n := range []int{100_000, 1 << 18, 512000, 1 << 20} {
-		x, err := gpu.Rand[float32](s, gpu.NewGenerator(uint64(n)), n)
-		if err != nil {
-			b.Fatal(err)
-		}
-		run(b, "float32", n, func(gpu.SortConfig) (func() (interface{ Free() error }, error), func() []uint64) {
-			f := func() (interface{ Free() error }, error) { return gpu.Sort(s, x, 0) }
-			return f, func() []uint64 {
-				y, err := gpu.Sort(s, x, 0)
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer y.Free()
-				out := make([]uint64, 0, n)
-				for _, v := range toSliceB(b, y) {
-					out = append(out, uint64(math.Float32bits(v)))
-				}
-				return out
-			}
-		}, 4)
-		x.Free()
+		benchSortFusedWays[float32](b, s, ways, n, func(v float32) uint64 { return uint64(math.Float32bits(v)) })
 	}
-	n := 1 << 18
-	x, err := gpu.Rand[float64](s, gpu.NewGenerator(7), n)
+	benchSortFusedWays[float64](b, s, ways, 1<<18, math.Float64bits)
+}
+
+// sortWay is a named sort configuration of a benchmark.
+type sortWay struct {
+	name string
+	c    gpu.SortConfig
+}
+
+// benchSortFusedWays times Sort of n uniform keys of type T under each way's
+// configuration, after checking that every way's result has the first way's bits.
+func benchSortFusedWays[T float32 | float64](b *testing.B, s *gpu.Stream, ways []sortWay, n int, bits func(T) uint64) {
+	x, err := gpu.Rand[T](s, gpu.NewGenerator(uint64(n)), n)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer x.Free()
-	run(b, "float64", n, func(gpu.SortConfig) (func() (interface{ Free() error }, error), func() []uint64) {
-		f := func() (interface{ Free() error }, error) { return gpu.Sort(s, x, 0) }
-		return f, func() []uint64 {
+	var ref []uint64
+	for _, w := range ways {
+		b.Run(fmt.Sprintf("%v/%d/%s", dtype.Of[T](), n, w.name), func(b *testing.B) {
+			defer gpu.SetSortConfig(gpu.SetSortConfig(w.c))
 			y, err := gpu.Sort(s, x, 0)
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer y.Free()
-			out := make([]uint64, 0, n)
+			got := make([]uint64, 0, n)
 			for _, v := range toSliceB(b, y) {
-				out = append(out, math.Float64bits(v))
+				got = append(got, bits(v))
 			}
-			return out
-		}
-	}, 8)
+			y.Free()
+			if ref == nil {
+				ref = got
+			}
+			for i := range got {
+				if got[i] != ref[i] {
+					b.Fatalf("%s: element %d = %#x, the %s way's %#x", w.name, i, got[i], ways[0].name, ref[i])
+				}
+			}
+			scRun(b, s, int64(2*dtype.Of[T]().Size()*n), func() (interface{ Free() error }, error) { return gpu.Sort(s, x, 0) })
+		})
+	}
 }

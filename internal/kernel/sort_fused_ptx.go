@@ -135,28 +135,22 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 	f.Mov(target, ptx.Int(0))
 	tid4 := f.Reg(ptx.U64)
 	f.MulWide(tid4, g.tid, ptx.Int(4))
-	// countAt returns the address of the count of digit tid of pass ps (u32 register)
-	// in tile row r (u32 register).
-	countAt := func(ps, r ptx.Reg) ptx.Reg {
+	// wordAt returns the address of digit tid's word in row a*rows + r of the table
+	// of 256-word rows at base (a, rows, r: u32 registers).
+	wordAt := func(base, a, rows, r ptx.Reg) ptx.Reg {
 		i := f.Reg(ptx.U32)
-		f.Fma(i, ps, grid, r)
-		a := f.Reg(ptx.U64)
-		f.MulWide(a, i, ptx.Int(RadixDigits*4))
-		f.Add(a, a, work)
-		f.Add(a, a, tid4)
-		return a
+		f.Fma(i, a, rows, r)
+		w := f.Reg(ptx.U64)
+		f.MulWide(w, i, ptx.Int(RadixDigits*4))
+		f.Add(w, w, base)
+		f.Add(w, w, tid4)
+		return w
 	}
-	// groupAt returns the address of the sum of digit tid in this block's group of
-	// slot sl (u32 register: a pass's step 1 sums, or P + a pass's later sums).
-	groupAt := func(sl ptx.Reg) ptx.Reg {
-		i := f.Reg(ptx.U32)
-		f.Fma(i, sl, ngroups, grp)
-		a := f.Reg(ptx.U64)
-		f.MulWide(a, i, ptx.Int(RadixDigits*4))
-		f.Add(a, a, groups)
-		f.Add(a, a, tid4)
-		return a
-	}
+	// countAt: the count of digit tid of pass ps in tile r; groupAt: the sum of digit
+	// tid in this block's group of slot sl (a pass's step 1 sums, or P + a pass's later
+	// sums).
+	countAt := func(ps, r ptx.Reg) ptx.Reg { return wordAt(work, ps, grid, r) }
+	groupAt := func(sl ptx.Reg) ptx.Reg { return wordAt(groups, sl, ngroups, grp) }
 	slot0 := g.slotOf(0)
 	slotOf := func(i int) ptx.Reg {
 		s := f.Reg(ptx.U32)
@@ -433,26 +427,7 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 		f.Op("mov.u32", ob, ptx.Sym("rf_off"))
 		db := f.Reg(ptx.U32)
 		f.Add(db, dig, g.tid)
-		for j := 0; j < K; j++ {
-			idx := f.Reg(ptx.U32)
-			f.Add(idx, g.tid, ptx.Int(j*SortBlock))
-			vj := f.Setp(ptx.Lt, idx, count)
-			a := f.Reg(ptx.U32)
-			f.Fma(a, idx, ptx.Int(ks), tb)
-			key := f.Reg(g.kt())
-			f.Mov(key, ptx.Int(0))
-			f.At(vj).Op("ld.shared"+kmt.String(), key, ptx.Mem(a, 0))
-			d := f.Reg(ptx.U32)
-			f.Mov(d, ptx.Int(0))
-			f.At(vj).Op("ld.shared.u8", d, ptx.Mem(db, int64(j*SortBlock)))
-			oa := f.Reg(ptx.U32)
-			f.Fma(oa, d, ptx.Int(8), ob)
-			ba := f.Reg(ptx.U64)
-			f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(oa, 0), ba)
-			ga := f.Reg(ptx.U64)
-			f.Op("mad.wide.u32", ga, idx, ptx.Int(ks), ba)
-			f.At(vj).Op("st.global"+kmt.String(), ptx.Mem(ga, 0), key)
-		}
+		g.writeTile(ks, count, tb, ob, db, ptx.Reg{}, func(ptx.Reg) ptx.Reg { return ptx.Reg{} })
 	}
 	f.Add(k, k, ptx.Int(1))
 	{

@@ -385,6 +385,45 @@ func (g *sortGen) landKeys(keys []ptx.Reg, sym string) {
 	f.St(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(a, 0), x)
 }
 
+// writeTile writes the block's tile of keys (size bytes each, at the shared array tb)
+// in tile order, the scatter of a radix pass: slot idx = tid + j*SortBlock (j below
+// the items, idx below count) goes to the address of its digit in the shared table
+// ob (u64 a digit) plus idx*size. The digit is derive(key), or, where derive returns
+// the zero Reg, the byte of slot idx at the shared array whose thread's address is db.
+// With guard valid the stores also need it.
+func (g *sortGen) writeTile(size int, count, tb, ob, db, guard ptx.Reg, derive func(key ptx.Reg) ptx.Reg) {
+	f := g.f
+	mt := memType(size)
+	for j := 0; j < g.items; j++ {
+		idx := f.Reg(ptx.U32)
+		f.Add(idx, g.tid, ptx.Int(j*SortBlock))
+		vj := f.Setp(ptx.Lt, idx, count)
+		a := f.Reg(ptx.U32)
+		f.Fma(a, idx, ptx.Int(size), tb)
+		key := f.Reg(g.kt())
+		f.Mov(key, ptx.Int(0))
+		f.At(vj).Op("ld.shared"+mt.String(), key, ptx.Mem(a, 0))
+		d := derive(key)
+		if !d.Valid() {
+			d = f.Reg(ptx.U32)
+			f.Mov(d, ptx.Int(0))
+			f.At(vj).Op("ld.shared.u8", d, ptx.Mem(db, int64(j*SortBlock)))
+		}
+		oa := f.Reg(ptx.U32)
+		f.Fma(oa, d, ptx.Int(8), ob)
+		ba := f.Reg(ptx.U64)
+		f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(oa, 0), ba)
+		ga := f.Reg(ptx.U64)
+		f.Op("mad.wide.u32", ga, idx, ptx.Int(size), ba)
+		w := vj
+		if guard.Valid() {
+			w = f.Reg(ptx.Pred)
+			f.Op("and.pred", w, vj, guard)
+		}
+		f.At(w).Op("st.global"+mt.String(), ptx.Mem(ga, 0), key)
+	}
+}
+
 // slotOf returns the warp-striped tile position of item i (u32).
 func (g *sortGen) slotOf(i int) ptx.Reg {
 	f := g.f
@@ -1207,33 +1246,12 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		f.Add(idx, g.tid, ptx.Int(j*SortBlock))
 		return f.Setp(ptx.Lt, idx, count)
 	}
-	for j := 0; j < K; j++ {
-		idx := f.Reg(ptx.U32)
-		f.Add(idx, g.tid, ptx.Int(j*SortBlock))
-		vj := f.Setp(ptx.Lt, idx, count)
-		a := f.Reg(ptx.U32)
-		f.Fma(a, idx, ptx.Int(ks), tb)
-		key := f.Reg(g.kt())
-		f.Mov(key, ptx.Int(0))
-		f.At(vj).Op("ld.shared"+kmt.String(), key, ptx.Mem(a, 0))
-		var d ptx.Reg
+	g.writeTile(ks, count, tb, ob, db, writeKeys, func(key ptx.Reg) ptx.Reg {
 		if digSmem {
-			d = f.Reg(ptx.U32)
-			f.Mov(d, ptx.Int(0))
-			f.At(vj).Op("ld.shared.u8", d, ptx.Mem(db, int64(j*SortBlock)))
-		} else {
-			d = g.digitOf(g.ordered(key), shift)
+			return ptx.Reg{}
 		}
-		oa := f.Reg(ptx.U32)
-		f.Fma(oa, d, ptx.Int(8), ob)
-		ba := f.Reg(ptx.U64)
-		f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(oa, 0), ba)
-		ga := f.Reg(ptx.U64)
-		f.Op("mad.wide.u32", ga, idx, ptx.Int(ks), ba)
-		w := f.Reg(ptx.Pred)
-		f.Op("and.pred", w, vj, writeKeys)
-		f.At(w).Op("st.global"+kmt.String(), ptx.Mem(ga, 0), key)
-	}
+		return g.digitOf(g.ordered(key), shift)
+	})
 	// The values: loaded once the keys are written (loaded before, they would take
 	// registers during the keys' writes: ptxas spills argsorts of 1- and 8-byte keys).
 	var vDst, vsz ptx.Reg
