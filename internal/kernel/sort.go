@@ -42,6 +42,11 @@ import (
 // active pass writes the result. Rows short enough for one block (RadixBlockSort) sort
 // entirely in shared memory, many rows per block.
 //
+// A single row of keys alone whose tiles all fit the device at once sorts in one
+// cooperative launch instead (RadixFused): the same counting, ranking and scatter,
+// with grid-wide barriers between the passes' steps where the passes would launch and
+// look back.
+//
 // A row is cut into segments of at most 2^28 keys (a multiple of the tile), each with
 // its own histogram and base offsets, so that the 30-bit counts of the look-back never
 // overflow; a launch covers whole segments, at most SortSegmentMax keys.
