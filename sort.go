@@ -44,10 +44,10 @@ import (
 // buffer (n*s bytes; none for 1-byte keys, which take one pass), per segment and pass
 // 3 KiB of counts and offsets, and two look-back statuses of 1 KiB per tile of the
 // largest launch, a launch covering at most 2^28 keys (with the default tiles at most
-// 2*64 MiB for keys of up to 4 bytes, 2*85 MiB for 8-byte ones); the single cooperative
-// launch takes 1 KiB of counts per tile and pass. Argsort takes up to two key buffers and
-// two 32-bit index buffers (8 bytes per index past 2^32 keys in a row), SortByKey a
-// second payload buffer. Sorts along an axis other than the last, or of non-contiguous
+// 2*64 MiB for keys of up to 4 bytes, 2*85 MiB for 8-byte ones); the single
+// cooperative launch takes 1 KiB of counts per tile and pass, and 2 KiB per 16 tiles
+// and pass. Argsort takes up to two key buffers and two 32-bit index buffers (8 bytes
+// per index past 2^32 keys in a row), SortByKey a second payload buffer. Sorts along an axis other than the last, or of non-contiguous
 // arrays, copy the input to rows first and the result back. Inputs are never modified.
 //
 // Tuning. Environment variables set the pass kernels' items per thread, look-back
