@@ -47,8 +47,9 @@ import (
 // 2*64 MiB for keys of up to 4 bytes, 2*85 MiB for 8-byte ones); the single
 // cooperative launch takes 1 KiB of counts per tile and pass, and 2 KiB per 16 tiles
 // and pass. Argsort takes up to two key buffers and two 32-bit index buffers (8 bytes
-// per index past 2^32 keys in a row), SortByKey a second payload buffer. Sorts along an axis other than the last, or of non-contiguous
-// arrays, copy the input to rows first and the result back. Inputs are never modified.
+// per index past 2^32 keys in a row), SortByKey a second payload buffer. Sorts along
+// an axis other than the last, or of non-contiguous arrays, copy the input to rows
+// first and the result back. Inputs are never modified.
 //
 // Tuning. Environment variables set the pass kernels' items per thread, look-back
 // window, occupancy and peer matching at start-up (tuning.go's sortConfigFromEnv); the CPU
