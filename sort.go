@@ -432,6 +432,7 @@ type sortConfig struct {
 	FusedMax    int
 	FusedBlocks int  // the most blocks a multiprocessor of RadixFused (its MinBlocks; at least 1)
 	FusedSplit  bool // RadixFused.Split: the counts' barrier split around the tile's staging
+	FusedEarly  bool // RadixFused.EarlyRank: pass 0 ranked while the first barrier waits
 }
 
 // sortPDL reports whether the radix sort's plan and passes use programmatic dependent
@@ -574,7 +575,8 @@ func fusedSortSpec(cfg sortConfig, info *DeviceInfo, order kernel.SortKey, n int
 	if rank == kernel.RankMatch {
 		rank = kernel.RankBallot // (match.any: slower in the passes, not offered here)
 	}
-	sp := &kernel.RadixFused{Order: order, Items: cfg.Items4, LoadFence: cfg.LoadFence, Rank: rank, Split: cfg.FusedSplit}
+	sp := &kernel.RadixFused{Order: order, Items: cfg.Items4, LoadFence: cfg.LoadFence, Rank: rank, Split: cfg.FusedSplit,
+		EarlyRank: cfg.FusedEarly}
 	if order.Size() == 8 {
 		sp.Items = cfg.Items8
 	}

@@ -118,10 +118,11 @@ func BenchmarkSortFused(b *testing.B) {
 	passes.FusedMax = 0
 	fused.FusedMax = 1 << 24
 	one.FusedMax, one.FusedBlocks = 1<<24, 1
-	joined, or := fused, fused
+	joined, or, late := fused, fused, fused
 	joined.FusedSplit = false
 	or.Rank = kernel.RankAtomicOr
-	ways := []sortWay{{"passes", passes}, {"fused", fused}, {"fused-max1", one}, {"fused-joined", joined}, {"fused-or", or}}
+	late.FusedEarly = false
+	ways := []sortWay{{"passes", passes}, {"fused", fused}, {"fused-max1", one}, {"fused-joined", joined}, {"fused-or", or}, {"fused-late", late}}
 	for _, n := range []int{100_000, 1 << 18, 512000, 1 << 20} {
 		benchSortFusedWays[float32](b, s, ways, n, func(v float32) uint64 { return uint64(math.Float32bits(v)) })
 	}

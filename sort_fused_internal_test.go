@@ -20,6 +20,8 @@ func TestFusedSortSpec(t *testing.T) {
 	big.Items4, big.Items8 = 28, 16
 	one := def
 	one.FusedBlocks = 1
+	late := def
+	late.FusedEarly, late.FusedSplit = false, false
 	f32, f64 := kernel.SortKey{Type: dtype.Float32}, kernel.SortKey{Type: dtype.Float64}
 	for _, c := range []struct {
 		name          string
@@ -34,6 +36,7 @@ func TestFusedSortSpec(t *testing.T) {
 		{"2^20+1 float32", def, h200, f32, 1<<20 + 1, 0, 0},
 		{"2^20 float32, one block", one, h200, f32, 1 << 20, 0, 0},
 		{"10000 float32", def, h200, f32, 10000, 1, 1},
+		{"512000 float32, late, joined", late, h200, f32, 512000, 16, 1},
 		{"500000 float64", def, h200, f64, 500000, 8, 2},
 		{"500000 float64, 16 items asked", big, h200, f64, 500000, 8, 2},
 		{"512000 float32, 28 items asked", big, h200, f32, 512000, 16, 1},
@@ -46,7 +49,8 @@ func TestFusedSortSpec(t *testing.T) {
 			t.Errorf("%s: %s under %d blocks, want the passes", c.name, sp.Key(), sp.MinBlocks)
 		case c.items != 0 && sp == nil:
 			t.Errorf("%s: the passes, want %d items under %d blocks", c.name, c.items, c.blocks)
-		case sp != nil && (sp.Items != c.items || sp.MinBlocks != c.blocks || sp.Validate() != nil):
+		case sp != nil && (sp.Items != c.items || sp.MinBlocks != c.blocks || sp.Validate() != nil ||
+			sp.EarlyRank != c.cfg.FusedEarly || sp.Split != c.cfg.FusedSplit):
 			t.Errorf("%s: %s under %d blocks (valid: %v), want %d items under %d", c.name, sp.Key(), sp.MinBlocks, sp.Validate(), c.items, c.blocks)
 		}
 	}

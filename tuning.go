@@ -762,10 +762,12 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 4, LookbackVals: 2, HistItems: 8, SegMax: kernel.SortSegmentMax,
 		LoadFence: true, MinBlocks: 4, SmallItems: 8, SmallLookback: 8, LeanLookback: true, HistLean: true,
-		LongItems4: 28, LongItems8: 16, LongMinBlocks: 3, LongWaves: 4, FusedMax: 1 << 20, FusedBlocks: 2, FusedSplit: true}
+		LongItems4: 28, LongItems8: 16, LongMinBlocks: 3, LongWaves: 4, FusedMax: 1 << 20, FusedBlocks: 2, FusedSplit: true,
+		FusedEarly: true}
 	envInt(getenv, "GPU_SORT_FUSED", 0, 1<<24, &c.FusedMax)
 	envInt(getenv, "GPU_SORT_FUSED_BLOCKS", 1, 2, &c.FusedBlocks)
 	envBool(getenv, "GPU_SORT_FUSED_SPLIT", &c.FusedSplit)
+	envBool(getenv, "GPU_SORT_FUSED_EARLY", &c.FusedEarly)
 	envInt(getenv, "GPU_SORT_ITEMS", 4, 28, &c.Items4)
 	envInt(getenv, "GPU_SORT_ITEMS8", 4, 16, &c.Items8)
 	envChoice(getenv, "GPU_SORT_LOOKBACK", &c.Lookback, 1, 2, 4, 8, 16, 32)

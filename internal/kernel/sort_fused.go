@@ -53,6 +53,11 @@ type RadixFused struct {
 	// and waits for it once the tile is staged in shared memory, so that the wait
 	// overlaps the block's own work.
 	Split bool
+	// EarlyRank ranks and stages pass 0's tile in step 1, on the keys the block
+	// already holds, between its arrival at step 1's barrier and its wait there, so
+	// that the wait overlaps the ranking; when pass 0 is active it starts at its
+	// scatter. (When it is skipped, the work is wasted.)
+	EarlyRank bool
 }
 
 // Tile returns the keys per block.
@@ -101,6 +106,9 @@ func (p *RadixFused) AppendKey(b []byte) []byte {
 	}
 	if p.Split {
 		b = append(b, "|split"...)
+	}
+	if p.EarlyRank {
+		b = append(b, "|early"...)
 	}
 	return b
 }

@@ -53,27 +53,29 @@ func TestRadixFusedSim(t *testing.T) {
 		items int
 		split bool
 		rank  SortRank
+		early bool
 	}
 	cases := []tc{
-		{dtype.Float32, false, 3000, 4, true, RankBallot},
-		{dtype.Int32, true, 1025, 4, false, RankAtomicOr},
-		{dtype.Float64, false, 2100, 4, false, RankBallot},
-		{dtype.Uint8, false, 700, 2, true, RankAtomicOr},
-		{dtype.Float16, true, 1500, 2, false, RankBallot},
-		{dtype.Bool, false, 600, 1, true, RankBallot},
-		{dtype.Int64, true, 1800, 4, true, RankBallot},
-		{dtype.Float32, true, 4096, 16, true, RankAtomicOr},
+		{dtype.Float32, false, 3000, 4, true, RankBallot, true},
+		{dtype.Int32, true, 1025, 4, false, RankAtomicOr, true},
+		{dtype.Float64, false, 2100, 4, false, RankBallot, false},
+		{dtype.Uint8, false, 700, 2, true, RankAtomicOr, true},
+		{dtype.Float16, true, 1500, 2, false, RankBallot, false},
+		{dtype.Bool, false, 600, 1, true, RankBallot, true},
+		{dtype.Int64, true, 1800, 4, true, RankBallot, false},
+		{dtype.Float32, true, 4096, 16, true, RankAtomicOr, true},
+		{dtype.Float32, false, 3000, 4, true, RankBallot, false},
 		// 90 tiles (6 groups): a block adds up to 5 group sums and 15 tiles' counts.
-		{dtype.Int32, false, 90*256 - 5, 1, true, RankBallot},
+		{dtype.Int32, false, 90*256 - 5, 1, true, RankBallot, true},
 		// 320 tiles: the last block adds 19 group sums and 15 tiles' counts, past
 		// the 32 rows of one round.
-		{dtype.Uint16, false, 320*256 - 1, 1, false, RankBallot},
+		{dtype.Uint16, false, 320*256 - 1, 1, false, RankBallot, false},
 	}
 	if testing.Short() || testenv.Race {
 		cases = cases[:2]
 	}
 	for _, c := range cases {
-		sp := &RadixFused{Order: SortKey{Type: c.kt, Descending: c.desc}, Items: c.items, LoadFence: c.items > 1, Split: c.split, Rank: c.rank}
+		sp := &RadixFused{Order: SortKey{Type: c.kt, Descending: c.desc}, Items: c.items, LoadFence: c.items > 1, Split: c.split, Rank: c.rank, EarlyRank: c.early}
 		t.Run(fmt.Sprintf("%s/%d", sp.Key(), c.n), func(t *testing.T) {
 			fusedSimRun(t, sp, sortSimKeys(rng, c.kt, c.n), c.n)
 		})
@@ -94,7 +96,9 @@ func TestRadixFusedSkipSim(t *testing.T) {
 			for i := 0; i < n; i++ {
 				binary.LittleEndian.PutUint32(keys[4*i:], 0x12345678&^c.mask|uint32(i*7919)&c.mask)
 			}
-			fusedSimRun(t, &RadixFused{Order: SortKey{Type: dtype.Uint32}, Items: 2, Split: c.name != "one"}, keys, n)
+			for _, early := range []bool{false, true} {
+				fusedSimRun(t, &RadixFused{Order: SortKey{Type: dtype.Uint32}, Items: 2, Split: c.name != "one", EarlyRank: early}, keys, n)
+			}
 		})
 	}
 }
