@@ -18,7 +18,7 @@ import (
 // A stream orders every use of its scratch: the kernels of one stream run one after
 // another, so a block given back clean once the kernels that leave it clean are
 // enqueued (internal/kernel's self-cleaning kernels: ScanTiles, ScanColumns,
-// CompactScatter, FuseReduce's tickets) is clean for the next user, without a memset.
+// CompactScatter, FuseReduce's tickets, RadixFused's sums) is clean for the next user, without a memset.
 // Each use takes a block of its own, so concurrent users of one stream never share
 // one. A use holds the stream (hold) until it gives the block back, so that Close frees
 // the stream's blocks after the last use. Blocks are backend memory held by the
@@ -48,6 +48,9 @@ const (
 	// scratchSelect is TopK's radix select counts (kernel.TopKRadixScratchWords u32s a
 	// row; left zero by its last pass).
 	scratchSelect
+	// scratchFusedSort is a fused sort's sums and barrier counters
+	// (kernel.FusedSumsBytes; left zero by the kernel).
+	scratchFusedSort
 	// scratchPartials is a two-pass reduction's partial results
 	// (kernel.ReducePartialBytes): its first pass writes every one before anything
 	// reads them, so a block is given back as it is (clean for this kind means reusable).
@@ -56,7 +59,7 @@ const (
 )
 
 var scratchNames = [numScratchKinds]string{"a fused reduction's counters", "a scan's status", "a compaction's status",
-	"a radix select's counts", "a reduction's partial results"}
+	"a radix select's counts", "a fused sort's sums", "a reduction's partial results"}
 
 const (
 	// scratchMin is the smallest block; larger ones are powers of two.

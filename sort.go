@@ -45,8 +45,9 @@ import (
 // 3 KiB of counts and offsets, and two look-back statuses of 1 KiB per tile of the
 // largest launch, a launch covering at most 2^28 keys (with the default tiles at most
 // 2*64 MiB for keys of up to 4 bytes, 2*85 MiB for 8-byte ones); the single
-// cooperative launch takes 1 KiB of counts per tile and pass, and 2 KiB per 16 tiles
-// and pass. Argsort takes up to two key buffers and two 32-bit index buffers (8 bytes
+// cooperative launch takes 1 KiB of counts per tile and pass, and sums of 2 KiB per 16
+// tiles and pass, scratch that the stream keeps clean for its next sorts until it
+// closes (at most 280 KiB on the H200: float64 keys). Argsort takes up to two key buffers and two 32-bit index buffers (8 bytes
 // per index past 2^32 keys in a row), SortByKey a second payload buffer. Sorts along
 // an axis other than the last, or of non-contiguous arrays, copy the input to rows
 // first and the result back. Inputs are never modified.
@@ -601,7 +602,8 @@ func fusedSortSpec(cfg sortConfig, info *DeviceInfo, order kernel.SortKey, n int
 }
 
 // fusedSort sorts one row of n keys into outK in one cooperative launch
-// (kernel.RadixFused), after a memset of its work's totals and barrier counter.
+// (kernel.RadixFused). Its sums and barrier counters are the stream's scratch, which
+// the kernel leaves zero (no memset; past fusedSumsPooled bytes a zeroed buffer).
 func fusedSort(s *Stream, sp *kernel.RadixFused, keys *header, n int, outK *header) error {
 	if h := sortFusedHook.Load(); h != nil {
 		(*h)(sp)
@@ -618,6 +620,12 @@ func fusedSort(s *Stream, sp *kernel.RadixFused, keys *header, n int, outK *head
 		return err
 	}
 	defer work.Free()
+	size := kernel.FusedSumsBytes(P, grid)
+	sums, err := s.scratch(scratchFusedSort, size, size <= fusedSumsPooled)
+	if err != nil {
+		return err
+	}
+	defer sums.release(true)
 	var keyB sortBuf
 	if P > 1 {
 		b, err := s.Alloc(int64(n * ks))
@@ -627,19 +635,24 @@ func fusedSort(s *Stream, sp *kernel.RadixFused, keys *header, n int, outK *head
 		defer b.Free()
 		keyB = sortBuf{b: b, mode: ReadWrite}
 	}
-	if err := sliceMemset(s, work, int64(kernel.FusedZeroOffset(P, grid)), int64(kernel.FusedZeroBytes(P, grid))); err != nil {
-		return err
-	}
 	l := newLaunchArgs()
 	l.hdr(keys, Read)
 	keyB.add(&l)
 	l.hdr(outK, ReadWrite)
 	l.buf(work, ReadWrite)
+	sums.addTo(&l)
 	l.u64(uint64(n))
 	lc := launchGeometry(grid, 1, kernel.SortBlock)
 	lc.Cooperative = true
 	return l.launch(s, fn, lc)
 }
+
+// fusedSumsPooled is the most bytes of a fused sort's sums that come from the stream's
+// scratch pool (kept clean by the kernel, up to scratchKeep blocks until the stream
+// closes); larger ones are a zeroed buffer's. On the H200, 512000 float32 keys (125
+// tiles) take 68 KiB, 2^20 (256 tiles) 132 KiB, and the most, float64 keys in 264
+// tiles, 280 KiB (a 512 KiB block).
+const fusedSumsPooled = 512 << 10
 
 // sortResidentBlocks returns want (a pass's MinBlocks: .minnctapersm, which caps its
 // registers so that want blocks fit a multiprocessor) clamped to the blocks of smem

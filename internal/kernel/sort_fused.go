@@ -17,8 +17,10 @@ import (
 // The steps (Tile() keys a block, block b's tile its keys b*Tile() on):
 //  1. each block counts its tile's digits of every pass and publishes the counts;
 //     it adds them to the row's totals and to its group's sums (groups of
-//     FusedGroup tiles; atomics); barrier; every block turns the totals into each
-//     digit's first position in the row, for every pass, in shared memory;
+//     FusedGroup tiles; atomics); barrier (with EarlyRank, the block ranks and
+//     stages pass 0's tile between its arrival and its wait); every block turns the
+//     totals into each digit's first position in the row, for every pass, in shared
+//     memory;
 //  2. passes whose digit is the same for every key are skipped (as RadixPlan does);
 //     for each other pass k of m: load the tile from the pass's input, rank the keys
 //     as RadixPass does (warp-level multi-split), publish the tile's counts and add
@@ -31,14 +33,18 @@ import (
 // Kernel parameters, in order:
 //
 //	keyIn, keyB, keyOut  u64 addresses (Order.Type; n keys each; keyB unused with one pass)
-//	work     u64  FusedWorkBytes(passes, grid) bytes: the tiles' counts [passes][grid][256]
-//	              u32, then the groups' sums [2*passes][ceil(grid/FusedGroup)][256] u32
-//	              (step 1's of each pass, then the later passes'), the totals
-//	              [passes][256] u32 and the barrier's counter: FusedZeroBytes(passes,
-//	              grid) bytes from FusedZeroOffset(passes, grid), zero at the launch
+//	work     u64  FusedWorkBytes(passes, grid) bytes: the tiles' counts [passes][grid][256] u32
+//	sums     u64  FusedSumsBytes(passes, grid) bytes, zero at the launch and left zero:
+//	              the groups' sums [2*passes][ceil(grid/FusedGroup)][256] u32 (step 1's
+//	              of each pass, then the later passes'), the totals [passes][256] u32,
+//	              the barrier's counter and the exit counter (u32 each, 16 bytes)
 //	n        u64  keys, at most grid*Tile() and more than (grid-1)*Tile()
 //
-// The grid has ceil(n/Tile()) blocks of SortBlock threads.
+// The grid has ceil(n/Tile()) blocks of SortBlock threads. The kernel leaves the sums
+// zero (a stream's self-cleaning scratch, with no memset before the next launch): past
+// the last pass's counts barrier each block zeroes rows of the groups' sums that no
+// block reads any more, and the last block to take an exit ticket (an acq_rel atomic
+// after its last reads) zeroes the rest.
 type RadixFused struct {
 	Order SortKey
 	Items int
@@ -68,24 +74,15 @@ func (p *RadixFused) Tile() int { return SortBlock * p.Items }
 // rather than one a tile before it.
 const FusedGroup = 16
 
-// FusedZeroOffset returns the offset of the part of RadixFused's work that must be zero
-// at the launch: the groups' sums, the totals and the barrier's counter.
-func FusedZeroOffset(passes, grid int) int { return passes * grid * RadixDigits * 4 }
+// FusedWorkBytes returns the bytes of RadixFused's work (the tiles' counts) for a grid
+// of grid blocks.
+func FusedWorkBytes(passes, grid int) int { return passes * grid * RadixDigits * 4 }
 
-// FusedZeroBytes returns the size of that part.
-func FusedZeroBytes(passes, grid int) int {
+// FusedSumsBytes returns the bytes of RadixFused's sums (zero at the launch, left
+// zero): the groups' sums, the totals and the counters.
+func FusedSumsBytes(passes, grid int) int {
 	groups := (grid + FusedGroup - 1) / FusedGroup
 	return (2*passes*groups+passes)*RadixDigits*4 + 16
-}
-
-// FusedWorkBytes returns the bytes of RadixFused's work for a grid of grid blocks.
-func FusedWorkBytes(passes, grid int) int {
-	return FusedZeroOffset(passes, grid) + FusedZeroBytes(passes, grid)
-}
-
-// fusedTotalsOffset returns the offset of the totals in the work.
-func fusedTotalsOffset(passes, grid int) int {
-	return FusedWorkBytes(passes, grid) - passes*RadixDigits*4 - 16
 }
 
 // Key identifies the kernel.
@@ -151,8 +148,8 @@ func (p *RadixFused) tileBytes() int {
 }
 
 // CPU returns the kernel for the CPU backend: the same passes over the whole row
-// (stable counting scatters), leaving the totals and the barrier's count as the
-// kernel does (not the tiles' counts or the groups' sums).
+// (stable counting scatters), leaving the sums zero as the kernel does (and the work
+// as it was).
 func (p *RadixFused) CPU() (func(*cpu.Launch) error, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -160,17 +157,19 @@ func (p *RadixFused) CPU() (func(*cpu.Launch) error, error) {
 	key := p.Order
 	ks, P, tile := key.Size(), key.Passes(), p.Tile()
 	return func(l *cpu.Launch) error {
-		n, grid := int(l.Uint64(4)), int(l.Grid[0])
+		n, grid := int(l.Uint64(5)), int(l.Grid[0])
 		if n <= 0 || grid != (n+tile-1)/tile || l.Block[0] != SortBlock || l.Grid[1] != 1 || l.Grid[2] != 1 {
 			return launchErr("fused sort of %d keys: grid %v, block %v (tile %d)", n, l.Grid, l.Block, tile)
 		}
-		wb, err := sortMem(l, 3, FusedWorkBytes(P, grid))
+		if _, err := sortMem(l, 3, FusedWorkBytes(P, grid)); err != nil {
+			return err
+		}
+		sums, err := sortMem(l, 4, FusedSumsBytes(P, grid))
 		if err != nil {
 			return err
 		}
-		zo := FusedZeroOffset(P, grid)
-		if !checkZero(wb[zo : zo+FusedZeroBytes(P, grid)]) {
-			return launchErr("fused sort of %d keys: work not zeroed", n)
+		if !checkZero(sums) {
+			return launchErr("fused sort of %d keys: sums not zeroed", n)
 		}
 		in, err := sortMem(l, 0, n*ks)
 		if err != nil {
@@ -182,8 +181,7 @@ func (p *RadixFused) CPU() (func(*cpu.Launch) error, error) {
 		}
 		ordered := key.orderedFunc()
 		digits := make([]uint8, n)
-		to := fusedTotalsOffset(P, grid)
-		totals := cpu.Slice[uint32](wb[to:])[:P*RadixDigits]
+		totals := make([]uint32, P*RadixDigits)
 		active := make([]int, 0, P)
 		for pass := 0; pass < P; pass++ {
 			sortDigits(in, ks, 0, n, digits, ordered, 8*pass)
@@ -225,8 +223,6 @@ func (p *RadixFused) CPU() (func(*cpu.Launch) error, error) {
 			scatterElems(dst, src, ks, 0, n, digits, &off)
 			src = dst
 		}
-		// The barrier's count as the kernel leaves it: one arrival a block a barrier.
-		storeRaw(wb[to+P*RadixDigits*4:], 4, 0, uint64((2*m-1)*grid))
 		return nil
 	}, nil
 }

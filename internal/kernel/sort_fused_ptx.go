@@ -63,7 +63,7 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 	m := ptx.NewModule(major, minor)
 	entry = "radix_fused"
 	f := m.Kernel(entry, ptx.P("keyIn", ptx.U64), ptx.P("keyB", ptx.U64), ptx.P("keyOut", ptx.U64),
-		ptx.P("work", ptx.U64), ptx.P("n", ptx.U64))
+		ptx.P("work", ptx.U64), ptx.P("sums", ptx.U64), ptx.P("n", ptx.U64))
 	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", SortBlock))
 	if p.MinBlocks > 0 {
 		f.Attr(fmt.Sprintf(".minnctapersm %d", p.MinBlocks))
@@ -77,7 +77,7 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 	f.Shared("rf_start", ptx.B32, 16, P*RadixDigits) // every pass's digit starts in the row
 	f.Shared("rf_off", ptx.B64, 16, RadixDigits)     // per digit: the key address of tile slot 0
 	f.Shared("rf_sum", ptx.B32, 16, SortBlock/32)
-	f.Shared("rf_misc", ptx.B32, 16, 2) // the trivial passes' mask
+	f.Shared("rf_misc", ptx.B32, 16, 2) // the trivial passes' mask; the block is the last out
 	f.Shared("rf_t0", ptx.B64, 8, 1)
 	g := newSortGen(f, p.Order, K)
 	gp := func(i int) ptx.Reg {
@@ -85,11 +85,11 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 		f.CvtaTo(ptx.Global, r, f.LdParam(i))
 		return r
 	}
-	keyIn, keyB, keyOut, work := gp(0), gp(1), gp(2), gp(3)
+	keyIn, keyB, keyOut, work, groups := gp(0), gp(1), gp(2), gp(3), gp(4)
 	if P == 1 {
 		keyB = keyOut // (not used)
 	}
-	n64 := f.LdParam(4)
+	n64 := f.LdParam(5)
 	n32 := f.Reg(ptx.U32)
 	f.Cvt(n32, n64)
 	tid0 := f.Setp(ptx.Eq, g.tid, ptx.Int(0))
@@ -100,6 +100,7 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 		f.AtNot(tid0).Bra(skip)
 		spinStart(f, "rf_t0")
 		f.St(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(ptx.Sym("rf_misc"), 0), z)
+		f.St(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(ptx.Sym("rf_misc"), 4), z)
 		f.Place(skip)
 	}
 	blk := f.Special(ptx.CtaidX)
@@ -113,13 +114,9 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 		f.Min(c, c, ptx.Int(tile))
 		f.Cvt(count, c)
 	}
-	// The work: counts [P][grid][256], groups' sums [2P][ngroups][256], then totals
-	// [P][256] and the barrier counter.
-	grid64 := f.Reg(ptx.U64)
-	f.Cvt(grid64, grid)
-	groups := f.Reg(ptx.U64)
-	f.Mul(groups, grid64, ptx.Int(P*RadixDigits*4))
-	f.Add(groups, groups, work)
+	// The work: the tiles' counts [P][grid][256]; the sums: the groups' sums
+	// [2P][ngroups][256], then the totals [P][256], the barrier's counter and the exit
+	// counter.
 	ngroups := f.Reg(ptx.U32)
 	f.Add(ngroups, grid, ptx.Int(FusedGroup-1))
 	f.Shr(ngroups, ngroups, ptx.Int(4))
@@ -291,6 +288,9 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 		f.Op("popc.b32", pc, mask)
 		f.Sub(mcount, ptx.Int(P), pc)
 	}
+	lastSlot, ticket := f.Reg(ptx.U32), f.Reg(ptx.U32) // the last pass's slot; the exit ticket
+	f.Mov(lastSlot, ptx.Int(0))
+	f.Mov(ticket, ptx.Int(0))
 	pass := f.Reg(ptx.U32)
 	f.Mov(pass, ptx.Int(0))
 	k := f.Reg(ptx.U32)
@@ -356,6 +356,37 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 		f.Place(skip)
 	}
 	f.Place(staged)
+	// The last pass leaves the sums zero for the next launch: past its counts' barrier
+	// no block reads the sums but the pass's (slot's) groups' sums and (with one pass)
+	// the totals, so each block zeroes the other groups' rows blk, blk+grid, ...; the
+	// last block out zeroes the rest.
+	last := f.Reg(ptx.Pred)
+	{
+		k1 := f.Reg(ptx.U32)
+		f.Add(k1, k, ptx.Int(1))
+		f.Op("setp.eq.u32", last, k1, mcount)
+		f.At(last).Op("mov.u32", lastSlot, slot)
+		skip, rl := f.NewLabel(), f.NewLabel()
+		f.AtNot(last).Bra(skip)
+		rows, lo, hi := f.Reg(ptx.U32), f.Reg(ptx.U32), f.Reg(ptx.U32)
+		f.Mul(rows, ngroups, ptx.Int(2*P))
+		f.Mul(lo, slot, ngroups)
+		f.Add(hi, lo, ngroups)
+		r := f.Reg(ptx.U32)
+		f.Mov(r, blk)
+		f.Place(rl)
+		f.At(f.Setp(ptx.Ge, r, rows)).Bra(skip)
+		keep := f.Reg(ptx.Pred)
+		f.Op("and.pred", keep, f.Setp(ptx.Ge, r, lo), f.Setp(ptx.Lt, r, hi))
+		a := f.Reg(ptx.U64)
+		f.MulWide(a, r, ptx.Int(RadixDigits*4))
+		f.Add(a, a, groups)
+		f.Add(a, a, tid4)
+		f.AtNot(keep).Op("st.global.u32", ptx.Mem(a, 0), z)
+		f.Add(r, r, grid)
+		f.Bra(rl)
+		f.Place(skip)
+	}
 	// The digit's first position in the row (step 1).
 	start := f.Reg(ptx.U32)
 	{
@@ -427,6 +458,10 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 		f.Bra(rl)
 		f.Place(rd)
 		f.BarSync(0) // (rf_cnt's last readers: finalRanks)
+		// The block's last reads of the sums are done: its exit ticket.
+		w := f.Reg(ptx.Pred)
+		f.Op("and.pred", w, last, tid0)
+		f.At(w).Op("atom.acq_rel.gpu.global.add.u32", ticket, ptx.Mem(bar, 4), ptx.Int(1))
 		pa := f.Reg(ptx.U32)
 		f.Fma(pa, g.warp, ptx.Int(RadixDigits*4), cntBase)
 		f.Fma(pa, g.lane, ptx.Int(32), pa)
@@ -469,6 +504,15 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 		f.Add(db, dig, g.tid)
 		g.writeTile(ks, count, tb, ob, db, ptx.Reg{}, func(ptx.Reg) ptx.Reg { return ptx.Reg{} })
 	}
+	{
+		w := f.Reg(ptx.Pred)
+		f.Op("and.pred", w, last, tid0)
+		gm1 := f.Reg(ptx.U32)
+		f.Sub(gm1, grid, ptx.Int(1))
+		out := f.Reg(ptx.U32)
+		f.Op("selp.u32", out, ptx.Int(1), ptx.Int(0), f.Setp(ptx.Eq, ticket, gm1))
+		f.At(w).Op("st.shared.u32", ptx.Mem(ptx.Sym("rf_misc"), 4), out)
+	}
 	f.Add(k, k, ptx.Int(1))
 	{
 		skip := f.NewLabel()
@@ -480,6 +524,36 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 	f.Add(pass, pass, ptx.Int(1))
 	f.Bra(loop)
 	f.Place(done)
+	// The last block out (every block's reads of the sums done) zeroes the totals, the
+	// last pass's groups' sums and the counters.
+	f.BarSync(0)
+	{
+		skip := f.NewLabel()
+		flag := f.Reg(ptx.U32)
+		f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(ptx.Sym("rf_misc"), 4), flag)
+		f.At(f.Setp(ptx.Eq, flag, ptx.Int(0))).Bra(skip)
+		ta := f.Reg(ptx.U64)
+		f.Add(ta, totals, tid4)
+		for ps := 0; ps < P; ps++ {
+			f.St(ptx.Global, ptx.CacheDefault, ptx.U32, ptx.Mem(ta, int64(ps*RadixDigits*4)), z)
+		}
+		i, end := f.Reg(ptx.U32), f.Reg(ptx.U32)
+		f.Mul(i, lastSlot, ngroups)
+		f.Add(end, i, ngroups)
+		rl := f.NewLabel()
+		f.Place(rl)
+		a := f.Reg(ptx.U64)
+		f.MulWide(a, i, ptx.Int(RadixDigits*4))
+		f.Add(a, a, groups)
+		f.Add(a, a, tid4)
+		f.St(ptx.Global, ptx.CacheDefault, ptx.U32, ptx.Mem(a, 0), z)
+		f.Add(i, i, ptx.Int(1))
+		f.At(f.Setp(ptx.Lt, i, end)).Bra(rl)
+		z64 := f.Reg(ptx.U64)
+		f.Mov(z64, ptx.Int(0))
+		f.At(tid0).Op("st.global.u64", ptx.Mem(bar, 0), z64)
+		f.Place(skip)
+	}
 	f.Ret()
 	return m.String(), entry, nil
 }

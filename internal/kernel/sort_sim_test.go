@@ -50,9 +50,9 @@ func TestSortPtxas(t *testing.T) {
 			&RadixBlockSort{Order: o, Items: items},
 			&RadixBlockSort{Order: o, Items: items, Val: ValIndex},
 			// The fused sorts (GPU_SORT_FUSED): the largest tiles, under one block a
-			// multiprocessor and two.
-			&RadixFused{Order: o, Items: items, LoadFence: true, MinBlocks: 1, Split: true},
-			&RadixFused{Order: o, Items: items, LoadFence: true, MinBlocks: 2, Split: true},
+			// multiprocessor and two (and pass 0 ranked in the loop).
+			&RadixFused{Order: o, Items: items, LoadFence: true, MinBlocks: 1, Split: true, EarlyRank: true},
+			&RadixFused{Order: o, Items: items, LoadFence: true, MinBlocks: 2, Split: true, EarlyRank: true},
 			&RadixFused{Order: o, Items: items, LoadFence: true, MinBlocks: 2, Rank: RankAtomicOr})
 	}
 	specs = append(specs,
