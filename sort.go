@@ -434,6 +434,9 @@ type sortConfig struct {
 	FusedBlocks int  // the most blocks a multiprocessor of RadixFused (its MinBlocks; at least 1)
 	FusedSplit  bool // RadixFused.Split: the counts' barrier split around the tile's staging
 	FusedEarly  bool // RadixFused.EarlyRank: pass 0 ranked while the first barrier waits
+	// FusedRank is RadixFused.Rank (RankMatch: RankBallot): the atomic-OR match words,
+	// where the passes take Rank's ballots.
+	FusedRank kernel.SortRank
 }
 
 // sortPDL reports whether the radix sort's plan and passes use programmatic dependent
@@ -572,7 +575,7 @@ func fusedSortSpec(cfg sortConfig, info *DeviceInfo, order kernel.SortKey, n int
 	if cfg.FusedMax <= 0 || n > cfg.FusedMax || info.ComputeMajor < 7 || info.Multiprocessors <= 0 {
 		return nil
 	}
-	rank := cfg.Rank
+	rank := cfg.FusedRank
 	if rank == kernel.RankMatch {
 		rank = kernel.RankBallot // (match.any: slower in the passes, not offered here)
 	}

@@ -101,11 +101,12 @@ func toSliceB[T gpu.Elem](b *testing.B, a *gpu.Array[T]) []T {
 }
 
 // BenchmarkSortFused sorts one row of float32 keys (float64 at 2^18) of sizes around
-// gpubench's 512000 five ways: the passes (GPU_SORT_FUSED=0: histogram, plan and a
+// gpubench's 512000 six ways: the passes (GPU_SORT_FUSED=0: histogram, plan and a
 // launch a digit), and the fused sort (kernel.RadixFused: one cooperative launch) as
 // configured (up to two blocks a multiprocessor), under one block at most, without the
-// split barrier (GPU_SORT_FUSED_SPLIT=off) and with the atomic-OR ranking
-// (GPU_SORT_RANK=or); one call plus a synchronize per
+// split barrier (GPU_SORT_FUSED_SPLIT=off), with the ballot ranking
+// (GPU_SORT_FUSED_RANK=ballot) and with pass 0 ranked after the first barrier
+// (GPU_SORT_FUSED_EARLY=off); one call plus a synchronize per
 // iteration, GB/s counting the keys read and written once. Every way's result must
 // equal the passes'. On the CPU they are the same sort.
 //
@@ -120,9 +121,9 @@ func BenchmarkSortFused(b *testing.B) {
 	one.FusedMax, one.FusedBlocks = 1<<24, 1
 	joined, or, late := fused, fused, fused
 	joined.FusedSplit = false
-	or.Rank = kernel.RankAtomicOr
+	or.FusedRank = kernel.RankBallot
 	late.FusedEarly = false
-	ways := []sortWay{{"passes", passes}, {"fused", fused}, {"fused-max1", one}, {"fused-joined", joined}, {"fused-or", or}, {"fused-late", late}}
+	ways := []sortWay{{"passes", passes}, {"fused", fused}, {"fused-max1", one}, {"fused-joined", joined}, {"fused-ballot", or}, {"fused-late", late}}
 	for _, n := range []int{100_000, 1 << 18, 512000, 1 << 20} {
 		benchSortFusedWays[float32](b, s, ways, n, func(v float32) uint64 { return uint64(math.Float32bits(v)) })
 	}

@@ -198,7 +198,7 @@ func TestSortPast2to31GPU(t *testing.T) {
 // TestSortFusedGPU sorts single rows of keys alone through the fused sort (one
 // cooperative launch: kernel.RadixFused) at the sizes around its limits on the device:
 // one block a multiprocessor and two (one also with the counts' barrier joined, pass 0
-// ranked after the first barrier and the atomic-OR ranking), the largest tiles (Items4, Items8) filling the wave, and a row
+// ranked after the first barrier and the ballot ranking), the largest tiles (Items4, Items8) filling the wave, and a row
 // one key past a tile boundary; every key width and the special, few-distinct and
 // sorted patterns, ascending and descending.
 func TestSortFusedGPU(t *testing.T) {
@@ -221,12 +221,12 @@ func TestSortFusedGPU(t *testing.T) {
 			c := def
 			c.FusedMax, c.FusedBlocks = 1<<24, blocks
 			if i == 2 {
-				c.FusedSplit, c.Rank, c.FusedEarly = false, kernel.RankAtomicOr, false
+				c.FusedSplit, c.FusedRank, c.FusedEarly = false, kernel.RankBallot, false
 			}
 			old := gpu.SetSortConfig(c)
 			wave := blocks * sms * kernel.SortBlock
 			for _, n := range []int{wave*c.Items8 - 7, wave*c.Items4 - 1, wave*3 + 1, 40001} {
-				t.Run(fmt.Sprintf("blocks%d/split=%v/early=%v/%v/%d", blocks, c.FusedSplit, c.FusedEarly, c.Rank, n), func(t *testing.T) {
+				t.Run(fmt.Sprintf("blocks%d/split=%v/early=%v/%v/%d", blocks, c.FusedSplit, c.FusedEarly, c.FusedRank, n), func(t *testing.T) {
 					for _, p := range []stPattern{patSpecial, patFew, patSorted} {
 						desc := p == patFew
 						check(func() { checkSortedFast(t, s, stGen[float32](rng, n, p), desc) })

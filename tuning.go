@@ -78,7 +78,8 @@ import (
 //	GPU_SORT_HIST_LEAN=on|off, GPU_SORT_LONG_ITEMS=0|4..28,
 //	GPU_SORT_LONG_ITEMS8=0|4..16,
 //	GPU_SORT_LONG_MINBLOCKS=0..8, GPU_SORT_PDL=on|off,
-//	GPU_SORT_FUSED=0..2^24, GPU_SORT_FUSED_BLOCKS=1|2, GPU_SORT_FUSED_SPLIT=on|off
+//	GPU_SORT_FUSED=0..2^24, GPU_SORT_FUSED_BLOCKS=1|2, GPU_SORT_FUSED_SPLIT=on|off,
+//	GPU_SORT_FUSED_EARLY=on|off, GPU_SORT_FUSED_RANK=ballot|or
 //	                                        the sort kernels' configuration (sortConfigFromEnv has the defaults)
 //
 // The third part is read at each call:
@@ -763,7 +764,7 @@ func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 4, LookbackVals: 2, HistItems: 8, SegMax: kernel.SortSegmentMax,
 		LoadFence: true, MinBlocks: 4, SmallItems: 8, SmallLookback: 8, LeanLookback: true, HistLean: true,
 		LongItems4: 28, LongItems8: 16, LongMinBlocks: 3, LongWaves: 4, FusedMax: 1 << 20, FusedBlocks: 2, FusedSplit: true,
-		FusedEarly: true}
+		FusedEarly: true, FusedRank: kernel.RankAtomicOr}
 	envInt(getenv, "GPU_SORT_FUSED", 0, 1<<24, &c.FusedMax)
 	envInt(getenv, "GPU_SORT_FUSED_BLOCKS", 1, 2, &c.FusedBlocks)
 	envBool(getenv, "GPU_SORT_FUSED_SPLIT", &c.FusedSplit)
@@ -803,6 +804,12 @@ func sortConfigFromEnv(getenv func(string) string) sortConfig {
 		c.Rank = kernel.RankMatch
 	case "or":
 		c.Rank = kernel.RankAtomicOr
+	}
+	switch getenv("GPU_SORT_FUSED_RANK") {
+	case "ballot":
+		c.FusedRank = kernel.RankBallot
+	case "or":
+		c.FusedRank = kernel.RankAtomicOr
 	}
 	return c
 }

@@ -72,8 +72,10 @@ func TestForwardMatchesReference(t *testing.T) {
 			// 0.0002-0.0007 (rare roundings tipped the other way); cuBLAS's bfloat16
 			// products differ from the round-to-nearest reference by a unit in the last
 			// place in about half the elements (H200, cuBLAS 13.1: 0.0023-0.0033), so
-			// the bound is bfloat16's relative spacing, 2^-8, with some margin.
-			if maxRel > 0.03 || rmsRel > 5e-3 {
+			// the bound is bfloat16's relative spacing, 2^-8, with some margin. The
+			// largest difference is a few such units of the largest elements (several
+			// times the rms): 0.0318 once on the H200 (seed 15994012493114442277).
+			if maxRel > 0.06 || rmsRel > 5e-3 {
 				t.Errorf("B %d, T %d: output differs from the reference: largest %.3g, rms %.3g of the output's rms", b, tt, maxRel, rmsRel)
 			}
 			if th2, _ := tokens.ToSlice(bg); !slices.Equal(th, th2) {
