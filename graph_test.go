@@ -199,7 +199,7 @@ var graphFamilies = []struct {
 			rs = append(rs, r)
 			return err
 		}
-		sorted, err := gpu.Sort(s, in.v, 0) // onesweep radix sort on CUDA: look-back status
+		sorted, err := gpu.Sort(s, in.v, 0) // one row: the fused sort on CUDA (scratch sums, a cooperative launch)
 		if err != nil {
 			return nil, err
 		}

@@ -47,7 +47,8 @@ import (
 // 2*64 MiB for keys of up to 4 bytes, 2*85 MiB for 8-byte ones); the single
 // cooperative launch takes 1 KiB of counts per tile and pass, and sums of 2 KiB per 16
 // tiles and pass, scratch that the stream keeps clean for its next sorts until it
-// closes (at most 280 KiB on the H200: float64 keys). Argsort takes up to two key buffers and two 32-bit index buffers (8 bytes
+// closes (on the H200 at most 280 KiB, float64 keys, in a block of 512 KiB; a stream
+// keeps up to four). Argsort takes up to two key buffers and two 32-bit index buffers (8 bytes
 // per index past 2^32 keys in a row), SortByKey a second payload buffer. Sorts along
 // an axis other than the last, or of non-contiguous arrays, copy the input to rows
 // first and the result back. Inputs are never modified.
@@ -617,18 +618,13 @@ func fusedSort(s *Stream, sp *kernel.RadixFused, keys *header, n int, outK *head
 	}
 	P, ks := sp.Order.Passes(), sp.Order.Size()
 	grid := (n + sp.Tile() - 1) / sp.Tile()
-	// Every buffer before the first enqueue: a failed allocation leaves nothing behind.
+	// The buffers before the scratch, whose first use on a stream enqueues its zeroing:
+	// a failed allocation leaves nothing behind (and scratch given back is clean).
 	work, err := s.Alloc(int64(kernel.FusedWorkBytes(P, grid)))
 	if err != nil {
 		return err
 	}
 	defer work.Free()
-	size := kernel.FusedSumsBytes(P, grid)
-	sums, err := s.scratch(scratchFusedSort, size, size <= fusedSumsPooled)
-	if err != nil {
-		return err
-	}
-	defer sums.release(true)
 	var keyB sortBuf
 	if P > 1 {
 		b, err := s.Alloc(int64(n * ks))
@@ -638,6 +634,12 @@ func fusedSort(s *Stream, sp *kernel.RadixFused, keys *header, n int, outK *head
 		defer b.Free()
 		keyB = sortBuf{b: b, mode: ReadWrite}
 	}
+	size := kernel.FusedSumsBytes(P, grid)
+	sums, err := s.scratch(scratchFusedSort, size, size <= fusedSumsPooled)
+	if err != nil {
+		return err
+	}
+	defer sums.release(true)
 	l := newLaunchArgs()
 	l.hdr(keys, Read)
 	keyB.add(&l)

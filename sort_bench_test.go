@@ -119,11 +119,11 @@ func BenchmarkSortFused(b *testing.B) {
 	passes.FusedMax = 0
 	fused.FusedMax = 1 << 24
 	one.FusedMax, one.FusedBlocks = 1<<24, 1
-	joined, or, late := fused, fused, fused
+	joined, ballot, late := fused, fused, fused
 	joined.FusedSplit = false
-	or.FusedRank = kernel.RankBallot
+	ballot.FusedRank = kernel.RankBallot
 	late.FusedEarly = false
-	ways := []sortWay{{"passes", passes}, {"fused", fused}, {"fused-max1", one}, {"fused-joined", joined}, {"fused-ballot", or}, {"fused-late", late}}
+	ways := []sortWay{{"passes", passes}, {"fused", fused}, {"fused-max1", one}, {"fused-joined", joined}, {"fused-ballot", ballot}, {"fused-late", late}}
 	for _, n := range []int{100_000, 1 << 18, 512000, 1 << 20} {
 		benchSortFusedWays[float32](b, s, ways, n, func(v float32) uint64 { return uint64(math.Float32bits(v)) })
 	}

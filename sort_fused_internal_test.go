@@ -21,7 +21,7 @@ func TestFusedSortSpec(t *testing.T) {
 	one := def
 	one.FusedBlocks = 1
 	late := def
-	late.FusedEarly, late.FusedSplit = false, false
+	late.FusedEarly, late.FusedSplit, late.FusedRank = false, false, kernel.RankBallot
 	f32, f64 := kernel.SortKey{Type: dtype.Float32}, kernel.SortKey{Type: dtype.Float64}
 	for _, c := range []struct {
 		name          string
@@ -50,7 +50,7 @@ func TestFusedSortSpec(t *testing.T) {
 		case c.items != 0 && sp == nil:
 			t.Errorf("%s: the passes, want %d items under %d blocks", c.name, c.items, c.blocks)
 		case sp != nil && (sp.Items != c.items || sp.MinBlocks != c.blocks || sp.Validate() != nil ||
-			sp.EarlyRank != c.cfg.FusedEarly || sp.Split != c.cfg.FusedSplit):
+			sp.EarlyRank != c.cfg.FusedEarly || sp.Split != c.cfg.FusedSplit || sp.Rank != c.cfg.FusedRank):
 			t.Errorf("%s: %s under %d blocks (valid: %v), want %d items under %d", c.name, sp.Key(), sp.MinBlocks, sp.Validate(), c.items, c.blocks)
 		}
 	}

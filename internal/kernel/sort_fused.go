@@ -41,10 +41,13 @@ import (
 //	n        u64  keys, at most grid*Tile() and more than (grid-1)*Tile()
 //
 // The grid has ceil(n/Tile()) blocks of SortBlock threads. The kernel leaves the sums
-// zero (a stream's self-cleaning scratch, with no memset before the next launch): past
-// the last pass's counts barrier each block zeroes rows of the groups' sums that no
-// block reads any more, and the last block to take an exit ticket (an acq_rel atomic
-// after its last reads) zeroes the rest.
+// zero (a stream's self-cleaning scratch, with no memset before the next launch): after
+// its scatter in the last active pass, each block zeroes rows of the groups' sums that
+// no block reads or adds to any more (all but the last pass's: past that pass's counts
+// barrier, or with one active pass past step 1's, every other row's last use is done),
+// then takes an exit ticket (an acq_rel atomic, its last reads done), and the last
+// block out zeroes the rest (the totals, which step 2 may still read with one active
+// pass; the last pass's rows; the counters).
 type RadixFused struct {
 	Order SortKey
 	Items int

@@ -288,9 +288,8 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 		f.Op("popc.b32", pc, mask)
 		f.Sub(mcount, ptx.Int(P), pc)
 	}
-	lastSlot, ticket := f.Reg(ptx.U32), f.Reg(ptx.U32) // the last pass's slot; the exit ticket
+	lastSlot := f.Reg(ptx.U32) // the last active pass's slot
 	f.Mov(lastSlot, ptx.Int(0))
-	f.Mov(ticket, ptx.Int(0))
 	pass := f.Reg(ptx.U32)
 	f.Mov(pass, ptx.Int(0))
 	k := f.Reg(ptx.U32)
@@ -356,36 +355,12 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 		f.Place(skip)
 	}
 	f.Place(staged)
-	// The last pass leaves the sums zero for the next launch: past its counts' barrier
-	// no block reads the sums but the pass's (slot's) groups' sums and (with one pass)
-	// the totals, so each block zeroes the other groups' rows blk, blk+grid, ...; the
-	// last block out zeroes the rest.
-	last := f.Reg(ptx.Pred)
+	last := f.Reg(ptx.Pred) // the last active pass
 	{
 		k1 := f.Reg(ptx.U32)
 		f.Add(k1, k, ptx.Int(1))
 		f.Op("setp.eq.u32", last, k1, mcount)
 		f.At(last).Op("mov.u32", lastSlot, slot)
-		skip, rl := f.NewLabel(), f.NewLabel()
-		f.AtNot(last).Bra(skip)
-		rows, lo, hi := f.Reg(ptx.U32), f.Reg(ptx.U32), f.Reg(ptx.U32)
-		f.Mul(rows, ngroups, ptx.Int(2*P))
-		f.Mul(lo, slot, ngroups)
-		f.Add(hi, lo, ngroups)
-		r := f.Reg(ptx.U32)
-		f.Mov(r, blk)
-		f.Place(rl)
-		f.At(f.Setp(ptx.Ge, r, rows)).Bra(skip)
-		keep := f.Reg(ptx.Pred)
-		f.Op("and.pred", keep, f.Setp(ptx.Ge, r, lo), f.Setp(ptx.Lt, r, hi))
-		a := f.Reg(ptx.U64)
-		f.MulWide(a, r, ptx.Int(RadixDigits*4))
-		f.Add(a, a, groups)
-		f.Add(a, a, tid4)
-		f.AtNot(keep).Op("st.global.u32", ptx.Mem(a, 0), z)
-		f.Add(r, r, grid)
-		f.Bra(rl)
-		f.Place(skip)
 	}
 	// The digit's first position in the row (step 1).
 	start := f.Reg(ptx.U32)
@@ -458,10 +433,6 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 		f.Bra(rl)
 		f.Place(rd)
 		f.BarSync(0) // (rf_cnt's last readers: finalRanks)
-		// The block's last reads of the sums are done: its exit ticket.
-		w := f.Reg(ptx.Pred)
-		f.Op("and.pred", w, last, tid0)
-		f.At(w).Op("atom.acq_rel.gpu.global.add.u32", ticket, ptx.Mem(bar, 4), ptx.Int(1))
 		pa := f.Reg(ptx.U32)
 		f.Fma(pa, g.warp, ptx.Int(RadixDigits*4), cntBase)
 		f.Fma(pa, g.lane, ptx.Int(32), pa)
@@ -504,14 +475,42 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 		f.Add(db, dig, g.tid)
 		g.writeTile(ks, count, tb, ob, db, ptx.Reg{}, func(ptx.Reg) ptx.Reg { return ptx.Reg{} })
 	}
+	// The last pass leaves the sums zero for the next launch, after its scatter (off
+	// the critical path): past its counts' barrier no block reads the sums but the
+	// pass's (slot's) groups' sums and (with one active pass) the totals, so each block
+	// zeroes the other groups' rows blk, blk+grid, ...; then, its last reads long done,
+	// it takes an exit ticket (acq_rel), and the last block out zeroes the rest at the
+	// end.
 	{
-		w := f.Reg(ptx.Pred)
-		f.Op("and.pred", w, last, tid0)
+		skip, rl, rd := f.NewLabel(), f.NewLabel(), f.NewLabel()
+		f.AtNot(last).Bra(skip)
+		rows, lo, hi := f.Reg(ptx.U32), f.Reg(ptx.U32), f.Reg(ptx.U32)
+		f.Mul(rows, ngroups, ptx.Int(2*P))
+		f.Mul(lo, slot, ngroups)
+		f.Add(hi, lo, ngroups)
+		r := f.Reg(ptx.U32)
+		f.Mov(r, blk)
+		f.Place(rl)
+		f.At(f.Setp(ptx.Ge, r, rows)).Bra(rd)
+		keep := f.Reg(ptx.Pred)
+		f.Op("and.pred", keep, f.Setp(ptx.Ge, r, lo), f.Setp(ptx.Lt, r, hi))
+		a := f.Reg(ptx.U64)
+		f.MulWide(a, r, ptx.Int(RadixDigits*4))
+		f.Add(a, a, groups)
+		f.Add(a, a, tid4)
+		f.AtNot(keep).Op("st.global.u32", ptx.Mem(a, 0), z)
+		f.Add(r, r, grid)
+		f.Bra(rl)
+		f.Place(rd)
+		f.AtNot(tid0).Bra(skip)
+		ticket := f.Reg(ptx.U32)
+		f.Op("atom.acq_rel.gpu.global.add.u32", ticket, ptx.Mem(bar, 4), ptx.Int(1))
 		gm1 := f.Reg(ptx.U32)
 		f.Sub(gm1, grid, ptx.Int(1))
 		out := f.Reg(ptx.U32)
 		f.Op("selp.u32", out, ptx.Int(1), ptx.Int(0), f.Setp(ptx.Eq, ticket, gm1))
-		f.At(w).Op("st.shared.u32", ptx.Mem(ptx.Sym("rf_misc"), 4), out)
+		f.St(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(ptx.Sym("rf_misc"), 4), out)
+		f.Place(skip)
 	}
 	f.Add(k, k, ptx.Int(1))
 	{

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/go-gpu/gpu/dtype"
@@ -96,5 +97,44 @@ func TestRadixFusedSkipSim(t *testing.T) {
 				fusedSimRun(t, &RadixFused{Order: SortKey{Type: dtype.Uint32}, Items: 2, Split: c.name != "one", EarlyRank: early}, keys, n)
 			}
 		})
+	}
+}
+
+// TestRadixFusedOrder checks the memory ordering the simulator can't (it has no weak
+// memory model) in the PTX of each variant: every barrier arrival (a red of 1) right
+// after fence.acq_rel.gpu, and one exit ticket, acq_rel, after the block's last reads
+// of the sums (the rows' ld.global.cg.v4).
+func TestRadixFusedOrder(t *testing.T) {
+	for _, sp := range []*RadixFused{
+		{Order: SortKey{Type: dtype.Float32}, Items: 16, LoadFence: true, Split: true, EarlyRank: true, Rank: RankAtomicOr},
+		{Order: SortKey{Type: dtype.Float64}, Items: 12, LoadFence: true},
+		{Order: SortKey{Type: dtype.Uint8}, Items: 4, Split: true},
+	} {
+		src, _, err := sp.PTX(9, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(src, "\n")
+		ticket, lastRow, arrivals := -1, -1, 0
+		for i, l := range lines {
+			l = strings.TrimSpace(l)
+			switch {
+			case strings.Contains(l, "red.global.add.u32") && strings.HasSuffix(l, ", 1;"):
+				arrivals++
+				if i == 0 || strings.TrimSpace(lines[i-1]) != "fence.acq_rel.gpu;" {
+					t.Errorf("%s: line %d: a barrier arrival without fence.acq_rel.gpu before it: %s", sp.Key(), i+1, l)
+				}
+			case strings.Contains(l, "atom.") && strings.Contains(l, "add.u32") && !strings.Contains(l, ".shared"):
+				if ticket >= 0 || !strings.Contains(l, "atom.acq_rel.gpu.global.add.u32") {
+					t.Errorf("%s: line %d: a second or not acq_rel exit ticket: %s", sp.Key(), i+1, l)
+				}
+				ticket = i
+			case strings.Contains(l, "ld.global.cg.v4.u32"):
+				lastRow = i
+			}
+		}
+		if arrivals == 0 || ticket < lastRow {
+			t.Errorf("%s: %d barrier arrivals, the exit ticket at line %d, the last row read at line %d", sp.Key(), arrivals, ticket+1, lastRow+1)
+		}
 	}
 }

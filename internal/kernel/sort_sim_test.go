@@ -50,10 +50,11 @@ func TestSortPtxas(t *testing.T) {
 			&RadixBlockSort{Order: o, Items: items},
 			&RadixBlockSort{Order: o, Items: items, Val: ValIndex},
 			// The fused sorts (GPU_SORT_FUSED): the largest tiles, under one block a
-			// multiprocessor and two (and pass 0 ranked in the loop).
-			&RadixFused{Order: o, Items: items, LoadFence: true, MinBlocks: 1, Split: true, EarlyRank: true},
-			&RadixFused{Order: o, Items: items, LoadFence: true, MinBlocks: 2, Split: true, EarlyRank: true},
-			&RadixFused{Order: o, Items: items, LoadFence: true, MinBlocks: 2, Rank: RankAtomicOr})
+			// multiprocessor and two (the defaults), and the ballot ranking with pass 0
+			// ranked in the loop and the barrier joined.
+			&RadixFused{Order: o, Items: items, LoadFence: true, MinBlocks: 1, Split: true, EarlyRank: true, Rank: RankAtomicOr},
+			&RadixFused{Order: o, Items: items, LoadFence: true, MinBlocks: 2, Split: true, EarlyRank: true, Rank: RankAtomicOr},
+			&RadixFused{Order: o, Items: items, LoadFence: true, MinBlocks: 2})
 	}
 	specs = append(specs,
 		&RadixPass{Order: SortKey{Type: dtype.Float32, Descending: true}, Items: 16, Val: ValPayload, ValSize: 8, Lookback: 16},
