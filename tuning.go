@@ -742,24 +742,27 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // launches between them), GPU_SORT_FUSED (0 to 2^24: the most keys of a one-row sort
 // of keys alone that runs as one cooperative launch, sortConfig.FusedMax, where its
 // tiles fit one wave; 0: never; default 2^20), GPU_SORT_FUSED_BLOCKS (1 or 2: the most
-// blocks a multiprocessor it takes, the fewest that hold the row; default 2) and
+// blocks a multiprocessor it takes, the fewest that hold the row; default 2),
 // GPU_SORT_FUSED_SPLIT (arrive at a pass's counts barrier when they are published,
-// wait once the tile is staged: sortConfig.FusedSplit; default on). Its ranking is
-// GPU_SORT_RANK's (match.any excepted). On the H200 (2026-12-03, one process, 1000
-// calls each plus a synchronize, BenchmarkSortFused, µs):
+// wait once the tile is staged: sortConfig.FusedSplit; default on),
+// GPU_SORT_FUSED_EARLY (rank pass 0 between step 1's arrival and wait:
+// sortConfig.FusedEarly; default on) and GPU_SORT_FUSED_RANK (ballot or or: the
+// ranking's peer search, sortConfig.FusedRank; default or, the atomic-OR match words,
+// where the passes keep GPU_SORT_RANK's ballots). On the H200 (2026-12-03, one process,
+// 1000 calls each plus a synchronize, BenchmarkSortFused, µs; the machine's figures
+// move by a few µs from run to run):
 //
-//	float32 keys              100,000   262,144   512,000   1,048,576   float64 262,144
-//	the passes (FUSED=0)        47.3      53.4      60.2        99.2          86.1
-//	fused (the defaults)        35.2      37.8      47.0        61.5          64.9
-//	one block at most           36.4      38.8      47.4     (passes)         65.1
-//	barrier joined              34.6      39.4      46.6        62.3          69.4
-//	GPU_SORT_RANK=or            35.5      38.7      45.2        59.9          66.2
+//	float32 keys                    100,000   262,144   512,000   1,048,576
+//	the passes (FUSED=0)              50.2      57.4      68.4       115.8
+//	fused (the defaults)              34.1      38.1      45.3        57.2
+//	GPU_SORT_FUSED_RANK=ballot        32.1      37.2      50.0        57.7
+//	GPU_SORT_FUSED_EARLY=off          32.2      39.6      48.6        61.1
 //
-// and gpubench's 512000 + synchronize 45.8 µs against 59.1-60.3 for the passes (two
-// rounds in turn). Nsight Compute in an earlier run put the fused kernel at 42.0-42.7
-// µs, 43.4-44.0 with the barrier joined, 40.4-41.0 under two blocks forced (whose
-// wall time was 1-3 µs longer), against 61.6 µs for the passes' kernels
-// (docs/benchmarks/h200-2026-12-03-session5.txt).
+// and gpubench's 512000 + synchronize 41.2-43.5 µs against 61.3-70.4 for the passes
+// (four rounds in turn); in an earlier run the ballot ranking took 44.2-44.4 µs
+// against 40.4-43.7 with the default (docs/benchmarks/h200-2026-12-03-session6.txt).
+// The fused kernel's sums are stream scratch that it leaves zero, with no memset a
+// call (3-4 µs of that row: 41.4-45.5 against 44.9-49.6 µs, builds in turn).
 func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 4, LookbackVals: 2, HistItems: 8, SegMax: kernel.SortSegmentMax,
 		LoadFence: true, MinBlocks: 4, SmallItems: 8, SmallLookback: 8, LeanLookback: true, HistLean: true,
