@@ -467,6 +467,11 @@ var sortPassHook atomic.Pointer[func(*kernel.RadixPass)]
 // sortFusedHook, when set (tests), sees every fused sort's spec before it launches.
 var sortFusedHook atomic.Pointer[func(*kernel.RadixFused)]
 
+// sortFusedTrace, when set (benchmarks), is the trace of every fused sort: its kernel
+// the traced one (kernel.RadixFused.Trace), writing at least grid*FusedTraceSlots u64
+// words of the buffer.
+var sortFusedTrace atomic.Pointer[Buffer]
+
 // sortRows sorts rows rows of rowLen contiguous keys (and vals) into outK and outV
 // (contiguous; either may be nil: keys or values not wanted). With vals nil, outV gets
 // each key's index in its row (int64).
@@ -612,12 +617,21 @@ func fusedSort(s *Stream, sp *kernel.RadixFused, keys *header, n int, outK *head
 	if h := sortFusedHook.Load(); h != nil {
 		(*h)(sp)
 	}
+	trace := sortFusedTrace.Load()
+	if trace != nil {
+		c := *sp
+		c.Trace = true
+		sp = &c
+	}
 	fn, err := s.dev.kernel(sp)
 	if err != nil {
 		return err
 	}
 	P, ks := sp.Order.Passes(), sp.Order.Size()
 	grid := (n + sp.Tile() - 1) / sp.Tile()
+	if trace != nil && trace.Size() < int64(8*grid*kernel.FusedTraceSlots) {
+		return fmt.Errorf("gpu: a fused sort's trace of %d bytes for %d blocks: %w", trace.Size(), grid, ErrInvalidValue)
+	}
 	// The buffers before the scratch, whose first use on a stream enqueues its zeroing:
 	// a failed allocation leaves nothing behind (and scratch given back is clean).
 	work, err := s.Alloc(int64(kernel.FusedWorkBytes(P, grid)))
@@ -647,6 +661,9 @@ func fusedSort(s *Stream, sp *kernel.RadixFused, keys *header, n int, outK *head
 	l.buf(work, ReadWrite)
 	sums.addTo(&l)
 	l.u64(uint64(n))
+	if trace != nil {
+		l.buf(trace, ReadWrite)
+	}
 	lc := launchGeometry(grid, 1, kernel.SortBlock)
 	lc.Cooperative = true
 	return l.launch(s, fn, lc)

@@ -67,6 +67,36 @@ type RadixFused struct {
 	// that the wait overlaps the ranking; when pass 0 is active it starts at its
 	// scatter. (When it is skipped, the work is wasted.)
 	EarlyRank bool
+	// Trace takes a seventh parameter, a u64 address of grid*FusedTraceSlots u64
+	// words: thread 0 of each block writes the %globaltimer (ns) there as the block
+	// passes each step (FusedTraceSlot names them; a slot the block doesn't pass
+	// keeps what it held). A measuring tool (the benchmarks' timeline), not for use.
+	Trace bool
+}
+
+// The slots of RadixFused's trace, a block's FusedTraceSlots words: step 1's, then
+// fusedTracePass a pass (the pass's digit index, up to 8), then the end.
+const (
+	fusedTraceStep = 4
+	fusedTracePass = 6
+	// FusedTraceSlots is the words of a block's trace.
+	FusedTraceSlots = fusedTraceStep + SortMaxPasses*fusedTracePass + 1
+)
+
+// FusedTraceSlot names slot i of a block's trace: the step the block had just passed.
+func FusedTraceSlot(i int) string {
+	step := []string{"start", "step 1 counts published", "step 1 barrier passed", "digit starts"}
+	pass := []string{"keys loaded and ranked", "tile staged", "counts barrier passed", "offsets", "scatter issued", "keys barrier passed"}
+	switch {
+	case i < 0 || i >= FusedTraceSlots:
+		return ""
+	case i < fusedTraceStep:
+		return step[i]
+	case i == FusedTraceSlots-1:
+		return "end"
+	}
+	i -= fusedTraceStep
+	return fmt.Sprintf("pass %d: %s", i/fusedTracePass, pass[i%fusedTracePass])
 }
 
 // Tile returns the keys per block.
@@ -109,6 +139,9 @@ func (p *RadixFused) AppendKey(b []byte) []byte {
 	}
 	if p.EarlyRank {
 		b = append(b, "|early"...)
+	}
+	if p.Trace {
+		b = append(b, "|trace"...)
 	}
 	return b
 }

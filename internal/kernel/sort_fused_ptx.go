@@ -39,7 +39,8 @@ func gridArrive(f *ptx.Func, tid0, bar, target, grid ptx.Reg) {
 }
 
 // gridWait is gridBarrier's second half: thread 0 waits for every block's arrival,
-// then the block's threads meet.
+// then the block's threads meet. (Relaxed polls and one fence.acq_rel after the last
+// cost the H200 0.3-0.5 µs a barrier against these acquire loads, 2026-12-04.)
 func gridWait(f *ptx.Func, tid0, bar, target ptx.Reg, t0sym string) {
 	skip := f.NewLabel()
 	f.AtNot(tid0).Bra(skip)
@@ -62,8 +63,12 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 	defer scanPTXError(&err)
 	m := ptx.NewModule(major, minor)
 	entry = "radix_fused"
-	f := m.Kernel(entry, ptx.P("keyIn", ptx.U64), ptx.P("keyB", ptx.U64), ptx.P("keyOut", ptx.U64),
-		ptx.P("work", ptx.U64), ptx.P("sums", ptx.U64), ptx.P("n", ptx.U64))
+	params := []ptx.Param{ptx.P("keyIn", ptx.U64), ptx.P("keyB", ptx.U64), ptx.P("keyOut", ptx.U64),
+		ptx.P("work", ptx.U64), ptx.P("sums", ptx.U64), ptx.P("n", ptx.U64)}
+	if p.Trace {
+		params = append(params, ptx.P("trace", ptx.U64))
+	}
+	f := m.Kernel(entry, params...)
 	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", SortBlock))
 	if p.MinBlocks > 0 {
 		f.Attr(fmt.Sprintf(".minnctapersm %d", p.MinBlocks))
@@ -105,6 +110,35 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 	}
 	blk := f.Special(ptx.CtaidX)
 	grid := f.Special(ptx.NctaidX)
+	// markAt writes the time to trace slot slot (u32 register) of the block (Trace).
+	var trace ptx.Reg
+	if p.Trace {
+		trace = f.Reg(ptx.U64)
+		f.CvtaTo(ptx.Global, trace, f.LdParam(6))
+	}
+	markAt := func(slot ptx.Reg) {
+		if !p.Trace {
+			return
+		}
+		skip := f.NewLabel()
+		f.AtNot(tid0).Bra(skip)
+		i := f.Reg(ptx.U32)
+		f.Fma(i, blk, ptx.Int(FusedTraceSlots), slot)
+		a := f.Reg(ptx.U64)
+		f.MulWide(a, i, ptx.Int(8))
+		f.Add(a, a, trace)
+		f.St(ptx.Global, ptx.CacheDefault, ptx.U64, ptx.Mem(a, 0), f.Special(ptx.GlobalTimer))
+		f.Place(skip)
+	}
+	mark := func(slot int) {
+		if !p.Trace {
+			return
+		}
+		r := f.Reg(ptx.U32)
+		f.Mov(r, ptx.Int(slot))
+		markAt(r)
+	}
+	mark(0)
 	tileOff := f.Reg(ptx.U64)
 	f.MulWide(tileOff, blk, ptx.Int(tile))
 	count := f.Reg(ptx.U32)
@@ -247,6 +281,7 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 			f.At(nz).Op("red.global.add.u32", ptx.Mem(ta, int64(ps*RadixDigits*4)), c)
 			f.At(nz).Op("red.global.add.u32", ptx.Mem(groupAt(psr), 0), c)
 		}
+		mark(1)
 		if p.EarlyRank {
 			// Pass 0 on the keys the block holds while the others arrive: its counts
 			// are the ones just published; the tile staged as the loop would.
@@ -256,6 +291,7 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 		} else {
 			gridBarrier(f, tid0, bar, target, grid, "rf_t0")
 		}
+		mark(2)
 	}
 	// Step 2: the trivial passes (one digit holds every key), the same in every block.
 	mask := f.Reg(ptx.B32)
@@ -287,6 +323,16 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 		pc := f.Reg(ptx.U32)
 		f.Op("popc.b32", pc, mask)
 		f.Sub(mcount, ptx.Int(P), pc)
+	}
+	mark(3)
+	// markPass writes the time to slot j of the pass's trace.
+	markPass := func(pass ptx.Reg, j int) {
+		if !p.Trace {
+			return
+		}
+		r := f.Reg(ptx.U32)
+		f.Fma(r, pass, ptx.Int(fusedTracePass), ptx.Int(fusedTraceStep+j))
+		markAt(r)
 	}
 	lastSlot := f.Reg(ptx.U32) // the last active pass's slot
 	f.Mov(lastSlot, ptx.Int(0))
@@ -327,6 +373,7 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 	}
 	packed := rankTile(keys, shift)
 	f.BarSync(0)
+	markPass(pass, 0)
 	counts, cnt := g.warpCounts("rf_cnt")
 	f.AtNot(first).Op("st.global.u32", ptx.Mem(countAt(pass, blk), 0), cnt)
 	{
@@ -343,6 +390,7 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 	}
 	stageStarts(counts, cnt)
 	stageKeys(keys, packed)
+	markPass(pass, 1)
 	{
 		skip := f.NewLabel()
 		f.At(first).Bra(skip)
@@ -355,6 +403,7 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 		f.Place(skip)
 	}
 	f.Place(staged)
+	markPass(pass, 2)
 	last := f.Reg(ptx.Pred) // the last active pass
 	{
 		k1 := f.Reg(ptx.U32)
@@ -468,6 +517,7 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 		f.St(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(a, 0), ka)
 	}
 	f.BarSync(0) // the addresses
+	markPass(pass, 3)
 	{
 		ob := f.Reg(ptx.U32)
 		f.Op("mov.u32", ob, ptx.Sym("rf_off"))
@@ -475,12 +525,14 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 		f.Add(db, dig, g.tid)
 		g.writeTile(ks, count, tb, ob, db, ptx.Reg{}, func(ptx.Reg) ptx.Reg { return ptx.Reg{} })
 	}
+	markPass(pass, 4)
 	// The last pass leaves the sums zero for the next launch, after its scatter (off
 	// the critical path): past its counts' barrier no block reads the sums but the
 	// pass's (slot's) groups' sums and (with one active pass) the totals, so each block
 	// zeroes the other groups' rows blk, blk+grid, ...; then, its last reads long done,
 	// it takes an exit ticket (acq_rel), and the last block out zeroes the rest at the
-	// end.
+	// end. (A release ticket before the scatter, the last block acquiring after it,
+	// held warp 0's scatter back as long as it took off the end: H200, 2026-12-04.)
 	{
 		skip, rl, rd := f.NewLabel(), f.NewLabel(), f.NewLabel()
 		f.AtNot(last).Bra(skip)
@@ -517,6 +569,7 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 		skip := f.NewLabel()
 		f.At(f.Setp(ptx.Ge, k, mcount)).Bra(skip)
 		gridBarrier(f, tid0, bar, target, grid, "rf_t0") // every key of the pass written
+		markPass(pass, 5)
 		f.Place(skip)
 	}
 	f.Place(next)
@@ -553,6 +606,7 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 		f.At(tid0).Op("st.global.u64", ptx.Mem(bar, 0), z64)
 		f.Place(skip)
 	}
+	mark(FusedTraceSlots - 1)
 	f.Ret()
 	return m.String(), entry, nil
 }

@@ -138,3 +138,48 @@ func TestRadixFusedOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestRadixFusedTraceSim checks the traced kernel: the same sort, and each block's
+// trace holding a time at every step it passes, in order, and nothing elsewhere.
+func TestRadixFusedTraceSim(t *testing.T) {
+	const n = 3000
+	rng := rand.New(rand.NewPCG(3, 77))
+	sp := &RadixFused{Order: SortKey{Type: dtype.Float32}, Items: 4, LoadFence: true, Split: true, EarlyRank: true, Rank: RankAtomicOr, Trace: true}
+	keys := sortSimKeys(rng, sp.Order.Type, n)
+	P, grid := sp.Order.Passes(), (n+sp.Tile()-1)/sp.Tile()
+	const poison = 0xA5A5A5A5A5A5A5A5
+	args := []spectest.Arg{spectest.Buf(keys), spectest.Buf(fusedPoison(n * 4)), spectest.Buf(fusedPoison(n * 4)),
+		spectest.Buf(fusedPoison(FusedWorkBytes(P, grid))), spectest.Buf(make([]byte, FusedSumsBytes(P, grid))), spectest.U64(n),
+		spectest.Buf(fusedPoison(grid * FusedTraceSlots * 8))}
+	out := spectest.Sim(t, sp, grid, SortBlock, grid, args)
+	checkSortResult(t, sp.Order, ValNone, 0, keys, nil, 1, n, out[2], nil)
+	// Every pass is active (normal floats): pass 0 starts at its counts barrier (ranked
+	// in step 1), the last has no keys barrier after it.
+	var want []int
+	for i := 0; i < FusedTraceSlots; i++ {
+		pass, j := (i-fusedTraceStep)/fusedTracePass, (i-fusedTraceStep)%fusedTracePass
+		switch {
+		case i < fusedTraceStep || i == FusedTraceSlots-1:
+		case pass >= P || pass == 0 && j < 2 || pass == P-1 && j == 5:
+			continue
+		}
+		want = append(want, i)
+	}
+	for b := 0; b < grid; b++ {
+		tr := out[6][b*FusedTraceSlots*8:][:FusedTraceSlots*8]
+		var last uint64
+		w := 0
+		for i := 0; i < FusedTraceSlots; i++ {
+			v := binary.LittleEndian.Uint64(tr[8*i:])
+			if w < len(want) && want[w] == i {
+				w++
+				if v == poison || v < last {
+					t.Fatalf("block %d: %s at %#x after %#x", b, FusedTraceSlot(i), v, last)
+				}
+				last = v
+			} else if v != poison {
+				t.Fatalf("block %d: slot %d (%s) written: %#x", b, i, FusedTraceSlot(i), v)
+			}
+		}
+	}
+}
