@@ -32,9 +32,10 @@ import (
 // (on the device: no host synchronization), and each pass ranks a tile's keys with a
 // warp-level multi-split (ballots), looks back for the tile's offsets and scatters the
 // keys and values. Shorter rows sort in one block's shared memory, many rows per block.
-// A single row of keys alone that fits one wave of tiles (up to 2^20 keys; on the H200,
-// under two blocks a multiprocessor, all 2^20 of up to 4 bytes and 811,000 of 8) sorts
-// in one cooperative launch instead (internal/kernel's RadixFused): the same passes,
+// A single row of keys alone that fits one wave of tiles (on the H200, under two blocks
+// a multiprocessor, up to 1,757,184 keys of up to 4 bytes, in tiles of up to 26 keys a
+// thread, and 811,008 of 8) sorts in one cooperative launch instead (internal/kernel's
+// RadixFused): the same passes,
 // with grid-wide barriers where the passes would launch and look back, so that its
 // time is not a chain of launches and look-backs.
 // The CPU backend runs the same passes (stable counting scatters, tiles in parallel over
@@ -430,8 +431,10 @@ type sortConfig struct {
 	// cooperative launch (kernel.RadixFused: grid-wide barriers in place of the
 	// passes' look-back and launches) on a CUDA device, where its tiles of at most
 	// Items4 (Items8) keys a thread fit one wave of FusedBlocks blocks a
-	// multiprocessor; 0: never.
+	// multiprocessor, or, for keys of up to 4 bytes, tiles of at most FusedItems4
+	// keys a thread one wave of the most blocks that fit; 0: never.
 	FusedMax    int
+	FusedItems4 int  // the largest fused tiles' items (keys of up to 4 bytes), past Items4's wave
 	FusedBlocks int  // the most blocks a multiprocessor of RadixFused (its MinBlocks; at least 1)
 	FusedSplit  bool // RadixFused.Split: the counts' barrier split around the tile's staging
 	FusedEarly  bool // RadixFused.EarlyRank: pass 0 ranked while the first barrier waits
@@ -576,7 +579,9 @@ func sortPass(cfg sortConfig, info *DeviceInfo, order kernel.SortKey, val kernel
 // past cfg.FusedMax, or more tiles of Items4 (Items8) keys a thread than one wave of
 // FusedBlocks blocks (at most what fits: sortResidentBlocks) on every multiprocessor.
 // It takes the fewest blocks a multiprocessor whose wave holds the row, and then the
-// smallest tiles that fit that wave, so that every multiprocessor works.
+// smallest tiles that fit that wave, so that every multiprocessor works. A row of keys
+// of up to 4 bytes past that wave takes larger tiles, up to FusedItems4 keys a thread
+// (and what shared memory allows), in a wave of the most blocks that fit.
 func fusedSortSpec(cfg sortConfig, info *DeviceInfo, order kernel.SortKey, n int) *kernel.RadixFused {
 	if cfg.FusedMax <= 0 || n > cfg.FusedMax || info.ComputeMajor < 7 || info.Multiprocessors <= 0 {
 		return nil
@@ -606,6 +611,18 @@ func fusedSortSpec(cfg sortConfig, info *DeviceInfo, order kernel.SortKey, n int
 			sp.Items, sp.MinBlocks = items, blocks
 			return sp
 		}
+	}
+	if order.Size() > 4 || cfg.FusedItems4 <= most {
+		return nil
+	}
+	for sp.Items = cfg.FusedItems4; sp.Items > most && sp.Validate() != nil; sp.Items-- {
+	}
+	big := sp.Items
+	blocks := sortResidentBlocks(max(1, cfg.FusedBlocks), sp.SharedBytes(), info)
+	wave := blocks * info.Multiprocessors * kernel.SortBlock
+	if items := (n + wave - 1) / wave; items <= big {
+		sp.Items, sp.MinBlocks = items, blocks
+		return sp
 	}
 	return nil
 }

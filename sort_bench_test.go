@@ -130,6 +130,30 @@ func BenchmarkSortFused(b *testing.B) {
 	benchSortFusedWays[float64](b, s, ways, 1<<18, math.Float64bits)
 }
 
+// BenchmarkSortFusedLarge times rows past the default fused limit (2^20 keys) through
+// the passes and through the fused sort with larger tiles (FusedMax 2^24, tiles of up
+// to 20, 24 or 26 items: two blocks a multiprocessor hold 1.35M, 1.62M or 1.76M keys on
+// the H200).
+func BenchmarkSortFusedLarge(b *testing.B) {
+	d := scBenchDev(b)
+	s := d.DefaultStream()
+	def := gpu.SortConfigFromEnv(func(string) string { return "" })
+	passes := def
+	passes.FusedMax = 0
+	sms := d.Info().Multiprocessors
+	for _, n := range []int{1 << 20, 1_250_000, 1_500_000, 1_750_000} {
+		ways := []sortWay{{"passes", passes}}
+		for _, items := range []int{20, 24, 26} {
+			if n <= 2*sms*kernel.SortBlock*items { // (else the passes again)
+				c := def
+				c.FusedMax, c.Items4 = 1<<24, items
+				ways = append(ways, sortWay{fmt.Sprintf("fused-items%d", items), c})
+			}
+		}
+		benchSortFusedWays[float32](b, s, ways, n, func(v float32) uint64 { return uint64(math.Float32bits(v)) })
+	}
+}
+
 // sortWay is a named sort configuration of a benchmark.
 type sortWay struct {
 	name string

@@ -11,7 +11,8 @@ import (
 
 // TestFusedSortSpec checks which sorts take the fused path, and with what tiles and
 // blocks, on an H200's figures: the fewest blocks a multiprocessor whose wave holds
-// the row, tiles no larger than shared memory allows (GPU_SORT_ITEMS may ask for
+// the row (for keys of up to 4 bytes past two blocks' tiles of Items4 keys, larger
+// tiles up to FusedItems4 under the most blocks that fit), tiles no larger than shared memory allows (GPU_SORT_ITEMS may ask for
 // more), nothing on the CPU or past the limits.
 func TestFusedSortSpec(t *testing.T) {
 	h200 := DeviceInfo{Backend: "cuda", ComputeMajor: 9, Multiprocessors: 132, MaxSharedPerMultiprocessor: 228 << 10, ReservedSharedPerBlock: 1 << 10}
@@ -20,6 +21,9 @@ func TestFusedSortSpec(t *testing.T) {
 	big.Items4, big.Items8 = 28, 16
 	one := def
 	one.FusedBlocks = 1
+	small, upto := def, def
+	small.FusedItems4 = 16
+	upto.FusedMax = 1 << 20
 	late := def
 	late.FusedEarly, late.FusedSplit, late.FusedRank = false, false, kernel.RankBallot
 	f32, f64 := kernel.SortKey{Type: dtype.Float32}, kernel.SortKey{Type: dtype.Float64}
@@ -33,8 +37,15 @@ func TestFusedSortSpec(t *testing.T) {
 	}{
 		{"512000 float32", def, h200, f32, 512000, 16, 1},
 		{"2^20 float32", def, h200, f32, 1 << 20, 16, 2},
-		{"2^20+1 float32", def, h200, f32, 1<<20 + 1, 0, 0},
+		{"2^20+1 float32", def, h200, f32, 1<<20 + 1, 16, 2},
+		{"two blocks' tiles of 16 items + 1, float32", def, h200, f32, 2*132*256*16 + 1, 17, 2},
+		{"1,500,000 float32", def, h200, f32, 1_500_000, 23, 2},
+		{"1,757,184 int16 (the largest tiles)", def, h200, kernel.SortKey{Type: dtype.Int16}, 2 * 132 * 256 * 26, 26, 2},
+		{"1,757,185 float32", def, h200, f32, 2*132*256*26 + 1, 0, 0},
+		{"1,500,000 float32, no larger tiles", small, h200, f32, 1_500_000, 0, 0},
+		{"1,500,000 float32, fused up to 2^20", upto, h200, f32, 1_500_000, 0, 0},
 		{"2^20 float32, one block", one, h200, f32, 1 << 20, 0, 0},
+		{"800,000 float32, one block, larger tiles", one, h200, f32, 800_000, 24, 1},
 		{"10000 float32", def, h200, f32, 10000, 1, 1},
 		{"512000 float32, late, joined", late, h200, f32, 512000, 16, 1},
 		{"500000 float64", def, h200, f64, 500000, 8, 2},

@@ -198,7 +198,8 @@ func TestSortPast2to31GPU(t *testing.T) {
 // TestSortFusedGPU sorts single rows of keys alone through the fused sort (one
 // cooperative launch: kernel.RadixFused) at the sizes around its limits on the device:
 // one block a multiprocessor and two (one also with the counts' barrier joined, pass 0
-// ranked after the first barrier and the ballot ranking), the largest tiles (Items4, Items8) filling the wave, and a row
+// ranked after the first barrier and the ballot ranking), the largest tiles (Items4, Items8) filling the wave, the
+// larger tiles past it (up to FusedItems4, keys of up to 4 bytes), and a row
 // one key past a tile boundary; every key width and the special, few-distinct and
 // sorted patterns, ascending and descending.
 func TestSortFusedGPU(t *testing.T) {
@@ -225,7 +226,7 @@ func TestSortFusedGPU(t *testing.T) {
 			}
 			old := gpu.SetSortConfig(c)
 			wave := blocks * sms * kernel.SortBlock
-			for _, n := range []int{wave*c.Items8 - 7, wave*c.Items4 - 1, wave*3 + 1, 40001} {
+			for _, n := range []int{wave*c.Items8 - 7, wave*c.Items4 - 1, wave*3 + 1, 40001, wave*c.Items4 + 1, wave*c.FusedItems4 - 5} {
 				t.Run(fmt.Sprintf("blocks%d/split=%v/early=%v/%v/%d", blocks, c.FusedSplit, c.FusedEarly, c.FusedRank, n), func(t *testing.T) {
 					for _, p := range []stPattern{patSpecial, patFew, patSorted} {
 						desc := p == patFew

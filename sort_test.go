@@ -690,11 +690,12 @@ func TestSortConfigFromEnv(t *testing.T) {
 	def := gpu.SortConfigFromEnv(env())
 	if !def.LeanLookback || !def.HistLean || def.SmallItems != 8 || def.SmallLookback != 8 || def.Lookback != 4 || def.LookbackVals != 2 || def.Rank != kernel.RankBallot ||
 		def.MinBlocks != 4 || def.Items4 != 16 || def.Items8 != 12 || def.LongItems4 != 28 || def.LongItems8 != 16 || def.LongMinBlocks != 3 ||
-		def.LongWaves != 4 || def.PDL || def.FusedMax != 1<<20 || def.FusedBlocks != 2 || !def.FusedSplit {
+		def.LongWaves != 4 || def.PDL || def.FusedMax != 1<<24 || def.FusedItems4 != 26 || def.FusedBlocks != 2 || !def.FusedSplit {
 		t.Fatalf("defaults: %+v", def)
 	}
-	if c := gpu.SortConfigFromEnv(env("GPU_SORT_FUSED", "0", "GPU_SORT_FUSED_BLOCKS", "1", "GPU_SORT_FUSED_SPLIT", "off")); c.FusedMax != 0 || c.FusedBlocks != 1 || c.FusedSplit {
-		t.Fatalf("GPU_SORT_FUSED=0 GPU_SORT_FUSED_BLOCKS=1 GPU_SORT_FUSED_SPLIT=off: %+v", c)
+	if c := gpu.SortConfigFromEnv(env("GPU_SORT_FUSED", "0", "GPU_SORT_FUSED_BLOCKS", "1", "GPU_SORT_FUSED_SPLIT", "off", "GPU_SORT_FUSED_ITEMS", "20")); c.FusedMax != 0 ||
+		c.FusedBlocks != 1 || c.FusedSplit || c.FusedItems4 != 20 {
+		t.Fatalf("GPU_SORT_FUSED=0 GPU_SORT_FUSED_BLOCKS=1 GPU_SORT_FUSED_SPLIT=off GPU_SORT_FUSED_ITEMS=20: %+v", c)
 	}
 	c := gpu.SortConfigFromEnv(env("GPU_SORT_LOOKBACK_LEAN", "0", "GPU_SORT_HIST_LEAN", "off", "GPU_SORT_SMALL_ITEMS", "0",
 		"GPU_SORT_SMALL_LOOKBACK", "0", "GPU_SORT_RANK", "or", "GPU_SORT_LOOKBACK", "8", "GPU_SORT_LOOKBACK_VALS", "0", "GPU_SORT_PDL", "1"))
@@ -711,7 +712,7 @@ func TestSortConfigFromEnv(t *testing.T) {
 	}
 	c = gpu.SortConfigFromEnv(env("GPU_SORT_LOOKBACK_LEAN", "maybe", "GPU_SORT_SMALL_LOOKBACK", "3", "GPU_SORT_SMALL_ITEMS", "17", "GPU_SORT_ITEMS", "29",
 		"GPU_SORT_LONG_ITEMS", "2", "GPU_SORT_LONG_ITEMS8", "17", "GPU_SORT_LONG_MINBLOCKS", "9", "GPU_SORT_LOOKBACK_VALS", "3", "GPU_SORT_PDL", "sometimes",
-		"GPU_SORT_FUSED", "-1", "GPU_SORT_FUSED_BLOCKS", "3", "GPU_SORT_FUSED_SPLIT", "maybe"))
+		"GPU_SORT_FUSED", "-1", "GPU_SORT_FUSED_BLOCKS", "3", "GPU_SORT_FUSED_SPLIT", "maybe", "GPU_SORT_FUSED_ITEMS", "29"))
 	if c != def {
 		t.Fatalf("bad values: %+v, want the defaults %+v", c, def)
 	}

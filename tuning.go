@@ -78,7 +78,8 @@ import (
 //	GPU_SORT_HIST_LEAN=on|off, GPU_SORT_LONG_ITEMS=0|4..28,
 //	GPU_SORT_LONG_ITEMS8=0|4..16,
 //	GPU_SORT_LONG_MINBLOCKS=0..8, GPU_SORT_PDL=on|off,
-//	GPU_SORT_FUSED=0..2^24, GPU_SORT_FUSED_BLOCKS=1|2, GPU_SORT_FUSED_SPLIT=on|off,
+//	GPU_SORT_FUSED=0..2^24, GPU_SORT_FUSED_ITEMS=4..28, GPU_SORT_FUSED_BLOCKS=1|2,
+//	GPU_SORT_FUSED_SPLIT=on|off,
 //	GPU_SORT_FUSED_EARLY=on|off, GPU_SORT_FUSED_RANK=ballot|or
 //	                                        the sort kernels' configuration (sortConfigFromEnv has the defaults)
 //
@@ -741,7 +742,15 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // without it, 65.9 and 61.9 µs with it: the passes' look-back sets that time, not the
 // launches between them), GPU_SORT_FUSED (0 to 2^24: the most keys of a one-row sort
 // of keys alone that runs as one cooperative launch, sortConfig.FusedMax, where its
-// tiles fit one wave; 0: never; default 2^20), GPU_SORT_FUSED_BLOCKS (1 or 2: the most
+// tiles fit one wave; 0: never; default 2^24: the tiles decide), GPU_SORT_FUSED_ITEMS
+// (4 to 28: the largest tiles' keys a thread, sortConfig.FusedItems4, where two blocks'
+// tiles of Items4 keys don't hold a row of keys of up to 4 bytes; default 26: on the
+// H200 two blocks a multiprocessor hold 1,757,184 keys, and ptxas 13.0 spills 8 bytes;
+// 2026-12-04, BenchmarkSortFusedLarge, µs, float32 keys plus a synchronize: 1,250,000
+// keys 55.6-58.0 fused (19 items) against 84.3-90.9 through the passes, 1,500,000
+// 61.0-64.8 (23) against 88.4-88.6, 1,750,000 68.4 (26) against 109.4-111.5; 2^20 keys
+// took the default 16 items under two blocks either way, 51.5-55.0 against 103.9-105.1;
+// sizes up to two blocks' tiles of Items4 keep those), GPU_SORT_FUSED_BLOCKS (1 or 2: the most
 // blocks a multiprocessor it takes, the fewest that hold the row; default 2: two at
 // every size, with the smallest tiles that hold the row, took longer on the H200,
 // 2026-12-04: 512000 float32 keys 39.2-40.1 µs of kernel in Nsight Compute against
@@ -769,9 +778,10 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 4, LookbackVals: 2, HistItems: 8, SegMax: kernel.SortSegmentMax,
 		LoadFence: true, MinBlocks: 4, SmallItems: 8, SmallLookback: 8, LeanLookback: true, HistLean: true,
-		LongItems4: 28, LongItems8: 16, LongMinBlocks: 3, LongWaves: 4, FusedMax: 1 << 20, FusedBlocks: 2, FusedSplit: true,
+		LongItems4: 28, LongItems8: 16, LongMinBlocks: 3, LongWaves: 4, FusedMax: 1 << 24, FusedItems4: 26, FusedBlocks: 2, FusedSplit: true,
 		FusedEarly: true, FusedRank: kernel.RankAtomicOr}
 	envInt(getenv, "GPU_SORT_FUSED", 0, 1<<24, &c.FusedMax)
+	envInt(getenv, "GPU_SORT_FUSED_ITEMS", 4, 28, &c.FusedItems4)
 	envInt(getenv, "GPU_SORT_FUSED_BLOCKS", 1, 2, &c.FusedBlocks)
 	envBool(getenv, "GPU_SORT_FUSED_SPLIT", &c.FusedSplit)
 	envBool(getenv, "GPU_SORT_FUSED_EARLY", &c.FusedEarly)

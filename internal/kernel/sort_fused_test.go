@@ -61,6 +61,7 @@ func TestRadixFusedSim(t *testing.T) {
 		{dtype.Bool, false, 600, 1, true, RankBallot, true},
 		{dtype.Int64, true, 1800, 4, true, RankBallot, false},
 		{dtype.Float32, true, 4096, 16, true, RankAtomicOr, true},
+		{dtype.Float32, false, 2*26*256 - 3, 26, true, RankAtomicOr, true},
 		{dtype.Float32, false, 3000, 4, true, RankBallot, false},
 		// 90 tiles (6 groups): a block adds up to 5 group sums and 15 tiles' counts.
 		{dtype.Int32, false, 90*256 - 5, 1, true, RankBallot, true},

@@ -77,7 +77,11 @@ func TestSortPtxas(t *testing.T) {
 		&RadixPlan{Passes: 1}, &RadixPlan{Passes: 4}, &RadixPlan{Passes: 8},
 		// Programmatic dependent launch (GPU_SORT_PDL).
 		&RadixPlan{Passes: 4, GridDep: true},
-		&RadixPass{Order: SortKey{Type: dtype.Float32}, Items: 8, Val: ValNone, Lookback: 8, LoadFence: true, LeanLookback: true, GridDep: true})
+		&RadixPass{Order: SortKey{Type: dtype.Float32}, Items: 8, Val: ValNone, Lookback: 8, LoadFence: true, LeanLookback: true, GridDep: true},
+		// The fused sort's largest tiles (GPU_SORT_FUSED_ITEMS) under two blocks
+		// (reported below: ptxas 13.0 spills 8 bytes at 26 items).
+		&RadixFused{Order: SortKey{Type: dtype.Float32}, Items: 26, LoadFence: true, MinBlocks: 2, Split: true, EarlyRank: true, Rank: RankAtomicOr},
+		&RadixFused{Order: SortKey{Type: dtype.Int16, Descending: true}, Items: 24, LoadFence: true, MinBlocks: 2, Split: true, EarlyRank: true, Rank: RankAtomicOr})
 	for _, sp := range specs {
 		t.Run(sp.Key(), func(t *testing.T) {
 			t.Parallel()
@@ -92,7 +96,8 @@ func TestSortPtxas(t *testing.T) {
 			// atomic-OR rankings of 8-byte keys (GPU_SORT_RANK=or, not the default):
 			// ptxas 13.0 holds float64 argsort's pass at 80 registers (three blocks per
 			// multiprocessor) with 4 bytes of spills.
-			if p, ok := sp.(*RadixPass); ok && (p.MinBlocks > 0 || p.Rank == RankAtomicOr && p.Order.Size() == 8) {
+			fp, fused := sp.(*RadixFused)
+			if p, ok := sp.(*RadixPass); ok && (p.MinBlocks > 0 || p.Rank == RankAtomicOr && p.Order.Size() == 8) || fused && fp.Items > 16 {
 				log, _ := scanPtxasRaw(t, src)
 				regs, smem := scanRegs(log)
 				st, ld := scanSpills(log)
