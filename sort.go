@@ -35,9 +35,8 @@ import (
 // A single row of keys alone that fits one wave of tiles (on the H200, under two blocks
 // a multiprocessor, up to 1,757,184 keys of up to 4 bytes, in tiles of up to 26 keys a
 // thread, and 811,008 of 8) sorts in one cooperative launch instead (internal/kernel's
-// RadixFused): the same passes,
-// with grid-wide barriers where the passes would launch and look back, so that its
-// time is not a chain of launches and look-backs.
+// RadixFused): the same passes, with grid-wide barriers where the passes would launch
+// and look back, so that its time is not a chain of launches and look-backs.
 // The CPU backend runs the same passes (stable counting scatters, tiles in parallel over
 // the cores) and sorts short rows with a stable merge sort: the same results.
 //
@@ -576,12 +575,14 @@ func sortPass(cfg sortConfig, info *DeviceInfo, order kernel.SortKey, val kernel
 // fusedSortSpec returns the fused sort (kernel.RadixFused) of one row of n keys alone
 // under cfg on the device info describes, or nil where it doesn't apply: not a CUDA
 // device (compute capability below 7.0: no cooperative launch; the CPU backend), n
-// past cfg.FusedMax, or more tiles of Items4 (Items8) keys a thread than one wave of
-// FusedBlocks blocks (at most what fits: sortResidentBlocks) on every multiprocessor.
-// It takes the fewest blocks a multiprocessor whose wave holds the row, and then the
-// smallest tiles that fit that wave, so that every multiprocessor works. A row of keys
-// of up to 4 bytes past that wave takes larger tiles, up to FusedItems4 keys a thread
-// (and what shared memory allows), in a wave of the most blocks that fit.
+// past cfg.FusedMax, or more tiles than one wave of FusedBlocks blocks (at most what
+// fits: sortResidentBlocks) on every multiprocessor holds: tiles of Items8 keys a
+// thread for 8-byte keys, of FusedItems4 (at most what shared memory allows) for the
+// others. It takes the fewest blocks a multiprocessor whose wave of tiles of at most
+// Items4 (Items8) keys a thread holds the row, and then the smallest tiles that fit
+// that wave, so that every multiprocessor works; a row of keys of up to 4 bytes past
+// the largest such wave takes the most blocks that fit and the smallest tiles of up
+// to FusedItems4 keys a thread that hold it.
 func fusedSortSpec(cfg sortConfig, info *DeviceInfo, order kernel.SortKey, n int) *kernel.RadixFused {
 	if cfg.FusedMax <= 0 || n > cfg.FusedMax || info.ComputeMajor < 7 || info.Multiprocessors <= 0 {
 		return nil

@@ -130,10 +130,11 @@ func BenchmarkSortFused(b *testing.B) {
 	benchSortFusedWays[float64](b, s, ways, 1<<18, math.Float64bits)
 }
 
-// BenchmarkSortFusedLarge times rows past the default fused limit (2^20 keys) through
-// the passes and through the fused sort with larger tiles (FusedMax 2^24, tiles of up
-// to 20, 24 or 26 items: two blocks a multiprocessor hold 1.35M, 1.62M or 1.76M keys on
-// the H200).
+// BenchmarkSortFusedLarge times rows past two blocks' tiles of 16 keys a thread (the
+// most the fused sort took before its larger tiles: 1,081,344 keys on the H200)
+// through the passes and through the fused sort with tiles of up to 20, 24 or 26 keys
+// a thread (FusedItems4: two blocks a multiprocessor hold 1.35M, 1.62M or 1.76M keys on
+// the H200); 2^20 keys take the 16-item tiles either way.
 func BenchmarkSortFusedLarge(b *testing.B) {
 	d := scBenchDev(b)
 	s := d.DefaultStream()
@@ -146,7 +147,7 @@ func BenchmarkSortFusedLarge(b *testing.B) {
 		for _, items := range []int{20, 24, 26} {
 			if n <= 2*sms*kernel.SortBlock*items { // (else the passes again)
 				c := def
-				c.FusedMax, c.Items4 = 1<<24, items
+				c.FusedItems4 = items
 				ways = append(ways, sortWay{fmt.Sprintf("fused-items%d", items), c})
 			}
 		}

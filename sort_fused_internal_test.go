@@ -52,6 +52,7 @@ func TestFusedSortSpec(t *testing.T) {
 		{"500000 float64, 16 items asked", big, h200, f64, 500000, 8, 2},
 		{"512000 float32, 28 items asked", big, h200, f32, 512000, 16, 1},
 		{"900000 float64", def, h200, f64, 900000, 0, 0},
+		{"850000 float64 (no larger tiles for 8-byte keys)", def, h200, f64, 850000, 0, 0},
 		{"the CPU", def, DeviceInfo{Backend: "cpu", Multiprocessors: 8}, f32, 512000, 0, 0},
 	} {
 		sp := fusedSortSpec(c.cfg, &c.info, c.order, c.n)

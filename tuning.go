@@ -743,9 +743,10 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // launches between them), GPU_SORT_FUSED (0 to 2^24: the most keys of a one-row sort
 // of keys alone that runs as one cooperative launch, sortConfig.FusedMax, where its
 // tiles fit one wave; 0: never; default 2^24: the tiles decide), GPU_SORT_FUSED_ITEMS
-// (4 to 28: the largest tiles' keys a thread, sortConfig.FusedItems4, where two blocks'
-// tiles of Items4 keys don't hold a row of keys of up to 4 bytes; default 26: on the
-// H200 two blocks a multiprocessor hold 1,757,184 keys, and ptxas 13.0 spills 8 bytes;
+// (4 to 28: the largest tiles' keys a thread, sortConfig.FusedItems4, where
+// GPU_SORT_FUSED_BLOCKS blocks' tiles of Items4 keys don't hold a row of keys of up to
+// 4 bytes; at most Items4: no larger tiles; default 26: on the H200 two blocks a
+// multiprocessor hold 1,757,184 keys, and ptxas 13.0 spills 8 bytes;
 // 2026-12-04, BenchmarkSortFusedLarge, µs, float32 keys plus a synchronize: 1,250,000
 // keys 55.6-58.0 fused (19 items) against 84.3-90.9 through the passes, 1,500,000
 // 61.0-64.8 (23) against 88.4-88.6, 1,750,000 68.4 (26) against 109.4-111.5; 2^20 keys
