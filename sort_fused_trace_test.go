@@ -15,12 +15,14 @@ import (
 	"github.com/go-gpu/gpu/internal/kernel"
 )
 
-// BenchmarkSortFusedTimeline sorts 512000 uniform float32 keys through the traced fused
-// kernel (kernel.RadixFused.Trace) on CUDA and logs, for each step of a block, its
-// time since the launch's first block started (µs): the median over the calls of the
-// last block's and of the median block's. ns/op is the host's time a call (the
-// trace's copy back included: not a figure of the sort's speed).
-func BenchmarkSortFusedTimeline(b *testing.B) {
+// fusedBenchN is the keys of the fused sort's benchmarks: gpubench's
+// array/sort/float32/512000+sync.
+const fusedBenchN = 512000
+
+// fusedBenchSetup returns the default stream of the first CUDA device, fusedBenchN
+// uniform float32 keys on it (the caller frees them), and the fused sort's spec and
+// grid for them; it skips b without a CUDA device or where the sort isn't fused.
+func fusedBenchSetup(b *testing.B) (*Stream, *Array[float32], *kernel.RadixFused, int) {
 	d, err := OpenBackend("cuda", 0)
 	if errors.Is(err, ErrNoDevice) {
 		b.Skip("no CUDA device")
@@ -28,18 +30,26 @@ func BenchmarkSortFusedTimeline(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s := d.DefaultStream()
-	const n = 512000
-	x, err := Rand[float32](s, NewGenerator(7), n)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer x.Free()
-	sp := fusedSortSpec(*sortCfg.Load(), &d.info, kernel.SortKey{Type: dtype.Float32}, n)
+	sp := fusedSortSpec(*sortCfg.Load(), &d.info, kernel.SortKey{Type: dtype.Float32}, fusedBenchN)
 	if sp == nil {
 		b.Skip("the fused sort doesn't take 512000 keys here")
 	}
-	grid := (n + sp.Tile() - 1) / sp.Tile()
+	s := d.DefaultStream()
+	x, err := Rand[float32](s, NewGenerator(7), fusedBenchN)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return s, x, sp, (fusedBenchN + sp.Tile() - 1) / sp.Tile()
+}
+
+// BenchmarkSortFusedTimeline sorts 512000 uniform float32 keys through the traced fused
+// kernel (kernel.RadixFused.Trace) on CUDA and logs, for each step of a block, its
+// time since the launch's first block started (µs): the median over the calls of the
+// last block's and of the median block's. ns/op is the host's time a call (the
+// trace's copy back included: not a figure of the sort's speed).
+func BenchmarkSortFusedTimeline(b *testing.B) {
+	s, x, sp, grid := fusedBenchSetup(b)
+	defer x.Free()
 	words := grid * kernel.FusedTraceSlots
 	tr, err := s.Alloc(int64(8 * words))
 	if err != nil {
@@ -53,12 +63,10 @@ func BenchmarkSortFusedTimeline(b *testing.B) {
 	host := make([]byte, 8*words)
 	last := make([][]float64, kernel.FusedTraceSlots) // per slot, a value a call
 	mid := make([][]float64, kernel.FusedTraceSlots)
-	var lag []float64 // the first block's start past the call's (where %globaltimer keeps the host's clock)
 	for b.Loop() {
 		if err := tr.CopyFromHost(ctx, poison); err != nil {
 			b.Fatal(err)
 		}
-		h0 := time.Now().UnixNano()
 		y, err := Sort(s, x, 0)
 		if err != nil {
 			b.Fatal(err)
@@ -71,7 +79,6 @@ func BenchmarkSortFusedTimeline(b *testing.B) {
 		for blk := 0; blk < grid; blk++ {
 			t0 = min(t0, binary.LittleEndian.Uint64(host[8*blk*kernel.FusedTraceSlots:]))
 		}
-		lag = append(lag, float64(int64(t0)-h0)/1e3)
 		for i := range kernel.FusedTraceSlots {
 			var ts []float64
 			for blk := 0; blk < grid; blk++ {
@@ -98,7 +105,6 @@ func BenchmarkSortFusedTimeline(b *testing.B) {
 			sb.WriteString(fmt.Sprintf("%-44s %10.2f %10.2f\n", kernel.FusedTraceSlot(i), median(last[i]), median(mid[i])))
 		}
 	}
-	sb.WriteString(fmt.Sprintf("the first block's start past the call's (%%globaltimer against the host's clock): %.2f µs\n", median(lag)))
 	b.Log(sb.String())
 	if e := last[kernel.FusedTraceSlots-1]; len(e) > 0 {
 		b.ReportMetric(median(e), "kernel-µs")
@@ -112,25 +118,8 @@ func BenchmarkSortFusedTimeline(b *testing.B) {
 // the kernel's lookup). host-µs is the time a call takes to return. (A launch the
 // runtime doesn't track would not be waited for by Stream.Synchronize.)
 func BenchmarkSortFusedOverhead(b *testing.B) {
-	d, err := OpenBackend("cuda", 0)
-	if errors.Is(err, ErrNoDevice) {
-		b.Skip("no CUDA device")
-	}
-	if err != nil {
-		b.Fatal(err)
-	}
-	s := d.DefaultStream()
-	const n = 512000
-	x, err := Rand[float32](s, NewGenerator(7), n)
-	if err != nil {
-		b.Fatal(err)
-	}
+	s, x, sp, grid := fusedBenchSetup(b)
 	defer x.Free()
-	sp := fusedSortSpec(*sortCfg.Load(), &d.info, kernel.SortKey{Type: dtype.Float32}, n)
-	if sp == nil {
-		b.Skip("the fused sort doesn't take 512000 keys here")
-	}
-	grid := (n + sp.Tile() - 1) / sp.Tile()
 	ctx := context.Background()
 	fn, err := s.dev.kernel(sp)
 	if err != nil {
@@ -138,7 +127,7 @@ func BenchmarkSortFusedOverhead(b *testing.B) {
 	}
 	P := sp.Order.Passes()
 	kbufs := []*Buffer{x.buf}
-	for _, size := range []int{4 * n, 4 * n, kernel.FusedWorkBytes(P, grid), kernel.FusedSumsBytes(P, grid)} {
+	for _, size := range []int{4 * fusedBenchN, 4 * fusedBenchN, kernel.FusedWorkBytes(P, grid), kernel.FusedSumsBytes(P, grid)} {
 		buf, err := s.Alloc(int64(size))
 		if err != nil {
 			b.Fatal(err)
@@ -165,7 +154,7 @@ func BenchmarkSortFusedOverhead(b *testing.B) {
 			for _, kb := range kbufs {
 				l.buf(kb, ReadWrite)
 			}
-			l.u64(n)
+			l.u64(fusedBenchN)
 			return l.launch(s, fn, klc)
 		}},
 		{"sort", func() error {
@@ -194,7 +183,7 @@ func BenchmarkSortFusedOverhead(b *testing.B) {
 			b.ReportMetric(host.Seconds()*1e6/float64(b.N), "host-µs")
 		})
 	}
-	got := make([]byte, 4*n)
+	got := make([]byte, 4*fusedBenchN)
 	if err := kbufs[2].CopyToHost(ctx, got); err != nil {
 		b.Fatal(err)
 	}
