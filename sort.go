@@ -596,33 +596,40 @@ func fusedSortSpec(cfg sortConfig, info *DeviceInfo, order kernel.SortKey, n int
 	if order.Size() == 8 {
 		sp.Items = cfg.Items8
 	}
-	// The largest tiles whose shared memory a block may take (GPU_SORT_ITEMS goes
-	// past them).
-	for sp.Items > 1 && sp.Validate() != nil {
-		sp.Items--
+	// largest sets sp.Items to the largest tiles from items down to floor+1 whose
+	// shared memory a block may take (the settings may ask past them), else floor.
+	largest := func(items, floor int) int {
+		for sp.Items = items; sp.Items > floor && sp.Validate() != nil; sp.Items-- {
+		}
+		return sp.Items
 	}
-	most := sp.Items
+	// take sets the smallest tiles of at most most keys a thread that hold the row in
+	// a wave of blocks a multiprocessor, and reports whether there are such.
+	take := func(blocks, most int) bool {
+		wave := blocks * info.Multiprocessors * kernel.SortBlock
+		items := (n + wave - 1) / wave
+		if items > most {
+			return false
+		}
+		sp.Items, sp.MinBlocks = items, blocks
+		return true
+	}
+	most := largest(sp.Items, 1)
 	if sp.Validate() != nil {
 		return nil
 	}
 	fit := sortResidentBlocks(max(1, cfg.FusedBlocks), sp.SharedBytes(), info)
 	for blocks := 1; blocks <= fit; blocks++ {
-		wave := blocks * info.Multiprocessors * kernel.SortBlock
-		if items := (n + wave - 1) / wave; items <= most {
-			sp.Items, sp.MinBlocks = items, blocks
+		if take(blocks, most) {
 			return sp
 		}
 	}
+	// Past the largest such wave, keys of up to 4 bytes take larger tiles.
 	if order.Size() > 4 || cfg.FusedItems4 <= most {
 		return nil
 	}
-	for sp.Items = cfg.FusedItems4; sp.Items > most && sp.Validate() != nil; sp.Items-- {
-	}
-	big := sp.Items
-	blocks := sortResidentBlocks(max(1, cfg.FusedBlocks), sp.SharedBytes(), info)
-	wave := blocks * info.Multiprocessors * kernel.SortBlock
-	if items := (n + wave - 1) / wave; items <= big {
-		sp.Items, sp.MinBlocks = items, blocks
+	big := largest(cfg.FusedItems4, most)
+	if take(sortResidentBlocks(max(1, cfg.FusedBlocks), sp.SharedBytes(), info), big) {
 		return sp
 	}
 	return nil
