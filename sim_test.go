@@ -3,9 +3,11 @@ package gpu_test
 import (
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/go-gpu/gpu"
+	"github.com/go-gpu/gpu/internal/kernel"
 	"github.com/go-gpu/gpu/internal/ptxsim/simdev"
 )
 
@@ -35,7 +37,8 @@ func simStream(t *testing.T) (*gpu.Device, *gpu.Stream) {
 // indices and SortByKey's payload; rows longer than a tile (the radix passes) and
 // shorter (the block sort); the passes with programmatic dependent launch too, and
 // one row of keys alone in one cooperative launch (the fused sort: the rows of 9000
-// keys under two blocks a multiprocessor, 9 items a thread, and of 6001 under one, 12).
+// keys under two blocks a multiprocessor, 9 items a thread, and of 6001 under one, 12),
+// and the passes with full tiles' own copy of the loads and ranking (FullTiles).
 func TestSortSim(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the simulator is slow")
@@ -46,10 +49,22 @@ func TestSortSim(t *testing.T) {
 	pdl := def
 	pdl.PDL = true // the plan and passes with griddepcontrol (the simulator is sm_90)
 	pdl.FusedMax = 0
-	for i, sh := range [][2]int{{1, 9000}, {2, 5001}, {5, 100}, {1, 7000}, {1, 6001}} {
+	full := def
+	full.FullTiles = gpu.SortFullAll // (full tiles' copy of the loads and ranking)
+	full.FusedMax = 0
+	var fullPasses atomic.Int64
+	defer gpu.SetSortPassHook(func(sp *kernel.RadixPass) {
+		if sp.FullTiles {
+			fullPasses.Add(1)
+		}
+	})()
+	for i, sh := range [][2]int{{1, 9000}, {2, 5001}, {5, 100}, {1, 7000}, {1, 6001}, {2, 8193}} {
 		c := def
-		if i == 3 {
+		switch i {
+		case 3:
 			c = pdl
+		case 5:
+			c = full
 		}
 		old := gpu.SetSortConfig(c)
 		defer gpu.SetSortConfig(old)
@@ -75,5 +90,8 @@ func TestSortSim(t *testing.T) {
 		for _, a := range []interface{ Free() error }{ko, vo, ka, va} {
 			a.Free()
 		}
+	}
+	if n := fullPasses.Load(); n != 5 { // the last shape's two Sorts, two Argsorts and SortByKey
+		t.Errorf("%d sorts took the full tiles' copy, want 5", n)
 	}
 }

@@ -440,7 +440,18 @@ type sortConfig struct {
 	// FusedRank is RadixFused.Rank (RankMatch: RankBallot): the atomic-OR match words,
 	// where the passes take Rank's ballots.
 	FusedRank kernel.SortRank
+	// FullTiles is which passes take RadixPass.FullTiles (a copy of the loads and
+	// the ranking without bounds tests for full tiles): sortFullNone, sortFullLong
+	// (the long rows' passes) or sortFullAll.
+	FullTiles int
 }
+
+// sortConfig.FullTiles's values.
+const (
+	sortFullNone = iota
+	sortFullLong
+	sortFullAll
+)
 
 // sortPDL reports whether the radix sort's plan and passes use programmatic dependent
 // launch on the device (sortConfig.PDL).
@@ -569,6 +580,7 @@ func sortPass(cfg sortConfig, info *DeviceInfo, order kernel.SortKey, val kernel
 	}
 	sp.Items, sp.Lookback = items, lb
 	sp.MinBlocks = fits(items, minBlocks)
+	sp.FullTiles = cfg.FullTiles == sortFullAll || cfg.FullTiles == sortFullLong && isLong
 	return sp
 }
 

@@ -32,6 +32,13 @@ func SetSortFusedHook(f func(*kernel.RadixFused)) (restore func()) {
 	return func() { sortFusedHook.Store(old) }
 }
 
+// SortConfig.FullTiles's values.
+const (
+	SortFullNone = sortFullNone
+	SortFullLong = sortFullLong
+	SortFullAll  = sortFullAll
+)
+
 // SortConfigFromEnv is sortConfigFromEnv.
 func SortConfigFromEnv(getenv func(string) string) SortConfig { return sortConfigFromEnv(getenv) }
 

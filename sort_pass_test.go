@@ -69,3 +69,31 @@ func TestSortResidentBlocks(t *testing.T) {
 		}
 	}
 }
+
+// sortConfig.FullTiles: none by default; long gives RadixPass.FullTiles to the long
+// rows' passes alone; all to every pass.
+func TestSortPassFullTiles(t *testing.T) {
+	h200 := DeviceInfo{Backend: "cuda", Multiprocessors: 132, MaxSharedPerMultiprocessor: 228 << 10, ReservedSharedPerBlock: 1 << 10}
+	f32 := kernel.SortKey{Type: dtype.Float32}
+	for _, c := range []struct {
+		env       string
+		n         int
+		long, ful bool
+	}{
+		{"", 1 << 28, true, false}, {"", 1 << 22, false, false},
+		{"off", 1 << 28, true, false},
+		{"long", 1 << 28, true, true}, {"long", 1 << 22, false, false},
+		{"all", 1 << 28, true, true}, {"all", 1 << 22, false, true},
+	} {
+		cfg := sortConfigFromEnv(func(k string) string {
+			if k == "GPU_SORT_FULL_TILES" {
+				return c.env
+			}
+			return ""
+		})
+		sp := sortPass(cfg, &h200, f32, kernel.ValNone, 0, 1, c.n)
+		if long := sp.Items == cfg.LongItems4; long != c.long || sp.FullTiles != c.ful {
+			t.Errorf("GPU_SORT_FULL_TILES=%q, %d keys: %s, want long %v, full tiles %v", c.env, c.n, sp.Key(), c.long, c.ful)
+		}
+	}
+}

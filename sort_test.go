@@ -599,9 +599,11 @@ func TestSortSegments(t *testing.T) {
 			{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 4, HistItems: 8, SegMax: 3 * 4096, LoadFence: true, SmallItems: 3},
 			{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 16, HistItems: 8, SegMax: 3 * 4096, LoadFence: true, SmallItems: 3,
 				SmallLookback: 2, LeanLookback: true, HistLean: true},
+			{Items4: 6, Items8: 5, Block4: 4, Block8: 4, Lookback: 4, HistItems: 2, SegMax: 3 * 1536, LoadFence: true, LeanLookback: true,
+				HistLean: true, FullTiles: gpu.SortFullAll},
 		} {
 			old := gpu.SetSortConfig(c)
-			t.Run(fmt.Sprintf("items%d-lb%d-seg%d-%v-lean=%v", c.Items4, c.Lookback, c.SegMax, c.Rank, c.LeanLookback), func(t *testing.T) {
+			t.Run(fmt.Sprintf("items%d-lb%d-seg%d-%v-lean=%v-full%d", c.Items4, c.Lookback, c.SegMax, c.Rank, c.LeanLookback, c.FullTiles), func(t *testing.T) {
 				for _, sh := range [][2]int{{1, 20000}, {1, 50001}, {3, 9000}, {7, 1500}, {40, 100}} {
 					rows, n := sh[0], sh[1]
 					checkSorted(t, s, stGen[float32](rng, rows*n, patSpecial), []int{rows, n}, false)
@@ -629,6 +631,9 @@ func TestSortSegments(t *testing.T) {
 			c := def
 			c.LongItems4, c.LongItems8, c.LongMinBlocks, c.LongWaves, c.SmallItems, c.SegMax = 6, 5, 1, 0, 0, segMax
 			c.FusedMax = 0 // (the hook sees the passes of every sort)
+			if segMax == 3*1536 {
+				c.FullTiles = gpu.SortFullLong
+			}
 			old := gpu.SetSortConfig(c)
 			t.Run(fmt.Sprintf("long%d,%d-seg%d", c.LongItems4, c.LongItems8, c.SegMax), func(t *testing.T) {
 				for _, sh := range [][2]int{{1, 24600}, {1, 50001}, {3, 30000}, {2, 21000}} {
@@ -646,7 +651,7 @@ func TestSortSegments(t *testing.T) {
 						isLong := (n+kernel.SortBlock*long-1)/(kernel.SortBlock*long) >= 16
 						want := kernel.RadixPass{Items: items, MinBlocks: c.MinBlocks}
 						if isLong {
-							want = kernel.RadixPass{Items: long, MinBlocks: c.LongMinBlocks}
+							want = kernel.RadixPass{Items: long, MinBlocks: c.LongMinBlocks, FullTiles: c.FullTiles == gpu.SortFullLong}
 							longRuns++
 						}
 						mu.Lock()
@@ -655,7 +660,7 @@ func TestSortSegments(t *testing.T) {
 							t.Fatalf("%d-byte keys %v: %d radix sorts, want 2", ks, sh, len(passes))
 						}
 						for _, p := range passes {
-							if p.Items != want.Items || p.MinBlocks > want.MinBlocks || isLong && p.MinBlocks != want.MinBlocks {
+							if p.Items != want.Items || p.MinBlocks > want.MinBlocks || isLong && p.MinBlocks != want.MinBlocks || p.FullTiles != want.FullTiles {
 								t.Fatalf("%d-byte keys %v: pass %s, want %d items under %d blocks", ks, sh, p.Key(), want.Items, want.MinBlocks)
 							}
 						}
@@ -690,7 +695,8 @@ func TestSortConfigFromEnv(t *testing.T) {
 	def := gpu.SortConfigFromEnv(env())
 	if !def.LeanLookback || !def.HistLean || def.SmallItems != 8 || def.SmallLookback != 8 || def.Lookback != 4 || def.LookbackVals != 2 || def.Rank != kernel.RankBallot ||
 		def.MinBlocks != 4 || def.Items4 != 16 || def.Items8 != 12 || def.LongItems4 != 28 || def.LongItems8 != 16 || def.LongMinBlocks != 3 ||
-		def.LongWaves != 4 || def.PDL || def.FusedMax != 1<<24 || def.FusedItems4 != 26 || def.FusedBlocks != 2 || !def.FusedSplit {
+		def.LongWaves != 4 || def.PDL || def.FusedMax != 1<<24 || def.FusedItems4 != 26 || def.FusedBlocks != 2 || !def.FusedSplit ||
+		def.FullTiles != gpu.SortFullNone {
 		t.Fatalf("defaults: %+v", def)
 	}
 	if c := gpu.SortConfigFromEnv(env("GPU_SORT_FUSED", "0", "GPU_SORT_FUSED_BLOCKS", "1", "GPU_SORT_FUSED_SPLIT", "off", "GPU_SORT_FUSED_ITEMS", "20")); c.FusedMax != 0 ||
@@ -712,7 +718,8 @@ func TestSortConfigFromEnv(t *testing.T) {
 	}
 	c = gpu.SortConfigFromEnv(env("GPU_SORT_LOOKBACK_LEAN", "maybe", "GPU_SORT_SMALL_LOOKBACK", "3", "GPU_SORT_SMALL_ITEMS", "17", "GPU_SORT_ITEMS", "29",
 		"GPU_SORT_LONG_ITEMS", "2", "GPU_SORT_LONG_ITEMS8", "17", "GPU_SORT_LONG_MINBLOCKS", "9", "GPU_SORT_LOOKBACK_VALS", "3", "GPU_SORT_PDL", "sometimes",
-		"GPU_SORT_FUSED", "-1", "GPU_SORT_FUSED_BLOCKS", "3", "GPU_SORT_FUSED_SPLIT", "maybe", "GPU_SORT_FUSED_ITEMS", "29"))
+		"GPU_SORT_FUSED", "-1", "GPU_SORT_FUSED_BLOCKS", "3", "GPU_SORT_FUSED_SPLIT", "maybe", "GPU_SORT_FUSED_ITEMS", "29",
+		"GPU_SORT_FULL_TILES", "some"))
 	if c != def {
 		t.Fatalf("bad values: %+v, want the defaults %+v", c, def)
 	}

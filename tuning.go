@@ -80,7 +80,8 @@ import (
 //	GPU_SORT_LONG_MINBLOCKS=0..8, GPU_SORT_PDL=on|off,
 //	GPU_SORT_FUSED=0..2^24, GPU_SORT_FUSED_ITEMS=4..28, GPU_SORT_FUSED_BLOCKS=1|2,
 //	GPU_SORT_FUSED_SPLIT=on|off,
-//	GPU_SORT_FUSED_EARLY=on|off, GPU_SORT_FUSED_RANK=ballot|or
+//	GPU_SORT_FUSED_EARLY=on|off, GPU_SORT_FUSED_RANK=ballot|or,
+//	GPU_SORT_FULL_TILES=off|long|all
 //	                                        the sort kernels' configuration (sortConfigFromEnv has the defaults)
 //
 // The third part is read at each call:
@@ -776,6 +777,14 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // against 40.4-43.7 with the default (docs/benchmarks/h200-2026-12-03-session6.txt).
 // The fused kernel's sums are stream scratch that it leaves zero, with no memset a
 // call (3-4 µs of that row: 41.4-45.5 against 44.9-49.6 µs, builds in turn).
+// GPU_SORT_FULL_TILES (off, long or all: which passes give full tiles, every tile of a
+// row but its last, a copy of the loads and the ranking without the per-item bounds
+// tests, sortConfig.FullTiles and RadixPass.FullTiles; default off: not yet measured
+// on a GPU). ptxas 11.8 for sm_90 drops the long rows' 28-item passes' spills with it
+// (keys of up to 4 bytes: 84-92 bytes without values, 8-12 with indices, to none), and
+// a full tile of float32 keys alone runs 2652 instructions a thread in place of 2807;
+// but 8-byte keys' 12-item passes under four blocks spill more (24-56 bytes against
+// 0-8), so long, not all, is the candidate default.
 func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 4, LookbackVals: 2, HistItems: 8, SegMax: kernel.SortSegmentMax,
 		LoadFence: true, MinBlocks: 4, SmallItems: 8, SmallLookback: 8, LeanLookback: true, HistLean: true,
@@ -827,6 +836,14 @@ func sortConfigFromEnv(getenv func(string) string) sortConfig {
 		c.FusedRank = kernel.RankBallot
 	case "or":
 		c.FusedRank = kernel.RankAtomicOr
+	}
+	switch getenv("GPU_SORT_FULL_TILES") {
+	case "off":
+		c.FullTiles = sortFullNone
+	case "long":
+		c.FullTiles = sortFullLong
+	case "all":
+		c.FullTiles = sortFullAll
 	}
 	return c
 }

@@ -1102,22 +1102,59 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 	}
 	count := g1.count
 	validOf := func(i int) ptx.Reg { return f.Setp(ptx.Lt, slotOf(i), count) }
-	keys := make([]ptx.Reg, K)
-	{
-		a0 := f.Reg(ptx.U64)
-		f.Cvt(a0, slot0)
-		f.Add(a0, a0, g1.elemStart)
-		f.Fma(a0, a0, ptx.Int(ks), kSrc)
-		for i := range keys {
-			keys[i] = loadElem(f, ks, validOf(i), ptx.Mem(a0, int64(32*i*ks)), true)
+	// loadRank loads the thread's keys and ranks them, valid(i) telling whether item
+	// i is in the tile.
+	loadRank := func(valid func(i int) ptx.Reg) (keys, packed []ptx.Reg) {
+		keys = make([]ptx.Reg, K)
+		{
+			a0 := f.Reg(ptx.U64)
+			f.Cvt(a0, slot0)
+			f.Add(a0, a0, g1.elemStart)
+			f.Fma(a0, a0, ptx.Int(ks), kSrc)
+			for i := range keys {
+				keys[i] = loadElem(f, ks, valid(i), ptx.Mem(a0, int64(32*i*ks)), true)
+			}
+			if p.LoadFence {
+				g.landKeys(keys, "rs_off")
+			}
 		}
-		if p.LoadFence {
-			g.landKeys(keys, "rs_off")
-		}
+		packed = g.rankItems("rs_cnt", K, func(i int) (ptx.Reg, ptx.Reg) {
+			return g.digitOf(g.ordered(keys[i]), shift), valid(i)
+		}, p.Rank, "rs_tile")
+		return keys, packed
 	}
-	packed := g.rankItems("rs_cnt", K, func(i int) (ptx.Reg, ptx.Reg) {
-		return g.digitOf(g.ordered(keys[i]), shift), validOf(i)
-	}, p.Rank, "rs_tile")
+	var keys, packed []ptx.Reg
+	if !p.FullTiles {
+		keys, packed = loadRank(validOf)
+	} else {
+		// A full tile (every tile but a row's last) takes a copy without the
+		// per-item bounds tests: a predicate ptxas folds to true.
+		keys, packed = make([]ptx.Reg, K), make([]ptx.Reg, K)
+		for i := range keys {
+			keys[i], packed[i] = f.Reg(regType(ks)), f.Reg(ptx.U32)
+		}
+		partial, join := f.NewLabel(), f.NewLabel()
+		f.AtNot(f.Setp(ptx.Eq, count, ptx.Int(tile))).Bra(partial)
+		for _, full := range []bool{true, false} {
+			valid := validOf
+			if full {
+				zero := f.Reg(ptx.U32)
+				f.Mov(zero, ptx.Int(0))
+				always := f.Setp(ptx.Eq, zero, ptx.Int(0))
+				valid = func(int) ptx.Reg { return always }
+			}
+			k, pk := loadRank(valid)
+			for i := range keys {
+				f.Mov(keys[i], k[i])
+				f.Mov(packed[i], pk[i])
+			}
+			if full {
+				f.Bra(join)
+				f.Place(partial)
+			}
+		}
+		f.Place(join)
+	}
 	f.BarSync(0)
 	g2 := geo()
 	t, count = g2.t, g2.count

@@ -44,6 +44,11 @@ func TestSortPtxas(t *testing.T) {
 			&RadixPass{Order: o, Items: passItems, Val: ValIndex, ValSize: 4, Lookback: 2, LoadFence: true, LeanLookback: true, MinBlocks: 3},
 			&RadixPass{Order: o, Items: items, Val: ValNone, Lookback: 4, LoadFence: true, LeanLookback: true, MinBlocks: 4},
 			&RadixPass{Order: o, Items: items, Val: ValIndex, ValSize: 4, Lookback: 2, LoadFence: true, LeanLookback: true, MinBlocks: 4},
+			// The same with a copy for full tiles (GPU_SORT_FULL_TILES).
+			&RadixPass{Order: o, Items: passItems, Val: ValNone, Lookback: 4, LoadFence: true, LeanLookback: true, MinBlocks: 3, FullTiles: true},
+			&RadixPass{Order: o, Items: passItems, Val: ValIndex, ValSize: 4, Lookback: 2, LoadFence: true, LeanLookback: true, MinBlocks: 3, FullTiles: true},
+			&RadixPass{Order: o, Items: items, Val: ValNone, Lookback: 4, LoadFence: true, LeanLookback: true, MinBlocks: 4, FullTiles: true},
+			&RadixPass{Order: o, Items: items, Val: ValIndex, ValSize: 4, Lookback: 2, LoadFence: true, LeanLookback: true, MinBlocks: 4, FullTiles: true},
 			// The small sorts' passes (GPU_SORT_SMALL_ITEMS, GPU_SORT_SMALL_LOOKBACK).
 			&RadixPass{Order: o, Items: 8, Val: ValNone, Lookback: 8, LoadFence: true, LeanLookback: true},
 			&RadixPass{Order: o, Items: 8, Val: ValIndex, ValSize: 4, Lookback: 8, LoadFence: true, LeanLookback: true},
@@ -156,11 +161,11 @@ func sortSimKeys(rng *rand.Rand, kt dtype.DType, n int) []byte {
 // and on the CPU, the way sortRows plans it, and compares every buffer.
 //
 // lean selects the lean look-back (RadixPass.LeanLookback) and histogram (RadixHist.Lean).
-func sortSimRun(t *testing.T, order SortKey, items int, val SortVal, vs int, keys, vals []byte, rows, rowLen int, segTiles, lb int, rank SortRank, lean bool) {
+func sortSimRun(t *testing.T, order SortKey, items int, val SortVal, vs int, keys, vals []byte, rows, rowLen int, segTiles, lb int, rank SortRank, lean, full bool) {
 	t.Helper()
 	ks := order.Size()
 	P := order.Passes()
-	pass := &RadixPass{Order: order, Items: items, Val: val, ValSize: vs, Lookback: lb, Rank: rank, LoadFence: items%2 == 0, LeanLookback: lean}
+	pass := &RadixPass{Order: order, Items: items, Val: val, ValSize: vs, Lookback: lb, Rank: rank, LoadFence: items%2 == 0, LeanLookback: lean, FullTiles: full}
 	tile := pass.Tile()
 	tpr := (rowLen + tile - 1) / tile
 	tps, segs := tpr, 1
@@ -354,18 +359,38 @@ func TestRadixPassSim(t *testing.T) {
 		{dtype.Int32, true, ValNone, 0, 1, 30000, 28, 4, 0, RankBallot, true},
 		{dtype.Float64, false, ValIndex, 4, 1, 21000, 16, 2, 0, RankBallot, true},
 	}
+	// RadixPass.FullTiles: full tiles take the copy without bounds tests, a row's
+	// partial last tile the other. Rows of whole tiles (2048 keys of 4-item tiles,
+	// 14336 of 28-item ones) have no partial tile; the others mix both, across
+	// segments and launch groups, with every ranking the simulator has.
+	fulls := []tc{
+		{dtype.Float32, false, ValIndex, 4, 2, 2048, 4, 2, 0, RankBallot, true},
+		{dtype.Int32, true, ValNone, 0, 1, 14336, 28, 4, 0, RankBallot, true},
+		{dtype.Uint8, false, ValNone, 0, 1, 3000, 2, 2, 0, RankBallot, true},
+		{dtype.Int16, true, ValPayload, 8, 2, 1500, 2, 1, 0, RankAtomicOr, false},
+		{dtype.Float64, false, ValIndex, 8, 1, 2100, 2, 8, 2, RankBallot, true},
+		{dtype.Float32, true, ValNone, 0, 1, 30000, 28, 4, 0, RankBallot, true},
+		{dtype.Float64, false, ValIndex, 4, 1, 21000, 16, 2, 3, RankBallot, true},
+	}
 	if testing.Short() || testenv.Race {
 		cases = cases[:3] // (testenv.Race: the simulator's own synchronization is what -race checks)
+		fulls = fulls[:1]
 	}
-	for _, c := range cases {
-		t.Run(fmt.Sprintf("%v/desc=%v/%v%d/%dx%d/k%d/lb%d/%v/lean=%v", c.kt, c.desc, c.val, c.vs, c.rows, c.n, c.items, c.lb, c.rank, c.lean), func(t *testing.T) {
+	run := func(c tc, full bool) {
+		t.Run(fmt.Sprintf("%v/desc=%v/%v%d/%dx%d/k%d/lb%d/%v/lean=%v/full=%v", c.kt, c.desc, c.val, c.vs, c.rows, c.n, c.items, c.lb, c.rank, c.lean, full), func(t *testing.T) {
 			keys := sortSimKeys(rng, c.kt, c.rows*c.n)
 			var vals []byte
 			if c.val == ValPayload {
 				vals = spectest.RandBytes(rng, dtype.Uint8, c.rows*c.n*c.vs, false)
 			}
-			sortSimRun(t, SortKey{Type: c.kt, Descending: c.desc}, c.items, c.val, c.vs, keys, vals, c.rows, c.n, c.segTiles, c.lb, c.rank, c.lean)
+			sortSimRun(t, SortKey{Type: c.kt, Descending: c.desc}, c.items, c.val, c.vs, keys, vals, c.rows, c.n, c.segTiles, c.lb, c.rank, c.lean, full)
 		})
+	}
+	for _, c := range cases {
+		run(c, false)
+	}
+	for _, c := range fulls {
+		run(c, true)
 	}
 }
 
@@ -384,7 +409,7 @@ func TestRadixPassSkipSim(t *testing.T) {
 			}
 			binary.LittleEndian.PutUint32(keys[4*i:], v)
 		}
-		sortSimRun(t, SortKey{Type: dtype.Uint32}, 2, ValIndex, 4, keys, nil, 1, 1500, 0, 4, RankBallot, i == 0)
+		sortSimRun(t, SortKey{Type: dtype.Uint32}, 2, ValIndex, 4, keys, nil, 1, 1500, 0, 4, RankBallot, i == 0, i == 1)
 	}
 }
 
