@@ -38,7 +38,8 @@ func simStream(t *testing.T) (*gpu.Device, *gpu.Stream) {
 // shorter (the block sort); the passes with programmatic dependent launch too, and
 // one row of keys alone in one cooperative launch (the fused sort: the rows of 9000
 // keys under two blocks a multiprocessor, 9 items a thread, and of 6001 under one, 12),
-// and the passes with full tiles' own copy of the loads and ranking (FullTiles).
+// the passes with full tiles' own copy of the loads and ranking (FullTiles), and the
+// fused kernel without bounds tests for a row of whole tiles (FusedFull).
 func TestSortSim(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the simulator is slow")
@@ -52,19 +53,28 @@ func TestSortSim(t *testing.T) {
 	full := def
 	full.FullTiles = gpu.SortFullAll // (full tiles' copy of the loads and ranking)
 	full.FusedMax = 0
-	var fullPasses atomic.Int64
+	fusedFull := def
+	fusedFull.FusedFull = true // (6144 keys: two tiles of 12 items, the fused kernel without bounds tests)
+	var fullPasses, fullFused atomic.Int64
 	defer gpu.SetSortPassHook(func(sp *kernel.RadixPass) {
 		if sp.FullTiles {
 			fullPasses.Add(1)
 		}
 	})()
-	for i, sh := range [][2]int{{1, 9000}, {2, 5001}, {5, 100}, {1, 7000}, {1, 6001}, {2, 8193}} {
+	defer gpu.SetSortFusedHook(func(sp *kernel.RadixFused) {
+		if sp.Full {
+			fullFused.Add(1)
+		}
+	})()
+	for i, sh := range [][2]int{{1, 9000}, {2, 5001}, {5, 100}, {1, 7000}, {1, 6001}, {2, 8193}, {1, 6144}} {
 		c := def
 		switch i {
 		case 3:
 			c = pdl
 		case 5:
 			c = full
+		case 6:
+			c = fusedFull
 		}
 		old := gpu.SetSortConfig(c)
 		defer gpu.SetSortConfig(old)
@@ -91,7 +101,10 @@ func TestSortSim(t *testing.T) {
 			a.Free()
 		}
 	}
-	if n := fullPasses.Load(); n != 5 { // the last shape's two Sorts, two Argsorts and SortByKey
+	if n := fullPasses.Load(); n != 5 { // the 2x8193 shape's two Sorts, two Argsorts and SortByKey
 		t.Errorf("%d sorts took the full tiles' copy, want 5", n)
+	}
+	if n := fullFused.Load(); n != 2 { // the last shape's two Sorts of keys alone
+		t.Errorf("%d fused sorts without bounds tests, want 2", n)
 	}
 }

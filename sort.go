@@ -440,6 +440,9 @@ type sortConfig struct {
 	// FusedRank is RadixFused.Rank (RankMatch: RankBallot): the atomic-OR match words,
 	// where the passes take Rank's ballots.
 	FusedRank kernel.SortRank
+	// FusedFull gives a fused sort whose row is a whole number of its tiles
+	// RadixFused.Full (no per-item bounds tests).
+	FusedFull bool
 	// FullTiles is which passes take RadixPass.FullTiles (a copy of the loads and
 	// the ranking without bounds tests for full tiles): sortFullNone, sortFullLong
 	// (the long rows' passes) or sortFullAll.
@@ -608,6 +611,11 @@ func fusedSortSpec(cfg sortConfig, info *DeviceInfo, order kernel.SortKey, n int
 	if order.Size() == 8 {
 		sp.Items = cfg.Items8
 	}
+	// found finishes the spec of the tiles chosen.
+	found := func() *kernel.RadixFused {
+		sp.Full = cfg.FusedFull && n%sp.Tile() == 0
+		return sp
+	}
 	// largest sets sp.Items to the largest tiles from items down to floor+1 whose
 	// shared memory a block may take (the settings may ask past them), else floor.
 	largest := func(items, floor int) int {
@@ -633,7 +641,7 @@ func fusedSortSpec(cfg sortConfig, info *DeviceInfo, order kernel.SortKey, n int
 	fit := sortResidentBlocks(max(1, cfg.FusedBlocks), sp.SharedBytes(), info)
 	for blocks := 1; blocks <= fit; blocks++ {
 		if take(blocks, most) {
-			return sp
+			return found()
 		}
 	}
 	// Past the largest such wave, keys of up to 4 bytes take larger tiles.
@@ -642,7 +650,7 @@ func fusedSortSpec(cfg sortConfig, info *DeviceInfo, order kernel.SortKey, n int
 	}
 	big := largest(cfg.FusedItems4, most)
 	if take(sortResidentBlocks(max(1, cfg.FusedBlocks), sp.SharedBytes(), info), big) {
-		return sp
+		return found()
 	}
 	return nil
 }
@@ -666,6 +674,9 @@ func fusedSort(s *Stream, sp *kernel.RadixFused, keys *header, n int, outK *head
 	}
 	P, ks := sp.Order.Passes(), sp.Order.Size()
 	grid := (n + sp.Tile() - 1) / sp.Tile()
+	if sp.Full && n%sp.Tile() != 0 {
+		return fmt.Errorf("gpu: a fused sort for whole tiles of %d keys given %d keys: %w", sp.Tile(), n, ErrInvalidValue)
+	}
 	if trace != nil && trace.Size() < int64(8*grid*kernel.FusedTraceSlots) {
 		return fmt.Errorf("gpu: a fused sort's trace of %d bytes for %d blocks: %w", trace.Size(), grid, ErrInvalidValue)
 	}

@@ -105,12 +105,13 @@ func toSliceB[T gpu.Elem](b *testing.B, a *gpu.Array[T]) []T {
 }
 
 // BenchmarkSortFused sorts one row of float32 keys (float64 at 2^18) of sizes around
-// gpubench's 512000 six ways: the passes (GPU_SORT_FUSED=0: histogram, plan and a
+// gpubench's 512000 seven ways: the passes (GPU_SORT_FUSED=0: histogram, plan and a
 // launch a digit), and the fused sort (kernel.RadixFused: one cooperative launch) as
 // configured (up to two blocks a multiprocessor), under one block at most, without the
 // split barrier (GPU_SORT_FUSED_SPLIT=off), with the ballot ranking
-// (GPU_SORT_FUSED_RANK=ballot) and with pass 0 ranked after the first barrier
-// (GPU_SORT_FUSED_EARLY=off); one call plus a synchronize per
+// (GPU_SORT_FUSED_RANK=ballot), with pass 0 ranked after the first barrier
+// (GPU_SORT_FUSED_EARLY=off) and without bounds tests where the row is whole tiles
+// (GPU_SORT_FUSED_FULL=on: on the H200, 2^18, 512000 and 2^20 keys); one call plus a synchronize per
 // iteration, GB/s counting the keys read and written once. Every way's result must
 // equal the passes'. On the CPU they are the same sort.
 //
@@ -123,11 +124,13 @@ func BenchmarkSortFused(b *testing.B) {
 	passes.FusedMax = 0
 	fused.FusedMax = 1 << 24
 	one.FusedMax, one.FusedBlocks = 1<<24, 1
-	joined, ballot, late := fused, fused, fused
+	joined, ballot, late, full := fused, fused, fused, fused
 	joined.FusedSplit = false
 	ballot.FusedRank = kernel.RankBallot
 	late.FusedEarly = false
-	ways := []sortWay{{"passes", passes}, {"fused", fused}, {"fused-max1", one}, {"fused-joined", joined}, {"fused-ballot", ballot}, {"fused-late", late}}
+	full.FusedFull = true
+	ways := []sortWay{{"passes", passes}, {"fused", fused}, {"fused-max1", one}, {"fused-joined", joined}, {"fused-ballot", ballot}, {"fused-late", late},
+		{"fused-full", full}}
 	for _, n := range []int{100_000, 1 << 18, 512000, 1 << 20} {
 		benchSortFusedWays[float32](b, s, ways, n, func(v float32) uint64 { return uint64(math.Float32bits(v)) })
 	}

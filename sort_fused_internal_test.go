@@ -64,6 +64,23 @@ func TestFusedSortSpec(t *testing.T) {
 		case sp != nil && (sp.Items != c.items || sp.MinBlocks != c.blocks || sp.Validate() != nil ||
 			sp.EarlyRank != c.cfg.FusedEarly || sp.Split != c.cfg.FusedSplit || sp.Rank != c.cfg.FusedRank):
 			t.Errorf("%s: %s under %d blocks (valid: %v), want %d items under %d", c.name, sp.Key(), sp.MinBlocks, sp.Validate(), c.items, c.blocks)
+		case sp != nil && sp.Full:
+			t.Errorf("%s: %s, want bounds tests (FusedFull off)", c.name, sp.Key())
+		}
+	}
+	// FusedFull: the kernel without bounds tests where the row is whole tiles.
+	full := def
+	full.FusedFull = true
+	for _, c := range []struct {
+		n           int
+		items, full int // full 1: RadixFused.Full
+	}{
+		{512000, 16, 1}, {512001, 16, 0}, {1 << 20, 16, 1}, {1<<20 + 1, 16, 0}, {1_500_000, 23, 0},
+		{2 * 132 * 256 * 20, 20, 1}, {10000, 1, 0}, {10240, 1, 1},
+	} {
+		sp := fusedSortSpec(full, &h200, f32, c.n)
+		if sp == nil || sp.Items != c.items || sp.Full != (c.full == 1) {
+			t.Errorf("%d float32 keys, FusedFull: %v, want %d items, full %v", c.n, sp, c.items, c.full == 1)
 		}
 	}
 }

@@ -242,5 +242,33 @@ func TestSortFusedGPU(t *testing.T) {
 			}
 			gpu.SetSortConfig(old)
 		}
+		// FusedFull: rows of whole tiles (a wave of one block a multiprocessor, of
+		// two, with tiles of 1 to FusedItems4 keys a thread) take the kernel without
+		// bounds tests.
+		var full atomic.Int64
+		defer gpu.SetSortFusedHook(func(sp *kernel.RadixFused) {
+			fused.Add(1)
+			if sp.Full {
+				full.Add(1)
+			}
+		})()
+		c := def
+		c.FusedFull = true
+		defer gpu.SetSortConfig(gpu.SetSortConfig(c))
+		for _, bk := range [][2]int{{1, 1}, {1, 5}, {1, c.Items4}, {2, c.Items4}, {2, 20}, {2, c.FusedItems4}} {
+			n := bk[0] * sms * kernel.SortBlock * bk[1]
+			t.Run(fmt.Sprintf("full/%d", n), func(t *testing.T) {
+				before := full.Load()
+				check(func() { checkSortedFast(t, s, stGen[float32](rng, n, patSpecial), false) })
+				check(func() { checkSortedFast(t, s, stGen[int32](rng, n, patFew), true) })
+				check(func() { checkSortedFast(t, s, stGen[uint8](rng, n, patSorted), false) })
+				if bk[1] <= c.Items8 {
+					check(func() { checkSortedFast(t, s, stGen[float64](rng, n, patSpecial), true) })
+				}
+				if got, want := full.Load()-before, int64(3); got < want {
+					t.Errorf("%d of the sorts took the kernel without bounds tests, want at least %d", got, want)
+				}
+			})
+		}
 	})
 }

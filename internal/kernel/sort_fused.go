@@ -72,6 +72,10 @@ type RadixFused struct {
 	// passes each step (FusedTraceSlot names them; a slot the block doesn't pass
 	// keeps what it held). A measuring tool (the benchmarks' timeline), not for use.
 	Trace bool
+	// Full is for rows whose every tile is full (n a multiple of Tile()): the kernel
+	// leaves out the per-item bounds tests of the loads, the ranking and the staging
+	// (a launch with another n is an error: CPU's, the host's check).
+	Full bool
 }
 
 // The slots of RadixFused's trace, a block's FusedTraceSlots words: step 1's, then
@@ -143,6 +147,9 @@ func (p *RadixFused) AppendKey(b []byte) []byte {
 	if p.Trace {
 		b = append(b, "|trace"...)
 	}
+	if p.Full {
+		b = append(b, "|full"...)
+	}
 	return b
 }
 
@@ -194,8 +201,8 @@ func (p *RadixFused) CPU() (func(*cpu.Launch) error, error) {
 	ks, P, tile := key.Size(), key.Passes(), p.Tile()
 	return func(l *cpu.Launch) error {
 		n, grid := int(l.Uint64(5)), int(l.Grid[0])
-		if n <= 0 || grid != (n+tile-1)/tile || l.Block[0] != SortBlock || l.Grid[1] != 1 || l.Grid[2] != 1 {
-			return launchErr("fused sort of %d keys: grid %v, block %v (tile %d)", n, l.Grid, l.Block, tile)
+		if n <= 0 || grid != (n+tile-1)/tile || l.Block[0] != SortBlock || l.Grid[1] != 1 || l.Grid[2] != 1 || p.Full && n%tile != 0 {
+			return launchErr("fused sort of %d keys: grid %v, block %v (tile %d, full %v)", n, l.Grid, l.Block, tile, p.Full)
 		}
 		if _, err := sortMem(l, 3, FusedWorkBytes(P, grid)); err != nil {
 			return err

@@ -142,7 +142,9 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 	tileOff := f.Reg(ptx.U64)
 	f.MulWide(tileOff, blk, ptx.Int(tile))
 	count := f.Reg(ptx.U32)
-	{
+	if p.Full {
+		f.Mov(count, ptx.Int(tile))
+	} else {
 		c := f.Reg(ptx.U64)
 		f.Sub(c, n64, tileOff)
 		f.Min(c, c, ptx.Int(tile))
@@ -191,6 +193,11 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 		return s
 	}
 	validOf := func(i int) ptx.Reg { return f.Setp(ptx.Lt, slotOf(i), count) }
+	if p.Full {
+		// Every slot holds a key: a predicate ptxas folds to true.
+		always := f.Setp(ptx.Eq, z, ptx.Int(0))
+		validOf = func(int) ptx.Reg { return always }
+	}
 	// loadTile loads the thread's keys of the tile from src (warp-striped).
 	loadTile := func(src ptx.Reg, op string) []ptx.Reg {
 		a0 := f.Reg(ptx.U64)

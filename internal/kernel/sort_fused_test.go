@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-gpu/gpu/backend"
+	"github.com/go-gpu/gpu/backend/cpu"
 	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/internal/ptxsim/spectest"
 	"github.com/go-gpu/gpu/internal/testenv"
@@ -69,14 +71,38 @@ func TestRadixFusedSim(t *testing.T) {
 		// the 32 rows of one round.
 		{dtype.Uint16, false, 320*256 - 1, 1, false, RankBallot, false},
 	}
-	if testing.Short() || testenv.Race {
-		cases = cases[:2]
+	// RadixFused.Full: rows of whole tiles without the bounds tests (one tile, and
+	// several across groups), every ranking, with and without the split barrier and
+	// the early ranking.
+	fulls := []tc{
+		{dtype.Float32, false, 3 * 4 * 256, 4, true, RankAtomicOr, true},
+		{dtype.Int16, true, 2 * 256, 2, false, RankBallot, false},
+		{dtype.Float64, false, 4 * 256, 4, true, RankBallot, true},
+		{dtype.Uint8, false, 20 * 256, 1, true, RankAtomicOr, false},
+		{dtype.Float32, true, 2 * 16 * 256, 16, true, RankAtomicOr, true},
 	}
-	for _, c := range cases {
-		sp := &RadixFused{Order: SortKey{Type: c.kt, Descending: c.desc}, Items: c.items, LoadFence: c.items > 1, Split: c.split, Rank: c.rank, EarlyRank: c.early}
+	if testing.Short() || testenv.Race {
+		cases, fulls = cases[:2], fulls[:1]
+	}
+	for i, c := range append(cases, fulls...) {
+		sp := &RadixFused{Order: SortKey{Type: c.kt, Descending: c.desc}, Items: c.items, LoadFence: c.items > 1, Split: c.split, Rank: c.rank, EarlyRank: c.early,
+			Full: i >= len(cases)}
 		t.Run(fmt.Sprintf("%s/%d", sp.Key(), c.n), func(t *testing.T) {
 			fusedSimRun(t, sp, sortSimKeys(rng, c.kt, c.n), c.n)
 		})
+	}
+	// A row that isn't whole tiles is the full kernel's launch error.
+	sp := &RadixFused{Order: SortKey{Type: dtype.Float32}, Items: 2, Full: true}
+	fn, err := sp.CPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 3*sp.Tile() - 1
+	args := make([]backend.Arg, 6) // (checked before the buffers are touched)
+	args[5] = backend.Arg{Kind: backend.ArgScalar, Size: 8, Val: uint64(n)}
+	l := &cpu.Launch{Grid: [3]uint32{3, 1, 1}, Block: [3]uint32{SortBlock, 1, 1}, Args: args}
+	if err := fn(l); err == nil || !strings.Contains(err.Error(), "full") {
+		t.Errorf("a full fused sort of %d keys in tiles of %d: %v, want a launch error", n, sp.Tile(), err)
 	}
 }
 

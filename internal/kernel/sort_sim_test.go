@@ -88,7 +88,13 @@ func TestSortPtxas(t *testing.T) {
 		// int16), and a traced one (RadixFused.Trace).
 		&RadixFused{Order: SortKey{Type: dtype.Float32}, Items: 26, LoadFence: true, MinBlocks: 2, Split: true, EarlyRank: true, Rank: RankAtomicOr},
 		&RadixFused{Order: SortKey{Type: dtype.Int16, Descending: true}, Items: 26, LoadFence: true, MinBlocks: 2, Split: true, EarlyRank: true, Rank: RankAtomicOr},
-		&RadixFused{Order: SortKey{Type: dtype.Float32}, Items: 16, LoadFence: true, MinBlocks: 1, Split: true, EarlyRank: true, Rank: RankAtomicOr, Trace: true})
+		&RadixFused{Order: SortKey{Type: dtype.Float32}, Items: 16, LoadFence: true, MinBlocks: 1, Split: true, EarlyRank: true, Rank: RankAtomicOr, Trace: true},
+		// Rows of whole tiles without bounds tests (GPU_SORT_FUSED_FULL; ptxas 11.8:
+		// no spills at 26 items, where the default kernel spills 8 bytes).
+		&RadixFused{Order: SortKey{Type: dtype.Float32}, Items: 16, LoadFence: true, MinBlocks: 1, Split: true, EarlyRank: true, Rank: RankAtomicOr, Full: true},
+		&RadixFused{Order: SortKey{Type: dtype.Float32}, Items: 26, LoadFence: true, MinBlocks: 2, Split: true, EarlyRank: true, Rank: RankAtomicOr, Full: true},
+		&RadixFused{Order: SortKey{Type: dtype.Int16, Descending: true}, Items: 26, LoadFence: true, MinBlocks: 2, Split: true, EarlyRank: true, Rank: RankAtomicOr, Full: true},
+		&RadixFused{Order: SortKey{Type: dtype.Float64}, Items: 12, LoadFence: true, MinBlocks: 2, Split: true, EarlyRank: true, Rank: RankAtomicOr, Full: true})
 	for _, sp := range specs {
 		t.Run(sp.Key(), func(t *testing.T) {
 			t.Parallel()
