@@ -58,7 +58,8 @@ import (
 // kernels check every launch's contract (grid, scratch sizes and zeroing), so that the
 // CPU tests also check the host code that plans CUDA launches.
 
-// SortOption is an option of Sort, Argsort, SortByKey and TopK.
+// SortOption is an option of Sort, Argsort, SortByKey and TopK: Descending of the
+// sorts, Smallest of TopK (another's is an error wrapping ErrInvalidValue).
 type SortOption func(*sortOptions)
 
 type sortOptions struct {
@@ -74,13 +75,22 @@ func Descending() SortOption { return func(o *sortOptions) { o.desc = true } }
 // the k largest.
 func Smallest() SortOption { return func(o *sortOptions) { o.smallest = true } }
 
-func sortOpts(opts []SortOption) (sortOptions, error) {
+// sortOpts applies opts to the options of op (its name in errors): TopK takes Smallest
+// and not Descending, the sorts the reverse; an option op doesn't take is an error
+// wrapping ErrInvalidValue.
+func sortOpts(op string, opts []SortOption) (sortOptions, error) {
 	var o sortOptions
 	for _, f := range opts {
 		if f == nil {
-			return o, fmt.Errorf("gpu: a nil SortOption: %w", ErrInvalidValue)
+			return o, fmt.Errorf("gpu: %s: a nil SortOption: %w", op, ErrInvalidValue)
 		}
 		f(&o)
+	}
+	switch topK := op == "TopK"; {
+	case topK && o.desc:
+		return o, fmt.Errorf("gpu: TopK: Descending applies to Sort, Argsort and SortByKey (TopK returns the largest first; Smallest the smallest): %w", ErrInvalidValue)
+	case !topK && o.smallest:
+		return o, fmt.Errorf("gpu: %s: Smallest applies to TopK only (Descending reverses a sort): %w", op, ErrInvalidValue)
 	}
 	return o, nil
 }
@@ -97,7 +107,7 @@ func Sort[T Elem](s *Stream, a *Array[T], axis int, opts ...SortOption) (*Array[
 	if err := nilStream(s); err != nil {
 		return nil, err
 	}
-	o, err := sortOpts(opts)
+	o, err := sortOpts("Sort", opts)
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +132,7 @@ func Argsort[T Elem](s *Stream, a *Array[T], axis int, opts ...SortOption) (*Arr
 	if err := nilStream(s); err != nil {
 		return nil, err
 	}
-	o, err := sortOpts(opts)
+	o, err := sortOpts("Argsort", opts)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +160,7 @@ func SortByKey[K, V Elem](s *Stream, keys *Array[K], vals *Array[V], axis int, o
 	if !slices.Equal(keys.shape, vals.shape) {
 		return nil, nil, fmt.Errorf("gpu: sort by keys of shape %v with values of shape %v: %w", keys.shape, vals.shape, ErrInvalidValue)
 	}
-	o, err := sortOpts(opts)
+	o, err := sortOpts("SortByKey", opts)
 	if err != nil {
 		return nil, nil, err
 	}

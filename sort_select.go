@@ -34,7 +34,7 @@ func TopK[T Elem](s *Stream, a *Array[T], k, axis int, opts ...SortOption) (*Arr
 	if err := nilStream(s); err != nil {
 		return nil, nil, err
 	}
-	o, err := sortOpts(opts)
+	o, err := sortOpts("TopK", opts)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/go-gpu/gpu"
@@ -95,6 +96,9 @@ func TestTopK(t *testing.T) {
 		}
 		if _, _, err := gpu.TopK(s, a, 1, 1); !errors.Is(err, gpu.ErrInvalidValue) {
 			t.Errorf("axis 1: %v", err)
+		}
+		if _, _, err := gpu.TopK(s, a, 1, 0, gpu.Descending()); !errors.Is(err, gpu.ErrInvalidValue) || !strings.Contains(err.Error(), "Descending applies to Sort") {
+			t.Errorf("Descending: %v", err)
 		}
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"unsafe"
@@ -566,6 +567,13 @@ func TestSortErrors(t *testing.T) {
 		if _, err := gpu.Argsort(s, a, 0, nil); !errors.Is(err, gpu.ErrInvalidValue) {
 			t.Errorf("nil option: %v", err)
 		}
+		// Smallest is TopK's.
+		if _, err := gpu.Sort(s, a, 0, gpu.Smallest()); !errors.Is(err, gpu.ErrInvalidValue) || !strings.Contains(err.Error(), "Smallest applies to TopK") {
+			t.Errorf("Sort with Smallest: %v", err)
+		}
+		if _, err := gpu.Argsort(s, a, 0, gpu.Descending(), gpu.Smallest()); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("Argsort with Smallest: %v", err)
+		}
 		b := mustArr[int32](t)(gpu.FromSlice(s, []int32{1, 2}, 2))
 		defer b.Free()
 		if _, _, err := gpu.SortByKey(s, a, b, 0); !errors.Is(err, gpu.ErrInvalidValue) {
@@ -696,12 +704,13 @@ func TestSortConfigFromEnv(t *testing.T) {
 	if !def.LeanLookback || !def.HistLean || def.SmallItems != 8 || def.SmallLookback != 8 || def.Lookback != 4 || def.LookbackVals != 2 || def.Rank != kernel.RankBallot ||
 		def.MinBlocks != 4 || def.Items4 != 16 || def.Items8 != 12 || def.LongItems4 != 28 || def.LongItems8 != 16 || def.LongMinBlocks != 3 ||
 		def.LongWaves != 4 || def.PDL || def.FusedMax != 1<<24 || def.FusedItems4 != 26 || def.FusedBlocks != 2 || !def.FusedSplit ||
-		def.FullTiles != gpu.SortFullNone {
+		def.FullTiles != gpu.SortFullNone || def.FusedFull {
 		t.Fatalf("defaults: %+v", def)
 	}
-	if c := gpu.SortConfigFromEnv(env("GPU_SORT_FUSED", "0", "GPU_SORT_FUSED_BLOCKS", "1", "GPU_SORT_FUSED_SPLIT", "off", "GPU_SORT_FUSED_ITEMS", "20")); c.FusedMax != 0 ||
-		c.FusedBlocks != 1 || c.FusedSplit || c.FusedItems4 != 20 {
-		t.Fatalf("GPU_SORT_FUSED=0 GPU_SORT_FUSED_BLOCKS=1 GPU_SORT_FUSED_SPLIT=off GPU_SORT_FUSED_ITEMS=20: %+v", c)
+	if c := gpu.SortConfigFromEnv(env("GPU_SORT_FUSED", "0", "GPU_SORT_FUSED_BLOCKS", "1", "GPU_SORT_FUSED_SPLIT", "off", "GPU_SORT_FUSED_ITEMS", "20",
+		"GPU_SORT_FUSED_FULL", "on", "GPU_SORT_FULL_TILES", "long")); c.FusedMax != 0 || c.FusedBlocks != 1 || c.FusedSplit || c.FusedItems4 != 20 ||
+		!c.FusedFull || c.FullTiles != gpu.SortFullLong {
+		t.Fatalf("GPU_SORT_FUSED=0 GPU_SORT_FUSED_BLOCKS=1 GPU_SORT_FUSED_SPLIT=off GPU_SORT_FUSED_ITEMS=20 GPU_SORT_FUSED_FULL=on GPU_SORT_FULL_TILES=long: %+v", c)
 	}
 	c := gpu.SortConfigFromEnv(env("GPU_SORT_LOOKBACK_LEAN", "0", "GPU_SORT_HIST_LEAN", "off", "GPU_SORT_SMALL_ITEMS", "0",
 		"GPU_SORT_SMALL_LOOKBACK", "0", "GPU_SORT_RANK", "or", "GPU_SORT_LOOKBACK", "8", "GPU_SORT_LOOKBACK_VALS", "0", "GPU_SORT_PDL", "1"))
@@ -719,7 +728,7 @@ func TestSortConfigFromEnv(t *testing.T) {
 	c = gpu.SortConfigFromEnv(env("GPU_SORT_LOOKBACK_LEAN", "maybe", "GPU_SORT_SMALL_LOOKBACK", "3", "GPU_SORT_SMALL_ITEMS", "17", "GPU_SORT_ITEMS", "29",
 		"GPU_SORT_LONG_ITEMS", "2", "GPU_SORT_LONG_ITEMS8", "17", "GPU_SORT_LONG_MINBLOCKS", "9", "GPU_SORT_LOOKBACK_VALS", "3", "GPU_SORT_PDL", "sometimes",
 		"GPU_SORT_FUSED", "-1", "GPU_SORT_FUSED_BLOCKS", "3", "GPU_SORT_FUSED_SPLIT", "maybe", "GPU_SORT_FUSED_ITEMS", "29",
-		"GPU_SORT_FULL_TILES", "some"))
+		"GPU_SORT_FULL_TILES", "some", "GPU_SORT_FUSED_FULL", "sometimes"))
 	if c != def {
 		t.Fatalf("bad values: %+v, want the defaults %+v", c, def)
 	}
