@@ -453,7 +453,7 @@ type sortConfig struct {
 	// FusedFull gives a fused sort whose row is a whole number of its tiles
 	// RadixFused.Full (no per-item bounds tests).
 	FusedFull bool
-	// FullTiles is which passes take RadixPass.FullTiles (a copy of the loads and
+	// FullTiles is which passes take RadixPass.FullTiles (a copy of the key loads and
 	// the ranking without bounds tests for full tiles): sortFullNone, sortFullLong
 	// (the long rows' passes) or sortFullAll.
 	FullTiles int

@@ -76,9 +76,9 @@ func TestSortPassFullTiles(t *testing.T) {
 	h200 := DeviceInfo{Backend: "cuda", Multiprocessors: 132, MaxSharedPerMultiprocessor: 228 << 10, ReservedSharedPerBlock: 1 << 10}
 	f32 := kernel.SortKey{Type: dtype.Float32}
 	for _, c := range []struct {
-		env       string
-		n         int
-		long, ful bool
+		env        string
+		n          int
+		long, full bool
 	}{
 		{"", 1 << 28, true, false}, {"", 1 << 22, false, false},
 		{"off", 1 << 28, true, false},
@@ -92,8 +92,8 @@ func TestSortPassFullTiles(t *testing.T) {
 			return ""
 		})
 		sp := sortPass(cfg, &h200, f32, kernel.ValNone, 0, 1, c.n)
-		if long := sp.Items == cfg.LongItems4; long != c.long || sp.FullTiles != c.ful {
-			t.Errorf("GPU_SORT_FULL_TILES=%q, %d keys: %s, want long %v, full tiles %v", c.env, c.n, sp.Key(), c.long, c.ful)
+		if long := sp.Items == cfg.LongItems4; long != c.long || sp.FullTiles != c.full {
+			t.Errorf("GPU_SORT_FULL_TILES=%q, %d keys: %s, want long %v, full tiles %v", c.env, c.n, sp.Key(), c.long, c.full)
 		}
 	}
 }

@@ -669,7 +669,7 @@ func TestSortSegments(t *testing.T) {
 						}
 						for _, p := range passes {
 							if p.Items != want.Items || p.MinBlocks > want.MinBlocks || isLong && p.MinBlocks != want.MinBlocks || p.FullTiles != want.FullTiles {
-								t.Fatalf("%d-byte keys %v: pass %s, want %d items under %d blocks", ks, sh, p.Key(), want.Items, want.MinBlocks)
+								t.Fatalf("%d-byte keys %v: pass %s, want %d items under %d blocks, full tiles' copy %v", ks, sh, p.Key(), want.Items, want.MinBlocks, want.FullTiles)
 							}
 						}
 					}

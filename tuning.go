@@ -777,19 +777,20 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // against 40.4-43.7 with the default (docs/benchmarks/h200-2026-12-03-session6.txt).
 // The fused kernel's sums are stream scratch that it leaves zero, with no memset a
 // call (3-4 µs of that row: 41.4-45.5 against 44.9-49.6 µs, builds in turn).
-// GPU_SORT_FULL_TILES (off, long or all: which passes give full tiles, every tile of a
-// row but its last, a copy of the loads and the ranking without the per-item bounds
-// tests, sortConfig.FullTiles and RadixPass.FullTiles; default off: not yet measured
-// on a GPU). ptxas 11.8 for sm_90 drops the long rows' 28-item passes' spills with it
-// (keys of up to 4 bytes: 84-92 bytes without values, 8-12 with indices, to none), and
-// a full tile of float32 keys alone runs 2652 instructions a thread in place of 2807;
-// but 8-byte keys' 12-item passes under four blocks spill more (24-56 bytes against
-// 0-8), so long, not all, is the candidate default. GPU_SORT_FUSED_FULL (on: a fused
-// sort whose row is a whole number of its tiles, as 512000 keys are of 4096, leaves
-// out the bounds tests, sortConfig.FusedFull and RadixFused.Full; default off: not yet
-// measured on a GPU) cuts that float32 kernel from 3120 instructions to 2584 (ptxas
-// 11.8, sm_90), and at 26 items a thread from 4576 to 3576 with its 8 bytes of spills
-// gone.
+// GPU_SORT_FULL_TILES (off, long or all: which passes give full tiles, every tile but
+// a row's partial last one, a copy of the key loads and the ranking without the
+// per-item bounds tests, sortConfig.FullTiles and RadixPass.FullTiles; default off: not
+// yet measured on a GPU). ptxas 11.8 for sm_90 drops the long rows' 28-item passes'
+// spills with it (keys of up to 4 bytes: 84-92 bytes without values, 8-12 with
+// indices, to none), and the SASS a full tile of float32 keys alone runs through is
+// 2652 instructions against the whole default kernel's 2807 (static counts of the
+// kernels' straight-line code); but 8-byte keys' 12-item passes under four blocks
+// spill more (24-56 bytes against 0-8), so long, not all, is the candidate default.
+// GPU_SORT_FUSED_FULL (on: a fused sort whose row is a whole number of its tiles, as
+// 512000 keys are of 4096, leaves out the bounds tests, sortConfig.FusedFull and
+// RadixFused.Full; default off: not yet measured on a GPU) cuts that float32 kernel's
+// static SASS from 3120 instructions to 2584 (ptxas 11.8, sm_90), and at 26 items a
+// thread from 4576 to 3576, its 8 bytes of spills gone.
 func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 4, LookbackVals: 2, HistItems: 8, SegMax: kernel.SortSegmentMax,
 		LoadFence: true, MinBlocks: 4, SmallItems: 8, SmallLookback: 8, LeanLookback: true, HistLean: true,

@@ -552,9 +552,11 @@ type RadixPass struct {
 	// Elementwise.GridDep; compute capability 9.0+): its blocks may be scheduled while
 	// the kernel ahead of it runs and take their tile numbers once it has completed.
 	GridDep bool
-	// FullTiles gives full tiles (every tile of a row but its last) their own copy of
-	// the loads and the ranking, without the per-item bounds tests: fewer
-	// instructions an item and, under the register cap of MinBlocks, fewer spills.
+	// FullTiles gives full tiles (every tile but a row's partial last one) their own
+	// copy of the key loads and the ranking, without the per-item bounds tests (the
+	// staging, the scatter and the value loads keep theirs): fewer instructions an
+	// item, and under the register cap of MinBlocks spills may change (ptxas 11.8: the
+	// 28-item passes' go, 8-byte keys' 12-item passes under four blocks gain some).
 	FullTiles bool
 }
 

@@ -1127,8 +1127,8 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 	if !p.FullTiles {
 		keys, packed = loadRank(validOf)
 	} else {
-		// A full tile (every tile but a row's last) takes a copy without the
-		// per-item bounds tests: a predicate ptxas folds to true.
+		// A full tile (every tile but a row's partial last one) takes a copy without
+		// the per-item bounds tests: a predicate ptxas folds to true.
 		keys, packed = make([]ptx.Reg, K), make([]ptx.Reg, K)
 		for i := range keys {
 			keys[i], packed[i] = f.Reg(regType(ks)), f.Reg(ptx.U32)

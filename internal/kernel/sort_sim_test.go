@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -368,11 +369,13 @@ func TestRadixPassSim(t *testing.T) {
 	// RadixPass.FullTiles: full tiles take the copy without bounds tests, a row's
 	// partial last tile the other. Rows of whole tiles (2048 keys of 4-item tiles,
 	// 14336 of 28-item ones) have no partial tile; the others mix both, across
-	// segments and launch groups, with every ranking the simulator has.
+	// segments and launch groups, with every ranking the simulator has, and with odd
+	// items without the load fence (sortSimRun).
 	fulls := []tc{
+		{dtype.Uint8, false, ValNone, 0, 1, 3000, 2, 2, 0, RankBallot, true},
 		{dtype.Float32, false, ValIndex, 4, 2, 2048, 4, 2, 0, RankBallot, true},
 		{dtype.Int32, true, ValNone, 0, 1, 14336, 28, 4, 0, RankBallot, true},
-		{dtype.Uint8, false, ValNone, 0, 1, 3000, 2, 2, 0, RankBallot, true},
+		{dtype.Float32, false, ValPayload, 2, 1, 5000, 3, 2, 0, RankBallot, true},
 		{dtype.Int16, true, ValPayload, 8, 2, 1500, 2, 1, 0, RankAtomicOr, false},
 		{dtype.Float64, false, ValIndex, 8, 1, 2100, 2, 8, 2, RankBallot, true},
 		{dtype.Float32, true, ValNone, 0, 1, 30000, 28, 4, 0, RankBallot, true},
@@ -760,6 +763,115 @@ func TestSortGridDep(t *testing.T) {
 		}
 		if _, _, err := pair[1].PTX(8, 0); err == nil {
 			t.Fatalf("%s: PTX for sm_80 without an error", pair[1].Key())
+		}
+	}
+}
+
+// TestRadixPassFullTilesPTX checks the shape of RadixPass.FullTiles's PTX, which the
+// simulator's results can't tell from the guarded copy's: a branch on the tile's
+// count equal to Tile() (block-uniform) to the guarded copy, and before it the full
+// tiles' copy, whose key loads all take one predicate set from a register holding 0
+// (which ptxas folds to true), while the guarded copy's take one each.
+func TestRadixPassFullTilesPTX(t *testing.T) {
+	for _, p := range []*RadixPass{
+		{Order: SortKey{Type: dtype.Float32}, Items: 3, Val: ValNone, Lookback: 4, LoadFence: true, LeanLookback: true, MinBlocks: 3, FullTiles: true},
+		{Order: SortKey{Type: dtype.Int64, Descending: true}, Items: 16, Val: ValIndex, ValSize: 4, Lookback: 2, LoadFence: true, LeanLookback: true, MinBlocks: 3, FullTiles: true},
+		{Order: SortKey{Type: dtype.Uint8}, Items: 5, Val: ValPayload, ValSize: 2, Lookback: 1, Rank: RankAtomicOr, FullTiles: true},
+	} {
+		src, _, err := p.PTX(9, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(src, "\n")
+		for i := range lines {
+			lines[i] = strings.TrimSpace(lines[i])
+		}
+		// The branch: setp.eq.u32 %pA, %rC, <tile>; @!%pA bra L.
+		br, partial := -1, ""
+		for i := 0; i+1 < len(lines); i++ {
+			var pa, c, pb, l string
+			var tile int
+			if n, _ := fmt.Sscanf(lines[i], "setp.eq.u32 %s %s %d;", &pa, &c, &tile); n != 3 || tile != p.Tile() {
+				continue
+			}
+			if n, _ := fmt.Sscanf(lines[i+1], "@!%s bra %s", &pb, &l); n == 2 && pb+"," == pa {
+				br, partial = i+1, strings.TrimSuffix(l, ";")
+				break
+			}
+		}
+		if br < 0 {
+			t.Errorf("%s: no branch on the count equal to the tile, %d keys", p.Key(), p.Tile())
+			continue
+		}
+		at := slices.Index(lines, partial+":")
+		if at < 0 {
+			t.Fatalf("%s: no label %s", p.Key(), partial)
+		}
+		// The key loads of each copy, and their predicates.
+		keyLoad := "ld.global.nc" + memType(p.Order.Size()).String() + " "
+		preds := func(from, to int) (n int, ps map[string]bool) {
+			ps = map[string]bool{}
+			for _, l := range lines[from:to] {
+				if i := strings.Index(l, keyLoad); i > 0 && strings.HasPrefix(l, "@") {
+					n++
+					ps[strings.TrimSpace(l[1:i])] = true
+				}
+			}
+			return n, ps
+		}
+		end := at + 1
+		for end < len(lines) && !strings.HasPrefix(lines[end], "$L") {
+			end++ // (the guarded copy: up to the join's label)
+		}
+		nf, pf := preds(br+1, at)
+		ng, pg := preds(at+1, end)
+		if nf != p.Items || len(pf) != 1 || ng != p.Items || len(pg) != p.Items {
+			t.Errorf("%s: the full copy has %d key loads under %d predicates, the guarded one %d under %d; want %d under 1 and %d under %d",
+				p.Key(), nf, len(pf), ng, len(pg), p.Items, p.Items, p.Items)
+			continue
+		}
+		// The full copy's predicate: setp.eq.u32 P, %rZ, 0 after a mov of 0 to %rZ.
+		var always string
+		for k := range pf {
+			always = k
+		}
+		found := false
+		for i, l := range lines[br+1 : at] {
+			var pa, z string
+			if n, _ := fmt.Sscanf(l, "setp.eq.u32 %s %s 0;", &pa, &z); n == 2 && pa == always+"," {
+				z = strings.TrimSuffix(z, ",")
+				found = slices.ContainsFunc(lines[br+1:br+1+i], func(l string) bool {
+					return strings.HasPrefix(l, "mov.") && strings.HasSuffix(l, " "+z+", 0;")
+				})
+			}
+		}
+		if !found {
+			t.Errorf("%s: the full copy's key loads take %s, not a predicate of a register holding 0", p.Key(), always)
+		}
+	}
+}
+
+// RadixFused.Full: every key load (step 1's ld.global.nc, the passes' ld.global.cg)
+// takes one predicate, which ptxas folds to true; without Full each item has its own.
+func TestRadixFusedFullPTX(t *testing.T) {
+	for _, full := range []bool{false, true} {
+		p := &RadixFused{Order: SortKey{Type: dtype.Float32}, Items: 5, LoadFence: true, MinBlocks: 1, Split: true, EarlyRank: true, Rank: RankAtomicOr, Full: full}
+		src, _, err := p.PTX(9, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		loads, preds := 0, map[string]bool{}
+		for _, l := range strings.Split(src, "\n") {
+			l = strings.TrimSpace(l)
+			for _, op := range []string{"ld.global.nc.u32 ", "ld.global.cg.u32 "} {
+				if i := strings.Index(l, op); i > 0 && strings.HasPrefix(l, "@") {
+					loads++
+					preds[strings.TrimSpace(l[1:i])] = true
+				}
+			}
+		}
+		if want := map[bool]int{false: 2 * p.Items, true: 1}[full]; loads < 2*p.Items || len(preds) != want {
+			t.Errorf("%s: %d predicated key loads under %d predicates, want at least %d under %d", p.Key(), loads, len(preds), 2*p.Items, want)
 		}
 	}
 }
