@@ -783,14 +783,15 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // yet measured on a GPU). ptxas 11.8 for sm_90 drops the long rows' 28-item passes'
 // spills with it (keys of up to 4 bytes: 84-92 bytes without values, 8-12 with
 // indices, to none), and the SASS a full tile of float32 keys alone runs through is
-// 2652 instructions against the whole default kernel's 2807 (static counts of the
-// kernels' straight-line code); but 8-byte keys' 12-item passes under four blocks
+// 2413 instructions against the whole default kernel's 2663 (static counts of the
+// kernels' straight-line code; the full copy also skips the ballot of the items'
+// validity); but 8-byte keys' 12-item passes under four blocks
 // spill more (24-56 bytes against 0-8), so long, not all, is the candidate default.
 // GPU_SORT_FUSED_FULL (on: a fused sort whose row is a whole number of its tiles, as
 // 512000 keys are of 4096, leaves out the bounds tests, sortConfig.FusedFull and
 // RadixFused.Full; default off: not yet measured on a GPU) cuts that float32 kernel's
-// static SASS from 3120 instructions to 2584 (ptxas 11.8, sm_90), and at 26 items a
-// thread from 4576 to 3576, its 8 bytes of spills gone.
+// static SASS from 2960 instructions to 2424 (ptxas 11.8, sm_90), and at 26 items a
+// thread from 4296 to 3312, its 8 bytes of spills gone.
 func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 4, LookbackVals: 2, HistItems: 8, SegMax: kernel.SortSegmentMax,
 		LoadFence: true, MinBlocks: 4, SmallItems: 8, SmallLookback: 8, LeanLookback: true, HistLean: true,

@@ -195,7 +195,7 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 	validOf := func(i int) ptx.Reg { return f.Setp(ptx.Lt, slotOf(i), count) }
 	if p.Full {
 		// Every slot holds a key: a predicate ptxas folds to true.
-		always := f.Setp(ptx.Eq, z, ptx.Int(0))
+		always := g.alwaysValid()
 		validOf = func(int) ptx.Reg { return always }
 	}
 	// loadTile loads the thread's keys of the tile from src (warp-striped).

@@ -34,6 +34,24 @@ type sortGen struct {
 	lane  ptx.Reg
 	warp  ptx.Reg
 	ltm   ptx.Reg // lanes below this one (b32)
+	// always holds the predicates alwaysValid made: true in every lane, so that
+	// rankItems needs no ballot of them.
+	always map[ptx.Reg]bool
+}
+
+// alwaysValid returns a predicate true in every lane, set from a register holding 0
+// (ptxas folds it): the validity of the items of a full tile, which rankItems knows
+// needs no ballot.
+func (g *sortGen) alwaysValid() ptx.Reg {
+	f := g.f
+	zero := f.Reg(ptx.U32)
+	f.Mov(zero, ptx.Int(0))
+	p := f.Setp(ptx.Eq, zero, ptx.Int(0))
+	if g.always == nil {
+		g.always = map[ptx.Reg]bool{}
+	}
+	g.always[p] = true
+	return p
 }
 
 func newSortGen(f *ptx.Func, order SortKey, items int) *sortGen {
@@ -220,7 +238,11 @@ func (g *sortGen) rankItems(sym string, n int, item func(i int) (digit, valid pt
 			f.At(valid).Op("ld.shared.b32", pm, ptx.Mem(wa, off))
 		} else {
 			vm := f.Reg(ptx.B32)
-			f.Vote("ballot", vm, valid, ptx.Uint(0xffffffff))
+			if g.always[valid] {
+				f.Mov(vm, ptx.Uint(0xffffffff)) // (every lane: no ballot)
+			} else {
+				f.Vote("ballot", vm, valid, ptx.Uint(0xffffffff))
+			}
 			pm = g.peers(d, vm, rank)
 		}
 		lt := f.Reg(ptx.B32)
@@ -1155,9 +1177,7 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		for _, full := range []bool{true, false} {
 			valid := validOf
 			if full {
-				zero := f.Reg(ptx.U32)
-				f.Mov(zero, ptx.Int(0))
-				always := f.Setp(ptx.Eq, zero, ptx.Int(0))
+				always := g.alwaysValid()
 				valid = func(int) ptx.Reg { return always }
 			}
 			k, pk := loadRank(valid)
