@@ -75,8 +75,8 @@ func TestRadixFusedSim(t *testing.T) {
 	// several across groups), every ranking, with and without the split barrier and
 	// the early ranking.
 	fulls := []tc{
-		{dtype.Float32, false, 3 * 4 * 256, 4, true, RankAtomicOr, true},
 		{dtype.Int16, true, 2 * 256, 2, false, RankBallot, false},
+		{dtype.Float32, false, 3 * 4 * 256, 4, true, RankAtomicOr, true},
 		{dtype.Float64, false, 4 * 256, 4, true, RankBallot, true},
 		{dtype.Uint8, false, 20 * 256, 1, true, RankAtomicOr, false},
 		{dtype.Float32, true, 2 * 16 * 256, 16, true, RankAtomicOr, true},

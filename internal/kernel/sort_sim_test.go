@@ -141,7 +141,8 @@ func checkPassSmem(t *testing.T, sp spectest.Spec, smem int) {
 	}
 }
 
-// sortSimKeys returns n keys of type kt with many ties, NaNs and ±0 for floats.
+// sortSimKeys returns n keys of type kt with many ties, and for floats ±0, NaNs (of
+// both signs, with payloads), ±Inf and subnormals.
 func sortSimKeys(rng *rand.Rand, kt dtype.DType, n int) []byte {
 	b := spectest.RandBytes(rng, kt, n, true)
 	sz := kt.Size()
@@ -150,6 +151,13 @@ func sortSimKeys(rng *rand.Rand, kt dtype.DType, n int) []byte {
 		switch r := rng.IntN(8); {
 		case r == 0 && kt == dtype.Float16:
 			copy(e, []byte{0x00, 0x7e}) // NaN
+		case r == 0 && (kt == dtype.Float32 || kt == dtype.Float64):
+			// NaNs of both signs with payloads, ±Inf, subnormals of both signs.
+			v := [][]uint64{{0xffc00001, 0x7f800123, 0x7f800000, 0xff800000, 0x00000001, 0x807fffff},
+				{0xfff8000000000001, 0x7ff0000000000123, 0x7ff0000000000000, 0xfff0000000000000, 1, 0x800fffffffffffff}}[sz/8][rng.IntN(6)]
+			for j := range e {
+				e[j] = byte(v >> (8 * j))
+			}
 		case r == 1 && kt.IsFloat():
 			clear(e)
 			e[sz-1] = 0x80 // -0
@@ -825,6 +833,21 @@ func TestRadixPassFullTilesPTX(t *testing.T) {
 		}
 		nf, pf := preds(br+1, at)
 		ng, pg := preds(at+1, end)
+		// The ballot ranking: eight ballots an item in the full copy, one more for
+		// the items' validity in the guarded copy.
+		if p.Rank == RankBallot {
+			ballots := func(from, to int) (n int) {
+				for _, l := range lines[from:to] {
+					if strings.HasPrefix(l, "vote.sync.ballot") {
+						n++
+					}
+				}
+				return n
+			}
+			if bf, bg := ballots(br+1, at), ballots(at+1, end); bf != 8*p.Items || bg != 9*p.Items {
+				t.Errorf("%s: %d ballots in the full copy, %d in the guarded one; want %d and %d", p.Key(), bf, bg, 8*p.Items, 9*p.Items)
+			}
+		}
 		if nf != p.Items || len(pf) != 1 || ng != p.Items || len(pg) != p.Items {
 			t.Errorf("%s: the full copy has %d key loads under %d predicates, the guarded one %d under %d; want %d under 1 and %d under %d",
 				p.Key(), nf, len(pf), ng, len(pg), p.Items, p.Items, p.Items)
@@ -853,12 +876,24 @@ func TestRadixPassFullTilesPTX(t *testing.T) {
 
 // RadixFused.Full: every key load (step 1's ld.global.nc, the passes' ld.global.cg)
 // takes one predicate, which ptxas folds to true; without Full each item has its own.
+// With the ballot ranking, Full leaves out the ballot of the items' validity (9 ballots
+// an item ranked, 8 with Full; EarlyRank ranks in two places).
 func TestRadixFusedFullPTX(t *testing.T) {
-	for _, full := range []bool{false, true} {
-		p := &RadixFused{Order: SortKey{Type: dtype.Float32}, Items: 5, LoadFence: true, MinBlocks: 1, Split: true, EarlyRank: true, Rank: RankAtomicOr, Full: full}
+	for _, c := range []struct {
+		full bool
+		rank SortRank
+	}{{false, RankAtomicOr}, {true, RankAtomicOr}, {false, RankBallot}, {true, RankBallot}} {
+		p := &RadixFused{Order: SortKey{Type: dtype.Float32}, Items: 5, LoadFence: true, MinBlocks: 1, Split: true, EarlyRank: true, Rank: c.rank, Full: c.full}
+		full := c.full
 		src, _, err := p.PTX(9, 0)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if c.rank == RankBallot {
+			per := map[bool]int{false: 9, true: 8}[full]
+			if n := strings.Count(src, "vote.sync.ballot"); n != 2*per*p.Items {
+				t.Errorf("%s: %d ballots, want %d", p.Key(), n, 2*per*p.Items)
+			}
 		}
 		loads, preds := 0, map[string]bool{}
 		for _, l := range strings.Split(src, "\n") {
