@@ -3,6 +3,7 @@ package kernel
 import (
 	"fmt"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/go-gpu/gpu/backend"
 	"github.com/go-gpu/gpu/backend/cpu"
@@ -287,25 +288,67 @@ func (h *RadixHist) CPU() (func(*cpu.Launch) error, error) {
 			clear(counts)
 		}
 		ordered := key.orderedFunc()
-		// Segments in parallel: each worker counts whole segments, so no two write
-		// the same counts.
-		l.Parallel(rows*segs, 1, func(lo, hi int) {
-			for s := lo; s < hi; s++ {
-				r, q := s/segs, s%segs
-				start := r*rowLen + q*segLen
-				end := r*rowLen + min(rowLen, (q+1)*segLen)
-				c := counts[s*P*RadixDigits : (s+1)*P*RadixDigits]
-				ks := key.Size()
-				for i := start; i < end; i++ {
-					o := ordered(loadRaw(keys, ks, i))
-					for p := 0; p < P; p++ {
-						c[p*RadixDigits+int(o>>(8*p)&0xff)]++
+		// Spans of at most histSpan keys of a segment in parallel: each worker counts
+		// its spans locally and adds the counts to their segment's atomically (the
+		// same sums in any order).
+		type span struct{ seg, start, end int }
+		var spans []span
+		for s := 0; s < rows*segs; s++ {
+			r, q := s/segs, s%segs
+			start, end := r*rowLen+q*segLen, r*rowLen+min(rowLen, (q+1)*segLen)
+			for a := start; a < end; a += histSpan {
+				spans = append(spans, span{s, a, min(a+histSpan, end)})
+			}
+		}
+		l.Parallel(len(spans), 1, func(lo, hi int) {
+			var local [SortMaxPasses * RadixDigits]uint32
+			cur := -1
+			flush := func() {
+				if cur < 0 {
+					return
+				}
+				c := counts[cur*P*RadixDigits : (cur+1)*P*RadixDigits]
+				for j, v := range local[:P*RadixDigits] {
+					if v != 0 {
+						atomic.AddUint32(&c[j], v)
+						local[j] = 0
 					}
 				}
 			}
+			for _, sp := range spans[lo:hi] {
+				if sp.seg != cur {
+					flush()
+					cur = sp.seg
+				}
+				switch key.Size() {
+				case 1:
+					histCount(keys, sp.start, sp.end, ordered, P, &local)
+				case 2:
+					histCount(cpu.Slice[uint16](keys), sp.start, sp.end, ordered, P, &local)
+				case 4:
+					histCount(cpu.Slice[uint32](keys), sp.start, sp.end, ordered, P, &local)
+				default:
+					histCount(cpu.Slice[uint64](keys), sp.start, sp.end, ordered, P, &local)
+				}
+			}
+			flush()
 		})
 		return nil
 	}, nil
+}
+
+// histSpan is the most keys of one task of RadixHist's CPU kernel.
+const histSpan = 1 << 16
+
+// histCount adds the digits of every pass of keys[start:end] (ordered: their
+// order-preserving bits) to c.
+func histCount[E uint8 | uint16 | uint32 | uint64](keys []E, start, end int, ordered func(uint64) uint64, P int, c *[SortMaxPasses * RadixDigits]uint32) {
+	for _, k := range keys[start:end] {
+		o := ordered(uint64(k))
+		for p := 0; p < P; p++ {
+			c[p*RadixDigits+int(o>>(8*p)&0xff)]++
+		}
+	}
 }
 
 // sortMem returns the first n bytes of argument i, or an illegal-address error.

@@ -910,3 +910,56 @@ func TestRadixFusedFullPTX(t *testing.T) {
 		}
 	}
 }
+
+// RadixHist's CPU kernel counts spans of a segment in parallel (histSpan keys each):
+// rows of several segments of several spans, with and without the store mode, against
+// a plain count of every pass's digits.
+func TestRadixHistCPUSpans(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 11))
+	for _, c := range []struct {
+		kt                  dtype.DType
+		rows, rowLen, chunk int
+		segLen              int
+		store               bool
+	}{
+		{dtype.Float32, 1, 5*histSpan + 17, 4096, 5*histSpan + 17, false},
+		{dtype.Int64, 2, 3*histSpan + 5, 4096, 2 * histSpan, false},
+		{dtype.Uint16, 3, 2*histSpan + 1, 2 * histSpan, 2 * histSpan, true},
+	} {
+		order := SortKey{Type: c.kt}
+		P, ks := order.Passes(), order.Size()
+		keys := sortSimKeys(rng, c.kt, c.rows*c.rowLen)
+		chunks := (c.rowLen + c.chunk - 1) / c.chunk
+		segs := (c.rowLen + c.segLen - 1) / c.segLen
+		store := uint64(0)
+		if c.store {
+			store = 1
+		}
+		hist := make([]byte, c.rows*segs*P*RadixDigits*4)
+		for i := range hist {
+			hist[i] = byte(i) // (the store mode overwrites)
+		}
+		if !c.store {
+			clear(hist)
+		}
+		h := &RadixHist{Order: order, Items: 2, Lean: true}
+		out := spectest.CPU(t, h, c.rows*chunks, SortBlock, []spectest.Arg{spectest.Buf(keys), spectest.Buf(hist), spectest.U64(uint64(c.rowLen)),
+			spectest.U64(uint64(c.chunk)), spectest.U64(uint64(chunks)), spectest.U64(uint64(c.segLen)), spectest.U64(uint64(segs)), spectest.U64(store)})
+		want := make([]uint32, len(hist)/4)
+		for r := 0; r < c.rows; r++ {
+			for i := 0; i < c.rowLen; i++ {
+				s := r*segs + i/c.segLen
+				o := order.Ordered(loadRaw(keys, ks, r*c.rowLen+i))
+				for p := 0; p < P; p++ {
+					want[(s*P+p)*RadixDigits+int(o>>(8*p)&0xff)]++
+				}
+			}
+		}
+		for j, w := range want {
+			if got := binary.LittleEndian.Uint32(out[1][4*j:]); got != w {
+				t.Fatalf("%v %dx%d, segments of %d: count %d (segment %d, pass %d, digit %d) is %d, want %d", c.kt, c.rows, c.rowLen, c.segLen,
+					j, j/(P*RadixDigits), j/RadixDigits%P, j%RadixDigits, got, w)
+			}
+		}
+	}
+}
