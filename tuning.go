@@ -785,8 +785,8 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // indices, to none), and the SASS a full tile of float32 keys alone runs through is
 // 2413 instructions against the whole default kernel's 2663 (static counts of the
 // kernels' straight-line code; the full copy also skips the ballot of the items'
-// validity); but 8-byte keys' 12-item passes under four blocks
-// spill more (24-56 bytes against 0-8), so long, not all, is the candidate default.
+// validity); but 8-byte keys' 12-item passes under four blocks spill more (24-56
+// bytes against 0-8), so long, not all, is the candidate default.
 // GPU_SORT_FUSED_FULL (on: a fused sort whose row is a whole number of its tiles, as
 // 512000 keys are of 4096, leaves out the bounds tests, sortConfig.FusedFull and
 // RadixFused.Full; default off: not yet measured on a GPU) cuts that float32 kernel's
