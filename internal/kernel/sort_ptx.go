@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"fmt"
+	"math/bits"
 
 	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/ptx"
@@ -429,38 +430,57 @@ func (g *sortGen) landKeys(keys []ptx.Reg, sym string) {
 // the items, idx below count) goes to the address of its digit in the shared table
 // ob (u64 a digit) plus idx*size. The digit is derive(key), or, where derive returns
 // the zero Reg, the byte of slot idx at the shared array whose thread's address is db.
-// With guard valid the stores also need it.
+// With guard valid (a block-uniform predicate) nothing is written where it is false.
+//
+// Only the global store tests the slot against count: the shared loads stay inside
+// their arrays for every slot (the tile holds tile slots, a digit is below 256), so a
+// slot past count loads a stale key and digit and stores nothing. (A load under the
+// slot's predicate needs its register zeroed first, or ptxas keeps it live from the
+// kernel's start: the fused kernel spilled.)
 func (g *sortGen) writeTile(size int, count, tb, ob, db, guard ptx.Reg, derive func(key ptx.Reg) ptx.Reg) {
 	f := g.f
 	mt := memType(size)
+	var skip ptx.Label
+	if guard.Valid() {
+		skip = f.NewLabel()
+		f.AtNot(guard).Bra(skip)
+	}
+	a := f.Reg(ptx.U32)
+	f.Fma(a, g.tid, ptx.Int(size), tb)
+	valid := g.slotTests(count)
 	for j := 0; j < g.items; j++ {
-		idx := f.Reg(ptx.U32)
-		f.Add(idx, g.tid, ptx.Int(j*SortBlock))
-		vj := f.Setp(ptx.Lt, idx, count)
-		a := f.Reg(ptx.U32)
-		f.Fma(a, idx, ptx.Int(size), tb)
 		key := f.Reg(g.kt())
-		f.Mov(key, ptx.Int(0))
-		f.At(vj).Op("ld.shared"+mt.String(), key, ptx.Mem(a, 0))
+		f.Op("ld.shared"+mt.String(), key, ptx.Mem(a, int64(j*SortBlock*size)))
 		d := derive(key)
 		if !d.Valid() {
 			d = f.Reg(ptx.U32)
-			f.Mov(d, ptx.Int(0))
-			f.At(vj).Op("ld.shared.u8", d, ptx.Mem(db, int64(j*SortBlock)))
+			f.Op("ld.shared.u8", d, ptx.Mem(db, int64(j*SortBlock)))
 		}
 		oa := f.Reg(ptx.U32)
 		f.Fma(oa, d, ptx.Int(8), ob)
 		ba := f.Reg(ptx.U64)
-		f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(oa, 0), ba)
+		f.Op("ld.shared.u64", ba, ptx.Mem(oa, 0))
+		// Slot tid + j*SortBlock at ba + tid*size + j*SortBlock*size: the slot's part
+		// is the store's immediate offset.
 		ga := f.Reg(ptx.U64)
-		f.Op("mad.wide.u32", ga, idx, ptx.Int(size), ba)
-		w := vj
-		if guard.Valid() {
-			w = f.Reg(ptx.Pred)
-			f.Op("and.pred", w, vj, guard)
-		}
-		f.At(w).Op("st.global"+mt.String(), ptx.Mem(ga, 0), key)
+		f.Op("mad.wide.u32", ga, g.tid, ptx.Int(size), ba)
+		f.At(valid(j)).Op("st.global"+mt.String(), ptx.Mem(ga, int64(j*SortBlock*size)), key)
 	}
+	if guard.Valid() {
+		f.Place(skip)
+	}
+}
+
+// slotTests returns a function of j that tests whether tile slot tid + j*SortBlock is
+// below count: j < the thread's slots below count, (count - tid + SortBlock-1) /
+// SortBlock (signed: count is below 2^31), one comparison with a constant a slot.
+func (g *sortGen) slotTests(count ptx.Reg) func(j int) ptx.Reg {
+	f := g.f
+	n := f.Reg(ptx.S32)
+	f.Sub(n, count.As(ptx.S32), g.tid.As(ptx.S32))
+	f.Add(n, n, ptx.Int(SortBlock-1))
+	f.Op("shr.s32", n, n, ptx.Int(bits.TrailingZeros(SortBlock)))
+	return func(j int) ptx.Reg { return f.Setp(ptx.Gt, n, ptx.Int(j)) }
 }
 
 // slotOf returns the warp-striped tile position of item i (u32).
@@ -1315,11 +1335,6 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		db = f.Reg(ptx.U32)
 		f.Add(db, dig, g.tid)
 	}
-	validIdx := func(j int) ptx.Reg {
-		idx := f.Reg(ptx.U32)
-		f.Add(idx, g.tid, ptx.Int(j*SortBlock))
-		return f.Setp(ptx.Lt, idx, count)
-	}
 	g.writeTile(ks, count, tb, ob, db, writeKeys, func(key ptx.Reg) ptx.Reg {
 		if digSmem {
 			return ptx.Reg{}
@@ -1403,44 +1418,54 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 			f.At(validOf(i)).Op("st.shared"+vmt.String(), ptx.Mem(a, 0), v)
 		}
 		f.BarSync(0)
-		for j := 0; j < K; j++ {
-			idx := f.Reg(ptx.U32)
-			f.Add(idx, g.tid, ptx.Int(j*SortBlock))
+		// The values in tile order, as writeTile writes the keys: nothing where the
+		// pass writes no values (vDst 0), and for indices a copy of the loop for the
+		// last pass (int64) and one for the others (the value type), so that each
+		// store takes only its slot's predicate.
+		done := f.NewLabel()
+		f.At(f.Setp(ptx.Eq, vDst, ptx.Int(0))).Bra(done)
+		scatter := func(wide bool) {
 			a := f.Reg(ptx.U32)
-			f.Fma(a, idx, ptx.Int(vs), tb)
-			vj := validIdx(j)
-			v := f.Reg(regType(vs))
-			f.Mov(v, ptx.Int(0))
-			f.At(vj).Op("ld.shared"+vmt.String(), v, ptx.Mem(a, 0))
-			d := f.Reg(ptx.U32)
-			f.Mov(d, ptx.Int(0))
-			f.At(vj).Op("ld.shared.u8", d, ptx.Mem(db, int64(j*SortBlock)))
-			oa := f.Reg(ptx.U32)
-			f.Fma(oa, d, ptx.Int(8), ob)
-			ba := f.Reg(ptx.U64)
-			f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(oa, 0), ba)
-			w := f.Reg(ptx.Pred)
-			f.Op("and.pred", w, vj, f.Setp(ptx.Ne, vDst, ptx.Int(0)))
-			if p.Val == ValIndex {
-				// The last pass writes int64 indices.
-				v64 := v
-				if vs == 4 {
-					v64 = f.Reg(ptx.U64)
-					f.Cvt(v64, v)
-				}
-				wf, wn := f.Reg(ptx.Pred), f.Reg(ptx.Pred)
-				f.Op("and.pred", wf, w, final)
-				f.Op("and.pred", wn, w, notp(f, final))
+			f.Fma(a, g.tid, ptx.Int(vs), tb)
+			valid := g.slotTests(count)
+			for j := 0; j < K; j++ {
+				vj := valid(j)
+				v := f.Reg(regType(vs))
+				f.Op("ld.shared"+vmt.String(), v, ptx.Mem(a, int64(j*SortBlock*vs))) // (in the tile for every slot, as in writeTile)
+				d := f.Reg(ptx.U32)
+				f.Op("ld.shared.u8", d, ptx.Mem(db, int64(j*SortBlock)))
+				oa := f.Reg(ptx.U32)
+				f.Fma(oa, d, ptx.Int(8), ob)
+				ba := f.Reg(ptx.U64)
+				f.Op("ld.shared.u64", ba, ptx.Mem(oa, 0))
 				ga := f.Reg(ptx.U64)
-				f.Op("mad.wide.u32", ga, idx, vsz, ba)
-				f.At(wf).Op("st.global.u64", ptx.Mem(ga, 0), v64)
-				f.At(wn).Op("st.global"+vmt.String(), ptx.Mem(ga, 0), v)
-				continue
+				if wide {
+					// The last pass writes int64 indices.
+					v64 := v
+					if vs == 4 {
+						v64 = f.Reg(ptx.U64)
+						f.Cvt(v64, v)
+					}
+					f.Op("mad.wide.u32", ga, g.tid, ptx.Int(8), ba)
+					f.At(vj).Op("st.global.u64", ptx.Mem(ga, int64(j*SortBlock*8)), v64)
+					continue
+				}
+				f.Op("mad.wide.u32", ga, g.tid, ptx.Int(vs), ba)
+				f.At(vj).Op("st.global"+vmt.String(), ptx.Mem(ga, int64(j*SortBlock*vs)), v)
 			}
-			ga := f.Reg(ptx.U64)
-			f.Op("mad.wide.u32", ga, idx, ptx.Int(vs), ba)
-			f.At(w).Op("st.global"+vmt.String(), ptx.Mem(ga, 0), v)
 		}
+		if p.Val == ValIndex && vs != 8 {
+			narrow := f.NewLabel()
+			f.AtNot(final).Bra(narrow)
+			scatter(true)
+			f.Bra(done)
+			f.Place(narrow)
+			scatter(false)
+		} else {
+			// (8-byte indices are written alike by every pass.)
+			scatter(false)
+		}
+		f.Place(done)
 	}
 	f.Ret()
 	return m.String(), entry, nil

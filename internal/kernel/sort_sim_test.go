@@ -109,9 +109,12 @@ func TestSortPtxas(t *testing.T) {
 			// bytes at 14 float32 items with 4-byte indices under 3 blocks.) So do the
 			// atomic-OR rankings of 8-byte keys (GPU_SORT_RANK=or, not the default):
 			// ptxas 13.0 holds float64 argsort's pass at 80 registers (three blocks per
-			// multiprocessor) with 4 bytes of spills.
+			// multiprocessor) with 4 bytes of spills. And ptxas 11.8 holds the 8-byte
+			// keys' argsort passes under the wide look-back (Lookback 16, not the
+			// default) at 64 registers for four blocks, with a 4-byte spill a tile.
 			fp, fused := sp.(*RadixFused)
-			if p, ok := sp.(*RadixPass); ok && (p.MinBlocks > 0 || p.Rank == RankAtomicOr && p.Order.Size() == 8) || fused && (fp.Items > 16 || fp.Trace) {
+			if p, ok := sp.(*RadixPass); ok && (p.MinBlocks > 0 || p.Order.Size() == 8 && (p.Rank == RankAtomicOr || p.Lookback == 16 && p.Val != ValNone)) ||
+				fused && (fp.Items > 16 || fp.Trace) {
 				log, _ := scanPtxasRaw(t, src)
 				regs, smem := scanRegs(log)
 				st, ld := scanSpills(log)
