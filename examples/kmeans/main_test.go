@@ -29,3 +29,30 @@ func TestBadFlags(t *testing.T) {
 		t.Errorf("exit %d for no points", code)
 	}
 }
+
+// TestCentroidsOff checks the centroids' bound of -check: a centroid may differ from
+// the reference by 1e-2 plus the share of the points whose labels differ, no more.
+func TestCentroidsOff(t *testing.T) {
+	// Two clusters of 1-D points: {0, 1, 2, 9} and {10, 11}; in the reference the point
+	// 9 is in the second cluster.
+	x := []float32{0, 1, 2, 9, 10, 11}
+	got := []int64{0, 0, 0, 0, 1, 1}
+	wantL := []int64{0, 0, 0, 1, 1, 1}
+	counts := []int64{4, 2}
+	want := []float64{1, 10}
+	// The result's centroids, 3 and 10.5, differ from 1 and 10 by the moved point's share.
+	if c := centroidsOff(x, []float32{3, 10.5}, want, got, wantL, counts, 1); c != -1 {
+		t.Errorf("centroid %d off with one point moved", c)
+	}
+	// With the same labels, the same difference is beyond the bound.
+	if c := centroidsOff(x, []float32{3, 10.5}, want, wantL, wantL, []int64{3, 3}, 1); c != 0 {
+		t.Errorf("centroidsOff = %d with no point moved, want 0", c)
+	}
+	// Within 1e-2 (relative, floor 1).
+	if c := centroidsOff(x, []float32{1.009, 10.09}, want, wantL, wantL, []int64{3, 3}, 1); c != -1 {
+		t.Errorf("centroid %d off within 1e-2", c)
+	}
+	if c := centroidsOff(x, []float32{1, 10.2}, want, wantL, wantL, []int64{3, 3}, 1); c != 1 {
+		t.Errorf("centroidsOff = %d for the second centroid 2e-2 off, want 1", c)
+	}
+}
