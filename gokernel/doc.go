@@ -88,7 +88,8 @@
 // operations' errors too) and exits instead. On the CPU backend the Go function's own
 // panics are recovered per thread and recorded the same way. Kernel.Unchecked compiles the checks
 // out (the GPU only: the CPU runs compiled Go, which always checks); a failure then is
-// whatever the hardware makes of it.
+// whatever the hardware makes of it. A launch that keeps checks can't be captured
+// into a graph (see Graphs).
 //
 // # Threads, barriers, warps, shared memory
 //
@@ -128,8 +129,12 @@
 // of the element type for a slice (the kernel sees its elements in row-major order;
 // its use is tracked, as a read, a write or both, from what the kernel's code does
 // with the slice), a Go value for a scalar (an int or a float64 converts to the
-// parameter's type where it is representable, so untyped constants in the call just
-// work). Kernel.LaunchN launches one thread per element (blocks of 256; n = 0
+// parameter's type where it is representable, as Go defines it for untyped constants,
+// so untyped constants in the call just work: an integer type must hold the value
+// exactly (2.0 converts to an int; 2.5 and 300 for a uint8 are errors), a float type
+// rounds it to nearest (16777217 gives float32 16777216) unless that overflows (1e300
+// for a float32 is an error), and NaN and ±Inf convert to a float type as
+// themselves). Kernel.LaunchN launches one thread per element (blocks of 256; n = 0
 // launches nothing). Each instantiation is compiled and loaded once per device and
 // kept for the process's life: New parses and checks the source (about a millisecond
 // for a file of a few kernels), the first launch on a device compiles the
@@ -150,14 +155,39 @@
 //	z, err := f.Apply(s, x, y) // x (2, 3), y (3): z (2, 3)
 //
 // Apply returns a new contiguous array of the broadcast shape (gpu.BroadcastShapes);
-// Into writes a given one (out=, which may be an input). The inputs may be any views:
-// one of a single element is read as such (stride 0), a contiguous one of the
+// Into writes a given one (out=, which may be an input, updated in place; an input
+// that overlaps it otherwise is copied first, as gpu.EvalInto and NumPy do, so the
+// result is computed from the inputs as they were). The inputs may be any views:
+// one of a single element is read as such (once per thread), a contiguous one of the
 // result's shape as it is, and any other (strided, or broadcast along some axes) is
 // first made a contiguous copy of its broadcast view (gpu.Contiguous: one more pass
 // over it). The operation's kernel is a grid-stride loop over the result, made here
 // and appended to the source, that calls the function (inlined on the GPU; the
-// Go function itself on the CPU backend); a failing check in the function is a
-// *Fault naming it.
+// Go function itself on the CPU backend); its own indexing keeps no checks, and a
+// failing check in the function is a *Fault naming it. Func1.Unchecked and
+// Func2.Unchecked compile the function's checks out, as Kernel.Unchecked does.
+//
+// # Graphs
+//
+// A launch can be captured into a graph (gpu.Stream.Capture) where it is a plain
+// launch on a GPU: where the instantiation keeps none of Go's run-time checks. Those
+// are the kernels of Kernel.Unchecked (unless they call panic, which stays), the
+// kernels whose every check the compiler proves passes (see "Why some checks are
+// left out" below: for i := t.Index(); i < len(x); i += t.GridStride() { x[i] ... },
+// say), and the elementwise operations whose function keeps none (x + y; or any
+// function through Func1.Unchecked and Func2.Unchecked). A launch that keeps a check
+// can't be: its failure is reported by a later wait that reads its launch's check
+// slot (gpu.Stream.LaunchChecked), and no wait covers a graph's launches. On a
+// capturing stream it is refused, the capture going on unharmed, with an error
+// wrapping gpu.ErrCapturing that names the first check kept and what to launch
+// instead.
+//
+// The rule is the same on every backend, though the CPU backend's Go function always
+// checks: what a GPU captures, it captures, with the same results at each launch of
+// the graph. Outside a graph it reports a failure of any launch as a *Fault; in a
+// graph, where a launch has no check slot, a failure faults the device
+// (gpu.ErrLaunchFailed, naming the kernel and the line), as a failure of an unchecked
+// kernel may fault a GPU.
 //
 // # On the CPU
 //

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"go/parser"
 	"go/token"
+	"go/types"
 	"reflect"
 	"runtime"
 	"strings"
@@ -40,8 +41,9 @@ type Func2[X, Y, R gpu.Elem] struct {
 // *Error at their position in src.
 func NewFunc1[X, R gpu.Elem](src string, fn func(X) R) (*Func1[X, R], error) {
 	k, name, err := newElementwise(src, fn, []reflect.Type{reflect.TypeFor[X]()}, reflect.TypeFor[R](),
-		func(t kern.Thread, xs int, x []X, out []R) {
+		func(t kern.Thread, x []X, out []R) {
 			n, stride := len(out), t.GridStride()
+			xs := stride1(len(x), n)
 			for i := t.Index(); i < n; i += stride {
 				out[i] = fn(x[i*xs])
 			}
@@ -56,8 +58,9 @@ func NewFunc1[X, R gpu.Elem](src string, fn func(X) R) (*Func1[X, R], error) {
 // its two arrays as NumPy does.
 func NewFunc2[X, Y, R gpu.Elem](src string, fn func(X, Y) R) (*Func2[X, Y, R], error) {
 	k, name, err := newElementwise(src, fn, []reflect.Type{reflect.TypeFor[X](), reflect.TypeFor[Y]()}, reflect.TypeFor[R](),
-		func(t kern.Thread, xs, ys int, x []X, y []Y, out []R) {
+		func(t kern.Thread, x []X, y []Y, out []R) {
 			n, stride := len(out), t.GridStride()
+			xs, ys := stride1(len(x), n), stride1(len(y), n)
 			for i := t.Index(); i < n; i += stride {
 				out[i] = fn(x[i*xs], y[i*ys])
 			}
@@ -68,17 +71,31 @@ func NewFunc2[X, Y, R gpu.Elem](src string, fn func(X, Y) R) (*Func2[X, Y, R], e
 	return &Func2[X, Y, R]{k: k, fn: name}, nil
 }
 
-// Kernel returns the operation's kernel (for its PTX, or Unchecked's).
+// Kernel returns the operation's kernel (for its PTX).
 func (f *Func1[X, R]) Kernel() *Kernel { return f.k }
 
-// Kernel returns the operation's kernel (for its PTX, or Unchecked's).
+// Kernel returns the operation's kernel (for its PTX).
 func (f *Func2[X, Y, R]) Kernel() *Kernel { return f.k }
+
+// Unchecked returns the operation with its function's run-time checks compiled out on
+// the GPU (see Kernel.Unchecked): an operation whose function keeps none (the
+// operation's own indexing keeps none) is a plain launch, which a graph can capture.
+func (f *Func1[X, R]) Unchecked() *Func1[X, R] { return &Func1[X, R]{k: f.k.Unchecked(), fn: f.fn} }
+
+// Unchecked returns the operation with its function's run-time checks compiled out on
+// the GPU (see Func1.Unchecked).
+func (f *Func2[X, Y, R]) Unchecked() *Func2[X, Y, R] {
+	return &Func2[X, Y, R]{k: f.k.Unchecked(), fn: f.fn}
+}
 
 // Apply returns a new contiguous array of x's shape holding fn of each element of
 // x (any view: strided, broadcast, offset), computed on s.
 func (f *Func1[X, R]) Apply(s *gpu.Stream, x *gpu.Array[X]) (*gpu.Array[R], error) {
 	if s == nil || x == nil {
 		return nil, fmt.Errorf("gokernel: %s: nil stream or array: %w", f.fn, gpu.ErrInvalidValue)
+	}
+	if err := f.k.refuseCapture(s); err != nil {
+		return nil, err
 	}
 	out, err := gpu.Empty[R](s, x.Shape()...)
 	if err != nil {
@@ -92,25 +109,30 @@ func (f *Func1[X, R]) Apply(s *gpu.Stream, x *gpu.Array[X]) (*gpu.Array[R], erro
 }
 
 // Into writes fn of each element of x into out, which must be contiguous and have
-// x's shape, or one x broadcasts to (numpy ufunc's out=). out may be x itself.
+// x's shape, or one x broadcasts to (numpy ufunc's out=). out may share memory with
+// x: x itself is updated in place, and an x that overlaps out otherwise (x[1:] into
+// x[:n-1]) is read as it was before the call, as gpu.EvalInto and NumPy read it.
 func (f *Func1[X, R]) Into(s *gpu.Stream, out *gpu.Array[R], x *gpu.Array[X]) error {
 	if s == nil || out == nil || x == nil {
 		return fmt.Errorf("gokernel: %s: nil stream or array: %w", f.fn, gpu.ErrInvalidValue)
+	}
+	if err := f.k.refuseCapture(s); err != nil {
+		return err
 	}
 	shape, err := outShape(f.fn, out.Shape(), out.IsContiguous(), x.Shape())
 	if err != nil {
 		return err
 	}
-	xv, xs, freeX, err := operand(s, x, shape)
-	if err != nil {
-		return err
-	}
-	defer freeX()
 	n := out.Size()
 	if n == 0 {
 		return nil
 	}
-	return f.k.Launch(s, gridStride(s, n), xs, xv, out)
+	xv, freeX, err := operand(s, x, shape, out)
+	if err != nil {
+		return err
+	}
+	defer freeX()
+	return f.k.Launch(s, gridStride(s, n), xv, out)
 }
 
 // Apply returns a new contiguous array of the shape x and y broadcast to
@@ -120,6 +142,9 @@ func (f *Func1[X, R]) Into(s *gpu.Stream, out *gpu.Array[R], x *gpu.Array[X]) er
 func (f *Func2[X, Y, R]) Apply(s *gpu.Stream, x *gpu.Array[X], y *gpu.Array[Y]) (*gpu.Array[R], error) {
 	if s == nil || x == nil || y == nil {
 		return nil, fmt.Errorf("gokernel: %s: nil stream or array: %w", f.fn, gpu.ErrInvalidValue)
+	}
+	if err := f.k.refuseCapture(s); err != nil {
+		return nil, err
 	}
 	shape, err := gpu.BroadcastShapes(x.Shape(), y.Shape())
 	if err != nil {
@@ -137,30 +162,52 @@ func (f *Func2[X, Y, R]) Apply(s *gpu.Stream, x *gpu.Array[X], y *gpu.Array[Y]) 
 }
 
 // Into writes fn of x's and y's elements, broadcast to out's shape, into out, which
-// must be contiguous (numpy ufunc's out=). out may be x or y itself.
+// must be contiguous (numpy ufunc's out=). out may share memory with x or y: an
+// operand that is out itself is updated in place, and one that overlaps out otherwise
+// (x[1:] into x[:n-1]) is read as it was before the call, as gpu.EvalInto and NumPy
+// read it.
 func (f *Func2[X, Y, R]) Into(s *gpu.Stream, out *gpu.Array[R], x *gpu.Array[X], y *gpu.Array[Y]) error {
 	if s == nil || out == nil || x == nil || y == nil {
 		return fmt.Errorf("gokernel: %s: nil stream or array: %w", f.fn, gpu.ErrInvalidValue)
+	}
+	if err := f.k.refuseCapture(s); err != nil {
+		return err
 	}
 	shape, err := outShape(f.fn, out.Shape(), out.IsContiguous(), x.Shape(), y.Shape())
 	if err != nil {
 		return err
 	}
-	xv, xs, freeX, err := operand(s, x, shape)
-	if err != nil {
-		return err
-	}
-	defer freeX()
-	yv, ys, freeY, err := operand(s, y, shape)
-	if err != nil {
-		return err
-	}
-	defer freeY()
 	n := out.Size()
 	if n == 0 {
 		return nil
 	}
-	return f.k.Launch(s, gridStride(s, n), xs, ys, xv, yv, out)
+	xv, freeX, err := operand(s, x, shape, out)
+	if err != nil {
+		return err
+	}
+	defer freeX()
+	yv, freeY, err := operand(s, y, shape, out)
+	if err != nil {
+		return err
+	}
+	defer freeY()
+	return f.k.Launch(s, gridStride(s, n), xv, yv, out)
+}
+
+// refuseCapture returns captureErr when s captures a graph and the operation's kernel
+// (not generic) keeps checks, before any of the operation's work is enqueued.
+func (k *Kernel) refuseCapture(s *gpu.Stream) error {
+	if !s.Capturing() {
+		return nil
+	}
+	e, err := k.instance(s.Device(), map[*types.TypeParam]types.Type{}, "")
+	if err != nil {
+		return err
+	}
+	if e.checked {
+		return k.captureErr(s, e)
+	}
+	return nil
 }
 
 // outShape checks that the inputs' shapes broadcast to out's (NumPy's rule for a
@@ -190,34 +237,66 @@ func equalInts(a, b []int) bool {
 	return true
 }
 
-// operand returns a as the operation's kernel reads it for a result of shape: its
-// one element (stride 0) when it has one, else a contiguous array of its elements
-// broadcast to shape (stride 1): a itself when it already is one, else a copy of its
-// broadcast view (gpu.Contiguous, released by free once the stream is done with it).
-func operand[T gpu.Elem](s *gpu.Stream, a *gpu.Array[T], shape []int) (v *gpu.Array[T], stride int, free func(), err error) {
+// operand returns a as the operation's kernel reads it for a result out of shape:
+// its one element when it has one, else a contiguous array of its elements broadcast
+// to shape: a itself when it already is one, else a copy of its broadcast view
+// (gpu.Contiguous, released by free once the stream is done with it). An operand
+// that shares memory with out in another layout is copied first (gpu.EvalInto's rule,
+// NumPy's), so that no element is overwritten before every thread has read it; one
+// in out's own layout (out itself) is read and written element by element in place.
+func operand[T, R gpu.Elem](s *gpu.Stream, a *gpu.Array[T], shape []int, out *gpu.Array[R]) (v *gpu.Array[T], free func(), err error) {
 	free = func() {}
-	if a.Size() == 1 {
-		if a.IsContiguous() {
-			return a, 0, free, nil
+	v = a
+	if a.Size() != 1 || !a.IsContiguous() {
+		var b *gpu.Array[T]
+		if a.Size() == 1 {
+			b = a
+		} else if b, err = a.BroadcastTo(shape...); err != nil {
+			return nil, nil, err
 		}
-		c, err := gpu.Clone(s, a)
+		if v, err = gpu.Contiguous(s, b); err != nil {
+			return nil, nil, err
+		}
+		if v != b {
+			free = func() { v.Free() }
+			return v, free, nil // new memory
+		}
+	}
+	if overlapsOtherwise(v, out) {
+		c, err := gpu.Clone(s, v)
 		if err != nil {
-			return nil, 0, nil, err
+			return nil, nil, err
 		}
-		return c, 0, func() { c.Free() }, nil
+		return c, func() { c.Free() }, nil
 	}
-	b, err := a.BroadcastTo(shape...)
-	if err != nil {
-		return nil, 0, nil, err
+	return v, free, nil
+}
+
+// overlapsOtherwise reports whether the contiguous arrays a and out share bytes of one
+// allocation in different layouts: a different first byte, element size or length.
+func overlapsOtherwise[T, R gpu.Elem](a *gpu.Array[T], out *gpu.Array[R]) bool {
+	am, ab := a.Buffer().BackendMem()
+	om, ob := out.Buffer().BackendMem()
+	if am == nil || am != om {
+		return false
 	}
-	c, err := gpu.Contiguous(s, b)
-	if err != nil {
-		return nil, 0, nil, err
+	as, os := int64(a.DType().Size()), int64(out.DType().Size())
+	ab += int64(a.Offset()) * as
+	ob += int64(out.Offset()) * os
+	aEnd, oEnd := ab+int64(a.Size())*as, ob+int64(out.Size())*os
+	if ab >= oEnd || ob >= aEnd {
+		return false // disjoint
 	}
-	if c != b {
-		free = func() { c.Free() }
+	return ab != ob || as != os || a.Size() != out.Size()
+}
+
+// stride1 is the step of the CPU's index into an operand of n elements (1) or of one
+// element broadcast (0) for a result of out elements.
+func stride1(n, out int) int {
+	if n == out {
+		return 1
 	}
-	return c, 1, free, nil
+	return 0
 }
 
 // gridStride is the operation's geometry for n elements: blocks of 256 threads,
@@ -264,30 +343,50 @@ func newElementwise(src string, fn any, in []reflect.Type, out reflect.Type, cpu
 	b.WriteString(src[:at])
 	fmt.Fprintf(&b, "; import %s %q", elemKern, kernPath)
 	b.WriteString(src[at:])
+	// One loop per combination of operands read element by element (of the result's
+	// length) and broadcast (one element, read once), chosen by the lengths: each
+	// index is then proven in range (x[i] under len(x) == n and i < n; x[0] under
+	// len(x) == 1), so the operation keeps no checks but its function's.
+	vars := []string{"x", "y"}[:len(in)]
 	fmt.Fprintf(&b, "\n\nfunc %s(t %s.Thread", elemKernel, elemKern)
-	vars := []string{"x", "y"}
-	for i := range in {
-		fmt.Fprintf(&b, ", %ss int", vars[i])
-	}
-	var args []string
 	for i, t := range in {
 		tn, err := tname(t)
 		if err != nil {
 			return nil, "", err
 		}
 		fmt.Fprintf(&b, ", %s []%s", vars[i], tn)
-		args = append(args, fmt.Sprintf("%s[i*%ss]", vars[i], vars[i]))
 	}
 	tn, err := tname(out)
 	if err != nil {
 		return nil, "", err
 	}
-	fmt.Fprintf(&b, ", out []%s) {\n\tn, stride := len(out), t.GridStride()\n\tfor i := t.Index(); i < n; i += stride {\n\t\tout[i] = %s(%s)\n\t}\n}\n",
-		tn, name, strings.Join(args, ", "))
+	fmt.Fprintf(&b, ", out []%s) {\n\tn, stride := len(out), t.GridStride()\n", tn)
+	for mask := range 1 << len(in) {
+		var conds, args []string
+		var hoist strings.Builder
+		for i, v := range vars {
+			if mask&(1<<i) != 0 {
+				conds = append(conds, fmt.Sprintf("len(%s) == 1", v))
+				fmt.Fprintf(&hoist, "\t\t%s0 := %s[0]\n", v, v)
+				args = append(args, v+"0")
+			} else {
+				conds = append(conds, fmt.Sprintf("len(%s) == n", v))
+				args = append(args, v+"[i]")
+			}
+		}
+		kw := "\tif"
+		if mask > 0 {
+			kw = " else if"
+		}
+		fmt.Fprintf(&b, "%s %s {\n%s\t\tfor i := t.Index(); i < n; i += stride {\n\t\t\tout[i] = %s(%s)\n\t\t}\n\t}",
+			kw, strings.Join(conds, " && "), hoist.String(), name, strings.Join(args, ", "))
+	}
+	b.WriteString("\n}\n")
 	k, err := NewNamed(file, b.String(), elemKernel, cpu)
 	if err != nil {
 		return nil, "", err
 	}
 	k.name = name // faults and errors name the user's function
+	k.op = fmt.Sprintf("Func%d", len(in))
 	return k, name, nil
 }

@@ -279,3 +279,80 @@ func equalF32(a, b []float32) bool {
 	}
 	return true
 }
+
+// TestFuncIntoOverlap checks Into with a result that overlaps an input otherwise than
+// by being it (x[1:] into x[:7], a broadcast element inside the result, a reversed
+// view): the input is read as it was before the call, as gpu.EvalInto reads it (and
+// NumPy), on every device.
+func TestFuncIntoOverlap(t *testing.T) {
+	add, err := gokernel.NewFunc2(captureTestSrc, addF32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	neg, err := gokernel.NewFunc1(captureTestSrc, negF32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forDevices(t, func(t *testing.T, s *gpu.Stream) {
+		view := func(w *gpu.Array[float32], lo, hi int) *gpu.Array[float32] {
+			t.Helper()
+			v, err := w.Slice(gpu.R(lo, hi))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+		flip := func(w *gpu.Array[float32]) *gpu.Array[float32] {
+			t.Helper()
+			v, err := w.Flip()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+		zero := fromSlice(t, s, make([]float32, 7))
+		for _, tc := range []struct {
+			name  string
+			src   string // the operation as an expression, for EvalInto
+			views func(w *gpu.Array[float32]) (out *gpu.Array[float32], vars gpu.Vars)
+			want  []float32
+		}{
+			{"x[:7] into x[1:]", "x + y", func(w *gpu.Array[float32]) (*gpu.Array[float32], gpu.Vars) {
+				return view(w, 1, 8), gpu.Vars{"x": view(w, 0, 7), "y": zero}
+			}, []float32{1, 1, 2, 3, 4, 5, 6, 7}},
+			{"x[1:] into x[:7]", "x + y", func(w *gpu.Array[float32]) (*gpu.Array[float32], gpu.Vars) {
+				return view(w, 0, 7), gpu.Vars{"x": view(w, 1, 8), "y": zero}
+			}, []float32{2, 3, 4, 5, 6, 7, 8, 8}},
+			{"x[3] broadcast into x", "x + y", func(w *gpu.Array[float32]) (*gpu.Array[float32], gpu.Vars) {
+				return w, gpu.Vars{"x": view(w, 3, 4), "y": w}
+			}, []float32{5, 6, 7, 8, 9, 10, 11, 12}},
+			{"-x[:6] into x[2:]", "-x", func(w *gpu.Array[float32]) (*gpu.Array[float32], gpu.Vars) {
+				return view(w, 2, 8), gpu.Vars{"x": view(w, 0, 6)}
+			}, []float32{1, 2, -1, -2, -3, -4, -5, -6}},
+			{"-flip(x) into x", "-x", func(w *gpu.Array[float32]) (*gpu.Array[float32], gpu.Vars) {
+				return w, gpu.Vars{"x": flip(w)}
+			}, []float32{-8, -7, -6, -5, -4, -3, -2, -1}},
+		} {
+			for _, eval := range []bool{false, true} {
+				w := fromSlice(t, s, []float32{1, 2, 3, 4, 5, 6, 7, 8})
+				out, vars := tc.views(w)
+				var err error
+				switch {
+				case eval:
+					err = gpu.EvalInto(s, out, tc.src, vars)
+				case vars["y"] != nil:
+					err = add.Into(s, out, vars["x"].(*gpu.Array[float32]), vars["y"].(*gpu.Array[float32]))
+				default:
+					err = neg.Into(s, out, vars["x"].(*gpu.Array[float32]))
+				}
+				if err != nil {
+					t.Fatalf("%s (EvalInto %v): %v", tc.name, eval, err)
+				}
+				if got := toSlice(t, w); !equalF32(got, tc.want) {
+					t.Errorf("%s (EvalInto %v): %v, want %v", tc.name, eval, got, tc.want)
+				}
+				w.Free()
+			}
+		}
+	})
+}

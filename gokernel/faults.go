@@ -96,6 +96,23 @@ func (s *site) message(x, y uint64) string {
 	return fmt.Sprintf("failure of kind %d", s.kind)
 }
 
+// kindText names what the site checks ("an index"), for errors.
+func (s *site) kindText() string {
+	switch s.kind {
+	case kIndex:
+		return "an index"
+	case kSliceAcap, kSliceB, kSlice3Acap, kSlice3B, kSlice3C:
+		return "a slice expression"
+	case kDivide:
+		return "an integer division"
+	case kShift:
+		return "a shift by a signed count"
+	case kPanic:
+		return "a panic"
+	}
+	return "a check"
+}
+
 // site adds a check site at pos and returns its number (from 1).
 func (g *gen) site(pos token.Pos, k siteKind) int {
 	p := g.p.position(pos)

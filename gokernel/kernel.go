@@ -30,6 +30,7 @@ type Kernel struct {
 	coop     bool // barriers or warp operations: one goroutine per thread on the CPU
 	warp     bool
 	checks   bool
+	op       string          // "Func1" or "Func2" for an elementwise operation's kernel, else ""
 	fns      []reflect.Value // the Go function's instantiations
 	cache    *sync.Map       // instKey -> *instEntry (shared with Unchecked's copy)
 }
@@ -154,7 +155,9 @@ func (k *Kernel) Name() string { return k.name }
 // Unchecked returns the kernel without Go's run-time checks on the GPU: indexes,
 // slice expressions, integer division by zero and negative shift counts are then not
 // checked, and an access out of range reads or writes whatever it reaches (a fault,
-// or worse). The CPU backend runs the compiled Go function, which checks always.
+// or worse). The CPU backend runs the compiled Go function, which checks always. A
+// kernel that keeps no checks (panic(c) stays) is a plain launch, which a graph can
+// capture (see "Graphs" in the package documentation).
 func (k *Kernel) Unchecked() *Kernel {
 	c := *k
 	c.checks = false
@@ -224,14 +227,19 @@ func (k *Kernel) LaunchN(s *gpu.Stream, n int, args ...any) error {
 // *gpu.Array of its element type (the kernel sees its elements, row-major; the
 // access is tracked as a read, a write or both, as the kernel's code uses the slice),
 // for a scalar a Go value of its type (an int or a float64 converts to the parameter's
-// type when it is representable: untyped constants in the call are those). A generic
-// kernel is instantiated for the arguments' types.
+// type when it is representable as Go defines it for untyped constants, which the
+// call's are: an integer type holds the value exactly, a float type rounds it to
+// nearest without overflow, NaN and ±Inf stay themselves). A generic kernel is
+// instantiated for the arguments' types. A nil array is an error wrapping
+// gpu.ErrInvalidValue.
 //
 // An index out of range (or another of Go's checks) in a thread stops that thread;
 // the others run on, and the next wait that covers the launch (Synchronize of s or of
 // the device, or a host read of an array written on s by the launch or after it: see
 // gpu.Stream.LaunchChecked) returns a *Fault (wrapping gpu.ErrKernelFailure) naming
-// the kernel and the source line. The device stays usable.
+// the kernel and the source line. The device stays usable. On a stream that captures
+// a graph, a launch of a kernel that keeps checks is refused with an error wrapping
+// gpu.ErrCapturing (see "Graphs" in the package documentation).
 func (k *Kernel) Launch(s *gpu.Stream, cfg gpu.LaunchConfig, args ...any) error {
 	if s == nil {
 		return fmt.Errorf("gokernel: %s: nil stream: %w", k.name, gpu.ErrInvalidValue)
@@ -254,6 +262,10 @@ func (k *Kernel) Launch(s *gpu.Stream, cfg gpu.LaunchConfig, args ...any) error 
 	if err != nil {
 		return err
 	}
+	capturing := s.Capturing()
+	if capturing && e.checked {
+		return k.captureErr(s, e)
+	}
 	largs := make([]any, 0, 2*len(args)+1)
 	for i, ip := range e.inst.params {
 		a := bound.args[i]
@@ -272,10 +284,55 @@ func (k *Kernel) Launch(s *gpu.Stream, cfg gpu.LaunchConfig, args ...any) error 
 		}
 		largs = append(largs, scalarArg(a.v))
 	}
-	if !e.checked {
+	// On the CPU backend the Go function checks always: outside a capture its launches
+	// take a check slot all the same, so that its failures are *Faults a wait reports.
+	if !e.checked && (capturing || !e.cpu) {
 		return s.Launch(e.fn, cfg, append(largs, gpu.DevicePtr(0))...)
 	}
 	return s.LaunchChecked(e.fn, cfg, e.decode, largs...)
+}
+
+// captureErr is the error of a launch of a kernel that keeps checks (e.checked) on s,
+// which captures a graph: a check's failure is reported by a wait that covers the
+// launch, and no wait covers a graph's launches (gpu.Stream.LaunchChecked).
+func (k *Kernel) captureErr(s *gpu.Stream, e *instEntry) error {
+	var first, firstPanic *site
+	type place struct {
+		kind siteKind
+		file string
+		line int
+	}
+	places := map[place]bool{} // (an inlined function's checks are sites of each copy)
+	for i := range e.inst.sites {
+		st := &e.inst.sites[i]
+		places[place{st.kind, st.file, st.line}] = true
+		if st.kind == kPanic {
+			if firstPanic == nil {
+				firstPanic = st
+			}
+		} else if first == nil {
+			first = st
+		}
+	}
+	what, fix := "the kernel "+k.name, "the kernel's Unchecked() (Kernel.Unchecked)"
+	if k.op != "" {
+		what, fix = "the operation of "+k.name, "the operation's Unchecked() ("+k.op+".Unchecked)"
+	}
+	n := len(places)
+	if first == nil && firstPanic == nil {
+		return fmt.Errorf("gokernel: %s: a checked launch on %v, which captures a graph: %w", k.name, s, gpu.ErrCapturing) // (not reached: e.checked has sites)
+	}
+	if first == nil {
+		// Only panics, which Unchecked keeps.
+		return fmt.Errorf("gokernel: %s: a launch on %v, which captures a graph: %s calls panic (%s:%d), which even Unchecked keeps: a failure is reported by a wait that covers the launch, and none covers a graph's launches: remove the panic to capture it: %w",
+			k.name, s, what, firstPanic.file, firstPanic.line, gpu.ErrCapturing)
+	}
+	more := ""
+	if n > 1 {
+		more = fmt.Sprintf(" and %d more", n-1)
+	}
+	return fmt.Errorf("gokernel: %s: a launch on %v, which captures a graph: %s keeps Go's run-time checks (%s at %s:%d%s), whose failures a wait that covers the launch reports, and none covers a graph's launches: launch %s in the graph (no checks on the GPU), or write the code so that the compiler proves its checks pass (see the package documentation): %w",
+		k.name, s, what, first.kindText(), first.file, first.line, more, fix, gpu.ErrCapturing)
 }
 
 // checkGeometry applies CUDA's limits, which the CPU backend follows too.
@@ -311,6 +368,7 @@ type arrayLike interface {
 	DType() dtype.DType
 	Size() int
 	IsContiguous() bool
+	Buffer() *gpu.Buffer // nil for a nil array
 }
 
 // goType maps a reflect kind to the go/types basic type.
@@ -356,6 +414,9 @@ func (k *Kernel) bind(args []any) (*bound, error) {
 		a, ok := args[i].(arrayLike)
 		if !ok || a == nil {
 			return nil, argErr(i, "a slice parameter takes a *gpu.Array, not a %T", args[i])
+		}
+		if a.Buffer() == nil {
+			return nil, argErr(i, "a nil array")
 		}
 		if !a.IsContiguous() {
 			return nil, argErr(i, "the array is not contiguous: copy it first (gpu.Copy)")
@@ -422,38 +483,63 @@ func elemType(a any) reflect.Type {
 	return m.Type.Out(0).Elem()
 }
 
-// convertScalar returns v as a value of the basic type t: v's kind must be t's, or
-// v an int or a float64 representable in t.
+// convertScalar returns v as a value of the basic type t: v's kind must be t's, or v
+// an int or a float64 representable in t, as Go defines it for an untyped constant
+// (an int or float64 argument is typically one): an integer type must hold the value
+// exactly (2.0 converts to an int32; 2.5, 1<<40 and -1 for a uint8 are errors), a
+// float type rounds it to the nearest value unless that overflows (16777217 gives
+// float32 16777216; 1e300 is an error for a float32); NaN and ±Inf convert to a float
+// type as themselves.
 func convertScalar(v reflect.Value, t types.Type) (any, error) {
 	want := basicOf(t)
 	rt := reflectTypes[want.Kind()]
 	if rt == nil {
 		return nil, fmt.Errorf("%s is not a kernel scalar type", t)
 	}
+	isInt := rt.Kind() != reflect.Bool && rt.Kind() != reflect.Float32 && rt.Kind() != reflect.Float64
 	switch {
 	case v.Kind() == rt.Kind():
 		return v.Convert(rt).Interface(), nil
 	case v.Kind() == reflect.Int && rt.Kind() != reflect.Bool:
 		x := v.Int()
-		c := reflect.ValueOf(x).Convert(rt)
-		var back int64
-		switch {
-		case c.CanInt():
-			back = c.Int()
-		case c.CanUint():
-			back = int64(c.Uint())
-			if x < 0 {
-				back = ^back
+		c := reflect.ValueOf(x).Convert(rt) // a float type rounds to nearest: no int overflows one
+		if isInt {
+			var back int64
+			if c.CanInt() {
+				back = c.Int()
+			} else {
+				back = int64(c.Uint())
+				if x < 0 {
+					back = ^back
+				}
 			}
-		case c.CanFloat():
-			back = int64(c.Float())
-		}
-		if back != x {
-			return nil, fmt.Errorf("%d is not representable in %s", x, t)
+			if back != x {
+				return nil, fmt.Errorf("%d is not representable in %s", x, t)
+			}
 		}
 		return c.Interface(), nil
-	case v.Kind() == reflect.Float64 && (rt.Kind() == reflect.Float32):
-		return float32(v.Float()), nil
+	case v.Kind() == reflect.Float64 && rt.Kind() == reflect.Float32:
+		x := v.Float()
+		f := float32(x)
+		if math.IsInf(float64(f), 0) && !math.IsInf(x, 0) {
+			return nil, fmt.Errorf("%v overflows %s (largest magnitude %v)", x, t, float32(math.MaxFloat32))
+		}
+		return f, nil
+	case v.Kind() == reflect.Float64 && isInt:
+		x := v.Float()
+		// The integer types' ranges: [-2^(b-1), 2^(b-1)) signed, [0, 2^b) unsigned.
+		bits := 8 * rt.Size()
+		lo, hi := -math.Ldexp(1, int(bits)-1), math.Ldexp(1, int(bits)-1)
+		if k := rt.Kind(); k >= reflect.Uint && k <= reflect.Uintptr {
+			lo, hi = 0, math.Ldexp(1, int(bits))
+		}
+		if x != math.Trunc(x) || !(x >= lo && x < hi) { // (NaN and ±Inf fail too)
+			return nil, fmt.Errorf("%v is not representable in %s", x, t)
+		}
+		if lo < 0 {
+			return reflect.ValueOf(int64(x)).Convert(rt).Interface(), nil
+		}
+		return reflect.ValueOf(uint64(x)).Convert(rt).Interface(), nil
 	}
 	return nil, fmt.Errorf("wants a value of type %s, not %v", t, v.Type())
 }
@@ -500,10 +586,14 @@ type instEntry struct {
 	err  error
 	inst *instance
 	fn   *gpu.Function
-	// checked: launches take a check slot (gpu.Stream.LaunchChecked), which decode
-	// reads; a GPU kernel without check sites (Unchecked, or nothing to check) takes a
-	// null slot address and runs as a plain launch.
+	// checked: the instantiation keeps check sites, so its launches take a check slot
+	// (gpu.Stream.LaunchChecked), which decode reads, and can't be captured; one
+	// without (Unchecked, or every check proven) takes a null slot address and runs as
+	// a plain launch, which a graph can capture. The rule is the same on every
+	// backend: on the CPU (cpu), whose Go function checks always, a launch outside a
+	// capture takes a slot all the same.
 	checked bool
+	cpu     bool
 	decode  func(slot []uint32) error
 	// cpuFaults maps the address of a CPU launch's slot to the *Fault it recorded
 	// (the slot's word 0 says so), until the wait that reports it.
@@ -532,7 +622,8 @@ func (k *Kernel) build(e *instEntry, dev *gpu.Device, subst map[*types.TypeParam
 		return err
 	}
 	e.inst = inst
-	e.checked = info.Backend == "cpu" || len(inst.sites) > 0
+	e.checked = len(inst.sites) > 0
+	e.cpu = info.Backend == "cpu"
 	e.decode = func(w []uint32) error { return k.decode(e, w) }
 	switch info.Backend {
 	case "cpu":
@@ -657,8 +748,13 @@ func (k *Kernel) cpuFunc(e *instEntry) (func(*cpu.Launch) error, error) {
 		})
 		var kf *kern.Fault
 		if errors.As(err, &kf) {
-			k.recordCPU(e, l.Mem(j), kf)
-			return nil
+			if slot := l.Mem(j); len(slot) >= 4*recWords {
+				k.recordCPU(e, slot, kf)
+				return nil
+			}
+			// A plain launch (captured in a graph) has no slot: the failure faults
+			// the device, as a failure of an unchecked kernel may on a GPU.
+			return fmt.Errorf("%v, in a launch without a check slot (a graph's): %w", k.cpuFault(kf), gpu.ErrLaunchFailed)
 		}
 		return err
 	}, nil
@@ -674,12 +770,17 @@ func (k *Kernel) recordCPU(e *instEntry, slot []byte, kf *kern.Fault) {
 	if !atomic.CompareAndSwapUint32(&w[1], 0, 1) {
 		return
 	}
+	e.cpuFaults.Store(uintptr(unsafe.Pointer(&w[0])), k.cpuFault(kf))
+	atomic.StoreUint32(&w[0], recCPU)
+}
+
+// cpuFault returns the *Fault of a CPU thread's failure.
+func (k *Kernel) cpuFault(kf *kern.Fault) *Fault {
 	file, line := kf.File, kf.Line
 	if file == "" {
 		file = k.filename
 	}
-	e.cpuFaults.Store(uintptr(unsafe.Pointer(&w[0])), &Fault{Kernel: k.name, File: file, Line: line, Msg: kf.Message(), Block: kf.Block, Thread: kf.Thread})
-	atomic.StoreUint32(&w[0], recCPU)
+	return &Fault{Kernel: k.name, File: file, Line: line, Msg: kf.Message(), Block: kf.Block, Thread: kf.Thread}
 }
 
 // matches reports whether a Go function's parameter types are the instantiation's.

@@ -141,3 +141,11 @@ func Fill8(t kern.Thread, out []uint8) {
 		out[i] = uint8(i) ^ uint8(i>>31)
 	}
 }
+
+// Scalars stores its scalar parameters into out (thread 0), for the tests of their
+// conversions.
+func Scalars(t kern.Thread, a uint8, b int32, c float32, d float64, out []float64) {
+	if t.Index() == 0 && len(out) == 4 {
+		out[0], out[1], out[2], out[3] = float64(a), float64(b), float64(c), d
+	}
+}

@@ -2,6 +2,7 @@ package gokernel_test
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -97,8 +98,95 @@ func TestScalarConversion(t *testing.T) {
 	if err := sx.Launch(s, one, 3, y, y); err != nil { // an int constant for a float32
 		t.Errorf("int for float32: %v", err)
 	}
-	if err := sx.Launch(s, one, 1<<25+1, y, y); err == nil || !strings.Contains(err.Error(), "not representable") {
-		t.Errorf("2^25+1 for float32: %v", err)
+	if err := s.Synchronize(bg); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestScalarRepresentable checks the conversions of int and float64 arguments to
+// scalar parameters, Go's rule for untyped constants: an integer type holds the value
+// exactly, a float type rounds it to nearest unless that overflows, and NaN and ±Inf
+// stay themselves; the values the kernel sees are compared with Go's conversions.
+func TestScalarRepresentable(t *testing.T) {
+	k := newKernel(t, Scalars) // (a uint8, b int32, c float32, d float64, out []float64)
+	nan, inf := math.NaN(), math.Inf(1)
+	maxUp := float64(math.MaxFloat32) + math.Ldexp(1, 102) // rounds down to MaxFloat32
+	forDevices(t, func(t *testing.T, s *gpu.Stream) {
+		out := fromSlice(t, s, make([]float64, 4))
+		for _, tc := range []struct {
+			a, b, c, d any
+			want       []float64 // nil: an error
+		}{
+			{255, -1 << 31, 16777217, 1<<53 + 1, []float64{255, -1 << 31, 16777216, 1 << 53}},
+			{255.0, 2.0, 16777217.0, 0.1, []float64{255, 2, 16777216, 0.1}},
+			{0, -2147483648.0, 0.1, 1e300, []float64{0, -1 << 31, float64(float32(0.1)), 1e300}},
+			{0, 0, maxUp, inf, []float64{0, 0, math.MaxFloat32, inf}},
+			{0, 0, -maxUp, -inf, []float64{0, 0, -math.MaxFloat32, -inf}},
+			{0, 0, inf, nan, []float64{0, 0, inf, nan}},
+			{0, 0, -inf, 0, []float64{0, 0, -inf, 0}},
+			{0, 0, nan, 0, []float64{0, 0, nan, 0}},
+			{0, 0, 1e-50, 0, []float64{0, 0, 0, 0}}, // underflow rounds to zero
+			{uint8(7), int32(-3), float32(1.5), 2.5, []float64{7, -3, 1.5, 2.5}},
+			// Not representable.
+			{0, 0, 1e300, 0, nil},
+			{0, 0, -1e300, 0, nil},
+			{0, 0, math.Ldexp(1, 128), 0, nil},
+			{256, 0, 0, 0, nil},
+			{-1, 0, 0, 0, nil},
+			{255.5, 0, 0, 0, nil},
+			{-1.0, 0, 0, 0, nil},
+			{nan, 0, 0, 0, nil},
+			{inf, 0, 0, 0, nil},
+			{0, 1 << 31, 0, 0, nil},
+			{0, 2147483648.0, 0, 0, nil},
+			{0, 2.5, 0, 0, nil},
+			{0, -inf, 0, 0, nil},
+			{0, int64(1), 0, 0, nil}, // typed values keep their type
+			{0, 0, float32(1), float32(1), nil},
+		} {
+			err := k.Launch(s, gpu.LaunchConfig{Grid: gpu.Dim3{X: 1}, Block: gpu.Dim3{X: 1}}, tc.a, tc.b, tc.c, tc.d, out)
+			if tc.want == nil {
+				if !errors.Is(err, gpu.ErrInvalidValue) || !strings.Contains(err.Error(), "representable") &&
+					!strings.Contains(err.Error(), "overflows") && !strings.Contains(err.Error(), "wants a value") {
+					t.Errorf("%v, %v, %v, %v: %v, want an error", tc.a, tc.b, tc.c, tc.d, err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Errorf("%v, %v, %v, %v: %v", tc.a, tc.b, tc.c, tc.d, err)
+				continue
+			}
+			got := toSlice(t, out)
+			for i, w := range tc.want {
+				if got[i] != w && !(math.IsNaN(got[i]) && math.IsNaN(w)) {
+					t.Errorf("%v, %v, %v, %v: the kernel sees %v, want %v", tc.a, tc.b, tc.c, tc.d, got, tc.want)
+					break
+				}
+			}
+		}
+	})
+}
+
+// TestNilArrayArgument: a nil array for a slice parameter is an error that says so,
+// wrapping gpu.ErrInvalidValue as the library's other calls do, on Launch and on the
+// elementwise operations.
+func TestNilArrayArgument(t *testing.T) {
+	s := cpuStream(t)
+	k := newKernel(t, Saxpy)
+	x := fromSlice(t, s, randF32(4))
+	var nilA *gpu.Array[float32]
+	for _, tc := range []struct {
+		name string
+		err  error
+	}{
+		{"nil", k.LaunchN(s, 4, 1, nilA, x)},
+		{"nil out", k.LaunchN(s, 4, 1, x, nilA)},
+		{"zero Array", k.LaunchN(s, 4, 1, x, &gpu.Array[float32]{})},
+	} {
+		if !errors.Is(tc.err, gpu.ErrInvalidValue) || !strings.Contains(tc.err.Error(), "nil array") ||
+			strings.Contains(tc.err.Error(), "contiguous") {
+			t.Errorf("%s: %v, want a nil array error", tc.name, tc.err)
+		}
 	}
 	if err := s.Synchronize(bg); err != nil {
 		t.Fatal(err)
