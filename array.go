@@ -850,11 +850,16 @@ func broadcastStrides(from, strides, to []int) ([]int, error) {
 }
 
 // BroadcastShapes returns the shape NumPy's broadcasting gives the shapes
-// (numpy.broadcast_shapes).
+// (numpy.broadcast_shapes). Shapes that don't broadcast together, or a negative
+// dimension (numpy: "negative dimensions are not allowed"), are an error wrapping
+// ErrInvalidValue.
 func BroadcastShapes(shapes ...[]int) ([]int, error) {
 	r := 0
 	for _, s := range shapes {
 		r = max(r, len(s))
+		if slices.ContainsFunc(s, func(n int) bool { return n < 0 }) {
+			return nil, fmt.Errorf("gpu: broadcast of shapes %v: negative dimension in %v: %w", shapes, s, ErrInvalidValue)
+		}
 	}
 	out := make([]int, r)
 	for i := range out {

@@ -1370,3 +1370,35 @@ func TestFromSliceDataReusable(t *testing.T) {
 		t.Errorf("FromSlice then overwriting data: %v", got)
 	}
 }
+
+// TestBroadcastShapes checks numpy.broadcast_shapes's results, and that shapes that
+// don't broadcast or hold a negative dimension are errors wrapping ErrInvalidValue.
+func TestBroadcastShapes(t *testing.T) {
+	for _, c := range []struct {
+		in   [][]int
+		want []int
+	}{
+		{nil, []int{}},
+		{[][]int{{3, 1}, {1, 4}}, []int{3, 4}},
+		{[][]int{{2, 1, 5}, {3, 1}, {}}, []int{2, 3, 5}},
+		{[][]int{{0}, {1}}, []int{0}},
+		{[][]int{{1}, {0, 1}}, []int{0, 1}},
+	} {
+		got, err := gpu.BroadcastShapes(c.in...)
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("BroadcastShapes(%v) = %v, %v; want %v", c.in, got, err, c.want)
+		}
+	}
+	for _, in := range [][][]int{
+		{{-1}, {1}},
+		{{-1}},
+		{{1}, {-1}},
+		{{2, -3}, {2, 1}},
+		{{3}, {4}},
+		{{2, 3}, {3, 2}},
+	} {
+		if got, err := gpu.BroadcastShapes(in...); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("BroadcastShapes(%v) = %v, %v; want an error wrapping ErrInvalidValue", in, got, err)
+		}
+	}
+}
