@@ -33,6 +33,12 @@ import (
 // (per device with SetFloat32MatMulPrecision, or per call with WithPrecision) lets them
 // use TF32 tensor cores, as PyTorch's set_float32_matmul_precision("high") does.
 //
+// Every product a_ik*b_kj counts, as IEEE 754 has it, on every device and kernel: a
+// zero times an Inf or a NaN is NaN, so an output whose row of a holds a zero where the
+// column of b holds an Inf or a NaN (or the reverse) is NaN, as in NumPy and cuBLAS.
+// (gonum's kernel skips the zeros of A; the CPU backend finds where that loses a NaN
+// and recomputes those outputs: backend/cpu's gemm.go.)
+//
 // Every operation reads A and B and writes C through the stream's ordering of buffers
 // (Gemm with beta != 0 also reads C), so products on several streams need no
 // synchronization by the caller. On CUDA, a small product (under 2^32 floating-point
@@ -177,13 +183,18 @@ func (d *Device) MatMulLibrary() (string, error) {
 // that don't broadcast (ErrInvalidValue, naming the shapes), an element type other than
 // float16, bfloat16, float32 and float64 (ErrNotSupported), operands on another device.
 func MatMul[T Elem](s *Stream, a, b *Array[T], opts ...MatMulOption) (*Array[T], error) {
+	return matMul("MatMul", s, a, b, opts)
+}
+
+// matMul is MatMul for the operation name (MatMul, Dot, Vdot) that its errors give.
+func matMul[T Elem](name string, s *Stream, a, b *Array[T], opts []MatMulOption) (*Array[T], error) {
 	if err := nilStream(s); err != nil {
 		return nil, err
 	}
 	if err := nonNil(a, b); err != nil {
 		return nil, err
 	}
-	p, err := mmProblemOf("MatMul", a.header(), b.header())
+	p, err := mmProblemOf(name, a.header(), b.header())
 	if err != nil {
 		return nil, err
 	}
@@ -201,23 +212,30 @@ func MatMul[T Elem](s *Stream, a, b *Array[T], opts ...MatMulOption) (*Array[T],
 // MatMulInto computes MatMul(a, b) into out, whose shape must be MatMul's result shape
 // exactly (any strides, no broadcast axes) and which must not overlap a or b.
 func MatMulInto[T Elem](s *Stream, out, a, b *Array[T], opts ...MatMulOption) error {
-	return Gemm(s, 1, a, b, 0, out, opts...)
+	return gemm("MatMulInto", s, 1, a, b, 0, out, opts)
 }
 
 // Gemm computes c = alpha * (a @ b) + beta * c in place (BLAS's GEMM, with MatMul's
 // shapes: c has the shape of MatMul(a, b)). With beta == 0, c is only written (NaN and
-// Inf in it do not propagate), as in BLAS; otherwise it is read too. alpha and beta are
-// applied in the accumulation type (float32 for float16, bfloat16 and float32). Errors:
-// those of MatMul, a c of another shape, a c that is a broadcast view or overlaps a
-// or b.
+// Inf in it do not propagate), as in BLAS; otherwise it is read too. With alpha == 0,
+// a and b are not read (c becomes beta*c, whatever NaN or Inf a and b hold), as in
+// reference BLAS ("When alpha is zero then A and B need not be set on input"); their
+// shapes, types and devices are still checked. alpha and beta are applied in the
+// accumulation type (float32 for float16, bfloat16 and float32). Errors: those of
+// MatMul, a c of another shape, a c that is a broadcast view or overlaps a or b.
 func Gemm[T Elem](s *Stream, alpha float64, a, b *Array[T], beta float64, c *Array[T], opts ...MatMulOption) error {
+	return gemm("Gemm", s, alpha, a, b, beta, c, opts)
+}
+
+// gemm is Gemm for the operation name (Gemm, MatMulInto) that its errors give.
+func gemm[T Elem](name string, s *Stream, alpha float64, a, b *Array[T], beta float64, c *Array[T], opts []MatMulOption) error {
 	if err := nilStream(s); err != nil {
 		return err
 	}
 	if err := nonNil(a, b, c); err != nil {
 		return err
 	}
-	p, err := mmProblemOf("Gemm", a.header(), b.header())
+	p, err := mmProblemOf(name, a.header(), b.header())
 	if err != nil {
 		return err
 	}
@@ -241,7 +259,7 @@ func Dot[T Elem](s *Stream, a, b *Array[T], opts ...MatMulOption) (*Array[T], er
 		return nil, fmt.Errorf("gpu: Dot of shapes %v and %v: operands of 1 or 2 dimensions (use MatMul for stacks): %w",
 			a.shape, b.shape, ErrInvalidValue)
 	}
-	return MatMul(s, a, b, opts...)
+	return matMul("Dot", s, a, b, opts)
 }
 
 // Vdot returns the inner product of a and b flattened in row-major order, as a 0-d
@@ -287,7 +305,7 @@ func Vdot[T Elem](s *Stream, a, b *Array[T], opts ...MatMulOption) (*Array[T], e
 		return nil, err
 	}
 	defer doneB()
-	return MatMul(s, fa, fb, opts...)
+	return matMul("Vdot", s, fa, fb, opts)
 }
 
 // mmProblem is a matrix product's shapes: a and b promoted to at least two dimensions,
@@ -478,8 +496,9 @@ func (p *mmProblem) run(s *Stream, alpha, beta float64, c *header, opts []MatMul
 	if prod(p.batch) == 0 || p.m == 0 || p.n == 0 {
 		return nil
 	}
-	if p.k == 0 {
-		// An empty sum: c = beta*c, without reading c when beta is 0.
+	if p.k == 0 || alpha == 0 {
+		// An empty sum, or alpha == 0 (BLAS reads neither A nor B then: their NaN and
+		// Inf do not propagate): c = beta*c, without reading c when beta is 0.
 		switch beta {
 		case 1:
 			return nil

@@ -889,3 +889,317 @@ func TestGonumDgemm(t *testing.T) {
 		})
 	}
 }
+
+// mmCheckIEEE compares got with a reference that may hold NaN and Inf: those must
+// match exactly (a NaN for a NaN, an Inf of the same sign), the finite elements within
+// mmCheck's tolerance.
+func mmCheckIEEE[T gpu.Elem](t *testing.T, c mmCodec[T], got []T, ref, mag []float64, k int) {
+	t.Helper()
+	bad := 0
+	for i, g := range got {
+		v := c.from(g)
+		var ok bool
+		switch r := ref[i]; {
+		case math.IsNaN(r):
+			ok = math.IsNaN(v)
+		case math.IsInf(r, 0):
+			ok = v == r
+		default:
+			ok = math.Abs(v-r) <= 2*float64(k)*uAcc(c.dt)*mag[i]+c.uOut*math.Abs(r)
+		}
+		if !ok {
+			if bad++; bad <= 5 {
+				t.Errorf("element %d = %v, want %v", i, v, ref[i])
+			}
+		}
+	}
+	if bad > 5 {
+		t.Errorf("%d elements of %d wrong", bad, len(got))
+	}
+}
+
+// TestMatMulNonFinite checks that every product a_ik*b_kj counts as IEEE 754 has it
+// (NumPy and cuBLAS): a zero (of either sign) in a times an Inf or a NaN in b is NaN,
+// and so is an Inf in a times a zero in b. gonum's kernel, behind the CPU library,
+// skips the zeros of A; these cases lost their NaNs there. Each type, device and
+// kernel; small exact cases, then operands with zeros and non-finite values strewn in
+// every layout (transposes, padded rows, copies, batches, broadcasts, vectors, and
+// sizes that gonum splits over goroutines).
+func TestMatMulNonFinite(t *testing.T) {
+	for _, md := range mmDevices(t) {
+		t.Run(md.name, func(t *testing.T) {
+			testMatMulNonFinite(t, md, codecF32())
+			testMatMulNonFinite(t, md, codecF64())
+			testMatMulNonFinite(t, md, codecF16())
+			testMatMulNonFinite(t, md, codecBF16())
+		})
+	}
+}
+
+func testMatMulNonFinite[T gpu.Elem](t *testing.T, md mmDev, c mmCodec[T]) {
+	t.Run(c.dt.String(), func(t *testing.T) {
+		s := md.d.DefaultStream()
+		ctx := context.Background()
+		inf, nan := math.Inf(1), math.NaN()
+		opts := []gpu.MatMulOption{gpu.WithKernel(md.kernel)}
+		for _, tc := range []struct {
+			name      string
+			av, bv    []float64
+			as, bs    []int
+			va, vb    mmView
+			want      []float64
+			dot, vdot bool
+		}{
+			{"zero*inf", []float64{0, 1}, []float64{inf, 1}, []int{1, 2}, []int{2, 1}, vContig, vContig, []float64{nan}, false, false},
+			{"zero*nan", []float64{0, 1}, []float64{nan, 2}, []int{1, 2}, []int{2, 1}, vContig, vContig, []float64{nan}, false, false},
+			{"-zero*-inf", []float64{math.Copysign(0, -1), 1}, []float64{-inf, 1}, []int{1, 2}, []int{2, 1}, vContig, vContig, []float64{nan}, false, false},
+			{"outer", []float64{0, 1}, []float64{inf, 1}, []int{2, 1}, []int{1, 2}, vContig, vContig, []float64{nan, 0, inf, 1}, false, false},
+			{"outer A^T B^T", []float64{0, 1}, []float64{inf, 1}, []int{2, 1}, []int{1, 2}, vTrans, vTrans, []float64{nan, 0, inf, 1}, false, false},
+			{"A^T", []float64{0, 1, 2, 3}, []float64{inf, 1, 1, 1}, []int{2, 2}, []int{2, 2}, vTrans, vContig, []float64{nan, 1, inf, 5}, false, false},
+			{"B^T", []float64{0, 1, 2, 3}, []float64{inf, 1, 1, 1}, []int{2, 2}, []int{2, 2}, vContig, vTrans, []float64{nan, 1, inf, 5}, false, false},
+			{"inf*zero", []float64{inf, 1}, []float64{0, 1}, []int{1, 2}, []int{2, 1}, vContig, vContig, []float64{nan}, false, false},
+			{"batch", []float64{1, 1, 0, 1}, []float64{1, 1, nan, 1}, []int{2, 1, 2}, []int{2, 2, 1}, vContig, vContig, []float64{2, nan}, false, false},
+			{"broadcast B", []float64{1, 1, 0, 1}, []float64{inf, 1}, []int{2, 1, 2}, []int{2, 1}, vContig, vContig, []float64{inf, nan}, false, false},
+			{"vector@matrix", []float64{0, 1}, []float64{1, inf, 1, 1}, []int{2}, []int{2, 2}, vContig, vContig, []float64{1, nan}, false, false},
+			{"Dot", []float64{0, 1, 2}, []float64{nan, 1, 1}, []int{3}, []int{3}, vStep, vContig, []float64{nan}, false, true},
+			{"Vdot", []float64{1, 0, 2, 3}, []float64{1, -inf, 1, 1}, []int{2, 2}, []int{2, 2}, vTrans, vContig, []float64{nan}, false, true},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				a := mmOperand(t, s, c, tc.av, tc.as, tc.va)
+				b := mmOperand(t, s, c, tc.bv, tc.bs, tc.vb)
+				var out *gpu.Array[T]
+				var err error
+				switch {
+				case tc.dot:
+					out, err = gpu.Dot(s, a, b, opts...)
+				case tc.vdot:
+					out, err = gpu.Vdot(s, a, b, opts...)
+				default:
+					out, err = gpu.MatMul(s, a, b, opts...)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer out.Free()
+				got, err := out.ToSlice(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				mmCheckIEEE(t, c, got, tc.want, make([]float64, len(tc.want)), 1)
+			})
+		}
+
+		// Random operands with zeros and non-finite values (mmNonFiniteOperands),
+		// through MatMul and Gemm (alpha 2, beta 0.5 on finite values of c).
+		rng := rand.New(rand.NewPCG(23, uint64(c.dt)))
+		for _, tc := range []mmCase{
+			{[]int{5, 7}, []int{7, 4}, vContig, vContig},
+			{[]int{5, 7}, []int{7, 4}, vTrans, vContig},
+			{[]int{5, 7}, []int{7, 4}, vContig, vTrans},
+			{[]int{5, 7}, []int{7, 4}, vTrans, vTrans},
+			{[]int{6, 9}, []int{9, 5}, vPad, vStep},
+			{[]int{6, 9}, []int{9, 5}, vRev, vPad},
+			{[]int{3, 5, 7}, []int{3, 7, 4}, vTrans, vContig},
+			{[]int{2, 1, 5, 7}, []int{3, 7, 4}, vContig, vTrans},
+			{[]int{4, 5, 7}, []int{7, 4}, vContig, vContig},
+			{[]int{7}, []int{2, 7, 4}, vContig, vContig},
+			{[]int{5, 7}, []int{7}, vTrans, vStep},
+			{[]int{130, 40}, []int{40, 129}, vContig, vContig}, // gonum's parallel blocks
+			{[]int{130, 40}, []int{40, 129}, vTrans, vTrans},
+		} {
+			t.Run(tc.String(), func(t *testing.T) {
+				av, bv, ref, mag, shape := mmNonFiniteOperands(t, rng, c, tc.a, tc.b)
+				a := mmOperand(t, s, c, av, tc.a, tc.va)
+				b := mmOperand(t, s, c, bv, tc.b, tc.vb)
+				k := tc.a[len(tc.a)-1]
+				out, err := gpu.MatMul(s, a, b, opts...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer out.Free()
+				got, err := out.ToSlice(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				mmCheckIEEE(t, c, got, ref, mag, k)
+
+				cv := mmValues(rng, c, len(ref))
+				cc := mmOperand(t, s, c, cv, shape, vContig)
+				if err := gpu.Gemm(s, 2, a, b, 0.5, cc, opts...); err != nil {
+					t.Fatal(err)
+				}
+				if got, err = cc.ToSlice(ctx); err != nil {
+					t.Fatal(err)
+				}
+				want, m := make([]float64, len(ref)), make([]float64, len(ref))
+				for i := range ref {
+					want[i] = 2*ref[i] + 0.5*cv[i]
+					m[i] = 2*mag[i] + math.Abs(0.5*cv[i])
+				}
+				mmCheckIEEE(t, c, got, want, m, k+1)
+			})
+		}
+	})
+}
+
+// mmNonFiniteOperands returns the logical values of operands of shapes as and bs and
+// their product's reference: a zero (of either sign) in about one element of a in four,
+// an Inf of either sign or a NaN in one element of b in 200 (at least one), drawn again
+// until some output has a zero of a meeting a non-finite value of b (a product that a
+// kernel skipping zeros loses) and, where b has more than one column, some output is
+// finite.
+func mmNonFiniteOperands[T gpu.Elem](t *testing.T, rng *rand.Rand, c mmCodec[T], as, bs []int) (av, bv, ref, mag []float64, shape []int) {
+	t.Helper()
+	specials := []float64{math.Inf(1), math.Inf(-1), math.NaN()}
+	for range 100 {
+		av, bv = mmValues(rng, c, prod(as)), mmValues(rng, c, prod(bs))
+		for i := range av {
+			if rng.IntN(4) == 0 {
+				av[i] = math.Copysign(0, float64(rng.IntN(2)*2-1))
+			}
+		}
+		for range max(1, len(bv)/200) {
+			bv[rng.IntN(len(bv))] = specials[rng.IntN(3)]
+		}
+		var err error
+		if ref, mag, shape, err = mmRef(av, as, bv, bs); err != nil {
+			t.Fatal(err)
+		}
+		// meets counts, for each output, the zeros of a that meet a non-finite value
+		// of b.
+		isZero, isSpecial := make([]float64, len(av)), make([]float64, len(bv))
+		for i, x := range av {
+			if x == 0 {
+				isZero[i] = 1
+			}
+		}
+		for i, x := range bv {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				isSpecial[i] = 1
+			}
+		}
+		meets, _, _, _ := mmRef(isZero, as, isSpecial, bs)
+		finite := slices.ContainsFunc(ref, func(r float64) bool { return !math.IsNaN(r) && !math.IsInf(r, 0) })
+		if slices.Max(meets) > 0 && (finite || len(bs) == 1 || bs[len(bs)-1] == 1) {
+			return av, bv, ref, mag, shape
+		}
+	}
+	t.Fatalf("no operands of shapes %v and %v in 100 draws where a zero meets a non-finite value", as, bs)
+	return
+}
+
+// TestGemmUnderflow: alpha*a_ik that underflows to zero does not lose an Inf in b
+// (alpha*(a_ik*Inf) is Inf); gonum's kernel skipped such a product.
+func TestGemmUnderflow(t *testing.T) {
+	for _, md := range mmDevices(t) {
+		t.Run(md.name, func(t *testing.T) {
+			s := md.d.DefaultStream()
+			ctx := context.Background()
+			a32 := must[*gpu.Array[float32]](t)(gpu.FromSlice(s, []float32{1e-30, 1}, 1, 2))
+			b32 := must[*gpu.Array[float32]](t)(gpu.FromSlice(s, []float32{float32(math.Inf(1)), 1}, 2, 1))
+			c32 := must[*gpu.Array[float32]](t)(gpu.Zeros[float32](s, 1, 1))
+			if err := gpu.Gemm(s, 1e-30, a32, b32, 0, c32, gpu.WithKernel(md.kernel)); err != nil {
+				t.Fatal(err)
+			}
+			if got := must[[]float32](t)(c32.ToSlice(ctx)); !math.IsInf(float64(got[0]), 1) {
+				t.Errorf("float32: 1e-30 * ([1e-30 1] @ [Inf 1]) = %v, want +Inf", got[0])
+			}
+			a64 := must[*gpu.Array[float64]](t)(gpu.FromSlice(s, []float64{1e-200, 1}, 1, 2))
+			b64 := must[*gpu.Array[float64]](t)(gpu.FromSlice(s, []float64{math.Inf(-1), 1}, 2, 1))
+			c64 := must[*gpu.Array[float64]](t)(gpu.Zeros[float64](s, 1, 1))
+			if err := gpu.Gemm(s, 1e-200, a64, b64, 0, c64, gpu.WithKernel(md.kernel)); err != nil {
+				t.Fatal(err)
+			}
+			if got := must[[]float64](t)(c64.ToSlice(ctx)); !math.IsInf(got[0], -1) {
+				t.Errorf("float64: 1e-200 * ([1e-200 1] @ [-Inf 1]) = %v, want -Inf", got[0])
+			}
+		})
+	}
+}
+
+// TestGemmAlphaZero: with alpha == 0, a and b are not read (reference BLAS), so their
+// NaN and Inf do not reach c: c becomes beta*c, zeros for beta 0 (c not read either),
+// unchanged for beta 1. Each type, device and kernel, in layouts gonum treats
+// differently (its A @ B^T takes dot products).
+func TestGemmAlphaZero(t *testing.T) {
+	for _, md := range mmDevices(t) {
+		t.Run(md.name, func(t *testing.T) {
+			testGemmAlphaZero(t, md, codecF32())
+			testGemmAlphaZero(t, md, codecF64())
+			testGemmAlphaZero(t, md, codecF16())
+			testGemmAlphaZero(t, md, codecBF16())
+		})
+	}
+}
+
+func testGemmAlphaZero[T gpu.Elem](t *testing.T, md mmDev, c mmCodec[T]) {
+	t.Run(c.dt.String(), func(t *testing.T) {
+		s := md.d.DefaultStream()
+		inf, nan := math.Inf(1), math.NaN()
+		av := []float64{inf, nan, 0, -inf, 1, 2}
+		bv := []float64{nan, 0, inf, 1, -inf, 3}
+		cv := []float64{1, -2, 3, 4}
+		for _, views := range [][2]mmView{{vContig, vContig}, {vContig, vTrans}, {vTrans, vContig}, {vTrans, vTrans}} {
+			for _, beta := range []float64{0, 1, 2} {
+				a := mmOperand(t, s, c, av, []int{2, 3}, views[0])
+				b := mmOperand(t, s, c, bv, []int{3, 2}, views[1])
+				cin := cv
+				if beta == 0 {
+					cin = []float64{nan, nan, inf, nan}
+				}
+				cc := mmOperand(t, s, c, cin, []int{2, 2}, vContig)
+				if err := gpu.Gemm(s, 0, a, b, beta, cc, gpu.WithKernel(md.kernel)); err != nil {
+					t.Fatal(err)
+				}
+				got := must[[]T](t)(cc.ToSlice(context.Background()))
+				for i, g := range got {
+					want := 0.0
+					if beta != 0 {
+						want = beta * cin[i]
+					}
+					if c.from(g) != want {
+						t.Errorf("%v, beta %v: c[%d] = %v, want %v", views, beta, i, c.from(g), want)
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestMatMulErrorNames: each error names the call the caller made (Dot and Vdot run
+// MatMul, MatMulInto runs Gemm) and wraps the sentinel.
+func TestMatMulErrorNames(t *testing.T) {
+	d := must[*gpu.Device](t)(gpu.OpenBackend("cpu", 0))
+	s := d.DefaultStream()
+	i32 := func(shape ...int) *gpu.Array[int32] { return must[*gpu.Array[int32]](t)(gpu.Ones[int32](s, shape...)) }
+	f32 := func(shape ...int) *gpu.Array[float32] {
+		return must[*gpu.Array[float32]](t)(gpu.Ones[float32](s, shape...))
+	}
+	check := func(what string, err, sentinel error, name string) {
+		t.Helper()
+		if !errors.Is(err, sentinel) {
+			t.Errorf("%s = %v, want an error wrapping %v", what, err, sentinel)
+			return
+		}
+		if msg := err.Error(); !strings.HasPrefix(msg, "gpu: "+name+" ") {
+			t.Errorf("%s = %q, want it to start with %q", what, msg, "gpu: "+name+" ")
+		}
+	}
+	_, err := gpu.MatMul(s, i32(2, 2), i32(2, 2))
+	check("MatMul of int32", err, gpu.ErrNotSupported, "MatMul")
+	_, err = gpu.Dot(s, i32(3), i32(3))
+	check("Dot of int32", err, gpu.ErrNotSupported, "Dot")
+	_, err = gpu.Dot(s, f32(2, 3), f32(4, 2))
+	check("Dot of (2, 3) and (4, 2)", err, gpu.ErrInvalidValue, "Dot")
+	_, err = gpu.Vdot(s, i32(2, 2), i32(4))
+	check("Vdot of int32", err, gpu.ErrNotSupported, "Vdot")
+	err = gpu.MatMulInto(s, f32(4, 5), f32(4, 4), f32(4, 4))
+	check("MatMulInto of a (4, 5) output", err, gpu.ErrInvalidValue, "MatMulInto")
+	err = gpu.MatMulInto(s, f32(3), f32(2, 3), f32(4, 2))
+	check("MatMulInto of (2, 3) and (4, 2)", err, gpu.ErrInvalidValue, "MatMulInto")
+	x := f32(4, 4)
+	err = gpu.MatMulInto(s, x, x, f32(4, 4))
+	check("MatMulInto into an input", err, gpu.ErrInvalidValue, "MatMulInto")
+	err = gpu.Gemm(s, 1, f32(4, 4), f32(4, 4), 0, f32(4, 5))
+	check("Gemm into a (4, 5) output", err, gpu.ErrInvalidValue, "Gemm")
+}
