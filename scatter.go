@@ -48,7 +48,9 @@ func SetDeterministic(on bool) bool { return deterministicAll.Swap(on) }
 
 // Bins makes Bincount return exactly n bins without reading the largest value first
 // (no wait for the device: the call is asynchronous); a value outside [0, n) is then an
-// error like ModeRaise's, reported by a later wait (see ErrIndexOutOfRange).
+// error like ModeRaise's, reported by a later wait (see ErrIndexOutOfRange). n must be
+// at least Bincount's minlength (the result has at least minlength bins, as
+// numpy.bincount's): Bins(4) with minlength 10 is an error wrapping ErrInvalidValue.
 func Bins(n int) IndexOption {
 	return func(c *indexConfig) {
 		if n < 0 {
@@ -453,6 +455,10 @@ func cyclic[T Elem](s *Stream, values *Array[T], shape []int) (*header, func(), 
 // one of their values is written: the last on the CPU backend, as in NumPy; an
 // unspecified one on CUDA. a may be any view that isn't broadcast (one with no 1-D view
 // is updated through a contiguous copy).
+//
+// As numpy.put, a non-empty indices into an empty a is an error at the call (wrapping
+// ErrIndexOutOfRange, in every mode), and an empty values array changes nothing: the
+// indices are not read then, so one out of range is no error.
 func Put[T Elem, I IndexElem](s *Stream, a *Array[T], indices *Array[I], values *Array[T], opts ...IndexOption) error {
 	if err := indexArgs(s, a, indices, values); err != nil {
 		return err
@@ -472,8 +478,11 @@ func Put[T Elem, I IndexElem](s *Stream, a *Array[T], indices *Array[I], values 
 	if n == 0 {
 		return nil
 	}
+	if prod(dst.shape) == 0 {
+		return fmt.Errorf("gpu: Put of %d indices into an empty array: %w", n, ErrIndexOutOfRange)
+	}
 	if values.Size() == 0 {
-		return fmt.Errorf("gpu: Put of %d indices with no values: %w", n, ErrInvalidValue)
+		return nil // numpy.put: nothing to write, and the indices aren't read
 	}
 	l, st, ok := flatView(dst)
 	if !ok {
@@ -562,8 +571,20 @@ func PutMask[T Elem](s *Stream, a *Array[T], mask *Array[bool], values *Array[T]
 // (numpy.bincount): a new int64 array of max(max(x)+1, minlength) elements, element
 // i holding how many of x are i. It reads the largest value first (one wait for the
 // device, under ctx; a negative value is then an error wrapping ErrIndexOutOfRange at
-// once); with Bins(n) it doesn't, and returns n bins at once (values outside [0, n)
-// reported by a later wait, as ModeRaise). The count is a scatter-add of ones.
+// once, and a value of 2^31-1 or more one wrapping ErrOutOfMemory); with Bins(n) it
+// doesn't, and returns n bins at once (values outside [0, n) reported by a later wait,
+// as ModeRaise). The count is a scatter-add of ones.
+//
+// The result is made as Empty makes an array: a number of bins that no array can have
+// (a minlength or Bins of 2^60 int64s) is an error wrapping ErrInvalidValue, one that
+// doesn't fit in memory one wrapping ErrOutOfMemory, found before anything is enqueued
+// where Bins or minlength sets the number whatever the values (Bins; a minlength of
+// 2^31-1 or more; an empty x). Bins(n) with n below minlength is an error wrapping
+// ErrInvalidValue (minlength is the fewest bins the result has, as numpy.bincount's).
+//
+// The wait for the largest value is a host read of work on s: like Array.At's, it
+// returns, once, the error of an earlier ModeRaise index operation on s that no wait
+// has reported yet (see ErrIndexOutOfRange), and then no result.
 func Bincount[I IndexElem](ctx context.Context, s *Stream, x *Array[I], minlength int, opts ...IndexOption) (*Array[int64], error) {
 	if err := nilContext(ctx); err != nil {
 		return nil, err
@@ -602,7 +623,14 @@ func BincountWeights[I IndexElem, W Elem](ctx context.Context, s *Stream, x *Arr
 	return &Array[float64]{buf: h.buf, dt: h.dt, shape: h.shape, strides: h.strides}, nil
 }
 
-// bincount counts (w nil) or sums weights into a new array of type out.
+// bincountMaxValue bounds the values Bincount reads without Bins: one of it or more is
+// an error (ErrOutOfMemory) rather than an array of that many bins, so a minlength of it
+// or more is the result's length whatever the values.
+const bincountMaxValue = math.MaxInt32
+
+// bincount counts (w nil) or sums weights into a new array of type out. The bins are
+// checked before anything is enqueued where their number is known then (Bins, or a
+// minlength that no value Bincount accepts without Bins exceeds), by making their array.
 func bincount[I IndexElem](ctx context.Context, s *Stream, x *Array[I], w *header, out dtype.DType, minlength int, opts []IndexOption) (*header, error) {
 	cfg, err := indexOptions("Bincount", optDeterministic|optBins, opts)
 	if err != nil {
@@ -614,44 +642,61 @@ func bincount[I IndexElem](ctx context.Context, s *Stream, x *Array[I], w *heade
 	if len(x.shape) != 1 {
 		return nil, fmt.Errorf("gpu: Bincount of a %d-d array (1-d only): %w", len(x.shape), ErrInvalidValue)
 	}
+	if cfg.hasBins && cfg.bins < minlength {
+		return nil, fmt.Errorf("gpu: Bincount: Bins(%d) below minlength %d (the result would have fewer bins than minlength asks for): %w", cfg.bins, minlength, ErrInvalidValue)
+	}
 	n := x.shape[0]
 	length := minlength
 	mode := kernel.IndexCheck
-	if cfg.hasBins {
+	var h *header
+	switch {
+	case cfg.hasBins:
 		length = cfg.bins
-	} else if n > 0 {
-		if err := s.refuseReadBack("Bincount (without Bins)"); err != nil {
-			return nil, err
-		}
-		big, err := unsignedMax(ctx, s, x)
-		if err != nil {
-			return nil, err
-		}
-		if big >= 1<<(8*x.dt.Size()-1) {
-			return nil, fmt.Errorf("gpu: Bincount of a negative value: %w", ErrIndexOutOfRange)
-		}
-		if big >= math.MaxInt32 {
-			return nil, fmt.Errorf("gpu: Bincount of values up to %d: %w", big, ErrOutOfMemory)
-		}
-		length = max(length, int(big)+1)
-		mode = kernel.IndexClip // every value is in range: nothing to record
+		h, err = binsArray(s, out, length, "Bins(%d)", length)
+	case n == 0 || minlength >= bincountMaxValue:
+		// The length is minlength whatever the values (a larger one is refused below).
+		h, err = binsArray(s, out, length, "minlength %d", minlength)
 	}
-	buf, err := s.Alloc(int64(length * out.Size()))
 	if err != nil {
 		return nil, err
 	}
-	h := &header{buf: buf, dt: out, shape: []int{length}, strides: []int{1}}
-	if length > 0 {
-		if err := s.Memset(buf, 0); err != nil {
-			buf.Free()
+	if !cfg.hasBins && n > 0 {
+		fail := func(err error) (*header, error) {
+			if h != nil {
+				h.buf.Free()
+			}
 			return nil, err
 		}
+		if err := s.refuseReadBack("Bincount (without Bins)"); err != nil {
+			return fail(err)
+		}
+		big, err := unsignedMax(ctx, s, x)
+		if err != nil {
+			return fail(err)
+		}
+		if big >= 1<<(8*x.dt.Size()-1) {
+			return fail(fmt.Errorf("gpu: Bincount of a negative value: %w", ErrIndexOutOfRange))
+		}
+		if big >= bincountMaxValue {
+			return fail(fmt.Errorf("gpu: Bincount of the value %d: %d bins, more than the %d it makes without Bins: %w", big, big+1, bincountMaxValue, ErrOutOfMemory))
+		}
+		if h == nil {
+			cause, arg := "the largest value, %d", int(big)
+			if minlength > int(big) {
+				cause, arg = "minlength %d", minlength
+			}
+			length = max(minlength, int(big)+1)
+			if h, err = binsArray(s, out, length, cause, arg); err != nil {
+				return nil, err
+			}
+		}
+		mode = kernel.IndexClip // every value is in range: nothing to record
 	}
 	if n == 0 {
 		return h, nil
 	}
 	if length == 0 {
-		buf.Free()
+		h.buf.Free()
 		return nil, fmt.Errorf("gpu: Bincount into 0 bins: %w", ErrIndexOutOfRange)
 	}
 	xh := x.header()
@@ -663,8 +708,42 @@ func bincount[I IndexElem](ctx context.Context, s *Stream, x *Array[I], w *heade
 		l: length, ast: 1, op: kernel.OpSum, mode: mode, deterministic: cfg.deterministic,
 		what: fmt.Sprintf("Bincount into %d bins", length)}
 	if err := j.run(s); err != nil {
-		buf.Free()
+		h.buf.Free()
 		return nil, err
+	}
+	return h, nil
+}
+
+// binsArray returns a new zeroed 1-D array of n bins of type dt (int64 or float64),
+// made as Empty makes any array, so that a number of bins no array can have is the
+// same error (ErrInvalidValue) as a shape with too many elements, before anything is
+// enqueued. The error names what set n: cause, a format of one %d, with arg (formatted
+// only then: the call allocates what Bincount did before it).
+func binsArray(s *Stream, dt dtype.DType, n int, cause string, arg int) (*header, error) {
+	var h *header
+	var err error
+	switch dt {
+	case dtype.Int64:
+		var a *Array[int64]
+		if a, err = Empty[int64](s, n); err == nil {
+			h = a.header()
+		}
+	case dtype.Float64:
+		var a *Array[float64]
+		if a, err = Empty[float64](s, n); err == nil {
+			h = a.header()
+		}
+	default:
+		err = fmt.Errorf("gpu: bins of %v: %w", dt, ErrNotSupported)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("gpu: Bincount: %d bins (%s): %w", n, fmt.Sprintf(cause, arg), err)
+	}
+	if n > 0 {
+		if err := s.Memset(h.buf, 0); err != nil {
+			h.buf.Free()
+			return nil, err
+		}
 	}
 	return h, nil
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/go-gpu/gpu"
@@ -1152,4 +1153,232 @@ func scatterReversedT[T gpu.Elem](t *testing.T, s *gpu.Stream) {
 		ia.Free()
 		v.Free()
 	}
+}
+
+// bincountDevices returns a fresh CPU device (a fault would be sticky: the failures
+// below must not leave one) and the CUDA device where there is one.
+func bincountDevices(t *testing.T) []*gpu.Device {
+	cpuDev, _ := freshCPU(t)
+	out := []*gpu.Device{cpuDev}
+	for _, d := range devices(t) {
+		if d.Backend() == "cuda" {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// TestBincountBinsChecked: a number of bins no array can have (2^61 int64s: 2^64
+// bytes) is refused as Empty refuses it (ErrInvalidValue), one that doesn't fit in
+// memory with ErrOutOfMemory, before anything runs; the device stays usable (the
+// overflowed size once made a 0-byte array of 2^61 bins whose scatter faulted).
+func TestBincountBinsChecked(t *testing.T) {
+	for _, d := range bincountDevices(t) {
+		t.Run(d.Backend(), func(t *testing.T) {
+			s, err := d.NewStream()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			x := mustArr[int32](t)(gpu.FromSlice(s, []int32{1, 3, 1, 0}))
+			defer x.Free()
+			w := mustArr[float32](t)(gpu.FromSlice(s, []float32{0.5, 2, 0.25, 1}))
+			defer w.Free()
+			empty := mustArr[int32](t)(gpu.Empty[int32](s, 0))
+			defer empty.Free()
+			// The reference: numpy.bincount([1, 3, 1, 0]) and with the weights.
+			want := []int64{1, 2, 0, 1}
+			wantW := []float64{1, 0.75, 0, 2}
+			check := func(name string) {
+				t.Helper()
+				got, err := gpu.Bincount(bg, s, x, 0)
+				if err != nil {
+					t.Fatalf("%s: then Bincount: %v", name, err)
+				}
+				if g := toSlice(t, got); !slices.Equal(g, want) {
+					t.Fatalf("%s: then Bincount = %v, want %v", name, g, want)
+				}
+				got.Free()
+				gw, err := gpu.BincountWeights(bg, s, x, w, 0, gpu.Bins(4))
+				if err != nil {
+					t.Fatalf("%s: then BincountWeights: %v", name, err)
+				}
+				if g := toSlice(t, gw); !slices.Equal(g, wantW) {
+					t.Fatalf("%s: then BincountWeights = %v, want %v", name, g, wantW)
+				}
+				gw.Free()
+				if err := s.Synchronize(bg); err != nil {
+					t.Fatalf("%s: then Synchronize: %v", name, err)
+				}
+				if err := d.Err(); err != nil {
+					t.Fatalf("%s: the device failed: %v", name, err)
+				}
+			}
+			for _, c := range []struct {
+				name string
+				call func() (any, error)
+				want error
+			}{
+				{"Bins(2^61)", func() (any, error) { return gpu.Bincount(bg, s, x, 0, gpu.Bins(1<<61)) }, gpu.ErrInvalidValue},
+				{"Bins(2^62)", func() (any, error) { return gpu.Bincount(bg, s, x, 0, gpu.Bins(1<<62)) }, gpu.ErrInvalidValue},
+				{"Bins(MaxInt64)", func() (any, error) { return gpu.Bincount(bg, s, x, 0, gpu.Bins(math.MaxInt64)) }, gpu.ErrInvalidValue},
+				{"minlength 2^61", func() (any, error) { return gpu.Bincount(bg, s, x, 1<<61) }, gpu.ErrInvalidValue},
+				{"minlength 2^62", func() (any, error) { return gpu.Bincount(bg, s, x, 1<<62) }, gpu.ErrInvalidValue},
+				{"minlength MaxInt64", func() (any, error) { return gpu.Bincount(bg, s, x, math.MaxInt64) }, gpu.ErrInvalidValue},
+				{"empty/minlength 2^61", func() (any, error) { return gpu.Bincount(bg, s, empty, 1<<61) }, gpu.ErrInvalidValue},
+				{"minlength 2^61 Bins(2^61)", func() (any, error) { return gpu.Bincount(bg, s, x, 1<<61, gpu.Bins(1<<61)) }, gpu.ErrInvalidValue},
+				{"weights/Bins(2^61)", func() (any, error) { return gpu.BincountWeights(bg, s, x, w, 0, gpu.Bins(1<<61)) }, gpu.ErrInvalidValue},
+				{"weights/minlength 2^61", func() (any, error) { return gpu.BincountWeights(bg, s, x, w, 1<<61) }, gpu.ErrInvalidValue},
+				{"weights/minlength MaxInt64", func() (any, error) { return gpu.BincountWeights(bg, s, x, w, math.MaxInt64) }, gpu.ErrInvalidValue},
+				// 2^62 bytes: a valid shape that no device holds.
+				{"Bins(2^59)", func() (any, error) { return gpu.Bincount(bg, s, x, 0, gpu.Bins(1<<59)) }, gpu.ErrOutOfMemory},
+				{"minlength 2^59", func() (any, error) { return gpu.Bincount(bg, s, x, 1<<59) }, gpu.ErrOutOfMemory},
+				{"weights/minlength 2^59", func() (any, error) { return gpu.BincountWeights(bg, s, x, w, 1<<59) }, gpu.ErrOutOfMemory},
+			} {
+				r, err := c.call()
+				if !errors.Is(err, c.want) {
+					t.Errorf("%s: %v, want an error wrapping %v", c.name, err, c.want)
+				}
+				switch r := r.(type) {
+				case *gpu.Array[int64]:
+					if r != nil {
+						t.Errorf("%s: a result of shape %v", c.name, r.Shape())
+					}
+				case *gpu.Array[float64]:
+					if r != nil {
+						t.Errorf("%s: a result of shape %v", c.name, r.Shape())
+					}
+				}
+				check(c.name)
+			}
+		})
+	}
+}
+
+// TestBincountErrorNamesCause: an error names what asked for the bins (minlength, the
+// largest value, Bins), not another argument.
+func TestBincountErrorNamesCause(t *testing.T) {
+	for _, d := range bincountDevices(t) {
+		s, err := d.NewStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		x := mustArr[int64](t)(gpu.FromSlice(s, []int64{1 << 40}))
+		defer x.Free()
+		_, err = gpu.Bincount(bg, s, x, math.MaxInt64)
+		if !errors.Is(err, gpu.ErrInvalidValue) || !strings.Contains(err.Error(), "minlength 9223372036854775807") || strings.Contains(err.Error(), "1099511627776") {
+			t.Errorf("x = [2^40], minlength MaxInt64: %v; want an error naming minlength (ErrInvalidValue)", err)
+		}
+		_, err = gpu.Bincount(bg, s, x, 0)
+		if !errors.Is(err, gpu.ErrOutOfMemory) || !strings.Contains(err.Error(), "1099511627776") {
+			t.Errorf("x = [2^40]: %v; want an error naming the value (ErrOutOfMemory)", err)
+		}
+		_, err = gpu.Bincount(bg, s, x, 0, gpu.Bins(1<<61))
+		if !errors.Is(err, gpu.ErrInvalidValue) || !strings.Contains(err.Error(), "Bins(2305843009213693952)") {
+			t.Errorf("Bins(2^61): %v; want an error naming Bins (ErrInvalidValue)", err)
+		}
+		if err := s.Synchronize(bg); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestBincountBinsBelowMinlength: Bins(n) is exactly n bins, and the result of
+// numpy.bincount has at least minlength: Bins below minlength is an error, not a
+// result shorter than minlength asks for.
+func TestBincountBinsBelowMinlength(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		x := mustArr[int32](t)(gpu.FromSlice(s, []int32{0, 3, 3, 1}))
+		defer x.Free()
+		w := mustArr[float64](t)(gpu.FromSlice(s, []float64{1, 2, 3, 4}))
+		defer w.Free()
+		if r, err := gpu.Bincount(bg, s, x, 10, gpu.Bins(4)); !errors.Is(err, gpu.ErrInvalidValue) || r != nil {
+			t.Errorf("minlength 10, Bins(4): %v, %v; want ErrInvalidValue", r, err)
+		}
+		if r, err := gpu.BincountWeights(bg, s, x, w, 5, gpu.Bins(4)); !errors.Is(err, gpu.ErrInvalidValue) || r != nil {
+			t.Errorf("weights: minlength 5, Bins(4): %v, %v; want ErrInvalidValue", r, err)
+		}
+		// numpy.bincount([0, 3, 3, 1], minlength=10): Bins(10) and Bins(12) (two more
+		// zero bins) agree with it.
+		want := []int64{1, 1, 0, 2, 0, 0, 0, 0, 0, 0}
+		for _, bins := range []int{10, 12} {
+			got, err := gpu.Bincount(bg, s, x, 10, gpu.Bins(bins))
+			if err != nil {
+				t.Fatalf("minlength 10, Bins(%d): %v", bins, err)
+			}
+			if g := toSlice(t, got); !slices.Equal(g, append(slices.Clone(want), make([]int64, bins-10)...)) {
+				t.Errorf("minlength 10, Bins(%d) = %v", bins, g)
+			}
+			got.Free()
+		}
+	})
+}
+
+// TestBincountReportsPendingIndexError: Bincount without Bins waits for the largest
+// value, a host read of work on s: like Array.At it reports, once, the index error of
+// an earlier raise-mode Take on s (the package's rule, ErrIndexOutOfRange), which a
+// later wait then doesn't report again.
+func TestBincountReportsPendingIndexError(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		src := mustArr[float32](t)(gpu.FromSlice(s, []float32{1, 2, 3}))
+		defer src.Free()
+		bad := mustArr[int64](t)(gpu.FromSlice(s, []int64{0, 7}))
+		defer bad.Free()
+		x := mustArr[int32](t)(gpu.FromSlice(s, []int32{2, 0, 2}))
+		defer x.Free()
+		r := mustArr[float32](t)(gpu.Take(s, src, bad))
+		defer r.Free()
+		got, err := gpu.Bincount(bg, s, x, 5)
+		if !errors.Is(err, gpu.ErrIndexOutOfRange) || !strings.Contains(err.Error(), "Take") || got != nil {
+			t.Fatalf("Bincount after a Take out of range: %v, %v; want the Take's error", got, err)
+		}
+		got = mustArr[int64](t)(gpu.Bincount(bg, s, x, 5))
+		defer got.Free()
+		if g := toSlice(t, got); !slices.Equal(g, []int64{1, 0, 2, 0, 0}) {
+			t.Errorf("Bincount = %v, want [1 0 2 0 0]", g)
+		}
+		if err := s.Synchronize(bg); err != nil {
+			t.Errorf("reported twice: %v", err)
+		}
+	})
+}
+
+// TestPutEmptyValues: numpy.put with an empty values array changes nothing and
+// doesn't read the indices (PyArray_PutTo returns before it does), so one out of range
+// is no error either; indices into an empty array are an error all the same (NumPy's
+// IndexError, checked first).
+func TestPutEmptyValues(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		a := mustArr[float32](t)(gpu.FromSlice(s, []float32{1, 2, 3, 4}))
+		defer a.Free()
+		none := mustArr[float32](t)(gpu.Empty[float32](s, 0))
+		defer none.Free()
+		for _, ix := range [][]int64{{1, 2}, {0, 99, -7}} {
+			idx := mustArr[int64](t)(gpu.FromSlice(s, ix))
+			for _, mode := range []gpu.IndexMode{gpu.ModeRaise, gpu.ModeWrap, gpu.ModeClip} {
+				if err := gpu.Put(s, a, idx, none, gpu.WithMode(mode)); err != nil {
+					t.Errorf("Put(%v, no values, %v): %v", ix, mode, err)
+				}
+			}
+			idx.Free()
+		}
+		if err := s.Synchronize(bg); err != nil {
+			t.Errorf("Synchronize after Put with no values: %v", err)
+		}
+		if got := toSlice(t, a); !slices.Equal(got, []float32{1, 2, 3, 4}) {
+			t.Errorf("a = %v after Put with no values, want [1 2 3 4]", got)
+		}
+		e := mustArr[float32](t)(gpu.Empty[float32](s, 0))
+		defer e.Free()
+		idx := mustArr[int64](t)(gpu.FromSlice(s, []int64{0}))
+		defer idx.Free()
+		one := mustArr[float32](t)(gpu.FromSlice(s, []float32{5}))
+		defer one.Free()
+		for _, v := range []*gpu.Array[float32]{none, one} {
+			if err := gpu.Put(s, e, idx, v, gpu.WithMode(gpu.ModeClip)); !errors.Is(err, gpu.ErrIndexOutOfRange) {
+				t.Errorf("Put into an empty array (%d values): %v, want ErrIndexOutOfRange", v.Size(), err)
+			}
+		}
+	})
 }

@@ -29,6 +29,13 @@ import (
 // CountNonzero return their result to the host (one 8-byte copy). Each checks its
 // stream (nil or closed) and context (nil or already done) before it enqueues anything
 // (searchArgs).
+//
+// Index errors. The wait of each of these (and of Unique, and of Bincount without
+// Bins) is a host read of a result computed on s, and reports what Array.At of that
+// result would: the error of an earlier ModeRaise index operation (Take, Put, ...) on s
+// that no wait has reported yet (see ErrIndexOutOfRange; Stream.LaunchChecked's
+// failures too), returned once, in place of the result (nil, 0 for CountNonzero, -1
+// for FindFirst). A call that needs no wait (an empty input) reports nothing.
 
 // searchArgs returns the error of a nil stream or a nil context, which the search
 // functions check first: they wait on the host, and the ...Where forms run Eval before.
@@ -199,7 +206,10 @@ func readU64(ctx context.Context, s *Stream, b *Buffer, off int64) (uint64, erro
 // them (under ctx), through one of the device's pinned words (wordPool) when b is
 // device memory: the copy is then asynchronous and the wait the package's own, where a
 // copy into pageable memory returns from the driver only when done. If ctx ends first,
-// dst is not written.
+// dst is not written. Like Array.At, it then returns the failures its read reports
+// (readReport: the index errors of the launches on the stream of b's last write, up
+// to it), so that a call returning a result computed on s reports an earlier
+// raise-mode index error on s as a host read of that result would.
 func readSmall(ctx context.Context, s *Stream, b *Buffer, off int64, dst []byte) error {
 	if err := s.refuseReadBack("a read of a small result"); err != nil {
 		return err // (the copy would go into the graph, the wait return at once)
@@ -208,6 +218,7 @@ func readSmall(ctx context.Context, s *Stream, b *Buffer, off int64, dst []byte)
 	if err != nil {
 		return err
 	}
+	ws, wseq := b.a.lastWrite() // for the index errors this read reports
 	d := s.dev
 	host := dst
 	var word *Buffer
@@ -233,7 +244,7 @@ func readSmall(ctx context.Context, s *Stream, b *Buffer, off int64, dst []byte)
 		copy(dst, host)
 		d.wordPool.put(word)
 	}
-	return nil
+	return readReport(b, ws, wseq)
 }
 
 // compact returns the indices of the nonzero elements of flags (values nil) or the
@@ -386,6 +397,8 @@ func compactEager(ctx context.Context, s *Stream, fnCount, fnScatter *Function, 
 		return nil, err
 	}
 	release(true) // the scatter leaves it zero for the stream's next compaction
+	// The word's last write is the scatter: the index errors this read reports.
+	ws, wseq := word.a.lastWrite()
 	var t uint64
 	if err := word.HostAccess(ctx, Read, func(h []byte) error { t = binary.LittleEndian.Uint64(h); return nil }); err != nil {
 		buf.Free()
@@ -393,7 +406,12 @@ func compactEager(ctx context.Context, s *Stream, fnCount, fnScatter *Function, 
 		s.runAfter(s.seq.Load()+1<<62, func() { d.wordPool.put(word) })
 		return nil, err
 	}
+	err = readReport(word, ws, wseq)
 	d.wordPool.put(word)
+	if err != nil {
+		buf.Free()
+		return nil, err
+	}
 	if t > uint64(n) {
 		buf.Free()
 		return nil, fmt.Errorf("gpu: compaction count %d for %d elements: %w", t, n, ErrLaunchFailed)

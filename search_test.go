@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/go-gpu/gpu"
@@ -499,4 +500,89 @@ func TestArgwhereResultFrees(t *testing.T) {
 	if err := w.Free(); err != nil {
 		t.Errorf("Free of Argwhere's result: %v", err)
 	}
+}
+
+// TestSearchReportsIndexErrors: the calls that wait for a result computed on s report,
+// as Array.At of that result would, the index error of an earlier raise-mode Take on s
+// (ErrIndexOutOfRange, once, in place of the result); the next call then returns the
+// right result, and a later wait reports nothing more. Both compaction paths (the
+// eager one and the count-first one) and both of Unique's (the sort, the range's
+// bitmap) are covered.
+func TestSearchReportsIndexErrors(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		// r = numpy.take(src, [0, 1, 2, 3, 1]) is [0, 5, 0, 7, 5]; the Take below adds
+		// index 9, out of range, and reads the last element for it (7).
+		src := mustArr[int32](t)(gpu.FromSlice(s, []int32{0, 5, 0, 7}))
+		defer src.Free()
+		good := mustArr[int64](t)(gpu.FromSlice(s, []int64{0, 1, 2, 3, 1}))
+		defer good.Free()
+		bad := mustArr[int64](t)(gpu.FromSlice(s, []int64{0, 1, 2, 3, 1, 9}))
+		defer bad.Free()
+		r := mustArr[int32](t)(gpu.Take(s, src, good))
+		defer r.Free()
+		mask := mustArr[bool](t)(gpu.Eval[bool](s, "r != 0", gpu.Vars{"r": r}))
+		defer mask.Free()
+		// A call's own error, and then (where it succeeded) its result, read and freed:
+		// the read must not be what reports the error.
+		type result struct {
+			err error
+			get func() (any, error)
+		}
+		val := func(v any, err error) result { return result{err, func() (any, error) { return v, nil }} }
+		arr := func(a *gpu.Array[int64], err error) result {
+			return result{err, func() (any, error) { defer a.Free(); return a.ToSlice(bg) }}
+		}
+		calls := []struct {
+			name string
+			call func() result
+			want any
+		}{
+			{"CountNonzero", func() result { return val(gpu.CountNonzero(bg, s, r)) }, 3},
+			{"FindFirst", func() result { return val(gpu.FindFirst(bg, s, r)) }, 1},
+			{"FindFirstWhere", func() result { return val(gpu.FindFirstWhere(bg, s, "r > 5", gpu.Vars{"r": r})) }, 3},
+			{"Nonzero", func() result { return arr(gpu.Nonzero(bg, s, r)) }, []int64{1, 3, 4}},
+			{"NonzeroWhere", func() result { return arr(gpu.NonzeroWhere(bg, s, "r == 5", gpu.Vars{"r": r})) }, []int64{1, 4}},
+			{"Argwhere", func() result { return arr(gpu.Argwhere(bg, s, r)) }, []int64{1, 3, 4}},
+			{"Extract", func() result {
+				e, err := gpu.Extract(bg, s, mask, r)
+				return result{err, func() (any, error) { defer e.Free(); return e.ToSlice(bg) }}
+			}, []int32{5, 7, 5}},
+			{"Unique", func() result {
+				u, err := gpu.Unique(bg, s, r)
+				return result{err, func() (any, error) { defer u.Free(); return u.Values.ToSlice(bg) }}
+			}, []int32{0, 5, 7}},
+		}
+		for _, path := range []string{"default", "count first", "unique bitmap"} {
+			switch path {
+			case "count first":
+				defer gpu.SetCompactEagerMax(d, gpu.SetCompactEagerMax(d, 0))
+			case "unique bitmap":
+				defer gpu.SetUniqueDenseMinN(gpu.SetUniqueDenseMinN(1))
+			}
+			for _, c := range calls {
+				name := path + "/" + c.name
+				rb := mustArr[int32](t)(gpu.Take(s, src, bad)) // ModeRaise: an error pending on s
+				got := c.call()
+				if !errors.Is(got.err, gpu.ErrIndexOutOfRange) || !strings.Contains(got.err.Error(), "Take") {
+					v, err := got.get()
+					t.Errorf("%s after a Take out of range: %v, %v; want the Take's error", name, v, err)
+					s.Synchronize(bg) // (what the call didn't report)
+				}
+				got = c.call()
+				if got.err != nil {
+					t.Errorf("%s: %v", name, got.err)
+				} else if v, err := got.get(); err != nil || fmt.Sprint(v) != fmt.Sprint(c.want) {
+					t.Errorf("%s: %v, %v; want %v", name, v, err, c.want)
+				}
+				if err := s.Synchronize(bg); err != nil {
+					t.Errorf("%s: the error reported twice: %v", name, err)
+				}
+				// The Take's result is what ModeRaise gives: the last element for 9.
+				if g := toSlice(t, rb); !slices.Equal(g, []int32{0, 5, 0, 7, 5, 7}) {
+					t.Errorf("%s: the Take = %v", name, g)
+				}
+				rb.Free()
+			}
+		}
+	})
 }
