@@ -54,7 +54,11 @@ const CheckSlotWords = checkSlotBytes / 4
 //     Device.Synchronize;
 //   - a host read (Array.ToSlice, Array.CopyToHost, Array.At) of an array last written
 //     on that stream by the operation or after it: its result, the array it modified,
-//     anything computed from them on the same stream.
+//     anything computed from them on the same stream;
+//   - a call that waits to read such an array itself: CountNonzero, FindFirst,
+//     FindFirstWhere, Nonzero, NonzeroWhere, Argwhere, Extract, Unique, and Bincount
+//     without Bins (it reads the largest value). The error then replaces the call's
+//     result.
 //
 // The results hold every other update (a gather's result: the elements at the nearest
 // end for the bad indices). Work on other streams that reads the results doesn't
