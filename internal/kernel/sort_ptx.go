@@ -257,17 +257,21 @@ func (g *sortGen) rankItems(sym string, n int, item func(i int) (digit, valid pt
 		f.Op("bfind.u32", hi, pm) // 0xffffffff (lane 31 below) for an invalid lane
 		lead := f.Reg(ptx.Pred)
 		f.Op("and.pred", lead, valid, f.Setp(ptx.Eq, hi, g.lane))
-		old := f.Reg(ptx.U32)
-		f.Mov(old, ptx.Int(0))
+		// Every lane of the group reads the warp's count of its digit (one word: a
+		// broadcast), and after a warp barrier the leader stores it plus the group's
+		// size: no atomic, no shuffle of its result, no branch around it (ptxas makes
+		// a predicated atomic with a result a branch). The count is the warp's own, and
+		// the barrier at the item's end orders the store before the next item's reads.
 		a := f.Reg(ptx.U32)
 		f.Fma(a, d, ptx.Int(4), wb)
-		// (An atomic, as CUB's: plain loads and stores would do after the warp
-		// barrier, but the simulator's hazard check can't tell them apart from races.)
-		f.At(lead).Op("atom.shared.add.u32", old, ptx.Mem(a, 0), cnt)
-		bs := f.Reg(ptx.U32)
-		f.Shfl("idx", bs.As(ptx.B32), old.As(ptx.B32), hi, ptx.Int(31), ptx.Uint(0xffffffff))
+		old := f.Reg(ptx.U32)
+		f.Op("ld.shared.u32", old, ptx.Mem(a, 0))
 		r := f.Reg(ptx.U32)
-		f.Add(r, bs, pre)
+		f.Add(r, old, pre)
+		f.Op("bar.warp.sync", ptx.Uint(0xffffffff))
+		nw := f.Reg(ptx.U32)
+		f.Add(nw, old, cnt)
+		f.At(lead).Op("st.shared.u32", ptx.Mem(a, 0), nw)
 		f.Op("bar.warp.sync", ptx.Uint(0xffffffff))
 		if rank == RankAtomicOr {
 			// Every lane has read the group's word: the leader clears it for item
