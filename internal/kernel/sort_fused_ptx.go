@@ -265,15 +265,31 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 		}
 		f.BarSync(0)
 		keys := loadTile(keyIn, "ld.global.nc")
-		for i, k := range keys {
-			v := validOf(i)
-			o := g.ordered(k)
-			for ps := 0; ps < P; ps++ {
-				d := g.digitOf(o, ptx.Int(8*ps))
-				a := f.Reg(ptx.U32)
-				f.Fma(a, d, ptx.Int(4), cntBase)
-				f.At(v).Op("red.shared.add.u32", ptx.Mem(a, int64(ps*RadixDigits*4)), ptx.Int(1))
+		countDigits := func(validOf func(i int) ptx.Reg) {
+			for i, k := range keys {
+				v := validOf(i)
+				o := g.ordered(k)
+				for ps := 0; ps < P; ps++ {
+					d := g.digitOf(o, ptx.Int(8*ps))
+					a := f.Reg(ptx.U32)
+					f.Fma(a, d, ptx.Int(4), cntBase)
+					f.At(v).Op("red.shared.add.u32", ptx.Mem(a, int64(ps*RadixDigits*4)), ptx.Int(1))
+				}
 			}
+		}
+		if p.Full {
+			countDigits(validOf)
+		} else {
+			// A whole tile (every block's but the row's last) counts without the
+			// tests: predicated, each shared atomic was a branch of its own (ptxas).
+			partial, join := f.NewLabel(), f.NewLabel()
+			f.AtNot(f.Setp(ptx.Eq, count, ptx.Int(tile))).Bra(partial)
+			always := g.alwaysValid()
+			countDigits(func(int) ptx.Reg { return always })
+			f.Bra(join)
+			f.Place(partial)
+			countDigits(validOf)
+			f.Place(join)
 		}
 		f.BarSync(0)
 		for ps := 0; ps < P; ps++ {

@@ -228,15 +228,21 @@ func (g *sortGen) rankItems(sym string, n int, item func(i int) (digit, valid pt
 		d, valid := item(i)
 		var pm, wa ptx.Reg
 		if rank == RankAtomicOr {
-			// The match words of set i%2: OR in, a warp barrier, read back.
+			// The match words of set i%2: OR in, a warp barrier, read back. An invalid
+			// lane ORs 0 into its (stale) digit's word rather than skipping the atomic
+			// (ptxas makes a predicated atomic a branch), and its read is unused.
 			wa = f.Reg(ptx.U32)
 			f.Fma(wa, d, ptx.Int(4), mb)
 			off := int64(i % 2 * 8 * RadixDigits * 4)
-			f.At(valid).Op("atom.shared.or.b32", f.Reg(ptx.B32), ptx.Mem(wa, off), bit)
+			b := bit
+			if !g.always[valid] {
+				b = f.Reg(ptx.B32)
+				f.Op("selp.b32", b, bit, ptx.Uint(0), valid)
+			}
+			f.Op("atom.shared.or.b32", f.Reg(ptx.B32), ptx.Mem(wa, off), b)
 			f.Op("bar.warp.sync", ptx.Uint(0xffffffff))
 			pm = f.Reg(ptx.B32)
-			f.Mov(pm, ptx.Int(0))
-			f.At(valid).Op("ld.shared.b32", pm, ptx.Mem(wa, off))
+			f.Op("ld.shared.b32", pm, ptx.Mem(wa, off))
 		} else {
 			vm := f.Reg(ptx.B32)
 			if g.always[valid] {
@@ -580,7 +586,9 @@ func (h *RadixHist) PTX(major, minor int) (src, entry string, err error) {
 	f.Place(loop)
 	f.At(f.Setp(ptx.Ge, i, end)).Bra(done)
 	if h.Lean {
-		// The round's keys from one address; key j valid while j*SortBlock < rem.
+		// The round's keys from one address; key j valid while j*SortBlock < rem. A
+		// whole round (every round but a chunk's last) takes a copy without the tests:
+		// predicated, each shared atomic was a branch of its own (ptxas).
 		rem64 := f.Reg(ptx.U64)
 		f.Sub(rem64, end, i)
 		f.Min(rem64, rem64, ptx.Int(1<<31))
@@ -589,22 +597,30 @@ func (h *RadixHist) PTX(major, minor int) (src, entry string, err error) {
 		a := f.Reg(ptx.U64)
 		f.Add(a, i, rowBase)
 		f.Fma(a, a, ptx.Int(ks), pk)
-		keys := make([]ptx.Reg, h.Items)
-		for j := range keys {
-			keys[j] = loadElem(f, ks, f.Setp(ptx.Gt, rem, ptx.Int(j*SortBlock)), ptx.Mem(a, int64(j*SortBlock*ks)), true)
-		}
-		for j, k := range keys {
-			v := f.Setp(ptx.Gt, rem, ptx.Int(j*SortBlock))
-			o := g.ordered(k)
-			for p := 0; p < P; p++ {
-				d := g.digitOf(o, ptx.Int(8*p))
-				a := f.Reg(ptx.U32)
-				f.Fma(a, d, ptx.Int(4), cb)
-				f.At(v).Op("red.shared.add.u32", ptx.Mem(a, int64(p*RadixDigits*4)), ptx.Int(1))
+		round := func(valid func(j int) ptx.Reg) {
+			keys := make([]ptx.Reg, h.Items)
+			for j := range keys {
+				keys[j] = loadElem(f, ks, valid(j), ptx.Mem(a, int64(j*SortBlock*ks)), true)
 			}
+			for j, k := range keys {
+				v := valid(j)
+				o := g.ordered(k)
+				for p := 0; p < P; p++ {
+					d := g.digitOf(o, ptx.Int(8*p))
+					a := f.Reg(ptx.U32)
+					f.Fma(a, d, ptx.Int(4), cb)
+					f.At(v).Op("red.shared.add.u32", ptx.Mem(a, int64(p*RadixDigits*4)), ptx.Int(1))
+				}
+			}
+			f.Add(i, i, ptx.Int(h.Items*SortBlock))
+			f.Bra(loop)
 		}
-		f.Add(i, i, ptx.Int(h.Items*SortBlock))
-		f.Bra(loop)
+		partial := f.NewLabel()
+		f.At(f.Setp(ptx.Lt, rem, ptx.Int(h.Items*SortBlock))).Bra(partial)
+		always := g.alwaysValid()
+		round(func(int) ptx.Reg { return always })
+		f.Place(partial)
+		round(func(j int) ptx.Reg { return f.Setp(ptx.Gt, rem, ptx.Int(j*SortBlock)) })
 	}
 	if !h.Lean {
 		keys := make([]ptx.Reg, h.Items)
