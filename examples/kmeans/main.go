@@ -163,8 +163,6 @@ func kmeans(ctx context.Context, w io.Writer, n, d, k, iters, blobs int, seed ui
 	return nil
 }
 
-// notNearest returns how many points x (n x d) are labelled with a centroid of cent
-// (k x d) farther than the nearest by more than float32 rounding could make it.
 // centroidsOff returns the first centroid of cent (k, d) that differs from want's by more
 // than 1e-2 (relative, floor 1) plus the share of the points whose labels differ
 // (got against wantL): max |x - want centroid| / the cluster's size (counts, at least 1)
@@ -187,7 +185,7 @@ func centroidsOff(x, cent []float32, want []float64, got, wantL, counts []int64,
 	for c := range k {
 		for j := range d {
 			w := want[c*d+j]
-			if math.Abs(float64(cent[c*d+j])-w) > (1e-2+share[c])*math.Max(1, math.Abs(w)) {
+			if math.Abs(float64(cent[c*d+j])-w) > 1e-2*math.Max(1, math.Abs(w))+share[c] {
 				return c
 			}
 		}
@@ -195,6 +193,8 @@ func centroidsOff(x, cent []float32, want []float64, got, wantL, counts []int64,
 	return -1
 }
 
+// notNearest returns how many points x (n x d) are labelled with a centroid of cent
+// (k x d) farther than the nearest by more than float32 rounding could make it.
 func notNearest(x, cent []float32, labels []int64, d int) int {
 	k := len(cent) / d
 	bad := 0

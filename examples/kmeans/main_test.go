@@ -55,4 +55,12 @@ func TestCentroidsOff(t *testing.T) {
 	if c := centroidsOff(x, []float32{1, 10.2}, want, wantL, wantL, []int64{3, 3}, 1); c != 1 {
 		t.Errorf("centroidsOff = %d for the second centroid 2e-2 off, want 1", c)
 	}
+	// The share is a distance, not scaled by the centroid: the second centroid (10)
+	// may move by 1e-2*10 + 0.5 (point 9's share), not (1e-2 + 0.5)*10.
+	if c := centroidsOff(x, []float32{1, 10.55}, want, got, wantL, counts, 1); c != -1 {
+		t.Errorf("centroid %d off within its share", c)
+	}
+	if c := centroidsOff(x, []float32{1, 10.7}, want, got, wantL, counts, 1); c != 1 {
+		t.Errorf("centroidsOff = %d for the second centroid past its share, want 1", c)
+	}
 }
