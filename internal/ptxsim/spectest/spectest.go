@@ -33,11 +33,12 @@ type Spec interface {
 
 // Arg is a kernel argument: a buffer or a 64-bit scalar.
 type Arg struct {
-	Data  []byte // a buffer's initial contents
-	Off   int    // a buffer starts Off bytes into its allocation (misaligned addresses)
-	Ptr   int    // the pointer passed is Ptr bytes past the buffer's start (may be negative)
-	Val   uint64 // a scalar's bits
-	isBuf bool
+	Data   []byte // a buffer's initial contents
+	Off    int    // a buffer starts Off bytes into its allocation (misaligned addresses)
+	Ptr    int    // the pointer passed is Ptr bytes past the buffer's start (may be negative)
+	Val    uint64 // a scalar's bits
+	isBuf  bool
+	isNull bool
 }
 
 // Buf is a buffer argument.
@@ -48,6 +49,10 @@ func BufAt(data []byte, off int) Arg { return Arg{Data: data, Off: off, isBuf: t
 
 // PtrAt is a buffer argument whose pointer is ptr bytes past its start.
 func PtrAt(data []byte, ptr int) Arg { return Arg{Data: data, Ptr: ptr, isBuf: true} }
+
+// Null is a null pointer argument: 0 in the simulator (an access through it faults:
+// nothing is mapped there), a backend.ArgPtr of 0 on the CPU backend. Its output is nil.
+func Null() Arg { return Arg{isNull: true} }
 
 // U64 is a scalar argument.
 func U64(v uint64) Arg { return Arg{Val: v} }
@@ -149,6 +154,10 @@ func CPU(t testing.TB, sp Spec, grid, block int, args []Arg) [][]byte {
 	bargs := make([]backend.Arg, len(args))
 	mems := make([]backend.Mem, len(args))
 	for i, a := range args {
+		if a.isNull {
+			bargs[i] = backend.Arg{Kind: backend.ArgPtr, Size: 8}
+			continue
+		}
 		if !a.isBuf {
 			bargs[i] = backend.Arg{Kind: backend.ArgScalar, Size: 8, Val: a.Val}
 			continue
