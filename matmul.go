@@ -221,8 +221,10 @@ func MatMulInto[T Elem](s *Stream, out, a, b *Array[T], opts ...MatMulOption) er
 // a and b are not read (c becomes beta*c, whatever NaN or Inf a and b hold), as in
 // reference BLAS ("When alpha is zero then A and B need not be set on input"); their
 // shapes, types and devices are still checked. alpha and beta are applied in the
-// accumulation type (float32 for float16, bfloat16 and float32). Errors: those of
-// MatMul, a c of another shape, a c that is a broadcast view or overlaps a or b.
+// accumulation type (float32 for float16, bfloat16 and float32, the 16-bit results
+// rounded once on store; backend.GemmAccumType), and alpha is zero when it is zero
+// there (1e-300 for float32: backend.GemmAlphaZero), with every kernel. Errors: those
+// of MatMul, a c of another shape, a c that is a broadcast view or overlaps a or b.
 func Gemm[T Elem](s *Stream, alpha float64, a, b *Array[T], beta float64, c *Array[T], opts ...MatMulOption) error {
 	return gemm("Gemm", s, alpha, a, b, beta, c, opts)
 }
@@ -496,16 +498,22 @@ func (p *mmProblem) run(s *Stream, alpha, beta float64, c *header, opts []MatMul
 	if prod(p.batch) == 0 || p.m == 0 || p.n == 0 {
 		return nil
 	}
-	if p.k == 0 || alpha == 0 {
-		// An empty sum, or alpha == 0 (BLAS reads neither A nor B then: their NaN and
-		// Inf do not propagate): c = beta*c, without reading c when beta is 0.
+	if p.k == 0 || backend.GemmAlphaZero(p.a.dt, alpha) {
+		// An empty sum, or alpha zero as the product applies it (BLAS reads neither A
+		// nor B then: their NaN and Inf do not propagate), for every kernel:
+		// c = beta*c in the accumulation type (float32 for the 16-bit types, rounded
+		// once on store), without reading c when beta is 0.
 		switch beta {
 		case 1:
 			return nil
 		case 0:
 			return evalInto(s, &cv, "z", Vars{"z": 0.0})
 		}
-		return evalInto(s, &cv, "c*beta", Vars{"c": headerArray{&cv}, "beta": beta})
+		var b any = beta // weak: float64 for float64
+		if backend.GemmAccumType(p.a.dt) == dtype.Float32 {
+			b = float32(beta) // typed: float16*float32 is float32
+		}
+		return evalInto(s, &cv, "c*beta", Vars{"c": headerArray{&cv}, "beta": b})
 	}
 	var gemmer backend.Gemmer
 	if kind != MatMulGenerated {

@@ -1117,10 +1117,16 @@ func TestGemmUnderflow(t *testing.T) {
 	}
 }
 
-// TestGemmAlphaZero: with alpha == 0, a and b are not read (reference BLAS), so their
-// NaN and Inf do not reach c: c becomes beta*c, zeros for beta 0 (c not read either),
-// unchanged for beta 1. Each type, device and kernel, in layouts gonum treats
-// differently (its A @ B^T takes dot products).
+// TestGemmAlphaZero: with alpha zero as the product applies it (0, and 1e-300 for all
+// but float64: zero in float32, the accumulation type), a and b are not read
+// (reference BLAS), so their NaN and Inf do not reach c: c becomes beta*c, zeros for
+// beta 0 (c not read either), unchanged for beta 1, with every kernel alike (the
+// generated kernel multiplied by a float32 zero and made NaN where the library kept c).
+// An empty sum (k == 0) is beta*c too. beta*c is computed in the accumulation type
+// (float32 for float32 and the 16-bit types) and rounded once to the element type:
+// betas of 0.1 and 1/3, not exact in any type, tell that from a product in float16 or
+// bfloat16. Each type, device and kernel, in layouts gonum treats differently (its
+// A @ B^T takes dot products).
 func TestGemmAlphaZero(t *testing.T) {
 	for _, md := range mmDevices(t) {
 		t.Run(md.name, func(t *testing.T) {
@@ -1138,30 +1144,54 @@ func testGemmAlphaZero[T gpu.Elem](t *testing.T, md mmDev, c mmCodec[T]) {
 		inf, nan := math.Inf(1), math.NaN()
 		av := []float64{inf, nan, 0, -inf, 1, 2}
 		bv := []float64{nan, 0, inf, 1, -inf, 3}
-		cv := []float64{1, -2, 3, 4}
-		for _, views := range [][2]mmView{{vContig, vContig}, {vContig, vTrans}, {vTrans, vContig}, {vTrans, vTrans}} {
-			for _, beta := range []float64{0, 1, 2} {
-				a := mmOperand(t, s, c, av, []int{2, 3}, views[0])
-				b := mmOperand(t, s, c, bv, []int{3, 2}, views[1])
-				cin := cv
-				if beta == 0 {
-					cin = []float64{nan, nan, inf, nan}
-				}
-				cc := mmOperand(t, s, c, cin, []int{2, 2}, vContig)
-				if err := gpu.Gemm(s, 0, a, b, beta, cc, gpu.WithKernel(md.kernel)); err != nil {
-					t.Fatal(err)
-				}
-				got := must[[]T](t)(cc.ToSlice(context.Background()))
-				for i, g := range got {
-					want := 0.0
-					if beta != 0 {
-						want = beta * cin[i]
-					}
-					if c.from(g) != want {
-						t.Errorf("%v, beta %v: c[%d] = %v, want %v", views, beta, i, c.from(g), want)
-					}
+		cv := []float64{3, -5, 7, 11}
+		// want is beta*x as documented: in float32 for all but float64, rounded once.
+		want := func(beta, x float64) float64 {
+			if beta == 0 {
+				return 0
+			}
+			if c.dt == dtype.Float64 {
+				return beta * x
+			}
+			return c.round(float64(float32(beta) * float32(x)))
+		}
+		alphas := []float64{0, 1e-300}
+		if c.dt == dtype.Float64 {
+			alphas = alphas[:1] // 1e-300 is not zero in float64
+		}
+		check := func(what string, cc *gpu.Array[T], beta float64, cin []float64) {
+			t.Helper()
+			got := must[[]T](t)(cc.ToSlice(context.Background()))
+			for i, g := range got {
+				if w := want(beta, cin[i]); c.from(g) != w {
+					t.Errorf("%s, beta %v: c[%d] = %v, want %v", what, beta, i, c.from(g), w)
 				}
 			}
+		}
+		for _, beta := range []float64{0, 1, 2, 0.1, 1.0 / 3} {
+			cin := cv
+			if beta == 0 {
+				cin = []float64{nan, nan, inf, nan}
+			}
+			for _, alpha := range alphas {
+				for _, views := range [][2]mmView{{vContig, vContig}, {vContig, vTrans}, {vTrans, vContig}, {vTrans, vTrans}} {
+					a := mmOperand(t, s, c, av, []int{2, 3}, views[0])
+					b := mmOperand(t, s, c, bv, []int{3, 2}, views[1])
+					cc := mmOperand(t, s, c, cin, []int{2, 2}, vContig)
+					if err := gpu.Gemm(s, alpha, a, b, beta, cc, gpu.WithKernel(md.kernel)); err != nil {
+						t.Fatal(err)
+					}
+					check(fmt.Sprintf("alpha %v, %v", alpha, views), cc, beta, cin)
+				}
+			}
+			// k == 0: an empty sum, whatever alpha.
+			a := mmOperand(t, s, c, nil, []int{2, 0}, vContig)
+			b := mmOperand(t, s, c, nil, []int{0, 2}, vContig)
+			cc := mmOperand(t, s, c, cin, []int{2, 2}, vContig)
+			if err := gpu.Gemm(s, 1, a, b, beta, cc, gpu.WithKernel(md.kernel)); err != nil {
+				t.Fatal(err)
+			}
+			check("k == 0", cc, beta, cin)
 		}
 	})
 }

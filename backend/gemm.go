@@ -49,12 +49,39 @@ type Gemm struct {
 	A, B, C GemmOperand
 	// TransA and TransB say that A_i and B_i are stored transposed (see A).
 	TransA, TransB bool
-	// Alpha and Beta scale the product and C.
+	// Alpha and Beta scale the product and C, applied in GemmAccumType(Type). An
+	// Alpha that is zero there (GemmAlphaZero) reads neither A nor B.
 	Alpha, Beta float64
 	// TF32 allows float32 products to use TF32 tensor cores: inputs rounded to 10
 	// mantissa bits, products accumulated in float32 (PyTorch's
 	// set_float32_matmul_precision("high")). Ignored for the other types.
 	TF32 bool
+}
+
+// GemmAccumType returns the type that a product of elements of type t accumulates in
+// and applies Alpha and Beta in: Float64 for Float64, Float32 for Float32, Float16 and
+// BFloat16 (Alpha and Beta rounded to float32 to nearest, as Go's conversion does). It
+// is the one statement of the rule, for every implementation and for package gpu's
+// Gemm.
+func GemmAccumType(t dtype.DType) dtype.DType {
+	if t == dtype.Float64 {
+		return dtype.Float64
+	}
+	return dtype.Float32
+}
+
+// GemmAlphaZero reports whether alpha is zero as a product of elements of type t
+// applies it, in GemmAccumType(t): 0 itself, or for all but Float64 an alpha that
+// rounds to a float32 zero (1e-300). Then A and B are not read, as in reference BLAS
+// ("When alpha is zero then A and B need not be set on input"): C becomes Beta*C (Beta
+// applied in GemmAccumType(t), the 16-bit types rounded once on store), C not read
+// when Beta is 0, whatever NaN or Inf A and B hold. Package gpu takes that path itself
+// for every kernel; implementations keep it too, for their direct callers.
+func GemmAlphaZero(t dtype.DType, alpha float64) bool {
+	if GemmAccumType(t) == dtype.Float32 {
+		return float32(alpha) == 0
+	}
+	return alpha == 0
 }
 
 // GemmOperand is one operand of a Gemm: matrix i starts at element Stride*i of the

@@ -41,7 +41,8 @@ import (
 //     alpha to A's elements before the products, so with |alpha| > 1 an alpha*a_il that
 //     overflows to Inf can still make a NaN (Inf*0) where alpha*(a_il*b_lj) would be
 //     finite: an ordinary difference of association, like its rounding.
-//   - Alpha == 0 (as the product applies it: in float32 for all but float64) reads
+//   - Alpha == 0 as the product applies it (backend.GemmAlphaZero: in float32 for all
+//     but float64, so 1e-300 is zero for float32 and the 16-bit types) reads
 //     neither A nor B, as reference BLAS's dgemm says ("When alpha is zero then A and B
 //     need not be set on input"): C becomes Beta*C (zeros, C not read, for Beta == 0;
 //     untouched for Beta == 1), whatever NaN or Inf A and B hold. gonum would scale C
@@ -150,8 +151,8 @@ func gemmOne(g *backend.Gemm, i int, sc *halfScratch) {
 	}
 	size := g.Type.Size()
 	c := matrix(&g.C, i, g.M, g.N, size)
-	if g.Alpha == 0 || g.Type != dtype.Float64 && float32(g.Alpha) == 0 {
-		scaleC(g, c) // (alpha as the product applies it: float32 but for float64)
+	if backend.GemmAlphaZero(g.Type, g.Alpha) {
+		scaleC(g, c)
 		return
 	}
 	a := matrix(&g.A, i, ar, ac, size)

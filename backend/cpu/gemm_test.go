@@ -174,3 +174,39 @@ func testGemmIEEE(t *testing.T, name string, rng *rand.Rand, typ dtype.DType, tA
 		}
 	}
 }
+
+// TestGemmTinyAlpha: an alpha that is zero only in float32 (1e-300) is zero for every
+// type but float64 (backend.GemmAlphaZero, the rule package gpu's Gemm uses too): A
+// and B are not read, so A's NaN and Inf do not reach C, which becomes Beta*C in
+// float32, rounded once. For float64 it is an ordinary alpha, and A's NaN and Inf do.
+func TestGemmTinyAlpha(t *testing.T) {
+	const alpha, beta = 1e-300, 0.1
+	inf, nan := math.Inf(1), math.NaN()
+	cv := []float64{3, -5, 7, 11}
+	for _, typ := range []dtype.DType{dtype.Float64, dtype.Float32, dtype.Float16, dtype.BFloat16} {
+		g := backend.Gemm{
+			Type: typ, M: 2, N: 2, K: 2, Batch: 1, Alpha: alpha, Beta: beta,
+			A: backend.GemmOperand{Mem: gemmMem(typ, []float64{nan, 1, inf, 2}), LD: 2},
+			B: backend.GemmOperand{Mem: gemmMem(typ, []float64{1, 2, 3, 4}), LD: 2},
+			C: backend.GemmOperand{Mem: gemmMem(typ, cv), LD: 2},
+		}
+		if err := g.Check(); err != nil {
+			t.Fatalf("%v: %v", typ, err)
+		}
+		gemm(2, &g)
+		for i, x := range cv {
+			got := gemmValue(typ, g.C.Mem.(*Mem), i)
+			var want float64
+			switch typ {
+			case dtype.Float64:
+				want = []float64{nan, nan, inf, inf}[i]
+			default:
+				y := float32(beta) * float32(x) // one rounding to the type:
+				want = gemmValue(typ, gemmMem(typ, []float64{float64(y)}), 0)
+			}
+			if got != want && !(math.IsNaN(got) && math.IsNaN(want)) {
+				t.Errorf("%v: Gemm(alpha %v, beta %v): C[%d] = %v, want %v", typ, alpha, beta, i, got, want)
+			}
+		}
+	}
+}
