@@ -483,13 +483,13 @@ func runPlanHdr(s *Stream, out header, p *evalPlan, vals []any) error {
 	simple = simple && outContig
 	// An operand that shares out's memory with another layout is copied first, as
 	// NumPy does, so that no element is overwritten before it is read.
+	// (The same layout means the same elements: same element size too, else an int64
+	// out over an int32 operand's memory overwrites elements not yet read.)
 	for i, op := range ops {
-		if op.index || op.h.buf.a != out.buf.a {
+		if op.index {
 			continue
 		}
-		// (The same layout means the same elements: same element size too, else an
-		// int64 out over an int32 operand's memory overwrites elements not yet read.)
-		if op.h.off != out.off || op.h.dt.Size() != out.dt.Size() || !slices.Equal(op.st, out.strides) {
+		if headersShareMemory(&ops[i].h, &out) && !sameLayout(&out, &ops[i].h, op.st) {
 			tmp, err := copyOfVal(s, ops[i].h)
 			if err != nil {
 				return err

@@ -624,13 +624,29 @@ func BincountWeights[I IndexElem, W Elem](ctx context.Context, s *Stream, x *Arr
 }
 
 // bincountMaxValue bounds the values Bincount reads without Bins: one of it or more is
-// an error (ErrOutOfMemory) rather than an array of that many bins, so a minlength of it
-// or more is the result's length whatever the values.
+// an error (ErrOutOfMemory) rather than an array of that many bins, unless minlength's
+// bins already hold it (as NumPy counts it), so a minlength of it or more is the
+// result's length whatever the values.
 const bincountMaxValue = math.MaxInt32
+
+// bincountValueErr returns the error of Bincount without Bins whose values (of size
+// bytes) have big as their largest, read as unsigned, or nil: a negative value (the
+// sign bit set), or one of bincountMaxValue or more that the made bins (minlength's,
+// 0 when none are made yet) don't hold.
+func bincountValueErr(big uint64, size, made int) error {
+	if big >= 1<<(8*size-1) {
+		return fmt.Errorf("gpu: Bincount of a negative value: %w", ErrIndexOutOfRange)
+	}
+	if most := max(bincountMaxValue, uint64(made)); big >= most {
+		return fmt.Errorf("gpu: Bincount of the value %d: %d bins, more than the %d it makes without Bins: %w", big, big+1, most, ErrOutOfMemory)
+	}
+	return nil
+}
 
 // bincount counts (w nil) or sums weights into a new array of type out. The bins are
 // checked before anything is enqueued where their number is known then (Bins, or a
-// minlength that no value Bincount accepts without Bins exceeds), by making their array.
+// minlength of bincountMaxValue or more, the length whatever the values Bincount
+// accepts without Bins), by making their array; a capture's refusal comes first.
 func bincount[I IndexElem](ctx context.Context, s *Stream, x *Array[I], w *header, out dtype.DType, minlength int, opts []IndexOption) (*header, error) {
 	cfg, err := indexOptions("Bincount", optDeterministic|optBins, opts)
 	if err != nil {
@@ -646,6 +662,12 @@ func bincount[I IndexElem](ctx context.Context, s *Stream, x *Array[I], w *heade
 		return nil, fmt.Errorf("gpu: Bincount: Bins(%d) below minlength %d (the result would have fewer bins than minlength asks for): %w", cfg.bins, minlength, ErrInvalidValue)
 	}
 	n := x.shape[0]
+	if !cfg.hasBins && n > 0 {
+		// Before anything is allocated or enqueued: a refusal leaves a capture as it was.
+		if err := s.refuseReadBack("Bincount (without Bins)"); err != nil {
+			return nil, err
+		}
+	}
 	length := minlength
 	mode := kernel.IndexCheck
 	var h *header
@@ -654,7 +676,8 @@ func bincount[I IndexElem](ctx context.Context, s *Stream, x *Array[I], w *heade
 		length = cfg.bins
 		h, err = binsArray(s, out, length, "Bins(%d)", length)
 	case n == 0 || minlength >= bincountMaxValue:
-		// The length is minlength whatever the values (a larger one is refused below).
+		// The length is minlength whatever the values (a larger one is refused below,
+		// after a capture's refusal: nothing is made for a refused call).
 		h, err = binsArray(s, out, length, "minlength %d", minlength)
 	}
 	if err != nil {
@@ -667,18 +690,16 @@ func bincount[I IndexElem](ctx context.Context, s *Stream, x *Array[I], w *heade
 			}
 			return nil, err
 		}
-		if err := s.refuseReadBack("Bincount (without Bins)"); err != nil {
-			return fail(err)
-		}
 		big, err := unsignedMax(ctx, s, x)
 		if err != nil {
 			return fail(err)
 		}
-		if big >= 1<<(8*x.dt.Size()-1) {
-			return fail(fmt.Errorf("gpu: Bincount of a negative value: %w", ErrIndexOutOfRange))
+		made := 0
+		if h != nil {
+			made = length
 		}
-		if big >= bincountMaxValue {
-			return fail(fmt.Errorf("gpu: Bincount of the value %d: %d bins, more than the %d it makes without Bins: %w", big, big+1, bincountMaxValue, ErrOutOfMemory))
+		if err := bincountValueErr(big, x.dt.Size(), made); err != nil {
+			return fail(err)
 		}
 		if h == nil {
 			cause, arg := "the largest value, %d", int(big)

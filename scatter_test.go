@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/go-gpu/gpu"
+	"github.com/go-gpu/gpu/backend/cpu"
 	"github.com/go-gpu/gpu/half"
 	"github.com/go-gpu/gpu/internal/testenv"
 )
@@ -1381,4 +1382,80 @@ func TestPutEmptyValues(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestBincountCaptureRefusedFirst: Bincount without Bins of a minlength of 2^31-1 or
+// more (bins made from minlength before the values are read) during a capture is
+// refused at once with ErrCapturing, before its bins are made: with too little memory
+// for them the error is still ErrCapturing, not ErrOutOfMemory, no memory is taken,
+// and the capture goes on to a graph that runs.
+func TestBincountCaptureRefusedFirst(t *testing.T) {
+	s := freshStream(t)
+	x, err := gpu.FromSlice(s, []int64{1, 0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := cpu.TotalMemory
+	t.Cleanup(func() { cpu.TotalMemory = saved })
+	d := s.Device()
+	free, _, err := d.MemInfo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu.TotalMemory -= free - 1<<20 // 1 MiB left: far below minlength's bins
+	var y *gpu.Array[int64]
+	g, err := s.Capture(func() error {
+		if y, err = gpu.Eval[int64](s, "x * 3", gpu.Vars{"x": x}); err != nil {
+			return err
+		}
+		before, _, _ := d.MemInfo()
+		for _, minlength := range []int{math.MaxInt32, 1 << 32} {
+			if _, err := gpu.Bincount(bg, s, x, minlength); !errors.Is(err, gpu.ErrCapturing) {
+				t.Errorf("Bincount(minlength %d) in a capture = %v, want ErrCapturing", minlength, err)
+			}
+		}
+		if after, _, _ := d.MemInfo(); after != before {
+			t.Errorf("refused Bincounts took %d bytes", before-after)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("a capture whose refused Bincounts did nothing: %v", err)
+	}
+	if err := g.Launch(s); err != nil {
+		t.Fatal(err)
+	}
+	g.Close()
+	if got := toSlice(t, y); fmt.Sprint(got) != "[3 0 3]" {
+		t.Errorf("the graph's result = %v, want [3 0 3]", got)
+	}
+}
+
+// TestBincountValueErr: Bincount without Bins refuses a value of 2^31-1 or more
+// (ErrOutOfMemory) unless minlength already made bins that hold it (NumPy counts
+// it there), and a negative one (ErrIndexOutOfRange); its message's numbers agree.
+// (Bins of these sizes are 16 GiB or more: the decision is tested alone.)
+func TestBincountValueErr(t *testing.T) {
+	for _, c := range []struct {
+		big        uint64
+		size, made int
+		want       error
+		msg        string
+	}{
+		{math.MaxInt32 - 1, 8, 0, nil, ""},
+		{math.MaxInt32, 8, 0, gpu.ErrOutOfMemory, "value 2147483647: 2147483648 bins, more than the 2147483647 "},
+		{1 << 31, 8, 1 << 32, nil, ""},
+		{1<<32 - 1, 8, 1 << 32, nil, ""},
+		{1 << 32, 8, 1 << 32, gpu.ErrOutOfMemory, "value 4294967296: 4294967297 bins, more than the 4294967296 "},
+		{math.MaxInt32 - 1, 8, math.MaxInt32, nil, ""},
+		{math.MaxInt32, 8, math.MaxInt32, gpu.ErrOutOfMemory, "more than the 2147483647 "},
+		{1 << 63, 8, 1 << 32, gpu.ErrIndexOutOfRange, "negative"},
+		{1 << 31, 4, 0, gpu.ErrIndexOutOfRange, "negative"},
+		{math.MaxInt32, 4, math.MaxInt32, gpu.ErrOutOfMemory, ""},
+	} {
+		err := gpu.BincountValueErr(c.big, c.size, c.made)
+		if c.want == nil && err != nil || c.want != nil && (!errors.Is(err, c.want) || !strings.Contains(fmt.Sprint(err), c.msg)) {
+			t.Errorf("value %d (size %d) with %d bins made: %v, want %v with %q", c.big, c.size, c.made, err, c.want, c.msg)
+		}
+	}
 }

@@ -272,22 +272,17 @@ func operand[T, R gpu.Elem](s *gpu.Stream, a *gpu.Array[T], shape []int, out *gp
 	return v, free, nil
 }
 
-// overlapsOtherwise reports whether the contiguous arrays a and out share bytes of one
-// allocation in different layouts: a different first byte, element size or length.
+// overlapsOtherwise reports whether the contiguous arrays a and out share memory
+// (gpu.SharesMemory) in different layouts: a different first byte, element size or
+// length.
 func overlapsOtherwise[T, R gpu.Elem](a *gpu.Array[T], out *gpu.Array[R]) bool {
-	am, ab := a.Buffer().BackendMem()
-	om, ob := out.Buffer().BackendMem()
-	if am == nil || am != om {
+	if !gpu.SharesMemory(a, out) {
 		return false
 	}
+	_, ab := a.Buffer().BackendMem()
+	_, ob := out.Buffer().BackendMem()
 	as, os := int64(a.DType().Size()), int64(out.DType().Size())
-	ab += int64(a.Offset()) * as
-	ob += int64(out.Offset()) * os
-	aEnd, oEnd := ab+int64(a.Size())*as, ob+int64(out.Size())*os
-	if ab >= oEnd || ob >= aEnd {
-		return false // disjoint
-	}
-	return ab != ob || as != os || a.Size() != out.Size()
+	return ab+int64(a.Offset())*as != ob+int64(out.Offset())*os || as != os || a.Size() != out.Size()
 }
 
 // stride1 is the step of the CPU's index into an operand of n elements (1) or of one
