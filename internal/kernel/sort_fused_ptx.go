@@ -237,7 +237,7 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 	}
 	// stageKeys stores the ranked keys and their digits in tile order in shared memory.
 	stageKeys := func(keys, packed []ptx.Reg) {
-		g.finalRanks(packed, validOf, "rf_cnt", func(i int, fr, d ptx.Reg) {
+		g.finalRanks(packed, "rf_cnt", func(i int, fr, d ptx.Reg) {
 			a := f.Reg(ptx.U32)
 			f.Fma(a, fr, ptx.Int(ks), tb)
 			v := validOf(i)

@@ -384,8 +384,9 @@ func (g *sortGen) storeStarts(sym string, counts []ptx.Reg, start ptx.Reg) {
 // finalRanks returns each valid item's position in the tile sorted by digit: the
 // warp's start of the digit (csym, storeStarts) + the packed rank. It calls each(i,
 // position, digit) after item i's, so that the caller may use them before the next
-// item's are made.
-func (g *sortGen) finalRanks(packed []ptx.Reg, valid func(i int) ptx.Reg, csym string, each func(i int, fr, d ptx.Reg)) []ptx.Reg {
+// item's are made. An invalid item's position is garbage (its digit, below 256, reads
+// a start inside csym): the caller's uses of it take the item's predicate.
+func (g *sortGen) finalRanks(packed []ptx.Reg, csym string, each func(i int, fr, d ptx.Reg)) []ptx.Reg {
 	f := g.f
 	cb := f.Reg(ptx.U32)
 	f.Op("mov.u32", cb, ptx.Sym(csym))
@@ -399,8 +400,7 @@ func (g *sortGen) finalRanks(packed []ptx.Reg, valid func(i int) ptx.Reg, csym s
 		a := f.Reg(ptx.U32)
 		f.Fma(a, d, ptx.Int(4), cb)
 		c := f.Reg(ptx.U32)
-		f.Mov(c, ptx.Int(0))
-		f.At(valid(i)).Op("ld.shared.u32", c, ptx.Mem(a, 0))
+		f.Op("ld.shared.u32", c, ptx.Mem(a, 0))
 		fr := f.Reg(ptx.U32)
 		f.Add(fr, c, r)
 		out[i] = fr
@@ -1267,7 +1267,7 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		f.Op("mov.u32", dig, ptx.Sym("rs_dig"))
 	}
 	kmt := memType(ks)
-	fr := g.finalRanks(packed, validOf, "rs_cnt", func(i int, fr, d ptx.Reg) {
+	fr := g.finalRanks(packed, "rs_cnt", func(i int, fr, d ptx.Reg) {
 		a := f.Reg(ptx.U32)
 		f.Fma(a, fr, ptx.Int(ks), tb)
 		v := validOf(i)
@@ -1593,7 +1593,7 @@ func (b *RadixBlockSort) PTX(major, minor int) (src, entry string, err error) {
 		excl, _ := g.blockScan(cnt, "bs_sum")
 		g.storeStarts("bs_cnt", counts, excl)
 		f.BarSync(0)
-		fr := g.finalRanks(packed, validOf, "bs_cnt", nil)
+		fr := g.finalRanks(packed, "bs_cnt", nil)
 		for i := range keys {
 			v := validOf(i)
 			ka := f.Reg(ptx.U32)
