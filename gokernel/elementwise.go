@@ -341,9 +341,10 @@ func newElementwise(src string, fn any, in []reflect.Type, out reflect.Type, cpu
 	// One loop per combination of operands read element by element (of the result's
 	// length) and broadcast (one element, read once), chosen by the lengths: each
 	// index is then proven in range (x[i] under len(x) == n and i < n; x[0] under
-	// len(x) == 1), so the operation keeps no checks but its function's.
-	vars := []string{"x", "y"}[:len(in)]
-	fmt.Fprintf(&b, "\n\nfunc %s(t %s.Thread", elemKernel, elemKern)
+	// len(x) == 1), so the operation keeps no checks but its function's. Its names
+	// start with gokernel, as the kernel's, so that they hide none of the file's.
+	vars := []string{"gokernelX", "gokernelY"}[:len(in)]
+	fmt.Fprintf(&b, "\n\nfunc %s(gokernelT %s.Thread", elemKernel, elemKern)
 	for i, t := range in {
 		tn, err := tname(t)
 		if err != nil {
@@ -355,7 +356,7 @@ func newElementwise(src string, fn any, in []reflect.Type, out reflect.Type, cpu
 	if err != nil {
 		return nil, "", err
 	}
-	fmt.Fprintf(&b, ", out []%s) {\n\tn, stride := len(out), t.GridStride()\n", tn)
+	fmt.Fprintf(&b, ", gokernelOut []%s) {\n\tgokernelN, gokernelStride := len(gokernelOut), gokernelT.GridStride()\n", tn)
 	for mask := range 1 << len(in) {
 		var conds, args []string
 		var hoist strings.Builder
@@ -365,15 +366,15 @@ func newElementwise(src string, fn any, in []reflect.Type, out reflect.Type, cpu
 				fmt.Fprintf(&hoist, "\t\t%s0 := %s[0]\n", v, v)
 				args = append(args, v+"0")
 			} else {
-				conds = append(conds, fmt.Sprintf("len(%s) == n", v))
-				args = append(args, v+"[i]")
+				conds = append(conds, fmt.Sprintf("len(%s) == gokernelN", v))
+				args = append(args, v+"[gokernelI]")
 			}
 		}
 		kw := "\tif"
 		if mask > 0 {
 			kw = " else if"
 		}
-		fmt.Fprintf(&b, "%s %s {\n%s\t\tfor i := t.Index(); i < n; i += stride {\n\t\t\tout[i] = %s(%s)\n\t\t}\n\t}",
+		fmt.Fprintf(&b, "%s %s {\n%s\t\tfor gokernelI := gokernelT.Index(); gokernelI < gokernelN; gokernelI += gokernelStride {\n\t\t\tgokernelOut[gokernelI] = %s(%s)\n\t\t}\n\t}",
 			kw, strings.Join(conds, " && "), hoist.String(), name, strings.Join(args, ", "))
 	}
 	b.WriteString("\n}\n")

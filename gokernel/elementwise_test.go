@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/go-gpu/gpu"
@@ -21,6 +22,11 @@ func mulAdd(x float32, y float64) float64 { return float64(x)*y + 1 }
 func scaleInt(x int32) float32 { return float32(x)*0.5 - 3 }
 
 func divInts(x, y int32) int32 { return x / y }
+
+// stride and out are named as the generated kernel's variables were (TestFuncNames).
+func stride(v int32) int32 { return 2*v + 1 }
+
+func out(a, b int32) int32 { return a - 3*b }
 
 // hostView returns a view's elements in row-major order as the CPU reference sees
 // them: the root package's BroadcastTo and ToSlice, which have their own tests.
@@ -352,6 +358,41 @@ func TestFuncIntoOverlap(t *testing.T) {
 					t.Errorf("%s (EvalInto %v): %v, want %v", tc.name, eval, got, tc.want)
 				}
 				w.Free()
+			}
+		}
+	})
+}
+
+// TestFuncNames checks functions named as the generated kernel's variables once were
+// (stride, out): the kernel's own names must hide none of the file's.
+func TestFuncNames(t *testing.T) {
+	f1, err := gokernel.NewFunc1(elementwiseTestSrc, stride)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f2, err := gokernel.NewFunc2(elementwiseTestSrc, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forDevices(t, func(t *testing.T, s *gpu.Stream) {
+		xh := edgeInts[int32](300)
+		yh := edgeInts[int32](300)
+		slices.Reverse(yh)
+		x, y := fromSliceShape(t, s, xh, 300), fromSliceShape(t, s, yh, 300)
+		a, err := f1.Apply(s, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Free()
+		b, err := f2.Apply(s, x, y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Free()
+		ah, bh := toSlice(t, a), toSlice(t, b)
+		for i := range xh {
+			if ah[i] != stride(xh[i]) || bh[i] != out(xh[i], yh[i]) {
+				t.Fatalf("element %d: %d and %d, want %d and %d", i, ah[i], bh[i], stride(xh[i]), out(xh[i], yh[i]))
 			}
 		}
 	})
