@@ -3,6 +3,7 @@ package gokernel_test
 import (
 	_ "embed"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -154,7 +155,7 @@ func TestCaptureRefused(t *testing.T) {
 			{"Kernel", func() error { return saxpy.LaunchN(s, 4, 2.0, x, y) },
 				[]string{"Saxpy", "keeps Go's run-time checks (an index at kernels_test.go:18)", "Kernel.Unchecked"}},
 			{"Func2.Apply", func() error { _, err := div.Apply(s, a, b); return err },
-				[]string{"divInts", "an integer division at elementwise_test.go:23", "Func2.Unchecked"}},
+				[]string{"divInts", fmt.Sprintf("an integer division at elementwise_test.go:%d", lineOf(elementwiseTestSrc, "func divInts")), "Func2.Unchecked"}},
 			{"Func2.Into", func() error { return div.Into(s, q, a, b) },
 				[]string{"divInts", "Func2.Unchecked"}},
 			{"panic", func() error { return failures.Unchecked().LaunchN(s, 4, 6, 0, xi, xi) },
@@ -240,4 +241,9 @@ func TestCaptureFaultCPU(t *testing.T) {
 	if !errors.Is(err, gpu.ErrLaunchFailed) || !strings.Contains(err.Error(), "Copy: kernels_test.go:26: index out of range [3] with length 3") {
 		t.Fatalf("got %v, want a launch failure naming the check", err)
 	}
+}
+
+// lineOf returns the line (from 1) of src where text first appears.
+func lineOf(src, text string) int {
+	return strings.Count(src[:strings.Index(src, text)], "\n") + 1
 }
