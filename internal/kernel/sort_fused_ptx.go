@@ -267,14 +267,7 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 		keys := loadTile(keyIn, "ld.global.nc")
 		countDigits := func(validOf func(i int) ptx.Reg) {
 			for i, k := range keys {
-				v := validOf(i)
-				o := g.ordered(k)
-				for ps := 0; ps < P; ps++ {
-					d := g.digitOf(o, ptx.Int(8*ps))
-					a := f.Reg(ptx.U32)
-					f.Fma(a, d, ptx.Int(4), cntBase)
-					f.At(v).Op("red.shared.add.u32", ptx.Mem(a, int64(ps*RadixDigits*4)), ptx.Int(1))
-				}
+				g.countDigits(k, validOf(i), cntBase)
 			}
 		}
 		if p.Full {

@@ -481,6 +481,20 @@ func (g *sortGen) writeTile(size int, count, tb, ob, db, guard ptx.Reg, derive f
 	}
 }
 
+// countDigits adds 1, where v holds, to key k's count of its digit in each pass p: the
+// u32 at base + (p*RadixDigits + digit)*4 (shared), the histograms of a pass kernel's
+// and the fused kernel's counts.
+func (g *sortGen) countDigits(k, v, base ptx.Reg) {
+	f := g.f
+	o := g.ordered(k)
+	for p := 0; p < g.order.Passes(); p++ {
+		d := g.digitOf(o, ptx.Int(8*p))
+		a := f.Reg(ptx.U32)
+		f.Fma(a, d, ptx.Int(4), base)
+		f.At(v).Op("red.shared.add.u32", ptx.Mem(a, int64(p*RadixDigits*4)), ptx.Int(1))
+	}
+}
+
 // slotTests returns a function of j that tests whether tile slot tid + j*SortBlock is
 // below count: j < the thread's slots below count, (count - tid + SortBlock-1) /
 // SortBlock (signed: count is below 2^31), one comparison with a constant a slot.
@@ -603,14 +617,7 @@ func (h *RadixHist) PTX(major, minor int) (src, entry string, err error) {
 				keys[j] = loadElem(f, ks, valid(j), ptx.Mem(a, int64(j*SortBlock*ks)), true)
 			}
 			for j, k := range keys {
-				v := valid(j)
-				o := g.ordered(k)
-				for p := 0; p < P; p++ {
-					d := g.digitOf(o, ptx.Int(8*p))
-					a := f.Reg(ptx.U32)
-					f.Fma(a, d, ptx.Int(4), cb)
-					f.At(v).Op("red.shared.add.u32", ptx.Mem(a, int64(p*RadixDigits*4)), ptx.Int(1))
-				}
+				g.countDigits(k, valid(j), cb)
 			}
 			f.Add(i, i, ptx.Int(h.Items*SortBlock))
 			f.Bra(loop)
