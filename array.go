@@ -241,7 +241,7 @@ func Empty[T Elem](s *Stream, shape ...int) (*Array[T], error) {
 		return nil, err
 	}
 	size := sizeOf[T]()
-	if n > math.MaxInt64/size {
+	if n > math.MaxInt/size { // (the byte count is an int: on the CPU backend a Go slice)
 		return nil, fmt.Errorf("gpu: shape %v is too large: %w", slices.Clone(shape), ErrInvalidValue)
 	}
 	buf, err := s.Alloc(int64(n * size))
@@ -1083,7 +1083,7 @@ func ArrayOf[T Elem](b *Buffer, shape ...int) (*Array[T], error) {
 	if err != nil {
 		return nil, err
 	}
-	if n > math.MaxInt64/sizeOf[T]() {
+	if n > math.MaxInt/sizeOf[T]() {
 		return nil, fmt.Errorf("gpu: shape %v is too large: %w", shape, ErrInvalidValue)
 	}
 	if need := int64(n) * int64(sizeOf[T]()); need > b.size {

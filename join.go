@@ -139,7 +139,7 @@ func concatInto(s *Stream, out *header, parts []*header, axis int) error {
 		}
 		per := V / size
 		sp := &kernel.ConcatRows{Inputs: len(batch), Vec: V, Rows: tu.Rows}
-		if tu.Variant == 2 && slices.IndexFunc(batch, func(w rowPart) bool { return w.cols/per >= 1<<31 }) < 0 {
+		if tu.Variant == 2 && slices.IndexFunc(batch, func(w rowPart) bool { return int64(w.cols/per) >= 1<<31 }) < 0 {
 			// The tiled kernel (its row offsets are 32-bit).
 			sp.Tiles, sp.Items, sp.Stream = true, tu.Items, tu.Stream
 		}

@@ -156,7 +156,7 @@ func dims(what string, d Dim3) ([3]uint32, error) {
 		if v == 0 && i > 0 {
 			v = 1
 		}
-		if v <= 0 || v > math.MaxUint32 {
+		if v <= 0 || int64(v) > math.MaxUint32 {
 			return out, fmt.Errorf("gpu: %s %v: X must be in [1, 2^32), Y and Z in [0, 2^32): %w", what, d, ErrInvalidValue)
 		}
 		out[i] = uint32(v)
@@ -175,7 +175,7 @@ func (cfg LaunchConfig) backend() (backend.LaunchConfig, error) {
 	if bc.Block, err = dims("block", cfg.Block); err != nil {
 		return bc, err
 	}
-	if cfg.SharedMem < 0 || cfg.SharedMem > math.MaxUint32 {
+	if cfg.SharedMem < 0 || int64(cfg.SharedMem) > math.MaxUint32 {
 		return bc, fmt.Errorf("gpu: shared memory %d bytes: %w", cfg.SharedMem, ErrInvalidValue)
 	}
 	bc.SharedMem = uint32(cfg.SharedMem)

@@ -151,7 +151,7 @@ func randFill[T Elem](s *Stream, g *Generator, a *Array[T], sp random.Spec) erro
 	if sp.Dist == random.Normal {
 		waves = tu.RandomWaves
 	}
-	spec := randSpec{sp: sp, index64: n >= 1<<31, waves: waves, opts: random.Options{HalfUniform: tu.RandomHalfUniform}}
+	spec := randSpec{sp: sp, index64: int64(n) >= 1<<31, waves: waves, opts: random.Options{HalfUniform: tu.RandomHalfUniform}}
 	fn, err := s.dev.kernel(spec)
 	if err != nil {
 		return err

@@ -213,7 +213,7 @@ func (k *Kernel) checkFunc(ft reflect.Type) error {
 // LaunchN launches the kernel with one thread per element of n: blocks of 256
 // threads, as many as n needs. n = 0 launches nothing.
 func (k *Kernel) LaunchN(s *gpu.Stream, n int, args ...any) error {
-	if n < 0 || n > math.MaxInt32*256 {
+	if n < 0 || int64(n) > math.MaxInt32*256 {
 		return fmt.Errorf("gokernel: %s: %d threads: %w", k.name, n, gpu.ErrInvalidValue)
 	}
 	if n == 0 {

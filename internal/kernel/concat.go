@@ -149,7 +149,7 @@ func (c *ConcatRows) CPU() (func(*cpu.Launch) error, error) {
 			if int(l.Uint64(p+4)) != chunks {
 				return launchErr("input %d's first chunk %d, want %d", k, l.Uint64(p+4), chunks)
 			}
-			if c.Tiles && x.cols >= 1<<31 {
+			if c.Tiles && uint64(x.cols) >= 1<<31 {
 				return launchErr("input %d's row of %d vectors for the tiled kernel (below 2^31)", k, x.cols)
 			}
 			chunks += c.Chunks(x.cols)

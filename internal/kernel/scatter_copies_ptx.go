@@ -204,7 +204,7 @@ func (g *scatterGen) dupVote(offs, live []ptx.Reg) ptx.Reg {
 		k := f.Reg(ptx.U32)
 		f.Cvt(k, off)
 		dead := f.Reg(ptx.U32)
-		f.Or(dead, lane, ptx.Uint(uint64(0x80000000|j<<5)))
+		f.Or(dead, lane, ptx.Uint(0x80000000|uint64(j)<<5))
 		f.Selp(k, k, dead, live[j])
 		next := f.Reg(ptx.U32)
 		f.Shfl("down", next.As(ptx.B32), k.As(ptx.B32), ptx.Int(1), ptx.Int(31), ptx.Uint(0xffffffff))
