@@ -135,8 +135,8 @@ func (m IndexMode) kernelMode() kernel.IndexMode {
 	return kernel.IndexRaise
 }
 
-// indexArgs checks an indexing operation's stream and arrays: a nil stream or array, a
-// freed one (ErrInvalidValue and ErrClosed), one of another backend.
+// indexArgs checks an indexing operation's stream and arrays: a nil stream or array
+// (ErrInvalidValue), a freed one (ErrClosed, as every operation), one of another backend.
 func indexArgs(s *Stream, arrays ...AnyArray) error {
 	if err := nilStream(s); err != nil {
 		return err
@@ -146,7 +146,7 @@ func indexArgs(s *Stream, arrays ...AnyArray) error {
 			return errNilArray
 		}
 		if a.isFreed() {
-			return fmt.Errorf("gpu: array used after Free: %w (%w)", ErrInvalidValue, ErrClosed)
+			return fmt.Errorf("gpu: array used after Free: %w", ErrClosed)
 		}
 		h := a.hdr()
 		if h.buf.a.dev != s.dev && h.buf.a.dev.info.Backend != s.dev.info.Backend {
