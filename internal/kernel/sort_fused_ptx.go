@@ -273,16 +273,8 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 		if p.Full {
 			countDigits(validOf)
 		} else {
-			// A whole tile (every block's but the row's last) counts without the
-			// tests: predicated, each shared atomic was a branch of its own (ptxas).
-			partial, join := f.NewLabel(), f.NewLabel()
-			f.AtNot(f.Setp(ptx.Eq, count, ptx.Int(tile))).Bra(partial)
-			always := g.alwaysValid()
-			countDigits(func(int) ptx.Reg { return always })
-			f.Bra(join)
-			f.Place(partial)
-			countDigits(validOf)
-			f.Place(join)
+			// A whole tile (every block's but the row's last) counts without the tests.
+			g.wholeOrPartial(f.Setp(ptx.Eq, count, ptx.Int(tile)), validOf, countDigits)
 		}
 		f.BarSync(0)
 		for ps := 0; ps < P; ps++ {

@@ -55,6 +55,24 @@ func (g *sortGen) alwaysValid() ptx.Reg {
 	return p
 }
 
+// wholeOrPartial emits body twice behind a branch on whole, a block-uniform predicate
+// telling that every item of the tile (or round) is in bounds: first for a whole one,
+// with every item valid (alwaysValid: no bounds tests, no ballot of the validity),
+// then for a partial one, with validOf. ptxas makes each predicated shared atomic a
+// branch of its own (BSSY/BRA/BSYNC), so the copy without the tests is worth its code.
+// A body may end in a branch of its own (the join after it is then never reached).
+func (g *sortGen) wholeOrPartial(whole ptx.Reg, validOf func(i int) ptx.Reg, body func(valid func(i int) ptx.Reg)) {
+	f := g.f
+	partial, join := f.NewLabel(), f.NewLabel()
+	f.AtNot(whole).Bra(partial)
+	always := g.alwaysValid()
+	body(func(int) ptx.Reg { return always })
+	f.Bra(join)
+	f.Place(partial)
+	body(validOf)
+	f.Place(join)
+}
+
 func newSortGen(f *ptx.Func, order SortKey, items int) *sortGen {
 	g := &sortGen{f: f, order: order, items: items}
 	g.tid = f.Special(ptx.TidX)
@@ -611,7 +629,8 @@ func (h *RadixHist) PTX(major, minor int) (src, entry string, err error) {
 		a := f.Reg(ptx.U64)
 		f.Add(a, i, rowBase)
 		f.Fma(a, a, ptx.Int(ks), pk)
-		round := func(valid func(j int) ptx.Reg) {
+		whole := f.Setp(ptx.Ge, rem, ptx.Int(h.Items*SortBlock))
+		g.wholeOrPartial(whole, func(j int) ptx.Reg { return f.Setp(ptx.Gt, rem, ptx.Int(j*SortBlock)) }, func(valid func(j int) ptx.Reg) {
 			keys := make([]ptx.Reg, h.Items)
 			for j := range keys {
 				keys[j] = loadElem(f, ks, valid(j), ptx.Mem(a, int64(j*SortBlock*ks)), true)
@@ -619,15 +638,11 @@ func (h *RadixHist) PTX(major, minor int) (src, entry string, err error) {
 			for j, k := range keys {
 				g.countDigits(k, valid(j), cb)
 			}
+			// Each copy goes on to the next round itself: no join (where ptxas
+			// would reconverge the warp a round).
 			f.Add(i, i, ptx.Int(h.Items*SortBlock))
 			f.Bra(loop)
-		}
-		partial := f.NewLabel()
-		f.At(f.Setp(ptx.Lt, rem, ptx.Int(h.Items*SortBlock))).Bra(partial)
-		always := g.alwaysValid()
-		round(func(int) ptx.Reg { return always })
-		f.Place(partial)
-		round(func(j int) ptx.Reg { return f.Setp(ptx.Gt, rem, ptx.Int(j*SortBlock)) })
+		})
 	}
 	if !h.Lean {
 		keys := make([]ptx.Reg, h.Items)
@@ -1219,25 +1234,13 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		for i := range keys {
 			keys[i], packed[i] = f.Reg(regType(ks)), f.Reg(ptx.U32)
 		}
-		partial, join := f.NewLabel(), f.NewLabel()
-		f.AtNot(f.Setp(ptx.Eq, count, ptx.Int(tile))).Bra(partial)
-		for _, full := range []bool{true, false} {
-			valid := validOf
-			if full {
-				always := g.alwaysValid()
-				valid = func(int) ptx.Reg { return always }
-			}
+		g.wholeOrPartial(f.Setp(ptx.Eq, count, ptx.Int(tile)), validOf, func(valid func(i int) ptx.Reg) {
 			k, pk := loadRank(valid)
 			for i := range keys {
 				f.Mov(keys[i], k[i])
 				f.Mov(packed[i], pk[i])
 			}
-			if full {
-				f.Bra(join)
-				f.Place(partial)
-			}
-		}
-		f.Place(join)
+		})
 	}
 	f.BarSync(0)
 	g2 := geo()
