@@ -126,9 +126,10 @@
 // NaN's bits (copies, Where, views, FindMin and FindMax's values, which are the elements
 // at the indices), and so do those defined on the sign bit (negation, Absolute,
 // copysign); conversions between float types keep its sign. ArgMin and ArgMax take the
-// first NaN. Zeros: -0 is below +0 for Minimum, Maximum, Min, Max, CumMin and CumMax,
-// and equal to it for ArgMin, ArgMax and comparisons. (internal/fp states the rules;
-// internal/kernel's operator table applies them.)
+// first NaN. Matrix products are the libraries' (cuBLAS, gonum): NaN where NumPy gives
+// NaN, with bits of the library's choosing. Zeros: -0 is below +0 for Minimum, Maximum,
+// Min, Max, CumMin and CumMax, and equal to it for ArgMin, ArgMax and comparisons.
+// (internal/fp states the rules; internal/kernel's operator table applies them.)
 //
 // # Choosing a device
 //

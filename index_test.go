@@ -436,9 +436,9 @@ func TestIndexBadArgs(t *testing.T) {
 			gpu.Put(s, a, idx, v, gpu.Deterministic()),          // no deterministic Put (yet)
 			e1(gpu.TakeAlongAxis(s, a, idx, 0)),                 // 1-d indices for 2-d
 			e1(gpu.TakeAlongAxis(s, b, idx2, 1)),                // (2, 1) against (3, 3)
-			gpu.Put(s, bc, idx, v),               // a broadcast destination
-			gpu.Put(s, a, idx, v, gpu.OnAxis(0)), // numpy.put has no axis
-			gpu.AddAt(s, a, idx, b),              // values (3, 3) for updates (2, 3)
+			gpu.Put(s, bc, idx, v),                              // a broadcast destination
+			gpu.Put(s, a, idx, v, gpu.OnAxis(0)),                // numpy.put has no axis
+			gpu.AddAt(s, a, idx, b),                             // values (3, 3) for updates (2, 3)
 			gpu.AddAt(s, a, idx, v, gpu.OnAxis(-3)),
 			gpu.MaximumAt(s, nilA, idx, v),
 			gpu.PutMask(s, a, mask, v),         // mask (3, 2) for (2, 3)

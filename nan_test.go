@@ -229,3 +229,78 @@ func nanPolicy[T float32 | float64](t *testing.T, s *gpu.Stream, n int) {
 		}
 	}
 }
+
+// TestNaNPolicyHalf: sums, products and means of float16 and bfloat16 arrays
+// accumulate in float32 and round once; a NaN among the operands gives the canonical
+// 0x7fff, whichever NaN it was and in whichever order (on the CPU the float32
+// accumulator kept the first NaN's payload, which the rounding kept too).
+func TestNaNPolicyHalf(t *testing.T) {
+	run := func(t *testing.T, s *gpu.Stream) {
+		t.Run("float16", func(t *testing.T) { nanPolicyHalf[gpu.Float16](t, s, []uint16{0xfe01, 0x7e02, 0x7c01}, 0x3c00) })
+		t.Run("bfloat16", func(t *testing.T) { nanPolicyHalf[gpu.BFloat16](t, s, []uint16{0xffc1, 0x7fc2, 0x7f81}, 0x3f80) })
+	}
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) { run(t, s) })
+	t.Run("sim", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("the simulator is slow")
+		}
+		_, s := simStream(t)
+		run(t, s)
+	})
+}
+
+// nanPolicyHalf checks SumOf, ProdOf and MeanOf, whole and along an axis, of arrays of
+// ones (bits one) holding the NaNs nans in both orders, and that FindMax's value keeps
+// the element's bits.
+func nanPolicyHalf[T interface {
+	gpu.HalfFloat
+	Bits() uint16
+}](t *testing.T, s *gpu.Stream, nans []uint16, one uint16) {
+	const canon = 0x7fff
+	bitsOf := func(what string, a *gpu.Array[T], err error) []uint16 {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		got := toSlice(t, a)
+		a.Free()
+		out := make([]uint16, len(got))
+		for i, g := range got {
+			out[i] = g.Bits()
+		}
+		return out
+	}
+	for _, order := range [][]uint16{nans, {nans[1], nans[0], nans[2]}} {
+		// Two rows: [1 NaN_a 1 NaN_b 1 NaN_c] and the same reversed.
+		var xs []uint16
+		for _, nb := range order {
+			xs = append(xs, one, nb)
+		}
+		for i := len(xs) - 1; i >= 0; i-- {
+			xs = append(xs, xs[i])
+		}
+		a := mustArr[T](t)(gpu.FromBits[T](s, xs, 2, len(order)*2))
+		for _, op := range []struct {
+			name string
+			f    func(*gpu.Stream, *gpu.Array[T], ...gpu.ReduceOption) (*gpu.Array[T], error)
+		}{{"SumOf", gpu.SumOf[T]}, {"ProdOf", gpu.ProdOf[T]}, {"MeanOf", gpu.MeanOf[T]}} {
+			r, err := op.f(s, a)
+			if got := bitsOf(op.name, r, err); len(got) != 1 || got[0] != canon {
+				t.Errorf("%s of %#x: %#x, want [%#x]", op.name, xs, got, canon)
+			}
+			r, err = op.f(s, a, gpu.Axes(1))
+			if got := bitsOf(op.name+" axis 1", r, err); len(got) != 2 || got[0] != canon || got[1] != canon {
+				t.Errorf("%s along axis 1 of %#x: %#x, want [%#x %#x]", op.name, xs, got, canon, canon)
+			}
+		}
+		v, i, err := gpu.FindMax(s, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		i.Free()
+		if got := bitsOf("FindMax", v, nil); len(got) != 1 || got[0] != order[0] {
+			t.Errorf("FindMax's value of %#x: %#x, want the first NaN [%#x]", xs, got, order[0])
+		}
+		a.Free()
+	}
+}

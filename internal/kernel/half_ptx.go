@@ -28,6 +28,51 @@ func ptxHalfToF32(f *ptx.Func, x ptx.Reg, from dtype.DType) (v, w ptx.Reg) {
 	return v, w
 }
 
+// ptxF16ToF32Exact widens the float16 bits x to float32 as cvt.f32.f16 does but keeps a
+// NaN's sign and payload (its 10 fraction bits at the top of float32's 23), which the
+// PTX ISA leaves to the hardware: for the arg reductions, whose value is the element
+// itself. ptxF32ToF16Exact takes such a value back to its bits.
+func ptxF16ToF32Exact(f *ptx.Func, x ptx.Reg) ptx.Reg {
+	v, _ := ptxHalfToF32(f, x, dtype.Float16)
+	w := f.Reg(ptx.U32)
+	f.Op("cvt.u32.u16", w, x.As(ptx.U16))
+	mag := f.Reg(ptx.U32)
+	f.And(mag, w, ptx.Uint(0x7fff))
+	isNaN := f.Setp(ptx.Gt, mag, ptx.Uint(0x7c00))
+	s := f.Reg(ptx.U32)
+	f.And(s, w, ptx.Uint(0x8000))
+	f.Shl(s, s, ptx.Int(16))
+	m := f.Reg(ptx.U32)
+	f.And(m, w, ptx.Uint(0x3ff))
+	f.Shl(m, m, ptx.Int(13))
+	f.Or(s, s, m)
+	f.Or(s, s, ptx.Uint(0x7f800000))
+	e := f.Reg(ptx.F32)
+	f.Op("mov.b32", e, s)
+	f.Selp(v, e, v, isNaN)
+	return v
+}
+
+// ptxF32ToF16Exact narrows x, a value of ptxF16ToF32Exact, back to float16 bits: a NaN
+// to its sign and payload, anything else by cvt.rn.f16.f32 (exact for float16 values).
+func ptxF32ToF16Exact(f *ptx.Func, x ptx.Reg) ptx.Reg {
+	d := ptxF32ToHalf(f, 0, x, dtype.Float16)
+	u := f.Reg(ptx.U32)
+	f.Op("mov.b32", u, x)
+	s := f.Reg(ptx.U32)
+	f.Shr(s, u, ptx.Int(16))
+	f.And(s, s, ptx.Uint(0x8000))
+	m := f.Reg(ptx.U32)
+	f.Shr(m, u, ptx.Int(13))
+	f.And(m, m, ptx.Uint(0x3ff))
+	f.Or(s, s, m)
+	f.Or(s, s, ptx.Uint(0x7c00))
+	h := f.Reg(ptx.B16)
+	f.Op("cvt.u16.u32", h.As(ptx.U16), s)
+	f.Selp(d, h, d, f.Setp(ptx.NaN, x, x))
+	return d
+}
+
 // ptxF32ToHalf rounds the float32 x to float16 or bfloat16 bits, to nearest even: the
 // native cvt.rn.f16.f32 and, on sm_80 and later, cvt.rn.bf16.f32; before sm_80 bfloat16
 // rounds on the bits (add 0x7fff plus the lowest kept bit and truncate, which also

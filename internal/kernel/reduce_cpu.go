@@ -1070,8 +1070,11 @@ func redStore[A fp.Number](r *Reduce, a *redArgs, res []redAcc[A]) error {
 		out := cpu.Slice[uint16](a.out)
 		for o, acc := range res {
 			v := acc.v
-			if r.Mean && !r.Op.IsArg() {
-				v /= A(a.count)
+			if !r.Op.IsArg() {
+				if r.Mean {
+					v /= A(a.count)
+				}
+				v = fp.Canon(v) // the float32 accumulator kept a NaN operand's payload
 			}
 			out[o] = to(float32(v))
 		}

@@ -469,7 +469,10 @@ func (g *redGen) convert(x ptx.Reg, from dtype.DType) ptx.Reg {
 		}
 		return g.nonzero(x, from)
 	}
-	if isHalfType(from) {
+	switch {
+	case g.arg && from == dtype.Float16:
+		x = ptxF16ToF32Exact(f, x) // a NaN's payload too: the value is the element
+	case isHalfType(from):
 		x, _ = ptxHalfToF32(f, x, from) // exact
 	}
 	xt := x.Type()
@@ -1227,12 +1230,15 @@ func (g *redGen) store(acc redVal, o, y ptx.Reg) {
 		ot = r.outType()
 	}
 	if ot != r.Acc { // a half type: round the float32 once
-		if g.arg && ot == dtype.BFloat16 {
+		switch {
+		case g.arg && ot == dtype.BFloat16:
 			// the value of an element: its bits exactly (a NaN's payload too)
 			h := f.Regs(ptx.B16, 2)
 			f.Op("mov.b32", ptx.Vec(h), v)
 			v = h[1]
-		} else {
+		case g.arg:
+			v = ptxF32ToF16Exact(f, v) // the same for float16
+		default:
 			v = ptxF32ToHalf(f, g.sm, v, ot)
 		}
 	}
