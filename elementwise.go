@@ -27,7 +27,10 @@ type Vars map[string]any
 // expr for the syntax, NumPy's promotion rules and the functions), as one fused
 // kernel on s, and returns the result as a new array of R. Array operands broadcast
 // together by NumPy's rules; the result, computed in the promoted type, is converted to
-// R (as numpy.ndarray.astype). Errors: a syntax or type error (an *expr.Error with
+// R (as numpy.ndarray.astype). A float16 or bfloat16 result is computed in float32 and
+// rounded once, when stored: to R itself, so that Eval[float64] of "x*3" with a float16
+// x gives the float32 product, not the float16 one NumPy's (x*3).astype(float64) gives
+// (write "float16(x*3)" for that; package expr, "Half precision"). Errors: a syntax or type error (an *expr.Error with
 // the column), shapes that don't broadcast, a nil stream or array.
 //
 //	y, err := gpu.Eval[float32](s, "a*x + b", gpu.Vars{"a": 2.0, "x": x, "b": 1.0})

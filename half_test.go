@@ -974,3 +974,32 @@ func ExampleFromBits() {
 	fmt.Println(vals, total, y.DType())
 	// Output: [1.1 4.1 9.1] 14.3203125 bfloat16
 }
+
+// TestHalfEvalWider: Eval into a wider type rounds a half-type result once, to the
+// output type (Eval's doc): Eval[float64] of x*3 is the float32 product; float16(x*3)
+// in the source rounds to float16 first, as NumPy's (x*3).astype(float64).
+func TestHalfEvalWider(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		rng := rand.New(rand.NewPCG(11, 12))
+		xs := make([]gpu.Float16, 1000)
+		for i := range xs {
+			xs[i] = hf[gpu.Float16](rng.NormFloat64())
+		}
+		x := mustArr[gpu.Float16](t)(gpu.FromSlice(s, xs))
+		defer x.Free()
+		wide := mustArr[float64](t)(gpu.Eval[float64](s, "x*3", gpu.Vars{"x": x}))
+		defer wide.Free()
+		narrow := mustArr[float64](t)(gpu.Eval[float64](s, "float16(x*3)", gpu.Vars{"x": x}))
+		defer narrow.Free()
+		gw, gn := toSlice(t, wide), toSlice(t, narrow)
+		for i, v := range xs {
+			p := float64(float32(v.Float64()) * 3)
+			if gw[i] != p {
+				t.Fatalf("Eval[float64](x*3)[%d] = %v, want the float32 product %v", i, gw[i], p)
+			}
+			if want := half.NewFloat16(p).Float64(); gn[i] != want {
+				t.Fatalf("Eval[float64](float16(x*3))[%d] = %v, want %v", i, gn[i], want)
+			}
+		}
+	})
+}
