@@ -480,7 +480,7 @@ func (b *Buffer) HostAccess(ctx context.Context, mode AccessMode, f func(host []
 			a.mu.Unlock()
 			return fmt.Errorf("gpu: buffer used after Free: %w", ErrClosed)
 		}
-		if err := a.capturedLocked(mode); err != nil {
+		if err := a.capturedLocked(mode, nil); err != nil {
 			a.mu.Unlock()
 			return err
 		}

@@ -203,7 +203,9 @@ func (e *Event) Done() <-chan struct{} {
 }
 
 // Elapsed returns the time from start to end, two timing events recorded and complete
-// (CUDA Driver API: cuEventElapsedTime; resolution about half a microsecond).
+// (CUDA Driver API: cuEventElapsedTime; resolution about half a microsecond). An event
+// not recorded or not yet complete is an error wrapping ErrInvalidValue (wait for end
+// first: Event.Wait).
 func Elapsed(start, end *Event) (time.Duration, error) {
 	if start == nil || end == nil {
 		return 0, fmt.Errorf("gpu: elapsed time of a nil event: %w", ErrInvalidValue)

@@ -354,15 +354,21 @@ func unpinAll(as []*allocation) {
 	}
 }
 
-// capturedLocked returns the error of a host access with the given mode to a, which an
+// capturedLocked returns the error of an access with the given mode to a, which an
 // open capture writes, if it reads: its data will only be there once the graph is
-// launched. It spoils the captures that write a (an operation that reads its results
-// back on the host can't be captured). The caller holds a.mu.
-func (a *allocation) capturedLocked(mode AccessMode) error {
+// launched. The access is the host's (s nil) or an operation's on s, a stream outside
+// the capture. It spoils the captures that write a (an operation that reads its
+// results back, on the host or on another stream, can't be captured). The caller holds
+// a.mu.
+func (a *allocation) capturedLocked(mode AccessMode, s *Stream) error {
 	if a.capWrites == 0 || mode&Read == 0 {
 		return nil
 	}
-	err := fmt.Errorf("gpu: the host reads a buffer that a capture still open writes (its data is there only once the graph is launched): %w", ErrCapturing)
+	who := "the host reads"
+	if s != nil {
+		who = "an operation on " + s.String() + " reads"
+	}
+	err := fmt.Errorf("gpu: %s a buffer that a capture still open writes (its data is there only once the graph is launched): %w", who, ErrCapturing)
 	d := a.dev
 	d.capMu.Lock()
 	for c := range d.openCaps {
@@ -382,7 +388,7 @@ func (a *allocation) capturedWrite(mode AccessMode) error {
 		return err
 	}
 	defer a.mu.Unlock()
-	return a.capturedLocked(mode)
+	return a.capturedLocked(mode, nil)
 }
 
 // scratch returns clean scratch for a use on s, which captures (scratchOwner): unpooled,
@@ -514,6 +520,21 @@ type graphCore struct {
 	launches []capLaunch
 	from     string
 	closed   bool
+}
+
+// String returns "graph captured from stream 2 on cuda:0" (", closed" after Close;
+// "<nil graph>" for a nil graph).
+func (g *Graph) String() string {
+	if g == nil || g.graphCore == nil {
+		return "<nil graph>"
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	state := ""
+	if g.closed {
+		state = ", closed"
+	}
+	return fmt.Sprintf("graph captured from %s%s", g.from, state)
 }
 
 // errNilGraph is the error of a nil *Graph.

@@ -522,6 +522,32 @@ func TestCaptureReadBack(t *testing.T) {
 				g.Close()
 			}
 		}
+		// So does an operation on another stream that reads it; writing it there is
+		// allowed (the graph's launch is ordered after).
+		s2, err := s.Device().NewStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s2.Close()
+		if err := s.BeginCapture(); err != nil {
+			t.Fatal(err)
+		}
+		z, err = gpu.Eval[float32](s, "x * 2", gpu.Vars{"x": x})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := gpu.Eval[float32](s2, "z + 1", gpu.Vars{"z": z}); !errors.Is(err, gpu.ErrCapturing) {
+			t.Errorf("a read of a captured result on another stream = %v, want ErrCapturing", err)
+		}
+		if err := gpu.EvalInto(s2, z, "x", gpu.Vars{"x": x}); err != nil {
+			t.Errorf("a write of a captured result on another stream: %v", err)
+		}
+		if g, err := s.EndCapture(); !errors.Is(err, gpu.ErrCapturing) {
+			t.Errorf("EndCapture after a read on another stream = %v, want ErrCapturing", err)
+			if g != nil {
+				g.Close()
+			}
+		}
 		// The stream works eagerly again.
 		nz, err := gpu.Nonzero(bg, s, x)
 		if err != nil {
@@ -532,6 +558,33 @@ func TestCaptureReadBack(t *testing.T) {
 		}
 		if n, err := gpu.FindFirst(bg, s, x); err != nil || n != 1 {
 			t.Errorf("FindFirst after the capture = %d, %v; want 1", n, err)
+		}
+	})
+}
+
+// TestGraphString: a graph prints the stream it was captured from, and whether it is
+// closed.
+func TestGraphString(t *testing.T) {
+	var nilG *gpu.Graph
+	if got := nilG.String(); got != "<nil graph>" {
+		t.Errorf("nil graph: %q", got)
+	}
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		x := mustArr[float32](t)(gpu.FromSlice(s, []float32{1, 2, 3}))
+		defer x.Free()
+		g, err := s.Capture(func() error {
+			_, err := gpu.Eval[float32](s, "x + 1", gpu.Vars{"x": x})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := g.String(), "graph captured from "+s.String(); got != want {
+			t.Errorf("String = %q, want %q", got, want)
+		}
+		g.Close()
+		if got, want := g.String(), "graph captured from "+s.String()+", closed"; got != want {
+			t.Errorf("String after Close = %q, want %q", got, want)
 		}
 	})
 }

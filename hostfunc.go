@@ -32,8 +32,10 @@ import (
 // of deadlocking (other waits for that work deadlock).
 //
 // If f returns an error or panics, the stream is faulted with that error (a panic's
-// wraps ErrLaunchFailed): Synchronize, Query and every later operation on s return it;
-// the work enqueued after f still runs. Close the stream and use another.
+// wraps ErrLaunchFailed): s.Synchronize, s.Query and every later operation on s return
+// it; the work enqueued after f still runs. The device is not faulted: its other
+// streams go on, and Device.Synchronize doesn't report it. Close the stream and use
+// another.
 //
 // Without stream memory operations (GPU_STREAM_MEMOPS=0, or a driver older than CUDA
 // 11.7), HostFunc waits for s's earlier work and runs f before it returns. A stream

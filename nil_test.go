@@ -230,8 +230,14 @@ func nilRecvNoError() []nilCase {
 		ev *gpu.Event
 		fn *gpu.Function
 		g  *gpu.Generator
+		gr *gpu.Graph
 	)
 	cases := []nilCase{
+		// Graph.
+		{"Graph.String", func() error {
+			return errors.Join(is("String()", gr.String(), "<nil graph>"), is("fmt.Sprint", fmt.Sprint(gr), "<nil graph>"))
+		}},
+
 		// Buffer.
 		{"Buffer.BackendMem", func() error {
 			mem, off := b.BackendMem()

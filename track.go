@@ -347,6 +347,15 @@ func (s *Stream) trackBeginOpt(uses []use, as []*allocation, o trackOpt) (tracki
 		t.cap = c
 		return t, nil, nil
 	}
+	// Outside the capture, reading what an open capture writes: its data is not there
+	// yet (as for the host).
+	for _, u := range uses {
+		if err := u.a.capturedLocked(u.mode, s); err != nil {
+			unlockAll(as)
+			s.unhold()
+			return tracking{}, nil, err
+		}
+	}
 	if r := s.dev.race.Load(); r != nil {
 		r.checkUntracked(s, uses)
 	}
@@ -413,7 +422,7 @@ func (a *allocation) hostWait(ctx context.Context, mode AccessMode, pol WaitPoli
 		a.mu.Unlock()
 		return fmt.Errorf("gpu: buffer used after Free: %w", ErrClosed)
 	}
-	if err := a.capturedLocked(mode); err != nil {
+	if err := a.capturedLocked(mode, nil); err != nil {
 		a.mu.Unlock()
 		return err
 	}
