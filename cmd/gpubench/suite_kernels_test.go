@@ -265,7 +265,7 @@ func TestByvalLayout(t *testing.T) {
 func TestPTXAssembles(t *testing.T) {
 	ptxas := testenv.Ptxas(t)
 	dir := t.TempDir()
-	for name, src := range map[string]string{"user": userPTX, "byval": byvalPTX(), "rawindex": rawIndexPTX, "rawfloor": rawFloorPTX, "smcopy": rawSMCopyPTX} {
+	for name, src := range map[string]string{"user": userPTX, "byval": byvalPTX(), "rawindex": rawIndexPTX, "rawfloor": rawFloorPTX, "smcopy": rawSMCopyPTX, "rawsearch": rawSearchPTX} {
 		in := filepath.Join(dir, name+".ptx")
 		if err := os.WriteFile(in, []byte(src), 0o644); err != nil {
 			t.Fatal(err)

@@ -19,7 +19,8 @@ import (
 //   - array/unique/int64/2^26/2^20_distinct/16k: gpu.Unique of 2^26 int64 uniform in
 //     [0, 2^20) (values only; it waits for the count inside the call);
 //   - array/searchsorted/2^26_in_2^24/16k: gpu.SearchSorted (left) of 2^26 uniform
-//     float32 queries in 2^24 sorted uniform float32.
+//     float32 queries in 2^24 sorted uniform float32, against the raw driver floor of
+//     its random sector reads (suite_sort_raw.go).
 //
 // Sizes scale with the large side (side^2 / 2^28 of the named size). Bytes are what
 // one call must read and write once: the keys in and out (and argsort's int64 indices
@@ -33,6 +34,7 @@ func sortScale(c *setupCtx, n int64) int {
 }
 
 func registerSort() {
+	registerRawSearch()
 	for _, st := range []struct {
 		name  string
 		n     int64
@@ -125,7 +127,7 @@ func registerSort() {
 		},
 	})
 	registerOp(op{
-		name: "array/searchsorted/2^26_in_2^24", large: true, bytes: 12 << 26,
+		name: "array/searchsorted/2^26_in_2^24", large: true, bytes: 12 << 26, raw: true,
 		setup: func(c *setupCtx) (func() error, int64, error) {
 			m, n := sortScale(c, 1<<24), sortScale(c, 1<<26)
 			a0, err := uniform(c, devMem, m)
