@@ -427,7 +427,7 @@ func quantiles[R Float, T Elem](s *Stream, a *Array[T], qs []float64, median, le
 	}
 	if n == 0 {
 		// No values: NaN (NumPy's mean of nothing).
-		if err := Fill(s, out, R(math.NaN())); err != nil {
+		if err := Fill(s, out, fromFloat[R](math.NaN())); err != nil {
 			return fail(err)
 		}
 		return out, nil

@@ -647,6 +647,23 @@ func TestQuantile(t *testing.T) {
 		if g := toSlice(t, m); len(g) != 1 || !math.IsNaN(g[0]) {
 			t.Fatalf("median of nothing: %v", g)
 		}
+		// Of a half type too (NaN's bits, not a conversion of NaN to uint16: 0).
+		m16, err := gpu.Median[gpu.Float16](s, e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := toSlice(t, m16); len(g) != 1 || !g[0].IsNaN() {
+			t.Fatalf("float16 median of nothing: %v", g)
+		}
+		ei := mustArr[int32](t)(gpu.Zeros[int32](s, 0, 2))
+		defer ei.Free()
+		qb, err := gpu.Quantile[gpu.BFloat16](s, ei, 0.5, gpu.Axes(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := toSlice(t, qb); len(g) != 2 || !g[0].IsNaN() || !g[1].IsNaN() {
+			t.Fatalf("bfloat16 quantiles over an empty axis: %v", g)
+		}
 	})
 }
 

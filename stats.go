@@ -145,12 +145,12 @@ func Norm[R Float, T Elem](s *Stream, a *Array[T], ord float64, opts ...ReduceOp
 	default:
 		return nil, fmt.Errorf("gpu: Norm of order %v: %w", ord, ErrInvalidValue)
 	}
-	if (op == OpMax || op == OpMin) && a.Size() == 0 {
-		return nil, fmt.Errorf("gpu: Norm of order %v of an empty array: %w", ord, ErrInvalidValue)
-	}
 	red, err := MapReduce[R](s, src, Vars{"x": a}, op, opts...)
-	if err != nil || root == "" {
-		return red, err
+	if err != nil {
+		return nil, fmt.Errorf("gpu: Norm of order %v: %w", ord, err)
+	}
+	if root == "" {
+		return red, nil
 	}
 	defer red.Free()
 	return Eval[R](s, root, Vars{"y": red})

@@ -243,6 +243,21 @@ func TestStatSpecialValues(t *testing.T) {
 		if v := toSlice(t, mustArr[float32](t)(gpu.LogSumExp[float32](s, empty))); !math.IsInf(float64(v[0]), -1) {
 			t.Fatalf("LogSumExp of nothing = %v, want -Inf", v)
 		}
+		// Norm of order ±Inf: an empty result is fine (numpy.linalg.norm(zeros((0, 3)),
+		// inf, axis=1) is empty); a maximum over an empty axis is an error, as Max's.
+		for _, ord := range []float64{math.Inf(1), math.Inf(-1)} {
+			rows := mustArr[float32](t)(gpu.Zeros[float32](s, 0, 3))
+			if v, err := gpu.Norm[float32](s, rows, ord, gpu.Axes(1)); err != nil || v.Size() != 0 {
+				t.Fatalf("Norm %v of (0, 3) along axis 1: %v, %v; want an empty array", ord, v, err)
+			}
+			cols := mustArr[float32](t)(gpu.Zeros[float32](s, 3, 0))
+			if _, err := gpu.Norm[float32](s, cols, ord, gpu.Axes(1)); !errors.Is(err, gpu.ErrInvalidValue) {
+				t.Fatalf("Norm %v of (3, 0) along axis 1: %v, want ErrInvalidValue", ord, err)
+			}
+			if _, err := gpu.Norm[float32](s, empty, ord); !errors.Is(err, gpu.ErrInvalidValue) {
+				t.Fatalf("Norm %v of nothing: %v, want ErrInvalidValue", ord, err)
+			}
+		}
 	})
 }
 
