@@ -48,7 +48,10 @@ func Ddof(ddof int) ReduceOption {
 // Var returns the variance of a over the reduced axes (numpy.var(a, axis, dtype=R,
 // ddof, keepdims)): Axes, KeepDims and Ddof as ReduceOption. R is a float type; NumPy's
 // choice is float64 for integer inputs and T for float inputs. The variance of no
-// elements is NaN.
+// elements is NaN. One pass over the data: Chan, Golub and LeVeque's merges of (count,
+// mean, M2) over the values minus the first of each reduced row, in float64 where a or
+// R is float64, else in float32: about as accurate as NumPy's two passes (float32, 10^6
+// values of mean 10^4 and spread 1: a relative error about 10^-6).
 func Var[R Float, T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[R], error) {
 	return momentStat[R](s, a, kernel.StatVar, opts)
 }

@@ -19,13 +19,19 @@ import (
 // Every statistic is a fold of a small state over the row, merged across threads:
 //
 //   - moments (StatVar, StatStd, StatLayerNorm): (count, mean, M2), M2 the sum of
-//     squared deviations from the mean. A thread's values of one tile (Items*Vec of them,
-//     held in registers) give their mean as x0 + sum(x - x0)/k, x0 the first of them,
-//     and their M2 as sum((x - mean)^2); states merge by Chan, Golub and LeVeque's
-//     formula ("Updating formulae and a pairwise algorithm for computing sample
-//     variances", 1979): n = na + nb, d = mb - ma, mean = ma + d*nb/n, M2 = M2a + M2b +
-//     d^2*na*nb/n. Never a sum of squares minus a squared sum; a constant row has M2
-//     exactly 0, since every deviation and every d is exactly 0.
+//     squared deviations from the mean, of the values shifted by the row's first
+//     element K (the mean is of x - K): a row's values far from 0 next to their spread
+//     (a mean of 10^4, a spread of 1) keep their precision through the merges, which
+//     would otherwise round every partial mean to the spacing of values near 10^4 in
+//     the compute type (in float32, Var's relative error was about 10^-4 at 10^6
+//     values; now about 10^-6, as a two-pass method's). A thread's values of one tile
+//     (Items*Vec of them, held in registers) give their mean as sum(x - K)/k and their
+//     M2 as sum(((x - K) - mean)^2); states merge by Chan, Golub and LeVeque's formula
+//     ("Updating formulae and a pairwise algorithm for computing sample variances",
+//     1979): n = na + nb, d = mb - ma, mean = ma + d*nb/n, M2 = M2a + M2b + d^2*na*nb/n.
+//     Never a sum of squares minus a squared sum; a constant row has M2 exactly 0, since
+//     every deviation and every d is exactly 0. Layer norm writes ((x - K) - mean)/std
+//     from a row's tile kept in registers, (x - (K + mean))/std otherwise.
 //   - softmax (StatLogSumExp, StatSoftmax, StatLogSoftmax): (m, s), the running maximum
 //     and the sum of exp(x - m) (Milakov & Gimelshein, "Online normalizer calculation
 //     for softmax", 2018): states merge as m = max(ma, mb), s = sa*exp(ma - m) +
@@ -298,8 +304,9 @@ func (s *statState[F]) merge(o statState[F], moments bool) {
 	s.cnt += o.cnt
 }
 
-// fold returns the state of the values xs (a thread's tile, as the GPU forms it).
-func statFold[F statFloat](xs []F, moments bool) statState[F] {
+// fold returns the state of the values xs (a thread's tile, as the GPU forms it); k is
+// the row's shift (moments).
+func statFold[F statFloat](xs []F, moments bool, k F) statState[F] {
 	if len(xs) == 0 {
 		if moments {
 			return statState[F]{}
@@ -307,15 +314,14 @@ func statFold[F statFloat](xs []F, moments bool) statState[F] {
 		return statState[F]{a: F(math.Inf(-1))}
 	}
 	if moments {
-		x0 := xs[0]
 		var sum F
 		for _, x := range xs {
-			sum += x - x0
+			sum += x - k
 		}
-		mean := x0 + sum/F(len(xs))
+		mean := sum / F(len(xs))
 		var m2 F
 		for _, x := range xs {
-			d := x - mean
+			d := (x - k) - mean
 			m2 += d * d
 		}
 		return statState[F]{cnt: int64(len(xs)), a: mean, b: m2}
@@ -354,14 +360,25 @@ func storeFloat[F statFloat](b []byte, t dtype.DType, i int, v F) {
 // states merged in order.
 func rangeState[F statFloat](r *RowStat, a *statArgs, row, lo, hi int, buf []F) statState[F] {
 	moments := r.Op.moments()
-	st := statFold[F](nil, moments)
+	st := statFold[F](nil, moments, 0)
 	base := row * a.n
+	k := rowShift[F](r, a, row)
 	for b0 := lo; b0 < hi; b0 += statCPUBlock {
 		b1 := min(b0+statCPUBlock, hi)
 		buf = loadFloats(buf[:0], a.in, r.In, base+b0, base+b1)
-		st.merge(statFold(buf, moments), moments)
+		st.merge(statFold(buf, moments, k), moments)
 	}
 	return st
+}
+
+// rowShift returns K, the shift of row row's moments: its first element (0 for an
+// empty row or a statistic without moments).
+func rowShift[F statFloat](r *RowStat, a *statArgs, row int) F {
+	if !r.Op.moments() || a.n == 0 {
+		return 0
+	}
+	var one [1]F
+	return loadFloats(one[:0], a.in, r.In, row*a.n, row*a.n+1)[0]
 }
 
 // statCPUBlock is the number of elements the CPU folds at once.
@@ -421,6 +438,16 @@ func finishValue[F statFloat](r *RowStat, st statState[F], arg float64) F {
 func writeRange[F statFloat](r *RowStat, a *statArgs, row, lo, hi int, st statState[F]) {
 	base := row * a.n
 	var c0, c1 F
+	// Layer norm: ((x - K) - mean) where the GPU keeps the row's tile in registers,
+	// shifted; x - (K + mean) where it loads the values again (statGen.writeRange).
+	shift, center := F(0), st.a
+	if r.Op == StatLayerNorm {
+		if k := rowShift[F](r, a, row); r.Pass == StatFull && r.OneTile {
+			shift = k
+		} else {
+			center = k + st.a
+		}
+	}
 	switch r.Op {
 	case StatSoftmax:
 		c0 = 1 / st.b
@@ -452,7 +479,7 @@ func writeRange[F statFloat](r *RowStat, a *statArgs, row, lo, hi int, st statSt
 			case StatLogSoftmax:
 				y = v - c0
 			case StatLayerNorm:
-				y = (v - st.a) * c1
+				y = ((v - shift) - center) * c1
 				if w != nil {
 					y *= w[k]
 				}
@@ -509,7 +536,7 @@ func statCPU[F statFloat](r *RowStat) func(*cpu.Launch) error {
 			})
 		case StatFinish:
 			rowState := func(row int) statState[F] {
-				st := statFold[F](nil, moments)
+				st := statFold[F](nil, moments, 0)
 				for p := 0; p < a.parts; p++ {
 					st.merge(getRecord[F](a.part, row*a.parts+p, moments), moments)
 				}

@@ -62,8 +62,9 @@ type statGen struct {
 	arg                 ptx.Reg // ct
 	t                   ptx.Reg // u32: the thread's index in its row group
 	unit, row, lo, hi   Reg64
-	rowIn, rowOut       Reg64 // addresses of the row's element 0
-	tV                  Reg64 // t*Vec
+	rowIn, rowOut       Reg64   // addresses of the row's element 0
+	tV                  Reg64   // t*Vec
+	shift               ptx.Reg // ct: the moments' shift K (shiftReg)
 }
 
 // Reg64 is a u64 register.
@@ -227,6 +228,39 @@ func (g *statGen) loadTile(t0 Reg64) (x [][]ptx.Reg, valid []ptx.Reg) {
 	return x, valid
 }
 
+// shiftTile subtracts the moments' shift K from a tile's values, in place.
+func (g *statGen) shiftTile(x [][]ptx.Reg) {
+	k := g.shiftReg()
+	for i := range x {
+		for _, v := range x[i] {
+			g.f.Sub(v, v, k)
+		}
+	}
+}
+
+// shiftReg returns K, the moments' shift: the row's first element (0 for an empty row,
+// which reads nothing), loaded where it is first asked for, a point that must dominate
+// its later uses: after a single tile's loads (so that it is not live beside them),
+// before the loop over the tiles, or before the write's loop (which subtracts K + mean
+// instead: K is not live through that loop, beside the weights' and biases' loads; one
+// more register there made a 1024-thread layer norm spill, ptxas).
+func (g *statGen) shiftReg() ptx.Reg {
+	if g.shift != (ptx.Reg{}) {
+		return g.shift
+	}
+	f, r := g.f, g.r
+	mt := ptx.MemType(r.In)
+	raw := f.Reg(regOfMem(mt))
+	if mt == ptx.B16 {
+		f.Mov(raw, ptx.Uint(0))
+	} else {
+		f.Mov(raw, g.imm(0))
+	}
+	f.At(f.Setp(ptx.Ne, g.n, ptx.Int(0))).Op("ld.global.nc"+mt.String(), raw, ptx.Mem(g.rowIn, 0))
+	g.shift = g.toComp(raw, r.In)
+	return g.shift
+}
+
 // regOfMem is the register type loads of memory type mt go to.
 func regOfMem(mt ptx.Type) ptx.Type {
 	if mt == ptx.B16 {
@@ -323,7 +357,7 @@ func (g *statGen) nanMax(d, a, b ptx.Reg) {
 func (g *statGen) foldTile(st statReg, x [][]ptx.Reg, valid []ptx.Reg) (es [][]ptx.Reg) {
 	f, r := g.f, g.r
 	if r.Op.moments() {
-		x0 := x[0][0]
+		g.shiftTile(x) // x - K, in place: what the write uses too
 		k := f.Reg(ptx.U32)
 		f.Mov(k, ptx.Int(0))
 		sum := f.Reg(g.ct)
@@ -334,8 +368,7 @@ func (g *statGen) foldTile(st statReg, x [][]ptx.Reg, valid []ptx.Reg) (es [][]p
 			f.Add(k, k, kv)
 			for _, v := range x[i] {
 				d := f.Reg(g.ct)
-				f.Sub(d, v, x0)
-				f.Selp(d, d, g.imm(0), valid[i])
+				f.Selp(d, v, g.imm(0), valid[i])
 				f.Add(sum, sum, d)
 			}
 		}
@@ -343,9 +376,8 @@ func (g *statGen) foldTile(st statReg, x [][]ptx.Reg, valid []ptx.Reg) (es [][]p
 		f.At(f.Setp(ptx.Eq, k, ptx.Int(0))).Bra(skip)
 		kf := f.Reg(g.ct)
 		f.Cvt(kf, k)
-		mean := f.Reg(g.ct)
+		mean := f.Reg(g.ct) // of x - K
 		f.Div(mean, sum, kf)
-		f.Add(mean, mean, x0)
 		m2 := f.Reg(g.ct)
 		f.Mov(m2, g.imm(0))
 		for i := range x {
@@ -512,6 +544,9 @@ func (g *statGen) foldRange() (st statReg, keep [][]ptx.Reg, keepValid []ptx.Reg
 			return st, es, valid, tmax
 		}
 		return st, x, valid, ptx.Reg{}
+	}
+	if r.Op.moments() {
+		g.shiftReg() // before the loop, which it must dominate
 	}
 	t0 := g.u64()
 	f.Mov(t0, g.lo)
@@ -748,6 +783,16 @@ func (g *statGen) writeRange(st statReg, x [][]ptx.Reg, valid []ptx.Reg, tmax pt
 		c1 = f.Reg(g.ct)
 		f.Div(c1, g.imm(1), v)
 	}
+	// Layer norm subtracts center: the mean of x - K from the kept values (shiftTile
+	// shifted them), K + that mean from the values the write's loop loads.
+	var center ptx.Reg
+	if r.Op == StatLayerNorm {
+		center = st.a
+		if x == nil {
+			center = f.Reg(g.ct)
+			f.Add(center, g.shiftReg(), st.a)
+		}
+	}
 	emit := func(t0 Reg64, x [][]ptx.Reg, valid []ptx.Reg) {
 		for i := range x {
 			skip := f.NewLabel()
@@ -779,7 +824,7 @@ func (g *statGen) writeRange(st statReg, x [][]ptx.Reg, valid []ptx.Reg, tmax pt
 				case StatLogSoftmax:
 					f.Sub(y, xv, c0)
 				case StatLayerNorm:
-					f.Sub(y, xv, st.a)
+					f.Sub(y, xv, center)
 					f.Mul(y, y, c1)
 					if r.Weight {
 						f.Mul(y, y, wv[v])
