@@ -376,7 +376,7 @@ func Quantile[R Float, T Elem](s *Stream, a *Array[T], q float64, opts ...Reduce
 }
 
 // Quantiles returns the quantiles qs of a over the axes as one array whose first axis
-// runs over qs (numpy.quantile with an array of q).
+// runs over qs (numpy.quantile with an array of q; no qs give an empty array).
 func Quantiles[R Float, T Elem](s *Stream, a *Array[T], qs []float64, opts ...ReduceOption) (*Array[R], error) {
 	return quantiles[R](s, a, qs, false, true, opts)
 }
@@ -395,9 +395,6 @@ func quantiles[R Float, T Elem](s *Stream, a *Array[T], qs []float64, median, le
 			return nil, fmt.Errorf("gpu: quantile %v outside [0, 1]: %w", q, ErrInvalidValue)
 		}
 	}
-	if !median && len(qs) == 0 {
-		return nil, fmt.Errorf("gpu: no quantiles: %w", ErrInvalidValue)
-	}
 	mask, outShape, err := resolveAxes(a.shape, opts, false)
 	if err != nil {
 		return nil, err
@@ -405,7 +402,7 @@ func quantiles[R Float, T Elem](s *Stream, a *Array[T], qs []float64, median, le
 	nq := max(len(qs), 1)
 	shape := outShape
 	if lead {
-		shape = append([]int{nq}, outShape...)
+		shape = append([]int{len(qs)}, outShape...) // no qs: an empty array (numpy.quantile(a, []))
 	}
 	out, err := Empty[R](s, shape...)
 	if err != nil {

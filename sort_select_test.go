@@ -647,6 +647,16 @@ func TestQuantile(t *testing.T) {
 		if g := toSlice(t, m); len(g) != 1 || !math.IsNaN(g[0]) {
 			t.Fatalf("median of nothing: %v", g)
 		}
+		// Odd counts: the middle element itself, even past MaxFloat64/2 (where a + a
+		// overflows); no qs: an empty array of shape (0, kept axes...).
+		big := mustArr[float64](t)(gpu.FromSlice(s, []float64{1e308, 1.7e308, 1.5e308, -1.7e308, 1e308, -1.6e308}, 2, 3))
+		defer big.Free()
+		if g := toSlice(t, mustArr[float64](t)(gpu.Median[float64](s, big, gpu.Axes(1)))); len(g) != 2 || g[0] != 1.5e308 || g[1] != -1.6e308 {
+			t.Fatalf("median of rows near MaxFloat64: %v, want [1.5e308 -1.6e308]", g)
+		}
+		if g := mustArr[float64](t)(gpu.Quantiles[float64](s, big, nil, gpu.Axes(1))); !slices.Equal(g.Shape(), []int{0, 2}) {
+			t.Fatalf("no quantiles: shape %v, want [0 2]", g.Shape())
+		}
 		// Of a half type too (NaN's bits, not a conversion of NaN to uint16: 0).
 		m16, err := gpu.Median[gpu.Float16](s, e)
 		if err != nil {
@@ -704,4 +714,24 @@ func randIntsOf[T int32 | int64](rng *rand.Rand, n, k int, shift uint) []T {
 		xs[i] = T(rng.IntN(k)) << shift
 	}
 	return xs
+}
+
+// TestMedianOddSim: the median of an odd count is the middle element itself on the
+// simulated CUDA device too (the generated kernel: (a + a)/2 overflowed past
+// MaxFloat64/2), and the mean of the two middle ones for an even count.
+func TestMedianOddSim(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the simulator is slow")
+	}
+	_, s := simStream(t)
+	big := mustArr[float64](t)(gpu.FromSlice(s, []float64{1e308, 1.7e308, 1.5e308, -1.7e308, 1e308, -1.6e308, 3, 1, 4, 1.5, 9, 2}, 4, 3))
+	defer big.Free()
+	if g := toSlice(t, mustArr[float64](t)(gpu.Median[float64](s, big, gpu.Axes(1)))); !slices.Equal(g, []float64{1.5e308, -1.6e308, 3, 2}) {
+		t.Fatalf("medians: %v, want [1.5e308 -1.6e308 3 2]", g)
+	}
+	even := mustArr[float64](t)(gpu.FromSlice(s, []float64{4, 1, 3, 2}))
+	defer even.Free()
+	if g := toSlice(t, mustArr[float64](t)(gpu.Median[float64](s, even))); !slices.Equal(g, []float64{2.5}) {
+		t.Fatalf("median of 4 values: %v, want [2.5]", g)
+	}
 }

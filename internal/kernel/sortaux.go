@@ -300,9 +300,10 @@ func (g *QuantileGather) CPU() (func(*cpu.Launch) error, error) {
 				switch {
 				case g.In.IsFloat() && math.IsNaN(elem(s+n-1)):
 					v = math.NaN()
+				case g.Median && n%2 == 1:
+					v = elem(s + n/2) // the middle element itself: (a + a)/2 overflows past MaxFloat64/2
 				case g.Median:
-					a, c := elem(s+(n-1)/2), elem(s+n/2)
-					v = (a + c) / 2
+					v = (elem(s+n/2-1) + elem(s+n/2)) / 2
 				default:
 					l, h, t := quantilePos(qs[j], n)
 					v = quantileLerp(elem(s+l), elem(s+h), t)

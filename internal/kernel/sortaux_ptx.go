@@ -360,6 +360,8 @@ func (q *QuantileGather) PTX(major, minor int) (src, entry string, err error) {
 			a, c := elem(i1), elem(i2)
 			f.Add(v, a, c)
 			f.Mul(v, v, ptx.ImmF64(0.5))
+			// n odd: the middle element itself ((a + a)/2 overflows past MaxFloat64/2).
+			f.Selp(v, a, v, f.Setp(ptx.Eq, i1, i2))
 		} else {
 			qa := f.Reg(ptx.U64)
 			f.Fma(qa, j, ptx.Int(8), pqs)
