@@ -102,7 +102,8 @@ func AccumType(t dtype.DType) dtype.DType {
 // On CUDA a long float scan adds the tiles' partial sums in an order that depends on
 // timing (decoupled look-back: Merrill & Garland 2016), so two runs may differ in the
 // last bits, by roundings of the largest partial sums (as CUB's scans do); integer
-// scans give the same result every run.
+// scans give the same result every run. Floats into an integer R are refused (an
+// error wrapping ErrInvalidValue), as Sum's: convert first (Astype).
 //
 //	c, err := gpu.CumSum[float32](s, x, 0)
 //	n, err := gpu.CumSum[int64](s, counts32, -1, gpu.Exclusive())
@@ -202,6 +203,15 @@ func accumulate[R, T Elem](s *Stream, out *Array[R], a *Array[T], op Op, axis in
 			return fmt.Errorf("gpu: a nil ScanOption: %w", ErrInvalidValue)
 		}
 		f(&o)
+	}
+	// Sums and products of floats into integers are refused, as Sum's and Prod's (and
+	// NumPy's same_kind casting in numpy.cumsum(a, dtype=int32)).
+	if r := dtype.Of[R](); (op == OpSum || op == OpProd) && a.dt.IsFloat() && r.IsInteger() {
+		name := "sum"
+		if op == OpProd {
+			name = "product"
+		}
+		return fmt.Errorf("gpu: cumulative %s of %v in %v: convert first (Astype): %w", name, a.dt, r, ErrInvalidValue)
 	}
 	// A half-precision result accumulates in float32, rounded once per element.
 	rt, _ := redAcc(dtype.Of[R]())

@@ -814,6 +814,13 @@ func TestScanErrors(t *testing.T) {
 		if _, err := gpu.Accumulate[float32](s, a, "maximum(b, a)", 0, gpu.ExclusiveFrom(nil)); !errors.Is(err, gpu.ErrInvalidValue) {
 			t.Errorf("ExclusiveFrom(nil) of an expression: %v", err)
 		}
+		// Sums and products of floats into integers, as Sum's and Prod's.
+		if _, err := gpu.CumSum[int32](s, a, 0); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("CumSum of float32 into int32: %v", err)
+		}
+		if _, err := gpu.CumProd[int64](s, a, 1); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("CumProd of float32 into int64: %v", err)
+		}
 		// A nil option is bad input, not a panic.
 		if _, err := gpu.CumSum[float32](s, a, 0, nil); !errors.Is(err, gpu.ErrInvalidValue) {
 			t.Errorf("a nil ScanOption: %v", err)
