@@ -49,7 +49,8 @@
 // memory it uses until Graph.Close, and owns its scratch. What needs the host in the
 // middle of the work (waits, events, copies of Go memory, results read back, index
 // checks in raise mode) is refused during a capture with ErrCapturing, and so is a
-// read, on the host or on another stream, of what the open capture writes.
+// read, on the host or by an operation on a stream that isn't capturing, of what the
+// open capture writes (another capture may read it: its graph's launch comes after).
 // Graph.SetParam changes a captured launch's Param argument without a new capture.
 //
 // Stream.HostFunc runs a Go function in stream order, on a goroutine of the stream's

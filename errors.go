@@ -26,8 +26,8 @@ var (
 	// HostAccess scope, which would deadlock.
 	ErrInScope = errors.New("gpu: buffer used inside its own access scope")
 	// ErrCapturing: the operation can't run while the stream captures a graph
-	// (Stream.BeginCapture), or the host or an operation on a stream outside the
-	// capture asked for data that a capture still open writes: the graph's work runs
+	// (Stream.BeginCapture), or the host or an operation on a stream that isn't
+	// capturing asked for data that a capture still open writes: the graph's work runs
 	// only when the graph is launched.
 	ErrCapturing = errors.New("gpu: not possible while a stream captures a graph")
 )

@@ -356,8 +356,8 @@ func unpinAll(as []*allocation) {
 
 // capturedLocked returns the error of an access with the given mode to a, which an
 // open capture writes, if it reads: its data will only be there once the graph is
-// launched. The access is the host's (s nil) or an operation's on s, a stream outside
-// the capture. It spoils the captures that write a (an operation that reads its
+// launched. The access is the host's (s nil) or an operation's on s, a stream that
+// isn't capturing. It spoils the captures that write a (an operation that reads its
 // results back, on the host or on another stream, can't be captured). The caller holds
 // a.mu.
 func (a *allocation) capturedLocked(mode AccessMode, s *Stream) error {
@@ -522,19 +522,13 @@ type graphCore struct {
 	closed   bool
 }
 
-// String returns "graph captured from stream 2 on cuda:0" (", closed" after Close;
-// "<nil graph>" for a nil graph).
+// String returns "graph captured from stream 2 on cuda:0" ("<nil graph>" for a nil
+// graph). It takes no lock: a launch in progress doesn't hold it up.
 func (g *Graph) String() string {
 	if g == nil || g.graphCore == nil {
 		return "<nil graph>"
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	state := ""
-	if g.closed {
-		state = ", closed"
-	}
-	return fmt.Sprintf("graph captured from %s%s", g.from, state)
+	return "graph captured from " + g.from
 }
 
 // errNilGraph is the error of a nil *Graph.

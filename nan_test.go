@@ -270,7 +270,7 @@ func nanPolicyHalf[T interface {
 		}
 		return out
 	}
-	for _, order := range [][]uint16{nans, {nans[1], nans[0], nans[2]}} {
+	for _, order := range [][]uint16{nans, {nans[1], nans[0], nans[2]}, {nans[2], nans[1], nans[0]}} {
 		// Two rows: [1 NaN_a 1 NaN_b 1 NaN_c] and the same reversed.
 		var xs []uint16
 		for _, nb := range order {
@@ -293,14 +293,43 @@ func nanPolicyHalf[T interface {
 				t.Errorf("%s along axis 1 of %#x: %#x, want [%#x %#x]", op.name, xs, got, canon, canon)
 			}
 		}
-		v, i, err := gpu.FindMax(s, a)
-		if err != nil {
-			t.Fatal(err)
-		}
-		i.Free()
-		if got := bitsOf("FindMax", v, nil); len(got) != 1 || got[0] != order[0] {
-			t.Errorf("FindMax's value of %#x: %#x, want the first NaN [%#x]", xs, got, order[0])
+		for _, fm := range []struct {
+			name string
+			f    func(*gpu.Stream, *gpu.Array[T], ...gpu.ReduceOption) (*gpu.Array[T], *gpu.Array[int64], error)
+		}{{"FindMax", gpu.FindMax[T]}, {"FindMin", gpu.FindMin[T]}} {
+			v, i, err := fm.f(s, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			i.Free()
+			if got := bitsOf(fm.name, v, nil); len(got) != 1 || got[0] != order[0] {
+				t.Errorf("%s's value of %#x: %#x, want the first NaN [%#x]", fm.name, xs, got, order[0])
+			}
 		}
 		a.Free()
+	}
+	// A long array (several blocks, the second pass): FindMax's value is the first NaN.
+	rng := rand.New(rand.NewPCG(9, uint64(nans[0])))
+	xs := make([]uint16, 100003)
+	for i := range xs {
+		xs[i] = one + uint16(rng.IntN(64))
+	}
+	first := len(xs)
+	for k, nb := range nans {
+		p := rng.IntN(len(xs))
+		xs[p] = nb
+		if p < first || k == 0 {
+			first = min(first, p)
+		}
+	}
+	a := mustArr[T](t)(gpu.FromBits[T](s, xs))
+	defer a.Free()
+	v, i, err := gpu.FindMax(s, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i.Free()
+	if got := bitsOf("long FindMax", v, nil); len(got) != 1 || got[0] != xs[first] {
+		t.Errorf("long FindMax's value: %#x, want the first NaN's bits [%#x]", got, xs[first])
 	}
 }

@@ -115,7 +115,7 @@ func CumSum[R, T Elem](s *Stream, a *Array[T], axis int, opts ...ScanOption) (*A
 }
 
 // CumProd returns the cumulative products of a along axis, accumulated in R
-// (numpy.cumprod).
+// (numpy.cumprod). Floats into an integer R are refused, as CumSum's.
 func CumProd[R, T Elem](s *Stream, a *Array[T], axis int, opts ...ScanOption) (*Array[R], error) {
 	if err := nonNil(a); err != nil {
 		return nil, err

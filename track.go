@@ -347,13 +347,19 @@ func (s *Stream) trackBeginOpt(uses []use, as []*allocation, o trackOpt) (tracki
 		t.cap = c
 		return t, nil, nil
 	}
-	// Outside the capture, reading what an open capture writes: its data is not there
-	// yet (as for the host).
-	for _, u := range uses {
-		if err := u.a.capturedLocked(u.mode, s); err != nil {
-			unlockAll(as)
-			s.unhold()
-			return tracking{}, nil, err
+	// Outside any capture, an operation reading what an open capture writes: its data is
+	// not there yet (as for the host). Not a graph's launch: its uses, merged when its
+	// capture ended, call a buffer it writes before it reads it ReadWrite.
+	if o&trackGraph == 0 {
+		for _, u := range uses {
+			if u.a.capWrites == 0 || u.mode&Read == 0 {
+				continue // (the common case, without a call)
+			}
+			if err := u.a.capturedLocked(u.mode, s); err != nil {
+				unlockAll(as)
+				s.unhold()
+				return tracking{}, nil, err
+			}
 		}
 	}
 	if r := s.dev.race.Load(); r != nil {

@@ -17,6 +17,7 @@ package cpu
 import (
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"sort"
 	"sync"
@@ -158,7 +159,8 @@ func (d *Device) Alloc(kind backend.MemKind, size int64, s backend.Stream) (back
 	if size < 0 {
 		return nil, fmt.Errorf("cpu: allocating %d bytes: %w", size, backend.ErrInvalidValue)
 	}
-	if size > TotalMemory-d.used.Load() {
+	if size > TotalMemory-d.used.Load() || uint64(size) > math.MaxInt {
+		// (Past MaxInt bytes a Go slice can't hold them: on a 32-bit platform.)
 		return nil, fmt.Errorf("cpu: allocating %d bytes: %w", size, backend.ErrOutOfMemory)
 	}
 	words := make([]uint64, (size+7)/8)

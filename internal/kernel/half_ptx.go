@@ -33,7 +33,8 @@ func ptxHalfToF32(f *ptx.Func, x ptx.Reg, from dtype.DType) (v, w ptx.Reg) {
 // PTX ISA leaves to the hardware: for the arg reductions, whose value is the element
 // itself. ptxF32ToF16Exact takes such a value back to its bits.
 func ptxF16ToF32Exact(f *ptx.Func, x ptx.Reg) ptx.Reg {
-	v, _ := ptxHalfToF32(f, x, dtype.Float16)
+	v := f.Reg(ptx.F32)
+	f.Op("cvt.f32.f16", v, x)
 	w := f.Reg(ptx.U32)
 	f.Op("cvt.u32.u16", w, x.As(ptx.U16))
 	mag := f.Reg(ptx.U32)

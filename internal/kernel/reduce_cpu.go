@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"fmt"
+	"math"
 	"sync"
 	"unsafe"
 
@@ -1049,6 +1050,20 @@ func redRunCols[A fp.Number](cr *redCols[A], a *redArgs, res []redAcc[A]) {
 	})
 }
 
+// halfBitsOf returns the bits of the float16 or bfloat16 (t) that f, its exact float32
+// value, holds: a NaN keeps its sign and payload, signaling or quiet (the rounding
+// conversions quiet it), as the GPU's arg reductions return it (ptxF32ToF16Exact).
+func halfBitsOf(t dtype.DType, f float32) uint16 {
+	b := math.Float32bits(f)
+	switch {
+	case t == dtype.BFloat16:
+		return uint16(b >> 16)
+	case f != f:
+		return uint16(b>>16)&0x8000 | 0x7c00 | uint16(b>>13)&0x3ff
+	}
+	return dtype.Float16FromFloat32(f)
+}
+
 // redStore writes the results (divided by count for Mean) to the output.
 func redStore[A fp.Number](r *Reduce, a *redArgs, res []redAcc[A]) error {
 	if r.Op.IsArg() {
@@ -1070,13 +1085,14 @@ func redStore[A fp.Number](r *Reduce, a *redArgs, res []redAcc[A]) error {
 		out := cpu.Slice[uint16](a.out)
 		for o, acc := range res {
 			v := acc.v
-			if !r.Op.IsArg() {
-				if r.Mean {
-					v /= A(a.count)
-				}
-				v = fp.Canon(v) // the float32 accumulator kept a NaN operand's payload
+			if r.Op.IsArg() {
+				out[o] = halfBitsOf(ot, float32(v)) // the element itself: a NaN's bits too
+				continue
 			}
-			out[o] = to(float32(v))
+			if r.Mean {
+				v /= A(a.count)
+			}
+			out[o] = to(float32(fp.Canon(v))) // the float32 accumulator kept a NaN operand's payload
 		}
 		return nil
 	}
