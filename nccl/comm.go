@@ -295,10 +295,18 @@ func (c *Comm) setErr(cause error) (error, bool) {
 //
 // The communicator's context, ending, aborts it the same way. Abort is idempotent and
 // safe to call at any time from any goroutine; after it, Close has nothing left to do.
-// Aborting a nil communicator is an error wrapping gpu.ErrInvalidValue.
+// Abort of a closed communicator does nothing (it has left the clique: a deferred
+// Abort after Close does not abort the other ranks). Aborting a nil communicator is an
+// error wrapping gpu.ErrInvalidValue.
 func (c *Comm) Abort() error {
 	if c == nil {
 		return errNilComm
+	}
+	c.mu.Lock()
+	closed := c.closed
+	c.mu.Unlock()
+	if closed {
+		return nil
 	}
 	c.fail(fmt.Errorf("nccl: rank %d: Abort called", c.rank))
 	return nil
@@ -638,7 +646,8 @@ func (c *Comm) Group(f func() error) error { return Group([]*Comm{c}, f) }
 //
 // While f runs, every call on comms, from any goroutine, joins the group: it checks its
 // arguments and returns at once. If f returns an error, the collected calls are
-// dropped, none is launched, and Group returns f's error. Otherwise Group launches them
+// dropped, none is launched, and Group returns f's error; if f panics, they are dropped
+// and the panic goes on. Otherwise Group launches them
 // and returns the launch's error. The buffers of the calls are ordered as for single
 // calls, their uses recorded after the launch; a buffer may be used by several calls of
 // a group, but on one stream only (else Group returns an error wrapping
@@ -684,19 +693,39 @@ func Group(comms []*Comm, f func() error) error {
 		}
 	}
 	if outer != nil {
-		// Nested: the outer Group launches.
+		// Nested: the outer Group launches. An error or a panic of f drops f's calls.
 		g.mu.Lock()
 		mark := len(g.ops)
 		g.mu.Unlock()
-		if err := f(); err != nil {
+		done := false
+		drop := func() {
 			g.mu.Lock()
 			g.ops = g.ops[:min(mark, len(g.ops))]
 			g.mu.Unlock()
+		}
+		defer func() {
+			if !done {
+				drop() // f panicked
+			}
+		}()
+		err := f()
+		done = true
+		if err != nil {
+			drop()
 			return err
 		}
 		return nil
 	}
+	// A panic of f ends the group too (its calls dropped, the communicators free for
+	// later calls and groups), then goes on.
+	done := false
+	defer func() {
+		if !done {
+			g.detach()
+		}
+	}()
 	err := f()
+	done = true
 	g.detach()
 	if err != nil {
 		return err

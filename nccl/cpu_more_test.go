@@ -751,3 +751,60 @@ func TestNilCommAndContext(t *testing.T) {
 	}()
 	newRig(t, comms).runSpec(t, spec{kind: opBroadcast, t: dtype.Int64, count: 33, root: 1, seed: 9}, true)
 }
+
+// TestCPUAvgManyRanks: Avg of 1-byte integers on 128 and 256 ranks divides by world in
+// 64 bits (int8(128) is -128 and uint8(256) is 0: the sum divided by those was wrong or
+// faulted the device).
+func TestCPUAvgManyRanks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("hundreds of ranks")
+	}
+	for _, c := range []struct {
+		world int
+		t     dtype.DType
+	}{{128, dtype.Int8}, {130, dtype.Int8}, {256, dtype.Uint8}} {
+		comms := cpuGroup(t, c.world)
+		r := newRig(t, comms)
+		r.runSpec(t, spec{kind: opAllReduce, t: c.t, count: 33, red: Avg, seed: 5}, true)
+	}
+}
+
+// TestCPUAbortAfterClose: Abort of a closed communicator (a deferred Abort after Close)
+// leaves the other ranks alone.
+func TestCPUAbortAfterClose(t *testing.T) {
+	comms := cpuGroup(t, 2)
+	if err := comms[0].Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := comms[0].Abort(); err != nil {
+		t.Fatal(err)
+	}
+	if err := comms[1].Err(); err != nil {
+		t.Fatalf("rank 1 after rank 0's Close and Abort: %v", err)
+	}
+}
+
+// TestGroupPanic: a panic inside Group's function drops its calls and ends the group:
+// the communicators take later calls and groups as before.
+func TestGroupPanic(t *testing.T) {
+	comms := cpuGroup(t, 2)
+	r := newRig(t, comms)
+	func() {
+		defer func() {
+			if p := recover(); p != "boom" {
+				t.Fatalf("recover() = %v, want the panic", p)
+			}
+		}()
+		Group(comms, func() error { panic("boom") })
+	}()
+	sp := spec{kind: opAllReduce, t: dtype.Int32, count: 9, red: Sum, seed: 8}
+	r.runSpec(t, sp, true) // (single calls, after the group)
+	nested := func() {
+		defer func() { recover() }()
+		Group(comms, func() error {
+			return Group(comms[:1], func() error { panic("inner") })
+		})
+	}
+	nested()
+	r.runSpec(t, sp, true)
+}

@@ -96,9 +96,16 @@ func reduceInts[T integer](red Op, world int, dstb, srcb [][]byte, workers int) 
 				}
 			}
 			if red == Avg {
-				d := T(world)
-				for i := range acc {
-					acc[i] /= d
+				// Divided in 64 bits: T(world) overflows a 1-byte type from 128 ranks.
+				var zero T
+				if zero-1 < 0 {
+					for i := range acc {
+						acc[i] = T(int64(acc[i]) / int64(world))
+					}
+				} else {
+					for i := range acc {
+						acc[i] = T(uint64(acc[i]) / uint64(world))
+					}
 				}
 			}
 			for _, d := range dsts {
