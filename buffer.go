@@ -448,8 +448,9 @@ func (b *Buffer) Access(s *Stream, mode AccessMode, f func(p DevicePtr) error) e
 // until pending writes are done; for Write, also pending reads), then runs f with the
 // buffer's bytes. The buffer must be pinned or unified memory (any memory on the CPU
 // backend); device memory gives an error wrapping ErrNotSupported (copy instead). Other
-// operations on the buffer wait until f returns; f must not use the buffer through this
-// package. If ctx ends first (before the call, too), HostAccess returns ctx.Err()
+// operations on the buffer wait until f returns (the host's waits, such as CopyToHost
+// or another HostAccess, until their contexts end); f must not use the buffer through
+// this package. If ctx ends first (before the call, too), HostAccess returns ctx.Err()
 // without running f.
 func (b *Buffer) HostAccess(ctx context.Context, mode AccessMode, f func(host []byte) error) error {
 	if err := nilContext(ctx); err != nil {
@@ -473,7 +474,7 @@ func (b *Buffer) HostAccess(ctx context.Context, mode AccessMode, f func(host []
 		return err // as when it ends during the wait, whether or not there is one
 	}
 	for {
-		if err := lockAll([]*allocation{a}); err != nil {
+		if err := lockAllCtx(ctx, []*allocation{a}); err != nil {
 			return err
 		}
 		if a.freed {
@@ -502,12 +503,16 @@ func (b *Buffer) HostAccess(ctx context.Context, mode AccessMode, f func(host []
 				return err
 			}
 		}
-		if err := lockAll([]*allocation{a}); err != nil {
+		if err := lockAllCtx(ctx, []*allocation{a}); err != nil {
 			return err
 		}
 		if a.version != ver || a.freed {
 			a.mu.Unlock()
 			continue
+		}
+		if err := ctx.Err(); err != nil {
+			a.mu.Unlock()
+			return err // f doesn't run once ctx has ended
 		}
 		if r := a.dev.race.Load(); r != nil {
 			r.hostAccess(a, mode, b.off, b.off+b.size)

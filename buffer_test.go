@@ -224,3 +224,53 @@ func TestTrackingSettles(t *testing.T) {
 		})
 	}
 }
+
+// TestHostWaitBehindScope: a host wait for a buffer that another goroutine holds in a
+// HostAccess scope ends with its context (the scope holds the buffer's lock while its
+// function runs; the wait used to block on that lock whatever its context), and
+// HostAccess doesn't run its function once its context has ended.
+func TestHostWaitBehindScope(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		b, err := d.AllocPinned(64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Free()
+		held, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+		go func() {
+			done <- b.HostAccess(context.Background(), gpu.Read, func([]byte) error {
+				close(held)
+				<-release
+				return nil
+			})
+		}()
+		<-held
+		result := make(chan error, 2)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+			defer cancel()
+			result <- b.CopyToHost(ctx, make([]byte, 8))
+			ctx2, cancel2 := context.WithTimeout(context.Background(), 20*time.Millisecond)
+			defer cancel2()
+			result <- b.HostAccess(ctx2, gpu.Write, func([]byte) error {
+				t.Error("HostAccess ran its function after its context ended")
+				return nil
+			})
+		}()
+		for _, what := range []string{"CopyToHost", "HostAccess"} {
+			select {
+			case err := <-result:
+				if !errors.Is(err, context.DeadlineExceeded) {
+					t.Errorf("%s behind another goroutine's scope: %v, want its context's deadline", what, err)
+				}
+			case <-time.After(20 * time.Second):
+				close(release)
+				t.Fatalf("%s behind another goroutine's scope didn't end with its context", what)
+			}
+		}
+		close(release)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	})
+}

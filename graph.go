@@ -382,14 +382,6 @@ func (a *allocation) capturedLocked(mode AccessMode, s *Stream) error {
 	return err
 }
 
-// capturedWrite is capturedLocked for a caller that doesn't hold a.mu.
-func (a *allocation) capturedWrite(mode AccessMode) error {
-	if err := lockAll([]*allocation{a}); err != nil {
-		return err
-	}
-	defer a.mu.Unlock()
-	return a.capturedLocked(mode, nil)
-}
 
 // scratch returns clean scratch for a use on s, which captures (scratchOwner): unpooled,
 // a zeroed buffer from s's Alloc (outside the graph) whose zeroing is captured (so that

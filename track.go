@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-gpu/gpu/backend"
 )
@@ -152,6 +153,40 @@ func goid() int64 {
 		return n
 	}
 	return -1
+}
+
+// lockAllCtx is lockAll for the host's waits, which take a context: an allocation
+// stays locked for as long as another goroutine's HostAccess or Access scope runs its
+// function, so while one is busy it polls (yielding, then sleeping up to a millisecond)
+// and gives up with ctx's error when ctx ends.
+func lockAllCtx(ctx context.Context, as []*allocation) error {
+	for spins := 0; ; spins++ {
+		busy := -1
+		for i, a := range as {
+			if a.mu.TryLock() {
+				continue
+			}
+			for _, b := range as[:i] {
+				b.mu.Unlock()
+			}
+			if a.scope.Load() != 0 && heldByMe(&a.scope) {
+				return fmt.Errorf("%w (use the raw pointer inside the scope)", ErrInScope)
+			}
+			busy = i
+			break
+		}
+		if busy < 0 {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if spins < 100 {
+			runtime.Gosched()
+		} else {
+			time.Sleep(min(time.Duration(spins-99)*10*time.Microsecond, time.Millisecond))
+		}
+	}
 }
 
 // lockAll locks the allocations (sorted, distinct) without holding some while waiting
@@ -386,7 +421,14 @@ func (s *Stream) trackedReady(ctx context.Context, uses []use, enqueue func() er
 		return 0, err
 	}
 	for _, u := range uses {
-		if err := u.a.capturedWrite(u.mode); err != nil {
+		// (First wait, under ctx, for another goroutine's access scope on it to end:
+		// the tracking below waits for the allocations' locks without a context.)
+		if err := lockAllCtx(ctx, []*allocation{u.a}); err != nil {
+			return 0, err
+		}
+		err := u.a.capturedLocked(u.mode, nil)
+		u.a.mu.Unlock()
+		if err != nil {
 			return 0, err
 		}
 		if u.a.untracked {
@@ -421,7 +463,7 @@ func (s *Stream) trackedReady(ctx context.Context, uses []use, enqueue func() er
 // hostWait waits under ctx until the host may use a with the given mode: for its
 // pending uses (an untracked allocation's: every stream's work).
 func (a *allocation) hostWait(ctx context.Context, mode AccessMode, pol WaitPolicy) error {
-	if err := lockAll([]*allocation{a}); err != nil {
+	if err := lockAllCtx(ctx, []*allocation{a}); err != nil {
 		return err
 	}
 	if a.freed {

@@ -67,7 +67,11 @@
 // ErrInvalidUsage otherwise. A rank that aborts (or whose context ends, or whose device
 // faulted) makes the other ranks' pending kernels return an error, which faults their
 // devices: a CPU device's fault is sticky, like CUDA's, so make new devices to go on.
-// Ranks in several processes are not supported (FromEnv with WORLD_SIZE > 1 returns an
+// A Group launches its ranks' kernels one rank after another: if one rank's launch
+// fails (a buffer freed meanwhile, a closed stream), the ranks launched before it would
+// wait for it forever, so the communicators are aborted, as by a failed rank (on CUDA
+// the group is one ncclGroupEnd, and a failed launch launches nothing). Ranks in
+// several processes are not supported (FromEnv with WORLD_SIZE > 1 returns an
 // error wrapping ErrNotSupported).
 //
 // NVLink multicast (NVLS) stays off: package ncclapi sets NCCL_NVLS_ENABLE=0 before
