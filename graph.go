@@ -382,7 +382,6 @@ func (a *allocation) capturedLocked(mode AccessMode, s *Stream) error {
 	return err
 }
 
-
 // scratch returns clean scratch for a use on s, which captures (scratchOwner): unpooled,
 // a zeroed buffer from s's Alloc (outside the graph) whose zeroing is captured (so that
 // every launch zeroes it); pooled, a block of the capture's own, zeroed once on the side
