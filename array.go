@@ -156,14 +156,15 @@ func (a *Array[T]) IsContiguous() bool {
 	return contiguous(a.shape, a.strides)
 }
 
-// Free frees the array's buffer (see Buffer.Free). Freeing a view is an error: free the
-// array it was made from. Freeing a nil array is an error wrapping ErrInvalidValue.
+// Free frees the array's buffer (see Buffer.Free). Freeing a view (of an array, or
+// ArrayOf a buffer) is an error: free the array or buffer it was made from. Freeing a
+// nil array is an error wrapping ErrInvalidValue.
 func (a *Array[T]) Free() error {
 	if a.isNil() {
 		return errNilArray
 	}
 	if a.view {
-		return fmt.Errorf("gpu: Free of an array view: free the array it was made from: %w", ErrInvalidValue)
+		return fmt.Errorf("gpu: Free of an array view: free the array or buffer it was made from: %w", ErrInvalidValue)
 	}
 	return a.buf.Free()
 }

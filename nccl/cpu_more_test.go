@@ -217,8 +217,8 @@ func TestCPUFromEnv(t *testing.T) {
 		t.Errorf("FromEnv with 2 CPU processes = %v, want ErrNotSupported", err)
 	}
 	t.Setenv("RANK", "5")
-	if _, err := FromEnv(context.Background(), d); err == nil {
-		t.Error("FromEnv with RANK out of range gave no error")
+	if _, err := FromEnv(context.Background(), d); !errors.Is(err, gpu.ErrInvalidValue) {
+		t.Errorf("FromEnv with RANK out of range = %v, want ErrInvalidValue", err)
 	}
 }
 

@@ -151,7 +151,7 @@ func FromEnv(ctx context.Context, dev *gpu.Device, opts ...Option) (*Comm, error
 	}
 	env, err := rendezvous.FromEnv()
 	if err != nil {
-		return nil, fmt.Errorf("nccl: FromEnv: %w", err)
+		return nil, fmt.Errorf("nccl: FromEnv: %w (%w)", err, gpu.ErrInvalidValue)
 	}
 	if dev == nil {
 		if dev, err = gpu.OpenBackend("cuda", env.LocalRank); err != nil {
