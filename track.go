@@ -155,28 +155,48 @@ func goid() int64 {
 	return -1
 }
 
+// tryLockAll locks the allocations (sorted, distinct) if none is busy and returns -1;
+// else it releases those it took and returns the index of the busy one. It fails with
+// ErrInScope if the caller holds that one in an access scope.
+func tryLockAll(as []*allocation) (int, error) {
+	for i, a := range as {
+		if a.mu.TryLock() {
+			continue
+		}
+		for _, b := range as[:i] {
+			b.mu.Unlock()
+		}
+		if a.scope.Load() != 0 && heldByMe(&a.scope) {
+			return i, fmt.Errorf("%w (use the raw pointer inside the scope)", ErrInScope)
+		}
+		return i, nil
+	}
+	return -1, nil
+}
+
+// lockAll locks the allocations (sorted, distinct) without holding some while waiting
+// for others: if one is busy, it releases the rest, waits for that one, and retries. It
+// fails with ErrInScope if the caller holds one in an access scope.
+func lockAll(as []*allocation) error {
+	for {
+		busy, err := tryLockAll(as)
+		if busy < 0 || err != nil {
+			return err
+		}
+		as[busy].mu.Lock()
+		as[busy].mu.Unlock()
+	}
+}
+
 // lockAllCtx is lockAll for the host's waits, which take a context: an allocation
 // stays locked for as long as another goroutine's HostAccess or Access scope runs its
 // function, so while one is busy it polls (yielding, then sleeping up to a millisecond)
 // and gives up with ctx's error when ctx ends.
 func lockAllCtx(ctx context.Context, as []*allocation) error {
 	for spins := 0; ; spins++ {
-		busy := -1
-		for i, a := range as {
-			if a.mu.TryLock() {
-				continue
-			}
-			for _, b := range as[:i] {
-				b.mu.Unlock()
-			}
-			if a.scope.Load() != 0 && heldByMe(&a.scope) {
-				return fmt.Errorf("%w (use the raw pointer inside the scope)", ErrInScope)
-			}
-			busy = i
-			break
-		}
-		if busy < 0 {
-			return nil
+		busy, err := tryLockAll(as)
+		if busy < 0 || err != nil {
+			return err
 		}
 		if err := ctx.Err(); err != nil {
 			return err
@@ -186,30 +206,6 @@ func lockAllCtx(ctx context.Context, as []*allocation) error {
 		} else {
 			time.Sleep(min(time.Duration(spins-99)*10*time.Microsecond, time.Millisecond))
 		}
-	}
-}
-
-// lockAll locks the allocations (sorted, distinct) without holding some while waiting
-// for others: if one is busy, it releases the rest, waits for that one, and retries. It
-// fails with ErrInScope if the caller holds one in an access scope.
-func lockAll(as []*allocation) error {
-outer:
-	for {
-		for i, a := range as {
-			if a.mu.TryLock() {
-				continue
-			}
-			for _, b := range as[:i] {
-				b.mu.Unlock()
-			}
-			if a.scope.Load() != 0 && heldByMe(&a.scope) {
-				return fmt.Errorf("%w (use the raw pointer inside the scope)", ErrInScope)
-			}
-			a.mu.Lock()
-			a.mu.Unlock()
-			continue outer
-		}
-		return nil
 	}
 }
 

@@ -3,9 +3,11 @@ package main
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 
 	"github.com/go-gpu/gpu/backend/cuda/cu"
 	"github.com/go-gpu/gpu/bench"
@@ -31,17 +33,25 @@ import (
 
 // rawSearchPTX is the floor kernel's module: entry searchsorted_sector(out, a, q, n,
 // m), out int64[n], a float32[m] sorted (m a multiple of 8, at least 8), q float32[n].
-const rawSearchPTX = `
+var rawSearchPTX = rawSearchModule()
+
+func rawSearchModule() string {
+	var count strings.Builder
+	for k := range 8 {
+		// key k of the sector (%f3 to %f10) below v (%f1): one more in %r4
+		fmt.Fprintf(&count, "\tsetp.lt.f32 %%p2, %%f%d, %%f1;\n\tselp.u32 %%r5, 1, 0, %%p2;\n\tadd.u32 %%r4, %%r4, %%r5;\n", k+3)
+	}
+	return `
 .version 7.0
 .target sm_80
 .address_size 64
 
 .visible .entry searchsorted_sector(.param .u64 out, .param .u64 a, .param .u64 q, .param .u64 n, .param .u64 m)
 {
-	.reg .pred %p<10>;
-	.reg .b32 %r<12>;
+	.reg .pred %p<3>;
+	.reg .b32 %r<6>;
 	.reg .b64 %rd<12>;
-	.reg .f32 %f<12>;
+	.reg .f32 %f<11>;
 	ld.param.u64 %rd1, [out];
 	ld.param.u64 %rd2, [a];
 	ld.param.u64 %rd3, [q];
@@ -65,35 +75,13 @@ const rawSearchPTX = `
 	sub.u64 %rd9, %rd5, 8;
 	min.u64 %rd8, %rd8, %rd9;
 	and.b64 %rd8, %rd8, -8;
-	// the sector: a[j .. j+8)
+	// the sector: a[j .. j+8), and the count of its keys below v
 	shl.b64 %rd9, %rd8, 2;
 	add.u64 %rd9, %rd2, %rd9;
 	ld.global.nc.v4.f32 {%f3, %f4, %f5, %f6}, [%rd9];
 	ld.global.nc.v4.f32 {%f7, %f8, %f9, %f10}, [%rd9+16];
-	setp.lt.f32 %p2, %f3, %f1;
-	selp.u32 %r4, 1, 0, %p2;
-	setp.lt.f32 %p3, %f4, %f1;
-	selp.u32 %r5, 1, 0, %p3;
-	add.u32 %r4, %r4, %r5;
-	setp.lt.f32 %p4, %f5, %f1;
-	selp.u32 %r5, 1, 0, %p4;
-	add.u32 %r4, %r4, %r5;
-	setp.lt.f32 %p5, %f6, %f1;
-	selp.u32 %r5, 1, 0, %p5;
-	add.u32 %r4, %r4, %r5;
-	setp.lt.f32 %p6, %f7, %f1;
-	selp.u32 %r5, 1, 0, %p6;
-	add.u32 %r4, %r4, %r5;
-	setp.lt.f32 %p7, %f8, %f1;
-	selp.u32 %r5, 1, 0, %p7;
-	add.u32 %r4, %r4, %r5;
-	setp.lt.f32 %p8, %f9, %f1;
-	selp.u32 %r5, 1, 0, %p8;
-	add.u32 %r4, %r4, %r5;
-	setp.lt.f32 %p9, %f10, %f1;
-	selp.u32 %r5, 1, 0, %p9;
-	add.u32 %r4, %r4, %r5;
-	cvt.u64.u32 %rd10, %r4;
+	mov.u32 %r4, 0;
+` + count.String() + `	cvt.u64.u32 %rd10, %r4;
 	add.u64 %rd10, %rd8, %rd10;
 	shl.b64 %rd11, %rd6, 3;
 	add.u64 %rd11, %rd1, %rd11;
@@ -101,6 +89,7 @@ const rawSearchPTX = `
 	ret;
 }
 `
+}
 
 // rawSearchBlock is the floor kernel's block size.
 const rawSearchBlock = 256
