@@ -435,7 +435,7 @@ func (b *Buffer) Access(s *Stream, mode AccessMode, f func(p DevicePtr) error) e
 	if f == nil {
 		return fmt.Errorf("gpu: Access with a nil function: %w", ErrInvalidValue)
 	}
-	if mode&ReadWrite == 0 {
+	if !mode.valid() {
 		return fmt.Errorf("gpu: access mode %d: %w", mode, ErrInvalidValue)
 	}
 	_, err := s.trackedScope([]use{b.use(mode)}, func() error {
@@ -462,7 +462,7 @@ func (b *Buffer) HostAccess(ctx context.Context, mode AccessMode, f func(host []
 	if f == nil {
 		return fmt.Errorf("gpu: HostAccess with a nil function: %w", ErrInvalidValue)
 	}
-	if mode&ReadWrite == 0 {
+	if !mode.valid() {
 		return fmt.Errorf("gpu: access mode %d: %w", mode, ErrInvalidValue)
 	}
 	a := b.a

@@ -274,3 +274,28 @@ func TestHostWaitBehindScope(t *testing.T) {
 		}
 	})
 }
+
+// TestAccessModes: Access and HostAccess take Read, Write or ReadWrite; 0 and undefined
+// bits are errors wrapping ErrInvalidValue, before f runs.
+func TestAccessModes(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		b, err := d.AllocPinned(16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Free()
+		for _, m := range []gpu.AccessMode{0, 4, 0xff, gpu.ReadWrite | 8} {
+			if err := b.Access(s, m, func(gpu.DevicePtr) error { t.Errorf("Access ran f with mode %d", m); return nil }); !errors.Is(err, gpu.ErrInvalidValue) {
+				t.Errorf("Access with mode %d: %v, want ErrInvalidValue", m, err)
+			}
+			if err := b.HostAccess(context.Background(), m, func([]byte) error { t.Errorf("HostAccess ran f with mode %d", m); return nil }); !errors.Is(err, gpu.ErrInvalidValue) {
+				t.Errorf("HostAccess with mode %d: %v, want ErrInvalidValue", m, err)
+			}
+		}
+		for _, m := range []gpu.AccessMode{gpu.Read, gpu.Write, gpu.ReadWrite} {
+			if err := b.HostAccess(context.Background(), m, func([]byte) error { return nil }); err != nil {
+				t.Errorf("HostAccess with mode %v: %v", m, err)
+			}
+		}
+	})
+}

@@ -198,6 +198,9 @@ const (
 	ReadWrite = Read | Write
 )
 
+// valid reports whether m is Read, Write or ReadWrite.
+func (m AccessMode) valid() bool { return m != 0 && m&^ReadWrite == 0 }
+
 // String returns "read", "write", "read-write", or "AccessMode(n)" for other values.
 func (m AccessMode) String() string {
 	switch m {
@@ -307,7 +310,7 @@ func (a *Array[T]) byteSpan() (lo, n int64) {
 }
 
 func bufferArg(x Operand, mode AccessMode) BufferArg {
-	if x == nil || mode&ReadWrite == 0 {
+	if x == nil || !mode.valid() {
 		return BufferArg{}
 	}
 	if c, ok := x.(argCacher); ok {
