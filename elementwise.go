@@ -26,7 +26,8 @@ type Vars map[string]any
 // Eval evaluates src, an expression in Go syntax over the names in vars (see package
 // expr for the syntax, NumPy's promotion rules and the functions), as one fused
 // kernel on s, and returns the result as a new array of R. Array operands broadcast
-// together by NumPy's rules; the result, computed in the promoted type, is converted to
+// together by NumPy's rules (every array in vars, one the expression doesn't use too:
+// pass only the arrays it uses); the result, computed in the promoted type, is converted to
 // R (as numpy.ndarray.astype). A float16 or bfloat16 result is computed in float32 and
 // rounded once, when stored: to R itself, so that Eval[float64] of "x*3" with a float16
 // x gives the float32 product, not the float16 one NumPy's (x*3).astype(float64) gives

@@ -330,6 +330,10 @@ func (c *checker) expr(e ast.Expr) operand {
 	case *ast.UnaryExpr:
 		return c.unary(e)
 	case *ast.BinaryExpr:
+		if st, ok := e.Y.(*ast.StarExpr); ok && e.Op == token.MUL && st.Star == e.OpPos+1 {
+			// x ** y parses as x * (*y).
+			c.errorf(st.Star, "** is not supported: for x**y write pow(x, y)")
+		}
 		return c.binary(e)
 	case *ast.CallExpr:
 		return c.call(e)
@@ -342,8 +346,7 @@ func (c *checker) expr(e ast.Expr) operand {
 	case *ast.SelectorExpr:
 		c.errorf(e.Pos(), "selectors (x.y) are not supported")
 	case *ast.StarExpr:
-		// x ** y parses as x * (*y).
-		c.errorf(e.Pos(), "pointer indirection is not supported (for x**y write pow(x, y))")
+		c.errorf(e.Pos(), "pointer indirection (*x) is not supported")
 	case *ast.FuncLit:
 		c.errorf(e.Pos(), "function literals are not supported")
 	case *ast.CompositeLit:

@@ -304,6 +304,7 @@ func TestErrors(t *testing.T) {
 		{"f32.x", 1, "selectors"},
 		{"*f32", 1, "pointer indirection"},
 		{"f32 ** 2", 6, "pow(x, y)"},
+		{"f32 + * 2", 7, "pointer indirection (*x)"},
 		{"f32 // 2", 5, "// is not floor division"},
 		{"f32 /* half */ / 2", 5, "comments are not supported"},
 		{"f32 +\n  1 // c", 5, "comments are not supported"},
