@@ -56,7 +56,7 @@ func BenchmarkSortTuned(b *testing.B) {
 		func(c *gpu.SortConfig) { c.Items4, c.LongItems4 = 12, 0 },
 		func(c *gpu.SortConfig) { c.Items4, c.LongItems4 = 20, 0 },
 		func(c *gpu.SortConfig) { c.LongItems4 = 24 },
-		func(c *gpu.SortConfig) { c.FullTiles = gpu.SortFullLong },
+		func(c *gpu.SortConfig) { c.FullTiles = gpu.SortFullNone },
 		func(c *gpu.SortConfig) { c.FullTiles = gpu.SortFullAll },
 		func(c *gpu.SortConfig) { c.FullTiles, c.LongItems4 = gpu.SortFullAll, 0 },
 	} {
@@ -198,6 +198,64 @@ func benchSortFusedWays[T float32 | float64](b *testing.B, s *gpu.Stream, ways [
 				}
 			}
 			scRun(b, s, int64(2*dtype.Of[T]().Size()*n), func() (interface{ Free() error }, error) { return gpu.Sort(s, x, 0) })
+		})
+	}
+}
+
+// BenchmarkSortFullTilesMid sorts and argsorts rows of 2^21 to 2^24 keys (the passes
+// below the long rows', one call plus a synchronize per iteration) with full tiles
+// given to the long rows' passes only (gpu.SortFullLong) and to every pass
+// (SortFullAll), float32 and float64 keys; each configuration's result must equal the
+// other's. On the CPU (2^16 keys) they are the same sort.
+//
+//	go test -run XXX -bench SortFullTilesMid -benchtime 50x .
+func BenchmarkSortFullTilesMid(b *testing.B) {
+	d := scBenchDev(b)
+	s := d.DefaultStream()
+	sizes := []int{1 << 21, 1 << 22, 1 << 23, 1 << 24}
+	if !scBenchLarge(d) {
+		sizes = []int{1 << 16}
+	}
+	def := gpu.SortConfigFromEnv(func(string) string { return "" })
+	for _, n := range sizes {
+		b.Run(fmt.Sprintf("%d/float32", n), func(b *testing.B) { sortFullTilesMid[float32](b, s, def, n) })
+		b.Run(fmt.Sprintf("%d/float64", n), func(b *testing.B) { sortFullTilesMid[float64](b, s, def, n) })
+	}
+}
+
+func sortFullTilesMid[T float32 | float64](b *testing.B, s *gpu.Stream, def gpu.SortConfig, n int) {
+	x, err := gpu.Rand[T](s, gpu.NewGenerator(uint64(n)), n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer x.Free()
+	size := int64(dtype.Of[T]().Size())
+	var ref []int64
+	for _, full := range []int{gpu.SortFullLong, gpu.SortFullAll} {
+		c := def
+		c.FullTiles = full
+		name := []string{"off", "long", "all"}[full]
+		b.Run("sort/full="+name, func(b *testing.B) {
+			defer gpu.SetSortConfig(gpu.SetSortConfig(c))
+			scRun(b, s, 2*size*int64(n), func() (interface{ Free() error }, error) { return gpu.Sort(s, x, 0) })
+		})
+		b.Run("argsort/full="+name, func(b *testing.B) {
+			defer gpu.SetSortConfig(gpu.SetSortConfig(c))
+			i, err := gpu.Argsort(s, x, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			got := toSliceB(b, i)
+			i.Free()
+			if ref == nil {
+				ref = got
+			}
+			for k := range got {
+				if got[k] != ref[k] {
+					b.Fatalf("full=%s: index %d = %d, full=long %d", name, k, got[k], ref[k])
+				}
+			}
+			scRun(b, s, (size+8)*int64(n), func() (interface{ Free() error }, error) { return gpu.Argsort(s, x, 0) })
 		})
 	}
 }

@@ -70,7 +70,7 @@ func TestSortResidentBlocks(t *testing.T) {
 	}
 }
 
-// sortConfig.FullTiles: none by default; long gives RadixPass.FullTiles to the long
+// sortConfig.FullTiles: long by default, which gives RadixPass.FullTiles to the long
 // rows' passes alone; all to every pass.
 func TestSortPassFullTiles(t *testing.T) {
 	h200 := DeviceInfo{Backend: "cuda", Multiprocessors: 132, MaxSharedPerMultiprocessor: 228 << 10, ReservedSharedPerBlock: 1 << 10}
@@ -80,7 +80,7 @@ func TestSortPassFullTiles(t *testing.T) {
 		n          int
 		long, full bool
 	}{
-		{"", 1 << 28, true, false}, {"", 1 << 22, false, false},
+		{"", 1 << 28, true, true}, {"", 1 << 22, false, false},
 		{"off", 1 << 28, true, false},
 		{"long", 1 << 28, true, true}, {"long", 1 << 22, false, false},
 		{"all", 1 << 28, true, true}, {"all", 1 << 22, false, true},

@@ -638,7 +638,8 @@ func TestSortSegments(t *testing.T) {
 		for _, segMax := range []int{3 * 1536, 16*1536 + 100, 1 << 28} {
 			c := def
 			c.LongItems4, c.LongItems8, c.LongMinBlocks, c.LongWaves, c.SmallItems, c.SegMax = 6, 5, 1, 0, 0, segMax
-			c.FusedMax = 0 // (the hook sees the passes of every sort)
+			c.FusedMax = 0                 // (the hook sees the passes of every sort)
+			c.FullTiles = gpu.SortFullNone // (the long passes both ways)
 			if segMax == 3*1536 {
 				c.FullTiles = gpu.SortFullLong
 			}
@@ -704,13 +705,13 @@ func TestSortConfigFromEnv(t *testing.T) {
 	if !def.LeanLookback || !def.HistLean || def.SmallItems != 8 || def.SmallLookback != 8 || def.Lookback != 4 || def.LookbackVals != 2 || def.Rank != kernel.RankBallot ||
 		def.MinBlocks != 4 || def.Items4 != 16 || def.Items8 != 12 || def.LongItems4 != 28 || def.LongItems8 != 16 || def.LongMinBlocks != 3 ||
 		def.LongWaves != 4 || def.PDL || def.FusedMax != 1<<24 || def.FusedItems4 != 26 || def.FusedBlocks != 2 || !def.FusedSplit ||
-		def.FullTiles != gpu.SortFullNone || def.FusedFull {
+		def.FullTiles != gpu.SortFullLong || def.FusedFull {
 		t.Fatalf("defaults: %+v", def)
 	}
 	if c := gpu.SortConfigFromEnv(env("GPU_SORT_FUSED", "0", "GPU_SORT_FUSED_BLOCKS", "1", "GPU_SORT_FUSED_SPLIT", "off", "GPU_SORT_FUSED_ITEMS", "20",
-		"GPU_SORT_FUSED_FULL", "on", "GPU_SORT_FULL_TILES", "long")); c.FusedMax != 0 || c.FusedBlocks != 1 || c.FusedSplit || c.FusedItems4 != 20 ||
-		!c.FusedFull || c.FullTiles != gpu.SortFullLong {
-		t.Fatalf("GPU_SORT_FUSED=0 GPU_SORT_FUSED_BLOCKS=1 GPU_SORT_FUSED_SPLIT=off GPU_SORT_FUSED_ITEMS=20 GPU_SORT_FUSED_FULL=on GPU_SORT_FULL_TILES=long: %+v", c)
+		"GPU_SORT_FUSED_FULL", "on", "GPU_SORT_FULL_TILES", "off")); c.FusedMax != 0 || c.FusedBlocks != 1 || c.FusedSplit || c.FusedItems4 != 20 ||
+		!c.FusedFull || c.FullTiles != gpu.SortFullNone {
+		t.Fatalf("GPU_SORT_FUSED=0 GPU_SORT_FUSED_BLOCKS=1 GPU_SORT_FUSED_SPLIT=off GPU_SORT_FUSED_ITEMS=20 GPU_SORT_FUSED_FULL=on GPU_SORT_FULL_TILES=off: %+v", c)
 	}
 	c := gpu.SortConfigFromEnv(env("GPU_SORT_LOOKBACK_LEAN", "0", "GPU_SORT_HIST_LEAN", "off", "GPU_SORT_SMALL_ITEMS", "0",
 		"GPU_SORT_SMALL_LOOKBACK", "0", "GPU_SORT_RANK", "or", "GPU_SORT_LOOKBACK", "8", "GPU_SORT_LOOKBACK_VALS", "0", "GPU_SORT_PDL", "1"))

@@ -779,24 +779,32 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // call (3-4 µs of that row: 41.4-45.5 against 44.9-49.6 µs, builds in turn).
 // GPU_SORT_FULL_TILES (off, long or all: which passes give full tiles, every tile but
 // a row's partial last one, a copy of the key loads and the ranking without the
-// per-item bounds tests, sortConfig.FullTiles and RadixPass.FullTiles; default off: not
-// yet measured on a GPU). ptxas 11.8 for sm_90 drops the long rows' 28-item passes'
-// spills with it (keys of up to 4 bytes: 84-92 bytes without values, 8-12 with
-// indices, to none), and the SASS a full tile of float32 keys alone runs through is
-// 2413 instructions against the whole default kernel's 2663 (static counts of the
-// kernels' straight-line code; the full copy also skips the ballot of the items'
-// validity); but 8-byte keys' 12-item passes under four blocks spill more (24-56
-// bytes against 0-8), so long, not all, is the candidate default.
+// per-item bounds tests, sortConfig.FullTiles and RadixPass.FullTiles; default long).
+// ptxas 11.8 for sm_90 drops the long rows' 28-item passes' spills with it (keys of
+// up to 4 bytes: 84-92 bytes without values, 8-12 with indices, to none), and the SASS
+// a full tile of float32 keys alone runs through is 2413 instructions against the
+// whole default kernel's 2663 (static counts of the kernels' straight-line code; the
+// full copy also skips the ballot of the items' validity); but 8-byte keys' 12-item
+// passes under four blocks spill more (24-56 bytes against 0-8). On the H200
+// (2026-12-05, gpubench, six processes of each in turn, medians, ms, off against
+// long): sort of 2^28 float32 5.83 against 5.11, int32 5.79 against 5.05, argsort
+// 7.84 against 7.40 (int32 8.02 against 7.66), sort of 2^27 float64 8.64 against 8.09,
+// argsort 11.22 against 10.94; BenchmarkSortTuned at 2^28 float32, three runs, sort
+// 6.10-6.25 against 5.31-5.56 (all: 5.31-5.52), argsort 8.09-8.14 against 7.59-7.68.
 // GPU_SORT_FUSED_FULL (on: a fused sort whose row is a whole number of its tiles, as
 // 512000 keys are of 4096, leaves out the bounds tests, sortConfig.FusedFull and
-// RadixFused.Full; default off: not yet measured on a GPU) cuts that float32 kernel's
-// static SASS from 2960 instructions to 2424 (ptxas 11.8, sm_90), and at 26 items a
-// thread from 4296 to 3312, its 8 bytes of spills gone.
+// RadixFused.Full; default off) cuts that float32 kernel's static SASS from 2960
+// instructions to 2424 (ptxas 11.8, sm_90), and at 26 items a thread from 4296 to
+// 3312, its 8 bytes of spills gone; but on the H200 (2026-12-05) no row moved past
+// the machine's noise: BenchmarkSortFused, three runs, µs, off against on, 262,144
+// keys 32.4-32.7 against 33.4-35.3, 512,000 38.8-42.0 against 37.5-37.8, 1,048,576
+// 51.2-52.6 against 50.9-51.9; gpubench's 512000 + synchronize, ten processes of
+// each in turn, medians 38.4 against 37.7 µs (new/old 0.98, 95% interval 0.94-1.01).
 func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 4, LookbackVals: 2, HistItems: 8, SegMax: kernel.SortSegmentMax,
 		LoadFence: true, MinBlocks: 4, SmallItems: 8, SmallLookback: 8, LeanLookback: true, HistLean: true,
 		LongItems4: 28, LongItems8: 16, LongMinBlocks: 3, LongWaves: 4, FusedMax: 1 << 24, FusedItems4: 26, FusedBlocks: 2, FusedSplit: true,
-		FusedEarly: true, FusedRank: kernel.RankAtomicOr}
+		FusedEarly: true, FusedRank: kernel.RankAtomicOr, FullTiles: sortFullLong}
 	envInt(getenv, "GPU_SORT_FUSED", 0, 1<<24, &c.FusedMax)
 	envInt(getenv, "GPU_SORT_FUSED_ITEMS", 4, 28, &c.FusedItems4)
 	envInt(getenv, "GPU_SORT_FUSED_BLOCKS", 1, 2, &c.FusedBlocks)

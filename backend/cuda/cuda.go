@@ -393,6 +393,18 @@ func (e *Event) Elapsed(start backend.Event) (time.Duration, error) {
 	if !ok {
 		return 0, fmt.Errorf("cuda: elapsed time from a non-CUDA event: %w", backend.ErrInvalidValue)
 	}
+	// CUDA 13's cuEventElapsedTime may succeed on an event still pending (its doc says
+	// to poll with cuEventQuery, and the H200's driver 580 returns a time), so both
+	// events are queried first.
+	for _, ev := range [...]*Event{s, e} {
+		done, err := ev.Query()
+		if err != nil {
+			return 0, err
+		}
+		if !done {
+			return 0, fmt.Errorf("cuda: elapsed time of an event not yet complete: %w", backend.ErrInvalidValue)
+		}
+	}
 	ms, err := e.d.ctx.EventElapsedTime(s.h, e.h)
 	if ce := (*cu.Error)(nil); errors.As(err, &ce) && ce.Code == cu.ErrorNotReady {
 		// As on the CPU backend: a caller's mistake, not a device error.
