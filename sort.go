@@ -455,7 +455,8 @@ type sortConfig struct {
 	FusedFull bool
 	// FullTiles is which passes take RadixPass.FullTiles (a copy of the key loads and
 	// the ranking without bounds tests for full tiles): sortFullNone, sortFullLong
-	// (the long rows' passes) or sortFullAll.
+	// (the long rows' passes), sortFullNarrow (those and every pass of keys and values
+	// of at most 4 bytes) or sortFullAll.
 	FullTiles int
 }
 
@@ -464,6 +465,7 @@ const (
 	sortFullNone = iota
 	sortFullLong
 	sortFullAll
+	sortFullNarrow
 )
 
 // sortPDL reports whether the radix sort's plan and passes use programmatic dependent
@@ -593,7 +595,14 @@ func sortPass(cfg sortConfig, info *DeviceInfo, order kernel.SortKey, val kernel
 	}
 	sp.Items, sp.Lookback = items, lb
 	sp.MinBlocks = fits(items, minBlocks)
-	sp.FullTiles = cfg.FullTiles == sortFullAll || cfg.FullTiles == sortFullLong && isLong
+	switch cfg.FullTiles {
+	case sortFullAll:
+		sp.FullTiles = true
+	case sortFullLong:
+		sp.FullTiles = isLong
+	case sortFullNarrow:
+		sp.FullTiles = isLong || ks < 8 && vs < 8
+	}
 	return sp
 }
 

@@ -57,6 +57,7 @@ func BenchmarkSortTuned(b *testing.B) {
 		func(c *gpu.SortConfig) { c.Items4, c.LongItems4 = 20, 0 },
 		func(c *gpu.SortConfig) { c.LongItems4 = 24 },
 		func(c *gpu.SortConfig) { c.FullTiles = gpu.SortFullNone },
+		func(c *gpu.SortConfig) { c.FullTiles = gpu.SortFullLong },
 		func(c *gpu.SortConfig) { c.FullTiles = gpu.SortFullAll },
 		func(c *gpu.SortConfig) { c.FullTiles, c.LongItems4 = gpu.SortFullAll, 0 },
 	} {
@@ -69,7 +70,7 @@ func BenchmarkSortTuned(b *testing.B) {
 	for _, c := range configs {
 		// (at 2^28 keys the long rows' passes run: LongItems4 under LongMinBlocks, when set)
 		name := fmt.Sprintf("k%d/lb%d/mb%d/long%d-mb%d/%v/lf=%v/ll=%v/hl=%v/full=%s", c.Items4, c.Lookback, c.MinBlocks, c.LongItems4, c.LongMinBlocks,
-			c.Rank, c.LoadFence, c.LeanLookback, c.HistLean, []string{"off", "long", "all"}[c.FullTiles])
+			c.Rank, c.LoadFence, c.LeanLookback, c.HistLean, []string{"off", "long", "all", "narrow"}[c.FullTiles])
 		b.Run(fmt.Sprintf("%d/float32/sort/%s", n, name), func(b *testing.B) {
 			defer gpu.SetSortConfig(gpu.SetSortConfig(c))
 			y, err := gpu.Sort(s, x, 0)
@@ -234,7 +235,7 @@ func sortFullTilesMid[T float32 | float64](b *testing.B, s *gpu.Stream, def gpu.
 	for _, full := range []int{gpu.SortFullLong, gpu.SortFullAll} {
 		c := def
 		c.FullTiles = full
-		name := []string{"off", "long", "all"}[full]
+		name := []string{"off", "long", "all", "narrow"}[full]
 		b.Run("sort/full="+name, func(b *testing.B) {
 			defer gpu.SetSortConfig(gpu.SetSortConfig(c))
 			scRun(b, s, 2*size*int64(n), func() (interface{ Free() error }, error) { return gpu.Sort(s, x, 0) })

@@ -34,9 +34,10 @@ func SetSortFusedHook(f func(*kernel.RadixFused)) (restore func()) {
 
 // SortConfig.FullTiles's values.
 const (
-	SortFullNone = sortFullNone
-	SortFullLong = sortFullLong
-	SortFullAll  = sortFullAll
+	SortFullNone   = sortFullNone
+	SortFullLong   = sortFullLong
+	SortFullAll    = sortFullAll
+	SortFullNarrow = sortFullNarrow
 )
 
 // SortConfigFromEnv is sortConfigFromEnv.

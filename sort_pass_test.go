@@ -70,20 +70,28 @@ func TestSortResidentBlocks(t *testing.T) {
 	}
 }
 
-// sortConfig.FullTiles: long by default, which gives RadixPass.FullTiles to the long
-// rows' passes alone; all to every pass.
+// sortConfig.FullTiles: narrow by default, which gives RadixPass.FullTiles to the long
+// rows' passes and to every pass of keys and values of at most 4 bytes; long to the
+// long rows' passes alone; all to every pass.
 func TestSortPassFullTiles(t *testing.T) {
 	h200 := DeviceInfo{Backend: "cuda", Multiprocessors: 132, MaxSharedPerMultiprocessor: 228 << 10, ReservedSharedPerBlock: 1 << 10}
 	f32 := kernel.SortKey{Type: dtype.Float32}
+	f64 := kernel.SortKey{Type: dtype.Float64}
 	for _, c := range []struct {
 		env        string
-		n          int
+		key        kernel.SortKey
+		val        kernel.SortVal
+		vs, n      int
 		long, full bool
 	}{
-		{"", 1 << 28, true, true}, {"", 1 << 22, false, false},
-		{"off", 1 << 28, true, false},
-		{"long", 1 << 28, true, true}, {"long", 1 << 22, false, false},
-		{"all", 1 << 28, true, true}, {"all", 1 << 22, false, true},
+		{"", f32, kernel.ValNone, 0, 1 << 28, true, true}, {"", f32, kernel.ValNone, 0, 1 << 22, false, true},
+		{"", f32, kernel.ValIndex, 4, 1 << 22, false, true}, {"", f32, kernel.ValIndex, 8, 1 << 22, false, false},
+		{"", f64, kernel.ValNone, 0, 1 << 22, false, false}, {"", f64, kernel.ValNone, 0, 1 << 28, true, true},
+		{"narrow", f64, kernel.ValNone, 0, 1 << 22, false, false}, {"narrow", f32, kernel.ValNone, 0, 1 << 22, false, true},
+		{"off", f32, kernel.ValNone, 0, 1 << 28, true, false},
+		{"long", f32, kernel.ValNone, 0, 1 << 28, true, true}, {"long", f32, kernel.ValNone, 0, 1 << 22, false, false},
+		{"all", f32, kernel.ValNone, 0, 1 << 28, true, true}, {"all", f32, kernel.ValNone, 0, 1 << 22, false, true},
+		{"all", f64, kernel.ValNone, 0, 1 << 22, false, true},
 	} {
 		cfg := sortConfigFromEnv(func(k string) string {
 			if k == "GPU_SORT_FULL_TILES" {
@@ -91,9 +99,13 @@ func TestSortPassFullTiles(t *testing.T) {
 			}
 			return ""
 		})
-		sp := sortPass(cfg, &h200, f32, kernel.ValNone, 0, 1, c.n)
-		if long := sp.Items == cfg.LongItems4; long != c.long || sp.FullTiles != c.full {
-			t.Errorf("GPU_SORT_FULL_TILES=%q, %d keys: %s, want long %v, full tiles %v", c.env, c.n, sp.Key(), c.long, c.full)
+		sp := sortPass(cfg, &h200, c.key, c.val, c.vs, 1, c.n)
+		longItems := cfg.LongItems4
+		if c.key.Size() == 8 || c.vs == 8 {
+			longItems = cfg.LongItems8
+		}
+		if long := sp.Items == longItems; long != c.long || sp.FullTiles != c.full {
+			t.Errorf("GPU_SORT_FULL_TILES=%q, %d keys of %v, values of %d bytes: %s, want long %v, full tiles %v", c.env, c.n, c.key.Type, c.vs, sp.Key(), c.long, c.full)
 		}
 	}
 }

@@ -81,7 +81,7 @@ import (
 //	GPU_SORT_FUSED=0..2^24, GPU_SORT_FUSED_ITEMS=4..28, GPU_SORT_FUSED_BLOCKS=1|2,
 //	GPU_SORT_FUSED_SPLIT=on|off,
 //	GPU_SORT_FUSED_EARLY=on|off, GPU_SORT_FUSED_RANK=ballot|or,
-//	GPU_SORT_FUSED_FULL=on|off, GPU_SORT_FULL_TILES=off|long|all
+//	GPU_SORT_FUSED_FULL=on|off, GPU_SORT_FULL_TILES=off|long|narrow|all
 //	                                        the sort kernels' configuration (sortConfigFromEnv has the defaults)
 //
 // The third part is read at each call:
@@ -777,9 +777,11 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // against 40.4-43.7 with the default (docs/benchmarks/h200-2026-12-03-session6.txt).
 // The fused kernel's sums are stream scratch that it leaves zero, with no memset a
 // call (3-4 µs of that row: 41.4-45.5 against 44.9-49.6 µs, builds in turn).
-// GPU_SORT_FULL_TILES (off, long or all: which passes give full tiles, every tile but
-// a row's partial last one, a copy of the key loads and the ranking without the
-// per-item bounds tests, sortConfig.FullTiles and RadixPass.FullTiles; default long).
+// GPU_SORT_FULL_TILES (off, long, narrow or all: which passes give full tiles, every
+// tile but a row's partial last one, a copy of the key loads and the ranking without
+// the per-item bounds tests: none, the long rows', those and every pass of keys and
+// values of at most 4 bytes, or every pass; sortConfig.FullTiles and
+// RadixPass.FullTiles; default narrow).
 // ptxas 11.8 for sm_90 drops the long rows' 28-item passes' spills with it (keys of
 // up to 4 bytes: 84-92 bytes without values, 8-12 with indices, to none), and the SASS
 // a full tile of float32 keys alone runs through is 2413 instructions against the
@@ -791,6 +793,13 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // 7.84 against 7.40 (int32 8.02 against 7.66), sort of 2^27 float64 8.64 against 8.09,
 // argsort 11.22 against 10.94; BenchmarkSortTuned at 2^28 float32, three runs, sort
 // 6.10-6.25 against 5.31-5.56 (all: 5.31-5.52), argsort 8.09-8.14 against 7.59-7.68.
+// Below the long rows (BenchmarkSortFullTilesMid, 2026-12-05, two runs, µs, long
+// against all): float32 sorts of 2^21, 2^22, 2^23 and 2^24 keys 124-124 against
+// 113-118, 191-194 against 168-175, 303-309 against 286-286, 426-439 against
+// 437-541; argsorts 146-148 against 131-140, 246-246 against 223-234, 397-624
+// against 361-372, 574-585 against 573-582; but float64 argsorts of 2^23 and 2^24
+// 839-844 against 834-871 and 1669-1682 against 1722-1757 (sorts 656-659 against
+// 662-667, 1258-1270 against 1239-1246): hence narrow.
 // GPU_SORT_FUSED_FULL (on: a fused sort whose row is a whole number of its tiles, as
 // 512000 keys are of 4096, leaves out the bounds tests, sortConfig.FusedFull and
 // RadixFused.Full; default off) cuts that float32 kernel's static SASS from 2960
@@ -804,7 +813,7 @@ func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 4, LookbackVals: 2, HistItems: 8, SegMax: kernel.SortSegmentMax,
 		LoadFence: true, MinBlocks: 4, SmallItems: 8, SmallLookback: 8, LeanLookback: true, HistLean: true,
 		LongItems4: 28, LongItems8: 16, LongMinBlocks: 3, LongWaves: 4, FusedMax: 1 << 24, FusedItems4: 26, FusedBlocks: 2, FusedSplit: true,
-		FusedEarly: true, FusedRank: kernel.RankAtomicOr, FullTiles: sortFullLong}
+		FusedEarly: true, FusedRank: kernel.RankAtomicOr, FullTiles: sortFullNarrow}
 	envInt(getenv, "GPU_SORT_FUSED", 0, 1<<24, &c.FusedMax)
 	envInt(getenv, "GPU_SORT_FUSED_ITEMS", 4, 28, &c.FusedItems4)
 	envInt(getenv, "GPU_SORT_FUSED_BLOCKS", 1, 2, &c.FusedBlocks)
@@ -860,6 +869,8 @@ func sortConfigFromEnv(getenv func(string) string) sortConfig {
 		c.FullTiles = sortFullLong
 	case "all":
 		c.FullTiles = sortFullAll
+	case "narrow":
+		c.FullTiles = sortFullNarrow
 	}
 	return c
 }
