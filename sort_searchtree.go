@@ -7,8 +7,10 @@ import (
 // searchTree writes into out the SearchSorted positions of the n queries of q (a
 // contiguous header) in the m > 0 sorted elements of a (contiguous): internal/kernel's
 // SearchTreeSample builds the tree's sample levels (about m/7 ordered keys of 4 or 8
-// bytes, in temporary memory), then SearchTree walks it, configured by the tuning's
-// SearchShared, SearchQueries, SearchBlock and SearchBlocksPerSM.
+// bytes, in temporary memory), SearchTable the bucket table where the tuning's
+// SearchTable asks for one (4 * 2^SearchTable bytes more), then SearchTree walks
+// them, configured by the tuning's SearchShared, SearchQueries, SearchBlock and
+// SearchBlocksPerSM.
 func searchTree(s *Stream, a, q *header, m, n int, right bool, out *header) error {
 	d := s.dev
 	order := kernel.SortKey{Type: a.dt}
@@ -37,8 +39,32 @@ func searchTree(s *Stream, a, q *header, m, n int, right bool, out *header) erro
 		qpt = 4 - 2*(ks/8)
 	}
 	shared := min(L-1, tu.SearchShared, kernel.SearchTreeMaxShared(ks))
-	if (&kernel.SearchTree{Order: order, Levels: L, Shared: shared, Swizzle: tu.SearchSwizzle && shared > 0}).SharedBytes() > d.info.MaxSharedPerBlock {
-		shared-- // the levels past static shared memory don't fit (the CPU backend's 48 KiB)
+	bits := 0 // (the bucket table: Tuning.SearchTable)
+	if tu.SearchTable > 0 && L > 1 && kernel.SearchTableTakes(a.dt) && uint64(m) < 1<<32 {
+		bits = tu.SearchTable
+	}
+	// Fewer shared levels, then fewer buckets, where a block's shared memory doesn't
+	// hold them (the CPU backend's 48 KiB; GPUs of less shared memory than the H200's).
+	for (&kernel.SearchTree{Order: order, Levels: L, Shared: shared, Swizzle: tu.SearchSwizzle && shared > 0, TableBits: bits}).SharedBytes() > d.info.MaxSharedPerBlock {
+		switch {
+		case shared > 0:
+			shared--
+		case bits > 4:
+			bits--
+		default:
+			bits = 0
+		}
+	}
+	var table *Buffer
+	if bits > 0 {
+		var err error
+		if table, err = s.Alloc(int64(4 * kernel.SearchTableWords(bits))); err != nil {
+			return err
+		}
+		defer table.Free()
+		if err := auxLaunch(s, &kernel.SearchTable{Order: order, Bits: bits}, 1<<bits+1, In(a), uint64(m), Out(table)); err != nil {
+			return err
+		}
 	}
 	block, perSM := tu.SearchBlock, tu.SearchBlocksPerSM
 	if block == 0 { // by the shared levels (see Tuning.SearchBlock)
@@ -55,7 +81,7 @@ func searchTree(s *Stream, a, q *header, m, n int, right bool, out *header) erro
 	}
 	qpt = min(qpt, kernel.SearchTreeMaxQueries(ks, block))
 	sp := &kernel.SearchTree{Order: order, Right: right, Levels: L, Shared: shared,
-		Queries: qpt, Vector: (ks == 4 || ks == 8) && headerPtr(a)%16 == 0, Swizzle: tu.SearchSwizzle && shared > 0}
+		Queries: qpt, Vector: (ks == 4 || ks == 8) && headerPtr(a)%16 == 0, Swizzle: tu.SearchSwizzle && shared > 0, TableBits: bits}
 	if block != kernel.SearchSortedBlock {
 		sp.Block = block
 	}
@@ -73,6 +99,9 @@ func searchTree(s *Stream, a, q *header, m, n int, right bool, out *header) erro
 	// once), not many more.
 	per := sp.Queries * block
 	grid := max(1, min((n+per-1)/per, perSM*max(1, d.info.Multiprocessors)))
-	return s.Launch(fn, LaunchConfig{Grid: Dim3{X: grid}, Block: Dim3{X: block}, SharedMem: smem},
-		In(a), uint64(m), sample, In(q), Out(out), uint64(n))
+	cfg := LaunchConfig{Grid: Dim3{X: grid}, Block: Dim3{X: block}, SharedMem: smem}
+	if table != nil {
+		return s.Launch(fn, cfg, In(a), uint64(m), sample, In(q), Out(out), uint64(n), In(table))
+	}
+	return s.Launch(fn, cfg, In(a), uint64(m), sample, In(q), Out(out), uint64(n))
 }

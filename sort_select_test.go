@@ -375,15 +375,17 @@ func TestSearchSortedTree(t *testing.T) {
 			qi[i] = rng.Int64N(1<<41) - 1<<40
 		}
 		qi = append(qi, i64[len(i64)-1000:]...)
-		for i, c := range []struct{ shared, queries, block, blocks int }{{0, 1, 256, 1}, {1, 3, 512, 2}, {2, 8, 512, 4}, {3, 6, 256, 16},
-			{4, 5, 1024, 64}, {4, 0, 256, 16}, {5, 8, 512, 1}, {5, 2, 1024, 1}, {5, 0, 256, 16}, {5, 0, 0, 0}, {3, 6, 256, 16}} {
+		for i, c := range []struct{ shared, queries, block, blocks, table int }{{0, 1, 256, 1, 0}, {1, 3, 512, 2, 0}, {2, 8, 512, 4, 0}, {3, 6, 256, 16, 0},
+			{4, 5, 1024, 64, 0}, {4, 0, 256, 16, 0}, {5, 8, 512, 1, 0}, {5, 2, 1024, 1, 0}, {5, 0, 256, 16, 0}, {5, 0, 0, 0, 0}, {3, 6, 256, 16, 0},
+			{5, 0, 0, 0, 14}, {5, 0, 0, 0, 10}, {4, 0, 256, 16, 12}, {0, 1, 256, 1, 4}} {
 			tu := old
 			tu.SearchVariant, tu.SearchShared, tu.SearchQueries, tu.SearchBlock, tu.SearchBlocksPerSM = 2, c.shared, c.queries, c.block, c.blocks
 			tu.SearchSwizzle = i%2 == 1 // the shared levels swizzled in every other configuration
+			tu.SearchTable = c.table
 			if _, err := d.SetTuning(tu); err != nil {
 				t.Fatal(err)
 			}
-			t.Run(fmt.Sprintf("s%d-q%d-t%d-b%d-z%v", c.shared, c.queries, c.block, c.blocks, tu.SearchSwizzle), func(t *testing.T) {
+			t.Run(fmt.Sprintf("s%d-q%d-t%d-b%d-z%v-table%d", c.shared, c.queries, c.block, c.blocks, tu.SearchSwizzle, c.table), func(t *testing.T) {
 				searchSortedCases(t, s)
 				checkSearchSorted(t, s, f32, qf, []int{len(qf)})
 				checkSearchSorted(t, s, i64, qi, []int{len(qi)})
@@ -410,14 +412,16 @@ func TestSearchSortedTreeSimDevice(t *testing.T) {
 	for i := range qi {
 		qi[i] = rng.Int64N(2000) - 1000
 	}
-	for i, c := range []struct{ shared, queries, block, blocks int }{{2, 8, 512, 1}, {5, 2, 1024, 1}, {3, 5, 256, 2}, {5, 2, 1024, 1}} {
+	for i, c := range []struct{ shared, queries, block, blocks, table int }{{2, 8, 512, 1, 0}, {5, 2, 1024, 1, 0}, {3, 5, 256, 2, 0}, {5, 2, 1024, 1, 0},
+		{5, 2, 1024, 1, 12}, {3, 5, 256, 2, 14}} {
 		tu := old
 		tu.SearchVariant, tu.SearchShared, tu.SearchQueries, tu.SearchBlock, tu.SearchBlocksPerSM = 2, c.shared, c.queries, c.block, c.blocks
 		tu.SearchSwizzle = i%2 == 1
+		tu.SearchTable = c.table // (the bucket table: 14 bits don't fit 48 KiB beside the levels: fewer levels, then fewer bits)
 		if _, err := d.SetTuning(tu); err != nil {
 			t.Fatal(err)
 		}
-		t.Run(fmt.Sprintf("s%d-q%d-t%d-b%d-z%v", c.shared, c.queries, c.block, c.blocks, tu.SearchSwizzle), func(t *testing.T) {
+		t.Run(fmt.Sprintf("s%d-q%d-t%d-b%d-z%v-table%d", c.shared, c.queries, c.block, c.blocks, tu.SearchSwizzle, c.table), func(t *testing.T) {
 			checkSearchSorted(t, s, a, q, []int{len(q)})
 			checkSearchSorted(t, s, ai, qi, []int{len(qi)})
 		})

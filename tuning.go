@@ -56,6 +56,7 @@ import (
 //	GPU_SEARCH_QUERIES=1..8                 SearchQueries (0: 4, 2 for 8-byte keys, at most 2 in blocks of 1024)
 //	GPU_SEARCH_BLOCKS_PER_SM=1..64          SearchBlocksPerSM (0: by the shared levels)
 //	GPU_SEARCH_SWIZZLE=on|off               SearchSwizzle (on)
+//	GPU_SEARCH_TABLE=0|4..14                SearchTable (0: none)
 //	GPU_TOPK_VARIANT=v1|v2|v3               TopKVariant (3)
 //	GPU_UNIQUE_DENSE_MAX=0..2097152         UniqueDenseMax (2^21)
 //	GPU_EW_PDL=on|off                       ElementwisePDL (off)
@@ -272,6 +273,18 @@ type Tuning struct {
 	// search (H200, 2026-12-02, three processes each in turn); GPU_SEARCH_SWIZZLE=off
 	// clears it.
 	SearchSwizzle bool
+	// SearchTable, where not 0 (4 to 14), gives SearchSorted's tree over float32,
+	// int32 and uint32 arrays of fewer than 2^32 elements a table of 2^SearchTable
+	// buckets of the values (internal/kernel's SearchTable: one launch of 2^SearchTable
+	// binary searches before the search), staged in shared memory beside the shared
+	// levels, that starts each query's walk at the lowest level its bucket's range
+	// allows (SearchTree.TableBits): on uniform keys, of the five shared levels' steps
+	// and two of the sample's, the last one or two. Where the shared memory of a
+	// block (MaxSharedPerBlock) doesn't hold the table beside the shared levels,
+	// fewer shared levels are staged, then fewer buckets. Default 0: not yet measured
+	// on a GPU (the simulator and ptxas 11.8 only: no spills); GPU_SEARCH_TABLE=0..14
+	// sets it.
+	SearchTable int
 	// TopKVariant selects TopK's radix select on CUDA: 2, the histogram passes in one
 	// wave (8 blocks a multiprocessor) with 16-byte loads of 4-byte keys, each pass's
 	// last block doing the select step (no step launches), the count pass reading its
@@ -451,6 +464,11 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 	envInt(getenv, "GPU_SEARCH_QUERIES", 1, kernel.SearchTreeQueries, &t.SearchQueries)
 	envInt(getenv, "GPU_SEARCH_BLOCKS_PER_SM", 1, 64, &t.SearchBlocksPerSM)
 	envBool(getenv, "GPU_SEARCH_SWIZZLE", &t.SearchSwizzle)
+	table := -1 // (1 to 3 are not taken)
+	envInt(getenv, "GPU_SEARCH_TABLE", 0, kernel.SearchTableMaxBits, &table)
+	if table == 0 || table >= 4 {
+		t.SearchTable = table
+	}
 	envVariant(getenv, "GPU_TOPK_VARIANT", 3, &t.TopKVariant)
 	envInt(getenv, "GPU_UNIQUE_DENSE_MAX", 0, 1<<21, &t.UniqueDenseMax)
 	envChoice(getenv, "GPU_REDUCE_HALF_UNROLL", &t.ReduceHalfUnroll, 1, 2, 4, 8)
@@ -548,6 +566,8 @@ func (t Tuning) validate() error {
 		return fmt.Errorf("gpu: tuning: SearchQueries %d, want 0 to %d: %w", t.SearchQueries, kernel.SearchTreeQueries, ErrInvalidValue)
 	case t.SearchBlocksPerSM < 0 || t.SearchBlocksPerSM > 64:
 		return fmt.Errorf("gpu: tuning: SearchBlocksPerSM %d, want 0 to 64: %w", t.SearchBlocksPerSM, ErrInvalidValue)
+	case t.SearchTable != 0 && (t.SearchTable < 4 || t.SearchTable > kernel.SearchTableMaxBits):
+		return fmt.Errorf("gpu: tuning: SearchTable %d, want 0 or 4 to %d: %w", t.SearchTable, kernel.SearchTableMaxBits, ErrInvalidValue)
 	case t.TopKVariant < 1 || t.TopKVariant > 3:
 		return fmt.Errorf("gpu: tuning: top-k variant %d, want 1, 2 or 3: %w", t.TopKVariant, ErrInvalidValue)
 	case t.UniqueDenseMax < 0:

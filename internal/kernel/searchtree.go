@@ -171,6 +171,13 @@ type SearchTree struct {
 	// instead of 4 of them (2 for 8-byte keys: nodes are 32 or 64 bytes). The buffer
 	// is then rounded up to a multiple of 128 bytes (see sharedSize).
 	Swizzle bool
+	// TableBits, where not 0 (4 to SearchTableMaxBits; float32, int32 and uint32 keys
+	// of arrays of less than 2^32 elements), gives the kernel a seventh parameter,
+	// SearchTable's table of 2^TableBits buckets, which each block stages in shared
+	// memory after the shared levels: a query's bucket bounds its answer to [lo, hi],
+	// and a level whose block index lo and hi share needs no load (for uniform keys
+	// all levels but the last few), nor the array where lo == hi.
+	TableBits int
 }
 
 // Key identifies the kernel.
@@ -181,6 +188,9 @@ func (s *SearchTree) Key() string {
 	}
 	if s.Swizzle {
 		k += "|z"
+	}
+	if s.TableBits != 0 {
+		k += fmt.Sprintf("|t%d", s.TableBits)
 	}
 	return k
 }
@@ -207,14 +217,32 @@ func SearchTreeMaxShared(ks int) int {
 const searchTreeStaticMax = 48 << 10
 
 // SharedBytes returns the dynamic shared memory of a block: the shared levels' bytes
-// (sharedSize: with Swizzle, rounded up to a multiple of 128) when they exceed 48 KiB
-// (5 levels), else 0 (they are static).
+// (sharedSize: with Swizzle, rounded up to a multiple of 128) and the table's
+// (tableOffset) when they exceed 48 KiB (5 levels, or a table of 2^12 buckets or more),
+// else 0 (they are static).
 func (s *SearchTree) SharedBytes() int {
-	if b := s.sharedSize(); b > searchTreeStaticMax {
+	if b := s.sharedTotal(); b > searchTreeStaticMax {
 		return b
 	}
 	return 0
 }
+
+// tableOffset returns the byte offset of the table in the block's shared memory: the
+// shared levels' bytes rounded up to 16.
+func (s *SearchTree) tableOffset() int { return (s.sharedSize() + 15) &^ 15 }
+
+// sharedTotal returns the bytes of the block's shared memory: the shared levels and the
+// table.
+func (s *SearchTree) sharedTotal() int {
+	if s.TableBits == 0 {
+		return s.sharedSize()
+	}
+	return s.tableOffset() + 4*SearchTableWords(s.TableBits)
+}
+
+// searchTreeSharedMax is the most shared memory of a block of compute capability 9.0
+// (227 KiB).
+const searchTreeSharedMax = 227 << 10
 
 // sharedSize returns the bytes of the shared levels' buffer: their entries' static
 // bound, with Swizzle rounded up to whole groups of eight 16-byte chunks (the swizzle
@@ -268,6 +296,14 @@ func (s *SearchTree) Validate() error {
 	}
 	if ks := s.Order.Size(); s.Vector && ks != 4 && ks != 8 {
 		return fmt.Errorf("kernel: vector search of %d-byte keys", ks)
+	}
+	if s.TableBits != 0 {
+		if s.TableBits < 4 || s.TableBits > SearchTableMaxBits || !searchTableTypes(s.Order.Type) {
+			return fmt.Errorf("kernel: search of %v keys with a table of %d bits", s.Order.Type, s.TableBits)
+		}
+		if b := s.sharedTotal(); b > searchTreeSharedMax {
+			return fmt.Errorf("kernel: search tree of %d shared levels and a table of %d bits: %d bytes of shared memory", s.Shared, s.TableBits, b)
+		}
 	}
 	return nil
 }

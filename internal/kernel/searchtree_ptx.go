@@ -92,7 +92,11 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 	}
 	defer scanPTXError(&err)
 	entry = "search_tree"
-	m, f := auxKernel(major, minor, entry, "sorted", "m", "sample", "queries", "out", "n")
+	params := []string{"sorted", "m", "sample", "queries", "out", "n"}
+	if s.TableBits != 0 {
+		params = append(params, "table")
+	}
+	m, f := auxKernel(major, minor, entry, params...)
 	B := s.block()
 	if s.Block == 0 {
 		f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", B))
@@ -111,16 +115,44 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 		psm = globalParam(f, 2)
 	}
 	nb, off := searchTreeLayoutRegs(f, mLen, L)
-	// Stage the top S levels (entries off[L-S] to off[L]) in shared memory.
+	// Stage the top S levels (entries off[L-S] to off[L]) in shared memory, and the
+	// table after them.
 	var shBase, shStart ptx.Reg
-	if S > 0 {
+	if S > 0 || s.TableBits != 0 {
 		if s.SharedBytes() > 0 {
 			m.ExternShared("st_piv", 16)
 		} else {
-			f.Shared("st_piv", ptx.B8, 16, s.sharedSize())
+			f.Shared("st_piv", ptx.B8, 16, s.sharedTotal())
 		}
 		shBase = f.Reg(ptx.U32)
 		f.Op("mov.u32", shBase, ptx.Sym("st_piv"))
+	}
+	var tBase ptx.Reg // the table in shared memory
+	if s.TableBits != 0 {
+		pt := globalParam(f, 6)
+		tBase = f.Reg(ptx.U32)
+		f.Add(tBase, shBase, ptx.Int(s.tableOffset()))
+		idx := f.Reg(ptx.U32)
+		f.Mov(idx, g.tid)
+		loop, done := f.NewLabel(), f.NewLabel()
+		f.Place(loop)
+		f.At(f.Setp(ptx.Ge, idx, ptx.Int(SearchTableWords(s.TableBits)))).Bra(done)
+		ga := f.Reg(ptx.U64)
+		f.Op("mul.wide.u32", ga, idx, ptx.Int(4))
+		f.Add(ga, ga, pt)
+		x := f.Reg(ptx.U32)
+		f.Ld(ptx.Global, ptx.NC, ptx.U32, ptx.Mem(ga, 0), x)
+		sa := f.Reg(ptx.U32)
+		f.Fma(sa, idx, ptx.Int(4), tBase)
+		f.St(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(sa, 0), x)
+		f.Add(idx, idx, ptx.Int(B))
+		f.Bra(loop)
+		f.Place(done)
+		if S == 0 {
+			f.BarSync(0)
+		}
+	}
+	if S > 0 {
 		shStart = off[L-S]
 		cnt := f.Reg(ptx.U64)
 		f.Sub(cnt, off[L], shStart)
@@ -169,7 +201,17 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 	loop, done := f.NewLabel(), f.NewLabel()
 	f.Place(loop)
 	f.At(f.Setp(ptx.Ge, i, n)).Bra(done)
-	type query struct{ idx, in, v, p ptx.Reg }
+	// The table's header: F and S (searchtable.go), and m as a u32 (m < 2^32).
+	var first, scale, m32 ptx.Reg
+	if s.TableBits != 0 {
+		first, scale, m32 = f.Reg(ptx.F32), f.Reg(ptx.F32), f.Reg(ptx.U32)
+		f.Ld(ptx.Shared, ptx.CacheDefault, ptx.F32, ptx.Mem(tBase, 0), first, scale)
+		f.Cvt(m32, mLen)
+	}
+	// lo and hi bound a query's answer (the table's range for its bucket; without a
+	// table none is taken); known[j], where lo and hi share their level-j block
+	// index, makes that level's step p = lo >> 3j, without loads.
+	type query struct{ idx, in, v, p, lo, hi ptx.Reg }
 	qs := make([]query, Q)
 	for j := range qs {
 		q := &qs[j]
@@ -186,6 +228,56 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 		q.v = g.ordered(raw)
 		q.p = f.Reg(ptx.U64)
 		f.Mov(q.p, ptx.Int(0))
+		if s.TableBits != 0 {
+			b := searchTableBucketPTX(f, s.TableBits, first, scale, searchTableValuePTX(f, s.Order.Type, raw))
+			ta := f.Reg(ptx.U32)
+			f.Fma(ta, b, ptx.Int(4), tBase)
+			q.lo, q.hi = f.Reg(ptx.U32), f.Reg(ptx.U32)
+			f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(ta, 8), q.lo)
+			f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(ta, 12), q.hi)
+			// (an array not sorted: a range past m or reversed is the whole array)
+			bad := f.Setp(ptx.Gt, q.hi, m32)
+			f.Op("or.pred", bad, bad, f.Setp(ptx.Gt, q.lo, q.hi))
+			f.At(bad).Op("mov.u32", q.lo, ptx.Int(0))
+			f.At(bad).Op("mov.u32", q.hi, m32)
+		}
+	}
+	// known returns, for the table, whether lo and hi share their level-j block
+	// index (and that index, u64), else nil.
+	known := func(q *query, j int) (ptx.Reg, ptx.Reg) {
+		if s.TableBits == 0 {
+			return ptx.Reg{}, ptx.Reg{}
+		}
+		lj, hj := f.Reg(ptx.U32), f.Reg(ptx.U32)
+		f.Shr(lj, q.lo, ptx.Int(min(3*j, 31)))
+		f.Shr(hj, q.hi, ptx.Int(min(3*j, 31)))
+		k := f.Setp(ptx.Eq, lj, hj)
+		l64 := f.Reg(ptx.U64)
+		f.Cvt(l64, lj)
+		return k, l64
+	}
+	// ld is f.Ld, guarded by need where there is a table.
+	ld := func(need ptx.Reg, space ptx.Space, cache ptx.Cache, t ptx.Type, addr ptx.Addr, dst ...ptx.Reg) {
+		if s.TableBits == 0 {
+			f.Ld(space, cache, t, addr, dst...)
+			return
+		}
+		op := "ld" + space.String()
+		if cache&ptx.NC != 0 {
+			op += ".nc"
+		}
+		if len(dst) > 1 {
+			op += fmt.Sprintf(".v%d", len(dst))
+		}
+		op += t.String()
+		for _, r := range dst { // (a register a guarded load may leave unwritten: defined here, its live range starts here)
+			f.Op("mov"+t.String(), r, ptx.Int(0))
+		}
+		if len(dst) == 1 {
+			f.At(need).Op(op, dst[0], addr)
+		} else {
+			f.At(need).Op(op, ptx.Vec(dst), addr)
+		}
 	}
 	// count adds to c (u64) the keys of ts before v, where valid (nil: all).
 	count := func(c ptx.Reg, ts []ptx.Reg, valid []ptx.Reg, v ptx.Reg) {
@@ -201,6 +293,11 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 	for j := L - 1; j >= 1; j-- {
 		for k := range qs {
 			q := &qs[k]
+			kn, kp := known(q, j)
+			var need ptx.Reg
+			if s.TableBits != 0 {
+				need = notp(f, kn)
+			}
 			e := f.Reg(ptx.U64)
 			f.Shl(e, q.p, ptx.Int(3))
 			ts := make([]ptx.Reg, SearchTreeFanout)
@@ -216,7 +313,7 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 				if !s.Swizzle {
 					f.Fma(sa, sa, ptx.Int(pw), shBase)
 					for t := 0; t < SearchTreeFanout; t += per {
-						f.Ld(ptx.Shared, ptx.CacheDefault, kt, ptx.Mem(sa, int64(t*pw)), ts[t:t+per]...)
+						ld(need, ptx.Shared, ptx.CacheDefault, kt, ptx.Mem(sa, int64(t*pw)), ts[t:t+per]...)
 					}
 				} else {
 					// The node's first chunk c0 is a multiple of its chunks (pw/2), so
@@ -228,7 +325,7 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 						ck := f.Reg(ptx.U32)
 						f.Op("xor.b32", ck, sa, ptx.Int(16*(t/per)))
 						f.Add(ck, ck, shBase)
-						f.Ld(ptx.Shared, ptx.CacheDefault, kt, ptx.Mem(ck, 0), ts[t:t+per]...)
+						ld(need, ptx.Shared, ptx.CacheDefault, kt, ptx.Mem(ck, 0), ts[t:t+per]...)
 					}
 				}
 			} else {
@@ -236,7 +333,7 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 				ga := f.Reg(ptx.U64)
 				f.Fma(ga, e, ptx.Int(pw), psm)
 				for t := 0; t < SearchTreeFanout; t += per {
-					f.Ld(ptx.Global, ptx.NC, kt, ptx.Mem(ga, int64(t*pw)), ts[t:t+per]...)
+					ld(need, ptx.Global, ptx.NC, kt, ptx.Mem(ga, int64(t*pw)), ts[t:t+per]...)
 				}
 			}
 			c := f.Reg(ptx.U64)
@@ -244,6 +341,9 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 			count(c, ts, nil, q.v)
 			f.Fma(q.p, q.p, ptx.Int(SearchTreeFanout), c)
 			f.Min(q.p, q.p, nb[j])
+			if s.TableBits != 0 {
+				f.At(kn).Op("mov.u64", q.p, kp)
+			}
 		}
 	}
 	// Level 0: the array.
@@ -255,16 +355,26 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 		f.Fma(ga, e, ptx.Int(ks), pa)
 		valid := make([]ptx.Reg, SearchTreeFanout)
 		raw := make([]ptx.Reg, SearchTreeFanout)
+		var need0 ptx.Reg // (the table: lo < hi, the array read)
+		if s.TableBits != 0 {
+			need0 = f.Setp(ptx.Ne, q.lo, q.hi)
+		}
 		var full ptx.Reg
 		if s.Vector {
 			e8 := f.Reg(ptx.U64)
 			f.Add(e8, e, ptx.Int(SearchTreeFanout))
 			full = f.Setp(ptx.Le, e8, mLen)
+			if s.TableBits != 0 {
+				f.Op("and.pred", full, full, need0)
+			}
 		}
 		for t := range raw {
 			et := f.Reg(ptx.U64)
 			f.Add(et, e, ptx.Int(t))
 			valid[t] = f.Setp(ptx.Lt, et, mLen)
+			if s.TableBits != 0 {
+				f.Op("and.pred", valid[t], valid[t], need0)
+			}
 			if !s.Vector {
 				raw[t] = loadElem(f, ks, valid[t], ptx.Mem(ga, int64(t*ks)), true)
 				continue
@@ -293,6 +403,11 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 		count(c, ts, valid, q.v)
 		f.Add(q.p, e, c)
 		f.Min(q.p, q.p, mLen)
+		if s.TableBits != 0 {
+			lo := f.Reg(ptx.U64)
+			f.Cvt(lo, q.lo)
+			f.AtNot(need0).Op("mov.u64", q.p, lo)
+		}
 	}
 	for k := range qs {
 		q := &qs[k]
