@@ -147,7 +147,9 @@ func CumMin[T Elem](s *Stream, a *Array[T], axis int, opts ...ScanOption) (*Arra
 // operator has Eval's semantics: on CUDA it is lowered into the scan kernels by the
 // elementwise generator (an expression it can't lower is an error wrapping
 // ErrNotSupported); on the CPU it runs through the expression interpreter, one call
-// per element (slow: prefer the built-in operators).
+// per element (slow: prefer the built-in operators). Floats into an integer R are
+// refused (an error wrapping ErrInvalidValue; NumPy's same_kind casting), whatever op:
+// convert first (Astype).
 func Accumulate[R, T Elem](s *Stream, a *Array[T], op Op, axis int, opts ...ScanOption) (*Array[R], error) {
 	if err := nonNil(a); err != nil {
 		return nil, err
@@ -204,14 +206,18 @@ func accumulate[R, T Elem](s *Stream, out *Array[R], a *Array[T], op Op, axis in
 		}
 		f(&o)
 	}
-	// Sums and products of floats into integers are refused, as Sum's and Prod's (and
-	// NumPy's same_kind casting in numpy.cumsum(a, dtype=int32)).
-	if r := dtype.Of[R](); (op == OpSum || op == OpProd) && a.dt.IsFloat() && r.IsInteger() {
-		name := "sum"
-		if op == OpProd {
-			name = "product"
+	// Scans of floats into integers are refused, as Sum's and Prod's (NumPy's same_kind
+	// casting: numpy.cumsum(a, dtype=int32), numpy.maximum.accumulate(a, dtype=int32)):
+	// each element would be truncated first.
+	if r := dtype.Of[R](); a.dt.IsFloat() && r.IsInteger() {
+		name := "scan (" + string(op) + ")"
+		switch op {
+		case OpSum:
+			name = "cumulative sum"
+		case OpProd:
+			name = "cumulative product"
 		}
-		return fmt.Errorf("gpu: cumulative %s of %v in %v: convert first (Astype): %w", name, a.dt, r, ErrInvalidValue)
+		return fmt.Errorf("gpu: %s of %v in %v: convert first (Astype): %w", name, a.dt, r, ErrInvalidValue)
 	}
 	// A half-precision result accumulates in float32, rounded once per element.
 	rt, _ := redAcc(dtype.Of[R]())

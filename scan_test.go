@@ -821,6 +821,11 @@ func TestScanErrors(t *testing.T) {
 		if _, err := gpu.CumProd[int64](s, a, 1); !errors.Is(err, gpu.ErrInvalidValue) {
 			t.Errorf("CumProd of float32 into int64: %v", err)
 		}
+		for _, op := range []gpu.Op{gpu.OpMax, gpu.OpMin, "a + 2*b"} {
+			if _, err := gpu.Accumulate[int32](s, a, op, 0); !errors.Is(err, gpu.ErrInvalidValue) {
+				t.Errorf("Accumulate %q of float32 into int32: %v", op, err)
+			}
+		}
 		// A nil option is bad input, not a panic.
 		if _, err := gpu.CumSum[float32](s, a, 0, nil); !errors.Is(err, gpu.ErrInvalidValue) {
 			t.Errorf("a nil ScanOption: %v", err)
