@@ -1,6 +1,8 @@
 package gpu
 
 import (
+	mbits "math/bits"
+
 	"github.com/go-gpu/gpu/internal/kernel"
 )
 
@@ -8,8 +10,8 @@ import (
 // contiguous header) in the m > 0 sorted elements of a (contiguous): internal/kernel's
 // SearchTreeSample builds the tree's sample levels (about m/7 ordered keys of 4 or 8
 // bytes, in temporary memory), SearchTable the bucket table where the tuning's
-// SearchTable asks for one (4 * 2^SearchTable bytes more), then SearchTree walks
-// them, configured by the tuning's SearchShared, SearchQueries, SearchBlock and
+// SearchTable asks for one (4 (2^bits + 3) bytes more, bits at most SearchTable), then
+// SearchTree walks them, configured by the tuning's SearchShared, SearchQueries, SearchBlock and
 // SearchBlocksPerSM.
 func searchTree(s *Stream, a, q *header, m, n int, right bool, out *header) error {
 	d := s.dev
@@ -41,12 +43,24 @@ func searchTree(s *Stream, a, q *header, m, n int, right bool, out *header) erro
 	shared := min(L-1, tu.SearchShared, kernel.SearchTreeMaxShared(ks))
 	bits := 0 // (the bucket table: Tuning.SearchTable)
 	if tu.SearchTable > 0 && L > 1 && kernel.SearchTableTakes(a.dt) && uint64(m) < 1<<32 {
-		bits = tu.SearchTable
+		// At most about m/8 buckets (smaller ones skip no more levels), and none for
+		// fewer queries than buckets (the table's searches would cost more than the
+		// steps they save).
+		bits = min(tu.SearchTable, max(4, mbits.Len(uint(m))-3))
+		if n < 1<<bits {
+			bits = 0
+		}
 	}
-	// Fewer shared levels, then fewer buckets, where a block's shared memory doesn't
-	// hold them (the CPU backend's 48 KiB; GPUs of less shared memory than the H200's).
-	for (&kernel.SearchTree{Order: order, Levels: L, Shared: shared, Swizzle: tu.SearchSwizzle && shared > 0, TableBits: bits}).SharedBytes() > d.info.MaxSharedPerBlock {
+	tree := func() *kernel.SearchTree {
+		return &kernel.SearchTree{Order: order, Right: right, Levels: L, Shared: shared, Swizzle: tu.SearchSwizzle && shared > 0, TableBits: bits}
+	}
+	// Where a block's shared memory doesn't hold the shared levels and the table (the
+	// CPU backend's 48 KiB; GPUs of less shared memory than the H200's): fewer
+	// buckets down to 2^10, then fewer shared levels, then fewer buckets.
+	for tree().SharedBytes() > d.info.MaxSharedPerBlock {
 		switch {
+		case bits > 10:
+			bits--
 		case shared > 0:
 			shared--
 		case bits > 4:
@@ -66,22 +80,29 @@ func searchTree(s *Stream, a, q *header, m, n int, right bool, out *header) erro
 			return err
 		}
 	}
+	// Blocks by their shared memory (see Tuning.SearchBlock): where it is dynamic (5
+	// levels, or a large table), 1024 threads, as many blocks a multiprocessor as fit
+	// (at most 2: its 2048 threads).
+	smem := tree().SharedBytes()
 	block, perSM := tu.SearchBlock, tu.SearchBlocksPerSM
-	if block == 0 { // by the shared levels (see Tuning.SearchBlock)
+	if block == 0 {
 		block = kernel.SearchSortedBlock
-		if shared > kernel.SearchTreeShared {
+		if smem > 0 {
 			block = 1024
 		}
 	}
 	if perSM == 0 {
 		perSM = 16
-		if shared > kernel.SearchTreeShared {
-			perSM = 1
+		if smem > 0 {
+			perSM = max(1, min(2, d.info.MaxSharedPerMultiprocessor/(smem+max(0, d.info.ReservedSharedPerBlock))))
 		}
 	}
 	qpt = min(qpt, kernel.SearchTreeMaxQueries(ks, block))
-	sp := &kernel.SearchTree{Order: order, Right: right, Levels: L, Shared: shared,
-		Queries: qpt, Vector: (ks == 4 || ks == 8) && headerPtr(a)%16 == 0, Swizzle: tu.SearchSwizzle && shared > 0, TableBits: bits}
+	if bits > 0 {
+		qpt = min(qpt, kernel.SearchTreeTableQueries)
+	}
+	sp := tree()
+	sp.Queries, sp.Vector = qpt, (ks == 4 || ks == 8) && headerPtr(a)%16 == 0
 	if block != kernel.SearchSortedBlock {
 		sp.Block = block
 	}
@@ -89,7 +110,6 @@ func searchTree(s *Stream, a, q *header, m, n int, right bool, out *header) erro
 	if err != nil {
 		return err
 	}
-	smem := sp.SharedBytes()
 	if smem > 0 {
 		if err := fn.raiseSharedLimit(smem); err != nil {
 			return err

@@ -403,7 +403,7 @@ func TestSearchSortedTreeSimDevice(t *testing.T) {
 	rng := rand.New(rand.NewPCG(22, 11))
 	a := stGen[float32](rng, 40000, patRandom)
 	slices.SortFunc(a, func(x, y float32) int { return cmp.Compare(x, y) })
-	q := append(stGen[float32](rng, 3000, patRandom), a[:100]...)
+	q := append(stGen[float32](rng, 5000, patRandom), a[:100]...) // (at least 2^12: the table's buckets)
 	ai := make([]int64, 5000)
 	for i := range ai {
 		ai[i] = int64(i/3) - 800
@@ -413,7 +413,7 @@ func TestSearchSortedTreeSimDevice(t *testing.T) {
 		qi[i] = rng.Int64N(2000) - 1000
 	}
 	for i, c := range []struct{ shared, queries, block, blocks, table int }{{2, 8, 512, 1, 0}, {5, 2, 1024, 1, 0}, {3, 5, 256, 2, 0}, {5, 2, 1024, 1, 0},
-		{5, 2, 1024, 1, 12}, {3, 5, 256, 2, 14}} {
+		{5, 2, 1024, 1, 12}, {3, 5, 256, 2, 14}} { // (on 40000 keys at most 2^12 buckets)
 		tu := old
 		tu.SearchVariant, tu.SearchShared, tu.SearchQueries, tu.SearchBlock, tu.SearchBlocksPerSM = 2, c.shared, c.queries, c.block, c.blocks
 		tu.SearchSwizzle = i%2 == 1

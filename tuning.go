@@ -254,9 +254,10 @@ type Tuning struct {
 	// on CUDA: others get 4), the queries a thread walks down the tree together (1 to
 	// 8; their loads in flight at once; at most 4 for 8-byte keys, 2 in blocks of 1024
 	// threads; 0: 4 for keys of up to 4 bytes, 2 for 8-byte keys), the threads of
-	// a block (256, 512 or 1024; 0: 1024 with 5 shared levels, else 256) and the most
-	// blocks launched per multiprocessor (1 to 64; 0: 1 with 5 shared levels, else
-	// 16). Defaults 5, 0, 0 and 0; GPU_SEARCH_SHARED=0..5, GPU_SEARCH_QUERIES=1..8,
+	// a block (256, 512 or 1024; 0: 1024 where the block's shared memory is dynamic, 5
+	// shared levels or a large SearchTable, else 256) and the most blocks launched per
+	// multiprocessor (1 to 64; 0: where it is dynamic, as many as fit, at most 2 (1
+	// with 5 shared levels on the H200), else 16). Defaults 5, 0, 0 and 0; GPU_SEARCH_SHARED=0..5, GPU_SEARCH_QUERIES=1..8,
 	// GPU_SEARCH_BLOCK=256|512|1024 and GPU_SEARCH_BLOCKS_PER_SM=1..64 set them. On the
 	// H200 (2026-12-02, 2^26 float32 queries in 2^24, one run): 5 levels, blocks of
 	// 1024, 2 queries a thread, a block a multiprocessor 2.32 ms; 4 levels, 256, 4 and
@@ -274,16 +275,19 @@ type Tuning struct {
 	// clears it.
 	SearchSwizzle bool
 	// SearchTable, where not 0 (4 to 14), gives SearchSorted's tree over float32,
-	// int32 and uint32 arrays of fewer than 2^32 elements a table of 2^SearchTable
-	// buckets of the values (internal/kernel's SearchTable: one launch of 2^SearchTable
-	// binary searches before the search), staged in shared memory beside the shared
-	// levels, that starts each query's walk at the lowest level its bucket's range
-	// allows (SearchTree.TableBits): on uniform keys, of the five shared levels' steps
-	// and two of the sample's, the last one or two. Where the shared memory of a
-	// block (MaxSharedPerBlock) doesn't hold the table beside the shared levels,
-	// fewer shared levels are staged, then fewer buckets. Default 0: not yet measured
-	// on a GPU (the simulator and ptxas 11.8 only: no spills); GPU_SEARCH_TABLE=0..14
-	// sets it.
+	// int32 and uint32 arrays of fewer than 2^32 elements a table of up to
+	// 2^SearchTable buckets of the values (internal/kernel's SearchTable: one launch of
+	// 2^bits + 1 binary searches before the search; at most about m/8 buckets, none for
+	// fewer queries than buckets), staged in shared memory beside the shared levels,
+	// that starts each query's walk at the lowest level its bucket's range allows
+	// (SearchTree.TableBits). For 2^24 uniform keys and 2^14 buckets (about 1024 keys
+	// a bucket) the walk starts at level 3, a quarter of the time level 4: 3 or 4 of the
+	// five shared levels' steps skipped, the sample's two levels and the array still
+	// read. Where the shared memory of a block (MaxSharedPerBlock) doesn't hold the
+	// table beside the shared levels, it takes fewer buckets down to 2^10, then fewer
+	// shared levels, then fewer buckets; at most 4 queries a thread (SearchQueries).
+	// Default 0: not yet measured on a GPU (the simulator and ptxas 11.8 only: no
+	// spills); GPU_SEARCH_TABLE=0 or 4..14 sets it (1 to 3 are ignored).
 	SearchTable int
 	// TopKVariant selects TopK's radix select on CUDA: 2, the histogram passes in one
 	// wave (8 blocks a multiprocessor) with 16-byte loads of 4-byte keys, each pass's

@@ -29,8 +29,9 @@ import (
 // (SearchTableWords). On uniform keys a bucket holds about m/B elements, and the walk
 // starts at the level whose blocks hold that many; on keys the interpolation fits
 // badly it starts higher, at the root at worst (all keys in one bucket): never a wrong
-// answer. An array that isn't sorted gets a table whose ranges may be empty or
-// reversed; SearchTree then walks from the root.
+// answer. An array that isn't sorted gets a table whose ranges may be reversed or
+// reach past m, where SearchTree walks from the root; its answers there are arbitrary
+// (as NumPy's), but the same on every backend and every run.
 
 // SearchTableMaxBits is the most bits of SearchTable (and SearchTree.TableBits): 2^14
 // buckets, 64 KiB of table in shared memory beside the five shared levels' 146 KiB.

@@ -17,7 +17,9 @@ import (
 // binary search of the ordered keys: uniform keys (the interpolation fits: most levels
 // skipped), keys with NaN, ±Inf and ties (the first or last element not finite: one
 // range, the whole array), clustered keys (a few buckets hold most of them), one
-// element, and an array that isn't sorted (its table checked on both; no search).
+// element, and an array that isn't sorted (the answers arbitrary, but the same on the
+// simulator and the CPU); queries between, on and past the array's keys, its first
+// and last elements among them.
 func TestSearchTableSim(t *testing.T) {
 	rng := rand.New(rand.NewPCG(41, 7))
 	for _, kt := range []dtype.DType{dtype.Float32, dtype.Int32, dtype.Uint32} {
@@ -60,17 +62,19 @@ func TestSearchTableSim(t *testing.T) {
 			for _, bits := range []int{4, 10} {
 				tab := simAgree(t, &SearchTable{Order: o, Bits: bits}, 3, SortBlock,
 					[]spectest.Arg{spectest.Buf(sorted), spectest.U64(uint64(m)), spectest.Buf(make([]byte, 4*SearchTableWords(bits)))})[2]
-				if !c.sorted {
-					continue
-				}
 				// The table's ranges: nondecreasing, from 0 to m, each bucket's elements
 				// inside its range.
 				w := func(b int) int { return int(binary.LittleEndian.Uint32(tab[4*(2+b):])) }
 				f, sc := math.Float32frombits(binary.LittleEndian.Uint32(tab)), math.Float32frombits(binary.LittleEndian.Uint32(tab[4:]))
-				if w(0) != 0 || w(1<<bits) != m {
+				if c.sorted && (w(0) != 0 || w(1<<bits) != m) {
 					t.Fatalf("%v %s, m %d, %d bits: T[0] %d, T[B] %d", kt, c.name, m, bits, w(0), w(1<<bits))
 				}
-				for i := range m {
+				for b := 0; c.sorted && b < 1<<bits; b++ {
+					if w(b) > w(b+1) {
+						t.Fatalf("%v %s, m %d, %d bits: T[%d] %d > T[%d] %d", kt, c.name, m, bits, b, w(b), b+1, w(b+1))
+					}
+				}
+				for i := 0; c.sorted && i < m; i++ {
 					b := searchTableBucket(bits, f, sc, searchTableValue(kt, loadRaw(sorted, 4, i)))
 					if i < w(b) || i >= w(b+1) {
 						t.Fatalf("%v %s, m %d, %d bits: element %d in bucket %d, range [%d, %d)", kt, c.name, m, bits, i, b, w(b), w(b+1))
@@ -85,13 +89,19 @@ func TestSearchTableSim(t *testing.T) {
 					sample = simAgree(t, &SearchTreeSample{Order: o, Levels: L}, 2, SortBlock,
 						[]spectest.Arg{spectest.Buf(sorted), spectest.U64(uint64(m)), spectest.Buf(make([]byte, SearchTreeLayout(m)[L-1]*4))})[2]
 				}
+				// Queries: new keys, the first and last 50 elements, keys past the last
+				// (the answers m), NaN for floats.
 				n := 300
-				q := append(c.gen(n-min(m, 100)), sorted[:min(m, 100)*4]...)
+				q := append(c.gen(n-min(m, 50)-min(m, 50)-3), sorted[:min(m, 50)*4]...)
+				q = append(q, sorted[(m-min(m, 50))*4:]...)
+				for _, raw := range [][4]byte{searchPast(sorted, kt, m, 1), searchPast(sorted, kt, m, 1000), {0x00, 0x00, 0xc0, 0x7f}} {
+					q = append(q, raw[:]...)
+				}
 				for _, right := range []bool{false, true} {
-					for _, sh := range []int{0, min(L-1, SearchTreeMaxShared(4))} {
+					for k, sh := range []int{0, min(L-1, SearchTreeMaxShared(4))} {
 						block := []int{256, 1024}[(m+sh+bits)%2]
-						sp := &SearchTree{Order: o, Right: right, Levels: L, Shared: sh, Queries: 1 + (m+bits)%SearchTreeMaxQueries(4, block),
-							Vector: sh > 0, Block: block, Swizzle: sh > 0, TableBits: bits}
+						sp := &SearchTree{Order: o, Right: right, Levels: L, Shared: sh, Queries: 1 + (m+bits)%min(SearchTreeTableQueries, SearchTreeMaxQueries(4, block)),
+							Vector: (k+bits/2)%2 == 0, Block: block, Swizzle: sh > 0 && right, TableBits: bits}
 						sampleArg := spectest.U64(0)
 						if sample != nil {
 							sampleArg = spectest.Buf(sample)
@@ -100,7 +110,7 @@ func TestSearchTableSim(t *testing.T) {
 						out := simAgree(t, sp, 2, block, []spectest.Arg{spectest.Buf(padded), spectest.U64(uint64(m)),
 							sampleArg, spectest.Buf(q), spectest.Buf(make([]byte, n*8)), spectest.U64(uint64(n)), spectest.Buf(tab)})[4]
 						got := cpuSliceI64(out)
-						for i := range n {
+						for i := 0; c.sorted && i < n; i++ {
 							v := o.Ordered(loadRaw(q, 4, i))
 							want := sort.Search(m, func(j int) bool { return ord[j] >= v })
 							if right {
@@ -111,6 +121,88 @@ func TestSearchTableSim(t *testing.T) {
 							}
 						}
 					}
+				}
+			}
+		}
+	}
+}
+
+// searchPast returns a raw key of type kt above the last of the m sorted keys (by d
+// for integers, by a factor for finite floats), the last itself where there is none.
+func searchPast(sorted []byte, kt dtype.DType, m, d int) [4]byte {
+	last := binary.LittleEndian.Uint32(sorted[4*(m-1):])
+	var r [4]byte
+	switch kt {
+	case dtype.Float32:
+		if v := math.Float32frombits(last); !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) {
+			last = math.Float32bits(float32(math.Abs(float64(v))*1.5 + float64(d)))
+		}
+	case dtype.Int32:
+		if int64(int32(last))+int64(d) <= math.MaxInt32 {
+			last = uint32(int32(last) + int32(d))
+		}
+	default:
+		if uint64(last)+uint64(d) <= math.MaxUint32 {
+			last += uint32(d)
+		}
+	}
+	binary.LittleEndian.PutUint32(r[:], last)
+	return r
+}
+
+// The table makes the search skip levels: int32 keys i/8 (each value 8 times, m 4096,
+// 4 levels), 512 buckets (bucket(v) = v: the range of v is [8v, 8v+8]), so that a
+// query v with v%8 != 7 needs level 1 and the array alone. The sample's levels 2 and 3
+// poisoned (in global and in shared memory), its answers stay right with the table and
+// go wrong without it.
+func TestSearchTableSkips(t *testing.T) {
+	const m, bits = 4096, 9
+	o := SortKey{Type: dtype.Int32}
+	sorted := make([]byte, 4*m)
+	for i := range m {
+		binary.LittleEndian.PutUint32(sorted[4*i:], uint32(i/8))
+	}
+	L := SearchTreeLevels(m)
+	sample := simAgree(t, &SearchTreeSample{Order: o, Levels: L}, 2, SortBlock,
+		[]spectest.Arg{spectest.Buf(sorted), spectest.U64(m), spectest.Buf(make([]byte, SearchTreeLayout(m)[L-1]*4))})[2]
+	for i := 4 * SearchTreeLayout(m)[1]; i < len(sample); i++ { // levels 2 and up
+		sample[i] = 0x5a
+	}
+	tab := simAgree(t, &SearchTable{Order: o, Bits: bits}, 2, SortBlock,
+		[]spectest.Arg{spectest.Buf(sorted), spectest.U64(m), spectest.Buf(make([]byte, 4*SearchTableWords(bits)))})[2]
+	var q []byte
+	for v := range 512 {
+		if v%8 != 7 {
+			q = binary.LittleEndian.AppendUint32(q, uint32(v))
+		}
+	}
+	n := len(q) / 4
+	for _, right := range []bool{false, true} {
+		for _, sh := range []int{0, L - 1} {
+			for _, table := range []int{bits, 0} {
+				sp := &SearchTree{Order: o, Right: right, Levels: L, Shared: sh, Queries: 2, Vector: true, Block: 256, TableBits: table}
+				args := []spectest.Arg{spectest.Buf(sorted), spectest.U64(m), spectest.Buf(sample), spectest.Buf(q),
+					spectest.Buf(make([]byte, 8*n)), spectest.U64(uint64(n))}
+				if table != 0 {
+					args = append(args, spectest.Buf(tab))
+				}
+				got := cpuSliceI64(simAgree(t, sp, 2, 256, args)[4])
+				wrong := 0
+				for i := range n {
+					v := int64(binary.LittleEndian.Uint32(q[4*i:]))
+					want := 8 * v
+					if right {
+						want += 8
+					}
+					if got[i] != want {
+						wrong++
+					}
+				}
+				if table != 0 && wrong > 0 {
+					t.Errorf("%s: %d of %d answers wrong with the sample's levels 2 and 3 poisoned (they should be skipped)", sp.Key(), wrong, n)
+				}
+				if table == 0 && wrong == 0 {
+					t.Errorf("%s: the poisoned sample gave every answer right without the table: the test shows nothing", sp.Key())
 				}
 			}
 		}

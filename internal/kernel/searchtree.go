@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/go-gpu/gpu/backend/cpu"
 )
@@ -150,6 +151,7 @@ func (s *SearchTreeSample) CPU() (func(*cpu.Launch) error, error) {
 //	queries  u64  Order.Type
 //	out      u64  int64, one a query
 //	n        u64  queries
+//	table    u64  SearchTable's table of 2^TableBits buckets (only with TableBits)
 //
 // Any grid of blocks of Block threads (SearchSortedBlock when 0). With Vector set (keys
 // of 4 or 8 bytes), the sorted array's address is 16-byte aligned and the last step
@@ -218,8 +220,8 @@ const searchTreeStaticMax = 48 << 10
 
 // SharedBytes returns the dynamic shared memory of a block: the shared levels' bytes
 // (sharedSize: with Swizzle, rounded up to a multiple of 128) and the table's
-// (tableOffset) when they exceed 48 KiB (5 levels, or a table of 2^12 buckets or more),
-// else 0 (they are static).
+// (tableOffset) when they exceed 48 KiB (5 levels; a table of 2^14 buckets, or of 2^13
+// beside 4 levels), else 0 (they are static).
 func (s *SearchTree) SharedBytes() int {
 	if b := s.sharedTotal(); b > searchTreeStaticMax {
 		return b
@@ -277,6 +279,10 @@ func SearchTreeMaxQueries(ks, block int) int {
 	return SearchTreeQueries
 }
 
+// SearchTreeTableQueries is the most queries a SearchTree thread searches at once with
+// a table (TableBits): 8 spill 8 to 16 bytes under 128 registers (ptxas 11.8, sm_90).
+const SearchTreeTableQueries = 4
+
 // Validate checks the spec.
 func (s *SearchTree) Validate() error {
 	if err := s.Order.Validate(); err != nil {
@@ -298,8 +304,12 @@ func (s *SearchTree) Validate() error {
 		return fmt.Errorf("kernel: vector search of %d-byte keys", ks)
 	}
 	if s.TableBits != 0 {
-		if s.TableBits < 4 || s.TableBits > SearchTableMaxBits || !searchTableTypes(s.Order.Type) {
-			return fmt.Errorf("kernel: search of %v keys with a table of %d bits", s.Order.Type, s.TableBits)
+		// (m < 2^32: at most 11 levels)
+		if s.TableBits < 4 || s.TableBits > SearchTableMaxBits || !searchTableTypes(s.Order.Type) || s.Levels > 11 {
+			return fmt.Errorf("kernel: search of %v keys, %d levels, with a table of %d bits", s.Order.Type, s.Levels, s.TableBits)
+		}
+		if s.Queries > SearchTreeTableQueries {
+			return fmt.Errorf("kernel: search of %d queries a thread with a table (at most %d)", s.Queries, SearchTreeTableQueries)
 		}
 		if b := s.sharedTotal(); b > searchTreeSharedMax {
 			return fmt.Errorf("kernel: search tree of %d shared levels and a table of %d bits: %d bytes of shared memory", s.Shared, s.TableBits, b)
@@ -329,8 +339,8 @@ func (s *SearchTree) CPU() (func(*cpu.Launch) error, error) {
 	ordered := key.orderedFunc()
 	return func(l *cpu.Launch) error {
 		m, n := int(l.Uint64(1)), int(l.Uint64(5))
-		if m <= 0 || SearchTreeLevels(m) != s.Levels || int(l.Block[0]) != s.block() {
-			return launchErr("search tree: array of %d, %d levels, block %d", m, s.Levels, l.Block[0])
+		if m <= 0 || SearchTreeLevels(m) != s.Levels || int(l.Block[0]) != s.block() || s.TableBits != 0 && uint64(m) >= 1<<32 {
+			return launchErr("search tree: array of %d, %d levels, block %d, table of %d bits", m, s.Levels, l.Block[0], s.TableBits)
 		}
 		if s.Vector && !aligned16(l, 0) {
 			return launchErr("vector loads of an unaligned array")
@@ -362,11 +372,36 @@ func (s *SearchTree) CPU() (func(*cpu.Launch) error, error) {
 			}
 			return t < v
 		}
+		// The table (TableBits): each query's range [tlo, thi] and the levels it skips,
+		// as the PTX does (on arrays not sorted too, where the answers are arbitrary).
+		var words []uint32
+		var first, scale float32
+		if s.TableBits != 0 {
+			tb, err := sortMem(l, 6, 4*SearchTableWords(s.TableBits))
+			if err != nil {
+				return err
+			}
+			words = cpu.Slice[uint32](tb)
+			first, scale = math.Float32frombits(words[0]), math.Float32frombits(words[1])
+		}
 		l.Parallel(n, 1<<12, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
-				v := ordered(loadRaw(q, ks, i))
+				rv := loadRaw(q, ks, i)
+				v := ordered(rv)
 				var p uint64
+				tlo, thi := uint32(0), uint32(m)
+				if words != nil {
+					b := searchTableBucket(s.TableBits, first, scale, searchTableValue(key.Type, rv))
+					tlo, thi = words[2+b], words[3+b]
+					if thi > uint32(m) || tlo > thi { // (an array not sorted)
+						tlo, thi = 0, uint32(m)
+					}
+				}
 				for j := s.Levels - 1; j >= 1; j-- {
+					if sh := min(3*j, 31); words != nil && tlo>>sh == thi>>sh {
+						p = uint64(tlo >> sh)
+						continue
+					}
 					c := uint64(0)
 					for t := range uint64(SearchTreeFanout) {
 						if before(loadRaw(sample, pw, off[j-1]+int(8*p+t)), v) {
@@ -382,6 +417,9 @@ func (s *SearchTree) CPU() (func(*cpu.Launch) error, error) {
 					}
 				}
 				out[i] = int64(min(8*p+c, um))
+				if words != nil && tlo == thi {
+					out[i] = int64(tlo)
+				}
 			}
 		})
 		return nil

@@ -187,6 +187,13 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 		}
 		return f.Setp(ptx.Lt, t, v)
 	}
+	// The table's header: F and S (searchtable.go), and m as a u32 (m < 2^32).
+	var first, scale, m32 ptx.Reg
+	if s.TableBits != 0 {
+		first, scale, m32 = f.Reg(ptx.F32), f.Reg(ptx.F32), f.Reg(ptx.U32)
+		f.Ld(ptx.Shared, ptx.CacheDefault, ptx.F32, ptx.Mem(tBase, 0), first, scale)
+		f.Cvt(m32, mLen)
+	}
 	// Q queries per thread and round: i, i+step, ... (grid-stride).
 	i := f.Reg(ptx.U64)
 	{
@@ -201,13 +208,6 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 	loop, done := f.NewLabel(), f.NewLabel()
 	f.Place(loop)
 	f.At(f.Setp(ptx.Ge, i, n)).Bra(done)
-	// The table's header: F and S (searchtable.go), and m as a u32 (m < 2^32).
-	var first, scale, m32 ptx.Reg
-	if s.TableBits != 0 {
-		first, scale, m32 = f.Reg(ptx.F32), f.Reg(ptx.F32), f.Reg(ptx.U32)
-		f.Ld(ptx.Shared, ptx.CacheDefault, ptx.F32, ptx.Mem(tBase, 0), first, scale)
-		f.Cvt(m32, mLen)
-	}
 	// lo and hi bound a query's answer (the table's range for its bucket; without a
 	// table none is taken); known[j], where lo and hi share their level-j block
 	// index, makes that level's step p = lo >> 3j, without loads.
