@@ -8,6 +8,9 @@
 # ROWS: a file of row names (whole names, one a line); N: processes per build (8);
 # CPUS: the cores both are pinned to (taskset; 2-9, on the GPU's NUMA node on the H200
 # machine); BENCHTIME: per row and process (150ms); LARGE: gpubench -large (full).
+# OLDENV, NEWENV: environment settings (VAR=value, space-separated) for each side: one
+# build against itself under two tunings, e.g. OLD=NEW=./.gpa/bin/gpubench
+# OLDENV=GPU_SEARCH_TABLE=0 NEWENV=GPU_SEARCH_TABLE=14.
 # Writes $OUT/ab-old-N.json and ab-new-N.json, and prints scripts/abstats.py's table.
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -18,8 +21,9 @@ re="^($(grep -v '^\s*$' "$ROWS" | sed 's/[][\.^$*+?(){}|]/\\&/g' | paste -sd'|')
 start=$(date +%s)
 for i in $(seq 1 "$N"); do
   for b in old new; do
-    bin=$NEW; [ $b = old ] && bin=$OLD
-    taskset -c "$CPUS" timeout 120 "$bin" -q -peers none -large "$LARGE" -benchtime "$BENCHTIME" -run "$re" \
+    bin=$NEW; envs=${NEWENV:-}; [ $b = old ] && bin=$OLD && envs=${OLDENV:-}
+    # shellcheck disable=SC2086 # envs: words VAR=value
+    env $envs taskset -c "$CPUS" timeout 120 "$bin" -q -peers none -large "$LARGE" -benchtime "$BENCHTIME" -run "$re" \
       -json "$OUT/ab-$b-$i.json" > "$OUT/ab-$b-$i.txt" 2>&1
     echo "ab $b $i: exit $? at $(( $(date +%s) - start )) s"
   done
