@@ -761,7 +761,8 @@ func TestBincount(t *testing.T) {
 
 // TestDeterministicAddAt checks the fixed-point sums: the same bits on every run and on
 // both backends, within a tight bound of the exact sum, with Inf and NaN as IEEE
-// addition gives them.
+// addition gives them, a NaN sum the canonical NaN (a NaN update, +Inf and -Inf, and a
+// destination that holds a NaN with a payload).
 func TestDeterministicAddAt(t *testing.T) {
 	rng := rand.New(rand.NewPCG(23, 24))
 	const n, bins = 1 << 17, 64
@@ -780,7 +781,8 @@ func TestDeterministicAddAt(t *testing.T) {
 	for i := range init {
 		init[i] = float32(rng.NormFloat64())
 	}
-	init[59] = float32(math.Copysign(0, -1)) // no updates: stays -0
+	init[59] = float32(math.Copysign(0, -1))    // no updates: stays -0
+	init[57] = math.Float32frombits(0xffc00123) // a NaN with a payload, updated
 	for i := range idx {
 		if idx[i] == 59 {
 			idx[i] = 58
@@ -829,8 +831,8 @@ func TestDeterministicAddAt(t *testing.T) {
 				t.Fatalf("untouched -0 became %v", got[i])
 			}
 		case math.IsNaN(exact[i]):
-			if !math.IsNaN(float64(got[i])) {
-				t.Fatalf("element %d = %v, want NaN", i, got[i])
+			if math.Float32bits(got[i]) != 0x7fffffff {
+				t.Fatalf("element %d = %#x, want the canonical NaN 0x7fffffff", i, math.Float32bits(got[i]))
 			}
 		case math.IsInf(exact[i], 0):
 			if float64(got[i]) != exact[i] {
@@ -843,6 +845,47 @@ func TestDeterministicAddAt(t *testing.T) {
 				t.Fatalf("element %d = %v, want %v (exact %v)", i, got[i], w, exact[i])
 			}
 		}
+	}
+}
+
+// TestDeterministicAddAtNaN: a deterministic float sum that is NaN is the canonical NaN
+// (the package's NaN policy), whether a NaN update, +Inf and -Inf, or a destination
+// that held a NaN with a payload made it, on every device and on the CUDA path of the
+// PTX simulator. (The simulator's float64 arithmetic gives the canonical NaN; the
+// H200's passes an operand's payload on, which FixedFinish's PTX replaces.)
+func TestDeterministicAddAtNaN(t *testing.T) {
+	run := func(t *testing.T, s *gpu.Stream) {
+		t.Run("float32", func(t *testing.T) { deterministicNaN[float32](t, s) })
+		t.Run("float64", func(t *testing.T) { deterministicNaN[float64](t, s) })
+	}
+	forDevices(t, func(t *testing.T, _ *gpu.Device, s *gpu.Stream) { run(t, s) })
+	t.Run("sim", func(t *testing.T) {
+		_, s := simStream(t)
+		run(t, s)
+	})
+}
+
+func deterministicNaN[T float32 | float64](t *testing.T, s *gpu.Stream) {
+	payloads := nanPayloads[T]()
+	for _, nb := range payloads {
+		nan := nanFromBits[T](nb)
+		inf := T(math.Inf(1))
+		a := mustArr[T](t)(gpu.FromSlice(s, []T{1, nan, 2, 3, 4}))
+		ia := mustArr[int64](t)(gpu.FromSlice(s, []int64{0, 1, 2, 2, 3, 0}))
+		v := mustArr[T](t)(gpu.FromSlice(s, []T{nan, 1.5, inf, -inf, 2, 0.25}))
+		if err := gpu.AddAt(s, a, ia, v, gpu.Deterministic()); err != nil {
+			t.Fatal(err)
+		}
+		got := toSlice(t, a)
+		want := []uint64{canonNaN[T](), canonNaN[T](), canonNaN[T](), nanBits(T(5)), nanBits(T(4))}
+		for i, g := range got {
+			if nanBits(g) != want[i] {
+				t.Errorf("NaN %#x: element %d = %#x, want %#x", nb, i, nanBits(g), want[i])
+			}
+		}
+		a.Free()
+		ia.Free()
+		v.Free()
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/go-gpu/gpu/dtype"
+	"github.com/go-gpu/gpu/internal/fp"
 	"github.com/go-gpu/gpu/internal/kernel"
 )
 
@@ -423,8 +424,9 @@ func quantiles[R Float, T Elem](s *Stream, a *Array[T], qs []float64, median, le
 		return out, nil
 	}
 	if n == 0 {
-		// No values: NaN (NumPy's mean of nothing).
-		if err := Fill(s, out, fromFloat[R](math.NaN())); err != nil {
+		// No values: NaN (NumPy's mean of nothing), the canonical one (the package's NaN
+		// policy), rounded to R.
+		if err := Fill(s, out, fromFloat[R](math.Float64frombits(fp.NaN64Bits))); err != nil {
 			return fail(err)
 		}
 		return out, nil

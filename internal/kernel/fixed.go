@@ -8,6 +8,7 @@ import (
 	"github.com/go-gpu/gpu/backend"
 	"github.com/go-gpu/gpu/backend/cpu"
 	"github.com/go-gpu/gpu/dtype"
+	"github.com/go-gpu/gpu/internal/fp"
 	"github.com/go-gpu/gpu/ptx"
 )
 
@@ -28,7 +29,8 @@ import (
 //     set flags in F[t] (1: +Inf, 2: -Inf: both, or NaN, 3).
 //  3. FixedFinish: dst[t] = dst[t] + (HI[t]*2^32 + LO[t]) * 2^-(shift-(E[t]-1023)),
 //     computed in float64 and rounded once to the destination's type; F decides for
-//     infinite and NaN sums; targets with no update (E[t] = -1) are left alone.
+//     infinite and NaN sums, and a NaN result is the canonical NaN (the package's NaN
+//     policy); targets with no update (E[t] = -1) are left alone.
 //
 // shift = 62 - bits(n) + 31 for n updates (FixedShift), so no sum of n parts overflows
 // an int64, and every value within 2^(62-bits(n)+32) of its target's largest keeps all
@@ -108,7 +110,7 @@ func (x *FixedFinish) CPU() (func(*cpu.Launch) error, error) {
 				h := int64(binary.LittleEndian.Uint64(sc[8*T+8*t:]))
 				w := int64(binary.LittleEndian.Uint64(sc[16*T+8*t:]))
 				d := dst[t*sz : (t+1)*sz]
-				storeNum(d, x.Dst, cpuNum{f: loadNum(d, x.Dst).f + fixedSum(e, flag, h, w, shift)})
+				storeNum(d, x.Dst, cpuNum{f: fp.Canon(loadNum(d, x.Dst).f + fixedSum(e, flag, h, w, shift))})
 			}
 		})
 		return nil
@@ -238,6 +240,9 @@ func (x *FixedFinish) PTX(major, minor int) (src, entry string, err error) {
 		f.Cvt(d, s)
 	}
 	f.Add(d, d, sum)
+	// A NaN sum is the canonical NaN (the NaN policy): float64 arithmetic passes an
+	// operand's payload on, the destination's or the special sum's.
+	f.Selp(d, ewCanonNaN(dtype.Float64), d, f.Setp(ptx.NaN, d, d))
 	switch x.Dst {
 	case dtype.Float64:
 		f.Op("st.global.f64", ptx.Mem(da, 0), d)
