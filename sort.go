@@ -97,7 +97,10 @@ func sortOpts(op string, opts []SortOption) (sortOptions, error) {
 
 // Sort returns a sorted copy of a along axis (negative counts from the end; -1 is
 // NumPy's default), as numpy.sort(a, axis, kind="stable"): ascending, or descending
-// with Descending(). A 0-d array is sorted as one element.
+// with Descending(). A 0-d array is sorted as one element. The order of floats and
+// the temporary memory taken: see the package's sorting section (sort.go). An axis
+// out of range, a nil array or stream, or an option Sort doesn't take (Smallest) is
+// an error wrapping ErrInvalidValue.
 //
 //	y, err := gpu.Sort(s, x, -1)
 func Sort[T Elem](s *Stream, a *Array[T], axis int, opts ...SortOption) (*Array[T], error) {
@@ -122,9 +125,10 @@ func Sort[T Elem](s *Stream, a *Array[T], axis int, opts ...SortOption) (*Array[
 	return out, nil
 }
 
-// Argsort returns the indices (int64) that sort a along axis, stably
+// Argsort returns the indices (int64, of a's shape) that sort a along axis, stably
 // (numpy.argsort(a, axis, kind="stable")): along the axis, a's elements at the
-// indices are in order, and equal elements' indices increase.
+// indices are in order, and equal elements' indices increase, with Descending() too.
+// Axes and errors as Sort's.
 func Argsort[T Elem](s *Stream, a *Array[T], axis int, opts ...SortOption) (*Array[int64], error) {
 	if err := nonNil(a); err != nil {
 		return nil, err
@@ -149,7 +153,8 @@ func Argsort[T Elem](s *Stream, a *Array[T], axis int, opts ...SortOption) (*Arr
 
 // SortByKey sorts keys along axis and carries vals (an array of keys' shape) along:
 // it returns the sorted keys and vals[argsort(keys)], in one sort (the payload moves
-// with the keys rather than through indices).
+// with the keys rather than through indices). Descending() and the axes as Sort's;
+// vals of another shape is an error wrapping ErrInvalidValue.
 func SortByKey[K, V Elem](s *Stream, keys *Array[K], vals *Array[V], axis int, opts ...SortOption) (*Array[K], *Array[V], error) {
 	if err := nonNil(keys, vals); err != nil {
 		return nil, nil, err
@@ -185,7 +190,8 @@ func SortByKey[K, V Elem](s *Stream, keys *Array[K], vals *Array[V], axis int, o
 // from the end) where a sorted array would have it, the smaller ones before it and the
 // larger ones after (numpy.partition). It returns the sorted array, which is one such
 // arrangement: a stable sort costs about what a selection does here, and the result is
-// the same on every backend.
+// the same on every backend. kth out of range for the axis's length, or an axis out of
+// range, is an error wrapping ErrInvalidValue.
 func Partition[T Elem](s *Stream, a *Array[T], kth, axis int) (*Array[T], error) {
 	if err := nonNil(a); err != nil {
 		return nil, err
@@ -236,10 +242,10 @@ func sortAxisOf(shape []int, axis int) (int, error) {
 		if axis == 0 || axis == -1 {
 			return 0, nil
 		}
-		return 0, fmt.Errorf("gpu: sort axis %d of a 0-d array: %w", axis, ErrInvalidValue)
+		return 0, fmt.Errorf("gpu: axis %d out of range for a 0-d array (0 or -1): %w", axis, ErrInvalidValue)
 	}
 	if axis < -nd || axis >= nd {
-		return 0, fmt.Errorf("gpu: sort axis %d of a %d-d array: %w", axis, nd, ErrInvalidValue)
+		return 0, fmt.Errorf("gpu: axis %d out of range for a %d-d array: %w", axis, nd, ErrInvalidValue)
 	}
 	if axis < 0 {
 		axis += nd

@@ -371,7 +371,11 @@ func Median[R Float, T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Arr
 // Quantile returns the q-th quantile (0 <= q <= 1) of a's elements over the axes
 // (numpy.quantile with the default linear method): the sorted values' position
 // q*(n-1), interpolated between its neighbours as NumPy does (in float64, rounded once
-// to R). A NaN among the values gives NaN; no values give NaN.
+// to R). A NaN among the values gives NaN; no values give NaN. As NumPy's, the
+// interpolation a + (b-a)*t is NaN where a neighbour is infinite and b-a is NaN or
+// infinite, even at a position on an element (t = 0): numpy.quantile([4, 5, inf], 0.5)
+// is NaN where numpy.median gives 5. q outside [0, 1], or NaN, is an error wrapping
+// ErrInvalidValue.
 func Quantile[R Float, T Elem](s *Stream, a *Array[T], q float64, opts ...ReduceOption) (*Array[R], error) {
 	return quantiles[R](s, a, []float64{q}, false, false, opts)
 }
