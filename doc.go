@@ -120,9 +120,10 @@
 // 0x7fffffff for float32 and 0x7fffffffffffffff for float64 (float16 and bfloat16 round
 // it to 0x7fff). That covers arithmetic (+ - * / %, sqrt, the math functions, rounding),
 // Minimum, Maximum, fmin and fmax, the reductions and scans (Sum, Prod, Min, Max,
-// CumSum, CumMax...), Median and Quantile: a minimum, maximum, sum or product with a
-// NaN operand is the canonical NaN, whichever NaN it was and in whatever order the
-// values met. It is what NVIDIA GPUs' arithmetic gives anyway, and it makes results
+// CumSum, CumMax...), Median and Quantile (NanMedian and NanQuantile leave NaNs out,
+// and give NaN where all are NaN), the deterministic sums of AddAt and
+// BincountWeights: a minimum, maximum, sum or product with a NaN operand is the
+// canonical NaN, whichever NaN it was and in whatever order the values met. It is what NVIDIA GPUs' arithmetic gives anyway, and it makes results
 // independent of the order of evaluation, which differs between backends and launch
 // shapes. NumPy instead returns the NaN operand itself. Operations that move values without computing keep a
 // NaN's bits (copies, Where, views, FindMin and FindMax's values, which are the elements

@@ -753,6 +753,9 @@ func nilStreamCases(f *nilFixture) []nilCase {
 		{"Median", func() error { return e1(gpu.Median[float32](s, a)) }},
 		{"Quantile", func() error { return e1(gpu.Quantile[float64](s, a, 0.5, gpu.Axes(0))) }},
 		{"Quantiles", func() error { return e1(gpu.Quantiles[float32](s, a, []float64{0, 1})) }},
+		{"NanMedian", func() error { return e1(gpu.NanMedian[float32](s, a)) }},
+		{"NanQuantile", func() error { return e1(gpu.NanQuantile[float64](s, a, 0.5, gpu.Axes(0))) }},
+		{"NanQuantiles", func() error { return e1(gpu.NanQuantiles[float32](s, a, []float64{0, 1})) }},
 
 		// Buffers, streams and launches.
 		{"Stream.Alloc", func() error { return e1(s.Alloc(64)) }},

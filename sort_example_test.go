@@ -79,3 +79,16 @@ func ExampleQuantile() {
 	fmt.Println(qs, med)
 	// Output: [1.75 17.5] [7]
 }
+
+func ExampleNanMedian() {
+	d, _ := gpu.OpenBackend("cpu", 0)
+	s := d.DefaultStream()
+	nan := float32(math.NaN())
+	x, _ := gpu.FromSlice(s, []float32{4, nan, 1, 3, nan, nan, nan, nan}, 2, 4)
+	m, _ := gpu.NanMedian[float32](s, x, gpu.Axes(1))
+	q, _ := gpu.NanQuantile[float32](s, x, 1, gpu.Axes(1))
+	ms, _ := m.ToSlice(context.Background())
+	qs, _ := q.ToSlice(context.Background())
+	fmt.Println(ms, qs)
+	// Output: [3 NaN] [4 NaN]
+}

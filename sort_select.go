@@ -365,7 +365,7 @@ func topkRadix(s *Stream, keys *header, rows, n, k int, order kernel.SortKey, ou
 // no elements give NaN (NumPy warns and returns NaN). The result type R is a float type
 // (NumPy: float64 for integer inputs, the input's for floats).
 func Median[R Float, T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[R], error) {
-	return quantiles[R](s, a, nil, true, false, opts)
+	return quantiles[R](s, a, nil, true, false, false, opts)
 }
 
 // Quantile returns the q-th quantile (0 <= q <= 1) of a's elements over the axes
@@ -377,18 +377,40 @@ func Median[R Float, T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Arr
 // is NaN where numpy.median gives 5. q outside [0, 1], or NaN, is an error wrapping
 // ErrInvalidValue.
 func Quantile[R Float, T Elem](s *Stream, a *Array[T], q float64, opts ...ReduceOption) (*Array[R], error) {
-	return quantiles[R](s, a, []float64{q}, false, false, opts)
+	return quantiles[R](s, a, []float64{q}, false, false, false, opts)
 }
 
 // Quantiles returns the quantiles qs of a over the axes as one array whose first axis
 // runs over qs (numpy.quantile with an array of q; no qs give an empty array).
 func Quantiles[R Float, T Elem](s *Stream, a *Array[T], qs []float64, opts ...ReduceOption) (*Array[R], error) {
-	return quantiles[R](s, a, qs, false, true, opts)
+	return quantiles[R](s, a, qs, false, true, false, opts)
+}
+
+// NanMedian returns the median of a's elements over the axes leaving NaNs out
+// (numpy.nanmedian): Median's, of the elements that aren't NaN; where all are NaN, or
+// there are none, NaN (NumPy warns and returns NaN). Of integers and bools, Median's.
+func NanMedian[R Float, T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[R], error) {
+	return quantiles[R](s, a, nil, true, false, true, opts)
+}
+
+// NanQuantile returns the q-th quantile of a's elements over the axes leaving NaNs out
+// (numpy.nanquantile, linear method): Quantile's, of the elements that aren't NaN;
+// where all are NaN, or there are none, NaN. q outside [0, 1], or NaN, is an error
+// wrapping ErrInvalidValue.
+func NanQuantile[R Float, T Elem](s *Stream, a *Array[T], q float64, opts ...ReduceOption) (*Array[R], error) {
+	return quantiles[R](s, a, []float64{q}, false, false, true, opts)
+}
+
+// NanQuantiles returns the quantiles qs of a over the axes leaving NaNs out, as one
+// array whose first axis runs over qs (numpy.nanquantile with an array of q).
+func NanQuantiles[R Float, T Elem](s *Stream, a *Array[T], qs []float64, opts ...ReduceOption) (*Array[R], error) {
+	return quantiles[R](s, a, qs, false, true, true, opts)
 }
 
 // quantiles computes quantiles qs (or the median) of a over the axes of opts; lead
-// gives the result a first axis over qs.
-func quantiles[R Float, T Elem](s *Stream, a *Array[T], qs []float64, median, lead bool, opts []ReduceOption) (*Array[R], error) {
+// gives the result a first axis over qs; skipNaN leaves each row's NaNs out (sorted
+// last, they are the end of the sorted row: QuantileGather.SkipNaN).
+func quantiles[R Float, T Elem](s *Stream, a *Array[T], qs []float64, median, lead, skipNaN bool, opts []ReduceOption) (*Array[R], error) {
 	if err := nonNil(a); err != nil {
 		return nil, err
 	}
@@ -435,7 +457,7 @@ func quantiles[R Float, T Elem](s *Stream, a *Array[T], qs []float64, median, le
 		}
 		return out, nil
 	}
-	sp := &kernel.QuantileGather{In: a.dt, Out: rt, Median: median}
+	sp := &kernel.QuantileGather{In: a.dt, Out: rt, Median: median, SkipNaN: skipNaN && a.dt.IsFloat()}
 	fn, err := s.dev.kernel(sp)
 	if err != nil {
 		return fail(err)

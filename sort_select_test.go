@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/go-gpu/gpu"
 	"github.com/go-gpu/gpu/dtype"
@@ -679,6 +680,91 @@ func TestQuantile(t *testing.T) {
 			t.Fatalf("bfloat16 quantiles over an empty axis: %v, want the canonical NaN 0x7fff", g)
 		}
 	})
+}
+
+// TestNanQuantile: NanQuantiles and NanMedian leave each row's NaNs out (rows of none,
+// one, some, all but one and all NaN, ±Inf among the rest), against quantileRef of the
+// row's other elements, along either axis (the second through a copy to rows), on every
+// device and on the CUDA path of the PTX simulator; a row of NaNs alone is the
+// canonical NaN; of integers, Median's.
+func TestNanQuantile(t *testing.T) {
+	run := func(t *testing.T, s *gpu.Stream) {
+		t.Run("float32", func(t *testing.T) { nanQuantile[float32](t, s) })
+		t.Run("float64", func(t *testing.T) { nanQuantile[float64](t, s) })
+		xs := []int32{5, -3, 9, 1, 1, 7}
+		a := mustArr[int32](t)(gpu.FromSlice(s, xs, 2, 3))
+		defer a.Free()
+		m := mustArr[float64](t)(gpu.NanMedian[float64](s, a, gpu.Axes(1)))
+		if g := toSlice(t, m); !slices.Equal(g, []float64{5, 1}) {
+			t.Errorf("NanMedian of int32 rows %v: %v, want [5 1]", xs, g)
+		}
+		m.Free()
+	}
+	forDevices(t, func(t *testing.T, _ *gpu.Device, s *gpu.Stream) { run(t, s) })
+	t.Run("sim", func(t *testing.T) {
+		_, s := simStream(t)
+		run(t, s)
+	})
+}
+
+func nanQuantile[T float32 | float64](t *testing.T, s *gpu.Stream) {
+	rng := rand.New(rand.NewPCG(23, uint64(unsafe.Sizeof(T(0)))))
+	const rows, n = 7, 50
+	nans := []int{0, 1, 25, n - 1, n, 3, 0}
+	xs := make([]T, rows*n)
+	for r, c := range nans {
+		row := xs[r*n : (r+1)*n]
+		for i := range row {
+			row[i] = T(rng.NormFloat64() * 100)
+			if rng.IntN(20) == 0 {
+				row[i] = T(math.Inf(1 - 2*rng.IntN(2)))
+			}
+		}
+		for _, i := range rng.Perm(n)[:c] {
+			row[i] = nanFromBits[T](nanPayloads[T]()[rng.IntN(4)])
+		}
+	}
+	qs := []float64{0, 0.2, 0.5, 0.9, 1}
+	for _, axis := range []int{1, 0} {
+		// Along axis 0: the transpose's rows.
+		shape, src := []int{rows, n}, xs
+		if axis == 0 {
+			shape, src = []int{n, rows}, make([]T, rows*n)
+			for r := range rows {
+				for i := range n {
+					src[i*rows+r] = xs[r*n+i]
+				}
+			}
+		}
+		a := mustArr[T](t)(gpu.FromSlice(s, src, shape...))
+		q := mustArr[float64](t)(gpu.NanQuantiles[float64](s, a, qs, gpu.Axes(axis)))
+		m := mustArr[T](t)(gpu.NanMedian[T](s, a, gpu.Axes(axis)))
+		gq, gm := toSlice(t, q), toSlice(t, m)
+		for r := range rows {
+			var keep []float64
+			for _, x := range xs[r*n : (r+1)*n] {
+				if x == x {
+					keep = append(keep, float64(x))
+				}
+			}
+			for j, qv := range qs {
+				w, g := quantileRef(keep, qv, false), gq[j*rows+r]
+				if math.IsNaN(w) && math.Float64bits(g) != 0x7fffffffffffffff || !math.IsNaN(w) && g != w {
+					t.Errorf("axis %d row %d (%d NaN) q %v: %v (%#x), want %v", axis, r, nans[r], qv, g, math.Float64bits(g), w)
+				}
+			}
+			w, g := T(quantileRef(keep, 0, true)), gm[r]
+			if math.IsNaN(float64(w)) && nanBits(g) != canonNaN[T]() || w == w && g != w {
+				t.Errorf("axis %d row %d (%d NaN) median: %v (%#x), want %v", axis, r, nans[r], g, nanBits(g), w)
+			}
+		}
+		if got := toSlice(t, a); !slices.EqualFunc(got, src, func(x, y T) bool { return nanBits(x) == nanBits(y) }) {
+			t.Errorf("axis %d: the input changed", axis)
+		}
+		a.Free()
+		q.Free()
+		m.Free()
+	}
 }
 
 func TestPartition(t *testing.T) {

@@ -309,6 +309,8 @@ var PeerNames = []PeerName{
 	{"array/topk/100/float32/2^24/16k", "topk/100/float32/2^24", SizeL},
 	{"array/unique/int64/2^26/2^20_distinct/16k", "unique/int64/2^26/2^20_distinct", SizeL},
 	{"array/searchsorted/2^26_in_2^24/16k", "searchsorted/2^26_in_2^24", SizeL},
+	{"array/median/float32/2^24/16k", "median/float32/2^24", SizeL},
+	{"array/nanmedian/float32/2^24/16k", "nanmedian/float32/2^24", SizeL},
 	// The examples' workloads (cmd/gpubench/suite_workload.go, issue 24): one call plus a
 	// synchronize at the examples' full sizes (in the keys), the keys our names.
 	{"workload/kmeans/1e7x16/k64/20it", "workload/kmeans/1e7x16/k64/20it", SizeS},

@@ -1174,6 +1174,19 @@ class SortOps:
     def searchsorted(self, a, v):
         return self.torch.searchsorted(a, v) if self.torch is not None else self.xp.searchsorted(a, v)
 
+    def with_nans(self, x, frac):
+        """x with its elements below frac (uniform x: that share of them) made NaN."""
+        if self.torch is not None:
+            return x.masked_fill(x < frac, float("nan"))
+        return self.xp.where(x < frac, self.xp.nan, x).astype(x.dtype)
+
+    def median(self, x, skip_nan=False):
+        """numpy.median (nanmedian); torch.median (nanmedian) is the lower of the two
+        middle elements of an even count: the same selection."""
+        if self.torch is not None:
+            return (self.torch.nanmedian if skip_nan else self.torch.median)(x)
+        return (self.xp.nanmedian if skip_nan else self.xp.median)(x)
+
 
 def sort_benchmarks(add):
     def n_of(n28):
@@ -1219,6 +1232,18 @@ def sort_benchmarks(add):
         v = flat(lib.f32((n_of(1 << 26),)))
         return lambda: ops.searchsorted(a, v)
     add("searchsorted/2^26_in_2^24", ("L",), searchsorted, "searchsorted (left) of 2^26 float32 in 2^24 sorted float32")
+
+    def median(skip_nan):
+        def make(lib, sz):
+            ops = SortOps(lib)
+            x = flat(lib.f32((n_of(1 << 24),)))
+            if skip_nan:
+                x = ops.with_nans(x, 1 / 64)
+            return lambda: ops.median(x, skip_nan)
+        return make
+    add("median/float32/2^24", ("L",), median(False), "median of 2^24 float32 (torch.median: the lower middle)")
+    add("nanmedian/float32/2^24", ("L",), median(True),
+        "median of 2^24 float32 leaving out the 1/64 that are NaN (torch.nanmedian: the lower middle)")
 
 
 # The examples' workloads: gpubench's cmd/gpubench/suite_workload.go, whose names are

@@ -20,12 +20,15 @@ import (
 //     [0, 2^20) (values only; it waits for the count inside the call);
 //   - array/searchsorted/2^26_in_2^24/16k: gpu.SearchSorted (left) of 2^26 uniform
 //     float32 queries in 2^24 sorted uniform float32, against the raw driver floor of
-//     its random sector reads (suite_sort_raw.go).
+//     its random sector reads (suite_sort_raw.go);
+//   - array/median/float32/2^24/16k and array/nanmedian/float32/2^24/16k: gpu.Median
+//     and gpu.NanMedian (float32 result) of 2^24 uniform float32, 1/64 of them NaN for
+//     NanMedian.
 //
 // Sizes scale with the large side (side^2 / 2^28 of the named size). Bytes are what
 // one call must read and write once: the keys in and out (and argsort's int64 indices
 // out), TopK's input, Unique's input and its values out, SearchSorted's queries in and
-// indices out.
+// indices out, Median's input.
 
 // sortScale returns n (named for a side of 16384) at the run's side.
 func sortScale(c *setupCtx, n int64) int {
@@ -150,6 +153,35 @@ func registerSort() {
 			}, 12 * int64(n), nil
 		},
 	})
+	for _, nan := range []bool{false, true} {
+		name, f := "array/median/float32/2^24", gpu.Median[float32, float32]
+		if nan {
+			name, f = "array/nanmedian/float32/2^24", gpu.NanMedian[float32, float32]
+		}
+		registerOp(op{
+			name: name, large: true, bytes: 4 << 24,
+			setup: func(c *setupCtx) (func() error, int64, error) {
+				n := sortScale(c, 1<<24)
+				x, err := uniform(c, devMem, n)
+				if err != nil {
+					return nil, 0, err
+				}
+				if nan {
+					y, err := gpu.Eval[float32](c.s(), "where(x < 0.015625, nan, x)", gpu.Vars{"x": x})
+					if err != nil {
+						return nil, 0, err
+					}
+					c.k.add(y.Free)
+					x = y
+				}
+				s := c.s()
+				return func() error {
+					m, err := f(s, x)
+					return freeing(err, m)
+				}, 4 * int64(n), nil
+			},
+		})
+	}
 }
 
 func sortF32(c *setupCtx, n int) (any, error) { return uniform(c, devMem, n) }

@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -553,7 +554,8 @@ func TestSelectPtxas(t *testing.T) {
 			&SearchTree{Order: o, Levels: 8, Shared: 4, Queries: SearchTreeTableQueries, Vector: true, Block: 256, Swizzle: true, TableBits: 12})
 	}
 	specs = append(specs, &SelectStep{Passes: 4}, &SelectStep{Passes: 8}, &UniqueCounts{}, &InverseScatter{},
-		&QuantileGather{In: dtype.Float64, Out: dtype.Float16}, &QuantileGather{In: dtype.Int64, Out: dtype.BFloat16})
+		&QuantileGather{In: dtype.Float64, Out: dtype.Float16}, &QuantileGather{In: dtype.Int64, Out: dtype.BFloat16},
+		&QuantileGather{In: dtype.Float32, Out: dtype.Float64, SkipNaN: true}, &QuantileGather{In: dtype.BFloat16, Out: dtype.Float32, Median: true, SkipNaN: true})
 	for _, sp := range specs {
 		t.Run(sp.Key(), func(t *testing.T) {
 			t.Parallel()
@@ -766,6 +768,35 @@ func TestSortAuxSim(t *testing.T) {
 				spectest.Buf(qb), spectest.U64(uint64(rows)), spectest.U64(uint64(rl)), spectest.U64(uint64(len(qs)))})
 			simAgree(t, &QuantileGather{In: kt, Out: out, Median: true}, 1, SortBlock, []spectest.Arg{spectest.Buf(sorted), spectest.Buf(make([]byte, rows*out.Size())),
 				spectest.Buf(qb), spectest.U64(uint64(rows)), spectest.U64(uint64(rl)), spectest.U64(1)})
+			if !kt.IsFloat() {
+				continue
+			}
+			// SkipNaN: sorted rows with 0, 1, some, all but one and all elements NaN.
+			var pool []uint64 // the keys that aren't NaN (NaN's ordered key is the largest)
+			for i := range n {
+				if raw := loadRaw(keys, ks, i); o.Ordered(raw) != ^uint64(0)>>(64-8*ks) {
+					pool = append(pool, raw)
+				}
+			}
+			withNaN := make([]byte, rows*rl*ks)
+			for r, c := range []int{0, 1, 37, rl - 1, rl, rl / 2, 0} {
+				row := make([]uint64, rl-c)
+				for i := range row {
+					row[i] = pool[rng.IntN(len(pool))]
+				}
+				slices.SortFunc(row, func(a, b uint64) int { return cmp.Compare(o.Ordered(a), o.Ordered(b)) })
+				for i := range rl {
+					bits := quantileNaN(kt) // (a NaN)
+					if i < len(row) {
+						bits = row[i]
+					}
+					storeRaw(withNaN, ks, r*rl+i, bits)
+				}
+			}
+			simAgree(t, &QuantileGather{In: kt, Out: out, SkipNaN: true}, 1, SortBlock, []spectest.Arg{spectest.Buf(withNaN),
+				spectest.Buf(make([]byte, len(qs)*rows*out.Size())), spectest.Buf(qb), spectest.U64(uint64(rows)), spectest.U64(uint64(rl)), spectest.U64(uint64(len(qs)))})
+			simAgree(t, &QuantileGather{In: kt, Out: out, Median: true, SkipNaN: true}, 1, SortBlock, []spectest.Arg{spectest.Buf(withNaN),
+				spectest.Buf(make([]byte, rows*out.Size())), spectest.Buf(qb), spectest.U64(uint64(rows)), spectest.U64(uint64(rl)), spectest.U64(1)})
 		}
 	}
 	// Counts and the inverse.

@@ -219,19 +219,27 @@ func (s *SearchSorted) CPU() (func(*cpu.Launch) error, error) {
 // method: for q, position q*(n-1) between elements lo = floor and hi = lo+1 (or lo at
 // the end), t its fraction, a = x[lo], b = x[hi] in float64, and a + (b-a)*t when t <
 // 0.5, b - (b-a)*(1-t) otherwise (numpy's _lerp); with Median, (a + b)/2 of the middle
-// elements (numpy.median's mean). A row with a NaN (sorted last) gives NaN. The
-// result converts once to Out; a NaN result is the canonical NaN (quantileNaN).
+// elements (numpy.median's mean). A row with a NaN (sorted last) gives NaN; with
+// SkipNaN (numpy.nanquantile, numpy.nanmedian) the row's NaNs are left out instead: n
+// is the row's elements before its first NaN (a binary search of the sorted row), and
+// a row of NaNs alone gives NaN. The result converts once to Out; a NaN result is the
+// canonical NaN (quantileNaN).
 //
 // Kernel parameters: sorted u64 ([rows][n] of In), out u64 ([nq][rows] of Out), qs u64
 // (float64 [nq]; unused with Median), rows u64, n u64 (> 0), nq u64.
 type QuantileGather struct {
 	In, Out dtype.DType
 	Median  bool
+	SkipNaN bool
 }
 
 // Key identifies the kernel.
 func (g *QuantileGather) Key() string {
-	return fmt.Sprintf("quantile|%v|%v|m%v", g.In, g.Out, g.Median)
+	k := fmt.Sprintf("quantile|%v|%v|m%v", g.In, g.Out, g.Median)
+	if g.SkipNaN {
+		k += "|nan"
+	}
+	return k
 }
 
 // Validate checks the spec.
@@ -292,13 +300,21 @@ func (g *QuantileGather) CPU() (func(*cpu.Launch) error, error) {
 			qs = cpu.Slice[float64](qb)
 		}
 		elem := func(i int) float64 { return expr.ScalarFromBits(g.In, loadRaw(x, is, i)).Float64() }
+		skip := g.SkipNaN && g.In.IsFloat()
 		l.Parallel(rows*nq, 1024, func(lo, hi int) {
 			for b := lo; b < hi; b++ {
 				j, r := b/rows, b%rows
 				s := r * n
+				n := n
+				if skip {
+					// The row's elements before its first NaN (sorted last).
+					n = sort.Search(n, func(i int) bool { return math.IsNaN(elem(s + i)) })
+				}
 				var v float64
 				switch {
-				case g.In.IsFloat() && math.IsNaN(elem(s+n-1)):
+				case n == 0:
+					v = math.NaN()
+				case !skip && g.In.IsFloat() && math.IsNaN(elem(s+n-1)):
 					v = math.NaN()
 				case g.Median && n%2 == 1:
 					v = elem(s + n/2) // the middle element itself: (a + a)/2 overflows past MaxFloat64/2

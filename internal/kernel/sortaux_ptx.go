@@ -39,6 +39,28 @@ func gridStride(f *ptx.Func, n ptx.Reg, body func(i ptx.Reg)) {
 	f.Place(done)
 }
 
+// searchPTX emits a binary search of [0, n) (n a register of type t, U32 or U64) for
+// the first index at which past holds (false before it, true from it on; sort.Search)
+// and returns it, n if none.
+func searchPTX(f *ptx.Func, t ptx.Type, n ptx.Operand, past func(mid ptx.Reg) ptx.Reg) ptx.Reg {
+	lo, hi := f.Reg(t), f.Reg(t)
+	f.Mov(lo, ptx.Int(0))
+	f.Mov(hi, n)
+	loop, done := f.NewLabel(), f.NewLabel()
+	f.Place(loop)
+	f.At(f.Setp(ptx.Ge, lo, hi)).Bra(done)
+	mid := f.Reg(t)
+	f.Sub(mid, hi, lo)
+	f.Shr(mid, mid, ptx.Int(1))
+	f.Add(mid, mid, lo)
+	p := past(mid)
+	f.At(p).Op("mov"+t.String(), hi, mid)
+	f.AtNot(p).Op("add"+t.String(), lo, mid, ptx.Int(1))
+	f.Bra(loop)
+	f.Place(done)
+	return lo
+}
+
 func auxKernel(major, minor int, entry string, params ...string) (*ptx.Module, *ptx.Func) {
 	m := ptx.NewModule(major, minor)
 	ps := make([]ptx.Param, len(params))
@@ -348,6 +370,24 @@ func (q *QuantileGather) PTX(major, minor int) (src, entry string, err error) {
 		f.Sub(r, b, r)
 		s := f.Reg(ptx.U64)
 		f.Mul(s, r, n)
+		n := n
+		skip, end := f.NewLabel(), f.NewLabel()
+		var oa ptx.Reg
+		skipNaN := q.SkipNaN && q.In.IsFloat()
+		if skipNaN {
+			// The row's elements before its first NaN (sorted last), by a binary search;
+			// none: NaN.
+			oa = f.Reg(ptx.U64)
+			f.Fma(oa, b, ptx.Int(os), po)
+			lo := searchPTX(f, ptx.U64, n, func(mid ptx.Reg) ptx.Reg {
+				at := f.Reg(ptx.U64)
+				f.Add(at, s, mid)
+				x := elem(at)
+				return f.Setp(ptx.NaN, x, x)
+			})
+			f.At(f.Setp(ptx.Eq, lo, ptx.Int(0))).Bra(skip)
+			n = lo
+		}
 		n1 := f.Reg(ptx.U64)
 		f.Sub(n1, n, ptx.Int(1))
 		v := f.Reg(ptx.F64)
@@ -404,16 +444,17 @@ func (q *QuantileGather) PTX(major, minor int) (src, entry string, err error) {
 			f.Selp(v, highV, lowV, f.Setp(ptx.Ge, t, ptx.ImmF64(0.5)))
 		}
 		isNaN := f.Setp(ptx.NaN, v, v)
-		if q.In.IsFloat() {
+		if q.In.IsFloat() && !skipNaN {
 			last := f.Reg(ptx.U64)
 			f.Add(last, s, n1)
 			x := elem(last)
 			f.Op("or.pred", isNaN, isNaN, f.Setp(ptx.NaN, x, x))
 		}
 		res := castValue(ew, v, dtype.Float64, q.Out)
-		oa := f.Reg(ptx.U64)
-		f.Fma(oa, b, ptx.Int(os), po)
-		skip, end := f.NewLabel(), f.NewLabel()
+		if !skipNaN {
+			oa = f.Reg(ptx.U64)
+			f.Fma(oa, b, ptx.Int(os), po)
+		}
 		f.At(isNaN).Bra(skip)
 		storeValue(f, q.Out, ptx.Mem(oa, 0), res)
 		f.Bra(end)
