@@ -119,20 +119,22 @@
 // One policy, on every backend: a NaN that an operation computes is the canonical NaN,
 // 0x7fffffff for float32 and 0x7fffffffffffffff for float64 (float16 and bfloat16 round
 // it to 0x7fff). That covers arithmetic (+ - * / %, sqrt, the math functions, rounding),
-// Minimum, Maximum, fmin and fmax, the reductions and scans (Sum, Prod, Min, Max,
-// CumSum, CumMax...), Median and Quantile (NanMedian and NanQuantile leave NaNs out,
-// and give NaN where all are NaN), the deterministic sums of AddAt and
-// BincountWeights: a minimum, maximum, sum or product with a NaN operand is the
-// canonical NaN, whichever NaN it was and in whatever order the values met. It is what NVIDIA GPUs' arithmetic gives anyway, and it makes results
-// independent of the order of evaluation, which differs between backends and launch
-// shapes. NumPy instead returns the NaN operand itself. Operations that move values without computing keep a
-// NaN's bits (copies, Where, views, FindMin and FindMax's values, which are the elements
-// at the indices), and so do those defined on the sign bit (negation, Absolute,
-// copysign); conversions between float types keep its sign. ArgMin and ArgMax take the
-// first NaN. Matrix products are the libraries' (cuBLAS, gonum): NaN where NumPy gives
-// NaN, with bits of the library's choosing. Zeros: -0 is below +0 for Minimum, Maximum,
-// Min, Max, CumMin and CumMax, and equal to it for ArgMin, ArgMax and comparisons.
-// (internal/fp states the rules; internal/kernel's operator table applies them.)
+// Minimum, Maximum, fmin and fmax, the reductions and scans (Sum, Prod, Min, Max, CumSum,
+// CumMax...), Median and Quantile (NanMedian and NanQuantile leave NaNs out, and give NaN
+// where all are NaN), the deterministic sums of AddAt and BincountWeights: a minimum,
+// maximum, sum or product with a NaN operand is the canonical NaN, whichever NaN it was
+// and in whatever order the values met. It is what NVIDIA GPUs' float32 arithmetic gives
+// anyway (their float64 arithmetic passes an operand's payload on: the kernels replace
+// it), and it makes results independent of the order of evaluation, which differs
+// between backends and launch shapes. NumPy instead returns the NaN operand itself. Operations
+// that move values without computing keep a NaN's bits (copies, Where, views, FindMin and
+// FindMax's values, which are the elements at the indices), and so do those defined on
+// the sign bit (negation, Absolute, copysign); conversions between float types keep its
+// sign. ArgMin and ArgMax take the first NaN. Matrix products are the libraries' (cuBLAS,
+// gonum): NaN where NumPy gives NaN, with bits of the library's choosing. Zeros: -0 is
+// below +0 for Minimum, Maximum, Min, Max, CumMin and CumMax, and equal to it for ArgMin,
+// ArgMax and comparisons. (internal/fp states the rules; internal/kernel's operator table
+// applies them.)
 //
 // # Choosing a device
 //

@@ -713,6 +713,7 @@ func nilStreamCases(f *nilFixture) []nilCase {
 		{"LogSumExpOf", func() error { return e1(gpu.LogSumExpOf(s, a)) }},
 		{"NormOf", func() error { return e1(gpu.NormOf(s, a, 1)) }},
 		{"MedianOf", func() error { return e1(gpu.MedianOf(s, a)) }},
+		{"NanMedianOf", func() error { return e1(gpu.NanMedianOf(s, a)) }},
 
 		// Scans.
 		{"CumSum", func() error { return e1(gpu.CumSum[float32](s, a, 1)) }},

@@ -18,10 +18,11 @@ package gpu
 //     (AccumType): for those, write the type, Sum[int64](s, x) for NumPy's result,
 //     or Sum[int32](s, x) for a sum in int32 that wraps as Go's does; SumOf(s, x) of
 //     such an x doesn't compile.
-//   - MeanOf, VarOf, StdOf, LogSumExpOf, NormOf and MedianOf take float arrays, whose
-//     statistics NumPy returns in their type (float64 for integers: write
-//     Mean[float64](s, x)). Quantile has no such form: numpy.quantile of a float32
-//     array is float64.
+//   - MeanOf, VarOf, StdOf, LogSumExpOf, NormOf, MedianOf and NanMedianOf take float
+//     arrays, whose statistics NumPy returns in their type (float64 for integers:
+//     write Mean[float64](s, x)). Quantile has no such form, though numpy.quantile
+//     keeps a float array's type too (numpy/numpy#31641): write Quantile[float32](s,
+//     x, q) for a float32 x.
 //   - AccumulateOf takes any type: ufunc.accumulate's result has the input's type
 //     (numpy.add.accumulate of an int32 array is int32).
 //
@@ -98,4 +99,10 @@ func NormOf[T Float](s *Stream, a *Array[T], ord float64, opts ...ReduceOption) 
 // (numpy.median of a float array).
 func MedianOf[T Float](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[T], error) {
 	return Median[T](s, a, opts...)
+}
+
+// NanMedianOf is NanMedian[T]: the median of a's float elements but NaNs, in their
+// own type (numpy.nanmedian of a float array).
+func NanMedianOf[T Float](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[T], error) {
+	return NanMedian[T](s, a, opts...)
 }

@@ -151,6 +151,7 @@ func TestSameTypeReductions(t *testing.T) {
 			{"LogSumExp", func() (*gpu.Array[float32], error) { return gpu.LogSumExpOf(s, x) }, func() (*gpu.Array[float32], error) { return gpu.LogSumExp[float32](s, x) }},
 			{"Norm", func() (*gpu.Array[float32], error) { return gpu.NormOf(s, x, 2, gpu.Axes(-1)) }, func() (*gpu.Array[float32], error) { return gpu.Norm[float32](s, x, 2, gpu.Axes(-1)) }},
 			{"Median", func() (*gpu.Array[float32], error) { return gpu.MedianOf(s, x, gpu.Axes(1)) }, func() (*gpu.Array[float32], error) { return gpu.Median[float32](s, x, gpu.Axes(1)) }},
+			{"NanMedian", func() (*gpu.Array[float32], error) { return gpu.NanMedianOf(s, x, gpu.Axes(0)) }, func() (*gpu.Array[float32], error) { return gpu.NanMedian[float32](s, x, gpu.Axes(0)) }},
 		} {
 			of := must[*gpu.Array[float32]](t)(c.of())
 			ex := must[*gpu.Array[float32]](t)(c.expl())

@@ -12,8 +12,8 @@ import (
 // Sorting and selection: Sort, Argsort, SortByKey, Partition and Argpartition along an
 // axis (numpy.sort, numpy.argsort, numpy.partition), TopK (torch.topk), Unique
 // (numpy.unique), SearchSorted (numpy.searchsorted), Median and Quantile
-// (numpy.median, numpy.quantile), NanMedian and NanQuantile (numpy.nanmedian,
-// numpy.nanquantile).
+// (numpy.median, numpy.quantile), NanMedian, NanQuantile and NanQuantiles
+// (numpy.nanmedian, numpy.nanquantile).
 //
 // Order. Sorts are stable: equal keys keep their input order, so Argsort's indices
 // increase within equal keys and the result is the same on every backend. Integers and

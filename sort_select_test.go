@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-gpu/gpu"
 	"github.com/go-gpu/gpu/dtype"
+	"github.com/go-gpu/gpu/half"
 )
 
 // TopK, Unique, SearchSorted, Median, Quantile and Partition against references in
@@ -699,6 +700,33 @@ func TestNanQuantile(t *testing.T) {
 			t.Errorf("NanMedian of int32 rows %v: %v, want [5 1]", xs, g)
 		}
 		m.Free()
+		// Half types: rows [3 NaN 1 NaN], [NaN NaN NaN NaN] and [-2 NaN 0.5 4].
+		for _, half16 := range []bool{false, true} {
+			vals := []float64{3, math.NaN(), 1, math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN(), -2, math.NaN(), 0.5, 4}
+			var med *gpu.Array[float32]
+			if half16 {
+				hs := make([]gpu.Float16, len(vals))
+				for i, v := range vals {
+					hs[i] = half.NewFloat16(v)
+				}
+				h := mustArr[gpu.Float16](t)(gpu.FromSlice(s, hs, 3, 4))
+				med = mustArr[float32](t)(gpu.NanMedian[float32](s, h, gpu.Axes(1)))
+				h.Free()
+			} else {
+				hs := make([]gpu.BFloat16, len(vals))
+				for i, v := range vals {
+					hs[i] = half.NewBFloat16(v)
+				}
+				h := mustArr[gpu.BFloat16](t)(gpu.FromSlice(s, hs, 3, 4))
+				med = mustArr[float32](t)(gpu.NanMedian[float32](s, h, gpu.Axes(1)))
+				h.Free()
+			}
+			g := toSlice(t, med)
+			med.Free()
+			if len(g) != 3 || g[0] != 2 || math.Float32bits(g[1]) != 0x7fffffff || g[2] != 0.5 {
+				t.Errorf("NanMedian of half rows (float16 %v): %v (%#x), want [2 NaN 0.5] (0x7fffffff)", half16, g, math.Float32bits(g[1]))
+			}
+		}
 	}
 	forDevices(t, func(t *testing.T, _ *gpu.Device, s *gpu.Stream) { run(t, s) })
 	t.Run("sim", func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -72,8 +73,8 @@ const sortPoisonByte = 0xA5
 
 // poison leaves freed blocks full of sortPoisonByte on the stream for the results of
 // the next operations to take: the runtime keeps freed blocks of up to 32 MiB per
-// stream and hands the last freed first (a block of each size class of sizes, three
-// times).
+// stream, in power-of-two classes from 512 bytes, and hands the last freed first (a
+// block of each size's class, filled whole, three times).
 func (c *sortCtx) poison(t testing.TB, sizes ...int) {
 	t.Helper()
 	var bufs []*gpu.Buffer
@@ -81,6 +82,9 @@ func (c *sortCtx) poison(t testing.TB, sizes ...int) {
 		for _, n := range sizes {
 			if n <= 0 {
 				continue
+			}
+			if n <= 32<<20 {
+				n = max(512, 1<<bits.Len(uint(n-1))) // the whole block of its class
 			}
 			b, err := c.s.Alloc(int64(n))
 			if err != nil {
@@ -425,7 +429,12 @@ func randomOf[T gpu.Elem](rng *rand.Rand) T {
 			return any(half.NewBFloat16(rng.NormFloat64())).(T)
 		}
 	}
-	return fromBits[T](u >> 1)
+	if elemSize[T]() == 8 {
+		u = rng.Uint64() // (u's low bit chose the branch: all 64 bits fresh)
+	} else {
+		u >>= 1
+	}
+	return fromBits[T](u)
 }
 
 // specialsOf returns T's extremes and, for floats, NaNs (signs, payloads, signaling),
@@ -983,8 +992,10 @@ func refQuantile(sorted []float64, q float64, median bool) float64 {
 	return a + float64(d*f)
 }
 
-// checkQuantiles checks Quantiles (into float64 and float32) and Median (float64)
-// along the case's axis and over every axis (the default; a 0-d array: its element).
+// checkQuantiles checks Quantiles (into float64 and float32), Quantile, Median
+// (float64), NanQuantiles and NanMedian (the line's NaNs, sorted last, left out) along
+// the case's axis and over every axis (the default; a 0-d array: its element). A NaN
+// result is the canonical NaN (the package's NaN policy).
 func checkQuantiles[T gpu.Elem](t *testing.T, c *sortCtx, sc *sortCase[T]) {
 	t.Helper()
 	qs := []float64{0, 0.25, 0.5, 1, c.rng.Float64()}
@@ -1033,49 +1044,70 @@ func checkQuantiles[T gpu.Elem](t *testing.T, c *sortCtx, sc *sortCase[T]) {
 		if err != nil {
 			t.Fatalf("%s: Quantiles[float32] whole=%v: %v", sc.what, whole, err)
 		}
-		c.poison(t, 8*nout*len(qs), 4*nout*len(qs), 8*nout)
-		med, err := gpu.Median[float64](c.s, sc.a, opts...)
-		if err != nil {
-			t.Fatalf("%s: Median whole=%v: %v", sc.what, whole, err)
+		f64 := func(what string, f func() (*gpu.Array[float64], error)) []float64 {
+			c.poison(t, 8*nout*len(qs), 8*nout)
+			r, err := f()
+			if err != nil {
+				t.Fatalf("%s: %s whole=%v: %v", sc.what, what, whole, err)
+			}
+			g := hostOf(t, r)
+			r.Free()
+			return g
 		}
-		g64, g32, gm := hostOf(t, q64), hostOf(t, q32), hostOf(t, med)
+		gm := f64("Median", func() (*gpu.Array[float64], error) { return gpu.Median[float64](c.s, sc.a, opts...) })
+		g1 := f64("Quantile", func() (*gpu.Array[float64], error) { return gpu.Quantile[float64](c.s, sc.a, qs[4], opts...) })
+		gnm := f64("NanMedian", func() (*gpu.Array[float64], error) { return gpu.NanMedian[float64](c.s, sc.a, opts...) })
+		gn := f64("NanQuantiles", func() (*gpu.Array[float64], error) { return gpu.NanQuantiles[float64](c.s, sc.a, qs, opts...) })
+		g64, g32 := hostOf(t, q64), hostOf(t, q32)
 		q64.Free()
 		q32.Free()
-		med.Free()
-		if len(gm) != nout || len(g64) != nout*len(qs) || len(g32) != nout*len(qs) {
-			t.Fatalf("%s: whole=%v: %d medians, %d and %d quantiles, want %d and %d", sc.what, whole, len(gm), len(g64), len(g32), nout, nout*len(qs))
+		if len(gm) != nout || len(g1) != nout || len(gnm) != nout || len(g64) != nout*len(qs) || len(g32) != nout*len(qs) || len(gn) != nout*len(qs) {
+			t.Fatalf("%s: whole=%v: %d, %d and %d medians and quantiles, %d, %d and %d of several, want %d and %d", sc.what, whole,
+				len(gm), len(g1), len(gnm), len(g64), len(g32), len(gn), nout, nout*len(qs))
 		}
-		if sc.ls.n == 0 || whole && len(sc.xs) == 0 {
-			// No values: NaN.
-			for i := range gm {
-				if !math.IsNaN(gm[i]) {
-					t.Fatalf("%s: whole=%v: median %d of no values: %v, want NaN", sc.what, whole, i, gm[i])
-				}
-			}
-			for i := range g64 {
-				if !math.IsNaN(g64[i]) || !math.IsNaN(float64(g32[i])) {
-					t.Fatalf("%s: whole=%v: quantile %d of no values: %v and %v, want NaN", sc.what, whole, i, g64[i], g32[i])
-				}
-			}
-			continue
-		}
-		// Equal, NaN-ness for NaN (the payload is the backend's); a zero's sign too.
+		// Equal, a zero's sign too; a NaN is the canonical NaN.
 		same := func(got, want float64) bool {
-			return got == want && math.Signbit(got) == math.Signbit(want) || math.IsNaN(got) && math.IsNaN(want)
+			if math.IsNaN(want) {
+				return math.Float64bits(got) == 0x7fffffffffffffff
+			}
+			return got == want && math.Signbit(got) == math.Signbit(want)
+		}
+		same32 := func(got float32, want float64) bool {
+			if math.IsNaN(want) {
+				return math.Float32bits(got) == 0x7fffffff
+			}
+			w := float32(want)
+			return got == w && math.Signbit(float64(got)) == math.Signbit(float64(w))
 		}
 		for l := range lines {
-			v := lineOf(l) // sorted stably (the sign of a zero result is that of the zero the stable sort puts there)
+			var v []float64 // sorted stably (the sign of a zero result is that of the zero the stable sort puts there)
+			if sc.ls.n > 0 && !(whole && len(sc.xs) == 0) {
+				v = lineOf(l)
+			}
+			nv := len(v) // the values but NaNs (sorted last)
+			for nv > 0 && math.IsNaN(v[nv-1]) {
+				nv--
+			}
 			o := resultOf(l)
 			if w := refQuantile(v, 0, true); !same(gm[o], w) {
-				t.Fatalf("%s: whole=%v: median of line %d: %v, want %v", sc.what, whole, l, gm[o], w)
+				t.Fatalf("%s: whole=%v: median of line %d: %v (%#x), want %v", sc.what, whole, l, gm[o], math.Float64bits(gm[o]), w)
+			}
+			if w := refQuantile(v[:nv], 0, true); !same(gnm[o], w) {
+				t.Fatalf("%s: whole=%v: NanMedian of line %d: %v (%#x), want %v", sc.what, whole, l, gnm[o], math.Float64bits(gnm[o]), w)
+			}
+			if w := refQuantile(v, qs[4], false); !same(g1[o], w) {
+				t.Fatalf("%s: whole=%v: Quantile %v of line %d: %v (%#x), want %v", sc.what, whole, qs[4], l, g1[o], math.Float64bits(g1[o]), w)
 			}
 			for j, q := range qs {
 				w := refQuantile(v, q, false)
 				if g := g64[j*nout+o]; !same(g, w) {
-					t.Fatalf("%s: whole=%v: quantile %v of line %d: %v, want %v", sc.what, whole, q, l, g, w)
+					t.Fatalf("%s: whole=%v: quantile %v of line %d: %v (%#x), want %v", sc.what, whole, q, l, g, math.Float64bits(g), w)
 				}
-				if g := g32[j*nout+o]; !same(float64(g), float64(float32(w))) {
-					t.Fatalf("%s: whole=%v: float32 quantile %v of line %d: %v, want %v", sc.what, whole, q, l, g, float32(w))
+				if g := g32[j*nout+o]; !same32(g, w) {
+					t.Fatalf("%s: whole=%v: float32 quantile %v of line %d: %v (%#x), want %v", sc.what, whole, q, l, g, math.Float32bits(g), float32(w))
+				}
+				if w, g := refQuantile(v[:nv], q, false), gn[j*nout+o]; !same(g, w) {
+					t.Fatalf("%s: whole=%v: NanQuantiles %v of line %d: %v (%#x), want %v", sc.what, whole, q, l, g, math.Float64bits(g), w)
 				}
 			}
 		}
@@ -1372,10 +1404,10 @@ func testSortEmpty(t *testing.T, c *sortCtx) {
 // of them) and takes its TopK both ways, checked in O(n): Argsort's indices list, for
 // each key from the smallest, the indices of that key in increasing order (the stable
 // sort's). CUDA only (the other backends run the same code at the other tests' sizes),
-// not with -short.
+// not in quick runs (-short, the race detector).
 func testSortPast2to31(t *testing.T, c *sortCtx) {
-	if c.s.Device().Backend() != "cuda" || testing.Short() {
-		t.Skip("CUDA only, not with -short: 2^31 keys")
+	if c.s.Device().Backend() != "cuda" || c.quick {
+		t.Skip("CUDA only, not with -short or the race detector: 2^31 keys")
 	}
 	n64 := int64(1)<<31 + 3
 	if n64 > math.MaxInt {

@@ -9,7 +9,7 @@
 # CPUS: the cores both are pinned to (taskset; 2-9, on the GPU's NUMA node on the H200
 # machine); BENCHTIME: per row and process (150ms); LARGE: gpubench -large (full).
 # OLDENV, NEWENV: environment settings (VAR=value, space-separated) for each side: one
-# build against itself under two tunings, e.g. OLD=NEW=./.gpa/bin/gpubench
+# build against itself under two tunings, e.g. OLD=.gpa/bin/gpubench NEW=.gpa/bin/gpubench
 # OLDENV=GPU_SEARCH_TABLE=0 NEWENV=GPU_SEARCH_TABLE=14.
 # Writes $OUT/ab-old-N.json and ab-new-N.json, and prints scripts/abstats.py's table.
 set -u

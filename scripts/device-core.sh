@@ -9,7 +9,7 @@ OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 root=$(cd "$(dirname "$0")/.." && pwd); cd "$root"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv
 echo "== conformance"
-(cd conformance && timeout 300 ../.gpu/conformance.test -test.run 'TestCUDA' -test.v 2>&1) > "$OUT/conformance.log"
+(cd conformance && timeout 300 ../.gpu/conformance.test -test.run 'TestCUDA' -test.skip 'TestCUDASort' -test.v 2>&1) > "$OUT/conformance.log"
 grep -E -- '^(--- |ok|FAIL|PASS)|    --- FAIL|waiters|fault error|out of memory|\.go:[0-9]+:' "$OUT/conformance.log" | grep -v -- '--- PASS' | head -60
 grep -c -- '--- PASS' "$OUT/conformance.log" | sed 's/^/subtests passed: /'
 if [ "${SANITIZE:-1}" = 1 ]; then
