@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -241,9 +242,13 @@ func (a *Array[T]) ref() (*allocation, int64) {
 type BufferArg struct{ r *argRef }
 
 // argRef is an operand's memory and an access mode; lo and n are the bytes it spans
-// (n 0: unknown, the whole allocation), for the race checker.
+// (n 0: unknown, the whole allocation), for the race checker. keep is the operand's
+// buffer, which a BufferArg keeps reachable: a caller's last use of an array may be
+// In(x) of a launch's argument, and the garbage collector would otherwise run the
+// buffer's cleanup (a free) while the launch is under way.
 type argRef struct {
 	a     *allocation
+	keep  *Buffer
 	off   int64
 	mode  AccessMode
 	lo, n int64
@@ -252,17 +257,18 @@ type argRef struct {
 // argRefs holds an operand's three argRefs, at index mode-1.
 type argRefs [3]argRef
 
-// newArgRefs returns the argRefs of memory at off in a, spanning [lo, lo+n).
-func newArgRefs(a *allocation, off, lo, n int64) *argRefs {
-	return &argRefs{{a, off, Read, lo, n}, {a, off, Write, lo, n}, {a, off, ReadWrite, lo, n}}
+// newArgRefs returns the argRefs of memory at off in a (of buffer keep, nil if not
+// known), spanning [lo, lo+n).
+func newArgRefs(a *allocation, keep *Buffer, off, lo, n int64) *argRefs {
+	return &argRefs{{a, keep, off, Read, lo, n}, {a, keep, off, Write, lo, n}, {a, keep, off, ReadWrite, lo, n}}
 }
 
 // cachedArgRefs returns the argRefs kept in p, making them on first use.
-func cachedArgRefs(p *atomic.Pointer[argRefs], a *allocation, off, lo, n int64) *argRefs {
+func cachedArgRefs(p *atomic.Pointer[argRefs], a *allocation, keep *Buffer, off, lo, n int64) *argRefs {
 	if r := p.Load(); r != nil {
 		return r
 	}
-	r := newArgRefs(a, off, lo, n)
+	r := newArgRefs(a, keep, off, lo, n)
 	if p.CompareAndSwap(nil, r) {
 		return r
 	}
@@ -278,7 +284,7 @@ func (b *Buffer) argRefs() *argRefs {
 	if b == nil || b.a == nil {
 		return nil
 	}
-	return cachedArgRefs(&b.args, b.a, b.off, b.off, b.size)
+	return cachedArgRefs(&b.args, b.a, b, b.off, b.off, b.size)
 }
 
 func (a *Array[T]) argRefs() *argRefs {
@@ -287,7 +293,7 @@ func (a *Array[T]) argRefs() *argRefs {
 	}
 	al, off := a.ref()
 	lo, n := a.byteSpan()
-	return cachedArgRefs(&a.args, al, off, lo, n)
+	return cachedArgRefs(&a.args, al, a.buf, off, lo, n)
 }
 
 // byteSpan returns the bytes of its allocation the array's elements span: [lo, lo+n),
@@ -323,7 +329,7 @@ func bufferArg(x Operand, mode AccessMode) BufferArg {
 	if a == nil {
 		return BufferArg{}
 	}
-	return BufferArg{&newArgRefs(a, off, 0, 0)[mode-1]}
+	return BufferArg{&newArgRefs(a, nil, off, 0, 0)[mode-1]}
 }
 
 // In marks a kernel argument the kernel only reads.
@@ -418,7 +424,12 @@ func (s *Stream) Launch(fn *Function, cfg LaunchConfig, args ...any) error {
 		bargs = append(bargs, ba)
 	}
 	*ap = bargs
-	return s.launchTracked(fn, bc, bargs, uses, params)
+	err = s.launchTracked(fn, bc, bargs, uses, params)
+	// The arguments' buffers stay reachable until the launch is tracked: a caller's
+	// last use of an array may be this call, and the garbage collector would otherwise
+	// run its buffer's cleanup (a free) while the launch is under way.
+	runtime.KeepAlive(args)
+	return err
 }
 
 // launchTracked enqueues a launch whose buffer arguments are uses; params are its Param
@@ -463,6 +474,11 @@ type launchArgs struct {
 	small [12]use
 	n     int
 	more  []use // all the uses, once there are more than len(small)
+	// The buffers of buf's and hdr's arguments, kept reachable until the launch is
+	// tracked (Launch's runtime.KeepAlive): the first len(keep), the rest in keepMore.
+	keep     [12]*Buffer
+	nkeep    int
+	keepMore []*Buffer
 }
 
 // newLaunchArgs returns an empty argument list.
@@ -495,10 +511,24 @@ func (l *launchArgs) span(a *allocation, off int64, mode AccessMode, lo, n int64
 
 // buf adds a pointer to the buffer's first byte, used as mode over its bytes (as a
 // *Buffer passed to Launch is: a slot of a shared block is no race with its neighbours).
-func (l *launchArgs) buf(b *Buffer, mode AccessMode) { l.span(b.a, b.off, mode, b.off, b.size) }
+func (l *launchArgs) buf(b *Buffer, mode AccessMode) {
+	l.hold(b)
+	l.span(b.a, b.off, mode, b.off, b.size)
+}
+
+// hold keeps b reachable until the launch is tracked.
+func (l *launchArgs) hold(b *Buffer) {
+	if l.nkeep < len(l.keep) {
+		l.keep[l.nkeep] = b
+		l.nkeep++
+		return
+	}
+	l.keepMore = append(l.keepMore, b)
+}
 
 // hdr adds a pointer to the array's element 0, used as mode.
 func (l *launchArgs) hdr(h *header, mode AccessMode) {
+	l.hold(h.buf)
 	l.mem(h.buf.a, h.buf.off+int64(h.off*h.dt.Size()), mode)
 }
 
@@ -528,6 +558,8 @@ func (l *launchArgs) launch(s *Stream, fn *Function, cfg backend.LaunchConfig) e
 		uses = l.more
 	}
 	err := s.launchTracked(fn, cfg, l.args, uses, nil)
+	runtime.KeepAlive(l) // (the buffers in l.keep)
+	l.keep, l.nkeep, l.keepMore = [12]*Buffer{}, 0, nil
 	// The pooled slice goes back as it came, cleared (a list that outgrew it drops its
 	// larger array): storing l.args through l.ap would move the list to the heap.
 	clear(l.args)

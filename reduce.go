@@ -317,6 +317,7 @@ func (p *redPartials) add(la *launchArgs, idx bool, mode AccessMode) {
 		off = p.ioff
 	}
 	if p.buf != nil {
+		la.hold(p.buf)
 		la.mem(p.buf.a, p.buf.off+off, mode)
 	} else {
 		la.raw(p.mem, off)

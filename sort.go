@@ -947,6 +947,7 @@ func radixSort(s *Stream, sp *kernel.RadixPass, cfg sortConfig, keys, vals *head
 	// The work's parts: the counts, the plan flags, the look-back status and the base
 	// offsets.
 	part := func(l *launchArgs, off, n int64, mode AccessMode) {
+		l.hold(work)
 		l.span(work.a, work.off+off, mode, work.off+off, n)
 	}
 	hist0 := func(l *launchArgs, mode AccessMode) { part(l, 0, histBytes, mode) }
