@@ -559,7 +559,6 @@ func (l *launchArgs) launch(s *Stream, fn *Function, cfg backend.LaunchConfig) e
 	}
 	err := s.launchTracked(fn, cfg, l.args, uses, nil)
 	runtime.KeepAlive(l) // (the buffers in l.keep)
-	l.keep, l.nkeep, l.keepMore = [12]*Buffer{}, 0, nil
 	// The pooled slice goes back as it came, cleared (a list that outgrew it drops its
 	// larger array): storing l.args through l.ap would move the list to the heap.
 	clear(l.args)

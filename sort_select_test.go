@@ -705,21 +705,9 @@ func TestNanQuantile(t *testing.T) {
 			vals := []float64{3, math.NaN(), 1, math.NaN(), math.NaN(), math.NaN(), math.NaN(), math.NaN(), -2, math.NaN(), 0.5, 4}
 			var med *gpu.Array[float32]
 			if half16 {
-				hs := make([]gpu.Float16, len(vals))
-				for i, v := range vals {
-					hs[i] = half.NewFloat16(v)
-				}
-				h := mustArr[gpu.Float16](t)(gpu.FromSlice(s, hs, 3, 4))
-				med = mustArr[float32](t)(gpu.NanMedian[float32](s, h, gpu.Axes(1)))
-				h.Free()
+				med = nanMedianOfHalf(t, s, vals, half.NewFloat16)
 			} else {
-				hs := make([]gpu.BFloat16, len(vals))
-				for i, v := range vals {
-					hs[i] = half.NewBFloat16(v)
-				}
-				h := mustArr[gpu.BFloat16](t)(gpu.FromSlice(s, hs, 3, 4))
-				med = mustArr[float32](t)(gpu.NanMedian[float32](s, h, gpu.Axes(1)))
-				h.Free()
+				med = nanMedianOfHalf(t, s, vals, half.NewBFloat16)
 			}
 			g := toSlice(t, med)
 			med.Free()
@@ -733,6 +721,18 @@ func TestNanQuantile(t *testing.T) {
 		_, s := simStream(t)
 		run(t, s)
 	})
+}
+
+// nanMedianOfHalf returns NanMedian (float32) along axis 1 of vals as a (3, 4) array of
+// the half type H.
+func nanMedianOfHalf[H gpu.Float16 | gpu.BFloat16](t *testing.T, s *gpu.Stream, vals []float64, conv func(float64) H) *gpu.Array[float32] {
+	hs := make([]H, len(vals))
+	for i, v := range vals {
+		hs[i] = conv(v)
+	}
+	h := mustArr[H](t)(gpu.FromSlice(s, hs, 3, 4))
+	defer h.Free()
+	return mustArr[float32](t)(gpu.NanMedian[float32](s, h, gpu.Axes(1)))
 }
 
 func nanQuantile[T float32 | float64](t *testing.T, s *gpu.Stream) {

@@ -194,20 +194,11 @@ func upload[T gpu.Elem](t testing.TB, c *sortCtx, xs []T, shape ...int) *gpu.Arr
 // orderKey maps v to a uint64 whose order is NumPy's order of T: NaNs (all equal)
 // last, -0 equal to +0.
 func orderKey[T gpu.Elem](v T) uint64 {
-	switch x := any(v).(type) {
-	case bool:
-		if x {
-			return 1
-		}
-		return 0
-	case half.Float16:
-		return floatKey(x.Float64())
-	case half.BFloat16:
-		return floatKey(x.Float64())
-	case float32:
-		return floatKey(float64(x))
-	case float64:
-		return floatKey(x)
+	switch dt := dtype.Of[T](); {
+	case dt == dtype.Bool:
+		return uint64(toFloat(v))
+	case dt.IsFloat():
+		return floatKey(toFloat(v))
 	}
 	u := bitsOf(v)
 	if dtype.Of[T]().IsSigned() {
