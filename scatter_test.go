@@ -865,7 +865,30 @@ func TestDeterministicAddAtNaN(t *testing.T) {
 	})
 }
 
+// TestAddAtNaN is TestDeterministicAddAtNaN for the atomic sums (no Deterministic): a
+// NaN sum is the canonical NaN there too, whatever the hardware's float64 atomic add
+// does with a payload.
+func TestAddAtNaN(t *testing.T) {
+	run := func(t *testing.T, s *gpu.Stream) {
+		t.Run("float32", func(t *testing.T) { addAtNaN[float32](t, s) })
+		t.Run("float64", func(t *testing.T) { addAtNaN[float64](t, s) })
+	}
+	forDevices(t, func(t *testing.T, _ *gpu.Device, s *gpu.Stream) { run(t, s) })
+	t.Run("sim", func(t *testing.T) {
+		_, s := simStream(t)
+		run(t, s)
+	})
+}
+
 func deterministicNaN[T float32 | float64](t *testing.T, s *gpu.Stream) {
+	nanSums[T](t, s, gpu.Deterministic())
+}
+
+func addAtNaN[T float32 | float64](t *testing.T, s *gpu.Stream) { nanSums[T](t, s) }
+
+// nanSums adds NaNs with payloads, +Inf and -Inf, and values into a destination
+// holding a NaN with a payload, and checks each NaN sum is the canonical NaN.
+func nanSums[T float32 | float64](t *testing.T, s *gpu.Stream, opts ...gpu.IndexOption) {
 	payloads := nanPayloads[T]()
 	for _, nb := range payloads {
 		nan := nanFromBits[T](nb)
@@ -873,7 +896,7 @@ func deterministicNaN[T float32 | float64](t *testing.T, s *gpu.Stream) {
 		a := mustArr[T](t)(gpu.FromSlice(s, []T{1, nan, 2, 3, 4}))
 		ia := mustArr[int64](t)(gpu.FromSlice(s, []int64{0, 1, 2, 2, 3, 0}))
 		v := mustArr[T](t)(gpu.FromSlice(s, []T{nan, 1.5, inf, -inf, 2, 0.25}))
-		if err := gpu.AddAt(s, a, ia, v, gpu.Deterministic()); err != nil {
+		if err := gpu.AddAt(s, a, ia, v, opts...); err != nil {
 			t.Fatal(err)
 		}
 		got := toSlice(t, a)
