@@ -152,6 +152,29 @@ func (k SortKey) Ordered(raw uint64) uint64 {
 	return o
 }
 
+// Unordered is Ordered's inverse: the element bits of the ordered key o. The keys
+// that Ordered merges give one element: +0 for the zero key (-0 and +0's) and the
+// canonical NaN (all bits but the sign's) for the NaN key.
+func (k SortKey) Unordered(o uint64) uint64 {
+	bits := 8 * k.Size()
+	mask := ^uint64(0) >> (64 - bits)
+	sign := uint64(1) << (bits - 1)
+	o &= mask
+	if k.Descending {
+		o = ^o & mask
+	}
+	switch t := k.Type; {
+	case t.IsSigned():
+		return o ^ sign
+	case t.IsFloat():
+		if o < sign {
+			return ^o & mask
+		}
+		return o &^ sign
+	}
+	return o
+}
+
 // sortItemsValid checks an Items option.
 func sortItemsValid(items int) error {
 	if items < 1 || items > 32 {

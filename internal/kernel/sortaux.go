@@ -263,6 +263,9 @@ func quantileLerp(a, b, t float64) float64 {
 	return a + float64(d*t)
 }
 
+// quantileMid is numpy.median's mean of the two middle elements (n even).
+func quantileMid(a, b float64) float64 { return (a + b) / 2 }
+
 // quantilePos returns lo, hi and t of quantile q of n sorted elements.
 func quantilePos(q float64, n int) (lo, hi int, t float64) {
 	pos := q * float64(n-1)
@@ -319,7 +322,7 @@ func (g *QuantileGather) CPU() (func(*cpu.Launch) error, error) {
 				case g.Median && n%2 == 1:
 					v = elem(s + n/2) // the middle element itself: (a + a)/2 overflows past MaxFloat64/2
 				case g.Median:
-					v = (elem(s+n/2-1) + elem(s+n/2)) / 2
+					v = quantileMid(elem(s+n/2-1), elem(s+n/2))
 				default:
 					l, h, t := quantilePos(qs[j], n)
 					v = quantileLerp(elem(s+l), elem(s+h), t)

@@ -390,7 +390,7 @@ func (q *QuantileGather) PTX(major, minor int) (src, entry string, err error) {
 		}
 		n1 := f.Reg(ptx.U64)
 		f.Sub(n1, n, ptx.Int(1))
-		v := f.Reg(ptx.F64)
+		var v ptx.Reg // (float64)
 		if q.Median {
 			i1, i2 := f.Reg(ptx.U64), f.Reg(ptx.U64)
 			f.Shr(i1, n1, ptx.Int(1))
@@ -398,50 +398,17 @@ func (q *QuantileGather) PTX(major, minor int) (src, entry string, err error) {
 			f.Add(i1, i1, s)
 			f.Add(i2, i2, s)
 			a, c := elem(i1), elem(i2)
-			f.Add(v, a, c)
-			f.Mul(v, v, ptx.ImmF64(0.5))
-			// n odd: the middle element itself ((a + a)/2 overflows past MaxFloat64/2).
-			f.Selp(v, a, v, f.Setp(ptx.Eq, i1, i2))
+			v = quantileMidPTX(f, a, c, f.Setp(ptx.Eq, i1, i2))
 		} else {
 			qa := f.Reg(ptx.U64)
 			f.Fma(qa, j, ptx.Int(8), pqs)
 			qv := f.Reg(ptx.F64)
 			f.Ld(ptx.Global, ptx.CacheDefault, ptx.F64, ptx.Mem(qa, 0), qv)
-			nf := f.Reg(ptx.F64)
-			f.Cvt(nf, n1)
-			pos := f.Reg(ptx.F64)
-			f.Mul(pos, qv, nf)
-			fl := f.Reg(ptx.F64)
-			f.Op("cvt.rmi.f64.f64", fl, pos)
-			lo := f.Reg(ptx.S64)
-			f.Op("cvt.rzi.s64.f64", lo, fl)
-			f.Max(lo, lo, ptx.Int(0))
-			f.Min(lo, lo, n1.As(ptx.S64))
-			hi := f.Reg(ptx.S64)
-			f.Add(hi, lo, ptx.Int(1))
-			f.Min(hi, hi, n1.As(ptx.S64))
-			lof := f.Reg(ptx.F64)
-			f.Cvt(lof, lo)
-			t := f.Reg(ptx.F64)
-			f.Sub(t, pos, lof)
+			lo, hi, t := quantilePosPTX(f, qv, n1)
 			il, ih := f.Reg(ptx.U64), f.Reg(ptx.U64)
 			f.Add(il, lo.As(ptx.U64), s)
 			f.Add(ih, hi.As(ptx.U64), s)
-			a, c := elem(il), elem(ih)
-			d := f.Reg(ptx.F64)
-			f.Sub(d, c, a)
-			// t < 0.5: a + d*t; else b - d*(1-t)
-			dt := f.Reg(ptx.F64)
-			f.Mul(dt, d, t)
-			lowV := f.Reg(ptx.F64)
-			f.Add(lowV, a, dt)
-			omt := f.Reg(ptx.F64)
-			f.Sub(omt, ptx.ImmF64(1), t)
-			d2 := f.Reg(ptx.F64)
-			f.Mul(d2, d, omt)
-			highV := f.Reg(ptx.F64)
-			f.Sub(highV, c, d2)
-			f.Selp(v, highV, lowV, f.Setp(ptx.Ge, t, ptx.ImmF64(0.5)))
+			v = quantileLerpPTX(f, elem(il), elem(ih), t)
 		}
 		isNaN := f.Setp(ptx.NaN, v, v)
 		if q.In.IsFloat() && !skipNaN {
@@ -450,20 +417,82 @@ func (q *QuantileGather) PTX(major, minor int) (src, entry string, err error) {
 			x := elem(last)
 			f.Op("or.pred", isNaN, isNaN, f.Setp(ptx.NaN, x, x))
 		}
-		res := castValue(ew, v, dtype.Float64, q.Out)
 		if !skipNaN {
 			oa = f.Reg(ptx.U64)
 			f.Fma(oa, b, ptx.Int(os), po)
 		}
-		f.At(isNaN).Bra(skip)
-		storeValue(f, q.Out, ptx.Mem(oa, 0), res)
-		f.Bra(end)
-		f.Place(skip)
-		nan := f.Reg(regType(os))
-		f.Mov(nan, ptx.Uint(quantileNaN(q.Out)))
-		f.Op("st.global"+memType(os).String(), ptx.Mem(oa, 0), nan)
-		f.Place(end)
+		quantileStorePTX(f, ew, v, isNaN, q.Out, oa, skip, end)
 	})
 	f.Ret()
 	return m.String(), entry, nil
+}
+
+// quantileMidPTX emits numpy.median's value of the middle elements a and c (float64):
+// quantileMid(a, c), or a itself where odd (n odd: (a + a)/2 overflows past
+// MaxFloat64/2).
+func quantileMidPTX(f *ptx.Func, a, c, odd ptx.Reg) ptx.Reg {
+	v := f.Reg(ptx.F64)
+	f.Add(v, a, c)
+	f.Mul(v, v, ptx.ImmF64(0.5)) // (exact: (a+c)/2)
+	f.Selp(v, a, v, odd)
+	return v
+}
+
+// quantilePosPTX emits quantilePos of q (f64) for n1 = n-1 (u64): lo and hi (s64)
+// and t (f64).
+func quantilePosPTX(f *ptx.Func, qv, n1 ptx.Reg) (lo, hi, t ptx.Reg) {
+	nf := f.Reg(ptx.F64)
+	f.Cvt(nf, n1)
+	pos := f.Reg(ptx.F64)
+	f.Mul(pos, qv, nf)
+	fl := f.Reg(ptx.F64)
+	f.Op("cvt.rmi.f64.f64", fl, pos)
+	lo = f.Reg(ptx.S64)
+	f.Op("cvt.rzi.s64.f64", lo, fl)
+	f.Max(lo, lo, ptx.Int(0))
+	f.Min(lo, lo, n1.As(ptx.S64))
+	hi = f.Reg(ptx.S64)
+	f.Add(hi, lo, ptx.Int(1))
+	f.Min(hi, hi, n1.As(ptx.S64))
+	lof := f.Reg(ptx.F64)
+	f.Cvt(lof, lo)
+	t = f.Reg(ptx.F64)
+	f.Sub(t, pos, lof)
+	return lo, hi, t
+}
+
+// quantileLerpPTX emits quantileLerp(a, c, t) (float64).
+func quantileLerpPTX(f *ptx.Func, a, c, t ptx.Reg) ptx.Reg {
+	d := f.Reg(ptx.F64)
+	f.Sub(d, c, a)
+	// t < 0.5: a + d*t; else b - d*(1-t)
+	dt := f.Reg(ptx.F64)
+	f.Mul(dt, d, t)
+	lowV := f.Reg(ptx.F64)
+	f.Add(lowV, a, dt)
+	omt := f.Reg(ptx.F64)
+	f.Sub(omt, ptx.ImmF64(1), t)
+	d2 := f.Reg(ptx.F64)
+	f.Mul(d2, d, omt)
+	highV := f.Reg(ptx.F64)
+	f.Sub(highV, c, d2)
+	v := f.Reg(ptx.F64)
+	f.Selp(v, highV, lowV, f.Setp(ptx.Ge, t, ptx.ImmF64(0.5)))
+	return v
+}
+
+// quantileStorePTX emits a quantile's store at oa: v (float64) converted once to out,
+// or the canonical NaN (quantileNaN) where isNaN; nan is the label of the NaN's store
+// (placed here; a jump to it stores the NaN) and end the label after both.
+func quantileStorePTX(f *ptx.Func, ew *ewGen, v, isNaN ptx.Reg, out dtype.DType, oa ptx.Reg, nan, end ptx.Label) {
+	os := out.Size()
+	res := castValue(ew, v, dtype.Float64, out)
+	f.At(isNaN).Bra(nan)
+	storeValue(f, out, ptx.Mem(oa, 0), res)
+	f.Bra(end)
+	f.Place(nan)
+	bits := f.Reg(regType(os))
+	f.Mov(bits, ptx.Uint(quantileNaN(out)))
+	f.Op("st.global"+memType(os).String(), ptx.Mem(oa, 0), bits)
+	f.Place(end)
 }
