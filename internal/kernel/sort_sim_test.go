@@ -539,7 +539,11 @@ func TestSelectPtxas(t *testing.T) {
 			&SearchTree{Order: SortKey{Type: kt}, Levels: 8, Shared: SearchTreeMaxShared(kt.Size()), Queries: SearchTreeMaxQueries(kt.Size(), 1024), Vector: kt.Size() == 4 || kt.Size() == 8, Block: 1024},
 			&SearchTree{Order: SortKey{Type: kt}, Levels: 8, Shared: SearchTreeMaxShared(kt.Size()), Queries: SearchTreeMaxQueries(kt.Size(), 1024), Vector: kt.Size() == 4 || kt.Size() == 8, Block: 1024,
 				Swizzle: true},
-			&QuantileGather{In: kt, Out: dtype.Float64}, &QuantileGather{In: kt, Out: dtype.Float32, Median: true})
+			&QuantileGather{In: kt, Out: dtype.Float64}, &QuantileGather{In: kt, Out: dtype.Float32, Median: true},
+			&QuantileSelect{In: kt, Out: dtype.Float64}, &QuantileSelect{In: kt, Out: dtype.Float32, Median: true})
+		if kt.IsFloat() {
+			specs = append(specs, &QuantileFlags{Type: kt})
+		}
 	}
 	for _, kt := range []dtype.DType{dtype.Float32, dtype.Int32, dtype.Uint32} {
 		for p := range 3 {
