@@ -133,28 +133,51 @@ func topkRows(s *Stream, keys *header, rows, n, k int, desc bool, outK, outV *he
 		return topkRadix(s, keys, rows, n, k, order, outK, outV)
 	}
 	// Radix select.
+	v2 := tu.TopKVariant >= 2
+	tiles := (n + kernel.SortBlock*16 - 1) / (kernel.SortBlock * 16)
+	if int64(rows)*int64(tiles) > 1<<31-1 {
+		return fmt.Errorf("gpu: top-k of %d rows of %d: %w", rows, n, ErrNotSupported)
+	}
+	state, err := s.Alloc(int64(rows * 16))
+	if err != nil {
+		return err
+	}
+	defer state.Free()
+	if err := radixSelect(s, keys, rows, n, k, order, v2, state); err != nil {
+		return err
+	}
+	return topkGather(s, keys, rows, n, k, order, state, v2, nil, bs, outK, outV)
+}
+
+// radixSelect finds the k-th smallest key (1 <= k <= n) of each of rows contiguous
+// rows of keys by the most-significant-digit radix select (internal/kernel's
+// SelectHist): one histogram pass per 8-bit digit, then a SelectStep launch, or with
+// fused (Tuning.TopKVariant 2 on) the pass's last block picking the digit. It leaves
+// in state (u64 [rows][2]) the ordered key T of the k-th smallest and the number of
+// keys equal to T among the k smallest (its tie rank in index order, 1-based).
+func radixSelect(s *Stream, keys *header, rows, n, k int, order kernel.SortKey, fused bool, state *Buffer) error {
+	d := s.dev
 	P := order.Passes()
 	items := 16
 	tile := kernel.SortBlock * items
 	tiles := (n + tile - 1) / tile
 	sms := max(1, d.info.Multiprocessors)
-	v2 := tu.TopKVariant >= 2
 	waves := 4 * sms
-	vector := v2 && keys.dt.Size() == 4 && headerPtr(keys)%16 == 0 && (rows == 1 || n*4%16 == 0)
+	vector := fused && keys.dt.Size() == 4 && headerPtr(keys)%16 == 0 && (rows == 1 || n*4%16 == 0)
 	if vector {
 		waves = 8 * sms // (32 registers: 8 blocks an SM)
-	} else if v2 {
+	} else if fused {
 		waves = topkHistBlocks * sms
 	}
 	chunkTiles := max(1, (rows*tiles+waves-1)/waves)
 	chunk := chunkTiles * tile
 	chunks := (n + chunk - 1) / chunk
-	if int64(rows)*int64(max(chunks, tiles)) > 1<<31-1 {
-		return fmt.Errorf("gpu: top-k of %d rows of %d: %w", rows, n, ErrNotSupported)
+	if int64(rows)*int64(chunks) > 1<<31-1 {
+		return fmt.Errorf("gpu: select of %d rows of %d: %w", rows, n, ErrNotSupported)
 	}
 	hist := &kernel.SelectHist{Order: order, Items: 8}
 	step := &kernel.SelectStep{Passes: P}
-	if v2 {
+	if fused {
 		hist.Fused = true
 		// 16-byte loads of 4-byte keys (8-byte keys: the scalar kernel, which needs
 		// fewer registers than their vector one).
@@ -177,11 +200,6 @@ func topkRows(s *Stream, keys *header, rows, n, k int, desc bool, outK, outV *he
 		return err
 	}
 	defer histB.Free()
-	state, err := s.Alloc(int64(rows * 16))
-	if err != nil {
-		return err
-	}
-	defer state.Free()
 	block := Dim3{X: kernel.SortBlock}
 	for p := P - 1; p >= 0; p-- {
 		if hist.Fused {
@@ -200,7 +218,7 @@ func topkRows(s *Stream, keys *header, rows, n, k int, desc bool, outK, outV *he
 			return err
 		}
 	}
-	return topkGather(s, keys, rows, n, k, order, state, v2, nil, bs, outK, outV)
+	return nil
 }
 
 // topkGather ends topkRows after the radix select (state: the k-th smallest key T and
@@ -471,7 +489,19 @@ func quantiles[R Float, T Elem](s *Stream, a *Array[T], qs []float64, median, le
 		defer qa.Free()
 		qb = qa.buf
 	}
+	// Long rows select rather than sort (Tuning.QuantileSelect).
+	selMin := s.dev.tuning().QuantileSelect
+	if skipNaN || !median && len(qs) != 1 {
+		selMin = 0
+	}
 	err = alongAxes(s, []*header{a.header()}, nil, mask, n, func(in, _ []*header, rows, n int) error {
+		if selMin > 0 && n >= selMin {
+			q := 0.0
+			if !median {
+				q = qs[0]
+			}
+			return quantileSelect(s, in[0], rows, n, median, q, qb, rt, out.header())
+		}
 		sorted, err := s.Alloc(int64(rows * n * a.dt.Size()))
 		if err != nil {
 			return err
@@ -494,4 +524,64 @@ func quantiles[R Float, T Elem](s *Stream, a *Array[T], qs []float64, median, le
 		return fail(err)
 	}
 	return out, nil
+}
+
+// quantileSelect writes the median (median) or quantile q of each of rows contiguous
+// rows of n keys into out ([rows] of rt) by selection (Tuning.QuantileSelect): a
+// radix select (radixSelect, fused) per position that QuantileGather would read of
+// the sorted row (internal/kernel's QuantilePositions: one or two), for float keys
+// QuantileFlags' counts of each row's NaNs and zeros of each sign, and QuantileSelect
+// with the sort path's arithmetic; qb holds q (float64; nil with median).
+func quantileSelect(s *Stream, keys *header, rows, n int, median bool, q float64, qb *Buffer, rt dtype.DType, out *header) error {
+	d := s.dev
+	if int64(rows) > 1<<31-1 {
+		return fmt.Errorf("gpu: quantiles of %d rows: %w", rows, ErrNotSupported)
+	}
+	order := kernel.SortKey{Type: keys.dt}
+	lo, hi := kernel.QuantilePositions(median, q, n)
+	var states [2]*Buffer
+	for j, p := range []int{lo, hi} {
+		if j == 1 && hi == lo {
+			states[1] = states[0]
+			break
+		}
+		st, err := s.Alloc(int64(rows * 16))
+		if err != nil {
+			return err
+		}
+		defer st.Free()
+		if err := radixSelect(s, keys, rows, n, p+1, order, true, st); err != nil {
+			return err
+		}
+		states[j] = st
+	}
+	block := Dim3{X: kernel.SortBlock}
+	flagsArg := any(DevicePtr(0))
+	if keys.dt.IsFloat() {
+		fn, err := d.kernel(&kernel.QuantileFlags{Type: keys.dt})
+		if err != nil {
+			return err
+		}
+		flags, err := s.allocZeroed(int64(rows * 24))
+		if err != nil {
+			return err
+		}
+		defer flags.Free()
+		total := rows * n
+		grid := max(1, min((total+kernel.SortBlock-1)/kernel.SortBlock, 8*max(1, d.info.Multiprocessors)))
+		if err := s.Launch(fn, LaunchConfig{Grid: Dim3{X: grid}, Block: block}, In(keys), InOut(flags), uint64(rows), uint64(n)); err != nil {
+			return err
+		}
+		flagsArg = In(flags)
+	}
+	fn, err := d.kernel(&kernel.QuantileSelect{In: keys.dt, Out: rt, Median: median})
+	if err != nil {
+		return err
+	}
+	qarg := any(DevicePtr(0))
+	if qb != nil {
+		qarg = In(qb)
+	}
+	return s.Launch(fn, LaunchConfig{Grid: Dim3{X: rows}, Block: block}, In(keys), In(states[0]), In(states[1]), flagsArg,
+		Out(out), qarg, uint64(rows), uint64(n))
 }

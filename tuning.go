@@ -59,6 +59,7 @@ import (
 //	GPU_SEARCH_TABLE=0|4..14                SearchTable (0: none)
 //	GPU_TOPK_VARIANT=v1|v2|v3               TopKVariant (3)
 //	GPU_UNIQUE_DENSE_MAX=0..2097152         UniqueDenseMax (2^21)
+//	GPU_QUANTILE_SELECT=n (n >= 0)          QuantileSelect (2^17)
 //	GPU_EW_PDL=on|off                       ElementwisePDL (off)
 //
 // ("vN|N": either spelling; "on|off": 1, true or on; 0, false or off.) The second part
@@ -321,6 +322,18 @@ type Tuning struct {
 	// decides); GPU_UNIQUE_DENSE_MAX=n (0 <= n <= 2^21) sets it. On the H200
 	// (2026-12-02, 2^26 int64 of 2^20 values, one run) 346 µs against the sort's 2.64 ms.
 	UniqueDenseMax int
+	// QuantileSelect is the least row length (elements a result reduces) whose Median,
+	// or Quantile of one q (Quantile, Quantiles with one q), selects the elements it
+	// needs rather than sorting the row: a radix select (TopK's, internal/kernel's
+	// SelectHist, fused) per position needed (one for a median of an odd count, else
+	// two), one histogram pass per byte of the key, each reading the rows' keys once;
+	// for float keys one more pass counting each row's NaNs and zeros of each sign;
+	// then one block a row applying the sort path's arithmetic (internal/kernel's
+	// QuantileSelect). A sort makes a read and a write of the keys per byte (and the
+	// sorted copy's memory); the results are the same, bit for bit. NanMedian and
+	// NanQuantile(s), and Quantiles of several qs, sort. 0: never. Default 2^17 (to
+	// be measured on the H200); GPU_QUANTILE_SELECT=n (n >= 0) sets it.
+	QuantileSelect int
 	// ElementwisePDL launches the elementwise kernels (Eval, EvalInto, Kernel, and the
 	// operations made of them) with programmatic dependent launch on CUDA devices of
 	// compute capability 9.0+: each kernel starts with griddepcontrol.launch_dependents
@@ -459,6 +472,7 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 		SearchSwizzle:      true,
 		TopKVariant:        3,
 		UniqueDenseMax:     1 << 21,
+		QuantileSelect:     1 << 17,
 		GatherVariant:      1,
 		PutVariant:         1,
 	}
@@ -475,6 +489,7 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 	}
 	envVariant(getenv, "GPU_TOPK_VARIANT", 3, &t.TopKVariant)
 	envInt(getenv, "GPU_UNIQUE_DENSE_MAX", 0, 1<<21, &t.UniqueDenseMax)
+	envInt(getenv, "GPU_QUANTILE_SELECT", 0, math.MaxInt, &t.QuantileSelect)
 	envChoice(getenv, "GPU_REDUCE_HALF_UNROLL", &t.ReduceHalfUnroll, 1, 2, 4, 8)
 	envChoice(getenv, "GPU_REDUCE_HALF_ACCS", &t.ReduceHalfAccs, 1, 2, 4, 8)
 	envChoice(getenv, "GPU_CONCAT_ROWS", &t.Concat.Rows, 1, 2)
@@ -576,6 +591,8 @@ func (t Tuning) validate() error {
 		return fmt.Errorf("gpu: tuning: top-k variant %d, want 1, 2 or 3: %w", t.TopKVariant, ErrInvalidValue)
 	case t.UniqueDenseMax < 0:
 		return fmt.Errorf("gpu: tuning: UniqueDenseMax %d < 0: %w", t.UniqueDenseMax, ErrInvalidValue)
+	case t.QuantileSelect < 0:
+		return fmt.Errorf("gpu: tuning: QuantileSelect %d < 0: %w", t.QuantileSelect, ErrInvalidValue)
 	case t.MatMulTile < 0 || t.MatMulTile > len(kernel.MatMulTiles()):
 		return fmt.Errorf("gpu: tuning: MatMulTile %d, want 0 to %d: %w", t.MatMulTile, len(kernel.MatMulTiles()), ErrInvalidValue)
 	}
