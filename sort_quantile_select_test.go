@@ -1,0 +1,274 @@
+package gpu_test
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"math/bits"
+	"math/rand/v2"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/go-gpu/gpu"
+	"github.com/go-gpu/gpu/half"
+)
+
+// TestQuantileSelect: Median, Quantile and Quantiles of one q through the selection
+// path (Tuning.QuantileSelect forced to 1) against the sort path (0), bit for bit,
+// into float32 and float64, on every device and the simulator: float rows of random
+// values with NaNs, infinities around the selected positions, many ties, all -0, all
+// +0, mixed zeros (the finish kernel's scan for the zero's sign) and subnormals;
+// integer, uint8 and bool rows; float16, bfloat16 and float64 keys; even and odd
+// lengths; several rows along the last axis, along the first (a transposed copy) and
+// the whole array as one row. Every result lands on poisoned memory.
+func TestQuantileSelect(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %#x", seed)
+	run := func(t *testing.T, d *gpu.Device, s *gpu.Stream, quick bool) {
+		rng := rand.New(rand.NewPCG(seed, 41))
+		for k, n := range []int{301, 600} {
+			// quick (the simulator): each type at one length (odd or even), the
+			// median and three quantiles, the layouts other than rows for float32
+			// alone.
+			nth := 0
+			typ := func(name string, f func(t *testing.T, qc qsCfg)) {
+				nth++
+				if quick && nth%2 != k {
+					return
+				}
+				t.Run(fmt.Sprintf("%d/%s", n, name), func(t *testing.T) {
+					f(t, qsCfg{d: d, s: s, rng: rng, n: n, quick: quick, oneLayout: quick && name != "float32"})
+				})
+			}
+			typ("float32", func(t *testing.T, qc qsCfg) {
+				quantileSelectCase(t, qc, qsFloatRows(rng, n), func(v float64) float32 { return float32(v) })
+			})
+			typ("float64", func(t *testing.T, qc qsCfg) {
+				quantileSelectCase(t, qc, qsFloatRows(rng, n), func(v float64) float64 { return v })
+			})
+			typ("float16", func(t *testing.T, qc qsCfg) { quantileSelectCase(t, qc, qsFloatRows(rng, n), half.NewFloat16) })
+			typ("bfloat16", func(t *testing.T, qc qsCfg) { quantileSelectCase(t, qc, qsFloatRows(rng, n), half.NewBFloat16) })
+			typ("int32", func(t *testing.T, qc qsCfg) {
+				quantileSelectCase(t, qc, qsIntRows(rng, n, -1e9, 1e9), func(v float64) int32 { return int32(v) })
+			})
+			typ("int64", func(t *testing.T, qc qsCfg) {
+				quantileSelectCase(t, qc, qsIntRows(rng, n, -1e18, 1e18), func(v float64) int64 { return int64(v) })
+			})
+			typ("uint8", func(t *testing.T, qc qsCfg) {
+				quantileSelectCase(t, qc, qsIntRows(rng, n, 0, 255), func(v float64) uint8 { return uint8(v) })
+			})
+			typ("bool", func(t *testing.T, qc qsCfg) {
+				quantileSelectCase(t, qc, qsIntRows(rng, n, 0, 1), func(v float64) bool { return v != 0 })
+			})
+		}
+	}
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) { run(t, d, s, false) })
+	t.Run("sim", func(t *testing.T) {
+		d, s := simStream(t)
+		run(t, d, s, true)
+	})
+}
+
+// qsFloatRows returns rows of n float values for TestQuantileSelect, one per pattern.
+func qsFloatRows(rng *rand.Rand, n int) [][]float64 {
+	negZero := math.Copysign(0, -1)
+	inf := math.Inf(1)
+	gen := func(f func(i int) float64) []float64 {
+		row := make([]float64, n)
+		for i := range row {
+			row[i] = f(i)
+		}
+		return row
+	}
+	pick := func(vs ...float64) float64 { return vs[rng.IntN(len(vs))] }
+	return [][]float64{
+		gen(func(int) float64 { return rng.NormFloat64() * 100 }),
+		gen(func(i int) float64 { // random with NaNs and infinities
+			switch rng.IntN(30) {
+			case 0:
+				return math.NaN()
+			case 1:
+				return pick(inf, -inf)
+			}
+			return rng.NormFloat64()
+		}),
+		gen(func(int) float64 { return pick(-inf, inf, 1.5, -2) }),         // infinities next to every position
+		gen(func(int) float64 { return pick(-inf, inf, inf, inf, 3, 4) }),  // mostly +Inf
+		gen(func(int) float64 { return pick(-1, 0, negZero, 1, 2, 2, 2) }), // many ties
+		gen(func(int) float64 { return negZero }),
+		gen(func(int) float64 { return 0 }),
+		gen(func(int) float64 { return pick(0, negZero) }), // mixed zeros: the scan
+		gen(func(int) float64 { // mixed zeros among a few others
+			switch rng.IntN(10) {
+			case 0:
+				return pick(-inf, inf, 5e-324, -5e-324, 1e-40, -1e-40)
+			}
+			return pick(0, negZero)
+		}),
+		gen(func(int) float64 { return pick(0, negZero, 0, 0, math.NaN()) }),
+		gen(func(int) float64 { return pick(1e-40, -1e-40, 6e-8, -6e-8, 1e-310, 0) }), // subnormals
+	}
+}
+
+// qsIntRows returns rows of n integer values in [lo, hi] (random, and few distinct).
+func qsIntRows(rng *rand.Rand, n int, lo, hi float64) [][]float64 {
+	rows := make([][]float64, 3)
+	for r := range rows {
+		rows[r] = make([]float64, n)
+		for i := range rows[r] {
+			switch r {
+			case 0:
+				rows[r][i] = lo + math.Floor(rng.Float64()*(hi-lo+1))
+			case 1:
+				rows[r][i] = []float64{lo, hi, math.Round((lo + hi) / 2)}[rng.IntN(3)]
+			default:
+				rows[r][i] = lo
+			}
+		}
+	}
+	return rows
+}
+
+// qsCfg is what a case of TestQuantileSelect runs on: with quick, the median and three
+// quantiles (one as Quantiles); with oneLayout, the layout of rows alone.
+type qsCfg struct {
+	d                *gpu.Device
+	s                *gpu.Stream
+	rng              *rand.Rand
+	n                int
+	quick, oneLayout bool
+}
+
+// quantileSelectCase runs the comparison of TestQuantileSelect for rows of n elements
+// of T (conv from float64), over each layout and output type.
+func quantileSelectCase[T gpu.Elem](t *testing.T, qc qsCfg, rows [][]float64, conv func(float64) T) {
+	d, s, rng, n := qc.d, qc.s, qc.rng, qc.n
+	nr := len(rows)
+	xs := make([]T, nr*n)
+	for r, row := range rows {
+		for i, v := range row {
+			xs[r*n+i] = conv(v)
+		}
+	}
+	xt := make([]T, nr*n) // the transpose
+	for r := range nr {
+		for i := range n {
+			xt[i*nr+r] = xs[r*n+i]
+		}
+	}
+	qs := []float64{0, 0.25, 0.5, 1, rng.Float64(), rng.Float64(), 1 - 1e-9*rng.Float64()}
+	if qc.quick {
+		qs = []float64{[]float64{0, 1}[rng.IntN(2)], []float64{0.25, 0.5}[rng.IntN(2)], rng.Float64()}
+	}
+	layouts := []struct {
+		name  string
+		src   []T
+		shape []int
+		opts  []gpu.ReduceOption
+	}{
+		{"rows", xs, []int{nr, n}, []gpu.ReduceOption{gpu.Axes(1)}},
+		{"axis0", xt, []int{n, nr}, []gpu.ReduceOption{gpu.Axes(0)}},
+		{"whole", xs[n : 2*n], []int{n}, nil},
+	}
+	if qc.oneLayout {
+		layouts = layouts[:1]
+	}
+	for _, lay := range layouts {
+		a := mustArr[T](t)(gpu.FromSlice(s, lay.src, lay.shape...))
+		for _, mq := range append([]float64{-1}, qs...) { // (-1: the median)
+			for _, many := range []bool{false, true} {
+				if mq < 0 && many || qc.quick && many != (mq == qs[len(qs)-1]) {
+					continue
+				}
+				what := fmt.Sprintf("%s/q=%v/quantiles=%v", lay.name, mq, many)
+				call32 := func() (*gpu.Array[float32], error) {
+					switch {
+					case mq < 0:
+						return gpu.Median[float32](s, a, lay.opts...)
+					case many:
+						return gpu.Quantiles[float32](s, a, []float64{mq}, lay.opts...)
+					}
+					return gpu.Quantile[float32](s, a, mq, lay.opts...)
+				}
+				call64 := func() (*gpu.Array[float64], error) {
+					switch {
+					case mq < 0:
+						return gpu.Median[float64](s, a, lay.opts...)
+					case many:
+						return gpu.Quantiles[float64](s, a, []float64{mq}, lay.opts...)
+					}
+					return gpu.Quantile[float64](s, a, mq, lay.opts...)
+				}
+				qsCompare(t, d, s, what+"/float32", call32)
+				qsCompare(t, d, s, what+"/float64", call64)
+			}
+		}
+		if got := toSlice(t, a); !bytes.Equal(qsBytes(got), qsBytes(lay.src)) {
+			t.Errorf("%s: the input changed", lay.name)
+		}
+		a.Free()
+	}
+}
+
+// qsCompare runs call with Tuning.QuantileSelect 1 and 0, each result over poisoned
+// memory, and requires the same bits.
+func qsCompare[R float32 | float64](t *testing.T, d *gpu.Device, s *gpu.Stream, what string, call func() (*gpu.Array[R], error)) {
+	t.Helper()
+	var res [2][]R
+	for i, sel := range []int{1, 0} {
+		tu := d.Tuning()
+		tu.QuantileSelect = sel
+		old, err := d.SetTuning(tu)
+		if err != nil {
+			t.Fatal(err)
+		}
+		qsPoison(t, s, 64)
+		r, err := call()
+		d.SetTuning(old)
+		if err != nil {
+			t.Fatalf("%s (QuantileSelect %d): %v", what, sel, err)
+		}
+		res[i] = toSlice(t, r)
+		r.Free()
+	}
+	if !bytes.Equal(qsBytes(res[0]), qsBytes(res[1])) {
+		t.Fatalf("%s: selected %v, sorted %v", what, res[0], res[1])
+	}
+	for _, v := range res[0] {
+		if v != v && nanBits(v) != canonNaN[R]() {
+			t.Fatalf("%s: a NaN result %#x, not the canonical NaN", what, nanBits(v))
+		}
+	}
+}
+
+// qsPoison leaves freed blocks of 0xA5 bytes on s (conformance's poison): the class
+// of size bytes, three times, for the next results to take.
+func qsPoison(t *testing.T, s *gpu.Stream, size int) {
+	t.Helper()
+	size = max(512, 1<<bits.Len(uint(size-1)))
+	var bufs []*gpu.Buffer
+	for range 3 {
+		b, err := s.Alloc(int64(size))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.CopyHtoD(b, bytes.Repeat([]byte{0xA5}, size)); err != nil {
+			t.Fatal(err)
+		}
+		bufs = append(bufs, b)
+	}
+	for _, b := range bufs {
+		if err := b.Free(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// qsBytes returns the bytes of xs.
+func qsBytes[T any](xs []T) []byte {
+	if len(xs) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&xs[0])), len(xs)*int(unsafe.Sizeof(xs[0])))
+}
