@@ -382,6 +382,15 @@ func topkRadix(s *Stream, keys *header, rows, n, k int, order kernel.SortKey, ou
 // middle ones, computed in float64 and rounded once to R. A NaN among them gives NaN;
 // no elements give NaN (NumPy warns and returns NaN). The result type R is a float type
 // (NumPy: float64 for integer inputs, the input's for floats).
+//
+// Rows (the elements of one result) of at least Tuning.QuantileSelect elements (2^17 by
+// default) are not sorted: a radix select finds each middle element (one select for
+// an odd count, two for an even one), one histogram pass per byte of the element type,
+// each reading the row once, with no copy of the row (a sort reads and writes it once
+// per byte); float rows take one more read counting their NaNs and zeros of each sign
+// (the sign of a zero in the middle: the zero that the sort's stable order puts there).
+// The results are the sort's, bit for bit. A float32 median of an even count reads
+// the keys 9 times.
 func Median[R Float, T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[R], error) {
 	return quantiles[R](s, a, nil, true, false, false, opts)
 }
@@ -394,6 +403,11 @@ func Median[R Float, T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Arr
 // infinite, even at a position on an element (t = 0): numpy.quantile([4, 5, inf], 0.5)
 // is NaN where numpy.median gives 5. q outside [0, 1], or NaN, is an error wrapping
 // ErrInvalidValue.
+//
+// Rows of at least Tuning.QuantileSelect elements select the two neighbours instead of
+// sorting (Median's method: two selects, since NumPy's formula reads the upper
+// neighbour even at t = 0, or one at the row's end); so do Quantiles of one q. Several
+// qs, NanMedian and NanQuantile(s) sort.
 func Quantile[R Float, T Elem](s *Stream, a *Array[T], q float64, opts ...ReduceOption) (*Array[R], error) {
 	return quantiles[R](s, a, []float64{q}, false, false, false, opts)
 }
