@@ -3,6 +3,7 @@ package kernel
 import (
 	"fmt"
 	"math"
+	"sync/atomic"
 
 	"github.com/go-gpu/gpu/backend"
 	"github.com/go-gpu/gpu/backend/cpu"
@@ -70,25 +71,44 @@ func (q *QuantileFlags) CPU() (func(*cpu.Launch) error, error) {
 			return launchErr("quantile flags not zeroed")
 		}
 		flags := cpu.Slice[uint64](fb)
-		l.Parallel(rows, 1, func(lo, hi int) {
-			for r := lo; r < hi; r++ {
+		parts := (n + cpuSelectPart - 1) / cpuSelectPart
+		l.Parallel(rows*parts, 1, func(lo, hi int) {
+			for b := lo; b < hi; b++ {
+				r, p := b/parts, b%parts
+				i0 := r*n + p*cpuSelectPart
+				i1 := min(i0+cpuSelectPart, (r+1)*n)
 				var c [3]uint64
-				for i := r * n; i < (r+1)*n; i++ {
-					raw := loadRaw(keys, ks, i)
-					switch abs := raw &^ sign; {
-					case abs > inf:
-						c[0]++
-					case abs == 0 && raw != 0:
-						c[1]++
-					case abs == 0:
-						c[2]++
-					}
+				switch ks {
+				case 2:
+					quantileFlagsKeys(cpu.Slice[uint16](keys)[i0:i1], sign, inf, &c)
+				case 4:
+					quantileFlagsKeys(cpu.Slice[uint32](keys)[i0:i1], sign, inf, &c)
+				default:
+					quantileFlagsKeys(cpu.Slice[uint64](keys)[i0:i1], sign, inf, &c)
 				}
-				copy(flags[3*r:3*r+3], c[:])
+				for j, x := range c {
+					atomic.AddUint64(&flags[3*r+j], x)
+				}
 			}
 		})
 		return nil
 	}, nil
+}
+
+// quantileFlagsKeys adds the NaNs, -0s and +0s of keys (float bits; sign the sign
+// bit, inf +Inf's bits) to c.
+func quantileFlagsKeys[K uint16 | uint32 | uint64](keys []K, sign, inf uint64, c *[3]uint64) {
+	for _, k := range keys {
+		raw := uint64(k)
+		switch abs := raw &^ sign; {
+		case abs > inf:
+			c[0]++
+		case abs == 0 && raw != 0:
+			c[1]++
+		case abs == 0:
+			c[2]++
+		}
+	}
 }
 
 // QuantileSelect computes each row's median or quantile from the radix select's

@@ -71,14 +71,27 @@ func (s *SelectHist) Validate() error {
 	return sortItemsValid(s.Items)
 }
 
-// selectMatch reports whether ordered key o belongs to the bucket of prefix at pass
-// (its bits above digit pass equal the prefix's).
-func selectMatch(o, prefix uint64, pass int) bool {
-	sh := 8*pass + 8
-	if sh >= 64 {
-		return true
+// cpuSelectPart is the keys of a row that the CPU histogram pass counts as one piece
+// of work (rows are cut into such parts, counted in parallel).
+const cpuSelectPart = 1 << 16
+
+// selectHistKeys counts digit pass of the ordered keys of keys (ordered: SortKey's
+// orderedFunc) whose higher digits equal prefix's (all of them in the first pass) into
+// h.
+func selectHistKeys[K uint8 | uint16 | uint32 | uint64](keys []K, ordered func(uint64) uint64, prefix uint64, pass int, first bool, h *[RadixDigits]uint32) {
+	shift := uint(8 * pass)
+	if first {
+		for _, k := range keys {
+			h[uint8(ordered(uint64(k))>>shift)]++
+		}
+		return
 	}
-	return o>>sh == prefix>>sh
+	want := prefix >> (shift + 8)
+	for _, k := range keys {
+		if o := ordered(uint64(k)); o>>(shift+8) == want {
+			h[uint8(o>>shift)]++
+		}
+	}
 }
 
 // CPU returns the kernel for the CPU backend.
@@ -129,17 +142,35 @@ func (s *SelectHist) CPU() (func(*cpu.Launch) error, error) {
 			}
 			state = cpu.Slice[uint64](sb)
 		}
-		l.Parallel(rows, 1, func(lo, hi int) {
-			for r := lo; r < hi; r++ {
+		// Parts of rows of up to cpuSelectPart keys in parallel, each counting into its
+		// own histogram, added to the row's at the end.
+		ordered := key.orderedFunc()
+		parts := (rowLen + cpuSelectPart - 1) / cpuSelectPart
+		l.Parallel(rows*parts, 1, func(lo, hi int) {
+			var h [RadixDigits]uint32
+			for b := lo; b < hi; b++ {
+				r, p := b/parts, b%parts
 				var prefix uint64
 				if state != nil {
 					prefix = state[2*r]
 				}
-				h := hist[r*RadixDigits:][:RadixDigits]
-				for i := r * rowLen; i < (r+1)*rowLen; i++ {
-					o := key.Ordered(loadRaw(keys, ks, i))
-					if selectMatch(o, prefix, pass) {
-						h[o>>(8*pass)&0xff]++
+				i0 := r*rowLen + p*cpuSelectPart
+				i1 := min(i0+cpuSelectPart, (r+1)*rowLen)
+				clear(h[:])
+				switch ks {
+				case 1:
+					selectHistKeys(keys[i0:i1], ordered, prefix, pass, pass == P-1, &h)
+				case 2:
+					selectHistKeys(cpu.Slice[uint16](keys)[i0:i1], ordered, prefix, pass, pass == P-1, &h)
+				case 4:
+					selectHistKeys(cpu.Slice[uint32](keys)[i0:i1], ordered, prefix, pass, pass == P-1, &h)
+				default:
+					selectHistKeys(cpu.Slice[uint64](keys)[i0:i1], ordered, prefix, pass, pass == P-1, &h)
+				}
+				dst := hist[r*RadixDigits:][:RadixDigits]
+				for d, c := range h {
+					if c != 0 {
+						atomic.AddUint32(&dst[d], c)
 					}
 				}
 			}
