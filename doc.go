@@ -121,7 +121,7 @@
 // it to 0x7fff). That covers arithmetic (+ - * / %, sqrt, the math functions, rounding),
 // Minimum, Maximum, fmin and fmax, the reductions and scans (Sum, Prod, Min, Max, CumSum,
 // CumMax...), Median and Quantile (NanMedian and NanQuantile leave NaNs out, and give NaN
-// where all are NaN), the deterministic sums of AddAt and BincountWeights: a minimum,
+// where all are NaN), the sums of AddAt and BincountWeights (atomic or Deterministic): a minimum,
 // maximum, sum or product with a NaN operand is the canonical NaN, whichever NaN it was
 // and in whatever order the values met. It is what NVIDIA GPUs' float32 arithmetic gives
 // anyway (their float64 arithmetic passes an operand's payload on: the kernels replace

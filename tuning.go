@@ -287,8 +287,11 @@ type Tuning struct {
 	// read. Where the shared memory of a block (MaxSharedPerBlock) doesn't hold the
 	// table beside the shared levels, it takes fewer buckets down to 2^10, then fewer
 	// shared levels, then fewer buckets; at most 4 queries a thread (SearchQueries).
-	// Default 0: not yet measured on a GPU (the simulator and ptxas 11.8 only: no
-	// spills); GPU_SEARCH_TABLE=0 or 4..14 sets it (1 to 3 are ignored).
+	// Default 0: measured slower. On an H100 (2026-12-06, 2^26 float32 queries in
+	// 2^24, two processes each in turn) 5.59 ms with 2^14 buckets against 2.47 ms
+	// without (2.26x; docs/benchmarks/h100-2026-12-06-sort.txt); the results were
+	// right (the search tests passed with it there). GPU_SEARCH_TABLE=0 or 4..14 sets
+	// it (1 to 3 are ignored).
 	SearchTable int
 	// TopKVariant selects TopK's radix select on CUDA: 2, the histogram passes in one
 	// wave (8 blocks a multiprocessor) with 16-byte loads of 4-byte keys, each pass's
@@ -331,8 +334,11 @@ type Tuning struct {
 	// then one block a row applying the sort path's arithmetic (internal/kernel's
 	// QuantileSelect). A sort makes a read and a write of the keys per byte (and the
 	// sorted copy's memory); the results are the same, bit for bit. NanMedian and
-	// NanQuantile(s), and Quantiles of several qs, sort. 0: never. Default 2^17 (to
-	// be measured on the H200); GPU_QUANTILE_SELECT=n (n >= 0) sets it.
+	// NanQuantile(s), and Quantiles of several qs, sort. 0: never. Default 2^17. On an
+	// H100 (2026-12-06, two processes each in turn) the median of 2^24 float32 took
+	// 294 µs selecting against 442 µs sorting (0.665x); shorter rows are not yet
+	// measured, so the default is a guess below which the sort's fewer launches may
+	// win. GPU_QUANTILE_SELECT=n (n >= 0) sets it.
 	QuantileSelect int
 	// ElementwisePDL launches the elementwise kernels (Eval, EvalInto, Kernel, and the
 	// operations made of them) with programmatic dependent launch on CUDA devices of

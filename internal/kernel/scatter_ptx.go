@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/go-gpu/gpu/dtype"
+	"github.com/go-gpu/gpu/internal/fp"
 	"github.com/go-gpu/gpu/ptx"
 )
 
@@ -294,6 +295,18 @@ func (g *scatterGen) atomicAcc(sp ptx.Space, a ptx.Addr, v ptx.Reg) {
 			ty = ty.Unsigned()
 		}
 		f.Op("atom"+sp.String()+".add"+ty.String(), junk.As(ty), a, v.As(ty))
+		if sp == ptx.Global && at == ptx.F64 {
+			// The GPU's float64 addition, atomic too, passes a NaN operand's payload on
+			// (and +Inf + -Inf gives 0xfff8000000000000): a thread whose addition gives
+			// NaN stores the canonical NaN after it. NaN absorbs every later addition, so
+			// the element's last atomic is followed by such a store and it ends canonical
+			// (the package's NaN policy).
+			sum := f.Reg(ptx.F64)
+			f.Op("add.rn.f64", sum, junk, v)
+			canon := f.Reg(ptx.B64)
+			f.Op("mov.b64", canon, ptx.Uint(fp.NaN64Bits))
+			f.At(f.Setp(ptx.NaN, sum, sum)).Op("st.global.b64", a, canon)
+		}
 	case at == ptx.F32 || at == ptx.F64:
 		atomicFloatMinMax(f, sp, op == OpMax, a, v)
 	default:
