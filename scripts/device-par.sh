@@ -46,8 +46,10 @@ if [ -n "$rel" ] && want root; then
     i=0; skip=""
     IFS=';' read -ra shards <<< "$SHARDS"
     for re in "${shards[@]}"; do
-      i=$((i+1)); skip="${skip:+$skip|}$re"
-      (cd "$root/$rel" && ln -sf "$root/$G/root.test" "$root/$G/root$i.test"; one "root$i" "$rel" "$re") &
+      # Each shard skips the earlier shards' tests (unanchored regexes overlap:
+      # TestSort matches TestSortLargeGPU).
+      i=$((i+1)); prev=$skip; skip="${skip:+$skip|}$re"
+      (cd "$root/$rel" && ln -sf "$root/$G/root.test" "$root/$G/root$i.test"; SKIP="$prev" one "root$i" "$rel" "$re") &
     done
     (ln -sf "$root/$G/root.test" "$root/$G/root0.test"; SKIP="$skip" one root0 "$rel" "$rootre") &
   else
