@@ -99,8 +99,9 @@ func topkRows(s *Stream, keys *header, rows, n, k int, desc bool, outK, outV *he
 	if keys.dt.Size() == 8 {
 		blockKeys = cfg.Block8
 	}
-	if n <= kernel.SortBlock*blockKeys || k > bs.Tile() {
-		// Sort whole rows and keep their first k.
+	if n <= kernel.SortBlock*blockKeys || k > bs.Tile() || uint64(n) >= 1<<32 {
+		// Sort whole rows and keep their first k (rows of 2^32 keys or more too: the
+		// radix select counts a bucket in u32).
 		if k == n {
 			return sortRows(s, keys, nil, rows, n, desc, outK, outV)
 		}
@@ -390,7 +391,10 @@ func topkRadix(s *Stream, keys *header, rows, n, k int, order kernel.SortKey, ou
 // per byte); float rows take one more read counting their NaNs and zeros of each sign
 // (the sign of a zero in the middle: the zero that the sort's stable order puts there).
 // The results are the sort's, bit for bit. A float32 median of an even count reads
-// the keys 9 times.
+// the keys 9 times. Where a middle element is a zero and the row holds zeros of both
+// signs (x*mask with negative x makes -0), one block a row then reads the row in order
+// up to that zero to find its sign: far slower than the sort for long rows of many
+// zeros (Tuning.QuantileSelect = 0 sorts instead).
 func Median[R Float, T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[R], error) {
 	return quantiles[R](s, a, nil, true, false, false, opts)
 }
@@ -509,7 +513,7 @@ func quantiles[R Float, T Elem](s *Stream, a *Array[T], qs []float64, median, le
 		selMin = 0
 	}
 	err = alongAxes(s, []*header{a.header()}, nil, mask, n, func(in, _ []*header, rows, n int) error {
-		if selMin > 0 && n >= selMin {
+		if selMin > 0 && n >= selMin && uint64(n) < 1<<32 { // (the select counts a bucket in u32)
 			q := 0.0
 			if !median {
 				q = qs[0]

@@ -298,14 +298,16 @@ func (g *scatterGen) atomicAcc(sp ptx.Space, a ptx.Addr, v ptx.Reg) {
 		if sp == ptx.Global && at == ptx.F64 {
 			// The GPU's float64 addition, atomic too, passes a NaN operand's payload on
 			// (and +Inf + -Inf gives 0xfff8000000000000): a thread whose addition gives
-			// NaN stores the canonical NaN after it. NaN absorbs every later addition, so
+			// NaN writes the canonical NaN after it. NaN absorbs every later addition, so
 			// the element's last atomic is followed by such a store and it ends canonical
 			// (the package's NaN policy).
 			sum := f.Reg(ptx.F64)
 			f.Op("add.rn.f64", sum, junk, v)
-			canon := f.Reg(ptx.B64)
+			// (An atomic exchange rather than a plain store: the PTX memory model orders
+			// only strong writes against the other threads' atomics.)
+			canon, old := f.Reg(ptx.B64), f.Reg(ptx.B64)
 			f.Op("mov.b64", canon, ptx.Uint(fp.NaN64Bits))
-			f.At(f.Setp(ptx.NaN, sum, sum)).Op("st.global.b64", a, canon)
+			f.At(f.Setp(ptx.NaN, sum, sum)).Op("atom.global.exch.b64", old, a, canon)
 		}
 	case at == ptx.F32 || at == ptx.F64:
 		atomicFloatMinMax(f, sp, op == OpMax, a, v)
