@@ -853,26 +853,20 @@ func TestDeterministicAddAt(t *testing.T) {
 // that held a NaN with a payload made it, on every device and on the CUDA path of the
 // PTX simulator. (The simulator's float64 arithmetic gives the canonical NaN; the
 // H200's passes an operand's payload on, which FixedFinish's PTX replaces.)
-func TestDeterministicAddAtNaN(t *testing.T) {
-	run := func(t *testing.T, s *gpu.Stream) {
-		t.Run("float32", func(t *testing.T) { deterministicNaN[float32](t, s) })
-		t.Run("float64", func(t *testing.T) { deterministicNaN[float64](t, s) })
-	}
-	forDevices(t, func(t *testing.T, _ *gpu.Device, s *gpu.Stream) { run(t, s) })
-	t.Run("sim", func(t *testing.T) {
-		_, s := simStream(t)
-		run(t, s)
-	})
-}
+func TestDeterministicAddAtNaN(t *testing.T) { nanSumsEverywhere(t, gpu.Deterministic()) }
 
 // TestAddAtNaN is TestDeterministicAddAtNaN for the atomic sums (no Deterministic): a
 // NaN sum is the canonical NaN there too. The GPU's float64 atomic add passes a NaN's
 // payload on (on an H100 this failed with 0xfff8000000000123 and, for +Inf + -Inf,
-// 0xfff8000000000000 before the scatter's store of the canonical NaN after it).
-func TestAddAtNaN(t *testing.T) {
+// 0xfff8000000000000 before the scatter wrote the canonical NaN after such an add).
+func TestAddAtNaN(t *testing.T) { nanSumsEverywhere(t) }
+
+// nanSumsEverywhere runs nanSums of float32 and float64 with opts on every device and
+// the simulator.
+func nanSumsEverywhere(t *testing.T, opts ...gpu.IndexOption) {
 	run := func(t *testing.T, s *gpu.Stream) {
-		t.Run("float32", func(t *testing.T) { addAtNaN[float32](t, s) })
-		t.Run("float64", func(t *testing.T) { addAtNaN[float64](t, s) })
+		t.Run("float32", func(t *testing.T) { nanSums[float32](t, s, opts...) })
+		t.Run("float64", func(t *testing.T) { nanSums[float64](t, s, opts...) })
 	}
 	forDevices(t, func(t *testing.T, _ *gpu.Device, s *gpu.Stream) { run(t, s) })
 	t.Run("sim", func(t *testing.T) {
@@ -880,12 +874,6 @@ func TestAddAtNaN(t *testing.T) {
 		run(t, s)
 	})
 }
-
-func deterministicNaN[T float32 | float64](t *testing.T, s *gpu.Stream) {
-	nanSums[T](t, s, gpu.Deterministic())
-}
-
-func addAtNaN[T float32 | float64](t *testing.T, s *gpu.Stream) { nanSums[T](t, s) }
 
 // nanSums adds NaNs with payloads, +Inf and -Inf, and values into a destination
 // holding a NaN with a payload, and checks each NaN sum is the canonical NaN.
