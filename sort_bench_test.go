@@ -260,3 +260,81 @@ func sortFullTilesMid[T float32 | float64](b *testing.B, s *gpu.Stream, def gpu.
 		})
 	}
 }
+
+// BenchmarkQuantileSelect times Median of float32 rows by selection (Tuning.QuantileSelect
+// 1) and by sorting (0), for one row of 2^14 to 2^24 elements and for 2^24 elements as
+// 16 to 4096 rows (2^20 on the CPU, rows scaled down alike), NanMedian (which sorts
+// today) beside them, and Quantile 0.3 (two selected neighbours) at the long row; one
+// call plus a synchronize per iteration, GB/s counting the keys read once. The two
+// ways' results must be equal: the threshold's measurement.
+//
+//	go test -run XXX -bench QuantileSelect -benchtime 200x .
+func BenchmarkQuantileSelect(b *testing.B) {
+	d := scBenchDev(b)
+	s := d.DefaultStream()
+	total := 1 << 24
+	if !scBenchLarge(d) {
+		total = 1 << 20
+	}
+	type shape struct{ rows, n int }
+	var shapes []shape
+	for n := 1 << 14; n <= total; n <<= 2 {
+		shapes = append(shapes, shape{1, n})
+	}
+	for _, rows := range []int{16, 256, 4096} {
+		if total/rows >= 1<<8 {
+			shapes = append(shapes, shape{rows, total / rows})
+		}
+	}
+	for _, sh := range shapes {
+		x, err := gpu.Rand[float32](s, gpu.NewGenerator(7), sh.rows, sh.n)
+		if err != nil {
+			b.Fatal(err)
+		}
+		calls := []struct {
+			name string
+			f    func() (*gpu.Array[float32], error)
+		}{
+			{"median", func() (*gpu.Array[float32], error) { return gpu.Median[float32](s, x, gpu.Axes(1)) }},
+			{"nanmedian", func() (*gpu.Array[float32], error) { return gpu.NanMedian[float32](s, x, gpu.Axes(1)) }},
+		}
+		if sh.rows == 1 && sh.n == total {
+			calls = append(calls, struct {
+				name string
+				f    func() (*gpu.Array[float32], error)
+			}{"quantile0.3", func() (*gpu.Array[float32], error) { return gpu.Quantile[float32](s, x, 0.3, gpu.Axes(1)) }})
+		}
+		for _, c := range calls {
+			var ref []float32
+			for _, sel := range []int{1, 0} {
+				way := map[int]string{1: "select", 0: "sort"}[sel]
+				b.Run(fmt.Sprintf("%dx%d/%s/%s", sh.rows, sh.n, c.name, way), func(b *testing.B) {
+					tu := d.Tuning()
+					tu.QuantileSelect = sel
+					old, err := d.SetTuning(tu)
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer d.SetTuning(old)
+					y, err := c.f()
+					if err != nil {
+						b.Fatal(err)
+					}
+					got := toSliceB(b, y)
+					y.Free()
+					if ref == nil {
+						ref = got
+					} else {
+						for i := range got {
+							if math.Float32bits(got[i]) != math.Float32bits(ref[i]) {
+								b.Fatalf("row %d: %s %v, select %v", i, way, got[i], ref[i])
+							}
+						}
+					}
+					scRun(b, s, int64(4*sh.rows*sh.n), func() (interface{ Free() error }, error) { return c.f() })
+				})
+			}
+		}
+		x.Free()
+	}
+}
