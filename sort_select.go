@@ -155,7 +155,9 @@ func topkRows(s *Stream, keys *header, rows, n, k int, desc bool, outK, outV *he
 // SelectHist): one histogram pass per 8-bit digit, then a SelectStep launch, or with
 // fused (Tuning.TopKVariant 2 on) the pass's last block picking the digit. It leaves
 // in state (u64 [rows][2]) the ordered key T of the k-th smallest and the number of
-// keys equal to T among the k smallest (its tie rank in index order, 1-based).
+// keys equal to T among the k smallest (its tie rank in index order, 1-based). With k
+// 0 (fused only) each row's k comes from state, which holds (0, k) (SelectHist.KState;
+// a row whose k is 0 keeps (0, 0)).
 func radixSelect(s *Stream, keys *header, rows, n, k int, order kernel.SortKey, fused bool, state *Buffer) error {
 	d := s.dev
 	P := order.Passes()
@@ -180,6 +182,7 @@ func radixSelect(s *Stream, keys *header, rows, n, k int, order kernel.SortKey, 
 	step := &kernel.SelectStep{Passes: P}
 	if fused {
 		hist.Fused = true
+		hist.KState = k == 0
 		// 16-byte loads of 4-byte keys (8-byte keys: the scalar kernel, which needs
 		// fewer registers than their vector one).
 		hist.Vector = vector

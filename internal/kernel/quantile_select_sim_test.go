@@ -147,3 +147,61 @@ func TestQuantileSelectSim(t *testing.T) {
 		}
 	}
 }
+
+// The radix select with each row's k from the state (SelectHist.KState) on the
+// simulator, pass by pass, against the CPU and a stable sort: rows of k 0 (left
+// (0, 0)), 1, the row's length and others, several chunks a row, scalar and vector.
+func TestSelectKStateSim(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 14))
+	for _, c := range []struct {
+		kt       dtype.DType
+		rows, n  int
+		chunk    int
+		vector   bool
+		items    int
+		fixedKs  []int
+		randRows int
+	}{
+		{dtype.Float32, 5, 1500, 512, true, 4, []int{0, 1, 1500, 750}, 1},
+		{dtype.Float64, 3, 900, 1024, false, 2, []int{900, 0}, 1},
+		{dtype.Int16, 3, 1100, 2048, false, 8, []int{1, 550}, 1},
+		{dtype.Uint8, 4, 700, 256, false, 2, []int{0, 700, 350}, 1},
+	} {
+		if testenv.Race && c.kt != dtype.Float32 {
+			continue
+		}
+		t.Run(fmt.Sprintf("%v/%dx%d", c.kt, c.rows, c.n), func(t *testing.T) {
+			o := SortKey{Type: c.kt}
+			ks := c.kt.Size()
+			keys := sortSimKeys(rng, c.kt, c.rows*c.n)
+			ksel := append([]int(nil), c.fixedKs...)
+			for len(ksel) < c.rows {
+				ksel = append(ksel, 1+rng.IntN(c.n))
+			}
+			state := make([]byte, c.rows*16)
+			for r, k := range ksel {
+				binary.LittleEndian.PutUint64(state[16*r+8:], uint64(k))
+			}
+			hist := &SelectHist{Order: o, Items: c.items, Vector: c.vector, Fused: true, KState: true}
+			chunks := (c.n + c.chunk - 1) / c.chunk
+			histB := make([]byte, c.rows*(RadixDigits+1)*4)
+			for p := o.Passes() - 1; p >= 0; p-- {
+				r := simAgree(t, hist, c.rows*chunks, SortBlock, []spectest.Arg{spectest.Buf(keys), spectest.Buf(histB), spectest.Buf(state),
+					spectest.U64(uint64(c.n)), spectest.U64(uint64(c.chunk)), spectest.U64(uint64(chunks)), spectest.U64(uint64(p)), spectest.U64(0)})
+				histB, state = r[1], r[2]
+				if !checkZero(histB) {
+					t.Fatal("select step left a histogram")
+				}
+			}
+			for r, k := range ksel {
+				want := make([]byte, 16)
+				if k > 0 {
+					want, _ = quantileSelectStates(c.kt, keys[r*c.n*ks:(r+1)*c.n*ks], 1, c.n, k-1)
+				}
+				if got := state[16*r : 16*r+16]; !bytes.Equal(got, want) {
+					t.Fatalf("row %d, k %d: state %x, want %x", r, k, got, want)
+				}
+			}
+		})
+	}
+}

@@ -32,18 +32,24 @@ import (
 //
 //	keys    u64  address of the keys (Order.Type, contiguous rows)
 //	hist    u64  u32 counts [rows][256], zero at the launch
-//	state   u64  u64 [rows][2] (prefix, k); unused in the first pass
+//	state   u64  u64 [rows][2] (prefix, k); unused in the first pass but with KState
 //	rowLen  u64
 //	chunk   u64  keys per block
 //	chunks  u64  ceil(rowLen / chunk)
 //	pass    u64  the digit (Order.Passes()-1 first, then down to 0)
-//	k       u64  the keys to select in each row (with Fused; unused otherwise)
+//	k       u64  the keys to select in each row (with Fused but not KState; unused
+//	             otherwise)
 //
 // With Fused the kernel also does SelectStep's work: hist holds, after the counts, a
 // u32 ticket per row (zero at the launch, as the counts), and the row's last block to
 // finish (the one that draws ticket chunks-1, after a fence: CUDA samples'
 // threadFenceReduction) picks the digit, updates the state and leaves the counts and
 // the ticket zero for the next pass; no SelectStep launch follows.
+//
+// With KState (Fused only) each row's k comes from the state, which holds (0, k) at
+// the first pass's launch: its step reads the state as the later passes' do (a
+// NanMedian's k depends on each row's NaNs). A row whose k is 0 is left alone: no
+// digit holds its 0th key, so the step never writes its state, which stays (0, 0).
 //
 // The grid has rows*chunks blocks of SortBlock threads. With Vector (keys of 4 or 8 bytes, Items a multiple of 16/size), each thread
 // reads 16 consecutive bytes at a time: the keys' address and each row's and chunk's
@@ -53,11 +59,16 @@ type SelectHist struct {
 	Items  int
 	Vector bool
 	Fused  bool
+	KState bool
 }
 
 // Key identifies the kernel.
 func (s *SelectHist) Key() string {
-	return fmt.Sprintf("select.hist|%s|k%d|v%v|f%v", s.Order.key(), s.Items, s.Vector, s.Fused)
+	k := fmt.Sprintf("select.hist|%s|k%d|v%v|f%v", s.Order.key(), s.Items, s.Vector, s.Fused)
+	if s.KState {
+		k += "|ks"
+	}
+	return k
 }
 
 // Validate checks the spec.
@@ -67,6 +78,9 @@ func (s *SelectHist) Validate() error {
 	}
 	if ks := s.Order.Size(); s.Vector && (ks != 4 && ks != 8 || s.Items%(16/ks) != 0) {
 		return fmt.Errorf("kernel: vector select histogram of %d %d-byte keys a thread", s.Items, ks)
+	}
+	if s.KState && !s.Fused {
+		return fmt.Errorf("kernel: select histogram with k from the state but no step")
 	}
 	return sortItemsValid(s.Items)
 }
@@ -125,7 +139,7 @@ func (s *SelectHist) CPU() (func(*cpu.Launch) error, error) {
 			return launchErr("select histogram not zeroed")
 		}
 		var k uint64
-		if s.Fused {
+		if s.Fused && !s.KState {
 			if k = l.Uint64(7); k == 0 || k > uint64(rowLen) {
 				return launchErr("select histogram: k %d of %d", k, rowLen)
 			}
@@ -135,12 +149,19 @@ func (s *SelectHist) CPU() (func(*cpu.Launch) error, error) {
 		}
 		hist := cpu.Slice[uint32](hb)
 		var state []uint64
-		if pass != P-1 {
+		if pass != P-1 || s.KState {
 			sb, err := sortMem(l, 2, rows*16)
 			if err != nil {
 				return err
 			}
 			state = cpu.Slice[uint64](sb)
+		}
+		if s.KState && pass == P-1 {
+			for r := range rows {
+				if state[2*r] != 0 || state[2*r+1] > uint64(rowLen) {
+					return launchErr("select histogram: state (%#x, %d) of a row of %d at the start", state[2*r], state[2*r+1], rowLen)
+				}
+			}
 		}
 		// Parts of rows of up to cpuSelectPart keys in parallel, each counting into its
 		// own histogram, added to the row's at the end.
@@ -183,7 +204,7 @@ func (s *SelectHist) CPU() (func(*cpu.Launch) error, error) {
 				}
 				state = cpu.Slice[uint64](sb)
 			}
-			selectStepCPU(hist, state, rows, k, pass, P)
+			selectStepCPU(hist, state, rows, k, pass, P, s.KState)
 		}
 		return nil
 	}, nil
@@ -235,16 +256,17 @@ func (s *SelectStep) CPU() (func(*cpu.Launch) error, error) {
 		if err != nil {
 			return err
 		}
-		selectStepCPU(cpu.Slice[uint32](hb), cpu.Slice[uint64](sb), rows, k, pass, P)
+		selectStepCPU(cpu.Slice[uint32](hb), cpu.Slice[uint64](sb), rows, k, pass, P, false)
 		return nil
 	}, nil
 }
 
-// selectStepCPU is SelectStep's work on rows histograms.
-func selectStepCPU(hist []uint32, state []uint64, rows int, k uint64, pass, P int) {
+// selectStepCPU is SelectStep's work on rows histograms; with kState the first pass
+// too reads the state (SelectHist.KState).
+func selectStepCPU(hist []uint32, state []uint64, rows int, k uint64, pass, P int, kState bool) {
 	for r := 0; r < rows; r++ {
 		prefix, rem := uint64(0), k
-		if pass != P-1 {
+		if pass != P-1 || kState {
 			prefix, rem = state[2*r], state[2*r+1]
 		}
 		h := hist[r*RadixDigits:][:RadixDigits]

@@ -223,7 +223,7 @@ func (s *SelectHist) fusedStep(f *ptx.Func, g *sortGen, sm int, ph, row, chunks,
 	f.At(f.Setp(ptx.Eq, fl, ptx.Int(0))).Bra(done)
 	ps := f.Reg(ptx.U64)
 	f.CvtaTo(ptx.Global, ps, f.LdParam(2))
-	selectStepBody(f, g, s.Order.Passes(), ph, ps, row, tid64, f.LdParam(7), pass, "sh_sum", true)
+	selectStepBody(f, g, s.Order.Passes(), ph, ps, row, tid64, f.LdParam(7), pass, "sh_sum", true, s.KState)
 	f.At(notFirst).Bra(done)
 	zero := f.Reg(ptx.U32)
 	f.Mov(zero, ptx.Int(0))
@@ -253,7 +253,7 @@ func (s *SelectStep) PTX(major, minor int) (src, entry string, err error) {
 	f.Cvt(row, f.Special(ptx.CtaidX))
 	tid64 := f.Reg(ptx.U64)
 	f.Cvt(tid64, g.tid)
-	selectStepBody(f, g, s.Passes, ph, ps, row, tid64, k, pass, "ss_sum", false)
+	selectStepBody(f, g, s.Passes, ph, ps, row, tid64, k, pass, "ss_sum", false, false)
 	f.Ret()
 	return m.String(), entry, nil
 }
@@ -261,8 +261,9 @@ func (s *SelectStep) PTX(major, minor int) (src, entry string, err error) {
 // selectStepBody emits SelectStep's work on row's histogram (at ph) and state (at ps)
 // for a block of SortBlock threads; sum is a shared array of SortBlock/32 u64 for the
 // block scan. With cg the counts are read at L2 (ld.global.cg: written by other
-// blocks' atomics in this launch).
-func selectStepBody(f *ptx.Func, g *sortGen, P int, ph, ps, row, tid64, k, pass ptx.Reg, sum string, cg bool) {
+// blocks' atomics in this launch). With kState the first pass too reads the prefix
+// and the keys to select from the state (SelectHist.KState; k is not read).
+func selectStepBody(f *ptx.Func, g *sortGen, P int, ph, ps, row, tid64, k, pass ptx.Reg, sum string, cg, kState bool) {
 	ha := f.Reg(ptx.U64)
 	f.Fma(ha, row, ptx.Int(RadixDigits), tid64)
 	f.Fma(ha, ha, ptx.Int(4), ph)
@@ -278,11 +279,15 @@ func selectStepBody(f *ptx.Func, g *sortGen, P int, ph, ps, row, tid64, k, pass 
 	sa := f.Reg(ptx.U64)
 	f.Fma(sa, row, ptx.Int(16), ps)
 	prefix, rem := f.Reg(ptx.U64), f.Reg(ptx.U64)
-	f.Mov(prefix, ptx.Int(0))
-	f.Mov(rem, k)
-	first := f.Setp(ptx.Eq, pass, ptx.Int(P-1))
-	f.AtNot(first).Op("ld.global.u64", prefix, ptx.Mem(sa, 0))
-	f.AtNot(first).Op("ld.global.u64", rem, ptx.Mem(sa, 8))
+	if kState {
+		f.Ld(ptx.Global, ptx.CacheDefault, ptx.U64, ptx.Mem(sa, 0), prefix, rem)
+	} else {
+		f.Mov(prefix, ptx.Int(0))
+		f.Mov(rem, k)
+		first := f.Setp(ptx.Eq, pass, ptx.Int(P-1))
+		f.AtNot(first).Op("ld.global.u64", prefix, ptx.Mem(sa, 0))
+		f.AtNot(first).Op("ld.global.u64", rem, ptx.Mem(sa, 8))
+	}
 	c64 := f.Reg(ptx.U64)
 	f.Cvt(c64, c)
 	excl, _ := g.blockScan(c64, sum)

@@ -540,7 +540,8 @@ func TestSelectPtxas(t *testing.T) {
 			&SearchTree{Order: SortKey{Type: kt}, Levels: 8, Shared: SearchTreeMaxShared(kt.Size()), Queries: SearchTreeMaxQueries(kt.Size(), 1024), Vector: kt.Size() == 4 || kt.Size() == 8, Block: 1024,
 				Swizzle: true},
 			&QuantileGather{In: kt, Out: dtype.Float64}, &QuantileGather{In: kt, Out: dtype.Float32, Median: true},
-			&QuantileSelect{In: kt, Out: dtype.Float64}, &QuantileSelect{In: kt, Out: dtype.Float32, Median: true})
+			&QuantileSelect{In: kt, Out: dtype.Float64}, &QuantileSelect{In: kt, Out: dtype.Float32, Median: true},
+			&SelectHist{Order: SortKey{Type: kt}, Items: 8, Vector: kt.Size() == 4, Fused: true, KState: true})
 		if kt.IsFloat() {
 			specs = append(specs, &QuantileFlags{Type: kt})
 		}
