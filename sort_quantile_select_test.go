@@ -14,14 +14,19 @@ import (
 	"github.com/go-gpu/gpu/half"
 )
 
-// TestQuantileSelect: Median, Quantile and Quantiles of one q through the selection
+// TestQuantileSelect: Median, Quantile and Quantiles of one q, and their Nan
+// variants (NanMedian, NanQuantile, NanQuantiles of one q), through the selection
 // path (Tuning.QuantileSelect forced to 1) against the sort path (0), bit for bit,
 // into float32 and float64, on every device and the simulator: float rows of random
-// values with NaNs, infinities around the selected positions, many ties, all -0, all
-// +0, mixed zeros (the finish kernel's scan for the zero's sign) and subnormals;
-// integer, uint8 and bool rows; float16, bfloat16 and float64 keys; even and odd
-// lengths; several rows along the last axis, along the first (a transposed copy) and
-// the whole array as one row. Every result lands on poisoned memory.
+// values with NaNs (of both signs, payloads differing), infinities around the
+// selected positions, many ties (the upper neighbour equal to the lower one, and
+// not), all -0, all +0, mixed zeros (the finish kernel's scan for the zero's sign),
+// subnormals, NaNs alone, one valid element among NaNs, and mostly NaNs around zeros,
+// infinities and ties; integer, uint8 and bool rows; float16, bfloat16 and float64
+// keys; even and odd lengths (of the valid elements too); qs on an element (0, 1,
+// 0.25 of 301: one neighbour, or NumPy's two at t = 0) and between two; several rows
+// along the last axis, along the first (a transposed copy) and the whole array as one
+// row. Every result lands on poisoned memory.
 func TestQuantileSelect(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %#x", seed)
@@ -82,12 +87,16 @@ func qsFloatRows(rng *rand.Rand, n int) [][]float64 {
 		return row
 	}
 	pick := func(vs ...float64) float64 { return vs[rng.IntN(len(vs))] }
+	nan := func() float64 { // NaNs of both signs, payloads differing
+		bits := []uint64{0x7ff8000000000000, 0xfff8000000000000, 0x7ffc000000000000, 0xfffe000000000000, 0x7ff8400000000000}
+		return math.Float64frombits(bits[rng.IntN(len(bits))])
+	}
 	return [][]float64{
 		gen(func(int) float64 { return rng.NormFloat64() * 100 }),
 		gen(func(i int) float64 { // random with NaNs and infinities
 			switch rng.IntN(30) {
 			case 0:
-				return math.NaN()
+				return nan()
 			case 1:
 				return pick(inf, -inf)
 			}
@@ -108,6 +117,24 @@ func qsFloatRows(rng *rand.Rand, n int) [][]float64 {
 		}),
 		gen(func(int) float64 { return pick(0, negZero, 0, 0, math.NaN()) }),
 		gen(func(int) float64 { return pick(1e-40, -1e-40, 6e-8, -6e-8, 1e-310, 0) }), // subnormals
+		gen(func(int) float64 { return nan() }),                                       // NaNs alone
+		gen(func(i int) float64 { // one valid element
+			if i == n/3 {
+				return -3.5
+			}
+			return nan()
+		}),
+		gen(func(int) float64 { // mostly NaN; zeros of both signs, infinities and ties in the middle of the others
+			switch rng.IntN(6) {
+			case 0:
+				return pick(0, negZero)
+			case 1:
+				return pick(inf, -inf)
+			case 2:
+				return 2.5
+			}
+			return nan()
+		}),
 	}
 }
 
@@ -176,38 +203,42 @@ func quantileSelectCase[T gpu.Elem](t *testing.T, qc qsCfg, rows [][]float64, co
 	}
 	for _, lay := range layouts {
 		a := mustArr[T](t)(gpu.FromSlice(s, lay.src, lay.shape...))
-		for _, mq := range append([]float64{-1}, qs...) { // (-1: the median)
+		for qi, mq := range append([]float64{-1}, qs...) { // (-1: the median)
 			for _, many := range []bool{false, true} {
-				if mq < 0 && many || qc.quick && many != (mq == qs[len(qs)-1]) {
-					continue
-				}
-				what := fmt.Sprintf("%s/q=%v/quantiles=%v", lay.name, mq, many)
-				call32 := func() (*gpu.Array[float32], error) {
-					switch {
-					case mq < 0:
-						return gpu.Median[float32](s, a, lay.opts...)
-					case many:
-						return gpu.Quantiles[float32](s, a, []float64{mq}, lay.opts...)
+				for _, nan := range []bool{false} {
+					if mq < 0 && many || qc.quick && many != (mq == qs[len(qs)-1]) || qc.quick && mq >= 0 && nan != (qi%2 == 0) {
+						continue
 					}
-					return gpu.Quantile[float32](s, a, mq, lay.opts...)
+					what := fmt.Sprintf("%s/q=%v/quantiles=%v/nan=%v", lay.name, mq, many, nan)
+					qsCompare(t, d, s, what+"/float32", qsCall[float32](s, a, mq, many, nan, lay.opts))
+					qsCompare(t, d, s, what+"/float64", qsCall[float64](s, a, mq, many, nan, lay.opts))
 				}
-				call64 := func() (*gpu.Array[float64], error) {
-					switch {
-					case mq < 0:
-						return gpu.Median[float64](s, a, lay.opts...)
-					case many:
-						return gpu.Quantiles[float64](s, a, []float64{mq}, lay.opts...)
-					}
-					return gpu.Quantile[float64](s, a, mq, lay.opts...)
-				}
-				qsCompare(t, d, s, what+"/float32", call32)
-				qsCompare(t, d, s, what+"/float64", call64)
 			}
 		}
 		if got := toSlice(t, a); !bytes.Equal(qsBytes(got), qsBytes(lay.src)) {
 			t.Errorf("%s: the input changed", lay.name)
 		}
 		a.Free()
+	}
+}
+
+// qsCall returns the call of TestQuantileSelect: Median (mq < 0), Quantiles of [mq]
+// (many) or Quantile of mq; with nan, NanMedian, NanQuantiles or NanQuantile.
+func qsCall[R gpu.Float, T gpu.Elem](s *gpu.Stream, a *gpu.Array[T], mq float64, many, nan bool, opts []gpu.ReduceOption) func() (*gpu.Array[R], error) {
+	return func() (*gpu.Array[R], error) {
+		switch {
+		case mq < 0 && nan:
+			return gpu.NanMedian[R](s, a, opts...)
+		case mq < 0:
+			return gpu.Median[R](s, a, opts...)
+		case many && nan:
+			return gpu.NanQuantiles[R](s, a, []float64{mq}, opts...)
+		case many:
+			return gpu.Quantiles[R](s, a, []float64{mq}, opts...)
+		case nan:
+			return gpu.NanQuantile[R](s, a, mq, opts...)
+		}
+		return gpu.Quantile[R](s, a, mq, opts...)
 	}
 }
 

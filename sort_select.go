@@ -548,49 +548,53 @@ func quantiles[R Float, T Elem](s *Stream, a *Array[T], qs []float64, median, le
 }
 
 // quantileSelect writes the median (median) or quantile q of each of rows contiguous
-// rows of n keys into out ([rows] of rt) by selection (Tuning.QuantileSelect): a
-// radix select (radixSelect, fused) per position that QuantileGather would read of
-// the sorted row (internal/kernel's QuantilePositions: one or two), for float keys
-// QuantileFlags' counts of each row's NaNs and zeros of each sign, and QuantileSelect
-// with the sort path's arithmetic; qb holds q (float64; nil with median).
+// rows of n keys into out ([rows] of rt) by selection (Tuning.QuantileSelect); qb holds
+// q (float64; nil with median). A radix select (radixSelect, fused) finds position lo
+// that QuantileGather would read of the sorted row (internal/kernel's
+// QuantilePositions); one more read of the rows, QuantileFlags, counts each float
+// row's NaNs and zeros of each sign and, where the upper neighbour hi = lo+1 is read
+// too, the keys up to lo's and the least above it, from which QuantileSelect derives
+// hi's select and applies the sort path's arithmetic.
 func quantileSelect(s *Stream, keys *header, rows, n int, median bool, q float64, qb *Buffer, rt dtype.DType, out *header) error {
 	d := s.dev
 	if int64(rows) > 1<<31-1 {
 		return fmt.Errorf("gpu: quantiles of %d rows: %w", rows, ErrNotSupported)
 	}
 	order := kernel.SortKey{Type: keys.dt}
-	lo, hi := kernel.QuantilePositions(median, q, n)
-	var states [2]*Buffer
-	for j, p := range []int{lo, hi} {
-		if j == 1 && hi == lo {
-			states[1] = states[0]
-			break
-		}
-		st, err := s.Alloc(int64(rows * 16))
-		if err != nil {
-			return err
-		}
-		defer st.Free()
-		if err := radixSelect(s, keys, rows, n, p+1, order, true, st); err != nil {
-			return err
-		}
-		states[j] = st
-	}
+	float := keys.dt.IsFloat()
+	sms := max(1, d.info.Multiprocessors)
 	block := Dim3{X: kernel.SortBlock}
+	state, err := s.Alloc(int64(rows * 16))
+	if err != nil {
+		return err
+	}
+	defer state.Free()
+	lo, hi := kernel.QuantilePositions(median, q, n)
+	if err := radixSelect(s, keys, rows, n, lo+1, order, true, state); err != nil {
+		return err
+	}
 	flagsArg := any(DevicePtr(0))
-	if keys.dt.IsFloat() {
-		fn, err := d.kernel(&kernel.QuantileFlags{Type: keys.dt})
+	if float || hi != lo {
+		// QuantileFlags' blocks: chunks of each row, about 8 blocks a multiprocessor.
+		sp := &kernel.QuantileFlags{Type: keys.dt, Counts: float, Next: hi != lo}
+		tile := kernel.SortBlock * sp.Items()
+		tiles := (n + tile - 1) / tile
+		chunk := max(1, (rows*tiles+8*sms-1)/(8*sms)) * tile
+		chunks := (n + chunk - 1) / chunk
+		if int64(rows)*int64(chunks) > 1<<31-1 {
+			return fmt.Errorf("gpu: quantiles of %d rows of %d: %w", rows, n, ErrNotSupported)
+		}
+		fn, err := d.kernel(sp)
 		if err != nil {
 			return err
 		}
-		flags, err := s.allocZeroed(int64(rows * 24))
+		flags, err := s.allocZeroed(int64(rows * kernel.QuantileFlagsWords * 8))
 		if err != nil {
 			return err
 		}
 		defer flags.Free()
-		total := rows * n
-		grid := max(1, min((total+kernel.SortBlock-1)/kernel.SortBlock, 8*max(1, d.info.Multiprocessors)))
-		if err := s.Launch(fn, LaunchConfig{Grid: Dim3{X: grid}, Block: block}, In(keys), InOut(flags), uint64(rows), uint64(n)); err != nil {
+		if err := s.Launch(fn, LaunchConfig{Grid: Dim3{X: rows * chunks}, Block: block}, In(keys), InOut(flags), In(state),
+			uint64(n), uint64(chunk), uint64(chunks)); err != nil {
 			return err
 		}
 		flagsArg = In(flags)
@@ -603,6 +607,6 @@ func quantileSelect(s *Stream, keys *header, rows, n int, median bool, q float64
 	if qb != nil {
 		qarg = In(qb)
 	}
-	return s.Launch(fn, LaunchConfig{Grid: Dim3{X: rows}, Block: block}, In(keys), In(states[0]), In(states[1]), flagsArg,
+	return s.Launch(fn, LaunchConfig{Grid: Dim3{X: rows}, Block: block}, In(keys), In(state), flagsArg,
 		Out(out), qarg, uint64(rows), uint64(n))
 }

@@ -45,65 +45,199 @@ func (q *QuantileFlags) PTX(major, minor int) (src, entry string, err error) {
 	}
 	defer scanPTXError(&err)
 	entry = "quantile_flags"
-	m, f := auxKernel(major, minor, entry, "keys", "flags", "rows", "n")
+	m, f := auxKernel(major, minor, entry, "keys", "flags", "state", "n", "chunk", "chunks")
 	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", SortBlock))
+	f.Shared("qf_sum", ptx.B64, 8, QuantileFlagsWords)
+	items := q.Items()
+	g := newSortGen(f, SortKey{Type: q.Type}, items)
 	ks := q.Type.Size()
-	kt := regType(ks)
+	kt := g.kt()
 	sign := uint64(1) << (8*ks - 1)
+	mask := ^uint64(0) >> (64 - 8*ks)
 	pk, pf := globalParam(f, 0), globalParam(f, 1)
-	rows, n := f.LdParam(2), f.LdParam(3)
-	total := f.Reg(ptx.U64)
-	f.Mul(total, rows, n)
-	i, step := gridIndex(f)
-	// The thread's row (row, its end rowEnd) and its counts there.
-	row, rowEnd := f.Reg(ptx.U64), f.Reg(ptx.U64)
-	f.Div(row, i, n)
-	f.Fma(rowEnd, row, n, n)
-	var cs [3]ptx.Reg
-	for j := range cs {
-		cs[j] = f.Reg(ptx.U64)
-		f.Mov(cs[j], ptx.Int(0))
+	n, chunk, chunks := f.LdParam(3), f.LdParam(4), f.LdParam(5)
+	// The words this mode adds to: NaNs, -0s, +0s (Counts), keys <= T, the
+	// complement (Next).
+	var words []int
+	if q.Counts {
+		words = append(words, 0, 1, 2)
 	}
-	flush := func() {
-		fa := f.Reg(ptx.U64)
-		f.Mul(fa, row, ptx.Int(24))
-		f.Add(fa, fa, pf)
-		for j, c := range cs {
-			f.At(f.Setp(ptx.Ne, c, ptx.Int(0))).Op("red.global.add.u64", ptx.Mem(fa, int64(8*j)), c)
-			f.Mov(c, ptx.Int(0))
+	if q.Next {
+		words = append(words, 3, 4)
+	}
+	{
+		// The block's sums start at zero.
+		z := f.Reg(ptx.U64)
+		f.Mov(z, ptx.Int(0))
+		a := f.Reg(ptx.U32)
+		f.Op("mov.u32", a, ptx.Sym("qf_sum"))
+		f.Fma(a, g.tid, ptx.Int(8), a)
+		f.At(f.Setp(ptx.Lt, g.tid, ptx.Int(QuantileFlagsWords))).Op("st.shared.u64", ptx.Mem(a, 0), z)
+	}
+	f.BarSync(0)
+	b := f.Reg(ptx.U64)
+	f.Cvt(b, f.Special(ptx.CtaidX))
+	row := f.Reg(ptx.U64)
+	f.Div(row, b, chunks)
+	start := f.Reg(ptx.U64)
+	f.Mul(start, row, chunks)
+	f.Sub(start, b, start)
+	f.Mul(start, start, chunk)
+	end := f.Reg(ptx.U64)
+	f.Add(end, start, chunk)
+	f.Min(end, end, n)
+	rowBase := f.Reg(ptx.U64)
+	f.Mul(rowBase, row, n)
+	var T ptx.Reg
+	if q.Next {
+		ps := globalParam(f, 2)
+		a := f.Reg(ptx.U64)
+		f.Fma(a, row, ptx.Int(16), ps)
+		x := f.Reg(ptx.U64)
+		f.Ld(ptx.Global, ptx.CacheDefault, ptx.U64, ptx.Mem(a, 0), x)
+		T = f.Reg(kt)
+		f.Cvt(T, x)
+	}
+	// The thread's counts (u32: a row has fewer than 2^32 keys) and complement.
+	var acc [QuantileFlagsWords]ptx.Reg
+	for _, j := range words {
+		t := ptx.U32
+		if j == 4 {
+			t = kt
+		}
+		acc[j] = f.Reg(t)
+		f.Mov(acc[j], ptx.Int(0))
+	}
+	i := f.Reg(ptx.U64)
+	tid64 := f.Reg(ptx.U64)
+	f.Cvt(tid64, g.tid)
+	f.Add(i, start, tid64)
+	loop, done := f.NewLabel(), f.NewLabel()
+	f.Place(loop)
+	f.At(f.Setp(ptx.Ge, i, end)).Bra(done)
+	raws := make([]ptx.Reg, items)
+	valid := make([]ptx.Reg, items)
+	for j := range raws {
+		ij := f.Reg(ptx.U64)
+		f.Add(ij, i, ptx.Int(j*SortBlock))
+		valid[j] = f.Setp(ptx.Lt, ij, end)
+		a := f.Reg(ptx.U64)
+		f.Add(a, ij, rowBase)
+		f.Fma(a, a, ptx.Int(ks), pk)
+		raws[j] = loadElem(f, ks, valid[j], ptx.Mem(a, 0), true)
+	}
+	and := func(ps ...ptx.Reg) ptx.Reg {
+		p := f.Reg(ptx.Pred)
+		f.Op("and.pred", p, ps[0], ps[1])
+		for _, x := range ps[2:] {
+			f.Op("and.pred", p, p, x)
+		}
+		return p
+	}
+	for j, raw := range raws {
+		v := valid[j]
+		var o ptx.Reg
+		if q.Next {
+			o = g.ordered(raw)
+			f.At(and(v, f.Setp(ptx.Le, o, T))).Op("add.u32", acc[3], acc[3], ptx.Int(1))
+			c := f.Reg(kt)
+			f.Xor(c, o, ptx.Uint(mask))
+			f.At(and(v, f.Setp(ptx.Gt, o, T))).Op("max"+kt.String(), acc[4], acc[4], c)
+		}
+		if q.Counts {
+			// A NaN, a zero (by the ordered key where there is one: NaNs take the
+			// largest key, both zeros the sign bit), and the zero's sign.
+			var nan, zero ptx.Reg
+			if q.Next {
+				nan, zero = f.Setp(ptx.Eq, o, ptx.Uint(mask)), f.Setp(ptx.Eq, o, ptx.Uint(sign))
+			} else {
+				abs := f.Reg(kt)
+				f.And(abs, raw, ptx.Uint(sign-1))
+				nan, zero = f.Setp(ptx.Gt, abs, ptx.Uint(floatInf(q.Type))), f.Setp(ptx.Eq, abs, ptx.Int(0))
+			}
+			f.At(and(v, nan)).Op("add.u32", acc[0], acc[0], ptx.Int(1))
+			f.At(and(v, zero, f.Setp(ptx.Ne, raw, ptx.Int(0)))).Op("add.u32", acc[1], acc[1], ptx.Int(1))
+			f.At(and(v, zero, f.Setp(ptx.Eq, raw, ptx.Int(0)))).Op("add.u32", acc[2], acc[2], ptx.Int(1))
 		}
 	}
-	loop, done, same := f.NewLabel(), f.NewLabel(), f.NewLabel()
-	f.Place(loop)
-	f.At(f.Setp(ptx.Ge, i, total)).Bra(done)
-	f.At(f.Setp(ptx.Lt, i, rowEnd)).Bra(same)
-	flush()
-	f.Div(row, i, n)
-	f.Fma(rowEnd, row, n, n)
-	f.Place(same)
-	a := f.Reg(ptx.U64)
-	f.Fma(a, i, ptx.Int(ks), pk)
-	raw := f.Reg(kt)
-	f.Op("ld.global.nc"+memType(ks).String(), raw, ptx.Mem(a, 0))
-	abs := f.Reg(kt)
-	f.And(abs, raw, ptx.Uint(sign-1))
-	zero := f.Setp(ptx.Eq, abs, ptx.Int(0))
-	neg, pos := f.Reg(ptx.Pred), f.Reg(ptx.Pred)
-	f.Op("and.pred", neg, zero, f.Setp(ptx.Ne, raw, ptx.Int(0)))
-	f.Op("and.pred", pos, zero, f.Setp(ptx.Eq, raw, ptx.Int(0)))
-	f.At(f.Setp(ptx.Gt, abs, ptx.Uint(floatInf(q.Type)))).Op("add.u64", cs[0], cs[0], ptx.Int(1))
-	f.At(neg).Op("add.u64", cs[1], cs[1], ptx.Int(1))
-	f.At(pos).Op("add.u64", cs[2], cs[2], ptx.Int(1))
-	f.Add(i, i, step)
+	f.Add(i, i, ptx.Int(items*SortBlock))
 	f.Bra(loop)
 	f.Place(done)
-	flush()
+	// The warp's sums (butterfly shuffles), lane 0's into the block's, thread 0's into
+	// the row's.
+	lane0 := f.Setp(ptx.Eq, g.lane, ptx.Int(0))
+	for _, j := range words {
+		op := "add"
+		if j == 4 {
+			op = "max"
+		}
+		x := acc[j]
+		for d := 16; d >= 1; d /= 2 {
+			y := quantileShflBfly(f, x, d)
+			f.Op(op+x.Type().String(), x, x, y)
+		}
+		x64 := x
+		if x.Type() != ptx.U64 {
+			x64 = f.Reg(ptx.U64)
+			f.Cvt(x64, x)
+		}
+		f.At(lane0).Op("red.shared."+op+".u64", ptx.Mem(ptx.Sym("qf_sum"), int64(8*j)), x64)
+	}
+	f.BarSync(0)
+	exit := f.NewLabel()
+	f.At(f.Setp(ptx.Ne, g.tid, ptx.Int(0))).Bra(exit)
+	fa := f.Reg(ptx.U64)
+	f.Mul(fa, row, ptx.Int(8*QuantileFlagsWords))
+	f.Add(fa, fa, pf)
+	for _, j := range words {
+		op := "add"
+		if j == 4 {
+			op = "max"
+		}
+		x := f.Reg(ptx.U64)
+		f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(ptx.Sym("qf_sum"), int64(8*j)), x)
+		f.At(f.Setp(ptx.Ne, x, ptx.Int(0))).Op("red.global."+op+".u64", ptx.Mem(fa, int64(8*j)), x)
+	}
+	f.Place(exit)
 	f.Ret()
 	return m.String(), entry, nil
 }
 
+// quantileShflBfly returns x (u32 or u64) of the lane laneid^d.
+func quantileShflBfly(f *ptx.Func, x ptx.Reg, d int) ptx.Reg {
+	if x.Type().Bits() == 64 {
+		lo, hi := f.Reg(ptx.B32), f.Reg(ptx.B32)
+		f.Op("mov.b64", ptx.Vec{lo, hi}, x)
+		lo2, hi2 := f.Reg(ptx.B32), f.Reg(ptx.B32)
+		f.Shfl("bfly", lo2, lo, ptx.Int(d), ptx.Int(31), ptx.Uint(0xffffffff))
+		f.Shfl("bfly", hi2, hi, ptx.Int(d), ptx.Int(31), ptx.Uint(0xffffffff))
+		y := f.Reg(x.Type())
+		f.Op("mov.b64", y, ptx.Vec{lo2, hi2})
+		return y
+	}
+	y := f.Reg(x.Type())
+	f.Shfl("bfly", y.As(ptx.B32), x.As(ptx.B32), ptx.Int(d), ptx.Int(31), ptx.Uint(0xffffffff))
+	return y
+}
+
+// quantileRowPosPTX emits QuantilePositions for m elements (u64, > 0): lo and hi
+// (u64), and for a quantile (qv its q, f64) t, quantilePos's fraction (nil with
+// median).
+func quantileRowPosPTX(f *ptx.Func, median bool, qv, m ptx.Reg) (lo, hi, t ptx.Reg) {
+	m1 := f.Reg(ptx.U64)
+	f.Sub(m1, m, ptx.Int(1))
+	if median {
+		lo, hi = f.Reg(ptx.U64), f.Reg(ptx.U64)
+		f.Shr(lo, m1, ptx.Int(1))
+		f.Shr(hi, m, ptx.Int(1))
+		return lo, hi, ptx.Reg{}
+	}
+	l, h, t := quantilePosPTX(f, qv, m1)
+	return l.As(ptx.U64), h.As(ptx.U64), t
+}
+
 // PTX returns the quantile selection's finish: every thread of the row's block reads
-// the states and flags (block-uniform), the block scans the row when a zero's sign
+// the state and flags (block-uniform), the block scans the row when a zero's sign
 // needs it, and thread 0 computes and stores the result.
 func (q *QuantileSelect) PTX(major, minor int) (src, entry string, err error) {
 	if err := q.Validate(); err != nil {
@@ -111,7 +245,7 @@ func (q *QuantileSelect) PTX(major, minor int) (src, entry string, err error) {
 	}
 	defer scanPTXError(&err)
 	entry = "quantile_select"
-	m, f := auxKernel(major, minor, entry, "keys", "stateA", "stateB", "flags", "out", "qs", "rows", "n")
+	m, f := auxKernel(major, minor, entry, "keys", "state", "flags", "out", "qs", "rows", "n")
 	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", SortBlock))
 	ew := exprLowering(m, f, major*10+minor, nil)
 	f.Shared("qsel_sum", ptx.B32, 16, SortBlock/32)
@@ -121,32 +255,78 @@ func (q *QuantileSelect) PTX(major, minor int) (src, entry string, err error) {
 	is, os := q.In.Size(), q.Out.Size()
 	kt := g.kt()
 	zero := uint64(1) << (8*is - 1) // the zero's ordered key (and the sign bit)
-	pk := globalParam(f, 0)
-	n := f.LdParam(7)
+	mask := ^uint64(0) >> (64 - 8*is)
+	float := q.In.IsFloat()
+	pk, pf := globalParam(f, 0), globalParam(f, 2)
+	n := f.LdParam(6)
 	row := f.Reg(ptx.U64)
 	f.Cvt(row, f.Special(ptx.CtaidX))
-	var raws, ranks [2]ptx.Reg
-	var keys [2]ptx.Reg
-	for j := range raws {
-		ps := globalParam(f, 1+j)
-		a := f.Reg(ptx.U64)
-		f.Fma(a, row, ptx.Int(16), ps)
+	fa := f.Reg(ptx.U64)
+	f.Fma(fa, row, ptx.Int(8*QuantileFlagsWords), pf)
+	var qv ptx.Reg
+	if !q.Median {
+		pq := globalParam(f, 4)
+		qv = f.Reg(ptx.F64)
+		f.Ld(ptx.Global, ptx.CacheDefault, ptx.F64, ptx.Mem(pq, 0), qv)
+	}
+	// The row's NaNs and valid elements m (n, or with SkipNaN n - NaNs; empty: none,
+	// the positions then those of one element, unread).
+	var nans, empty ptx.Reg
+	mv := n
+	if float {
+		nans = f.Reg(ptx.U64)
+		f.Ld(ptx.Global, ptx.CacheDefault, ptx.U64, ptx.Mem(fa, 0), nans)
+	}
+	if q.SkipNaN {
+		mv = f.Reg(ptx.U64)
+		f.Sub(mv, n, nans)
+		empty = f.Setp(ptx.Eq, mv, ptx.Int(0))
+	}
+	mp := f.Reg(ptx.U64)
+	f.Max(mp, mv, ptx.Int(1))
+	lo, hi, t := quantileRowPosPTX(f, q.Median, qv, mp)
+	_ = lo
+	// Position lo's state, and hi's: lo's, or from the Next counts (quantileNext).
+	var raws, ranks, keys [2]ptx.Reg
+	{
+		sa := f.Reg(ptx.U64)
+		f.Fma(sa, row, ptx.Int(16), globalParam(f, 1))
 		T, rk := f.Reg(ptx.U64), f.Reg(ptx.U64)
-		f.Ld(ptx.Global, ptx.CacheDefault, ptx.U64, ptx.Mem(a, 0), T, rk)
-		keys[j] = f.Reg(kt)
-		f.Cvt(keys[j], T)
-		raws[j], ranks[j] = g.unordered(keys[j]), rk
+		f.Ld(ptx.Global, ptx.CacheDefault, ptx.U64, ptx.Mem(sa, 0), T, rk)
+		keys[0] = f.Reg(kt)
+		f.Cvt(keys[0], T)
+		ranks[0] = rk
+		next := f.Setp(ptx.Ne, hi, lo)
+		le, comp := f.Reg(ptx.U64), f.Reg(ptx.U64)
+		f.Mov(le, ptx.Int(0))
+		f.Mov(comp, ptx.Int(0))
+		f.At(next).Op("ld.global.u64", le, ptx.Mem(fa, 24))
+		f.At(next).Op("ld.global.u64", comp, ptx.Mem(fa, 32))
+		h1 := f.Reg(ptx.U64)
+		f.Add(h1, hi, ptx.Int(1))
+		ties := f.Reg(ptx.Pred) // hi is another key equal to T (or hi is lo)
+		f.Op("or.pred", ties, notp(f, next), f.Setp(ptx.Ge, le, h1))
+		above := f.Reg(kt)
+		f.Cvt(above, comp)
+		f.Xor(above, above, ptx.Uint(mask))
+		keys[1] = f.Reg(kt)
+		f.Selp(keys[1], keys[0], above, ties)
+		ranks[1] = f.Reg(ptx.U64)
+		f.Add(ranks[1], rk, ptx.Int(1))
+		f.At(notp(f, next)).Op("mov.u64", ranks[1], rk)
+		f.At(notp(f, ties)).Op("mov.u64", ranks[1], ptx.Int(1))
+	}
+	for j := range raws {
+		raws[j] = g.unordered(keys[j])
 	}
 	var nanRow ptx.Reg
-	if q.In.IsFloat() {
-		pf := globalParam(f, 3)
-		fa := f.Reg(ptx.U64)
-		f.Fma(fa, row, ptx.Int(24), pf)
-		nans, negs, poss := f.Reg(ptx.U64), f.Reg(ptx.U64), f.Reg(ptx.U64)
-		for j, c := range []ptx.Reg{nans, negs, poss} {
-			f.Ld(ptx.Global, ptx.CacheDefault, ptx.U64, ptx.Mem(fa, int64(8*j)), c)
+	if float {
+		negs, poss := f.Reg(ptx.U64), f.Reg(ptx.U64)
+		f.Ld(ptx.Global, ptx.CacheDefault, ptx.U64, ptx.Mem(fa, 8), negs)
+		f.Ld(ptx.Global, ptx.CacheDefault, ptx.U64, ptx.Mem(fa, 16), poss)
+		if !q.SkipNaN {
+			nanRow = f.Setp(ptx.Ne, nans, ptx.Int(0))
 		}
-		nanRow = f.Setp(ptx.Ne, nans, ptx.Int(0))
 		allNeg := f.Setp(ptx.Eq, poss, ptx.Int(0))
 		mixed := f.Reg(ptx.Pred)
 		f.Op("and.pred", mixed, f.Setp(ptx.Ne, negs, ptx.Int(0)), notp(f, allNeg))
@@ -239,28 +419,61 @@ func (q *QuantileSelect) PTX(major, minor int) (src, entry string, err error) {
 		}
 		vals[j] = castValue(ew, v, q.In, dtype.Float64)
 	}
-	n1 := f.Reg(ptx.U64)
-	f.Sub(n1, n, ptx.Int(1))
 	var v ptx.Reg
 	if q.Median {
 		odd := f.Reg(ptx.U64)
-		f.And(odd, n, ptx.Int(1))
+		f.And(odd, mp, ptx.Int(1))
 		v = quantileMidPTX(f, vals[0], vals[1], f.Setp(ptx.Ne, odd, ptx.Int(0)))
 	} else {
-		pq := globalParam(f, 5)
-		qv := f.Reg(ptx.F64)
-		f.Ld(ptx.Global, ptx.CacheDefault, ptx.F64, ptx.Mem(pq, 0), qv)
-		_, _, t := quantilePosPTX(f, qv, n1)
 		v = quantileLerpPTX(f, vals[0], vals[1], t)
 	}
 	isNaN := f.Setp(ptx.NaN, v, v)
-	if q.In.IsFloat() {
+	switch {
+	case q.SkipNaN:
+		f.Op("or.pred", isNaN, isNaN, empty)
+	case float:
 		f.Op("or.pred", isNaN, isNaN, nanRow)
 	}
-	po := globalParam(f, 4)
+	po := globalParam(f, 3)
 	oa := f.Reg(ptx.U64)
 	f.Fma(oa, row, ptx.Int(os), po)
 	quantileStorePTX(f, ew, v, isNaN, q.Out, oa, f.NewLabel(), end)
+	f.Ret()
+	return m.String(), entry, nil
+}
+
+// PTX returns QuantileK's PTX: a grid-stride loop over the rows.
+func (q *QuantileK) PTX(major, minor int) (src, entry string, err error) {
+	defer scanPTXError(&err)
+	entry = "quantile_k"
+	m, f := auxKernel(major, minor, entry, "flags", "state", "qs", "rows", "n")
+	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", SortBlock))
+	pf, ps := globalParam(f, 0), globalParam(f, 1)
+	rows, n := f.LdParam(3), f.LdParam(4)
+	var qv ptx.Reg
+	if !q.Median {
+		pq := globalParam(f, 2)
+		qv = f.Reg(ptx.F64)
+		f.Ld(ptx.Global, ptx.CacheDefault, ptx.F64, ptx.Mem(pq, 0), qv)
+	}
+	gridStride(f, rows, func(r ptx.Reg) {
+		a := f.Reg(ptx.U64)
+		f.Fma(a, r, ptx.Int(8*QuantileFlagsWords), pf)
+		mv := f.Reg(ptx.U64)
+		f.Ld(ptx.Global, ptx.CacheDefault, ptx.U64, ptx.Mem(a, 0), mv)
+		f.Sub(mv, n, mv)
+		empty := f.Setp(ptx.Eq, mv, ptx.Int(0))
+		f.Max(mv, mv, ptx.Int(1))
+		lo, _, _ := quantileRowPosPTX(f, q.Median, qv, mv)
+		k := f.Reg(ptx.U64)
+		f.Add(k, lo, ptx.Int(1))
+		f.At(empty).Op("mov.u64", k, ptx.Int(0))
+		z := f.Reg(ptx.U64)
+		f.Mov(z, ptx.Int(0))
+		sa := f.Reg(ptx.U64)
+		f.Fma(sa, r, ptx.Int(16), ps)
+		f.St(ptx.Global, ptx.CacheDefault, ptx.U64, ptx.Mem(sa, 0), z, k)
+	})
 	f.Ret()
 	return m.String(), entry, nil
 }

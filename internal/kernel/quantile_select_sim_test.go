@@ -14,16 +14,15 @@ import (
 )
 
 // quantileSelectRows returns rows of n keys of kt for the selection's tests: random
-// keys with NaNs, infinities and zeros (sortSimKeys), and for floats rows of all -0,
-// all +0, and mostly zeros of both signs (a middle position on a zero whose sign the
-// scan finds) with a NaN-free and a NaN row.
+// keys with NaNs, infinities and zeros (sortSimKeys), a row of few distinct keys
+// (long runs of ties around every position), and for floats rows of all -0, all +0,
+// mostly zeros of both signs (a middle position on a zero whose sign the scan finds)
+// with a NaN-free and a NaN row, a row of NaNs alone (their payloads and signs
+// differ), a row of one valid key among NaNs, and one mostly NaN.
 func quantileSelectRows(rng *rand.Rand, kt dtype.DType, n int) (keys []byte, rows int) {
 	ks := kt.Size()
 	keys = sortSimKeys(rng, kt, 2*n)
-	if !kt.IsFloat() {
-		return keys, 2
-	}
-	sign := uint64(1) << (8*ks - 1)
+	rows = 2
 	add := func(gen func(i int) uint64) {
 		row := make([]byte, n*ks)
 		for i := range n {
@@ -32,14 +31,24 @@ func quantileSelectRows(rng *rand.Rand, kt dtype.DType, n int) (keys []byte, row
 		keys = append(keys, row...)
 		rows++
 	}
-	rows = 2
-	add(func(int) uint64 { return sign })                       // all -0
-	add(func(int) uint64 { return 0 })                          // all +0
-	add(func(int) uint64 { return sign * uint64(rng.IntN(2)) }) // mixed zeros
-	add(func(i int) uint64 {                                    // mixed zeros, a few others
+	few := []uint64{0, 1, 2, 1 << (8*ks - 1), ^uint64(0) >> (64 - 8*ks)}
+	if kt == dtype.Bool {
+		few = []uint64{0, 1, 1}
+	}
+	add(func(int) uint64 { return few[rng.IntN(len(few))] }) // ties
+	if !kt.IsFloat() {
+		return keys, rows
+	}
+	sign := uint64(1) << (8*ks - 1)
+	inf := floatInf(kt)
+	nan := func() uint64 { return inf | 1 + uint64(rng.IntN(3)) | sign*uint64(rng.IntN(2)) } // payloads and signs
+	add(func(int) uint64 { return sign })                                                    // all -0
+	add(func(int) uint64 { return 0 })                                                       // all +0
+	add(func(int) uint64 { return sign * uint64(rng.IntN(2)) })                              // mixed zeros
+	add(func(i int) uint64 {                                                                 // mixed zeros, a few others
 		switch rng.IntN(8) {
 		case 0:
-			return floatInf(kt) | sign*uint64(rng.IntN(2))
+			return inf | sign*uint64(rng.IntN(2))
 		case 1:
 			return 1 | sign*uint64(rng.IntN(2)) // the smallest subnormals
 		}
@@ -47,17 +56,35 @@ func quantileSelectRows(rng *rand.Rand, kt dtype.DType, n int) (keys []byte, row
 	})
 	add(func(i int) uint64 { // mixed zeros and a NaN
 		if i == n/3 {
-			return floatInf(kt) | 1
+			return nan()
 		}
 		return sign * uint64(rng.IntN(2))
+	})
+	add(func(int) uint64 { return nan() }) // NaNs alone
+	add(func(i int) uint64 {               // one valid key
+		if i == n/2 {
+			return sign | 3
+		}
+		return nan()
+	})
+	add(func(int) uint64 { // mostly NaN, then zeros, infinities and ties
+		switch rng.IntN(6) {
+		case 0:
+			return sign * uint64(rng.IntN(2))
+		case 1:
+			return inf | sign*uint64(rng.IntN(2))
+		case 2:
+			return 0x3c // a tie
+		}
+		return nan()
 	})
 	return keys, rows
 }
 
-// quantileSelectStates returns the select's states for position p of each row (what
-// SelectHist leaves: the ordered key at p of the stable ascending order and its tie
-// rank), and the rows sorted.
-func quantileSelectStates(kt dtype.DType, keys []byte, rows, n, p int) (state, sorted []byte) {
+// quantileSelectStates returns the select's states for position pos(r) of each row r
+// (what SelectHist leaves: the ordered key at that position of the stable ascending
+// order and its tie rank; (0, 0) where pos is negative), and the rows sorted.
+func quantileSelectStates(kt dtype.DType, keys []byte, rows, n int, pos func(r int) int) (state, sorted []byte) {
 	o := SortKey{Type: kt}
 	ks := kt.Size()
 	state = make([]byte, rows*16)
@@ -72,6 +99,10 @@ func quantileSelectStates(kt dtype.DType, keys []byte, rows, n, p int) (state, s
 		for i, q := range perm {
 			storeRaw(sorted, ks, r*n+i, loadRaw(keys, ks, r*n+q))
 		}
+		p := pos(r)
+		if p < 0 {
+			continue
+		}
 		T := ord[perm[p]]
 		rank := 0
 		for _, q := range perm[:p+1] {
@@ -85,61 +116,167 @@ func quantileSelectStates(kt dtype.DType, keys []byte, rows, n, p int) (state, s
 	return state, sorted
 }
 
-// The flags and the finish on the simulator against the CPU, and the finish's results
-// against QuantileGather's of the sorted rows, bit for bit.
+// quantileFlagsSim runs QuantileFlags (counts, next) on the simulator and the CPU over
+// flags in chunks of chunk keys, and checks the counts it adds against a plain count
+// (T of state for next).
+func quantileFlagsSim(t *testing.T, kt dtype.DType, keys []byte, rows, n int, counts, next bool, state, flags []byte, chunk int) []byte {
+	t.Helper()
+	chunks := (n + chunk - 1) / chunk
+	sp := &QuantileFlags{Type: kt, Counts: counts, Next: next}
+	r := simAgree(t, sp, rows*chunks, SortBlock, []spectest.Arg{spectest.Buf(keys), spectest.Buf(flags), spectest.Buf(state),
+		spectest.U64(uint64(n)), spectest.U64(uint64(chunk)), spectest.U64(uint64(chunks))})
+	ks := kt.Size()
+	o := SortKey{Type: kt}
+	mask := ^uint64(0) >> (64 - 8*ks)
+	got, before := cpuSliceI64(r[1]), cpuSliceI64(flags)
+	for row := range rows {
+		var want [QuantileFlagsWords]int64
+		copy(want[:], before[row*QuantileFlagsWords:])
+		var T uint64
+		if next {
+			T = binary.LittleEndian.Uint64(state[16*row:])
+		}
+		for i := range n {
+			raw := loadRaw(keys, ks, row*n+i)
+			ord := o.Ordered(raw)
+			if counts {
+				switch {
+				case ord == mask && kt.IsFloat():
+					want[0]++
+				case raw == 1<<(8*ks-1):
+					want[1]++
+				case raw == 0:
+					want[2]++
+				}
+			}
+			if next {
+				if ord <= T {
+					want[3]++
+				} else {
+					want[4] = int64(max(uint64(want[4]), mask^ord))
+				}
+			}
+		}
+		if [QuantileFlagsWords]int64(got[row*QuantileFlagsWords:][:QuantileFlagsWords]) != want {
+			t.Fatalf("%s: row %d: flags %v, want %v", sp.Key(), row, got[row*QuantileFlagsWords:][:QuantileFlagsWords], want)
+		}
+	}
+	return r[1]
+}
+
+// The flags (Counts and Next, in one launch and in two), QuantileK and the finish on
+// the simulator against the CPU; the flags against plain counts, the upper
+// neighbour's state that the finish derives from them (quantileNext) against a
+// stable sort's, and the finish's results against QuantileGather's of the sorted
+// rows, bit for bit, with and without SkipNaN.
 func TestQuantileSelectSim(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 12))
+	var branches [2]int // quantileNext's: T's ties go on, the least key above T
+	defer func() {
+		if !t.Failed() && (branches[0] == 0 || branches[1] == 0) {
+			t.Errorf("the upper neighbour's branches taken %v times: each should be", branches)
+		}
+	}()
 	for _, kt := range []dtype.DType{dtype.Float32, dtype.Float64, dtype.Int32, dtype.Uint8, dtype.Bool, dtype.Int64, dtype.BFloat16, dtype.Float16} {
 		if testenv.Race && kt != dtype.Float32 {
 			continue
 		}
-		for _, n := range []int{700, 1001} {
+		for ni, n := range []int{700, 1001} {
+			if testing.Short() && ni != int(kt)%2 {
+				continue
+			}
 			t.Run(fmt.Sprintf("%v/%d", kt, n), func(t *testing.T) {
 				ks := kt.Size()
+				mask := ^uint64(0) >> (64 - 8*ks)
 				keys, rows := quantileSelectRows(rng, kt, n)
-				flags := make([]byte, rows*24)
-				if kt.IsFloat() {
-					for _, grid := range []int{1, 3} {
-						r := simAgree(t, &QuantileFlags{Type: kt}, grid, SortBlock, []spectest.Arg{spectest.Buf(keys), spectest.Buf(make([]byte, rows*24)),
-							spectest.U64(uint64(rows)), spectest.U64(uint64(n))})
-						flags = r[1]
-					}
-					// The counts themselves.
-					f := cpuSliceI64(flags)
+				float := kt.IsFloat()
+				// Each row's NaNs (the sort's count: keys of the largest ordered key).
+				nans := make([]int, rows)
+				if float {
 					for r := range rows {
-						var c [3]int64
 						for i := range n {
-							raw := loadRaw(keys, ks, r*n+i)
-							switch {
-							case SortKey{Type: kt}.Ordered(raw) == ^uint64(0)>>(64-8*ks):
-								c[0]++
-							case raw == 1<<(8*ks-1):
-								c[1]++
-							case raw == 0:
-								c[2]++
+							if (SortKey{Type: kt}).Ordered(loadRaw(keys, ks, r*n+i)) == mask {
+								nans[r]++
 							}
-						}
-						if [3]int64(f[3*r:3*r+3]) != c {
-							t.Fatalf("row %d: flags %v, want %v", r, f[3*r:3*r+3], c)
 						}
 					}
 				}
-				for _, out := range []dtype.DType{dtype.Float32, dtype.Float64} {
-					for _, q := range []float64{-1, 0, 0.25, 0.5, 1, rng.Float64(), rng.Float64()} { // (-1: the median)
-						median := q < 0
-						lo, hi := QuantilePositions(median, q, n)
-						stA, sorted := quantileSelectStates(kt, keys, rows, n, lo)
-						stB, _ := quantileSelectStates(kt, keys, rows, n, hi)
-						qb := make([]byte, 8)
-						binary.LittleEndian.PutUint64(qb, math.Float64bits(max(q, 0)))
-						sp := &QuantileSelect{In: kt, Out: out, Median: median}
-						r := simAgree(t, sp, rows, SortBlock, []spectest.Arg{spectest.Buf(keys), spectest.Buf(stA), spectest.Buf(stB),
-							spectest.Buf(flags), spectest.Buf(bytes.Repeat([]byte{0xa5}, rows*out.Size())), spectest.Buf(qb), // (poisoned: an unwritten result shows)
-							spectest.U64(uint64(rows)), spectest.U64(uint64(n))})
-						want := spectest.CPU(t, &QuantileGather{In: kt, Out: out, Median: median}, 1, SortBlock, []spectest.Arg{spectest.Buf(sorted),
-							spectest.Buf(make([]byte, rows*out.Size())), spectest.Buf(qb), spectest.U64(uint64(rows)), spectest.U64(uint64(n)), spectest.U64(1)})
-						if !bytes.Equal(r[4], want[1]) {
-							t.Fatalf("%s q %v: the selection's results differ from the sort's at byte %d", sp.Key(), q, firstDiff(r[4], want[1]))
+				chunks := []int{100, 300, SortBlock * (&QuantileFlags{Type: kt}).Items(), n}
+				for qi, q := range []float64{-1, 0, 0.25, 0.5, 1, rng.Float64(), rng.Float64()} { // (-1: the median)
+					median := q < 0
+					qb := make([]byte, 8)
+					binary.LittleEndian.PutUint64(qb, math.Float64bits(max(q, 0)))
+					for _, skip := range []bool{false, true} {
+						if skip && !float {
+							continue
+						}
+						m := func(r int) int {
+							if skip {
+								return n - nans[r]
+							}
+							return n
+						}
+						at := func(r int, up bool) int {
+							if m(r) == 0 {
+								return -1
+							}
+							lo, hi := QuantilePositions(median, max(q, 0), m(r))
+							if up {
+								return hi
+							}
+							return lo
+						}
+						stA, sorted := quantileSelectStates(kt, keys, rows, n, func(r int) int { return at(r, false) })
+						stB, _ := quantileSelectStates(kt, keys, rows, n, func(r int) int { return at(r, true) })
+						chunk := chunks[(qi+len(chunks)*ks)%len(chunks)]
+						flags := make([]byte, rows*QuantileFlagsWords*8)
+						if skip {
+							// Two launches: the NaNs for QuantileK, then the counts around T.
+							flags = quantileFlagsSim(t, kt, keys, rows, n, true, false, nil, flags, chunk)
+							st := make([]byte, rows*16)
+							for i := range st {
+								st[i] = byte(rng.Uint32())
+							}
+							r := simAgree(t, &QuantileK{Median: median}, 1+rows%2, SortBlock, []spectest.Arg{spectest.Buf(flags), spectest.Buf(st),
+								spectest.Buf(qb), spectest.U64(uint64(rows)), spectest.U64(uint64(n))})
+							for row := range rows {
+								want := [2]uint64{0, uint64(at(row, false) + 1)}
+								if got := [2]uint64{binary.LittleEndian.Uint64(r[1][16*row:]), binary.LittleEndian.Uint64(r[1][16*row+8:])}; got != want {
+									t.Fatalf("QuantileK q %v: row %d: state %v, want %v", q, row, got, want)
+								}
+							}
+							flags = quantileFlagsSim(t, kt, keys, rows, n, false, true, stA, flags, SortBlock*(&QuantileFlags{Type: kt}).Items())
+						} else {
+							flags = quantileFlagsSim(t, kt, keys, rows, n, float, true, stA, flags, chunk)
+						}
+						// The upper neighbour's state from the counts.
+						for row := range rows {
+							lo, hi := at(row, false), at(row, true)
+							if lo < 0 || hi == lo {
+								continue
+							}
+							w := cpuSliceI64(flags)[row*QuantileFlagsWords:]
+							T, rk := binary.LittleEndian.Uint64(stA[16*row:]), binary.LittleEndian.Uint64(stA[16*row+8:])
+							gT, grk := quantileNext(T, rk, uint64(w[3]), uint64(w[4]), mask, hi)
+							if grk == 1 {
+								branches[1]++
+							} else {
+								branches[0]++
+							}
+							if wT, wrk := binary.LittleEndian.Uint64(stB[16*row:]), binary.LittleEndian.Uint64(stB[16*row+8:]); gT != wT || grk != wrk {
+								t.Fatalf("q %v: row %d: position %d's state (%#x, %d), want (%#x, %d)", q, row, hi, gT, grk, wT, wrk)
+							}
+						}
+						for _, out := range []dtype.DType{dtype.Float32, dtype.Float64} {
+							sp := &QuantileSelect{In: kt, Out: out, Median: median, SkipNaN: skip}
+							r := simAgree(t, sp, rows, SortBlock, []spectest.Arg{spectest.Buf(keys), spectest.Buf(stA), spectest.Buf(flags),
+								spectest.Buf(bytes.Repeat([]byte{0xa5}, rows*out.Size())), spectest.Buf(qb), // (poisoned: an unwritten result shows)
+								spectest.U64(uint64(rows)), spectest.U64(uint64(n))})
+							want := spectest.CPU(t, &QuantileGather{In: kt, Out: out, Median: median, SkipNaN: skip}, 1, SortBlock, []spectest.Arg{spectest.Buf(sorted),
+								spectest.Buf(make([]byte, rows*out.Size())), spectest.Buf(qb), spectest.U64(uint64(rows)), spectest.U64(uint64(n)), spectest.U64(1)})
+							if !bytes.Equal(r[3], want[1]) {
+								t.Fatalf("%s q %v: the selection's results differ from the sort's at byte %d", sp.Key(), q, firstDiff(r[3], want[1]))
+							}
 						}
 					}
 				}
@@ -194,10 +331,7 @@ func TestSelectKStateSim(t *testing.T) {
 				}
 			}
 			for r, k := range ksel {
-				want := make([]byte, 16)
-				if k > 0 {
-					want, _ = quantileSelectStates(c.kt, keys[r*c.n*ks:(r+1)*c.n*ks], 1, c.n, k-1)
-				}
+				want, _ := quantileSelectStates(c.kt, keys[r*c.n*ks:(r+1)*c.n*ks], 1, c.n, func(int) int { return k - 1 })
 				if got := state[16*r : 16*r+16]; !bytes.Equal(got, want) {
 					t.Fatalf("row %d, k %d: state %x, want %x", r, k, got, want)
 				}

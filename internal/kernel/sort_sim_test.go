@@ -541,9 +541,11 @@ func TestSelectPtxas(t *testing.T) {
 				Swizzle: true},
 			&QuantileGather{In: kt, Out: dtype.Float64}, &QuantileGather{In: kt, Out: dtype.Float32, Median: true},
 			&QuantileSelect{In: kt, Out: dtype.Float64}, &QuantileSelect{In: kt, Out: dtype.Float32, Median: true},
-			&SelectHist{Order: SortKey{Type: kt}, Items: 8, Vector: kt.Size() == 4, Fused: true, KState: true})
+			&SelectHist{Order: SortKey{Type: kt}, Items: 8, Vector: kt.Size() == 4, Fused: true, KState: true},
+			&QuantileFlags{Type: kt, Next: true})
 		if kt.IsFloat() {
-			specs = append(specs, &QuantileFlags{Type: kt})
+			specs = append(specs, &QuantileFlags{Type: kt, Counts: true}, &QuantileFlags{Type: kt, Counts: true, Next: true},
+				&QuantileSelect{In: kt, Out: dtype.Float64, SkipNaN: true}, &QuantileSelect{In: kt, Out: dtype.Float32, Median: true, SkipNaN: true})
 		}
 	}
 	for _, kt := range []dtype.DType{dtype.Float32, dtype.Int32, dtype.Uint32} {
@@ -558,7 +560,7 @@ func TestSelectPtxas(t *testing.T) {
 			&SearchTree{Order: o, Right: true, Levels: 8, Shared: 4, Queries: 4, Vector: true, Block: 512, TableBits: 10},
 			&SearchTree{Order: o, Levels: 8, Shared: 4, Queries: SearchTreeTableQueries, Vector: true, Block: 256, Swizzle: true, TableBits: 12})
 	}
-	specs = append(specs, &SelectStep{Passes: 4}, &SelectStep{Passes: 8}, &UniqueCounts{}, &InverseScatter{},
+	specs = append(specs, &SelectStep{Passes: 4}, &SelectStep{Passes: 8}, &UniqueCounts{}, &InverseScatter{}, &QuantileK{}, &QuantileK{Median: true},
 		&QuantileGather{In: dtype.Float64, Out: dtype.Float16}, &QuantileGather{In: dtype.Int64, Out: dtype.BFloat16},
 		&QuantileGather{In: dtype.Float32, Out: dtype.Float64, SkipNaN: true}, &QuantileGather{In: dtype.BFloat16, Out: dtype.Float32, Median: true, SkipNaN: true})
 	for _, sp := range specs {
