@@ -205,7 +205,7 @@ func quantileSelectCase[T gpu.Elem](t *testing.T, qc qsCfg, rows [][]float64, co
 		a := mustArr[T](t)(gpu.FromSlice(s, lay.src, lay.shape...))
 		for qi, mq := range append([]float64{-1}, qs...) { // (-1: the median)
 			for _, many := range []bool{false, true} {
-				for _, nan := range []bool{false} {
+				for _, nan := range []bool{false, true} {
 					if mq < 0 && many || qc.quick && many != (mq == qs[len(qs)-1]) || qc.quick && mq >= 0 && nan != (qi%2 == 0) {
 						continue
 					}

@@ -512,7 +512,7 @@ func quantiles[R Float, T Elem](s *Stream, a *Array[T], qs []float64, median, le
 	}
 	// Long rows select rather than sort (Tuning.QuantileSelect).
 	selMin := s.dev.tuning().QuantileSelect
-	if skipNaN || !median && len(qs) != 1 {
+	if !median && len(qs) != 1 {
 		selMin = 0
 	}
 	err = alongAxes(s, []*header{a.header()}, nil, mask, n, func(in, _ []*header, rows, n int) error {
@@ -521,7 +521,7 @@ func quantiles[R Float, T Elem](s *Stream, a *Array[T], qs []float64, median, le
 			if !median {
 				q = qs[0]
 			}
-			return quantileSelect(s, in[0], rows, n, median, q, qb, rt, out.header())
+			return quantileSelect(s, in[0], rows, n, median, skipNaN, q, qb, rt, out.header())
 		}
 		sorted, err := s.Alloc(int64(rows * n * a.dt.Size()))
 		if err != nil {
@@ -548,64 +548,101 @@ func quantiles[R Float, T Elem](s *Stream, a *Array[T], qs []float64, median, le
 }
 
 // quantileSelect writes the median (median) or quantile q of each of rows contiguous
-// rows of n keys into out ([rows] of rt) by selection (Tuning.QuantileSelect); qb holds
-// q (float64; nil with median). A radix select (radixSelect, fused) finds position lo
-// that QuantileGather would read of the sorted row (internal/kernel's
-// QuantilePositions); one more read of the rows, QuantileFlags, counts each float
-// row's NaNs and zeros of each sign and, where the upper neighbour hi = lo+1 is read
-// too, the keys up to lo's and the least above it, from which QuantileSelect derives
-// hi's select and applies the sort path's arithmetic.
-func quantileSelect(s *Stream, keys *header, rows, n int, median bool, q float64, qb *Buffer, rt dtype.DType, out *header) error {
+// rows of n keys into out ([rows] of rt) by selection (Tuning.QuantileSelect), with
+// skipNaN (float keys) leaving each row's NaNs out; qb holds q (float64; nil with
+// median). A radix select (radixSelect, fused) finds position lo that QuantileGather
+// would read of the sorted row (internal/kernel's QuantilePositions); one more read
+// of the rows, QuantileFlags, counts each float row's NaNs and zeros of each sign and,
+// where the upper neighbour hi = lo+1 is read too, the keys up to lo's and the least
+// above it, from which QuantileSelect derives hi's select and applies the sort path's
+// arithmetic. With skipNaN the positions depend on each row's NaNs: QuantileFlags
+// counts them first, QuantileK writes each row's k for the select (SelectHist.KState),
+// and a second QuantileFlags pass counts around lo's key.
+func quantileSelect(s *Stream, keys *header, rows, n int, median, skipNaN bool, q float64, qb *Buffer, rt dtype.DType, out *header) error {
 	d := s.dev
 	if int64(rows) > 1<<31-1 {
 		return fmt.Errorf("gpu: quantiles of %d rows: %w", rows, ErrNotSupported)
 	}
 	order := kernel.SortKey{Type: keys.dt}
 	float := keys.dt.IsFloat()
+	skipNaN = skipNaN && float
 	sms := max(1, d.info.Multiprocessors)
 	block := Dim3{X: kernel.SortBlock}
+	// QuantileFlags' blocks: chunks of each row, about 8 blocks a multiprocessor.
+	tile := kernel.SortBlock * (&kernel.QuantileFlags{Type: keys.dt}).Items()
+	tiles := (n + tile - 1) / tile
+	chunk := max(1, (rows*tiles+8*sms-1)/(8*sms)) * tile
+	chunks := (n + chunk - 1) / chunk
+	if int64(rows)*int64(chunks) > 1<<31-1 {
+		return fmt.Errorf("gpu: quantiles of %d rows of %d: %w", rows, n, ErrNotSupported)
+	}
 	state, err := s.Alloc(int64(rows * 16))
 	if err != nil {
 		return err
 	}
 	defer state.Free()
-	lo, hi := kernel.QuantilePositions(median, q, n)
-	if err := radixSelect(s, keys, rows, n, lo+1, order, true, state); err != nil {
-		return err
-	}
-	flagsArg := any(DevicePtr(0))
+	lo, hi := kernel.QuantilePositions(median, q, n) // (with skipNaN, each row's own)
+	var flags *Buffer
 	if float || hi != lo {
-		// QuantileFlags' blocks: chunks of each row, about 8 blocks a multiprocessor.
-		sp := &kernel.QuantileFlags{Type: keys.dt, Counts: float, Next: hi != lo}
-		tile := kernel.SortBlock * sp.Items()
-		tiles := (n + tile - 1) / tile
-		chunk := max(1, (rows*tiles+8*sms-1)/(8*sms)) * tile
-		chunks := (n + chunk - 1) / chunk
-		if int64(rows)*int64(chunks) > 1<<31-1 {
-			return fmt.Errorf("gpu: quantiles of %d rows of %d: %w", rows, n, ErrNotSupported)
-		}
-		fn, err := d.kernel(sp)
-		if err != nil {
-			return err
-		}
-		flags, err := s.allocZeroed(int64(rows * kernel.QuantileFlagsWords * 8))
-		if err != nil {
+		if flags, err = s.allocZeroed(int64(rows * kernel.QuantileFlagsWords * 8)); err != nil {
 			return err
 		}
 		defer flags.Free()
-		if err := s.Launch(fn, LaunchConfig{Grid: Dim3{X: rows * chunks}, Block: block}, In(keys), InOut(flags), In(state),
-			uint64(n), uint64(chunk), uint64(chunks)); err != nil {
+	}
+	flagsPass := func(counts, next bool) error {
+		fn, err := d.kernel(&kernel.QuantileFlags{Type: keys.dt, Counts: counts, Next: next})
+		if err != nil {
 			return err
 		}
-		flagsArg = In(flags)
-	}
-	fn, err := d.kernel(&kernel.QuantileSelect{In: keys.dt, Out: rt, Median: median})
-	if err != nil {
-		return err
+		stateArg := any(DevicePtr(0))
+		if next {
+			stateArg = In(state)
+		}
+		return s.Launch(fn, LaunchConfig{Grid: Dim3{X: rows * chunks}, Block: block}, In(keys), InOut(flags), stateArg,
+			uint64(n), uint64(chunk), uint64(chunks))
 	}
 	qarg := any(DevicePtr(0))
 	if qb != nil {
 		qarg = In(qb)
+	}
+	if skipNaN {
+		// Each row's NaNs, its k (position lo+1 of its valid keys), the select, and
+		// the counts around lo's key.
+		if err := flagsPass(true, false); err != nil {
+			return err
+		}
+		fn, err := d.kernel(&kernel.QuantileK{Median: median})
+		if err != nil {
+			return err
+		}
+		grid := max(1, min((rows+kernel.SortBlock-1)/kernel.SortBlock, 8*sms))
+		if err := s.Launch(fn, LaunchConfig{Grid: Dim3{X: grid}, Block: block}, In(flags), Out(state), qarg,
+			uint64(rows), uint64(n)); err != nil {
+			return err
+		}
+		if err := radixSelect(s, keys, rows, n, 0, order, true, state); err != nil {
+			return err
+		}
+		if err := flagsPass(false, true); err != nil {
+			return err
+		}
+	} else {
+		if err := radixSelect(s, keys, rows, n, lo+1, order, true, state); err != nil {
+			return err
+		}
+		if flags != nil {
+			if err := flagsPass(float, hi != lo); err != nil {
+				return err
+			}
+		}
+	}
+	fn, err := d.kernel(&kernel.QuantileSelect{In: keys.dt, Out: rt, Median: median, SkipNaN: skipNaN})
+	if err != nil {
+		return err
+	}
+	flagsArg := any(DevicePtr(0))
+	if flags != nil {
+		flagsArg = In(flags)
 	}
 	return s.Launch(fn, LaunchConfig{Grid: Dim3{X: rows}, Block: block}, In(keys), In(state), flagsArg,
 		Out(out), qarg, uint64(rows), uint64(n))
