@@ -263,8 +263,8 @@ func sortFullTilesMid[T float32 | float64](b *testing.B, s *gpu.Stream, def gpu.
 
 // BenchmarkQuantileSelect times Median of float32 rows by selection (Tuning.QuantileSelect
 // 1) and by sorting (0), for one row of 2^14 to 2^24 elements and for 2^24 elements as
-// 16 to 4096 rows (2^20 on the CPU, rows scaled down alike), NanMedian (which sorts
-// today) beside them, and Quantile 0.3 (two selected neighbours) at the long row; one
+// 16 to 4096 rows (2^20 on the CPU, rows scaled down alike), NanMedian beside them,
+// and Quantile 0.3 (two neighbours: one select and the counting pass) at the long row; one
 // call plus a synchronize per iteration, GB/s counting the keys read once. The two
 // ways' results must be equal: the threshold's measurement.
 //

@@ -388,16 +388,18 @@ func topkRadix(s *Stream, keys *header, rows, n, k int, order kernel.SortKey, ou
 // (NumPy: float64 for integer inputs, the input's for floats).
 //
 // Rows (the elements of one result) of at least Tuning.QuantileSelect elements (2^17 by
-// default) are not sorted: a radix select finds each middle element (one select for
-// an odd count, two for an even one), one histogram pass per byte of the element type,
-// each reading the row once, with no copy of the row (a sort reads and writes it once
-// per byte); float rows take one more read counting their NaNs and zeros of each sign
-// (the sign of a zero in the middle: the zero that the sort's stable order puts there).
-// The results are the sort's, bit for bit. A float32 median of an even count reads
-// the keys 9 times. Where a middle element is a zero and the row holds zeros of both
-// signs (x*mask with negative x makes -0), one block a row then reads the row in order
-// up to that zero to find its sign: far slower than the sort for long rows of many
-// zeros (Tuning.QuantileSelect = 0 sorts instead).
+// default) are not sorted: a radix select finds the (lower) middle element, one
+// histogram pass per byte of the element type, each reading the row once, with no
+// copy of the row (a sort reads and writes it once per byte); then one more read
+// counts the keys up to that element and finds the least above it, which give the
+// upper middle element of an even count, and in float rows the NaNs and the zeros of
+// each sign (the sign of a zero in the middle: the zero that the sort's stable order
+// puts there); integer rows of an odd count skip it. The results are the sort's, bit
+// for bit. A float32 median reads the keys 5 times, a float64 one 9. Where a middle
+// element is a zero and the row holds zeros of both signs (x*mask with negative x
+// makes -0), one block a row then reads the row in order up to that zero to find its
+// sign: far slower than the sort for long rows of many zeros (Tuning.QuantileSelect =
+// 0 sorts instead).
 func Median[R Float, T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[R], error) {
 	return quantiles[R](s, a, nil, true, false, false, opts)
 }
@@ -411,10 +413,10 @@ func Median[R Float, T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Arr
 // is NaN where numpy.median gives 5. q outside [0, 1], or NaN, is an error wrapping
 // ErrInvalidValue.
 //
-// Rows of at least Tuning.QuantileSelect elements select the two neighbours instead of
-// sorting (Median's method: two selects, since NumPy's formula reads the upper
-// neighbour even at t = 0, or one at the row's end); so do Quantiles of one q. Several
-// qs, NanMedian and NanQuantile(s) sort.
+// Rows of at least Tuning.QuantileSelect elements select instead of sorting, as
+// Median's do: the lower neighbour by a radix select, the upper one (which NumPy's
+// formula reads even at t = 0, but for the row's last element) from the one counting
+// read after it; so do Quantiles of one q. Several qs sort.
 func Quantile[R Float, T Elem](s *Stream, a *Array[T], q float64, opts ...ReduceOption) (*Array[R], error) {
 	return quantiles[R](s, a, []float64{q}, false, false, false, opts)
 }
@@ -428,6 +430,11 @@ func Quantiles[R Float, T Elem](s *Stream, a *Array[T], qs []float64, opts ...Re
 // NanMedian returns the median of a's elements over the axes leaving NaNs out
 // (numpy.nanmedian): Median's, of the elements that aren't NaN; where all are NaN, or
 // there are none, NaN (NumPy warns and returns NaN). Of integers and bools, Median's.
+//
+// Float rows of at least Tuning.QuantileSelect elements select as Median's do, with one
+// more read of the row before the select counting its NaNs (the middle positions are
+// those of the elements that aren't NaN, which order first; each row's own): a
+// float32 NanMedian reads the keys 6 times. The results are the sort's, bit for bit.
 func NanMedian[R Float, T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[R], error) {
 	return quantiles[R](s, a, nil, true, false, true, opts)
 }
@@ -435,13 +442,14 @@ func NanMedian[R Float, T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*
 // NanQuantile returns the q-th quantile of a's elements over the axes leaving NaNs out
 // (numpy.nanquantile, linear method): Quantile's, of the elements that aren't NaN;
 // where all are NaN, or there are none, NaN. q outside [0, 1], or NaN, is an error
-// wrapping ErrInvalidValue.
+// wrapping ErrInvalidValue. Long rows select as NanMedian's do.
 func NanQuantile[R Float, T Elem](s *Stream, a *Array[T], q float64, opts ...ReduceOption) (*Array[R], error) {
 	return quantiles[R](s, a, []float64{q}, false, false, true, opts)
 }
 
 // NanQuantiles returns the quantiles qs of a over the axes leaving NaNs out, as one
-// array whose first axis runs over qs (numpy.nanquantile with an array of q).
+// array whose first axis runs over qs (numpy.nanquantile with an array of q). One q
+// selects as NanQuantile does; several sort.
 func NanQuantiles[R Float, T Elem](s *Stream, a *Array[T], qs []float64, opts ...ReduceOption) (*Array[R], error) {
 	return quantiles[R](s, a, qs, false, true, true, opts)
 }

@@ -326,19 +326,25 @@ type Tuning struct {
 	// (2026-12-02, 2^26 int64 of 2^20 values, one run) 346 µs against the sort's 2.64 ms.
 	UniqueDenseMax int
 	// QuantileSelect is the least row length (elements a result reduces) whose Median,
-	// or Quantile of one q (Quantile, Quantiles with one q), selects the elements it
-	// needs rather than sorting the row: a radix select (TopK's, internal/kernel's
-	// SelectHist, fused) per position needed (one for a median of an odd count, else
-	// two), one histogram pass per byte of the key, each reading the rows' keys once;
-	// for float keys one more pass counting each row's NaNs and zeros of each sign;
-	// then one block a row applying the sort path's arithmetic (internal/kernel's
-	// QuantileSelect). A sort makes a read and a write of the keys per byte (and the
-	// sorted copy's memory); the results are the same, bit for bit. NanMedian and
-	// NanQuantile(s), and Quantiles of several qs, sort. 0: never. Default 2^17. On an
+	// Quantile of one q (Quantile, Quantiles with one q) and their Nan variants
+	// (NanMedian, NanQuantile, NanQuantiles with one q) select the elements they need
+	// rather than sorting the row. A select costs: a radix select (TopK's,
+	// internal/kernel's SelectHist, fused) of the lower position, one histogram pass
+	// per byte of the key, each reading the rows' keys once; then one counting pass
+	// (internal/kernel's QuantileFlags: the keys up to the selected one and the least
+	// above it, from which the upper neighbour follows, and a float row's NaNs and zeros
+	// of each sign), which integer keys skip where one element decides (a median of an
+	// odd count); the Nan variants of float keys read the keys once more before the
+	// select, counting each row's NaNs (the positions depend on them); then one block a
+	// row applying the sort path's arithmetic (internal/kernel's QuantileSelect). A
+	// float32 median reads the keys 5 times, a NanMedian 6. A sort makes a read and a
+	// write of the keys per byte (and the sorted copy's memory); the results are the
+	// same, bit for bit. Quantiles of several qs sort. 0: never. Default 2^17. On an
 	// H100 (2026-12-06, two processes each in turn) the median of 2^24 float32 took
-	// 294 µs selecting against 442 µs sorting (0.665x); shorter rows are not yet
-	// measured, so the default is a guess below which the sort's fewer launches may
-	// win. GPU_QUANTILE_SELECT=n (n >= 0) sets it.
+	// 294 µs selecting (then two selects for its even count, 9 reads of the keys)
+	// against 442 µs sorting (0.665x); the one-select path and shorter rows are not
+	// yet measured, so the default is a guess below which the sort's fewer launches
+	// may win. GPU_QUANTILE_SELECT=n (n >= 0) sets it.
 	QuantileSelect int
 	// ElementwisePDL launches the elementwise kernels (Eval, EvalInto, Kernel, and the
 	// operations made of them) with programmatic dependent launch on CUDA devices of

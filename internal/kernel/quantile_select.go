@@ -11,11 +11,16 @@ import (
 	"github.com/go-gpu/gpu/expr"
 )
 
-// Quantiles of long rows by selection instead of a sort: the radix select
-// (SelectHist) finds the ordered keys at the positions that QuantileGather would read
-// of the sorted row, QuantileFlags counts each float row's NaNs and zeros of each
-// sign, and QuantileSelect decodes the keys and applies QuantileGather's arithmetic.
-// The results are the sort's, bit for bit.
+// Quantiles of long rows by selection instead of a sort. The radix select
+// (SelectHist) finds the ordered key at the lower position lo that QuantileGather
+// would read of the sorted row; QuantileFlags, one read of the rows, counts the keys
+// up to it and finds the least above it (the upper position lo+1 follows: one pass
+// in place of a second select) and each float row's NaNs and zeros of each sign;
+// QuantileSelect derives the upper position's key, decodes the keys and applies
+// QuantileGather's arithmetic. Leaving NaNs out (QuantileGather.SkipNaN), the
+// positions depend on each row's NaNs: QuantileFlags counts them first, QuantileK
+// writes each row's k for the select (SelectHist.KState), and QuantileFlags counts
+// around lo's key after it. The results are the sort's, bit for bit.
 
 // QuantileFlags reads each row once and counts what the selected ordered keys don't
 // tell. With Counts (float keys), the row's NaNs, -0s and +0s by their raw bits
