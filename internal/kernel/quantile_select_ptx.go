@@ -285,7 +285,6 @@ func (q *QuantileSelect) PTX(major, minor int) (src, entry string, err error) {
 	mp := f.Reg(ptx.U64)
 	f.Max(mp, mv, ptx.Int(1))
 	lo, hi, t := quantileRowPosPTX(f, q.Median, qv, mp)
-	_ = lo
 	// Position lo's state, and hi's: lo's, or from the Next counts (quantileNext).
 	var raws, ranks, keys [2]ptx.Reg
 	{
