@@ -597,17 +597,29 @@ func quantileSelect(s *Stream, keys *header, rows, n int, median, skipNaN bool, 
 		}
 		defer flags.Free()
 	}
+	// Float rows: each chunk's zeros (QuantileFlags' Counts writes them all), where
+	// QuantileSelect finds the zero of a position on the zero key in a row of both.
+	var zeros *Buffer
+	if float {
+		if zeros, err = s.Alloc(int64(rows * chunks * 4)); err != nil {
+			return err
+		}
+		defer zeros.Free()
+	}
 	flagsPass := func(counts, next bool) error {
 		fn, err := d.kernel(&kernel.QuantileFlags{Type: keys.dt, Counts: counts, Next: next})
 		if err != nil {
 			return err
 		}
-		stateArg := any(DevicePtr(0))
+		stateArg, zerosArg := any(DevicePtr(0)), any(DevicePtr(0))
 		if next {
 			stateArg = In(state)
 		}
+		if counts {
+			zerosArg = Out(zeros)
+		}
 		return s.Launch(fn, LaunchConfig{Grid: Dim3{X: rows * chunks}, Block: block}, In(keys), InOut(flags), stateArg,
-			uint64(n), uint64(chunk), uint64(chunks))
+			uint64(n), uint64(chunk), uint64(chunks), zerosArg)
 	}
 	qarg := any(DevicePtr(0))
 	if qb != nil {
@@ -648,10 +660,13 @@ func quantileSelect(s *Stream, keys *header, rows, n int, median, skipNaN bool, 
 	if err != nil {
 		return err
 	}
-	flagsArg := any(DevicePtr(0))
+	flagsArg, zerosArg := any(DevicePtr(0)), any(DevicePtr(0))
 	if flags != nil {
 		flagsArg = In(flags)
 	}
+	if zeros != nil {
+		zerosArg = In(zeros)
+	}
 	return s.Launch(fn, LaunchConfig{Grid: Dim3{X: rows}, Block: block}, In(keys), In(state), flagsArg,
-		Out(out), qarg, uint64(rows), uint64(n))
+		Out(out), qarg, uint64(rows), uint64(n), zerosArg, uint64(chunk), uint64(chunks))
 }

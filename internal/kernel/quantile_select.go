@@ -41,12 +41,15 @@ import (
 //	n       u64  (> 0)
 //	chunk   u64  keys per block (> 0)
 //	chunks  u64  ceil(n / chunk)
+//	zeros   u64  u32 [rows][chunks]: each chunk's zeros of either sign (Counts: every
+//	             word written, a plain store; unused otherwise), which QuantileSelect
+//	             searches for the r-th zero of a row of mixed zeros
 //
 // The grid has rows*chunks blocks of SortBlock threads: block b counts chunk
 // b%chunks of row b/chunks (Items() keys a thread in flight, coalesced),
 // sums its threads' counts (warp shuffles, then a shared atomic per warp) and adds
 // the block's nonzero ones to the row's (a global atomic add, or max for the
-// complement).
+// complement); with Counts it stores its chunk's -0s plus +0s into zeros.
 type QuantileFlags struct {
 	Type   dtype.DType
 	Counts bool
@@ -109,6 +112,15 @@ func (q *QuantileFlags) CPU() (func(*cpu.Launch) error, error) {
 				return launchErr("quantile flags not zeroed")
 			}
 		}
+		var zeros []uint32
+		if q.Counts {
+			zb, err := sortMem(l, 6, rows*chunks*4)
+			if err != nil {
+				return err
+			}
+			zeros = cpu.Slice[uint32](zb)
+			clear(zeros) // (the blocks' counts added below: each word written)
+		}
 		var state []uint64
 		if q.Next {
 			sb, err := sortMem(l, 2, rows*16)
@@ -128,25 +140,35 @@ func (q *QuantileFlags) CPU() (func(*cpu.Launch) error, error) {
 					T = state[2*r]
 				}
 				var c [QuantileFlagsWords]uint64 // NaNs, -0s, +0s, keys <= T, the complement's max
-				for i := i0; i < i1; i++ {
-					raw := loadRaw(keys, ks, i)
-					if q.Counts {
-						switch abs := raw &^ sign; {
-						case abs > inf:
-							c[0]++
-						case abs == 0 && raw != 0:
-							c[1]++
-						case abs == 0:
-							c[2]++
+				// The part's keys, a segment a chunk: its zeros are the chunk's.
+				for s0 := i0; s0 < i1; {
+					ci := (s0 - r*n) / chunk
+					s1 := min(i1, r*n+(ci+1)*chunk)
+					z := c[1] + c[2]
+					for i := s0; i < s1; i++ {
+						raw := loadRaw(keys, ks, i)
+						if q.Counts {
+							switch abs := raw &^ sign; {
+							case abs > inf:
+								c[0]++
+							case abs == 0 && raw != 0:
+								c[1]++
+							case abs == 0:
+								c[2]++
+							}
+						}
+						if q.Next {
+							if o := ordered(raw); o <= T {
+								c[3]++
+							} else {
+								c[4] = max(c[4], mask^o)
+							}
 						}
 					}
-					if q.Next {
-						if o := ordered(raw); o <= T {
-							c[3]++
-						} else {
-							c[4] = max(c[4], mask^o)
-						}
+					if z = c[1] + c[2] - z; z != 0 {
+						atomic.AddUint32(&zeros[r*chunks+ci], uint32(z))
 					}
+					s0 = s1
 				}
 				w := flags[r*QuantileFlagsWords:][:QuantileFlagsWords]
 				for j, x := range c[:4] {
@@ -194,9 +216,12 @@ func quantileNext(T, rank, le, comp, mask uint64, hi int) (uint64, uint64) {
 // but for the zero key of a float row, which stands for -0 and +0 alike: the sorted
 // row's element there is the r-th zero of the row in index order (the sort is stable),
 // whose sign the flags tell when the row's zeros all have one sign. When they are
-// mixed, the block scans its row in index order for the r-th zero (a block-wide count
-// of 256 keys a step: slow, one read of the row up to that zero, but rare: a float
-// row with zeros of both signs whose selected position lands on a zero).
+// mixed, the block finds the chunk of QuantileFlags that holds the r-th zero from the
+// chunks' zero counts (a block-wide count of 256 chunks a step) and scans that chunk
+// alone in index order (a block-wide count of 256 keys a step) for it: one read of a
+// chunk, after chunks/256 steps (a float row with zeros of both signs whose selected
+// position lands on a zero; a second chunk where positions lo and hi are zeros of
+// different chunks).
 //
 // Kernel parameters, in order:
 //
@@ -211,6 +236,10 @@ func quantileNext(T, rank, le, comp, mask uint64, hi int) (uint64, uint64) {
 //	qs      u64  float64 [1]: q (unused with Median)
 //	rows    u64
 //	n       u64  (> 0)
+//	zeros   u64  QuantileFlags' u32 [rows][chunks] of its Counts: each chunk's zeros
+//	             (float In; unused otherwise)
+//	chunk   u64  QuantileFlags' keys per block (> 0; float In, unused otherwise)
+//	chunks  u64  ceil(n / chunk) (float In, unused otherwise)
 //
 // The grid has rows blocks of SortBlock threads.
 type QuantileSelect struct {
@@ -295,6 +324,28 @@ func (q *QuantileSelect) CPU() (func(*cpu.Launch) error, error) {
 			}
 			flags = cpu.Slice[uint64](fb)
 		}
+		// Float rows: each chunk's zeros, which add up to the row's.
+		var zeros []uint32
+		chunk, chunks := int(l.Uint64(8)), int(l.Uint64(9))
+		if float {
+			if chunk <= 0 || chunks != (n+chunk-1)/chunk {
+				return launchErr("quantile select: rows of %d, chunk %d (%d)", n, chunk, chunks)
+			}
+			zb, err := sortMem(l, 7, rows*chunks*4)
+			if err != nil {
+				return err
+			}
+			zeros = cpu.Slice[uint32](zb)
+			for r := range rows {
+				var z uint64
+				for _, c := range zeros[r*chunks:][:chunks] {
+					z += uint64(c)
+				}
+				if w := flags[r*QuantileFlagsWords:]; z != w[1]+w[2] {
+					return launchErr("quantile select: row %d: chunks of %d zeros, flags of %d", r, z, w[1]+w[2])
+				}
+			}
+		}
 		for r := range ms {
 			if q.SkipNaN {
 				ms[r] = n - int(flags[r*QuantileFlagsWords])
@@ -338,8 +389,13 @@ func (q *QuantileSelect) CPU() (func(*cpu.Launch) error, error) {
 						case pos == 0:
 							raw = zero // all -0
 						case neg != 0:
-							// Mixed: the rank-th zero of the row in index order.
-							for i, c := r*n, uint64(0); i < (r+1)*n; i++ {
+							// Mixed: the rank-th zero of the row in index order, in the
+							// chunk that holds it.
+							ci, c := 0, uint64(0)
+							for ; ci < chunks && c+uint64(zeros[r*chunks+ci]) < rank; ci++ {
+								c += uint64(zeros[r*chunks+ci])
+							}
+							for i := r*n + ci*chunk; i < r*n+min(n, (ci+1)*chunk); i++ {
 								if x := loadRaw(keys, is, i); x&^zero == 0 {
 									if c++; c == rank {
 										raw = x

@@ -45,7 +45,7 @@ func (q *QuantileFlags) PTX(major, minor int) (src, entry string, err error) {
 	}
 	defer scanPTXError(&err)
 	entry = "quantile_flags"
-	m, f := auxKernel(major, minor, entry, "keys", "flags", "state", "n", "chunk", "chunks")
+	m, f := auxKernel(major, minor, entry, "keys", "flags", "state", "n", "chunk", "chunks", "zeros")
 	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", SortBlock))
 	f.Shared("qf_sum", ptx.B64, 8, QuantileFlagsWords)
 	items := q.Items()
@@ -79,10 +79,11 @@ func (q *QuantileFlags) PTX(major, minor int) (src, entry string, err error) {
 	f.Cvt(b, f.Special(ptx.CtaidX))
 	row := f.Reg(ptx.U64)
 	f.Div(row, b, chunks)
+	ci := f.Reg(ptx.U64) // the chunk of the row
+	f.Mul(ci, row, chunks)
+	f.Sub(ci, b, ci)
 	start := f.Reg(ptx.U64)
-	f.Mul(start, row, chunks)
-	f.Sub(start, b, start)
-	f.Mul(start, start, chunk)
+	f.Mul(start, ci, chunk)
 	end := f.Reg(ptx.U64)
 	f.Add(end, start, chunk)
 	f.Min(end, end, n)
@@ -189,6 +190,7 @@ func (q *QuantileFlags) PTX(major, minor int) (src, entry string, err error) {
 	fa := f.Reg(ptx.U64)
 	f.Mul(fa, row, ptx.Int(8*QuantileFlagsWords))
 	f.Add(fa, fa, pf)
+	var sums [QuantileFlagsWords]ptx.Reg
 	for _, j := range words {
 		op := "add"
 		if j == 4 {
@@ -197,6 +199,19 @@ func (q *QuantileFlags) PTX(major, minor int) (src, entry string, err error) {
 		x := f.Reg(ptx.U64)
 		f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(ptx.Sym("qf_sum"), int64(8*j)), x)
 		f.At(f.Setp(ptx.Ne, x, ptx.Int(0))).Op("red.global."+op+".u64", ptx.Mem(fa, int64(8*j)), x)
+		sums[j] = x
+	}
+	if q.Counts {
+		// The chunk's zeros (-0s and +0s), a plain store.
+		z := f.Reg(ptx.U64)
+		f.Add(z, sums[1], sums[2])
+		z32 := f.Reg(ptx.U32)
+		f.Cvt(z32, z)
+		za := f.Reg(ptx.U64)
+		f.Mul(za, row, chunks)
+		f.Add(za, za, ci)
+		f.Fma(za, za, ptx.Int(4), globalParam(f, 6))
+		f.St(ptx.Global, ptx.CacheDefault, ptx.U32, ptx.Mem(za, 0), z32)
 	}
 	f.Place(exit)
 	f.Ret()
@@ -237,20 +252,24 @@ func quantileRowPosPTX(f *ptx.Func, median bool, qv, m ptx.Reg) (lo, hi, t ptx.R
 }
 
 // PTX returns the quantile selection's finish: every thread of the row's block reads
-// the state and flags (block-uniform), the block scans the row when a zero's sign
-// needs it, and thread 0 computes and stores the result.
+// the state and flags (block-uniform), the block searches the chunks' zero counts and
+// scans a chunk when a zero's sign needs it, and thread 0 computes and stores the
+// result.
 func (q *QuantileSelect) PTX(major, minor int) (src, entry string, err error) {
 	if err := q.Validate(); err != nil {
 		return "", "", err
 	}
 	defer scanPTXError(&err)
 	entry = "quantile_select"
-	m, f := auxKernel(major, minor, entry, "keys", "state", "flags", "out", "qs", "rows", "n")
+	m, f := auxKernel(major, minor, entry, "keys", "state", "flags", "out", "qs", "rows", "n", "zeros", "chunk", "chunks")
 	f.Attr(fmt.Sprintf(".maxntid %d, 1, 1", SortBlock))
 	ew := exprLowering(m, f, major*10+minor, nil)
 	f.Shared("qsel_sum", ptx.B32, 16, SortBlock/32)
 	f.Shared("qsel_raw", ptx.B64, 16, 2)
 	f.Shared("qsel_val", ptx.B64, 16, 2)
+	if q.In.IsFloat() {
+		f.Shared("qsel_at", ptx.B64, 16, 2) // the chunk of a zero, and the zeros before it
+	}
 	g := newSortGen(f, SortKey{Type: q.In}, 1)
 	is, os := q.In.Size(), q.Out.Size()
 	kt := g.kt()
@@ -331,7 +350,7 @@ func (q *QuantileSelect) PTX(major, minor int) (src, entry string, err error) {
 		f.Op("and.pred", mixed, f.Setp(ptx.Ne, negs, ptx.Int(0)), notp(f, allNeg))
 		// need[j]: the selected key is the zero and the row's zeros have both signs.
 		var need [2]ptx.Reg
-		maxRank := f.Reg(ptx.U64)
+		maxRank, minRank := f.Reg(ptx.U64), f.Reg(ptx.U64)
 		f.Mov(maxRank, ptx.Int(0))
 		for j := range raws {
 			z := f.Setp(ptx.Eq, keys[j], ptx.Uint(zero))
@@ -342,24 +361,76 @@ func (q *QuantileSelect) PTX(major, minor int) (src, entry string, err error) {
 			f.Op("and.pred", need[j], z, mixed)
 			f.At(need[j]).Op("max.u64", maxRank, maxRank, ranks[j])
 		}
-		// The scan: 256 keys a step in index order, until the larger rank's zero.
+		// The smaller rank needed (lo's, where both are: hi's is at least lo's).
+		f.Mov(minRank, ranks[1])
+		f.At(need[0]).Op("mov.u64", minRank, ranks[0])
+		// The zeros: the chunk of the next rank needed from the chunks' zero counts
+		// (256 chunks a step), then that chunk's keys in index order (256 a step) up to
+		// the larger rank's zero or the chunk's end (then the larger rank's chunk, after
+		// it). All the branches are block-uniform.
 		skip := f.NewLabel()
 		f.At(f.Setp(ptx.Eq, maxRank, ptx.Int(0))).Bra(skip)
+		chunk, chunks := f.LdParam(8), f.LdParam(9)
 		rowBase := f.Reg(ptx.U64)
 		f.Mul(rowBase, row, n)
 		tid64 := f.Reg(ptx.U64)
 		f.Cvt(tid64, g.tid)
-		seen, base := f.Reg(ptx.U64), f.Reg(ptx.U64)
+		zrow := f.Reg(ptx.U64) // the row's chunk counts
+		f.Mul(zrow, row, chunks)
+		f.Fma(zrow, zrow, ptx.Int(4), globalParam(f, 7))
+		seen, cb := f.Reg(ptx.U64), f.Reg(ptx.U64) // the zeros before chunk cb (or key base)
 		f.Mov(seen, ptx.Int(0))
-		f.Mov(base, ptx.Int(0))
-		loop, done := f.NewLabel(), f.NewLabel()
-		f.Place(loop)
-		f.BarSync(0) // (the block scan's partial sums read)
+		f.Mov(cb, ptx.Int(0))
+		outer, search, loop, next, done := f.NewLabel(), f.NewLabel(), f.NewLabel(), f.NewLabel(), f.NewLabel()
+		f.Place(outer)
 		f.At(f.Setp(ptx.Ge, seen, maxRank)).Bra(done)
-		f.At(f.Setp(ptx.Ge, base, n)).Bra(done)
+		target := f.Reg(ptx.U64)
+		f.Selp(target, minRank, maxRank, f.Setp(ptx.Lt, seen, minRank))
+		f.Place(search)
+		f.BarSync(0) // (the block scan's partial sums read)
+		// (Counts short of the rank: no chunk holds it.)
+		f.At(f.Setp(ptx.Ge, cb, chunks)).Bra(done)
+		{
+			ci := f.Reg(ptx.U64)
+			f.Add(ci, cb, tid64)
+			inC := f.Setp(ptx.Lt, ci, chunks)
+			a := f.Reg(ptx.U64)
+			f.Fma(a, ci, ptx.Int(4), zrow)
+			cnt := f.Reg(ptx.U32)
+			f.Mov(cnt, ptx.Int(0))
+			f.At(inC).Op("ld.global.u32", cnt, ptx.Mem(a, 0))
+			excl, total := g.blockScan(cnt, "qsel_sum")
+			before, after := f.Reg(ptx.U64), f.Reg(ptx.U64)
+			f.Cvt(before, excl)
+			f.Add(before, before, seen)
+			f.Cvt(after, cnt)
+			f.Add(after, after, before)
+			hit := f.Reg(ptx.Pred)
+			f.Op("and.pred", hit, inC, f.Setp(ptx.Lt, before, target))
+			f.Op("and.pred", hit, hit, f.Setp(ptx.Le, target, after))
+			f.At(hit).Op("st.shared.u64", ptx.Mem(ptx.Sym("qsel_at"), 0), ci)
+			f.At(hit).Op("st.shared.u64", ptx.Mem(ptx.Sym("qsel_at"), 8), before)
+			t64 := f.Reg(ptx.U64)
+			f.Cvt(t64, total)
+			f.Add(seen, seen, t64)
+			f.Add(cb, cb, ptx.Int(SortBlock))
+			f.At(f.Setp(ptx.Lt, seen, target)).Bra(search)
+		}
+		f.BarSync(0)
+		c := f.Reg(ptx.U64)
+		f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(ptx.Sym("qsel_at"), 0), c)
+		f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(ptx.Sym("qsel_at"), 8), seen)
+		base, end := f.Reg(ptx.U64), f.Reg(ptx.U64)
+		f.Mul(base, c, chunk)
+		f.Add(end, base, chunk)
+		f.Min(end, end, n)
+		f.Place(loop)
+		f.BarSync(0) // (the block scan's partial sums and qsel_at read)
+		f.At(f.Setp(ptx.Ge, seen, maxRank)).Bra(done)
+		f.At(f.Setp(ptx.Ge, base, end)).Bra(next)
 		idx := f.Reg(ptx.U64)
 		f.Add(idx, base, tid64)
-		in := f.Setp(ptx.Lt, idx, n)
+		in := f.Setp(ptx.Lt, idx, end)
 		a := f.Reg(ptx.U64)
 		f.Add(a, idx, rowBase)
 		f.Fma(a, a, ptx.Int(is), pk)
@@ -388,6 +459,9 @@ func (q *QuantileSelect) PTX(major, minor int) (src, entry string, err error) {
 		f.Add(seen, seen, t64)
 		f.Add(base, base, ptx.Int(SortBlock))
 		f.Bra(loop)
+		f.Place(next) // (the chunk's end: seen counts the zeros before chunk c+1)
+		f.Add(cb, c, ptx.Int(1))
+		f.Bra(outer)
 		f.Place(done)
 		for j := range raws {
 			y := f.Reg(ptx.U64)

@@ -118,14 +118,32 @@ func quantileSelectStates(kt dtype.DType, keys []byte, rows, n int, pos func(r i
 
 // quantileFlagsSim runs QuantileFlags (counts, next) on the simulator and the CPU over
 // flags in chunks of chunk keys, and checks the counts it adds against a plain count
-// (T of state for next).
-func quantileFlagsSim(t *testing.T, kt dtype.DType, keys []byte, rows, n int, counts, next bool, state, flags []byte, chunk int) []byte {
+// (T of state for next) and, with counts, each chunk's zeros it stores (over poison;
+// left alone without counts). It returns the flags and the chunks' zeros.
+func quantileFlagsSim(t *testing.T, kt dtype.DType, keys []byte, rows, n int, counts, next bool, state, flags []byte, chunk int) (flagsOut, zeros []byte) {
 	t.Helper()
 	chunks := (n + chunk - 1) / chunk
 	sp := &QuantileFlags{Type: kt, Counts: counts, Next: next}
+	poison := bytes.Repeat([]byte{0xa5}, rows*chunks*4)
 	r := simAgree(t, sp, rows*chunks, SortBlock, []spectest.Arg{spectest.Buf(keys), spectest.Buf(flags), spectest.Buf(state),
-		spectest.U64(uint64(n)), spectest.U64(uint64(chunk)), spectest.U64(uint64(chunks))})
+		spectest.U64(uint64(n)), spectest.U64(uint64(chunk)), spectest.U64(uint64(chunks)), spectest.Buf(poison)})
 	ks := kt.Size()
+	for row := range rows {
+		for c := range chunks {
+			want := binary.LittleEndian.Uint32(poison[4*(row*chunks+c):])
+			if counts {
+				want = 0
+				for i := c * chunk; i < min(n, (c+1)*chunk); i++ {
+					if loadRaw(keys, ks, row*n+i)&^(1<<(8*ks-1)) == 0 {
+						want++
+					}
+				}
+			}
+			if got := binary.LittleEndian.Uint32(r[6][4*(row*chunks+c):]); got != want {
+				t.Fatalf("%s: row %d: chunk %d of %d keys: %d zeros, want %d", sp.Key(), row, c, chunk, got, want)
+			}
+		}
+	}
 	o := SortKey{Type: kt}
 	mask := ^uint64(0) >> (64 - 8*ks)
 	got, before := cpuSliceI64(r[1]), cpuSliceI64(flags)
@@ -161,7 +179,7 @@ func quantileFlagsSim(t *testing.T, kt dtype.DType, keys []byte, rows, n int, co
 			t.Fatalf("%s: row %d: flags %v, want %v", sp.Key(), row, got[row*QuantileFlagsWords:][:QuantileFlagsWords], want)
 		}
 	}
-	return r[1]
+	return r[1], r[6]
 }
 
 // The flags (Counts and Next, in one launch and in two), QuantileK and the finish on
@@ -230,9 +248,10 @@ func TestQuantileSelectSim(t *testing.T) {
 						stB, _ := quantileSelectStates(kt, keys, rows, n, func(r int) int { return at(r, true) })
 						chunk := chunks[(qi+len(chunks)*ks)%len(chunks)]
 						flags := make([]byte, rows*QuantileFlagsWords*8)
+						var zeros []byte // (of the Counts launch, in chunks of chunk)
 						if skip {
 							// Two launches: the NaNs for QuantileK, then the counts around T.
-							flags = quantileFlagsSim(t, kt, keys, rows, n, true, false, nil, flags, chunk)
+							flags, zeros = quantileFlagsSim(t, kt, keys, rows, n, true, false, nil, flags, chunk)
 							st := make([]byte, rows*16)
 							for i := range st {
 								st[i] = byte(rng.Uint32())
@@ -245,10 +264,11 @@ func TestQuantileSelectSim(t *testing.T) {
 									t.Fatalf("QuantileK q %v: row %d: state %v, want %v", q, row, got, want)
 								}
 							}
-							flags = quantileFlagsSim(t, kt, keys, rows, n, false, true, stA, flags, SortBlock*(&QuantileFlags{Type: kt}).Items())
+							flags, _ = quantileFlagsSim(t, kt, keys, rows, n, false, true, stA, flags, SortBlock*(&QuantileFlags{Type: kt}).Items())
 						} else {
-							flags = quantileFlagsSim(t, kt, keys, rows, n, float, true, stA, flags, chunk)
+							flags, zeros = quantileFlagsSim(t, kt, keys, rows, n, float, true, stA, flags, chunk)
 						}
+						nch := (n + chunk - 1) / chunk
 						// The upper neighbour's state from the counts.
 						for row := range rows {
 							lo, hi := at(row, false), at(row, true)
@@ -271,7 +291,7 @@ func TestQuantileSelectSim(t *testing.T) {
 							sp := &QuantileSelect{In: kt, Out: out, Median: median, SkipNaN: skip}
 							r := simAgree(t, sp, rows, SortBlock, []spectest.Arg{spectest.Buf(keys), spectest.Buf(stA), spectest.Buf(flags),
 								spectest.Buf(bytes.Repeat([]byte{0xa5}, rows*out.Size())), spectest.Buf(qb), // (poisoned: an unwritten result shows)
-								spectest.U64(uint64(rows)), spectest.U64(uint64(n))})
+								spectest.U64(uint64(rows)), spectest.U64(uint64(n)), spectest.Buf(zeros), spectest.U64(uint64(chunk)), spectest.U64(uint64(nch))})
 							want := spectest.CPU(t, &QuantileGather{In: kt, Out: out, Median: median, SkipNaN: skip}, 1, SortBlock, []spectest.Arg{spectest.Buf(sorted),
 								spectest.Buf(make([]byte, rows*out.Size())), spectest.Buf(qb), spectest.U64(uint64(rows)), spectest.U64(uint64(n)), spectest.U64(1)})
 							if !bytes.Equal(r[3], want[1]) {
