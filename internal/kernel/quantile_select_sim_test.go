@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/go-gpu/gpu/dtype"
@@ -354,6 +355,113 @@ func TestSelectKStateSim(t *testing.T) {
 				want, _ := quantileSelectStates(c.kt, keys[r*c.n*ks:(r+1)*c.n*ks], 1, c.n, func(int) int { return k - 1 })
 				if got := state[16*r : 16*r+16]; !bytes.Equal(got, want) {
 					t.Fatalf("row %d, k %d: state %x, want %x", r, k, got, want)
+				}
+			}
+		})
+	}
+}
+
+// The finish's search for the r-th zero of a row of mixed zeros through the chunks'
+// zero counts, on the simulator against the CPU and QuantileGather of the sorted row:
+// the zero in the first chunk, in the last (a chunk of one key), the first key of a
+// chunk, the median's two zeros on either side of a chunk boundary and in chunks far
+// apart with chunks of no zeros between, more than 256 chunks (several steps of the
+// search: a chunk of 2 keys, of 1), and one chunk a row. The row's negatives put
+// the median on the wanted zero; the wanted zeros are -0 and every other +0 (then
+// the other way round), so that a neighbouring zero shows in the result's sign.
+func TestQuantileSelectZerosSim(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 15))
+	span := func(lo, hi, step int) []int { // lo, lo+step, ... below hi
+		var s []int
+		for i := lo; i < hi; i += step {
+			s = append(s, i)
+		}
+		return s
+	}
+	cat := func(ss ...[]int) []int { return slices.Concat(ss...) }
+	for _, c := range []struct {
+		name    string
+		kt      dtype.DType
+		n       int
+		chunk   int
+		zeros   []int // the zeros' indices, ascending
+		rank    int   // the lower middle's zero (1-based, in index order)
+		chunkAt [2]int
+	}{
+		{"first", dtype.Float32, 641, 64, span(10, 41, 1), 5, [2]int{0, 0}},
+		{"last", dtype.Float32, 641, 64, span(610, 641, 1), 31, [2]int{10, 10}},
+		{"chunkstart", dtype.Float64, 641, 64, span(120, 141, 1), 9, [2]int{2, 2}},
+		{"boundary", dtype.Float32, 640, 64, span(100, 151, 1), 28, [2]int{1, 2}},
+		{"gap", dtype.Float16, 640, 64, cat(span(60, 64, 1), span(600, 611, 1)), 4, [2]int{0, 9}},
+		{"steps", dtype.Float32, 1101, 2, cat(span(0, 40, 3), span(700, 1101, 5)), 30, [2]int{387, 387}},
+		{"stepgap", dtype.BFloat16, 1100, 2, cat(span(0, 40, 3), []int{511, 700}, span(900, 1000, 4)), 15, [2]int{255, 350}},
+		{"ones", dtype.Float32, 301, 1, span(0, 301, 1), 151, [2]int{150, 150}},
+		{"onechunk", dtype.Float64, 700, 700, span(0, 700, 2), 200, [2]int{0, 0}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			kt, n, ks := c.kt, c.n, c.kt.Size()
+			sign := uint64(1) << (8*ks - 1)
+			lo, hi := QuantilePositions(true, 0, n)
+			if hi != lo && c.rank == len(c.zeros) {
+				t.Fatal("the upper middle is no zero")
+			}
+			nch := (n + c.chunk - 1) / c.chunk
+			for j, want := range c.chunkAt {
+				if hi == lo && j == 1 {
+					break
+				}
+				if got := c.zeros[c.rank-1+j] / c.chunk; got != want {
+					t.Fatalf("the middle's zero %d in chunk %d of %d, want %d", j, got, nch, want)
+				}
+			}
+			// The negatives that put the lower middle on the zero of that rank.
+			neg := lo - (c.rank - 1)
+			isZero := make([]bool, n)
+			for _, i := range c.zeros {
+				isZero[i] = true
+			}
+			var others []int
+			for i := range n {
+				if !isZero[i] {
+					others = append(others, i)
+				}
+			}
+			if neg < 0 || neg > len(others) {
+				t.Fatalf("%d negatives of %d other keys", neg, len(others))
+			}
+			rng.Shuffle(len(others), func(i, j int) { others[i], others[j] = others[j], others[i] })
+			one := SortKey{Type: kt}.Unordered(SortKey{Type: kt}.Ordered(0) + 1) // the smallest positive
+			for _, flip := range []bool{false, true} {
+				keys := make([]byte, n*ks)
+				for k, i := range others {
+					x := one + uint64(rng.IntN(100))
+					if k < neg {
+						x |= sign
+					}
+					storeRaw(keys, ks, i, x)
+				}
+				for k, i := range c.zeros {
+					wanted := k == c.rank-1 || hi != lo && k == c.rank
+					if wanted != flip {
+						storeRaw(keys, ks, i, sign)
+					}
+				}
+				st, sorted := quantileSelectStates(kt, keys, 1, n, func(int) int { return lo })
+				if T, rk := binary.LittleEndian.Uint64(st), binary.LittleEndian.Uint64(st[8:]); T != sign || rk != uint64(c.rank) {
+					t.Fatalf("the lower middle's state (%#x, %d), want the zero's (%#x, %d)", T, rk, sign, c.rank)
+				}
+				flags, zeros := quantileFlagsSim(t, kt, keys, 1, n, true, hi != lo, st, make([]byte, QuantileFlagsWords*8), c.chunk)
+				out := dtype.Float64
+				r := simAgree(t, &QuantileSelect{In: kt, Out: out, Median: true}, 1, SortBlock, []spectest.Arg{spectest.Buf(keys), spectest.Buf(st),
+					spectest.Buf(flags), spectest.Buf(bytes.Repeat([]byte{0xa5}, out.Size())), spectest.Buf(nil),
+					spectest.U64(1), spectest.U64(uint64(n)), spectest.Buf(zeros), spectest.U64(uint64(c.chunk)), spectest.U64(uint64(nch))})
+				want := spectest.CPU(t, &QuantileGather{In: kt, Out: out, Median: true}, 1, SortBlock, []spectest.Arg{spectest.Buf(sorted),
+					spectest.Buf(make([]byte, out.Size())), spectest.Buf(nil), spectest.U64(1), spectest.U64(uint64(n)), spectest.U64(1)})
+				if !bytes.Equal(r[3], want[1]) {
+					t.Fatalf("flip %v: median %#x, the sort's %#x", flip, r[3], want[1])
+				}
+				if got, wantNeg := math.Signbit(math.Float64frombits(binary.LittleEndian.Uint64(r[3]))), !flip; got != wantNeg {
+					t.Fatalf("flip %v: median %#x: sign %v, want %v", flip, r[3], got, wantNeg)
 				}
 			}
 		})
