@@ -303,3 +303,95 @@ func qsBytes[T any](xs []T) []byte {
 	}
 	return unsafe.Slice((*byte)(unsafe.Pointer(&xs[0])), len(xs)*int(unsafe.Sizeof(xs[0])))
 }
+
+// TestQuantileSelectZeroChunks: Median and NanMedian of rows of mixed zeros several
+// of QuantileFlags' chunks long (4 tiles of its blocks; 2 rows keep a chunk a tile
+// on any device), selected against sorted, bit for bit: the middles on a chunk's last
+// zero and the next chunk's first, and on the first chunk's last zero and the last
+// chunk's first with chunks of no zeros between. The middles' zeros are -0, every
+// other zero +0, so that the zero of a neighbouring rank shows in the result's sign.
+func TestQuantileSelectZeroChunks(t *testing.T) {
+	run := func(t *testing.T, d *gpu.Device, s *gpu.Stream, float64s bool) {
+		rng := rand.New(rand.NewPCG(7, 43))
+		tile := 256 * 8 // (QuantileFlags' SortBlock threads of 8 keys, 4 of 8-byte keys)
+		if float64s {
+			tile = 256 * 4
+		}
+		n := 4 * tile
+		lo := n/2 - 1
+		row := func(zeros []int, rank int) []float64 {
+			v := make([]float64, n)
+			for i := range v {
+				v[i] = math.NaN() // (to be set)
+			}
+			for k, i := range zeros {
+				v[i] = 0
+				if k == rank-1 || k == rank {
+					v[i] = math.Copysign(0, -1)
+				}
+			}
+			neg := lo - (rank - 1) // the negatives that put the lower middle on that zero
+			for _, i := range rng.Perm(n) {
+				if math.IsNaN(v[i]) {
+					v[i] = 1 + float64(rng.IntN(100))
+					if neg > 0 {
+						v[i], neg = -v[i], neg-1
+					}
+				}
+			}
+			return v
+		}
+		span := func(lo, hi int) []int {
+			var s []int
+			for i := lo; i < hi; i++ {
+				s = append(s, i)
+			}
+			return s
+		}
+		rows := [][]float64{
+			row(append(span(100, 110), span(3*tile+500, 3*tile+510)...), 10), // chunks 0 and 3
+			row(span(2*tile-6, 2*tile+4), 6),                                 // chunks 1 and 2
+		}
+		xs := make([]float64, 0, len(rows)*n)
+		for _, r := range rows {
+			xs = append(xs, r...)
+		}
+		check := func(name string, res func() (*gpu.Array[float64], error)) {
+			qsCompare(t, d, s, name, res)
+			r, err := res()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Free()
+			for i, v := range toSlice(t, r) {
+				if v != 0 || !math.Signbit(v) {
+					t.Fatalf("%s: row %d: %v, want -0", name, i, v)
+				}
+			}
+		}
+		if float64s {
+			a := mustArr[float64](t)(gpu.FromSlice(s, xs, len(rows), n))
+			defer a.Free()
+			check("median", func() (*gpu.Array[float64], error) { return gpu.Median[float64](s, a, gpu.Axes(1)) })
+			check("nanmedian", func() (*gpu.Array[float64], error) { return gpu.NanMedian[float64](s, a, gpu.Axes(1)) })
+			return
+		}
+		x32 := make([]float32, len(xs))
+		for i, v := range xs {
+			x32[i] = float32(v)
+		}
+		a := mustArr[float32](t)(gpu.FromSlice(s, x32, len(rows), n))
+		defer a.Free()
+		check("median", func() (*gpu.Array[float64], error) { return gpu.Median[float64](s, a, gpu.Axes(1)) })
+		check("nanmedian", func() (*gpu.Array[float64], error) { return gpu.NanMedian[float64](s, a, gpu.Axes(1)) })
+	}
+	both := func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		t.Run("float32", func(t *testing.T) { run(t, d, s, false) })
+		t.Run("float64", func(t *testing.T) { run(t, d, s, true) })
+	}
+	forDevices(t, both)
+	t.Run("sim", func(t *testing.T) {
+		d, s := simStream(t)
+		both(t, d, s)
+	})
+}
