@@ -397,9 +397,11 @@ func topkRadix(s *Stream, keys *header, rows, n, k int, order kernel.SortKey, ou
 // puts there); integer rows of an odd count skip it. The results are the sort's, bit
 // for bit. A float32 median reads the keys 5 times, a float64 one 9. Where a middle
 // element is a zero and the row holds zeros of both signs (x*mask with negative x
-// makes -0), one block a row then reads the row in order up to that zero to find its
-// sign: far slower than the sort for long rows of many zeros (Tuning.QuantileSelect =
-// 0 sorts instead).
+// makes -0), its sign is that of the zero the stable order puts there: the counting
+// read also stores the zeros of each chunk of the row (one per block of that read),
+// and one block a row finds the chunk holding that zero from those counts and reads
+// that chunk alone in order (two chunks where an even count's two middles are zeros
+// of different chunks).
 func Median[R Float, T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[R], error) {
 	return quantiles[R](s, a, nil, true, false, false, opts)
 }
@@ -560,10 +562,11 @@ func quantiles[R Float, T Elem](s *Stream, a *Array[T], qs []float64, median, le
 // skipNaN (float keys) leaving each row's NaNs out; qb holds q (float64; nil with
 // median). A radix select (radixSelect, fused) finds position lo that QuantileGather
 // would read of the sorted row (internal/kernel's QuantilePositions); one more read
-// of the rows, QuantileFlags, counts each float row's NaNs and zeros of each sign and,
-// where the upper neighbour hi = lo+1 is read too, the keys up to lo's and the least
-// above it, from which QuantileSelect derives hi's select and applies the sort path's
-// arithmetic. With skipNaN the positions depend on each row's NaNs: QuantileFlags
+// of the rows, QuantileFlags, counts each float row's NaNs and zeros of each sign (and
+// stores each chunk's zeros: where a row's zeros have both signs, QuantileSelect finds
+// the chunk of a middle zero from them) and, where the upper neighbour hi = lo+1 is
+// read too, the keys up to lo's and the least above it, from which QuantileSelect
+// derives hi's select and applies the sort path's arithmetic. With skipNaN the positions depend on each row's NaNs: QuantileFlags
 // counts them first, QuantileK writes each row's k for the select (SelectHist.KState),
 // and a second QuantileFlags pass counts around lo's key.
 func quantileSelect(s *Stream, keys *header, rows, n int, median, skipNaN bool, q float64, qb *Buffer, rt dtype.DType, out *header) error {

@@ -15,21 +15,24 @@ import (
 // (SelectHist) finds the ordered key at the lower position lo that QuantileGather
 // would read of the sorted row; QuantileFlags, one read of the rows, counts the keys
 // up to it and finds the least above it (the upper position lo+1 follows: one pass
-// in place of a second select) and each float row's NaNs and zeros of each sign;
-// QuantileSelect derives the upper position's key, decodes the keys and applies
-// QuantileGather's arithmetic. Leaving NaNs out (QuantileGather.SkipNaN), the
-// positions depend on each row's NaNs: QuantileFlags counts them first, QuantileK
-// writes each row's k for the select (SelectHist.KState), and QuantileFlags counts
-// around lo's key after it. The results are the sort's, bit for bit.
+// in place of a second select) and each float row's NaNs and zeros of each sign (and
+// each chunk's zeros, where the finish looks for a zero's sign); QuantileSelect
+// derives the upper position's key, decodes the keys and applies QuantileGather's
+// arithmetic. Leaving NaNs out (QuantileGather.SkipNaN), the positions depend on each
+// row's NaNs: QuantileFlags counts them first, QuantileK writes each row's k for the
+// select (SelectHist.KState), and QuantileFlags counts around lo's key after it. The
+// results are the sort's, bit for bit.
 
 // QuantileFlags reads each row once and counts what the selected ordered keys don't
 // tell. With Counts (float keys), the row's NaNs, -0s and +0s by their raw bits
-// (every NaN and both zeros are one ordered key each). With Next, against the row's
-// selected key T (the state's first word: SelectHist's result for a position lo),
-// the keys whose ordered key (SortKey, SelectHist's) is at most T, and the least
-// ordered key above T, as the largest of its complement within the key's width (mask
-// ^ o; zero if no key is above T): what QuantileSelect derives the state of position
-// lo+1 from (quantileNext), one read of the row in place of a second select.
+// (every NaN and both zeros are one ordered key each), and each chunk's zeros of
+// either sign (QuantileSelect's way to the r-th zero of a row). With Next, against
+// the row's selected key T (the state's first word: SelectHist's result for a
+// position lo), the keys whose ordered key (SortKey, SelectHist's) is at most T, and
+// the least ordered key above T, as the largest of its complement within the key's
+// width (mask ^ o; zero if no key is above T): what QuantileSelect derives the state
+// of position lo+1 from (quantileNext), one read of the row in place of a second
+// select.
 //
 // Kernel parameters, in order:
 //
