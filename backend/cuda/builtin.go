@@ -8,9 +8,12 @@ import (
 
 // builtinPTX holds the kernels listed in backend.Builtins. The target is sm_50 so that
 // the driver compiles it for any device since Maxwell. %globaltimer counts nanoseconds;
-// the spins compare the time elapsed as a signed number, so that a step of the timer
-// backwards (a resynchronization) lengthens a spin instead of ending it at once (a
-// conformance test once saw a 100 ms spin's event complete right after its launch).
+// the spins add up the steps between two reads of it, each counted as at most
+// 1 ms: a step of the timer forwards or backwards (a resynchronization)
+// then lengthens a spin by at most that instead of ending it at once (conformance's
+// TimingEvents saw a 100 ms spin's event complete right after its launch, once on the
+// H200 when the spin compared the time elapsed unsigned and once on an H100, driver
+// 580.159, when it compared it signed), and a spin preempted for long runs on after.
 // spin_copy_u32 writes its stamps (start, end) from block 0 only: use one block when
 // they matter.
 const builtinPTX = `
@@ -31,14 +34,18 @@ const builtinPTX = `
 
 .visible .entry spin(.param .u64 ns)
 {
-	.reg .u64 %t0, %t, %d, %ns;
+	.reg .u64 %t0, %t, %d, %ns, %el;
 	.reg .pred %p;
 	ld.param.u64 %ns, [ns];
+	mov.u64 %el, 0;
 	mov.u64 %t0, %globaltimer;
 SPIN:
 	mov.u64 %t, %globaltimer;
 	sub.u64 %d, %t, %t0;
-	setp.lt.s64 %p, %d, %ns;
+	mov.u64 %t0, %t;
+	min.u64 %d, %d, 1000000;
+	add.u64 %el, %el, %d;
+	setp.lt.u64 %p, %el, %ns;
 	@%p bra SPIN;
 	ret;
 }
@@ -108,7 +115,7 @@ DONE:
 
 .visible .entry spin_copy_u32(.param .u64 dst, .param .u64 src, .param .u64 n, .param .u64 ns, .param .u64 stamps)
 {
-	.reg .u64 %d, %s, %n, %ns, %st, %i, %stride, %a, %b, %t, %t0, %now, %el;
+	.reg .u64 %d, %s, %n, %ns, %st, %i, %stride, %a, %b, %t, %t0, %now, %el, %prev, %step;
 	.reg .u32 %x, %bid, %bdim, %th, %gdim, %lead;
 	.reg .pred %p, %first, %hasst;
 	ld.param.u64 %d, [dst];
@@ -129,10 +136,15 @@ DONE:
 	cvta.to.global.u64 %st, %st;
 	mov.u64 %t0, %globaltimer;
 	@%first st.global.u64 [%st], %t0;
+	mov.u64 %el, 0;
+	mov.u64 %prev, %t0;
 SPIN:
 	mov.u64 %now, %globaltimer;
-	sub.u64 %el, %now, %t0;
-	setp.lt.s64 %p, %el, %ns;
+	sub.u64 %step, %now, %prev;
+	mov.u64 %prev, %now;
+	min.u64 %step, %step, 1000000;
+	add.u64 %el, %el, %step;
+	setp.lt.u64 %p, %el, %ns;
 	@%p bra SPIN;
 	mul.wide.u32 %i, %bid, %bdim;
 	cvt.u64.u32 %t, %th;
