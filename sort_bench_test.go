@@ -310,7 +310,7 @@ func BenchmarkQuantileSelect(b *testing.B) {
 				way := map[int]string{1: "select", 0: "sort"}[sel]
 				b.Run(fmt.Sprintf("%dx%d/%s/%s", sh.rows, sh.n, c.name, way), func(b *testing.B) {
 					tu := d.Tuning()
-					tu.QuantileSelect = sel
+					tu.QuantileSelect, tu.QuantileSelectTotal = sel, 0
 					old, err := d.SetTuning(tu)
 					if err != nil {
 						b.Fatal(err)

@@ -249,7 +249,7 @@ func qsCompare[R float32 | float64](t *testing.T, d *gpu.Device, s *gpu.Stream, 
 	var res [2][]R
 	for i, sel := range []int{1, 0} {
 		tu := d.Tuning()
-		tu.QuantileSelect = sel
+		tu.QuantileSelect, tu.QuantileSelectTotal = sel, 0
 		old, err := d.SetTuning(tu)
 		if err != nil {
 			t.Fatal(err)

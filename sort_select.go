@@ -387,8 +387,9 @@ func topkRadix(s *Stream, keys *header, rows, n, k int, order kernel.SortKey, ou
 // no elements give NaN (NumPy warns and returns NaN). The result type R is a float type
 // (NumPy: float64 for integer inputs, the input's for floats).
 //
-// Rows (the elements of one result) of at least Tuning.QuantileSelect elements (2^17 by
-// default) are not sorted: a radix select finds the (lower) middle element, one
+// Rows (the elements of one result) of at least Tuning.QuantileSelect elements (2^16 by
+// default), in calls of at least Tuning.QuantileSelectTotal elements (2^20), are not
+// sorted: a radix select finds the (lower) middle element, one
 // histogram pass per byte of the element type, each reading the row once, with no
 // copy of the row (a sort reads and writes it once per byte); then one more read
 // counts the keys up to that element and finds the least above it, which give the
@@ -520,9 +521,10 @@ func quantiles[R Float, T Elem](s *Stream, a *Array[T], qs []float64, median, le
 		defer qa.Free()
 		qb = qa.buf
 	}
-	// Long rows select rather than sort (Tuning.QuantileSelect).
-	selMin := s.dev.tuning().QuantileSelect
-	if !median && len(qs) != 1 {
+	// Long rows select rather than sort (Tuning.QuantileSelect, QuantileSelectTotal).
+	tu := s.dev.tuning()
+	selMin := tu.QuantileSelect
+	if !median && len(qs) != 1 || a.Size() < tu.QuantileSelectTotal {
 		selMin = 0
 	}
 	err = alongAxes(s, []*header{a.header()}, nil, mask, n, func(in, _ []*header, rows, n int) error {

@@ -59,7 +59,8 @@ import (
 //	GPU_SEARCH_TABLE=0|4..14                SearchTable (0: none)
 //	GPU_TOPK_VARIANT=v1|v2|v3               TopKVariant (3)
 //	GPU_UNIQUE_DENSE_MAX=0..2097152         UniqueDenseMax (2^21)
-//	GPU_QUANTILE_SELECT=n (n >= 0)          QuantileSelect (2^17)
+//	GPU_QUANTILE_SELECT=n (n >= 0)          QuantileSelect (2^16)
+//	GPU_QUANTILE_SELECT_TOTAL=n (n >= 0)    QuantileSelectTotal (2^20)
 //	GPU_EW_PDL=on|off                       ElementwisePDL (off)
 //
 // ("vN|N": either spelling; "on|off": 1, true or on; 0, false or off.) The second part
@@ -339,13 +340,30 @@ type Tuning struct {
 	// row applying the sort path's arithmetic (internal/kernel's QuantileSelect). A
 	// float32 median reads the keys 5 times, a NanMedian 6. A sort makes a read and a
 	// write of the keys per byte (and the sorted copy's memory); the results are the
-	// same, bit for bit. Quantiles of several qs sort. 0: never. Default 2^17. On an
-	// H100 (2026-12-06, two processes each in turn) the median of 2^24 float32 took
-	// 294 µs selecting (then two selects for its even count, 9 reads of the keys)
-	// against 442 µs sorting (0.665x); the one-select path and shorter rows are not
-	// yet measured, so the default is a guess below which the sort's fewer launches
-	// may win. GPU_QUANTILE_SELECT=n (n >= 0) sets it.
+	// same, bit for bit. Quantiles of several qs sort. 0: never. Default 2^16, with
+	// QuantileSelectTotal. GPU_QUANTILE_SELECT=n (n >= 0) sets it.
 	QuantileSelect int
+	// QuantileSelectTotal is the least number of elements (the rows times their
+	// length) of a call that selects (QuantileSelect): below it the selection's six
+	// or seven launches cost more than the sort's (one row of up to about 1.7 million
+	// float32 keys is one cooperative launch). Default 2^20; 0: QuantileSelect alone
+	// decides. On an H100 (2026-12-06, BenchmarkQuantileSelect, one process, 100 calls
+	// plus a synchronize each, µs, float32, select against sort):
+	//
+	//	rows x length     median        nanmedian
+	//	1 x 2^14          45.8 / 31.5   48.8 / 31.9
+	//	1 x 2^16          42.4 / 32.0   55.2 / 35.1
+	//	1 x 2^18          42.7 / 35.4   49.7 / 41.1
+	//	1 x 2^20          48.0 / 54.6   53.0 / 60.0
+	//	1 x 2^22          70.7 / 175    79.0 / 182
+	//	1 x 2^24          168 / 448     194 / 457     (Quantile 0.3: 201 / 479)
+	//	16 x 2^20         168 / 431     193 / 452
+	//	256 x 2^16        185 / 437     213 / 432
+	//	4096 x 2^12       428 / 302     454 / 310
+	//
+	// hence rows of 2^16 or more in calls of 2^20 or more. GPU_QUANTILE_SELECT_TOTAL=n
+	// (n >= 0) sets it.
+	QuantileSelectTotal int
 	// ElementwisePDL launches the elementwise kernels (Eval, EvalInto, Kernel, and the
 	// operations made of them) with programmatic dependent launch on CUDA devices of
 	// compute capability 9.0+: each kernel starts with griddepcontrol.launch_dependents
@@ -464,29 +482,30 @@ func DefaultTuning() Tuning { return defaultTuning }
 // tuningFromEnv returns the defaults with the overrides that getenv gives.
 func tuningFromEnv(getenv func(string) string) Tuning {
 	t := Tuning{
-		ReduceSplitMin:     kernel.DefaultReduceTuning.SplitMin,
-		ReduceHalfUnroll:   kernel.DefaultReduceTuning.HalfUnroll,
-		ReduceHalfAccs:     kernel.DefaultReduceTuning.HalfAccs,
-		ReduceFuse:         true,
-		ScanKeepStatus:     true,
-		CompactEagerMax:    4 << 20,
-		ReadPinned:         true,
-		PermuteVariant:     3,
-		RandomWaves:        4,
-		RandomUniformWaves: 16,
-		RandomHalfUniform:  3,
-		MatMulTile:         0,
-		Scan:               ScanTuning{Variant: 2, Stage: true, MinBlocks: 5},
-		Concat:             ConcatTuning{Variant: 2, Rows: 1, BlocksPerSM: 0, Items: 4, RowsKernel: true},
-		ScatterVariant:     2,
-		SearchVariant:      2,
-		SearchShared:       kernel.SearchTreeShared + 1,
-		SearchSwizzle:      true,
-		TopKVariant:        3,
-		UniqueDenseMax:     1 << 21,
-		QuantileSelect:     1 << 17,
-		GatherVariant:      1,
-		PutVariant:         1,
+		ReduceSplitMin:      kernel.DefaultReduceTuning.SplitMin,
+		ReduceHalfUnroll:    kernel.DefaultReduceTuning.HalfUnroll,
+		ReduceHalfAccs:      kernel.DefaultReduceTuning.HalfAccs,
+		ReduceFuse:          true,
+		ScanKeepStatus:      true,
+		CompactEagerMax:     4 << 20,
+		ReadPinned:          true,
+		PermuteVariant:      3,
+		RandomWaves:         4,
+		RandomUniformWaves:  16,
+		RandomHalfUniform:   3,
+		MatMulTile:          0,
+		Scan:                ScanTuning{Variant: 2, Stage: true, MinBlocks: 5},
+		Concat:              ConcatTuning{Variant: 2, Rows: 1, BlocksPerSM: 0, Items: 4, RowsKernel: true},
+		ScatterVariant:      2,
+		SearchVariant:       2,
+		SearchShared:        kernel.SearchTreeShared + 1,
+		SearchSwizzle:       true,
+		TopKVariant:         3,
+		UniqueDenseMax:      1 << 21,
+		QuantileSelect:      1 << 16,
+		QuantileSelectTotal: 1 << 20,
+		GatherVariant:       1,
+		PutVariant:          1,
 	}
 	envVariant(getenv, "GPU_SEARCH_VARIANT", 2, &t.SearchVariant)
 	envInt(getenv, "GPU_SEARCH_SHARED", 0, kernel.SearchTreeShared+1, &t.SearchShared)
@@ -502,6 +521,7 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 	envVariant(getenv, "GPU_TOPK_VARIANT", 3, &t.TopKVariant)
 	envInt(getenv, "GPU_UNIQUE_DENSE_MAX", 0, 1<<21, &t.UniqueDenseMax)
 	envInt(getenv, "GPU_QUANTILE_SELECT", 0, math.MaxInt, &t.QuantileSelect)
+	envInt(getenv, "GPU_QUANTILE_SELECT_TOTAL", 0, math.MaxInt, &t.QuantileSelectTotal)
 	envChoice(getenv, "GPU_REDUCE_HALF_UNROLL", &t.ReduceHalfUnroll, 1, 2, 4, 8)
 	envChoice(getenv, "GPU_REDUCE_HALF_ACCS", &t.ReduceHalfAccs, 1, 2, 4, 8)
 	envChoice(getenv, "GPU_CONCAT_ROWS", &t.Concat.Rows, 1, 2)
@@ -605,6 +625,8 @@ func (t Tuning) validate() error {
 		return fmt.Errorf("gpu: tuning: UniqueDenseMax %d < 0: %w", t.UniqueDenseMax, ErrInvalidValue)
 	case t.QuantileSelect < 0:
 		return fmt.Errorf("gpu: tuning: QuantileSelect %d < 0: %w", t.QuantileSelect, ErrInvalidValue)
+	case t.QuantileSelectTotal < 0:
+		return fmt.Errorf("gpu: tuning: QuantileSelectTotal %d < 0: %w", t.QuantileSelectTotal, ErrInvalidValue)
 	case t.MatMulTile < 0 || t.MatMulTile > len(kernel.MatMulTiles()):
 		return fmt.Errorf("gpu: tuning: MatMulTile %d, want 0 to %d: %w", t.MatMulTile, len(kernel.MatMulTiles()), ErrInvalidValue)
 	}

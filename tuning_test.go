@@ -17,7 +17,7 @@ func TestTuningFromEnv(t *testing.T) {
 	want := gpu.Tuning{ReduceSplitMin: 1 << 17, ReduceFuse: true, ReduceHalfUnroll: 4, ReduceHalfAccs: 2, ScanKeepStatus: true,
 		CompactEagerMax: 4 << 20, ReadPinned: true, PermuteVariant: 3, RandomWaves: 4, RandomUniformWaves: 16, RandomHalfUniform: 3,
 		Scan: gpu.ScanTuning{Variant: 2, Stage: true, MinBlocks: 5}, Concat: gpu.ConcatTuning{Variant: 2, Rows: 1, BlocksPerSM: 0, Items: 4, RowsKernel: true}, ScatterVariant: 2,
-		SearchVariant: 2, SearchShared: 5, SearchSwizzle: true, TopKVariant: 3, UniqueDenseMax: 1 << 21, QuantileSelect: 1 << 17, GatherVariant: 1, PutVariant: 1}
+		SearchVariant: 2, SearchShared: 5, SearchSwizzle: true, TopKVariant: 3, UniqueDenseMax: 1 << 21, QuantileSelect: 1 << 16, QuantileSelectTotal: 1 << 20, GatherVariant: 1, PutVariant: 1}
 	if def != want {
 		t.Fatalf("defaults %+v, want %+v", def, want)
 	}
@@ -26,7 +26,7 @@ func TestTuningFromEnv(t *testing.T) {
 		"GPU_CONCAT_ROWS": "2", "GPU_CONCAT_BLOCKS_PER_SM": "32", "GPU_CONCAT_AXIS0": "kernel", "GPU_CONCAT_AXIS1": "kernel",
 		"GPU_CONCAT_VARIANT": "v1", "GPU_CONCAT_ITEMS": "8", "GPU_CONCAT_STREAM": "1",
 		"GPU_SCATTER_VARIANT": "v3", "GPU_GATHER_STREAM": "1", "GPU_GATHER_VARIANT": "v2", "GPU_PUT_VARIANT": "2", "GPU_EW_PDL": "1", "GPU_RANDOM_HALF_UNIFORM": "v1",
-		"GPU_REDUCE_BLOCKS_PER_SM": "8", "GPU_SEARCH_VARIANT": "v1", "GPU_TOPK_VARIANT": "1", "GPU_UNIQUE_DENSE_MAX": "1048576", "GPU_QUANTILE_SELECT": "0",
+		"GPU_REDUCE_BLOCKS_PER_SM": "8", "GPU_SEARCH_VARIANT": "v1", "GPU_TOPK_VARIANT": "1", "GPU_UNIQUE_DENSE_MAX": "1048576", "GPU_QUANTILE_SELECT": "0", "GPU_QUANTILE_SELECT_TOTAL": "7",
 		"GPU_SEARCH_SHARED": "2", "GPU_SEARCH_QUERIES": "8", "GPU_SEARCH_BLOCK": "1024", "GPU_SEARCH_BLOCKS_PER_SM": "4", "GPU_SEARCH_SWIZZLE": "off", "GPU_SEARCH_TABLE": "12",
 		"GPU_REDUCE_HALF_UNROLL": "2", "GPU_REDUCE_HALF_ACCS": "1", "GPU_STAT_EXACT_EXP": "1"}
 	got := gpu.TuningFromEnv(func(k string) string { return env[k] })
@@ -35,7 +35,7 @@ func TestTuningFromEnv(t *testing.T) {
 	want.ScatterVariant, want.GatherStream, want.ElementwisePDL = 3, true, true
 	want.RandomHalfUniform, want.ReduceBlocksPerSM = 1, 8
 	want.SearchVariant, want.TopKVariant, want.GatherVariant, want.PutVariant = 1, 1, 2, 2
-	want.UniqueDenseMax, want.QuantileSelect = 1<<20, 0
+	want.UniqueDenseMax, want.QuantileSelect, want.QuantileSelectTotal = 1<<20, 0, 7
 	want.SearchShared, want.SearchQueries, want.SearchBlock, want.SearchBlocksPerSM, want.SearchSwizzle, want.SearchTable = 2, 8, 1024, 4, false, 12
 	want.ReduceHalfUnroll, want.ReduceHalfAccs, want.StatExactExp = 2, 1, true
 	want.Scan = gpu.ScanTuning{Variant: 1, Lookback: 2}
@@ -59,7 +59,7 @@ func TestTuningFromEnv(t *testing.T) {
 	}
 	bad := map[string]string{"GPU_PERMUTE_VARIANT": "v4", "GPU_RANDOM_WAVES": "0", "GPU_SCAN_LOOKBACK": "3", "GPU_SCAN_MINBLOCKS": "9",
 		"GPU_CONCAT_ROWS": "3", "GPU_CONCAT_BLOCKS_PER_SM": "-1", "GPU_CONCAT_VARIANT": "v3", "GPU_CONCAT_ITEMS": "2", "GPU_MATMUL_TILE": strconv.Itoa(len(kernel.MatMulTiles()) + 1), "GPU_SCATTER_VARIANT": "v0",
-		"GPU_RANDOM_HALF_UNIFORM": "v4", "GPU_REDUCE_BLOCKS_PER_SM": "-1", "GPU_SEARCH_VARIANT": "v3", "GPU_TOPK_VARIANT": "0", "GPU_UNIQUE_DENSE_MAX": "-1", "GPU_QUANTILE_SELECT": "-1", "GPU_SEARCH_SHARED": "6", "GPU_SEARCH_QUERIES": "0", "GPU_SEARCH_BLOCK": "128", "GPU_SEARCH_BLOCKS_PER_SM": "65", "GPU_SEARCH_TABLE": "3", "GPU_GATHER_VARIANT": "v3", "GPU_PUT_VARIANT": "v0",
+		"GPU_RANDOM_HALF_UNIFORM": "v4", "GPU_REDUCE_BLOCKS_PER_SM": "-1", "GPU_SEARCH_VARIANT": "v3", "GPU_TOPK_VARIANT": "0", "GPU_UNIQUE_DENSE_MAX": "-1", "GPU_QUANTILE_SELECT": "-1", "GPU_QUANTILE_SELECT_TOTAL": "-1", "GPU_SEARCH_SHARED": "6", "GPU_SEARCH_QUERIES": "0", "GPU_SEARCH_BLOCK": "128", "GPU_SEARCH_BLOCKS_PER_SM": "65", "GPU_SEARCH_TABLE": "3", "GPU_GATHER_VARIANT": "v3", "GPU_PUT_VARIANT": "v0",
 		"GPU_REDUCE_HALF_UNROLL": "3", "GPU_REDUCE_HALF_ACCS": "16"}
 	if got := gpu.TuningFromEnv(func(k string) string { return bad[k] }); got != def {
 		t.Errorf("from %v: %+v, want the defaults", bad, got)
@@ -101,6 +101,7 @@ func TestTuningPerDevice(t *testing.T) {
 		func(t *gpu.Tuning) { t.TopKVariant = 4 },
 		func(t *gpu.Tuning) { t.UniqueDenseMax = -1 },
 		func(t *gpu.Tuning) { t.QuantileSelect = -1 },
+		func(t *gpu.Tuning) { t.QuantileSelectTotal = -1 },
 		func(t *gpu.Tuning) { t.SearchShared = 6 },
 		func(t *gpu.Tuning) { t.SearchBlock = 128 },
 		func(t *gpu.Tuning) { t.SearchQueries = 9 },
