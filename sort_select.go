@@ -416,7 +416,8 @@ func Median[R Float, T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Arr
 // is NaN where numpy.median gives 5. q outside [0, 1], or NaN, is an error wrapping
 // ErrInvalidValue.
 //
-// Rows of at least Tuning.QuantileSelect elements select instead of sorting, as
+// Rows of at least Tuning.QuantileSelect elements, in calls of at least
+// Tuning.QuantileSelectTotal, select instead of sorting, as
 // Median's do: the lower neighbour by a radix select, the upper one (which NumPy's
 // formula reads even at t = 0, but for the row's last element) from the one counting
 // read after it; so do Quantiles of one q. Several qs sort.
@@ -434,7 +435,8 @@ func Quantiles[R Float, T Elem](s *Stream, a *Array[T], qs []float64, opts ...Re
 // (numpy.nanmedian): Median's, of the elements that aren't NaN; where all are NaN, or
 // there are none, NaN (NumPy warns and returns NaN). Of integers and bools, Median's.
 //
-// Float rows of at least Tuning.QuantileSelect elements select as Median's do, with one
+// Float rows of at least Tuning.QuantileSelect elements, in calls of at least
+// Tuning.QuantileSelectTotal, select as Median's do, with one
 // more read of the row before the select counting its NaNs (the middle positions are
 // those of the elements that aren't NaN, which order first; each row's own): a
 // float32 NanMedian reads the keys 6 times. The results are the sort's, bit for bit.

@@ -344,8 +344,8 @@ type Tuning struct {
 	// QuantileSelectTotal. GPU_QUANTILE_SELECT=n (n >= 0) sets it.
 	QuantileSelect int
 	// QuantileSelectTotal is the least number of elements (the rows times their
-	// length) of a call that selects (QuantileSelect): below it the selection's six
-	// or seven launches cost more than the sort's (one row of up to about 1.7 million
+	// length) of a call that selects (QuantileSelect): below it the selection's launches
+	// (a float32 median 6, a NanMedian 8, a float64 median 10) cost more than the sort's (one row of up to about 1.7 million
 	// float32 keys is one cooperative launch). Default 2^20; 0: QuantileSelect alone
 	// decides. On an H100 (2026-12-06, BenchmarkQuantileSelect, one process, 100 calls
 	// plus a synchronize each, µs, float32, select against sort):

@@ -7,13 +7,14 @@ import (
 )
 
 // builtinPTX holds the kernels listed in backend.Builtins. The target is sm_50 so that
-// the driver compiles it for any device since Maxwell. %globaltimer counts nanoseconds;
-// the spins add up the steps between two reads of it, each counted as at most
-// 1 ms: a step of the timer forwards or backwards (a resynchronization)
-// then lengthens a spin by at most that instead of ending it at once (conformance's
-// TimingEvents saw a 100 ms spin's event complete right after its launch, once on the
-// H200 when the spin compared the time elapsed unsigned and once on an H100, driver
-// 580.159, when it compared it signed), and a spin preempted for long runs on after.
+// the driver compiles it for any device since Maxwell. %globaltimer counts nanoseconds.
+// The spins add up the steps between two reads of it, each counted as at most 1 ms (a
+// step backwards is a huge unsigned step, so it counts 1 ms too): a jump of the timer
+// either way (a resynchronization) moves a spin's end by at most 1 ms instead of
+// ending it at once, and a spin preempted for long spins on afterwards. Conformance's
+// TimingEvents saw a 100 ms spin's event complete right after its launch twice: once
+// when the spin compared the time elapsed unsigned (a step backwards), and once on an
+// H100 (driver 580.159) when it compared it signed (a step forwards, presumably).
 // spin_copy_u32 writes its stamps (start, end) from block 0 only: use one block when
 // they matter.
 const builtinPTX = `
