@@ -174,7 +174,7 @@ func (q *QuantileFlags) PTX(major, minor int) (src, entry string, err error) {
 		}
 		x := acc[j]
 		for d := 16; d >= 1; d /= 2 {
-			y := quantileShflBfly(f, x, d)
+			y := shflBfly(f, x, d)
 			f.Op(op+x.Type().String(), x, x, y)
 		}
 		x64 := x
@@ -216,23 +216,6 @@ func (q *QuantileFlags) PTX(major, minor int) (src, entry string, err error) {
 	f.Place(exit)
 	f.Ret()
 	return m.String(), entry, nil
-}
-
-// quantileShflBfly returns x (u32 or u64) of the lane laneid^d.
-func quantileShflBfly(f *ptx.Func, x ptx.Reg, d int) ptx.Reg {
-	if x.Type().Bits() == 64 {
-		lo, hi := f.Reg(ptx.B32), f.Reg(ptx.B32)
-		f.Op("mov.b64", ptx.Vec{lo, hi}, x)
-		lo2, hi2 := f.Reg(ptx.B32), f.Reg(ptx.B32)
-		f.Shfl("bfly", lo2, lo, ptx.Int(d), ptx.Int(31), ptx.Uint(0xffffffff))
-		f.Shfl("bfly", hi2, hi, ptx.Int(d), ptx.Int(31), ptx.Uint(0xffffffff))
-		y := f.Reg(x.Type())
-		f.Op("mov.b64", y, ptx.Vec{lo2, hi2})
-		return y
-	}
-	y := f.Reg(x.Type())
-	f.Shfl("bfly", y.As(ptx.B32), x.As(ptx.B32), ptx.Int(d), ptx.Int(31), ptx.Uint(0xffffffff))
-	return y
 }
 
 // quantileRowPosPTX emits QuantilePositions for m elements (u64, > 0): lo and hi

@@ -1066,9 +1066,12 @@ func (g *redGen) ldShared(i ptx.Reg) redVal {
 	return x
 }
 
-// shfl returns x from the lane laneid^mask.
-func (g *redGen) shfl(x ptx.Reg, mask int) ptx.Reg {
-	f := g.f
+// shfl returns x from the lane laneid^mask (shflBfly).
+func (g *redGen) shfl(x ptx.Reg, mask int) ptx.Reg { return shflBfly(g.f, x, mask) }
+
+// shflBfly returns x (32 or 64 bits: two shuffles of its halves) from the lane
+// laneid^mask of a full warp.
+func shflBfly(f *ptx.Func, x ptx.Reg, mask int) ptx.Reg {
 	if x.Type().Bits() == 64 {
 		lo, hi := f.Reg(ptx.B32), f.Reg(ptx.B32)
 		f.Op("mov.b64", ptx.Vec{lo, hi}, x)

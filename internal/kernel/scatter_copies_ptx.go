@@ -82,22 +82,9 @@ func (g *scatterGen) copyCombine(tid, off, v, live ptx.Reg) {
 	f.At(live).Op("st.shared"+bits.Type().String(), ptx.Mem(a, 0), nv)
 }
 
-// shflBfly returns v of lane lane^mask (shfl.sync.bfly), for 32- and 64-bit values.
-func shflBfly(f *ptx.Func, v ptx.Reg, mask int) ptx.Reg {
-	b := accBits(f, v)
-	if b.Type().Bits() == 32 {
-		o := f.Reg(ptx.B32)
-		f.Shfl("bfly", o, b, ptx.Int(mask), ptx.Int(31), ptx.Uint(0xffffffff))
-		return fromBits(f, v.Type(), o)
-	}
-	lo, hi := f.Reg(ptx.B32), f.Reg(ptx.B32)
-	f.Op("mov.b64", ptx.Vec([]ptx.Reg{lo, hi}), b)
-	olo, ohi := f.Reg(ptx.B32), f.Reg(ptx.B32)
-	f.Shfl("bfly", olo, lo, ptx.Int(mask), ptx.Int(31), ptx.Uint(0xffffffff))
-	f.Shfl("bfly", ohi, hi, ptx.Int(mask), ptx.Int(31), ptx.Uint(0xffffffff))
-	o := f.Reg(ptx.B64)
-	f.Op("mov.b64", o, ptx.Vec([]ptx.Reg{olo, ohi}))
-	return fromBits(f, v.Type(), o)
+// shflAccBfly returns the accumulator value v of lane lane^mask (shflBfly of its bits).
+func shflAccBfly(f *ptx.Func, v ptx.Reg, mask int) ptx.Reg {
+	return fromBits(f, v.Type(), shflBfly(f, accBits(f, v), mask))
 }
 
 // initCopies fills the copies with the identity.
@@ -144,7 +131,7 @@ func (g *scatterGen) flushCopies(tid ptx.Reg, identity uint64) {
 	f.At(in).Op("ld.shared"+bits.Type().String(), bits, ptx.Mem(a, 0))
 	v := fromBits(f, g.acc, bits)
 	for m := w / 2; m >= 1; m /= 2 {
-		v = g.combine(s.Dst, v, shflBfly(f, v, m))
+		v = g.combine(s.Dst, v, shflAccBfly(f, v, m))
 	}
 	head := f.Reg(ptx.Pred)
 	lanePos := f.Reg(ptx.U32)
