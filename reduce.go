@@ -14,7 +14,8 @@ import (
 
 // ReduceOption configures a reduction (Sum, Prod, Min, Max, Any, All, Count, Mean,
 // Var, Std, LogSumExp, Norm, MapReduce, MapReduceInto, ReduceInto, ArgMin, ArgMax,
-// FindMin, FindMax, Median, Quantile, Quantiles, and their -Of forms): Axes, KeepDims
+// FindMin, FindMax, Median, Quantile, Quantiles, NanMedian, NanQuantile, NanQuantiles,
+// and their -Of forms): Axes, KeepDims
 // (Var and Std also take Ddof). The
 // reductions cover all elements or any set of axes, with NumPy's names and semantics
 // (Julia's findmin and findmax for FindMin and FindMax).

@@ -106,3 +106,27 @@ func MedianOf[T Float](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[T],
 func NanMedianOf[T Float](s *Stream, a *Array[T], opts ...ReduceOption) (*Array[T], error) {
 	return NanMedian[T](s, a, opts...)
 }
+
+// QuantileOf is Quantile[T]: the q-th quantile of a's float elements in their own type
+// (numpy.quantile of a float array).
+func QuantileOf[T Float](s *Stream, a *Array[T], q float64, opts ...ReduceOption) (*Array[T], error) {
+	return Quantile[T](s, a, q, opts...)
+}
+
+// QuantilesOf is Quantiles[T]: the quantiles qs of a's float elements in their own
+// type, the first axis over qs (numpy.quantile of a float array with an array of q).
+func QuantilesOf[T Float](s *Stream, a *Array[T], qs []float64, opts ...ReduceOption) (*Array[T], error) {
+	return Quantiles[T](s, a, qs, opts...)
+}
+
+// NanQuantileOf is NanQuantile[T]: the q-th quantile of a's float elements but NaNs, in
+// their own type (numpy.nanquantile of a float array).
+func NanQuantileOf[T Float](s *Stream, a *Array[T], q float64, opts ...ReduceOption) (*Array[T], error) {
+	return NanQuantile[T](s, a, q, opts...)
+}
+
+// NanQuantilesOf is NanQuantiles[T]: the quantiles qs of a's float elements but NaNs,
+// in their own type, the first axis over qs (numpy.nanquantile with an array of q).
+func NanQuantilesOf[T Float](s *Stream, a *Array[T], qs []float64, opts ...ReduceOption) (*Array[T], error) {
+	return NanQuantiles[T](s, a, qs, opts...)
+}

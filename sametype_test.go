@@ -152,6 +152,12 @@ func TestSameTypeReductions(t *testing.T) {
 			{"Norm", func() (*gpu.Array[float32], error) { return gpu.NormOf(s, x, 2, gpu.Axes(-1)) }, func() (*gpu.Array[float32], error) { return gpu.Norm[float32](s, x, 2, gpu.Axes(-1)) }},
 			{"Median", func() (*gpu.Array[float32], error) { return gpu.MedianOf(s, x, gpu.Axes(1)) }, func() (*gpu.Array[float32], error) { return gpu.Median[float32](s, x, gpu.Axes(1)) }},
 			{"NanMedian", func() (*gpu.Array[float32], error) { return gpu.NanMedianOf(s, x, gpu.Axes(0)) }, func() (*gpu.Array[float32], error) { return gpu.NanMedian[float32](s, x, gpu.Axes(0)) }},
+			{"Quantile", func() (*gpu.Array[float32], error) { return gpu.QuantileOf(s, x, 0.3, gpu.Axes(1)) }, func() (*gpu.Array[float32], error) { return gpu.Quantile[float32](s, x, 0.3, gpu.Axes(1)) }},
+			{"Quantiles", func() (*gpu.Array[float32], error) { return gpu.QuantilesOf(s, x, []float64{0.1, 0.9}) }, func() (*gpu.Array[float32], error) { return gpu.Quantiles[float32](s, x, []float64{0.1, 0.9}) }},
+			{"NanQuantile", func() (*gpu.Array[float32], error) { return gpu.NanQuantileOf(s, x, 0.7, gpu.Axes(0)) }, func() (*gpu.Array[float32], error) { return gpu.NanQuantile[float32](s, x, 0.7, gpu.Axes(0)) }},
+			{"NanQuantiles", func() (*gpu.Array[float32], error) { return gpu.NanQuantilesOf(s, x, []float64{0, 1}, gpu.Axes(1)) }, func() (*gpu.Array[float32], error) {
+				return gpu.NanQuantiles[float32](s, x, []float64{0, 1}, gpu.Axes(1))
+			}},
 		} {
 			of := must[*gpu.Array[float32]](t)(c.of())
 			ex := must[*gpu.Array[float32]](t)(c.expl())

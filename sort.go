@@ -98,8 +98,12 @@ func sortOpts(op string, opts []SortOption) (sortOptions, error) {
 
 // Sort returns a sorted copy of a along axis (negative counts from the end; -1 is
 // NumPy's default), as numpy.sort(a, axis, kind="stable"): ascending, or descending
-// with Descending(). A 0-d array is sorted as one element. The order of floats and
-// the temporary memory taken: see the package's sorting section (sort.go). An axis
+// with Descending(). A 0-d array is sorted as one element. Floats sort in NumPy's
+// order, -Inf < negatives < -0 = +0 < positives < +Inf < NaN (every NaN equal to every
+// other; -0 and +0 keep their signs and their input order); Descending reverses it
+// (NaNs first), still stable. Besides the result, a sort on CUDA takes a second buffer
+// of the keys and up to 2*64 MiB of look-back status (the details, and the algorithm:
+// the comment that opens sort.go). An axis
 // out of range, a nil array or stream, or an option Sort doesn't take (Smallest) is
 // an error wrapping ErrInvalidValue.
 //

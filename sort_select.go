@@ -426,7 +426,9 @@ func Quantile[R Float, T Elem](s *Stream, a *Array[T], q float64, opts ...Reduce
 }
 
 // Quantiles returns the quantiles qs of a over the axes as one array whose first axis
-// runs over qs (numpy.quantile with an array of q; no qs give an empty array).
+// runs over qs (numpy.quantile with an array of q; no qs give an empty array):
+// Quantile's for each q (its NaN and infinity rules). A q outside [0, 1], or NaN, is an
+// error wrapping ErrInvalidValue. One q selects as Quantile does; several sort.
 func Quantiles[R Float, T Elem](s *Stream, a *Array[T], qs []float64, opts ...ReduceOption) (*Array[R], error) {
 	return quantiles[R](s, a, qs, false, true, false, opts)
 }
@@ -453,8 +455,9 @@ func NanQuantile[R Float, T Elem](s *Stream, a *Array[T], q float64, opts ...Red
 }
 
 // NanQuantiles returns the quantiles qs of a over the axes leaving NaNs out, as one
-// array whose first axis runs over qs (numpy.nanquantile with an array of q). One q
-// selects as NanQuantile does; several sort.
+// array whose first axis runs over qs (numpy.nanquantile with an array of q; no qs
+// give an empty array): NanQuantile's for each q. A q outside [0, 1], or NaN, is an
+// error wrapping ErrInvalidValue. One q selects as NanQuantile does; several sort.
 func NanQuantiles[R Float, T Elem](s *Stream, a *Array[T], qs []float64, opts ...ReduceOption) (*Array[R], error) {
 	return quantiles[R](s, a, qs, false, true, true, opts)
 }
