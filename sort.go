@@ -102,8 +102,8 @@ func sortOpts(op string, opts []SortOption) (sortOptions, error) {
 // order, -Inf < negatives < -0 = +0 < positives < +Inf < NaN (every NaN equal to every
 // other; -0 and +0 keep their signs and their input order); Descending reverses it
 // (NaNs first), still stable. Besides the result, a sort on CUDA takes a second buffer
-// of the keys and up to 2*64 MiB of look-back status (the details, and the algorithm:
-// the comment that opens sort.go). An axis
+// of the keys and up to 2*64 MiB of look-back status (2*85 MiB for 8-byte keys; the
+// details, and the algorithm: the comment that opens sort.go). An axis
 // out of range, a nil array or stream, or an option Sort doesn't take (Smallest) is
 // an error wrapping ErrInvalidValue.
 //
