@@ -714,6 +714,10 @@ func nilStreamCases(f *nilFixture) []nilCase {
 		{"NormOf", func() error { return e1(gpu.NormOf(s, a, 1)) }},
 		{"MedianOf", func() error { return e1(gpu.MedianOf(s, a)) }},
 		{"NanMedianOf", func() error { return e1(gpu.NanMedianOf(s, a)) }},
+		{"QuantileOf", func() error { return e1(gpu.QuantileOf(s, a, 0.5)) }},
+		{"QuantilesOf", func() error { return e1(gpu.QuantilesOf(s, a, []float64{0, 1})) }},
+		{"NanQuantileOf", func() error { return e1(gpu.NanQuantileOf(s, a, 0.5)) }},
+		{"NanQuantilesOf", func() error { return e1(gpu.NanQuantilesOf(s, a, []float64{0, 1})) }},
 
 		// Scans.
 		{"CumSum", func() error { return e1(gpu.CumSum[float32](s, a, 1)) }},
