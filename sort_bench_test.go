@@ -3,6 +3,8 @@ package gpu_test
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/go-gpu/gpu"
@@ -336,5 +338,86 @@ func BenchmarkQuantileSelect(b *testing.B) {
 			}
 		}
 		x.Free()
+	}
+}
+
+// BenchmarkSearchSortedTable searches 2^26 float32 queries in 2^24 sorted float32 keys
+// (2^20 in 2^18 on the CPU: no global table there, where the tree is shallow) with and
+// without SearchSorted's global bucket table (Tuning.SearchTableGlobal 20 and 0), on
+// keys of four distributions, the queries drawn from the same one: uniform in [0, 1),
+// normal, log-normal (exp of 4 normals: most values crowd into few buckets) and
+// clustered (19 of 20 in a band of a ten-thousandth of the range). Both settings must
+// give the same positions. GB/s counts 12 bytes a query, as gpubench's row.
+//
+//	go test -run XXX -bench SearchSortedTable -benchtime 20x .
+func BenchmarkSearchSortedTable(b *testing.B) {
+	d := scBenchDev(b)
+	s := d.DefaultStream()
+	m, n := 1<<24, 1<<26
+	if !scBenchLarge(d) {
+		m, n = 1<<18, 1<<20
+	}
+	rng := rand.New(rand.NewPCG(5, 21))
+	dists := []struct {
+		name string
+		gen  func() float32
+	}{
+		{"uniform", func() float32 { return rng.Float32() }},
+		{"normal", func() float32 { return float32(rng.NormFloat64()) }},
+		{"lognormal", func() float32 { return float32(math.Exp(4 * rng.NormFloat64())) }},
+		{"clustered", func() float32 {
+			if rng.IntN(20) == 0 {
+				return rng.Float32()
+			}
+			return 0.5 + 1e-4*rng.Float32()
+		}},
+	}
+	for _, dist := range dists {
+		keys, qs := make([]float32, m), make([]float32, n)
+		for i := range keys {
+			keys[i] = dist.gen()
+		}
+		for i := range qs {
+			qs[i] = dist.gen()
+		}
+		slices.Sort(keys)
+		a, err := gpu.FromSlice(s, keys)
+		if err != nil {
+			b.Fatal(err)
+		}
+		v, err := gpu.FromSlice(s, qs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var ref []int64
+		for _, bits := range []int{0, 20} {
+			b.Run(fmt.Sprintf("%s/table%d", dist.name, bits), func(b *testing.B) {
+				tu := d.Tuning()
+				tu.SearchTableGlobal = bits
+				old, err := d.SetTuning(tu)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer d.SetTuning(old)
+				y, err := gpu.SearchSorted(s, a, v, gpu.SideLeft)
+				if err != nil {
+					b.Fatal(err)
+				}
+				got := toSliceB(b, y)
+				y.Free()
+				if ref == nil {
+					ref = got
+				} else if i := slices.Compare(got, ref); i != 0 {
+					for j := range got {
+						if got[j] != ref[j] {
+							b.Fatalf("query %d (%v): %d with the table, %d without", j, qs[j], got[j], ref[j])
+						}
+					}
+				}
+				scRun(b, s, int64(12*n), func() (interface{ Free() error }, error) { return gpu.SearchSorted(s, a, v, gpu.SideLeft) })
+			})
+		}
+		a.Free()
+		v.Free()
 	}
 }

@@ -10,7 +10,7 @@ import (
 // contiguous header) in the m > 0 sorted elements of a (contiguous): internal/kernel's
 // SearchTreeSample builds the tree's sample levels (about m/7 ordered keys of 4 or 8
 // bytes, in temporary memory), SearchTable the bucket table where the tuning's
-// SearchTable asks for one (4 (2^bits + 3) bytes more, bits at most SearchTable), then
+// SearchTableGlobal or SearchTable asks for one (4 (2^bits + 3) bytes more), then
 // SearchTree walks them, configured by the tuning's SearchShared, SearchQueries, SearchBlock and
 // SearchBlocksPerSM.
 func searchTree(s *Stream, a, q *header, m, n int, right bool, out *header) error {
@@ -41,8 +41,19 @@ func searchTree(s *Stream, a, q *header, m, n int, right bool, out *header) erro
 		qpt = 4 - 2*(ks/8)
 	}
 	shared := min(L-1, tu.SearchShared, kernel.SearchTreeMaxShared(ks))
-	bits := 0 // (the bucket table: Tuning.SearchTable)
-	if tu.SearchTable > 0 && L > 1 && kernel.SearchTableTakes(a.dt) && uint64(m) < 1<<32 {
+	bits := 0 // (the bucket table: Tuning.SearchTable and SearchTableGlobal)
+	global := false
+	if tu.SearchTableGlobal > 0 && L-1 > kernel.SearchTreeMaxShared(ks) && kernel.SearchTableTakes(a.dt) && uint64(m) < 1<<32 {
+		// About 16 elements a bucket (a query's range then most often within one
+		// node of the sample's lowest level), none for fewer queries than buckets.
+		bits = min(tu.SearchTableGlobal, max(4, mbits.Len(uint(m))-5))
+		if n >= 1<<bits {
+			global, shared = true, 0
+		} else {
+			bits = 0
+		}
+	}
+	if !global && tu.SearchTable > 0 && L > 1 && kernel.SearchTableTakes(a.dt) && uint64(m) < 1<<32 {
 		// At most about m/8 buckets (smaller ones skip no more levels), and none for
 		// fewer queries than buckets (the table's searches would cost more than the
 		// steps they save).
@@ -52,7 +63,7 @@ func searchTree(s *Stream, a, q *header, m, n int, right bool, out *header) erro
 		}
 	}
 	tree := func() *kernel.SearchTree {
-		return &kernel.SearchTree{Order: order, Right: right, Levels: L, Shared: shared, Swizzle: tu.SearchSwizzle && shared > 0, TableBits: bits}
+		return &kernel.SearchTree{Order: order, Right: right, Levels: L, Shared: shared, Swizzle: tu.SearchSwizzle && shared > 0, TableBits: bits, TableGlobal: global}
 	}
 	// Where a block's shared memory doesn't hold the shared levels and the table (the
 	// CPU backend's 48 KiB; GPUs of less shared memory than the H200's): fewer

@@ -377,17 +377,20 @@ func TestSearchSortedTree(t *testing.T) {
 			qi[i] = rng.Int64N(1<<41) - 1<<40
 		}
 		qi = append(qi, i64[len(i64)-1000:]...)
-		for i, c := range []struct{ shared, queries, block, blocks, table int }{{0, 1, 256, 1, 0}, {1, 3, 512, 2, 0}, {2, 8, 512, 4, 0}, {3, 6, 256, 16, 0},
-			{4, 5, 1024, 64, 0}, {4, 0, 256, 16, 0}, {5, 8, 512, 1, 0}, {5, 2, 1024, 1, 0}, {5, 0, 256, 16, 0}, {5, 0, 0, 0, 0}, {3, 6, 256, 16, 0},
-			{5, 0, 0, 0, 14}, {5, 0, 0, 0, 10}, {4, 0, 256, 16, 12}, {0, 1, 256, 1, 4}} {
+		// (global: Tuning.SearchTableGlobal, which the float32 array of 7 levels takes,
+		// 2^14 buckets at most, before a table in shared memory)
+		for i, c := range []struct{ shared, queries, block, blocks, table, global int }{{0, 1, 256, 1, 0, 0}, {1, 3, 512, 2, 0, 0}, {2, 8, 512, 4, 0, 0}, {3, 6, 256, 16, 0, 0},
+			{4, 5, 1024, 64, 0, 0}, {4, 0, 256, 16, 0, 0}, {5, 8, 512, 1, 0, 0}, {5, 2, 1024, 1, 0, 0}, {5, 0, 256, 16, 0, 0}, {5, 0, 0, 0, 0, 0}, {3, 6, 256, 16, 0, 0},
+			{5, 0, 0, 0, 14, 0}, {5, 0, 0, 0, 10, 0}, {4, 0, 256, 16, 12, 0}, {0, 1, 256, 1, 4, 0},
+			{5, 0, 0, 0, 0, 20}, {5, 0, 0, 0, 14, 9}, {0, 2, 256, 1, 0, 4}} {
 			tu := old
 			tu.SearchVariant, tu.SearchShared, tu.SearchQueries, tu.SearchBlock, tu.SearchBlocksPerSM = 2, c.shared, c.queries, c.block, c.blocks
 			tu.SearchSwizzle = i%2 == 1 // the shared levels swizzled in every other configuration
-			tu.SearchTable = c.table
+			tu.SearchTable, tu.SearchTableGlobal = c.table, c.global
 			if _, err := d.SetTuning(tu); err != nil {
 				t.Fatal(err)
 			}
-			t.Run(fmt.Sprintf("s%d-q%d-t%d-b%d-z%v-table%d", c.shared, c.queries, c.block, c.blocks, tu.SearchSwizzle, c.table), func(t *testing.T) {
+			t.Run(fmt.Sprintf("s%d-q%d-t%d-b%d-z%v-table%d-global%d", c.shared, c.queries, c.block, c.blocks, tu.SearchSwizzle, c.table, c.global), func(t *testing.T) {
 				searchSortedCases(t, s)
 				checkSearchSorted(t, s, f32, qf, []int{len(qf)})
 				checkSearchSorted(t, s, i64, qi, []int{len(qi)})

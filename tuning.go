@@ -57,6 +57,7 @@ import (
 //	GPU_SEARCH_BLOCKS_PER_SM=1..64          SearchBlocksPerSM (0: by the shared levels)
 //	GPU_SEARCH_SWIZZLE=on|off               SearchSwizzle (on)
 //	GPU_SEARCH_TABLE=0|4..14                SearchTable (0: none)
+//	GPU_SEARCH_TABLE_GLOBAL=0|4..22         SearchTableGlobal (0: none)
 //	GPU_TOPK_VARIANT=v1|v2|v3               TopKVariant (3)
 //	GPU_UNIQUE_DENSE_MAX=0..2097152         UniqueDenseMax (2^21)
 //	GPU_QUANTILE_SELECT=n (n >= 0)          QuantileSelect (2^16)
@@ -294,6 +295,18 @@ type Tuning struct {
 	// right (the search tests passed with it there). GPU_SEARCH_TABLE=0 or 4..14 sets
 	// it (1 to 3 are ignored).
 	SearchTable int
+	// SearchTableGlobal, where not 0 (4 to 22), gives SearchSorted's tree over
+	// float32, int32 and uint32 arrays of fewer than 2^32 elements too long for the
+	// shared levels to hold the tree (more than 8^6 = 262144 elements) a table of up to
+	// 2^SearchTableGlobal buckets that the search reads from global memory (L2) instead
+	// of shared memory (SearchTree.TableGlobal): about one bucket for 16 elements
+	// (2^20 for 2^24 keys), no shared levels, blocks of 256 threads, at most 4 queries
+	// a thread. On uniform keys a query then reads its bucket's two words, one node of
+	// the sample's lowest level and the array's sector; where the values crowd into
+	// few buckets it walks from higher up (from the root where one bucket holds
+	// them all). It takes the place of SearchTable where both apply. Default 0;
+	// GPU_SEARCH_TABLE_GLOBAL=0 or 4..22 sets it (1 to 3 are ignored).
+	SearchTableGlobal int
 	// TopKVariant selects TopK's radix select on CUDA: 2, the histogram passes in one
 	// wave (8 blocks a multiprocessor) with 16-byte loads of 4-byte keys, each pass's
 	// last block doing the select step (no step launches), the count pass reading its
@@ -518,6 +531,11 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 	if table == 0 || table >= 4 {
 		t.SearchTable = table
 	}
+	tableGlobal := -1
+	envInt(getenv, "GPU_SEARCH_TABLE_GLOBAL", 0, kernel.SearchTableGlobalMaxBits, &tableGlobal)
+	if tableGlobal == 0 || tableGlobal >= 4 {
+		t.SearchTableGlobal = tableGlobal
+	}
 	envVariant(getenv, "GPU_TOPK_VARIANT", 3, &t.TopKVariant)
 	envInt(getenv, "GPU_UNIQUE_DENSE_MAX", 0, 1<<21, &t.UniqueDenseMax)
 	envInt(getenv, "GPU_QUANTILE_SELECT", 0, math.MaxInt, &t.QuantileSelect)
@@ -619,6 +637,8 @@ func (t Tuning) validate() error {
 		return fmt.Errorf("gpu: tuning: SearchBlocksPerSM %d, want 0 to 64: %w", t.SearchBlocksPerSM, ErrInvalidValue)
 	case t.SearchTable != 0 && (t.SearchTable < 4 || t.SearchTable > kernel.SearchTableMaxBits):
 		return fmt.Errorf("gpu: tuning: SearchTable %d, want 0 or 4 to %d: %w", t.SearchTable, kernel.SearchTableMaxBits, ErrInvalidValue)
+	case t.SearchTableGlobal != 0 && (t.SearchTableGlobal < 4 || t.SearchTableGlobal > kernel.SearchTableGlobalMaxBits):
+		return fmt.Errorf("gpu: tuning: SearchTableGlobal %d, want 0 or 4 to %d: %w", t.SearchTableGlobal, kernel.SearchTableGlobalMaxBits, ErrInvalidValue)
 	case t.TopKVariant < 1 || t.TopKVariant > 3:
 		return fmt.Errorf("gpu: tuning: top-k variant %d, want 1, 2 or 3: %w", t.TopKVariant, ErrInvalidValue)
 	case t.UniqueDenseMax < 0:

@@ -33,9 +33,14 @@ import (
 // reach past m, where SearchTree walks from the root; its answers there are arbitrary
 // (as NumPy's), but the same on every backend and every run.
 
-// SearchTableMaxBits is the most bits of SearchTable (and SearchTree.TableBits): 2^14
-// buckets, 64 KiB of table in shared memory beside the five shared levels' 146 KiB.
+// SearchTableMaxBits is the most bits of a table SearchTree stages in shared memory
+// (SearchTree.TableBits without TableGlobal): 2^14 buckets, 64 KiB of table beside the
+// five shared levels' 146 KiB.
 const SearchTableMaxBits = 14
+
+// SearchTableGlobalMaxBits is the most bits of SearchTable, and of a table SearchTree
+// reads from global memory (TableGlobal): 2^22 buckets, 16 MiB.
+const SearchTableGlobalMaxBits = 22
 
 // SearchTableWords returns the 4-byte words of a table of 2^bits buckets: the header's
 // two and T[0] to T[2^bits].
@@ -106,7 +111,7 @@ func searchTableBucket(bits int, f, s, v float32) int {
 // each a binary search of the array: about log2(m) loads).
 type SearchTable struct {
 	Order SortKey
-	Bits  int // 4 to SearchTableMaxBits
+	Bits  int // 4 to SearchTableGlobalMaxBits
 }
 
 // Key identifies the kernel.
@@ -122,7 +127,7 @@ func (s *SearchTable) Validate() error {
 	if s.Order.Descending || !searchTableTypes(s.Order.Type) {
 		return fmt.Errorf("kernel: search table of %v keys (descending %v)", s.Order.Type, s.Order.Descending)
 	}
-	if s.Bits < 4 || s.Bits > SearchTableMaxBits {
+	if s.Bits < 4 || s.Bits > SearchTableGlobalMaxBits {
 		return fmt.Errorf("kernel: search table of %d bits", s.Bits)
 	}
 	return nil

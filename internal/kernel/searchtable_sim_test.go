@@ -59,7 +59,7 @@ func TestSearchTableSim(t *testing.T) {
 				}
 				sort.Slice(ord, func(i, j int) bool { return ord[i] < ord[j] })
 			}
-			for _, bits := range []int{4, 10} {
+			for _, bits := range []int{4, 10, 15} {
 				tab := simAgree(t, &SearchTable{Order: o, Bits: bits}, 3, SortBlock,
 					[]spectest.Arg{spectest.Buf(sorted), spectest.U64(uint64(m)), spectest.Buf(make([]byte, 4*SearchTableWords(bits)))})[2]
 				// The table's ranges: nondecreasing, from 0 to m, each bucket's elements
@@ -98,10 +98,17 @@ func TestSearchTableSim(t *testing.T) {
 					q = append(q, raw[:]...)
 				}
 				for _, right := range []bool{false, true} {
-					for k, sh := range []int{0, min(L-1, SearchTreeMaxShared(4))} {
+					// The table staged in shared memory beside no shared level or all
+					// of them, and read from global memory (TableGlobal) beside none
+					// or all; tables of more than SearchTableMaxBits bits only so.
+					for k, sh := range []int{0, min(L-1, SearchTreeMaxShared(4)), 0, min(L-1, SearchTreeMaxShared(4))} {
+						global := k >= 2
+						if !global && bits > SearchTableMaxBits {
+							continue
+						}
 						block := []int{256, 1024}[(m+sh+bits)%2]
-						sp := &SearchTree{Order: o, Right: right, Levels: L, Shared: sh, Queries: 1 + (m+bits)%min(SearchTreeTableQueries, SearchTreeMaxQueries(4, block)),
-							Vector: (k+bits/2)%2 == 0, Block: block, Swizzle: sh > 0 && right, TableBits: bits}
+						sp := &SearchTree{Order: o, Right: right, Levels: L, Shared: sh, Queries: 1 + (m+bits+k)%min(SearchTreeTableQueries, SearchTreeMaxQueries(4, block)),
+							Vector: (k+bits/2)%2 == 0, Block: block, Swizzle: sh > 0 && right, TableBits: bits, TableGlobal: global}
 						sampleArg := spectest.U64(0)
 						if sample != nil {
 							sampleArg = spectest.Buf(sample)
@@ -178,9 +185,10 @@ func TestSearchTableSkips(t *testing.T) {
 	}
 	n := len(q) / 4
 	for _, right := range []bool{false, true} {
-		for _, sh := range []int{0, L - 1} {
+		for k, sh := range []int{0, L - 1, 0} {
 			for _, table := range []int{bits, 0} {
-				sp := &SearchTree{Order: o, Right: right, Levels: L, Shared: sh, Queries: 2, Vector: true, Block: 256, TableBits: table}
+				global := k == 2 && table != 0
+				sp := &SearchTree{Order: o, Right: right, Levels: L, Shared: sh, Queries: 2, Vector: true, Block: 256, TableBits: table, TableGlobal: global}
 				args := []spectest.Arg{spectest.Buf(sorted), spectest.U64(m), spectest.Buf(sample), spectest.Buf(q),
 					spectest.Buf(make([]byte, 8*n)), spectest.U64(uint64(n))}
 				if table != 0 {

@@ -178,8 +178,15 @@ type SearchTree struct {
 	// SearchTable's table of 2^TableBits buckets, which each block stages in shared
 	// memory after the shared levels: a query's bucket bounds its answer to [lo, hi],
 	// and a level whose block index lo and hi share needs no load (for uniform keys
-	// all levels but the last few), nor the array where lo == hi.
+	// all levels but the last few), nor the array where lo == hi. A warp skips a
+	// level's step for a query where none of its lanes needs its load.
 	TableBits int
+	// TableGlobal reads the table from global memory (each query its bucket's two
+	// words, which stay in L2) instead of staging it in shared memory: tables of up
+	// to SearchTableGlobalMaxBits bits, for arrays too large for the shared levels to
+	// hold the tree (on uniform keys, a bucket of about 16 elements leaves a query a
+	// step in the sample's lowest level and one in the array).
+	TableGlobal bool
 }
 
 // Key identifies the kernel.
@@ -193,6 +200,9 @@ func (s *SearchTree) Key() string {
 	}
 	if s.TableBits != 0 {
 		k += fmt.Sprintf("|t%d", s.TableBits)
+	}
+	if s.TableGlobal {
+		k += "g"
 	}
 	return k
 }
@@ -236,7 +246,7 @@ func (s *SearchTree) tableOffset() int { return (s.sharedSize() + 15) &^ 15 }
 // sharedTotal returns the bytes of the block's shared memory: the shared levels and the
 // table.
 func (s *SearchTree) sharedTotal() int {
-	if s.TableBits == 0 {
+	if s.TableBits == 0 || s.TableGlobal {
 		return s.sharedSize()
 	}
 	return s.tableOffset() + 4*SearchTableWords(s.TableBits)
@@ -303,9 +313,16 @@ func (s *SearchTree) Validate() error {
 	if ks := s.Order.Size(); s.Vector && ks != 4 && ks != 8 {
 		return fmt.Errorf("kernel: vector search of %d-byte keys", ks)
 	}
+	if s.TableGlobal && s.TableBits == 0 {
+		return fmt.Errorf("kernel: search tree with a global table of no bits")
+	}
 	if s.TableBits != 0 {
 		// (m < 2^32: at most 11 levels)
-		if s.TableBits < 4 || s.TableBits > SearchTableMaxBits || !searchTableTypes(s.Order.Type) || s.Levels > 11 {
+		most := SearchTableMaxBits
+		if s.TableGlobal {
+			most = SearchTableGlobalMaxBits
+		}
+		if s.TableBits < 4 || s.TableBits > most || !searchTableTypes(s.Order.Type) || s.Levels > 11 {
 			return fmt.Errorf("kernel: search of %v keys, %d levels, with a table of %d bits", s.Order.Type, s.Levels, s.TableBits)
 		}
 		if s.Queries > SearchTreeTableQueries {

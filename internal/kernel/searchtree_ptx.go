@@ -117,8 +117,9 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 	nb, off := searchTreeLayoutRegs(f, mLen, L)
 	// Stage the top S levels (entries off[L-S] to off[L]) in shared memory, and the
 	// table after them.
+	staged := s.TableBits != 0 && !s.TableGlobal // (the table in shared memory)
 	var shBase, shStart ptx.Reg
-	if S > 0 || s.TableBits != 0 {
+	if S > 0 || staged {
 		if s.SharedBytes() > 0 {
 			m.ExternShared("st_piv", 16)
 		} else {
@@ -128,8 +129,11 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 		f.Op("mov.u32", shBase, ptx.Sym("st_piv"))
 	}
 	var tBase ptx.Reg // the table in shared memory
+	var pt ptx.Reg    // the table's global address
 	if s.TableBits != 0 {
-		pt := globalParam(f, 6)
+		pt = globalParam(f, 6)
+	}
+	if staged {
 		tBase = f.Reg(ptx.U32)
 		f.Add(tBase, shBase, ptx.Int(s.tableOffset()))
 		idx := f.Reg(ptx.U32)
@@ -191,7 +195,11 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 	var first, scale, m32 ptx.Reg
 	if s.TableBits != 0 {
 		first, scale, m32 = f.Reg(ptx.F32), f.Reg(ptx.F32), f.Reg(ptx.U32)
-		f.Ld(ptx.Shared, ptx.CacheDefault, ptx.F32, ptx.Mem(tBase, 0), first, scale)
+		if s.TableGlobal {
+			f.Ld(ptx.Global, ptx.NC, ptx.F32, ptx.Mem(pt, 0), first, scale)
+		} else {
+			f.Ld(ptx.Shared, ptx.CacheDefault, ptx.F32, ptx.Mem(tBase, 0), first, scale)
+		}
 		f.Cvt(m32, mLen)
 	}
 	// Q queries per thread and round: i, i+step, ... (grid-stride).
@@ -207,7 +215,15 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 	f.Mul(step, step, ptx.Int(B))
 	loop, done := f.NewLabel(), f.NewLabel()
 	f.Place(loop)
-	f.At(f.Setp(ptx.Ge, i, n)).Bra(done)
+	if s.TableBits != 0 {
+		// A warp leaves the loop together (its lanes past n with no query in
+		// bounds), so that the votes of the steps (below) see all its lanes.
+		more := f.Reg(ptx.Pred)
+		f.Op("vote.sync.any.pred", more, f.Setp(ptx.Lt, i, n), ptx.Uint(0xffffffff))
+		f.AtNot(more).Bra(done)
+	} else {
+		f.At(f.Setp(ptx.Ge, i, n)).Bra(done)
+	}
 	// lo and hi bound a query's answer (the table's range for its bucket; without a
 	// table none is taken); known[j], where lo and hi share their level-j block
 	// index, makes that level's step p = lo >> 3j, without loads.
@@ -230,11 +246,19 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 		f.Mov(q.p, ptx.Int(0))
 		if s.TableBits != 0 {
 			b := searchTableBucketPTX(f, s.TableBits, first, scale, searchTableValuePTX(f, s.Order.Type, raw))
-			ta := f.Reg(ptx.U32)
-			f.Fma(ta, b, ptx.Int(4), tBase)
 			q.lo, q.hi = f.Reg(ptx.U32), f.Reg(ptx.U32)
-			f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(ta, 8), q.lo)
-			f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(ta, 12), q.hi)
+			if s.TableGlobal {
+				ta := f.Reg(ptx.U64)
+				f.Op("mul.wide.s32", ta, b, ptx.Int(4))
+				f.Add(ta, ta, pt)
+				f.Ld(ptx.Global, ptx.NC, ptx.U32, ptx.Mem(ta, 8), q.lo)
+				f.Ld(ptx.Global, ptx.NC, ptx.U32, ptx.Mem(ta, 12), q.hi)
+			} else {
+				ta := f.Reg(ptx.U32)
+				f.Fma(ta, b, ptx.Int(4), tBase)
+				f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(ta, 8), q.lo)
+				f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(ta, 12), q.hi)
+			}
 			// (an array not sorted: a range past m or reversed is the whole array)
 			bad := f.Setp(ptx.Gt, q.hi, m32)
 			f.Op("or.pred", bad, bad, f.Setp(ptx.Gt, q.lo, q.hi))
@@ -295,8 +319,14 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 			q := &qs[k]
 			kn, kp := known(q, j)
 			var need ptx.Reg
+			var skip ptx.Label
 			if s.TableBits != 0 {
 				need = notp(f, kn)
+				// None of the warp's lanes needs the step: skip it.
+				skip = f.NewLabel()
+				any := f.Reg(ptx.Pred)
+				f.Op("vote.sync.any.pred", any, need, ptx.Uint(0xffffffff))
+				f.AtNot(any).Bra(skip)
 			}
 			e := f.Reg(ptx.U64)
 			f.Shl(e, q.p, ptx.Int(3))
@@ -342,6 +372,7 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 			f.Fma(q.p, q.p, ptx.Int(SearchTreeFanout), c)
 			f.Min(q.p, q.p, nb[j])
 			if s.TableBits != 0 {
+				f.Place(skip)
 				f.At(kn).Op("mov.u64", q.p, kp)
 			}
 		}
