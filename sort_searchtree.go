@@ -63,7 +63,7 @@ func searchTree(s *Stream, a, q *header, m, n int, right bool, out *header) erro
 		}
 	}
 	tree := func() *kernel.SearchTree {
-		return &kernel.SearchTree{Order: order, Right: right, Levels: L, Shared: shared, Swizzle: tu.SearchSwizzle && shared > 0, TableBits: bits, TableGlobal: global}
+		return &kernel.SearchTree{Order: order, Right: right, Levels: L, Shared: shared, Swizzle: tu.SearchSwizzle && shared > 0, TableBits: bits, TableGlobal: global, Hints: tu.SearchHints}
 	}
 	// Where a block's shared memory doesn't hold the shared levels and the table (the
 	// CPU backend's 48 KiB; GPUs of less shared memory than the H200's): fewer

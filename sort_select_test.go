@@ -385,12 +385,12 @@ func TestSearchSortedTree(t *testing.T) {
 			{5, 0, 0, 0, 0, 20}, {5, 0, 0, 0, 14, 9}, {0, 2, 256, 1, 0, 4}} {
 			tu := old
 			tu.SearchVariant, tu.SearchShared, tu.SearchQueries, tu.SearchBlock, tu.SearchBlocksPerSM = 2, c.shared, c.queries, c.block, c.blocks
-			tu.SearchSwizzle = i%2 == 1 // the shared levels swizzled in every other configuration
-			tu.SearchTable, tu.SearchTableGlobal = c.table, c.global
+			tu.SearchSwizzle = i%2 == 1                                                   // the shared levels swizzled in every other configuration
+			tu.SearchTable, tu.SearchTableGlobal, tu.SearchHints = c.table, c.global, i%3 // (every hint level in turn)
 			if _, err := d.SetTuning(tu); err != nil {
 				t.Fatal(err)
 			}
-			t.Run(fmt.Sprintf("s%d-q%d-t%d-b%d-z%v-table%d-global%d", c.shared, c.queries, c.block, c.blocks, tu.SearchSwizzle, c.table, c.global), func(t *testing.T) {
+			t.Run(fmt.Sprintf("s%d-q%d-t%d-b%d-z%v-table%d-global%d-hints%d", c.shared, c.queries, c.block, c.blocks, tu.SearchSwizzle, c.table, c.global, tu.SearchHints), func(t *testing.T) {
 				searchSortedCases(t, s)
 				checkSearchSorted(t, s, f32, qf, []int{len(qf)})
 				checkSearchSorted(t, s, i64, qi, []int{len(qi)})

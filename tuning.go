@@ -58,6 +58,7 @@ import (
 //	GPU_SEARCH_SWIZZLE=on|off               SearchSwizzle (on)
 //	GPU_SEARCH_TABLE=0|4..14                SearchTable (0: none)
 //	GPU_SEARCH_TABLE_GLOBAL=0|4..22         SearchTableGlobal (0: none)
+//	GPU_SEARCH_HINTS=0..2                   SearchHints (0: none)
 //	GPU_TOPK_VARIANT=v1|v2|v3               TopKVariant (3)
 //	GPU_UNIQUE_DENSE_MAX=0..2097152         UniqueDenseMax (2^21)
 //	GPU_QUANTILE_SELECT=n (n >= 0)          QuantileSelect (2^16)
@@ -307,6 +308,12 @@ type Tuning struct {
 	// them all). It takes the place of SearchTable where both apply. Default 0;
 	// GPU_SEARCH_TABLE_GLOBAL=0 or 4..22 sets it (1 to 3 are ignored).
 	SearchTableGlobal int
+	// SearchHints gives SearchSorted's tree L2 eviction priorities (internal/kernel's
+	// SearchTree.Hints): 1, the array's loads evict-first (and no L1 allocation), so
+	// that a search's random sectors of the array don't push the sample's levels out
+	// of L2; 2, besides, the sample's levels and a global table evict-last. Default 0;
+	// GPU_SEARCH_HINTS=0..2 sets it.
+	SearchHints int
 	// TopKVariant selects TopK's radix select on CUDA: 2, the histogram passes in one
 	// wave (8 blocks a multiprocessor) with 16-byte loads of 4-byte keys, each pass's
 	// last block doing the select step (no step launches), the count pass reading its
@@ -536,6 +543,7 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 	if tableGlobal == 0 || tableGlobal >= 4 {
 		t.SearchTableGlobal = tableGlobal
 	}
+	envInt(getenv, "GPU_SEARCH_HINTS", 0, 2, &t.SearchHints)
 	envVariant(getenv, "GPU_TOPK_VARIANT", 3, &t.TopKVariant)
 	envInt(getenv, "GPU_UNIQUE_DENSE_MAX", 0, 1<<21, &t.UniqueDenseMax)
 	envInt(getenv, "GPU_QUANTILE_SELECT", 0, math.MaxInt, &t.QuantileSelect)
@@ -639,6 +647,8 @@ func (t Tuning) validate() error {
 		return fmt.Errorf("gpu: tuning: SearchTable %d, want 0 or 4 to %d: %w", t.SearchTable, kernel.SearchTableMaxBits, ErrInvalidValue)
 	case t.SearchTableGlobal != 0 && (t.SearchTableGlobal < 4 || t.SearchTableGlobal > kernel.SearchTableGlobalMaxBits):
 		return fmt.Errorf("gpu: tuning: SearchTableGlobal %d, want 0 or 4 to %d: %w", t.SearchTableGlobal, kernel.SearchTableGlobalMaxBits, ErrInvalidValue)
+	case t.SearchHints < 0 || t.SearchHints > 2:
+		return fmt.Errorf("gpu: tuning: SearchHints %d, want 0 to 2: %w", t.SearchHints, ErrInvalidValue)
 	case t.TopKVariant < 1 || t.TopKVariant > 3:
 		return fmt.Errorf("gpu: tuning: top-k variant %d, want 1, 2 or 3: %w", t.TopKVariant, ErrInvalidValue)
 	case t.UniqueDenseMax < 0:

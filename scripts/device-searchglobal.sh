@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# SearchSorted's global bucket table (Tuning.SearchTableGlobal) on the GPU machine, in
-# one call: the searchsorted row and its raw floor without the table against 20 bits
-# (N processes a side, scripts/device-ab.sh), then 18 and 22 bits and 20 bits with 2
-# queries a thread (N2 a side); BenchmarkSearchSortedTable (four key distributions,
+# SearchSorted's cache hints (Tuning.SearchHints) and global bucket table
+# (Tuning.SearchTableGlobal) on the GPU machine, in one call: the searchsorted row and
+# its raw floor without hints against each level (N processes a side,
+# scripts/device-ab.sh), then without the table against 20 and 22 bits with hints (N2
+# a side); BenchmarkSearchSortedTable (four key distributions,
 # both settings); PyTorch's and CuPy's searchsorted (peers.py) and gpubench's row
 # against them under both settings; the search tests (the root package's under both
-# settings, internal/kernel's with CUDA 13's ptxas). Build here:
+# settings, internal/kernel's with CUDA 13's ptxas). SKIPBENCH=1 leaves out the
+# benchmark, the peers and the rows; HINTS sets GPU_SEARCH_HINTS for the rows and the
+# tests. Build here:
 #   rm -rf .gps && ../shared/tools/gpu-pack -o .gps . ./internal/kernel ./cmd/gpubench
 #   tar -cf - .gps | xz -6 -T0 > .gps.tar.xz          (carry .gps.tar.xz)
 # then on the device: tar -xJf .gps.tar.xz && bash scripts/device-searchglobal.sh
@@ -20,22 +23,24 @@ ab() { # name N oldenv newenv
   OLD=$G/bin/gpubench NEW=$G/bin/gpubench OLDENV="$3" NEWENV="$4" ROWS=$rows N=$2 OUT=$OUT/$1 \
     bash scripts/device-ab.sh 2>&1 | grep -v '^ab '
 }
-echo "== A/B: no table against 20 bits"; ab g20 "$N" GPU_SEARCH_TABLE_GLOBAL=0 GPU_SEARCH_TABLE_GLOBAL=20
-echo "== A/B: no table against 18 bits"; ab g18 "$N2" GPU_SEARCH_TABLE_GLOBAL=0 GPU_SEARCH_TABLE_GLOBAL=18
-echo "== A/B: no table against 22 bits"; ab g22 "$N2" GPU_SEARCH_TABLE_GLOBAL=0 GPU_SEARCH_TABLE_GLOBAL=22
-echo "== A/B: 20 bits, 4 queries a thread against 2"; ab q2 "$N2" GPU_SEARCH_TABLE_GLOBAL=20 "GPU_SEARCH_TABLE_GLOBAL=20 GPU_SEARCH_QUERIES=2"
-timeout 150 "$G/root.test" -test.run XXX -test.bench SearchSortedTable -test.benchtime 20x > "$OUT/bench-dist.txt" 2>&1
-echo "== BenchmarkSearchSortedTable: exit $?"; grep -E '^Benchmark|FAIL|panic' "$OUT/bench-dist.txt"
-timeout 60 python3 peers/peers.py -k '^searchsorted/' --sizes L --no-ceilings --time-per-bench 0.3 \
-  -o "$OUT/peers-search.json" 2> "$OUT/peers-search.err"
-echo "== peers: exit $?"; tail -3 "$OUT/peers-search.err"
+echo "== A/B: hints 0 against 1"; ab h1 "$N" GPU_SEARCH_HINTS=0 GPU_SEARCH_HINTS=1
+echo "== A/B: hints 0 against 2"; ab h2 "$N" GPU_SEARCH_HINTS=0 GPU_SEARCH_HINTS=2
+echo "== A/B: no table against 20 bits, hints 2"; ab g20h2 "$N2" GPU_SEARCH_TABLE_GLOBAL=0 "GPU_SEARCH_TABLE_GLOBAL=20 GPU_SEARCH_HINTS=2"
+echo "== A/B: no table against 22 bits, hints 2"; ab g22h2 "$N2" GPU_SEARCH_TABLE_GLOBAL=0 "GPU_SEARCH_TABLE_GLOBAL=22 GPU_SEARCH_HINTS=2"
+if [ -z "${SKIPBENCH:-}" ]; then
+  timeout 150 "$G/root.test" -test.run XXX -test.bench SearchSortedTable -test.benchtime 20x > "$OUT/bench-dist.txt" 2>&1
+  echo "== BenchmarkSearchSortedTable: exit $?"; grep -E '^Benchmark|FAIL|panic' "$OUT/bench-dist.txt"
+  timeout 60 python3 peers/peers.py -k '^searchsorted/' --sizes L --no-ceilings --time-per-bench 0.3 \
+    -o "$OUT/peers-search.json" 2> "$OUT/peers-search.err"
+  echo "== peers: exit $?"; tail -3 "$OUT/peers-search.err"
+  for b in 0 20; do
+    GPU_SEARCH_HINTS=${HINTS:-0} GPU_SEARCH_TABLE_GLOBAL=$b timeout 60 "$G/bin/gpubench" -q -benchtime 300ms -large full -peers "$OUT/peers-search.json" \
+      -run '^(raw/)?array/searchsorted/' -json "$OUT/rows-g$b.json" > "$OUT/rows-g$b.table" 2> "$OUT/rows-g$b.err"
+    echo "== gpubench, GPU_SEARCH_TABLE_GLOBAL=$b: exit $?"; cat "$OUT/rows-g$b.table"; tail -2 "$OUT/rows-g$b.err"
+  done
+fi
 for b in 0 20; do
-  GPU_SEARCH_TABLE_GLOBAL=$b timeout 60 "$G/bin/gpubench" -q -benchtime 300ms -large full -peers "$OUT/peers-search.json" \
-    -run '^(raw/)?array/searchsorted/' -json "$OUT/rows-g$b.json" > "$OUT/rows-g$b.table" 2> "$OUT/rows-g$b.err"
-  echo "== gpubench, GPU_SEARCH_TABLE_GLOBAL=$b: exit $?"; cat "$OUT/rows-g$b.table"; tail -2 "$OUT/rows-g$b.err"
-done
-for b in 0 20; do
-  GPU_SEARCH_TABLE_GLOBAL=$b timeout 200 "$G/root.test" -test.count=1 -test.run 'TestSearchSorted' -test.v > "$OUT/test-root-g$b.log" 2>&1
+  GPU_SEARCH_HINTS=${HINTS:-0} GPU_SEARCH_TABLE_GLOBAL=$b timeout 200 "$G/root.test" -test.count=1 -test.run 'TestSearchSorted' -test.v > "$OUT/test-root-g$b.log" 2>&1
   echo "root SearchSorted tests, GPU_SEARCH_TABLE_GLOBAL=$b: exit $? ($(grep -c -- '^--- PASS' "$OUT/test-root-g$b.log") passed, $(grep -c -- '--- FAIL' "$OUT/test-root-g$b.log") failed)"
   grep -E -- '--- FAIL|^panic:' "$OUT/test-root-g$b.log" | head
 done

@@ -187,6 +187,13 @@ type SearchTree struct {
 	// hold the tree (on uniform keys, a bucket of about 16 elements leaves a query a
 	// step in the sample's lowest level and one in the array).
 	TableGlobal bool
+	// Hints gives the global loads L2 eviction priorities (PTX ISA 7.4: ld's
+	// .level2::eviction_priority): 1, the array's (each sector read about once by a
+	// query at random) .L1::no_allocate.L2::evict_first, so that they pass through the
+	// caches rather than push the sample out; 2, besides, the sample's and a global
+	// table's .L1::evict_normal.L2::evict_last (ptxas takes an L2 priority only after an
+	// L1 one). 0: none.
+	Hints int
 }
 
 // Key identifies the kernel.
@@ -203,6 +210,9 @@ func (s *SearchTree) Key() string {
 	}
 	if s.TableGlobal {
 		k += "g"
+	}
+	if s.Hints != 0 {
+		k += fmt.Sprintf("|h%d", s.Hints)
 	}
 	return k
 }
@@ -312,6 +322,9 @@ func (s *SearchTree) Validate() error {
 	}
 	if ks := s.Order.Size(); s.Vector && ks != 4 && ks != 8 {
 		return fmt.Errorf("kernel: vector search of %d-byte keys", ks)
+	}
+	if s.Hints < 0 || s.Hints > 2 {
+		return fmt.Errorf("kernel: search tree cache hints %d", s.Hints)
 	}
 	if s.TableGlobal && s.TableBits == 0 {
 		return fmt.Errorf("kernel: search tree with a global table of no bits")

@@ -115,6 +115,28 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 		psm = globalParam(f, 2)
 	}
 	nb, off := searchTreeLayoutRegs(f, mLen, L)
+	// The cache hints (Hints) of the array's loads and of the sample's in global
+	// memory.
+	// (L2 priorities by createpolicy and .L2::cache_hint: ptxas 11.8 takes no
+	// .L2::evict_* on ld.) hinted returns a load's operands with the policy appended.
+	leafHint, levelHint := "", ""
+	var leafPol, levelPol ptx.Reg
+	if s.Hints >= 1 {
+		leafHint = ".L1::no_allocate.L2::cache_hint"
+		leafPol = f.Reg(ptx.B64)
+		f.Op("createpolicy.fractional.L2::evict_first.b64", leafPol)
+	}
+	if s.Hints >= 2 {
+		levelHint = ".L2::cache_hint"
+		levelPol = f.Reg(ptx.B64)
+		f.Op("createpolicy.fractional.L2::evict_last.b64", levelPol)
+	}
+	hinted := func(hint string, pol ptx.Reg, ops ...ptx.Operand) []ptx.Operand {
+		if hint != "" {
+			ops = append(ops, pol)
+		}
+		return ops
+	}
 	// Stage the top S levels (entries off[L-S] to off[L]) in shared memory, and the
 	// table after them.
 	staged := s.TableBits != 0 && !s.TableGlobal // (the table in shared memory)
@@ -251,8 +273,8 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 				ta := f.Reg(ptx.U64)
 				f.Op("mul.wide.s32", ta, b, ptx.Int(4))
 				f.Add(ta, ta, pt)
-				f.Ld(ptx.Global, ptx.NC, ptx.U32, ptx.Mem(ta, 8), q.lo)
-				f.Ld(ptx.Global, ptx.NC, ptx.U32, ptx.Mem(ta, 12), q.hi)
+				f.Op("ld.global.nc"+levelHint+".u32", hinted(levelHint, levelPol, q.lo, ptx.Mem(ta, 8))...)
+				f.Op("ld.global.nc"+levelHint+".u32", hinted(levelHint, levelPol, q.hi, ptx.Mem(ta, 12))...)
 			} else {
 				ta := f.Reg(ptx.U32)
 				f.Fma(ta, b, ptx.Int(4), tBase)
@@ -280,9 +302,9 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 		f.Cvt(l64, lj)
 		return k, l64
 	}
-	// ld is f.Ld, guarded by need where there is a table.
-	ld := func(need ptx.Reg, space ptx.Space, cache ptx.Cache, t ptx.Type, addr ptx.Addr, dst ...ptx.Reg) {
-		if s.TableBits == 0 {
+	// ld is f.Ld, guarded by need where there is a table, with hint after .nc.
+	ld := func(need ptx.Reg, space ptx.Space, cache ptx.Cache, hint string, t ptx.Type, addr ptx.Addr, dst ...ptx.Reg) {
+		if s.TableBits == 0 && hint == "" {
 			f.Ld(space, cache, t, addr, dst...)
 			return
 		}
@@ -290,18 +312,24 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 		if cache&ptx.NC != 0 {
 			op += ".nc"
 		}
+		op += hint
 		if len(dst) > 1 {
 			op += fmt.Sprintf(".v%d", len(dst))
 		}
 		op += t.String()
+		var d ptx.Operand = ptx.Vec(dst)
+		if len(dst) == 1 {
+			d = dst[0]
+		}
+		ops := hinted(hint, levelPol, d, addr)
+		if s.TableBits == 0 {
+			f.Op(op, ops...)
+			return
+		}
 		for _, r := range dst { // (a register a guarded load may leave unwritten: defined here, its live range starts here)
 			f.Op("mov"+t.String(), r, ptx.Int(0))
 		}
-		if len(dst) == 1 {
-			f.At(need).Op(op, dst[0], addr)
-		} else {
-			f.At(need).Op(op, ptx.Vec(dst), addr)
-		}
+		f.At(need).Op(op, ops...)
 	}
 	// count adds to c (u64) the keys of ts before v, where valid (nil: all).
 	count := func(c ptx.Reg, ts []ptx.Reg, valid []ptx.Reg, v ptx.Reg) {
@@ -343,7 +371,7 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 				if !s.Swizzle {
 					f.Fma(sa, sa, ptx.Int(pw), shBase)
 					for t := 0; t < SearchTreeFanout; t += per {
-						ld(need, ptx.Shared, ptx.CacheDefault, kt, ptx.Mem(sa, int64(t*pw)), ts[t:t+per]...)
+						ld(need, ptx.Shared, ptx.CacheDefault, "", kt, ptx.Mem(sa, int64(t*pw)), ts[t:t+per]...)
 					}
 				} else {
 					// The node's first chunk c0 is a multiple of its chunks (pw/2), so
@@ -355,7 +383,7 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 						ck := f.Reg(ptx.U32)
 						f.Op("xor.b32", ck, sa, ptx.Int(16*(t/per)))
 						f.Add(ck, ck, shBase)
-						ld(need, ptx.Shared, ptx.CacheDefault, kt, ptx.Mem(ck, 0), ts[t:t+per]...)
+						ld(need, ptx.Shared, ptx.CacheDefault, "", kt, ptx.Mem(ck, 0), ts[t:t+per]...)
 					}
 				}
 			} else {
@@ -363,7 +391,7 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 				ga := f.Reg(ptx.U64)
 				f.Fma(ga, e, ptx.Int(pw), psm)
 				for t := 0; t < SearchTreeFanout; t += per {
-					ld(need, ptx.Global, ptx.NC, kt, ptx.Mem(ga, int64(t*pw)), ts[t:t+per]...)
+					ld(need, ptx.Global, ptx.NC, levelHint, kt, ptx.Mem(ga, int64(t*pw)), ts[t:t+per]...)
 				}
 			}
 			c := f.Reg(ptx.U64)
@@ -417,12 +445,12 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 			per := 16 / ks
 			rt := regType(ks)
 			for t := 0; t < SearchTreeFanout; t += per {
-				f.At(full).Op(fmt.Sprintf("ld.global.nc.v%d%s", per, rt), ptx.Vec(raw[t:t+per]), ptx.Mem(ga, int64(t*ks)))
+				f.At(full).Op(fmt.Sprintf("ld.global.nc%s.v%d%s", leafHint, per, rt), hinted(leafHint, leafPol, ptx.Vec(raw[t:t+per]), ptx.Mem(ga, int64(t*ks)))...)
 			}
 			for t := range raw {
 				p := f.Reg(ptx.Pred)
 				f.Op("and.pred", p, valid[t], notp(f, full))
-				f.At(p).Op("ld.global.nc"+memType(ks).String(), raw[t], ptx.Mem(ga, int64(t*ks)))
+				f.At(p).Op("ld.global.nc"+leafHint+memType(ks).String(), hinted(leafHint, leafPol, raw[t], ptx.Mem(ga, int64(t*ks)))...)
 			}
 		}
 		ts := make([]ptx.Reg, len(raw))

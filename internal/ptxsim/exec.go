@@ -33,7 +33,7 @@ func init() {
 		"setp": compileSetp, "selp": compileSelp, "cvt": compileCvt,
 		"bra": compileBra, "call": compileCall, "ret": compileRet, "exit": compileRet, "trap": compileTrap,
 		"bar": compileBar, "barrier": compileBar, "shfl": compileShfl, "vote": compileVote, "match": compileMatch,
-		"redux": compileRedux, "activemask": compileActivemask,
+		"redux": compileRedux, "activemask": compileActivemask, "createpolicy": compileCreatepolicy,
 		"cp": compileCpAsync, "ldmatrix": compileLdmatrix, "mma": compileMma,
 	}
 }

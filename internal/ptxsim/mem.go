@@ -122,7 +122,7 @@ func compileLd(f *Func, in *inst) (execFn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := needArgs(in, 2); err != nil {
+	if err := needArgs(in, 2+cacheHint(in)); err != nil {
 		return nil, err
 	}
 	d, a := in.args[0], in.args[1]
@@ -372,4 +372,25 @@ func compileGridDep(f *Func, in *inst) (execFn, error) {
 
 func compileNanosleep(f *Func, in *inst) (execFn, error) {
 	return func(t *thread, in *inst) { runtime.Gosched() }, nil
+}
+
+// cacheHint returns 1 where in has .L2::cache_hint (its last operand a cache policy,
+// which the simulator, having no caches, ignores), else 0.
+func cacheHint(in *inst) int {
+	for _, m := range in.parts {
+		if m == "L2::cache_hint" {
+			return 1
+		}
+	}
+	return 0
+}
+
+// compileCreatepolicy compiles createpolicy.fractional (an L2 eviction policy, of
+// the fraction given or 1.0): the simulator has no caches, so the opaque 64-bit policy
+// is a constant.
+func compileCreatepolicy(f *Func, in *inst) (execFn, error) {
+	if len(in.parts) < 3 || in.parts[1] != "fractional" || in.parts[len(in.parts)-1] != "b64" || len(in.args) < 1 || len(in.args) > 2 || in.args[0].kind != oReg {
+		return nil, fmt.Errorf("unsupported %s", in.op)
+	}
+	return func(t *thread, in *inst) { t.set(&in.args[0], 0x10000000_00000000) }, nil
 }

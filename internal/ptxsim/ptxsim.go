@@ -55,6 +55,7 @@
 // neg abs min max sqrt rsqrt rcp ex2 lg2 sin cos tanh copysign testp; and or xor not
 // cnot lop3 shl shr shf bfe bfi prmt clz popc bfind brev; setp selp cvt; bra call ret
 // exit trap; bar (sync, red, warp.sync) barrier shfl vote match redux activemask;
+// createpolicy.fractional (ld's .L2::cache_hint operand ignored: no caches);
 // griddepcontrol (launch_dependents and wait: nothing to do, a launch runs after the one
 // before it has completed); cp.async (landing when its thread waits for its group),
 // ldmatrix, mma.sync
