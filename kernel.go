@@ -92,6 +92,28 @@ func (f *Function) raiseSharedLimit(bytes int) error {
 	return nil
 }
 
+// sharedCarveouts holds, per *Function of the package's generated kernels, the shared
+// memory carveout set for it (setCarveout).
+var sharedCarveouts sync.Map
+
+// setCarveout asks that launches of fn get pct percent (0 to 100) of a
+// multiprocessor's unified L1/shared memory as shared memory, the rest L1 (CUDA
+// Driver API: cuFuncSetAttribute, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT; a
+// hint), once per function and value; a backend without the setting (the CPU) is left
+// as it is.
+func (f *Function) setCarveout(pct int) error {
+	if v, ok := sharedCarveouts.Load(f); ok && v.(int) == pct {
+		return nil
+	}
+	if bs, ok := f.be.(interface{ SetSharedCarveout(int) error }); ok {
+		if err := bs.SetSharedCarveout(pct); err != nil {
+			return err
+		}
+	}
+	sharedCarveouts.Store(f, pct)
+	return nil
+}
+
 // Name returns the kernel's name ("" for a nil function).
 func (f *Function) Name() string {
 	if f == nil {

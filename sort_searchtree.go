@@ -126,6 +126,11 @@ func searchTree(s *Stream, a, q *header, m, n int, right bool, out *header) erro
 			return err
 		}
 	}
+	if tu.SearchCarveout > 0 {
+		if err := fn.setCarveout(tu.SearchCarveout); err != nil {
+			return err
+		}
+	}
 	// Enough blocks to fill the GPU a few times over (each stages the shared levels
 	// once), not many more.
 	per := sp.Queries * block

@@ -59,6 +59,7 @@ import (
 //	GPU_SEARCH_TABLE=0|4..14                SearchTable (0: none)
 //	GPU_SEARCH_TABLE_GLOBAL=0|4..22         SearchTableGlobal (0: none)
 //	GPU_SEARCH_HINTS=0..2                   SearchHints (0: none)
+//	GPU_SEARCH_CARVEOUT=0..100              SearchCarveout (0: the driver's choice)
 //	GPU_TOPK_VARIANT=v1|v2|v3               TopKVariant (3)
 //	GPU_UNIQUE_DENSE_MAX=0..2097152         UniqueDenseMax (2^21)
 //	GPU_QUANTILE_SELECT=n (n >= 0)          QuantileSelect (2^16)
@@ -314,6 +315,12 @@ type Tuning struct {
 	// of L2; 2, besides, the sample's levels and a global table evict-last. Default 0;
 	// GPU_SEARCH_HINTS=0..2 sets it.
 	SearchHints int
+	// SearchCarveout, where not 0 (1 to 100), is the percent of a multiprocessor's
+	// unified L1/shared memory SearchSorted's tree asks for as shared memory (a hint
+	// to the driver, rounded up to a size the hardware has; the rest is L1, where the
+	// sample's first global level may stay). Default 0: the driver's choice;
+	// GPU_SEARCH_CARVEOUT=0..100 sets it.
+	SearchCarveout int
 	// TopKVariant selects TopK's radix select on CUDA: 2, the histogram passes in one
 	// wave (8 blocks a multiprocessor) with 16-byte loads of 4-byte keys, each pass's
 	// last block doing the select step (no step launches), the count pass reading its
@@ -544,6 +551,7 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 		t.SearchTableGlobal = tableGlobal
 	}
 	envInt(getenv, "GPU_SEARCH_HINTS", 0, 2, &t.SearchHints)
+	envInt(getenv, "GPU_SEARCH_CARVEOUT", 0, 100, &t.SearchCarveout)
 	envVariant(getenv, "GPU_TOPK_VARIANT", 3, &t.TopKVariant)
 	envInt(getenv, "GPU_UNIQUE_DENSE_MAX", 0, 1<<21, &t.UniqueDenseMax)
 	envInt(getenv, "GPU_QUANTILE_SELECT", 0, math.MaxInt, &t.QuantileSelect)
@@ -647,6 +655,8 @@ func (t Tuning) validate() error {
 		return fmt.Errorf("gpu: tuning: SearchTable %d, want 0 or 4 to %d: %w", t.SearchTable, kernel.SearchTableMaxBits, ErrInvalidValue)
 	case t.SearchTableGlobal != 0 && (t.SearchTableGlobal < 4 || t.SearchTableGlobal > kernel.SearchTableGlobalMaxBits):
 		return fmt.Errorf("gpu: tuning: SearchTableGlobal %d, want 0 or 4 to %d: %w", t.SearchTableGlobal, kernel.SearchTableGlobalMaxBits, ErrInvalidValue)
+	case t.SearchCarveout < 0 || t.SearchCarveout > 100:
+		return fmt.Errorf("gpu: tuning: SearchCarveout %d, want 0 to 100: %w", t.SearchCarveout, ErrInvalidValue)
 	case t.SearchHints < 0 || t.SearchHints > 2:
 		return fmt.Errorf("gpu: tuning: SearchHints %d, want 0 to 2: %w", t.SearchHints, ErrInvalidValue)
 	case t.TopKVariant < 1 || t.TopKVariant > 3:

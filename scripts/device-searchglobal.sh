@@ -3,7 +3,8 @@
 # (Tuning.SearchTableGlobal) on the GPU machine, in one call: the searchsorted row and
 # its raw floor without hints against each level (N processes a side,
 # scripts/device-ab.sh), then without the table against 20 and 22 bits with hints (N2
-# a side); BenchmarkSearchSortedTable (four key distributions,
+# a side) (ROUND2=1: with hints 2, against the carveouts 65 and 100 and the shared
+# tables of 12 and 14 bits instead); BenchmarkSearchSortedTable (four key distributions,
 # both settings); PyTorch's and CuPy's searchsorted (peers.py) and gpubench's row
 # against them under both settings; the search tests (the root package's under both
 # settings, internal/kernel's with CUDA 13's ptxas). SKIPBENCH=1 leaves out the
@@ -23,10 +24,18 @@ ab() { # name N oldenv newenv
   OLD=$G/bin/gpubench NEW=$G/bin/gpubench OLDENV="$3" NEWENV="$4" ROWS=$rows N=$2 OUT=$OUT/$1 \
     bash scripts/device-ab.sh 2>&1 | grep -v '^ab '
 }
-echo "== A/B: hints 0 against 1"; ab h1 "$N" GPU_SEARCH_HINTS=0 GPU_SEARCH_HINTS=1
-echo "== A/B: hints 0 against 2"; ab h2 "$N" GPU_SEARCH_HINTS=0 GPU_SEARCH_HINTS=2
-echo "== A/B: no table against 20 bits, hints 2"; ab g20h2 "$N2" GPU_SEARCH_TABLE_GLOBAL=0 "GPU_SEARCH_TABLE_GLOBAL=20 GPU_SEARCH_HINTS=2"
-echo "== A/B: no table against 22 bits, hints 2"; ab g22h2 "$N2" GPU_SEARCH_TABLE_GLOBAL=0 "GPU_SEARCH_TABLE_GLOBAL=22 GPU_SEARCH_HINTS=2"
+if [ -n "${ROUND2:-}" ]; then
+  h="GPU_SEARCH_HINTS=2"
+  echo "== A/B: hints 2 against hints 2 and carveout 65"; ab c65 "$N" "$h" "$h GPU_SEARCH_CARVEOUT=65"
+  echo "== A/B: hints 2 against hints 2 and carveout 100"; ab c100 "$N" "$h" "$h GPU_SEARCH_CARVEOUT=100"
+  echo "== A/B: hints 2 against hints 2 and a shared table of 12 bits"; ab t12 "$N" "$h" "$h GPU_SEARCH_TABLE=12"
+  echo "== A/B: hints 2 against hints 2 and a shared table of 14 bits"; ab t14 "$N" "$h" "$h GPU_SEARCH_TABLE=14"
+else
+  echo "== A/B: hints 0 against 1"; ab h1 "$N" GPU_SEARCH_HINTS=0 GPU_SEARCH_HINTS=1
+  echo "== A/B: hints 0 against 2"; ab h2 "$N" GPU_SEARCH_HINTS=0 GPU_SEARCH_HINTS=2
+  echo "== A/B: no table against 20 bits, hints 2"; ab g20h2 "$N2" GPU_SEARCH_TABLE_GLOBAL=0 "GPU_SEARCH_TABLE_GLOBAL=20 GPU_SEARCH_HINTS=2"
+  echo "== A/B: no table against 22 bits, hints 2"; ab g22h2 "$N2" GPU_SEARCH_TABLE_GLOBAL=0 "GPU_SEARCH_TABLE_GLOBAL=22 GPU_SEARCH_HINTS=2"
+fi
 if [ -z "${SKIPBENCH:-}" ]; then
   timeout 150 "$G/root.test" -test.run XXX -test.bench SearchSortedTable -test.benchtime 20x > "$OUT/bench-dist.txt" 2>&1
   echo "== BenchmarkSearchSortedTable: exit $?"; grep -E '^Benchmark|FAIL|panic' "$OUT/bench-dist.txt"

@@ -37,6 +37,9 @@ const (
 	FuncLocalSizeBytes      FuncAttribute = 3
 	FuncNumRegs             FuncAttribute = 4
 	FuncMaxDynamicSharedMem FuncAttribute = 8
+	// FuncPreferredSharedCarveout: the percent of the unified L1/shared memory a
+	// multiprocessor gives shared memory for the kernel (a hint; -1: no preference).
+	FuncPreferredSharedCarveout FuncAttribute = 9
 )
 
 // MemPoolAttribute is a CUmemPool_attribute.
