@@ -58,7 +58,7 @@ import (
 //	GPU_SEARCH_SWIZZLE=on|off               SearchSwizzle (on)
 //	GPU_SEARCH_TABLE=0|4..14                SearchTable (0: none)
 //	GPU_SEARCH_TABLE_GLOBAL=0|4..22         SearchTableGlobal (0: none)
-//	GPU_SEARCH_HINTS=0..2                   SearchHints (0: none)
+//	GPU_SEARCH_HINTS=0..2                   SearchHints (2)
 //	GPU_SEARCH_CARVEOUT=0..100              SearchCarveout (0: the driver's choice)
 //	GPU_TOPK_VARIANT=v1|v2|v3               TopKVariant (3)
 //	GPU_UNIQUE_DENSE_MAX=0..2097152         UniqueDenseMax (2^21)
@@ -268,6 +268,11 @@ type Tuning struct {
 	// 1024, 2 queries a thread, a block a multiprocessor 2.32 ms; 4 levels, 256, 4 and
 	// 16 (the earlier defaults) 3.35 ms; 3 levels 3.06; 2 levels 2.99; 8 queries 3.46;
 	// 4 blocks a multiprocessor 2.92; 5 levels in blocks of 512 with 8 queries 3.33.
+	// On an H100 (2026-12-06, with SearchHints 2, two processes each in turn, against
+	// the defaults' 2.41-2.42 ms): 4 levels in blocks of 1024 1.115x; 4 levels, blocks
+	// of 512, 4 queries 1.167x (the same with SearchCarveout 16); 3 levels so 1.30x; 4
+	// levels, 256, 4 queries, 8 blocks a multiprocessor 1.32x; 4 levels, 512, 8
+	// queries 1.38x.
 	SearchShared, SearchQueries, SearchBlock, SearchBlocksPerSM int
 	// SearchSwizzle lays the tree's shared levels out XOR-swizzled by 16-byte chunks
 	// (internal/kernel's SearchTree.Swizzle): a node's first chunk then starts in any
@@ -294,8 +299,11 @@ type Tuning struct {
 	// Default 0: measured slower. On an H100 (2026-12-06, 2^26 float32 queries in
 	// 2^24, two processes each in turn) 5.59 ms with 2^14 buckets against 2.47 ms
 	// without (2.26x; docs/benchmarks/h100-2026-12-06-sort.txt); the results were
-	// right (the search tests passed with it there). GPU_SEARCH_TABLE=0 or 4..14 sets
-	// it (1 to 3 are ignored).
+	// right (the search tests passed with it there). The cost is the L1 it takes: the
+	// table beside the five shared levels needs the largest shared-memory carveout,
+	// which leaves 28 KiB of L1 (see SearchCarveout); with SearchHints 2, later the
+	// same day, 2^14 buckets 1.66x, 2^12 1.10x. GPU_SEARCH_TABLE=0 or 4..14 sets it
+	// (1 to 3 are ignored).
 	SearchTable int
 	// SearchTableGlobal, where not 0 (4 to 22), gives SearchSorted's tree over
 	// float32, int32 and uint32 arrays of fewer than 2^32 elements too long for the
@@ -306,20 +314,31 @@ type Tuning struct {
 	// a thread. On uniform keys a query then reads its bucket's two words, one node of
 	// the sample's lowest level and the array's sector; where the values crowd into
 	// few buckets it walks from higher up (from the root where one bucket holds
-	// them all). It takes the place of SearchTable where both apply. Default 0;
+	// them all). It takes the place of SearchTable where both apply. Default 0:
+	// measured slower. On an H100 (2026-12-06, 2^26 float32 queries in 2^24, processes
+	// of each setting in turn; docs/benchmarks/h100-2026-12-06-search.txt) 3.31 ms with
+	// 20 bits against 2.47 ms without, 22 bits 3.31 ms, 18 bits 3.85 ms; with the hints
+	// (SearchHints 2) 3.16 ms for 20 and 22 bits. A query reads as many random sectors
+	// from global memory as the tree's (the table's two words, the sample's lowest level,
+	// the array, and a quarter of the time the level above), and more L2 for them.
 	// GPU_SEARCH_TABLE_GLOBAL=0 or 4..22 sets it (1 to 3 are ignored).
 	SearchTableGlobal int
 	// SearchHints gives SearchSorted's tree L2 eviction priorities (internal/kernel's
 	// SearchTree.Hints): 1, the array's loads evict-first (and no L1 allocation), so
 	// that a search's random sectors of the array don't push the sample's levels out
-	// of L2; 2, besides, the sample's levels and a global table evict-last. Default 0;
+	// of L2; 2, besides, the sample's levels and a global table evict-last. Default 2:
+	// on an H100 (2026-12-06, 2^26 float32 queries in 2^24, three processes of each in
+	// turn) 2.39 ms against 2.47 ms without hints (0.967x), 1 2.40 ms (0.970x).
 	// GPU_SEARCH_HINTS=0..2 sets it.
 	SearchHints int
 	// SearchCarveout, where not 0 (1 to 100), is the percent of a multiprocessor's
 	// unified L1/shared memory SearchSorted's tree asks for as shared memory (a hint
-	// to the driver, rounded up to a size the hardware has; the rest is L1, where the
-	// sample's first global level may stay). Default 0: the driver's choice;
-	// GPU_SEARCH_CARVEOUT=0..100 sets it.
+	// to the driver, rounded up to a size the hardware has; the rest is L1). Default 0:
+	// the driver's choice. A measurement knob: on an H100 (2026-12-06, the search
+	// above, hints 2) 65 (the five shared levels' 146 KiB in a 164 KiB carveout, 92 KiB
+	// of L1) took the same time as the driver's choice, 100 (28 KiB of L1) 1.77x it, as
+	// a shared table beside the levels did (SearchTable 14: 1.66x; 12, which leaves the
+	// carveout as it was, 1.10x). GPU_SEARCH_CARVEOUT=0..100 sets it.
 	SearchCarveout int
 	// TopKVariant selects TopK's radix select on CUDA: 2, the histogram passes in one
 	// wave (8 blocks a multiprocessor) with 16-byte loads of 4-byte keys, each pass's
@@ -527,6 +546,7 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 		SearchVariant:       2,
 		SearchShared:        kernel.SearchTreeShared + 1,
 		SearchSwizzle:       true,
+		SearchHints:         2,
 		TopKVariant:         3,
 		UniqueDenseMax:      1 << 21,
 		QuantileSelect:      1 << 16,

@@ -17,7 +17,7 @@ func TestTuningFromEnv(t *testing.T) {
 	want := gpu.Tuning{ReduceSplitMin: 1 << 17, ReduceFuse: true, ReduceHalfUnroll: 4, ReduceHalfAccs: 2, ScanKeepStatus: true,
 		CompactEagerMax: 4 << 20, ReadPinned: true, PermuteVariant: 3, RandomWaves: 4, RandomUniformWaves: 16, RandomHalfUniform: 3,
 		Scan: gpu.ScanTuning{Variant: 2, Stage: true, MinBlocks: 5}, Concat: gpu.ConcatTuning{Variant: 2, Rows: 1, BlocksPerSM: 0, Items: 4, RowsKernel: true}, ScatterVariant: 2,
-		SearchVariant: 2, SearchShared: 5, SearchSwizzle: true, TopKVariant: 3, UniqueDenseMax: 1 << 21, QuantileSelect: 1 << 16, QuantileSelectTotal: 1 << 20, GatherVariant: 1, PutVariant: 1}
+		SearchVariant: 2, SearchShared: 5, SearchSwizzle: true, SearchHints: 2, TopKVariant: 3, UniqueDenseMax: 1 << 21, QuantileSelect: 1 << 16, QuantileSelectTotal: 1 << 20, GatherVariant: 1, PutVariant: 1}
 	if def != want {
 		t.Fatalf("defaults %+v, want %+v", def, want)
 	}

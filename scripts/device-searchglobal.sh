@@ -4,7 +4,8 @@
 # its raw floor without hints against each level (N processes a side,
 # scripts/device-ab.sh), then without the table against 20 and 22 bits with hints (N2
 # a side) (ROUND2=1: with hints 2, against the carveouts 65 and 100 and the shared
-# tables of 12 and 14 bits instead); BenchmarkSearchSortedTable (four key distributions,
+# tables of 12 and 14 bits instead; ROUND3=1: with hints 2, against fewer shared
+# levels and smaller blocks instead); BenchmarkSearchSortedTable (four key distributions,
 # both settings); PyTorch's and CuPy's searchsorted (peers.py) and gpubench's row
 # against them under both settings; the search tests (the root package's under both
 # settings, internal/kernel's with CUDA 13's ptxas). SKIPBENCH=1 leaves out the
@@ -24,7 +25,14 @@ ab() { # name N oldenv newenv
   OLD=$G/bin/gpubench NEW=$G/bin/gpubench OLDENV="$3" NEWENV="$4" ROWS=$rows N=$2 OUT=$OUT/$1 \
     bash scripts/device-ab.sh 2>&1 | grep -v '^ab '
 }
-if [ -n "${ROUND2:-}" ]; then
+if [ -n "${ROUND3:-}" ]; then
+  h="GPU_SEARCH_HINTS=2"
+  for v in "GPU_SEARCH_SHARED=4 GPU_SEARCH_BLOCK=1024" "GPU_SEARCH_SHARED=4 GPU_SEARCH_BLOCK=512 GPU_SEARCH_QUERIES=4" \
+    "GPU_SEARCH_SHARED=3 GPU_SEARCH_BLOCK=512 GPU_SEARCH_QUERIES=4" "GPU_SEARCH_SHARED=4 GPU_SEARCH_BLOCK=512 GPU_SEARCH_QUERIES=4 GPU_SEARCH_CARVEOUT=16" \
+    "GPU_SEARCH_SHARED=4 GPU_SEARCH_BLOCK=256 GPU_SEARCH_QUERIES=4 GPU_SEARCH_BLOCKS_PER_SM=8" "GPU_SEARCH_SHARED=4 GPU_SEARCH_BLOCK=512 GPU_SEARCH_QUERIES=8"; do
+    echo "== A/B: hints 2 against hints 2 and $v"; ab "r3-$(echo "$v" | tr -dc '0-9')" "$N2" "$h" "$h $v"
+  done
+elif [ -n "${ROUND2:-}" ]; then
   h="GPU_SEARCH_HINTS=2"
   echo "== A/B: hints 2 against hints 2 and carveout 65"; ab c65 "$N" "$h" "$h GPU_SEARCH_CARVEOUT=65"
   echo "== A/B: hints 2 against hints 2 and carveout 100"; ab c100 "$N" "$h" "$h GPU_SEARCH_CARVEOUT=100"
