@@ -386,7 +386,7 @@ func TestSearchSortedTree(t *testing.T) {
 			tu := old
 			tu.SearchVariant, tu.SearchShared, tu.SearchQueries, tu.SearchBlock, tu.SearchBlocksPerSM = 2, c.shared, c.queries, c.block, c.blocks
 			tu.SearchSwizzle = i%2 == 1                                                   // the shared levels swizzled in every other configuration
-			tu.SearchTable, tu.SearchTableGlobal, tu.SearchHints = c.table, c.global, i%3 // (every hint level in turn)
+			tu.SearchTable, tu.SearchTableGlobal, tu.SearchHints = c.table, c.global, i%5 // (every hint level in turn)
 			tu.SearchCarveout = []int{0, 65, 100, 1}[i%4]
 			if _, err := d.SetTuning(tu); err != nil {
 				t.Fatal(err)

@@ -58,7 +58,7 @@ import (
 //	GPU_SEARCH_SWIZZLE=on|off               SearchSwizzle (on)
 //	GPU_SEARCH_TABLE=0|4..14                SearchTable (0: none)
 //	GPU_SEARCH_TABLE_GLOBAL=0|4..22         SearchTableGlobal (0: none)
-//	GPU_SEARCH_HINTS=0..2                   SearchHints (2)
+//	GPU_SEARCH_HINTS=0..4                   SearchHints (2)
 //	GPU_SEARCH_CARVEOUT=0..100              SearchCarveout (0: the driver's choice)
 //	GPU_TOPK_VARIANT=v1|v2|v3               TopKVariant (3)
 //	GPU_UNIQUE_DENSE_MAX=0..2097152         UniqueDenseMax (2^21)
@@ -326,10 +326,12 @@ type Tuning struct {
 	// SearchHints gives SearchSorted's tree L2 eviction priorities (internal/kernel's
 	// SearchTree.Hints): 1, the array's loads evict-first (and no L1 allocation), so
 	// that a search's random sectors of the array don't push the sample's levels out
-	// of L2; 2, besides, the sample's levels and a global table evict-last. Default 2:
+	// of L2; 2, besides, the sample's levels and a global table evict-last; 3, besides,
+	// the sample's lowest level's loads without L1 allocation, 4 every global level's
+	// (an L1 line for each load in flight: the L1 bounds them). Default 2:
 	// on an H100 (2026-12-06, 2^26 float32 queries in 2^24, three processes of each in
 	// turn) 2.39 ms against 2.47 ms without hints (0.967x), 1 2.40 ms (0.970x).
-	// GPU_SEARCH_HINTS=0..2 sets it.
+	// GPU_SEARCH_HINTS=0..4 sets it.
 	SearchHints int
 	// SearchCarveout, where not 0 (1 to 100), is the percent of a multiprocessor's
 	// unified L1/shared memory SearchSorted's tree asks for as shared memory (a hint
@@ -570,7 +572,7 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 	if tableGlobal == 0 || tableGlobal >= 4 {
 		t.SearchTableGlobal = tableGlobal
 	}
-	envInt(getenv, "GPU_SEARCH_HINTS", 0, 2, &t.SearchHints)
+	envInt(getenv, "GPU_SEARCH_HINTS", 0, 4, &t.SearchHints)
 	envInt(getenv, "GPU_SEARCH_CARVEOUT", 0, 100, &t.SearchCarveout)
 	envVariant(getenv, "GPU_TOPK_VARIANT", 3, &t.TopKVariant)
 	envInt(getenv, "GPU_UNIQUE_DENSE_MAX", 0, 1<<21, &t.UniqueDenseMax)
@@ -677,8 +679,8 @@ func (t Tuning) validate() error {
 		return fmt.Errorf("gpu: tuning: SearchTableGlobal %d, want 0 or 4 to %d: %w", t.SearchTableGlobal, kernel.SearchTableGlobalMaxBits, ErrInvalidValue)
 	case t.SearchCarveout < 0 || t.SearchCarveout > 100:
 		return fmt.Errorf("gpu: tuning: SearchCarveout %d, want 0 to 100: %w", t.SearchCarveout, ErrInvalidValue)
-	case t.SearchHints < 0 || t.SearchHints > 2:
-		return fmt.Errorf("gpu: tuning: SearchHints %d, want 0 to 2: %w", t.SearchHints, ErrInvalidValue)
+	case t.SearchHints < 0 || t.SearchHints > 4:
+		return fmt.Errorf("gpu: tuning: SearchHints %d, want 0 to 4: %w", t.SearchHints, ErrInvalidValue)
 	case t.TopKVariant < 1 || t.TopKVariant > 3:
 		return fmt.Errorf("gpu: tuning: top-k variant %d, want 1, 2 or 3: %w", t.TopKVariant, ErrInvalidValue)
 	case t.UniqueDenseMax < 0:

@@ -111,7 +111,7 @@ func TestTuningPerDevice(t *testing.T) {
 		func(t *gpu.Tuning) { t.SearchTable = 15 },
 		func(t *gpu.Tuning) { t.SearchTableGlobal = 2 },
 		func(t *gpu.Tuning) { t.SearchTableGlobal = 23 },
-		func(t *gpu.Tuning) { t.SearchHints = 3 },
+		func(t *gpu.Tuning) { t.SearchHints = 5 },
 		func(t *gpu.Tuning) { t.SearchCarveout = 101 },
 		func(t *gpu.Tuning) { t.RandomUniformWaves = 0 },
 		func(t *gpu.Tuning) { t.RandomHalfUniform = 0 },

@@ -5,12 +5,13 @@
 # scripts/device-ab.sh), then without the table against 20 and 22 bits with hints (N2
 # a side) (ROUND2=1: with hints 2, against the carveouts 65 and 100 and the shared
 # tables of 12 and 14 bits instead; ROUND3=1: with hints 2, against fewer shared
-# levels and smaller blocks instead); BenchmarkSearchSortedTable (four key distributions,
-# both settings); PyTorch's and CuPy's searchsorted (peers.py) and gpubench's row
+# levels and smaller blocks instead; ROUND4=1: hints 2 against 3 and 4 instead);
+# BenchmarkSearchSortedDist (four key distributions,
+# three settings); PyTorch's and CuPy's searchsorted (peers.py) and gpubench's row
 # against them under both settings; the search tests (the root package's under both
 # settings, internal/kernel's with CUDA 13's ptxas). SKIPBENCH=1 leaves out the
-# benchmark, the peers and the rows; HINTS sets GPU_SEARCH_HINTS for the rows and the
-# tests. Build here:
+# benchmark, the peers and the rows, SKIPTESTS=1 the tests; HINTS sets
+# GPU_SEARCH_HINTS for the rows and the tests. Build here:
 #   rm -rf .gps && ../shared/tools/gpu-pack -o .gps . ./internal/kernel ./cmd/gpubench
 #   tar -cf - .gps | xz -6 -T0 > .gps.tar.xz          (carry .gps.tar.xz)
 # then on the device: tar -xJf .gps.tar.xz && bash scripts/device-searchglobal.sh
@@ -25,7 +26,10 @@ ab() { # name N oldenv newenv
   OLD=$G/bin/gpubench NEW=$G/bin/gpubench OLDENV="$3" NEWENV="$4" ROWS=$rows N=$2 OUT=$OUT/$1 \
     bash scripts/device-ab.sh 2>&1 | grep -v '^ab '
 }
-if [ -n "${ROUND3:-}" ]; then
+if [ -n "${ROUND4:-}" ]; then
+  echo "== A/B: hints 2 against 3"; ab h3 "$N" GPU_SEARCH_HINTS=2 GPU_SEARCH_HINTS=3
+  echo "== A/B: hints 2 against 4"; ab h4 "$N" GPU_SEARCH_HINTS=2 GPU_SEARCH_HINTS=4
+elif [ -n "${ROUND3:-}" ]; then
   h="GPU_SEARCH_HINTS=2"
   for v in "GPU_SEARCH_SHARED=4 GPU_SEARCH_BLOCK=1024" "GPU_SEARCH_SHARED=4 GPU_SEARCH_BLOCK=512 GPU_SEARCH_QUERIES=4" \
     "GPU_SEARCH_SHARED=3 GPU_SEARCH_BLOCK=512 GPU_SEARCH_QUERIES=4" "GPU_SEARCH_SHARED=4 GPU_SEARCH_BLOCK=512 GPU_SEARCH_QUERIES=4 GPU_SEARCH_CARVEOUT=16" \
@@ -45,19 +49,20 @@ else
   echo "== A/B: no table against 22 bits, hints 2"; ab g22h2 "$N2" GPU_SEARCH_TABLE_GLOBAL=0 "GPU_SEARCH_TABLE_GLOBAL=22 GPU_SEARCH_HINTS=2"
 fi
 if [ -z "${SKIPBENCH:-}" ]; then
-  timeout 150 "$G/root.test" -test.run XXX -test.bench SearchSortedTable -test.benchtime 20x > "$OUT/bench-dist.txt" 2>&1
-  echo "== BenchmarkSearchSortedTable: exit $?"; grep -E '^Benchmark|FAIL|panic' "$OUT/bench-dist.txt"
+  timeout 150 "$G/root.test" -test.run XXX -test.bench SearchSortedDist -test.benchtime 20x > "$OUT/bench-dist.txt" 2>&1
+  echo "== BenchmarkSearchSortedDist: exit $?"; grep -E '^Benchmark|FAIL|panic' "$OUT/bench-dist.txt"
   timeout 60 python3 peers/peers.py -k '^searchsorted/' --sizes L --no-ceilings --time-per-bench 0.3 \
     -o "$OUT/peers-search.json" 2> "$OUT/peers-search.err"
   echo "== peers: exit $?"; tail -3 "$OUT/peers-search.err"
   for b in 0 20; do
-    GPU_SEARCH_HINTS=${HINTS:-0} GPU_SEARCH_TABLE_GLOBAL=$b timeout 60 "$G/bin/gpubench" -q -benchtime 300ms -large full -peers "$OUT/peers-search.json" \
+    env ${HINTS:+GPU_SEARCH_HINTS=$HINTS} GPU_SEARCH_TABLE_GLOBAL=$b timeout 60 "$G/bin/gpubench" -q -benchtime 300ms -large full -peers "$OUT/peers-search.json" \
       -run '^(raw/)?array/searchsorted/' -json "$OUT/rows-g$b.json" > "$OUT/rows-g$b.table" 2> "$OUT/rows-g$b.err"
     echo "== gpubench, GPU_SEARCH_TABLE_GLOBAL=$b: exit $?"; cat "$OUT/rows-g$b.table"; tail -2 "$OUT/rows-g$b.err"
   done
 fi
+[ -n "${SKIPTESTS:-}" ] && exit 0
 for b in 0 20; do
-  GPU_SEARCH_HINTS=${HINTS:-0} GPU_SEARCH_TABLE_GLOBAL=$b timeout 200 "$G/root.test" -test.count=1 -test.run 'TestSearchSorted' -test.v > "$OUT/test-root-g$b.log" 2>&1
+  env ${HINTS:+GPU_SEARCH_HINTS=$HINTS} GPU_SEARCH_TABLE_GLOBAL=$b timeout 200 "$G/root.test" -test.count=1 -test.run 'TestSearchSorted' -test.v > "$OUT/test-root-g$b.log" 2>&1
   echo "root SearchSorted tests, GPU_SEARCH_TABLE_GLOBAL=$b: exit $? ($(grep -c -- '^--- PASS' "$OUT/test-root-g$b.log") passed, $(grep -c -- '--- FAIL' "$OUT/test-root-g$b.log") failed)"
   grep -E -- '--- FAIL|^panic:' "$OUT/test-root-g$b.log" | head
 done

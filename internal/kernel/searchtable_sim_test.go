@@ -108,7 +108,7 @@ func TestSearchTableSim(t *testing.T) {
 						}
 						block := []int{256, 1024}[(m+sh+bits)%2]
 						sp := &SearchTree{Order: o, Right: right, Levels: L, Shared: sh, Queries: 1 + (m+bits+k)%min(SearchTreeTableQueries, SearchTreeMaxQueries(4, block)),
-							Vector: (k+bits/2)%2 == 0, Block: block, Swizzle: sh > 0 && right, TableBits: bits, TableGlobal: global, Hints: (k + bits) % 3}
+							Vector: (k+bits/2)%2 == 0, Block: block, Swizzle: sh > 0 && right, TableBits: bits, TableGlobal: global, Hints: (k + bits) % 5}
 						sampleArg := spectest.U64(0)
 						if sample != nil {
 							sampleArg = spectest.Buf(sample)

@@ -187,12 +187,12 @@ type SearchTree struct {
 	// hold the tree (on uniform keys, a bucket of about 16 elements leaves a query a
 	// step in the sample's lowest level and one in the array).
 	TableGlobal bool
-	// Hints gives the global loads L2 eviction priorities (PTX ISA 7.4: ld's
-	// .level2::eviction_priority): 1, the array's (each sector read about once by a
+	// Hints gives the global loads cache eviction priorities: 1, the array's (each sector read about once by a
 	// query at random) .L1::no_allocate.L2::evict_first, so that they pass through the
 	// caches rather than push the sample out; 2, besides, the sample's and a global
-	// table's .L1::evict_normal.L2::evict_last (ptxas takes an L2 priority only after an
-	// L1 one). 0: none.
+	// table's .L2::evict_last; 3, besides, the sample's lowest level's loads
+	// .L1::no_allocate, 4 every global level's. 0: none. (L2 priorities by createpolicy
+	// and .L2::cache_hint: ptxas 11.8 takes no .L2::evict_* on ld.)
 	Hints int
 }
 
@@ -323,7 +323,7 @@ func (s *SearchTree) Validate() error {
 	if ks := s.Order.Size(); s.Vector && ks != 4 && ks != 8 {
 		return fmt.Errorf("kernel: vector search of %d-byte keys", ks)
 	}
-	if s.Hints < 0 || s.Hints > 2 {
+	if s.Hints < 0 || s.Hints > 4 {
 		return fmt.Errorf("kernel: search tree cache hints %d", s.Hints)
 	}
 	if s.TableGlobal && s.TableBits == 0 {

@@ -391,7 +391,11 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 				ga := f.Reg(ptx.U64)
 				f.Fma(ga, e, ptx.Int(pw), psm)
 				for t := 0; t < SearchTreeFanout; t += per {
-					ld(need, ptx.Global, ptx.NC, levelHint, kt, ptx.Mem(ga, int64(t*pw)), ts[t:t+per]...)
+					hint := levelHint
+					if s.Hints >= 4 || s.Hints == 3 && j == 1 {
+						hint = ".L1::no_allocate" + levelHint
+					}
+					ld(need, ptx.Global, ptx.NC, hint, kt, ptx.Mem(ga, int64(t*pw)), ts[t:t+per]...)
 				}
 			}
 			c := f.Reg(ptx.U64)

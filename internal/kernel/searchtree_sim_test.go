@@ -66,7 +66,7 @@ func TestSearchTreeSim(t *testing.T) {
 						}
 						block := []int{256, 512, 1024}[(m+sh)%3]
 						sp := &SearchTree{Order: o, Right: right, Levels: L, Shared: sh, Queries: 1 + (m+sh+3*ks)%SearchTreeMaxQueries(ks, block), Vector: vec, Block: block,
-							Swizzle: cfg.swizzle, Hints: (m + sh + ks) % 3}
+							Swizzle: cfg.swizzle, Hints: (m + sh + ks) % 5}
 						sampleArg := spectest.U64(0)
 						if sample != nil {
 							sampleArg = spectest.Buf(sample)

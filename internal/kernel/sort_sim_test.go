@@ -561,6 +561,7 @@ func TestSelectPtxas(t *testing.T) {
 			&SearchTree{Order: o, Levels: 8, Shared: 4, Queries: SearchTreeTableQueries, Vector: true, Block: 256, Swizzle: true, TableBits: 12},
 			&SearchTree{Order: o, Levels: 8, Queries: SearchTreeTableQueries, Vector: true, Block: 256, TableBits: 20, TableGlobal: true, Hints: 2},
 			&SearchTree{Order: o, Levels: 8, Shared: 5, Queries: 2, Vector: true, Block: 1024, Swizzle: true, Hints: 2},
+			&SearchTree{Order: o, Levels: 8, Shared: 5, Queries: 2, Vector: true, Block: 1024, Swizzle: true, Hints: 4},
 			&SearchTree{Order: o, Right: true, Levels: 8, Queries: 2, Vector: true, Block: 256, TableBits: SearchTableGlobalMaxBits, TableGlobal: true},
 			&SearchTable{Order: o, Bits: SearchTableGlobalMaxBits})
 	}
