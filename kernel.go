@@ -96,17 +96,23 @@ func (f *Function) raiseSharedLimit(bytes int) error {
 // memory carveout set for it (setCarveout).
 var sharedCarveouts sync.Map
 
-// setCarveout asks that launches of fn get pct percent (0 to 100) of a
-// multiprocessor's unified L1/shared memory as shared memory, the rest L1 (CUDA
-// Driver API: cuFuncSetAttribute, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT; a
-// hint), once per function and value; a backend without the setting (the CPU) is left
-// as it is.
+// setCarveout asks that launches of fn get pct percent (1 to 100) of a
+// multiprocessor's unified L1/shared memory as shared memory, the rest L1, or (0) that
+// the driver choose (CUDA Driver API: cuFuncSetAttribute,
+// CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, -1 for no preference; a hint),
+// once per function and value; a backend without the setting (the CPU) is left as it
+// is.
 func (f *Function) setCarveout(pct int) error {
-	if v, ok := sharedCarveouts.Load(f); ok && v.(int) == pct {
+	v, ok := sharedCarveouts.Load(f)
+	if ok && v.(int) == pct || !ok && pct == 0 {
 		return nil
 	}
 	if bs, ok := f.be.(interface{ SetSharedCarveout(int) error }); ok {
-		if err := bs.SetSharedCarveout(pct); err != nil {
+		drv := pct
+		if pct == 0 {
+			drv = -1
+		}
+		if err := bs.SetSharedCarveout(drv); err != nil {
 			return err
 		}
 	}

@@ -126,10 +126,8 @@ func searchTree(s *Stream, a, q *header, m, n int, right bool, out *header) erro
 			return err
 		}
 	}
-	if tu.SearchCarveout > 0 {
-		if err := fn.setCarveout(tu.SearchCarveout); err != nil {
-			return err
-		}
+	if err := fn.setCarveout(tu.SearchCarveout); err != nil {
+		return err
 	}
 	// Enough blocks to fill the GPU a few times over (each stages the shared levels
 	// once), not many more.

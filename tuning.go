@@ -310,8 +310,8 @@ type Tuning struct {
 	// shared levels to hold the tree (more than 8^6 = 262144 elements) a table of up to
 	// 2^SearchTableGlobal buckets that the search reads from global memory (L2) instead
 	// of shared memory (SearchTree.TableGlobal): about one bucket for 16 elements
-	// (2^20 for 2^24 keys), no shared levels, blocks of 256 threads, at most 4 queries
-	// a thread. On uniform keys a query then reads its bucket's two words, one node of
+	// (2^20 for 2^24 keys), no shared levels (so blocks of 256 threads unless
+	// SearchBlock says otherwise), at most 4 queries a thread. On uniform keys a query then reads its bucket's two words, one node of
 	// the sample's lowest level and the array's sector; where the values crowd into
 	// few buckets it walks from higher up (from the root where one bucket holds
 	// them all). It takes the place of SearchTable where both apply. Default 0:

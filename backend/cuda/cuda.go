@@ -367,10 +367,10 @@ func (f *Function) SetMaxDynamicShared(n int) error {
 	return f.d.ctx.FuncSetAttribute(f.h, cu.FuncMaxDynamicSharedMem, n)
 }
 
-// SetSharedCarveout asks for pct percent of a multiprocessor's unified L1/shared
-// memory as shared memory for the kernel's launches (CUDA Driver API:
-// CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT; a hint the driver rounds up to a
-// size the hardware has).
+// SetSharedCarveout asks for pct percent (0 to 100) of a multiprocessor's unified
+// L1/shared memory as shared memory for the kernel's launches, or (-1) for none in
+// particular (CUDA Driver API: CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT; a
+// hint the driver rounds up to a size the hardware has).
 func (f *Function) SetSharedCarveout(pct int) error {
 	return f.d.ctx.FuncSetAttribute(f.h, cu.FuncPreferredSharedCarveout, pct)
 }

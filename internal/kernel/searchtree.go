@@ -173,10 +173,11 @@ type SearchTree struct {
 	// instead of 4 of them (2 for 8-byte keys: nodes are 32 or 64 bytes). The buffer
 	// is then rounded up to a multiple of 128 bytes (see sharedSize).
 	Swizzle bool
-	// TableBits, where not 0 (4 to SearchTableMaxBits; float32, int32 and uint32 keys
-	// of arrays of less than 2^32 elements), gives the kernel a seventh parameter,
-	// SearchTable's table of 2^TableBits buckets, which each block stages in shared
-	// memory after the shared levels: a query's bucket bounds its answer to [lo, hi],
+	// TableBits, where not 0 (4 to SearchTableMaxBits, to SearchTableGlobalMaxBits
+	// with TableGlobal; float32, int32 and uint32 keys of arrays of less than 2^32
+	// elements), gives the kernel a seventh parameter, SearchTable's table of
+	// 2^TableBits buckets, which each block stages in shared memory after the shared
+	// levels (unless TableGlobal): a query's bucket bounds its answer to [lo, hi],
 	// and a level whose block index lo and hi share needs no load (for uniform keys
 	// all levels but the last few), nor the array where lo == hi. A warp skips a
 	// level's step for a query where none of its lanes needs its load.
@@ -187,12 +188,14 @@ type SearchTree struct {
 	// hold the tree (on uniform keys, a bucket of about 16 elements leaves a query a
 	// step in the sample's lowest level and one in the array).
 	TableGlobal bool
-	// Hints gives the global loads cache eviction priorities: 1, the array's (each sector read about once by a
-	// query at random) .L1::no_allocate.L2::evict_first, so that they pass through the
-	// caches rather than push the sample out; 2, besides, the sample's and a global
-	// table's .L2::evict_last; 3, besides, the sample's lowest level's loads
-	// .L1::no_allocate, 4 every global level's. 0: none. (L2 priorities by createpolicy
-	// and .L2::cache_hint: ptxas 11.8 takes no .L2::evict_* on ld.)
+	// Hints gives the global loads cache eviction priorities (on compute capability
+	// 8.0 and later; the PTX for earlier targets has none): 1, the array's vector loads
+	// (keys of 4 or 8 bytes, Vector; each sector read about once, by a query at random)
+	// .L1::no_allocate.L2::evict_first, so that they pass through the caches rather
+	// than push the sample out; 2, besides, the sample's and a global table's
+	// .L2::evict_last; 3, besides, the sample's lowest level's loads .L1::no_allocate,
+	// 4 every global level's. 0: none. (L2 priorities by createpolicy and
+	// .L2::cache_hint: ptxas 11.8 takes no .L2::evict_* on ld.)
 	Hints int
 }
 

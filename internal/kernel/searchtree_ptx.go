@@ -119,14 +119,20 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 	// memory.
 	// (L2 priorities by createpolicy and .L2::cache_hint: ptxas 11.8 takes no
 	// .L2::evict_* on ld.) hinted returns a load's operands with the policy appended.
+	// (createpolicy and .L2::cache_hint need sm_80: none below it; the array's
+	// scalar loads, of keys of 1 or 2 bytes or an unaligned array, take none.)
+	hints := s.Hints
+	if major < 8 {
+		hints = 0
+	}
 	leafHint, levelHint := "", ""
 	var leafPol, levelPol ptx.Reg
-	if s.Hints >= 1 {
+	if hints >= 1 && s.Vector {
 		leafHint = ".L1::no_allocate.L2::cache_hint"
 		leafPol = f.Reg(ptx.B64)
 		f.Op("createpolicy.fractional.L2::evict_first.b64", leafPol)
 	}
-	if s.Hints >= 2 {
+	if hints >= 2 {
 		levelHint = ".L2::cache_hint"
 		levelPol = f.Reg(ptx.B64)
 		f.Op("createpolicy.fractional.L2::evict_last.b64", levelPol)
@@ -392,7 +398,7 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 				f.Fma(ga, e, ptx.Int(pw), psm)
 				for t := 0; t < SearchTreeFanout; t += per {
 					hint := levelHint
-					if s.Hints >= 4 || s.Hints == 3 && j == 1 {
+					if hints >= 4 || hints == 3 && j == 1 {
 						hint = ".L1::no_allocate" + levelHint
 					}
 					ld(need, ptx.Global, ptx.NC, hint, kt, ptx.Mem(ga, int64(t*pw)), ts[t:t+per]...)

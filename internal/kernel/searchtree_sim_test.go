@@ -8,6 +8,10 @@ import (
 	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/internal/ptxsim/spectest"
 	"github.com/go-gpu/gpu/internal/testenv"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 )
 
 // The search tree (SearchTreeSample, SearchTree) on the simulator and the CPU, against
@@ -89,6 +93,37 @@ func TestSearchTreeSim(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// The cache hints need compute capability 8.0 (createpolicy, .L2::cache_hint): the
+// PTX for sm_75 has none and assembles for it; the PTX for sm_90 has them.
+func TestSearchTreeHintsTargets(t *testing.T) {
+	for h := 1; h <= 4; h++ {
+		sp := &SearchTree{Order: SortKey{Type: dtype.Float32}, Levels: 8, Shared: 4, Queries: 2, Vector: true, Hints: h}
+		old, _, err := sp.PTX(7, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur, _, err := sp.PTX(9, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(old, "createpolicy") || strings.Contains(old, "cache_hint") || strings.Contains(old, "no_allocate") {
+			t.Errorf("%s: cache hints in the PTX for sm_75", sp.Key())
+		}
+		if !strings.Contains(cur, "createpolicy") || !strings.Contains(cur, "L2::cache_hint") {
+			t.Errorf("%s: no cache hints in the PTX for sm_90", sp.Key())
+		}
+		p := testenv.Ptxas(t)
+		dir := t.TempDir()
+		in := filepath.Join(dir, "m.ptx")
+		if err := os.WriteFile(in, []byte(old), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := exec.Command(p, "-arch=sm_75", in, "-o", filepath.Join(dir, "m.cubin")).CombinedOutput(); err != nil {
+			t.Errorf("%s for sm_75: %v\n%s", sp.Key(), err, b)
 		}
 	}
 }
