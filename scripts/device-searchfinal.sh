@@ -12,7 +12,7 @@ OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 root=$(cd "$(dirname "$0")/.." && pwd); cd "$root"
 G=${G:-.gps}
 ROUND4=1 N=${N:-2} bash scripts/device-searchglobal.sh 2>&1 | grep -v registers
-for p in conformance backend_cuda backend_cuda_cu backend_cuda_cublas; do
+for p in ${PKGS:-conformance backend_cuda backend_cuda_cu backend_cuda_cublas}; do
   (
     rel=$(awk -v n="$p" '$1 == n {print $2}' "$G/packages.txt")
     s=$(date +%s)
