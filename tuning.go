@@ -330,8 +330,12 @@ type Tuning struct {
 	// the sample's lowest level's loads without L1 allocation, 4 every global level's
 	// (an L1 line for each load in flight: the L1 bounds them). Default 2:
 	// on an H100 (2026-12-06, 2^26 float32 queries in 2^24, three processes of each in
-	// turn) 2.39 ms against 2.47 ms without hints (0.967x), 1 2.40 ms (0.970x).
-	// GPU_SEARCH_HINTS=0..4 sets it.
+	// turn; docs/benchmarks/h100-2026-12-06-search.txt) 2.39 ms against 2.47 ms
+	// without hints (0.967x), 1 2.40 ms (0.970x); 3 1.048x and 4 1.094x of 2's time.
+	// BenchmarkSearchSortedDist, one process: uniform keys 0.961x without hints'
+	// time, normal and log-normal ones 1.011-1.012x (their queries meet on fewer of
+	// the array's sectors, which the evict-first loads leave L2 less time to share),
+	// clustered ones the same. GPU_SEARCH_HINTS=0..4 sets it.
 	SearchHints int
 	// SearchCarveout, where not 0 (1 to 100), is the percent of a multiprocessor's
 	// unified L1/shared memory SearchSorted's tree asks for as shared memory (a hint
