@@ -311,28 +311,9 @@ func BenchmarkQuantileSelect(b *testing.B) {
 			for _, sel := range []int{1, 0} {
 				way := map[int]string{1: "select", 0: "sort"}[sel]
 				b.Run(fmt.Sprintf("%dx%d/%s/%s", sh.rows, sh.n, c.name, way), func(b *testing.B) {
-					tu := d.Tuning()
-					tu.QuantileSelect, tu.QuantileSelectTotal = sel, 0
-					old, err := d.SetTuning(tu)
-					if err != nil {
-						b.Fatal(err)
-					}
-					defer d.SetTuning(old)
-					y, err := c.f()
-					if err != nil {
-						b.Fatal(err)
-					}
-					got := toSliceB(b, y)
-					y.Free()
-					if ref == nil {
-						ref = got
-					} else {
-						for i := range got {
-							if math.Float32bits(got[i]) != math.Float32bits(ref[i]) {
-								b.Fatalf("row %d: %s %v, select %v", i, way, got[i], ref[i])
-							}
-						}
-					}
+					benchSame(b, d, func(tu *gpu.Tuning) { tu.QuantileSelect, tu.QuantileSelectTotal = sel, 0 }, c.f, &ref,
+						func(x, y float32) bool { return math.Float32bits(x) == math.Float32bits(y) },
+						func(i int) string { return fmt.Sprintf("row %d under %s", i, way) })
 					scRun(b, s, int64(4*sh.rows*sh.n), func() (interface{ Free() error }, error) { return c.f() })
 				})
 			}
@@ -398,32 +379,44 @@ func BenchmarkSearchSortedDist(b *testing.B) {
 		var ref []int64
 		for _, set := range settings {
 			b.Run(dist.name+"/"+set.name, func(b *testing.B) {
-				tu := d.Tuning()
-				tu.SearchHints, tu.SearchTableGlobal = set.hints, set.bits
-				old, err := d.SetTuning(tu)
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer d.SetTuning(old)
-				y, err := gpu.SearchSorted(s, a, v, gpu.SideLeft)
-				if err != nil {
-					b.Fatal(err)
-				}
-				got := toSliceB(b, y)
-				y.Free()
-				if ref == nil {
-					ref = got
-				} else {
-					for j := range got {
-						if got[j] != ref[j] {
-							b.Fatalf("query %d (%v): %d under %s, %d under %s", j, qs[j], got[j], set.name, ref[j], settings[0].name)
-						}
-					}
-				}
-				scRun(b, s, int64(12*n), func() (interface{ Free() error }, error) { return gpu.SearchSorted(s, a, v, gpu.SideLeft) })
+				search := func() (*gpu.Array[int64], error) { return gpu.SearchSorted(s, a, v, gpu.SideLeft) }
+				benchSame(b, d, func(tu *gpu.Tuning) { tu.SearchHints, tu.SearchTableGlobal = set.hints, set.bits }, search, &ref,
+					func(x, y int64) bool { return x == y },
+					func(j int) string { return fmt.Sprintf("query %d (%v) under %s", j, qs[j], set.name) })
+				scRun(b, s, int64(12*n), func() (interface{ Free() error }, error) { return search() })
 			})
 		}
 		a.Free()
 		v.Free()
+	}
+}
+
+// benchSame sets d's tuning as set says for the rest of b (restoring it at b's end),
+// makes one result of f and compares it with *ref, elementwise by same, failing b
+// where they differ (what names element i); the first setting's result, where *ref
+// is nil, becomes the reference.
+func benchSame[T gpu.Elem](b *testing.B, d *gpu.Device, set func(*gpu.Tuning), f func() (*gpu.Array[T], error), ref *[]T, same func(x, y T) bool, what func(i int) string) {
+	b.Helper()
+	tu := d.Tuning()
+	set(&tu)
+	old, err := d.SetTuning(tu)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { d.SetTuning(old) })
+	y, err := f()
+	if err != nil {
+		b.Fatal(err)
+	}
+	got := toSliceB(b, y)
+	y.Free()
+	if *ref == nil {
+		*ref = got
+		return
+	}
+	for i := range got {
+		if !same(got[i], (*ref)[i]) {
+			b.Fatalf("%s: %v, the reference %v", what(i), got[i], (*ref)[i])
+		}
 	}
 }
