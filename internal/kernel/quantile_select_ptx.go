@@ -116,17 +116,7 @@ func (q *QuantileFlags) PTX(major, minor int) (src, entry string, err error) {
 	loop, done := f.NewLabel(), f.NewLabel()
 	f.Place(loop)
 	f.At(f.Setp(ptx.Ge, i, end)).Bra(done)
-	raws := make([]ptx.Reg, items)
-	valid := make([]ptx.Reg, items)
-	for j := range raws {
-		ij := f.Reg(ptx.U64)
-		f.Add(ij, i, ptx.Int(j*SortBlock))
-		valid[j] = f.Setp(ptx.Lt, ij, end)
-		a := f.Reg(ptx.U64)
-		f.Add(a, ij, rowBase)
-		f.Fma(a, a, ptx.Int(ks), pk)
-		raws[j] = loadElem(f, ks, valid[j], ptx.Mem(a, 0), true)
-	}
+	raws, valid := loadRound(f, ks, items, i, end, rowBase, pk)
 	and := func(ps ...ptx.Reg) ptx.Reg {
 		p := f.Reg(ptx.Pred)
 		f.Op("and.pred", p, ps[0], ps[1])

@@ -547,6 +547,23 @@ func loadElem(f *ptx.Func, size int, p ptx.Reg, a ptx.Addr, nc bool) ptx.Reg {
 	return r
 }
 
+// loadRound loads a round of n keys of ks bytes a thread, strided by the block
+// (SortBlock): key j of the thread at index i + j*SortBlock of its row, at
+// pk + (rowBase + index)*ks, where the index is below end (valid[j]; else 0).
+func loadRound(f *ptx.Func, ks, n int, i, end, rowBase, pk ptx.Reg) (keys, valid []ptx.Reg) {
+	keys, valid = make([]ptx.Reg, n), make([]ptx.Reg, n)
+	for j := range keys {
+		ij := f.Reg(ptx.U64)
+		f.Add(ij, i, ptx.Int(j*SortBlock))
+		valid[j] = f.Setp(ptx.Lt, ij, end)
+		a := f.Reg(ptx.U64)
+		f.Add(a, ij, rowBase)
+		f.Fma(a, a, ptx.Int(ks), pk)
+		keys[j] = loadElem(f, ks, valid[j], ptx.Mem(a, 0), true)
+	}
+	return keys, valid
+}
+
 // PTX returns the histogram kernel's PTX.
 func (h *RadixHist) PTX(major, minor int) (src, entry string, err error) {
 	if err := h.Validate(); err != nil {
@@ -645,17 +662,7 @@ func (h *RadixHist) PTX(major, minor int) (src, entry string, err error) {
 		})
 	}
 	if !h.Lean {
-		keys := make([]ptx.Reg, h.Items)
-		valid := make([]ptx.Reg, h.Items)
-		for j := range keys {
-			ij := f.Reg(ptx.U64)
-			f.Add(ij, i, ptx.Int(j*SortBlock))
-			valid[j] = f.Setp(ptx.Lt, ij, end)
-			a := f.Reg(ptx.U64)
-			f.Add(a, ij, rowBase)
-			f.Fma(a, a, ptx.Int(ks), pk)
-			keys[j] = loadElem(f, ks, valid[j], ptx.Mem(a, 0), true)
-		}
+		keys, valid := loadRound(f, ks, h.Items, i, end, rowBase, pk)
 		for j, k := range keys {
 			skip := f.NewLabel()
 			f.AtNot(valid[j]).Bra(skip)
