@@ -163,7 +163,6 @@ func radixSelect(s *Stream, keys *header, rows, n, k int, order kernel.SortKey, 
 	P := order.Passes()
 	items := 16
 	tile := kernel.SortBlock * items
-	tiles := (n + tile - 1) / tile
 	sms := max(1, d.info.Multiprocessors)
 	waves := 4 * sms
 	vector := fused && keys.dt.Size() == 4 && headerPtr(keys)%16 == 0 && (rows == 1 || n*4%16 == 0)
@@ -172,9 +171,7 @@ func radixSelect(s *Stream, keys *header, rows, n, k int, order kernel.SortKey, 
 	} else if fused {
 		waves = topkHistBlocks * sms
 	}
-	chunkTiles := max(1, (rows*tiles+waves-1)/waves)
-	chunk := chunkTiles * tile
-	chunks := (n + chunk - 1) / chunk
+	chunk, chunks := rowChunks(rows, n, tile, waves)
 	if int64(rows)*int64(chunks) > 1<<31-1 {
 		return fmt.Errorf("gpu: select of %d rows of %d: %w", rows, n, ErrNotSupported)
 	}
@@ -324,12 +321,7 @@ const topkRadixBufMax = 256 << 20
 func topkRadix(s *Stream, keys *header, rows, n, k int, order kernel.SortKey, outK, outV *header) error {
 	d := s.dev
 	sms := max(1, d.info.Multiprocessors)
-	tile := kernel.TopKRadixTile
-	tiles := (n + tile - 1) / tile
-	waves := kernel.TopKRadixBlocksPerSM * sms // (one wave)
-	chunkTiles := max(1, (rows*tiles+waves-1)/waves)
-	chunk := chunkTiles * tile
-	chunks := (n + chunk - 1) / chunk
+	chunk, chunks := rowChunks(rows, n, kernel.TopKRadixTile, kernel.TopKRadixBlocksPerSM*sms) // (one wave)
 	if int64(rows)*int64(max(chunks, (n+kernel.SortBlock*16-1)/(kernel.SortBlock*16))) > 1<<31-1 || int64(n) > 1<<31-1 {
 		return fmt.Errorf("gpu: top-k of %d rows of %d: %w", rows, n, ErrNotSupported)
 	}
@@ -587,10 +579,7 @@ func quantileSelect(s *Stream, keys *header, rows, n int, median, skipNaN bool, 
 	sms := max(1, d.info.Multiprocessors)
 	block := Dim3{X: kernel.SortBlock}
 	// QuantileFlags' blocks: chunks of each row, about 8 blocks a multiprocessor.
-	tile := kernel.SortBlock * (&kernel.QuantileFlags{Type: keys.dt}).Items()
-	tiles := (n + tile - 1) / tile
-	chunk := max(1, (rows*tiles+8*sms-1)/(8*sms)) * tile
-	chunks := (n + chunk - 1) / chunk
+	chunk, chunks := rowChunks(rows, n, kernel.SortBlock*(&kernel.QuantileFlags{Type: keys.dt}).Items(), 8*sms)
 	if int64(rows)*int64(chunks) > 1<<31-1 {
 		return fmt.Errorf("gpu: quantiles of %d rows of %d: %w", rows, n, ErrNotSupported)
 	}
@@ -679,4 +668,13 @@ func quantileSelect(s *Stream, keys *header, rows, n int, median, skipNaN bool, 
 	}
 	return s.Launch(fn, LaunchConfig{Grid: Dim3{X: rows}, Block: block}, In(keys), In(state), flagsArg,
 		Out(out), qarg, uint64(rows), uint64(n), zerosArg, uint64(chunk), uint64(chunks))
+}
+
+// rowChunks cuts each of rows rows of n keys into chunks of whole tiles of tile keys,
+// one block a chunk, about blocks blocks in all: chunk keys a chunk (at least a tile),
+// chunks a row.
+func rowChunks(rows, n, tile, blocks int) (chunk, chunks int) {
+	tiles := (n + tile - 1) / tile
+	chunk = max(1, (rows*tiles+blocks-1)/blocks) * tile
+	return chunk, (n + chunk - 1) / chunk
 }
