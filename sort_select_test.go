@@ -434,6 +434,35 @@ func TestSearchSortedTreeSimDevice(t *testing.T) {
 	}
 }
 
+// TestSearchSortedGlobalTableSimDevice runs the tree with a global bucket table
+// (Tuning.SearchTableGlobal) and each hint level on the simulated CUDA device: an array
+// of 7 levels (more than 8^6 elements, the least that takes the table), the host's
+// choice of the table's bits, the sample, the table's launch and the walk, against
+// the search without them.
+func TestSearchSortedGlobalTableSimDevice(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 270000-element array on the simulator")
+	}
+	d, s := simStream(t)
+	old := d.Tuning()
+	defer d.SetTuning(old)
+	rng := rand.New(rand.NewPCG(22, 12))
+	a := stGen[float32](rng, 270000, patRandom)
+	slices.SortFunc(a, func(x, y float32) int { return cmp.Compare(x, y) })
+	q := append(stGen[float32](rng, 16400, patRandom), a[:50]...) // (at least 2^14: the table's buckets)
+	q = append(q, a[len(a)-50:]...)
+	for _, c := range []struct{ global, hints int }{{14, 2}, {9, 4}, {4, 0}} {
+		tu := old
+		tu.SearchTableGlobal, tu.SearchHints = c.global, c.hints
+		if _, err := d.SetTuning(tu); err != nil {
+			t.Fatal(err)
+		}
+		t.Run(fmt.Sprintf("global%d-hints%d", c.global, c.hints), func(t *testing.T) {
+			checkSearchSorted(t, s, a, q, []int{len(q)})
+		})
+	}
+}
+
 func searchSortedCases(t *testing.T, s *gpu.Stream) {
 	{
 		rng := rand.New(rand.NewPCG(22, 4))
