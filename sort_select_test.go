@@ -438,7 +438,7 @@ func TestSearchSortedTreeSimDevice(t *testing.T) {
 // (Tuning.SearchTableGlobal) and each hint level on the simulated CUDA device: an array
 // of 7 levels (more than 8^6 elements, the least that takes the table), the host's
 // choice of the table's bits, the sample, the table's launch and the walk, against
-// the search without them.
+// checkSearchSorted's reference.
 func TestSearchSortedGlobalTableSimDevice(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 270000-element array on the simulator")

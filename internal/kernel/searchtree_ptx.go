@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/go-gpu/gpu/ptx"
 )
@@ -115,12 +116,10 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 		psm = globalParam(f, 2)
 	}
 	nb, off := searchTreeLayoutRegs(f, mLen, L)
-	// The cache hints (Hints) of the array's loads and of the sample's in global
-	// memory.
-	// (L2 priorities by createpolicy and .L2::cache_hint: ptxas 11.8 takes no
-	// .L2::evict_* on ld.) hinted returns a load's operands with the policy appended.
-	// (createpolicy and .L2::cache_hint need sm_80: none below it; the array's
-	// scalar loads, of keys of 1 or 2 bytes or an unaligned array, take none.)
+	// The cache hints (Hints) of the array's vector loads and of the sample's global
+	// loads: L2 priorities by createpolicy and .L2::cache_hint (ptxas 11.8 takes no
+	// .L2::evict_* on ld), which need sm_80 (none below it). hinted returns a load's
+	// operands, with the policy appended where its qualifiers name one.
 	hints := s.Hints
 	if major < 8 {
 		hints = 0
@@ -138,7 +137,7 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 		f.Op("createpolicy.fractional.L2::evict_last.b64", levelPol)
 	}
 	hinted := func(hint string, pol ptx.Reg, ops ...ptx.Operand) []ptx.Operand {
-		if hint != "" {
+		if strings.Contains(hint, ".L2::cache_hint") {
 			ops = append(ops, pol)
 		}
 		return ops
