@@ -324,9 +324,10 @@ func BenchmarkQuantileSelect(b *testing.B) {
 
 // BenchmarkSearchSortedDist searches 2^26 float32 queries in 2^24 sorted float32 keys
 // (2^20 in 2^18 on the CPU, where the tree is shallow and the settings change nothing)
-// under three settings: the tree without cache hints (Tuning.SearchHints 0), with
-// them (the default, 2), and with a global bucket table of 2^20 buckets besides
-// (Tuning.SearchTableGlobal 20); on keys of four distributions, the queries drawn from
+// under four settings: the tree without cache hints (Tuning.SearchHints 0), with
+// them (the default, 2), with them but without pair loads (Tuning.SearchPair off),
+// and with a global bucket table of 2^20 buckets besides (Tuning.SearchTableGlobal
+// 20, which takes no pair loads); on keys of four distributions, the queries drawn from
 // the same one: uniform in [0, 1), normal, log-normal (exp of 4 normals: most values
 // crowd into few buckets) and clustered (19 of 20 in a band of a ten-thousandth of the
 // range). Every setting must give the same positions. GB/s counts 12 bytes a query,
@@ -358,7 +359,8 @@ func BenchmarkSearchSortedDist(b *testing.B) {
 	settings := []struct {
 		name        string
 		hints, bits int
-	}{{"nohints", 0, 0}, {"default", 2, 0}, {"table20", 2, 20}}
+		pair        bool
+	}{{"nohints", 0, 0, true}, {"default", 2, 0, true}, {"nopair", 2, 0, false}, {"table20", 2, 20, true}}
 	for _, dist := range dists {
 		keys, qs := make([]float32, m), make([]float32, n)
 		for i := range keys {
@@ -380,7 +382,9 @@ func BenchmarkSearchSortedDist(b *testing.B) {
 		for _, set := range settings {
 			b.Run(dist.name+"/"+set.name, func(b *testing.B) {
 				search := func() (*gpu.Array[int64], error) { return gpu.SearchSorted(s, a, v, gpu.SideLeft) }
-				benchSame(b, d, func(tu *gpu.Tuning) { tu.SearchHints, tu.SearchTableGlobal = set.hints, set.bits }, search, &ref,
+				benchSame(b, d, func(tu *gpu.Tuning) {
+					tu.SearchHints, tu.SearchTableGlobal, tu.SearchPair = set.hints, set.bits, set.pair
+				}, search, &ref,
 					func(x, y int64) bool { return x == y },
 					func(j int) string { return fmt.Sprintf("query %d (%v) under %s", j, qs[j], set.name) })
 				scRun(b, s, int64(12*n), func() (interface{ Free() error }, error) { return search() })

@@ -114,6 +114,7 @@ func searchTree(s *Stream, a, q *header, m, n int, right bool, out *header) erro
 	}
 	sp := tree()
 	sp.Queries, sp.Vector = qpt, (ks == 4 || ks == 8) && headerPtr(a)%16 == 0
+	sp.Pair = tu.SearchPair && sp.Vector && bits == 0
 	if block != kernel.SearchSortedBlock {
 		sp.Block = block
 	}

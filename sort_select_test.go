@@ -388,10 +388,11 @@ func TestSearchSortedTree(t *testing.T) {
 			tu.SearchSwizzle = i%2 == 1                                                   // the shared levels swizzled in every other configuration
 			tu.SearchTable, tu.SearchTableGlobal, tu.SearchHints = c.table, c.global, i%5 // (every hint level in turn)
 			tu.SearchCarveout = []int{0, 65, 100, 1}[i%4]
+			tu.SearchPair = i%3 != 1 // (pair loads, where there is no table, in two of three)
 			if _, err := d.SetTuning(tu); err != nil {
 				t.Fatal(err)
 			}
-			t.Run(fmt.Sprintf("s%d-q%d-t%d-b%d-z%v-table%d-global%d-hints%d", c.shared, c.queries, c.block, c.blocks, tu.SearchSwizzle, c.table, c.global, tu.SearchHints), func(t *testing.T) {
+			t.Run(fmt.Sprintf("s%d-q%d-t%d-b%d-z%v-table%d-global%d-hints%d-pair%v", c.shared, c.queries, c.block, c.blocks, tu.SearchSwizzle, c.table, c.global, tu.SearchHints, tu.SearchPair), func(t *testing.T) {
 				searchSortedCases(t, s)
 				checkSearchSorted(t, s, f32, qf, []int{len(qf)})
 				checkSearchSorted(t, s, i64, qi, []int{len(qi)})
@@ -424,10 +425,11 @@ func TestSearchSortedTreeSimDevice(t *testing.T) {
 		tu.SearchVariant, tu.SearchShared, tu.SearchQueries, tu.SearchBlock, tu.SearchBlocksPerSM = 2, c.shared, c.queries, c.block, c.blocks
 		tu.SearchSwizzle = i%2 == 1
 		tu.SearchTable = c.table // (the bucket table: 14 bits don't fit 48 KiB beside the levels: fewer levels, then fewer bits)
+		tu.SearchPair = i%4 < 2  // (pair loads in the first two configurations, not in the next two)
 		if _, err := d.SetTuning(tu); err != nil {
 			t.Fatal(err)
 		}
-		t.Run(fmt.Sprintf("s%d-q%d-t%d-b%d-z%v-table%d", c.shared, c.queries, c.block, c.blocks, tu.SearchSwizzle, c.table), func(t *testing.T) {
+		t.Run(fmt.Sprintf("s%d-q%d-t%d-b%d-z%v-table%d-pair%v", c.shared, c.queries, c.block, c.blocks, tu.SearchSwizzle, c.table, tu.SearchPair), func(t *testing.T) {
 			checkSearchSorted(t, s, a, q, []int{len(q)})
 			checkSearchSorted(t, s, ai, qi, []int{len(qi)})
 		})

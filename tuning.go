@@ -60,6 +60,7 @@ import (
 //	GPU_SEARCH_TABLE_GLOBAL=0|4..22         SearchTableGlobal (0: none)
 //	GPU_SEARCH_HINTS=0..4                   SearchHints (2)
 //	GPU_SEARCH_CARVEOUT=0..100              SearchCarveout (0: the driver's choice)
+//	GPU_SEARCH_PAIR=on|off                  SearchPair (on)
 //	GPU_TOPK_VARIANT=v1|v2|v3               TopKVariant (3)
 //	GPU_UNIQUE_DENSE_MAX=0..2097152         UniqueDenseMax (2^21)
 //	GPU_QUANTILE_SELECT=n (n >= 0)          QuantileSelect (2^16)
@@ -346,6 +347,18 @@ type Tuning struct {
 	// a shared table beside the levels did (SearchTable 14: 1.66x; 12, which leaves the
 	// carveout as it was, 1.10x). GPU_SEARCH_CARVEOUT=0..100 sets it.
 	SearchCarveout int
+	// SearchPair has SearchSorted's tree read its global nodes (the sample's levels
+	// in global memory and the array) by lane pairs, each load of a warp covering
+	// whole 32-byte sectors (internal/kernel's SearchTree.Pair), where the array's
+	// loads are vector loads and there is no table. Default on: the tree was bound by
+	// L2 (Nsight Compute on an H100, 2026-12-06: L2 92% busy, 4.5 L2 requests a query
+	// where its three global nodes are three sectors, each half of a sector read
+	// without L1 allocation a request of its own); with pair loads 2^26 float32 queries
+	// in 2^24 took 2.25 ms against 2.42 (0.931x, five processes of each in turn), and
+	// BenchmarkSearchSortedDist, one process, 0.955x of the time without on uniform
+	// keys, 0.913x on normal ones, 0.896x on log-normal ones. GPU_SEARCH_PAIR=on|off
+	// sets it.
+	SearchPair bool
 	// TopKVariant selects TopK's radix select on CUDA: 2, the histogram passes in one
 	// wave (8 blocks a multiprocessor) with 16-byte loads of 4-byte keys, each pass's
 	// last block doing the select step (no step launches), the count pass reading its
@@ -553,6 +566,7 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 		SearchShared:        kernel.SearchTreeShared + 1,
 		SearchSwizzle:       true,
 		SearchHints:         2,
+		SearchPair:          true,
 		TopKVariant:         3,
 		UniqueDenseMax:      1 << 21,
 		QuantileSelect:      1 << 16,
@@ -578,6 +592,7 @@ func tuningFromEnv(getenv func(string) string) Tuning {
 	}
 	envInt(getenv, "GPU_SEARCH_HINTS", 0, 4, &t.SearchHints)
 	envInt(getenv, "GPU_SEARCH_CARVEOUT", 0, 100, &t.SearchCarveout)
+	envBool(getenv, "GPU_SEARCH_PAIR", &t.SearchPair)
 	envVariant(getenv, "GPU_TOPK_VARIANT", 3, &t.TopKVariant)
 	envInt(getenv, "GPU_UNIQUE_DENSE_MAX", 0, 1<<21, &t.UniqueDenseMax)
 	envInt(getenv, "GPU_QUANTILE_SELECT", 0, math.MaxInt, &t.QuantileSelect)

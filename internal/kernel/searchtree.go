@@ -197,6 +197,15 @@ type SearchTree struct {
 	// 4 every global level's. 0: none. (L2 priorities by createpolicy and
 	// .L2::cache_hint: ptxas 11.8 takes no .L2::evict_* on ld.)
 	Hints int
+	// Pair reads the global nodes (the sample's global levels and the array; Vector,
+	// no table) by lane pairs: lanes 2i and 2i+1 load the node of the even lane's
+	// query together, each a 16-byte half of every 32-byte sector, then the odd
+	// lane's, count the keys of their halves before the query of that node and add
+	// the two halves' counts with a shuffle. Each load of a warp then asks for 16
+	// whole sectors instead of 32 halves, where each half of a sector read without L1
+	// allocation (the array's loads under Hints) is a request of its own to L2. The
+	// warp leaves the query loop together (its lanes past n search for nothing).
+	Pair bool
 }
 
 // Key identifies the kernel.
@@ -216,6 +225,9 @@ func (s *SearchTree) Key() string {
 	}
 	if s.Hints != 0 {
 		k += fmt.Sprintf("|h%d", s.Hints)
+	}
+	if s.Pair {
+		k += "|p"
 	}
 	return k
 }
@@ -328,6 +340,9 @@ func (s *SearchTree) Validate() error {
 	}
 	if s.Hints < 0 || s.Hints > 4 {
 		return fmt.Errorf("kernel: search tree cache hints %d", s.Hints)
+	}
+	if s.Pair && (!s.Vector || s.TableBits != 0) {
+		return fmt.Errorf("kernel: search tree's pair loads need the vector loads and no table")
 	}
 	if s.TableGlobal && s.TableBits == 0 {
 		return fmt.Errorf("kernel: search tree with a global table of no bits")

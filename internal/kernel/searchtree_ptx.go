@@ -212,6 +212,15 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 		f.Place(done)
 		f.BarSync(0)
 	}
+	// Pair: the lane's parity and its half's byte offset in a 32-byte sector.
+	var odd, oddOff ptx.Reg
+	if s.Pair {
+		lb := f.Reg(ptx.U32)
+		f.And(lb, g.lane, ptx.Int(1))
+		odd = f.Setp(ptx.Ne, lb, ptx.Int(0))
+		oddOff = f.Reg(ptx.U64)
+		f.Op("mul.wide.u32", oddOff, lb, ptx.Int(16))
+	}
 	before := func(t, v ptx.Reg) ptx.Reg {
 		if s.Right {
 			return f.Setp(ptx.Le, t, v)
@@ -242,9 +251,10 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 	f.Mul(step, step, ptx.Int(B))
 	loop, done := f.NewLabel(), f.NewLabel()
 	f.Place(loop)
-	if s.TableBits != 0 {
+	if s.TableBits != 0 || s.Pair {
 		// A warp leaves the loop together (its lanes past n with no query in
-		// bounds), so that the votes of the steps (below) see all its lanes.
+		// bounds), so that the votes of the steps and the pairs' shuffles (below)
+		// see all its lanes.
 		more := f.Reg(ptx.Pred)
 		f.Op("vote.sync.any.pred", more, f.Setp(ptx.Lt, i, n), ptx.Uint(0xffffffff))
 		f.AtNot(more).Bra(done)
@@ -254,7 +264,11 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 	// lo and hi bound a query's answer (the table's range for its bucket; without a
 	// table none is taken); known[j], where lo and hi share their level-j block
 	// index, makes that level's step p = lo >> 3j, without loads.
-	type query struct{ idx, in, v, p, lo, hi ptx.Reg }
+	type query struct {
+		idx, in, v, p, lo, hi ptx.Reg
+		ve, vo                ptx.Reg // (Pair: the queries of the pair's even and odd lanes)
+		paired                bool    // (ve and vo are set)
+	}
 	qs := make([]query, Q)
 	for j := range qs {
 		q := &qs[j]
@@ -346,6 +360,108 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 			f.At(b).Op("add.u64", c, c, ptx.Int(1))
 		}
 	}
+	// pairCount is a global step of Pair: e (u64) indexes this lane's node, of
+	// eight es-byte keys, in the buffer at base; the pair loads the even lane's node
+	// (X) and then the odd lane's (Y), 16-byte chunk 2k+parity of each by load k,
+	// counts the keys of its chunks before the node's query and returns (u32) the
+	// count of this lane's node: its chunks' and its partner's. The array's
+	// nodes (leaf) are ordered here: a node past the array's end takes its keys one
+	// by one, those below m (the caller clamps the position to m).
+	pairCount := func(q *query, e, base ptx.Reg, es int, leaf bool, hint string, pol ptx.Reg) ptx.Reg {
+		per := 16 / es       // keys of a chunk
+		loads := 8 * es / 32 // chunks a lane loads of a node
+		if !q.paired {
+			// (at the first global step, so that the shared levels' steps hold
+			// neither)
+			vp := shflBfly(f, q.v, 1)
+			sel := fmt.Sprintf("selp.b%d", kt.Bits())
+			q.ve, q.vo = f.Reg(kt), f.Reg(kt)
+			f.Op(sel, q.ve, vp, q.v, odd)
+			f.Op(sel, q.vo, q.v, vp, odd)
+			q.paired = true
+		}
+		ep := shflBfly(f, e, 1)
+		var cnt [2]ptx.Reg
+		var nodes [2][]ptx.Reg
+		for n := range 2 {
+			en := f.Reg(ptx.U64)
+			if n == 0 {
+				f.Op("selp.b64", en, ep, e, odd)
+			} else {
+				f.Op("selp.b64", en, e, ep, odd)
+			}
+			ga := f.Reg(ptx.U64)
+			f.Fma(ga, en, ptx.Int(es), base)
+			f.Add(ga, ga, oddOff)
+			raw := make([]ptx.Reg, loads*per)
+			var full ptx.Reg
+			var valid []ptx.Reg
+			// A key past the array's end (not loaded) holds the raw key whose
+			// ordered key is the largest: never before a query on the left; on the
+			// right before the largest query only, after every key of the array, and
+			// the clamp to m takes the count back.
+			maxRaw := uint64(1)<<(8*es) - 1
+			if t := s.Order.Type; t.IsFloat() || t.IsSigned() {
+				maxRaw >>= 1
+			}
+			if leaf {
+				e8 := f.Reg(ptx.U64)
+				f.Add(e8, en, ptx.Int(SearchTreeFanout))
+				full = f.Setp(ptx.Le, e8, mLen)
+				// Key t of load k is element en + (2k + parity)*per + t.
+				ef := f.Reg(ptx.U64)
+				f.Op("shr.u64", ef, oddOff, ptx.Int(4)) // the parity
+				f.Fma(ef, ef, ptx.Int(per), en)
+				valid = make([]ptx.Reg, len(raw))
+				for k := range loads {
+					for t := range per {
+						et := f.Reg(ptx.U64)
+						f.Add(et, ef, ptx.Int(2*k*per+t))
+						valid[k*per+t] = f.Setp(ptx.Lt, et, mLen)
+					}
+				}
+			}
+			rt := regType(es)
+			for k := range loads {
+				regs := raw[k*per : (k+1)*per]
+				for t := range regs {
+					regs[t] = f.Reg(rt)
+					if leaf {
+						f.Mov(regs[t], ptx.Uint(maxRaw))
+					}
+				}
+				op := fmt.Sprintf("ld.global.nc%s.v%d%s", hint, per, rt)
+				if leaf {
+					f.At(full).Op(op, hinted(hint, pol, ptx.Vec(regs), ptx.Mem(ga, int64(32*k)))...)
+					for t, r := range regs {
+						p := f.Reg(ptx.Pred)
+						f.Op("and.pred", p, valid[k*per+t], notp(f, full))
+						f.At(p).Op("ld.global.nc"+hint+memType(es).String(), hinted(hint, pol, r, ptx.Mem(ga, int64(32*k+t*es)))...)
+					}
+				} else {
+					f.Op(op, hinted(hint, pol, ptx.Vec(regs), ptx.Mem(ga, int64(32*k)))...)
+				}
+			}
+			nodes[n] = raw
+		}
+		for n, v := range []ptx.Reg{q.ve, q.vo} {
+			c := f.Reg(ptx.U32)
+			f.Mov(c, ptx.Int(0))
+			for _, x := range nodes[n] {
+				if leaf {
+					x = g.ordered(x)
+				}
+				f.At(before(x, v)).Op("add.u32", c, c, ptx.Int(1))
+			}
+			cnt[n] = c
+		}
+		keep, send := f.Reg(ptx.U32), f.Reg(ptx.U32)
+		f.Op("selp.b32", keep, cnt[1], cnt[0], odd)
+		f.Op("selp.b32", send, cnt[0], cnt[1], odd)
+		got := shflBfly(f, send, 1)
+		f.Add(keep, keep, got)
+		return keep
+	}
 	// Levels L-1 to 1: the sample, in shared memory or global.
 	for j := L - 1; j >= 1; j-- {
 		for k := range qs {
@@ -391,6 +507,17 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 						ld(need, ptx.Shared, ptx.CacheDefault, "", kt, ptx.Mem(ck, 0), ts[t:t+per]...)
 					}
 				}
+			} else if s.Pair {
+				f.Add(e, e, off[j])
+				hint := levelHint
+				if hints >= 4 || hints == 3 && j == 1 {
+					hint = ".L1::no_allocate" + levelHint
+				}
+				c := f.Reg(ptx.U64)
+				f.Cvt(c, pairCount(q, e, psm, pw, false, hint, levelPol))
+				f.Fma(q.p, q.p, ptx.Int(SearchTreeFanout), c)
+				f.Min(q.p, q.p, nb[j])
+				continue
 			} else {
 				f.Add(e, e, off[j])
 				ga := f.Reg(ptx.U64)
@@ -419,6 +546,13 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 		q := &qs[k]
 		e := f.Reg(ptx.U64)
 		f.Shl(e, q.p, ptx.Int(3))
+		if s.Pair {
+			c := f.Reg(ptx.U64)
+			f.Cvt(c, pairCount(q, e, pa, ks, true, leafHint, leafPol))
+			f.Add(q.p, e, c)
+			f.Min(q.p, q.p, mLen)
+			continue
+		}
 		ga := f.Reg(ptx.U64)
 		f.Fma(ga, e, ptx.Int(ks), pa)
 		valid := make([]ptx.Reg, SearchTreeFanout)

@@ -63,14 +63,14 @@ func TestSearchTreeSim(t *testing.T) {
 			}
 			for _, right := range []bool{false, true} {
 				for _, sh := range []int{0, min(L-1, SearchTreeShared), min(L-1, SearchTreeMaxShared(ks))} {
-					for _, cfg := range []struct{ vec, swizzle bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+					for _, cfg := range []struct{ vec, swizzle, pair bool }{{false, false, false}, {true, false, false}, {false, true, false}, {true, true, false}, {true, false, true}, {true, true, true}} {
 						vec := cfg.vec
 						if vec && ks != 4 && ks != 8 || cfg.swizzle && sh == 0 {
 							continue
 						}
 						block := []int{256, 512, 1024}[(m+sh)%3]
 						sp := &SearchTree{Order: o, Right: right, Levels: L, Shared: sh, Queries: 1 + (m+sh+3*ks)%SearchTreeMaxQueries(ks, block), Vector: vec, Block: block,
-							Swizzle: cfg.swizzle, Hints: (m + sh + ks) % 5}
+							Swizzle: cfg.swizzle, Hints: (m + sh + ks) % 5, Pair: cfg.pair}
 						sampleArg := spectest.U64(0)
 						if sample != nil {
 							sampleArg = spectest.Buf(sample)

@@ -539,6 +539,11 @@ func TestSelectPtxas(t *testing.T) {
 			&SearchTree{Order: SortKey{Type: kt}, Levels: 8, Shared: SearchTreeMaxShared(kt.Size()), Queries: SearchTreeMaxQueries(kt.Size(), 1024), Vector: kt.Size() == 4 || kt.Size() == 8, Block: 1024},
 			&SearchTree{Order: SortKey{Type: kt}, Levels: 8, Shared: SearchTreeMaxShared(kt.Size()), Queries: SearchTreeMaxQueries(kt.Size(), 1024), Vector: kt.Size() == 4 || kt.Size() == 8, Block: 1024,
 				Swizzle: true},
+			// The defaults where the keys take vector loads: pair loads, hints 2.
+			&SearchTree{Order: SortKey{Type: kt}, Levels: 8, Shared: SearchTreeMaxShared(kt.Size()), Queries: SearchTreeMaxQueries(kt.Size(), 1024), Vector: kt.Size() == 4 || kt.Size() == 8, Block: 1024,
+				Swizzle: true, Hints: 2, Pair: kt.Size() == 4 || kt.Size() == 8},
+			&SearchTree{Order: SortKey{Type: kt}, Right: true, Levels: 8, Shared: 2, Queries: 2, Vector: kt.Size() == 4 || kt.Size() == 8, Block: 256,
+				Pair: kt.Size() == 4 || kt.Size() == 8},
 			&QuantileGather{In: kt, Out: dtype.Float64}, &QuantileGather{In: kt, Out: dtype.Float32, Median: true},
 			&QuantileSelect{In: kt, Out: dtype.Float64}, &QuantileSelect{In: kt, Out: dtype.Float32, Median: true},
 			&SelectHist{Order: SortKey{Type: kt}, Items: 8, Vector: kt.Size() == 4, Fused: true, KState: true},
