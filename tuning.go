@@ -336,7 +336,9 @@ type Tuning struct {
 	// BenchmarkSearchSortedDist, one process: uniform keys 0.961x without hints'
 	// time, normal and log-normal ones 1.011-1.012x (their queries meet on fewer of
 	// the array's sectors, which the evict-first loads leave L2 less time to share),
-	// clustered ones the same. GPU_SEARCH_HINTS=0..4 sets it.
+	// clustered ones the same. With SearchPair's loads (no sector's halves read
+	// apart) 1, 3 and 4 took the time 2 did, within 0.4% (H100, four processes each in
+	// turn, docs/benchmarks/h100-2026-12-06-pair.txt). GPU_SEARCH_HINTS=0..4 sets it.
 	SearchHints int
 	// SearchCarveout, where not 0 (1 to 100), is the percent of a multiprocessor's
 	// unified L1/shared memory SearchSorted's tree asks for as shared memory (a hint

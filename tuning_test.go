@@ -17,7 +17,7 @@ func TestTuningFromEnv(t *testing.T) {
 	want := gpu.Tuning{ReduceSplitMin: 1 << 17, ReduceFuse: true, ReduceHalfUnroll: 4, ReduceHalfAccs: 2, ScanKeepStatus: true,
 		CompactEagerMax: 4 << 20, ReadPinned: true, PermuteVariant: 3, RandomWaves: 4, RandomUniformWaves: 16, RandomHalfUniform: 3,
 		Scan: gpu.ScanTuning{Variant: 2, Stage: true, MinBlocks: 5}, Concat: gpu.ConcatTuning{Variant: 2, Rows: 1, BlocksPerSM: 0, Items: 4, RowsKernel: true}, ScatterVariant: 2,
-		SearchVariant: 2, SearchShared: 5, SearchSwizzle: true, SearchHints: 2, TopKVariant: 3, UniqueDenseMax: 1 << 21, QuantileSelect: 1 << 16, QuantileSelectTotal: 1 << 20, GatherVariant: 1, PutVariant: 1}
+		SearchVariant: 2, SearchShared: 5, SearchSwizzle: true, SearchHints: 2, SearchPair: true, TopKVariant: 3, UniqueDenseMax: 1 << 21, QuantileSelect: 1 << 16, QuantileSelectTotal: 1 << 20, GatherVariant: 1, PutVariant: 1}
 	if def != want {
 		t.Fatalf("defaults %+v, want %+v", def, want)
 	}
@@ -27,7 +27,7 @@ func TestTuningFromEnv(t *testing.T) {
 		"GPU_CONCAT_VARIANT": "v1", "GPU_CONCAT_ITEMS": "8", "GPU_CONCAT_STREAM": "1",
 		"GPU_SCATTER_VARIANT": "v3", "GPU_GATHER_STREAM": "1", "GPU_GATHER_VARIANT": "v2", "GPU_PUT_VARIANT": "2", "GPU_EW_PDL": "1", "GPU_RANDOM_HALF_UNIFORM": "v1",
 		"GPU_REDUCE_BLOCKS_PER_SM": "8", "GPU_SEARCH_VARIANT": "v1", "GPU_TOPK_VARIANT": "1", "GPU_UNIQUE_DENSE_MAX": "1048576", "GPU_QUANTILE_SELECT": "0", "GPU_QUANTILE_SELECT_TOTAL": "7",
-		"GPU_SEARCH_SHARED": "2", "GPU_SEARCH_QUERIES": "8", "GPU_SEARCH_BLOCK": "1024", "GPU_SEARCH_BLOCKS_PER_SM": "4", "GPU_SEARCH_SWIZZLE": "off", "GPU_SEARCH_TABLE": "12", "GPU_SEARCH_TABLE_GLOBAL": "18", "GPU_SEARCH_HINTS": "4", "GPU_SEARCH_CARVEOUT": "65",
+		"GPU_SEARCH_SHARED": "2", "GPU_SEARCH_QUERIES": "8", "GPU_SEARCH_BLOCK": "1024", "GPU_SEARCH_BLOCKS_PER_SM": "4", "GPU_SEARCH_SWIZZLE": "off", "GPU_SEARCH_TABLE": "12", "GPU_SEARCH_TABLE_GLOBAL": "18", "GPU_SEARCH_HINTS": "4", "GPU_SEARCH_CARVEOUT": "65", "GPU_SEARCH_PAIR": "off",
 		"GPU_REDUCE_HALF_UNROLL": "2", "GPU_REDUCE_HALF_ACCS": "1", "GPU_STAT_EXACT_EXP": "1"}
 	got := gpu.TuningFromEnv(func(k string) string { return env[k] })
 	want.PermuteVariant, want.RandomWaves, want.RandomUniformWaves, want.MatMulTile = 1, 16, 2, 3
@@ -37,7 +37,7 @@ func TestTuningFromEnv(t *testing.T) {
 	want.SearchVariant, want.TopKVariant, want.GatherVariant, want.PutVariant = 1, 1, 2, 2
 	want.UniqueDenseMax, want.QuantileSelect, want.QuantileSelectTotal = 1<<20, 0, 7
 	want.SearchShared, want.SearchQueries, want.SearchBlock, want.SearchBlocksPerSM, want.SearchSwizzle, want.SearchTable = 2, 8, 1024, 4, false, 12
-	want.SearchTableGlobal, want.SearchHints, want.SearchCarveout = 18, 4, 65
+	want.SearchTableGlobal, want.SearchHints, want.SearchCarveout, want.SearchPair = 18, 4, 65, false
 	want.ReduceHalfUnroll, want.ReduceHalfAccs, want.StatExactExp = 2, 1, true
 	want.Scan = gpu.ScanTuning{Variant: 1, Lookback: 2}
 	if got != want {
