@@ -314,9 +314,10 @@ const (
 // levels in shared memory and the next ones in a sample of a (about len(a)/7 keys of
 // 4 bytes, 8 for 8-byte elements, in temporary memory) that stays in L2, so only the
 // last step reads a itself (on compute capability 8.0 and later with an L2
-// evict-first hint, the sample's loads evict-last: Tuning.SearchHints); the lanes of a
-// warp read the nodes outside shared memory in pairs, each load a whole 32-byte sector
-// (Tuning.SearchPair);
+// evict-first hint, the sample's loads evict-last: Tuning.SearchHints); for elements
+// of 4 or 8 bytes (a 16-byte aligned array) the lanes of a warp read the nodes outside
+// shared memory in pairs, each lane a 16-byte half, so that a warp's load covers whole
+// 32-byte sectors (Tuning.SearchPair);
 // Tuning.SearchVariant 1 selects the first design, a binary search whose top 12 levels
 // (11 for 8-byte elements) read a copy of their pivots in shared memory.
 func SearchSorted[T Elem](s *Stream, a, v *Array[T], side Side) (*Array[int64], error) {

@@ -203,8 +203,10 @@ type SearchTree struct {
 	// lane's, count the keys of their halves before the query of that node and add
 	// the two halves' counts with a shuffle. Each load of a warp then asks for 16
 	// whole sectors instead of 32 halves, where each half of a sector read without L1
-	// allocation (the array's loads under Hints) is a request of its own to L2. The
-	// warp leaves the query loop together (its lanes past n search for nothing).
+	// allocation (the array's loads under Hints) is a request of its own to L2 (an
+	// array 16 but not 32 bytes aligned, as a view may be, straddles two sectors a
+	// node: the results are the same, the gain smaller). The warp leaves the query
+	// loop together (its lanes past n search for nothing).
 	Pair bool
 }
 

@@ -365,8 +365,9 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 	// (X) and then the odd lane's (Y), 16-byte chunk 2k+parity of each by load k,
 	// counts the keys of its chunks before the node's query and returns (u32) the
 	// count of this lane's node: its chunks' and its partner's. The array's
-	// nodes (leaf) are ordered here: a node past the array's end takes its keys one
-	// by one, those below m (the caller clamps the position to m).
+	// nodes (leaf) are ordered here: a node that reaches past the array's end loads
+	// its keys below m one by one, the others holding maxRaw (the caller clamps the
+	// position to m).
 	pairCount := func(q *query, e, base ptx.Reg, es int, leaf bool, hint string, pol ptx.Reg) ptx.Reg {
 		per := 16 / es       // keys of a chunk
 		loads := 8 * es / 32 // chunks a lane loads of a node
@@ -383,9 +384,9 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 		ep := shflBfly(f, e, 1)
 		var cnt [2]ptx.Reg
 		var nodes [2][]ptx.Reg
-		for n := range 2 {
+		for nd := range 2 {
 			en := f.Reg(ptx.U64)
-			if n == 0 {
+			if nd == 0 {
 				f.Op("selp.b64", en, ep, e, odd)
 			} else {
 				f.Op("selp.b64", en, e, ep, odd)
@@ -442,18 +443,18 @@ func (s *SearchTree) PTX(major, minor int) (src, entry string, err error) {
 					f.Op(op, hinted(hint, pol, ptx.Vec(regs), ptx.Mem(ga, int64(32*k)))...)
 				}
 			}
-			nodes[n] = raw
+			nodes[nd] = raw
 		}
-		for n, v := range []ptx.Reg{q.ve, q.vo} {
+		for nd, v := range []ptx.Reg{q.ve, q.vo} {
 			c := f.Reg(ptx.U32)
 			f.Mov(c, ptx.Int(0))
-			for _, x := range nodes[n] {
+			for _, x := range nodes[nd] {
 				if leaf {
 					x = g.ordered(x)
 				}
 				f.At(before(x, v)).Op("add.u32", c, c, ptx.Int(1))
 			}
-			cnt[n] = c
+			cnt[nd] = c
 		}
 		keep, send := f.Reg(ptx.U32), f.Reg(ptx.U32)
 		f.Op("selp.b32", keep, cnt[1], cnt[0], odd)

@@ -20,7 +20,7 @@ import (
 // laid out plainly and swizzled.
 func TestSearchTreeSim(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 5))
-	for _, kt := range []dtype.DType{dtype.Float32, dtype.Int8, dtype.Float64, dtype.Uint16, dtype.Int64} {
+	for _, kt := range []dtype.DType{dtype.Float32, dtype.Int8, dtype.Float64, dtype.Uint16, dtype.Int64, dtype.Uint32} {
 		if testenv.Race && kt != dtype.Float32 {
 			continue
 		}
@@ -55,6 +55,15 @@ func TestSearchTreeSim(t *testing.T) {
 			}
 			n := 300
 			q := append(sortSimKeys(rng, kt, n-min(m, 100)), sorted[:min(m, 100)*ks]...)
+			// The type's largest and smallest raw keys among the queries (on the right,
+			// the largest counts the pair loads' filler past the array's end, which the
+			// clamp to m takes back).
+			hi, lo := ^uint64(0)>>(64-8*ks), uint64(0)
+			if kt.IsSigned() || kt.IsFloat() {
+				hi, lo = hi>>1, hi>>1+1
+			}
+			storeRaw(q, ks, 0, hi)
+			storeRaw(q, ks, 1, lo)
 			L := SearchTreeLevels(m)
 			var sample []byte
 			if L > 1 {
