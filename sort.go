@@ -469,9 +469,6 @@ type sortConfig struct {
 	// (the long rows' passes), sortFullNarrow (those and every pass of keys and values
 	// of at most 4 bytes) or sortFullAll.
 	FullTiles int
-	// PackRanks gives every pass RadixPass.PackRanks (the ranks three a register, the
-	// digits taken again from the keys).
-	PackRanks bool
 }
 
 // sortConfig.FullTiles's values.
@@ -590,7 +587,7 @@ func sortPass(cfg sortConfig, info *DeviceInfo, order kernel.SortKey, val kernel
 		return (rowLen + tile - 1) / tile
 	}
 	sp := &kernel.RadixPass{Order: order, Val: val, ValSize: vs, Rank: cfg.Rank, LoadFence: cfg.LoadFence, LeanLookback: cfg.LeanLookback,
-		GridDep: sortPDL(cfg, info), PackRanks: cfg.PackRanks}
+		GridDep: sortPDL(cfg, info)}
 	fits := func(items, blocks int) int { // blocks, at most those that fit
 		sp.Items = items
 		return sortResidentBlocks(blocks, sp.SharedBytes(), info)

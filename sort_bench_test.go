@@ -62,9 +62,6 @@ func BenchmarkSortTuned(b *testing.B) {
 		func(c *gpu.SortConfig) { c.FullTiles = gpu.SortFullLong },
 		func(c *gpu.SortConfig) { c.FullTiles = gpu.SortFullAll },
 		func(c *gpu.SortConfig) { c.FullTiles, c.LongItems4 = gpu.SortFullAll, 0 },
-		func(c *gpu.SortConfig) { c.PackRanks = true },
-		func(c *gpu.SortConfig) { c.LongMinBlocks = 4 },
-		func(c *gpu.SortConfig) { c.LongMinBlocks, c.PackRanks = 4, true }, // (ptxas 11.8: no spills under 64 registers)
 	} {
 		c := def
 		f(&c)
@@ -74,8 +71,8 @@ func BenchmarkSortTuned(b *testing.B) {
 	b.Run(fmt.Sprintf("%d/float32/copy", n), func(b *testing.B) { scCopyBench[float32](b, s, n) })
 	for _, c := range configs {
 		// (at 2^28 keys the long rows' passes run: LongItems4 under LongMinBlocks, when set)
-		name := fmt.Sprintf("k%d/lb%d/mb%d/long%d-mb%d/%v/lf=%v/ll=%v/hl=%v/full=%s/pack=%v", c.Items4, c.Lookback, c.MinBlocks, c.LongItems4, c.LongMinBlocks,
-			c.Rank, c.LoadFence, c.LeanLookback, c.HistLean, []string{"off", "long", "all", "narrow"}[c.FullTiles], c.PackRanks)
+		name := fmt.Sprintf("k%d/lb%d/mb%d/long%d-mb%d/%v/lf=%v/ll=%v/hl=%v/full=%s", c.Items4, c.Lookback, c.MinBlocks, c.LongItems4, c.LongMinBlocks,
+			c.Rank, c.LoadFence, c.LeanLookback, c.HistLean, []string{"off", "long", "all", "narrow"}[c.FullTiles])
 		b.Run(fmt.Sprintf("%d/float32/sort/%s", n, name), func(b *testing.B) {
 			defer gpu.SetSortConfig(gpu.SetSortConfig(c))
 			y, err := gpu.Sort(s, x, 0)

@@ -609,11 +609,9 @@ func TestSortSegments(t *testing.T) {
 				SmallLookback: 2, LeanLookback: true, HistLean: true},
 			{Items4: 6, Items8: 5, Block4: 4, Block8: 4, Lookback: 4, HistItems: 2, SegMax: 3 * 1536, LoadFence: true, LeanLookback: true,
 				HistLean: true, FullTiles: gpu.SortFullAll},
-			{Items4: 7, Items8: 5, Block4: 4, Block8: 4, Lookback: 4, HistItems: 2, SegMax: 3 * 1792, LoadFence: true, LeanLookback: true,
-				HistLean: true, FullTiles: gpu.SortFullAll, PackRanks: true},
 		} {
 			old := gpu.SetSortConfig(c)
-			t.Run(fmt.Sprintf("items%d-lb%d-seg%d-%v-lean=%v-full%d-pack=%v", c.Items4, c.Lookback, c.SegMax, c.Rank, c.LeanLookback, c.FullTiles, c.PackRanks), func(t *testing.T) {
+			t.Run(fmt.Sprintf("items%d-lb%d-seg%d-%v-lean=%v-full%d", c.Items4, c.Lookback, c.SegMax, c.Rank, c.LeanLookback, c.FullTiles), func(t *testing.T) {
 				for _, sh := range [][2]int{{1, 20000}, {1, 50001}, {3, 9000}, {7, 1500}, {40, 100}} {
 					rows, n := sh[0], sh[1]
 					checkSorted(t, s, stGen[float32](rng, rows*n, patSpecial), []int{rows, n}, false)
@@ -645,7 +643,6 @@ func TestSortSegments(t *testing.T) {
 			if segMax == 3*1536 {
 				c.FullTiles = gpu.SortFullLong
 			}
-			c.PackRanks = segMax == 1<<28 // (the packed ranks on whole rows)
 			old := gpu.SetSortConfig(c)
 			t.Run(fmt.Sprintf("long%d,%d-seg%d", c.LongItems4, c.LongItems8, c.SegMax), func(t *testing.T) {
 				for _, sh := range [][2]int{{1, 24600}, {1, 50001}, {3, 30000}, {2, 21000}} {
@@ -708,7 +705,7 @@ func TestSortConfigFromEnv(t *testing.T) {
 	if !def.LeanLookback || !def.HistLean || def.SmallItems != 8 || def.SmallLookback != 8 || def.Lookback != 4 || def.LookbackVals != 2 || def.Rank != kernel.RankBallot ||
 		def.MinBlocks != 4 || def.Items4 != 16 || def.Items8 != 12 || def.LongItems4 != 28 || def.LongItems8 != 16 || def.LongMinBlocks != 3 ||
 		def.LongWaves != 4 || def.PDL || def.FusedMax != 1<<24 || def.FusedItems4 != 26 || def.FusedBlocks != 2 || !def.FusedSplit ||
-		def.FullTiles != gpu.SortFullNarrow || def.FusedFull || def.PackRanks {
+		def.FullTiles != gpu.SortFullNarrow || def.FusedFull {
 		t.Fatalf("defaults: %+v", def)
 	}
 	if c := gpu.SortConfigFromEnv(env("GPU_SORT_FUSED", "0", "GPU_SORT_FUSED_BLOCKS", "1", "GPU_SORT_FUSED_SPLIT", "off", "GPU_SORT_FUSED_ITEMS", "20",
@@ -717,10 +714,9 @@ func TestSortConfigFromEnv(t *testing.T) {
 		t.Fatalf("GPU_SORT_FUSED=0 GPU_SORT_FUSED_BLOCKS=1 GPU_SORT_FUSED_SPLIT=off GPU_SORT_FUSED_ITEMS=20 GPU_SORT_FUSED_FULL=on GPU_SORT_FULL_TILES=off: %+v", c)
 	}
 	c := gpu.SortConfigFromEnv(env("GPU_SORT_LOOKBACK_LEAN", "0", "GPU_SORT_HIST_LEAN", "off", "GPU_SORT_SMALL_ITEMS", "0",
-		"GPU_SORT_SMALL_LOOKBACK", "0", "GPU_SORT_RANK", "or", "GPU_SORT_LOOKBACK", "8", "GPU_SORT_LOOKBACK_VALS", "0", "GPU_SORT_PDL", "1",
-		"GPU_SORT_PACK_RANKS", "on"))
+		"GPU_SORT_SMALL_LOOKBACK", "0", "GPU_SORT_RANK", "or", "GPU_SORT_LOOKBACK", "8", "GPU_SORT_LOOKBACK_VALS", "0", "GPU_SORT_PDL", "1"))
 	if c.LeanLookback || c.HistLean || c.SmallItems != 0 || c.SmallLookback != 0 || c.Rank != kernel.RankAtomicOr || c.Lookback != 8 ||
-		c.LookbackVals != 0 || !c.PDL || !c.PackRanks {
+		c.LookbackVals != 0 || !c.PDL {
 		t.Fatalf("overrides: %+v", c)
 	}
 	if c := gpu.SortConfigFromEnv(env("GPU_SORT_ITEMS", "28", "GPU_SORT_MINBLOCKS", "4")); c.Items4 != 28 || c.MinBlocks != 4 {
@@ -733,7 +729,7 @@ func TestSortConfigFromEnv(t *testing.T) {
 	c = gpu.SortConfigFromEnv(env("GPU_SORT_LOOKBACK_LEAN", "maybe", "GPU_SORT_SMALL_LOOKBACK", "3", "GPU_SORT_SMALL_ITEMS", "17", "GPU_SORT_ITEMS", "29",
 		"GPU_SORT_LONG_ITEMS", "2", "GPU_SORT_LONG_ITEMS8", "17", "GPU_SORT_LONG_MINBLOCKS", "9", "GPU_SORT_LOOKBACK_VALS", "3", "GPU_SORT_PDL", "sometimes",
 		"GPU_SORT_FUSED", "-1", "GPU_SORT_FUSED_BLOCKS", "3", "GPU_SORT_FUSED_SPLIT", "maybe", "GPU_SORT_FUSED_ITEMS", "29",
-		"GPU_SORT_FULL_TILES", "some", "GPU_SORT_FUSED_FULL", "sometimes", "GPU_SORT_PACK_RANKS", "packed"))
+		"GPU_SORT_FULL_TILES", "some", "GPU_SORT_FUSED_FULL", "sometimes"))
 	if c != def {
 		t.Fatalf("bad values: %+v, want the defaults %+v", c, def)
 	}

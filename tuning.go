@@ -865,7 +865,13 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // fastest measured. The figures are the H200's: a GPU with less shared memory a
 // multiprocessor (100 KiB on sm_86/89) fits fewer of these blocks than MinBlocks asks,
 // and there the passes take the blocks that fit (sortResidentBlocks: for the register
-// cap and the long rows' wave rule; not measured). Smaller windows then took less
+// cap and the long rows' wave rule; not measured). Four blocks for the long passes
+// (GPU_SORT_LONG_MINBLOCKS=4) took longer on an H100 (2026-12-06, four processes each
+// in turn): sort of 2^28 float32 1.11x, int32 1.14x, argsort 1.28-1.29x, float64
+// 1.02x, argsort 1.06x; so did it with the ranks packed three a register, which
+// ptxas 13.0 fits in 64 registers without spills for float32 keys alone (1.02x,
+// 1.00x, 1.21-1.22x, 0.99x, 1.03x; packing alone 1.00-1.035x, not kept:
+// docs/benchmarks/h100-2026-12-06-occupancy.txt). Smaller windows then took less
 // (H200, 2026-12-03, one process each in turn, two or three rounds, ms):
 //
 //	window                         16         8          4          2          1
@@ -960,15 +966,6 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // 662-667, 1258-1270 against 1239-1246): hence narrow. gpubench's sort of the rows of
 // 16384x16384 float32 (rows below the long passes) took 5.74 ms without full tiles and
 // 5.26 ms with narrow, in two runs of that day.
-// GPU_SORT_PACK_RANKS (on: every pass keeps its items' ranks ten bits each, three a
-// register, and takes their digits from the keys again when it stages them,
-// sortConfig.PackRanks and RadixPass.PackRanks; default off, not yet measured on a
-// GPU): with ptxas 11.8 for sm_90 the long rows' 28-item pass of float32 keys fits
-// four blocks a multiprocessor's cap of 64 registers without spills (88 bytes stored
-// without it), int32 with 4 bytes, argsort's with 60 (184 without), and float64's
-// 16-item pass without spills (80 bytes without), which GPU_SORT_LONG_MINBLOCKS=4
-// asks for; under three blocks it changes no spill but int32's 12 bytes (to none),
-// for 24-248 more static instructions.
 // GPU_SORT_FUSED_FULL (on: a fused sort whose row is a whole number of its tiles, as
 // 512000 keys are of 4096, leaves out the bounds tests, sortConfig.FusedFull and
 // RadixFused.Full; default off) cuts that float32 kernel's static SASS from 2960
@@ -1005,7 +1002,6 @@ func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	envBool(getenv, "GPU_SORT_LOOKBACK_LEAN", &c.LeanLookback)
 	envBool(getenv, "GPU_SORT_HIST_LEAN", &c.HistLean)
 	envBool(getenv, "GPU_SORT_PDL", &c.PDL)
-	envBool(getenv, "GPU_SORT_PACK_RANKS", &c.PackRanks)
 	for _, v := range []struct {
 		name string
 		hi   int

@@ -624,12 +624,6 @@ type RadixPass struct {
 	// item, and under the register cap of MinBlocks spills may change (ptxas 11.8: the
 	// 28-item passes' go, 8-byte keys' 12-item passes under four blocks gain some).
 	FullTiles bool
-	// PackRanks keeps the ranking's results as ten-bit ranks, three a register,
-	// instead of a register an item (its digit and rank), and takes each item's digit
-	// from its key again when it is staged: 10 registers for 28 items in place of 28,
-	// live from the ranking to the staging (sortGen.rankItems' pack), for more
-	// resident blocks under a register cap.
-	PackRanks bool
 }
 
 // Tile returns the keys per tile.
@@ -669,9 +663,6 @@ func (p *RadixPass) AppendKey(b []byte) []byte {
 	}
 	if p.FullTiles {
 		b = append(b, "|ft"...)
-	}
-	if p.PackRanks {
-		b = append(b, "|pk"...)
 	}
 	return b
 }

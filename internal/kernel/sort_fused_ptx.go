@@ -224,7 +224,7 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 	rankTile := func(keys []ptx.Reg, shift ptx.Operand) []ptx.Reg {
 		return g.rankItems("rf_cnt", K, func(i int) (ptx.Reg, ptx.Reg) {
 			return g.digitOf(g.ordered(keys[i]), shift), validOf(i)
-		}, p.Rank, "rf_tile", false)
+		}, p.Rank, "rf_tile")
 	}
 	// stageStarts sets excl from the warps' counts of the ranking (cnt: their sum,
 	// the tile's count of digit t) and leaves each warp's first position of each digit
@@ -237,7 +237,7 @@ func (p *RadixFused) PTX(major, minor int) (text, entry string, err error) {
 	}
 	// stageKeys stores the ranked keys and their digits in tile order in shared memory.
 	stageKeys := func(keys, packed []ptx.Reg) {
-		g.finalRanks(packed, K, "rf_cnt", nil, func(i int, fr, d ptx.Reg) {
+		g.finalRanks(packed, "rf_cnt", func(i int, fr, d ptx.Reg) {
 			a := f.Reg(ptx.U32)
 			f.Fma(a, fr, ptx.Int(ks), tb)
 			v := validOf(i)

@@ -210,10 +210,8 @@ func (g *sortGen) peers(d, vmask ptx.Reg, rank SortRank) ptx.Reg {
 // counters at sym+warp*1024 first and leaves the warp's count of each digit in them.
 // RankAtomicOr uses the 2*8*1024 bytes at msym as match words (zeroed here; zero
 // again at the end). It returns, per item, digit<<16 | rank among the warp's keys of
-// that digit before it; with pack, the ranks alone, ten bits each, three a register
-// (item i's at bit 10*(i%3) of register i/3; a rank is below 32n, n at most 32), so
-// that fewer registers stay live until finalRanks, which then takes the digits again.
-func (g *sortGen) rankItems(sym string, n int, item func(i int) (digit, valid ptx.Reg), rank SortRank, msym string, pack bool) []ptx.Reg {
+// that digit before it.
+func (g *sortGen) rankItems(sym string, n int, item func(i int) (digit, valid ptx.Reg), rank SortRank, msym string) []ptx.Reg {
 	f := g.f
 	base := f.Reg(ptx.U32)
 	f.Op("mov.u32", base, ptx.Sym(sym))
@@ -244,10 +242,7 @@ func (g *sortGen) rankItems(sym string, n int, item func(i int) (digit, valid pt
 	}
 	f.Op("bar.warp.sync", ptx.Uint(0xffffffff))
 	out := make([]ptx.Reg, n)
-	if pack {
-		out = make([]ptx.Reg, (n+2)/3)
-	}
-	for i := range n {
+	for i := range out {
 		d, valid := item(i)
 		var pm, wa ptx.Reg
 		if rank == RankAtomicOr {
@@ -306,16 +301,6 @@ func (g *sortGen) rankItems(sym string, n int, item func(i int) (digit, valid pt
 			// Every lane has read the group's word: the leader clears it for item
 			// i+2 (item i+1's barrier orders the clear before that item's ORs).
 			f.At(lead).Op("st.shared.b32", ptx.Mem(wa, int64(i%2*8*RadixDigits*4)), z)
-		}
-		if pack {
-			// (r below 32n <= 1024 for an invalid item too: a count of at most
-			// the keys before it, plus a lane's prefix)
-			if i%3 == 0 {
-				out[i/3] = r
-			} else {
-				f.Fma(out[i/3], r, ptx.Int(1<<(10*(i%3))), out[i/3])
-			}
-			continue
 		}
 		pk := f.Reg(ptx.U32)
 		f.Op("prmt.b32", pk, r, d, ptx.Uint(0x5410)) // d<<16 | r (both below 2^16)
@@ -418,31 +403,18 @@ func (g *sortGen) storeStarts(sym string, counts []ptx.Reg, start ptx.Reg) {
 // warp's start of the digit (csym, storeStarts) + the packed rank. It calls each(i,
 // position, digit) after item i's, so that the caller may use them before the next
 // item's are made. An invalid item's position is garbage (its digit, below 256, reads
-// a start inside csym): the caller's uses of it take the item's predicate. Where digit
-// is not nil, packed holds rankItems' packed ranks of n items and digit(i) emits item
-// i's digit again.
-func (g *sortGen) finalRanks(packed []ptx.Reg, n int, csym string, digit func(i int) ptx.Reg, each func(i int, fr, d ptx.Reg)) []ptx.Reg {
+// a start inside csym): the caller's uses of it take the item's predicate.
+func (g *sortGen) finalRanks(packed []ptx.Reg, csym string, each func(i int, fr, d ptx.Reg)) []ptx.Reg {
 	f := g.f
 	cb := f.Reg(ptx.U32)
 	f.Op("mov.u32", cb, ptx.Sym(csym))
 	f.Fma(cb, g.warp, ptx.Int(RadixDigits*4), cb)
-	out := make([]ptx.Reg, n)
-	for i := range n {
-		d, r := f.Reg(ptx.U32), f.Reg(ptx.U32)
-		if digit != nil {
-			switch pk := packed[i/3]; i % 3 {
-			case 0:
-				f.And(r, pk, ptx.Int(1023))
-			case 1:
-				f.Op("bfe.u32", r, pk, ptx.Int(10), ptx.Int(10))
-			default:
-				f.Shr(r, pk, ptx.Int(20))
-			}
-			d = digit(i)
-		} else {
-			f.Shr(d, packed[i], ptx.Int(16))
-			f.And(r, packed[i], ptx.Int(0xffff))
-		}
+	out := make([]ptx.Reg, len(packed))
+	for i, pk := range packed {
+		d := f.Reg(ptx.U32)
+		f.Shr(d, pk, ptx.Int(16))
+		r := f.Reg(ptx.U32)
+		f.And(r, pk, ptx.Int(0xffff))
 		a := f.Reg(ptx.U32)
 		f.Fma(a, d, ptx.Int(4), cb)
 		c := f.Reg(ptx.U32)
@@ -1256,12 +1228,8 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		}
 		packed = g.rankItems("rs_cnt", K, func(i int) (ptx.Reg, ptx.Reg) {
 			return g.digitOf(g.ordered(keys[i]), shift), valid(i)
-		}, p.Rank, "rs_tile", p.PackRanks)
+		}, p.Rank, "rs_tile")
 		return keys, packed
-	}
-	npk := K // (packed ranks' registers)
-	if p.PackRanks {
-		npk = (K + 2) / 3
 	}
 	var keys, packed []ptx.Reg
 	if !p.FullTiles {
@@ -1269,20 +1237,15 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 	} else {
 		// A full tile (every tile but a row's partial last one) takes a copy without
 		// the per-item bounds tests: a predicate ptxas folds to true.
-		keys, packed = make([]ptx.Reg, K), make([]ptx.Reg, npk)
+		keys, packed = make([]ptx.Reg, K), make([]ptx.Reg, K)
 		for i := range keys {
-			keys[i] = f.Reg(regType(ks))
-			if i < npk {
-				packed[i] = f.Reg(ptx.U32)
-			}
+			keys[i], packed[i] = f.Reg(regType(ks)), f.Reg(ptx.U32)
 		}
 		g.wholeOrPartial(f.Setp(ptx.Eq, count, ptx.Int(tile)), validOf, func(valid func(i int) ptx.Reg) {
 			k, pk := loadRank(valid)
 			for i := range keys {
 				f.Mov(keys[i], k[i])
-				if i < npk {
-					f.Mov(packed[i], pk[i])
-				}
+				f.Mov(packed[i], pk[i])
 			}
 		})
 	}
@@ -1321,11 +1284,7 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		f.Op("mov.u32", dig, ptx.Sym("rs_dig"))
 	}
 	kmt := memType(ks)
-	var digitAgain func(i int) ptx.Reg
-	if p.PackRanks {
-		digitAgain = func(i int) ptx.Reg { return g.digitOf(g.ordered(keys[i]), shift) }
-	}
-	fr := g.finalRanks(packed, K, "rs_cnt", digitAgain, func(i int, fr, d ptx.Reg) {
+	fr := g.finalRanks(packed, "rs_cnt", func(i int, fr, d ptx.Reg) {
 		a := f.Reg(ptx.U32)
 		f.Fma(a, fr, ptx.Int(ks), tb)
 		v := validOf(i)
@@ -1645,13 +1604,13 @@ func (b *RadixBlockSort) PTX(major, minor int) (src, entry string, err error) {
 			d := f.Reg(ptx.U32)
 			f.Selp(d, dk, dr, isKey)
 			return d, validOf(i)
-		}, RankBallot, "", false)
+		}, RankBallot, "")
 		f.BarSync(0)
 		counts, cnt := g.warpCounts("bs_cnt")
 		excl, _ := g.blockScan(cnt, "bs_sum")
 		g.storeStarts("bs_cnt", counts, excl)
 		f.BarSync(0)
-		fr := g.finalRanks(packed, K, "bs_cnt", nil, nil)
+		fr := g.finalRanks(packed, "bs_cnt", nil)
 		for i := range keys {
 			v := validOf(i)
 			ka := f.Reg(ptx.U32)

@@ -51,10 +51,6 @@ func TestSortPtxas(t *testing.T) {
 			&RadixPass{Order: o, Items: passItems, Val: ValIndex, ValSize: 4, Lookback: 2, LoadFence: true, LeanLookback: true, MinBlocks: 3, FullTiles: true},
 			&RadixPass{Order: o, Items: items, Val: ValNone, Lookback: 4, LoadFence: true, LeanLookback: true, MinBlocks: 4, FullTiles: true},
 			&RadixPass{Order: o, Items: items, Val: ValIndex, ValSize: 4, Lookback: 2, LoadFence: true, LeanLookback: true, MinBlocks: 4, FullTiles: true},
-			// The long rows' passes with packed ranks under four blocks (GPU_SORT_PACK_RANKS,
-			// GPU_SORT_LONG_MINBLOCKS=4).
-			&RadixPass{Order: o, Items: passItems, Val: ValNone, Lookback: 4, LoadFence: true, LeanLookback: true, MinBlocks: 4, FullTiles: true, PackRanks: true},
-			&RadixPass{Order: o, Items: passItems, Val: ValIndex, ValSize: 4, Lookback: 2, LoadFence: true, LeanLookback: true, MinBlocks: 4, FullTiles: true, PackRanks: true},
 			// The small sorts' passes (GPU_SORT_SMALL_ITEMS, GPU_SORT_SMALL_LOOKBACK).
 			&RadixPass{Order: o, Items: 8, Val: ValNone, Lookback: 8, LoadFence: true, LeanLookback: true},
 			&RadixPass{Order: o, Items: 8, Val: ValIndex, ValSize: 4, Lookback: 8, LoadFence: true, LeanLookback: true},
@@ -183,21 +179,20 @@ func sortSimKeys(rng *rand.Rand, kt dtype.DType, n int) []byte {
 // sortSimRun sorts keys (rows of rowLen) through the pass kernels on the simulator
 // and on the CPU, the way sortRows plans it, and compares every buffer.
 //
-// lean selects the lean look-back (RadixPass.LeanLookback) and histogram (RadixHist.Lean),
-// pack the packed ranks (RadixPass.PackRanks).
-func sortSimRun(t *testing.T, order SortKey, items int, val SortVal, vs int, keys, vals []byte, rows, rowLen int, segTiles, lb int, rank SortRank, lean, full, pack bool) {
+// lean selects the lean look-back (RadixPass.LeanLookback) and histogram (RadixHist.Lean).
+func sortSimRun(t *testing.T, order SortKey, items int, val SortVal, vs int, keys, vals []byte, rows, rowLen int, segTiles, lb int, rank SortRank, lean, full bool) {
 	t.Helper()
-	sortSimRunKeys(t, order, items, val, vs, keys, vals, rows, rowLen, segTiles, lb, rank, lean, full, false, pack)
+	sortSimRunKeys(t, order, items, val, vs, keys, vals, rows, rowLen, segTiles, lb, rank, lean, full, false)
 }
 
 // sortSimRunKeys is sortSimRun; with noKeys the sorted keys' buffer is a null pointer,
 // as an argsort's (the last pass skips the keys' writes: a write through it faults in
 // the simulator).
-func sortSimRunKeys(t *testing.T, order SortKey, items int, val SortVal, vs int, keys, vals []byte, rows, rowLen int, segTiles, lb int, rank SortRank, lean, full, noKeys, pack bool) {
+func sortSimRunKeys(t *testing.T, order SortKey, items int, val SortVal, vs int, keys, vals []byte, rows, rowLen int, segTiles, lb int, rank SortRank, lean, full, noKeys bool) {
 	t.Helper()
 	ks := order.Size()
 	P := order.Passes()
-	pass := &RadixPass{Order: order, Items: items, Val: val, ValSize: vs, Lookback: lb, Rank: rank, LoadFence: items%2 == 0, LeanLookback: lean, FullTiles: full, PackRanks: pack}
+	pass := &RadixPass{Order: order, Items: items, Val: val, ValSize: vs, Lookback: lb, Rank: rank, LoadFence: items%2 == 0, LeanLookback: lean, FullTiles: full}
 	tile := pass.Tile()
 	tpr := (rowLen + tile - 1) / tile
 	tps, segs := tpr, 1
@@ -339,7 +334,7 @@ func TestRadixPassNoKeysSim(t *testing.T) {
 			if c.val == ValPayload {
 				vals = spectest.RandBytes(rng, dtype.Uint8, 2*c.n*c.vs, false)
 			}
-			sortSimRunKeys(t, SortKey{Type: c.kt}, 2, c.val, c.vs, keys, vals, 2, c.n, c.seg, 2, RankBallot, true, c.full, true, c.full)
+			sortSimRunKeys(t, SortKey{Type: c.kt}, 2, c.val, c.vs, keys, vals, 2, c.n, c.seg, 2, RankBallot, true, c.full, true)
 		})
 	}
 }
@@ -440,25 +435,21 @@ func TestRadixPassSim(t *testing.T) {
 		cases = cases[:3] // (testenv.Race: the simulator's own synchronization is what -race checks)
 		fulls = fulls[:1]
 	}
-	run := func(c tc, full, pack bool) {
-		t.Run(fmt.Sprintf("%v/desc=%v/%v%d/%dx%d/k%d/lb%d/%v/lean=%v/full=%v/pack=%v", c.kt, c.desc, c.val, c.vs, c.rows, c.n, c.items, c.lb, c.rank, c.lean, full, pack), func(t *testing.T) {
+	run := func(c tc, full bool) {
+		t.Run(fmt.Sprintf("%v/desc=%v/%v%d/%dx%d/k%d/lb%d/%v/lean=%v/full=%v", c.kt, c.desc, c.val, c.vs, c.rows, c.n, c.items, c.lb, c.rank, c.lean, full), func(t *testing.T) {
 			keys := sortSimKeys(rng, c.kt, c.rows*c.n)
 			var vals []byte
 			if c.val == ValPayload {
 				vals = spectest.RandBytes(rng, dtype.Uint8, c.rows*c.n*c.vs, false)
 			}
-			sortSimRun(t, SortKey{Type: c.kt, Descending: c.desc}, c.items, c.val, c.vs, keys, vals, c.rows, c.n, c.segTiles, c.lb, c.rank, c.lean, full, pack)
+			sortSimRun(t, SortKey{Type: c.kt, Descending: c.desc}, c.items, c.val, c.vs, keys, vals, c.rows, c.n, c.segTiles, c.lb, c.rank, c.lean, full)
 		})
 	}
-	// RadixPass.PackRanks: every case again with the packed ranks (items of 1 to
-	// 28: registers of one, two and three ranks), in full and partial tiles.
-	for _, pack := range []bool{false, true} {
-		for _, c := range cases {
-			run(c, false, pack)
-		}
-		for _, c := range fulls {
-			run(c, true, pack)
-		}
+	for _, c := range cases {
+		run(c, false)
+	}
+	for _, c := range fulls {
+		run(c, true)
 	}
 }
 
@@ -477,7 +468,7 @@ func TestRadixPassSkipSim(t *testing.T) {
 			}
 			binary.LittleEndian.PutUint32(keys[4*i:], v)
 		}
-		sortSimRun(t, SortKey{Type: dtype.Uint32}, 2, ValIndex, 4, keys, nil, 1, 1500, 0, 4, RankBallot, i == 0, i == 1, i == 1)
+		sortSimRun(t, SortKey{Type: dtype.Uint32}, 2, ValIndex, 4, keys, nil, 1, 1500, 0, 4, RankBallot, i == 0, i == 1)
 	}
 }
 
