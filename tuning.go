@@ -871,7 +871,7 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // 1.02x, argsort 1.06x; so did it with the ranks packed three a register, which
 // ptxas 13.0 fits in 64 registers without spills for float32 keys alone (1.02x,
 // 1.00x, 1.21-1.22x, 0.99x, 1.03x; packing alone 1.00-1.035x, not kept:
-// docs/benchmarks/h100-2026-12-06-occupancy.txt). Smaller windows then took less
+// docs/benchmarks/h100-2026-12-06-sort-pass.txt). Smaller windows then took less
 // (H200, 2026-12-03, one process each in turn, two or three rounds, ms):
 //
 //	window                         16         8          4          2          1
