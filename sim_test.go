@@ -35,7 +35,8 @@ func simStream(t *testing.T) (*gpu.Device, *gpu.Stream) {
 // sort's host side (its plan, work layout, ping-pong buffers and launch arguments) and
 // the block sort's, through the generated PTX, without a GPU. Keys only, Argsort's
 // indices and SortByKey's payload; rows longer than a tile (the radix passes) and
-// shorter (the block sort); the passes with programmatic dependent launch too, and
+// shorter (the block sort); the passes with programmatic dependent launch too, with
+// the keys written on whole sectors (Sectors: the rows of 5001 keys), and
 // one row of keys alone in one cooperative launch (the fused sort: the rows of 9000
 // keys under two blocks a multiprocessor, 9 items a thread, and of 6001 under one, 12),
 // the passes with full tiles' own copy of the loads and ranking (FullTiles), and the
@@ -55,6 +56,8 @@ func TestSortSim(t *testing.T) {
 	full.FusedMax = 0
 	fusedFull := def
 	fusedFull.FusedFull = true // (6144 keys: two tiles of 12 items, the fused kernel without bounds tests)
+	sectors := def
+	sectors.Sectors, sectors.FusedMax = true, 0 // (the passes' keys written on whole sectors)
 	var fullPasses, fullFused atomic.Int64
 	var allFull atomic.Bool // (the default gives narrow keys' passes full tiles too: counted under full alone)
 	defer gpu.SetSortPassHook(func(sp *kernel.RadixPass) {
@@ -76,6 +79,8 @@ func TestSortSim(t *testing.T) {
 			c = full
 		case 6:
 			c = fusedFull
+		case 1:
+			c = sectors
 		}
 		old := gpu.SetSortConfig(c)
 		defer gpu.SetSortConfig(old)

@@ -469,6 +469,8 @@ type sortConfig struct {
 	// (the long rows' passes), sortFullNarrow (those and every pass of keys and values
 	// of at most 4 bytes) or sortFullAll.
 	FullTiles int
+	// Sectors gives the passes RadixPass.Sectors (the keys' stores on whole sectors).
+	Sectors bool
 }
 
 // sortConfig.FullTiles's values.
@@ -606,6 +608,7 @@ func sortPass(cfg sortConfig, info *DeviceInfo, order kernel.SortKey, val kernel
 	}
 	sp.Items, sp.Lookback = items, lb
 	sp.MinBlocks = fits(items, minBlocks)
+	sp.Sectors = cfg.Sectors
 	switch cfg.FullTiles {
 	case sortFullAll:
 		sp.FullTiles = true

@@ -609,9 +609,11 @@ func TestSortSegments(t *testing.T) {
 				SmallLookback: 2, LeanLookback: true, HistLean: true},
 			{Items4: 6, Items8: 5, Block4: 4, Block8: 4, Lookback: 4, HistItems: 2, SegMax: 3 * 1536, LoadFence: true, LeanLookback: true,
 				HistLean: true, FullTiles: gpu.SortFullAll},
+			{Items4: 7, Items8: 5, Block4: 4, Block8: 4, Lookback: 4, HistItems: 2, SegMax: 3 * 1792, LoadFence: true, LeanLookback: true,
+				HistLean: true, FullTiles: gpu.SortFullAll, Sectors: true},
 		} {
 			old := gpu.SetSortConfig(c)
-			t.Run(fmt.Sprintf("items%d-lb%d-seg%d-%v-lean=%v-full%d", c.Items4, c.Lookback, c.SegMax, c.Rank, c.LeanLookback, c.FullTiles), func(t *testing.T) {
+			t.Run(fmt.Sprintf("items%d-lb%d-seg%d-%v-lean=%v-full%d-sectors=%v", c.Items4, c.Lookback, c.SegMax, c.Rank, c.LeanLookback, c.FullTiles, c.Sectors), func(t *testing.T) {
 				for _, sh := range [][2]int{{1, 20000}, {1, 50001}, {3, 9000}, {7, 1500}, {40, 100}} {
 					rows, n := sh[0], sh[1]
 					checkSorted(t, s, stGen[float32](rng, rows*n, patSpecial), []int{rows, n}, false)
@@ -643,6 +645,7 @@ func TestSortSegments(t *testing.T) {
 			if segMax == 3*1536 {
 				c.FullTiles = gpu.SortFullLong
 			}
+			c.Sectors = segMax == 1<<28 // (the keys on whole sectors on whole rows)
 			old := gpu.SetSortConfig(c)
 			t.Run(fmt.Sprintf("long%d,%d-seg%d", c.LongItems4, c.LongItems8, c.SegMax), func(t *testing.T) {
 				for _, sh := range [][2]int{{1, 24600}, {1, 50001}, {3, 30000}, {2, 21000}} {
@@ -705,13 +708,13 @@ func TestSortConfigFromEnv(t *testing.T) {
 	if !def.LeanLookback || !def.HistLean || def.SmallItems != 8 || def.SmallLookback != 8 || def.Lookback != 4 || def.LookbackVals != 2 || def.Rank != kernel.RankBallot ||
 		def.MinBlocks != 4 || def.Items4 != 16 || def.Items8 != 12 || def.LongItems4 != 28 || def.LongItems8 != 16 || def.LongMinBlocks != 3 ||
 		def.LongWaves != 4 || def.PDL || def.FusedMax != 1<<24 || def.FusedItems4 != 26 || def.FusedBlocks != 2 || !def.FusedSplit ||
-		def.FullTiles != gpu.SortFullNarrow || def.FusedFull {
+		def.FullTiles != gpu.SortFullNarrow || def.FusedFull || def.Sectors {
 		t.Fatalf("defaults: %+v", def)
 	}
 	if c := gpu.SortConfigFromEnv(env("GPU_SORT_FUSED", "0", "GPU_SORT_FUSED_BLOCKS", "1", "GPU_SORT_FUSED_SPLIT", "off", "GPU_SORT_FUSED_ITEMS", "20",
-		"GPU_SORT_FUSED_FULL", "on", "GPU_SORT_FULL_TILES", "off")); c.FusedMax != 0 || c.FusedBlocks != 1 || c.FusedSplit || c.FusedItems4 != 20 ||
-		!c.FusedFull || c.FullTiles != gpu.SortFullNone {
-		t.Fatalf("GPU_SORT_FUSED=0 GPU_SORT_FUSED_BLOCKS=1 GPU_SORT_FUSED_SPLIT=off GPU_SORT_FUSED_ITEMS=20 GPU_SORT_FUSED_FULL=on GPU_SORT_FULL_TILES=off: %+v", c)
+		"GPU_SORT_FUSED_FULL", "on", "GPU_SORT_FULL_TILES", "off", "GPU_SORT_SECTORS", "on")); c.FusedMax != 0 || c.FusedBlocks != 1 || c.FusedSplit ||
+		c.FusedItems4 != 20 || !c.FusedFull || c.FullTiles != gpu.SortFullNone || !c.Sectors {
+		t.Fatalf("GPU_SORT_FUSED=0 GPU_SORT_FUSED_BLOCKS=1 GPU_SORT_FUSED_SPLIT=off GPU_SORT_FUSED_ITEMS=20 GPU_SORT_FUSED_FULL=on GPU_SORT_FULL_TILES=off GPU_SORT_SECTORS=on: %+v", c)
 	}
 	c := gpu.SortConfigFromEnv(env("GPU_SORT_LOOKBACK_LEAN", "0", "GPU_SORT_HIST_LEAN", "off", "GPU_SORT_SMALL_ITEMS", "0",
 		"GPU_SORT_SMALL_LOOKBACK", "0", "GPU_SORT_RANK", "or", "GPU_SORT_LOOKBACK", "8", "GPU_SORT_LOOKBACK_VALS", "0", "GPU_SORT_PDL", "1"))
@@ -729,7 +732,7 @@ func TestSortConfigFromEnv(t *testing.T) {
 	c = gpu.SortConfigFromEnv(env("GPU_SORT_LOOKBACK_LEAN", "maybe", "GPU_SORT_SMALL_LOOKBACK", "3", "GPU_SORT_SMALL_ITEMS", "17", "GPU_SORT_ITEMS", "29",
 		"GPU_SORT_LONG_ITEMS", "2", "GPU_SORT_LONG_ITEMS8", "17", "GPU_SORT_LONG_MINBLOCKS", "9", "GPU_SORT_LOOKBACK_VALS", "3", "GPU_SORT_PDL", "sometimes",
 		"GPU_SORT_FUSED", "-1", "GPU_SORT_FUSED_BLOCKS", "3", "GPU_SORT_FUSED_SPLIT", "maybe", "GPU_SORT_FUSED_ITEMS", "29",
-		"GPU_SORT_FULL_TILES", "some", "GPU_SORT_FUSED_FULL", "sometimes"))
+		"GPU_SORT_FULL_TILES", "some", "GPU_SORT_FUSED_FULL", "sometimes", "GPU_SORT_SECTORS", "often"))
 	if c != def {
 		t.Fatalf("bad values: %+v, want the defaults %+v", c, def)
 	}

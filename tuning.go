@@ -88,8 +88,8 @@ import (
 //	GPU_SORT_FUSED=0..2^24, GPU_SORT_FUSED_ITEMS=4..28, GPU_SORT_FUSED_BLOCKS=1|2,
 //	GPU_SORT_FUSED_SPLIT=on|off,
 //	GPU_SORT_FUSED_EARLY=on|off, GPU_SORT_FUSED_RANK=ballot|or,
-//	GPU_SORT_FUSED_FULL=on|off, GPU_SORT_FULL_TILES=off|long|narrow|all
-//	                                        the sort kernels' configuration (sortConfigFromEnv has the defaults)
+//	GPU_SORT_FUSED_FULL=on|off, GPU_SORT_FULL_TILES=off|long|narrow|all,
+//	GPU_SORT_SECTORS=on|off                 the sort kernels' configuration (sortConfigFromEnv has the defaults)
 //
 // The third part is read at each call:
 //
@@ -975,6 +975,19 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // keys 32.4-32.7 against 33.4-35.3, 512,000 38.8-42.0 against 37.5-37.8, 1,048,576
 // 51.2-52.6 against 50.9-51.9; gpubench's 512000 + synchronize, ten processes of
 // each in turn, medians 38.4 against 37.7 µs (new/old 0.98, 95% interval 0.94-1.01).
+// GPU_SORT_SECTORS (on: the passes write their keys so that each store of a warp
+// covers whole 32-byte sectors but at the runs' ends, sortConfig.Sectors and
+// RadixPass.Sectors; default off). A pass's time is what its scattered writes cost
+// the L2: a sector written in parts by two stores costs about what a whole one does,
+// and the default stores (32 consecutive tile slots, starting anywhere in a sector)
+// write 22-50% more sectors than the keys fill (an H100, 2026-12-06:
+// docs/benchmarks/h100-2026-12-06-sort-pass.txt). With whole sectors a probe of the
+// same runs wrote 41.9 M sectors against 48.4 M; but the first version of the kernel
+// (a binary search for each sector's run) made the sorts of keys alone slower on an
+// H100 (2^28 float32 1.054x, int32 1.035x, rows of 16384x16384 1.081x, 2^27 float64
+// 1.015x; four processes each in turn) and the argsorts faster (0.976x, 0.976x,
+// 0.985x): the virtual tile's setup and the stores' chain of shared loads cost more
+// than the sectors save there.
 func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 4, LookbackVals: 2, HistItems: 8, SegMax: kernel.SortSegmentMax,
 		LoadFence: true, MinBlocks: 4, SmallItems: 8, SmallLookback: 8, LeanLookback: true, HistLean: true,
@@ -1002,6 +1015,7 @@ func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	envBool(getenv, "GPU_SORT_LOOKBACK_LEAN", &c.LeanLookback)
 	envBool(getenv, "GPU_SORT_HIST_LEAN", &c.HistLean)
 	envBool(getenv, "GPU_SORT_PDL", &c.PDL)
+	envBool(getenv, "GPU_SORT_SECTORS", &c.Sectors)
 	for _, v := range []struct {
 		name string
 		hi   int

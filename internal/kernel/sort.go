@@ -624,6 +624,11 @@ type RadixPass struct {
 	// item, and under the register cap of MinBlocks spills may change (ptxas 11.8: the
 	// 28-item passes' go, 8-byte keys' 12-item passes under four blocks gain some).
 	FullTiles bool
+	// Sectors writes the keys so that each store of a warp covers whole 32-byte
+	// sectors but at the runs' ends (sortGen.writeSectors), rather than 32
+	// consecutive tile slots (writeTile); keys alone then keep no digits in shared
+	// memory.
+	Sectors bool
 }
 
 // Tile returns the keys per tile.
@@ -663,6 +668,9 @@ func (p *RadixPass) AppendKey(b []byte) []byte {
 	}
 	if p.FullTiles {
 		b = append(b, "|ft"...)
+	}
+	if p.Sectors {
+		b = append(b, "|sw"...)
 	}
 	return b
 }
@@ -719,8 +727,11 @@ func (p *RadixPass) tileBytes() int {
 
 // digitsInSmem reports whether a pass keeps each tile slot's digit in shared memory
 // for the writes (values, or float keys, whose digit takes several instructions to
-// derive again) rather than deriving it from the key again.
-func (p *RadixPass) digitsInSmem() bool { return p.Val != ValNone || p.Order.Type.IsFloat() }
+// derive again, unless Sectors finds each slot's run otherwise) rather than deriving
+// it from the key again.
+func (p *RadixPass) digitsInSmem() bool {
+	return p.Val != ValNone || p.Order.Type.IsFloat() && !p.Sectors
+}
 
 // sortSmemBytes is the shared memory of a pass or block-sort kernel: the tile's keys
 // or values, warp counters, digit starts and offsets.

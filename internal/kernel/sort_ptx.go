@@ -499,6 +499,166 @@ func (g *sortGen) writeTile(size int, count, tb, ob, db, guard ptx.Reg, derive f
 	}
 }
 
+// writeSectors writes the block's tile of keys (size bytes each, sorted by digit at
+// the shared array tb) as writeTile does, but so that each store of a warp covers
+// whole 32-byte sectors of the output but where a run of one digit starts or ends:
+// writeTile's stores of 32 consecutive tile slots start anywhere in a sector, and a
+// sector written in parts by two stores costs the L2 about as much as the two sectors
+// whole (an H100 moves 2^28 float32 keys as runs of 28 at any alignment in 1.66 times
+// the time of a copy, and the real pass's stores write 50% more sectors than the keys
+// fill: docs/benchmarks/h100-2026-12-06-sort-pass.txt). It runs in every thread, thread
+// d after the look-back of digit d: ka the key address of its tile slot 0, first its
+// run's first tile slot and cnt its keys.
+//
+// The runs are laid out in a virtual tile: run d starts at V_d, a multiple of the
+// keys of a sector (Q), and takes a_d + cnt rounded up to a multiple of Q slots, a_d
+// being the place of its first key in its sector; virtual slot v of run d is tile slot
+// v + first - V_d - a_d, written where that is in the run. Thread t writes virtual
+// slots t, t+SortBlock, ..., each finding its run in a table of every virtual sector's
+// digit (filled by each run's thread, and its warp for long runs). The tables live in
+// the warp counters' shared array (rs_cnt, free since the staging): each run's 16-byte
+// record at 1 KiB, the sectors' digits at 5 KiB (at most (tile + 256(Q-1))/Q + the
+// last round's bytes: under 1.5 KiB). Nothing is written where guard (block-uniform)
+// is false.
+func (g *sortGen) writeSectors(size int, ka, first, cnt, tb, guard ptx.Reg) {
+	f := g.f
+	q := 32 / size
+	lq := bits.TrailingZeros(uint(q))
+	skip := f.NewLabel()
+	f.AtNot(guard).Bra(skip)
+	cb := f.Reg(ptx.U32)
+	f.Op("mov.u32", cb, ptx.Sym("rs_cnt"))
+	// a_d and the virtual run's length.
+	ra := f.Reg(ptx.U64)
+	f.MulWide(ra, first, ptx.Int(size))
+	f.Add(ra, ra, ka)
+	a := f.Reg(ptx.U32)
+	f.Cvt(a, ra)
+	f.And(a, a, ptx.Int(31))
+	f.Shr(a, a, ptx.Int(bits.TrailingZeros(uint(size))))
+	vl := f.Reg(ptx.U32)
+	f.Add(vl, a, cnt)
+	f.Add(vl, vl, ptx.Int(q-1))
+	f.And(vl, vl, ptx.Int(-q))
+	f.At(f.Setp(ptx.Eq, cnt, ptx.Int(0))).Op("mov.u32", vl, ptx.Int(0))
+	vs, vt := g.blockScan(vl, "rs_sum")
+	{
+		// Run d's record: the address of its virtual slot 0, the tile slot of virtual
+		// slot 0 (modulo 2^32), and its keys' virtual slots lo | hi<<16.
+		lo := f.Reg(ptx.U32)
+		f.Add(lo, vs, a)
+		delta := f.Reg(ptx.U32)
+		f.Sub(delta, first, lo)
+		vb := f.Reg(ptx.U64)
+		f.Mov(vb, ka)
+		{
+			d64 := f.Reg(ptx.S64)
+			f.Cvt(d64, delta.As(ptx.S32))
+			f.Fma(vb.As(ptx.S64), d64, ptx.Int(size), vb.As(ptx.S64))
+		}
+		hl := f.Reg(ptx.U32)
+		f.Add(hl, lo, cnt)
+		f.Shl(hl, hl, ptx.Int(16))
+		f.Or(hl, hl, lo)
+		vb2 := f.Reg(ptx.B32)
+		vb1 := f.Reg(ptx.B32)
+		f.Op("mov.b64", ptx.Vec{vb1, vb2}, vb)
+		y := f.Reg(ptx.U32)
+		f.Fma(y, g.tid, ptx.Int(16), cb)
+		f.St(ptx.Shared, ptx.CacheDefault, ptx.B32, ptx.Mem(y, 1024), vb1, vb2, delta.As(ptx.B32), hl.As(ptx.B32))
+	}
+	f.BarSync(0) // the tile, the addresses, the virtual runs
+	// Each virtual sector's digit: thread d writes its run's first eight sectors', and
+	// its warp together the rest of any longer run's (a pass of few digits: a run may
+	// take most of the tile).
+	{
+		s0, ns := f.Reg(ptx.U32), f.Reg(ptx.U32)
+		f.Shr(s0, vs, ptx.Int(lq))
+		f.Add(s0, s0, cb)
+		f.Shr(ns, vl, ptx.Int(lq))
+		for j := 0; j < 8; j++ {
+			f.At(f.Setp(ptx.Gt, ns, ptx.Int(j))).Op("st.shared.u8", ptx.Mem(s0, int64(5120+j)), g.tid)
+		}
+		long := f.Reg(ptx.B32)
+		f.Vote("ballot", long, f.Setp(ptx.Gt, ns, ptx.Int(8)), ptx.Uint(0xffffffff))
+		loop, done := f.NewLabel(), f.NewLabel()
+		f.Place(loop)
+		f.At(f.Setp(ptx.Eq, long, ptx.Int(0))).Bra(done)
+		l := f.Reg(ptx.U32)
+		f.Op("bfind.u32", l, long)
+		bit := f.Reg(ptx.B32)
+		f.Shl(bit, ptx.Uint(1), l)
+		f.Op("xor.b32", long, long, bit)
+		sl, nl := f.Reg(ptx.U32), f.Reg(ptx.U32)
+		f.Shfl("idx", sl.As(ptx.B32), s0.As(ptx.B32), l, ptx.Int(31), ptx.Uint(0xffffffff))
+		f.Shfl("idx", nl.As(ptx.B32), ns.As(ptx.B32), l, ptx.Int(31), ptx.Uint(0xffffffff))
+		dl := f.Reg(ptx.U32)
+		f.Fma(dl, g.warp, ptx.Int(32), l)
+		j := f.Reg(ptx.U32)
+		f.Add(j, g.lane, ptx.Int(8))
+		inner, next := f.NewLabel(), f.NewLabel()
+		f.Place(inner)
+		f.At(f.Setp(ptx.Ge, j, nl)).Bra(next)
+		a := f.Reg(ptx.U32)
+		f.Add(a, sl, j)
+		f.Op("st.shared.u8", ptx.Mem(a, 5120), dl)
+		f.Add(j, j, ptx.Int(32))
+		f.Bra(inner)
+		f.Place(next)
+		f.Bra(loop)
+		f.Place(done)
+	}
+	f.BarSync(0)
+	// The virtual slots, four a round.
+	mt := memType(size)
+	v0 := f.Reg(ptx.U32)
+	f.Mov(v0, g.tid)
+	loop, done := f.NewLabel(), f.NewLabel()
+	f.Place(loop)
+	f.At(f.Setp(ptx.Ge, v0, vt)).Bra(done)
+	for u := 0; u < 4; u++ {
+		v := f.Reg(ptx.U32)
+		f.Add(v, v0, ptx.Int(u*SortBlock))
+		sa := f.Reg(ptx.U32)
+		f.Shr(sa, v, ptx.Int(lq))
+		f.Add(sa, sa, cb)
+		d := f.Reg(ptx.U32)
+		f.Op("ld.shared.u8", d, ptx.Mem(sa, 5120)) // (past vt: a stale digit, below 256)
+		ra := f.Reg(ptx.U32)
+		f.Fma(ra, d, ptx.Int(16), cb)
+		b1, b2, delta, hl := f.Reg(ptx.B32), f.Reg(ptx.B32), f.Reg(ptx.U32), f.Reg(ptx.U32)
+		f.Ld(ptx.Shared, ptx.CacheDefault, ptx.B32, ptx.Mem(ra, 1024), b1, b2, delta.As(ptx.B32), hl.As(ptx.B32))
+		lo, n := f.Reg(ptx.U32), f.Reg(ptx.U32)
+		f.And(lo, hl, ptx.Int(0xffff))
+		f.Shr(n, hl, ptx.Int(16))
+		f.Sub(n, n, lo)
+		k := f.Reg(ptx.U32)
+		f.Sub(k, v, lo)
+		ok := f.Reg(ptx.Pred)
+		f.Op("setp.lt.and.u32", ok, k, n, f.Setp(ptx.Lt, v, vt))
+		slot := f.Reg(ptx.U32)
+		f.Add(slot, v, delta)
+		f.Op("selp.b32", slot, slot, ptx.Uint(0), ok) // (a slot of the tile wherever the load goes)
+		ta := f.Reg(ptx.U32)
+		f.Fma(ta, slot, ptx.Int(size), tb)
+		key := f.Reg(g.kt())
+		f.Op("ld.shared"+mt.String(), key, ptx.Mem(ta, 0))
+		vb := f.Reg(ptx.U64)
+		f.Op("mov.b64", vb, ptx.Vec{b1, b2})
+		ga := f.Reg(ptx.U64)
+		f.Op("mad.wide.u32", ga, v, ptx.Int(size), vb)
+		f.At(ok).Op("st.global"+mt.String(), ptx.Mem(ga, 0), key)
+	}
+	f.Add(v0, v0, ptx.Int(4*SortBlock))
+	f.Bra(loop)
+	f.Place(done)
+	end := f.NewLabel()
+	f.Bra(end)
+	f.Place(skip)
+	f.BarSync(0) // (as writeTile's callers: the tile and the addresses)
+	f.Place(end)
+}
+
 // countDigits adds 1, where v holds, to key k's count of its digit in each pass p: the
 // u32 at base + (p*RadixDigits + digit)*4 (shared), the histograms of a pass kernel's
 // and the fused kernel's counts.
@@ -1318,6 +1478,7 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 	}
 	// off[d] = base + before - digit start: the output position of tile slot idx of
 	// digit d is off[d] + idx.
+	var ka ptx.Reg // the key address of digit tid's tile slot 0
 	{
 		pbase := gp(9)
 		seg64 := f.Reg(ptx.U64)
@@ -1343,7 +1504,7 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		a := f.Reg(ptx.U32)
 		f.Op("mov.u32", a, ptx.Sym("rs_off"))
 		f.Fma(a, g.tid, ptx.Int(8), a)
-		ka := f.Reg(ptx.U64)
+		ka = f.Reg(ptx.U64)
 		f.Fma(ka, off, ptx.Int(ks), kDst)
 		f.St(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(a, 0), ka)
 		// The last tile of a segment that isn't its row's last: the next segment's
@@ -1363,8 +1524,6 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		f.Add(na, bi, ptx.Int(P*RadixDigits*8))
 		f.At(nx).Op("st.global.u64", ptx.Mem(na, 0), nbase)
 	}
-	f.BarSync(0) // the tile and the addresses
-	// Write the keys in tile order: runs of one digit go to consecutive addresses.
 	ob := f.Reg(ptx.U32)
 	f.Op("mov.u32", ob, ptx.Sym("rs_off"))
 	var db ptx.Reg
@@ -1372,12 +1531,18 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		db = f.Reg(ptx.U32)
 		f.Add(db, dig, g.tid)
 	}
-	g.writeTile(ks, count, tb, ob, db, writeKeys, func(key ptx.Reg) ptx.Reg {
-		if digSmem {
-			return ptx.Reg{}
-		}
-		return g.digitOf(g.ordered(key), shift)
-	})
+	if p.Sectors {
+		g.writeSectors(ks, ka, excl, cnt, tb, writeKeys)
+	} else {
+		f.BarSync(0) // the tile and the addresses
+		// Write the keys in tile order: runs of one digit go to consecutive addresses.
+		g.writeTile(ks, count, tb, ob, db, writeKeys, func(key ptx.Reg) ptx.Reg {
+			if digSmem {
+				return ptx.Reg{}
+			}
+			return g.digitOf(g.ordered(key), shift)
+		})
+	}
 	// The values: loaded once the keys are written (loaded before, they would take
 	// registers during the keys' writes: ptxas spills argsorts of 1- and 8-byte keys).
 	var vDst, vsz ptx.Reg

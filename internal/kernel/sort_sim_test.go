@@ -51,6 +51,10 @@ func TestSortPtxas(t *testing.T) {
 			&RadixPass{Order: o, Items: passItems, Val: ValIndex, ValSize: 4, Lookback: 2, LoadFence: true, LeanLookback: true, MinBlocks: 3, FullTiles: true},
 			&RadixPass{Order: o, Items: items, Val: ValNone, Lookback: 4, LoadFence: true, LeanLookback: true, MinBlocks: 4, FullTiles: true},
 			&RadixPass{Order: o, Items: items, Val: ValIndex, ValSize: 4, Lookback: 2, LoadFence: true, LeanLookback: true, MinBlocks: 4, FullTiles: true},
+			// The same with the keys written on whole sectors (GPU_SORT_SECTORS).
+			&RadixPass{Order: o, Items: passItems, Val: ValNone, Lookback: 4, LoadFence: true, LeanLookback: true, MinBlocks: 3, FullTiles: true, Sectors: true},
+			&RadixPass{Order: o, Items: passItems, Val: ValIndex, ValSize: 4, Lookback: 2, LoadFence: true, LeanLookback: true, MinBlocks: 3, FullTiles: true, Sectors: true},
+			&RadixPass{Order: o, Items: items, Val: ValNone, Lookback: 4, LoadFence: true, LeanLookback: true, MinBlocks: 4, FullTiles: true, Sectors: true},
 			// The small sorts' passes (GPU_SORT_SMALL_ITEMS, GPU_SORT_SMALL_LOOKBACK).
 			&RadixPass{Order: o, Items: 8, Val: ValNone, Lookback: 8, LoadFence: true, LeanLookback: true},
 			&RadixPass{Order: o, Items: 8, Val: ValIndex, ValSize: 4, Lookback: 8, LoadFence: true, LeanLookback: true},
@@ -192,7 +196,8 @@ func sortSimRunKeys(t *testing.T, order SortKey, items int, val SortVal, vs int,
 	t.Helper()
 	ks := order.Size()
 	P := order.Passes()
-	pass := &RadixPass{Order: order, Items: items, Val: val, ValSize: vs, Lookback: lb, Rank: rank, LoadFence: items%2 == 0, LeanLookback: lean, FullTiles: full}
+	pass := &RadixPass{Order: order, Items: items, Val: val, ValSize: vs, Lookback: lb, Rank: rank, LoadFence: items%2 == 0, LeanLookback: lean, FullTiles: full,
+		Sectors: sortSimSectors}
 	tile := pass.Tile()
 	tpr := (rowLen + tile - 1) / tile
 	tps, segs := tpr, 1
@@ -381,7 +386,21 @@ func checkSortResult(t *testing.T, order SortKey, val SortVal, vs int, keys, val
 	}
 }
 
-func TestRadixPassSim(t *testing.T) {
+// sortSimSectors gives sortSimRun's passes RadixPass.Sectors (set by the tests that
+// run them both ways, not in parallel with others).
+var sortSimSectors = false
+
+func TestRadixPassSim(t *testing.T) { radixPassSim(t) }
+
+// The keys written on whole sectors (RadixPass.Sectors): every case again, the
+// runs' virtual tiles at every key size (a sector of 32, 16, 8 or 4 keys).
+func TestRadixPassSectorsSim(t *testing.T) {
+	sortSimSectors = true
+	defer func() { sortSimSectors = false }()
+	radixPassSim(t)
+}
+
+func radixPassSim(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 1))
 	type tc struct {
 		kt        dtype.DType
