@@ -983,11 +983,13 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // write 22-50% more sectors than the keys fill (an H100, 2026-12-06:
 // docs/benchmarks/h100-2026-12-06-sort-pass.txt). With whole sectors a probe of the
 // same runs wrote 41.9 M sectors against 48.4 M; but the first version of the kernel
-// (a binary search for each sector's run) made the sorts of keys alone slower on an
-// H100 (2^28 float32 1.054x, int32 1.035x, rows of 16384x16384 1.081x, 2^27 float64
-// 1.015x; four processes each in turn) and the argsorts faster (0.976x, 0.976x,
-// 0.985x): the virtual tile's setup and the stores' chain of shared loads cost more
-// than the sectors save there.
+// (a binary search for each sector's run, two 8-byte records a run) made the sorts of
+// keys alone slower on an H100 (2^28 float32 1.054x, int32 1.035x, rows of
+// 16384x16384 1.081x, 2^27 float64 1.015x; four processes each in turn) and the
+// argsorts faster (0.976x, 0.976x, 0.985x): the virtual tile's setup and about twice
+// the scatter's instructions cost more than the sectors save there. The present one
+// (each run's thread fills its sectors' entries, one 16-byte record a run) is not yet
+// measured on a GPU.
 func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 4, LookbackVals: 2, HistItems: 8, SegMax: kernel.SortSegmentMax,
 		LoadFence: true, MinBlocks: 4, SmallItems: 8, SmallLookback: 8, LeanLookback: true, HistLean: true,
