@@ -589,7 +589,7 @@ func sortPass(cfg sortConfig, info *DeviceInfo, order kernel.SortKey, val kernel
 		return (rowLen + tile - 1) / tile
 	}
 	sp := &kernel.RadixPass{Order: order, Val: val, ValSize: vs, Rank: cfg.Rank, LoadFence: cfg.LoadFence, LeanLookback: cfg.LeanLookback,
-		GridDep: sortPDL(cfg, info)}
+		GridDep: sortPDL(cfg, info), Sectors: cfg.Sectors} // (Sectors before fits: it changes the shared memory)
 	fits := func(items, blocks int) int { // blocks, at most those that fit
 		sp.Items = items
 		return sortResidentBlocks(blocks, sp.SharedBytes(), info)
@@ -608,7 +608,6 @@ func sortPass(cfg sortConfig, info *DeviceInfo, order kernel.SortKey, val kernel
 	}
 	sp.Items, sp.Lookback = items, lb
 	sp.MinBlocks = fits(items, minBlocks)
-	sp.Sectors = cfg.Sectors
 	switch cfg.FullTiles {
 	case sortFullAll:
 		sp.FullTiles = true

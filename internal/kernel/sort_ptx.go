@@ -517,9 +517,10 @@ func (g *sortGen) writeTile(size int, count, tb, ob, db, guard ptx.Reg, derive f
 // slots t, t+SortBlock, ..., each finding its run in a table of every virtual sector's
 // digit (filled by each run's thread, and its warp for long runs). The tables live in
 // the warp counters' shared array (rs_cnt, free since the staging): each run's 16-byte
-// record at 1 KiB, the sectors' digits at 5 KiB (at most (tile + 256(Q-1))/Q + the
-// last round's bytes: under 1.5 KiB). Nothing is written where guard (block-uniform)
-// is false.
+// record at 1 KiB, the sectors' digits at 5 KiB (a run of c keys touches at most
+// (c+2Q-2)/Q sectors: at most (tile + 256(2Q-2))/Q bytes, and the last round reads up
+// to 767/Q past them: 1,728 bytes at most for the items Validate allows, under the
+// array's 3 KiB left). Nothing is written where guard (block-uniform) is false.
 func (g *sortGen) writeSectors(size int, ka, first, cnt, tb, guard ptx.Reg) {
 	f := g.f
 	q := 32 / size
@@ -567,7 +568,10 @@ func (g *sortGen) writeSectors(size int, ka, first, cnt, tb, guard ptx.Reg) {
 		f.Fma(y, g.tid, ptx.Int(16), cb)
 		f.St(ptx.Shared, ptx.CacheDefault, ptx.B32, ptx.Mem(y, 1024), vb1, vb2, delta.As(ptx.B32), hl.As(ptx.B32))
 	}
-	f.BarSync(0) // the tile, the addresses, the virtual runs
+	// (No barrier here: the fill below uses this thread's own run and its warp's, the
+	// records and the table do not overlap, and the staging's reads of the warp
+	// counters are behind blockScan's barrier; the one after the fill orders the tile,
+	// the addresses, the records and the table before the stores.)
 	// Each virtual sector's digit: thread d writes its run's first eight sectors', and
 	// its warp together the rest of any longer run's (a pass of few digits: a run may
 	// take most of the tile).
@@ -608,7 +612,7 @@ func (g *sortGen) writeSectors(size int, ka, first, cnt, tb, guard ptx.Reg) {
 		f.Bra(loop)
 		f.Place(done)
 	}
-	f.BarSync(0)
+	f.BarSync(0) // the tile, the addresses, the runs' records and the sectors' table
 	// The virtual slots, four a round.
 	mt := memType(size)
 	v0 := f.Reg(ptx.U32)
