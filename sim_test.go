@@ -57,7 +57,7 @@ func TestSortSim(t *testing.T) {
 	fusedFull := def
 	fusedFull.FusedFull = true // (6144 keys: two tiles of 12 items, the fused kernel without bounds tests)
 	sectors := def
-	sectors.Sectors, sectors.FusedMax = true, 0 // (the passes' keys written on whole sectors)
+	sectors.Sectors, sectors.FusedMax = gpu.SortSectorsAll, 0 // (the passes' keys written on whole sectors)
 	var fullPasses, fullFused atomic.Int64
 	var allFull atomic.Bool // (the default gives narrow keys' passes full tiles too: counted under full alone)
 	defer gpu.SetSortPassHook(func(sp *kernel.RadixPass) {

@@ -469,9 +469,18 @@ type sortConfig struct {
 	// (the long rows' passes), sortFullNarrow (those and every pass of keys and values
 	// of at most 4 bytes) or sortFullAll.
 	FullTiles int
-	// Sectors gives the passes RadixPass.Sectors (the keys' stores on whole sectors).
-	Sectors bool
+	// Sectors is which passes take RadixPass.Sectors (the keys' stores on whole
+	// sectors): sortSectorsOff, sortSectorsValues (those that carry values: argsorts
+	// and SortByKey) or sortSectorsAll.
+	Sectors int
 }
+
+// sortConfig.Sectors's values.
+const (
+	sortSectorsOff = iota
+	sortSectorsValues
+	sortSectorsAll
+)
 
 // sortConfig.FullTiles's values.
 const (
@@ -589,7 +598,9 @@ func sortPass(cfg sortConfig, info *DeviceInfo, order kernel.SortKey, val kernel
 		return (rowLen + tile - 1) / tile
 	}
 	sp := &kernel.RadixPass{Order: order, Val: val, ValSize: vs, Rank: cfg.Rank, LoadFence: cfg.LoadFence, LeanLookback: cfg.LeanLookback,
-		GridDep: sortPDL(cfg, info), Sectors: cfg.Sectors} // (Sectors before fits: it changes the shared memory)
+		GridDep: sortPDL(cfg, info)}
+	// (Sectors before fits: it changes the shared memory.)
+	sp.Sectors = cfg.Sectors == sortSectorsAll || cfg.Sectors == sortSectorsValues && val != kernel.ValNone
 	fits := func(items, blocks int) int { // blocks, at most those that fit
 		sp.Items = items
 		return sortResidentBlocks(blocks, sp.SharedBytes(), info)

@@ -38,6 +38,10 @@ const (
 	SortFullLong   = sortFullLong
 	SortFullAll    = sortFullAll
 	SortFullNarrow = sortFullNarrow
+
+	SortSectorsOff    = sortSectorsOff
+	SortSectorsValues = sortSectorsValues
+	SortSectorsAll    = sortSectorsAll
 )
 
 // SortConfigFromEnv is sortConfigFromEnv.

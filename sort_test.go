@@ -610,10 +610,10 @@ func TestSortSegments(t *testing.T) {
 			{Items4: 6, Items8: 5, Block4: 4, Block8: 4, Lookback: 4, HistItems: 2, SegMax: 3 * 1536, LoadFence: true, LeanLookback: true,
 				HistLean: true, FullTiles: gpu.SortFullAll},
 			{Items4: 7, Items8: 5, Block4: 4, Block8: 4, Lookback: 4, HistItems: 2, SegMax: 3 * 1792, LoadFence: true, LeanLookback: true,
-				HistLean: true, FullTiles: gpu.SortFullAll, Sectors: true},
+				HistLean: true, FullTiles: gpu.SortFullAll, Sectors: gpu.SortSectorsAll},
 		} {
 			old := gpu.SetSortConfig(c)
-			t.Run(fmt.Sprintf("items%d-lb%d-seg%d-%v-lean=%v-full%d-sectors=%v", c.Items4, c.Lookback, c.SegMax, c.Rank, c.LeanLookback, c.FullTiles, c.Sectors), func(t *testing.T) {
+			t.Run(fmt.Sprintf("items%d-lb%d-seg%d-%v-lean=%v-full%d-sectors%d", c.Items4, c.Lookback, c.SegMax, c.Rank, c.LeanLookback, c.FullTiles, c.Sectors), func(t *testing.T) {
 				for _, sh := range [][2]int{{1, 20000}, {1, 50001}, {3, 9000}, {7, 1500}, {40, 100}} {
 					rows, n := sh[0], sh[1]
 					checkSorted(t, s, stGen[float32](rng, rows*n, patSpecial), []int{rows, n}, false)
@@ -645,7 +645,11 @@ func TestSortSegments(t *testing.T) {
 			if segMax == 3*1536 {
 				c.FullTiles = gpu.SortFullLong
 			}
-			c.Sectors = segMax == 1<<28 // (the keys on whole sectors on whole rows)
+			if segMax == 1<<28 {
+				c.Sectors = gpu.SortSectorsAll // (the keys on whole sectors on whole rows)
+			} else if segMax == 16*1536+100 {
+				c.Sectors = gpu.SortSectorsValues // (and on the passes with values alone)
+			}
 			old := gpu.SetSortConfig(c)
 			t.Run(fmt.Sprintf("long%d,%d-seg%d", c.LongItems4, c.LongItems8, c.SegMax), func(t *testing.T) {
 				for _, sh := range [][2]int{{1, 24600}, {1, 50001}, {3, 30000}, {2, 21000}} {
@@ -708,12 +712,12 @@ func TestSortConfigFromEnv(t *testing.T) {
 	if !def.LeanLookback || !def.HistLean || def.SmallItems != 8 || def.SmallLookback != 8 || def.Lookback != 4 || def.LookbackVals != 2 || def.Rank != kernel.RankBallot ||
 		def.MinBlocks != 4 || def.Items4 != 16 || def.Items8 != 12 || def.LongItems4 != 28 || def.LongItems8 != 16 || def.LongMinBlocks != 3 ||
 		def.LongWaves != 4 || def.PDL || def.FusedMax != 1<<24 || def.FusedItems4 != 26 || def.FusedBlocks != 2 || !def.FusedSplit ||
-		def.FullTiles != gpu.SortFullNarrow || def.FusedFull || def.Sectors {
+		def.FullTiles != gpu.SortFullNarrow || def.FusedFull || def.Sectors != gpu.SortSectorsOff {
 		t.Fatalf("defaults: %+v", def)
 	}
 	if c := gpu.SortConfigFromEnv(env("GPU_SORT_FUSED", "0", "GPU_SORT_FUSED_BLOCKS", "1", "GPU_SORT_FUSED_SPLIT", "off", "GPU_SORT_FUSED_ITEMS", "20",
 		"GPU_SORT_FUSED_FULL", "on", "GPU_SORT_FULL_TILES", "off", "GPU_SORT_SECTORS", "on")); c.FusedMax != 0 || c.FusedBlocks != 1 || c.FusedSplit ||
-		c.FusedItems4 != 20 || !c.FusedFull || c.FullTiles != gpu.SortFullNone || !c.Sectors {
+		c.FusedItems4 != 20 || !c.FusedFull || c.FullTiles != gpu.SortFullNone || c.Sectors != gpu.SortSectorsAll {
 		t.Fatalf("GPU_SORT_FUSED=0 GPU_SORT_FUSED_BLOCKS=1 GPU_SORT_FUSED_SPLIT=off GPU_SORT_FUSED_ITEMS=20 GPU_SORT_FUSED_FULL=on GPU_SORT_FULL_TILES=off GPU_SORT_SECTORS=on: %+v", c)
 	}
 	c := gpu.SortConfigFromEnv(env("GPU_SORT_LOOKBACK_LEAN", "0", "GPU_SORT_HIST_LEAN", "off", "GPU_SORT_SMALL_ITEMS", "0",
@@ -721,6 +725,9 @@ func TestSortConfigFromEnv(t *testing.T) {
 	if c.LeanLookback || c.HistLean || c.SmallItems != 0 || c.SmallLookback != 0 || c.Rank != kernel.RankAtomicOr || c.Lookback != 8 ||
 		c.LookbackVals != 0 || !c.PDL {
 		t.Fatalf("overrides: %+v", c)
+	}
+	if c := gpu.SortConfigFromEnv(env("GPU_SORT_SECTORS", "values")); c.Sectors != gpu.SortSectorsValues {
+		t.Fatalf("GPU_SORT_SECTORS=values: %+v", c)
 	}
 	if c := gpu.SortConfigFromEnv(env("GPU_SORT_ITEMS", "28", "GPU_SORT_MINBLOCKS", "4")); c.Items4 != 28 || c.MinBlocks != 4 {
 		t.Fatalf("GPU_SORT_ITEMS=28 GPU_SORT_MINBLOCKS=4: %+v", c)

@@ -89,7 +89,7 @@ import (
 //	GPU_SORT_FUSED_SPLIT=on|off,
 //	GPU_SORT_FUSED_EARLY=on|off, GPU_SORT_FUSED_RANK=ballot|or,
 //	GPU_SORT_FUSED_FULL=on|off, GPU_SORT_FULL_TILES=off|long|narrow|all,
-//	GPU_SORT_SECTORS=on|off                 the sort kernels' configuration (sortConfigFromEnv has the defaults)
+//	GPU_SORT_SECTORS=off|values|on          the sort kernels' configuration (sortConfigFromEnv has the defaults)
 //
 // The third part is read at each call:
 //
@@ -975,9 +975,10 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // keys 32.4-32.7 against 33.4-35.3, 512,000 38.8-42.0 against 37.5-37.8, 1,048,576
 // 51.2-52.6 against 50.9-51.9; gpubench's 512000 + synchronize, ten processes of
 // each in turn, medians 38.4 against 37.7 µs (new/old 0.98, 95% interval 0.94-1.01).
-// GPU_SORT_SECTORS (on: the passes write their keys so that each store of a warp
-// covers whole 32-byte sectors but at the runs' ends, sortConfig.Sectors and
-// RadixPass.Sectors; default off). A pass's time is what its scattered writes cost
+// GPU_SORT_SECTORS (on or all: the passes write their keys so that each store of a
+// warp covers whole 32-byte sectors but at the runs' ends, sortConfig.Sectors and
+// RadixPass.Sectors; values: only the passes that carry values, argsorts' and
+// SortByKey's; default off). A pass's time is what its scattered writes cost
 // the L2: a sector written in parts by two stores costs about what a whole one does,
 // and the default stores (32 consecutive tile slots, starting anywhere in a sector)
 // write 22-50% more sectors than the keys fill (an H100, 2026-12-06:
@@ -1017,7 +1018,14 @@ func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	envBool(getenv, "GPU_SORT_LOOKBACK_LEAN", &c.LeanLookback)
 	envBool(getenv, "GPU_SORT_HIST_LEAN", &c.HistLean)
 	envBool(getenv, "GPU_SORT_PDL", &c.PDL)
-	envBool(getenv, "GPU_SORT_SECTORS", &c.Sectors)
+	switch getenv("GPU_SORT_SECTORS") {
+	case "off":
+		c.Sectors = sortSectorsOff
+	case "values":
+		c.Sectors = sortSectorsValues
+	case "on", "all":
+		c.Sectors = sortSectorsAll
+	}
 	for _, v := range []struct {
 		name string
 		hi   int
