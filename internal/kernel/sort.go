@@ -624,10 +624,9 @@ type RadixPass struct {
 	// item, and under the register cap of MinBlocks spills may change (ptxas 11.8: the
 	// 28-item passes' go, 8-byte keys' 12-item passes under four blocks gain some).
 	FullTiles bool
-	// Sectors writes the keys so that each store of a warp covers whole 32-byte
-	// sectors but at the runs' ends (sortGen.writeSectors), rather than 32
-	// consecutive tile slots (writeTile); keys alone then keep no digits in shared
-	// memory.
+	// Sectors writes the keys and values so that each store of a warp covers whole
+	// 32-byte sectors but at the runs' ends (sortGen.writeSectors), rather than 32
+	// consecutive tile slots (writeTile); it keeps no digits in shared memory.
 	Sectors bool
 }
 
@@ -727,10 +726,10 @@ func (p *RadixPass) tileBytes() int {
 
 // digitsInSmem reports whether a pass keeps each tile slot's digit in shared memory
 // for the writes (values, or float keys, whose digit takes several instructions to
-// derive again, unless Sectors finds each slot's run otherwise) rather than deriving
-// it from the key again.
+// derive again) rather than deriving it from the key again; Sectors finds each slot's
+// run otherwise.
 func (p *RadixPass) digitsInSmem() bool {
-	return p.Val != ValNone || p.Order.Type.IsFloat() && !p.Sectors
+	return !p.Sectors && (p.Val != ValNone || p.Order.Type.IsFloat())
 }
 
 // sortSmemBytes is the shared memory of a pass or block-sort kernel: the tile's keys

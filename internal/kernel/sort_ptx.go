@@ -499,16 +499,17 @@ func (g *sortGen) writeTile(size int, count, tb, ob, db, guard ptx.Reg, derive f
 	}
 }
 
-// writeSectors writes the block's tile of keys (size bytes each, sorted by digit at
-// the shared array tb) as writeTile does, but so that each store of a warp covers
+// writeSectors writes the block's tile of keys or values (tsize bytes each in the
+// shared array tb, sorted by digit; written as size bytes, 8 for 4-byte indices in an
+// argsort's last pass) as writeTile does, but so that each store of a warp covers
 // whole 32-byte sectors of the output but where a run of one digit starts or ends:
 // writeTile's stores of 32 consecutive tile slots start anywhere in a sector, and a
 // sector written in parts by two stores costs the L2 about as much as the two sectors
 // whole (an H100 moves 2^28 float32 keys as runs of 28 at any alignment in 1.66 times
 // the time of a copy, and the real pass's stores write 50% more sectors than the keys
 // fill: docs/benchmarks/h100-2026-12-06-sort-pass.txt). It runs in every thread, thread
-// d after the look-back of digit d: ka the key address of its tile slot 0, first its
-// run's first tile slot and cnt its keys.
+// d after the look-back of digit d: ka the output address of its tile slot 0, first
+// its run's first tile slot and cnt its keys.
 //
 // The runs are laid out in a virtual tile: run d starts at V_d, a multiple of the
 // keys of a sector (Q), and takes a_d + cnt rounded up to a multiple of Q slots, a_d
@@ -521,7 +522,7 @@ func (g *sortGen) writeTile(size int, count, tb, ob, db, guard ptx.Reg, derive f
 // (c+2Q-2)/Q sectors: at most (tile + 256(2Q-2))/Q bytes, and the last round reads up
 // to 767/Q past them: 1,728 bytes at most for the items Validate allows, under the
 // array's 3 KiB left). Nothing is written where guard (block-uniform) is false.
-func (g *sortGen) writeSectors(size int, ka, first, cnt, tb, guard ptx.Reg) {
+func (g *sortGen) writeSectors(tsize, size int, ka, first, cnt, tb, guard ptx.Reg) {
 	f := g.f
 	q := 32 / size
 	lq := bits.TrailingZeros(uint(q))
@@ -644,9 +645,14 @@ func (g *sortGen) writeSectors(size int, ka, first, cnt, tb, guard ptx.Reg) {
 		f.Add(slot, v, delta)
 		f.Op("selp.b32", slot, slot, ptx.Uint(0), ok) // (a slot of the tile wherever the load goes)
 		ta := f.Reg(ptx.U32)
-		f.Fma(ta, slot, ptx.Int(size), tb)
-		key := f.Reg(g.kt())
-		f.Op("ld.shared"+mt.String(), key, ptx.Mem(ta, 0))
+		f.Fma(ta, slot, ptx.Int(tsize), tb)
+		key := f.Reg(regType(tsize))
+		f.Op("ld.shared"+memType(tsize).String(), key, ptx.Mem(ta, 0))
+		if size > tsize { // (4-byte indices written as int64)
+			k64 := f.Reg(ptx.U64)
+			f.Cvt(k64, key)
+			key = k64
+		}
 		vb := f.Reg(ptx.U64)
 		f.Op("mov.b64", vb, ptx.Vec{b1, b2})
 		ga := f.Reg(ptx.U64)
@@ -1536,7 +1542,7 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		f.Add(db, dig, g.tid)
 	}
 	if p.Sectors {
-		g.writeSectors(ks, ka, excl, cnt, tb, writeKeys)
+		g.writeSectors(ks, ks, ka, excl, cnt, tb, writeKeys)
 	} else {
 		f.BarSync(0) // the tile and the addresses
 		// Write the keys in tile order: runs of one digit go to consecutive addresses.
@@ -1592,7 +1598,8 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		}
 	}
 	if p.Val != ValNone {
-		f.BarSync(0) // every key read from the tile, every key address from rs_off
+		f.BarSync(0)   // every key read from the tile, every key address from rs_off
+		var va ptx.Reg // the value address of digit tid's tile slot 0
 		{
 			a := f.Reg(ptx.U32)
 			f.Op("mov.u32", a, ptx.Sym("rs_off"))
@@ -1614,7 +1621,7 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 			}
 			vsz64 := f.Reg(ptx.U64)
 			f.Cvt(vsz64, vsz)
-			va := f.Reg(ptx.U64)
+			va = f.Reg(ptx.U64)
 			f.Fma(va, off.As(ptx.U64), vsz64, vDst)
 			f.St(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(a, 0), va)
 		}
@@ -1622,6 +1629,24 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 			a := f.Reg(ptx.U32)
 			f.Fma(a, fr[i], ptx.Int(vs), tb)
 			f.At(validOf(i)).Op("st.shared"+vmt.String(), ptx.Mem(a, 0), v)
+		}
+		if p.Sectors {
+			// The values on whole sectors as the keys (a copy for the last pass's
+			// int64 indices: its own sectors).
+			writes := f.Setp(ptx.Ne, vDst, ptx.Int(0))
+			if p.Val == ValIndex && vs != 8 {
+				narrow, end := f.NewLabel(), f.NewLabel()
+				f.AtNot(final).Bra(narrow)
+				g.writeSectors(vs, 8, va, excl, cnt, tb, writes)
+				f.Bra(end)
+				f.Place(narrow)
+				g.writeSectors(vs, vs, va, excl, cnt, tb, writes)
+				f.Place(end)
+			} else {
+				g.writeSectors(vs, vs, va, excl, cnt, tb, writes)
+			}
+			f.Ret()
+			return m.String(), entry, nil
 		}
 		f.BarSync(0)
 		// The values in tile order, as writeTile writes the keys: nothing where the

@@ -319,7 +319,8 @@ func sortSimRunKeys(t *testing.T, order SortKey, items int, val SortVal, vs int,
 }
 
 // TestRadixPassNoKeysSim sorts without the sorted keys' buffer (argsort, SortByKey's
-// values only): the last pass writes no keys, and the values must still be right.
+// values only): the last pass writes no keys, and the values must still be right;
+// with and without the whole-sector writes (RadixPass.Sectors).
 func TestRadixPassNoKeysSim(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 4))
 	for _, c := range []struct {
@@ -333,14 +334,18 @@ func TestRadixPassNoKeysSim(t *testing.T) {
 		{dtype.Int8, ValIndex, 8, 1800, 0, true},
 		{dtype.Float64, ValPayload, 2, 1300, 0, false},
 	} {
-		t.Run(fmt.Sprintf("%v/%v%d/%d", c.kt, c.val, c.vs, c.n), func(t *testing.T) {
-			keys := sortSimKeys(rng, c.kt, 2*c.n)
-			var vals []byte
-			if c.val == ValPayload {
-				vals = spectest.RandBytes(rng, dtype.Uint8, 2*c.n*c.vs, false)
-			}
-			sortSimRunKeys(t, SortKey{Type: c.kt}, 2, c.val, c.vs, keys, vals, 2, c.n, c.seg, 2, RankBallot, true, c.full, true)
-		})
+		for _, sectors := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%v/%v%d/%d/sectors=%v", c.kt, c.val, c.vs, c.n, sectors), func(t *testing.T) {
+				keys := sortSimKeys(rng, c.kt, 2*c.n)
+				var vals []byte
+				if c.val == ValPayload {
+					vals = spectest.RandBytes(rng, dtype.Uint8, 2*c.n*c.vs, false)
+				}
+				sortSimSectors = sectors
+				defer func() { sortSimSectors = false }()
+				sortSimRunKeys(t, SortKey{Type: c.kt}, 2, c.val, c.vs, keys, vals, 2, c.n, c.seg, 2, RankBallot, true, c.full, true)
+			})
+		}
 	}
 }
 
