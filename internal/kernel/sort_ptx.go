@@ -520,8 +520,9 @@ func (g *sortGen) writeTile(size int, count, tb, ob, db, guard ptx.Reg, derive f
 // the warp counters' shared array (rs_cnt, free since the staging): each run's 16-byte
 // record at 1 KiB, the sectors' digits at 5 KiB (a run of c keys touches at most
 // (c+2Q-2)/Q sectors: at most (tile + 256(2Q-2))/Q bytes, and the last round reads up
-// to 767/Q past them: 1,728 bytes at most for the items Validate allows, under the
-// array's 3 KiB left). Nothing is written where guard (block-uniform) is false.
+// to 767/Q past them: 2,623 bytes at most for the items Validate allows, 4-byte
+// indices of 32-item tiles written as int64, under the array's 3 KiB left). Nothing
+// is written where guard (block-uniform) is false.
 func (g *sortGen) writeSectors(tsize, size int, ka, first, cnt, tb, guard ptx.Reg) {
 	f := g.f
 	q := 32 / size
