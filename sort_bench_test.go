@@ -15,8 +15,8 @@ import (
 // BenchmarkSortTuned sorts and argsorts 2^28 float32 (2^22 on the CPU) with each
 // configuration of the radix passes (gpu.SortConfig: items per thread, look-back
 // window, .minnctapersm, the ranking, the load fence, the lean look-back and
-// histogram, full tiles' own copy of the loads and ranking), one call plus a
-// synchronize per iteration,
+// histogram, full tiles' own copy of the loads and ranking, the whole-sector
+// writes), one call plus a synchronize per iteration,
 // GB/s counting the keys read and written once (argsort: keys read, int64 indices
 // written), beside a device-to-device copy of the keys; every configuration's result
 // must equal the default's.
@@ -62,6 +62,8 @@ func BenchmarkSortTuned(b *testing.B) {
 		func(c *gpu.SortConfig) { c.FullTiles = gpu.SortFullLong },
 		func(c *gpu.SortConfig) { c.FullTiles = gpu.SortFullAll },
 		func(c *gpu.SortConfig) { c.FullTiles, c.LongItems4 = gpu.SortFullAll, 0 },
+		func(c *gpu.SortConfig) { c.Sectors = gpu.SortSectorsAll },
+		func(c *gpu.SortConfig) { c.Sectors = gpu.SortSectorsValues },
 	} {
 		c := def
 		f(&c)
@@ -71,8 +73,9 @@ func BenchmarkSortTuned(b *testing.B) {
 	b.Run(fmt.Sprintf("%d/float32/copy", n), func(b *testing.B) { scCopyBench[float32](b, s, n) })
 	for _, c := range configs {
 		// (at 2^28 keys the long rows' passes run: LongItems4 under LongMinBlocks, when set)
-		name := fmt.Sprintf("k%d/lb%d/mb%d/long%d-mb%d/%v/lf=%v/ll=%v/hl=%v/full=%s", c.Items4, c.Lookback, c.MinBlocks, c.LongItems4, c.LongMinBlocks,
-			c.Rank, c.LoadFence, c.LeanLookback, c.HistLean, []string{"off", "long", "all", "narrow"}[c.FullTiles])
+		name := fmt.Sprintf("k%d/lb%d/mb%d/long%d-mb%d/%v/lf=%v/ll=%v/hl=%v/full=%s/sectors=%s", c.Items4, c.Lookback, c.MinBlocks, c.LongItems4,
+			c.LongMinBlocks, c.Rank, c.LoadFence, c.LeanLookback, c.HistLean, []string{"off", "long", "all", "narrow"}[c.FullTiles],
+			[]string{"off", "values", "on"}[c.Sectors])
 		b.Run(fmt.Sprintf("%d/float32/sort/%s", n, name), func(b *testing.B) {
 			defer gpu.SetSortConfig(gpu.SetSortConfig(c))
 			y, err := gpu.Sort(s, x, 0)
