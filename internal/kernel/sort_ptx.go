@@ -1624,7 +1624,9 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 			f.Cvt(vsz64, vsz)
 			va = f.Reg(ptx.U64)
 			f.Fma(va, off.As(ptx.U64), vsz64, vDst)
-			f.St(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(a, 0), va)
+			if !p.Sectors { // (writeSectors takes va from this thread)
+				f.St(ptx.Shared, ptx.CacheDefault, ptx.U64, ptx.Mem(a, 0), va)
+			}
 		}
 		for i, v := range vals {
 			a := f.Reg(ptx.U32)
