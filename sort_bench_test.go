@@ -427,3 +427,103 @@ func benchSame[T gpu.Elem](b *testing.B, d *gpu.Device, set func(*gpu.Tuning), f
 		}
 	}
 }
+
+// BenchmarkSortRunsAligned sorts the same int32 keys (about 2^26; 2^20 on the CPU) in
+// two orders: "aligned", built so that every tile of every pass of the long rows' radix
+// sort (tiles of LongItems4 keys a thread) holds each of 224 digits exactly 32 times
+// (in a random order within the tile), so that every run a pass writes is 32 keys on a
+// 128-byte line of its own; and "shuffled", the same keys in a random order, whose runs
+// start and end anywhere in a 32-byte sector, as a sort's do. The two sorts do the
+// same work but for the partly written sectors (and the ranking's peers: 32 of a digit
+// a tile in both), so the difference is what those sectors cost a sort. One call plus
+// a synchronize per iteration, GB/s counting the keys read and written once; the two
+// results must be equal.
+//
+//	go test -run XXX -bench SortRunsAligned -benchtime 20x .
+func BenchmarkSortRunsAligned(b *testing.B) {
+	d := scBenchDev(b)
+	s := d.DefaultStream()
+	def := gpu.SortConfigFromEnv(func(string) string { return "" })
+	tile := kernel.SortBlock * def.LongItems4
+	const run, digits = 32, 224
+	if tile != run*digits {
+		b.Skipf("tiles of %d keys (not %d runs of %d)", tile, digits, run)
+	}
+	tiles := (1 << 26) / tile
+	if !scBenchLarge(d) {
+		tiles = (1 << 20) / tile
+	}
+	n := tiles * tile
+	keys := sortAlignedKeys(n, tile, run, rand.New(rand.NewPCG(3, 4)))
+	shuffled := slices.Clone(keys)
+	rand.New(rand.NewPCG(5, 6)).Shuffle(n, func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
+	var ref []int32
+	for _, c := range []struct {
+		name string
+		keys []int32
+	}{{"aligned", keys}, {"shuffled", shuffled}} {
+		x, err := gpu.FromSlice(s, c.keys)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("%d/int32/%s", n, c.name), func(b *testing.B) {
+			y, err := gpu.Sort(s, x, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			got := toSliceB(b, y)
+			y.Free()
+			if !slices.IsSorted(got) {
+				b.Fatal("not sorted")
+			}
+			if ref == nil {
+				ref = got
+			} else if !slices.Equal(got, ref) {
+				b.Fatal("the two orders' sorts differ")
+			}
+			scRun(b, s, int64(8*n), func() (interface{ Free() error }, error) { return gpu.Sort(s, x, 0) })
+		})
+		x.Free()
+	}
+}
+
+// sortAlignedKeys returns n int32 keys (n a multiple of tile, tile = run*digits) whose
+// every radix pass (8-bit digits, least significant first, the sign bit flipped)
+// reads tiles of tile keys each holding every digit below digits exactly run times,
+// in a random order within the tile.
+func sortAlignedKeys(n, tile, run int, r *rand.Rand) []int32 {
+	tiles := n / tile
+	order := make([]int32, n) // the key (by input position) at each place of the pass's input
+	for i := range order {
+		order[i] = int32(i)
+	}
+	next := make([]int32, n)
+	raw := make([]uint32, n)
+	slot := make([]uint8, tile)
+	for i := range slot {
+		slot[i] = uint8(i / run)
+	}
+	for p := range 4 {
+		for t := range tiles {
+			r.Shuffle(tile, func(i, j int) { slot[i], slot[j] = slot[j], slot[i] })
+			var seen [256]int
+			for i, dg := range slot {
+				id := order[t*tile+i]
+				o := uint32(dg)
+				if p == 3 {
+					o ^= 0x80 // the ordered key's top byte is the sign bit flipped
+				}
+				raw[id] |= o << (8 * p)
+				// The stable scatter: digit dg's bucket, tile t's run in it.
+				next[int(dg)*run*tiles+t*run+seen[dg]] = id
+				seen[dg]++
+			}
+		}
+		order, next = next, order
+	}
+	out := make([]int32, n)
+	for i, v := range raw {
+		out[i] = int32(v)
+	}
+	return out
+}

@@ -116,11 +116,10 @@ static int reps = 23; // (1 under Nsight Compute: the probe's argument "once")
 // offset in its sector (a_d), and takes a whole number of sectors; thread s%256 writes
 // virtual slot s, finding its run through a table of each virtual sector's run. Only
 // the runs' boundaries write part of a sector.
-template <int MASK, int STEP>
+template <int MASK, int STEP, int RUN = 28>
 __global__ void scatterv(const uint32_t *in, uint32_t *out, int tiles) {
-  constexpr int RUN = 28;
   __shared__ uint32_t pre[256], vst[257], gst[256], wsum[8], vsum[8];
-  __shared__ uint8_t sec[256 * 48 / 8];
+  __shared__ uint8_t sec[256 * (RUN + 20) / 8];
   int t = blockIdx.x, d = threadIdx.x, w = d / 32, lane = d % 32;
   uint32_t j0 = t == 0 ? 0 : (mix(t * 256u + d) & MASK) * STEP;
   uint32_t j1 = t == tiles - 1 ? 0 : (mix((t + 1) * 256u + d) & MASK) * STEP;
@@ -156,6 +155,42 @@ __global__ void scatterv(const uint32_t *in, uint32_t *out, int tiles) {
   }
 }
 
+
+// scatterv's runs of RUN keys on average (random boundaries) padded to whole sectors, as
+// a pass would write a padded intermediate buffer: run d of tile t starts on a sector
+// (here at a fixed slot of PAD keys, (d*tiles + t)*PAD), its pad slots written too, so
+// that no sector is shared between runs; the tile is read with pads in proportion
+// (src's slots v < the tile's padded total, from an input 1/4 larger).
+template <int RUN, int PAD>
+__global__ void scatterp(const uint32_t *in, uint32_t *out, int tiles) {
+  __shared__ uint32_t vst[257], vsum[8];
+  __shared__ uint8_t sec[256 * PAD / 8];
+  int t = blockIdx.x, d = threadIdx.x, w = d / 32, lane = d % 32;
+  uint32_t j0 = t == 0 ? 0 : (mix(t * 256u + d) & 7);
+  uint32_t j1 = t == tiles - 1 ? 0 : (mix((t + 1) * 256u + d) & 7);
+  uint32_t len = RUN + j1 - j0, vl = (len + 7) / 8 * 8, y = vl;
+  for (int o = 1; o < 32; o *= 2) { uint32_t v = __shfl_up_sync(~0u, y, o); if (lane >= o) y += v; }
+  if (lane == 31) vsum[w] = y;
+  __syncthreads();
+  uint32_t vbefore = 0, vt = 0;
+  for (int i = 0; i < w; i++) vbefore += vsum[i];
+  for (int i = 0; i < 8; i++) vt += vsum[i];
+  vst[d] = vbefore + y - vl;
+  if (d == 0) vst[256] = vt;
+  __syncthreads();
+  for (uint32_t q = threadIdx.x; q < vt / 8; q += 256) {
+    int lo = 0;
+    for (int b = 128; b >= 1; b /= 2) if (vst[lo + b] <= q * 8) lo += b;
+    sec[q] = lo;
+  }
+  __syncthreads();
+  const uint32_t *src = in + (size_t)t * 256 * RUN * 5 / 4;
+  for (uint32_t v = threadIdx.x; v < vt; v += 256) {
+    int r = sec[v / 8];
+    out[((size_t)r * tiles + t) * PAD + (v - vst[r])] = __ldg(src + v);
+  }
+}
+
 template <typename F>
 static float timeit(F f) {
   cudaEvent_t a, b;
@@ -173,8 +208,8 @@ int main(int argc, char **argv) {
   if (argc > 1) reps = 1;
   const size_t n = (size_t)1 << 28;
   uint32_t *in, *out;
-  CK(cudaMalloc(&in, n * 4)); CK(cudaMalloc(&out, n * 4));
-  CK(cudaMemset(in, 1, n * 4));
+  CK(cudaMalloc(&in, n * 6)); CK(cudaMalloc(&out, n * 6));
+  CK(cudaMemset(in, 1, n * 6));
   cudaDeviceProp p; CK(cudaGetDeviceProperties(&p, 0));
   printf("%s: 2^28 4-byte keys, 2 GiB read + written\n", p.name);
   float c = timeit([&] { copyk<<<p.multiProcessorCount * 8, 512>>>((const uint4 *)in, (uint4 *)out, n / 4); });
@@ -215,5 +250,15 @@ int main(int argc, char **argv) {
   JITR(56, "moved 0-7 keys (any 4-byte alignment)")
   JITR(112, "moved 0-7 keys (any 4-byte alignment)")
   JITR(224, "moved 0-7 keys (any 4-byte alignment)")
+#define VIRR(R, what) { int tiles = n / (256 * R); \
+    float s = timeit([&] { scatterv<7, 1, R><<<tiles, 256>>>(in, out, tiles); }); CK(cudaGetLastError()); \
+    printf("runs of %3d sector-striped, %-25s %.3f ms  (%.2fx the copy kernel)\n", R, what, s, s / c); }
+  VIRR(28, "moved 0-7 keys (any 4-byte alignment)")
+  VIRR(56, "moved 0-7 keys (any 4-byte alignment)")
+#define PADR(R, P, what) { int tiles = n / (256 * R); \
+    float s = timeit([&] { scatterp<R, P><<<tiles, 256>>>(in, out, tiles); }); CK(cudaGetLastError()); \
+    printf("runs of %3d padded to sectors, %-22s %.3f ms  (%.2fx the copy kernel)\n", R, what, s, s / c); }
+  PADR(28, 40, "moved 0-7 keys, pads written")
+  PADR(56, 64, "moved 0-7 keys, pads written")
   return 0;
 }
