@@ -470,8 +470,8 @@ type sortConfig struct {
 	// of at most 4 bytes) or sortFullAll.
 	FullTiles int
 	// Sectors is which passes take RadixPass.Sectors (the keys' stores on whole
-	// sectors): sortSectorsOff, sortSectorsValues (those that carry values: argsorts
-	// and SortByKey) or sortSectorsAll.
+	// sectors): sortSectorsOff, sortSectorsValues (those that carry values, argsorts'
+	// and SortByKey's, of keys of up to 4 bytes) or sortSectorsAll.
 	Sectors int
 }
 
@@ -600,7 +600,7 @@ func sortPass(cfg sortConfig, info *DeviceInfo, order kernel.SortKey, val kernel
 	sp := &kernel.RadixPass{Order: order, Val: val, ValSize: vs, Rank: cfg.Rank, LoadFence: cfg.LoadFence, LeanLookback: cfg.LeanLookback,
 		GridDep: sortPDL(cfg, info)}
 	// (Sectors before fits: it changes the shared memory.)
-	sp.Sectors = cfg.Sectors == sortSectorsAll || cfg.Sectors == sortSectorsValues && val != kernel.ValNone
+	sp.Sectors = cfg.Sectors == sortSectorsAll || cfg.Sectors == sortSectorsValues && val != kernel.ValNone && ks <= 4
 	fits := func(items, blocks int) int { // blocks, at most those that fit
 		sp.Items = items
 		return sortResidentBlocks(blocks, sp.SharedBytes(), info)

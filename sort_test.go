@@ -645,10 +645,13 @@ func TestSortSegments(t *testing.T) {
 			if segMax == 3*1536 {
 				c.FullTiles = gpu.SortFullLong
 			}
-			if segMax == 1<<28 {
+			switch segMax {
+			case 1 << 28:
 				c.Sectors = gpu.SortSectorsAll // (the keys on whole sectors on whole rows)
-			} else if segMax == 16*1536+100 {
-				c.Sectors = gpu.SortSectorsValues // (and on the passes with values alone)
+			case 16*1536 + 100:
+				c.Sectors = gpu.SortSectorsValues // (and on the passes with values of keys of up to 4 bytes)
+			default:
+				c.Sectors = gpu.SortSectorsOff
 			}
 			old := gpu.SetSortConfig(c)
 			t.Run(fmt.Sprintf("long%d,%d-seg%d", c.LongItems4, c.LongItems8, c.SegMax), func(t *testing.T) {
@@ -678,6 +681,10 @@ func TestSortSegments(t *testing.T) {
 						for _, p := range passes {
 							if p.Items != want.Items || p.MinBlocks > want.MinBlocks || isLong && p.MinBlocks != want.MinBlocks || p.FullTiles != want.FullTiles {
 								t.Fatalf("%d-byte keys %v: pass %s, want %d items under %d blocks, full tiles' copy %v", ks, sh, p.Key(), want.Items, want.MinBlocks, want.FullTiles)
+							}
+							sectors := c.Sectors == gpu.SortSectorsAll || c.Sectors == gpu.SortSectorsValues && p.Val != kernel.ValNone && ks <= 4
+							if p.Sectors != sectors {
+								t.Fatalf("%d-byte keys %v, sectors setting %d: pass %s, want whole-sector writes %v", ks, sh, c.Sectors, p.Key(), sectors)
 							}
 						}
 					}
@@ -712,7 +719,7 @@ func TestSortConfigFromEnv(t *testing.T) {
 	if !def.LeanLookback || !def.HistLean || def.SmallItems != 8 || def.SmallLookback != 8 || def.Lookback != 4 || def.LookbackVals != 2 || def.Rank != kernel.RankBallot ||
 		def.MinBlocks != 4 || def.Items4 != 16 || def.Items8 != 12 || def.LongItems4 != 28 || def.LongItems8 != 16 || def.LongMinBlocks != 3 ||
 		def.LongWaves != 4 || def.PDL || def.FusedMax != 1<<24 || def.FusedItems4 != 26 || def.FusedBlocks != 2 || !def.FusedSplit ||
-		def.FullTiles != gpu.SortFullNarrow || def.FusedFull || def.Sectors != gpu.SortSectorsOff {
+		def.FullTiles != gpu.SortFullNarrow || def.FusedFull || def.Sectors != gpu.SortSectorsValues {
 		t.Fatalf("defaults: %+v", def)
 	}
 	if c := gpu.SortConfigFromEnv(env("GPU_SORT_FUSED", "0", "GPU_SORT_FUSED_BLOCKS", "1", "GPU_SORT_FUSED_SPLIT", "off", "GPU_SORT_FUSED_ITEMS", "20",
@@ -726,8 +733,8 @@ func TestSortConfigFromEnv(t *testing.T) {
 		c.LookbackVals != 0 || !c.PDL {
 		t.Fatalf("overrides: %+v", c)
 	}
-	if c := gpu.SortConfigFromEnv(env("GPU_SORT_SECTORS", "values")); c.Sectors != gpu.SortSectorsValues {
-		t.Fatalf("GPU_SORT_SECTORS=values: %+v", c)
+	if c := gpu.SortConfigFromEnv(env("GPU_SORT_SECTORS", "off")); c.Sectors != gpu.SortSectorsOff {
+		t.Fatalf("GPU_SORT_SECTORS=off: %+v", c)
 	}
 	if c := gpu.SortConfigFromEnv(env("GPU_SORT_ITEMS", "28", "GPU_SORT_MINBLOCKS", "4")); c.Items4 != 28 || c.MinBlocks != 4 {
 		t.Fatalf("GPU_SORT_ITEMS=28 GPU_SORT_MINBLOCKS=4: %+v", c)

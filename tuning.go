@@ -975,28 +975,25 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // keys 32.4-32.7 against 33.4-35.3, 512,000 38.8-42.0 against 37.5-37.8, 1,048,576
 // 51.2-52.6 against 50.9-51.9; gpubench's 512000 + synchronize, ten processes of
 // each in turn, medians 38.4 against 37.7 µs (new/old 0.98, 95% interval 0.94-1.01).
-// GPU_SORT_SECTORS (on or all: the passes write their keys and values so that each
-// store of a warp covers whole 32-byte sectors but at the runs' ends,
-// sortConfig.Sectors and RadixPass.Sectors; values: only the passes that carry values,
-// argsorts' and SortByKey's; default off). A pass's time is what its scattered writes cost
-// the L2: a sector written in parts by two stores costs about what a whole one does,
-// and the default stores (32 consecutive tile slots, starting anywhere in a sector)
-// write 22-50% more sectors than the keys fill (an H100, 2026-12-06:
-// docs/benchmarks/h100-2026-12-06-sort-pass.txt). With whole sectors a probe of the
-// same runs wrote 41.9 M sectors against 48.4 M; but the first version of the kernel
-// (a binary search for each sector's run, two 8-byte records a run) made the sorts of
-// keys alone slower on an H100 (2^28 float32 1.054x, int32 1.035x, rows of
-// 16384x16384 1.081x, 2^27 float64 1.015x; four processes each in turn) and the
-// argsorts faster (0.976x, 0.976x, 0.985x), their values still written as before:
-// the virtual tile's setup and about twice the scatter's instructions cost more than
-// the sectors save for keys alone. The present one (each run's thread fills its
-// sectors' entries, one 16-byte record a run, the values on whole sectors too) is not
-// yet measured on a GPU (scripts/device-sectors.sh measures off, values and on).
+// GPU_SORT_SECTORS has the passes write their keys and values so that each store of a
+// warp covers whole 32-byte sectors but at the runs' ends (sortConfig.Sectors and
+// RadixPass.Sectors): off; values, the default: the passes that carry values
+// (argsorts' and SortByKey's) of keys of up to 4 bytes; on or all: every pass. On an
+// H100 (2026-12-06, gpubench, two processes of each in turn) the argsorts of 2^28
+// float32 and int32 took 0.980x and 0.982x the time without, 2^27 float64's 1.026x
+// (so not for 8-byte keys); on every pass it made the sorts of keys alone slower
+// (2^28 float32 1.062x, int32 1.042x, rows of 16384x16384 1.061x, 2^27 float64
+// 1.070x): a middle pass of the int32 sort wrote 46.1 M sectors against 51.8 M but
+// executed 831 M warp instructions against 701 M. Partly written sectors cost a whole
+// sort little: BenchmarkSortRunsAligned sorts 2^26 int32 keys whose every pass writes
+// runs of 32 keys on lines of their own in 1.468 ms, the same keys shuffled in 1.526
+// ms (1.04x). The passes are bound by their instructions and latencies, not by their
+// writes (docs/benchmarks/h100-2026-12-06-sort-pass.txt, part 5).
 func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 4, LookbackVals: 2, HistItems: 8, SegMax: kernel.SortSegmentMax,
 		LoadFence: true, MinBlocks: 4, SmallItems: 8, SmallLookback: 8, LeanLookback: true, HistLean: true,
 		LongItems4: 28, LongItems8: 16, LongMinBlocks: 3, LongWaves: 4, FusedMax: 1 << 24, FusedItems4: 26, FusedBlocks: 2, FusedSplit: true,
-		FusedEarly: true, FusedRank: kernel.RankAtomicOr, FullTiles: sortFullNarrow}
+		FusedEarly: true, FusedRank: kernel.RankAtomicOr, FullTiles: sortFullNarrow, Sectors: sortSectorsValues}
 	envInt(getenv, "GPU_SORT_FUSED", 0, 1<<24, &c.FusedMax)
 	envInt(getenv, "GPU_SORT_FUSED_ITEMS", 4, 28, &c.FusedItems4)
 	envInt(getenv, "GPU_SORT_FUSED_BLOCKS", 1, 2, &c.FusedBlocks)

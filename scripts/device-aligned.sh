@@ -22,7 +22,7 @@ echo "exit $?"; grep -E '^Benchmark|FAIL|panic' "$OUT/aligned.txt"
 M=lts__t_sectors_srcunit_tex_op_write.sum,gpu__time_duration.sum,smsp__inst_executed.sum,dram__bytes_read.sum,dram__bytes_write.sum
 for c in aligned shuffled; do
   timeout 100 ncu --clock-control none --metrics $M -k regex:'^radix_pass$' --launch-count 4 \
-    .gpb/root.test -test.run XXX -test.bench "SortRunsAligned/.*/$c" -test.benchtime 1x > "$OUT/ncu-aligned-$c.txt" 2>&1
+    .gpb/root.test -test.run XXX -test.bench "SortRunsAligned/.*/.*/$c" -test.benchtime 1x > "$OUT/ncu-aligned-$c.txt" 2>&1
   echo "== ncu $c (passes 0-3 of the first sort): exit $?"; grep -E "lts__|gpu__time|inst_executed|dram__" "$OUT/ncu-aligned-$c.txt"
 done
 echo "== at $(( $(date +%s) - s )) s: probe"

@@ -276,11 +276,12 @@ func (g *sortGen) rankItems(sym string, n int, item func(i int) (digit, valid pt
 		f.Op("popc.b32", pre, lt)
 		cnt := f.Reg(ptx.U32)
 		f.Op("popc.b32", cnt, pm)
-		// The group's highest lane adds its size to the warp's count of the digit.
-		hi := f.Reg(ptx.U32)
-		f.Op("bfind.u32", hi, pm) // 0xffffffff (lane 31 below) for an invalid lane
-		lead := f.Reg(ptx.Pred)
-		f.Op("and.pred", lead, valid, f.Setp(ptx.Eq, hi, g.lane))
+		// The group's lowest lane (none of its peers below: pre 0) adds the group's
+		// size to the warp's count of the digit.
+		lead := f.Setp(ptx.Eq, pre, ptx.Int(0))
+		if !g.always[valid] {
+			f.Op("and.pred", lead, lead, valid)
+		}
 		// Every lane of the group reads the warp's count of its digit (one word: a
 		// broadcast), and after a warp barrier the leader stores it plus the group's
 		// size: no atomic, no shuffle of its result, no branch around it (ptxas makes
@@ -507,7 +508,9 @@ func (g *sortGen) writeTile(size int, count, tb, ob, db, guard ptx.Reg, derive f
 // sector written in parts by two stores costs the L2 about as much as the two sectors
 // whole (an H100 moves 2^28 float32 keys as runs of 28 at any alignment in 1.66 times
 // the time of a copy, and the real pass's stores write 50% more sectors than the keys
-// fill: docs/benchmarks/h100-2026-12-06-sort-pass.txt). It runs in every thread, thread
+// fill: docs/benchmarks/h100-2026-12-06-sort-pass.txt; a whole sort loses little to
+// them, about 4% of an int32 sort's time, its passes being bound by their instructions:
+// part 5 there). It runs in every thread, thread
 // d after the look-back of digit d: ka the output address of its tile slot 0, first
 // its run's first tile slot and cnt its keys.
 //
