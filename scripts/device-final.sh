@@ -4,6 +4,8 @@
 #   bash scripts/device-final.sh tests   # conformance alone (cgo), the race-checked suite
 #                                        # and the decoder example from the no-cgo build,
 #                                        # then every package's tests (cgo), sharded
+#   bash scripts/device-final.sh nocgo   # the no-cgo build's two checks alone (where the
+#                                        # two packs don't fit one call's 64 MiB)
 #   bash scripts/device-final.sh bench   # chosen rows with their variants and raw
 #                                        # baselines, then the whole suite against an
 #                                        # earlier full run (-compare, 3% threshold)
@@ -30,13 +32,19 @@ t() {
 case "${1:-tests}" in
 tests)
   t "$A" conformance 320 -test.count=1 # (TestCUDASort alone took 101 s on an H100, 2026-12-06)
-  TAG=-race t "$M" conformance 100 -test.count=2 -test.run '^TestCUDARaceChecked$'
-  LINES_=40 t "$M" examples_transformer_decoder 60 -test.count=5 -test.run '^TestForwardMatchesReference$'
+  if [ -d "$M" ]; then # (else: bash scripts/device-final.sh nocgo, in a call that carries it)
+    TAG=-race t "$M" conformance 100 -test.count=2 -test.run '^TestCUDARaceChecked$'
+    LINES_=40 t "$M" examples_transformer_decoder 60 -test.count=5 -test.run '^TestForwardMatchesReference$'
+  fi
   LINES_=40 t "$A" examples_transformer_decoder 60 -test.count=10 -test.run '^TestForwardMatchesReference$'
   G=$A T=${T:-380} J=6 FAILLINES=25 PKGS="$(awk '$1!="conformance"{print $1}' "$A/packages.txt" | tr '\n' ' ')" \
     SHARDS='TestSortLargeGPU;TestCumProd;TestCumSum|TestScan|TestCum;TestReduce;TestSort|TestArgsort;TestTopK|TestUnique|TestSearch|TestPartition|TestQuantile|TestMedian;TestMatMul|TestHalf|TestRandom|TestGemm|TestDot;TestScatter|TestGraph|TestConcat|TestIndex|TestTake|TestPut|TestPermute' \
     bash scripts/device-par.sh
   cd "$OUT" && tar -cf - *.log | xz -T0 > tests.tar.xz && rm -f *.log
+  ;;
+nocgo) # the no-cgo build's checks alone (a call that can't carry both packs)
+  TAG=-race t "$M" conformance 100 -test.count=2 -test.run '^TestCUDARaceChecked$'
+  LINES_=40 t "$M" examples_transformer_decoder 60 -test.count=5 -test.run '^TestForwardMatchesReference$'
   ;;
 bench)
   rows=${ROWS:-'^(raw/)?(reference/dtod_copy|gokernel/(saxpy|transpose)(_v1)?/16k|array/permutedims/2d/16k|index/concat/.*16k|index/(take|put)/float32/random(/floor)?/16k|index/addat/float32/many(/floor)?/16k|index/bincount/many/bins(/floor)?/16k|graph/.*|hostfunc/.*|sync/stream/after_kernel|matmul/(float32|tf32|bfloat16|float16|float64)/4096|matmul/generated/.*|matmul/float32/512x1000x512\+sync|array/copyto/(cpu_to_gpu|gpu_to_cpu))$'}
