@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The second of two closing device calls where every package's binaries don't fit one
+# call's 64 MiB: the packages left out of the first call's pack (G, default .gpy: every
+# package but those of `A=.gpx bash scripts/device-final.sh tests`), then two builds of
+# gpubench on the sorting rows (scripts/device-ab.sh: OLD and NEW, ROWS default
+# scripts/sort-rows.txt, N rounds, default 3), then on an H200 SearchSorted's rows against
+# PyTorch's and CuPy's (issue 21's figure). Carry .gpy.tar.xz and the two gpubench packs
+# (.gpo.tar.xz: gpo/bin/gpubench-old; .gpn.tar.xz: gpn/bin/gpubench-new).
+set -u
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+root=$(cd "$(dirname "$0")/.." && pwd); cd "$root"
+G=${G:-.gpy}
+[ -d "$G" ] || xz -dc "$G.tar.xz" | tar -x
+[ -d gpo ] || xz -dc .gpo.tar.xz | tar -x
+[ -d gpn ] || xz -dc .gpn.tar.xz | tar -x
+gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader); echo "$gpu"
+s=$(date +%s)
+G=$G T=${T:-200} J=6 bash scripts/device-par.sh 2>&1 | tail -45
+echo "== packages done at $(( $(date +%s) - s )) s"
+OLD=${OLD:-gpo/bin/gpubench-old} NEW=${NEW:-gpn/bin/gpubench-new} ROWS=${ROWS:-scripts/sort-rows.txt} N=${N:-3} \
+  bash scripts/device-ab.sh 2>&1 | grep -v "^ab " | tail -25
+echo "== A/B done at $(( $(date +%s) - s )) s"
+if [[ "$gpu" == *H200* ]]; then
+  timeout 60 python3 peers/peers.py -k '^searchsorted/' --sizes L --no-ceilings --time-per-bench 0.3 \
+    -o "$OUT/peers-search.json" 2> "$OUT/peers-search.err"
+  echo "== peers searchsorted: exit $?"; tail -3 "$OUT/peers-search.err"
+  timeout 60 "${NEW:-gpn/bin/gpubench-new}" -q -benchtime 300ms -large full -peers "$OUT/peers-search.json" \
+    -run '^(raw/)?array/searchsorted/' -json "$OUT/rows-search.json" > "$OUT/rows-search.table" 2> "$OUT/rows-search.err"
+  echo "== gpubench searchsorted: exit $?"; cat "$OUT/rows-search.table"; tail -2 "$OUT/rows-search.err"
+fi
