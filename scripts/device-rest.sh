@@ -21,10 +21,5 @@ OLD=${OLD:-gpo/bin/gpubench-old} NEW=${NEW:-gpn/bin/gpubench-new} ROWS=${ROWS:-s
   bash scripts/device-ab.sh 2>&1 | grep -v "^ab " | tail -25
 echo "== A/B done at $(( $(date +%s) - s )) s"
 if [[ "$gpu" == *H200* ]]; then
-  timeout 60 python3 peers/peers.py -k '^searchsorted/' --sizes L --no-ceilings --time-per-bench 0.3 \
-    -o "$OUT/peers-search.json" 2> "$OUT/peers-search.err"
-  echo "== peers searchsorted: exit $?"; tail -3 "$OUT/peers-search.err"
-  timeout 60 "${NEW:-gpn/bin/gpubench-new}" -q -benchtime 300ms -large full -peers "$OUT/peers-search.json" \
-    -run '^(raw/)?array/searchsorted/' -json "$OUT/rows-search.json" > "$OUT/rows-search.table" 2> "$OUT/rows-search.err"
-  echo "== gpubench searchsorted: exit $?"; cat "$OUT/rows-search.table"; tail -2 "$OUT/rows-search.err"
+  bash scripts/device-searchrows.sh "${NEW:-gpn/bin/gpubench-new}"
 fi
