@@ -719,7 +719,7 @@ func TestSortConfigFromEnv(t *testing.T) {
 	if !def.LeanLookback || !def.HistLean || def.SmallItems != 8 || def.SmallLookback != 8 || def.Lookback != 4 || def.LookbackVals != 2 || def.Rank != kernel.RankBallot ||
 		def.MinBlocks != 4 || def.Items4 != 16 || def.Items8 != 12 || def.LongItems4 != 28 || def.LongItems8 != 16 || def.LongMinBlocks != 3 ||
 		def.LongWaves != 4 || def.PDL || def.FusedMax != 1<<24 || def.FusedItems4 != 26 || def.FusedBlocks != 2 || !def.FusedSplit ||
-		def.FullTiles != gpu.SortFullNarrow || def.FusedFull || def.Sectors != gpu.SortSectorsOff {
+		def.FullTiles != gpu.SortFullNarrow || def.FusedFull || def.Sectors != gpu.SortSectorsValues {
 		t.Fatalf("defaults: %+v", def)
 	}
 	if c := gpu.SortConfigFromEnv(env("GPU_SORT_FUSED", "0", "GPU_SORT_FUSED_BLOCKS", "1", "GPU_SORT_FUSED_SPLIT", "off", "GPU_SORT_FUSED_ITEMS", "20",
@@ -733,8 +733,8 @@ func TestSortConfigFromEnv(t *testing.T) {
 		c.LookbackVals != 0 || !c.PDL {
 		t.Fatalf("overrides: %+v", c)
 	}
-	if c := gpu.SortConfigFromEnv(env("GPU_SORT_SECTORS", "values")); c.Sectors != gpu.SortSectorsValues {
-		t.Fatalf("GPU_SORT_SECTORS=values: %+v", c)
+	if c := gpu.SortConfigFromEnv(env("GPU_SORT_SECTORS", "off")); c.Sectors != gpu.SortSectorsOff {
+		t.Fatalf("GPU_SORT_SECTORS=off: %+v", c)
 	}
 	if c := gpu.SortConfigFromEnv(env("GPU_SORT_ITEMS", "28", "GPU_SORT_MINBLOCKS", "4")); c.Items4 != 28 || c.MinBlocks != 4 {
 		t.Fatalf("GPU_SORT_ITEMS=28 GPU_SORT_MINBLOCKS=4: %+v", c)

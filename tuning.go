@@ -977,7 +977,7 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // each in turn, medians 38.4 against 37.7 µs (new/old 0.98, 95% interval 0.94-1.01).
 // GPU_SORT_SECTORS has the passes write their keys and values so that each store of a
 // warp covers whole 32-byte sectors but at the runs' ends (sortConfig.Sectors and
-// RadixPass.Sectors): off, the default; values: the passes that carry values
+// RadixPass.Sectors): off; values, the default: the passes that carry values
 // (argsorts' and SortByKey's) of keys of up to 4 bytes; on or all: every pass. On an
 // H100 (2026-12-06, gpubench, two processes of each in turn) the argsorts of 2^28
 // float32 and int32 took 0.980x and 0.982x the time without, 2^27 float64's 1.026x
@@ -988,13 +988,12 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // sort little: BenchmarkSortRunsAligned sorts 2^26 int32 keys whose every pass writes
 // runs of 32 keys on lines of their own in 1.468 ms, the same keys shuffled in 1.526
 // ms (1.04x). The passes are bound by their instructions and latencies, not by their
-// writes (docs/benchmarks/h100-2026-12-06-sort-pass.txt, part 5). "values" is to
-// become the default once the GPU tests have run with it (the simulator's have).
+// writes (docs/benchmarks/h100-2026-12-06-sort-pass.txt, part 5).
 func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 4, LookbackVals: 2, HistItems: 8, SegMax: kernel.SortSegmentMax,
 		LoadFence: true, MinBlocks: 4, SmallItems: 8, SmallLookback: 8, LeanLookback: true, HistLean: true,
 		LongItems4: 28, LongItems8: 16, LongMinBlocks: 3, LongWaves: 4, FusedMax: 1 << 24, FusedItems4: 26, FusedBlocks: 2, FusedSplit: true,
-		FusedEarly: true, FusedRank: kernel.RankAtomicOr, FullTiles: sortFullNarrow}
+		FusedEarly: true, FusedRank: kernel.RankAtomicOr, FullTiles: sortFullNarrow, Sectors: sortSectorsValues}
 	envInt(getenv, "GPU_SORT_FUSED", 0, 1<<24, &c.FusedMax)
 	envInt(getenv, "GPU_SORT_FUSED_ITEMS", 4, 28, &c.FusedItems4)
 	envInt(getenv, "GPU_SORT_FUSED_BLOCKS", 1, 2, &c.FusedBlocks)

@@ -58,6 +58,6 @@ if [ -n "$rel" ] && want root; then
 fi
 awk '$1!="conformance" && $1!="root" {print $1, $2}' $G/packages.txt | while read -r n rel; do
   want "$n" && echo "$n $rel"
-done | nice -n 10 xargs -P "$J" -L 1 bash -c 'one "$0" "$1" "'"$otherre"'"'
+done | nice -n 10 xargs -r -P "$J" -L 1 bash -c 'one "$0" "$1" "'"$otherre"'"'
 wait
 tar -C "$OUT" -cf - logs | xz -T0 > "$OUT/logs.tar.xz" && rm -rf "$OUT/logs"

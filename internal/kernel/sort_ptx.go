@@ -276,11 +276,12 @@ func (g *sortGen) rankItems(sym string, n int, item func(i int) (digit, valid pt
 		f.Op("popc.b32", pre, lt)
 		cnt := f.Reg(ptx.U32)
 		f.Op("popc.b32", cnt, pm)
-		// The group's highest lane adds its size to the warp's count of the digit.
-		hi := f.Reg(ptx.U32)
-		f.Op("bfind.u32", hi, pm) // 0xffffffff (lane 31 below) for an invalid lane
-		lead := f.Reg(ptx.Pred)
-		f.Op("and.pred", lead, valid, f.Setp(ptx.Eq, hi, g.lane))
+		// The group's lowest lane (none of its peers below: pre 0) adds the group's
+		// size to the warp's count of the digit.
+		lead := f.Setp(ptx.Eq, pre, ptx.Int(0))
+		if !g.always[valid] {
+			f.Op("and.pred", lead, lead, valid)
+		}
 		// Every lane of the group reads the warp's count of its digit (one word: a
 		// broadcast), and after a warp barrier the leader stores it plus the group's
 		// size: no atomic, no shuffle of its result, no branch around it (ptxas makes
