@@ -39,7 +39,9 @@ func simStream(t *testing.T) (*gpu.Device, *gpu.Stream) {
 // the keys written on whole sectors (Sectors: the rows of 5001 keys), and
 // one row of keys alone in one cooperative launch (the fused sort: the rows of 9000
 // keys under two blocks a multiprocessor, 9 items a thread, and of 6001 under one, 12),
-// the passes with full tiles' own copy of the loads and ranking (FullTiles), and the
+// the passes with full tiles' own copy of the loads and ranking (FullTiles) and L2
+// prefetches of later tiles' keys and the tiles' values (Prefetch, PrefetchVals: the
+// simulator faults on one outside the buffers), and the
 // fused kernel without bounds tests for a row of whole tiles (FusedFull).
 func TestSortSim(t *testing.T) {
 	if testing.Short() {
@@ -54,6 +56,7 @@ func TestSortSim(t *testing.T) {
 	full := def
 	full.FullTiles = gpu.SortFullAll // (full tiles' copy of the loads and ranking)
 	full.FusedMax = 0
+	full.Prefetch, full.PrefetchKV, full.PrefetchVals = 1, 1, true // (2x8193: six tiles, each prefetching the keys of the tile two later)
 	fusedFull := def
 	fusedFull.FusedFull = true // (6144 keys: two tiles of 12 items, the fused kernel without bounds tests)
 	sectors := def

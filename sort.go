@@ -473,6 +473,16 @@ type sortConfig struct {
 	// sectors): sortSectorsOff, sortSectorsValues (those that carry values, argsorts'
 	// and SortByKey's, of keys of up to 4 bytes) or sortSectorsAll.
 	Sectors int
+	// Prefetch > 0 gives the passes of keys alone RadixPass.Prefetch of Prefetch tiles
+	// a multiprocessor: each block asks L2 for the keys of the tile that many tiles a
+	// multiprocessor (Prefetch / the blocks a multiprocessor waves) after its own, where
+	// its launch has one. 0: none.
+	Prefetch int
+	// PrefetchKV is Prefetch for the passes that carry values (argsorts', SortByKey's).
+	PrefetchKV int
+	// PrefetchVals gives the passes with values RadixPass.PrefetchVals (each tile's
+	// values asked for L2 at its start).
+	PrefetchVals bool
 }
 
 // sortConfig.Sectors's values.
@@ -619,6 +629,10 @@ func sortPass(cfg sortConfig, info *DeviceInfo, order kernel.SortKey, val kernel
 	}
 	sp.Items, sp.Lookback = items, lb
 	sp.MinBlocks = fits(items, minBlocks)
+	sp.Prefetch = cfg.Prefetch * sms
+	if val != kernel.ValNone {
+		sp.Prefetch, sp.PrefetchVals = cfg.PrefetchKV*sms, cfg.PrefetchVals
+	}
 	switch cfg.FullTiles {
 	case sortFullAll:
 		sp.FullTiles = true

@@ -624,6 +624,23 @@ func TestSortSegments(t *testing.T) {
 			})
 			gpu.SetSortConfig(old)
 		}
+		// L2 prefetches of later tiles' keys and each tile's values (Prefetch,
+		// PrefetchVals): tiles of 4 keys a thread (8-byte keys 3), so that the rows
+		// have more tiles than one or two a multiprocessor of a GPU ahead of most.
+		for _, ahead := range []int{1, 2} {
+			c := def
+			c.Items4, c.Items8, c.LongItems4, c.LongItems8, c.SmallItems, c.FusedMax = 4, 3, 0, 0, 0, 0
+			c.Prefetch, c.PrefetchKV, c.PrefetchVals = ahead, ahead, true
+			old := gpu.SetSortConfig(c)
+			t.Run(fmt.Sprintf("prefetch%d", ahead), func(t *testing.T) {
+				for _, sh := range [][2]int{{1, 600001}, {3, 150000}} {
+					rows, n := sh[0], sh[1]
+					checkSorted(t, s, stGen[float32](rng, rows*n, patSpecial), []int{rows, n}, false)
+					checkSorted(t, s, stGen[int64](rng, rows*n, patRandom), []int{rows, n}, true)
+				}
+			})
+			gpu.SetSortConfig(old)
+		}
 		// Long rows' tiles (LongItems4/8) with segments of 3 and 16 tiles, launch
 		// groups and whole rows, whatever the core count: tiles of 6 and 5 items under
 		// one block, no wave rule (LongWaves 0), no small tiles. The hook checks that
@@ -719,7 +736,7 @@ func TestSortConfigFromEnv(t *testing.T) {
 	if !def.LeanLookback || !def.HistLean || def.SmallItems != 8 || def.SmallLookback != 8 || def.Lookback != 4 || def.LookbackVals != 2 || def.Rank != kernel.RankBallot ||
 		def.MinBlocks != 4 || def.Items4 != 16 || def.Items8 != 12 || def.LongItems4 != 28 || def.LongItems8 != 16 || def.LongMinBlocks != 3 ||
 		def.LongWaves != 4 || def.PDL || def.FusedMax != 1<<24 || def.FusedItems4 != 26 || def.FusedBlocks != 2 || !def.FusedSplit ||
-		def.FullTiles != gpu.SortFullNarrow || def.FusedFull || def.Sectors != gpu.SortSectorsValues {
+		def.FullTiles != gpu.SortFullNarrow || def.FusedFull || def.Sectors != gpu.SortSectorsValues || def.Prefetch != 1 || def.PrefetchKV != 0 || def.PrefetchVals {
 		t.Fatalf("defaults: %+v", def)
 	}
 	if c := gpu.SortConfigFromEnv(env("GPU_SORT_FUSED", "0", "GPU_SORT_FUSED_BLOCKS", "1", "GPU_SORT_FUSED_SPLIT", "off", "GPU_SORT_FUSED_ITEMS", "20",
@@ -736,6 +753,10 @@ func TestSortConfigFromEnv(t *testing.T) {
 	if c := gpu.SortConfigFromEnv(env("GPU_SORT_SECTORS", "off")); c.Sectors != gpu.SortSectorsOff {
 		t.Fatalf("GPU_SORT_SECTORS=off: %+v", c)
 	}
+	if c := gpu.SortConfigFromEnv(env("GPU_SORT_PREFETCH", "0", "GPU_SORT_PREFETCH_KV", "6", "GPU_SORT_PREFETCH_VALS", "on")); c.Prefetch != 0 ||
+		c.PrefetchKV != 6 || !c.PrefetchVals {
+		t.Fatalf("GPU_SORT_PREFETCH=0 GPU_SORT_PREFETCH_KV=6 GPU_SORT_PREFETCH_VALS=on: %+v", c)
+	}
 	if c := gpu.SortConfigFromEnv(env("GPU_SORT_ITEMS", "28", "GPU_SORT_MINBLOCKS", "4")); c.Items4 != 28 || c.MinBlocks != 4 {
 		t.Fatalf("GPU_SORT_ITEMS=28 GPU_SORT_MINBLOCKS=4: %+v", c)
 	}
@@ -746,7 +767,8 @@ func TestSortConfigFromEnv(t *testing.T) {
 	c = gpu.SortConfigFromEnv(env("GPU_SORT_LOOKBACK_LEAN", "maybe", "GPU_SORT_SMALL_LOOKBACK", "3", "GPU_SORT_SMALL_ITEMS", "17", "GPU_SORT_ITEMS", "29",
 		"GPU_SORT_LONG_ITEMS", "2", "GPU_SORT_LONG_ITEMS8", "17", "GPU_SORT_LONG_MINBLOCKS", "9", "GPU_SORT_LOOKBACK_VALS", "3", "GPU_SORT_PDL", "sometimes",
 		"GPU_SORT_FUSED", "-1", "GPU_SORT_FUSED_BLOCKS", "3", "GPU_SORT_FUSED_SPLIT", "maybe", "GPU_SORT_FUSED_ITEMS", "29",
-		"GPU_SORT_FULL_TILES", "some", "GPU_SORT_FUSED_FULL", "sometimes", "GPU_SORT_SECTORS", "often"))
+		"GPU_SORT_FULL_TILES", "some", "GPU_SORT_FUSED_FULL", "sometimes", "GPU_SORT_SECTORS", "often", "GPU_SORT_PREFETCH", "65",
+		"GPU_SORT_PREFETCH_KV", "-1", "GPU_SORT_PREFETCH_VALS", "perhaps"))
 	if c != def {
 		t.Fatalf("bad values: %+v, want the defaults %+v", c, def)
 	}

@@ -89,7 +89,9 @@ import (
 //	GPU_SORT_FUSED_SPLIT=on|off,
 //	GPU_SORT_FUSED_EARLY=on|off, GPU_SORT_FUSED_RANK=ballot|or,
 //	GPU_SORT_FUSED_FULL=on|off, GPU_SORT_FULL_TILES=off|long|narrow|all,
-//	GPU_SORT_SECTORS=off|values|on          the sort kernels' configuration (sortConfigFromEnv has the defaults)
+//	GPU_SORT_SECTORS=off|values|on, GPU_SORT_PREFETCH=0..64,
+//	GPU_SORT_PREFETCH_KV=0..64,
+//	GPU_SORT_PREFETCH_VALS=on|off           the sort kernels' configuration (sortConfigFromEnv has the defaults)
 //
 // The third part is read at each call:
 //
@@ -989,11 +991,34 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // runs of 32 keys on lines of their own in 1.468 ms, the same keys shuffled in 1.526
 // ms (1.04x). The passes are bound by their instructions and latencies, not by their
 // writes (docs/benchmarks/h100-2026-12-06-sort-pass.txt, part 5).
+// GPU_SORT_PREFETCH (0 to 64 tiles a multiprocessor; default 1) has each block of a
+// pass of keys alone ask L2 (prefetch.global.L2, a 128-byte line a thread) for the
+// keys of the tile that many tiles a multiprocessor after its own, which a block takes
+// about that many over the blocks a multiprocessor waves later (sortConfig.Prefetch,
+// RadixPass.Prefetch); GPU_SORT_PREFETCH_KV (default 0) the same for the passes with
+// values; GPU_SORT_PREFETCH_VALS (default off) has those ask for their own tile's
+// values, which they load once the keys are written (sortConfig.PrefetchVals). On an
+// H100 (2026-12-06, one build under each setting in turn, medians, new/old):
+//
+//	                               PREFETCH=1  PREFETCH=2  PREFETCH=3  PREFETCH=6  PREFETCH_VALS
+//	sort of 2^28 float32              0.947       0.952       1.03        1.16        1.00
+//	sort of 2^28 int32                0.975       0.99        1.04        1.15        1.00
+//	sort of 2^27 float64              0.974       1.000       1.11        1.20        1.00
+//	sort of 16384x16384 rows          0.996       0.996       1.00        1.08        1.00
+//	argsort of 2^28 float32           1.005       1.07        1.11        1.11        1.05
+//	argsort of 2^28 int32             1.000       1.07        1.11        1.12        1.08
+//	argsort of 2^27 float64           1.000       1.06        1.14        1.15        1.04
+//
+// (four processes of each for PREFETCH=1 and 2 on the sorts, three on the argsorts at 1,
+// two for the rest: docs/benchmarks/h100-2026-12-06-sort-pass.txt, part 7). The keys
+// of the tile a third of a wave ahead (one tile a multiprocessor at three blocks a
+// multiprocessor) arrive in time and stay in L2; farther ahead they compete with the
+// passes' own traffic, and the argsorts' passes, moving twice the bytes, gain nothing.
 func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 4, LookbackVals: 2, HistItems: 8, SegMax: kernel.SortSegmentMax,
 		LoadFence: true, MinBlocks: 4, SmallItems: 8, SmallLookback: 8, LeanLookback: true, HistLean: true,
 		LongItems4: 28, LongItems8: 16, LongMinBlocks: 3, LongWaves: 4, FusedMax: 1 << 24, FusedItems4: 26, FusedBlocks: 2, FusedSplit: true,
-		FusedEarly: true, FusedRank: kernel.RankAtomicOr, FullTiles: sortFullNarrow, Sectors: sortSectorsValues}
+		FusedEarly: true, FusedRank: kernel.RankAtomicOr, FullTiles: sortFullNarrow, Sectors: sortSectorsValues, Prefetch: 1}
 	envInt(getenv, "GPU_SORT_FUSED", 0, 1<<24, &c.FusedMax)
 	envInt(getenv, "GPU_SORT_FUSED_ITEMS", 4, 28, &c.FusedItems4)
 	envInt(getenv, "GPU_SORT_FUSED_BLOCKS", 1, 2, &c.FusedBlocks)
@@ -1016,6 +1041,9 @@ func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	envBool(getenv, "GPU_SORT_LOOKBACK_LEAN", &c.LeanLookback)
 	envBool(getenv, "GPU_SORT_HIST_LEAN", &c.HistLean)
 	envBool(getenv, "GPU_SORT_PDL", &c.PDL)
+	envInt(getenv, "GPU_SORT_PREFETCH", 0, 64, &c.Prefetch)
+	envInt(getenv, "GPU_SORT_PREFETCH_KV", 0, 64, &c.PrefetchKV)
+	envBool(getenv, "GPU_SORT_PREFETCH_VALS", &c.PrefetchVals)
 	switch getenv("GPU_SORT_SECTORS") {
 	case "off":
 		c.Sectors = sortSectorsOff

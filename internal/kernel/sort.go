@@ -628,6 +628,14 @@ type RadixPass struct {
 	// 32-byte sectors but at the runs' ends (sortGen.writeSectors), rather than 32
 	// consecutive tile slots (writeTile); it keeps no digits in shared memory.
 	Sectors bool
+	// Prefetch > 0: at its tile's start each block asks L2 for the keys of the tile
+	// Prefetch tile numbers later in the launch (prefetch.global.L2, one 128-byte line
+	// a thread), which a block takes about Prefetch/resident blocks waves of tiles
+	// later, so that its key loads hit L2 rather than wait on DRAM. 0: none.
+	Prefetch int
+	// PrefetchVals: at its tile's start each block asks L2 for the values it loads
+	// once the keys are written (not the indices the first pass of an argsort makes).
+	PrefetchVals bool
 }
 
 // Tile returns the keys per tile.
@@ -671,6 +679,12 @@ func (p *RadixPass) AppendKey(b []byte) []byte {
 	if p.Sectors {
 		b = append(b, "|sw"...)
 	}
+	if p.Prefetch > 0 {
+		b = strconv.AppendInt(append(b, "|pf"...), int64(p.Prefetch), 10)
+	}
+	if p.PrefetchVals {
+		b = append(b, "|pv"...)
+	}
 	return b
 }
 
@@ -698,6 +712,9 @@ func (p *RadixPass) Validate() error {
 	}
 	if p.MinBlocks < 0 || p.MinBlocks > 8 {
 		return fmt.Errorf("kernel: sort min blocks %d", p.MinBlocks)
+	}
+	if p.Prefetch < 0 || p.Prefetch > 1<<20 {
+		return fmt.Errorf("kernel: sort prefetch distance %d tiles", p.Prefetch)
 	}
 	return nil
 }

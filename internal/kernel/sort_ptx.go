@@ -699,6 +699,26 @@ func (g *sortGen) slotTests(count ptx.Reg) func(j int) ptx.Reg {
 	return func(j int) ptx.Reg { return f.Setp(ptx.Gt, n, ptx.Int(j)) }
 }
 
+// prefetchL2 asks L2 for the n bytes (u32) at global address a (u64), one 128-byte
+// line a thread of the block in turn, for at most max bytes: prefetch.global.L2 (PTX
+// ISA: a hint, no result; the lines are a's, a+128's, ..., so that an unaligned a
+// leaves its last line's tail to the loads).
+func (g *sortGen) prefetchL2(a, n ptx.Reg, max int) {
+	f := g.f
+	off := f.Reg(ptx.U32)
+	f.Shl(off, g.tid, ptx.Int(7))
+	for j := 0; j*SortBlock*128 < max; j++ {
+		if j > 0 {
+			f.Add(off, off, ptx.Int(SortBlock*128))
+		}
+		o64 := f.Reg(ptx.U64)
+		f.Cvt(o64, off)
+		la := f.Reg(ptx.U64)
+		f.Add(la, a, o64)
+		f.At(f.Setp(ptx.Lt, off, n)).Op("prefetch.global.L2", ptx.Mem(la, 0))
+	}
+}
+
 // slotOf returns the warp-striped tile position of item i (u32).
 func (g *sortGen) slotOf(i int) ptx.Reg {
 	f := g.f
@@ -1278,24 +1298,49 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		even, first, final                     ptx.Reg // pred
 		cur                                    ptx.Reg // u64 status half
 	}
+	// span returns the row of the launch's tile t (u32), its tile number in the row,
+	// the tiles of a row, the tile's first key in the row (u64) and in the launch's
+	// keys (u64), and its keys (u32).
+	span := func(t ptx.Reg) (row, tr, tpr, tileOff, elemStart, count ptx.Reg) {
+		rowLen := f.LdParam(12)
+		tpr = f.Reg(ptx.U32)
+		f.Cvt(tpr, f.LdParam(13))
+		base32 := f.Reg(ptx.U32)
+		f.Cvt(base32, f.LdParam(16))
+		gt := f.Reg(ptx.U32)
+		f.Add(gt, base32, t)
+		row = f.Reg(ptx.U32)
+		f.Div(row, gt, tpr)
+		tr = f.Reg(ptx.U32)
+		f.Mul(tr, row, tpr)
+		f.Sub(tr, gt, tr)
+		tileOff = f.Reg(ptx.U64)
+		f.MulWide(tileOff, tr, ptx.Int(tile))
+		row64 := f.Reg(ptx.U64)
+		f.Cvt(row64, row)
+		elemStart = f.Reg(ptx.U64)
+		f.Fma(elemStart, row64, rowLen, tileOff)
+		cnt64 := f.Reg(ptx.U64)
+		f.Sub(cnt64, rowLen, tileOff)
+		f.Min(cnt64, cnt64, ptx.Int(tile))
+		count = f.Reg(ptx.U32)
+		f.Cvt(count, cnt64)
+		return
+	}
+	tileSpan := func(t ptx.Reg) (elemStart, count ptx.Reg) {
+		_, _, _, _, elemStart, count = span(t)
+		return
+	}
 	geo := func() *passGeo {
 		ge := &passGeo{t: f.Reg(ptx.U32), k: f.Reg(ptx.U32), mm: f.Reg(ptx.U32)}
 		x := f.Reg(ptx.U32)
 		f.Ld(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(ptx.Sym("rs_misc"), 0), ge.t, ge.k, ge.mm, x)
-		rowLen := f.LdParam(12)
-		ge.tpr, ge.tps = f.Reg(ptx.U32), f.Reg(ptx.U32)
-		f.Cvt(ge.tpr, f.LdParam(13))
+		var row ptx.Reg
+		row, ge.tr, ge.tpr, ge.tileOff, ge.elemStart, ge.count = span(ge.t)
+		ge.tps = f.Reg(ptx.U32)
 		f.Cvt(ge.tps, f.LdParam(14))
-		segs32, base32 := f.Reg(ptx.U32), f.Reg(ptx.U32)
+		segs32 := f.Reg(ptx.U32)
 		f.Cvt(segs32, f.LdParam(15))
-		f.Cvt(base32, f.LdParam(16))
-		gt := f.Reg(ptx.U32)
-		f.Add(gt, base32, ge.t)
-		row := f.Reg(ptx.U32)
-		f.Div(row, gt, ge.tpr)
-		ge.tr = f.Reg(ptx.U32)
-		f.Mul(ge.tr, row, ge.tpr)
-		f.Sub(ge.tr, gt, ge.tr)
 		q := f.Reg(ptx.U32)
 		f.Div(q, ge.tr, ge.tps)
 		ge.tp = f.Reg(ptx.U32)
@@ -1303,17 +1348,6 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		f.Sub(ge.tp, ge.tr, ge.tp)
 		ge.seg = f.Reg(ptx.U32)
 		f.Fma(ge.seg, row, segs32, q)
-		ge.tileOff = f.Reg(ptx.U64)
-		f.MulWide(ge.tileOff, ge.tr, ptx.Int(tile))
-		row64 := f.Reg(ptx.U64)
-		f.Cvt(row64, row)
-		ge.elemStart = f.Reg(ptx.U64)
-		f.Fma(ge.elemStart, row64, rowLen, ge.tileOff)
-		cnt64 := f.Reg(ptx.U64)
-		f.Sub(cnt64, rowLen, ge.tileOff)
-		f.Min(cnt64, cnt64, ptx.Int(tile))
-		ge.count = f.Reg(ptx.U32)
-		f.Cvt(ge.count, cnt64)
 		e := f.Reg(ptx.U32)
 		f.Sub(e, ge.mm, ge.k)
 		f.And(e, e, ptx.Int(1))
@@ -1371,6 +1405,38 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		f.At(h).Op("st.global.u32", ptx.Mem(a2, 0), z)
 	}
 	kSrc, _ := pick(g1, 0, 1, 2, 3)
+	if p.Prefetch > 0 {
+		// The keys of tile t+Prefetch of this launch, where there is one.
+		tn := f.Reg(ptx.U32)
+		f.Add(tn, t, ptx.Int(p.Prefetch))
+		skip := f.NewLabel()
+		f.At(f.Setp(ptx.Ge, tn, f.Special(ptx.NctaidX))).Bra(skip)
+		start, cnt := tileSpan(tn)
+		a := f.Reg(ptx.U64)
+		f.Fma(a, start, ptx.Int(ks), kSrc)
+		nb := f.Reg(ptx.U32)
+		f.Mul(nb, cnt, ptx.Int(ks))
+		g.prefetchL2(a, nb, tile*ks)
+		f.Place(skip)
+	}
+	if p.PrefetchVals && p.Val != ValNone {
+		// This tile's values, loaded once its keys are written.
+		in := 4
+		if p.Val == ValIndex {
+			in = -1
+		}
+		vSrc, _ := pick(g1, in, 5, 6, 7)
+		skip := f.NewLabel()
+		if p.Val == ValIndex {
+			f.At(g1.first).Bra(skip) // (the first pass makes the indices)
+		}
+		a := f.Reg(ptx.U64)
+		f.Fma(a, g1.elemStart, ptx.Int(vs), vSrc)
+		nb := f.Reg(ptx.U32)
+		f.Mul(nb, g1.count, ptx.Int(vs))
+		g.prefetchL2(a, nb, tile*vs)
+		f.Place(skip)
+	}
 	// Load the keys.
 	shift := f.Reg(ptx.U32)
 	f.Shl(shift, pass32, ptx.Int(3))

@@ -55,6 +55,9 @@ func TestSortPtxas(t *testing.T) {
 			&RadixPass{Order: o, Items: passItems, Val: ValNone, Lookback: 4, LoadFence: true, LeanLookback: true, MinBlocks: 3, FullTiles: true, Sectors: true},
 			&RadixPass{Order: o, Items: passItems, Val: ValIndex, ValSize: 4, Lookback: 2, LoadFence: true, LeanLookback: true, MinBlocks: 3, FullTiles: true, Sectors: true},
 			&RadixPass{Order: o, Items: items, Val: ValNone, Lookback: 4, LoadFence: true, LeanLookback: true, MinBlocks: 4, FullTiles: true, Sectors: true},
+			// The long passes with L2 prefetches (GPU_SORT_PREFETCH, GPU_SORT_PREFETCH_VALS).
+			&RadixPass{Order: o, Items: passItems, Val: ValNone, Lookback: 4, LoadFence: true, LeanLookback: true, MinBlocks: 3, FullTiles: true, Prefetch: 396},
+			&RadixPass{Order: o, Items: passItems, Val: ValIndex, ValSize: 4, Lookback: 2, LoadFence: true, LeanLookback: true, MinBlocks: 3, FullTiles: true, Sectors: true, Prefetch: 396, PrefetchVals: true},
 			// The small sorts' passes (GPU_SORT_SMALL_ITEMS, GPU_SORT_SMALL_LOOKBACK).
 			&RadixPass{Order: o, Items: 8, Val: ValNone, Lookback: 8, LoadFence: true, LeanLookback: true},
 			&RadixPass{Order: o, Items: 8, Val: ValIndex, ValSize: 4, Lookback: 8, LoadFence: true, LeanLookback: true},
@@ -197,7 +200,7 @@ func sortSimRunKeys(t *testing.T, order SortKey, items int, val SortVal, vs int,
 	ks := order.Size()
 	P := order.Passes()
 	pass := &RadixPass{Order: order, Items: items, Val: val, ValSize: vs, Lookback: lb, Rank: rank, LoadFence: items%2 == 0, LeanLookback: lean, FullTiles: full,
-		Sectors: sortSimSectors}
+		Sectors: sortSimSectors, Prefetch: sortSimPrefetch, PrefetchVals: sortSimPrefetch > 0}
 	tile := pass.Tile()
 	tpr := (rowLen + tile - 1) / tile
 	tps, segs := tpr, 1
@@ -394,6 +397,23 @@ func checkSortResult(t *testing.T, order SortKey, val SortVal, vs int, keys, val
 // sortSimSectors gives sortSimRun's passes RadixPass.Sectors (set by the tests that
 // run them both ways, not in parallel with others).
 var sortSimSectors = false
+
+// sortSimPrefetch > 0 gives sortSimRun's passes RadixPass.Prefetch of that many tiles
+// and PrefetchVals (set by TestRadixPassPrefetchSim, not in parallel with others): the
+// simulator faults on a prefetch outside the buffers.
+var sortSimPrefetch = 0
+
+// The passes with L2 prefetches of a later tile's keys and the tile's values: every
+// case again, at one tile ahead (most tiles have one in their launch) and three.
+func TestRadixPassPrefetchSim(t *testing.T) {
+	for _, ahead := range []int{1, 3} {
+		t.Run(fmt.Sprintf("ahead=%d", ahead), func(t *testing.T) {
+			sortSimPrefetch = ahead
+			defer func() { sortSimPrefetch = 0 }()
+			radixPassSim(t)
+		})
+	}
+}
 
 func TestRadixPassSim(t *testing.T) { radixPassSim(t) }
 

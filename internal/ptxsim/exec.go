@@ -20,7 +20,7 @@ func init() {
 	compilers = map[string]compiler{
 		"mov": compileMov, "ld": compileLd, "st": compileSt, "atom": compileAtom, "red": compileAtom,
 		"cvta": compileCvta, "isspacep": compileIsspacep, "fence": compileFence, "membar": compileFence,
-		"nanosleep": compileNanosleep, "griddepcontrol": compileGridDep,
+		"nanosleep": compileNanosleep, "griddepcontrol": compileGridDep, "prefetch": compilePrefetch,
 		"add": compileArith, "sub": compileArith, "mul": compileArith, "mad": compileArith, "fma": compileArith,
 		"div": compileArith, "rem": compileArith, "neg": compileArith, "abs": compileArith, "min": compileArith,
 		"max": compileArith, "sqrt": compileArith, "rsqrt": compileArith, "rcp": compileArith, "ex2": compileArith,

@@ -374,6 +374,40 @@ func compileNanosleep(f *Func, in *inst) (execFn, error) {
 	return func(t *thread, in *inst) { runtime.Gosched() }, nil
 }
 
+// compilePrefetch compiles prefetch{.global}.L1/.L2 and prefetch{.global}.L2::evict_last
+// and ::evict_normal [a]: a hint the simulator has no caches for, but an address
+// outside global memory faults (on a GPU a prefetch of an unmapped address is dropped:
+// a kernel that makes one has a bug that its loads would show).
+func compilePrefetch(f *Func, in *inst) (execFn, error) {
+	global := false
+	for _, m := range in.parts[1:] {
+		switch m {
+		case "global":
+			global = true
+		case "L1", "L2", "L2::evict_last", "L2::evict_normal":
+		default:
+			return nil, fmt.Errorf("unsupported %s", in.op)
+		}
+	}
+	if len(in.args) != 1 || in.args[0].kind != oMem || in.args[0].name != "" {
+		return nil, fmt.Errorf("%s takes one address", in.op)
+	}
+	a := in.args[0]
+	return func(t *thread, in *inst) {
+		addr := t.addr(a)
+		if !global && addr-sharedWindow < 1<<32 {
+			return
+		}
+		if t.l.mem == nil {
+			faultf("prefetch at %#x without memory", addr)
+		}
+		var b [1]byte
+		if err := t.l.mem.Load(addr, b[:]); err != nil {
+			faultf("prefetch at %#x: %v", addr, err)
+		}
+	}, nil
+}
+
 // cacheHint returns 1 where in has .L2::cache_hint (its last operand a cache policy,
 // which the simulator, having no caches, ignores), else 0.
 func cacheHint(in *inst) int {

@@ -18,7 +18,16 @@ import (
 // and shared arrays sm (256 words) and flag (1 word), followed by body.
 func blockKernel(t *testing.T, body string) *Func {
 	t.Helper()
-	src := `.version 7.8
+	m, err := Parse(blockKernelSrc(body))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, body)
+	}
+	return m.Func("k")
+}
+
+// blockKernelSrc is blockKernel's PTX.
+func blockKernelSrc(body string) string {
+	return `.version 7.8
 .target sm_90
 .address_size 64
 .extern .shared .align 16 .b8 dyn[];
@@ -41,11 +50,6 @@ func blockKernel(t *testing.T, body string) *Func {
 	ret;
 }
 `
-	m, err := Parse(src)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, body)
-	}
-	return m.Func("k")
 }
 
 // launchOut runs f over a grid with out mapped at 1<<32 (words, poisoned) and returns out.
@@ -339,11 +343,31 @@ func TestUndefinedFaults(t *testing.T) {
 		{"different shuffles", "setp.lt.u32 %p1, %r3, 16;\n\t@%p1 bra $L__a;\n\tshfl.sync.idx.b32 %r4, %r1, 0, 31, 0xffffffff;\n\tbra $L__end;\n$L__a:\n\tshfl.sync.idx.b32 %r4, %r1, 1, 31, 0xffffffff;\n$L__end:", 32, "deadlock"},
 		{"out of bounds", "ld.shared.u32 %r4, [sm+4096];", 1, "shared access"},
 		{"misaligned", "ld.global.u32 %r4, [%rd1+2];", 1, "misaligned"},
+		{"prefetch past the buffer", "prefetch.global.L2 [%rd1+256];", 1, "prefetch at"},
 	} {
 		_, err := launchOut(t, blockKernel(t, c.body), Linear(1, c.threads), 64)
 		if !errors.Is(err, ErrFault) || !strings.Contains(err.Error(), c.fault) {
 			t.Errorf("%s: %v, want a fault about %q", c.name, err, c.fault)
 		}
+	}
+}
+
+// TestPrefetch runs prefetches (hints: no result) of every form inside the buffer,
+// unaligned too, beside a store that must still land.
+func TestPrefetch(t *testing.T) {
+	body := "prefetch.global.L2 [%rd1];\n\tprefetch.global.L2 [%rd1+255];\n\tprefetch.global.L1 [%rd1+4];\n" +
+		"\tprefetch.L2 [%rd1+8];\n\tprefetch.global.L2::evict_last [%rd1+128];\n" + storeWord("%r1", "%r1")
+	out, err := launchOut(t, blockKernel(t, body), Linear(1, 64), 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range out {
+		if v != uint32(i) {
+			t.Fatalf("out[%d] = %#x, want %d", i, v, i)
+		}
+	}
+	if _, err := Parse(blockKernelSrc("prefetch.global.L3 [%rd1];")); err == nil {
+		t.Error("prefetch.global.L3 parsed")
 	}
 }
 
