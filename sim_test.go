@@ -56,7 +56,7 @@ func TestSortSim(t *testing.T) {
 	full := def
 	full.FullTiles = gpu.SortFullAll // (full tiles' copy of the loads and ranking)
 	full.FusedMax = 0
-	full.Prefetch, full.PrefetchKV, full.PrefetchVals = 1, 1, true // (2x8193: six tiles, each prefetching the keys of the tile two later)
+	full.Prefetch, full.PrefetchKV, full.PrefetchVals = 1, 1, true // (2x8193: six tiles, the first four prefetching the keys of the tile two later)
 	fusedFull := def
 	fusedFull.FusedFull = true // (6144 keys: two tiles of 12 items, the fused kernel without bounds tests)
 	sectors := def

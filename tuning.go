@@ -1009,8 +1009,10 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 //	argsort of 2^28 int32             1.000       1.07        1.11        1.12        1.08
 //	argsort of 2^27 float64           1.000       1.06        1.14        1.15        1.04
 //
-// (four processes of each for PREFETCH=1 and 2 on the sorts, three on the argsorts at 1,
-// two for the rest: docs/benchmarks/h100-2026-12-06-sort-pass.txt, part 7). The keys
+// (the build measured applied GPU_SORT_PREFETCH to every pass: its argsort rows are
+// what GPU_SORT_PREFETCH_KV does now; four processes of each for PREFETCH=1 and 2 on
+// the sorts, three on the argsorts at 1, two for the rest:
+// docs/benchmarks/h100-2026-12-06-sort-pass.txt, part 7). The keys
 // of the tile a third of a wave ahead (one tile a multiprocessor at three blocks a
 // multiprocessor) arrive in time and stay in L2; farther ahead they compete with the
 // passes' own traffic, and the argsorts' passes, moving twice the bytes, gain nothing.

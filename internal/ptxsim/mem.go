@@ -395,8 +395,8 @@ func compilePrefetch(f *Func, in *inst) (execFn, error) {
 	a := in.args[0]
 	return func(t *thread, in *inst) {
 		addr := t.addr(a)
-		if !global && addr-sharedWindow < 1<<32 {
-			return
+		if !global && addr-sharedWindow < 1<<32 || addr >= t.mod.gbase && addr < t.mod.gbase+t.mod.gsize {
+			return // (shared memory through a generic address; the module's variables)
 		}
 		if t.l.mem == nil {
 			faultf("prefetch at %#x without memory", addr)

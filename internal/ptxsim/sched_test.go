@@ -353,10 +353,13 @@ func TestUndefinedFaults(t *testing.T) {
 }
 
 // TestPrefetch runs prefetches (hints: no result) of every form inside the buffer,
-// unaligned too, beside a store that must still land.
+// unaligned too, and of shared memory through a generic address, beside a store that
+// must still land. (Only an address outside every allocation faults: a prefetch of
+// the wrong place in a buffer passes, as it would on a GPU.)
 func TestPrefetch(t *testing.T) {
 	body := "prefetch.global.L2 [%rd1];\n\tprefetch.global.L2 [%rd1+255];\n\tprefetch.global.L1 [%rd1+4];\n" +
-		"\tprefetch.L2 [%rd1+8];\n\tprefetch.global.L2::evict_last [%rd1+128];\n" + storeWord("%r1", "%r1")
+		"\tprefetch.L2 [%rd1+8];\n\tprefetch.global.L2::evict_last [%rd1+128];\n" +
+		"\tcvta.shared.u64 %rd3, sm;\n\tprefetch.L2 [%rd3+64];\n" + storeWord("%r1", "%r1")
 	out, err := launchOut(t, blockKernel(t, body), Linear(1, 64), 64)
 	if err != nil {
 		t.Fatal(err)
