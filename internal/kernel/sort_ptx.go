@@ -1327,10 +1327,6 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		f.Cvt(count, cnt64)
 		return
 	}
-	tileSpan := func(t ptx.Reg) (elemStart, count ptx.Reg) {
-		_, _, _, _, elemStart, count = span(t)
-		return
-	}
 	geo := func() *passGeo {
 		ge := &passGeo{t: f.Reg(ptx.U32), k: f.Reg(ptx.U32), mm: f.Reg(ptx.U32)}
 		x := f.Reg(ptx.U32)
@@ -1405,13 +1401,17 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		f.At(h).Op("st.global.u32", ptx.Mem(a2, 0), z)
 	}
 	kSrc, _ := pick(g1, 0, 1, 2, 3)
+	valIn := 4 // the values' source parameter in the first pass (ValIndex: none, made)
+	if p.Val == ValIndex {
+		valIn = -1
+	}
 	if p.Prefetch > 0 {
 		// The keys of tile t+Prefetch of this launch, where there is one.
 		tn := f.Reg(ptx.U32)
 		f.Add(tn, t, ptx.Int(p.Prefetch))
 		skip := f.NewLabel()
 		f.At(f.Setp(ptx.Ge, tn, f.Special(ptx.NctaidX))).Bra(skip)
-		start, cnt := tileSpan(tn)
+		_, _, _, _, start, cnt := span(tn)
 		a := f.Reg(ptx.U64)
 		f.Fma(a, start, ptx.Int(ks), kSrc)
 		nb := f.Reg(ptx.U32)
@@ -1421,11 +1421,7 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 	}
 	if p.PrefetchVals && p.Val != ValNone {
 		// This tile's values, loaded once its keys are written.
-		in := 4
-		if p.Val == ValIndex {
-			in = -1
-		}
-		vSrc, _ := pick(g1, in, 5, 6, 7)
+		vSrc, _ := pick(g1, valIn, 5, 6, 7)
 		skip := f.NewLabel()
 		if p.Val == ValIndex {
 			f.At(g1.first).Bra(skip) // (the first pass makes the indices)
@@ -1630,15 +1626,11 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 	var vals []ptx.Reg
 	vmt := memType(vs)
 	if p.Val != ValNone {
-		in := 4
-		if p.Val == ValIndex {
-			in = -1
-		}
 		var vSrc ptx.Reg
 		// The geometry again (no register held it through the keys' writes).
 		g3 = geo()
 		count, tileOff, elemStart, first, final = g3.count, g3.tileOff, g3.elemStart, g3.first, g3.final
-		vSrc, vDst = pick(g3, in, 5, 6, 7)
+		vSrc, vDst = pick(g3, valIn, 5, 6, 7)
 		vsz = f.Reg(ptx.U32) // bytes of a written value
 		f.Mov(vsz, ptx.Int(vs))
 		if p.Val == ValIndex {
