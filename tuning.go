@@ -1016,6 +1016,8 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // of the tile a third of a wave ahead (one tile a multiprocessor at three blocks a
 // multiprocessor) arrive in time and stay in L2; farther ahead they compete with the
 // passes' own traffic, and the argsorts' passes, moving twice the bytes, gain nothing.
+// Half a tile, a quarter and one and a half a multiprocessor ahead did the same as one
+// or slightly worse (the same H100, three processes each: part 8 of that file).
 func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 4, LookbackVals: 2, HistItems: 8, SegMax: kernel.SortSegmentMax,
 		LoadFence: true, MinBlocks: 4, SmallItems: 8, SmallLookback: 8, LeanLookback: true, HistLean: true,
