@@ -897,13 +897,14 @@ func radixSort(s *Stream, sp *kernel.RadixPass, cfg sortConfig, keys, vals *head
 		return err
 	}
 	// Work, one allocation: the counts, the plan flags, the two look-back status
-	// halves and the base offsets; one memset zeroes the plan and the first status
-	// half (and the counts, when blocks add to them).
+	// halves and the base offsets; one memset zeroes the plan, the passes' tile
+	// counters and the first status half (and the counts, when blocks add to them).
 	nseg := rows * segs
 	histBytes := int64(nseg) * int64(P) * kernel.RadixDigits * 4
 	statusBytes := int64(kernel.StatusBytes(maxTiles))
 	planOff := histBytes
-	statusOff := planOff + kernel.SortPlanBytes
+	planBytes := int64(kernel.SortPlanBytes + kernel.SortCounterBytes(P, groups)) // (the passes' plan and counters)
+	statusOff := planOff + planBytes
 	baseOff := statusOff + statusBytes
 	work, err := s.Alloc(baseOff + 2*histBytes)
 	if err != nil {
@@ -1019,7 +1020,7 @@ func radixSort(s *Stream, sp *kernel.RadixPass, cfg sortConfig, keys, vals *head
 			for _, x := range [...]sortBuf{keyA, keyB, keyFinal, valIn, valA, valB, valFinal} {
 				x.add(&l)
 			}
-			part(&l, planOff, kernel.SortPlanBytes, Read)
+			part(&l, planOff, planBytes, ReadWrite)
 			part(&l, baseOff, 2*histBytes, Read)
 			part(&l, statusOff, statusBytes, ReadWrite)
 			for _, v := range [...]uint64{uint64(pass), uint64(rowLen), uint64(tpr), uint64(tps),

@@ -64,6 +64,11 @@ const SortMaxPasses = 8
 // SortPlanBytes is the size of a sort plan: one 32-bit flag per pass (padded).
 const SortPlanBytes = 64
 
+// SortCounterBytes returns the bytes of the passes' tile counters that follow a sort's
+// plan (RadixPass's plan parameter): one u32 per pass and launch group, zero at the
+// sort's start, padded to 16 bytes.
+func SortCounterBytes(passes, groups int) int { return (passes*groups*4 + 15) &^ 15 }
+
 // Look-back status words: the flag in the top two bits, a 30-bit count below.
 const (
 	radixFlagAgg  = 1 << 30
@@ -573,13 +578,16 @@ func (r SortRank) String() string {
 //
 //	keyIn, keyA, keyB, keyFinal   u64 addresses (Order.Type, contiguous rows)
 //	valIn, valA, valB, valFinal   u64 addresses (unused with ValNone)
-//	plan     u64  RadixPlan's flags
+//	plan     u64  RadixPlan's flags (SortPlanBytes), then the tile counters
+//	              [passes][groups] u32 (SortCounterBytes), zero at the sort's start:
+//	              this launch's is counter pass*groups + group
 //	base     u64  RadixPlan's base offsets [segments][passes][256]; the last tile of a
 //	              segment writes the next segment's (a launch covers one segment of a
 //	              long row, and the next segment's launch follows)
 //	status   u64  two halves of 16 + maxTiles*1024 bytes; launch number L of the pass
 //	              (L = k*groups + group) uses half L%2, which is zero at the launch,
-//	              and zeroes half (L+1)%2 for the next launch
+//	              and zeroes half (L+1)%2 for the next launch (its 16-byte header is
+//	              unused)
 //	pass     u64  the pass (digit p: key bits 8p to 8p+7)
 //	rowLen   u64
 //	tilesPerRow u64  ceil(rowLen / Tile())
@@ -591,8 +599,8 @@ func (r SortRank) String() string {
 //	group    u64  this launch's number in the pass
 //
 // The grid has the launch's tiles, blocks of SortBlock threads. Blocks take tile
-// numbers from the counter in the status header, so every tile's predecessors have
-// started before it.
+// numbers from the launch's counter, so every tile's predecessors have started before
+// it.
 type RadixPass struct {
 	Order   SortKey
 	Items   int

@@ -1248,6 +1248,15 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		skip := f.NewLabel()
 		f.AtNot(tid0).Bra(skip)
 		pplan := gp(8)
+		// The tile number first, from the launch's counter after the plan's flags
+		// (its round trip overlaps the flags' loads; the block of an inactive pass
+		// takes one too, unused).
+		ci := f.Reg(ptx.U64)
+		f.Fma(ci, f.LdParam(11), groups, group)
+		ca := f.Reg(ptx.U64)
+		f.Fma(ca, ci, ptx.Int(4), pplan)
+		t := f.Reg(ptx.U32)
+		f.Op("atom.global.add.u32", t, ptx.Mem(ca, SortPlanBytes), ptx.Int(1))
 		k, mm := f.Reg(ptx.U32), f.Reg(ptx.U32)
 		f.Mov(k, ptx.Int(0))
 		f.Mov(mm, ptx.Int(0))
@@ -1272,10 +1281,6 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		f.At(none).Op("mov.u32", act, last)
 		f.At(none).Op("mov.u32", k, ptx.Int(0))
 		f.At(none).Op("mov.u32", mm, ptx.Int(1))
-		t := f.Reg(ptx.U32)
-		f.Mov(t, ptx.Int(0))
-		cur := halfOf(k, 0)
-		f.At(f.Setp(ptx.Ne, act, ptx.Int(0))).Op("atom.global.add.u32", t, ptx.Mem(cur, 0), ptx.Int(1))
 		f.St(ptx.Shared, ptx.CacheDefault, ptx.U32, ptx.Mem(ptx.Sym("rs_misc"), 0), t, k, mm, act)
 		spinStart(f, "rs_t0")
 		f.Place(skip)

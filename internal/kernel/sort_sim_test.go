@@ -231,7 +231,7 @@ func sortSimRunKeys(t *testing.T, order SortKey, items int, val SortVal, vs int,
 	n := rows * rowLen
 	histB := make([]byte, nseg*P*RadixDigits*4)
 	baseB := make([]byte, nseg*P*RadixDigits*8)
-	planB := make([]byte, SortPlanBytes)
+	planB := make([]byte, SortPlanBytes+SortCounterBytes(P, groups)) // (the flags, then the passes' tile counters)
 	histArgs := func(h []byte) []spectest.Arg {
 		return []spectest.Arg{spectest.Buf(keys), spectest.Buf(h), spectest.U64(uint64(rowLen)), spectest.U64(uint64(chunk)), spectest.U64(uint64(chunks)),
 			spectest.U64(uint64(segLen)), spectest.U64(uint64(segs)), spectest.U64(store)}

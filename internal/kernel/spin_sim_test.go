@@ -11,7 +11,7 @@ import (
 
 // TestRadixPassSpinTrapSim checks that a sort pass whose look-back waits for a tile
 // that never publishes traps (a launch error) after spinLimitNs rather than spinning
-// forever: a status whose tile counter isn't zero at the launch gives the launch's only
+// forever: a tile counter that isn't zero at the launch gives the launch's only
 // block tile 1 of a row of 2, whose tile 0 no block takes.
 func TestRadixPassSpinTrapSim(t *testing.T) {
 	save := spinLimitNs
@@ -23,10 +23,10 @@ func TestRadixPassSpinTrapSim(t *testing.T) {
 	for i := range keys {
 		keys[i] = byte(i * 7)
 	}
-	plan := make([]byte, SortPlanBytes)
+	plan := make([]byte, SortPlanBytes+SortCounterBytes(1, 1))
 	plan[0] = 1
+	binary.LittleEndian.PutUint32(plan[SortPlanBytes:], 1) // a dirty counter
 	status := make([]byte, StatusBytes(2))
-	binary.LittleEndian.PutUint32(status, 1) // a dirty counter
 	args := []spectest.Arg{spectest.Buf(keys), spectest.Buf(make([]byte, rowLen)), spectest.Buf(make([]byte, rowLen)), spectest.Buf(make([]byte, rowLen)),
 		spectest.Buf([]byte{0}), spectest.Buf([]byte{0}), spectest.Buf([]byte{0}), spectest.Buf([]byte{0}),
 		spectest.Buf(plan), spectest.Buf(make([]byte, RadixDigits*8)), spectest.Buf(status),
