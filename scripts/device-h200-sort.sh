@@ -15,6 +15,15 @@ echo "== peers: exit $?"; tail -3 "$OUT/peers-sort.err"
 timeout 200 "$G" -q -benchtime 300ms -large full -peers "$OUT/peers-sort.json" \
   -run '^(raw/)?array/(sort|argsort|topk|unique|searchsorted)/' -json "$OUT/sort-rows.json" > "$OUT/sort-rows.table" 2> "$OUT/sort-rows.err"
 echo "== rows: exit $?"; cat "$OUT/sort-rows.table"; tail -3 "$OUT/sort-rows.err"
+# Each kernel's time in one sort and one argsort of 2^28 float32 (Nsight Compute, the
+# GPU's own clocks): the histogram, the plan and the four passes.
+for row in 'array/sort/float32/2\^28/16k$' 'array/argsort/float32/2\^28/16k$'; do
+  timeout 120 ncu --clock-control none --kernel-name regex:radix --launch-skip 6 --launch-count 6 \
+    --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
+    "$G" -q -backend cuda -large full -peers none -benchtime 20ms -run "$row" > "$OUT/ncu.txt" 2>&1
+  echo "== kernels of $row: exit $?"
+  grep -E '^  radix|gpu__time_duration|dram__bytes' "$OUT/ncu.txt" | sed 's/  */ /g'; tail -2 "$OUT/ncu.txt"
+done
 if [ -n "${1:-}" ]; then
   ROWS=${ROWS:-scripts/sort-long-rows.txt} VARIANTS=$1 G=$G bash scripts/device-variants.sh
 fi
