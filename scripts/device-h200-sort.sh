@@ -18,12 +18,14 @@ echo "== rows: exit $?"; cat "$OUT/sort-rows.table"; tail -3 "$OUT/sort-rows.err
 # Each kernel's time in one sort and one argsort of 2^28 float32 (Nsight Compute, the
 # GPU's own clocks): the histogram, the plan and the four passes.
 # NCU=0 leaves this out.
+n=0
 [ "${NCU:-1}" = 0 ] || for row in 'array/sort/float32/2\^28/16k$' 'array/argsort/float32/2\^28/16k$'; do
+  n=$((n+1))
   timeout 120 ncu --clock-control none --kernel-name regex:radix --launch-skip 6 --launch-count 6 \
     --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
-    "$G" -q -backend cuda -large full -peers none -benchtime 20ms -run "$row" > "$OUT/ncu.txt" 2>&1
+    "$G" -q -backend cuda -large full -peers none -benchtime 20ms -run "$row" > "$OUT/ncu-$n.txt" 2>&1
   echo "== kernels of $row: exit $?"
-  grep -E '^  radix|gpu__time_duration|dram__bytes' "$OUT/ncu.txt" | sed 's/  */ /g'; tail -2 "$OUT/ncu.txt"
+  grep -E '^  radix|gpu__time_duration|dram__bytes' "$OUT/ncu-$n.txt" | sed 's/  */ /g'; tail -2 "$OUT/ncu-$n.txt"
 done
 if [ -n "${1:-}" ]; then
   ROWS=${ROWS:-scripts/sort-long-rows.txt} VARIANTS=$1 G=$G bash scripts/device-variants.sh

@@ -587,7 +587,7 @@ func (r SortRank) String() string {
 //	status   u64  two halves of 16 + maxTiles*1024 bytes; launch number L of the pass
 //	              (L = k*groups + group) uses half L%2, which is zero at the launch,
 //	              and zeroes half (L+1)%2 for the next launch (its 16-byte header is
-//	              unused)
+//	              kept zero, unread)
 //	pass     u64  the pass (digit p: key bits 8p to 8p+7)
 //	rowLen   u64
 //	tilesPerRow u64  ceil(rowLen / Tile())
@@ -786,10 +786,17 @@ func (p *RadixPass) CPU() (func(*cpu.Launch) error, error) {
 			return launchErr("sort pass %d: row %d, %d tiles per row, %d per segment, %d segments, tiles %d+%d of %d, group %d of %d",
 				pass, rowLen, tpr, tps, segs, tileBase, grid, maxTiles, group, groups)
 		}
-		pb, err := sortMem(l, 8, 4*P)
+		pb, err := sortMem(l, 8, SortPlanBytes+SortCounterBytes(P, groups))
 		if err != nil {
 			return err
 		}
+		// The launch's tile counter, zero at the launch, takes its tiles as the
+		// blocks' atomics do (those of a skipped pass too).
+		ctr := &cpu.Slice[uint32](pb)[SortPlanBytes/4+pass*groups+group]
+		if *ctr != 0 {
+			return launchErr("sort pass %d: launch %d's tile counter is %d, not zero", pass, group, *ctr)
+		}
+		*ctr = uint32(grid)
 		active, k, m := sortActive(cpu.Slice[uint32](pb), P, pass)
 		if !active {
 			return nil

@@ -268,6 +268,7 @@ func sortSimRunKeys(t *testing.T, order SortKey, items int, val SortVal, vs int,
 	cpuBufs := bufs
 	simStatus, cpuStatus := status, status
 	simBase, cpuBase := pc[1], pc[1]
+	simPlan, cpuPlan := pc[2], pc[2] // (the flags, then the launches' tile counters)
 	for p := 0; p < P; p++ {
 		for gi := 0; gi < groups; gi++ {
 			var tileBase, tiles int
@@ -278,7 +279,7 @@ func sortSimRunKeys(t *testing.T, order SortKey, items int, val SortVal, vs int,
 				r, q := gi/segs, gi%segs
 				tileBase, tiles = r*tpr+q*tps, min(tpr, (q+1)*tps)-q*tps
 			}
-			args := func(b [][]byte, base, st []byte) []spectest.Arg {
+			args := func(b [][]byte, plan, base, st []byte) []spectest.Arg {
 				a := make([]spectest.Arg, 0, 20)
 				for i, x := range b {
 					if i == 3 && noKeys {
@@ -287,12 +288,27 @@ func sortSimRunKeys(t *testing.T, order SortKey, items int, val SortVal, vs int,
 					}
 					a = append(a, spectest.Buf(x))
 				}
-				a = append(a, spectest.Buf(pc[2]), spectest.Buf(base), spectest.Buf(st), spectest.U64(uint64(p)), spectest.U64(uint64(rowLen)), spectest.U64(uint64(tpr)),
+				a = append(a, spectest.Buf(plan), spectest.Buf(base), spectest.Buf(st), spectest.U64(uint64(p)), spectest.U64(uint64(rowLen)), spectest.U64(uint64(tpr)),
 					spectest.U64(uint64(tps)), spectest.U64(uint64(segs)), spectest.U64(uint64(tileBase)), spectest.U64(uint64(maxTiles)), spectest.U64(uint64(groups)), spectest.U64(uint64(gi)))
 				return a
 			}
-			s := spectest.Sim(t, pass, tiles, SortBlock, 3, args(simBufs, simBase, simStatus))
-			c := spectest.CPU(t, pass, tiles, SortBlock, args(cpuBufs, cpuBase, cpuStatus))
+			s := spectest.Sim(t, pass, tiles, SortBlock, 3, args(simBufs, simPlan, simBase, simStatus))
+			c := spectest.CPU(t, pass, tiles, SortBlock, args(cpuBufs, cpuPlan, cpuBase, cpuStatus))
+			// Each launch takes its own counter's tiles and leaves the others alone.
+			for q, b := range [][]byte{s[8], c[8]} {
+				prev := [][]byte{simPlan, cpuPlan}[q]
+				for i := 0; i < P*groups; i++ {
+					got := binary.LittleEndian.Uint32(b[SortPlanBytes+4*i:])
+					want := binary.LittleEndian.Uint32(prev[SortPlanBytes+4*i:])
+					if i == p*groups+gi {
+						want = uint32(tiles)
+					}
+					if got != want {
+						t.Fatalf("%s: pass %d launch %d: tile counter %d is %d after the launch, want %d (sim=%v)", pass.Key(), p, gi, i, got, want, q == 0)
+					}
+				}
+			}
+			simPlan, cpuPlan = s[8], c[8]
 			simBufs, cpuBufs = s[:8], c[:8]
 			simBase, cpuBase = s[9], c[9]
 			simStatus, cpuStatus = s[10], c[10]
