@@ -904,7 +904,8 @@ func radixSort(s *Stream, sp *kernel.RadixPass, cfg sortConfig, keys, vals *head
 	statusBytes := int64(kernel.StatusBytes(maxTiles))
 	planOff := histBytes
 	planBytes := int64(kernel.SortPlanBytes + kernel.SortCounterBytes(P, groups)) // (the passes' plan and counters)
-	statusOff := planOff + planBytes
+	// The status 128-byte aligned: a tile's status words are whole cache lines.
+	statusOff := (planOff + planBytes + 127) &^ 127
 	baseOff := statusOff + statusBytes
 	work, err := s.Alloc(baseOff + 2*histBytes)
 	if err != nil {

@@ -584,10 +584,10 @@ func (r SortRank) String() string {
 //	base     u64  RadixPlan's base offsets [segments][passes][256]; the last tile of a
 //	              segment writes the next segment's (a launch covers one segment of a
 //	              long row, and the next segment's launch follows)
-//	status   u64  two halves of 16 + maxTiles*1024 bytes; launch number L of the pass
-//	              (L = k*groups + group) uses half L%2, which is zero at the launch,
-//	              and zeroes half (L+1)%2 for the next launch (its 16-byte header is
-//	              kept zero, unread)
+//	status   u64  two halves of maxTiles*1024 bytes (StatusBytes; 128-byte aligned,
+//	              so that a warp's 32 words of a tile are one cache line); launch
+//	              number L of the pass (L = k*groups + group) uses half L%2, which is
+//	              zero at the launch, and zeroes half (L+1)%2 for the next launch
 //	pass     u64  the pass (digit p: key bits 8p to 8p+7)
 //	rowLen   u64
 //	tilesPerRow u64  ceil(rowLen / Tile())
@@ -652,7 +652,7 @@ func (p *RadixPass) Tile() int { return SortBlock * p.Items }
 // StatusBytes returns the bytes of the status for launches of at most maxTiles tiles.
 func StatusBytes(maxTiles int) int { return 2 * sortStatusHalf(maxTiles) }
 
-func sortStatusHalf(maxTiles int) int { return 16 + maxTiles*RadixDigits*4 }
+func sortStatusHalf(maxTiles int) int { return maxTiles * RadixDigits * 4 }
 
 // Key identifies the kernel.
 func (p *RadixPass) Key() string { return string(p.AppendKey(nil)) }
@@ -808,7 +808,7 @@ func (p *RadixPass) CPU() (func(*cpu.Launch) error, error) {
 		}
 		L := k*groups + group
 		cur, next := stb[L%2*half:][:half], stb[(L+1)%2*half:][:half]
-		if !checkZero(cur[:16+grid*RadixDigits*4]) {
+		if !checkZero(cur[:grid*RadixDigits*4]) {
 			return launchErr("sort pass %d: status half %d not zeroed", pass, L%2)
 		}
 		rows := (tileBase + grid + tpr - 1) / tpr
@@ -911,7 +911,7 @@ func (p *RadixPass) CPU() (func(*cpu.Launch) error, error) {
 			}
 		})
 		// Leave the other half zero for the next launch, as the kernel does.
-		clear(next[:16+maxTiles*RadixDigits*4])
+		clear(next[:maxTiles*RadixDigits*4])
 		return nil
 	}, nil
 }

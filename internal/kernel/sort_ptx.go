@@ -1098,7 +1098,7 @@ func (g *sortGen) lookback(cur, t, lo ptx.Reg, lb int) ptx.Reg {
 		f.Sub(jj, j, ptx.Int(i))
 		v := f.Reg(ptx.Pred)
 		f.Op("and.pred", v, f.Setp(ptx.Ge, jj, lo), f.Setp(ptx.Gt, w, ptx.Int(i)))
-		f.At(v).Op("ld.relaxed.gpu.global.u32", words[i], ptx.Mem(aFar, int64(16+(lb-1-i)*RadixDigits*4)))
+		f.At(v).Op("ld.relaxed.gpu.global.u32", words[i], ptx.Mem(aFar, int64((lb-1-i)*RadixDigits*4)))
 	}
 	stop := f.Reg(ptx.Pred)
 	f.Op("setp.ne.u32", stop, w, w) // false
@@ -1168,7 +1168,7 @@ func (g *sortGen) lookbackLean(cur, t, lo ptx.Reg, lb int) ptx.Reg {
 	for i := range words {
 		words[i] = f.Reg(ptx.U32)
 		f.Mov(words[i], ptx.Int(0))
-		f.At(f.Setp(ptx.Gt, nv, ptx.Int(i))).Op("ld.relaxed.gpu.global.u32", words[i], ptx.Mem(aFar, int64(16+(lb-1-i)*RadixDigits*4)))
+		f.At(f.Setp(ptx.Gt, nv, ptx.Int(i))).Op("ld.relaxed.gpu.global.u32", words[i], ptx.Mem(aFar, int64((lb-1-i)*RadixDigits*4)))
 	}
 	// run: every word so far published and none inclusive; done: an inclusive taken.
 	run := f.Setp(ptx.Eq, j, j)
@@ -1250,7 +1250,6 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 	maxTiles := f.LdParam(17)
 	half := f.Reg(ptx.U64)
 	f.Mul(half, maxTiles, ptx.Int(RadixDigits*4))
-	f.Add(half, half, ptx.Int(16))
 	pst := gp(10)
 	tid0 := f.Setp(ptx.Eq, g.tid, ptx.Int(0))
 	// halfOf returns the address of status half L%2 (L = k*groups + group).
@@ -1399,8 +1398,7 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		return src, cv
 	}
 	g1 := geo()
-	// Zero the other status half for the next launch: rows t, t+grid, ... and the
-	// header.
+	// Zero the other status half for the next launch: rows t, t+grid, ...
 	{
 		next := halfOf(k, 1)
 		z := f.Reg(ptx.U32)
@@ -1417,15 +1415,10 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		a := f.Reg(ptx.U64)
 		f.Fma(a, r, ptx.Int(RadixDigits*4), next)
 		f.Add(a, a, tid4)
-		f.St(ptx.Global, ptx.CacheDefault, ptx.U32, ptx.Mem(a, 16), z)
+		f.St(ptx.Global, ptx.CacheDefault, ptx.U32, ptx.Mem(a, 0), z)
 		f.Add(r, r, grid)
 		f.Bra(loop)
 		f.Place(done)
-		h := f.Reg(ptx.Pred)
-		f.Op("and.pred", h, f.Setp(ptx.Eq, t, ptx.Int(0)), f.Setp(ptx.Lt, g.tid, ptx.Int(4)))
-		a2 := f.Reg(ptx.U64)
-		f.Add(a2, next, tid4)
-		f.At(h).Op("st.global.u32", ptx.Mem(a2, 0), z)
 	}
 	kSrc, _ := pick(g1, 0, 1, 2, 3)
 	valIn := 4 // the values' source parameter in the first pass (ValIndex: none, made)
@@ -1532,7 +1525,7 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		w := f.Reg(ptx.U32)
 		f.Or(w, cnt, ptx.Uint(radixFlagAgg))
 		f.At(f.Setp(ptx.Eq, tp, ptx.Int(0))).Op("or.b32", w, cnt, ptx.Uint(radixFlagIncl))
-		f.Op("st.relaxed.gpu.global.u32", ptx.Mem(sa, 16), w)
+		f.Op("st.relaxed.gpu.global.u32", ptx.Mem(sa, 0), w)
 	}
 	excl, _ := g.blockScan(cnt, "rs_sum")
 	g.storeStarts("rs_cnt", counts, excl)
@@ -1576,7 +1569,7 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 		w := f.Reg(ptx.U32)
 		f.Add(w, x, cnt)
 		f.Or(w, w, ptx.Uint(radixFlagIncl))
-		f.Op("st.relaxed.gpu.global.u32", ptx.Mem(sa, 16), w)
+		f.Op("st.relaxed.gpu.global.u32", ptx.Mem(sa, 0), w)
 		f.Place(skip)
 	}
 	// off[d] = base + before - digit start: the output position of tile slot idx of
