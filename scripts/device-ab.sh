@@ -11,21 +11,10 @@
 # OLDENV, NEWENV: environment settings (VAR=value, space-separated) for each side: one
 # build against itself under two tunings, e.g. OLD=.gpa/bin/gpubench NEW=.gpa/bin/gpubench
 # OLDENV=GPU_SEARCH_TABLE=0 NEWENV=GPU_SEARCH_TABLE=14.
-# Writes $OUT/ab-old-N.json and ab-new-N.json, and prints scripts/abstats.py's table.
+# scripts/device-variants.sh with the variants "old" and "new": writes its files to $OUT
+# and prints scripts/abstats.py's table.
 set -u
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-root=$(cd "$(dirname "$0")/.." && pwd); cd "$root"
 : "${OLD:?the old build's gpubench}" "${NEW:?this build's gpubench}" "${ROWS:?a file of row names}"
-N=${N:-8} CPUS=${CPUS:-2-9} BENCHTIME=${BENCHTIME:-150ms} LARGE=${LARGE:-full}
-re="^($(grep -v '^\s*$' "$ROWS" | sed 's/[][\.^$*+?(){}|]/\\&/g' | paste -sd'|'))\$"
-start=$(date +%s)
-for i in $(seq 1 "$N"); do
-  for b in old new; do
-    bin=$NEW; envs=${NEWENV:-}; [ $b = old ] && bin=$OLD && envs=${OLDENV:-}
-    # shellcheck disable=SC2086 # envs: words VAR=value
-    env $envs taskset -c "$CPUS" timeout 120 "$bin" -q -peers none -large "$LARGE" -benchtime "$BENCHTIME" -run "$re" \
-      -json "$OUT/ab-$b-$i.json" > "$OUT/ab-$b-$i.txt" 2>&1
-    echo "ab $b $i: exit $? at $(( $(date +%s) - start )) s"
-  done
-done
-python3 scripts/abstats.py "$OUT" | tee "$OUT/abstats.txt"
+v=$(mktemp)
+printf 'old G=%s %s\nnew G=%s %s\n' "$OLD" "${OLDENV:-}" "$NEW" "${NEWENV:-}" > "$v"
+N=${N:-8} VARIANTS=$v exec bash "$(dirname "$0")/device-variants.sh"

@@ -18,7 +18,7 @@ s=$(date +%s)
 G=$G T=${T:-200} J=6 bash scripts/device-par.sh 2>&1 | tail -45
 echo "== packages done at $(( $(date +%s) - s )) s"
 OLD=${OLD:-gpo/bin/gpubench-old} NEW=${NEW:-gpn/bin/gpubench-new} ROWS=${ROWS:-scripts/sort-rows.txt} N=${N:-3} \
-  bash scripts/device-ab.sh 2>&1 | grep -v "^ab " | tail -25
+  bash scripts/device-ab.sh 2>&1 | grep -v "^run " | tail -25
 echo "== A/B done at $(( $(date +%s) - s )) s"
 if [[ "$gpu" == *H200* ]]; then
   bash scripts/device-searchrows.sh "${NEW:-gpn/bin/gpubench-new}"

@@ -24,7 +24,7 @@ rows=$(mktemp)
 printf '%s\n' 'array/searchsorted/2^26_in_2^24/16k' 'raw/array/searchsorted/2^26_in_2^24/16k' > "$rows"
 ab() { # name N oldenv newenv
   OLD=$G/bin/gpubench NEW=$G/bin/gpubench OLDENV="$3" NEWENV="$4" ROWS=$rows N=$2 OUT=$OUT/$1 \
-    bash scripts/device-ab.sh 2>&1 | grep -v '^ab '
+    bash scripts/device-ab.sh 2>&1 | grep -v '^run '
 }
 if [ -n "${ROUND4:-}" ]; then
   echo "== A/B: hints 2 against 3"; ab h3 "$N" GPU_SEARCH_HINTS=2 GPU_SEARCH_HINTS=3

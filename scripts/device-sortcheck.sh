@@ -12,7 +12,7 @@ B=${B:-.gpb}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 if [ -x "$B/old/gpubench" ]; then
   OLD=$B/old/gpubench NEW=$B/bin/gpubench ROWS=${ROWS:-scripts/sort-long-rows.txt} N=${N:-4} OUT=$OUT/ab \
-    bash scripts/device-ab.sh 2>&1 | grep -v '^ab '
+    bash scripts/device-ab.sh 2>&1 | grep -v '^run '
   tar -czf "$OUT/ab.tar.gz" -C "$OUT" ab && rm -rf "$OUT/ab"
 fi
 t() { # name, then root.test's flags
