@@ -34,7 +34,7 @@ type sortGen struct {
 	tid   ptx.Reg // u32
 	lane  ptx.Reg
 	warp  ptx.Reg
-	lem   ptx.Reg // lanes at or below this one (b32)
+	ltm   ptx.Reg // lanes below this one (b32)
 	// always holds the predicates alwaysValid made: true in every lane, so that
 	// rankItems needs no ballot of them.
 	always map[ptx.Reg]bool
@@ -79,11 +79,11 @@ func newSortGen(f *ptx.Func, order SortKey, items int) *sortGen {
 	g.lane, g.warp = f.Reg(ptx.U32), f.Reg(ptx.U32)
 	f.And(g.lane, g.tid, ptx.Int(31))
 	f.Shr(g.warp, g.tid, ptx.Int(5))
-	g.lem = f.Reg(ptx.B32)
-	two := f.Reg(ptx.U32)
-	f.Mov(two, ptx.Int(2))
-	f.Shl(two, two, g.lane) // (0 in lane 31)
-	f.Sub(g.lem.As(ptx.U32), two, ptx.Int(1))
+	g.ltm = f.Reg(ptx.B32)
+	one := f.Reg(ptx.U32)
+	f.Mov(one, ptx.Int(1))
+	f.Shl(one, one, g.lane)
+	f.Sub(g.ltm.As(ptx.U32), one, ptx.Int(1))
 	return g
 }
 
@@ -258,8 +258,7 @@ func (g *sortGen) rankItems(sym string, n int, item func(i int) (digit, valid pt
 			}
 		}
 		bit = f.Reg(ptx.B32)
-		f.Shr(bit.As(ptx.U32), g.lem.As(ptx.U32), ptx.Int(1))
-		f.Add(bit.As(ptx.U32), bit.As(ptx.U32), ptx.Int(1)) // 1 << lane
+		f.Add(bit.As(ptx.U32), g.ltm.As(ptx.U32), ptx.Int(1))
 	}
 	f.Op("bar.warp.sync", ptx.Uint(0xffffffff))
 	out := make([]ptx.Reg, n)
@@ -291,15 +290,15 @@ func (g *sortGen) rankItems(sym string, n int, item func(i int) (digit, valid pt
 			}
 			pm = g.peers(d, vm, rank)
 		}
-		// le: the group's lanes at or below this one (this lane's among them when it
-		// is valid); its rank is their number less one.
-		le := f.Reg(ptx.B32)
-		f.And(le, pm, g.lem)
-		upto := f.Reg(ptx.U32)
-		f.Op("popc.b32", upto, le)
-		// The group's highest lane (none of its peers above: pm <= lem) adds the
-		// group's size, its own count upto, to the warp's count of the digit.
-		lead := f.Setp(ptx.Le, pm.As(ptx.U32), g.lem.As(ptx.U32))
+		lt := f.Reg(ptx.B32)
+		f.And(lt, pm, g.ltm)
+		pre := f.Reg(ptx.U32)
+		f.Op("popc.b32", pre, lt)
+		cnt := f.Reg(ptx.U32)
+		f.Op("popc.b32", cnt, pm)
+		// The group's lowest lane (none of its peers below: pre 0) adds the group's
+		// size to the warp's count of the digit.
+		lead := f.Setp(ptx.Eq, pre, ptx.Int(0))
 		if !g.always[valid] {
 			f.Op("and.pred", lead, lead, valid)
 		}
@@ -313,11 +312,10 @@ func (g *sortGen) rankItems(sym string, n int, item func(i int) (digit, valid pt
 		old := f.Reg(ptx.U32)
 		f.Op("ld.shared.u32", old, ptx.Mem(a, 0))
 		r := f.Reg(ptx.U32)
-		f.Add(r, old, upto)
-		f.Sub(r, r, ptx.Int(1)) // (an invalid lane's: garbage, unused)
+		f.Add(r, old, pre)
 		f.Op("bar.warp.sync", ptx.Uint(0xffffffff))
 		nw := f.Reg(ptx.U32)
-		f.Add(nw, r, ptx.Int(1))
+		f.Add(nw, old, cnt)
 		f.At(lead).Op("st.shared.u32", ptx.Mem(a, 0), nw)
 		f.Op("bar.warp.sync", ptx.Uint(0xffffffff))
 		if rank == RankAtomicOr {

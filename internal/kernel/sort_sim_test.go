@@ -119,12 +119,9 @@ func TestSortPtxas(t *testing.T) {
 			// ptxas 13.0 holds float64 argsort's pass at 80 registers (three blocks per
 			// multiprocessor) with 4 bytes of spills. And ptxas 11.8 holds the 8-byte
 			// keys' argsort passes under the wide look-back (Lookback 16, not the
-			// default) at 64 registers for four blocks, with a 4-byte spill a tile, and
-			// so the keys alone of up to 4 bytes under it (since the ranking's leader is
-			// the group's highest lane: one POPC an item fewer).
+			// default) at 64 registers for four blocks, with a 4-byte spill a tile.
 			fp, fused := sp.(*RadixFused)
-			if p, ok := sp.(*RadixPass); ok && (p.MinBlocks > 0 || p.Order.Size() == 8 && (p.Rank == RankAtomicOr || p.Lookback == 16 && p.Val == ValIndex) ||
-				p.Lookback == 16 && p.Val == ValNone && p.Order.Size() <= 4) ||
+			if p, ok := sp.(*RadixPass); ok && (p.MinBlocks > 0 || p.Order.Size() == 8 && (p.Rank == RankAtomicOr || p.Lookback == 16 && p.Val == ValIndex)) ||
 				fused && (fp.Items > 16 || fp.Trace) {
 				log, _ := scanPtxasRaw(t, src)
 				regs, smem := scanRegs(log)
