@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""Compare two builds' gpubench runs, many processes each (scripts/device-ab.sh).
+"""Compare two builds' gpubench runs, many processes each (scripts/device-variants.sh
+makes such a folder for each variant against the first; scripts/device-ab.sh is its case
+of two).
 
     python3 scripts/abstats.py DIR [THRESHOLD]
 

@@ -133,8 +133,9 @@ func (g *sortGen) ordered(raw ptx.Reg) ptx.Reg {
 		// +Inf's key), as the GPU's float32 arithmetic does (the package's NaN rule;
 		// internal/ptxsim models it), in one FADD on the FMA pipe; then negatives flip
 		// all bits, the others the sign bit (x ^ (x>>s 31 | sign)): 3 instructions
-		// where the tests below take 8 (ptxas 11.8, sm_90). Not float64: the H200's
-		// float64 arithmetic passes a NaN operand's payload and sign on (canon64).
+		// where the tests below take 8 (ptxas 11.8, sm_90). Float64 takes its own case
+		// with a NaN test: the H200's float64 arithmetic passes a NaN operand's payload
+		// and sign on (canon64).
 		x := f.Reg(ptx.F32)
 		f.Op("mov.b32", x, raw)
 		f.Add(x, x, ptx.ImmF32(0))
@@ -149,7 +150,8 @@ func (g *sortGen) ordered(raw ptx.Reg) ptx.Reg {
 		// operand's payload and sign on (canon64), so a NaN test gives every NaN the
 		// largest key. Then, as float32's, negatives flip all bits and the others the
 		// sign bit, a 32-bit half at a time: 7 instructions where the tests below take
-		// 16 (ptxas 11.8, sm_90).
+		// 16 (ptxas 11.8, sm_90), two of them on the float64 pipe (half the float32
+		// rate on sm_80 and sm_90; 1/64 on sm_86 and sm_89, not measured there).
 		x := f.Reg(ptx.F64)
 		f.Op("mov.b64", x, raw)
 		f.Add(x, x, ptx.ImmF64(0))
