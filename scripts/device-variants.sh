@@ -15,15 +15,21 @@ N=${N:-3} CPUS=${CPUS:-2-9} BENCHTIME=${BENCHTIME:-150ms} LARGE=${LARGE:-full}
 re="^($(grep -v '^\s*$' "$ROWS" | sed 's/[][\.^$*+?(){}|]/\\&/g' | paste -sd'|'))\$"
 work=$(mktemp -d); start=$(date +%s)
 mapfile -t lines < <(grep -v '^\s*$' "$VARIANTS")
+# Each variant's name, build and settings, parsed (and its build checked) before any run.
+names=(); bins=(); envss=()
+for line in "${lines[@]}"; do
+  read -r name envs <<< "$line"; mkdir -p "$work/$name"
+  # shellcheck disable=SC2086 # envs: words
+  bin=${G:-}; set -- $envs; envs=""
+  for w in "$@"; do case $w in G=*) bin=${w#G=} ;; *) envs="$envs $w" ;; esac; done
+  : "${bin:?gpubench for variant $name: G or a G= word}"
+  names+=("$name"); bins+=("$bin"); envss+=("$envs")
+done
 for i in $(seq 1 "$N"); do
-  for line in "${lines[@]}"; do
-    read -r name envs <<< "$line"; mkdir -p "$work/$name"
-    # shellcheck disable=SC2086 # envs: words
-    bin=${G:-}; set -- $envs; envs=""
-    for w in "$@"; do case $w in G=*) bin=${w#G=} ;; *) envs="$envs $w" ;; esac; done
-    : "${bin:?gpubench: G or a G= word}"
+  for v in "${!names[@]}"; do
+    name=${names[$v]}
     # shellcheck disable=SC2086 # envs: words VAR=value
-    env $envs taskset -c "$CPUS" timeout 120 "$bin" -q -peers none -large "$LARGE" -benchtime "$BENCHTIME" -run "$re" \
+    env ${envss[$v]} taskset -c "$CPUS" timeout 120 "${bins[$v]}" -q -peers none -large "$LARGE" -benchtime "$BENCHTIME" -run "$re" \
       -json "$work/$name/run-$i.json" > "$work/$name/run-$i.txt" 2>&1
     echo "run $name $i: exit $? at $(( $(date +%s) - start )) s"
   done
