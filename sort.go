@@ -609,11 +609,39 @@ func sortPass(cfg sortConfig, info *DeviceInfo, order kernel.SortKey, val kernel
 	}
 	sp := &kernel.RadixPass{Order: order, Val: val, ValSize: vs, Rank: cfg.Rank, LoadFence: cfg.LoadFence, LeanLookback: cfg.LeanLookback,
 		GridDep: sortPDL(cfg, info)}
-	// (Sectors before fits: it changes the shared memory.)
-	sp.Sectors = cfg.Sectors == sortSectorsAll || cfg.Sectors == sortSectorsValues && val != kernel.ValNone && ks <= 4
+	sectors := cfg.Sectors == sortSectorsAll || cfg.Sectors == sortSectorsValues && val != kernel.ValNone && ks <= 4
+	// setItems sets the tile's keys a thread, and Sectors where the kernel has it at that
+	// size (it changes the shared memory).
+	setItems := func(items int) {
+		sp.Items, sp.Sectors = items, sectors && items <= 32
+	}
+	// A tile past the shared memory a block may take (the device's opt-in limit) takes
+	// fewer keys a thread.
+	limit := info.MaxSharedPerBlock
+	if limit <= 0 {
+		limit = 48 << 10
+	}
+	shrink := func(items int) int {
+		for ; items > 4; items-- {
+			if setItems(items); sp.SharedBytes() <= limit {
+				break
+			}
+		}
+		return items
+	}
 	fits := func(items, blocks int) int { // blocks, at most those that fit
-		sp.Items = items
+		setItems(items)
 		return sortResidentBlocks(blocks, sp.SharedBytes(), info)
+	}
+	items = shrink(items)
+	if long > 0 {
+		// Long tiles past 48 KiB (dynamic shared memory) only where LongMinBlocks of
+		// them fit a multiprocessor; else fewer keys a thread.
+		room := func(items int) bool {
+			return fits(items, cfg.LongMinBlocks) >= cfg.LongMinBlocks || sp.DynamicBytes() == 0
+		}
+		for long = shrink(long); long > 4 && !room(long); long-- {
+		}
 	}
 	small := cfg.SmallItems > 0 && cfg.SmallItems < items && rows*tileCount(items) < 2*sms
 	isLong := !small && long > 0 && tileCount(long) >= sortLongRowTiles &&
@@ -627,7 +655,7 @@ func sortPass(cfg sortConfig, info *DeviceInfo, order kernel.SortKey, val kernel
 	case isLong:
 		items, minBlocks = long, cfg.LongMinBlocks
 	}
-	sp.Items, sp.Lookback = items, lb
+	sp.Lookback = lb
 	sp.MinBlocks = fits(items, minBlocks)
 	sp.Prefetch = cfg.Prefetch * sms
 	if val != kernel.ValNone {
@@ -896,6 +924,11 @@ func radixSort(s *Stream, sp *kernel.RadixPass, cfg sortConfig, keys, vals *head
 	if err != nil {
 		return err
 	}
+	if n := sp.DynamicBytes(); n > 0 {
+		if err := fnPass.raiseSharedLimit(n); err != nil {
+			return err
+		}
+	}
 	// Work, one allocation: the counts, the plan flags, the two look-back status
 	// halves and the base offsets; one memset zeroes the plan, the passes' tile
 	// counters and the first status half (and the counts, when blocks add to them).
@@ -1030,6 +1063,7 @@ func radixSort(s *Stream, sp *kernel.RadixPass, cfg sortConfig, keys, vals *head
 			}
 			lc := launchGeometry(tiles, 1, block)
 			lc.Programmatic = pdl
+			lc.SharedMem = uint32(sp.DynamicBytes())
 			if err := l.launch(s, fnPass, lc); err != nil {
 				return err
 			}

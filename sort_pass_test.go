@@ -109,3 +109,47 @@ func TestSortPassFullTiles(t *testing.T) {
 		}
 	}
 }
+
+// Tiles past 48 KiB of shared memory (the tile's keys or values in dynamic shared
+// memory) where the device's opt-in limit holds them and LongMinBlocks of them fit a
+// multiprocessor; fewer keys a thread where not; no whole-sector writes past 32 keys a
+// thread.
+func TestSortPassSharedLimit(t *testing.T) {
+	h200 := DeviceInfo{Backend: "cuda", Multiprocessors: 132, MaxSharedPerBlock: 227 << 10, MaxSharedPerMultiprocessor: 228 << 10, ReservedSharedPerBlock: 1 << 10}
+	sm86 := DeviceInfo{Backend: "cuda", Multiprocessors: 84, MaxSharedPerBlock: 99 << 10, MaxSharedPerMultiprocessor: 100 << 10, ReservedSharedPerBlock: 1 << 10}
+	small := DeviceInfo{Backend: "cuda", Multiprocessors: 84, MaxSharedPerBlock: 48 << 10, MaxSharedPerMultiprocessor: 100 << 10, ReservedSharedPerBlock: 1 << 10}
+	cfg := sortConfigFromEnv(func(k string) string {
+		return map[string]string{"GPU_SORT_LONG_ITEMS": "48", "GPU_SORT_LONG_ITEMS8": "32", "GPU_SORT_LONG_MINBLOCKS": "2"}[k]
+	})
+	f32 := kernel.SortKey{Type: dtype.Float32}
+	f64 := kernel.SortKey{Type: dtype.Float64}
+	for _, c := range []struct {
+		name    string
+		info    DeviceInfo
+		order   kernel.SortKey
+		val     kernel.SortVal
+		vs      int
+		items   int
+		dynamic bool
+	}{
+		{"h200 float32", h200, f32, kernel.ValNone, 0, 48, true},
+		{"h200 float32 argsort", h200, f32, kernel.ValIndex, 4, 48, true},
+		{"h200 float64", h200, f64, kernel.ValNone, 0, 32, true},
+		// 100 KiB a multiprocessor: the largest tiles of which LongMinBlocks (2) fit
+		// (float32 keys with each slot's digit: 31 a thread, 49,984 bytes).
+		{"sm86 float32", sm86, f32, kernel.ValNone, 0, 31, true},
+		{"sm86 float64 argsort", sm86, f64, kernel.ValIndex, 4, 17, true},
+		// 48 KiB: the most keys a thread whose tile fits (float32: 30 with each
+		// slot's digit, 16-byte records of 8 warps' counters, offsets and words).
+		{"48 KiB float32", small, f32, kernel.ValNone, 0, 30, false},
+		{"48 KiB float64", small, f64, kernel.ValNone, 0, 16, false},
+	} {
+		sp := sortPass(cfg, &c.info, c.order, c.val, c.vs, 1, 1<<28)
+		if sp.Items != c.items || (sp.DynamicBytes() > 0) != c.dynamic || sp.SharedBytes() > c.info.MaxSharedPerBlock || sp.Sectors && sp.Items > 32 {
+			t.Errorf("%s: pass %s (%d bytes of shared memory, %d dynamic), want %d items, dynamic %v", c.name, sp.Key(), sp.SharedBytes(), sp.DynamicBytes(), c.items, c.dynamic)
+		}
+		if err := sp.Validate(); err != nil {
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+}

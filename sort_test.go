@@ -764,8 +764,11 @@ func TestSortConfigFromEnv(t *testing.T) {
 		c.LongItems8 != 12 || c.LongMinBlocks != 0 {
 		t.Fatalf("GPU_SORT_LONG_ITEMS=0 GPU_SORT_LONG_ITEMS8=12 GPU_SORT_LONG_MINBLOCKS=0: %+v", c)
 	}
+	if c := gpu.SortConfigFromEnv(env("GPU_SORT_LONG_ITEMS", "48", "GPU_SORT_LONG_ITEMS8", "24")); c.LongItems4 != 48 || c.LongItems8 != 24 {
+		t.Fatalf("GPU_SORT_LONG_ITEMS=48 GPU_SORT_LONG_ITEMS8=24: %+v", c)
+	}
 	c = gpu.SortConfigFromEnv(env("GPU_SORT_LOOKBACK_LEAN", "maybe", "GPU_SORT_SMALL_LOOKBACK", "3", "GPU_SORT_SMALL_ITEMS", "17", "GPU_SORT_ITEMS", "29",
-		"GPU_SORT_LONG_ITEMS", "2", "GPU_SORT_LONG_ITEMS8", "17", "GPU_SORT_LONG_MINBLOCKS", "9", "GPU_SORT_LOOKBACK_VALS", "3", "GPU_SORT_PDL", "sometimes",
+		"GPU_SORT_LONG_ITEMS", "2", "GPU_SORT_LONG_ITEMS8", "49", "GPU_SORT_LONG_MINBLOCKS", "9", "GPU_SORT_LOOKBACK_VALS", "3", "GPU_SORT_PDL", "sometimes",
 		"GPU_SORT_FUSED", "-1", "GPU_SORT_FUSED_BLOCKS", "3", "GPU_SORT_FUSED_SPLIT", "maybe", "GPU_SORT_FUSED_ITEMS", "29",
 		"GPU_SORT_FULL_TILES", "some", "GPU_SORT_FUSED_FULL", "sometimes", "GPU_SORT_SECTORS", "often", "GPU_SORT_PREFETCH", "65",
 		"GPU_SORT_PREFETCH_KV", "-1", "GPU_SORT_PREFETCH_VALS", "perhaps"))

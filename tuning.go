@@ -82,8 +82,8 @@ import (
 //	GPU_SORT_MINBLOCKS=0..8, GPU_SORT_RANK=ballot|match|or, GPU_SORT_MATCH=on,
 //	GPU_SORT_LOADFENCE=on|off, GPU_SORT_SMALL_ITEMS=0..16,
 //	GPU_SORT_SMALL_LOOKBACK=0|1|2|4|8|16|32, GPU_SORT_LOOKBACK_LEAN=on|off,
-//	GPU_SORT_HIST_LEAN=on|off, GPU_SORT_LONG_ITEMS=0|4..28,
-//	GPU_SORT_LONG_ITEMS8=0|4..16,
+//	GPU_SORT_HIST_LEAN=on|off, GPU_SORT_LONG_ITEMS=0|4..48,
+//	GPU_SORT_LONG_ITEMS8=0|4..48,
 //	GPU_SORT_LONG_MINBLOCKS=0..8, GPU_SORT_PDL=on|off,
 //	GPU_SORT_FUSED=0..2^24, GPU_SORT_FUSED_ITEMS=4..28, GPU_SORT_FUSED_BLOCKS=1|2,
 //	GPU_SORT_FUSED_SPLIT=on|off,
@@ -1060,7 +1060,7 @@ func sortConfigFromEnv(getenv func(string) string) sortConfig {
 		name string
 		hi   int
 		p    *int
-	}{{"GPU_SORT_LONG_ITEMS", 28, &c.LongItems4}, {"GPU_SORT_LONG_ITEMS8", 16, &c.LongItems8}} {
+	}{{"GPU_SORT_LONG_ITEMS", kernel.SortPassMaxItems, &c.LongItems4}, {"GPU_SORT_LONG_ITEMS8", kernel.SortPassMaxItems, &c.LongItems8}} {
 		n := -1 // (0 turns the long configuration off; 1 to 3 are not taken)
 		envInt(getenv, v.name, 0, v.hi, &n)
 		if n == 0 || n >= 4 {

@@ -701,8 +701,8 @@ func (p *RadixPass) Validate() error {
 	if err := p.Order.Validate(); err != nil {
 		return err
 	}
-	if err := sortItemsValid(p.Items); err != nil {
-		return err
+	if p.Items < 1 || p.Items > SortPassMaxItems || p.Sectors && p.Items > 32 {
+		return fmt.Errorf("kernel: sort pass items %d (sectors %v)", p.Items, p.Sectors)
 	}
 	if err := sortValValid(p.Val, p.ValSize); err != nil {
 		return err
@@ -715,7 +715,7 @@ func (p *RadixPass) Validate() error {
 	if p.Rank > RankAtomicOr {
 		return fmt.Errorf("kernel: sort ranking %v", p.Rank)
 	}
-	if smem := p.SharedBytes(); smem > 48<<10 {
+	if smem := p.SharedBytes(); smem-p.DynamicBytes() > sortStaticShared || smem > SortMaxShared {
 		return fmt.Errorf("kernel: sort tile of %d keys takes too much shared memory", p.Tile())
 	}
 	if p.MinBlocks < 0 || p.MinBlocks > 8 {
@@ -727,10 +727,34 @@ func (p *RadixPass) Validate() error {
 	return nil
 }
 
-// SharedBytes returns the pass kernel's static shared memory in bytes: the tile's keys
-// or values, warp counters, digit offsets, a few words and, with values or float
-// keys, each slot's digit (at most 48 KiB: Validate). It is ptxas's count or up to 16
-// bytes more (the small arrays rounded up).
+// SortPassMaxItems is the most keys a thread of a pass's tile may hold (32 with
+// Sectors, whose tables in the warp counters' array hold no more).
+const SortPassMaxItems = 48
+
+// sortStaticShared is the most static shared memory a kernel may declare (48 KiB:
+// more takes dynamic shared memory and the device's opt-in).
+const sortStaticShared = 48 << 10
+
+// SortMaxShared is the most shared memory a pass may take a block: sm_90's opt-in
+// limit (227 KiB: CUDA C Programming Guide, "Compute Capabilities"); a device whose
+// limit is lower (DeviceInfo.MaxSharedPerBlock) takes smaller tiles.
+const SortMaxShared = 227 << 10
+
+// DynamicBytes returns the dynamic shared memory of a launch of the pass, in bytes:
+// where SharedBytes passes 48 KiB the tile's keys or values move to dynamic shared
+// memory (tileBytes; the launch must raise the kernel's limit to it: CUDA Driver API,
+// cuFuncSetAttribute, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES), else 0.
+func (p *RadixPass) DynamicBytes() int {
+	if p.SharedBytes() <= sortStaticShared {
+		return 0
+	}
+	return p.tileBytes()
+}
+
+// SharedBytes returns the pass kernel's shared memory in bytes, static and dynamic
+// (DynamicBytes): the tile's keys or values, warp counters, digit offsets, a few words
+// and, with values or float keys, each slot's digit (at most SortMaxShared: Validate).
+// It is ptxas's count or up to 16 bytes more (the small arrays rounded up).
 func (p *RadixPass) SharedBytes() int {
 	smem := p.tileBytes() + 8*RadixDigits*4 + RadixDigits*8 + 64
 	if p.digitsInSmem() {

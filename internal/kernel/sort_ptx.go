@@ -1228,7 +1228,11 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 	}
 	K, tile, ks, vs := p.Items, p.Tile(), p.Order.Size(), p.ValSize
 	P := p.Order.Passes()
-	f.Shared("rs_tile", ptx.B8, 16, p.tileBytes()) // (RankAtomicOr: the match words first)
+	if p.DynamicBytes() > 0 {
+		m.ExternShared("rs_tile", 16)
+	} else {
+		f.Shared("rs_tile", ptx.B8, 16, p.tileBytes()) // (RankAtomicOr: the match words first)
+	}
 	f.Shared("rs_cnt", ptx.B32, 16, 8*RadixDigits)
 	f.Shared("rs_off", ptx.B64, 16, RadixDigits) // per digit: the key (then value) address of tile slot 0
 	f.Shared("rs_sum", ptx.B32, 16, SortBlock/32)

@@ -200,7 +200,7 @@ func sortSimRunKeys(t *testing.T, order SortKey, items int, val SortVal, vs int,
 	ks := order.Size()
 	P := order.Passes()
 	pass := &RadixPass{Order: order, Items: items, Val: val, ValSize: vs, Lookback: lb, Rank: rank, LoadFence: items%2 == 0, LeanLookback: lean, FullTiles: full,
-		Sectors: sortSimSectors, Prefetch: sortSimPrefetch, PrefetchVals: sortSimPrefetch > 0}
+		Sectors: sortSimSectors && items <= 32, Prefetch: sortSimPrefetch, PrefetchVals: sortSimPrefetch > 0}
 	tile := pass.Tile()
 	tpr := (rowLen + tile - 1) / tile
 	tps, segs := tpr, 1
@@ -475,6 +475,11 @@ func radixPassSim(t *testing.T) {
 		{dtype.Float32, false, ValIndex, 4, 1, 15000, 24, 2, 0, RankBallot, true},
 		{dtype.Int32, true, ValNone, 0, 1, 30000, 28, 4, 0, RankBallot, true},
 		{dtype.Float64, false, ValIndex, 4, 1, 21000, 16, 2, 0, RankBallot, true},
+		// Tiles past 48 KiB of shared memory, whose keys or values take dynamic
+		// shared memory (RadixPass.DynamicBytes): 40 items of float32 keys alone, 24
+		// of float64 keys with indices.
+		{dtype.Float32, true, ValNone, 0, 1, 25000, 40, 4, 0, RankBallot, true},
+		{dtype.Float64, false, ValIndex, 4, 1, 15000, 24, 2, 0, RankBallot, true},
 	}
 	// RadixPass.FullTiles: full tiles take the copy without bounds tests, a row's
 	// partial last tile the other. Rows of whole tiles (2048 keys of 4-item tiles,
@@ -490,6 +495,10 @@ func radixPassSim(t *testing.T) {
 		{dtype.Float64, false, ValIndex, 8, 1, 2100, 2, 8, 2, RankBallot, true},
 		{dtype.Float32, true, ValNone, 0, 1, 30000, 28, 4, 0, RankBallot, true},
 		{dtype.Float64, false, ValIndex, 4, 1, 21000, 16, 2, 3, RankBallot, true},
+		// Dynamic shared memory: two whole tiles of 40 items, float64 keys of 24
+		// items with a partial last tile.
+		{dtype.Int32, false, ValNone, 0, 1, 20480, 40, 4, 0, RankBallot, true},
+		{dtype.Float64, true, ValNone, 0, 1, 15000, 24, 4, 0, RankBallot, true},
 	}
 	if testing.Short() || testenv.Race {
 		cases = cases[:3] // (testenv.Race: the simulator's own synchronization is what -race checks)
