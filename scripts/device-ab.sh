@@ -16,5 +16,6 @@
 set -u
 : "${OLD:?the old build's gpubench}" "${NEW:?this build's gpubench}" "${ROWS:?a file of row names}"
 v=$(mktemp)
+trap 'rm -f "$v"' EXIT
 printf 'old G=%s %s\nnew G=%s %s\n' "$OLD" "${OLDENV:-}" "$NEW" "${NEWENV:-}" > "$v"
-N=${N:-8} VARIANTS=$v exec bash "$(dirname "$0")/device-variants.sh"
+N=${N:-8} VARIANTS=$v bash "$(dirname "$0")/device-variants.sh"
