@@ -591,7 +591,11 @@ func sortRows(s *Stream, keys, vals *header, rows, rowLen int, desc bool, outK, 
 // (LongItems4/8), which spend fewer instructions a key on the look-back and the
 // per-tile steps, where the padding of a row's last tile stays small. The passes'
 // MinBlocks (their register cap) and the blocks of the long rule's wave are at most
-// the blocks whose shared memory fits a multiprocessor (sortResidentBlocks).
+// the blocks whose shared memory fits a multiprocessor (sortResidentBlocks). A tile
+// past the shared memory a block may opt in to (DeviceInfo.MaxSharedPerBlock) takes
+// fewer keys a thread, and so does a long tile past 48 KiB (its keys or values in
+// dynamic shared memory: kernel.RadixPass.DynamicBytes) of which fewer than
+// LongMinBlocks fit a multiprocessor.
 func sortPass(cfg sortConfig, info *DeviceInfo, order kernel.SortKey, val kernel.SortVal, vs, rows, rowLen int) *kernel.RadixPass {
 	ks := order.Size()
 	items, long := cfg.Items4, cfg.LongItems4
