@@ -843,8 +843,10 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // fits those passes of every key type, with indices or payloads, in 64 registers
 // without spills; 0: no cap).
 // GPU_SORT_LONG_ITEMS, GPU_SORT_LONG_ITEMS8 and GPU_SORT_LONG_MINBLOCKS (defaults 28,
-// 16 and 3; 0 items: no long configuration for that key width; LONG_MINBLOCKS 0: no
-// cap, the wave rule counting one block) take their places for long rows (sortPass:
+// 16 and 3; items up to 48, tiles past 48 KiB of shared memory keeping their keys or
+// values in dynamic shared memory, not yet measured against the defaults; 0 items: no
+// long configuration for that key width; LONG_MINBLOCKS 0: no cap, the wave rule
+// counting one block) take their places for long rows (sortPass:
 // sortLongRowTiles, sortConfig.LongWaves, 4 waves, set by tests only). The pass is
 // instruction-bound (131 instructions a key at 16 items, the ALU pipe 72% busy, H200,
 // 2026-12-02), and larger tiles spend fewer of them a key on the look-back and the
