@@ -7,12 +7,19 @@ import (
 	"github.com/go-gpu/gpu/internal/kernel"
 )
 
+// The devices the passes' choices are tested on: an H200 (228 KiB of shared memory a
+// multiprocessor, 227 KiB a block) and a GPU of compute capability 8.6 (100 and 99).
+var (
+	sortTestH200 = DeviceInfo{Backend: "cuda", Multiprocessors: 132, MaxSharedPerBlock: 227 << 10, MaxSharedPerMultiprocessor: 228 << 10, ReservedSharedPerBlock: 1 << 10}
+	sortTestSM86 = DeviceInfo{Backend: "cuda", Multiprocessors: 84, MaxSharedPerBlock: 99 << 10, MaxSharedPerMultiprocessor: 100 << 10, ReservedSharedPerBlock: 1 << 10}
+)
+
 // The passes' blocks per multiprocessor (MinBlocks, the long rule's wave) at most what
 // the device's shared memory fits: unchanged on the H200 (228 KiB a multiprocessor),
 // fewer on sm_86/89 (100 KiB), unchanged where the device doesn't say (the CPU).
 func TestSortResidentBlocks(t *testing.T) {
-	h200 := DeviceInfo{Backend: "cuda", Multiprocessors: 132, MaxSharedPerMultiprocessor: 228 << 10, ReservedSharedPerBlock: 1 << 10}
-	sm86 := DeviceInfo{Backend: "cuda", Multiprocessors: 84, MaxSharedPerMultiprocessor: 100 << 10, ReservedSharedPerBlock: 1 << 10}
+	h200 := sortTestH200
+	sm86 := sortTestSM86
 	cpu := DeviceInfo{Backend: "cpu", Multiprocessors: 84}
 	for _, c := range []struct {
 		want, smem int
@@ -31,18 +38,9 @@ func TestSortResidentBlocks(t *testing.T) {
 	}
 
 	def := sortConfigFromEnv(func(string) string { return "" })
-	f32 := kernel.SortKey{Type: dtype.Float32}
-	f64 := kernel.SortKey{Type: dtype.Float64}
+	f32, f64 := kernel.SortKey{Type: dtype.Float32}, kernel.SortKey{Type: dtype.Float64}
 	i32 := kernel.SortKey{Type: dtype.Int32}
-	for _, c := range []struct {
-		name       string
-		info       DeviceInfo
-		order      kernel.SortKey
-		val        kernel.SortVal
-		vs         int
-		rows, n    int
-		items, min int // the pass: items, MinBlocks
-	}{
+	for _, c := range []sortPassCase{
 		// The H200's choices: the long passes under 3 blocks, the base ones under 4.
 		{"h200 2^28 float32", h200, f32, kernel.ValNone, 0, 1, 1 << 28, 28, 3},
 		{"h200 2^28 float32 argsort", h200, f32, kernel.ValIndex, 4, 1, 1 << 28, 28, 3},
@@ -60,13 +58,7 @@ func TestSortResidentBlocks(t *testing.T) {
 		{"unknown 700 long tiles", DeviceInfo{Multiprocessors: 84}, f32, kernel.ValNone, 0, 1, 700 * 7168, 16, 4},
 		{"cpu 2^28 float32", cpu, f32, kernel.ValNone, 0, 1, 1 << 28, 28, 3},
 	} {
-		sp := sortPass(def, &c.info, c.order, c.val, c.vs, c.rows, c.n)
-		if sp.Items != c.items || sp.MinBlocks != c.min {
-			t.Errorf("%s: pass %s, want %d items under %d blocks", c.name, sp.Key(), c.items, c.min)
-		}
-		if err := sp.Validate(); err != nil {
-			t.Errorf("%s: %v", c.name, err)
-		}
+		c.check(t, def)
 	}
 }
 
@@ -74,9 +66,8 @@ func TestSortResidentBlocks(t *testing.T) {
 // rows' passes and to every pass of keys and values of at most 4 bytes; long to the
 // long rows' passes alone; all to every pass.
 func TestSortPassFullTiles(t *testing.T) {
-	h200 := DeviceInfo{Backend: "cuda", Multiprocessors: 132, MaxSharedPerMultiprocessor: 228 << 10, ReservedSharedPerBlock: 1 << 10}
-	f32 := kernel.SortKey{Type: dtype.Float32}
-	f64 := kernel.SortKey{Type: dtype.Float64}
+	h200 := sortTestH200
+	f32, f64 := kernel.SortKey{Type: dtype.Float32}, kernel.SortKey{Type: dtype.Float64}
 	for _, c := range []struct {
 		env        string
 		key        kernel.SortKey
@@ -115,41 +106,54 @@ func TestSortPassFullTiles(t *testing.T) {
 // multiprocessor; fewer keys a thread where not; no whole-sector writes past 32 keys a
 // thread.
 func TestSortPassSharedLimit(t *testing.T) {
-	h200 := DeviceInfo{Backend: "cuda", Multiprocessors: 132, MaxSharedPerBlock: 227 << 10, MaxSharedPerMultiprocessor: 228 << 10, ReservedSharedPerBlock: 1 << 10}
-	sm86 := DeviceInfo{Backend: "cuda", Multiprocessors: 84, MaxSharedPerBlock: 99 << 10, MaxSharedPerMultiprocessor: 100 << 10, ReservedSharedPerBlock: 1 << 10}
+	h200 := sortTestH200
+	sm86 := sortTestSM86
 	small := DeviceInfo{Backend: "cuda", Multiprocessors: 84, MaxSharedPerBlock: 48 << 10, MaxSharedPerMultiprocessor: 100 << 10, ReservedSharedPerBlock: 1 << 10}
 	cfg := sortConfigFromEnv(func(k string) string {
 		return map[string]string{"GPU_SORT_LONG_ITEMS": "48", "GPU_SORT_LONG_ITEMS8": "32", "GPU_SORT_LONG_MINBLOCKS": "2"}[k]
 	})
-	f32 := kernel.SortKey{Type: dtype.Float32}
-	f64 := kernel.SortKey{Type: dtype.Float64}
-	for _, c := range []struct {
-		name    string
-		info    DeviceInfo
-		order   kernel.SortKey
-		val     kernel.SortVal
-		vs      int
-		items   int
-		dynamic bool
-	}{
-		{"h200 float32", h200, f32, kernel.ValNone, 0, 48, true},
-		{"h200 float32 argsort", h200, f32, kernel.ValIndex, 4, 48, true},
-		{"h200 float64", h200, f64, kernel.ValNone, 0, 32, true},
+	f32, f64 := kernel.SortKey{Type: dtype.Float32}, kernel.SortKey{Type: dtype.Float64}
+	for _, c := range []sortPassCase{
+		{"h200 float32", h200, f32, kernel.ValNone, 0, 1, 1 << 28, 48, 2},
+		{"h200 float32 argsort", h200, f32, kernel.ValIndex, 4, 1, 1 << 28, 48, 2},
+		{"h200 float64", h200, f64, kernel.ValNone, 0, 1, 1 << 28, 32, 2},
 		// 100 KiB a multiprocessor: the largest tiles of which LongMinBlocks (2) fit
 		// (float32 keys with each slot's digit: 31 a thread, 49,984 bytes).
-		{"sm86 float32", sm86, f32, kernel.ValNone, 0, 31, true},
-		{"sm86 float64 argsort", sm86, f64, kernel.ValIndex, 4, 17, true},
+		{"sm86 float32", sm86, f32, kernel.ValNone, 0, 1, 1 << 28, 31, 2},
+		{"sm86 float64 argsort", sm86, f64, kernel.ValIndex, 4, 1, 1 << 28, 17, 2},
 		// 48 KiB: the most keys a thread whose tile fits (float32: 30 with each
 		// slot's digit, 16-byte records of 8 warps' counters, offsets and words).
-		{"48 KiB float32", small, f32, kernel.ValNone, 0, 30, false},
-		{"48 KiB float64", small, f64, kernel.ValNone, 0, 16, false},
+		{"48 KiB float32", small, f32, kernel.ValNone, 0, 1, 1 << 28, 30, 2},
+		{"48 KiB float64", small, f64, kernel.ValNone, 0, 1, 1 << 28, 16, 2},
 	} {
-		sp := sortPass(cfg, &c.info, c.order, c.val, c.vs, 1, 1<<28)
-		if sp.Items != c.items || (sp.DynamicBytes() > 0) != c.dynamic || sp.SharedBytes() > c.info.MaxSharedPerBlock || sp.Sectors && sp.Items > 32 {
-			t.Errorf("%s: pass %s (%d bytes of shared memory, %d dynamic), want %d items, dynamic %v", c.name, sp.Key(), sp.SharedBytes(), sp.DynamicBytes(), c.items, c.dynamic)
-		}
-		if err := sp.Validate(); err != nil {
-			t.Errorf("%s: %v", c.name, err)
+		sp := c.check(t, cfg)
+		if big := sp.SharedBytes() > 48<<10; big != (sp.DynamicBytes() > 0) || sp.SharedBytes() > c.info.MaxSharedPerBlock || sp.Sectors && sp.Items > 32 {
+			t.Errorf("%s: pass %s: %d bytes of shared memory, %d of them dynamic, on %d a block", c.name, sp.Key(), sp.SharedBytes(), sp.DynamicBytes(), c.info.MaxSharedPerBlock)
 		}
 	}
+}
+
+// sortPassCase is a sort and the pass sortPass should choose for it.
+type sortPassCase struct {
+	name       string
+	info       DeviceInfo
+	order      kernel.SortKey
+	val        kernel.SortVal
+	vs         int
+	rows, n    int
+	items, min int // the pass: items, MinBlocks
+}
+
+// check returns sortPass's choice under cfg, reporting a pass other than the case's
+// or one that fails Validate.
+func (c sortPassCase) check(t *testing.T, cfg sortConfig) *kernel.RadixPass {
+	t.Helper()
+	sp := sortPass(cfg, &c.info, c.order, c.val, c.vs, c.rows, c.n)
+	if sp.Items != c.items || sp.MinBlocks != c.min {
+		t.Errorf("%s: pass %s, want %d items under %d blocks", c.name, sp.Key(), c.items, c.min)
+	}
+	if err := sp.Validate(); err != nil {
+		t.Errorf("%s: %v", c.name, err)
+	}
+	return sp
 }
