@@ -623,7 +623,7 @@ func sortPass(cfg sortConfig, info *DeviceInfo, order kernel.SortKey, val kernel
 	// fewer keys a thread.
 	limit := info.MaxSharedPerBlock
 	if limit <= 0 {
-		limit = 48 << 10
+		limit = kernel.SortStaticShared
 	}
 	shrink := func(items int) int {
 		for ; items > 4; items-- {
@@ -660,7 +660,7 @@ func sortPass(cfg sortConfig, info *DeviceInfo, order kernel.SortKey, val kernel
 		items, minBlocks = long, cfg.LongMinBlocks
 	}
 	sp.Lookback = lb
-	sp.MinBlocks = fits(items, minBlocks)
+	sp.MinBlocks = fits(items, minBlocks) // (and Items, Sectors)
 	sp.Prefetch = cfg.Prefetch * sms
 	if val != kernel.ValNone {
 		sp.Prefetch, sp.PrefetchVals = cfg.PrefetchKV*sms, cfg.PrefetchVals

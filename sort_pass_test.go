@@ -127,7 +127,7 @@ func TestSortPassSharedLimit(t *testing.T) {
 		{"48 KiB float64", small, f64, kernel.ValNone, 0, 1, 1 << 28, 16, 2},
 	} {
 		sp := c.check(t, cfg)
-		if big := sp.SharedBytes() > 48<<10; big != (sp.DynamicBytes() > 0) || sp.SharedBytes() > c.info.MaxSharedPerBlock || sp.Sectors && sp.Items > 32 {
+		if big := sp.SharedBytes() > kernel.SortStaticShared; big != (sp.DynamicBytes() > 0) || sp.SharedBytes() > c.info.MaxSharedPerBlock || sp.Sectors && sp.Items > 32 {
 			t.Errorf("%s: pass %s: %d bytes of shared memory, %d of them dynamic, on %d a block", c.name, sp.Key(), sp.SharedBytes(), sp.DynamicBytes(), c.info.MaxSharedPerBlock)
 		}
 	}

@@ -715,7 +715,7 @@ func (p *RadixPass) Validate() error {
 	if p.Rank > RankAtomicOr {
 		return fmt.Errorf("kernel: sort ranking %v", p.Rank)
 	}
-	if smem := p.SharedBytes(); smem-p.DynamicBytes() > sortStaticShared || smem > SortMaxShared {
+	if smem := p.SharedBytes(); smem-p.DynamicBytes() > SortStaticShared || smem > SortMaxShared {
 		return fmt.Errorf("kernel: sort tile of %d keys takes too much shared memory", p.Tile())
 	}
 	if p.MinBlocks < 0 || p.MinBlocks > 8 {
@@ -731,9 +731,9 @@ func (p *RadixPass) Validate() error {
 // Sectors, whose tables in the warp counters' array hold no more).
 const SortPassMaxItems = 48
 
-// sortStaticShared is the most static shared memory a kernel may declare (48 KiB:
+// SortStaticShared is the most static shared memory a kernel may declare (48 KiB:
 // more takes dynamic shared memory and the device's opt-in).
-const sortStaticShared = 48 << 10
+const SortStaticShared = 48 << 10
 
 // SortMaxShared is the most shared memory a pass may take a block: sm_90's opt-in
 // limit (227 KiB: CUDA C Programming Guide, "Compute Capabilities"); a device whose
@@ -745,7 +745,7 @@ const SortMaxShared = 227 << 10
 // memory (tileBytes; the launch must raise the kernel's limit to it: CUDA Driver API,
 // cuFuncSetAttribute, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES), else 0.
 func (p *RadixPass) DynamicBytes() int {
-	if p.SharedBytes() <= sortStaticShared {
+	if p.SharedBytes() <= SortStaticShared {
 		return 0
 	}
 	return p.tileBytes()
@@ -1122,7 +1122,7 @@ func (b *RadixBlockSort) Validate() error {
 	if err := sortValValid(b.Val, vs); err != nil {
 		return err
 	}
-	if sortSmemBytes(b.Tile(), b.Order.Size(), 4)+b.Tile()*4 > 48<<10 {
+	if sortSmemBytes(b.Tile(), b.Order.Size(), 4)+b.Tile()*4 > SortStaticShared {
 		return fmt.Errorf("kernel: block sort of %d keys takes too much shared memory", b.Tile())
 	}
 	return nil
