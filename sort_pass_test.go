@@ -41,22 +41,25 @@ func TestSortResidentBlocks(t *testing.T) {
 	f32, f64 := kernel.SortKey{Type: dtype.Float32}, kernel.SortKey{Type: dtype.Float64}
 	i32 := kernel.SortKey{Type: dtype.Int32}
 	for _, c := range []sortPassCase{
-		// The H200's choices: the long passes under 3 blocks, the base ones under 4.
-		{"h200 2^28 float32", h200, f32, kernel.ValNone, 0, 1, 1 << 28, 28, 3},
-		{"h200 2^28 float32 argsort", h200, f32, kernel.ValIndex, 4, 1, 1 << 28, 28, 3},
-		{"h200 2^27 float64 argsort", h200, f64, kernel.ValIndex, 4, 1, 1 << 27, 16, 3},
+		// The H200's choices: the long passes under 2 blocks (their tiles past 48 KiB),
+		// the base ones under 4.
+		{"h200 2^28 float32", h200, f32, kernel.ValNone, 0, 1, 1 << 28, 48, 2},
+		{"h200 2^28 float32 argsort", h200, f32, kernel.ValIndex, 4, 1, 1 << 28, 48, 2},
+		{"h200 2^27 float64 argsort", h200, f64, kernel.ValIndex, 4, 1, 1 << 27, 32, 2},
 		{"h200 16384x16384 int32", h200, i32, kernel.ValNone, 0, 16384, 16384, 16, 4},
 		{"h200 2^22 float64", h200, f64, kernel.ValNone, 0, 1, 1 << 22, 12, 4},
-		// 100 KiB a multiprocessor: 2 long blocks, 3 of 16 items of 4 bytes, 2 of 12 of 8.
-		{"sm86 2^28 float32", sm86, f32, kernel.ValNone, 0, 1, 1 << 28, 28, 2},
-		{"sm86 2^27 float64 argsort", sm86, f64, kernel.ValIndex, 4, 1, 1 << 27, 16, 2},
+		// 100 KiB a multiprocessor: 2 long blocks of the largest tiles that fit two
+		// (TestSortPassSharedLimit), 3 of 16 items of 4 bytes, 2 of 12 of 8.
+		{"sm86 2^28 float32", sm86, f32, kernel.ValNone, 0, 1, 1 << 28, 31, 2},
+		{"sm86 2^27 float64 argsort", sm86, f64, kernel.ValIndex, 4, 1, 1 << 27, 17, 2},
 		{"sm86 16384x16384 int32", sm86, i32, kernel.ValNone, 0, 16384, 16384, 16, 3},
 		{"sm86 2^20 float64", sm86, f64, kernel.ValNone, 0, 1, 1 << 20, 12, 2},
-		// The wave rule at the blocks that fit: 700 tiles of 7168 keys are 4 waves of
-		// 2 blocks on 84 multiprocessors (672), not of 3 (1008).
-		{"sm86 700 long tiles", sm86, f32, kernel.ValNone, 0, 1, 700 * 7168, 28, 2},
+		// The wave rule at the long tiles that fit: 4 waves of 2 blocks of 7936 keys
+		// (31 a thread) on 84 multiprocessors are 672 tiles; 700 are long, 600 not.
+		{"sm86 700 long tiles", sm86, f32, kernel.ValNone, 0, 1, 700 * 7936, 31, 2},
+		{"sm86 600 long tiles", sm86, f32, kernel.ValNone, 0, 1, 600 * 7936, 16, 3},
 		{"unknown 700 long tiles", DeviceInfo{Multiprocessors: 84}, f32, kernel.ValNone, 0, 1, 700 * 7168, 16, 4},
-		{"cpu 2^28 float32", cpu, f32, kernel.ValNone, 0, 1, 1 << 28, 28, 3},
+		{"cpu 2^28 float32", cpu, f32, kernel.ValNone, 0, 1, 1 << 28, 30, 2},
 	} {
 		c.check(t, def)
 	}

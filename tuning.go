@@ -842,11 +842,11 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // passes, which caps their registers; default 4: with the lean look-back ptxas 13.0
 // fits those passes of every key type, with indices or payloads, in 64 registers
 // without spills; 0: no cap).
-// GPU_SORT_LONG_ITEMS, GPU_SORT_LONG_ITEMS8 and GPU_SORT_LONG_MINBLOCKS (defaults 28,
-// 16 and 3; items up to 48, tiles past 48 KiB of shared memory keeping their keys or
-// values in dynamic shared memory, not yet measured against the defaults; 0 items: no
-// long configuration for that key width; LONG_MINBLOCKS 0: no cap, the wave rule
-// counting one block) take their places for long rows (sortPass:
+// GPU_SORT_LONG_ITEMS, GPU_SORT_LONG_ITEMS8 and GPU_SORT_LONG_MINBLOCKS (defaults 48,
+// 32 and 2; items up to kernel.SortPassMaxItems, tiles past 48 KiB of shared memory
+// keeping their keys or values in dynamic shared memory; 0 items: no long
+// configuration for that key width; LONG_MINBLOCKS 0: no cap, the wave rule counting
+// one block) take their places for long rows (sortPass:
 // sortLongRowTiles, sortConfig.LongWaves, 4 waves, set by tests only). The pass is
 // instruction-bound (131 instructions a key at 16 items, the ALU pipe 72% busy, H200,
 // 2026-12-02), and larger tiles spend fewer of them a key on the look-back and the
@@ -863,10 +863,10 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // 8-byte keys 12 items under 4 blocks against 16 under 3: sort of 2^27 float64
 // 10.7 / 9.62-9.67 ms, argsort 13.2-13.3 / 12.7. ptxas 11.8 spills 8 to 16 bytes in
 // passes of 24 items under 3 blocks; the times above are what the driver's compiler
-// (CUDA 13) made of them, at a window of 16. The default 28-item passes spill too:
-// CUDA 13's ptxas 72-84 bytes without values, 8-12 with indices at the default windows
-// (64-76 and 4 at a window of 16; ptxas 11.8: 84-92 and 8-12); they were still the
-// fastest measured. The figures are the H200's: a GPU with less shared memory a
+// (CUDA 13) made of them, at a window of 16. The 28-item passes (the defaults then)
+// spilled too: CUDA 13's ptxas 72-84 bytes without values, 8-12 with indices at the
+// default windows (64-76 and 4 at a window of 16; ptxas 11.8: 84-92 and 8-12); they
+// were still the fastest measured then. The figures are the H200's: a GPU with less shared memory a
 // multiprocessor (100 KiB on sm_86/89) fits fewer of these blocks than MinBlocks asks,
 // and there the passes take the blocks that fit (sortResidentBlocks: for the register
 // cap and the long rows' wave rule; not measured). Four blocks for the long passes
@@ -875,8 +875,23 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // 1.02x, argsort 1.06x; so did it with the ranks packed three a register, which
 // ptxas 13.0 fits in 64 registers without spills for float32 keys alone (1.02x,
 // 1.00x, 1.21-1.22x, 0.99x, 1.03x; packing alone 1.00-1.035x, not kept:
-// docs/benchmarks/h100-2026-12-06-sort-pass.txt). Smaller windows then took less
-// (H200, 2026-12-03, one process each in turn, two or three rounds, ms):
+// docs/benchmarks/h100-2026-12-06-sort-pass.txt). Larger tiles under two blocks,
+// their keys or values past 48 KiB in dynamic shared memory, took less than 28 and 16
+// items under three (H100, 2026-12-07, two processes each in turn, medians as ratios
+// to those of 28 and 16 under three; docs/benchmarks/h100-2026-12-07-long-tiles.txt):
+//
+//	items of 4-byte / 8-byte keys  28/16, 3 blocks  28/16   32/24   40/28   48/32
+//	sort of 2^28 float32           4.90 ms          1.126   1.072   1.013   0.980
+//	sort of 2^28 int32             5.22 ms          1.038   0.989   0.934   0.897
+//	argsort of 2^28 float32        8.87 ms          1.047   1.019   0.906   0.886
+//	argsort of 2^28 int32          9.10 ms          1.013   1.008   0.897   0.884
+//	sort of 2^27 float64           8.68 ms          0.996   0.931   0.929   0.953
+//	argsort of 2^27 float64        13.8 ms          0.961   0.873   0.860   0.845
+//
+// (the rows of 16384x16384, which take the base passes, 1.006-1.015x), hence 48 and 32
+// under two: ptxas 11.8 fits them in 128 registers without spills for float32 and
+// float64 keys, alone or with indices. Smaller windows then took less (H200,
+// 2026-12-03, one process each in turn, two or three rounds, ms):
 //
 //	window                         16         8          4          2          1
 //	sort of 2^28 float32          6.22-6.24  6.09-6.11  6.08-6.10  6.17-6.18  6.51
@@ -1023,7 +1038,7 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 4, LookbackVals: 2, HistItems: 8, SegMax: kernel.SortSegmentMax,
 		LoadFence: true, MinBlocks: 4, SmallItems: 8, SmallLookback: 8, LeanLookback: true, HistLean: true,
-		LongItems4: 28, LongItems8: 16, LongMinBlocks: 3, LongWaves: 4, FusedMax: 1 << 24, FusedItems4: 26, FusedBlocks: 2, FusedSplit: true,
+		LongItems4: 48, LongItems8: 32, LongMinBlocks: 2, LongWaves: 4, FusedMax: 1 << 24, FusedItems4: 26, FusedBlocks: 2, FusedSplit: true,
 		FusedEarly: true, FusedRank: kernel.RankAtomicOr, FullTiles: sortFullNarrow, Sectors: sortSectorsValues, Prefetch: 1}
 	envInt(getenv, "GPU_SORT_FUSED", 0, 1<<24, &c.FusedMax)
 	envInt(getenv, "GPU_SORT_FUSED_ITEMS", 4, 28, &c.FusedItems4)
