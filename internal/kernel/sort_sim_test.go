@@ -489,6 +489,10 @@ func radixPassSim(t *testing.T) {
 		// of float64 keys with indices.
 		{dtype.Float32, true, ValNone, 0, 1, 25000, 40, 4, 0, RankBallot, true},
 		{dtype.Float64, false, ValIndex, 4, 1, 15000, 24, 2, 0, RankBallot, true},
+		// The long rows' default tiles: 48 items of float32 keys with indices, 32
+		// of float64 keys alone.
+		{dtype.Float32, false, ValIndex, 4, 1, 30000, 48, 2, 0, RankBallot, true},
+		{dtype.Float64, true, ValNone, 0, 1, 20000, 32, 4, 0, RankBallot, true},
 	}
 	// RadixPass.FullTiles: full tiles take the copy without bounds tests, a row's
 	// partial last tile the other. Rows of whole tiles (2048 keys of 4-item tiles,
