@@ -890,8 +890,9 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 //
 // (the rows of 16384x16384, which take the base passes, 1.006-1.015x), hence 48 and 32
 // under two: ptxas 11.8 fits them in 128 registers without spills for float32 and
-// float64 keys, alone or with indices. Smaller windows then took less (H200,
-// 2026-12-03, one process each in turn, two or three rounds, ms):
+// float64 keys, alone or with indices (int32 keys alone spill 16 bytes, int64 4 with
+// the prefetch; CUDA 13's ptxas not yet run over them). Smaller windows then took less
+// (H200, 2026-12-03, one process each in turn, two or three rounds, ms):
 //
 //	window                         16         8          4          2          1
 //	sort of 2^28 float32          6.22-6.24  6.09-6.11  6.08-6.10  6.17-6.18  6.51
