@@ -58,7 +58,10 @@ func TestSortResidentBlocks(t *testing.T) {
 		// (31 a thread) on 84 multiprocessors are 672 tiles; 700 are long, 600 not.
 		{"sm86 700 long tiles", sm86, f32, kernel.ValNone, 0, 1, 700 * 7936, 31, 2},
 		{"sm86 600 long tiles", sm86, f32, kernel.ValNone, 0, 1, 600 * 7936, 16, 3},
+		// A device that doesn't say its shared memory: long tiles of at most 48 KiB
+		// (30 items, 7680 keys), of which 654 are short of 4 waves of 2 blocks (672).
 		{"unknown 700 long tiles", DeviceInfo{Multiprocessors: 84}, f32, kernel.ValNone, 0, 1, 700 * 7168, 16, 4},
+		{"unknown 700 tiles of 30", DeviceInfo{Multiprocessors: 84}, f32, kernel.ValNone, 0, 1, 700 * 7680, 30, 2},
 		{"cpu 2^28 float32", cpu, f32, kernel.ValNone, 0, 1, 1 << 28, 30, 2},
 	} {
 		c.check(t, def)
