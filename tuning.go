@@ -866,12 +866,12 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // (CUDA 13) made of them, at a window of 16. The 28-item passes (the defaults then)
 // spilled too: CUDA 13's ptxas 72-84 bytes without values, 8-12 with indices at the
 // default windows (64-76 and 4 at a window of 16; ptxas 11.8: 84-92 and 8-12); they
-// were still the fastest measured then. The figures are the H200's: a GPU with less shared memory a
-// multiprocessor (100 KiB on sm_86/89) fits fewer of these blocks than MinBlocks asks,
-// and there the passes take the blocks that fit (sortResidentBlocks: for the register
-// cap and the long rows' wave rule; not measured). Four blocks for the long passes
-// (GPU_SORT_LONG_MINBLOCKS=4) took longer on an H100 (2026-12-06, four processes each
-// in turn): sort of 2^28 float32 1.11x, int32 1.14x, argsort 1.28-1.29x, float64
+// were still the fastest measured then. The figures are the H200's: a GPU with less
+// shared memory a multiprocessor (100 KiB on sm_86/89) fits fewer of these blocks than
+// MinBlocks asks, and there the passes take the blocks that fit (sortResidentBlocks:
+// for the register cap and the long rows' wave rule; not measured). Four blocks for the
+// long passes (GPU_SORT_LONG_MINBLOCKS=4) took longer on an H100 (2026-12-06, four
+// processes each in turn): sort of 2^28 float32 1.11x, int32 1.14x, argsort 1.28-1.29x, float64
 // 1.02x, argsort 1.06x; so did it with the ranks packed three a register, which
 // ptxas 13.0 fits in 64 registers without spills for float32 keys alone (1.02x,
 // 1.00x, 1.21-1.22x, 0.99x, 1.03x; packing alone 1.00-1.035x, not kept:
