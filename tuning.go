@@ -871,8 +871,8 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // MinBlocks asks, and there the passes take the blocks that fit (sortResidentBlocks:
 // for the register cap and the long rows' wave rule; not measured). Four blocks for the
 // long passes (GPU_SORT_LONG_MINBLOCKS=4) took longer on an H100 (2026-12-06, four
-// processes each in turn): sort of 2^28 float32 1.11x, int32 1.14x, argsort 1.28-1.29x, float64
-// 1.02x, argsort 1.06x; so did it with the ranks packed three a register, which
+// processes each in turn): sort of 2^28 float32 1.11x, int32 1.14x, argsort
+// 1.28-1.29x, float64 1.02x, argsort 1.06x; so did it with the ranks packed three a register, which
 // ptxas 13.0 fits in 64 registers without spills for float32 keys alone (1.02x,
 // 1.00x, 1.21-1.22x, 0.99x, 1.03x; packing alone 1.00-1.035x, not kept:
 // docs/benchmarks/h100-2026-12-06-sort-pass.txt). Larger tiles under two blocks,
