@@ -729,7 +729,7 @@ func (p *RadixPass) Validate() error {
 
 // SortPassMaxItems is the most keys a thread of a pass's tile may hold (32 with
 // Sectors, whose tables in the warp counters' array hold no more).
-const SortPassMaxItems = 48
+const SortPassMaxItems = 64
 
 // SortStaticShared is the most static shared memory a kernel may declare (48 KiB:
 // more takes dynamic shared memory and the device's opt-in).

@@ -493,6 +493,8 @@ func radixPassSim(t *testing.T) {
 		// of float64 keys alone.
 		{dtype.Float32, false, ValIndex, 4, 1, 30000, 48, 2, 0, RankBallot, true},
 		{dtype.Float64, true, ValNone, 0, 1, 20000, 32, 4, 0, RankBallot, true},
+		// The largest tiles (SortPassMaxItems): 64 items of int32 keys with indices.
+		{dtype.Int32, false, ValIndex, 4, 1, 40000, SortPassMaxItems, 2, 0, RankBallot, true},
 	}
 	// RadixPass.FullTiles: full tiles take the copy without bounds tests, a row's
 	// partial last tile the other. Rows of whole tiles (2048 keys of 4-item tiles,
@@ -512,6 +514,9 @@ func radixPassSim(t *testing.T) {
 		// items with a partial last tile.
 		{dtype.Int32, false, ValNone, 0, 1, 20480, 40, 4, 0, RankBallot, true},
 		{dtype.Float64, true, ValNone, 0, 1, 15000, 24, 4, 0, RankBallot, true},
+		// 56 items of float32 keys alone (GPU_SORT_LONG_ITEMS=56): two whole tiles
+		// and a partial one.
+		{dtype.Float32, false, ValNone, 0, 1, 2*56*SortBlock + 5000, 56, 4, 0, RankBallot, true},
 	}
 	if testing.Short() || testenv.Race {
 		cases = cases[:3] // (testenv.Race: the simulator's own synchronization is what -race checks)
