@@ -127,6 +127,12 @@ func qsFloatRows(rng *rand.Rand, n int) [][]float64 {
 			}
 			return nan()
 		}),
+		gen(func(i int) float64 { // one valid element, -0.0 (numpy's result: -0.0 at every q)
+			if i == 2*n/3 {
+				return negZero
+			}
+			return nan()
+		}),
 		gen(func(int) float64 { // mostly NaN; zeros of both signs, infinities and ties in the middle of the others
 			switch rng.IntN(6) {
 			case 0:

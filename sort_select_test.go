@@ -574,11 +574,94 @@ func quantileRef(xs []float64, q float64, median bool) float64 {
 	lo := int(math.Floor(pos))
 	hi := min(lo+1, n-1)
 	t := pos - float64(lo)
+	if pos >= float64(n-1) {
+		// numpy's _get_indexes: at or past the last element both indexes are -1 (the
+		// last element) and gamma = pos - (-1).
+		lo, hi, t = n-1, n-1, pos+1
+	}
 	a, b := s[lo], s[hi]
 	if t >= 0.5 {
 		return b - float64((b-a)*float64(1-t))
 	}
 	return a + float64((b-a)*t)
+}
+
+// TestQuantileSignedZero checks the sign of zero results against numpy's linear
+// method, bit for bit: a row of one -0.0 gives -0.0 at every q (numpy reads its last
+// element twice with gamma 1: b - 0*0), a row whose largest is -0.0 gives +0.0 at q = 1
+// when it has two elements or more (b - (+0)*(1-gamma), gamma = n), NaNs skipped first.
+func TestQuantileSignedZero(t *testing.T) {
+	nz := math.Copysign(0, -1)
+	nan := math.NaN()
+	cases := []struct {
+		xs     []float64
+		q      float64 // (-1: the median)
+		skip   bool    // NanQuantile, NanMedian
+		negZer bool    // the result is -0.0 (else +0.0)
+	}{
+		{[]float64{nz}, 0, false, true},
+		{[]float64{nz}, 0.3, false, true},
+		{[]float64{nz}, 1, false, true},
+		{[]float64{nz}, -1, false, true},
+		{[]float64{nz, nan}, 1, true, true},
+		{[]float64{nan, nz, nan}, 0.5, true, true},
+		{[]float64{nan, nz}, -1, true, true},
+		{[]float64{-1, nz}, 1, false, false},
+		{[]float64{nz, nz}, 0, false, false},
+		{[]float64{nz, nz, nz}, 1, false, false},
+		{[]float64{nz, nan, nz}, 1, true, false},
+	}
+	run := func(t *testing.T, s *gpu.Stream) {
+		for _, c := range cases {
+			a := mustArr[float64](t)(gpu.FromSlice(s, c.xs, len(c.xs)))
+			var r *gpu.Array[float32]
+			var err error
+			switch {
+			case c.q < 0 && c.skip:
+				r, err = gpu.NanMedian[float32](s, a)
+			case c.q < 0:
+				r, err = gpu.Median[float32](s, a)
+			case c.skip:
+				r, err = gpu.NanQuantile[float32](s, a, c.q)
+			default:
+				r, err = gpu.Quantile[float32](s, a, c.q)
+			}
+			if err != nil {
+				t.Fatalf("%v q=%v: %v", c.xs, c.q, err)
+			}
+			var r64 *gpu.Array[float64]
+			switch {
+			case c.q < 0 && c.skip:
+				r64, err = gpu.NanMedianOf(s, a)
+			case c.q < 0:
+				r64, err = gpu.MedianOf(s, a)
+			case c.skip:
+				r64, err = gpu.NanQuantiles[float64](s, a, []float64{c.q, c.q})
+			default:
+				r64, err = gpu.Quantiles[float64](s, a, []float64{c.q, c.q})
+			}
+			if err != nil {
+				t.Fatalf("%v q=%v: %v", c.xs, c.q, err)
+			}
+			g32, g64 := toSlice(t, r), toSlice(t, r64)
+			for i, g := range append([]float64{float64(g32[0])}, g64...) {
+				if g != 0 || math.Signbit(g) != c.negZer {
+					t.Errorf("%v q=%v skip=%v (result %d): %v (sign %v), want a zero of sign %v", c.xs, c.q, c.skip, i, g, math.Signbit(g), c.negZer)
+				}
+			}
+			if w := quantileRef(c.xs, max(c.q, 0), c.q < 0); !c.skip && (w != 0 || math.Signbit(w) != c.negZer) {
+				t.Errorf("%v q=%v: the reference gives %v", c.xs, c.q, w)
+			}
+			a.Free()
+			r.Free()
+			r64.Free()
+		}
+	}
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) { run(t, s) })
+	t.Run("sim", func(t *testing.T) {
+		_, s := simStream(t)
+		run(t, s)
+	})
 }
 
 func TestQuantile(t *testing.T) {

@@ -266,9 +266,15 @@ func quantileLerp(a, b, t float64) float64 {
 // quantileMid is numpy.median's mean of the two middle elements (n even).
 func quantileMid(a, b float64) float64 { return (a + b) / 2 }
 
-// quantilePos returns lo, hi and t of quantile q of n sorted elements.
+// quantilePos returns lo, hi and t of quantile q of n sorted elements: numpy's
+// _get_indexes and _get_gamma for the linear method, whose position at or past the
+// last element (pos >= n-1) reads the last element twice with t = pos+1 (its previous
+// index is -1), so that a row of one -0.0 keeps its sign (quantileLerp: b - 0*0).
 func quantilePos(q float64, n int) (lo, hi int, t float64) {
 	pos := q * float64(n-1)
+	if pos >= float64(n-1) {
+		return n - 1, n - 1, pos + 1
+	}
 	lo = int(math.Floor(pos))
 	lo = max(0, min(lo, n-1))
 	hi = min(lo+1, n-1)

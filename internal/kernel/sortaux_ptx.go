@@ -458,6 +458,10 @@ func quantilePosPTX(f *ptx.Func, qv, n1 ptx.Reg) (lo, hi, t ptx.Reg) {
 	f.Cvt(lof, lo)
 	t = f.Reg(ptx.F64)
 	f.Sub(t, pos, lof)
+	// At or past the last element (lo = hi = n-1 already): t = pos+1.
+	top := f.Reg(ptx.F64)
+	f.Add(top, pos, ptx.ImmF64(1))
+	f.Selp(t, top, t, f.Setp(ptx.Ge, pos, nf))
 	return lo, hi, t
 }
 
