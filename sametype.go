@@ -18,11 +18,10 @@ package gpu
 //     (AccumType): for those, write the type, Sum[int64](s, x) for NumPy's result,
 //     or Sum[int32](s, x) for a sum in int32 that wraps as Go's does; SumOf(s, x) of
 //     such an x doesn't compile.
-//   - MeanOf, VarOf, StdOf, LogSumExpOf, NormOf, MedianOf and NanMedianOf take float
-//     arrays, whose statistics NumPy returns in their type (float64 for integers:
-//     write Mean[float64](s, x)). Quantile has no such form, though numpy.quantile
-//     keeps a float array's type too (numpy/numpy#31641): write Quantile[float32](s,
-//     x, q) for a float32 x.
+//   - MeanOf, VarOf, StdOf, LogSumExpOf, NormOf, MedianOf, NanMedianOf, QuantileOf,
+//     QuantilesOf, NanQuantileOf and NanQuantilesOf take float arrays, whose
+//     statistics NumPy returns in their type (float64 for integers: write
+//     Mean[float64](s, x) or Quantile[float64](s, x, q)).
 //   - AccumulateOf takes any type: ufunc.accumulate's result has the input's type
 //     (numpy.add.accumulate of an int32 array is int32).
 //

@@ -193,10 +193,11 @@ func SortByKey[K, V Elem](s *Stream, keys *Array[K], vals *Array[V], axis int, o
 
 // Partition returns a copy of a along axis with the element at kth (negative counts
 // from the end) where a sorted array would have it, the smaller ones before it and the
-// larger ones after (numpy.partition). It returns the sorted array, which is one such
-// arrangement: a stable sort costs about what a selection does here, and the result is
-// the same on every backend. kth out of range for the axis's length, or an axis out of
-// range, is an error wrapping ErrInvalidValue.
+// larger ones after (numpy.partition). kth is one position: numpy's sequence of kth
+// has no form here, and needs none, as the result is sorted. It returns the sorted
+// array, which is one such arrangement: a stable sort costs about what a selection
+// does here, and the result is the same on every backend. kth out of range for the
+// axis's length, or an axis out of range, is an error wrapping ErrInvalidValue.
 func Partition[T Elem](s *Stream, a *Array[T], kth, axis int) (*Array[T], error) {
 	if err := nonNil(a); err != nil {
 		return nil, err
@@ -211,7 +212,9 @@ func Partition[T Elem](s *Stream, a *Array[T], kth, axis int) (*Array[T], error)
 }
 
 // Argpartition returns the indices that partition a along axis around kth
-// (numpy.argpartition): Argsort's, which are one such arrangement (see Partition).
+// (numpy.argpartition): Argsort's, which are one such arrangement (see Partition), as
+// int64. kth (one position) out of range for the axis's length, or an axis out of
+// range, is an error wrapping ErrInvalidValue.
 func Argpartition[T Elem](s *Stream, a *Array[T], kth, axis int) (*Array[int64], error) {
 	if err := nonNil(a); err != nil {
 		return nil, err

@@ -377,7 +377,14 @@ func topkRadix(s *Stream, keys *header, rows, n, k int, order kernel.SortKey, ou
 // numpy.median): the middle element of the sorted values, or the mean of the two
 // middle ones, computed in float64 and rounded once to R. A NaN among them gives NaN;
 // no elements give NaN (NumPy warns and returns NaN). The result type R is a float type
-// (NumPy: float64 for integer inputs, the input's for floats).
+// (NumPy: float64 for integer inputs, the input's for floats; MedianOf keeps a float
+// array's type without spelling it).
+//
+// Options, as the reductions': Axes (the axes reduced, negative counting from the end;
+// all by default) and KeepDims. The result has a's shape without the reduced axes (0-d
+// for all of them), or with them as length 1 under KeepDims; Median, Quantile,
+// NanMedian and NanQuantile share these. An axis out of range or repeated, or Ddof
+// (Var's and Std's alone), is an error wrapping ErrInvalidValue.
 //
 // Rows (the elements of one result) of at least Tuning.QuantileSelect elements (2^16 by
 // default), in calls of at least Tuning.QuantileSelectTotal elements (2^20), are not
@@ -405,8 +412,8 @@ func Median[R Float, T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Arr
 // to R). A NaN among the values gives NaN; no values give NaN. As NumPy's, the
 // interpolation a + (b-a)*t is NaN where a neighbour is infinite and b-a is NaN or
 // infinite, even at a position on an element (t = 0): numpy.quantile([4, 5, inf], 0.5)
-// is NaN where numpy.median gives 5. q outside [0, 1], or NaN, is an error wrapping
-// ErrInvalidValue.
+// is NaN where numpy.median gives 5. Options and the result's shape: Median's. q
+// outside [0, 1], or NaN, is an error wrapping ErrInvalidValue.
 //
 // Rows of at least Tuning.QuantileSelect elements, in calls of at least
 // Tuning.QuantileSelectTotal, select instead of sorting, as
@@ -419,7 +426,8 @@ func Quantile[R Float, T Elem](s *Stream, a *Array[T], q float64, opts ...Reduce
 
 // Quantiles returns the quantiles qs of a over the axes as one array whose first axis
 // runs over qs (numpy.quantile with an array of q; no qs give an empty array):
-// Quantile's for each q (its NaN and infinity rules). A q outside [0, 1], or NaN, is an
+// Quantile's for each q (its NaN and infinity rules), shape [len(qs)] followed by
+// Quantile's result shape (Median's options). A q outside [0, 1], or NaN, is an
 // error wrapping ErrInvalidValue. One q selects as Quantile does; several sort.
 func Quantiles[R Float, T Elem](s *Stream, a *Array[T], qs []float64, opts ...ReduceOption) (*Array[R], error) {
 	return quantiles[R](s, a, qs, false, true, false, opts)
