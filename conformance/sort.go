@@ -975,6 +975,11 @@ func refQuantile(sorted []float64, q float64, median bool) float64 {
 	lo := int(math.Floor(pos))
 	hi := min(lo+1, n-1)
 	f := pos - float64(lo)
+	if pos >= float64(n-1) {
+		// numpy's _get_indexes: at or past the last element both indexes are -1 (the
+		// last element) and gamma is pos - (-1): a line of one -0.0 gives -0.0.
+		lo, hi, f = n-1, n-1, pos+1
+	}
 	a, b := sorted[lo], sorted[hi]
 	d := b - a
 	if f >= 0.5 {
