@@ -891,7 +891,12 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // (the rows of 16384x16384, which take the base passes, 1.006-1.015x), hence 48 and 32
 // under two: ptxas 11.8 fits them in 128 registers without spills for float32 and
 // float64 keys, alone or with indices (int32 keys alone spill 16 bytes, int64 4 with
-// the prefetch; CUDA 13's ptxas not yet run over them). Smaller windows then took less
+// the prefetch; CUDA 13's ptxas: none for float32 and float64 keys alone, 8 bytes for
+// 4-byte keys with indices, 16 for int32 keys alone, 4 for int64 without the
+// prefetch). A second H100 run (docs/benchmarks/h100-2026-12-07-defaults.txt) gave
+// the same ratios, and around them 28 items of 8-byte keys 0.977x (sort) and 1.021x
+// (argsort), 56 of 4-byte keys (up to kernel.SortPassMaxItems) 0.999-1.016x: the
+// defaults stay. Smaller windows then took less
 // (H200, 2026-12-03, one process each in turn, two or three rounds, ms):
 //
 //	window                         16         8          4          2          1
