@@ -611,6 +611,8 @@ func TestSortSegments(t *testing.T) {
 				HistLean: true, FullTiles: gpu.SortFullAll},
 			{Items4: 7, Items8: 5, Block4: 4, Block8: 4, Lookback: 4, HistItems: 2, SegMax: 3 * 1792, LoadFence: true, LeanLookback: true,
 				HistLean: true, FullTiles: gpu.SortFullAll, Sectors: gpu.SortSectorsAll},
+			{Items4: 5, Items8: 4, Block4: 4, Block8: 4, Lookback: 4, HistItems: 2, SegMax: 3 * 1280, Rank: kernel.RankBallot3, LoadFence: true,
+				LeanLookback: true, HistLean: true, FullTiles: gpu.SortFullNarrow},
 		} {
 			old := gpu.SetSortConfig(c)
 			t.Run(fmt.Sprintf("items%d-lb%d-seg%d-%v-lean=%v-full%d-sectors%d", c.Items4, c.Lookback, c.SegMax, c.Rank, c.LeanLookback, c.FullTiles, c.Sectors), func(t *testing.T) {
@@ -749,6 +751,9 @@ func TestSortConfigFromEnv(t *testing.T) {
 	if c.LeanLookback || c.HistLean || c.SmallItems != 0 || c.SmallLookback != 0 || c.Rank != kernel.RankAtomicOr || c.Lookback != 8 ||
 		c.LookbackVals != 0 || !c.PDL {
 		t.Fatalf("overrides: %+v", c)
+	}
+	if c := gpu.SortConfigFromEnv(env("GPU_SORT_RANK", "ballot3")); c.Rank != kernel.RankBallot3 {
+		t.Fatalf("GPU_SORT_RANK=ballot3: %+v", c)
 	}
 	if c := gpu.SortConfigFromEnv(env("GPU_SORT_SECTORS", "off")); c.Sectors != gpu.SortSectorsOff {
 		t.Fatalf("GPU_SORT_SECTORS=off: %+v", c)

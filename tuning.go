@@ -79,11 +79,11 @@ import (
 //	GPU_SCAN_REGCAP=ptxas|lift|24..128      the same for the scan kernels without MinBlocks (internal/kernel's ScanRegCap)
 //	GPU_SORT_ITEMS=4..28, GPU_SORT_ITEMS8=4..16, GPU_SORT_LOOKBACK=1|2|4|8|16|32,
 //	GPU_SORT_LOOKBACK_VALS=0|1|2|4|8|16|32,
-//	GPU_SORT_MINBLOCKS=0..8, GPU_SORT_RANK=ballot|match|or, GPU_SORT_MATCH=on,
+//	GPU_SORT_MINBLOCKS=0..8, GPU_SORT_RANK=ballot|ballot3|match|or, GPU_SORT_MATCH=on,
 //	GPU_SORT_LOADFENCE=on|off, GPU_SORT_SMALL_ITEMS=0..16,
 //	GPU_SORT_SMALL_LOOKBACK=0|1|2|4|8|16|32, GPU_SORT_LOOKBACK_LEAN=on|off,
-//	GPU_SORT_HIST_LEAN=on|off, GPU_SORT_LONG_ITEMS=0|4..48,
-//	GPU_SORT_LONG_ITEMS8=0|4..48,
+//	GPU_SORT_HIST_LEAN=on|off, GPU_SORT_LONG_ITEMS=0|4..64,
+//	GPU_SORT_LONG_ITEMS8=0|4..64,
 //	GPU_SORT_LONG_MINBLOCKS=0..8, GPU_SORT_PDL=on|off,
 //	GPU_SORT_FUSED=0..2^24, GPU_SORT_FUSED_ITEMS=4..28, GPU_SORT_FUSED_BLOCKS=1|2,
 //	GPU_SORT_FUSED_SPLIT=on|off,
@@ -910,7 +910,8 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 //
 // hence 4 for the keys alone and 2 with values.
 // Also GPU_SORT_RANK (the ranking's peer search:
-// ballot, eight ballots; match, match.any.sync; or, shared-memory atomic OR;
+// ballot, eight ballots; ballot3, the same ANDed three at a time, not yet measured;
+// match, match.any.sync; or, shared-memory atomic OR;
 // GPU_SORT_MATCH=1 is match), GPU_SORT_LOADFENCE=0 (let ptxas schedule the key loads
 // into the ranking: the default makes them all arrive first), GPU_SORT_SMALL_ITEMS (0
 // to 16: pass items of a sort of fewer tiles (of Items4 or Items8) than two per
@@ -1098,6 +1099,8 @@ func sortConfigFromEnv(getenv func(string) string) sortConfig {
 		c.Rank = kernel.RankMatch
 	case "or":
 		c.Rank = kernel.RankAtomicOr
+	case "ballot3":
+		c.Rank = kernel.RankBallot3
 	}
 	switch getenv("GPU_SORT_FUSED_RANK") {
 	case "ballot":

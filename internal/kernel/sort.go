@@ -550,6 +550,13 @@ const (
 	// reads the word back (CUB's WARP_MATCH_ATOMIC_OR); two sets of words alternate
 	// between items so that one warp barrier per item orders their reuse.
 	RankAtomicOr
+	// RankBallot3: RankBallot's ballots ANDed three at a time (lop3), four instructions
+	// two deep rather than a chain of eight ANDs. ptxas 11.8 (sm_90) makes the long
+	// passes of 4-byte keys alone 6-8% fewer SASS instructions (static counts, 48
+	// items: float32 5623 against 5983, int32 5487 against 5991), spilling 8 and 24
+	// bytes there (RankBallot: 0 and 16), and float64's 32-item passes 56-64 (RankBallot:
+	// none). Not yet timed (GPU_SORT_RANK=ballot3).
+	RankBallot3
 )
 
 func (r SortRank) String() string {
@@ -560,6 +567,8 @@ func (r SortRank) String() string {
 		return "match"
 	case RankAtomicOr:
 		return "or"
+	case RankBallot3:
+		return "ballot3"
 	}
 	return fmt.Sprintf("SortRank(%d)", uint8(r))
 }
@@ -712,7 +721,7 @@ func (p *RadixPass) Validate() error {
 	default:
 		return fmt.Errorf("kernel: sort look-back window %d", p.Lookback)
 	}
-	if p.Rank > RankAtomicOr {
+	if p.Rank > RankBallot3 {
 		return fmt.Errorf("kernel: sort ranking %v", p.Rank)
 	}
 	if smem := p.SharedBytes(); smem-p.DynamicBytes() > SortStaticShared || smem > SortMaxShared {

@@ -204,7 +204,7 @@ func (g *sortGen) digitOf(o ptx.Reg, shift ptx.Operand) ptx.Reg {
 }
 
 // peers returns the lanes (b32 mask) among vmask whose digit equals this lane's, by
-// eight ballots (RankBallot) or match.any.sync (RankMatch).
+// eight ballots (RankBallot, RankBallot3) or match.any.sync (RankMatch).
 func (g *sortGen) peers(d, vmask ptx.Reg, rank SortRank) ptx.Reg {
 	f := g.f
 	pm := f.Reg(ptx.B32)
@@ -214,6 +214,9 @@ func (g *sortGen) peers(d, vmask ptx.Reg, rank SortRank) ptx.Reg {
 		return pm
 	}
 	f.Mov(pm, vmask)
+	// RankBallot3: (vmask, b0, b1), (b2, b3, b4) and (b5, b6, b7) ANDed by a lop3 each
+	// (0x80: a&b&c), then the three.
+	grp, terms := []ptx.Reg{vmask}, []ptx.Reg(nil)
 	for b := 0; b < 8; b++ {
 		bit := f.Reg(ptx.U32)
 		f.And(bit, d, ptx.Int(1<<b))
@@ -221,7 +224,18 @@ func (g *sortGen) peers(d, vmask ptx.Reg, rank SortRank) ptx.Reg {
 		bal := f.Reg(ptx.B32)
 		f.Vote("ballot", bal, p, ptx.Uint(0xffffffff))
 		f.AtNot(p).Op("not.b32", bal, bal)
-		f.And(pm, pm, bal)
+		if rank != RankBallot3 {
+			f.And(pm, pm, bal)
+			continue
+		}
+		if grp = append(grp, bal); len(grp) == 3 {
+			t := f.Reg(ptx.B32)
+			f.Op("lop3.b32", t, grp[0], grp[1], grp[2], ptx.Uint(0x80))
+			grp, terms = nil, append(terms, t)
+		}
+	}
+	if rank == RankBallot3 {
+		f.Op("lop3.b32", pm, terms[0], terms[1], terms[2], ptx.Uint(0x80))
 	}
 	return pm
 }

@@ -50,6 +50,9 @@ func TestSortPtxas(t *testing.T) {
 			// The same with a copy for full tiles (GPU_SORT_FULL_TILES).
 			&RadixPass{Order: o, Items: passItems, Val: ValNone, Lookback: 4, LoadFence: true, LeanLookback: true, MinBlocks: 2, FullTiles: true},
 			&RadixPass{Order: o, Items: passItems, Val: ValIndex, ValSize: 4, Lookback: 2, LoadFence: true, LeanLookback: true, MinBlocks: 2, FullTiles: true},
+			// The same with the ballots ANDed three at a time (GPU_SORT_RANK=ballot3).
+			&RadixPass{Order: o, Items: passItems, Val: ValNone, Lookback: 4, LoadFence: true, LeanLookback: true, MinBlocks: 2, FullTiles: true, Prefetch: 396, Rank: RankBallot3},
+			&RadixPass{Order: o, Items: passItems, Val: ValIndex, ValSize: 4, Lookback: 2, LoadFence: true, LeanLookback: true, MinBlocks: 2, FullTiles: true, Rank: RankBallot3},
 			&RadixPass{Order: o, Items: items, Val: ValNone, Lookback: 4, LoadFence: true, LeanLookback: true, MinBlocks: 4, FullTiles: true},
 			&RadixPass{Order: o, Items: items, Val: ValIndex, ValSize: 4, Lookback: 2, LoadFence: true, LeanLookback: true, MinBlocks: 4, FullTiles: true},
 			// The same with the keys written on whole sectors (GPU_SORT_SECTORS).
@@ -495,6 +498,9 @@ func radixPassSim(t *testing.T) {
 		{dtype.Float64, true, ValNone, 0, 1, 20000, 32, 4, 0, RankBallot, true},
 		// The largest tiles (SortPassMaxItems): 64 items of int32 keys with indices.
 		{dtype.Int32, false, ValIndex, 4, 1, 40000, SortPassMaxItems, 2, 0, RankBallot, true},
+		// The ballots ANDed three at a time (RankBallot3), a partial last tile.
+		{dtype.Float32, true, ValIndex, 4, 2, 7000, 8, 2, 0, RankBallot3, true},
+		{dtype.Uint16, false, ValNone, 0, 1, 30000, 48, 4, 0, RankBallot3, true},
 	}
 	// RadixPass.FullTiles: full tiles take the copy without bounds tests, a row's
 	// partial last tile the other. Rows of whole tiles (2048 keys of 4-item tiles,
@@ -517,6 +523,8 @@ func radixPassSim(t *testing.T) {
 		// 56 items of float32 keys alone (GPU_SORT_LONG_ITEMS=56): two whole tiles
 		// and a partial one.
 		{dtype.Float32, false, ValNone, 0, 1, 2*56*SortBlock + 5000, 56, 4, 0, RankBallot, true},
+		// RankBallot3 in full tiles and a partial one.
+		{dtype.Int32, false, ValNone, 0, 1, 2*48*SortBlock + 3000, 48, 4, 0, RankBallot3, true},
 	}
 	if testing.Short() || testenv.Race {
 		cases = cases[:3] // (testenv.Race: the simulator's own synchronization is what -race checks)
