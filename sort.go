@@ -11,7 +11,7 @@ import (
 
 // Sorting and selection: Sort, Argsort, SortByKey, Partition and Argpartition along an
 // axis (numpy.sort, numpy.argsort, numpy.partition), TopK (torch.topk), Unique
-// (numpy.unique), SearchSorted (numpy.searchsorted), Median and Quantile
+// (numpy.unique), SearchSorted (numpy.searchsorted), Median, Quantile and Quantiles
 // (numpy.median, numpy.quantile), NanMedian, NanQuantile and NanQuantiles
 // (numpy.nanmedian, numpy.nanquantile).
 //

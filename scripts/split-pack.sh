@@ -12,6 +12,8 @@ set -euo pipefail
 A=${1:-.gpa} B=${2:-.gpb}
 root=$(cd "$(dirname "$0")/.." && pwd); cd "$root"
 move=" cmd_gpubench gokernel bench nccl nccl_rendezvous nccl_internal_ncclapi expr ptx random "
+# (A split already has none of B's packages: refuse, rather than leave B empty.)
+grep -qE '^(cmd_gpubench|gokernel|nccl|examples_columns) ' "$A/packages.txt" || { echo "split-pack: $A holds none of the packages B takes (split already?)" >&2; exit 1; }
 rm -rf "$B"; mkdir -p "$B"; cp "$A/run.sh" "$B/"
 : > "$B/packages.txt"; : > "$A/packages.new"
 while read -r name rel; do
@@ -23,5 +25,7 @@ while read -r name rel; do
 done < "$A/packages.txt"
 mv "$A/packages.new" "$A/packages.txt"
 rm -rf "$A/bin" # (gpubench: not a test; build it into the measuring call's pack)
-for d in "$A" "$B"; do XZ_OPT=-T0 tar -cJf "$d.tar.xz" "$d" & done; wait
+pids=()
+for d in "$A" "$B"; do XZ_OPT=-T0 tar -cJf "$d.tar.xz" "$d" & pids+=($!); done
+for p in "${pids[@]}"; do wait "$p"; done # (set -e: a failed archive fails the script)
 ls -l "$A.tar.xz" "$B.tar.xz"

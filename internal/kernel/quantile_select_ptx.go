@@ -209,8 +209,8 @@ func (q *QuantileFlags) PTX(major, minor int) (src, entry string, err error) {
 }
 
 // quantileRowPosPTX emits QuantilePositions for m elements (u64, > 0): lo and hi
-// (u64), and for a quantile (qv its q, f64) t, quantilePos's fraction (nil with
-// median).
+// (u64), and for a quantile (qv its q, f64) t, quantilePos's (the fraction, or pos+1
+// at the last element; nil with median).
 func quantileRowPosPTX(f *ptx.Func, median bool, qv, m ptx.Reg) (lo, hi, t ptx.Reg) {
 	m1 := f.Reg(ptx.U64)
 	f.Sub(m1, m, ptx.Int(1))

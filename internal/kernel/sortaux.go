@@ -216,9 +216,10 @@ func (s *SearchSorted) CPU() (func(*cpu.Launch) error, error) {
 }
 
 // QuantileGather computes quantiles of sorted rows by NumPy's default (linear)
-// method: for q, position q*(n-1) between elements lo = floor and hi = lo+1 (or lo at
-// the end), t its fraction, a = x[lo], b = x[hi] in float64, and a + (b-a)*t when t <
-// 0.5, b - (b-a)*(1-t) otherwise (numpy's _lerp); with Median, (a + b)/2 of the middle
+// method: for q, position q*(n-1) between elements lo = floor and hi = lo+1, t its
+// fraction (at or past the last element, n-1: lo = hi = n-1 and t = pos+1, numpy's
+// _get_indexes and _get_gamma: quantilePos), a = x[lo], b = x[hi] in float64, and
+// a + (b-a)*t when t < 0.5, b - (b-a)*(1-t) otherwise (numpy's _lerp); with Median, (a + b)/2 of the middle
 // elements (numpy.median's mean). A row with a NaN (sorted last) gives NaN; with
 // SkipNaN (numpy.nanquantile, numpy.nanmedian) the row's NaNs are left out instead: n
 // is the row's elements before its first NaN (a binary search of the sorted row), and
