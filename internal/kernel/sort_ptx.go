@@ -213,7 +213,9 @@ func (g *sortGen) peers(d, vmask ptx.Reg, rank SortRank) ptx.Reg {
 		f.And(pm, pm, vmask)
 		return pm
 	}
-	f.Mov(pm, vmask)
+	if rank != RankBallot3 {
+		f.Mov(pm, vmask)
+	}
 	// RankBallot3: (vmask, b0, b1), (b2, b3, b4) and (b5, b6, b7) ANDed by a lop3 each
 	// (0x80: a&b&c), then the three.
 	grp, terms := []ptx.Reg{vmask}, []ptx.Reg(nil)
