@@ -46,6 +46,8 @@ func TestSortResidentBlocks(t *testing.T) {
 		{"h200 2^28 float32", h200, f32, kernel.ValNone, 0, 1, 1 << 28, 48, 2},
 		{"h200 2^28 float32 argsort", h200, f32, kernel.ValIndex, 4, 1, 1 << 28, 48, 2},
 		{"h200 2^27 float64 argsort", h200, f64, kernel.ValIndex, 4, 1, 1 << 27, 32, 2},
+		{"h200 2^27 float64", h200, f64, kernel.ValNone, 0, 1, 1 << 27, 28, 2},             // (LongItems8; with values LongItems8Vals)
+		{"h200 2^28 float32 by int64", h200, f32, kernel.ValPayload, 8, 1, 1 << 28, 32, 2}, // (8-byte values: LongItems8Vals)
 		{"h200 16384x16384 int32", h200, i32, kernel.ValNone, 0, 16384, 16384, 16, 4},
 		{"h200 2^22 float64", h200, f64, kernel.ValNone, 0, 1, 1 << 22, 12, 4},
 		// 100 KiB a multiprocessor: 2 long blocks of the largest tiles that fit two
@@ -100,6 +102,9 @@ func TestSortPassFullTiles(t *testing.T) {
 		longItems := cfg.LongItems4
 		if c.key.Size() == 8 || c.vs == 8 {
 			longItems = cfg.LongItems8
+			if c.val != kernel.ValNone {
+				longItems = cfg.LongItems8Vals
+			}
 		}
 		if long := sp.Items == longItems; long != c.long || sp.FullTiles != c.full {
 			t.Errorf("GPU_SORT_FULL_TILES=%q, %d keys of %v, values of %d bytes: %s, want long %v, full tiles %v", c.env, c.n, c.key.Type, c.vs, sp.Key(), c.long, c.full)

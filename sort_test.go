@@ -659,6 +659,7 @@ func TestSortSegments(t *testing.T) {
 		for _, segMax := range []int{3 * 1536, 16*1536 + 100, 1 << 28} {
 			c := def
 			c.LongItems4, c.LongItems8, c.LongMinBlocks, c.LongWaves, c.SmallItems, c.SegMax = 6, 5, 1, 0, 0, segMax
+			c.LongItems8Vals = 4           // (the int64 argsorts' passes: long at every shape as well)
 			c.FusedMax = 0                 // (the hook sees the passes of every sort)
 			c.FullTiles = gpu.SortFullNone // (the long passes both ways)
 			if segMax == 3*1536 {
@@ -682,22 +683,25 @@ func TestSortSegments(t *testing.T) {
 						passes = passes[:0]
 						mu.Unlock()
 						sortBoth()
-						items, long := c.Items4, c.LongItems4
-						if ks == 8 {
-							items, long = c.Items8, c.LongItems8
-						}
-						isLong := (n+kernel.SortBlock*long-1)/(kernel.SortBlock*long) >= 16
-						want := kernel.RadixPass{Items: items, MinBlocks: c.MinBlocks}
-						if isLong {
-							want = kernel.RadixPass{Items: long, MinBlocks: c.LongMinBlocks, FullTiles: c.FullTiles == gpu.SortFullLong}
-							longRuns++
-						}
 						mu.Lock()
 						defer mu.Unlock()
 						if len(passes) != 2 { // Sort and Argsort
 							t.Fatalf("%d-byte keys %v: %d radix sorts, want 2", ks, sh, len(passes))
 						}
 						for _, p := range passes {
+							items, long := c.Items4, c.LongItems4
+							if ks == 8 {
+								items, long = c.Items8, c.LongItems8
+								if p.Val != kernel.ValNone {
+									long = c.LongItems8Vals
+								}
+							}
+							isLong := (n+kernel.SortBlock*long-1)/(kernel.SortBlock*long) >= 16
+							want := kernel.RadixPass{Items: items, MinBlocks: c.MinBlocks}
+							if isLong {
+								want = kernel.RadixPass{Items: long, MinBlocks: c.LongMinBlocks, FullTiles: c.FullTiles == gpu.SortFullLong}
+								longRuns++
+							}
 							if p.Items != want.Items || p.MinBlocks > want.MinBlocks || isLong && p.MinBlocks != want.MinBlocks || p.FullTiles != want.FullTiles {
 								t.Fatalf("%d-byte keys %v: pass %s, want %d items under %d blocks, full tiles' copy %v", ks, sh, p.Key(), want.Items, want.MinBlocks, want.FullTiles)
 							}
@@ -714,8 +718,8 @@ func TestSortSegments(t *testing.T) {
 			})
 			gpu.SetSortConfig(old)
 		}
-		if longRuns != 3*(3*3+1) {
-			t.Errorf("%d sorts on the long passes, want 30", longRuns)
+		if longRuns != 2*3*(3*3+1) {
+			t.Errorf("%d sorts on the long passes, want 60", longRuns)
 		}
 		gpu.SetSortConfig(def)
 	})
@@ -736,7 +740,7 @@ func TestSortConfigFromEnv(t *testing.T) {
 	}
 	def := gpu.SortConfigFromEnv(env())
 	if !def.LeanLookback || !def.HistLean || def.SmallItems != 8 || def.SmallLookback != 8 || def.Lookback != 4 || def.LookbackVals != 2 || def.Rank != kernel.RankBallot ||
-		def.MinBlocks != 4 || def.Items4 != 16 || def.Items8 != 12 || def.LongItems4 != 48 || def.LongItems8 != 32 || def.LongMinBlocks != 2 ||
+		def.MinBlocks != 4 || def.Items4 != 16 || def.Items8 != 12 || def.LongItems4 != 48 || def.LongItems8 != 28 || def.LongItems8Vals != 32 || def.LongMinBlocks != 2 ||
 		def.LongWaves != 4 || def.PDL || def.FusedMax != 1<<24 || def.FusedItems4 != 26 || def.FusedBlocks != 2 || !def.FusedSplit ||
 		def.FullTiles != gpu.SortFullNarrow || def.FusedFull || def.Sectors != gpu.SortSectorsValues || def.Prefetch != 1 || def.PrefetchKV != 0 || def.PrefetchVals {
 		t.Fatalf("defaults: %+v", def)
@@ -769,11 +773,15 @@ func TestSortConfigFromEnv(t *testing.T) {
 		c.LongItems8 != 12 || c.LongMinBlocks != 0 {
 		t.Fatalf("GPU_SORT_LONG_ITEMS=0 GPU_SORT_LONG_ITEMS8=12 GPU_SORT_LONG_MINBLOCKS=0: %+v", c)
 	}
-	if c := gpu.SortConfigFromEnv(env("GPU_SORT_LONG_ITEMS", "48", "GPU_SORT_LONG_ITEMS8", "24")); c.LongItems4 != 48 || c.LongItems8 != 24 {
-		t.Fatalf("GPU_SORT_LONG_ITEMS=48 GPU_SORT_LONG_ITEMS8=24: %+v", c)
+	if c := gpu.SortConfigFromEnv(env("GPU_SORT_LONG_ITEMS", "48", "GPU_SORT_LONG_ITEMS8", "24", "GPU_SORT_LONG_ITEMS8_VALS", "0")); c.LongItems4 != 48 ||
+		c.LongItems8 != 24 || c.LongItems8Vals != 0 {
+		t.Fatalf("GPU_SORT_LONG_ITEMS=48 GPU_SORT_LONG_ITEMS8=24 GPU_SORT_LONG_ITEMS8_VALS=0: %+v", c)
+	}
+	if c := gpu.SortConfigFromEnv(env("GPU_SORT_LONG_ITEMS8_VALS", "40")); c.LongItems8 != 28 || c.LongItems8Vals != 40 {
+		t.Fatalf("GPU_SORT_LONG_ITEMS8_VALS=40: %+v", c)
 	}
 	c = gpu.SortConfigFromEnv(env("GPU_SORT_LOOKBACK_LEAN", "maybe", "GPU_SORT_SMALL_LOOKBACK", "3", "GPU_SORT_SMALL_ITEMS", "17", "GPU_SORT_ITEMS", "29",
-		"GPU_SORT_LONG_ITEMS", "2", "GPU_SORT_LONG_ITEMS8", fmt.Sprint(kernel.SortPassMaxItems+1), "GPU_SORT_LONG_MINBLOCKS", "9", "GPU_SORT_LOOKBACK_VALS", "3", "GPU_SORT_PDL", "sometimes",
+		"GPU_SORT_LONG_ITEMS", "2", "GPU_SORT_LONG_ITEMS8", fmt.Sprint(kernel.SortPassMaxItems+1), "GPU_SORT_LONG_ITEMS8_VALS", "3", "GPU_SORT_LONG_MINBLOCKS", "9", "GPU_SORT_LOOKBACK_VALS", "3", "GPU_SORT_PDL", "sometimes",
 		"GPU_SORT_FUSED", "-1", "GPU_SORT_FUSED_BLOCKS", "3", "GPU_SORT_FUSED_SPLIT", "maybe", "GPU_SORT_FUSED_ITEMS", "29",
 		"GPU_SORT_FULL_TILES", "some", "GPU_SORT_FUSED_FULL", "sometimes", "GPU_SORT_SECTORS", "often", "GPU_SORT_PREFETCH", "65",
 		"GPU_SORT_PREFETCH_KV", "-1", "GPU_SORT_PREFETCH_VALS", "perhaps"))

@@ -83,7 +83,7 @@ import (
 //	GPU_SORT_LOADFENCE=on|off, GPU_SORT_SMALL_ITEMS=0..16,
 //	GPU_SORT_SMALL_LOOKBACK=0|1|2|4|8|16|32, GPU_SORT_LOOKBACK_LEAN=on|off,
 //	GPU_SORT_HIST_LEAN=on|off, GPU_SORT_LONG_ITEMS=0|4..64,
-//	GPU_SORT_LONG_ITEMS8=0|4..64,
+//	GPU_SORT_LONG_ITEMS8=0|4..64, GPU_SORT_LONG_ITEMS8_VALS=0|4..64,
 //	GPU_SORT_LONG_MINBLOCKS=0..8, GPU_SORT_PDL=on|off,
 //	GPU_SORT_FUSED=0..2^24, GPU_SORT_FUSED_ITEMS=4..28, GPU_SORT_FUSED_BLOCKS=1|2,
 //	GPU_SORT_FUSED_SPLIT=on|off,
@@ -842,11 +842,14 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // passes, which caps their registers; default 4: with the lean look-back ptxas 13.0
 // fits those passes of every key type, with indices or payloads, in 64 registers
 // without spills; 0: no cap).
-// GPU_SORT_LONG_ITEMS, GPU_SORT_LONG_ITEMS8 and GPU_SORT_LONG_MINBLOCKS (defaults 48,
-// 32 and 2; items up to kernel.SortPassMaxItems, tiles past 48 KiB of shared memory
-// keeping their keys or values in dynamic shared memory; 0 items: no long
-// configuration for that key width; LONG_MINBLOCKS 0: no cap, the wave rule counting
-// one block) take their places for long rows (sortPass:
+// GPU_SORT_LONG_ITEMS, GPU_SORT_LONG_ITEMS8, GPU_SORT_LONG_ITEMS8_VALS and
+// GPU_SORT_LONG_MINBLOCKS (defaults 48, 28, 32 and 2; items up to
+// kernel.SortPassMaxItems, tiles past 48 KiB of shared memory keeping their keys or
+// values in dynamic shared memory; 0 items: no long configuration for that key width,
+// but ITEMS8_VALS, which replaces ITEMS8 in the passes with values where ITEMS8 is
+// not 0, 0: ITEMS8's;
+// LONG_MINBLOCKS 0: no cap, the wave rule counting one block) take their places for
+// long rows (sortPass:
 // sortLongRowTiles, sortConfig.LongWaves, 4 waves, set by tests only). The pass is
 // instruction-bound (131 instructions a key at 16 items, the ALU pipe 72% busy, H200,
 // 2026-12-02), and larger tiles spend fewer of them a key on the look-back and the
@@ -895,8 +898,9 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // 4-byte keys with indices, 16 for int32 keys alone, 4 for int64 without the
 // prefetch). A second H100 run (docs/benchmarks/h100-2026-12-07-defaults.txt) gave
 // the same ratios, and around them 28 items of 8-byte keys 0.977x (sort) and 1.021x
-// (argsort), 56 of 4-byte keys (up to kernel.SortPassMaxItems) 0.999-1.016x: the
-// defaults stay. Smaller windows then took less
+// (argsort), 56 of 4-byte keys (up to kernel.SortPassMaxItems) 0.999-1.016x: hence
+// 28 items for 8-byte keys alone and 32 for the passes with values
+// (GPU_SORT_LONG_ITEMS8_VALS). Smaller windows then took less
 // (H200, 2026-12-03, one process each in turn, two or three rounds, ms):
 //
 //	window                         16         8          4          2          1
@@ -1045,7 +1049,7 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 4, LookbackVals: 2, HistItems: 8, SegMax: kernel.SortSegmentMax,
 		LoadFence: true, MinBlocks: 4, SmallItems: 8, SmallLookback: 8, LeanLookback: true, HistLean: true,
-		LongItems4: 48, LongItems8: 32, LongMinBlocks: 2, LongWaves: 4, FusedMax: 1 << 24, FusedItems4: 26, FusedBlocks: 2, FusedSplit: true,
+		LongItems4: 48, LongItems8: 28, LongItems8Vals: 32, LongMinBlocks: 2, LongWaves: 4, FusedMax: 1 << 24, FusedItems4: 26, FusedBlocks: 2, FusedSplit: true,
 		FusedEarly: true, FusedRank: kernel.RankAtomicOr, FullTiles: sortFullNarrow, Sectors: sortSectorsValues, Prefetch: 1}
 	envInt(getenv, "GPU_SORT_FUSED", 0, 1<<24, &c.FusedMax)
 	envInt(getenv, "GPU_SORT_FUSED_ITEMS", 4, 28, &c.FusedItems4)
@@ -1084,7 +1088,8 @@ func sortConfigFromEnv(getenv func(string) string) sortConfig {
 		name string
 		hi   int
 		p    *int
-	}{{"GPU_SORT_LONG_ITEMS", kernel.SortPassMaxItems, &c.LongItems4}, {"GPU_SORT_LONG_ITEMS8", kernel.SortPassMaxItems, &c.LongItems8}} {
+	}{{"GPU_SORT_LONG_ITEMS", kernel.SortPassMaxItems, &c.LongItems4}, {"GPU_SORT_LONG_ITEMS8", kernel.SortPassMaxItems, &c.LongItems8},
+		{"GPU_SORT_LONG_ITEMS8_VALS", kernel.SortPassMaxItems, &c.LongItems8Vals}} {
 		n := -1 // (0 turns the long configuration off; 1 to 3 are not taken)
 		envInt(getenv, v.name, 0, v.hi, &n)
 		if n == 0 || n >= 4 {

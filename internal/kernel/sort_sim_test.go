@@ -26,9 +26,9 @@ var sortKeyTypes = []dtype.DType{dtype.Bool, dtype.Int8, dtype.Uint8, dtype.Int1
 func TestSortPtxas(t *testing.T) {
 	var specs []spectest.Spec
 	for _, kt := range sortKeyTypes {
-		items, passItems := 16, 48
+		items, aloneItems, passItems := 16, 48, 48 // (passItems: with values)
 		if kt.Size() == 8 {
-			items, passItems = 12, 32
+			items, aloneItems, passItems = 12, 28, 32
 		}
 		secItems := min(passItems, 32) // Sectors' most
 		o := SortKey{Type: kt}
@@ -40,18 +40,19 @@ func TestSortPtxas(t *testing.T) {
 			&RadixPass{Order: o, Items: items, Val: ValNone, Lookback: 16, LoadFence: true, LeanLookback: true},
 			&RadixPass{Order: o, Items: items, Val: ValIndex, ValSize: 4, Lookback: 16, LoadFence: true, LeanLookback: true},
 			// The default passes: 16 items of up to 4 bytes, 12 of 8, under four
-			// blocks a multiprocessor, and those of long rows, 48 and 32 items under
-			// two (GPU_SORT_LONG_ITEMS, GPU_SORT_LONG_ITEMS8; reported below).
+			// blocks a multiprocessor, and those of long rows, 48 items of up to 4
+			// bytes, 28 of 8 alone and 32 with values, under two (GPU_SORT_LONG_ITEMS,
+			// GPU_SORT_LONG_ITEMS8, GPU_SORT_LONG_ITEMS8_VALS; reported below).
 			// Windows of 4 predecessors for keys alone, 2 with values.
-			&RadixPass{Order: o, Items: passItems, Val: ValNone, Lookback: 4, LoadFence: true, LeanLookback: true, MinBlocks: 2},
+			&RadixPass{Order: o, Items: aloneItems, Val: ValNone, Lookback: 4, LoadFence: true, LeanLookback: true, MinBlocks: 2},
 			&RadixPass{Order: o, Items: passItems, Val: ValIndex, ValSize: 4, Lookback: 2, LoadFence: true, LeanLookback: true, MinBlocks: 2},
 			&RadixPass{Order: o, Items: items, Val: ValNone, Lookback: 4, LoadFence: true, LeanLookback: true, MinBlocks: 4},
 			&RadixPass{Order: o, Items: items, Val: ValIndex, ValSize: 4, Lookback: 2, LoadFence: true, LeanLookback: true, MinBlocks: 4},
 			// The same with a copy for full tiles (GPU_SORT_FULL_TILES).
-			&RadixPass{Order: o, Items: passItems, Val: ValNone, Lookback: 4, LoadFence: true, LeanLookback: true, MinBlocks: 2, FullTiles: true},
+			&RadixPass{Order: o, Items: aloneItems, Val: ValNone, Lookback: 4, LoadFence: true, LeanLookback: true, MinBlocks: 2, FullTiles: true},
 			&RadixPass{Order: o, Items: passItems, Val: ValIndex, ValSize: 4, Lookback: 2, LoadFence: true, LeanLookback: true, MinBlocks: 2, FullTiles: true},
 			// The same with the ballots ANDed three at a time (GPU_SORT_RANK=ballot3).
-			&RadixPass{Order: o, Items: passItems, Val: ValNone, Lookback: 4, LoadFence: true, LeanLookback: true, MinBlocks: 2, FullTiles: true, Prefetch: 396, Rank: RankBallot3},
+			&RadixPass{Order: o, Items: aloneItems, Val: ValNone, Lookback: 4, LoadFence: true, LeanLookback: true, MinBlocks: 2, FullTiles: true, Prefetch: 396, Rank: RankBallot3},
 			&RadixPass{Order: o, Items: passItems, Val: ValIndex, ValSize: 4, Lookback: 2, LoadFence: true, LeanLookback: true, MinBlocks: 2, FullTiles: true, Rank: RankBallot3},
 			&RadixPass{Order: o, Items: items, Val: ValNone, Lookback: 4, LoadFence: true, LeanLookback: true, MinBlocks: 4, FullTiles: true},
 			&RadixPass{Order: o, Items: items, Val: ValIndex, ValSize: 4, Lookback: 2, LoadFence: true, LeanLookback: true, MinBlocks: 4, FullTiles: true},
@@ -60,7 +61,7 @@ func TestSortPtxas(t *testing.T) {
 			&RadixPass{Order: o, Items: secItems, Val: ValIndex, ValSize: 4, Lookback: 2, LoadFence: true, LeanLookback: true, MinBlocks: 2, FullTiles: true, Sectors: true},
 			&RadixPass{Order: o, Items: items, Val: ValNone, Lookback: 4, LoadFence: true, LeanLookback: true, MinBlocks: 4, FullTiles: true, Sectors: true},
 			// The long passes with L2 prefetches (GPU_SORT_PREFETCH, GPU_SORT_PREFETCH_VALS).
-			&RadixPass{Order: o, Items: passItems, Val: ValNone, Lookback: 4, LoadFence: true, LeanLookback: true, MinBlocks: 2, FullTiles: true, Prefetch: 396},
+			&RadixPass{Order: o, Items: aloneItems, Val: ValNone, Lookback: 4, LoadFence: true, LeanLookback: true, MinBlocks: 2, FullTiles: true, Prefetch: 396},
 			&RadixPass{Order: o, Items: secItems, Val: ValIndex, ValSize: 4, Lookback: 2, LoadFence: true, LeanLookback: true, MinBlocks: 2, FullTiles: true, Sectors: true, Prefetch: 396, PrefetchVals: true},
 			// The small sorts' passes (GPU_SORT_SMALL_ITEMS, GPU_SORT_SMALL_LOOKBACK).
 			&RadixPass{Order: o, Items: 8, Val: ValNone, Lookback: 8, LoadFence: true, LeanLookback: true},
