@@ -845,9 +845,8 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // GPU_SORT_LONG_ITEMS, GPU_SORT_LONG_ITEMS8, GPU_SORT_LONG_ITEMS8_VALS and
 // GPU_SORT_LONG_MINBLOCKS (defaults 48, 28, 32 and 2; items up to
 // kernel.SortPassMaxItems, tiles past 48 KiB of shared memory keeping their keys or
-// values in dynamic shared memory; 0 items: no long configuration for that key width,
-// but ITEMS8_VALS, which replaces ITEMS8 in the passes with values where ITEMS8 is
-// not 0, 0: ITEMS8's;
+// values in dynamic shared memory; 0 items: no long configuration for that key width;
+// ITEMS8_VALS replaces ITEMS8 in the passes that carry values, 0: ITEMS8's;
 // LONG_MINBLOCKS 0: no cap, the wave rule counting one block) take their places for
 // long rows (sortPass:
 // sortLongRowTiles, sortConfig.LongWaves, 4 waves, set by tests only). The pass is
