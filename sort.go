@@ -490,6 +490,9 @@ type sortConfig struct {
 	// PrefetchVals gives the passes with values RadixPass.PrefetchVals (each tile's
 	// values asked for L2 at its start).
 	PrefetchVals bool
+	// Prmt gives the passes of keys of up to 4 bytes RadixPass.Prmt (each digit by
+	// one prmt).
+	Prmt bool
 }
 
 // sortConfig.Sectors's values.
@@ -675,6 +678,7 @@ func sortPass(cfg sortConfig, info *DeviceInfo, order kernel.SortKey, val kernel
 	if val != kernel.ValNone {
 		sp.Prefetch, sp.PrefetchVals = cfg.PrefetchKV*sms, cfg.PrefetchVals
 	}
+	sp.Prmt = cfg.Prmt && ks <= 4
 	switch cfg.FullTiles {
 	case sortFullAll:
 		sp.FullTiles = true

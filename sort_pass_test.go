@@ -166,5 +166,8 @@ func (c sortPassCase) check(t *testing.T, cfg sortConfig) *kernel.RadixPass {
 	if err := sp.Validate(); err != nil {
 		t.Errorf("%s: %v", c.name, err)
 	}
+	if want := cfg.Prmt && c.order.Size() <= 4; sp.Prmt != want { // (RadixPass.Prmt: keys of up to 4 bytes)
+		t.Errorf("%s: pass %s, want digits by prmt %v", c.name, sp.Key(), want)
+	}
 	return sp
 }

@@ -90,7 +90,7 @@ import (
 //	GPU_SORT_FUSED_EARLY=on|off, GPU_SORT_FUSED_RANK=ballot|or,
 //	GPU_SORT_FUSED_FULL=on|off, GPU_SORT_FULL_TILES=off|long|narrow|all,
 //	GPU_SORT_SECTORS=off|values|on, GPU_SORT_PREFETCH=0..64,
-//	GPU_SORT_PREFETCH_KV=0..64,
+//	GPU_SORT_PREFETCH_KV=0..64, GPU_SORT_PRMT=on|off,
 //	GPU_SORT_PREFETCH_VALS=on|off           the sort kernels' configuration (sortConfigFromEnv has the defaults)
 //
 // The third part is read at each call:
@@ -1045,11 +1045,16 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // passes' own traffic, and the argsorts' passes, moving twice the bytes, gain nothing.
 // Half a tile, a quarter and one and a half a multiprocessor ahead did the same as one
 // or slightly worse (the same H100, three processes each: part 8 of that file).
+// GPU_SORT_PRMT (default on) has the passes of keys of up to 4 bytes take each key's
+// digit by one prmt rather than a shift and a mask (sortConfig.Prmt, RadixPass.Prmt):
+// ptxas 11.8 (sm_90) gives the long passes of float32 keys alone 1.5% fewer
+// instructions, of int32 keys 3.2%, of int32 keys with indices 1.3%; for 8-byte keys
+// (a word picked first) it gave more, with spills, so they keep the shift.
 func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 4, LookbackVals: 2, HistItems: 8, SegMax: kernel.SortSegmentMax,
 		LoadFence: true, MinBlocks: 4, SmallItems: 8, SmallLookback: 8, LeanLookback: true, HistLean: true,
 		LongItems4: 48, LongItems8: 28, LongItems8Vals: 32, LongMinBlocks: 2, LongWaves: 4, FusedMax: 1 << 24, FusedItems4: 26, FusedBlocks: 2, FusedSplit: true,
-		FusedEarly: true, FusedRank: kernel.RankAtomicOr, FullTiles: sortFullNarrow, Sectors: sortSectorsValues, Prefetch: 1}
+		FusedEarly: true, FusedRank: kernel.RankAtomicOr, FullTiles: sortFullNarrow, Sectors: sortSectorsValues, Prefetch: 1, Prmt: true}
 	envInt(getenv, "GPU_SORT_FUSED", 0, 1<<24, &c.FusedMax)
 	envInt(getenv, "GPU_SORT_FUSED_ITEMS", 4, 28, &c.FusedItems4)
 	envInt(getenv, "GPU_SORT_FUSED_BLOCKS", 1, 2, &c.FusedBlocks)
@@ -1075,6 +1080,7 @@ func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	envInt(getenv, "GPU_SORT_PREFETCH", 0, 64, &c.Prefetch)
 	envInt(getenv, "GPU_SORT_PREFETCH_KV", 0, 64, &c.PrefetchKV)
 	envBool(getenv, "GPU_SORT_PREFETCH_VALS", &c.PrefetchVals)
+	envBool(getenv, "GPU_SORT_PRMT", &c.Prmt)
 	switch getenv("GPU_SORT_SECTORS") {
 	case "off":
 		c.Sectors = sortSectorsOff

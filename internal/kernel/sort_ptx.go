@@ -38,6 +38,22 @@ type sortGen struct {
 	// always holds the predicates alwaysValid made: true in every lane, so that
 	// rankItems needs no ballot of them.
 	always map[ptx.Reg]bool
+	// selShift is the shift register digitSelector made sel for.
+	selShift, sel ptx.Reg
+}
+
+// digitSelector has digitOf take the digit at shift (a u32 register holding 8*pass,
+// pass < 4) of a key of up to 4 bytes by one prmt: sel = 0x4440 | pass moves byte
+// pass of the 32-bit word to the low byte and zeroes the others, where a register
+// shift takes a shr and an and (ptxas makes a bfe with a register shift four
+// instructions). Call it where shift is set, outside any branch whose digits it
+// serves.
+func (g *sortGen) digitSelector(shift ptx.Reg) {
+	f := g.f
+	g.selShift = shift
+	g.sel = f.Reg(ptx.B32)
+	f.Shr(g.sel.As(ptx.U32), shift, ptx.Int(3))
+	f.Or(g.sel.As(ptx.U32), g.sel.As(ptx.U32), ptx.Uint(0x4440))
 }
 
 // alwaysValid returns a predicate true in every lane, set from a register holding 0
@@ -191,6 +207,10 @@ func (g *sortGen) ordered(raw ptx.Reg) ptx.Reg {
 func (g *sortGen) digitOf(o ptx.Reg, shift ptx.Operand) ptx.Reg {
 	f := g.f
 	d := f.Reg(ptx.U32)
+	if r, ok := shift.(ptx.Reg); ok && g.sel.Valid() && r == g.selShift && o.Type() == ptx.U32 {
+		f.Op("prmt.b32", d.As(ptx.B32), o.As(ptx.B32), ptx.Uint(0), g.sel)
+		return d
+	}
 	if o.Type() == ptx.U64 {
 		d64 := f.Reg(ptx.U64)
 		f.Op("bfe.u64", d64, o, shift, ptx.Int(8))
@@ -1476,6 +1496,9 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 	// Load the keys.
 	shift := f.Reg(ptx.U32)
 	f.Shl(shift, pass32, ptx.Int(3))
+	if p.Prmt {
+		g.digitSelector(shift)
+	}
 	// Slots, validity and digits are recomputed where needed rather than kept: fewer
 	// registers live through the ranking.
 	slot0 := g.slotOf(0)

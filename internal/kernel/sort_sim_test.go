@@ -74,6 +74,14 @@ func TestSortPtxas(t *testing.T) {
 			&RadixFused{Order: o, Items: items, LoadFence: true, MinBlocks: 1, Split: true, EarlyRank: true, Rank: RankAtomicOr},
 			&RadixFused{Order: o, Items: items, LoadFence: true, MinBlocks: 2, Split: true, EarlyRank: true, Rank: RankAtomicOr},
 			&RadixFused{Order: o, Items: items, LoadFence: true, MinBlocks: 2})
+		if kt.Size() <= 4 {
+			// The defaults' passes with each digit by one prmt (GPU_SORT_PRMT).
+			specs = append(specs,
+				&RadixPass{Order: o, Items: aloneItems, Val: ValNone, Lookback: 4, LoadFence: true, LeanLookback: true, MinBlocks: 2, FullTiles: true, Prefetch: 396, Prmt: true},
+				&RadixPass{Order: o, Items: passItems, Val: ValIndex, ValSize: 4, Lookback: 2, LoadFence: true, LeanLookback: true, MinBlocks: 2, FullTiles: true, Prmt: true},
+				&RadixPass{Order: o, Items: items, Val: ValNone, Lookback: 4, LoadFence: true, LeanLookback: true, MinBlocks: 4, FullTiles: true, Prmt: true},
+				&RadixPass{Order: o, Items: 8, Val: ValIndex, ValSize: 4, Lookback: 8, LoadFence: true, LeanLookback: true, Prmt: true})
+		}
 	}
 	specs = append(specs,
 		&RadixPass{Order: SortKey{Type: dtype.Float32, Descending: true}, Items: 16, Val: ValPayload, ValSize: 8, Lookback: 16},
@@ -213,7 +221,10 @@ func sortSimRunKeys(t *testing.T, order SortKey, items int, val SortVal, vs int,
 	ks := order.Size()
 	P := order.Passes()
 	pass := &RadixPass{Order: order, Items: items, Val: val, ValSize: vs, Lookback: lb, Rank: rank, LoadFence: items%2 == 0, LeanLookback: lean, FullTiles: full,
-		Sectors: sortSimSectors && items <= 32, Prefetch: sortSimPrefetch, PrefetchVals: sortSimPrefetch > 0}
+		Sectors: sortSimSectors && items <= 32, Prefetch: sortSimPrefetch, PrefetchVals: sortSimPrefetch > 0,
+		// Digits by prmt (the default for keys of up to 4 bytes) in ascending sorts,
+		// by a shift and a mask in descending ones.
+		Prmt: ks <= 4 && !order.Descending}
 	tile := pass.Tile()
 	tpr := (rowLen + tile - 1) / tile
 	tps, segs := tpr, 1
