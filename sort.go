@@ -428,7 +428,8 @@ type sortConfig struct {
 	LookbackVals   int // the same for passes that carry values (0: Lookback; small sorts: SmallLookback)
 	HistItems      int
 	MinBlocks      int             // RadixPass.MinBlocks (0: none)
-	Rank           kernel.SortRank // RadixPass.Rank: how a warp finds a key's peers
+	Rank           kernel.SortRank // RadixPass.Rank: how a warp finds a key's peers, in the passes with values
+	RankAlone      kernel.SortRank // the same in the passes of keys alone
 	LoadFence      bool            // RadixPass.LoadFence: all keys arrive before the ranking
 	SmallItems     int             // pass items of sorts of under two tiles per multiprocessor (0: Items4/8)
 	LeanLookback   bool            // RadixPass.LeanLookback: whole windows, predicated fold
@@ -626,6 +627,9 @@ func sortPass(cfg sortConfig, info *DeviceInfo, order kernel.SortKey, val kernel
 	}
 	sp := &kernel.RadixPass{Order: order, Val: val, ValSize: vs, Rank: cfg.Rank, LoadFence: cfg.LoadFence, LeanLookback: cfg.LeanLookback,
 		GridDep: sortPDL(cfg, info)}
+	if val == kernel.ValNone {
+		sp.Rank = cfg.RankAlone
+	}
 	sectors := cfg.Sectors == sortSectorsAll || cfg.Sectors == sortSectorsValues && val != kernel.ValNone && ks <= 4
 	// setItems sets the tile's keys a thread, and Sectors where the kernel has it at that
 	// size (it changes the shared memory).

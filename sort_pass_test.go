@@ -169,5 +169,8 @@ func (c sortPassCase) check(t *testing.T, cfg sortConfig) *kernel.RadixPass {
 	if want := cfg.Prmt && c.order.Size() <= 4; sp.Prmt != want { // (RadixPass.Prmt: keys of up to 4 bytes)
 		t.Errorf("%s: pass %s, want digits by prmt %v", c.name, sp.Key(), want)
 	}
+	if want := map[bool]kernel.SortRank{true: cfg.RankAlone, false: cfg.Rank}[c.val == kernel.ValNone]; sp.Rank != want {
+		t.Errorf("%s: pass %s, want ranking %v", c.name, sp.Key(), want)
+	}
 	return sp
 }

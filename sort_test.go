@@ -739,7 +739,7 @@ func TestSortConfigFromEnv(t *testing.T) {
 		}
 	}
 	def := gpu.SortConfigFromEnv(env())
-	if !def.LeanLookback || !def.HistLean || def.SmallItems != 8 || def.SmallLookback != 8 || def.Lookback != 4 || def.LookbackVals != 2 || def.Rank != kernel.RankBallot ||
+	if !def.LeanLookback || !def.HistLean || def.SmallItems != 8 || def.SmallLookback != 8 || def.Lookback != 4 || def.LookbackVals != 2 || def.Rank != kernel.RankBallot || def.RankAlone != kernel.RankBallot3 ||
 		def.MinBlocks != 4 || def.Items4 != 16 || def.Items8 != 12 || def.LongItems4 != 48 || def.LongItems8 != 28 || def.LongItems8Vals != 32 || def.LongMinBlocks != 2 ||
 		def.LongWaves != 4 || def.PDL || def.FusedMax != 1<<24 || def.FusedItems4 != 26 || def.FusedBlocks != 2 || !def.FusedSplit ||
 		def.FullTiles != gpu.SortFullNarrow || def.FusedFull || def.Sectors != gpu.SortSectorsValues || def.Prefetch != 1 || def.PrefetchKV != 0 || def.PrefetchVals || !def.Prmt {
@@ -752,15 +752,18 @@ func TestSortConfigFromEnv(t *testing.T) {
 	}
 	c := gpu.SortConfigFromEnv(env("GPU_SORT_LOOKBACK_LEAN", "0", "GPU_SORT_HIST_LEAN", "off", "GPU_SORT_SMALL_ITEMS", "0",
 		"GPU_SORT_SMALL_LOOKBACK", "0", "GPU_SORT_RANK", "or", "GPU_SORT_LOOKBACK", "8", "GPU_SORT_LOOKBACK_VALS", "0", "GPU_SORT_PDL", "1"))
-	if c.LeanLookback || c.HistLean || c.SmallItems != 0 || c.SmallLookback != 0 || c.Rank != kernel.RankAtomicOr || c.Lookback != 8 ||
+	if c.LeanLookback || c.HistLean || c.SmallItems != 0 || c.SmallLookback != 0 || c.Rank != kernel.RankAtomicOr || c.RankAlone != kernel.RankAtomicOr || c.Lookback != 8 ||
 		c.LookbackVals != 0 || !c.PDL {
 		t.Fatalf("overrides: %+v", c)
 	}
 	if c := gpu.SortConfigFromEnv(env("GPU_SORT_PRMT", "off")); c.Prmt {
 		t.Fatalf("GPU_SORT_PRMT=off: %+v", c)
 	}
-	if c := gpu.SortConfigFromEnv(env("GPU_SORT_RANK", "ballot3")); c.Rank != kernel.RankBallot3 {
+	if c := gpu.SortConfigFromEnv(env("GPU_SORT_RANK", "ballot3")); c.Rank != kernel.RankBallot3 || c.RankAlone != kernel.RankBallot3 {
 		t.Fatalf("GPU_SORT_RANK=ballot3: %+v", c)
+	}
+	if c := gpu.SortConfigFromEnv(env("GPU_SORT_RANK", "or", "GPU_SORT_RANK_ALONE", "ballot")); c.Rank != kernel.RankAtomicOr || c.RankAlone != kernel.RankBallot {
+		t.Fatalf("GPU_SORT_RANK=or GPU_SORT_RANK_ALONE=ballot: %+v", c)
 	}
 	if c := gpu.SortConfigFromEnv(env("GPU_SORT_SECTORS", "off")); c.Sectors != gpu.SortSectorsOff {
 		t.Fatalf("GPU_SORT_SECTORS=off: %+v", c)
@@ -787,7 +790,8 @@ func TestSortConfigFromEnv(t *testing.T) {
 		"GPU_SORT_LONG_ITEMS", "2", "GPU_SORT_LONG_ITEMS8", fmt.Sprint(kernel.SortPassMaxItems+1), "GPU_SORT_LONG_ITEMS8_VALS", "3", "GPU_SORT_LONG_MINBLOCKS", "9", "GPU_SORT_LOOKBACK_VALS", "3", "GPU_SORT_PDL", "sometimes",
 		"GPU_SORT_FUSED", "-1", "GPU_SORT_FUSED_BLOCKS", "3", "GPU_SORT_FUSED_SPLIT", "maybe", "GPU_SORT_FUSED_ITEMS", "29",
 		"GPU_SORT_FULL_TILES", "some", "GPU_SORT_FUSED_FULL", "sometimes", "GPU_SORT_SECTORS", "often", "GPU_SORT_PREFETCH", "65",
-		"GPU_SORT_PREFETCH_KV", "-1", "GPU_SORT_PREFETCH_VALS", "perhaps", "GPU_SORT_PRMT", "rarely"))
+		"GPU_SORT_PREFETCH_KV", "-1", "GPU_SORT_PREFETCH_VALS", "perhaps", "GPU_SORT_PRMT", "rarely", "GPU_SORT_RANK", "ballot4",
+		"GPU_SORT_RANK_ALONE", "any"))
 	if c != def {
 		t.Fatalf("bad values: %+v, want the defaults %+v", c, def)
 	}

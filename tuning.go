@@ -80,6 +80,7 @@ import (
 //	GPU_SORT_ITEMS=4..28, GPU_SORT_ITEMS8=4..16, GPU_SORT_LOOKBACK=1|2|4|8|16|32,
 //	GPU_SORT_LOOKBACK_VALS=0|1|2|4|8|16|32,
 //	GPU_SORT_MINBLOCKS=0..8, GPU_SORT_RANK=ballot|ballot3|match|or, GPU_SORT_MATCH=on,
+//	GPU_SORT_RANK_ALONE=ballot|ballot3|match|or,
 //	GPU_SORT_LOADFENCE=on|off, GPU_SORT_SMALL_ITEMS=0..16,
 //	GPU_SORT_SMALL_LOOKBACK=0|1|2|4|8|16|32, GPU_SORT_LOOKBACK_LEAN=on|off,
 //	GPU_SORT_HIST_LEAN=on|off, GPU_SORT_LONG_ITEMS=0|4..64,
@@ -912,10 +913,17 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 //	sort of 16384x16384 rows      6.19       5.96       5.88-5.89  5.84-5.85
 //
 // hence 4 for the keys alone and 2 with values.
-// Also GPU_SORT_RANK (the ranking's peer search:
-// ballot, eight ballots; ballot3, the same ANDed three at a time, not yet measured;
-// match, match.any.sync; or, shared-memory atomic OR;
-// GPU_SORT_MATCH=1 is match), GPU_SORT_LOADFENCE=0 (let ptxas schedule the key loads
+// Also GPU_SORT_RANK (the ranking's peer search in every pass: ballot, eight
+// ballots, the default for the passes with values; ballot3, the same ANDed three at
+// a time, the default for the passes of keys alone; match, match.any.sync; or,
+// shared-memory atomic OR; GPU_SORT_MATCH=1 is match) and GPU_SORT_RANK_ALONE (the
+// same for the passes of keys alone, after GPU_SORT_RANK). On an H100 (2026-12-07,
+// two processes of each in turn, docs/benchmarks/h100-2026-12-07-prmt.txt) ballot3
+// in every pass took 0.999x the time of ballot for the sort of 2^28 float32 keys,
+// 0.996x for int32, 0.996x for 2^27 float64 and 0.985x for the rows of 16384x16384,
+// but 1.001x for the argsorts of 2^28 float32 and int32 and 1.038x for 2^27
+// float64's (whose 32-item pass spills 64 bytes under ballot3, ptxas 11.8 and 13.0):
+// hence ballot3 for keys alone only. GPU_SORT_LOADFENCE=0 (let ptxas schedule the key loads
 // into the ranking: the default makes them all arrive first), GPU_SORT_SMALL_ITEMS (0
 // to 16: pass items of a sort of fewer tiles (of Items4 or Items8) than two per
 // multiprocessor, whose blocks all run at once; default 8: with 16 items the
@@ -1054,7 +1062,7 @@ func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 4, LookbackVals: 2, HistItems: 8, SegMax: kernel.SortSegmentMax,
 		LoadFence: true, MinBlocks: 4, SmallItems: 8, SmallLookback: 8, LeanLookback: true, HistLean: true,
 		LongItems4: 48, LongItems8: 28, LongItems8Vals: 32, LongMinBlocks: 2, LongWaves: 4, FusedMax: 1 << 24, FusedItems4: 26, FusedBlocks: 2, FusedSplit: true,
-		FusedEarly: true, FusedRank: kernel.RankAtomicOr, FullTiles: sortFullNarrow, Sectors: sortSectorsValues, Prefetch: 1, Prmt: true}
+		FusedEarly: true, FusedRank: kernel.RankAtomicOr, FullTiles: sortFullNarrow, Sectors: sortSectorsValues, Prefetch: 1, Prmt: true, RankAlone: kernel.RankBallot3}
 	envInt(getenv, "GPU_SORT_FUSED", 0, 1<<24, &c.FusedMax)
 	envInt(getenv, "GPU_SORT_FUSED_ITEMS", 4, 28, &c.FusedItems4)
 	envInt(getenv, "GPU_SORT_FUSED_BLOCKS", 1, 2, &c.FusedBlocks)
@@ -1069,7 +1077,7 @@ func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	var match bool
 	envBool(getenv, "GPU_SORT_MATCH", &match)
 	if match {
-		c.Rank = kernel.RankMatch
+		c.Rank, c.RankAlone = kernel.RankMatch, kernel.RankMatch
 	}
 	envInt(getenv, "GPU_SORT_SMALL_ITEMS", 0, 16, &c.SmallItems)
 	envBool(getenv, "GPU_SORT_LOADFENCE", &c.LoadFence)
@@ -1102,15 +1110,17 @@ func sortConfigFromEnv(getenv func(string) string) sortConfig {
 		}
 	}
 	envInt(getenv, "GPU_SORT_LONG_MINBLOCKS", 0, 8, &c.LongMinBlocks)
-	switch getenv("GPU_SORT_RANK") {
-	case "ballot":
-		c.Rank = kernel.RankBallot
-	case "match":
-		c.Rank = kernel.RankMatch
-	case "or":
-		c.Rank = kernel.RankAtomicOr
-	case "ballot3":
-		c.Rank = kernel.RankBallot3
+	for _, v := range []struct {
+		name  string
+		ranks []*kernel.SortRank
+	}{{"GPU_SORT_RANK", []*kernel.SortRank{&c.Rank, &c.RankAlone}}, {"GPU_SORT_RANK_ALONE", []*kernel.SortRank{&c.RankAlone}}} {
+		r, ok := map[string]kernel.SortRank{"ballot": kernel.RankBallot, "match": kernel.RankMatch, "or": kernel.RankAtomicOr,
+			"ballot3": kernel.RankBallot3}[getenv(v.name)]
+		for _, p := range v.ranks {
+			if ok {
+				*p = r
+			}
+		}
 	}
 	switch getenv("GPU_SORT_FUSED_RANK") {
 	case "ballot":

@@ -51,7 +51,8 @@ func TestSortPtxas(t *testing.T) {
 			// The same with a copy for full tiles (GPU_SORT_FULL_TILES).
 			&RadixPass{Order: o, Items: aloneItems, Val: ValNone, Lookback: 4, LoadFence: true, LeanLookback: true, MinBlocks: 2, FullTiles: true},
 			&RadixPass{Order: o, Items: passItems, Val: ValIndex, ValSize: 4, Lookback: 2, LoadFence: true, LeanLookback: true, MinBlocks: 2, FullTiles: true},
-			// The same with the ballots ANDed three at a time (GPU_SORT_RANK=ballot3).
+			// The same with the ballots ANDed three at a time (RankBallot3: the default
+			// for keys alone, GPU_SORT_RANK_ALONE; with values GPU_SORT_RANK=ballot3).
 			&RadixPass{Order: o, Items: aloneItems, Val: ValNone, Lookback: 4, LoadFence: true, LeanLookback: true, MinBlocks: 2, FullTiles: true, Prefetch: 396, Rank: RankBallot3},
 			&RadixPass{Order: o, Items: passItems, Val: ValIndex, ValSize: 4, Lookback: 2, LoadFence: true, LeanLookback: true, MinBlocks: 2, FullTiles: true, Rank: RankBallot3},
 			&RadixPass{Order: o, Items: items, Val: ValNone, Lookback: 4, LoadFence: true, LeanLookback: true, MinBlocks: 4, FullTiles: true},
@@ -75,11 +76,13 @@ func TestSortPtxas(t *testing.T) {
 			&RadixFused{Order: o, Items: items, LoadFence: true, MinBlocks: 2, Split: true, EarlyRank: true, Rank: RankAtomicOr},
 			&RadixFused{Order: o, Items: items, LoadFence: true, MinBlocks: 2})
 		if kt.Size() <= 4 {
-			// The defaults' passes with each digit by one prmt (GPU_SORT_PRMT).
+			// The defaults' passes: each digit by one prmt (GPU_SORT_PRMT), the passes
+			// of keys alone ranked by RankBallot3 (GPU_SORT_RANK_ALONE).
 			specs = append(specs,
-				&RadixPass{Order: o, Items: aloneItems, Val: ValNone, Lookback: 4, LoadFence: true, LeanLookback: true, MinBlocks: 2, FullTiles: true, Prefetch: 396, Prmt: true},
+				&RadixPass{Order: o, Items: aloneItems, Val: ValNone, Lookback: 4, LoadFence: true, LeanLookback: true, MinBlocks: 2, FullTiles: true, Prefetch: 396, Prmt: true, Rank: RankBallot3},
 				&RadixPass{Order: o, Items: passItems, Val: ValIndex, ValSize: 4, Lookback: 2, LoadFence: true, LeanLookback: true, MinBlocks: 2, FullTiles: true, Prmt: true},
-				&RadixPass{Order: o, Items: items, Val: ValNone, Lookback: 4, LoadFence: true, LeanLookback: true, MinBlocks: 4, FullTiles: true, Prmt: true},
+				&RadixPass{Order: o, Items: items, Val: ValNone, Lookback: 4, LoadFence: true, LeanLookback: true, MinBlocks: 4, FullTiles: true, Prmt: true, Rank: RankBallot3},
+				&RadixPass{Order: o, Items: 8, Val: ValNone, Lookback: 8, LoadFence: true, LeanLookback: true, Prmt: true, Rank: RankBallot3},
 				&RadixPass{Order: o, Items: 8, Val: ValIndex, ValSize: 4, Lookback: 8, LoadFence: true, LeanLookback: true, Prmt: true})
 		}
 	}
