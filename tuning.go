@@ -1057,7 +1057,10 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // digit by one prmt rather than a shift and a mask (sortConfig.Prmt, RadixPass.Prmt):
 // ptxas 11.8 (sm_90) gives the long passes of float32 keys alone 1.5% fewer
 // instructions, of int32 keys 3.2%, of int32 keys with indices 1.3%; for 8-byte keys
-// (a word picked first) it gave more, with spills, so they keep the shift.
+// (a word picked first) it gave more, with spills, so they keep the shift. On an H100
+// (2026-12-07, two processes each way in turn, docs/benchmarks/h100-2026-12-07-prmt.txt)
+// the shift and mask took 1.002x the time (sort of 2^28 float32), 1.006x (int32),
+// 1.007x (rows of 16384x16384) and 1.000x (the argsorts).
 func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 4, LookbackVals: 2, HistItems: 8, SegMax: kernel.SortSegmentMax,
 		LoadFence: true, MinBlocks: 4, SmallItems: 8, SmallLookback: 8, LeanLookback: true, HistLean: true,
