@@ -467,7 +467,7 @@ type sortConfig struct {
 	FusedSplit  bool // RadixFused.Split: the counts' barrier split around the tile's staging
 	FusedEarly  bool // RadixFused.EarlyRank: pass 0 ranked while the first barrier waits
 	// FusedRank is RadixFused.Rank (RankMatch: RankBallot): the atomic-OR match words,
-	// where the passes take Rank's ballots.
+	// where the passes take the ballots of Rank and RankAlone.
 	FusedRank kernel.SortRank
 	// FusedFull gives a fused sort whose row is a whole number of its tiles
 	// RadixFused.Full (no per-item bounds tests).

@@ -68,6 +68,16 @@ func TestSortResidentBlocks(t *testing.T) {
 	} {
 		c.check(t, def)
 	}
+	// GPU_SORT_LONG_ITEMS8=0: no long passes for 8-byte keys, with values or not
+	// (LongItems8Vals applies only where LongItems8 does).
+	off := def
+	off.LongItems8 = 0
+	for _, c := range []sortPassCase{
+		{"h200 2^27 float64, no long 8-byte passes", h200, f64, kernel.ValNone, 0, 1, 1 << 27, 12, 4},
+		{"h200 2^27 float64 argsort, no long 8-byte passes", h200, f64, kernel.ValIndex, 4, 1, 1 << 27, 12, 4},
+	} {
+		c.check(t, off)
+	}
 }
 
 // sortConfig.FullTiles: narrow by default, which gives RadixPass.FullTiles to the long

@@ -756,6 +756,9 @@ func TestSortConfigFromEnv(t *testing.T) {
 		c.LookbackVals != 0 || !c.PDL {
 		t.Fatalf("overrides: %+v", c)
 	}
+	if c := gpu.SortConfigFromEnv(env("GPU_SORT_MATCH", "1")); c.Rank != kernel.RankMatch || c.RankAlone != kernel.RankMatch {
+		t.Fatalf("GPU_SORT_MATCH=1: %+v", c)
+	}
 	if c := gpu.SortConfigFromEnv(env("GPU_SORT_PRMT", "off")); c.Prmt {
 		t.Fatalf("GPU_SORT_PRMT=off: %+v", c)
 	}

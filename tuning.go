@@ -963,7 +963,7 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // GPU_SORT_FUSED_EARLY (rank pass 0 between step 1's arrival and wait:
 // sortConfig.FusedEarly; default on) and GPU_SORT_FUSED_RANK (ballot or or: the
 // ranking's peer search, sortConfig.FusedRank; default or, the atomic-OR match words,
-// where the passes keep GPU_SORT_RANK's ballots). On the H200 (2026-12-03, one process,
+// where the passes keep their ballots: GPU_SORT_RANK, GPU_SORT_RANK_ALONE). On the H200 (2026-12-03, one process,
 // 1000 calls each plus a synchronize, BenchmarkSortFused, µs; the machine's figures
 // move by a few µs from run to run):
 //
@@ -1056,7 +1056,8 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // GPU_SORT_PRMT (default on) has the passes of keys of up to 4 bytes take each key's
 // digit by one prmt rather than a shift and a mask (sortConfig.Prmt, RadixPass.Prmt):
 // ptxas 11.8 (sm_90) gives the long passes of float32 keys alone 1.5% fewer
-// instructions, of int32 keys 3.2%, of int32 keys with indices 1.3%; for 8-byte keys
+// instructions, of int32 keys 3.2%, of int32 keys with indices 1.3% (under the
+// ballot ranking; int32 keys alone under ballot3 about 0.9%); for 8-byte keys
 // (a word picked first) it gave more, with spills, so they keep the shift. On an H100
 // (2026-12-07, two processes each way in turn, docs/benchmarks/h100-2026-12-07-prmt.txt)
 // the shift and mask took 1.002x the time (sort of 2^28 float32), 1.006x (int32),

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The long rows' default passes (48 keys a thread, 32 of 8 bytes, two blocks) in one
+# The long rows' default passes (48 keys a thread; 28 of 8 bytes alone, 32 with values; two blocks) in one
 # short call on the GPU machine: on an H200 first CuPy's and PyTorch's figures and
 # gpubench's sorting rows (scripts/device-h200-sort.sh), then the settings around the
 # defaults (scripts/variants-long-defaults.txt) and the long sorting tests under the best

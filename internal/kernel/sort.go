@@ -555,7 +555,9 @@ const (
 	// passes of 4-byte keys alone 6-8% fewer SASS instructions (static counts, 48
 	// items: float32 5623 against 5983, int32 5487 against 5991), spilling 8 and 24
 	// bytes there (RankBallot: 0 and 16), and float64's 32-item passes 56-64 (RankBallot:
-	// none). Not yet timed (GPU_SORT_RANK=ballot3).
+	// none). On an H100 (2026-12-07) it took 0.985-0.999x RankBallot's time in the
+	// sorts of keys alone, 1.001x in the argsorts of 4-byte keys and 1.038x in float64's
+	// (spilling): the passes of keys alone take it by default (GPU_SORT_RANK_ALONE).
 	RankBallot3
 )
 
@@ -656,7 +658,8 @@ type RadixPass struct {
 	// Prmt takes each key's digit by one prmt (a byte of the 32-bit word) rather
 	// than a shift and a mask, for keys of up to 4 bytes (sortGen.digitSelector):
 	// ptxas 11.8 (sm_90) gives the 48-item passes of float32 keys alone 1.5% fewer
-	// instructions, of int32 keys 3.2%.
+	// instructions, of int32 keys 3.2% (under RankBallot; under RankBallot3 int32's
+	// about 0.9%).
 	Prmt bool
 }
 

@@ -81,7 +81,7 @@ func TestSortPtxas(t *testing.T) {
 			specs = append(specs,
 				&RadixPass{Order: o, Items: aloneItems, Val: ValNone, Lookback: 4, LoadFence: true, LeanLookback: true, MinBlocks: 2, FullTiles: true, Prefetch: 396, Prmt: true, Rank: RankBallot3},
 				&RadixPass{Order: o, Items: passItems, Val: ValIndex, ValSize: 4, Lookback: 2, LoadFence: true, LeanLookback: true, MinBlocks: 2, FullTiles: true, Prmt: true},
-				&RadixPass{Order: o, Items: items, Val: ValNone, Lookback: 4, LoadFence: true, LeanLookback: true, MinBlocks: 4, FullTiles: true, Prmt: true, Rank: RankBallot3},
+				&RadixPass{Order: o, Items: items, Val: ValNone, Lookback: 4, LoadFence: true, LeanLookback: true, MinBlocks: 4, FullTiles: true, Prefetch: 396, Prmt: true, Rank: RankBallot3},
 				&RadixPass{Order: o, Items: 8, Val: ValNone, Lookback: 8, LoadFence: true, LeanLookback: true, Prmt: true, Rank: RankBallot3},
 				&RadixPass{Order: o, Items: 8, Val: ValIndex, ValSize: 4, Lookback: 8, LoadFence: true, LeanLookback: true, Prmt: true})
 		}
@@ -226,8 +226,9 @@ func sortSimRunKeys(t *testing.T, order SortKey, items int, val SortVal, vs int,
 	pass := &RadixPass{Order: order, Items: items, Val: val, ValSize: vs, Lookback: lb, Rank: rank, LoadFence: items%2 == 0, LeanLookback: lean, FullTiles: full,
 		Sectors: sortSimSectors && items <= 32, Prefetch: sortSimPrefetch, PrefetchVals: sortSimPrefetch > 0,
 		// Digits by prmt (the default for keys of up to 4 bytes) in ascending sorts,
-		// by a shift and a mask in descending ones.
-		Prmt: ks <= 4 && !order.Descending}
+		// by a shift and a mask in descending ones; the other way round on whole
+		// sectors (TestRadixPassSectorsSim runs every case again).
+		Prmt: ks <= 4 && order.Descending == sortSimSectors}
 	tile := pass.Tile()
 	tpr := (rowLen + tile - 1) / tile
 	tps, segs := tpr, 1
@@ -460,6 +461,28 @@ func TestRadixPassPrefetchSim(t *testing.T) {
 
 func TestRadixPassSim(t *testing.T) { radixPassSim(t) }
 
+// RadixPass.Prmt takes each key's digit by a prmt (one more a key than the ranking's
+// packing takes) in place of the shift and mask; 8-byte keys are refused.
+func TestRadixPassPrmt(t *testing.T) {
+	for _, kt := range []dtype.DType{dtype.Float32, dtype.Int16, dtype.Uint8} {
+		count := func(prmt bool) int {
+			p := &RadixPass{Order: SortKey{Type: kt}, Items: 8, Val: ValIndex, ValSize: 4, Lookback: 4, LoadFence: true, LeanLookback: true, Prmt: prmt}
+			src, _, err := p.PTX(9, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return strings.Count(src, "prmt.b32")
+		}
+		if on, off := count(true), count(false); on < off+8 {
+			t.Errorf("%v: %d prmt with Prmt, %d without: want one more a key (8)", kt, on, off)
+		}
+	}
+	p := &RadixPass{Order: SortKey{Type: dtype.Float64}, Items: 8, Val: ValNone, Lookback: 4, Prmt: true}
+	if err := p.Validate(); err == nil {
+		t.Error("Prmt with 8-byte keys: no error")
+	}
+}
+
 // The keys written on whole sectors (RadixPass.Sectors): every case again, the
 // runs' virtual tiles at every key size (a sector of 32, 16, 8 or 4 keys).
 func TestRadixPassSectorsSim(t *testing.T) {
@@ -507,10 +530,12 @@ func radixPassSim(t *testing.T) {
 		// of float64 keys with indices.
 		{dtype.Float32, true, ValNone, 0, 1, 25000, 40, 4, 0, RankBallot, true},
 		{dtype.Float64, false, ValIndex, 4, 1, 15000, 24, 2, 0, RankBallot, true},
-		// The long rows' default tiles: 48 items of float32 keys with indices, 32
-		// of float64 keys alone.
+		// The long rows' default tiles: 48 items of float32 keys with indices, 28
+		// of float64 keys alone (ranked by RankBallot3, as by default), 32 with
+		// indices.
 		{dtype.Float32, false, ValIndex, 4, 1, 30000, 48, 2, 0, RankBallot, true},
-		{dtype.Float64, true, ValNone, 0, 1, 20000, 32, 4, 0, RankBallot, true},
+		{dtype.Float64, true, ValNone, 0, 1, 20000, 28, 4, 0, RankBallot3, true},
+		{dtype.Int64, false, ValIndex, 4, 1, 20000, 32, 2, 0, RankBallot, true},
 		// The largest tiles (SortPassMaxItems): 64 items of int32 keys with indices.
 		{dtype.Int32, false, ValIndex, 4, 1, 40000, SortPassMaxItems, 2, 0, RankBallot, true},
 		// The ballots ANDed three at a time (RankBallot3), a partial last tile.
