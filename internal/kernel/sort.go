@@ -655,8 +655,9 @@ type RadixPass struct {
 	// PrefetchVals: at its tile's start each block asks L2 for the values it loads
 	// once the keys are written (not the indices the first pass of an argsort makes).
 	PrefetchVals bool
-	// Prmt takes each key's digit by one prmt (a byte of the 32-bit word) rather
-	// than a shift and a mask, for keys of up to 4 bytes (sortGen.digitSelector):
+	// Prmt takes each key's digit by one prmt (a byte of the 32-bit word; PTX ISA:
+	// prmt, default mode) rather than a shift and a mask, for keys of up to 4 bytes
+	// (sortGen.digitSelector):
 	// ptxas 11.8 (sm_90) gives the 48-item passes of float32 keys alone 1.5% fewer
 	// instructions, of int32 keys 3.2% (under RankBallot; under RankBallot3 int32's
 	// about 0.9%).
