@@ -42,18 +42,16 @@ type sortGen struct {
 	selShift, sel ptx.Reg
 }
 
-// digitSelector has digitOf take the digit at shift (a u32 register holding 8*pass,
-// pass < 4) of a key of up to 4 bytes by one prmt: sel = 0x4440 | pass moves byte
-// pass of the 32-bit word to the low byte and zeroes the others, where a register
-// shift takes a shr and an and (ptxas makes a bfe with a register shift four
-// instructions). Call it where shift is set, outside any branch whose digits it
+// digitSelector has digitOf take the digit at shift (a u32 register holding 8*pass;
+// pass, u32, below 4) of a key of up to 4 bytes by one prmt: sel = 0x4440 | pass
+// moves byte pass of the 32-bit word to the low byte and zeroes the others, where a
+// register shift takes a shr and an and (ptxas makes a bfe with a register shift
+// four instructions). Call it where shift is set, outside any branch whose digits it
 // serves.
-func (g *sortGen) digitSelector(shift ptx.Reg) {
-	f := g.f
+func (g *sortGen) digitSelector(pass, shift ptx.Reg) {
 	g.selShift = shift
-	g.sel = f.Reg(ptx.B32)
-	f.Shr(g.sel.As(ptx.U32), shift, ptx.Int(3))
-	f.Or(g.sel.As(ptx.U32), g.sel.As(ptx.U32), ptx.Uint(0x4440))
+	g.sel = g.f.Reg(ptx.B32)
+	g.f.Or(g.sel.As(ptx.U32), pass, ptx.Uint(0x4440))
 }
 
 // alwaysValid returns a predicate true in every lane, set from a register holding 0
@@ -1497,7 +1495,7 @@ func (p *RadixPass) PTX(major, minor int) (src, entry string, err error) {
 	shift := f.Reg(ptx.U32)
 	f.Shl(shift, pass32, ptx.Int(3))
 	if p.Prmt {
-		g.digitSelector(shift)
+		g.digitSelector(pass32, shift)
 	}
 	// Slots, validity and digits are recomputed where needed rather than kept: fewer
 	// registers live through the ranking.
