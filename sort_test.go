@@ -740,7 +740,7 @@ func TestSortConfigFromEnv(t *testing.T) {
 	}
 	def := gpu.SortConfigFromEnv(env())
 	if !def.LeanLookback || !def.HistLean || def.SmallItems != 8 || def.SmallLookback != 8 || def.Lookback != 4 || def.LookbackVals != 2 || def.Rank != kernel.RankBallot || def.RankAlone != kernel.RankBallot3 ||
-		def.MinBlocks != 4 || def.Items4 != 16 || def.Items8 != 12 || def.LongItems4 != 48 || def.LongItems8 != 28 || def.LongItems8Vals != 32 || def.LongMinBlocks != 2 ||
+		def.MinBlocks != 4 || def.Items4 != 16 || def.Items8 != 12 || def.LongItems4 != 48 || def.LongItems8 != 28 || def.LongItems8Vals != 32 || def.LongMinBlocks != 2 || def.LongLookback8 != 2 ||
 		def.LongWaves != 4 || def.PDL || def.FusedMax != 1<<24 || def.FusedItems4 != 26 || def.FusedBlocks != 2 || !def.FusedSplit ||
 		def.FullTiles != gpu.SortFullNarrow || def.FusedFull || def.Sectors != gpu.SortSectorsValues || def.Prefetch != 1 || def.PrefetchKV != 0 || def.PrefetchVals || !def.Prmt {
 		t.Fatalf("defaults: %+v", def)
@@ -761,6 +761,9 @@ func TestSortConfigFromEnv(t *testing.T) {
 	}
 	if c := gpu.SortConfigFromEnv(env("GPU_SORT_PRMT", "off")); c.Prmt {
 		t.Fatalf("GPU_SORT_PRMT=off: %+v", c)
+	}
+	if c := gpu.SortConfigFromEnv(env("GPU_SORT_LONG_LOOKBACK8", "0")); c.LongLookback8 != 0 {
+		t.Fatalf("GPU_SORT_LONG_LOOKBACK8=0: %+v", c)
 	}
 	if c := gpu.SortConfigFromEnv(env("GPU_SORT_RANK", "ballot3")); c.Rank != kernel.RankBallot3 || c.RankAlone != kernel.RankBallot3 {
 		t.Fatalf("GPU_SORT_RANK=ballot3: %+v", c)

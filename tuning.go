@@ -85,7 +85,8 @@ import (
 //	GPU_SORT_SMALL_LOOKBACK=0|1|2|4|8|16|32, GPU_SORT_LOOKBACK_LEAN=on|off,
 //	GPU_SORT_HIST_LEAN=on|off, GPU_SORT_LONG_ITEMS=0|4..64,
 //	GPU_SORT_LONG_ITEMS8=0|4..64, GPU_SORT_LONG_ITEMS8_VALS=0|4..64,
-//	GPU_SORT_LONG_MINBLOCKS=0..8, GPU_SORT_PDL=on|off,
+//	GPU_SORT_LONG_MINBLOCKS=0..8, GPU_SORT_LONG_LOOKBACK8=0|1|2|4|8|16|32,
+//	GPU_SORT_PDL=on|off,
 //	GPU_SORT_FUSED=0..2^24, GPU_SORT_FUSED_ITEMS=4..28, GPU_SORT_FUSED_BLOCKS=1|2,
 //	GPU_SORT_FUSED_SPLIT=on|off,
 //	GPU_SORT_FUSED_EARLY=on|off, GPU_SORT_FUSED_RANK=ballot|or,
@@ -839,7 +840,12 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // 28; default 16: tiles of 4096 keys), GPU_SORT_ITEMS8 (4 to 16; default 12),
 // GPU_SORT_LOOKBACK (1 to 32: the look-back window, predecessors read a round; default
 // 4), GPU_SORT_LOOKBACK_VALS (the same for passes that carry indices or payloads;
-// default 2; 0: GPU_SORT_LOOKBACK's), GPU_SORT_MINBLOCKS (0 to 8: .minnctapersm of the
+// default 2; 0: GPU_SORT_LOOKBACK's), GPU_SORT_LONG_LOOKBACK8 (the same for the long
+// rows' passes of 8-byte keys alone; default 2; 0: GPU_SORT_LOOKBACK's; on an H100,
+// 2026-12-07, two processes of each in turn: 2 against 4 took 0.983x the time of a
+// sort of 2^27 float64 keys, where GPU_SORT_LOOKBACK=2 took 1.014x and 1.018x that of
+// 2^28 float32 and int32 keys, and GPU_SORT_LOOKBACK=8 1.006x, 1.006x and 1.013x:
+// docs/benchmarks/h100-2026-12-07-persistent.txt), GPU_SORT_MINBLOCKS (0 to 8: .minnctapersm of the
 // passes, which caps their registers; default 4: with the lean look-back ptxas 13.0
 // fits those passes of every key type, with indices or payloads, in 64 registers
 // without spills; 0: no cap).
@@ -1065,7 +1071,7 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	c := sortConfig{Items4: 16, Items8: 12, Block4: 16, Block8: 12, Lookback: 4, LookbackVals: 2, HistItems: 8, SegMax: kernel.SortSegmentMax,
 		LoadFence: true, MinBlocks: 4, SmallItems: 8, SmallLookback: 8, LeanLookback: true, HistLean: true,
-		LongItems4: 48, LongItems8: 28, LongItems8Vals: 32, LongMinBlocks: 2, LongWaves: 4, FusedMax: 1 << 24, FusedItems4: 26, FusedBlocks: 2, FusedSplit: true,
+		LongItems4: 48, LongItems8: 28, LongItems8Vals: 32, LongMinBlocks: 2, LongLookback8: 2, LongWaves: 4, FusedMax: 1 << 24, FusedItems4: 26, FusedBlocks: 2, FusedSplit: true,
 		FusedEarly: true, FusedRank: kernel.RankAtomicOr, FullTiles: sortFullNarrow, Sectors: sortSectorsValues, Prefetch: 1, Prmt: true, RankAlone: kernel.RankBallot3}
 	envInt(getenv, "GPU_SORT_FUSED", 0, 1<<24, &c.FusedMax)
 	envInt(getenv, "GPU_SORT_FUSED_ITEMS", 4, 28, &c.FusedItems4)
@@ -1077,6 +1083,7 @@ func sortConfigFromEnv(getenv func(string) string) sortConfig {
 	envInt(getenv, "GPU_SORT_ITEMS8", 4, 16, &c.Items8)
 	envChoice(getenv, "GPU_SORT_LOOKBACK", &c.Lookback, 1, 2, 4, 8, 16, 32)
 	envChoice(getenv, "GPU_SORT_LOOKBACK_VALS", &c.LookbackVals, 0, 1, 2, 4, 8, 16, 32)
+	envChoice(getenv, "GPU_SORT_LONG_LOOKBACK8", &c.LongLookback8, 0, 1, 2, 4, 8, 16, 32)
 	envInt(getenv, "GPU_SORT_MINBLOCKS", 0, 8, &c.MinBlocks)
 	var match bool
 	envBool(getenv, "GPU_SORT_MATCH", &match)

@@ -531,10 +531,10 @@ func radixPassSim(t *testing.T) {
 		{dtype.Float32, true, ValNone, 0, 1, 25000, 40, 4, 0, RankBallot, true},
 		{dtype.Float64, false, ValIndex, 4, 1, 15000, 24, 2, 0, RankBallot, true},
 		// The long rows' default tiles: 48 items of float32 keys with indices, 28
-		// of float64 keys alone (ranked by RankBallot3, as by default), 32 with
-		// indices.
+		// of float64 keys alone (ranked by RankBallot3 and looking back over windows
+		// of 2, as by default: GPU_SORT_LONG_LOOKBACK8), 32 with indices.
 		{dtype.Float32, false, ValIndex, 4, 1, 30000, 48, 2, 0, RankBallot, true},
-		{dtype.Float64, true, ValNone, 0, 1, 20000, 28, 4, 0, RankBallot3, true},
+		{dtype.Float64, true, ValNone, 0, 1, 20000, 28, 2, 0, RankBallot3, true},
 		{dtype.Int64, false, ValIndex, 4, 1, 20000, 32, 2, 0, RankBallot, true},
 		// The largest tiles (SortPassMaxItems): 64 items of int32 keys with indices.
 		{dtype.Int32, false, ValIndex, 4, 1, 40000, SortPassMaxItems, 2, 0, RankBallot, true},
