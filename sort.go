@@ -445,9 +445,10 @@ type sortConfig struct {
 	LongItems8Vals int
 	LongMinBlocks  int
 	// LongLookback8 (0: Lookback) replaces Lookback in the long rows' passes of
-	// 8-byte keys alone: on an H100 (2026-12-07) a window of 2 sorted 2^27 float64
-	// keys 1.7% faster than 4, which made the sorts of 2^28 float32 and int32 keys
-	// 1.4% and 1.8% slower.
+	// 8-byte keys alone: on an H100 (2026-12-07) a window of 4 there took 1.018x the
+	// time of 2 for a sort of 2^27 float64 keys (GPU_SORT_LOOKBACK=2, every pass of
+	// keys alone, had taken 0.983x that of 4 for it, but 1.014x and 1.018x for 2^28
+	// float32 and int32 keys).
 	LongLookback8 int
 	LongWaves     int // (not from the environment: 4; tests set it small)
 	// SegMax is the most keys of a segment and, over the tile size, the most tiles of

@@ -71,8 +71,8 @@ func TestSortResidentBlocks(t *testing.T) {
 	// The look-back windows: 2 predecessors in the long passes of 8-byte keys alone
 	// (LongLookback8), 4 in other passes of keys alone (Lookback), 2 with values
 	// (LookbackVals); LongLookback8 0: Lookback's.
-	noLb8 := def
-	noLb8.LongLookback8 = 0
+	noLb8, lb8x := def, def
+	noLb8.LongLookback8, lb8x.LongLookback8 = 0, 8
 	for _, c := range []struct {
 		cfg   sortConfig
 		order kernel.SortKey
@@ -82,6 +82,8 @@ func TestSortResidentBlocks(t *testing.T) {
 	}{
 		{def, f64, kernel.ValNone, 0, 1 << 27, 2}, {def, f64, kernel.ValNone, 0, 1 << 22, 4}, {def, f32, kernel.ValNone, 0, 1 << 28, 4},
 		{def, i32, kernel.ValIndex, 8, 1 << 28, 2}, {noLb8, f64, kernel.ValNone, 0, 1 << 27, 4},
+		{lb8x, f64, kernel.ValNone, 0, 1 << 27, 8}, {lb8x, f64, kernel.ValIndex, 4, 1 << 27, 2}, {lb8x, i32, kernel.ValNone, 0, 1 << 28, 4},
+		{lb8x, f64, kernel.ValNone, 0, 1 << 16, 8}, {lb8x, f64, kernel.ValNone, 0, 1 << 22, 4}, // (small: SmallLookback; short: Lookback)
 	} {
 		if sp := sortPass(c.cfg, &h200, c.order, c.val, c.vs, 1, c.n); sp.Lookback != c.want {
 			t.Errorf("LongLookback8 %d, %d keys of %v, values %v: pass %s, want a window of %d", c.cfg.LongLookback8, c.n, c.order.Type, c.val, sp.Key(), c.want)

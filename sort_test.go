@@ -765,6 +765,9 @@ func TestSortConfigFromEnv(t *testing.T) {
 	if c := gpu.SortConfigFromEnv(env("GPU_SORT_LONG_LOOKBACK8", "0")); c.LongLookback8 != 0 {
 		t.Fatalf("GPU_SORT_LONG_LOOKBACK8=0: %+v", c)
 	}
+	if c := gpu.SortConfigFromEnv(env("GPU_SORT_LONG_LOOKBACK8", "3")); c.LongLookback8 != 2 {
+		t.Fatalf("GPU_SORT_LONG_LOOKBACK8=3 (not a window): %+v", c)
+	}
 	if c := gpu.SortConfigFromEnv(env("GPU_SORT_RANK", "ballot3")); c.Rank != kernel.RankBallot3 || c.RankAlone != kernel.RankBallot3 {
 		t.Fatalf("GPU_SORT_RANK=ballot3: %+v", c)
 	}

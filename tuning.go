@@ -842,9 +842,11 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // 4), GPU_SORT_LOOKBACK_VALS (the same for passes that carry indices or payloads;
 // default 2; 0: GPU_SORT_LOOKBACK's), GPU_SORT_LONG_LOOKBACK8 (the same for the long
 // rows' passes of 8-byte keys alone; default 2; 0: GPU_SORT_LOOKBACK's; on an H100,
-// 2026-12-07, two processes of each in turn: 2 against 4 took 0.983x the time of a
-// sort of 2^27 float64 keys, where GPU_SORT_LOOKBACK=2 took 1.014x and 1.018x that of
-// 2^28 float32 and int32 keys, and GPU_SORT_LOOKBACK=8 1.006x, 1.006x and 1.013x:
+// 2026-12-07, processes of each in turn: GPU_SORT_LOOKBACK=2, every pass of keys
+// alone, took 0.983x the time of 4 for a sort of 2^27 float64 keys but 1.014x and
+// 1.018x for 2^28 float32 and int32 keys (GPU_SORT_LOOKBACK=8: 1.013x, 1.006x,
+// 1.006x); GPU_SORT_LONG_LOOKBACK8=0 then took 1.018x the time of the default for
+// the float64 sort, 0.998x for float32's:
 // docs/benchmarks/h100-2026-12-07-persistent.txt), GPU_SORT_MINBLOCKS (0 to 8: .minnctapersm of the
 // passes, which caps their registers; default 4: with the lean look-back ptxas 13.0
 // fits those passes of every key type, with indices or payloads, in 64 registers
