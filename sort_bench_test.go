@@ -527,3 +527,51 @@ func sortAlignedKeys(n, tile, run int, r *rand.Rand) []int32 {
 	}
 	return out
 }
+
+// BenchmarkSortShortRows sorts 2^28 random int32 keys (2^22 on the CPU) as one row and
+// as rows of 1024 to 8192 keys: rows of at most a block sort's tile (4096 keys by
+// default) are sorted in shared memory, one read and one write, where the one row
+// takes the histogram and four radix passes. The short rows' time is what the last
+// stage of a hybrid sort would take (most-significant digits first until the buckets
+// fit a block, then a block sort of each: Stehle & Jacobsen, "A Memory
+// Bandwidth-Efficient Hybrid Radix Sort on GPUs", SIGMOD 2017), against a copy of the
+// keys; GB/s counts the keys read and written once.
+//
+//	go test -run XXX -bench SortShortRows -benchtime 20x .
+func BenchmarkSortShortRows(b *testing.B) {
+	d := scBenchDev(b)
+	s := d.DefaultStream()
+	n := 1 << 28
+	if !scBenchLarge(d) {
+		n = 1 << 22
+	}
+	x, err := gpu.Empty[int32](s, n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer x.Free()
+	if err := gpu.RandBitsInto(s, gpu.NewGenerator(7), x); err != nil {
+		b.Fatal(err)
+	}
+	b.Run(fmt.Sprintf("%d/int32/copy", n), func(b *testing.B) { scCopyBench[int32](b, s, n) })
+	for _, row := range []int{n, 8192, 4096, 2048, 1024} {
+		xr, err := x.Reshape(n/row, row)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("%d/int32/rows-of-%d", n, row), func(b *testing.B) {
+			y, err := gpu.Sort(s, xr, -1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			got := toSliceB(b, y)
+			y.Free()
+			for r := 0; r < n; r += row {
+				if !slices.IsSorted(got[r : r+row]) {
+					b.Fatalf("row %d not sorted", r/row)
+				}
+			}
+			scRun(b, s, int64(8*n), func() (interface{ Free() error }, error) { return gpu.Sort(s, xr, -1) })
+		})
+	}
+}
