@@ -531,10 +531,11 @@ func sortAlignedKeys(n, tile, run int, r *rand.Rand) []int32 {
 // BenchmarkSortShortRows sorts 2^28 random int32 keys (2^22 on the CPU) as one row and
 // as rows of 1024 to 8192 keys: rows of at most a block sort's tile (4096 keys by
 // default) are sorted in shared memory, one read and one write, where the one row
-// takes the histogram and four radix passes. The short rows' time is what the last
-// stage of a hybrid sort would take (most-significant digits first until the buckets
-// fit a block, then a block sort of each: Stehle & Jacobsen, "A Memory
-// Bandwidth-Efficient Hybrid Radix Sort on GPUs", SIGMOD 2017), against a copy of the
+// takes the histogram and four radix passes. The short rows bound what the last stage
+// of a hybrid sort would take (most-significant digits first until the buckets fit a
+// block, then a block sort of each: Stehle & Jacobsen, "A Memory Bandwidth-Efficient
+// Hybrid Radix Sort on GPUs", SIGMOD 2017) from above: the block sort ranks all four
+// digits, where a bucket left by two 8-bit partitions needs two. Beside a copy of the
 // keys; GB/s counts the keys read and written once.
 //
 //	go test -run XXX -bench SortShortRows -benchtime 20x .
