@@ -847,10 +847,10 @@ func regCapEnv(getenv func(string) string, name string, cap *int) {
 // 1.018x for 2^28 float32 and int32 keys (GPU_SORT_LOOKBACK=8: 1.013x, 1.006x,
 // 1.006x); GPU_SORT_LONG_LOOKBACK8=0 then took 1.018x the time of the default for
 // the float64 sort, 0.998x for float32's:
-// docs/benchmarks/h100-2026-12-07-persistent.txt), GPU_SORT_MINBLOCKS (0 to 8: .minnctapersm of the
-// passes, which caps their registers; default 4: with the lean look-back ptxas 13.0
-// fits those passes of every key type, with indices or payloads, in 64 registers
-// without spills; 0: no cap).
+// docs/benchmarks/h100-2026-12-07-persistent.txt), GPU_SORT_MINBLOCKS (0 to 8:
+// .minnctapersm of the passes, which caps their registers; default 4: with the lean
+// look-back ptxas 13.0 fits those passes of every key type, with indices or payloads,
+// in 64 registers without spills; 0: no cap).
 // GPU_SORT_LONG_ITEMS, GPU_SORT_LONG_ITEMS8, GPU_SORT_LONG_ITEMS8_VALS and
 // GPU_SORT_LONG_MINBLOCKS (defaults 48, 28, 32 and 2; items up to
 // kernel.SortPassMaxItems, tiles past 48 KiB of shared memory keeping their keys or
@@ -1123,17 +1123,12 @@ func sortConfigFromEnv(getenv func(string) string) sortConfig {
 		}
 	}
 	envInt(getenv, "GPU_SORT_LONG_MINBLOCKS", 0, 8, &c.LongMinBlocks)
-	for _, v := range []struct {
-		name  string
-		ranks []*kernel.SortRank
-	}{{"GPU_SORT_RANK", []*kernel.SortRank{&c.Rank, &c.RankAlone}}, {"GPU_SORT_RANK_ALONE", []*kernel.SortRank{&c.RankAlone}}} {
-		r, ok := map[string]kernel.SortRank{"ballot": kernel.RankBallot, "match": kernel.RankMatch, "or": kernel.RankAtomicOr,
-			"ballot3": kernel.RankBallot3}[getenv(v.name)]
-		for _, p := range v.ranks {
-			if ok {
-				*p = r
-			}
-		}
+	ranks := map[string]kernel.SortRank{"ballot": kernel.RankBallot, "ballot3": kernel.RankBallot3, "match": kernel.RankMatch, "or": kernel.RankAtomicOr}
+	if r, ok := ranks[getenv("GPU_SORT_RANK")]; ok {
+		c.Rank, c.RankAlone = r, r
+	}
+	if r, ok := ranks[getenv("GPU_SORT_RANK_ALONE")]; ok {
+		c.RankAlone = r
 	}
 	switch getenv("GPU_SORT_FUSED_RANK") {
 	case "ballot":
