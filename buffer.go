@@ -589,12 +589,13 @@ func (s *Stream) runAfter(seq uint64, f func()) error {
 // (the host memory of AllocPinned buffers) is copied directly, as are all copies where
 // the driver lacks stream memory operations.
 func (s *Stream) CopyHtoD(dst *Buffer, src []byte) error {
-	if s != nil {
-		if err := s.notCapturing("CopyHtoD of Go memory (copy from a pinned buffer with CopyDtoD instead)"); err != nil {
-			return err
-		}
+	if err := nilStream(s); err != nil {
+		return err
 	}
-	if dst != nil && int64(len(src)) <= dst.size && s != nil && s.ringCopyable(src, dst) {
+	if err := s.notCapturing("CopyHtoD of Go memory (copy from a pinned buffer with CopyDtoD instead)"); err != nil {
+		return err
+	}
+	if dst != nil && int64(len(src)) <= dst.size && s.ringCopyable(src, dst) {
 		return s.tracked([]use{dst.use(Write)}, func() error {
 			return s.ringFor().copy(src, dst.a.mem, dst.off, false)
 		})
@@ -641,12 +642,13 @@ func (s *Stream) copyHtoD(dst *Buffer, src []byte) (uint64, *runtime.Pinner, err
 // (cuStreamWaitValue32_v2), so that work enqueued on s later, an event included,
 // completes only once dst holds the data.
 func (s *Stream) CopyDtoH(dst []byte, src *Buffer) error {
-	if s != nil {
-		if err := s.notCapturing("CopyDtoH into Go memory (copy into a pinned buffer with CopyDtoD instead)"); err != nil {
-			return err
-		}
+	if err := nilStream(s); err != nil {
+		return err
 	}
-	if src != nil && int64(len(dst)) <= src.size && s != nil && s.ringCopyable(dst, src) {
+	if err := s.notCapturing("CopyDtoH into Go memory (copy into a pinned buffer with CopyDtoD instead)"); err != nil {
+		return err
+	}
+	if src != nil && int64(len(dst)) <= src.size && s.ringCopyable(dst, src) {
 		return s.tracked([]use{src.use(Read)}, func() error {
 			return s.ringFor().copy(dst, src.a.mem, src.off, true)
 		})

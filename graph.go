@@ -102,7 +102,7 @@ func (s *Stream) refuseReadBack(op string) error {
 }
 
 // Capturing reports whether the stream captures a graph (false for a nil stream).
-func (s *Stream) Capturing() bool { return s != nil && s.cap.Load() != nil }
+func (s *Stream) Capturing() bool { return s != nil && s.streamCore != nil && s.cap.Load() != nil }
 
 // BeginCapture starts capturing the work enqueued on the stream into a graph: from now
 // on, until EndCapture, the operations enqueued on s are recorded, not run (see Graph).

@@ -389,8 +389,8 @@ type ByValueArg []byte
 // s's device has not been allowed to address (Device.EnablePeerAccess); launch errors
 // from the backend.
 func (s *Stream) Launch(fn *Function, cfg LaunchConfig, args ...any) error {
-	if s == nil {
-		return errNilStream
+	if err := nilStream(s); err != nil {
+		return err
 	}
 	if fn == nil {
 		return fmt.Errorf("gpu: launch of a nil function: %w", ErrInvalidValue)

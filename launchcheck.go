@@ -94,8 +94,8 @@ var ErrKernelFailure = errors.New("gpu: kernel failure")
 // once. decode runs on the waiting goroutine; it must not keep the slice. A stream that
 // captures a graph refuses it (ErrCapturing): no wait reads a graph's slots.
 func (s *Stream) LaunchChecked(fn *Function, cfg LaunchConfig, decode func(slot []uint32) error, args ...any) error {
-	if s == nil {
-		return errNilStream
+	if err := nilStream(s); err != nil {
+		return err
 	}
 	if decode == nil {
 		return fmt.Errorf("gpu: LaunchChecked without a decoder: %w", ErrInvalidValue)

@@ -444,7 +444,7 @@ func TestNilReceiverCoversAPI(t *testing.T) {
 		}
 	}
 	// Stream's methods on a nil receiver are called by nilstream_test.go.
-	for _, cs := range [][]nilCase{nilStreamCases(&nilFixture{}), nilStreamNoError} {
+	for _, cs := range [][]nilCase{nilStreamCases(&nilFixture{}, nil), nilStreamNoError} {
 		for _, c := range cs {
 			if strings.HasPrefix(c.name, "Stream.") {
 				covered[c.name] = true
@@ -565,8 +565,9 @@ func newNilFixture(t *testing.T) *nilFixture {
 // nilStreamCases returns the calls with a nil stream: a representative instantiation of
 // each generic function, and more than one call where a function takes different paths
 // (no elements, a non-contiguous operand, an operand already contiguous).
-func nilStreamCases(f *nilFixture) []nilCase {
-	var s *gpu.Stream // the nil stream
+//
+// s is the bad stream: nil, or a zero Stream (TestZeroStream).
+func nilStreamCases(f *nilFixture, s *gpu.Stream) []nilCase {
 	ctx := context.Background()
 	a, b, out, out0, empty, strided := f.a, f.b, f.out, f.out0, f.empty, f.strided
 	g := f.g
@@ -791,34 +792,40 @@ func nilStreamCases(f *nilFixture) []nilCase {
 
 // nilStreamNoError are the methods of Stream that return no error; they must not panic
 // on a nil receiver either.
-var nilStreamNoError = []nilCase{
-	{"Stream.Device", func() error {
-		if d := (*gpu.Stream)(nil).Device(); d != nil {
-			return fmt.Errorf("Device() = %v, want nil", d)
-		}
-		return nil
-	}},
-	{"Stream.BackendStream", func() error {
-		if bs := (*gpu.Stream)(nil).BackendStream(); bs != nil {
-			return fmt.Errorf("BackendStream() = %v, want nil", bs)
-		}
-		return nil
-	}},
-	{"Stream.Capturing", func() error {
-		if (*gpu.Stream)(nil).Capturing() {
-			return errors.New("Capturing() = true")
-		}
-		return nil
-	}},
-	{"Stream.String", func() error {
-		if str := (*gpu.Stream)(nil).String(); str != "<nil stream>" {
-			return fmt.Errorf("String() = %q, want %q", str, "<nil stream>")
-		}
-		if str := fmt.Sprint((*gpu.Stream)(nil)); str != "<nil stream>" {
-			return fmt.Errorf("fmt.Sprint = %q, want %q", str, "<nil stream>")
-		}
-		return nil
-	}},
+var nilStreamNoError = streamNoError(nil, "<nil stream>")
+
+// streamNoError returns the calls of Stream's methods that return no error on the bad
+// stream s, whose String is str.
+func streamNoError(s *gpu.Stream, str string) []nilCase {
+	return []nilCase{
+		{"Stream.Device", func() error {
+			if d := s.Device(); d != nil {
+				return fmt.Errorf("Device() = %v, want nil", d)
+			}
+			return nil
+		}},
+		{"Stream.BackendStream", func() error {
+			if bs := s.BackendStream(); bs != nil {
+				return fmt.Errorf("BackendStream() = %v, want nil", bs)
+			}
+			return nil
+		}},
+		{"Stream.Capturing", func() error {
+			if s.Capturing() {
+				return errors.New("Capturing() = true")
+			}
+			return nil
+		}},
+		{"Stream.String", func() error {
+			if got := s.String(); got != str {
+				return fmt.Errorf("String() = %q, want %q", got, str)
+			}
+			if got := fmt.Sprint(s); got != str {
+				return fmt.Errorf("fmt.Sprint = %q, want %q", got, str)
+			}
+			return nil
+		}},
+	}
 }
 
 // nilContextCases returns the calls with a nil context and a valid stream.
@@ -884,7 +891,7 @@ func checkNilCases(t *testing.T, what string, cases []nilCase, want string) {
 func TestNilStream(t *testing.T) {
 	f := newNilFixture(t)
 	seed, offset := f.g.State()
-	checkNilCases(t, "nil stream", nilStreamCases(f), "nil stream")
+	checkNilCases(t, "nil stream", nilStreamCases(f, nil), "nil stream")
 	for _, c := range nilStreamNoError {
 		if err, p := callNoPanic(c); p != nil {
 			t.Errorf("%s on a nil stream panicked: %v", c.name, p)
@@ -904,6 +911,21 @@ func TestNilStream(t *testing.T) {
 	defer got.Free()
 	if v, err := got.At(context.Background()); err != nil || v != 12 {
 		t.Errorf("Sum after the nil-stream calls: %v, %v; want 12", v, err)
+	}
+}
+
+// A zero Stream (not made by Device.NewStream) gets the same errors as a nil one, never
+// a panic.
+func TestZeroStream(t *testing.T) {
+	f := newNilFixture(t)
+	zero := &gpu.Stream{}
+	checkNilCases(t, "zero stream", nilStreamCases(f, zero), "zero stream")
+	for _, c := range streamNoError(zero, "<zero stream>") {
+		if err, p := callNoPanic(c); p != nil {
+			t.Errorf("%s on a zero stream panicked: %v", c.name, p)
+		} else if err != nil {
+			t.Errorf("%s on a zero stream: %v", c.name, err)
+		}
 	}
 }
 
@@ -1035,7 +1057,7 @@ func TestNilStreamCoversAPI(t *testing.T) {
 	if len(api) < 90 {
 		t.Fatalf("found only %d functions taking a *Stream: %v", len(api), api)
 	}
-	checkCovered(t, "*Stream", api, nilStreamCases(&nilFixture{}), nilStreamNoError)
+	checkCovered(t, "*Stream", api, nilStreamCases(&nilFixture{}, nil), nilStreamNoError)
 }
 
 func TestNilContextCoversAPI(t *testing.T) {

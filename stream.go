@@ -119,29 +119,35 @@ func (d *Device) NewStream() (*Stream, error) {
 // errNilStream is the error of a nil *Stream given to an operation.
 var errNilStream = fmt.Errorf("gpu: nil stream: %w", ErrInvalidValue)
 
-// nilStream returns an error wrapping ErrInvalidValue if s is nil (nonNil's
-// counterpart for streams), for operations that use s before reaching s.hold.
+// errZeroStream is the error of a Stream that no Device made (a zero Stream{}).
+var errZeroStream = fmt.Errorf("gpu: zero stream (not made by Device.NewStream): %w", ErrInvalidValue)
+
+// nilStream returns an error wrapping ErrInvalidValue if s is nil or a zero Stream
+// (nonNil's counterpart for streams), for operations that use s before reaching s.hold.
 func nilStream(s *Stream) error {
-	if s == nil {
+	switch {
+	case s == nil:
 		return errNilStream
+	case s.streamCore == nil:
+		return errZeroStream
 	}
 	return nil
 }
 
-// Device returns the stream's device (nil for a nil stream).
+// Device returns the stream's device (nil for a nil or zero stream).
 func (s *Stream) Device() *Device {
-	if s == nil {
+	if s == nil || s.streamCore == nil {
 		return nil
 	}
 	return s.dev
 }
 
 // BackendStream returns the backend's stream, for packages that extend the runtime
-// (nil for a nil stream). Work enqueued through it is invisible to the runtime's
+// (nil for a nil or zero stream). Work enqueued through it is invisible to the runtime's
 // bookkeeping, so from then on waits on this stream and on the device always ask the
 // driver.
 func (s *Stream) BackendStream() backend.Stream {
-	if s == nil {
+	if s == nil || s.streamCore == nil {
 		return nil
 	}
 	s.external.Store(true)
@@ -161,10 +167,14 @@ func (s *Stream) enqueued() {
 // idle reports whether nothing was enqueued on s since it was last seen idle.
 func (s *Stream) idle() bool { return s.pend.Load() == s.idleAt.Load() && !s.external.Load() }
 
-// String returns "stream 3 on cuda:0" ("<nil stream>" for a nil stream).
+// String returns "stream 3 on cuda:0" ("<nil stream>" for a nil stream, "<zero stream>"
+// for a zero Stream).
 func (s *Stream) String() string {
 	if s == nil {
 		return "<nil stream>"
+	}
+	if s.streamCore == nil {
+		return "<zero stream>"
 	}
 	return fmt.Sprintf("stream %d on %s:%d", s.id, s.dev.info.Backend, s.dev.info.Ordinal)
 }
@@ -177,8 +187,8 @@ func (s *Stream) String() string {
 // operation's work). Those that use s before (its device, to pick a kernel) check
 // nilStream(s) first.
 func (s *Stream) hold() error {
-	if s == nil {
-		return errNilStream
+	if err := nilStream(s); err != nil {
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -263,8 +273,8 @@ func (s *Stream) unhold() {
 // backend stream is destroyed after the last of them. Closing the default stream, or a
 // nil one, is an error. Close is idempotent.
 func (s *Stream) Close() error {
-	if s == nil {
-		return errNilStream
+	if err := nilStream(s); err != nil {
+		return err
 	}
 	if s == s.dev.def {
 		return fmt.Errorf("gpu: closing the default stream: %w", ErrInvalidValue)
@@ -386,8 +396,8 @@ func (s *Stream) Synchronize(ctx context.Context, policy ...WaitPolicy) (err err
 	if err := nilContext(ctx); err != nil {
 		return err
 	}
-	if s == nil {
-		return errNilStream
+	if err := nilStream(s); err != nil {
+		return err
 	}
 	// No defers, and an idle stream needs no hold of its backend stream (nothing is
 	// waited for): the idle path is one look under the lock (gpubench's sync/stream).
