@@ -1077,7 +1077,7 @@ func Linspace[T Float](s *Stream, start, stop T, num int) (*Array[T], error) {
 // kind of memory: device, unified or pinned), sharing b's memory and tracking; the array
 // is a view (Free b itself). b must hold at least the array's bytes.
 func ArrayOf[T Elem](b *Buffer, shape ...int) (*Array[T], error) {
-	if b == nil {
+	if b.isNil() {
 		return nil, fmt.Errorf("gpu: ArrayOf a nil buffer: %w", ErrInvalidValue)
 	}
 	n, err := checkShape(shape)

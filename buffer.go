@@ -45,7 +45,7 @@ type Buffer struct {
 // others) first collect garbage, give the frees of the buffers it finds up to a quarter
 // of a second to complete on the device, trim the pool and try once more.
 func (d *Device) Alloc(size int64) (*Buffer, error) {
-	if d == nil {
+	if d.isNil() {
 		return nil, errNilDevice
 	}
 	return d.alloc(DeviceMem, size, d.def)
@@ -64,7 +64,7 @@ func (s *Stream) Alloc(size int64) (*Buffer, error) {
 // AllocUnified allocates size bytes of unified (managed) memory, which the host can read
 // and write directly with HostAccess (CUDA Driver API: cuMemAllocManaged).
 func (d *Device) AllocUnified(size int64) (*Buffer, error) {
-	if d == nil {
+	if d.isNil() {
 		return nil, errNilDevice
 	}
 	return d.alloc(UnifiedMem, size, nil)
@@ -74,7 +74,7 @@ func (d *Device) AllocUnified(size int64) (*Buffer, error) {
 // can address, the fastest source and destination of host copies (CUDA Driver API:
 // cuMemHostAlloc). HostAccess gives it as a slice.
 func (d *Device) AllocPinned(size int64) (*Buffer, error) {
-	if d == nil {
+	if d.isNil() {
 		return nil, errNilDevice
 	}
 	return d.alloc(PinnedMem, size, nil)
@@ -177,7 +177,7 @@ const reclaimWait = 250 * time.Millisecond
 
 // Device returns the buffer's device (nil for a nil buffer).
 func (b *Buffer) Device() *Device {
-	if b == nil {
+	if b.isNil() {
 		return nil
 	}
 	return b.a.dev
@@ -185,7 +185,7 @@ func (b *Buffer) Device() *Device {
 
 // Size returns the buffer's size in bytes (0 for a nil buffer).
 func (b *Buffer) Size() int64 {
-	if b == nil {
+	if b.isNil() {
 		return 0
 	}
 	return b.size
@@ -193,7 +193,7 @@ func (b *Buffer) Size() int64 {
 
 // Kind returns the kind of memory (DeviceMem, the zero MemKind, for a nil buffer).
 func (b *Buffer) Kind() MemKind {
-	if b == nil {
+	if b.isNil() {
 		return DeviceMem
 	}
 	return b.a.kind
@@ -202,7 +202,7 @@ func (b *Buffer) Kind() MemKind {
 // Offset returns the byte offset of a view in its allocation (0 for an allocation or a
 // nil buffer).
 func (b *Buffer) Offset() int64 {
-	if b == nil {
+	if b.isNil() {
 		return 0
 	}
 	return b.off
@@ -212,7 +212,7 @@ func (b *Buffer) Offset() int64 {
 // that extend the runtime (nil and 0 for a nil buffer). Using it bypasses the tracking:
 // prefer Access.
 func (b *Buffer) BackendMem() (backend.Mem, int64) {
-	if b == nil {
+	if b.isNil() {
 		return nil, 0
 	}
 	return b.a.mem, b.off
@@ -221,7 +221,7 @@ func (b *Buffer) BackendMem() (backend.Mem, int64) {
 // Slice returns a view of n bytes at byte offset off, sharing the buffer's memory and
 // tracking. The view keeps the buffer alive; freeing the buffer frees the view.
 func (b *Buffer) Slice(off, n int64) (*Buffer, error) {
-	if b == nil {
+	if b.isNil() {
 		return nil, errNilBuffer
 	}
 	if off < 0 || n < 0 || off > b.size || n > b.size-off {
@@ -240,7 +240,7 @@ func (b *Buffer) Slice(off, n int64) (*Buffer, error) {
 // ErrClosed. Free is idempotent. Freeing a view is an error: free the buffer it was
 // sliced from. Freeing a nil buffer is an error wrapping ErrInvalidValue.
 func (b *Buffer) Free() error {
-	if b == nil {
+	if b.isNil() {
 		return errNilBuffer
 	}
 	if b.root != nil {
@@ -259,7 +259,7 @@ func (b *Buffer) Free() error {
 // the caller orders them, for example to let two streams write disjoint halves at once.
 // Free still waits for every stream of the device.
 func (b *Buffer) SetTracking(on bool) error {
-	if b == nil {
+	if b.isNil() {
 		return errNilBuffer
 	}
 	if err := lockAll([]*allocation{b.a}); err != nil {
@@ -429,7 +429,7 @@ func (s *Stream) isClosed() bool {
 // goroutines' uses of the buffer wait until f returns. On Linux f runs locked to its OS
 // thread (runtime.LockOSThread), which is how a use inside the scope is recognized.
 func (b *Buffer) Access(s *Stream, mode AccessMode, f func(p DevicePtr) error) error {
-	if b == nil {
+	if b.isNil() {
 		return errNilBuffer
 	}
 	if f == nil {
@@ -456,7 +456,7 @@ func (b *Buffer) HostAccess(ctx context.Context, mode AccessMode, f func(host []
 	if err := nilContext(ctx); err != nil {
 		return err
 	}
-	if b == nil {
+	if b.isNil() {
 		return errNilBuffer
 	}
 	if f == nil {
@@ -546,6 +546,9 @@ func (b *Buffer) use(mode AccessMode) use {
 	return use{a: b.a, mode: mode, off: b.off, n: b.size}
 }
 
+// isNil reports a nil buffer or a zero Buffer{} (not made by an Alloc), which is one.
+func (b *Buffer) isNil() bool { return b == nil || b.a == nil }
+
 // errNilBuffer is the error of a nil *Buffer, as receiver or argument.
 var errNilBuffer = fmt.Errorf("gpu: nil buffer: %w", ErrInvalidValue)
 
@@ -611,7 +614,7 @@ func (s *Stream) CopyHtoD(dst *Buffer, src []byte) error {
 }
 
 func (s *Stream) copyHtoD(dst *Buffer, src []byte) (uint64, *runtime.Pinner, error) {
-	if dst == nil {
+	if dst.isNil() {
 		return 0, nil, errNilBuffer
 	}
 	if int64(len(src)) > dst.size {
@@ -664,7 +667,7 @@ func (s *Stream) CopyDtoH(dst []byte, src *Buffer) error {
 }
 
 func (s *Stream) copyDtoH(dst []byte, src *Buffer) (uint64, *runtime.Pinner, error) {
-	if src == nil {
+	if src.isNil() {
 		return 0, nil, errNilBuffer
 	}
 	if int64(len(dst)) > src.size {
@@ -705,7 +708,7 @@ func (s *Stream) CopyDtoD(dst, src *Buffer) error {
 }
 
 func (s *Stream) copyDtoD(dst, src *Buffer) (uint64, error) {
-	if dst == nil || src == nil {
+	if dst.isNil() || src.isNil() {
 		return 0, errNilBuffer
 	}
 	if dst.size != src.size {
@@ -726,7 +729,7 @@ func (b *Buffer) overlaps(c *Buffer) bool {
 
 // Memset enqueues setting every byte of dst to value (CUDA Driver API: cuMemsetD8Async).
 func (s *Stream) Memset(dst *Buffer, value byte) error {
-	if dst == nil {
+	if dst.isNil() {
 		return errNilBuffer
 	}
 	return s.tracked([]use{dst.use(Write)}, func() error {
@@ -738,7 +741,7 @@ func (s *Stream) Memset(dst *Buffer, value byte) error {
 // offset in its allocation (Offset) for a view, must be multiples of 4 (CUDA Driver
 // API: cuMemsetD32Async, whose address must be 4-byte aligned).
 func (s *Stream) MemsetD32(dst *Buffer, value uint32) error {
-	if dst == nil {
+	if dst.isNil() {
 		return errNilBuffer
 	}
 	if dst.size%4 != 0 || dst.off%4 != 0 {
@@ -868,7 +871,7 @@ func (b *Buffer) plainCheck(ctx context.Context) error {
 	if err := nilContext(ctx); err != nil {
 		return err
 	}
-	if b == nil {
+	if b.isNil() {
 		return errNilBuffer
 	}
 	return b.a.dev.policyErr()
@@ -892,7 +895,7 @@ func (b *Buffer) CopyFrom(ctx context.Context, src *Buffer) error {
 	if err := b.plainCheck(ctx); err != nil {
 		return err
 	}
-	if src == nil {
+	if src.isNil() {
 		return errNilBuffer
 	}
 	if b.size != src.size {
@@ -922,7 +925,7 @@ func (d *Device) TrimMemory(ctx context.Context) error {
 	if err := nilContext(ctx); err != nil {
 		return err
 	}
-	if d == nil {
+	if d.isNil() {
 		return errNilDevice
 	}
 	d.cache.flush(d, nil, false)

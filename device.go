@@ -191,6 +191,10 @@ func (d *Device) setExternal() {
 	}
 }
 
+// isNil reports a nil device or a zero Device{} (not made by OpenBackend or NewDevice),
+// which is one.
+func (d *Device) isNil() bool { return d == nil || d.be == nil }
+
 // errNilDevice is the error of a nil *Device, as receiver or argument.
 var errNilDevice = fmt.Errorf("gpu: nil device: %w", ErrInvalidValue)
 
@@ -200,7 +204,7 @@ func (d *Device) setFault(err error) { d.fault.CompareAndSwap(nil, &err) }
 // Err returns the fault that ended a wait on the device (on CUDA, sticky for the
 // process), or nil; for a nil device, an error wrapping ErrInvalidValue.
 func (d *Device) Err() error {
-	if d == nil {
+	if d.isNil() {
 		return errNilDevice
 	}
 	if p := d.fault.Load(); p != nil {
@@ -246,7 +250,7 @@ func NewDevice(bd backend.Device) (*Device, error) {
 
 // Info describes the device (a zero DeviceInfo for a nil device).
 func (d *Device) Info() DeviceInfo {
-	if d == nil {
+	if d.isNil() {
 		return DeviceInfo{}
 	}
 	return d.info
@@ -254,7 +258,7 @@ func (d *Device) Info() DeviceInfo {
 
 // Backend returns the backend's name, "cuda" or "cpu" ("" for a nil device).
 func (d *Device) Backend() string {
-	if d == nil {
+	if d.isNil() {
 		return ""
 	}
 	return d.info.Backend
@@ -262,7 +266,7 @@ func (d *Device) Backend() string {
 
 // String returns "cuda:0 (NVIDIA H200)" ("<nil device>" for a nil device).
 func (d *Device) String() string {
-	if d == nil {
+	if d.isNil() {
 		return "<nil device>"
 	}
 	return fmt.Sprintf("%s:%d (%s)", d.info.Backend, d.info.Ordinal, d.info.Name)
@@ -271,7 +275,7 @@ func (d *Device) String() string {
 // BackendDevice returns the backend's device, for packages that extend the runtime (nil
 // for a nil device).
 func (d *Device) BackendDevice() backend.Device {
-	if d == nil {
+	if d.isNil() {
 		return nil
 	}
 	return d.be
@@ -281,7 +285,7 @@ func (d *Device) BackendDevice() backend.Device {
 // with the device (on CUDA a non-blocking one, not the legacy NULL stream), used by the
 // operations that take no stream. It is nil for a nil device.
 func (d *Device) DefaultStream() *Stream {
-	if d == nil {
+	if d.isNil() {
 		return nil
 	}
 	return d.def
@@ -291,7 +295,7 @@ func (d *Device) DefaultStream() *Stream {
 // WaitAuto, WaitSpin and WaitBlock makes those waits fail with ErrInvalidValue. On a
 // nil device it does nothing.
 func (d *Device) SetWaitPolicy(p WaitPolicy) {
-	if d == nil {
+	if d.isNil() {
 		return
 	}
 	p = p.normalize()
@@ -300,7 +304,7 @@ func (d *Device) SetWaitPolicy(p WaitPolicy) {
 
 // WaitPolicy returns the device's wait policy (a zero WaitPolicy for a nil device).
 func (d *Device) WaitPolicy() WaitPolicy {
-	if d == nil {
+	if d.isNil() {
 		return WaitPolicy{}
 	}
 	return *d.policy.Load()
@@ -309,7 +313,7 @@ func (d *Device) WaitPolicy() WaitPolicy {
 // MemInfo returns the device's free and total memory in bytes (CUDA Driver API:
 // cuMemGetInfo).
 func (d *Device) MemInfo() (free, total int64, err error) {
-	if d == nil {
+	if d.isNil() {
 		return 0, 0, errNilDevice
 	}
 	return d.be.MemInfo()

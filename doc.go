@@ -97,14 +97,15 @@
 // gokernel's kernels, written in Go, on an index out of range), wrapping
 // ErrKernelFailure; the device stays usable.
 //
-// Bad input gets an error, never a panic: a nil *Stream (or a zero Stream{}, not made by
-// Device.NewStream), a nil array, a nil context.Context or a nil ReduceOption or ScanOption given to an operation is an error
+// Bad input gets an error, never a panic: a nil *Stream, a nil array, a nil
+// context.Context or a nil ReduceOption or ScanOption given to an operation is an error
 // wrapping ErrInvalidValue, and so is a method called on a nil receiver (a nil *Array,
 // *Buffer, *Device, *Event, *Module, *Kernel or *Stream), Free and Close included: a
 // nil array from a failed Reshape gives BroadcastTo or Free an error. On a nil receiver
 // of any of the package's types (*Function and *Generator too) the methods that return
 // no error return zero values (Size 0, Shape nil, String "<nil array>"), as each type's
-// documentation says.
+// documentation says. A zero value the package didn't make (&Stream{}, &Device{},
+// &Buffer{}, &Event{}, &Module{}, &Graph{}, &Array[T]{}) is a nil one.
 //
 // # Matrix products
 //

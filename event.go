@@ -86,7 +86,7 @@ func (c *eventCore) destroy() {
 
 // NewEvent creates an event. Events measure time unless made with DisableTiming.
 func (d *Device) NewEvent(flags ...EventFlag) (*Event, error) {
-	if d == nil {
+	if d.isNil() {
 		return nil, errNilDevice
 	}
 	timing := true
@@ -104,13 +104,16 @@ func (d *Device) NewEvent(flags ...EventFlag) (*Event, error) {
 	return e, nil
 }
 
+// isNil reports a nil event or a zero Event{} (not made by NewEvent), which is one.
+func (e *Event) isNil() bool { return e == nil || e.eventCore == nil }
+
 // errNilEvent is the error of a nil *Event as the receiver.
 var errNilEvent = fmt.Errorf("gpu: nil event: %w", ErrInvalidValue)
 
 // Close destroys the event (once no parked wait uses it). It is idempotent. Closing a
 // nil event is an error wrapping ErrInvalidValue.
 func (e *Event) Close() error {
-	if e == nil {
+	if e.isNil() {
 		return errNilEvent
 	}
 	e.mu.Lock()
@@ -129,7 +132,7 @@ func (e *Event) Close() error {
 
 // Device returns the event's device (nil for a nil event).
 func (e *Event) Device() *Device {
-	if e == nil {
+	if e.isNil() {
 		return nil
 	}
 	return e.dev
@@ -138,7 +141,7 @@ func (e *Event) Device() *Device {
 // Query reports whether the event has completed; a fault in the work before it is
 // returned as the error.
 func (e *Event) Query() (bool, error) {
-	if e == nil {
+	if e.isNil() {
 		return false, errNilEvent
 	}
 	// Held, so that a concurrent Close doesn't destroy the event under the query.
@@ -156,7 +159,7 @@ func (e *Event) Query() (bool, error) {
 // Wait waits until the event completes, without pinning an OS thread (unless the policy
 // is WaitBlock). It returns ctx.Err() if ctx ends first, and the error of a fault.
 func (e *Event) Wait(ctx context.Context, policy ...WaitPolicy) error {
-	if e == nil {
+	if e.isNil() {
 		return errNilEvent
 	}
 	// Held for the whole wait: a Close meanwhile destroys the event only once the wait
@@ -193,7 +196,7 @@ func (w eventWait) park() ([]*pev, error) {
 // wait unless the event is already complete. For a nil event the channel is closed
 // (Query and Wait return the error), never one that blocks forever.
 func (e *Event) Done() <-chan struct{} {
-	if e == nil {
+	if e.isNil() {
 		return closedChan
 	}
 	if done, err := e.Query(); done || err != nil || !e.hold() {
@@ -207,7 +210,7 @@ func (e *Event) Done() <-chan struct{} {
 // not recorded or not yet complete is an error wrapping ErrInvalidValue (wait for end
 // first: Event.Wait).
 func Elapsed(start, end *Event) (time.Duration, error) {
-	if start == nil || end == nil {
+	if start.isNil() || end.isNil() {
 		return 0, fmt.Errorf("gpu: elapsed time of a nil event: %w", ErrInvalidValue)
 	}
 	if !start.timing || !end.timing {

@@ -26,7 +26,7 @@ import (
 // ErrInvalidValue for a handle of another context or the per-thread default stream (a
 // goroutine has no thread of its own).
 func (d *Device) AdoptStream(h uintptr) (*Stream, error) {
-	if d == nil {
+	if d.isNil() {
 		return nil, errNilDevice
 	}
 	hs, ok := d.be.(backend.HandleStreamer)

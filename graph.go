@@ -522,6 +522,9 @@ func (g *Graph) String() string {
 	return "graph captured from " + g.from
 }
 
+// isNil reports a nil graph or a zero Graph{} (not made by a capture), which is one.
+func (g *Graph) isNil() bool { return g == nil || g.graphCore == nil }
+
 // errNilGraph is the error of a nil *Graph.
 var errNilGraph = fmt.Errorf("gpu: nil graph: %w", ErrInvalidValue)
 
@@ -531,7 +534,7 @@ var errNilGraph = fmt.Errorf("gpu: nil graph: %w", ErrInvalidValue)
 // Driver API: cuGraphLaunch). Errors wrap ErrClosed for a closed graph or stream,
 // ErrInvalidValue for a stream of another device, ErrCapturing if s captures.
 func (g *Graph) Launch(s *Stream) error {
-	if g == nil {
+	if g.isNil() {
 		return errNilGraph
 	}
 	if err := nilStream(s); err != nil {
@@ -560,7 +563,7 @@ func (g *Graph) Launch(s *Stream) error {
 // them, in the background. Close is idempotent; closing a nil graph is an error
 // wrapping ErrInvalidValue.
 func (g *Graph) Close() error {
-	if g == nil {
+	if g.isNil() {
 		return errNilGraph
 	}
 	g.cleanup.Stop()
@@ -631,7 +634,7 @@ func NewParam(v any) (*Param, error) {
 // Param no launch of the graph took), ErrClosed, or ErrNotSupported where the driver
 // can't change a captured launch.
 func (g *Graph) SetParam(p *Param, v any) error {
-	if g == nil {
+	if g.isNil() {
 		return errNilGraph
 	}
 	if p == nil {

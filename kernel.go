@@ -27,7 +27,7 @@ type Module struct {
 // disk). A PTX compile error carries the JIT log. On the CPU backend it returns an error
 // wrapping ErrNotSupported: write CPU kernels in Go with NewGoFunction.
 func (d *Device) LoadModule(image []byte) (*Module, error) {
-	if d == nil {
+	if d.isNil() {
 		return nil, errNilDevice
 	}
 	be, err := d.be.LoadModule(image)
@@ -37,12 +37,15 @@ func (d *Device) LoadModule(image []byte) (*Module, error) {
 	return &Module{dev: d, be: be}, nil
 }
 
+// isNil reports a nil module or a zero Module{} (not made by LoadModule), which is one.
+func (m *Module) isNil() bool { return m == nil || m.be == nil }
+
 // errNilModule is the error of a nil *Module as the receiver.
 var errNilModule = fmt.Errorf("gpu: nil module: %w", ErrInvalidValue)
 
 // Function looks up a kernel of the module by name.
 func (m *Module) Function(name string) (*Function, error) {
-	if m == nil {
+	if m.isNil() {
 		return nil, errNilModule
 	}
 	f, err := m.be.Function(name)
@@ -55,7 +58,7 @@ func (m *Module) Function(name string) (*Function, error) {
 // Unload unloads the module; its functions can no longer be launched. Unloading a nil
 // module is an error wrapping ErrInvalidValue.
 func (m *Module) Unload() error {
-	if m == nil {
+	if m.isNil() {
 		return errNilModule
 	}
 	return m.be.Unload()
@@ -120,9 +123,9 @@ func (f *Function) setCarveout(pct int) error {
 	return nil
 }
 
-// Name returns the kernel's name ("" for a nil function).
+// Name returns the kernel's name ("" for a nil or zero function).
 func (f *Function) Name() string {
-	if f == nil {
+	if f == nil || f.be == nil {
 		return ""
 	}
 	return f.be.Name()
@@ -143,7 +146,7 @@ func WrapFunction(d *Device, f backend.Function) *Function { return &Function{de
 // Builtin returns one of the built-in kernels every backend has (see
 // backend.Builtins): "empty" serves the launch benchmark, "trap" the fault tests.
 func (d *Device) Builtin(name string) (*Function, error) {
-	if d == nil {
+	if d.isNil() {
 		return nil, errNilDevice
 	}
 	f, err := d.be.Builtin(name)
@@ -250,7 +253,7 @@ type Operand interface {
 }
 
 func (b *Buffer) ref() (*allocation, int64) {
-	if b == nil {
+	if b.isNil() {
 		return nil, 0
 	}
 	return b.a, b.off

@@ -139,7 +139,7 @@ var mmPrecisions sync.Map
 // SetFloat32MatMulPrecision sets the precision of the device's float32 matrix products
 // (torch.set_float32_matmul_precision, per device); WithPrecision overrides it per call.
 func (d *Device) SetFloat32MatMulPrecision(p MatMulPrecision) error {
-	if d == nil {
+	if d.isNil() {
 		return errNilDevice
 	}
 	if p != PrecisionHighest && p != PrecisionHigh {
@@ -163,7 +163,7 @@ func (d *Device) Float32MatMulPrecision() MatMulPrecision {
 // BLAS)"), or returns an error wrapping ErrNotSupported that says why there is none
 // (then the generated kernel computes them).
 func (d *Device) MatMulLibrary() (string, error) {
-	if d == nil {
+	if d.isNil() {
 		return "", errNilDevice
 	}
 	g, ok := d.be.(backend.Gemmer)

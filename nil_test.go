@@ -59,6 +59,24 @@ func TestNilInputs(t *testing.T) {
 		{"ArrayOf(nil)", func() error { return e1(gpu.ArrayOf[float32](nil, 2)) }},
 		{"NewDevice(nil)", func() error { return e1(gpu.NewDevice(nil)) }},
 	}, "")
+	// Zero values (not made by the package) are nil ones.
+	zb, ze, zd := &gpu.Buffer{}, &gpu.Event{}, &gpu.Device{}
+	checkNilCases(t, "zero argument", []nilCase{
+		{"Record(zero)", func() error { return s.Record(ze) }},
+		{"WaitEvent(zero)", func() error { return s.WaitEvent(ze) }},
+		{"Elapsed(zero, e)", func() error { return e1(gpu.Elapsed(ze, e)) }},
+		{"Elapsed(e, zero)", func() error { return e1(gpu.Elapsed(e, ze)) }},
+		{"CopyHtoD(zero)", func() error { return s.CopyHtoD(zb, nil) }},
+		{"CopyDtoH(zero)", func() error { return s.CopyDtoH(nil, zb) }},
+		{"CopyDtoD(zero, zero)", func() error { return s.CopyDtoD(zb, zb) }},
+		{"CopyDtoD(b, zero)", func() error { return s.CopyDtoD(b, zb) }},
+		{"Memset(zero)", func() error { return s.Memset(zb, 1) }},
+		{"MemsetD32(zero)", func() error { return s.MemsetD32(zb, 1) }},
+		{"CopyFrom(zero)", func() error { return b.CopyFrom(ctx, zb) }},
+		{"ArrayOf(zero)", func() error { return e1(gpu.ArrayOf[float32](zb)) }},
+		{"CanAccessPeer(zero)", func() error { return e1(d.CanAccessPeer(zd)) }},
+		{"EnablePeerAccess(zero)", func() error { return d.EnablePeerAccess(zd) }},
+	}, "nil")
 }
 
 // TestNilArrays: a nil array argument is an error wrapping ErrInvalidValue, not a panic.
@@ -90,8 +108,9 @@ func TestNilArrays(t *testing.T) {
 
 // nilRecvCases returns the calls of methods that return an error, on nil receivers. The
 // array methods are called on a nil *Array and on a zero Array (no buffer), which is
-// also a nil array.
-func nilRecvCases(f *nilFixture) []nilCase {
+// also a nil array; with zero, the device, buffer, event, module and graph are zero
+// values (not made by the package), which are nil ones too.
+func nilRecvCases(f *nilFixture, zero bool) []nilCase {
 	ctx := context.Background()
 	var (
 		d  *gpu.Device
@@ -102,6 +121,9 @@ func nilRecvCases(f *nilFixture) []nilCase {
 		g  *gpu.Generator
 	)
 	var gr *gpu.Graph
+	if zero {
+		d, b, ev, m, gr = &gpu.Device{}, &gpu.Buffer{}, &gpu.Event{}, &gpu.Module{}, &gpu.Graph{}
+	}
 	cases := []nilCase{
 		// Generator.
 		{"Generator.SetState", func() error { return g.SetState(1, 2) }},
@@ -221,9 +243,10 @@ func is[T comparable](what string, got, want T) error {
 	return nil
 }
 
-// nilRecvNoError returns the calls of methods that return no error, on nil receivers:
-// each returns an error if the method's result isn't the documented zero value.
-func nilRecvNoError() []nilCase {
+// nilRecvNoError returns the calls of methods that return no error, on nil receivers
+// (zero values of the device, buffer, event, function and graph with zero): each returns
+// an error if the method's result isn't the documented zero value.
+func nilRecvNoError(zero bool) []nilCase {
 	var (
 		d  *gpu.Device
 		b  *gpu.Buffer
@@ -232,6 +255,9 @@ func nilRecvNoError() []nilCase {
 		g  *gpu.Generator
 		gr *gpu.Graph
 	)
+	if zero {
+		d, b, ev, fn, gr = &gpu.Device{}, &gpu.Buffer{}, &gpu.Event{}, &gpu.Function{}, &gpu.Graph{}
+	}
 	cases := []nilCase{
 		// Graph.
 		{"Graph.String", func() error {
@@ -334,25 +360,32 @@ func nilRecvWant(name string) string {
 	return "nil " + strings.ToLower(typ)
 }
 
+// TestNilReceiver calls every method on nil receivers, then on zero values.
 func TestNilReceiver(t *testing.T) {
 	f := newNilFixture(t)
-	for i, c := range nilRecvCases(f) {
-		err, p := callNoPanic(c)
-		want := nilRecvWant(c.name)
-		switch {
-		case p != nil:
-			t.Errorf("%s (case %d) on a nil receiver panicked: %v", c.name, i, p)
-		case !errors.Is(err, gpu.ErrInvalidValue):
-			t.Errorf("%s (case %d) on a nil receiver: error %v, want one wrapping ErrInvalidValue", c.name, i, err)
-		case !strings.Contains(err.Error(), want):
-			t.Errorf("%s (case %d) on a nil receiver: error %q doesn't say %q", c.name, i, err, want)
+	for _, zero := range []bool{false, true} {
+		recv := "nil receiver"
+		if zero {
+			recv = "zero value"
 		}
-	}
-	for i, c := range nilRecvNoError() {
-		if err, p := callNoPanic(c); p != nil {
-			t.Errorf("%s (case %d) on a nil receiver panicked: %v", c.name, i, p)
-		} else if err != nil {
-			t.Errorf("%s (case %d) on a nil receiver: %v", c.name, i, err)
+		for i, c := range nilRecvCases(f, zero) {
+			err, p := callNoPanic(c)
+			want := nilRecvWant(c.name)
+			switch {
+			case p != nil:
+				t.Errorf("%s (case %d) on a %s panicked: %v", c.name, i, recv, p)
+			case !errors.Is(err, gpu.ErrInvalidValue):
+				t.Errorf("%s (case %d) on a %s: error %v, want one wrapping ErrInvalidValue", c.name, i, recv, err)
+			case !strings.Contains(err.Error(), want):
+				t.Errorf("%s (case %d) on a %s: error %q doesn't say %q", c.name, i, recv, err, want)
+			}
+		}
+		for i, c := range nilRecvNoError(zero) {
+			if err, p := callNoPanic(c); p != nil {
+				t.Errorf("%s (case %d) on a %s panicked: %v", c.name, i, recv, p)
+			} else if err != nil {
+				t.Errorf("%s (case %d) on a %s: %v", c.name, i, recv, err)
+			}
 		}
 	}
 	// The valid arguments are still usable, and their contents unchanged.
@@ -435,7 +468,7 @@ func TestNilReceiverCoversAPI(t *testing.T) {
 		t.Fatalf("found only %d methods with pointer receivers: %v", len(api), api)
 	}
 	covered := map[string]bool{}
-	for _, cs := range [][]nilCase{nilRecvCases(&nilFixture{}), nilRecvNoError()} {
+	for _, cs := range [][]nilCase{nilRecvCases(&nilFixture{}, false), nilRecvNoError(false)} {
 		for _, c := range cs {
 			if strings.HasPrefix(c.name, "Stream.") {
 				t.Errorf("nilrecv_test.go has a case for %s: *Stream's belong in nilstream_test.go", c.name)

@@ -19,10 +19,10 @@ import "fmt"
 // A device can always access itself; devices of different backends never can. On the
 // CPU backend every CPU device can access every other one.
 func (d *Device) CanAccessPeer(peer *Device) (bool, error) {
-	if d == nil {
+	if d.isNil() {
 		return false, errNilDevice
 	}
-	if peer == nil {
+	if peer.isNil() {
 		return false, fmt.Errorf("gpu: CanAccessPeer(nil): %w", ErrInvalidValue)
 	}
 	if peer == d {
@@ -48,10 +48,10 @@ func (d *Device) CanAccessPeer(peer *Device) (bool, error) {
 // which alone does not reach pool allocations); the conformance test PeerKernel checks
 // it.
 func (d *Device) EnablePeerAccess(peer *Device) error {
-	if d == nil {
+	if d.isNil() {
 		return errNilDevice
 	}
-	if peer == nil {
+	if peer.isNil() {
 		return fmt.Errorf("gpu: EnablePeerAccess(nil): %w", ErrInvalidValue)
 	}
 	if peer == d {

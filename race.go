@@ -93,7 +93,7 @@ var raceMode string
 // it was off are only partly watched. Off, it costs nothing measurable. A nil device
 // does nothing.
 func (d *Device) SetRaceCheck(on bool) {
-	if d == nil {
+	if d.isNil() {
 		return
 	}
 	if !on {
@@ -115,7 +115,7 @@ func (d *Device) RaceCheck() bool { return d != nil && d.race.Load() != nil }
 // d.SetRaceHandler(func(r *gpu.RaceReport) { t.Error(r) }) fails the test on a race. A
 // nil device does nothing.
 func (d *Device) SetRaceHandler(f func(*RaceReport)) {
-	if d == nil {
+	if d.isNil() {
 		return
 	}
 	d.raceHandler.Store(&f)

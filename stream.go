@@ -106,7 +106,7 @@ func (c *streamCore) destroy() {
 
 // NewStream creates a stream.
 func (d *Device) NewStream() (*Stream, error) {
-	if d == nil {
+	if d.isNil() {
 		return nil, errNilDevice
 	}
 	bs, err := d.be.NewStream()
@@ -503,7 +503,7 @@ func (s *Stream) eventOp(name string, e *Event, op func(backend.Stream, backend.
 		return err
 	}
 	defer s.unhold()
-	if e == nil {
+	if e.isNil() {
 		return fmt.Errorf("gpu: %s(nil): %w", name, ErrInvalidValue)
 	}
 	if err := s.notCapturing(name); err != nil {
@@ -535,7 +535,7 @@ func (d *Device) Synchronize(ctx context.Context, policy ...WaitPolicy) error {
 	if err := nilContext(ctx); err != nil {
 		return err
 	}
-	if d == nil {
+	if d.isNil() {
 		return errNilDevice
 	}
 	// The idle path: a few atomic loads (gpubench's sync/context), no call. slowSync is

@@ -729,7 +729,7 @@ func (t *Tuning) reducePlan() kernel.ReduceTuning {
 
 // Tuning returns d's tuning (a zero Tuning for a nil device).
 func (d *Device) Tuning() Tuning {
-	if d == nil {
+	if d.isNil() {
 		return Tuning{}
 	}
 	return *d.tuning()
@@ -739,7 +739,7 @@ func (d *Device) Tuning() Tuning {
 // have started keep the tuning they read. A value a field can't take is an error
 // wrapping ErrInvalidValue, and nothing changes.
 func (d *Device) SetTuning(t Tuning) (Tuning, error) {
-	if d == nil {
+	if d.isNil() {
 		return Tuning{}, errNilDevice
 	}
 	if err := t.validate(); err != nil {
