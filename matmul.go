@@ -614,7 +614,8 @@ func (j *mmJob) run(a, b, c header) error {
 				return err
 			}
 		}
-		cOut, c, ld = &c, *tmp, j.n
+		orig := c
+		cOut, c, ld = &orig, *tmp, j.n
 	}
 	opA, err := j.operand(a)
 	if err != nil {

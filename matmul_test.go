@@ -405,16 +405,20 @@ func testMatMulType[T gpu.Elem](t *testing.T, md mmDev, c mmCodec[T], prec gpu.M
 				}
 				mmCheck(t, c, got, ref, mag, k, uIn)
 
-				// Into a poisoned output, which is a transposed view when it has two
-				// axes (a column-major C).
-				into := mmOutput(t, s, c, shape)
-				if err := gpu.MatMulInto(s, into, a, b, opts...); err != nil {
-					t.Fatal(err)
+				// Into a poisoned output: with two axes or more a transposed view
+				// (a column-major C), every other column of a wider array (neither
+				// rows nor columns contiguous: computed into a temporary and copied
+				// in) and reversed rows.
+				for _, view := range []mmView{vTrans, vStep, vRev} {
+					into := mmOutput(t, s, c, shape, view)
+					if err := gpu.MatMulInto(s, into, a, b, opts...); err != nil {
+						t.Fatal(err)
+					}
+					if got, err = into.ToSlice(context.Background()); err != nil {
+						t.Fatal(err)
+					}
+					mmCheck(t, c, got, ref, mag, k, uIn)
 				}
-				if got, err = into.ToSlice(context.Background()); err != nil {
-					t.Fatal(err)
-				}
-				mmCheck(t, c, got, ref, mag, k, uIn)
 
 				// The inputs are unchanged.
 				for _, x := range []struct {
@@ -436,18 +440,17 @@ func testMatMulType[T gpu.Elem](t *testing.T, md mmDev, c mmCodec[T], prec gpu.M
 	})
 }
 
-// mmOutput returns a poisoned (NaN) output of shape: for two or more axes, the
-// transpose of a contiguous array (so that C is column major).
-func mmOutput[T gpu.Elem](t *testing.T, s *gpu.Stream, c mmCodec[T], shape []int) *gpu.Array[T] {
+// mmOutput returns a poisoned (NaN) output of shape laid out as view says (contiguous
+// where view needs more axes than shape has).
+func mmOutput[T gpu.Elem](t *testing.T, s *gpu.Stream, c mmCodec[T], shape []int, view mmView) *gpu.Array[T] {
 	t.Helper()
 	n := prod(shape)
 	nan := make([]float64, n)
 	for i := range nan {
 		nan[i] = math.NaN()
 	}
-	view := vContig
-	if len(shape) >= 2 {
-		view = vTrans
+	if len(shape) == 0 {
+		view = vContig
 	}
 	return mmOperand(t, s, c, nan, shape, view)
 }
@@ -541,14 +544,6 @@ func testGemm[T gpu.Elem](t *testing.T, md mmDev, c mmCodec[T]) {
 				}
 				a := mmOperand(t, s, c, av, shapes[0], vContig)
 				b := mmOperand(t, s, c, bv, shapes[1], vTrans)
-				cc := mmOperand(t, s, c, cv, shape, vContig)
-				if err := gpu.Gemm(s, alpha, a, b, beta, cc, gpu.WithKernel(md.kernel)); err != nil {
-					t.Fatal(err)
-				}
-				got, err := cc.ToSlice(context.Background())
-				if err != nil {
-					t.Fatal(err)
-				}
 				want := make([]float64, len(ref))
 				m := make([]float64, len(ref))
 				for i := range ref {
@@ -559,7 +554,19 @@ func testGemm[T gpu.Elem](t *testing.T, md mmDev, c mmCodec[T]) {
 						m[i] += math.Abs(beta * cv[i])
 					}
 				}
-				mmCheck(t, c, got, want, m, shapes[0][len(shapes[0])-1]+1, 0)
+				// C contiguous, and every other column of a wider array (computed
+				// into a temporary holding beta*C and copied in).
+				for _, view := range []mmView{vContig, vStep} {
+					cc := mmOperand(t, s, c, cv, shape, view)
+					if err := gpu.Gemm(s, alpha, a, b, beta, cc, gpu.WithKernel(md.kernel)); err != nil {
+						t.Fatal(err)
+					}
+					got, err := cc.ToSlice(context.Background())
+					if err != nil {
+						t.Fatal(err)
+					}
+					mmCheck(t, c, got, want, m, shapes[0][len(shapes[0])-1]+1, 0)
+				}
 			}
 		}
 	})
