@@ -229,6 +229,19 @@ func checkShape(shape []int) (int, error) {
 	return n, nil
 }
 
+// grownDim returns the dimension d*by+plus (d, by, plus >= 0) and whether it fits an
+// int: the shape of Tile, Repeat and Pad before checkShape, which sees only the result.
+func grownDim(d, by, plus int) (int, bool) {
+	if by > 0 && d > math.MaxInt/by {
+		return 0, false
+	}
+	d *= by
+	if plus > math.MaxInt-d {
+		return 0, false
+	}
+	return d + plus, true
+}
+
 func sizeOf[T Elem]() int {
 	var z T
 	return int(unsafe.Sizeof(z))

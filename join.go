@@ -442,7 +442,10 @@ func Tile[T Elem](s *Stream, a *Array[T], reps ...int) (*Array[T], error) {
 	view := make([]int, 2*nd)
 	src := make([]int, 2*nd)
 	for d := range nd {
-		outShape[d] = r[d] * shape[d]
+		var ok bool
+		if outShape[d], ok = grownDim(shape[d], r[d], 0); !ok {
+			return nil, fmt.Errorf("gpu: Tile of shape %v by %v has too many elements: %w", a.shape, reps, ErrInvalidValue)
+		}
 		view[2*d], view[2*d+1] = r[d], shape[d]
 		src[2*d+1] = strides[d]
 	}
@@ -498,7 +501,10 @@ func Repeat[T Elem](s *Stream, a *Array[T], repeats int, opts ...IndexOption) (*
 		return nil, err
 	}
 	outShape := slices.Clone(h.shape)
-	outShape[ax] *= repeats
+	var ok bool
+	if outShape[ax], ok = grownDim(outShape[ax], repeats, 0); !ok {
+		return nil, fmt.Errorf("gpu: Repeat of %d elements along an axis %d times has too many: %w", h.shape[ax], repeats, ErrInvalidValue)
+	}
 	if _, err := checkShape(outShape); err != nil {
 		return nil, err
 	}
@@ -591,7 +597,13 @@ func Pad[T Elem](s *Stream, a *Array[T], widths [][2]int, value T) (*Array[T], e
 		if w[0] < 0 || w[1] < 0 {
 			return nil, fmt.Errorf("gpu: Pad widths %v: %w", widths, ErrInvalidValue)
 		}
-		shape[d] += w[0] + w[1]
+		var ok bool
+		if shape[d], ok = grownDim(shape[d], 1, w[0]); ok {
+			shape[d], ok = grownDim(shape[d], 1, w[1])
+		}
+		if !ok {
+			return nil, fmt.Errorf("gpu: Pad of shape %v with widths %v has too many elements: %w", a.shape, widths, ErrInvalidValue)
+		}
 		ranges[d] = Range{w[0], w[0] + a.shape[d], 1}
 	}
 	if _, err := checkShape(shape); err != nil {

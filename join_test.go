@@ -3,6 +3,7 @@ package gpu_test
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -492,6 +493,41 @@ func TestConcatenateRowCopies(t *testing.T) {
 				for _, f := range frees {
 					f()
 				}
+			}
+		}
+	})
+}
+
+// TestTileRepeatPadOverflow: an output shape past an int's range is an error wrapping
+// ErrInvalidValue, not a wrapped-around shape (a small, wrong result).
+func TestTileRepeatPadOverflow(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		a, err := gpu.FromSlice(s, []float32{1, 2, 3, 4, 5, 6}, 2, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Free()
+		wrap := math.MaxUint64/6 + 1 // 6*wrap is 2^64+2: 2 once wrapped
+		for _, c := range []struct {
+			name string
+			call func() (*gpu.Array[float32], error)
+		}{
+			{"Repeat flat", func() (*gpu.Array[float32], error) { return gpu.Repeat(s, a, int(wrap)) }},
+			{"Repeat axis 1", func() (*gpu.Array[float32], error) {
+				return gpu.Repeat(s, a, int(math.MaxUint64/3+1), gpu.OnAxis(1))
+			}},
+			{"Repeat axis 0", func() (*gpu.Array[float32], error) { return gpu.Repeat(s, a, math.MaxInt/2+1, gpu.OnAxis(0)) }},
+			{"Tile", func() (*gpu.Array[float32], error) { return gpu.Tile(s, a, 1, int(math.MaxUint64/3+1)) }},
+			{"Tile of a huge product", func() (*gpu.Array[float32], error) { return gpu.Tile(s, a, 1<<31, 1<<31) }},
+			{"Pad", func() (*gpu.Array[float32], error) { return gpu.Pad(s, a, [][2]int{{math.MaxInt - 1, 0}}, 0) }},
+			{"Pad both sides", func() (*gpu.Array[float32], error) {
+				return gpu.Pad(s, a, [][2]int{{0, 0}, {math.MaxInt / 2, math.MaxInt / 2}}, 0)
+			}},
+		} {
+			out, err := c.call()
+			if !errors.Is(err, gpu.ErrInvalidValue) {
+				t.Errorf("%s: %v, %v; want an error wrapping ErrInvalidValue", c.name, out, err)
+				out.Free()
 			}
 		}
 	})
