@@ -71,26 +71,53 @@ func NewFunc2[X, Y, R gpu.Elem](src string, fn func(X, Y) R) (*Func2[X, Y, R], e
 	return &Func2[X, Y, R]{k: k, fn: name}, nil
 }
 
-// Kernel returns the operation's kernel (for its PTX).
-func (f *Func1[X, R]) Kernel() *Kernel { return f.k }
+// Kernel returns the operation's kernel (for its PTX; nil for a nil operation).
+func (f *Func1[X, R]) Kernel() *Kernel {
+	if f == nil {
+		return nil
+	}
+	return f.k
+}
 
-// Kernel returns the operation's kernel (for its PTX).
-func (f *Func2[X, Y, R]) Kernel() *Kernel { return f.k }
+// Kernel returns the operation's kernel (for its PTX; nil for a nil operation).
+func (f *Func2[X, Y, R]) Kernel() *Kernel {
+	if f == nil {
+		return nil
+	}
+	return f.k
+}
+
+// errNilFunc is the error of a nil operation, or a zero one (not made by NewFunc1 or
+// NewFunc2), applied.
+var errNilFunc = fmt.Errorf("gokernel: nil elementwise operation (not made by NewFunc1 or NewFunc2): %w", gpu.ErrInvalidValue)
 
 // Unchecked returns the operation with its function's run-time checks compiled out on
 // the GPU (see Kernel.Unchecked): an operation whose function keeps none (the
 // operation's own indexing keeps none) is a plain launch, which a graph can capture.
-func (f *Func1[X, R]) Unchecked() *Func1[X, R] { return &Func1[X, R]{k: f.k.Unchecked(), fn: f.fn} }
+//
+// Unchecked of a nil operation is nil.
+func (f *Func1[X, R]) Unchecked() *Func1[X, R] {
+	if f == nil {
+		return nil
+	}
+	return &Func1[X, R]{k: f.k.Unchecked(), fn: f.fn}
+}
 
 // Unchecked returns the operation with its function's run-time checks compiled out on
 // the GPU (see Func1.Unchecked).
 func (f *Func2[X, Y, R]) Unchecked() *Func2[X, Y, R] {
+	if f == nil {
+		return nil
+	}
 	return &Func2[X, Y, R]{k: f.k.Unchecked(), fn: f.fn}
 }
 
 // Apply returns a new contiguous array of x's shape holding fn of each element of
 // x (any view: strided, broadcast, offset), computed on s.
 func (f *Func1[X, R]) Apply(s *gpu.Stream, x *gpu.Array[X]) (*gpu.Array[R], error) {
+	if f == nil || f.k.isNil() {
+		return nil, errNilFunc
+	}
 	if s == nil || x == nil {
 		return nil, fmt.Errorf("gokernel: %s: nil stream or array: %w", f.fn, gpu.ErrInvalidValue)
 	}
@@ -113,6 +140,9 @@ func (f *Func1[X, R]) Apply(s *gpu.Stream, x *gpu.Array[X]) (*gpu.Array[R], erro
 // x: x itself is updated in place, and an x that overlaps out otherwise (x[1:] into
 // x[:n-1]) is read as it was before the call, as gpu.EvalInto and NumPy read it.
 func (f *Func1[X, R]) Into(s *gpu.Stream, out *gpu.Array[R], x *gpu.Array[X]) error {
+	if f == nil || f.k.isNil() {
+		return errNilFunc
+	}
 	if s == nil || out == nil || x == nil {
 		return fmt.Errorf("gokernel: %s: nil stream or array: %w", f.fn, gpu.ErrInvalidValue)
 	}
@@ -140,6 +170,9 @@ func (f *Func1[X, R]) Into(s *gpu.Stream, out *gpu.Array[R], x *gpu.Array[X]) er
 // be any views (strided, broadcast, offset); shapes that don't broadcast are an
 // error wrapping gpu.ErrInvalidValue.
 func (f *Func2[X, Y, R]) Apply(s *gpu.Stream, x *gpu.Array[X], y *gpu.Array[Y]) (*gpu.Array[R], error) {
+	if f == nil || f.k.isNil() {
+		return nil, errNilFunc
+	}
 	if s == nil || x == nil || y == nil {
 		return nil, fmt.Errorf("gokernel: %s: nil stream or array: %w", f.fn, gpu.ErrInvalidValue)
 	}
@@ -167,6 +200,9 @@ func (f *Func2[X, Y, R]) Apply(s *gpu.Stream, x *gpu.Array[X], y *gpu.Array[Y]) 
 // (x[1:] into x[:n-1]) is read as it was before the call, as gpu.EvalInto and NumPy
 // read it.
 func (f *Func2[X, Y, R]) Into(s *gpu.Stream, out *gpu.Array[R], x *gpu.Array[X], y *gpu.Array[Y]) error {
+	if f == nil || f.k.isNil() {
+		return errNilFunc
+	}
 	if s == nil || out == nil || x == nil || y == nil {
 		return fmt.Errorf("gokernel: %s: nil stream or array: %w", f.fn, gpu.ErrInvalidValue)
 	}

@@ -149,8 +149,20 @@ func compileSource(filename, src, name string) (*Kernel, error) {
 	return k, nil
 }
 
-// Name returns the kernel function's name.
-func (k *Kernel) Name() string { return k.name }
+// errNilKernel is the error of a nil *Kernel, or a zero Kernel{} (not made by New),
+// given to or called as a kernel.
+var errNilKernel = fmt.Errorf("gokernel: nil kernel (not made by New): %w", gpu.ErrInvalidValue)
+
+// isNil reports a nil or zero kernel.
+func (k *Kernel) isNil() bool { return k == nil || k.p == nil }
+
+// Name returns the kernel function's name ("" for a nil kernel).
+func (k *Kernel) Name() string {
+	if k == nil {
+		return ""
+	}
+	return k.name
+}
 
 // Unchecked returns the kernel without Go's run-time checks on the GPU: indexes,
 // slice expressions, integer division by zero and negative shift counts are then not
@@ -158,7 +170,12 @@ func (k *Kernel) Name() string { return k.name }
 // or worse). The CPU backend runs the compiled Go function, which checks always. A
 // kernel that keeps no checks (panic(c) stays) is a plain launch, which a graph can
 // capture (see "Graphs" in the package documentation).
+//
+// Unchecked of a nil kernel is nil (whose launches are errors).
 func (k *Kernel) Unchecked() *Kernel {
+	if k.isNil() {
+		return nil
+	}
 	c := *k
 	c.checks = false
 	return &c
@@ -169,6 +186,9 @@ func (k *Kernel) Unchecked() *Kernel {
 // arguments as values of those types, in order (float32(0)); missing ones are the
 // first type of their constraint.
 func (k *Kernel) PTX(major, minor int, typeArgs ...any) (src, entry string, err error) {
+	if k.isNil() {
+		return "", "", errNilKernel
+	}
 	subst := map[*types.TypeParam]types.Type{}
 	for i := range k.p.sig.TypeParams().Len() {
 		tp := k.p.sig.TypeParams().At(i)
@@ -204,6 +224,22 @@ func (k *Kernel) checkFunc(ft reflect.Type) error {
 		if kp.slice != (rt.Kind() == reflect.Slice) {
 			return bad("parameter %s is a %v, but the source's is %v", kp.name, rt, kp.t)
 		}
+		// A parameter of no type parameter has the source's number type (a function
+		// compiled from another version of the source would run on the CPU backend
+		// where the source's kernel runs on a GPU).
+		st, et := types.Unalias(kp.t), rt
+		if kp.slice {
+			if sl, ok := st.Underlying().(*types.Slice); ok {
+				st = types.Unalias(sl.Elem())
+			}
+			et = rt.Elem()
+		}
+		if _, generic := st.(*types.TypeParam); generic {
+			continue
+		}
+		if gt := goTypes[et.Kind()]; gt != nil && !types.Identical(gt, st.Underlying()) {
+			return bad("parameter %s is a %v, but the source's is %v", kp.name, rt, kp.t)
+		}
 	}
 	return nil
 }
@@ -211,13 +247,25 @@ func (k *Kernel) checkFunc(ft reflect.Type) error {
 // ---- launching ----
 
 // LaunchN launches the kernel with one thread per element of n: blocks of 256
-// threads, as many as n needs. n = 0 launches nothing.
+// threads, as many as n needs. n = 0 launches nothing, but the stream and the
+// arguments are checked as Launch checks them (a closed stream is an error wrapping
+// gpu.ErrClosed).
 func (k *Kernel) LaunchN(s *gpu.Stream, n int, args ...any) error {
+	if k.isNil() {
+		return errNilKernel
+	}
 	if n < 0 || int64(n) > math.MaxInt32*256 {
 		return fmt.Errorf("gokernel: %s: %d threads: %w", k.name, n, gpu.ErrInvalidValue)
 	}
 	if n == 0 {
-		return nil
+		if err := k.checkArgs(s, args); err != nil {
+			return err
+		}
+		if _, err := k.bind(args); err != nil {
+			return err
+		}
+		_, err := s.Query() // a closed stream's error
+		return err
 	}
 	return k.Launch(s, gpu.LaunchConfig{Grid: gpu.Dim3{X: (n + 255) / 256}, Block: gpu.Dim3{X: 256}}, args...)
 }
@@ -241,17 +289,17 @@ func (k *Kernel) LaunchN(s *gpu.Stream, n int, args ...any) error {
 // a graph, a launch of a kernel that keeps checks is refused with an error wrapping
 // gpu.ErrCapturing (see "Graphs" in the package documentation).
 func (k *Kernel) Launch(s *gpu.Stream, cfg gpu.LaunchConfig, args ...any) error {
-	if s == nil {
-		return fmt.Errorf("gokernel: %s: nil stream: %w", k.name, gpu.ErrInvalidValue)
+	if k.isNil() {
+		return errNilKernel
+	}
+	if err := k.checkArgs(s, args); err != nil {
+		return err
 	}
 	if err := checkGeometry(cfg); err != nil {
 		return fmt.Errorf("gokernel: %s: %w", k.name, err)
 	}
 	if cfg.SharedMem != 0 {
 		return fmt.Errorf("gokernel: %s: a Go kernel declares its shared memory (kern.Shared): LaunchConfig.SharedMem must be 0: %w", k.name, gpu.ErrInvalidValue)
-	}
-	if len(args) != len(k.params) {
-		return fmt.Errorf("gokernel: %s takes %d arguments after its kern.Thread, not %d: %w", k.name, len(k.params), len(args), gpu.ErrInvalidValue)
 	}
 	bound, err := k.bind(args)
 	if err != nil {
@@ -290,6 +338,17 @@ func (k *Kernel) Launch(s *gpu.Stream, cfg gpu.LaunchConfig, args ...any) error 
 		return s.Launch(e.fn, cfg, append(largs, gpu.DevicePtr(0))...)
 	}
 	return s.LaunchChecked(e.fn, cfg, e.decode, largs...)
+}
+
+// checkArgs checks a launch's stream and its number of arguments.
+func (k *Kernel) checkArgs(s *gpu.Stream, args []any) error {
+	if s == nil {
+		return fmt.Errorf("gokernel: %s: nil stream: %w", k.name, gpu.ErrInvalidValue)
+	}
+	if len(args) != len(k.params) {
+		return fmt.Errorf("gokernel: %s takes %d arguments after its kern.Thread, not %d: %w", k.name, len(k.params), len(args), gpu.ErrInvalidValue)
+	}
+	return nil
 }
 
 // captureErr is the error of a launch of a kernel that keeps checks (e.checked) on s,

@@ -2,6 +2,7 @@ package gokernel_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -225,5 +226,107 @@ func TestLargeLaunch(t *testing.T) {
 		if want := uint8(i) ^ uint8(i>>31); v != want {
 			t.Errorf("out[%d] = %d, want %d", i, v, want)
 		}
+	}
+}
+
+// TestZeroLaunchErrors: LaunchN of no threads launches nothing but checks its stream
+// and arguments as Launch does.
+func TestZeroLaunchErrors(t *testing.T) {
+	s := cpuStream(t)
+	k := newKernel(t, Saxpy)
+	x := fromSlice(t, s, randF32(4))
+	xi := fromSlice(t, s, []int32{1, 2, 3})
+	closed, err := s.Device().NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := closed.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		err  error
+		is   error
+		want string
+	}{
+		{"nil stream", k.LaunchN(nil, 0, float32(1), x, x), gpu.ErrInvalidValue, "nil stream"},
+		{"args", k.LaunchN(s, 0, "a", 1, 2, 3), gpu.ErrInvalidValue, "takes 3 arguments"},
+		{"type", k.LaunchN(s, 0, float32(1), xi, x), gpu.ErrInvalidValue, "a slice of float32, not of int32"},
+		{"scalar", k.LaunchN(s, 0, "2", x, x), gpu.ErrInvalidValue, "not string"},
+		{"closed stream", k.LaunchN(closed, 0, float32(1), x, x), gpu.ErrClosed, ""},
+	} {
+		if !errors.Is(tc.err, tc.is) || !strings.Contains(fmt.Sprint(tc.err), tc.want) {
+			t.Errorf("%s: got %v, want an error wrapping %v saying %q", tc.name, tc.err, tc.is, tc.want)
+		}
+	}
+	if err := k.LaunchN(s, 0, float32(1), x, x); err != nil {
+		t.Errorf("LaunchN of no threads: %v", err)
+	}
+}
+
+// TestNilKernel: a nil or zero Kernel, Func1 or Func2 (a failed New's, say) gives
+// errors wrapping ErrInvalidValue, never a panic.
+func TestNilKernel(t *testing.T) {
+	s := cpuStream(t)
+	x := fromSlice(t, s, randF32(4))
+	one := gpu.LaunchConfig{Grid: gpu.Dim3{X: 1}, Block: gpu.Dim3{X: 4}}
+	call := func(name string, f func() error) {
+		t.Helper()
+		defer func() {
+			if p := recover(); p != nil {
+				t.Errorf("%s panicked: %v", name, p)
+			}
+		}()
+		if err := f(); !errors.Is(err, gpu.ErrInvalidValue) || !strings.Contains(err.Error(), "nil") {
+			t.Errorf("%s: %v, want an error wrapping ErrInvalidValue", name, err)
+		}
+	}
+	for _, k := range []*gokernel.Kernel{nil, {}} {
+		call("LaunchN", func() error { return k.LaunchN(s, 4, float32(1), x, x) })
+		call("LaunchN of 0", func() error { return k.LaunchN(s, 0, float32(1), x, x) })
+		call("Launch", func() error { return k.Launch(s, one, float32(1), x, x) })
+		call("PTX", func() error { _, _, err := k.PTX(9, 0); return err })
+		call("Unchecked().LaunchN", func() error { return k.Unchecked().LaunchN(s, 4, float32(1), x, x) })
+		if k == nil && k.Name() != "" {
+			t.Errorf("Name of a nil kernel: %q", k.Name())
+		}
+	}
+	for _, f := range []*gokernel.Func1[float32, float32]{nil, {}} {
+		call("Func1.Apply", func() error { _, err := f.Apply(s, x); return err })
+		call("Func1.Into", func() error { return f.Into(s, x, x) })
+		call("Func1.Unchecked().Apply", func() error { _, err := f.Unchecked().Apply(s, x); return err })
+		if f == nil && f.Kernel() != nil {
+			t.Error("Kernel of a nil Func1 isn't nil")
+		}
+	}
+	for _, f := range []*gokernel.Func2[float32, float32, float32]{nil, {}} {
+		call("Func2.Apply", func() error { _, err := f.Apply(s, x, x); return err })
+		call("Func2.Into", func() error { return f.Into(s, x, x, x) })
+		call("Func2.Unchecked().Into", func() error { return f.Unchecked().Into(s, x, x, x) })
+		if f == nil && f.Kernel() != nil {
+			t.Error("Kernel of a nil Func2 isn't nil")
+		}
+	}
+}
+
+// TestNewStaleFunction: New refuses a function whose parameters' number types differ
+// from its source's (a function compiled from another version of the source).
+func TestNewStaleFunction(t *testing.T) {
+	const sig = "func Saxpy(t kern.Thread, a float32, x, y []float32)"
+	if !strings.Contains(kernelsSrc, sig) {
+		t.Fatalf("the source has no %q", sig)
+	}
+	for _, stale := range []string{
+		"func Saxpy(t kern.Thread, a float64, x, y []float64)",
+		"func Saxpy(t kern.Thread, a int32, x, y []int32)",
+	} {
+		src := strings.Replace(kernelsSrc, sig, stale, 1)
+		if _, err := gokernel.New(src, Saxpy); !errors.Is(err, gpu.ErrInvalidValue) || !strings.Contains(err.Error(), "the source's is") {
+			t.Errorf("New with %q: %v, want an error wrapping ErrInvalidValue", stale, err)
+		}
+	}
+	// Generic parameters match any of their constraint's types.
+	if _, err := gokernel.New(kernelsSrc, Scale[float32], Scale[float64]); err != nil {
+		t.Errorf("New(Scale[float32], Scale[float64]): %v", err)
 	}
 }
