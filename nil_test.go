@@ -380,13 +380,7 @@ func TestNilReceiver(t *testing.T) {
 				t.Errorf("%s (case %d) on a %s: error %q doesn't say %q", c.name, i, recv, err, want)
 			}
 		}
-		for i, c := range nilRecvNoError(zero) {
-			if err, p := callNoPanic(c); p != nil {
-				t.Errorf("%s (case %d) on a %s panicked: %v", c.name, i, recv, p)
-			} else if err != nil {
-				t.Errorf("%s (case %d) on a %s: %v", c.name, i, recv, err)
-			}
-		}
+		checkNoErrorCases(t, recv, nilRecvNoError(zero))
 	}
 	// The valid arguments are still usable, and their contents unchanged.
 	ctx := context.Background()
@@ -904,6 +898,19 @@ func callNoPanic(c nilCase) (err error, panicked any) {
 	return c.call(), nil
 }
 
+// checkNoErrorCases runs the cases of methods that return no error on a bad receiver
+// (what: "nil stream", ...) and expects each neither to panic nor to find a wrong value.
+func checkNoErrorCases(t *testing.T, what string, cases []nilCase) {
+	t.Helper()
+	for i, c := range cases {
+		if err, p := callNoPanic(c); p != nil {
+			t.Errorf("%s (case %d) on a %s panicked: %v", c.name, i, what, p)
+		} else if err != nil {
+			t.Errorf("%s (case %d) on a %s: %v", c.name, i, what, err)
+		}
+	}
+}
+
 // checkNilCases runs the cases and expects each to return an error wrapping
 // ErrInvalidValue whose message contains want.
 func checkNilCases(t *testing.T, what string, cases []nilCase, want string) {
@@ -925,13 +932,7 @@ func TestNilStream(t *testing.T) {
 	f := newNilFixture(t)
 	seed, offset := f.g.State()
 	checkNilCases(t, "nil stream", nilStreamCases(f, nil), "nil stream")
-	for _, c := range nilStreamNoError {
-		if err, p := callNoPanic(c); p != nil {
-			t.Errorf("%s on a nil stream panicked: %v", c.name, p)
-		} else if err != nil {
-			t.Errorf("%s on a nil stream: %v", c.name, err)
-		}
-	}
+	checkNoErrorCases(t, "nil stream", nilStreamNoError)
 	// A failed request leaves the generator where it was.
 	if s2, o2 := f.g.State(); s2 != seed || o2 != offset {
 		t.Errorf("generator state after nil-stream calls: (%d, %d), want (%d, %d)", s2, o2, seed, offset)
@@ -953,13 +954,7 @@ func TestZeroStream(t *testing.T) {
 	f := newNilFixture(t)
 	zero := &gpu.Stream{}
 	checkNilCases(t, "zero stream", nilStreamCases(f, zero), "zero stream")
-	for _, c := range streamNoError(zero, "<zero stream>") {
-		if err, p := callNoPanic(c); p != nil {
-			t.Errorf("%s on a zero stream panicked: %v", c.name, p)
-		} else if err != nil {
-			t.Errorf("%s on a zero stream: %v", c.name, err)
-		}
-	}
+	checkNoErrorCases(t, "zero stream", streamNoError(zero, "<zero stream>"))
 }
 
 func TestNilContext(t *testing.T) {
