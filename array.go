@@ -230,7 +230,8 @@ func checkShape(shape []int) (int, error) {
 }
 
 // grownDim returns the dimension d*by+plus (d, by, plus >= 0) and whether it fits an
-// int: the shape of Tile, Repeat and Pad before checkShape, which sees only the result.
+// int: the shape of Tile, Repeat, Pad and Concatenate before checkShape, which sees only
+// the result.
 func grownDim(d, by, plus int) (int, bool) {
 	if by > 0 && d > math.MaxInt/by {
 		return 0, false

@@ -295,7 +295,10 @@ func Concatenate[T Elem](s *Stream, arrays []*Array[T], axis int) (*Array[T], er
 				return nil, fmt.Errorf("gpu: Concatenate along axis %d of shapes %v and %v: %w", ax, first, a.shape, ErrInvalidValue)
 			}
 		}
-		shape[ax] += a.shape[ax]
+		var ok bool
+		if shape[ax], ok = grownDim(shape[ax], 1, a.shape[ax]); !ok {
+			return nil, fmt.Errorf("gpu: Concatenate along axis %d has too many elements: %w", ax, ErrInvalidValue)
+		}
 		hs[i] = a.hdr()
 		parts[i] = &hs[i]
 	}
@@ -503,7 +506,7 @@ func Repeat[T Elem](s *Stream, a *Array[T], repeats int, opts ...IndexOption) (*
 	outShape := slices.Clone(h.shape)
 	var ok bool
 	if outShape[ax], ok = grownDim(outShape[ax], repeats, 0); !ok {
-		return nil, fmt.Errorf("gpu: Repeat of %d elements along an axis %d times has too many: %w", h.shape[ax], repeats, ErrInvalidValue)
+		return nil, fmt.Errorf("gpu: Repeat of %d elements along an axis %d times has too many elements: %w", h.shape[ax], repeats, ErrInvalidValue)
 	}
 	if _, err := checkShape(outShape); err != nil {
 		return nil, err

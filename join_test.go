@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/go-gpu/gpu"
@@ -523,10 +524,25 @@ func TestTileRepeatPadOverflow(t *testing.T) {
 			{"Pad both sides", func() (*gpu.Array[float32], error) {
 				return gpu.Pad(s, a, [][2]int{{0, 0}, {math.MaxInt / 2, math.MaxInt / 2}}, 0)
 			}},
+			{"Concatenate of broadcast views", func() (*gpu.Array[float32], error) {
+				one, err := a.Reshape(-1)
+				if err != nil {
+					return nil, err
+				}
+				one, err = one.Slice(gpu.R(0, 1))
+				if err != nil {
+					return nil, err
+				}
+				big, err := one.BroadcastTo(1 << 62)
+				if err != nil {
+					return nil, err
+				}
+				return gpu.Concatenate(s, []*gpu.Array[float32]{big, big, big, big}, 0) // 2^64: 0 once wrapped
+			}},
 		} {
 			out, err := c.call()
-			if !errors.Is(err, gpu.ErrInvalidValue) {
-				t.Errorf("%s: %v, %v; want an error wrapping ErrInvalidValue", c.name, out, err)
+			if !errors.Is(err, gpu.ErrInvalidValue) || !strings.Contains(err.Error(), "too many elements") {
+				t.Errorf("%s: %v, %v; want an error wrapping ErrInvalidValue saying \"too many elements\"", c.name, out, err)
 				out.Free()
 			}
 		}

@@ -159,7 +159,7 @@ func (d *Device) Builtin(name string) (*Function, error) {
 // NewGoFunction returns a kernel written in Go for a CPU device. fn runs once per
 // launch, in stream order, and splits its work with cpu.Launch.Parallel.
 func NewGoFunction(d *Device, name string, fn func(*cpu.Launch) error) (*Function, error) {
-	if d == nil {
+	if d.isNil() {
 		return nil, errNilDevice
 	}
 	if d.info.Backend != "cpu" {
@@ -430,7 +430,7 @@ func (s *Stream) Launch(fn *Function, cfg LaunchConfig, args ...any) error {
 		var ba backend.Arg
 		switch v := a.(type) {
 		case *Param:
-			if v == nil {
+			if v == nil || v.typ == nil {
 				return fmt.Errorf("gpu: launch of %s: argument %d: nil Param: %w", fn.Name(), i, ErrInvalidValue)
 			}
 			ba = v.arg

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/go-gpu/gpu"
+	"github.com/go-gpu/gpu/backend/cpu"
 	"github.com/go-gpu/gpu/dtype"
 	"gonum.org/v1/gonum/mat"
 )
@@ -76,6 +77,16 @@ func TestNilInputs(t *testing.T) {
 		{"ArrayOf(zero)", func() error { return e1(gpu.ArrayOf[float32](zb)) }},
 		{"CanAccessPeer(zero)", func() error { return e1(d.CanAccessPeer(zd)) }},
 		{"EnablePeerAccess(zero)", func() error { return d.EnablePeerAccess(zd) }},
+		{"NewGoFunction(zero)", func() error {
+			return e1(gpu.NewGoFunction(zd, "f", func(*cpu.Launch) error { return nil }))
+		}},
+		{"Launch(zero Param)", func() error {
+			fn, err := d.Builtin("empty")
+			if err != nil {
+				return err
+			}
+			return s.Launch(fn, gpu.LaunchConfig{Grid: gpu.Dim3{X: 1}, Block: gpu.Dim3{X: 1}}, &gpu.Param{})
+		}},
 	}, "nil")
 }
 

@@ -118,7 +118,7 @@ func (f *Func1[X, R]) Apply(s *gpu.Stream, x *gpu.Array[X]) (*gpu.Array[R], erro
 	if f == nil || f.k.isNil() {
 		return nil, errNilFunc
 	}
-	if s == nil || x == nil {
+	if s.Device() == nil || x == nil {
 		return nil, fmt.Errorf("gokernel: %s: nil stream or array: %w", f.fn, gpu.ErrInvalidValue)
 	}
 	if err := f.k.refuseCapture(s); err != nil {
@@ -143,7 +143,7 @@ func (f *Func1[X, R]) Into(s *gpu.Stream, out *gpu.Array[R], x *gpu.Array[X]) er
 	if f == nil || f.k.isNil() {
 		return errNilFunc
 	}
-	if s == nil || out == nil || x == nil {
+	if s.Device() == nil || out == nil || x == nil {
 		return fmt.Errorf("gokernel: %s: nil stream or array: %w", f.fn, gpu.ErrInvalidValue)
 	}
 	if err := f.k.refuseCapture(s); err != nil {
@@ -155,7 +155,7 @@ func (f *Func1[X, R]) Into(s *gpu.Stream, out *gpu.Array[R], x *gpu.Array[X]) er
 	}
 	n := out.Size()
 	if n == 0 {
-		return nil
+		return streamClosed(s)
 	}
 	xv, freeX, err := operand(s, x, shape, out)
 	if err != nil {
@@ -173,7 +173,7 @@ func (f *Func2[X, Y, R]) Apply(s *gpu.Stream, x *gpu.Array[X], y *gpu.Array[Y]) 
 	if f == nil || f.k.isNil() {
 		return nil, errNilFunc
 	}
-	if s == nil || x == nil || y == nil {
+	if s.Device() == nil || x == nil || y == nil {
 		return nil, fmt.Errorf("gokernel: %s: nil stream or array: %w", f.fn, gpu.ErrInvalidValue)
 	}
 	if err := f.k.refuseCapture(s); err != nil {
@@ -203,7 +203,7 @@ func (f *Func2[X, Y, R]) Into(s *gpu.Stream, out *gpu.Array[R], x *gpu.Array[X],
 	if f == nil || f.k.isNil() {
 		return errNilFunc
 	}
-	if s == nil || out == nil || x == nil || y == nil {
+	if s.Device() == nil || out == nil || x == nil || y == nil {
 		return fmt.Errorf("gokernel: %s: nil stream or array: %w", f.fn, gpu.ErrInvalidValue)
 	}
 	if err := f.k.refuseCapture(s); err != nil {
@@ -215,7 +215,7 @@ func (f *Func2[X, Y, R]) Into(s *gpu.Stream, out *gpu.Array[R], x *gpu.Array[X],
 	}
 	n := out.Size()
 	if n == 0 {
-		return nil
+		return streamClosed(s)
 	}
 	xv, freeX, err := operand(s, x, shape, out)
 	if err != nil {

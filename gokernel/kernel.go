@@ -237,7 +237,7 @@ func (k *Kernel) checkFunc(ft reflect.Type) error {
 		if _, generic := st.(*types.TypeParam); generic {
 			continue
 		}
-		if gt := goTypes[et.Kind()]; gt != nil && !types.Identical(gt, st.Underlying()) {
+		if gt := goTypes[et.Kind()]; gt == nil || !types.Identical(gt, st.Underlying()) {
 			return bad("parameter %s is a %v, but the source's is %v", kp.name, rt, kp.t)
 		}
 	}
@@ -247,9 +247,9 @@ func (k *Kernel) checkFunc(ft reflect.Type) error {
 // ---- launching ----
 
 // LaunchN launches the kernel with one thread per element of n: blocks of 256
-// threads, as many as n needs. n = 0 launches nothing, but the stream and the
-// arguments are checked as Launch checks them (a closed stream is an error wrapping
-// gpu.ErrClosed).
+// threads, as many as n needs. n = 0 launches nothing, but the stream (nil, zero or
+// closed: gpu.ErrClosed), the number of arguments and their types are checked as
+// Launch checks them.
 func (k *Kernel) LaunchN(s *gpu.Stream, n int, args ...any) error {
 	if k.isNil() {
 		return errNilKernel
@@ -264,8 +264,7 @@ func (k *Kernel) LaunchN(s *gpu.Stream, n int, args ...any) error {
 		if _, err := k.bind(args); err != nil {
 			return err
 		}
-		_, err := s.Query() // a closed stream's error
-		return err
+		return streamClosed(s)
 	}
 	return k.Launch(s, gpu.LaunchConfig{Grid: gpu.Dim3{X: (n + 255) / 256}, Block: gpu.Dim3{X: 256}}, args...)
 }
@@ -340,13 +339,23 @@ func (k *Kernel) Launch(s *gpu.Stream, cfg gpu.LaunchConfig, args ...any) error 
 	return s.LaunchChecked(e.fn, cfg, e.decode, largs...)
 }
 
-// checkArgs checks a launch's stream and its number of arguments.
+// checkArgs checks a launch's stream (nil or zero) and its number of arguments.
 func (k *Kernel) checkArgs(s *gpu.Stream, args []any) error {
-	if s == nil {
+	if s.Device() == nil {
 		return fmt.Errorf("gokernel: %s: nil stream: %w", k.name, gpu.ErrInvalidValue)
 	}
 	if len(args) != len(k.params) {
 		return fmt.Errorf("gokernel: %s takes %d arguments after its kern.Thread, not %d: %w", k.name, len(k.params), len(args), gpu.ErrInvalidValue)
+	}
+	return nil
+}
+
+// streamClosed returns the error of a closed stream (wrapping gpu.ErrClosed), for
+// calls with nothing to enqueue: nil for an open one, even one that captures a graph
+// or whose device has faulted (a launch would report that).
+func streamClosed(s *gpu.Stream) error {
+	if _, err := s.Query(); errors.Is(err, gpu.ErrClosed) {
+		return err
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-gpu/gpu"
 	"github.com/go-gpu/gpu/gokernel"
+	"github.com/go-gpu/gpu/kern"
 )
 
 // TestLaunchErrors checks the errors of bad launches: each wraps ErrInvalidValue (or
@@ -262,7 +263,64 @@ func TestZeroLaunchErrors(t *testing.T) {
 	if err := k.LaunchN(s, 0, float32(1), x, x); err != nil {
 		t.Errorf("LaunchN of no threads: %v", err)
 	}
+	// A zero stream is a nil one, for every entry point.
+	zero := &gpu.Stream{}
+	neg, err := gokernel.NewFunc1(captureTestSrc, negF32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	add, err := gokernel.NewFunc2(captureTestSrc, addF32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty := fromSlice(t, s, []float32{})
+	for _, tc := range []struct {
+		name string
+		err  error
+	}{
+		{"LaunchN, zero stream", k.LaunchN(zero, 4, float32(1), x, x)},
+		{"LaunchN of 0, zero stream", k.LaunchN(zero, 0, float32(1), x, x)},
+		{"Launch, zero stream", k.Launch(zero, gpu.LaunchConfig{Grid: gpu.Dim3{X: 1}, Block: gpu.Dim3{X: 4}}, float32(1), x, x)},
+		{"Func1.Apply, zero stream", e1(neg.Apply(zero, x))},
+		{"Func1.Into, zero stream", neg.Into(zero, empty, empty)},
+		{"Func2.Apply, zero stream", e1(add.Apply(zero, x, x))},
+		{"Func2.Into, zero stream", add.Into(zero, empty, empty, empty)},
+	} {
+		if !errors.Is(tc.err, gpu.ErrInvalidValue) || !strings.Contains(fmt.Sprint(tc.err), "nil stream") {
+			t.Errorf("%s: %v, want an error wrapping ErrInvalidValue saying \"nil stream\"", tc.name, tc.err)
+		}
+	}
+	// Empty operations on a closed stream are errors too.
+	for _, tc := range []struct {
+		name string
+		err  error
+	}{
+		{"Func1.Into, closed stream", neg.Into(closed, empty, empty)},
+		{"Func2.Into, closed stream", add.Into(closed, empty, empty, empty)},
+	} {
+		if !errors.Is(tc.err, gpu.ErrClosed) {
+			t.Errorf("%s: %v, want an error wrapping ErrClosed", tc.name, tc.err)
+		}
+	}
+	// LaunchN of no threads in a capture adds nothing and is no error (the stream
+	// is open), nor is an empty elementwise operation.
+	g, err := s.Capture(func() error {
+		if err := k.Unchecked().LaunchN(s, 0, float32(1), x, x); err != nil {
+			return err
+		}
+		return neg.Unchecked().Into(s, empty, empty)
+	})
+	if err != nil {
+		t.Fatalf("a capture of LaunchN of no threads: %v", err)
+	}
+	if err := g.Launch(s); err != nil {
+		t.Fatal(err)
+	}
+	g.Close()
 }
+
+// e1 keeps the error of a call returning one value besides it.
+func e1[T any](_ T, err error) error { return err }
 
 // TestNilKernel: a nil or zero Kernel, Func1 or Func2 (a failed New's, say) gives
 // errors wrapping ErrInvalidValue, never a panic.
@@ -323,6 +381,16 @@ func TestNewStaleFunction(t *testing.T) {
 		src := strings.Replace(kernelsSrc, sig, stale, 1)
 		if _, err := gokernel.New(src, Saxpy); !errors.Is(err, gpu.ErrInvalidValue) || !strings.Contains(err.Error(), "the source's is") {
 			t.Errorf("New with %q: %v, want an error wrapping ErrInvalidValue", stale, err)
+		}
+	}
+	// A function of the source's name whose parameters aren't number types.
+	for _, fn := range []any{
+		func(kern.Thread, complex64, []float32, []float32) {},
+		func(kern.Thread, any, []float32, []float32) {},
+		func(kern.Thread, float32, []complex64, []float32) {},
+	} {
+		if _, err := gokernel.NewNamed("kernels_test.go", kernelsSrc, "Saxpy", fn); !errors.Is(err, gpu.ErrInvalidValue) || !strings.Contains(err.Error(), "the source's is") {
+			t.Errorf("NewNamed(Saxpy, %T): %v, want an error wrapping ErrInvalidValue", fn, err)
 		}
 	}
 	// Generic parameters match any of their constraint's types.
