@@ -379,18 +379,7 @@ func TestNilReceiver(t *testing.T) {
 		if zero {
 			recv = "zero value"
 		}
-		for i, c := range nilRecvCases(f, zero) {
-			err, p := callNoPanic(c)
-			want := nilRecvWant(c.name)
-			switch {
-			case p != nil:
-				t.Errorf("%s (case %d) on a %s panicked: %v", c.name, i, recv, p)
-			case !errors.Is(err, gpu.ErrInvalidValue):
-				t.Errorf("%s (case %d) on a %s: error %v, want one wrapping ErrInvalidValue", c.name, i, recv, err)
-			case !strings.Contains(err.Error(), want):
-				t.Errorf("%s (case %d) on a %s: error %q doesn't say %q", c.name, i, recv, err, want)
-			}
-		}
+		checkNilCasesWant(t, recv, nilRecvCases(f, zero), nilRecvWant)
 		checkNoErrorCases(t, recv, nilRecvNoError(zero))
 	}
 	// The valid arguments are still usable, and their contents unchanged.
@@ -926,8 +915,16 @@ func checkNoErrorCases(t *testing.T, what string, cases []nilCase) {
 // ErrInvalidValue whose message contains want.
 func checkNilCases(t *testing.T, what string, cases []nilCase, want string) {
 	t.Helper()
+	checkNilCasesWant(t, what, cases, func(string) string { return want })
+}
+
+// checkNilCasesWant is checkNilCases with what each case's error says given by its
+// name.
+func checkNilCasesWant(t *testing.T, what string, cases []nilCase, wantOf func(name string) string) {
+	t.Helper()
 	for i, c := range cases {
 		err, p := callNoPanic(c)
+		want := wantOf(c.name)
 		switch {
 		case p != nil:
 			t.Errorf("%s (case %d) with a %s panicked: %v", c.name, i, what, p)
