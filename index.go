@@ -176,7 +176,7 @@ func headerPtr(h *header) uint64 {
 func (j *gatherJob) run(s *Stream) error {
 	n := prod(j.shape)
 	if n == 0 {
-		return nil
+		return checkIndicesOnly(s, j.idx, j.l, j.mode, j.what)
 	}
 	if j.l == 0 {
 		return fmt.Errorf("gpu: %s: a non-empty take from an empty axis: %w", j.what, ErrIndexOutOfRange)
@@ -247,6 +247,35 @@ func (j *gatherJob) run(s *Stream) error {
 	return nil
 }
 
+// checkIndicesOnly checks the indices of an index operation that moves no elements
+// (another axis of the array, or of the updates, has length 0), so that ModeRaise
+// reports an index out of range whether or not elements move: a gather of one byte per
+// index from a one-byte source, whose result is dropped. Modes that don't record, and no
+// indices, check nothing; indices into an empty axis are an error at the call.
+func checkIndicesOnly(s *Stream, idx *header, l int, mode kernel.IndexMode, what string) error {
+	m := prod(idx.shape)
+	if !mode.Records() || m == 0 {
+		return nil
+	}
+	if l == 0 {
+		return fmt.Errorf("gpu: %s: %d indices into an empty axis: %w", what, m, ErrIndexOutOfRange)
+	}
+	src, err := Zeros[uint8](s, 1)
+	if err != nil {
+		return err
+	}
+	defer src.Free()
+	out, err := Empty[uint8](s, m)
+	if err != nil {
+		return err
+	}
+	defer out.Free()
+	shape := slices.Clone(idx.shape)
+	j := gatherJob{out: out.header(), src: src.header(), idx: idx, shape: shape, sst: make([]int, len(shape)),
+		ist: idx.strides, l: l, mode: mode, what: what}
+	return j.run(s)
+}
+
 // extent returns the lowest and highest element offsets strides reach over shape.
 func extent(shape, st []int) (lo, hi int) {
 	for d, n := range shape {
@@ -277,7 +306,9 @@ func flatView(h *header) (n, stride int, ok bool) {
 // a at the indices along axis k, in an array of shape a.shape[:k] + indices.shape +
 // a.shape[k+1:]. Negative indices count from the end, and out-of-range ones follow the
 // mode (WithMode; ModeRaise by default, whose error comes from a later wait: see
-// ErrIndexOutOfRange). Any shapes and views;
+// ErrIndexOutOfRange; every index is checked, even where another axis of length 0
+// leaves nothing to take, and indices into an empty axis are an error at the call).
+// Any shapes and views;
 // a flattened take from a view that has no 1-D view (a transposed matrix) copies it
 // first, as NumPy ravels it.
 func Take[T Elem, I IndexElem](s *Stream, a *Array[T], indices *Array[I], opts ...IndexOption) (*Array[T], error) {

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/go-gpu/gpu"
@@ -344,6 +345,85 @@ func TestTakeEmptyAxis(t *testing.T) {
 			t.Fatalf("empty take: %v %v", out, err)
 		}
 		out.Free()
+	})
+}
+
+// TestIndexNoElementsChecked checks that in ModeRaise an out-of-range index is reported
+// when no element moves (another axis has length 0: a take or scatter of shape (1, 0)),
+// as numpy.take of a (2, 0) array at [5] raises, and that in-range indices, the other
+// modes, and an empty axis in wrap or clip mode report nothing (raise mode: an error at
+// the call).
+func TestIndexNoElementsChecked(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		a := mustArr[float32](t)(gpu.Empty[float32](s, 2, 0))
+		defer a.Free()
+		vals := mustArr[float32](t)(gpu.Empty[float32](s, 1, 0))
+		defer vals.Free()
+		type op struct {
+			name string
+			call func(idx *gpu.Array[int64], mode gpu.IndexMode) error
+		}
+		ops := []op{
+			{"Take", func(idx *gpu.Array[int64], mode gpu.IndexMode) error {
+				r, err := gpu.Take(s, a, idx, gpu.OnAxis(0), gpu.WithMode(mode))
+				if err == nil {
+					if !slices.Equal(r.Shape(), []int{1, 0}) {
+						t.Errorf("Take: shape %v", r.Shape())
+					}
+					r.Free()
+				}
+				return err
+			}},
+			{"AddAt", func(idx *gpu.Array[int64], mode gpu.IndexMode) error {
+				return gpu.AddAt(s, a, idx, vals, gpu.WithMode(mode))
+			}},
+			{"TakeAlongAxis", func(idx *gpu.Array[int64], mode gpu.IndexMode) error {
+				i2 := mustArr[int64](t)(gpu.Reshape(s, idx, 1, 1))
+				r, err := gpu.TakeAlongAxis(s, a, i2, 0, gpu.WithMode(mode))
+				if err == nil {
+					r.Free()
+				}
+				return err
+			}},
+		}
+		for _, o := range ops {
+			for _, c := range []struct {
+				idx  int64
+				mode gpu.IndexMode
+				bad  bool
+			}{{5, gpu.ModeRaise, true}, {-3, gpu.ModeRaise, true}, {1, gpu.ModeRaise, false}, {-2, gpu.ModeRaise, false},
+				{5, gpu.ModeWrap, false}, {5, gpu.ModeClip, false}} {
+				idx := mustArr[int64](t)(gpu.FromSlice(s, []int64{c.idx}))
+				if err := o.call(idx, c.mode); err != nil {
+					t.Errorf("%s at %d, %v: the call failed: %v", o.name, c.idx, c.mode, err)
+				}
+				err := s.Synchronize(bg)
+				if c.bad != errors.Is(err, gpu.ErrIndexOutOfRange) || (!c.bad && err != nil) {
+					t.Errorf("%s at %d, %v: wait = %v, want an index error: %v", o.name, c.idx, c.mode, err, c.bad)
+				}
+				if c.bad && err != nil && !strings.Contains(err.Error(), o.name) {
+					t.Errorf("%s: the error doesn't name it: %v", o.name, err)
+				}
+				idx.Free()
+			}
+		}
+		// An empty axis: raise mode refuses at the call, the others take nothing.
+		e := mustArr[float32](t)(gpu.Empty[float32](s, 0, 0))
+		defer e.Free()
+		idx := mustArr[int64](t)(gpu.FromSlice(s, []int64{0}))
+		defer idx.Free()
+		if _, err := gpu.Take(s, e, idx, gpu.OnAxis(0)); !errors.Is(err, gpu.ErrIndexOutOfRange) {
+			t.Errorf("Take from an empty axis with no elements to move: %v", err)
+		}
+		r, err := gpu.Take(s, e, idx, gpu.OnAxis(0), gpu.WithMode(gpu.ModeClip))
+		if err != nil || !slices.Equal(r.Shape(), []int{1, 0}) {
+			t.Errorf("clip-mode Take from an empty axis: %v, %v", r, err)
+		} else {
+			r.Free()
+		}
+		if err := s.Synchronize(bg); err != nil {
+			t.Errorf("after: %v", err)
+		}
 	})
 }
 

@@ -79,7 +79,7 @@ type scatterJob struct {
 func (j *scatterJob) run(s *Stream) error {
 	n := prod(j.shape)
 	if n == 0 {
-		return nil
+		return checkIndicesOnly(s, j.idx, j.l, j.mode, j.what)
 	}
 	if j.l == 0 {
 		return fmt.Errorf("gpu: %s: a non-empty scatter into an empty axis: %w", j.what, ErrIndexOutOfRange)
