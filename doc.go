@@ -52,9 +52,10 @@
 // read, on the host or by an operation on a stream that isn't capturing, of what the
 // open capture writes (another capture may read it: its graph's launch comes after).
 // Graph.SetParam changes a captured launch's Param argument without a new capture.
-// Random numbers drawn inside a capture are the same at every launch: the generator's
-// offset is captured, not advanced per launch (PyTorch's graphs draw fresh ones);
-// draw them outside the graph, into an array the graph reads, for new ones each time.
+// Random numbers drawn inside a capture are fresh at every launch, as in PyTorch's
+// graphs: each launch draws what its captured calls would draw if made at the launch,
+// from their generators' state then, and advances the generators past them; the capture
+// itself draws nothing and leaves the generators where they were.
 //
 // Stream.HostFunc runs a Go function in stream order, on a goroutine of the stream's
 // own (not the driver's callback thread): the work after it waits for it to return, and

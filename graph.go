@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"reflect"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/go-gpu/gpu/backend"
@@ -59,7 +60,26 @@ type capture struct {
 	free     [numScratchKinds][]*Buffer
 	blocks   []*Buffer
 	launches []capLaunch // launches with Params
+	draws    []capDraw   // random fills, in the order they were captured
 	err      error       // what spoilt the capture, or nil
+}
+
+// capDraw is a random fill in a capture: its seed and offset arguments are Params,
+// which every launch of the graph sets from the generator, advancing it by blocks, so
+// that each launch draws fresh numbers (Graph.Launch). launch indexes the graph's
+// launches (set when the graph is made).
+type capDraw struct {
+	gen       *Generator
+	seed, off *Param
+	blocks    uint64
+	launch    int
+}
+
+// addDraw registers a random fill just launched in the capture.
+func (c *capture) addDraw(d capDraw) {
+	c.mu.Lock()
+	c.draws = append(c.draws, d)
+	c.mu.Unlock()
 }
 
 // capLaunch is a captured launch with Param arguments.
@@ -319,8 +339,14 @@ func (c *capture) graph(bg backend.Graph) *Graph {
 		uses = append(uses, use{a: a, mode: c.uses[a]})
 	}
 	uses = mergeUses(append(uses, use{a: token, mode: ReadWrite}))
+	for k := range c.draws {
+		d := &c.draws[k]
+		d.launch = slices.IndexFunc(c.launches, func(l capLaunch) bool {
+			return slices.ContainsFunc(l.params, func(ps paramSlot) bool { return ps.p == d.off })
+		})
+	}
 	g := &Graph{graphCore: &graphCore{dev: c.dev, be: bg, uses: uses, pinned: c.order, blocks: c.blocks,
-		token: token, launches: c.launches, from: c.name}}
+		token: token, launches: c.launches, draws: c.draws, from: c.name}}
 	g.cleanup = runtime.AddCleanup(g, (*graphCore).close, g.graphCore)
 	return g
 }
@@ -509,6 +535,7 @@ type graphCore struct {
 	blocks   []*Buffer     // the capture's pooled scratch
 	token    *allocation   // written by every launch: orders them, tells Close when they are done
 	launches []capLaunch
+	draws    []capDraw
 	from     string
 	closed   bool
 }
@@ -531,7 +558,10 @@ var errNilGraph = fmt.Errorf("gpu: nil graph: %w", ErrInvalidValue)
 // Launch enqueues a run of the whole graph on s and returns at once: the run starts
 // after s's earlier work and after the uses on other streams that conflict with the
 // graph's, and later operations are ordered after it as after any operation (CUDA
-// Driver API: cuGraphLaunch). Errors wrap ErrClosed for a closed graph or stream,
+// Driver API: cuGraphLaunch). Random fills in the graph draw fresh numbers: those the
+// captured calls would draw from their generators now, which the launch advances (as a
+// replay of a PyTorch graph does; on CUDA one cuGraphExecKernelNodeSetParams per fill).
+// Errors wrap ErrClosed for a closed graph or stream,
 // ErrInvalidValue for a stream of another device, ErrCapturing if s captures.
 func (g *Graph) Launch(s *Stream) error {
 	if g.isNil() {
@@ -553,8 +583,65 @@ func (g *Graph) Launch(s *Stream) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.trackEnd(t, g.be.Launch(s.be), false)
+	if err = g.drawFresh(); err == nil {
+		err = g.be.Launch(s.be)
+	}
+	_, err = s.trackEnd(t, err, false)
 	return err
+}
+
+// drawFresh sets the seed and offset of the graph's random fills for its next launch
+// from their generators, as the captured calls would draw if made now, in the order
+// they were captured, and advances each generator past them (g.mu is held). A
+// generator is left where it was if the driver refuses the new arguments.
+func (c *graphCore) drawFresh() error {
+	for k := range c.draws {
+		gen := c.draws[k].gen
+		if slices.ContainsFunc(c.draws[:k], func(d capDraw) bool { return d.gen == gen }) {
+			continue // done with an earlier draw of gen
+		}
+		gen.mu.Lock()
+		seed, off := gen.seed, gen.offset
+		var err error
+		for j := k; j < len(c.draws) && err == nil; j++ {
+			d := &c.draws[j]
+			if d.gen != gen {
+				continue
+			}
+			err = c.setDraw(d, seed, off)
+			off += d.blocks
+		}
+		if err == nil {
+			gen.offset = off
+		}
+		gen.mu.Unlock()
+		if err != nil {
+			return fmt.Errorf("gpu: setting the random numbers of %v: %w", c.from, err)
+		}
+	}
+	return nil
+}
+
+// setDraw sets a random fill's seed and offset arguments in the graph's later launches.
+func (c *graphCore) setDraw(d *capDraw, seed, off uint64) error {
+	if d.launch < 0 {
+		return fmt.Errorf("gpu: a random fill missing from the graph's launches: %w", ErrInvalidValue)
+	}
+	l := &c.launches[d.launch]
+	args := append([]backend.Arg(nil), l.args...)
+	for _, ps := range l.params {
+		switch ps.p {
+		case d.seed:
+			args[ps.i] = backend.Arg{Kind: backend.ArgScalar, Size: 8, Val: seed}
+		case d.off:
+			args[ps.i] = backend.Arg{Kind: backend.ArgScalar, Size: 8, Val: off}
+		}
+	}
+	if err := c.be.SetKernelArgs(l.node, l.fn.be, l.cfg, args); err != nil {
+		return err
+	}
+	l.args = args
+	return nil
 }
 
 // Close releases the graph: later launches return an error wrapping ErrClosed.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/go-gpu/gpu"
@@ -275,7 +276,7 @@ var graphFamilies = []struct {
 		return []result{r1, r2, r3, r4, r5, r6, r7}, nil
 	}},
 	{"random", func(s *gpu.Stream, in *graphInputs) ([]result, error) {
-		g := gpu.NewGenerator(42) // the same numbers eagerly and at a graph's launch
+		g := gpu.NewGenerator(42) // a graph's first launch draws what a fresh generator does
 		r, err := asF64(gpu.RandN[float32](s, g, 1000))
 		return []result{r}, err
 	}},
@@ -374,10 +375,99 @@ func TestGraphFamilies(t *testing.T) {
 					}
 					sameResults(t, fmt.Sprintf("launch %d", round+1), readAll(t, captured), want)
 					if fam.name == "random" {
-						break // the same numbers at every launch (documented)
+						break // fresh numbers at each launch: TestGraphRandomFresh
 					}
 				}
 			})
+		}
+	})
+}
+
+// TestGraphRandomFresh checks that each launch of a graph draws fresh random numbers:
+// the ones its captured calls would draw if made at the launch, from the generator's
+// state then (PyTorch's graphs advance the offset on each replay), on the generators
+// in the order captured, advancing them; the capture itself draws nothing.
+func TestGraphRandomFresh(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		s2, err := d.NewStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s2.Close()
+		g1, g2 := gpu.NewGenerator(7), gpu.NewGenerator(8)
+		r1, r2 := gpu.NewGenerator(7), gpu.NewGenerator(8) // the eager reference
+		strided := mustArr[float32](t)(gpu.Full[float32](s, -1, 40, 6))
+		defer strided.Free()
+		view := mustArr[float32](t)(strided.Slice(gpu.R(), gpu.R(0, 6, 2)))
+		draws := func(s *gpu.Stream, a, b *gpu.Generator) ([]*gpu.Array[float32], error) {
+			x, err := gpu.RandN[float32](s, a, 1000)
+			if err != nil {
+				return nil, err
+			}
+			y, err := gpu.Rand[float32](s, b, 300)
+			if err != nil {
+				return nil, err
+			}
+			z, err := gpu.Rand[float32](s, a, 77)
+			if err != nil {
+				return nil, err
+			}
+			return []*gpu.Array[float32]{x, y, z}, nil
+		}
+		var captured []*gpu.Array[float32]
+		g, err := s.Capture(func() error {
+			var err error
+			if captured, err = draws(s, g1, g2); err != nil {
+				return err
+			}
+			return gpu.RandInto(s, g1, view) // through a contiguous copy
+		})
+		if err != nil {
+			t.Fatalf("capture: %v", err)
+		}
+		defer g.Close()
+		if _, off := g1.State(); off != 0 {
+			t.Errorf("the capture advanced the generator to %d", off)
+		}
+		var last []float32
+		for round := range 3 {
+			// Eager draws between launches move the generator the launch starts from.
+			for _, gen := range []*gpu.Generator{g1, r1} {
+				mustArr[float32](t)(gpu.Rand[float32](s, gen, 5+round)).Free()
+			}
+			if err := g.Launch(s2); err != nil {
+				t.Fatal(err)
+			}
+			want, err := draws(s, r1, r2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wv := mustArr[float32](t)(gpu.Full[float32](s, -1, 40, 6))
+			if err := gpu.RandInto(s, r1, mustArr[float32](t)(wv.Slice(gpu.R(), gpu.R(0, 6, 2)))); err != nil {
+				t.Fatal(err)
+			}
+			for k := range captured {
+				got, exp := toSlice(t, captured[k]), toSlice(t, want[k])
+				if !slices.Equal(got, exp) {
+					t.Errorf("launch %d: draw %d differs from the eager one: %v... want %v...", round+1, k, got[:4], exp[:4])
+				}
+				want[k].Free()
+			}
+			if got, exp := toSlice(t, strided), toSlice(t, wv); !slices.Equal(got, exp) {
+				t.Errorf("launch %d: the strided draw differs from the eager one", round+1)
+			}
+			wv.Free()
+			cur := toSlice(t, captured[0])
+			if slices.Equal(cur, last) {
+				t.Errorf("launch %d drew the numbers of the one before", round+1)
+			}
+			last = cur
+			for k, pair := range [][2]*gpu.Generator{{g1, r1}, {g2, r2}} {
+				s1, o1 := pair[0].State()
+				if s2, o2 := pair[1].State(); s1 != s2 || o1 != o2 {
+					t.Errorf("launch %d: generator %d at (%d, %d), want (%d, %d)", round+1, k, s1, o1, s2, o2)
+				}
+			}
 		}
 	})
 }

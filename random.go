@@ -14,7 +14,8 @@ import (
 // CUDA for the same seed. Each request advances the offset by the Philox blocks it
 // used, so requests never overlap. A Generator is safe for concurrent use; requests
 // made from several goroutines get disjoint numbers in the order they are made. See
-// package random for the exact mapping of elements to blocks.
+// package random for the exact mapping of elements to blocks. A request captured into
+// a graph is made at each launch of the graph, not at the capture (Graph.Launch).
 //
 // A nil *Generator is never valid: the operations given one, and SetState, return an
 // error wrapping ErrInvalidValue, and State returns (0, 0).
@@ -155,6 +156,22 @@ func randFill[T Elem](s *Stream, g *Generator, a *Array[T], sp random.Spec) erro
 	fn, err := s.dev.kernel(spec)
 	if err != nil {
 		return err
+	}
+	if c := s.cap.Load(); c != nil {
+		// In a capture the seed and offset are Params that each launch of the graph
+		// sets from g and advances it by (Graph.Launch); the capture draws nothing.
+		seed, offset := g.State()
+		ps, _ := NewParam(seed)
+		po, _ := NewParam(offset)
+		args := []any{Out(a), uint64(n), ps, po}
+		if sp.Dist == random.Range {
+			args = append(args, uint64(sp.Lo), uint64(sp.Hi))
+		}
+		if err := s.Launch(fn, s.dev.geometry(spec, n), args...); err != nil {
+			return err
+		}
+		c.addDraw(capDraw{gen: g, seed: ps, off: po, blocks: sp.Blocks(int64(n))})
+		return nil
 	}
 	seed, offset := g.reserve(sp, n)
 	args := []any{Out(a), uint64(n), seed, offset}
