@@ -42,9 +42,8 @@ import (
 // Extract, FindFirst, FindFirstWhere, CountNonzero, Unique, Bincount without Bins:
 // refused at once, the capture going on unharmed). A host read of a buffer that the
 // open capture writes (ToSlice of a captured result, say) fails so too, and spoils the
-// capture: EndCapture returns the error. Random numbers
-// drawn inside a capture are the same at every launch (the generator's offsets are
-// captured).
+// capture: EndCapture returns the error. Random numbers drawn inside a capture are
+// drawn afresh at every launch (Graph.Launch sets and advances the generators).
 
 // capture is a capture in progress.
 type capture struct {
@@ -64,22 +63,13 @@ type capture struct {
 	err      error       // what spoilt the capture, or nil
 }
 
-// capDraw is a random fill in a capture: its seed and offset arguments are Params,
-// which every launch of the graph sets from the generator, advancing it by blocks, so
-// that each launch draws fresh numbers (Graph.Launch). launch indexes the graph's
-// launches (set when the graph is made).
+// capDraw is a random fill in a capture: each launch of the graph sets its seed and
+// offset arguments from the generator and advances it by the fill's blocks, so that
+// each launch draws fresh numbers (Graph.Launch). launch indexes the capture's
+// launches with Params (recordLaunch registers both).
 type capDraw struct {
-	gen       *Generator
-	seed, off *Param
-	blocks    uint64
-	launch    int
-}
-
-// addDraw registers a random fill just launched in the capture.
-func (c *capture) addDraw(d capDraw) {
-	c.mu.Lock()
-	c.draws = append(c.draws, d)
-	c.mu.Unlock()
+	*drawArgs
+	launch int
 }
 
 // capLaunch is a captured launch with Param arguments.
@@ -339,14 +329,18 @@ func (c *capture) graph(bg backend.Graph) *Graph {
 		uses = append(uses, use{a: a, mode: c.uses[a]})
 	}
 	uses = mergeUses(append(uses, use{a: token, mode: ReadWrite}))
-	for k := range c.draws {
-		d := &c.draws[k]
-		d.launch = slices.IndexFunc(c.launches, func(l capLaunch) bool {
-			return slices.ContainsFunc(l.params, func(ps paramSlot) bool { return ps.p == d.off })
-		})
+	// The fills of each generator, in capture order; the generators in order of first use.
+	var draws [][]capDraw
+	for _, d := range c.draws {
+		k := slices.IndexFunc(draws, func(ds []capDraw) bool { return ds[0].gen == d.gen })
+		if k < 0 {
+			draws = append(draws, nil)
+			k = len(draws) - 1
+		}
+		draws[k] = append(draws[k], d)
 	}
 	g := &Graph{graphCore: &graphCore{dev: c.dev, be: bg, uses: uses, pinned: c.order, blocks: c.blocks,
-		token: token, launches: c.launches, draws: c.draws, from: c.name}}
+		token: token, launches: c.launches, draws: draws, from: c.name}}
 	g.cleanup = runtime.AddCleanup(g, (*graphCore).close, g.graphCore)
 	return g
 }
@@ -508,8 +502,9 @@ func (d *Device) syncBackend() error {
 // Graph is work captured from a stream (Stream.BeginCapture ... EndCapture), launched
 // as a whole, as many times as wanted, on any stream of its device (CUDA: a graph
 // instantiated once; one launch costs about one kernel launch however many operations
-// it holds, where issuing them one by one costs a launch each). A launch is one tracked
-// operation on its stream: it waits for the uses on other streams of the buffers the
+// it holds, where issuing them one by one costs a launch each, plus a
+// cuGraphExecKernelNodeSetParams per random fill, to set its seed and offset). A
+// launch is one tracked operation on its stream: it waits for the uses on other streams of the buffers the
 // graph reads and writes, and later uses wait for it (see Buffer). Launches of one
 // graph run one after another in the order they were enqueued, whatever their streams.
 //
@@ -535,7 +530,7 @@ type graphCore struct {
 	blocks   []*Buffer     // the capture's pooled scratch
 	token    *allocation   // written by every launch: orders them, tells Close when they are done
 	launches []capLaunch
-	draws    []capDraw
+	draws    [][]capDraw // the random fills by generator (capture.graph)
 	from     string
 	closed   bool
 }
@@ -583,60 +578,63 @@ func (g *Graph) Launch(s *Stream) error {
 	if err != nil {
 		return err
 	}
-	if err = g.drawFresh(); err == nil {
-		err = g.be.Launch(s.be)
+	undo, err := g.drawFresh()
+	if err == nil {
+		if err = g.be.Launch(s.be); err != nil && undo != nil {
+			undo()
+		}
 	}
 	_, err = s.trackEnd(t, err, false)
 	return err
 }
 
-// drawFresh sets the seed and offset of the graph's random fills for its next launch
-// from their generators, as the captured calls would draw if made now, in the order
-// they were captured, and advances each generator past them (g.mu is held). A
-// generator is left where it was if the driver refuses the new arguments.
-func (c *graphCore) drawFresh() error {
-	for k := range c.draws {
-		gen := c.draws[k].gen
-		if slices.ContainsFunc(c.draws[:k], func(d capDraw) bool { return d.gen == gen }) {
-			continue // done with an earlier draw of gen
-		}
-		gen.mu.Lock()
-		seed, off := gen.seed, gen.offset
-		var err error
-		for j := k; j < len(c.draws) && err == nil; j++ {
-			d := &c.draws[j]
-			if d.gen != gen {
-				continue
+// drawFresh sets the seed and offset of the graph's random fills for its next launch:
+// what the captured calls would draw if made now, in the order they were captured,
+// reserved from their generators (g.mu is held). undo gives back the reservations of a
+// launch that failed after (each generator that no request has moved since); drawFresh
+// gives them back itself when the driver refuses the new arguments. A graph without
+// random fills returns a nil undo.
+func (c *graphCore) drawFresh() (undo func(), err error) {
+	if len(c.draws) == 0 {
+		return nil, nil
+	}
+	type reservation struct {
+		gen      *Generator
+		from, to uint64
+	}
+	var done []reservation
+	undo = func() {
+		for _, r := range done {
+			r.gen.mu.Lock()
+			if r.gen.offset == r.to {
+				r.gen.offset = r.from
 			}
-			err = c.setDraw(d, seed, off)
-			off += d.blocks
-		}
-		if err == nil {
-			gen.offset = off
-		}
-		gen.mu.Unlock()
-		if err != nil {
-			return fmt.Errorf("gpu: setting the random numbers of %v: %w", c.from, err)
+			r.gen.mu.Unlock()
 		}
 	}
-	return nil
+	for _, ds := range c.draws {
+		var total uint64
+		for _, d := range ds {
+			total += d.blocks
+		}
+		seed, off := ds[0].gen.reserve(total)
+		done = append(done, reservation{ds[0].gen, off, off + total})
+		for _, d := range ds {
+			if err := c.setDraw(d, seed, off); err != nil {
+				undo()
+				return nil, fmt.Errorf("gpu: setting the random numbers of %v: %w", c.from, err)
+			}
+			off += d.blocks
+		}
+	}
+	return undo, nil
 }
 
 // setDraw sets a random fill's seed and offset arguments in the graph's later launches.
-func (c *graphCore) setDraw(d *capDraw, seed, off uint64) error {
-	if d.launch < 0 {
-		return fmt.Errorf("gpu: a random fill missing from the graph's launches: %w", ErrInvalidValue)
-	}
+func (c *graphCore) setDraw(d capDraw, seed, off uint64) error {
 	l := &c.launches[d.launch]
 	args := append([]backend.Arg(nil), l.args...)
-	for _, ps := range l.params {
-		switch ps.p {
-		case d.seed:
-			args[ps.i] = backend.Arg{Kind: backend.ArgScalar, Size: 8, Val: seed}
-		case d.off:
-			args[ps.i] = backend.Arg{Kind: backend.ArgScalar, Size: 8, Val: off}
-		}
-	}
+	d.resolveTo(args, l.params, seed, off)
 	if err := c.be.SetKernelArgs(l.node, l.fn.be, l.cfg, args); err != nil {
 		return err
 	}
@@ -701,8 +699,9 @@ func (c *graphCore) close() {
 // a capture the graph remembers where it went. A Param is immutable and safe for
 // concurrent use.
 type Param struct {
-	arg backend.Arg
-	typ reflect.Type
+	arg  backend.Arg
+	typ  reflect.Type
+	draw *drawArgs // a random fill's offset (random.go), or nil
 }
 
 // NewParam returns a Param with the value v, a scalar of any type Stream.Launch takes
@@ -778,6 +777,9 @@ func (c *capture) recordLaunch(s *Stream, fn *Function, cfg backend.LaunchConfig
 	}
 	c.mu.Lock()
 	c.launches = append(c.launches, capLaunch{node: node, fn: fn, cfg: cfg, args: append([]backend.Arg(nil), args...), params: params})
+	if d := drawOf(params); d != nil {
+		c.draws = append(c.draws, capDraw{d, len(c.launches) - 1})
+	}
 	c.mu.Unlock()
 	return nil
 }

@@ -384,9 +384,11 @@ func TestGraphFamilies(t *testing.T) {
 }
 
 // TestGraphRandomFresh checks that each launch of a graph draws fresh random numbers:
-// the ones its captured calls would draw if made at the launch, from the generator's
-// state then (PyTorch's graphs advance the offset on each replay), on the generators
-// in the order captured, advancing them; the capture itself draws nothing.
+// the ones its captured calls would draw if made at the launch, from the generators'
+// state then (PyTorch's graphs advance the offset on each replay), on the generators in
+// the order captured, advancing them; the capture itself draws nothing. Launches are
+// single and queued two at a time, interleaved with eager draws and with another
+// graph drawing from the same generator; the reference makes the same calls eagerly.
 func TestGraphRandomFresh(t *testing.T) {
 	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
 		s2, err := d.NewStream()
@@ -396,76 +398,90 @@ func TestGraphRandomFresh(t *testing.T) {
 		defer s2.Close()
 		g1, g2 := gpu.NewGenerator(7), gpu.NewGenerator(8)
 		r1, r2 := gpu.NewGenerator(7), gpu.NewGenerator(8) // the eager reference
-		strided := mustArr[float32](t)(gpu.Full[float32](s, -1, 40, 6))
-		defer strided.Free()
-		view := mustArr[float32](t)(strided.Slice(gpu.R(), gpu.R(0, 6, 2)))
-		draws := func(s *gpu.Stream, a, b *gpu.Generator) ([]*gpu.Array[float32], error) {
-			x, err := gpu.RandN[float32](s, a, 1000)
-			if err != nil {
-				return nil, err
-			}
-			y, err := gpu.Rand[float32](s, b, 300)
-			if err != nil {
-				return nil, err
-			}
-			z, err := gpu.Rand[float32](s, a, 77)
-			if err != nil {
-				return nil, err
-			}
-			return []*gpu.Array[float32]{x, y, z}, nil
-		}
-		var captured []*gpu.Array[float32]
-		g, err := s.Capture(func() error {
-			var err error
-			if captured, err = draws(s, g1, g2); err != nil {
+		// draws makes the captured calls, into outs (a strided view through a copy).
+		draws := func(s *gpu.Stream, a, b *gpu.Generator, outs []*gpu.Array[float32], ints *gpu.Array[int32]) error {
+			if err := gpu.RandNInto(s, a, outs[0]); err != nil {
 				return err
 			}
-			return gpu.RandInto(s, g1, view) // through a contiguous copy
-		})
+			if err := gpu.RandInto(s, b, outs[1]); err != nil {
+				return err
+			}
+			v, err := gpu.RandInt[int32](s, a, -50, 50, 333)
+			if err != nil {
+				return err
+			}
+			defer v.Free()
+			if err := gpu.Copy(s, ints, v); err != nil {
+				return err
+			}
+			return gpu.RandInto(s, a, outs[2])
+		}
+		type set struct {
+			outs []*gpu.Array[float32]
+			ints *gpu.Array[int32]
+		}
+		newSet := func() set {
+			base := mustArr[float32](t)(gpu.Full[float32](s, -1, 40, 6))
+			return set{[]*gpu.Array[float32]{
+				mustArr[float32](t)(gpu.Full[float32](s, -1, 1000)),
+				mustArr[float32](t)(gpu.Full[float32](s, -1, 300)),
+				mustArr[float32](t)(base.Slice(gpu.R(), gpu.R(0, 6, 2))),
+			}, mustArr[int32](t)(gpu.Full[int32](s, -99, 333))}
+		}
+		got, want := newSet(), newSet()
+		g, err := s.Capture(func() error { return draws(s, g1, g2, got.outs, got.ints) })
 		if err != nil {
 			t.Fatalf("capture: %v", err)
 		}
 		defer g.Close()
+		other := mustArr[float32](t)(gpu.Empty[float32](s, 50))
+		defer other.Free()
+		gOther, err := s.Capture(func() error { return gpu.RandInto(s, g1, other) })
+		if err != nil {
+			t.Fatalf("capture: %v", err)
+		}
+		defer gOther.Close()
 		if _, off := g1.State(); off != 0 {
-			t.Errorf("the capture advanced the generator to %d", off)
+			t.Errorf("the captures advanced the generator to %d", off)
 		}
 		var last []float32
-		for round := range 3 {
-			// Eager draws between launches move the generator the launch starts from.
+		for round := range 4 {
+			// Eager draws between launches move the generators the launches start from.
 			for _, gen := range []*gpu.Generator{g1, r1} {
 				mustArr[float32](t)(gpu.Rand[float32](s, gen, 5+round)).Free()
 			}
-			if err := g.Launch(s2); err != nil {
-				t.Fatal(err)
-			}
-			want, err := draws(s, r1, r2)
-			if err != nil {
-				t.Fatal(err)
-			}
-			wv := mustArr[float32](t)(gpu.Full[float32](s, -1, 40, 6))
-			if err := gpu.RandInto(s, r1, mustArr[float32](t)(wv.Slice(gpu.R(), gpu.R(0, 6, 2)))); err != nil {
-				t.Fatal(err)
-			}
-			for k := range captured {
-				got, exp := toSlice(t, captured[k]), toSlice(t, want[k])
-				if !slices.Equal(got, exp) {
-					t.Errorf("launch %d: draw %d differs from the eager one: %v... want %v...", round+1, k, got[:4], exp[:4])
+			queued := 1 + round%2
+			for range queued {
+				if err := g.Launch(s2); err != nil {
+					t.Fatal(err)
 				}
-				want[k].Free()
+				if err := draws(s, r1, r2, want.outs, want.ints); err != nil {
+					t.Fatal(err)
+				}
 			}
-			if got, exp := toSlice(t, strided), toSlice(t, wv); !slices.Equal(got, exp) {
-				t.Errorf("launch %d: the strided draw differs from the eager one", round+1)
+			if round == 2 {
+				if err := gOther.Launch(s2); err != nil {
+					t.Fatal(err)
+				}
+				mustArr[float32](t)(gpu.Rand[float32](s, r1, 50)).Free()
 			}
-			wv.Free()
-			cur := toSlice(t, captured[0])
+			for k := range got.outs {
+				if g, w := toSlice(t, got.outs[k]), toSlice(t, want.outs[k]); !slices.Equal(g, w) {
+					t.Errorf("round %d: draw %d differs from the eager one: %v... want %v...", round, k, g[:4], w[:4])
+				}
+			}
+			if g, w := toSlice(t, got.ints), toSlice(t, want.ints); !slices.Equal(g, w) {
+				t.Errorf("round %d: the integers differ from the eager ones: %v... want %v...", round, g[:4], w[:4])
+			}
+			cur := toSlice(t, got.outs[0])
 			if slices.Equal(cur, last) {
-				t.Errorf("launch %d drew the numbers of the one before", round+1)
+				t.Errorf("round %d drew the numbers of the one before", round)
 			}
 			last = cur
 			for k, pair := range [][2]*gpu.Generator{{g1, r1}, {g2, r2}} {
 				s1, o1 := pair[0].State()
 				if s2, o2 := pair[1].State(); s1 != s2 || o1 != o2 {
-					t.Errorf("launch %d: generator %d at (%d, %d), want (%d, %d)", round+1, k, s1, o1, s2, o2)
+					t.Errorf("round %d: generator %d at (%d, %d), want (%d, %d)", round, k, s1, o1, s2, o2)
 				}
 			}
 		}

@@ -474,6 +474,11 @@ func (s *Stream) launchTracked(fn *Function, bc backend.LaunchConfig, bargs []ba
 	if err != nil {
 		return err
 	}
+	if params != nil {
+		if d := drawOf(params); d != nil {
+			d.resolve(bargs, params, t.cap != nil) // a random fill's seed and offset (random.go)
+		}
+	}
 	err = s.be.Launch(fn.be, bc, bargs)
 	if err == nil && t.cap != nil && params != nil {
 		// s.cap is t.cap while s is held (EndCapture waits for the holds). Read from s,

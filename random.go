@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/go-gpu/gpu/backend"
 	"github.com/go-gpu/gpu/backend/cpu"
 	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/random"
@@ -52,13 +53,13 @@ func (g *Generator) SetState(seed, offset uint64) error {
 	return nil
 }
 
-// reserve returns the offset of a request of the given spec and size, advancing the
-// generator past it.
-func (g *Generator) reserve(sp random.Spec, n int) (seed, offset uint64) {
+// reserve returns the seed and offset of a request of the given Philox blocks,
+// advancing the generator past it.
+func (g *Generator) reserve(blocks uint64) (seed, offset uint64) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	seed, offset = g.seed, g.offset
-	g.offset += sp.Blocks(int64(n))
+	g.offset += blocks
 	return
 }
 
@@ -117,7 +118,7 @@ var errNilGenerator = fmt.Errorf("gpu: random numbers from a nil Generator: %w",
 // randFill fills a with numbers of sp from g, on s.
 func randFill[T Elem](s *Stream, g *Generator, a *Array[T], sp random.Spec) error {
 	if err := nilStream(s); err != nil {
-		return err // before g.reserve: a failed call leaves the generator's offset as it was
+		return err // before the launch reserves: a failed call leaves the generator's offset as it was
 	}
 	if err := nonNil(a); err != nil {
 		return err
@@ -157,28 +158,64 @@ func randFill[T Elem](s *Stream, g *Generator, a *Array[T], sp random.Spec) erro
 	if err != nil {
 		return err
 	}
-	if c := s.cap.Load(); c != nil {
-		// In a capture the seed and offset are Params that each launch of the graph
-		// sets from g and advances it by (Graph.Launch); the capture draws nothing.
-		seed, offset := g.State()
-		ps, _ := NewParam(seed)
-		po, _ := NewParam(offset)
-		args := []any{Out(a), uint64(n), ps, po}
-		if sp.Dist == random.Range {
-			args = append(args, uint64(sp.Lo), uint64(sp.Hi))
-		}
-		if err := s.Launch(fn, s.dev.geometry(spec, n), args...); err != nil {
-			return err
-		}
-		c.addDraw(capDraw{gen: g, seed: ps, off: po, blocks: sp.Blocks(int64(n))})
-		return nil
-	}
-	seed, offset := g.reserve(sp, n)
-	args := []any{Out(a), uint64(n), seed, offset}
+	// The seed and offset are Params marked as a draw of g: the launch, holding s,
+	// reserves them from g, or in a capture leaves g as it is and registers the draw,
+	// whose values each launch of the graph sets (Graph.Launch). Deciding under the
+	// hold keeps a capture begun or ended meanwhile in another goroutine from taking a
+	// reserved draw or running an unreserved one.
+	d := &drawArgs{gen: g, blocks: sp.Blocks(int64(n))}
+	d.seed, _ = NewParam(uint64(0))
+	d.off, _ = NewParam(uint64(0))
+	d.off.draw = d
+	args := []any{Out(a), uint64(n), d.seed, d.off}
 	if sp.Dist == random.Range {
 		args = append(args, uint64(sp.Lo), uint64(sp.Hi))
 	}
 	return s.Launch(fn, s.dev.geometry(spec, n), args...)
+}
+
+// drawArgs is a random fill's launch: its seed and offset arguments are the Params seed
+// and off (off.draw points back here), resolved by resolve when the launch holds its
+// stream.
+type drawArgs struct {
+	gen       *Generator
+	seed, off *Param
+	blocks    uint64 // Philox blocks the fill uses (random.Spec.Blocks)
+}
+
+// resolve sets the draw's seed and offset arguments in bargs (params: the launch's
+// Params): reserved from the generator outside a capture; in one, the generator's
+// state, left as it is (the graph's launches set and advance it).
+func (d *drawArgs) resolve(bargs []backend.Arg, params []paramSlot, capturing bool) {
+	var seed, off uint64
+	if capturing {
+		seed, off = d.gen.State()
+	} else {
+		seed, off = d.gen.reserve(d.blocks)
+	}
+	d.resolveTo(bargs, params, seed, off)
+}
+
+// resolveTo sets the draw's seed and offset arguments in bargs to seed and off.
+func (d *drawArgs) resolveTo(bargs []backend.Arg, params []paramSlot, seed, off uint64) {
+	for _, ps := range params {
+		switch ps.p {
+		case d.seed:
+			bargs[ps.i] = backend.Arg{Kind: backend.ArgScalar, Size: 8, Val: seed}
+		case d.off:
+			bargs[ps.i] = backend.Arg{Kind: backend.ArgScalar, Size: 8, Val: off}
+		}
+	}
+}
+
+// drawOf returns the draw among a launch's Params, or nil.
+func drawOf(params []paramSlot) *drawArgs {
+	for _, ps := range params {
+		if ps.p.draw != nil {
+			return ps.p.draw
+		}
+	}
+	return nil
 }
 
 // Float is the set of float element types: float32, float64 (and named types of them),
