@@ -165,6 +165,10 @@ type gatherJob struct {
 	l, ast        int
 	mode          kernel.IndexMode
 	what          string
+	// checkEmpty: where no element moves, ModeRaise still checks the indices
+	// (checkIndicesOnly), as NumPy's take does when the axes before the taken one
+	// aren't empty.
+	checkEmpty bool
 }
 
 // headerPtr is the device address of a header's element 0.
@@ -176,7 +180,10 @@ func headerPtr(h *header) uint64 {
 func (j *gatherJob) run(s *Stream) error {
 	n := prod(j.shape)
 	if n == 0 {
-		return checkIndicesOnly(s, j.idx, j.l, j.mode, j.what)
+		if j.checkEmpty {
+			return checkIndicesOnly(s, j.idx, j.l, j.mode, j.what)
+		}
+		return nil
 	}
 	if j.l == 0 {
 		return fmt.Errorf("gpu: %s: a non-empty take from an empty axis: %w", j.what, ErrIndexOutOfRange)
@@ -248,19 +255,23 @@ func (j *gatherJob) run(s *Stream) error {
 }
 
 // checkIndicesOnly checks the indices of an index operation that moves no elements
-// (another axis of the array, or of the updates, has length 0), so that ModeRaise
-// reports an index out of range whether or not elements move: a gather of one byte per
-// index from a one-byte source, whose result is dropped. Modes that don't record, and no
-// indices, check nothing; indices into an empty axis are an error at the call.
+// (an axis of its iteration has length 0), so that ModeRaise reports an index out of
+// range as NumPy's take and ufunc.at do then: a gather of one byte per index from a
+// one-byte source, whose result is dropped. Modes that don't record, and no indices,
+// check nothing; indices into an empty axis are an error at the call; in a capture, as
+// every index check in raise mode, it is refused (ErrCapturing).
 func checkIndicesOnly(s *Stream, idx *header, l int, mode kernel.IndexMode, what string) error {
 	m := prod(idx.shape)
 	if !mode.Records() || m == 0 {
 		return nil
 	}
+	if err := s.notCapturing(checkedLaunchWhat); err != nil {
+		return err
+	}
 	if l == 0 {
 		return fmt.Errorf("gpu: %s: %d indices into an empty axis: %w", what, m, ErrIndexOutOfRange)
 	}
-	src, err := Zeros[uint8](s, 1)
+	src, err := Empty[uint8](s, 1) // (read at offset 0 whatever the index: ast 0)
 	if err != nil {
 		return err
 	}
@@ -306,8 +317,8 @@ func flatView(h *header) (n, stride int, ok bool) {
 // a at the indices along axis k, in an array of shape a.shape[:k] + indices.shape +
 // a.shape[k+1:]. Negative indices count from the end, and out-of-range ones follow the
 // mode (WithMode; ModeRaise by default, whose error comes from a later wait: see
-// ErrIndexOutOfRange; every index is checked, even where another axis of length 0
-// leaves nothing to take, and indices into an empty axis are an error at the call).
+// ErrIndexOutOfRange; as in NumPy, with OnAxis(k) the indices are checked even where
+// an axis after k has length 0, so that nothing is taken, unless one before k has).
 // Any shapes and views;
 // a flattened take from a view that has no 1-D view (a transposed matrix) copies it
 // first, as NumPy ravels it.
@@ -350,7 +361,7 @@ func Take[T Elem, I IndexElem](s *Stream, a *Array[T], indices *Array[I], opts .
 		copy(ist[ax:], ih.strides)
 		copy(sst[ax+ni:], src.strides[ax+1:])
 		job = gatherJob{src: src, idx: ih, shape: shape, sst: sst, ist: ist, l: src.shape[ax], ast: src.strides[ax],
-			what: fmt.Sprintf("Take along axis %d of size %d", ax, src.shape[ax])}
+			what: fmt.Sprintf("Take along axis %d of size %d", ax, src.shape[ax]), checkEmpty: prod(src.shape[:ax]) > 0}
 	}
 	job.mode = cfg.mode.kernelMode()
 	out, err := Empty[T](s, shape...)

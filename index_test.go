@@ -348,42 +348,64 @@ func TestTakeEmptyAxis(t *testing.T) {
 	})
 }
 
-// TestIndexNoElementsChecked checks that in ModeRaise an out-of-range index is reported
-// when no element moves (another axis has length 0: a take or scatter of shape (1, 0)),
-// as numpy.take of a (2, 0) array at [5] raises, and that in-range indices, the other
-// modes, and an empty axis in wrap or clip mode report nothing (raise mode: an error at
-// the call).
+// TestIndexNoElementsChecked checks the raise-mode index check of operations that move
+// no element, against NumPy: numpy.take of a (2, 0) array at [5] along axis 0 raises
+// (its loop over the axes before the taken one runs), along axis 1 of a (0, 2) array
+// it doesn't (that loop is empty); ufunc.at (AddAt, MaximumAt, MinimumAt) checks every
+// index; take_along_axis and put_along_axis don't check indices broadcast to nothing.
+// In-range indices and the other modes report nothing; in a capture the check is
+// refused, as every raise-mode check.
 func TestIndexNoElementsChecked(t *testing.T) {
 	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
-		a := mustArr[float32](t)(gpu.Empty[float32](s, 2, 0))
-		defer a.Free()
+		rows := mustArr[float32](t)(gpu.Empty[float32](s, 2, 0)) // rows of nothing
+		defer rows.Free()
+		cols := mustArr[float32](t)(gpu.Empty[float32](s, 0, 2)) // no rows
+		defer cols.Free()
 		vals := mustArr[float32](t)(gpu.Empty[float32](s, 1, 0))
 		defer vals.Free()
-		type op struct {
-			name string
-			call func(idx *gpu.Array[int64], mode gpu.IndexMode) error
-		}
-		ops := []op{
-			{"Take", func(idx *gpu.Array[int64], mode gpu.IndexMode) error {
-				r, err := gpu.Take(s, a, idx, gpu.OnAxis(0), gpu.WithMode(mode))
+		take := func(a *gpu.Array[float32], axis int) func(*gpu.Array[int64], gpu.IndexMode) error {
+			return func(idx *gpu.Array[int64], mode gpu.IndexMode) error {
+				r, err := gpu.Take(s, a, idx, gpu.OnAxis(axis), gpu.WithMode(mode))
 				if err == nil {
-					if !slices.Equal(r.Shape(), []int{1, 0}) {
-						t.Errorf("Take: shape %v", r.Shape())
+					want := slices.Clone(a.Shape())
+					want[axis] = 1
+					if !slices.Equal(r.Shape(), want) {
+						t.Errorf("Take: shape %v, want %v", r.Shape(), want)
 					}
 					r.Free()
 				}
 				return err
+			}
+		}
+		ops := []struct {
+			name   string
+			checks bool // NumPy checks the indices
+			call   func(idx *gpu.Array[int64], mode gpu.IndexMode) error
+		}{
+			{"Take", true, take(rows, 0)},
+			{"Take", false, take(cols, 1)},
+			{"AddAt", true, func(idx *gpu.Array[int64], mode gpu.IndexMode) error {
+				return gpu.AddAt(s, rows, idx, vals, gpu.WithMode(mode))
 			}},
-			{"AddAt", func(idx *gpu.Array[int64], mode gpu.IndexMode) error {
-				return gpu.AddAt(s, a, idx, vals, gpu.WithMode(mode))
+			{"MaximumAt", true, func(idx *gpu.Array[int64], mode gpu.IndexMode) error {
+				return gpu.MaximumAt(s, rows, idx, vals, gpu.WithMode(mode))
 			}},
-			{"TakeAlongAxis", func(idx *gpu.Array[int64], mode gpu.IndexMode) error {
+			{"MinimumAt", true, func(idx *gpu.Array[int64], mode gpu.IndexMode) error {
+				v := mustArr[float32](t)(gpu.Empty[float32](s, 0, 1))
+				defer v.Free()
+				return gpu.MinimumAt(s, cols, idx, v, gpu.OnAxis(1), gpu.WithMode(mode))
+			}},
+			{"TakeAlongAxis", false, func(idx *gpu.Array[int64], mode gpu.IndexMode) error {
 				i2 := mustArr[int64](t)(gpu.Reshape(s, idx, 1, 1))
-				r, err := gpu.TakeAlongAxis(s, a, i2, 0, gpu.WithMode(mode))
+				r, err := gpu.TakeAlongAxis(s, rows, i2, 0, gpu.WithMode(mode))
 				if err == nil {
 					r.Free()
 				}
 				return err
+			}},
+			{"PutAlongAxis", false, func(idx *gpu.Array[int64], mode gpu.IndexMode) error {
+				i2 := mustArr[int64](t)(gpu.Reshape(s, idx, 1, 1))
+				return gpu.PutAlongAxis(s, rows, i2, vals, 0, gpu.WithMode(mode))
 			}},
 		}
 		for _, o := range ops {
@@ -398,16 +420,18 @@ func TestIndexNoElementsChecked(t *testing.T) {
 					t.Errorf("%s at %d, %v: the call failed: %v", o.name, c.idx, c.mode, err)
 				}
 				err := s.Synchronize(bg)
-				if c.bad != errors.Is(err, gpu.ErrIndexOutOfRange) || (!c.bad && err != nil) {
-					t.Errorf("%s at %d, %v: wait = %v, want an index error: %v", o.name, c.idx, c.mode, err, c.bad)
+				bad := c.bad && o.checks
+				if bad != errors.Is(err, gpu.ErrIndexOutOfRange) || (!bad && err != nil) {
+					t.Errorf("%s (checks %v) at %d, %v: wait = %v, want an index error: %v", o.name, o.checks, c.idx, c.mode, err, bad)
 				}
-				if c.bad && err != nil && !strings.Contains(err.Error(), o.name) {
+				if bad && err != nil && !strings.Contains(err.Error(), o.name) {
 					t.Errorf("%s: the error doesn't name it: %v", o.name, err)
 				}
 				idx.Free()
 			}
 		}
-		// An empty axis: raise mode refuses at the call, the others take nothing.
+		// An empty axis: raise mode refuses at the call where NumPy's loop runs, the
+		// other modes take nothing.
 		e := mustArr[float32](t)(gpu.Empty[float32](s, 0, 0))
 		defer e.Free()
 		idx := mustArr[int64](t)(gpu.FromSlice(s, []int64{0}))
@@ -415,12 +439,29 @@ func TestIndexNoElementsChecked(t *testing.T) {
 		if _, err := gpu.Take(s, e, idx, gpu.OnAxis(0)); !errors.Is(err, gpu.ErrIndexOutOfRange) {
 			t.Errorf("Take from an empty axis with no elements to move: %v", err)
 		}
-		r, err := gpu.Take(s, e, idx, gpu.OnAxis(0), gpu.WithMode(gpu.ModeClip))
-		if err != nil || !slices.Equal(r.Shape(), []int{1, 0}) {
-			t.Errorf("clip-mode Take from an empty axis: %v, %v", r, err)
-		} else {
-			r.Free()
+		for _, mode := range []gpu.IndexMode{gpu.ModeClip, gpu.ModeWrap} {
+			r, err := gpu.Take(s, e, idx, gpu.OnAxis(0), gpu.WithMode(mode))
+			if err != nil || !slices.Equal(r.Shape(), []int{1, 0}) {
+				t.Errorf("%v Take from an empty axis: %v, %v", mode, r, err)
+			} else {
+				r.Free()
+			}
 		}
+		// In a capture the check is refused at once and the capture goes on.
+		g, err := s.Capture(func() error {
+			if _, err := gpu.Take(s, rows, idx, gpu.OnAxis(0)); !errors.Is(err, gpu.ErrCapturing) {
+				t.Errorf("raise-mode Take of nothing in a capture: %v, want ErrCapturing", err)
+			}
+			r, err := gpu.Take(s, rows, idx, gpu.OnAxis(0), gpu.WithMode(gpu.ModeClip))
+			if err == nil {
+				r.Free()
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatalf("capture: %v", err)
+		}
+		g.Close()
 		if err := s.Synchronize(bg); err != nil {
 			t.Errorf("after: %v", err)
 		}

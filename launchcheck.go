@@ -60,6 +60,11 @@ const CheckSlotWords = checkSlotBytes / 4
 //     without Bins (it reads the largest value). The error then replaces the call's
 //     result.
 //
+// An operation that moves no element (Take with OnAxis, AddAt, MaximumAt and MinimumAt
+// where an axis of the result or of the updates is empty) still checks its indices, as
+// NumPy's take and ufunc.at do; its result and the array it modifies are then empty,
+// and their reads wait for nothing, so only the waits and later reads above report it.
+//
 // The results hold every other update (a gather's result: the elements at the nearest
 // end for the bad indices). Work on other streams that reads the results doesn't
 // report it: synchronize the operation's stream first. (Checking the
@@ -160,10 +165,13 @@ const checkSweepMin = 64
 
 func (d *Device) launchChecks() *launchChecks { return &d.checks }
 
+// checkedLaunchWhat names what a capture refuses in a launch with a check slot.
+const checkedLaunchWhat = "a checked launch (an index check in raise mode: use ModeClip or ModeWrap in a graph; Stream.LaunchChecked)"
+
 // checkSlot returns a zeroed check slot for a launch on s; give it back with
 // s.dev.checkSlots.put if the launch fails, else register it with addCheck.
 func (s *Stream) checkSlot() (*Buffer, error) {
-	if err := s.notCapturing("a checked launch (an index check in raise mode: use ModeClip or ModeWrap in a graph; Stream.LaunchChecked)"); err != nil {
+	if err := s.notCapturing(checkedLaunchWhat); err != nil {
 		return nil, err // (the slot is read on the host after a wait that covers the launch)
 	}
 	d := s.dev

@@ -73,13 +73,17 @@ type scatterJob struct {
 	mode           kernel.IndexMode
 	deterministic  bool
 	what           string
+	checkEmpty     bool // where no element moves, ModeRaise still checks the indices (checkIndicesOnly), as numpy's ufunc.at does
 }
 
 // run enqueues the scatter on s.
 func (j *scatterJob) run(s *Stream) error {
 	n := prod(j.shape)
 	if n == 0 {
-		return checkIndicesOnly(s, j.idx, j.l, j.mode, j.what)
+		if j.checkEmpty {
+			return checkIndicesOnly(s, j.idx, j.l, j.mode, j.what)
+		}
+		return nil
 	}
 	if j.l == 0 {
 		return fmt.Errorf("gpu: %s: a non-empty scatter into an empty axis: %w", j.what, ErrIndexOutOfRange)
@@ -388,7 +392,7 @@ func scatterAt[T Elem, I IndexElem](s *Stream, op kernel.Op, what string, a *Arr
 	}
 	j := scatterJob{dst: dst, vals: vh, idx: ih, shape: shape, dstSt: dstSt, valSt: valSt, idxSt: idxSt,
 		l: dst.shape[ax], ast: dst.strides[ax], op: op, mode: cfg.mode.kernelMode(), deterministic: cfg.deterministic,
-		what: fmt.Sprintf("%s on axis %d of size %d", what, ax, dst.shape[ax])}
+		what: fmt.Sprintf("%s on axis %d of size %d", what, ax, dst.shape[ax]), checkEmpty: true}
 	return j.run(s)
 }
 
