@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -451,7 +452,9 @@ func FromSlice[T Elem](s *Stream, data []T, shape ...int) (*Array[T], error) {
 // ToSlice copies the array to a new Go slice in row-major order and returns once it
 // holds the data; it waits for pending writes to the array, on any stream, without
 // pinning an OS thread. A non-contiguous array is first made contiguous on the device's
-// default stream.
+// default stream (on a stream of the package's own while the default stream captures).
+// On an error it returns a nil slice, but for the failures of earlier operations that
+// the read reports (ErrIndexOutOfRange, ErrKernelFailure), read with the data.
 func (a *Array[T]) ToSlice(ctx context.Context) ([]T, error) {
 	if err := nilContext(ctx); err != nil {
 		return nil, err
@@ -459,7 +462,10 @@ func (a *Array[T]) ToSlice(ctx context.Context) ([]T, error) {
 	if a.isNil() {
 		return nil, errNilArray
 	}
-	ws, wseq := a.buf.a.lastWrite() // for the index errors this read reports
+	ws, wseq, err := a.buf.a.lastWrite(ctx) // for the index errors this read reports
+	if err != nil {
+		return nil, err
+	}
 	c := a
 	if !a.IsContiguous() {
 		// First, so that a view too large to copy (a broadcast one) or a freed array is
@@ -474,7 +480,10 @@ func (a *Array[T]) ToSlice(ctx context.Context) ([]T, error) {
 	}
 	out := make([]T, c.Size())
 	if err := c.CopyToHost(ctx, out); err != nil {
-		return out, err
+		if errors.Is(err, ErrIndexOutOfRange) || errors.Is(err, ErrKernelFailure) {
+			return out, err // an earlier operation's failure that the read reports: the data is read
+		}
+		return nil, err
 	}
 	return out, readReport(a.buf, ws, wseq)
 }
@@ -494,10 +503,12 @@ func (a *Array[T]) CopyToHost(ctx context.Context, dst []T) error {
 	if len(dst) == 0 {
 		return nil
 	}
-	ws, wseq := a.buf.a.lastWrite() // for the index errors this read reports
+	ws, wseq, err := a.buf.a.lastWrite(ctx) // for the index errors this read reports
+	if err != nil {
+		return err
+	}
 	c := a
 	if !a.IsContiguous() {
-		var err error
 		if c, err = a.contiguousForRead(ctx); err != nil {
 			return err
 		}
@@ -528,7 +539,11 @@ func (a *Array[T]) contiguousForRead(ctx context.Context) (*Array[T], error) {
 			return nil, err
 		}
 	}
-	return Contiguous(d.def, a)
+	st := d.def
+	if st.Capturing() {
+		st = d.sideStream() // not into the capture (a read of what it writes would spoil it)
+	}
+	return Contiguous(st, a)
 }
 
 // CopyFromHost copies src (len(src) == Size(), row-major) into the array, which must be
@@ -591,7 +606,10 @@ func (a *Array[T]) At(ctx context.Context, idx ...int) (T, error) {
 	if err != nil {
 		return v[0], err
 	}
-	ws, wseq := a.buf.a.lastWrite() // for the index errors this read reports
+	ws, wseq, err := a.buf.a.lastWrite(ctx) // for the index errors this read reports
+	if err != nil {
+		return v[0], err
+	}
 	if a.buf.Kind() == UnifiedMem {
 		err = elem.HostAccess(ctx, Read, func(h []byte) error { copy(Bytes(v[:]), h); return nil })
 	} else {
@@ -1093,6 +1111,9 @@ func Linspace[T Float](s *Stream, start, stop T, num int) (*Array[T], error) {
 func ArrayOf[T Elem](b *Buffer, shape ...int) (*Array[T], error) {
 	if b.isNil() {
 		return nil, fmt.Errorf("gpu: ArrayOf a nil buffer: %w", ErrInvalidValue)
+	}
+	if b.a.gone.Load() {
+		return nil, errBufferFreed
 	}
 	n, err := checkShape(shape)
 	if err != nil {

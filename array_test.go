@@ -1300,6 +1300,21 @@ func TestFreedArrayEdges(t *testing.T) {
 			}
 		}
 	}
+	// A freed buffer: views and arrays of it, and its tracking, are errors at once.
+	b, err := s.Device().Alloc(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Free()
+	for name, f := range map[string]func() error{
+		"Buffer.Slice":       func() error { _, err := b.Slice(0, 8); return err },
+		"ArrayOf":            func() error { _, err := gpu.ArrayOf[float32](b, 4); return err },
+		"Buffer.SetTracking": func() error { return b.SetTracking(false) },
+	} {
+		if err := f(); !errors.Is(err, gpu.ErrClosed) {
+			t.Errorf("%s of a freed buffer: %v, want ErrClosed", name, err)
+		}
+	}
 }
 
 // ToSlice of a broadcast view too large to copy is an error, not a panic in make; of a

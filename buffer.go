@@ -224,6 +224,9 @@ func (b *Buffer) Slice(off, n int64) (*Buffer, error) {
 	if b.isNil() {
 		return nil, errNilBuffer
 	}
+	if b.a.gone.Load() {
+		return nil, errBufferFreed
+	}
 	if off < 0 || n < 0 || off > b.size || n > b.size-off {
 		return nil, fmt.Errorf("gpu: slice of %d bytes at %d of a %d-byte buffer: %w", n, off, b.size, ErrInvalidValue)
 	}
@@ -266,9 +269,15 @@ func (b *Buffer) SetTracking(on bool) error {
 		return err
 	}
 	defer b.a.mu.Unlock()
+	if b.a.freed {
+		return errBufferFreed
+	}
 	b.a.untracked = !on
 	return nil
 }
+
+// errBufferFreed is the error of a buffer, or a view of it, used after Free.
+var errBufferFreed = fmt.Errorf("gpu: buffer used after Free: %w", ErrClosed)
 
 func (a *allocation) free() error {
 	if err := lockAll([]*allocation{a}); err != nil {
@@ -479,7 +488,7 @@ func (b *Buffer) HostAccess(ctx context.Context, mode AccessMode, f func(host []
 		}
 		if a.freed {
 			a.mu.Unlock()
-			return fmt.Errorf("gpu: buffer used after Free: %w", ErrClosed)
+			return errBufferFreed
 		}
 		if err := a.capturedLocked(mode, nil); err != nil {
 			a.mu.Unlock()

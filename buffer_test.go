@@ -245,19 +245,37 @@ func TestHostWaitBehindScope(t *testing.T) {
 			})
 		}()
 		<-held
-		result := make(chan error, 2)
+		arr, err := gpu.ArrayOf[float32](b, 16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		view := mustArr[float32](t)(arr.Slice(gpu.R(0, 16, 2)))
+		reads := []struct {
+			what string
+			read func(ctx context.Context) error
+		}{
+			{"CopyToHost", func(ctx context.Context) error { return b.CopyToHost(ctx, make([]byte, 8)) }},
+			{"HostAccess", func(ctx context.Context) error {
+				return b.HostAccess(ctx, gpu.Write, func([]byte) error {
+					t.Error("HostAccess ran its function after its context ended")
+					return nil
+				})
+			}},
+			{"Array.ToSlice", func(ctx context.Context) error { _, err := arr.ToSlice(ctx); return err }},
+			{"Array.ToSlice of a strided view", func(ctx context.Context) error { _, err := view.ToSlice(ctx); return err }},
+			{"Array.CopyToHost", func(ctx context.Context) error { return arr.CopyToHost(ctx, make([]float32, 16)) }},
+			{"Array.At", func(ctx context.Context) error { _, err := arr.At(ctx, 3); return err }},
+		}
+		result := make(chan error, len(reads))
 		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
-			defer cancel()
-			result <- b.CopyToHost(ctx, make([]byte, 8))
-			ctx2, cancel2 := context.WithTimeout(context.Background(), 20*time.Millisecond)
-			defer cancel2()
-			result <- b.HostAccess(ctx2, gpu.Write, func([]byte) error {
-				t.Error("HostAccess ran its function after its context ended")
-				return nil
-			})
+			for _, r := range reads {
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+				result <- r.read(ctx)
+				cancel()
+			}
 		}()
-		for _, what := range []string{"CopyToHost", "HostAccess"} {
+		for _, r := range reads {
+			what := r.what
 			select {
 			case err := <-result:
 				if !errors.Is(err, context.DeadlineExceeded) {
@@ -271,6 +289,60 @@ func TestHostWaitBehindScope(t *testing.T) {
 		close(release)
 		if err := <-done; err != nil {
 			t.Fatal(err)
+		}
+	})
+}
+
+// TestReadInOwnScope: the array reads of a buffer inside that buffer's own Access or
+// HostAccess scope return ErrInScope, as the buffer's own operations do, instead of
+// waiting for the scope forever.
+func TestReadInOwnScope(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		b, err := d.AllocPinned(64) // (HostAccess takes host-visible memory)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Free()
+		a, err := gpu.ArrayOf[float32](b, 16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := gpu.Copy(s, a, mustArr[float32](t)(gpu.Arange[float32](s, 0, 16, 1))); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Synchronize(bg); err != nil {
+			t.Fatal(err)
+		}
+		view := mustArr[float32](t)(a.Slice(gpu.R(0, 16, 3)))
+		reads := map[string]func() error{
+			"ToSlice":           func() error { _, err := a.ToSlice(bg); return err },
+			"ToSlice of a view": func() error { _, err := view.ToSlice(bg); return err },
+			"CopyToHost":        func() error { return a.CopyToHost(bg, make([]float32, 16)) },
+			"At":                func() error { _, err := a.At(bg, 2); return err },
+		}
+		for name, read := range reads {
+			for _, scope := range []string{"Access", "HostAccess"} {
+				done := make(chan error, 1)
+				go func() {
+					var inner error
+					f := func() error { inner = read(); return nil }
+					var err error
+					if scope == "Access" {
+						err = a.Buffer().Access(s, gpu.Read, func(gpu.DevicePtr) error { return f() })
+					} else {
+						err = a.Buffer().HostAccess(bg, gpu.Read, func([]byte) error { return f() })
+					}
+					done <- errors.Join(err, inner)
+				}()
+				select {
+				case err := <-done:
+					if !errors.Is(err, gpu.ErrInScope) {
+						t.Errorf("%s inside %s: %v, want ErrInScope", name, scope, err)
+					}
+				case <-time.After(20 * time.Second):
+					t.Fatalf("%s inside %s didn't return", name, scope)
+				}
+			}
 		}
 	})
 }

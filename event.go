@@ -138,8 +138,9 @@ func (e *Event) Device() *Device {
 	return e.dev
 }
 
-// Query reports whether the event has completed; a fault in the work before it is
-// returned as the error.
+// Query reports whether the event has completed; a fault of the device in the work
+// before it (ErrLaunchFailed) is returned as the error. (A stream's fault by a failed
+// HostFunc is the stream's: see Stream.HostFunc.)
 func (e *Event) Query() (bool, error) {
 	if e.isNil() {
 		return false, errNilEvent

@@ -488,6 +488,38 @@ func TestGraphRandomFresh(t *testing.T) {
 	})
 }
 
+// TestReadViewWhileDefaultCaptures: a host read of a non-contiguous array, which makes
+// a contiguous copy first, works while the default stream captures, and leaves the
+// capture unharmed (the copy used to go on the default stream, into the capture).
+func TestReadViewWhileDefaultCaptures(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		m := mustArr[float32](t)(gpu.Arange[float32](s, 0, 6, 1))
+		defer m.Free()
+		m2 := mustArr[float32](t)(gpu.Reshape(s, m, 2, 3))
+		if err := s.Synchronize(bg); err != nil {
+			t.Fatal(err)
+		}
+		ds := d.DefaultStream()
+		x := mustArr[float32](t)(gpu.Empty[float32](s, 4))
+		defer x.Free()
+		if err := ds.BeginCapture(); err != nil {
+			t.Fatal(err)
+		}
+		if err := gpu.Fill(ds, x, 1); err != nil {
+			t.Fatal(err)
+		}
+		got, err := mustArr[float32](t)(m2.Transpose()).ToSlice(bg)
+		if err != nil || !slices.Equal(got, []float32{0, 3, 1, 4, 2, 5}) {
+			t.Errorf("read of a transposed view during the default stream's capture: %v, %v", got, err)
+		}
+		g, err := ds.EndCapture()
+		if err != nil {
+			t.Fatalf("the capture: %v", err)
+		}
+		g.Close()
+	})
+}
+
 // TestGraphScratchNotShared launches a graph of scans and fused reductions on one
 // stream while the stream it was captured on runs the same operations eagerly: each
 // has its own scratch, so every result is right.

@@ -34,8 +34,10 @@ import (
 // If f returns an error or panics, the stream is faulted with that error (a panic's
 // wraps ErrLaunchFailed): s.Synchronize, s.Query and every later operation on s return
 // it; the work enqueued after f still runs. The device is not faulted: its other
-// streams go on, and Device.Synchronize doesn't report it. Close the stream and use
-// another.
+// streams go on, and Device.Synchronize doesn't report it; nor do the waits that see
+// only the device's work, which went on: events recorded on s (Event.Wait, Query,
+// another stream's WaitEvent) and host reads of the arrays s wrote. Close the stream
+// and use another.
 //
 // Without stream memory operations (GPU_STREAM_MEMOPS=0, or a driver older than CUDA
 // 11.7), HostFunc waits for s's earlier work and runs f before it returns. A stream

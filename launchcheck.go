@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -271,13 +272,18 @@ func (d *Device) reportChecks(covered func(c *launchCheck) bool) error {
 }
 
 // lastWrite returns the stream id and operation of the allocation's last tracked write
-// (0 if none). It is the allocation's lastW, not its w: settling drops a completed write
-// from w once another stream uses the allocation (track.go), and the read must report
-// the write's failures all the same.
-func (a *allocation) lastWrite() (sid, seq uint64) {
-	a.mu.Lock()
+// (0 if none), for the index errors a host read reports. It is the allocation's lastW,
+// not its w: settling drops a completed write from w once another stream uses the
+// allocation (track.go), and the read must report the write's failures all the same.
+// It waits for an allocation held by another goroutine's Access or HostAccess scope
+// under ctx (returning ctx's error when it ends), and fails with ErrInScope where the
+// caller holds it in a scope of its own.
+func (a *allocation) lastWrite(ctx context.Context) (sid, seq uint64, err error) {
+	if err := lockAllCtx(ctx, []*allocation{a}); err != nil {
+		return 0, 0, err
+	}
 	defer a.mu.Unlock()
-	return a.lastW.sid, a.lastW.seq
+	return a.lastW.sid, a.lastW.seq, nil
 }
 
 // readReport returns the failures a host read of b reports, given the last write seen

@@ -218,7 +218,10 @@ func readSmall(ctx context.Context, s *Stream, b *Buffer, off int64, dst []byte)
 	if err != nil {
 		return err
 	}
-	ws, wseq := b.a.lastWrite() // for the index errors this read reports
+	ws, wseq, err := b.a.lastWrite(ctx) // for the index errors this read reports
+	if err != nil {
+		return err
+	}
 	d := s.dev
 	host := dst
 	var word *Buffer
@@ -398,7 +401,7 @@ func compactEager(ctx context.Context, s *Stream, fnCount, fnScatter *Function, 
 	}
 	release(true) // the scatter leaves it zero for the stream's next compaction
 	// The word's last write is the scatter: the index errors this read reports.
-	ws, wseq := word.a.lastWrite()
+	ws, wseq, _ := word.a.lastWrite(context.Background()) // (the package's own word: no scope holds it)
 	var t uint64
 	if err := word.HostAccess(ctx, Read, func(h []byte) error { t = binary.LittleEndian.Uint64(h); return nil }); err != nil {
 		buf.Free()
