@@ -25,7 +25,8 @@
 // characters, imaginary numbers, index and slice expressions, selectors, function
 // literals, composite literals, comments...) is an error. Python's operators that Go
 // lacks are errors too, never read another way: x ** y (write pow(x, y)) and x // y
-// (Go would read a comment; write floor(x / y)).
+// (Go would read a comment; write floor_divide(x, y), numpy.floor_divide: floor(x / y)
+// would truncate integers before flooring).
 //
 // # Types and promotion
 //
@@ -61,10 +62,11 @@
 //
 // Operators are Go's, applied to the promoted type:
 //   - + - * on integers wrap around; / truncates toward zero (Go's /: NumPy's / would
-//     be true division and its // floors) and % has the sign of the dividend (Go, C;
-//     numpy.fmod, not numpy.remainder, which is Python's %); integer division or remainder
-//     by zero gives 0 (NumPy also gives 0, with a warning); MinInt / -1 is MinInt and
-//     MinInt % -1 is 0, as in Go.
+//     be true division and its //, floor_divide(x, y) here, floors) and % has the sign
+//     of the dividend (Go, C; numpy.fmod, not numpy.remainder, which is Python's % and
+//     remainder(x, y) here); integer division or remainder by zero gives 0 (NumPy
+//     also gives 0, with a warning); MinInt / -1 is MinInt and MinInt % -1 is 0, as
+//     in Go.
 //   - On floats, + - * / are IEEE 754 and % is fmod (exact, sign of the dividend; Go's
 //     math.Mod). A NaN result is the canonical NaN (see NaN below).
 //   - << and >> promote both operands like the other operators (NumPy's left_shift), need
@@ -110,8 +112,9 @@
 //
 //	abs sqrt cbrt exp exp2 expm1 log log2 log10 log1p sin cos tan asin acos atan atan2
 //	sinh cosh tanh asinh acosh atanh pow (alias power) hypot minimum maximum fmin fmax
-//	floor ceil trunc rint round sign isnan isinf isfinite signbit copysign fmod square
-//	reciprocal erf where(cond, a, b) clip(x, lo, hi)
+//	floor ceil trunc rint round sign isnan isinf isfinite signbit copysign fmod
+//	floor_divide remainder (alias mod) square reciprocal erf where(cond, a, b)
+//	clip(x, lo, hi)
 //
 // Arguments of several-argument functions promote together like operator operands.
 //   - The floating-point functions (sqrt ... erf, atan2, hypot, copysign, rint) promote
@@ -123,10 +126,11 @@
 //     GPU runs, so the CPU and CUDA backends agree bit for bit, within 2 ulp of the
 //     correctly rounded result; the others are exact. float16 and bfloat16 compute in
 //     float32 and round once to the half type.
-//   - abs, sign, square, reciprocal, pow, minimum, maximum, fmod keep integer types
-//     (integer results wrap; reciprocal and integer division truncate; see Pow for
-//     negative integer exponents); abs of bool or unsigned is the identity; sign,
-//     square, reciprocal, pow and fmod of bools are errors.
+//   - abs, sign, square, reciprocal, pow, minimum, maximum, fmod, floor_divide and
+//     remainder keep integer types (integer results wrap; reciprocal and integer
+//     division truncate; see Pow for negative integer exponents); abs of bool or
+//     unsigned is the identity; sign, square, reciprocal, pow, fmod, floor_divide and
+//     remainder of bools are errors (NumPy would compute them as int8).
 //   - floor, ceil, trunc and round return integers and bools unchanged (NumPy ≥ 2.1;
 //     numpy.round always did); rint of an integer promotes to float like sqrt.
 //   - round is rint: halves round to even, like numpy.round with 0 decimals.
@@ -138,6 +142,12 @@
 //     (signbit(i) is i < 0).
 //   - where(cond, a, b) is numpy.where: a non-bool cond means cond != 0.
 //   - fmod(x, y) is x % y.
+//   - floor_divide(x, y) and remainder(x, y) are numpy.floor_divide and numpy.remainder
+//     (mod is numpy.mod, remainder's alias): the quotient rounded toward -Inf and the
+//     remainder with the sign of y. On integers x // 0 and x mod 0 are 0, MinInt // -1
+//     is MinInt and MinInt mod -1 is 0; on floats they follow NumPy's npy_divmod
+//     (floor_divide(x, 0) is x/0, remainder(x, 0) NaN, an infinite or NaN x gives NaN).
+//     FloorDivide and Remainder state the rules in full.
 //
 // A function of weak arguments only (sqrt(2), maximum(a, 1) with a weak a) gives a weak
 // result, as a Python number would be. (NumPy returns a strong numpy.float64 for
@@ -147,8 +157,8 @@
 //
 // The library's NaN policy (internal/fp): an operation that computes a NaN gives the
 // canonical NaN, 0x7fffffff for float32 and 0x7fffffffffffffff for float64 (rounded to
-// 0x7fff for float16 and bfloat16), whatever NaN came in: + - * / %, sqrt, square,
-// reciprocal, floor, ceil, trunc, rint and the math functions (whose NaN results are the
+// 0x7fff for float16 and bfloat16), whatever NaN came in: + - * / %, floor_divide,
+// remainder, sqrt, square, reciprocal, floor, ceil, trunc, rint and the math functions (whose NaN results are the
 // GPU's, see package ptx/gomath), minimum, maximum, fmin and fmax. It is what the GPU's
 // arithmetic gives, so the CPU and CUDA backends agree bit for bit, and it makes the
 // reductions and scans built on these operators independent of the order in which
@@ -171,9 +181,12 @@
 // bfloat16; operands of an operation share its type; comparisons and predicates give
 // bool); BinaryOp, UnaryOp, Func and Cast document the exact semantics a backend must
 // reproduce, including the cases Go or PTX leave open (integer division by zero, shift
-// counts, float→integer saturation). Postorder lists the nodes in evaluation order,
-// Operands gives a node's operands, Validate checks hand-built IR, and Key identifies
-// an IR with its types for a kernel cache.
+// counts, float→integer saturation). FloorDivide and Remainder are not computed
+// directly: Definition returns the IR of other operations that computes a call of
+// them, which the CPU evaluator computes and a code generator lowers in the call's
+// place, so every backend follows one statement of NumPy's rule. Postorder lists the
+// nodes in evaluation order, Operands gives a node's operands, Validate checks
+// hand-built IR, and Key identifies an IR with its types for a kernel cache.
 //
 // # Evaluation
 //

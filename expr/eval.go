@@ -116,6 +116,14 @@ func compile(root Node) (*Program, error) {
 		if id, ok := memo[n]; ok {
 			return id
 		}
+		if c, ok := n.(*Call); ok {
+			if d := Definition(c); d != nil {
+				// A defined function is its definition, merged with the rest.
+				id := add(d)
+				memo[n] = id
+				return id
+			}
+		}
 		k := valueKey{t: n.DType(), a: -1, b: -1, c: -1}
 		var args []int
 		for _, a := range Operands(n) {

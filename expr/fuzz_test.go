@@ -18,6 +18,7 @@ func FuzzParse(f *testing.F) {
 		"atan2(i8, u16) + hypot(b, b)", "round(i32) + rint(i32)", "1 << 1100", "1.5 % 0", "-0.0 * f64",
 		"where(1, 2, 3.5)", "bool(nan)", "reciprocal(i16) * square(u32)", "erf(bf16) / exp2(f16)",
 		"float32(-nan)", "uint64(1<<64 - 1)", "int(f32) + uint(u8)", "byte(rune(f64))",
+		"floor_divide(i8, -1) + remainder(f16, wf) * mod(u64, 0)", "floor_divide(-7, 2) + mod(7.5, -inf)",
 	} {
 		f.Add(s, uint64(1))
 	}

@@ -266,7 +266,8 @@ type Func uint8
 // also take integers; the predicates return Bool. The transcendental functions are
 // computed by the device math library's Go mirrors (ptx/gomath), bit for bit what the
 // GPU computes; Abs, Sqrt, Floor, Ceil, Trunc, Rint, Minimum, Maximum, Fmin, Fmax,
-// Copysign, Sign, Square, Reciprocal and the predicates are exact.
+// Copysign, Sign, Square, Reciprocal and the predicates are exact. FloorDivide and
+// Remainder are compositions of the other operations (see Definition).
 const (
 	// Abs is |x| (numpy.absolute). Numeric. Integers wrap: abs(MinInt) == MinInt.
 	Abs Func = iota + 1
@@ -363,6 +364,34 @@ const (
 	Reciprocal
 	// Erf is the error function (numpy's scipy.special.erf; C's erf). Float.
 	Erf
+	// FloorDivide is x/y rounded toward -Inf (numpy.floor_divide, Python's //). Numeric,
+	// 2 arguments. It is defined by Definition, in the other operations, which is what
+	// the CPU evaluator and the CUDA code generator compute:
+	//   - signed integers: q = x/y truncated, minus 1 when x%y is non-zero and has the
+	//     opposite sign to y; x/0 is 0 (NumPy also gives 0, with a warning) and
+	//     MinInt/-1 is MinInt (wraps, as NumPy does);
+	//   - unsigned integers: x/y (Div);
+	//   - floats: NumPy's npy_floor_divide and npy_divmod
+	//     (numpy/_core/src/npymath/npy_math_internal.h.src): for y == 0 it is x/y (±Inf,
+	//     or NaN for 0/0); otherwise, with mod = fmod(x, y) and div = (x - mod)/y, div is
+	//     decreased by 1 when mod is non-zero and its sign differs from y's, then snapped
+	//     to the nearest integer (floor(div), plus 1 if div - floor(div) > 0.5); a zero
+	//     result has the sign of x/y. An infinite or NaN x, or a NaN y, gives NaN (as
+	//     numpy.floor_divide(inf, 2.0) does); a finite x over an infinite y gives ±0, or
+	//     -1 when x and y have opposite signs and x is non-zero.
+	FloorDivide
+	// Remainder is the remainder of FloorDivide, x - floor_divide(x, y)*y in exact
+	// arithmetic, with the sign of y (numpy.remainder, alias numpy.mod, Python's %).
+	// Numeric, 2 arguments, defined by Definition:
+	//   - signed integers: r = x%y (truncated, sign of x), plus y when r is non-zero and
+	//     has the opposite sign to y; x%0 is 0 (NumPy also gives 0, with a warning) and
+	//     MinInt % -1 is 0;
+	//   - unsigned integers: x%y (Rem);
+	//   - floats: npy_divmod's modulus: mod = fmod(x, y), plus y when mod is non-zero
+	//     and its sign differs from y's; a zero result is +0 or -0 with y's sign. y == 0,
+	//     an infinite or NaN x, or a NaN y give NaN; a finite non-zero x with an infinite y
+	//     gives x when they have the same sign, else y (±Inf).
+	Remainder
 	numFuncs
 )
 
@@ -394,7 +423,8 @@ var funcInfo = [numFuncs]struct {
 	IsInf: {"isinf", 1, classPredicate}, IsFinite: {"isfinite", 1, classPredicate},
 	Signbit: {"signbit", 1, classPredicate}, Copysign: {"copysign", 2, classFloat},
 	Square: {"square", 1, classNumeric}, Reciprocal: {"reciprocal", 1, classNumeric},
-	Erf: {"erf", 1, classFloat},
+	Erf: {"erf", 1, classFloat}, FloorDivide: {"floor_divide", 2, classNumeric},
+	Remainder: {"remainder", 2, classNumeric},
 }
 
 // String returns the function's name in the expression language ("sqrt", "minimum").
@@ -417,7 +447,7 @@ func (f Func) NumArgs() int {
 func (f Func) IsPredicate() bool { return f > 0 && f < numFuncs && funcInfo[f].class == classPredicate }
 
 // AcceptsInt reports whether f takes integer arguments (Abs, Pow, Minimum, Maximum, Sign,
-// Square, Reciprocal); the others take only Float32 and Float64.
+// Square, Reciprocal, FloorDivide, Remainder); the others take only Float32 and Float64.
 func (f Func) AcceptsInt() bool { return f > 0 && f < numFuncs && funcInfo[f].class == classNumeric }
 
 func isHalf(t dtype.DType) bool { return t == dtype.Float16 || t == dtype.BFloat16 }

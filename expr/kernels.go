@@ -43,6 +43,9 @@ func kernelFor(n Node) kernel {
 		if len(n.Args) == 0 {
 			return nil
 		}
+		if n.Func == FloorDivide || n.Func == Remainder {
+			return definedKernel(n.Func, n.Args[0].DType())
+		}
 		return callKernel(n.Func, n.Args[0].DType())
 	case *Cast:
 		return castKernel(n.X.DType(), n.Type)

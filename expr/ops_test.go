@@ -130,12 +130,12 @@ var funcNames = map[string]int{
 	"pow": 2, "power": 2, "hypot": 2, "minimum": 2, "maximum": 2, "fmin": 2, "fmax": 2,
 	"floor": 1, "ceil": 1, "trunc": 1, "rint": 1, "round": 1, "sign": 1, "isnan": 1,
 	"isinf": 1, "isfinite": 1, "signbit": 1, "copysign": 2, "fmod": 2, "square": 1,
-	"reciprocal": 1, "erf": 1,
+	"reciprocal": 1, "erf": 1, "floor_divide": 2, "remainder": 2, "mod": 2,
 }
 
 // funcOf maps a language name to the IR function computing it on floats.
 var funcOf = map[string]Func{
-	"power": Pow, "round": Rint, "fmod": 0,
+	"power": Pow, "round": Rint, "fmod": 0, "mod": Remainder,
 }
 
 // TestFunctions checks every function on every element type: the result type by NumPy's
@@ -186,7 +186,7 @@ func testFunction(t *testing.T, r *rand.Rand, name string, f Func, nargs int, ty
 		want = dtype.Bool
 	case "abs", "minimum", "maximum", "fmin", "fmax", "floor", "ceil", "trunc", "round":
 		want = typ
-	case "sign", "square", "reciprocal", "pow", "power", "fmod":
+	case "sign", "square", "reciprocal", "pow", "power", "fmod", "floor_divide", "remainder", "mod":
 		if isBool {
 			if _, err := Parse(src, env); err == nil {
 				t.Fatalf("Parse(%q) on bool succeeded, want an error", src)
@@ -218,6 +218,8 @@ func refFunction(name string, f Func, typ, rt dtype.DType, x, y Scalar) Scalar {
 	switch {
 	case name == "fmod":
 		return refBinary(Rem, typ, x, y)
+	case f == FloorDivide || f == Remainder:
+		return refDivmod(f.String(), typ, x, y)
 	case f.IsPredicate():
 		if !typ.IsFloat() {
 			switch f {

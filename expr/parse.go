@@ -92,7 +92,7 @@ func checkNoComments(src string) *Error {
 			p := fset.Position(pos)
 			msg := "comments are not supported"
 			if strings.HasPrefix(lit, "//") {
-				msg += " (// is not floor division: write floor(x / y))"
+				msg += " (// is not an operator: use floor_divide(x, y), numpy.floor_divide; / truncates integers)"
 			}
 			return &Error{Line: p.Line, Col: p.Column, Msg: msg}
 		}
@@ -771,6 +771,7 @@ func init() {
 		"clip":     {3, (*checker).clip},
 		"fmod":     {2, (*checker).fmod},
 		"power":    {2, numericFunc(Pow)},
+		"mod":      {2, numericFunc(Remainder)}, // numpy.mod is numpy.remainder
 		"round":    {1, (*checker).rounding},
 		"floor":    {1, (*checker).rounding},
 		"ceil":     {1, (*checker).rounding},

@@ -349,6 +349,11 @@ func (g *ewGen) lower(n expr.Node, c *ewElem) ptx.Reg {
 	case *expr.Binary:
 		return g.binary(n.Op, n.X.DType(), g.eval(n.X, c), g.eval(n.Y, c))
 	case *expr.Call:
+		if d := expr.Definition(n); d != nil {
+			// floor_divide, remainder: package expr's definition in the other
+			// operations, which the CPU evaluator computes too.
+			return g.eval(d, c)
+		}
 		args := make([]ptx.Reg, len(n.Args))
 		for i, a := range n.Args {
 			args[i] = g.eval(a, c)

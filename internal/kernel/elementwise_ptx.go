@@ -89,7 +89,8 @@ func (e *Elementwise) plan() ewPlan {
 }
 
 // ewHeavy reports whether the IR calls a device function (math library, fmod, integer
-// pow): such kernels compute more than they move, and unrolling only grows the code.
+// pow, also through the definition of a call: expr.Definition): such kernels compute
+// more than they move, and unrolling only grows the code.
 func ewHeavy(n expr.Node) bool {
 	heavy := false
 	expr.Walk(n, func(n expr.Node) {
@@ -97,6 +98,9 @@ func ewHeavy(n expr.Node) bool {
 		case *expr.Call:
 			if _, ok := ewMathFns[n.Func]; ok || n.Func == expr.Pow {
 				heavy = true
+			}
+			if d := expr.Definition(n); d != nil && ewHeavy(d) {
+				heavy = true // float floor_divide and remainder call fmod
 			}
 		case *expr.Binary:
 			if n.Op == expr.Rem && n.X.DType().IsFloat() {

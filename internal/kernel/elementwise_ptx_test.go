@@ -60,7 +60,21 @@ var funcs1 = []string{
 	"reciprocal", "erf",
 }
 
-var funcs2 = []string{"atan2", "pow", "hypot", "minimum", "maximum", "fmin", "fmax", "copysign", "fmod"}
+var funcs2 = []string{"atan2", "pow", "hypot", "minimum", "maximum", "fmin", "fmax", "copysign", "fmod",
+	"floor_divide", "remainder", "mod"}
+
+// callsDefined reports whether the IR calls a function that package expr defines in the
+// other operations (expr.Definition: floor_divide, remainder), whose lowering inlines
+// the definition.
+func callsDefined(n expr.Node) bool {
+	found := false
+	expr.Walk(n, func(n expr.Node) {
+		if c, ok := n.(*expr.Call); ok && expr.Definition(c) != nil {
+			found = true
+		}
+	})
+	return found
+}
 
 // usesLibrary reports whether the IR calls the device math library (whose results may
 // differ from the CPU evaluator's by a few ulps) and whether all its calls are supported.
@@ -260,8 +274,9 @@ func TestElementwisePTXTable(t *testing.T) {
 
 // TestElementwisePTXAssemble assembles the table kernels with ptxas for sm_90 and sm_80:
 // no stack frame and no spills. The default run assembles every sixth case in one layout
-// (rotating) for sm_90 and every 24th for sm_80; the sweep every case in every layout
-// for both.
+// (rotating) for sm_90 and every 24th for sm_80, and every case of a defined function
+// (floor_divide, remainder: their lowering is the longest) for both; the sweep every
+// case in every layout for both.
 func TestElementwisePTXAssemble(t *testing.T) {
 	ptxas := testenv.Ptxas(t)
 	cases := opCases(t)
@@ -282,14 +297,15 @@ func TestElementwisePTXAssemble(t *testing.T) {
 		if testenv.Race {
 			every = 24
 		}
+		defined := callsDefined(oc.ex.Root)
 		if sweep {
 			vs = variants
-		} else if i%every != 0 {
+		} else if i%every != 0 && !defined {
 			continue
 		}
 		for _, v := range vs {
 			jobs = append(jobs, job{oc.name + "/" + v.String(), specFor(oc, v), 9})
-			if sweep || i%(4*every) == 0 {
+			if sweep || defined || i%(4*every) == 0 {
 				jobs = append(jobs, job{oc.name + "/" + v.String(), specFor(oc, v), 8})
 			}
 		}
