@@ -77,6 +77,8 @@ func TestErrorTextsDeterministic(t *testing.T) {
 		"Subtract":     func(a, b *gpu.Array[float32]) error { _, err := gpu.Subtract(s, a, b); return err },
 		"Multiply":     func(a, b *gpu.Array[float32]) error { _, err := gpu.Multiply(s, a, b); return err },
 		"Divide":       func(a, b *gpu.Array[float32]) error { _, err := gpu.Divide(s, a, b); return err },
+		"FloorDivide":  func(a, b *gpu.Array[float32]) error { _, err := gpu.FloorDivide(s, a, b); return err },
+		"Remainder":    func(a, b *gpu.Array[float32]) error { _, err := gpu.Remainder(s, a, b); return err },
 		"Power":        func(a, b *gpu.Array[float32]) error { _, err := gpu.Power(s, a, b); return err },
 		"Minimum":      func(a, b *gpu.Array[float32]) error { _, err := gpu.Minimum(s, a, b); return err },
 		"Maximum":      func(a, b *gpu.Array[float32]) error { _, err := gpu.Maximum(s, a, b); return err },

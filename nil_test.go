@@ -636,6 +636,8 @@ func nilStreamCases(f *nilFixture, s *gpu.Stream) []nilCase {
 		{"Subtract", func() error { return e1(gpu.Subtract(s, a, b)) }},
 		{"Multiply", func() error { return e1(gpu.Multiply(s, a, b)) }},
 		{"Divide", func() error { return e1(gpu.Divide(s, a, b)) }},
+		{"FloorDivide", func() error { return e1(gpu.FloorDivide(s, a, b)) }},
+		{"Remainder", func() error { return e1(gpu.Remainder(s, a, b)) }},
 		{"Power", func() error { return e1(gpu.Power(s, a, b)) }},
 		{"Minimum", func() error { return e1(gpu.Minimum(s, a, b)) }},
 		{"Maximum", func() error { return e1(gpu.Maximum(s, a, b)) }},

@@ -86,9 +86,46 @@ func Multiply[T Elem](s *Stream, a, b *Array[T]) (*Array[T], error) {
 }
 
 // Divide returns a / b: IEEE division on floats; on integers Go's truncating division
-// with x/0 = 0 (for NumPy's true division of integers, use Eval with float64 operands).
+// with x/0 = 0 (for NumPy's true division of integers, use Eval with float64 operands;
+// for numpy.floor_divide, FloorDivide).
 func Divide[T Elem](s *Stream, a, b *Array[T]) (*Array[T], error) {
 	return binaryOp(s, "Divide", "x / y", a, b)
+}
+
+// FloorDivide returns a // b, the quotient rounded toward -Inf (numpy.floor_divide), as
+// a new array of the operands' broadcast shape and element type. It is the expression
+// floor_divide(x, y) (package expr, FloorDivide, which gives the rule in full):
+//   - signed integers: the truncated quotient, minus 1 when the remainder is non-zero
+//     and a and b have opposite signs (-7 // 2 is -4); a // 0 is 0 (NumPy also gives 0,
+//     with a warning) and MinInt // -1 is MinInt (it wraps, as in NumPy);
+//   - unsigned integers: a / b, with a // 0 = 0;
+//   - floats: NumPy's npy_floor_divide (npy_divmod): b == 0 gives a / b (±Inf, or NaN
+//     for 0/0); an infinite or NaN a, or a NaN b, gives NaN (the canonical NaN); a zero
+//     quotient has the sign of a / b. float16 and bfloat16 compute in float32 and round
+//     once, as NumPy does.
+//
+// Bool arrays are an error (NumPy would compute them as int8).
+func FloorDivide[T Elem](s *Stream, a, b *Array[T]) (*Array[T], error) {
+	return binaryOp(s, "FloorDivide", "floor_divide(x, y)", a, b)
+}
+
+// Remainder returns a mod b with the sign of b, a - FloorDivide(a, b)*b (numpy.remainder,
+// alias numpy.mod, Python's %), as a new array of the operands' broadcast shape and
+// element type. It is the expression remainder(x, y) (package expr, Remainder, which
+// gives the rule in full); the expression operator % is numpy.fmod instead:
+//   - signed integers: a % b truncated (the sign of a), plus b when it is non-zero and
+//     a and b have opposite signs (-7 mod 2 is 1, 7 mod -2 is -1); a mod 0 is 0 (NumPy
+//     also gives 0, with a warning) and MinInt mod -1 is 0;
+//   - unsigned integers: a % b, with a mod 0 = 0;
+//   - floats: NumPy's npy_remainder (npy_divmod): fmod(a, b), plus b when it is non-zero
+//     and its sign differs from b's; a zero result is ±0 with b's sign. b == 0, an
+//     infinite or NaN a, or a NaN b give NaN (the canonical NaN); a finite non-zero a
+//     with an infinite b gives a if their signs agree, else b. float16 and bfloat16
+//     compute in float32 and round once.
+//
+// Bool arrays are an error.
+func Remainder[T Elem](s *Stream, a, b *Array[T]) (*Array[T], error) {
+	return binaryOp(s, "Remainder", "remainder(x, y)", a, b)
 }
 
 // Power returns a ** b elementwise (numpy.power).
