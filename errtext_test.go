@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/go-gpu/gpu"
+	"github.com/go-gpu/gpu/expr"
 )
 
 // sameErrorEveryTime calls f n times and checks that it fails with the same text
@@ -100,6 +101,19 @@ func TestErrorTextsDeterministic(t *testing.T) {
 		_, err := gpu.LogicalOr(s, b23, (*gpu.Array[bool])(nil))
 		return err
 	}, "gpu: LogicalOr: second operand is a nil array")
+	// An operator the element type lacks: the operation's name, not the expression's
+	// column; the expression's error stays reachable.
+	for name, f := range map[string]func() error{
+		"Subtract": func() error { _, err := gpu.Subtract(s, b23, b23); return err },
+		"Negative": func() error { _, err := gpu.Negative(s, b23); return err },
+		"Divide":   func() error { _, err := gpu.Divide(s, b23, b23); return err },
+	} {
+		sameErrorEveryTime(t, name+" of bools", 5, gpu.ErrInvalidValue, f, "gpu: "+name+": operator ")
+		var ee *expr.Error
+		if err := f(); !errors.As(err, &ee) || strings.Contains(err.Error(), "col ") {
+			t.Errorf("%s of bools: %v: want the operation's name and an *expr.Error underneath", name, err)
+		}
+	}
 	unary := map[string]func(a *gpu.Array[float32]) error{
 		"Negative": func(a *gpu.Array[float32]) error { _, err := gpu.Negative(s, a); return err },
 		"Absolute": func(a *gpu.Array[float32]) error { _, err := gpu.Absolute(s, a); return err },

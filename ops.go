@@ -1,9 +1,11 @@
 package gpu
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/go-gpu/gpu/dtype"
+	"github.com/go-gpu/gpu/expr"
 )
 
 // Named elementwise operations, NumPy's names for the common cases. Each is one kernel
@@ -47,10 +49,26 @@ func namedEval[R Elem](s *Stream, op, src string, arrays ...AnyArray) (*Array[R]
 	}
 	if err := evalInto(s, out.header(), src, vars); err != nil {
 		out.Free()
+		var ee *expr.Error
+		if errors.As(err, &ee) {
+			return nil, &opError{op: op, msg: ee.Msg, err: err}
+		}
 		return nil, err
 	}
 	return out, nil
 }
+
+// opError is a named operation's error from its expression (an operator not defined
+// on the element type): the operation's name and the expression's message, without the
+// column of an expression the caller never wrote. It wraps the expression's error
+// (*expr.Error, ErrInvalidValue).
+type opError struct {
+	op, msg string
+	err     error
+}
+
+func (e *opError) Error() string { return "gpu: " + e.op + ": " + e.msg }
+func (e *opError) Unwrap() error { return e.err }
 
 func unary[T Elem](s *Stream, op, src string, a *Array[T]) (*Array[T], error) {
 	return namedEval[T](s, op, src, a)
