@@ -23,8 +23,11 @@ import (
 // overflow wraps as in Go. Float16 and BFloat16 accumulate in float32: a result of a
 // half type holds the float32 running values each rounded once (CumSum[float32] of a
 // half array keeps them). CumMax and CumMin keep T and propagate NaN (numpy.maximum:
-// once a NaN is met, every later element is the canonical NaN, the package's NaN
-// policy), with -0 below +0; a float sum or product that is NaN is the canonical NaN too.
+// from the first NaN on, every element is the canonical NaN, the package's NaN policy),
+// with -0 below +0; a float sum or product that is NaN is the canonical NaN too. That
+// holds for the first element of a row as well (a row of length 1 included), which is
+// the element itself, and for a NaN initial value (ExclusiveFrom): the built-in
+// operators' float results never carry a NaN's payload or sign.
 //
 // On CUDA, scans of contiguous rows (1-D arrays, the last axis, and axes followed by at
 // most 8 elements) run in a single pass over the data with decoupled look-back
@@ -147,9 +150,12 @@ func CumMin[T Elem](s *Stream, a *Array[T], axis int, opts ...ScanOption) (*Arra
 // operator has Eval's semantics: on CUDA it is lowered into the scan kernels by the
 // elementwise generator (an expression it can't lower is an error wrapping
 // ErrNotSupported); on the CPU it runs through the expression interpreter, one call
-// per element (slow: prefer the built-in operators). Floats into an integer R are
-// refused (an error wrapping ErrInvalidValue; NumPy's same_kind casting), whatever op:
-// convert first (Astype).
+// per element (slow: prefer the built-in operators). Its results are the expression's,
+// and the first element of a row (or ExclusiveFrom's init) is the value itself,
+// converted to R: a NaN there keeps its bits, as Eval's moves do (the built-in
+// operators make it the canonical NaN). Floats into an integer R are refused (an
+// error wrapping ErrInvalidValue; NumPy's same_kind casting), whatever op: convert
+// first (Astype).
 func Accumulate[R, T Elem](s *Stream, a *Array[T], op Op, axis int, opts ...ScanOption) (*Array[R], error) {
 	if err := nonNil(a); err != nil {
 		return nil, err

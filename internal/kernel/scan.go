@@ -466,6 +466,18 @@ func (s *ScanColumns) checkLaunch(l *cpu.Launch) error {
 	return nil
 }
 
+// canonFirst reports whether the scan makes the values that no combination produces
+// canonical where they are NaN: the first element of an inclusive scan (the element
+// itself) and the initial value of an exclusive one (the first element). That is so
+// for the operators of the table on floats: every other element is a sum, product,
+// minimum or maximum, canonical already (the NaN policy: internal/fp), and a NaN that
+// starts a row must give the same bits as one met later. A select, never a branch:
+// over a row's first elements on the CPU (canonFirstRow; scanOfT for init), once per
+// thread and column in the PTX (sgen.canonFirst). An expression operator's elements
+// are the expression's results, and the first element is the element itself, as an
+// expression that moves values (where, a projection) keeps a NaN's bits.
+func (c Combine) canonFirst() bool { return c.Expr == nil && c.Type.IsFloat() }
+
 // Identity returns the identity of the operator (Op.Identity) as bits of Type, and false
 // for an expression.
 func (c Combine) Identity() (uint64, bool) {

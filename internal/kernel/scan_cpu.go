@@ -81,27 +81,28 @@ func newScanCPUAcc(in dtype.DType, c Combine, excl bool) (scanRun, error) {
 		}
 	}
 	op := c.Op.For(c.Type)
+	canon := c.canonFirst()
 	switch c.Type {
 	case dtype.Bool, dtype.Uint8:
-		return scanOfT[uint8](in, conv, op, prog, excl), nil
+		return scanOfT[uint8](in, conv, op, prog, excl, canon), nil
 	case dtype.Int8:
-		return scanOfT[int8](in, conv, op, prog, excl), nil
+		return scanOfT[int8](in, conv, op, prog, excl, canon), nil
 	case dtype.Int16:
-		return scanOfT[int16](in, conv, op, prog, excl), nil
+		return scanOfT[int16](in, conv, op, prog, excl, canon), nil
 	case dtype.Int32:
-		return scanOfT[int32](in, conv, op, prog, excl), nil
+		return scanOfT[int32](in, conv, op, prog, excl, canon), nil
 	case dtype.Int64:
-		return scanOfT[int64](in, conv, op, prog, excl), nil
+		return scanOfT[int64](in, conv, op, prog, excl, canon), nil
 	case dtype.Uint16:
-		return scanOfT[uint16](in, conv, op, prog, excl), nil
+		return scanOfT[uint16](in, conv, op, prog, excl, canon), nil
 	case dtype.Uint32:
-		return scanOfT[uint32](in, conv, op, prog, excl), nil
+		return scanOfT[uint32](in, conv, op, prog, excl, canon), nil
 	case dtype.Uint64:
-		return scanOfT[uint64](in, conv, op, prog, excl), nil
+		return scanOfT[uint64](in, conv, op, prog, excl, canon), nil
 	case dtype.Float32:
-		return scanOfT[float32](in, conv, op, prog, excl), nil
+		return scanOfT[float32](in, conv, op, prog, excl, canon), nil
 	case dtype.Float64:
-		return scanOfT[float64](in, conv, op, prog, excl), nil
+		return scanOfT[float64](in, conv, op, prog, excl, canon), nil
 	}
 	return nil, fmt.Errorf("kernel: scan accumulator %v: %w", c.Type, backend.ErrNotSupported)
 }
@@ -139,15 +140,20 @@ func scanExprOp[A any](p *expr.Program) func() func(a, b A) A {
 	}
 }
 
-func scanOfT[A fp.Number](in dtype.DType, conv *expr.Program, op Op, prog *expr.Program, excl bool) scanRun {
+// scanOfT returns the scan into accumulators of Go type A; canon is Combine.canonFirst.
+func scanOfT[A fp.Number](in dtype.DType, conv *expr.Program, op Op, prog *expr.Program, excl, canon bool) scanRun {
 	// The operator: the table's loops (operator.go), or the expression's, evaluated per
 	// element by a program of each worker.
 	newOp := func() func(a, b A) A { return CombineFunc[A](op) }
 	newKern := func() scanKern[A] {
-		return scanKern[A]{
+		k := scanKern[A]{
 			reduce: func(acc, x []A) { foldRows(op, acc, x) },
 			scan:   func(run, x []A, excl bool) { scanRows(op, run, x, excl) },
 		}
+		if canon {
+			k.first = canonFirstRow[A]
+		}
+		return k
 	}
 	if prog != nil {
 		newOp = scanExprOp[A](prog)
@@ -167,7 +173,11 @@ func scanOfT[A fp.Number](in dtype.DType, conv *expr.Program, op Op, prog *expr.
 			return err
 		}
 		out := cpu.Slice[A](outMem[:total*size])
-		scanInPlace(l, out, lay.outer, lay.n, lay.inner, newKern, newOp, excl, fp.FromBits[A](initBits))
+		init := fp.FromBits[A](initBits)
+		if canon {
+			init = fp.Canon(init)
+		}
+		scanInPlace(l, out, lay.outer, lay.n, lay.inner, newKern, newOp, excl, init)
 		return nil
 	}
 }
@@ -215,10 +225,25 @@ func scanLoad(l *cpu.Launch, inArg int, out []byte, lay scanLayout, in dtype.DTy
 
 // scanKern folds rows of len(acc) values: reduce sets acc[j] = acc[j] ⊕ x[r*inner+j]
 // over the rows of x; scan folds run through the rows of x in place (exclusive: each
-// row gets run before it is combined in).
+// row gets run before it is combined in); first, if not nil, starts an inclusive scan
+// from its first row, which no combination produces: it copies the row into run as the
+// scan stores it (canonFirstRow); nil: a plain copy.
 type scanKern[A any] struct {
 	reduce func(acc, x []A)
 	scan   func(run, x []A, excl bool)
+	first  func(run, row []A)
+}
+
+// canonFirstRow copies row into run, making its NaNs canonical in both
+// (Combine.canonFirst): the pass of the copy, and a store only for a NaN.
+func canonFirstRow[A fp.Number](run, row []A) {
+	for j, v := range row {
+		if v != v {
+			v = fp.NaN[A]()
+			row[j] = v
+		}
+		run[j] = v
+	}
 }
 
 // scanExprKern calls an expression operator per element.
@@ -320,8 +345,13 @@ func scanInPlace[A any](l *cpu.Launch, x []A, outer, n, inner int, newKern func(
 				}
 				k.scan(run, ch, true)
 			default:
-				// Inclusive from the start: the first row is its own value.
-				copy(run, ch[:inner])
+				// Inclusive from the start: the first row is its own value (its NaNs
+				// canonical for the table's float operators: Combine.canonFirst).
+				if k.first != nil {
+					k.first(run, ch[:inner])
+				} else {
+					copy(run, ch[:inner])
+				}
 				k.scan(run, ch[inner:], false)
 			}
 		}

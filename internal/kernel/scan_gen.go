@@ -67,6 +67,20 @@ func (g *sgen) sel(p, a, b ptx.Reg) ptx.Reg {
 	return d
 }
 
+// canonFirst returns v, or the canonical NaN in a new register if v is a NaN, where
+// the scan makes the values that no combination produces canonical
+// (Combine.canonFirst: the table's operators on floats); v itself otherwise. Two
+// instructions (setp.nan, selp), no branch.
+func (g *sgen) canonFirst(v ptx.Reg) ptx.Reg {
+	if !g.comb.canonFirst() {
+		return v
+	}
+	f := g.f
+	d := g.reg()
+	f.Selp(d, ewCanonNaN(g.t), v, f.Setp(ptx.NaN, v, v))
+	return d
+}
+
 // words returns the value as 32-bit words (bool: 0 or 1).
 func (g *sgen) words(v ptx.Reg) []ptx.Reg {
 	f := g.f

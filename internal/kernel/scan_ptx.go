@@ -230,6 +230,9 @@ func (tg *tilesGen) build() {
 	rowLen := f.LdParam(4)
 	tpr64 := f.LdParam(5)
 	initV := g.fromBits64(f.LdParam(6))
+	if s.Exclusive {
+		initV = g.canonFirst(initV) // element 0 of a row (Combine.canonFirst)
+	}
 	tpr := f.Reg(ptx.U32)
 	f.Cvt(tpr, tpr64)
 	tid := f.Special(ptx.TidX)
@@ -505,7 +508,9 @@ func (tg *tilesGen) build() {
 			continue
 		}
 		if i < G {
-			run[c] = g.sel(hpre, g.op(run[c], x[i]), x[i])
+			// Without a prefix (the row's first element of column c): the element
+			// itself, canonical (Combine.canonFirst).
+			run[c] = g.sel(hpre, g.op(run[c], x[i]), g.canonFirst(x[i]))
 		} else {
 			run[c] = g.op(run[c], x[i])
 		}
@@ -980,6 +985,9 @@ func (s *ScanColumns) build(g *sgen) {
 	so, sk, sj := f.LdParam(6), f.LdParam(7), f.LdParam(8)
 	chunks64 := f.LdParam(9)
 	initV := g.fromBits64(f.LdParam(10))
+	if s.Exclusive {
+		initV = g.canonFirst(initV) // element 0 of a column (Combine.canonFirst)
+	}
 	chunks := f.Reg(ptx.U32)
 	f.Cvt(chunks, chunks64)
 	tid := f.Special(ptx.TidX)
@@ -1266,7 +1274,9 @@ func (s *ScanColumns) build(g *sgen) {
 			outV = run
 			run = g.op(run, x[i])
 		case i == 0:
-			run = g.sel(hpre, g.op(run, x[i]), x[i])
+			// Without a prefix (the column's first element): the element itself,
+			// canonical (Combine.canonFirst).
+			run = g.sel(hpre, g.op(run, x[i]), g.canonFirst(x[i]))
 			outV = run
 		default:
 			run = g.op(run, x[i])

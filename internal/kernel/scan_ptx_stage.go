@@ -195,8 +195,13 @@ func (tg *tilesGen) stagedTail(a stagedArgs) {
 				o = g.sel(first, qr, o)
 			case !s.Exclusive && rr == 0:
 				// Row 0 is the only one whose owners include lane 0 (kw <= 32).
+				// Only the first value of lane 0 is the element itself (the row's
+				// first): canonical (Combine.canonFirst); the others are combinations.
 				none := f.Reg(ptx.Pred)
 				f.Op("and.pred", none, noQ0, f.Setp(ptx.Eq, owner, ptx.Int(0)))
+				if q == 0 {
+					v = g.canonFirst(v)
+				}
 				o = g.sel(none, v, o)
 			}
 			out[q] = o
