@@ -333,3 +333,218 @@ func nanPolicyHalf[T interface {
 		t.Errorf("long FindMax's value: %#x, want the first NaN's bits [%#x]", got, xs[first])
 	}
 }
+
+// TestScanNaNFirst: a NaN that starts a scanned row, which no combination meets before
+// it is stored (the first element of an inclusive scan, or a row of length 1), or that
+// ExclusiveFrom starts every row with, gives the canonical NaN as a NaN met later does
+// (package doc, "NaN"; they passed through with their payload and sign). Fresh random
+// rows with NaNs of every payload first, in the middle or not at all, along every axis
+// of 3-D arrays (the row kernel, with interleaved columns too, and the column kernel),
+// every scan operator and mode, float32, float64 (and float32 into float64), float16
+// and bfloat16 (accumulated in float32, rounded to 0x7fff; and float16 into float32);
+// on every device, and on the CUDA path of the PTX simulator under each row-scan
+// configuration (the staged outputs included). Integer scans move their first element
+// unchanged.
+func TestScanNaNFirst(t *testing.T) {
+	run := func(t *testing.T, s *gpu.Stream) {
+		f32 := scanNaNKind{canon: 0x7fffffff, nans: nanPayloads[float32](), lo: 0x3f000000, hi: 0x3fbfffff,
+			isNaN: func(b uint64) bool { return b&0x7fffffff > 0x7f800000 }}
+		f64 := scanNaNKind{canon: 0x7fffffffffffffff, nans: nanPayloads[float64](), lo: 0x3fe0000000000000, hi: 0x3ff7ffffffffffff,
+			isNaN: func(b uint64) bool { return b&(1<<63-1) > 0x7ff0000000000000 }}
+		f16 := scanNaNKind{canon: 0x7fff, nans: []uint64{0xfe01, 0x7e02, 0x7c01, 0xfe00}, lo: 0x3800, hi: 0x3dff,
+			isNaN: func(b uint64) bool { return b&0x7fff > 0x7c00 }}
+		bf16 := scanNaNKind{canon: 0x7fff, nans: []uint64{0xffc1, 0x7fc2, 0x7f81, 0xffc0}, lo: 0x3f00, hi: 0x3fbf,
+			isNaN: func(b uint64) bool { return b&0x7fff > 0x7f80 }}
+		t.Run("float32", func(t *testing.T) { scanNaNFirst[float32, float32](t, s, f32, f32) })
+		t.Run("float64", func(t *testing.T) { scanNaNFirst[float64, float64](t, s, f64, f64) })
+		t.Run("float32-float64", func(t *testing.T) { scanNaNFirst[float64, float32](t, s, f32, f64) })
+		t.Run("float16", func(t *testing.T) { scanNaNFirst[gpu.Float16, gpu.Float16](t, s, f16, f16) })
+		t.Run("bfloat16", func(t *testing.T) { scanNaNFirst[gpu.BFloat16, gpu.BFloat16](t, s, bf16, bf16) })
+		t.Run("float16-float32", func(t *testing.T) { scanNaNFirst[float32, gpu.Float16](t, s, f16, f32) })
+		t.Run("int32", func(t *testing.T) { scanNaNFirstInt(t, s) })
+		t.Run("expression", func(t *testing.T) { scanNaNFirstExpr(t, s) })
+	}
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) { run(t, s) })
+	t.Run("sim", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("the simulator is slow")
+		}
+		_, s := simStream(t)
+		run(t, s)
+	})
+}
+
+// scanNaNKind describes a float type's bits for TestScanNaNFirst.
+type scanNaNKind struct {
+	canon  uint64   // the canonical NaN
+	nans   []uint64 // NaNs with payloads and either sign
+	lo, hi uint64   // the numbers' bits: [lo, hi] holds values in [0.5, 1.5]
+	isNaN  func(uint64) bool
+}
+
+// elemBits returns v's bits, zero-extended; elemFromBits is its inverse.
+func elemBits[T gpu.Elem](v T) uint64 {
+	switch unsafe.Sizeof(v) {
+	case 2:
+		return uint64(*(*uint16)(unsafe.Pointer(&v)))
+	case 4:
+		return uint64(*(*uint32)(unsafe.Pointer(&v)))
+	}
+	return *(*uint64)(unsafe.Pointer(&v))
+}
+
+func elemFromBits[T gpu.Elem](b uint64) T {
+	var v T
+	switch unsafe.Sizeof(v) {
+	case 2:
+		*(*uint16)(unsafe.Pointer(&v)) = uint16(b)
+	case 4:
+		*(*uint32)(unsafe.Pointer(&v)) = uint32(b)
+	default:
+		*(*uint64)(unsafe.Pointer(&v)) = b
+	}
+	return v
+}
+
+// scanNaNShapes are TestScanNaNFirst's arrays: along each axis, rows of the row kernel
+// (a last axis of 600 and 400, three interleaved columns of 130), of the column kernel,
+// and of length 1.
+var scanNaNShapes = [][]int{{2, 600, 1}, {3, 1, 5}, {2, 130, 3}, {1, 7, 400}, {5, 2, 40}}
+
+// scanNaNFirst scans T arrays into R (its kind out; in is T's) and checks the NaNs'
+// bits and places.
+func scanNaNFirst[R, T gpu.Elem](t *testing.T, s *gpu.Stream, in, out scanNaNKind) {
+	d := s.Device()
+	rng := rand.New(rand.NewPCG(uint64(in.canon), uint64(out.canon)))
+	nanInit := math.Float64frombits(0xfff8000000000123) // ExclusiveFrom's NaN, with a payload
+	ops := []gpu.Op{gpu.OpSum, gpu.OpProd, gpu.OpMax, gpu.OpMin}
+	configs := scTestConfigs(d)
+	defer gpu.SetScanConfig(d, gpu.SetScanConfig(d, configs[0]))
+	for _, shape := range scanNaNShapes {
+		for axis := range shape {
+			outer, n, inner := 1, shape[axis], 1
+			for _, v := range shape[:axis] {
+				outer *= v
+			}
+			for _, v := range shape[axis+1:] {
+				inner *= v
+			}
+			// Fresh rows: a NaN first, in the middle, or none (a row of length 1
+			// holds a NaN alone or none); first[row] is the first NaN's index.
+			xs := make([]T, outer*n*inner)
+			for i := range xs {
+				xs[i] = elemFromBits[T](in.lo + rng.Uint64N(in.hi-in.lo+1))
+			}
+			first := make([]int, outer*inner)
+			for row := range first {
+				o, j := row/inner, row%inner
+				first[row] = n
+				switch rng.IntN(3) {
+				case 0:
+					continue
+				case 1:
+					first[row] = 0
+				default:
+					first[row] = rng.IntN(n)
+				}
+				for _, k := range []int{first[row], first[row] + rng.IntN(n-first[row])} {
+					xs[(o*n+k)*inner+j] = elemFromBits[T](in.nans[rng.IntN(len(in.nans))])
+				}
+			}
+			a := mustArr[T](t)(gpu.FromSlice(s, xs, shape...))
+			for _, op := range ops {
+				for mode, opts := range [][]gpu.ScanOption{nil, {gpu.Exclusive()}, {gpu.ExclusiveFrom(nanInit)}} {
+					cs := configs
+					if mode > 0 {
+						cs = cs[:1]
+					}
+					for _, c := range cs {
+						gpu.SetScanConfig(d, c)
+						what := fmt.Sprintf("%v %+v Accumulate[%T](%T %v, %q, axis %d) mode %d", d, c, *new(R), *new(T), shape, op, axis, mode)
+						r, err := gpu.Accumulate[R](s, a, op, axis, opts...)
+						if err != nil {
+							t.Fatalf("%s: %v", what, err)
+						}
+						got := toSlice(t, r)
+						r.Free()
+						for i, v := range got {
+							o, k, j := i/(n*inner), i/inner%n, i%inner
+							f := first[o*inner+j]
+							wantNaN := [3]bool{k >= f, k > f, true}[mode]
+							b := elemBits(v)
+							switch {
+							case wantNaN && b != out.canon:
+								t.Fatalf("%s: element %d (row %d, index %d; first NaN at %d, %#x) = %#x, want the canonical NaN %#x",
+									what, i, o*inner+j, k, f, elemBits(xs[(o*n+f)*inner+j]), b, out.canon)
+							case !wantNaN && out.isNaN(b):
+								t.Fatalf("%s: element %d (row %d, index %d; first NaN at %d) = NaN %#x, want a number", what, i, o*inner+j, k, f, b)
+							}
+						}
+					}
+				}
+			}
+			a.Free()
+		}
+	}
+}
+
+// scanNaNFirstInt: an int32 with a NaN's bits starts the rows of integer scans, which
+// store it unchanged (the canonicalization is the float scans').
+func scanNaNFirstInt(t *testing.T, s *gpu.Stream) {
+	v := int32(-0x3fffff) // 0xffc00001
+	xs := []int32{v, 3, v, 1, v, -5}
+	a := mustArr[int32](t)(gpu.FromSlice(s, xs, 2, 3, 1))
+	defer a.Free()
+	for axis, want := range map[int][]int32{
+		0: {v, 3, v, 1, 3, -5}, // CumMax along axis 0: rows of 2
+		1: {v, 3, 3, 1, 1, 1},  // along axis 1: rows of 3
+		2: {v, 3, v, 1, v, -5}, // along axis 2: rows of 1
+	} {
+		for _, op := range []gpu.Op{gpu.OpMax, gpu.OpMin, gpu.OpSum} {
+			r, err := gpu.Accumulate[int32](s, a, op, axis)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := toSlice(t, r)
+			r.Free()
+			for i, g := range got {
+				first := i == 0 || axis == 2 || axis == 0 && i < 3 || axis == 1 && i%3 == 0
+				if first && g != xs[i] {
+					t.Errorf("int32 Accumulate(%q) along axis %d: element %d = %#x, want the element %#x", op, axis, i, uint32(g), uint32(xs[i]))
+				}
+				if op == gpu.OpMax && g != want[i] {
+					t.Errorf("int32 CumMax along axis %d: %v, want %v", axis, got, want)
+					break
+				}
+			}
+		}
+	}
+}
+
+// scanNaNFirstExpr: an expression operator's first element is the element itself, its
+// NaN bits kept (Accumulate's documentation), as the projection "b" keeps every later
+// one; ExclusiveFrom's NaN init too.
+func scanNaNFirstExpr(t *testing.T, s *gpu.Stream) {
+	nb := uint64(0xffc00001)
+	x := mustArr[float32](t)(gpu.FromSlice(s, []float32{math.Float32frombits(uint32(nb)), 1, math.Float32frombits(0x7fc00002)}))
+	defer x.Free()
+	check := func(what string, r *gpu.Array[float32], err error, want ...uint64) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		got := toSlice(t, r)
+		r.Free()
+		for i, g := range got {
+			if nanBits(g) != want[i] {
+				t.Errorf("%s[%d] = %#x, want %#x", what, i, nanBits(g), want[i])
+			}
+		}
+	}
+	r, err := gpu.Accumulate[float32](s, x, "b", 0)
+	check(`Accumulate "b"`, r, err, nb, nanBits[float32](1), 0x7fc00002)
+	r, err = gpu.Accumulate[float32](s, x, "maximum(b, a)", 0)
+	check(`Accumulate "maximum(b, a)"`, r, err, nb, 0x7fffffff, 0x7fffffff)
+	r, err = gpu.Accumulate[float32](s, x, "a", 0, gpu.ExclusiveFrom(math.Float64frombits(0xfff8000000000000)))
+	check(`Accumulate "a" from -NaN`, r, err, 0xffc00000, 0xffc00000, 0xffc00000)
+}

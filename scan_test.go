@@ -250,6 +250,26 @@ func scCheckExact[R gpu.Elem](t *testing.T, what string, got, want []R) {
 	}
 }
 
+// scCheckCanonNaN fails t unless every NaN of got, a scan's result, is the canonical NaN
+// (package doc, "NaN"): the first element of a row too, which no combination produces.
+func scCheckCanonNaN[R gpu.Elem](t *testing.T, what string, got []R) {
+	t.Helper()
+	for i, v := range got {
+		var bits, canon uint64
+		switch x := any(v).(type) {
+		case float32:
+			bits, canon = uint64(math.Float32bits(x)), 0x7fffffff
+		case float64:
+			bits, canon = math.Float64bits(x), 0x7fffffffffffffff
+		default:
+			return
+		}
+		if scIsNaN(v) && bits != canon {
+			t.Fatalf("%s: element %d = NaN %#x, want the canonical NaN %#x", what, i, bits, canon)
+		}
+	}
+}
+
 // scCheckFloat compares a float scan with a float64 reference of the same scan: the
 // error allowed grows with the sum of magnitudes combined so far.
 func scCheckFloat[R gpu.Elem](t *testing.T, what string, got []R, want, mag []float64) {
@@ -358,6 +378,7 @@ func checkScanVariant[R, T gpu.Elem](t *testing.T, s *gpu.Stream, a *gpu.Array[T
 		t.Fatalf("%s: shape %v", what, out.Shape())
 	}
 	got := toSlice(t, out)
+	scCheckCanonNaN(t, what, got)
 	rs := make([]R, len(xs))
 	for i, v := range xs {
 		rs[i] = scConv[R](v)
