@@ -451,8 +451,8 @@ func FromSlice[T Elem](s *Stream, data []T, shape ...int) (*Array[T], error) {
 
 // ToSlice copies the array to a new Go slice in row-major order and returns once it
 // holds the data; it waits for pending writes to the array, on any stream, without
-// pinning an OS thread. A non-contiguous array is first made contiguous on the device's
-// default stream (on a stream of the package's own while the default stream captures).
+// pinning an OS thread. A non-contiguous array is first made contiguous on a stream of
+// the package's own (not the default stream, which may capture or be faulted).
 // On an error it returns a nil slice, but for the failures of earlier operations that
 // the read reports (ErrIndexOutOfRange, ErrKernelFailure), read with the data.
 func (a *Array[T]) ToSlice(ctx context.Context) ([]T, error) {
@@ -525,9 +525,11 @@ func (a *Array[T]) CopyToHost(ctx context.Context, dst []T) error {
 }
 
 // contiguousForRead is a contiguous copy of a non-contiguous array for a host read,
-// made on the device's default stream once a's pending writes are done: waited for on
-// the host under ctx first, so that the default stream never waits in the device for
-// another stream's work on behalf of a read (which would hold up every other use of it).
+// made on the device's side stream once a's pending writes are done: waited for on the
+// host under ctx first, so that the copy never waits in the device for another
+// stream's work. Not on the default stream: a capture begun on it (in another goroutine
+// too) would take the copy, and the read of it would spoil the capture; a failed
+// HostFunc's fault on it would fail the read.
 func (a *Array[T]) contiguousForRead(ctx context.Context) (*Array[T], error) {
 	d := a.Device()
 	pol, err := d.pickPolicy(nil)
@@ -539,11 +541,7 @@ func (a *Array[T]) contiguousForRead(ctx context.Context) (*Array[T], error) {
 			return nil, err
 		}
 	}
-	st := d.def
-	if st.Capturing() {
-		st = d.sideStream() // not into the capture (a read of what it writes would spoil it)
-	}
-	return Contiguous(st, a)
+	return Contiguous(d.sideStream(), a)
 }
 
 // CopyFromHost copies src (len(src) == Size(), row-major) into the array, which must be

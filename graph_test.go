@@ -520,6 +520,28 @@ func TestReadViewWhileDefaultCaptures(t *testing.T) {
 	})
 }
 
+// TestReadViewDefaultStreamFaulted: a failed HostFunc faults its stream only; a host
+// read of a non-contiguous array that the default stream never wrote works after the
+// default stream's fault (its contiguous copy used to go on the default stream).
+func TestReadViewDefaultStreamFaulted(t *testing.T) {
+	s := freshStream(t) // (a device of its own: its default stream stays faulted)
+	d := s.Device()
+	m := mustArr[float32](t)(gpu.Arange[float32](s, 0, 6, 1))
+	defer m.Free()
+	m2 := mustArr[float32](t)(gpu.Reshape(s, m, 2, 3))
+	boom := errors.New("boom")
+	if err := d.DefaultStream().HostFunc(func() error { return boom }); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.DefaultStream().Synchronize(bg); !errors.Is(err, boom) {
+		t.Fatalf("the default stream after a failed host function: %v", err)
+	}
+	got, err := mustArr[float32](t)(m2.Transpose()).ToSlice(bg)
+	if err != nil || !slices.Equal(got, []float32{0, 3, 1, 4, 2, 5}) {
+		t.Errorf("read of a transposed view after the default stream's fault: %v, %v", got, err)
+	}
+}
+
 // TestGraphScratchNotShared launches a graph of scans and fused reductions on one
 // stream while the stream it was captured on runs the same operations eagerly: each
 // has its own scratch, so every result is right.

@@ -118,9 +118,9 @@ func Divide[T Elem](s *Stream, a, b *Array[T]) (*Array[T], error) {
 //     with a warning) and MinInt // -1 is MinInt (it wraps, as in NumPy);
 //   - unsigned integers: a / b, with a // 0 = 0;
 //   - floats: NumPy's npy_floor_divide (npy_divmod): b == 0 gives a / b (±Inf, or NaN
-//     for 0/0); an infinite or NaN a, or a NaN b, gives NaN (the canonical NaN); a zero
-//     quotient has the sign of a / b. float16 and bfloat16 compute in float32 and round
-//     once, as NumPy does.
+//     for 0/0); otherwise an infinite or NaN a, or a NaN b, gives NaN (the canonical
+//     NaN); a zero quotient has the sign of a / b. float16 and bfloat16 compute in
+//     float32 and round once, as NumPy does.
 //
 // Bool arrays are an error (NumPy would compute them as int8).
 func FloorDivide[T Elem](s *Stream, a, b *Array[T]) (*Array[T], error) {

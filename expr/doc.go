@@ -146,7 +146,7 @@
 //     (mod is numpy.mod, remainder's alias): the quotient rounded toward -Inf and the
 //     remainder with the sign of y. On integers x // 0 and x mod 0 are 0, MinInt // -1
 //     is MinInt and MinInt mod -1 is 0; on floats they follow NumPy's npy_divmod
-//     (floor_divide(x, 0) is x/0, remainder(x, 0) NaN, an infinite or NaN x gives NaN).
+//     (floor_divide(x, 0) is x/0, remainder(x, 0) NaN; otherwise an infinite or NaN x gives NaN).
 //     FloorDivide and Remainder state the rules in full.
 //
 // A function of weak arguments only (sqrt(2), maximum(a, 1) with a weak a) gives a weak

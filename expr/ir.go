@@ -376,9 +376,9 @@ const (
 	//     or NaN for 0/0); otherwise, with mod = fmod(x, y) and div = (x - mod)/y, div is
 	//     decreased by 1 when mod is non-zero and its sign differs from y's, then snapped
 	//     to the nearest integer (floor(div), plus 1 if div - floor(div) > 0.5); a zero
-	//     result has the sign of x/y. An infinite or NaN x, or a NaN y, gives NaN (as
-	//     numpy.floor_divide(inf, 2.0) does); a finite x over an infinite y gives ±0, or
-	//     -1 when x and y have opposite signs and x is non-zero.
+	//     result has the sign of x/y. For y != 0, an infinite or NaN x, or a NaN y,
+	//     gives NaN (as numpy.floor_divide(inf, 2.0) does); a finite x over an infinite
+	//     y gives ±0, or -1 when x and y have opposite signs and x is non-zero.
 	FloorDivide
 	// Remainder is the remainder of FloorDivide, x - floor_divide(x, y)*y in exact
 	// arithmetic, with the sign of y (numpy.remainder, alias numpy.mod, Python's %).
