@@ -198,6 +198,9 @@ class CuPy:
     def i64(self, shape):  # Metal.jl: rand(rng, -10:10, ...)
         return self.cp.random.randint(-10, 11, size=shape, dtype=self.cp.int64)
 
+    def i32(self, shape, lo, hi):  # uniform int32 in [lo, hi)
+        return self.cp.random.randint(lo, hi, size=shape, dtype=self.cp.int32)
+
     def bools(self, shape):
         return self.cp.random.random(shape, dtype=self.cp.float32) < 0.5
 
@@ -245,6 +248,12 @@ class CuPy:
 
     def fill0(self, x):
         x.fill(0)
+
+    def floor_divide(self, x, y):
+        return self.cp.floor_divide(x, y)
+
+    def remainder(self, x, y):
+        return self.cp.remainder(x, y)
 
     def cumsum(self, x, axis):
         return self.cp.cumsum(x, axis=axis)
@@ -480,6 +489,9 @@ class Torch:
     def i64(self, shape):
         return self.t.randint(-10, 11, shape, dtype=self.t.int64, device=self.dev)
 
+    def i32(self, shape, lo, hi):  # uniform int32 in [lo, hi)
+        return self.t.randint(lo, hi, shape, dtype=self.t.int32, device=self.dev)
+
     def bools(self, shape):
         return self.t.rand(shape, device=self.dev) < 0.5
 
@@ -522,6 +534,12 @@ class Torch:
 
     def fill0(self, x):
         x.fill_(0)
+
+    def floor_divide(self, x, y):  # rounds toward -inf (PyTorch 1.13 and later)
+        return self.t.floor_divide(x, y)
+
+    def remainder(self, x, y):
+        return self.t.remainder(x, y)
 
     def cumsum(self, x, axis):
         return self.t.cumsum(x, dim=axis)
@@ -842,6 +860,31 @@ def benchmarks():
         x = lib.f32(SHAPES[sz]["mat"])
         return lambda: lib.fill0(x)
     add("broadcast", SL, broadcast, "fill the float32 matrix with 0 (mat .= 0f0)")
+
+    # NumPy's floor_divide and remainder (not in Metal.jl's suite; gpubench's
+    # registerDivmod): a new array per call. Both signs in both operands, no divisor at
+    # or near 0: int32 x in [-1000, 1000], y in [-1000, 1000] without 0; float32 x in
+    # [-100, 100), y in [-10, -1) or [1, 10).
+    def divmod_inputs(lib, sz, t):
+        shape = SHAPES[sz]["mat"]
+        if t == "i32":
+            x, y = lib.i32(shape, -1000, 1001), lib.i32(shape, -1000, 1000)
+            return x, y + (y >= 0)
+        x, v = lib.f32(shape) * 200 - 100, lib.f32(shape) * 18 - 9
+        pos = v >= 0
+        return x, v + pos + pos - 1  # v - 1 below 0, v + 1 above; stays float32
+
+    def floor_divide(lib, sz):
+        x, y = divmod_inputs(lib, sz, "i32")
+        return lambda: lib.floor_divide(x, y)
+
+    def remainder(lib, sz):
+        x, y = divmod_inputs(lib, sz, "f32")
+        return lambda: lib.remainder(x, y)
+    add("floor_divide/int32", SL, floor_divide, "x // y of int32 matrices, x in [-1000, 1000], y in [-1000, 1000] "
+        "without 0 (new array; floor_divide)")
+    add("remainder/float32", SL, remainder, "x mod y, the sign of y, of float32 matrices, x in [-100, 100), y in "
+        "[-10, -1) or [1, 10) (new array; remainder)")
 
     for op, what in (("accumulate", "cumsum"), ("reductions/reduce", "sum"), ("reductions/mapreduce", "sum of x+1")):
         for T in ("Float32", "Int64"):

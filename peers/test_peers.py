@@ -37,6 +37,7 @@ class FakeLib:
     def empty(self, shape, t): return np.empty(shape, dtype={"f32": np.float32, "i64": np.int64}[t])
     def f32(self, shape): return self.rng.random(shape, dtype=np.float32)
     def i64(self, shape): return self.rng.integers(-10, 11, size=shape, dtype=np.int64)
+    def i32(self, shape, lo, hi): return self.rng.integers(lo, hi, size=shape, dtype=np.int32)
     def bools(self, shape): return self.rng.random(shape) < 0.5
     def host_f32(self, shape, pinned): return self.f32(shape)
     def copy(self, x): return x.copy()
@@ -56,6 +57,8 @@ class FakeLib:
         return np.take_along_axis(x, np.expand_dims(i, axis), axis), i
 
     def fill0(self, x): x.fill(0)
+    def floor_divide(self, x, y): return np.floor_divide(x, y)
+    def remainder(self, x, y): return np.remainder(x, y)
     def cumsum(self, x, axis): return np.cumsum(x, axis=axis)
     def sum(self, x, axis): return np.sum(x, axis=axis)
     def mapreduce(self, x, axis): return np.sum(x + 1, axis=axis)

@@ -51,6 +51,9 @@
 //   - array/broadcast, array/accumulate, array/reductions/{reduce,mapreduce}
 //     (Float32 and Int64; 1d, dims=1, dims=2, dims=1L, dims=2L),
 //     array/random/{rand,rand!,randn,randn!}, array/permutedims/{2d,3d,4d};
+//   - array/floor_divide/int32 and array/remainder/float32: gpu.FloorDivide and
+//     gpu.Remainder of two matrices (NumPy's floor_divide and remainder, not in
+//     Metal.jl's suite; the peers' keys floor_divide/int32, remainder/float32);
 //   - kernel/{indexing,indexing_checked,rand}: PTX loaded with
 //     Device.LoadModule (Go functions on the CPU backend);
 //   - integration/byval/{reference,slices=1,2,3} and integration/metaldevrt.

@@ -18,9 +18,10 @@ import (
 // first), its vector the flattened 512000 elements; the "L" dims variants use
 // its 3x1000000 matrix, our (1000000, 3). Float32 inputs are uniform in [0, 1),
 // Int64 inputs uniform in [-10, 10] (Metal.jl's rand(-10:10)), Bool inputs
-// fair coins, all drawn with gpu.Generator from a fixed seed. At /16k the
-// arrays are (side, side), side = bench.Env.Side() (16384 on a GPU, 4096 on
-// the CPU backend), the vectors their side^2 elements.
+// fair coins (array/floor_divide and array/remainder, not Metal.jl's, have
+// inputs of their own: registerDivmod), all drawn with gpu.Generator from a
+// fixed seed. At /16k the arrays are (side, side), side = bench.Env.Side()
+// (16384 on a GPU, 4096 on the CPU backend), the vectors their side^2 elements.
 //
 // Storage. Metal.jl runs copy and the iteration group twice, on private
 // (device) and shared (unified) storage. Our device rows keep the peers' names
@@ -294,8 +295,9 @@ func rotation[T any](n int, mk func() (T, error)) (*bench.Rotation[T], error) {
 	return bench.NewRotation(sets...), nil
 }
 
-// registerArrays registers array/copy, the iteration group and
-// array/broadcast, on device and unified memory, at both sizes.
+// registerArrays registers array/copy, the iteration group (on device and
+// unified memory), array/broadcast, array/floor_divide/int32 and
+// array/remainder/float32, at both sizes.
 func registerArrays() {
 	for _, large := range []bool{false, true} {
 		for _, st := range []storage{devMem, unifiedMem} {
@@ -303,6 +305,7 @@ func registerArrays() {
 			registerIteration(st, large)
 		}
 		registerBroadcast(large)
+		registerDivmod(large)
 	}
 }
 
@@ -630,4 +633,82 @@ func registerBroadcast(large bool) {
 			return func() error { return gpu.EvalInto(s, rot.Next(), "v", zero) }, 4 * n, nil
 		},
 	})
+}
+
+// registerDivmod registers array/floor_divide/int32 and array/remainder/float32
+// (NumPy's floor_divide and remainder; Metal.jl's suite has neither):
+// gpu.FloorDivide and gpu.Remainder of two matrices, the named operations that
+// allocate their result, so a new array per call, allocated and freed (as the
+// peers' cp.floor_divide(a, b) and torch.floor_divide(a, b) without out=).
+// Inputs (divmodInputs) have both signs in both operands and no divisor at or
+// near 0: int32 x uniform in [-1000, 1000], y in [-1000, 1000] without 0;
+// float32 x uniform in [-100, 100), y in [-10, -1) or [1, 10). Bytes: 12 per
+// element, the two inputs read and the result written.
+func registerDivmod(large bool) {
+	registerBinaryOp(large, "array/floor_divide/int32", gpu.FloorDivide[int32])
+	registerBinaryOp(large, "array/remainder/float32", gpu.Remainder[float32])
+}
+
+// registerBinaryOp registers name: f of two matrices of divmodInputs, its result
+// freed in every call.
+func registerBinaryOp[T int32 | float32](large bool, name string, f func(*gpu.Stream, *gpu.Array[T], *gpu.Array[T]) (*gpu.Array[T], error)) {
+	size := sizeOf[T]()
+	registerOp(op{
+		name: name, large: large, bytes: 3 * size * nominalElems(large),
+		setup: func(c *setupCtx) (func() error, int64, error) {
+			shape := c.matShape()
+			n := int64(elems(shape))
+			type in struct{ x, y *gpu.Array[T] }
+			rot, err := rotation(c.sets(2*size*n), func() (v in, err error) {
+				v.x, v.y, err = divmodInputs[T](c, shape)
+				return v, err
+			})
+			if err != nil {
+				return nil, 0, err
+			}
+			s := c.s()
+			return func() error {
+				v := rot.Next()
+				out, err := f(s, v.x, v.y)
+				return freeing(err, out)
+			}, 3 * size * n, nil
+		},
+	})
+}
+
+// divmodInputs returns the operands x and y of registerDivmod's rows, of the
+// shape, in device memory: int32 x uniform in [-1000, 1000] and y in
+// [-1000, 1000] without 0 (drawn in [-1000, 1000), the non-negative ones plus
+// 1); float32 x uniform in [-100, 100) and y in [-10, -1) or [1, 10) (18u - 10
+// for u < 0.5, 18u - 8 above, u uniform in [0, 1)).
+func divmodInputs[T int32 | float32](c *setupCtx, shape []int) (x, y *gpu.Array[T], err error) {
+	if x, err = newArr[T](c, devMem, shape...); err != nil {
+		return nil, nil, err
+	}
+	if y, err = newArr[T](c, devMem, shape...); err != nil {
+		return nil, nil, err
+	}
+	s := c.s()
+	switch xv := any(x).(type) {
+	case *gpu.Array[int32]:
+		yv := any(y).(*gpu.Array[int32])
+		if err = gpu.RandIntInto(s, c.g, xv, -1000, 1001); err == nil {
+			err = gpu.RandIntInto(s, c.g, yv, -1000, 1000)
+		}
+		if err == nil {
+			err = gpu.EvalInto(s, yv, "where(y >= 0, y + 1, y)", gpu.Vars{"y": yv})
+		}
+	case *gpu.Array[float32]:
+		yv := any(y).(*gpu.Array[float32])
+		if err = gpu.RandInto(s, c.g, xv); err == nil {
+			err = gpu.RandInto(s, c.g, yv)
+		}
+		if err == nil {
+			err = gpu.EvalInto(s, xv, "200*x - 100", gpu.Vars{"x": xv})
+		}
+		if err == nil {
+			err = gpu.EvalInto(s, yv, "where(y < 0.5, 18*y - 10, 18*y - 8)", gpu.Vars{"y": yv})
+		}
+	}
+	return x, y, err
 }
