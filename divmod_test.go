@@ -9,37 +9,12 @@ import (
 	"unsafe"
 
 	"github.com/go-gpu/gpu"
+	"github.com/go-gpu/gpu/internal/npyref"
 )
 
-// NumPy's floor_divide and remainder, transcribed from its C code (npy_divmod in
-// numpy/_core/src/npymath/npy_math_internal.h.src; floor_div and the remainder loop of
-// numpy/_core/src/umath/loops_modulo.dispatch.c.src), as the reference of
-// TestFloorDivideRemainder.
-
-func npyDivmodFloat[T float32 | float64](a, b T) (floordiv, mod T) {
-	mod = T(math.Mod(float64(a), float64(b)))
-	if b == 0 {
-		return a / b, mod
-	}
-	div := (a - mod) / b
-	if mod != 0 { // NaN too, as C's if (mod)
-		if (b < 0) != (mod < 0) {
-			mod += b
-			div -= 1
-		}
-	} else {
-		mod = T(math.Copysign(0, float64(b)))
-	}
-	if div != 0 {
-		floordiv = T(math.Floor(float64(div)))
-		if div-floordiv > 0.5 {
-			floordiv += 1
-		}
-	} else {
-		floordiv = T(math.Copysign(0, float64(a/b)))
-	}
-	return floordiv, mod
-}
+// NumPy's floor_divide and remainder, transcribed from its C code, as the reference of
+// TestFloorDivideRemainder: floats npyref.Divmod; integers floor_div and the remainder
+// loop of numpy/_core/src/umath/loops_modulo.dispatch.c.src.
 
 func npyDivmodSigned[T int8 | int16 | int32 | int64](a, b T) (q, r T) {
 	minInt := T(-1) << (8*unsafe.Sizeof(a) - 1)
@@ -160,11 +135,11 @@ func TestFloorDivideRemainder(t *testing.T) {
 		}
 		{
 			xf, yf := cross(sp, 30, rnd)
-			checkDivmod(t, s, seed, convert[float32](xf), convert[float32](yf), npyDivmodFloat[float32])
+			checkDivmod(t, s, seed, convert[float32](xf), convert[float32](yf), npyref.Divmod[float32])
 		}
 		{
 			xf, yf := cross(sp, 30, rnd)
-			checkDivmod(t, s, seed, xf, yf, npyDivmodFloat[float64])
+			checkDivmod(t, s, seed, xf, yf, npyref.Divmod[float64])
 		}
 	})
 }

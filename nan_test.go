@@ -239,14 +239,7 @@ func TestNaNPolicyHalf(t *testing.T) {
 		t.Run("float16", func(t *testing.T) { nanPolicyHalf[gpu.Float16](t, s, []uint16{0xfe01, 0x7e02, 0x7c01}, 0x3c00) })
 		t.Run("bfloat16", func(t *testing.T) { nanPolicyHalf[gpu.BFloat16](t, s, []uint16{0xffc1, 0x7fc2, 0x7f81}, 0x3f80) })
 	}
-	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) { run(t, s) })
-	t.Run("sim", func(t *testing.T) {
-		if testing.Short() {
-			t.Skip("the simulator is slow")
-		}
-		_, s := simStream(t)
-		run(t, s)
-	})
+	forDevicesAndSim(t, true, run)
 }
 
 // nanPolicyHalf checks SumOf, ProdOf and MeanOf, whole and along an axis, of arrays of
@@ -364,14 +357,7 @@ func TestScanNaNFirst(t *testing.T) {
 		t.Run("int32", func(t *testing.T) { scanNaNFirstInt(t, s) })
 		t.Run("expression", func(t *testing.T) { scanNaNFirstExpr(t, s) })
 	}
-	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) { run(t, s) })
-	t.Run("sim", func(t *testing.T) {
-		if testing.Short() {
-			t.Skip("the simulator is slow")
-		}
-		_, s := simStream(t)
-		run(t, s)
-	})
+	forDevicesAndSim(t, true, run)
 }
 
 // scanNaNKind describes a float type's bits for TestScanNaNFirst.

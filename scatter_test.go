@@ -400,11 +400,7 @@ func TestScatterNaN(t *testing.T) {
 			v.Free()
 		}
 	}
-	forDevices(t, func(t *testing.T, _ *gpu.Device, s *gpu.Stream) { run(t, s) })
-	t.Run("sim", func(t *testing.T) {
-		_, s := simStream(t)
-		run(t, s)
-	})
+	forDevicesAndSim(t, false, run)
 }
 
 // refPut is numpy.put: the last of duplicate indices wins; an index out of range in
@@ -868,11 +864,7 @@ func nanSumsEverywhere(t *testing.T, opts ...gpu.IndexOption) {
 		t.Run("float32", func(t *testing.T) { nanSums[float32](t, s, opts...) })
 		t.Run("float64", func(t *testing.T) { nanSums[float64](t, s, opts...) })
 	}
-	forDevices(t, func(t *testing.T, _ *gpu.Device, s *gpu.Stream) { run(t, s) })
-	t.Run("sim", func(t *testing.T) {
-		_, s := simStream(t)
-		run(t, s)
-	})
+	forDevicesAndSim(t, false, run)
 }
 
 // nanSums adds NaNs with payloads, +Inf and -Inf, and values into a destination

@@ -17,6 +17,20 @@ import (
 var simGPU = sync.OnceValues(func() (*gpu.Device, error) { return gpu.NewDevice(simdev.New(2)) })
 
 // simStream returns a new stream of the simulated device, closed when t ends.
+// forDevicesAndSim runs run on a stream of every device (forDevices) and of the PTX
+// simulator (simStream), the latter left out under -short when slowSim.
+func forDevicesAndSim(t *testing.T, slowSim bool, run func(t *testing.T, s *gpu.Stream)) {
+	t.Helper()
+	forDevices(t, func(t *testing.T, _ *gpu.Device, s *gpu.Stream) { run(t, s) })
+	t.Run("sim", func(t *testing.T) {
+		if slowSim && testing.Short() {
+			t.Skip("the simulator is slow")
+		}
+		_, s := simStream(t)
+		run(t, s)
+	})
+}
+
 func simStream(t *testing.T) (*gpu.Device, *gpu.Stream) {
 	t.Helper()
 	d, err := simGPU()

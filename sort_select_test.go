@@ -657,11 +657,7 @@ func TestQuantileSignedZero(t *testing.T) {
 			r64.Free()
 		}
 	}
-	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) { run(t, s) })
-	t.Run("sim", func(t *testing.T) {
-		_, s := simStream(t)
-		run(t, s)
-	})
+	forDevicesAndSim(t, false, run)
 }
 
 func TestQuantile(t *testing.T) {
@@ -834,11 +830,7 @@ func TestNanQuantile(t *testing.T) {
 			}
 		}
 	}
-	forDevices(t, func(t *testing.T, _ *gpu.Device, s *gpu.Stream) { run(t, s) })
-	t.Run("sim", func(t *testing.T) {
-		_, s := simStream(t)
-		run(t, s)
-	})
+	forDevicesAndSim(t, false, run)
 }
 
 // nanMedianOfHalf returns NanMedian (float32) along axis 1 of vals as a (3, 4) array of

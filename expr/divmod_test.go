@@ -9,38 +9,12 @@ import (
 
 	"github.com/go-gpu/gpu/dtype"
 	"github.com/go-gpu/gpu/internal/fp"
+	"github.com/go-gpu/gpu/internal/npyref"
 )
 
 // A reference for floor_divide and remainder independent of their IR definitions
-// (define.go): NumPy's C code transcribed to Go, statement for statement.
-
-// npyDivmod is npy_divmod of numpy/_core/src/npymath/npy_math_internal.h.src, with the
-// b == 0 cases of npy_floor_divide (a/b) and npy_remainder (fmod: NaN). In Go as in C,
-// `if (mod)` and `if (div)` are true for NaN.
-func npyDivmod[T float32 | float64](a, b T) (floordiv, mod T) {
-	mod = T(math.Mod(float64(a), float64(b))) // exact: fmodf is math.Mod rounded
-	if b == 0 {
-		return a / b, mod
-	}
-	div := (a - mod) / b
-	if mod != 0 {
-		if (b < 0) != (mod < 0) {
-			mod += b
-			div -= 1
-		}
-	} else {
-		mod = T(math.Copysign(0, float64(b)))
-	}
-	if div != 0 {
-		floordiv = T(math.Floor(float64(div)))
-		if div-floordiv > 0.5 {
-			floordiv += 1
-		}
-	} else {
-		floordiv = T(math.Copysign(0, float64(a/b)))
-	}
-	return floordiv, mod
-}
+// (define.go): NumPy's C code transcribed to Go, statement for statement (floats:
+// npyref.Divmod).
 
 // npyIntDivmod is NumPy's integer floor_divide (floor_div_@TYPE@) and remainder
 // (numpy/_core/src/umath/loops_modulo.dispatch.c.src): x//0 and x%0 are 0, MinInt//-1
@@ -82,10 +56,10 @@ func refDivmod(name string, t dtype.DType, x, y Scalar) Scalar {
 	case t.IsInteger():
 		q, r = npyIntDivmod(t, x, y)
 	case t == dtype.Float64:
-		fq, fr := npyDivmod(x.Float64(), y.Float64())
+		fq, fr := npyref.Divmod(x.Float64(), y.Float64())
 		q, r = ScalarOf(fq), ScalarOf(fr)
 	default:
-		fq, fr := npyDivmod(float32(x.Float64()), float32(y.Float64()))
+		fq, fr := npyref.Divmod(float32(x.Float64()), float32(y.Float64()))
 		q, r = roundTo(t, float64(fq)), roundTo(t, float64(fr))
 	}
 	if name == "floor_divide" {
@@ -95,7 +69,7 @@ func refDivmod(name string, t dtype.DType, x, y Scalar) Scalar {
 }
 
 // TestFloorDivideRemainder checks floor_divide, remainder and mod on every integer and
-// float type against npyDivmod and npyIntDivmod: every pair of special values (zeros
+// float type against npyref.Divmod and npyIntDivmod: every pair of special values (zeros
 // of both signs, ±1, MinInt and -1, MaxInt, ±Inf, NaN, ...) and fresh random pairs,
 // with y an array, with y a parameter, and with both constants (folded at parse time).
 // NaN results must be the NaN policy's canonical NaN.
