@@ -504,9 +504,10 @@ func (d *Device) syncBackend() error {
 // instantiated once; one launch costs about one kernel launch however many operations
 // it holds, where issuing them one by one costs a launch each, plus a
 // cuGraphExecKernelNodeSetParams per random fill, to set its seed and offset). A
-// launch is one tracked operation on its stream: it waits for the uses on other streams of the buffers the
-// graph reads and writes, and later uses wait for it (see Buffer). Launches of one
-// graph run one after another in the order they were enqueued, whatever their streams.
+// launch is one tracked operation on its stream: it waits for the uses on other
+// streams of the buffers the graph reads and writes, and later uses wait for it (see
+// Buffer). Launches of one graph run one after another in the order they were
+// enqueued, whatever their streams.
 //
 // The graph keeps the memory it uses until it is closed: a buffer freed meanwhile can
 // no longer be used by its holder, but its memory stays for the graph's launches and
@@ -556,8 +557,8 @@ var errNilGraph = fmt.Errorf("gpu: nil graph: %w", ErrInvalidValue)
 // Driver API: cuGraphLaunch). Random fills in the graph draw fresh numbers: those the
 // captured calls would draw from their generators now, which the launch advances (as a
 // replay of a PyTorch graph does; on CUDA one cuGraphExecKernelNodeSetParams per fill).
-// Errors wrap ErrClosed for a closed graph or stream,
-// ErrInvalidValue for a stream of another device, ErrCapturing if s captures.
+// Errors wrap ErrClosed for a closed graph or stream, ErrInvalidValue for a stream of
+// another device, ErrCapturing if s captures.
 func (g *Graph) Launch(s *Stream) error {
 	if g.isNil() {
 		return errNilGraph

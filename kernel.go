@@ -579,7 +579,7 @@ func (l *launchArgs) null() { l.args = append(l.args, backend.Arg{Kind: backend.
 
 // u64 adds a 64-bit scalar.
 func (l *launchArgs) u64(v uint64) {
-	l.args = append(l.args, backend.Arg{Kind: backend.ArgScalar, Size: 8, Val: v})
+	l.args = append(l.args, u64Arg(v))
 }
 
 // scalar adds a scalar of size bytes (1 to 8) holding bits.
@@ -614,20 +614,23 @@ func bufArg(b BufferArg, uses []use) (backend.Arg, []use, error) {
 	return backend.Arg{Kind: backend.ArgMem, Mem: r.a.mem, Off: r.off}, append(uses, use{a: r.a, mode: r.mode, off: r.lo, n: r.n}), nil
 }
 
+// u64Arg is the 8-byte scalar argument v (a uint64, or an int64's or a float64's bits).
+func u64Arg(v uint64) backend.Arg { return backend.Arg{Kind: backend.ArgScalar, Size: 8, Val: v} }
+
 func scalarArg(a any) (backend.Arg, error) {
 	switch x := a.(type) {
 	case uint64:
-		return backend.Arg{Kind: backend.ArgScalar, Size: 8, Val: x}, nil
+		return u64Arg(x), nil
 	case uint32:
 		return backend.Arg{Kind: backend.ArgScalar, Size: 4, Val: uint64(x)}, nil
 	case int64:
-		return backend.Arg{Kind: backend.ArgScalar, Size: 8, Val: uint64(x)}, nil
+		return u64Arg(uint64(x)), nil
 	case int:
-		return backend.Arg{Kind: backend.ArgScalar, Size: 8, Val: uint64(x)}, nil
+		return u64Arg(uint64(x)), nil
 	case float32:
 		return backend.Arg{Kind: backend.ArgScalar, Size: 4, Val: uint64(math.Float32bits(x))}, nil
 	case float64:
-		return backend.Arg{Kind: backend.ArgScalar, Size: 8, Val: math.Float64bits(x)}, nil
+		return u64Arg(math.Float64bits(x)), nil
 	}
 	v := reflect.ValueOf(a)
 	arg := backend.Arg{Kind: backend.ArgScalar}

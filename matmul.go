@@ -853,10 +853,10 @@ func (j *mmJob) launch(g *backend.Gemm) error {
 		return fmt.Errorf("%d products of %dx%d need too many blocks: %w", g.Batch, g.M, g.N, ErrNotSupported)
 	}
 	u32 := func(v int) backend.Arg { return backend.Arg{Kind: backend.ArgScalar, Size: 4, Val: uint64(v)} }
-	u64 := func(v int64) backend.Arg { return backend.Arg{Kind: backend.ArgScalar, Size: 8, Val: uint64(v)} }
+	u64 := func(v int64) backend.Arg { return u64Arg(uint64(v)) }
 	scalar := func(v float64) backend.Arg {
 		if g.Type == dtype.Float64 {
-			return backend.Arg{Kind: backend.ArgScalar, Size: 8, Val: math.Float64bits(v)}
+			return u64Arg(math.Float64bits(v))
 		}
 		return backend.Arg{Kind: backend.ArgScalar, Size: 4, Val: uint64(math.Float32bits(float32(v)))}
 	}

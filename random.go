@@ -201,9 +201,9 @@ func (d *drawArgs) resolveTo(bargs []backend.Arg, params []paramSlot, seed, off 
 	for _, ps := range params {
 		switch ps.p {
 		case d.seed:
-			bargs[ps.i] = backend.Arg{Kind: backend.ArgScalar, Size: 8, Val: seed}
+			bargs[ps.i] = u64Arg(seed)
 		case d.off:
-			bargs[ps.i] = backend.Arg{Kind: backend.ArgScalar, Size: 8, Val: off}
+			bargs[ps.i] = u64Arg(off)
 		}
 	}
 }
