@@ -541,7 +541,11 @@ func (a *Array[T]) contiguousForRead(ctx context.Context) (*Array[T], error) {
 			return nil, err
 		}
 	}
-	return Contiguous(d.sideStream(), a)
+	side, err := d.sideStream()
+	if err != nil {
+		return nil, err
+	}
+	return Contiguous(side, a)
 }
 
 // CopyFromHost copies src (len(src) == Size(), row-major) into the array, which must be

@@ -94,7 +94,11 @@ func (d *Device) allocate(kind MemKind, size int64, s *Stream, reclaim bool) (*B
 		// capturing stream would become a node of the graph, made anew at each launch
 		// and never freed): on the device's side stream, after which the graph's
 		// launches are ordered by the tracking; the graph keeps it (graph.go).
-		s = d.sideStream()
+		side, err := d.sideStream()
+		if err != nil {
+			return nil, err
+		}
+		s = side
 	}
 	var bs backend.Stream
 	if s != nil {
@@ -348,7 +352,11 @@ func (a *allocation) release() error {
 			}
 		}
 		if f.cap.Load() != nil {
-			f = a.dev.sideStream()
+			// Without a side stream, f stays: the check below sends the free to the
+			// host path.
+			if side, err := a.dev.sideStream(); err == nil {
+				f = side
+			}
 		}
 		ok := true
 		var waitSmall [4]*pev

@@ -420,8 +420,10 @@ func (c *capture) scratch(s *Stream, k scratchKind, size int, pooled bool) (*scr
 	b := c.takeScratch(k, size)
 	if b == nil {
 		d := c.dev
-		side := d.sideStream()
-		var err error
+		side, err := d.sideStream()
+		if err != nil {
+			return nil, err
+		}
 		if b, err = d.alloc(DeviceMem, int64(max(scratchMin, 1<<bits.Len(uint(size-1)))), side); err != nil {
 			return nil, fmt.Errorf("gpu: allocating %s for a capture: %w", scratchNames[k], err)
 		}
@@ -468,23 +470,24 @@ func (c *capture) putScratch(k scratchKind, b *Buffer) {
 	c.mu.Unlock()
 }
 
-// sideStream returns the device's side stream (the memory captures allocate), made at
-// first use (the default stream if that fails).
-func (d *Device) sideStream() *Stream {
+// sideStream returns the device's side stream (the memory captures allocate, host
+// reads' contiguous copies), made at first use. It never falls back to the default
+// stream, which a capture may hold: a failure to make it is the caller's error.
+func (d *Device) sideStream() (*Stream, error) {
 	if s := d.side.Load(); s != nil {
-		return s
+		return s, nil
 	}
 	d.copyMu.Lock()
 	defer d.copyMu.Unlock()
 	if s := d.side.Load(); s != nil {
-		return s
+		return s, nil
 	}
 	s, err := d.NewStream()
 	if err != nil {
-		return d.def
+		return nil, fmt.Errorf("gpu: making the device's side stream: %w", err)
 	}
 	d.side.Store(s)
-	return s
+	return s, nil
 }
 
 // syncBackend waits in the driver for all the device's work (cuCtxSynchronize), or,

@@ -6,9 +6,12 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/go-gpu/gpu"
+	"github.com/go-gpu/gpu/backend"
+	"github.com/go-gpu/gpu/backend/cpu"
 	"github.com/go-gpu/gpu/half"
 )
 
@@ -518,6 +521,74 @@ func TestReadViewWhileDefaultCaptures(t *testing.T) {
 		}
 		g.Close()
 	})
+}
+
+// TestSideStreamFails: when the device's side stream can't be made, the work that
+// goes there fails with the backend's error (a host read of a non-contiguous array, a
+// capture's allocation) rather than going onto the default stream, which may be
+// capturing: the default stream's capture is unharmed and its graph runs.
+func TestSideStreamFails(t *testing.T) {
+	fd := &noStreamsDev{Device: cpu.New(0)}
+	d, err := gpu.NewDevice(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := d.DefaultStream()
+	m := mustArr[float32](t)(gpu.Arange[float32](ds, 0, 6, 1))
+	defer m.Free()
+	view := mustArr[float32](t)(mustArr[float32](t)(gpu.Reshape(ds, m, 2, 3)).Transpose())
+	x := mustArr[float32](t)(gpu.Empty[float32](ds, 4))
+	defer x.Free()
+	if err := ds.Synchronize(bg); err != nil {
+		t.Fatal(err)
+	}
+	fd.noStreams.Store(true)
+	if err := ds.BeginCapture(); err != nil {
+		t.Fatal(err)
+	}
+	if err := gpu.Fill(ds, x, 7); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := view.ToSlice(bg); !errors.Is(err, errNoStreams) || got != nil {
+		t.Errorf("read of a transposed view without a side stream: %v, %v; want nil and the backend's error", got, err)
+	}
+	if y, err := gpu.Empty[float32](ds, 1<<10); !errors.Is(err, errNoStreams) {
+		t.Errorf("an allocation in a capture without a side stream: %v; want the backend's error", err)
+		if y != nil {
+			y.Free()
+		}
+	}
+	g, err := ds.EndCapture()
+	if err != nil {
+		t.Fatalf("the capture: %v", err)
+	}
+	defer g.Close()
+	if err := g.Launch(ds); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := x.ToSlice(bg); err != nil || !slices.Equal(got, []float32{7, 7, 7, 7}) {
+		t.Errorf("the graph's fill: %v, %v", got, err)
+	}
+	fd.noStreams.Store(false)
+	if got, err := view.ToSlice(bg); err != nil || !slices.Equal(got, []float32{0, 3, 1, 4, 2, 5}) {
+		t.Errorf("read of the transposed view once streams can be made: %v, %v", got, err)
+	}
+}
+
+// noStreamsDev is a CPU device whose new streams fail while noStreams is set.
+type noStreamsDev struct {
+	backend.Device
+	noStreams atomic.Bool
+}
+
+// errNoStreams is noStreamsDev's NewStream error.
+var errNoStreams = errors.New("test: no more streams")
+
+func (d *noStreamsDev) NewStream() (backend.Stream, error) {
+	if d.noStreams.Load() {
+		return nil, errNoStreams
+	}
+	return d.Device.NewStream()
 }
 
 // TestReadViewDefaultStreamFaulted: a failed HostFunc faults its stream only; a host
