@@ -542,15 +542,14 @@ func (g *gen) shared(elem types.Type, e *ast.CallExpr) value {
 	ti := g.info(elem, e.Pos())
 	pos := g.p.position(e.Pos())
 	key := fmt.Sprintf("%d/%s/%d", pos.Line, elem, n)
+	// One call per line; the same call compiled again (a helper called twice, or a
+	// generic one instantiated with another type) is the same declaration, as on the CPU.
+	if at, ok := g.sharedCall[pos.Line]; ok && at != e.Pos() {
+		g.fail(e.Pos(), "one kern.Shared per line: the CPU tells shared arrays apart by their line")
+	}
+	g.sharedCall[pos.Line] = e.Pos()
 	name, ok := g.sharedAt[key]
 	if !ok {
-		for k := range g.sharedAt {
-			var l int
-			fmt.Sscanf(k, "%d/", &l)
-			if l == pos.Line {
-				g.fail(e.Pos(), "one kern.Shared per line: the CPU tells shared arrays apart by their line")
-			}
-		}
 		name = fmt.Sprintf("__shared%d", len(g.sharedAt))
 		g.sharedAt[key] = name
 		g.sharedBytes += int(n) * ti.size

@@ -106,7 +106,7 @@ type compileOptions struct {
 
 // compile compiles the kernel for the type arguments in o.subst.
 func (p *program) compile(params []kparam, warp bool, o compileOptions) (inst *instance, err error) {
-	g := &gen{p: p, checks: o.checks, sharedAt: map[string]string{}, cmps: map[*ast.BinaryExpr]cmpLins{}}
+	g := &gen{p: p, checks: o.checks, sharedAt: map[string]string{}, sharedCall: map[int]token.Pos{}, cmps: map[*ast.BinaryExpr]cmpLins{}}
 	g.initProver()
 	defer func() {
 		if r := recover(); r != nil {

@@ -123,6 +123,7 @@ type gen struct {
 	recIndex    int
 	loaded      map[ast.Expr]value // slice elements the statement's prefetch loaded
 	sharedAt    map[string]string  // line/type/length -> symbol
+	sharedCall  map[int]token.Pos  // line -> the kern.Shared call on it
 	sharedBytes int
 	warpMask    ptx.Reg // lanes of the warp that exist (u32)
 	warpClamp   ptx.Reg // their highest lane (u32)

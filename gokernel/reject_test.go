@@ -32,6 +32,7 @@ func TestRejected(t *testing.T) {
 		{"\tswitch {\n\tcase true:\n\t\tfallthrough\n\tdefault:\n\t}\n", "18:3", "no fallthrough"},
 		{"\tn := len(x)\n\ts := kern.Shared[float32](t, n)\n\t_ = s\n", "17:31", "constant length"},
 		{"\ta, b := kern.Shared[float32](t, 4), kern.Shared[float32](t, 8)\n\t_, _ = a, b\n", "16:38", "one kern.Shared per line"},
+		{"\ta, b := kern.Shared[float32](t, 4), kern.Shared[float32](t, 4)\n\t_, _ = a, b\n", "16:38", "one kern.Shared per line"},
 		{"\tvar c []int8\n\tkern.AtomicAdd(c, 0, 1)\n", "17:2", "32- or 64-bit elements"},
 		{"\trec(3)\n", "25:9", "recursion"},
 		{"\tx[0] = float32(math.Gamma(2))\n", "16:22", "math.Gamma is not supported"},

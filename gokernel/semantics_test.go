@@ -405,6 +405,34 @@ func TestSharedReverse(t *testing.T) {
 	}
 }
 
+// TestSharedHelper: a generic helper's kern.Shared is one array per element type
+// (two for two types, on the GPU as on the CPU), and the same array at each call.
+func TestSharedHelper(t *testing.T) {
+	k := newSem(t, SharedHelper)
+	n, block := 200, 64
+	xs, ys := make([]int32, n), make([]float64, n)
+	for i := range xs {
+		xs[i], ys[i] = rand.Int32(), rand.NormFloat64()
+	}
+	forDevices(t, func(t *testing.T, s *gpu.Stream) {
+		x, y := fromSlice(t, s, xs), fromSlice(t, s, ys)
+		if err := k.Launch(s, linear(n, block), x, y); err != nil {
+			t.Fatal(err)
+		}
+		wx, wy := slices.Clone(xs), slices.Clone(ys)
+		for b := 0; b+block <= n; b += block { // a partial last block keeps its values
+			slices.Reverse(wx[b : b+block])
+			slices.Reverse(wy[b : b+block])
+		}
+		if got := toSlice(t, x); !slices.Equal(got, wx) {
+			t.Errorf("x: %v\nwant %v", got, wx)
+		}
+		if got := toSlice(t, y); !slices.Equal(got, wy) {
+			t.Errorf("y: %v\nwant %v", got, wy)
+		}
+	})
+}
+
 // TestAtomics checks the atomics' deterministic results under contention.
 func TestAtomics(t *testing.T) {
 	k := newSem(t, Atomics)

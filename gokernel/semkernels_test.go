@@ -252,6 +252,27 @@ func Reverse(t kern.Thread, x []int32) {
 	}
 }
 
+// blockBuf returns a block's shared array of 64 T: one per element type, so a call
+// for int32 and one for float64 are two arrays, and two calls for one type the same.
+func blockBuf[T kern.Number](t kern.Thread) []T { return kern.Shared[T](t, 64) }
+
+// SharedHelper reverses each block's part of x and of y (blocks of up to 64 threads)
+// through blockBuf's arrays, storing through one call's slice and loading through
+// another's.
+func SharedHelper(t kern.Thread, x []int32, y []float64) {
+	i, j := t.ThreadIdx().X, t.Index()
+	if j < len(x) {
+		blockBuf[int32](t)[i] = x[j]
+		blockBuf[float64](t)[i] = y[j]
+	}
+	t.Sync()
+	bx, by := blockBuf[int32](t), blockBuf[float64](t)
+	n := t.BlockDim().X
+	if k := t.BlockIdx().X*n + n - 1 - i; j < len(x) && k < len(x) {
+		x[j], y[j] = bx[n-1-i], by[n-1-i]
+	}
+}
+
 // Atomics hammers a few addresses of global and shared memory from every thread.
 func Atomics(t kern.Thread, gi []int32, gu []uint64, gf []float32, gd []float64, flags []uint32) {
 	si := kern.Shared[int32](t, 4)
