@@ -359,8 +359,9 @@ func newElementwise(src string, fn any, in []reflect.Type, out reflect.Type, cpu
 		return nil, "", err
 	}
 	tname := func(t reflect.Type) (string, error) {
-		if t.PkgPath() != "" || goTypes[t.Kind()] == nil {
-			return "", fmt.Errorf("gokernel: %s: a Go kernel computes with Go's number types, not %v: %w", name, t, gpu.ErrInvalidValue)
+		// The elements travel in slices, which a kernel has of numbers only (no bool).
+		if t.PkgPath() != "" || goTypes[t.Kind()] == nil || t.Kind() == reflect.Bool {
+			return "", fmt.Errorf("gokernel: %s: an elementwise operation's elements are Go's number types, not %v: %w", name, t, gpu.ErrInvalidValue)
 		}
 		return t.Kind().String(), nil
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/go-gpu/gpu"
@@ -255,7 +256,28 @@ func TestFuncRejects(t *testing.T) {
 	if _, err := gokernel.NewFunc1(elementwiseSrc, func(x float32) float32 { return x }); !errors.Is(err, gpu.ErrInvalidValue) {
 		t.Fatalf("a function literal: %v", err)
 	}
+	// Element types of package gpu that are not Go's numbers: the error names the
+	// type, not the generated kernel's parameters.
+	for name, mk := range map[string]func() error{
+		"bool": func() error {
+			_, err := gokernel.NewFunc1(elementwiseTestSrc, positive)
+			return err
+		},
+		"half.Float16": func() error {
+			_, err := gokernel.NewFunc2(elementwiseTestSrc, halfAdd)
+			return err
+		},
+	} {
+		err := mk()
+		if !errors.Is(err, gpu.ErrInvalidValue) || errors.As(err, &e) || !strings.Contains(err.Error(), "number types, not "+name) {
+			t.Errorf("%s: got %v, want an error naming %s", name, err, name)
+		}
+	}
 }
+
+func positive(x float32) bool { return x > 0 }
+
+func halfAdd(x gpu.Float16, y float32) float32 { return y }
 
 func refused(x float32) float32 {
 	go func() {}()
