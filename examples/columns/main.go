@@ -92,7 +92,7 @@ var ResultSchema = arrow.NewSchema([]arrow.Field{
 
 func columns(ctx context.Context, w io.Writer, c config) error {
 	if c.rows < 1 || c.batch < 1 || c.groups < 1 {
-		return fmt.Errorf("%d rows in batches of %d, %d keys", c.rows, c.batch, c.groups)
+		return fmt.Errorf("%d rows in batches of %d, %d keys: each must be at least 1: %w", c.rows, c.batch, c.groups, gpu.ErrInvalidValue)
 	}
 	dev, err := gpu.Open()
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"math"
 	"strings"
 	"testing"
@@ -42,6 +43,11 @@ func TestBadFlags(t *testing.T) {
 	}
 	if code := run(bg, []string{"-rows", "0"}, &out, &errs); code != 1 {
 		t.Errorf("exit %d for no rows", code)
+	}
+	for _, c := range []config{{rows: 0, batch: 1, groups: 1}, {rows: 1, batch: 0, groups: 1}, {rows: 1, batch: 1, groups: 0}} {
+		if err := columns(bg, io.Discard, c); !errors.Is(err, gpu.ErrInvalidValue) || !strings.Contains(err.Error(), "at least 1") {
+			t.Errorf("%+v: %v, want an error wrapping ErrInvalidValue that says why", c, err)
+		}
 	}
 }
 

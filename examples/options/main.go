@@ -69,7 +69,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 func price(ctx context.Context, w io.Writer, c config) error {
 	if c.steps < 1 || c.batch < c.steps {
-		return fmt.Errorf("%d dates with %d normals per batch", c.steps, c.batch)
+		return fmt.Errorf("%d dates with %d normals per batch: want at least 1 date and a batch of at least as many normals: %w", c.steps, c.batch, gpu.ErrInvalidValue)
 	}
 	dev, err := gpu.Open()
 	if err != nil {

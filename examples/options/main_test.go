@@ -3,8 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io"
 	"strings"
 	"testing"
+
+	"github.com/go-gpu/gpu"
 )
 
 // TestSmall runs the example at a small size on the default device (the CPU backend
@@ -30,6 +34,11 @@ func TestBadFlags(t *testing.T) {
 	for _, args := range [][]string{{"-paths", "1"}, {"-sigma", "-1", "-paths", "10"}, {"-steps", "0"}} {
 		if code := run(context.Background(), args, &out, &errs); code != 1 {
 			t.Errorf("%v: exit %d", args, code)
+		}
+	}
+	for _, c := range []config{{steps: 0, batch: 16, paths: 10}, {steps: 8, batch: 4, paths: 10}} {
+		if err := price(context.Background(), io.Discard, c); !errors.Is(err, gpu.ErrInvalidValue) || !strings.Contains(err.Error(), "at least") {
+			t.Errorf("%+v: %v, want an error wrapping ErrInvalidValue that says why", c, err)
 		}
 	}
 }

@@ -59,7 +59,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 func forward(ctx context.Context, w io.Writer, cfg decoder.Config, batch, seq, runs int, seed uint64, check bool) error {
 	if batch < 1 || seq < 1 || runs < 1 {
-		return fmt.Errorf("%d sequences of %d tokens, %d runs", batch, seq, runs)
+		return fmt.Errorf("%d sequences of %d tokens, %d runs: each must be at least 1: %w", batch, seq, runs, gpu.ErrInvalidValue)
 	}
 	dev, err := gpu.Open()
 	if err != nil {
