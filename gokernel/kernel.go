@@ -184,10 +184,15 @@ func (k *Kernel) Unchecked() *Kernel {
 // PTX returns the PTX module the kernel compiles to for a device of compute
 // capability major.minor, and its entry's name. typeArgs gives a generic kernel's type
 // arguments as values of those types, in order (float32(0)); missing ones are the
-// first type of their constraint.
+// first type of their constraint. A compute capability below 7.0 is refused with an
+// error wrapping gpu.ErrNotSupported, as a launch on such a device is; a minor
+// version that isn't a digit with one wrapping gpu.ErrInvalidValue.
 func (k *Kernel) PTX(major, minor int, typeArgs ...any) (src, entry string, err error) {
 	if k.isNil() {
 		return "", "", errNilKernel
+	}
+	if err := k.checkTarget(major, minor); err != nil {
+		return "", "", err
 	}
 	subst := map[*types.TypeParam]types.Type{}
 	for i := range k.p.sig.TypeParams().Len() {
@@ -668,6 +673,17 @@ type instEntry struct {
 	cpuFaults sync.Map
 }
 
+// checkTarget refuses a compute capability the kernels can't be compiled for.
+func (k *Kernel) checkTarget(major, minor int) error {
+	if minor < 0 || minor > 9 {
+		return fmt.Errorf("gokernel: %s: compute capability %d.%d: the minor version is a digit: %w", k.name, major, minor, gpu.ErrInvalidValue)
+	}
+	if major < 7 {
+		return fmt.Errorf("gokernel: %s: Go kernels need compute capability 7.0 or later (warp-synchronous operations, relaxed atomics), not %d.%d: %w", k.name, major, minor, gpu.ErrNotSupported)
+	}
+	return nil
+}
+
 // instance returns the device's compiled instantiation, making it on first use.
 func (k *Kernel) instance(dev *gpu.Device, subst map[*types.TypeParam]types.Type, targs string) (*instEntry, error) {
 	key := instKey{dev: dev, targs: targs, checks: k.checks}
@@ -682,8 +698,8 @@ func (k *Kernel) build(e *instEntry, dev *gpu.Device, subst map[*types.TypeParam
 	major, minor := info.ComputeMajor, info.ComputeMinor
 	if info.Backend == "cpu" {
 		major, minor = 9, 0 // the module only serves the fault sites there
-	} else if major < 7 {
-		return fmt.Errorf("gokernel: %s: Go kernels need compute capability 7.0 or later (warp-synchronous operations, relaxed atomics), not %d.%d: %w", k.name, major, minor, gpu.ErrNotSupported)
+	} else if err := k.checkTarget(major, minor); err != nil {
+		return err
 	}
 	inst, err := k.p.compile(k.params, k.warp, compileOptions{major: major, minor: minor, checks: k.checks, subst: subst})
 	if err != nil {

@@ -367,6 +367,30 @@ func TestNilKernel(t *testing.T) {
 	}
 }
 
+// TestPTXTarget: PTX writes the module for the compute capability asked for, and
+// refuses those a Go kernel can't run on (below 7.0, as a launch on such a device)
+// and those that aren't one, rather than writing a .target of sm_00 or sm_-10.
+func TestPTXTarget(t *testing.T) {
+	k, err := gokernel.New(kernelsSrc, Saxpy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cc := range [][2]int{{7, 0}, {8, 6}, {9, 0}, {10, 0}, {12, 0}} {
+		src, _, err := k.PTX(cc[0], cc[1])
+		if want := fmt.Sprintf("\n.target sm_%d%d\n", cc[0], cc[1]); err != nil || !strings.Contains(src, want) {
+			t.Errorf("%d.%d: error %v, or no %q in the module", cc[0], cc[1], err, want)
+		}
+	}
+	for _, tc := range []struct {
+		major, minor int
+		want         error
+	}{{6, 1, gpu.ErrNotSupported}, {0, 0, gpu.ErrNotSupported}, {-1, 0, gpu.ErrNotSupported}, {9, -1, gpu.ErrInvalidValue}, {9, 10, gpu.ErrInvalidValue}} {
+		if src, _, err := k.PTX(tc.major, tc.minor); !errors.Is(err, tc.want) || src != "" {
+			t.Errorf("%d.%d: %v (module of %d bytes), want an error wrapping %v", tc.major, tc.minor, err, len(src), tc.want)
+		}
+	}
+}
+
 // TestNewStaleFunction: New refuses a function whose parameters' number types differ
 // from its source's (a function compiled from another version of the source).
 func TestNewStaleFunction(t *testing.T) {
