@@ -184,7 +184,7 @@ func (k *Kernel) Unchecked() *Kernel {
 // PTX returns the PTX module the kernel compiles to for a device of compute
 // capability major.minor, and its entry's name. typeArgs gives a generic kernel's type
 // arguments as values of those types, in order (float32(0)); missing ones are the
-// first type of their constraint. A compute capability below 7.0 is refused with an
+// first type of their constraint, and more than the kernel has are an error. A compute capability below 7.0 is refused with an
 // error wrapping gpu.ErrNotSupported, as a launch on such a device is; a minor
 // version that isn't a digit with one wrapping gpu.ErrInvalidValue.
 func (k *Kernel) PTX(major, minor int, typeArgs ...any) (src, entry string, err error) {
@@ -193,6 +193,9 @@ func (k *Kernel) PTX(major, minor int, typeArgs ...any) (src, entry string, err 
 	}
 	if err := k.checkTarget(major, minor); err != nil {
 		return "", "", err
+	}
+	if n := k.p.sig.TypeParams().Len(); len(typeArgs) > n {
+		return "", "", fmt.Errorf("gokernel: %s: %d type arguments for %d type parameters: %w", k.name, len(typeArgs), n, gpu.ErrInvalidValue)
 	}
 	subst := map[*types.TypeParam]types.Type{}
 	for i := range k.p.sig.TypeParams().Len() {

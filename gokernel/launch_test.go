@@ -391,6 +391,32 @@ func TestPTXTarget(t *testing.T) {
 	}
 }
 
+// TestPTXTypeArgs: PTX instantiates a generic kernel with the type arguments given,
+// the first type of the constraint for those missing, and refuses more than the
+// kernel has or ones outside the constraint.
+func TestPTXTypeArgs(t *testing.T) {
+	k, err := gokernel.New(kernelsSrc, Scale[float32], Scale[float64])
+	if err != nil {
+		t.Fatal(err)
+	}
+	f32, _, err := k.PTX(9, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f64, _, err := k.PTX(9, 0, float64(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f32 == f64 || !strings.Contains(f64, ".f64") {
+		t.Errorf("PTX(9, 0, float64(0)) is not the float64 instantiation")
+	}
+	for _, targs := range [][]any{{float64(0), float64(0)}, {"x"}} {
+		if src, _, err := k.PTX(9, 0, targs...); !errors.Is(err, gpu.ErrInvalidValue) || src != "" {
+			t.Errorf("type arguments %v: %v, want an error wrapping ErrInvalidValue", targs, err)
+		}
+	}
+}
+
 // TestNewStaleFunction: New refuses a function whose parameters' number types differ
 // from its source's (a function compiled from another version of the source).
 func TestNewStaleFunction(t *testing.T) {
