@@ -55,8 +55,9 @@
 // Random numbers drawn inside a capture are fresh at every launch, as in PyTorch's
 // graphs: each launch draws what its captured calls would draw if made at the launch,
 // from their generators' state then, and advances the generators past them; the capture
-// itself draws nothing and leaves the generators where they were. (A kernel of your own
-// taking a seed as a plain scalar repeats it; pass a Param and SetParam it instead.)
+// itself draws nothing and leaves the generators where they were. (A kernel of your own,
+// by Stream.Launch or package gokernel, taking a seed as a plain scalar repeats it;
+// pass a Param and SetParam it instead.)
 //
 // Stream.HostFunc runs a Go function in stream order, on a goroutine of the stream's
 // own (not the driver's callback thread): the work after it waits for it to return, and

@@ -718,6 +718,15 @@ func NewParam(v any) (*Param, error) {
 	return &Param{arg: a, typ: reflect.TypeOf(v)}, nil
 }
 
+// Type returns the Go type of p's value, which SetParam's values must have (nil for a
+// nil Param).
+func (p *Param) Type() reflect.Type {
+	if p == nil {
+		return nil
+	}
+	return p.typ
+}
+
 // SetParam sets the value p has in the graph's later launches, in every launch
 // captured with p, without a new capture: v must have p's type. Launches already
 // enqueued keep the old value. Errors wrap ErrInvalidValue (a value of another type, a

@@ -4,6 +4,8 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -246,4 +248,94 @@ func TestCaptureFaultCPU(t *testing.T) {
 // lineOf returns the line (from 1) of src where text first appears.
 func lineOf(src, text string) int {
 	return strings.Count(src[:strings.Index(src, text)], "\n") + 1
+}
+
+// TestLaunchParam: a *gpu.Param in a scalar's place passes its value outside a capture,
+// and in a graph the value that Graph.SetParam set last; a Param of another type, of a
+// narrow type or nil is refused.
+func TestLaunchParam(t *testing.T) {
+	saxpy, scale := newKernel(t, Saxpy).Unchecked(), newKernel(t, Scale[float32], Scale[float64])
+	n := 300
+	xs, ys := make([]float32, n), make([]float32, n)
+	for i := range xs {
+		xs[i], ys[i] = rand.Float32()*8-4, rand.Float32()*8-4
+	}
+	forDevices(t, func(t *testing.T, s *gpu.Stream) {
+		x, y := fromSlice(t, s, xs), fromSlice(t, s, ys)
+		want := slices.Clone(ys)
+		saxpyWant := func(a float32) {
+			for i := range want {
+				want[i] = a*xs[i] + want[i]
+			}
+		}
+		p, err := gpu.NewParam(float32(2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := saxpy.LaunchN(s, n, p, x, y); err != nil { // eager: the Param's value
+			t.Fatal(err)
+		}
+		saxpyWant(2)
+		g, err := s.Capture(func() error { return saxpy.LaunchN(s, n, p, x, y) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer g.Close()
+		for _, a := range []float32{2, -3, 0.5} {
+			if a != 2 {
+				if err := g.SetParam(p, a); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := g.Launch(s); err != nil {
+				t.Fatal(err)
+			}
+			saxpyWant(a)
+		}
+		if got := toSlice(t, y); !slices.Equal(got, want) {
+			t.Errorf("y after an eager launch and three graph launches with a = 2, -3, 0.5:\n%v\nwant %v", got, want)
+		}
+		// A generic kernel's Param of the type its slices decide.
+		zs := []float64{1.5, -2, 4}
+		z := fromSlice(t, s, zs)
+		p64, err := gpu.NewParam(float64(-0.25))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := scale.LaunchN(s, len(zs), p64, z); err != nil {
+			t.Fatal(err)
+		}
+		if got := toSlice(t, z); !slices.Equal(got, []float64{-0.375, 0.5, -1}) {
+			t.Errorf("Scale by a float64 Param of -0.25: %v", got)
+		}
+		for _, c := range []struct {
+			k    *gokernel.Kernel
+			v    any
+			want string
+		}{
+			{saxpy, float64(2), "a Param of a float64 for a float32"},
+			{scale, float32(2), "a Param of a float32 for a float64"},
+			{saxpy, int8(2), "Params of 32- and 64-bit numbers only"},
+			{saxpy, true, "Params of 32- and 64-bit numbers only"},
+		} {
+			q, err := gpu.NewParam(c.v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			arr := any(y)
+			if c.k == scale {
+				arr = z
+			}
+			args := []any{q, arr}
+			if c.k == saxpy {
+				args = append(args, y)
+			}
+			if err := c.k.LaunchN(s, 3, args...); !errors.Is(err, gpu.ErrInvalidValue) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("a Param of a %T: %v; want ErrInvalidValue saying %q", c.v, err, c.want)
+			}
+		}
+		if err := saxpy.LaunchN(s, 3, (*gpu.Param)(nil), x, y); !errors.Is(err, gpu.ErrInvalidValue) || !strings.Contains(err.Error(), "nil Param") {
+			t.Errorf("a nil Param: %v; want ErrInvalidValue", err)
+		}
+	})
 }

@@ -180,7 +180,9 @@
 // slot (gpu.Stream.LaunchChecked), and no wait covers a graph's launches. On a
 // capturing stream it is refused, the capture going on unharmed, with an error
 // wrapping gpu.ErrCapturing that names the first check kept and what to launch
-// instead.
+// instead. A scalar that the graph's launches should change (a seed, a step) is a
+// *gpu.Param of exactly the parameter's type (32- or 64-bit numbers), set between
+// launches by gpu.Graph.SetParam; a plain value is fixed at the capture.
 //
 // The rule is the same on every backend, though the CPU backend's Go function always
 // checks: what a GPU captures, it captures, with the same results at each launch of

@@ -284,7 +284,9 @@ func (k *Kernel) LaunchN(s *gpu.Stream, n int, args ...any) error {
 // for a scalar a Go value of its type (an int or a float64 converts to the parameter's
 // type when it is representable as Go defines it for untyped constants, which the
 // call's are: an integer type holds the value exactly, a float type rounds it to
-// nearest without overflow, NaN and ±Inf stay themselves). A generic kernel is
+// nearest without overflow, NaN and ±Inf stay themselves), or a *gpu.Param of exactly
+// its type, of 32 or 64 bits, which a graph that captures the launch can change
+// (gpu.Graph.SetParam). A generic kernel is
 // instantiated for the arguments' types. A nil array is an error wrapping
 // gpu.ErrInvalidValue.
 //
@@ -335,6 +337,10 @@ func (k *Kernel) Launch(s *gpu.Stream, cfg gpu.LaunchConfig, args ...any) error 
 				ba = gpu.In(a.arr)
 			}
 			largs = append(largs, ba, uint64(a.n))
+			continue
+		}
+		if a.p != nil {
+			largs = append(largs, a.p)
 			continue
 		}
 		largs = append(largs, scalarArg(a.v))
@@ -430,6 +436,7 @@ type boundArg struct {
 	n    int         // its length
 	elem reflect.Type
 	v    any // a scalar, converted to the parameter's type
+	p    *gpu.Param
 }
 
 type bound struct {
@@ -508,6 +515,12 @@ func (k *Kernel) bind(args []any) (*bound, error) {
 	}
 	for i, kp := range k.params {
 		if kp.slice {
+			continue
+		}
+		if p, ok := args[i].(*gpu.Param); ok {
+			if err := k.bindParam(b, i, p, unify, argErr); err != nil {
+				return nil, err
+			}
 			continue
 		}
 		v := reflect.ValueOf(args[i])
@@ -647,6 +660,38 @@ func scalarArg(v any) any {
 		return uint32(x)
 	}
 	return v
+}
+
+// bindParam binds a *gpu.Param to scalar parameter i: its value passes as it is (a
+// graph's SetParam changes it with one of the same type), so its type must be the
+// parameter's, or decide a type parameter's, and be one of 32 or 64 bits (a kernel
+// takes a narrower scalar or a bool widened to 32 bits, which a Param's bytes aren't).
+func (k *Kernel) bindParam(b *bound, i int, p *gpu.Param, unify func(int, types.Type, reflect.Type) error, argErr func(int, string, ...any) error) error {
+	rt := p.Type()
+	if rt == nil {
+		return argErr(i, "a nil Param")
+	}
+	switch rt.Kind() {
+	case reflect.Int32, reflect.Int64, reflect.Int, reflect.Uint32, reflect.Uint64, reflect.Uint, reflect.Float32, reflect.Float64:
+	default:
+		return argErr(i, "a Param of a %v: a kernel takes Params of 32- and 64-bit numbers only (pass a plain %v)", rt, rt)
+	}
+	pt := k.params[i].t
+	if tp, ok := types.Unalias(pt).(*types.TypeParam); ok {
+		if c, ok := b.subst[tp]; ok {
+			pt = c
+		} else {
+			if err := unify(i, pt, rt); err != nil {
+				return err
+			}
+			pt = b.subst[tp]
+		}
+	}
+	if !types.Identical(basicOf(pt), goTypes[rt.Kind()]) {
+		return argErr(i, "a Param of a %v for a %s: a Param's value keeps its type (make it with a %s)", rt, pt, pt)
+	}
+	b.args[i].p = p
+	return nil
 }
 
 // ---- instances ----
