@@ -2,7 +2,7 @@ package gpu
 
 import (
 	"fmt"
-
+	"math"
 	"slices"
 
 	"github.com/go-gpu/gpu/dtype"
@@ -283,6 +283,16 @@ func scanScalarBits(v any, t dtype.DType) (uint64, error) {
 	changed := back.Bits() != x.Bits()
 	if vt.IsFloat() {
 		changed = back.Float64() != x.Float64()
+		if t.IsInteger() {
+			// The round trip can't see a saturated conversion where t's largest value
+			// rounds to the float past it (MaxInt64 comes back as 2^63): compare with
+			// t's range, whose ends are exact in float64.
+			f, lo, hi := x.Float64(), 0.0, math.Ldexp(1, t.Bits())
+			if t.IsSigned() {
+				lo, hi = -math.Ldexp(1, t.Bits()-1), math.Ldexp(1, t.Bits()-1)
+			}
+			changed = changed || !(f >= lo && f < hi)
+		}
 	}
 	if t.IsInteger() && (changed || scalarNegative(c) != scalarNegative(x)) {
 		return 0, fmt.Errorf("gpu: initial value %v is not a value of the accumulator type %v: %w", v, t, ErrInvalidValue)

@@ -863,6 +863,8 @@ func TestScanErrors(t *testing.T) {
 		}{
 			{int64(1) << 40, false, true}, {1.5, false, false}, {math.NaN(), false, false},
 			{-1, true, false}, {uint64(1) << 63, false, true}, {math.Inf(1), false, false},
+			{0x1p63, false, true}, {0x1p64, false, false}, {-0x1p31, true, false}, {0x1p31, false, true},
+			{float32(0x1p31), false, true}, // (MaxInt32 converts back to float32 2^31)
 		} {
 			_, err := gpu.CumSum[int32](s, ai, 0, gpu.ExclusiveFrom(c.init))
 			if (err == nil) != c.int32 || (err != nil && !errors.Is(err, gpu.ErrInvalidValue)) {
@@ -872,6 +874,14 @@ func TestScanErrors(t *testing.T) {
 			if (err == nil) != c.uint64 || (err != nil && !errors.Is(err, gpu.ErrInvalidValue)) {
 				t.Errorf("ExclusiveFrom(%v) into uint64: %v", c.init, err)
 			}
+		}
+		// int64's ends as floats: -2^63 is its least value, 2^63 one past its largest
+		// (whose conversion saturates to MaxInt64, which converts back to 2^63).
+		if got := toSlice(t, scMust[int64](t)(gpu.CumSum[int64](s, ai, 0, gpu.ExclusiveFrom(-0x1p63)))); got[0] != math.MinInt64 || got[1] != math.MinInt64+1 {
+			t.Errorf("ExclusiveFrom(-2^63) into int64: %v", got)
+		}
+		if _, err := gpu.CumSum[int64](s, ai, 0, gpu.ExclusiveFrom(0x1p63)); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Errorf("ExclusiveFrom(2^63 as a float) into int64: %v", err)
 		}
 		if got := toSlice(t, scMust[uint64](t)(gpu.CumSum[uint64](s, ai, 0, gpu.ExclusiveFrom(uint64(1)<<63)))); got[1] != 1<<63+1 {
 			t.Errorf("ExclusiveFrom(2^63) into uint64: %v", got)
