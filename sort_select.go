@@ -412,8 +412,12 @@ func Median[R Float, T Elem](s *Stream, a *Array[T], opts ...ReduceOption) (*Arr
 // to R). A NaN among the values gives NaN; no values give NaN. As NumPy's, the
 // interpolation a + (b-a)*t is NaN where a neighbour is infinite and b-a is NaN or
 // infinite, even at a position on an element (t = 0): numpy.quantile([4, 5, inf], 0.5)
-// is NaN where numpy.median gives 5. Options and the result's shape: Median's. q
-// outside [0, 1], or NaN, is an error wrapping ErrInvalidValue.
+// is NaN where numpy.median gives 5. Bools count as 0 and 1 and interpolate (q = 0.3
+// of [false false true true true] is 0.2), as Median's mean of two middle bools does
+// and as NumPy's median does; numpy.quantile and numpy.nanquantile instead raise a
+// TypeError for bool arrays (their interpolation subtracts bools). Options and the
+// result's shape: Median's. q outside [0, 1], or NaN, is an error wrapping
+// ErrInvalidValue.
 //
 // Rows of at least Tuning.QuantileSelect elements, in calls of at least
 // Tuning.QuantileSelectTotal, select instead of sorting, as

@@ -785,6 +785,32 @@ func TestQuantile(t *testing.T) {
 		if g := toSlice(t, m16); len(g) != 1 || g[0].Bits() != 0x7fff {
 			t.Fatalf("float16 median of nothing: %v, want the canonical NaN 0x7fff", g)
 		}
+		// Bools are 0 and 1 and interpolate (numpy.quantile raises a TypeError for
+		// them; numpy.median's mean of the middle ones is Median's).
+		bv := []bool{true, false, false, true, true, false, true, true}
+		bf := make([]float64, len(bv))
+		for i, b := range bv {
+			if b {
+				bf[i] = 1
+			}
+		}
+		for _, n := range []int{5, 8} {
+			ba := mustArr[bool](t)(gpu.FromSlice(s, bv[:n]))
+			bqs := []float64{0, 0.3, 0.5, 0.55, 1}
+			g := toSlice(t, mustArr[float64](t)(gpu.Quantiles[float64](s, ba, bqs)))
+			for i, q := range bqs {
+				if w := quantileRef(bf[:n], q, false); g[i] != w {
+					t.Errorf("bool quantile %v of %v: %v, want %v", q, bv[:n], g[i], w)
+				}
+			}
+			if g := toSlice(t, mustArr[float64](t)(gpu.Median[float64](s, ba))); g[0] != quantileRef(bf[:n], 0, true) {
+				t.Errorf("bool median of %v: %v, want %v", bv[:n], g[0], quantileRef(bf[:n], 0, true))
+			}
+			ba.Free()
+		}
+		if g := toSlice(t, mustArr[float64](t)(gpu.Quantile[float64](s, mustArr[bool](t)(gpu.FromSlice(s, bv[:5])), 0.3))); math.Abs(g[0]-0.2) > 1e-15 {
+			t.Errorf("bool quantile 0.3 of %v: %v, want 0.2 (the documented example)", bv[:5], g[0])
+		}
 		ei := mustArr[int32](t)(gpu.Zeros[int32](s, 0, 2))
 		defer ei.Free()
 		qb, err := gpu.Quantile[gpu.BFloat16](s, ei, 0.5, gpu.Axes(0))
