@@ -2,9 +2,11 @@ package gpu_test
 
 import (
 	"go/ast"
+	"go/doc"
 	"go/parser"
 	"go/token"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -76,4 +78,42 @@ func recvName(e ast.Expr) string {
 			return ""
 		}
 	}
+}
+
+// TestFloat16DocHasHalfSemantics: the package documentation sends readers to Float16
+// for how half precision computes ("see Float16"), so go doc gpu.Float16 shows it: the
+// float32 arithmetic, the one rounding on store and the float32 accumulation.
+func TestFloat16DocHasHalfSemantics(t *testing.T) {
+	fset := token.NewFileSet()
+	var files []*ast.File
+	names, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		if strings.HasSuffix(n, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, n, nil, parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	p, err := doc.NewFromFiles(fset, files, "github.com/go-gpu/gpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ty := range p.Types {
+		if ty.Name != "Float16" {
+			continue
+		}
+		for _, want := range []string{"compute in float32 and round once", "accumulate in float32"} {
+			if !strings.Contains(strings.Join(strings.Fields(ty.Doc), " "), want) {
+				t.Errorf("Float16's documentation doesn't say %q:\n%s", want, ty.Doc)
+			}
+		}
+		return
+	}
+	t.Fatal("no type Float16")
 }

@@ -7,12 +7,13 @@ import (
 	"github.com/go-gpu/gpu/half"
 )
 
-// Half precision.
+// Float16 is an IEEE 754 binary16 element (half.Float16, NumPy's float16): its bits in
+// a uint16.
 //
-// Float16 (IEEE 754 binary16, NumPy's float16) and BFloat16 (bfloat16) are element types
-// like float32: Array[Float16] and Array[BFloat16] work with every operation that takes
-// floats. Their Go types are package half's named uint16s (a value is its bits); make
-// values with half.NewFloat16(x), half.Float16FromFloat32(x) or from bits with
+// Float16 and BFloat16 (bfloat16) are element types like float32: Array[Float16] and
+// Array[BFloat16] work with every operation that takes floats. Their Go types are
+// package half's named uint16s (a value is its bits); make values with
+// half.NewFloat16(x), half.Float16FromFloat32(x) or from bits with
 // half.Float16FromBits(b) (never with a Go conversion of a float, which converts to an
 // integer), and arrays of bit patterns with FromBits.
 //
@@ -34,11 +35,10 @@ import (
 // On CUDA, contiguous operands move in 16-byte vector accesses (8 elements each) and
 // the conversions are the native cvt.rn.f16.f32 and, from sm_80, cvt.rn.bf16.f32 (an
 // integer rounding sequence before sm_80, with the same results).
-
-// Float16 is an IEEE 754 binary16 element (half.Float16): its bits in a uint16.
 type Float16 = half.Float16
 
-// BFloat16 is a bfloat16 element (half.BFloat16): its bits in a uint16.
+// BFloat16 is a bfloat16 element (half.BFloat16): its bits in a uint16. It computes as
+// Float16 does (see Float16: float32 arithmetic and accumulation, one rounding on store).
 type BFloat16 = half.BFloat16
 
 // HalfFloat is the set of half-precision element types.
