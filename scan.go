@@ -2,7 +2,6 @@ package gpu
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/go-gpu/gpu/dtype"
@@ -287,10 +286,8 @@ func scanScalarBits(v any, t dtype.DType) (uint64, error) {
 			// The round trip can't see a saturated conversion where t's largest value
 			// rounds to the float past it (MaxInt64 comes back as 2^63): compare with
 			// t's range, whose ends are exact in float64.
-			f, lo, hi := x.Float64(), 0.0, math.Ldexp(1, t.Bits())
-			if t.IsSigned() {
-				lo, hi = -math.Ldexp(1, t.Bits()-1), math.Ldexp(1, t.Bits()-1)
-			}
+			f := x.Float64()
+			lo, hi := t.IntRange()
 			changed = changed || !(f >= lo && f < hi)
 		}
 	}

@@ -10,6 +10,7 @@ package dtype
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 )
 
@@ -94,6 +95,21 @@ func (t DType) IsUnsigned() bool { return t >= Uint8 && t <= Uint64 }
 
 // IsInteger reports whether t is a signed or unsigned integer type (not Bool).
 func (t DType) IsInteger() bool { return t.IsSigned() || t.IsUnsigned() }
+
+// IntRange returns an integer type's values as a half-open interval of float64s,
+// [lo, hi): lo is the smallest value and hi the first above the largest (-2^(b-1) and
+// 2^(b-1) for b bits signed, 0 and 2^b unsigned), both exact, so that a float64 f is
+// within the type (before truncation) if and only if lo <= f < hi (a NaN is not).
+// For any other type it returns NaN, NaN.
+func (t DType) IntRange() (lo, hi float64) {
+	switch {
+	case t.IsSigned():
+		return -math.Ldexp(1, t.Bits()-1), math.Ldexp(1, t.Bits()-1)
+	case t.IsUnsigned():
+		return 0, math.Ldexp(1, t.Bits())
+	}
+	return math.NaN(), math.NaN()
+}
 
 // IsFloat reports whether t is a floating-point type.
 func (t DType) IsFloat() bool { return t >= Float16 && t <= Float64 }

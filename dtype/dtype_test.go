@@ -59,3 +59,25 @@ func TestOfAndParse(t *testing.T) {
 		t.Error("Parse accepted float128")
 	}
 }
+
+// TestIntRange: each integer type's range as float64s, [smallest, largest+1); NaNs for
+// the other types.
+func TestIntRange(t *testing.T) {
+	for _, c := range []struct {
+		t      DType
+		lo, hi float64
+	}{
+		{Int8, -128, 128}, {Int16, -32768, 32768}, {Int32, -2147483648, 2147483648},
+		{Int64, -0x1p63, 0x1p63}, {Uint8, 0, 256}, {Uint16, 0, 65536},
+		{Uint32, 0, 4294967296}, {Uint64, 0, 0x1p64},
+	} {
+		if lo, hi := c.t.IntRange(); lo != c.lo || hi != c.hi {
+			t.Errorf("%v: [%v, %v), want [%v, %v)", c.t, lo, hi, c.lo, c.hi)
+		}
+	}
+	for _, d := range []DType{Bool, Float16, BFloat16, Float32, Float64} {
+		if lo, hi := d.IntRange(); lo == lo || hi == hi {
+			t.Errorf("%v: [%v, %v), want NaNs", d, lo, hi)
+		}
+	}
+}

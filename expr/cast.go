@@ -120,12 +120,12 @@ func kConv[S, D number](n int, d, a, _, _ unsafe.Pointer) {
 func intRange[D integer]() (lo, hi D, flo, fhi float64) {
 	var z D
 	width := int(unsafe.Sizeof(z)) * 8
+	flo, fhi = dtype.Of[D]().IntRange()
 	if ^z < 0 { // signed
 		hi = D(uint64(1)<<(width-1) - 1)
-		lo = -hi - 1
-		return lo, hi, -math.Ldexp(1, width-1), math.Ldexp(1, width-1)
+		return -hi - 1, hi, flo, fhi
 	}
-	return 0, ^z, 0, math.Ldexp(1, width)
+	return 0, ^z, flo, fhi
 }
 
 // satInt converts v to D truncating toward zero, saturating at D's range, NaN → 0.

@@ -616,12 +616,7 @@ func convertScalar(v reflect.Value, t types.Type) (any, error) {
 		return f, nil
 	case v.Kind() == reflect.Float64 && isInt:
 		x := v.Float()
-		// The integer types' ranges: [-2^(b-1), 2^(b-1)) signed, [0, 2^b) unsigned.
-		bits := 8 * rt.Size()
-		lo, hi := -math.Ldexp(1, int(bits)-1), math.Ldexp(1, int(bits)-1)
-		if k := rt.Kind(); k >= reflect.Uint && k <= reflect.Uintptr {
-			lo, hi = 0, math.Ldexp(1, int(bits))
-		}
+		lo, hi := dtype.OfKind(rt.Kind()).IntRange()
 		if x != math.Trunc(x) || !(x >= lo && x < hi) { // (NaN and ±Inf fail too)
 			return nil, fmt.Errorf("%v is not representable in %s", x, t)
 		}
