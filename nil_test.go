@@ -265,11 +265,15 @@ func nilRecvNoError(zero bool) []nilCase {
 		fn *gpu.Function
 		g  *gpu.Generator
 		gr *gpu.Graph
+		p  *gpu.Param
 	)
 	if zero {
-		d, b, ev, fn, gr = &gpu.Device{}, &gpu.Buffer{}, &gpu.Event{}, &gpu.Function{}, &gpu.Graph{}
+		d, b, ev, fn, gr, p = &gpu.Device{}, &gpu.Buffer{}, &gpu.Event{}, &gpu.Function{}, &gpu.Graph{}, &gpu.Param{}
 	}
 	cases := []nilCase{
+		// Param.
+		{"Param.Type", func() error { return isZero("Type()", p.Type()) }},
+
 		// Graph.
 		{"Graph.String", func() error {
 			return errors.Join(is("String()", gr.String(), "<nil graph>"), is("fmt.Sprint", fmt.Sprint(gr), "<nil graph>"))
