@@ -3,6 +3,7 @@ package gpu
 import (
 	"context"
 	"fmt"
+	"reflect"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -11,13 +12,14 @@ import (
 // converted to T (gonum's float64 values rounded to nearest for float32). A *mat.Dense
 // (or anything with a mat.RawMatrixer view of its rows) is copied row by row; another
 // mat.Matrix (a transpose, a symmetric matrix) through its At method. m may be reused
-// as soon as FromDense returns.
+// as soon as FromDense returns. A nil m, or a nil pointer such as a (*mat.Dense)(nil)
+// (whose methods gonum lets panic), is an error wrapping ErrInvalidValue.
 func FromDense[T float32 | float64](s *Stream, m mat.Matrix) (*Array[T], error) {
 	if err := nilStream(s); err != nil {
 		return nil, err
 	}
-	if m == nil {
-		return nil, fmt.Errorf("gpu: FromDense of a nil matrix: %w", ErrInvalidValue)
+	if v := reflect.ValueOf(m); m == nil || v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil, fmt.Errorf("gpu: FromDense of a nil matrix (%T): %w", m, ErrInvalidValue)
 	}
 	r, c := m.Dims()
 	data := make([]T, r*c)

@@ -823,6 +823,10 @@ func TestDense(t *testing.T) {
 	if _, err := gpu.FromDense[float32](s, nil); !errors.Is(err, gpu.ErrInvalidValue) {
 		t.Errorf("FromDense(nil): %v", err)
 	}
+	// A nil *mat.Dense in the interface: its Dims would panic.
+	if _, err := gpu.FromDense[float64](s, (*mat.Dense)(nil)); !errors.Is(err, gpu.ErrInvalidValue) {
+		t.Errorf("FromDense((*mat.Dense)(nil)): %v", err)
+	}
 }
 
 // TestMatMulAlignedCopies runs the CPU backend's generated kernel with the CUDA
