@@ -119,8 +119,10 @@ func LayerNorm[T Float](s *Stream, x *Array[T], ndims int, weight, bias *Array[T
 // Norm returns vector norms of a over the reduced axes (numpy.linalg.norm of the
 // flattened axes): ord 2 is sqrt(sum(x^2)) (the Frobenius norm over two axes), 1 is
 // sum(|x|), +Inf max(|x|), -Inf min(|x|), 0 the number of nonzero elements, and any
-// other positive ord sum(|x|^ord)^(1/ord). Axes and KeepDims as ReduceOption; R is a
-// float type. Like NumPy, the 2-norm is not scaled: squares past R's range overflow.
+// other positive ord sum(|x|^ord)^(1/ord), with ord and 1/ord rounded to R as NumPy
+// rounds them (an order or reciprocal past R's range is Inf there, not an error). Axes
+// and KeepDims as ReduceOption; R is a float type. Like NumPy, the 2-norm is not
+// scaled: squares past R's range overflow.
 // The norms are reductions (MapReduce) followed, for 2 and general ord, by an
 // elementwise root.
 func Norm[R Float, T Elem](s *Stream, a *Array[T], ord float64, opts ...ReduceOption) (*Array[R], error) {
@@ -132,6 +134,10 @@ func Norm[R Float, T Elem](s *Stream, a *Array[T], ord float64, opts ...ReduceOp
 	var src string
 	op := OpSum
 	root := ""
+	// ord and 1/ord are weak scalars, taking R's type as NumPy's absx**ord and
+	// ret**reciprocal(ord, dtype=ret.dtype) do (past R's range: Inf), not constants
+	// that must be representable in R.
+	vars, rootVars := Vars{"x": a}, Vars{}
 	switch {
 	case ord == 2:
 		src, root = conv+"*"+conv, "sqrt(y)"
@@ -144,11 +150,12 @@ func Norm[R Float, T Elem](s *Stream, a *Array[T], ord float64, opts ...ReduceOp
 	case ord == 0:
 		src = fmt.Sprintf("where(x != 0, %v(1), %v(0))", rt, rt)
 	case ord > 0 && !math.IsNaN(ord):
-		src, root = fmt.Sprintf("pow(abs(%s), %v(%v))", conv, rt, ord), fmt.Sprintf("pow(y, %v(%v))", rt, 1/ord)
+		src, root = fmt.Sprintf("pow(abs(%s), p)", conv), "pow(y, p)"
+		vars["p"], rootVars["p"] = ord, 1/ord
 	default:
 		return nil, fmt.Errorf("gpu: Norm of order %v: %w", ord, ErrInvalidValue)
 	}
-	red, err := MapReduce[R](s, src, Vars{"x": a}, op, opts...)
+	red, err := MapReduce[R](s, src, vars, op, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("gpu: Norm of order %v: %w", ord, err)
 	}
@@ -156,7 +163,8 @@ func Norm[R Float, T Elem](s *Stream, a *Array[T], ord float64, opts ...ReduceOp
 		return red, nil
 	}
 	defer red.Free()
-	return Eval[R](s, root, Vars{"y": red})
+	rootVars["y"] = red
+	return Eval[R](s, root, rootVars)
 }
 
 // statArgs checks a statistic's stream and array.

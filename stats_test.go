@@ -463,6 +463,25 @@ func TestNorm(t *testing.T) {
 		if _, err := gpu.Norm[float64](s, a, -1); !errors.Is(err, gpu.ErrInvalidValue) {
 			t.Fatalf("Norm ord -1: %v", err)
 		}
+		// An order or its reciprocal past float32's range: Inf in float32, as NumPy's
+		// absx**ord and ret**reciprocal(ord, dtype=float32) give, not an error.
+		small := [][]float32{{0, 0.5}, {3, 4}, {0.5, 3}}
+		f32 := mustArr[float32](t)(gpu.FromSlice(s, slices.Concat(small...), 3, 2))
+		for _, ord := range []float64{1e-39, 1e39, 1e-300} {
+			got := toSlice(t, mustArr[float32](t)(gpu.Norm[float32](s, f32, ord, gpu.Axes(1))))
+			p := float64(float32(ord))
+			for r, row := range small {
+				var sum float64
+				for _, x := range row {
+					sum += math.Pow(math.Abs(float64(x)), p)
+				}
+				want := float32(math.Pow(sum, float64(float32(1/ord))))
+				if got[r] != want {
+					t.Fatalf("Norm[float32] ord %v of %v = %v, want %v", ord, row, got[r], want)
+				}
+			}
+		}
+		f32.Free()
 		a.Free()
 	})
 }
