@@ -266,7 +266,8 @@ func Dot[T Elem](s *Stream, a, b *Array[T], opts ...MatMulOption) (*Array[T], er
 
 // Vdot returns the inner product of a and b flattened in row-major order, as a 0-d
 // array (numpy.vdot for real types). They must have the same number of elements; a
-// non-contiguous operand is first copied.
+// non-contiguous operand of two or more dimensions is first copied (a 1-D one, strided
+// or not, is read in place).
 func Vdot[T Elem](s *Stream, a, b *Array[T], opts ...MatMulOption) (*Array[T], error) {
 	if err := nilStream(s); err != nil {
 		return nil, err
