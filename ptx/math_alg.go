@@ -82,13 +82,25 @@ func (b *mb) fmodGeneric(x, y val, t vtype) val {
 	bad := b.or(b.cmp(cNaN, x, y), b.or(b.cmp(cEq, ax, inf), b.cmp(cEq, ay, b.fc(t, 0))))
 	b.ifElse(bad, func() { b.set(res, b.nan(t)) }, func() {
 		b.ifThen(b.cmp(cGe, ax, ay), func() {
-			var v val
-			if t == tF32 {
-				v = b.cvtF(b.fmodCore(b.cvtF(ax, tF64), b.cvtF(ay, tF64), false), tF32)
-			} else {
-				v = b.fmodCore(ax, ay, true)
+			if t == tF64 {
+				b.set(res, b.withSign(b.fmodCore(ax, ay, true), x))
+				return
 			}
-			b.set(res, b.withSign(v, x))
+			xd, yd := b.cvtF(ax, tF64), b.cvtF(ay, tF64)
+			v := b.variable(b.f64(0))
+			// A quotient below 2^28 of a normal ay (every float32 pair a few binades
+			// apart) in one step: q = trunc(xd/yd) is the quotient's integer part or one
+			// off it (the division's error is below 2^-25 here), q·yd has at most 28+24
+			// bits, so xd - q·yd is exact, and one correction either way is exact too.
+			fast := b.and(b.cmp(cGe, ay, b.fc(t, 0x1p-126)), b.cmp(cLt, xd, b.mul(yd, b.f64(0x1p28))))
+			b.ifElse(fast, func() {
+				r := b.fma(b.neg(b.trunc(b.div(xd, yd))), yd, xd)
+				r = b.sel(b.cmp(cLt, r, b.f64(0)), b.add(r, yd), r)
+				b.set(v, b.sel(b.cmp(cGe, r, yd), b.sub(r, yd), r))
+			}, func() {
+				b.set(v, b.fmodCore(xd, yd, false))
+			})
+			b.set(res, b.withSign(b.cvtF(v, tF32), x))
 		})
 	})
 	return res

@@ -5802,57 +5802,83 @@ func FmodF32(x, y float32) float32 {
 		if v14 {
 			v15 := float64(v3)
 			v16 := float64(v4)
-			v17 := math.Float64bits(v16)
-			v19 := v17 >> uint32(0x34)
-			v20 := uint32(v19)
-			v22 := v15
-			for {
-				v23 := v22 >= v16
-				if !(v23) {
-					break
+			v18 := float64(0x0p+00)
+			v20 := v4 >= float32(0x1p-126)
+			v22 := float64(v16 * float64(0x1p+28))
+			v23 := v15 < v22
+			v24 := v20 && v23
+			if v24 {
+				v25 := float64(v15 / v16)
+				v26 := math.Trunc(v25)
+				v27 := -v26
+				v28 := math.FMA(v27, v16, v15)
+				v29 := v28 < float64(0x0p+00)
+				v30 := float64(v28 + v16)
+				v31 := v28
+				if v29 {
+					v31 = v30
 				}
-				v24 := math.Float64bits(v22)
-				v25 := v24 >> uint32(0x34)
-				v26 := uint32(v25)
-				v27 := uint32(v26 - v20)
-				v29 := uint32(v27 - uint32(0x33))
-				v30 := uint32(v29 - uint32(0x0))
-				v32 := uint32(int32(v30) >> uint32(0x1))
-				v34 := uint32(v32 + uint32(0x3ff))
-				v35 := uint64(v34)
-				v36 := v35 << uint32(0x34)
-				v37 := math.Float64frombits(v36)
-				v38 := float64(v16 * v37)
-				v39 := uint32(v30 - v32)
-				v40 := uint32(v39 + uint32(0x3ff))
-				v41 := uint64(v40)
-				v42 := v41 << uint32(0x34)
-				v43 := math.Float64frombits(v42)
-				v44 := float64(v38 * v43)
-				v45 := int32(v29) > int32(0)
-				v46 := v16
-				if v45 {
-					v46 = v44
+				v32 := v31 >= v16
+				v33 := float64(v31 - v16)
+				v34 := v31
+				if v32 {
+					v34 = v33
 				}
-				v47 := float64(v22 / v46)
-				v48 := math.Trunc(v47)
-				v49 := -v48
-				v50 := math.FMA(v49, v46, v22)
-				v52 := v50 < float64(0x0p+00)
-				v53 := float64(v50 + v46)
-				v54 := v50
-				if v52 {
-					v54 = v53
+				v18 = v34
+			} else {
+				v35 := math.Float64bits(v16)
+				v37 := v35 >> uint32(0x34)
+				v38 := uint32(v37)
+				v40 := v15
+				for {
+					v41 := v40 >= v16
+					if !(v41) {
+						break
+					}
+					v42 := math.Float64bits(v40)
+					v43 := v42 >> uint32(0x34)
+					v44 := uint32(v43)
+					v45 := uint32(v44 - v38)
+					v47 := uint32(v45 - uint32(0x33))
+					v48 := uint32(v47 - uint32(0x0))
+					v50 := uint32(int32(v48) >> uint32(0x1))
+					v52 := uint32(v50 + uint32(0x3ff))
+					v53 := uint64(v52)
+					v54 := v53 << uint32(0x34)
+					v55 := math.Float64frombits(v54)
+					v56 := float64(v16 * v55)
+					v57 := uint32(v48 - v50)
+					v58 := uint32(v57 + uint32(0x3ff))
+					v59 := uint64(v58)
+					v60 := v59 << uint32(0x34)
+					v61 := math.Float64frombits(v60)
+					v62 := float64(v56 * v61)
+					v63 := int32(v47) > int32(0)
+					v64 := v16
+					if v63 {
+						v64 = v62
+					}
+					v65 := float64(v40 / v64)
+					v66 := math.Trunc(v65)
+					v67 := -v66
+					v68 := math.FMA(v67, v64, v40)
+					v69 := v68 < float64(0x0p+00)
+					v70 := float64(v68 + v64)
+					v71 := v68
+					if v69 {
+						v71 = v70
+					}
+					v40 = v71
 				}
-				v22 = v54
+				v18 = v40
 			}
-			v55 := float32(v22)
-			v56 := math.Float32bits(x)
-			v58 := v56 & uint32(0x80000000)
-			v59 := math.Float32bits(v55)
-			v60 := v59 | v58
-			v61 := math.Float32frombits(v60)
-			v6 = v61
+			v72 := float32(v18)
+			v73 := math.Float32bits(x)
+			v75 := v73 & uint32(0x80000000)
+			v76 := math.Float32bits(v72)
+			v77 := v76 | v75
+			v78 := math.Float32frombits(v77)
+			v6 = v78
 		}
 	}
 	return v6
