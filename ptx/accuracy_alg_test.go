@@ -108,3 +108,31 @@ func TestHypot(t *testing.T) {
 		t.Errorf("hypot: max error %.3f (f32), %.3f (f64)", st32.max, st64.max)
 	}
 }
+
+// TestFmodNearIntegerQuotients: float32 fmod is exact (math.Mod's bits) where the
+// quotient is an integer or one ulp of x off one, up to 2^40 (across the one-step
+// path's bound of 2^28), for normal and subnormal divisors of both signs.
+func TestFmodNearIntegerQuotients(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 32))
+	for range 300000 {
+		y := float32(r.NormFloat64() * math.Ldexp(1, r.IntN(80)-40))
+		if r.IntN(10) == 0 {
+			y = math.Float32frombits(uint32(r.IntN(1 << 23))) // subnormal (or 0)
+		}
+		x := float32(float64(r.Uint64N(1<<uint(r.IntN(41)))) * float64(y))
+		switch r.IntN(3) {
+		case 0:
+			x = math.Nextafter32(x, 0)
+		case 1:
+			x = math.Nextafter32(x, float32(math.Inf(1)))
+		}
+		if r.IntN(2) == 0 {
+			x = -x
+		}
+		got := gomath.FmodF32(x, y)
+		want := float32(math.Mod(float64(x), float64(y)))
+		if math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
+			t.Fatalf("fmod(%g, %g) float32 = %g, want %g", x, y, got, want)
+		}
+	}
+}

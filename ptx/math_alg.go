@@ -89,14 +89,14 @@ func (b *mb) fmodGeneric(x, y val, t vtype) val {
 			xd, yd := b.cvtF(ax, tF64), b.cvtF(ay, tF64)
 			v := b.variable(b.f64(0))
 			// A quotient below 2^28 of a normal ay (every float32 pair a few binades
-			// apart) in one step: q = trunc(xd/yd) is the quotient's integer part or one
-			// off it (the division's error is below 2^-25 here), q·yd has at most 28+24
-			// bits, so xd - q·yd is exact, and one correction either way is exact too.
+			// apart) in one step: xd/yd = n + f, n its integer part, and f = 0 or, as a
+			// remainder of y's units over y (below 2^24 of them), 1-f > 2^-24, more than
+			// the double division's rounding error below 2^28 (2^-26): rounding, which is
+			// monotonic, gives no less than n and less than n+1, so q = trunc(xd/yd) is n;
+			// q·yd has at most 28+24 bits, and xd - q·yd, fmod's value, is exact.
 			fast := b.and(b.cmp(cGe, ay, b.fc(t, 0x1p-126)), b.cmp(cLt, xd, b.mul(yd, b.f64(0x1p28))))
 			b.ifElse(fast, func() {
-				r := b.fma(b.neg(b.trunc(b.div(xd, yd))), yd, xd)
-				r = b.sel(b.cmp(cLt, r, b.f64(0)), b.add(r, yd), r)
-				b.set(v, b.sel(b.cmp(cGe, r, yd), b.sub(r, yd), r))
+				b.set(v, b.fma(b.neg(b.trunc(b.div(xd, yd))), yd, xd))
 			}, func() {
 				b.set(v, b.fmodCore(xd, yd, false))
 			})

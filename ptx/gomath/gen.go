@@ -5812,73 +5812,61 @@ func FmodF32(x, y float32) float32 {
 				v26 := math.Trunc(v25)
 				v27 := -v26
 				v28 := math.FMA(v27, v16, v15)
-				v29 := v28 < float64(0x0p+00)
-				v30 := float64(v28 + v16)
-				v31 := v28
-				if v29 {
-					v31 = v30
-				}
-				v32 := v31 >= v16
-				v33 := float64(v31 - v16)
-				v34 := v31
-				if v32 {
-					v34 = v33
-				}
-				v18 = v34
+				v18 = v28
 			} else {
-				v35 := math.Float64bits(v16)
-				v37 := v35 >> uint32(0x34)
-				v38 := uint32(v37)
-				v40 := v15
+				v29 := math.Float64bits(v16)
+				v31 := v29 >> uint32(0x34)
+				v32 := uint32(v31)
+				v34 := v15
 				for {
-					v41 := v40 >= v16
-					if !(v41) {
+					v35 := v34 >= v16
+					if !(v35) {
 						break
 					}
-					v42 := math.Float64bits(v40)
-					v43 := v42 >> uint32(0x34)
-					v44 := uint32(v43)
-					v45 := uint32(v44 - v38)
-					v47 := uint32(v45 - uint32(0x33))
-					v48 := uint32(v47 - uint32(0x0))
-					v50 := uint32(int32(v48) >> uint32(0x1))
-					v52 := uint32(v50 + uint32(0x3ff))
+					v36 := math.Float64bits(v34)
+					v37 := v36 >> uint32(0x34)
+					v38 := uint32(v37)
+					v39 := uint32(v38 - v32)
+					v41 := uint32(v39 - uint32(0x33))
+					v42 := uint32(v41 - uint32(0x0))
+					v44 := uint32(int32(v42) >> uint32(0x1))
+					v46 := uint32(v44 + uint32(0x3ff))
+					v47 := uint64(v46)
+					v48 := v47 << uint32(0x34)
+					v49 := math.Float64frombits(v48)
+					v50 := float64(v16 * v49)
+					v51 := uint32(v42 - v44)
+					v52 := uint32(v51 + uint32(0x3ff))
 					v53 := uint64(v52)
 					v54 := v53 << uint32(0x34)
 					v55 := math.Float64frombits(v54)
-					v56 := float64(v16 * v55)
-					v57 := uint32(v48 - v50)
-					v58 := uint32(v57 + uint32(0x3ff))
-					v59 := uint64(v58)
-					v60 := v59 << uint32(0x34)
-					v61 := math.Float64frombits(v60)
-					v62 := float64(v56 * v61)
-					v63 := int32(v47) > int32(0)
-					v64 := v16
+					v56 := float64(v50 * v55)
+					v57 := int32(v41) > int32(0)
+					v58 := v16
+					if v57 {
+						v58 = v56
+					}
+					v59 := float64(v34 / v58)
+					v60 := math.Trunc(v59)
+					v61 := -v60
+					v62 := math.FMA(v61, v58, v34)
+					v63 := v62 < float64(0x0p+00)
+					v64 := float64(v62 + v58)
+					v65 := v62
 					if v63 {
-						v64 = v62
+						v65 = v64
 					}
-					v65 := float64(v40 / v64)
-					v66 := math.Trunc(v65)
-					v67 := -v66
-					v68 := math.FMA(v67, v64, v40)
-					v69 := v68 < float64(0x0p+00)
-					v70 := float64(v68 + v64)
-					v71 := v68
-					if v69 {
-						v71 = v70
-					}
-					v40 = v71
+					v34 = v65
 				}
-				v18 = v40
+				v18 = v34
 			}
-			v72 := float32(v18)
-			v73 := math.Float32bits(x)
-			v75 := v73 & uint32(0x80000000)
-			v76 := math.Float32bits(v72)
-			v77 := v76 | v75
-			v78 := math.Float32frombits(v77)
-			v6 = v78
+			v66 := float32(v18)
+			v67 := math.Float32bits(x)
+			v69 := v67 & uint32(0x80000000)
+			v70 := math.Float32bits(v66)
+			v71 := v70 | v69
+			v72 := math.Float32frombits(v71)
+			v6 = v72
 		}
 	}
 	return v6
