@@ -339,3 +339,34 @@ func TestLaunchParam(t *testing.T) {
 		}
 	})
 }
+
+// TestUintptrScalar: a uintptr parameter takes a uintptr, an int and a float64 of an
+// integer value (as any unsigned integer parameter does), and a uintptr Param (64
+// bits on every platform a kernel runs on).
+func TestUintptrScalar(t *testing.T) {
+	k := newKernel(t, FillUintptr).Unchecked()
+	forDevices(t, func(t *testing.T, s *gpu.Stream) {
+		x := fromSlice(t, s, []float32{0, 0, 0})
+		p, err := gpu.NewParam(uintptr(9))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			v    any
+			want float32
+		}{{uintptr(3), 3}, {4, 4}, {5.0, 5}, {p, 9}} {
+			if err := k.LaunchN(s, 3, x, c.v); err != nil {
+				t.Errorf("a %T for a uintptr: %v", c.v, err)
+				continue
+			}
+			if got := toSlice(t, x); !slices.Equal(got, []float32{c.want, c.want, c.want}) {
+				t.Errorf("a %T of %v for a uintptr: %v", c.v, c.want, got)
+			}
+		}
+		for _, v := range []any{-1.0, 0.5, 0x1p64} {
+			if err := k.LaunchN(s, 3, x, v); !errors.Is(err, gpu.ErrInvalidValue) {
+				t.Errorf("%v for a uintptr: %v, want ErrInvalidValue", v, err)
+			}
+		}
+	})
+}

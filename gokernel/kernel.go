@@ -616,7 +616,11 @@ func convertScalar(v reflect.Value, t types.Type) (any, error) {
 		return f, nil
 	case v.Kind() == reflect.Float64 && isInt:
 		x := v.Float()
-		lo, hi := dtype.OfKind(rt.Kind()).IntRange()
+		k := rt.Kind()
+		if k == reflect.Uintptr {
+			k = reflect.Uint // (no element type of its own; a uint's size)
+		}
+		lo, hi := dtype.OfKind(k).IntRange()
 		if x != math.Trunc(x) || !(x >= lo && x < hi) { // (NaN and ±Inf fail too)
 			return nil, fmt.Errorf("%v is not representable in %s", x, t)
 		}
@@ -667,7 +671,7 @@ func (k *Kernel) bindParam(b *bound, i int, p *gpu.Param, unify func(int, types.
 		return argErr(i, "a nil Param")
 	}
 	switch rt.Kind() {
-	case reflect.Int32, reflect.Int64, reflect.Int, reflect.Uint32, reflect.Uint64, reflect.Uint, reflect.Float32, reflect.Float64:
+	case reflect.Int32, reflect.Int64, reflect.Int, reflect.Uint32, reflect.Uint64, reflect.Uint, reflect.Uintptr, reflect.Float32, reflect.Float64:
 	default:
 		return argErr(i, "a Param of a %v: a kernel takes Params of 32- and 64-bit numbers only (pass a plain %v)", rt, rt)
 	}

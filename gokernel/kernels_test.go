@@ -149,3 +149,10 @@ func Scalars(t kern.Thread, a uint8, b int32, c float32, d float64, out []float6
 		out[0], out[1], out[2], out[3] = float64(a), float64(b), float64(c), d
 	}
 }
+
+// FillUintptr sets x to float32(n): a kernel with a uintptr scalar parameter.
+func FillUintptr(t kern.Thread, x []float32, n uintptr) {
+	if i := t.Index(); i < len(x) {
+		x[i] = float32(n)
+	}
+}
