@@ -74,6 +74,67 @@ func TestFmod(t *testing.T) {
 	}
 }
 
+// TestFmodF32Quotients checks float32 fmod bit for bit against math.Mod where its
+// one-step path (a quotient below 2^28 of a normal divisor) is most likely to go
+// wrong: quotients at and a few ulps around integers up to past 2^28, x around y·2^28,
+// divisors of the lowest normal binades (subnormal remainders), powers of two and
+// their neighbours, each with the four sign combinations (zero results keep x's sign).
+func TestFmodF32Quotients(t *testing.T) {
+	r := rand.New(rand.NewPCG(28, 32))
+	step := func(f float32, k int) float32 { // k ulps from f, staying finite and >= 0
+		b := int64(math.Float32bits(f)) + int64(k)
+		if b < 0 || b >= 0x7f800000 {
+			return f
+		}
+		return math.Float32frombits(uint32(b))
+	}
+	n := 0
+	check := func(x, y float32) {
+		for _, p := range [][2]float32{{x, y}, {-x, y}, {x, -y}, {-x, -y}} {
+			n++
+			got := gomath.FmodF32(p[0], p[1])
+			want := float32(math.Mod(float64(p[0]), float64(p[1])))
+			if math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
+				t.Fatalf("fmod(%g, %g) float32 = %g (%#x), want %g (%#x)", p[0], p[1], got, math.Float32bits(got), want, math.Float32bits(want))
+			}
+		}
+	}
+	ys := []float32{0x1p-126, 0x1.000002p-126, 0x1.fffffep-126, 0x1.8p-125, 0x1.555556p-120, 0x1p-100, 0.1, 1, 3, 7,
+		0x1.fffffep0, 0x1p127, 0x1.fffffep127}
+	for range 400 {
+		ys = append(ys, math.Float32frombits(uint32(1+r.IntN(254))<<23|r.Uint32()&0x7fffff))
+	}
+	for _, y := range ys {
+		ks := []float64{1, 2, 3, 0x1p24 - 1, 0x1p24, 0x1p24 + 1, 0x1p25 + 3, 0x1p27, 0x1p28 - 1, 0x1p28, 0x1p28 + 1, 0x1p29}
+		for range 20 {
+			ks = append(ks, math.Floor(math.Ldexp(1+r.Float64(), r.IntN(29))))
+		}
+		for _, k := range ks {
+			if x := float32(float64(y) * k); !math.IsInf(float64(x), 0) {
+				for d := -3; d <= 3; d++ {
+					check(step(x, d), y)
+				}
+			}
+		}
+		for d := -2; d <= 2; d++ {
+			check(step(y, d), y)
+		}
+	}
+	for ex := -149; ex <= 127; ex += 2 {
+		for ey := -149; ey <= 127; ey += 3 {
+			x, y := float32(math.Ldexp(1, ex)), float32(math.Ldexp(1, ey))
+			for _, xy := range [][2]float32{{x, y}, {step(x, 1), y}, {step(x, -1), y}, {x, step(y, 1)}, {x, step(y, -1)}} {
+				check(xy[0], xy[1])
+			}
+		}
+	}
+	for range 200000 { // divisors of the lowest binades: remainders mostly subnormal
+		y := math.Float32frombits(uint32(1+r.IntN(3))<<23 | r.Uint32()&0x7fffff)
+		check(float32(float64(y)*math.Ldexp(1+r.Float64(), r.IntN(30))), y)
+	}
+	t.Logf("%d pairs", n)
+}
+
 func TestHypot(t *testing.T) {
 	n := 100000
 	if *long {
