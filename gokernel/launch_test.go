@@ -10,6 +10,7 @@ import (
 	"github.com/go-gpu/gpu"
 	"github.com/go-gpu/gpu/gokernel"
 	"github.com/go-gpu/gpu/kern"
+	"github.com/go-gpu/gpu/ptx"
 )
 
 // TestLaunchErrors checks the errors of bad launches: each wraps ErrInvalidValue (or
@@ -367,17 +368,20 @@ func TestNilKernel(t *testing.T) {
 	}
 }
 
-// TestPTXTarget: PTX writes the module for the compute capability asked for, and
-// refuses those a Go kernel can't run on (below 7.0, as a launch on such a device)
-// and those that aren't one, rather than writing a .target of sm_00 or sm_-10.
+// TestPTXTarget: PTX writes the module for the compute capability asked for (past
+// 9.0, for sm_90, the newest target of the PTX ISA version declared, which the driver
+// compiles forward), and refuses those a Go kernel can't run on (below 7.0, as a
+// launch on such a device) and those that aren't one, rather than writing a .target of
+// sm_00 or sm_-10.
 func TestPTXTarget(t *testing.T) {
 	k, err := gokernel.New(kernelsSrc, Saxpy)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, cc := range [][2]int{{7, 0}, {8, 6}, {9, 0}, {10, 0}, {12, 0}} {
+	for _, cc := range [][3]int{{7, 0, 70}, {8, 6, 86}, {9, 0, 90}, {10, 0, 90}, {12, 0, 90}} {
 		src, _, err := k.PTX(cc[0], cc[1])
-		if want := fmt.Sprintf("\n.target sm_%d%d\n", cc[0], cc[1]); err != nil || !strings.Contains(src, want) {
+		want := fmt.Sprintf("\n.version %s\n.target sm_%d\n", ptx.DefaultVersion, cc[2])
+		if err != nil || !strings.Contains(src, want) {
 			t.Errorf("%d.%d: error %v, or no %q in the module", cc[0], cc[1], err, want)
 		}
 	}

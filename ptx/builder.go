@@ -42,8 +42,14 @@ func NewModule(major, minor int) *Module {
 	}
 }
 
-// TargetFor returns the PTX target name for a compute capability: TargetFor(9, 0) is "sm_90".
+// TargetFor returns the PTX target name for a compute capability: TargetFor(9, 0) is
+// "sm_90". A capability past 9.0 (10.0, 12.0) gets "sm_90" too: the newest target that
+// PTX ISA DefaultVersion names (sm_100 needs 8.6, sm_120 8.7), whose code the driver
+// compiles for any later GPU (PTX ISA: "PTX Module Directives: .target").
 func TargetFor(major, minor int) string {
+	if major*10+minor > 90 {
+		return "sm_90"
+	}
 	return "sm_" + strconv.Itoa(major) + strconv.Itoa(minor)
 }
 

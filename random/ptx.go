@@ -8,11 +8,12 @@ import (
 	"strings"
 
 	"github.com/go-gpu/gpu/dtype"
+	"github.com/go-gpu/gpu/ptx"
 )
 
-// PTXVersion is the PTX ISA version the kernels declare (CUDA 11.8 and later drivers; the
-// first with sm_90).
-const PTXVersion = "7.8"
+// PTXVersion is the PTX ISA version the kernels declare: package ptx's, DefaultVersion
+// (CUDA 11.8 and later drivers; the first with sm_90).
+const PTXVersion = ptx.DefaultVersion
 
 // Kernel is the PTX source of one kernel that fills n contiguous elements of a request.
 //
@@ -87,7 +88,7 @@ func (o Options) halfUniform(s Spec, cc int) int {
 func Index64(n int64) bool { return n >= 1<<31 }
 
 // Kernel returns the PTX kernel for s on a GPU of compute capability major.minor
-// (.target sm_<major><minor>; 5.0 or later), with 64-bit index arithmetic if index64.
+// (.target ptx.TargetFor(major, minor); 5.0 or later), with 64-bit index arithmetic if index64.
 // For Range the kernel does not depend on Lo and Hi (they are parameters, checked by
 // the caller: Spec.Validate).
 func (s Spec) Kernel(major, minor int, index64 bool) (Kernel, error) {
@@ -102,7 +103,7 @@ func (s Spec) KernelOptions(major, minor int, index64 bool, o Options) (Kernel, 
 	if major < 5 || minor < 0 || minor > 9 {
 		return Kernel{}, fmt.Errorf("random: unsupported compute capability %d.%d", major, minor)
 	}
-	return genKernelOptions(s, fmt.Sprintf("sm_%d%d", major, minor), index64, MaxRounds, o)
+	return genKernelOptions(s, ptx.TargetFor(major, minor), index64, MaxRounds, o)
 }
 
 // KernelName returns the .entry name of s's kernel: random_<dist>_<type>_i32 or _i64.
