@@ -96,11 +96,12 @@ func (t DType) IsUnsigned() bool { return t >= Uint8 && t <= Uint64 }
 // IsInteger reports whether t is a signed or unsigned integer type (not Bool).
 func (t DType) IsInteger() bool { return t.IsSigned() || t.IsUnsigned() }
 
-// IntRange returns an integer type's values as a half-open interval of float64s,
-// [lo, hi): lo is the smallest value and hi the first above the largest (-2^(b-1) and
-// 2^(b-1) for b bits signed, 0 and 2^b unsigned), both exact, so that a float64 f is
-// within the type (before truncation) if and only if lo <= f < hi (a NaN is not).
-// For any other type it returns NaN, NaN.
+// IntRange returns an integer type's range as a half-open interval of float64s,
+// [lo, hi): lo is the smallest value and hi the first integer above the largest
+// (-2^(b-1) and 2^(b-1) for b bits signed, 0 and 2^b unsigned), both exact, so that
+// an integral float64 f is one of the type's values if and only if lo <= f < hi (a
+// NaN is not; a fraction truncates into the type for lo-1 < f < hi). For any other
+// type it returns NaN, NaN.
 func (t DType) IntRange() (lo, hi float64) {
 	switch {
 	case t.IsSigned():

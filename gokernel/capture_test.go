@@ -313,8 +313,8 @@ func TestLaunchParam(t *testing.T) {
 			v    any
 			want string
 		}{
-			{saxpy, float64(2), "a Param of a float64 for a float32"},
-			{scale, float32(2), "a Param of a float32 for a float64"},
+			{saxpy, float64(2), "a Param of type float64 for a float32"},
+			{scale, float32(2), "a Param of type float32 for a float64"},
 			{saxpy, int8(2), "Params of 32- and 64-bit numbers only"},
 			{saxpy, true, "Params of 32- and 64-bit numbers only"},
 		} {

@@ -181,7 +181,7 @@
 // capturing stream it is refused, the capture going on unharmed, with an error
 // wrapping gpu.ErrCapturing that names the first check kept and what to launch
 // instead. A scalar that the graph's launches should change (a seed, a step) is a
-// *gpu.Param of exactly the parameter's type (32- or 64-bit numbers), set between
+// *gpu.Param of the parameter's basic type (32- or 64-bit numbers), set between
 // launches by gpu.Graph.SetParam; a plain value is fixed at the capture.
 //
 // The rule is the same on every backend, though the CPU backend's Go function always

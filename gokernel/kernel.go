@@ -284,11 +284,11 @@ func (k *Kernel) LaunchN(s *gpu.Stream, n int, args ...any) error {
 // for a scalar a Go value of its type (an int or a float64 converts to the parameter's
 // type when it is representable as Go defines it for untyped constants, which the
 // call's are: an integer type holds the value exactly, a float type rounds it to
-// nearest without overflow, NaN and ±Inf stay themselves), or a *gpu.Param of exactly
-// its type, of 32 or 64 bits, which a graph that captures the launch can change
-// (gpu.Graph.SetParam). A generic kernel is
-// instantiated for the arguments' types. A nil array is an error wrapping
-// gpu.ErrInvalidValue.
+// nearest without overflow, NaN and ±Inf stay themselves), or a *gpu.Param of its
+// basic type (a Param of a type Seed uint32 for a uint32; no conversion), of 32 or 64
+// bits, which a graph that captures the launch can change (gpu.Graph.SetParam). A
+// generic kernel is instantiated for the arguments' types. A nil array is an error
+// wrapping gpu.ErrInvalidValue.
 //
 // An index out of range (or another of Go's checks) in a thread stops that thread;
 // the others run on, and the next wait that covers the launch (Synchronize of s or of
@@ -673,7 +673,7 @@ func (k *Kernel) bindParam(b *bound, i int, p *gpu.Param, unify func(int, types.
 	switch rt.Kind() {
 	case reflect.Int32, reflect.Int64, reflect.Int, reflect.Uint32, reflect.Uint64, reflect.Uint, reflect.Uintptr, reflect.Float32, reflect.Float64:
 	default:
-		return argErr(i, "a Param of a %v: a kernel takes Params of 32- and 64-bit numbers only (pass a plain %v)", rt, rt)
+		return argErr(i, "a Param of type %v: a kernel takes Params of 32- and 64-bit numbers only, as it widens narrower scalars (pass a plain %v, or declare the parameter 32-bit to change it by SetParam)", rt, rt)
 	}
 	pt := k.params[i].t
 	if tp, ok := types.Unalias(pt).(*types.TypeParam); ok {
@@ -687,7 +687,7 @@ func (k *Kernel) bindParam(b *bound, i int, p *gpu.Param, unify func(int, types.
 		}
 	}
 	if !types.Identical(basicOf(pt), goTypes[rt.Kind()]) {
-		return argErr(i, "a Param of a %v for a %s: a Param's value keeps its type (make it with a %s)", rt, pt, pt)
+		return argErr(i, "a Param of type %v for a %s: a Param's value keeps its type (make it with a %s value)", rt, pt, pt)
 	}
 	b.args[i].p = p
 	return nil
