@@ -121,8 +121,9 @@ func kConv[S, D number](n int, d, a, _, _ unsafe.Pointer) {
 func intRange[D integer]() (lo, hi D, flo, fhi float64) {
 	var z D
 	width := int(unsafe.Sizeof(z)) * 8
-	flo, fhi = dtype.OfKind(reflect.TypeFor[D]().Kind()).IntRange() // (by kind: a named D may say another DType)
-	if ^z < 0 {                                                     // signed
+	// (By kind: a named D may say another DType, as half.Float16 does.)
+	flo, fhi = dtype.OfKind(reflect.TypeFor[D]().Kind()).IntRange()
+	if ^z < 0 { // signed
 		hi = D(uint64(1)<<(width-1) - 1)
 		return -hi - 1, hi, flo, fhi
 	}
