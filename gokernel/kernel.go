@@ -184,9 +184,11 @@ func (k *Kernel) Unchecked() *Kernel {
 // PTX returns the PTX module the kernel compiles to for a device of compute
 // capability major.minor, and its entry's name. typeArgs gives a generic kernel's type
 // arguments as values of those types, in order (float32(0)); missing ones are the
-// first type of their constraint, and more than the kernel has are an error. A compute capability below 7.0 is refused with an
-// error wrapping gpu.ErrNotSupported, as a launch on such a device is; a minor
-// version that isn't a digit with one wrapping gpu.ErrInvalidValue.
+// first type of their constraint, and more than the kernel has are an error. A compute
+// capability below 7.0 is refused with an error wrapping gpu.ErrNotSupported, as a
+// launch on such a device is; a minor version that isn't a digit with one wrapping
+// gpu.ErrInvalidValue. Past 9.0 the module targets sm_90 (ptx.TargetFor), which the
+// driver compiles forward.
 func (k *Kernel) PTX(major, minor int, typeArgs ...any) (src, entry string, err error) {
 	if k.isNil() {
 		return "", "", errNilKernel
