@@ -429,7 +429,7 @@ func (c *capture) scratch(s *Stream, k scratchKind, size int, pooled bool) (*scr
 		}
 		if err := side.MemsetD32(b, 0); err != nil {
 			b.Free()
-			return nil, err
+			return nil, fmt.Errorf("gpu: clearing %s for a capture: %w", scratchNames[k], err)
 		}
 		c.mu.Lock()
 		c.blocks = append(c.blocks, b)
