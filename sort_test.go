@@ -582,14 +582,20 @@ func TestSortErrors(t *testing.T) {
 		if _, err := gpu.Partition(s, a, 3, 0); !errors.Is(err, gpu.ErrInvalidValue) {
 			t.Errorf("kth 3 of 3: %v", err)
 		}
-		// A 0-d array sorts as one element.
-		z := mustArr[float32](t)(gpu.FromSlice(s, []float32{7}))
-		defer z.Free()
-		srt := mustArr[float32](t)(gpu.Sort(s, z, -1))
-		if v := toSlice(t, srt); len(v) != 1 || v[0] != 7 {
-			t.Errorf("0-d sort: %v", v)
+		// A 0-d array sorts as one element, along axis -1 or 0, into a 0-d array.
+		one := mustArr[float32](t)(gpu.FromSlice(s, []float32{7}))
+		defer one.Free()
+		z := mustArr[float32](t)(one.Reshape())
+		if z.Ndim() != 0 {
+			t.Fatalf("Reshape() made shape %v, want a 0-d array", z.Shape())
 		}
-		srt.Free()
+		for _, axis := range []int{-1, 0} {
+			srt := mustArr[float32](t)(gpu.Sort(s, z, axis))
+			if v := toSlice(t, srt); srt.Ndim() != 0 || len(v) != 1 || v[0] != 7 {
+				t.Errorf("0-d sort along %d: shape %v, %v", axis, srt.Shape(), v)
+			}
+			srt.Free()
+		}
 	})
 }
 
