@@ -8,11 +8,14 @@
 #   git worktree add /tmp/wt-a813 a813e0a && (cd /tmp/wt-a813 && go build -ldflags='-s -w' -o "$OLDPWD/.gpf/gpubench-a813" ./cmd/gpubench)
 #   XZ_OPT=-T0 tar -cJf .gpf.tar.xz .gpf
 # then on the device (carry .gpf.tar.xz): bash scripts/device-fmod.sh
+# With AB_ONLY=1 and G naming an unpacked folder holding the three gpubench builds, it runs the
+# A/B alone (a call that also runs every package's tests: scripts/device-par.sh after it).
 set -u
 root=$(pwd)
-tar -xJf .gpf.tar.xz
+G=${G:-.gpf}
 nvidia-smi --query-gpu=name --format=csv,noheader
-G=.gpf
+if [ -z "${AB_ONLY:-}" ]; then
+tar -xJf .gpf.tar.xz
 (cd expr && timeout 100 ../$G/expr.test -test.count=1 2>&1 | tail -2) &
 (cd ptx && timeout 150 ../$G/ptx.test -test.count=1 2>&1 | tail -2) &
 (cd gokernel && timeout 150 ../$G/gokernel.test -test.count=1 2>&1 | tail -2) &
@@ -20,6 +23,7 @@ G=.gpf
 (timeout 200 $G/root.test -test.count=1 -test.run 'FloorDivide|Remainder|NaNPolicy|Divmod|Elementwise|Eval|TestExpr|Norm' 2>&1 | grep -E -- '--- FAIL|^ok|^FAIL|^PASS|panic' | head) &
 wait
 echo "== tests done"
+fi
 peers=$root/docs/benchmarks/h200-2026-12-07-divmod-peers.json
 for r in 1 2; do
   for b in gpubench-old gpubench; do echo "== $b"; timeout 60 $G/$b -q -benchtime 300ms -large full -peers "$peers" -run '^array/(floor_divide|remainder)/' 2>&1 | grep '^array'; done
