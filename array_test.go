@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -683,6 +684,46 @@ func TestKernel(t *testing.T) {
 // (15): Eval and MapReduce over 20 arrays (contiguous, transposed and broadcast), and a
 // Kernel of 17 operands, arrays and scalars, named out of sorted order, whose values
 // must reach their own names (the >15 path plans by sorted names).
+// TestEvalMixedSignedUint64Compare: an int64 compared with a uint64 is exact (as NumPy
+// since 1.25), on every device and the simulator: MaxInt64 < 2^63, 2^53 < 2^53+1 and -1
+// < every uint64, where float64 (their promotion for arithmetic) would merge or flip them.
+func TestEvalMixedSignedUint64Compare(t *testing.T) {
+	forDevicesAndSim(t, false, func(t *testing.T, s *gpu.Stream) {
+		r := rand.New(rand.NewPCG(5, 23))
+		is := []int64{math.MaxInt64, 1 << 53, 1<<53 + 1, -1, math.MinInt64, 0, 1<<63 - 2}
+		us := []uint64{1 << 63, 1<<53 + 1, 1 << 53, math.MaxUint64, 0, 0, 1<<63 - 1}
+		for len(is) < 300 {
+			v := int64(r.Uint64() >> r.IntN(64))
+			if r.IntN(3) == 0 {
+				v = -v
+			}
+			is, us = append(is, v), append(us, uint64(v)+uint64(r.IntN(3))-1)
+		}
+		a := mustArr[int64](t)(gpu.FromSlice(s, is))
+		defer a.Free()
+		b := mustArr[uint64](t)(gpu.FromSlice(s, us))
+		defer b.Free()
+		for _, c := range []struct {
+			src  string
+			want func(c int) bool // c: the exact comparison of a's element with b's
+		}{
+			{"a < b", func(c int) bool { return c < 0 }},
+			{"a == b", func(c int) bool { return c == 0 }},
+			{"b >= a", func(c int) bool { return c <= 0 }},
+			{"b != a", func(c int) bool { return c != 0 }},
+		} {
+			m := mustArr[bool](t)(gpu.Eval[bool](s, c.src, gpu.Vars{"a": a, "b": b}))
+			for i, v := range toSlice(t, m) {
+				cmp := new(big.Int).SetInt64(is[i]).Cmp(new(big.Int).SetUint64(us[i]))
+				if v != c.want(cmp) {
+					t.Errorf("%s with a=%d b=%d = %v, want %v", c.src, is[i], us[i], v, !v)
+				}
+			}
+			m.Free()
+		}
+	})
+}
+
 func TestEvalManyOperands(t *testing.T) {
 	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
 		const nops, rows, cols = 20, 5, 7

@@ -32,7 +32,8 @@
 //
 // The element types are those of package dtype. Operands combine by NumPy 2's rules:
 // two typed values promote with dtype.Promote (int8 with uint8 is int16, int32 with
-// float32 is float64, uint64 with int64 is float64). Untyped constants (literals, pi, e,
+// float32 is float64, uint64 with int64 is float64; comparisons of a signed integer with
+// a uint64 are exact instead, as NumPy's since 1.25). Untyped constants (literals, pi, e,
 // UntypedConstDecl) and weak values (inf, nan, WeakParamDecl, WeakConstDecl) are "weak"
 // as in NEP 50: they take the type of the typed operand they meet unless their kind is
 // higher (dtype.PromoteWeak): with a float32 x, x*2 and x*2.5 are float32; with an int32

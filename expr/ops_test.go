@@ -3,6 +3,7 @@ package expr
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"testing"
 
@@ -333,6 +334,69 @@ func TestIntToFloatConversionsRound(t *testing.T) {
 		v := int64(u)
 		if g, w := float32(v), float32(intToFloat64Odd(v)); g != w {
 			t.Fatalf("float32(int64 %d) = %v, round-to-odd gives %v", v, g, w)
+		}
+	}
+}
+
+// TestMixedSignedUint64Compare checks that a signed integer compared with a uint64 (which
+// promote to float64 for arithmetic) compares exactly, as NumPy does since 1.25: values
+// past 2^53 that float64 would merge (MaxInt64 and 2^63, 2^53 and 2^53+1) stay apart,
+// and a negative value is below every uint64. Both operand orders, every operator, every
+// signed width, against math/big.
+func TestMixedSignedUint64Compare(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 5))
+	for _, st := range []dtype.DType{dtype.Int8, dtype.Int16, dtype.Int32, dtype.Int64} {
+		ss := specials(st, 0, r)
+		us := specials(dtype.Uint64, 0, r)
+		for _, v := range []uint64{1 << 53, 1<<53 + 1, 1 << 63, 1<<63 - 1, 1<<63 + 1} {
+			us = append(us, ScalarFromBits(dtype.Uint64, v))
+			if st == dtype.Int64 && v < 1<<63 {
+				ss = append(ss, ScalarFromBits(st, v))
+			}
+		}
+		var xs, ys []Scalar
+		for _, a := range ss {
+			for _, b := range us {
+				xs, ys = append(xs, a), append(ys, b)
+			}
+		}
+		for range 400 { // random pairs, often near each other
+			a := ScalarFromBits(st, r.Uint64()>>uint(r.IntN(64)))
+			if r.IntN(2) == 0 {
+				a = ScalarFromBits(st, uint64(-a.Int64()))
+			}
+			b := ScalarFromBits(dtype.Uint64, uint64(a.Int64())+uint64(r.IntN(3))-1)
+			if r.IntN(4) == 0 {
+				b = ScalarFromBits(dtype.Uint64, r.Uint64())
+			}
+			xs, ys = append(xs, a), append(ys, b)
+		}
+		env := Env{"s": OperandDecl(0, st), "u": OperandDecl(1, dtype.Uint64)}
+		in := []any{toSlice(st, xs), toSlice(dtype.Uint64, ys)}
+		for op := Eq; op <= Ge; op++ {
+			for _, signedLeft := range []bool{true, false} {
+				src := "s " + binaryTokensByOp[op] + " u"
+				if !signedLeft {
+					src = "u " + binaryTokensByOp[op] + " s"
+				}
+				e, got := evalExpr(t, src, env, in, nil, len(xs))
+				if e.DType() != dtype.Bool {
+					t.Fatalf("%v: %q has type %v, want bool", st, src, e.DType())
+				}
+				bad := 0
+				for i := range xs {
+					c := new(big.Int).SetInt64(xs[i].Int64()).Cmp(new(big.Int).SetUint64(ys[i].Uint64()))
+					if !signedLeft {
+						c = -c
+					}
+					want := map[BinaryOp]bool{Eq: c == 0, Ne: c != 0, Lt: c < 0, Le: c <= 0, Gt: c > 0, Ge: c >= 0}[op]
+					if got[i].Bool() != want {
+						if bad++; bad <= 3 {
+							t.Errorf("%v: %q with s=%d u=%d = %v, want %v", st, src, xs[i].Int64(), ys[i].Uint64(), got[i].Bool(), want)
+						}
+					}
+				}
+			}
 		}
 	}
 }

@@ -738,8 +738,11 @@ func (c *checker) typedBinary(op token.Token, pos token.Pos, x, y operand) opera
 			c.errorf(pos, "operator %s not defined on %v (need integer)", op, t)
 		}
 	}
-	X, Y := c.typed(x, t), c.typed(y, t)
 	bop := binaryOps[op]
+	if n := exactMixedCompare(bop, x, y); n != nil {
+		return operand{n: n, weak: weak, pos: pos}
+	}
+	X, Y := c.typed(x, t), c.typed(y, t)
 	if op == token.AND_NOT {
 		if t == dtype.Bool {
 			Y = &Unary{Op: Not, X: Y, Type: t}
@@ -755,6 +758,53 @@ func (c *checker) typedBinary(op token.Token, pos token.Pos, x, y operand) opera
 		return &Binary{Op: bop, X: a[0], Y: a[1], Type: rt}
 	}, X, Y)
 	return operand{n: n, weak: weak, pos: pos}
+}
+
+// exactMixedCompare returns the exact comparison op (Eq ... Ge) of a signed integer
+// with a uint64, both typed, or nil for any other operands. Such a pair promotes to
+// float64 (dtype.Promote), which would round values past 2^53 (MaxInt64 would equal
+// 2^63); NumPy compares them exactly since 1.25 (numpy/numpy#23713), and so do we: a
+// negative signed value is below every uint64, and a non-negative one compares as a
+// uint64.
+func exactMixedCompare(op BinaryOp, x, y operand) Node {
+	if !op.IsComparison() || x.isWeak() || y.isWeak() {
+		return nil
+	}
+	xt, yt := x.n.DType(), y.n.DType()
+	signedLeft := xt.IsSigned() && yt == dtype.Uint64
+	if !signedLeft && !(xt == dtype.Uint64 && yt.IsSigned()) {
+		return nil
+	}
+	sn, un := x.n, y.n
+	if !signedLeft {
+		sn, un = un, sn
+	}
+	if sn.DType() != dtype.Int64 {
+		sn = convert(sn, dtype.Int64)
+	}
+	zero := &Const{Value: ScalarFromBits(dtype.Int64, 0)}
+	asU := convert(sn, dtype.Uint64) // (read only where sn >= 0)
+	cmp := &Binary{Op: op, X: asU, Y: un, Type: dtype.Bool}
+	if !signedLeft {
+		cmp.X, cmp.Y = un, asU
+	}
+	// Where the signed value is negative, s < u, s <= u, s != u (and u > s, u >= s,
+	// u != s) hold and the others don't.
+	var negTrue bool
+	switch op {
+	case Ne:
+		negTrue = true
+	case Lt, Le:
+		negTrue = signedLeft
+	case Gt, Ge:
+		negTrue = !signedLeft
+	}
+	if negTrue {
+		neg := &Binary{Op: Lt, X: sn, Y: zero, Type: dtype.Bool}
+		return &Binary{Op: Or, X: neg, Y: cmp, Type: dtype.Bool}
+	}
+	nonneg := &Binary{Op: Ge, X: sn, Y: zero, Type: dtype.Bool}
+	return &Binary{Op: And, X: nonneg, Y: cmp, Type: dtype.Bool}
 }
 
 // builtin is a function of the language: its arity and its type-checker.
