@@ -103,10 +103,15 @@ func (s *Stream) capturingErr(what string) error {
 // refuseReadBack returns an error wrapping ErrCapturing if s captures a graph: op reads
 // a result back on the host (to size its output, or as its result), which a capture
 // can't give, since its work runs only when the graph is launched. The operations that
-// do so call it first, so the capture goes on unharmed.
+// do so call it first, so the capture goes on unharmed. Called inside one of s's own
+// host functions, it returns an error wrapping ErrInvalidValue: the read would wait for
+// work enqueued on s after the function, which waits for the function (a deadlock).
 func (s *Stream) refuseReadBack(op string) error {
 	if s.cap.Load() != nil {
 		return fmt.Errorf("gpu: %s reads a result back on the host, which it can't on %v: it captures a graph (its work runs only when the graph is launched): %w", op, s, ErrCapturing)
+	}
+	if s.hostFn.Load() != 0 && heldByMe(&s.hostFn) {
+		return fmt.Errorf("gpu: %s reads a result back on the host, which it can't on %v inside one of that stream's own host functions: the read would wait for work the stream runs after the function: %w", op, s, ErrInvalidValue)
 	}
 	return nil
 }

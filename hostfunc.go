@@ -27,9 +27,11 @@ import (
 // before has completed, and the work enqueued on s after waits until f has returned.
 // The call returns at once. f may do anything a Go function may: block, synchronize
 // other streams, take locks, do I/O (it holds up only s's later work). It must not wait
-// for work enqueued on s after it, which waits for f: Stream.Synchronize of s and
-// Device.Synchronize called inside f return an error wrapping ErrInvalidValue instead
-// of deadlocking (other waits for that work deadlock).
+// for work enqueued on s after it, which waits for f: Stream.Synchronize of s,
+// Device.Synchronize, and the operations on s that read a result back on the host
+// (Nonzero, NonzeroWhere, Argwhere, Extract, FindFirst, FindFirstWhere, CountNonzero,
+// Unique, Bincount without Bins), called inside f, return an error wrapping
+// ErrInvalidValue instead of deadlocking (other waits for that work deadlock).
 //
 // If f returns an error or panics, the stream is faulted with that error (a panic's
 // wraps ErrLaunchFailed): s.Synchronize, s.Query and every later operation on s return

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-gpu/gpu"
 )
@@ -477,6 +478,60 @@ func TestSearchStopsEarly(t *testing.T) {
 		}
 		if k, err := gpu.CountNonzero(bg, s, a); err != nil || k != 2 {
 			t.Errorf("CountNonzero after: %d, %v", k, err)
+		}
+	})
+}
+
+// TestSearchInOwnHostFunc: the calls that read a result back on the host, made on s
+// inside one of s's own host functions, would wait for work s runs after the function,
+// which waits for the function: they are errors wrapping ErrInvalidValue, not a
+// deadlock, and the same calls on another stream work there.
+func TestSearchInOwnHostFunc(t *testing.T) {
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
+		a := mustArr[int32](t)(gpu.FromSlice(s, []int32{0, 3, 0, 3}))
+		defer a.Free()
+		mask := mustArr[bool](t)(gpu.FromSlice(s, []bool{false, true, true, false}))
+		defer mask.Free()
+		other, err := d.NewStream()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer other.Close()
+		calls := func(s *gpu.Stream) map[string]error {
+			// Under a deadline, so that a deadlock fails the test rather than hangs it.
+			ctx, cancel := context.WithTimeout(bg, 10*time.Second)
+			defer cancel()
+			errs := map[string]error{}
+			_, errs["Nonzero"] = gpu.Nonzero(ctx, s, a)
+			_, errs["NonzeroWhere"] = gpu.NonzeroWhere(ctx, s, "a > 0", gpu.Vars{"a": a})
+			_, errs["Argwhere"] = gpu.Argwhere(ctx, s, a)
+			_, errs["Extract"] = gpu.Extract(ctx, s, mask, a)
+			_, errs["FindFirst"] = gpu.FindFirst(ctx, s, a)
+			_, errs["FindFirstWhere"] = gpu.FindFirstWhere(ctx, s, "a > 0", gpu.Vars{"a": a})
+			_, errs["CountNonzero"] = gpu.CountNonzero(ctx, s, a)
+			_, errs["Unique"] = gpu.Unique(ctx, s, a)
+			_, errs["Bincount"] = gpu.Bincount(ctx, s, a, 0)
+			return errs
+		}
+		var own, others map[string]error
+		if err := s.HostFunc(func() error {
+			own, others = calls(s), calls(other)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Synchronize(bg); err != nil {
+			t.Fatal(err)
+		}
+		for name, err := range own {
+			if !errors.Is(err, gpu.ErrInvalidValue) || errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("%s on a stream inside its own host function: %v, want ErrInvalidValue", name, err)
+			}
+		}
+		for name, err := range others {
+			if err != nil {
+				t.Errorf("%s on another stream inside a host function: %v", name, err)
+			}
 		}
 	})
 }
