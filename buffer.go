@@ -264,7 +264,10 @@ func (b *Buffer) Free() error {
 // applies to the whole allocation, so on a view it also sets the buffer the view was
 // sliced from and its other views. Untracked, operations on it neither wait nor record:
 // the caller orders them, for example to let two streams write disjoint halves at once.
-// Free still waits for every stream of the device.
+// Free still waits for every stream of the device. Turning the tracking back on doesn't
+// order the uses made while it was off (none was recorded): later operations don't wait
+// for them, so order them first (Stream.Synchronize of their streams, or an event
+// recorded after them that the next stream waits for: Stream.WaitEvent).
 func (b *Buffer) SetTracking(on bool) error {
 	if b.isNil() {
 		return errNilBuffer
