@@ -167,7 +167,7 @@ func tryLockAll(as []*allocation) (int, error) {
 			b.mu.Unlock()
 		}
 		if a.scope.Load() != 0 && heldByMe(&a.scope) {
-			return i, fmt.Errorf("%w (use the raw pointer inside the scope)", ErrInScope)
+			return i, fmt.Errorf("%w (inside the scope, use the memory it gives: the raw pointer of Access, the host bytes of HostAccess)", ErrInScope)
 		}
 		return i, nil
 	}
