@@ -405,6 +405,35 @@ func TestSharedReverse(t *testing.T) {
 	}
 }
 
+// TestSyncAfterExit: threads that returned, or failed a check, before a barrier
+// don't hold it up, on every device, and the failure is reported as a *Fault.
+func TestSyncAfterExit(t *testing.T) {
+	k := newSem(t, SyncAfterExit)
+	for _, n := range []int{1, 100, 128, 200} {
+		checkKernel(t, k, SyncAfterExit, linear(n+50, 128), -1, edgeInts[int32](n))
+	}
+	line := strings.Count(semSrc[:strings.Index(semSrc, "v = x[len(x)+j]")], "\n") + 1
+	forDevices(t, func(t *testing.T, s *gpu.Stream) {
+		x := fromSlice(t, s, make([]int32, 200))
+		if err := k.Launch(s, linear(250, 128), 130, x); err != nil {
+			t.Fatal(err)
+		}
+		err := s.Synchronize(bg)
+		var f *gokernel.Fault
+		if !errors.As(err, &f) {
+			t.Fatalf("got %v, want a *gokernel.Fault", err)
+		}
+		want := &gokernel.Fault{Kernel: "SyncAfterExit", File: "semkernels_test.go", Line: line,
+			Msg: "index out of range [330] with length 200", Block: kern.Dim{X: 1}, Thread: kern.Dim{X: 2}}
+		if *f != *want {
+			t.Errorf("got  %v\nwant %v", f, want)
+		}
+		if err := s.Synchronize(bg); err != nil {
+			t.Errorf("the device after the fault: %v", err)
+		}
+	})
+}
+
 // TestSharedHelper: a generic helper's kern.Shared is one array per element type
 // (two for two types, on the GPU as on the CPU), and the same array at each call.
 func TestSharedHelper(t *testing.T) {

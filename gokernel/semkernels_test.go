@@ -252,6 +252,29 @@ func Reverse(t kern.Thread, x []int32) {
 	}
 }
 
+// SyncAfterExit rotates each block's part of x by one through shared memory, after
+// the threads past x's end have returned: they release the block's barriers (PTX's
+// rule for exit). Thread fail fails a check before the barrier and exits too.
+func SyncAfterExit(t kern.Thread, fail int, x []int32) {
+	buf := kern.Shared[int32](t, 128)
+	i, j := t.ThreadIdx().X, t.Index()
+	if j >= len(x) {
+		return
+	}
+	v := x[j]
+	if j == fail {
+		v = x[len(x)+j] // out of range
+	}
+	buf[i] = v
+	t.Sync()
+	base := t.BlockIdx().X * t.BlockDim().X
+	if k := (i + 1) % t.BlockDim().X; base+k < len(x) {
+		v = buf[k]
+	}
+	t.Sync()
+	x[j] = v
+}
+
 // blockBuf returns a block's shared array of 64 T: one per element type, so a call
 // for int32 and one for float64 are two arrays, and two calls for one type the same.
 func blockBuf[T kern.Number](t kern.Thread) []T { return kern.Shared[T](t, 64) }

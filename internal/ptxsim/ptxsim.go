@@ -15,10 +15,11 @@
 // (so that spin loops make progress). A warp-synchronous instruction (shfl.sync,
 // vote.sync, match.sync, redux.sync, bar.warp.sync) executes when every lane of its
 // membermask waits at that instruction with that mask; a barrier (bar.sync, bar.red)
-// opens when every live thread of the block waits at it (or its thread count arrived).
+// opens when every live thread of the block waits at it (or its thread count arrived):
+// threads that exited count as arrived, PTX's rule for exit.
 // What a GPU leaves undefined is a fault here: lanes of a mask at different
-// instructions, a lane of the mask exited or past the block, a barrier some threads
-// exited before, a thread that waits for ever (a deadlock is reported at once).
+// instructions, a lane of the mask exited or past the block, a thread that waits for
+// ever (a deadlock is reported at once).
 //
 // # Memory
 //

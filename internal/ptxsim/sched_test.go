@@ -124,6 +124,28 @@ $L__end:`)
 	}
 }
 
+// TestBarrierAfterExit checks PTX's rule for exit: threads that exited count as
+// arrived at a barrier of the whole block, so the others pass it.
+func TestBarrierAfterExit(t *testing.T) {
+	f := blockKernel(t, `
+	setp.ge.u32 %p1, %r1, 40;
+	@%p1 ret;
+	setp.eq.u32 %p2, %r1, 0;
+	@%p2 st.shared.u32 [flag], 7;
+	bar.sync 0;
+	ld.shared.u32 %r4, [flag];
+`+storeWord("%r1", "%r4"))
+	out, err := launchOut(t, f, Linear(1, 64), 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 40 {
+		if out[i] != 7 {
+			t.Fatalf("thread %d read %#x", i, out[i])
+		}
+	}
+}
+
 func TestShuffles(t *testing.T) {
 	// out[4*tid+k] for shfl k of the table below: the value read (a = 100+lane) and,
 	// in the high half, the predicate.
@@ -337,7 +359,7 @@ func TestUndefinedFaults(t *testing.T) {
 		threads    int
 		fault      string
 	}{
-		{"divergent barrier", "setp.lt.u32 %p1, %r1, 32;\n\t@%p1 bra $L__end;\n\tbar.sync 0;\n$L__end:", 64, "barrier"},
+		{"divergent barrier", "setp.lt.u32 %p1, %r1, 32;\n\t@%p1 bra $L__a;\n\tbar.sync 0;\n\tbra $L__end;\n$L__a:\n\tbar.sync 1;\n$L__end:", 64, "deadlock"},
 		{"exited lane", "setp.eq.u32 %p1, %r3, 5;\n\t@%p1 ret;\n\tshfl.sync.idx.b32 %r4, %r1, 0, 31, 0xffffffff;", 32, "exited"},
 		{"partial warp", "shfl.sync.idx.b32 %r4, %r1, 0, 31, 0xffffffff;", 40, "past the block"},
 		{"different shuffles", "setp.lt.u32 %p1, %r3, 16;\n\t@%p1 bra $L__a;\n\tshfl.sync.idx.b32 %r4, %r1, 0, 31, 0xffffffff;\n\tbra $L__end;\n$L__a:\n\tshfl.sync.idx.b32 %r4, %r1, 1, 31, 0xffffffff;\n$L__end:", 32, "deadlock"},

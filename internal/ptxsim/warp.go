@@ -96,13 +96,12 @@ func (b *block) resolveWarps() bool {
 
 // resolveBarriers opens a barrier every participant has reached.
 func (b *block) resolveBarriers() bool {
-	live, exited := 0, 0
+	live := 0
 	var n [16]int
 	var first [16]*thread
 	for _, t := range b.threads {
 		switch {
 		case t.done:
-			exited++
 		case t.wait == atBar:
 			if n[t.arr.bar] == 0 {
 				first[t.arr.bar] = t
@@ -118,9 +117,9 @@ func (b *block) resolveBarriers() bool {
 			continue
 		}
 		t := first[id]
+		// A barrier of the whole block waits for its live threads: exited ones count
+		// as arrived (PTX's exit releases the barriers it holds up).
 		switch cnt := t.arr.cnt; {
-		case cnt == 0 && exited > 0:
-			faultf("thread %d at %q: a barrier of the whole block after %d threads exited", t.lin, t.arr.in.text, exited)
 		case cnt == 0 && k < live, k < cnt:
 			continue
 		case cnt != 0 && k > cnt:
