@@ -223,6 +223,9 @@ func (g *gen) newVar(obj types.Object, t types.Type, pos token.Pos) *variable {
 			v.v.d[i] = scalar(tInt, r)
 		}
 	case sliceElem(t) != nil:
+		if ti, ok := scalarInfo(sliceElem(t)); !ok || ti.bool {
+			g.fail(pos, "a kernel's variables are numbers, bools, slices of numbers, kern.Dim or kern.Thread, not %s", t)
+		}
 		ptr, ln, cp, l32 := g.f.Reg(ptx.U64), g.f.Reg(ptx.S64), g.f.Reg(ptx.S64), g.f.Reg(ptx.U32)
 		v.v = value{k: vSlice, t: t, s: &sliceVal{ptr: ptr, len: ln, cap: cp, len32: l32, os: &oset{}, elem: sliceElem(t)}}
 		g.f.Mov(ptr, ptx.Int(0))
@@ -232,7 +235,7 @@ func (g *gen) newVar(obj types.Object, t types.Type, pos token.Pos) *variable {
 	default:
 		ti, ok := scalarInfo(t)
 		if !ok {
-			g.fail(pos, "a kernel's variables are numbers, bools, slices, kern.Dim or kern.Thread, not %s", t)
+			g.fail(pos, "a kernel's variables are numbers, bools, slices of numbers, kern.Dim or kern.Thread, not %s", t)
 		}
 		r := g.f.Reg(ti.reg)
 		if ti.bool {
