@@ -116,7 +116,7 @@ func parse(filename, src, name string) (*program, error) {
 	for _, te := range typeErrs {
 		for _, fd := range reach {
 			if te.Pos >= fd.Pos() && te.Pos < fd.End() {
-				errs = append(errs, &Error{Pos: fset.Position(te.Pos), Msg: explain(te.Msg)})
+				errs = append(errs, &Error{Pos: fset.Position(te.Pos), Msg: explain(te.Msg, calledAt(fd, te.Pos))})
 				break
 			}
 		}
@@ -212,8 +212,24 @@ func (p *program) kernType(name string) types.Type {
 
 var reUndefined = regexp.MustCompile(`^undefined: (\w+)\.(\w+)$`)
 
-// explain rewrites a type error about a package the kernel subset lacks.
-func explain(msg string) string {
+// calledAt reports whether the selector whose name is at pos (a type error's
+// position) is called in fd, rather than used as a type or a value.
+func calledAt(fd *ast.FuncDecl, pos token.Pos) bool {
+	called := false
+	ast.Inspect(fd, func(n ast.Node) bool {
+		if c, ok := n.(*ast.CallExpr); ok {
+			if sel, ok := ast.Unparen(c.Fun).(*ast.SelectorExpr); ok && sel.Sel.Pos() == pos {
+				called = true
+			}
+		}
+		return !called
+	})
+	return called
+}
+
+// explain rewrites a type error about a package the kernel subset lacks; called says
+// whether the name is called (fmt.Println(x)) or used otherwise (a type, half.Float16).
+func explain(msg string, called bool) string {
 	m := reUndefined.FindStringSubmatch(msg)
 	if m == nil {
 		return msg
@@ -223,6 +239,13 @@ func explain(msg string) string {
 		return fmt.Sprintf("%s.%s is not supported in kernels (package gokernel's documentation lists what is)", m[1], m[2])
 	case "kern":
 		return msg
+	}
+	if !called {
+		hint := ""
+		if m[2] == "Float16" || m[2] == "BFloat16" {
+			hint = " (a kernel has no 16-bit float types)"
+		}
+		return fmt.Sprintf("a kernel uses only its own declarations, package kern and what it supports of math and math/bits, not %s.%s%s", m[1], m[2], hint)
 	}
 	return fmt.Sprintf("a kernel calls only its own functions, package kern and what it supports of math and math/bits, not %s.%s", m[1], m[2])
 }

@@ -75,8 +75,10 @@ func TestRejectedSignatures(t *testing.T) {
 		{"func K(t kern.Thread, s string) {}", "not string"},
 		{"func K(t kern.Thread, x ...float32) {}", "not variadic"},
 		{"func K(t kern.Thread, m map[int]int) {}", "not map[int]int"},
+		{"func K(t kern.Thread, h []half.Float16) {}", "k.go:5:32: a kernel uses only its own declarations, package kern and what it supports of math and math/bits, not half.Float16 (a kernel has no 16-bit float types)"},
+		{"func K(t kern.Thread, x []float32) { var d time.Duration; x[0] = float32(d) }", "k.go:5:49: a kernel uses only its own declarations, package kern and what it supports of math and math/bits, not time.Duration"},
 	} {
-		src := "package k\n\nimport \"github.com/go-gpu/gpu/kern\"\n\n" + tc.decl + "\n"
+		src := "package k\n\nimport (\"github.com/go-gpu/gpu/half\"; \"github.com/go-gpu/gpu/kern\"; \"time\")\n\n" + tc.decl + "\n\nvar _ half.Float16\nvar _ time.Duration\n"
 		_, err := gokernel.Compile("k.go", src, "K")
 		if err == nil || !strings.Contains(err.Error(), tc.msg) || !errors.Is(err, gpu.ErrInvalidValue) {
 			t.Errorf("%s: got %v, want %q", tc.decl, err, tc.msg)
