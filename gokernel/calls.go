@@ -221,7 +221,9 @@ func (g *gen) builtin(id *ast.Ident, e *ast.CallExpr) []value {
 			g.sites[s-1].msg = tv.Value.ExactString()
 		}
 		return nil
-	case "append", "make", "new", "copy":
+	case "copy", "clear":
+		g.fail(e.Pos(), "a kernel has no %s: write a loop over the elements", id.Name)
+	case "append", "make", "new":
 		g.fail(e.Pos(), "a kernel allocates no memory (%s): its slices come from its parameters and kern.Shared", id.Name)
 	}
 	g.fail(e.Pos(), "the builtin %s is not in the kernel subset of Go", id.Name)

@@ -59,9 +59,13 @@ func (g *gen) expr(e ast.Expr) value {
 	case *ast.SliceExpr:
 		return g.sliceExpr(e)
 	case *ast.SelectorExpr:
-		if sel := g.p.info.Selections[e]; sel != nil && sel.Kind() == types.FieldVal && isDim(sel.Recv()) {
+		sel := g.p.info.Selections[e]
+		if sel != nil && sel.Kind() == types.FieldVal && isDim(sel.Recv()) {
 			x := g.expr(e.X)
 			return x.d[sel.Index()[0]]
+		}
+		if sel != nil && sel.Kind() == types.MethodVal {
+			g.fail(e.Pos(), "a kernel has no function values: call %s() where its value is needed", types.ExprString(e))
 		}
 		g.fail(e.Pos(), "a kernel selects only the X, Y and Z of a kern.Dim")
 	case *ast.CompositeLit:
