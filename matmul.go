@@ -250,16 +250,35 @@ func gemm[T Elem](name string, s *Stream, alpha float64, a, b *Array[T], beta fl
 
 // Dot returns the dot product of a and b as numpy.dot does for operands of at most two
 // dimensions: the inner product of two vectors (a 0-d array), a matrix times a vector,
-// a vector times a matrix, or the product of two matrices (MatMul). Operands of more
-// dimensions are an error wrapping ErrInvalidValue (numpy.dot's sum over the last axis
-// of a and the second-to-last of b is not provided: use MatMul).
+// a vector times a matrix, the product of two matrices (MatMul), or, where either is
+// 0-d, their elementwise product (Multiply, broadcasting the 0-d operand: numpy.dot(2,
+// a) is 2*a). Operands of more dimensions are an error wrapping ErrInvalidValue
+// (numpy.dot's sum over the last axis of a and the second-to-last of b is not
+// provided: use MatMul).
 func Dot[T Elem](s *Stream, a, b *Array[T], opts ...MatMulOption) (*Array[T], error) {
 	if err := nonNil(a, b); err != nil {
 		return nil, err
 	}
-	if a.Ndim() > 2 || b.Ndim() > 2 || a.Ndim() == 0 || b.Ndim() == 0 {
-		return nil, fmt.Errorf("gpu: Dot of shapes %v and %v: operands of 1 or 2 dimensions (use MatMul for stacks): %w",
+	if a.Ndim() > 2 || b.Ndim() > 2 {
+		return nil, fmt.Errorf("gpu: Dot of shapes %v and %v: operands of at most 2 dimensions (use MatMul for stacks): %w",
 			a.shape, b.shape, ErrInvalidValue)
+	}
+	if a.Ndim() == 0 || b.Ndim() == 0 {
+		if err := nilStream(s); err != nil {
+			return nil, err
+		}
+		switch dt := dtype.Of[T](); dt {
+		case dtype.Float16, dtype.BFloat16, dtype.Float32, dtype.Float64:
+		default:
+			return nil, fmt.Errorf("gpu: Dot of %v arrays: the element types are float16, bfloat16, float32 and float64: %w",
+				dt, ErrNotSupported)
+		}
+		for _, o := range opts {
+			if o == nil {
+				return nil, fmt.Errorf("gpu: Dot: a nil MatMulOption: %w", ErrInvalidValue)
+			}
+		}
+		return Multiply(s, a, b)
 	}
 	return matMul("Dot", s, a, b, opts)
 }

@@ -701,6 +701,9 @@ func TestMatMulErrors(t *testing.T) {
 	if _, err := gpu.Vdot(s, f(3), f(4)); !errors.Is(err, gpu.ErrInvalidValue) {
 		t.Errorf("Vdot of different sizes: %v", err)
 	}
+	if _, err := gpu.Dot(s, f(), f(2, 2, 2)); !errors.Is(err, gpu.ErrInvalidValue) {
+		t.Errorf("Dot of 0-d and 3-d: %v", err)
+	}
 	t.Setenv("GPU_MATMUL", "bogus")
 	if _, err := gpu.MatMul(s, x, y); !errors.Is(err, gpu.ErrInvalidValue) || !strings.Contains(err.Error(), "GPU_MATMUL") {
 		t.Errorf("GPU_MATMUL=bogus: %v", err)
@@ -747,6 +750,34 @@ func testDotVdot[T gpu.Elem](t *testing.T, md mmDev, c mmCodec[T]) {
 		defer out2.Free()
 		got, _ = out2.ToSlice(context.Background())
 		mmCheck(t, c, got, ref, mag, 24, 0)
+		// A 0-d operand scales the other, as numpy.dot(x, a) is x*a, in either order and
+		// of a vector or a matrix.
+		x := mmOperand(t, s, c, av[:1], nil, vContig)
+		for _, sh := range [][]int{{24}, {4, 6}} {
+			m := mmOperand(t, s, c, bv, sh, vContig)
+			for _, order := range []string{"x, m", "m, x"} {
+				p, q := x, m
+				if order == "m, x" {
+					p, q = m, x
+				}
+				out, err := gpu.Dot(s, p, q, gpu.WithKernel(md.kernel))
+				if err != nil {
+					t.Fatalf("Dot(%s) of shapes %v and %v: %v", order, p.Shape(), q.Shape(), err)
+				}
+				if !slices.Equal(out.Shape(), sh) {
+					t.Errorf("Dot(%s): shape %v, want %v", order, out.Shape(), sh)
+				}
+				got, _ := out.ToSlice(context.Background())
+				for i := range bv {
+					want := c.to(c.round(av[0] * bv[i]))
+					if got[i] != want {
+						t.Errorf("Dot(%s)[%d] = %v, want %v", order, i, got[i], want)
+						break
+					}
+				}
+				out.Free()
+			}
+		}
 	})
 }
 
