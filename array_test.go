@@ -680,10 +680,6 @@ func TestKernel(t *testing.T) {
 	})
 }
 
-// TestEvalManyOperands: expressions of more operands than the plans' layout keys hold
-// (15): Eval and MapReduce over 20 arrays (contiguous, transposed and broadcast), and a
-// Kernel of 17 operands, arrays and scalars, named out of sorted order, whose values
-// must reach their own names (the >15 path plans by sorted names).
 // TestEvalMixedSignedUint64Compare: an int64 compared with a uint64 is exact (as NumPy
 // since 1.25), on every device and the simulator: MaxInt64 < 2^63, 2^53 < 2^53+1 and -1
 // < every uint64, where float64 (their promotion for arithmetic) would merge or flip them.
@@ -724,6 +720,10 @@ func TestEvalMixedSignedUint64Compare(t *testing.T) {
 	})
 }
 
+// TestEvalManyOperands: expressions of more operands than the plans' layout keys hold
+// (15): Eval and MapReduce over 20 arrays (contiguous, transposed and broadcast), and a
+// Kernel of 17 operands, arrays and scalars, named out of sorted order, whose values
+// must reach their own names (the >15 path plans by sorted names).
 func TestEvalManyOperands(t *testing.T) {
 	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) {
 		const nops, rows, cols = 20, 5, 7
