@@ -717,6 +717,15 @@ func TestEvalMixedSignedUint64Compare(t *testing.T) {
 			}
 			m.Free()
 		}
+		// A Go int is a weak value: compared with uint64 elements it stays exact, where
+		// taking their type would wrap -1 to MaxUint64.
+		m := mustArr[bool](t)(gpu.Eval[bool](s, "b > w", gpu.Vars{"b": b, "w": -1}))
+		defer m.Free()
+		for i, v := range toSlice(t, m) {
+			if !v {
+				t.Fatalf("b > -1 with b=%d = false", us[i])
+			}
+		}
 	})
 }
 

@@ -88,7 +88,8 @@ func ParamDecl(slot int, t dtype.DType) Decl {
 // the operands it meets where its kind allows, like a Go or Python number (NEP 50). For
 // a Go float64 use dtype.Float64, for a Go int dtype.Int64, for a bool dtype.Bool. Where
 // it converts to a narrower type the conversion happens at run time with Cast's rules
-// (an out-of-range integer wraps; NumPy would raise an error).
+// (an out-of-range integer wraps; NumPy would raise an error); compared with a uint64,
+// a signed one compares exactly instead, as NumPy compares a Python int.
 func WeakParamDecl(slot int, t dtype.DType) Decl {
 	return Decl{Class: DeclParam, Slot: slot, DType: t, Weak: true}
 }

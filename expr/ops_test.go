@@ -338,6 +338,37 @@ func TestIntToFloatConversionsRound(t *testing.T) {
 	}
 }
 
+// TestWeakIntUint64Compare: a weak int parameter (a Go int) compared with a uint64 array
+// compares exactly, as NumPy 2 compares a Python int: -1 is below every uint64, where
+// taking the array's type would wrap it to MaxUint64.
+func TestWeakIntUint64Compare(t *testing.T) {
+	env := Env{"u": OperandDecl(0, dtype.Uint64), "w": WeakParamDecl(0, dtype.Int64)}
+	us := []uint64{0, 1, 5, 1 << 63, math.MaxUint64}
+	for _, w := range []int64{-1, math.MinInt64, 0, 5, math.MaxInt64} {
+		for _, src := range []string{"u > w", "w < u", "u == w", "w >= u"} {
+			e, err := Parse(src, env)
+			if err != nil {
+				t.Fatalf("Parse(%q): %v", src, err)
+			}
+			p, err := e.Compile()
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := make([]bool, len(us))
+			if err := p.Eval(out, []any{us}, []any{w}); err != nil {
+				t.Fatal(err)
+			}
+			for i, u := range us {
+				c := new(big.Int).SetUint64(u).Cmp(big.NewInt(w)) // u against w
+				want := map[string]bool{"u > w": c > 0, "w < u": c > 0, "u == w": c == 0, "w >= u": c <= 0}[src]
+				if out[i] != want {
+					t.Errorf("%q with u=%d w=%d = %v, want %v", src, u, w, out[i], want)
+				}
+			}
+		}
+	}
+}
+
 // TestMixedSignedUint64Compare checks that a signed integer compared with a uint64 (which
 // promote to float64 for arithmetic) compares exactly, as NumPy does since 1.25: values
 // past 2^53 that float64 would merge (MaxInt64 and 2^63, 2^53 and 2^53+1) stay apart,

@@ -761,13 +761,15 @@ func (c *checker) typedBinary(op token.Token, pos token.Pos, x, y operand) opera
 }
 
 // exactMixedCompare returns the exact comparison op (Eq ... Ge) of a signed integer
-// with a uint64, both typed, or nil for any other operands. Such a pair promotes to
-// float64 (dtype.Promote), which would round values past 2^53 (MaxInt64 would equal
-// 2^63); NumPy compares them exactly since 1.25 (numpy/numpy#23713), and so do we: a
-// negative signed value is below every uint64, and a non-negative one compares as a
-// uint64.
+// with a uint64, or nil for any other operands. Two typed ones promote to float64
+// (dtype.Promote), which would round values past 2^53 (MaxInt64 would equal 2^63); a weak
+// value (a Go int parameter) would take the other's type and wrap (-1 as MaxUint64).
+// NumPy compares them exactly since 1.25 (numpy/numpy#23713), Python integers too, and
+// so do we: a negative signed value is below every uint64, and a non-negative one
+// compares as a uint64. Untyped constants are not values here: they must be
+// representable in the other operand's type (an error at Parse otherwise).
 func exactMixedCompare(op BinaryOp, x, y operand) Node {
-	if !op.IsComparison() || x.isWeak() || y.isWeak() {
+	if !op.IsComparison() || x.n == nil || y.n == nil {
 		return nil
 	}
 	xt, yt := x.n.DType(), y.n.DType()
@@ -783,7 +785,9 @@ func exactMixedCompare(op BinaryOp, x, y operand) Node {
 		sn = convert(sn, dtype.Int64)
 	}
 	zero := &Const{Value: ScalarFromBits(dtype.Int64, 0)}
-	asU := convert(sn, dtype.Uint64) // (read only where sn >= 0)
+	// max(sn, 0) as a uint64 (read only where sn >= 0): never a conversion of a negative
+	// value, which a weak parameter's range check (package gpu) would refuse.
+	asU := convert(&Call{Func: Maximum, Args: []Node{sn, zero}, Type: dtype.Int64}, dtype.Uint64)
 	cmp := &Binary{Op: op, X: asU, Y: un, Type: dtype.Bool}
 	if !signedLeft {
 		cmp.X, cmp.Y = un, asU
