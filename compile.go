@@ -3,6 +3,7 @@ package gpu
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-gpu/gpu/backend/cpu"
 )
@@ -30,6 +31,7 @@ type kernelCache struct {
 
 type kernelEntry struct {
 	once sync.Once
+	done atomic.Bool // once has run
 	fn   *Function
 	err  error
 }
@@ -67,11 +69,18 @@ func (d *Device) kernel(sp kernelSpec) (*Function, error) {
 		}
 		d.kc.mu.Unlock()
 	}
+	if !e.done.Load() {
+		// (Not cached: the kernel loads once the caller is out of the host function.)
+		if err := d.moduleLoadAllowed(); err != nil {
+			return nil, err
+		}
+	}
 	e.once.Do(func() {
 		if key == "" {
 			key = sp.Key()
 		}
 		e.fn, e.err = d.compile(sp, key)
+		e.done.Store(true)
 	})
 	return e.fn, e.err
 }

@@ -31,7 +31,11 @@ import (
 // Device.Synchronize, and the operations on s that read a result back on the host
 // (Nonzero, NonzeroWhere, Argwhere, Extract, FindFirst, FindFirstWhere, CountNonzero,
 // Unique, Bincount without Bins), called inside f, return an error wrapping
-// ErrInvalidValue instead of deadlocking (other waits for that work deadlock).
+// ErrInvalidValue instead of deadlocking (other waits for that work deadlock). On CUDA,
+// f must not be the first use of a kernel on the device either (an operation's first
+// call, a Go kernel's first launch, LoadModule): loading a module may synchronize the
+// whole context, and so wait for f; such a call returns an error wrapping
+// ErrInvalidValue instead (use the operation once before enqueuing f).
 //
 // If f returns an error or panics, the stream is faulted with that error (a panic's
 // wraps ErrLaunchFailed): s.Synchronize, s.Query and every later operation on s return
@@ -177,6 +181,23 @@ func (s *Stream) inOwnHostFunc(what string) error {
 func (s *Stream) ownHostFuncErr(what string) error {
 	if heldByMe(&s.hostFn) {
 		return fmt.Errorf("gpu: %s of %v inside one of its own host functions, which the stream waits for: %w", what, s, ErrInvalidValue)
+	}
+	return nil
+}
+
+// moduleLoadAllowed returns an error wrapping ErrInvalidValue if d is a CUDA device and
+// the calling goroutine runs a host function of one of its streams: loading a module
+// (or a kernel of it, under CUDA's lazy loading) may synchronize the whole context, so
+// it would wait for that stream, which waits for the function (CUDA C++ Programming
+// Guide, "Lazy Loading": loading kernels might require context synchronization).
+func (d *Device) moduleLoadAllowed() error {
+	if d.hostFns.Load() == 0 || d.info.Backend != "cuda" {
+		return nil // (inlined: every kernel lookup checks)
+	}
+	for _, s := range d.liveStreams() {
+		if s.hostFn.Load() != 0 && heldByMe(&s.hostFn) {
+			return fmt.Errorf("gpu: loading a kernel inside a host function of %v: on CUDA a module load may wait for every stream of the context, and so for this function: use the kernel once before enqueuing the function: %w", s, ErrInvalidValue)
+		}
 	}
 	return nil
 }

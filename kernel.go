@@ -30,6 +30,9 @@ func (d *Device) LoadModule(image []byte) (*Module, error) {
 	if d.isNil() {
 		return nil, errNilDevice
 	}
+	if err := d.moduleLoadAllowed(); err != nil {
+		return nil, err
+	}
 	be, err := d.be.LoadModule(image)
 	if err != nil {
 		return nil, err

@@ -513,9 +513,21 @@ func TestSearchInOwnHostFunc(t *testing.T) {
 			_, errs["Bincount"] = gpu.Bincount(ctx, s, a, 0)
 			return errs
 		}
+		// Every kernel used once first: on CUDA a kernel's first use inside a host
+		// function is refused (its module load may synchronize the context).
+		for name, err := range calls(other) {
+			if err != nil {
+				t.Fatalf("%s before the host function: %v", name, err)
+			}
+		}
 		var own, others map[string]error
+		var fresh error // a kernel never used before, first used inside the function
 		if err := s.HostFunc(func() error {
 			own, others = calls(s), calls(other)
+			var y *gpu.Array[int32]
+			if y, fresh = gpu.Eval[int32](other, "a*7919 + 104729", gpu.Vars{"a": a}); fresh == nil {
+				y.Free()
+			}
 			return nil
 		}); err != nil {
 			t.Fatal(err)
@@ -533,6 +545,15 @@ func TestSearchInOwnHostFunc(t *testing.T) {
 				t.Errorf("%s on another stream inside a host function: %v", name, err)
 			}
 		}
+		if cuda := d.Info().Backend == "cuda"; cuda != errors.Is(fresh, gpu.ErrInvalidValue) {
+			t.Errorf("a kernel's first use inside a host function (on %s): %v", d.Info().Backend, fresh)
+		}
+		// Out of the function, the refused kernel loads.
+		y := mustArr[int32](t)(gpu.Eval[int32](other, "a*7919 + 104729", gpu.Vars{"a": a}))
+		if v := toSlice(t, y); v[1] != 3*7919+104729 {
+			t.Errorf("the kernel after its refusal: %v", v)
+		}
+		y.Free()
 	})
 }
 

@@ -704,8 +704,8 @@ type instKey struct {
 }
 
 type instEntry struct {
-	once sync.Once
-	err  error
+	mu   sync.Mutex
+	done bool // built (a failed build is tried again: a module load refused inside a host function succeeds later)
 	inst *instance
 	fn   *gpu.Function
 	// checked: the instantiation keeps check sites, so its launches take a check slot
@@ -738,8 +738,15 @@ func (k *Kernel) instance(dev *gpu.Device, subst map[*types.TypeParam]types.Type
 	key := instKey{dev: dev, targs: targs, checks: k.checks}
 	v, _ := k.cache.LoadOrStore(key, &instEntry{})
 	e := v.(*instEntry)
-	e.once.Do(func() { e.err = k.build(e, dev, subst) })
-	return e, e.err
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.done {
+		if err := k.build(e, dev, subst); err != nil {
+			return e, err
+		}
+		e.done = true
+	}
+	return e, nil
 }
 
 func (k *Kernel) build(e *instEntry, dev *gpu.Device, subst map[*types.TypeParam]types.Type) error {
