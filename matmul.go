@@ -267,16 +267,11 @@ func Dot[T Elem](s *Stream, a, b *Array[T], opts ...MatMulOption) (*Array[T], er
 		if err := nilStream(s); err != nil {
 			return nil, err
 		}
-		switch dt := dtype.Of[T](); dt {
-		case dtype.Float16, dtype.BFloat16, dtype.Float32, dtype.Float64:
-		default:
-			return nil, fmt.Errorf("gpu: Dot of %v arrays: the element types are float16, bfloat16, float32 and float64: %w",
-				dt, ErrNotSupported)
+		if err := mmElemType("Dot", dtype.Of[T]()); err != nil {
+			return nil, err
 		}
-		for _, o := range opts {
-			if o == nil {
-				return nil, fmt.Errorf("gpu: Dot: a nil MatMulOption: %w", ErrInvalidValue)
-			}
+		if err := mmOptions("Dot", opts, nil); err != nil {
+			return nil, err
 		}
 		return Multiply(s, a, b)
 	}
@@ -342,17 +337,37 @@ type mmProblem struct {
 	vecA, vecB     bool // a (b) was 1-D: the result has no m (n) axis
 }
 
+// mmElemType refuses an element type the products don't take.
+func mmElemType(name string, dt dtype.DType) error {
+	switch dt {
+	case dtype.Float16, dtype.BFloat16, dtype.Float32, dtype.Float64:
+		return nil
+	}
+	return fmt.Errorf("gpu: %s of %v arrays: the element types are float16, bfloat16, float32 and float64: %w",
+		name, dt, ErrNotSupported)
+}
+
+// mmOptions applies opts to cfg (nil: checks only), refusing a nil option.
+func mmOptions(name string, opts []MatMulOption, cfg *mmConfig) error {
+	for _, o := range opts {
+		if o == nil {
+			return fmt.Errorf("gpu: %s: a nil MatMulOption: %w", name, ErrInvalidValue)
+		}
+		if cfg != nil {
+			o(cfg)
+		}
+	}
+	return nil
+}
+
 // mmProblemOf checks the operands of a product and returns its shapes.
 func mmProblemOf(name string, a, b *header) (*mmProblem, error) {
 	p := &mmProblem{name: name, shapeA: a.shape, shapeB: b.shape, a: *a, b: *b}
 	if a.dt != b.dt {
 		return nil, fmt.Errorf("gpu: %s of %v and %v arrays: %w", name, a.dt, b.dt, ErrInvalidValue)
 	}
-	switch a.dt {
-	case dtype.Float16, dtype.BFloat16, dtype.Float32, dtype.Float64:
-	default:
-		return nil, fmt.Errorf("gpu: %s of %v arrays: the element types are float16, bfloat16, float32 and float64: %w",
-			name, a.dt, ErrNotSupported)
+	if err := mmElemType(name, a.dt); err != nil {
+		return nil, err
 	}
 	if len(a.shape) == 0 || len(b.shape) == 0 {
 		return nil, fmt.Errorf("gpu: %s of shapes %v and %v: a 0-d operand (use Eval to scale): %w", name, a.shape, b.shape, ErrInvalidValue)
@@ -476,11 +491,8 @@ type mmOperand struct {
 // run computes c = alpha*(a@b) + beta*c for c of shape p.out.
 func (p *mmProblem) run(s *Stream, alpha, beta float64, c *header, opts []MatMulOption) error {
 	var cfg mmConfig
-	for _, o := range opts {
-		if o == nil {
-			return fmt.Errorf("gpu: %s: a nil MatMulOption: %w", p.name, ErrInvalidValue)
-		}
-		o(&cfg)
+	if err := mmOptions(p.name, opts, &cfg); err != nil {
+		return err
 	}
 	d := s.dev
 	for _, h := range []*header{&p.a, &p.b, c} {
