@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 
 	"github.com/go-gpu/gpu/backend"
+	"github.com/go-gpu/gpu/internal/hostcheck"
 )
 
 // Host functions in stream order. CUDA's own (cuLaunchHostFunc) runs the function on
@@ -200,6 +201,16 @@ func (d *Device) moduleLoadAllowed() error {
 		}
 	}
 	return nil
+}
+
+func init() {
+	// (package gokernel asks before it waits for a Go kernel's build)
+	hostcheck.ModuleLoad = func(dev any) error {
+		if d, ok := dev.(*Device); ok && !d.isNil() {
+			return d.moduleLoadAllowed()
+		}
+		return nil
+	}
 }
 
 // inHostFunc returns an error if the calling goroutine runs a host function of one of

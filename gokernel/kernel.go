@@ -16,6 +16,7 @@ import (
 	"github.com/go-gpu/gpu/backend"
 	"github.com/go-gpu/gpu/backend/cpu"
 	"github.com/go-gpu/gpu/dtype"
+	"github.com/go-gpu/gpu/internal/hostcheck"
 	"github.com/go-gpu/gpu/kern"
 )
 
@@ -704,8 +705,10 @@ type instKey struct {
 }
 
 type instEntry struct {
-	mu   sync.Mutex
-	done bool // built (a failed build is tried again: a module load refused inside a host function succeeds later)
+	mu sync.Mutex // held while building
+	// done: built, with the fields below set (a failed build is tried again: a module
+	// load refused inside a host function succeeds later).
+	done atomic.Bool
 	inst *instance
 	fn   *gpu.Function
 	// checked: the instantiation keeps check sites, so its launches take a check slot
@@ -738,13 +741,21 @@ func (k *Kernel) instance(dev *gpu.Device, subst map[*types.TypeParam]types.Type
 	key := instKey{dev: dev, targs: targs, checks: k.checks}
 	v, _ := k.cache.LoadOrStore(key, &instEntry{})
 	e := v.(*instEntry)
+	if e.done.Load() {
+		return e, nil
+	}
+	// Not built yet. Inside a host function on CUDA, neither build nor wait for
+	// another goroutine's build: its module load may wait for this function.
+	if err := hostcheck.ModuleLoad(dev); err != nil {
+		return e, fmt.Errorf("gokernel: %s: %w", k.name, err)
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if !e.done {
+	if !e.done.Load() {
 		if err := k.build(e, dev, subst); err != nil {
 			return e, err
 		}
-		e.done = true
+		e.done.Store(true)
 	}
 	return e, nil
 }
