@@ -39,8 +39,9 @@ import (
 // NaN too (0/0).
 
 // Ddof sets Var's and Std's delta degrees of freedom (numpy.var's ddof): the divisor is
-// N - ddof, N the number of elements reduced; N - ddof <= 0 gives NaN. Other reductions
-// refuse it.
+// N - ddof, N the number of elements reduced. Where N - ddof <= 0 the divisor is 0, as
+// NumPy's: the result is +Inf, or NaN where the elements are all equal (one element,
+// or none). Other reductions refuse it.
 func Ddof(ddof int) ReduceOption {
 	return func(c *reduceConfig) { c.ddof, c.ddofSet = ddof, true }
 }

@@ -16,9 +16,6 @@ func statRef(name string, xs []float64, ddof int) float64 {
 	n := float64(len(xs))
 	switch name {
 	case "var", "std":
-		if n-float64(ddof) <= 0 {
-			return math.NaN()
-		}
 		var mean float64
 		for _, x := range xs {
 			mean += x
@@ -28,7 +25,7 @@ func statRef(name string, xs []float64, ddof int) float64 {
 		for _, x := range xs {
 			m2 += (x - mean) * (x - mean)
 		}
-		v := m2 / (n - float64(ddof))
+		v := m2 / max(n-float64(ddof), 0) // (numpy's divisor: m2/0 is +Inf, or NaN)
 		if name == "std" {
 			v = math.Sqrt(v)
 		}
@@ -100,8 +97,9 @@ func TestVarStdLogSumExp(t *testing.T) {
 			}
 			gs := groups(data, sc.shape, mask)
 			for _, name := range []string{"var", "std", "lse"} {
-				for _, ddof := range []int{0, 1} {
-					if name == "lse" && ddof == 1 {
+				// (ddof 7: some groups have 7 or fewer elements, whose divisor is 0)
+				for _, ddof := range []int{0, 1, 7} {
+					if name == "lse" && ddof != 0 {
 						continue
 					}
 					var opts []gpu.ReduceOption
@@ -234,7 +232,8 @@ func TestStatSpecialValues(t *testing.T) {
 		if !math.IsNaN(float64(v[0])) || !math.IsNaN(float64(v[2])) {
 			t.Fatalf("Var of rows with Inf and NaN = %v, want NaN", v)
 		}
-		// ddof past the count: NaN; empty: NaN; LogSumExp of nothing: -Inf.
+		// ddof past the count of one element: NaN (TestVarDdofPastCount); LogSumExp of
+		// nothing: -Inf.
 		one := mustArr[float32](t)(gpu.FromSlice(s, []float32{5}, 1))
 		if v := toSlice(t, mustArr[float32](t)(gpu.Var[float32](s, one, gpu.Ddof(1)))); !math.IsNaN(float64(v[0])) {
 			t.Fatalf("Var ddof=1 of one element = %v, want NaN", v)
@@ -699,5 +698,46 @@ func TestVarShifted(t *testing.T) {
 		}
 		_, s := simStream(t)
 		run(t, s, [][2]int{{1, 70001}, {2, 40003}, {3, 5000}, {40, 100}})
+	})
+}
+
+// TestVarDdofPastCount: Var and Std with ddof at or past a row's count divide by 0, as
+// NumPy's do (numpy.var: max(n - ddof, 0)): +Inf where the row's elements differ, NaN
+// where they are all equal; on every device and the simulated CUDA device (the PTX).
+func TestVarDdofPastCount(t *testing.T) {
+	run := func(t *testing.T, s *gpu.Stream) {
+		rng := rand.New(rand.NewPCG(7, 11))
+		for _, n := range []int{1, 2, 3, 40} {
+			// Row 0 random, row 1 all one value; ddof n - 1 (a divisor of 1), n and n + 2.
+			xs := make([]float64, 2*n)
+			c := float64(rng.IntN(10)) - 4.5 // (its sums exact: a mean of exactly c, M2 0)
+			for i := range n {
+				xs[i], xs[n+i] = rng.Float64()*10-5, c
+			}
+			a64 := mustArr[float64](t)(gpu.FromSlice(s, xs, 2, n))
+			a32 := mustArr[float32](t)(gpu.Astype[float32](s, a64))
+			for _, ddof := range []int{n - 1, n, n + 2} {
+				want := [2]float64{statRef("var", xs[:n], ddof), statRef("var", xs[n:], ddof)}
+				if ddof >= n && (!math.IsInf(want[0], 1) && n > 1 || !math.IsNaN(want[1])) {
+					t.Fatalf("the reference of n=%d ddof=%d: %v", n, ddof, want)
+				}
+				v64 := toSlice(t, mustArr[float64](t)(gpu.Var[float64](s, a64, gpu.Axes(1), gpu.Ddof(ddof))))
+				sd64 := toSlice(t, mustArr[float64](t)(gpu.Std[float64](s, a64, gpu.Axes(1), gpu.Ddof(ddof))))
+				v32 := toSlice(t, mustArr[float32](t)(gpu.Var[float32](s, a32, gpu.Axes(1), gpu.Ddof(ddof))))
+				for r := range 2 {
+					if !closeTo(v64[r], want[r], 1e-12) || !closeTo(sd64[r], math.Sqrt(want[r]), 1e-12) ||
+						!closeTo(float64(v32[r]), want[r], 1e-4) {
+						t.Fatalf("n=%d ddof=%d row %d: Var %v, Std %v, Var of float32 %v, want %v", n, ddof, r, v64[r], sd64[r], v32[r], want[r])
+					}
+				}
+			}
+			a64.Free()
+			a32.Free()
+		}
+	}
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) { run(t, s) })
+	t.Run("sim", func(t *testing.T) {
+		_, s := simStream(t)
+		run(t, s)
 	})
 }

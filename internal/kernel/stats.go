@@ -95,7 +95,8 @@ type RowStat struct {
 type StatOp uint8
 
 const (
-	// StatVar is M2/(n - ddof) per row (NaN when n - ddof <= 0).
+	// StatVar is M2/max(n - ddof, 0) per row, as NumPy divides: where n - ddof <= 0,
+	// +Inf, or NaN where M2 is 0 (every element equal, one element, none).
 	StatVar StatOp = iota
 	// StatStd is the square root of StatVar.
 	StatStd
@@ -411,10 +412,8 @@ func loadFloats[F statFloat](dst []F, b []byte, t dtype.DType, lo, hi int) []F {
 func finishValue[F statFloat](r *RowStat, st statState[F], arg float64) F {
 	switch r.Op {
 	case StatVar, StatStd:
-		den := F(st.cnt) - F(arg)
-		if den <= 0 {
-			return fp.NaN[F]()
-		}
+		// NumPy's divisor, max(n - ddof, 0): M2/0 is +Inf, or NaN where M2 is 0.
+		den := max(F(st.cnt)-F(arg), 0)
 		v := st.b / den
 		if r.Op == StatStd {
 			v = statSqrt(v)

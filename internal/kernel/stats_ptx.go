@@ -737,11 +737,11 @@ func (g *statGen) finishValue(st statReg) ptx.Reg {
 		den := f.Reg(g.ct)
 		f.Cvt(den, st.cnt)
 		f.Sub(den, den, g.arg)
+		f.Max(den, den, g.imm(0)) // (NumPy's divisor, max(n - ddof, 0): M2/0 is +Inf or NaN)
 		f.Div(v, st.b, den)
 		if r.Op == StatStd {
 			f.Sqrt(v, v)
 		}
-		f.Selp(v, g.imm(math.Float64frombits(fp.NaN64Bits)), v, f.Setp(ptx.Le, den, g.imm(0))) // canonical in either type
 	default: // StatLogSumExp
 		l := f.Math(ptx.Log, st.b)
 		f.Add(v, st.a, l)
