@@ -134,15 +134,17 @@ func (s *Stream) BeginCapture() error {
 	if !ok {
 		return fmt.Errorf("gpu: %v can't capture graphs: %w", s, ErrNotSupported)
 	}
+	// Before exclusive, which waits for the operations holding s: one may be a wait for
+	// this very host function (a Synchronize of s in another goroutine).
+	if err := s.inOwnHostFunc("BeginCapture"); err != nil {
+		return err
+	}
 	if err := s.exclusive(); err != nil {
 		return err
 	}
 	defer s.endExclusive()
 	if s.cap.Load() != nil {
 		return fmt.Errorf("gpu: %v captures a graph already: %w", s, ErrInvalidValue)
-	}
-	if err := s.inOwnHostFunc("BeginCapture"); err != nil {
-		return err
 	}
 	// The stream's last event covers all its work that runs: the waits for its uses
 	// meanwhile wait for it (eventAfter).

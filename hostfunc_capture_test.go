@@ -1,0 +1,97 @@
+package gpu
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/go-gpu/gpu/backend/cpu"
+)
+
+// TestBeginCaptureInOwnHostFuncWhileWaited: BeginCapture called inside one of the
+// stream's own host functions is an error wrapping ErrInvalidValue even while another
+// goroutine synchronizes the stream (and so holds it, waiting for the function): it
+// used to wait for that goroutine to let go of the stream first (exclusive), which
+// waits for the function, a deadlock.
+func TestBeginCaptureInOwnHostFuncWhileWaited(t *testing.T) {
+	d, err := NewDevice(cpu.New(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := d.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	held := func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.holds > 0
+	}
+	inner := make(chan error, 1)
+	if err := s.HostFunc(func() error {
+		for !held() { // until the Synchronize below holds s
+			time.Sleep(time.Millisecond)
+		}
+		inner <- s.BeginCapture()
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	synced := make(chan error, 1)
+	go func() { synced <- s.Synchronize(context.Background()) }()
+	select {
+	case err := <-inner:
+		if !errors.Is(err, ErrInvalidValue) {
+			t.Errorf("BeginCapture inside the stream's own host function = %v, want ErrInvalidValue", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("deadlock: BeginCapture inside the stream's own host function while the stream is synchronized")
+	}
+	if err := <-synced; err != nil {
+		t.Fatal(err)
+	}
+	if s.Capturing() {
+		t.Error("the stream captures after a refused BeginCapture")
+	}
+}
+
+// TestBeginCaptureInOwnHostFuncInPlace: where host functions run in place (no stream
+// memory operations: HostFunc runs f before it returns, holding the stream), BeginCapture
+// inside f is an error wrapping ErrInvalidValue, not a wait for HostFunc's own hold.
+func TestBeginCaptureInOwnHostFuncInPlace(t *testing.T) {
+	asyncHostFuncs = false
+	defer func() { asyncHostFuncs = true }()
+	d, err := NewDevice(cpu.New(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := d.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	done := make(chan error, 1)
+	var inner error
+	go func() {
+		done <- s.HostFunc(func() error {
+			inner = s.BeginCapture()
+			return nil
+		})
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("deadlock: BeginCapture inside the stream's own host function, run in place")
+	}
+	if !errors.Is(inner, ErrInvalidValue) {
+		t.Errorf("BeginCapture inside the stream's own host function = %v, want ErrInvalidValue", inner)
+	}
+	if s.Capturing() {
+		t.Error("the stream captures after a refused BeginCapture")
+	}
+}
