@@ -125,7 +125,7 @@ func (s *Stream) Capturing() bool { return s != nil && s.streamCore != nil && s.
 // before still runs. A stream captures one graph at a time; the legacy default stream
 // (AdoptStream(0)) can't capture. Errors wrap ErrNotSupported where the backend or
 // driver can't capture, ErrInvalidValue if s captures already, ErrClosed for a closed
-// stream.
+// stream; on a stream faulted by a host function it returns the fault (see HostFunc).
 func (s *Stream) BeginCapture() error {
 	if err := nilStream(s); err != nil {
 		return err
@@ -145,6 +145,9 @@ func (s *Stream) BeginCapture() error {
 	defer s.endExclusive()
 	if s.cap.Load() != nil {
 		return fmt.Errorf("gpu: %v captures a graph already: %w", s, ErrInvalidValue)
+	}
+	if p := s.fault.Load(); p != nil {
+		return *p // a host function failed: as every later operation on s (hold)
 	}
 	// The stream's last event covers all its work that runs: the waits for its uses
 	// meanwhile wait for it (eventAfter).

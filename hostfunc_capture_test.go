@@ -95,3 +95,34 @@ func TestBeginCaptureInOwnHostFuncInPlace(t *testing.T) {
 		t.Error("the stream captures after a refused BeginCapture")
 	}
 }
+
+// TestBeginCaptureFaultedStream: a stream faulted by a failed host function returns
+// the fault from every later operation (Stream.HostFunc), BeginCapture included; it
+// used to start a capture.
+func TestBeginCaptureFaultedStream(t *testing.T) {
+	d, err := NewDevice(cpu.New(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := d.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	boom := errors.New("boom")
+	if err := s.HostFunc(func() error { return boom }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Synchronize(context.Background()); !errors.Is(err, boom) {
+		t.Fatalf("Synchronize after a failed host function = %v, want its error", err)
+	}
+	if err := s.BeginCapture(); !errors.Is(err, boom) {
+		t.Errorf("BeginCapture on a faulted stream = %v, want the host function's error", err)
+	}
+	if s.Capturing() {
+		t.Error("a faulted stream captures")
+	}
+	if g, err := s.Capture(func() error { return nil }); !errors.Is(err, boom) {
+		t.Errorf("Capture on a faulted stream = %v, %v, want the host function's error", g, err)
+	}
+}
