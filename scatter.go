@@ -589,6 +589,10 @@ func PutMask[T Elem](s *Stream, a *Array[T], mask *Array[bool], values *Array[T]
 // The wait for the largest value is a host read of work on s: like Array.At's, it
 // returns, once, the error of an earlier ModeRaise index operation on s that no wait
 // has reported yet (see ErrIndexOutOfRange), and then no result.
+//
+// A stream that captures a graph refuses a non-empty x (ErrCapturing), with or without
+// Bins: the read of the largest value, and Bins' check of the values, need the host.
+// In a graph, count with AddAt of ones into Zeros in ModeClip or ModeWrap.
 func Bincount[I IndexElem](ctx context.Context, s *Stream, x *Array[I], minlength int, opts ...IndexOption) (*Array[int64], error) {
 	if err := nilContext(ctx); err != nil {
 		return nil, err
@@ -671,6 +675,11 @@ func bincount[I IndexElem](ctx context.Context, s *Stream, x *Array[I], w *heade
 		if err := s.refuseReadBack("Bincount (without Bins)"); err != nil {
 			return nil, err
 		}
+	}
+	if cfg.hasBins && n > 0 && s.cap.Load() != nil {
+		// Its values are checked as ModeRaise's indices, which a graph can't report (and
+		// Bincount takes no WithMode): refused at once too.
+		return nil, fmt.Errorf("gpu: Bincount with Bins on %v, which captures a graph: values outside [0, %d) are reported by a later wait, as in ModeRaise, and no wait covers a graph's launches (in a graph, count with AddAt of ones into Zeros in ModeClip or ModeWrap): %w", s, cfg.bins, ErrCapturing)
 	}
 	length := minlength
 	mode := kernel.IndexCheck
