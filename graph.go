@@ -125,7 +125,8 @@ func (s *Stream) Capturing() bool { return s != nil && s.streamCore != nil && s.
 // before still runs. A stream captures one graph at a time; the legacy default stream
 // (AdoptStream(0)) can't capture. Errors wrap ErrNotSupported where the backend or
 // driver can't capture, ErrInvalidValue if s captures already, ErrClosed for a closed
-// stream; on a stream faulted by a host function it returns the fault (see HostFunc).
+// stream, ErrInScope inside an Access scope on s (which it would wait for); on a
+// stream faulted by a host function it returns the fault (see HostFunc).
 func (s *Stream) BeginCapture() error {
 	if err := nilStream(s); err != nil {
 		return err
@@ -135,8 +136,12 @@ func (s *Stream) BeginCapture() error {
 		return fmt.Errorf("gpu: %v can't capture graphs: %w", s, ErrNotSupported)
 	}
 	// Before exclusive, which waits for the operations holding s: one may be a wait for
-	// this very host function (a Synchronize of s in another goroutine).
+	// this very host function (a Synchronize of s in another goroutine), or the
+	// caller's own Access scope.
 	if err := s.inOwnHostFunc("BeginCapture"); err != nil {
+		return err
+	}
+	if err := s.inOwnScope("BeginCapture"); err != nil {
 		return err
 	}
 	if err := s.exclusive(); err != nil {
@@ -183,9 +188,12 @@ func (s *Stream) BeginCapture() error {
 // to return first. If an operation spoilt the capture (a host read of a buffer it
 // writes, ErrCapturing), or the backend could not make the graph, it returns that error
 // and no graph; s no longer captures either way. Errors wrap ErrInvalidValue if s does
-// not capture.
+// not capture, ErrInScope inside an Access scope on s (s captures on).
 func (s *Stream) EndCapture() (*Graph, error) {
 	if err := nilStream(s); err != nil {
+		return nil, err
+	}
+	if err := s.inOwnScope("EndCapture"); err != nil {
 		return nil, err
 	}
 	if err := s.exclusive(); err != nil {

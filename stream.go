@@ -3,6 +3,8 @@ package gpu
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -73,6 +75,46 @@ type streamCore struct {
 	// failed, which faults the stream.
 	hostFn atomic.Int64
 	fault  atomic.Pointer[error]
+	// scopes counts the Access scopes open on the stream (trackedScope), whose
+	// goroutines' scope ids are scopeIDs (guarded by mu): BeginCapture and EndCapture,
+	// which wait for the stream's holds, refuse a caller inside one of them.
+	scopes   atomic.Int32
+	scopeIDs []int64
+}
+
+// openScope and closeScope record an Access scope of the goroutine of scope id g.
+func (c *streamCore) openScope(g int64) {
+	c.mu.Lock()
+	c.scopeIDs = append(c.scopeIDs, g)
+	c.scopes.Add(1)
+	c.mu.Unlock()
+}
+
+func (c *streamCore) closeScope(g int64) {
+	c.mu.Lock()
+	if i := slices.Index(c.scopeIDs, g); i >= 0 {
+		c.scopeIDs = slices.Delete(c.scopeIDs, i, i+1)
+		c.scopes.Add(-1)
+	}
+	c.mu.Unlock()
+}
+
+// inOwnScope returns an error wrapping ErrInScope if the calling goroutine is inside an
+// Access scope on the stream: what would wait for the stream's holds (what) would wait
+// for that scope.
+func (c *streamCore) inOwnScope(what string) error {
+	if c.scopes.Load() == 0 {
+		return nil
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	c.mu.Lock()
+	in := slices.Contains(c.scopeIDs, scopeID())
+	c.mu.Unlock()
+	if in {
+		return fmt.Errorf("gpu: %s inside an Access scope on the same stream, which it would wait for: %w", what, ErrInScope)
+	}
+	return nil
 }
 
 // destroy is the backstop for a stream dropped without Close: its cleanup, or the

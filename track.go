@@ -281,25 +281,27 @@ func (s *Stream) trackedScope(uses []use, enqueue func() error, scope bool) (uin
 	for _, a := range t.as {
 		a.scope.Store(g)
 	}
+	s.openScope(g)
 	returned := false
 	defer func() {
 		if !returned {
-			s.endScope(t, errScopePanic)
+			s.endScope(t, g, errScopePanic)
 		}
 	}()
 	err = enqueue()
 	returned = true
-	return s.endScope(t, err)
+	return s.endScope(t, g, err)
 }
 
 // errScopePanic stands for the outcome of a scope whose function panicked.
 var errScopePanic = errors.New("gpu: access scope ended by a panic")
 
 // endScope ends an Access scope begun by trackedScope and records its use.
-func (s *Stream) endScope(t tracking, err error) (uint64, error) {
+func (s *Stream) endScope(t tracking, g int64, err error) (uint64, error) {
 	for _, a := range t.as {
 		a.scope.Store(0)
 	}
+	s.closeScope(g)
 	leaveScope()
 	return s.trackEnd(t, err, true)
 }
