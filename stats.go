@@ -120,9 +120,10 @@ func LayerNorm[T Float](s *Stream, x *Array[T], ndims int, weight, bias *Array[T
 // Norm returns vector norms of a over the reduced axes (numpy.linalg.norm of the
 // flattened axes): ord 2 is sqrt(sum(x^2)) (the Frobenius norm over two axes), 1 is
 // sum(|x|), +Inf max(|x|), -Inf min(|x|), 0 the number of nonzero elements, and any
-// other positive ord sum(|x|^ord)^(1/ord), with ord and 1/ord rounded to R as NumPy
-// rounds them (an order or reciprocal past R's range is Inf there, not an error); a
-// negative finite ord, or NaN, is an error wrapping ErrInvalidValue. Axes and KeepDims
+// other finite ord sum(|x|^ord)^(1/ord), with ord and 1/ord rounded to R as NumPy
+// rounds them (an order or reciprocal past R's range is Inf there, not an error; a
+// negative ord gives 0 where an element is 0, as |0|^ord is +Inf); ord NaN is an error
+// wrapping ErrInvalidValue. Axes and KeepDims
 // as ReduceOption; R is a float type. Like NumPy, the 2-norm is not scaled: squares
 // past R's range overflow. There are no matrix norms: where numpy.linalg.norm reduces
 // two axes (axis=(0, 1), or no axis on a 2-D array) with an ord, its ord names a
@@ -156,7 +157,7 @@ func Norm[R Float, T Elem](s *Stream, a *Array[T], ord float64, opts ...ReduceOp
 		src, op = "abs("+conv+")", OpMin
 	case ord == 0:
 		src = fmt.Sprintf("where(x != 0, %v(1), %v(0))", rt, rt)
-	case ord > 0 && !math.IsNaN(ord):
+	case !math.IsNaN(ord):
 		src, root = fmt.Sprintf("pow(abs(%s), p)", conv), "pow(y, p)"
 		vars["p"], rootVars["p"] = ord, 1/ord
 	default:

@@ -459,8 +459,8 @@ func TestNorm(t *testing.T) {
 		if v := toSlice(t, mustArr[float64](t)(gpu.Norm[float64](s, ints, 2))); v[0] != 5 {
 			t.Fatalf("Norm of [[3 4] [0 0]] = %v, want 5", v)
 		}
-		if _, err := gpu.Norm[float64](s, a, -1); !errors.Is(err, gpu.ErrInvalidValue) {
-			t.Fatalf("Norm ord -1: %v", err)
+		if _, err := gpu.Norm[float64](s, a, math.NaN()); !errors.Is(err, gpu.ErrInvalidValue) {
+			t.Fatalf("Norm ord NaN: %v", err)
 		}
 		// An order or its reciprocal past float32's range: Inf in float32, as NumPy's
 		// absx**ord and ret**reciprocal(ord, dtype=float32) give, not an error.
@@ -733,6 +733,54 @@ func TestVarDdofPastCount(t *testing.T) {
 			}
 			a64.Free()
 			a32.Free()
+		}
+	}
+	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) { run(t, s) })
+	t.Run("sim", func(t *testing.T) {
+		_, s := simStream(t)
+		run(t, s)
+	})
+}
+
+// TestNormNegativeOrder: numpy.linalg.norm's vector norms of negative finite order,
+// sum(|x|^ord)^(1/ord): 0 for a row with a zero (|0|^ord is +Inf), +Inf for an empty
+// row; against float64 on every device and the simulated CUDA device (pow's PTX).
+func TestNormNegativeOrder(t *testing.T) {
+	run := func(t *testing.T, s *gpu.Stream) {
+		rng := rand.New(rand.NewPCG(3, 9))
+		const rows, n = 5, 37
+		data := make([]float64, rows*n)
+		for i := range data {
+			data[i] = rng.NormFloat64() * 4
+		}
+		data[2*n+5] = 0 // row 2 has a zero
+		data[3*n+1] = math.Copysign(0, -1)
+		a := mustArr[float64](t)(gpu.FromSlice(s, data, rows, n))
+		defer a.Free()
+		a32 := mustArr[float32](t)(gpu.Astype[float32](s, a))
+		defer a32.Free()
+		empty := mustArr[float64](t)(gpu.Empty[float64](s, 2, 0))
+		defer empty.Free()
+		for _, ord := range []float64{-1, -2, -0.5, -3.5} {
+			got := toSlice(t, mustArr[float64](t)(gpu.Norm[float64](s, a, ord, gpu.Axes(1))))
+			got32 := toSlice(t, mustArr[float32](t)(gpu.Norm[float32](s, a32, ord, gpu.Axes(1))))
+			for r := range rows {
+				var sum, sum32 float64
+				for _, x := range data[r*n : (r+1)*n] {
+					sum += math.Pow(math.Abs(x), ord)
+					sum32 += math.Pow(math.Abs(float64(float32(x))), ord)
+				}
+				want, want32 := math.Pow(sum, 1/ord), math.Pow(sum32, 1/ord)
+				if (r == 2 || r == 3) && want != 0 {
+					t.Fatalf("the reference of row %d: %v, want 0", r, want)
+				}
+				if !closeTo(got[r], want, 1e-12) || !closeTo(float64(got32[r]), want32, 1e-5) {
+					t.Fatalf("Norm ord %v row %d = %v (float32 %v), want %v (%v)", ord, r, got[r], got32[r], want, want32)
+				}
+			}
+			if e := toSlice(t, mustArr[float64](t)(gpu.Norm[float64](s, empty, ord, gpu.Axes(1)))); !math.IsInf(e[0], 1) || !math.IsInf(e[1], 1) {
+				t.Fatalf("Norm ord %v of empty rows = %v, want +Inf (0^(1/ord))", ord, e)
+			}
 		}
 	}
 	forDevices(t, func(t *testing.T, d *gpu.Device, s *gpu.Stream) { run(t, s) })
