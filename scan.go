@@ -21,7 +21,8 @@ import (
 // int32 array is NumPy's cumsum, which never overflows where int32 would. Integer
 // overflow wraps as in Go. Float16 and BFloat16 accumulate in float32: a result of a
 // half type holds the float32 running values each rounded once (CumSum[float32] of a
-// half array keeps them). CumMax and CumMin keep T and propagate NaN (numpy.maximum:
+// half array keeps them), where NumPy rounds every partial sum to the half type
+// (float16 [2048, 1, 1]: [2048, 2048, 2050] here, [2048, 2048, 2048] in NumPy). CumMax and CumMin keep T and propagate NaN (numpy.maximum:
 // from the first NaN on, every element is the canonical NaN, the package's NaN policy),
 // with -0 below +0; a float sum or product that is NaN is the canonical NaN too. That
 // holds for the first element of a row as well (a row of length 1 included), which is

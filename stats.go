@@ -36,7 +36,8 @@ import (
 // Softmax and LogSoftmax). LogSumExp of a row with +Inf is +Inf, of a row of -Inf (or
 // of no elements) -Inf. Softmax of a row with +Inf is NaN everywhere in the row
 // (scipy.special.softmax's result; exp(Inf - Inf) is NaN), and of a row of only -Inf
-// NaN too (0/0).
+// NaN too (0/0); so is LogSoftmax of such rows (torch.log_softmax's result, where
+// scipy.special.log_softmax keeps -Inf for the finite elements beside a +Inf).
 
 // Ddof sets Var's and Std's delta degrees of freedom (numpy.var's ddof): the divisor is
 // N - ddof, N the number of elements reduced. Where N - ddof <= 0 the divisor is 0, as
