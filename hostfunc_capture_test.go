@@ -126,3 +126,96 @@ func TestBeginCaptureFaultedStream(t *testing.T) {
 		t.Errorf("Capture on a faulted stream = %v, %v, want the host function's error", g, err)
 	}
 }
+
+// TestHostFuncEnqueuesWhileCaptureWaits: a host function of s enqueues work on s while
+// another goroutine synchronizes s (holding it, waiting for the function) and a third
+// begins a capture on s (waiting for that hold to end). The function's operation goes
+// ahead of the waiting switch: it used to wait for the switch, which waits for the
+// Synchronize, which waits for the function (a deadlock of the three). Its result is
+// computed (not captured), and the capture then begins and ends.
+func TestHostFuncEnqueuesWhileCaptureWaits(t *testing.T) {
+	for _, async := range []bool{true, false} {
+		t.Run(map[bool]string{true: "async", false: "in place"}[async], func(t *testing.T) {
+			if !async {
+				// (in place, HostFunc runs f before it returns: f's Synchronize-like hold is
+				// HostFunc's own, taken before the switch waits)
+				asyncHostFuncs = false
+				defer func() { asyncHostFuncs = true }()
+			}
+			d, err := NewDevice(cpu.New(2))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := d.NewStream()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			xs := []float32{1.5, -2, 7.25, 3}
+			x, err := FromSlice(s, xs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer x.Free()
+			state := func() (holds int, switching bool) {
+				s.mu.Lock()
+				defer s.mu.Unlock()
+				return s.holds, s.switching
+			}
+			var y *Array[float32]
+			var inner error
+			captured := make(chan error, 1)
+			hf := func() error {
+				if async {
+					for h, _ := state(); h == 0; h, _ = state() { // the Synchronize below holds s
+						time.Sleep(time.Millisecond)
+					}
+				}
+				go func() { captured <- s.BeginCapture() }()
+				for _, sw := state(); !sw; _, sw = state() { // the switch waits
+					time.Sleep(time.Millisecond)
+				}
+				y, inner = Eval[float32](s, "x*2 - 1", Vars{"x": x})
+				return nil
+			}
+			synced := make(chan error, 1)
+			if async {
+				if err := s.HostFunc(hf); err != nil {
+					t.Fatal(err)
+				}
+				go func() { synced <- s.Synchronize(context.Background()) }()
+			} else {
+				go func() { synced <- s.HostFunc(hf) }()
+			}
+			for _, ch := range []chan error{synced, captured} {
+				select {
+				case err := <-ch:
+					if err != nil {
+						t.Fatal(err)
+					}
+				case <-time.After(20 * time.Second):
+					go panic("deadlock: a host function's operation, a Synchronize and a BeginCapture of one stream")
+					select {}
+				}
+			}
+			g, err := s.EndCapture()
+			if err != nil {
+				t.Fatal(err)
+			}
+			g.Close()
+			if inner != nil {
+				t.Fatalf("the host function's Eval: %v", inner)
+			}
+			defer y.Free()
+			got, err := y.ToSlice(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range xs {
+				if got[i] != v*2-1 {
+					t.Fatalf("the host function's result %v, want x*2 - 1 of %v", got, xs)
+				}
+			}
+		})
+	}
+}

@@ -68,7 +68,10 @@ type streamCore struct {
 	cap atomic.Pointer[capture]
 	// switching is set while a capture begins or ends (exclusive): new holds wait on
 	// switchCond until it is clear, so that no operation straddles the switch.
+	// switched: exclusive holds the stream (no other hold left); until then the
+	// stream's own host function may still take holds (hold).
 	switching  bool
+	switched   bool
 	switchCond *sync.Cond
 	// hostFn is the scope id of the goroutine running one of the stream's host
 	// functions (hostfunc.go), or 0; fault is the error of a host function that
@@ -234,7 +237,10 @@ func (s *Stream) hold() error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for s.switching {
+	// While a switch waits for the holds to end, one of them may be a wait for the
+	// stream's running host function (Synchronize): the function's own operations on
+	// the stream go ahead of the switch rather than wait for it (a deadlock).
+	for s.switching && (s.switched || s.hostFn.Load() == 0 || !heldByMe(&s.hostFn)) {
 		s.switchCond.Wait()
 	}
 	if s.closed {
@@ -265,6 +271,7 @@ func (s *Stream) exclusive() error {
 	for s.holds > 0 {
 		s.switchCond.Wait()
 	}
+	s.switched = true
 	s.holds++
 	return nil
 }
@@ -272,7 +279,7 @@ func (s *Stream) exclusive() error {
 // endExclusive ends what exclusive began.
 func (s *Stream) endExclusive() {
 	s.mu.Lock()
-	s.switching = false
+	s.switching, s.switched = false, false
 	s.switchCond.Broadcast()
 	s.mu.Unlock()
 	s.unhold()
