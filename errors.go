@@ -23,7 +23,8 @@ var (
 	// ErrClosed: the stream, event or module was closed, or the buffer freed.
 	ErrClosed = backend.ErrClosed
 	// ErrInScope: an operation used a buffer inside that buffer's own Access or
-	// HostAccess scope, which would deadlock.
+	// HostAccess scope, or began or ended a capture inside an Access scope on the same
+	// stream, which would deadlock.
 	ErrInScope = errors.New("gpu: buffer used inside its own access scope")
 	// ErrCapturing: the operation can't run while the stream captures a graph
 	// (Stream.BeginCapture), or the host or an operation on a stream that isn't
