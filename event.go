@@ -209,10 +209,13 @@ func (e *Event) Done() <-chan struct{} {
 // Elapsed returns the time from start to end, two timing events recorded and complete
 // (CUDA Driver API: cuEventElapsedTime; resolution about half a microsecond). An event
 // not recorded or not yet complete is an error wrapping ErrInvalidValue (wait for end
-// first: Event.Wait).
+// first: Event.Wait), and so are events of two devices (their clocks are not one).
 func Elapsed(start, end *Event) (time.Duration, error) {
 	if start.isNil() || end.isNil() {
 		return 0, fmt.Errorf("gpu: elapsed time of a nil event: %w", ErrInvalidValue)
+	}
+	if start.dev != end.dev {
+		return 0, fmt.Errorf("gpu: elapsed time from an event of %v to one of %v: %w", start.dev, end.dev, ErrInvalidValue)
 	}
 	if !start.timing || !end.timing {
 		return 0, fmt.Errorf("gpu: elapsed time needs events made without DisableTiming: %w", ErrInvalidValue)
