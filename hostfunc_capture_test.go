@@ -30,7 +30,9 @@ func TestBeginCaptureInOwnHostFuncWhileWaited(t *testing.T) {
 		return s.holds > 0
 	}
 	inner := make(chan error, 1)
+	returned := make(chan struct{}) // (then a hold is the Synchronize's, not HostFunc's own)
 	if err := s.HostFunc(func() error {
+		<-returned
 		for !held() { // until the Synchronize below holds s
 			time.Sleep(time.Millisecond)
 		}
@@ -39,6 +41,7 @@ func TestBeginCaptureInOwnHostFuncWhileWaited(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	close(returned)
 	synced := make(chan error, 1)
 	go func() { synced <- s.Synchronize(context.Background()) }()
 	select {
@@ -165,8 +168,12 @@ func TestHostFuncEnqueuesWhileCaptureWaits(t *testing.T) {
 			var y *Array[float32]
 			var inner error
 			captured := make(chan error, 1)
+			// (async: HostFunc's own hold may still be there when f starts; once HostFunc
+			// has returned, a hold is the Synchronize's)
+			returned := make(chan struct{})
 			hf := func() error {
 				if async {
+					<-returned
 					for h, _ := state(); h == 0; h, _ = state() { // the Synchronize below holds s
 						time.Sleep(time.Millisecond)
 					}
@@ -183,6 +190,7 @@ func TestHostFuncEnqueuesWhileCaptureWaits(t *testing.T) {
 				if err := s.HostFunc(hf); err != nil {
 					t.Fatal(err)
 				}
+				close(returned)
 				go func() { synced <- s.Synchronize(context.Background()) }()
 			} else {
 				go func() { synced <- s.HostFunc(hf) }()
