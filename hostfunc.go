@@ -143,7 +143,7 @@ func (r *hostRing) hostFunc(s *Stream, f func() error) error {
 func (c *streamCore) runHostFunc(f func() error) {
 	d := c.dev
 	id := enterScope()
-	c.hostFn.Store(id)
+	c.enterHostFn(id)
 	d.hostFns.Add(1)
 	d.slowSync.Add(1)
 	err := func() (err error) {
@@ -160,7 +160,7 @@ func (c *streamCore) runHostFunc(f func() error) {
 	}()
 	d.slowSync.Add(-1)
 	d.hostFns.Add(-1)
-	c.hostFn.Store(0)
+	c.leaveHostFn(id)
 	leaveScope()
 	if err != nil {
 		if !errors.Is(err, ErrLaunchFailed) {
@@ -180,7 +180,7 @@ func (s *Stream) inOwnHostFunc(what string) error {
 }
 
 func (s *Stream) ownHostFuncErr(what string) error {
-	if heldByMe(&s.hostFn) {
+	if s.inHostFn() {
 		return fmt.Errorf("gpu: %s of %v inside one of its own host functions, which the stream waits for: %w", what, s, ErrInvalidValue)
 	}
 	return nil
@@ -196,7 +196,7 @@ func (d *Device) moduleLoadAllowed() error {
 		return nil // (inlined: every kernel lookup checks)
 	}
 	for _, s := range d.liveStreams() {
-		if s.hostFn.Load() != 0 && heldByMe(&s.hostFn) {
+		if s.inHostFn() {
 			return fmt.Errorf("gpu: loading a kernel inside a host function of %v: on CUDA a module load may wait for every stream of the context, and so for this function: use the kernel once before enqueuing the function: %w", s, ErrInvalidValue)
 		}
 	}

@@ -73,11 +73,15 @@ type streamCore struct {
 	switching  bool
 	switched   bool
 	switchCond *sync.Cond
-	// hostFn is the scope id of the goroutine running one of the stream's host
-	// functions (hostfunc.go), or 0; fault is the error of a host function that
-	// failed, which faults the stream.
-	hostFn atomic.Int64
-	fault  atomic.Pointer[error]
+	// hostFn counts the stream's host functions running now (hostfunc.go), and
+	// hostFnIDs (guarded by hfMu) are their goroutines' scope ids, one per function: a
+	// function run in place inside another, or two run in place at once by two
+	// goroutines, are both there. fault is the error of a host function that failed,
+	// which faults the stream.
+	hostFn    atomic.Int32
+	hfMu      sync.Mutex
+	hostFnIDs []int64
+	fault     atomic.Pointer[error]
 	// scopes counts the Access scopes open on the stream (trackedScope), whose
 	// goroutines' scope ids are scopeIDs (guarded by mu): BeginCapture and EndCapture,
 	// which wait for the stream's holds, refuse a caller inside one of them.
@@ -118,6 +122,37 @@ func (c *streamCore) inOwnScope(what string) error {
 		return fmt.Errorf("gpu: %s inside an Access scope on the same stream, which it would wait for: %w", what, ErrInScope)
 	}
 	return nil
+}
+
+// enterHostFn and leaveHostFn mark a host function of the stream run by the goroutine of
+// scope id g.
+func (c *streamCore) enterHostFn(g int64) {
+	c.hfMu.Lock()
+	c.hostFnIDs = append(c.hostFnIDs, g)
+	c.hostFn.Add(1)
+	c.hfMu.Unlock()
+}
+
+func (c *streamCore) leaveHostFn(g int64) {
+	c.hfMu.Lock()
+	if i := slices.Index(c.hostFnIDs, g); i >= 0 {
+		c.hostFnIDs = slices.Delete(c.hostFnIDs, i, i+1)
+		c.hostFn.Add(-1)
+	}
+	c.hfMu.Unlock()
+}
+
+// inHostFn reports whether the calling goroutine runs one of the stream's host
+// functions (checked locked to its thread, as heldByMe).
+func (c *streamCore) inHostFn() bool {
+	if c.hostFn.Load() == 0 {
+		return false
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	c.hfMu.Lock()
+	defer c.hfMu.Unlock()
+	return slices.Contains(c.hostFnIDs, scopeID())
 }
 
 // destroy is the backstop for a stream dropped without Close: its cleanup, or the
@@ -240,7 +275,7 @@ func (s *Stream) hold() error {
 	// While a switch waits for the holds to end, one of them may be a wait for the
 	// stream's running host function (Synchronize): the function's own operations on
 	// the stream go ahead of the switch rather than wait for it (a deadlock).
-	for s.switching && (s.switched || s.hostFn.Load() == 0 || !heldByMe(&s.hostFn)) {
+	for s.switching && (s.switched || !s.inHostFn()) {
 		s.switchCond.Wait()
 	}
 	if s.closed {
