@@ -155,6 +155,21 @@ func (c *streamCore) inHostFn() bool {
 	return slices.Contains(c.hostFnIDs, scopeID())
 }
 
+// aheadOfSwitch reports whether the calling goroutine's hold may go ahead of a switch
+// still waiting for the stream's holds: it runs one of the stream's host functions, or
+// it is inside an Access scope on the stream. The caller holds mu.
+func (c *streamCore) aheadOfSwitch() bool {
+	if c.scopes.Load() != 0 {
+		runtime.LockOSThread()
+		in := slices.Contains(c.scopeIDs, scopeID())
+		runtime.UnlockOSThread()
+		if in {
+			return true
+		}
+	}
+	return c.inHostFn()
+}
+
 // destroy is the backstop for a stream dropped without Close: its cleanup, or the
 // first device wait that finds it collected (liveStreams), whichever comes first.
 func (c *streamCore) destroy() {
@@ -273,9 +288,10 @@ func (s *Stream) hold() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	// While a switch waits for the holds to end, one of them may be a wait for the
-	// stream's running host function (Synchronize): the function's own operations on
-	// the stream go ahead of the switch rather than wait for it (a deadlock).
-	for s.switching && (s.switched || !s.inHostFn()) {
+	// stream's running host function (Synchronize), or an Access scope's own hold: the
+	// function's and the scope's operations on the stream go ahead of the switch rather
+	// than wait for it (a deadlock).
+	for s.switching && (s.switched || !s.aheadOfSwitch()) {
 		s.switchCond.Wait()
 	}
 	if s.closed {
