@@ -193,9 +193,10 @@ func (w eventWait) park() ([]*pev, error) {
 }
 
 // Done returns a channel closed when the event's current recording completes (see Event
-// about re-recording), or when the device faults (then Query or Wait return the error). Each call starts a parked
-// wait unless the event is already complete. For a nil event the channel is closed
-// (Query and Wait return the error), never one that blocks forever.
+// about re-recording), or when the device faults (then Query or Wait return the error).
+// Each call starts a parked wait unless the event is already complete. For a nil event
+// the channel is closed (Query and Wait return the error), never one that blocks
+// forever.
 func (e *Event) Done() <-chan struct{} {
 	if e.isNil() {
 		return closedChan

@@ -38,12 +38,13 @@ import (
 // an error wrapping ErrCapturing: waits (Stream.Synchronize, Query), events
 // (Stream.Record, WaitEvent), copies of Go memory (Stream.CopyHtoD, CopyDtoH), host
 // functions, index checks in raise mode (Bincount with Bins too), and the operations
-// that read a result back on the host to size their output or as their result
-// (Nonzero, NonzeroWhere, Argwhere, Extract, FindFirst, FindFirstWhere, CountNonzero,
-// Unique, Bincount without Bins: refused at once, the capture going on unharmed). A host read of a buffer that the
-// open capture writes (ToSlice of a captured result, say) fails so too, and spoils the
-// capture: EndCapture returns the error. Random numbers drawn inside a capture are
-// drawn afresh at every launch (Graph.Launch sets and advances the generators).
+// that read a result back on the host to size their output or as their result (Nonzero,
+// NonzeroWhere, Argwhere, Extract, FindFirst, FindFirstWhere, CountNonzero, Unique,
+// Bincount without Bins: refused at once, the capture going on unharmed). A host read
+// of a buffer that the open capture writes (ToSlice of a captured result, say) fails so
+// too, and spoils the capture: EndCapture returns the error. Random numbers drawn
+// inside a capture are drawn afresh at every launch (Graph.Launch sets and advances the
+// generators).
 
 // capture is a capture in progress.
 type capture struct {

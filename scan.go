@@ -14,20 +14,21 @@ import (
 // numpy.maximum.accumulate and numpy.minimum.accumulate, and Julia's accumulate.
 //
 // The result is a new contiguous array of the input's shape. Types follow NumPy: the
-// result type R is the accumulator (NumPy's dtype argument): every element is
-// converted to R first (with the conversion rules of package expr) and combined in R.
-// NumPy's default for sums and products is AccumType(T): int64 for bool and signed
-// integers, uint64 for unsigned integers, T itself for floats, so CumSum[int64] of an
-// int32 array is NumPy's cumsum, which never overflows where int32 would. Integer
-// overflow wraps as in Go. Float16 and BFloat16 accumulate in float32: a result of a
-// half type holds the float32 running values each rounded once (CumSum[float32] of a
-// half array keeps them), where NumPy rounds every partial sum to the half type
-// (float16 [2048, 1, 1]: [2048, 2048, 2050] here, [2048, 2048, 2048] in NumPy). CumMax and CumMin keep T and propagate NaN (numpy.maximum:
-// from the first NaN on, every element is the canonical NaN, the package's NaN policy),
-// with -0 below +0; a float sum or product that is NaN is the canonical NaN too. That
-// holds for the first element of a row as well (a row of length 1 included), which is
-// the element itself, and for a NaN initial value (ExclusiveFrom): the built-in
-// operators' float results never carry a NaN's payload or sign.
+// result type R is the accumulator (NumPy's dtype argument): every element is converted
+// to R first (with the conversion rules of package expr) and combined in R. NumPy's
+// default for sums and products is AccumType(T): int64 for bool and signed integers,
+// uint64 for unsigned integers, T itself for floats, so CumSum[int64] of an int32 array
+// is NumPy's cumsum, which never overflows where int32 would. Integer overflow wraps as
+// in Go. Float16 and BFloat16 accumulate in float32: a result of a half type holds the
+// float32 running values each rounded once (CumSum[float32] of a half array keeps
+// them), where NumPy rounds every partial sum to the half type (float16 [2048, 1, 1]:
+// [2048, 2048, 2050] here, [2048, 2048, 2048] in NumPy). CumMax and CumMin keep T and
+// propagate NaN (numpy.maximum: from the first NaN on, every element is the canonical
+// NaN, the package's NaN policy), with -0 below +0; a float sum or product that is NaN
+// is the canonical NaN too. That holds for the first element of a row as well (a row of
+// length 1 included), which is the element itself, and for a NaN initial value
+// (ExclusiveFrom): the built-in operators' float results never carry a NaN's payload or
+// sign.
 //
 // On CUDA, scans of contiguous rows (1-D arrays, the last axis, and axes followed by at
 // most 8 elements) run in a single pass over the data with decoupled look-back

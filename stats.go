@@ -124,16 +124,14 @@ func LayerNorm[T Float](s *Stream, x *Array[T], ndims int, weight, bias *Array[T
 // other finite ord sum(|x|^ord)^(1/ord), with ord and 1/ord rounded to R as NumPy
 // rounds them (an order or reciprocal past R's range is Inf there, not an error; a
 // negative ord gives 0 where an element is 0, as |0|^ord is +Inf); ord NaN is an error
-// wrapping ErrInvalidValue. Axes and KeepDims
-// as ReduceOption; R is a float type. Like NumPy, the 2-norm is not scaled: squares
-// past R's range overflow. There are no matrix norms: where numpy.linalg.norm reduces
-// two axes (axis=(0, 1), or no axis on a 2-D array) with an ord, its ord names a
-// matrix norm (2: the largest singular value; 1 and Inf: the largest column and row
-// sums of |x|), while Norm's stays the vector norm of all the elements reduced, so
-// Norm(a, 2) of a matrix is numpy.linalg.norm(a) (ord None, 'fro'), not
-// numpy.linalg.norm(a, 2).
-// The norms are reductions (MapReduce) followed, for 2 and general ord, by an
-// elementwise root.
+// wrapping ErrInvalidValue. Axes and KeepDims as ReduceOption; R is a float type. Like
+// NumPy, the 2-norm is not scaled: squares past R's range overflow. There are no matrix
+// norms: where numpy.linalg.norm reduces two axes (axis=(0, 1), or no axis on a 2-D
+// array) with an ord, its ord names a matrix norm (2: the largest singular value; 1 and
+// Inf: the largest column and row sums of |x|), while Norm's stays the vector norm of
+// all the elements reduced, so Norm(a, 2) of a matrix is numpy.linalg.norm(a) (ord
+// None, 'fro'), not numpy.linalg.norm(a, 2). The norms are reductions (MapReduce)
+// followed, for 2 and general ord, by an elementwise root.
 func Norm[R Float, T Elem](s *Stream, a *Array[T], ord float64, opts ...ReduceOption) (*Array[R], error) {
 	if err := statArgs(s, a); err != nil {
 		return nil, err

@@ -328,10 +328,10 @@ const (
 )
 
 // trackBegin holds s, locks the allocations of uses and makes s wait for the
-// conflicting uses on other streams. as is scratch space for the allocations (the caller's small array, so
-// that nothing here allocates). On success the caller enqueues its operation and calls
-// trackEnd; on error nothing is held. While s captures a graph, nothing is waited for:
-// the uses are recorded in the capture (graph.go).
+// conflicting uses on other streams. as is scratch space for the allocations (the
+// caller's small array, so that nothing here allocates). On success the caller enqueues
+// its operation and calls trackEnd; on error nothing is held. While s captures a graph,
+// nothing is waited for: the uses are recorded in the capture (graph.go).
 func (s *Stream) trackBegin(uses []use, as []*allocation) (tracking, error) {
 	t, _, err := s.trackBeginOpt(uses, as, 0)
 	return t, err
