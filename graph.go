@@ -111,7 +111,7 @@ func (s *Stream) refuseReadBack(op string) error {
 	if s.cap.Load() != nil {
 		return fmt.Errorf("gpu: %s reads a result back on the host, which it can't on %v: it captures a graph (its work runs only when the graph is launched): %w", op, s, ErrCapturing)
 	}
-	if s.inHostFn() {
+	if s.hostFns.hasMe() {
 		return fmt.Errorf("gpu: %s reads a result back on the host, which it can't on %v inside one of that stream's own host functions: the read would wait for work the stream runs after the function: %w", op, s, ErrInvalidValue)
 	}
 	return nil

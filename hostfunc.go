@@ -143,7 +143,7 @@ func (r *hostRing) hostFunc(s *Stream, f func() error) error {
 func (c *streamCore) runHostFunc(f func() error) {
 	d := c.dev
 	id := enterScope()
-	c.enterHostFn(id)
+	c.hostFns.add(id)
 	d.hostFns.Add(1)
 	d.slowSync.Add(1)
 	err := func() (err error) {
@@ -160,7 +160,7 @@ func (c *streamCore) runHostFunc(f func() error) {
 	}()
 	d.slowSync.Add(-1)
 	d.hostFns.Add(-1)
-	c.leaveHostFn(id)
+	c.hostFns.remove(id)
 	leaveScope()
 	if err != nil {
 		if !errors.Is(err, ErrLaunchFailed) {
@@ -173,14 +173,14 @@ func (c *streamCore) runHostFunc(f func() error) {
 // inOwnHostFunc returns an error if the calling goroutine runs one of s's host
 // functions: a wait for s would wait for the function itself.
 func (s *Stream) inOwnHostFunc(what string) error {
-	if s.hostFn.Load() == 0 {
+	if s.hostFns.n.Load() == 0 {
 		return nil // (inlined: every wait checks)
 	}
 	return s.ownHostFuncErr(what)
 }
 
 func (s *Stream) ownHostFuncErr(what string) error {
-	if s.inHostFn() {
+	if s.hostFns.hasMe() {
 		return fmt.Errorf("gpu: %s of %v inside one of its own host functions, which the stream waits for: %w", what, s, ErrInvalidValue)
 	}
 	return nil
@@ -196,7 +196,7 @@ func (d *Device) moduleLoadAllowed() error {
 		return nil // (inlined: every kernel lookup checks)
 	}
 	for _, s := range d.liveStreams() {
-		if s.inHostFn() {
+		if s.hostFns.hasMe() {
 			return fmt.Errorf("gpu: loading a kernel inside a host function of %v: on CUDA a module load may wait for every stream of the context, and so for this function: use the kernel once before enqueuing the function: %w", s, ErrInvalidValue)
 		}
 	}

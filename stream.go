@@ -73,102 +73,70 @@ type streamCore struct {
 	switching  bool
 	switched   bool
 	switchCond *sync.Cond
-	// hostFn counts the stream's host functions running now (hostfunc.go), and
-	// hostFnIDs (guarded by hfMu) are their goroutines' scope ids, one per function: a
-	// function run in place inside another, or two run in place at once by two
-	// goroutines, are both there. fault is the error of a host function that failed,
-	// which faults the stream.
-	hostFn    atomic.Int32
-	hfMu      sync.Mutex
-	hostFnIDs []int64
-	fault     atomic.Pointer[error]
-	// scopes counts the Access scopes open on the stream (trackedScope), whose
-	// goroutines' scope ids are scopeIDs (guarded by mu): BeginCapture and EndCapture,
-	// which wait for the stream's holds, refuse a caller inside one of them.
-	scopes   atomic.Int32
-	scopeIDs []int64
+	// hostFns are the goroutines running the stream's host functions now (hostfunc.go),
+	// one entry per function: a function run in place inside another, or two run in
+	// place at once by two goroutines, are both there. fault is the error of a host
+	// function that failed, which faults the stream.
+	hostFns goroutineSet
+	fault   atomic.Pointer[error]
+	// scopes are the goroutines inside Access scopes open on the stream (trackedScope):
+	// BeginCapture and EndCapture, which wait for the stream's holds, refuse a caller
+	// inside one of them.
+	scopes goroutineSet
 }
 
-// openScope and closeScope record an Access scope of the goroutine of scope id g.
-func (c *streamCore) openScope(g int64) {
-	c.mu.Lock()
-	c.scopeIDs = append(c.scopeIDs, g)
-	c.scopes.Add(1)
-	c.mu.Unlock()
+// goroutineSet is a set of goroutines by scope id (enterScope), a goroutine once per
+// entry; its own mutex ranks after the stream's mu.
+type goroutineSet struct {
+	n   atomic.Int32 // the entries, read without mu on the fast paths
+	mu  sync.Mutex
+	ids []int64
 }
 
-func (c *streamCore) closeScope(g int64) {
-	c.mu.Lock()
-	if i := slices.Index(c.scopeIDs, g); i >= 0 {
-		c.scopeIDs = slices.Delete(c.scopeIDs, i, i+1)
-		c.scopes.Add(-1)
+// add and remove enter and take out one entry of the goroutine of scope id g.
+func (gs *goroutineSet) add(g int64) {
+	gs.mu.Lock()
+	gs.ids = append(gs.ids, g)
+	gs.n.Add(1)
+	gs.mu.Unlock()
+}
+
+func (gs *goroutineSet) remove(g int64) {
+	gs.mu.Lock()
+	if i := slices.Index(gs.ids, g); i >= 0 {
+		gs.ids = slices.Delete(gs.ids, i, i+1)
+		gs.n.Add(-1)
 	}
-	c.mu.Unlock()
+	gs.mu.Unlock()
+}
+
+// hasMe reports whether the calling goroutine has an entry (checked locked to its
+// thread, as heldByMe).
+func (gs *goroutineSet) hasMe() bool {
+	if gs.n.Load() == 0 {
+		return false
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	gs.mu.Lock()
+	defer gs.mu.Unlock()
+	return slices.Contains(gs.ids, scopeID())
 }
 
 // inOwnScope returns an error wrapping ErrInScope if the calling goroutine is inside an
 // Access scope on the stream: what would wait for the stream's holds (what) would wait
 // for that scope.
 func (c *streamCore) inOwnScope(what string) error {
-	if c.scopes.Load() == 0 {
-		return nil
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	c.mu.Lock()
-	in := slices.Contains(c.scopeIDs, scopeID())
-	c.mu.Unlock()
-	if in {
+	if c.scopes.hasMe() {
 		return fmt.Errorf("gpu: %s inside an Access scope on the same stream, which it would wait for: %w", what, ErrInScope)
 	}
 	return nil
 }
 
-// enterHostFn and leaveHostFn mark a host function of the stream run by the goroutine of
-// scope id g.
-func (c *streamCore) enterHostFn(g int64) {
-	c.hfMu.Lock()
-	c.hostFnIDs = append(c.hostFnIDs, g)
-	c.hostFn.Add(1)
-	c.hfMu.Unlock()
-}
-
-func (c *streamCore) leaveHostFn(g int64) {
-	c.hfMu.Lock()
-	if i := slices.Index(c.hostFnIDs, g); i >= 0 {
-		c.hostFnIDs = slices.Delete(c.hostFnIDs, i, i+1)
-		c.hostFn.Add(-1)
-	}
-	c.hfMu.Unlock()
-}
-
-// inHostFn reports whether the calling goroutine runs one of the stream's host
-// functions (checked locked to its thread, as heldByMe).
-func (c *streamCore) inHostFn() bool {
-	if c.hostFn.Load() == 0 {
-		return false
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	c.hfMu.Lock()
-	defer c.hfMu.Unlock()
-	return slices.Contains(c.hostFnIDs, scopeID())
-}
-
 // aheadOfSwitch reports whether the calling goroutine's hold may go ahead of a switch
 // still waiting for the stream's holds: it runs one of the stream's host functions, or
-// it is inside an Access scope on the stream. The caller holds mu.
-func (c *streamCore) aheadOfSwitch() bool {
-	if c.scopes.Load() != 0 {
-		runtime.LockOSThread()
-		in := slices.Contains(c.scopeIDs, scopeID())
-		runtime.UnlockOSThread()
-		if in {
-			return true
-		}
-	}
-	return c.inHostFn()
-}
+// it is inside an Access scope on the stream.
+func (c *streamCore) aheadOfSwitch() bool { return c.scopes.hasMe() || c.hostFns.hasMe() }
 
 // destroy is the backstop for a stream dropped without Close: its cleanup, or the
 // first device wait that finds it collected (liveStreams), whichever comes first.

@@ -281,7 +281,7 @@ func (s *Stream) trackedScope(uses []use, enqueue func() error, scope bool) (uin
 	for _, a := range t.as {
 		a.scope.Store(g)
 	}
-	s.openScope(g)
+	s.scopes.add(g)
 	returned := false
 	defer func() {
 		if !returned {
@@ -301,7 +301,7 @@ func (s *Stream) endScope(t tracking, g int64, err error) (uint64, error) {
 	for _, a := range t.as {
 		a.scope.Store(0)
 	}
-	s.closeScope(g)
+	s.scopes.remove(g)
 	leaveScope()
 	return s.trackEnd(t, err, true)
 }
