@@ -5,8 +5,6 @@ import (
 	"errors"
 	"math/rand/v2"
 	"testing"
-
-	"github.com/go-gpu/gpu/backend/cpu"
 )
 
 // TestBincountBinsInCapture: Bincount and BincountWeights with Bins check their values
@@ -17,15 +15,7 @@ import (
 // runs right, and the same calls work once the capture has ended.
 func TestBincountBinsInCapture(t *testing.T) {
 	ctx := context.Background()
-	d, err := NewDevice(cpu.New(2))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := d.NewStream()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	_, s := cpuTestStream(t)
 	const n, bins = 300, 16
 	vals := make([]int32, n)
 	w := make([]float32, n)

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/go-gpu/gpu/backend/cpu"
 )
 
 // TestCaptureInsideAccessScope: BeginCapture and EndCapture wait for the operations
@@ -17,15 +15,7 @@ import (
 // (they used to hang), and leaves the capture as it was; another stream captures
 // inside the scope, and the stream captures once the scope has returned.
 func TestCaptureInsideAccessScope(t *testing.T) {
-	d, err := NewDevice(cpu.New(2))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := d.NewStream()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	d, s := cpuTestStream(t)
 	other, err := d.NewStream()
 	if err != nil {
 		t.Fatal(err)

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"testing"
 	"time"
-
-	"github.com/go-gpu/gpu/backend/cpu"
 )
 
 // TestBeginCaptureInOwnHostFuncWhileWaited: BeginCapture called inside one of the
@@ -15,15 +13,7 @@ import (
 // used to wait for that goroutine to let go of the stream first (exclusive), which
 // waits for the function, a deadlock.
 func TestBeginCaptureInOwnHostFuncWhileWaited(t *testing.T) {
-	d, err := NewDevice(cpu.New(2))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := d.NewStream()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	_, s := cpuTestStream(t)
 	held := func() bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -66,15 +56,7 @@ func TestBeginCaptureInOwnHostFuncWhileWaited(t *testing.T) {
 func TestBeginCaptureInOwnHostFuncInPlace(t *testing.T) {
 	asyncHostFuncs = false
 	defer func() { asyncHostFuncs = true }()
-	d, err := NewDevice(cpu.New(2))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := d.NewStream()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	_, s := cpuTestStream(t)
 	done := make(chan error, 1)
 	var inner error
 	go func() {
@@ -103,15 +85,7 @@ func TestBeginCaptureInOwnHostFuncInPlace(t *testing.T) {
 // the fault from every later operation (Stream.HostFunc), BeginCapture included; it
 // used to start a capture.
 func TestBeginCaptureFaultedStream(t *testing.T) {
-	d, err := NewDevice(cpu.New(2))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := d.NewStream()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	_, s := cpuTestStream(t)
 	boom := errors.New("boom")
 	if err := s.HostFunc(func() error { return boom }); err != nil {
 		t.Fatal(err)
@@ -145,15 +119,7 @@ func TestHostFuncEnqueuesWhileCaptureWaits(t *testing.T) {
 				asyncHostFuncs = false
 				defer func() { asyncHostFuncs = true }()
 			}
-			d, err := NewDevice(cpu.New(2))
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := d.NewStream()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			_, s := cpuTestStream(t)
 			xs := []float32{1.5, -2, 7.25, 3}
 			x, err := FromSlice(s, xs)
 			if err != nil {

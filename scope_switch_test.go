@@ -12,15 +12,7 @@ import (
 // the scope's hold: the operation must go ahead of the switch (it waited for it, which
 // waits for the scope: a deadlock).
 func TestAccessScopeEnqueuesWhileCaptureWaits(t *testing.T) {
-	d, err := NewDevice(cpu.New(2))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := d.NewStream()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	_, s := cpuTestStream(t)
 	b, err := s.Alloc(64)
 	if err != nil {
 		t.Fatal(err)
@@ -70,4 +62,20 @@ func TestAccessScopeEnqueuesWhileCaptureWaits(t *testing.T) {
 		t.Fatal(err)
 	}
 	g.Close()
+}
+
+// cpuTestStream returns a new CPU device of two workers and a stream of it, closed when
+// the test ends.
+func cpuTestStream(t testing.TB) (*Device, *Stream) {
+	t.Helper()
+	d, err := NewDevice(cpu.New(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := d.NewStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return d, s
 }
